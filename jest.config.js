@@ -1,0 +1,15 @@
+/** Unit, contract and end-to-end tests in one run (`npm test`). */
+const { readFileSync } = require('node:fs');
+const swc = JSON.parse(readFileSync(`${__dirname}/.swcrc`, 'utf8'));
+delete swc.$schema;
+
+module.exports = {
+  testEnvironment: 'node',
+  rootDir: __dirname,
+  roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
+  testRegex: '\\.(spec|int-spec|e2e-spec)\\.ts$',
+  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  moduleNameMapper: { '^@deals/([a-z-]+)$': '<rootDir>/libs/$1/src' },
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

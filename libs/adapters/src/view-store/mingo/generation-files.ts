@@ -1,0 +1,53 @@
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Where the embedded view store keeps each collection: one SQLite file per generation
+ * (`<collection>@<generation>.sqlite`) and a pointer file (`<collection>.current`) naming the
+ * active one. Generation names sort by creation time, so leftovers older than the active one can be
+ * removed without touching a rebuild still in progress.
+ */
+export class GenerationFiles {
+  static readonly INITIAL = 'g0000000000';
+
+  constructor(readonly dir: string) {}
+
+  static fresh(): string {
+    return `g${Date.now().toString(36).padStart(10, '0')}${randomBytes(3).toString('hex')}`;
+  }
+
+  file(collection: string, generation: string): string {
+    return join(this.dir, `${collection}@${generation}.sqlite`);
+  }
+
+  /** The active generation, as the pointer file says (the initial one when there is none yet). */
+  active(collection: string): string {
+    const pointer = join(this.dir, `${collection}.current`);
+    return existsSync(pointer) ? readFileSync(pointer, 'utf8').trim() : GenerationFiles.INITIAL;
+  }
+
+  /** Points the collection at `generation`; a rename, so readers see the old or the new name, whole. */
+  activate(collection: string, generation: string): void {
+    const pointer = join(this.dir, `${collection}.current`);
+    const temporary = `${pointer}.${process.pid}.tmp`;
+    writeFileSync(temporary, generation);
+    renameSync(temporary, pointer);
+  }
+
+  remove(collection: string, generation: string): void {
+    const base = this.file(collection, generation);
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${base}${suffix}`, { force: true });
+  }
+
+  /** Removes generations older than the active one (newer ones may be a rebuild in progress). */
+  removeStale(collection: string): void {
+    const active = this.active(collection);
+    const prefix = `${collection}@`;
+    for (const name of readdirSync(this.dir)) {
+      if (!name.startsWith(prefix) || !name.endsWith('.sqlite')) continue;
+      const generation = name.slice(prefix.length, -'.sqlite'.length);
+      if (generation < active) this.remove(collection, generation);
+    }
+  }
+}

@@ -1,0 +1,245 @@
+import {
+  FindOptions,
+  IndexSpec,
+  LogPosition,
+  RebuildTarget,
+  ViewDocument,
+  ViewFilter,
+  ViewStore,
+  ViewWriter,
+} from '@deals/kernel';
+import Database from 'better-sqlite3';
+import { Query } from 'mingo';
+import { mkdirSync } from 'node:fs';
+import { openDurableDatabase } from '../../sqlite/open-durable-database';
+import { CollectionIndex } from './collection-index';
+import { GenerationFiles } from './generation-files';
+import { geoContext } from './geo-within.operator';
+
+/** One generation of one collection, held in memory and mirrored to its own SQLite file. */
+class Generation {
+  readonly docs = new Map<string, ViewDocument>();
+  checkpoint: LogPosition | null;
+  private readonly upsert: Database.Statement;
+  private readonly saveCheckpoint: Database.Statement;
+
+  constructor(
+    readonly collection: string,
+    readonly name: string,
+    private readonly db: Database.Database,
+    readonly index: CollectionIndex,
+  ) {
+    db.exec('CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
+    db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+    this.upsert = db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body');
+    this.saveCheckpoint = db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+    for (const row of db.prepare('SELECT body FROM docs').all() as Array<{ body: string }>) this.put(JSON.parse(row.body));
+    this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
+  }
+
+  commit(documents: readonly ViewDocument[], checkpoint: LogPosition): void {
+    const fresh = documents.filter((doc) => {
+      const stored = this.docs.get(doc._id);
+      return !stored || stored._pos < doc._pos;
+    });
+    const advance = this.checkpoint === null || checkpoint > this.checkpoint;
+    this.db.transaction(() => {
+      for (const doc of fresh) this.upsert.run(doc._id, JSON.stringify(doc));
+      if (advance) this.saveCheckpoint.run(checkpoint);
+    }).immediate();
+    for (const doc of fresh) this.put(doc);
+    if (advance) this.checkpoint = checkpoint;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private put(doc: ViewDocument): void {
+    const frozen = deepFreeze(structuredClone(doc));
+    this.index.update(this.docs.get(doc._id), frozen);
+    this.docs.set(doc._id, frozen);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+const WATCH_MS = 250;
+const QUERY_CACHE_LIMIT = 1000;
+
+/**
+ * The embedded read side: every collection lives in memory and is queried with mingo (the MongoDB
+ * query language, plus `$geoWithin`), narrowed first by the indexes its projection declared. Each
+ * generation is mirrored to a SQLite file together with its checkpoint, in one transaction, so a
+ * restart resumes where it stopped. Views can always be rebuilt from the log, so their files use
+ * `synchronous=NORMAL`: a crash may lose the last commits of a view, never its consistency with its
+ * checkpoint. Documents handed out are deeply frozen; readers copy before changing.
+ */
+export class MingoViewStore extends ViewStore {
+  readonly backend = 'in-process';
+  private readonly files: GenerationFiles;
+  private readonly active = new Map<string, Generation>();
+  private readonly indexes = new Map<string, IndexSpec[]>();
+  private readonly listeners = new Set<(collection: string) => void>();
+  private readonly queries = new Map<string, Query>();
+  private readonly watcher: NodeJS.Timeout;
+
+  constructor(dir: string) {
+    super();
+    mkdirSync(dir, { recursive: true });
+    this.files = new GenerationFiles(dir);
+    this.watcher = setInterval(() => this.followSwitches(), WATCH_MS).unref();
+  }
+
+  async define(collection: string, indexes: IndexSpec[]): Promise<void> {
+    this.indexes.set(collection, indexes);
+    if (this.active.has(collection)) return;
+    this.files.removeStale(collection);
+    this.active.set(collection, this.open(collection, this.files.active(collection)));
+  }
+
+  async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
+    return (this.generation(collection).docs.get(id) as T | undefined) ?? null;
+  }
+
+  async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
+    return (await this.find<T>(collection, filter, { limit: 1 }))[0] ?? null;
+  }
+
+  async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
+    let cursor = this.query(filter).find<T>(this.candidates(collection, filter) as unknown as Record<string, unknown>[]);
+    if (options.sort) cursor = cursor.sort(options.sort);
+    if (options.skip) cursor = cursor.skip(options.skip);
+    if (options.limit) cursor = cursor.limit(options.limit);
+    return cursor.all();
+  }
+
+  async count(collection: string, filter: ViewFilter): Promise<number> {
+    const generation = this.generation(collection);
+    if (Object.keys(filter).length === 0) return generation.docs.size;
+    const query = this.query(filter);
+    let n = 0;
+    for (const doc of this.candidates(collection, filter)) if (query.test(doc as unknown as Record<string, unknown>)) n++;
+    return n;
+  }
+
+  writer(collection: string): ViewWriter {
+    return this.writerFor(this.generation(collection));
+  }
+
+  async beginRebuild(collection: string): Promise<RebuildTarget> {
+    const generation = this.open(collection, GenerationFiles.fresh());
+    return {
+      ...this.writerFor(generation),
+      activate: async () => {
+        this.files.activate(collection, generation.name);
+        this.switchTo(collection, generation);
+      },
+      abandon: async () => {
+        generation.close();
+        this.files.remove(collection, generation.name);
+      },
+    };
+  }
+
+  async status() {
+    return [...this.active.values()].map((g) => ({
+      collection: g.collection,
+      generation: g.name,
+      checkpoint: g.checkpoint,
+      documents: g.docs.size,
+    }));
+  }
+
+  onGenerationSwitch(listener: (collection: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    clearInterval(this.watcher);
+    for (const generation of this.active.values()) generation.close();
+    this.active.clear();
+  }
+
+  private open(collection: string, name: string): Generation {
+    const fields = (this.indexes.get(collection) ?? [])
+      .map((spec) => Object.entries(spec.keys)[0])
+      .filter(([, kind]) => kind !== '2dsphere')
+      .map(([field]) => field);
+    const db = openDurableDatabase(this.files.file(collection, name), 'normal');
+    return new Generation(collection, name, db, new CollectionIndex(fields));
+  }
+
+  private generation(collection: string): Generation {
+    const generation = this.active.get(collection);
+    if (!generation) throw new Error(`view collection ${collection} is not defined`);
+    return generation;
+  }
+
+  private writerFor(generation: Generation): ViewWriter {
+    return {
+      collection: generation.collection,
+      generation: generation.name,
+      getMany: async <T extends ViewDocument>(ids: string[]) => {
+        const found = new Map<string, T>();
+        for (const id of ids) {
+          const doc = generation.docs.get(id);
+          if (doc) found.set(id, doc as T);
+        }
+        return found;
+      },
+      commit: async (documents, checkpoint) => generation.commit(documents, checkpoint),
+      checkpoint: async () => generation.checkpoint,
+    };
+  }
+
+  private candidates(collection: string, filter: ViewFilter): ViewDocument[] {
+    const generation = this.generation(collection);
+    const ids = generation.index.candidates(filter);
+    if (ids === null) return [...generation.docs.values()];
+    const docs: ViewDocument[] = [];
+    for (const id of ids) {
+      const doc = generation.docs.get(id);
+      if (doc) docs.push(doc);
+    }
+    return docs;
+  }
+
+  private query(filter: ViewFilter): Query {
+    const key = JSON.stringify(filter);
+    let query = this.queries.get(key);
+    if (!query) {
+      if (this.queries.size >= QUERY_CACHE_LIMIT) this.queries.clear();
+      query = new Query(filter, { context: geoContext });
+      this.queries.set(key, query);
+    }
+    return query;
+  }
+
+  private switchTo(collection: string, generation: Generation): void {
+    const previous = this.active.get(collection);
+    this.active.set(collection, generation);
+    if (previous && previous !== generation) {
+      previous.close();
+      this.files.remove(collection, previous.name);
+    }
+    for (const listener of this.listeners) listener(collection);
+  }
+
+  /** Takes over generations that another process (the CLI's rebuild) activated. */
+  private followSwitches(): void {
+    for (const [collection, generation] of this.active) {
+      const name = this.files.active(collection);
+      if (name !== generation.name) this.switchTo(collection, this.open(collection, name));
+    }
+  }
+}

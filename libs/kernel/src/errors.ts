@@ -1,0 +1,79 @@
+/** One entry of a validation error body (interface part 7.2). */
+export interface ValidationIssue {
+  type: 'missing_field' | 'missing' | 'invalid' | 'not_owner' | 'not_found';
+  message: string;
+  resource: string;
+  field?: string;
+}
+
+/**
+ * A refusal the partner should see. Each subclass is one wire `error_type`; the filter in
+ * libs/wire maps it to its HTTP status and the part 7 body.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly errorType: string;
+  abstract readonly httpStatus: number;
+  readonly issues: ValidationIssue[] = [];
+  /** Extra top-level fields of the error body (e.g. `user_id`, `credit_card_id`). */
+  readonly extra: Record<string, unknown> = {};
+}
+
+export class NotFound extends DomainError {
+  readonly errorType = 'find_failed';
+  readonly httpStatus = 404;
+}
+
+export class CannotFulfil extends DomainError {
+  /** The interface spells it so (part 7.1); the reseller call uses {@link CannotFulfilReseller}. */
+  readonly errorType: string = 'cannot_fufill';
+  readonly httpStatus = 422;
+}
+
+export class CannotFulfilReseller extends CannotFulfil {
+  override readonly errorType = 'cannot_fulfill';
+}
+
+export class AlreadyCharging extends DomainError {
+  readonly errorType = 'already_charging';
+  readonly httpStatus = 409;
+}
+
+export class Declined extends DomainError {
+  readonly errorType = 'declined';
+  readonly httpStatus = 422;
+}
+
+export class UpdateFailed extends DomainError {
+  readonly errorType = 'update_failed';
+  readonly httpStatus = 422;
+}
+
+export class ValidationFailed extends DomainError {
+  readonly errorType = 'validation_failed';
+  readonly httpStatus = 422;
+  override readonly issues: ValidationIssue[];
+  constructor(issues: ValidationIssue[], message?: string) {
+    super(message ?? issues.map((i) => (i.field ? `${i.field} ${i.message}` : i.message)).join('; '));
+    this.issues = issues;
+  }
+}
+
+export class Unauthorized extends DomainError {
+  readonly errorType = 'unauthorized';
+  readonly httpStatus = 401;
+}
+
+export class Forbidden extends DomainError {
+  readonly errorType = 'forbidden';
+  readonly httpStatus = 403;
+}
+
+export class ServiceBusy extends DomainError {
+  readonly errorType = 'service_unavailable';
+  readonly httpStatus = 503;
+}
+
+/** Shorthand for a one-entry validation failure. */
+export function invalid(resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid'): ValidationFailed {
+  return new ValidationFailed([{ type, message, resource, field }]);
+}

@@ -1,0 +1,83 @@
+import { Decider, DomainCommand, DomainEvent, fold } from './decider';
+import { KeyedMutex } from './keyed-mutex';
+import { EventMetadata, EventStore, LogPosition, StreamRevision, WrongExpectedRevision } from './ports/event-store.port';
+import { IdGenerator } from './ports/id-generator.port';
+
+/** Who asks, and when: everything a command needs from outside the domain. */
+export interface CommandContext {
+  now: Date;
+  ids: IdGenerator;
+  metadata: Omit<EventMetadata, 'occurredAt'>;
+}
+
+export interface CommandOutcome<S, E> {
+  /** Events appended by this command (empty when the decider had nothing to say). */
+  events: E[];
+  /** State after the new events. */
+  state: S;
+  /** Stream revision after the command, or null for a stream that still does not exist. */
+  revision: StreamRevision | null;
+  /** Log position of the last appended event; null when nothing was appended. */
+  position: LogPosition | null;
+}
+
+const MAX_ATTEMPTS = 12;
+const mutexes = new WeakMap<EventStore, KeyedMutex>();
+
+function mutexFor(store: EventStore): KeyedMutex {
+  let mutex = mutexes.get(store);
+  if (!mutex) mutexes.set(store, (mutex = new KeyedMutex()));
+  return mutex;
+}
+
+const backOff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+
+/**
+ * Loads a stream, folds it, decides, and appends with the expected revision. Commands on one stream
+ * are serialised inside the process; a conflict with another process reloads and decides again,
+ * with jittered back-off. Domain errors from `decide` propagate unchanged.
+ */
+export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<S, C, E>,
+  command: C,
+  context: CommandContext,
+): Promise<CommandOutcome<S, E>> {
+  return mutexFor(store).run(streamId, async () => {
+    for (let attempt = 1; ; attempt++) {
+      const history = await store.readStream(streamId);
+      const state = fold(decider, history as unknown as E[]);
+      const revision = history.length ? history[history.length - 1].revision : null;
+      const events = decider.decide(command, state, context.now);
+      if (events.length === 0) return { events, state, revision, position: null };
+      const metadata: EventMetadata = { ...context.metadata, occurredAt: context.now.toISOString() };
+      try {
+        const result = await store.append(
+          streamId,
+          events.map((e) => ({ id: context.ids.next(), type: e.type, data: e.data, metadata })),
+          revision ?? 'no_stream',
+        );
+        const after = events.reduce(decider.evolve, state);
+        return { events, state: after, revision: result.nextExpectedRevision, position: result.position };
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
+        await backOff(attempt);
+      }
+    }
+  });
+}
+
+/** Reads and folds a stream without deciding anything. */
+export async function loadAggregate<S, E extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Pick<Decider<S, never, E>, 'initialState' | 'evolve'>,
+): Promise<{ state: S; revision: StreamRevision | null }> {
+  const history = await store.readStream(streamId);
+  return {
+    state: fold(decider, history as unknown as E[]),
+    revision: history.length ? history[history.length - 1].revision : null,
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * A position in the whole event log. Opaque to callers, but with two promises every adapter keeps:
+ * it is a fixed-width decimal string, so plain string comparison orders positions exactly as the
+ * log orders them (and mingo and MongoDB can filter and sort on it), and it is JSON-safe (no BigInt).
+ */
+export type LogPosition = string;
+
+/** 0-based revision of the last event of a stream (a stream holding one event is at revision 0). */
+export type StreamRevision = number;
+
+/** Expected state of a stream on append: a revision, `no_stream`, or `any` (no concurrency check). */
+export type ExpectedRevision = StreamRevision | 'no_stream' | 'any';
+
+/** Who and what caused an event. Never holds a card number, a CVV or a secret. */
+export interface EventMetadata {
+  occurredAt: string;
+  partnerId?: string;
+  /** `partner:<id>`, `user-token:<id>`, `operator`, `system`. */
+  actor?: string;
+  requestId?: string;
+  correlationId?: string;
+  causationId?: string;
+}
+
+/** An event to append; `id` makes a retried append idempotent where the backend supports it. */
+export interface NewEvent<T extends string = string, D = unknown> {
+  id: string;
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+}
+
+export interface RecordedEvent<T extends string = string, D = unknown> extends NewEvent<T, D> {
+  streamId: string;
+  revision: StreamRevision;
+  position: LogPosition;
+}
+
+export interface AppendResult {
+  nextExpectedRevision: StreamRevision;
+  /** Position of the last appended event. */
+  position: LogPosition;
+}
+
+/** The stream was not at the expected revision: reload, decide again, append again. */
+export class WrongExpectedRevision extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: StreamRevision | 'no_stream',
+  ) {
+    super(`stream ${streamId}: expected revision ${expected}, actual ${actual}`);
+    this.name = 'WrongExpectedRevision';
+  }
+}
+
+export interface EventBatchHandler {
+  (events: RecordedEvent[]): Promise<void>;
+}
+
+export interface LogSubscription {
+  /** Stops delivery; resolves once no handler call is running. */
+  close(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Deliver events strictly after this position; `null` means from the start of the log. */
+  after: LogPosition | null;
+  /** Called with consecutive batches in log order; the next batch waits for the promise. */
+  onEvents: EventBatchHandler;
+  /** Called when delivery failed and will be retried from the last delivered position. */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * The append-only log of events, grouped in streams (`<aggregate>-<id>`).
+ *
+ * Promises: an append is atomic for its events and is acknowledged only once durable; it succeeds
+ * only if the stream is at `expected` (otherwise it throws {@link WrongExpectedRevision}); events
+ * of one stream keep their order, and the whole log has one total order given by
+ * {@link LogPosition}. `subscribe` delivers every event after a position exactly in that order,
+ * first the history and then live, at least once (a re-subscribe after an error may repeat a batch).
+ *
+ * Leaves out: system events of the backend, stream deletion, snapshots, event-type filters.
+ */
+export abstract class EventStore {
+  abstract readonly backend: string;
+
+  abstract append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+
+  /** All events of a stream in order; an empty array when the stream does not exist. */
+  abstract readStream(streamId: string): Promise<RecordedEvent[]>;
+
+  /** Up to `maxCount` events strictly after `after` (or from the start), in log order. */
+  abstract readAll(options: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]>;
+
+  /** Catch-up subscription: history after `after`, then live events, in order. */
+  abstract subscribe(options: SubscribeOptions): LogSubscription;
+
+  /** Position of the newest event, or null for an empty log. */
+  abstract head(): Promise<LogPosition | null>;
+
+  /** Cheap liveness probe for /health. */
+  abstract ping(): Promise<void>;
+
+  abstract close(): Promise<void>;
+}

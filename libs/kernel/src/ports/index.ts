@@ -1,0 +1,5 @@
+export * from './event-store.port';
+export * from './view-store.port';
+export * from './scheduler.port';
+export * from './clock.port';
+export * from './id-generator.port';

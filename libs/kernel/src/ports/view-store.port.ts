@@ -1,0 +1,92 @@
+import type { LogPosition } from './event-store.port';
+
+/** A query in the MongoDB query language; both view stores run it unchanged. */
+export type ViewFilter = Record<string, unknown>;
+
+export type SortSpec = Record<string, 1 | -1>;
+
+export interface FindOptions {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+}
+
+/**
+ * An index a projection declares for its collection. MongoDB creates it; the embedded store uses
+ * the equality keys for lookups (`1`/`-1`) and answers `2dsphere` fields by scanning.
+ */
+export interface IndexSpec {
+  keys: Record<string, 1 | -1 | '2dsphere'>;
+  unique?: boolean;
+}
+
+/** Every view document carries its id and the log position of the last event applied to it. */
+export interface ViewDocument {
+  _id: string;
+  _pos: LogPosition;
+}
+
+/**
+ * Writes into one generation of one collection. The live generation and a rebuild target have the
+ * same shape, so one projection runner serves both.
+ */
+export interface ViewWriter {
+  readonly collection: string;
+  readonly generation: string;
+  /** Current documents by id (absent ids are missing from the map). */
+  getMany<T extends ViewDocument>(ids: string[]): Promise<Map<string, T>>;
+  /**
+   * Replaces the given documents and records `checkpoint`, as one step where the backend allows.
+   * A document whose stored `_pos` is already at or past the written one is left alone, so
+   * applying the same events twice changes nothing. Documents are never deleted: a projection
+   * marks a removed record in a field of its own.
+   */
+  commit<T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition): Promise<void>;
+  /** Last position applied to this generation, or null before the first event. */
+  checkpoint(): Promise<LogPosition | null>;
+}
+
+export interface RebuildTarget extends ViewWriter {
+  /** Makes this generation the one every reader and the live runner use. */
+  activate(): Promise<void>;
+  /** Drops this generation without using it. */
+  abandon(): Promise<void>;
+}
+
+/**
+ * The read side: collections of view documents that projections fill and queries read.
+ *
+ * Promises: reads of one collection see whole documents as committed (never half a commit);
+ * documents returned are copies or deeply frozen (changing one never changes the view);
+ * a collection has one active generation at a time, and switching generations is atomic for
+ * readers. `onGenerationSwitch` tells a running projection that another process (the CLI's
+ * rebuild) activated a new generation, so it must restart from that generation's checkpoint.
+ *
+ * Leaves out: transactions across collections, deletion, change streams.
+ */
+export abstract class ViewStore {
+  abstract readonly backend: string;
+
+  /** Declares a collection and its indexes; idempotent; call before the collection is used. */
+  abstract define(collection: string, indexes: IndexSpec[]): Promise<void>;
+
+  abstract findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null>;
+  abstract findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null>;
+  abstract find<T extends ViewDocument>(collection: string, filter: ViewFilter, options?: FindOptions): Promise<T[]>;
+  abstract count(collection: string, filter: ViewFilter): Promise<number>;
+
+  /** The writer of the active generation. */
+  abstract writer(collection: string): ViewWriter;
+
+  /** A fresh, empty generation to replay the log into, invisible until activated. */
+  abstract beginRebuild(collection: string): Promise<RebuildTarget>;
+
+  /** Active generation and checkpoint of every defined collection. */
+  abstract status(): Promise<Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number }>>;
+
+  /** Registers a listener for generation switches made elsewhere; returns an unsubscribe. */
+  abstract onGenerationSwitch(listener: (collection: string) => void): () => void;
+
+  abstract ping(): Promise<void>;
+  abstract close(): Promise<void>;
+}

@@ -1,0 +1,140 @@
+import { applyEvents, Projection, touchedIds } from './projection';
+import { EventStore, LogPosition, LogSubscription, RecordedEvent } from './ports/event-store.port';
+import { ViewStore, ViewWriter } from './ports/view-store.port';
+
+export interface RunnerLogger {
+  log(message: string): void;
+  error(message: string, error?: unknown): void;
+}
+
+/** Applies one batch to a writer: load touched documents, fold, commit with the checkpoint. */
+export async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const ids = touchedIds(projection, events);
+  const current = ids.length ? await writer.getMany(ids) : new Map();
+  const documents = applyEvents(projection, current, events);
+  await writer.commit(documents, events[events.length - 1].position);
+}
+
+/**
+ * Keeps one projection's active generation caught up with the log, live. Restarts from the new
+ * generation's checkpoint when a rebuild elsewhere activates one.
+ */
+export class ProjectionRunner {
+  private subscription: LogSubscription | null = null;
+  private position: LogPosition | null = null;
+  private waiters: Array<{ position: LogPosition; resolve: () => void }> = [];
+  private stopSwitchListener: (() => void) | null = null;
+  private restarting: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly views: ViewStore,
+    readonly projection: Projection,
+    private readonly logger: RunnerLogger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.stopSwitchListener = this.views.onGenerationSwitch((collection) => {
+      if (collection === this.projection.name) this.restarting = this.restarting.then(() => this.restart());
+    });
+    await this.subscribe();
+  }
+
+  /** Position this runner has applied up to, as far as this process knows. */
+  get caughtUpTo(): LogPosition | null {
+    return this.position;
+  }
+
+  /** Resolves once the view includes `position` (or rejects after `timeoutMs`). */
+  waitFor(position: LogPosition, timeoutMs: number): Promise<boolean> {
+    if (this.position !== null && this.position >= position) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = { position, resolve: () => resolve(true) };
+      this.waiters.push(waiter);
+      setTimeout(() => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) {
+          this.waiters.splice(i, 1);
+          resolve(false);
+        }
+      }, timeoutMs).unref();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopSwitchListener?.();
+    await this.restarting;
+    await this.subscription?.close();
+    this.subscription = null;
+  }
+
+  private async subscribe(): Promise<void> {
+    const writer = this.views.writer(this.projection.name);
+    this.position = await writer.checkpoint();
+    this.release();
+    this.subscription = this.store.subscribe({
+      after: this.position,
+      onEvents: async (events) => {
+        await applyBatch(this.projection, writer, events);
+        this.position = events[events.length - 1].position;
+        this.release();
+      },
+      onError: (error) => this.logger.error(`projection ${this.projection.name} failed; retrying`, error),
+    });
+  }
+
+  private async restart(): Promise<void> {
+    if (this.stopped) return;
+    await this.subscription?.close();
+    this.logger.log(`projection ${this.projection.name}: switched to a rebuilt generation`);
+    await this.subscribe();
+  }
+
+  private release(): void {
+    if (this.position === null) return;
+    const reached = this.position;
+    const ready = this.waiters.filter((w) => w.position <= reached);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.position > reached);
+    for (const w of ready) w.resolve();
+  }
+}
+
+export interface RebuildProgress {
+  applied: number;
+  total: number | null;
+  position: LogPosition | null;
+}
+
+/**
+ * Replays the whole log into a fresh generation of one projection, then activates it. Readers keep
+ * the old generation until the switch; the live runner then continues from the new checkpoint.
+ */
+export async function rebuildProjection(
+  store: EventStore,
+  views: ViewStore,
+  projection: Projection,
+  onProgress: (progress: RebuildProgress) => void = () => undefined,
+  pageSize = 2000,
+): Promise<RebuildProgress> {
+  const target = await views.beginRebuild(projection.name);
+  const progress: RebuildProgress = { applied: 0, total: null, position: null };
+  try {
+    for (;;) {
+      const page = await store.readAll({ after: progress.position, maxCount: pageSize });
+      if (page.length === 0) break;
+      await applyBatch(projection, target, page);
+      progress.applied += page.length;
+      progress.position = page[page.length - 1].position;
+      onProgress(progress);
+    }
+    await target.activate();
+    return progress;
+  } catch (error) {
+    await target.abandon();
+    throw error;
+  }
+}

@@ -1,0 +1,52 @@
+import type { LogPosition, RecordedEvent } from './ports/event-store.port';
+import type { IndexSpec, ViewDocument } from './ports/view-store.port';
+
+/**
+ * A read model: one collection, filled by folding the events it handles into documents.
+ * `evolve` is pure; the runner guards each document with the position of the last event applied
+ * to it, so replaying events never changes a view twice.
+ */
+export interface Projection<V extends ViewDocument = ViewDocument> {
+  /** Also the collection name: snake_case of the question the view answers. */
+  readonly name: string;
+  /** Bump when `evolve` changes meaning, then rebuild. */
+  readonly version: number;
+  readonly handles: readonly string[];
+  readonly indexes: IndexSpec[];
+  /** Ids of the documents an event changes (usually one). */
+  documentIds(event: RecordedEvent): string[];
+  /** The document after the event, or null to leave it as it is. `_pos` is set by the runner. */
+  evolve(view: V | null, event: RecordedEvent, documentId: string): V | null;
+}
+
+export function defineProjection<V extends ViewDocument>(projection: Projection<V>): Projection<V> {
+  return projection;
+}
+
+/** Folds a batch of events into the documents they touch; pure, shared by live runs and rebuilds. */
+export function applyEvents<V extends ViewDocument>(
+  projection: Projection<V>,
+  current: Map<string, V>,
+  events: readonly RecordedEvent[],
+): V[] {
+  const handled = new Set(projection.handles);
+  const changed = new Map<string, V>();
+  for (const event of events) {
+    if (!handled.has(event.type)) continue;
+    for (const id of projection.documentIds(event)) {
+      const before = changed.get(id) ?? current.get(id) ?? null;
+      if (before && before._pos >= event.position) continue;
+      const after = projection.evolve(before, event, id);
+      if (after) changed.set(id, { ...after, _id: id, _pos: event.position as LogPosition });
+    }
+  }
+  return [...changed.values()];
+}
+
+/** Ids of the documents a batch may change, to load them before `applyEvents`. */
+export function touchedIds(projection: Projection, events: readonly RecordedEvent[]): string[] {
+  const handled = new Set(projection.handles);
+  const ids = new Set<string>();
+  for (const event of events) if (handled.has(event.type)) for (const id of projection.documentIds(event)) ids.add(id);
+  return [...ids];
+}

@@ -1,0 +1,180 @@
+import { EventStore, NewEvent, RecordedEvent, WrongExpectedRevision } from '@deals/kernel';
+import { randomUUID } from 'node:crypto';
+
+export interface EventStoreUnderTest {
+  store: EventStore;
+  /** A second, independent connection to the same log (another process in production). */
+  connectAgain?: () => Promise<EventStore>;
+  cleanup: () => Promise<void>;
+}
+
+const event = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
+  id: randomUUID(),
+  type,
+  data,
+  metadata: { occurredAt: '2026-01-01T00:00:00.000Z', partnerId: 'p1', actor: 'operator', requestId: 'r1' },
+});
+
+async function collect(store: EventStore, after: string | null, until: (events: RecordedEvent[]) => boolean, ms = 5000) {
+  const seen: RecordedEvent[] = [];
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  const subscription = store.subscribe({
+    after,
+    onEvents: async (events) => {
+      seen.push(...events);
+      if (until(seen)) done();
+    },
+  });
+  const timer = setTimeout(done, ms);
+  await finished;
+  clearTimeout(timer);
+  await subscription.close();
+  return seen;
+}
+
+/**
+ * What every EventStore adapter promises (ports/event-store.port.ts). Streams are named per run,
+ * and log-wide checks start from the head, so the suite can share a server with other data.
+ */
+export function eventStoreContract(name: string, open: () => Promise<EventStoreUnderTest>): void {
+  describe(`EventStore contract: ${name}`, () => {
+    let subject: EventStoreUnderTest;
+    let store: EventStore;
+    const stream = (label: string) => `contract${label}-${randomUUID().replace(/-/g, '')}`;
+
+    beforeEach(async () => {
+      subject = await open();
+      store = subject.store;
+    });
+    afterEach(async () => subject.cleanup());
+
+    it('reads a missing stream as empty', async () => {
+      expect(await store.readStream(stream('missing'))).toEqual([]);
+    });
+
+    it('appends to a new stream and reads the events back in order with 0-based revisions', async () => {
+      const s = stream('new');
+      const first = event('ThingHappened', { n: 1, cents: 1999, nested: { a: ['x'] } });
+      const result = await store.append(s, [first, event('ThingHappened', { n: 2 })], 'no_stream');
+      expect(result.nextExpectedRevision).toBe(1);
+      const read = await store.readStream(s);
+      expect(read.map((e) => [e.revision, e.data])).toEqual([[0, first.data], [1, { n: 2 }]]);
+      expect(read[0]).toMatchObject({ id: first.id, type: 'ThingHappened', streamId: s, metadata: first.metadata });
+      expect(read[1].position).toBe(result.position);
+    });
+
+    it('gives positions as fixed-width strings that order like the log', async () => {
+      const s = stream('pos');
+      for (let i = 0; i < 12; i++) await store.append(s, [event('Counted', { i })], i === 0 ? 'no_stream' : i - 1);
+      const positions = (await store.readStream(s)).map((e) => e.position);
+      expect(new Set(positions.map((p) => p.length)).size).toBe(1);
+      expect([...positions].sort()).toEqual(positions);
+      expect(new Set(positions).size).toBe(positions.length);
+    });
+
+    it('refuses an append at the wrong expected revision, saying the actual one', async () => {
+      const s = stream('conflict');
+      await store.append(s, [event('A')], 'no_stream');
+      await expect(store.append(s, [event('B')], 'no_stream')).rejects.toBeInstanceOf(WrongExpectedRevision);
+      const error = await store.append(s, [event('B')], 5).catch((e) => e);
+      expect(error).toBeInstanceOf(WrongExpectedRevision);
+      expect(error.actual).toBe(0);
+      await expect(store.append(stream('absent'), [event('B')], 0)).rejects.toMatchObject({ actual: 'no_stream' });
+      expect((await store.append(s, [event('B')], 0)).nextExpectedRevision).toBe(1);
+      expect((await store.append(s, [event('C')], 'any')).nextExpectedRevision).toBe(2);
+    });
+
+    it('lets exactly one of two concurrent appends at the same revision win', async () => {
+      const s = stream('race');
+      await store.append(s, [event('A')], 'no_stream');
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => store.append(s, [event('B', { i })], 0)),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(WrongExpectedRevision);
+      expect(await store.readStream(s)).toHaveLength(2);
+    });
+
+    it('pages through the whole log after a position, exclusively and without overlap', async () => {
+      const start = await store.head();
+      const s = stream('page');
+      for (let i = 0; i < 7; i++) await store.append(s, [event('Paged', { i })], i === 0 ? 'no_stream' : i - 1);
+      const seen: RecordedEvent[] = [];
+      let after = start;
+      for (;;) {
+        const page = await store.readAll({ after, maxCount: 3 });
+        if (page.length === 0) break;
+        seen.push(...page);
+        after = page[page.length - 1].position;
+      }
+      const mine = seen.filter((e) => e.streamId === s);
+      expect(mine.map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      expect(new Set(seen.map((e) => e.position)).size).toBe(seen.length);
+      if (start !== null) expect(seen.every((e) => e.position > start)).toBe(true);
+      expect(await store.head()).toBe(mine[mine.length - 1].position);
+    });
+
+    it('subscribes from a position: history after it, then live events, in order', async () => {
+      const s = stream('sub');
+      await store.append(s, [event('Before')], 'no_stream');
+      const from = await store.head();
+      await store.append(s, [event('History', { i: 1 })], 0);
+      const seenPromise = collect(store, from, (seen) => seen.filter((e) => e.streamId === s).length >= 3);
+      await new Promise((r) => setTimeout(r, 100));
+      await store.append(s, [event('Live', { i: 2 }), event('Live', { i: 3 })], 1);
+      const seen = (await seenPromise).filter((e) => e.streamId === s);
+      expect(seen.map((e) => e.type)).toEqual(['History', 'Live', 'Live']);
+      expect(seen.map((e) => e.revision)).toEqual([1, 2, 3]);
+    });
+
+    it('delivers to a subscription what another connection appends', async () => {
+      if (!subject.connectAgain) return;
+      const other = await subject.connectAgain();
+      try {
+        const s = stream('other');
+        const from = await store.head();
+        const seenPromise = collect(store, from, (seen) => seen.some((e) => e.streamId === s));
+        await other.append(s, [event('FromElsewhere')], 'no_stream');
+        const seen = await seenPromise;
+        expect(seen.filter((e) => e.streamId === s).map((e) => e.type)).toEqual(['FromElsewhere']);
+        expect((await store.readStream(s)).map((e) => e.type)).toEqual(['FromElsewhere']);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('waits for each batch handler before delivering the next', async () => {
+      const s = stream('serial');
+      const from = await store.head();
+      for (let i = 0; i < 5; i++) await store.append(s, [event('Serial', { i })], i === 0 ? 'no_stream' : i - 1);
+      let running = 0;
+      let overlapped = false;
+      const seen = await (async () => {
+        const got: RecordedEvent[] = [];
+        let done!: () => void;
+        const finished = new Promise<void>((r) => (done = r));
+        const sub = store.subscribe({
+          after: from,
+          onEvents: async (events) => {
+            running++;
+            if (running > 1) overlapped = true;
+            await new Promise((r) => setTimeout(r, 5));
+            got.push(...events);
+            running--;
+            if (got.filter((e) => e.streamId === s).length >= 5) done();
+          },
+        });
+        await finished;
+        await sub.close();
+        return got;
+      })();
+      expect(overlapped).toBe(false);
+      expect(seen.filter((e) => e.streamId === s).map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 2, 3, 4]);
+    });
+
+    it('answers a ping', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,175 @@
+import { ViewDocument, ViewStore } from '@deals/kernel';
+import { randomUUID } from 'node:crypto';
+
+export interface ViewStoreUnderTest {
+  views: ViewStore;
+  /** Opens another instance on the same storage (a restart, or another process). */
+  openAgain: () => Promise<ViewStore>;
+  cleanup: () => Promise<void>;
+}
+
+interface Deal extends ViewDocument {
+  partnerId: string;
+  title: string;
+  price: number;
+  tags: string[];
+  startAt: number;
+  loc?: { type: 'Point'; coordinates: [number, number] };
+}
+
+const pos = (n: number) => String(n).padStart(20, '0');
+
+const deal = (id: string, n: number, extra: Partial<Deal> = {}): Deal => ({
+  _id: id,
+  _pos: pos(n),
+  partnerId: n % 2 ? 'odd' : 'even',
+  title: `Deal number ${n}`,
+  price: n * 100,
+  tags: n % 3 ? ['food'] : ['spa', 'food'],
+  startAt: 1_700_000_000_000 + n,
+  ...extra,
+});
+
+/**
+ * What every ViewStore adapter promises (ports/view-store.port.ts). Each test uses fresh collection
+ * names, so the suite can share a server with other data.
+ */
+export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnderTest>): void {
+  describe(`ViewStore contract: ${name}`, () => {
+    let subject: ViewStoreUnderTest;
+    let views: ViewStore;
+    let collection: string;
+
+    beforeEach(async () => {
+      subject = await open();
+      views = subject.views;
+      collection = `contract_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+      await views.define(collection, [{ keys: { partnerId: 1, startAt: 1 } }, { keys: { loc: '2dsphere' } }]);
+    });
+    afterEach(async () => subject.cleanup());
+
+    async function seed(count: number): Promise<Deal[]> {
+      const docs = Array.from({ length: count }, (_, i) => deal(`d${i + 1}`, i + 1));
+      await views.writer(collection).commit(docs, pos(count));
+      return docs;
+    }
+
+    it('finds by id, by filter, sorts, skips, limits and counts in the MongoDB query language', async () => {
+      const docs = await seed(20);
+      expect(await views.findById<Deal>(collection, 'd3')).toEqual(docs[2]);
+      expect(await views.findById(collection, 'nope')).toBeNull();
+      const odd = await views.find<Deal>(collection, { partnerId: 'odd', price: { $gte: 500 } }, { sort: { startAt: -1 }, skip: 1, limit: 3 });
+      expect(odd.map((d) => d._id)).toEqual(['d17', 'd15', 'd13']);
+      expect(await views.count(collection, { partnerId: 'odd', price: { $gte: 500 } })).toBe(8);
+      expect(await views.count(collection, { tags: 'spa' })).toBe(6);
+      expect((await views.find<Deal>(collection, { _id: { $in: ['d2', 'd4', 'zz'] } }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(['d2', 'd4']);
+      expect((await views.findOne<Deal>(collection, { title: { $regex: 'number 7$', $options: 'i' } }))?._id).toBe('d7');
+      expect(await views.count(collection, {})).toBe(20);
+    });
+
+    it('never hands out the stored object itself', async () => {
+      await seed(2);
+      const found = await views.findById<Deal>(collection, 'd1');
+      try {
+        found!.tags.push('mutated');
+        found!.title = 'mutated';
+      } catch {
+        // frozen is as good as copied
+      }
+      expect(await views.findById<Deal>(collection, 'd1')).toEqual(deal('d1', 1));
+    });
+
+    it('keeps a document as it is when a write carries an older or equal position', async () => {
+      await seed(3);
+      const writer = views.writer(collection);
+      await writer.commit([{ ...deal('d2', 2), title: 'replayed', _pos: pos(2) }], pos(3));
+      await writer.commit([{ ...deal('d2', 2), title: 'older', _pos: pos(1) }], pos(3));
+      expect((await views.findById<Deal>(collection, 'd2'))?.title).toBe('Deal number 2');
+      await writer.commit([{ ...deal('d2', 2), title: 'newer', _pos: pos(9) }], pos(9));
+      expect((await views.findById<Deal>(collection, 'd2'))?.title).toBe('newer');
+      const many = await writer.getMany<Deal>(['d1', 'd2', 'absent']);
+      expect([...many.keys()].sort()).toEqual(['d1', 'd2']);
+      expect(many.get('d2')?._pos).toBe(pos(9));
+    });
+
+    it('remembers its checkpoint, across a reopen', async () => {
+      expect(await views.writer(collection).checkpoint()).toBeNull();
+      await seed(4);
+      expect(await views.writer(collection).checkpoint()).toBe(pos(4));
+      const again = await subject.openAgain();
+      try {
+        await again.define(collection, [{ keys: { partnerId: 1, startAt: 1 } }]);
+        expect(await again.writer(collection).checkpoint()).toBe(pos(4));
+        expect(await again.count(collection, {})).toBe(4);
+        expect(await again.findById<Deal>(collection, 'd4')).toEqual(deal('d4', 4));
+      } finally {
+        await again.close();
+      }
+    });
+
+    it('answers $geoWithin $centerSphere in radians of miles/3963.2, longitude first', async () => {
+      // Points around Manhattan (40.7580 N, 73.9855 W): Brooklyn ~7 mi, Newark ~10 mi, Philadelphia ~80 mi.
+      const docs = [
+        deal('times-square', 1, { loc: { type: 'Point', coordinates: [-73.9855, 40.758] } }),
+        deal('brooklyn', 2, { loc: { type: 'Point', coordinates: [-73.9442, 40.6782] } }),
+        deal('newark', 3, { loc: { type: 'Point', coordinates: [-74.1724, 40.7357] } }),
+        deal('philadelphia', 4, { loc: { type: 'Point', coordinates: [-75.1652, 39.9526] } }),
+        deal('nowhere', 5),
+      ];
+      await views.writer(collection).commit(docs, pos(5));
+      const within = (miles: number) =>
+        views
+          .find<Deal>(collection, { loc: { $geoWithin: { $centerSphere: [[-73.9855, 40.758], miles / 3963.2] } } }, { sort: { _id: 1 } })
+          .then((found) => found.map((d) => d._id));
+      expect(await within(1)).toEqual(['times-square']);
+      expect(await within(8)).toEqual(['brooklyn', 'times-square']);
+      expect(await within(12)).toEqual(['brooklyn', 'newark', 'times-square']);
+      expect(await within(100)).toEqual(['brooklyn', 'newark', 'philadelphia', 'times-square']);
+      expect(await views.count(collection, { loc: { $geoWithin: { $centerSphere: [[-73.9855, 40.758], 12 / 3963.2] } } })).toBe(3);
+    });
+
+    it('rebuilds into a fresh generation that readers see only once activated', async () => {
+      await seed(3);
+      const target = await views.beginRebuild(collection);
+      expect(await target.checkpoint()).toBeNull();
+      await target.commit([deal('r1', 1, { title: 'rebuilt' })], pos(7));
+      expect(await views.count(collection, {})).toBe(3);
+      expect(await views.findById(collection, 'r1')).toBeNull();
+      await target.activate();
+      expect(await views.count(collection, {})).toBe(1);
+      expect((await views.findById<Deal>(collection, 'r1'))?.title).toBe('rebuilt');
+      expect(await views.writer(collection).checkpoint()).toBe(pos(7));
+      const status = await views.status();
+      expect(status.find((s) => s.collection === collection)).toMatchObject({ checkpoint: pos(7), documents: 1 });
+    });
+
+    it('drops an abandoned rebuild without touching the live generation', async () => {
+      await seed(2);
+      const target = await views.beginRebuild(collection);
+      await target.commit([deal('r1', 1)], pos(5));
+      await target.abandon();
+      expect(await views.count(collection, {})).toBe(2);
+      expect(await views.writer(collection).checkpoint()).toBe(pos(2));
+    });
+
+    it('tells another instance on the same storage that a rebuilt generation was activated', async () => {
+      await seed(2);
+      const other = await subject.openAgain();
+      try {
+        await other.define(collection, [{ keys: { partnerId: 1, startAt: 1 } }]);
+        const switched = new Promise<string>((resolve) => other.onGenerationSwitch(resolve));
+        const target = await views.beginRebuild(collection);
+        await target.commit([deal('r9', 9)], pos(9));
+        await target.activate();
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise((r) => (timer = setTimeout(() => r('timeout'), 5000)));
+        expect(await Promise.race([switched, timeout])).toBe(collection);
+        clearTimeout(timer);
+        expect((await other.find<Deal>(collection, {})).map((d) => d._id)).toEqual(['r9']);
+        expect(await other.writer(collection).checkpoint()).toBe(pos(9));
+      } finally {
+        await other.close();
+      }
+    });
+  });
+}
