@@ -6,3 +6,4 @@ export * from './keyed-mutex';
 export * from './projection';
 export * from './projection-runner';
 export * from './geo';
+export * from './read-your-writes';

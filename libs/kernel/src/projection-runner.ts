@@ -110,31 +110,32 @@ export interface RebuildProgress {
 }
 
 /**
- * Replays the whole log into a fresh generation of one projection, then activates it. Readers keep
- * the old generation until the switch; the live runner then continues from the new checkpoint.
+ * Replays the whole log, in one pass, into a fresh generation of each projection given, then
+ * activates them. Readers keep the old generations until the switch; a live runner then continues
+ * from the new checkpoint.
  */
-export async function rebuildProjection(
+export async function rebuildProjections(
   store: EventStore,
   views: ViewStore,
-  projection: Projection,
+  projections: Projection[],
   onProgress: (progress: RebuildProgress) => void = () => undefined,
   pageSize = 2000,
 ): Promise<RebuildProgress> {
-  const target = await views.beginRebuild(projection.name);
+  const targets = await Promise.all(projections.map((p) => views.beginRebuild(p.name)));
   const progress: RebuildProgress = { applied: 0, total: null, position: null };
   try {
     for (;;) {
       const page = await store.readAll({ after: progress.position, maxCount: pageSize });
       if (page.length === 0) break;
-      await applyBatch(projection, target, page);
+      await Promise.all(projections.map((p, i) => applyBatch(p, targets[i], page)));
       progress.applied += page.length;
       progress.position = page[page.length - 1].position;
       onProgress(progress);
     }
-    await target.activate();
+    for (const target of targets) await target.activate();
     return progress;
   } catch (error) {
-    await target.abandon();
+    await Promise.all(targets.map((t) => t.abandon()));
     throw error;
   }
 }

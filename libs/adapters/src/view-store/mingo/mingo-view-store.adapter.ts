@@ -33,7 +33,7 @@ class Generation {
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
     this.upsert = db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body');
     this.saveCheckpoint = db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
-    for (const row of db.prepare('SELECT body FROM docs').all() as Array<{ body: string }>) this.put(JSON.parse(row.body));
+    for (const row of db.prepare('SELECT body FROM docs').all() as Array<{ body: string }>) this.put(row.body);
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
   }
 
@@ -43,11 +43,12 @@ class Generation {
       return !stored || stored._pos < doc._pos;
     });
     const advance = this.checkpoint === null || checkpoint > this.checkpoint;
+    const bodies = fresh.map((doc) => JSON.stringify(doc));
     this.db.transaction(() => {
-      for (const doc of fresh) this.upsert.run(doc._id, JSON.stringify(doc));
+      fresh.forEach((doc, i) => this.upsert.run(doc._id, bodies[i]));
       if (advance) this.saveCheckpoint.run(checkpoint);
     }).immediate();
-    for (const doc of fresh) this.put(doc);
+    for (const body of bodies) this.put(body);
     if (advance) this.checkpoint = checkpoint;
   }
 
@@ -55,10 +56,11 @@ class Generation {
     this.db.close();
   }
 
-  private put(doc: ViewDocument): void {
-    const frozen = deepFreeze(structuredClone(doc));
-    this.index.update(this.docs.get(doc._id), frozen);
-    this.docs.set(doc._id, frozen);
+  /** Documents go through JSON on the way in, so memory holds exactly what a restart would load. */
+  private put(body: string): void {
+    const doc = deepFreeze(JSON.parse(body) as ViewDocument);
+    this.index.update(this.docs.get(doc._id), doc);
+    this.docs.set(doc._id, doc);
   }
 }
 

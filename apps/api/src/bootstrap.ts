@@ -1,0 +1,76 @@
+import { Clock, IdGenerator } from '@deals/kernel';
+import { DemoSeed, ServiceConfig } from '@deals/runtime';
+import { allowJsonBodyOnGet, errorBody, listenHttpsOnly } from '@deals/wire';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo, Server } from 'node:net';
+import type { Server as HttpsServer } from 'node:https';
+import { ApiModule } from './api.module';
+import { tlsMaterial } from './tls-material';
+
+export interface RunningApi {
+  app: NestFastifyApplication;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface ApiOptions {
+  config: ServiceConfig;
+  clock?: Clock;
+  ids?: IdGenerator;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A request id: the caller's `X-Request-Id` when it is sane, a new UUID otherwise. */
+function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  (req as IncomingMessage & { requestId?: string }).requestId = id;
+  return id;
+}
+
+/** Builds the API, loads demo data on a first start, and listens (HTTPS only). */
+export async function startApi({ config, clock, ids }: ApiOptions): Promise<RunningApi> {
+  const adapter = new FastifyAdapter({
+    ...(config.behindTlsProxy ? {} : { https: await tlsMaterial(config) }),
+    genReqId: requestId,
+    bodyLimit: 1024 * 1024,
+  });
+  const fastify = adapter.getInstance();
+  allowJsonBodyOnGet(fastify);
+  fastify.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  if (config.behindTlsProxy) {
+    fastify.addHook('onRequest', async (request, reply) => {
+      if (request.headers['x-forwarded-proto'] !== 'https') {
+        await reply.status(403).send(errorBody('https_required', 'plain HTTP is refused: call this service over HTTPS'));
+      }
+    });
+  }
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids }), adapter, { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  await app.init();
+  await app.get(DemoSeed).seedIfEmpty();
+  await fastify.ready();
+  let front: Server;
+  if (config.behindTlsProxy) {
+    await app.listen(config.port, config.host);
+    front = app.getHttpServer();
+  } else {
+    front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host);
+  }
+  const port = (front.address() as AddressInfo).port;
+  return {
+    app,
+    port,
+    close: async () => {
+      if (!config.behindTlsProxy) await new Promise((resolve) => front.close(resolve));
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import 'reflect-metadata';
+import { DomainError } from '@deals/kernel';
+import { loadServiceConfig } from '@deals/runtime';
+import { CommandFactory } from 'nest-commander';
+import { CliModule } from './cli.module';
+
+function fail(error: unknown): never {
+  const detail = error instanceof DomainError && error.issues.length ? `\n${error.issues.map((i) => `  ${i.field ?? i.resource}: ${i.message}`).join('\n')}` : '';
+  process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}${detail}\n`);
+  process.exit(1);
+}
+
+async function main() {
+  const config = loadServiceConfig();
+  await CommandFactory.run(CliModule.forRoot(config), {
+    logger: ['error', 'warn'],
+    cliName: 'npm run cli --',
+    serviceErrorHandler: fail,
+  });
+  // Everything is closed by now; leave even if a driver kept a handle open (nest-commander#1042).
+  process.exit(process.exitCode ?? 0);
+}
+
+main().catch(fail);

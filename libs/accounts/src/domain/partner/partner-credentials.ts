@@ -1,0 +1,22 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+export interface IssuedCredentials {
+  apiKey: string;
+  username: string;
+  password: string;
+}
+
+/**
+ * A fast hash is right here and a slow one would be wrong: the secrets are 192 random bits made by
+ * the service (nothing to brute-force), and every request is checked against them.
+ */
+export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
+
+export function issueCredentials(name: string, random: (bytes: number) => Buffer = randomBytes): IssuedCredentials {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 24) || 'partner';
+  return {
+    apiKey: `dk_${random(24).toString('base64url')}`,
+    username: `${slug}-${random(3).toString('hex')}`,
+    password: random(24).toString('base64url'),
+  };
+}

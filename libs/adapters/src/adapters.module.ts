@@ -1,0 +1,62 @@
+import { Clock, EventStore, IdGenerator, RandomIdGenerator, Scheduler, SystemClock, ViewStore } from '@deals/kernel';
+import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
+import { join } from 'node:path';
+import { EsdbEventStore } from './event-store/esdb/esdb-event-store.adapter';
+import { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapter';
+import { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
+import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
+import { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
+import { MongoViewStore } from './view-store/mongo/mongo-view-store.adapter';
+
+/** The settings that choose and connect the adapters. */
+export interface AdapterSettings {
+  dataDir: string;
+  eventStoreUrl: string | null;
+  mongoUrl: string | null;
+  mongoDb: string;
+  redisUrl: string | null;
+  redisPrefix: string;
+}
+
+export interface AdaptersOptions {
+  settings: AdapterSettings;
+  /** Tests pass a clock they move by hand, or ids they can predict. */
+  clock?: Clock;
+  ids?: IdGenerator;
+}
+
+/** The embedded file layout under DATA_DIR. */
+export const dataPaths = (dataDir: string) => ({
+  events: join(dataDir, 'events.sqlite'),
+  views: join(dataDir, 'views'),
+});
+
+/**
+ * The one place that chooses adapters: the embedded one for each port unless its server is
+ * configured (EVENTSTORE_URL, MONGO_URL, REDIS_URL). Closing them is the caller's job, in order.
+ */
+@Global()
+@Module({})
+export class AdaptersModule {
+  static forRoot({ settings, clock = new SystemClock(), ids = new RandomIdGenerator() }: AdaptersOptions): DynamicModule {
+    const paths = dataPaths(settings.dataDir);
+    const providers: Provider[] = [
+      { provide: Clock, useValue: clock },
+      { provide: IdGenerator, useValue: ids },
+      {
+        provide: EventStore,
+        useFactory: () => (settings.eventStoreUrl ? new EsdbEventStore(settings.eventStoreUrl) : new SqliteEventStore(paths.events)),
+      },
+      {
+        provide: ViewStore,
+        useFactory: () => (settings.mongoUrl ? new MongoViewStore(settings.mongoUrl, settings.mongoDb) : new MingoViewStore(paths.views)),
+      },
+      {
+        provide: Scheduler,
+        useFactory: () =>
+          settings.redisUrl ? new BullmqScheduler({ url: settings.redisUrl, prefix: settings.redisPrefix, clock }) : new TimersScheduler(clock),
+      },
+    ];
+    return { module: AdaptersModule, providers, exports: providers };
+  }
+}

@@ -1,0 +1,266 @@
+import {
+  ANY,
+  BACKWARDS,
+  CancelledError,
+  END,
+  EventStoreDBClient,
+  NO_STREAM,
+  START,
+  StreamNotFoundError,
+  UnavailableError,
+  WrongExpectedVersionError,
+  excludeSystemEvents,
+  jsonEvent,
+  type AllStreamResolvedEvent,
+  type AllStreamSubscription,
+  type AppendExpectedRevision,
+  type AppendResult as EsdbAppendResult,
+  type JSONType,
+  type Position,
+  type ReadPosition,
+  type RecordedEvent as EsdbRecordedEvent,
+} from '@eventstore/db-client';
+import {
+  AppendResult,
+  EventMetadata,
+  EventStore,
+  ExpectedRevision,
+  LogPosition,
+  LogSubscription,
+  NewEvent,
+  RecordedEvent,
+  SubscribeOptions,
+  WrongExpectedRevision,
+} from '@deals/kernel';
+
+const WIDTH = 20; // digits of the largest unsigned 64-bit number
+const MAX_U64 = 2n ** 64n - 1n;
+const POSITION = /^(\d{20}):(\d{20})$/;
+
+/** `commit:prepare`, each zero-padded to 20 digits, so string order is log order. */
+export function encodeEsdbPosition({ commit, prepare }: Position): LogPosition {
+  if (commit < 0n || prepare < 0n) throw new Error(`negative EventStoreDB position ${commit}:${prepare}`);
+  return `${commit.toString().padStart(WIDTH, '0')}:${prepare.toString().padStart(WIDTH, '0')}`;
+}
+
+export function decodeEsdbPosition(position: LogPosition): Position {
+  const match = POSITION.exec(position);
+  if (!match) throw new Error(`not an EventStoreDB log position: ${JSON.stringify(position)}`);
+  return { commit: BigInt(match[1]), prepare: BigInt(match[2]) };
+}
+
+const APPEND_ATTEMPTS = 3;
+const MAX_BATCH = 500;
+const HEAD_PAGE = 50;
+const MAX_BACKOFF_MS = 5000;
+const noop = () => undefined;
+
+/** Events we hand out: our own JSON events, never the server's `$` system events. */
+const isDomainEvent = (event: EsdbRecordedEvent | undefined): event is EsdbRecordedEvent =>
+  event !== undefined && event.isJson && !event.type.startsWith('$');
+
+function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
+  // Servers up to 22.6 give stream-read events no position (the client then shows 2^64-1).
+  if (!event.position || event.position.commit === MAX_U64) {
+    throw new Error(`event ${event.id} came without its log position: EventStoreDB 22.10 or later is needed`);
+  }
+  const metadata =
+    event.metadata && !(event.metadata instanceof Uint8Array)
+      ? (event.metadata as unknown as EventMetadata)
+      : { occurredAt: event.created.toISOString() };
+  return {
+    id: event.id,
+    type: event.type,
+    data: event.data,
+    metadata,
+    streamId: event.streamId,
+    revision: Number(event.revision),
+    position: encodeEsdbPosition(event.position),
+  };
+}
+
+async function drain<E>(read: AsyncIterable<E>): Promise<E[]> {
+  const out: E[] = [];
+  for await (const item of read) out.push(item);
+  return out;
+}
+
+/**
+ * The event log on EventStoreDB (or KurrentDB) through `@eventstore/db-client` 6.x.
+ *
+ * Keeps the port's promises with the server's own guarantees: appends are atomic and checked
+ * against the expected revision by the server, and a retried append (after the connection dropped
+ * with the outcome unknown) reuses the event ids, which the server deduplicates. Positions are the
+ * server's `{commit, prepare}` written as `commit:prepare`, two zero-padded 20-digit numbers.
+ * Subscriptions follow `$all` without system events and resubscribe by themselves after an error
+ * from the last delivered position (the client does not), so a batch may come twice.
+ * Events that are not JSON (written by other tools) are left out of `readAll` and `subscribe`.
+ */
+export class EsdbEventStore extends EventStore {
+  readonly backend = 'eventstoredb';
+  private readonly client: EventStoreDBClient;
+  private readonly subscriptions = new Set<LogSubscription>();
+
+  constructor(connectionString: string) {
+    super();
+    this.client = EventStoreDBClient.connectionString(connectionString);
+  }
+
+  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const expectedRevision: AppendExpectedRevision =
+      expected === 'no_stream' ? NO_STREAM : expected === 'any' ? ANY : BigInt(expected);
+    const data = events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: e.metadata }));
+    let result: EsdbAppendResult | undefined;
+    for (let attempt = 1; !result; attempt++) {
+      try {
+        result = await this.client.appendToStream(streamId, data, { expectedRevision });
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError) {
+          const actual = error.actualVersion;
+          throw new WrongExpectedRevision(streamId, expected, actual === NO_STREAM || actual < 0n ? 'no_stream' : Number(actual));
+        }
+        // Outcome unknown: the same event ids make the retry a no-op if the first try landed.
+        const unknownOutcome = error instanceof UnavailableError || error instanceof CancelledError;
+        if (!unknownOutcome || attempt >= APPEND_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
+    // Servers leave the position out when they answer a deduplicated retry; our last event has it.
+    const position = result.position ? encodeEsdbPosition(result.position) : await this.positionAt(streamId, result.nextExpectedRevision);
+    return { nextExpectedRevision: Number(result.nextExpectedRevision), position };
+  }
+
+  private async positionAt(streamId: string, revision: bigint): Promise<LogPosition> {
+    const [found] = await drain(this.client.readStream(streamId, { fromRevision: revision, maxCount: 1 }));
+    if (!found?.event) throw new Error(`no event at revision ${revision} of ${streamId}`);
+    return toRecorded(found.event).position;
+  }
+
+  async readStream(streamId: string): Promise<RecordedEvent[]> {
+    const events: RecordedEvent[] = [];
+    try {
+      for await (const resolved of this.client.readStream(streamId)) {
+        if (resolved.event) events.push(toRecorded(resolved.event));
+      }
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return [];
+      throw error;
+    }
+    return events;
+  }
+
+  async readAll({ after, maxCount }: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    let from: ReadPosition = after === null ? START : decodeEsdbPosition(after);
+    let seen = after;
+    while (out.length < maxCount) {
+      // readAll includes the event at `fromPosition`: ask for one more and drop it below.
+      const want = maxCount - out.length + 1;
+      const page = await drain(this.client.readAll({ fromPosition: from, maxCount: want }));
+      let last: LogPosition | null = null;
+      for (const { event } of page) {
+        if (!event) continue;
+        const position = encodeEsdbPosition(event.position);
+        last = position;
+        if (seen !== null && position <= seen) continue;
+        if (isDomainEvent(event) && out.length < maxCount) out.push(toRecorded(event));
+      }
+      if (page.length < want || last === null) break;
+      from = decodeEsdbPosition(last);
+      seen = last;
+    }
+    return out;
+  }
+
+  async head(): Promise<LogPosition | null> {
+    let from: ReadPosition = END;
+    let seen: LogPosition | null = null;
+    for (;;) {
+      const page = await drain(this.client.readAll({ direction: BACKWARDS, fromPosition: from, maxCount: HEAD_PAGE }));
+      let last: LogPosition | null = null;
+      for (const { event } of page) {
+        if (!event) continue;
+        const position = encodeEsdbPosition(event.position);
+        last = position;
+        if (seen !== null && position >= seen) continue;
+        if (isDomainEvent(event)) return position;
+      }
+      if (page.length < HEAD_PAGE || last === null) return null;
+      from = decodeEsdbPosition(last);
+      seen = last;
+    }
+  }
+
+  subscribe({ after, onEvents, onError }: SubscribeOptions): LogSubscription {
+    if (after !== null) decodeEsdbPosition(after); // a foreign position fails here, not in the loop
+    let closed = false;
+    let current: AllStreamSubscription | undefined;
+    let wake = noop;
+    let delivered = after;
+
+    const run = async () => {
+      for (let failures = 0; !closed; ) {
+        let subscription: AllStreamSubscription | undefined;
+        try {
+          subscription = current = this.client.subscribeToAll({
+            fromPosition: delivered === null ? START : decodeEsdbPosition(delivered),
+            filter: excludeSystemEvents(),
+          });
+          subscription.on('error', noop); // the iterator reports errors; this keeps a late one from crashing the process
+          let batch: RecordedEvent[] = [];
+          for await (const { event } of subscription as AsyncIterable<AllStreamResolvedEvent>) {
+            if (closed) break;
+            if (isDomainEvent(event)) batch.push(toRecorded(event));
+            // Deliver what has arrived so far; waiting for a full batch would stall live events.
+            if (batch.length > 0 && (batch.length >= MAX_BATCH || subscription.readableLength === 0)) {
+              await onEvents(batch);
+              delivered = batch[batch.length - 1].position;
+              batch = [];
+              failures = 0;
+            }
+          }
+          if (!closed) throw new Error('the subscription to $all ended');
+        } catch (error) {
+          if (closed) break;
+          try {
+            onError?.(error);
+          } catch {
+            // a failing error listener must not stop the resubscription
+          }
+          const backoff = Math.min(MAX_BACKOFF_MS, 100 * 2 ** failures++);
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, backoff);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        } finally {
+          subscription?.unsubscribe().catch(noop);
+        }
+      }
+    };
+
+    const running = run();
+    const handle: LogSubscription = {
+      close: async () => {
+        closed = true;
+        wake();
+        current?.destroy(); // ends the iteration now; the loop's `finally` cancels the gRPC call
+        await running;
+        this.subscriptions.delete(handle);
+      },
+    };
+    this.subscriptions.add(handle);
+    return handle;
+  }
+
+  async ping(): Promise<void> {
+    await drain(this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 }));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.client.dispose();
+  }
+}

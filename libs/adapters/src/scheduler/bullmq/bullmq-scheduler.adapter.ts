@@ -1,0 +1,176 @@
+import { assertJobId, Clock, JobHandler, ScheduledJob, Scheduler } from '@deals/kernel';
+import { Job, JobsOptions, Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+
+export interface BullmqSchedulerOptions {
+  /** `redis://host:port/db`. */
+  url: string;
+  /** BullMQ's key prefix, the same for every process sharing the queue (never ioredis `keyPrefix`). */
+  prefix: string;
+  queueName?: string;
+  clock: Clock;
+  /** Told of connection and worker errors. Default: `console.error`. */
+  onError?: (error: Error) => void;
+}
+
+/** How long `close()` lets running handlers finish before it drops the worker's connections. */
+const CLOSE_DEADLINE_MS = 5000;
+/** How long a call waits for the first connection before it fails (BullMQ alone would wait forever). */
+const CONNECT_WAIT_MS = 2000;
+
+/**
+ * For our own clients: BullMQ reports their errors through the queue's or worker's 'error', and
+ * this listener only stops ioredis printing "Unhandled error event" once BullMQ has let go.
+ */
+const ignore = () => undefined;
+
+const JOB_OPTIONS: JobsOptions = {
+  removeOnComplete: true, // a kept job would block its id for good
+  removeOnFail: 1000,
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 500 },
+};
+
+/**
+ * The distributed Scheduler: one BullMQ queue on Redis, one delayed job per `ScheduledJob`, named
+ * after its kind. Every process may arm and cancel; only a process that registered handlers and
+ * called `start()` runs a Worker, and such a process must handle every kind armed on the queue
+ * (a job of an unknown kind fails there and is retried, then kept among the failed).
+ *
+ * BullMQ ignores an `add` whose id it still holds, so `schedule` removes the id first. Removal
+ * does not reach a job that is running; the handler re-checks its time anyway.
+ */
+export class BullmqScheduler extends Scheduler {
+  readonly backend = 'bullmq';
+  private readonly clock: Clock;
+  private readonly url: string;
+  private readonly prefix: string;
+  private readonly queueName: string;
+  private readonly onError: (error: Error) => void;
+  /** Fails fast when Redis is down (no offline queue), so a request errs instead of hanging. */
+  private readonly connection: Redis;
+  private readonly queue: Queue;
+  private readonly handlers = new Map<string, JobHandler>();
+  private workerConnection?: Redis;
+  private worker?: Worker;
+  private closing?: Promise<void>;
+
+  constructor(options: BullmqSchedulerOptions) {
+    super();
+    this.clock = options.clock;
+    this.url = options.url;
+    this.prefix = options.prefix;
+    this.queueName = options.queueName ?? 'scheduled-jobs';
+    this.onError = options.onError ?? ((error) => console.error('scheduler (bullmq):', error));
+    this.connection = new Redis(this.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    this.connection.on('error', ignore);
+    this.queue = new Queue(this.queueName, { connection: this.connection, prefix: this.prefix });
+    this.queue.on('error', this.onError);
+  }
+
+  async schedule(job: ScheduledJob): Promise<void> {
+    assertJobId(job.id);
+    const delay = Math.max(0, job.runAt.getTime() - this.clock.now().getTime());
+    await this.connected();
+    await this.queue.remove(job.id); // its result says nothing: 1 also for an id it never held
+    await this.queue.add(job.kind, job.data, { ...JOB_OPTIONS, jobId: job.id, delay });
+  }
+
+  async cancel(id: string): Promise<void> {
+    assertJobId(id);
+    await this.connected();
+    await this.queue.remove(id);
+  }
+
+  handle(kind: string, handler: JobHandler): void {
+    this.handlers.set(kind, handler);
+  }
+
+  async start(): Promise<void> {
+    if (this.worker || this.handlers.size === 0) return;
+    // A Worker needs maxRetriesPerRequest null; given an instance without it, it throws.
+    // The Worker only copies it (duplicate()) for the connections it owns.
+    this.workerConnection = new Redis(this.url, { maxRetriesPerRequest: null });
+    this.workerConnection.on('error', ignore);
+    this.worker = new Worker(this.queueName, (job: Job) => this.dispatch(job), {
+      connection: this.workerConnection,
+      prefix: this.prefix,
+    });
+    this.worker.on('error', this.onError);
+    await this.worker.waitUntilReady();
+  }
+
+  async ping(): Promise<void> {
+    await this.connected();
+    await this.connection.ping();
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async dispatch(job: Job): Promise<void> {
+    const handler = this.handlers.get(job.name);
+    if (!handler) throw new Error(`no handler for scheduled job kind ${JSON.stringify(job.name)}`);
+    await handler({
+      id: job.id as string,
+      kind: job.name,
+      runAt: new Date(job.timestamp + (job.opts.delay ?? 0)),
+      data: job.data,
+    });
+  }
+
+  private async shutDown(): Promise<void> {
+    if (this.worker) await this.closeWorker(this.worker);
+    console.log('worker closed');
+    await this.queue.close();
+    console.log('queue closed');
+    // Both are ours: BullMQ closes only the connections it created (the worker's duplicates).
+    await quit(this.connection);
+    if (this.workerConnection) await quit(this.workerConnection);
+  }
+
+  /**
+   * Lets running handlers finish, up to a deadline: `worker.close()` has none of its own. Past it,
+   * the worker's connections are dropped; the job's lock lapses and another worker retries it.
+   */
+  private async closeWorker(worker: Worker): Promise<void> {
+    let deadline: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      deadline = setTimeout(() => resolve('expired'), CLOSE_DEADLINE_MS);
+    });
+    const closed = worker.close().catch(this.onError);
+    const outcome = await Promise.race([closed, expired]);
+    clearTimeout(deadline);
+    if (outcome !== 'expired') return;
+    this.onError(new Error(`scheduler (bullmq): handlers still running after ${CLOSE_DEADLINE_MS} ms`));
+    await worker.disconnect();
+  }
+
+  /** Until Redis first answers, BullMQ holds every call; this makes the caller wait a bounded time. */
+  private connected(): Promise<void> {
+    if (this.connection.status === 'ready') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error('redis is not reachable')), CONNECT_WAIT_MS);
+      const onReady = () => done();
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        this.connection.off('ready', onReady);
+        if (error) reject(error);
+        else resolve();
+      };
+      this.connection.on('ready', onReady);
+    });
+  }
+}
+
+/** QUIT when connected; otherwise drop the socket, since a QUIT would wait for Redis to return. */
+async function quit(connection: Redis): Promise<void> {
+  if (connection.status !== 'ready') return connection.disconnect();
+  try {
+    await connection.quit();
+  } catch {
+    connection.disconnect();
+  }
+}

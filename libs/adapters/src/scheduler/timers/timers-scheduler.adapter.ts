@@ -1,0 +1,134 @@
+import { assertJobId, Clock, JobHandler, ScheduledJob, Scheduler } from '@deals/kernel';
+
+/** Node's `setTimeout` fires at once for anything above this (a signed 32-bit count of ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface TimersSchedulerOptions {
+  /** Runs of one job in all, the first included (as BullMQ's `attempts`). Default 3. */
+  attempts?: number;
+  /** Wait before the first retry; it doubles for each later one. Default 500 ms. */
+  backoffMs?: number;
+  /** Told of a job that failed its last attempt. Default: `console.error`. */
+  onFailed?: (job: ScheduledJob, error: unknown) => void;
+}
+
+interface Entry {
+  job: ScheduledJob;
+  attemptsMade: number;
+  /** When the next run is due, in the clock's time (a retry moves it). */
+  dueAt: number;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * The embedded Scheduler: one timer per job in this process's memory, nothing persisted (the
+ * service rebuilds its jobs from the views at start). Arming an id again replaces its timer.
+ * Jobs armed before `start()`, or before a handler of their kind is registered, wait until both
+ * have happened. A handler that throws is retried with exponential back-off, up to `attempts`
+ * runs in all.
+ *
+ * Timers are `unref`ed, so pending jobs alone do not keep a process alive: the CLI exits when its
+ * command is done. The server process stays up because its HTTP server holds the event loop.
+ */
+export class TimersScheduler extends Scheduler {
+  readonly backend = 'in-process';
+  private readonly entries = new Map<string, Entry>();
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly attempts: number;
+  private readonly backoffMs: number;
+  private readonly onFailed: (job: ScheduledJob, error: unknown) => void;
+  private started = false;
+  private closed = false;
+
+  constructor(
+    private readonly clock: Clock,
+    options: TimersSchedulerOptions = {},
+  ) {
+    super();
+    this.attempts = options.attempts ?? 3;
+    this.backoffMs = options.backoffMs ?? 500;
+    this.onFailed =
+      options.onFailed ??
+      ((job, error) => console.error(`scheduled job ${job.id} failed after ${this.attempts} attempts`, error));
+  }
+
+  async schedule(job: ScheduledJob): Promise<void> {
+    assertJobId(job.id);
+    if (this.closed) throw new Error('scheduler is closed');
+    this.disarm(job.id);
+    const entry: Entry = { job: { ...job, data: { ...job.data } }, attemptsMade: 0, dueAt: job.runAt.getTime() };
+    this.entries.set(job.id, entry);
+    this.arm(entry);
+  }
+
+  async cancel(id: string): Promise<void> {
+    this.disarm(id);
+  }
+
+  handle(kind: string, handler: JobHandler): void {
+    this.handlers.set(kind, handler);
+    for (const entry of this.entries.values()) if (entry.job.kind === kind) this.arm(entry);
+  }
+
+  async start(): Promise<void> {
+    if (this.closed) throw new Error('scheduler is closed');
+    this.started = true;
+    for (const entry of this.entries.values()) this.arm(entry);
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new Error('scheduler is closed');
+  }
+
+  /** Drops every pending job and waits for the handlers already running. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const id of [...this.entries.keys()]) this.disarm(id);
+    await Promise.allSettled([...this.running]);
+  }
+
+  private disarm(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry?.timer) clearTimeout(entry.timer);
+    this.entries.delete(id);
+  }
+
+  /** Sets the entry's timer, if this process may run it now; a long wait is taken in steps. */
+  private arm(entry: Entry): void {
+    if (!this.started || this.closed || entry.timer || !this.handlers.has(entry.job.kind)) return;
+    const delay = Math.max(0, entry.dueAt - this.clock.now().getTime());
+    const step = Math.min(delay, MAX_TIMER_MS);
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      if (this.entries.get(entry.job.id) !== entry) return;
+      if (step < delay) this.arm(entry);
+      else this.track(this.run(entry));
+    }, step);
+    entry.timer.unref();
+  }
+
+  private track(run: Promise<void>): void {
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+  }
+
+  private async run(entry: Entry): Promise<void> {
+    const handler = this.handlers.get(entry.job.kind);
+    if (!handler) return;
+    entry.attemptsMade += 1;
+    try {
+      await handler({ ...entry.job, data: { ...entry.job.data } });
+      if (this.entries.get(entry.job.id) === entry) this.entries.delete(entry.job.id);
+    } catch (error) {
+      if (this.entries.get(entry.job.id) !== entry) return; // cancelled or re-armed meanwhile
+      if (entry.attemptsMade >= this.attempts) {
+        this.entries.delete(entry.job.id);
+        this.onFailed(entry.job, error);
+        return;
+      }
+      entry.dueAt = this.clock.now().getTime() + this.backoffMs * 2 ** (entry.attemptsMade - 1);
+      this.arm(entry);
+    }
+  }
+}

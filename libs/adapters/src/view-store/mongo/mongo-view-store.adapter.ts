@@ -1,0 +1,277 @@
+import {
+  FindOptions,
+  IndexSpec,
+  LogPosition,
+  RebuildTarget,
+  ViewDocument,
+  ViewFilter,
+  ViewStore,
+  ViewWriter,
+} from '@deals/kernel';
+import { Collection, Db, Filter, MongoBulkWriteError, MongoClient, type AnyBulkWriteOperation } from 'mongodb';
+import { randomBytes } from 'node:crypto';
+
+const FIRST_GENERATION = 'g1';
+const POLL_MS = 500;
+/** Readers in other processes switch within one poll; the old generation outlives that. */
+const DROP_DELAY_MS = 4 * POLL_MS;
+const DUPLICATE_KEY = 11000;
+
+interface GenerationDoc {
+  _id: string;
+  generation: string;
+}
+interface CheckpointDoc {
+  _id: string;
+  position: string;
+  updatedAt: Date;
+}
+
+const physical = (collection: string, generation: string) => `${collection}__${generation}`;
+
+const isPoint = (value: unknown): boolean => {
+  const point = value as { type?: unknown; coordinates?: unknown } | null;
+  if (!point || point.type !== 'Point' || !Array.isArray(point.coordinates) || point.coordinates.length !== 2) return false;
+  const [lng, lat] = point.coordinates as unknown[];
+  return typeof lng === 'number' && typeof lat === 'number' && Math.abs(lng) <= 180 && Math.abs(lat) <= 90;
+};
+
+/**
+ * The read side on MongoDB through the official `mongodb` driver (7.x).
+ *
+ * Each collection lives in generations: `<collection>__<generation>`, the active one named in
+ * `view_generations`, its checkpoint in `view_checkpoints`. A rebuild fills a fresh generation and
+ * activates it with one single-document update, so readers switch atomically; other processes
+ * notice within {@link POLL_MS} and the old generation is dropped only after {@link DROP_DELAY_MS}.
+ * Writes are position-guarded upserts, so replaying events changes nothing; the documents and the
+ * checkpoint are two writes (no transaction, which would need a replica set), checkpoint last, and
+ * the checkpoint never moves back. A `loc` that is not a valid GeoJSON point is left out of the
+ * stored document, since the 2dsphere index would refuse the whole write.
+ */
+export class MongoViewStore extends ViewStore {
+  readonly backend = 'mongodb';
+  private readonly client: MongoClient;
+  private readonly db: Db;
+  private readonly generations: Collection<GenerationDoc>;
+  private readonly checkpoints: Collection<CheckpointDoc>;
+  private readonly active = new Map<string, string>();
+  private readonly indexes = new Map<string, IndexSpec[]>();
+  private readonly listeners = new Set<(collection: string) => void>();
+  private readonly pendingDrops = new Set<Promise<void>>();
+  /** Physical collections replaced by a switch: writing there would recreate a dropped collection. */
+  private readonly retired = new Set<string>();
+  private readonly poller: NodeJS.Timeout;
+  /** Bumped around every switch, so a poll that read the old generation cannot switch back to it. */
+  private epoch = 0;
+  private polling = false;
+
+  constructor(url: string, dbName: string) {
+    super();
+    // Undefined fields are left out, as in JSON, so both view stores return the same documents.
+    this.client = new MongoClient(url, { ignoreUndefined: true });
+    this.db = this.client.db(dbName);
+    this.generations = this.db.collection<GenerationDoc>('view_generations');
+    this.checkpoints = this.db.collection<CheckpointDoc>('view_checkpoints');
+    this.poller = setInterval(() => void this.poll(), POLL_MS).unref();
+  }
+
+  async define(collection: string, indexes: IndexSpec[]): Promise<void> {
+    this.indexes.set(collection, indexes);
+    const meta = await this.generations.findOneAndUpdate(
+      { _id: collection },
+      { $setOnInsert: { generation: FIRST_GENERATION } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    const generation = meta?.generation ?? FIRST_GENERATION;
+    const cached = this.active.get(collection);
+    if (cached !== undefined && cached !== generation) this.switchTo(collection, generation);
+    else this.active.set(collection, generation);
+    await this.createIndexes(collection, generation);
+  }
+
+  async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
+    return (await this.live(collection).findOne({ _id: id })) as T | null;
+  }
+
+  async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
+    return (await this.live(collection).findOne(filter as Filter<ViewDocument>)) as T | null;
+  }
+
+  async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
+    const { sort, skip, limit } = options;
+    return (await this.live(collection).find(filter as Filter<ViewDocument>, { sort, skip, limit }).toArray()) as T[];
+  }
+
+  async count(collection: string, filter: ViewFilter): Promise<number> {
+    return this.live(collection).countDocuments(filter as Filter<ViewDocument>);
+  }
+
+  writer(collection: string): ViewWriter {
+    return this.generationWriter(collection, this.generationOf(collection));
+  }
+
+  async beginRebuild(collection: string): Promise<RebuildTarget> {
+    this.generationOf(collection);
+    const generation = `g${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+    await this.createIndexes(collection, generation);
+    let state: 'open' | 'activated' | 'abandoned' = 'open';
+    const settle = (next: typeof state) => {
+      if (state !== 'open') throw new Error(`rebuild ${physical(collection, generation)} was already ${state}`);
+      state = next;
+    };
+    return {
+      ...this.generationWriter(collection, generation),
+      activate: async () => {
+        settle('activated');
+        this.epoch++;
+        const before = await this.generations.findOneAndUpdate({ _id: collection }, { $set: { generation } }, { upsert: true, returnDocument: 'before' });
+        this.switchTo(collection, generation);
+        if (before && before.generation !== generation) this.dropLater(physical(collection, before.generation));
+      },
+      abandon: async () => {
+        settle('abandoned');
+        await this.dropGeneration(physical(collection, generation));
+      },
+    };
+  }
+
+  async status(): Promise<Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number }>> {
+    return Promise.all(
+      [...this.active].map(async ([collection, generation]) => {
+        const name = physical(collection, generation);
+        const [checkpoint, documents] = await Promise.all([this.checkpointOf(name), this.db.collection(name).estimatedDocumentCount()]);
+        return { collection, generation, checkpoint, documents };
+      }),
+    );
+  }
+
+  onGenerationSwitch(listener: (collection: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async ping(): Promise<void> {
+    await this.db.command({ ping: 1 });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.poller);
+    await Promise.all(this.pendingDrops);
+    await this.client.close();
+  }
+
+  private generationOf(collection: string): string {
+    const generation = this.active.get(collection);
+    if (!generation) throw new Error(`view collection ${collection} is not defined; call define() first`);
+    return generation;
+  }
+
+  private live(collection: string): Collection<ViewDocument> {
+    return this.db.collection(physical(collection, this.generationOf(collection)));
+  }
+
+  private async createIndexes(collection: string, generation: string): Promise<void> {
+    const specs = this.indexes.get(collection) ?? [];
+    if (specs.length === 0) return;
+    await this.db.collection(physical(collection, generation)).createIndexes(specs.map((s) => ({ key: s.keys, ...(s.unique ? { unique: true } : {}) })));
+  }
+
+  private checkpointOf(name: string): Promise<LogPosition | null> {
+    return this.checkpoints.findOne({ _id: name }).then((doc) => doc?.position ?? null);
+  }
+
+  private generationWriter(collection: string, generation: string): ViewWriter {
+    const name = physical(collection, generation);
+    const target = this.db.collection<ViewDocument>(name);
+    return {
+      collection,
+      generation,
+      getMany: async <T extends ViewDocument>(ids: string[]) => {
+        const found = await target.find({ _id: { $in: ids } }).toArray();
+        return new Map(found.map((doc) => [doc._id, doc as T]));
+      },
+      commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
+        if (this.retired.has(name)) throw new Error(`generation ${generation} of ${collection} was replaced; write to the active one`);
+        await this.upsertNewer(target, this.storable(documents));
+        await this.checkpoints.updateOne({ _id: name }, { $max: { position: checkpoint }, $set: { updatedAt: new Date() } }, { upsert: true });
+      },
+      checkpoint: () => this.checkpointOf(name),
+    };
+  }
+
+  /** One document per `_id` (the newest), since an unordered bulk may apply its operations in any order. */
+  private storable(documents: readonly ViewDocument[]): ViewDocument[] {
+    const newest = new Map<string, ViewDocument>();
+    for (const doc of documents) {
+      const seen = newest.get(doc._id);
+      if (!seen || doc._pos > seen._pos) newest.set(doc._id, doc);
+    }
+    return [...newest.values()].map((doc) => {
+      if (!('loc' in doc) || isPoint((doc as { loc?: unknown }).loc)) return doc;
+      const { loc: _invalid, ...rest } = doc as ViewDocument & { loc?: unknown };
+      return rest;
+    });
+  }
+
+  private async upsertNewer(target: Collection<ViewDocument>, documents: ViewDocument[], retry = true): Promise<void> {
+    if (documents.length === 0) return;
+    const ops: AnyBulkWriteOperation<ViewDocument>[] = documents.map((doc) => ({
+      replaceOne: { filter: { _id: doc._id, _pos: { $lt: doc._pos } }, replacement: doc, upsert: true },
+    }));
+    try {
+      await target.bulkWrite(ops, { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError)) throw error;
+      const writeErrors = ([] as Array<{ code: number; index: number }>).concat(error.writeErrors);
+      const onlyDuplicates = writeErrors.length > 0 && writeErrors.every((e) => e.code === DUPLICATE_KEY);
+      if (!onlyDuplicates || error.result.getWriteConcernError()) throw error;
+      // 11000 on a guarded upsert means "stored one is newer" — or lost a race between two
+      // first inserts; one more try tells them apart (the second finds the document to replace).
+      if (retry) await this.upsertNewer(target, writeErrors.map((e) => documents[e.index]), false);
+    }
+  }
+
+  private switchTo(collection: string, generation: string): void {
+    const previous = this.active.get(collection);
+    if (previous && previous !== generation) this.retired.add(physical(collection, previous));
+    this.active.set(collection, generation);
+    this.epoch++;
+    for (const listener of this.listeners) {
+      try {
+        listener(collection);
+      } catch {
+        // one failing listener must not keep the others from hearing of the switch
+      }
+    }
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || this.active.size === 0) return;
+    this.polling = true;
+    const epoch = this.epoch;
+    try {
+      const docs = await this.generations.find({ _id: { $in: [...this.active.keys()] } }).toArray();
+      if (epoch !== this.epoch) return;
+      for (const { _id, generation } of docs) {
+        if (this.active.has(_id) && this.active.get(_id) !== generation) this.switchTo(_id, generation);
+      }
+    } catch {
+      // A missed poll is retried on the next tick; reads report connection trouble themselves.
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private dropLater(name: string): void {
+    const drop: Promise<void> = new Promise<void>((resolve) => setTimeout(resolve, DROP_DELAY_MS))
+      .then(() => this.dropGeneration(name))
+      .catch(() => undefined) // the switch is done; a failed drop leaves only an unused collection
+      .finally(() => this.pendingDrops.delete(drop));
+    this.pendingDrops.add(drop);
+  }
+
+  private async dropGeneration(name: string): Promise<void> {
+    await this.db.collection(name).drop();
+    await this.checkpoints.deleteOne({ _id: name });
+  }
+}

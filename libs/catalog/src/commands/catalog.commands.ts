@@ -1,0 +1,28 @@
+import { Command } from '@nestjs/cqrs';
+import type { CommandCaller, LogPosition } from '@deals/kernel';
+import type { DealTerms, WorkflowState } from '../domain/deal/deal-terms';
+import type { RegionTerms } from '../domain/region/region.events';
+
+export interface Appended {
+  /** Log position of the last event appended, or null when nothing changed. */
+  position: LogPosition | null;
+}
+
+export class ImportRegion extends Command<Appended> {
+  constructor(readonly region: RegionTerms, readonly caller: CommandCaller) {
+    super();
+  }
+}
+
+/** Lists a deal or, for a known id, records what changed (and a state move, when one is asked). */
+export class ImportDeal extends Command<Appended> {
+  constructor(readonly deal: DealTerms, readonly state: WorkflowState | undefined, readonly caller: CommandCaller) {
+    super();
+  }
+}
+
+export class TransitionDeal extends Command<Appended> {
+  constructor(readonly dealId: string, readonly to: WorkflowState, readonly caller: CommandCaller) {
+    super();
+  }
+}

@@ -1,0 +1,42 @@
+import type { WorkflowState } from './deal-terms';
+
+const LIVE: WorkflowState[] = ['submitted', 'in-review', 'approved', 'in-flight', 'paused'];
+
+/** The workflow the interface leaves open (architecture.md part 6). */
+const NEXT: Record<WorkflowState, WorkflowState[]> = {
+  submitted: ['in-review'],
+  'in-review': ['approved', 'rejected'],
+  approved: ['in-flight'],
+  'in-flight': ['paused', 'landed'],
+  paused: ['in-flight'],
+  rejected: [],
+  cancelled: [],
+  landed: [],
+  deleted: [],
+};
+
+export function canMove(from: WorkflowState, to: WorkflowState): boolean {
+  if (from === to) return false;
+  if (to === 'deleted') return true;
+  if (to === 'cancelled') return LIVE.includes(from);
+  return NEXT[from].includes(to);
+}
+
+export interface Schedule {
+  state: WorkflowState;
+  start_at: string;
+  end_at: string;
+}
+
+/**
+ * The state a deal is in at `now`: an approved deal is in flight from its start, and an in-flight
+ * or paused deal has landed once its end has passed, whether or not anybody recorded the move.
+ */
+export function effectiveState(deal: Schedule, now: Date): WorkflowState {
+  const t = now.getTime();
+  const started = Date.parse(deal.start_at) <= t;
+  const ended = Date.parse(deal.end_at) <= t;
+  if ((deal.state === 'in-flight' || deal.state === 'paused' || deal.state === 'approved') && ended) return 'landed';
+  if (deal.state === 'approved' && started) return 'in-flight';
+  return deal.state;
+}

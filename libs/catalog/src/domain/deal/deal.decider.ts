@@ -1,0 +1,83 @@
+import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { DealTerms, validateDealTerms, WORKFLOW_STATES, WorkflowState } from './deal-terms';
+import { canMove } from './deal-workflow';
+import { DealEvent } from './deal.events';
+
+export type ListDeal = DomainCommand<'ListDeal', { deal: DealTerms; state?: WorkflowState }>;
+export type TransitionDeal = DomainCommand<'TransitionDeal', { dealId: string; to: WorkflowState }>;
+export type DealCommand = ListDeal | TransitionDeal;
+
+export interface Deal {
+  terms: DealTerms | null;
+  state: WorkflowState;
+}
+
+const stateIssue = (to: unknown) => ({
+  type: 'invalid' as const,
+  resource: 'deal',
+  field: 'state',
+  message: `must be one of ${WORKFLOW_STATES.join(', ')}`,
+  to,
+});
+
+function transition(deal: Deal, dealId: string, to: WorkflowState): DealEvent[] {
+  if (!WORKFLOW_STATES.includes(to)) {
+    const { to: _, ...issue } = stateIssue(to);
+    throw new ValidationFailed([issue]);
+  }
+  if (deal.state === to) return [];
+  if (!canMove(deal.state, to)) {
+    throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'state', message: `cannot move from ${deal.state} to ${to}` }]);
+  }
+  return [{ type: 'DealStateChanged', data: { dealId, from: deal.state, to } }];
+}
+
+/** Fields that changed between two versions of the terms, and fields no longer given. */
+function difference(before: DealTerms, after: DealTerms): { changes: Partial<DealTerms>; removed: string[] } {
+  const changes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(after)) {
+    if (JSON.stringify(value) !== JSON.stringify((before as unknown as Record<string, unknown>)[key])) changes[key] = value;
+  }
+  const removed = Object.keys(before).filter((key) => !(key in after));
+  return { changes: changes as Partial<DealTerms>, removed };
+}
+
+export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
+  initialState: () => ({ terms: null, state: 'submitted' }),
+
+  decide(command, deal) {
+    switch (command.type) {
+      case 'ListDeal': {
+        const { deal: terms, state } = command.data;
+        const issues = validateDealTerms(terms);
+        if (state !== undefined && !WORKFLOW_STATES.includes(state)) {
+          const { to: _, ...issue } = stateIssue(state);
+          issues.push(issue);
+        }
+        if (issues.length) throw new ValidationFailed(issues);
+        if (!deal.terms) return [{ type: 'DealListed', data: { deal: terms, state: state ?? 'submitted' } }];
+        const { changes, removed } = difference(deal.terms, terms);
+        const events: DealEvent[] = Object.keys(changes).length || removed.length ? [{ type: 'DealRevised', data: { dealId: terms.id, changes, removed } }] : [];
+        return state === undefined ? events : [...events, ...transition(deal, terms.id, state)];
+      }
+      case 'TransitionDeal': {
+        if (!deal.terms) throw new NotFound(`deal ${command.data.dealId} not found`);
+        return transition(deal, command.data.dealId, command.data.to);
+      }
+    }
+  },
+
+  evolve(deal, event) {
+    switch (event.type) {
+      case 'DealListed':
+        return { terms: event.data.deal, state: event.data.state };
+      case 'DealRevised': {
+        const terms = { ...deal.terms!, ...event.data.changes } as unknown as Record<string, unknown>;
+        for (const key of event.data.removed) delete terms[key];
+        return { ...deal, terms: terms as unknown as DealTerms };
+      }
+      case 'DealStateChanged':
+        return { ...deal, state: event.data.to };
+    }
+  },
+};

@@ -1,0 +1,109 @@
+import { isoInZone, isoUtc } from '@deals/wire';
+import type { DealTerms } from '../domain/deal/deal-terms';
+import { effectiveState } from '../domain/deal/deal-workflow';
+import type { DealDetails } from '../projections/deal-details/deal-details.projection';
+import type { RegionView } from '../projections/regions/regions.projection';
+import type { CatalogLinks } from '../queries/catalog-links';
+
+/** Image sizes of `primary_image` (part 2.1) with their dimensions, width x height. */
+export const IMAGE_SIZES: Record<string, string> = {
+  _103: '103x62', _135: '135x81', _180: '180x108', _198: '198x119', _222: '222x133', _300: '300x180', _306: '306x184',
+  _316: '316x190', _372: '372x223', _400: '400x240', _498: '498x299', _640: '640x384', _660: '660x396',
+  featured: '600x360', large: '800x480', medium: '440x264', show: '700x420', thumb: '80x48', tiny: '40x24', xlarge: '1280x768',
+};
+
+const CARD_LINKED_ONLY = ['fixed_fee', 'incentive_amount', 'incentive_percentage', 'max_linkage', 'maximum_allowance', 'min_spend', 'num_qualifying', 'offer_construct', 'percent_fee'] as const;
+
+/** Live inventory figures: derived at read time, since holds lapse with the clock. */
+export function inventoryFigures(view: DealDetails, now: Date) {
+  const deal = view.deal!;
+  const numLeft = Math.max(0, view.inventory.total - view.inventory.sold);
+  const onSale = effectiveState({ state: view.state, start_at: deal.start_at, end_at: deal.end_at }, now) === 'in-flight';
+  const perUser = deal.max_per_user ?? numLeft;
+  return {
+    num_left: numLeft,
+    number_sold: view.inventory.sold,
+    soldout: numLeft === 0,
+    purchasable_number: onSale ? Math.min(perUser, numLeft) : 0,
+  };
+}
+
+export function imageUrls(deal: DealTerms, links: CatalogLinks) {
+  const relative = deal.image_url ?? `/images/deals/${deal.id}.jpg`;
+  const slash = relative.lastIndexOf('/');
+  const folder = relative.slice(0, slash);
+  const file = relative.slice(slash + 1);
+  const primary: Record<string, { size: string; dimensions: string; url: string }> = {};
+  for (const [size, dimensions] of Object.entries(IMAGE_SIZES)) {
+    primary[size] = { size, dimensions, url: `${links.imageBaseUrl}${folder}/${size}/${file}` };
+  }
+  return { image_url: relative, image_url_abs: `${links.imageBaseUrl}${relative}`, primary_image: primary };
+}
+
+/** The v1 deal of part 2.1: every field, deprecated aliases carrying their replacements' values. */
+export function toDealV1(view: DealDetails, region: RegionView | null, now: Date, links: CatalogLinks): Record<string, unknown> {
+  const deal = view.deal!;
+  const zone = region?.region.time_zone ?? 'UTC';
+  const state = effectiveState({ state: view.state, start_at: deal.start_at, end_at: deal.end_at }, now);
+  const figures = inventoryFigures(view, now);
+  const images = imageUrls(deal, links);
+  const body: Record<string, unknown> = {
+    id: deal.id,
+    slug: deal.id,
+    deal_id: deal.id,
+    affinity_score: deal.affinity_score ?? 0,
+    campaign: deal.campaign ?? '',
+    category: deal.category ?? '',
+    subcategory: deal.subcategory ?? '',
+    category_id: deal.category_id ?? null,
+    subcategory_id: deal.subcategory_id ?? null,
+    combine_linked_offers: deal.combine_linked_offers ?? null,
+    custom_data: deal.custom_data ?? {},
+    current_price: deal.current_price,
+    description1: deal.description1 ?? '',
+    description2: deal.description2 ?? '',
+    end_at: isoUtc(deal.end_at),
+    ended: state === 'landed' || state === 'cancelled' || state === 'deleted' || Date.parse(deal.end_at) <= now.getTime(),
+    expires_at: deal.expires_at ? isoInZone(deal.expires_at, zone) : null,
+    fine_print: deal.fine_print ?? '',
+    ...(deal.fulfillment_method === 'printed' ? { fine_print_legalese: deal.fine_print_legalese ?? '' } : {}),
+    fulfillment_method: deal.fulfillment_method,
+    highlights: deal.highlights ?? '',
+    image_url: images.image_url,
+    image_url_abs: images.image_url_abs,
+    instructions: deal.instructions ?? '',
+    locations: (deal.locations ?? []).map((l) => ({
+      address: {
+        region: l.address.region ?? '', postal_code: l.address.postal_code ?? '', street: l.address.street ?? '',
+        latitude: l.address.latitude ?? null, locality: l.address.locality ?? '', longitude: l.address.longitude ?? null, country: l.address.country ?? '',
+      },
+      hours: l.hours ?? '',
+      phone: l.phone ?? '',
+    })),
+    low_down: deal.description1 ?? '',
+    max_per_user: deal.max_per_user ?? null,
+    max_gift_per_user: deal.max_gift_per_user ?? null,
+    merchant_name: deal.merchant_name ?? '',
+    ...figures,
+    primary_image: images.primary_image,
+    purchase_url: `${links.siteBaseUrl}/deals/${deal.id}/purchase`,
+    region_id: deal.region_id,
+    region_name: region?.region.name ?? '',
+    region_slug: deal.region_id,
+    robotitle: deal.robotitle ?? deal.title,
+    shipping_address_required: deal.shipping_address_required ?? deal.fulfillment_method === 'shipped',
+    show_url: `${links.siteBaseUrl}/deals/${deal.id}`,
+    situation: deal.description2 ?? '',
+    start_at: isoUtc(deal.start_at),
+    starting_price: deal.current_price,
+    state,
+    supplier_id: deal.supplier_id ?? '',
+    supplier_slug: deal.supplier_id ?? '',
+    tags: deal.tags ?? [],
+    title: deal.title,
+    type: deal.type,
+    value: deal.value,
+  };
+  if (deal.type === 'card-linked') for (const field of CARD_LINKED_ONLY) body[field] = deal[field] ?? null;
+  return body;
+}

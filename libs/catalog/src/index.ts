@@ -1,0 +1,18 @@
+/** The catalogue: deals, regions and their workflow. */
+export { CatalogHttpModule, CatalogModule } from './catalog.module';
+export { ImportDeal, ImportRegion, TransitionDeal } from './commands/catalog.commands';
+export type { Appended } from './commands/catalog.commands';
+export type { DealTerms, WorkflowState, DealType, FulfillmentMethod } from './domain/deal/deal-terms';
+export { WORKFLOW_STATES } from './domain/deal/deal-terms';
+export type { RegionTerms } from './domain/region/region.events';
+export { dealDetailsProjection, DEAL_DETAILS } from './projections/deal-details/deal-details.projection';
+export type { DealDetails } from './projections/deal-details/deal-details.projection';
+export { regionsProjection, REGIONS } from './projections/regions/regions.projection';
+export { CatalogQueries } from './queries/catalog.queries';
+export { CatalogLinks } from './queries/catalog-links';
+export { toDealV1 } from './http/deal-v1.response';
+
+import { dealDetailsProjection } from './projections/deal-details/deal-details.projection';
+import { regionsProjection } from './projections/regions/regions.projection';
+/** Every projection the catalogue owns. */
+export const catalogProjections = [regionsProjection, dealDetailsProjection];

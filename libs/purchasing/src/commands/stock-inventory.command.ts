@@ -1,0 +1,23 @@
+import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition } from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryStream } from '../domain/inventory/inventory.events';
+
+/** Sets the total units of a deal. */
+export class StockInventory extends Command<{ position: LogPosition | null }> {
+  constructor(readonly dealId: string, readonly total: number, readonly caller: CommandCaller) {
+    super();
+  }
+}
+
+@CommandHandler(StockInventory)
+export class StockInventoryHandler implements ICommandHandler<StockInventory> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+
+  async execute({ dealId, total, caller }: StockInventory) {
+    const { position } = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'StockUnits', data: { dealId, total } }, {
+      now: this.clock.now(), ids: this.ids, metadata: caller,
+    });
+    return { position };
+  }
+}

@@ -1,0 +1,66 @@
+import { ImportDeal, ImportRegion, RegionTerms, DealTerms, WorkflowState } from '@deals/catalog';
+import { CommandCaller, DomainError, LogPosition, ValidationIssue } from '@deals/kernel';
+import { StockInventory } from '@deals/purchasing';
+import { Injectable } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+
+/** A deal as an import file gives it: part 2.1's fields plus the total inventory `quantity`. */
+export type DealImportRecord = DealTerms & { quantity?: number; state?: WorkflowState };
+
+export interface ImportOutcome {
+  id: string;
+  ok: boolean;
+  message?: string;
+  issues?: ValidationIssue[];
+}
+
+export interface ImportReport {
+  outcomes: ImportOutcome[];
+  position: LogPosition | null;
+}
+
+const CONCURRENCY = 16;
+
+/** Loads regions and deals into the catalogue and the deals' inventory, as ordinary commands. */
+@Injectable()
+export class CatalogueImport {
+  constructor(private readonly commands: CommandBus) {}
+
+  regions(records: RegionTerms[], caller: CommandCaller, onEach?: () => void): Promise<ImportReport> {
+    return this.run(records, onEach, async (region) => (await this.commands.execute(new ImportRegion(region, caller))).position);
+  }
+
+  deals(records: DealImportRecord[], caller: CommandCaller, onEach?: () => void): Promise<ImportReport> {
+    return this.run(records, onEach, async (record) => {
+      const { quantity, state, ...deal } = record;
+      const listed = await this.commands.execute(new ImportDeal(deal as DealTerms, state, caller));
+      if (quantity === undefined) return listed.position;
+      const stocked = await this.commands.execute(new StockInventory(deal.id, quantity, caller));
+      return stocked.position ?? listed.position;
+    });
+  }
+
+  private async run<T extends { id?: unknown }>(records: T[], onEach: (() => void) | undefined, importOne: (record: T) => Promise<LogPosition | null>): Promise<ImportReport> {
+    if (!Array.isArray(records)) throw new Error('the import file must hold a JSON array');
+    const outcomes: ImportOutcome[] = new Array(records.length);
+    let position: LogPosition | null = null;
+    let next = 0;
+    const worker = async () => {
+      while (next < records.length) {
+        const i = next++;
+        const id = String(records[i]?.id ?? `#${i + 1}`);
+        try {
+          const p = await importOne(records[i]);
+          if (p !== null && (position === null || p > position)) position = p;
+          outcomes[i] = { id, ok: true };
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          outcomes[i] = { id, ok: false, message: error.message, issues: error.issues };
+        }
+        onEach?.();
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    return { outcomes, position };
+  }
+}

@@ -1,0 +1,45 @@
+import { CreatePartner } from '@deals/accounts';
+import { Clock, EventStore, OPERATOR } from '@deals/kernel';
+import { Injectable, Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CatalogueImport } from './catalogue-import';
+import { demoDeals, demoRegions } from './demo/demo-catalogue';
+import { ServiceConfig } from './service-config';
+
+/**
+ * On the first start (an empty log) loads the demo catalogue and creates a demo partner, whose
+ * credentials are printed once and written to `<DATA_DIR>/demo-partner.json`.
+ */
+@Injectable()
+export class DemoSeed {
+  private readonly logger = new Logger('DemoSeed');
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly commands: CommandBus,
+    private readonly catalogue: CatalogueImport,
+    private readonly clock: Clock,
+    private readonly config: ServiceConfig,
+  ) {}
+
+  async seedIfEmpty(): Promise<boolean> {
+    if (!this.config.demoData || (await this.store.head()) !== null) return false;
+    const started = Date.now();
+    const partner = await this.commands.execute(new CreatePartner('Demo partner', 'partner', OPERATOR));
+    const regions = await this.catalogue.regions(demoRegions(), OPERATOR);
+    const deals = await this.catalogue.deals(demoDeals(this.clock.now()) as never, OPERATOR);
+    const failed = [...regions.outcomes, ...deals.outcomes].filter((o) => !o.ok);
+    if (failed.length) throw new Error(`demo catalogue refused: ${JSON.stringify(failed.slice(0, 3))}`);
+    const file = join(this.config.dataDir, 'demo-partner.json');
+    const credentials = { partner_id: partner.partnerId, name: partner.name, api_key: partner.apiKey, username: partner.username, password: partner.password };
+    writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+    process.stdout.write(
+      `\nDemo catalogue loaded: ${regions.outcomes.length} regions, ${deals.outcomes.length} deals (${Date.now() - started} ms).\n` +
+        `Demo partner credentials (shown once; also in ${file}):\n  api_key  ${partner.apiKey}\n  username ${partner.username}\n  password ${partner.password}\n\n`,
+    );
+    this.logger.log(`demo catalogue loaded; demo partner ${partner.partnerId}`);
+    return true;
+  }
+}

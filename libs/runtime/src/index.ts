@@ -1,0 +1,7 @@
+/** Composition of the service's processes: configuration, the shared core, demo data. */
+export * from './service-config';
+export * from './service-core.module';
+export * from './projection-host';
+export * from './projections';
+export * from './catalogue-import';
+export * from './demo-seed';

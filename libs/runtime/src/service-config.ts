@@ -1,0 +1,85 @@
+import { resolve } from 'node:path';
+
+/** Everything the service reads from its environment, parsed once at start. */
+/** (An abstract class so that it is also the injection token.) */
+export abstract class ServiceConfig {
+  abstract readonly dataDir: string;
+  abstract readonly port: number;
+  abstract readonly host: string;
+  /** This API's own address, for links to what it serves (`next_page`, coupon pages). */
+  abstract readonly publicBaseUrl: string;
+  /** The partner-facing site that shows deal pages (`show_url`, `purchase_url`). */
+  abstract readonly siteBaseUrl: string;
+  /** Where deal images are served (`image_url_abs`, `primary_image`). */
+  abstract readonly imageBaseUrl: string;
+  abstract readonly eventStoreUrl: string | null;
+  abstract readonly mongoUrl: string | null;
+  abstract readonly mongoDb: string;
+  abstract readonly redisUrl: string | null;
+  abstract readonly redisPrefix: string;
+  abstract readonly demoData: boolean;
+  abstract readonly tlsCertFile: string | null;
+  abstract readonly tlsKeyFile: string | null;
+  /** Trust `X-Forwarded-Proto: https` from a TLS-terminating proxy and serve plain HTTP behind it. */
+  abstract readonly behindTlsProxy: boolean;
+  /** Whether this process keeps the views up to date (embedded: the API; distributed: the worker). */
+  abstract readonly runProjections: boolean;
+  abstract readonly readYourWritesTimeoutMs: number;
+  abstract readonly logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+const text = (value: string | undefined) => (value === undefined || value.trim() === '' ? null : value.trim());
+
+function integer(name: string, value: string | undefined, fallback: number): number {
+  if (text(value) === null) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function flag(name: string, value: string | undefined, fallback: boolean): boolean {
+  const v = text(value)?.toLowerCase();
+  if (v === undefined || v === null) return fallback;
+  if (['1', 'true', 'on', 'yes'].includes(v)) return true;
+  if (['0', 'false', 'off', 'no'].includes(v)) return false;
+  throw new ConfigError(`${name} must be on or off, got ${JSON.stringify(value)}`);
+}
+
+function url(name: string, value: string | undefined, schemes: string[]): string | null {
+  const v = text(value);
+  if (v === null) return null;
+  const scheme = v.split('://')[0];
+  if (!schemes.includes(scheme)) throw new ConfigError(`${name} must start with ${schemes.map((s) => `${s}://`).join(' or ')}`);
+  return v;
+}
+
+/** Reads and checks the configuration; a bad value stops the start with a message naming it. */
+export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const port = integer('PORT', env.PORT, 3000);
+  const eventStoreUrl = url('EVENTSTORE_URL', env.EVENTSTORE_URL, ['esdb', 'esdb+discover']);
+  const mongoUrl = url('MONGO_URL', env.MONGO_URL, ['mongodb', 'mongodb+srv']);
+  const distributed = mongoUrl !== null;
+  const siteBaseUrl = (text(env.SITE_BASE_URL) ?? 'https://deals.example.com').replace(/\/$/, '');
+  return {
+    dataDir: resolve(text(env.DATA_DIR) ?? './data'),
+    port,
+    host: text(env.HOST) ?? '0.0.0.0',
+    publicBaseUrl: (text(env.PUBLIC_BASE_URL) ?? `https://localhost:${port}`).replace(/\/$/, ''),
+    siteBaseUrl,
+    imageBaseUrl: (text(env.IMAGE_BASE_URL) ?? siteBaseUrl).replace(/\/$/, ''),
+    eventStoreUrl,
+    mongoUrl,
+    mongoDb: text(env.MONGO_DB) ?? 'deals',
+    redisUrl: url('REDIS_URL', env.REDIS_URL, ['redis', 'rediss']),
+    redisPrefix: text(env.REDIS_PREFIX) ?? 'deals',
+    demoData: flag('DEMO_DATA', env.DEMO_DATA, true),
+    tlsCertFile: text(env.TLS_CERT_FILE),
+    tlsKeyFile: text(env.TLS_KEY_FILE),
+    behindTlsProxy: flag('BEHIND_TLS_PROXY', env.BEHIND_TLS_PROXY, false),
+    runProjections: flag('RUN_PROJECTIONS', env.RUN_PROJECTIONS, !distributed),
+    readYourWritesTimeoutMs: integer('READ_YOUR_WRITES_TIMEOUT_MS', env.READ_YOUR_WRITES_TIMEOUT_MS, 3000),
+    logLevel: text(env.LOG_LEVEL) ?? 'info',
+  };
+}

@@ -1,0 +1,87 @@
+import { AccountsModule } from '@deals/accounts';
+import { AdaptersModule } from '@deals/adapters';
+import { CatalogLinks, CatalogModule } from '@deals/catalog';
+import { Clock, EventStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
+import { PurchasingModule } from '@deals/purchasing';
+import { DynamicModule, Global, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { CqrsModule } from '@nestjs/cqrs';
+import { CatalogueImport } from './catalogue-import';
+import { DemoSeed } from './demo-seed';
+import { PROJECTIONS, ProjectionHost } from './projection-host';
+import { ALL_PROJECTIONS } from './projections';
+import { ServiceConfig } from './service-config';
+
+/** Which process this is: what it runs beside the shared core. */
+export type ProcessRole = 'api' | 'worker' | 'cli';
+
+export interface ServiceCoreOptions {
+  config: ServiceConfig;
+  role: ProcessRole;
+  clock?: Clock;
+  ids?: IdGenerator;
+}
+
+const ROLE = Symbol('ROLE');
+
+/** Starts what this process runs, and closes it all in order on shutdown. */
+@Injectable()
+class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(
+    private readonly host: ProjectionHost,
+    private readonly scheduler: Scheduler,
+    private readonly store: EventStore,
+    private readonly views: ViewStore,
+    private readonly config: ServiceConfig,
+    private readonly options: { role: ProcessRole },
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.host.defineAll();
+    if (this.options.role === 'cli') return;
+    if (this.config.runProjections) await this.host.startAll();
+    await this.scheduler.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.host.stopAll();
+    await this.scheduler.close();
+    await this.store.close();
+    await this.views.close();
+  }
+}
+
+/**
+ * Everything every process of the service shares: configuration, adapters, the bounded contexts'
+ * commands and queries, the projections and their host. The API adds HTTP; the worker and the CLI
+ * add their own parts.
+ */
+@Global()
+@Module({})
+export class ServiceCoreModule {
+  static forRoot({ config, role, clock, ids }: ServiceCoreOptions): DynamicModule {
+    return {
+      module: ServiceCoreModule,
+      imports: [
+        ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ service: config })] }),
+        AdaptersModule.forRoot({ settings: config, clock, ids }),
+        CqrsModule.forRoot(),
+        AccountsModule,
+        CatalogModule,
+        PurchasingModule,
+      ],
+      providers: [
+        { provide: ServiceConfig, useValue: config },
+        { provide: ROLE, useValue: { role } },
+        { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
+        { provide: CatalogLinks, useValue: { siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl } },
+        ProjectionHost,
+        { provide: ViewProgress, useExisting: ProjectionHost },
+        { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, ServiceConfig, ROLE] },
+        CatalogueImport,
+        DemoSeed,
+      ],
+      exports: [ServiceConfig, PROJECTIONS, CatalogLinks, ProjectionHost, ViewProgress, CatalogueImport, DemoSeed, AccountsModule, CatalogModule, PurchasingModule],
+    };
+  }
+}

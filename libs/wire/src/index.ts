@@ -1,0 +1,6 @@
+export * from './error-body';
+export * from './error.filter';
+export * from './get-body';
+export * from './https-front';
+export * from './partner-auth.guard';
+export * from './wire-time';

@@ -1,0 +1,25 @@
+import { EsdbEventStore } from '../../libs/adapters/src/event-store/esdb/esdb-event-store.adapter';
+import { eventStoreContract } from '../../libs/testing/src/contracts/event-store.contract';
+
+const url = process.env.EVENTSTORE_URL;
+
+if (!url) {
+  describe.skip('EventStore contract: eventstoredb — skipped because EVENTSTORE_URL is not set', () => {
+    it('needs a server', () => undefined);
+  });
+} else {
+  eventStoreContract('eventstoredb', async () => {
+    const store = new EsdbEventStore(url);
+    // Fail here, with the server's error, rather than in the middle of a test.
+    await store.ping();
+    return {
+      store,
+      connectAgain: async () => {
+        const other = new EsdbEventStore(url);
+        await other.ping();
+        return other;
+      },
+      cleanup: () => store.close(),
+    };
+  });
+}
