@@ -57,8 +57,12 @@ export async function startRedisServer(): Promise<{ url: string; stop(): Promise
   child.stderr?.on('data', (chunk) => (output += chunk));
   let failure: Error | undefined;
   child.on('error', (error) => (failure = error));
+  // Should the test process end without stop() (a crash, a killed worker), take the server along.
+  const orphanGuard = () => child.kill('SIGKILL');
+  process.once('exit', orphanGuard);
 
   const stop = async () => {
+    process.off('exit', orphanGuard);
     const gone = exited(child);
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);

@@ -1,6 +1,6 @@
 import { CatalogHttpModule } from '@deals/catalog';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
-import { ErrorFilter, PartnerAuthGuard } from '@deals/wire';
+import { ErrorFilter, PartnerRoleGuard } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
@@ -38,7 +38,7 @@ export class ApiModule {
       ],
       controllers: [HealthController],
       providers: [
-        { provide: APP_GUARD, useClass: PartnerAuthGuard },
+        { provide: APP_GUARD, useClass: PartnerRoleGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],
     };

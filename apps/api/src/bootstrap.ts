@@ -1,12 +1,12 @@
 import { Clock, IdGenerator } from '@deals/kernel';
 import { DemoSeed, ServiceConfig } from '@deals/runtime';
-import { allowJsonBodyOnGet, errorBody, listenHttpsOnly } from '@deals/wire';
+import { parseJsonBodies, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { AddressInfo, Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Server as HttpsServer } from 'node:https';
 import { ApiModule } from './api.module';
 import { tlsMaterial } from './tls-material';
@@ -41,7 +41,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     bodyLimit: 1024 * 1024,
   });
   const fastify = adapter.getInstance();
-  allowJsonBodyOnGet(fastify);
+  parseJsonBodies(fastify);
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
@@ -52,24 +52,24 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       }
     });
   }
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids }), adapter, { bufferLogs: true });
+  // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids }), adapter, { bufferLogs: true, bodyParser: false });
+  const verifier = app.get(CredentialVerifier);
+  authenticateEveryRequest(fastify, () => verifier);
   app.useLogger(app.get(Logger));
   await app.init();
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
-  let front: Server;
   if (config.behindTlsProxy) {
     await app.listen(config.port, config.host);
-    front = app.getHttpServer();
-  } else {
-    front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host);
+    return { app, port: (app.getHttpServer().address() as AddressInfo).port, close: () => app.close() };
   }
-  const port = (front.address() as AddressInfo).port;
+  const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host);
   return {
     app,
-    port,
+    port: (front.server.address() as AddressInfo).port,
     close: async () => {
-      if (!config.behindTlsProxy) await new Promise((resolve) => front.close(resolve));
+      await front.close();
       await app.close();
     },
   };

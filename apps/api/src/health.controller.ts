@@ -1,9 +1,8 @@
 import { EventStore, Scheduler, ViewStore } from '@deals/kernel';
-import { Public } from '@deals/wire';
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 
-/** Each port's backend and whether it answers. Open to all: it reveals nothing about partners. */
+/** Each port's backend and whether it answers. Open to all (wire PUBLIC_PATHS): it reveals nothing about partners. */
 @Controller('health')
 export class HealthController {
   constructor(
@@ -15,7 +14,6 @@ export class HealthController {
   ) {}
 
   @Get()
-  @Public()
   @HealthCheck()
   check() {
     const probe = (key: string, backend: string, ping: () => Promise<void>) => async () => {

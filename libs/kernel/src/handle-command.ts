@@ -1,12 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { Decider, DomainCommand, DomainEvent, fold } from './decider';
 import { KeyedMutex } from './keyed-mutex';
 import { EventMetadata, EventStore, LogPosition, StreamRevision, WrongExpectedRevision } from './ports/event-store.port';
-import { IdGenerator } from './ports/id-generator.port';
 
 /** Who asks, and when: everything a command needs from outside the domain. */
 export interface CommandContext {
   now: Date;
-  ids: IdGenerator;
   metadata: Omit<EventMetadata, 'occurredAt'>;
 }
 
@@ -56,7 +55,8 @@ export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>
       try {
         const result = await store.append(
           streamId,
-          events.map((e) => ({ id: context.ids.next(), type: e.type, data: e.data, metadata })),
+          // Event ids are technical (EventStoreDB deduplicates retried appends by them) and must be UUIDs.
+          events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
           revision ?? 'no_stream',
         );
         const after = events.reduce(decider.evolve, state);

@@ -1,17 +1,23 @@
+import { ValidationFailed } from '@deals/kernel';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Some calls carry the parameters of a GET as a JSON body (interface part 4). Fastify never parses
- * a body on GET unless GET is re-registered as a method with a body; and then a GET that merely
- * sends `Content-Type: application/json` with no body would be refused, so that header is dropped
- * when there is nothing to parse (libraries.md 6.3).
+ * Some calls carry the parameters of a GET as a JSON body (interface part 4), and Fastify parses a
+ * body on GET only once GET is re-registered as a method with a body (libraries.md 6.3). The JSON
+ * parser is replaced by one that wraps Fastify's own (which guards against prototype poisoning):
+ * an empty body is no body, so a client that sends `Content-Type: application/json` on every GET
+ * is not refused; a malformed body is a validation failure with the part 7 body, which Nest's own
+ * mapping of parser errors would lose.
  */
-export function allowJsonBodyOnGet(fastify: FastifyInstance): void {
+export function parseJsonBodies(fastify: FastifyInstance): void {
   fastify.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
-  fastify.addHook('onRequest', async (request) => {
-    if (request.method !== 'GET') return;
-    const length = request.headers['content-length'];
-    const chunked = /chunked/i.test(request.headers['transfer-encoding'] ?? '');
-    if (!chunked && (length === undefined || length === '0')) delete request.headers['content-type'];
+  const parse = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    parse(request, String(body), (error, value) => {
+      if (!error) return done(null, value);
+      done(new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'body', message: 'is not valid JSON' }]), undefined);
+    });
   });
 }

@@ -21,8 +21,17 @@ const refusal = (() => {
  * HTTPS server; anything else is answered, in plain HTTP, with the error body that refuses it.
  * (Fastify's TLS server alone would just drop a plain request without a word.)
  */
-export function listenHttpsOnly(https: HttpsServer, port: number, host: string): Promise<Server> {
+export interface HttpsFront {
+  server: Server;
+  /** Stops accepting, lets requests in flight finish (up to `graceMs`), then drops what is left. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export function listenHttpsOnly(https: HttpsServer, port: number, host: string): Promise<HttpsFront> {
+  const sockets = new Set<Socket>();
   const front = createServer((socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
     socket.once('data', (first: Buffer) => {
       socket.pause();
@@ -35,9 +44,19 @@ export function listenHttpsOnly(https: HttpsServer, port: number, host: string):
       }
     });
   });
-  front.on('close', () => https.close());
+  const close = async (graceMs = 2000) => {
+    const closed = new Promise((resolve) => front.close(resolve));
+    https.closeIdleConnections();
+    const deadline = Date.now() + graceMs;
+    while (sockets.size > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      https.closeIdleConnections();
+    }
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
   return new Promise((resolve, reject) => {
     front.once('error', reject);
-    front.listen(port, host, () => resolve(front));
+    front.listen(port, host, () => resolve({ server: front, close }));
   });
 }

@@ -29,7 +29,7 @@ export class CreatePartnerHandler implements ICommandHandler<CreatePartner> {
       partnerId, name: name.trim(), role, apiKeyHash: hashSecret(credentials.apiKey), username: credentials.username, passwordHash: hashSecret(credentials.password),
     };
     const { position } = await handleCommand(this.store, partnerStream(partnerId), partnerDecider, { type: 'RegisterPartner', data }, {
-      now: this.clock.now(), ids: this.ids, metadata: caller,
+      now: this.clock.now(), metadata: caller,
     });
     return { partnerId, name: data.name, role, position, ...credentials };
   }

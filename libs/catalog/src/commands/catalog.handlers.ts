@@ -1,4 +1,4 @@
-import { Clock, EventStore, handleCommand, IdGenerator, loadAggregate, ValidationFailed } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, loadAggregate, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { dealDecider } from '../domain/deal/deal.decider';
 import { dealStream } from '../domain/deal/deal.events';
@@ -8,11 +8,11 @@ import { ImportDeal, ImportRegion, TransitionDeal } from './catalog.commands';
 
 @CommandHandler(ImportRegion)
 export class ImportRegionHandler implements ICommandHandler<ImportRegion> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
 
   async execute({ region, caller }: ImportRegion) {
     const { position } = await handleCommand(this.store, regionStream(String(region?.id)), regionDecider, { type: 'ListRegion', data: { region } }, {
-      now: this.clock.now(), ids: this.ids, metadata: caller,
+      now: this.clock.now(), metadata: caller,
     });
     return { position };
   }
@@ -20,7 +20,7 @@ export class ImportRegionHandler implements ICommandHandler<ImportRegion> {
 
 @CommandHandler(ImportDeal)
 export class ImportDealHandler implements ICommandHandler<ImportDeal> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
 
   async execute({ deal, state, caller }: ImportDeal) {
     // A deal belongs to a region the catalogue knows; checked here because it crosses aggregates.
@@ -29,7 +29,7 @@ export class ImportDealHandler implements ICommandHandler<ImportDeal> {
       throw new ValidationFailed([{ type: 'not_found', resource: 'deal', field: 'region_id', message: `names no known region (${deal?.region_id})` }]);
     }
     const { position } = await handleCommand(this.store, dealStream(deal.id), dealDecider, { type: 'ListDeal', data: { deal, state } }, {
-      now: this.clock.now(), ids: this.ids, metadata: caller,
+      now: this.clock.now(), metadata: caller,
     });
     return { position };
   }
@@ -37,11 +37,11 @@ export class ImportDealHandler implements ICommandHandler<ImportDeal> {
 
 @CommandHandler(TransitionDeal)
 export class TransitionDealHandler implements ICommandHandler<TransitionDeal> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
 
   async execute({ dealId, to, caller }: TransitionDeal) {
     const { position } = await handleCommand(this.store, dealStream(dealId), dealDecider, { type: 'TransitionDeal', data: { dealId, to } }, {
-      now: this.clock.now(), ids: this.ids, metadata: caller,
+      now: this.clock.now(), metadata: caller,
     });
     return { position };
   }

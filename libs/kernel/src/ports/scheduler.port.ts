@@ -11,7 +11,7 @@ export interface ScheduledJob {
 export type JobHandler = (job: ScheduledJob) => Promise<void>;
 
 /** Ids that every adapter accepts. */
-export const JOB_ID_PATTERN = /^(?![0-9]+$)[A-Za-z0-9_-]{1,200}$/;
+export const JOB_ID_PATTERN = /^(?!-?[0-9]+$)[A-Za-z0-9_-]{1,200}$/;
 
 export function assertJobId(id: string): void {
   if (!JOB_ID_PATTERN.test(id)) throw new Error(`invalid job id ${JSON.stringify(id)}`);

@@ -1,4 +1,4 @@
-import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition } from '@deals/kernel';
+import { Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
@@ -12,11 +12,11 @@ export class StockInventory extends Command<{ position: LogPosition | null }> {
 
 @CommandHandler(StockInventory)
 export class StockInventoryHandler implements ICommandHandler<StockInventory> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
 
   async execute({ dealId, total, caller }: StockInventory) {
     const { position } = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'StockUnits', data: { dealId, total } }, {
-      now: this.clock.now(), ids: this.ids, metadata: caller,
+      now: this.clock.now(), metadata: caller,
     });
     return { position };
   }

@@ -60,7 +60,7 @@ const isDomainEvent = (event: EsdbRecordedEvent | undefined): event is EsdbRecor
   event !== undefined && event.isJson && !event.type.startsWith('$');
 
 function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
-  // Servers up to 22.6 give stream-read events no position (the client then shows 2^64-1).
+  // Before 22.6 the server sent no real position on stream reads (2^64-1 stood in for it).
   if (!event.position || event.position.commit === MAX_U64) {
     throw new Error(`event ${event.id} came without its log position: EventStoreDB 22.10 or later is needed`);
   }
@@ -95,6 +95,8 @@ async function drain<E>(read: AsyncIterable<E>): Promise<E[]> {
  * Subscriptions follow `$all` without system events and resubscribe by themselves after an error
  * from the last delivered position (the client does not), so a batch may come twice.
  * Events that are not JSON (written by other tools) are left out of `readAll` and `subscribe`.
+ * Needs EventStoreDB 22.10 or later, which gives events read from a stream their log position.
+ * A subscription's `close()` waits for the running handler, so it must not be awaited inside it.
  */
 export class EsdbEventStore extends EventStore {
   readonly backend = 'eventstoredb';

@@ -1,4 +1,4 @@
-import { assertJobId, Clock, JobHandler, ScheduledJob, Scheduler } from '@deals/kernel';
+import { assertJobId, Clock, JobHandler, KeyedMutex, ScheduledJob, Scheduler } from '@deals/kernel';
 import { Job, JobsOptions, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 
@@ -37,8 +37,10 @@ const JOB_OPTIONS: JobsOptions = {
  * called `start()` runs a Worker, and such a process must handle every kind armed on the queue
  * (a job of an unknown kind fails there and is retried, then kept among the failed).
  *
- * BullMQ ignores an `add` whose id it still holds, so `schedule` removes the id first. Removal
- * does not reach a job that is running; the handler re-checks its time anyway.
+ * BullMQ ignores an `add` whose id it still holds, so `schedule` removes the id first (serialised
+ * per id within a process; two processes arming one id at once may keep the earlier). Removal does
+ * not reach a job that is running; the handler re-checks its time anyway. Calls made before Redis
+ * has first answered wait for it up to {@link CONNECT_WAIT_MS}, then fail.
  */
 export class BullmqScheduler extends Scheduler {
   readonly backend = 'bullmq';
@@ -51,6 +53,8 @@ export class BullmqScheduler extends Scheduler {
   private readonly connection: Redis;
   private readonly queue: Queue;
   private readonly handlers = new Map<string, JobHandler>();
+  /** Two arms of one id in this process must not interleave as remove, remove, add, add (ignored). */
+  private readonly perId = new KeyedMutex();
   private workerConnection?: Redis;
   private worker?: Worker;
   private closing?: Promise<void>;
@@ -70,16 +74,18 @@ export class BullmqScheduler extends Scheduler {
 
   async schedule(job: ScheduledJob): Promise<void> {
     assertJobId(job.id);
-    const delay = Math.max(0, job.runAt.getTime() - this.clock.now().getTime());
     await this.connected();
-    await this.queue.remove(job.id); // its result says nothing: 1 also for an id it never held
-    await this.queue.add(job.kind, job.data, { ...JOB_OPTIONS, jobId: job.id, delay });
+    await this.perId.run(job.id, async () => {
+      await this.queue.remove(job.id); // its result says nothing: 1 also for an id it never held
+      const delay = Math.max(0, job.runAt.getTime() - this.clock.now().getTime());
+      await this.queue.add(job.kind, job.data, { ...JOB_OPTIONS, jobId: job.id, delay });
+    });
   }
 
   async cancel(id: string): Promise<void> {
     assertJobId(id);
     await this.connected();
-    await this.queue.remove(id);
+    await this.perId.run(id, () => this.queue.remove(id));
   }
 
   handle(kind: string, handler: JobHandler): void {
@@ -123,29 +129,22 @@ export class BullmqScheduler extends Scheduler {
 
   private async shutDown(): Promise<void> {
     if (this.worker) await this.closeWorker(this.worker);
-    console.log('worker closed');
     await this.queue.close();
-    console.log('queue closed');
     // Both are ours: BullMQ closes only the connections it created (the worker's duplicates).
     await quit(this.connection);
     if (this.workerConnection) await quit(this.workerConnection);
   }
 
   /**
-   * Lets running handlers finish, up to a deadline: `worker.close()` has none of its own. Past it,
-   * the worker's connections are dropped; the job's lock lapses and another worker retries it.
+   * Lets running handlers finish, up to a deadline: `worker.close()` has none of its own, and waits
+   * forever for a QUIT while Redis is away. Past the deadline the worker's connections are dropped;
+   * a running job's lock then lapses, and a worker retries it.
    */
   private async closeWorker(worker: Worker): Promise<void> {
-    let deadline: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => {
-      deadline = setTimeout(() => resolve('expired'), CLOSE_DEADLINE_MS);
-    });
-    const closed = worker.close().catch(this.onError);
-    const outcome = await Promise.race([closed, expired]);
-    clearTimeout(deadline);
-    if (outcome !== 'expired') return;
-    this.onError(new Error(`scheduler (bullmq): handlers still running after ${CLOSE_DEADLINE_MS} ms`));
-    await worker.disconnect();
+    if (await settlesWithin(worker.close(), CLOSE_DEADLINE_MS)) return;
+    this.onError(new Error(`scheduler (bullmq): worker not closed after ${CLOSE_DEADLINE_MS} ms`));
+    // With Redis gone, ioredis never says 'end' and this never settles; the sockets are shut anyway.
+    await settlesWithin(worker.disconnect(), 1000);
   }
 
   /** Until Redis first answers, BullMQ holds every call; this makes the caller wait a bounded time. */
@@ -163,6 +162,16 @@ export class BullmqScheduler extends Scheduler {
       this.connection.on('ready', onReady);
     });
   }
+}
+
+/** Whether the promise settled (either way) within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = promise.then(() => true, () => true);
+  const outcome = await Promise.race([settled, late]);
+  clearTimeout(timer);
+  return outcome;
 }
 
 /** QUIT when connected; otherwise drop the socket, since a QUIT would wait for Redis to return. */

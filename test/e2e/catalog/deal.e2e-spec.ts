@@ -1,0 +1,137 @@
+import { ManualClock } from '@deals/kernel';
+import { TestApi } from '../../support/api-harness';
+import { affiliate, cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
+
+/** The size names of `primary_image`, as part 2.1 of the interface lists them. */
+const SIZE_NAMES = ['_103', '_135', '_180', '_198', '_222', '_300', '_306', '_316', '_372', '_400', '_498', '_640', '_660', 'featured', 'large', 'medium', 'show', 'thumb', 'tiny', 'xlarge'];
+
+describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
+  let api: TestApi;
+  let apiKey: string;
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+
+  beforeAll(async () => {
+    api = await TestApi.start({ clock });
+    apiKey = (await api.createPartner()).apiKey;
+    await api.importRegions([chicago]);
+    const report = await api.importDeals([spaDay, cardLinked, ongoingShipped, affiliate]);
+    expect(report.outcomes.every((o) => o.ok)).toBe(true);
+  });
+  afterAll(() => api.close());
+  afterEach(() => clock.set('2026-06-15T12:00:00Z'));
+
+  it('answers a daily printed deal with every field of part 2.1', async () => {
+    const reply = await api.call('GET', '/deals/chicago-spa-day', { apiKey });
+    expect(reply.status).toBe(200);
+    const { primary_image, ...deal } = reply.body.deal;
+    expect(reply.body.status).toBe('success');
+    expect(deal).toEqual({
+      id: 'chicago-spa-day',
+      slug: 'chicago-spa-day',
+      deal_id: 'chicago-spa-day',
+      affinity_score: 4.2,
+      campaign: 'summer-2026',
+      category: 'Health & Beauty',
+      subcategory: 'Spa',
+      category_id: 2,
+      subcategory_id: 201,
+      combine_linked_offers: null,
+      custom_data: { source: 'test' },
+      current_price: 4900,
+      description1: 'A day of calm.',
+      description2: 'For two people.',
+      end_at: '2026-06-18T05:00:00Z',
+      ended: false,
+      expires_at: '2026-12-31T17:59:00-06:00',
+      fine_print: 'Limit 2 per person.',
+      fine_print_legalese: 'Void where prohibited.',
+      fulfillment_method: 'printed',
+      highlights: 'Massage; sauna',
+      image_url: '/images/deals/chicago-spa-day.jpg',
+      image_url_abs: 'https://deals.example.com/images/deals/chicago-spa-day.jpg',
+      instructions: 'Print the coupon.',
+      locations: [
+        {
+          address: { region: 'IL', postal_code: '60601', street: '1 Lake St', latitude: 41.886, locality: 'Chicago', longitude: -87.627, country: 'US' },
+          hours: '9-5',
+          phone: '(312) 555-0100',
+        },
+      ],
+      low_down: 'A day of calm.',
+      max_per_user: 2,
+      max_gift_per_user: 1,
+      merchant_name: 'Calm Spa',
+      num_left: 50,
+      number_sold: 0,
+      soldout: false,
+      purchasable_number: 2,
+      purchase_url: 'https://deals.example.com/deals/chicago-spa-day/purchase',
+      region_id: 'chicago',
+      region_name: 'Chicago',
+      region_slug: 'chicago',
+      robotitle: 'Spa day Chicago',
+      shipping_address_required: false,
+      show_url: 'https://deals.example.com/deals/chicago-spa-day',
+      situation: 'For two people.',
+      start_at: '2026-06-14T05:00:00Z',
+      starting_price: 4900,
+      state: 'in-flight',
+      supplier_id: 'acme-supply',
+      supplier_slug: 'acme-supply',
+      tags: ['spa', 'couples'],
+      title: 'Spa day for two',
+      type: 'daily-deal',
+      value: 12000,
+    });
+    expect(Object.keys(primary_image).sort()).toEqual([...SIZE_NAMES].sort());
+    for (const name of SIZE_NAMES) {
+      expect(primary_image[name]).toEqual({
+        size: name,
+        dimensions: expect.stringMatching(/^\d+x\d+$/),
+        url: `https://deals.example.com/images/deals/${name}/chicago-spa-day.jpg`,
+      });
+    }
+  });
+
+  it('answers the same deal under /v1 and with a .json suffix', async () => {
+    const plain = await api.call('GET', '/deals/chicago-spa-day', { apiKey });
+    expect((await api.call('GET', '/v1/deals/chicago-spa-day', { apiKey })).body).toEqual(plain.body);
+    expect((await api.call('GET', '/v1/deals/chicago-spa-day.json', { apiKey })).body).toEqual(plain.body);
+  });
+
+  it('gives a card-linked deal its card-linked fields, and no legal text', async () => {
+    const { body } = await api.call('GET', '/deals/chicago-coffee-back', { apiKey });
+    expect(body.deal).toMatchObject({
+      type: 'card-linked', fixed_fee: 25, incentive_amount: 500, incentive_percentage: null, max_linkage: 1000, maximum_allowance: 500,
+      min_spend: 2000, num_qualifying: 1, offer_construct: 'Spend $20, get $5 back', percent_fee: 10, num_left: 1000, expires_at: null,
+    });
+    expect(body.deal).not.toHaveProperty('fine_print_legalese');
+  });
+
+  it('gives other types no card-linked fields; a shipped deal needs an address', async () => {
+    const { body } = await api.call('GET', '/deals/chicago-headphones', { apiKey });
+    expect(body.deal).toMatchObject({ type: 'on-going', fulfillment_method: 'shipped', shipping_address_required: true, purchasable_number: 2, num_left: 2 });
+    for (const field of ['fixed_fee', 'incentive_amount', 'max_linkage', 'offer_construct', 'fine_print_legalese']) expect(body.deal).not.toHaveProperty(field);
+  });
+
+  it('shows an approved deal as approved before its start, in flight after it, and ended after its end', async () => {
+    const before = await api.call('GET', '/deals/chicago-free-trial', { apiKey });
+    expect(before.body.deal).toMatchObject({ type: 'affiliate', state: 'approved', ended: false, soldout: true, num_left: 0, purchasable_number: 0 });
+    clock.set('2026-06-25T00:00:00Z');
+    expect((await api.call('GET', '/deals/chicago-free-trial', { apiKey })).body.deal).toMatchObject({ state: 'in-flight', ended: false });
+    clock.set('2026-07-20T00:00:00Z');
+    expect((await api.call('GET', '/deals/chicago-free-trial', { apiKey })).body.deal).toMatchObject({ state: 'landed', ended: true, purchasable_number: 0 });
+  });
+
+  it('answers 404 find_failed for an unknown deal', async () => {
+    const reply = await api.call('GET', '/deals/no-such-deal', { apiKey });
+    expect(reply.status).toBe(404);
+    expect(reply.body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'deal no-such-deal not found' });
+  });
+
+  it('shows a state move and a revised price made by a later import', async () => {
+    await api.importDeals([{ ...ongoingShipped, current_price: 3499, state: 'paused' }]);
+    const { body } = await api.call('GET', '/deals/chicago-headphones', { apiKey });
+    expect(body.deal).toMatchObject({ current_price: 3499, starting_price: 3499, state: 'paused', purchasable_number: 0 });
+  });
+});

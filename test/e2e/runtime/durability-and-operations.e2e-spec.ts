@@ -1,0 +1,128 @@
+import { DEAL_DETAILS, REGIONS } from '@deals/catalog';
+import { PARTNER_CREDENTIALS } from '@deals/accounts';
+import { ViewStore } from '@deals/kernel';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli, TestApi } from '../../support/api-harness';
+import { chicago, honolulu, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
+import { tempDir } from '../../support/temp-dir';
+
+async function eventually<T>(probe: () => Promise<T>, ok: (value: T) => boolean, ms = 1000): Promise<{ value: T; elapsed: number }> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (ok(value) || Date.now() - started > ms) return { value, elapsed: Date.now() - started };
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('data survives restarts, and the operator CLI works beside the running server', () => {
+  const dir = tempDir('ops');
+  afterAll(() => dir.remove());
+
+  it('keeps partners, regions and deals across a restart', async () => {
+    const first = await TestApi.start({ dataDir: dir.path });
+    const partner = await first.createPartner('Durable');
+    await first.importRegions([chicago]);
+    await first.importDeals([spaDay]);
+    const before = await first.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey });
+    expect(before.status).toBe(200);
+    await first.stop();
+
+    const second = await TestApi.start({ dataDir: dir.path, clock: first.clock });
+    try {
+      const after = await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey });
+      expect(after.body).toEqual(before.body);
+      expect((await second.call('GET', '/api/v1/regions', { apiKey: partner.apiKey })).body.regions).toEqual([{ id: 'chicago', active: true, name: 'Chicago' }]);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  describe('with the server running', () => {
+    let api: TestApi;
+    let apiKey: string;
+    beforeAll(async () => {
+      api = await TestApi.start({ dataDir: dir.path });
+      apiKey = (await api.createPartner('Operator test')).apiKey;
+    });
+    afterAll(() => api.stop());
+
+    it('shows what the CLI writes within a second: a partner, regions, deals and a state move', async () => {
+      const created = await runCli(dir.path, ['partners:create', '--name', 'From the CLI', '--json']);
+      expect(created.code).toBe(0);
+      const cliPartner = JSON.parse(created.stdout.trim());
+      expect(cliPartner).toEqual({
+        partner_id: expect.any(String), name: 'From the CLI', role: 'partner', api_key: expect.stringMatching(/^dk_/), username: expect.stringMatching(/^from-the-cli-/), password: expect.any(String),
+      });
+      const seen = await eventually(() => api.call('GET', '/api/v1/regions', { apiKey: cliPartner.api_key }), (r) => r.status === 200);
+      expect(seen.value.status).toBe(200);
+      expect(seen.elapsed).toBeLessThan(1000);
+
+      const regionsFile = join(dir.path, 'regions.json');
+      writeFileSync(regionsFile, JSON.stringify([honolulu, { ...honolulu, id: 'Bad Id', time_zone: 'Nowhere/Else' }]));
+      const regions = await runCli(dir.path, ['regions:import', regionsFile]);
+      expect(regions.code).toBe(1);
+      expect(regions.stdout).toContain('1 of 2 regions imported.');
+      expect(regions.stdout).toMatch(/Bad Id: .*time_zone/);
+
+      const dealsFile = join(dir.path, 'deals.json');
+      writeFileSync(dealsFile, JSON.stringify([{ ...ongoingShipped, quantity: 7 }]));
+      expect((await runCli(dir.path, ['deals:import', dealsFile])).stdout).toContain('1 of 1 deals imported.');
+      const deal = await eventually(() => api.call('GET', '/deals/chicago-headphones', { apiKey }), (r) => r.status === 200);
+      expect(deal.value.body.deal).toMatchObject({ num_left: 7, state: 'in-flight' });
+
+      expect((await runCli(dir.path, ['deals:transition', 'chicago-headphones', 'paused'])).code).toBe(0);
+      const paused = await eventually(() => api.call('GET', '/deals/chicago-headphones', { apiKey }), (r) => r.body.deal.state === 'paused');
+      expect(paused.value.body.deal.state).toBe('paused');
+      const refused = await runCli(dir.path, ['deals:transition', 'chicago-headphones', 'approved']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('cannot move from paused to approved');
+    });
+
+    it('rebuilds views equal to the live ones and the server switches to them', async () => {
+      const views = api.get(ViewStore);
+      const snapshot = async () => ({
+        regions: await views.find(REGIONS, {}, { sort: { _id: 1 } }),
+        deals: await views.find(DEAL_DETAILS, {}, { sort: { _id: 1 } }),
+        partners: await views.find(PARTNER_CREDENTIALS, {}, { sort: { _id: 1 } }),
+      });
+      const live = await snapshot();
+      const generations = (await views.status()).map((s) => s.generation);
+      const before = (await api.call('GET', '/deals/chicago-spa-day', { apiKey })).body;
+
+      const rebuilt = await runCli(dir.path, ['projections:rebuild']);
+      expect(rebuilt.code).toBe(0);
+      expect(rebuilt.stdout).toMatch(/rebuilt partner_credentials, regions, deal_details from \d+ events/);
+
+      const switched = await eventually(() => views.status(), (s) => s.every((c, i) => c.generation !== generations[i]), 3000);
+      expect(switched.value.map((s) => s.generation)).not.toEqual(generations);
+      expect(await snapshot()).toEqual(live);
+      expect((await api.call('GET', '/deals/chicago-spa-day', { apiKey })).body).toEqual(before);
+
+      const status = await runCli(dir.path, ['projections:status', '--json']);
+      for (const row of JSON.parse(status.stdout)) expect(row).toMatchObject({ lag: 0, checkpoint: row.head });
+    });
+  });
+
+  it('loads the demo catalogue and demo partner on a first start, and not again', async () => {
+    const demoDir = tempDir('demo');
+    try {
+      const api = await TestApi.start({ dataDir: demoDir.path, env: { DEMO_DATA: 'on' } });
+      const demo = JSON.parse(readFileSync(join(demoDir.path, 'demo-partner.json'), 'utf8'));
+      await api.settle();
+      const regions = await api.call('GET', '/api/v1/regions', { apiKey: demo.api_key });
+      expect(regions.body.regions.length).toBeGreaterThanOrEqual(30);
+      expect((await api.get(ViewStore).count(DEAL_DETAILS, {}))).toBeGreaterThanOrEqual(200);
+      const types = new Set((await api.get(ViewStore).find<any>(DEAL_DETAILS, {})).map((d) => `${d.deal.type}/${d.deal.fulfillment_method}`));
+      expect(types.size).toBe(12);
+      await api.stop();
+      const again = await TestApi.start({ dataDir: demoDir.path, env: { DEMO_DATA: 'on' } });
+      expect(JSON.parse(readFileSync(join(demoDir.path, 'demo-partner.json'), 'utf8'))).toEqual(demo);
+      expect((await again.call('GET', '/api/v1/regions', { apiKey: demo.api_key })).status).toBe(200);
+      await again.stop();
+    } finally {
+      demoDir.remove();
+    }
+  });
+});

@@ -1,0 +1,119 @@
+import { connect } from 'node:net';
+import { TestApi } from '../../support/api-harness';
+import { chicago } from '../../support/catalogue-fixtures';
+
+const unauthorized = (msg: string) => ({ status: 'error', error_type: 'unauthorized', error_msg: msg });
+
+describe('authentication and the wire', () => {
+  let api: TestApi;
+  let partner: Awaited<ReturnType<TestApi['createPartner']>>;
+  let auditor: Awaited<ReturnType<TestApi['createPartner']>>;
+
+  beforeAll(async () => {
+    api = await TestApi.start();
+    partner = await api.createPartner('Acme');
+    auditor = await api.createPartner('Audit office', 'auditor');
+    await api.importRegions([chicago]);
+  });
+  afterAll(() => api.close());
+
+  describe('v1 and unprefixed calls take api_key', () => {
+    it('refuses a missing key with 401 and the error body', async () => {
+      const reply = await api.call('GET', '/api/v1/regions');
+      expect(reply.status).toBe(401);
+      expect(reply.body).toEqual(unauthorized('missing api_key: pass your partner API key as the api_key query parameter'));
+    });
+    it('refuses a wrong key, and the password or username in its place', async () => {
+      for (const key of ['dk_wrong', partner.password, partner.username]) {
+        const reply = await api.call('GET', '/deals/anything', { apiKey: key });
+        expect(reply.status).toBe(401);
+        expect(reply.body).toEqual(unauthorized('wrong api_key'));
+      }
+    });
+    it('accepts the right key', async () => {
+      expect((await api.call('GET', '/api/v1/regions/chicago', { apiKey: partner.apiKey })).status).toBe(200);
+    });
+    it('authenticates before routing: an unknown path needs credentials too', async () => {
+      expect((await api.call('GET', '/no/such/path')).status).toBe(401);
+      const known = await api.call('GET', '/no/such/path', { apiKey: partner.apiKey });
+      expect(known.status).toBe(404);
+      expect(known.body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'no such resource or endpoint' });
+    });
+  });
+
+  describe('/api/v3 calls take HTTP basic credentials', () => {
+    it('refuses missing credentials with 401, a challenge and the error body', async () => {
+      const reply = await api.call('GET', '/api/v3/deals');
+      expect(reply.status).toBe(401);
+      expect(reply.headers['www-authenticate']).toMatch(/^Basic /);
+      expect(reply.body).toEqual(unauthorized('missing credentials: give your username and password as HTTP basic credentials'));
+    });
+    it('refuses a wrong password, an unknown user and the api_key instead', async () => {
+      for (const basic of [
+        { username: partner.username, password: 'wrong' },
+        { username: 'nobody', password: partner.password },
+        { username: auditor.username, password: partner.password },
+      ]) {
+        const reply = await api.call('GET', '/api/v3/deals', { basic });
+        expect(reply.status).toBe(401);
+        expect(reply.body).toEqual(unauthorized('wrong username or password'));
+      }
+      expect((await api.call('GET', '/api/v3/deals', { apiKey: partner.apiKey })).status).toBe(401);
+    });
+    it('lets the right credentials through to routing', async () => {
+      const reply = await api.call('GET', '/api/v3/no-such-call', { basic: { username: partner.username, password: partner.password } });
+      expect(reply.status).toBe(404);
+    });
+  });
+
+  it('keeps only hashes of the credentials', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const log = readFileSync(join(api.dataDir, 'events.sqlite')).toString('latin1');
+    for (const secret of [partner.apiKey, partner.password, auditor.apiKey, auditor.password]) expect(log).not.toContain(secret);
+  });
+
+  it('refuses plain HTTP on the same port with the error body', async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(api.port, '127.0.0.1', () => socket.write(`GET /api/v1/regions?api_key=${partner.apiKey} HTTP/1.1\r\nHost: x\r\n\r\n`));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({
+      status: 'error', error_type: 'https_required', error_msg: 'plain HTTP is refused: call this service over HTTPS',
+    });
+  });
+
+  it('answers health without credentials, naming each port backend', async () => {
+    const reply = await api.call('GET', '/health');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({
+      status: 'ok',
+      info: { eventStore: { status: 'up', backend: 'sqlite' }, viewStore: { status: 'up', backend: 'in-process' }, scheduler: { status: 'up', backend: 'in-process' } },
+    });
+  });
+
+  it('gives every response a request id, keeping a sane one the caller sent', async () => {
+    const mine = await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey, headers: { 'x-request-id': 'req-123' } });
+    expect(mine.headers['x-request-id']).toBe('req-123');
+    const made = await api.call('GET', '/api/v1/regions', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('accepts a GET that declares a JSON body but sends none', async () => {
+    const reply = await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey, headers: { 'content-type': 'application/json' } });
+    expect(reply.status).toBe(200);
+  });
+
+  it('refuses a malformed JSON body with a 422 naming the body', async () => {
+    const { request, Agent } = await import('undici');
+    const reply = await request(`${api.url}/api/v1/regions?api_key=${partner.apiKey}`, {
+      method: 'GET', headers: { 'content-type': 'application/json' }, body: '{"broken":', dispatcher: new Agent({ connect: { rejectUnauthorized: false } }),
+    });
+    expect(reply.statusCode).toBe(422);
+    expect(await reply.body.json()).toMatchObject({ status: 'error', error_type: 'validation_failed', errors: [{ type: 'invalid', resource: 'request', field: 'body' }] });
+  });
+});

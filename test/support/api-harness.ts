@@ -1,0 +1,124 @@
+import { execFile } from 'node:child_process';
+import { CreatePartner, CreatedPartner, PartnerRole } from '@deals/accounts';
+import { Clock, ManualClock, OPERATOR, SequentialIdGenerator } from '@deals/kernel';
+import { CatalogueImport, DealImportRecord, loadServiceConfig, ProjectionHost } from '@deals/runtime';
+import type { RegionTerms } from '@deals/catalog';
+import { CommandBus } from '@nestjs/cqrs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Agent, request } from 'undici';
+import { RunningApi, startApi } from '../../apps/api/src/bootstrap';
+import { tempDir } from './temp-dir';
+
+const ROOT = join(__dirname, '..', '..');
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+export interface CallOptions {
+  apiKey?: string;
+  basic?: { username: string; password: string };
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T;
+}
+
+export interface TestApiOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** Reuse a data folder (a restart); otherwise a fresh temporary one. */
+  dataDir?: string;
+}
+
+/**
+ * The real application on the embedded default, in a temporary data folder, spoken to over HTTPS.
+ * Each test makes its own partner and catalogue.
+ */
+export class TestApi {
+  private constructor(private running: RunningApi, readonly dataDir: string, readonly clock: Clock, private readonly removeDir: () => void) {}
+
+  static async start(options: TestApiOptions = {}): Promise<TestApi> {
+    const dir = options.dataDir ? { path: options.dataDir, remove: () => undefined } : tempDir('e2e');
+    const clock = options.clock ?? new ManualClock(new Date('2026-06-15T12:00:00Z'));
+    const config = loadServiceConfig({ DATA_DIR: dir.path, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'off', LOG_LEVEL: 'silent', ...options.env });
+    const running = await startApi({ config, clock, ids: options.dataDir ? undefined : new SequentialIdGenerator('t') });
+    return new TestApi(running, dir.path, clock, dir.remove);
+  }
+
+  get port(): number {
+    return this.running.port;
+  }
+
+  get url(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  get<T>(type: abstract new (...args: never[]) => T): T {
+    return this.running.app.get(type as never) as T;
+  }
+
+  async call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<Reply<T>> {
+    const url = new URL(path, this.url);
+    if (options.apiKey !== undefined) url.searchParams.set('api_key', options.apiKey);
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.basic) headers.authorization = `Basic ${Buffer.from(`${options.basic.username}:${options.basic.password}`).toString('base64')}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    const reply = await request(url, { method: method as never, headers, body, dispatcher: insecure });
+    const text = await reply.body.text();
+    return { status: reply.statusCode, headers: reply.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  async createPartner(name = 'Test partner', role: PartnerRole = 'partner'): Promise<CreatedPartner> {
+    const partner = await this.get(CommandBus).execute(new CreatePartner(name, role, OPERATOR));
+    await this.settle();
+    return partner;
+  }
+
+  async importRegions(regions: RegionTerms[]) {
+    const report = await this.get(CatalogueImport).regions(regions, OPERATOR);
+    await this.settle();
+    return report;
+  }
+
+  async importDeals(deals: DealImportRecord[]) {
+    const report = await this.get(CatalogueImport).deals(deals, OPERATOR);
+    await this.settle();
+    return report;
+  }
+
+  /** Waits until every view holds everything in the log. */
+  settle(): Promise<void> {
+    return this.get(ProjectionHost).waitForAll();
+  }
+
+  async stop(): Promise<void> {
+    await this.running.close();
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    this.removeDir();
+  }
+}
+
+/** Runs the operator CLI from source as its own process on a data folder. */
+export async function runCli(dataDir: string, args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-r', '@swc-node/register', 'apps/cli/src/main.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+      timeout: 60_000,
+    });
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const failed = error as { stdout?: string; stderr?: string; code?: number };
+    return { stdout: failed.stdout ?? '', stderr: failed.stderr ?? '', code: failed.code ?? 1 };
+  }
+}
