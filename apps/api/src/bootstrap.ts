@@ -54,10 +54,11 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   }
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids }), adapter, { bufferLogs: true, bodyParser: false });
-  const verifier = app.get(CredentialVerifier);
-  authenticateEveryRequest(fastify, () => verifier);
   app.useLogger(app.get(Logger));
   await app.init();
+  // After init, so that the request log (Nest middleware) runs first and records refusals too.
+  const verifier = app.get(CredentialVerifier);
+  authenticateEveryRequest(fastify, () => verifier);
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
   if (config.behindTlsProxy) {
