@@ -115,6 +115,17 @@ export class MingoViewStore extends ViewStore {
   }
 
   async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
+    if (!options.sort && !options.skip) {
+      // The common lookup (by an indexed key, no order): test candidates directly, no cursor.
+      const query = this.query(filter);
+      const limit = options.limit || Infinity;
+      const found: T[] = [];
+      for (const doc of this.candidates(collection, filter)) {
+        if (found.length >= limit) break;
+        if (query.test(doc as unknown as Record<string, unknown>)) found.push(doc as T);
+      }
+      return found;
+    }
     let cursor = this.query(filter).find<T>(this.candidates(collection, filter) as unknown as Record<string, unknown>[]);
     if (options.sort) cursor = cursor.sort(options.sort);
     if (options.skip) cursor = cursor.skip(options.skip);
