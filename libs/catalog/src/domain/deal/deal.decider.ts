@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { DealTerms, validateDealTerms, WORKFLOW_STATES, WorkflowState } from './deal-terms';
 import { canMove } from './deal-workflow';
 import { DealEvent } from './deal.events';
@@ -12,19 +12,10 @@ export interface Deal {
   state: WorkflowState;
 }
 
-const stateIssue = (to: unknown) => ({
-  type: 'invalid' as const,
-  resource: 'deal',
-  field: 'state',
-  message: `must be one of ${WORKFLOW_STATES.join(', ')}`,
-  to,
-});
+const unknownState: ValidationIssue = { type: 'invalid', resource: 'deal', field: 'state', message: `must be one of ${WORKFLOW_STATES.join(', ')}` };
 
 function transition(deal: Deal, dealId: string, to: WorkflowState): DealEvent[] {
-  if (!WORKFLOW_STATES.includes(to)) {
-    const { to: _, ...issue } = stateIssue(to);
-    throw new ValidationFailed([issue]);
-  }
+  if (!WORKFLOW_STATES.includes(to)) throw new ValidationFailed([unknownState]);
   if (deal.state === to) return [];
   if (!canMove(deal.state, to)) {
     throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'state', message: `cannot move from ${deal.state} to ${to}` }]);
@@ -50,10 +41,7 @@ export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
       case 'ListDeal': {
         const { deal: terms, state } = command.data;
         const issues = validateDealTerms(terms);
-        if (state !== undefined && !WORKFLOW_STATES.includes(state)) {
-          const { to: _, ...issue } = stateIssue(state);
-          issues.push(issue);
-        }
+        if (state !== undefined && !WORKFLOW_STATES.includes(state)) issues.push(unknownState);
         if (issues.length) throw new ValidationFailed(issues);
         if (!deal.terms) return [{ type: 'DealListed', data: { deal: terms, state: state ?? 'submitted' } }];
         const { changes, removed } = difference(deal.terms, terms);
