@@ -38,8 +38,9 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
 
   async onApplicationBootstrap(): Promise<void> {
     await this.host.defineAll();
-    if (this.options.role === 'cli') return;
-    if (this.config.runProjections) await this.host.startAll();
+    // The process that keeps the views also runs the jobs: the API when embedded, the worker otherwise.
+    if (this.options.role === 'cli' || !this.config.runProjections) return;
+    await this.host.startAll();
     await this.scheduler.start();
   }
 
