@@ -5,34 +5,20 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
-import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
 import { HealthController } from './health.controller';
-
-/** Strips secrets from what the request log shows of a URL (the v1 api_key rides in the query). */
-export function loggableUrl(url: string | undefined): string {
-  if (!url) return '';
-  return url.replace(/([?&](?:api_key|access_token|password)=)[^&]*/gi, '$1[redacted]');
-}
 
 /** The HTTPS API process: the shared core plus the contexts' routes, auth, errors and logs. */
 @Module({})
 export class ApiModule {
-  static forRoot(options: Omit<ServiceCoreOptions, 'role'>): DynamicModule {
+  static forRoot(options: Omit<ServiceCoreOptions, 'role'> & { logger: Logger }): DynamicModule {
     return {
       module: ApiModule,
       imports: [
-        ServiceCoreModule.forRoot({ ...options, role: 'api' }),
-        LoggerModule.forRoot({
-          forRoutes: ['*path'],
-          pinoHttp: {
-            level: options.config.logLevel,
-            genReqId: (req: IncomingMessage) => (req as IncomingMessage & { requestId?: string }).requestId ?? 'unknown',
-            serializers: {
-              req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: loggableUrl(req.url) }),
-              res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-            },
-          },
-        }),
+        ServiceCoreModule.forRoot({ config: options.config, clock: options.clock, ids: options.ids, role: 'api' }),
+        // Application logs through the process's pino logger; request lines come from Fastify's
+        // logger (RequestLogController), so no per-request Nest middleware runs.
+        LoggerModule.forRoot({ pinoHttp: { logger: options.logger }, forRoutes: [] }),
         TerminusModule,
         CatalogHttpModule,
       ],

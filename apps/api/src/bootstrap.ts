@@ -1,6 +1,6 @@
 import { Clock, IdGenerator } from '@deals/kernel';
 import { DemoSeed, ServiceConfig } from '@deals/runtime';
-import { parseJsonBodies, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly } from '@deals/wire';
+import { authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, parseJsonBodies, RequestLogController, serviceLogger } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
@@ -28,16 +28,17 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** A request id: the caller's `X-Request-Id` when it is sane, a new UUID otherwise. */
 function requestId(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-  (req as IncomingMessage & { requestId?: string }).requestId = id;
-  return id;
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 /** Builds the API, loads demo data on a first start, and listens (HTTPS only). */
 export async function startApi({ config, clock, ids }: ApiOptions): Promise<RunningApi> {
+  const logger = serviceLogger(config.logLevel);
   const adapter = new FastifyAdapter({
     ...(config.behindTlsProxy ? {} : { https: await tlsMaterial(config) }),
     genReqId: requestId,
+    loggerInstance: logger,
+    logController: new RequestLogController(),
     bodyLimit: 1024 * 1024,
   });
   const fastify = adapter.getInstance();
@@ -53,10 +54,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     });
   }
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids }), adapter, { bufferLogs: true, bodyParser: false });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids, logger }), adapter, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
   await app.init();
-  // After init, so that the request log (Nest middleware) runs first and records refusals too.
   const verifier = app.get(CredentialVerifier);
   authenticateEveryRequest(fastify, () => verifier);
   await app.get(DemoSeed).seedIfEmpty();

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ImportDealHandler, ImportRegionHandler, TransitionDealHandler } from './commands/catalog.handlers';
 import { DealsController } from './http/deals.controller';
+import { DealV1Bodies } from './http/deal-v1-bodies';
 import { RegionsController } from './http/regions.controller';
 import { CatalogQueries } from './queries/catalog.queries';
 
@@ -12,5 +13,5 @@ import { CatalogQueries } from './queries/catalog.queries';
 export class CatalogModule {}
 
 /** The catalogue's HTTP routes. */
-@Module({ imports: [CatalogModule], controllers: [RegionsController, DealsController] })
+@Module({ imports: [CatalogModule], controllers: [RegionsController, DealsController], providers: [DealV1Bodies] })
 export class CatalogHttpModule {}

@@ -4,3 +4,4 @@ export * from './get-body';
 export * from './https-front';
 export * from './partner-auth.guard';
 export * from './wire-time';
+export * from './request-log';

@@ -8,16 +8,32 @@ import { PARTNER_CREDENTIALS, PartnerCredentials } from '../projections/partner-
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 const toRef = (view: PartnerCredentials): PartnerRef => ({ id: view._id, name: view.name, role: view.role });
 
-/** Checks partner credentials against the hashes in the partner view. */
+/** How long a key that was found stays trusted without asking the view again. */
+const KNOWN_KEY_TTL_MS = 5000;
+const KNOWN_KEY_CAPACITY = 10_000;
+
+/**
+ * Checks partner credentials against the hashes in the partner view. Keys found are remembered for
+ * a few seconds (every request presents one); keys not found are always looked up, so a partner
+ * the CLI has just created is accepted at once.
+ */
 @Injectable()
 export class PartnerCredentialVerifier extends CredentialVerifier {
+  private readonly knownKeys = new Map<string, { partner: PartnerRef; until: number }>();
+
   constructor(private readonly views: ViewStore) {
     super();
   }
 
   async byApiKey(apiKey: string): Promise<PartnerRef | null> {
+    const now = Date.now();
+    const known = this.knownKeys.get(apiKey);
+    if (known && known.until > now) return known.partner;
     const view = await this.views.findOne<PartnerCredentials>(PARTNER_CREDENTIALS, { apiKeyHash: hashSecret(apiKey) });
-    return view ? toRef(view) : null;
+    if (!view) return null;
+    if (this.knownKeys.size >= KNOWN_KEY_CAPACITY) this.knownKeys.clear();
+    this.knownKeys.set(apiKey, { partner: toRef(view), until: now + KNOWN_KEY_TTL_MS });
+    return toRef(view);
   }
 
   async byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null> {

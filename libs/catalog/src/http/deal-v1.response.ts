@@ -1,5 +1,5 @@
 import { isoInZone, isoUtc } from '@deals/wire';
-import type { DealTerms } from '../domain/deal/deal-terms';
+import type { DealTerms, WorkflowState } from '../domain/deal/deal-terms';
 import { effectiveState } from '../domain/deal/deal-workflow';
 import type { DealDetails } from '../projections/deal-details/deal-details.projection';
 import type { RegionView } from '../projections/regions/regions.projection';
@@ -14,17 +14,31 @@ export const IMAGE_SIZES: Record<string, string> = {
 
 const CARD_LINKED_ONLY = ['fixed_fee', 'incentive_amount', 'incentive_percentage', 'max_linkage', 'maximum_allowance', 'min_spend', 'num_qualifying', 'offer_construct', 'percent_fee'] as const;
 
-/** Live inventory figures: derived at read time, since holds lapse with the clock. */
-export function inventoryFigures(view: DealDetails, now: Date) {
+/**
+ * What the clock changes in a deal's answer: its effective state, whether it ended, and the live
+ * inventory figures (holds lapse with time).
+ */
+export interface DealClockFacts {
+  state: WorkflowState;
+  ended: boolean;
+  num_left: number;
+  number_sold: number;
+  soldout: boolean;
+  purchasable_number: number;
+}
+
+export function dealClockFacts(view: DealDetails, now: Date): DealClockFacts {
   const deal = view.deal!;
+  const state = effectiveState({ state: view.state, start_at: deal.start_at, end_at: deal.end_at }, now);
   const numLeft = Math.max(0, view.inventory.total - view.inventory.sold);
-  const onSale = effectiveState({ state: view.state, start_at: deal.start_at, end_at: deal.end_at }, now) === 'in-flight';
   const perUser = deal.max_per_user ?? numLeft;
   return {
+    state,
+    ended: state === 'landed' || state === 'cancelled' || state === 'deleted' || Date.parse(deal.end_at) <= now.getTime(),
     num_left: numLeft,
     number_sold: view.inventory.sold,
     soldout: numLeft === 0,
-    purchasable_number: onSale ? Math.min(perUser, numLeft) : 0,
+    purchasable_number: state === 'in-flight' ? Math.min(perUser, numLeft) : 0,
   };
 }
 
@@ -41,11 +55,10 @@ export function imageUrls(deal: DealTerms, links: CatalogLinks) {
 }
 
 /** The v1 deal of part 2.1: every field, deprecated aliases carrying their replacements' values. */
-export function toDealV1(view: DealDetails, region: RegionView | null, now: Date, links: CatalogLinks): Record<string, unknown> {
+export function toDealV1(view: DealDetails, region: RegionView | null, facts: DealClockFacts, links: CatalogLinks): Record<string, unknown> {
   const deal = view.deal!;
   const zone = region?.region.time_zone ?? 'UTC';
-  const state = effectiveState({ state: view.state, start_at: deal.start_at, end_at: deal.end_at }, now);
-  const figures = inventoryFigures(view, now);
+  const { state, ended, ...figures } = facts;
   const images = imageUrls(deal, links);
   const body: Record<string, unknown> = {
     id: deal.id,
@@ -63,7 +76,7 @@ export function toDealV1(view: DealDetails, region: RegionView | null, now: Date
     description1: deal.description1 ?? '',
     description2: deal.description2 ?? '',
     end_at: isoUtc(deal.end_at),
-    ended: state === 'landed' || state === 'cancelled' || state === 'deleted' || Date.parse(deal.end_at) <= now.getTime(),
+    ended,
     expires_at: deal.expires_at ? isoInZone(deal.expires_at, zone) : null,
     fine_print: deal.fine_print ?? '',
     ...(deal.fulfillment_method === 'printed' ? { fine_print_legalese: deal.fine_print_legalese ?? '' } : {}),

@@ -1,18 +1,19 @@
 import { Clock, NotFound } from '@deals/kernel';
-import { Controller, Get, Param } from '@nestjs/common';
-import { CatalogLinks } from '../queries/catalog-links';
+import { Controller, Get, Param, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { CatalogQueries } from '../queries/catalog.queries';
-import { toDealV1 } from './deal-v1.response';
+import { DealV1Bodies } from './deal-v1-bodies';
 
 @Controller()
 export class DealsController {
-  constructor(private readonly catalog: CatalogQueries, private readonly clock: Clock, private readonly links: CatalogLinks) {}
+  constructor(private readonly catalog: CatalogQueries, private readonly clock: Clock, private readonly bodies: DealV1Bodies) {}
 
   @Get(['deals/:deal_id', 'v1/deals/:deal_id'])
-  async one(@Param('deal_id') dealId: string) {
+  async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const view = await this.catalog.deal(dealId.replace(/\.json$/, ''));
     if (!view) throw new NotFound(`deal ${dealId} not found`);
     const region = await this.catalog.region(view.deal!.region_id);
-    return { status: 'success', deal: toDealV1(view, region, this.clock.now(), this.links) };
+    void reply.type('application/json; charset=utf-8');
+    return this.bodies.json(view, region, this.clock.now());
   }
 }

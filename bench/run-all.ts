@@ -1,0 +1,94 @@
+/**
+ * Runs every bench and prints one table: each figure beside the limit it is measured against in
+ * the same run, and their ratio. `npm run bench` (full) or `npm run bench -- --quick` (smoke run:
+ * 3 s HTTP runs, fewer appends); `--only=<name>[,<name>]` runs some of them (names below).
+ *
+ * Exits non-zero when a bench throws; a ratio that misses its aim prints "below aim" and does not
+ * fail the run. Benchmarks never run under `npm test` (jest's roots leave `bench/` out).
+ */
+import { Bench, BenchOptions, BenchRow } from './support/bench-row';
+import { machine } from './support/conditions';
+import { table } from './support/table';
+import { eventStoreBench } from './event-store.bench';
+import { httpDealBench } from './http-deal.bench';
+
+/** Every bench, in the order they run. Later issues add theirs here. */
+const BENCHES: Array<{ name: string; run: Bench }> = [
+  { name: 'http-deal', run: httpDealBench },
+  { name: 'event-store', run: eventStoreBench },
+];
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): { options: BenchOptions; only: Set<string> | null } {
+  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--only='));
+  if (unknown.length) throw new UsageError(`unknown argument(s) ${unknown.join(' ')}; use --quick and --only=<${BENCHES.map((b) => b.name).join('|')}>`);
+  const quick = argv.includes('--quick');
+  const onlyArg = argv.find((a) => a.startsWith('--only='));
+  const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',').filter(Boolean)) : null;
+  for (const name of only ?? []) if (!BENCHES.some((b) => b.name === name)) throw new UsageError(`no bench named ${name}`);
+  return {
+    only,
+    options: {
+      quick,
+      httpDurationSec: quick ? 3 : 10,
+      httpWarmupSec: quick ? 1 : 3,
+      httpRounds: quick ? 1 : 2,
+      connections: 20,
+      appends: quick ? 4_000 : 20_000,
+      appendClients: 200,
+      rawCommitSec: quick ? 2 : 5,
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  const { options, only } = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  console.log(`deals-service benchmarks${options.quick ? ' (--quick smoke run: short durations, figures are rough)' : ''}`);
+  for (const line of machine()) console.log(`  ${line}`);
+  console.log(
+    `  HTTP: servers in this process (pid ${process.pid}), autocannon in a forked child process; HTTPS with the API's self-signed certificate;\n` +
+      `        ${options.connections} connections, ${options.httpWarmupSec} s warm-up + ${options.httpDurationSec} s measured per target (${options.httpRounds} alternating round(s))`,
+  );
+  console.log(`  event store: ${options.appends} appends from ${options.appendClients} concurrent clients; raw commit loop up to ${options.rawCommitSec} s`);
+  console.log('');
+
+  const rows: BenchRow[] = [];
+  const failed: string[] = [];
+  for (const bench of BENCHES) {
+    if (only && !only.has(bench.name)) continue;
+    const t0 = Date.now();
+    process.stdout.write(`running ${bench.name} … `);
+    try {
+      const produced = await bench.run(options);
+      rows.push(...produced);
+      console.log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    } catch (error) {
+      failed.push(bench.name);
+      console.log('FAILED');
+      console.error(error instanceof Error ? error.stack : error);
+    }
+  }
+
+  console.log('');
+  if (rows.length) console.log(table(rows));
+  const notes = rows.flatMap((r) => r.notes ?? []);
+  if (notes.length) {
+    console.log('');
+    for (const note of notes) console.log(`  ${note}`);
+  }
+  console.log('');
+  console.log(`total ${((Date.now() - started) / 1000).toFixed(1)} s${failed.length ? `; FAILED: ${failed.join(', ')}` : ''}`);
+  return failed.length ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error instanceof UsageError ? error.message : error instanceof Error ? error.stack : error);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,22 @@
+/** A single HTTPS GET for fetching reference bodies before a bench (not for load). */
+import { request } from 'node:https';
+
+export interface HttpsAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** One GET over HTTPS that trusts exactly `ca` (the service's self-signed certificate). */
+export function httpsGet(url: string, ca: string): Promise<HttpsAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'GET', ca, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

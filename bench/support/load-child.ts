@@ -1,0 +1,59 @@
+/**
+ * The load-generator process forked by `load.ts`: receives one {@link LoadSpec} over IPC, runs
+ * autocannon with it, sends back a {@link LoadRun} and exits. Not a bench of its own.
+ */
+import autocannon from 'autocannon';
+import type { EventEmitter } from 'node:events';
+import type { LoadRun, LoadSpec } from './load';
+
+async function run(spec: LoadSpec): Promise<LoadRun> {
+  // autocannon's own histogram keeps whole milliseconds; its 'response' event carries the
+  // hrtime-based latency as a float, kept here (2xx only, as autocannon does) for sub-ms percentiles.
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  const cpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  const instance = autocannon({
+    url: `${spec.origin}${spec.paths[0]}`,
+    connections: spec.connections,
+    pipelining: 1,
+    duration: spec.durationSec,
+    // autocannon always connects with rejectUnauthorized: false (lib/httpClient.js); the CA is
+    // given anyway so that the intent is visible. The non-2xx and error counts tell if TLS failed.
+    tlsOptions: { ca: spec.ca },
+    requests: spec.paths.map((path) => ({ method: 'GET', path })),
+  }) as unknown as Promise<autocannon.Result> & EventEmitter; // the promise is also autocannon's event tracker
+  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (status < 200 || status >= 300) return;
+    if (count === latencies.length) {
+      const grown = new Float64Array(latencies.length * 2);
+      grown.set(latencies);
+      latencies = grown;
+    }
+    latencies[count++] = ms;
+  });
+  const result = await instance;
+  const runMicros = Number(process.hrtime.bigint() - started) / 1000;
+  const runCpu = process.cpuUsage(cpuBefore);
+  const cpu = process.cpuUsage();
+  return {
+    durationSec: result.duration,
+    total: result.requests.total,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    bytes: result.throughput.total,
+    autocannonP99Ms: result.latency.p99,
+    latenciesMs: latencies.slice(0, count),
+    cpuMicros: cpu.user + cpu.system,
+    busyCores: (runCpu.user + runCpu.system) / runMicros,
+  };
+}
+
+process.once('message', (spec: LoadSpec) => {
+  run(spec).then(
+    (result) => process.send!({ ok: true, run: result }, () => process.exit(0)),
+    (error: unknown) => process.send!({ ok: false, error: error instanceof Error ? error.stack : String(error) }, () => process.exit(1)),
+  );
+});

@@ -1,0 +1,28 @@
+/** The table `run-all` prints: one line a row, numbers right-aligned with their units. */
+import { BenchRow, missesAim } from './bench-row';
+
+const number = (n: number, unit: string) => {
+  if (!Number.isFinite(n)) return String(n);
+  const digits = unit === 'ms' ? 2 : n < 100 ? 1 : 0;
+  return `${n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })} ${unit}`;
+};
+
+const aimText = ({ aim }: BenchRow) => (!aim ? '' : [aim.min !== undefined ? `≥ ${aim.min}` : '', aim.max !== undefined ? `≤ ${aim.max}` : ''].filter(Boolean).join(', '));
+
+/** The rows as a fixed-width text table: name, figure, limit, ratio, aim and verdict. */
+export function table(rows: BenchRow[]): string {
+  const header = ['bench', 'figure', 'limit (measured in this run)', 'limit', 'ratio', 'aim', 'verdict'];
+  const cells = rows.map((r) => [
+    r.name,
+    number(r.figure, r.unit),
+    r.limitName,
+    number(r.limit, r.limitUnit ?? r.unit),
+    Number.isFinite(r.ratio) ? r.ratio.toFixed(2) : String(r.ratio),
+    aimText(r),
+    r.aim ? (missesAim(r) ? 'below aim' : 'ok') : '',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const right = new Set([1, 3, 4]);
+  const line = (c: string[]) => c.map((v, i) => (right.has(i) ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
+}
