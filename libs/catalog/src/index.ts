@@ -2,8 +2,8 @@
 export { CatalogHttpModule, CatalogModule } from './catalog.module';
 export { ImportDeal, ImportRegion, TransitionDeal } from './commands/catalog.commands';
 export type { Appended } from './commands/catalog.commands';
-export type { DealTerms, WorkflowState, DealType, FulfillmentMethod } from './domain/deal/deal-terms';
-export { WORKFLOW_STATES } from './domain/deal/deal-terms';
+export type { DealLocation, DealTerms, WorkflowState, DealType, FulfillmentMethod } from './domain/deal/deal-terms';
+export { DEAL_TYPES, FULFILLMENT_METHODS, WORKFLOW_STATES } from './domain/deal/deal-terms';
 export type { RegionTerms } from './domain/region/region.events';
 export { dealDetailsProjection, DEAL_DETAILS } from './projections/deal-details/deal-details.projection';
 export type { DealDetails } from './projections/deal-details/deal-details.projection';

@@ -29,7 +29,7 @@ export class DemoSeed {
     const started = Date.now();
     const partner = await this.commands.execute(new CreatePartner('Demo partner', 'partner', OPERATOR));
     const regions = await this.catalogue.regions(demoRegions(), OPERATOR);
-    const deals = await this.catalogue.deals(demoDeals(this.clock.now()) as never, OPERATOR);
+    const deals = await this.catalogue.deals(demoDeals(this.clock.now()), OPERATOR);
     const failed = [...regions.outcomes, ...deals.outcomes].filter((o) => !o.ok);
     if (failed.length) throw new Error(`demo catalogue refused: ${JSON.stringify(failed.slice(0, 3))}`);
     const file = join(this.config.dataDir, 'demo-partner.json');

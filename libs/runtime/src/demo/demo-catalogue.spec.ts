@@ -81,7 +81,7 @@ describe('demo catalogue', () => {
         expect(d.locations.length).toBeGreaterThanOrEqual(1);
         expect(d.locations.length).toBeLessThanOrEqual(3);
         for (const { address } of d.locations) {
-          expect(haversineMiles(r.latitude, r.longitude, address.latitude, address.longitude)).toBeLessThan(25);
+          expect(haversineMiles(r.latitude, r.longitude, address.latitude!, address.longitude!)).toBeLessThan(25);
           expect(r.postal_codes).toContain(address.postal_code);
           expect(address.region).toBe(r.state);
           expect(address.country).toBe('US');

@@ -2,92 +2,17 @@
  * Deterministic demo catalogue (regions + deals) loaded on the first start of the service.
  * Everything derives from a seeded PRNG and the supplied `now`; there is no Math.random.
  */
+import { DEAL_TYPES, DealLocation, DealType, FULFILLMENT_METHODS, FulfillmentMethod, RegionTerms, WorkflowState } from '@deals/catalog';
+import type { DealImportRecord } from '../catalogue-import';
 import cities from './us-cities.json';
 
-export interface RegionImport {
-  id: string;
-  name: string;
-  city: string;
-  state: string;
-  time_zone: string;
-  latitude: number;
-  longitude: number;
-  postal_codes: string[];
-  active: boolean;
-}
+/** A demo region: the catalogue's own region terms. */
+export type RegionImport = RegionTerms;
+/** A demo deal: an import record that always names its state and inventory. */
+export type DealImport = DealImportRecord & Required<Pick<DealImportRecord, 'state' | 'quantity' | 'locations' | 'expires_at' | 'affinity_score'>>;
+export { DEAL_TYPES, FULFILLMENT_METHODS };
 
-export type DealType = 'daily-deal' | 'on-going' | 'affiliate' | 'card-linked';
-export type DealWorkflowState = 'in-flight' | 'approved' | 'landed' | 'paused' | 'submitted' | 'in-review';
-export type FulfillmentMethod = 'redemptioncoded' | 'printed' | 'shipped';
-
-export interface DealLocationImport {
-  address: {
-    street: string;
-    locality: string;
-    region: string;
-    postal_code: string;
-    country: 'US';
-    latitude: number;
-    longitude: number;
-  };
-  hours: string;
-  phone: string;
-}
-
-export interface DealImport {
-  id: string;
-  title: string;
-  type: DealType;
-  state: DealWorkflowState;
-  category: string;
-  subcategory: string;
-  category_id: number;
-  subcategory_id: number;
-  campaign: string;
-  affinity_score: number;
-  current_price: number;
-  value: number;
-  cost: number;
-  description1: string;
-  description2: string;
-  highlights: string;
-  fine_print: string;
-  fine_print_legalese?: string;
-  instructions: string;
-  start_at: string;
-  end_at: string;
-  expires_at: string;
-  expiration_days?: number;
-  fulfillment_method: FulfillmentMethod;
-  shipping_address_required: boolean;
-  image_url: string;
-  locations: DealLocationImport[];
-  max_per_user: number;
-  max_gift_per_user: number;
-  merchant_name: string;
-  merchant_id: string;
-  region_id: string;
-  supplier_id: string;
-  robotitle: string;
-  tags: string[];
-  custom_data: Record<string, unknown>;
-  combine_linked_offers: null;
-  quantity: number;
-  // card-linked only
-  fixed_fee?: number;
-  incentive_amount?: number;
-  incentive_percentage?: number;
-  max_linkage?: number;
-  maximum_allowance?: number;
-  min_spend?: number;
-  num_qualifying?: number;
-  offer_construct?: string;
-  percent_fee?: number;
-}
-
-export const DEAL_TYPES: readonly DealType[] = ['daily-deal', 'on-going', 'affiliate', 'card-linked'];
-export const FULFILLMENT_METHODS: readonly FulfillmentMethod[] = ['redemptioncoded', 'printed', 'shipped'];
-const OTHER_STATES: readonly DealWorkflowState[] = ['approved', 'landed', 'paused', 'submitted', 'in-review'];
+const OTHER_STATES: readonly WorkflowState[] = ['approved', 'landed', 'paused', 'submitted', 'in-review'];
 
 export function demoRegions(): RegionImport[] {
   return (cities as RegionImport[]).map((c) => ({ ...c, postal_codes: [...c.postal_codes] }));
@@ -170,7 +95,7 @@ export function demoDeals(now: Date, count = 300): DealImport[] {
     const method: FulfillmentMethod = i < 12 ? FULFILLMENT_METHODS[Math.floor(i / 4)] : m < 0.5 ? 'redemptioncoded' : m < 0.75 ? 'printed' : 'shipped';
     const region = i < regions.length ? regions[i] : pick(regions);
     // ~10% of deals are outside the in-flight state; deals in inactive regions have all landed.
-    let state: DealWorkflowState = i % 10 === 9 ? OTHER_STATES[Math.floor(i / 10) % OTHER_STATES.length] : 'in-flight';
+    let state: WorkflowState = i % 10 === 9 ? OTHER_STATES[Math.floor(i / 10) % OTHER_STATES.length] : 'in-flight';
     if (!region.active) state = 'landed';
 
     const [category, category_id, subcategory, subcategory_id, tslug, item, lo, hi, merchants] = pick(method === 'shipped' ? GOODS : LOCAL);
@@ -223,7 +148,7 @@ export function demoDeals(now: Date, count = 300): DealImport[] {
       title = `${offer_construct} at ${merchant_name}`;
     }
 
-    const locations: DealLocationImport[] = Array.from({ length: int(1, 3) }, () => {
+    const locations: DealLocation[] = Array.from({ length: int(1, 3) }, () => {
       const dLat = (rng() * 2 - 1) * 0.12; // about 8 miles
       const dLon = ((rng() * 2 - 1) * 0.12) / Math.cos((region.latitude * Math.PI) / 180);
       return {
