@@ -9,6 +9,7 @@
 import { Bench, BenchOptions, BenchRow } from './support/bench-row';
 import { machine } from './support/conditions';
 import { table } from './support/table';
+import { discoveryBench } from './discovery.bench';
 import { eventStoreBench } from './event-store.bench';
 import { httpDealBench } from './http-deal.bench';
 
@@ -16,6 +17,7 @@ import { httpDealBench } from './http-deal.bench';
 const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'http-deal', run: httpDealBench },
   { name: 'event-store', run: eventStoreBench },
+  { name: 'discovery', run: discoveryBench },
 ];
 
 class UsageError extends Error {}

@@ -35,8 +35,12 @@ export interface BenchRow {
   limitUnit?: string;
   /** figure ÷ limit. */
   ratio: number;
-  /** The ratio this figure should reach (`min`) or stay under (`max`); missing it prints "below aim", never fails the run. */
-  aim?: { min?: number; max?: number };
+  /**
+   * The ratio this figure should reach (`min`) or stay under (`max`), and/or a ceiling for the figure
+   * itself in its unit (`absoluteMax`, e.g. a p99 of 25 ms); missing it prints "below aim", never
+   * fails the run.
+   */
+  aim?: { min?: number; max?: number; absoluteMax?: number };
   /** Conditions worth printing under the table (non-2xx counts, rows read, …). */
   notes?: string[];
 }
@@ -48,8 +52,10 @@ export function row(name: string, figure: number, unit: string, limitName: strin
 }
 
 /** Whether a row misses its aim (rows without an aim never do). */
-export function missesAim({ ratio, aim }: BenchRow): boolean {
+export function missesAim({ figure, ratio, aim }: BenchRow): boolean {
   if (!aim) return false;
+  if (aim.absoluteMax !== undefined && !(figure <= aim.absoluteMax)) return true;
+  if (aim.min === undefined && aim.max === undefined) return false;
   if (!Number.isFinite(ratio)) return true;
   return (aim.min !== undefined && ratio < aim.min) || (aim.max !== undefined && ratio > aim.max);
 }

@@ -8,9 +8,9 @@ export interface HttpsAnswer {
 }
 
 /** One GET over HTTPS that trusts exactly `ca` (the service's self-signed certificate). */
-export function httpsGet(url: string, ca: string): Promise<HttpsAnswer> {
+export function httpsGet(url: string, ca: string, headers: Record<string, string> = {}): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', ca, agent: false }, (res) => {
+    const req = request(url, { method: 'GET', ca, agent: false, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));

@@ -21,6 +21,8 @@ async function run(spec: LoadSpec): Promise<LoadRun> {
     // autocannon always connects with rejectUnauthorized: false (lib/httpClient.js); the CA is
     // given anyway so that the intent is visible. The non-2xx and error counts tell if TLS failed.
     tlsOptions: { ca: spec.ca },
+    // autocannon merges these into every entry of `requests`.
+    headers: spec.headers,
     requests: spec.paths.map((path) => ({ method: 'GET', path })),
   }) as unknown as Promise<autocannon.Result> & EventEmitter; // the promise is also autocannon's event tracker
   instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {

@@ -12,6 +12,8 @@ export interface LoadSpec {
   origin: string;
   /** Paths requested in turn on every connection (autocannon `requests`); one path means a fixed URL. */
   paths: string[];
+  /** Headers sent with every request (e.g. `authorization`); none when missing. */
+  headers?: Record<string, string>;
   connections: number;
   durationSec: number;
   /** PEM of the server's certificate, handed to autocannon's `tlsOptions.ca`. */

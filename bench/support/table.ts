@@ -7,7 +7,17 @@ const number = (n: number, unit: string) => {
   return `${n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })} ${unit}`;
 };
 
-const aimText = ({ aim }: BenchRow) => (!aim ? '' : [aim.min !== undefined ? `≥ ${aim.min}` : '', aim.max !== undefined ? `≤ ${aim.max}` : ''].filter(Boolean).join(', '));
+/** Ratio aims as `≥ 0.5` / `≤ 2`; a ceiling on the figure itself with its unit, `figure ≤ 25 ms`. */
+const aimText = ({ aim, unit }: BenchRow) =>
+  !aim
+    ? ''
+    : [
+        aim.min !== undefined ? `≥ ${aim.min}` : '',
+        aim.max !== undefined ? `≤ ${aim.max}` : '',
+        aim.absoluteMax !== undefined ? `figure ≤ ${aim.absoluteMax} ${unit}` : '',
+      ]
+        .filter(Boolean)
+        .join(', ');
 
 /** The rows as a fixed-width text table: name, figure, limit, ratio, aim and verdict. */
 export function table(rows: BenchRow[]): string {

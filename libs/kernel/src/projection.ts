@@ -7,10 +7,12 @@ import type { IndexSpec, ViewDocument } from './ports/view-store.port';
  * to it, so replaying events never changes a view twice.
  */
 export interface Projection<V extends ViewDocument = ViewDocument> {
-  /** Also the collection name: snake_case of the question the view answers. */
+  /**
+   * Also the collection name: snake_case of the question the view answers. When `evolve` changes
+   * meaning, give it a new name (`deal_details_v2`): the new collection is filled from the start of
+   * the log on the next start, while the old one is left behind untouched.
+   */
   readonly name: string;
-  /** Bump when `evolve` changes meaning, then rebuild. */
-  readonly version: number;
   readonly handles: readonly string[];
   readonly indexes: IndexSpec[];
   /** Ids of the documents an event changes (usually one). */

@@ -75,7 +75,7 @@ export class ServiceCoreModule {
         { provide: ServiceConfig, useValue: config },
         { provide: ROLE, useValue: { role } },
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
-        { provide: CatalogLinks, useValue: { siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl } },
+        { provide: CatalogLinks, useValue: { apiBaseUrl: config.publicBaseUrl, siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl } },
         ProjectionHost,
         { provide: ViewProgress, useExisting: ProjectionHost },
         { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, ServiceConfig, ROLE] },

@@ -5,3 +5,4 @@ export * from './https-front';
 export * from './partner-auth.guard';
 export * from './wire-time';
 export * from './request-log';
+export * from './paging';

@@ -8,15 +8,29 @@ export function humanUtc(instant: string | Date): string {
   return `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} UTC ${d.getUTCFullYear()}`;
 }
 
-/** ISO 8601 UTC without milliseconds: `2026-01-05T00:00:00Z`. */
-export function isoUtc(instant: string | Date): string {
-  return new Date(instant).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** Remembers the answers of a pure formatter for the instants deals carry (bounded). */
+function memo<A extends unknown[]>(format: (...args: A) => string, capacity = 100_000): (...args: A) => string {
+  const known = new Map<string, string>();
+  return (...args: A) => {
+    const key = args.map(String).join('|');
+    let answer = known.get(key);
+    if (answer === undefined) {
+      if (known.size >= capacity) known.clear();
+      known.set(key, (answer = format(...args)));
+    }
+    return answer;
+  };
 }
+
+/** ISO 8601 UTC without milliseconds: `2026-01-05T00:00:00Z`. */
+export const isoUtc = memo((instant: string | Date): string => new Date(instant).toISOString().replace(/\.\d{3}Z$/, 'Z'));
 
 const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
 
 /** ISO 8601 in a time zone, with its offset at that instant: `2026-03-31T23:59:00-04:00`. */
-export function isoInZone(instant: string | Date, timeZone: string): string {
+export const isoInZone = memo(formatInZone);
+
+function formatInZone(instant: string | Date, timeZone: string): string {
   let format = offsetFormatters.get(timeZone);
   if (!format) {
     format = new Intl.DateTimeFormat('en-US', {

@@ -93,7 +93,7 @@ describe('data survives restarts, and the operator CLI works beside the running 
 
       const rebuilt = await runCli(dir.path, ['projections:rebuild']);
       expect(rebuilt.code).toBe(0);
-      expect(rebuilt.stdout).toMatch(/rebuilt partner_credentials, regions, deal_details from \d+ events/);
+      expect(rebuilt.stdout).toMatch(/rebuilt partner_credentials, regions, deal_details_v2 from \d+ events/);
 
       const switched = await eventually(() => views.status(), (s) => s.every((c, i) => c.generation !== generations[i]), 3000);
       expect(switched.value.map((s) => s.generation)).not.toEqual(generations);

@@ -1,6 +1,6 @@
 import { isoInZone, isoUtc } from '@deals/wire';
 import type { DealTerms, WorkflowState } from '../domain/deal/deal-terms';
-import { effectiveState } from '../domain/deal/deal-workflow';
+import { effectiveStateAt } from '../domain/deal/deal-workflow';
 import type { DealDetails } from '../projections/deal-details/deal-details.projection';
 import type { RegionView } from '../projections/regions/regions.projection';
 import type { CatalogLinks } from '../queries/catalog-links';
@@ -29,12 +29,12 @@ export interface DealClockFacts {
 
 export function dealClockFacts(view: DealDetails, now: Date): DealClockFacts {
   const deal = view.deal!;
-  const state = effectiveState({ state: view.state, start_at: deal.start_at, end_at: deal.end_at }, now);
+  const state = effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime());
   const numLeft = Math.max(0, view.inventory.total - view.inventory.sold);
   const perUser = deal.max_per_user ?? numLeft;
   return {
     state,
-    ended: state === 'landed' || state === 'cancelled' || state === 'deleted' || Date.parse(deal.end_at) <= now.getTime(),
+    ended: state === 'landed' || state === 'cancelled' || state === 'deleted' || view.endAt! <= now.getTime(),
     num_left: numLeft,
     number_sold: view.inventory.sold,
     soldout: numLeft === 0,

@@ -9,11 +9,11 @@ export class DealsController {
   constructor(private readonly catalog: CatalogQueries, private readonly clock: Clock, private readonly bodies: DealV1Bodies) {}
 
   @Get(['deals/:deal_id', 'v1/deals/:deal_id'])
-  async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+  async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     const view = await this.catalog.deal(dealId.replace(/\.json$/, ''));
     if (!view) throw new NotFound(`deal ${dealId} not found`);
     const region = await this.catalog.region(view.deal!.region_id);
     void reply.type('application/json; charset=utf-8');
-    return this.bodies.json(view, region, this.clock.now());
+    return this.bodies.one(view, region, this.clock.now());
   }
 }

@@ -14,7 +14,6 @@ export const PARTNER_CREDENTIALS = 'partner_credentials';
 
 export const partnerCredentialsProjection = defineProjection<PartnerCredentials>({
   name: PARTNER_CREDENTIALS,
-  version: 1,
   handles: ['PartnerRegistered'],
   indexes: [{ keys: { apiKeyHash: 1 }, unique: true }, { keys: { username: 1 }, unique: true }],
   documentIds: (event) => [(event.data as { partnerId: string }).partnerId],

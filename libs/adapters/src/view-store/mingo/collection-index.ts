@@ -1,74 +1,144 @@
-import type { ViewDocument, ViewFilter } from '@deals/kernel';
+import type { ViewDocument } from '@deals/kernel';
+import { Bitset, BitsetPool } from './bitset';
+import { leafValues, parsePath } from './field-path';
+import { GeoColumn } from './geo-column';
+import { QueryMemo } from './query-memo';
+import { Change, SortedIndex } from './sorted-index';
 
 type Key = string;
+type Doc = Record<string, unknown>;
+
 const keyOf = (value: unknown): Key | null =>
   typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? `${typeof value}:${value}` : null;
 
+// Keys holding at least this many documents keep a bitset once queried; smaller ones are cheaper
+// to turn into bits on each query than to keep (memory stays under 64 bitsets per field per 64k docs).
+const BITSET_MIN = 1024;
+
+interface KeyEntry {
+  slots: Set<number>;
+  bits: Bitset | null;
+}
+
+class EqualityIndex {
+  readonly byKey = new Map<Key, KeyEntry>();
+  private readonly path: string[];
+
+  constructor(readonly field: string) {
+    this.path = field.split('.');
+  }
+
+  apply({ before, after, slot }: Change): void {
+    const keys = this.keysOf(after);
+    if (before) {
+      for (const key of this.keysOf(before)) {
+        if (keys.has(key)) continue;
+        const entry = this.byKey.get(key);
+        entry?.slots.delete(slot);
+        entry?.bits?.delete(slot);
+      }
+    }
+    for (const key of keys) {
+      let entry = this.byKey.get(key);
+      if (!entry) this.byKey.set(key, (entry = { slots: new Set(), bits: null }));
+      entry.slots.add(slot);
+      entry.bits?.add(slot);
+    }
+  }
+
+  /** Adds the slots holding `key` to `found`. */
+  addTo(found: Bitset, key: Key, size: number): void {
+    const entry = this.byKey.get(key);
+    if (!entry) return;
+    if (!entry.bits && entry.slots.size >= BITSET_MIN) entry.bits = new Bitset(size).addAll(entry.slots);
+    if (entry.bits) found.or(entry.bits);
+    else found.addAll(entry.slots);
+  }
+
+  private keysOf(doc: ViewDocument): Set<Key> {
+    const keys = new Set<Key>();
+    for (const value of leafValues(doc as unknown as Doc, this.path)) {
+      const key = keyOf(value);
+      if (key !== null) keys.add(key);
+    }
+    return keys;
+  }
+}
+
 /**
- * Equality lookups over an in-memory collection on the fields its projection declared as indexed
- * (array fields index each element, as MongoDB's multikey indexes do). The planner narrows a query
- * to candidates with the most selective indexed equality or `$in`; mingo then checks the whole
- * filter on those only.
+ * The indexes of one in-memory collection. Each document gets a slot (a dense number, kept for
+ * good: view documents are never deleted) so that indexes can hold sets of documents as bitsets.
+ * On the fields its projection declared (the first field of each non-geo index) it keeps an
+ * equality index (array fields index each element, as MongoDB's multikey indexes do) and a sorted
+ * index (`SortedIndex`); `_id` has a sorted index too. `2dsphere` fields keep their points
+ * (`GeoColumn`).
  */
 export class CollectionIndex {
-  private readonly byField = new Map<string, Map<Key, Set<string>>>();
+  readonly bySlot: ViewDocument[] = [];
+  readonly sorted = new Map<string, SortedIndex>();
+  /** Scratch sets for the query running now; released when it is done. */
+  readonly pool = new BitsetPool();
+  readonly memo = new QueryMemo();
+  /** Changes on every commit, so that what the memo holds can be told stale. */
+  version = 0;
+  private readonly slotOf = new Map<string, number>();
+  private readonly equality = new Map<string, EqualityIndex>();
+  private readonly geo = new Map<string, GeoColumn>();
 
-  constructor(fields: string[]) {
-    for (const field of fields) if (field !== '_id') this.byField.set(field, new Map());
+  /** `fields`: those with `1`/`-1` indexes; `geoFields`: those with `2dsphere` ones. */
+  constructor(fields: string[], geoFields: string[] = []) {
+    for (const field of geoFields) this.geo.set(field, new GeoColumn(field));
+    this.sorted.set('_id', new SortedIndex('_id', this.bySlot));
+    // Paths through array positions or inherited names read differently in mingo; not indexed.
+    for (const field of fields) {
+      if (field === '_id' || !parsePath(field)) continue;
+      this.equality.set(field, new EqualityIndex(field));
+      this.sorted.set(field, new SortedIndex(field, this.bySlot));
+    }
   }
 
   get fields(): string[] {
-    return [...this.byField.keys()];
+    return [...this.equality.keys()];
   }
 
-  update(before: ViewDocument | undefined, after: ViewDocument): void {
-    for (const [field, index] of this.byField) {
-      if (before) for (const key of keysAt(before, field)) index.get(key)?.delete(before._id);
-      for (const key of keysAt(after, field)) {
-        let ids = index.get(key);
-        if (!ids) index.set(key, (ids = new Set()));
-        ids.add(after._id);
+  /** Number of slots (every document ever stored). */
+  get size(): number {
+    return this.bySlot.length;
+  }
+
+  slot(id: string): number | undefined {
+    return this.slotOf.get(id);
+  }
+
+  /** Updates every index for a commit; each document appears at most once in `writes`. */
+  apply(writes: ReadonlyArray<Omit<Change, 'slot'>>): void {
+    this.version++;
+    const changes: Change[] = writes.map(({ before, after }) => {
+      let slot = this.slotOf.get(after._id);
+      if (slot === undefined) {
+        slot = this.bySlot.push(after) - 1;
+        this.slotOf.set(after._id, slot);
       }
-    }
+      return { before, after, slot };
+    });
+    for (const index of this.equality.values()) for (const change of changes) index.apply(change);
+    for (const index of this.sorted.values()) index.apply(changes);
+    for (const column of this.geo.values()) column.apply(changes);
+    for (const { after, slot } of changes) this.bySlot[slot] = after;
   }
 
-  /** Candidate ids for `filter`, or null when no index applies (scan everything). */
-  candidates(filter: ViewFilter): Set<string> | string[] | null {
-    const id = equalityKeys(filter._id, (v) => (typeof v === 'string' ? v : null));
-    if (id) return id;
-    let best: Set<string> | null = null;
-    for (const [field, index] of this.byField) {
-      const keys = equalityKeys(filter[field], keyOf);
-      if (!keys) continue;
-      const found = new Set<string>();
-      for (const key of keys) for (const docId of index.get(key) ?? []) found.add(docId);
-      if (!best || found.size < best.size) best = found;
-    }
-    return best;
+  geoColumn(field: string): GeoColumn | undefined {
+    return this.geo.get(field);
   }
-}
 
-function equalityKeys<K>(condition: unknown, key: (value: unknown) => K | null): K[] | null {
-  if (condition === undefined) return null;
-  const direct = key(condition);
-  if (direct !== null) return [direct];
-  if (condition && typeof condition === 'object' && !Array.isArray(condition)) {
-    const ops = condition as Record<string, unknown>;
-    if ('$eq' in ops) {
-      const k = key(ops.$eq);
-      return k === null ? null : [k];
-    }
-    if (Array.isArray(ops.$in)) {
-      const keys = ops.$in.map(key);
-      return keys.every((k) => k !== null) ? (keys as K[]) : null;
-    }
+  /** Slots whose `field` holds one of `values` (a set from `pool`), or null without an equality index on it. */
+  equal(field: string, values: readonly unknown[]): Bitset | null {
+    const index = this.equality.get(field);
+    if (!index) return null;
+    const keys = values.map(keyOf);
+    if (keys.some((key) => key === null)) return null;
+    const found = this.pool.take(this.size);
+    for (const key of new Set(keys)) index.addTo(found, key as Key, this.size);
+    return found;
   }
-  return null;
-}
-
-function keysAt(doc: ViewDocument, field: string): Key[] {
-  let value: unknown = doc;
-  for (const part of field.split('.')) value = (value as Record<string, unknown> | undefined)?.[part];
-  const values = Array.isArray(value) ? value : [value];
-  return values.map(keyOf).filter((k): k is Key => k !== null);
 }

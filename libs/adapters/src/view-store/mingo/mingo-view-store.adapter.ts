@@ -9,12 +9,13 @@ import {
   ViewWriter,
 } from '@deals/kernel';
 import Database from 'better-sqlite3';
-import { Query } from 'mingo';
 import { mkdirSync } from 'node:fs';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
 import { CollectionIndex } from './collection-index';
 import { GenerationFiles } from './generation-files';
-import { geoContext } from './geo-within.operator';
+import { CompiledFilter, compileFilter } from './predicate-compiler';
+import { count, find, PreparedFilter } from './query-planner';
+import type { Change } from './sorted-index';
 
 /** One generation of one collection, held in memory and mirrored to its own SQLite file. */
 class Generation {
@@ -33,7 +34,7 @@ class Generation {
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
     this.upsert = db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body');
     this.saveCheckpoint = db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
-    for (const row of db.prepare('SELECT body FROM docs').all() as Array<{ body: string }>) this.put(row.body);
+    this.put(db.prepare('SELECT body FROM docs').pluck().all() as string[]);
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
   }
 
@@ -48,7 +49,7 @@ class Generation {
       fresh.forEach((doc, i) => this.upsert.run(doc._id, bodies[i]));
       if (advance) this.saveCheckpoint.run(checkpoint);
     }).immediate();
-    for (const body of bodies) this.put(body);
+    this.put(bodies);
     if (advance) this.checkpoint = checkpoint;
   }
 
@@ -57,10 +58,15 @@ class Generation {
   }
 
   /** Documents go through JSON on the way in, so memory holds exactly what a restart would load. */
-  private put(body: string): void {
-    const doc = deepFreeze(JSON.parse(body) as ViewDocument);
-    this.index.update(this.docs.get(doc._id), doc);
-    this.docs.set(doc._id, doc);
+  private put(bodies: string[]): void {
+    // A batch may write one id twice; the last write wins, as in the table.
+    const changes = new Map<string, Omit<Change, 'slot'>>();
+    for (const body of bodies) {
+      const doc = deepFreeze(JSON.parse(body) as ViewDocument);
+      changes.set(doc._id, { before: changes.get(doc._id)?.before ?? this.docs.get(doc._id), after: doc });
+    }
+    this.index.apply([...changes.values()]);
+    for (const { after } of changes.values()) this.docs.set(after._id, after);
   }
 }
 
@@ -72,12 +78,22 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** JSON loses what tells some filters apart: regular expressions, dates, undefined values. */
+function cacheable(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  const raw = this[key];
+  if (raw instanceof RegExp) return { $__regex: [raw.source, raw.flags] };
+  if (raw instanceof Date) return { $__date: raw.getTime() };
+  return value === undefined ? { $__undefined: true } : value;
+}
+
 const WATCH_MS = 250;
 const QUERY_CACHE_LIMIT = 1000;
 
 /**
- * The embedded read side: every collection lives in memory and is queried with mingo (the MongoDB
- * query language, plus `$geoWithin`), narrowed first by the indexes its projection declared. Each
+ * The embedded read side: every collection lives in memory and is queried in the MongoDB query
+ * language (plus `$geoWithin`). The indexes its projection declared narrow a query to candidates or
+ * give its order (query-planner.ts); filters compile to plain functions, with mingo answering the
+ * conditions the compiler leaves out (predicate-compiler.ts). Each
  * generation is mirrored to a SQLite file together with its checkpoint, in one transaction, so a
  * restart resumes where it stopped. Views can always be rebuilt from the log, so their files use
  * `synchronous=NORMAL`: a crash may lose the last commits of a view, never its consistency with its
@@ -89,7 +105,7 @@ export class MingoViewStore extends ViewStore {
   private readonly active = new Map<string, Generation>();
   private readonly indexes = new Map<string, IndexSpec[]>();
   private readonly listeners = new Set<(collection: string) => void>();
-  private readonly queries = new Map<string, Query>();
+  private readonly queries = new Map<string, CompiledFilter>();
   private readonly watcher: NodeJS.Timeout;
 
   constructor(dir: string) {
@@ -115,31 +131,11 @@ export class MingoViewStore extends ViewStore {
   }
 
   async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
-    if (!options.sort && !options.skip) {
-      // The common lookup (by an indexed key, no order): test candidates directly, no cursor.
-      const query = this.query(filter);
-      const limit = options.limit || Infinity;
-      const found: T[] = [];
-      for (const doc of this.candidates(collection, filter)) {
-        if (found.length >= limit) break;
-        if (query.test(doc as unknown as Record<string, unknown>)) found.push(doc as T);
-      }
-      return found;
-    }
-    let cursor = this.query(filter).find<T>(this.candidates(collection, filter) as unknown as Record<string, unknown>[]);
-    if (options.sort) cursor = cursor.sort(options.sort);
-    if (options.skip) cursor = cursor.skip(options.skip);
-    if (options.limit) cursor = cursor.limit(options.limit);
-    return cursor.all();
+    return find(this.generation(collection).index, this.prepared(filter), options) as T[];
   }
 
   async count(collection: string, filter: ViewFilter): Promise<number> {
-    const generation = this.generation(collection);
-    if (Object.keys(filter).length === 0) return generation.docs.size;
-    const query = this.query(filter);
-    let n = 0;
-    for (const doc of this.candidates(collection, filter)) if (query.test(doc as unknown as Record<string, unknown>)) n++;
-    return n;
+    return count(this.generation(collection).index, this.prepared(filter));
   }
 
   writer(collection: string): ViewWriter {
@@ -184,12 +180,11 @@ export class MingoViewStore extends ViewStore {
   }
 
   private open(collection: string, name: string): Generation {
-    const fields = (this.indexes.get(collection) ?? [])
-      .map((spec) => Object.entries(spec.keys)[0])
-      .filter(([, kind]) => kind !== '2dsphere')
-      .map(([field]) => field);
+    const firstKeys = (this.indexes.get(collection) ?? []).map((spec) => Object.entries(spec.keys)[0]);
+    const fields = firstKeys.filter(([, kind]) => kind !== '2dsphere').map(([field]) => field);
+    const geoFields = firstKeys.filter(([, kind]) => kind === '2dsphere').map(([field]) => field);
     const db = openDurableDatabase(this.files.file(collection, name), 'normal');
-    return new Generation(collection, name, db, new CollectionIndex(fields));
+    return new Generation(collection, name, db, new CollectionIndex(fields, geoFields));
   }
 
   private generation(collection: string): Generation {
@@ -215,27 +210,16 @@ export class MingoViewStore extends ViewStore {
     };
   }
 
-  private candidates(collection: string, filter: ViewFilter): ViewDocument[] {
-    const generation = this.generation(collection);
-    const ids = generation.index.candidates(filter);
-    if (ids === null) return [...generation.docs.values()];
-    const docs: ViewDocument[] = [];
-    for (const id of ids) {
-      const doc = generation.docs.get(id);
-      if (doc) docs.push(doc);
-    }
-    return docs;
-  }
-
-  private query(filter: ViewFilter): Query {
-    const key = JSON.stringify(filter);
-    let query = this.queries.get(key);
-    if (!query) {
+  /** The filter compiled (once per distinct filter; compiled tests keep no reference to the caller's object). */
+  private prepared(filter: ViewFilter): PreparedFilter {
+    const key = JSON.stringify(filter, cacheable);
+    let compiled = this.queries.get(key);
+    if (!compiled) {
       if (this.queries.size >= QUERY_CACHE_LIMIT) this.queries.clear();
-      query = new Query(filter, { context: geoContext });
-      this.queries.set(key, query);
+      compiled = compileFilter(filter);
+      this.queries.set(key, compiled);
     }
-    return query;
+    return { key, filter, compiled };
   }
 
   private switchTo(collection: string, generation: Generation): void {

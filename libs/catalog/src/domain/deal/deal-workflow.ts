@@ -33,10 +33,14 @@ export interface Schedule {
  * or paused deal has landed once its end has passed, whether or not anybody recorded the move.
  */
 export function effectiveState(deal: Schedule, now: Date): WorkflowState {
-  const t = now.getTime();
-  const started = Date.parse(deal.start_at) <= t;
-  const ended = Date.parse(deal.end_at) <= t;
-  if ((deal.state === 'in-flight' || deal.state === 'paused' || deal.state === 'approved') && ended) return 'landed';
-  if (deal.state === 'approved' && started) return 'in-flight';
-  return deal.state;
+  return effectiveStateAt(deal.state, Date.parse(deal.start_at), Date.parse(deal.end_at), now.getTime());
+}
+
+/** {@link effectiveState} over epoch milliseconds, for callers that hold them already. */
+export function effectiveStateAt(state: WorkflowState, startAt: number, endAt: number, now: number): WorkflowState {
+  const started = startAt <= now;
+  const ended = endAt <= now;
+  if ((state === 'in-flight' || state === 'paused' || state === 'approved') && ended) return 'landed';
+  if (state === 'approved' && started) return 'in-flight';
+  return state;
 }

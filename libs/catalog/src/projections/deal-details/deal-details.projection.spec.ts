@@ -5,7 +5,11 @@ let n = 0;
 const recorded = (type: string, data: unknown): RecordedEvent => ({
   id: `e${++n}`, type, data, metadata: { occurredAt: '2026-01-01T00:00:00Z' }, streamId: 's', revision: 0, position: String(n).padStart(20, '0'),
 });
-const deal = { id: 'spa', title: 'Spa', type: 'daily-deal', current_price: 100, value: 300, start_at: '2026-01-01T00:00:00Z', end_at: '2026-01-02T00:00:00Z', fulfillment_method: 'printed', region_id: 'ny' };
+const deal = {
+  id: 'spa', title: 'Spa', type: 'daily-deal', category: ' Health & Beauty', current_price: 100, value: 300, start_at: '2026-01-01T00:00:00Z',
+  end_at: '2026-01-02T00:00:00Z', fulfillment_method: 'printed', region_id: 'ny', tags: ['calm'],
+  locations: [{ address: { latitude: 40.7, longitude: -74 } }, { address: { latitude: 91, longitude: 0 } }, { address: {} }],
+};
 
 describe('deal details projection', () => {
   const events = [
@@ -20,6 +24,11 @@ describe('deal details projection', () => {
     const [view] = applyEvents(dealDetailsProjection, new Map(), events);
     expect(view).toEqual({
       _id: 'spa', _pos: events[3].position, deal: { ...deal, current_price: 90 }, state: 'in-flight', inventory: { total: 40, sold: 0 },
+      regionId: 'ny', type: 'daily-deal', categoryKey: 'health & beauty', subcategoryKey: null, title: 'Spa', merchantName: null,
+      price: 90, value: 300, startAt: Date.parse('2026-01-01T00:00:00Z'), endAt: Date.parse('2026-01-02T00:00:00Z'),
+      numLeft: 40, numberSold: 0, soldOut: false, supplierId: null, vendorId: null, marketplaceSlug: null, tags: ['calm'],
+      // out-of-range and missing coordinates are left out rather than stall a 2dsphere index
+      locs: [{ type: 'Point', coordinates: [-74, 40.7] }],
     });
   });
 

@@ -1,4 +1,4 @@
-import { defineProjection, RecordedEvent, ViewDocument } from '@deals/kernel';
+import { defineProjection, geoPoint, RecordedEvent, ViewDocument } from '@deals/kernel';
 import type { DealTerms, WorkflowState } from '../../domain/deal/deal-terms';
 import type { DealEvent } from '../../domain/deal/deal.events';
 
@@ -8,41 +8,110 @@ import type { DealEvent } from '../../domain/deal/deal.events';
  */
 type InventoryStocked = { type: 'InventoryStocked'; data: { dealId: string; total: number } };
 
-/** "What is deal X now?": its terms, workflow state and inventory figures. */
-export interface DealDetails extends ViewDocument {
+type Point = { type: 'Point'; coordinates: [number, number] };
+
+/**
+ * Flat copies of what discovery filters and sorts on, so both view stores answer with indexes:
+ * lower-cased keys for case-insensitive equality, epoch milliseconds for instants, GeoJSON points
+ * (longitude first) of the deal's locations.
+ */
+export interface DealSearchFields {
+  regionId: string | null;
+  type: string | null;
+  categoryKey: string | null;
+  subcategoryKey: string | null;
+  title: string | null;
+  merchantName: string | null;
+  price: number | null;
+  value: number | null;
+  startAt: number | null;
+  endAt: number | null;
+  numLeft: number;
+  numberSold: number;
+  soldOut: boolean;
+  supplierId: string | null;
+  vendorId: string | null;
+  marketplaceSlug: string | null;
+  tags: string[];
+  locs: Point[];
+}
+
+/** "What is deal X now?", and "which deals match?": terms, workflow state, inventory, search fields. */
+export interface DealDetails extends ViewDocument, DealSearchFields {
   /** Null only while inventory has been stocked for a deal the view has not seen listed yet. */
   deal: DealTerms | null;
   state: WorkflowState;
   inventory: { total: number; sold: number };
 }
 
-export const DEAL_DETAILS = 'deal_details';
+export const DEAL_DETAILS = 'deal_details_v2';
 
 type Handled = DealEvent | InventoryStocked;
 
 const dealIdOf = (event: Handled) => (event.type === 'DealListed' ? event.data.deal.id : event.data.dealId);
+const lower = (text: string | undefined) => (typeof text === 'string' ? text.trim().toLowerCase() : null);
+const instant = (iso: string | undefined) => (iso ? Date.parse(iso) : null);
+
+export function searchFields(deal: DealTerms | null, inventory: { total: number; sold: number }): DealSearchFields {
+  const numLeft = Math.max(0, inventory.total - inventory.sold);
+  return {
+    regionId: deal?.region_id ?? null,
+    type: deal?.type ?? null,
+    categoryKey: lower(deal?.category),
+    subcategoryKey: lower(deal?.subcategory),
+    title: deal?.title ?? null,
+    merchantName: deal?.merchant_name ?? null,
+    price: deal?.current_price ?? null,
+    value: deal?.value ?? null,
+    startAt: instant(deal?.start_at),
+    endAt: instant(deal?.end_at),
+    numLeft,
+    numberSold: inventory.sold,
+    soldOut: numLeft === 0,
+    supplierId: deal?.supplier_id ?? null,
+    vendorId: deal?.vendor_id ?? null,
+    marketplaceSlug: deal?.marketplace_slug ?? null,
+    tags: deal?.tags ?? [],
+    locs: (deal?.locations ?? []).map((l) => geoPoint(l.address?.latitude, l.address?.longitude)).filter((p): p is Point => p !== null),
+  };
+}
+
+function next(current: DealDetails, event: Handled): Pick<DealDetails, 'deal' | 'state' | 'inventory'> {
+  switch (event.type) {
+    case 'DealListed':
+      return { ...current, deal: event.data.deal, state: event.data.state };
+    case 'DealRevised': {
+      const deal = { ...current.deal, ...event.data.changes } as Record<string, unknown>;
+      for (const key of event.data.removed) delete deal[key];
+      return { ...current, deal: deal as unknown as DealTerms };
+    }
+    case 'DealStateChanged':
+      return { ...current, state: event.data.to };
+    case 'InventoryStocked':
+      return { ...current, inventory: { ...current.inventory, total: event.data.total } };
+  }
+}
 
 export const dealDetailsProjection = defineProjection<DealDetails>({
   name: DEAL_DETAILS,
-  version: 1,
   handles: ['DealListed', 'DealRevised', 'DealStateChanged', 'InventoryStocked'],
-  indexes: [{ keys: { 'deal.region_id': 1 } }, { keys: { state: 1 } }],
+  indexes: [
+    { keys: { regionId: 1 } },
+    { keys: { state: 1 } },
+    { keys: { type: 1 } },
+    { keys: { categoryKey: 1 } },
+    { keys: { subcategoryKey: 1 } },
+    { keys: { price: 1 } },
+    { keys: { startAt: 1 } },
+    { keys: { endAt: 1 } },
+    { keys: { locs: '2dsphere' } },
+  ],
   documentIds: (event: RecordedEvent) => [dealIdOf(event as unknown as Handled)],
   evolve(view, recorded, id) {
-    const event = recorded as unknown as Handled;
-    const current: DealDetails = view ?? { _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0 } };
-    switch (event.type) {
-      case 'DealListed':
-        return { ...current, deal: event.data.deal, state: event.data.state };
-      case 'DealRevised': {
-        const deal = { ...current.deal, ...event.data.changes } as Record<string, unknown>;
-        for (const key of event.data.removed) delete deal[key];
-        return { ...current, deal: deal as unknown as DealTerms };
-      }
-      case 'DealStateChanged':
-        return { ...current, state: event.data.to };
-      case 'InventoryStocked':
-        return { ...current, inventory: { ...current.inventory, total: event.data.total } };
-    }
+    const current: DealDetails = view ?? {
+      _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0 }, ...searchFields(null, { total: 0, sold: 0 }),
+    };
+    const { deal, state, inventory } = next(current, recorded as unknown as Handled);
+    return { _id: id, _pos: recorded.position, deal, state, inventory, ...searchFields(deal, inventory) };
   },
 });

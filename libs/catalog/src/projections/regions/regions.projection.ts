@@ -10,11 +10,12 @@ export interface RegionView extends ViewDocument {
 
 export const REGIONS = 'regions';
 
-export const cityKey = (city: string, state: string) => `${city.trim().toLowerCase().replace(/\s+/g, ' ')},${state.trim().toLowerCase()}`;
+/** `city,st` in lower case with single spaces; a `%20` written by a caller that encoded twice is a space. */
+export const cityKey = (city: string, state: string) =>
+  `${city.replace(/%20/gi, ' ').trim().toLowerCase().replace(/\s+/g, ' ')},${state.replace(/%20/gi, ' ').trim().toLowerCase()}`;
 
 export const regionsProjection = defineProjection<RegionView>({
   name: REGIONS,
-  version: 1,
   handles: ['RegionListed', 'RegionRevised'],
   indexes: [{ keys: { cityKey: 1 } }, { keys: { 'region.postal_codes': 1 } }],
   documentIds: (event: RecordedEvent) => [(event as unknown as RegionEvent).type === 'RegionListed' ? (event.data as { region: RegionTerms }).region.id : (event.data as { regionId: string }).regionId],

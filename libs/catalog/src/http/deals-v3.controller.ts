@@ -1,0 +1,43 @@
+import { Clock } from '@deals/kernel';
+import { parsePaging } from '@deals/wire';
+import { Controller, Get, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { CatalogLinks } from '../queries/catalog-links';
+import { DealSearch } from '../queries/deal-search';
+import { v3Filter } from '../queries/v3-filter';
+import { parseV3Query } from '../queries/v3-query';
+import { DealV3Bodies } from './deal-v3-bodies';
+
+/** GET /api/v3/deals (part 4.2): in-flight deals by the v3 query language, paged. */
+@Controller('api/v3/deals')
+export class DealsV3Controller {
+  constructor(
+    private readonly search: DealSearch,
+    private readonly clock: Clock,
+    private readonly links: CatalogLinks,
+    private readonly bodies: DealV3Bodies,
+  ) {}
+
+  @Get()
+  async list(@Query() params: Record<string, unknown>, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
+    const paging = parsePaging({ page: params.page, per_page: params.per_page }, 'deal');
+    const query = parseV3Query(params);
+    const now = this.clock.now();
+    const cities = await Promise.all(query.conditions.flatMap((c) => (c.name === 'region_city' ? [this.search.regionIdsByCity(c.places)] : [])));
+    const filter = v3Filter(query.conditions, now.getTime(), cities);
+    const sort = Object.fromEntries(query.sort.map((k) => [k.field, k.direction]));
+    const page = await this.search.page(filter, sort, paging.skip, paging.perPage);
+    const next = page.more ? this.nextPage(params, paging.page + 1, paging.perPage) : null;
+    void reply.type('application/json; charset=utf-8');
+    return this.bodies.list(page.deals, page.regions, now, query.fields, String(params.fields ?? ''), next);
+  }
+
+  /** The same fields, filter and sort, with the next page number (part 2.3). */
+  private nextPage(params: Record<string, unknown>, page: number, perPage: number): string {
+    const query = new URLSearchParams();
+    for (const key of ['fields', 'filter', 'sort']) if (typeof params[key] === 'string') query.set(key, params[key] as string);
+    query.set('page', String(page));
+    query.set('per_page', String(perPage));
+    return `${this.links.apiBaseUrl}/api/v3/deals?${query.toString()}`;
+  }
+}
