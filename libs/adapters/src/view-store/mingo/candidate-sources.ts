@@ -1,13 +1,14 @@
 import type { Bitset } from './bitset';
 import type { CollectionIndex } from './collection-index';
-import { withinSphere } from './geo-within.operator';
+import { Sphere, withinSphere } from './geo-within.operator';
 import type { Scalar } from './field-path';
 import type { Range, SortedIndex } from './sorted-index';
 
 type Doc = Record<string, unknown>;
 
 const RANGE_OPS = new Set(['$eq', '$gt', '$gte', '$lt', '$lte']);
-const isPlainObject = (v: unknown): v is Doc => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+const isPlainObject = (v: unknown): v is Doc =>
+  v !== null && typeof v === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(v));
 const isRangeBound = (v: unknown): v is Scalar =>
   typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && !Number.isNaN(v));
 
@@ -43,7 +44,7 @@ export function candidateBits(index: CollectionIndex, filter: Doc): Candidates {
   };
   const exact = new Set<string>();
   let complete = true;
-  const nearby: Array<[string, (lng: number, lat: number) => boolean]> = [];
+  const nearby: Array<[string, Sphere]> = [];
   for (const [key, condition] of Object.entries(filter)) {
     let answered = false;
     const within = index.geoColumn(key) && geoCondition(condition);
@@ -80,8 +81,8 @@ export function candidateBits(index: CollectionIndex, filter: Doc): Candidates {
   return { bits: found, exact, complete };
 }
 
-/** The point test of a condition that is exactly `{$geoWithin: {$centerSphere: ...}}`, else null. */
-function geoCondition(condition: unknown): ((lng: number, lat: number) => boolean) | null {
+/** The sphere of a condition that is exactly `{$geoWithin: {$centerSphere: ...}}`, else null. */
+function geoCondition(condition: unknown): Sphere | null {
   if (!isPlainObject(condition) || Object.keys(condition).length !== 1 || !('$geoWithin' in condition)) return null;
   try {
     return withinSphere(condition.$geoWithin);

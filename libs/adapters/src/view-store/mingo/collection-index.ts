@@ -2,7 +2,6 @@ import type { ViewDocument } from '@deals/kernel';
 import { Bitset, BitsetPool } from './bitset';
 import { leafValues, parsePath } from './field-path';
 import { GeoColumn } from './geo-column';
-import { QueryMemo } from './query-memo';
 import { Change, SortedIndex } from './sorted-index';
 
 type Key = string;
@@ -12,7 +11,8 @@ const keyOf = (value: unknown): Key | null =>
   typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? `${typeof value}:${value}` : null;
 
 // Keys holding at least this many documents keep a bitset once queried; smaller ones are cheaper
-// to turn into bits on each query than to keep (memory stays under 64 bitsets per field per 64k docs).
+// to turn into bits on each query than to keep. A single-valued field so keeps at most one bitset
+// per 1024 documents: 64 of 8 KB each for 64k documents.
 const BITSET_MIN = 1024;
 
 interface KeyEntry {
@@ -78,9 +78,6 @@ export class CollectionIndex {
   readonly sorted = new Map<string, SortedIndex>();
   /** Scratch sets for the query running now; released when it is done. */
   readonly pool = new BitsetPool();
-  readonly memo = new QueryMemo();
-  /** Changes on every commit, so that what the memo holds can be told stale. */
-  version = 0;
   private readonly slotOf = new Map<string, number>();
   private readonly equality = new Map<string, EqualityIndex>();
   private readonly geo = new Map<string, GeoColumn>();
@@ -97,10 +94,6 @@ export class CollectionIndex {
     }
   }
 
-  get fields(): string[] {
-    return [...this.equality.keys()];
-  }
-
   /** Number of slots (every document ever stored). */
   get size(): number {
     return this.bySlot.length;
@@ -112,7 +105,6 @@ export class CollectionIndex {
 
   /** Updates every index for a commit; each document appears at most once in `writes`. */
   apply(writes: ReadonlyArray<Omit<Change, 'slot'>>): void {
-    this.version++;
     const changes: Change[] = writes.map(({ before, after }) => {
       let slot = this.slotOf.get(after._id);
       if (slot === undefined) {

@@ -43,22 +43,43 @@ export function pointsOf(leaf: unknown, out: number[]): void {
   }
 }
 
+/** `$geoWithin: {$centerSphere: ...}` as a test of one point, with a box around what it contains. */
+export interface Sphere {
+  contains(lng: number, lat: number): boolean;
+  /** Latitudes (degrees) between which every contained point lies. */
+  south: number;
+  north: number;
+  /** Every contained point lies within `lngGap` degrees of longitude `lng` (Infinity near a pole). */
+  lng: number;
+  lngGap: number;
+}
+
+// Widens the box a little more than the checks inside `contains` round.
+const BOX_SLACK = 1e-6;
+
 /**
  * `$geoWithin: {$centerSphere: [[lng, lat], radians]}` as a test of one point. Throws on any
  * other shape, as mingo does on an operator it cannot compile.
  */
-export function withinSphere(value: unknown): (lng: number, lat: number) => boolean {
+export function withinSphere(value: unknown): Sphere {
   const sphere = (value as { $centerSphere?: [Point, number] } | null)?.$centerSphere;
   if (!Array.isArray(sphere) || !pointOf(sphere[0]) || typeof sphere[1] !== 'number') {
     throw new Error('$geoWithin supports only {$centerSphere: [[lng, lat], radians]}');
   }
   const [[lng, lat], radians] = sphere;
   const maxLngGap = longitudeGap(lat, radians);
-  return (pLng, pLat) => {
-    if (Math.abs(pLat - lat) * DEGREE > radians + MARGIN) return false;
-    const gap = Math.abs(pLng - lng) % 360;
-    if (Math.min(gap, 360 - gap) * DEGREE > maxLngGap) return false;
-    return angularDistance(lat, lng, pLat, pLng) <= radians;
+  const latGap = (radians + MARGIN) / DEGREE + BOX_SLACK;
+  return {
+    contains: (pLng, pLat) => {
+      if (Math.abs(pLat - lat) * DEGREE > radians + MARGIN) return false;
+      const gap = Math.abs(pLng - lng) % 360;
+      if (Math.min(gap, 360 - gap) * DEGREE > maxLngGap) return false;
+      return angularDistance(lat, lng, pLat, pLng) <= radians;
+    },
+    south: lat - latGap,
+    north: lat + latGap,
+    lng,
+    lngGap: maxLngGap / DEGREE + BOX_SLACK,
   };
 }
 
@@ -68,7 +89,7 @@ export function withinSphere(value: unknown): (lng: number, lat: number) => bool
  * several locations).
  */
 export function centerSphere(value: unknown): (leaf: unknown) => boolean {
-  const within = withinSphere(value);
+  const within = withinSphere(value).contains;
   return (leaf) => {
     const point = pointOf(leaf);
     if (point) return within(point[0], point[1]);

@@ -78,11 +78,12 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** JSON loses what tells some filters apart: regular expressions, dates, undefined values. */
+/** JSON loses what tells some filters apart: regular expressions, dates, NaN and infinities, undefined. */
 function cacheable(this: Record<string, unknown>, key: string, value: unknown): unknown {
   const raw = this[key];
   if (raw instanceof RegExp) return { $__regex: [raw.source, raw.flags] };
   if (raw instanceof Date) return { $__date: raw.getTime() };
+  if (typeof raw === 'number' && !Number.isFinite(raw)) return { $__number: String(raw) };
   return value === undefined ? { $__undefined: true } : value;
 }
 
@@ -91,11 +92,11 @@ const QUERY_CACHE_LIMIT = 1000;
 
 /**
  * The embedded read side: every collection lives in memory and is queried in the MongoDB query
- * language (plus `$geoWithin`). The indexes its projection declared narrow a query to candidates or
- * give its order (query-planner.ts); filters compile to plain functions, with mingo answering the
- * conditions the compiler leaves out (predicate-compiler.ts). Each
- * generation is mirrored to a SQLite file together with its checkpoint, in one transaction, so a
- * restart resumes where it stopped. Views can always be rebuilt from the log, so their files use
+ * language (plus `$geoWithin`). The indexes its projection declared narrow a query to candidates
+ * or give its order (query-planner.ts); filters compile to plain functions, with mingo answering
+ * the conditions the compiler leaves out (predicate-compiler.ts). Each generation is mirrored to a
+ * SQLite file together with its checkpoint, in one transaction, so a restart resumes where it
+ * stopped. Views can always be rebuilt from the log, so their files use
  * `synchronous=NORMAL`: a crash may lose the last commits of a view, never its consistency with its
  * checkpoint. Documents handed out are deeply frozen; readers copy before changing.
  */
@@ -210,7 +211,7 @@ export class MingoViewStore extends ViewStore {
     };
   }
 
-  /** The filter compiled (once per distinct filter; compiled tests keep no reference to the caller's object). */
+  /** The filter compiled, once per distinct filter (compiled tests keep no reference to the caller's object). */
   private prepared(filter: ViewFilter): PreparedFilter {
     const key = JSON.stringify(filter, cacheable);
     let compiled = this.queries.get(key);
@@ -219,7 +220,7 @@ export class MingoViewStore extends ViewStore {
       compiled = compileFilter(filter);
       this.queries.set(key, compiled);
     }
-    return { key, filter, compiled };
+    return { filter, compiled };
   }
 
   private switchTo(collection: string, generation: Generation): void {

@@ -68,7 +68,7 @@ function filterParts(filter: Doc): Part[] {
   return parts;
 }
 
-/** The conditions on one field; null when mingo must take the whole of them. */
+/** The conditions on one field, one per operator; mingo takes those the compiler does not handle. */
 function fieldParts(field: string, condition: unknown): Condition[] {
   const path = parsePath(field);
   const whole = () => [mingo({ [field]: condition })];

@@ -19,7 +19,7 @@ export interface Range {
 // Above this many changes in one commit, filtering and merging the whole array beats splicing each.
 const SPLICE_LIMIT = 16;
 
-const keyOf = (doc: ViewDocument, path: string[]) => sortValue(doc as unknown as Record<string, unknown>, path);
+const sortKeyOf = (doc: ViewDocument, path: string[]) => sortValue(doc as unknown as Record<string, unknown>, path);
 
 /**
  * The documents of a collection (by slot) ordered by one field, then by `_id`, as MongoDB's sort
@@ -92,8 +92,8 @@ export class SortedIndex {
   }
 
   private replace({ before, after, slot }: Change): void {
-    const oldKey = before ? keyOf(before, this.path) : NOT_SCALAR;
-    const newKey = keyOf(after, this.path);
+    const oldKey = before ? sortKeyOf(before, this.path) : NOT_SCALAR;
+    const newKey = sortKeyOf(after, this.path);
     if (before && oldKey === NOT_SCALAR) this.unordered--;
     if (newKey === NOT_SCALAR) this.unordered++;
     if (oldKey !== NOT_SCALAR && newKey !== NOT_SCALAR && compareScalars(oldKey, newKey) === 0) return;
@@ -145,9 +145,9 @@ export class SortedIndex {
     for (const { before, after, slot } of changes) {
       if (before) {
         replaced.add(slot);
-        if (keyOf(before, this.path) === NOT_SCALAR) this.unordered--;
+        if (sortKeyOf(before, this.path) === NOT_SCALAR) this.unordered--;
       }
-      const key = keyOf(after, this.path);
+      const key = sortKeyOf(after, this.path);
       if (key === NOT_SCALAR) this.unordered++;
       else added.push({ key, id: after._id, slot });
     }
@@ -159,8 +159,8 @@ export class SortedIndex {
       const slot = this.slots[i];
       if (replaced.size && replaced.has(slot)) continue;
       const key = this.keys[i];
-      const id = this.bySlot[slot]._id;
-      while (j < added.length && (compareScalars(added[j].key, key) || (added[j].id < id ? -1 : 1)) < 0) {
+      // Reads the _id (a document, out of cache) only on a tie of keys.
+      while (j < added.length && (compareScalars(added[j].key, key) || (added[j].id < this.bySlot[slot]._id ? -1 : 1)) < 0) {
         keys.push(added[j].key);
         slots.push(added[j++].slot);
       }
