@@ -1,6 +1,7 @@
+import { AccountsHttpModule } from '@deals/accounts';
 import { CatalogHttpModule } from '@deals/catalog';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
-import { ErrorFilter, PartnerRoleGuard } from '@deals/wire';
+import { AccessGuard, ErrorFilter } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
@@ -21,10 +22,11 @@ export class ApiModule {
         LoggerModule.forRoot({ pinoHttp: { logger: options.logger }, forRoutes: [] }),
         TerminusModule,
         CatalogHttpModule,
+        AccountsHttpModule,
       ],
       controllers: [HealthController],
       providers: [
-        { provide: APP_GUARD, useClass: PartnerRoleGuard },
+        { provide: APP_GUARD, useClass: AccessGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],
     };

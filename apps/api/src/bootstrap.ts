@@ -33,7 +33,7 @@ function requestId(req: IncomingMessage): string {
 
 /** Builds the API, loads demo data on a first start, and listens (HTTPS only). */
 export async function startApi({ config, clock, ids }: ApiOptions): Promise<RunningApi> {
-  const logger = serviceLogger(config.logLevel);
+  const logger = serviceLogger(config.logLevel, config.logFile);
   const adapter = new FastifyAdapter({
     ...(config.behindTlsProxy ? {} : { https: await tlsMaterial(config) }),
     genReqId: requestId,
@@ -58,7 +58,8 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   app.useLogger(app.get(Logger));
   await app.init();
   const verifier = app.get(CredentialVerifier);
-  authenticateEveryRequest(fastify, () => verifier);
+  const serviceClock = app.get(Clock);
+  authenticateEveryRequest(fastify, () => verifier, () => serviceClock.now().getTime());
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
   if (config.behindTlsProxy) {

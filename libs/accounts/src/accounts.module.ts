@@ -1,11 +1,25 @@
 import { CredentialVerifier } from '@deals/wire';
 import { Module } from '@nestjs/common';
 import { CreatePartnerHandler } from './commands/create-partner.command';
+import { MakeCardDefaultHandler, StoreCardHandler } from './commands/store-card.command';
+import { UserWrites } from './commands/user-writes';
+import { IssueAccessTokenHandler, RegisterUserHandler, UpdateUserByEmailHandler, UpdateUserHandler } from './commands/user.handlers';
+import { CreditCardsController } from './http/credit-cards.controller';
 import { PartnerCredentialVerifier } from './http/partner-credential-verifier';
+import { UsersController } from './http/users.controller';
+import { AccountQueries } from './queries/account.queries';
 
-/** Partners (and, with the accounts issue, users, cards and access tokens). */
+/** Partners, users, stored cards and access tokens: commands, handlers and queries (no HTTP). */
 @Module({
-  providers: [CreatePartnerHandler, { provide: CredentialVerifier, useClass: PartnerCredentialVerifier }],
-  exports: [CredentialVerifier],
+  providers: [
+    CreatePartnerHandler, RegisterUserHandler, UpdateUserHandler, UpdateUserByEmailHandler, IssueAccessTokenHandler,
+    StoreCardHandler, MakeCardDefaultHandler, UserWrites, AccountQueries,
+    { provide: CredentialVerifier, useClass: PartnerCredentialVerifier },
+  ],
+  exports: [CredentialVerifier, AccountQueries],
 })
 export class AccountsModule {}
+
+/** The accounts' HTTP routes. */
+@Module({ imports: [AccountsModule], controllers: [UsersController, CreditCardsController] })
+export class AccountsHttpModule {}

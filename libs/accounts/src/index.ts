@@ -1,11 +1,21 @@
-/** Accounts: partners and their credentials. */
-export { AccountsModule } from './accounts.module';
+/** Accounts: partners and their credentials, users, stored cards, access tokens. */
+export { AccountsHttpModule, AccountsModule } from './accounts.module';
+export { AccountsSettings } from './commands/accounts-settings';
 export { CreatePartner } from './commands/create-partner.command';
 export type { CreatedPartner } from './commands/create-partner.command';
+export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken } from './commands/user.commands';
+export { StoreCard, MakeCardDefault } from './commands/store-card.command';
+export { AccountQueries } from './queries/account.queries';
 export { PARTNER_ROLES } from './domain/partner/partner.events';
 export type { PartnerRole } from './domain/partner/partner.events';
 export { partnerCredentialsProjection, PARTNER_CREDENTIALS } from './projections/partner-credentials/partner-credentials.projection';
+export { USER_ACCOUNTS } from './projections/user-accounts/user-accounts.projection';
+export { STORED_CARDS } from './projections/stored-cards/stored-cards.projection';
+export { ACCESS_TOKENS } from './projections/access-tokens/access-tokens.projection';
 
+import { accessTokensProjection } from './projections/access-tokens/access-tokens.projection';
 import { partnerCredentialsProjection } from './projections/partner-credentials/partner-credentials.projection';
+import { storedCardsProjection } from './projections/stored-cards/stored-cards.projection';
+import { userAccountsProjection } from './projections/user-accounts/user-accounts.projection';
 /** Every projection accounts owns. */
-export const accountsProjections = [partnerCredentialsProjection];
+export const accountsProjections = [partnerCredentialsProjection, userAccountsProjection, storedCardsProjection, accessTokensProjection];

@@ -1,8 +1,9 @@
-import { Clock, EventStore, IdGenerator, RandomIdGenerator, Scheduler, SystemClock, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, IdGenerator, PaymentGateway, RandomIdGenerator, Scheduler, SystemClock, ViewStore } from '@deals/kernel';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import { join } from 'node:path';
 import { EsdbEventStore } from './event-store/esdb/esdb-event-store.adapter';
 import { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapter';
+import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
 import { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
@@ -23,12 +24,17 @@ export interface AdaptersOptions {
   /** Tests pass a clock they move by hand, or ids they can predict. */
   clock?: Clock;
   ids?: IdGenerator;
+  /** The installation's secret for card fingerprints. */
+  cardFingerprintPepper: Buffer;
+  /** How long the simulated processor's slow test card takes (ms). */
+  slowCardMs?: number;
 }
 
 /** The embedded file layout under DATA_DIR. */
 export const dataPaths = (dataDir: string) => ({
   events: join(dataDir, 'events.sqlite'),
   views: join(dataDir, 'views'),
+  paymentVault: join(dataDir, 'payment-vault.sqlite'),
 });
 
 /**
@@ -38,7 +44,7 @@ export const dataPaths = (dataDir: string) => ({
 @Global()
 @Module({})
 export class AdaptersModule {
-  static forRoot({ settings, clock = new SystemClock(), ids = new RandomIdGenerator() }: AdaptersOptions): DynamicModule {
+  static forRoot({ settings, clock = new SystemClock(), ids = new RandomIdGenerator(), cardFingerprintPepper, slowCardMs }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
       { provide: Clock, useValue: clock },
@@ -51,6 +57,8 @@ export class AdaptersModule {
         provide: ViewStore,
         useFactory: () => (settings.mongoUrl ? new MongoViewStore(settings.mongoUrl, settings.mongoDb) : new MingoViewStore(paths.views)),
       },
+      // The only processor so far is the simulated one (documented test cards); a real one plugs in here.
+      { provide: PaymentGateway, useFactory: () => new SimulatedPaymentGateway(paths.paymentVault, { pepper: cardFingerprintPepper, slowMs: slowCardMs }) },
       {
         provide: Scheduler,
         useFactory: () =>

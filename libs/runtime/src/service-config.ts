@@ -25,7 +25,13 @@ export abstract class ServiceConfig {
   /** Whether this process keeps the views up to date (embedded: the API; distributed: the worker). */
   abstract readonly runProjections: boolean;
   abstract readonly readYourWritesTimeoutMs: number;
+  /** Credit a new user gets when the partner gives no `credits` (cents). */
+  abstract readonly signupCreditCents: number;
+  /** How long the simulated processor's slow test card (4000000000000259) takes, in ms. */
+  abstract readonly slowCardMs: number;
   abstract readonly logLevel: string;
+  /** Append logs to this file instead of stdout. */
+  abstract readonly logFile: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -80,6 +86,9 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     behindTlsProxy: flag('BEHIND_TLS_PROXY', env.BEHIND_TLS_PROXY, false),
     runProjections: flag('RUN_PROJECTIONS', env.RUN_PROJECTIONS, !distributed),
     readYourWritesTimeoutMs: integer('READ_YOUR_WRITES_TIMEOUT_MS', env.READ_YOUR_WRITES_TIMEOUT_MS, 3000),
+    signupCreditCents: integer('SIGNUP_CREDIT_CENTS', env.SIGNUP_CREDIT_CENTS, 500),
+    slowCardMs: integer('SLOW_CARD_MS', env.SLOW_CARD_MS, 3000),
     logLevel: text(env.LOG_LEVEL) ?? 'info',
+    logFile: text(env.LOG_FILE),
   };
 }

@@ -1,7 +1,7 @@
-import { AccountsModule } from '@deals/accounts';
+import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
-import { Clock, EventStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
 import { PurchasingModule } from '@deals/purchasing';
 import { DynamicModule, Global, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
@@ -11,6 +11,7 @@ import { DemoSeed } from './demo-seed';
 import { PROJECTIONS, ProjectionHost } from './projection-host';
 import { ALL_PROJECTIONS } from './projections';
 import { ServiceConfig } from './service-config';
+import { installationSecret } from './installation-secret';
 
 /** Which process this is: what it runs beside the shared core. */
 export type ProcessRole = 'api' | 'worker' | 'cli';
@@ -32,6 +33,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly scheduler: Scheduler,
     private readonly store: EventStore,
     private readonly views: ViewStore,
+    private readonly gateway: PaymentGateway,
     private readonly config: ServiceConfig,
     private readonly options: { role: ProcessRole },
   ) {}
@@ -47,6 +49,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
   async onApplicationShutdown(): Promise<void> {
     await this.host.stopAll();
     await this.scheduler.close();
+    await this.gateway.close();
     await this.store.close();
     await this.views.close();
   }
@@ -65,7 +68,7 @@ export class ServiceCoreModule {
       module: ServiceCoreModule,
       imports: [
         ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ service: config })] }),
-        AdaptersModule.forRoot({ settings: config, clock, ids }),
+        AdaptersModule.forRoot({ settings: config, clock, ids, cardFingerprintPepper: installationSecret(config.dataDir, 'card-fingerprint'), slowCardMs: config.slowCardMs }),
         CqrsModule.forRoot(),
         AccountsModule,
         CatalogModule,
@@ -75,14 +78,15 @@ export class ServiceCoreModule {
         { provide: ServiceConfig, useValue: config },
         { provide: ROLE, useValue: { role } },
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
+        { provide: AccountsSettings, useValue: { signupCreditCents: config.signupCreditCents, defaultAvatarUrl: `${config.siteBaseUrl}/images/users/default-avatar.png` } },
         { provide: CatalogLinks, useValue: { apiBaseUrl: config.publicBaseUrl, siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl } },
         ProjectionHost,
         { provide: ViewProgress, useExisting: ProjectionHost },
-        { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, ServiceConfig, ROLE] },
+        { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, PaymentGateway, ServiceConfig, ROLE] },
         CatalogueImport,
         DemoSeed,
       ],
-      exports: [ServiceConfig, PROJECTIONS, CatalogLinks, ProjectionHost, ViewProgress, CatalogueImport, DemoSeed, AccountsModule, CatalogModule, PurchasingModule],
+      exports: [ServiceConfig, PROJECTIONS, CatalogLinks, AccountsSettings, ProjectionHost, ViewProgress, CatalogueImport, DemoSeed, AccountsModule, CatalogModule, PurchasingModule],
     };
   }
 }

@@ -1,5 +1,6 @@
-import { DomainError, Forbidden, Unauthorized } from '@deals/kernel';
-import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import { DomainError, Forbidden, NotFound, Unauthorized } from '@deals/kernel';
+import { CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from './error-body';
 
@@ -9,16 +10,27 @@ export interface PartnerRef {
   role: 'partner' | 'auditor';
 }
 
-/** Looks partners up by their credentials; implemented by the accounts context. */
+/** A user's temporary access token (part 4.15), as a request presents it. */
+export interface UserTokenRef {
+  userId: string;
+  /** Resource names, or `all`. */
+  scope: string[] | 'all';
+  access: Array<'read' | 'write'>;
+  expiresAt: string;
+}
+
+/** Looks partners (and users' access tokens) up by their credentials; implemented by accounts. */
 export abstract class CredentialVerifier {
   abstract byApiKey(apiKey: string): Promise<PartnerRef | null>;
   abstract byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null>;
+  /** The token and the partner it belongs to; null when unknown (expiry is checked by the caller). */
+  abstract byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null>;
 }
 
 /** Paths anyone may call: the health report only. */
 export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/];
 
-type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef };
+export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
 
 async function basic(verifier: CredentialVerifier, request: FastifyRequest): Promise<PartnerRef> {
   const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
@@ -28,6 +40,21 @@ async function basic(verifier: CredentialVerifier, request: FastifyRequest): Pro
   const partner = colon > 0 ? await verifier.byUsernameAndPassword(decoded.slice(0, colon), decoded.slice(colon + 1)) : null;
   if (!partner) throw new Unauthorized('wrong username or password');
   return partner;
+}
+
+function presentedToken(request: FastifyRequest): string | null {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+  if (bearer) return bearer[1];
+  const query = (request.query as Record<string, unknown> | undefined)?.access_token;
+  return typeof query === 'string' && query !== '' ? query : null;
+}
+
+async function accessToken(verifier: CredentialVerifier, request: AuthenticatedRequest, tokenId: string, now: number): Promise<PartnerRef> {
+  const found = await verifier.byAccessToken(tokenId);
+  if (!found) throw new Unauthorized('unknown access token');
+  if (Date.parse(found.token.expiresAt) <= now) throw new Unauthorized('access token expired');
+  request.userToken = found.token;
+  return found.partner;
 }
 
 async function apiKey(verifier: CredentialVerifier, request: FastifyRequest): Promise<PartnerRef> {
@@ -40,14 +67,19 @@ async function apiKey(verifier: CredentialVerifier, request: FastifyRequest): Pr
 
 /**
  * Authenticates every request before routing, by the rules of its generation: HTTP basic
- * credentials (the userinfo of the address) on /api/v3, `api_key` in the query everywhere else.
+ * credentials (the userinfo of the address) on /api/v3, `api_key` in the query everywhere else,
+ * or there a user's access token (`Authorization: Bearer <id>` or `access_token=<id>`), which acts
+ * for its user and partner (see {@link AccessGuard}).
  * Unknown paths are no exception, so nothing about the routes shows without credentials.
  */
-export function authenticateEveryRequest(fastify: FastifyInstance, verifier: () => CredentialVerifier): void {
+export function authenticateEveryRequest(fastify: FastifyInstance, verifier: () => CredentialVerifier, now: () => number): void {
   fastify.addHook('onRequest', async (request: AuthenticatedRequest, reply: FastifyReply) => {
     if (PUBLIC_PATHS.some((path) => path.test(request.url))) return;
     try {
-      request.partner = request.url.startsWith('/api/v3') ? await basic(verifier(), request) : await apiKey(verifier(), request);
+      const token = request.url.startsWith('/api/v3') ? null : presentedToken(request);
+      if (request.url.startsWith('/api/v3')) request.partner = await basic(verifier(), request);
+      else if (token !== null) request.partner = await accessToken(verifier(), request, token, now());
+      else request.partner = await apiKey(verifier(), request);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       if (request.url.startsWith('/api/v3')) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
@@ -56,14 +88,37 @@ export function authenticateEveryRequest(fastify: FastifyInstance, verifier: () 
   });
 }
 
-/** Role rules on authenticated requests: an auditor reads and never writes. */
+const TOKEN_RESOURCE = 'deals:token-resource';
+
+/**
+ * Marks a call a user's access token may make, and the resource its scope must name. Calls without
+ * it take partner credentials only.
+ */
+export const TokenResource = (resource: string) => SetMetadata(TOKEN_RESOURCE, resource);
+
+/**
+ * Rules on authenticated requests: an auditor reads and never writes; a user's access token works
+ * only on calls marked with {@link TokenResource}, within its scope and access (GET reads, other
+ * methods write), and only on its own user: another user's records are not found.
+ */
 @Injectable()
-export class PartnerRoleGuard implements CanActivate {
+export class AccessGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    if (request.partner?.role === 'auditor' && request.method !== 'GET' && request.method !== 'HEAD') {
-      throw new Forbidden('auditor credentials can read and never write');
-    }
+    const writes = request.method !== 'GET' && request.method !== 'HEAD';
+    if (request.partner?.role === 'auditor' && writes) throw new Forbidden('auditor credentials can read and never write');
+    const token = request.userToken;
+    if (!token) return true;
+    const resource = this.reflector.getAllAndOverride<string | undefined>(TOKEN_RESOURCE, [context.getHandler(), context.getClass()]);
+    if (!resource) throw new Forbidden('this call takes partner credentials, not a user access token');
+    if (token.scope !== 'all' && !token.scope.includes(resource)) throw new Forbidden(`the access token's scope does not include ${resource}`);
+    const needed = writes ? 'write' : 'read';
+    if (!token.access.includes(needed)) throw new Forbidden(`the access token does not allow ${needed} access`);
+    const params = request.params as Record<string, string | undefined>;
+    const pathUser = params.user_id ?? params.user;
+    if (pathUser !== undefined && pathUser !== token.userId) throw new NotFound(`user ${pathUser} not found`);
     return true;
   }
 }
@@ -90,8 +145,27 @@ export const CurrentCaller = createParamDecorator((_: unknown, context: Executio
   const correlation = request.headers['x-correlation-id'];
   return {
     partnerId: request.partner.id,
-    actor: `partner:${request.partner.id}`,
+    actor: request.userToken ? `user-token:${request.userToken.userId}` : `partner:${request.partner.id}`,
     requestId,
     correlationId: typeof correlation === 'string' && correlation.length <= 128 ? correlation : requestId,
   };
 });
+
+/**
+ * The user a call acts for: the access token's user when a token authenticated the request (it
+ * must match an explicit `user_id`, else the user is not found), otherwise the `user_id` given.
+ */
+export function actingUser(request: AuthenticatedRequest, given: unknown): string | undefined {
+  const token = request.userToken;
+  if (!token) return typeof given === 'string' && given !== '' ? given : undefined;
+  if (given !== undefined && given !== '' && given !== token.userId) throw new NotFound(`user ${String(given)} not found`);
+  return token.userId;
+}
+
+/** Whether partner credentials (not a user's access token) authenticated the request. */
+export const ByPartner = createParamDecorator((_: unknown, context: ExecutionContext): boolean =>
+  !context.switchToHttp().getRequest<AuthenticatedRequest>().userToken);
+
+/** The authenticated request itself (for {@link actingUser}). */
+export const AuthRequest = createParamDecorator((_: unknown, context: ExecutionContext): AuthenticatedRequest =>
+  context.switchToHttp().getRequest<AuthenticatedRequest>());

@@ -7,9 +7,10 @@ export function loggableUrl(url: string | undefined): string {
   return url.replace(/([?&](?:api_key|access_token|password)=)[^&]*/gi, '$1[redacted]');
 }
 
-/** The one pino logger of a process: JSON lines on stdout. */
-export function serviceLogger(level: string): pino.Logger {
-  return pino({ level, base: { pid: process.pid } });
+/** The one pino logger of a process: JSON lines on stdout, or appended to `file` when given. */
+export function serviceLogger(level: string, file: string | null = null): pino.Logger {
+  const options = { level, base: { pid: process.pid } };
+  return file ? pino(options, pino.destination({ dest: file, sync: true, mkdir: true })) : pino(options);
 }
 
 /**

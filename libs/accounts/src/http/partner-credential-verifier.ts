@@ -1,5 +1,7 @@
 import { ViewStore } from '@deals/kernel';
-import { CredentialVerifier, PartnerRef } from '@deals/wire';
+import { CredentialVerifier, PartnerRef, UserTokenRef } from '@deals/wire';
+import { tokenHash } from '../domain/access-token/access-token';
+import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/access-tokens.projection';
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import { hashSecret } from '../domain/partner/partner-credentials';
@@ -34,6 +36,14 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     if (this.knownKeys.size >= KNOWN_KEY_CAPACITY) this.knownKeys.clear();
     this.knownKeys.set(apiKey, { partner: toRef(view), until: now + KNOWN_KEY_TTL_MS });
     return toRef(view);
+  }
+
+  async byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null> {
+    const token = await this.views.findById<AccessTokenView>(ACCESS_TOKENS, tokenHash(tokenId));
+    if (!token) return null;
+    const partner = await this.views.findById<PartnerCredentials>(PARTNER_CREDENTIALS, token.partnerId);
+    if (!partner) return null;
+    return { partner: toRef(partner), token: { userId: token.userId, scope: token.scope, access: token.access, expiresAt: token.expiresAt } };
   }
 
   async byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null> {

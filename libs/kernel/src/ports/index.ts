@@ -3,3 +3,4 @@ export * from './view-store.port';
 export * from './scheduler.port';
 export * from './clock.port';
 export * from './id-generator.port';
+export * from './payment-gateway.port';

@@ -1,0 +1,76 @@
+import { CardRejected, Clock, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, PaymentGateway, ValidationFailed } from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { cardDecider } from '../domain/card/card.decider';
+import { cardStream } from '../domain/card/card.events';
+import { CardInput, cardMonth, cardYear, validateCardInput } from '../domain/card/card-number';
+import { userDecider } from '../domain/user/user.decider';
+import { userStream } from '../domain/user/user.events';
+
+export interface StoredCardOutcome {
+  cardId: string;
+  position: LogPosition | null;
+}
+
+/** POST /credit_cards: the card is checked, exchanged for a token, and only the token is kept. */
+export class StoreCard extends Command<StoredCardOutcome> {
+  constructor(readonly userId: string, readonly card: CardInput, readonly caller: CommandCaller & { partnerId: string }) {
+    super();
+  }
+}
+
+@CommandHandler(StoreCard)
+export class StoreCardHandler implements ICommandHandler<StoreCard> {
+  constructor(private readonly store: EventStore, private readonly gateway: PaymentGateway, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+
+  async execute({ userId, card, caller }: StoreCard): Promise<StoredCardOutcome> {
+    const now = this.clock.now();
+    const issues = validateCardInput(card, now);
+    if (issues.length) throw new ValidationFailed(issues);
+    const user = await loadAggregate(this.store, userStream(userId), userDecider);
+    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted) throw new NotFound(`user ${userId} not found`);
+    const month = cardMonth(card.month)!;
+    const year = cardYear(card.year)!;
+    const zip = String(card.zip_code).trim();
+    let tokenized;
+    try {
+      tokenized = await this.gateway.tokenize({ number: String(card.number), cvv: String(card.verification_value), month, year, zip });
+    } catch (error) {
+      if (!(error instanceof CardRejected)) throw error;
+      throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'number', message: `was refused by the processor: ${error.reason}` }]);
+    }
+    const cardId = this.ids.next();
+    const stored = await handleCommand(this.store, cardStream(cardId), cardDecider, {
+      type: 'StoreCard',
+      data: {
+        cardId, partnerId: caller.partnerId, userId, token: tokenized.token, brand: tokenized.brand, last4: tokenized.last4,
+        expMonth: month, expYear: year, zipCode: zip, fingerprint: tokenized.fingerprint, storedAt: now.toISOString(),
+      },
+    }, { now, metadata: caller });
+    // A user's first card becomes the default.
+    const chosen = await handleCommand(this.store, userStream(userId), userDecider, {
+      type: 'ChooseDefaultCard', data: { userId, partnerId: caller.partnerId, cardId, onlyIfNone: true },
+    }, { now, metadata: caller });
+    return { cardId, position: chosen.position ?? stored.position };
+  }
+}
+
+/** PUT /credit_cards/:id/default. */
+export class MakeCardDefault extends Command<{ position: LogPosition | null }> {
+  constructor(readonly cardId: string, readonly actingUserId: string | undefined, readonly caller: CommandCaller & { partnerId: string }) {
+    super();
+  }
+}
+
+@CommandHandler(MakeCardDefault)
+export class MakeCardDefaultHandler implements ICommandHandler<MakeCardDefault> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+
+  async execute({ cardId, actingUserId, caller }: MakeCardDefault) {
+    const card = await loadAggregate(this.store, cardStream(cardId), cardDecider);
+    const foreign = !card.state.stored || card.state.partnerId !== caller.partnerId || (actingUserId !== undefined && card.state.userId !== actingUserId);
+    if (foreign) throw new NotFound(`credit card ${cardId} not found`);
+    return handleCommand(this.store, userStream(card.state.userId!), userDecider, {
+      type: 'ChooseDefaultCard', data: { userId: card.state.userId!, partnerId: caller.partnerId, cardId, onlyIfNone: false },
+    }, { now: this.clock.now(), metadata: caller });
+  }
+}

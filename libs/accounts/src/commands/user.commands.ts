@@ -1,0 +1,47 @@
+import type { CommandCaller, LogPosition } from '@deals/kernel';
+import { Command } from '@nestjs/cqrs';
+
+/** The fields of a create or update call, as the partner sent them (checked by the handler). */
+export type UserInput = Record<string, unknown>;
+
+export interface UserOutcome {
+  userId: string;
+  position: LogPosition | null;
+}
+
+/** POST /users. `byPartner` is false when a user's access token makes the call. */
+export class RegisterUser extends Command<UserOutcome> {
+  constructor(readonly input: UserInput, readonly byPartner: boolean, readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller) {
+    super();
+  }
+}
+
+/** PUT /users/:user_id. */
+export class UpdateUser extends Command<UserOutcome> {
+  constructor(readonly userId: string, readonly input: UserInput, readonly byPartner: boolean, readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller) {
+    super();
+  }
+}
+
+/** PUT /api/v1/users/:email/update_by_email: the four rules of part 4.9. */
+export class UpdateUserByEmail extends Command<UserOutcome> {
+  constructor(readonly email: string, readonly input: UserInput, readonly overwriteToken: boolean, readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller) {
+    super();
+  }
+}
+
+export interface IssuedToken {
+  tokenId: string;
+  userId: string;
+  expiresIn: number;
+  scope: string;
+  access: string;
+  position: LogPosition | null;
+}
+
+/** POST /users/:user/access_tokens (deprecated in the interface, served while it exists). */
+export class IssueAccessToken extends Command<IssuedToken> {
+  constructor(readonly userId: string, readonly input: UserInput, readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller) {
+    super();
+  }
+}

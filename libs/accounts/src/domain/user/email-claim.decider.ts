@@ -1,0 +1,32 @@
+import { Decider, DomainCommand, DomainEvent, ValidationFailed } from '@deals/kernel';
+import { createHash } from 'node:crypto';
+
+export type EmailClaimed = DomainEvent<'EmailClaimed', { partnerId: string; emailKey: string; userId: string }>;
+export type EmailReleased = DomainEvent<'EmailReleased', { partnerId: string; emailKey: string; userId: string }>;
+export type EmailClaimEvent = EmailClaimed | EmailReleased;
+
+export type ClaimEmail = DomainCommand<'ClaimEmail', { partnerId: string; emailKey: string; userId: string }>;
+export type ReleaseEmail = DomainCommand<'ReleaseEmail', { partnerId: string; emailKey: string; userId: string }>;
+
+/**
+ * One stream per (partner, email) holds which user owns the address: appending to it with the
+ * expected revision makes uniqueness atomic, with no view to race against.
+ */
+export const emailClaimStream = (partnerId: string, key: string) =>
+  `useremail-${createHash('sha256').update(`${partnerId}\n${key}`).digest('hex').slice(0, 40)}`;
+
+export interface EmailClaim {
+  owner: string | null;
+}
+
+export const emailClaimDecider: Decider<EmailClaim, ClaimEmail | ReleaseEmail, EmailClaimEvent> = {
+  initialState: () => ({ owner: null }),
+  decide(command, claim) {
+    const { userId } = command.data;
+    if (command.type === 'ReleaseEmail') return claim.owner === userId ? [{ type: 'EmailReleased', data: command.data }] : [];
+    if (claim.owner === userId) return [];
+    if (claim.owner !== null) throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }]);
+    return [{ type: 'EmailClaimed', data: command.data }];
+  },
+  evolve: (_claim, event) => ({ owner: event.type === 'EmailClaimed' ? event.data.userId : null }),
+};

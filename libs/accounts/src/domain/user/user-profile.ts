@@ -1,0 +1,74 @@
+import type { ValidationIssue } from '@deals/kernel';
+import type { UserProfile } from './user.events';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const ZIP = /^\d{5}(-\d{4})?$/;
+const NAME_MAX = 100;
+
+/** The profile fields of a request, as the interface names them (`first_name`, `postal_code`...). */
+export interface ProfileInput {
+  email?: unknown;
+  first_name?: unknown;
+  last_name?: unknown;
+  birthday?: unknown;
+  postal_code?: unknown;
+  source?: unknown;
+  token?: unknown;
+  partner_data?: unknown;
+}
+
+const FIELDS: Array<[keyof ProfileInput, keyof UserProfile]> = [
+  ['email', 'email'], ['first_name', 'firstName'], ['last_name', 'lastName'], ['birthday', 'birthday'],
+  ['postal_code', 'postalCode'], ['source', 'source'], ['token', 'token'], ['partner_data', 'partnerData'],
+];
+
+function isBirthday(text: string, now: Date): boolean {
+  if (!/^\d{4}-\d\d-\d\d$/.test(text)) return false;
+  const date = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text) && date.getTime() <= now.getTime() && date.getUTCFullYear() >= 1900;
+}
+
+/**
+ * Checks and converts the profile fields present in `input` (absent ones are left out); every
+ * problem is one validation entry naming the field as the interface names it.
+ */
+export function readProfile(input: ProfileInput, now: Date): { profile: Partial<UserProfile>; issues: ValidationIssue[] } {
+  const issues: ValidationIssue[] = [];
+  const profile: Partial<UserProfile> = {};
+  const fail = (field: string, message: string) => issues.push({ type: 'invalid', resource: 'user', field, message });
+  for (const [wire, own] of FIELDS) {
+    const value = input[wire];
+    if (value === undefined) continue;
+    if (wire === 'partner_data') {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(wire, 'must be an object');
+      else profile.partnerData = value as Record<string, unknown>;
+      continue;
+    }
+    if (value === null && wire !== 'email') {
+      (profile as Record<string, unknown>)[own] = null;
+      continue;
+    }
+    if (typeof value !== 'string') {
+      fail(wire, 'must be text');
+      continue;
+    }
+    const text = value.trim();
+    if (wire === 'email' && !EMAIL.test(text)) fail(wire, 'is not an email address');
+    else if ((wire === 'first_name' || wire === 'last_name') && text.length > NAME_MAX) fail(wire, `must be at most ${NAME_MAX} characters`);
+    else if (wire === 'birthday' && !isBirthday(text, now)) fail(wire, 'must be a past date, YYYY-MM-DD');
+    else if (wire === 'postal_code' && !ZIP.test(text)) fail(wire, 'must be a five-digit zip code');
+    else if ((wire === 'source' || wire === 'token') && (text === '' || text.length > 200)) fail(wire, 'must be 1 to 200 characters');
+    else (profile as Record<string, unknown>)[own] = text;
+  }
+  return { profile, issues };
+}
+
+/** A password is at least five characters and confirmed (part 4.9, 8). */
+export function passwordIssues(pass: unknown, confirmation: unknown): ValidationIssue[] {
+  const issue = (field: string, message: string, type: ValidationIssue['type'] = 'invalid') => [{ type, message, resource: 'user', field }];
+  if (typeof pass !== 'string') return issue('pass', 'must be text');
+  if (pass.length < 5) return issue('pass', 'must be at least 5 characters');
+  if (confirmation === undefined) return issue('pass_confirmation', 'is required with pass', 'missing_field');
+  if (confirmation !== pass) return issue('pass_confirmation', 'does not match pass');
+  return [];
+}

@@ -1,0 +1,75 @@
+import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { DefaultCardChosen, UserEvent, UserProfile, UserRegistered } from './user.events';
+
+export type RegisterUser = DomainCommand<'RegisterUser', UserRegistered['data']>;
+export type UpdateUser = DomainCommand<
+  'UpdateUser',
+  { userId: string; partnerId: string; changes: Partial<UserProfile>; deleted?: boolean; passwordHash?: string }
+>;
+export type ChooseDefaultCard = DomainCommand<'ChooseDefaultCard', { userId: string; partnerId: string; cardId: string; onlyIfNone: boolean }>;
+export type UserCommand = RegisterUser | UpdateUser | ChooseDefaultCard;
+
+export interface User {
+  registered: boolean;
+  partnerId: string | null;
+  profile: UserProfile | null;
+  credits: number;
+  deleted: boolean;
+  defaultCardId: string | null;
+}
+
+/** A user of another partner does not exist for this one. */
+function owned(user: User, partnerId: string, userId: string): UserProfile {
+  if (!user.registered || user.partnerId !== partnerId) throw new NotFound(`user ${userId} not found`);
+  return user.profile!;
+}
+
+export const userDecider: Decider<User, UserCommand, UserEvent> = {
+  initialState: () => ({ registered: false, partnerId: null, profile: null, credits: 0, deleted: false, defaultCardId: null }),
+
+  decide(command, user) {
+    switch (command.type) {
+      case 'RegisterUser':
+        if (user.registered) throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'id', message: 'is already registered' }]);
+        return [{ type: 'UserRegistered', data: command.data }];
+      case 'UpdateUser': {
+        const { userId, partnerId, changes, deleted, passwordHash } = command.data;
+        const profile = owned(user, partnerId, userId);
+        if (user.deleted && deleted !== false) {
+          throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' }]);
+        }
+        const events: UserEvent[] = [];
+        if (user.deleted && deleted === false) events.push({ type: 'UserRestored', data: { userId } });
+        const changed = Object.fromEntries(Object.entries(changes).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify((profile as unknown as Record<string, unknown>)[k])));
+        if (Object.keys(changed).length) events.push({ type: 'UserProfileChanged', data: { userId, changes: changed } });
+        if (passwordHash) events.push({ type: 'UserPasswordSet', data: { userId, passwordHash } });
+        if (!user.deleted && deleted === true) events.push({ type: 'UserDeleted', data: { userId } });
+        return events;
+      }
+      case 'ChooseDefaultCard': {
+        const { userId, partnerId, cardId, onlyIfNone } = command.data;
+        owned(user, partnerId, userId);
+        if (user.defaultCardId === cardId || (onlyIfNone && user.defaultCardId !== null)) return [];
+        const event: DefaultCardChosen = { type: 'DefaultCardChosen', data: { userId, cardId } };
+        return [event];
+      }
+    }
+  },
+
+  evolve(user, event) {
+    switch (event.type) {
+      case 'UserRegistered':
+        return { ...user, registered: true, partnerId: event.data.partnerId, profile: event.data.profile, credits: event.data.credits };
+      case 'UserProfileChanged':
+        return { ...user, profile: { ...user.profile!, ...event.data.changes } };
+      case 'UserPasswordSet':
+        return user;
+      case 'UserDeleted':
+        return { ...user, deleted: true };
+      case 'UserRestored':
+        return { ...user, deleted: false };
+      case 'DefaultCardChosen':
+        return { ...user, defaultCardId: event.data.cardId };
+    }
+  },
+};

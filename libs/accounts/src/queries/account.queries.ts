@@ -1,0 +1,35 @@
+import { ViewStore } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
+import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
+
+/** Reads of users and cards, always within one partner: another partner's records do not exist. */
+@Injectable()
+export class AccountQueries {
+  constructor(private readonly views: ViewStore) {}
+
+  /** A live user of this partner (a deleted user is not found). */
+  async user(partnerId: string, userId: string): Promise<UserAccount | null> {
+    const user = await this.views.findById<UserAccount>(USER_ACCOUNTS, userId);
+    return user && user.partnerId === partnerId && !user.deleted ? user : null;
+  }
+
+  /** A user of this partner, deleted or not (what an update answers). */
+  async userEvenDeleted(partnerId: string, userId: string): Promise<UserAccount | null> {
+    const user = await this.views.findById<UserAccount>(USER_ACCOUNTS, userId);
+    return user && user.partnerId === partnerId ? user : null;
+  }
+
+  async card(partnerId: string, cardId: string): Promise<StoredCard | null> {
+    const card = await this.views.findById<StoredCard>(STORED_CARDS, cardId);
+    return card && card.partnerId === partnerId && !card.deleted ? card : null;
+  }
+
+  cards(partnerId: string, userId: string, skip: number, limit: number): Promise<StoredCard[]> {
+    return this.views.find<StoredCard>(STORED_CARDS, { userId, partnerId, deleted: false }, { sort: { storedAt: 1, _id: 1 }, skip, limit });
+  }
+
+  countCards(partnerId: string, userId: string): Promise<number> {
+    return this.views.count(STORED_CARDS, { userId, partnerId, deleted: false });
+  }
+}

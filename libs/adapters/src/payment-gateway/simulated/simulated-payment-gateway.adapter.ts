@@ -1,0 +1,218 @@
+import {
+  CardDetails,
+  CardRejected,
+  ChargeOutcome,
+  ChargeRequest,
+  PaymentGateway,
+  RefundOutcome,
+  RefundRequest,
+  TokenizedCard,
+} from '@deals/kernel';
+import Database from 'better-sqlite3';
+import { randomBytes, scrypt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openDurableDatabase } from '../../sqlite/open-durable-database';
+
+export interface SimulatedPaymentGatewayOptions {
+  /** How long a charge on the slow test card takes; 3 s unless given. */
+  slowMs?: number;
+  /** The installation's secret for card fingerprints (at least 16 bytes). */
+  pepper: Buffer;
+}
+
+type Behaviour = 'approve' | 'decline' | 'processor_error' | 'slow';
+
+/** The common test-card convention; every other acceptable number approves. */
+const TEST_CARDS: Record<string, Behaviour> = {
+  '4000000000000002': 'decline',
+  '4000000000000119': 'processor_error',
+  '4000000000000259': 'slow',
+};
+
+/**
+ * 2^14 × 8 × 128 bytes = 16 MiB per computation, under Node's 32 MiB default `maxmem`. Tens of
+ * milliseconds per card, once per tokenisation, on the libuv thread pool.
+ */
+const FINGERPRINT = { N: 2 ** 14, r: 8, p: 1 } as const;
+const FINGERPRINT_BYTES = 32;
+const DEFAULT_SLOW_MS = 3000;
+
+interface ChargeRow {
+  token: string;
+  amount_cents: number;
+  status: ChargeOutcome['status'];
+  charge_id: string | null;
+  reason: string | null;
+}
+
+interface RefundRow {
+  charge_id: string;
+  amount_cents: number;
+  status: RefundOutcome['status'];
+  refund_id: string | null;
+  reason: string | null;
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS cards (
+    token TEXT PRIMARY KEY, behaviour TEXT NOT NULL, brand TEXT NOT NULL, last4 TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS charges (
+    idempotency_key TEXT PRIMARY KEY, token TEXT NOT NULL, amount_cents INTEGER NOT NULL,
+    status TEXT NOT NULL, charge_id TEXT UNIQUE, reason TEXT);
+  CREATE TABLE IF NOT EXISTS refunds (
+    idempotency_key TEXT PRIMARY KEY, charge_id TEXT NOT NULL, amount_cents INTEGER NOT NULL,
+    status TEXT NOT NULL, refund_id TEXT UNIQUE, reason TEXT);
+  CREATE INDEX IF NOT EXISTS refunds_by_charge ON refunds (charge_id);
+`;
+
+/**
+ * A deterministic stand-in for a card processor, for the embedded mode and tests. Its vault is a
+ * SQLite file mapping each token to the card's test behaviour, brand and last four digits; the
+ * number and the CVV are checked, fingerprinted and dropped, never written. Charges and refunds
+ * are recorded by idempotency key, so a repeated key answers its first outcome across restarts.
+ */
+export class SimulatedPaymentGateway extends PaymentGateway {
+  readonly backend = 'simulated';
+  private readonly db: Database.Database;
+  private readonly slowMs: number;
+  private readonly pepper: Buffer;
+
+  constructor(file: string, options: SimulatedPaymentGatewayOptions) {
+    super();
+    if (!Buffer.isBuffer(options.pepper) || options.pepper.length < 16) {
+      throw new Error('the fingerprint pepper must be a secret of at least 16 bytes');
+    }
+    this.pepper = Buffer.from(options.pepper);
+    this.slowMs = options.slowMs ?? DEFAULT_SLOW_MS;
+    this.db = openDurableDatabase(file);
+    this.db.exec(SCHEMA);
+  }
+
+  async tokenize(card: CardDetails): Promise<TokenizedCard> {
+    const number = typeof card.number === 'string' ? card.number.replace(/[\s-]+/g, '') : '';
+    if (!/^\d{16}$/.test(number) || !passesLuhn(number)) throw new CardRejected('the number is not a valid 16-digit card number');
+    const brand = brandOf(number);
+    if (brand === null) throw new CardRejected('the card brand is not accepted');
+    if (typeof card.cvv !== 'string' || !/^\d{3}$/.test(card.cvv.trim())) throw new CardRejected('the security code must be 3 digits');
+    const monthOk = Number.isInteger(card.month) && card.month >= 1 && card.month <= 12;
+    const yearOk = Number.isInteger(card.year) && card.year >= 1000 && card.year <= 9999;
+    if (!monthOk || !yearOk) throw new CardRejected('the expiry date is not valid');
+    const fingerprint = await fingerprintOf(number, this.pepper);
+    const token = `tok_${randomBytes(24).toString('base64url')}`;
+    const last4 = number.slice(-4);
+    this.db
+      .prepare('INSERT INTO cards (token, behaviour, brand, last4) VALUES (?, ?, ?, ?)')
+      .run(token, TEST_CARDS[number] ?? 'approve', brand, last4);
+    return { token, brand, last4, fingerprint };
+  }
+
+  async charge(request: ChargeRequest): Promise<ChargeOutcome> {
+    assertRequest(request.idempotencyKey, request.amountCents);
+    const { outcome, behaviour } = this.recordCharge(request);
+    if (behaviour === 'slow') await sleep(this.slowMs);
+    return outcome;
+  }
+
+  async refund(request: RefundRequest): Promise<RefundOutcome> {
+    assertRequest(request.idempotencyKey, request.amountCents);
+    return this.recordRefund(request);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private recordCharge(request: ChargeRequest): { outcome: ChargeOutcome; behaviour: Behaviour | null } {
+    return this.db
+      .transaction(({ token, amountCents, idempotencyKey }: ChargeRequest) => {
+        const card = this.db.prepare('SELECT behaviour FROM cards WHERE token = ?').get(token) as { behaviour: Behaviour } | undefined;
+        const behaviour = card?.behaviour ?? null;
+        const first = this.db.prepare('SELECT * FROM charges WHERE idempotency_key = ?').get(idempotencyKey) as ChargeRow | undefined;
+        if (first) {
+          if (first.token !== token || first.amount_cents !== amountCents) return { outcome: keyReused, behaviour: null };
+          return { outcome: chargeOutcome(first), behaviour };
+        }
+        const outcome: ChargeOutcome =
+          behaviour === null ? { status: 'error', reason: 'unknown card token' }
+          : behaviour === 'decline' ? { status: 'declined', reason: 'card declined' }
+          : behaviour === 'processor_error' ? { status: 'error', reason: 'processor error' }
+          : { status: 'approved', chargeId: `ch_${randomBytes(18).toString('base64url')}` };
+        this.db
+          .prepare('INSERT INTO charges (idempotency_key, token, amount_cents, status, charge_id, reason) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(idempotencyKey, token, amountCents, outcome.status, field(outcome, 'chargeId'), field(outcome, 'reason'));
+        return { outcome, behaviour };
+      })
+      // IMMEDIATE takes the write lock first, so two processes cannot both record one key.
+      .immediate(request);
+  }
+
+  private recordRefund(request: RefundRequest): RefundOutcome {
+    return this.db
+      .transaction(({ chargeId, amountCents, idempotencyKey }: RefundRequest): RefundOutcome => {
+        const first = this.db.prepare('SELECT * FROM refunds WHERE idempotency_key = ?').get(idempotencyKey) as RefundRow | undefined;
+        if (first) {
+          if (first.charge_id !== chargeId || first.amount_cents !== amountCents) return keyReused;
+          return first.status === 'refunded'
+            ? { status: 'refunded', refundId: first.refund_id! }
+            : { status: first.status, reason: first.reason! };
+        }
+        const charge = this.db.prepare("SELECT amount_cents FROM charges WHERE charge_id = ? AND status = 'approved'").get(chargeId) as
+          | { amount_cents: number }
+          | undefined;
+        const { refunded } = this.db
+          .prepare("SELECT COALESCE(SUM(amount_cents), 0) AS refunded FROM refunds WHERE charge_id = ? AND status = 'refunded'")
+          .get(chargeId) as { refunded: number };
+        const outcome: RefundOutcome =
+          charge === undefined ? { status: 'refused', reason: 'unknown charge' }
+          : amountCents > charge.amount_cents - refunded ? { status: 'refused', reason: 'refund exceeds what is left of the charge' }
+          : { status: 'refunded', refundId: `re_${randomBytes(18).toString('base64url')}` };
+        this.db
+          .prepare('INSERT INTO refunds (idempotency_key, charge_id, amount_cents, status, refund_id, reason) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(idempotencyKey, chargeId, amountCents, outcome.status, field(outcome, 'refundId'), field(outcome, 'reason'));
+        return outcome;
+      })
+      .immediate(request);
+  }
+}
+
+const keyReused = { status: 'error', reason: 'idempotency key reused with other parameters' } as const;
+
+const field = (outcome: object, name: string): string | null => (outcome as Record<string, string>)[name] ?? null;
+
+const chargeOutcome = (row: ChargeRow): ChargeOutcome =>
+  row.status === 'approved' ? { status: 'approved', chargeId: row.charge_id! } : { status: row.status, reason: row.reason! };
+
+function assertRequest(idempotencyKey: string, amountCents: number): void {
+  if (typeof idempotencyKey !== 'string' || idempotencyKey === '') throw new TypeError('an idempotency key is required');
+  if (!Number.isSafeInteger(amountCents) || amountCents <= 0) throw new RangeError('amountCents must be a positive whole number');
+}
+
+/** Deterministic per installation, and slow, so a leaked fingerprint cannot be matched by trying numbers. */
+function fingerprintOf(number: string, pepper: Buffer): Promise<string> {
+  return new Promise((resolve, reject) =>
+    scrypt(number, pepper, FINGERPRINT_BYTES, FINGERPRINT, (error, key) => (error ? reject(error) : resolve(key.toString('hex')))),
+  );
+}
+
+function passesLuhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    const d = (digits.charCodeAt(digits.length - 1 - i) - 48) * (i % 2 === 1 ? 2 : 1);
+    sum += d > 9 ? d - 9 : d;
+  }
+  return sum % 10 === 0;
+}
+
+/**
+ * The processor names the brand itself, as a real one does (adapters import no bounded context);
+ * the ranges match accounts' `cardBrand`, which the contract test checks.
+ */
+function brandOf(number: string): string | null {
+  const lead = (n: number) => Number(number.slice(0, n));
+  if (number[0] === '4') return 'Visa';
+  if ((lead(2) >= 51 && lead(2) <= 55) || (lead(4) >= 2221 && lead(4) <= 2720)) return 'MasterCard';
+  if (lead(4) === 6011 || (lead(3) >= 644 && lead(3) <= 649) || lead(2) === 65) return 'Discover';
+  if (lead(4) >= 3528 && lead(4) <= 3589) return 'JCB';
+  if (lead(2) === 62) return 'UnionPay';
+  return null;
+}

@@ -1,0 +1,78 @@
+import { TestApi } from '../../support/api-harness';
+
+const card = (userId: string, overrides: Record<string, unknown> = {}) => ({
+  user_id: userId, number: '4242 4242 4242 4242', verification_value: '123', month: 12, year: 2030, zip_code: '60601', ...overrides,
+});
+
+describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards/:id/default', () => {
+  let api: TestApi;
+  let apiKey: string;
+  let userId: string;
+  beforeAll(async () => {
+    api = await TestApi.start();
+    apiKey = (await api.createPartner()).apiKey;
+    userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-holder@example.com' } })).body.user_id;
+  });
+  afterAll(() => api.close());
+
+  const store = (body: unknown) => api.call('POST', '/credit_cards', { apiKey, body });
+  const list = (query = '') => api.call('GET', `/credit_cards?user_id=${userId}${query}`, { apiKey });
+
+  it('stores a card and lists it masked, as the only, default card', async () => {
+    const stored = await store(card(userId));
+    expect(stored.status).toBe(200);
+    expect(stored.body).toEqual({ status: 'success', credit_card_id: expect.any(String) });
+    expect((await list()).body).toEqual({
+      status: 'success',
+      credit_cards: [{ id: stored.body.credit_card_id, credit_card_id: stored.body.credit_card_id, number: 'XXXX-XXXX-XXXX-4242', type: 'Visa', primary: true, deleted: false }],
+    });
+  });
+
+  it('detects the brand, keeps the first card default and moves the default on request', async () => {
+    const second = await store(card(userId, { number: '5555555555554444' }));
+    const third = await store(card(userId, { number: '6011111111111117', month: '07', year: '2031' }));
+    let cards = (await list()).body.credit_cards;
+    expect(cards.map((c: { type: string; primary: boolean }) => [c.type, c.primary])).toEqual([['Visa', true], ['MasterCard', false], ['Discover', false]]);
+    expect((await api.call('PUT', `/credit_cards/${third.body.credit_card_id}/default`, { apiKey })).body).toEqual({ status: 'success' });
+    cards = (await list()).body.credit_cards;
+    expect(cards.map((c: { primary: boolean }) => c.primary)).toEqual([false, false, true]);
+    expect((await list('&count=true')).body).toEqual({ status: 'success', count: 3 });
+    expect((await list('&per_page=1&page=2')).body.credit_cards.map((c: { id: string }) => c.id)).toEqual([second.body.credit_card_id]);
+  });
+
+  it('refuses each invalid field with its own entry (resource, field, type)', async () => {
+    const reply = await store({ user_id: userId, number: '4242424242424241', verification_value: '12', month: 13, year: 2030, zip_code: 'abc' });
+    expect(reply.status).toBe(422);
+    expect(reply.body.errors).toEqual([
+      { type: 'invalid', resource: 'credit_card', field: 'number', message: 'fails the Luhn check' },
+      { type: 'invalid', resource: 'credit_card', field: 'verification_value', message: 'must be 3 digits' },
+      { type: 'invalid', resource: 'credit_card', field: 'month', message: 'must be a month from 1 to 12' },
+      { type: 'invalid', resource: 'credit_card', field: 'zip_code', message: 'must be a 5-digit US zip code or ZIP+4 (12345-6789)' },
+    ]);
+    const short = await store(card(userId, { number: '42424242' }));
+    expect(short.body.errors).toEqual([expect.objectContaining({ field: 'number', message: 'must be 16 digits' })]);
+    const expired = await store(card(userId, { month: 1, year: 2020 }));
+    expect(expired.body.errors).toEqual([expect.objectContaining({ field: 'year', message: 'has expired' })]);
+    const missing = await store({ user_id: userId });
+    expect(missing.body.errors.map((e: { field: string; type: string }) => [e.field, e.type])).toEqual([
+      ['number', 'missing_field'], ['verification_value', 'missing_field'], ['month', 'missing_field'], ['year', 'missing_field'], ['zip_code', 'missing_field'],
+    ]);
+    expect((await store(card(''))).body.errors).toEqual([{ type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' }]);
+  });
+
+  it('answers 404 for an unknown user or card', async () => {
+    expect((await store(card('nobody'))).status).toBe(404);
+    expect((await api.call('GET', '/credit_cards?user_id=nobody', { apiKey })).status).toBe(404);
+    expect((await api.call('PUT', '/credit_cards/nothing/default', { apiKey })).status).toBe(404);
+  });
+
+  it("refuses another user's card as default for this user's token, and a deleted user's cards", async () => {
+    const other = (await api.call('POST', '/users', { apiKey, body: { email: 'other-holder@example.com' } })).body.user_id;
+    const theirs = (await store(card(other))).body.credit_card_id;
+    const token = (await api.call('POST', `/users/${userId}/access_tokens`, { apiKey, body: { expires_in: 60, scope: 'credit_card', access: 'read,write' } })).body.access_token.id;
+    const reply = await api.call('PUT', `/credit_cards/${theirs}/default`, { headers: { authorization: `Bearer ${token}` } });
+    expect(reply.status).toBe(404);
+    await api.call('PUT', `/users/${other}`, { apiKey, body: { is_deleted: true } });
+    expect((await store(card(other))).status).toBe(404);
+  });
+});

@@ -1,0 +1,106 @@
+import { TestApi } from '../../support/api-harness';
+
+describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () => {
+  let api: TestApi;
+  let apiKey: string;
+  beforeAll(async () => {
+    api = await TestApi.start();
+    apiKey = (await api.createPartner()).apiKey;
+  });
+  afterAll(() => api.close());
+
+  const post = (body: unknown) => api.call('POST', '/users', { apiKey, body });
+  const get = (id: string) => api.call('GET', `/users/${id}`, { apiKey });
+  const put = (id: string, body: unknown) => api.call('PUT', `/users/${id}`, { apiKey, body });
+  const byEmail = (email: string, body: unknown, overwrite = false) =>
+    api.call('PUT', `/api/v1/users/${encodeURIComponent(email)}/update_by_email${overwrite ? '?overwrite_token=true' : ''}`, { apiKey, body });
+
+  it('creates a user, answering its id, and shows it (part 2.7)', async () => {
+    const created = await post({ email: 'ann@example.com', first_name: 'Ann', last_name: 'Lee', birthday: '1990-04-01', postal_code: '60601', token: 'partner-1', credits: 1200, partner_data: { tier: 'gold' }, session_id: 's-1', source: 'web' });
+    expect(created.status).toBe(200);
+    expect(created.body).toEqual({ status: 'success', user_id: expect.any(String) });
+    const shown = await get(created.body.user_id);
+    expect(shown.body).toEqual({
+      status: 'success',
+      user: { id: created.body.user_id, firstname: 'Ann', lastname: 'Lee', image_url: 'https://deals.example.com/images/users/default-avatar.png', points: 1200, token: 'partner-1' },
+    });
+  });
+
+  it('gives the configured signup credit when no credits are sent', async () => {
+    const { body } = await post({ email: 'bob@example.com' });
+    expect((await get(body.user_id)).body.user).toMatchObject({ points: 500, firstname: '', token: null });
+  });
+
+  it('keeps emails unique per partner, case-insensitively', async () => {
+    await post({ email: 'Dup@Example.com' });
+    const again = await post({ email: 'dup@example.COM' });
+    expect(again.status).toBe(422);
+    expect(again.body).toMatchObject({ error_type: 'validation_failed', errors: [{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }] });
+  });
+
+  it('refuses bad fields, one entry each', async () => {
+    const reply = await post({ email: 'not-an-email', birthday: '2999-01-01', postal_code: 'abc', credits: -5, partner_data: 'x', first_name: 7 });
+    expect(reply.status).toBe(422);
+    expect(reply.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['birthday', 'credits', 'email', 'first_name', 'partner_data', 'postal_code']);
+    expect((await post({ first_name: 'No email' })).body.errors).toEqual([{ type: 'missing_field', resource: 'user', field: 'email', message: 'is required' }]);
+  });
+
+  it('updates profile fields and answers the user', async () => {
+    const { body } = await post({ email: 'carl@example.com', first_name: 'Carl' });
+    const reply = await put(body.user_id, { first_name: 'Carlos', last_name: 'Diaz', email: 'carlos@example.com' });
+    expect(reply.body).toEqual({ status: 'success', user: expect.objectContaining({ id: body.user_id, firstname: 'Carlos', lastname: 'Diaz' }) });
+    // The old address is free again; the new one is taken.
+    expect((await post({ email: 'carl@example.com' })).status).toBe(200);
+    expect((await post({ email: 'carlos@example.com' })).status).toBe(422);
+  });
+
+  it('sets a password of at least five characters, confirmed', async () => {
+    const { body } = await post({ email: 'dana@example.com' });
+    expect((await put(body.user_id, { pass: 'abcd', pass_confirmation: 'abcd' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
+    expect((await put(body.user_id, { pass: 'abcde' })).body.errors).toEqual([{ type: 'missing_field', resource: 'user', field: 'pass_confirmation', message: 'is required with pass' }]);
+    expect((await put(body.user_id, { pass: 'abcde', pass_confirmation: 'abcdf' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass_confirmation', message: 'does not match pass' }]);
+    expect((await put(body.user_id, { pass: 'abcde', pass_confirmation: 'abcde' })).status).toBe(200);
+  });
+
+  it('soft-deletes: a deleted user is not found and cannot be updated, except to undelete', async () => {
+    const { body } = await post({ email: 'erin@example.com' });
+    expect((await put(body.user_id, { is_deleted: true })).status).toBe(200);
+    expect((await get(body.user_id)).status).toBe(404);
+    const refused = await put(body.user_id, { first_name: 'Erin' });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' }]);
+    expect((await put(body.user_id, { is_deleted: false, first_name: 'Erin' })).body.user).toMatchObject({ firstname: 'Erin' });
+    expect((await get(body.user_id)).status).toBe(200);
+  });
+
+  it('answers 404 find_failed for an unknown user', async () => {
+    expect((await get('nobody')).body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'user nobody not found' });
+    expect((await put('nobody', { first_name: 'x' })).status).toBe(404);
+  });
+
+  describe('update_by_email, the four rules of part 4.9', () => {
+    it('1. token sent and unchanged: updates the rest', async () => {
+      await post({ email: 'rule1@example.com', token: 't-1' });
+      const reply = await byEmail('rule1@example.com', { token: 't-1', first_name: 'One' });
+      expect(reply.body.user).toMatchObject({ token: 't-1', firstname: 'One' });
+    });
+    it('2. token sent, none stored before: stored, no error', async () => {
+      await post({ email: 'rule2@example.com' });
+      expect((await byEmail('rule2@example.com', { token: 't-2' })).body.user).toMatchObject({ token: 't-2' });
+    });
+    it('3. token sent and different: 422 update_failed unless overwrite_token=true', async () => {
+      await post({ email: 'rule3@example.com', token: 't-3' });
+      const refused = await byEmail('rule3@example.com', { token: 'other', first_name: 'Three' });
+      expect(refused.status).toBe(422);
+      expect(refused.body).toEqual({ status: 'error', error_type: 'update_failed', error_msg: 'the user has a different token; add overwrite_token=true to replace it' });
+      const replaced = await byEmail('rule3@example.com', { token: 'other', first_name: 'Three' }, true);
+      expect(replaced.body.user).toMatchObject({ token: 'other', firstname: 'Three' });
+    });
+    it('4. unknown email: creates the user', async () => {
+      const created = await byEmail('Rule4@Example.com', { first_name: 'Four', token: 't-4' });
+      expect(created.status).toBe(200);
+      expect(created.body.user).toMatchObject({ firstname: 'Four', token: 't-4' });
+      expect((await post({ email: 'rule4@example.com' })).status).toBe(422);
+    });
+  });
+});
