@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server as HttpsServer } from 'node:https';
 import { ApiModule } from './api.module';
 import { tlsMaterial } from './tls-material';
+import { publishApiDescription } from './api-description';
 
 export interface RunningApi {
   app: NestFastifyApplication;
@@ -56,6 +57,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids, logger }), adapter, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
+  publishApiDescription(app);
   await app.init();
   const verifier = app.get(CredentialVerifier);
   const serviceClock = app.get(Clock);

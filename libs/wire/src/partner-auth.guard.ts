@@ -27,8 +27,8 @@ export abstract class CredentialVerifier {
   abstract byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null>;
 }
 
-/** Paths anyone may call: the health report only. */
-export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/];
+/** Paths anyone may call: the health report and the API description. */
+export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/, /^\/api-docs\.json(\?|$)/];
 
 export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
 

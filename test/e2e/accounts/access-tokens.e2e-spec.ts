@@ -26,6 +26,13 @@ describe('access tokens: POST /users/:user/access_tokens and acting for the user
     expect(reply.body).toEqual({ status: 'success', access_token: { id: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), user_id: ann, expires_in: 3600, scope: 'user,credit_card', access: 'read,write' } });
   });
 
+  it('is marked deprecated in the API description, which needs no credentials', async () => {
+    const description = await api.call('GET', '/api-docs.json');
+    expect(description.status).toBe(200);
+    expect(description.body.paths['/users/{user}/access_tokens'].post.deprecated).toBe(true);
+    expect(description.body.paths['/users/{user_id}'].get.deprecated).toBeUndefined();
+  });
+
   it('refuses bad grants, naming each field', async () => {
     const reply = await issue(ann, { expires_in: 0, scope: 'user,wallet', access: 'execute' });
     expect(reply.status).toBe(422);

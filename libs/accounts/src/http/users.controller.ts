@@ -2,6 +2,7 @@ import { NotFound, ViewProgress } from '@deals/kernel';
 import { ByPartner, Caller, CurrentCaller, flagValue, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiOperation } from '@nestjs/swagger';
 import { AccountsSettings } from '../commands/accounts-settings';
 import { IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail, UserInput } from '../commands/user.commands';
 import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projection';
@@ -54,6 +55,7 @@ export class UsersController {
   @Post('users/:user/access_tokens')
   @HttpCode(200)
   @Header('Deprecation', 'true')
+  @ApiOperation({ deprecated: true, summary: 'Issue a temporary access token for the user (deprecated: to be removed in a future release)' })
   async issueToken(@Param('user') userId: string, @Body() body: unknown, @CurrentCaller() caller: Caller) {
     const token = await this.commands.execute(new IssueAccessToken(userId, fields(body), caller));
     await this.progress.waitFor([ACCESS_TOKENS], token.position);
