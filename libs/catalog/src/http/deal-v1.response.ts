@@ -1,7 +1,7 @@
 import { isoInZone, isoUtc } from '@deals/wire';
 import type { DealTerms, WorkflowState } from '../domain/deal/deal-terms';
 import { effectiveStateAt } from '../domain/deal/deal-workflow';
-import type { DealDetails } from '../projections/deal-details/deal-details.projection';
+import { DealDetails, unitsLeftAt } from '../projections/deal-details/deal-details.projection';
 import type { RegionView } from '../projections/regions/regions.projection';
 import type { CatalogLinks } from '../queries/catalog-links';
 
@@ -30,7 +30,7 @@ export interface DealClockFacts {
 export function dealClockFacts(view: DealDetails, now: Date): DealClockFacts {
   const deal = view.deal!;
   const state = effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime());
-  const numLeft = Math.max(0, view.inventory.total - view.inventory.sold);
+  const numLeft = unitsLeftAt(view.inventory, now.getTime());
   const perUser = deal.max_per_user ?? numLeft;
   return {
     state,

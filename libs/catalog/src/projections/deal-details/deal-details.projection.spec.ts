@@ -23,7 +23,7 @@ describe('deal details projection', () => {
   it('folds listing, stock, revision and state into one document', () => {
     const [view] = applyEvents(dealDetailsProjection, new Map(), events);
     expect(view).toEqual({
-      _id: 'spa', _pos: events[3].position, deal: { ...deal, current_price: 90 }, state: 'in-flight', inventory: { total: 40, sold: 0 },
+      _id: 'spa', _pos: events[3].position, deal: { ...deal, current_price: 90 }, state: 'in-flight', inventory: { total: 40, sold: 0, holds: {} },
       regionId: 'ny', type: 'daily-deal', categoryKey: 'health & beauty', subcategoryKey: null, title: 'Spa', merchantName: null,
       price: 90, value: 300, startAt: Date.parse('2026-01-01T00:00:00Z'), endAt: Date.parse('2026-01-02T00:00:00Z'),
       numLeft: 40, numberSold: 0, soldOut: false, supplierId: null, vendorId: null, marketplaceSlug: null, tags: ['calm'],

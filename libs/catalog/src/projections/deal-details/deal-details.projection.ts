@@ -7,6 +7,17 @@ import type { DealEvent } from '../../domain/deal/deal.events';
  * Declared here so the catalogue depends on the published event, not on purchasing's code.
  */
 type InventoryStocked = { type: 'InventoryStocked'; data: { dealId: string; total: number } };
+type UnitsHeld = { type: 'UnitsHeld'; data: { dealId: string; holdId: string; quantity: number; expiresAt: string } };
+type UnitsSold = { type: 'UnitsSold'; data: { dealId: string; holdId: string; quantity: number } };
+type UnitsReleased = { type: 'UnitsReleased'; data: { dealId: string; holdId: string; quantity: number } };
+type InventoryEvent = InventoryStocked | UnitsHeld | UnitsSold | UnitsReleased;
+
+/** Units of a deal as the view keeps them; open holds count only until they expire (read time). */
+export interface DealInventory {
+  total: number;
+  sold: number;
+  holds: Record<string, { quantity: number; expiresAt: number }>;
+}
 
 type Point = { type: 'Point'; coordinates: [number, number] };
 
@@ -41,19 +52,27 @@ export interface DealDetails extends ViewDocument, DealSearchFields {
   /** Null only while inventory has been stocked for a deal the view has not seen listed yet. */
   deal: DealTerms | null;
   state: WorkflowState;
-  inventory: { total: number; sold: number };
+  inventory: DealInventory;
 }
 
 export const DEAL_DETAILS = 'deal_details_v2';
 
-type Handled = DealEvent | InventoryStocked;
+type Handled = DealEvent | InventoryEvent;
 
 const dealIdOf = (event: Handled) => (event.type === 'DealListed' ? event.data.deal.id : event.data.dealId);
 const lower = (text: string | undefined) => (typeof text === 'string' ? text.trim().toLowerCase() : null);
 const instant = (iso: string | undefined) => (iso ? Date.parse(iso) : null);
 
-export function searchFields(deal: DealTerms | null, inventory: { total: number; sold: number }): DealSearchFields {
-  const numLeft = Math.max(0, inventory.total - inventory.sold);
+/** Units neither sold nor in an open hold (holds that have expired are counted out at read time). */
+export const unitsLeftAt = (inventory: DealInventory, now: number) =>
+  Math.max(0, inventory.total - inventory.sold - Object.values(inventory.holds ?? {}).reduce((n, h) => (h.expiresAt > now ? n + h.quantity : n), 0));
+
+/**
+ * `numLeft`/`soldOut` count every open hold; a lapsed hold stops counting here when its release
+ * job (or any later event of the deal) comes, and at once in answers computed at read time.
+ */
+export function searchFields(deal: DealTerms | null, inventory: DealInventory): DealSearchFields {
+  const numLeft = unitsLeftAt(inventory, Number.NEGATIVE_INFINITY);
   return {
     regionId: deal?.region_id ?? null,
     type: deal?.type ?? null,
@@ -89,12 +108,20 @@ function next(current: DealDetails, event: Handled): Pick<DealDetails, 'deal' | 
       return { ...current, state: event.data.to };
     case 'InventoryStocked':
       return { ...current, inventory: { ...current.inventory, total: event.data.total } };
+    case 'UnitsHeld':
+      return { ...current, inventory: { ...current.inventory, holds: { ...current.inventory.holds, [event.data.holdId]: { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) } } } };
+    case 'UnitsSold':
+    case 'UnitsReleased': {
+      const { [event.data.holdId]: _closed, ...holds } = current.inventory.holds;
+      const sold = current.inventory.sold + (event.type === 'UnitsSold' ? event.data.quantity : 0);
+      return { ...current, inventory: { ...current.inventory, sold, holds } };
+    }
   }
 }
 
 export const dealDetailsProjection = defineProjection<DealDetails>({
   name: DEAL_DETAILS,
-  handles: ['DealListed', 'DealRevised', 'DealStateChanged', 'InventoryStocked'],
+  handles: ['DealListed', 'DealRevised', 'DealStateChanged', 'InventoryStocked', 'UnitsHeld', 'UnitsSold', 'UnitsReleased'],
   indexes: [
     { keys: { regionId: 1 } },
     { keys: { state: 1 } },
@@ -115,7 +142,7 @@ export const dealDetailsProjection = defineProjection<DealDetails>({
   documentIds: (event: RecordedEvent) => [dealIdOf(event as unknown as Handled)],
   evolve(view, recorded, id) {
     const current: DealDetails = view ?? {
-      _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0 }, ...searchFields(null, { total: 0, sold: 0 }),
+      _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0, holds: {} }, ...searchFields(null, { total: 0, sold: 0, holds: {} }),
     };
     const { deal, state, inventory } = next(current, recorded as unknown as Handled);
     return { _id: id, _pos: recorded.position, deal, state, inventory, ...searchFields(deal, inventory) };

@@ -1,26 +1,74 @@
-import { ValidationFailed } from '@deals/kernel';
+import { CannotFulfil, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '../../../../testing/src/decider-spec';
 import { inventoryDecider } from './inventory.decider';
+import { InventoryEvent } from './inventory.events';
 
 const given = deciderSpec(inventoryDecider);
+const t0 = new Date('2026-06-15T12:00:00Z');
+const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
+const stocked = (total: number): InventoryEvent => ({ type: 'InventoryStocked', data: { dealId: 'd1', total } });
+const held = (holdId: string, quantity: number, minutes = 0): InventoryEvent => ({ type: 'UnitsHeld', data: { dealId: 'd1', holdId, quantity, expiresAt: at(minutes + 5).toISOString() } });
+const sold = (holdId: string, quantity: number): InventoryEvent => ({ type: 'UnitsSold', data: { dealId: 'd1', holdId, quantity } });
+const released = (holdId: string, quantity: number, reason: 'released' | 'payment_failed' | 'expired'): InventoryEvent => ({ type: 'UnitsReleased', data: { dealId: 'd1', holdId, quantity, reason } });
 const stock = (total: number) => ({ type: 'StockUnits' as const, data: { dealId: 'd1', total } });
-const stocked = (total: number) => ({ type: 'InventoryStocked' as const, data: { dealId: 'd1', total } });
+const hold = (holdId: string, quantity: number) => ({ type: 'HoldUnits' as const, data: { dealId: 'd1', holdId, quantity } });
+const sell = (holdId: string) => ({ type: 'SellHeldUnits' as const, data: { dealId: 'd1', holdId } });
+const release = (holdId: string) => ({ type: 'ReleaseHold' as const, data: { dealId: 'd1', holdId, reason: 'released' as const } });
+const expire = (holdId: string) => ({ type: 'ReleaseExpiredHold' as const, data: { dealId: 'd1', holdId } });
 
 describe('inventory decider', () => {
-  describe('an unstocked deal', () => {
-    it('is stocked, even with zero units', () => {
+  describe('stocking', () => {
+    it('stocks, even zero units, and ignores the same total', () => {
       given([]).when(stock(50)).then([stocked(50)]);
       given([]).when(stock(0)).then([stocked(0)]);
+      given([stocked(50)]).when(stock(50)).then([]);
+      given([stocked(50)]).when(stock(80)).then([stocked(80)]);
     });
-    it('refuses a negative or fractional total', () => {
+    it('refuses a negative or fractional total, or one below what is sold', () => {
       given([]).when(stock(-1)).thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'quantity' })] });
       given([]).when(stock(1.5)).thenThrows(ValidationFailed);
+      given([stocked(10), held('h1', 4), sold('h1', 4)]).when(stock(3)).thenThrows(ValidationFailed);
     });
   });
-  describe('a stocked deal', () => {
-    it('records a new total and ignores the same one', () => {
-      given([stocked(50)]).when(stock(80)).then([stocked(80)]);
-      given([stocked(50)]).when(stock(50)).then([]);
+
+  describe('holding', () => {
+    it('holds units for five minutes while enough are left', () => {
+      given([stocked(10)]).when(hold('h1', 4), t0).then([held('h1', 4)]);
+      given([stocked(10), held('h1', 8)]).when(hold('h2', 2), t0).then([held('h2', 2)]);
+    });
+    it('refuses more than is left, counting live holds and sales', () => {
+      given([stocked(10), held('h1', 8)]).when(hold('h2', 3), t0).thenThrows(CannotFulfil, { message: 'only 2 units left' });
+      given([stocked(2), held('h1', 2), sold('h1', 2)]).when(hold('h2', 1), t0).thenThrows(CannotFulfil, { message: 'the deal is sold out' });
+      given([stocked(0)]).when(hold('h1', 1), t0).thenThrows(CannotFulfil);
+    });
+    it('does not count a hold past its expiry, whether or not it was released', () => {
+      given([stocked(10), held('h1', 8)]).when(hold('h2', 3), at(6)).then([held('h2', 3, 6)]);
+    });
+    it('refuses a quantity below one', () => given([stocked(10)]).when(hold('h1', 0), t0).thenThrows(ValidationFailed));
+    it('changes nothing for a hold id it already has', () => {
+      given([stocked(10), held('h1', 1)]).when(hold('h1', 1), t0).then([]);
+      given([stocked(10), held('h1', 1), sold('h1', 1)]).when(hold('h1', 1), t0).then([]);
+    });
+  });
+
+  describe('selling and releasing', () => {
+    it('sells a live hold once', () => {
+      given([stocked(10), held('h1', 3)]).when(sell('h1'), at(4)).then([sold('h1', 3)]);
+      given([stocked(10), held('h1', 3), sold('h1', 3)]).when(sell('h1'), at(4)).then([]);
+    });
+    it('refuses to sell an expired or released hold', () => {
+      given([stocked(10), held('h1', 3)]).when(sell('h1'), at(5)).thenThrows(CannotFulfil);
+      given([stocked(10), held('h1', 3), released('h1', 3, 'released')]).when(sell('h1'), at(1)).thenThrows(CannotFulfil);
+    });
+    it('releases an open hold once; the units are left again', () => {
+      given([stocked(10), held('h1', 3)]).when(release('h1'), at(1)).then([released('h1', 3, 'released')]);
+      given([stocked(10), held('h1', 3), released('h1', 3, 'released')]).when(release('h1'), at(1)).then([]);
+      given([stocked(3), held('h1', 3), released('h1', 3, 'released')]).when(hold('h2', 3), at(1)).then([held('h2', 3, 1)]);
+    });
+    it('releases an expired hold only once it has expired, and never a sold one', () => {
+      given([stocked(10), held('h1', 3)]).when(expire('h1'), at(4)).then([]);
+      given([stocked(10), held('h1', 3)]).when(expire('h1'), at(5)).then([released('h1', 3, 'expired')]);
+      given([stocked(10), held('h1', 3), sold('h1', 3)]).when(expire('h1'), at(9)).then([]);
     });
   });
 });
