@@ -21,7 +21,43 @@ export interface CommandOutcome<S, E> {
 }
 
 const MAX_ATTEMPTS = 12;
+const CACHED_STREAMS = 10_000;
 const mutexes = new WeakMap<EventStore, KeyedMutex>();
+
+/**
+ * Folded state of recently handled streams, per store: the next command on a stream reads only the
+ * events after the cached revision (a hot deal's inventory stream grows by two events a sale; this
+ * is its snapshot). Another process's appends are simply the newer events read next time.
+ */
+interface Cached {
+  decider: unknown;
+  state: unknown;
+  revision: StreamRevision;
+}
+const caches = new WeakMap<EventStore, Map<string, Cached>>();
+
+function cacheFor(store: EventStore): Map<string, Cached> {
+  let cache = caches.get(store);
+  if (!cache) caches.set(store, (cache = new Map()));
+  return cache;
+}
+
+async function current<S, E extends DomainEvent>(store: EventStore, streamId: string, decider: Decider<S, never, E>): Promise<{ state: S; revision: StreamRevision | null }> {
+  const cached = cacheFor(store).get(streamId);
+  const base = cached && cached.decider === decider ? cached : null;
+  const newer = await store.readStream(streamId, base ? base.revision + 1 : 0);
+  let state = base ? (base.state as S) : decider.initialState();
+  for (const event of newer as unknown as E[]) state = decider.evolve(state, event);
+  const revision = newer.length ? newer[newer.length - 1].revision : base ? base.revision : null;
+  return { state, revision };
+}
+
+function remember(store: EventStore, streamId: string, entry: Cached): void {
+  const cache = cacheFor(store);
+  cache.delete(streamId);
+  if (cache.size >= CACHED_STREAMS) cache.delete(cache.keys().next().value!);
+  cache.set(streamId, entry);
+}
 
 function mutexFor(store: EventStore): KeyedMutex {
   let mutex = mutexes.get(store);
@@ -46,9 +82,8 @@ export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>
 ): Promise<CommandOutcome<S, E>> {
   return mutexFor(store).run(streamId, async () => {
     for (let attempt = 1; ; attempt++) {
-      const history = await store.readStream(streamId);
-      const state = fold(decider, history as unknown as E[]);
-      const revision = history.length ? history[history.length - 1].revision : null;
+      const { state, revision } = await current(store, streamId, decider as unknown as Decider<S, never, E>);
+      if (revision !== null) remember(store, streamId, { decider, state, revision });
       const events = decider.decide(command, state, context.now);
       if (events.length === 0) return { events, state, revision, position: null };
       const metadata: EventMetadata = { ...context.metadata, occurredAt: context.now.toISOString() };
@@ -60,6 +95,7 @@ export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>
           revision ?? 'no_stream',
         );
         const after = events.reduce(decider.evolve, state);
+        remember(store, streamId, { decider, state: after, revision: result.nextExpectedRevision });
         return { events, state: after, revision: result.nextExpectedRevision, position: result.position };
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;

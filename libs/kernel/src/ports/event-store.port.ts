@@ -88,8 +88,11 @@ export abstract class EventStore {
 
   abstract append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
 
-  /** All events of a stream in order; an empty array when the stream does not exist. */
-  abstract readStream(streamId: string): Promise<RecordedEvent[]>;
+  /**
+   * The events of a stream in order, from revision `fromRevision` (0, the whole stream, when not
+   * given); an empty array when the stream does not exist or has nothing from there.
+   */
+  abstract readStream(streamId: string, fromRevision?: StreamRevision): Promise<RecordedEvent[]>;
 
   /** Up to `maxCount` events strictly after `after` (or from the start), in log order. */
   abstract readAll(options: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]>;

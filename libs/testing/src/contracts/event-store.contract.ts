@@ -64,6 +64,14 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       expect(read[1].position).toBe(result.position);
     });
 
+    it('reads a stream from a revision', async () => {
+      const s = stream('from');
+      await store.append(s, [event('A'), event('B'), event('C')], 'no_stream');
+      expect((await store.readStream(s, 1)).map((e) => [e.revision, e.type])).toEqual([[1, 'B'], [2, 'C']]);
+      expect(await store.readStream(s, 3)).toEqual([]);
+      expect((await store.readStream(s, 0)).map((e) => e.type)).toEqual(['A', 'B', 'C']);
+    });
+
     it('gives positions as fixed-width strings that order like the log', async () => {
       const s = stream('pos');
       for (let i = 0; i < 12; i++) await store.append(s, [event('Counted', { i })], i === 0 ? 'no_stream' : i - 1);

@@ -138,10 +138,11 @@ export class EsdbEventStore extends EventStore {
     return toRecorded(found.event).position;
   }
 
-  async readStream(streamId: string): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
     const events: RecordedEvent[] = [];
     try {
-      for await (const resolved of this.client.readStream(streamId)) {
+      const options = fromRevision > 0 ? { fromRevision: BigInt(fromRevision) } : {};
+      for await (const resolved of this.client.readStream(streamId, options)) {
         if (resolved.event) events.push(toRecorded(resolved.event));
       }
     } catch (error) {

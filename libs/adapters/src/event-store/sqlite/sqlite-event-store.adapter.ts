@@ -83,7 +83,7 @@ export class SqliteEventStore extends EventStore {
         'INSERT INTO events (id, stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       lastRevision: this.db.prepare('SELECT MAX(revision) AS revision FROM events WHERE stream_id = ?').pluck(),
-      readStream: this.db.prepare('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
+      readStream: this.db.prepare('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare('SELECT MAX(position) FROM events').pluck(),
     };
@@ -101,8 +101,8 @@ export class SqliteEventStore extends EventStore {
     });
   }
 
-  async readStream(streamId: string): Promise<RecordedEvent[]> {
-    return (this.statements.readStream.all(streamId) as Row[]).map(toRecorded);
+  async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
+    return (this.statements.readStream.all(streamId, fromRevision) as Row[]).map(toRecorded);
   }
 
   async readAll({ after, maxCount }: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]> {
