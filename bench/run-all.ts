@@ -9,6 +9,7 @@
 import { Bench, BenchOptions, BenchRow } from './support/bench-row';
 import { machine } from './support/conditions';
 import { table } from './support/table';
+import { accountsBench } from './accounts.bench';
 import { discoveryBench } from './discovery.bench';
 import { eventStoreBench } from './event-store.bench';
 import { httpDealBench } from './http-deal.bench';
@@ -18,6 +19,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'http-deal', run: httpDealBench },
   { name: 'event-store', run: eventStoreBench },
   { name: 'discovery', run: discoveryBench },
+  { name: 'accounts', run: accountsBench },
 ];
 
 class UsageError extends Error {}

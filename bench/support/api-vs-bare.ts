@@ -42,7 +42,46 @@ export interface AgainstBare {
   notes: string[];
 }
 
-type Target = 'bare' | 'api';
+export type Target = 'bare' | 'api';
+
+export interface Alternated {
+  api: LoadSummary;
+  bare: LoadSummary;
+  /** Mean CPU use over each target's measured rounds. */
+  cpu: Record<Target, CpuUse | null>;
+  /** Each target's unmeasured warm-up run, then its measured runs in order. */
+  runs: Record<Target, LoadRun[]>;
+}
+
+/**
+ * The timing the HTTP benches share: an unmeasured warm-up run of each target
+ * (`options.httpWarmupSec`), then `options.httpDurationSec` measured per target, split into
+ * `options.httpRounds` rounds that alternate the two (bare-API, API-bare, …), with the CPU used
+ * meanwhile. `load` makes one run against a target for the given seconds.
+ */
+export async function alternateRounds(options: BenchOptions, load: (target: Target, durationSec: number) => Promise<LoadRun>): Promise<Alternated> {
+  const runs: Record<Target, LoadRun[]> = { bare: [], api: [] };
+  for (const target of ['bare', 'api'] as const) runs[target].push(await load(target, options.httpWarmupSec));
+  const measured: Record<Target, LoadRun[]> = { bare: [], api: [] };
+  const cpu: Record<Target, Array<CpuUse | null>> = { bare: [], api: [] };
+  const roundSec = options.httpDurationSec / options.httpRounds;
+  for (let round = 0; round < options.httpRounds; round++) {
+    const order: Target[] = round % 2 === 0 ? ['bare', 'api'] : ['api', 'bare'];
+    for (const target of order) {
+      const meter = startCpuMeter();
+      const run = await load(target, roundSec);
+      cpu[target].push(meter(run.cpuMicros));
+      measured[target].push(run);
+      runs[target].push(run);
+    }
+  }
+  return {
+    api: summarize(measured.api),
+    bare: summarize(measured.bare),
+    cpu: { api: meanCpuUse(cpu.api), bare: meanCpuUse(cpu.bare) },
+    runs,
+  };
+}
 
 export async function measureAgainstBare(spec: AgainstBareSpec): Promise<AgainstBare> {
   const { options, tls, apiOrigin, bodies, headers } = spec;
@@ -58,22 +97,11 @@ export async function measureAgainstBare(spec: AgainstBareSpec): Promise<Against
         throw new Error(`${path}: API body ${fromApi.body.length} B, bare body ${fromBare.body.length} B`);
       }
     }
-    const load = (origin: string, durationSec: number) => runLoad({ origin, paths, headers, connections: options.connections, ca: tls.cert, durationSec });
-    const targets: Record<Target, string> = { bare: bare.origin, api: apiOrigin };
-    for (const origin of Object.values(targets)) await load(origin, options.httpWarmupSec);
-    const runs: Record<Target, LoadRun[]> = { bare: [], api: [] };
-    const cpu: Record<Target, Array<CpuUse | null>> = { bare: [], api: [] };
-    const roundSec = options.httpDurationSec / options.httpRounds;
-    for (let round = 0; round < options.httpRounds; round++) {
-      const order: Target[] = round % 2 === 0 ? ['bare', 'api'] : ['api', 'bare'];
-      for (const target of order) {
-        const meter = startCpuMeter();
-        const run = await load(targets[target], roundSec);
-        cpu[target].push(meter(run.cpuMicros));
-        runs[target].push(run);
-      }
-    }
-    const result = { api: summarize(runs.api), bare: summarize(runs.bare) };
+    const origins: Record<Target, string> = { bare: bare.origin, api: apiOrigin };
+    const { api, bare: bareSummary, cpu } = await alternateRounds(options, (target, durationSec) =>
+      runLoad({ origin: origins[target], paths, headers, connections: options.connections, ca: tls.cert, durationSec }),
+    );
+    const result = { api, bare: bareSummary };
     for (const [name, r] of [['API', result.api], ['bare route', result.bare]] as const) {
       if (r.ok === 0) throw new Error(`${name}: no 2xx response (non-2xx ${r.non2xx}, errors ${r.errors})`);
     }
@@ -83,7 +111,7 @@ export async function measureAgainstBare(spec: AgainstBareSpec): Promise<Against
       `in ${options.httpRounds} alternating round(s); ${spec.rotation} requested in turn (autocannon requests), bodies ${Math.min(...sizes)}–${Math.max(...sizes)} B`;
     return {
       ...result,
-      notes: [conditions, loadCounts('  API ', result.api, meanCpuUse(cpu.api)), loadCounts('  bare', result.bare, meanCpuUse(cpu.bare))],
+      notes: [conditions, loadCounts('  API ', result.api, cpu.api), loadCounts('  bare', result.bare, cpu.bare)],
     };
   } finally {
     await bare.close();
@@ -91,9 +119,10 @@ export async function measureAgainstBare(spec: AgainstBareSpec): Promise<Against
 }
 
 /** One target's counts, latencies, throughput and CPU, as a note line. */
-function loadCounts(name: string, r: LoadSummary, use: CpuUse | null): string {
+export function loadCounts(name: string, r: LoadSummary, use: CpuUse | null): string {
   return (
-    `${name}: ${r.total} requests, 2xx ${r.ok}, non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}; ` +
+    `${name}: ${r.total} requests, 2xx ${r.ok}, non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}` +
+    `${r.missingField ? `, 2xx without the expected field ${r.missingField}` : ''}; ` +
     `latency p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms (autocannon's whole-ms p99 ${r.autocannonP99Ms}), max ${r.maxMs.toFixed(1)} ms; ` +
     `${(r.bytesPerSec / 1e6).toFixed(1)} MB/s` +
     `; CPU: ${use ? `server process ${use.ownCores.toFixed(2)} cores, ` : ''}load generator ${r.loadGeneratorCores.toFixed(2)}` +

@@ -30,3 +30,19 @@ export async function startBareRoute(tls: TlsMaterial, bodies: ReadonlyMap<strin
   await app.listen({ port: 0, host: '127.0.0.1' });
   return { origin: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
 }
+
+/**
+ * The bare route for a POST call: answers every POST to `path` (query ignored) whose body parsed as
+ * a JSON object (Fastify's own parser, as the API's) with the fixed `body`, e.g. the bytes the API
+ * answered to one such call; anything else gets 400 or 404. Its figures are what Node, TLS and
+ * Fastify allow for a small JSON POST and answer on this machine.
+ */
+export async function startBarePostRoute(tls: TlsMaterial, path: string, body: Buffer): Promise<BareRoute> {
+  const app = Fastify({ https: tls, logger: false });
+  app.post(path, (request, reply) => {
+    if (!request.body || typeof request.body !== 'object' || Array.isArray(request.body)) return reply.code(400).send();
+    return reply.header('content-type', JSON_CONTENT_TYPE).send(body);
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { origin: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+}

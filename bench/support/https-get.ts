@@ -1,4 +1,4 @@
-/** A single HTTPS GET for fetching reference bodies before a bench (not for load). */
+/** Single HTTPS calls (a GET, a JSON POST) for fetching reference bodies and checking calls before a bench (not for load). */
 import { request } from 'node:https';
 
 export interface HttpsAnswer {
@@ -18,5 +18,20 @@ export function httpsGet(url: string, ca: string, headers: Record<string, string
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** One POST of a JSON body over HTTPS that trusts exactly `ca` (for checking a call once before a bench, not for load). */
+export function httpsPostJson(url: string, ca: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpsAnswer> {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', ca, agent: false, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
   });
 }

@@ -4,13 +4,61 @@
  */
 import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
-import type { LoadRun, LoadSpec } from './load';
+import type { LoadRun, LoadSpec, PostSpec } from './load';
+
+/** How many non-2xx answers are kept (status and body start) to tell why they failed. */
+const FAILURE_SAMPLES = 3;
+
+/** What the POST requests' hooks count and collect over one run. */
+interface PostTally {
+  built: number;
+  collected: string[];
+  missingField: number;
+  failureSamples: string[];
+}
+
+/**
+ * autocannon's `requests` entry for POSTs made from `post`: `setupRequest` builds each body (it
+ * runs once for every request a connection sends, see autocannon's requestIterator), `onResponse`
+ * checks each answer for the expected field.
+ */
+function postRequest(path: string, post: PostSpec, tally: PostTally): autocannon.Request {
+  const items = post.items ?? [];
+  const parts = post.template.split(/(\{n\}|\{item\})/);
+  return {
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json' },
+    setupRequest: (request) => {
+      const n = tally.built++;
+      const body = parts.map((p) => (p === '{n}' ? String(n) : p === '{item}' ? (items.length ? items[n % items.length] : '') : p)).join('');
+      return { ...request, body };
+    },
+    onResponse: (status: number, body: string) => {
+      if (status < 200 || status >= 300) {
+        if (tally.failureSamples.length < FAILURE_SAMPLES) tally.failureSamples.push(`${status} ${body.slice(0, 300)}`);
+        return;
+      }
+      if (!post.expectField) return;
+      let value: unknown;
+      try {
+        value = (JSON.parse(body) as Record<string, unknown>)[post.expectField];
+      } catch {
+        value = undefined;
+      }
+      if (typeof value === 'string' && value !== '') tally.collected.push(value);
+      else tally.missingField++;
+    },
+  } as autocannon.Request;
+}
 
 async function run(spec: LoadSpec): Promise<LoadRun> {
   // autocannon's own histogram keeps whole milliseconds; its 'response' event carries the
   // hrtime-based latency as a float, kept here (2xx only, as autocannon does) for sub-ms percentiles.
   let latencies = new Float64Array(1 << 16);
   let count = 0;
+  const tally: PostTally = { built: 0, collected: [], missingField: 0, failureSamples: [] };
+  const requests = spec.post ? [postRequest(spec.paths[0], spec.post, tally)] : spec.paths.map((path) => ({ method: 'GET' as const, path }));
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const instance = autocannon({
@@ -23,7 +71,7 @@ async function run(spec: LoadSpec): Promise<LoadRun> {
     tlsOptions: { ca: spec.ca },
     // autocannon merges these into every entry of `requests`.
     headers: spec.headers,
-    requests: spec.paths.map((path) => ({ method: 'GET', path })),
+    requests,
   }) as unknown as Promise<autocannon.Result> & EventEmitter; // the promise is also autocannon's event tracker
   instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
     if (status < 200 || status >= 300) return;
@@ -50,6 +98,10 @@ async function run(spec: LoadSpec): Promise<LoadRun> {
     latenciesMs: latencies.slice(0, count),
     cpuMicros: cpu.user + cpu.system,
     busyCores: (runCpu.user + runCpu.system) / runMicros,
+    built: tally.built,
+    collected: tally.collected,
+    missingField: tally.missingField,
+    failureSamples: tally.failureSamples,
   };
 }
 

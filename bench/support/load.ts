@@ -18,6 +18,25 @@ export interface LoadSpec {
   durationSec: number;
   /** PEM of the server's certificate, handed to autocannon's `tlsOptions.ca`. */
   ca: string;
+  /** POSTs with a JSON body made afresh for every request, to `paths[0]`, instead of GETs of `paths`. */
+  post?: PostSpec;
+}
+
+/**
+ * How the load-generator child makes each POST's body: `template` with every `{n}` replaced by the
+ * request's number in this run (0, 1, 2, …, counted over all connections, so unique within the run)
+ * and every `{item}` by `items[n]` (wrapping round when the run sends more requests than there are
+ * items; {@link LoadRun.built} tells how many it made). Sent with `content-type: application/json`.
+ */
+export interface PostSpec {
+  template: string;
+  items?: string[];
+  /**
+   * A top-level field every 2xx answer (a JSON object) must carry as a non-empty string: the answers
+   * without it are counted ({@link LoadRun.missingField}) and the values are sent back in
+   * {@link LoadRun.collected}, in the order the answers arrived.
+   */
+  expectField?: string;
 }
 
 /** What the child sends back of one autocannon run. */
@@ -38,6 +57,14 @@ export interface LoadRun {
   cpuMicros: number;
   /** Cores the load generator kept busy while autocannon ran (near 1: it, not the server, is the limit). */
   busyCores: number;
+  /** POST runs: request bodies made (requests sent, plus at most one per connection cut off by the end). 0 for GETs. */
+  built: number;
+  /** POST runs with `expectField`: its value in each 2xx answer that had it. Empty otherwise. */
+  collected: string[];
+  /** POST runs with `expectField`: 2xx answers without it. */
+  missingField: number;
+  /** Status and start of the body of the first few non-2xx answers, to tell why they failed. */
+  failureSamples: string[];
 }
 
 /** One or more runs against the same target, summed. */
@@ -59,6 +86,10 @@ export interface LoadSummary {
   autocannonP99Ms: number;
   /** Mean cores the load generator kept busy. */
   loadGeneratorCores: number;
+  /** 2xx answers without the expected field (POST runs with `expectField`; 0 otherwise). */
+  missingField: number;
+  /** The first few non-2xx answers (status and start of body) over the runs. */
+  failureSamples: string[];
 }
 
 /**
@@ -106,5 +137,7 @@ export function summarize(runs: LoadRun[]): LoadSummary {
     maxMs: latencies.length ? latencies[latencies.length - 1] : Number.NaN,
     autocannonP99Ms: Math.max(...runs.map((r) => r.autocannonP99Ms)),
     loadGeneratorCores: sum((r) => r.busyCores) / runs.length,
+    missingField: sum((r) => r.missingField),
+    failureSamples: runs.flatMap((r) => r.failureSamples).slice(0, 5),
   };
 }

@@ -1,5 +1,6 @@
 import { AccountsHttpModule } from '@deals/accounts';
 import { CatalogHttpModule } from '@deals/catalog';
+import { PurchasingHttpModule } from '@deals/purchasing';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
 import { AccessGuard, ErrorFilter } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
@@ -23,6 +24,7 @@ export class ApiModule {
         TerminusModule,
         CatalogHttpModule,
         AccountsHttpModule,
+        PurchasingHttpModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -10,7 +10,8 @@ export type { DealDetails } from './projections/deal-details/deal-details.projec
 export { regionsProjection, REGIONS } from './projections/regions/regions.projection';
 export { CatalogQueries } from './queries/catalog.queries';
 export { CatalogLinks } from './queries/catalog-links';
-export { toDealV1 } from './http/deal-v1.response';
+export { toDealV1, dealClockFacts } from './http/deal-v1.response';
+export { effectiveStateAt } from './domain/deal/deal-workflow';
 
 import { dealDetailsProjection } from './projections/deal-details/deal-details.projection';
 import { regionsProjection } from './projections/regions/regions.projection';

@@ -1,6 +1,13 @@
 /** Purchasing: inventory, purchases, coupons. */
-export { PurchasingModule } from './purchasing.module';
+export { PurchasingHttpModule, PurchasingModule } from './purchasing.module';
 export { StockInventory } from './commands/stock-inventory.command';
 export { inventoryStream } from './domain/inventory/inventory.events';
-/** Every projection purchasing owns (none yet: the deal's figures live in the catalogue's view). */
-export const purchasingProjections = [];
+export { CouponLinks } from './http/purchase.responses';
+export { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
+export { PURCHASE_DETAILS } from './projections/purchase-details/purchase-details.projection';
+export { COUPON_DETAILS } from './projections/coupon-details/coupon-details.projection';
+
+import { couponDetailsProjection } from './projections/coupon-details/coupon-details.projection';
+import { purchaseDetailsProjection } from './projections/purchase-details/purchase-details.projection';
+/** Every projection purchasing owns. */
+export const purchasingProjections = [purchaseDetailsProjection, couponDetailsProjection];

@@ -1,6 +1,26 @@
+import { AccountsModule } from '@deals/accounts';
+import { CatalogModule } from '@deals/catalog';
 import { Module } from '@nestjs/common';
+import { RedeemCouponHandler } from './commands/redeem-coupon.command';
+import { ClaimReservationHandler, ReleaseExpiredHoldHandler, ReleaseReservationHandler, ReserveUnitsHandler } from './commands/reservation.handlers';
 import { StockInventoryHandler } from './commands/stock-inventory.command';
+import { CouponQr } from './http/coupon-qr';
+import { CouponsController } from './http/coupons.controller';
+import { PurchasesController } from './http/purchases.controller';
+import { PurchaseQueries } from './queries/purchase.queries';
+import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 
-/** Inventory, purchases and coupons (so far: stocking a deal's inventory). */
-@Module({ providers: [StockInventoryHandler] })
+/** Inventory, purchases and coupons: commands, handlers, queries and the hold-expiry job. */
+@Module({
+  imports: [CatalogModule, AccountsModule],
+  providers: [
+    StockInventoryHandler, ReserveUnitsHandler, ClaimReservationHandler, ReleaseReservationHandler, ReleaseExpiredHoldHandler, RedeemCouponHandler,
+    PurchaseQueries, ReleaseExpiredHolds,
+  ],
+  exports: [PurchaseQueries, ReleaseExpiredHolds],
+})
 export class PurchasingModule {}
+
+/** Purchasing's HTTP routes. */
+@Module({ imports: [PurchasingModule, AccountsModule], controllers: [PurchasesController, CouponsController], providers: [CouponQr] })
+export class PurchasingHttpModule {}

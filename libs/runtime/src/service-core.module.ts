@@ -2,7 +2,7 @@ import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
-import { PurchasingModule } from '@deals/purchasing';
+import { CouponLinks, PurchasingModule, ReleaseExpiredHolds } from '@deals/purchasing';
 import { DynamicModule, Global, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -34,6 +34,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly store: EventStore,
     private readonly views: ViewStore,
     private readonly gateway: PaymentGateway,
+    private readonly holds: ReleaseExpiredHolds,
     private readonly config: ServiceConfig,
     private readonly options: { role: ProcessRole },
   ) {}
@@ -44,6 +45,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     if (this.options.role === 'cli' || !this.config.runProjections) return;
     await this.host.startAll();
     await this.scheduler.start();
+    await this.holds.rearm();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -79,14 +81,15 @@ export class ServiceCoreModule {
         { provide: ROLE, useValue: { role } },
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
         { provide: AccountsSettings, useValue: { signupCreditCents: config.signupCreditCents, defaultAvatarUrl: `${config.siteBaseUrl}/images/users/default-avatar.png` } },
+        { provide: CouponLinks, useValue: { apiBaseUrl: config.publicBaseUrl } },
         { provide: CatalogLinks, useValue: { apiBaseUrl: config.publicBaseUrl, siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl } },
         ProjectionHost,
         { provide: ViewProgress, useExisting: ProjectionHost },
-        { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, PaymentGateway, ServiceConfig, ROLE] },
+        { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, PaymentGateway, ReleaseExpiredHolds, ServiceConfig, ROLE] },
         CatalogueImport,
         DemoSeed,
       ],
-      exports: [ServiceConfig, PROJECTIONS, CatalogLinks, AccountsSettings, ProjectionHost, ViewProgress, CatalogueImport, DemoSeed, AccountsModule, CatalogModule, PurchasingModule],
+      exports: [ServiceConfig, PROJECTIONS, CatalogLinks, CouponLinks, AccountsSettings, ProjectionHost, ViewProgress, CatalogueImport, DemoSeed, AccountsModule, CatalogModule, PurchasingModule],
     };
   }
 }

@@ -27,8 +27,11 @@ export abstract class CredentialVerifier {
   abstract byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null>;
 }
 
-/** Paths anyone may call: the health report and the API description. */
-export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/, /^\/api-docs\.json(\?|$)/];
+/**
+ * Paths anyone may call: the health report, the API description, and a coupon's QR image and
+ * printable page (opened by the coupon's holder; coupon ids are 96-bit random values).
+ */
+export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/, /^\/api-docs\.json(\?|$)/, /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/];
 
 export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
 

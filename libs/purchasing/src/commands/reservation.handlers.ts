@@ -1,0 +1,125 @@
+import { AccountQueries } from '@deals/accounts';
+import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
+import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { couponDecider } from '../domain/coupon/coupon.decider';
+import { couponStream } from '../domain/coupon/coupon.events';
+import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryStream } from '../domain/inventory/inventory.events';
+import { purchaseDecider } from '../domain/purchase/purchase.decider';
+import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
+import { couponCodes } from './coupon-codes';
+
+export const RELEASE_HOLD_JOB = 'release-hold';
+export const releaseHoldJobId = (holdId: string) => `release-hold-${holdId}`;
+const later = (a: LogPosition | null, b: LogPosition | null) => (a === null ? b : b === null ? a : a > b ? a : b);
+const BUYABLE = ['daily-deal', 'on-going'];
+
+@CommandHandler(ReserveUnits)
+export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
+  constructor(private readonly store: EventStore, private readonly catalog: CatalogQueries, private readonly scheduler: Scheduler, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+
+  async execute({ dealId, quantity, caller }: ReserveUnits) {
+    const issues = [];
+    if (typeof dealId !== 'string' || dealId === '') issues.push({ type: 'missing_field' as const, resource: 'purchase', field: 'deal_id', message: 'is required' });
+    if (!Number.isSafeInteger(quantity) || (quantity as number) < 1) issues.push({ type: 'invalid' as const, resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1' });
+    if (issues.length) throw new ValidationFailed(issues);
+    const now = this.clock.now();
+    const view = await this.catalog.deal(dealId as string);
+    if (!view) throw new NotFound(`deal ${dealId} not found`);
+    const deal = view.deal!;
+    if (!BUYABLE.includes(deal.type)) throw new CannotFulfil(`a ${deal.type} deal is not bought`);
+    if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime()) !== 'in-flight') throw new CannotFulfil('the deal is not on sale');
+    if (deal.max_per_user !== undefined && (quantity as number) > deal.max_per_user) throw new CannotFulfil(`at most ${deal.max_per_user} per user`);
+    const purchaseId = this.ids.short();
+    const context = { now, metadata: caller };
+    const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: quantity as number } }, context);
+    const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
+    // The hold is the guarantee: if anything below fails, it lapses by itself after five minutes.
+    await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
+    const snapshot: DealSnapshot = {
+      dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price,
+      expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null,
+    };
+    const reserved = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
+      type: 'ReservePurchase',
+      data: { purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: purchaseId, reservedAt: now.toISOString(), holdExpiresAt },
+    }, context);
+    return { purchaseId, position: later(held.position, reserved.position) };
+  }
+}
+
+/**
+ * Claim: sell the held units (on a new hold when the reservation lapsed or was released, which may
+ * fail if the deal sold out meanwhile), issue one coupon per unit, then mark the purchase claimed.
+ * Every step is idempotent, so a claim retried after a crash completes what the first began.
+ */
+@CommandHandler(ClaimReservation)
+export class ClaimReservationHandler implements ICommandHandler<ClaimReservation> {
+  constructor(private readonly store: EventStore, private readonly accounts: AccountQueries, private readonly scheduler: Scheduler, private readonly clock: Clock) {}
+
+  async execute({ purchaseId, userId, caller }: ClaimReservation) {
+    if (typeof userId !== 'string' || userId === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'user_id', message: 'is required' }]);
+    const now = this.clock.now();
+    const context = { now, metadata: caller };
+    const { state: purchase } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
+    if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    const reserved = (await this.store.readStream(purchaseStream(purchaseId), 0))[0].data as { deal: DealSnapshot; quantity: number };
+    const dealId = reserved.deal.dealId;
+    let holdId = purchase.holdId!;
+    if (purchase.status !== 'fulfilled') {
+      try {
+        await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId } }, context);
+      } catch (error) {
+        if (!(error instanceof CannotFulfil)) throw error;
+        holdId = `${purchaseId}-r${Date.now().toString(36)}`;
+        await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId, quantity: reserved.quantity } }, context);
+        await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId } }, context);
+      }
+    }
+    const claimed = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }, context);
+    // From the state, not the new events: a retried claim issues the coupons a crash left out.
+    let position = claimed.position;
+    for (const couponId of claimed.state.couponIds) {
+      const codes = couponCodes(couponId);
+      const expiresAt = reserved.deal.expiresAt ?? (reserved.deal.expirationDays ? new Date(now.getTime() + reserved.deal.expirationDays * 86_400_000).toISOString() : null);
+      const issued = await handleCommand(this.store, couponStream(couponId), couponDecider, {
+        type: 'IssueCoupon',
+        data: { couponId, purchaseId, partnerId: caller.partnerId, userId, dealId, dealType: reserved.deal.type, ...codes, expiresAt, issuedAt: now.toISOString() },
+      }, context);
+      position = later(position, issued.position);
+    }
+    await this.scheduler.cancel(releaseHoldJobId(purchaseId));
+    return { purchaseId, position };
+  }
+}
+
+@CommandHandler(ReleaseReservation)
+export class ReleaseReservationHandler implements ICommandHandler<ReleaseReservation> {
+  constructor(private readonly store: EventStore, private readonly scheduler: Scheduler, private readonly clock: Clock) {}
+
+  async execute({ purchaseId, caller }: ReleaseReservation) {
+    const context = { now: this.clock.now(), metadata: caller };
+    const released = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } }, context);
+    const { deal } = (await this.store.readStream(purchaseStream(purchaseId), 0))[0].data as { deal: DealSnapshot };
+    const inventory = await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, {
+      type: 'ReleaseHold', data: { dealId: deal.dealId, holdId: released.state.holdId!, reason: 'released' },
+    }, context);
+    await this.scheduler.cancel(releaseHoldJobId(purchaseId));
+    return { purchaseId, position: later(released.position, inventory.position) };
+  }
+}
+
+@CommandHandler(ReleaseExpiredHold)
+export class ReleaseExpiredHoldHandler implements ICommandHandler<ReleaseExpiredHold> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+
+  async execute({ dealId, holdId }: ReleaseExpiredHold) {
+    const { position } = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseExpiredHold', data: { dealId, holdId } }, {
+      now: this.clock.now(), metadata: { ...OPERATOR, actor: 'system' },
+    });
+    return { position };
+  }
+}

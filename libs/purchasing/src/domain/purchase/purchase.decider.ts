@@ -1,0 +1,59 @@
+import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { couponIdsFor, PurchaseEvent, PurchaseReserved } from './purchase.events';
+
+export type ReservePurchase = DomainCommand<'ReservePurchase', PurchaseReserved['data']>;
+export type ClaimPurchase = DomainCommand<'ClaimPurchase', { purchaseId: string; partnerId: string; userId: string; holdId: string }>;
+export type ReleasePurchase = DomainCommand<'ReleasePurchase', { purchaseId: string; partnerId: string }>;
+export type PurchaseCommand = ReservePurchase | ClaimPurchase | ReleasePurchase;
+
+export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released';
+
+export interface Purchase {
+  status: PurchaseStatus;
+  partnerId: string | null;
+  quantity: number;
+  unitPrice: number;
+  holdId: string | null;
+  userId: string | null;
+  couponIds: string[];
+}
+
+const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message }]);
+
+export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> = {
+  initialState: () => ({ status: 'none', partnerId: null, quantity: 0, unitPrice: 0, holdId: null, userId: null, couponIds: [] }),
+
+  decide(command, purchase, now) {
+    if (command.type === 'ReservePurchase') {
+      if (purchase.status !== 'none') throw refuse('is already reserved');
+      return [{ type: 'PurchaseReserved', data: command.data }];
+    }
+    const { purchaseId, partnerId } = command.data;
+    if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (command.type === 'ReleasePurchase') {
+      if (purchase.status === 'released') return [];
+      if (purchase.status === 'fulfilled') throw refuse('is claimed and can no longer be released');
+      return [{ type: 'PurchaseReleased', data: { purchaseId, reason: 'released' } }];
+    }
+    const { userId, holdId } = command.data;
+    if (purchase.status === 'fulfilled') {
+      if (purchase.userId === userId) return [];
+      throw refuse('is already claimed by another user');
+    }
+    return [{
+      type: 'PurchaseClaimed',
+      data: { purchaseId, userId, holdId, amountCents: purchase.unitPrice * purchase.quantity, couponIds: couponIdsFor(purchaseId, purchase.quantity), claimedAt: now.toISOString() },
+    }];
+  },
+
+  evolve(purchase, event) {
+    switch (event.type) {
+      case 'PurchaseReserved':
+        return { ...purchase, status: 'reserved', partnerId: event.data.partnerId, quantity: event.data.quantity, unitPrice: event.data.deal.unitPrice, holdId: event.data.holdId };
+      case 'PurchaseClaimed':
+        return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };
+      case 'PurchaseReleased':
+        return { ...purchase, status: 'released' };
+    }
+  },
+};

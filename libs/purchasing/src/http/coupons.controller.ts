@@ -1,0 +1,81 @@
+import { AccountQueries } from '@deals/accounts';
+import { Clock, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
+import { Controller, Get, Header, Param, Put, Query, Res } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { FastifyReply } from 'fastify';
+import { RedeemCoupon } from '../commands/redeem-coupon.command';
+import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
+import { CouponFilterWord, couponStateFilter, PurchaseQueries } from '../queries/purchase.queries';
+import { CouponQr } from './coupon-qr';
+import { printableCoupon } from './printable-coupon';
+import { CouponLinks, toCoupon } from './purchase.responses';
+
+const WORDS: CouponFilterWord[] = ['valid', 'redeemed', 'expired'];
+
+/** Part 4.8: a user's coupons, redeeming them, and their QR image and printable page. */
+@Controller()
+export class CouponsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly purchases: PurchaseQueries,
+    private readonly accounts: AccountQueries,
+    private readonly progress: ViewProgress,
+    private readonly links: CouponLinks,
+    private readonly qr: CouponQr,
+    private readonly clock: Clock,
+  ) {}
+
+  @Get('users/:user_id/coupons')
+  @TokenResource('coupon')
+  async ofUser(@Param('user_id') userId: string, @Query() query: Record<string, unknown>, @CurrentCaller() caller: Caller) {
+    const paging = parsePaging(query, 'coupon');
+    const words = typeof query.filter === 'string' && query.filter !== '' ? query.filter.split(',').map((w) => w.trim()) : [];
+    const unknown = words.filter((w) => !WORDS.includes(w as CouponFilterWord));
+    if (unknown.length) throw new ValidationFailed([{ type: 'invalid', resource: 'coupon', field: 'filter', message: `takes words from ${WORDS.join(', ')}; unknown: ${unknown.join(', ')}` }]);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    const now = this.clock.now().getTime();
+    const state = words.length ? couponStateFilter(words as CouponFilterWord[], now) : null;
+    if (paging.count) return { status: 'success', count: await this.purchases.countUserCoupons(caller.partnerId, userId, state) };
+    const coupons = await this.purchases.userCoupons(caller.partnerId, userId, state, paging.skip, paging.perPage);
+    return { status: 'success', coupons: await Promise.all(coupons.map(async (c) => toCoupon(c, now, this.links, await this.qr.base64(c.redemptionCode)))) };
+  }
+
+  @Put('users/:user_id/coupons/:coupon_id/redeem')
+  @TokenResource('coupon')
+  redeemForUser(@Param('user_id') userId: string, @Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller) {
+    return this.redeem(couponId, userId, caller);
+  }
+
+  @Put('coupons/:coupon_id/redeem')
+  redeemAny(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller) {
+    return this.redeem(couponId, undefined, caller);
+  }
+
+  /** Public (wire PUBLIC_PATHS): opened by the coupon's holder; the id is a 96-bit random value. */
+  @Get('coupons/:coupon_id/qr.png')
+  @Header('Cache-Control', 'public, max-age=86400')
+  async qrImage(@Param('coupon_id') couponId: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const coupon = await this.purchases.coupon(couponId);
+    if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
+    void reply.type('image/png');
+    return this.qr.png(coupon.redemptionCode);
+  }
+
+  @Get('coupons/:coupon_id/print')
+  async print(@Param('coupon_id') couponId: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const coupon = await this.purchases.coupon(couponId);
+    if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
+    const purchase = await this.purchases.purchase(coupon.partnerId, coupon.purchaseId);
+    void reply.type('text/html; charset=utf-8');
+    return printableCoupon(coupon, purchase?.deal.title ?? coupon.dealId, await this.qr.base64(coupon.redemptionCode), this.clock.now().getTime());
+  }
+
+  private async redeem(couponId: string, userId: string | undefined, caller: Caller) {
+    const { position } = await this.commands.execute(new RedeemCoupon(couponId, userId, caller));
+    await this.progress.waitFor([COUPON_DETAILS], position);
+    const coupon = await this.purchases.coupon(couponId);
+    const now = this.clock.now().getTime();
+    return { status: 'success', coupon: toCoupon(coupon!, now, this.links, await this.qr.base64(coupon!.redemptionCode)) };
+  }
+}

@@ -1,0 +1,80 @@
+import { AccountQueries } from '@deals/accounts';
+import { CatalogLinks } from '@deals/catalog';
+import { Clock, NotFound, ViewProgress } from '@deals/kernel';
+import { Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ClaimReservation, ReleaseReservation, ReserveUnits } from '../commands/purchase.commands';
+import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
+import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
+import { PurchaseQueries } from '../queries/purchase.queries';
+import { CouponQr } from './coupon-qr';
+import { CouponLinks, toCoupon, toPurchase } from './purchase.responses';
+
+const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];
+const body = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+
+/** Part 4.6: reserve, claim, release, one purchase, a user's purchases. */
+@Controller()
+export class PurchasesController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly purchases: PurchaseQueries,
+    private readonly accounts: AccountQueries,
+    private readonly progress: ViewProgress,
+    private readonly catalog: CatalogLinks,
+    private readonly links: CouponLinks,
+    private readonly qr: CouponQr,
+    private readonly clock: Clock,
+  ) {}
+
+  @Post('purchases/reserve')
+  @HttpCode(200)
+  async reserve(@Body() input: unknown, @CurrentCaller() caller: Caller) {
+    const { deal_id, num_bought } = body(input);
+    const { purchaseId, position } = await this.commands.execute(new ReserveUnits(deal_id, num_bought, caller));
+    return this.answer(caller.partnerId, purchaseId, position);
+  }
+
+  @Put('purchases/:purchase_id/claim')
+  async claim(@Param('purchase_id') purchaseId: string, @Body() input: unknown, @CurrentCaller() caller: Caller) {
+    const { position } = await this.commands.execute(new ClaimReservation(purchaseId, body(input).user_id, caller));
+    return this.answer(caller.partnerId, purchaseId, position);
+  }
+
+  @Put('purchases/:purchase_id/release')
+  async release(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
+    const { position } = await this.commands.execute(new ReleaseReservation(purchaseId, caller));
+    return this.answer(caller.partnerId, purchaseId, position);
+  }
+
+  @Get('purchases/:purchase_id')
+  @TokenResource('purchase')
+  async one(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
+    return this.answer(caller.partnerId, purchaseId.replace(/\.json$/, ''), null);
+  }
+
+  @Get('users/:user_id/purchases')
+  @TokenResource('purchase')
+  async ofUser(@Param('user_id') userId: string, @Query() query: Record<string, unknown>, @CurrentCaller() caller: Caller) {
+    const paging = parsePaging(query, 'purchase');
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (paging.count) return { status: 'success', count: await this.purchases.countUserPurchases(caller.partnerId, userId) };
+    const list = await this.purchases.userPurchases(caller.partnerId, userId, paging.skip, paging.perPage);
+    return { status: 'success', purchases: await Promise.all(list.map((p) => this.body(p))) };
+  }
+
+  private async answer(partnerId: string, purchaseId: string, position: string | null) {
+    await this.progress.waitFor(VIEWS, position);
+    const purchase = await this.purchases.purchase(partnerId, purchaseId);
+    if (!purchase) throw new NotFound(`purchase ${purchaseId} not found`);
+    return { status: 'success', purchase: await this.body(purchase) };
+  }
+
+  private async body(purchase: PurchaseDetails) {
+    const now = this.clock.now().getTime();
+    const coupons = await this.purchases.coupons(purchase.couponIds);
+    const bodies = await Promise.all(coupons.map(async (c) => toCoupon(c, now, this.links, await this.qr.base64(c.redemptionCode))));
+    return toPurchase(purchase, bodies, this.catalog);
+  }
+}

@@ -1,0 +1,32 @@
+import { defineProjection, ViewDocument } from '@deals/kernel';
+import type { CouponEvent } from '../../domain/coupon/coupon.events';
+
+/** "What is coupon X, and which coupons does user Y hold?" */
+export interface CouponDetails extends ViewDocument {
+  partnerId: string;
+  userId: string | null;
+  purchaseId: string;
+  dealId: string;
+  dealType: string;
+  barcode: string;
+  redemptionCode: string;
+  /** Epoch milliseconds, or null for a coupon that never expires. */
+  expiresAt: number | null;
+  issuedAt: string;
+  redeemedAt: string | null;
+}
+
+export const COUPON_DETAILS = 'coupon_details';
+
+export const couponDetailsProjection = defineProjection<CouponDetails>({
+  name: COUPON_DETAILS,
+  handles: ['CouponIssued', 'CouponRedeemed'],
+  indexes: [{ keys: { userId: 1 } }, { keys: { purchaseId: 1 } }, { keys: { partnerId: 1 } }, { keys: { issuedAt: 1 } }],
+  documentIds: (event) => [(event.data as { couponId: string }).couponId],
+  evolve(view, recorded, id) {
+    const event = recorded as unknown as CouponEvent;
+    if (event.type === 'CouponRedeemed') return view && { ...view, redeemedAt: event.data.redeemedAt };
+    const { partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt, issuedAt } = event.data;
+    return { _id: id, _pos: recorded.position, partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt: expiresAt ? Date.parse(expiresAt) : null, issuedAt, redeemedAt: null };
+  },
+});

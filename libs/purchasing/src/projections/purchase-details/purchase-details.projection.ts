@@ -1,0 +1,42 @@
+import { defineProjection, ViewDocument } from '@deals/kernel';
+import type { DealSnapshot, PurchaseEvent } from '../../domain/purchase/purchase.events';
+
+/** "What is purchase X now?" */
+export interface PurchaseDetails extends ViewDocument {
+  partnerId: string;
+  userId: string | null;
+  creditCardId: string | null;
+  deal: DealSnapshot;
+  quantity: number;
+  amountCents: number;
+  paymentState: 'pending' | 'charged';
+  fulfillmentState: 'reserved' | 'fulfilled' | 'released';
+  holdExpiresAt: string;
+  couponIds: string[];
+  createdAt: string;
+}
+
+export const PURCHASE_DETAILS = 'purchase_details';
+
+export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
+  name: PURCHASE_DETAILS,
+  handles: ['PurchaseReserved', 'PurchaseClaimed', 'PurchaseReleased'],
+  indexes: [{ keys: { userId: 1 } }, { keys: { partnerId: 1 } }, { keys: { fulfillmentState: 1 } }, { keys: { createdAt: 1 } }],
+  documentIds: (event) => [(event.data as { purchaseId: string }).purchaseId],
+  evolve(view, recorded, id) {
+    const event = recorded as unknown as PurchaseEvent;
+    switch (event.type) {
+      case 'PurchaseReserved': {
+        const { partnerId, deal, quantity, reservedAt, holdExpiresAt } = event.data;
+        return {
+          _id: id, _pos: recorded.position, partnerId, userId: null, creditCardId: null, deal, quantity, amountCents: deal.unitPrice * quantity,
+          paymentState: 'pending', fulfillmentState: 'reserved', holdExpiresAt, couponIds: [], createdAt: reservedAt,
+        };
+      }
+      case 'PurchaseClaimed':
+        return view && { ...view, userId: event.data.userId, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', couponIds: event.data.couponIds };
+      case 'PurchaseReleased':
+        return view && { ...view, fulfillmentState: 'released' };
+    }
+  },
+});

@@ -1,0 +1,51 @@
+import { ViewFilter, ViewStore } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { COUPON_DETAILS, CouponDetails } from '../projections/coupon-details/coupon-details.projection';
+import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
+
+export type CouponFilterWord = 'valid' | 'redeemed' | 'expired';
+
+/** Coupons in a state at `now` (part 4.8's filter words), as a view filter. */
+export function couponStateFilter(words: CouponFilterWord[], now: number): ViewFilter {
+  const by: Record<CouponFilterWord, ViewFilter> = {
+    valid: { redeemedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] },
+    redeemed: { redeemedAt: { $ne: null } },
+    expired: { redeemedAt: null, expiresAt: { $lte: now } },
+  };
+  return words.length === 1 ? by[words[0]] : { $or: words.map((w) => by[w]) };
+}
+
+/** Reads of purchases and coupons, always within one partner. */
+@Injectable()
+export class PurchaseQueries {
+  constructor(private readonly views: ViewStore) {}
+
+  async purchase(partnerId: string, purchaseId: string): Promise<PurchaseDetails | null> {
+    const view = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, purchaseId);
+    return view && view.partnerId === partnerId ? view : null;
+  }
+
+  userPurchases(partnerId: string, userId: string, skip: number, limit: number): Promise<PurchaseDetails[]> {
+    return this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { userId, partnerId }, { sort: { createdAt: -1, _id: 1 }, skip, limit });
+  }
+
+  countUserPurchases(partnerId: string, userId: string): Promise<number> {
+    return this.views.count(PURCHASE_DETAILS, { userId, partnerId });
+  }
+
+  coupons(ids: string[]): Promise<CouponDetails[]> {
+    return ids.length ? this.views.find<CouponDetails>(COUPON_DETAILS, { _id: { $in: ids } }, { sort: { _id: 1 } }) : Promise.resolve([]);
+  }
+
+  async coupon(couponId: string): Promise<CouponDetails | null> {
+    return this.views.findById<CouponDetails>(COUPON_DETAILS, couponId);
+  }
+
+  userCoupons(partnerId: string, userId: string, state: ViewFilter | null, skip: number, limit: number): Promise<CouponDetails[]> {
+    return this.views.find<CouponDetails>(COUPON_DETAILS, { userId, partnerId, ...(state ?? {}) }, { sort: { issuedAt: -1, _id: 1 }, skip, limit });
+  }
+
+  countUserCoupons(partnerId: string, userId: string, state: ViewFilter | null): Promise<number> {
+    return this.views.count(COUPON_DETAILS, { userId, partnerId, ...(state ?? {}) });
+  }
+}

@@ -1,0 +1,121 @@
+import { ManualClock } from '@deals/kernel';
+import { TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+
+describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let apiKey: string;
+  let userId: string;
+  beforeAll(async () => {
+    api = await TestApi.start({ clock });
+    apiKey = (await api.createPartner()).apiKey;
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: 3 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }]);
+    userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
+  });
+  afterAll(() => api.close());
+  afterEach(() => clock.set('2026-06-15T12:00:00Z'));
+
+  const reserve = (num_bought: unknown, deal_id: unknown = 'chicago-spa-day') => api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id, num_bought } });
+  const claim = (id: string, user = userId) => api.call('PUT', `/purchases/${id}/claim`, { apiKey, body: { user_id: user } });
+  const release = (id: string) => api.call('PUT', `/purchases/${id}/release`, { apiKey });
+  const numLeft = async (dealId = 'chicago-spa-day') => (await api.call('GET', `/deals/${dealId}`, { apiKey })).body.deal.num_left;
+
+  it('reserves: pending, reserved, no user or card, no coupons; the units are held', async () => {
+    const reply = await reserve(2);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      status: 'success',
+      purchase: {
+        id: reply.body.purchase.id, purchase_id: reply.body.purchase.id, deal_type: 'daily-deal', deal_id: 'chicago-spa-day', price: 4900, amount: 9800,
+        number_bought: 2, payment_state: 'pending', fulfillment_state: 'reserved', created_at: 'Mon Jun 15 12:00:00 UTC 2026', user_id: null, credit_card_id: null,
+        deal: { id: 'chicago-spa-day', deal_id: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', image_url: '/images/deals/chicago-spa-day.jpg', image_url_abs: 'https://deals.example.com/images/deals/chicago-spa-day.jpg' },
+        coupons: [],
+      },
+    });
+    expect(await numLeft()).toBe(3);
+    expect((await release(reply.body.purchase.id)).body.purchase).toMatchObject({ payment_state: 'pending', fulfillment_state: 'released' });
+    expect(await numLeft()).toBe(5);
+    expect((await release(reply.body.purchase.id)).status).toBe(200);
+  });
+
+  it('claims: charged, fulfilled, the user set, one coupon per unit with codes, QR and print page', async () => {
+    const id = (await reserve(2)).body.purchase.id;
+    const reply = await claim(id);
+    expect(reply.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: userId, credit_card_id: null, amount: 9800 });
+    const coupons = reply.body.purchase.coupons;
+    expect(coupons).toHaveLength(2);
+    expect(coupons[0]).toEqual({
+      id: `${id}-1`, slug: `${id}-1`, deal_id: 'chicago-spa-day', deal_type: 'daily-deal', barcode: expect.stringMatching(/^\d{13}$/),
+      redemption_code: expect.stringMatching(/^[A-Z2-9]{10}$/), expires_at: 'Thu Dec 31 23:59:00 UTC 2026', created_at: 'Mon Jun 15 12:00:00 UTC 2026',
+      state: 'valid', redeemed_at: null, qrcode_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/qr\\.png$`)), qr_code_url: expect.any(String),
+      qrcode_base64: expect.stringMatching(/^iVBORw0KGgo/), qr_code: expect.any(String), print_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/print$`)),
+    });
+    expect(await numLeft()).toBe(3);
+    const { request, Agent } = await import('undici');
+    const raw = await request(`${api.url}/coupons/${id}-1/qr.png`, { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) });
+    expect(raw.statusCode).toBe(200);
+    expect(raw.headers['content-type']).toBe('image/png');
+    const page = await request(`${api.url}/coupons/${id}-1/print`, { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) });
+    expect(await page.body.text()).toContain(coupons[0].redemption_code);
+    expect((await api.call('GET', `/purchases/${id}.json`, { apiKey })).body.purchase.coupons).toHaveLength(2);
+    expect((await claim(id)).status).toBe(200);
+    const others = (await api.call('POST', '/users', { apiKey, body: { email: 'other-buyer@example.com' } })).body.user_id;
+    expect((await claim(id, others)).status).toBe(422);
+    expect((await release(id)).status).toBe(422);
+  });
+
+  it('releases a lapsed hold by its job and by the clock; a claim then takes fresh units', async () => {
+    const id = (await reserve(3)).body.purchase.id;
+    clock.advance(5 * 60_000 + 1);
+    expect(await numLeft()).toBe(3);
+    const claimed = await claim(id);
+    expect(claimed.body.purchase.fulfillment_state).toBe('fulfilled');
+    expect(await numLeft()).toBe(0);
+    const late = (await reserve(1));
+    expect(late.status).toBe(422);
+    expect(late.body).toEqual({ status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is sold out' });
+  });
+
+  it('lists the user purchases and coupons, filters coupons and redeems them once', async () => {
+    const purchases = await api.call('GET', `/users/${userId}/purchases`, { apiKey });
+    expect(purchases.body.purchases.every((p: { user_id: string }) => p.user_id === userId)).toBe(true);
+    expect((await api.call('GET', `/users/${userId}/purchases?count=true`, { apiKey })).body).toEqual({ status: 'success', count: purchases.body.purchases.length });
+    const coupons = (await api.call('GET', `/users/${userId}/coupons`, { apiKey })).body.coupons;
+    expect(coupons.length).toBe(5);
+    const redeemed = await api.call('PUT', `/users/${userId}/coupons/${coupons[0].id}/redeem`, { apiKey });
+    expect(redeemed.body.coupon).toMatchObject({ id: coupons[0].id, state: 'redeemed', redeemed_at: 'Mon Jun 15 12:00:00 UTC 2026' });
+    const again = await api.call('PUT', `/coupons/${coupons[0].id}/redeem`, { apiKey });
+    expect(again.status).toBe(422);
+    expect(again.body.errors).toEqual([{ type: 'invalid', resource: 'coupon', field: 'state', message: 'is already redeemed' }]);
+    expect((await api.call('GET', `/users/${userId}/coupons?filter=redeemed`, { apiKey })).body.coupons.map((c: { id: string }) => c.id)).toEqual([coupons[0].id]);
+    expect((await api.call('GET', `/users/${userId}/coupons?filter=valid&count=true`, { apiKey })).body).toEqual({ status: 'success', count: 4 });
+    clock.set('2027-01-02T00:00:00Z');
+    expect((await api.call('GET', `/users/${userId}/coupons?filter=expired&count=true`, { apiKey })).body).toEqual({ status: 'success', count: 4 });
+    expect((await api.call('PUT', `/coupons/${coupons[1].id}/redeem`, { apiKey })).body.errors[0].message).toBe('has expired');
+  });
+
+  it('refuses bad input and unknown records clearly', async () => {
+    expect((await reserve(0)).body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1' }]);
+    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { num_bought: 1 } })).body.errors[0]).toMatchObject({ field: 'deal_id', type: 'missing_field' });
+    expect((await reserve(1, 'no-such-deal')).status).toBe(404);
+    expect((await reserve(4, 'chicago-spa-day')).body.error_type).toBe('cannot_fufill');
+    expect((await claim('nothing')).status).toBe(404);
+    expect((await api.call('GET', '/purchases/nothing', { apiKey })).status).toBe(404);
+  });
+
+  it('sells exactly the units there are when 300 reservations race for 50', async () => {
+    const outcomes = await Promise.all(Array.from({ length: 300 }, () => reserve(1, 'hot-deal')));
+    const ok = outcomes.filter((r) => r.status === 200);
+    const refused = outcomes.filter((r) => r.status === 422);
+    expect(ok).toHaveLength(50);
+    expect(refused).toHaveLength(250);
+    for (const r of refused) expect(r.body.error_type).toBe('cannot_fufill');
+    expect(await numLeft('hot-deal')).toBe(0);
+    const claims = await Promise.all(ok.map((r) => claim(r.body.purchase.id)));
+    expect(claims.every((c) => c.body.purchase.coupons.length === 1)).toBe(true);
+    const deal = (await api.call('GET', '/deals/hot-deal', { apiKey })).body.deal;
+    expect([deal.num_left, deal.number_sold, deal.soldout]).toEqual([0, 50, true]);
+  });
+});
