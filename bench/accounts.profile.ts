@@ -1,18 +1,19 @@
 /**
- * Where the CPU goes while the API stores cards, against the bare fingerprint hashes the accounts
- * bench measures it by. Not part of `npm run bench`.
+ * Where the time goes while the API creates users and stores cards; the card rate beside the bare
+ * fingerprint hashes the accounts bench measures it by. Not part of `npm run bench`.
  *
  *   npm run build && node dist/bench/accounts.profile.js [--seconds=10] [--out=<dir>]
  *
  * Starts the API as the accounts bench does (`startAccountsApi`: no demo data, one partner), makes
  * enough users through `POST /users`, then
  * 1. runs the bare scrypt (the gateway's fingerprint) with 20 in flight for the given seconds;
- * 2. runs `POST /credit_cards` (20 connections, one card per user) for the given seconds, with light
- *    instrumentation: `crypto.scrypt` wrapped (jobs outstanding on the thread pool, time-weighted;
+ * 2. runs `POST /users`, then `POST /credit_cards` (20 connections, one card per user), each for the
+ *    given seconds after a warm-up, with light instrumentation: `crypto.scrypt` wrapped (jobs outstanding on the thread pool, time-weighted;
  *    submitted-to-callback time), the gateway's `tokenize`, `EventStore.append`, the read-your-writes
  *    wait and `CommandBus.execute` timed, event-loop delay and utilisation;
- * 3. runs it again while taking a V8 CPU profile of the main thread (written to
- *    `<out>/accounts-cards.cpuprofile`), and prints its self time by package or file.
+ * 3. runs `POST /users` and `POST /credit_cards` again while taking a V8 CPU profile of the main
+ *    thread (written to `<out>/accounts-users.cpuprofile` and `accounts-cards.cpuprofile`), and
+ *    prints their self time by package or file and by function.
  * For 1 and 2 it prints the CPU each thread of this process used (Linux `/proc/self/task/<tid>/stat`):
  * the main (event-loop) thread, the libuv thread-pool threads (the ones busiest during the bare
  * hashes), the other threads (V8's GC and compiler helpers), and the load generator and other
@@ -177,6 +178,7 @@ function describeTimings(t: Timings, wallMs: number): string[] {
     });
   changeOutstanding(t, 0);
   const total = t.outstandingMs.reduce((s, v) => s + (v ?? 0), 0);
+  if (total === 0) return lines;
   const share = (from: number, to: number) => (100 * t.outstandingMs.slice(from, to).reduce((s, v) => s + (v ?? 0), 0)) / total;
   const mean = t.outstandingMs.reduce((s, v, n) => s + n * (v ?? 0), 0) / total;
   lines.push(
@@ -282,11 +284,11 @@ async function main(): Promise<void> {
       // 1. bare hashes; the pool threads are the ones they keep busy.
       const pepper = randomBytes(32);
       await hashLoad(pepper, CONNECTIONS, WARM_UP_SEC);
-      let meter = startCpuMeter();
-      let before = threadTimes();
-      let started = performance.now();
+      const meter = startCpuMeter();
+      const before = threadTimes();
+      const started = performance.now();
       const bare = summarize([await hashLoad(pepper, CONNECTIONS, seconds)]);
-      let wall = performance.now() - started;
+      const wall = performance.now() - started;
       const bareUsed = delta(before, threadTimes());
       const poolSize = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
       const pool = new Set([...bareUsed].sort((a, b) => b[1] - a[1]).slice(0, poolSize).map(([tid]) => tid));
@@ -294,7 +296,7 @@ async function main(): Promise<void> {
       console.log(`\n=== bare scrypt, ${CONNECTIONS} in flight: ${bare.okPerSec.toFixed(1)} hashes/s, p50 ${bare.p50Ms.toFixed(0)} ms, p99 ${bare.p99Ms.toFixed(0)} ms`);
       console.log(`  CPU: ${cores(bareCpu)}; ${(1000 * bareCpu.pool / bare.okPerSec).toFixed(1)} ms of pool CPU a hash; ${describeInterference(meter(0))}`);
 
-      // 2. card stores, instrumented.
+      // 2. users, then card stores, instrumented.
       let next = 0;
       const cardRun = async (durationSec: number): Promise<LoadRun> => {
         const items = users.slice(next);
@@ -306,66 +308,79 @@ async function main(): Promise<void> {
         if (run.built > items.length) throw new Error('too few users');
         return run;
       };
-      /** The requests cut off at the end of a run still store their cards: let them, and the views, finish. */
+      const userRun = (durationSec: number) =>
+        runLoad({ origin: session.origin, paths: [usersPath(session)], connections: CONNECTIONS, ca: session.tls.cert, durationSec, post: userPost(session) });
+      /** The requests cut off at the end of a run still finish (cards: their fingerprints): let them, and the views, finish. */
       const drain = async () => {
         await threadPoolIdle();
         await host.waitForAll();
       };
       let timings = newTimings();
-      const restore = instrument(session, () => timings);
-      try {
-        await cardRun(WARM_UP_SEC);
-        await drain();
+      /** One instrumented run: what it did, the CPU of each thread, the main thread's schedule and the timings. */
+      const observe = async (title: string, run: () => Promise<LoadRun>, against?: { label: string; perSec: number }) => {
         timings = newTimings();
         const delay = monitorEventLoopDelay({ resolution: 1 });
         delay.enable();
         const elu = performance.eventLoopUtilization();
         const scheduled = mainSchedule();
-        meter = startCpuMeter();
-        before = threadTimes();
-        started = performance.now();
-        const raw = await cardRun(seconds);
-        wall = performance.now() - started;
-        const cardCpu = split(delta(before, threadTimes()), pool, wall);
+        const meter = startCpuMeter();
+        const before = threadTimes();
+        const started = performance.now();
+        const raw = await run();
+        const wall = performance.now() - started;
+        const cpu = split(delta(before, threadTimes()), pool, wall);
         const use = meter(raw.cpuMicros);
         const loop = performance.eventLoopUtilization(elu);
         const schedule = mainSchedule();
         const onCpu = (schedule.onCpu - scheduled.onCpu) / wall;
         const runnable = (schedule.runnable - scheduled.runnable) / wall;
         delay.disable();
-        const cards = summarize([raw]);
+        const r = summarize([raw]);
         const described = describeTimings(timings, wall);
         await drain();
         console.log(
-          `\n=== POST /credit_cards, ${CONNECTIONS} connections: ${cards.okPerSec.toFixed(1)} cards/s (${(cards.okPerSec / bare.okPerSec).toFixed(2)} of the bare hash rate), ` +
-            `p50 ${cards.p50Ms.toFixed(0)} ms, p99 ${cards.p99Ms.toFixed(0)} ms; non-2xx ${cards.non2xx}, errors ${cards.errors}`,
+          `\n=== ${title}, ${CONNECTIONS} connections: ${r.okPerSec.toFixed(1)} 2xx/s${against ? ` (${(r.okPerSec / against.perSec).toFixed(2)} of ${against.label})` : ''}, ` +
+            `p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms; non-2xx ${r.non2xx}, errors ${r.errors}`,
         );
+        console.log(`  CPU over the run (${(wall / 1000).toFixed(1)} s, load generator start-up included): ${cores(cpu)}; load generator ${r.loadGeneratorCores.toFixed(2)}; ${describeInterference(use)}`);
         console.log(
-          `  CPU over the run (${(wall / 1000).toFixed(1)} s, load generator start-up included): ${cores(cardCpu)}; load generator ${cards.loadGeneratorCores.toFixed(2)}; ${describeInterference(use)}`,
+          `  main thread: ${((1000 * cpu.main) / r.okPerSec).toFixed(2)} ms CPU a request; event loop utilisation ${(100 * loop.utilization).toFixed(0)} %; ` +
+            `loop delay p50 ${(delay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`,
         );
-        console.log(`  main thread: ${(1000 * cardCpu.main / cards.okPerSec).toFixed(1)} ms CPU a card; event loop utilisation ${(100 * loop.utilization).toFixed(0)} %; ` +
-          `loop delay p50 ${(delay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`);
         console.log(
           `  main thread's time (share of the run): on a CPU ${(100 * onCpu).toFixed(0)} %, runnable but waiting for a CPU ${(100 * runnable).toFixed(0)} %, ` +
             `so blocked in system calls (fsync, …) while the loop was busy ≈ ${(100 * Math.max(0, loop.utilization - onCpu - runnable)).toFixed(0)} % ` +
             `(event loop busy ${(100 * loop.utilization).toFixed(0)} %, less the other two)`,
         );
         for (const line of described) console.log(line);
+        return raw;
+      };
+      const restore = instrument(session, () => timings);
+      try {
+        await userRun(WARM_UP_SEC);
+        await drain();
+        const madeNow = await observe('POST /users', () => userRun(seconds));
+        users.push(...madeNow.collected);
+        await cardRun(WARM_UP_SEC);
+        await drain();
+        await observe('POST /credit_cards', () => cardRun(seconds), { label: 'the bare hash rate', perSec: bare.okPerSec });
 
-        // 3. again, with the V8 profiler on the main thread.
+        // 3. both again, with the V8 profiler on the main thread.
         const inspector = new Inspector();
         inspector.connect();
         try {
           await inspector.post('Profiler.enable');
           await inspector.post('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_MICROS });
-          await inspector.post('Profiler.start');
-          const profiled = summarize([await cardRun(seconds)]);
-          const { profile } = (await inspector.post('Profiler.stop')) as unknown as { profile: CpuProfile };
-          await drain();
-          const file = join(out, 'accounts-cards.cpuprofile');
-          writeFileSync(file, JSON.stringify(profile));
-          console.log(`\n=== POST /credit_cards under the V8 profiler (every ${SAMPLING_INTERVAL_MICROS} µs): ${profiled.okPerSec.toFixed(1)} cards/s; profile in ${file}`);
-          for (const line of describeProfile(profile)) console.log(line);
+          for (const [name, title, run] of [['users', 'POST /users', userRun], ['cards', 'POST /credit_cards', cardRun]] as const) {
+            await inspector.post('Profiler.start');
+            const profiled = summarize([await run(seconds)]);
+            const { profile } = (await inspector.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+            await drain();
+            const file = join(out, `accounts-${name}.cpuprofile`);
+            writeFileSync(file, JSON.stringify(profile));
+            console.log(`\n=== ${title} under the V8 profiler (every ${SAMPLING_INTERVAL_MICROS} µs): ${profiled.okPerSec.toFixed(1)} 2xx/s; profile in ${file}`);
+            for (const line of describeProfile(profile)) console.log(line);
+          }
         } finally {
           inspector.disconnect();
         }

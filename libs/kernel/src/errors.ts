@@ -43,6 +43,12 @@ export class Declined extends DomainError {
   readonly httpStatus = 422;
 }
 
+/** The payment processor failed (not a decline): nothing was charged; the call may be retried. */
+export class PaymentFailed extends DomainError {
+  readonly errorType = 'payment_failed';
+  readonly httpStatus = 502;
+}
+
 export class UpdateFailed extends DomainError {
   readonly errorType = 'update_failed';
   readonly httpStatus = 422;

@@ -1,6 +1,8 @@
 import { AccountsModule } from '@deals/accounts';
 import { CatalogModule } from '@deals/catalog';
 import { Module } from '@nestjs/common';
+import { BuyWithStoredCardHandler } from './commands/buy-with-stored-card.command';
+import { CouponIssuer } from './commands/coupon-issuer';
 import { RedeemCouponHandler } from './commands/redeem-coupon.command';
 import { ClaimReservationHandler, ReleaseExpiredHoldHandler, ReleaseReservationHandler, ReserveUnitsHandler } from './commands/reservation.handlers';
 import { StockInventoryHandler } from './commands/stock-inventory.command';
@@ -15,7 +17,7 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
   imports: [CatalogModule, AccountsModule],
   providers: [
     StockInventoryHandler, ReserveUnitsHandler, ClaimReservationHandler, ReleaseReservationHandler, ReleaseExpiredHoldHandler, RedeemCouponHandler,
-    PurchaseQueries, ReleaseExpiredHolds,
+    BuyWithStoredCardHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds,
   ],
   exports: [PurchaseQueries, ReleaseExpiredHolds],
 })

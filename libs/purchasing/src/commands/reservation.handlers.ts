@@ -2,17 +2,14 @@ import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
 import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { couponDecider } from '../domain/coupon/coupon.decider';
-import { couponStream } from '../domain/coupon/coupon.events';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
-import { couponCodes } from './coupon-codes';
+import { CouponIssuer } from './coupon-issuer';
+import { RELEASE_HOLD_JOB, releaseHoldJobId } from './release-hold-job';
 
-export const RELEASE_HOLD_JOB = 'release-hold';
-export const releaseHoldJobId = (holdId: string) => `release-hold-${holdId}`;
 const later = (a: LogPosition | null, b: LogPosition | null) => (a === null ? b : b === null ? a : a > b ? a : b);
 const BUYABLE = ['daily-deal', 'on-going'];
 
@@ -51,48 +48,22 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
 }
 
 /**
- * Claim: sell the held units (on a new hold when the reservation lapsed or was released, which may
- * fail if the deal sold out meanwhile), issue one coupon per unit, then mark the purchase claimed.
- * Every step is idempotent, so a claim retried after a crash completes what the first began.
+ * Claim: the partner took the payment; the shared tail sells the units (on a fresh hold when the
+ * reservation lapsed or was released, which fails if the deal sold out) and issues the coupons.
  */
 @CommandHandler(ClaimReservation)
 export class ClaimReservationHandler implements ICommandHandler<ClaimReservation> {
-  constructor(private readonly store: EventStore, private readonly accounts: AccountQueries, private readonly scheduler: Scheduler, private readonly clock: Clock) {}
+  constructor(private readonly store: EventStore, private readonly accounts: AccountQueries, private readonly coupons: CouponIssuer) {}
 
   async execute({ purchaseId, userId, caller }: ClaimReservation) {
     if (typeof userId !== 'string' || userId === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'user_id', message: 'is required' }]);
-    const now = this.clock.now();
-    const context = { now, metadata: caller };
     const { state: purchase } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
     if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
-    const reserved = (await this.store.readStream(purchaseStream(purchaseId), 0))[0].data as { deal: DealSnapshot; quantity: number };
-    const dealId = reserved.deal.dealId;
-    let holdId = purchase.holdId!;
-    if (purchase.status !== 'fulfilled') {
-      try {
-        await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId } }, context);
-      } catch (error) {
-        if (!(error instanceof CannotFulfil)) throw error;
-        holdId = `${purchaseId}-r${Date.now().toString(36)}`;
-        await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId, quantity: reserved.quantity } }, context);
-        await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId } }, context);
-      }
+    if (purchase.status === 'fulfilled' && purchase.userId !== userId) {
+      throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is already claimed by another user' }]);
     }
-    const claimed = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }, context);
-    // From the state, not the new events: a retried claim issues the coupons a crash left out.
-    let position = claimed.position;
-    for (const couponId of claimed.state.couponIds) {
-      const codes = couponCodes(couponId);
-      const expiresAt = reserved.deal.expiresAt ?? (reserved.deal.expirationDays ? new Date(now.getTime() + reserved.deal.expirationDays * 86_400_000).toISOString() : null);
-      const issued = await handleCommand(this.store, couponStream(couponId), couponDecider, {
-        type: 'IssueCoupon',
-        data: { couponId, purchaseId, partnerId: caller.partnerId, userId, dealId, dealType: reserved.deal.type, ...codes, expiresAt, issuedAt: now.toISOString() },
-      }, context);
-      position = later(position, issued.position);
-    }
-    await this.scheduler.cancel(releaseHoldJobId(purchaseId));
-    return { purchaseId, position };
+    return this.coupons.complete(purchaseId, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }));
   }
 }
 

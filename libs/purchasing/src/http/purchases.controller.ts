@@ -4,6 +4,7 @@ import { Clock, NotFound, ViewProgress } from '@deals/kernel';
 import { Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { BuyWithStoredCard } from '../commands/buy-with-stored-card.command';
 import { ClaimReservation, ReleaseReservation, ReserveUnits } from '../commands/purchase.commands';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
@@ -33,6 +34,13 @@ export class PurchasesController {
   async reserve(@Body() input: unknown, @CurrentCaller() caller: Caller) {
     const { deal_id, num_bought } = body(input);
     const { purchaseId, position } = await this.commands.execute(new ReserveUnits(deal_id, num_bought, caller));
+    return this.answer(caller.partnerId, purchaseId, position);
+  }
+
+  @Post('purchases')
+  @HttpCode(200)
+  async buy(@Body() input: unknown, @CurrentCaller() caller: Caller) {
+    const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(body(input), caller));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 

@@ -1,7 +1,7 @@
 import { Scheduler, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { RELEASE_HOLD_JOB, releaseHoldJobId } from '../commands/reservation.handlers';
+import { RELEASE_HOLD_JOB, releaseHoldJobId } from '../commands/release-hold-job';
 import { ReleaseExpiredHold } from '../commands/purchase.commands';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 

@@ -4,9 +4,14 @@ import { couponIdsFor, PurchaseEvent, PurchaseReserved } from './purchase.events
 export type ReservePurchase = DomainCommand<'ReservePurchase', PurchaseReserved['data']>;
 export type ClaimPurchase = DomainCommand<'ClaimPurchase', { purchaseId: string; partnerId: string; userId: string; holdId: string }>;
 export type ReleasePurchase = DomainCommand<'ReleasePurchase', { purchaseId: string; partnerId: string }>;
-export type PurchaseCommand = ReservePurchase | ClaimPurchase | ReleasePurchase;
+export type RecordPayment = DomainCommand<
+  'RecordPayment',
+  { purchaseId: string; partnerId: string; userId: string; creditCardId: string; chargeId: string; sessionId: string | null; holdId: string }
+>;
+export type RecordNonPayment = DomainCommand<'RecordNonPayment', { purchaseId: string; partnerId: string; outcome: 'declined' | 'error'; reason: string }>;
+export type PurchaseCommand = ReservePurchase | ClaimPurchase | ReleasePurchase | RecordPayment | RecordNonPayment;
 
-export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released';
+export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released' | 'declined' | 'failed';
 
 export interface Purchase {
   status: PurchaseStatus;
@@ -30,6 +35,22 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
     }
     const { purchaseId, partnerId } = command.data;
     if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (command.type === 'RecordPayment') {
+      if (purchase.status === 'fulfilled') return [];
+      if (purchase.status !== 'reserved') throw refuse(`is ${purchase.status} and cannot be paid`);
+      const { userId, creditCardId, chargeId, sessionId, holdId } = command.data;
+      return [{
+        type: 'PurchasePaid',
+        data: {
+          purchaseId, userId, creditCardId, chargeId, sessionId, holdId, amountCents: purchase.unitPrice * purchase.quantity,
+          couponIds: couponIdsFor(purchaseId, purchase.quantity), paidAt: now.toISOString(),
+        },
+      }];
+    }
+    if (command.type === 'RecordNonPayment') {
+      if (purchase.status !== 'reserved') return [];
+      return [{ type: 'PurchaseNotPaid', data: { purchaseId, outcome: command.data.outcome, reason: command.data.reason } }];
+    }
     if (command.type === 'ReleasePurchase') {
       if (purchase.status === 'released') return [];
       if (purchase.status === 'fulfilled') throw refuse('is claimed and can no longer be released');
@@ -54,6 +75,10 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
         return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };
       case 'PurchaseReleased':
         return { ...purchase, status: 'released' };
+      case 'PurchasePaid':
+        return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };
+      case 'PurchaseNotPaid':
+        return { ...purchase, status: event.data.outcome === 'declined' ? 'declined' : 'failed' };
     }
   },
 };

@@ -13,7 +13,11 @@ export interface DealSnapshot {
 
 export type PurchaseReserved = DomainEvent<
   'PurchaseReserved',
-  { purchaseId: string; partnerId: string; deal: DealSnapshot; quantity: number; holdId: string; reservedAt: string; holdExpiresAt: string }
+  {
+    purchaseId: string; partnerId: string; deal: DealSnapshot; quantity: number; holdId: string; reservedAt: string; holdExpiresAt: string;
+    /** Set when the service itself charges a stored card (POST /purchases): whom, with which card. */
+    payment?: { userId: string; creditCardId: string; sessionId: string | null };
+  }
 >;
 /** The partner processed the payment and names the user (part 3.2 claim). */
 export type PurchaseClaimed = DomainEvent<
@@ -21,8 +25,15 @@ export type PurchaseClaimed = DomainEvent<
   { purchaseId: string; userId: string; amountCents: number; holdId: string; couponIds: string[]; claimedAt: string }
 >;
 export type PurchaseReleased = DomainEvent<'PurchaseReleased', { purchaseId: string; reason: 'released' }>;
+/** A stored card was charged through the processor for the held units. */
+export type PurchasePaid = DomainEvent<
+  'PurchasePaid',
+  { purchaseId: string; userId: string; creditCardId: string; amountCents: number; chargeId: string; holdId: string; couponIds: string[]; sessionId: string | null; paidAt: string }
+>;
+/** The processor declined the card, or failed; nothing was charged and the hold was released. */
+export type PurchaseNotPaid = DomainEvent<'PurchaseNotPaid', { purchaseId: string; outcome: 'declined' | 'error'; reason: string }>;
 
-export type PurchaseEvent = PurchaseReserved | PurchaseClaimed | PurchaseReleased;
+export type PurchaseEvent = PurchaseReserved | PurchaseClaimed | PurchaseReleased | PurchasePaid | PurchaseNotPaid;
 
 export const purchaseStream = (purchaseId: string) => `purchase-${purchaseId}`;
 

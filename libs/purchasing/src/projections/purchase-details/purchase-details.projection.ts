@@ -9,7 +9,8 @@ export interface PurchaseDetails extends ViewDocument {
   deal: DealSnapshot;
   quantity: number;
   amountCents: number;
-  paymentState: 'pending' | 'charged';
+  /** pending, charged, or (stored-card purchases) declined or failed. */
+  paymentState: 'pending' | 'charged' | 'declined' | 'failed';
   fulfillmentState: 'reserved' | 'fulfilled' | 'released';
   holdExpiresAt: string;
   couponIds: string[];
@@ -20,7 +21,7 @@ export const PURCHASE_DETAILS = 'purchase_details';
 
 export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
   name: PURCHASE_DETAILS,
-  handles: ['PurchaseReserved', 'PurchaseClaimed', 'PurchaseReleased'],
+  handles: ['PurchaseReserved', 'PurchaseClaimed', 'PurchaseReleased', 'PurchasePaid', 'PurchaseNotPaid'],
   indexes: [{ keys: { userId: 1 } }, { keys: { partnerId: 1 } }, { keys: { fulfillmentState: 1 } }, { keys: { createdAt: 1 } }],
   documentIds: (event) => [(event.data as { purchaseId: string }).purchaseId],
   evolve(view, recorded, id) {
@@ -37,6 +38,12 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
         return view && { ...view, userId: event.data.userId, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', couponIds: event.data.couponIds };
       case 'PurchaseReleased':
         return view && { ...view, fulfillmentState: 'released' };
+      case 'PurchasePaid': {
+        const { userId, creditCardId, amountCents, couponIds } = event.data;
+        return view && { ...view, userId, creditCardId, amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', couponIds };
+      }
+      case 'PurchaseNotPaid':
+        return view && { ...view, paymentState: event.data.outcome === 'declined' ? 'declined' : 'failed', fulfillmentState: 'released' };
     }
   },
 });

@@ -1,0 +1,131 @@
+import { AccountQueries } from '@deals/accounts';
+import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
+import {
+  CannotFulfil, Clock, CommandCaller, Declined, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, Scheduler,
+  ValidationFailed, ValidationIssue,
+} from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
+import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryStream } from '../domain/inventory/inventory.events';
+import { purchaseDecider } from '../domain/purchase/purchase.decider';
+import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { PurchaseQueries } from '../queries/purchase.queries';
+import { CouponIssuer } from './coupon-issuer';
+import { RELEASE_HOLD_JOB, releaseHoldJobId } from './release-hold-job';
+
+type Caller = CommandCaller & { partnerId: string };
+
+/** POST /purchases: buy with a stored card (part 4.6). */
+export class BuyWithStoredCard extends Command<{ purchaseId: string; position: LogPosition | null }> {
+  constructor(readonly input: Record<string, unknown>, readonly caller: Caller) {
+    super();
+  }
+}
+
+const BUYABLE = ['daily-deal', 'on-going'];
+
+function read(input: Record<string, unknown>) {
+  const issues: ValidationIssue[] = [];
+  const text = (field: string) => {
+    const v = input[field];
+    if (typeof v !== 'string' || v === '') issues.push({ type: 'missing_field', resource: 'purchase', field, message: 'is required' });
+    return v as string;
+  };
+  const whole = (field: string, min: number) => {
+    const v = input[field];
+    if (!Number.isSafeInteger(v) || (v as number) < min) issues.push({ type: v === undefined ? 'missing_field' : 'invalid', resource: 'purchase', field, message: `must be a whole number from ${min}` });
+    return v as number;
+  };
+  const values = {
+    dealId: text('deal_id'), quantity: whole('quantity', 1), userId: text('user_id'), creditCardId: text('credit_card_id'),
+    expectedPrice: whole('expected_price_per_unit', 0), sessionId: input.session_id === undefined ? null : (input.session_id as string),
+  };
+  if (values.sessionId !== null && typeof values.sessionId !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field: 'session_id', message: 'must be text' });
+  if (issues.length) throw new ValidationFailed(issues);
+  return values;
+}
+
+/**
+ * Checks the user, card, deal, price and per-user limit; then, one charge at a time per user:
+ * hold the units, record the reservation with the payment intent, charge the card (idempotent by
+ * purchase id), and sell and issue coupons, or release the units when the card is declined or the
+ * processor fails.
+ */
+@CommandHandler(BuyWithStoredCard)
+export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCard> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly accounts: AccountQueries,
+    private readonly catalog: CatalogQueries,
+    private readonly purchases: PurchaseQueries,
+    private readonly gateway: PaymentGateway,
+    private readonly coupons: CouponIssuer,
+    private readonly scheduler: Scheduler,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  async execute({ input, caller }: BuyWithStoredCard) {
+    const order = read(input);
+    const now = this.clock.now();
+    const context = { now, metadata: caller };
+    if (!(await this.accounts.user(caller.partnerId, order.userId))) throw new NotFound(`user ${order.userId} not found`);
+    const card = await this.accounts.card(caller.partnerId, order.creditCardId);
+    if (!card) throw new ValidationFailed([{ type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' }]);
+    if (card.userId !== order.userId) throw new ValidationFailed([{ type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' }]);
+    const view = await this.catalog.deal(order.dealId);
+    if (!view) throw new NotFound(`deal ${order.dealId} not found`);
+    const deal = view.deal!;
+    if (!BUYABLE.includes(deal.type)) throw new CannotFulfil(`a ${deal.type} deal is not bought`);
+    if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime()) !== 'in-flight') throw new CannotFulfil('the deal is not on sale');
+    if (order.expectedPrice !== deal.current_price) {
+      throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: `is ${order.expectedPrice}, but the price is now ${deal.current_price}` }]);
+    }
+    if (deal.max_per_user !== undefined) {
+      const bought = await this.purchases.unitsBought(caller.partnerId, order.userId, deal.id);
+      if (bought + order.quantity > deal.max_per_user) throw new CannotFulfil(`at most ${deal.max_per_user} per user; already bought ${bought}`);
+    }
+    const purchaseId = this.ids.short();
+    await handleCommand(this.store, chargeLockStream(order.userId), chargeLockDecider, { type: 'BeginCharge', data: { userId: order.userId, purchaseId } }, context);
+    try {
+      return await this.buy(purchaseId, order, deal, card.token, caller, context);
+    } finally {
+      await handleCommand(this.store, chargeLockStream(order.userId), chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
+    }
+  }
+
+  private async buy(
+    purchaseId: string,
+    order: ReturnType<typeof read>,
+    deal: NonNullable<Awaited<ReturnType<CatalogQueries['deal']>>>['deal'] & object,
+    token: string,
+    caller: Caller,
+    context: { now: Date; metadata: Caller },
+  ) {
+    const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity } }, context);
+    const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
+    await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
+    const snapshot: DealSnapshot = {
+      dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price, expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null,
+    };
+    await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
+      type: 'ReservePurchase',
+      data: {
+        purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, reservedAt: context.now.toISOString(), holdExpiresAt,
+        payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
+      },
+    }, context);
+    const outcome = await this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` });
+    if (outcome.status !== 'approved') {
+      await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'ReleaseHold', data: { dealId: deal.id, holdId: purchaseId, reason: 'payment_failed' } }, context);
+      await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: outcome.status, reason: outcome.reason } }, context);
+      await this.scheduler.cancel(releaseHoldJobId(purchaseId));
+      if (outcome.status === 'declined') throw new Declined(`the card was declined: ${outcome.reason}`);
+      throw new PaymentFailed('the payment processor failed; nothing was charged');
+    }
+    return this.coupons.complete(purchaseId, caller, (holdId) => ({
+      type: 'RecordPayment', data: { purchaseId, partnerId: caller.partnerId, userId: order.userId, creditCardId: order.creditCardId, chargeId: outcome.chargeId, sessionId: order.sessionId, holdId },
+    }));
+  }
+}

@@ -1,0 +1,60 @@
+import { CannotFulfil, Clock, CommandCaller, EventStore, handleCommand, loadAggregate, LogPosition, Scheduler } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { couponDecider } from '../domain/coupon/coupon.decider';
+import { couponStream } from '../domain/coupon/coupon.events';
+import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryStream } from '../domain/inventory/inventory.events';
+import { ClaimPurchase, purchaseDecider, RecordPayment } from '../domain/purchase/purchase.decider';
+import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { couponCodes } from './coupon-codes';
+import { releaseHoldJobId } from './release-hold-job';
+
+const later = (a: LogPosition | null, b: LogPosition | null) => (a === null ? b : b === null ? a : a > b ? a : b);
+
+/**
+ * The tail every purchase shares once it is paid for: sell the held units (on a fresh hold when
+ * the first lapsed or was released, which fails if the deal sold out meanwhile), record the sale on
+ * the purchase, and issue one coupon per unit. Every step is idempotent (coupon ids derive from the
+ * purchase), so running it again after a crash completes what the first run began.
+ */
+@Injectable()
+export class CouponIssuer {
+  constructor(private readonly store: EventStore, private readonly scheduler: Scheduler, private readonly clock: Clock) {}
+
+  async complete(
+    purchaseId: string,
+    caller: CommandCaller & { partnerId: string },
+    record: (holdId: string) => ClaimPurchase | RecordPayment,
+  ): Promise<{ purchaseId: string; position: LogPosition | null }> {
+    const now = this.clock.now();
+    const context = { now, metadata: caller };
+    const [first] = await this.store.readStream(purchaseStream(purchaseId), 0);
+    const { deal, quantity, holdId: reservedHold } = first.data as { deal: DealSnapshot; quantity: number; holdId: string };
+    const { state: before } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
+    let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
+    if (before.status !== 'fulfilled') {
+      try {
+        await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: deal.dealId, holdId } }, context);
+      } catch (error) {
+        if (!(error instanceof CannotFulfil)) throw error;
+        holdId = `${purchaseId}-r${now.getTime().toString(36)}`;
+        await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.dealId, holdId, quantity } }, context);
+        await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: deal.dealId, holdId } }, context);
+      }
+    }
+    const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context);
+    let position = recorded.position;
+    const userId = recorded.state.userId;
+    const expiresAt = deal.expiresAt ?? (deal.expirationDays ? new Date(now.getTime() + deal.expirationDays * 86_400_000).toISOString() : null);
+    // From the state, not the new events: a second run issues the coupons a crash left out.
+    for (const couponId of recorded.state.couponIds) {
+      const issued = await handleCommand(this.store, couponStream(couponId), couponDecider, {
+        type: 'IssueCoupon',
+        data: { couponId, purchaseId, partnerId: caller.partnerId, userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString() },
+      }, context);
+      position = later(position, issued.position);
+    }
+    await this.scheduler.cancel(releaseHoldJobId(purchaseId));
+    return { purchaseId, position };
+  }
+}

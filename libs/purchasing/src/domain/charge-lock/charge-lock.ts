@@ -1,0 +1,28 @@
+import { AlreadyCharging, Decider, DomainCommand, DomainEvent } from '@deals/kernel';
+
+export type ChargeBegun = DomainEvent<'ChargeBegun', { userId: string; purchaseId: string; at: string }>;
+export type ChargeEnded = DomainEvent<'ChargeEnded', { userId: string; purchaseId: string }>;
+export type BeginCharge = DomainCommand<'BeginCharge', { userId: string; purchaseId: string }>;
+export type EndCharge = DomainCommand<'EndCharge', { userId: string; purchaseId: string }>;
+
+/** A charge left open by a crash stops blocking the user after this long. */
+export const CHARGE_LOCK_MS = 2 * 60 * 1000;
+
+/**
+ * One charge at a time per user (part 7.1 `already_charging`): a stream per user, appended with
+ * the expected revision, so the rule holds across processes too.
+ */
+export const chargeLockStream = (userId: string) => `usercharge-${userId}`;
+
+export const chargeLockDecider: Decider<{ purchaseId: string | null; since: number }, BeginCharge | EndCharge, ChargeBegun | ChargeEnded> = {
+  initialState: () => ({ purchaseId: null, since: 0 }),
+  decide(command, lock, now) {
+    const { userId, purchaseId } = command.data;
+    if (command.type === 'EndCharge') return lock.purchaseId === purchaseId ? [{ type: 'ChargeEnded', data: { userId, purchaseId } }] : [];
+    if (lock.purchaseId !== null && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS) {
+      throw new AlreadyCharging('an earlier purchase of this user is still being charged');
+    }
+    return [{ type: 'ChargeBegun', data: { userId, purchaseId, at: now.toISOString() } }];
+  },
+  evolve: (_lock, event) => (event.type === 'ChargeBegun' ? { purchaseId: event.data.purchaseId, since: Date.parse(event.data.at) } : { purchaseId: null, since: 0 }),
+};

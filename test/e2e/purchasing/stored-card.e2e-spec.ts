@@ -1,0 +1,72 @@
+import { ManualClock } from '@deals/kernel';
+import { TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+
+describe('POST /purchases: buying with a stored card', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let apiKey: string;
+  let userId: string;
+  const cards: Record<string, string> = {};
+  beforeAll(async () => {
+    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '600' } });
+    apiKey = (await api.createPartner()).apiKey;
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, quantity: 10, max_per_user: 4 }]);
+    userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-buyer@example.com' } })).body.user_id;
+    for (const [name, number] of Object.entries({ visa: '4242424242424242', decline: '4000000000000002', error: '4000000000000119', slow: '4000000000000259' })) {
+      cards[name] = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: userId, number, verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    }
+  });
+  afterAll(() => api.close());
+
+  const buy = (overrides: Record<string, unknown> = {}) =>
+    api.call('POST', '/purchases', { apiKey, body: { deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cards.visa, expected_price_per_unit: 4900, ...overrides } });
+  const numLeft = async () => (await api.call('GET', '/deals/chicago-spa-day', { apiKey })).body.deal.num_left;
+
+  it('charges the card, sells the units and issues the coupons', async () => {
+    const reply = await buy({ quantity: 2, session_id: 'aff-1' });
+    expect(reply.status).toBe(200);
+    expect(reply.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: userId, credit_card_id: cards.visa, amount: 9800, number_bought: 2 });
+    expect(reply.body.purchase.coupons).toHaveLength(2);
+    expect(await numLeft()).toBe(8);
+  });
+
+  it('answers 422 declined and releases the units when the card is declined', async () => {
+    const reply = await buy({ credit_card_id: cards.decline });
+    expect(reply.status).toBe(422);
+    expect(reply.body).toEqual({ status: 'error', error_type: 'declined', error_msg: 'the card was declined: card declined' });
+    expect(await numLeft()).toBe(8);
+  });
+
+  it('answers 502 payment_failed, charging nothing, when the processor fails', async () => {
+    const reply = await buy({ credit_card_id: cards.error });
+    expect(reply.status).toBe(502);
+    expect(reply.body).toMatchObject({ error_type: 'payment_failed', error_msg: 'the payment processor failed; nothing was charged' });
+    expect(await numLeft()).toBe(8);
+  });
+
+  it('answers 409 already_charging while the same user is being charged', async () => {
+    const slow = buy({ credit_card_id: cards.slow });
+    await new Promise((r) => setTimeout(r, 150));
+    const second = await buy();
+    expect(second.status).toBe(409);
+    expect(second.body).toEqual({ status: 'error', error_type: 'already_charging', error_msg: 'an earlier purchase of this user is still being charged' });
+    expect((await slow).status).toBe(200);
+    // max_per_user is 4: 2 + 1 (the slow one) are bought, so one more is allowed and then no more.
+    expect((await buy()).status).toBe(200);
+    expect((await buy()).body).toMatchObject({ error_type: 'cannot_fufill', error_msg: 'at most 4 per user; already bought 4' });
+  });
+
+  it('refuses a stale price, a foreign card, and more than the per-user limit', async () => {
+    const stale = await buy({ expected_price_per_unit: 4500 });
+    expect(stale.body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: 'is 4500, but the price is now 4900' }]);
+    const other = (await api.call('POST', '/users', { apiKey, body: { email: 'someone-else@example.com' } })).body.user_id;
+    const foreign = await buy({ user_id: other });
+    expect(foreign.body.errors).toEqual([{ type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' }]);
+    const limit = await buy({ quantity: 5 });
+    expect(limit.body).toMatchObject({ error_type: 'cannot_fufill' });
+    const missing = await api.call('POST', '/purchases', { apiKey, body: {} });
+    expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual(['deal_id', 'quantity', 'user_id', 'credit_card_id', 'expected_price_per_unit']);
+  });
+});
