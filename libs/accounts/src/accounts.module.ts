@@ -16,7 +16,7 @@ import { AccountQueries } from './queries/account.queries';
     StoreCardHandler, MakeCardDefaultHandler, UserWrites, AccountQueries,
     { provide: CredentialVerifier, useClass: PartnerCredentialVerifier },
   ],
-  exports: [CredentialVerifier, AccountQueries],
+  exports: [CredentialVerifier, AccountQueries, UserWrites],
 })
 export class AccountsModule {}
 

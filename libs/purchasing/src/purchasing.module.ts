@@ -3,6 +3,7 @@ import { CatalogModule } from '@deals/catalog';
 import { Module } from '@nestjs/common';
 import { BuyWithStoredCardHandler } from './commands/buy-with-stored-card.command';
 import { CouponIssuer } from './commands/coupon-issuer';
+import { FullPurchaseHandler } from './commands/full-purchase.command';
 import { RedeemCouponHandler } from './commands/redeem-coupon.command';
 import { ClaimReservationHandler, ReleaseExpiredHoldHandler, ReleaseReservationHandler, ReserveUnitsHandler } from './commands/reservation.handlers';
 import { StockInventoryHandler } from './commands/stock-inventory.command';
@@ -17,7 +18,7 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
   imports: [CatalogModule, AccountsModule],
   providers: [
     StockInventoryHandler, ReserveUnitsHandler, ClaimReservationHandler, ReleaseReservationHandler, ReleaseExpiredHoldHandler, RedeemCouponHandler,
-    BuyWithStoredCardHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds,
+    BuyWithStoredCardHandler, FullPurchaseHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds,
   ],
   exports: [PurchaseQueries, ReleaseExpiredHolds],
 })

@@ -40,6 +40,12 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     expect((await list('&per_page=1&page=2')).body.credit_cards.map((c: { id: string }) => c.id)).toEqual([second.body.credit_card_id]);
   });
 
+  it('answers the card already stored when the same card is stored again for the user', async () => {
+    const first = (await list()).body.credit_cards[0].id;
+    const again = await store(card(userId));
+    expect(again.body.credit_card_id).toBe(first);
+  });
+
   it('refuses each invalid field with its own entry (resource, field, type)', async () => {
     const reply = await store({ user_id: userId, number: '4242424242424241', verification_value: '12', month: 13, year: 2030, zip_code: 'abc' });
     expect(reply.status).toBe(422);

@@ -1,4 +1,5 @@
-import { CardRejected, Clock, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, PaymentGateway, ValidationFailed } from '@deals/kernel';
+import { CardRejected, Clock, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, PaymentGateway, ValidationFailed, ViewStore } from '@deals/kernel';
+import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { cardDecider } from '../domain/card/card.decider';
 import { cardStream } from '../domain/card/card.events';
@@ -20,7 +21,13 @@ export class StoreCard extends Command<StoredCardOutcome> {
 
 @CommandHandler(StoreCard)
 export class StoreCardHandler implements ICommandHandler<StoreCard> {
-  constructor(private readonly store: EventStore, private readonly gateway: PaymentGateway, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly views: ViewStore,
+    private readonly gateway: PaymentGateway,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
 
   async execute({ userId, card, caller }: StoreCard): Promise<StoredCardOutcome> {
     const now = this.clock.now();
@@ -38,6 +45,9 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
       if (!(error instanceof CardRejected)) throw error;
       throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'number', message: `was refused by the processor: ${error.reason}` }]);
     }
+    // The same card stored again for the same user is the card already stored.
+    const known = await this.views.findOne<StoredCard>(STORED_CARDS, { fingerprint: tokenized.fingerprint, userId, partnerId: caller.partnerId, deleted: false });
+    if (known) return { cardId: known._id, position: null };
     const cardId = this.ids.next();
     const stored = await handleCommand(this.store, cardStream(cardId), cardDecider, {
       type: 'StoreCard',

@@ -11,6 +11,7 @@ import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { PurchaseQueries } from '../queries/purchase.queries';
+import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { CouponIssuer } from './coupon-issuer';
 import { RELEASE_HOLD_JOB, releaseHoldJobId } from './release-hold-job';
 
@@ -42,8 +43,15 @@ function read(input: Record<string, unknown>) {
     expectedPrice: whole('expected_price_per_unit', 0), sessionId: input.session_id === undefined ? null : (input.session_id as string),
   };
   if (values.sessionId !== null && typeof values.sessionId !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field: 'session_id', message: 'must be text' });
+  let shipping: ShippingAddress | null = null;
+  if (input.shipping_address !== undefined) {
+    const given = input.shipping_address as Partial<ShippingAddress>;
+    const read = readShippingAddress(given, typeof given?.id === 'string' ? given.id : `${Date.now().toString(36)}`);
+    issues.push(...read.issues);
+    shipping = read.address;
+  }
   if (issues.length) throw new ValidationFailed(issues);
-  return values;
+  return { ...values, shipping };
 }
 
 /**
@@ -114,6 +122,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       data: {
         purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, reservedAt: context.now.toISOString(), holdExpiresAt,
         payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
+        ...(order.shipping ? { shipping: order.shipping } : {}),
       },
     }, context);
     const outcome = await this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` });

@@ -5,6 +5,7 @@ import { Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { BuyWithStoredCard } from '../commands/buy-with-stored-card.command';
+import { FullPurchase } from '../commands/full-purchase.command';
 import { ClaimReservation, ReleaseReservation, ReserveUnits } from '../commands/purchase.commands';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
@@ -41,6 +42,13 @@ export class PurchasesController {
   @HttpCode(200)
   async buy(@Body() input: unknown, @CurrentCaller() caller: Caller) {
     const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(body(input), caller));
+    return this.answer(caller.partnerId, purchaseId, position);
+  }
+
+  @Post('v1/purchases/full.json')
+  @HttpCode(200)
+  async full(@Body() input: unknown, @CurrentCaller() caller: Caller) {
+    const { purchaseId, position } = await this.commands.execute(new FullPurchase(body(input), caller));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 

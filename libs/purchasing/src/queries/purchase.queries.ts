@@ -2,6 +2,7 @@ import { ViewFilter, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { COUPON_DETAILS, CouponDetails } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
+import type { ShippingAddress } from '../domain/purchase/shipping-address';
 
 export type CouponFilterWord = 'valid' | 'redeemed' | 'expired';
 
@@ -31,6 +32,12 @@ export class PurchaseQueries {
 
   countUserPurchases(partnerId: string, userId: string): Promise<number> {
     return this.views.count(PURCHASE_DETAILS, { userId, partnerId });
+  }
+
+  /** A shipping address given with an earlier purchase of this partner. */
+  async shippingAddress(partnerId: string, addressId: string): Promise<ShippingAddress | null> {
+    const found = await this.views.findOne<PurchaseDetails>(PURCHASE_DETAILS, { 'shippingAddress.id': addressId, partnerId });
+    return found?.shippingAddress ?? null;
   }
 
   /** Units a user has bought of a deal (fulfilled purchases). */

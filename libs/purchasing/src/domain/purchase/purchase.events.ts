@@ -1,4 +1,5 @@
 import type { DomainEvent } from '@deals/kernel';
+import type { ShippingAddress } from './shipping-address';
 
 /** What a purchase keeps of its deal at the time of sale (for its answers and for auditors). */
 export interface DealSnapshot {
@@ -17,6 +18,7 @@ export type PurchaseReserved = DomainEvent<
     purchaseId: string; partnerId: string; deal: DealSnapshot; quantity: number; holdId: string; reservedAt: string; holdExpiresAt: string;
     /** Set when the service itself charges a stored card (POST /purchases): whom, with which card. */
     payment?: { userId: string; creditCardId: string; sessionId: string | null };
+    shipping?: ShippingAddress;
   }
 >;
 /** The partner processed the payment and names the user (part 3.2 claim). */

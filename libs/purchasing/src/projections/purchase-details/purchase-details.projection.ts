@@ -1,5 +1,6 @@
 import { defineProjection, ViewDocument } from '@deals/kernel';
 import type { DealSnapshot, PurchaseEvent } from '../../domain/purchase/purchase.events';
+import type { ShippingAddress } from '../../domain/purchase/shipping-address';
 
 /** "What is purchase X now?" */
 export interface PurchaseDetails extends ViewDocument {
@@ -15,6 +16,7 @@ export interface PurchaseDetails extends ViewDocument {
   holdExpiresAt: string;
   couponIds: string[];
   createdAt: string;
+  shippingAddress: ShippingAddress | null;
 }
 
 export const PURCHASE_DETAILS = 'purchase_details';
@@ -28,10 +30,10 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     const event = recorded as unknown as PurchaseEvent;
     switch (event.type) {
       case 'PurchaseReserved': {
-        const { partnerId, deal, quantity, reservedAt, holdExpiresAt } = event.data;
+        const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping } = event.data;
         return {
           _id: id, _pos: recorded.position, partnerId, userId: null, creditCardId: null, deal, quantity, amountCents: deal.unitPrice * quantity,
-          paymentState: 'pending', fulfillmentState: 'reserved', holdExpiresAt, couponIds: [], createdAt: reservedAt,
+          paymentState: 'pending', fulfillmentState: 'reserved', holdExpiresAt, couponIds: [], createdAt: reservedAt, shippingAddress: shipping ?? null,
         };
       }
       case 'PurchaseClaimed':

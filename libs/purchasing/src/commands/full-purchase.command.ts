@@ -1,0 +1,108 @@
+import { AccountQueries, passwordIssues, readProfile, STORED_CARDS, StoreCard, USER_ACCOUNTS, UserWrites, validateCardInput } from '@deals/accounts';
+import { CatalogQueries } from '@deals/catalog';
+import { Clock, CommandCaller, DomainError, LogPosition, NotFound, ValidationFailed, ValidationIssue, ViewProgress } from '@deals/kernel';
+import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
+import { PurchaseQueries } from '../queries/purchase.queries';
+import { BuyWithStoredCard } from './buy-with-stored-card.command';
+
+type Caller = CommandCaller & { partnerId: string };
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** POST /v1/purchases/full.json: user, card and purchase in one call (part 4.6.1). */
+export class FullPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
+  constructor(readonly input: Record<string, unknown>, readonly caller: Caller) {
+    super();
+  }
+}
+
+/**
+ * Checks every section first (user, card, shipping) so that a failing one leaves nothing behind;
+ * then finds or creates the user (same email: reused), stores the card (same card: reused), and
+ * buys with it. An error after the user or card exists names them (`user_id`, `credit_card_id`).
+ */
+@CommandHandler(FullPurchase)
+export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly users: UserWrites,
+    private readonly accounts: AccountQueries,
+    private readonly catalog: CatalogQueries,
+    private readonly purchases: PurchaseQueries,
+    private readonly progress: ViewProgress,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ input, caller }: FullPurchase) {
+    const now = this.clock.now();
+    const issues: ValidationIssue[] = [];
+    const issue = (resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid') => issues.push({ type, resource, field, message });
+    if (typeof input.deal_id !== 'string' || input.deal_id === '') issue('purchase', 'deal_id', 'is required', 'missing_field');
+    if (!Number.isSafeInteger(input.quantity) || (input.quantity as number) < 1) issue('purchase', 'quantity', 'must be a whole number from 1', input.quantity === undefined ? 'missing_field' : 'invalid');
+    const user = isObject(input.user) ? input.user : null;
+    if (typeof input.user_id !== 'string' && !user) issue('user', 'user', 'give user_id or a user object', 'missing_field');
+    const pass = user ? (user.password ?? user.pass) : undefined;
+    if (user) {
+      const { issues: profileIssues } = readProfile({ email: user.email, first_name: user.first_name, last_name: user.last_name }, now);
+      issues.push(...profileIssues);
+      if (user.email === undefined) issue('user', 'email', 'is required', 'missing_field');
+      if (pass !== undefined) issues.push(...passwordIssues(pass, user.password_confirmation ?? user.pass_confirmation));
+    }
+    const card = isObject(input.credit_card) ? input.credit_card : null;
+    if (typeof input.credit_card_id !== 'string' && !card) issue('credit_card', 'credit_card', 'give credit_card_id or a credit_card object', 'missing_field');
+    if (card) issues.push(...validateCardInput(card, now));
+    const view = typeof input.deal_id === 'string' ? await this.catalog.deal(input.deal_id) : null;
+    if (typeof input.deal_id === 'string' && !view) throw new NotFound(`deal ${input.deal_id} not found`);
+    let shipping: ShippingAddress | null = null;
+    if (view?.deal?.fulfillment_method === 'shipped') {
+      if (typeof input.shipping_address_id === 'string') shipping = await this.purchases.shippingAddress(caller.partnerId, input.shipping_address_id);
+      else if (input.shipping_address !== undefined) {
+        const read = readShippingAddress(input.shipping_address, `${now.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
+        issues.push(...read.issues);
+        shipping = read.address;
+      } else issue('shipping_address', 'shipping_address', 'is required for a shipped deal', 'missing_field');
+      if (typeof input.shipping_address_id === 'string' && !shipping) issue('shipping_address', 'shipping_address_id', 'names no known address', 'not_found');
+    }
+    if (issues.length) throw new ValidationFailed(issues);
+
+    const extra: Record<string, unknown> = {};
+    try {
+      const userId = await this.resolveUser(input.user_id, user, pass as string | undefined, caller);
+      extra.user_id = userId;
+      const creditCardId = await this.resolveCard(input.credit_card_id, card, userId, caller);
+      extra.credit_card_id = creditCardId;
+      return await this.commands.execute(new BuyWithStoredCard({
+        deal_id: input.deal_id, quantity: input.quantity, user_id: userId, credit_card_id: creditCardId,
+        expected_price_per_unit: view!.deal!.current_price, session_id: input.session_id, shipping_address: shipping ?? undefined,
+      }, caller));
+    } catch (error) {
+      if (error instanceof DomainError) Object.assign(error.extra, extra);
+      throw error;
+    }
+  }
+
+  private async resolveUser(userId: unknown, user: Record<string, unknown> | null, pass: string | undefined, caller: Caller): Promise<string> {
+    if (typeof userId === 'string') {
+      if (!(await this.accounts.user(caller.partnerId, userId))) throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
+      return userId;
+    }
+    const owner = await this.users.owner(caller.partnerId, String(user!.email));
+    if (owner && (await this.accounts.user(caller.partnerId, owner))) return owner;
+    const created = await this.users.register({ email: user!.email, first_name: user!.first_name, last_name: user!.last_name }, true, caller);
+    const withPassword = pass !== undefined ? await this.users.update(created.userId, { pass, pass_confirmation: pass }, true, caller) : created;
+    await this.progress.waitFor([USER_ACCOUNTS], withPassword.position ?? created.position);
+    return created.userId;
+  }
+
+  private async resolveCard(cardId: unknown, card: Record<string, unknown> | null, userId: string, caller: Caller): Promise<string> {
+    if (typeof cardId === 'string') {
+      const stored = await this.accounts.card(caller.partnerId, cardId);
+      if (!stored) throw new ValidationFailed([{ type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' }]);
+      if (stored.userId !== userId) throw new ValidationFailed([{ type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' }]);
+      return cardId;
+    }
+    const stored = await this.commands.execute(new StoreCard(userId, card!, caller));
+    await this.progress.waitFor([STORED_CARDS, USER_ACCOUNTS], stored.position);
+    return stored.cardId;
+  }
+}

@@ -1,0 +1,62 @@
+import { ManualClock } from '@deals/kernel';
+import { TestApi } from '../../support/api-harness';
+import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
+
+describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let apiKey: string;
+  beforeAll(async () => {
+    api = await TestApi.start({ clock });
+    apiKey = (await api.createPartner()).apiKey;
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: 10 }, { ...ongoingShipped, quantity: 5 }]);
+  });
+  afterAll(() => api.close());
+
+  const full = (body: Record<string, unknown>) => api.call('POST', '/v1/purchases/full.json', { apiKey, body });
+  const card = { number: '4242424242424242', verification_value: '123', month: '12', year: '2030', zip_code: '60601' };
+  const newUser = { email: 'full@example.com', password: 'secret1', password_confirmation: 'secret1', first_name: 'Fay' };
+  const address = { name: 'Fay Lee', address_one: '1 Lake St', postal_code: '60601', city: 'Chicago', state: 'il', country: 'us' };
+
+  it('creates the user, stores the card and buys, in one call', async () => {
+    const reply = await full({ deal_id: 'chicago-spa-day', quantity: 2, user: newUser, credit_card: card });
+    expect(reply.status).toBe(200);
+    expect(reply.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', number_bought: 2, amount: 9800 });
+    expect(reply.body.purchase.coupons).toHaveLength(2);
+    const { user_id: userId, credit_card_id: cardId } = reply.body.purchase;
+    expect((await api.call('GET', `/users/${userId}`, { apiKey })).body.user.firstname).toBe('Fay');
+    expect((await api.call('GET', `/credit_cards?user_id=${userId}`, { apiKey })).body.credit_cards.map((c: { id: string }) => c.id)).toEqual([cardId]);
+
+    const again = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { ...newUser, email: 'FULL@example.com' }, credit_card: card });
+    expect(again.body.purchase).toMatchObject({ user_id: userId, credit_card_id: cardId });
+    const byIds = await full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cardId });
+    expect(byIds.body.purchase.user_id).toBe(userId);
+  });
+
+  it('needs a shipping address for a shipped deal, by object or by the id of one given before', async () => {
+    const missing = await full({ deal_id: 'chicago-headphones', quantity: 1, user: { email: 'ship@example.com' }, credit_card: card });
+    expect(missing.body.errors).toEqual([{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]);
+    const ok = await full({ deal_id: 'chicago-headphones', quantity: 1, user: { email: 'ship@example.com' }, credit_card: card, shipping_address: address });
+    expect(ok.status).toBe(200);
+    const bad = await full({ deal_id: 'chicago-headphones', quantity: 1, user: { email: 'ship@example.com' }, credit_card: card, shipping_address: { ...address, state: 'Illinois', city: '' } });
+    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['city', 'state']);
+  });
+
+  it('leaves nothing behind when a section fails, naming each problem', async () => {
+    const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'half@example.com', password: 'abc' }, credit_card: { ...card, number: '4242424242424241' } });
+    expect(reply.status).toBe(422);
+    expect(reply.body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' },
+      { type: 'invalid', resource: 'credit_card', field: 'number', message: 'fails the Luhn check' },
+    ]);
+    // No user was made: the email is still free.
+    expect((await api.call('POST', '/users', { apiKey, body: { email: 'half@example.com' } })).status).toBe(200);
+  });
+
+  it('answers declined for a declined card, naming the user and card it made', async () => {
+    const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'declined@example.com' }, credit_card: { ...card, number: '4000000000000002' } });
+    expect(reply.status).toBe(422);
+    expect(reply.body).toMatchObject({ status: 'error', error_type: 'declined', user_id: expect.any(String), credit_card_id: expect.any(String) });
+  });
+});
