@@ -26,6 +26,7 @@ import { ProjectionHost } from '@deals/runtime';
 import crypto, { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session as Inspector } from 'node:inspector/promises';
+import { SourceMap } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -191,15 +192,13 @@ function describeTimings(t: Timings, wallMs: number): string[] {
 // ---------------------------------------------------------------------------------------------
 // V8 profile summary
 
-const sourceMaps = new Map<string, import('node:module').SourceMap | null>();
+const sourceMaps = new Map<string, SourceMap | null>();
 function place(url: string, line: number, column: number): string {
   if (!url) return '(native)';
   const path = url.startsWith('file://') ? fileURLToPath(url) : url;
   if (!sourceMaps.has(path)) {
-    let map: import('node:module').SourceMap | null = null;
+    let map: SourceMap | null = null;
     try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { SourceMap } = require('node:module') as typeof import('node:module');
       if (path.includes(`${ROOT}/dist/`)) map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')));
     } catch {
       map = null;

@@ -4,12 +4,14 @@ import { Module } from '@nestjs/common';
 import { BuyWithStoredCardHandler } from './commands/buy-with-stored-card.command';
 import { CouponIssuer } from './commands/coupon-issuer';
 import { FullPurchaseHandler } from './commands/full-purchase.command';
-import { RedeemCouponHandler } from './commands/redeem-coupon.command';
+import { CancelCouponHandler, RedeemCouponHandler } from './commands/redeem-coupon.command';
+import { RecordResellerPurchaseHandler } from './commands/reseller-purchase.command';
 import { ClaimReservationHandler, ReleaseExpiredHoldHandler, ReleaseReservationHandler, ReserveUnitsHandler } from './commands/reservation.handlers';
 import { StockInventoryHandler } from './commands/stock-inventory.command';
 import { CouponQr } from './http/coupon-qr';
 import { CouponsController } from './http/coupons.controller';
 import { PurchasesController } from './http/purchases.controller';
+import { ResellersController } from './http/resellers.controller';
 import { PurchaseQueries } from './queries/purchase.queries';
 import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 
@@ -18,12 +20,12 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
   imports: [CatalogModule, AccountsModule],
   providers: [
     StockInventoryHandler, ReserveUnitsHandler, ClaimReservationHandler, ReleaseReservationHandler, ReleaseExpiredHoldHandler, RedeemCouponHandler,
-    BuyWithStoredCardHandler, FullPurchaseHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds,
+    BuyWithStoredCardHandler, FullPurchaseHandler, RecordResellerPurchaseHandler, CancelCouponHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds,
   ],
   exports: [PurchaseQueries, ReleaseExpiredHolds],
 })
 export class PurchasingModule {}
 
 /** Purchasing's HTTP routes. */
-@Module({ imports: [PurchasingModule, AccountsModule], controllers: [PurchasesController, CouponsController], providers: [CouponQr] })
+@Module({ imports: [PurchasingModule, AccountsModule], controllers: [PurchasesController, CouponsController, ResellersController], providers: [CouponQr] })
 export class PurchasingHttpModule {}

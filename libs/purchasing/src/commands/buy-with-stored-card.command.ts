@@ -115,7 +115,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
     await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
     const snapshot: DealSnapshot = {
-      dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price, expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null,
+      dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price, expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null, fulfillmentMethod: deal.fulfillment_method,
     };
     await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
       type: 'ReservePurchase',

@@ -4,7 +4,7 @@ import { couponDecider } from '../domain/coupon/coupon.decider';
 import { couponStream } from '../domain/coupon/coupon.events';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
-import { ClaimPurchase, purchaseDecider, RecordPayment } from '../domain/purchase/purchase.decider';
+import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
 import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { couponCodes } from './coupon-codes';
 import { releaseHoldJobId } from './release-hold-job';
@@ -24,7 +24,7 @@ export class CouponIssuer {
   async complete(
     purchaseId: string,
     caller: CommandCaller & { partnerId: string },
-    record: (holdId: string) => ClaimPurchase | RecordPayment,
+    record: (holdId: string) => ClaimPurchase | RecordPayment | RecordResale,
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const context = { now, metadata: caller };
@@ -50,7 +50,7 @@ export class CouponIssuer {
     for (const couponId of recorded.state.couponIds) {
       const issued = await handleCommand(this.store, couponStream(couponId), couponDecider, {
         type: 'IssueCoupon',
-        data: { couponId, purchaseId, partnerId: caller.partnerId, userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString() },
+        data: { couponId, purchaseId, partnerId: caller.partnerId, userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
       }, context);
       position = later(position, issued.position);
     }

@@ -21,3 +21,22 @@ export class RedeemCouponHandler implements ICommandHandler<RedeemCoupon> {
     return { position };
   }
 }
+
+/** DELETE /api/v3/coupons/:id/cancel. */
+export class CancelCoupon extends Command<{ position: LogPosition | null }> {
+  constructor(readonly couponId: string, readonly caller: CommandCaller & { partnerId: string }) {
+    super();
+  }
+}
+
+@CommandHandler(CancelCoupon)
+export class CancelCouponHandler implements ICommandHandler<CancelCoupon> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+
+  async execute({ couponId, caller }: CancelCoupon) {
+    const { position } = await handleCommand(this.store, couponStream(couponId), couponDecider, {
+      type: 'CancelCoupon', data: { couponId, partnerId: caller.partnerId },
+    }, { now: this.clock.now(), metadata: caller });
+    return { position };
+  }
+}

@@ -37,7 +37,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
     const snapshot: DealSnapshot = {
       dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price,
-      expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null,
+      expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null, fulfillmentMethod: deal.fulfillment_method,
     };
     const reserved = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
       type: 'ReservePurchase',

@@ -9,9 +9,9 @@ export type CouponFilterWord = 'valid' | 'redeemed' | 'expired';
 /** Coupons in a state at `now` (part 4.8's filter words), as a view filter. */
 export function couponStateFilter(words: CouponFilterWord[], now: number): ViewFilter {
   const by: Record<CouponFilterWord, ViewFilter> = {
-    valid: { redeemedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] },
-    redeemed: { redeemedAt: { $ne: null } },
-    expired: { redeemedAt: null, expiresAt: { $lte: now } },
+    valid: { redeemedAt: null, cancelledAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] },
+    redeemed: { redeemedAt: { $ne: null }, cancelledAt: null },
+    expired: { redeemedAt: null, cancelledAt: null, expiresAt: { $lte: now } },
   };
   return words.length === 1 ? by[words[0]] : { $or: words.map((w) => by[w]) };
 }

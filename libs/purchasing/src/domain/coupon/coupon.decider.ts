@@ -3,7 +3,21 @@ import { CouponEvent, CouponIssued } from './coupon.events';
 
 export type IssueCoupon = DomainCommand<'IssueCoupon', CouponIssued['data']>;
 export type RedeemCoupon = DomainCommand<'RedeemCoupon', { couponId: string; partnerId: string; userId?: string }>;
-export type CouponCommand = IssueCoupon | RedeemCoupon;
+export type CancelCoupon = DomainCommand<'CancelCoupon', { couponId: string; partnerId: string }>;
+export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon;
+
+/** A cancel refused for one of part 7.3's reasons; the reseller body lists them. */
+export class CouponNotRefundable extends ValidationFailed {
+  constructor(readonly reason: string) {
+    super([{ type: 'invalid', resource: 'coupon', field: 'state', message: reason }], reason);
+  }
+}
+
+export const REFUND_REASONS = {
+  barcode: 'the barcode is non-refundable',
+  state: 'the coupon is in a non-refundable state',
+  refunded: 'the coupons are already part of another refund',
+} as const;
 
 export interface Coupon {
   issued: boolean;
@@ -11,24 +25,36 @@ export interface Coupon {
   userId: string | null;
   expiresAt: number | null;
   redeemedAt: string | null;
+  cancelled: boolean;
+  refundable: boolean;
 }
 
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'coupon', field: 'state', message }]);
 
 /** The state of a coupon at `now`: valid until redeemed or past its expiry. */
-export function couponState(coupon: { redeemedAt: string | null; expiresAt: number | null }, now: number): 'valid' | 'redeemed' | 'expired' {
+export function couponState(coupon: { redeemedAt: string | null; expiresAt: number | null; cancelledAt?: string | null; cancelled?: boolean }, now: number): 'valid' | 'redeemed' | 'expired' | 'cancelled' {
+  if (coupon.cancelled || coupon.cancelledAt) return 'cancelled';
   if (coupon.redeemedAt) return 'redeemed';
   if (coupon.expiresAt !== null && coupon.expiresAt <= now) return 'expired';
   return 'valid';
 }
 
 export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
-  initialState: () => ({ issued: false, partnerId: null, userId: null, expiresAt: null, redeemedAt: null }),
+  initialState: () => ({ issued: false, partnerId: null, userId: null, expiresAt: null, redeemedAt: null, cancelled: false, refundable: true }),
   decide(command, coupon, now) {
     if (command.type === 'IssueCoupon') return coupon.issued ? [] : [{ type: 'CouponIssued', data: command.data }];
+    if (command.type === 'CancelCoupon') {
+      const { couponId, partnerId } = command.data;
+      if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
+      if (coupon.cancelled) throw new CouponNotRefundable(REFUND_REASONS.refunded);
+      if (!coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
+      if (couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
+      return [{ type: 'CouponCancelled', data: { couponId, cancelledAt: now.toISOString() } }];
+    }
     const { couponId, partnerId, userId } = command.data;
     if (!coupon.issued || coupon.partnerId !== partnerId || (userId !== undefined && coupon.userId !== userId)) throw new NotFound(`coupon ${couponId} not found`);
     const state = couponState(coupon, now.getTime());
+    if (state === 'cancelled') throw refuse('is cancelled');
     if (state === 'redeemed') throw refuse('is already redeemed');
     if (state === 'expired') throw refuse('has expired');
     return [{ type: 'CouponRedeemed', data: { couponId, redeemedAt: now.toISOString() } }];
@@ -36,9 +62,14 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
   evolve(coupon, event) {
     switch (event.type) {
       case 'CouponIssued':
-        return { issued: true, partnerId: event.data.partnerId, userId: event.data.userId, expiresAt: event.data.expiresAt ? Date.parse(event.data.expiresAt) : null, redeemedAt: null };
+        return {
+          issued: true, partnerId: event.data.partnerId, userId: event.data.userId, expiresAt: event.data.expiresAt ? Date.parse(event.data.expiresAt) : null,
+          redeemedAt: null, cancelled: false, refundable: event.data.refundable !== false,
+        };
       case 'CouponRedeemed':
         return { ...coupon, redeemedAt: event.data.redeemedAt };
+      case 'CouponCancelled':
+        return { ...coupon, cancelled: true };
     }
   },
 };

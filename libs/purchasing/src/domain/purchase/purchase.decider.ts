@@ -9,7 +9,11 @@ export type RecordPayment = DomainCommand<
   { purchaseId: string; partnerId: string; userId: string; creditCardId: string; chargeId: string; sessionId: string | null; holdId: string }
 >;
 export type RecordNonPayment = DomainCommand<'RecordNonPayment', { purchaseId: string; partnerId: string; outcome: 'declined' | 'error'; reason: string }>;
-export type PurchaseCommand = ReservePurchase | ClaimPurchase | ReleasePurchase | RecordPayment | RecordNonPayment;
+export type RecordResale = DomainCommand<
+  'RecordResale',
+  { purchaseId: string; partnerId: string; holdId: string; transactionReference: string; transactionDate: string; amountCents: number; buyer: Record<string, string> }
+>;
+export type PurchaseCommand = ReservePurchase | ClaimPurchase | ReleasePurchase | RecordPayment | RecordNonPayment | RecordResale;
 
 export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released' | 'declined' | 'failed';
 
@@ -47,6 +51,14 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
         },
       }];
     }
+    if (command.type === 'RecordResale') {
+      if (purchase.status === 'fulfilled') return [];
+      const { holdId, transactionReference, transactionDate, amountCents, buyer } = command.data;
+      return [{
+        type: 'PurchaseResold',
+        data: { purchaseId, holdId, transactionReference, transactionDate, amountCents, buyer, couponIds: couponIdsFor(purchaseId, purchase.quantity), resoldAt: now.toISOString() },
+      }];
+    }
     if (command.type === 'RecordNonPayment') {
       if (purchase.status !== 'reserved') return [];
       return [{ type: 'PurchaseNotPaid', data: { purchaseId, outcome: command.data.outcome, reason: command.data.reason } }];
@@ -77,6 +89,8 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
         return { ...purchase, status: 'released' };
       case 'PurchasePaid':
         return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };
+      case 'PurchaseResold':
+        return { ...purchase, status: 'fulfilled', holdId: event.data.holdId, couponIds: event.data.couponIds };
       case 'PurchaseNotPaid':
         return { ...purchase, status: event.data.outcome === 'declined' ? 'declined' : 'failed' };
     }

@@ -10,6 +10,7 @@ export interface DealSnapshot {
   unitPrice: number;
   expiresAt: string | null;
   expirationDays: number | null;
+  fulfillmentMethod?: string;
 }
 
 export type PurchaseReserved = DomainEvent<
@@ -35,7 +36,16 @@ export type PurchasePaid = DomainEvent<
 /** The processor declined the card, or failed; nothing was charged and the hold was released. */
 export type PurchaseNotPaid = DomainEvent<'PurchaseNotPaid', { purchaseId: string; outcome: 'declined' | 'error'; reason: string }>;
 
-export type PurchaseEvent = PurchaseReserved | PurchaseClaimed | PurchaseReleased | PurchasePaid | PurchaseNotPaid;
+/** A sale made and paid entirely by a third-party reseller (part 4.6.2). */
+export type PurchaseResold = DomainEvent<
+  'PurchaseResold',
+  {
+    purchaseId: string; transactionReference: string; transactionDate: string; amountCents: number; holdId: string; couponIds: string[];
+    buyer: Record<string, string>; resoldAt: string;
+  }
+>;
+
+export type PurchaseEvent = PurchaseReserved | PurchaseClaimed | PurchaseReleased | PurchasePaid | PurchaseNotPaid | PurchaseResold;
 
 export const purchaseStream = (purchaseId: string) => `purchase-${purchaseId}`;
 

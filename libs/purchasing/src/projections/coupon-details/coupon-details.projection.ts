@@ -14,19 +14,21 @@ export interface CouponDetails extends ViewDocument {
   expiresAt: number | null;
   issuedAt: string;
   redeemedAt: string | null;
+  cancelledAt: string | null;
 }
 
 export const COUPON_DETAILS = 'coupon_details';
 
 export const couponDetailsProjection = defineProjection<CouponDetails>({
   name: COUPON_DETAILS,
-  handles: ['CouponIssued', 'CouponRedeemed'],
+  handles: ['CouponIssued', 'CouponRedeemed', 'CouponCancelled'],
   indexes: [{ keys: { userId: 1 } }, { keys: { purchaseId: 1 } }, { keys: { partnerId: 1 } }, { keys: { issuedAt: 1 } }],
   documentIds: (event) => [(event.data as { couponId: string }).couponId],
   evolve(view, recorded, id) {
     const event = recorded as unknown as CouponEvent;
     if (event.type === 'CouponRedeemed') return view && { ...view, redeemedAt: event.data.redeemedAt };
+    if (event.type === 'CouponCancelled') return view && { ...view, cancelledAt: event.data.cancelledAt };
     const { partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt, issuedAt } = event.data;
-    return { _id: id, _pos: recorded.position, partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt: expiresAt ? Date.parse(expiresAt) : null, issuedAt, redeemedAt: null };
+    return { _id: id, _pos: recorded.position, partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt: expiresAt ? Date.parse(expiresAt) : null, issuedAt, redeemedAt: null, cancelledAt: null };
   },
 });

@@ -17,13 +17,15 @@ export interface PurchaseDetails extends ViewDocument {
   couponIds: string[];
   createdAt: string;
   shippingAddress: ShippingAddress | null;
+  /** Set on sales a reseller recorded. */
+  transactionReference?: string;
 }
 
 export const PURCHASE_DETAILS = 'purchase_details';
 
 export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
   name: PURCHASE_DETAILS,
-  handles: ['PurchaseReserved', 'PurchaseClaimed', 'PurchaseReleased', 'PurchasePaid', 'PurchaseNotPaid'],
+  handles: ['PurchaseReserved', 'PurchaseClaimed', 'PurchaseReleased', 'PurchasePaid', 'PurchaseNotPaid', 'PurchaseResold'],
   indexes: [{ keys: { userId: 1 } }, { keys: { partnerId: 1 } }, { keys: { fulfillmentState: 1 } }, { keys: { createdAt: 1 } }],
   documentIds: (event) => [(event.data as { purchaseId: string }).purchaseId],
   evolve(view, recorded, id) {
@@ -44,6 +46,8 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
         const { userId, creditCardId, amountCents, couponIds } = event.data;
         return view && { ...view, userId, creditCardId, amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', couponIds };
       }
+      case 'PurchaseResold':
+        return view && { ...view, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', couponIds: event.data.couponIds, transactionReference: event.data.transactionReference };
       case 'PurchaseNotPaid':
         return view && { ...view, paymentState: event.data.outcome === 'declined' ? 'declined' : 'failed', fulfillmentState: 'released' };
     }

@@ -1,0 +1,104 @@
+import { CatalogQueries } from '@deals/catalog';
+import { CannotFulfil, CannotFulfilReseller, Clock, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryStream } from '../domain/inventory/inventory.events';
+import { purchaseDecider } from '../domain/purchase/purchase.decider';
+import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
+import { CouponIssuer } from './coupon-issuer';
+
+type Caller = CommandCaller & { partnerId: string };
+
+/** POST /api/v3/resellers/purchases (part 4.6.2). */
+export class RecordResellerPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
+  constructor(readonly input: Record<string, unknown>, readonly caller: Caller) {
+    super();
+  }
+}
+
+const BASE = ['deal_id', 'transaction_reference', 'transaction_date', 'transaction_amount'];
+const VOUCHER = [...BASE, 'quantity', 'first_name', 'last_name'];
+const SHIPPED = [...VOUCHER, 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
+const TEXT = ['first_name', 'last_name', 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
+
+/** Fields required by deal kind (part 4.6.2's table). */
+export function requiredResellerFields(type: string, fulfillment: string): string[] {
+  if (type === 'card-linked') return BASE;
+  return fulfillment === 'shipped' ? SHIPPED : VOUCHER;
+}
+
+/**
+ * Records a sale a third party made and took the money for: the fields its deal kind requires,
+ * then the units sold and coupons issued as for any purchase. A repeated transaction_reference from
+ * the same partner answers the first purchase and records nothing new. Sold out: 422 cannot_fulfill
+ * (spelled so in this call).
+ */
+@CommandHandler(RecordResellerPurchase)
+export class RecordResellerPurchaseHandler implements ICommandHandler<RecordResellerPurchase> {
+  constructor(private readonly store: EventStore, private readonly catalog: CatalogQueries, private readonly coupons: CouponIssuer, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+
+  async execute({ input, caller }: RecordResellerPurchase) {
+    if (typeof input.deal_id !== 'string' || input.deal_id === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'deal_id', message: 'is required' }]);
+    const view = await this.catalog.deal(input.deal_id);
+    if (!view) throw new NotFound(`deal ${input.deal_id} not found`);
+    const deal = view.deal!;
+    const required = requiredResellerFields(deal.type, deal.fulfillment_method);
+    const issues: ValidationIssue[] = [];
+    for (const field of required) if (input[field] === undefined || input[field] === null || input[field] === '') issues.push({ type: 'missing_field', resource: 'purchase', field, message: 'is required' });
+    const quantity = input.quantity === undefined && !required.includes('quantity') ? 1 : input.quantity;
+    if (input.quantity !== undefined && !(Number.isSafeInteger(quantity) && (quantity as number) >= 1)) issues.push({ type: 'invalid', resource: 'purchase', field: 'quantity', message: 'must be a whole number from 1' });
+    if (input.transaction_amount !== undefined && !(Number.isSafeInteger(input.transaction_amount) && (input.transaction_amount as number) >= 0)) {
+      issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_amount', message: 'must be whole cents, not negative' });
+    }
+    if (input.transaction_date !== undefined && (typeof input.transaction_date !== 'string' || Number.isNaN(Date.parse(input.transaction_date)))) {
+      issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_date', message: 'must be an ISO 8601 date and time' });
+    }
+    for (const field of ['state', 'country']) if (typeof input[field] === 'string' && !/^[A-Za-z]{2}$/.test(input[field] as string)) issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be two letters' });
+    for (const field of TEXT) if (input[field] !== undefined && typeof input[field] !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be text' });
+    if (typeof input.transaction_reference !== 'string' && input.transaction_reference !== undefined) issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_reference', message: 'must be text' });
+    if (issues.length) throw new ValidationFailed(issues);
+
+    const now = this.clock.now();
+    const context = { now, metadata: caller };
+    const reference = input.transaction_reference as string;
+    const purchaseId = this.ids.short();
+    const claim = await handleCommand(this.store, transactionReferenceStream(caller.partnerId, reference), transactionReferenceDecider, {
+      type: 'ClaimTransactionReference', data: { partnerId: caller.partnerId, transactionReference: reference, purchaseId },
+    }, context);
+    const owner = claim.state.purchaseId!;
+    if (owner !== purchaseId) {
+      // A repeat: finish the first one (a crash may have stopped it) and answer it.
+      const first = await this.store.readStream(purchaseStream(owner), 0);
+      if (first.length) return this.complete(owner, input, caller);
+    }
+    try {
+      await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: owner, quantity: quantity as number } }, context);
+    } catch (error) {
+      if (error instanceof CannotFulfil) throw new CannotFulfilReseller(error.message);
+      throw error;
+    }
+    const snapshot: DealSnapshot = {
+      dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price,
+      expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null, fulfillmentMethod: deal.fulfillment_method,
+    };
+    await handleCommand(this.store, purchaseStream(owner), purchaseDecider, {
+      type: 'ReservePurchase',
+      data: { purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: owner, reservedAt: now.toISOString(), holdExpiresAt: new Date(now.getTime() + 300_000).toISOString() },
+    }, context);
+    return this.complete(owner, input, caller);
+  }
+
+  private complete(purchaseId: string, input: Record<string, unknown>, caller: Caller) {
+    const buyer = Object.fromEntries(TEXT.filter((f) => typeof input[f] === 'string').map((f) => [f, input[f] as string]));
+    return this.coupons.complete(purchaseId, caller, (holdId) => ({
+      type: 'RecordResale',
+      data: {
+        purchaseId, partnerId: caller.partnerId, holdId, transactionReference: input.transaction_reference as string,
+        transactionDate: input.transaction_date as string, amountCents: input.transaction_amount as number, buyer,
+      },
+    })).catch((error) => {
+      throw error instanceof CannotFulfil && !(error instanceof CannotFulfilReseller) ? new CannotFulfilReseller(error.message) : error;
+    });
+  }
+}

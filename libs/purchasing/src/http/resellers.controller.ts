@@ -1,0 +1,73 @@
+import { CatalogLinks } from '@deals/catalog';
+import { Clock, NotFound, ViewProgress } from '@deals/kernel';
+import { Caller, CurrentCaller, humanUtc } from '@deals/wire';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { FastifyReply } from 'fastify';
+import { CancelCoupon } from '../commands/redeem-coupon.command';
+import { RecordResellerPurchase } from '../commands/reseller-purchase.command';
+import { CouponNotRefundable } from '../domain/coupon/coupon.decider';
+import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
+import { PURCHASE_DETAILS } from '../projections/purchase-details/purchase-details.projection';
+import { PurchaseQueries } from '../queries/purchase.queries';
+import { CouponQr } from './coupon-qr';
+import { CouponLinks, toCoupon } from './purchase.responses';
+
+/** Part 4.6.2 and 4.7: sales recorded by resellers, and their coupons (HTTP basic, /api/v3). */
+@Controller('api/v3')
+export class ResellersController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly purchases: PurchaseQueries,
+    private readonly progress: ViewProgress,
+    private readonly catalog: CatalogLinks,
+    private readonly links: CouponLinks,
+    private readonly qr: CouponQr,
+    private readonly clock: Clock,
+  ) {}
+
+  @Post(['resellers/purchases', 'resellers/purchases.json'])
+  @HttpCode(200)
+  async record(@Body() input: unknown, @CurrentCaller() caller: Caller) {
+    const fields = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+    const { purchaseId, position } = await this.commands.execute(new RecordResellerPurchase(fields, caller));
+    await this.progress.waitFor([PURCHASE_DETAILS, COUPON_DETAILS], position);
+    const purchase = (await this.purchases.purchase(caller.partnerId, purchaseId))!;
+    const now = this.clock.now().getTime();
+    const coupons = await this.purchases.coupons(purchase.couponIds);
+    const image = purchase.deal.imageUrl ?? `/images/deals/${purchase.deal.dealId}.jpg`;
+    return {
+      id: purchase._id,
+      transaction_reference: purchase.transactionReference,
+      amount: purchase.amountCents,
+      number_bought: purchase.quantity,
+      fulfillment_state: purchase.fulfillmentState,
+      created_at: humanUtc(purchase.createdAt),
+      deal: { id: purchase.deal.dealId, title: purchase.deal.title, image_url_abs: `${this.catalog.imageBaseUrl}${image}` },
+      coupons: await Promise.all(coupons.map(async (c) => toCoupon(c, now, this.links, await this.qr.base64(c.redemptionCode), false))),
+    };
+  }
+
+  @Get('coupons/:coupon_id')
+  async coupon(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller) {
+    const coupon = await this.purchases.coupon(couponId);
+    if (!coupon || coupon.partnerId !== caller.partnerId) throw new NotFound(`coupon ${couponId} not found`);
+    return { coupon: toCoupon(coupon, this.clock.now().getTime(), this.links, await this.qr.base64(coupon.redemptionCode), false) };
+  }
+
+  /** Part 7.3's own bodies: 404 with `message`/`type`, 422 with `code` and `errors.coupons`. */
+  @Delete('coupons/:coupon_id/cancel')
+  async cancel(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) reply: FastifyReply) {
+    try {
+      const { position } = await this.commands.execute(new CancelCoupon(couponId, caller));
+      await this.progress.waitFor([COUPON_DETAILS], position);
+      return { status: 'success' };
+    } catch (error) {
+      if (error instanceof NotFound) return reply.status(404).send({ status: 'error', message: error.message, type: 'find_failed' });
+      if (error instanceof CouponNotRefundable) {
+        return reply.status(422).send({ status: 'error', message: 'the coupon cannot be cancelled', code: '422', errors: { coupons: [error.reason] } });
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import { ManualClock } from '@deals/kernel';
+import { TestApi } from '../../support/api-harness';
+import { cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
+
+describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/coupons (4.6.2, 4.7, 7.3)', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let basic: { username: string; password: string };
+  let other: { username: string; password: string };
+  beforeAll(async () => {
+    api = await TestApi.start({ clock });
+    const partner = await api.createPartner('Reseller');
+    basic = { username: partner.username, password: partner.password };
+    const second = await api.createPartner('Other reseller');
+    other = { username: second.username, password: second.password };
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, quantity: 3 }, { ...ongoingShipped, quantity: 5 }, cardLinked]);
+  });
+  afterAll(() => api.close());
+
+  const sale = (body: Record<string, unknown>, as = basic) => api.call('POST', '/api/v3/resellers/purchases', { basic: as, body });
+  const voucher = { deal_id: 'chicago-spa-day', quantity: 2, transaction_reference: 'tx-1', transaction_date: '2026-06-15T11:59:00Z', transaction_amount: 9000, first_name: 'Ray', last_name: 'Sell' };
+
+  it('records a voucher sale: the reseller purchase object with coupons (no print_url)', async () => {
+    const reply = await sale(voucher);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      id: expect.any(String), transaction_reference: 'tx-1', amount: 9000, number_bought: 2, fulfillment_state: 'fulfilled', created_at: 'Mon Jun 15 12:00:00 UTC 2026',
+      deal: { id: 'chicago-spa-day', title: 'Spa day for two', image_url_abs: 'https://deals.example.com/images/deals/chicago-spa-day.jpg' },
+      coupons: [expect.objectContaining({ state: 'valid', deal_id: 'chicago-spa-day' }), expect.objectContaining({ state: 'valid' })],
+    });
+    expect(reply.body.coupons[0]).not.toHaveProperty('print_url');
+  });
+
+  it('answers the first purchase again for a repeated transaction_reference, recording nothing new', async () => {
+    const first = (await sale({ ...voucher, transaction_reference: 'tx-repeat', quantity: 1 })).body;
+    const again = await sale({ ...voucher, transaction_reference: 'tx-repeat', quantity: 1 });
+    expect(again.body).toEqual(first);
+    const deal = (await api.call('GET', '/api/v3/deals?fields=id,num_left&filter=region[chicago]', { basic })).body.deals.find((d: { id: string }) => d.id === 'chicago-spa-day');
+    expect(deal.num_left).toBe(0);
+    // Another partner may use the same reference for its own sale.
+    expect((await sale({ ...voucher, transaction_reference: 'tx-repeat', quantity: 1 }, other)).body).toEqual({ status: 'error', error_type: 'cannot_fulfill', error_msg: 'the deal is sold out' });
+  });
+
+  it('requires the fields of the deal kind, quantity defaulting to 1 only where it is not required', async () => {
+    const missing = await sale({ deal_id: 'chicago-spa-day' });
+    expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual(['transaction_reference', 'transaction_date', 'transaction_amount', 'quantity', 'first_name', 'last_name']);
+    const shipped = await sale({ ...voucher, deal_id: 'chicago-headphones', transaction_reference: 'tx-ship' });
+    expect(shipped.body.errors.map((e: { field: string }) => e.field)).toEqual(['address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone']);
+    const linked = await sale({ deal_id: 'chicago-coffee-back', transaction_reference: 'tx-card', transaction_date: '2026-06-15T10:00:00Z', transaction_amount: 2500 });
+    expect(linked.status).toBe(200);
+    expect(linked.body.number_bought).toBe(1);
+  });
+
+  it('checks and cancels a coupon once, with the part 7.3 bodies', async () => {
+    const coupon = (await sale({ ...voucher, deal_id: 'chicago-headphones', quantity: 2, transaction_reference: 'tx-goods', address_type: 'home', address1: '1 Lake St', address2: 'Apt 2', postal_code: '60601', city: 'Chicago', state: 'IL', country: 'US', telephone: '555-0100' })).body.coupons[0];
+    const spa = (await sale({ deal_id: 'chicago-coffee-back', transaction_reference: 'tx-cancel', transaction_date: '2026-06-15T10:00:00Z', transaction_amount: 2500 })).body.coupons[0];
+    expect((await api.call('GET', `/api/v3/coupons/${spa.id}`, { basic })).body.coupon).toMatchObject({ id: spa.id, state: 'valid' });
+    expect((await api.call('DELETE', `/api/v3/coupons/${spa.id}/cancel`, { basic })).body).toEqual({ status: 'success' });
+    expect((await api.call('GET', `/api/v3/coupons/${spa.id}`, { basic })).body.coupon.state).toBe('cancelled');
+    const twice = await api.call('DELETE', `/api/v3/coupons/${spa.id}/cancel`, { basic });
+    expect([twice.status, twice.body]).toEqual([422, { status: 'error', message: 'the coupon cannot be cancelled', code: '422', errors: { coupons: ['the coupons are already part of another refund'] } }]);
+    const goods = await api.call('DELETE', `/api/v3/coupons/${coupon.id}/cancel`, { basic });
+    expect(goods.body.errors).toEqual({ coupons: ['the barcode is non-refundable'] });
+    const unknown = await api.call('DELETE', '/api/v3/coupons/nothing/cancel', { basic });
+    expect([unknown.status, unknown.body]).toEqual([404, { status: 'error', message: 'coupon nothing not found', type: 'find_failed' }]);
+    expect((await api.call('GET', '/api/v3/coupons/nothing', { basic })).body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'coupon nothing not found' });
+    expect((await api.call('GET', `/api/v3/coupons/${spa.id}`, { basic: other })).status).toBe(404);
+  });
+});
