@@ -2,6 +2,7 @@ import { ServiceCoreModule, ServiceConfig } from '@deals/runtime';
 import { DynamicModule, Module } from '@nestjs/common';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { PartnersCreateCommand } from './commands/partners-create.command';
+import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
 
 /**
@@ -14,7 +15,7 @@ export class CliModule {
     return {
       module: CliModule,
       imports: [ServiceCoreModule.forRoot({ config, role: 'cli' })],
-      providers: [PartnersCreateCommand, RegionsImportCommand, DealsImportCommand, DealsTransitionCommand, ProjectionsStatusCommand, ProjectionsRebuildCommand],
+      providers: [AuditPurchaseCommand, PartnersCreateCommand, RegionsImportCommand, DealsImportCommand, DealsTransitionCommand, ProjectionsStatusCommand, ProjectionsRebuildCommand],
     };
   }
 }

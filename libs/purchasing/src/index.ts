@@ -4,6 +4,9 @@ export { StockInventory } from './commands/stock-inventory.command';
 export { inventoryStream } from './domain/inventory/inventory.events';
 export { CouponLinks } from './http/purchase.responses';
 export { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
+export { PurchaseAudit } from './audit/purchase-audit';
+export { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments';
+export type { AuditEntry } from './audit/purchase-audit';
 export { PURCHASE_DETAILS } from './projections/purchase-details/purchase-details.projection';
 export { COUPON_DETAILS } from './projections/coupon-details/coupon-details.projection';
 

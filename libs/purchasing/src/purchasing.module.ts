@@ -13,6 +13,9 @@ import { CouponsController } from './http/coupons.controller';
 import { PurchasesController } from './http/purchases.controller';
 import { ResellersController } from './http/resellers.controller';
 import { PurchaseQueries } from './queries/purchase.queries';
+import { PurchaseAudit } from './audit/purchase-audit';
+import { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments';
+import { AuditController } from './http/audit.controller';
 import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 
 /** Inventory, purchases and coupons: commands, handlers, queries and the hold-expiry job. */
@@ -20,12 +23,12 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
   imports: [CatalogModule, AccountsModule],
   providers: [
     StockInventoryHandler, ReserveUnitsHandler, ClaimReservationHandler, ReleaseReservationHandler, ReleaseExpiredHoldHandler, RedeemCouponHandler,
-    BuyWithStoredCardHandler, FullPurchaseHandler, RecordResellerPurchaseHandler, CancelCouponHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds,
+    BuyWithStoredCardHandler, FullPurchaseHandler, RecordResellerPurchaseHandler, CancelCouponHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments,
   ],
-  exports: [PurchaseQueries, ReleaseExpiredHolds],
+  exports: [PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments],
 })
 export class PurchasingModule {}
 
 /** Purchasing's HTTP routes. */
-@Module({ imports: [PurchasingModule, AccountsModule], controllers: [PurchasesController, CouponsController, ResellersController], providers: [CouponQr] })
+@Module({ imports: [PurchasingModule, AccountsModule], controllers: [PurchasesController, CouponsController, ResellersController, AuditController], providers: [CouponQr] })
 export class PurchasingHttpModule {}

@@ -2,7 +2,7 @@ import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
-import { CouponLinks, PurchasingModule, ReleaseExpiredHolds } from '@deals/purchasing';
+import { CouponLinks, PurchasingModule, RecoverInterruptedPayments, ReleaseExpiredHolds } from '@deals/purchasing';
 import { DynamicModule, Global, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -35,6 +35,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly views: ViewStore,
     private readonly gateway: PaymentGateway,
     private readonly holds: ReleaseExpiredHolds,
+    private readonly recovery: RecoverInterruptedPayments,
     private readonly config: ServiceConfig,
     private readonly options: { role: ProcessRole },
   ) {}
@@ -45,6 +46,8 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     if (this.options.role === 'cli' || !this.config.runProjections) return;
     await this.host.startAll();
     await this.scheduler.start();
+    await this.host.waitForAll();
+    await this.recovery.run();
     await this.holds.rearm();
   }
 
@@ -85,7 +88,7 @@ export class ServiceCoreModule {
         { provide: CatalogLinks, useValue: { apiBaseUrl: config.publicBaseUrl, siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl } },
         ProjectionHost,
         { provide: ViewProgress, useExisting: ProjectionHost },
-        { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, PaymentGateway, ReleaseExpiredHolds, ServiceConfig, ROLE] },
+        { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, PaymentGateway, ReleaseExpiredHolds, RecoverInterruptedPayments, ServiceConfig, ROLE] },
         CatalogueImport,
         DemoSeed,
       ],

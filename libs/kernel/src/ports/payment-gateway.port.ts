@@ -82,5 +82,11 @@ export abstract class PaymentGateway {
 
   abstract refund(request: RefundRequest): Promise<RefundOutcome>;
 
+  /**
+   * The outcome recorded for a charge's idempotency key, or null when no charge was ever made
+   * under it. Moves no money: recovery after a crash asks this instead of charging again.
+   */
+  abstract chargeOutcome(idempotencyKey: string): Promise<ChargeOutcome | null>;
+
   abstract close(): Promise<void>;
 }

@@ -118,6 +118,11 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     return this.recordRefund(request);
   }
 
+  async chargeOutcome(idempotencyKey: string): Promise<ChargeOutcome | null> {
+    const row = this.db.prepare('SELECT * FROM charges WHERE idempotency_key = ?').get(idempotencyKey) as ChargeRow | undefined;
+    return row ? chargeOutcome(row) : null;
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }

@@ -17,6 +17,8 @@ export interface PurchaseDetails extends ViewDocument {
   couponIds: string[];
   createdAt: string;
   shippingAddress: ShippingAddress | null;
+  /** Set on purchases the service charges itself: whom it charges, with which card. */
+  paymentIntent?: { userId: string; creditCardId: string } | null;
   /** Set on sales a reseller recorded. */
   transactionReference?: string;
 }
@@ -32,10 +34,11 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     const event = recorded as unknown as PurchaseEvent;
     switch (event.type) {
       case 'PurchaseReserved': {
-        const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping } = event.data;
+        const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping, payment } = event.data;
         return {
           _id: id, _pos: recorded.position, partnerId, userId: null, creditCardId: null, deal, quantity, amountCents: deal.unitPrice * quantity,
           paymentState: 'pending', fulfillmentState: 'reserved', holdExpiresAt, couponIds: [], createdAt: reservedAt, shippingAddress: shipping ?? null,
+          paymentIntent: payment ? { userId: payment.userId, creditCardId: payment.creditCardId } : null,
         };
       }
       case 'PurchaseClaimed':

@@ -1,0 +1,62 @@
+import { EventStore, fold, NotFound, RecordedEvent } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { couponStream } from '../domain/coupon/coupon.events';
+import { inventoryStream } from '../domain/inventory/inventory.events';
+import { purchaseDecider } from '../domain/purchase/purchase.decider';
+import { DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
+import { chargeLockStream } from '../domain/charge-lock/charge-lock';
+
+export interface AuditEntry {
+  position: string;
+  occurredAt: string;
+  stream: string;
+  type: string;
+  actor: string | null;
+  partnerId: string | null;
+  requestId: string | null;
+  correlationId: string | null;
+  data: unknown;
+  /** The purchase's status after this event. */
+  purchaseState: string;
+}
+
+/**
+ * Every event that concerns a purchase, in log order: its own stream, the inventory holds, sales
+ * and releases of its units, its coupons, and its charge lock; with who caused each and the
+ * purchase's state after it. `asOf` cuts the history at an instant.
+ */
+@Injectable()
+export class PurchaseAudit {
+  constructor(private readonly store: EventStore) {}
+
+  async history(purchaseId: string, asOf: Date | null = null): Promise<AuditEntry[]> {
+    const own = await this.store.readStream(purchaseStream(purchaseId));
+    if (own.length === 0) throw new NotFound(`purchase ${purchaseId} not found`);
+    const reserved = own[0].data as { deal: DealSnapshot; payment?: { userId: string } };
+    const mine = (event: RecordedEvent) => String((event.data as { holdId?: string }).holdId ?? '').startsWith(purchaseId) || (event.data as { purchaseId?: string }).purchaseId === purchaseId;
+    const couponIds = fold(purchaseDecider, own as unknown as PurchaseEvent[]).couponIds;
+    const related = [
+      ...own,
+      ...(await this.store.readStream(inventoryStream(reserved.deal.dealId))).filter(mine),
+      ...(await Promise.all(couponIds.map((id) => this.store.readStream(couponStream(id))))).flat(),
+      ...(reserved.payment ? (await this.store.readStream(chargeLockStream(reserved.payment.userId))).filter(mine) : []),
+    ].sort((a, b) => (a.position < b.position ? -1 : 1));
+    const cut = asOf ? related.filter((e) => Date.parse(e.metadata.occurredAt) <= asOf.getTime()) : related;
+    const purchaseEvents: PurchaseEvent[] = [];
+    return cut.map((event) => {
+      if (event.streamId === purchaseStream(purchaseId)) purchaseEvents.push(event as unknown as PurchaseEvent);
+      return {
+        position: event.position,
+        occurredAt: event.metadata.occurredAt,
+        stream: event.streamId,
+        type: event.type,
+        actor: event.metadata.actor ?? null,
+        partnerId: event.metadata.partnerId ?? null,
+        requestId: event.metadata.requestId ?? null,
+        correlationId: event.metadata.correlationId ?? null,
+        data: event.data,
+        purchaseState: fold(purchaseDecider, purchaseEvents).status,
+      };
+    });
+  }
+}

@@ -1,0 +1,17 @@
+import { Forbidden } from '@deals/kernel';
+import { CurrentPartner, PartnerRef } from '@deals/wire';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { PurchaseAudit } from '../audit/purchase-audit';
+
+/** A purchase's history for auditor credentials (`partners:create --role auditor`): read only. */
+@Controller('audit/purchases')
+export class AuditController {
+  constructor(private readonly audit: PurchaseAudit) {}
+
+  @Get(':purchase_id')
+  async history(@Param('purchase_id') purchaseId: string, @Query('as_of') asOf: string | undefined, @CurrentPartner() partner: PartnerRef) {
+    if (partner.role !== 'auditor') throw new Forbidden('purchase histories are for auditor credentials');
+    const cut = asOf ? new Date(asOf) : null;
+    return { status: 'success', purchase_id: purchaseId, events: await this.audit.history(purchaseId, cut && !Number.isNaN(cut.getTime()) ? cut : null) };
+  }
+}

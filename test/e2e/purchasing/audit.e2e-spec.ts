@@ -1,0 +1,54 @@
+import { ManualClock } from '@deals/kernel';
+import { runCli, TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+
+describe('purchase history for auditors: audit:purchase and GET /audit/purchases/:id', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let apiKey: string;
+  let auditorKey: string;
+  let purchaseId: string;
+  beforeAll(async () => {
+    api = await TestApi.start({ clock });
+    apiKey = (await api.createPartner('Seller')).apiKey;
+    auditorKey = (await api.createPartner('Audit office', 'auditor')).apiKey;
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, quantity: 10 }]);
+    const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'audited@example.com' } })).body.user_id;
+    purchaseId = (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day', num_bought: 2 }, headers: { 'x-request-id': 'req-reserve' } })).body.purchase.id;
+    clock.advance(60_000);
+    await api.call('PUT', `/purchases/${purchaseId}/claim`, { apiKey, body: { user_id: userId }, headers: { 'x-request-id': 'req-claim', 'x-correlation-id': 'order-77' } });
+    await api.settle();
+  });
+  afterAll(() => api.close());
+
+  it('lists every event of the purchase in log order, with actor, ids and the state after each', async () => {
+    const reply = await api.call('GET', `/audit/purchases/${purchaseId}`, { apiKey: auditorKey });
+    expect(reply.status).toBe(200);
+    const events = reply.body.events;
+    expect(events.map((e: { type: string; purchaseState: string }) => [e.type, e.purchaseState])).toEqual([
+      ['UnitsHeld', 'none'], ['PurchaseReserved', 'reserved'], ['UnitsSold', 'reserved'], ['PurchaseClaimed', 'fulfilled'], ['CouponIssued', 'fulfilled'], ['CouponIssued', 'fulfilled'],
+    ]);
+    expect(events[0]).toMatchObject({ actor: expect.stringMatching(/^partner:/), requestId: 'req-reserve', correlationId: 'req-reserve', occurredAt: '2026-06-15T12:00:00.000Z' });
+    expect(events[3]).toMatchObject({ requestId: 'req-claim', correlationId: 'order-77', occurredAt: '2026-06-15T12:01:00.000Z' });
+    const positions = events.map((e: { position: string }) => e.position);
+    expect([...positions].sort()).toEqual(positions);
+    const asOf = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=2026-06-15T12:00:30Z`, { apiKey: auditorKey });
+    expect(asOf.body.events.map((e: { type: string }) => e.type)).toEqual(['UnitsHeld', 'PurchaseReserved']);
+  });
+
+  it('is for auditors only, and an auditor can never write', async () => {
+    expect((await api.call('GET', `/audit/purchases/${purchaseId}`, { apiKey })).status).toBe(403);
+    expect((await api.call('POST', '/purchases/reserve', { apiKey: auditorKey, body: { deal_id: 'chicago-spa-day', num_bought: 1 } })).status).toBe(403);
+    expect((await api.call('GET', '/audit/purchases/nothing', { apiKey: auditorKey })).status).toBe(404);
+  });
+
+  it('prints the same history from the CLI, as text and JSON, beside the running server', async () => {
+    const text = await runCli(api.dataDir, ['audit:purchase', purchaseId]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`purchase ${purchaseId}: 6 events`);
+    expect(text.stdout).toMatch(/PurchaseClaimed .* request req-claim {2}correlation order-77 {2}-> fulfilled/);
+    const json = JSON.parse((await runCli(api.dataDir, ['audit:purchase', purchaseId, '--json', '--as-of', '2026-06-15T12:00:30Z'])).stdout);
+    expect(json.map((e: { type: string }) => e.type)).toEqual(['UnitsHeld', 'PurchaseReserved']);
+  });
+});

@@ -1,0 +1,59 @@
+import { EventStore, handleCommand, ManualClock, PaymentGateway } from '@deals/kernel';
+import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/inventory.decider';
+import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
+import { purchaseDecider } from '../../../libs/purchasing/src/domain/purchase/purchase.decider';
+import { purchaseStream } from '../../../libs/purchasing/src/domain/purchase/purchase.events';
+import { TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { tempDir } from '../../support/temp-dir';
+
+/**
+ * A process that dies between charging a card and recording the sale leaves a reservation with a
+ * payment intent and a charge at the processor. The next start finishes it from the processor's
+ * record: no charge without coupons, no unit lost.
+ */
+describe('recovery of card purchases interrupted by a crash', () => {
+  const dir = tempDir('recovery');
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  afterAll(() => dir.remove());
+
+  it('completes a charged purchase and releases an uncharged one on the next start', async () => {
+    const first = await TestApi.start({ dataDir: dir.path, clock });
+    const partner = await first.createPartner();
+    await first.importRegions([chicago]);
+    await first.importDeals([{ ...spaDay, quantity: 10 }]);
+    const userId = (await first.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'crash@example.com' } })).body.user_id;
+    const cardId = (await first.call('POST', '/credit_cards', { apiKey: partner.apiKey, body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const store = first.get(EventStore);
+    const gateway = first.get(PaymentGateway);
+    const token = (await first.get(EventStore).readStream(`card-${cardId}`))[0].data as { token: string };
+    const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
+    const deal = { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: null };
+    for (const [purchaseId, charge] of [['charged-p', true], ['uncharged-p', false]] as const) {
+      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: purchaseId, quantity: 2 } }, context);
+      await handleCommand(store, purchaseStream(purchaseId), purchaseDecider, {
+        type: 'ReservePurchase',
+        data: { purchaseId, partnerId: partner.partnerId, deal, quantity: 2, holdId: purchaseId, reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z', payment: { userId, creditCardId: cardId, sessionId: null } },
+      }, context);
+      if (charge) expect((await gateway.charge({ token: token.token, amountCents: 9800, idempotencyKey: purchaseId, description: 'x' })).status).toBe('approved');
+    }
+    await first.settle();
+    expect((await first.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(6);
+    await first.stop(); // the "crash": nothing after the charge was recorded
+
+    const second = await TestApi.start({ dataDir: dir.path, clock });
+    try {
+      await second.settle();
+      const charged = (await second.call('GET', '/purchases/charged-p', { apiKey: partner.apiKey })).body.purchase;
+      expect(charged).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: userId, credit_card_id: cardId });
+      expect(charged.coupons).toHaveLength(2);
+      const uncharged = (await second.call('GET', '/purchases/uncharged-p', { apiKey: partner.apiKey })).body.purchase;
+      expect(uncharged).toMatchObject({ payment_state: 'failed', fulfillment_state: 'released', coupons: [] });
+      const figures = (await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal;
+      expect([figures.num_left, figures.number_sold]).toEqual([8, 2]);
+      expect(await second.get(PaymentGateway).chargeOutcome('uncharged-p')).toBeNull();
+    } finally {
+      await second.stop();
+    }
+  });
+});
