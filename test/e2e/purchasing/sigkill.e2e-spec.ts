@@ -1,0 +1,95 @@
+import Database from 'better-sqlite3';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli } from '../../support/api-harness';
+import { ApiProcess, freePort } from '../../support/api-process';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { tempDir } from '../../support/temp-dir';
+
+const TOTAL = 60;
+
+/**
+ * Kills the API process (SIGKILL) in the middle of a purchase load, starts it again on the same
+ * data, and checks: no unit lost or sold twice (the log's inventory adds up and the API agrees),
+ * and no charge without coupons (every approved charge at the processor is a fulfilled purchase
+ * with one coupon per unit).
+ */
+describe('a SIGKILL in the middle of purchases', () => {
+  const dir = tempDir('sigkill');
+  afterAll(() => dir.remove());
+
+  it('loses no unit, sells none twice, and leaves no charge without coupons', async () => {
+    const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Load', '--json'])).stdout);
+    writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
+    const start = new Date(Date.now() - 86_400_000).toISOString();
+    const end = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    writeFileSync(join(dir.path, 'deals.json'), JSON.stringify([{ ...spaDay, quantity: TOTAL, max_per_user: undefined, start_at: start, end_at: end }]));
+    expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')])).code).toBe(0);
+    expect((await runCli(dir.path, ['deals:import', join(dir.path, 'deals.json')])).code).toBe(0);
+    const key = `?api_key=${partner.api_key}`;
+
+    const port = await freePort();
+    let api = await ApiProcess.start(dir.path, port);
+    const buyers: Array<{ userId: string; cardId: string }> = [];
+    for (let i = 0; i < 12; i++) {
+      const userId = (await api.call('POST', `/users${key}`, { email: `load${i}@example.com` })).body.user_id;
+      const cardId = (await api.call('POST', `/credit_cards${key}`, { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' })).body.credit_card_id;
+      buyers.push({ userId, cardId });
+    }
+    let stop = false;
+    const load = buyers.map(async ({ userId, cardId }) => {
+      while (!stop) {
+        await api
+          .call('POST', `/purchases${key}`, { deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 })
+          .catch(() => undefined);
+      }
+    });
+    await new Promise((r) => setTimeout(r, 1200));
+    await api.kill();
+    stop = true;
+    await Promise.all(load);
+
+    api = await ApiProcess.start(dir.path, port);
+    try {
+      // The log: fold the inventory stream as an auditor would.
+      const db = new Database(join(dir.path, 'events.sqlite'), { readonly: true });
+      const rows = db.prepare("SELECT type, data FROM events WHERE stream_id = 'inventory-chicago-spa-day' ORDER BY revision").all() as Array<{ type: string; data: string }>;
+      db.close();
+      let total = 0;
+      let sold = 0;
+      const open = new Map<string, { quantity: number; expiresAt: number }>();
+      const soldHolds = new Set<string>();
+      for (const { type, data } of rows) {
+        const d = JSON.parse(data);
+        if (type === 'InventoryStocked') total = d.total;
+        if (type === 'UnitsHeld') open.set(d.holdId, { quantity: d.quantity, expiresAt: Date.parse(d.expiresAt) });
+        if (type === 'UnitsSold') {
+          expect(soldHolds.has(d.holdId)).toBe(false);
+          soldHolds.add(d.holdId);
+          sold += d.quantity;
+          open.delete(d.holdId);
+        }
+        if (type === 'UnitsReleased') open.delete(d.holdId);
+      }
+      const held = [...open.values()].filter((h) => h.expiresAt > Date.now()).reduce((n, h) => n + h.quantity, 0);
+      expect(sold).toBeGreaterThan(0);
+      expect(sold + held).toBeLessThanOrEqual(total);
+      // Recovery finished every card purchase the crash interrupted: no hold of one stays open.
+      expect(held).toBe(0);
+      const deal = (await api.call('GET', `/deals/chicago-spa-day${key}`)).body.deal;
+      expect([deal.number_sold, deal.num_left]).toEqual([sold, total - sold]);
+
+      // The processor: every approved charge is a fulfilled purchase with one coupon per unit.
+      const vault = new Database(join(dir.path, 'payment-vault.sqlite'), { readonly: true });
+      const approved = (vault.prepare("SELECT idempotency_key AS id FROM charges WHERE status = 'approved'").all() as Array<{ id: string }>).map((r) => r.id);
+      vault.close();
+      expect(approved.length).toBe(sold);
+      for (const id of approved) {
+        const purchase = (await api.call('GET', `/purchases/${id}${key}`)).body.purchase;
+        expect([id, purchase.payment_state, purchase.fulfillment_state, purchase.coupons.length]).toEqual([id, 'charged', 'fulfilled', purchase.number_bought]);
+      }
+    } finally {
+      await api.stop();
+    }
+  });
+});

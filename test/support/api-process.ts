@@ -1,0 +1,67 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+
+const ROOT = join(__dirname, '..', '..');
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** The API as its own process, from source, on a data folder: killable like a real one. */
+export class ApiProcess {
+  private constructor(private readonly child: ChildProcess, readonly port: number) {}
+
+  static async start(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ApiProcess> {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/api/src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off', LOG_LEVEL: 'warn', ...env },
+      stdio: 'ignore',
+    });
+    const api = new ApiProcess(child, port);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        if ((await api.call('GET', '/health')).status === 200) return api;
+      } catch {
+        // not listening yet
+      }
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error('the API process did not start');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const reply = await request(`https://127.0.0.1:${this.port}${path}`, {
+      method: method as never, dispatcher: insecure,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await reply.body.text();
+    return { status: reply.statusCode, body: text ? JSON.parse(text) : undefined };
+  }
+
+  /** SIGKILL: no shutdown hook runs, nothing is flushed that was not already durable. */
+  kill(): Promise<void> {
+    return new Promise((resolve) => {
+      this.child.once('exit', () => resolve());
+      this.child.kill('SIGKILL');
+    });
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null) return resolve();
+      this.child.once('exit', () => resolve());
+      this.child.kill('SIGTERM');
+    });
+  }
+}
