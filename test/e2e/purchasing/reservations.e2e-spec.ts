@@ -1,4 +1,4 @@
-import { ManualClock } from '@deals/kernel';
+import { EventStore, ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
@@ -117,5 +117,10 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     expect(claims.every((c) => c.body.purchase.coupons.length === 1)).toBe(true);
     const deal = (await api.call('GET', '/deals/hot-deal', { apiKey })).body.deal;
     expect([deal.num_left, deal.number_sold, deal.soldout]).toEqual([0, 50, true]);
+    // The log agrees with the views: 50 holds, each sold once, nothing else held.
+    const log = await api.get(EventStore).readStream('inventory-hot-deal');
+    expect(log.filter((e) => e.type === 'UnitsHeld')).toHaveLength(50);
+    expect(new Set(log.filter((e) => e.type === 'UnitsSold').map((e) => (e.data as { holdId: string }).holdId)).size).toBe(50);
+    expect(log.filter((e) => e.type === 'UnitsReleased')).toHaveLength(0);
   });
 });
