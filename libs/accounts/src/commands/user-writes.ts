@@ -1,4 +1,4 @@
-import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { ClaimEmail, emailClaimDecider, emailClaimStream } from '../domain/user/email-claim.decider';
 import { passwordIssues, readProfile } from '../domain/user/user-profile';
@@ -9,7 +9,6 @@ import { hashPassword } from './password-hash';
 import type { UserInput } from './user.commands';
 
 type Caller = CommandCaller & { partnerId: string };
-const later = (a: LogPosition | null, b: LogPosition | null) => (a === null ? b : b === null ? a : a > b ? a : b);
 
 /**
  * The user writes shared by create, update and update-by-email: field checks, the email claim that
@@ -35,7 +34,7 @@ export class UserWrites {
       type: 'RegisterUser',
       data: { userId, partnerId: caller.partnerId, profile: full, credits: credits as number, sessionId: (input.session_id as string) ?? null, registeredAt: now.toISOString() },
     }, { now, metadata: caller });
-    return { userId, position: later(claimed, position) };
+    return { userId, position: laterPosition(claimed, position) };
   }
 
   async update(userId: string, input: UserInput, byPartner: boolean, caller: Caller): Promise<{ userId: string; position: LogPosition | null }> {
@@ -59,12 +58,12 @@ export class UserWrites {
       type: 'UpdateUser',
       data: { userId, partnerId: caller.partnerId, changes: profile, deleted: input.is_deleted as boolean | undefined, passwordHash },
     }, { now, metadata: caller });
-    position = later(position, updated.position);
+    position = laterPosition(position, updated.position);
     if (newKey !== oldKey && oldKey !== null) {
       const released = await handleCommand(this.store, emailClaimStream(caller.partnerId, oldKey), emailClaimDecider, {
         type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: oldKey, userId },
       }, { now, metadata: caller });
-      position = later(position, released.position);
+      position = laterPosition(position, released.position);
     }
     return { userId, position };
   }

@@ -9,7 +9,7 @@ import { chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charg
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
-import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { CouponIssuer } from './coupon-issuer';
@@ -114,9 +114,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity } }, context);
     const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
     await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
-    const snapshot: DealSnapshot = {
-      dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price, expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null, fulfillmentMethod: deal.fulfillment_method,
-    };
+    const snapshot = dealSnapshot(deal);
     await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
       type: 'ReservePurchase',
       data: {

@@ -1,4 +1,4 @@
-import { CannotFulfil, Clock, CommandCaller, EventStore, handleCommand, loadAggregate, LogPosition, Scheduler } from '@deals/kernel';
+import { CannotFulfil, Clock, CommandCaller, EventStore, handleCommand, laterPosition, loadAggregate, LogPosition, Scheduler } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { couponDecider } from '../domain/coupon/coupon.decider';
 import { couponStream } from '../domain/coupon/coupon.events';
@@ -9,7 +9,6 @@ import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events
 import { couponCodes } from './coupon-codes';
 import { releaseHoldJobId } from './release-hold-job';
 
-const later = (a: LogPosition | null, b: LogPosition | null) => (a === null ? b : b === null ? a : a > b ? a : b);
 
 /**
  * The tail every purchase shares once it is paid for: sell the held units (on a fresh hold when
@@ -52,7 +51,7 @@ export class CouponIssuer {
         type: 'IssueCoupon',
         data: { couponId, purchaseId, partnerId: caller.partnerId, userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
       }, context);
-      position = later(position, issued.position);
+      position = laterPosition(position, issued.position);
     }
     await this.scheduler.cancel(releaseHoldJobId(purchaseId));
     return { purchaseId, position };

@@ -4,7 +4,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
-import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
 import { CouponIssuer } from './coupon-issuer';
 
@@ -78,10 +78,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       if (error instanceof CannotFulfil) throw new CannotFulfilReseller(error.message);
       throw error;
     }
-    const snapshot: DealSnapshot = {
-      dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price,
-      expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null, fulfillmentMethod: deal.fulfillment_method,
-    };
+    const snapshot = dealSnapshot(deal);
     await handleCommand(this.store, purchaseStream(owner), purchaseDecider, {
       type: 'ReservePurchase',
       data: { purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: owner, reservedAt: now.toISOString(), holdExpiresAt: new Date(now.getTime() + 300_000).toISOString() },

@@ -1,16 +1,15 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
-import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
+import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
-import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
 import { RELEASE_HOLD_JOB, releaseHoldJobId } from './release-hold-job';
 
-const later = (a: LogPosition | null, b: LogPosition | null) => (a === null ? b : b === null ? a : a > b ? a : b);
 const BUYABLE = ['daily-deal', 'on-going'];
 
 @CommandHandler(ReserveUnits)
@@ -35,15 +34,12 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
     // The hold is the guarantee: if anything below fails, it lapses by itself after five minutes.
     await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
-    const snapshot: DealSnapshot = {
-      dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price,
-      expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null, fulfillmentMethod: deal.fulfillment_method,
-    };
+    const snapshot = dealSnapshot(deal);
     const reserved = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
       type: 'ReservePurchase',
       data: { purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: purchaseId, reservedAt: now.toISOString(), holdExpiresAt },
     }, context);
-    return { purchaseId, position: later(held.position, reserved.position) };
+    return { purchaseId, position: laterPosition(held.position, reserved.position) };
   }
 }
 
@@ -79,7 +75,7 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
       type: 'ReleaseHold', data: { dealId: deal.dealId, holdId: released.state.holdId!, reason: 'released' },
     }, context);
     await this.scheduler.cancel(releaseHoldJobId(purchaseId));
-    return { purchaseId, position: later(released.position, inventory.position) };
+    return { purchaseId, position: laterPosition(released.position, inventory.position) };
   }
 }
 

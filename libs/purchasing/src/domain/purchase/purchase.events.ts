@@ -13,6 +13,16 @@ export interface DealSnapshot {
   fulfillmentMethod?: string;
 }
 
+/** The snapshot of a catalogue deal a purchase keeps. */
+export function dealSnapshot(deal: {
+  id: string; title: string; type: string; image_url?: string; current_price: number; expires_at?: string; expiration_days?: number; fulfillment_method: string;
+}): DealSnapshot {
+  return {
+    dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price,
+    expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null, fulfillmentMethod: deal.fulfillment_method,
+  };
+}
+
 export type PurchaseReserved = DomainEvent<
   'PurchaseReserved',
   {
