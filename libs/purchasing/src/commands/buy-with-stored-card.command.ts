@@ -131,8 +131,18 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       if (outcome.status === 'declined') throw new Declined(`the card was declined: ${outcome.reason}`);
       throw new PaymentFailed('the payment processor failed; nothing was charged');
     }
-    return this.coupons.complete(purchaseId, caller, (holdId) => ({
-      type: 'RecordPayment', data: { purchaseId, partnerId: caller.partnerId, userId: order.userId, creditCardId: order.creditCardId, chargeId: outcome.chargeId, sessionId: order.sessionId, holdId },
-    }));
+    try {
+      return await this.coupons.complete(purchaseId, caller, (holdId) => ({
+        type: 'RecordPayment', data: { purchaseId, partnerId: caller.partnerId, userId: order.userId, creditCardId: order.creditCardId, chargeId: outcome.chargeId, sessionId: order.sessionId, holdId },
+      }));
+    } catch (error) {
+      if (!(error instanceof CannotFulfil)) throw error;
+      // The hold lapsed during the charge and the deal sold out meanwhile: no charge without units.
+      await this.gateway.refund({ chargeId: outcome.chargeId, amountCents: deal.current_price * order.quantity, idempotencyKey: `${purchaseId}-refund` });
+      await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
+        type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: 'error', reason: 'sold out during the charge; the charge was refunded' },
+      }, context);
+      throw error;
+    }
   }
 }
