@@ -128,7 +128,11 @@ function rawCommits(file: string, options: BenchOptions): { count: number; secon
   }
 }
 
-async function groupCommitAppends(store: SqliteEventStore, options: BenchOptions) {
+/**
+ * `options.appends` single-event appends (expected revision checked) from `options.appendClients`
+ * concurrent clients, one stream each, on `store`; also the purchases bench's limit.
+ */
+export async function groupCommitAppends(store: SqliteEventStore, options: Pick<BenchOptions, 'appends' | 'appendClients'>) {
   const perClient = Math.ceil(options.appends / options.appendClients);
   const latencies = new Float64Array(perClient * options.appendClients);
   let done = 0;

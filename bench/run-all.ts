@@ -13,6 +13,7 @@ import { accountsBench } from './accounts.bench';
 import { discoveryBench } from './discovery.bench';
 import { eventStoreBench } from './event-store.bench';
 import { httpDealBench } from './http-deal.bench';
+import { purchasesBench } from './purchases.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -20,6 +21,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'event-store', run: eventStoreBench },
   { name: 'discovery', run: discoveryBench },
   { name: 'accounts', run: accountsBench },
+  { name: 'purchases', run: purchasesBench },
 ];
 
 class UsageError extends Error {}

@@ -37,10 +37,10 @@ export interface BenchRow {
   ratio: number;
   /**
    * The ratio this figure should reach (`min`) or stay under (`max`), and/or a ceiling for the figure
-   * itself in its unit (`absoluteMax`, e.g. a p99 of 25 ms); missing it prints "below aim", never
-   * fails the run.
+   * itself in its unit (`absoluteMax`, e.g. a p99 of 25 ms) and/or a floor for it (`absoluteMin`,
+   * e.g. 1,000 purchases/s); missing it prints "below aim", never fails the run.
    */
-  aim?: { min?: number; max?: number; absoluteMax?: number };
+  aim?: { min?: number; max?: number; absoluteMax?: number; absoluteMin?: number };
   /** Conditions worth printing under the table (non-2xx counts, rows read, …). */
   notes?: string[];
 }
@@ -55,6 +55,7 @@ export function row(name: string, figure: number, unit: string, limitName: strin
 export function missesAim({ figure, ratio, aim }: BenchRow): boolean {
   if (!aim) return false;
   if (aim.absoluteMax !== undefined && !(figure <= aim.absoluteMax)) return true;
+  if (aim.absoluteMin !== undefined && !(figure >= aim.absoluteMin)) return true;
   if (aim.min === undefined && aim.max === undefined) return false;
   if (!Number.isFinite(ratio)) return true;
   return (aim.min !== undefined && ratio < aim.min) || (aim.max !== undefined && ratio > aim.max);

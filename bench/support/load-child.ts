@@ -15,6 +15,7 @@ interface PostTally {
   collected: string[];
   missingField: number;
   failureSamples: string[];
+  statuses: Record<string, number>;
 }
 
 /**
@@ -35,6 +36,7 @@ function postRequest(path: string, post: PostSpec, tally: PostTally): autocannon
       return { ...request, body };
     },
     onResponse: (status: number, body: string) => {
+      tally.statuses[status] = (tally.statuses[status] ?? 0) + 1;
       if (status < 200 || status >= 300) {
         if (tally.failureSamples.length < FAILURE_SAMPLES) tally.failureSamples.push(`${status} ${body.slice(0, 300)}`);
         return;
@@ -57,7 +59,7 @@ async function run(spec: LoadSpec): Promise<LoadRun> {
   // hrtime-based latency as a float, kept here (2xx only, as autocannon does) for sub-ms percentiles.
   let latencies = new Float64Array(1 << 16);
   let count = 0;
-  const tally: PostTally = { built: 0, collected: [], missingField: 0, failureSamples: [] };
+  const tally: PostTally = { built: 0, collected: [], missingField: 0, failureSamples: [], statuses: {} };
   const requests = spec.post ? [postRequest(spec.paths[0], spec.post, tally)] : spec.paths.map((path) => ({ method: 'GET' as const, path }));
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
@@ -102,6 +104,7 @@ async function run(spec: LoadSpec): Promise<LoadRun> {
     collected: tally.collected,
     missingField: tally.missingField,
     failureSamples: tally.failureSamples,
+    statuses: tally.statuses,
   };
 }
 

@@ -65,6 +65,8 @@ export interface LoadRun {
   missingField: number;
   /** Status and start of the body of the first few non-2xx answers, to tell why they failed. */
   failureSamples: string[];
+  /** POST runs: answers by HTTP status (e.g. `{"200": 5012, "409": 3}`). Empty for GETs. */
+  statuses?: Record<string, number>;
 }
 
 /** One or more runs against the same target, summed. */

@@ -15,6 +15,7 @@ const aimText = ({ aim, unit }: BenchRow) =>
         aim.min !== undefined ? `≥ ${aim.min}` : '',
         aim.max !== undefined ? `≤ ${aim.max}` : '',
         aim.absoluteMax !== undefined ? `figure ≤ ${aim.absoluteMax} ${unit}` : '',
+        aim.absoluteMin !== undefined ? `figure ≥ ${aim.absoluteMin.toLocaleString('en-US')} ${unit}` : '',
       ]
         .filter(Boolean)
         .join(', ');
