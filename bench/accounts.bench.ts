@@ -24,22 +24,21 @@
  */
 import { CreatePartner } from '@deals/accounts';
 import { OPERATOR } from '@deals/kernel';
-import { loadServiceConfig, ProjectionHost } from '@deals/runtime';
+import { ProjectionHost } from '@deals/runtime';
 import { CommandBus } from '@nestjs/cqrs';
 import { pbkdf2, randomBytes, scrypt, ScryptOptions } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RunningApi, startApi } from '../apps/api/src/bootstrap';
+import { RunningApi } from '../apps/api/src/bootstrap';
 import { alternateRounds, loadCounts, Target } from './support/api-vs-bare';
 import { startBarePostRoute, TlsMaterial } from './support/bare-route';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { describeInterference } from './support/cpu-meter';
 import { httpsPostJson } from './support/https-get';
 import { LoadRun, PostSpec, runLoad } from './support/load';
-import { quietStdout } from './support/quiet-stdout';
 import { withTempDir } from './support/temp-dir';
+import { startBenchApi } from './support/bench-api';
 
 /**
  * The simulated gateway's card fingerprint (`libs/adapters/src/payment-gateway/simulated/
@@ -83,16 +82,11 @@ export async function accountsBench(options: BenchOptions): Promise<BenchRow[]> 
 
 /** Starts the API (no demo data) on `dataDir` with one partner; the caller closes it. */
 export async function startAccountsApi(dataDir: string, options: BenchOptions): Promise<Session> {
-  const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEMO_DATA: 'off' });
-  const { result: api } = await quietStdout(() => startApi({ config }));
+  const { api, tls, origin } = await startBenchApi(dataDir);
   try {
-    const tls = {
-      cert: readFileSync(join(dataDir, 'tls', 'self-signed.crt'), 'utf8'),
-      key: readFileSync(join(dataDir, 'tls', 'self-signed.key'), 'utf8'),
-    };
     const partner = await api.app.get(CommandBus).execute(new CreatePartner('Accounts bench partner', 'partner', OPERATOR));
     await api.app.get(ProjectionHost).waitForAll();
-    return { api, tls, origin: `https://127.0.0.1:${api.port}`, apiKey: partner.apiKey, runTag: Date.now().toString(36), options };
+    return { api, tls, origin, apiKey: partner.apiKey, runTag: Date.now().toString(36), options };
   } catch (error) {
     await api.close();
     throw error;

@@ -26,18 +26,16 @@ import { ProjectionHost } from '@deals/runtime';
 import crypto, { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session as Inspector } from 'node:inspector/promises';
-import { SourceMap } from 'node:module';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { cardBody, cardsPath, hashLoad, Session, startAccountsApi, threadPoolIdle, userPost, usersPath } from './accounts.bench';
 import { BenchOptions } from './support/bench-row';
 import { describeInterference, startCpuMeter } from './support/cpu-meter';
 import { LoadRun, runLoad, summarize } from './support/load';
 import { percentile } from './support/percentile';
 import { withTempDir } from './support/temp-dir';
+import { originalPlace, owner } from './support/source-place';
 
-const ROOT = resolve(__dirname, '..', '..');
 const CONNECTIONS = 20;
 const WARM_UP_SEC = 3;
 const TICK_MS = 10;
@@ -192,29 +190,9 @@ function describeTimings(t: Timings, wallMs: number): string[] {
 // ---------------------------------------------------------------------------------------------
 // V8 profile summary
 
-const sourceMaps = new Map<string, SourceMap | null>();
+/** The project file of a frame, or the package for dependencies. */
 function place(url: string, line: number, column: number): string {
-  if (!url) return '(native)';
-  const path = url.startsWith('file://') ? fileURLToPath(url) : url;
-  if (!sourceMaps.has(path)) {
-    let map: SourceMap | null = null;
-    try {
-      if (path.includes(`${ROOT}/dist/`)) map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')));
-    } catch {
-      map = null;
-    }
-    sourceMaps.set(path, map);
-  }
-  const entry = sourceMaps.get(path)?.findEntry(line, column) as { originalSource?: string } | undefined;
-  if (entry?.originalSource) {
-    const source = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : resolve(path, '..', entry.originalSource);
-    return relative(ROOT, source);
-  }
-  const file = path.startsWith(ROOT) ? relative(ROOT, path) : path;
-  const i = file.lastIndexOf('node_modules/');
-  if (i < 0) return file;
-  const rest = file.slice(i + 'node_modules/'.length).split('/');
-  return `node_modules/${rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]}`;
+  return owner(originalPlace(url, line, column).file);
 }
 
 interface CpuProfile {

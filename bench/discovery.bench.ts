@@ -21,19 +21,18 @@
  */
 import { CreatePartner, CreatedPartner } from '@deals/accounts';
 import { EventStore, OPERATOR, ViewStore } from '@deals/kernel';
-import { CatalogueImport, ImportReport, loadServiceConfig, ProjectionHost } from '@deals/runtime';
+import { CatalogueImport, ImportReport, ProjectionHost } from '@deals/runtime';
 import { CommandBus } from '@nestjs/cqrs';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { RunningApi, startApi } from '../apps/api/src/bootstrap';
+import { RunningApi } from '../apps/api/src/bootstrap';
 // Not re-exported by @deals/runtime's index; the demo seed's own generator, any count.
 import { demoDeals, demoRegions } from '../libs/runtime/src/demo/demo-catalogue';
 import { measureAgainstBare } from './support/api-vs-bare';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { httpsGet } from './support/https-get';
-import { quietStdout } from './support/quiet-stdout';
 import { withTempDir } from './support/temp-dir';
+import { startBenchApi } from './support/bench-api';
 
 /** The partner's secrets as `CreatePartner` returns them. */
 type IssuedCredentials = Pick<CreatedPartner, 'apiKey' | 'username' | 'password'>;
@@ -133,15 +132,10 @@ export function discoveryTargets(partner: IssuedCredentials, count: number): Dis
  * caller closes it.
  */
 export async function startWithCatalogue(dataDir: string, count: number) {
-  const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEMO_DATA: 'off' });
-  const { result: api } = await quietStdout(() => startApi({ config }));
+  const { api, tls, origin } = await startBenchApi(dataDir);
   try {
-    const tls = {
-      cert: readFileSync(join(dataDir, 'tls', 'self-signed.crt'), 'utf8'),
-      key: readFileSync(join(dataDir, 'tls', 'self-signed.key'), 'utf8'),
-    };
     const { partner, note } = await loadCatalogue(api, count);
-    return { api, tls, origin: `https://127.0.0.1:${api.port}`, partner, importNote: note };
+    return { api, tls, origin, partner, importNote: note };
   } catch (error) {
     await api.close();
     throw error;

@@ -12,16 +12,14 @@
  * and prints the top functions by self time (positions mapped back to the TypeScript sources), self
  * time by file or package, and the project's own functions by total (inclusive) time.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { SourceMap } from 'node:module';
-import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { discoveryTargets, fetchBodies, startWithCatalogue } from './discovery.bench';
 import { runLoad, summarize } from './support/load';
 import { withTempDir } from './support/temp-dir';
+import { originalPlace, owner } from './support/source-place';
 
-const ROOT = resolve(__dirname, '..', '..');
 const WARM_UP_SEC = 3;
 const CONNECTIONS = 20;
 const SAMPLING_INTERVAL_MICROS = 200;
@@ -82,35 +80,7 @@ async function main(): Promise<void> {
 }
 
 /** Where a profile frame's code lives, mapped back to the TypeScript source for the project's own files. */
-const sourceMaps = new Map<string, SourceMap | null>();
-function place(frame: ProfileNode['callFrame']): { file: string; line: number } {
-  if (!frame.url) return { file: '(native)', line: 0 };
-  const path = frame.url.startsWith('file://') ? fileURLToPath(frame.url) : frame.url;
-  if (!sourceMaps.has(path)) {
-    let map: SourceMap | null = null;
-    try {
-      if (path.includes(`${ROOT}/dist/`)) map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')));
-    } catch {
-      map = null;
-    }
-    sourceMaps.set(path, map);
-  }
-  const map = sourceMaps.get(path);
-  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number } | undefined;
-  if (entry?.originalSource) {
-    const source = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : resolve(path, '..', entry.originalSource);
-    return { file: relative(ROOT, source), line: (entry.originalLine ?? 0) + 1 };
-  }
-  return { file: path.startsWith(ROOT) ? relative(ROOT, path) : path, line: frame.lineNumber + 1 };
-}
-
-/** `node_modules/<package>` for dependencies, the file itself for the project's own code. */
-function owner(file: string): string {
-  const i = file.lastIndexOf('node_modules/');
-  if (i < 0) return file;
-  const rest = file.slice(i + 'node_modules/'.length).split('/');
-  return `node_modules/${rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]}`;
-}
+const place = (frame: ProfileNode['callFrame']) => originalPlace(frame.url, frame.lineNumber, frame.columnNumber);
 
 function describe(profile: CpuProfile): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));

@@ -19,15 +19,14 @@
  */
 import { DEAL_DETAILS, DealDetails } from '@deals/catalog';
 import { ViewStore } from '@deals/kernel';
-import { loadServiceConfig } from '@deals/runtime';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunningApi, startApi } from '../apps/api/src/bootstrap';
+import { RunningApi } from '../apps/api/src/bootstrap';
 import { measureAgainstBare } from './support/api-vs-bare';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { httpsGet } from './support/https-get';
-import { quietStdout } from './support/quiet-stdout';
 import { withTempDir } from './support/temp-dir';
+import { startBenchApi } from './support/bench-api';
 
 /** How many demo deals the load rotates through. */
 const DEAL_COUNT = 5;
@@ -36,15 +35,9 @@ const READY_TIMEOUT_MS = 60_000;
 
 export async function httpDealBench(options: BenchOptions): Promise<BenchRow[]> {
   return withTempDir('http', async (dataDir) => {
-    const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEMO_DATA: 'on' });
-    const { result: api } = await quietStdout(() => startApi({ config }));
+    const { api, tls, origin: apiOrigin } = await startBenchApi(dataDir, 'on');
     try {
       const apiKey = (JSON.parse(readFileSync(join(dataDir, 'demo-partner.json'), 'utf8')) as { api_key: string }).api_key;
-      const tls = {
-        cert: readFileSync(join(dataDir, 'tls', 'self-signed.crt'), 'utf8'),
-        key: readFileSync(join(dataDir, 'tls', 'self-signed.key'), 'utf8'),
-      };
-      const apiOrigin = `https://127.0.0.1:${api.port}`;
       const deals = await demoDeals(api, apiOrigin, apiKey, tls.cert);
       const bodies = new Map([...deals].map(([id, body]) => [dealPath(id, apiKey), body]));
       const { api: dealResult, bare: bareResult, notes } = await measureAgainstBare({

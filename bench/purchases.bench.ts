@@ -38,13 +38,12 @@ import { CreatePartner } from '@deals/accounts';
 import { SqliteEventStore } from '@deals/adapters';
 import { EventStore, OPERATOR, ViewStore } from '@deals/kernel';
 import { PURCHASE_DETAILS } from '@deals/purchasing';
-import { CatalogueImport, DealImportRecord, ImportReport, loadServiceConfig, ProjectionHost } from '@deals/runtime';
+import { CatalogueImport, DealImportRecord, ImportReport, ProjectionHost } from '@deals/runtime';
 import { CommandBus } from '@nestjs/cqrs';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RunningApi, startApi } from '../apps/api/src/bootstrap';
+import { RunningApi } from '../apps/api/src/bootstrap';
 // Not re-exported by @deals/runtime's index; the demo seed's own generator.
 import { demoDeals, demoRegions } from '../libs/runtime/src/demo/demo-catalogue';
 import { loadCounts } from './support/api-vs-bare';
@@ -53,8 +52,8 @@ import { startCpuMeter } from './support/cpu-meter';
 import { groupCommitAppends } from './event-store.bench';
 import { httpsGet, httpsPostJson } from './support/https-get';
 import { LoadRun, LoadSummary, runLoad, summarize } from './support/load';
-import { quietStdout } from './support/quiet-stdout';
 import { withTempDir } from './support/temp-dir';
+import { startBenchApi } from './support/bench-api';
 
 export const CONNECTIONS = 50;
 export const USERS = 500;
@@ -149,11 +148,9 @@ function benchDeals(now: Date, count: number): DealImportRecord[] {
 
 /** Starts the API on `dataDir` with one partner, the deals, and the users with their cards; the caller closes it. */
 export async function startPurchasesApi(dataDir: string): Promise<PurchasesSession> {
-  const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEMO_DATA: 'off' });
-  const { result: api } = await quietStdout(() => startApi({ config }));
+  const { api, tls, origin } = await startBenchApi(dataDir);
   try {
-    const ca = readFileSync(join(dataDir, 'tls', 'self-signed.crt'), 'utf8');
-    const origin = `https://127.0.0.1:${api.port}`;
+    const ca = tls.cert;
     const t0 = performance.now();
     const partner = await api.app.get(CommandBus).execute(new CreatePartner('Purchases bench partner', 'partner', OPERATOR));
     const imports = api.app.get(CatalogueImport);
