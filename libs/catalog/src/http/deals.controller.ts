@@ -9,7 +9,7 @@ export class DealsController {
   constructor(private readonly catalog: CatalogQueries, private readonly clock: Clock, private readonly bodies: DealV1Bodies) {}
 
   @Get(['deals/:deal_id', 'v1/deals/:deal_id'])
-  async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
+  async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const view = await this.catalog.deal(dealId.replace(/\.json$/, ''));
     if (!view) throw new NotFound(`deal ${dealId} not found`);
     const region = await this.catalog.region(view.deal!.region_id);
