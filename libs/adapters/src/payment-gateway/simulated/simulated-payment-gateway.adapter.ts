@@ -12,6 +12,8 @@ import Database from 'better-sqlite3';
 import { randomBytes, scrypt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
+import { SqliteWriteThread } from '../../sqlite/write-thread';
+import { Behaviour, ChargeArgs, ChargeRow, RefundArgs, RefundRow, VAULT_SCHEMA } from './payment-vault.writes';
 
 export interface SimulatedPaymentGatewayOptions {
   /** How long a charge on the slow test card takes; 3 s unless given. */
@@ -19,8 +21,6 @@ export interface SimulatedPaymentGatewayOptions {
   /** The installation's secret for card fingerprints (at least 16 bytes). */
   pepper: Buffer;
 }
-
-type Behaviour = 'approve' | 'decline' | 'processor_error' | 'slow';
 
 /** The common test-card convention; every other acceptable number approves. */
 const TEST_CARDS: Record<string, Behaviour> = {
@@ -37,43 +37,19 @@ const FINGERPRINT = { N: 2 ** 14, r: 8, p: 1 } as const;
 const FINGERPRINT_BYTES = 32;
 const DEFAULT_SLOW_MS = 3000;
 
-interface ChargeRow {
-  token: string;
-  amount_cents: number;
-  status: ChargeOutcome['status'];
-  charge_id: string | null;
-  reason: string | null;
-}
-
-interface RefundRow {
-  charge_id: string;
-  amount_cents: number;
-  status: RefundOutcome['status'];
-  refund_id: string | null;
-  reason: string | null;
-}
-
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS cards (
-    token TEXT PRIMARY KEY, behaviour TEXT NOT NULL, brand TEXT NOT NULL, last4 TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS charges (
-    idempotency_key TEXT PRIMARY KEY, token TEXT NOT NULL, amount_cents INTEGER NOT NULL,
-    status TEXT NOT NULL, charge_id TEXT UNIQUE, reason TEXT);
-  CREATE TABLE IF NOT EXISTS refunds (
-    idempotency_key TEXT PRIMARY KEY, charge_id TEXT NOT NULL, amount_cents INTEGER NOT NULL,
-    status TEXT NOT NULL, refund_id TEXT UNIQUE, reason TEXT);
-  CREATE INDEX IF NOT EXISTS refunds_by_charge ON refunds (charge_id);
-`;
-
 /**
  * A deterministic stand-in for a card processor, for the embedded mode and tests. Its vault is a
  * SQLite file mapping each token to the card's test behaviour, brand and last four digits; the
  * number and the CVV are checked, fingerprinted and dropped, never written. Charges and refunds
  * are recorded by idempotency key, so a repeated key answers its first outcome across restarts.
+ * Writes go through a write thread (group commit, synchronous=FULL, off the event loop), as the
+ * event log's do: a charge is answered only once its record is on disk.
  */
 export class SimulatedPaymentGateway extends PaymentGateway {
   readonly backend = 'simulated';
   private readonly db: Database.Database;
+  private readonly writer: SqliteWriteThread;
+  private readonly chargeByKey: Database.Statement;
   private readonly slowMs: number;
   private readonly pepper: Buffer;
 
@@ -85,7 +61,9 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     this.pepper = Buffer.from(options.pepper);
     this.slowMs = options.slowMs ?? DEFAULT_SLOW_MS;
     this.db = openDurableDatabase(file);
-    this.db.exec(SCHEMA);
+    this.db.exec(VAULT_SCHEMA);
+    this.chargeByKey = this.db.prepare('SELECT * FROM charges WHERE idempotency_key = ?');
+    this.writer = new SqliteWriteThread({ file, durability: 'full', programs: require.resolve('./payment-vault.writes'), walLimitBytes: 0 });
   }
 
   async tokenize(card: CardDetails): Promise<TokenizedCard> {
@@ -100,83 +78,39 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     const fingerprint = await fingerprintOf(number, this.pepper);
     const token = `tok_${randomBytes(24).toString('base64url')}`;
     const last4 = number.slice(-4);
-    this.db
-      .prepare('INSERT INTO cards (token, behaviour, brand, last4) VALUES (?, ?, ?, ?)')
-      .run(token, TEST_CARDS[number] ?? 'approve', brand, last4);
+    await this.writer.run('storeCard', { token, behaviour: TEST_CARDS[number] ?? 'approve', brand, last4 });
     return { token, brand, last4, fingerprint };
   }
 
   async charge(request: ChargeRequest): Promise<ChargeOutcome> {
     assertRequest(request.idempotencyKey, request.amountCents);
-    const { outcome, behaviour } = this.recordCharge(request);
+    const { token, amountCents, idempotencyKey } = request;
+    const { row, behaviour, first } = await this.writer.run<{ row: ChargeRow; behaviour: Behaviour | null; first: boolean }>('charge', {
+      token, amountCents, idempotencyKey, newChargeId: `ch_${randomBytes(18).toString('base64url')}`,
+    } satisfies ChargeArgs);
+    if (!first && (row.token !== token || row.amount_cents !== amountCents)) return keyReused;
     if (behaviour === 'slow') await sleep(this.slowMs);
-    return outcome;
+    return chargeOutcome(row);
   }
 
   async refund(request: RefundRequest): Promise<RefundOutcome> {
     assertRequest(request.idempotencyKey, request.amountCents);
-    return this.recordRefund(request);
+    const { chargeId, amountCents, idempotencyKey } = request;
+    const { row, first } = await this.writer.run<{ row: RefundRow; first: boolean }>('refund', {
+      chargeId, amountCents, idempotencyKey, newRefundId: `re_${randomBytes(18).toString('base64url')}`,
+    } satisfies RefundArgs);
+    if (!first && (row.charge_id !== chargeId || row.amount_cents !== amountCents)) return keyReused;
+    return row.status === 'refunded' ? { status: 'refunded', refundId: row.refund_id! } : { status: row.status, reason: row.reason! };
   }
 
   async chargeOutcome(idempotencyKey: string): Promise<ChargeOutcome | null> {
-    const row = this.db.prepare('SELECT * FROM charges WHERE idempotency_key = ?').get(idempotencyKey) as ChargeRow | undefined;
+    const row = this.chargeByKey.get(idempotencyKey) as ChargeRow | undefined;
     return row ? chargeOutcome(row) : null;
   }
 
   async close(): Promise<void> {
+    await this.writer.close();
     if (this.db.open) this.db.close();
-  }
-
-  private recordCharge(request: ChargeRequest): { outcome: ChargeOutcome; behaviour: Behaviour | null } {
-    return this.db
-      .transaction(({ token, amountCents, idempotencyKey }: ChargeRequest) => {
-        const card = this.db.prepare('SELECT behaviour FROM cards WHERE token = ?').get(token) as { behaviour: Behaviour } | undefined;
-        const behaviour = card?.behaviour ?? null;
-        const first = this.db.prepare('SELECT * FROM charges WHERE idempotency_key = ?').get(idempotencyKey) as ChargeRow | undefined;
-        if (first) {
-          if (first.token !== token || first.amount_cents !== amountCents) return { outcome: keyReused, behaviour: null };
-          return { outcome: chargeOutcome(first), behaviour };
-        }
-        const outcome: ChargeOutcome =
-          behaviour === null ? { status: 'error', reason: 'unknown card token' }
-          : behaviour === 'decline' ? { status: 'declined', reason: 'card declined' }
-          : behaviour === 'processor_error' ? { status: 'error', reason: 'processor error' }
-          : { status: 'approved', chargeId: `ch_${randomBytes(18).toString('base64url')}` };
-        this.db
-          .prepare('INSERT INTO charges (idempotency_key, token, amount_cents, status, charge_id, reason) VALUES (?, ?, ?, ?, ?, ?)')
-          .run(idempotencyKey, token, amountCents, outcome.status, field(outcome, 'chargeId'), field(outcome, 'reason'));
-        return { outcome, behaviour };
-      })
-      // IMMEDIATE takes the write lock first, so two processes cannot both record one key.
-      .immediate(request);
-  }
-
-  private recordRefund(request: RefundRequest): RefundOutcome {
-    return this.db
-      .transaction(({ chargeId, amountCents, idempotencyKey }: RefundRequest): RefundOutcome => {
-        const first = this.db.prepare('SELECT * FROM refunds WHERE idempotency_key = ?').get(idempotencyKey) as RefundRow | undefined;
-        if (first) {
-          if (first.charge_id !== chargeId || first.amount_cents !== amountCents) return keyReused;
-          return first.status === 'refunded'
-            ? { status: 'refunded', refundId: first.refund_id! }
-            : { status: first.status, reason: first.reason! };
-        }
-        const charge = this.db.prepare("SELECT amount_cents FROM charges WHERE charge_id = ? AND status = 'approved'").get(chargeId) as
-          | { amount_cents: number }
-          | undefined;
-        const { refunded } = this.db
-          .prepare("SELECT COALESCE(SUM(amount_cents), 0) AS refunded FROM refunds WHERE charge_id = ? AND status = 'refunded'")
-          .get(chargeId) as { refunded: number };
-        const outcome: RefundOutcome =
-          charge === undefined ? { status: 'refused', reason: 'unknown charge' }
-          : amountCents > charge.amount_cents - refunded ? { status: 'refused', reason: 'refund exceeds what is left of the charge' }
-          : { status: 'refunded', refundId: `re_${randomBytes(18).toString('base64url')}` };
-        this.db
-          .prepare('INSERT INTO refunds (idempotency_key, charge_id, amount_cents, status, refund_id, reason) VALUES (?, ?, ?, ?, ?, ?)')
-          .run(idempotencyKey, chargeId, amountCents, outcome.status, field(outcome, 'refundId'), field(outcome, 'reason'));
-        return outcome;
-      })
-      .immediate(request);
   }
 }
 

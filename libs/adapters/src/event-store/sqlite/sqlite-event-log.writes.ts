@@ -1,0 +1,50 @@
+/**
+ * The event log's writes, run by the write thread inside a group transaction (see
+ * {@link SqliteWriteThread}). Loaded by path in the worker: relative imports only.
+ */
+import type Database from 'better-sqlite3';
+
+export interface AppendArgs {
+  streamId: string;
+  events: Array<{ id: string; type: string; data: unknown; metadata: unknown }>;
+  /** A revision, 'no_stream' or 'any'. */
+  expected: number | 'no_stream' | 'any';
+}
+
+export type AppendWritten =
+  | { written: true; revision: number; position: number }
+  | { written: false; actual: number | null };
+
+export const EVENTS_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL,
+    stream_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    UNIQUE (stream_id, revision)
+  )`;
+
+export function prepareWrites(db: Database.Database) {
+  const insert = db.prepare('INSERT INTO events (id, stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
+  const lastRevision = db.prepare('SELECT MAX(revision) AS revision FROM events WHERE stream_id = ?').pluck();
+  return {
+    /** Checks the expected revision against the file (or what this batch already wrote), then inserts. */
+    append({ streamId, events, expected }: AppendArgs, revisions: Map<string, unknown>): AppendWritten {
+      const actual = revisions.has(streamId) ? (revisions.get(streamId) as number | null) : (lastRevision.get(streamId) as number | null);
+      const matches = expected === 'any' || (expected === 'no_stream' ? actual === null : actual === expected);
+      if (!matches) return { written: false, actual };
+      let revision = actual;
+      let position = 0;
+      for (const event of events) {
+        revision = revision === null ? 0 : revision + 1;
+        const info = insert.run(event.id, streamId, revision, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata));
+        position = Number(info.lastInsertRowid);
+      }
+      revisions.set(streamId, revision);
+      return { written: true, revision: revision as number, position };
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The simulated processor's writes, run by its vault's write thread (see {@link SqliteWriteThread})
+ * in group transactions. Loaded by path in the worker: relative imports only. Ids are made by the
+ * caller, so these stay plain records keyed by idempotency key.
+ */
+import type Database from 'better-sqlite3';
+
+export type Behaviour = 'approve' | 'decline' | 'processor_error' | 'slow';
+
+export const VAULT_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS cards (
+    token TEXT PRIMARY KEY, behaviour TEXT NOT NULL, brand TEXT NOT NULL, last4 TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS charges (
+    idempotency_key TEXT PRIMARY KEY, token TEXT NOT NULL, amount_cents INTEGER NOT NULL,
+    status TEXT NOT NULL, charge_id TEXT UNIQUE, reason TEXT);
+  CREATE TABLE IF NOT EXISTS refunds (
+    idempotency_key TEXT PRIMARY KEY, charge_id TEXT NOT NULL, amount_cents INTEGER NOT NULL,
+    status TEXT NOT NULL, refund_id TEXT UNIQUE, reason TEXT);
+  CREATE INDEX IF NOT EXISTS refunds_by_charge ON refunds (charge_id);
+`;
+
+export interface ChargeRow {
+  idempotency_key: string;
+  token: string;
+  amount_cents: number;
+  status: 'approved' | 'declined' | 'error';
+  charge_id: string | null;
+  reason: string | null;
+}
+
+export interface RefundRow {
+  idempotency_key: string;
+  charge_id: string;
+  amount_cents: number;
+  status: 'refunded' | 'refused' | 'error';
+  refund_id: string | null;
+  reason: string | null;
+}
+
+export interface ChargeArgs {
+  token: string;
+  amountCents: number;
+  idempotencyKey: string;
+  /** The id an approval gets, made by the caller. */
+  newChargeId: string;
+}
+
+export interface RefundArgs {
+  chargeId: string;
+  amountCents: number;
+  idempotencyKey: string;
+  newRefundId: string;
+}
+
+export function prepareWrites(db: Database.Database) {
+  const insertCard = db.prepare('INSERT INTO cards (token, behaviour, brand, last4) VALUES (?, ?, ?, ?)');
+  const cardBehaviour = db.prepare('SELECT behaviour FROM cards WHERE token = ?').pluck();
+  const chargeByKey = db.prepare('SELECT * FROM charges WHERE idempotency_key = ?');
+  const insertCharge = db.prepare('INSERT INTO charges (idempotency_key, token, amount_cents, status, charge_id, reason) VALUES (?, ?, ?, ?, ?, ?)');
+  const refundByKey = db.prepare('SELECT * FROM refunds WHERE idempotency_key = ?');
+  const approvedCharge = db.prepare("SELECT amount_cents FROM charges WHERE charge_id = ? AND status = 'approved'").pluck();
+  const refunded = db.prepare("SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE charge_id = ? AND status = 'refunded'").pluck();
+  const insertRefund = db.prepare('INSERT INTO refunds (idempotency_key, charge_id, amount_cents, status, refund_id, reason) VALUES (?, ?, ?, ?, ?, ?)');
+  return {
+    storeCard({ token, behaviour, brand, last4 }: { token: string; behaviour: Behaviour; brand: string; last4: string }): null {
+      insertCard.run(token, behaviour, brand, last4);
+      return null;
+    },
+
+    /** The first record of the key, or a new one decided from the card's test behaviour. */
+    charge({ token, amountCents, idempotencyKey, newChargeId }: ChargeArgs): { row: ChargeRow; behaviour: Behaviour | null; first: boolean } {
+      const behaviour = (cardBehaviour.get(token) as Behaviour | undefined) ?? null;
+      const earlier = chargeByKey.get(idempotencyKey) as ChargeRow | undefined;
+      if (earlier) return { row: earlier, behaviour, first: false };
+      const [status, chargeId, reason]: [ChargeRow['status'], string | null, string | null] =
+        behaviour === null ? ['error', null, 'unknown card token']
+        : behaviour === 'decline' ? ['declined', null, 'card declined']
+        : behaviour === 'processor_error' ? ['error', null, 'processor error']
+        : ['approved', newChargeId, null];
+      insertCharge.run(idempotencyKey, token, amountCents, status, chargeId, reason);
+      return { row: { idempotency_key: idempotencyKey, token, amount_cents: amountCents, status, charge_id: chargeId, reason }, behaviour, first: true };
+    },
+
+    refund({ chargeId, amountCents, idempotencyKey, newRefundId }: RefundArgs): { row: RefundRow; first: boolean } {
+      const earlier = refundByKey.get(idempotencyKey) as RefundRow | undefined;
+      if (earlier) return { row: earlier, first: false };
+      const charged = approvedCharge.get(chargeId) as number | undefined;
+      const done = refunded.get(chargeId) as number;
+      const [status, refundId, reason]: [RefundRow['status'], string | null, string | null] =
+        charged === undefined ? ['refused', null, 'unknown charge']
+        : amountCents > charged - done ? ['refused', null, 'refund exceeds what is left of the charge']
+        : ['refunded', newRefundId, null];
+      insertRefund.run(idempotencyKey, chargeId, amountCents, status, refundId, reason);
+      return { row: { idempotency_key: idempotencyKey, charge_id: chargeId, amount_cents: amountCents, status, refund_id: refundId, reason }, first: true };
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { Worker } from 'node:worker_threads';
+import { spawnWriteWorker } from './write-thread.spawn';
+import type { WriteBatch, WriteFailure, WriteReply, WriteThreadData } from './write-thread.protocol';
+
+interface Request {
+  kind: string;
+  args: unknown;
+  resolve: (value: never) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A write the worker could not do; `code` is SQLite's (e.g. SQLITE_BUSY) when it has one. */
+export class SqliteWriteFailed extends Error {
+  readonly code?: string;
+  constructor(failure: WriteFailure) {
+    super(failure.message);
+    this.name = failure.name === 'Error' ? 'SqliteWriteFailed' : failure.name;
+    this.code = failure.code;
+  }
+}
+
+/**
+ * Writes to one SQLite file from a worker thread, in pipelined group commits: while one batch is
+ * being committed (and synced) by the worker, the requests that arrive meanwhile gather into the
+ * next. The main event loop never waits for the disk, and one sync serves every request of a batch.
+ * A request is answered only once its batch is committed, so a read on the main thread's own
+ * connection afterwards sees it. Reads stay on the main thread (WAL lets them run beside the writer).
+ */
+export class SqliteWriteThread {
+  private worker: Worker | null = null;
+  private queue: Request[] = [];
+  private inFlight: Request[] | null = null;
+  private scheduled = false;
+  private closing: Promise<void> | null = null;
+  /** Called after every batch that wrote something (e.g. to wake subscriptions). */
+  onCommitted: () => void = () => undefined;
+
+  constructor(private readonly data: WriteThreadData) {}
+
+  run<R>(kind: string, args: unknown): Promise<R> {
+    if (this.closing) return Promise.reject(new Error(`${this.data.file}: the write thread is closed`));
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ kind, args, resolve: resolve as (value: never) => void, reject });
+      if (!this.inFlight && !this.scheduled) {
+        // Gather what the rest of this turn of the loop asks too.
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.send();
+        });
+      }
+    });
+  }
+
+  /** Writes what is queued, then stops the worker. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      while (this.queue.length || this.inFlight || this.scheduled) await new Promise((r) => setTimeout(r, 1));
+      const worker = this.worker;
+      this.worker = null;
+      if (worker) {
+        const exited = new Promise((r) => worker.once('exit', r));
+        worker.ref(); // the process waits for the file to be closed
+        worker.postMessage('close');
+        await exited;
+      }
+    })();
+    return this.closing;
+  }
+
+  private send(): void {
+    if (this.inFlight || this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    this.inFlight = batch;
+    const worker = this.worker ?? this.start();
+    worker.ref();
+    worker.postMessage(batch.map(({ kind, args }) => ({ kind, args })) satisfies WriteBatch);
+  }
+
+  private start(): Worker {
+    const worker = spawnWriteWorker(this.data);
+    worker.unref();
+    worker.on('message', (reply: WriteReply) => this.answer(reply));
+    worker.on('error', (error) => this.lose(worker, error));
+    worker.on('exit', (code) => this.lose(worker, new Error(`${this.data.file}: the write thread stopped (exit code ${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private answer(reply: WriteReply): void {
+    const batch = this.inFlight ?? [];
+    this.inFlight = null;
+    let wrote = false;
+    batch.forEach((request, i) => {
+      const result = reply.failed ? null : reply.results[i];
+      if (result?.ok) {
+        wrote = true;
+        request.resolve(result.value as never);
+      } else {
+        request.reject(new SqliteWriteFailed(result ? result.error : reply.failed!));
+      }
+    });
+    if (this.queue.length) this.send();
+    else this.worker?.unref();
+    if (wrote) this.onCommitted();
+  }
+
+  /** The worker died: what it held is unanswered, so fail it (nothing was acknowledged); the next write starts a new one. */
+  private lose(worker: Worker, error: unknown): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    const batch = this.inFlight ?? [];
+    this.inFlight = null;
+    for (const request of batch) request.reject(error);
+    if (this.queue.length) this.send();
+  }
+}

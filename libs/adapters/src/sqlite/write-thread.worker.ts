@@ -1,0 +1,67 @@
+/**
+ * The worker side of {@link SqliteWriteThread}: owns the file's one write connection and runs each
+ * batch it receives as one `BEGIN IMMEDIATE` transaction, each request in its own savepoint (a
+ * request that throws is undone alone). The commit's sync happens here, off the main event loop.
+ * Imports nothing but relative modules and better-sqlite3: it is loaded by path (see the thread).
+ */
+import type Database from 'better-sqlite3';
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDurableDatabase } from './open-durable-database';
+import type { WriteBatch, WriteProgramModule, WriteReply, WriteThreadData } from './write-thread.protocol';
+
+const { file, durability, programs, walLimitBytes } = workerData as WriteThreadData;
+const db: Database.Database = openDurableDatabase(file, durability);
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const writes = (require(programs) as WriteProgramModule).prepareWrites(db);
+const port = parentPort!;
+
+port.on('message', (batch: WriteBatch | 'close') => {
+  if (batch === 'close') {
+    db.close();
+    port.close();
+    return;
+  }
+  port.postMessage(runBatch(batch));
+  if (walLimitBytes) truncateWalIfLarge(walLimitBytes);
+});
+
+function runBatch(batch: WriteBatch): WriteReply {
+  const results: WriteReply['results'] = [];
+  try {
+    db.transaction(() => {
+      const scratch = new Map<string, unknown>();
+      for (const { kind, args } of batch) {
+        const program = writes[kind];
+        try {
+          if (!program) throw new Error(`no write program named ${kind}`);
+          results.push({ ok: true, value: db.transaction(() => program(args as never, scratch))() });
+        } catch (error) {
+          results.push({ ok: false, error: describe(error) });
+        }
+      }
+    }).immediate();
+    return { results };
+  } catch (error) {
+    // The transaction could not begin or commit (lock timeout, disk full): nothing of it is written.
+    return { results: [], failed: describe(error) };
+  }
+}
+
+let checkedAt = 0;
+function truncateWalIfLarge(limit: number): void {
+  const now = Date.now();
+  if (now - checkedAt < 30_000) return;
+  checkedAt = now;
+  try {
+    const pages = db.pragma('wal_checkpoint(PASSIVE)', { simple: false }) as Array<{ log: number }>;
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    if ((pages[0]?.log ?? 0) * pageSize > limit) db.pragma('wal_checkpoint(TRUNCATE)');
+  } catch {
+    // a reader of another process holds the WAL: try again later
+  }
+}
+
+function describe(error: unknown): { name: string; message: string; code?: string } {
+  if (error instanceof Error) return { name: error.name, message: error.message, code: (error as { code?: string }).code };
+  return { name: 'Error', message: String(error) };
+}
