@@ -56,4 +56,45 @@ describe('recovery of card purchases interrupted by a crash', () => {
       await second.stop();
     }
   });
+
+  it('issues the coupons of a fulfilled purchase whose process stopped before issuing them', async () => {
+    const crashDir = tempDir('recovery-coupons');
+    try {
+      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const partner = await first.createPartner();
+      await first.importRegions([chicago]);
+      await first.importDeals([{ ...spaDay, quantity: 10 }]);
+      const userId = (await first.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'owed@example.com' } })).body.user_id;
+      const store = first.get(EventStore);
+      const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
+      const deal = { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 };
+      // What a claim does up to the crash: hold, reserve, sell, record the claim; no coupon issued.
+      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: 'owed-p', quantity: 3 } }, context);
+      await handleCommand(store, purchaseStream('owed-p'), purchaseDecider, {
+        type: 'ReservePurchase',
+        data: { purchaseId: 'owed-p', partnerId: partner.partnerId, deal, quantity: 3, holdId: 'owed-p', reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z' },
+      }, context);
+      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: 'owed-p' } }, context);
+      await handleCommand(store, purchaseStream('owed-p'), purchaseDecider, { type: 'ClaimPurchase', data: { purchaseId: 'owed-p', partnerId: partner.partnerId, userId, holdId: 'owed-p' } }, context);
+      await first.settle();
+      expect((await first.call('GET', '/purchases/owed-p', { apiKey: partner.apiKey })).body.purchase.coupons).toEqual([]);
+      await first.stop();
+
+      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      try {
+        await second.settle();
+        const purchase = (await second.call('GET', '/purchases/owed-p', { apiKey: partner.apiKey })).body.purchase;
+        expect(purchase).toMatchObject({ fulfillment_state: 'fulfilled', user_id: userId });
+        expect(purchase.coupons).toHaveLength(3);
+        const coupons = (await second.call('GET', `/users/${userId}/coupons`, { apiKey: partner.apiKey })).body.coupons;
+        expect(coupons).toHaveLength(3);
+        const figures = (await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal;
+        expect([figures.num_left, figures.number_sold]).toEqual([7, 3]);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      crashDir.remove();
+    }
+  });
 });

@@ -42,18 +42,41 @@ export class CouponIssuer {
       }
     }
     const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context);
-    let position = recorded.position;
-    const userId = recorded.state.userId;
+    const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, now);
+    const position = laterPosition(recorded.position, issued);
+    await this.scheduler.cancel(releaseHoldJobId(purchaseId));
+    return { purchaseId, position };
+  }
+
+  /**
+   * Issues the coupons a fulfilled purchase names and does not have yet (what a crash between the
+   * fulfilment and its coupons leaves); nothing for any other purchase.
+   */
+  async issueOwed(purchaseId: string, caller: CommandCaller & { partnerId: string }): Promise<LogPosition | null> {
+    const { state } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
+    if (state.status !== 'fulfilled') return null;
+    const [first] = await this.store.readStream(purchaseStream(purchaseId), 0);
+    return this.issueCoupons(purchaseId, (first.data as { deal: DealSnapshot }).deal, state, caller, this.clock.now());
+  }
+
+  private async issueCoupons(
+    purchaseId: string,
+    deal: DealSnapshot,
+    purchase: { couponIds: string[]; userId: string | null },
+    caller: CommandCaller & { partnerId: string },
+    now: Date,
+  ): Promise<LogPosition | null> {
+    const context = { now, metadata: caller };
     const expiresAt = deal.expiresAt ?? (deal.expirationDays ? new Date(now.getTime() + deal.expirationDays * 86_400_000).toISOString() : null);
+    let position: LogPosition | null = null;
     // From the state, not the new events: a second run issues the coupons a crash left out.
-    for (const couponId of recorded.state.couponIds) {
+    for (const couponId of purchase.couponIds) {
       const issued = await handleCommand(this.store, couponStream(couponId), couponDecider, {
         type: 'IssueCoupon',
-        data: { couponId, purchaseId, partnerId: caller.partnerId, userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
+        data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
       }, context);
       position = laterPosition(position, issued.position);
     }
-    await this.scheduler.cancel(releaseHoldJobId(purchaseId));
-    return { purchaseId, position };
+    return position;
   }
 }

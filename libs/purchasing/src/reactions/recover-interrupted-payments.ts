@@ -14,7 +14,8 @@ const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
  * After a crash, finishes the card purchases a process left between reserving and recording the
  * payment, by what the processor recorded under the purchase's idempotency key: approved → sell
  * the units and issue the coupons (no charge without coupons); declined or failed → release; no
- * charge at all → release (nothing was taken). Never charges.
+ * charge at all → release (nothing was taken). Never charges. Then issues the coupons of every
+ * fulfilled purchase (any path) whose process stopped before all its coupons were issued.
  */
 @Injectable()
 export class RecoverInterruptedPayments {
@@ -43,6 +44,11 @@ export class RecoverInterruptedPayments {
       }
       this.logger.warn(`recovered purchase ${purchase._id}: ${outcome?.status ?? 'never charged'}`);
     }
-    return open.length;
+    const owing = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { couponsOwed: { $gt: 0 } });
+    for (const purchase of owing) {
+      await this.coupons.issueOwed(purchase._id, { ...SYSTEM, partnerId: purchase.partnerId });
+      this.logger.warn(`issued the ${purchase.couponsOwed} coupon(s) purchase ${purchase._id} was owed`);
+    }
+    return open.length + owing.length;
   }
 }
