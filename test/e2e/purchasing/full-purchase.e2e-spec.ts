@@ -1,4 +1,4 @@
-import { ManualClock } from '@deals/kernel';
+import { EventStore, ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
@@ -7,7 +7,8 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
   let api: TestApi;
   let apiKey: string;
   beforeAll(async () => {
-    api = await TestApi.start({ clock });
+    // The slow test card keeps a charge in flight long enough for a second call to meet it.
+    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '2000' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: 10 }, { ...ongoingShipped, quantity: 5 }]);
@@ -52,6 +53,26 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     ]);
     // No user was made: the email is still free.
     expect((await api.call('POST', '/users', { apiKey, body: { email: 'half@example.com' } })).status).toBe(200);
+  });
+
+  it('answers 409 already_charging while an earlier purchase of the same user is being charged', async () => {
+    const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'charging@example.com' } })).body.user_id;
+    const slow = full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card: { ...card, number: '4000000000000259' } });
+    const charging = async () => (await api.get(EventStore).readStream(`usercharge-${userId}`)).at(-1)?.type === 'ChargeBegun';
+    while (!(await charging())) await new Promise((r) => setTimeout(r, 10));
+
+    const second = await full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card: card });
+    expect(second.status).toBe(409);
+    expect(second.body).toEqual({
+      status: 'error', error_type: 'already_charging', error_msg: 'an earlier purchase of this user is still being charged', user_id: userId, credit_card_id: expect.any(String),
+    });
+    const first = await slow;
+    expect(first.status).toBe(200);
+    expect(first.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: userId, number_bought: 1 });
+    expect(await charging()).toBe(false);
+    // The 409 names the card the second call stored before it met the charge in flight.
+    const cardIds = (await api.call('GET', `/credit_cards?user_id=${userId}`, { apiKey })).body.credit_cards.map((c: { id: string }) => c.id);
+    expect(cardIds.sort()).toEqual([first.body.purchase.credit_card_id, second.body.credit_card_id].sort());
   });
 
   it('answers declined for a declined card, naming the user and card it made', async () => {

@@ -11,7 +11,10 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     api = await TestApi.start({ clock });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: 3 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }]);
+    // The buyer claims all five spa-day units across the tests below, so the limit allows five.
+    await api.importDeals([
+      { ...spaDay, quantity: 5, max_per_user: 5 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }, { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
+    ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
   });
   afterAll(() => api.close());
@@ -94,6 +97,35 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     clock.set('2027-01-02T00:00:00Z');
     expect((await api.call('GET', `/users/${userId}/coupons?filter=expired&count=true`, { apiKey })).body).toEqual({ status: 'success', count: 4 });
     expect((await api.call('PUT', `/coupons/${coupons[1].id}/redeem`, { apiKey })).body.errors[0].message).toBe('has expired');
+  });
+
+  it('counts the units a user bought before against max_per_user when claiming; a refused claim changes nothing', async () => {
+    const [first, second] = await Promise.all(['limit-first@example.com', 'limit-second@example.com'].map(async (email) => (await api.call('POST', '/users', { apiKey, body: { email } })).body.user_id));
+    expect((await reserve(3, 'two-per-user')).body).toEqual({ status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 2 per user' });
+    const bought = (await reserve(1, 'two-per-user')).body.purchase.id;
+    expect((await claim(bought, first)).status).toBe(200);
+    const upToLimit = (await reserve(1, 'two-per-user')).body.purchase.id;
+    expect((await claim(upToLimit, first)).body.purchase).toMatchObject({ fulfillment_state: 'fulfilled', user_id: first });
+
+    const over = (await reserve(1, 'two-per-user')).body.purchase.id;
+    const refused = await claim(over, first);
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({ status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 2 per user; already bought 2' });
+    expect((await api.call('GET', `/purchases/${over}`, { apiKey })).body.purchase).toMatchObject({ payment_state: 'pending', fulfillment_state: 'reserved', user_id: null, coupons: [] });
+    expect(await numLeft('two-per-user')).toBe(7);
+
+    const claimed = await claim(over, second);
+    expect(claimed.status).toBe(200);
+    expect(claimed.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: second, number_bought: 1 });
+    const again = await claim(upToLimit, first);
+    expect(again.status).toBe(200);
+    expect(again.body.purchase).toMatchObject({ fulfillment_state: 'fulfilled', user_id: first });
+    expect(again.body.purchase.coupons.map((c: { id: string }) => c.id)).toEqual([`${upToLimit}-1`]);
+
+    const released = (await reserve(1, 'two-per-user')).body.purchase.id;
+    expect((await claim(released, first)).status).toBe(422);
+    expect((await release(released)).body.purchase).toMatchObject({ payment_state: 'pending', fulfillment_state: 'released' });
+    expect(await numLeft('two-per-user')).toBe(7);
   });
 
   it('refuses bad input and unknown records clearly', async () => {

@@ -6,6 +6,7 @@ import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { PurchaseQueries } from '../queries/purchase.queries';
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
 import { RELEASE_HOLD_JOB, releaseHoldJobId } from './release-hold-job';
@@ -49,7 +50,13 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
  */
 @CommandHandler(ClaimReservation)
 export class ClaimReservationHandler implements ICommandHandler<ClaimReservation> {
-  constructor(private readonly store: EventStore, private readonly accounts: AccountQueries, private readonly coupons: CouponIssuer) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly accounts: AccountQueries,
+    private readonly catalog: CatalogQueries,
+    private readonly purchases: PurchaseQueries,
+    private readonly coupons: CouponIssuer,
+  ) {}
 
   async execute({ purchaseId, userId, caller }: ClaimReservation) {
     if (typeof userId !== 'string' || userId === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'user_id', message: 'is required' }]);
@@ -59,7 +66,19 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
     if (purchase.status === 'fulfilled' && purchase.userId !== userId) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is already claimed by another user' }]);
     }
+    // A repeated claim by its own user is the same sale again, already counted, so it stays idempotent.
+    if (purchase.status !== 'fulfilled') await this.checkPerUserLimit(purchaseId, purchase.quantity, userId, caller.partnerId);
     return this.coupons.complete(purchaseId, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }));
+  }
+
+  /** The reserve knew no user, so only the claim can count what the user bought before; it refuses before any event. */
+  private async checkPerUserLimit(purchaseId: string, quantity: number, userId: string, partnerId: string) {
+    const { deal } = (await this.store.readStream(purchaseStream(purchaseId), 0))[0].data as { deal: DealSnapshot };
+    // The snapshot keeps no per-user limit, so the catalogue's current terms decide.
+    const maxPerUser = (await this.catalog.deal(deal.dealId))?.deal?.max_per_user;
+    if (maxPerUser === undefined) return;
+    const bought = await this.purchases.unitsBought(partnerId, userId, deal.dealId);
+    if (bought + quantity > maxPerUser) throw new CannotFulfil(`at most ${maxPerUser} per user; already bought ${bought}`);
   }
 }
 
