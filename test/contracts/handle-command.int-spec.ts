@@ -40,4 +40,42 @@ describe('handleCommand across two processes sharing one log', () => {
     expect(await take(a)).toBe('refused');
     expect(await take(b)).toBe('refused');
   });
+
+  it('decides the commands waiting on one stream together and writes them in one append each round', async () => {
+    const appends: number[] = [];
+    const append = a.append.bind(a);
+    const spy = jest.spyOn(a, 'append').mockImplementation((stream, events, expected) => {
+      if (stream === 'stock-2') appends.push(events.length);
+      return append(stream, events, expected);
+    });
+    try {
+      const context = { now: new Date(), metadata: { actor: 'test' } };
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 40 }, (_, i) => handleCommand(a, 'stock-2', stock, { type: 'Take', data: { n: i % 3 === 0 ? 2 : 1 } }, context)),
+      );
+      const taken = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o] : []));
+      const refused = outcomes.filter((o) => o.status === 'rejected');
+      // Decided in arrival order against the state the earlier ones leave: 2+1+1+2+1+1+2 = 10.
+      expect(taken).toHaveLength(7);
+      expect(refused.every((o) => (o as PromiseRejectedResult).reason instanceof CannotFulfil)).toBe(true);
+      // Each command has its own revision; the position is its batch's last event, written once.
+      expect(taken.map((o) => o.value.revision)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      expect(taken.map((o) => (o.value.state as { left: number }).left)).toEqual([8, 7, 6, 4, 3, 2, 0]);
+      const log = await a.readStream('stock-2');
+      expect(taken.every((o) => o.value.position === log[log.length - 1].position)).toBe(true);
+      expect(appends).toEqual([7]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('catches up with what another process wrote before deciding a batch', async () => {
+    const context = { now: new Date(), metadata: { actor: 'test' } };
+    // a caches stock-3 at revision 0; b then takes 8 behind its back.
+    await handleCommand(a, 'stock-3', stock, { type: 'Take', data: { n: 1 } }, context);
+    await handleCommand(b, 'stock-3', stock, { type: 'Take', data: { n: 8 } }, context);
+    const outcomes = await Promise.allSettled([1, 1].map((n) => handleCommand(a, 'stock-3', stock, { type: 'Take', data: { n } }, context)));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+    expect((await a.readStream('stock-3')).map((e) => (e.data as { n: number }).n)).toEqual([1, 8, 1]);
+  });
 });

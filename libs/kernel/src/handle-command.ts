@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Decider, DomainCommand, DomainEvent, fold } from './decider';
-import { KeyedMutex } from './keyed-mutex';
-import { EventMetadata, EventStore, LogPosition, StreamRevision, WrongExpectedRevision } from './ports/event-store.port';
+import { EventMetadata, EventStore, LogPosition, NewEvent, StreamRevision, WrongExpectedRevision } from './ports/event-store.port';
 
 /** Who asks, and when: everything a command needs from outside the domain. */
 export interface CommandContext {
@@ -22,7 +21,8 @@ export interface CommandOutcome<S, E> {
 
 const MAX_ATTEMPTS = 12;
 const CACHED_STREAMS = 10_000;
-const mutexes = new WeakMap<EventStore, KeyedMutex>();
+/** Commands decided together and appended in one write, at most. */
+const MAX_BATCH = 256;
 
 /**
  * Folded state of recently handled streams, per store: the next command on a stream reads only the
@@ -42,14 +42,24 @@ function cacheFor(store: EventStore): Map<string, Cached> {
   return cache;
 }
 
-async function current<S, E extends DomainEvent>(store: EventStore, streamId: string, decider: Decider<S, never, E>): Promise<{ state: S; revision: StreamRevision | null }> {
+/**
+ * The stream's state: the cached fold as it is (`verified: false`: another process may have
+ * appended since), or the events after it read and folded (`verified: true`).
+ */
+async function current<S, E extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<S, never, E>,
+  trustCache: boolean,
+): Promise<{ state: S; revision: StreamRevision | null; verified: boolean }> {
   const cached = cacheFor(store).get(streamId);
   const base = cached && cached.decider === decider ? cached : null;
+  if (base && trustCache) return { state: base.state as S, revision: base.revision, verified: false };
   const newer = await store.readStream(streamId, base ? base.revision + 1 : 0);
   let state = base ? (base.state as S) : decider.initialState();
   for (const event of newer as unknown as E[]) state = decider.evolve(state, event);
   const revision = newer.length ? newer[newer.length - 1].revision : base ? base.revision : null;
-  return { state, revision };
+  return { state, revision, verified: true };
 }
 
 function remember(store: EventStore, streamId: string, entry: Cached): void {
@@ -59,19 +69,39 @@ function remember(store: EventStore, streamId: string, entry: Cached): void {
   cache.set(streamId, entry);
 }
 
-function mutexFor(store: EventStore): KeyedMutex {
-  let mutex = mutexes.get(store);
-  if (!mutex) mutexes.set(store, (mutex = new KeyedMutex()));
-  return mutex;
-}
-
 const backOff = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
+/** A command waiting for its stream's next write. */
+interface Waiting {
+  decider: Decider<unknown, DomainCommand, DomainEvent>;
+  command: DomainCommand;
+  context: CommandContext;
+  resolve: (outcome: CommandOutcome<unknown, DomainEvent>) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The commands waiting on each stream of a store; a stream is in the map while it is being written. */
+const lanes = new WeakMap<EventStore, Map<string, Waiting[]>>();
+
 /**
- * Loads a stream, folds it, decides, and appends with the expected revision. Commands on one stream
- * are serialised inside the process; a conflict with another process reloads and decides again,
- * with jittered back-off. Domain errors from `decide` propagate unchanged.
+ * Loads a stream, folds it, decides, and appends with the expected revision. Domain errors from
+ * `decide` propagate unchanged; a conflict with another process reloads and decides again, with
+ * jittered back-off.
+ *
+ * Inside a process, commands on one stream are decided one after the other, each against the state
+ * its predecessors leave, and the commands that arrived while the stream's previous write was in
+ * flight go out together as one append (one expected revision, atomic): a hot stream takes as many
+ * commands per disk commit as are waiting, instead of one. A command's outcome is settled only once
+ * its batch is written, so a refusal is never reported against a state that did not become true;
+ * if the append conflicts, the whole batch is decided again. The position a command reports is its
+ * batch's last (as late or later than its own events: what read-your-writes needs).
+ *
+ * The cached state of a stream is used without reading the stream first: an append carries the
+ * cached revision as its expected one, so if another process wrote meanwhile the append is refused
+ * and the batch is decided again on what the stream now holds. A refusal or a command with nothing
+ * to say writes nothing, so nothing would check it: when a batch has one, the stream's newer events
+ * (if any) are read before it is settled.
  */
 export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>(
   store: EventStore,
@@ -80,29 +110,94 @@ export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>
   command: C,
   context: CommandContext,
 ): Promise<CommandOutcome<S, E>> {
-  return mutexFor(store).run(streamId, async () => {
-    for (let attempt = 1; ; attempt++) {
-      const { state, revision } = await current(store, streamId, decider as unknown as Decider<S, never, E>);
-      if (revision !== null) remember(store, streamId, { decider, state, revision });
-      const events = decider.decide(command, state, context.now);
-      if (events.length === 0) return { events, state, revision, position: null };
-      const metadata: EventMetadata = { ...context.metadata, occurredAt: context.now.toISOString() };
-      try {
-        const result = await store.append(
-          streamId,
-          // Event ids are technical (EventStoreDB deduplicates retried appends by them) and must be UUIDs.
-          events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
-          revision ?? 'no_stream',
-        );
-        const after = events.reduce(decider.evolve, state);
-        remember(store, streamId, { decider, state: after, revision: result.nextExpectedRevision });
-        return { events, state: after, revision: result.nextExpectedRevision, position: result.position };
-      } catch (error) {
-        if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
-        await backOff(attempt);
-      }
+  return new Promise((resolve, reject) => {
+    let streams = lanes.get(store);
+    if (!streams) lanes.set(store, (streams = new Map()));
+    const waiting: Waiting = { decider: decider as unknown as Waiting['decider'], command, context, resolve: resolve as Waiting['resolve'], reject };
+    const queue = streams.get(streamId);
+    if (queue) queue.push(waiting);
+    else {
+      streams.set(streamId, [waiting]);
+      void drain(store, streams, streamId);
     }
   });
+}
+
+async function drain(store: EventStore, streams: Map<string, Waiting[]>, streamId: string): Promise<void> {
+  const queue = streams.get(streamId)!;
+  // Let the commands of this turn of the loop join the first batch.
+  await Promise.resolve();
+  while (queue.length) {
+    // One decider per batch (a stream belongs to one aggregate; this only guards misuse).
+    let size = 1;
+    while (size < queue.length && size < MAX_BATCH && queue[size].decider === queue[0].decider) size++;
+    const batch = queue.splice(0, size);
+    try {
+      await writeBatch(store, streamId, batch);
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+    }
+  }
+  streams.delete(streamId);
+}
+
+async function writeBatch(store: EventStore, streamId: string, batch: Waiting[]): Promise<void> {
+  const decider = batch[0].decider;
+  let trustCache = true;
+  for (let attempt = 1; ; attempt++) {
+    const { state, revision, verified } = await current(store, streamId, decider as Decider<unknown, never, DomainEvent>, trustCache);
+    if (revision !== null) remember(store, streamId, { decider, state, revision });
+    let after = state;
+    let next = revision ?? -1;
+    const decided: Array<{ events: DomainEvent[]; state: unknown; revision: number } | { error: unknown }> = [];
+    const appended: NewEvent[] = [];
+    for (const { command, context } of batch) {
+      let events: DomainEvent[];
+      try {
+        events = decider.decide(command, after, context.now);
+      } catch (error) {
+        decided.push({ error });
+        continue;
+      }
+      const metadata: EventMetadata = { ...context.metadata, occurredAt: context.now.toISOString() };
+      for (const e of events) {
+        // Event ids are technical (EventStoreDB deduplicates retried appends by them) and must be UUIDs.
+        appended.push({ id: randomUUID(), type: e.type, data: e.data, metadata });
+        after = decider.evolve(after, e);
+      }
+      next += events.length;
+      decided.push({ events, state: after, revision: next });
+    }
+    if (!verified && decided.some((d) => 'error' in d || d.events.length === 0)) {
+      // Unchecked by any append: decide again on the stream as it is now (usually the same state).
+      trustCache = false;
+      attempt--;
+      continue;
+    }
+    let position: LogPosition | null = null;
+    if (appended.length) {
+      try {
+        const result = await store.append(streamId, appended, revision ?? 'no_stream');
+        position = result.position;
+        remember(store, streamId, { decider, state: after, revision: result.nextExpectedRevision });
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
+        trustCache = false;
+        // Another process wrote first; right away the first time (the cache was merely behind).
+        if (attempt > 1) await backOff(attempt);
+        continue;
+      }
+    }
+    batch.forEach((w, i) => {
+      const outcome = decided[i];
+      if ('error' in outcome) w.reject(outcome.error);
+      else {
+        const wrote = outcome.events.length > 0;
+        w.resolve({ events: outcome.events, state: outcome.state, revision: outcome.revision < 0 ? null : outcome.revision, position: wrote ? position : null });
+      }
+    });
+    return;
+  }
 }
 
 /** Reads and folds a stream without deciding anything. */
