@@ -7,3 +7,4 @@ export * from './projection';
 export * from './projection-runner';
 export * from './geo';
 export * from './read-your-writes';
+export * from './worker-module';

@@ -1,5 +1,6 @@
+import { workerModulePath } from '@deals/kernel';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { spawnWriteWorker } from './write-thread.spawn';
 import type { WriteBatch, WriteFailure, WriteReply, WriteThreadData } from './write-thread.protocol';
 
 interface Request {
@@ -79,7 +80,9 @@ export class SqliteWriteThread {
   }
 
   private start(): Worker {
-    const worker = spawnWriteWorker(this.data);
+    const worker = new Worker(workerModulePath(join(__dirname, 'write-thread.worker')), {
+      workerData: { ...this.data, programs: workerModulePath(this.data.programs) } satisfies WriteThreadData,
+    });
     worker.unref();
     worker.on('message', (reply: WriteReply) => this.answer(reply));
     worker.on('error', (error) => this.lose(worker, error));

@@ -81,7 +81,8 @@ export interface SubscribeOptions {
  * Promises: an append is atomic for its events and is acknowledged only once durable; it succeeds
  * only if the stream is at `expected` (otherwise it throws {@link WrongExpectedRevision}); events
  * of one stream keep their order, and the whole log has one total order given by
- * {@link LogPosition}. `subscribe` delivers every event after a position exactly in that order,
+ * {@link LogPosition}. `subscribe` delivers every event after a position exactly in that order
+ * (the same event objects may go to every subscription: they are read-only),
  * first the history and then live, at least once (a re-subscribe after an error may repeat a batch).
  *
  * Leaves out: system events of the backend, stream deletion, snapshots, event-type filters.

@@ -1,26 +1,77 @@
-import { Injectable } from '@nestjs/common';
-import QRCode from 'qrcode';
+import { workerModulePath } from '@deals/kernel';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 const CAPACITY = 10_000;
 
-/** QR images of coupons' redemption codes (PNG), kept since a coupon's code never changes. */
+/**
+ * QR images of coupons' redemption codes (PNG), kept since a coupon's code never changes. They are
+ * drawn on a worker thread: every purchase answers with its coupons' images, and drawing them
+ * (~0.65 ms each) on the event loop took a tenth of its time under load.
+ */
 @Injectable()
-export class CouponQr {
+export class CouponQr implements OnModuleDestroy {
   private readonly images = new Map<string, Buffer>();
+  private readonly drawing = new Map<string, Promise<Buffer>>();
+  private worker: Worker | null = null;
+  private readonly waiting = new Map<number, { resolve: (png: Buffer) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
 
-  async png(code: string): Promise<Buffer> {
-    let image = this.images.get(code);
-    if (!image) {
-      // pngjs tries five row filters on every row unless told one: filter 0 and a plain deflate
-      // make an image twelve times faster (0.65 ms instead of 7.8 ms), at ~3 KB.
-      image = await QRCode.toBuffer(code, { type: 'png', errorCorrectionLevel: 'M', margin: 2, scale: 6, rendererOpts: { filterType: 0, deflateLevel: 6 } } as QRCode.QRCodeToBufferOptions);
-      if (this.images.size >= CAPACITY) this.images.clear();
-      this.images.set(code, image);
+  png(code: string): Promise<Buffer> {
+    const image = this.images.get(code);
+    if (image) return Promise.resolve(image);
+    let drawn = this.drawing.get(code);
+    if (!drawn) {
+      drawn = this.draw(code).then((png) => {
+        if (this.images.size >= CAPACITY) this.images.clear();
+        this.images.set(code, png);
+        return png;
+      }).finally(() => this.drawing.delete(code));
+      this.drawing.set(code, drawn);
     }
-    return image;
+    return drawn;
   }
 
   async base64(code: string): Promise<string> {
     return (await this.png(code)).toString('base64');
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    await worker?.terminate();
+  }
+
+  private draw(code: string): Promise<Buffer> {
+    const worker = this.worker ?? this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ id, code });
+    });
+  }
+
+  private start(): Worker {
+    const worker = new Worker(workerModulePath(join(__dirname, 'coupon-qr.worker')));
+    worker.on('message', ({ id, png, error }: { id: number; png?: Uint8Array; error?: string }) => {
+      const waiting = this.waiting.get(id);
+      this.waiting.delete(id);
+      if (this.waiting.size === 0) worker.unref();
+      if (png) waiting?.resolve(Buffer.from(png.buffer, png.byteOffset, png.byteLength));
+      else waiting?.reject(new Error(`QR image not drawn: ${error}`));
+    });
+    const lost = (error: Error) => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      for (const { reject } of this.waiting.values()) reject(error);
+      this.waiting.clear();
+    };
+    worker.on('error', lost);
+    worker.on('exit', (code) => lost(new Error(`the QR thread stopped (exit code ${code})`)));
+    worker.unref();
+    this.worker = worker;
+    return worker;
   }
 }

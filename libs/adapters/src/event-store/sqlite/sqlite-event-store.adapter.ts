@@ -49,6 +49,12 @@ export class SqliteEventStore extends EventStore {
   private readonly db: Database.Database;
   private readonly appended = new EventEmitter();
   private readonly writer: SqliteWriteThread;
+  /**
+   * Pages the subscriptions read in this turn of the loop, by position: the projections follow the
+   * log together, so one read and one decoding of a new page serves them all. Dropped at the end
+   * of the turn and on every commit of this process (the page may have grown).
+   */
+  private readonly livePages = new Map<number, RecordedEvent[]>();
   private readonly statements: {
     readStream: Database.Statement;
     readAll: Database.Statement;
@@ -66,7 +72,10 @@ export class SqliteEventStore extends EventStore {
     };
     this.appended.setMaxListeners(0);
     this.writer = new SqliteWriteThread({ file, durability: 'full', programs: require.resolve('./sqlite-event-log.writes'), walLimitBytes: WAL_LIMIT_BYTES });
-    this.writer.onCommitted = () => this.appended.emit('appended');
+    this.writer.onCommitted = () => {
+      this.livePages.clear();
+      this.appended.emit('appended');
+    };
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
@@ -92,7 +101,7 @@ export class SqliteEventStore extends EventStore {
     const loop = (async () => {
       while (!closed) {
         try {
-          const page = await this.readAll({ after: position, maxCount: PAGE });
+          const page = this.livePage(positionNumber(position));
           if (page.length > 0) {
             await onEvents(page);
             position = page[page.length - 1].position;
@@ -119,6 +128,16 @@ export class SqliteEventStore extends EventStore {
         await loop;
       },
     };
+  }
+
+  private livePage(after: number): RecordedEvent[] {
+    let page = this.livePages.get(after);
+    if (!page) {
+      page = (this.statements.readAll.all(after, PAGE) as Row[]).map(toRecorded);
+      if (this.livePages.size === 0) setImmediate(() => this.livePages.clear());
+      this.livePages.set(after, page);
+    }
+    return page;
   }
 
   async head(): Promise<LogPosition | null> {
