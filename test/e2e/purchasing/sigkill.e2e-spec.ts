@@ -18,6 +18,7 @@ describe('a SIGKILL in the middle of purchases', () => {
   const dir = tempDir('sigkill');
   afterAll(() => dir.remove());
 
+  // Three CLI runs and two API starts from TypeScript sources: ~25 s alone, more beside other suites.
   it('loses no unit, sells none twice, and leaves no charge without coupons', async () => {
     const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Load', '--json'])).stdout);
     writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
@@ -91,5 +92,5 @@ describe('a SIGKILL in the middle of purchases', () => {
     } finally {
       await api.stop();
     }
-  });
+  }, 120_000);
 });
