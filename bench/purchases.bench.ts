@@ -24,9 +24,10 @@
  * Against: the raw append rate of the same event store (`SqliteEventStore` on a fresh file in the
  * same temporary directory, i.e. the same disk, WAL + synchronous=FULL, group commit), single-event
  * appends from {@link CONNECTIONS} concurrent clients, as `event-store.bench.ts` measures it, run in
- * this process before the API starts. A purchase appends about 8 events in 7 commands one after the
- * other (charge lock begin, hold, reserve, sell/pay, coupon, charge lock end, …), so a purchase rate
- * near 1/8 of the append rate would mean the store's commit is the limit.
+ * this process before the API starts. A purchase appends about 8 events in 7 commands, which wait
+ * for 4 commits one after the other (charge lock begin + hold; reserve; sell; paid + coupon + charge
+ * lock end) and one write of the processor's vault, so a purchase rate near 1/8 of the append rate
+ * would mean the store's commit is the limit.
  *
  * Checks after the hot-deal runs (no oversell): `GET /deals/:id` of the hot deal must show
  * `number_sold` = the purchases the server fulfilled on it (its purchase-details view), which must be
@@ -94,8 +95,8 @@ export async function purchasesBench(options: BenchOptions): Promise<BenchRow[]>
           `quantity 1, expected_price_per_unit = the deal's current_price; request n is for user n mod ${USERS} (each with one stored card ${CARD_NUMBER}, approved by the simulated processor); ` +
           `limit: ${appends.count} single-event appends (expected revision checked, one stream per client) from ${CONNECTIONS} concurrent clients on a SqliteEventStore ` +
           `(WAL, synchronous=FULL, group commit) in the same temp dir, in this process before the API started: ${appends.perSec.toFixed(0)} appends/s, ` +
-          `append latency p50 ${appends.p50Ms.toFixed(2)} ms, p99 ${appends.p99Ms.toFixed(2)} ms; a purchase appends ~${APPENDS_PER_PURCHASE} events in ~7 sequential commands ` +
-          `(charge-lock begin/end, hold, reserve, sell, paid, coupon), so a ratio near ${(1 / APPENDS_PER_PURCHASE).toFixed(3)} would mean the append rate is the limit`,
+          `append latency p50 ${appends.p50Ms.toFixed(2)} ms, p99 ${appends.p99Ms.toFixed(2)} ms; a purchase appends ~${APPENDS_PER_PURCHASE} events in 7 commands ` +
+          `waiting for 4 commits one after the other (charge-lock begin + hold; reserve; sell; paid + coupon + charge-lock end) and one vault write, so a ratio near ${(1 / APPENDS_PER_PURCHASE).toFixed(3)} would mean the append rate is the limit`,
         session.setupNote,
       ];
       return [

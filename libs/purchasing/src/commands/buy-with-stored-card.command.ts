@@ -95,12 +95,35 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       if (bought + order.quantity > deal.max_per_user) throw new CannotFulfil(`at most ${deal.max_per_user} per user; already bought ${bought}`);
     }
     const purchaseId = this.ids.short();
-    await handleCommand(this.store, chargeLockStream(order.userId), chargeLockDecider, { type: 'BeginCharge', data: { userId: order.userId, purchaseId } }, context);
-    try {
-      return await this.buy(purchaseId, order, deal, card.token, caller, context);
-    } finally {
-      await handleCommand(this.store, chargeLockStream(order.userId), chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
+    const lock = chargeLockStream(order.userId);
+    const endCharge = () =>
+      handleCommand(this.store, lock, chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
+    // The lock and the hold do not depend on each other: both go in the same commit. Whichever
+    // is refused, the other is undone before the refusal is answered.
+    const [locked, held] = await Promise.allSettled([
+      handleCommand(this.store, lock, chargeLockDecider, { type: 'BeginCharge', data: { userId: order.userId, purchaseId } }, context),
+      handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity } }, context),
+    ]);
+    if (locked.status === 'rejected' || held.status === 'rejected') {
+      await Promise.all([
+        locked.status === 'fulfilled' ? endCharge() : null,
+        held.status === 'fulfilled' ? this.releaseHold(deal.id, purchaseId, context) : null,
+      ]);
+      throw locked.status === 'rejected' ? locked.reason : (held as PromiseRejectedResult).reason;
     }
+    // The charge is over once the processor answers: the lock goes then, beside the sale's writes.
+    let ended: Promise<unknown> | null = null;
+    const chargeOver = () => (ended ??= endCharge());
+    try {
+      const holdExpiresAt = (held.value.events[0].data as { expiresAt: string }).expiresAt;
+      return await this.buy(purchaseId, order, deal, card.token, holdExpiresAt, caller, context, chargeOver);
+    } finally {
+      await chargeOver();
+    }
+  }
+
+  private async releaseHold(dealId: string, holdId: string, context: { now: Date; metadata: Caller }) {
+    await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId, reason: 'payment_failed' } }, context);
   }
 
   private async buy(
@@ -108,31 +131,38 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     order: ReturnType<typeof read>,
     deal: NonNullable<Awaited<ReturnType<CatalogQueries['deal']>>>['deal'] & object,
     token: string,
+    holdExpiresAt: string,
     caller: Caller,
     context: { now: Date; metadata: Caller },
+    chargeOver: () => Promise<unknown>,
   ) {
-    const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity } }, context);
-    const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
-    await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
     const snapshot = dealSnapshot(deal);
-    await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
-      type: 'ReservePurchase',
-      data: {
-        purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, reservedAt: context.now.toISOString(), holdExpiresAt,
-        payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
-        ...(order.shipping ? { shipping: order.shipping } : {}),
-      },
-    }, context);
+    // The payment intent is on disk before the charge, so a crash after it is finished by recovery.
+    await Promise.all([
+      this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } }),
+      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
+        type: 'ReservePurchase',
+        data: {
+          purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, reservedAt: context.now.toISOString(), holdExpiresAt,
+          payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
+          ...(order.shipping ? { shipping: order.shipping } : {}),
+        },
+      }, context),
+    ]);
     const outcome = await this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` });
+    // Awaited by the caller's `finally`; caught here too so a failure is not an unhandled rejection meanwhile.
+    chargeOver().catch(() => undefined);
     if (outcome.status !== 'approved') {
-      await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'ReleaseHold', data: { dealId: deal.id, holdId: purchaseId, reason: 'payment_failed' } }, context);
-      await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: outcome.status, reason: outcome.reason } }, context);
-      await this.scheduler.cancel(releaseHoldJobId(purchaseId));
+      await Promise.all([
+        this.releaseHold(deal.id, purchaseId, context),
+        handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: outcome.status, reason: outcome.reason } }, context),
+        this.scheduler.cancel(releaseHoldJobId(purchaseId)),
+      ]);
       if (outcome.status === 'declined') throw new Declined(`the card was declined: ${outcome.reason}`);
       throw new PaymentFailed('the payment processor failed; nothing was charged');
     }
     try {
-      return await this.coupons.complete(purchaseId, caller, (holdId) => ({
+      return await this.coupons.completePaid({ purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId }, caller, (holdId) => ({
         type: 'RecordPayment', data: { purchaseId, partnerId: caller.partnerId, userId: order.userId, creditCardId: order.creditCardId, chargeId: outcome.chargeId, sessionId: order.sessionId, holdId },
       }));
     } catch (error) {

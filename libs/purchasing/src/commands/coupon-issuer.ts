@@ -5,7 +5,7 @@ import { couponStream } from '../domain/coupon/coupon.events';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
-import { DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { couponIdsFor, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { couponCodes } from './coupon-codes';
 import { releaseHoldJobId } from './release-hold-job';
 
@@ -26,26 +26,54 @@ export class CouponIssuer {
     record: (holdId: string) => ClaimPurchase | RecordPayment | RecordResale,
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
-    const context = { now, metadata: caller };
     const [first] = await this.store.readStream(purchaseStream(purchaseId), 0);
     const { deal, quantity, holdId: reservedHold } = first.data as { deal: DealSnapshot; quantity: number; holdId: string };
     const { state: before } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
-    if (before.status !== 'fulfilled') {
-      try {
-        await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: deal.dealId, holdId } }, context);
-      } catch (error) {
-        if (!(error instanceof CannotFulfil)) throw error;
-        holdId = `${purchaseId}-r${now.getTime().toString(36)}`;
-        await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.dealId, holdId, quantity } }, context);
-        await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: deal.dealId, holdId } }, context);
-      }
-    }
-    const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context);
+    if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, caller, now);
+    const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller });
     const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, now);
     const position = laterPosition(recorded.position, issued);
     await this.scheduler.cancel(releaseHoldJobId(purchaseId));
     return { purchaseId, position };
+  }
+
+  /**
+   * The same tail for a card purchase this process reserved and charged a moment ago (so it knows
+   * the deal, the quantity and the hold, and nothing else writes the purchase's stream): once the
+   * units are sold, the payment and the coupons are written together (their ids derive from the
+   * purchase). A crash between them leaves a reserved purchase with an approved charge, which
+   * recovery completes (`complete`, then the coupons already issued are not issued twice).
+   */
+  async completePaid(
+    purchase: { purchaseId: string; deal: DealSnapshot; quantity: number; holdId: string; userId: string },
+    caller: CommandCaller & { partnerId: string },
+    record: (holdId: string) => RecordPayment,
+  ): Promise<{ purchaseId: string; position: LogPosition | null }> {
+    const now = this.clock.now();
+    const { purchaseId, deal, quantity, userId } = purchase;
+    const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, caller, now);
+    const [recorded, issued] = await Promise.all([
+      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller }),
+      this.issueCoupons(purchaseId, deal, { couponIds: couponIdsFor(purchaseId, quantity), userId }, caller, now),
+      this.scheduler.cancel(releaseHoldJobId(purchaseId)),
+    ]);
+    return { purchaseId, position: laterPosition(recorded.position, issued) };
+  }
+
+  /** Sells the held units, or, when the hold lapsed or was released, fresh ones (refused if the deal sold out meanwhile); returns the hold sold. */
+  private async sell(purchaseId: string, dealId: string, holdId: string, quantity: number, caller: CommandCaller, now: Date): Promise<string> {
+    const context = { now, metadata: caller };
+    try {
+      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId } }, context);
+      return holdId;
+    } catch (error) {
+      if (!(error instanceof CannotFulfil)) throw error;
+      const fresh = `${purchaseId}-r${now.getTime().toString(36)}`;
+      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity } }, context);
+      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId: fresh } }, context);
+      return fresh;
+    }
   }
 
   /**
@@ -68,15 +96,11 @@ export class CouponIssuer {
   ): Promise<LogPosition | null> {
     const context = { now, metadata: caller };
     const expiresAt = deal.expiresAt ?? (deal.expirationDays ? new Date(now.getTime() + deal.expirationDays * 86_400_000).toISOString() : null);
-    let position: LogPosition | null = null;
     // From the state, not the new events: a second run issues the coupons a crash left out.
-    for (const couponId of purchase.couponIds) {
-      const issued = await handleCommand(this.store, couponStream(couponId), couponDecider, {
-        type: 'IssueCoupon',
-        data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
-      }, context);
-      position = laterPosition(position, issued.position);
-    }
-    return position;
+    const issued = await Promise.all(purchase.couponIds.map((couponId) => handleCommand(this.store, couponStream(couponId), couponDecider, {
+      type: 'IssueCoupon',
+      data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
+    }, context)));
+    return issued.reduce<LogPosition | null>((latest, { position }) => laterPosition(latest, position), null);
   }
 }
