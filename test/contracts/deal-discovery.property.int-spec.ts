@@ -98,7 +98,9 @@ describe('v3 deal queries on the embedded view store (property)', () => {
         if (q.near) conditions.push(`lat_long[${q.near[0]},${q.near[1]},${q.near[2]}]`);
         const parsed = parseV3Query({ filter: conditions.join(','), sort: `${q.sort[0]}(${q.sort[1]})` });
         const filter = v3Filter(parsed.conditions, NOW, []);
-        const sort = { ...Object.fromEntries(parsed.sort.map((k) => [k.field, k.direction])), _id: 1 } as Record<string, 1 | -1>;
+        // id ties are broken by id itself: `{ _id: -1, _id: 1 }` would silently become ascending.
+        const order = Object.fromEntries(parsed.sort.map((k) => [k.field, k.direction])) as Record<string, 1 | -1>;
+        const sort = '_id' in order ? order : { ...order, _id: 1 as const };
         const skip = (q.page - 1) * q.perPage;
         const got = (await views.find<DealDetails>(collection, filter, { sort, skip, limit: q.perPage })).map((d) => d._id);
 
