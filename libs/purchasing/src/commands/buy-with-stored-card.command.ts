@@ -7,7 +7,7 @@ import {
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { inventoryStream } from '../domain/inventory/inventory.events';
+import { HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { PurchaseQueries } from '../queries/purchase.queries';
@@ -98,25 +98,46 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const lock = chargeLockStream(order.userId);
     const endCharge = () =>
       handleCommand(this.store, lock, chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
-    // The lock and the hold do not depend on each other: both go in the same commit. Whichever
-    // is refused, the other is undone before the refusal is answered.
-    const [locked, held] = await Promise.allSettled([
+    const notPaid = (reason: string) =>
+      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: 'error', reason } }, context);
+    // The purchase (with its payment intent) is on disk before its hold: a crash at any point after
+    // leaves a reserved purchase that recovery closes (releasing a hold if there is one), never a
+    // hold nobody owns. The lock does not depend on it, so both go in the same commit; whichever
+    // is refused, the other is closed before the refusal is answered.
+    const snapshot = dealSnapshot(deal);
+    const [locked, reserved] = await Promise.allSettled([
       handleCommand(this.store, lock, chargeLockDecider, { type: 'BeginCharge', data: { userId: order.userId, purchaseId } }, context),
-      handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity } }, context),
+      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
+        type: 'ReservePurchase',
+        data: {
+          purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, reservedAt: context.now.toISOString(),
+          holdExpiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
+          payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
+          ...(order.shipping ? { shipping: order.shipping } : {}),
+        },
+      }, context),
     ]);
-    if (locked.status === 'rejected' || held.status === 'rejected') {
+    if (locked.status === 'rejected' || reserved.status === 'rejected') {
+      const refusal = locked.status === 'rejected' ? locked.reason : (reserved as PromiseRejectedResult).reason;
       await Promise.all([
         locked.status === 'fulfilled' ? endCharge() : null,
-        held.status === 'fulfilled' ? this.releaseHold(deal.id, purchaseId, context) : null,
+        reserved.status === 'fulfilled' ? notPaid(`refused before charging: ${(refusal as Error).message}`) : null,
       ]);
-      throw locked.status === 'rejected' ? locked.reason : (held as PromiseRejectedResult).reason;
+      throw refusal;
     }
     // The charge is over once the processor answers: the lock goes then, beside the sale's writes.
     let ended: Promise<unknown> | null = null;
     const chargeOver = () => (ended ??= endCharge());
     try {
-      const holdExpiresAt = (held.value.events[0].data as { expiresAt: string }).expiresAt;
-      return await this.buy(purchaseId, order, deal, card.token, holdExpiresAt, caller, context, chargeOver);
+      let holdExpiresAt: string;
+      try {
+        const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity } }, context);
+        holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
+      } catch (error) {
+        await notPaid(`refused before charging: ${(error as Error).message}`);
+        throw error;
+      }
+      return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt, caller, context, chargeOver);
     } finally {
       await chargeOver();
     }
@@ -130,26 +151,18 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     purchaseId: string,
     order: ReturnType<typeof read>,
     deal: NonNullable<Awaited<ReturnType<CatalogQueries['deal']>>>['deal'] & object,
+    snapshot: DealSnapshot,
     token: string,
     holdExpiresAt: string,
     caller: Caller,
     context: { now: Date; metadata: Caller },
     chargeOver: () => Promise<unknown>,
   ) {
-    const snapshot = dealSnapshot(deal);
-    // The payment intent is on disk before the charge, so a crash after it is finished by recovery.
-    await Promise.all([
+    const [outcome] = await Promise.all([
+      this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` }),
+      // Timeliness only: an expired hold stops counting whether or not its job runs.
       this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } }),
-      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
-        type: 'ReservePurchase',
-        data: {
-          purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, reservedAt: context.now.toISOString(), holdExpiresAt,
-          payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
-          ...(order.shipping ? { shipping: order.shipping } : {}),
-        },
-      }, context),
     ]);
-    const outcome = await this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` });
     // Awaited by the caller's `finally`; caught here too so a failure is not an unhandled rejection meanwhile.
     chargeOver().catch(() => undefined);
     if (outcome.status !== 'approved') {
