@@ -44,17 +44,43 @@ class Generation {
       return !stored || stored._pos < doc._pos;
     });
     const advance = this.checkpoint === null || checkpoint > this.checkpoint;
+    if (fresh.length === 0) {
+      // Most batches hold nothing for most views: the checkpoint alone moves. Its row is written
+      // with the next documents or within CHECKPOINT_DELAY_MS (a restart before that replays a few
+      // events this view skips anyway), instead of one transaction per view per batch.
+      if (advance) {
+        this.checkpoint = checkpoint;
+        this.unsavedCheckpoint ??= setTimeout(() => this.saveCheckpointNow(), CHECKPOINT_DELAY_MS).unref();
+      }
+      return;
+    }
     const bodies = fresh.map((doc) => JSON.stringify(doc));
+    const saved = advance ? checkpoint : this.checkpoint;
     this.db.transaction(() => {
       fresh.forEach((doc, i) => this.upsert.run(doc._id, bodies[i]));
-      if (advance) this.saveCheckpoint.run(checkpoint);
+      if (saved !== null) this.saveCheckpoint.run(saved);
     }).immediate();
+    this.clearUnsaved();
     this.put(bodies);
     if (advance) this.checkpoint = checkpoint;
   }
 
   close(): void {
+    this.saveCheckpointNow();
     this.db.close();
+  }
+
+  private unsavedCheckpoint: NodeJS.Timeout | null = null;
+
+  private saveCheckpointNow(): void {
+    if (this.unsavedCheckpoint === null) return;
+    this.clearUnsaved();
+    if (this.checkpoint !== null && this.db.open) this.saveCheckpoint.run(this.checkpoint);
+  }
+
+  private clearUnsaved(): void {
+    if (this.unsavedCheckpoint) clearTimeout(this.unsavedCheckpoint);
+    this.unsavedCheckpoint = null;
   }
 
   /** Documents go through JSON on the way in, so memory holds exactly what a restart would load. */
@@ -88,6 +114,8 @@ function cacheable(this: Record<string, unknown>, key: string, value: unknown): 
 }
 
 const WATCH_MS = 250;
+/** How long a checkpoint that moved without documents may stay in memory only. */
+const CHECKPOINT_DELAY_MS = 1000;
 const QUERY_CACHE_LIMIT = 1000;
 
 /**
