@@ -1,4 +1,5 @@
 import { CannotFulfil, Decider, DomainCommand, ValidationFailed } from '@deals/kernel';
+import { Map as ImmutableMap } from 'immutable';
 import { HOLD_TTL_MS, InventoryEvent } from './inventory.events';
 
 export type StockUnits = DomainCommand<'StockUnits', { dealId: string; total: number }>;
@@ -21,13 +22,17 @@ export interface Inventory {
   stocked: boolean;
   total: number;
   sold: number;
-  holds: Record<string, Hold>;
-  /** Holds already sold or released, so that a repeated command changes nothing. */
-  closed: Record<string, 'sold' | 'released'>;
+  holds: ImmutableMap<string, Hold>;
+  /**
+   * Holds already sold or released, so that a repeated command changes nothing (a sale retried by
+   * recovery long after must not sell again). It only grows, by one a sale: a persistent map, so
+   * that each event adds one entry instead of copying them all (a hot deal's thousands).
+   */
+  closed: ImmutableMap<string, 'sold' | 'released'>;
 }
 
 export const liveHeld = (inventory: Inventory, now: number) =>
-  Object.values(inventory.holds).reduce((sum, hold) => (hold.expiresAt > now ? sum + hold.quantity : sum), 0);
+  inventory.holds.reduce((sum, hold) => (hold.expiresAt > now ? sum + hold.quantity : sum), 0);
 
 /** num_left: total − sold − live holds. */
 export const unitsLeft = (inventory: Inventory, now: number) => Math.max(0, inventory.total - inventory.sold - liveHeld(inventory, now));
@@ -35,7 +40,7 @@ export const unitsLeft = (inventory: Inventory, now: number) => Math.max(0, inve
 const issue = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field, message }]);
 
 export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEvent> = {
-  initialState: () => ({ stocked: false, total: 0, sold: 0, holds: {}, closed: {} }),
+  initialState: () => ({ stocked: false, total: 0, sold: 0, holds: ImmutableMap(), closed: ImmutableMap() }),
 
   decide(command, inventory, now) {
     const t = now.getTime();
@@ -53,7 +58,7 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
       }
       case 'HoldUnits': {
         const { dealId, holdId, quantity } = command.data;
-        if (inventory.holds[holdId] || inventory.closed[holdId]) return [];
+        if (inventory.holds.has(holdId) || inventory.closed.has(holdId)) return [];
         if (!Number.isSafeInteger(quantity) || quantity < 1) throw issue('quantity', 'must be a whole number from 1');
         const left = unitsLeft(inventory, t);
         if (quantity > left) throw new CannotFulfil(left === 0 ? 'the deal is sold out' : `only ${left} units left`);
@@ -61,20 +66,20 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
       }
       case 'SellHeldUnits': {
         const { dealId, holdId } = command.data;
-        if (inventory.closed[holdId] === 'sold') return [];
-        const hold = inventory.holds[holdId];
+        if (inventory.closed.get(holdId) === 'sold') return [];
+        const hold = inventory.holds.get(holdId);
         if (!hold || hold.expiresAt <= t) throw new CannotFulfil('the reservation has expired or was released');
         return [{ type: 'UnitsSold', data: { dealId, holdId, quantity: hold.quantity } }];
       }
       case 'ReleaseHold': {
         const { dealId, holdId, reason } = command.data;
-        const hold = inventory.holds[holdId];
+        const hold = inventory.holds.get(holdId);
         if (!hold) return [];
         return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, reason } }];
       }
       case 'ReleaseExpiredHold': {
         const { dealId, holdId } = command.data;
-        const hold = inventory.holds[holdId];
+        const hold = inventory.holds.get(holdId);
         if (!hold || hold.expiresAt > t) return [];
         return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, reason: 'expired' } }];
       }
@@ -86,15 +91,11 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
       case 'InventoryStocked':
         return { ...inventory, stocked: true, total: event.data.total };
       case 'UnitsHeld':
-        return { ...inventory, holds: { ...inventory.holds, [event.data.holdId]: { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) } } };
-      case 'UnitsSold': {
-        const { [event.data.holdId]: _sold, ...holds } = inventory.holds;
-        return { ...inventory, sold: inventory.sold + event.data.quantity, holds, closed: { ...inventory.closed, [event.data.holdId]: 'sold' } };
-      }
-      case 'UnitsReleased': {
-        const { [event.data.holdId]: _released, ...holds } = inventory.holds;
-        return { ...inventory, holds, closed: { ...inventory.closed, [event.data.holdId]: 'released' } };
-      }
+        return { ...inventory, holds: inventory.holds.set(event.data.holdId, { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) }) };
+      case 'UnitsSold':
+        return { ...inventory, sold: inventory.sold + event.data.quantity, holds: inventory.holds.delete(event.data.holdId), closed: inventory.closed.set(event.data.holdId, 'sold') };
+      case 'UnitsReleased':
+        return { ...inventory, holds: inventory.holds.delete(event.data.holdId), closed: inventory.closed.set(event.data.holdId, 'released') };
     }
   },
 };
