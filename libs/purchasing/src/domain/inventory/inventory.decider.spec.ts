@@ -71,4 +71,23 @@ describe('inventory decider', () => {
       given([stocked(10), held('h1', 3), sold('h1', 3)]).when(expire('h1'), at(9)).then([]);
     });
   });
+
+  describe('a deal with a long history', () => {
+    const history = (sales: number): InventoryEvent[] => [
+      stocked(sales + 10),
+      ...Array.from({ length: sales }, (_, i) => [held(`h${i}`, 1), sold(`h${i}`, 1)]).flat(),
+    ];
+    it('still knows a hold sold thousands of sales ago: a retried sale or hold changes nothing', () => {
+      given(history(5000)).when(sell('h0'), at(60)).then([]);
+      given(history(5000)).when(hold('h0', 1), at(60)).then([]);
+    });
+    it('folds twenty thousand sales, and a new event leaves the earlier state as it was', () => {
+      const fold = (events: InventoryEvent[]) => events.reduce(inventoryDecider.evolve, inventoryDecider.initialState());
+      const before = fold(history(20_000));
+      const next = inventoryDecider.evolve(before, held('new', 1));
+      // Persistent maps: the earlier state is untouched and shares what did not change.
+      expect(before.holds.has('new')).toBe(false);
+      expect([next.holds.has('new'), next.closed.size]).toEqual([true, 20_000]);
+    });
+  });
 });
