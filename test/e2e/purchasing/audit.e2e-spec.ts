@@ -27,14 +27,14 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     expect(reply.status).toBe(200);
     const events = reply.body.events;
     expect(events.map((e: { type: string; purchaseState: string }) => [e.type, e.purchaseState])).toEqual([
-      ['UnitsHeld', 'none'], ['PurchaseReserved', 'reserved'], ['UnitsSold', 'reserved'], ['PurchaseClaimed', 'fulfilled'], ['CouponIssued', 'fulfilled'], ['CouponIssued', 'fulfilled'],
+      ['PurchaseReserved', 'reserved'], ['UnitsHeld', 'reserved'], ['UnitsSold', 'reserved'], ['PurchaseClaimed', 'fulfilled'], ['CouponIssued', 'fulfilled'], ['CouponIssued', 'fulfilled'],
     ]);
     expect(events[0]).toMatchObject({ actor: expect.stringMatching(/^partner:/), requestId: 'req-reserve', correlationId: 'req-reserve', occurredAt: '2026-06-15T12:00:00.000Z' });
     expect(events[3]).toMatchObject({ requestId: 'req-claim', correlationId: 'order-77', occurredAt: '2026-06-15T12:01:00.000Z' });
     const positions = events.map((e: { position: string }) => e.position);
     expect([...positions].sort()).toEqual(positions);
     const asOf = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=2026-06-15T12:00:30Z`, { apiKey: auditorKey });
-    expect(asOf.body.events.map((e: { type: string }) => e.type)).toEqual(['UnitsHeld', 'PurchaseReserved']);
+    expect(asOf.body.events.map((e: { type: string }) => e.type)).toEqual(['PurchaseReserved', 'UnitsHeld']);
   });
 
   it('is for auditors only, and an auditor can never write', async () => {
@@ -49,6 +49,6 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     expect(text.stdout).toContain(`purchase ${purchaseId}: 6 events`);
     expect(text.stdout).toMatch(/PurchaseClaimed .* request req-claim {2}correlation order-77 {2}-> fulfilled/);
     const json = JSON.parse((await runCli(api.dataDir, ['audit:purchase', purchaseId, '--json', '--as-of', '2026-06-15T12:00:30Z'])).stdout);
-    expect(json.map((e: { type: string }) => e.type)).toEqual(['UnitsHeld', 'PurchaseReserved']);
+    expect(json.map((e: { type: string }) => e.type)).toEqual(['PurchaseReserved', 'UnitsHeld']);
   });
 });

@@ -3,7 +3,7 @@ import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
 import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { inventoryStream } from '../domain/inventory/inventory.events';
+import { HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { PurchaseQueries } from '../queries/purchase.queries';
@@ -31,15 +31,25 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     if (deal.max_per_user !== undefined && (quantity as number) > deal.max_per_user) throw new CannotFulfil(`at most ${deal.max_per_user} per user`);
     const purchaseId = this.ids.short();
     const context = { now, metadata: caller };
-    const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: quantity as number } }, context);
-    const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
-    // The hold is the guarantee: if anything below fails, it lapses by itself after five minutes.
-    await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
-    const snapshot = dealSnapshot(deal);
+    // The reservation is on disk before its hold, so a crash never leaves a hold nobody owns (a
+    // reservation without its hold is claimed on fresh units, or released, like a lapsed one).
     const reserved = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
       type: 'ReservePurchase',
-      data: { purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: purchaseId, reservedAt: now.toISOString(), holdExpiresAt },
+      data: {
+        purchaseId, partnerId: caller.partnerId, deal: dealSnapshot(deal), quantity: quantity as number, holdId: purchaseId, reservedAt: now.toISOString(),
+        holdExpiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
+      },
     }, context);
+    let held;
+    try {
+      held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: quantity as number } }, context);
+    } catch (error) {
+      await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } }, context);
+      throw error;
+    }
+    const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
+    // Timeliness only: an expired hold stops counting whether or not its job runs.
+    await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
     return { purchaseId, position: laterPosition(held.position, reserved.position) };
   }
 }
