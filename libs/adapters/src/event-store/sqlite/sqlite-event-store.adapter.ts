@@ -79,7 +79,8 @@ export class SqliteEventStore extends EventStore {
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const outcome = await this.writer.run<AppendWritten>('append', { streamId, events, expected } satisfies AppendArgs);
+    const rows = events.map((e): [string, string, string, string] => [e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata)]);
+    const outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs);
     if (!outcome.written) throw new WrongExpectedRevision(streamId, expected, outcome.actual ?? 'no_stream');
     return { nextExpectedRevision: outcome.revision, position: sqlitePosition(outcome.position) };
   }
