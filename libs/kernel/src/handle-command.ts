@@ -15,7 +15,7 @@ export interface CommandOutcome<S, E> {
   state: S;
   /** Stream revision after the command, or null for a stream that still does not exist. */
   revision: StreamRevision | null;
-  /** Log position of the last appended event; null when nothing was appended. */
+  /** Log position of the last event its batch appended (see handleCommand); null when the batch appended nothing. */
   position: LogPosition | null;
 }
 
@@ -192,8 +192,8 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
       const outcome = decided[i];
       if ('error' in outcome) w.reject(outcome.error);
       else {
-        const wrote = outcome.events.length > 0;
-        w.resolve({ events: outcome.events, state: outcome.state, revision: outcome.revision < 0 ? null : outcome.revision, position: wrote ? position : null });
+        // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.
+        w.resolve({ events: outcome.events, state: outcome.state, revision: outcome.revision < 0 ? null : outcome.revision, position });
       }
     });
     return;

@@ -97,4 +97,66 @@ describe('recovery of card purchases interrupted by a crash', () => {
       crashDir.remove();
     }
   });
+
+  /** A card purchase interrupted after an approved charge, with its hold, as the crash leaves it. */
+  async function chargedBeforeCrash(api: TestApi, partnerId: string, purchaseId: string, quantity: number) {
+    const store = api.get(EventStore);
+    const gateway = api.get(PaymentGateway);
+    const email = `${purchaseId}@example.com`;
+    const userId = (await api.call('POST', '/users', { apiKey: partnerKeys.get(partnerId)!, body: { email } })).body.user_id;
+    const cardId = (await api.call('POST', '/credit_cards', { apiKey: partnerKeys.get(partnerId)!, body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const { token } = (await store.readStream(`card-${cardId}`))[0].data as { token: string };
+    const context = { now: clock.now(), metadata: { actor: 'test', partnerId } };
+    const deal = { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: null };
+    await handleCommand(store, purchaseStream(purchaseId), purchaseDecider, {
+      type: 'ReservePurchase',
+      data: { purchaseId, partnerId, deal, quantity, holdId: purchaseId, reservedAt: clock.now().toISOString(), holdExpiresAt: new Date(clock.now().getTime() + 300_000).toISOString(), payment: { userId, creditCardId: cardId, sessionId: null } },
+    }, context);
+    await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: purchaseId, quantity } }, context);
+    const charge = await gateway.charge({ token, amountCents: 4900 * quantity, idempotencyKey: purchaseId, description: 'x' });
+    if (charge.status !== 'approved') throw new Error('the test card should approve');
+    return { chargeId: charge.chargeId, userId, cardId };
+  }
+  const partnerKeys = new Map<string, string>();
+
+  it('closes without selling a charge that was refunded before the crash, and refunds one whose units sold out while it was down', async () => {
+    const crashDir = tempDir('recovery-refunds');
+    try {
+      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const partner = await first.createPartner();
+      partnerKeys.set(partner.partnerId, partner.apiKey);
+      await first.importRegions([chicago]);
+      await first.importDeals([{ ...spaDay, quantity: 3, max_per_user: undefined }]);
+      // 1: its units could not be sold, so it was refunded; the crash came before it was closed.
+      const refunded = await chargedBeforeCrash(first, partner.partnerId, 'refunded-p', 1);
+      expect((await first.get(PaymentGateway).refund({ chargeId: refunded.chargeId, amountCents: 4900, idempotencyKey: 'refunded-p-refund' })).status).toBe('refunded');
+      // 2: charged for two units, then the crash; before recovery finishes it, its hold lapses and
+      // another buyer takes every unit (done here, in the "crashed" process, after its last write).
+      await chargedBeforeCrash(first, partner.partnerId, 'lapsed-p', 2);
+      clock.advance(5 * 60_000 + 1);
+      const key = { apiKey: partner.apiKey };
+      const other = (await first.call('POST', '/users', { ...key, body: { email: 'meanwhile@example.com' } })).body.user_id;
+      const reservation = await first.call('POST', '/purchases/reserve', { ...key, body: { deal_id: 'chicago-spa-day', num_bought: 3 } });
+      expect(reservation.status).toBe(200);
+      expect((await first.call('PUT', `/purchases/${reservation.body.purchase.id}/claim`, { ...key, body: { user_id: other } })).status).toBe(200);
+      await first.settle();
+      await first.stop();
+
+      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      try {
+        await second.settle();
+        for (const id of ['refunded-p', 'lapsed-p']) {
+          const purchase = (await second.call('GET', `/purchases/${id}`, key)).body.purchase;
+          expect([id, purchase.payment_state, purchase.fulfillment_state, purchase.coupons]).toEqual([id, 'failed', 'released', []]);
+          expect([id, await second.get(PaymentGateway).refundOutcome(`${id}-refund`)]).toEqual([id, expect.objectContaining({ status: 'refunded' })]);
+        }
+        const figures = (await second.call('GET', '/deals/chicago-spa-day', key)).body.deal;
+        expect([figures.number_sold, figures.num_left]).toEqual([3, 0]);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      crashDir.remove();
+    }
+  });
 });

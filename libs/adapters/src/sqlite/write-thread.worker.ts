@@ -36,6 +36,10 @@ function runBatch(batch: WriteBatch): WriteReply {
           if (!program) throw new Error(`no write program named ${kind}`);
           results.push({ ok: true, value: db.transaction(() => program(args as never, scratch))() });
         } catch (error) {
+          // Some errors (disk full, I/O, out of memory) make SQLite roll the whole transaction
+          // back; the requests after would then commit one by one, and those before are undone:
+          // fail the whole batch instead.
+          if (!db.inTransaction) throw error;
           results.push({ ok: false, error: describe(error) });
         }
       }

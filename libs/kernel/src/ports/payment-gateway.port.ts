@@ -88,5 +88,8 @@ export abstract class PaymentGateway {
    */
   abstract chargeOutcome(idempotencyKey: string): Promise<ChargeOutcome | null>;
 
+  /** The outcome recorded for a refund's idempotency key, or null when none was asked. Moves no money. */
+  abstract refundOutcome(idempotencyKey: string): Promise<RefundOutcome | null>;
+
   abstract close(): Promise<void>;
 }

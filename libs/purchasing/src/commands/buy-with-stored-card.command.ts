@@ -13,7 +13,8 @@ import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/p
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { CouponIssuer } from './coupon-issuer';
-import { RELEASE_HOLD_JOB, releaseHoldJobId } from './release-hold-job';
+import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
+import { refundUnfulfilledCharge } from './refund-unfulfilled';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -161,7 +162,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const [outcome] = await Promise.all([
       this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` }),
       // Timeliness only: an expired hold stops counting whether or not its job runs.
-      this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } }),
+      armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt),
     ]);
     // Awaited by the caller's `finally`; caught here too so a failure is not an unhandled rejection meanwhile.
     chargeOver().catch(() => undefined);
@@ -169,7 +170,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       await Promise.all([
         this.releaseHold(deal.id, purchaseId, context),
         handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: outcome.status, reason: outcome.reason } }, context),
-        this.scheduler.cancel(releaseHoldJobId(purchaseId)),
+        disarmHoldRelease(this.scheduler, purchaseId),
       ]);
       if (outcome.status === 'declined') throw new Declined(`the card was declined: ${outcome.reason}`);
       throw new PaymentFailed('the payment processor failed; nothing was charged');
@@ -181,10 +182,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;
       // The hold lapsed during the charge and the deal sold out meanwhile: no charge without units.
-      await this.gateway.refund({ chargeId: outcome.chargeId, amountCents: deal.current_price * order.quantity, idempotencyKey: `${purchaseId}-refund` });
-      await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
-        type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: 'error', reason: 'sold out during the charge; the charge was refunded' },
-      }, context);
+      await refundUnfulfilledCharge(this.store, this.gateway, { purchaseId, partnerId: caller.partnerId, chargeId: outcome.chargeId, amountCents: deal.current_price * order.quantity }, context);
       throw error;
     }
   }

@@ -7,7 +7,7 @@ import { inventoryStream } from '../domain/inventory/inventory.events';
 import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { couponCodes } from './coupon-codes';
-import { releaseHoldJobId } from './release-hold-job';
+import { disarmHoldRelease } from './release-hold-job';
 
 
 /**
@@ -34,7 +34,7 @@ export class CouponIssuer {
     const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller });
     const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, now);
     const position = laterPosition(recorded.position, issued);
-    await this.scheduler.cancel(releaseHoldJobId(purchaseId));
+    await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position };
   }
 
@@ -56,7 +56,7 @@ export class CouponIssuer {
     const [recorded, issued] = await Promise.all([
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller }),
       this.issueCoupons(purchaseId, deal, { couponIds: couponIdsFor(purchaseId, quantity), userId }, caller, now),
-      this.scheduler.cancel(releaseHoldJobId(purchaseId)),
+      disarmHoldRelease(this.scheduler, purchaseId),
     ]);
     return { purchaseId, position: laterPosition(recorded.position, issued) };
   }
@@ -69,7 +69,9 @@ export class CouponIssuer {
       return holdId;
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;
-      const fresh = `${purchaseId}-r${now.getTime().toString(36)}`;
+      // One replacement per purchase, by a fixed id: a retry after a crash finds it held or sold
+      // (both commands change nothing then) instead of selling the purchase's units twice.
+      const fresh = `${purchaseId}-r`;
       await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity } }, context);
       await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId: fresh } }, context);
       return fresh;

@@ -9,7 +9,7 @@ import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/p
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
-import { RELEASE_HOLD_JOB, releaseHoldJobId } from './release-hold-job';
+import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
 
 const BUYABLE = ['daily-deal', 'on-going'];
 
@@ -49,7 +49,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     }
     const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
     // Timeliness only: an expired hold stops counting whether or not its job runs.
-    await this.scheduler.schedule({ id: releaseHoldJobId(purchaseId), kind: RELEASE_HOLD_JOB, runAt: new Date(holdExpiresAt), data: { dealId: deal.id, holdId: purchaseId } });
+    await armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt);
     return { purchaseId, position: laterPosition(held.position, reserved.position) };
   }
 }
@@ -103,7 +103,7 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
     const inventory = await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, {
       type: 'ReleaseHold', data: { dealId: deal.dealId, holdId: released.state.holdId!, reason: 'released' },
     }, context);
-    await this.scheduler.cancel(releaseHoldJobId(purchaseId));
+    await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position: laterPosition(released.position, inventory.position) };
   }
 }

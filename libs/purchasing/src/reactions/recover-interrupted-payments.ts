@@ -1,7 +1,8 @@
-import { EventStore, handleCommand, OPERATOR, PaymentGateway, ViewStore } from '@deals/kernel';
+import { CannotFulfil, CommandCaller, EventStore, handleCommand, OPERATOR, PaymentGateway, ViewStore } from '@deals/kernel';
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/coupon-issuer';
+import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
@@ -14,7 +15,10 @@ const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
  * After a crash, finishes the card purchases a process left between reserving and recording the
  * payment, by what the processor recorded under the purchase's idempotency key: approved → sell
  * the units and issue the coupons (no charge without coupons); declined or failed → release; no
- * charge at all → release (nothing was taken). Never charges. Then issues the coupons of every
+ * charge at all → release (nothing was taken); approved but already refunded (its units could not
+ * be sold) → release; approved but the units sold out while the service was down → refund and
+ * release. Never charges. Each purchase on its own: one that fails is logged and retried at the
+ * next start. Then issues the coupons of every
  * fulfilled purchase (any path) whose process stopped before all its coupons were issued.
  */
 @Injectable()
@@ -24,31 +28,66 @@ export class RecoverInterruptedPayments {
   constructor(private readonly store: EventStore, private readonly views: ViewStore, private readonly gateway: PaymentGateway, private readonly coupons: CouponIssuer, private readonly clock: Clock) {}
 
   async run(): Promise<number> {
+    let recovered = 0;
     const open = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved', paymentIntent: { $ne: null } });
     for (const purchase of open) {
       if (!purchase.paymentIntent) continue;
-      const caller = { ...SYSTEM, partnerId: purchase.partnerId };
-      const outcome = await this.gateway.chargeOutcome(purchase._id);
-      if (outcome?.status === 'approved') {
-        const { userId, creditCardId } = purchase.paymentIntent;
-        await this.coupons.complete(purchase._id, caller, (holdId) => ({
-          type: 'RecordPayment', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, creditCardId, chargeId: outcome.chargeId, sessionId: null, holdId },
-        }));
-      } else {
-        const context = { now: this.clock.now(), metadata: caller };
-        await handleCommand(this.store, inventoryStream(purchase.deal.dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId: purchase.deal.dealId, holdId: purchase._id, reason: 'payment_failed' } }, context);
-        await handleCommand(this.store, purchaseStream(purchase._id), purchaseDecider, {
-          type: 'RecordNonPayment',
-          data: { purchaseId: purchase._id, partnerId: purchase.partnerId, outcome: outcome?.status === 'declined' ? 'declined' : 'error', reason: outcome ? outcome.reason : 'interrupted before charging' },
-        }, context);
+      // One purchase that cannot be finished now must not keep the others (or the service) down.
+      try {
+        const outcome = await this.finishPayment(purchase);
+        this.logger.warn(`recovered purchase ${purchase._id}: ${outcome}`);
+        recovered++;
+      } catch (error) {
+        this.logger.error(`purchase ${purchase._id} could not be recovered; it is tried again at the next start`, error as Error);
       }
-      this.logger.warn(`recovered purchase ${purchase._id}: ${outcome?.status ?? 'never charged'}`);
     }
     const owing = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { couponsOwed: { $gt: 0 } });
     for (const purchase of owing) {
-      await this.coupons.issueOwed(purchase._id, { ...SYSTEM, partnerId: purchase.partnerId });
-      this.logger.warn(`issued the ${purchase.couponsOwed} coupon(s) purchase ${purchase._id} was owed`);
+      try {
+        await this.coupons.issueOwed(purchase._id, { ...SYSTEM, partnerId: purchase.partnerId });
+        this.logger.warn(`issued the ${purchase.couponsOwed} coupon(s) purchase ${purchase._id} was owed`);
+        recovered++;
+      } catch (error) {
+        this.logger.error(`the coupons owed to purchase ${purchase._id} could not be issued; tried again at the next start`, error as Error);
+      }
     }
-    return open.length + owing.length;
+    return recovered;
+  }
+
+  private async finishPayment(purchase: PurchaseDetails): Promise<string> {
+    const caller = { ...SYSTEM, partnerId: purchase.partnerId };
+    const context = { now: this.clock.now(), metadata: caller };
+    const outcome = await this.gateway.chargeOutcome(purchase._id);
+    if (outcome?.status !== 'approved') {
+      await this.release(purchase, outcome?.status === 'declined' ? 'declined' : 'error', outcome ? outcome.reason : 'interrupted before charging', context);
+      return outcome?.status ?? 'never charged';
+    }
+    // Refunded before the crash (its units could not be sold): close it, never sell it.
+    if ((await this.gateway.refundOutcome(refundKey(purchase._id)))?.status === 'refunded') {
+      await this.release(purchase, 'error', SOLD_OUT_DURING_CHARGE, context);
+      return 'refunded before the crash';
+    }
+    const { userId, creditCardId } = purchase.paymentIntent!;
+    try {
+      await this.coupons.complete(purchase._id, caller, (holdId) => ({
+        type: 'RecordPayment', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, creditCardId, chargeId: outcome.chargeId, sessionId: null, holdId },
+      }));
+      return 'approved; sold and coupons issued';
+    } catch (error) {
+      if (!(error instanceof CannotFulfil)) throw error;
+      // The hold lapsed while the service was down and the deal sold out: no charge without units.
+      await refundUnfulfilledCharge(this.store, this.gateway, { purchaseId: purchase._id, partnerId: purchase.partnerId, chargeId: outcome.chargeId, amountCents: purchase.amountCents }, context);
+      await this.releaseHold(purchase, context);
+      return 'approved, but sold out meanwhile: refunded';
+    }
+  }
+
+  private async release(purchase: PurchaseDetails, outcome: 'declined' | 'error', reason: string, context: { now: Date; metadata: CommandCaller }) {
+    await this.releaseHold(purchase, context);
+    await handleCommand(this.store, purchaseStream(purchase._id), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, outcome, reason } }, context);
+  }
+
+  private async releaseHold(purchase: PurchaseDetails, context: { now: Date; metadata: CommandCaller }) {
+    await handleCommand(this.store, inventoryStream(purchase.deal.dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId: purchase.deal.dealId, holdId: purchase._id, reason: 'payment_failed' } }, context);
   }
 }

@@ -50,6 +50,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   private readonly db: Database.Database;
   private readonly writer: SqliteWriteThread;
   private readonly chargeByKey: Database.Statement;
+  private readonly refundByKey: Database.Statement;
   private readonly slowMs: number;
   private readonly pepper: Buffer;
 
@@ -63,6 +64,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     this.db = openDurableDatabase(file);
     this.db.exec(VAULT_SCHEMA);
     this.chargeByKey = this.db.prepare('SELECT * FROM charges WHERE idempotency_key = ?');
+    this.refundByKey = this.db.prepare('SELECT * FROM refunds WHERE idempotency_key = ?');
     this.writer = new SqliteWriteThread({ file, durability: 'full', programs: require.resolve('./payment-vault.writes'), walLimitBytes: 0 });
   }
 
@@ -100,12 +102,17 @@ export class SimulatedPaymentGateway extends PaymentGateway {
       chargeId, amountCents, idempotencyKey, newRefundId: `re_${randomBytes(18).toString('base64url')}`,
     } satisfies RefundArgs);
     if (!first && (row.charge_id !== chargeId || row.amount_cents !== amountCents)) return keyReused;
-    return row.status === 'refunded' ? { status: 'refunded', refundId: row.refund_id! } : { status: row.status, reason: row.reason! };
+    return refundOutcome(row);
   }
 
   async chargeOutcome(idempotencyKey: string): Promise<ChargeOutcome | null> {
     const row = this.chargeByKey.get(idempotencyKey) as ChargeRow | undefined;
     return row ? chargeOutcome(row) : null;
+  }
+
+  async refundOutcome(idempotencyKey: string): Promise<RefundOutcome | null> {
+    const row = this.refundByKey.get(idempotencyKey) as RefundRow | undefined;
+    return row ? refundOutcome(row) : null;
   }
 
   async close(): Promise<void> {
@@ -117,6 +124,9 @@ export class SimulatedPaymentGateway extends PaymentGateway {
 const keyReused = { status: 'error', reason: 'idempotency key reused with other parameters' } as const;
 
 const field = (outcome: object, name: string): string | null => (outcome as Record<string, string>)[name] ?? null;
+
+const refundOutcome = (row: RefundRow): RefundOutcome =>
+  row.status === 'refunded' ? { status: 'refunded', refundId: row.refund_id! } : { status: row.status, reason: row.reason! };
 
 const chargeOutcome = (row: ChargeRow): ChargeOutcome =>
   row.status === 'approved' ? { status: 'approved', chargeId: row.charge_id! } : { status: row.status, reason: row.reason! };

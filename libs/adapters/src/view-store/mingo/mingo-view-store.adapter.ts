@@ -75,7 +75,12 @@ class Generation {
   private saveCheckpointNow(): void {
     if (this.unsavedCheckpoint === null) return;
     this.clearUnsaved();
-    if (this.checkpoint !== null && this.db.open) this.saveCheckpoint.run(this.checkpoint);
+    try {
+      if (this.checkpoint !== null && this.db.open) this.saveCheckpoint.run(this.checkpoint);
+    } catch {
+      // Busy (a rebuild in another process) or closing: the next commit with documents saves it,
+      // and until then a restart replays a few events this view skips.
+    }
   }
 
   private clearUnsaved(): void {
