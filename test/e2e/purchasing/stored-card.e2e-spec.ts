@@ -1,4 +1,4 @@
-import { ManualClock } from '@deals/kernel';
+import { EventStore, ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
@@ -68,5 +68,29 @@ describe('POST /purchases: buying with a stored card', () => {
     expect(limit.body).toMatchObject({ error_type: 'cannot_fufill' });
     const missing = await api.call('POST', '/purchases', { apiKey, body: {} });
     expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual(['deal_id', 'quantity', 'user_id', 'credit_card_id', 'expected_price_per_unit']);
+  });
+
+  it('finishes a charged purchase when a write after the charge fails once: no charge without coupons', async () => {
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'flaky-disk@example.com' } })).body.user_id;
+    const card = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: buyer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const store = api.get(EventStore);
+    const append = store.append.bind(store);
+    let failed = 0;
+    const spy = jest.spyOn(store, 'append').mockImplementation((stream, events, expected) => {
+      if (failed === 0 && events.some((e) => e.type === 'PurchasePaid')) {
+        failed++;
+        return Promise.reject(new Error('SQLITE_BUSY: database is locked'));
+      }
+      return append(stream, events, expected);
+    });
+    try {
+      const reply = await buy({ user_id: buyer, credit_card_id: card });
+      expect(failed).toBe(1);
+      expect(reply.status).toBe(200);
+      expect(reply.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: buyer });
+      expect(reply.body.purchase.coupons).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

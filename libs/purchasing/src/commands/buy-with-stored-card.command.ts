@@ -1,14 +1,14 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
 import {
-  CannotFulfil, Clock, CommandCaller, Declined, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, Scheduler,
+  CannotFulfil, Clock, CommandCaller, Declined, DomainError, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, Scheduler,
   ValidationFailed, ValidationIssue,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
-import { purchaseDecider } from '../domain/purchase/purchase.decider';
+import { purchaseDecider, RecordPayment } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
@@ -17,6 +17,19 @@ import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
 import { refundUnfulfilledCharge } from './refund-unfulfilled';
 
 type Caller = CommandCaller & { partnerId: string };
+
+const COMPLETION_ATTEMPTS = 3;
+
+async function retry<T>(attempts: number, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof DomainError || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
 
 /** POST /purchases: buy with a stored card (part 4.6). */
 export class BuyWithStoredCard extends Command<{ purchaseId: string; position: LogPosition | null }> {
@@ -175,10 +188,19 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       if (outcome.status === 'declined') throw new Declined(`the card was declined: ${outcome.reason}`);
       throw new PaymentFailed('the payment processor failed; nothing was charged');
     }
+    const record = (holdId: string): RecordPayment => ({
+      type: 'RecordPayment', data: { purchaseId, partnerId: caller.partnerId, userId: order.userId, creditCardId: order.creditCardId, chargeId: outcome.chargeId, sessionId: order.sessionId, holdId },
+    });
     try {
-      return await this.coupons.completePaid({ purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId }, caller, (holdId) => ({
-        type: 'RecordPayment', data: { purchaseId, partnerId: caller.partnerId, userId: order.userId, creditCardId: order.creditCardId, chargeId: outcome.chargeId, sessionId: order.sessionId, holdId },
-      }));
+      try {
+        return await this.coupons.completePaid({ purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId }, caller, record);
+      } catch (error) {
+        if (error instanceof DomainError) throw error;
+        // The card is charged: a failed write (a busy or full disk) must not leave it without its
+        // units and coupons. The general tail is idempotent and reads what was written; it is
+        // tried again, and if it still fails, recovery finishes the purchase at the next start.
+        return await retry(COMPLETION_ATTEMPTS, () => this.coupons.complete(purchaseId, caller, record));
+      }
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;
       // The hold lapsed during the charge and the deal sold out meanwhile: no charge without units.
