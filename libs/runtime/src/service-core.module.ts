@@ -47,7 +47,8 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.host.startAll();
     await this.scheduler.start();
     await this.host.waitForAll();
-    await this.recovery.run();
+    // A worker starts beside API processes that may be in the middle of purchases; an embedded API is alone.
+    await this.recovery.run({ othersMayBeBuying: this.options.role === 'worker' });
     await this.holds.rearm();
   }
 

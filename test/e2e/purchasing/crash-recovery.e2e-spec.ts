@@ -3,6 +3,8 @@ import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/
 import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
 import { purchaseDecider } from '../../../libs/purchasing/src/domain/purchase/purchase.decider';
 import { purchaseStream } from '../../../libs/purchasing/src/domain/purchase/purchase.events';
+import { CHARGE_LOCK_MS } from '../../../libs/purchasing/src/domain/charge-lock/charge-lock';
+import { RecoverInterruptedPayments } from '../../../libs/purchasing/src/reactions/recover-interrupted-payments';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
@@ -157,6 +159,30 @@ describe('recovery of card purchases interrupted by a crash', () => {
       }
     } finally {
       crashDir.remove();
+    }
+  });
+
+  it('beside other processes that may be buying, leaves a purchase younger than the charge lock to later', async () => {
+    const api = await TestApi.start({ clock });
+    try {
+      const partner = await api.createPartner();
+      partnerKeys.set(partner.partnerId, partner.apiKey);
+      await api.importRegions([chicago]);
+      await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: undefined }]);
+      await chargedBeforeCrash(api, partner.partnerId, 'in-flight-p', 1);
+      await api.settle();
+      const recovery = api.get(RecoverInterruptedPayments);
+      const state = async () => (await api.call('GET', '/purchases/in-flight-p', { apiKey: partner.apiKey })).body.purchase.fulfillment_state;
+      // A worker starting now: an API process may still be charging it.
+      expect(await recovery.run({ othersMayBeBuying: true })).toBe(0);
+      expect(await state()).toBe('reserved');
+      // Past its charge lock, nobody is: the worker finishes it.
+      clock.advance(CHARGE_LOCK_MS + 1);
+      expect(await recovery.run({ othersMayBeBuying: true })).toBe(1);
+      await api.settle();
+      expect(await state()).toBe('fulfilled');
+    } finally {
+      await api.close();
     }
   });
 });

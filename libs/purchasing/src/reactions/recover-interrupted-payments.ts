@@ -1,8 +1,9 @@
-import { CannotFulfil, CommandCaller, EventStore, handleCommand, OPERATOR, PaymentGateway, ViewStore } from '@deals/kernel';
+import { CannotFulfil, CommandCaller, EventStore, handleCommand, OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/coupon-issuer';
 import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
+import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
@@ -11,6 +12,9 @@ import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-detai
 
 const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
 
+/** Finishes, at the end of its charge lock, a purchase another process may still have been charging. */
+export const RECOVER_PURCHASE_JOB = 'recover-purchase';
+
 /**
  * After a crash, finishes the card purchases a process left between reserving and recording the
  * payment, by what the processor recorded under the purchase's idempotency key: approved → sell
@@ -18,20 +22,42 @@ const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
  * charge at all → release (nothing was taken); approved but already refunded (its units could not
  * be sold) → release; approved but the units sold out while the service was down → refund and
  * release. Never charges. Each purchase on its own: one that fails is logged and retried at the
- * next start. Then issues the coupons of every
- * fulfilled purchase (any path) whose process stopped before all its coupons were issued.
+ * next start. Then issues the coupons of every fulfilled purchase (any path) whose process stopped
+ * before all its coupons were issued.
+ *
+ * When other processes may be buying at the same moment (the distributed worker starting beside
+ * running APIs), a purchase younger than the charge lock may still be in their hands: it is left
+ * to a job at the end of that lock, which finishes it only if it is still open then.
  */
 @Injectable()
 export class RecoverInterruptedPayments {
   private readonly logger = new Logger('Recovery');
 
-  constructor(private readonly store: EventStore, private readonly views: ViewStore, private readonly gateway: PaymentGateway, private readonly coupons: CouponIssuer, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly views: ViewStore,
+    private readonly gateway: PaymentGateway,
+    private readonly coupons: CouponIssuer,
+    private readonly scheduler: Scheduler,
+    private readonly clock: Clock,
+  ) {
+    this.scheduler.handle(RECOVER_PURCHASE_JOB, async (job) => {
+      const purchase = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, String(job.data.purchaseId));
+      if (purchase?.fulfillmentState !== 'reserved' || !purchase.paymentIntent) return;
+      this.logger.warn(`recovered purchase ${purchase._id}: ${await this.finishPayment(purchase)}`);
+    });
+  }
 
-  async run(): Promise<number> {
+  async run({ othersMayBeBuying }: { othersMayBeBuying: boolean }): Promise<number> {
     let recovered = 0;
     const open = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved', paymentIntent: { $ne: null } });
     for (const purchase of open) {
       if (!purchase.paymentIntent) continue;
+      const settledAt = Date.parse(purchase.createdAt) + CHARGE_LOCK_MS;
+      if (othersMayBeBuying && settledAt > this.clock.now().getTime()) {
+        await this.scheduler.schedule({ id: `recover-purchase-${purchase._id}`, kind: RECOVER_PURCHASE_JOB, runAt: new Date(settledAt), data: { purchaseId: purchase._id } });
+        continue;
+      }
       // One purchase that cannot be finished now must not keep the others (or the service) down.
       try {
         const outcome = await this.finishPayment(purchase);
