@@ -22,19 +22,8 @@ import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { describeInterference, startCpuMeter } from './support/cpu-meter';
 import { percentile } from './support/percentile';
 import { withTempDir } from './support/temp-dir';
-
-/** The same table the store creates (`sqlite-event-store.adapter.ts`). */
-const EVENTS_TABLE = `
-  CREATE TABLE IF NOT EXISTS events (
-    position INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL,
-    stream_id TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    type TEXT NOT NULL,
-    data TEXT NOT NULL,
-    metadata TEXT NOT NULL,
-    UNIQUE (stream_id, revision)
-  )`;
+// The store's own table, so the raw loop inserts into exactly what the store writes.
+import { EVENTS_SCHEMA } from '../libs/adapters/src/event-store/sqlite/sqlite-event-log.writes';
 
 const PAGE = 1000;
 /** The read passes last at least this long (and are at least {@link MIN_READ_PASSES}), each side. */
@@ -109,7 +98,7 @@ function rawCommits(file: string, options: BenchOptions): { count: number; secon
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     if (db.pragma('synchronous', { simple: true }) !== 2) throw new Error('raw: synchronous is not FULL');
-    db.exec(EVENTS_TABLE);
+    db.exec(EVENTS_SCHEMA); // the very table the store creates
     const insert = db.prepare('INSERT INTO events (id, stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
     const sample = benchEvent(0, 0);
     const data = JSON.stringify(sample.data);
