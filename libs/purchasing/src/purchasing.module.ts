@@ -8,7 +8,7 @@ import { CancelCouponHandler, RedeemCouponHandler } from './commands/redeem-coup
 import { RecordResellerPurchaseHandler } from './commands/reseller-purchase.command';
 import { ClaimReservationHandler, ReleaseExpiredHoldHandler, ReleaseReservationHandler, ReserveUnitsHandler } from './commands/reservation.handlers';
 import { StockInventoryHandler } from './commands/stock-inventory.command';
-import { CouponQr } from './http/coupon-qr';
+import { CouponQr } from './coupon-images/coupon-qr';
 import { CouponsController } from './http/coupons.controller';
 import { PurchasesController } from './http/purchases.controller';
 import { ResellersController } from './http/resellers.controller';
@@ -24,11 +24,12 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
   providers: [
     StockInventoryHandler, ReserveUnitsHandler, ClaimReservationHandler, ReleaseReservationHandler, ReleaseExpiredHoldHandler, RedeemCouponHandler,
     BuyWithStoredCardHandler, FullPurchaseHandler, RecordResellerPurchaseHandler, CancelCouponHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments,
+    CouponQr,
   ],
-  exports: [PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments],
+  exports: [PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments, CouponQr],
 })
 export class PurchasingModule {}
 
 /** Purchasing's HTTP routes. */
-@Module({ imports: [PurchasingModule, AccountsModule], controllers: [PurchasesController, CouponsController, ResellersController, AuditController], providers: [CouponQr] })
+@Module({ imports: [PurchasingModule, AccountsModule], controllers: [PurchasesController, CouponsController, ResellersController, AuditController] })
 export class PurchasingHttpModule {}

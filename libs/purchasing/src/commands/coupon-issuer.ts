@@ -6,6 +6,7 @@ import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { CouponQr } from '../coupon-images/coupon-qr';
 import { couponCodes } from './coupon-codes';
 import { disarmHoldRelease } from './release-hold-job';
 
@@ -18,7 +19,16 @@ import { disarmHoldRelease } from './release-hold-job';
  */
 @Injectable()
 export class CouponIssuer {
-  constructor(private readonly store: EventStore, private readonly scheduler: Scheduler, private readonly clock: Clock) {}
+  constructor(private readonly store: EventStore, private readonly scheduler: Scheduler, private readonly clock: Clock, private readonly qr: CouponQr) {}
+
+  /**
+   * Starts drawing the QR images of a purchase's coupons (their codes derive from the purchase id),
+   * so that they are ready when the answer is written, instead of adding a trip to the QR thread
+   * after the purchase. Only a head start: the answer draws whatever is not ready.
+   */
+  private drawQrCodesAhead(purchaseId: string, quantity: number): void {
+    for (const couponId of couponIdsFor(purchaseId, quantity)) this.qr.png(couponCodes(couponId).redemptionCode).catch(() => undefined);
+  }
 
   async complete(
     purchaseId: string,
@@ -28,6 +38,7 @@ export class CouponIssuer {
     const now = this.clock.now();
     const [first] = await this.store.readStream(purchaseStream(purchaseId), 0);
     const { deal, quantity, holdId: reservedHold } = first.data as { deal: DealSnapshot; quantity: number; holdId: string };
+    this.drawQrCodesAhead(purchaseId, quantity);
     const { state: before } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
     if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, caller, now);
@@ -52,6 +63,7 @@ export class CouponIssuer {
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { purchaseId, deal, quantity, userId } = purchase;
+    this.drawQrCodesAhead(purchaseId, quantity);
     const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, caller, now);
     const [recorded, issued] = await Promise.all([
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller }),

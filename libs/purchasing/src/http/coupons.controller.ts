@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
 import { RedeemCoupon } from '../commands/redeem-coupon.command';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { CouponFilterWord, couponStateFilter, PurchaseQueries } from '../queries/purchase.queries';
-import { CouponQr } from './coupon-qr';
+import { CouponQr } from '../coupon-images/coupon-qr';
 import { printableCoupon } from './printable-coupon';
 import { CouponLinks, toCoupon } from './purchase.responses';
 

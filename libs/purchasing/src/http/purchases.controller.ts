@@ -10,7 +10,7 @@ import { ClaimReservation, ReleaseReservation, ReserveUnits } from '../commands/
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import { PurchaseQueries } from '../queries/purchase.queries';
-import { CouponQr } from './coupon-qr';
+import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, toCoupon, toPurchase } from './purchase.responses';
 
 const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];

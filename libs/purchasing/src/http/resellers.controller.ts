@@ -10,7 +10,7 @@ import { CouponNotRefundable } from '../domain/coupon/coupon.decider';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS } from '../projections/purchase-details/purchase-details.projection';
 import { PurchaseQueries } from '../queries/purchase.queries';
-import { CouponQr } from './coupon-qr';
+import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, toCoupon } from './purchase.responses';
 
 /** Part 4.6.2 and 4.7: sales recorded by resellers, and their coupons (HTTP basic, /api/v3). */
