@@ -1,11 +1,11 @@
-import { CannotFulfil, Clock, CommandCaller, EventStore, handleCommand, laterPosition, loadAggregate, LogPosition, Scheduler } from '@deals/kernel';
+import { CannotFulfil, Clock, CommandCaller, EventStore, fold, handleCommand, laterPosition, LogPosition, Scheduler } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { couponDecider } from '../domain/coupon/coupon.decider';
 import { couponStream } from '../domain/coupon/coupon.events';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
-import { couponIdsFor, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { couponCodes } from './coupon-codes';
 import { disarmHoldRelease } from './release-hold-job';
@@ -36,10 +36,9 @@ export class CouponIssuer {
     record: (holdId: string) => ClaimPurchase | RecordPayment | RecordResale,
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
-    const [first] = await this.store.readStream(purchaseStream(purchaseId), 0);
-    const { deal, quantity, holdId: reservedHold } = first.data as { deal: DealSnapshot; quantity: number; holdId: string };
+    const { reserved, state: before } = await this.readPurchase(purchaseId);
+    const { deal, quantity, holdId: reservedHold } = reserved;
     this.drawQrCodesAhead(purchaseId, quantity);
-    const { state: before } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
     if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, caller, now);
     const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller });
@@ -73,6 +72,13 @@ export class CouponIssuer {
     return { purchaseId, position: laterPosition(recorded.position, issued) };
   }
 
+  /** The purchase's stream, read once: what its reservation recorded, and its state now. */
+  private async readPurchase(purchaseId: string) {
+    const history = (await this.store.readStream(purchaseStream(purchaseId), 0)) as unknown as PurchaseEvent[];
+    const reserved = history[0].data as { deal: DealSnapshot; quantity: number; holdId: string };
+    return { reserved, state: fold(purchaseDecider, history) };
+  }
+
   /** Sells the held units, or, when the hold lapsed or was released, fresh ones (refused if the deal sold out meanwhile); returns the hold sold. */
   private async sell(purchaseId: string, dealId: string, holdId: string, quantity: number, caller: CommandCaller, now: Date): Promise<string> {
     const context = { now, metadata: caller };
@@ -95,10 +101,9 @@ export class CouponIssuer {
    * fulfilment and its coupons leaves); nothing for any other purchase.
    */
   async issueOwed(purchaseId: string, caller: CommandCaller & { partnerId: string }): Promise<LogPosition | null> {
-    const { state } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
+    const { reserved, state } = await this.readPurchase(purchaseId);
     if (state.status !== 'fulfilled') return null;
-    const [first] = await this.store.readStream(purchaseStream(purchaseId), 0);
-    return this.issueCoupons(purchaseId, (first.data as { deal: DealSnapshot }).deal, state, caller, this.clock.now());
+    return this.issueCoupons(purchaseId, reserved.deal, state, caller, this.clock.now());
   }
 
   private async issueCoupons(
