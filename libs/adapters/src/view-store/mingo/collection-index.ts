@@ -113,10 +113,11 @@ export class CollectionIndex {
       }
       return { before, after, slot };
     });
+    // Sorted indexes read the current documents from `bySlot` when they catch up.
+    for (const { after, slot } of changes) this.bySlot[slot] = after;
     for (const index of this.equality.values()) for (const change of changes) index.apply(change);
     for (const index of this.sorted.values()) index.apply(changes);
     for (const column of this.geo.values()) column.apply(changes);
-    for (const { after, slot } of changes) this.bySlot[slot] = after;
   }
 
   geoColumn(field: string): GeoColumn | undefined {

@@ -95,9 +95,11 @@ function plan(
     return found;
   }
   const sorted = index.sorted.get(Object.keys(sort)[0]);
-  if (sorted?.usable) {
+  const candidates = bits ? bits.count() : index.size;
+  // A few candidates are sorted outright; asking `usable` would bring the index up to date (or build it).
+  if (candidates > SAMPLE && sorted?.usable) {
     const range = rangeOf(filter, sorted) ?? { lo: 0, hi: sorted.keys.length };
-    if (walkIsCheaper(index, bits, test, range, want)) {
+    if (walkIsCheaper(index, bits, candidates, test, range, want)) {
       const found = walk(index, sorted, range, sort, bits, test, skip, want);
       if (found) {
         explain?.('walk');
@@ -119,10 +121,8 @@ function each(index: CollectionIndex, bits: Bitset | null, visit: (doc: ViewDocu
   else for (let slot = 0; slot < docs.length && visit(docs[slot]) !== false; slot++);
 }
 
-function walkIsCheaper(index: CollectionIndex, bits: Bitset | null, test: DocTest, range: Range, want: number): boolean {
+function walkIsCheaper(index: CollectionIndex, bits: Bitset | null, candidates: number, test: DocTest, range: Range, want: number): boolean {
   const walkLength = Math.max(0, range.hi - range.lo);
-  const candidates = bits ? bits.count() : index.size;
-  if (candidates <= SAMPLE) return false;
   let sampled = 0;
   let hits = 0;
   each(index, bits, (doc) => {

@@ -16,22 +16,30 @@ export interface Range {
   hi: number;
 }
 
-// Above this many changes in one commit, filtering and merging the whole array beats splicing each.
+// Above this many changes at once, filtering and merging the whole array beats splicing each.
 const SPLICE_LIMIT = 16;
+// Changes an index may owe before a write brings it up to date without waiting for a query.
+const PENDING_MIN = 1024;
 
 const sortKeyOf = (doc: ViewDocument, path: string[]) => sortValue(doc as unknown as Record<string, unknown>, path);
 
 /**
  * The documents of a collection (by slot) ordered by one field, then by `_id`, as MongoDB's sort
- * orders scalars (missing reads as null). Kept up to date on every commit by binary search and
- * splice, or by one merge for a large commit. A document whose value is an array or an object has
- * no place in such an order, so while any exists the index declines to answer (`usable` is false)
- * and the planner sorts or scans instead.
+ * orders scalars (missing reads as null). Built on the first query that asks for it (most indexed
+ * fields are only ever matched by equality, which `EqualityIndex` answers) and from then on kept
+ * up to date lazily: a commit only notes which slots changed, and the next query (or a backlog of
+ * an eighth of the index) brings the arrays up to date by binary search and shifting, or by one
+ * merge for many changes. Write-heavy collections so pay for ordering once per query, not once per
+ * commit. A document whose value is an array or an object has no place in such an order, so while
+ * any exists the index declines to answer (`usable` is false) and the planner sorts or scans
+ * instead.
  */
 export class SortedIndex {
-  /** Sort values, parallel to `slots`. */
-  keys: Scalar[] = [];
-  slots: number[] = [];
+  private sortedKeys: Scalar[] = [];
+  private sortedSlots: number[] = [];
+  private built = false;
+  /** Slots changed since the arrays were brought up to date → each one's document as the arrays hold it (absent from them: undefined). */
+  private readonly pending = new Map<number, ViewDocument | undefined>();
   private readonly path: string[];
   private readonly ranges = new RangeCache();
   private unordered = 0;
@@ -45,12 +53,26 @@ export class SortedIndex {
   }
 
   get usable(): boolean {
+    this.refresh();
     return this.unordered === 0;
   }
 
+  /** Sort values, parallel to `slots`. */
+  get keys(): readonly Scalar[] {
+    this.refresh();
+    return this.sortedKeys;
+  }
+
+  get slots(): readonly number[] {
+    this.refresh();
+    return this.sortedSlots;
+  }
+
+  /** Notes a commit's changes; `bySlot` must hold their `after` documents before the next query. */
   apply(changes: readonly Change[]): void {
-    if (changes.length > SPLICE_LIMIT) this.merge(changes);
-    else for (const change of changes) this.replace(change);
+    if (!this.built) return;
+    for (const { before, slot } of changes) if (!this.pending.has(slot)) this.pending.set(slot, before);
+    if (this.pending.size > PENDING_MIN + (this.sortedKeys.length >>> 3)) this.refresh();
   }
 
   /** The slots at positions `range` (read it or copy it before asking again; see RangeCache). */
@@ -81,11 +103,12 @@ export class SortedIndex {
 
   /** First position where `after` holds (`after` is false, then true, along the index). */
   private search(after: (key: Scalar) => boolean): number {
+    const keys = this.keys;
     let lo = 0;
-    let hi = this.keys.length;
+    let hi = keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (after(this.keys[mid])) hi = mid;
+      if (after(keys[mid])) hi = mid;
       else lo = mid + 1;
     }
     return lo;
@@ -98,7 +121,7 @@ export class SortedIndex {
     if (newKey === NOT_SCALAR) this.unordered++;
     if (oldKey !== NOT_SCALAR && newKey !== NOT_SCALAR && compareScalars(oldKey, newKey) === 0) return;
     this.ranges.clear();
-    const { keys, slots } = this;
+    const { sortedKeys: keys, sortedSlots: slots } = this;
     const from = oldKey === NOT_SCALAR ? -1 : this.locate(oldKey, after._id);
     if (newKey === NOT_SCALAR) {
       if (from >= 0) keys.splice(from, 1), slots.splice(from, 1);
@@ -126,12 +149,13 @@ export class SortedIndex {
 
   /** Position of the entry (key, id), or the one where it belongs. */
   private locate(key: Scalar, id: string): number {
+    const { sortedKeys: keys, sortedSlots: slots } = this;
     let lo = 0;
-    let hi = this.keys.length;
+    let hi = keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const other = this.bySlot[this.slots[mid]]._id;
-      const c = compareScalars(this.keys[mid], key) || (other < id ? -1 : other > id ? 1 : 0);
+      const other = this.bySlot[slots[mid]]._id;
+      const c = compareScalars(keys[mid], key) || (other < id ? -1 : other > id ? 1 : 0);
       if (c >= 0) hi = mid;
       else lo = mid + 1;
     }
@@ -155,10 +179,10 @@ export class SortedIndex {
     const keys: Scalar[] = [];
     const slots: number[] = [];
     let j = 0;
-    for (let i = 0; i < this.keys.length; i++) {
-      const slot = this.slots[i];
+    for (let i = 0; i < this.sortedKeys.length; i++) {
+      const slot = this.sortedSlots[i];
       if (replaced.size && replaced.has(slot)) continue;
-      const key = this.keys[i];
+      const key = this.sortedKeys[i];
       // Reads the _id (a document, out of cache) only on a tie of keys.
       while (j < added.length && (compareScalars(added[j].key, key) || (added[j].id < this.bySlot[slot]._id ? -1 : 1)) < 0) {
         keys.push(added[j].key);
@@ -171,7 +195,22 @@ export class SortedIndex {
       keys.push(added[j].key);
       slots.push(added[j].slot);
     }
-    this.keys = keys;
-    this.slots = slots;
+    this.sortedKeys = keys;
+    this.sortedSlots = slots;
+  }
+
+  /** Brings the arrays up to date: built from every document the first time, then by the noted changes. */
+  private refresh(): void {
+    if (!this.built) {
+      this.built = true;
+      this.merge(this.bySlot.map((after, slot) => ({ before: undefined, after, slot })));
+      return;
+    }
+    if (this.pending.size === 0) return;
+    const changes: Change[] = [];
+    for (const [slot, before] of this.pending) changes.push({ before, after: this.bySlot[slot], slot });
+    this.pending.clear();
+    if (changes.length > SPLICE_LIMIT) this.merge(changes);
+    else for (const change of changes) this.replace(change);
   }
 }
