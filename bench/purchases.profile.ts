@@ -87,7 +87,7 @@ async function main() {
       wrap(store, 'append', 'EventStore.append (queued → committed)');
       wrap(store, 'readStream', 'EventStore.readStream');
       // The write thread commits (and syncs) off the loop; `answer` is the loop's share of a batch.
-      wrap((store as unknown as { writer: object }).writer, 'answer', 'EventStore batch answered (on the loop)', (self) => self.inFlight?.length ?? 0);
+      wrap((store as unknown as { writer: object }).writer, 'answer', 'EventStore batch answered (on the loop)', (self) => self.inFlight?.[0]?.length ?? 0);
       wrap(app.get(PaymentGateway), 'charge', 'PaymentGateway.charge (simulated, own SQLite FULL)');
       wrap(app.get(Scheduler), 'schedule', 'Scheduler.schedule');
       wrap(app.get(Scheduler), 'cancel', 'Scheduler.cancel');

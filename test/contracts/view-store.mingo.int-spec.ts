@@ -14,3 +14,76 @@ viewStoreContract('embedded (mingo)', async () => {
     },
   };
 });
+
+/**
+ * The embedded store saves a generation's commits to its file a little after they are made (one
+ * row per changed document, however many commits changed it). What a crash leaves must be a
+ * consistent past: the documents of the last save with that save's checkpoint, never one without
+ * the other. Another instance opened beside a live one reads the file as a restart after a crash
+ * would.
+ */
+describe('embedded view store: saving commits to its file', () => {
+  const dir = tempDir('views-save');
+  afterAll(() => dir.remove());
+  const pos = (n: number) => String(n).padStart(20, '0');
+  const doc = (id: string, n: number, title: string) => ({ _id: id, _pos: pos(n), title });
+
+  async function reopened(path: string) {
+    const again = new MingoViewStore(path);
+    await again.define('things', []);
+    const state = { checkpoint: await again.writer('things').checkpoint(), docs: await again.find('things', {}, { sort: { _id: 1 } }) };
+    await again.close();
+    return state;
+  }
+
+  it('keeps the last saved documents and checkpoint together until the next save', async () => {
+    const path = `${dir.path}/delayed`;
+    const views = new MingoViewStore(path, { documentsMs: 60_000, checkpointMs: 60_000 });
+    try {
+      await views.define('things', []);
+      await views.writer('things').commit([doc('a', 1, 'first'), doc('b', 2, 'first')], pos(2));
+      // Not saved yet: a crash now restarts from the beginning, with no documents.
+      expect(await reopened(path)).toEqual({ checkpoint: null, docs: [] });
+      // Readers of this instance see the commit at once.
+      expect((await views.findById<ReturnType<typeof doc>>('things', 'b'))?.title).toBe('first');
+      await views.close();
+      expect(await reopened(path)).toEqual({ checkpoint: pos(2), docs: [doc('a', 1, 'first'), doc('b', 2, 'first')] });
+    } finally {
+      await views.close();
+    }
+  });
+
+  it('saves within its delay, each document once with the checkpoint reached', async () => {
+    const path = `${dir.path}/timed`;
+    const views = new MingoViewStore(path, { documentsMs: 20, checkpointMs: 20 });
+    try {
+      await views.define('things', []);
+      const writer = views.writer('things');
+      await writer.commit([doc('a', 1, 'first')], pos(1));
+      await writer.commit([doc('a', 2, 'second'), doc('b', 3, 'first')], pos(3));
+      await writer.commit([], pos(5));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await reopened(path)).toEqual({ checkpoint: pos(5), docs: [doc('a', 2, 'second'), doc('b', 3, 'first')] });
+      // A checkpoint that moves alone is saved too.
+      await writer.commit([], pos(9));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await reopened(path)).checkpoint).toBe(pos(9));
+    } finally {
+      await views.close();
+    }
+  });
+
+  it('saves a rebuilt generation before activating it, so another process loads it whole', async () => {
+    const path = `${dir.path}/rebuild`;
+    const views = new MingoViewStore(path, { documentsMs: 60_000, checkpointMs: 60_000 });
+    try {
+      await views.define('things', []);
+      const target = await views.beginRebuild('things');
+      await target.commit([doc('r', 7, 'rebuilt')], pos(7));
+      await target.activate();
+      expect(await reopened(path)).toEqual({ checkpoint: pos(7), docs: [doc('r', 7, 'rebuilt')] });
+    } finally {
+      await views.close();
+    }
+  });
+});

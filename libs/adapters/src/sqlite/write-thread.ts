@@ -10,6 +10,9 @@ interface Request {
   reject: (error: unknown) => void;
 }
 
+/** Batches sent to the worker and not yet answered: one committing, the others queued behind it. */
+const IN_FLIGHT = 4;
+
 /** A write the worker could not do; `code` is SQLite's (e.g. SQLITE_BUSY) when it has one. */
 export class SqliteWriteFailed extends Error {
   readonly code?: string;
@@ -23,14 +26,18 @@ export class SqliteWriteFailed extends Error {
 /**
  * Writes to one SQLite file from a worker thread, in pipelined group commits: while one batch is
  * being committed (and synced) by the worker, the requests that arrive meanwhile gather into the
- * next. The main event loop never waits for the disk, and one sync serves every request of a batch.
+ * next, which is sent at once so that it waits in the worker's queue (at most {@link IN_FLIGHT}
+ * batches are out). The worker so goes from one commit to the next without waiting for the busy
+ * event loop to read its answer. The main event loop never waits for the disk, and one sync serves
+ * every request of a batch. Batches are committed in the order sent, each in its own transaction.
  * A request is answered only once its batch is committed, so a read on the main thread's own
  * connection afterwards sees it. Reads stay on the main thread (WAL lets them run beside the writer).
  */
 export class SqliteWriteThread {
   private worker: Worker | null = null;
   private queue: Request[] = [];
-  private inFlight: Request[] | null = null;
+  /** Batches sent and not yet answered, oldest first (the worker answers in order). */
+  private inFlight: Request[][] = [];
   private scheduled = false;
   private closing: Promise<void> | null = null;
   /** Called after every batch that wrote something (e.g. to wake subscriptions). */
@@ -42,7 +49,7 @@ export class SqliteWriteThread {
     if (this.closing) return Promise.reject(new Error(`${this.data.file}: the write thread is closed`));
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ kind, args, resolve: resolve as (value: never) => void, reject });
-      if (!this.inFlight && !this.scheduled) {
+      if (this.inFlight.length < IN_FLIGHT && !this.scheduled) {
         // Gather what the rest of this turn of the loop asks too.
         this.scheduled = true;
         setImmediate(() => {
@@ -56,7 +63,7 @@ export class SqliteWriteThread {
   /** Writes what is queued, then stops the worker. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      while (this.queue.length || this.inFlight || this.scheduled) await new Promise((r) => setTimeout(r, 1));
+      while (this.queue.length || this.inFlight.length || this.scheduled) await new Promise((r) => setTimeout(r, 1));
       const worker = this.worker;
       this.worker = null;
       if (worker) {
@@ -70,10 +77,10 @@ export class SqliteWriteThread {
   }
 
   private send(): void {
-    if (this.inFlight || this.queue.length === 0) return;
+    if (this.inFlight.length >= IN_FLIGHT || this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    this.inFlight = batch;
+    this.inFlight.push(batch);
     const worker = this.worker ?? this.start();
     worker.ref();
     worker.postMessage(batch.map(({ kind, args }) => ({ kind, args })) satisfies WriteBatch);
@@ -92,8 +99,7 @@ export class SqliteWriteThread {
   }
 
   private answer(reply: WriteReply): void {
-    const batch = this.inFlight ?? [];
-    this.inFlight = null;
+    const batch = this.inFlight.shift() ?? [];
     let wrote = false;
     batch.forEach((request, i) => {
       const result = reply.failed ? null : reply.results[i];
@@ -105,7 +111,7 @@ export class SqliteWriteThread {
       }
     });
     if (this.queue.length) this.send();
-    else this.worker?.unref();
+    else if (this.inFlight.length === 0) this.worker?.unref();
     if (wrote) this.onCommitted();
   }
 
@@ -113,9 +119,9 @@ export class SqliteWriteThread {
   private lose(worker: Worker, error: unknown): void {
     if (this.worker !== worker) return;
     this.worker = null;
-    const batch = this.inFlight ?? [];
-    this.inFlight = null;
-    for (const request of batch) request.reject(error);
+    const batches = this.inFlight;
+    this.inFlight = [];
+    for (const batch of batches) for (const request of batch) request.reject(error);
     if (this.queue.length) this.send();
   }
 }

@@ -16,15 +16,18 @@ export function qrPng(text: string): Buffer {
   const { modules } = QRCode.create(text, { errorCorrectionLevel: 'M' });
   const size = (modules.size + 2 * QR_MARGIN) * QR_SCALE;
   const rowBytes = Math.ceil(size / 8);
-  const raw = Buffer.alloc((rowBytes + 1) * size, 0); // filter byte 0 per row; bit 1 = white
-  for (let y = 0; y < size; y++) {
-    const row = y * (rowBytes + 1) + 1;
-    const my = Math.floor(y / QR_SCALE) - QR_MARGIN;
+  const stride = rowBytes + 1;
+  const raw = Buffer.alloc(stride * size, 0); // filter byte 0 per row; bit 1 = white
+  // Each row of modules is drawn once, into the first of its QR_SCALE pixel rows, then copied.
+  for (let y = 0; y < size; y += QR_SCALE) {
+    const row = y * stride + 1;
+    const my = y / QR_SCALE - QR_MARGIN;
     for (let x = 0; x < size; x++) {
       const mx = Math.floor(x / QR_SCALE) - QR_MARGIN;
       const dark = mx >= 0 && my >= 0 && mx < modules.size && my < modules.size && modules.get(my, mx) === 1;
       if (!dark) raw[row + (x >> 3)] |= 0x80 >> (x & 7);
     }
+    for (let copy = 1; copy < QR_SCALE; copy++) raw.copy(raw, row + copy * stride, row, row + rowBytes);
   }
   const header = Buffer.alloc(13);
   header.writeUInt32BE(size, 0);

@@ -152,6 +152,28 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       }
     });
 
+    it('delivers the whole log in order when appends of two connections interleave', async () => {
+      if (!subject.connectAgain) return;
+      const other = await subject.connectAgain();
+      try {
+        const [mine, theirs] = [stream('mine'), stream('theirs')];
+        const from = await store.head();
+        const ours = (e: RecordedEvent) => e.streamId === mine || e.streamId === theirs;
+        const seenPromise = collect(store, from, (seen) => seen.filter(ours).length >= 8);
+        // This connection's appends leave gaps that only the other's fill.
+        for (let i = 0; i < 4; i++) {
+          await store.append(mine, [event('Mine', { i })], i === 0 ? 'no_stream' : i - 1);
+          await other.append(theirs, [event('Theirs', { i })], i === 0 ? 'no_stream' : i - 1);
+        }
+        const seen = (await seenPromise).filter(ours);
+        expect(seen.map((e) => `${e.type}${(e.data as { i: number }).i}`)).toEqual(['Mine0', 'Theirs0', 'Mine1', 'Theirs1', 'Mine2', 'Theirs2', 'Mine3', 'Theirs3']);
+        expect(seen.map((e) => e.position)).toEqual([...seen.map((e) => e.position)].sort());
+        expect(seen.map((e) => e.position)).toEqual((await store.readAll({ after: from, maxCount: 100 })).filter(ours).map((e) => e.position));
+      } finally {
+        await other.close();
+      }
+    });
+
     it('waits for each batch handler before delivering the next', async () => {
       const s = stream('serial');
       const from = await store.head();

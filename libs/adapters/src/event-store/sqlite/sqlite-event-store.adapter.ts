@@ -33,6 +33,8 @@ const positionNumber = (p: LogPosition | null) => (p === null ? 0 : Number(p));
 const POLL_MS = 100;
 const PAGE = 1000;
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
+/** Rows of this process's own recent appends kept for the subscriptions (a few seconds' worth). */
+const OWN_ROWS = 20_000;
 
 /**
  * The embedded event log: one SQLite file in WAL mode with `synchronous=FULL`, so an append is
@@ -55,6 +57,13 @@ export class SqliteEventStore extends EventStore {
    * of the turn and on every commit of this process (the page may have grown).
    */
   private readonly livePages = new Map<number, RecordedEvent[]>();
+  /**
+   * Rows this process appended lately, by position, exactly as the file holds them (an append's
+   * events take consecutive positions, ending at the one its write reports). The subscriptions
+   * read new pages from here rather than query the file for what this process just wrote; a
+   * position missing here (another process's append, or one pruned) sends them to the file.
+   */
+  private readonly ownRows = new Map<number, Row>();
   private readonly statements: {
     readStream: Database.Statement;
     readAll: Database.Statement;
@@ -82,6 +91,7 @@ export class SqliteEventStore extends EventStore {
     const rows = events.map((e): [string, string, string, string] => [e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata)]);
     const outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs);
     if (!outcome.written) throw new WrongExpectedRevision(streamId, expected, outcome.actual ?? 'no_stream');
+    this.remember(streamId, rows, outcome.revision, outcome.position);
     return { nextExpectedRevision: outcome.revision, position: sqlitePosition(outcome.position) };
   }
 
@@ -131,10 +141,35 @@ export class SqliteEventStore extends EventStore {
     };
   }
 
+  private remember(streamId: string, rows: ReadonlyArray<[string, string, string, string]>, lastRevision: number, lastPosition: number): void {
+    const first = lastPosition - rows.length + 1;
+    rows.forEach(([id, type, data, metadata], i) =>
+      this.ownRows.set(first + i, { position: first + i, id, stream_id: streamId, revision: lastRevision - rows.length + 1 + i, type, data, metadata }),
+    );
+    if (this.ownRows.size > OWN_ROWS) {
+      for (const position of this.ownRows.keys()) {
+        this.ownRows.delete(position);
+        if (this.ownRows.size <= OWN_ROWS / 2) break;
+      }
+    }
+  }
+
+  /** The rows after `after` that this process appended itself, as far as they run without a gap. */
+  private ownPage(after: number): Row[] {
+    const rows: Row[] = [];
+    for (let position = after + 1; rows.length < PAGE; position++) {
+      const row = this.ownRows.get(position);
+      if (!row) break;
+      rows.push(row);
+    }
+    return rows;
+  }
+
   private livePage(after: number): RecordedEvent[] {
     let page = this.livePages.get(after);
     if (!page) {
-      page = (this.statements.readAll.all(after, PAGE) as Row[]).map(toRecorded);
+      const own = this.ownPage(after);
+      page = (own.length > 0 ? own : (this.statements.readAll.all(after, PAGE) as Row[])).map(toRecorded);
       if (this.livePages.size === 0) setImmediate(() => this.livePages.clear());
       this.livePages.set(after, page);
     }

@@ -17,10 +17,33 @@ import { CompiledFilter, compileFilter } from './predicate-compiler';
 import { count, find, PreparedFilter } from './query-planner';
 import type { Change } from './sorted-index';
 
-/** One generation of one collection, held in memory and mirrored to its own SQLite file. */
+/** How long a generation's writes may stay in memory only, by what is waiting to be saved. */
+export interface SaveDelays {
+  /** Documents (with their checkpoint). */
+  documentsMs: number;
+  /** A checkpoint that moved without documents. */
+  checkpointMs: number;
+}
+
+const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 50, checkpointMs: 1000 };
+
+/**
+ * One generation of one collection, held in memory and mirrored to its own SQLite file. Commits
+ * change memory at once; the file is brought up to date a little later (`SaveDelays`), in one
+ * transaction that writes each changed document once, however many commits changed it, together
+ * with the checkpoint they reached. A hot document (a deal selling hundreds of units a second)
+ * so costs one row write per save instead of one per commit. A crash loses at most the writes
+ * since the last save, and never splits documents from their checkpoint: a restart replays them
+ * from the log.
+ */
 class Generation {
   readonly docs = new Map<string, ViewDocument>();
   checkpoint: LogPosition | null;
+  /** Bodies changed since the last save, by id (the latest of each). */
+  private readonly unsaved = new Map<string, string>();
+  private savedCheckpoint: LogPosition | null;
+  private saveTimer: NodeJS.Timeout | null = null;
+  private saveDue = Infinity;
   private readonly upsert: Database.Statement;
   private readonly saveCheckpoint: Database.Statement;
 
@@ -29,6 +52,7 @@ class Generation {
     readonly name: string,
     private readonly db: Database.Database,
     readonly index: CollectionIndex,
+    private readonly delays: SaveDelays,
   ) {
     db.exec('CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
@@ -36,6 +60,7 @@ class Generation {
     this.saveCheckpoint = db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
     this.put(db.prepare('SELECT body FROM docs').pluck().all() as string[]);
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
+    this.savedCheckpoint = this.checkpoint;
   }
 
   commit(documents: readonly ViewDocument[], checkpoint: LogPosition): void {
@@ -44,48 +69,58 @@ class Generation {
       return !stored || stored._pos < doc._pos;
     });
     const advance = this.checkpoint === null || checkpoint > this.checkpoint;
-    if (fresh.length === 0) {
-      // Most batches hold nothing for most views: the checkpoint alone moves. Its row is written
-      // with the next documents or within CHECKPOINT_DELAY_MS (a restart before that replays a few
-      // events this view skips anyway), instead of one transaction per view per batch.
-      if (advance) {
-        this.checkpoint = checkpoint;
-        this.unsavedCheckpoint ??= setTimeout(() => this.saveCheckpointNow(), CHECKPOINT_DELAY_MS).unref();
-      }
-      return;
+    if (fresh.length > 0) {
+      const bodies = fresh.map((doc) => JSON.stringify(doc));
+      this.put(bodies);
+      fresh.forEach((doc, i) => this.unsaved.set(doc._id, bodies[i]));
     }
-    const bodies = fresh.map((doc) => JSON.stringify(doc));
-    const saved = advance ? checkpoint : this.checkpoint;
-    this.db.transaction(() => {
-      fresh.forEach((doc, i) => this.upsert.run(doc._id, bodies[i]));
-      if (saved !== null) this.saveCheckpoint.run(saved);
-    }).immediate();
-    this.clearUnsaved();
-    this.put(bodies);
     if (advance) this.checkpoint = checkpoint;
+    if (this.unsaved.size > 0) this.scheduleSave(this.delays.documentsMs);
+    else if (this.checkpoint !== this.savedCheckpoint) this.scheduleSave(this.delays.checkpointMs);
+  }
+
+  /** Writes what memory holds beyond the file, in one transaction; throws if it cannot. */
+  save(): void {
+    this.clearSaveTimer();
+    if (this.unsaved.size === 0 && this.checkpoint === this.savedCheckpoint) return;
+    const checkpoint = this.checkpoint;
+    this.db.transaction(() => {
+      for (const [id, body] of this.unsaved) this.upsert.run(id, body);
+      if (checkpoint !== null) this.saveCheckpoint.run(checkpoint);
+    }).immediate();
+    this.unsaved.clear();
+    this.savedCheckpoint = checkpoint;
   }
 
   close(): void {
-    this.saveCheckpointNow();
+    try {
+      if (this.db.open) this.save();
+    } catch {
+      // Busy (a rebuild in another process): what was not saved is replayed from the log on restart.
+    }
+    this.clearSaveTimer();
     this.db.close();
   }
 
-  private unsavedCheckpoint: NodeJS.Timeout | null = null;
-
-  private saveCheckpointNow(): void {
-    if (this.unsavedCheckpoint === null) return;
-    this.clearUnsaved();
-    try {
-      if (this.checkpoint !== null && this.db.open) this.saveCheckpoint.run(this.checkpoint);
-    } catch {
-      // Busy (a rebuild in another process) or closing: the next commit with documents saves it,
-      // and until then a restart replays a few events this view skips.
-    }
+  private scheduleSave(delayMs: number): void {
+    const due = Date.now() + delayMs;
+    if (due >= this.saveDue) return;
+    this.clearSaveTimer();
+    this.saveDue = due;
+    this.saveTimer = setTimeout(() => {
+      try {
+        if (this.db.open) this.save();
+      } catch {
+        // Busy (a rebuild in another process): try again later; memory keeps serving readers.
+        this.scheduleSave(this.delays.checkpointMs);
+      }
+    }, delayMs).unref();
   }
 
-  private clearUnsaved(): void {
-    if (this.unsavedCheckpoint) clearTimeout(this.unsavedCheckpoint);
-    this.unsavedCheckpoint = null;
+  private clearSaveTimer(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    this.saveDue = Infinity;
   }
 
   /** Documents go through JSON on the way in, so memory holds exactly what a restart would load. */
@@ -119,8 +154,6 @@ function cacheable(this: Record<string, unknown>, key: string, value: unknown): 
 }
 
 const WATCH_MS = 250;
-/** How long a checkpoint that moved without documents may stay in memory only. */
-const CHECKPOINT_DELAY_MS = 1000;
 const QUERY_CACHE_LIMIT = 1000;
 
 /**
@@ -129,7 +162,8 @@ const QUERY_CACHE_LIMIT = 1000;
  * or give its order (query-planner.ts); filters compile to plain functions, with mingo answering
  * the conditions the compiler leaves out (predicate-compiler.ts). Each generation is mirrored to a
  * SQLite file together with its checkpoint, in one transaction, so a restart resumes where it
- * stopped. Views can always be rebuilt from the log, so their files use
+ * stopped; the mirror follows memory within `SaveDelays` (and at close, and before a rebuilt
+ * generation is activated). Views can always be rebuilt from the log, so their files use
  * `synchronous=NORMAL`: a crash may lose the last commits of a view, never its consistency with its
  * checkpoint. Documents handed out are deeply frozen; readers copy before changing.
  */
@@ -142,7 +176,10 @@ export class MingoViewStore extends ViewStore {
   private readonly queries = new Map<string, CompiledFilter>();
   private readonly watcher: NodeJS.Timeout;
 
-  constructor(dir: string) {
+  constructor(
+    dir: string,
+    private readonly saveDelays: SaveDelays = DEFAULT_SAVE_DELAYS,
+  ) {
     super();
     mkdirSync(dir, { recursive: true });
     this.files = new GenerationFiles(dir);
@@ -181,6 +218,8 @@ export class MingoViewStore extends ViewStore {
     return {
       ...this.writerFor(generation),
       activate: async () => {
+        // Another process (the API, when the CLI rebuilds) loads the generation from its file.
+        generation.save();
         this.files.activate(collection, generation.name);
         this.switchTo(collection, generation);
       },
@@ -218,7 +257,7 @@ export class MingoViewStore extends ViewStore {
     const fields = firstKeys.filter(([, kind]) => kind !== '2dsphere').map(([field]) => field);
     const geoFields = firstKeys.filter(([, kind]) => kind === '2dsphere').map(([field]) => field);
     const db = openDurableDatabase(this.files.file(collection, name), 'normal');
-    return new Generation(collection, name, db, new CollectionIndex(fields, geoFields));
+    return new Generation(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays);
   }
 
   private generation(collection: string): Generation {
