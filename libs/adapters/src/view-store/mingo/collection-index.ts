@@ -29,6 +29,11 @@ class EqualityIndex {
   }
 
   apply({ before, after, slot }: Change): void {
+    // Most writes change a few fields of a document: a top-level scalar that kept its value keeps its entry.
+    if (before && this.path.length === 1) {
+      const [was, is] = [(before as unknown as Doc)[this.field], (after as unknown as Doc)[this.field]];
+      if (was === is && (was === null || typeof was !== 'object')) return;
+    }
     const keys = this.keysOf(after);
     if (before) {
       for (const key of this.keysOf(before)) {

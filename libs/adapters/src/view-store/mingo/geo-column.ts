@@ -45,6 +45,11 @@ export class GeoColumn {
 
   apply(changes: readonly Change[]): void {
     for (const { after, slot } of changes) {
+      this.found = [];
+      this.collect(after as unknown as Record<string, unknown>);
+      const points = this.found.length ? this.found : undefined;
+      // Most writes (a sale changing a deal's figures) leave its places alone.
+      if (samePoints(points, this.points[slot])) continue;
       for (const key of new Set(this.cellKeys(this.points[slot]))) {
         const cell = this.cells.get(key)!;
         const keep = cell.slots.map((s) => s !== slot);
@@ -52,9 +57,6 @@ export class GeoColumn {
         cell.slots = cell.slots.filter((_, i) => keep[i]);
         if (!cell.slots.length) this.cells.delete(key);
       }
-      this.found = [];
-      this.collect(after as unknown as Record<string, unknown>);
-      const points = this.found.length ? this.found : undefined;
       this.points[slot] = points;
       this.cellKeys(points).forEach((key, i) => {
         let cell = this.cells.get(key);
@@ -119,4 +121,11 @@ export class GeoColumn {
     for (let i = 0; points && i < points.length; i += 2) keys.push(latCell(Math.max(-90, Math.min(90, points[i + 1]))) * ROW + lngCell(points[i]));
     return keys;
   }
+}
+
+function samePoints(a: number[] | undefined, b: number[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

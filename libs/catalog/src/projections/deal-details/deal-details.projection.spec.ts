@@ -1,5 +1,5 @@
 import { applyEvents, RecordedEvent } from '@deals/kernel';
-import { DealDetails, dealDetailsProjection } from './deal-details.projection';
+import { DealDetails, dealDetailsProjection, searchFields } from './deal-details.projection';
 
 let n = 0;
 const recorded = (type: string, data: unknown): RecordedEvent => ({
@@ -35,5 +35,22 @@ describe('deal details projection', () => {
   it('changes nothing when the same events are applied again', () => {
     const [view] = applyEvents(dealDetailsProjection, new Map(), events);
     expect(applyEvents(dealDetailsProjection, new Map<string, DealDetails>([['spa', view]]), events)).toEqual([]);
+  });
+
+  it('keeps every search field equal to what the terms and inventory give, through holds, sales and releases', () => {
+    const later = [
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 3, expiresAt: '2026-01-01T00:05:00Z' }),
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 37, expiresAt: '2026-01-01T00:05:00Z' }),
+      recorded('UnitsSold', { dealId: 'spa', holdId: 'h1', quantity: 3 }),
+      recorded('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }),
+      recorded('UnitsReleased', { dealId: 'spa', holdId: 'h2', quantity: 37 }),
+      recorded('InventoryStocked', { dealId: 'spa', total: 3 }),
+    ];
+    let view: DealDetails | undefined;
+    for (const event of [...events, ...later]) {
+      [view = view] = applyEvents(dealDetailsProjection, new Map(view ? [['spa', view]] : []), [event]);
+      expect(view).toEqual({ ...view, ...searchFields(view!.deal, view!.inventory) });
+    }
+    expect(view).toMatchObject({ title: 'Spa day', numberSold: 3, numLeft: 0, soldOut: true, inventory: { total: 3, sold: 3, holds: {} } });
   });
 });

@@ -95,7 +95,26 @@ export function searchFields(deal: DealTerms | null, inventory: DealInventory): 
   };
 }
 
+function nextInventory(inventory: DealInventory, event: InventoryEvent): DealInventory {
+  switch (event.type) {
+    case 'InventoryStocked':
+      return { ...inventory, total: event.data.total };
+    case 'UnitsHeld':
+      return { ...inventory, holds: { ...inventory.holds, [event.data.holdId]: { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) } } };
+    case 'UnitsSold':
+    case 'UnitsReleased': {
+      const { [event.data.holdId]: _closed, ...holds } = inventory.holds;
+      const sold = inventory.sold + (event.type === 'UnitsSold' ? event.data.quantity : 0);
+      return { ...inventory, sold, holds };
+    }
+  }
+}
+
+const isInventoryEvent = (event: Handled): event is InventoryEvent =>
+  event.type === 'InventoryStocked' || event.type === 'UnitsHeld' || event.type === 'UnitsSold' || event.type === 'UnitsReleased';
+
 function next(current: DealDetails, event: Handled): Pick<DealDetails, 'deal' | 'state' | 'inventory'> {
+  if (isInventoryEvent(event)) return { ...current, inventory: nextInventory(current.inventory, event) };
   switch (event.type) {
     case 'DealListed':
       return { ...current, deal: event.data.deal, state: event.data.state };
@@ -106,16 +125,6 @@ function next(current: DealDetails, event: Handled): Pick<DealDetails, 'deal' | 
     }
     case 'DealStateChanged':
       return { ...current, state: event.data.to };
-    case 'InventoryStocked':
-      return { ...current, inventory: { ...current.inventory, total: event.data.total } };
-    case 'UnitsHeld':
-      return { ...current, inventory: { ...current.inventory, holds: { ...current.inventory.holds, [event.data.holdId]: { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) } } } };
-    case 'UnitsSold':
-    case 'UnitsReleased': {
-      const { [event.data.holdId]: _closed, ...holds } = current.inventory.holds;
-      const sold = current.inventory.sold + (event.type === 'UnitsSold' ? event.data.quantity : 0);
-      return { ...current, inventory: { ...current.inventory, sold, holds } };
-    }
   }
 }
 
@@ -144,7 +153,14 @@ export const dealDetailsProjection = defineProjection<DealDetails>({
     const current: DealDetails = view ?? {
       _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0, holds: {} }, ...searchFields(null, { total: 0, sold: 0, holds: {} }),
     };
-    const { deal, state, inventory } = next(current, recorded as unknown as Handled);
+    const event = recorded as unknown as Handled;
+    if (view && isInventoryEvent(event)) {
+      // A hot deal takes hundreds of these a second: only the inventory and its figures change.
+      const inventory = nextInventory(view.inventory, event);
+      const numLeft = unitsLeftAt(inventory, Number.NEGATIVE_INFINITY);
+      return { ...view, _pos: recorded.position, inventory, numLeft, numberSold: inventory.sold, soldOut: numLeft === 0 };
+    }
+    const { deal, state, inventory } = next(current, event);
     return { _id: id, _pos: recorded.position, deal, state, inventory, ...searchFields(deal, inventory) };
   },
 });
