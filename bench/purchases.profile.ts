@@ -8,6 +8,7 @@
  */
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
+import { CommandBus } from '@nestjs/cqrs';
 import { EventStore, PaymentGateway, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
 import Database from 'better-sqlite3';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -95,6 +96,12 @@ async function main() {
       wrap(app.get(AccountQueries), 'user', 'AccountQueries.user');
       wrap(app.get(AccountQueries), 'card', 'AccountQueries.card');
       wrap(app.get(CatalogQueries), 'deal', 'CatalogQueries.deal');
+      wrap(app.get(CommandBus), 'execute', 'CommandBus.execute (the purchase command, whole)');
+      // The server's side of each request: from its headers parsed to its answer handed to the socket.
+      (app.getHttpServer() as import('node:http').Server).on('request', (_req, res) => {
+        const t0 = performance.now();
+        res.on('finish', () => add('HTTP request (server side, headers to answer sent)', performance.now() - t0));
+      });
       const views = app.get(ViewStore) as unknown as Record<string, unknown>;
       for (const m of ['find', 'findById', 'count']) wrap(views, m, `ViewStore.${m}`);
       const writer = views.writer as (c: string) => Record<string, unknown>;

@@ -3,6 +3,7 @@ import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/
 import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
 import { purchaseDecider } from '../../../libs/purchasing/src/domain/purchase/purchase.decider';
 import { purchaseStream } from '../../../libs/purchasing/src/domain/purchase/purchase.events';
+import { transactionReferenceDecider, transactionReferenceStream } from '../../../libs/purchasing/src/domain/purchase/resale-claim';
 import { CHARGE_LOCK_MS } from '../../../libs/purchasing/src/domain/charge-lock/charge-lock';
 import { RecoverInterruptedPayments } from '../../../libs/purchasing/src/reactions/recover-interrupted-payments';
 import { TestApi } from '../../support/api-harness';
@@ -183,6 +184,59 @@ describe('recovery of card purchases interrupted by a crash', () => {
       expect(await state()).toBe('fulfilled');
     } finally {
       await api.close();
+    }
+  });
+
+  it('releases at start a hold no purchase was recorded for (a reseller sale stopped between its hold and its purchase), and only one old enough beside other processes', async () => {
+    const crashDir = tempDir('recovery-abandoned');
+    try {
+      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const partner = await first.createPartner();
+      await first.importRegions([chicago]);
+      await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: undefined }]);
+      const store = first.get(EventStore);
+      const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
+      const hold = (holdId: string, quantity: number) =>
+        handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId, quantity } }, context);
+      // A reseller sale stopped after claiming its reference and taking its hold, and a reservation whose purchase was recorded.
+      await handleCommand(store, transactionReferenceStream(partner.partnerId, 'tx-crash'), transactionReferenceDecider, {
+        type: 'ClaimTransactionReference', data: { partnerId: partner.partnerId, transactionReference: 'tx-crash', purchaseId: 'abandoned-p' },
+      }, context);
+      await hold('abandoned-p', 3);
+      await hold('owned-p', 2);
+      await handleCommand(store, purchaseStream('owned-p'), purchaseDecider, {
+        type: 'ReservePurchase',
+        data: {
+          purchaseId: 'owned-p', partnerId: partner.partnerId, quantity: 2, holdId: 'owned-p', reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z',
+          deal: { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 },
+        },
+      }, context);
+      await first.settle();
+      expect((await first.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(5);
+      // A worker starting beside running APIs leaves a hold younger than the charge lock: its purchase may be being written.
+      expect(await first.get(RecoverInterruptedPayments).run({ othersMayBeBuying: true })).toBe(0);
+      await first.stop();
+
+      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      try {
+        await second.settle();
+        expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(8);
+        const released = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-day'))).filter((e) => e.type === 'UnitsReleased');
+        expect(released.map((e) => e.data)).toEqual([{ dealId: 'chicago-spa-day', holdId: 'abandoned-p', quantity: 3, reason: 'abandoned' }]);
+        expect(released[0].metadata).toMatchObject({ actor: 'system:recovery' });
+        // The reseller's retry finishes the sale on fresh units.
+        const retry = await second.call('POST', '/api/v3/resellers/purchases', {
+          basic: { username: partner.username, password: partner.password },
+          body: { deal_id: 'chicago-spa-day', quantity: 3, transaction_reference: 'tx-crash', transaction_date: '2026-06-15T11:59:00Z', transaction_amount: 14700, first_name: 'Ray', last_name: 'Sell' },
+        });
+        expect([retry.status, retry.body.id, retry.body.fulfillment_state, retry.body.coupons?.length]).toEqual([200, 'abandoned-p', 'fulfilled', 3]);
+        await second.settle();
+        expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal).toMatchObject({ num_left: 5, number_sold: 3 });
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      crashDir.remove();
     }
   });
 });

@@ -1,3 +1,4 @@
+import { CatalogQueries } from '@deals/catalog';
 import { CannotFulfil, CommandCaller, EventStore, handleCommand, OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
@@ -5,7 +6,7 @@ import { CouponIssuer } from '../commands/coupon-issuer';
 import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
 import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { inventoryStream } from '../domain/inventory/inventory.events';
+import { HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { purchaseStream } from '../domain/purchase/purchase.events';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
@@ -23,11 +24,15 @@ export const RECOVER_PURCHASE_JOB = 'recover-purchase';
  * be sold) → release; approved but the units sold out while the service was down → refund and
  * release. Never charges. Each purchase on its own: one that fails is logged and retried at the
  * next start. Then issues the coupons of every fulfilled purchase (any path) whose process stopped
- * before all its coupons were issued.
+ * before all its coupons were issued. Last, releases every open hold no purchase was recorded for:
+ * a reseller sale takes its hold before it records its purchase, so a process stopped between the
+ * two leaves a hold nobody owns. Such a hold would lapse by itself within five minutes; this gives
+ * its units back at once (a retry of the sale then takes a fresh hold).
  *
  * When other processes may be buying at the same moment (the distributed worker starting beside
  * running APIs), a purchase younger than the charge lock may still be in their hands: it is left
- * to a job at the end of that lock, which finishes it only if it is still open then.
+ * to a job at the end of that lock, which finishes it only if it is still open then; a hold younger
+ * than the lock is likewise left alone (its purchase may be being written; it lapses anyway).
  */
 @Injectable()
 export class RecoverInterruptedPayments {
@@ -40,6 +45,7 @@ export class RecoverInterruptedPayments {
     private readonly coupons: CouponIssuer,
     private readonly scheduler: Scheduler,
     private readonly clock: Clock,
+    private readonly catalog: CatalogQueries,
   ) {
     this.scheduler.handle(RECOVER_PURCHASE_JOB, async (job) => {
       const purchase = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, String(job.data.purchaseId));
@@ -77,7 +83,26 @@ export class RecoverInterruptedPayments {
         this.logger.error(`the coupons owed to purchase ${purchase._id} could not be issued; tried again at the next start`, error as Error);
       }
     }
-    return recovered;
+    return recovered + (await this.releaseAbandonedHolds(othersMayBeBuying));
+  }
+
+  private async releaseAbandonedHolds(othersMayBeBuying: boolean): Promise<number> {
+    let released = 0;
+    const now = this.clock.now();
+    for (const { dealId, holdId, expiresAt } of await this.catalog.openHolds()) {
+      if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) continue;
+      // A purchase's hold has its id; the one replacing a lapsed hold adds `-r` (CouponIssuer).
+      const purchaseId = holdId.endsWith('-r') ? holdId.slice(0, -2) : holdId;
+      try {
+        if ((await this.store.readStream(purchaseStream(purchaseId), 0)).length > 0) continue;
+        await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId, reason: 'abandoned' } }, { now, metadata: SYSTEM });
+        this.logger.warn(`released hold ${holdId} of deal ${dealId}: no purchase was recorded for it`);
+        released++;
+      } catch (error) {
+        this.logger.error(`hold ${holdId} of deal ${dealId} could not be released; it lapses by itself`, error as Error);
+      }
+    }
+    return released;
   }
 
   private async finishPayment(purchase: PurchaseDetails): Promise<string> {

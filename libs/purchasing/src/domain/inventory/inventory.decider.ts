@@ -5,7 +5,11 @@ import { HOLD_TTL_MS, InventoryEvent } from './inventory.events';
 export type StockUnits = DomainCommand<'StockUnits', { dealId: string; total: number }>;
 export type HoldUnits = DomainCommand<'HoldUnits', { dealId: string; holdId: string; quantity: number }>;
 export type SellHeldUnits = DomainCommand<'SellHeldUnits', { dealId: string; holdId: string }>;
-export type ReleaseHold = DomainCommand<'ReleaseHold', { dealId: string; holdId: string; reason: 'released' | 'payment_failed' }>;
+/**
+ * `abandoned`: released at start because no purchase was recorded for it (its process stopped
+ * between taking the hold and recording the purchase: a reseller sale writes them in that order).
+ */
+export type ReleaseHold = DomainCommand<'ReleaseHold', { dealId: string; holdId: string; reason: 'released' | 'payment_failed' | 'abandoned' }>;
 export type ReleaseExpiredHold = DomainCommand<'ReleaseExpiredHold', { dealId: string; holdId: string }>;
 export type InventoryCommand = StockUnits | HoldUnits | SellHeldUnits | ReleaseHold | ReleaseExpiredHold;
 

@@ -7,7 +7,7 @@ export type UnitsHeld = DomainEvent<'UnitsHeld', { dealId: string; holdId: strin
 /** A live hold became a sale. */
 export type UnitsSold = DomainEvent<'UnitsSold', { dealId: string; holdId: string; quantity: number }>;
 /** A hold was given back: released by the caller, failed payment, or expiry. */
-export type UnitsReleased = DomainEvent<'UnitsReleased', { dealId: string; holdId: string; quantity: number; reason: 'released' | 'payment_failed' | 'expired' }>;
+export type UnitsReleased = DomainEvent<'UnitsReleased', { dealId: string; holdId: string; quantity: number; reason: 'released' | 'payment_failed' | 'expired' | 'abandoned' }>;
 
 export type InventoryEvent = InventoryStocked | UnitsHeld | UnitsSold | UnitsReleased;
 
