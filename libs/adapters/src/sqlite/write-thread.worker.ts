@@ -5,11 +5,16 @@
  * Imports nothing but relative modules and better-sqlite3: it is loaded by path (see the thread).
  */
 import type Database from 'better-sqlite3';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDurableDatabase } from './open-durable-database';
-import type { WriteBatch, WriteProgramModule, WriteReply, WriteThreadData } from './write-thread.protocol';
+import { HELPER_THREAD_NICE, type WriteBatch, type WriteProgramModule, type WriteReply, type WriteThreadData } from './write-thread.protocol';
 
 const { file, durability, programs, walLimitBytes } = workerData as WriteThreadData;
+// Linux schedules threads on their own: this one mostly waits for the disk, and waking it must not
+// take the CPU from the event loop that serves requests (elsewhere the call would apply to the
+// whole process, so it is made on Linux only).
+if (process.platform === 'linux') setPriority(HELPER_THREAD_NICE);
 const db: Database.Database = openDurableDatabase(file, durability);
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const writes = (require(programs) as WriteProgramModule).prepareWrites(db);

@@ -3,8 +3,13 @@
  * packages and relative modules only). Each message is `{ id, code }`; the answer `{ id, png }`
  * hands the bytes over.
  */
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { qrPng } from './qr-png';
+
+// Drawing is CPU work the answer can wait a moment for; the event loop serving requests comes first
+// (Linux only: there nice is per thread, elsewhere it would slow the whole process).
+if (process.platform === 'linux') setPriority(10);
 
 const port = parentPort!;
 port.on('message', ({ id, code }: { id: number; code: string }) => {
