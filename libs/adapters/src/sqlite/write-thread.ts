@@ -6,6 +6,7 @@ import type { WriteBatch, WriteFailure, WriteReply, WriteThreadData } from './wr
 interface Request {
   kind: string;
   args: unknown;
+  onWritten?: (value: never) => void;
   resolve: (value: never) => void;
   reject: (error: unknown) => void;
 }
@@ -45,10 +46,15 @@ export class SqliteWriteThread {
 
   constructor(private readonly data: WriteThreadData) {}
 
-  run<R>(kind: string, args: unknown): Promise<R> {
+  /**
+   * Queues a write; resolves once its batch is committed. `onWritten` sees the result first, at
+   * the moment the answer arrives and before `onCommitted` runs (e.g. to cache what was written
+   * before anyone is told there is something new to read).
+   */
+  run<R>(kind: string, args: unknown, onWritten?: (value: R) => void): Promise<R> {
     if (this.closing) return Promise.reject(new Error(`${this.data.file}: the write thread is closed`));
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ kind, args, resolve: resolve as (value: never) => void, reject });
+      this.queue.push({ kind, args, onWritten: onWritten as ((value: never) => void) | undefined, resolve: resolve as (value: never) => void, reject });
       if (this.inFlight.length < IN_FLIGHT && !this.scheduled) {
         // Gather what the rest of this turn of the loop asks too.
         this.scheduled = true;
@@ -105,6 +111,7 @@ export class SqliteWriteThread {
       const result = reply.failed ? null : reply.results[i];
       if (result?.ok) {
         wrote = true;
+        request.onWritten?.(result.value as never);
         request.resolve(result.value as never);
       } else {
         request.reject(new SqliteWriteFailed(result ? result.error : reply.failed!));

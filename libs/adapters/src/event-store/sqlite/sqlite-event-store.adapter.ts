@@ -56,7 +56,7 @@ export class SqliteEventStore extends EventStore {
    * log together, so one read and one decoding of a new page serves them all. Dropped at the end
    * of the turn and on every commit of this process (the page may have grown).
    */
-  private readonly livePages = new Map<number, RecordedEvent[]>();
+  private readonly livePages = new Map<number, { events: RecordedEvent[]; own: boolean }>();
   /**
    * Rows this process appended lately, by position, exactly as the file holds them (an append's
    * events take consecutive positions, ending at the one its write reports). The subscriptions
@@ -89,9 +89,11 @@ export class SqliteEventStore extends EventStore {
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const rows = events.map((e): [string, string, string, string] => [e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata)]);
-    const outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs);
+    const outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs, (written) => {
+      // Kept before the subscriptions are woken, so that they find these rows here.
+      if (written.written) this.remember(streamId, rows, written.revision, written.position);
+    });
     if (!outcome.written) throw new WrongExpectedRevision(streamId, expected, outcome.actual ?? 'no_stream');
-    this.remember(streamId, rows, outcome.revision, outcome.position);
     return { nextExpectedRevision: outcome.revision, position: sqlitePosition(outcome.position) };
   }
 
@@ -110,9 +112,14 @@ export class SqliteEventStore extends EventStore {
     const poke = () => wake?.();
     this.appended.on('appended', poke);
     const loop = (async () => {
+      // Right after a page of this process's own appends, a missing next row means none was
+      // appended here since: the file is read only after a wait (another process's appends are
+      // found then, within POLL_MS, as before), not once more for every page.
+      let ownPageDelivered = false;
       while (!closed) {
         try {
-          const page = this.livePage(positionNumber(position));
+          const { events: page, own } = this.livePage(positionNumber(position), !ownPageDelivered);
+          ownPageDelivered = own && page.length > 0;
           if (page.length > 0) {
             await onEvents(page);
             position = page[page.length - 1].position;
@@ -165,11 +172,13 @@ export class SqliteEventStore extends EventStore {
     return rows;
   }
 
-  private livePage(after: number): RecordedEvent[] {
+  /** The next page after `after`: this process's own rows when they follow on, else (if `fileToo`) the file's. */
+  private livePage(after: number, fileToo: boolean): { events: RecordedEvent[]; own: boolean } {
     let page = this.livePages.get(after);
     if (!page) {
       const own = this.ownPage(after);
-      page = (own.length > 0 ? own : (this.statements.readAll.all(after, PAGE) as Row[])).map(toRecorded);
+      if (own.length === 0 && !fileToo) return { events: [], own: false };
+      page = { events: (own.length > 0 ? own : (this.statements.readAll.all(after, PAGE) as Row[])).map(toRecorded), own: own.length > 0 };
       if (this.livePages.size === 0) setImmediate(() => this.livePages.clear());
       this.livePages.set(after, page);
     }
