@@ -203,11 +203,11 @@ describe('recovery of card purchases interrupted by a crash', () => {
         type: 'ClaimTransactionReference', data: { partnerId: partner.partnerId, transactionReference: 'tx-crash', purchaseId: 'abandoned-p' },
       }, context);
       await hold('abandoned-p', 3);
-      await hold('owned-p', 2);
-      await handleCommand(store, purchaseStream('owned-p'), purchaseDecider, {
+      await hold('owned-r', 2); // a purchase id may end in -r: base64url
+      await handleCommand(store, purchaseStream('owned-r'), purchaseDecider, {
         type: 'ReservePurchase',
         data: {
-          purchaseId: 'owned-p', partnerId: partner.partnerId, quantity: 2, holdId: 'owned-p', reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z',
+          purchaseId: 'owned-r', partnerId: partner.partnerId, quantity: 2, holdId: 'owned-r', reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z',
           deal: { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 },
         },
       }, context);

@@ -122,7 +122,10 @@ export class SqliteWriteThread {
     if (wrote) this.onCommitted();
   }
 
-  /** The worker died: what it held is unanswered, so fail it (nothing was acknowledged); the next write starts a new one. */
+  /**
+   * The worker died: what it held is unanswered, so fail it (nothing was acknowledged, though any
+   * of the batches sent may have been committed before it died); the next write starts a new one.
+   */
   private lose(worker: Worker, error: unknown): void {
     if (this.worker !== worker) return;
     this.worker = null;

@@ -13,8 +13,15 @@ import { HELPER_THREAD_NICE, type WriteBatch, type WriteProgramModule, type Writ
 const { file, durability, programs, walLimitBytes } = workerData as WriteThreadData;
 // Linux schedules threads on their own: this one mostly waits for the disk, and waking it must not
 // take the CPU from the event loop that serves requests (elsewhere the call would apply to the
-// whole process, so it is made on Linux only).
-if (process.platform === 'linux') setPriority(HELPER_THREAD_NICE);
+// whole process, so it is made on Linux only). Threads a thread creates inherit its nice value: this
+// one must not be the first to use libuv's shared pool (no async fs, crypto or zlib calls here).
+if (process.platform === 'linux') {
+  try {
+    setPriority(HELPER_THREAD_NICE);
+  } catch {
+    // not allowed here (an unusual sandbox): run at the usual priority
+  }
+}
 const db: Database.Database = openDurableDatabase(file, durability);
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const writes = (require(programs) as WriteProgramModule).prepareWrites(db);

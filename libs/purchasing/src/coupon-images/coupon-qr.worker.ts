@@ -8,8 +8,15 @@ import { parentPort } from 'node:worker_threads';
 import { qrPng } from './qr-png';
 
 // Drawing is CPU work the answer can wait a moment for; the event loop serving requests comes first
-// (Linux only: there nice is per thread, elsewhere it would slow the whole process).
-if (process.platform === 'linux') setPriority(10);
+// (Linux only: there nice is per thread, elsewhere it would slow the whole process). Threads made
+// from here would inherit it: no async fs, crypto or zlib calls in this thread (libuv's shared pool).
+if (process.platform === 'linux') {
+  try {
+    setPriority(10);
+  } catch {
+    // not allowed here: run at the usual priority
+  }
+}
 
 const port = parentPort!;
 port.on('message', ({ id, code }: { id: number; code: string }) => {

@@ -91,10 +91,11 @@ export class RecoverInterruptedPayments {
     const now = this.clock.now();
     for (const { dealId, holdId, expiresAt } of await this.catalog.openHolds()) {
       if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) continue;
-      // A purchase's hold has its id; the one replacing a lapsed hold adds `-r` (CouponIssuer).
-      const purchaseId = holdId.endsWith('-r') ? holdId.slice(0, -2) : holdId;
       try {
-        if ((await this.store.readStream(purchaseStream(purchaseId), 0)).length > 0) continue;
+        // A purchase's hold has its id (which may itself end in `-r`); the one replacing a lapsed
+        // hold adds `-r` (CouponIssuer).
+        if ((await this.store.readStream(purchaseStream(holdId), 0)).length > 0) continue;
+        if (holdId.endsWith('-r') && (await this.store.readStream(purchaseStream(holdId.slice(0, -2)), 0)).length > 0) continue;
         await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId, reason: 'abandoned' } }, { now, metadata: SYSTEM });
         this.logger.warn(`released hold ${holdId} of deal ${dealId}: no purchase was recorded for it`);
         released++;

@@ -64,6 +64,8 @@ export class SqliteEventStore extends EventStore {
    * position missing here (another process's append, or one pruned) sends them to the file.
    */
   private readonly ownRows = new Map<number, Row>();
+  /** Commits of this process so far: a subscription busy delivering when one came knows to look again. */
+  private commits = 0;
   private readonly statements: {
     readStream: Database.Statement;
     readAll: Database.Statement;
@@ -82,6 +84,7 @@ export class SqliteEventStore extends EventStore {
     this.appended.setMaxListeners(0);
     this.writer = new SqliteWriteThread({ file, durability: 'full', programs: require.resolve('./sqlite-event-log.writes'), walLimitBytes: WAL_LIMIT_BYTES });
     this.writer.onCommitted = () => {
+      this.commits++;
       this.livePages.clear();
       this.appended.emit('appended');
     };
@@ -116,15 +119,21 @@ export class SqliteEventStore extends EventStore {
       // appended here since: the file is read only after a wait (another process's appends are
       // found then, within POLL_MS, as before), not once more for every page.
       let ownPageDelivered = false;
+      let commitsSeen = this.commits;
       while (!closed) {
         try {
-          const { events: page, own } = this.livePage(positionNumber(position), !ownPageDelivered);
+          // A commit since the last look may sit behind another process's append: the file then too.
+          const fileToo = !ownPageDelivered || this.commits !== commitsSeen;
+          commitsSeen = this.commits;
+          const { events: page, own } = this.livePage(positionNumber(position), fileToo);
           ownPageDelivered = own && page.length > 0;
           if (page.length > 0) {
             await onEvents(page);
             position = page[page.length - 1].position;
             continue;
           }
+          // Woken while it was delivering (no one was listening then): look again rather than sleep.
+          if (this.commits !== commitsSeen) continue;
         } catch (error) {
           onError?.(error);
         }

@@ -28,7 +28,7 @@ const sortKeyOf = (doc: ViewDocument, path: string[]) => sortValue(doc as unknow
  * orders scalars (missing reads as null). Built on the first query that asks for it (most indexed
  * fields are only ever matched by equality, which `EqualityIndex` answers) and from then on kept
  * up to date lazily: a commit only notes which slots changed, and the next query (or a backlog of
- * an eighth of the index) brings the arrays up to date by binary search and shifting, or by one
+ * 1,024 changes plus an eighth of the index) brings the arrays up to date by binary search and shifting, or by one
  * merge for many changes. Write-heavy collections so pay for ordering once per query, not once per
  * commit. A document whose value is an array or an object has no place in such an order, so while
  * any exists the index declines to answer (`usable` is false) and the planner sorts or scans
