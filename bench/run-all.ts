@@ -3,9 +3,12 @@
  * the same run, and their ratio. `npm run bench` (full) or `npm run bench -- --quick` (smoke run:
  * 3 s HTTP runs, fewer appends); `--only=<name>[,<name>]` runs some of them (names below).
  *
- * Exits non-zero when a bench throws; a ratio that misses its aim prints "below aim" and does not
- * fail the run. Benchmarks never run under `npm test` (jest's roots leave `bench/` out).
+ * Each bench runs in a process of its own (this file, forked with `--child=<name>`), so that none
+ * pays for the heap, caches or threads an earlier one left behind; its limits are measured in that
+ * same process. Exits non-zero when a bench throws; a ratio that misses its aim prints "below aim"
+ * and does not fail the run. Benchmarks never run under `npm test` (jest's roots leave `bench/` out).
  */
+import { fork } from 'node:child_process';
 import { Bench, BenchOptions, BenchRow } from './support/bench-row';
 import { machine } from './support/conditions';
 import { table } from './support/table';
@@ -27,7 +30,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): { options: BenchOptions; only: Set<string> | null } {
-  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--only='));
+  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--only=') && !a.startsWith('--child='));
   if (unknown.length) throw new UsageError(`unknown argument(s) ${unknown.join(' ')}; use --quick and --only=<${BENCHES.map((b) => b.name).join('|')}>`);
   const quick = argv.includes('--quick');
   const onlyArg = argv.find((a) => a.startsWith('--only='));
@@ -48,13 +51,36 @@ function parseArgs(argv: string[]): { options: BenchOptions; only: Set<string> |
   };
 }
 
+/** Runs one bench in a fresh process; resolves with its rows (rejects if it fails). */
+function runInChild(name: string, argv: string[]): Promise<BenchRow[]> {
+  return new Promise((resolve, reject) => {
+    const child = fork(__filename, [...argv.filter((a) => !a.startsWith('--only=')), `--child=${name}`], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    let rows: BenchRow[] | null = null;
+    child.on('message', (message: { rows: BenchRow[] }) => (rows = message.rows));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 && rows ? resolve(rows) : reject(new Error(`bench ${name} exited with code ${code}`))));
+  });
+}
+
+/** The child's side: one bench, its rows sent back to the parent. */
+async function child(name: string, options: BenchOptions): Promise<number> {
+  const bench = BENCHES.find((b) => b.name === name);
+  if (!bench) throw new UsageError(`no bench named ${name}`);
+  const rows = await bench.run(options);
+  await new Promise<void>((resolve, reject) => process.send!({ rows }, (error: Error | null) => (error ? reject(error) : resolve())));
+  process.disconnect(); // the channel would keep this process alive
+  return 0;
+}
+
 async function main(): Promise<number> {
+  const childArg = process.argv.find((a) => a.startsWith('--child='));
+  if (childArg) return child(childArg.slice('--child='.length), parseArgs(process.argv.slice(2)).options);
   const { options, only } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   console.log(`deals-service benchmarks${options.quick ? ' (--quick smoke run: short durations, figures are rough)' : ''}`);
   for (const line of machine()) console.log(`  ${line}`);
   console.log(
-    `  HTTP: servers in this process (pid ${process.pid}), autocannon in a forked child process; HTTPS with the API's self-signed certificate;\n` +
+    `  each bench in a fresh process; HTTP: servers in that process, autocannon in a process of its own; HTTPS with the API's self-signed certificate;\n` +
       `        ${options.connections} connections, ${options.httpWarmupSec} s warm-up + ${options.httpDurationSec} s measured per target (${options.httpRounds} alternating round(s))`,
   );
   console.log(`  event store: ${options.appends} appends from ${options.appendClients} concurrent clients; raw commit loop up to ${options.rawCommitSec} s`);
@@ -67,7 +93,7 @@ async function main(): Promise<number> {
     const t0 = Date.now();
     process.stdout.write(`running ${bench.name} … `);
     try {
-      const produced = await bench.run(options);
+      const produced = await runInChild(bench.name, process.argv.slice(2));
       rows.push(...produced);
       console.log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     } catch (error) {
