@@ -1,4 +1,5 @@
 import { applyEvents, RecordedEvent } from '@deals/kernel';
+import fc from 'fast-check';
 import { DealDetails, dealDetailsProjection, searchFields } from './deal-details.projection';
 
 let n = 0;
@@ -52,5 +53,37 @@ describe('deal details projection', () => {
       expect(view).toEqual({ ...view, ...searchFields(view!.deal, view!.inventory) });
     }
     expect(view).toMatchObject({ title: 'Spa day', numberSold: 3, numLeft: 0, soldOut: true, inventory: { total: 3, sold: 3, holds: {} } });
+  });
+
+  it('folds a run of events at once exactly as one event at a time', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.record({ type: fc.constant('UnitsHeld'), hold: fc.nat({ max: 6 }), quantity: fc.integer({ min: 1, max: 5 }), minutes: fc.nat({ max: 9 }) }),
+            fc.record({ type: fc.constantFrom('UnitsSold', 'UnitsReleased'), hold: fc.nat({ max: 6 }), quantity: fc.integer({ min: 1, max: 5 }), minutes: fc.constant(0) }),
+            fc.record({ type: fc.constantFrom('InventoryStocked', 'DealRevised'), hold: fc.constant(0), quantity: fc.integer({ min: 1, max: 90 }), minutes: fc.constant(0) }),
+          ),
+          { maxLength: 25 },
+        ),
+        fc.nat({ max: 24 }),
+        (steps, cut) => {
+          const later = steps.map(({ type, hold, quantity, minutes }) =>
+            type === 'DealRevised'
+              ? recorded(type, { dealId: 'spa', changes: { current_price: quantity }, removed: [] })
+              : type === 'InventoryStocked'
+                ? recorded(type, { dealId: 'spa', total: quantity })
+                : recorded(type, { dealId: 'spa', holdId: `h${hold}`, quantity, expiresAt: `2026-01-01T00:0${minutes}:00Z` }),
+          );
+          const [start] = applyEvents(dealDetailsProjection, new Map(), [...events, ...later.slice(0, Math.min(cut, later.length))]);
+          const rest = later.slice(Math.min(cut, later.length));
+          let oneByOne: DealDetails | null = start;
+          for (const event of rest) oneByOne = dealDetailsProjection.evolve(oneByOne, event, 'spa') ?? oneByOne;
+          const atOnce = rest.length ? dealDetailsProjection.evolveRun!(start, rest, 'spa') : start;
+          expect(atOnce).toEqual(oneByOne);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
