@@ -39,36 +39,35 @@ export function applyEvents<V extends ViewDocument>(
   events: readonly RecordedEvent[],
 ): V[] {
   const handled = new Set(projection.handles);
-  const changed = new Map<string, V>();
-  if (projection.evolveRun) {
-    // Each document's events, in log order: documents are folded independently of one another.
-    const runs = new Map<string, RecordedEvent[]>();
-    for (const event of events) {
-      if (!handled.has(event.type)) continue;
-      for (const id of projection.documentIds(event)) {
-        const before = current.get(id);
-        if (before && before._pos >= event.position) continue;
-        let run = runs.get(id);
-        if (!run) runs.set(id, (run = []));
-        run.push(event);
-      }
-    }
-    for (const [id, run] of runs) {
-      const after = projection.evolveRun(current.get(id) ?? null, run, id);
-      if (after) changed.set(id, { ...after, _id: id, _pos: run[run.length - 1].position as LogPosition });
-    }
-    return [...changed.values()];
-  }
+  // Each document's events, in log order: documents are folded independently of one another.
+  const runs = new Map<string, RecordedEvent[]>();
   for (const event of events) {
     if (!handled.has(event.type)) continue;
     for (const id of projection.documentIds(event)) {
-      const before = changed.get(id) ?? current.get(id) ?? null;
+      const before = current.get(id);
       if (before && before._pos >= event.position) continue;
-      const after = projection.evolve(before, event, id);
-      if (after) changed.set(id, { ...after, _id: id, _pos: event.position as LogPosition });
+      let run = runs.get(id);
+      if (!run) runs.set(id, (run = []));
+      run.push(event);
     }
   }
-  return [...changed.values()];
+  const changed: V[] = [];
+  for (const [id, run] of runs) {
+    const before = current.get(id) ?? null;
+    if (projection.evolveRun) {
+      const after = projection.evolveRun(before, run, id);
+      if (after) changed.push({ ...after, _id: id, _pos: run[run.length - 1].position as LogPosition });
+      continue;
+    }
+    let doc = before;
+    let position: LogPosition | null = null;
+    for (const event of run) {
+      const after = projection.evolve(doc, event, id);
+      if (after) [doc, position] = [after, event.position];
+    }
+    if (doc && position !== null) changed.push({ ...doc, _id: id, _pos: position });
+  }
+  return changed;
 }
 
 /** Ids of the documents a batch may change, to load them before `applyEvents`. */

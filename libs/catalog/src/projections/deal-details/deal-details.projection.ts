@@ -95,30 +95,25 @@ export function searchFields(deal: DealTerms | null, inventory: DealInventory): 
   };
 }
 
-function nextInventory(inventory: DealInventory, event: InventoryEvent): DealInventory {
-  switch (event.type) {
-    case 'InventoryStocked':
-      return { ...inventory, total: event.data.total };
-    case 'UnitsHeld': {
-      const holds = holdsWithout(inventory.holds, event.data.holdId);
-      holds[event.data.holdId] = { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) };
-      return { ...inventory, holds };
-    }
-    case 'UnitsSold':
-    case 'UnitsReleased': {
-      const sold = inventory.sold + (event.type === 'UnitsSold' ? event.data.quantity : 0);
-      return { ...inventory, sold, holds: holdsWithout(inventory.holds, event.data.holdId) };
+/** The inventory after a run of its events, the open holds copied once (a hot deal has dozens). */
+function foldInventory(inventory: DealInventory, events: readonly InventoryEvent[]): DealInventory {
+  const holds = copyHolds(inventory.holds);
+  let { total, sold } = inventory;
+  for (const event of events) {
+    if (event.type === 'InventoryStocked') total = event.data.total;
+    else if (event.type === 'UnitsHeld') holds[event.data.holdId] = { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) };
+    else {
+      delete holds[event.data.holdId];
+      if (event.type === 'UnitsSold') sold += event.data.quantity;
     }
   }
+  return { ...inventory, total, sold, holds };
 }
 
-/**
- * A copy of `holds` without one (or with all: null): a plain loop, since spreading an object of many keys (a hot
- * deal's open holds) takes V8's slow path, four times slower.
- */
-function holdsWithout(holds: DealInventory['holds'], holdId: string | null): DealInventory['holds'] {
+/** A copy of `holds` by a plain loop: spreading an object of many keys takes V8's slow path, four times slower. */
+function copyHolds(holds: DealInventory['holds']): DealInventory['holds'] {
   const copy: DealInventory['holds'] = {};
-  for (const id in holds) if (id !== holdId) copy[id] = holds[id];
+  for (const id in holds) copy[id] = holds[id];
   return copy;
 }
 
@@ -126,7 +121,7 @@ const isInventoryEvent = (event: Handled): event is InventoryEvent =>
   event.type === 'InventoryStocked' || event.type === 'UnitsHeld' || event.type === 'UnitsSold' || event.type === 'UnitsReleased';
 
 function next(current: DealDetails, event: Handled): Pick<DealDetails, 'deal' | 'state' | 'inventory'> {
-  if (isInventoryEvent(event)) return { ...current, inventory: nextInventory(current.inventory, event) };
+  if (isInventoryEvent(event)) return { ...current, inventory: foldInventory(current.inventory, [event]) };
   switch (event.type) {
     case 'DealListed':
       return { ...current, deal: event.data.deal, state: event.data.state };
@@ -138,6 +133,13 @@ function next(current: DealDetails, event: Handled): Pick<DealDetails, 'deal' | 
     case 'DealStateChanged':
       return { ...current, state: event.data.to };
   }
+}
+
+/** A known deal after inventory events: only the inventory and its figures change (a hot deal takes hundreds a second). */
+function withInventory(view: DealDetails, events: readonly InventoryEvent[], position: string): DealDetails {
+  const inventory = foldInventory(view.inventory, events);
+  const numLeft = unitsLeftAt(inventory, Number.NEGATIVE_INFINITY);
+  return { ...view, _pos: position, inventory, numLeft, numberSold: inventory.sold, soldOut: numLeft === 0 };
 }
 
 export const dealDetailsProjection = defineProjection<DealDetails>({
@@ -166,12 +168,7 @@ export const dealDetailsProjection = defineProjection<DealDetails>({
       _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0, holds: {} }, ...searchFields(null, { total: 0, sold: 0, holds: {} }),
     };
     const event = recorded as unknown as Handled;
-    if (view && isInventoryEvent(event)) {
-      // A hot deal takes hundreds of these a second: only the inventory and its figures change.
-      const inventory = nextInventory(view.inventory, event);
-      const numLeft = unitsLeftAt(inventory, Number.NEGATIVE_INFINITY);
-      return { ...view, _pos: recorded.position, inventory, numLeft, numberSold: inventory.sold, soldOut: numLeft === 0 };
-    }
+    if (view && isInventoryEvent(event)) return withInventory(view, [event], recorded.position);
     const { deal, state, inventory } = next(current, event);
     return { _id: id, _pos: recorded.position, deal, state, inventory, ...searchFields(deal, inventory) };
   },
@@ -182,19 +179,6 @@ export const dealDetailsProjection = defineProjection<DealDetails>({
       return doc;
     }
     // A hot deal's run of holds, sales and releases: the open holds copied once, not once per event.
-    const holds = holdsWithout(view.inventory.holds, null);
-    let { total, sold } = view.inventory;
-    for (const recorded of events) {
-      const event = recorded as unknown as InventoryEvent;
-      if (event.type === 'InventoryStocked') total = event.data.total;
-      else if (event.type === 'UnitsHeld') holds[event.data.holdId] = { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) };
-      else {
-        delete holds[event.data.holdId];
-        if (event.type === 'UnitsSold') sold += event.data.quantity;
-      }
-    }
-    const inventory = { ...view.inventory, total, sold, holds };
-    const numLeft = unitsLeftAt(inventory, Number.NEGATIVE_INFINITY);
-    return { ...view, _pos: events[events.length - 1].position, inventory, numLeft, numberSold: sold, soldOut: numLeft === 0 };
+    return withInventory(view, events as unknown as InventoryEvent[], events[events.length - 1].position);
   },
 });
