@@ -14,6 +14,7 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     // The buyer claims all five spa-day units across the tests below, so the limit allows five.
     await api.importDeals([
       { ...spaDay, quantity: 5, max_per_user: 5 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }, { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
+      { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
   });
@@ -126,6 +127,25 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     expect((await claim(released, first)).status).toBe(422);
     expect((await release(released)).body.purchase).toMatchObject({ payment_state: 'pending', fulfillment_state: 'released' });
     expect(await numLeft('two-per-user')).toBe(7);
+  });
+
+  it('keeps the per-user limit when one user claims five reservations and buys with a card at the same moment: one sale', async () => {
+    const racer = (await api.call('POST', '/users', { apiKey, body: { email: 'racer@example.com' } })).body.user_id;
+    const card = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: racer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const reserved = await Promise.all(Array.from({ length: 5 }, async () => (await reserve(1, 'one-per-user')).body.purchase.id as string));
+    const answers = await Promise.all([
+      ...reserved.map((id) => claim(id, racer)),
+      api.call('POST', '/purchases', { apiKey, body: { deal_id: 'one-per-user', quantity: 1, user_id: racer, credit_card_id: card, expected_price_per_unit: 4900 } }),
+    ]);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused.map((a) => [a.status, a.body.error_type])).toEqual(Array(5).fill([422, 'cannot_fufill']));
+    for (const a of refused) expect(a.body.error_msg).toMatch(/^at most 1 per user; already (bought 1|bought 0 and holding 1)$/);
+    expect((await api.call('GET', `/users/${racer}/purchases?count=true`, { apiKey })).body.count).toBeGreaterThanOrEqual(1);
+    const coupons = (await api.call('GET', `/users/${racer}/coupons`, { apiKey })).body.coupons;
+    expect(coupons).toHaveLength(1);
+    // The refused claims stay reserved (their units held until released or lapsed): 10 − 1 sold − 4 or 5 held.
+    expect(await numLeft('one-per-user')).toBe(10 - 1 - (answers[5].status === 200 ? 5 : 4));
   });
 
   it('refuses bad input and unknown records clearly', async () => {

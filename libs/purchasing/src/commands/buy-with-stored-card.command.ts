@@ -6,11 +6,10 @@ import {
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
+import { ForBuyer, inventoryDecider } from '../domain/inventory/inventory.decider';
+import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider, RecordPayment } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
-import { PurchaseQueries } from '../queries/purchase.queries';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { CouponIssuer } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
@@ -69,10 +68,10 @@ function read(input: Record<string, unknown>) {
 }
 
 /**
- * Checks the user, card, deal, price and per-user limit; then, one charge at a time per user:
- * hold the units, record the reservation with the payment intent, charge the card (idempotent by
- * purchase id), and sell and issue coupons, or release the units when the card is declined or the
- * processor fails.
+ * Checks the user, card, deal and price; then, one charge at a time per user: record the purchase
+ * with its payment intent, hold the units (the inventory refuses them beyond the deal's per-user
+ * limit, counting the user's other holds and sales), charge the card (idempotent by purchase id),
+ * and sell and issue coupons, or release the units when the card is declined or the processor fails.
  */
 @CommandHandler(BuyWithStoredCard)
 export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCard> {
@@ -80,7 +79,6 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     private readonly store: EventStore,
     private readonly accounts: AccountQueries,
     private readonly catalog: CatalogQueries,
-    private readonly purchases: PurchaseQueries,
     private readonly gateway: PaymentGateway,
     private readonly coupons: CouponIssuer,
     private readonly scheduler: Scheduler,
@@ -104,11 +102,8 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (order.expectedPrice !== deal.current_price) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: `is ${order.expectedPrice}, but the price is now ${deal.current_price}` }]);
     }
-    if (deal.max_per_user !== undefined) {
-      const bought = await this.purchases.unitsBought(caller.partnerId, order.userId, deal.id);
-      if (bought + order.quantity > deal.max_per_user) throw new CannotFulfil(`at most ${deal.max_per_user} per user; already bought ${bought}`);
-    }
     const purchaseId = this.ids.short();
+    const forBuyer: ForBuyer = { buyer: buyerKey(caller.partnerId, order.userId), maxPerBuyer: deal.max_per_user };
     const lock = chargeLockStream(order.userId);
     const endCharge = () =>
       handleCommand(this.store, lock, chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
@@ -145,13 +140,13 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     try {
       let holdExpiresAt: string;
       try {
-        const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity } }, context);
+        const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity, ...forBuyer } }, context);
         holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
       } catch (error) {
         await notPaid(`refused before charging: ${(error as Error).message}`);
         throw error;
       }
-      return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt, caller, context, chargeOver);
+      return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt, forBuyer, caller, context, chargeOver);
     } finally {
       await chargeOver();
     }
@@ -168,6 +163,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     snapshot: DealSnapshot,
     token: string,
     holdExpiresAt: string,
+    forBuyer: ForBuyer,
     caller: Caller,
     context: { now: Date; metadata: Caller },
     chargeOver: () => Promise<unknown>,
@@ -193,13 +189,13 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     });
     try {
       try {
-        return await this.coupons.completePaid({ purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId }, caller, record);
+        return await this.coupons.completePaid({ purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId }, caller, record, forBuyer);
       } catch (error) {
         if (error instanceof DomainError) throw error;
         // The card is charged: a failed write (a busy or full disk) must not leave it without its
         // units and coupons. The general tail is idempotent and reads what was written; it is
         // tried again, and if it still fails, recovery finishes the purchase at the next start.
-        return await retry(COMPLETION_ATTEMPTS, () => this.coupons.complete(purchaseId, caller, record));
+        return await retry(COMPLETION_ATTEMPTS, () => this.coupons.complete(purchaseId, caller, record, forBuyer));
       }
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;

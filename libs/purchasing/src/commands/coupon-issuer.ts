@@ -2,7 +2,7 @@ import { CannotFulfil, Clock, CommandCaller, EventStore, fold, handleCommand, la
 import { Injectable } from '@nestjs/common';
 import { couponDecider } from '../domain/coupon/coupon.decider';
 import { couponStream } from '../domain/coupon/coupon.events';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { ForBuyer, inventoryDecider, OverPerUserLimit } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
 import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
@@ -34,13 +34,14 @@ export class CouponIssuer {
     purchaseId: string,
     caller: CommandCaller & { partnerId: string },
     record: (holdId: string) => ClaimPurchase | RecordPayment | RecordResale,
+    forBuyer: ForBuyer = {},
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { reserved, state: before } = await this.readPurchase(purchaseId);
     const { deal, quantity, holdId: reservedHold } = reserved;
     this.drawQrCodesAhead(purchaseId, quantity);
     let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
-    if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, caller, now);
+    if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, forBuyer, caller, now);
     const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller });
     const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, now);
     const position = laterPosition(recorded.position, issued);
@@ -59,11 +60,12 @@ export class CouponIssuer {
     purchase: { purchaseId: string; deal: DealSnapshot; quantity: number; holdId: string; userId: string },
     caller: CommandCaller & { partnerId: string },
     record: (holdId: string) => RecordPayment,
+    forBuyer: ForBuyer,
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { purchaseId, deal, quantity, userId } = purchase;
     this.drawQrCodesAhead(purchaseId, quantity);
-    const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, caller, now);
+    const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, forBuyer, caller, now);
     const [recorded, issued] = await Promise.all([
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller }),
       this.issueCoupons(purchaseId, deal, { couponIds: couponIdsFor(purchaseId, quantity), userId }, caller, now),
@@ -79,18 +81,22 @@ export class CouponIssuer {
     return { reserved, state: fold(purchaseDecider, history) };
   }
 
-  /** Sells the held units, or, when the hold lapsed or was released, fresh ones (refused if the deal sold out meanwhile); returns the hold sold. */
-  private async sell(purchaseId: string, dealId: string, holdId: string, quantity: number, caller: CommandCaller, now: Date): Promise<string> {
+  /**
+   * Sells the held units, or, when the hold lapsed or was released, fresh ones (refused if the deal
+   * sold out meanwhile); returns the hold sold. The buyer's units count against the deal's per-user
+   * limit (`forBuyer`) unless their hold already did.
+   */
+  private async sell(purchaseId: string, dealId: string, holdId: string, quantity: number, forBuyer: ForBuyer, caller: CommandCaller, now: Date): Promise<string> {
     const context = { now, metadata: caller };
     try {
-      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId } }, context);
+      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } }, context);
       return holdId;
     } catch (error) {
-      if (!(error instanceof CannotFulfil)) throw error;
+      if (!(error instanceof CannotFulfil) || error instanceof OverPerUserLimit) throw error;
       // One replacement per purchase, by a fixed id: a retry after a crash finds it held or sold
       // (both commands change nothing then) instead of selling the purchase's units twice.
       const fresh = `${purchaseId}-r`;
-      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity } }, context);
+      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity, ...forBuyer } }, context);
       await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId: fresh } }, context);
       return fresh;
     }

@@ -3,10 +3,9 @@ import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
 import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
+import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
-import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
-import { PurchaseQueries } from '../queries/purchase.queries';
+import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
@@ -64,7 +63,6 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
     private readonly store: EventStore,
     private readonly accounts: AccountQueries,
     private readonly catalog: CatalogQueries,
-    private readonly purchases: PurchaseQueries,
     private readonly coupons: CouponIssuer,
   ) {}
 
@@ -76,19 +74,14 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
     if (purchase.status === 'fulfilled' && purchase.userId !== userId) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is already claimed by another user' }]);
     }
-    // A repeated claim by its own user is the same sale again, already counted, so it stays idempotent.
-    if (purchase.status !== 'fulfilled') await this.checkPerUserLimit(purchaseId, purchase.quantity, userId, caller.partnerId);
-    return this.coupons.complete(purchaseId, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }));
-  }
-
-  /** The reserve knew no user, so only the claim can count what the user bought before; it refuses before any event. */
-  private async checkPerUserLimit(purchaseId: string, quantity: number, userId: string, partnerId: string) {
-    const { deal } = (await this.store.readStream(purchaseStream(purchaseId), 0))[0].data as { deal: DealSnapshot };
-    // The snapshot keeps no per-user limit, so the catalogue's current terms decide.
-    const maxPerUser = (await this.catalog.deal(deal.dealId))?.deal?.max_per_user;
-    if (maxPerUser === undefined) return;
-    const bought = await this.purchases.unitsBought(partnerId, userId, deal.dealId);
-    if (bought + quantity > maxPerUser) throw new CannotFulfil(`at most ${maxPerUser} per user; already bought ${bought}`);
+    // The reserve knew no user, so the sale counts the claim against the deal's per-user limit
+    // (its current terms: the purchase's snapshot keeps none). A repeated claim by its own user is
+    // the same sale again, already counted, so it stays idempotent; a refused claim writes nothing.
+    const maxPerUser = (await this.catalog.deal(purchase.dealId!))?.deal?.max_per_user;
+    return this.coupons.complete(
+      purchaseId, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }),
+      { buyer: buyerKey(caller.partnerId, userId), maxPerBuyer: maxPerUser },
+    );
   }
 }
 
@@ -99,9 +92,9 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
   async execute({ purchaseId, caller }: ReleaseReservation) {
     const context = { now: this.clock.now(), metadata: caller };
     const released = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } }, context);
-    const { deal } = (await this.store.readStream(purchaseStream(purchaseId), 0))[0].data as { deal: DealSnapshot };
-    const inventory = await handleCommand(this.store, inventoryStream(deal.dealId), inventoryDecider, {
-      type: 'ReleaseHold', data: { dealId: deal.dealId, holdId: released.state.holdId!, reason: 'released' },
+    const dealId = released.state.dealId!;
+    const inventory = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, {
+      type: 'ReleaseHold', data: { dealId, holdId: released.state.holdId!, reason: 'released' },
     }, context);
     await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position: laterPosition(released.position, inventory.position) };

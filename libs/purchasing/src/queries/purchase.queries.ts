@@ -40,12 +40,6 @@ export class PurchaseQueries {
     return found?.shippingAddress ?? null;
   }
 
-  /** Units a user has bought of a deal (fulfilled purchases). */
-  async unitsBought(partnerId: string, userId: string, dealId: string): Promise<number> {
-    const bought = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { userId, partnerId, 'deal.dealId': dealId, fulfillmentState: 'fulfilled' });
-    return bought.reduce((sum, p) => sum + p.quantity, 0);
-  }
-
   coupons(ids: string[]): Promise<CouponDetails[]> {
     return ids.length ? this.views.find<CouponDetails>(COUPON_DETAILS, { _id: { $in: ids } }, { sort: { _id: 1 } }) : Promise.resolve([]);
   }

@@ -1,6 +1,6 @@
 import { CannotFulfil, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '../../../../testing/src/decider-spec';
-import { inventoryDecider } from './inventory.decider';
+import { inventoryDecider, OverPerUserLimit } from './inventory.decider';
 import { InventoryEvent } from './inventory.events';
 
 const given = deciderSpec(inventoryDecider);
@@ -69,6 +69,39 @@ describe('inventory decider', () => {
       given([stocked(10), held('h1', 3)]).when(expire('h1'), at(4)).then([]);
       given([stocked(10), held('h1', 3)]).when(expire('h1'), at(5)).then([released('h1', 3, 'expired')]);
       given([stocked(10), held('h1', 3), sold('h1', 3)]).when(expire('h1'), at(9)).then([]);
+    });
+  });
+
+  describe('the per-user limit', () => {
+    const ann = 'p1/ann';
+    const heldFor = (holdId: string, quantity: number, buyer: string, minutes = 0): InventoryEvent => ({ ...held(holdId, quantity, minutes), data: { ...held(holdId, quantity, minutes).data, buyer } } as InventoryEvent);
+    const soldTo = (holdId: string, quantity: number, buyer: string): InventoryEvent => ({ type: 'UnitsSold', data: { dealId: 'd1', holdId, quantity, buyer } });
+    const holdFor = (holdId: string, quantity: number, buyer: string, maxPerBuyer?: number) => ({ type: 'HoldUnits' as const, data: { dealId: 'd1', holdId, quantity, buyer, maxPerBuyer } });
+    const sellTo = (holdId: string, buyer: string, maxPerBuyer?: number) => ({ type: 'SellHeldUnits' as const, data: { dealId: 'd1', holdId, buyer, maxPerBuyer } });
+
+    it('holds for a buyer up to the limit, counting their sales and live holds, and names the buyer', () => {
+      given([stocked(10), heldFor('h1', 1, ann), soldTo('h1', 1, ann)]).when(holdFor('h2', 1, ann, 2), t0).then([heldFor('h2', 1, ann)]);
+      given([stocked(10), heldFor('h1', 1, ann), soldTo('h1', 1, ann), heldFor('h2', 1, ann)])
+        .when(holdFor('h3', 1, ann, 2), t0).thenThrows(OverPerUserLimit, { message: 'at most 2 per user; already bought 1 and holding 1' });
+      given([stocked(10), heldFor('h1', 2, ann), sold('h1', 2)]).when(holdFor('h2', 1, ann, 2), t0).thenThrows(CannotFulfil, { message: 'at most 2 per user; already bought 2' });
+    });
+    it('counts no other buyer, no expired hold, no released hold, and nothing without a limit', () => {
+      given([stocked(10), heldFor('h1', 2, 'p1/bob'), soldTo('h1', 2, 'p1/bob')]).when(holdFor('h2', 2, ann, 2), t0).then([heldFor('h2', 2, ann)]);
+      given([stocked(10), heldFor('h1', 2, 'p2/ann')]).when(holdFor('h2', 2, ann, 2), t0).then([heldFor('h2', 2, ann)]);
+      given([stocked(10), heldFor('h1', 2, ann)]).when(holdFor('h2', 2, ann, 2), at(6)).then([heldFor('h2', 2, ann, 6)]);
+      given([stocked(10), heldFor('h1', 2, ann), released('h1', 2, 'payment_failed')]).when(holdFor('h2', 2, ann, 2), t0).then([heldFor('h2', 2, ann)]);
+      given([stocked(10), heldFor('h1', 5, ann), soldTo('h1', 5, ann)]).when(holdFor('h2', 5, ann), t0).then([heldFor('h2', 5, ann)]);
+    });
+    it('counts a claimed reservation when it is sold to its buyer, not when it was held', () => {
+      given([stocked(10), held('r1', 1), heldFor('h1', 1, ann), soldTo('h1', 1, ann)]).when(sellTo('r1', ann, 2), t0).then([soldTo('r1', 1, ann)]);
+      given([stocked(10), held('r1', 2), heldFor('h1', 1, ann), soldTo('h1', 1, ann)])
+        .when(sellTo('r1', ann, 2), t0).thenThrows(OverPerUserLimit, { message: 'at most 2 per user; already bought 1' });
+      // Two claims of one user at once: the first sale counts against the second.
+      given([stocked(10), held('r1', 1), held('r2', 1), soldTo('r1', 1, ann)]).when(sellTo('r2', ann, 1), t0).thenThrows(OverPerUserLimit);
+    });
+    it('does not count a hold taken for the buyer twice when it is sold', () => {
+      given([stocked(10), heldFor('h1', 2, ann)]).when(sellTo('h1', ann, 2), t0).then([soldTo('h1', 2, ann)]);
+      given([stocked(10), heldFor('h1', 2, ann), sold('h1', 2)]).when(holdFor('h2', 1, 'p1/bob', 1), t0).then([heldFor('h2', 1, 'p1/bob')]);
     });
   });
 

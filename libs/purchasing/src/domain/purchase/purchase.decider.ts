@@ -20,6 +20,8 @@ export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released' | 'd
 export interface Purchase {
   status: PurchaseStatus;
   partnerId: string | null;
+  /** The deal bought (from the reservation's snapshot). */
+  dealId: string | null;
   quantity: number;
   unitPrice: number;
   holdId: string | null;
@@ -30,7 +32,7 @@ export interface Purchase {
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message }]);
 
 export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> = {
-  initialState: () => ({ status: 'none', partnerId: null, quantity: 0, unitPrice: 0, holdId: null, userId: null, couponIds: [] }),
+  initialState: () => ({ status: 'none', partnerId: null, dealId: null, quantity: 0, unitPrice: 0, holdId: null, userId: null, couponIds: [] }),
 
   decide(command, purchase, now) {
     if (command.type === 'ReservePurchase') {
@@ -82,7 +84,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
   evolve(purchase, event) {
     switch (event.type) {
       case 'PurchaseReserved':
-        return { ...purchase, status: 'reserved', partnerId: event.data.partnerId, quantity: event.data.quantity, unitPrice: event.data.deal.unitPrice, holdId: event.data.holdId };
+        return { ...purchase, status: 'reserved', partnerId: event.data.partnerId, dealId: event.data.deal.dealId, quantity: event.data.quantity, unitPrice: event.data.deal.unitPrice, holdId: event.data.holdId };
       case 'PurchaseClaimed':
         return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };
       case 'PurchaseReleased':
