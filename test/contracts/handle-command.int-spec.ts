@@ -78,4 +78,21 @@ describe('handleCommand across two processes sharing one log', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
     expect((await a.readStream('stock-3')).map((e) => (e.data as { n: number }).n)).toEqual([1, 8, 1]);
   });
+
+  it('decides on a fresh stream without reading it, and on a read when it exists after all', async () => {
+    const context = { now: new Date(), metadata: { actor: 'test' } };
+    const reads = jest.spyOn(a, 'readStream');
+    try {
+      await handleCommand(a, 'stock-4', stock, { type: 'Take', data: { n: 3 } }, context, { freshStream: true });
+      expect(reads).not.toHaveBeenCalled();
+      // b wrote stock-5 first, so a's "fresh" append expects no stream, is refused, and a reads and decides again.
+      await handleCommand(b, 'stock-5', stock, { type: 'Take', data: { n: 8 } }, context);
+      const outcomes = await Promise.allSettled([2, 1].map((n) => handleCommand(a, 'stock-5', stock, { type: 'Take', data: { n } }, context, { freshStream: true })));
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+      expect((await a.readStream('stock-5')).map((e) => (e.data as { n: number }).n)).toEqual([8, 2]);
+      expect(reads).toHaveBeenCalledWith('stock-5', 0);
+    } finally {
+      reads.mockRestore();
+    }
+  });
 });

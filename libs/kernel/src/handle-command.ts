@@ -42,19 +42,31 @@ function cacheFor(store: EventStore): Map<string, Cached> {
   return cache;
 }
 
+/** Options of {@link handleCommand}. */
+export interface HandleOptions {
+  /**
+   * The stream's id was drawn a moment ago for this command (a new purchase, its coupons): decide
+   * on the empty stream without reading it first. The append expects no stream, so if the stream
+   * exists after all (a retry after a crash) it is refused and the batch decided again on a read.
+   */
+  freshStream?: boolean;
+}
+
 /**
  * The stream's state: the cached fold as it is (`verified: false`: another process may have
- * appended since), or the events after it read and folded (`verified: true`).
+ * appended since), the empty stream when it is fresh and not cached (`verified: false` too), or
+ * the events after the cached fold read and folded (`verified: true`).
  */
 async function current<S, E extends DomainEvent>(
   store: EventStore,
   streamId: string,
   decider: Decider<S, never, E>,
-  trustCache: boolean,
+  trust: { cache: boolean; fresh: boolean },
 ): Promise<{ state: S; revision: StreamRevision | null; verified: boolean }> {
   const cached = cacheFor(store).get(streamId);
   const base = cached && cached.decider === decider ? cached : null;
-  if (base && trustCache) return { state: base.state as S, revision: base.revision, verified: false };
+  if (base && trust.cache) return { state: base.state as S, revision: base.revision, verified: false };
+  if (!cached && trust.cache && trust.fresh) return { state: decider.initialState(), revision: null, verified: false };
   const newer = await store.readStream(streamId, base ? base.revision + 1 : 0);
   let state = base ? (base.state as S) : decider.initialState();
   for (const event of newer as unknown as E[]) state = decider.evolve(state, event);
@@ -77,6 +89,7 @@ interface Waiting {
   decider: Decider<unknown, DomainCommand, DomainEvent>;
   command: DomainCommand;
   context: CommandContext;
+  fresh: boolean;
   resolve: (outcome: CommandOutcome<unknown, DomainEvent>) => void;
   reject: (error: unknown) => void;
 }
@@ -109,11 +122,14 @@ export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>
   decider: Decider<S, C, E>,
   command: C,
   context: CommandContext,
+  options: HandleOptions = {},
 ): Promise<CommandOutcome<S, E>> {
   return new Promise((resolve, reject) => {
     let streams = lanes.get(store);
     if (!streams) lanes.set(store, (streams = new Map()));
-    const waiting: Waiting = { decider: decider as unknown as Waiting['decider'], command, context, resolve: resolve as Waiting['resolve'], reject };
+    const waiting: Waiting = {
+      decider: decider as unknown as Waiting['decider'], command, context, fresh: options.freshStream === true, resolve: resolve as Waiting['resolve'], reject,
+    };
     const queue = streams.get(streamId);
     if (queue) queue.push(waiting);
     else {
@@ -143,10 +159,12 @@ async function drain(store: EventStore, streams: Map<string, Waiting[]>, streamI
 
 async function writeBatch(store: EventStore, streamId: string, batch: Waiting[]): Promise<void> {
   const decider = batch[0].decider;
+  const fresh = batch.every((w) => w.fresh);
   let trustCache = true;
   for (let attempt = 1; ; attempt++) {
-    const { state, revision, verified } = await current(store, streamId, decider as Decider<unknown, never, DomainEvent>, trustCache);
-    if (revision !== null) remember(store, streamId, { decider, state, revision });
+    const { state, revision, verified } = await current(store, streamId, decider as Decider<unknown, never, DomainEvent>, { cache: trustCache, fresh });
+    // A fold just read is worth keeping even if the batch is refused (a cached one is kept already).
+    if (verified && revision !== null) remember(store, streamId, { decider, state, revision });
     let after = state;
     let next = revision ?? -1;
     const decided: Array<{ events: DomainEvent[]; state: unknown; revision: number } | { error: unknown }> = [];

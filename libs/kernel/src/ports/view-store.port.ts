@@ -75,6 +75,8 @@ export abstract class ViewStore {
   abstract define(collection: string, indexes: IndexSpec[]): Promise<void>;
 
   abstract findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null>;
+  /** The documents of these ids, in the order of `ids` (absent ids are left out). */
+  abstract findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]>;
   abstract findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null>;
   abstract find<T extends ViewDocument>(collection: string, filter: ViewFilter, options?: FindOptions): Promise<T[]>;
   abstract count(collection: string, filter: ViewFilter): Promise<number>;

@@ -124,7 +124,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
           payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
           ...(order.shipping ? { shipping: order.shipping } : {}),
         },
-      }, context),
+      }, context, { freshStream: true }),
     ]);
     if (locked.status === 'rejected' || reserved.status === 'rejected') {
       const refusal = locked.status === 'rejected' ? locked.reason : (reserved as PromiseRejectedResult).reason;

@@ -122,10 +122,11 @@ export class CouponIssuer {
     const context = { now, metadata: caller };
     const expiresAt = deal.expiresAt ?? (deal.expirationDays ? new Date(now.getTime() + deal.expirationDays * 86_400_000).toISOString() : null);
     // From the state, not the new events: a second run issues the coupons a crash left out.
+    // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
     const issued = await Promise.all(purchase.couponIds.map((couponId) => handleCommand(this.store, couponStream(couponId), couponDecider, {
       type: 'IssueCoupon',
       data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
-    }, context)));
+    }, context, { freshStream: true })));
     return issued.reduce<LogPosition | null>((latest, { position }) => laterPosition(latest, position), null);
   }
 }

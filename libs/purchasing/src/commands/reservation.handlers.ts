@@ -38,7 +38,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
         purchaseId, partnerId: caller.partnerId, deal: dealSnapshot(deal), quantity: quantity as number, holdId: purchaseId, reservedAt: now.toISOString(),
         holdExpiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
       },
-    }, context);
+    }, context, { freshStream: true });
     let held;
     try {
       held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: quantity as number } }, context);

@@ -40,8 +40,9 @@ export class PurchaseQueries {
     return found?.shippingAddress ?? null;
   }
 
+  /** The coupons of these ids, in the order given (a purchase's: by coupon number). */
   coupons(ids: string[]): Promise<CouponDetails[]> {
-    return ids.length ? this.views.find<CouponDetails>(COUPON_DETAILS, { _id: { $in: ids } }, { sort: { _id: 1 } }) : Promise.resolve([]);
+    return this.views.findByIds<CouponDetails>(COUPON_DETAILS, ids);
   }
 
   async coupon(couponId: string): Promise<CouponDetails | null> {

@@ -197,6 +197,16 @@ export class MingoViewStore extends ViewStore {
     return (this.generation(collection).docs.get(id) as T | undefined) ?? null;
   }
 
+  async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
+    const { docs } = this.generation(collection);
+    const found: T[] = [];
+    for (const id of ids) {
+      const doc = docs.get(id);
+      if (doc) found.push(doc as T);
+    }
+    return found;
+  }
+
   async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
     return (await this.find<T>(collection, filter, { limit: 1 }))[0] ?? null;
   }

@@ -93,6 +93,13 @@ export class MongoViewStore extends ViewStore {
     return (await this.live(collection).findOne({ _id: id })) as T | null;
   }
 
+  async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const found = new Map<string, T>();
+    for (const doc of await this.live(collection).find({ _id: { $in: [...ids] } }).toArray()) found.set(doc._id, doc as T);
+    return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
   async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
     return (await this.live(collection).findOne(filter as Filter<ViewDocument>)) as T | null;
   }
