@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { SqliteEventStore } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-store.adapter';
+import { WriteOutcomeUnknown } from '../../libs/adapters/src/sqlite/write-thread';
 import { eventStoreContract } from '../../libs/testing/src/contracts/event-store.contract';
 import { tempDir } from '../support/temp-dir';
 
@@ -15,4 +18,73 @@ eventStoreContract('sqlite', async () => {
       dir.remove();
     },
   };
+});
+
+describe('SqliteEventStore when its write thread dies', () => {
+  const event = (i: number) => ({ id: randomUUID(), type: 'Noted', data: { i }, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } });
+
+  it('answers each append it held by what the file holds: acknowledged exactly when committed', async () => {
+    const dir = tempDir('events-lost-thread');
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    try {
+      let tries = 0;
+      let inFlightWhenKilled = 0;
+      // Kill the thread while batches are out, until one kill catches some (usually the first).
+      while (inFlightWhenKilled === 0 && tries++ < 20) {
+        const writer = (store as unknown as { writer: { worker: Worker | null; inFlight: unknown[][] } }).writer;
+        // Appends in groups, one group a turn of the loop, so that several batches are out at once.
+        const appends: Array<Promise<true | Error>> = [];
+        for (let group = 0; group < 30; group++) {
+          for (let i = 0; i < 10; i++) {
+            const n = appends.length;
+            appends.push(store.append(`lost-${tries}-${n}`, [event(n)], 'no_stream').then(() => true as const, (error: Error) => error));
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        inFlightWhenKilled = writer.inFlight.flat().length;
+        await writer.worker?.terminate();
+        const outcomes = await Promise.all(appends);
+        for (const [i, outcome] of outcomes.entries()) {
+          const inLog = (await store.readStream(`lost-${tries}-${i}`)).length === 1;
+          if (outcome === true) expect(inLog).toBe(true);
+          else expect([inLog, outcome.message]).toEqual([false, expect.stringContaining('nothing was written')]);
+        }
+      }
+      expect(inFlightWhenKilled).toBeGreaterThan(0);
+      // A new thread takes the next writes.
+      await expect(store.append('after-the-loss', [event(0)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 0 });
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it('acknowledges an append whose commit made it to the file though its answer was lost, and the subscriptions get it', async () => {
+    const dir = tempDir('events-lost-answer');
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    const writer = (store as unknown as { writer: { run: (...args: unknown[]) => Promise<unknown> } }).writer;
+    const run = writer.run.bind(writer);
+    const seen: string[] = [];
+    const subscription = store.subscribe({ after: null, onEvents: async (events) => void seen.push(...events.map((e) => e.streamId)) });
+    try {
+      // The commit happens; the answer is lost as if the thread had stopped right after it.
+      const lost = jest.spyOn(writer, 'run').mockImplementationOnce(async (kind, args) => {
+        await run(kind, args);
+        throw new WriteOutcomeUnknown('events.sqlite', new Error('stopped'));
+      });
+      await expect(store.append('answer-lost', [event(1), event(2)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 1 });
+      lost.mockRestore();
+      await store.append('answer-lost', [event(3)], 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(seen).toEqual(['answer-lost', 'answer-lost', 'answer-lost']);
+      // Not committed at all: said so, and nothing is acknowledged.
+      jest.spyOn(writer, 'run').mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped')));
+      await expect(store.append('never-written', [event(4)], 'no_stream')).rejects.toThrow('nothing was written');
+      expect(await store.readStream('never-written')).toEqual([]);
+    } finally {
+      await subscription.close();
+      await store.close();
+      dir.remove();
+    }
+  });
 });

@@ -25,6 +25,18 @@ export class SqliteWriteFailed extends Error {
 }
 
 /**
+ * The write thread stopped while this write was sent to it and unanswered: the write may or may
+ * not have been committed. A caller that can tell from the file (the event log: by its event ids)
+ * or that can repeat the write idempotently (the vault: by its key) resolves it; others report it.
+ */
+export class WriteOutcomeUnknown extends Error {
+  constructor(file: string, cause: unknown) {
+    super(`${file}: the write thread stopped before answering; the write may or may not have been committed`, { cause });
+    this.name = 'WriteOutcomeUnknown';
+  }
+}
+
+/**
  * Writes to one SQLite file from a worker thread, in pipelined group commits: while one batch is
  * being committed (and synced) by the worker, the requests that arrive meanwhile gather into the
  * next, which is sent at once so that it waits in the worker's queue (at most {@link IN_FLIGHT}
@@ -98,8 +110,12 @@ export class SqliteWriteThread {
     });
     worker.unref();
     worker.on('message', (reply: WriteReply) => this.answer(reply));
-    worker.on('error', (error) => this.lose(worker, error));
-    worker.on('exit', (code) => this.lose(worker, new Error(`${this.data.file}: the write thread stopped (exit code ${code})`)));
+    // The batches it held are failed only once it has exited: until then it might still commit one.
+    let failure: unknown = null;
+    worker.on('error', (error) => {
+      failure ??= error;
+    });
+    worker.on('exit', (code) => this.lose(worker, failure ?? new Error(`${this.data.file}: the write thread stopped (exit code ${code})`)));
     this.worker = worker;
     return worker;
   }
@@ -123,14 +139,16 @@ export class SqliteWriteThread {
   }
 
   /**
-   * The worker died: what it held is unanswered, so fail it (nothing was acknowledged, though any
-   * of the batches sent may have been committed before it died); the next write starts a new one.
+   * The worker exited: what it held is unanswered, though any of the batches sent may have been
+   * committed before it stopped, so each is failed as {@link WriteOutcomeUnknown}; the writes not
+   * yet sent go to a new worker.
    */
-  private lose(worker: Worker, error: unknown): void {
+  private lose(worker: Worker, cause: unknown): void {
     if (this.worker !== worker) return;
     this.worker = null;
     const batches = this.inFlight;
     this.inFlight = [];
+    const error = new WriteOutcomeUnknown(this.data.file, cause);
     for (const batch of batches) for (const request of batch) request.reject(error);
     if (this.queue.length) this.send();
   }

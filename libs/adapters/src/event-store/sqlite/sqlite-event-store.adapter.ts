@@ -12,7 +12,7 @@ import {
 import Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
-import { SqliteWriteThread } from '../../sqlite/write-thread';
+import { SqliteWriteThread, WriteOutcomeUnknown } from '../../sqlite/write-thread';
 import { AppendArgs, AppendWritten, EVENTS_SCHEMA } from './sqlite-event-log.writes';
 
 interface Row {
@@ -70,6 +70,7 @@ export class SqliteEventStore extends EventStore {
     readStream: Database.Statement;
     readAll: Database.Statement;
     head: Database.Statement;
+    eventInStream: Database.Statement;
   };
 
   constructor(private readonly file: string) {
@@ -80,6 +81,7 @@ export class SqliteEventStore extends EventStore {
       readStream: this.db.prepare('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare('SELECT MAX(position) FROM events').pluck(),
+      eventInStream: this.db.prepare('SELECT position, revision FROM events WHERE stream_id = ? AND id = ?'),
     };
     this.appended.setMaxListeners(0);
     this.writer = new SqliteWriteThread({ file, durability: 'full', programs: require.resolve('./sqlite-event-log.writes'), walLimitBytes: WAL_LIMIT_BYTES });
@@ -92,12 +94,32 @@ export class SqliteEventStore extends EventStore {
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const rows = events.map((e): [string, string, string, string] => [e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata)]);
-    const outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs, (written) => {
-      // Kept before the subscriptions are woken, so that they find these rows here.
-      if (written.written) this.remember(streamId, rows, written.revision, written.position);
-    });
+    let outcome: AppendWritten;
+    try {
+      outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs, (written) => {
+        // Kept before the subscriptions are woken, so that they find these rows here.
+        if (written.written) this.remember(streamId, rows, written.revision, written.position);
+      });
+    } catch (error) {
+      if (!(error instanceof WriteOutcomeUnknown)) throw error;
+      return this.appendOutcomeFromFile(streamId, rows, error);
+    }
     if (!outcome.written) throw new WrongExpectedRevision(streamId, expected, outcome.actual ?? 'no_stream');
     return { nextExpectedRevision: outcome.revision, position: sqlitePosition(outcome.position) };
+  }
+
+  /**
+   * The write thread stopped before answering this append (it has exited, so nothing more will be
+   * committed by it): the file tells whether it was committed, by its events' ids (UUIDs, unique).
+   */
+  private appendOutcomeFromFile(streamId: string, rows: Array<[string, string, string, string]>, unknown: WriteOutcomeUnknown): AppendResult {
+    const last = this.statements.eventInStream.get(streamId, rows[rows.length - 1][0]) as { position: number; revision: number } | undefined;
+    if (!last) throw new Error(`${this.file}: the write thread stopped before committing an append to ${streamId}; nothing was written`, { cause: unknown });
+    // Committed: the subscriptions may not have seen it (they were woken by no answer).
+    this.commits++;
+    this.livePages.clear();
+    this.appended.emit('appended');
+    return { nextExpectedRevision: last.revision, position: sqlitePosition(last.position) };
   }
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {

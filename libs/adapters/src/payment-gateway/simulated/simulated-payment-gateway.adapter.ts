@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { randomBytes, scrypt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
-import { SqliteWriteThread } from '../../sqlite/write-thread';
+import { SqliteWriteThread, WriteOutcomeUnknown } from '../../sqlite/write-thread';
 import { Behaviour, ChargeArgs, ChargeRow, RefundArgs, RefundRow, VAULT_SCHEMA } from './payment-vault.writes';
 
 export interface SimulatedPaymentGatewayOptions {
@@ -87,9 +87,8 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   async charge(request: ChargeRequest): Promise<ChargeOutcome> {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { token, amountCents, idempotencyKey } = request;
-    const { row, behaviour, first } = await this.writer.run<{ row: ChargeRow; behaviour: Behaviour | null; first: boolean }>('charge', {
-      token, amountCents, idempotencyKey, newChargeId: `ch_${randomBytes(18).toString('base64url')}`,
-    } satisfies ChargeArgs);
+    const args = { token, amountCents, idempotencyKey, newChargeId: `ch_${randomBytes(18).toString('base64url')}` } satisfies ChargeArgs;
+    const { row, behaviour, first } = await this.idempotent(() => this.writer.run<{ row: ChargeRow; behaviour: Behaviour | null; first: boolean }>('charge', args));
     if (!first && (row.token !== token || row.amount_cents !== amountCents)) return keyReused;
     if (behaviour === 'slow') await sleep(this.slowMs);
     return chargeOutcome(row);
@@ -98,11 +97,24 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   async refund(request: RefundRequest): Promise<RefundOutcome> {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { chargeId, amountCents, idempotencyKey } = request;
-    const { row, first } = await this.writer.run<{ row: RefundRow; first: boolean }>('refund', {
-      chargeId, amountCents, idempotencyKey, newRefundId: `re_${randomBytes(18).toString('base64url')}`,
-    } satisfies RefundArgs);
+    const args = { chargeId, amountCents, idempotencyKey, newRefundId: `re_${randomBytes(18).toString('base64url')}` } satisfies RefundArgs;
+    const { row, first } = await this.idempotent(() => this.writer.run<{ row: RefundRow; first: boolean }>('refund', args));
     if (!first && (row.charge_id !== chargeId || row.amount_cents !== amountCents)) return keyReused;
     return refundOutcome(row);
+  }
+
+  /**
+   * Charges and refunds are written once per idempotency key, so when the write thread stopped
+   * before answering, the write is simply made again (on a new thread): it finds the first one if
+   * it was committed, and makes it if not.
+   */
+  private async idempotent<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof WriteOutcomeUnknown)) throw error;
+      return write();
+    }
   }
 
   async chargeOutcome(idempotencyKey: string): Promise<ChargeOutcome | null> {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The processor names brands itself; this checks it names them as the service's card rules do.
 import { cardBrand } from '../../../../accounts/src/domain/card/card-number';
+import { WriteOutcomeUnknown } from '../../sqlite/write-thread';
 import { SimulatedPaymentGateway } from './simulated-payment-gateway.adapter';
 
 const pepper = Buffer.alloc(32, 1);
@@ -116,6 +117,26 @@ describe('SimulatedPaymentGateway', () => {
       const outcome = await gateway.charge(charge(token, 'k1'));
       expect(performance.now() - started).toBeGreaterThanOrEqual(140);
       expect(outcome).toEqual({ status: 'approved', chargeId: expect.stringMatching(/^ch_/) });
+    });
+
+    it('charges once when its write thread stops before answering, whether or not the charge was committed', async () => {
+      const { token } = await gateway.tokenize(card('4242424242424242'));
+      const writer = (gateway as unknown as { writer: { run: (...args: unknown[]) => Promise<unknown> } }).writer;
+      const run = writer.run.bind(writer);
+      const lost = new WriteOutcomeUnknown(file, new Error('stopped'));
+      // Committed, answer lost: the repeated write finds it.
+      jest.spyOn(writer, 'run').mockImplementationOnce(async (kind, args) => {
+        await run(kind, args);
+        throw lost;
+      });
+      const committed = await gateway.charge(charge(token, 'lost-answer'));
+      expect(committed).toEqual({ status: 'approved', chargeId: expect.stringMatching(/^ch_/) });
+      expect(await gateway.chargeOutcome('lost-answer')).toEqual(committed);
+      // Not committed: the repeated write makes it.
+      jest.spyOn(writer, 'run').mockRejectedValueOnce(lost);
+      const made = await gateway.charge(charge(token, 'lost-write'));
+      expect(made).toEqual({ status: 'approved', chargeId: expect.stringMatching(/^ch_/) });
+      expect(await gateway.chargeOutcome('lost-write')).toEqual(made);
     });
 
     it('answers an unknown token with an error', async () => {
