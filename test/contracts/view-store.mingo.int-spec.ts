@@ -86,4 +86,32 @@ describe('embedded view store: saving commits to its file', () => {
       await views.close();
     }
   });
+
+  it('reports through ping (the health check) when saves keep failing, and recovers when one succeeds', async () => {
+    const path = `${dir.path}/failing`;
+    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10, failingReportMs: 100 });
+    try {
+      await views.define('things', []);
+      const generation = (views as unknown as { active: Map<string, { save: () => void }> }).active.get('things')!;
+      const save = generation.save.bind(generation);
+      let diskFull = true;
+      generation.save = () => {
+        if (diskFull) throw new Error('database or disk is full');
+        save();
+      };
+      await views.writer('things').commit([doc('a', 1, 'first')], pos(1));
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      // Failing, but not for long yet: healthy; reads are served meanwhile.
+      await expect(views.ping()).resolves.toBeUndefined();
+      expect((await views.findById<ReturnType<typeof doc>>('things', 'a'))?.title).toBe('first');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await expect(views.ping()).rejects.toThrow(/^view things not saved to its file for \d+ s \(database or disk is full\): reads are served from memory/);
+      diskFull = false;
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      await expect(views.ping()).resolves.toBeUndefined();
+      expect(await reopened(path)).toEqual({ checkpoint: pos(1), docs: [doc('a', 1, 'first')] });
+    } finally {
+      await views.close();
+    }
+  });
 });

@@ -21,11 +21,13 @@ import type { Change } from './sorted-index';
 export interface SaveDelays {
   /** Documents (with their checkpoint). */
   documentsMs: number;
-  /** A checkpoint that moved without documents. */
+  /** A checkpoint that moved without documents; also the wait before a failed save is tried again. */
   checkpointMs: number;
+  /** How long saves may keep failing (a full disk) before `ping`, so the health check, reports it. */
+  failingReportMs: number;
 }
 
-const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 50, checkpointMs: 1000 };
+const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 50, checkpointMs: 1000, failingReportMs: 30_000 };
 
 /**
  * One generation of one collection, held in memory and mirrored to its own SQLite file. Commits
@@ -44,6 +46,8 @@ class Generation {
   private savedCheckpoint: LogPosition | null;
   private saveTimer: NodeJS.Timeout | null = null;
   private saveDue = Infinity;
+  /** Since when the file has not been brought up to date, and why; null while saves succeed. */
+  saveFailing: { since: number; error: string } | null = null;
   private readonly upsert: Database.Statement;
   private readonly saveCheckpoint: Database.Statement;
 
@@ -90,6 +94,7 @@ class Generation {
     }).immediate();
     this.unsaved.clear();
     this.savedCheckpoint = checkpoint;
+    this.saveFailing = null;
   }
 
   close(): void {
@@ -108,10 +113,13 @@ class Generation {
     this.clearSaveTimer();
     this.saveDue = due;
     this.saveTimer = setTimeout(() => {
+      this.clearSaveTimer();
       try {
         if (this.db.open) this.save();
-      } catch {
-        // Busy (a rebuild in another process): try again later; memory keeps serving readers.
+      } catch (error) {
+        // Busy (a rebuild in another process), or a full disk: try again later; memory keeps
+        // serving readers, and the health check reports saves that keep failing.
+        this.saveFailing = { since: this.saveFailing?.since ?? Date.now(), error: error instanceof Error ? error.message : String(error) };
         this.scheduleSave(this.delays.checkpointMs);
       }
     }, delayMs).unref();
@@ -176,11 +184,11 @@ export class MingoViewStore extends ViewStore {
   private readonly queries = new Map<string, CompiledFilter>();
   private readonly watcher: NodeJS.Timeout;
 
-  constructor(
-    dir: string,
-    private readonly saveDelays: SaveDelays = DEFAULT_SAVE_DELAYS,
-  ) {
+  private readonly saveDelays: SaveDelays;
+
+  constructor(dir: string, saveDelays: Partial<SaveDelays> = {}) {
     super();
+    this.saveDelays = { ...DEFAULT_SAVE_DELAYS, ...saveDelays };
     mkdirSync(dir, { recursive: true });
     this.files = new GenerationFiles(dir);
     this.watcher = setInterval(() => this.followSwitches(), WATCH_MS).unref();
@@ -254,7 +262,14 @@ export class MingoViewStore extends ViewStore {
     return () => this.listeners.delete(listener);
   }
 
-  async ping(): Promise<void> {}
+  /** Fails while a collection's saves have kept failing for `failingReportMs` (reads still work). */
+  async ping(): Promise<void> {
+    const now = Date.now();
+    const failing = [...this.active.values()].filter((g) => g.saveFailing && now - g.saveFailing.since >= this.saveDelays.failingReportMs);
+    if (failing.length === 0) return;
+    throw new Error(failing.map((g) => `view ${g.collection} not saved to its file for ${Math.round((now - g.saveFailing!.since) / 1000)} s (${g.saveFailing!.error})`).join('; ') +
+      ': reads are served from memory; a restart now would replay the log from the last save');
+  }
 
   async close(): Promise<void> {
     clearInterval(this.watcher);
