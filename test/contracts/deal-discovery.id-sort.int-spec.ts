@@ -22,10 +22,10 @@ const terms = (id: string): DealTerms => ({
   id, title: 'Spa', type: 'daily-deal', category: 'Food & Drink', current_price: 0, value: 1000,
   start_at: new Date(NOW).toISOString(), end_at: new Date(NOW + HOUR).toISOString(), fulfillment_method: 'printed', region_id: 'chicago', locations: [],
 });
-const inventory = { total: 0, sold: 0, holds: {} };
+const inventory = { total: 0, sold: 0, held: {} };
 const ids = Array.from({ length: 44 }, (_, i) => `d${String(i).padStart(3, '0')}`);
 const view = (id: string, i: number): DealDetails => ({
-  _id: id, _pos: String(i + 1).padStart(20, '0'), deal: terms(id), state: 'in-flight', inventory, ...searchFields(terms(id), inventory),
+  _id: id, _pos: String(i + 1).padStart(20, '0'), deal: terms(id), state: 'in-flight', inventory, ...searchFields(terms(id), inventory, NOW),
 });
 
 describe('deal discovery: 44 identical deals sorted by id', () => {

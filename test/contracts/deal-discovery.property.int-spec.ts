@@ -68,8 +68,8 @@ const terms = (c: Case): DealTerms => ({
 });
 
 const view = (c: Case, i: number): DealDetails => ({
-  _id: c.id, _pos: String(i + 1).padStart(20, '0'), deal: terms(c), state: c.state, inventory: { total: c.total, sold: 0, holds: {} },
-  ...searchFields(terms(c), { total: c.total, sold: 0, holds: {} }),
+  _id: c.id, _pos: String(i + 1).padStart(20, '0'), deal: terms(c), state: c.state, inventory: { total: c.total, sold: 0, held: {} },
+  ...searchFields(terms(c), { total: c.total, sold: 0, held: {} }, 0),
 });
 
 describe('v3 deal queries on the embedded view store (property)', () => {

@@ -221,8 +221,10 @@ describe('recovery of card purchases interrupted by a crash', () => {
       try {
         await second.settle();
         expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(8);
-        const released = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-day'))).filter((e) => e.type === 'UnitsReleased');
-        expect(released.map((e) => e.data)).toEqual([{ dealId: 'chicago-spa-day', holdId: 'abandoned-p', quantity: 3, reason: 'abandoned' }]);
+        const log = await second.get(EventStore).readStream(inventoryStream('chicago-spa-day'));
+        const released = log.filter((e) => e.type === 'UnitsReleased');
+        const held = log.find((e) => e.type === 'UnitsHeld' && (e.data as { holdId: string }).holdId === 'abandoned-p')!;
+        expect(released.map((e) => e.data)).toEqual([{ dealId: 'chicago-spa-day', holdId: 'abandoned-p', quantity: 3, expiresAt: (held.data as { expiresAt: string }).expiresAt, reason: 'abandoned' }]);
         expect(released[0].metadata).toMatchObject({ actor: 'system:recovery' });
         // The reseller's retry finishes the sale on fresh units.
         const retry = await second.call('POST', '/api/v3/resellers/purchases', {

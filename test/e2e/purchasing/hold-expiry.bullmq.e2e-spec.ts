@@ -88,7 +88,8 @@ if (!source) {
         await eventually(async () => (await numLeft()) === 5, 10_000, 'num_left back to 5');
 
         const released = (await api.get(EventStore).readStream(`inventory-${dealId}`)).filter((e) => e.type === 'UnitsReleased');
-        expect(released.map((e) => e.data)).toEqual([{ dealId, holdId: purchaseId, quantity: 2, reason: 'expired' }]);
+        // The release names the hold's expiry (five minutes after the clock's 12:00).
+        expect(released.map((e) => e.data)).toEqual([{ dealId, holdId: purchaseId, quantity: 2, expiresAt: '2026-06-15T12:05:00.000Z', reason: 'expired' }]);
       } finally {
         await api.close();
       }

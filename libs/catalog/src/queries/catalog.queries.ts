@@ -13,10 +13,10 @@ export class CatalogQueries {
     return view?.deal ? view : null;
   }
 
-  /** Every hold the deals' inventories hold open (lapsed ones too, until their release is recorded). */
-  async openHolds(): Promise<Array<{ dealId: string; holdId: string; quantity: number; expiresAt: number }>> {
-    const deals = await this.views.find<DealDetails>(DEAL_DETAILS, { 'inventory.holds': { $nin: [null, {}] } });
-    return deals.flatMap((view) => Object.entries(view.inventory.holds ?? {}).map(([holdId, hold]) => ({ dealId: view._id, holdId, ...hold })));
+  /** Ids of the deals with units in open holds (lapsed ones too, until their release is recorded). */
+  async dealsWithOpenHolds(): Promise<string[]> {
+    const deals = await this.views.find<DealDetails>(DEAL_DETAILS, { 'inventory.held': { $nin: [null, {}] } });
+    return deals.map((view) => view._id);
   }
 
   region(regionId: string): Promise<RegionView | null> {

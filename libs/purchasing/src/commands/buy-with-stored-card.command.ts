@@ -7,7 +7,7 @@ import {
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { ForBuyer, inventoryDecider } from '../domain/inventory/inventory.decider';
-import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
+import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider, RecordPayment } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
@@ -120,7 +120,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
         type: 'ReservePurchase',
         data: {
           purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, reservedAt: context.now.toISOString(),
-          holdExpiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
+          holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
           payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
           ...(order.shipping ? { shipping: order.shipping } : {}),
         },

@@ -3,7 +3,7 @@ import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
 import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
+import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
@@ -36,7 +36,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
       type: 'ReservePurchase',
       data: {
         purchaseId, partnerId: caller.partnerId, deal: dealSnapshot(deal), quantity: quantity as number, holdId: purchaseId, reservedAt: now.toISOString(),
-        holdExpiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
+        holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
       },
     }, context, { freshStream: true });
     let held;

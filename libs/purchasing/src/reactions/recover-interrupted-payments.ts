@@ -1,5 +1,5 @@
 import { CatalogQueries } from '@deals/catalog';
-import { CannotFulfil, CommandCaller, EventStore, handleCommand, OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
+import { CannotFulfil, CommandCaller, EventStore, handleCommand, loadAggregate, OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/coupon-issuer';
@@ -89,7 +89,7 @@ export class RecoverInterruptedPayments {
   private async releaseAbandonedHolds(othersMayBeBuying: boolean): Promise<number> {
     let released = 0;
     const now = this.clock.now();
-    for (const { dealId, holdId, expiresAt } of await this.catalog.openHolds()) {
+    for (const { dealId, holdId, expiresAt } of await this.openHolds()) {
       if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) continue;
       try {
         // A purchase's hold has its id (which may itself end in `-r`); the one replacing a lapsed
@@ -104,6 +104,16 @@ export class RecoverInterruptedPayments {
       }
     }
     return released;
+  }
+
+  /** Every hold the inventories hold open (lapsed ones too, until their release is recorded): the catalogue view names the deals. */
+  private async openHolds(): Promise<Array<{ dealId: string; holdId: string; expiresAt: number }>> {
+    const open: Array<{ dealId: string; holdId: string; expiresAt: number }> = [];
+    for (const dealId of await this.catalog.dealsWithOpenHolds()) {
+      const { state } = await loadAggregate(this.store, inventoryStream(dealId), inventoryDecider);
+      state.holds.forEach((hold, holdId) => void open.push({ dealId, holdId, expiresAt: hold.expiresAt }));
+    }
+    return open;
   }
 
   private async finishPayment(purchase: PurchaseDetails): Promise<string> {

@@ -1,11 +1,12 @@
 import { applyEvents, RecordedEvent } from '@deals/kernel';
 import fc from 'fast-check';
-import { DealDetails, dealDetailsProjection, searchFields } from './deal-details.projection';
+import { DealDetails, dealDetailsProjection, searchFields, unitsLeftAt } from './deal-details.projection';
 
 let n = 0;
-const recorded = (type: string, data: unknown): RecordedEvent => ({
-  id: `e${++n}`, type, data, metadata: { occurredAt: '2026-01-01T00:00:00Z' }, streamId: 's', revision: 0, position: String(n).padStart(20, '0'),
+const recorded = (type: string, data: unknown, occurredAt = '2026-01-01T00:00:00Z'): RecordedEvent => ({
+  id: `e${++n}`, type, data, metadata: { occurredAt }, streamId: 's', revision: 0, position: String(n).padStart(20, '0'),
 });
+const at = (event: RecordedEvent) => Date.parse(event.metadata.occurredAt);
 const deal = {
   id: 'spa', title: 'Spa', type: 'daily-deal', category: ' Health & Beauty', current_price: 100, value: 300, start_at: '2026-01-01T00:00:00Z',
   end_at: '2026-01-02T00:00:00Z', fulfillment_method: 'printed', region_id: 'ny', tags: ['calm'],
@@ -24,7 +25,7 @@ describe('deal details projection', () => {
   it('folds listing, stock, revision and state into one document', () => {
     const [view] = applyEvents(dealDetailsProjection, new Map(), events);
     expect(view).toEqual({
-      _id: 'spa', _pos: events[3].position, deal: { ...deal, current_price: 90 }, state: 'in-flight', inventory: { total: 40, sold: 0, holds: {} },
+      _id: 'spa', _pos: events[3].position, deal: { ...deal, current_price: 90 }, state: 'in-flight', inventory: { total: 40, sold: 0, held: {} },
       regionId: 'ny', type: 'daily-deal', categoryKey: 'health & beauty', subcategoryKey: null, title: 'Spa', merchantName: null,
       price: 90, value: 300, startAt: Date.parse('2026-01-01T00:00:00Z'), endAt: Date.parse('2026-01-02T00:00:00Z'),
       numLeft: 40, numberSold: 0, soldOut: false, supplierId: null, vendorId: null, marketplaceSlug: null, tags: ['calm'],
@@ -41,18 +42,36 @@ describe('deal details projection', () => {
   it('keeps every search field equal to what the terms and inventory give, through holds, sales and releases', () => {
     const later = [
       recorded('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 3, expiresAt: '2026-01-01T00:05:00Z' }),
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 37, expiresAt: '2026-01-01T00:05:00Z' }),
-      recorded('UnitsSold', { dealId: 'spa', holdId: 'h1', quantity: 3 }),
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 37, expiresAt: '2026-01-01T00:05:00.500Z' }),
+      recorded('UnitsSold', { dealId: 'spa', holdId: 'h1', quantity: 3, expiresAt: '2026-01-01T00:05:00Z' }),
       recorded('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }),
-      recorded('UnitsReleased', { dealId: 'spa', holdId: 'h2', quantity: 37 }),
+      recorded('UnitsReleased', { dealId: 'spa', holdId: 'h2', quantity: 37, expiresAt: '2026-01-01T00:05:00.500Z' }),
       recorded('InventoryStocked', { dealId: 'spa', total: 3 }),
     ];
     let view: DealDetails | undefined;
+    const seen: Array<DealDetails['inventory']['held']> = [];
     for (const event of [...events, ...later]) {
       [view = view] = applyEvents(dealDetailsProjection, new Map(view ? [['spa', view]] : []), [event]);
-      expect(view).toEqual({ ...view, ...searchFields(view!.deal, view!.inventory) });
+      expect(view).toEqual({ ...view, ...searchFields(view!.deal, view!.inventory, at(event)) });
+      seen.push(view!.inventory.held);
     }
-    expect(view).toMatchObject({ title: 'Spa day', numberSold: 3, numLeft: 0, soldOut: true, inventory: { total: 3, sold: 3, holds: {} } });
+    // Held units by the second their holds expire by (00:05:00 and 00:05:00.5 both by 00:05:01 at the latest).
+    expect(seen.slice(events.length - 1)).toEqual([{}, { 1767225900: 3 }, { 1767225900: 3, 1767225901: 37 }, { 1767225901: 37 }, { 1767225901: 37 }, {}, {}]);
+    expect(view).toMatchObject({ title: 'Spa day', numberSold: 3, numLeft: 0, soldOut: true, inventory: { total: 3, sold: 3, held: {} } });
+  });
+
+  it('counts a hold out of num_left once the second it expires in is over, and in the search fields as of the latest event', () => {
+    const [listed] = applyEvents(dealDetailsProjection, new Map(), events);
+    const [view] = applyEvents(dealDetailsProjection, new Map([['spa', listed]]), [
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 5, expiresAt: '2026-01-01T00:05:00.200Z' }, '2026-01-01T00:00:00.200Z'),
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 1, expiresAt: '2026-01-01T00:09:00Z' }, '2026-01-01T00:04:00Z'),
+    ]);
+    const left = (iso: string) => unitsLeftAt(view.inventory, Date.parse(iso));
+    expect([left('2026-01-01T00:05:00.100Z'), left('2026-01-01T00:05:00.200Z'), left('2026-01-01T00:05:00.999Z'), left('2026-01-01T00:05:01Z'), left('2026-01-01T00:09:00Z')])
+      .toEqual([34, 34, 34, 39, 40]);
+    expect(view.numLeft).toBe(34);
+    const [later] = applyEvents(dealDetailsProjection, new Map([['spa', view]]), [recorded('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }, '2026-01-01T00:06:00Z')]);
+    expect([later.numLeft, later.inventory.held]).toEqual([39, { 1767225901: 5, 1767226140: 1 }]);
   });
 
   it('folds a run of events at once exactly as one event at a time', () => {
@@ -73,7 +92,7 @@ describe('deal details projection', () => {
               ? recorded(type, { dealId: 'spa', changes: { current_price: quantity }, removed: [] })
               : type === 'InventoryStocked'
                 ? recorded(type, { dealId: 'spa', total: quantity })
-                : recorded(type, { dealId: 'spa', holdId: `h${hold}`, quantity, expiresAt: `2026-01-01T00:0${minutes}:00Z` }),
+                : recorded(type, { dealId: 'spa', holdId: `h${hold}`, quantity, expiresAt: `2026-01-01T00:0${minutes}:00Z` }, `2026-01-01T00:0${hold}:00Z`),
           );
           const [start] = applyEvents(dealDetailsProjection, new Map(), [...events, ...later.slice(0, Math.min(cut, later.length))]);
           const rest = later.slice(Math.min(cut, later.length));

@@ -8,15 +8,24 @@ import type { DealEvent } from '../../domain/deal/deal.events';
  */
 type InventoryStocked = { type: 'InventoryStocked'; data: { dealId: string; total: number } };
 type UnitsHeld = { type: 'UnitsHeld'; data: { dealId: string; holdId: string; quantity: number; expiresAt: string } };
-type UnitsSold = { type: 'UnitsSold'; data: { dealId: string; holdId: string; quantity: number } };
-type UnitsReleased = { type: 'UnitsReleased'; data: { dealId: string; holdId: string; quantity: number } };
+/** `expiresAt`: the hold's (absent from events written before it was added). */
+type UnitsSold = { type: 'UnitsSold'; data: { dealId: string; holdId: string; quantity: number; expiresAt?: string } };
+type UnitsReleased = { type: 'UnitsReleased'; data: { dealId: string; holdId: string; quantity: number; expiresAt?: string } };
 type InventoryEvent = InventoryStocked | UnitsHeld | UnitsSold | UnitsReleased;
 
-/** Units of a deal as the view keeps them; open holds count only until they expire (read time). */
+/**
+ * Units of a deal as the view keeps them. Open holds are not kept one by one (a deal may have
+ * thousands of five-minute reservations open, and the document is rewritten at every sale): their
+ * units are summed by the second they expire at, `held[expiresAt / 1 s]`, so the document has at
+ * most a few hundred such entries however many holds are open. Holds expire on whole seconds (the
+ * inventory rounds their five minutes up to one), so this counts exactly what the inventory counts;
+ * an expiry that is not a whole second (events from before) counts until the end of its second,
+ * erring towards fewer units left, never more. Sales and releases name their hold's expiry.
+ */
 export interface DealInventory {
   total: number;
   sold: number;
-  holds: Record<string, { quantity: number; expiresAt: number }>;
+  held: Record<string, number>;
 }
 
 type Point = { type: 'Point'; coordinates: [number, number] };
@@ -55,7 +64,7 @@ export interface DealDetails extends ViewDocument, DealSearchFields {
   inventory: DealInventory;
 }
 
-export const DEAL_DETAILS = 'deal_details_v2';
+export const DEAL_DETAILS = 'deal_details_v3';
 
 type Handled = DealEvent | InventoryEvent;
 
@@ -63,16 +72,22 @@ const dealIdOf = (event: Handled) => (event.type === 'DealListed' ? event.data.d
 const lower = (text: string | undefined) => (typeof text === 'string' ? text.trim().toLowerCase() : null);
 const instant = (iso: string | undefined) => (iso ? Date.parse(iso) : null);
 
-/** Units neither sold nor in an open hold (holds that have expired are counted out at read time). */
-export const unitsLeftAt = (inventory: DealInventory, now: number) =>
-  Math.max(0, inventory.total - inventory.sold - Object.values(inventory.holds ?? {}).reduce((n, h) => (h.expiresAt > now ? n + h.quantity : n), 0));
+/** Units neither sold nor in an open hold at `now` (holds that have expired are counted out at read time). */
+export function unitsLeftAt(inventory: DealInventory, now: number): number {
+  let held = 0;
+  for (const second in inventory.held) if (Number(second) * 1000 > now) held += inventory.held[second];
+  return Math.max(0, inventory.total - inventory.sold - held);
+}
+
+const heldKey = (expiresAt: string) => String(Math.ceil(Date.parse(expiresAt) / 1000));
 
 /**
- * `numLeft`/`soldOut` count every open hold; a lapsed hold stops counting here when its release
- * job (or any later event of the deal) comes, and at once in answers computed at read time.
+ * `numLeft`/`soldOut` count the holds open and unexpired when the deal's latest event happened
+ * (`asOf`); a lapsed hold stops counting here at the deal's next event (its release job's, at the
+ * latest), and at once in answers computed at read time.
  */
-export function searchFields(deal: DealTerms | null, inventory: DealInventory): DealSearchFields {
-  const numLeft = unitsLeftAt(inventory, Number.NEGATIVE_INFINITY);
+export function searchFields(deal: DealTerms | null, inventory: DealInventory, asOf: number): DealSearchFields {
+  const numLeft = unitsLeftAt(inventory, asOf);
   return {
     regionId: deal?.region_id ?? null,
     type: deal?.type ?? null,
@@ -95,26 +110,26 @@ export function searchFields(deal: DealTerms | null, inventory: DealInventory): 
   };
 }
 
-/** The inventory after a run of its events, the open holds copied once (a hot deal has dozens). */
+/** The inventory after a run of its events, the held units copied once. */
 function foldInventory(inventory: DealInventory, events: readonly InventoryEvent[]): DealInventory {
-  const holds = copyHolds(inventory.holds);
+  const held = { ...inventory.held };
   let { total, sold } = inventory;
   for (const event of events) {
     if (event.type === 'InventoryStocked') total = event.data.total;
-    else if (event.type === 'UnitsHeld') holds[event.data.holdId] = { quantity: event.data.quantity, expiresAt: Date.parse(event.data.expiresAt) };
-    else {
-      delete holds[event.data.holdId];
+    else if (event.type === 'UnitsHeld') {
+      const key = heldKey(event.data.expiresAt);
+      held[key] = (held[key] ?? 0) + event.data.quantity;
+    } else {
       if (event.type === 'UnitsSold') sold += event.data.quantity;
+      const key = event.data.expiresAt === undefined ? undefined : heldKey(event.data.expiresAt);
+      if (key !== undefined && held[key] !== undefined) {
+        const left = held[key] - event.data.quantity;
+        if (left > 0) held[key] = left;
+        else delete held[key];
+      }
     }
   }
-  return { ...inventory, total, sold, holds };
-}
-
-/** A copy of `holds` by a plain loop: spreading an object of many keys takes V8's slow path, four times slower. */
-function copyHolds(holds: DealInventory['holds']): DealInventory['holds'] {
-  const copy: DealInventory['holds'] = {};
-  for (const id in holds) copy[id] = holds[id];
-  return copy;
+  return { ...inventory, total, sold, held };
 }
 
 const isInventoryEvent = (event: Handled): event is InventoryEvent =>
@@ -136,11 +151,14 @@ function next(current: DealDetails, event: Handled): Pick<DealDetails, 'deal' | 
 }
 
 /** A known deal after inventory events: only the inventory and its figures change (a hot deal takes hundreds a second). */
-function withInventory(view: DealDetails, events: readonly InventoryEvent[], position: string): DealDetails {
+function withInventory(view: DealDetails, events: readonly InventoryEvent[], position: string, asOf: number): DealDetails {
   const inventory = foldInventory(view.inventory, events);
-  const numLeft = unitsLeftAt(inventory, Number.NEGATIVE_INFINITY);
+  const numLeft = unitsLeftAt(inventory, asOf);
   return { ...view, _pos: position, inventory, numLeft, numberSold: inventory.sold, soldOut: numLeft === 0 };
 }
+
+/** When the event happened (its metadata's `occurredAt`); the search fields count the holds live then. */
+const occurredAt = (event: RecordedEvent) => Date.parse(event.metadata.occurredAt);
 
 export const dealDetailsProjection = defineProjection<DealDetails>({
   name: DEAL_DETAILS,
@@ -164,13 +182,14 @@ export const dealDetailsProjection = defineProjection<DealDetails>({
   ],
   documentIds: (event: RecordedEvent) => [dealIdOf(event as unknown as Handled)],
   evolve(view, recorded, id) {
+    const asOf = occurredAt(recorded);
     const current: DealDetails = view ?? {
-      _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0, holds: {} }, ...searchFields(null, { total: 0, sold: 0, holds: {} }),
+      _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0, held: {} }, ...searchFields(null, { total: 0, sold: 0, held: {} }, asOf),
     };
     const event = recorded as unknown as Handled;
-    if (view && isInventoryEvent(event)) return withInventory(view, [event], recorded.position);
+    if (view && isInventoryEvent(event)) return withInventory(view, [event], recorded.position, asOf);
     const { deal, state, inventory } = next(current, event);
-    return { _id: id, _pos: recorded.position, deal, state, inventory, ...searchFields(deal, inventory) };
+    return { _id: id, _pos: recorded.position, deal, state, inventory, ...searchFields(deal, inventory, asOf) };
   },
   evolveRun(view, events, id) {
     if (!view || !events.every((e) => isInventoryEvent(e as unknown as Handled))) {
@@ -178,7 +197,8 @@ export const dealDetailsProjection = defineProjection<DealDetails>({
       for (const event of events) doc = dealDetailsProjection.evolve(doc, event, id) ?? doc;
       return doc;
     }
-    // A hot deal's run of holds, sales and releases: the open holds copied once, not once per event.
-    return withInventory(view, events as unknown as InventoryEvent[], events[events.length - 1].position);
+    // A hot deal's run of holds, sales and releases: the held units copied once, not once per event.
+    const last = events[events.length - 1];
+    return withInventory(view, events as unknown as InventoryEvent[], last.position, occurredAt(last));
   },
 });

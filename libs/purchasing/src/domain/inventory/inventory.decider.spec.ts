@@ -1,6 +1,7 @@
 import { CannotFulfil, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '../../../../testing/src/decider-spec';
-import { inventoryDecider, OverPerUserLimit } from './inventory.decider';
+import fc from 'fast-check';
+import { Inventory, inventoryDecider, liveHeld, OverPerUserLimit } from './inventory.decider';
 import { InventoryEvent } from './inventory.events';
 
 const given = deciderSpec(inventoryDecider);
@@ -8,8 +9,10 @@ const t0 = new Date('2026-06-15T12:00:00Z');
 const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
 const stocked = (total: number): InventoryEvent => ({ type: 'InventoryStocked', data: { dealId: 'd1', total } });
 const held = (holdId: string, quantity: number, minutes = 0): InventoryEvent => ({ type: 'UnitsHeld', data: { dealId: 'd1', holdId, quantity, expiresAt: at(minutes + 5).toISOString() } });
-const sold = (holdId: string, quantity: number): InventoryEvent => ({ type: 'UnitsSold', data: { dealId: 'd1', holdId, quantity } });
-const released = (holdId: string, quantity: number, reason: 'released' | 'payment_failed' | 'expired'): InventoryEvent => ({ type: 'UnitsReleased', data: { dealId: 'd1', holdId, quantity, reason } });
+/** Sales and releases name the hold's expiry: held at `minutes` (after t0), it expires five minutes later. */
+const sold = (holdId: string, quantity: number, minutes = 0): InventoryEvent => ({ type: 'UnitsSold', data: { dealId: 'd1', holdId, quantity, expiresAt: at(minutes + 5).toISOString() } });
+const released = (holdId: string, quantity: number, reason: 'released' | 'payment_failed' | 'expired', minutes = 0): InventoryEvent =>
+  ({ type: 'UnitsReleased', data: { dealId: 'd1', holdId, quantity, expiresAt: at(minutes + 5).toISOString(), reason } });
 const stock = (total: number) => ({ type: 'StockUnits' as const, data: { dealId: 'd1', total } });
 const hold = (holdId: string, quantity: number) => ({ type: 'HoldUnits' as const, data: { dealId: 'd1', holdId, quantity } });
 const sell = (holdId: string) => ({ type: 'SellHeldUnits' as const, data: { dealId: 'd1', holdId } });
@@ -44,6 +47,12 @@ describe('inventory decider', () => {
     it('does not count a hold past its expiry, whether or not it was released', () => {
       given([stocked(10), held('h1', 8)]).when(hold('h2', 3), at(6)).then([held('h2', 3, 6)]);
     });
+    it('holds to the whole second: five minutes, rounded up', () => {
+      const heldUntil = (iso: string) => ({ type: 'UnitsHeld', data: { dealId: 'd1', holdId: 'h1', quantity: 1, expiresAt: iso } }) as InventoryEvent;
+      given([stocked(10)]).when(hold('h1', 1), new Date('2026-06-15T12:00:00.000Z')).then([heldUntil('2026-06-15T12:05:00.000Z')]);
+      given([stocked(10)]).when(hold('h1', 1), new Date('2026-06-15T12:00:00.001Z')).then([heldUntil('2026-06-15T12:05:01.000Z')]);
+      given([stocked(10)]).when(hold('h1', 1), new Date('2026-06-15T12:00:00.999Z')).then([heldUntil('2026-06-15T12:05:01.000Z')]);
+    });
     it('refuses a quantity below one', () => given([stocked(10)]).when(hold('h1', 0), t0).thenThrows(ValidationFailed));
     it('changes nothing for a hold id it already has', () => {
       given([stocked(10), held('h1', 1)]).when(hold('h1', 1), t0).then([]);
@@ -75,7 +84,7 @@ describe('inventory decider', () => {
   describe('the per-user limit', () => {
     const ann = 'p1/ann';
     const heldFor = (holdId: string, quantity: number, buyer: string, minutes = 0): InventoryEvent => ({ ...held(holdId, quantity, minutes), data: { ...held(holdId, quantity, minutes).data, buyer } } as InventoryEvent);
-    const soldTo = (holdId: string, quantity: number, buyer: string): InventoryEvent => ({ type: 'UnitsSold', data: { dealId: 'd1', holdId, quantity, buyer } });
+    const soldTo = (holdId: string, quantity: number, buyer: string): InventoryEvent => ({ type: 'UnitsSold', data: { dealId: 'd1', holdId, quantity, expiresAt: at(5).toISOString(), buyer } });
     const holdFor = (holdId: string, quantity: number, buyer: string, maxPerBuyer?: number) => ({ type: 'HoldUnits' as const, data: { dealId: 'd1', holdId, quantity, buyer, maxPerBuyer } });
     const sellTo = (holdId: string, buyer: string, maxPerBuyer?: number) => ({ type: 'SellHeldUnits' as const, data: { dealId: 'd1', holdId, buyer, maxPerBuyer } });
 
@@ -102,6 +111,51 @@ describe('inventory decider', () => {
     it('does not count a hold taken for the buyer twice when it is sold', () => {
       given([stocked(10), heldFor('h1', 2, ann)]).when(sellTo('h1', ann, 2), t0).then([soldTo('h1', 2, ann)]);
       given([stocked(10), heldFor('h1', 2, ann), sold('h1', 2)]).when(holdFor('h2', 1, 'p1/bob', 1), t0).then([heldFor('h2', 1, 'p1/bob')]);
+    });
+  });
+
+  describe('counting live holds without walking them all', () => {
+    it('counts a hold out at its expiry instant, to the millisecond, across second boundaries', () => {
+      const heldAt = (holdId: string, expiresAt: string): InventoryEvent => ({ type: 'UnitsHeld', data: { dealId: 'd1', holdId, quantity: 1, expiresAt } });
+      const fold = [stocked(3), heldAt('a', '2026-06-15T12:05:00.999Z'), heldAt('b', '2026-06-15T12:05:01.000Z'), heldAt('c', '2026-06-15T12:05:00.000Z')]
+        .reduce(inventoryDecider.evolve, inventoryDecider.initialState());
+      const at = (iso: string) => liveHeld(fold, Date.parse(iso));
+      expect([at('2026-06-15T12:04:59.999Z'), at('2026-06-15T12:05:00.000Z'), at('2026-06-15T12:05:00.998Z'), at('2026-06-15T12:05:00.999Z'), at('2026-06-15T12:05:01.000Z')])
+        .toEqual([3, 2, 2, 1, 0]);
+      given([stocked(3), heldAt('a', '2026-06-15T12:05:00.999Z'), heldAt('b', '2026-06-15T12:05:01.000Z')])
+        .when(hold('h', 2), new Date('2026-06-15T12:05:00.999Z')).then([{ type: 'UnitsHeld', data: { dealId: 'd1', holdId: 'h', quantity: 2, expiresAt: '2026-06-15T12:10:01.000Z' } }]);
+    });
+
+    it('equals the sum over every open hold, whatever the holds, closes and clock (property)', () => {
+      const op = fc.oneof(
+        fc.record({ kind: fc.constant('hold' as const), id: fc.nat({ max: 30 }), quantity: fc.integer({ min: 1, max: 4 }), expiresIn: fc.integer({ min: -5_000, max: 310_000 }), buyer: fc.option(fc.constantFrom('p/a', 'p/b'), { nil: undefined }) }),
+        fc.record({ kind: fc.constantFrom('sell' as const, 'release' as const), id: fc.nat({ max: 30 }) }),
+      );
+      fc.assert(fc.property(fc.array(op, { maxLength: 80 }), fc.array(fc.integer({ min: -10_000, max: 320_000 }), { minLength: 1, maxLength: 6 }), (ops, probes) => {
+        let state: Inventory = inventoryDecider.evolve(inventoryDecider.initialState(), stocked(1000));
+        const open = new Map<string, { quantity: number; expiresAt: number; buyer?: string }>();
+        for (const o of ops) {
+          const holdId = `h${o.id}`;
+          if (o.kind === 'hold') {
+            if (open.has(holdId)) continue;
+            const expiresAt = t0.getTime() + o.expiresIn;
+            open.set(holdId, { quantity: o.quantity, expiresAt, buyer: o.buyer });
+            state = inventoryDecider.evolve(state, { type: 'UnitsHeld', data: { dealId: 'd1', holdId, quantity: o.quantity, expiresAt: new Date(expiresAt).toISOString(), ...(o.buyer ? { buyer: o.buyer } : {}) } });
+          } else {
+            const h = open.get(holdId);
+            if (!h) continue;
+            open.delete(holdId);
+            state = inventoryDecider.evolve(state, o.kind === 'sell' ? sold(holdId, h.quantity) : released(holdId, h.quantity, 'released'));
+          }
+        }
+        for (const probe of probes) {
+          const now = t0.getTime() + probe;
+          const expected = [...open.values()].reduce((n, h) => (h.expiresAt > now ? n + h.quantity : n), 0);
+          expect(liveHeld(state, now)).toBe(expected);
+        }
+        expect(state.held).toBe([...open.values()].reduce((n, h) => n + h.quantity, 0));
+        for (const buyer of ['p/a', 'p/b']) expect(state.buyerHolds.get(buyer)?.size ?? 0).toBe([...open.values()].filter((h) => h.buyer === buyer).length);
+      }));
     });
   });
 

@@ -1,6 +1,6 @@
 import { CannotFulfil, Decider, DomainCommand, ValidationFailed } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
-import { HOLD_TTL_MS, InventoryEvent } from './inventory.events';
+import { holdExpiry, InventoryEvent } from './inventory.events';
 
 export type StockUnits = DomainCommand<'StockUnits', { dealId: string; total: number }>;
 /**
@@ -30,15 +30,27 @@ export interface Hold {
   buyer?: string;
 }
 
+/** Open holds by the second they expire in (`expirySecond`), so that the expired ones are found without a walk of them all. */
+type ExpiryIndex = ImmutableMap<number, ImmutableMap<string, Hold>>;
+
 /**
  * Units of one deal. Open holds are kept until sold or released; an open hold past its expiry no
  * longer counts, whether or not its release job ever ran, so a lost job cannot lose inventory.
+ * Deciding a hold costs the same with three open holds or thousands (reservations last five
+ * minutes): the units held are summed as holds open and close, and the expired ones are found by
+ * the second they expire in (at most a few hundred seconds have open holds; only the current
+ * second's are looked at one by one).
  */
 export interface Inventory {
   stocked: boolean;
   total: number;
   sold: number;
   holds: ImmutableMap<string, Hold>;
+  /** Units in open holds, live or expired. */
+  held: number;
+  expiring: ExpiryIndex;
+  /** Open holds of each buyer that has some (`buyerKey`), for the per-user limit. */
+  buyerHolds: ImmutableMap<string, ImmutableMap<string, Hold>>;
   /**
    * Holds already sold or released, so that a repeated command changes nothing (a sale retried by
    * recovery long after must not sell again). It only grows, by one a sale: a persistent map, so
@@ -49,8 +61,23 @@ export interface Inventory {
   bought: ImmutableMap<string, number>;
 }
 
-export const liveHeld = (inventory: Inventory, now: number) =>
-  inventory.holds.reduce((sum, hold) => (hold.expiresAt > now ? sum + hold.quantity : sum), 0);
+const expirySecond = (expiresAt: number) => Math.floor(expiresAt / 1000);
+
+/** Units of open holds that expired by `now` (`expiresAt <= now`). */
+function expiredHeld(expiring: ExpiryIndex, now: number): number {
+  const current = expirySecond(now);
+  let expired = 0;
+  expiring.forEach((holds, second) => {
+    if (second > current) return;
+    holds.forEach((hold) => {
+      if (second < current || hold.expiresAt <= now) expired += hold.quantity;
+    });
+  });
+  return expired;
+}
+
+/** Units in holds that are open and not expired at `now`. */
+export const liveHeld = (inventory: Inventory, now: number) => inventory.held - expiredHeld(inventory.expiring, now);
 
 /** num_left: total − sold − live holds. */
 export const unitsLeft = (inventory: Inventory, now: number) => Math.max(0, inventory.total - inventory.sold - liveHeld(inventory, now));
@@ -62,16 +89,53 @@ export class OverPerUserLimit extends CannotFulfil {}
 function checkBuyerLimit(inventory: Inventory, { buyer, maxPerBuyer }: ForBuyer, quantity: number, now: number, except?: string): void {
   if (buyer === undefined || maxPerBuyer === undefined) return;
   const bought = inventory.bought.get(buyer) ?? 0;
-  const holding = inventory.holds.reduce((sum, hold, holdId) => (hold.buyer === buyer && hold.expiresAt > now && holdId !== except ? sum + hold.quantity : sum), 0);
+  const holds = inventory.buyerHolds.get(buyer);
+  const holding = holds ? holds.reduce((sum, hold, holdId) => (hold.expiresAt > now && holdId !== except ? sum + hold.quantity : sum), 0) : 0;
   if (bought + holding + quantity > maxPerBuyer) {
     throw new OverPerUserLimit(`at most ${maxPerBuyer} per user; already bought ${bought}${holding ? ` and holding ${holding}` : ''}`);
   }
 }
 
+/** The state with a hold opened. */
+function open(inventory: Inventory, holdId: string, hold: Hold): Inventory {
+  return {
+    ...inventory,
+    holds: inventory.holds.set(holdId, hold),
+    held: inventory.held + hold.quantity,
+    expiring: inventory.expiring.update(expirySecond(hold.expiresAt), ImmutableMap<string, Hold>(), (holds) => holds.set(holdId, hold)),
+    buyerHolds: hold.buyer === undefined ? inventory.buyerHolds : inventory.buyerHolds.update(hold.buyer, ImmutableMap<string, Hold>(), (holds) => holds.set(holdId, hold)),
+  };
+}
+
+/** Removes `holdId` from the map at `key`, and the key once its map is empty. */
+function without<K>(index: ImmutableMap<K, ImmutableMap<string, Hold>>, key: K, holdId: string): ImmutableMap<K, ImmutableMap<string, Hold>> {
+  const holds = index.get(key);
+  if (!holds) return index;
+  const rest = holds.delete(holdId);
+  return rest.size === 0 ? index.delete(key) : index.set(key, rest);
+}
+
+/** The state with a hold closed (sold or released), or as it was when the hold is not open. */
+function close(inventory: Inventory, holdId: string, as: 'sold' | 'released'): Inventory {
+  const hold = inventory.holds.get(holdId);
+  const closed = inventory.closed.set(holdId, as);
+  if (!hold) return { ...inventory, closed };
+  return {
+    ...inventory,
+    holds: inventory.holds.delete(holdId),
+    held: inventory.held - hold.quantity,
+    expiring: without(inventory.expiring, expirySecond(hold.expiresAt), holdId),
+    buyerHolds: hold.buyer === undefined ? inventory.buyerHolds : without(inventory.buyerHolds, hold.buyer, holdId),
+    closed,
+  };
+}
+
 const issue = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field, message }]);
 
 export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEvent> = {
-  initialState: () => ({ stocked: false, total: 0, sold: 0, holds: ImmutableMap(), closed: ImmutableMap(), bought: ImmutableMap() }),
+  initialState: () => ({
+    stocked: false, total: 0, sold: 0, holds: ImmutableMap(), held: 0, expiring: ImmutableMap(), buyerHolds: ImmutableMap(), closed: ImmutableMap(), bought: ImmutableMap(),
+  }),
 
   decide(command, inventory, now) {
     const t = now.getTime();
@@ -94,7 +158,7 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         checkBuyerLimit(inventory, command.data, quantity, t);
         const left = unitsLeft(inventory, t);
         if (quantity > left) throw new CannotFulfil(left === 0 ? 'the deal is sold out' : `only ${left} units left`);
-        return [{ type: 'UnitsHeld', data: { dealId, holdId, quantity, expiresAt: new Date(t + HOLD_TTL_MS).toISOString(), ...(buyer === undefined ? {} : { buyer }) } }];
+        return [{ type: 'UnitsHeld', data: { dealId, holdId, quantity, expiresAt: new Date(holdExpiry(t)).toISOString(), ...(buyer === undefined ? {} : { buyer }) } }];
       }
       case 'SellHeldUnits': {
         const { dealId, holdId } = command.data;
@@ -104,19 +168,19 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         // A hold taken for a known buyer was counted when it was taken; a claimed one is counted now.
         if (hold.buyer === undefined) checkBuyerLimit(inventory, command.data, hold.quantity, t, holdId);
         const buyer = hold.buyer ?? command.data.buyer;
-        return [{ type: 'UnitsSold', data: { dealId, holdId, quantity: hold.quantity, ...(buyer === undefined ? {} : { buyer }) } }];
+        return [{ type: 'UnitsSold', data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), ...(buyer === undefined ? {} : { buyer }) } }];
       }
       case 'ReleaseHold': {
         const { dealId, holdId, reason } = command.data;
         const hold = inventory.holds.get(holdId);
         if (!hold) return [];
-        return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, reason } }];
+        return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason } }];
       }
       case 'ReleaseExpiredHold': {
         const { dealId, holdId } = command.data;
         const hold = inventory.holds.get(holdId);
         if (!hold || hold.expiresAt > t) return [];
-        return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, reason: 'expired' } }];
+        return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason: 'expired' } }];
       }
     }
   },
@@ -127,21 +191,16 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         return { ...inventory, stocked: true, total: event.data.total };
       case 'UnitsHeld': {
         const { holdId, quantity, expiresAt, buyer } = event.data;
-        return { ...inventory, holds: inventory.holds.set(holdId, buyer === undefined ? { quantity, expiresAt: Date.parse(expiresAt) } : { quantity, expiresAt: Date.parse(expiresAt), buyer }) };
+        return open(inventory, holdId, buyer === undefined ? { quantity, expiresAt: Date.parse(expiresAt) } : { quantity, expiresAt: Date.parse(expiresAt), buyer });
       }
       case 'UnitsSold': {
         const { holdId, quantity } = event.data;
         const buyer = event.data.buyer ?? inventory.holds.get(holdId)?.buyer;
-        return {
-          ...inventory,
-          sold: inventory.sold + quantity,
-          holds: inventory.holds.delete(holdId),
-          closed: inventory.closed.set(holdId, 'sold'),
-          bought: buyer === undefined ? inventory.bought : inventory.bought.update(buyer, 0, (n) => n + quantity),
-        };
+        const after = close(inventory, holdId, 'sold');
+        return { ...after, sold: inventory.sold + quantity, bought: buyer === undefined ? inventory.bought : inventory.bought.update(buyer, 0, (n) => n + quantity) };
       }
       case 'UnitsReleased':
-        return { ...inventory, holds: inventory.holds.delete(event.data.holdId), closed: inventory.closed.set(event.data.holdId, 'released') };
+        return close(inventory, event.data.holdId, 'released');
     }
   },
 };

@@ -7,10 +7,17 @@ export type InventoryStocked = DomainEvent<'InventoryStocked', { dealId: string;
  * `buyer` (see `buyerKey`) when the purchase's user is known when it holds (a card purchase).
  */
 export type UnitsHeld = DomainEvent<'UnitsHeld', { dealId: string; holdId: string; quantity: number; expiresAt: string; buyer?: string }>;
-/** A live hold became a sale; `buyer` when known (the hold's, or the claiming user's). */
-export type UnitsSold = DomainEvent<'UnitsSold', { dealId: string; holdId: string; quantity: number; buyer?: string }>;
+/**
+ * A live hold became a sale; `buyer` when known (the hold's, or the claiming user's). `expiresAt`
+ * is the hold's (here and on a release), so that a reader can count open holds by expiry without
+ * keeping each hold.
+ */
+export type UnitsSold = DomainEvent<'UnitsSold', { dealId: string; holdId: string; quantity: number; expiresAt?: string; buyer?: string }>;
 /** A hold was given back: released by the caller, failed payment, or expiry. */
-export type UnitsReleased = DomainEvent<'UnitsReleased', { dealId: string; holdId: string; quantity: number; reason: 'released' | 'payment_failed' | 'expired' | 'abandoned' }>;
+export type UnitsReleased = DomainEvent<
+  'UnitsReleased',
+  { dealId: string; holdId: string; quantity: number; expiresAt?: string; reason: 'released' | 'payment_failed' | 'expired' | 'abandoned' }
+>;
 
 export type InventoryEvent = InventoryStocked | UnitsHeld | UnitsSold | UnitsReleased;
 
@@ -21,3 +28,10 @@ export const buyerKey = (partnerId: string, userId: string) => `${partnerId}/${u
 
 /** How long a hold lasts (interface part 3.2, 8). */
 export const HOLD_TTL_MS = 5 * 60 * 1000;
+
+/**
+ * When a hold taken at `now` expires: five minutes later, rounded up to the whole second (so it
+ * lasts 5 min to 5 min 0.999 s). Whole seconds let a reader count open holds by the second they
+ * expire in, exactly, without keeping each hold (the deal view does).
+ */
+export const holdExpiry = (now: number) => Math.ceil((now + HOLD_TTL_MS) / 1000) * 1000;
