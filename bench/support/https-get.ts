@@ -1,5 +1,5 @@
 /** Single HTTPS calls (a GET, a JSON POST) for fetching reference bodies and checking calls before a bench (not for load). */
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 
 export interface HttpsAnswer {
   status: number;
@@ -22,10 +22,10 @@ export function httpsGet(url: string, ca: string, headers: Record<string, string
 }
 
 /** One POST of a JSON body over HTTPS that trusts exactly `ca` (for checking a call once before a bench, not for load). */
-export function httpsPostJson(url: string, ca: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpsAnswer> {
+export function httpsPostJson(url: string, ca: string, body: unknown, headers: Record<string, string> = {}, agent: Agent | false = false): Promise<HttpsAnswer> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', ca, agent: false, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } }, (res) => {
+    const req = request(url, { method: 'POST', ca, agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
