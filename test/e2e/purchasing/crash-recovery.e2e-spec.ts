@@ -1,6 +1,6 @@
 import { EventStore, handleCommand, ManualClock, PaymentGateway } from '@deals/kernel';
 import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/inventory.decider';
-import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
+import { buyerKey, inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
 import { purchaseDecider } from '../../../libs/purchasing/src/domain/purchase/purchase.decider';
 import { purchaseStream } from '../../../libs/purchasing/src/domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '../../../libs/purchasing/src/domain/purchase/resale-claim';
@@ -102,7 +102,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
   });
 
   /** A card purchase interrupted after an approved charge, with its hold, as the crash leaves it. */
-  async function chargedBeforeCrash(api: TestApi, partnerId: string, purchaseId: string, quantity: number) {
+  async function chargedBeforeCrash(api: TestApi, partnerId: string, purchaseId: string, quantity: number, limit?: number) {
     const store = api.get(EventStore);
     const gateway = api.get(PaymentGateway);
     const email = `${purchaseId}@example.com`;
@@ -115,12 +115,43 @@ describe('recovery of card purchases interrupted by a crash', () => {
       type: 'ReservePurchase',
       data: { purchaseId, partnerId, deal, quantity, holdId: purchaseId, reservedAt: clock.now().toISOString(), holdExpiresAt: new Date(clock.now().getTime() + 300_000).toISOString(), payment: { userId, creditCardId: cardId, sessionId: null } },
     }, context);
-    await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: purchaseId, quantity } }, context);
+    // As a card purchase holds: for its buyer, within the deal's per-user limit.
+    const hold = { dealId: 'chicago-spa-day', holdId: purchaseId, quantity, buyer: buyerKey(partnerId, userId), maxPerBuyer: limit };
+    await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: hold }, context);
     const charge = await gateway.charge({ token, amountCents: 4900 * quantity, idempotencyKey: purchaseId, description: 'x' });
     if (charge.status !== 'approved') throw new Error('the test card should approve');
     return { chargeId: charge.chargeId, userId, cardId };
   }
   const partnerKeys = new Map<string, string>();
+
+  it('sells a charged purchase whose hold lapsed while it was down on fresh units counted for its buyer: the per-user limit still holds', async () => {
+    const crashDir = tempDir('recovery-limit');
+    try {
+      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const partner = await first.createPartner();
+      partnerKeys.set(partner.partnerId, partner.apiKey);
+      await first.importRegions([chicago]);
+      await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: 2 }]);
+      const { userId, cardId } = await chargedBeforeCrash(first, partner.partnerId, 'limit-p', 2, 2);
+      await first.stop();
+      clock.advance(5 * 60_000 + 1000);
+      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      try {
+        await second.settle();
+        const key = { apiKey: partner.apiKey };
+        expect((await second.call('GET', '/purchases/limit-p', key)).body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', number_bought: 2 });
+        const sales = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-day'))).filter((e) => e.type === 'UnitsSold').map((e) => e.data);
+        expect(sales).toEqual([expect.objectContaining({ holdId: 'limit-p-r', quantity: 2, buyer: buyerKey(partner.partnerId, userId) })]);
+        const more = await second.call('POST', '/purchases', { ...key, body: { deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 } });
+        expect([more.status, more.body.error_msg]).toEqual([422, 'at most 2 per user; already bought 2']);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      clock.set('2026-06-15T12:00:00Z');
+      crashDir.remove();
+    }
+  });
 
   it('closes without selling a charge that was refunded before the crash, and refunds one whose units sold out while it was down', async () => {
     const crashDir = tempDir('recovery-refunds');

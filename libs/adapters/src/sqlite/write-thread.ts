@@ -52,6 +52,8 @@ export class SqliteWriteThread {
   /** Batches sent and not yet answered, oldest first (the worker answers in order). */
   private inFlight: Request[][] = [];
   private scheduled = false;
+  /** The worker failed and has not exited yet: nothing more is sent to it; the queue waits for the next one. */
+  private dying = false;
   private closing: Promise<void> | null = null;
   /** Called after every batch that wrote something (e.g. to wake subscriptions). */
   onCommitted: () => void = () => undefined;
@@ -95,7 +97,7 @@ export class SqliteWriteThread {
   }
 
   private send(): void {
-    if (this.inFlight.length >= IN_FLIGHT || this.queue.length === 0) return;
+    if (this.dying || this.inFlight.length >= IN_FLIGHT || this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
     this.inFlight.push(batch);
@@ -114,6 +116,7 @@ export class SqliteWriteThread {
     let failure: unknown = null;
     worker.on('error', (error) => {
       failure ??= error;
+      if (this.worker === worker) this.dying = true;
     });
     worker.on('exit', (code) => this.lose(worker, failure ?? new Error(`${this.data.file}: the write thread stopped (exit code ${code})`)));
     this.worker = worker;
@@ -146,6 +149,7 @@ export class SqliteWriteThread {
   private lose(worker: Worker, cause: unknown): void {
     if (this.worker !== worker) return;
     this.worker = null;
+    this.dying = false;
     const batches = this.inFlight;
     this.inFlight = [];
     const error = new WriteOutcomeUnknown(this.data.file, cause);

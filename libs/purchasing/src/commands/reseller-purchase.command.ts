@@ -2,7 +2,7 @@ import { CatalogQueries } from '@deals/catalog';
 import { CannotFulfil, CannotFulfilReseller, Clock, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { inventoryStream } from '../domain/inventory/inventory.events';
+import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
@@ -81,7 +81,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     const snapshot = dealSnapshot(deal);
     await handleCommand(this.store, purchaseStream(owner), purchaseDecider, {
       type: 'ReservePurchase',
-      data: { purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: owner, reservedAt: now.toISOString(), holdExpiresAt: new Date(now.getTime() + 300_000).toISOString() },
+      data: { purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: owner, reservedAt: now.toISOString(), holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString() },
     }, context);
     return this.complete(owner, input, caller);
   }

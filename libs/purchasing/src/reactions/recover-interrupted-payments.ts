@@ -6,7 +6,7 @@ import { CouponIssuer } from '../commands/coupon-issuer';
 import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
 import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
+import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { purchaseStream } from '../domain/purchase/purchase.events';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
@@ -131,9 +131,11 @@ export class RecoverInterruptedPayments {
     }
     const { userId, creditCardId } = purchase.paymentIntent!;
     try {
+      // The sale counts for its buyer (a replacement hold, when the first lapsed meanwhile, is
+      // taken for them too); the limit is not applied again: it was when the charged hold was taken.
       await this.coupons.complete(purchase._id, caller, (holdId) => ({
         type: 'RecordPayment', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, creditCardId, chargeId: outcome.chargeId, sessionId: null, holdId },
-      }));
+      }), { buyer: buyerKey(purchase.partnerId, userId) });
       return 'approved; sold and coupons issued';
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;

@@ -93,6 +93,11 @@ export class SqliteEventStore extends EventStore {
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    return this.appendRows(streamId, events, expected, 2);
+  }
+
+  /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */
+  private async appendRows(streamId: string, events: NewEvent[], expected: ExpectedRevision, attempts: number): Promise<AppendResult> {
     const rows = events.map((e): [string, string, string, string] => [e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata)]);
     let outcome: AppendWritten;
     try {
@@ -102,7 +107,11 @@ export class SqliteEventStore extends EventStore {
       });
     } catch (error) {
       if (!(error instanceof WriteOutcomeUnknown)) throw error;
-      return this.appendOutcomeFromFile(streamId, rows, error);
+      const committed = this.committedAppend(streamId, rows);
+      if (committed) return committed;
+      // Not written, and the stopped thread can no longer write it: made again on a new one.
+      if (attempts > 1) return this.appendRows(streamId, events, expected, attempts - 1);
+      throw new Error(`${this.file}: the write thread stopped before committing an append to ${streamId}; nothing was written`, { cause: error });
     }
     if (!outcome.written) throw new WrongExpectedRevision(streamId, expected, outcome.actual ?? 'no_stream');
     return { nextExpectedRevision: outcome.revision, position: sqlitePosition(outcome.position) };
@@ -110,11 +119,12 @@ export class SqliteEventStore extends EventStore {
 
   /**
    * The write thread stopped before answering this append (it has exited, so nothing more will be
-   * committed by it): the file tells whether it was committed, by its events' ids (UUIDs, unique).
+   * committed by it): the file tells whether it was committed, by its events' ids (UUIDs, unique);
+   * null when it was not.
    */
-  private appendOutcomeFromFile(streamId: string, rows: Array<[string, string, string, string]>, unknown: WriteOutcomeUnknown): AppendResult {
+  private committedAppend(streamId: string, rows: Array<[string, string, string, string]>): AppendResult | null {
     const last = this.statements.eventInStream.get(streamId, rows[rows.length - 1][0]) as { position: number; revision: number } | undefined;
-    if (!last) throw new Error(`${this.file}: the write thread stopped before committing an append to ${streamId}; nothing was written`, { cause: unknown });
+    if (!last) return null;
     // Committed: the subscriptions may not have seen it (they were woken by no answer).
     this.commits++;
     this.livePages.clear();

@@ -74,6 +74,23 @@ describe('deal details projection', () => {
     expect([later.numLeft, later.inventory.held]).toEqual([39, { 1767225901: 5, 1767226140: 1 }]);
   });
 
+  it('takes holds written before expiries were whole seconds out when their sale or release (not naming the expiry) comes', () => {
+    const [listed] = applyEvents(dealDetailsProjection, new Map(), events);
+    const [view] = applyEvents(dealDetailsProjection, new Map([['spa', listed]]), [
+      recorded('InventoryStocked', { dealId: 'spa', total: 2 }),
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'old1', quantity: 1, expiresAt: '2026-01-01T00:05:00.123Z' }),
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'old2', quantity: 1, expiresAt: '2026-01-01T00:05:00.456Z' }),
+      recorded('UnitsSold', { dealId: 'spa', holdId: 'old1', quantity: 1 }),
+    ]);
+    expect([view.inventory.held, view.inventory.uneven, view.numLeft, view.soldOut]).toEqual([{ 1767225901: 1 }, { old2: ['1767225901', 1] }, 0, true]);
+    const [after] = applyEvents(dealDetailsProjection, new Map([['spa', view]]), [
+      recorded('UnitsReleased', { dealId: 'spa', holdId: 'old2', quantity: 1 }),
+      recorded('InventoryStocked', { dealId: 'spa', total: 3 }),
+    ]);
+    expect(after.inventory).toEqual({ total: 3, sold: 1, held: {} });
+    expect([after.numLeft, after.soldOut]).toEqual([2, false]);
+  });
+
   it('folds a run of events at once exactly as one event at a time', () => {
     fc.assert(
       fc.property(
@@ -92,7 +109,11 @@ describe('deal details projection', () => {
               ? recorded(type, { dealId: 'spa', changes: { current_price: quantity }, removed: [] })
               : type === 'InventoryStocked'
                 ? recorded(type, { dealId: 'spa', total: quantity })
-                : recorded(type, { dealId: 'spa', holdId: `h${hold}`, quantity, expiresAt: `2026-01-01T00:0${minutes}:00Z` }, `2026-01-01T00:0${hold}:00Z`),
+                : type === 'UnitsHeld'
+                  // Odd holds expire off the whole second (written before holds were rounded).
+                  ? recorded(type, { dealId: 'spa', holdId: `h${hold}`, quantity, expiresAt: `2026-01-01T00:0${minutes}:00${hold % 2 ? '.500' : ''}Z` }, `2026-01-01T00:0${hold}:00Z`)
+                  // Every third hold's sale or release does not name its expiry (as before).
+                  : recorded(type, { dealId: 'spa', holdId: `h${hold}`, quantity, ...(hold % 3 ? { expiresAt: `2026-01-01T00:0${minutes}:00Z` } : {}) }, `2026-01-01T00:0${hold}:00Z`),
           );
           const [start] = applyEvents(dealDetailsProjection, new Map(), [...events, ...later.slice(0, Math.min(cut, later.length))]);
           const rest = later.slice(Math.min(cut, later.length));

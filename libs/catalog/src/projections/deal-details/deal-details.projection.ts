@@ -20,12 +20,18 @@ type InventoryEvent = InventoryStocked | UnitsHeld | UnitsSold | UnitsReleased;
  * most a few hundred such entries however many holds are open. Holds expire on whole seconds (the
  * inventory rounds their five minutes up to one), so this counts exactly what the inventory counts;
  * an expiry that is not a whole second (events from before) counts until the end of its second,
- * erring towards fewer units left, never more. Sales and releases name their hold's expiry.
+ * erring towards fewer units left, never more. Sales and releases name their hold's expiry (those
+ * from before do not: their holds are kept one by one in `uneven`, until closed).
  */
 export interface DealInventory {
   total: number;
   sold: number;
   held: Record<string, number>;
+  /**
+   * Open holds whose expiry is not a whole second (written before holds were rounded, whose sales
+   * and releases do not name the expiry), one by one: `[held key, quantity]` by hold id.
+   */
+  uneven?: Record<string, [string, number]>;
 }
 
 type Point = { type: 'Point'; coordinates: [number, number] };
@@ -113,23 +119,30 @@ export function searchFields(deal: DealTerms | null, inventory: DealInventory, a
 /** The inventory after a run of its events, the held units copied once. */
 function foldInventory(inventory: DealInventory, events: readonly InventoryEvent[]): DealInventory {
   const held = { ...inventory.held };
+  let uneven = inventory.uneven;
   let { total, sold } = inventory;
+  const take = (key: string, quantity: number) => {
+    const left = (held[key] ?? 0) - quantity;
+    if (left > 0) held[key] = left;
+    else delete held[key];
+  };
   for (const event of events) {
     if (event.type === 'InventoryStocked') total = event.data.total;
     else if (event.type === 'UnitsHeld') {
       const key = heldKey(event.data.expiresAt);
       held[key] = (held[key] ?? 0) + event.data.quantity;
+      if (Date.parse(event.data.expiresAt) % 1000 !== 0) uneven = { ...uneven, [event.data.holdId]: [key, event.data.quantity] };
     } else {
       if (event.type === 'UnitsSold') sold += event.data.quantity;
-      const key = event.data.expiresAt === undefined ? undefined : heldKey(event.data.expiresAt);
-      if (key !== undefined && held[key] !== undefined) {
-        const left = held[key] - event.data.quantity;
-        if (left > 0) held[key] = left;
-        else delete held[key];
-      }
+      const one = uneven?.[event.data.holdId];
+      if (one) {
+        take(one[0], one[1]);
+        const { [event.data.holdId]: _closed, ...rest } = uneven!;
+        uneven = Object.keys(rest).length ? rest : undefined;
+      } else if (event.data.expiresAt !== undefined) take(heldKey(event.data.expiresAt), event.data.quantity);
     }
   }
-  return { ...inventory, total, sold, held };
+  return uneven ? { ...inventory, total, sold, held, uneven } : { total, sold, held };
 }
 
 const isInventoryEvent = (event: Handled): event is InventoryEvent =>

@@ -108,6 +108,11 @@ describe('inventory decider', () => {
       // Two claims of one user at once: the first sale counts against the second.
       given([stocked(10), held('r1', 1), held('r2', 1), soldTo('r1', 1, ann)]).when(sellTo('r2', ann, 1), t0).thenThrows(OverPerUserLimit);
     });
+    it('refuses to sell a hold sold to one user again to another (two claims of one reservation); the same sale again changes nothing', () => {
+      given([stocked(10), held('r1', 1), soldTo('r1', 1, ann)]).when(sellTo('r1', 'p1/bob', 5), t0).thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'id', message: 'is already claimed by another user' })] });
+      given([stocked(10), held('r1', 1), soldTo('r1', 1, ann)]).when(sellTo('r1', ann, 1), t0).then([]);
+      given([stocked(10), held('r1', 1), sold('r1', 1)]).when(sellTo('r1', 'p1/bob', 5), t0).then([]);
+    });
     it('does not count a hold taken for the buyer twice when it is sold', () => {
       given([stocked(10), heldFor('h1', 2, ann)]).when(sellTo('h1', ann, 2), t0).then([soldTo('h1', 2, ann)]);
       given([stocked(10), heldFor('h1', 2, ann), sold('h1', 2)]).when(holdFor('h2', 1, 'p1/bob', 1), t0).then([heldFor('h2', 1, 'p1/bob')]);
@@ -124,6 +129,14 @@ describe('inventory decider', () => {
         .toEqual([3, 2, 2, 1, 0]);
       given([stocked(3), heldAt('a', '2026-06-15T12:05:00.999Z'), heldAt('b', '2026-06-15T12:05:01.000Z')])
         .when(hold('h', 2), new Date('2026-06-15T12:05:00.999Z')).then([{ type: 'UnitsHeld', data: { dealId: 'd1', holdId: 'h', quantity: 2, expiresAt: '2026-06-15T12:10:01.000Z' } }]);
+    });
+
+    it('keeps one entry per expiry instant, however many holds expire then, released on time or not', () => {
+      const events = [stocked(5000), ...Array.from({ length: 3000 }, (_, i) => held(`h${i}`, 1, i % 3))];
+      const state = events.reduce(inventoryDecider.evolve, inventoryDecider.initialState());
+      expect([state.held, state.expiring.size]).toEqual([3000, 3]);
+      // Long after all expired, never released: none counts, and still three entries to look at.
+      expect([liveHeld(state, at(60).getTime()), liveHeld(state, at(6).getTime()), liveHeld(state, at(4).getTime())]).toEqual([0, 1000, 3000]);
     });
 
     it('equals the sum over every open hold, whatever the holds, closes and clock (property)', () => {

@@ -30,16 +30,22 @@ export interface Hold {
   buyer?: string;
 }
 
-/** Open holds by the second they expire in (`expirySecond`), so that the expired ones are found without a walk of them all. */
-type ExpiryIndex = ImmutableMap<number, ImmutableMap<string, Hold>>;
+/**
+ * Units of open holds by the instant they expire. Holds expire on whole seconds (`holdExpiry`), so
+ * this has at most one entry per second in which open holds expire (about 300 while they are
+ * released on time), however many holds are open.
+ */
+type ExpiryIndex = ImmutableMap<number, number>;
+
+/** How a hold was closed: released, or sold (to its buyer, when one was known). */
+export type ClosedHold = 'released' | 'sold' | { readonly soldTo: string };
 
 /**
  * Units of one deal. Open holds are kept until sold or released; an open hold past its expiry no
  * longer counts, whether or not its release job ever ran, so a lost job cannot lose inventory.
  * Deciding a hold costs the same with three open holds or thousands (reservations last five
  * minutes): the units held are summed as holds open and close, and the expired ones are found by
- * the second they expire in (at most a few hundred seconds have open holds; only the current
- * second's are looked at one by one).
+ * their expiry instant (one entry per second, not per hold).
  */
 export interface Inventory {
   stocked: boolean;
@@ -56,22 +62,16 @@ export interface Inventory {
    * recovery long after must not sell again). It only grows, by one a sale: a persistent map, so
    * that each event adds one entry instead of copying them all (a hot deal's thousands).
    */
-  closed: ImmutableMap<string, 'sold' | 'released'>;
+  closed: ImmutableMap<string, ClosedHold>;
   /** Units sold per buyer (`buyerKey`), for the per-user limit; sales with no known buyer are not in it. */
   bought: ImmutableMap<string, number>;
 }
 
-const expirySecond = (expiresAt: number) => Math.floor(expiresAt / 1000);
-
 /** Units of open holds that expired by `now` (`expiresAt <= now`). */
 function expiredHeld(expiring: ExpiryIndex, now: number): number {
-  const current = expirySecond(now);
   let expired = 0;
-  expiring.forEach((holds, second) => {
-    if (second > current) return;
-    holds.forEach((hold) => {
-      if (second < current || hold.expiresAt <= now) expired += hold.quantity;
-    });
+  expiring.forEach((units, expiresAt) => {
+    if (expiresAt <= now) expired += units;
   });
   return expired;
 }
@@ -102,21 +102,27 @@ function open(inventory: Inventory, holdId: string, hold: Hold): Inventory {
     ...inventory,
     holds: inventory.holds.set(holdId, hold),
     held: inventory.held + hold.quantity,
-    expiring: inventory.expiring.update(expirySecond(hold.expiresAt), ImmutableMap<string, Hold>(), (holds) => holds.set(holdId, hold)),
+    expiring: inventory.expiring.update(hold.expiresAt, 0, (units) => units + hold.quantity),
     buyerHolds: hold.buyer === undefined ? inventory.buyerHolds : inventory.buyerHolds.update(hold.buyer, ImmutableMap<string, Hold>(), (holds) => holds.set(holdId, hold)),
   };
 }
 
 /** Removes `holdId` from the map at `key`, and the key once its map is empty. */
-function without<K>(index: ImmutableMap<K, ImmutableMap<string, Hold>>, key: K, holdId: string): ImmutableMap<K, ImmutableMap<string, Hold>> {
+function without(index: ImmutableMap<string, ImmutableMap<string, Hold>>, key: string, holdId: string): ImmutableMap<string, ImmutableMap<string, Hold>> {
   const holds = index.get(key);
   if (!holds) return index;
   const rest = holds.delete(holdId);
   return rest.size === 0 ? index.delete(key) : index.set(key, rest);
 }
 
+/** `units` fewer at `expiresAt`, and no entry once none are left. */
+function fewer(expiring: ExpiryIndex, expiresAt: number, units: number): ExpiryIndex {
+  const left = (expiring.get(expiresAt) ?? 0) - units;
+  return left > 0 ? expiring.set(expiresAt, left) : expiring.delete(expiresAt);
+}
+
 /** The state with a hold closed (sold or released), or as it was when the hold is not open. */
-function close(inventory: Inventory, holdId: string, as: 'sold' | 'released'): Inventory {
+function close(inventory: Inventory, holdId: string, as: ClosedHold): Inventory {
   const hold = inventory.holds.get(holdId);
   const closed = inventory.closed.set(holdId, as);
   if (!hold) return { ...inventory, closed };
@@ -124,7 +130,7 @@ function close(inventory: Inventory, holdId: string, as: 'sold' | 'released'): I
     ...inventory,
     holds: inventory.holds.delete(holdId),
     held: inventory.held - hold.quantity,
-    expiring: without(inventory.expiring, expirySecond(hold.expiresAt), holdId),
+    expiring: fewer(inventory.expiring, hold.expiresAt, hold.quantity),
     buyerHolds: hold.buyer === undefined ? inventory.buyerHolds : without(inventory.buyerHolds, hold.buyer, holdId),
     closed,
   };
@@ -162,7 +168,12 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
       }
       case 'SellHeldUnits': {
         const { dealId, holdId } = command.data;
-        if (inventory.closed.get(holdId) === 'sold') return [];
+        const closed = inventory.closed.get(holdId);
+        if (closed !== undefined && closed !== 'released') {
+          // Sold already: the same sale again changes nothing; a claim by another user is refused.
+          if (typeof closed === 'object' && command.data.buyer !== undefined && closed.soldTo !== command.data.buyer) throw issue('id', 'is already claimed by another user');
+          return [];
+        }
         const hold = inventory.holds.get(holdId);
         if (!hold || hold.expiresAt <= t) throw new CannotFulfil('the reservation has expired or was released');
         // A hold taken for a known buyer was counted when it was taken; a claimed one is counted now.
@@ -196,7 +207,7 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
       case 'UnitsSold': {
         const { holdId, quantity } = event.data;
         const buyer = event.data.buyer ?? inventory.holds.get(holdId)?.buyer;
-        const after = close(inventory, holdId, 'sold');
+        const after = close(inventory, holdId, buyer === undefined ? 'sold' : { soldTo: buyer });
         return { ...after, sold: inventory.sold + quantity, bought: buyer === undefined ? inventory.bought : inventory.bought.update(buyer, 0, (n) => n + quantity) };
       }
       case 'UnitsReleased':
