@@ -69,7 +69,9 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const dealsFile = join(dir.path, 'deals.json');
       writeFileSync(dealsFile, JSON.stringify([{ ...ongoingShipped, quantity: 7 }]));
       expect((await runCli(dir.path, ['deals:import', dealsFile])).stdout).toContain('1 of 1 deals imported.');
-      const deal = await eventually(() => api.call('GET', '/deals/chicago-headphones', { apiKey }), (r) => r.status === 200);
+      // The import appends the listing and the stock one after the other: the server may show the
+      // first a poll before the second.
+      const deal = await eventually(() => api.call('GET', '/deals/chicago-headphones', { apiKey }), (r) => r.status === 200 && r.body.deal?.num_left === 7);
       expect(deal.value.body.deal).toMatchObject({ num_left: 7, state: 'in-flight' });
 
       expect((await runCli(dir.path, ['deals:transition', 'chicago-headphones', 'paused'])).code).toBe(0);
@@ -84,6 +86,8 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const views = api.get(ViewStore);
       const names = ALL_PROJECTIONS.map((p) => p.name);
       const snapshot = async () => Promise.all(names.map((name) => views.find(name, {}, { sort: { _id: 1 } })));
+      // The live views hold everything the CLI (another process) wrote before they are compared.
+      await api.settle();
       const live = await snapshot();
       const generations = (await views.status()).map((s) => s.generation);
       const before = (await api.call('GET', '/deals/chicago-spa-day', { apiKey })).body;
