@@ -1,3 +1,6 @@
+import { defineProjection, rebuildProjections, ViewDocument } from '@deals/kernel';
+import { randomUUID } from 'node:crypto';
+import { SqliteEventStore } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-store.adapter';
 import { MingoViewStore } from '../../libs/adapters/src/view-store/mingo/mingo-view-store.adapter';
 import { viewStoreContract } from '../../libs/testing/src/contracts/view-store.contract';
 import { tempDir } from '../support/temp-dir';
@@ -28,10 +31,10 @@ describe('embedded view store: saving commits to its file', () => {
   const pos = (n: number) => String(n).padStart(20, '0');
   const doc = (id: string, n: number, title: string) => ({ _id: id, _pos: pos(n), title });
 
-  async function reopened(path: string) {
+  async function reopened(path: string, collection = 'things') {
     const again = new MingoViewStore(path);
-    await again.define('things', []);
-    const state = { checkpoint: await again.writer('things').checkpoint(), docs: await again.find('things', {}, { sort: { _id: 1 } }) };
+    await again.define(collection, []);
+    const state = { checkpoint: await again.writer(collection).checkpoint(), docs: await again.find(collection, {}, { sort: { _id: 1 } }) };
     await again.close();
     return state;
   }
@@ -111,6 +114,34 @@ describe('embedded view store: saving commits to its file', () => {
       await expect(views.ping()).resolves.toBeUndefined();
       expect(await reopened(path)).toEqual({ checkpoint: pos(1), docs: [doc('a', 1, 'first')] });
     } finally {
+      await views.close();
+    }
+  });
+
+  it('keeps the generations a rebuild already activated when a later one fails, and drops the rest', async () => {
+    const path = `${dir.path}/rebuild-failing`;
+    const views = new MingoViewStore(path);
+    const events = new SqliteEventStore(`${path}/events.sqlite`);
+    try {
+      const project = (name: string) => defineProjection<ViewDocument & { n: number }>({
+        name, handles: ['Counted'], indexes: [], documentIds: () => ['total'],
+        evolve: (view, _event, id) => ({ _id: id, _pos: view?._pos ?? pos(0), n: (view?.n ?? 0) + 1 }),
+      });
+      const [first, second] = [project('first_count'), project('second_count')];
+      await Promise.all([views.define(first.name, []), views.define(second.name, [])]);
+      await events.append('c-1', [{ id: randomUUID(), type: 'Counted', data: {}, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }], 'no_stream');
+      const begin = views.beginRebuild.bind(views);
+      jest.spyOn(views, 'beginRebuild').mockImplementation(async (collection) => {
+        const target = await begin(collection);
+        return collection === second.name ? { ...target, activate: async () => { throw new Error('disk full'); } } : target;
+      });
+      await expect(rebuildProjections(events, views, [first, second])).rejects.toThrow('disk full');
+      // The first switched and stays readable; the second kept its old (empty) generation.
+      expect(await views.findById(first.name, 'total')).toMatchObject({ n: 1 });
+      expect(await views.findById(second.name, 'total')).toBeNull();
+      expect(await reopened(path, first.name)).toMatchObject({ docs: [{ _id: 'total', n: 1 }] });
+    } finally {
+      await events.close();
       await views.close();
     }
   });

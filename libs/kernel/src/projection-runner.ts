@@ -112,7 +112,8 @@ export interface RebuildProgress {
 /**
  * Replays the whole log, in one pass, into a fresh generation of each projection given, then
  * activates them. Readers keep the old generations until the switch; a live runner then continues
- * from the new checkpoint.
+ * from the new checkpoint. If anything fails, the generations not yet activated are dropped; those
+ * already activated are live and complete, and stay.
  */
 export async function rebuildProjections(
   store: EventStore,
@@ -123,6 +124,7 @@ export async function rebuildProjections(
 ): Promise<RebuildProgress> {
   const targets = await Promise.all(projections.map((p) => views.beginRebuild(p.name)));
   const progress: RebuildProgress = { applied: 0, total: null, position: null };
+  let activated = 0;
   try {
     for (;;) {
       const page = await store.readAll({ after: progress.position, maxCount: pageSize });
@@ -132,10 +134,14 @@ export async function rebuildProjections(
       progress.position = page[page.length - 1].position;
       onProgress(progress);
     }
-    for (const target of targets) await target.activate();
+    for (const target of targets) {
+      await target.activate();
+      activated++;
+    }
     return progress;
   } catch (error) {
-    await Promise.all(targets.map((t) => t.abandon()));
+    // The one whose activation failed is not live: dropped with the rest (its drop failing too must not hide why).
+    await Promise.allSettled(targets.slice(activated).map((t) => t.abandon()));
     throw error;
   }
 }
