@@ -81,6 +81,21 @@ function remember(store: EventStore, streamId: string, entry: Cached): void {
   cache.set(streamId, entry);
 }
 
+/**
+ * The events' metadata of a command context: the fields of `EventMetadata` the caller gave, and the
+ * time. Copied field by field (an object spread of the caller took microseconds a command on the
+ * purchase path), which also keeps anything else a caller object carries out of the log.
+ */
+function metadataOf({ metadata: m, now }: CommandContext): EventMetadata {
+  const metadata: EventMetadata = { occurredAt: now.toISOString() };
+  if (m.partnerId !== undefined) metadata.partnerId = m.partnerId;
+  if (m.actor !== undefined) metadata.actor = m.actor;
+  if (m.requestId !== undefined) metadata.requestId = m.requestId;
+  if (m.correlationId !== undefined) metadata.correlationId = m.correlationId;
+  if (m.causationId !== undefined) metadata.causationId = m.causationId;
+  return metadata;
+}
+
 const backOff = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
@@ -177,7 +192,7 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
         decided.push({ error });
         continue;
       }
-      const metadata: EventMetadata = { ...context.metadata, occurredAt: context.now.toISOString() };
+      const metadata = metadataOf(context);
       for (const e of events) {
         // Event ids are technical (EventStoreDB deduplicates retried appends by them) and must be UUIDs.
         appended.push({ id: randomUUID(), type: e.type, data: e.data, metadata });
