@@ -56,7 +56,7 @@ export function applyEvents<V extends ViewDocument>(
     const before = current.get(id) ?? null;
     if (projection.evolveRun) {
       const after = projection.evolveRun(before, run, id);
-      if (after) changed.push({ ...after, _id: id, _pos: run[run.length - 1].position as LogPosition });
+      if (after) changed.push(stamped(after, id, run[run.length - 1].position as LogPosition));
       continue;
     }
     let doc = before;
@@ -65,7 +65,7 @@ export function applyEvents<V extends ViewDocument>(
       const after = projection.evolve(doc, event, id);
       if (after) [doc, position] = [after, event.position];
     }
-    if (doc && position !== null) changed.push({ ...doc, _id: id, _pos: position });
+    if (doc && position !== null) changed.push(stamped(doc, id, position));
   }
   return changed;
 }
@@ -76,4 +76,9 @@ export function touchedIds(projection: Projection, events: readonly RecordedEven
   const ids = new Set<string>();
   for (const event of events) if (handled.has(event.type)) for (const id of projection.documentIds(event)) ids.add(id);
   return [...ids];
+}
+
+/** `doc` with its id and position: itself when it has them already (projections usually set both), else a copy. */
+function stamped<V extends ViewDocument>(doc: V, id: string, position: LogPosition): V {
+  return doc._id === id && doc._pos === position ? doc : { ...doc, _id: id, _pos: position };
 }
