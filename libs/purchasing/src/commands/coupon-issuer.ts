@@ -7,7 +7,7 @@ import { inventoryStream } from '../domain/inventory/inventory.events';
 import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
 import { CouponQr } from '../coupon-images/coupon-qr';
-import { couponCodes } from './coupon-codes';
+import { CouponCodes, couponCodes } from './coupon-codes';
 import { disarmHoldRelease } from './release-hold-job';
 
 
@@ -24,10 +24,13 @@ export class CouponIssuer {
   /**
    * Starts drawing the QR images of a purchase's coupons (their codes derive from the purchase id),
    * so that they are ready when the answer is written, instead of adding a trip to the QR thread
-   * after the purchase. Only a head start: the answer draws whatever is not ready.
+   * after the purchase. Only a head start: the answer draws whatever is not ready. Returns the
+   * codes by coupon id, for the coupons' issue.
    */
-  private drawQrCodesAhead(purchaseId: string, quantity: number): void {
-    for (const couponId of couponIdsFor(purchaseId, quantity)) this.qr.png(couponCodes(couponId).redemptionCode).catch(() => undefined);
+  private drawQrCodesAhead(purchaseId: string, quantity: number): Map<string, CouponCodes> {
+    const codes = new Map(couponIdsFor(purchaseId, quantity).map((couponId) => [couponId, couponCodes(couponId)]));
+    for (const { redemptionCode } of codes.values()) this.qr.png(redemptionCode).catch(() => undefined);
+    return codes;
   }
 
   async complete(
@@ -39,11 +42,11 @@ export class CouponIssuer {
     const now = this.clock.now();
     const { reserved, state: before } = await this.readPurchase(purchaseId);
     const { deal, quantity, holdId: reservedHold } = reserved;
-    this.drawQrCodesAhead(purchaseId, quantity);
+    const codes = this.drawQrCodesAhead(purchaseId, quantity);
     let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
     if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, forBuyer, caller, now);
     const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller });
-    const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, now);
+    const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, now, codes);
     const position = laterPosition(recorded.position, issued);
     await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position };
@@ -64,11 +67,11 @@ export class CouponIssuer {
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { purchaseId, deal, quantity, userId } = purchase;
-    this.drawQrCodesAhead(purchaseId, quantity);
+    const codes = this.drawQrCodesAhead(purchaseId, quantity);
     const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, forBuyer, caller, now);
     const [recorded, issued] = await Promise.all([
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller }),
-      this.issueCoupons(purchaseId, deal, { couponIds: couponIdsFor(purchaseId, quantity), userId }, caller, now),
+      this.issueCoupons(purchaseId, deal, { couponIds: [...codes.keys()], userId }, caller, now, codes),
       disarmHoldRelease(this.scheduler, purchaseId),
     ]);
     return { purchaseId, position: laterPosition(recorded.position, issued) };
@@ -118,6 +121,7 @@ export class CouponIssuer {
     purchase: { couponIds: string[]; userId: string | null },
     caller: CommandCaller & { partnerId: string },
     now: Date,
+    codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
     const context = { now, metadata: caller };
     const expiresAt = deal.expiresAt ?? (deal.expirationDays ? new Date(now.getTime() + deal.expirationDays * 86_400_000).toISOString() : null);
@@ -125,7 +129,7 @@ export class CouponIssuer {
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
     const issued = await Promise.all(purchase.couponIds.map((couponId) => handleCommand(this.store, couponStream(couponId), couponDecider, {
       type: 'IssueCoupon',
-      data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...couponCodes(couponId), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
+      data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...(codes?.get(couponId) ?? couponCodes(couponId)), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
     }, context, { freshStream: true })));
     return issued.reduce<LogPosition | null>((latest, { position }) => laterPosition(latest, position), null);
   }
