@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 /**
  * A module of named writes for a {@link SqliteWriteThread}: `prepareWrites` runs once in the worker
  * with its connection and returns the programs. Each runs inside the batch's transaction; `scratch`
- * lives for one batch (e.g. the revisions a batch already wrote). A program reports an expected
+ * lives for one transaction (e.g. the revisions it already wrote). A program reports an expected
  * refusal as a value and throws only for the unexpected; it should touch `scratch` last, since a
  * throw undoes its writes but not its changes to `scratch`.
  */

@@ -42,7 +42,8 @@ export class WriteOutcomeUnknown extends Error {
  * next, which is sent at once so that it waits in the worker's queue (at most {@link IN_FLIGHT}
  * batches are out). The worker so goes from one commit to the next without waiting for the busy
  * event loop to read its answer. The main event loop never waits for the disk, and one sync serves
- * every request of a batch. Batches are committed in the order sent, each in its own transaction.
+ * every request of a batch. Batches are committed in the order sent; those that reach the worker
+ * while it commits are committed together in the next transaction (one sync for all of them).
  * A request is answered only once its batch is committed, so a read on the main thread's own
  * connection afterwards sees it. Reads stay on the main thread (WAL lets them run beside the writer).
  */

@@ -1,7 +1,8 @@
 /**
- * The worker side of {@link SqliteWriteThread}: owns the file's one write connection and runs each
- * batch it receives as one `BEGIN IMMEDIATE` transaction, each request in its own savepoint (a
- * request that throws is undone alone). The commit's sync happens here, off the main event loop.
+ * The worker side of {@link SqliteWriteThread}: owns the file's one write connection and runs the
+ * batches it has received since its last commit as one `BEGIN IMMEDIATE` transaction, each request
+ * in its own savepoint (a request that throws is undone alone). The commit's sync happens here, off
+ * the main event loop.
  * Imports nothing but relative modules and better-sqlite3: it is loaded by path (see the thread).
  */
 import type Database from 'better-sqlite3';
@@ -27,39 +28,62 @@ const db: Database.Database = openDurableDatabase(file, durability);
 const writes = (require(programs) as WriteProgramModule).prepareWrites(db);
 const port = parentPort!;
 
+/** Batches received while a commit ran, waiting for the next one. */
+let waiting: WriteBatch[] = [];
+
 port.on('message', (batch: WriteBatch | 'close') => {
   if (batch === 'close') {
+    commitWaiting();
     db.close();
     port.close();
     return;
   }
-  port.postMessage(runBatch(batch));
-  if (walLimitBytes) truncateWalIfLarge(walLimitBytes);
+  waiting.push(batch);
+  // The batches the thread sent while this one committed arrive together: they share the next commit.
+  if (waiting.length === 1) setImmediate(commitWaiting);
 });
 
-function runBatch(batch: WriteBatch): WriteReply {
-  const results: WriteReply['results'] = [];
+/**
+ * Commits every batch received since the last commit in one transaction (one sync for all), then
+ * answers each batch on its own, in order. The thread sends a batch as soon as it has one, so that
+ * an idle worker commits at once; when the disk is slower than the requests come, the batches
+ * queue here and this joins them, instead of paying one sync per batch.
+ */
+function commitWaiting(): void {
+  if (waiting.length === 0) return;
+  const batches = waiting;
+  waiting = [];
+  for (const reply of runBatches(batches)) port.postMessage(reply);
+  if (walLimitBytes) truncateWalIfLarge(walLimitBytes);
+}
+
+function runBatches(batches: WriteBatch[]): WriteReply[] {
+  const replies: WriteReply[] = batches.map(() => ({ results: [] }));
   try {
     db.transaction(() => {
       const scratch = new Map<string, unknown>();
-      for (const { kind, args } of batch) {
-        const program = writes[kind];
-        try {
-          if (!program) throw new Error(`no write program named ${kind}`);
-          results.push({ ok: true, value: db.transaction(() => program(args as never, scratch))() });
-        } catch (error) {
-          // Some errors (disk full, I/O, out of memory) make SQLite roll the whole transaction
-          // back; the requests after would then commit one by one, and those before are undone:
-          // fail the whole batch instead.
-          if (!db.inTransaction) throw error;
-          results.push({ ok: false, error: describe(error) });
+      batches.forEach((batch, b) => {
+        const { results } = replies[b];
+        for (const { kind, args } of batch) {
+          const program = writes[kind];
+          try {
+            if (!program) throw new Error(`no write program named ${kind}`);
+            results.push({ ok: true, value: db.transaction(() => program(args as never, scratch))() });
+          } catch (error) {
+            // Some errors (disk full, I/O, out of memory) make SQLite roll the whole transaction
+            // back; the requests after would then commit one by one, and those before are undone:
+            // fail the whole transaction instead.
+            if (!db.inTransaction) throw error;
+            results.push({ ok: false, error: describe(error) });
+          }
         }
-      }
+      });
     }).immediate();
-    return { results };
+    return replies;
   } catch (error) {
     // The transaction could not begin or commit (lock timeout, disk full): nothing of it is written.
-    return { results: [], failed: describe(error) };
+    const failed = describe(error);
+    return batches.map(() => ({ results: [], failed }));
   }
 }
 

@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import { tempDir } from '../../../../test/support/temp-dir';
+import { SqliteWriteFailed, SqliteWriteThread } from './write-thread';
+
+const PROGRAMS = join(__dirname, '../../../../test/support/write-programs.fixture.ts');
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+async function withTempDir(label: string, run: (dir: string) => Promise<void>): Promise<void> {
+  const dir = tempDir(label);
+  try {
+    await run(dir.path);
+  } finally {
+    dir.remove();
+  }
+}
+
+describe('SqliteWriteThread', () => {
+  const open = (dir: string) => new SqliteWriteThread({ file: join(dir, 'rows.sqlite'), durability: 'full', programs: PROGRAMS, walLimitBytes: 0 });
+
+  it('commits the batches sent while a commit runs in one transaction, and answers each request in order', async () => {
+    await withTempDir('write-thread', async (dir) => {
+      const thread = open(dir);
+      try {
+        const paused = thread.run('pause', { ms: 400 });
+        await new Promise((resolve) => setTimeout(resolve, 100)); // the worker is inside the first commit now
+        const inserts: Array<Promise<unknown>> = [];
+        for (const value of ['a', 'b', 'c']) {
+          inserts.push(thread.run('insert', { value }));
+          await nextTurn(); // each in a batch of its own
+        }
+        expect(await paused).toBe('paused');
+        // One transaction: the inserts count 1, 2, 3 (a commit per batch would answer 1, 1, 1).
+        expect(await Promise.all(inserts)).toEqual([1, 2, 3]);
+        expect(await thread.run('rows', {})).toBe(3);
+      } finally {
+        await thread.close();
+      }
+    });
+  });
+
+  it('undoes only the failing request of a joined transaction; the other batches commit', async () => {
+    await withTempDir('write-thread', async (dir) => {
+      const thread = open(dir);
+      try {
+        const paused = thread.run('pause', { ms: 400 });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const before = thread.run('insert', { value: 'before' });
+        await nextTurn();
+        const failing = thread.run('failAfterWriting', {});
+        const failed = failing.catch((error: unknown) => error);
+        await nextTurn();
+        const after = thread.run('insert', { value: 'after' });
+        await paused;
+        expect(await before).toBe(1);
+        const error = await failed;
+        expect(error).toBeInstanceOf(SqliteWriteFailed);
+        expect((error as Error).message).toBe('refused after writing');
+        expect(await after).toBe(2);
+        expect(await thread.run('rows', {})).toBe(2);
+      } finally {
+        await thread.close();
+      }
+    });
+  });
+});
