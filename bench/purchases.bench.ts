@@ -29,9 +29,9 @@
  * same temporary directory, i.e. the same disk, WAL + synchronous=FULL, group commit), single-event
  * appends from {@link CONNECTIONS} concurrent clients, as `event-store.bench.ts` measures it, run in
  * this process before the API starts. A purchase appends about 8 events in 7 commands, which wait
- * for 4 commits one after the other (charge lock begin + reserve; hold; sell; paid + coupon + charge
- * lock end) and one write of the processor's vault, so a purchase rate near 1/8 of the append rate
- * would mean the store's commit is the limit.
+ * for 3 commits one after the other (charge lock begin + reserve + hold; sell; paid + coupon +
+ * charge lock end) and one write of the processor's vault, so a purchase rate near 1/8 of the
+ * append rate would mean the store's commit is the limit.
  *
  * Checks after the hot-deal runs (no oversell): `GET /deals/:id` of the hot deal must show
  * `number_sold` = the purchases the server fulfilled on it (its purchase-details view), which must be
@@ -107,7 +107,7 @@ export async function purchasesBench(options: BenchOptions): Promise<BenchRow[]>
           `limit: ${appends.count} single-event appends (expected revision checked, one stream per client) from ${CONNECTIONS} concurrent clients on a SqliteEventStore ` +
           `(WAL, synchronous=FULL, group commit) in the same temp dir, in this process before the API started: ${appends.perSec.toFixed(0)} appends/s, ` +
           `append latency p50 ${appends.p50Ms.toFixed(2)} ms, p99 ${appends.p99Ms.toFixed(2)} ms; a purchase appends ~${APPENDS_PER_PURCHASE} events in 7 commands ` +
-          `waiting for 4 commits one after the other (charge-lock begin + reserve; hold; sell; paid + coupon + charge-lock end) and one vault write, so a ratio near ${(1 / APPENDS_PER_PURCHASE).toFixed(3)} would mean the append rate is the limit`,
+          `waiting for 3 commits one after the other (charge-lock begin + reserve + hold; sell; paid + coupon + charge-lock end) and one vault write, so a ratio near ${(1 / APPENDS_PER_PURCHASE).toFixed(3)} would mean the append rate is the limit`,
         session.setupNote,
       ];
       return [

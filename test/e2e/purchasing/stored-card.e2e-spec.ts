@@ -1,4 +1,5 @@
 import { EventStore, ManualClock } from '@deals/kernel';
+import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
@@ -53,6 +54,13 @@ describe('POST /purchases: buying with a stored card', () => {
     expect(second.status).toBe(409);
     expect(second.body).toEqual({ status: 'error', error_type: 'already_charging', error_msg: 'an earlier purchase of this user is still being charged' });
     expect((await slow).status).toBe(200);
+    // The refused purchase's hold, taken in the same commit as its lock attempt, was given back.
+    expect(await numLeft()).toBe(7);
+    const history = await api.get(EventStore).readStream(inventoryStream('chicago-spa-day'), 0);
+    const refused = history.filter((e) => e.type === 'UnitsReleased' && (e.data as { reason: string }).reason === 'refused');
+    expect(refused).toHaveLength(1);
+    const refusedHold = (refused[0].data as { holdId: string }).holdId;
+    expect(history.filter((e) => e.type === 'UnitsSold' && (e.data as { holdId: string }).holdId === refusedHold)).toHaveLength(0);
     // max_per_user is 4: 2 + 1 (the slow one) are bought, so one more is allowed and then no more.
     expect((await buy()).status).toBe(200);
     expect((await buy()).body).toMatchObject({ error_type: 'cannot_fufill', error_msg: 'at most 4 per user; already bought 4' });

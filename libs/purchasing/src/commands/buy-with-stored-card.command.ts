@@ -70,8 +70,8 @@ function read(input: Record<string, unknown>) {
 
 /**
  * Checks the user, card, deal and price; then, one charge at a time per user: record the purchase
- * with its payment intent, hold the units (the inventory refuses them beyond the deal's per-user
- * limit, counting the user's other holds and sales), charge the card (idempotent by purchase id),
+ * with its payment intent and hold the units together (the inventory refuses them beyond the deal's
+ * per-user limit, counting the user's other holds and sales), charge the card (idempotent by purchase id),
  * and sell and issue coupons, or release the units when the card is declined or the processor fails.
  */
 @CommandHandler(BuyWithStoredCard)
@@ -110,12 +110,13 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       handleCommand(this.store, lock, chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
     const notPaid = (reason: string) =>
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: 'error', reason } }, context);
-    // The purchase (with its payment intent) is on disk before its hold: a crash at any point after
-    // leaves a reserved purchase that recovery closes (releasing a hold if there is one), never a
-    // hold nobody owns. The lock does not depend on it, so both go in the same commit; whichever
-    // is refused, the other is closed before the refusal is answered.
+    // The lock, the purchase (with its payment intent) and the hold go in the same commit: they do
+    // not depend on each other, and each is a commit the purchase would otherwise wait for in turn.
+    // Whichever is refused, the others are closed before the refusal is answered. A crash between
+    // them can leave a hold no purchase was recorded for: recovery releases it at start
+    // (`abandoned`), and it lapses with its five minutes anyway.
     const snapshot = dealSnapshot(deal);
-    const [locked, reserved] = await Promise.allSettled([
+    const [locked, reserved, held] = await Promise.allSettled([
       handleCommand(this.store, lock, chargeLockDecider, { type: 'BeginCharge', data: { userId: order.userId, purchaseId } }, context),
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
         type: 'ReservePurchase',
@@ -126,27 +127,25 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
           ...(order.shipping ? { shipping: order.shipping } : {}),
         },
       }, context, { freshStream: true }),
+      handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity, ...forBuyer } }, context),
     ]);
-    if (locked.status === 'rejected' || reserved.status === 'rejected') {
-      const refusal = locked.status === 'rejected' ? locked.reason : (reserved as PromiseRejectedResult).reason;
+    if (locked.status === 'rejected' || reserved.status === 'rejected' || held.status === 'rejected') {
+      // The lock's refusal (`already_charging`) is told first, as when the hold came after it.
+      const refusal = [locked, reserved, held].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null)).find((reason) => reason !== null);
       await Promise.all([
         locked.status === 'fulfilled' ? endCharge() : null,
         reserved.status === 'fulfilled' ? notPaid(`refused before charging: ${(refusal as Error).message}`) : null,
+        held.status === 'fulfilled'
+          ? handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'ReleaseHold', data: { dealId: deal.id, holdId: purchaseId, reason: 'refused' } }, context)
+          : null,
       ]);
       throw refusal;
     }
+    const holdExpiresAt = (held.value.events[0].data as { expiresAt: string }).expiresAt;
     // The charge is over once the processor answers: the lock goes then, beside the sale's writes.
     let ended: Promise<unknown> | null = null;
     const chargeOver = () => (ended ??= endCharge());
     try {
-      let holdExpiresAt: string;
-      try {
-        const held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity, ...forBuyer } }, context);
-        holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
-      } catch (error) {
-        await notPaid(`refused before charging: ${(error as Error).message}`);
-        throw error;
-      }
       return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt, forBuyer, caller, context, chargeOver);
     } finally {
       await chargeOver();

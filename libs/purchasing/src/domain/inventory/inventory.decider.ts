@@ -18,9 +18,11 @@ export type HoldUnits = DomainCommand<'HoldUnits', { dealId: string; holdId: str
 export type SellHeldUnits = DomainCommand<'SellHeldUnits', { dealId: string; holdId: string } & ForBuyer>;
 /**
  * `abandoned`: released at start because no purchase was recorded for it (its process stopped
- * between taking the hold and recording the purchase: a reseller sale writes them in that order).
+ * between taking the hold and recording the purchase, which a reseller sale writes in that order
+ * and a card purchase in the same commit). `refused`: given back at once because the purchase it
+ * was taken for was refused (the user's earlier purchase was still being charged).
  */
-export type ReleaseHold = DomainCommand<'ReleaseHold', { dealId: string; holdId: string; reason: 'released' | 'payment_failed' | 'abandoned' }>;
+export type ReleaseHold = DomainCommand<'ReleaseHold', { dealId: string; holdId: string; reason: 'released' | 'payment_failed' | 'abandoned' | 'refused' }>;
 export type ReleaseExpiredHold = DomainCommand<'ReleaseExpiredHold', { dealId: string; holdId: string }>;
 export type InventoryCommand = StockUnits | HoldUnits | SellHeldUnits | ReleaseHold | ReleaseExpiredHold;
 
