@@ -17,18 +17,18 @@ export function qrPng(text: string): Buffer {
   const size = (modules.size + 2 * QR_MARGIN) * QR_SCALE;
   const rowBytes = Math.ceil(size / 8);
   const stride = rowBytes + 1;
-  const raw = Buffer.alloc(stride * size, 0); // filter byte 0 per row; bit 1 = white
-  // Each row of modules is drawn once, into the first of its QR_SCALE pixel rows, then copied.
-  for (let y = 0; y < size; y += QR_SCALE) {
-    const row = y * stride + 1;
-    const my = y / QR_SCALE - QR_MARGIN;
-    for (let x = 0; x < size; x++) {
-      const mx = Math.floor(x / QR_SCALE) - QR_MARGIN;
-      const dark = mx >= 0 && my >= 0 && mx < modules.size && my < modules.size && modules.get(my, mx) === 1;
-      if (!dark) raw[row + (x >> 3)] |= 0x80 >> (x & 7);
+  const raw = Buffer.alloc(stride * size, 0xff); // bit 1 = white
+  // Each row of modules is drawn once, dark module by dark module, into the first of its QR_SCALE
+  // pixel rows, then copied.
+  for (let my = 0; my < modules.size; my++) {
+    const row = (my + QR_MARGIN) * QR_SCALE * stride + 1;
+    for (let mx = 0; mx < modules.size; mx++) {
+      if (!modules.data[my * modules.size + mx]) continue;
+      for (let x = (mx + QR_MARGIN) * QR_SCALE, end = x + QR_SCALE; x < end; x++) raw[row + (x >> 3)] &= ~(0x80 >> (x & 7));
     }
     for (let copy = 1; copy < QR_SCALE; copy++) raw.copy(raw, row + copy * stride, row, row + rowBytes);
   }
+  for (let y = 0; y < size; y++) raw[y * stride] = 0; // each row's filter byte: none
   const header = Buffer.alloc(13);
   header.writeUInt32BE(size, 0);
   header.writeUInt32BE(size, 4);
