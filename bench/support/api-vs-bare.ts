@@ -125,7 +125,7 @@ export function loadCounts(name: string, r: LoadSummary, use: CpuUse | null): st
     `${r.missingField ? `, 2xx without the expected field ${r.missingField}` : ''}; ` +
     `latency p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms (autocannon's whole-ms p99 ${r.autocannonP99Ms}), max ${r.maxMs.toFixed(1)} ms; ` +
     `${(r.bytesPerSec / 1e6).toFixed(1)} MB/s` +
-    `; CPU: ${use ? `server process ${use.ownCores.toFixed(2)} cores, ` : ''}load generator ${r.loadGeneratorCores.toFixed(2)}` +
+    `; CPU: ${use ? `server process ${use.ownCores.toFixed(2)} cores${use.mainThreadCores === null ? '' : ` (its main thread ${use.mainThreadCores.toFixed(2)}: ${((use.mainThreadCores * 1000) / Math.max(1, r.okPerSec)).toFixed(3)} ms per 2xx answer)`}, ` : ''}load generator ${r.loadGeneratorCores.toFixed(2)}` +
     `${r.loadGeneratorCores > 0.9 ? ' (saturated: here the load generator is the limit)' : ''}; ` +
     describeInterference(use)
   );
