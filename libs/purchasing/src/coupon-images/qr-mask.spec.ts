@@ -1,0 +1,48 @@
+import fc from 'fast-check';
+import QRCode from 'qrcode';
+import { couponCodes } from '../commands/coupon-codes';
+import { bestMaskLevelM, QrModules } from './qr-mask';
+import { qrSymbol } from './qr-png';
+
+const modulesOf = (symbol: QRCode.QRCode) => symbol.modules as unknown as QrModules;
+/** qrcode's own symbol at level M: its segmentation, its choice of mask. */
+const reference = (text: string) => QRCode.create(text, { errorCorrectionLevel: 'M' });
+const sameModules = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
+
+describe('bestMaskLevelM and qrSymbol', () => {
+  it("give qrcode's own mask and symbol, module for module, for 2,000 coupons' redemption codes", () => {
+    for (let n = 1; n <= 2000; n++) {
+      const { redemptionCode } = couponCodes(`purchase-${n}-${n % 3}`);
+      const expected = reference(redemptionCode);
+      const fromMaskZero = QRCode.create(redemptionCode, { errorCorrectionLevel: 'M', maskPattern: 0 });
+      const chosen = bestMaskLevelM(modulesOf(fromMaskZero), 0);
+      expect([redemptionCode, chosen.mask]).toEqual([redemptionCode, expected.maskPattern]);
+      expect([redemptionCode, sameModules(chosen.data, modulesOf(expected).data)]).toEqual([redemptionCode, true]);
+      expect([redemptionCode, sameModules(qrSymbol(redemptionCode).data, modulesOf(expected).data)]).toEqual([redemptionCode, true]);
+    }
+  });
+
+  it('give the same for codes full of digit runs (where numeric segments can be shorter)', () => {
+    const digitHeavy = fc.string({ unit: fc.constantFrom(...'0123456789ABZ $'), minLength: 1, maxLength: 40 });
+    fc.assert(
+      fc.property(digitHeavy, (text) => {
+        expect(sameModules(qrSymbol(text).data, modulesOf(reference(text)).data)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('give the same from a symbol made with any mask, for any text (byte mode, versions with version bits)', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 160 }), fc.integer({ min: 0, max: 7 }), (text, used) => {
+        const expected = reference(text);
+        const made = QRCode.create(text, { errorCorrectionLevel: 'M', maskPattern: used as QRCode.QRCodeMaskPattern });
+        const chosen = bestMaskLevelM(modulesOf(made), used);
+        expect(chosen.mask).toBe(expected.maskPattern);
+        expect(sameModules(chosen.data, modulesOf(expected).data)).toBe(true);
+        expect(sameModules(qrSymbol(text).data, modulesOf(expected).data)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
