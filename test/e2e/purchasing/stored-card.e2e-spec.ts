@@ -1,4 +1,4 @@
-import { EventStore, ManualClock } from '@deals/kernel';
+import { EventStore, ManualClock, Scheduler } from '@deals/kernel';
 import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -100,5 +100,31 @@ describe('POST /purchases: buying with a stored card', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it('still answers the refusal when giving back a refused purchase\'s hold fails: the hold lapses at its expiry, its release job armed', async () => {
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'refused-undo@example.com' } })).body.user_id;
+    const store = (number: string) => api.call('POST', '/credit_cards', { apiKey, body: { user_id: buyer, number, verification_value: '123', month: 12, year: 2030, zip_code: '60601' } });
+    const slowCard = (await store('4000000000000259')).body.credit_card_id;
+    const visa = (await store('4242424242424242')).body.credit_card_id;
+    const slow = buy({ user_id: buyer, credit_card_id: slowCard });
+    await new Promise((r) => setTimeout(r, 150));
+    const events = api.get(EventStore);
+    const append = events.append.bind(events);
+    const spy = jest.spyOn(events, 'append').mockImplementation((stream, batch, expected) => {
+      if (batch.some((e) => e.type === 'UnitsReleased' && (e.data as { reason: string }).reason === 'refused')) return Promise.reject(new Error('SQLITE_FULL: database or disk is full'));
+      return append(stream, batch, expected);
+    });
+    const schedule = jest.spyOn(api.get(Scheduler), 'schedule');
+    try {
+      const refused = await buy({ user_id: buyer, credit_card_id: visa });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ error_type: 'already_charging' });
+      expect(schedule).toHaveBeenCalledWith(expect.objectContaining({ kind: 'release-hold', data: expect.objectContaining({ dealId: 'chicago-spa-day' }) }));
+    } finally {
+      spy.mockRestore();
+      schedule.mockRestore();
+    }
+    expect((await slow).status).toBe(200);
   });
 });

@@ -4,6 +4,7 @@ import {
   CannotFulfil, Clock, CommandCaller, Declined, DomainError, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, Scheduler,
   ValidationFailed, ValidationIssue,
 } from '@deals/kernel';
+import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { ForBuyer, inventoryDecider } from '../domain/inventory/inventory.decider';
@@ -18,6 +19,8 @@ import { refundUnfulfilledCharge } from './refund-unfulfilled';
 type Caller = CommandCaller & { partnerId: string };
 
 const COMPLETION_ATTEMPTS = 3;
+
+const logger = new Logger('BuyWithStoredCard');
 
 async function retry<T>(attempts: number, run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -110,11 +113,12 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       handleCommand(this.store, lock, chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
     const notPaid = (reason: string) =>
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: 'error', reason } }, context);
-    // The lock, the purchase (with its payment intent) and the hold go in the same commit: they do
-    // not depend on each other, and each is a commit the purchase would otherwise wait for in turn.
-    // Whichever is refused, the others are closed before the refusal is answered. A crash between
-    // them can leave a hold no purchase was recorded for: recovery releases it at start
-    // (`abandoned`), and it lapses with its five minutes anyway.
+    // The lock, the purchase (with its payment intent) and the hold are written together (in one
+    // commit when the log groups them, as SQLite's does): they do not depend on each other, and
+    // each is a commit the purchase would otherwise wait for in turn. Whichever is refused, the
+    // others are undone before the refusal is answered. A crash between them can leave a hold no
+    // purchase was recorded for: recovery releases it at start (`abandoned`), and it lapses with
+    // its five minutes anyway.
     const snapshot = dealSnapshot(deal);
     const [locked, reserved, held] = await Promise.allSettled([
       handleCommand(this.store, lock, chargeLockDecider, { type: 'BeginCharge', data: { userId: order.userId, purchaseId } }, context),
@@ -132,13 +136,16 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (locked.status === 'rejected' || reserved.status === 'rejected' || held.status === 'rejected') {
       // The lock's refusal (`already_charging`) is told first, as when the hold came after it.
       const refusal = [locked, reserved, held].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null)).find((reason) => reason !== null);
-      await Promise.all([
+      // An undo that fails must not hide the refusal. What it leaves ends by itself: the lock after
+      // CHARGE_LOCK_MS, the purchase at recovery, the hold at its expiry (its job armed then).
+      const undone = await Promise.allSettled([
         locked.status === 'fulfilled' ? endCharge() : null,
         reserved.status === 'fulfilled' ? notPaid(`refused before charging: ${(refusal as Error).message}`) : null,
-        held.status === 'fulfilled'
-          ? handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'ReleaseHold', data: { dealId: deal.id, holdId: purchaseId, reason: 'refused' } }, context)
-          : null,
+        held.status === 'fulfilled' ? this.giveBackHold(deal.id, purchaseId, (held.value.events[0].data as { expiresAt: string }).expiresAt, context) : null,
       ]);
+      for (const outcome of undone) {
+        if (outcome.status === 'rejected') logger.error(`purchase ${purchaseId} was refused, and undoing one of its writes failed: ${(outcome.reason as Error).message}`);
+      }
       throw refusal;
     }
     const holdExpiresAt = (held.value.events[0].data as { expiresAt: string }).expiresAt;
@@ -149,6 +156,16 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt, forBuyer, caller, context, chargeOver);
     } finally {
       await chargeOver();
+    }
+  }
+
+  /** The hold of a purchase refused before charging, given back; if that fails, it lapses at its expiry, its job armed. */
+  private async giveBackHold(dealId: string, holdId: string, expiresAt: string, context: { now: Date; metadata: Caller }) {
+    try {
+      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId, reason: 'refused' } }, context);
+    } catch (error) {
+      await armHoldRelease(this.scheduler, dealId, holdId, expiresAt);
+      throw error;
     }
   }
 

@@ -32,6 +32,16 @@ describe('bestMaskLevelM and qrSymbol', () => {
     );
   });
 
+  it('give the same for long capital-and-digit texts (versions up to 10 and beyond)', () => {
+    const capitals = fc.string({ unit: fc.constantFrom(...'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'), minLength: 40, maxLength: 300 });
+    fc.assert(
+      fc.property(capitals, (text) => {
+        expect(sameModules(qrSymbol(text).data, modulesOf(reference(text)).data)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('give the same from a symbol made with any mask, for any text (byte mode, versions with version bits)', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1, maxLength: 160 }), fc.integer({ min: 0, max: 7 }), (text, used) => {
