@@ -133,6 +133,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       }, context, { freshStream: true }),
       handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity, ...forBuyer } }, context),
     ]);
+    const holdExpiresAt = held.status === 'fulfilled' ? (held.value.events[0].data as { expiresAt: string }).expiresAt : null;
     if (locked.status === 'rejected' || reserved.status === 'rejected' || held.status === 'rejected') {
       // The lock's refusal (`already_charging`) is told first, as when the hold came after it.
       const refusal = [locked, reserved, held].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null)).find((reason) => reason !== null);
@@ -141,19 +142,18 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       const undone = await Promise.allSettled([
         locked.status === 'fulfilled' ? endCharge() : null,
         reserved.status === 'fulfilled' ? notPaid(`refused before charging: ${(refusal as Error).message}`) : null,
-        held.status === 'fulfilled' ? this.giveBackHold(deal.id, purchaseId, (held.value.events[0].data as { expiresAt: string }).expiresAt, context) : null,
+        holdExpiresAt !== null ? this.giveBackHold(deal.id, purchaseId, holdExpiresAt, context) : null,
       ]);
       for (const outcome of undone) {
         if (outcome.status === 'rejected') logger.error(`purchase ${purchaseId} was refused, and undoing one of its writes failed: ${(outcome.reason as Error).message}`);
       }
       throw refusal;
     }
-    const holdExpiresAt = (held.value.events[0].data as { expiresAt: string }).expiresAt;
     // The charge is over once the processor answers: the lock goes then, beside the sale's writes.
     let ended: Promise<unknown> | null = null;
     const chargeOver = () => (ended ??= endCharge());
     try {
-      return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt, forBuyer, caller, context, chargeOver);
+      return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt!, forBuyer, caller, context, chargeOver);
     } finally {
       await chargeOver();
     }

@@ -52,7 +52,7 @@ const DIGIT_RUN = /[0-9]{5}/;
  * a coupon's code (capitals and digits) goes in as one alphanumeric segment, which is what
  * `qrcode`'s search for the shortest segmentation returns for it unless it holds a long run of
  * digits; and the mask is chosen by {@link bestMaskLevelM} from the symbol made with mask 0.
- * ~75 µs instead of ~150 µs for a 10-character code.
+ * About half of `qrcode`'s time for a 10-character code (106 against 201 µs, measured side by side).
  */
 export function qrSymbol(text: string): { size: number; data: Uint8Array } {
   const input = ALPHANUMERIC.test(text) && NOT_A_DIGIT.test(text) && !DIGIT_RUN.test(text) ? [{ data: text, mode: 'alphanumeric' as const }] : text;
