@@ -1,0 +1,107 @@
+/**
+ * Compares the purchase rate of two built checkouts on this machine, in pairs of short runs that
+ * alternate between them. This machine's speed changes by up to half within minutes, so two
+ * `npm run bench` runs minutes apart can differ more than the change under test; runs seconds apart
+ * in alternating order, judged by the median of their ratios, are far less misled by it. Both
+ * servers are started once (in processes of their own, on the purchases bench's setup) and stay up;
+ * the one not under load sits idle. Not part of `npm run bench`.
+ *
+ *   npm run build   (in both checkouts)
+ *   node dist/bench/purchases.compare.js <checkout A> <checkout B> [--pairs=10] [--seconds=5] [--mode=hot|many]
+ *
+ * Prints each pair (rate, p50, CPU per purchase of the server process and of its main thread) and
+ * the median, least and greatest B/A rate ratio.
+ */
+import { ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { BenchOptions } from './support/bench-row';
+import type { CpuUse } from './support/cpu-meter';
+
+interface RunResult {
+  rate: number;
+  p50Ms: number;
+  cpu: CpuUse | null;
+}
+
+const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+
+/** In a child: the purchases API of `checkout`, measured on each request from the parent. */
+async function serve(checkout: string): Promise<void> {
+  // The checkout's own build, so that each side runs its own code.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const bench = require(join(checkout, 'dist/bench/purchases.bench.js')) as typeof import('./purchases.bench');
+  const dir = mkdtempSync(join(tmpdir(), 'purchases-compare-'));
+  const session = await bench.startPurchasesApi(dir);
+  process.on('message', (ask: { seconds: number; mode: 'hot' | 'many' }) => {
+    const options: BenchOptions = { quick: false, httpDurationSec: ask.seconds, httpRounds: 1, httpWarmupSec: 1, connections: bench.CONNECTIONS, appends: 0, appendClients: 0, rawCommitSec: 0 };
+    bench.measure(session, options, ask.mode).then(
+      (m) => process.send!({ rate: m.summary.okPerSec, p50Ms: m.summary.p50Ms, cpu: m.cpu } satisfies RunResult),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  });
+  process.on('disconnect', () => {
+    void session.api.close().finally(() => {
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  });
+  process.send!('ready');
+}
+
+function start(checkout: string): Promise<ChildProcess> {
+  const child = fork(__filename, [`--serve=${checkout}`], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((ready, failed) => {
+    child.once('message', () => ready(child));
+    child.once('exit', (code) => failed(new Error(`the server of ${checkout} stopped (exit code ${code})`)));
+  });
+}
+
+function run(child: ChildProcess, seconds: number, mode: string): Promise<RunResult> {
+  return new Promise((answer) => {
+    child.once('message', (result) => answer(result as RunResult));
+    child.send({ seconds, mode });
+  });
+}
+
+const perPurchase = (r: RunResult, cores: number | null | undefined) => (cores == null ? '?' : ((cores * 1000) / r.rate).toFixed(3));
+const line = (r: RunResult) =>
+  `${r.rate.toFixed(0)}/s p50 ${r.p50Ms.toFixed(1)} ms, CPU ms/purchase ${perPurchase(r, r.cpu?.ownCores)} (main thread ${perPurchase(r, r.cpu?.mainThreadCores)})`;
+
+async function compare(): Promise<void> {
+  const [a, b] = process.argv.slice(2).filter((x) => !x.startsWith('--')).map((p) => resolve(p));
+  if (!a || !b) throw new Error('usage: node dist/bench/purchases.compare.js <checkout A> <checkout B> [--pairs=10] [--seconds=5] [--mode=hot|many]');
+  const pairs = Number(arg('pairs', '10'));
+  const seconds = Number(arg('seconds', '5'));
+  const mode = arg('mode', 'hot');
+  console.log(`A: ${a}\nB: ${b}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`);
+  const [serverA, serverB] = await Promise.all([start(a), start(b)]);
+  try {
+    const ratios: number[] = [];
+    for (let i = 0; i < pairs; i++) {
+      const bFirst = i % 2 === 1;
+      const first = await run(bFirst ? serverB : serverA, seconds, mode);
+      const second = await run(bFirst ? serverA : serverB, seconds, mode);
+      const [ra, rb] = bFirst ? [second, first] : [first, second];
+      ratios.push(rb.rate / ra.rate);
+      console.log(`pair ${i + 1}: A ${line(ra)} | B ${line(rb)} | B/A ${(rb.rate / ra.rate).toFixed(3)}`);
+    }
+    ratios.sort((x, y) => x - y);
+    const mid = ratios.length / 2;
+    const median = ratios.length % 2 ? ratios[Math.floor(mid)] : (ratios[mid - 1] + ratios[mid]) / 2;
+    console.log(`B/A rate: median ${median.toFixed(3)}, least ${ratios[0].toFixed(3)}, greatest ${ratios[ratios.length - 1].toFixed(3)}`);
+  } finally {
+    serverA.disconnect();
+    serverB.disconnect();
+  }
+}
+
+const serving = process.argv.find((x) => x.startsWith('--serve='));
+(serving ? serve(serving.slice('--serve='.length)) : compare()).catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
