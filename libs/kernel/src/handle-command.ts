@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Decider, DomainCommand, DomainEvent, fold } from './decider';
+import { RecentMap } from './recent-map';
 import { EventMetadata, EventStore, LogPosition, NewEvent, StreamRevision, WrongExpectedRevision } from './ports/event-store.port';
 
 /** Who asks, and when: everything a command needs from outside the domain. */
@@ -34,11 +35,11 @@ interface Cached {
   state: unknown;
   revision: StreamRevision;
 }
-const caches = new WeakMap<EventStore, Map<string, Cached>>();
+const caches = new WeakMap<EventStore, RecentMap<string, Cached>>();
 
-function cacheFor(store: EventStore): Map<string, Cached> {
+function cacheFor(store: EventStore): RecentMap<string, Cached> {
   let cache = caches.get(store);
-  if (!cache) caches.set(store, (cache = new Map()));
+  if (!cache) caches.set(store, (cache = new RecentMap(CACHED_STREAMS)));
   return cache;
 }
 
@@ -75,10 +76,7 @@ async function current<S, E extends DomainEvent>(
 }
 
 function remember(store: EventStore, streamId: string, entry: Cached): void {
-  const cache = cacheFor(store);
-  cache.delete(streamId);
-  if (cache.size >= CACHED_STREAMS) cache.delete(cache.keys().next().value!);
-  cache.set(streamId, entry);
+  cacheFor(store).set(streamId, entry);
 }
 
 /**
