@@ -1,6 +1,10 @@
 import { defineProjection, rebuildProjections, ViewDocument } from '@deals/kernel';
+import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
 import { SqliteEventStore } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-store.adapter';
+import { WalCheckpointer } from '../../libs/adapters/src/sqlite/wal-checkpointer';
 import { MingoViewStore } from '../../libs/adapters/src/view-store/mingo/mingo-view-store.adapter';
 import { viewStoreContract } from '../../libs/testing/src/contracts/view-store.contract';
 import { tempDir } from '../support/temp-dir';
@@ -142,6 +146,114 @@ describe('embedded view store: saving commits to its file', () => {
       expect(await reopened(path, first.name)).toMatchObject({ docs: [{ _id: 'total', n: 1 }] });
     } finally {
       await events.close();
+      await views.close();
+    }
+  });
+});
+
+/**
+ * The embedded views' files are checkpointed by a thread of their own (WalCheckpointer), so that a
+ * save on the event loop never copies the WAL into the file and syncs it in the middle of a commit.
+ */
+describe('embedded view store: WAL checkpoints off the event loop', () => {
+  const dir = tempDir('views-checkpoint');
+  afterAll(() => dir.remove());
+  const pos = (n: number) => String(n).padStart(20, '0');
+  const padding = 'x'.repeat(1000);
+  const settle = async (until: () => boolean, ms = 5000) => {
+    for (const end = Date.now() + ms; !until() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  };
+  const connectionOf = (views: MingoViewStore) => (views as unknown as { active: Map<string, { db: Database.Database }> }).active.get('things')!.db;
+
+  async function writeMany(views: MingoViewStore, count: number) {
+    await views.define('things', []);
+    const writer = views.writer('things');
+    for (let i = 0; i < count; i += 500) {
+      await writer.commit(Array.from({ length: 500 }, (_, k) => ({ _id: `doc-${i + k}`, _pos: pos(i + k + 1), padding })), pos(i + 500));
+    }
+  }
+
+  it('turns the saving connection’s own checkpoints off and checkpoints its file from the thread', async () => {
+    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
+    const views = new MingoViewStore(`${dir.path}/threaded`, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
+    try {
+      // ~3 MB of documents: past SQLite's own threshold (1,000 pages), which would checkpoint in a save.
+      await writeMany(views, 3000);
+      const db = connectionOf(views);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      // The database file itself only grows when the WAL's pages are copied into it: here, by the thread.
+      await settle(() => statSync(db.name).size > 2_000_000);
+      expect(statSync(db.name).size).toBeGreaterThan(2_000_000);
+    } finally {
+      await views.close();
+      await checkpointer.close();
+    }
+  });
+
+  it('keeps checkpointing a file that two stores watch when one of them closes', async () => {
+    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
+    const path = `${dir.path}/shared`;
+    const first = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
+    try {
+      await first.define('things', []);
+      const second = new MingoViewStore(path, {}, checkpointer);
+      await second.define('things', []);
+      await second.close();
+      await writeMany(first, 3000);
+      const db = connectionOf(first);
+      await settle(() => statSync(db.name).size > 2_000_000);
+      expect(statSync(db.name).size).toBeGreaterThan(2_000_000);
+    } finally {
+      await first.close();
+      await checkpointer.close();
+    }
+  });
+
+  it('hands a file it cannot open back to its writer, and never creates one', async () => {
+    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
+    try {
+      const missing = `${dir.path}/gone/things@g1.sqlite`;
+      let handedBack = false;
+      expect(checkpointer.watch(missing, () => (handedBack = true))).not.toBeNull();
+      await settle(() => handedBack);
+      expect(handedBack).toBe(true);
+      expect(existsSync(missing)).toBe(false);
+    } finally {
+      await checkpointer.close();
+    }
+  });
+
+  it('leaves no file behind for rebuilds abandoned at once', async () => {
+    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
+    const path = `${dir.path}/abandoned`;
+    const views = new MingoViewStore(path, {}, checkpointer);
+    try {
+      await views.define('things', []);
+      const before = readdirSync(path).sort();
+      for (let i = 0; i < 20; i++) await (await views.beginRebuild('things')).abandon();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(readdirSync(path).sort()).toEqual(before);
+    } finally {
+      await views.close();
+      await checkpointer.close();
+    }
+  });
+
+  it('checkpoints in its saves again when that thread fails, and opens later files that way', async () => {
+    const checkpointer = new WalCheckpointer({ intervalMs: 60_000 });
+    const views = new MingoViewStore(`${dir.path}/failing`, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
+    try {
+      await views.define('things', []);
+      const db = connectionOf(views);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      await (checkpointer as unknown as { worker: Worker }).worker.terminate();
+      await settle(() => db.pragma('wal_autocheckpoint', { simple: true }) !== 0);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+      await writeMany(views, 3000);
+      await settle(() => statSync(db.name).size > 2_000_000);
+      expect(statSync(db.name).size).toBeGreaterThan(2_000_000);
+      expect(checkpointer.watch(`${dir.path}/elsewhere.sqlite`, () => undefined)).toBeNull();
+    } finally {
       await views.close();
     }
   });

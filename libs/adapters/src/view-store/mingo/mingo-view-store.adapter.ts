@@ -11,6 +11,7 @@ import {
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
+import { viewCheckpointer, WalCheckpointer } from '../../sqlite/wal-checkpointer';
 import { CollectionIndex } from './collection-index';
 import { GenerationFiles } from './generation-files';
 import { CompiledFilter, compileFilter } from './predicate-compiler';
@@ -26,6 +27,10 @@ export interface SaveDelays {
   /** How long saves may keep failing (a full disk) before `ping`, so the health check, reports it. */
   failingReportMs: number;
 }
+
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+/** SQLite's own default: a commit checkpoints once the WAL holds this many pages. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
 const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 50, checkpointMs: 1000, failingReportMs: 30_000 };
 
@@ -51,12 +56,16 @@ class Generation {
   private readonly upsert: Database.Statement;
   private readonly saveCheckpoint: Database.Statement;
 
+  /** Ends the checkpointer's watch of this file (set while it checkpoints the file). */
+  private unwatch: (() => void) | null = null;
+
   constructor(
     readonly collection: string,
     readonly name: string,
     private readonly db: Database.Database,
     readonly index: CollectionIndex,
     private readonly delays: SaveDelays,
+    checkpointer: WalCheckpointer,
   ) {
     db.exec('CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
@@ -65,6 +74,14 @@ class Generation {
     this.put(db.prepare('SELECT body FROM docs').pluck().all() as string[]);
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
     this.savedCheckpoint = this.checkpoint;
+    // The saves then commit without checkpoints (see WalCheckpointer); handed back, they checkpoint again.
+    this.unwatch = checkpointer.watch(db.name, () => {
+      this.unwatch = null;
+      if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+    });
+    if (this.unwatch) db.pragma('wal_autocheckpoint = 0');
+    // A burst (a rebuild's first save) may grow the WAL far; once reused it is cut back to this.
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   }
 
   commit(documents: readonly ViewDocument[], checkpoint: LogPosition): void {
@@ -104,6 +121,8 @@ class Generation {
       // Busy (a rebuild in another process): what was not saved is replayed from the log on restart.
     }
     this.clearSaveTimer();
+    this.unwatch?.();
+    this.unwatch = null;
     this.db.close();
   }
 
@@ -186,7 +205,8 @@ export class MingoViewStore extends ViewStore {
 
   private readonly saveDelays: SaveDelays;
 
-  constructor(dir: string, saveDelays: Partial<SaveDelays> = {}) {
+  /** `checkpointer`: where the files' WAL is checkpointed (the process's one thread unless a test gives its own). */
+  constructor(dir: string, saveDelays: Partial<SaveDelays> = {}, private readonly checkpointer: WalCheckpointer = viewCheckpointer) {
     super();
     this.saveDelays = { ...DEFAULT_SAVE_DELAYS, ...saveDelays };
     mkdirSync(dir, { recursive: true });
@@ -282,7 +302,7 @@ export class MingoViewStore extends ViewStore {
     const fields = firstKeys.filter(([, kind]) => kind !== '2dsphere').map(([field]) => field);
     const geoFields = firstKeys.filter(([, kind]) => kind === '2dsphere').map(([field]) => field);
     const db = openDurableDatabase(this.files.file(collection, name), 'normal');
-    return new Generation(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays);
+    return new Generation(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays, this.checkpointer);
   }
 
   private generation(collection: string): Generation {
