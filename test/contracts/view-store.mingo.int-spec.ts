@@ -165,6 +165,12 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
   };
   const connectionOf = (views: MingoViewStore) => (views as unknown as { active: Map<string, { db: Database.Database }> }).active.get('things')!.db;
 
+  /** The database file itself grows only when the WAL's pages are copied into it (by a checkpoint). */
+  async function expectCheckpointed(db: Database.Database) {
+    await settle(() => statSync(db.name).size > 2_000_000);
+    expect(statSync(db.name).size).toBeGreaterThan(2_000_000);
+  }
+
   async function writeMany(views: MingoViewStore, count: number) {
     await views.define('things', []);
     const writer = views.writer('things');
@@ -181,9 +187,7 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
       await writeMany(views, 3000);
       const db = connectionOf(views);
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
-      // The database file itself only grows when the WAL's pages are copied into it: here, by the thread.
-      await settle(() => statSync(db.name).size > 2_000_000);
-      expect(statSync(db.name).size).toBeGreaterThan(2_000_000);
+      await expectCheckpointed(db);
     } finally {
       await views.close();
       await checkpointer.close();
@@ -200,9 +204,7 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
       await second.define('things', []);
       await second.close();
       await writeMany(first, 3000);
-      const db = connectionOf(first);
-      await settle(() => statSync(db.name).size > 2_000_000);
-      expect(statSync(db.name).size).toBeGreaterThan(2_000_000);
+      await expectCheckpointed(connectionOf(first));
     } finally {
       await first.close();
       await checkpointer.close();
@@ -250,8 +252,7 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
       await settle(() => db.pragma('wal_autocheckpoint', { simple: true }) !== 0);
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
       await writeMany(views, 3000);
-      await settle(() => statSync(db.name).size > 2_000_000);
-      expect(statSync(db.name).size).toBeGreaterThan(2_000_000);
+      await expectCheckpointed(db);
       expect(checkpointer.watch(`${dir.path}/elsewhere.sqlite`, () => undefined)).toBeNull();
     } finally {
       await views.close();
