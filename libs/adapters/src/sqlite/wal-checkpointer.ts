@@ -23,9 +23,9 @@ export class WalCheckpointer {
   constructor(private readonly options: { intervalMs: number }) {}
 
   /**
-   * Checkpoints `file` here from now on, and calls `handBack` if it stops doing so; false when the
-   * thread has failed (the writer keeps its own checkpoints). Each accepted watch is ended by calling
-   * the function `unwatch`, given back through `watching`.
+   * Checkpoints `file` here from now on, and calls `handBack` if it stops doing so. Returns the
+   * function that ends this watch, or null when the thread has failed (the writer then keeps its
+   * own checkpoints).
    */
   watch(file: string, handBack: () => void): (() => void) | null {
     if (this.failed) return null;
