@@ -241,6 +241,23 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
     }
   });
 
+  it('has the thread’s connections closed once the store is, so its folder may be removed', async () => {
+    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
+    const path = `${dir.path}/closing`;
+    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
+    try {
+      for (let i = 0; i < 20; i++) {
+        await views.define(`things${i}`, []);
+        await views.writer(`things${i}`).commit([{ _id: 'a', _pos: pos(1) }], pos(1));
+      }
+      await views.close();
+      // The last connection to close removes a file's WAL: none is left open on the thread.
+      expect(readdirSync(path).filter((f) => f.endsWith('-wal') || f.endsWith('-shm'))).toEqual([]);
+    } finally {
+      await checkpointer.close();
+    }
+  });
+
   it('checkpoints in its saves again when that thread fails, and opens later files that way', async () => {
     const checkpointer = new WalCheckpointer({ intervalMs: 60_000 });
     const views = new MingoViewStore(`${dir.path}/failing`, { documentsMs: 10, checkpointMs: 10 }, checkpointer);

@@ -17,6 +17,7 @@ import { Worker } from 'node:worker_threads';
 export class WalCheckpointer {
   private worker: Worker | null = null;
   private failed = false;
+  private pings = 0;
   /** Watched files: how many writers watch each (stores on one folder share a file), and their hand-back callbacks. */
   private readonly files = new Map<string, Set<() => void>>();
 
@@ -42,6 +43,32 @@ export class WalCheckpointer {
       this.files.delete(file);
       this.worker?.postMessage({ unwatch: file });
     };
+  }
+
+  /**
+   * Resolves once the thread has handled every watch and unwatch sent so far: the files unwatched
+   * are closed there (and their WAL removed when it held the last connection), so that their folder
+   * may be removed.
+   */
+  settled(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return Promise.resolve();
+    const id = ++this.pings;
+    return new Promise((resolve) => {
+      const answered = (message: { pong?: number }) => {
+        if (message.pong !== id) return;
+        worker.off('message', answered);
+        worker.off('exit', gone);
+        resolve();
+      };
+      const gone = () => {
+        worker.off('message', answered);
+        resolve();
+      };
+      worker.on('message', answered);
+      worker.once('exit', gone);
+      worker.postMessage({ ping: id });
+    });
   }
 
   /** Stops the thread (its connections closed); files still watched are handed back. */

@@ -30,7 +30,8 @@ function handBack(file: string, error: unknown): void {
   port.postMessage({ handBack: file, error: error instanceof Error ? error.message : String(error) });
 }
 
-port.on('message', ({ watch, unwatch, close }: { watch?: string; unwatch?: string; close?: true }) => {
+port.on('message', ({ watch, unwatch, close, ping }: { watch?: string; unwatch?: string; close?: true; ping?: number }) => {
+  if (ping !== undefined) port.postMessage({ pong: ping });
   if (watch && !watched.has(watch)) {
     try {
       // Never creates a file: a generation removed before this message came stays removed. No busy

@@ -295,6 +295,8 @@ export class MingoViewStore extends ViewStore {
     clearInterval(this.watcher);
     for (const generation of this.active.values()) generation.close();
     this.active.clear();
+    // The checkpointer's connections to these files are closed too once this resolves.
+    await this.checkpointer.settled();
   }
 
   private open(collection: string, name: string): Generation {
