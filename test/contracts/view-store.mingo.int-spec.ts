@@ -258,6 +258,20 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
     }
   });
 
+  it('never keeps the process alive: its thread holds no reference once a store has closed', async () => {
+    const ports = () => process.getActiveResourcesInfo().filter((r) => r === 'MessagePort').length;
+    const before = ports();
+    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
+    const views = new MingoViewStore(`${dir.path}/alive`, {}, checkpointer);
+    try {
+      await views.define('things', []);
+      await views.close();
+      expect(ports()).toBe(before);
+    } finally {
+      await checkpointer.close();
+    }
+  });
+
   it('checkpoints in its saves again when that thread fails, and opens later files that way', async () => {
     const checkpointer = new WalCheckpointer({ intervalMs: 60_000 });
     const views = new MingoViewStore(`${dir.path}/failing`, { documentsMs: 10, checkpointMs: 10 }, checkpointer);

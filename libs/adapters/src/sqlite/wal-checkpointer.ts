@@ -55,18 +55,20 @@ export class WalCheckpointer {
     if (!worker) return Promise.resolve();
     const id = ++this.pings;
     return new Promise((resolve) => {
-      const answered = (message: { pong?: number }) => {
-        if (message.pong !== id) return;
+      const done = () => {
         worker.off('message', answered);
-        worker.off('exit', gone);
+        worker.off('exit', done);
+        // Listening to a worker refs it again (Node 20): unref it, or it would keep the process alive.
+        worker.unref();
         resolve();
       };
-      const gone = () => {
-        worker.off('message', answered);
-        resolve();
+      const answered = (message: { pong?: number }) => {
+        if (message.pong === id) done();
       };
       worker.on('message', answered);
-      worker.once('exit', gone);
+      worker.once('exit', done);
+      // The process waits for the answer, as for any pending close.
+      worker.ref();
       worker.postMessage({ ping: id });
     });
   }
@@ -76,14 +78,13 @@ export class WalCheckpointer {
     const worker = this.worker;
     if (!worker) return;
     const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.ref();
     worker.postMessage({ close: true });
     await exited;
   }
 
   private start(): Worker {
     const worker = new Worker(workerModulePath(join(__dirname, 'wal-checkpointer.worker')), { workerData: this.options });
-    // It only ever helps: the process does not wait for it.
-    worker.unref();
     worker.on('message', ({ handBack }: { handBack?: string }) => {
       if (handBack) this.handBack(handBack);
     });
@@ -95,6 +96,9 @@ export class WalCheckpointer {
     };
     worker.on('error', fail);
     worker.on('exit', fail);
+    // It only ever helps: the process does not wait for it. (After the listeners: adding a
+    // 'message' listener to a worker refs it again on Node 20.)
+    worker.unref();
     this.worker = worker;
     return worker;
   }
