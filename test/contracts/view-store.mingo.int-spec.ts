@@ -165,6 +165,19 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
   };
   const connectionOf = (views: MingoViewStore) => (views as unknown as { active: Map<string, { db: Database.Database }> }).active.get('things')!.db;
 
+  /** A store on `name` with a checkpointer of its own (every 50 ms), both closed after `body`. */
+  async function withStore(name: string, body: (views: MingoViewStore, checkpointer: WalCheckpointer, path: string) => Promise<void>) {
+    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
+    const path = `${dir.path}/${name}`;
+    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
+    try {
+      await body(views, checkpointer, path);
+    } finally {
+      await views.close();
+      await checkpointer.close();
+    }
+  }
+
   /** The database file itself grows only when the WAL's pages are copied into it (by a checkpoint). */
   async function expectCheckpointed(db: Database.Database) {
     await settle(() => statSync(db.name).size > 2_000_000);
@@ -179,37 +192,24 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
     }
   }
 
-  it('turns the saving connection’s own checkpoints off and checkpoints its file from the thread', async () => {
-    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
-    const views = new MingoViewStore(`${dir.path}/threaded`, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
-    try {
+  it('turns the saving connection’s own checkpoints off and checkpoints its file from the thread', () =>
+    withStore('threaded', async (views) => {
       // ~3 MB of documents: past SQLite's own threshold (1,000 pages), which would checkpoint in a save.
       await writeMany(views, 3000);
       const db = connectionOf(views);
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
       await expectCheckpointed(db);
-    } finally {
-      await views.close();
-      await checkpointer.close();
-    }
-  });
+    }));
 
-  it('keeps checkpointing a file that two stores watch when one of them closes', async () => {
-    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
-    const path = `${dir.path}/shared`;
-    const first = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
-    try {
+  it('keeps checkpointing a file that two stores watch when one of them closes', () =>
+    withStore('shared', async (first, checkpointer, path) => {
       await first.define('things', []);
       const second = new MingoViewStore(path, {}, checkpointer);
       await second.define('things', []);
       await second.close();
       await writeMany(first, 3000);
       await expectCheckpointed(connectionOf(first));
-    } finally {
-      await first.close();
-      await checkpointer.close();
-    }
-  });
+    }));
 
   it('hands a file it cannot open back to its writer, and never creates one', async () => {
     const checkpointer = new WalCheckpointer({ intervalMs: 50 });
@@ -225,27 +225,17 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
     }
   });
 
-  it('leaves no file behind for rebuilds abandoned at once', async () => {
-    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
-    const path = `${dir.path}/abandoned`;
-    const views = new MingoViewStore(path, {}, checkpointer);
-    try {
+  it('leaves no file behind for rebuilds abandoned at once', () =>
+    withStore('abandoned', async (views, _, path) => {
       await views.define('things', []);
       const before = readdirSync(path).sort();
       for (let i = 0; i < 20; i++) await (await views.beginRebuild('things')).abandon();
       await new Promise((r) => setTimeout(r, 200));
       expect(readdirSync(path).sort()).toEqual(before);
-    } finally {
-      await views.close();
-      await checkpointer.close();
-    }
-  });
+    }));
 
-  it('has the thread’s connections closed once the store is, so its folder may be removed', async () => {
-    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
-    const path = `${dir.path}/closing`;
-    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
-    try {
+  it('has the thread’s connections closed once the store is, so its folder may be removed', () =>
+    withStore('closing', async (views, _, path) => {
       for (let i = 0; i < 20; i++) {
         await views.define(`things${i}`, []);
         await views.writer(`things${i}`).commit([{ _id: 'a', _pos: pos(1) }], pos(1));
@@ -253,23 +243,16 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
       await views.close();
       // The last connection to close removes a file's WAL: none is left open on the thread.
       expect(readdirSync(path).filter((f) => f.endsWith('-wal') || f.endsWith('-shm'))).toEqual([]);
-    } finally {
-      await checkpointer.close();
-    }
-  });
+    }));
 
   it('never keeps the process alive: its thread holds no reference once a store has closed', async () => {
     const ports = () => process.getActiveResourcesInfo().filter((r) => r === 'MessagePort').length;
     const before = ports();
-    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
-    const views = new MingoViewStore(`${dir.path}/alive`, {}, checkpointer);
-    try {
+    await withStore('alive', async (views) => {
       await views.define('things', []);
       await views.close();
       expect(ports()).toBe(before);
-    } finally {
-      await checkpointer.close();
-    }
+    });
   });
 
   it('checkpoints in its saves again when that thread fails, and opens later files that way', async () => {
