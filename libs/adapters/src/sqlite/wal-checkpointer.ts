@@ -35,6 +35,7 @@ export class WalCheckpointer {
       this.files.set(file, (writers = new Set()));
       (this.worker ?? this.start()).postMessage({ watch: file });
     }
+    // A wrapper of its own, so that two watches with the same callback are counted apart.
     const writer = () => handBack();
     writers.add(writer);
     return () => {
