@@ -71,9 +71,13 @@ export class SqliteWriteThread {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ kind, args, onWritten: onWritten as ((value: never) => void) | undefined, resolve: resolve as (value: never) => void, reject });
       if (this.inFlight.length < IN_FLIGHT && !this.scheduled) {
-        // Gather what the rest of this turn of the loop asks too.
+        // Gather what the code running now asks too, and send it before the loop turns: a batch
+        // that waited for the loop's next check phase waited behind every socket read and every
+        // answer the loop still had to handle (~2 ms of each write under load). What arrives
+        // after goes out as the next batch, and the worker joins the batches that reach it while
+        // it commits into one transaction, so sending sooner costs no extra syncs.
         this.scheduled = true;
-        setImmediate(() => {
+        queueMicrotask(() => {
           this.scheduled = false;
           this.send();
         });
