@@ -1,3 +1,4 @@
+import type { RecordedEvent } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
@@ -105,6 +106,65 @@ describe('SqliteEventStore when its write thread dies', () => {
       await expect(later).resolves.toMatchObject({ nextExpectedRevision: 0 });
       expect(writer.worker).not.toBe(dying);
       expect(await store.readStream('after-the-error')).toHaveLength(1);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+});
+
+describe('SqliteEventStore handing its own appends to the subscriptions', () => {
+  /** The events a subscription from the start of the log gets, once it has `count` of them. */
+  async function delivered(store: SqliteEventStore, count: number) {
+    const seen: RecordedEvent[] = [];
+    let done: () => void = () => undefined;
+    const enough = new Promise<void>((resolve) => (done = resolve));
+    const subscription = store.subscribe({
+      after: null,
+      onEvents: async (events) => {
+        seen.push(...events);
+        if (seen.length >= count) done();
+      },
+    });
+    await enough;
+    await subscription.close();
+    return seen;
+  }
+
+  it('gives the appended objects themselves, frozen, when JSON would give them back unchanged; the same as the file holds', async () => {
+    const dir = tempDir('events-own-objects');
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    try {
+      const data = { dealId: 'd-1', units: [{ n: 1 }, { n: 2 }], note: null };
+      const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
+      await store.append('own-1', [{ id: randomUUID(), type: 'Held', data, metadata }], 'no_stream');
+      const [event] = await delivered(store, 1);
+      expect(event.data).toBe(data);
+      expect(event.metadata).toBe(metadata);
+      expect(Object.isFrozen(data) && Object.isFrozen(data.units[1])).toBe(true);
+      expect(() => {
+        'use strict';
+        (event.data as { note: unknown }).note = 'changed';
+      }).toThrow(TypeError);
+      const [fromFile] = await store.readStream('own-1');
+      expect(fromFile.data).toEqual(event.data);
+      expect(fromFile.metadata).toEqual(event.metadata);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it('gives what the file holds, and leaves the appender its objects unfrozen, when JSON would change them', async () => {
+    const dir = tempDir('events-own-json');
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    try {
+      const data = { at: new Date(Date.UTC(2026, 0, 1)), gone: undefined, kept: 1 };
+      await store.append('own-2', [{ id: randomUUID(), type: 'Odd', data, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }], 'no_stream');
+      const [event] = await delivered(store, 1);
+      expect(event.data).toEqual({ at: '2026-01-01T00:00:00.000Z', kept: 1 });
+      expect(event.data).toEqual((await store.readStream('own-2'))[0].data);
+      expect(Object.isFrozen(data)).toBe(false);
     } finally {
       await store.close();
       dir.remove();

@@ -6,5 +6,6 @@ export * from './keyed-mutex';
 export * from './projection';
 export * from './projection-runner';
 export * from './geo';
+export * from './json-value';
 export * from './read-your-writes';
 export * from './worker-module';

@@ -25,7 +25,11 @@ export interface EventMetadata {
   causationId?: string;
 }
 
-/** An event to append; `id` makes a retried append idempotent where the backend supports it. */
+/**
+ * An event to append; `id` makes a retried append idempotent where the backend supports it. `data`
+ * and `metadata` are JSON values. The appender must not change them afterwards: a store may hand
+ * these very objects (frozen) to the subscriptions instead of parsing back what it wrote.
+ */
 export interface NewEvent<T extends string = string, D = unknown> {
   id: string;
   type: T;
@@ -33,6 +37,7 @@ export interface NewEvent<T extends string = string, D = unknown> {
   metadata: EventMetadata;
 }
 
+/** An event read from the log. Readers share it (the projections read one decoded page): read-only. */
 export interface RecordedEvent<T extends string = string, D = unknown> extends NewEvent<T, D> {
   streamId: string;
   revision: StreamRevision;

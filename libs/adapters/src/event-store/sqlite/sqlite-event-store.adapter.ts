@@ -2,6 +2,7 @@ import {
   AppendResult,
   EventStore,
   ExpectedRevision,
+  freezeJson,
   LogPosition,
   LogSubscription,
   NewEvent,
@@ -23,6 +24,8 @@ interface Row {
   type: string;
   data: string;
   metadata: string;
+  /** An own append's event as the caller gave it: its data and metadata are decoded from it instead of the JSON when it passes {@link freezeJson}. */
+  given?: NewEvent;
 }
 
 const WIDTH = 20;
@@ -103,7 +106,7 @@ export class SqliteEventStore extends EventStore {
     try {
       outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs, (written) => {
         // Kept before the subscriptions are woken, so that they find these rows here.
-        if (written.written) this.remember(streamId, rows, written.revision, written.position);
+        if (written.written) this.remember(streamId, events, rows, written.revision, written.position);
       });
     } catch (error) {
       if (!(error instanceof WriteOutcomeUnknown)) throw error;
@@ -189,10 +192,10 @@ export class SqliteEventStore extends EventStore {
     };
   }
 
-  private remember(streamId: string, rows: ReadonlyArray<[string, string, string, string]>, lastRevision: number, lastPosition: number): void {
+  private remember(streamId: string, events: NewEvent[], rows: ReadonlyArray<[string, string, string, string]>, lastRevision: number, lastPosition: number): void {
     const first = lastPosition - rows.length + 1;
     rows.forEach(([id, type, data, metadata], i) =>
-      this.ownRows.set(first + i, { position: first + i, id, stream_id: streamId, revision: lastRevision - rows.length + 1 + i, type, data, metadata }),
+      this.ownRows.set(first + i, { position: first + i, id, stream_id: streamId, revision: lastRevision - rows.length + 1 + i, type, data, metadata, given: events[i] }),
     );
     if (this.ownRows.size > OWN_ROWS) {
       for (const position of this.ownRows.keys()) {
@@ -241,12 +244,18 @@ export class SqliteEventStore extends EventStore {
   }
 }
 
+/**
+ * The event of a row. An own append's objects serve as they are when JSON would give them back
+ * unchanged (they are frozen then: every reader shares them, the appender too); else, and for rows
+ * read from the file, the stored JSON is parsed.
+ */
 function toRecorded(row: Row): RecordedEvent {
+  const given = row.given !== undefined && freezeJson(row.given.data) && freezeJson(row.given.metadata) ? row.given : null;
   return {
     id: row.id,
     type: row.type,
-    data: JSON.parse(row.data),
-    metadata: JSON.parse(row.metadata),
+    data: given ? given.data : JSON.parse(row.data),
+    metadata: given ? given.metadata : JSON.parse(row.metadata),
     streamId: row.stream_id,
     revision: row.revision,
     position: sqlitePosition(row.position),

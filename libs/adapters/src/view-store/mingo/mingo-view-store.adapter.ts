@@ -1,5 +1,6 @@
 import {
   FindOptions,
+  freezeJson,
   IndexSpec,
   LogPosition,
   RebuildTarget,
@@ -71,7 +72,7 @@ class Generation {
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
     this.upsert = db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body');
     this.saveCheckpoint = db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
-    this.put(db.prepare('SELECT body FROM docs').pluck().all() as string[]);
+    this.put((db.prepare('SELECT body FROM docs').pluck().all() as string[]).map(parseFrozen));
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
     this.savedCheckpoint = this.checkpoint;
     // The saves then commit without checkpoints (see WalCheckpointer); handed back, they checkpoint again.
@@ -92,7 +93,7 @@ class Generation {
     const advance = this.checkpoint === null || checkpoint > this.checkpoint;
     if (fresh.length > 0) {
       const bodies = fresh.map((doc) => JSON.stringify(doc));
-      this.put(bodies);
+      this.put(fresh.map((doc, i) => (freezeJson(doc) ? doc : parseFrozen(bodies[i]))));
       fresh.forEach((doc, i) => this.unsaved.set(doc._id, bodies[i]));
     }
     if (advance) this.checkpoint = checkpoint;
@@ -150,18 +151,22 @@ class Generation {
     this.saveDue = Infinity;
   }
 
-  /** Documents go through JSON on the way in, so memory holds exactly what a restart would load. */
-  private put(bodies: string[]): void {
+  /**
+   * Memory holds exactly what a restart would load: the projection's own document when JSON gives
+   * it back unchanged (frozen by `freezeJson`), else the document parsed from its JSON. All frozen.
+   */
+  private put(docs: ViewDocument[]): void {
     // A batch may write one id twice; the last write wins, as in the table.
     const changes = new Map<string, Omit<Change, 'slot'>>();
-    for (const body of bodies) {
-      const doc = deepFreeze(JSON.parse(body) as ViewDocument);
+    for (const doc of docs) {
       changes.set(doc._id, { before: changes.get(doc._id)?.before ?? this.docs.get(doc._id), after: doc });
     }
     this.index.apply([...changes.values()]);
     for (const { after } of changes.values()) this.docs.set(after._id, after);
   }
 }
+
+const parseFrozen = (body: string) => deepFreeze(JSON.parse(body) as ViewDocument);
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
