@@ -47,8 +47,12 @@ const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 50, checkpointMs: 1000, f
 class Generation {
   readonly docs = new Map<string, ViewDocument>();
   checkpoint: LogPosition | null;
-  /** Bodies changed since the last save, by id (the latest of each). */
-  private readonly unsaved = new Map<string, string>();
+  /**
+   * Documents changed since the last save, by id (the latest of each), encoded only when saved: a
+   * document that changes several times between saves (a hot deal, a purchase as it is paid) is
+   * encoded once. They are frozen JSON values, so what is encoded is what was committed.
+   */
+  private readonly unsaved = new Map<string, ViewDocument>();
   private savedCheckpoint: LogPosition | null;
   private saveTimer: NodeJS.Timeout | null = null;
   private saveDue = Infinity;
@@ -92,9 +96,9 @@ class Generation {
     });
     const advance = this.checkpoint === null || checkpoint > this.checkpoint;
     if (fresh.length > 0) {
-      const bodies = fresh.map((doc) => JSON.stringify(doc));
-      this.put(fresh.map((doc, i) => (freezeJson(doc) ? doc : parseFrozen(bodies[i]))));
-      fresh.forEach((doc, i) => this.unsaved.set(doc._id, bodies[i]));
+      const kept = fresh.map((doc) => (freezeJson(doc) ? doc : parseFrozen(JSON.stringify(doc))));
+      this.put(kept);
+      for (const doc of kept) this.unsaved.set(doc._id, doc);
     }
     if (advance) this.checkpoint = checkpoint;
     if (this.unsaved.size > 0) this.scheduleSave(this.delays.documentsMs);
@@ -107,7 +111,7 @@ class Generation {
     if (this.unsaved.size === 0 && this.checkpoint === this.savedCheckpoint) return;
     const checkpoint = this.checkpoint;
     this.db.transaction(() => {
-      for (const [id, body] of this.unsaved) this.upsert.run(id, body);
+      for (const [id, doc] of this.unsaved) this.upsert.run(id, JSON.stringify(doc));
       if (checkpoint !== null) this.saveCheckpoint.run(checkpoint);
     }).immediate();
     this.unsaved.clear();
