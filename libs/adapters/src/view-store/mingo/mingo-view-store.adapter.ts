@@ -272,7 +272,7 @@ export class MingoViewStore extends ViewStore {
       },
       abandon: async () => {
         generation.close();
-        this.files.remove(collection, generation.name);
+        await this.removeWhenReleased(collection, generation.name);
       },
     };
   }
@@ -356,9 +356,21 @@ export class MingoViewStore extends ViewStore {
     this.active.set(collection, generation);
     if (previous && previous !== generation) {
       previous.close();
-      this.files.remove(collection, previous.name);
+      void this.removeWhenReleased(collection, previous.name);
     }
     for (const listener of this.listeners) listener(collection);
+  }
+
+  /**
+   * Removes a closed generation's files once the checkpointer's thread has closed its connection to
+   * them. Removed before, a checkpoint of that connection could create the WAL and shared-memory
+   * files again under their names (SQLite opens them by name when it first needs them), and they
+   * would stay until the thread got round to closing it. Files left by a process that stops first
+   * are stale generations, removed at the next start.
+   */
+  private async removeWhenReleased(collection: string, generation: string): Promise<void> {
+    await this.checkpointer.settled();
+    this.files.remove(collection, generation);
   }
 
   /** Takes over generations that another process (the CLI's rebuild) activated. */
