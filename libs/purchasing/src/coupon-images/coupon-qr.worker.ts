@@ -1,7 +1,7 @@
 /**
  * Renders coupon QR images for {@link CouponQr} on a thread of its own (loaded by path: imports
- * packages and relative modules only). Each message is `{ id, code }`; the answer `{ id, png }`
- * hands the bytes over.
+ * packages and relative modules only). Each message is a list of `{ id, code }`; the answer lists
+ * `{ id, png }` (or `{ id, error }`) in one message and hands the bytes over.
  */
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
@@ -18,13 +18,30 @@ if (process.platform === 'linux') {
   }
 }
 
+export interface QrDraw {
+  id: number;
+  code: string;
+}
+
+export interface QrDrawn {
+  id: number;
+  png?: Uint8Array;
+  error?: string;
+}
+
 const port = parentPort!;
-port.on('message', ({ id, code }: { id: number; code: string }) => {
-  try {
-    const png = qrPng(code);
-    const bytes = new Uint8Array(png.buffer, png.byteOffset, png.byteLength).slice();
-    port.postMessage({ id, png: bytes }, [bytes.buffer]);
-  } catch (error) {
-    port.postMessage({ id, error: (error as Error).message });
+port.on('message', (draws: QrDraw[]) => {
+  const drawn: QrDrawn[] = [];
+  const bytes: ArrayBuffer[] = [];
+  for (const { id, code } of draws) {
+    try {
+      const png = qrPng(code);
+      const copy = new Uint8Array(png.buffer, png.byteOffset, png.byteLength).slice();
+      drawn.push({ id, png: copy });
+      bytes.push(copy.buffer);
+    } catch (error) {
+      drawn.push({ id, error: (error as Error).message });
+    }
   }
+  port.postMessage(drawn, bytes);
 });
