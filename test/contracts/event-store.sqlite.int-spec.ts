@@ -143,7 +143,6 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
       expect(event.metadata).toBe(metadata);
       expect(Object.isFrozen(data) && Object.isFrozen(data.units[1])).toBe(true);
       expect(() => {
-        'use strict';
         (event.data as { note: unknown }).note = 'changed';
       }).toThrow(TypeError);
       const [fromFile] = await store.readStream('own-1');
@@ -155,16 +154,36 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
     }
   });
 
-  it('gives what the file holds, and leaves the appender its objects unfrozen, when JSON would change them', async () => {
+  it('gives what the file holds when JSON would change the event, and leaves the branch JSON changes unfrozen', async () => {
     const dir = tempDir('events-own-json');
     const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
     try {
-      const data = { at: new Date(Date.UTC(2026, 0, 1)), gone: undefined, kept: 1 };
+      const data = { kept: { n: 1 }, at: new Date(Date.UTC(2026, 0, 1)), gone: undefined };
       await store.append('own-2', [{ id: randomUUID(), type: 'Odd', data, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }], 'no_stream');
       const [event] = await delivered(store, 1);
-      expect(event.data).toEqual({ at: '2026-01-01T00:00:00.000Z', kept: 1 });
+      expect(event.data).toEqual({ kept: { n: 1 }, at: '2026-01-01T00:00:00.000Z' });
       expect(event.data).toEqual((await store.readStream('own-2'))[0].data);
+      expect(event.data).not.toBe(data);
       expect(Object.isFrozen(data)).toBe(false);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it('freezes the appended objects at the append, so the subscriptions get what was written however late they read', async () => {
+    const dir = tempDir('events-own-late');
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    try {
+      const data = { units: 1 };
+      await store.append('own-3', [{ id: randomUUID(), type: 'Held', data, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }], 'no_stream');
+      // No subscription has read it yet: an appender changing its event now is stopped at once.
+      expect(Object.isFrozen(data)).toBe(true);
+      expect(() => {
+        (data as { units: number }).units = 2;
+      }).toThrow(TypeError);
+      const [event] = await delivered(store, 1);
+      expect(event.data).toEqual({ units: 1 });
     } finally {
       await store.close();
       dir.remove();

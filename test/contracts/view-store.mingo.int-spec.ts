@@ -155,54 +155,6 @@ describe('embedded view store: saving commits to its file', () => {
  * The embedded views' files are checkpointed by a thread of their own (WalCheckpointer), so that a
  * save on the event loop never copies the WAL into the file and syncs it in the middle of a commit.
  */
-/**
- * Memory must hold what a restart would load from the file. A projection's document that JSON gives
- * back unchanged is kept as it is, frozen (no copy); any other is kept as its JSON gives it back.
- */
-describe('embedded view store: the documents it keeps in memory', () => {
-  const pos = (n: number) => String(n).padStart(20, '0');
-
-  it('keeps a JSON-safe document itself, frozen, and loads an equal one after a restart', async () => {
-    const dir = tempDir('views-own-docs');
-    const views = new MingoViewStore(dir.path);
-    try {
-      await views.define('things', []);
-      const thing = { _id: 'a', _pos: pos(1), tags: ['x', 'y'], price: { cents: 1299 } };
-      await views.writer('things').commit([thing], pos(1));
-      const kept = await views.findById('things', 'a');
-      expect(kept).toBe(thing);
-      expect(Object.isFrozen(thing) && Object.isFrozen(thing.tags) && Object.isFrozen(thing.price)).toBe(true);
-      await views.close();
-      const again = new MingoViewStore(dir.path);
-      await again.define('things', []);
-      expect(await again.findById('things', 'a')).toEqual(thing);
-      await again.close();
-    } finally {
-      await views.close();
-      dir.remove();
-    }
-  });
-
-  it('keeps what JSON makes of any other document, frozen, and leaves the projection its own unfrozen', async () => {
-    const dir = tempDir('views-json-docs');
-    const views = new MingoViewStore(dir.path);
-    try {
-      await views.define('things', []);
-      const odd = { _id: 'b', _pos: pos(1), at: new Date(Date.UTC(2026, 0, 1)), gone: undefined };
-      await views.writer('things').commit([odd], pos(1));
-      const kept = await views.findById('things', 'b');
-      expect(kept).toEqual({ _id: 'b', _pos: pos(1), at: '2026-01-01T00:00:00.000Z' });
-      expect(Object.isFrozen(kept)).toBe(true);
-      expect(Object.isFrozen(odd)).toBe(false);
-      // The same answer as after a restart: the member JSON drops does not exist.
-      expect(await views.count('things', { gone: { $exists: true } })).toBe(0);
-    } finally {
-      await views.close();
-      dir.remove();
-    }
-  });
-});
-
 describe('embedded view store: WAL checkpoints off the event loop', () => {
   const dir = tempDir('views-checkpoint');
   afterAll(() => dir.remove());
@@ -273,6 +225,22 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
     }
   });
 
+  it('removes the files of a generation a rebuild replaced, once the thread has let go of them', () =>
+    withStore('replaced', async (views, checkpointer, path) => {
+      await views.define('things', []);
+      await views.writer('things').commit([{ _id: 'a', _pos: pos(1) }], pos(1));
+      const old = readdirSync(path).filter((name) => name.startsWith('things@'));
+      expect(old.length).toBeGreaterThan(0);
+      const rebuild = await views.beginRebuild('things');
+      await rebuild.commit([{ _id: 'a', _pos: pos(1) }], pos(1));
+      await rebuild.activate();
+      await checkpointer.settled();
+      await new Promise((r) => setTimeout(r, 200));
+      const left = readdirSync(path).filter((name) => name.startsWith('things@'));
+      expect(left.filter((name) => old.includes(name))).toEqual([]);
+      expect(left.some((name) => name.endsWith('.sqlite'))).toBe(true);
+    }));
+
   it('leaves no file behind for rebuilds abandoned at once', () =>
     withStore('abandoned', async (views, _, path) => {
       await views.define('things', []);
@@ -318,6 +286,56 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
       expect(checkpointer.watch(`${dir.path}/elsewhere.sqlite`, () => undefined)).toBeNull();
     } finally {
       await views.close();
+    }
+  });
+});
+
+/**
+ * Memory must hold what a restart would load from the file. A projection's document that JSON gives
+ * back unchanged is kept as it is, frozen (no copy); any other is kept as its JSON gives it back.
+ */
+describe('embedded view store: the documents it keeps in memory', () => {
+  const pos = (n: number) => String(n).padStart(20, '0');
+
+  it('keeps a JSON-safe document itself, frozen, and loads an equal one after a restart', async () => {
+    const dir = tempDir('views-own-docs');
+    const views = new MingoViewStore(dir.path);
+    try {
+      await views.define('things', []);
+      const thing = { _id: 'a', _pos: pos(1), tags: ['x', 'y'], price: { cents: 1299 } };
+      await views.writer('things').commit([thing], pos(1));
+      const kept = await views.findById('things', 'a');
+      expect(kept).toBe(thing);
+      expect(Object.isFrozen(thing) && Object.isFrozen(thing.tags) && Object.isFrozen(thing.price)).toBe(true);
+    } finally {
+      await views.close();
+    }
+    const again = new MingoViewStore(dir.path);
+    try {
+      await again.define('things', []);
+      expect(await again.findById('things', 'a')).toEqual({ _id: 'a', _pos: pos(1), tags: ['x', 'y'], price: { cents: 1299 } });
+    } finally {
+      await again.close();
+      dir.remove();
+    }
+  });
+
+  it('keeps what JSON makes of any other document, frozen, and leaves the projection its own unfrozen', async () => {
+    const dir = tempDir('views-json-docs');
+    const views = new MingoViewStore(dir.path);
+    try {
+      await views.define('things', []);
+      const odd = { _id: 'b', _pos: pos(1), at: new Date(Date.UTC(2026, 0, 1)), gone: undefined };
+      await views.writer('things').commit([odd], pos(1));
+      const kept = await views.findById('things', 'b');
+      expect(kept).toEqual({ _id: 'b', _pos: pos(1), at: '2026-01-01T00:00:00.000Z' });
+      expect(Object.isFrozen(kept)).toBe(true);
+      expect(Object.isFrozen(odd)).toBe(false);
+      // The same answer as after a restart: the member JSON drops does not exist.
+      expect(await views.count('things', { gone: { $exists: true } })).toBe(0);
+    } finally {
+      await views.close();
+      dir.remove();
     }
   });
 });

@@ -38,6 +38,25 @@ describe('SqliteWriteThread', () => {
     });
   });
 
+  it('sends what the running code asks as one batch before the loop turns; what is asked after goes in the next', async () => {
+    await withTempDir('write-thread', async (dir) => {
+      const thread = open(dir);
+      const sent = () => (thread as unknown as { inFlight: unknown[][] }).inFlight.map((batch) => batch.length);
+      try {
+        const first = [thread.run('insert', { value: 'a' }), thread.run('insert', { value: 'b' })];
+        expect(sent()).toEqual([]);
+        await Promise.resolve(); // the microtasks of this run of code, and no turn of the loop
+        expect(sent()).toEqual([2]);
+        const next = thread.run('insert', { value: 'c' });
+        await Promise.resolve();
+        expect(sent()).toEqual([2, 1]);
+        expect(await Promise.all([...first, next])).toEqual([1, 2, 3]);
+      } finally {
+        await thread.close();
+      }
+    });
+  });
+
   it('undoes only the failing request of a joined transaction; the other batches commit', async () => {
     await withTempDir('write-thread', async (dir) => {
       const thread = open(dir);

@@ -113,9 +113,11 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       handleCommand(this.store, lock, chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
     const notPaid = (reason: string) =>
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: 'error', reason } }, context);
-    // The lock, the purchase (with its payment intent) and the hold are written together (in one
-    // commit when the log groups them, as SQLite's does): they do not depend on each other, and
-    // each is a commit the purchase would otherwise wait for in turn. Whichever is refused, the
+    // The lock, the purchase (with its payment intent) and the hold are written together, not one
+    // after the other: they do not depend on each other, and each is a commit the purchase would
+    // otherwise wait for in turn. (SQLite's log usually commits them in one transaction: its
+    // thread joins the appends that reach it before it begins. One that first reads its stream,
+    // an uncached lock, may reach it a little later and take the next commit.) Whichever is refused, the
     // others are undone before the refusal is answered. A crash between them can leave a hold no
     // purchase was recorded for: recovery releases it at start (`abandoned`), and it lapses with
     // its five minutes anyway.

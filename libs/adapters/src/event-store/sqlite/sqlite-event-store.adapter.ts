@@ -24,7 +24,7 @@ interface Row {
   type: string;
   data: string;
   metadata: string;
-  /** An own append's event as the caller gave it: its data and metadata are decoded from it instead of the JSON when it passes {@link freezeJson}. */
+  /** An own append's event as the caller gave it, when {@link freezeJson} passed its data and metadata: decoded from it instead of the JSON. */
   given?: NewEvent;
 }
 
@@ -102,11 +102,14 @@ export class SqliteEventStore extends EventStore {
   /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */
   private async appendRows(streamId: string, events: NewEvent[], expected: ExpectedRevision, attempts: number): Promise<AppendResult> {
     const rows = events.map((e): [string, string, string, string] => [e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata)]);
+    // Checked (and frozen) as they are encoded: what the subscriptions get is then what was written,
+    // whatever the appender does afterwards and whenever they read it.
+    const given = events.map((e) => (freezeJson(e.data) && freezeJson(e.metadata) ? e : undefined));
     let outcome: AppendWritten;
     try {
       outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs, (written) => {
         // Kept before the subscriptions are woken, so that they find these rows here.
-        if (written.written) this.remember(streamId, events, rows, written.revision, written.position);
+        if (written.written) this.remember(streamId, given, rows, written.revision, written.position);
       });
     } catch (error) {
       if (!(error instanceof WriteOutcomeUnknown)) throw error;
@@ -192,10 +195,10 @@ export class SqliteEventStore extends EventStore {
     };
   }
 
-  private remember(streamId: string, events: NewEvent[], rows: ReadonlyArray<[string, string, string, string]>, lastRevision: number, lastPosition: number): void {
+  private remember(streamId: string, given: ReadonlyArray<NewEvent | undefined>, rows: ReadonlyArray<[string, string, string, string]>, lastRevision: number, lastPosition: number): void {
     const first = lastPosition - rows.length + 1;
     rows.forEach(([id, type, data, metadata], i) =>
-      this.ownRows.set(first + i, { position: first + i, id, stream_id: streamId, revision: lastRevision - rows.length + 1 + i, type, data, metadata, given: events[i] }),
+      this.ownRows.set(first + i, { position: first + i, id, stream_id: streamId, revision: lastRevision - rows.length + 1 + i, type, data, metadata, given: given[i] }),
     );
     if (this.ownRows.size > OWN_ROWS) {
       for (const position of this.ownRows.keys()) {
@@ -245,12 +248,12 @@ export class SqliteEventStore extends EventStore {
 }
 
 /**
- * The event of a row. An own append's objects serve as they are when JSON would give them back
- * unchanged (they are frozen then: every reader shares them, the appender too); else, and for rows
- * read from the file, the stored JSON is parsed.
+ * The event of a row. An own append's objects serve as they are when JSON gives them back unchanged
+ * (checked and frozen at the append: every reader shares them, the appender too); else, and for
+ * rows read from the file, the stored JSON is parsed.
  */
 function toRecorded(row: Row): RecordedEvent {
-  const given = row.given !== undefined && freezeJson(row.given.data) && freezeJson(row.given.metadata) ? row.given : null;
+  const { given } = row;
   return {
     id: row.id,
     type: row.type,

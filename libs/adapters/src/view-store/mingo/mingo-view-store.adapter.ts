@@ -356,7 +356,8 @@ export class MingoViewStore extends ViewStore {
     this.active.set(collection, generation);
     if (previous && previous !== generation) {
       previous.close();
-      void this.removeWhenReleased(collection, previous.name);
+      // A file that cannot be removed now is a stale generation, removed at the next start.
+      this.removeWhenReleased(collection, previous.name).catch(() => undefined);
     }
     for (const listener of this.listeners) listener(collection);
   }
