@@ -131,13 +131,26 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
     return seen;
   }
 
-  it('gives the appended objects themselves, frozen, when JSON would give them back unchanged; the same as the file holds', async () => {
-    const dir = tempDir('events-own-objects');
+  /** A store on a fresh file for `body`, closed and removed after. */
+  async function withStore(label: string, body: (store: SqliteEventStore) => Promise<void>) {
+    const dir = tempDir(label);
     const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
     try {
+      await body(store);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  }
+  const metadataAt0 = () => ({ actor: 'test', occurredAt: new Date(0).toISOString() });
+  const appendOne = (store: SqliteEventStore, streamId: string, type: string, data: unknown, metadata = metadataAt0()) =>
+    store.append(streamId, [{ id: randomUUID(), type, data, metadata }], 'no_stream');
+
+  it('gives the appended objects themselves, frozen, when JSON would give them back unchanged; the same as the file holds', () =>
+    withStore('events-own-objects', async (store) => {
       const data = { dealId: 'd-1', units: [{ n: 1 }, { n: 2 }], note: null };
-      const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
-      await store.append('own-1', [{ id: randomUUID(), type: 'Held', data, metadata }], 'no_stream');
+      const metadata = metadataAt0();
+      await appendOne(store, 'own-1', 'Held', data, metadata);
       const [event] = await delivered(store, 1);
       expect(event.data).toBe(data);
       expect(event.metadata).toBe(metadata);
@@ -148,35 +161,23 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
       const [fromFile] = await store.readStream('own-1');
       expect(fromFile.data).toEqual(event.data);
       expect(fromFile.metadata).toEqual(event.metadata);
-    } finally {
-      await store.close();
-      dir.remove();
-    }
-  });
+    }));
 
-  it('gives what the file holds when JSON would change the event, and leaves the branch JSON changes unfrozen', async () => {
-    const dir = tempDir('events-own-json');
-    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
-    try {
+  it('gives what the file holds when JSON would change the event, and leaves the branch JSON changes unfrozen', () =>
+    withStore('events-own-json', async (store) => {
       const data = { kept: { n: 1 }, at: new Date(Date.UTC(2026, 0, 1)), gone: undefined };
-      await store.append('own-2', [{ id: randomUUID(), type: 'Odd', data, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }], 'no_stream');
+      await appendOne(store, 'own-2', 'Odd', data);
       const [event] = await delivered(store, 1);
       expect(event.data).toEqual({ kept: { n: 1 }, at: '2026-01-01T00:00:00.000Z' });
       expect(event.data).toEqual((await store.readStream('own-2'))[0].data);
       expect(event.data).not.toBe(data);
       expect(Object.isFrozen(data)).toBe(false);
-    } finally {
-      await store.close();
-      dir.remove();
-    }
-  });
+    }));
 
-  it('freezes the appended objects at the append, so the subscriptions get what was written however late they read', async () => {
-    const dir = tempDir('events-own-late');
-    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
-    try {
+  it('freezes the appended objects at the append, so the subscriptions get what was written however late they read', () =>
+    withStore('events-own-late', async (store) => {
       const data = { units: 1 };
-      await store.append('own-3', [{ id: randomUUID(), type: 'Held', data, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }], 'no_stream');
+      await appendOne(store, 'own-3', 'Held', data);
       // No subscription has read it yet: an appender changing its event now is stopped at once.
       expect(Object.isFrozen(data)).toBe(true);
       expect(() => {
@@ -184,9 +185,5 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
       }).toThrow(TypeError);
       const [event] = await delivered(store, 1);
       expect(event.data).toEqual({ units: 1 });
-    } finally {
-      await store.close();
-      dir.remove();
-    }
-  });
+    }));
 });
