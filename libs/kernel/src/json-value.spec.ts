@@ -71,10 +71,11 @@ describe('freezeJson', () => {
     expect(Object.isFrozen(event.bad)).toBe(false);
   });
 
-  it('does not look into parts it passed before: a new value reusing them is checked for what changed', () => {
+  it('does not look into large parts it passed before: a new value reusing them is checked for what changed', () => {
     let reads = 0;
+    // Large by its own members (a part it remembered counts as one member of its owner).
     const deal = {
-      prices: [1, 2],
+      ...Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`term${i}`, i])),
       get title() {
         reads++;
         return 'x';
@@ -87,5 +88,37 @@ describe('freezeJson', () => {
     expect(freezeJson(after)).toBe(true);
     expect(reads).toBe(1);
     expect(Object.isFrozen(after) && after.deal === deal).toBe(true);
+  });
+
+  it('looks through small parts and the values it was given again, which costs less than remembering them', () => {
+    let reads = 0;
+    const small = {
+      get title() {
+        reads++;
+        return 'x';
+      },
+    };
+    const event = { small };
+    expect(freezeJson(event)).toBe(true);
+    expect(freezeJson({ small, n: 1 })).toBe(true);
+    expect(freezeJson(event)).toBe(true);
+    expect(reads).toBe(3);
+  });
+
+  it("gives JSON's verdict for values made of parts it passed before", () => {
+    const json = (value: unknown) => {
+      const text = JSON.stringify(value);
+      return text !== undefined && isDeepStrictEqual(JSON.parse(text), value);
+    };
+    const passed = fc.array(fc.jsonValue(), { minLength: 1, maxLength: 5 }).map((parts) => parts.map((p) => JSON.parse(JSON.stringify(p)) as unknown));
+    const extra = fc.anything({ withDate: true, withMap: true, withNullPrototype: true, withSparseArray: true });
+    fc.assert(
+      fc.property(passed, fc.array(extra, { maxLength: 3 }), (parts, others) => {
+        for (const part of parts) expect(freezeJson(part)).toBe(true);
+        const value = { parts: [...parts], nested: { again: parts[0], others } };
+        expect(freezeJson(value)).toBe(json(value));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
