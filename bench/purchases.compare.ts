@@ -8,6 +8,9 @@
  *
  *   npm run build   (in both checkouts)
  *   node dist/bench/purchases.compare.js <checkout A> <checkout B> [--pairs=10] [--seconds=5] [--mode=hot|many]
+ *     [--node-a="<node flags>"] [--node-b="<node flags>"]
+ *
+ * The checkouts may be the same, to compare Node flags alone (`--node-b="--max-semi-space-size=64"`).
  *
  * Prints each pair (rate, p50, CPU per purchase of the server process and of its main thread) and
  * the median, least and greatest B/A rate ratio.
@@ -53,8 +56,9 @@ async function serve(checkout: string): Promise<void> {
   process.send!('ready');
 }
 
-function start(checkout: string): Promise<ChildProcess> {
-  const child = fork(__filename, [`--serve=${checkout}`], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+function start(checkout: string, nodeFlags: string): Promise<ChildProcess> {
+  const execArgv = [...process.execArgv, ...nodeFlags.split(' ').filter(Boolean)];
+  const child = fork(__filename, [`--serve=${checkout}`], { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((ready, failed) => {
     child.once('message', () => ready(child));
     child.once('exit', (code) => failed(new Error(`the server of ${checkout} stopped (exit code ${code})`)));
@@ -78,8 +82,9 @@ async function compare(): Promise<void> {
   const pairs = Number(arg('pairs', '10'));
   const seconds = Number(arg('seconds', '5'));
   const mode = arg('mode', 'hot');
-  console.log(`A: ${a}\nB: ${b}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`);
-  const [serverA, serverB] = await Promise.all([start(a), start(b)]);
+  const [flagsA, flagsB] = [arg('node-a', ''), arg('node-b', '')];
+  console.log(`A: ${a} ${flagsA}\nB: ${b} ${flagsB}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`);
+  const [serverA, serverB] = await Promise.all([start(a, flagsA), start(b, flagsB)]);
   try {
     const ratios: number[] = [];
     for (let i = 0; i < pairs; i++) {
