@@ -1,4 +1,5 @@
 import { EventStore, ManualClock, Scheduler } from '@deals/kernel';
+import { CouponQr } from '../../../libs/purchasing/src/coupon-images/coupon-qr';
 import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -126,5 +127,23 @@ describe('POST /purchases: buying with a stored card', () => {
       schedule.mockRestore();
     }
     expect((await slow).status).toBe(200);
+  });
+  it('starts drawing the coupons\' QR images while the card is charged, so the answer need not wait for them', async () => {
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'early-images@example.com' } })).body.user_id;
+    const slowCard = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: buyer, number: '4000000000000259', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const png = jest.spyOn(api.get(CouponQr), 'png');
+    try {
+      const reply = buy({ user_id: buyer, credit_card_id: slowCard });
+      // The slow card's charge takes 600 ms here: the images are asked for before it answers.
+      await new Promise((r) => setTimeout(r, 300));
+      const askedDuringCharge = png.mock.calls.map(([code]) => code);
+      const { status, body } = await reply;
+      expect(status).toBe(200);
+      const coupon = body.purchase.coupons[0];
+      expect(askedDuringCharge).toEqual([coupon.redemption_code]);
+      expect(coupon.qr_code).toBe((await api.get(CouponQr).png(coupon.redemption_code)).toString('base64'));
+    } finally {
+      png.mockRestore();
+    }
   });
 });

@@ -24,10 +24,11 @@ export class CouponIssuer {
   /**
    * Starts drawing the QR images of a purchase's coupons (their codes derive from the purchase id),
    * so that they are ready when the answer is written, instead of adding a trip to the QR thread
-   * after the purchase. Only a head start: the answer draws whatever is not ready. Returns the
-   * codes by coupon id, for the coupons' issue.
+   * after the purchase. Only a head start: the answer draws whatever is not ready, and an image
+   * asked for again is drawn once. Returns the codes by coupon id, for the coupons' issue. A card
+   * purchase calls it as soon as its units are held, beside the charge (see `BuyWithStoredCardHandler`).
    */
-  private drawQrCodesAhead(purchaseId: string, quantity: number): Map<string, CouponCodes> {
+  drawQrCodesAhead(purchaseId: string, quantity: number): Map<string, CouponCodes> {
     const codes = new Map(couponIdsFor(purchaseId, quantity).map((couponId) => [couponId, couponCodes(couponId)]));
     for (const { redemptionCode } of codes.values()) this.qr.png(redemptionCode).catch(() => undefined);
     return codes;
