@@ -117,6 +117,10 @@ export function penalty(m: Uint8Array, size: number): number {
  * symbol's modules under that mask (format bits included).
  */
 export function bestMaskLevelM(symbol: QrModules, used: number): { mask: number; data: Uint8Array } {
+  return symbol.size <= PACKED_MAX_SIZE ? bestMaskPacked(symbol, used) : bestMaskByModule(symbol, used);
+}
+
+function bestMaskByModule(symbol: QrModules, used: number): { mask: number; data: Uint8Array } {
   const { size, data, reservedBit } = symbol;
   const grids = gridsFor(size);
   const unmasked = new Uint8Array(data.length);
@@ -136,4 +140,144 @@ export function bestMaskLevelM(symbol: QrModules, used: number): { mask: number;
     }
   }
   return best;
+}
+
+/**
+ * Symbols up to this size (versions 1-3; a coupon's code takes version 1) are scored with each row
+ * and each column held as the bits of one number: a mask is then one XOR a line, and the penalty
+ * rules become a few bit operations a line. About seven times faster than module by module, which
+ * was half of an image's drawing time.
+ */
+const PACKED_MAX_SIZE = 31;
+
+/** Each mask's flips for one size as bits, by row and by column (bit j of row i, bit i of column j: module (i, j)). */
+const packedGrids = new Map<number, { rows: Uint32Array[]; cols: Uint32Array[] }>();
+function packedGridsFor(size: number) {
+  let packed = packedGrids.get(size);
+  if (!packed) {
+    const grids = gridsFor(size);
+    packed = { rows: grids.map((grid) => packRows(grid, size)), cols: grids.map((grid) => packCols(grid, size)) };
+    packedGrids.set(size, packed);
+  }
+  return packed;
+}
+
+function packRows(modules: Uint8Array, size: number): Uint32Array {
+  const rows = new Uint32Array(size);
+  for (let i = 0; i < size; i++) {
+    let bits = 0;
+    for (let j = 0; j < size; j++) bits |= (modules[i * size + j] & 1) << j;
+    rows[i] = bits;
+  }
+  return rows;
+}
+
+function packCols(modules: Uint8Array, size: number): Uint32Array {
+  const cols = new Uint32Array(size);
+  for (let j = 0; j < size; j++) {
+    let bits = 0;
+    for (let i = 0; i < size; i++) bits |= (modules[i * size + j] & 1) << i;
+    cols[j] = bits;
+  }
+  return cols;
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** Sets module (row, col) to `bit` in both the row and the column form. */
+function setPacked(rows: Uint32Array, cols: Uint32Array, row: number, col: number, bit: number): void {
+  if (bit) {
+    rows[row] |= 1 << col;
+    cols[col] |= 1 << row;
+  } else {
+    rows[row] &= ~(1 << col);
+    cols[col] &= ~(1 << row);
+  }
+}
+
+/** {@link writeFormat} on the packed form. */
+function writeFormatPacked(rows: Uint32Array, cols: Uint32Array, size: number, bits: number): void {
+  for (let i = 0; i < 15; i++) {
+    const bit = (bits >> i) & 1;
+    setPacked(rows, cols, i < 6 ? i : i < 8 ? i + 1 : size - 15 + i, 8, bit);
+    setPacked(rows, cols, 8, i < 8 ? size - i - 1 : i < 9 ? 15 - i : 15 - i - 1, bit);
+  }
+  setPacked(rows, cols, size - 8, 8, 1);
+}
+
+/**
+ * Rules N1 and N3 on one line of `size` modules (bit k: module k): runs of 5 or more alike score
+ * 3 + (length - 5); each 11-module window reading 10111010000 or its reverse scores 40 (the two
+ * readings are each other's reverse, so the bit order does not matter).
+ */
+function linePenalty(line: number, size: number): number {
+  let points = 0;
+  // Bit k of `alike`: modules k and k + 1 are alike. A run of L alike modules is a run of L - 1 ones.
+  let alike = ~(line ^ (line >>> 1)) & ((1 << (size - 1)) - 1);
+  while (alike !== 0) {
+    alike >>>= 31 - Math.clz32(alike & -alike);
+    const rest = ~alike;
+    const ones = 31 - Math.clz32(rest & -rest);
+    if (ones >= 4) points += ones - 1;
+    alike >>>= ones;
+  }
+  for (let k = 0; k + 11 <= size; k++) {
+    const window = (line >>> k) & 0x7ff;
+    if (window === 0x5d0 || window === 0x05d) points += 40;
+  }
+  return points;
+}
+
+/** {@link penalty} on the packed form. */
+function packedPenalty(rows: Uint32Array, cols: Uint32Array, size: number): number {
+  let points = 0;
+  for (let a = 0; a < size; a++) points += linePenalty(rows[a], size) + linePenalty(cols[a], size);
+  const pairs = (1 << (size - 1)) - 1;
+  let blocks = 0;
+  let darkCount = 0;
+  for (let i = 0; i < size; i++) {
+    darkCount += popcount(rows[i]);
+    if (i === size - 1) break;
+    const a = rows[i];
+    const b = rows[i + 1];
+    blocks += popcount(a & b & (a >>> 1) & (b >>> 1) & pairs) + popcount(~(a | b | (a >>> 1) | (b >>> 1)) & pairs);
+  }
+  points += blocks * 3;
+  points += Math.abs(Math.ceil((darkCount * 100) / (size * size) / 5) - 10) * 10;
+  return points;
+}
+
+function bestMaskPacked(symbol: QrModules, used: number): { mask: number; data: Uint8Array } {
+  const { size, data, reservedBit } = symbol;
+  const grids = packedGridsFor(size);
+  // Where masks apply (not function patterns), and the modules with the mask they were made with undone.
+  const [freeRows, freeCols] = [packRows(reservedBit, size).map((bits) => ~bits), packCols(reservedBit, size).map((bits) => ~bits)];
+  const [dataRows, dataCols] = [packRows(data, size), packCols(data, size)];
+  const unmaskedRows = dataRows.map((bits, i) => bits ^ (grids.rows[used][i] & freeRows[i]));
+  const unmaskedCols = dataCols.map((bits, j) => bits ^ (grids.cols[used][j] & freeCols[j]));
+  const rows = new Uint32Array(size);
+  const cols = new Uint32Array(size);
+  let best = 0;
+  let lowest = Infinity;
+  for (let mask = 0; mask < MASKS.length; mask++) {
+    for (let i = 0; i < size; i++) {
+      rows[i] = unmaskedRows[i] ^ (grids.rows[mask][i] & freeRows[i]);
+      cols[i] = unmaskedCols[i] ^ (grids.cols[mask][i] & freeCols[i]);
+    }
+    writeFormatPacked(rows, cols, size, formatBits(LEVEL_M_BITS, mask));
+    const score = packedPenalty(rows, cols, size);
+    if (score < lowest) {
+      lowest = score;
+      best = mask;
+    }
+  }
+  const out = new Uint8Array(size * size);
+  for (let i = 0; i < size; i++) rows[i] = unmaskedRows[i] ^ (grids.rows[best][i] & freeRows[i]);
+  writeFormatPacked(rows, cols, size, formatBits(LEVEL_M_BITS, best));
+  for (let i = 0; i < size; i++) for (let j = 0; j < size; j++) out[i * size + j] = (rows[i] >>> j) & 1;
+  return { mask: best, data: out };
 }
