@@ -190,7 +190,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     // The coupons' images are drawn on their thread while the card is charged and the units sold,
     // not only from the sale on: the answer then rarely waits for them (it did for ~18% of
     // purchases under load, 1.2 ms on average, 18 ms at the 99th percentile).
-    this.coupons.drawQrCodesAhead(purchaseId, order.quantity);
+    const codes = this.coupons.drawQrCodesAhead(purchaseId, order.quantity);
     const [outcome] = await Promise.all([
       this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` }),
       // Timeliness only: an expired hold stops counting whether or not its job runs.
@@ -212,7 +212,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     });
     try {
       try {
-        return await this.coupons.completePaid({ purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId }, caller, record, forBuyer);
+        return await this.coupons.completePaid({ purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId, codes }, caller, record, forBuyer);
       } catch (error) {
         if (error instanceof DomainError) throw error;
         // The card is charged: a failed write (a busy or full disk) must not leave it without its

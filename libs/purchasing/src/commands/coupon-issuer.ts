@@ -61,14 +61,15 @@ export class CouponIssuer {
    * recovery completes (`complete`, then the coupons already issued are not issued twice).
    */
   async completePaid(
-    purchase: { purchaseId: string; deal: DealSnapshot; quantity: number; holdId: string; userId: string },
+    purchase: { purchaseId: string; deal: DealSnapshot; quantity: number; holdId: string; userId: string; codes?: Map<string, CouponCodes> },
     caller: CommandCaller & { partnerId: string },
     record: (holdId: string) => RecordPayment,
     forBuyer: ForBuyer,
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { purchaseId, deal, quantity, userId } = purchase;
-    const codes = this.drawQrCodesAhead(purchaseId, quantity);
+    // The codes of images asked for ahead (`drawQrCodesAhead`), or asked for now.
+    const codes = purchase.codes ?? this.drawQrCodesAhead(purchaseId, quantity);
     const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, forBuyer, caller, now);
     const [recorded, issued] = await Promise.all([
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller }),
