@@ -29,26 +29,38 @@ class EqualityIndex {
   }
 
   apply({ before, after, slot }: Change): void {
-    // Most writes change a few fields of a document: a top-level scalar that kept its value keeps its entry.
-    if (before && this.path.length === 1) {
-      const [was, is] = [(before as unknown as Doc)[this.field], (after as unknown as Doc)[this.field]];
-      if (was === is && (was === null || typeof was !== 'object')) return;
+    if (this.path.length === 1) {
+      const was = before ? (before as unknown as Doc)[this.field] : undefined;
+      const is = (after as unknown as Doc)[this.field];
+      // Most writes change a few fields of a document: a top-level value that was kept keeps its entry.
+      if (before && was === is) return;
+      // A top-level field that is not an array has one key at most: no sets to build.
+      if (!Array.isArray(was) && !Array.isArray(is)) {
+        const wasKey = before ? keyOf(was) : null;
+        const isKey = keyOf(is);
+        if (wasKey !== null && wasKey !== isKey) this.remove(wasKey, slot);
+        if (isKey !== null) this.add(isKey, slot);
+        return;
+      }
     }
     const keys = this.keysOf(after);
     if (before) {
-      for (const key of this.keysOf(before)) {
-        if (keys.has(key)) continue;
-        const entry = this.byKey.get(key);
-        entry?.slots.delete(slot);
-        entry?.bits?.delete(slot);
-      }
+      for (const key of this.keysOf(before)) if (!keys.has(key)) this.remove(key, slot);
     }
-    for (const key of keys) {
-      let entry = this.byKey.get(key);
-      if (!entry) this.byKey.set(key, (entry = { slots: new Set(), bits: null }));
-      entry.slots.add(slot);
-      entry.bits?.add(slot);
-    }
+    for (const key of keys) this.add(key, slot);
+  }
+
+  private add(key: Key, slot: number): void {
+    let entry = this.byKey.get(key);
+    if (!entry) this.byKey.set(key, (entry = { slots: new Set(), bits: null }));
+    entry.slots.add(slot);
+    entry.bits?.add(slot);
+  }
+
+  private remove(key: Key, slot: number): void {
+    const entry = this.byKey.get(key);
+    entry?.slots.delete(slot);
+    entry?.bits?.delete(slot);
   }
 
   /** Adds the slots holding `key` to `found`. */
