@@ -11,21 +11,32 @@ export abstract class IdGenerator {
 const SHORT_BYTES = 12;
 const POOL_IDS = 128;
 
+/**
+ * A maker of random texts of `bytes` random bytes each, in base64url. The bytes are drawn a pool at
+ * a time (as `randomUUID` does): one call to the system's generator per 128 texts, instead of one
+ * per text (`randomBytes`, ~2.3 µs each here, against ~0.13).
+ */
+export function pooledRandomText(bytes: number): () => string {
+  const pool = Buffer.alloc(bytes * POOL_IDS);
+  let used = POOL_IDS;
+  return () => {
+    if (used === POOL_IDS) {
+      randomFillSync(pool);
+      used = 0;
+    }
+    const at = bytes * used++;
+    return pool.toString('base64url', at, at + bytes);
+  };
+}
+
 export class RandomIdGenerator extends IdGenerator {
-  /** Random bytes drawn a pool at a time (as `randomUUID` does): one call to the system's generator per 128 ids. */
-  private readonly pool = Buffer.alloc(SHORT_BYTES * POOL_IDS);
-  private used = POOL_IDS;
+  private readonly shortText = pooledRandomText(SHORT_BYTES);
 
   next(): string {
     return randomUUID();
   }
   short(): string {
-    if (this.used === POOL_IDS) {
-      randomFillSync(this.pool);
-      this.used = 0;
-    }
-    const at = SHORT_BYTES * this.used++;
-    return this.pool.toString('base64url', at, at + SHORT_BYTES);
+    return this.shortText();
   }
 }
 

@@ -4,6 +4,7 @@ import {
   ChargeOutcome,
   ChargeRequest,
   PaymentGateway,
+  pooledRandomText,
   RefundOutcome,
   RefundRequest,
   TokenizedCard,
@@ -53,6 +54,8 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   private readonly refundByKey: Database.Statement;
   private readonly slowMs: number;
   private readonly pepper: Buffer;
+  /** Charge and refund ids: 18 random bytes each, drawn a pool at a time (a charge is on every purchase's path). */
+  private readonly randomText18 = pooledRandomText(18);
 
   constructor(file: string, options: SimulatedPaymentGatewayOptions) {
     super();
@@ -87,7 +90,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   async charge(request: ChargeRequest): Promise<ChargeOutcome> {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { token, amountCents, idempotencyKey } = request;
-    const args = { token, amountCents, idempotencyKey, newChargeId: `ch_${randomBytes(18).toString('base64url')}` } satisfies ChargeArgs;
+    const args = { token, amountCents, idempotencyKey, newChargeId: `ch_${this.randomText18()}` } satisfies ChargeArgs;
     const { row, behaviour, first } = await this.idempotent(() => this.writer.run<{ row: ChargeRow; behaviour: Behaviour | null; first: boolean }>('charge', args));
     if (!first && (row.token !== token || row.amount_cents !== amountCents)) return keyReused;
     if (behaviour === 'slow') await sleep(this.slowMs);
@@ -97,7 +100,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   async refund(request: RefundRequest): Promise<RefundOutcome> {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { chargeId, amountCents, idempotencyKey } = request;
-    const args = { chargeId, amountCents, idempotencyKey, newRefundId: `re_${randomBytes(18).toString('base64url')}` } satisfies RefundArgs;
+    const args = { chargeId, amountCents, idempotencyKey, newRefundId: `re_${this.randomText18()}` } satisfies RefundArgs;
     const { row, first } = await this.idempotent(() => this.writer.run<{ row: RefundRow; first: boolean }>('refund', args));
     if (!first && (row.charge_id !== chargeId || row.amount_cents !== amountCents)) return keyReused;
     return refundOutcome(row);
