@@ -41,7 +41,7 @@ export interface ViewWriter {
    * applying the same events twice changes nothing. Documents are never deleted: a projection
    * marks a removed record in a field of its own. This instance's readers see the commit once it
    * resolves; the backend may make it durable a little later (the embedded store saves documents
-   * within 50 ms and a checkpoint that moved alone within 1 s, at close, and before activating a
+   * within 250 ms and a checkpoint that moved alone within 1 s, at close, and before activating a
    * rebuild; a failed save is tried again), but never stores documents apart from their
    * checkpoint, so a restart after a crash replays whatever was not yet saved.
    */

@@ -33,7 +33,7 @@ const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** SQLite's own default: a commit checkpoints once the WAL holds this many pages. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
-const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 50, checkpointMs: 1000, failingReportMs: 30_000 };
+const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 250, checkpointMs: 1000, failingReportMs: 30_000 };
 
 /**
  * One generation of one collection, held in memory and mirrored to its own SQLite file. Commits
