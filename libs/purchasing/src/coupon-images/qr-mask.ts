@@ -162,25 +162,21 @@ function packedGridsFor(size: number) {
   return packed;
 }
 
-function packRows(modules: Uint8Array, size: number): Uint32Array {
-  const rows = new Uint32Array(size);
-  for (let i = 0; i < size; i++) {
+/** Module (i, j) as bit j of line i (`rows`) or bit i of line j (`cols`). */
+function packLines(modules: Uint8Array, size: number, lines: 'rows' | 'cols'): Uint32Array {
+  const packed = new Uint32Array(size);
+  const lineStep = lines === 'rows' ? size : 1;
+  const bitStep = lines === 'rows' ? 1 : size;
+  for (let line = 0; line < size; line++) {
     let bits = 0;
-    for (let j = 0; j < size; j++) bits |= (modules[i * size + j] & 1) << j;
-    rows[i] = bits;
+    for (let k = 0; k < size; k++) bits |= (modules[line * lineStep + k * bitStep] & 1) << k;
+    packed[line] = bits;
   }
-  return rows;
+  return packed;
 }
 
-function packCols(modules: Uint8Array, size: number): Uint32Array {
-  const cols = new Uint32Array(size);
-  for (let j = 0; j < size; j++) {
-    let bits = 0;
-    for (let i = 0; i < size; i++) bits |= (modules[i * size + j] & 1) << i;
-    cols[j] = bits;
-  }
-  return cols;
-}
+const packRows = (modules: Uint8Array, size: number) => packLines(modules, size, 'rows');
+const packCols = (modules: Uint8Array, size: number) => packLines(modules, size, 'cols');
 
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
