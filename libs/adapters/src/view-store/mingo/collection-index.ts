@@ -32,7 +32,8 @@ class EqualityIndex {
     if (this.path.length === 1) {
       const was = before ? (before as unknown as Doc)[this.field] : undefined;
       const is = (after as unknown as Doc)[this.field];
-      // Most writes change a few fields of a document: a top-level value that was kept keeps its entry.
+      // Most writes change a few fields of a document: a top-level value that was kept keeps its
+      // entry. The same array or object is the same value: the store's documents are deep-frozen.
       if (before && was === is) return;
       // A top-level field that is not an array has one key at most: no sets to build.
       if (!Array.isArray(was) && !Array.isArray(is)) {

@@ -171,8 +171,8 @@ class Generation {
 }
 
 /**
- * A document parsed from its JSON, deep-frozen by `freezeJson`, which then knows its parts as
- * checked: a later document of a projection that reuses them is not walked through them again.
+ * A document parsed from its JSON, deep-frozen by `freezeJson`, which then knows its large parts
+ * as checked: a later document of a projection that reuses them is not walked through them again.
  * Parsed JSON always passes, but for text `JSON.stringify` never writes (a `-0`): that is frozen as
  * it is.
  */
