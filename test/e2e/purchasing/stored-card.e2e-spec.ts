@@ -10,15 +10,18 @@ describe('POST /purchases: buying with a stored card', () => {
   let apiKey: string;
   let userId: string;
   const cards: Record<string, string> = {};
+  /** The simulated processor's documented test cards (README): approve, decline, fail, answer slowly. */
+  const TEST_CARDS = { visa: '4242424242424242', decline: '4000000000000002', error: '4000000000000119', slow: '4000000000000259' };
+  /** Stores `number` for `user`; its credit card id. */
+  const storeCard = async (user: string, number: string): Promise<string> =>
+    (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: user, number, verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
   beforeAll(async () => {
     api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '600' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, quantity: 10, max_per_user: 4 }]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-buyer@example.com' } })).body.user_id;
-    for (const [name, number] of Object.entries({ visa: '4242424242424242', decline: '4000000000000002', error: '4000000000000119', slow: '4000000000000259' })) {
-      cards[name] = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: userId, number, verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
-    }
+    for (const [name, number] of Object.entries(TEST_CARDS)) cards[name] = await storeCard(userId, number);
   });
   afterAll(() => api.close());
 
@@ -81,7 +84,7 @@ describe('POST /purchases: buying with a stored card', () => {
 
   it('finishes a charged purchase when a write after the charge fails once: no charge without coupons', async () => {
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'flaky-disk@example.com' } })).body.user_id;
-    const card = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: buyer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const card = await storeCard(buyer, TEST_CARDS.visa);
     const store = api.get(EventStore);
     const append = store.append.bind(store);
     let failed = 0;
@@ -105,9 +108,8 @@ describe('POST /purchases: buying with a stored card', () => {
 
   it('still answers the refusal when giving back a refused purchase\'s hold fails: the hold lapses at its expiry, its release job armed', async () => {
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'refused-undo@example.com' } })).body.user_id;
-    const store = (number: string) => api.call('POST', '/credit_cards', { apiKey, body: { user_id: buyer, number, verification_value: '123', month: 12, year: 2030, zip_code: '60601' } });
-    const slowCard = (await store('4000000000000259')).body.credit_card_id;
-    const visa = (await store('4242424242424242')).body.credit_card_id;
+    const slowCard = await storeCard(buyer, TEST_CARDS.slow);
+    const visa = await storeCard(buyer, TEST_CARDS.visa);
     const slow = buy({ user_id: buyer, credit_card_id: slowCard });
     await new Promise((r) => setTimeout(r, 150));
     const events = api.get(EventStore);
@@ -130,7 +132,7 @@ describe('POST /purchases: buying with a stored card', () => {
   });
   it('asks for the coupons\' QR images before the card is charged, so the answer need not wait for them', async () => {
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'early-images@example.com' } })).body.user_id;
-    const card = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: buyer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const card = await storeCard(buyer, TEST_CARDS.visa);
     // The order of what happens, not its timing: the images asked for, the processor answering.
     const happened: string[] = [];
     const qr = api.get(CouponQr);

@@ -61,15 +61,14 @@ export class CouponIssuer {
    * recovery completes (`complete`, then the coupons already issued are not issued twice).
    */
   async completePaid(
-    purchase: { purchaseId: string; deal: DealSnapshot; quantity: number; holdId: string; userId: string; codes?: Map<string, CouponCodes> },
+    purchase: { purchaseId: string; deal: DealSnapshot; quantity: number; holdId: string; userId: string; codes: Map<string, CouponCodes> },
     caller: CommandCaller & { partnerId: string },
     record: (holdId: string) => RecordPayment,
     forBuyer: ForBuyer,
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
     const now = this.clock.now();
-    const { purchaseId, deal, quantity, userId } = purchase;
-    // The codes of images asked for ahead (`drawQrCodesAhead`), or asked for now.
-    const codes = purchase.codes ?? this.drawQrCodesAhead(purchaseId, quantity);
+    // `codes`: from `drawQrCodesAhead`, called when the units were held.
+    const { purchaseId, deal, quantity, userId, codes } = purchase;
     const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, forBuyer, caller, now);
     const [recorded, issued] = await Promise.all([
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller }),
