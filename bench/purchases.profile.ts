@@ -4,7 +4,11 @@
  * group-commit flushes (synchronous, on the event loop) and the event loop's utilization, plus a V8
  * CPU profile of this process while the load runs. Not part of `npm run bench`.
  *
- *   npm run build && node dist/bench/purchases.profile.js [--mode=hot|many] [--seconds=5] [--out=<dir>]
+ *   npm run build && node dist/bench/purchases.profile.js [--mode=hot|many] [--seconds=5] [--out=<dir>] [--heap]
+ *
+ * `--heap` also writes a sampling heap profile of the measured run that counts every allocation,
+ * including the objects the GC has collected since (what the scavenges pay for), one sample per
+ * 16 KB allocated on average.
  */
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
@@ -127,8 +131,15 @@ async function main() {
       enabled = true;
       loop.enable();
       await inspector.post('Profiler.start');
+      const heap = process.argv.includes('--heap');
+      if (heap) {
+        await inspector.post('HeapProfiler.startSampling', {
+          samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true,
+        });
+      }
       const m = await measure(session, options, mode);
       const { profile } = (await inspector.post('Profiler.stop')) as unknown as { profile: unknown };
+      const heapProfile = heap ? ((await inspector.post('HeapProfiler.stopSampling')) as unknown as { profile: unknown }).profile : null;
       loop.disable();
       enabled = false;
       const wall = performance.now() - t0;
@@ -137,6 +148,7 @@ async function main() {
       inspector.disconnect();
       const file = join(out, `purchases-${mode}.cpuprofile`);
       writeFileSync(file, JSON.stringify(profile));
+      if (heapProfile) writeFileSync(join(out, `purchases-${mode}.heapprofile`), JSON.stringify(heapProfile));
       const [warm, run] = m.runs;
       const purchases = (warm.statuses?.['200'] ?? 0) + (run.statuses?.['200'] ?? 0);
       console.log(`mode ${mode}: measured ${m.summary.okPerSec.toFixed(0)} purchases/s, p50 ${m.summary.p50Ms.toFixed(0)} ms, p99 ${m.summary.p99Ms.toFixed(0)} ms; statuses ${JSON.stringify(run.statuses)}`);

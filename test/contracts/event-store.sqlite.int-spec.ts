@@ -2,6 +2,7 @@ import type { RecordedEvent } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
+import { decodeAppend, decodeAppendReply, encodeAppend } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-log.writes';
 import { SqliteEventStore } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-store.adapter';
 import { WriteOutcomeUnknown } from '../../libs/adapters/src/sqlite/write-thread';
 import { eventStoreContract } from '../../libs/testing/src/contracts/event-store.contract';
@@ -185,5 +186,69 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
       }).toThrow(TypeError);
       const [event] = await delivered(store, 1);
       expect(event.data).toEqual({ units: 1 });
+    }));
+});
+
+describe('SqliteEventStore appends as they cross to the write thread', () => {
+  const withStore = async (label: string, run: (store: SqliteEventStore) => Promise<void>) => {
+    const dir = tempDir(label);
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    try {
+      await run(store);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  };
+
+  it('encodes an append as one string of its fields, and decodes it back whole', () => {
+    const args = {
+      streamId: 'inventory-deal-1',
+      expected: 41,
+      events: [
+        ['e-1', 'UnitsHeld', '{"text":"a\\u0001b, with \\"quotes\\""}', '{"actor":"p"}'],
+        ['e-2', 'UnitsSold', '{}', '{"actor":"p"}'],
+      ] as Array<[string, string, string, string]>,
+    };
+    const encoded = encodeAppend(args);
+    expect(typeof encoded).toBe('string');
+    expect(decodeAppend(encoded as string)).toEqual(args);
+    for (const expected of ['no_stream', 'any', 0] as const) expect(decodeAppend(encodeAppend({ ...args, expected }) as string)).toEqual({ ...args, expected });
+    expect(decodeAppend(encodeAppend({ ...args, events: [] }) as string)).toEqual({ ...args, events: [] });
+    // The program's replies, as numbers.
+    expect(decodeAppendReply([0, -1])).toEqual({ written: false, actual: null });
+    expect(decodeAppendReply([0, 3])).toEqual({ written: false, actual: 3 });
+    expect(decodeAppendReply([1, 42, 7])).toEqual({ written: true, revision: 42, position: 7 });
+  });
+
+  it('sends the arguments as they are when an id holds the separator, and writes them the same', () =>
+    withStore('events-separator', async (store) => {
+      const odd = 'stream\u0001with-separator';
+      expect(typeof encodeAppend({ streamId: odd, expected: 'no_stream', events: [['e', 'T', '{}', '{}']] })).toBe('object');
+      expect(typeof encodeAppend({ streamId: 's', expected: 'any', events: [['e\u0001', 'T', '{}', '{}']] })).toBe('object');
+      const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
+      await store.append(odd, [{ id: randomUUID(), type: 'Odd\u0001Type', data: { text: 'x\u0001y' }, metadata }], 'no_stream');
+      await store.append(odd, [{ id: randomUUID(), type: 'Plain', data: { n: 2 }, metadata }], 0);
+      await expect(store.append(odd, [{ id: randomUUID(), type: 'Late', data: {}, metadata }], 0)).rejects.toThrow(/expected/i);
+      const events = await store.readStream(odd);
+      expect(events.map((e) => [e.streamId, e.type, e.data, e.revision])).toEqual([
+        [odd, 'Odd\u0001Type', { text: 'x\u0001y' }, 0],
+        [odd, 'Plain', { n: 2 }, 1],
+      ]);
+    }));
+
+  it('writes each of several events of an append with its own data and the shared metadata, in any expected form', () =>
+    withStore('events-encoded', async (store) => {
+      const metadata = { actor: 'test', occurredAt: new Date(0).toISOString(), requestId: 'r-1' };
+      const data = [{ text: 'quotes " and \\ and \n' }, { emoji: '🎟️' }, { n: -1.5 }];
+      await store.append('encoded', data.map((d, i) => ({ id: randomUUID(), type: `T${i}`, data: d, metadata })), 'no_stream');
+      await store.append('encoded', [{ id: randomUUID(), type: 'Any', data: {}, metadata }], 'any');
+      const events = await store.readStream('encoded');
+      expect(events.map((e) => [e.type, e.data, e.metadata, e.revision])).toEqual([
+        ['T0', data[0], metadata, 0],
+        ['T1', data[1], metadata, 1],
+        ['T2', data[2], metadata, 2],
+        ['Any', {}, metadata, 3],
+      ]);
     }));
 });

@@ -108,7 +108,9 @@ export class SqliteWriteThread {
     this.inFlight.push(batch);
     const worker = this.worker ?? this.start();
     worker.ref();
-    worker.postMessage(batch.map(({ kind, args }) => ({ kind, args })) satisfies WriteBatch);
+    const message: WriteBatch = [];
+    for (const { kind, args } of batch) message.push(kind, args);
+    worker.postMessage(message);
   }
 
   private start(): Worker {
@@ -132,13 +134,14 @@ export class SqliteWriteThread {
     const batch = this.inFlight.shift() ?? [];
     let wrote = false;
     batch.forEach((request, i) => {
-      const result = reply.failed ? null : reply.results[i];
-      if (result?.ok) {
+      if (!Array.isArray(reply)) return request.reject(new SqliteWriteFailed(reply.failed));
+      const value = reply[2 * i + 1];
+      if (reply[2 * i] === 1) {
         wrote = true;
-        request.onWritten?.(result.value as never);
-        request.resolve(result.value as never);
+        request.onWritten?.(value as never);
+        request.resolve(value as never);
       } else {
-        request.reject(new SqliteWriteFailed(result ? result.error : reply.failed!));
+        request.reject(new SqliteWriteFailed(value as WriteFailure));
       }
     });
     if (this.queue.length) this.send();

@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
 import { SqliteWriteThread, WriteOutcomeUnknown } from '../../sqlite/write-thread';
-import { AppendArgs, AppendWritten, EVENTS_SCHEMA } from './sqlite-event-log.writes';
+import { AppendReply, AppendWritten, decodeAppendReply, encodeAppend, EVENTS_SCHEMA } from './sqlite-event-log.writes';
 
 interface Row {
   position: number;
@@ -101,16 +101,23 @@ export class SqliteEventStore extends EventStore {
 
   /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */
   private async appendRows(streamId: string, events: NewEvent[], expected: ExpectedRevision, attempts: number): Promise<AppendResult> {
-    const rows = events.map((e): [string, string, string, string] => [e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata)]);
+    // A command's events share one metadata object: it is encoded once.
+    let lastMetadata: unknown = null;
+    let metadataJson = '';
+    const rows = events.map((e): [string, string, string, string] => {
+      if (e.metadata !== lastMetadata) metadataJson = JSON.stringify((lastMetadata = e.metadata));
+      return [e.id, e.type, JSON.stringify(e.data), metadataJson];
+    });
     // Checked (and frozen) as they are encoded: what the subscriptions get is then what was written,
     // whatever the appender does afterwards and whenever they read it.
     const given = events.map((e) => (freezeJson(e.data) && freezeJson(e.metadata) ? e : undefined));
     let outcome: AppendWritten;
     try {
-      outcome = await this.writer.run<AppendWritten>('append', { streamId, events: rows, expected } satisfies AppendArgs, (written) => {
+      const reply = await this.writer.run<AppendReply>('append', encodeAppend({ streamId, events: rows, expected }), (answer) => {
         // Kept before the subscriptions are woken, so that they find these rows here.
-        if (written.written) this.remember(streamId, given, rows, written.revision, written.position);
+        if (answer[0] === 1) this.remember(streamId, given, rows, answer[1], answer[2]);
       });
+      outcome = decodeAppendReply(reply);
     } catch (error) {
       if (!(error instanceof WriteOutcomeUnknown)) throw error;
       const committed = this.committedAppend(streamId, rows);
