@@ -47,4 +47,20 @@ describe('CouponQr', () => {
     expect(a.equals(qrPng('LATER1')) && b.equals(qrPng('LATER2'))).toBe(true);
     expect(posts()).toBe(2);
   });
+
+  it('fails only the image that cannot be drawn, and answers the others of its message', async () => {
+    const posts = countPosts();
+    const tooLong = 'X'.repeat(5000); // more than a QR symbol holds
+    const [before, failed, after] = await Promise.allSettled([qr.png('FINE1'), qr.png(tooLong), qr.png('FINE2')]);
+    expect(before.status === 'fulfilled' && before.value.equals(qrPng('FINE1'))).toBe(true);
+    expect(failed.status === 'rejected' && (failed.reason as Error).message).toMatch(/^QR image not drawn: /);
+    expect(after.status === 'fulfilled' && after.value.equals(qrPng('FINE2'))).toBe(true);
+    expect(posts()).toBe(1);
+  });
+
+  it('gives images that own their memory whole (handed over by the thread without a copy)', async () => {
+    const image = await qr.png('OWNED1');
+    expect(image.byteOffset).toBe(0);
+    expect(image.buffer.byteLength).toBe(image.length);
+  });
 });

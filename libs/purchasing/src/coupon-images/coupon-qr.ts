@@ -3,7 +3,7 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { qrPng } from './qr-png';
-import type { QrDraw, QrDrawn } from './coupon-qr.worker';
+import type { QrDrawn, QrDraws } from './coupon-qr.worker';
 
 const CAPACITY = 10_000;
 
@@ -23,7 +23,7 @@ export class CouponQr implements OnModuleDestroy {
   private worker: Worker | null = null;
   private readonly waiting = new Map<number, { resolve: (png: Buffer) => void; reject: (error: Error) => void }>();
   /** Asked for and not yet sent to the thread. */
-  private unsent: QrDraw[] = [];
+  private unsent: QrDraws = [];
   private nextId = 0;
 
   png(code: string): Promise<Buffer> {
@@ -55,8 +55,8 @@ export class CouponQr implements OnModuleDestroy {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      this.unsent.push({ id, code });
-      if (this.unsent.length === 1) queueMicrotask(() => this.send());
+      this.unsent.push(id, code);
+      if (this.unsent.length === 2) queueMicrotask(() => this.send());
     });
   }
 
@@ -70,12 +70,14 @@ export class CouponQr implements OnModuleDestroy {
 
   private start(): Worker {
     const worker = new Worker(workerModulePath(join(__dirname, 'coupon-qr.worker')));
-    worker.on('message', (drawn: QrDrawn[]) => {
-      for (const { id, png, error } of drawn) {
+    worker.on('message', (drawn: QrDrawn) => {
+      for (let i = 0; i < drawn.length; i += 2) {
+        const id = drawn[i] as number;
+        const png = drawn[i + 1];
         const waiting = this.waiting.get(id);
         this.waiting.delete(id);
-        if (png) waiting?.resolve(Buffer.from(png.buffer, png.byteOffset, png.byteLength));
-        else waiting?.reject(new Error(`QR image not drawn: ${error}`));
+        if (png instanceof Uint8Array) waiting?.resolve(Buffer.from(png.buffer, png.byteOffset, png.byteLength));
+        else waiting?.reject(new Error(`QR image not drawn: ${png as string}`));
       }
       if (this.waiting.size === 0) worker.unref();
     });

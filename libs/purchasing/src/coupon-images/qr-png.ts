@@ -30,11 +30,19 @@ export function qrPng(text: string): Buffer {
     for (let copy = 1; copy < QR_SCALE; copy++) raw.copy(raw, row + copy * stride, row, row + rowBytes);
   }
   for (let y = 0; y < size; y++) raw[y * stride] = 0; // each row's filter byte: none
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(size, 0);
-  header.writeUInt32BE(size, 4);
-  header.set([1, 0, 0, 0, 0], 8); // bit depth 1, grayscale, deflate, adaptive filtering, no interlace
-  return Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  const pixels = deflateSync(raw);
+  // Written straight into one buffer with a memory block of its own (not a slice of Node's pool),
+  // so that the QR thread can hand it over to the event loop without copying it.
+  const png = Buffer.allocUnsafeSlow(SIGNATURE.length + 25 + 12 + pixels.length + 12);
+  SIGNATURE.copy(png, 0);
+  let at = chunkAt(png, SIGNATURE.length, 'IHDR', 13, (data) => {
+    png.writeUInt32BE(size, data);
+    png.writeUInt32BE(size, data + 4);
+    png.set([1, 0, 0, 0, 0], data + 8); // bit depth 1, grayscale, deflate, adaptive filtering, no interlace
+  });
+  at = chunkAt(png, at, 'IDAT', pixels.length, (data) => pixels.copy(png, data));
+  chunkAt(png, at, 'IEND', 0, () => undefined);
+  return png;
 }
 
 /**
@@ -61,11 +69,11 @@ export function qrSymbol(text: string): { size: number; data: Uint8Array } {
   return { size: symbol.size, data: bestMaskLevelM(symbol, 0).data };
 }
 
-function chunk(type: string, data: Buffer): Buffer {
-  const out = Buffer.alloc(12 + data.length);
-  out.writeUInt32BE(data.length, 0);
-  out.write(type, 4, 'ascii');
-  data.copy(out, 8);
-  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
-  return out;
+/** Writes a PNG chunk at `at` (length, type, the data `fill` writes at the offset it is given, CRC); returns where the next begins. */
+function chunkAt(png: Buffer, at: number, type: string, length: number, fill: (dataAt: number) => void): number {
+  png.writeUInt32BE(length, at);
+  png.write(type, at + 4, 'ascii');
+  fill(at + 8);
+  png.writeUInt32BE(crc32(png.subarray(at + 4, at + 8 + length)), at + 8 + length);
+  return at + 12 + length;
 }
