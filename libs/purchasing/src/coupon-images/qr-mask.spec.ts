@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import QRCode from 'qrcode';
 import { couponCodes } from '../commands/coupon-codes';
-import { bestMaskLevelM, QrModules } from './qr-mask';
+import { bestMaskLevelM, packedPenaltyOf, penalty, QrModules } from './qr-mask';
 import { qrSymbol } from './qr-png';
 
 const modulesOf = (symbol: QRCode.QRCode) => symbol.modules as unknown as QrModules;
@@ -53,3 +53,31 @@ describe('bestMaskLevelM and qrSymbol', () => {
     );
   });
 });
+
+describe('the packed penalty', () => {
+  it('scores any matrix of any packed size as the module-by-module rules do', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 31 }).chain((size) =>
+          fc.tuple(fc.constant(size), fc.uint8Array({ min: 0, max: 1, minLength: size * size, maxLength: size * size })),
+        ),
+        ([size, modules]) => packedPenaltyOf(modules, size) === penalty(modules, size),
+      ),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('scores lines full of long runs and finder-like patterns as the module-by-module rules do', () => {
+    // Matrices built from a few row patterns: long runs of one colour and 1:1:3:1:1 patterns are frequent.
+    const rows = ['0000000000000000000000000', '1111111111111111111111111', '1011101000010111010000101', '0000101110100001011101000', '1111100000111110000011111'];
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: rows.length - 1 }), { minLength: 21, maxLength: 25 }), fc.nat({ max: 4 }), (picks, cut) => {
+        const size = picks.length;
+        const modules = Uint8Array.from(picks.flatMap((p) => [...rows[p].repeat(2).slice(cut, cut + size)].map(Number)));
+        return packedPenaltyOf(modules, size) === penalty(modules, size);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+});
+

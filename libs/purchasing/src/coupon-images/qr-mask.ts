@@ -178,6 +178,38 @@ function packLines(modules: Uint8Array, size: number, lines: 'rows' | 'cols'): U
 const packRows = (modules: Uint8Array, size: number) => packLines(modules, size, 'rows');
 const packCols = (modules: Uint8Array, size: number) => packLines(modules, size, 'cols');
 
+/** Both forms in one pass over the modules. */
+function packBoth(modules: Uint8Array, size: number): { rows: Uint32Array; cols: Uint32Array } {
+  const rows = new Uint32Array(size);
+  const cols = new Uint32Array(size);
+  for (let i = 0; i < size; i++) {
+    let row = 0;
+    for (let j = 0; j < size; j++) {
+      const bit = modules[i * size + j] & 1;
+      row |= bit << j;
+      cols[j] |= bit << i;
+    }
+    rows[i] = row;
+  }
+  return { rows, cols };
+}
+
+/**
+ * Where masks apply (not function patterns), packed, for the last reserved pattern seen of each
+ * size: a size's function patterns are always the same (its version's), so this is packed once; a
+ * byte-for-byte comparison (native, ~0.1 µs) guards that.
+ */
+const freeBySize = new Map<number, { reserved: Buffer; rows: Uint32Array; cols: Uint32Array }>();
+function freeModules(reservedBit: Uint8Array, size: number): { rows: Uint32Array; cols: Uint32Array } {
+  const reserved = Buffer.from(reservedBit.buffer, reservedBit.byteOffset, reservedBit.byteLength);
+  const known = freeBySize.get(size);
+  if (known && known.reserved.equals(reserved)) return known;
+  const { rows, cols } = packBoth(reservedBit, size);
+  const free = { reserved: Buffer.from(reserved), rows: rows.map((bits) => ~bits), cols: cols.map((bits) => ~bits) };
+  freeBySize.set(size, free);
+  return free;
+}
+
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
@@ -206,26 +238,33 @@ function writeFormatPacked(rows: Uint32Array, cols: Uint32Array, size: number, b
 }
 
 /**
- * Rules N1 and N3 on one line of `size` modules (bit k: module k): runs of 5 or more alike score
- * 3 + (length - 5); each 11-module window reading 10111010000 or its reverse scores 40 (the two
- * readings are each other's reverse, so the bit order does not matter).
+ * Rules N1 and N3 on one line of `size` modules (bit k: module k), bit-parallel: runs of 5 or more
+ * alike score 3 + (length - 5); each 11-module window reading 10111010000 or its reverse scores 40
+ * (the two readings are each other's reverse, so the bit order does not matter).
  */
 function linePenalty(line: number, size: number): number {
-  let points = 0;
-  // Bit k of `alike`: modules k and k + 1 are alike. A run of L alike modules is a run of L - 1 ones.
-  let alike = ~(line ^ (line >>> 1)) & ((1 << (size - 1)) - 1);
-  while (alike !== 0) {
-    alike >>>= 31 - Math.clz32(alike & -alike);
-    const rest = ~alike;
-    const ones = 31 - Math.clz32(rest & -rest);
-    if (ones >= 4) points += ones - 1;
-    alike >>>= ones;
-  }
-  for (let k = 0; k + 11 <= size; k++) {
-    const window = (line >>> k) & 0x7ff;
-    if (window === 0x5d0 || window === 0x05d) points += 40;
+  // Bit k of `alike`: modules k and k + 1 are alike; a run of L alike modules is L - 1 ones. Bit k
+  // of `four`: ones at k..k+3 of `alike`, so a run of L >= 5 modules gives L - 4 bits of `four`,
+  // in a run of its own. Its score, L - 2, is those bits plus 2 for the run's start.
+  const alike = ~(line ^ (line >>> 1)) & ((1 << (size - 1)) - 1);
+  const four = alike & (alike >>> 1) & (alike >>> 2) & (alike >>> 3);
+  let points = popcount(four) + 2 * popcount(four & ~(four << 1));
+  // Bit k of each: the window of modules k..k+10 reads the pattern (module k + b is bit b of 0x5d0, 0x05d).
+  if (size >= 11) {
+    const n = ~line;
+    const windows = (1 << (size - 10)) - 1;
+    const finderEnd =
+      n & (n >>> 1) & (n >>> 2) & (n >>> 3) & (line >>> 4) & (n >>> 5) & (line >>> 6) & (line >>> 7) & (line >>> 8) & (n >>> 9) & (line >>> 10);
+    const finderStart =
+      line & (n >>> 1) & (line >>> 2) & (line >>> 3) & (line >>> 4) & (n >>> 5) & (line >>> 6) & (n >>> 7) & (n >>> 8) & (n >>> 9) & (n >>> 10);
+    points += 40 * (popcount(finderEnd & windows) + popcount(finderStart & windows));
   }
   return points;
+}
+
+/** {@link penalty} of a symbol's modules, scored on the packed form (for the spec). */
+export function packedPenaltyOf(modules: Uint8Array, size: number): number {
+  return packedPenalty(packRows(modules, size), packCols(modules, size), size);
 }
 
 /** {@link penalty} on the packed form. */
@@ -251,8 +290,8 @@ function bestMaskPacked(symbol: QrModules, used: number): { mask: number; data: 
   const { size, data, reservedBit } = symbol;
   const grids = packedGridsFor(size);
   // Where masks apply (not function patterns), and the modules with the mask they were made with undone.
-  const [freeRows, freeCols] = [packRows(reservedBit, size).map((bits) => ~bits), packCols(reservedBit, size).map((bits) => ~bits)];
-  const [dataRows, dataCols] = [packRows(data, size), packCols(data, size)];
+  const { rows: freeRows, cols: freeCols } = freeModules(reservedBit, size);
+  const { rows: dataRows, cols: dataCols } = packBoth(data, size);
   const unmaskedRows = dataRows.map((bits, i) => bits ^ (grids.rows[used][i] & freeRows[i]));
   const unmaskedCols = dataCols.map((bits, j) => bits ^ (grids.cols[used][j] & freeCols[j]));
   const rows = new Uint32Array(size);
