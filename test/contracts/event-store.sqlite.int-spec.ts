@@ -252,3 +252,50 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
       ]);
     }));
 });
+
+describe('SqliteEventStore own rows kept for the subscriptions', () => {
+  const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
+  const ownRows = (store: SqliteEventStore) => (store as unknown as { ownRows: Map<number, unknown> }).ownRows;
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+  it('drops a row once every open subscription has read it, keeps it while one has not, and a later subscription reads the file', async () => {
+    const dir = tempDir('events-own-rows');
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    const fast: string[] = [];
+    const slow: string[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const subscriptions = [
+      store.subscribe({ after: null, onEvents: async (events) => void fast.push(...events.map((e) => e.type)) }),
+      store.subscribe({
+        after: null,
+        onEvents: async (events) => {
+          await held; // this one is still busy with its first page
+          slow.push(...events.map((e) => e.type));
+        },
+      }),
+    ];
+    try {
+      await store.append('a', [{ id: randomUUID(), type: 'First', data: {}, metadata }], 'no_stream');
+      await settle();
+      await store.append('a', [{ id: randomUUID(), type: 'Second', data: {}, metadata }], 0);
+      await settle();
+      expect(fast).toEqual(['First', 'Second']);
+      expect([...ownRows(store).keys()]).toEqual([1, 2]); // the slow one has read neither
+      release();
+      await settle();
+      expect(slow).toEqual(['First', 'Second']);
+      expect(ownRows(store).size).toBe(0);
+      // Read by all, dropped: a subscription from the start reads them from the file.
+      const late: string[] = [];
+      const lateOne = store.subscribe({ after: null, onEvents: async (events) => void late.push(...events.map((e) => e.type)) });
+      await settle();
+      await lateOne.close();
+      expect(late).toEqual(['First', 'Second']);
+    } finally {
+      for (const subscription of subscriptions) await subscription.close();
+      await store.close();
+      dir.remove();
+    }
+  });
+});

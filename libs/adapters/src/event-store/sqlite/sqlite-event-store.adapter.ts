@@ -36,7 +36,7 @@ const positionNumber = (p: LogPosition | null) => (p === null ? 0 : Number(p));
 const POLL_MS = 100;
 const PAGE = 1000;
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
-/** Rows of this process's own recent appends kept for the subscriptions (a few seconds' worth). */
+/** Rows of this process's own recent appends kept at most for the subscriptions (a few seconds' worth). */
 const OWN_ROWS = 20_000;
 
 /**
@@ -65,8 +65,13 @@ export class SqliteEventStore extends EventStore {
    * events take consecutive positions, ending at the one its write reports). The subscriptions
    * read new pages from here rather than query the file for what this process just wrote; a
    * position missing here (another process's append, or one pruned) sends them to the file.
+   * A row goes once every subscription has read it (at the latest when {@link OWN_ROWS} are kept):
+   * kept for seconds, every row outlived the young generation's collections, and copying them to
+   * the old one and collecting them there was much of the event loop's time spent on garbage.
    */
   private readonly ownRows = new Map<number, Row>();
+  /** Where each open subscription has read to. */
+  private readonly cursors = new Set<{ position: number }>();
   /** Commits of this process so far: a subscription busy delivering when one came knows to look again. */
   private commits = 0;
   private readonly statements: {
@@ -155,6 +160,8 @@ export class SqliteEventStore extends EventStore {
 
   subscribe({ after, onEvents, onError }: SubscribeOptions): LogSubscription {
     let position = after;
+    const cursor = { position: positionNumber(after) };
+    this.cursors.add(cursor);
     let closed = false;
     let wake: (() => void) | null = null;
     const poke = () => wake?.();
@@ -175,6 +182,8 @@ export class SqliteEventStore extends EventStore {
           if (page.length > 0) {
             await onEvents(page);
             position = page[page.length - 1].position;
+            cursor.position = positionNumber(position);
+            this.forgetRowsRead();
             continue;
           }
           // Woken while it was delivering (no one was listening then): look again rather than sleep.
@@ -195,6 +204,7 @@ export class SqliteEventStore extends EventStore {
     return {
       close: async () => {
         closed = true;
+        this.cursors.delete(cursor);
         this.appended.off('appended', poke);
         poke();
         await loop;
@@ -212,6 +222,16 @@ export class SqliteEventStore extends EventStore {
         this.ownRows.delete(position);
         if (this.ownRows.size <= OWN_ROWS / 2) break;
       }
+    }
+  }
+
+  /** Drops the own rows every open subscription has read (rows are kept in the order of their positions). */
+  private forgetRowsRead(): void {
+    let slowest = Infinity;
+    for (const { position } of this.cursors) if (position < slowest) slowest = position;
+    for (const position of this.ownRows.keys()) {
+      if (position > slowest) break;
+      this.ownRows.delete(position);
     }
   }
 
