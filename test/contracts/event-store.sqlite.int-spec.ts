@@ -221,6 +221,27 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
     expect(decodeAppendReply([1, 42, 7])).toEqual({ written: true, revision: 42, position: 7 });
   });
 
+  it('sends the arguments as they are when a part is not of the forms the port allows', () => {
+    const events: Array<[string, string, string, string]> = [['e', 'T', '{}', '{}']];
+    for (const expected of [-1, 1.5, Number.NaN, '3', null, 5n] as unknown[]) {
+      expect(typeof encodeAppend({ streamId: 's', expected: expected as number, events })).toBe('object');
+    }
+    expect(typeof encodeAppend({ streamId: 's', expected: 0, events: [[7 as unknown as string, 'T', '{}', '{}']] })).toBe('object');
+    expect(typeof encodeAppend({ streamId: 's', expected: 0, events: [['e', 'T', undefined as unknown as string, '{}']] })).toBe('object');
+  });
+
+  it('refuses an event whose data or metadata has no JSON form, writing nothing, and the stream stays readable', () =>
+    withStore('events-no-json', async (store) => {
+      const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
+      await expect(store.append('no-json', [{ id: randomUUID(), type: 'NoData', data: undefined, metadata }], 'no_stream')).rejects.toThrow(/data has no JSON form; nothing was appended/);
+      await expect(
+        store.append('no-json', [{ id: randomUUID(), type: 'Fine', data: {}, metadata }, { id: randomUUID(), type: 'NoMeta', data: {}, metadata: (() => 1) as never }], 'no_stream'),
+      ).rejects.toThrow(/metadata has no JSON form/);
+      await store.append('no-json', [{ id: randomUUID(), type: 'Null', data: null, metadata }], 'no_stream');
+      expect((await store.readStream('no-json')).map((e) => [e.type, e.data, e.revision])).toEqual([['Null', null, 0]]);
+      expect((await store.readAll({ after: null, maxCount: 10 })).map((e) => e.type)).toEqual(['Null']);
+    }));
+
   it('sends the arguments as they are when an id holds the separator, and writes them the same', () =>
     withStore('events-separator', async (store) => {
       const odd = 'stream\u0001with-separator';
@@ -292,6 +313,26 @@ describe('SqliteEventStore own rows kept for the subscriptions', () => {
       await settle();
       await lateOne.close();
       expect(late).toEqual(['First', 'Second']);
+      // A subscription closed while it delivers does not drop rows for the next one.
+      let finish: () => void = () => undefined;
+      const delivering = new Promise<void>((resolve) => (finish = resolve));
+      for (const subscription of subscriptions) await subscription.close();
+      subscriptions.length = 0;
+      let started: () => void = () => undefined;
+      const startedDelivering = new Promise<void>((resolve) => (started = resolve));
+      const closing = store.subscribe({
+        after: null,
+        onEvents: async () => {
+          started();
+          await delivering;
+        },
+      });
+      await store.append('a', [{ id: randomUUID(), type: 'Third', data: {}, metadata }], 1);
+      await startedDelivering;
+      const closed = closing.close();
+      finish();
+      await closed;
+      expect([...ownRows(store).keys()]).toEqual([3]);
     } finally {
       for (const subscription of subscriptions) await subscription.close();
       await store.close();

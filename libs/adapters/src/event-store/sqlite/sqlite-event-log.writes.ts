@@ -30,17 +30,23 @@ const FIELD = '\u0001';
  * The append as the write thread's program takes it: one string of its fields (stream id, expected
  * revision, then each event's id, type, data and metadata), which crosses threads several times
  * more cheaply than the arguments' objects and arrays. The arguments as they are if a stream id,
- * event id or type holds the separator (never, for this service's ids).
+ * event id or type holds the separator (never, for this service's ids), or if any part is not of
+ * the port's forms (a string; a revision that is a whole number from 0, 'no_stream' or 'any').
  */
 export function encodeAppend({ streamId, events, expected }: AppendArgs): string | AppendArgs {
+  const args = { streamId, events, expected };
+  // Anything but the forms the port allows goes as it is, to be judged as before.
+  const plainExpected = expected === 'no_stream' || expected === 'any' || (Number.isSafeInteger(expected) && (expected as number) >= 0);
+  if (!plainExpected || !isField(streamId)) return args;
   let text = streamId + FIELD + String(expected);
-  let safe = !streamId.includes(FIELD);
   for (const [id, type, data, metadata] of events) {
-    if (id.includes(FIELD) || type.includes(FIELD)) safe = false;
+    if (!isField(id) || !isField(type) || typeof data !== 'string' || typeof metadata !== 'string') return args;
     text += FIELD + id + FIELD + type + FIELD + data + FIELD + metadata;
   }
-  return safe ? text : { streamId, events, expected };
+  return text;
 }
+
+const isField = (value: unknown): value is string => typeof value === 'string' && !value.includes(FIELD);
 
 /** {@link encodeAppend}'s string, back to the arguments (in the write thread). */
 export function decodeAppend(text: string): AppendArgs {

@@ -107,11 +107,11 @@ export class SqliteEventStore extends EventStore {
   /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */
   private async appendRows(streamId: string, events: NewEvent[], expected: ExpectedRevision, attempts: number): Promise<AppendResult> {
     // A command's events share one metadata object: it is encoded once.
-    let lastMetadata: unknown = null;
+    let lastMetadata: unknown = NOT_ENCODED_YET;
     let metadataJson = '';
     const rows = events.map((e): [string, string, string, string] => {
-      if (e.metadata !== lastMetadata) metadataJson = JSON.stringify((lastMetadata = e.metadata));
-      return [e.id, e.type, JSON.stringify(e.data), metadataJson];
+      if (e.metadata !== lastMetadata) metadataJson = jsonText(e, 'metadata', (lastMetadata = e.metadata));
+      return [e.id, e.type, jsonText(e, 'data', e.data), metadataJson];
     });
     // Checked (and frozen) as they are encoded: what the subscriptions get is then what was written,
     // whatever the appender does afterwards and whenever they read it.
@@ -183,7 +183,7 @@ export class SqliteEventStore extends EventStore {
             await onEvents(page);
             position = page[page.length - 1].position;
             cursor.position = positionNumber(position);
-            this.forgetRowsRead();
+            if (!closed) this.forgetRowsRead();
             continue;
           }
           // Woken while it was delivering (no one was listening then): look again rather than sleep.
@@ -227,6 +227,8 @@ export class SqliteEventStore extends EventStore {
 
   /** Drops the own rows every open subscription has read (rows are kept in the order of their positions). */
   private forgetRowsRead(): void {
+    // With no subscription open, the rows stay (up to OWN_ROWS) for the next one.
+    if (this.cursors.size === 0) return;
     let slowest = Infinity;
     for (const { position } of this.cursors) if (position < slowest) slowest = position;
     for (const position of this.ownRows.keys()) {
@@ -272,6 +274,18 @@ export class SqliteEventStore extends EventStore {
     await this.writer.close();
     this.db.close();
   }
+}
+
+const NOT_ENCODED_YET = Symbol('not encoded yet');
+
+/**
+ * A part of an event as JSON text. A value JSON has no text for (`undefined`, a function) is
+ * refused before anything is written: stored, its row could never be read back.
+ */
+function jsonText(event: NewEvent, part: 'data' | 'metadata', value: unknown): string {
+  const text = JSON.stringify(value) as string | undefined;
+  if (typeof text !== 'string') throw new TypeError(`event ${event.type} (${event.id}): its ${part} has no JSON form; nothing was appended`);
+  return text;
 }
 
 /**
