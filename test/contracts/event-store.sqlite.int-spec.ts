@@ -114,6 +114,18 @@ describe('SqliteEventStore when its write thread dies', () => {
   });
 });
 
+/** A store on a fresh file for `body`, closed and removed after. */
+async function withStore(label: string, body: (store: SqliteEventStore) => Promise<void>) {
+  const dir = tempDir(label);
+  const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+  try {
+    await body(store);
+  } finally {
+    await store.close();
+    dir.remove();
+  }
+}
+
 describe('SqliteEventStore handing its own appends to the subscriptions', () => {
   /** The events a subscription from the start of the log gets, once it has `count` of them. */
   async function delivered(store: SqliteEventStore, count: number) {
@@ -132,17 +144,6 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
     return seen;
   }
 
-  /** A store on a fresh file for `body`, closed and removed after. */
-  async function withStore(label: string, body: (store: SqliteEventStore) => Promise<void>) {
-    const dir = tempDir(label);
-    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
-    try {
-      await body(store);
-    } finally {
-      await store.close();
-      dir.remove();
-    }
-  }
   const metadataAt0 = () => ({ actor: 'test', occurredAt: new Date(0).toISOString() });
   const appendOne = (store: SqliteEventStore, streamId: string, type: string, data: unknown, metadata = metadataAt0()) =>
     store.append(streamId, [{ id: randomUUID(), type, data, metadata }], 'no_stream');
@@ -190,17 +191,6 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
 });
 
 describe('SqliteEventStore appends as they cross to the write thread', () => {
-  const withStore = async (label: string, run: (store: SqliteEventStore) => Promise<void>) => {
-    const dir = tempDir(label);
-    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
-    try {
-      await run(store);
-    } finally {
-      await store.close();
-      dir.remove();
-    }
-  };
-
   it('encodes an append as one string of its fields, and decodes it back whole', () => {
     const args = {
       streamId: 'inventory-deal-1',
