@@ -155,30 +155,14 @@ const packedGrids = new Map<number, { rows: Uint32Array[]; cols: Uint32Array[] }
 function packedGridsFor(size: number) {
   let packed = packedGrids.get(size);
   if (!packed) {
-    const grids = gridsFor(size);
-    packed = { rows: grids.map((grid) => packRows(grid, size)), cols: grids.map((grid) => packCols(grid, size)) };
+    const grids = gridsFor(size).map((grid) => packBoth(grid, size));
+    packed = { rows: grids.map(({ rows }) => rows), cols: grids.map(({ cols }) => cols) };
     packedGrids.set(size, packed);
   }
   return packed;
 }
 
-/** Module (i, j) as bit j of line i (`rows`) or bit i of line j (`cols`). */
-function packLines(modules: Uint8Array, size: number, lines: 'rows' | 'cols'): Uint32Array {
-  const packed = new Uint32Array(size);
-  const lineStep = lines === 'rows' ? size : 1;
-  const bitStep = lines === 'rows' ? 1 : size;
-  for (let line = 0; line < size; line++) {
-    let bits = 0;
-    for (let k = 0; k < size; k++) bits |= (modules[line * lineStep + k * bitStep] & 1) << k;
-    packed[line] = bits;
-  }
-  return packed;
-}
-
-const packRows = (modules: Uint8Array, size: number) => packLines(modules, size, 'rows');
-const packCols = (modules: Uint8Array, size: number) => packLines(modules, size, 'cols');
-
-/** Both forms in one pass over the modules. */
+/** Module (i, j) as bit j of row i and bit i of column j, both forms in one pass over the modules. */
 function packBoth(modules: Uint8Array, size: number): { rows: Uint32Array; cols: Uint32Array } {
   const rows = new Uint32Array(size);
   const cols = new Uint32Array(size);
@@ -264,7 +248,8 @@ function linePenalty(line: number, size: number): number {
 
 /** {@link penalty} of a symbol's modules, scored on the packed form (for the spec). */
 export function packedPenaltyOf(modules: Uint8Array, size: number): number {
-  return packedPenalty(packRows(modules, size), packCols(modules, size), size);
+  const { rows, cols } = packBoth(modules, size);
+  return packedPenalty(rows, cols, size);
 }
 
 /** {@link penalty} on the packed form. */

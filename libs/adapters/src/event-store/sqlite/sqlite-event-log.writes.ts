@@ -33,8 +33,8 @@ const FIELD = '\u0001';
  * event id or type holds the separator (never, for this service's ids), or if any part is not of
  * the port's forms (a string; a revision that is a whole number from 0, 'no_stream' or 'any').
  */
-export function encodeAppend({ streamId, events, expected }: AppendArgs): string | AppendArgs {
-  const args = { streamId, events, expected };
+export function encodeAppend(args: AppendArgs): string | AppendArgs {
+  const { streamId, events, expected } = args;
   // Anything but the forms the port allows goes as it is, to be judged as before.
   const plainExpected = expected === 'no_stream' || expected === 'any' || (Number.isSafeInteger(expected) && (expected as number) >= 0);
   if (!plainExpected || !isField(streamId)) return args;
