@@ -4,9 +4,9 @@ import {
   ChargeOutcome,
   ChargeRequest,
   PaymentGateway,
-  pooledRandomText,
   RefundOutcome,
   RefundRequest,
+  timeOrderedText,
   TokenizedCard,
 } from '@deals/kernel';
 import Database from 'better-sqlite3';
@@ -54,8 +54,11 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   private readonly refundByKey: Database.Statement;
   private readonly slowMs: number;
   private readonly pepper: Buffer;
-  /** Charge and refund ids: 18 random bytes each, drawn a pool at a time (a charge is on every purchase's path). */
-  private readonly randomText18 = pooledRandomText(18);
+  /**
+   * Charge and refund ids: the time, then 18 random bytes, drawn a pool at a time (a charge is on
+   * every purchase's path); time-ordered, so that the vault's unique index on them grows at one end.
+   */
+  private readonly newIdText = timeOrderedText(18);
 
   constructor(file: string, options: SimulatedPaymentGatewayOptions) {
     super();
@@ -90,7 +93,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   async charge(request: ChargeRequest): Promise<ChargeOutcome> {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { token, amountCents, idempotencyKey } = request;
-    const args = { token, amountCents, idempotencyKey, newChargeId: `ch_${this.randomText18()}` } satisfies ChargeArgs;
+    const args = { token, amountCents, idempotencyKey, newChargeId: `ch_${this.newIdText()}` } satisfies ChargeArgs;
     const { row, behaviour, first } = await this.idempotent(() => this.writer.run<{ row: ChargeRow; behaviour: Behaviour | null; first: boolean }>('charge', args));
     if (!first && (row.token !== token || row.amount_cents !== amountCents)) return keyReused;
     if (behaviour === 'slow') await sleep(this.slowMs);
@@ -100,7 +103,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
   async refund(request: RefundRequest): Promise<RefundOutcome> {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { chargeId, amountCents, idempotencyKey } = request;
-    const args = { chargeId, amountCents, idempotencyKey, newRefundId: `re_${this.randomText18()}` } satisfies RefundArgs;
+    const args = { chargeId, amountCents, idempotencyKey, newRefundId: `re_${this.newIdText()}` } satisfies RefundArgs;
     const { row, first } = await this.idempotent(() => this.writer.run<{ row: RefundRow; first: boolean }>('refund', args));
     if (!first && (row.charge_id !== chargeId || row.amount_cents !== amountCents)) return keyReused;
     return refundOutcome(row);
