@@ -262,6 +262,29 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
         ['Any', {}, metadata, 3],
       ]);
     }));
+
+  it('encodes a metadata object it froze once, for every append that carries it; one it could not freeze at each append', () =>
+    withStore('events-metadata-once', async (store) => {
+      const stringify = jest.spyOn(JSON, 'stringify');
+      try {
+        const shared = { actor: 'test', occurredAt: new Date(0).toISOString(), requestId: 'r-1' };
+        for (const stream of ['m-1', 'm-2', 'm-3']) await store.append(stream, [{ id: randomUUID(), type: 'T', data: { stream }, metadata: shared }], 'no_stream');
+        expect(stringify.mock.calls.filter(([value]) => value === shared)).toHaveLength(1);
+        // Not JSON as it is (a Date): not frozen, so it may change between appends, and each append encodes it as it is then.
+        const open = { actor: 'test', occurredAt: new Date(0).toISOString(), at: new Date(Date.UTC(2026, 0, 1)) };
+        await store.append('m-4', [{ id: randomUUID(), type: 'T', data: {}, metadata: open }], 'no_stream');
+        open.actor = 'changed';
+        await store.append('m-5', [{ id: randomUUID(), type: 'T', data: {}, metadata: open }], 'no_stream');
+        expect(stringify.mock.calls.filter(([value]) => value === open)).toHaveLength(2);
+        const read = async (stream: string) => (await store.readStream(stream))[0].metadata;
+        expect(await read('m-1')).toEqual(shared);
+        expect(await read('m-3')).toEqual(shared);
+        expect(await read('m-4')).toEqual({ actor: 'test', occurredAt: shared.occurredAt, at: '2026-01-01T00:00:00.000Z' });
+        expect(await read('m-5')).toEqual({ actor: 'changed', occurredAt: shared.occurredAt, at: '2026-01-01T00:00:00.000Z' });
+      } finally {
+        stringify.mockRestore();
+      }
+    }));
 });
 
 describe('SqliteEventStore own rows kept for the subscriptions', () => {

@@ -95,4 +95,33 @@ describe('handleCommand across two processes sharing one log', () => {
       reads.mockRestore();
     }
   });
+
+  it('gives the commands of one context one metadata object; a new context, time or caller its own', async () => {
+    const append = jest.spyOn(a, 'append');
+    try {
+      const caller = { actor: 'test', requestId: 'r-1' };
+      const context = { now: new Date(Date.UTC(2026, 0, 1)), metadata: caller };
+      const take = (stream: string, given: { now: Date; metadata: typeof caller }) => handleCommand(a, stream, stock, { type: 'Take', data: { n: 1 } }, given);
+      await Promise.all([take('meta-1', context), take('meta-2', context)]);
+      await take('meta-3', context);
+      await take('meta-4', { ...context });
+      context.now = new Date(Date.UTC(2026, 0, 2));
+      await take('meta-5', context);
+      context.metadata = { ...caller, requestId: 'r-2' };
+      await take('meta-6', context);
+      const metadata = append.mock.calls.map(([, events]) => events[0].metadata);
+      expect(metadata).toHaveLength(6);
+      expect(metadata[1]).toBe(metadata[0]);
+      expect(metadata[2]).toBe(metadata[0]);
+      for (const other of metadata.slice(3)) expect(other).not.toBe(metadata[0]);
+      expect(metadata[3]).toEqual(metadata[0]);
+      expect(metadata.map((m) => [m.occurredAt, m.requestId])).toEqual([
+        ...Array(4).fill(['2026-01-01T00:00:00.000Z', 'r-1']),
+        ['2026-01-02T00:00:00.000Z', 'r-1'],
+        ['2026-01-02T00:00:00.000Z', 'r-2'],
+      ]);
+    } finally {
+      append.mockRestore();
+    }
+  });
 });

@@ -70,6 +70,8 @@ export class SqliteEventStore extends EventStore {
    * the old one and collecting them there was much of the event loop's time spent on garbage.
    */
   private readonly ownRows = new Map<number, Row>();
+  /** The JSON of metadata objects appended lately (frozen ones; cleared when full, see `metadataText`). */
+  private readonly metadataTexts = new Map<object, string>();
   /** Where each open subscription has read to. */
   private readonly cursors = new Set<{ position: number }>();
   /** Commits of this process so far: a subscription busy delivering when one came knows to look again. */
@@ -106,16 +108,16 @@ export class SqliteEventStore extends EventStore {
 
   /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */
   private async appendRows(streamId: string, events: NewEvent[], expected: ExpectedRevision, attempts: number): Promise<AppendResult> {
-    // A command's events share one metadata object: it is encoded once.
+    // Checked (and frozen) before they are encoded: what the subscriptions get is then what was
+    // written, whatever the appender does afterwards and whenever they read it.
+    const given = events.map((e) => (freezeJson(e.data) && freezeJson(e.metadata) ? e : undefined));
+    // A command's events share one metadata object, and so may several commands (handleCommand): it is encoded once.
     let lastMetadata: unknown = NOT_ENCODED_YET;
     let metadataJson = '';
-    const rows = events.map((e): [string, string, string, string] => {
-      if (e.metadata !== lastMetadata) metadataJson = jsonText(e, 'metadata', (lastMetadata = e.metadata));
+    const rows = events.map((e, i): [string, string, string, string] => {
+      if (e.metadata !== lastMetadata) metadataJson = this.metadataText(e, (lastMetadata = e.metadata), given[i] !== undefined);
       return [e.id, e.type, jsonText(e, 'data', e.data), metadataJson];
     });
-    // Checked (and frozen) as they are encoded: what the subscriptions get is then what was written,
-    // whatever the appender does afterwards and whenever they read it.
-    const given = events.map((e) => (freezeJson(e.data) && freezeJson(e.metadata) ? e : undefined));
     let outcome: AppendWritten;
     try {
       const reply = await this.writer.run<AppendReply>('append', encodeAppend({ streamId, events: rows, expected }), (answer) => {
@@ -133,6 +135,20 @@ export class SqliteEventStore extends EventStore {
     }
     if (!outcome.written) throw new WrongExpectedRevision(streamId, expected, outcome.actual ?? 'no_stream');
     return { nextExpectedRevision: outcome.revision, position: sqlitePosition(outcome.position) };
+  }
+
+  /**
+   * An event's metadata as JSON. A frozen one (`freezeJson` passed it: it can no longer change) is
+   * encoded once and its text reused by the next appends that carry the very same object.
+   */
+  private metadataText(event: NewEvent, metadata: unknown, frozen: boolean): string {
+    if (!frozen || metadata === null || typeof metadata !== 'object') return jsonText(event, 'metadata', metadata);
+    const known = this.metadataTexts.get(metadata);
+    if (known !== undefined) return known;
+    const text = jsonText(event, 'metadata', metadata);
+    if (this.metadataTexts.size >= RECENT_METADATA) this.metadataTexts.clear();
+    this.metadataTexts.set(metadata, text);
+    return text;
   }
 
   /**
@@ -277,6 +293,8 @@ export class SqliteEventStore extends EventStore {
 }
 
 const NOT_ENCODED_YET = Symbol('not encoded yet');
+/** Metadata texts kept at most (a purchase's commands share one; a few hundred purchases are in flight). */
+const RECENT_METADATA = 256;
 
 /**
  * A part of an event as JSON text. A value JSON has no text for (`undefined`, a function) is
