@@ -1,4 +1,4 @@
-import { CannotFulfil, Clock, CommandCaller, EventStore, fold, handleCommand, laterPosition, LogPosition, Scheduler } from '@deals/kernel';
+import { CannotFulfil, Clock, CommandCaller, CommandContext, EventStore, fold, handleCommand, laterPosition, LogPosition, Scheduler } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { couponDecider } from '../domain/coupon/coupon.decider';
 import { couponStream } from '../domain/coupon/coupon.events';
@@ -40,14 +40,14 @@ export class CouponIssuer {
     record: (holdId: string) => ClaimPurchase | RecordPayment | RecordResale,
     forBuyer: ForBuyer = {},
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
-    const now = this.clock.now();
+    const context = { now: this.clock.now(), metadata: caller };
     const { reserved, state: before } = await this.readPurchase(purchaseId);
     const { deal, quantity, holdId: reservedHold } = reserved;
     const codes = this.drawQrCodesAhead(purchaseId, quantity);
     let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
-    if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, forBuyer, caller, now);
-    const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller });
-    const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, now, codes);
+    if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, forBuyer, context);
+    const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context);
+    const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, context, codes);
     const position = laterPosition(recorded.position, issued);
     await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position };
@@ -66,13 +66,14 @@ export class CouponIssuer {
     record: (holdId: string) => RecordPayment,
     forBuyer: ForBuyer,
   ): Promise<{ purchaseId: string; position: LogPosition | null }> {
-    const now = this.clock.now();
+    // One context for the sale, the payment and the coupons: their events share one metadata object.
+    const context = { now: this.clock.now(), metadata: caller };
     // `codes`: from `drawQrCodesAhead`, called when the units were held.
     const { purchaseId, deal, quantity, userId, codes } = purchase;
-    const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, forBuyer, caller, now);
+    const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, forBuyer, context);
     const [recorded, issued] = await Promise.all([
-      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), { now, metadata: caller }),
-      this.issueCoupons(purchaseId, deal, { couponIds: [...codes.keys()], userId }, caller, now, codes),
+      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context),
+      this.issueCoupons(purchaseId, deal, { couponIds: [...codes.keys()], userId }, caller, context, codes),
       disarmHoldRelease(this.scheduler, purchaseId),
     ]);
     return { purchaseId, position: laterPosition(recorded.position, issued) };
@@ -90,8 +91,7 @@ export class CouponIssuer {
    * sold out meanwhile); returns the hold sold. The buyer's units count against the deal's per-user
    * limit (`forBuyer`) unless their hold already did.
    */
-  private async sell(purchaseId: string, dealId: string, holdId: string, quantity: number, forBuyer: ForBuyer, caller: CommandCaller, now: Date): Promise<string> {
-    const context = { now, metadata: caller };
+  private async sell(purchaseId: string, dealId: string, holdId: string, quantity: number, forBuyer: ForBuyer, context: CommandContext): Promise<string> {
     try {
       await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } }, context);
       return holdId;
@@ -113,7 +113,7 @@ export class CouponIssuer {
   async issueOwed(purchaseId: string, caller: CommandCaller & { partnerId: string }): Promise<LogPosition | null> {
     const { reserved, state } = await this.readPurchase(purchaseId);
     if (state.status !== 'fulfilled') return null;
-    return this.issueCoupons(purchaseId, reserved.deal, state, caller, this.clock.now());
+    return this.issueCoupons(purchaseId, reserved.deal, state, caller, { now: this.clock.now(), metadata: caller });
   }
 
   private async issueCoupons(
@@ -121,10 +121,10 @@ export class CouponIssuer {
     deal: DealSnapshot,
     purchase: { couponIds: string[]; userId: string | null },
     caller: CommandCaller & { partnerId: string },
-    now: Date,
+    context: CommandContext,
     codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
-    const context = { now, metadata: caller };
+    const { now } = context;
     const expiresAt = deal.expiresAt ?? (deal.expirationDays ? new Date(now.getTime() + deal.expirationDays * 86_400_000).toISOString() : null);
     // From the state, not the new events: a second run issues the coupons a crash left out.
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
