@@ -227,6 +227,14 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
       await expect(
         store.append('no-json', [{ id: randomUUID(), type: 'Fine', data: {}, metadata }, { id: randomUUID(), type: 'NoMeta', data: {}, metadata: (() => 1) as never }], 'no_stream'),
       ).rejects.toThrow(/metadata has no JSON form/);
+      // A cycle is refused by JSON, as it says; a refused append leaves what it was given unfrozen.
+      const cyclic: Record<string, unknown> = { n: 1 };
+      cyclic.self = cyclic;
+      const before = { n: 0 };
+      await expect(
+        store.append('no-json', [{ id: randomUUID(), type: 'Fine', data: before, metadata }, { id: randomUUID(), type: 'Cycle', data: cyclic, metadata }], 'no_stream'),
+      ).rejects.toThrow(/circular/);
+      expect(Object.isFrozen(before) || Object.isFrozen(metadata)).toBe(false);
       await store.append('no-json', [{ id: randomUUID(), type: 'Null', data: null, metadata }], 'no_stream');
       expect((await store.readStream('no-json')).map((e) => [e.type, e.data, e.revision])).toEqual([['Null', null, 0]]);
       expect((await store.readAll({ after: null, maxCount: 10 })).map((e) => e.type)).toEqual(['Null']);

@@ -37,6 +37,17 @@ describe('RandomIdGenerator', () => {
     // Within one millisecond the time part is the same and the random part tells them apart.
     expect(drawn[0].slice(0, 7)).toBe(orderedTimeText(Date.parse('2026-11-23T06:00:00.000Z')));
   });
+
+  it('still gives ids when the clock is outside what the time part holds (before 1970, after 2109)', () => {
+    const ids = new RandomIdGenerator();
+    for (const [now, time] of [[-86_400_000, '-------'], [2 ** 42 + 86_400_000, 'zzzzzzz']] as const) {
+      jest.useFakeTimers({ now });
+      const [a, b] = [ids.short(), ids.short()];
+      expect([a.slice(0, 7), b.slice(0, 7)]).toEqual([time, time]);
+      expect(a).not.toBe(b);
+      expect(a).toMatch(/^[A-Za-z0-9_-]{19}$/);
+    }
+  });
 });
 
 describe('orderedTimeText', () => {

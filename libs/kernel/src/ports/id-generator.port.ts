@@ -19,6 +19,7 @@ const SHORT_RANDOM_BYTES = 9;
  * Until 2050 the first is a capital letter (never `-`, which a command line would take for an option).
  */
 const TIME_CHARS = 7;
+const MAX_ORDERED_MS = 2 ** (6 * TIME_CHARS) - 1;
 /** The 64 characters of base64url in byte order, so that the encoded times sort as the times do. */
 const ORDERED_DIGITS = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
 const POOL_IDS = 128;
@@ -28,7 +29,7 @@ const POOL_IDS = 128;
  * as the numbers do.
  */
 export function orderedTimeText(ms: number): string {
-  if (!Number.isSafeInteger(ms) || ms < 0 || ms >= 2 ** (6 * TIME_CHARS)) throw new RangeError(`no ordered time text for ${ms}`);
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > MAX_ORDERED_MS) throw new RangeError(`no ordered time text for ${ms}`);
   let text = '';
   for (let i = 0, rest = ms; i < TIME_CHARS; i++, rest = Math.floor(rest / 64)) text = ORDERED_DIGITS[rest % 64] + text;
   return text;
@@ -64,7 +65,8 @@ export function timeOrderedText(randomBytes: number): () => string {
   let timeMs = -1;
   let timeText = '';
   return () => {
-    const now = Date.now();
+    // Held within what 42 bits hold: a clock before 1970 or after 2109 gives unordered ids, not none.
+    const now = Math.min(Math.max(Date.now(), 0), MAX_ORDERED_MS);
     if (now !== timeMs) {
       timeMs = now;
       timeText = orderedTimeText(now);

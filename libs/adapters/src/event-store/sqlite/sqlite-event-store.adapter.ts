@@ -108,16 +108,17 @@ export class SqliteEventStore extends EventStore {
 
   /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */
   private async appendRows(streamId: string, events: NewEvent[], expected: ExpectedRevision, attempts: number): Promise<AppendResult> {
-    // Checked (and frozen) before they are encoded: what the subscriptions get is then what was
-    // written, whatever the appender does afterwards and whenever they read it.
-    const given = events.map((e) => (freezeJson(e.data) && freezeJson(e.metadata) ? e : undefined));
     // A command's events share one metadata object, and so may several commands (handleCommand): it is encoded once.
     let lastMetadata: unknown = NOT_ENCODED_YET;
     let metadataJson = '';
-    const rows = events.map((e, i): [string, string, string, string] => {
-      if (e.metadata !== lastMetadata) metadataJson = this.metadataText(e, (lastMetadata = e.metadata), given[i] !== undefined);
+    const rows = events.map((e): [string, string, string, string] => {
+      if (e.metadata !== lastMetadata) metadataJson = this.metadataText(e, (lastMetadata = e.metadata));
       return [e.id, e.type, jsonText(e, 'data', e.data), metadataJson];
     });
+    // Checked (and frozen) as they are encoded: what the subscriptions get is then what was written,
+    // whatever the appender does afterwards and whenever they read it.
+    const given = events.map((e) => (freezeJson(e.data) && freezeJson(e.metadata) ? e : undefined));
+    given.forEach((e, i) => e && this.rememberMetadataText(e.metadata, rows[i][3]));
     let outcome: AppendWritten;
     try {
       const reply = await this.writer.run<AppendReply>('append', encodeAppend({ streamId, events: rows, expected }), (answer) => {
@@ -138,17 +139,19 @@ export class SqliteEventStore extends EventStore {
   }
 
   /**
-   * An event's metadata as JSON. A frozen one (`freezeJson` passed it: it can no longer change) is
-   * encoded once and its text reused by the next appends that carry the very same object.
+   * An event's metadata as JSON: the text kept for this very object when it was appended before
+   * (and frozen then: see `rememberMetadataText`), else encoded now.
    */
-  private metadataText(event: NewEvent, metadata: unknown, frozen: boolean): string {
-    if (!frozen || metadata === null || typeof metadata !== 'object') return jsonText(event, 'metadata', metadata);
-    const known = this.metadataTexts.get(metadata);
-    if (known !== undefined) return known;
-    const text = jsonText(event, 'metadata', metadata);
+  private metadataText(event: NewEvent, metadata: unknown): string {
+    const known = metadata !== null && typeof metadata === 'object' ? this.metadataTexts.get(metadata) : undefined;
+    return known ?? jsonText(event, 'metadata', metadata);
+  }
+
+  /** Keeps the text of a metadata object `freezeJson` passed (frozen: it can no longer change) for the next appends that carry it. */
+  private rememberMetadataText(metadata: unknown, text: string): void {
+    if (metadata === null || typeof metadata !== 'object' || this.metadataTexts.has(metadata)) return;
     if (this.metadataTexts.size >= RECENT_METADATA) this.metadataTexts.clear();
     this.metadataTexts.set(metadata, text);
-    return text;
   }
 
   /**
@@ -293,8 +296,11 @@ export class SqliteEventStore extends EventStore {
 }
 
 const NOT_ENCODED_YET = Symbol('not encoded yet');
-/** Metadata texts kept at most (a purchase's commands share one; a few hundred purchases are in flight). */
-const RECENT_METADATA = 256;
+/**
+ * Metadata texts kept at most (cleared when full). A purchase's commands share one metadata object
+ * (or three, see handleCommand); the 50 purchases of the bench in flight hold ~150.
+ */
+const RECENT_METADATA = 1024;
 
 /**
  * A part of an event as JSON text. A value JSON has no text for (`undefined`, a function) is
