@@ -10,6 +10,8 @@ import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponCodes, couponCodes } from './coupon-codes';
 import { disarmHoldRelease } from './release-hold-job';
 
+/** A command context whose caller is a partner (the coupons record which one). */
+type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: string } };
 
 /**
  * The tail every purchase shares once it is paid for: sell the held units (on a fresh hold when
@@ -47,7 +49,7 @@ export class CouponIssuer {
     let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
     if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, forBuyer, context);
     const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context);
-    const issued = await this.issueCoupons(purchaseId, deal, recorded.state, caller, context, codes);
+    const issued = await this.issueCoupons(purchaseId, deal, recorded.state, context, codes);
     const position = laterPosition(recorded.position, issued);
     await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position };
@@ -73,7 +75,7 @@ export class CouponIssuer {
     const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, forBuyer, context);
     const [recorded, issued] = await Promise.all([
       handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context),
-      this.issueCoupons(purchaseId, deal, { couponIds: [...codes.keys()], userId }, caller, context, codes),
+      this.issueCoupons(purchaseId, deal, { couponIds: [...codes.keys()], userId }, context, codes),
       disarmHoldRelease(this.scheduler, purchaseId),
     ]);
     return { purchaseId, position: laterPosition(recorded.position, issued) };
@@ -113,18 +115,17 @@ export class CouponIssuer {
   async issueOwed(purchaseId: string, caller: CommandCaller & { partnerId: string }): Promise<LogPosition | null> {
     const { reserved, state } = await this.readPurchase(purchaseId);
     if (state.status !== 'fulfilled') return null;
-    return this.issueCoupons(purchaseId, reserved.deal, state, caller, { now: this.clock.now(), metadata: caller });
+    return this.issueCoupons(purchaseId, reserved.deal, state, { now: this.clock.now(), metadata: caller });
   }
 
   private async issueCoupons(
     purchaseId: string,
     deal: DealSnapshot,
     purchase: { couponIds: string[]; userId: string | null },
-    caller: CommandCaller & { partnerId: string },
-    context: CommandContext,
+    context: PartnerContext,
     codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
-    const { now } = context;
+    const { now, metadata: caller } = context;
     const expiresAt = deal.expiresAt ?? (deal.expirationDays ? new Date(now.getTime() + deal.expirationDays * 86_400_000).toISOString() : null);
     // From the state, not the new events: a second run issues the coupons a crash left out.
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
