@@ -33,6 +33,13 @@
  * charge lock end) and one write of the processor's vault, so a purchase rate near 1/8 of the
  * append rate would mean the store's commit is the limit.
  *
+ * Against, also: a bare Fastify 5 HTTPS POST route (`support/bare-route`, the API's certificate)
+ * that answers every purchase request with the bytes the API answered to one purchase, loaded the
+ * same way ({@link CONNECTIONS} connections, the same bodies, warm-up then measured) right before the
+ * hot deal's run. It is what Node, TLS and Fastify allow on this machine at that moment for such a
+ * call and answer: this machine's speed moves by more than half within minutes, and this ratio
+ * tells a slow phase of the machine from a slow build.
+ *
  * Checks after the hot-deal runs (no oversell): `GET /deals/:id` of the hot deal must show
  * `number_sold` = the purchases the server fulfilled on it (its purchase-details view), which must be
  * at least the 200 answers and at most that plus the requests cut off unanswered by the end of the
@@ -53,6 +60,7 @@ import { RunningApi } from '../apps/api/src/bootstrap';
 // Not re-exported by @deals/runtime's index; the demo seed's own generator.
 import { demoDeals, demoRegions } from '../libs/runtime/src/demo/demo-catalogue';
 import { loadCounts } from './support/api-vs-bare';
+import { startBarePostRoute, TlsMaterial } from './support/bare-route';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { startCpuMeter } from './support/cpu-meter';
 import { groupCommitAppends } from './event-store.bench';
@@ -79,6 +87,8 @@ const DAY_MS = 86_400_000;
 
 export interface PurchasesSession {
   api: RunningApi;
+  /** The API's certificate and key (the bare route serves with them). */
+  tls: TlsMaterial;
   ca: string;
   origin: string;
   apiKey: string;
@@ -96,6 +106,7 @@ export async function purchasesBench(options: BenchOptions): Promise<BenchRow[]>
     const session = await startPurchasesApi(dataDir);
     try {
       const many = await measure(session, options, 'many');
+      const bare = await measureBareRoute(session, options);
       const hot = await measure(session, options, 'hot');
       const reserving = await openReservations(session, OPEN_RESERVATIONS);
       const held = await measure(session, options, 'hot');
@@ -122,6 +133,10 @@ export async function purchasesBench(options: BenchOptions): Promise<BenchRow[]>
           notes: [...runNotes(`one hot deal (${session.hot.id})`, hot), ...check.notes],
         }),
         row('POST /purchases, one hot deal, p99 latency', hot.summary.p99Ms, 'ms', 'raw append p99 (ratio: lower is better)', appends.p99Ms),
+        row('POST /purchases, one hot deal, against the bare route', hot.summary.okPerSec, 'purchases/s', `bare Fastify 5 HTTPS POST route, ${CONNECTIONS} connections`, bare.summary.okPerSec, {
+          limitUnit: 'req/s',
+          notes: bare.notes,
+        }),
         row(`POST /purchases, hot deal + ${OPEN_RESERVATIONS.toLocaleString('en-US')} open holds, purchases/s`, held.summary.okPerSec, 'purchases/s', 'the same hot deal without them, this run', hot.summary.okPerSec, {
           limitUnit: 'purchases/s',
           aim: { min: OPEN_HOLDS_AIM },
@@ -215,7 +230,7 @@ export async function startPurchasesApi(dataDir: string): Promise<PurchasesSessi
     const t2 = performance.now();
     const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
     return {
-      api, ca, origin, apiKey, deals, hot: deals[deals.length - 1], buyers,
+      api, tls, ca, origin, apiKey, deals, hot: deals[deals.length - 1], buyers,
       setupNote:
         `setup (not measured): ${demoRegions().length} regions + ${records.length} deals (demo deals made daily deals, in flight, quantity ${DEAL_QUANTITY.toLocaleString('en-US')}, ` +
         `no max_per_user; ${MANY_DEALS} for the many-deals run, 1 hot) imported in ${sec(t1 - t0)}; ${buyers.length} users + cards over HTTPS, ${SETUP_CONCURRENCY} at a time, in ${sec(t2 - t1)}`,
@@ -297,6 +312,46 @@ export async function measure(session: PurchasesSession, options: BenchOptions, 
     if (r.ok === 0) throw new Error(`POST /purchases (${mode}): no 2xx (statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}; e.g. ${r.failureSamples.join(' | ')})`);
   }
   return { summary: summarize([run]), runs, cpu };
+}
+
+/**
+ * The bare POST route's rate for the purchase requests of the hot run (the same bodies and
+ * connections), answering each with the bytes the API answered to one purchase of the first of the
+ * many deals (made here, outside the measured runs): a warm-up run, then the measured one.
+ */
+async function measureBareRoute(session: PurchasesSession, options: BenchOptions): Promise<{ summary: LoadSummary; notes: string[] }> {
+  const [buyer] = session.buyers;
+  const [deal] = session.deals;
+  const probe = await httpsPostJson(`${session.origin}/purchases?api_key=${session.apiKey}`, session.ca, {
+    deal_id: deal.id, quantity: 1, user_id: buyer.userId, credit_card_id: buyer.cardId, expected_price_per_unit: deal.price,
+  });
+  if (probe.status !== 200) throw new Error(`POST /purchases (the bare route's answer): ${probe.status} ${probe.body.toString('utf8').slice(0, 300)}`);
+  await settle(session);
+  const bare = await startBarePostRoute(session.tls, '/purchases', probe.body);
+  try {
+    const items = purchaseItems(session, 'hot');
+    const load = (durationSec: number) =>
+      runLoad({ origin: bare.origin, paths: [`/purchases?api_key=${session.apiKey}`], connections: CONNECTIONS, ca: session.ca, durationSec, post: { template: '{item}', items } });
+    const warm = await load(options.httpWarmupSec);
+    const meter = startCpuMeter();
+    const run = await load(options.httpDurationSec);
+    const cpu = meter(run.cpuMicros);
+    for (const r of [warm, run]) {
+      if (r.ok === 0 || r.ok !== r.total) throw new Error(`bare POST route: ${r.ok} of ${r.total} answered 2xx (errors ${r.errors}; e.g. ${r.failureSamples.join(' | ')})`);
+    }
+    const summary = summarize([run]);
+    return {
+      summary,
+      notes: [
+        `  bare Fastify 5 HTTPS POST route, right before the hot deal's run: the hot run's request bodies, ${CONNECTIONS} connections, pipelining 1, ` +
+          `${options.httpWarmupSec} s warm-up then ${options.httpDurationSec} s measured; each answered with the API's ${probe.body.length} B answer to one purchase ` +
+          `(what Node, TLS and Fastify allow for this call on this machine at that moment; the machine's speed moves within minutes)`,
+        loadCounts('    bare', summary, cpu),
+      ],
+    };
+  } finally {
+    await bare.close();
+  }
 }
 
 /** How long the log must stay still for the server to count as idle, and how long that may take at most. */
