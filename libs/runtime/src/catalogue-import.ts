@@ -1,6 +1,6 @@
 import { ImportDeal, ImportRegion, RegionTerms, DealTerms, WorkflowState } from '@deals/catalog';
-import { CommandCaller, DomainError, LogPosition, ValidationIssue } from '@deals/kernel';
-import { StockInventory } from '@deals/purchasing';
+import { CommandCaller, DomainError, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { StockInventory, stockTotalIssues } from '@deals/purchasing';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 
@@ -33,6 +33,11 @@ export class CatalogueImport {
   deals(records: DealImportRecord[], caller: CommandCaller, onEach?: () => void): Promise<ImportReport> {
     return this.run(records, onEach, async (record) => {
       const { quantity, state, ...deal } = record;
+      // A quantity that can never be stocked refuses the whole record before its listing is
+      // written: the deal would otherwise be listed with nothing to sell. (One below the units
+      // already sold can only be refused by the inventory, after the listing's changes.)
+      const quantityIssues = quantity === undefined ? [] : stockTotalIssues(quantity);
+      if (quantityIssues.length) throw new ValidationFailed(quantityIssues);
       const listed = await this.commands.execute(new ImportDeal(deal as DealTerms, state, caller));
       if (quantity === undefined) return listed.position;
       const stocked = await this.commands.execute(new StockInventory(deal.id, quantity, caller));

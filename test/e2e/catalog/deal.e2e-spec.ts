@@ -134,4 +134,21 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
     const { body } = await api.call('GET', '/deals/chicago-headphones', { apiKey });
     expect(body.deal).toMatchObject({ current_price: 3499, starting_price: 3499, state: 'paused', purchasable_number: 0 });
   });
+
+  it('refuses a whole import record whose quantity can never be stocked: no listing is left with nothing to sell', async () => {
+    const report = await api.importDeals([
+      { ...spaDay, id: 'chicago-spa-day-negative', quantity: -3 },
+      { ...spaDay, id: 'chicago-spa-day-fraction', quantity: 2.5 },
+    ]);
+    expect(report.outcomes).toEqual([
+      { id: 'chicago-spa-day-negative', ok: false, message: expect.any(String), issues: [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }] },
+      { id: 'chicago-spa-day-fraction', ok: false, message: expect.any(String), issues: [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }] },
+    ]);
+    for (const id of ['chicago-spa-day-negative', 'chicago-spa-day-fraction']) {
+      expect((await api.call('GET', `/deals/${id}`, { apiKey })).status).toBe(404);
+    }
+    // A later import with a good quantity lists and stocks it as any other.
+    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-day-negative', quantity: 3 }])).outcomes[0].ok).toBe(true);
+    expect((await api.call('GET', '/deals/chicago-spa-day-negative', { apiKey })).body.deal).toMatchObject({ num_left: 3 });
+  });
 });

@@ -1,4 +1,4 @@
-import { CannotFulfil, Decider, DomainCommand, ValidationFailed } from '@deals/kernel';
+import { CannotFulfil, Decider, DomainCommand, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import { holdExpiry, InventoryEvent } from './inventory.events';
 
@@ -138,6 +138,14 @@ function close(inventory: Inventory, holdId: string, as: ClosedHold): Inventory 
   };
 }
 
+/**
+ * What is wrong with `total` as a deal's total units: none when it is a whole number from 0. Pure,
+ * so that a catalogue import can refuse a whole record before writing any of it.
+ */
+export function stockTotalIssues(total: unknown): ValidationIssue[] {
+  return Number.isSafeInteger(total) && (total as number) >= 0 ? [] : [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }];
+}
+
 const issue = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field, message }]);
 
 export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEvent> = {
@@ -150,9 +158,8 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
     switch (command.type) {
       case 'StockUnits': {
         const { dealId, total } = command.data;
-        if (!Number.isSafeInteger(total) || total < 0) {
-          throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }]);
-        }
+        const issues = stockTotalIssues(total);
+        if (issues.length) throw new ValidationFailed(issues);
         if (total < inventory.sold) {
           throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'quantity', message: `cannot be below the ${inventory.sold} units already sold` }]);
         }
