@@ -11,7 +11,7 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '2000' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: 10 }, { ...ongoingShipped, quantity: 5 }]);
+    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: 10 }, { ...ongoingShipped, quantity: 5 }, { ...spaDay, id: 'chicago-spa-paused', state: 'paused', quantity: 5 }]);
   });
   afterAll(() => api.close());
 
@@ -53,6 +53,14 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     ]);
     // No user was made: the email is still free.
     expect((await api.call('POST', '/users', { apiKey, body: { email: 'half@example.com' } })).status).toBe(200);
+  });
+
+  it('makes no user or card for a purchase the deal refuses (not on sale, over the per-user limit)', async () => {
+    const paused = await full({ deal_id: 'chicago-spa-paused', quantity: 1, user: { email: 'paused@example.com' }, credit_card: card });
+    expect([paused.status, paused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is not on sale' }]);
+    const over = await full({ deal_id: 'chicago-spa-day', quantity: 11, user: { email: 'over@example.com' }, credit_card: card });
+    expect([over.status, over.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 10 per user' }]);
+    for (const email of ['paused@example.com', 'over@example.com']) expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
   });
 
   it('answers 409 already_charging while an earlier purchase of the same user is being charged', async () => {

@@ -1,20 +1,28 @@
 import { ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
-import { cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
+import { affiliate, cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
 describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/coupons (4.6.2, 4.7, 7.3)', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let basic: { username: string; password: string };
+  let apiKey: string;
   let other: { username: string; password: string };
   beforeAll(async () => {
     api = await TestApi.start({ clock });
     const partner = await api.createPartner('Reseller');
     basic = { username: partner.username, password: partner.password };
+    apiKey = partner.apiKey;
     const second = await api.createPartner('Other reseller');
     other = { username: second.username, password: second.password };
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, quantity: 3 }, { ...ongoingShipped, quantity: 5 }, cardLinked]);
+    await api.importDeals([
+      { ...spaDay, quantity: 3 }, { ...ongoingShipped, quantity: 5 }, cardLinked, { ...affiliate, state: 'in-flight', start_at: '2026-06-01T00:00:00Z', quantity: 10 },
+      { ...spaDay, id: 'chicago-spa-paused', state: 'paused', quantity: 10 },
+      { ...spaDay, id: 'chicago-spa-ended', start_at: '2026-06-01T00:00:00Z', end_at: '2026-06-10T00:00:00Z', quantity: 10 },
+      { ...spaDay, id: 'chicago-spa-submitted', state: 'submitted', quantity: 10 },
+      { ...spaDay, id: 'chicago-spa-expired', expires_at: '2026-06-15T11:00:00Z', quantity: 10 },
+    ]);
   });
   afterAll(() => api.close());
 
@@ -70,5 +78,29 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     expect([unknown.status, unknown.body]).toEqual([404, { status: 'error', message: 'coupon nothing not found', type: 'find_failed' }]);
     expect((await api.call('GET', '/api/v3/coupons/nothing', { basic })).body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'coupon nothing not found' });
     expect((await api.call('GET', `/api/v3/coupons/${spa.id}`, { basic: other })).status).toBe(404);
+  });
+
+  it('records no sale of a deal that is not on sale, not sold, past its vouchers\' expiry, or over the per-user limit in one transaction', async () => {
+    const refusals: Array<[string, number, string]> = [
+      ['chicago-spa-paused', 1, 'the deal is not on sale'],
+      ['chicago-spa-ended', 1, 'the deal is not on sale'],
+      ['chicago-spa-submitted', 1, 'the deal is not on sale'],
+      ['chicago-free-trial', 1, 'an affiliate deal is not bought'],
+      ['chicago-spa-expired', 1, "the deal's vouchers have expired"],
+    ];
+    for (const [dealId, quantity, message] of refusals) {
+      const reply = await sale({ ...voucher, deal_id: dealId, quantity, transaction_reference: `tx-refused-${dealId}` });
+      expect([reply.status, reply.body]).toEqual([422, { status: 'error', error_type: 'cannot_fulfill', error_msg: message }]);
+    }
+    // spaDay's max_per_user is 2; its stock here is used up, so a fresh deal with stock shows the limit.
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-limit', quantity: 10 }]);
+    const tooMany = await sale({ ...voucher, deal_id: 'chicago-spa-limit', quantity: 3, transaction_reference: 'tx-too-many' });
+    expect([tooMany.status, tooMany.body]).toEqual([422, { status: 'error', error_type: 'cannot_fulfill', error_msg: 'at most 2 per user' }]);
+    const { body } = await api.call('GET', '/api/v3/deals?fields=id,num_left&filter=region[chicago]', { basic });
+    expect(body.deals.find((d: { id: string }) => d.id === 'chicago-spa-limit').num_left).toBe(10);
+    // Nothing was held or sold on the refused deals.
+    for (const id of ['chicago-spa-paused', 'chicago-spa-expired', 'chicago-free-trial']) {
+      expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ number_sold: 0 });
+    }
   });
 });

@@ -2,7 +2,7 @@ import { EventStore, ManualClock, PaymentGateway, Scheduler } from '@deals/kerne
 import { CouponQr } from '../../../libs/purchasing/src/coupon-images/coupon-qr';
 import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
 import { TestApi } from '../../support/api-harness';
-import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
 describe('POST /purchases: buying with a stored card', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
@@ -19,7 +19,9 @@ describe('POST /purchases: buying with a stored card', () => {
     api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '600' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, quantity: 10, max_per_user: 4 }]);
+    await api.importDeals([
+      { ...spaDay, quantity: 10, max_per_user: 4 }, { ...spaDay, id: 'chicago-spa-expired', expires_at: '2026-06-15T11:00:00Z', quantity: 10 }, { ...ongoingShipped, quantity: 5 },
+    ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-buyer@example.com' } })).body.user_id;
     for (const [name, number] of Object.entries(TEST_CARDS)) cards[name] = await storeCard(userId, number);
   });
@@ -68,6 +70,19 @@ describe('POST /purchases: buying with a stored card', () => {
     // max_per_user is 4: 2 + 1 (the slow one) are bought, so one more is allowed and then no more.
     expect((await buy()).status).toBe(200);
     expect((await buy()).body).toMatchObject({ error_type: 'cannot_fufill', error_msg: 'at most 4 per user; already bought 4' });
+  });
+
+  it('sells no vouchers that have already expired, and no shipped goods without an address; nothing is charged or held', async () => {
+    const expired = await buy({ deal_id: 'chicago-spa-expired' });
+    expect([expired.status, expired.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: "the deal's vouchers have expired" }]);
+    const unshipped = await buy({ deal_id: 'chicago-headphones', expected_price_per_unit: 3999 });
+    expect([unshipped.status, unshipped.body.errors]).toEqual([422, [{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]]);
+    const address = { name: 'Card Buyer', address_one: '1 Lake St', postal_code: '60601', city: 'Chicago', state: 'IL', country: 'US' };
+    const shipped = await buy({ deal_id: 'chicago-headphones', expected_price_per_unit: 3999, shipping_address: address });
+    expect(shipped.status).toBe(200);
+    for (const id of ['chicago-spa-expired', 'chicago-headphones']) {
+      expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ number_sold: id === 'chicago-headphones' ? 1 : 0 });
+    }
   });
 
   it('refuses a stale price, a foreign card, and more than the per-user limit', async () => {

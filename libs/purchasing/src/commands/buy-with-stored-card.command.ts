@@ -1,5 +1,5 @@
 import { AccountQueries } from '@deals/accounts';
-import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
+import { CatalogQueries } from '@deals/catalog';
 import {
   CannotFulfil, Clock, CommandCaller, Declined, DomainError, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, Scheduler,
   ValidationFailed, ValidationIssue,
@@ -15,6 +15,7 @@ import { readShippingAddress, ShippingAddress } from '../domain/purchase/shippin
 import { CouponIssuer } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
 import { refundUnfulfilledCharge } from './refund-unfulfilled';
+import { refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -39,8 +40,6 @@ export class BuyWithStoredCard extends Command<{ purchaseId: string; position: L
     super();
   }
 }
-
-const BUYABLE = ['daily-deal', 'on-going'];
 
 function read(input: Record<string, unknown>) {
   const issues: ValidationIssue[] = [];
@@ -101,8 +100,11 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const view = await this.catalog.deal(order.dealId);
     if (!view) throw new NotFound(`deal ${order.dealId} not found`);
     const deal = view.deal!;
-    if (!BUYABLE.includes(deal.type)) throw new CannotFulfil(`a ${deal.type} deal is not bought`);
-    if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime()) !== 'in-flight') throw new CannotFulfil('the deal is not on sale');
+    refuseUnsellable(view, now.getTime(), SOLD_TYPES);
+    // Part 2.1: shipped goods need an address to buy (the full purchase requires its section too).
+    if (deal.fulfillment_method === 'shipped' && !order.shipping) {
+      throw new ValidationFailed([{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]);
+    }
     if (order.expectedPrice !== deal.current_price) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: `is ${order.expectedPrice}, but the price is now ${deal.current_price}` }]);
     }

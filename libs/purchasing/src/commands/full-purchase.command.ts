@@ -5,6 +5,7 @@ import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cq
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { BuyWithStoredCard } from './buy-with-stored-card.command';
+import { refuseOverLimit, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -64,6 +65,11 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       if (typeof input.shipping_address_id === 'string' && !shipping) issue('shipping_address', 'shipping_address_id', 'names no known address', 'not_found');
     }
     if (issues.length) throw new ValidationFailed(issues);
+    // The deal's own refusals come before any user or card is made for a purchase that cannot happen.
+    if (view) {
+      refuseUnsellable(view, now.getTime(), SOLD_TYPES);
+      refuseOverLimit(view, input.quantity as number);
+    }
 
     const extra: Record<string, unknown> = {};
     try {

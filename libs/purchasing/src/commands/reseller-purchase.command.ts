@@ -7,6 +7,7 @@ import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
 import { CouponIssuer } from './coupon-issuer';
+import { refuseOverLimit, refuseUnsellable, RESOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -73,6 +74,10 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       if (first.length) return this.complete(owner, input, caller);
     }
     try {
+      // Only a new sale is held to the deal's terms now: a repeat above answers the first one.
+      refuseUnsellable(view, now.getTime(), RESOLD_TYPES);
+      // One transaction is one buyer's (a reseller names no user of ours to count across sales).
+      refuseOverLimit(view, quantity as number);
       await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: owner, quantity: quantity as number } }, context);
     } catch (error) {
       if (error instanceof CannotFulfil) throw new CannotFulfilReseller(error.message);

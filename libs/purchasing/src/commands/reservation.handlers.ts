@@ -1,5 +1,5 @@
 import { AccountQueries } from '@deals/accounts';
-import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
+import { CatalogQueries } from '@deals/catalog';
 import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
@@ -9,8 +9,7 @@ import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
-
-const BUYABLE = ['daily-deal', 'on-going'];
+import { refuseOverLimit, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 @CommandHandler(ReserveUnits)
 export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
@@ -25,9 +24,8 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     const view = await this.catalog.deal(dealId as string);
     if (!view) throw new NotFound(`deal ${dealId} not found`);
     const deal = view.deal!;
-    if (!BUYABLE.includes(deal.type)) throw new CannotFulfil(`a ${deal.type} deal is not bought`);
-    if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime()) !== 'in-flight') throw new CannotFulfil('the deal is not on sale');
-    if (deal.max_per_user !== undefined && (quantity as number) > deal.max_per_user) throw new CannotFulfil(`at most ${deal.max_per_user} per user`);
+    refuseUnsellable(view, now.getTime(), SOLD_TYPES);
+    refuseOverLimit(view, quantity as number);
     const purchaseId = this.ids.short();
     const context = { now, metadata: caller };
     // The reservation is on disk before its hold, so a crash never leaves a hold nobody owns (a

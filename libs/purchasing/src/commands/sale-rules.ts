@@ -1,0 +1,26 @@
+import { DealDetails, effectiveStateAt } from '@deals/catalog';
+import { CannotFulfil } from '@deals/kernel';
+
+/** Deal types the service sells vouchers of itself (stored-card, full and reserved purchases). */
+export const SOLD_TYPES: readonly string[] = ['daily-deal', 'on-going'];
+/** Deal types a reseller may record sales of (part 4.6.2's kinds: vouchers, shipped goods, card-linked offers). */
+export const RESOLD_TYPES: readonly string[] = ['daily-deal', 'on-going', 'card-linked'];
+
+/**
+ * Refuses a new sale of `view`'s deal at `now` (422 cannot_fufill, or cannot_fulfill on the reseller
+ * call): a type not sold this way (an affiliate deal has no purchases or vouchers, part 2.2), a deal
+ * not in flight (part 3.1: submitted, in review, approved but not started, paused, landed,
+ * cancelled...), and vouchers that have already expired (they could never be redeemed).
+ */
+export function refuseUnsellable(view: DealDetails, now: number, types: readonly string[]): void {
+  const deal = view.deal!;
+  if (!types.includes(deal.type)) throw new CannotFulfil(`${/^[aeiou]/.test(deal.type) ? 'an' : 'a'} ${deal.type} deal is not bought`);
+  if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now) !== 'in-flight') throw new CannotFulfil('the deal is not on sale');
+  if (typeof deal.expires_at === 'string' && Date.parse(deal.expires_at) <= now) throw new CannotFulfil("the deal's vouchers have expired");
+}
+
+/** Refuses more units in one purchase than the deal's per-user limit allows (the inventory counts a known user's other units too). */
+export function refuseOverLimit(view: DealDetails, quantity: number): void {
+  const limit = view.deal!.max_per_user;
+  if (limit !== undefined && limit !== null && quantity > limit) throw new CannotFulfil(`at most ${limit} per user`);
+}
