@@ -103,4 +103,16 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
       expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ number_sold: 0 });
     }
   });
+
+  it('cancels no coupon of a purchase the service charged: its buyer would be left charged with nothing to redeem', async () => {
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-card', quantity: 5 }]);
+    const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-buyer@example.com' } })).body.user_id;
+    const cardId = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const bought = await api.call('POST', '/purchases', { apiKey, body: { deal_id: 'chicago-spa-card', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 } });
+    expect(bought.status).toBe(200);
+    const [coupon] = bought.body.purchase.coupons;
+    const refused = await api.call('DELETE', `/api/v3/coupons/${coupon.id}/cancel`, { basic });
+    expect([refused.status, refused.body]).toEqual([422, { status: 'error', message: 'the coupon cannot be cancelled', code: '422', errors: { coupons: ['the barcode is non-refundable'] } }]);
+    expect((await api.call('GET', `/api/v3/coupons/${coupon.id}`, { basic })).body.coupon.state).toBe('valid');
+  });
 });

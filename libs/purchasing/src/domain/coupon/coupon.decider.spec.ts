@@ -22,5 +22,15 @@ describe('coupon decider', () => {
     given([issued()]).when(redeem('a', 'u2'), now).thenThrows(NotFound);
     given([]).when(redeem(), now).thenThrows(NotFound);
   });
+  it('cancels a valid coupon of a reseller purchase once; refuses the coupons of other purchases, shipped goods, and used coupons with part 7.3 reasons', () => {
+    const cancel = (resold = true, partnerId = 'a') => ({ type: 'CancelCoupon' as const, data: { couponId: 'c1', partnerId, resold } });
+    given([issued()]).when(cancel(), now).then([{ type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: now.toISOString() } }]);
+    given([issued()]).when(cancel(false), now).thenThrows(ValidationFailed, { message: 'the barcode is non-refundable' });
+    given([issued(), { type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: now.toISOString() } }]).when(cancel(), now).thenThrows(ValidationFailed, { message: 'the coupons are already part of another refund' });
+    given([{ ...issued(), data: { ...issued().data, refundable: false } } as CouponEvent]).when(cancel(), now).thenThrows(ValidationFailed, { message: 'the barcode is non-refundable' });
+    given([issued(), { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } }]).when(cancel(), now).thenThrows(ValidationFailed, { message: 'the coupon is in a non-refundable state' });
+    given([issued('2026-06-01T00:00:00Z')]).when(cancel(), now).thenThrows(ValidationFailed, { message: 'the coupon is in a non-refundable state' });
+    given([issued()]).when(cancel(true, 'b'), now).thenThrows(NotFound);
+  });
   it('is issued once', () => given([issued()]).when({ type: 'IssueCoupon', data: issued().data as never }, now).then([]));
 });

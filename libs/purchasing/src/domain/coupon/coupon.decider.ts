@@ -3,7 +3,13 @@ import { CouponEvent, CouponIssued } from './coupon.events';
 
 export type IssueCoupon = DomainCommand<'IssueCoupon', CouponIssued['data']>;
 export type RedeemCoupon = DomainCommand<'RedeemCoupon', { couponId: string; partnerId: string; userId?: string }>;
-export type CancelCoupon = DomainCommand<'CancelCoupon', { couponId: string; partnerId: string }>;
+/**
+ * `resold`: whether the coupon's purchase is a reseller's (part 4.6.2). Only those are cancelled
+ * through the reseller call (part 1: resellers "check or cancel the coupons of those purchases"); a
+ * coupon of a card purchase or a claimed reservation is non-refundable there: voiding it would
+ * leave its buyer charged with nothing to redeem.
+ */
+export type CancelCoupon = DomainCommand<'CancelCoupon', { couponId: string; partnerId: string; resold: boolean }>;
 export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon;
 
 /** A cancel refused for one of part 7.3's reasons; the reseller body lists them. */
@@ -47,7 +53,7 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
       const { couponId, partnerId } = command.data;
       if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
       if (coupon.cancelled) throw new CouponNotRefundable(REFUND_REASONS.refunded);
-      if (!coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
+      if (!command.data.resold || !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
       if (couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
       return [{ type: 'CouponCancelled', data: { couponId, cancelledAt: now.toISOString() } }];
     }
