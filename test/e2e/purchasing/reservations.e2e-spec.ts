@@ -1,4 +1,5 @@
-import { EventStore, ManualClock } from '@deals/kernel';
+import { EventStore, handleCommand, ManualClock, OPERATOR } from '@deals/kernel';
+import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/inventory.decider';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
@@ -6,15 +7,18 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
+  let basic: { username: string; password: string };
   let userId: string;
   beforeAll(async () => {
     api = await TestApi.start({ clock });
-    apiKey = (await api.createPartner()).apiKey;
+    const partner = await api.createPartner();
+    apiKey = partner.apiKey;
+    basic = { username: partner.username, password: partner.password };
     await api.importRegions([chicago]);
     // The buyer claims all five spa-day units across the tests below, so the limit allows five.
     await api.importDeals([
       { ...spaDay, quantity: 5, max_per_user: 5 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }, { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
-      { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 },
+      { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 }, { ...spaDay, id: 'race-deal', quantity: 10, max_per_user: undefined },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
   });
@@ -174,5 +178,43 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     expect(log.filter((e) => e.type === 'UnitsHeld')).toHaveLength(50);
     expect(new Set(log.filter((e) => e.type === 'UnitsSold').map((e) => (e.data as { holdId: string }).holdId)).size).toBe(50);
     expect(log.filter((e) => e.type === 'UnitsReleased')).toHaveLength(0);
+  });
+
+  it('never answers a release while a claim keeps the units: a release after the claim sold them is refused, one before it makes the claim buy fresh units', async () => {
+    const store = api.get(EventStore);
+    const context = { now: clock.now(), metadata: OPERATOR };
+    // The claim's first step (its sale of the held units) lands before the release.
+    const first = (await reserve(1, 'race-deal')).body.purchase.id as string;
+    await handleCommand(store, 'inventory-race-deal', inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'race-deal', holdId: first } }, context);
+    const late = await release(first);
+    expect([late.status, late.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is being claimed: its units are sold' }]]);
+    expect((await claim(first)).body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled' });
+    // The release's first step (the units back) lands before the claim: the claim buys fresh units, and the release is then refused as claimed.
+    const second = (await reserve(1, 'race-deal')).body.purchase.id as string;
+    await handleCommand(store, 'inventory-race-deal', inventoryDecider, { type: 'ReleaseHold', data: { dealId: 'race-deal', holdId: second, reason: 'released' } }, context);
+    expect((await claim(second)).body.purchase).toMatchObject({ fulfillment_state: 'fulfilled' });
+    expect((await release(second)).body.errors[0].message).toBe('is claimed and can no longer be released');
+    // Two units sold with a coupon each, one released and not sold: nothing given away.
+    await api.settle();
+    expect(await numLeft('race-deal')).toBe(8);
+    const log = await store.readStream('inventory-race-deal');
+    expect(log.filter((e) => e.type === 'UnitsSold').map((e) => (e.data as { holdId: string }).holdId)).toEqual([first, `${second}-r`]);
+  });
+
+  it('claims and releases only reservations: a card purchase or a reseller sale is refused, and nothing is sold for the attempt', async () => {
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'not-reserved@example.com' } })).body.user_id;
+    const card = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: buyer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const bought = (await api.call('POST', '/purchases', { apiKey, body: { deal_id: 'race-deal', quantity: 1, user_id: buyer, credit_card_id: card, expected_price_per_unit: 4900 } })).body.purchase;
+    const left = await numLeft('race-deal');
+    const refusal = [{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is not a reservation: only a reserved purchase is claimed or released' }];
+    for (const reply of [await claim(bought.id), await claim(bought.id, buyer), await release(bought.id)]) expect([reply.status, reply.body.errors]).toEqual([422, refusal]);
+    expect((await api.call('GET', `/purchases/${bought.id}`, { apiKey })).body.purchase).toMatchObject({ fulfillment_state: 'fulfilled', user_id: buyer });
+    const resold = (await api.call('POST', '/api/v3/resellers/purchases', {
+      basic, body: { deal_id: 'race-deal', quantity: 1, transaction_reference: 'tx-not-reserved', transaction_date: '2026-06-15T11:00:00Z', transaction_amount: 4900, first_name: 'Ray', last_name: 'Sell' },
+    })).body;
+    const leftAfterResale = await numLeft('race-deal');
+    expect(leftAfterResale).toBe(left - 1);
+    for (const reply of [await claim(resold.id), await release(resold.id)]) expect([reply.status, reply.body.errors]).toEqual([422, refusal]);
+    expect(await numLeft('race-deal')).toBe(leftAfterResale);
   });
 });

@@ -86,7 +86,10 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     const snapshot = dealSnapshot(deal);
     await handleCommand(this.store, purchaseStream(owner), purchaseDecider, {
       type: 'ReservePurchase',
-      data: { purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: owner, reservedAt: now.toISOString(), holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString() },
+      data: {
+        purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: owner, reservedAt: now.toISOString(),
+        holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(), via: 'reseller',
+      },
     }, context);
     return this.complete(owner, input, caller);
   }

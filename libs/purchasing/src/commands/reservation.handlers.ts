@@ -1,10 +1,10 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { CannotFulfil, Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, LogPosition, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
-import { purchaseDecider } from '../domain/purchase/purchase.decider';
+import { notAReservation, purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
@@ -68,6 +68,9 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
     if (typeof userId !== 'string' || userId === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'user_id', message: 'is required' }]);
     const { state: purchase } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    // Checked before anything is sold: a card purchase or a resale completes on its own path.
+    const refusal = notAReservation(purchase);
+    if (refusal) throw refusal;
     if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
     if (purchase.status === 'fulfilled' && purchase.userId !== userId) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is already claimed by another user' }]);
@@ -87,13 +90,24 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
 export class ReleaseReservationHandler implements ICommandHandler<ReleaseReservation> {
   constructor(private readonly store: EventStore, private readonly scheduler: Scheduler, private readonly clock: Clock) {}
 
+  /**
+   * The units go back first, then the purchase is marked released: a claim running at the same
+   * time has either sold them already (the release is refused, and the claim answers fulfilled) or
+   * finds them released (it buys fresh units, part 3.2, and this release is then refused as claimed).
+   * A release is never answered while the claim keeps its units.
+   */
   async execute({ purchaseId, caller }: ReleaseReservation) {
     const context = { now: this.clock.now(), metadata: caller };
+    const { state: before } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
+    if (before.status === 'none' || before.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    const refusal = notAReservation(before);
+    if (refusal) throw refusal;
+    let inventory: { position: LogPosition | null } = { position: null };
+    if (before.status === 'reserved' || before.status === 'released') {
+      const dealId = before.dealId!;
+      inventory = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId: before.holdId!, reason: 'released' } }, context);
+    }
     const released = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } }, context);
-    const dealId = released.state.dealId!;
-    const inventory = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, {
-      type: 'ReleaseHold', data: { dealId, holdId: released.state.holdId!, reason: 'released' },
-    }, context);
     await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position: laterPosition(released.position, inventory.position) };
   }

@@ -72,6 +72,9 @@ describe('inventory decider', () => {
     it('releases an open hold once; the units are left again', () => {
       given([stocked(10), held('h1', 3)]).when(release('h1'), at(1)).then([released('h1', 3, 'released')]);
       given([stocked(10), held('h1', 3), released('h1', 3, 'released')]).when(release('h1'), at(1)).then([]);
+      // A partner's release of a hold a claim has sold is refused (its units are not returned); other releases of it change nothing.
+      given([stocked(10), held('h1', 3), sold('h1', 3)]).when(release('h1'), at(1)).thenThrows(ValidationFailed, { message: 'id is being claimed: its units are sold' });
+      given([stocked(10), held('h1', 3), sold('h1', 3)]).when({ type: 'ReleaseHold', data: { dealId: 'd1', holdId: 'h1', reason: 'payment_failed' } }, at(1)).then([]);
       given([stocked(3), held('h1', 3), released('h1', 3, 'released')]).when(hold('h2', 3), at(1)).then([held('h2', 3, 1)]);
     });
     it('releases an expired hold only once it has expired, and never a sold one', () => {

@@ -193,6 +193,8 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
       case 'ReleaseHold': {
         const { dealId, holdId, reason } = command.data;
         const hold = inventory.holds.get(holdId);
+        // A partner's release of units a claim has sold meanwhile: the units are not returned.
+        if (!hold && reason === 'released' && inventory.closed.has(holdId) && inventory.closed.get(holdId) !== 'released') throw issue('id', 'is being claimed: its units are sold');
         if (!hold) return [];
         return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason } }];
       }

@@ -30,6 +30,16 @@ describe('purchase decider', () => {
     it('is released', () => given([reserved]).when(release(), now).then([{ type: 'PurchaseReleased', data: { purchaseId: 'p1', reason: 'released' } }]));
     it("is another partner's: not found", () => given([reserved]).when(claim('u1', 'b'), now).thenThrows(NotFound));
   });
+  describe('not a reservation', () => {
+    const card: PurchaseEvent = { ...reserved, data: { ...(reserved.data as object), payment: { userId: 'u1', creditCardId: 'c1', sessionId: null } } } as PurchaseEvent;
+    const resale: PurchaseEvent = { ...reserved, data: { ...(reserved.data as object), via: 'reseller' } } as PurchaseEvent;
+    it('is neither claimed nor released: a card purchase or a resale completes on its own path', () => {
+      for (const start of [card, resale]) {
+        given([start]).when(claim('u1'), now).thenThrows(ValidationFailed, { message: 'id is not a reservation: only a reserved purchase is claimed or released' });
+        given([start]).when(release(), now).thenThrows(ValidationFailed, { message: 'id is not a reservation: only a reserved purchase is claimed or released' });
+      }
+    });
+  });
   describe('fulfilled', () => {
     it('changes nothing when claimed again by the same user', () => given([reserved, claimed('u1')]).when(claim('u1'), now).then([]));
     it('refuses another user and a release', () => {

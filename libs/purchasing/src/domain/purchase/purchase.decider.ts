@@ -16,9 +16,16 @@ export type RecordResale = DomainCommand<
 export type PurchaseCommand = ReservePurchase | ClaimPurchase | ReleasePurchase | RecordPayment | RecordNonPayment | RecordResale;
 
 export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released' | 'declined' | 'failed';
+/**
+ * How the purchase is paid for: a reservation (`POST /purchases/reserve`) the partner pays for and
+ * then claims or releases; a stored card the service charges; a reseller's recorded sale. Only a
+ * reservation is claimed or released: a card purchase or a resale completes on its own path.
+ */
+export type PurchaseKind = 'reservation' | 'card' | 'resale';
 
 export interface Purchase {
   status: PurchaseStatus;
+  kind: PurchaseKind | null;
   partnerId: string | null;
   /** The deal bought (from the reservation's snapshot). */
   dealId: string | null;
@@ -31,8 +38,13 @@ export interface Purchase {
 
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message }]);
 
+/** The refusal of a claim or release of a purchase that is not a reservation (null for a reservation). */
+export function notAReservation(purchase: Purchase): ValidationFailed | null {
+  return purchase.kind === 'reservation' ? null : refuse('is not a reservation: only a reserved purchase is claimed or released');
+}
+
 export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> = {
-  initialState: () => ({ status: 'none', partnerId: null, dealId: null, quantity: 0, unitPrice: 0, holdId: null, userId: null, couponIds: [] }),
+  initialState: () => ({ status: 'none', kind: null, partnerId: null, dealId: null, quantity: 0, unitPrice: 0, holdId: null, userId: null, couponIds: [] }),
 
   decide(command, purchase, now) {
     if (command.type === 'ReservePurchase') {
@@ -65,6 +77,10 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
       if (purchase.status !== 'reserved') return [];
       return [{ type: 'PurchaseNotPaid', data: { purchaseId, outcome: command.data.outcome, reason: command.data.reason } }];
     }
+    if (command.type === 'ReleasePurchase' || command.type === 'ClaimPurchase') {
+      const refusal = notAReservation(purchase);
+      if (refusal) throw refusal;
+    }
     if (command.type === 'ReleasePurchase') {
       if (purchase.status === 'released') return [];
       if (purchase.status === 'fulfilled') throw refuse('is claimed and can no longer be released');
@@ -84,7 +100,10 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
   evolve(purchase, event) {
     switch (event.type) {
       case 'PurchaseReserved':
-        return { ...purchase, status: 'reserved', partnerId: event.data.partnerId, dealId: event.data.deal.dealId, quantity: event.data.quantity, unitPrice: event.data.deal.unitPrice, holdId: event.data.holdId };
+        return {
+          ...purchase, status: 'reserved', kind: event.data.payment ? 'card' : event.data.via === 'reseller' ? 'resale' : 'reservation', partnerId: event.data.partnerId,
+          dealId: event.data.deal.dealId, quantity: event.data.quantity, unitPrice: event.data.deal.unitPrice, holdId: event.data.holdId,
+        };
       case 'PurchaseClaimed':
         return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };
       case 'PurchaseReleased':

@@ -29,6 +29,8 @@ export type PurchaseReserved = DomainEvent<
     purchaseId: string; partnerId: string; deal: DealSnapshot; quantity: number; holdId: string; reservedAt: string; holdExpiresAt: string;
     /** Set when the service itself charges a stored card (POST /purchases): whom, with which card. */
     payment?: { userId: string; creditCardId: string; sessionId: string | null };
+    /** 'reseller' for a sale a reseller recorded (part 4.6.2); absent for the others. */
+    via?: 'reseller';
     shipping?: ShippingAddress;
   }
 >;
