@@ -19,6 +19,7 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     await api.importDeals([
       { ...spaDay, quantity: 5, max_per_user: 5 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }, { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
       { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 }, { ...spaDay, id: 'race-deal', quantity: 10, max_per_user: undefined },
+      { ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
   });
@@ -216,5 +217,18 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     expect(leftAfterResale).toBe(left - 1);
     for (const reply of [await claim(resold.id), await release(resold.id)]) expect([reply.status, reply.body.errors]).toEqual([422, refusal]);
     expect(await numLeft('race-deal')).toBe(leftAfterResale);
+  });
+
+  it('claims a live hold of a deal paused since, but takes no fresh units of it for a released reservation', async () => {
+    const live = (await reserve(1, 'pausing-deal')).body.purchase.id as string;
+    const released = (await reserve(1, 'pausing-deal')).body.purchase.id as string;
+    await release(released);
+    await api.importDeals([{ ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined, state: 'paused' }]);
+    expect((await reserve(1, 'pausing-deal')).body.error_msg).toBe('the deal is not on sale');
+    // The hold was taken while the deal was on sale: its units are the buyer's.
+    expect((await claim(live)).body.purchase).toMatchObject({ fulfillment_state: 'fulfilled' });
+    const refused = await claim(released);
+    expect([refused.status, refused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is not on sale' }]);
+    expect((await api.call('GET', '/deals/pausing-deal', { apiKey })).body.deal).toMatchObject({ number_sold: 1 });
   });
 });

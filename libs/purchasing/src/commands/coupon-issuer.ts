@@ -1,3 +1,4 @@
+import { CatalogQueries } from '@deals/catalog';
 import { CannotFulfil, Clock, CommandCaller, CommandContext, EventStore, fold, handleCommand, laterPosition, LogPosition, Scheduler } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { couponDecider } from '../domain/coupon/coupon.decider';
@@ -9,6 +10,7 @@ import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../do
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponCodes, couponCodes } from './coupon-codes';
 import { disarmHoldRelease } from './release-hold-job';
+import { refuseOffSale } from './sale-rules';
 
 /** A command context whose caller is a partner (the coupons record which one). */
 type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: string } };
@@ -21,7 +23,13 @@ type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: 
  */
 @Injectable()
 export class CouponIssuer {
-  constructor(private readonly store: EventStore, private readonly scheduler: Scheduler, private readonly clock: Clock, private readonly qr: CouponQr) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly scheduler: Scheduler,
+    private readonly clock: Clock,
+    private readonly qr: CouponQr,
+    private readonly catalog: CatalogQueries,
+  ) {}
 
   /**
    * Starts drawing the QR images of a purchase's coupons (their codes derive from the purchase id),
@@ -102,6 +110,11 @@ export class CouponIssuer {
       // One replacement per purchase, by a fixed id: a retry after a crash finds it held or sold
       // (both commands change nothing then) instead of selling the purchase's units twice.
       const fresh = `${purchaseId}-r`;
+      // Fresh units only while the deal is on sale: a paused or ended deal sells none (a card
+      // purchase refunds its charge then; a claim is refused).
+      const view = await this.catalog.deal(dealId);
+      if (!view) throw new CannotFulfil('the deal is no longer listed');
+      refuseOffSale(view, context.now.getTime());
       await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity, ...forBuyer } }, context);
       await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId: fresh } }, context);
       return fresh;

@@ -15,6 +15,16 @@ export const RESOLD_TYPES: readonly string[] = ['daily-deal', 'on-going', 'card-
 export function refuseUnsellable(view: DealDetails, now: number, types: readonly string[]): void {
   const deal = view.deal!;
   if (!types.includes(deal.type)) throw new CannotFulfil(`${/^[aeiou]/.test(deal.type) ? 'an' : 'a'} ${deal.type} deal is not bought`);
+  refuseOffSale(view, now);
+}
+
+/**
+ * Refuses fresh units of a deal that is not on sale at `now`, or whose vouchers have expired: a
+ * claim whose reservation lapsed or was released, and a paid purchase whose hold lapsed, take
+ * fresh units only on these terms (a live hold, taken while the deal was on sale, is sold as it is).
+ */
+export function refuseOffSale(view: DealDetails, now: number): void {
+  const deal = view.deal!;
   if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now) !== 'in-flight') throw new CannotFulfil('the deal is not on sale');
   if (typeof deal.expires_at === 'string' && Date.parse(deal.expires_at) <= now) throw new CannotFulfil("the deal's vouchers have expired");
 }
