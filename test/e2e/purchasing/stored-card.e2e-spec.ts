@@ -21,6 +21,7 @@ describe('POST /purchases: buying with a stored card', () => {
     await api.importRegions([chicago]);
     await api.importDeals([
       { ...spaDay, quantity: 10, max_per_user: 4 }, { ...spaDay, id: 'chicago-spa-expired', expires_at: '2026-06-15T11:00:00Z', quantity: 10 }, { ...ongoingShipped, quantity: 5 },
+      { ...spaDay, id: 'chicago-spa-free', current_price: 0, quantity: 10 },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-buyer@example.com' } })).body.user_id;
     for (const [name, number] of Object.entries(TEST_CARDS)) cards[name] = await storeCard(userId, number);
@@ -72,7 +73,7 @@ describe('POST /purchases: buying with a stored card', () => {
     expect((await buy()).body).toMatchObject({ error_type: 'cannot_fufill', error_msg: 'at most 4 per user; already bought 4' });
   });
 
-  it('sells no vouchers that have already expired, and no shipped goods without an address; nothing is charged or held', async () => {
+  it('sells no vouchers that have already expired, no shipped goods without an address, and no free deal by card; nothing is charged or held', async () => {
     const expired = await buy({ deal_id: 'chicago-spa-expired' });
     expect([expired.status, expired.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: "the deal's vouchers have expired" }]);
     const unshipped = await buy({ deal_id: 'chicago-headphones', expected_price_per_unit: 3999 });
@@ -80,6 +81,9 @@ describe('POST /purchases: buying with a stored card', () => {
     const address = { name: 'Card Buyer', address_one: '1 Lake St', postal_code: '60601', city: 'Chicago', state: 'IL', country: 'US' };
     const shipped = await buy({ deal_id: 'chicago-headphones', expected_price_per_unit: 3999, shipping_address: address });
     expect(shipped.status).toBe(200);
+    const free = await buy({ deal_id: 'chicago-spa-free', expected_price_per_unit: 0 });
+    expect([free.status, free.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'a free deal is not bought with a card: reserve and claim it' }]);
+    expect((await api.call('GET', '/deals/chicago-spa-free', { apiKey })).body.deal).toMatchObject({ num_left: 10 });
     for (const id of ['chicago-spa-expired', 'chicago-headphones']) {
       expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ number_sold: id === 'chicago-headphones' ? 1 : 0 });
     }

@@ -15,7 +15,7 @@ import { readShippingAddress, ShippingAddress } from '../domain/purchase/shippin
 import { CouponIssuer } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
 import { refundUnfulfilledCharge } from './refund-unfulfilled';
-import { refuseUnsellable, SOLD_TYPES } from './sale-rules';
+import { refuseFreeCardPurchase, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -101,6 +101,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (!view) throw new NotFound(`deal ${order.dealId} not found`);
     const deal = view.deal!;
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
+    refuseFreeCardPurchase(view);
     // Part 2.1: shipped goods need an address to buy (the full purchase requires its section too).
     if (deal.fulfillment_method === 'shipped' && !order.shipping) {
       throw new ValidationFailed([{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]);

@@ -34,3 +34,11 @@ export function refuseOverLimit(view: DealDetails, quantity: number): void {
   const limit = view.deal!.max_per_user;
   if (limit !== undefined && limit !== null && quantity > limit) throw new CannotFulfil(`at most ${limit} per user`);
 }
+
+/**
+ * Refuses a card purchase of a free deal (current_price 0): a processor charges only a positive
+ * amount, and there is nothing to charge. Such a deal is reserved and claimed instead.
+ */
+export function refuseFreeCardPurchase(view: DealDetails): void {
+  if (view.deal!.current_price === 0) throw new CannotFulfil('a free deal is not bought with a card: reserve and claim it');
+}
