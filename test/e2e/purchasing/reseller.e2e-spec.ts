@@ -115,4 +115,13 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     expect([refused.status, refused.body]).toEqual([422, { status: 'error', message: 'the coupon cannot be cancelled', code: '422', errors: { coupons: ['the barcode is non-refundable'] } }]);
     expect((await api.call('GET', `/api/v3/coupons/${coupon.id}`, { basic })).body.coupon.state).toBe('valid');
   });
+
+  it('answers the same purchase to every one of several sales sent at once with one transaction_reference, selling once', async () => {
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-burst', quantity: 10 }]);
+    const replies = await Promise.all(Array.from({ length: 5 }, () => sale({ ...voucher, deal_id: 'chicago-spa-burst', quantity: 2, transaction_reference: 'tx-burst' })));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(new Set(replies.map((r) => r.body.id)).size).toBe(1);
+    for (const r of replies) expect(r.body.coupons).toHaveLength(2);
+    expect((await api.call('GET', '/deals/chicago-spa-burst', { apiKey })).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
+  });
 });

@@ -33,6 +33,11 @@ describe('purchase decider', () => {
   describe('not a reservation', () => {
     const card: PurchaseEvent = { ...reserved, data: { ...(reserved.data as object), payment: { userId: 'u1', creditCardId: 'c1', sessionId: null } } } as PurchaseEvent;
     const resale: PurchaseEvent = { ...reserved, data: { ...(reserved.data as object), via: 'reseller' } } as PurchaseEvent;
+    it('is reserved once when a resale is sent twice at once; any other second reservation is refused', () => {
+      given([resale]).when({ type: 'ReservePurchase', data: resale.data as never }, now).then([]);
+      given([card]).when({ type: 'ReservePurchase', data: card.data as never }, now).thenThrows(ValidationFailed, { message: 'id is already reserved' });
+      given([reserved]).when({ type: 'ReservePurchase', data: resale.data as never }, now).thenThrows(ValidationFailed, { message: 'id is already reserved' });
+    });
     it('is neither claimed nor released: a card purchase or a resale completes on its own path', () => {
       for (const start of [card, resale]) {
         given([start]).when(claim('u1'), now).thenThrows(ValidationFailed, { message: 'id is not a reservation: only a reserved purchase is claimed or released' });

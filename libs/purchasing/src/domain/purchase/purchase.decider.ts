@@ -48,6 +48,9 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
 
   decide(command, purchase, now) {
     if (command.type === 'ReservePurchase') {
+      // A reseller sale's id is its transaction reference's (resale-claim): the same sale sent
+      // twice at once reserves it once, and both complete it.
+      if (purchase.status !== 'none' && purchase.kind === 'resale' && command.data.via === 'reseller') return [];
       if (purchase.status !== 'none') throw refuse('is already reserved');
       return [{ type: 'PurchaseReserved', data: command.data }];
     }
