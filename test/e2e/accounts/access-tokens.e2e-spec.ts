@@ -1,5 +1,6 @@
 import { ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
 describe('access tokens: POST /users/:user/access_tokens and acting for the user', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
@@ -58,6 +59,19 @@ describe('access tokens: POST /users/:user/access_tokens and acting for the user
     expect((await api.call('GET', `/credit_cards?user_id=${bob}`, as(token))).status).toBe(404);
     expect((await api.call('POST', '/credit_cards', { ...as(token), body: { user_id: bob, number: '4242424242424242', verification_value: '123', month: 1, year: 2031, zip_code: '60601' } })).status).toBe(404);
     expect((await api.call('GET', `/users/${bob}`, { apiKey })).body.user.firstname).toBe('Bob');
+  });
+
+  it("reads its own user's purchases by id, and never another user's", async () => {
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, quantity: 10 }]);
+    const card = async (user: string) => (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: user, number: '4242424242424242', verification_value: '123', month: 12, year: 2031, zip_code: '60601' } })).body.credit_card_id;
+    const buy = async (user: string) => (await api.call('POST', '/purchases', { apiKey, body: { deal_id: 'chicago-spa-day', quantity: 1, user_id: user, credit_card_id: await card(user), expected_price_per_unit: 4900 } })).body.purchase.id;
+    const [annPurchase, bobPurchase] = [await buy(ann), await buy(bob)];
+    const token = (await issue(ann, { expires_in: 3600, scope: 'all', access: 'read' })).body.access_token.id;
+    expect((await api.call('GET', `/purchases/${annPurchase}`, as(token))).body.purchase).toMatchObject({ id: annPurchase, user_id: ann });
+    const other = await api.call('GET', `/purchases/${bobPurchase}.json`, as(token));
+    expect([other.status, other.body]).toEqual([404, { status: 'error', error_type: 'find_failed', error_msg: `purchase ${bobPurchase} not found` }]);
+    expect((await api.call('GET', `/purchases/${bobPurchase}`, { apiKey })).status).toBe(200);
   });
 
   it('refuses calls outside its scope or access, partner-only calls, and partner-only fields', async () => {

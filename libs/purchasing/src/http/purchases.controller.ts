@@ -1,7 +1,7 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
 import { Clock, NotFound, ViewProgress } from '@deals/kernel';
-import { Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
+import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { BuyWithStoredCard } from '../commands/buy-with-stored-card.command';
@@ -66,8 +66,9 @@ export class PurchasesController {
 
   @Get('purchases/:purchase_id')
   @TokenResource('purchase')
-  async one(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
-    return this.answer(caller.partnerId, purchaseId.replace(/\.json$/, ''), null);
+  async one(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+    // A user's access token reads its own user's purchases only: another user's is not found.
+    return this.answer(caller.partnerId, purchaseId.replace(/\.json$/, ''), null, actingUser(request, undefined));
   }
 
   @Get('users/:user_id/purchases')
@@ -80,10 +81,10 @@ export class PurchasesController {
     return { status: 'success', purchases: await Promise.all(list.map((p) => this.body(p))) };
   }
 
-  private async answer(partnerId: string, purchaseId: string, position: string | null) {
+  private async answer(partnerId: string, purchaseId: string, position: string | null, forUser?: string) {
     await this.progress.waitFor(VIEWS, position);
     const purchase = await this.purchases.purchase(partnerId, purchaseId);
-    if (!purchase) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (!purchase || (forUser !== undefined && purchase.userId !== forUser)) throw new NotFound(`purchase ${purchaseId} not found`);
     return { status: 'success', purchase: await this.body(purchase) };
   }
 
