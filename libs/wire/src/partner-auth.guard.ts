@@ -77,18 +77,36 @@ async function apiKey(verifier: CredentialVerifier, request: FastifyRequest): Pr
  */
 export function authenticateEveryRequest(fastify: FastifyInstance, verifier: () => CredentialVerifier, now: () => number): void {
   fastify.addHook('onRequest', async (request: AuthenticatedRequest, reply: FastifyReply) => {
-    if (PUBLIC_PATHS.some((path) => path.test(request.url))) return;
+    const path = routedPath(request);
+    if (PUBLIC_PATHS.some((pattern) => pattern.test(path))) return;
+    const v3 = path.startsWith('/api/v3');
     try {
-      const token = request.url.startsWith('/api/v3') ? null : presentedToken(request);
-      if (request.url.startsWith('/api/v3')) request.partner = await basic(verifier(), request);
+      const token = v3 ? null : presentedToken(request);
+      if (v3) request.partner = await basic(verifier(), request);
       else if (token !== null) request.partner = await accessToken(verifier(), request, token, now());
       else request.partner = await apiKey(verifier(), request);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      if (request.url.startsWith('/api/v3')) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
+      if (v3) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
       return reply.status(error.httpStatus).send(errorBody(error.errorType, error.message));
     }
   });
+}
+
+/**
+ * The path the rules above are judged on: the pattern of the route the router matched (it decodes
+ * escapes, so `/%61pi/v3/...` reaches a v3 route and must be judged as one), or, where no route
+ * matches, the request's path with its escapes decoded.
+ */
+function routedPath(request: FastifyRequest): string {
+  const pattern = request.routeOptions?.url;
+  if (typeof pattern === 'string' && pattern !== '') return pattern;
+  const path = request.url.split('?')[0];
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 const TOKEN_RESOURCE = 'deals:token-resource';

@@ -64,6 +64,13 @@ describe('authentication and the wire', () => {
       const reply = await api.call('GET', '/api/v3/no-such-call', { basic: { username: partner.username, password: partner.password } });
       expect(reply.status).toBe(404);
     });
+    it('judges an escaped address by the route it reaches: /%61pi/v3 takes basic credentials too', async () => {
+      for (const path of ['/%61pi/v3/deals', '/api/v%33/deals', '/%61pi/v3/no-such-call']) {
+        const reply = await api.call('GET', path, { apiKey: partner.apiKey });
+        expect([path, reply.status, reply.body]).toEqual([path, 401, unauthorized('missing credentials: give your username and password as HTTP basic credentials')]);
+      }
+      expect((await api.call('GET', '/%61pi/v3/deals', { basic: { username: partner.username, password: partner.password } })).status).toBe(200);
+    });
   });
 
   it('keeps only hashes of the credentials', async () => {
