@@ -55,6 +55,10 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual(['transaction_reference', 'transaction_date', 'transaction_amount', 'quantity', 'first_name', 'last_name']);
     const shipped = await sale({ ...voucher, deal_id: 'chicago-headphones', transaction_reference: 'tx-ship' });
     expect(shipped.body.errors.map((e: { field: string }) => e.field)).toEqual(['address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone']);
+    for (const date of ['1', '2026', 'June 15, 2026', '2026-13-45', '2026-06-15 10:00']) {
+      const bad = await sale({ deal_id: 'chicago-coffee-back', transaction_reference: 'tx-date', transaction_date: date, transaction_amount: 2500 });
+      expect([date, bad.status, bad.body.errors]).toEqual([date, 422, [{ type: 'invalid', resource: 'purchase', field: 'transaction_date', message: 'must be an ISO 8601 date and time' }]]);
+    }
     const linked = await sale({ deal_id: 'chicago-coffee-back', transaction_reference: 'tx-card', transaction_date: '2026-06-15T10:00:00Z', transaction_amount: 2500 });
     expect(linked.status).toBe(200);
     expect(linked.body.number_bought).toBe(1);

@@ -18,7 +18,9 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
   async execute({ dealId, quantity, caller }: ReserveUnits) {
     const issues = [];
     if (typeof dealId !== 'string' || dealId === '') issues.push({ type: 'missing_field' as const, resource: 'purchase', field: 'deal_id', message: 'is required' });
-    if (!Number.isSafeInteger(quantity) || (quantity as number) < 1) issues.push({ type: 'invalid' as const, resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1' });
+    if (!Number.isSafeInteger(quantity) || (quantity as number) < 1) {
+      issues.push({ type: quantity === undefined || quantity === null ? ('missing_field' as const) : ('invalid' as const), resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1' });
+    }
     if (issues.length) throw new ValidationFailed(issues);
     const now = this.clock.now();
     const view = await this.catalog.deal(dealId as string);

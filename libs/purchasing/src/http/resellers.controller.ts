@@ -63,9 +63,14 @@ export class ResellersController {
       await this.progress.waitFor([COUPON_DETAILS], position);
       return { status: 'success' };
     } catch (error) {
-      if (error instanceof NotFound) return reply.status(404).send({ status: 'error', message: error.message, type: 'find_failed' });
+      // The status set here, the body returned: Nest sends it (sending it here too logged "Reply was already sent").
+      if (error instanceof NotFound) {
+        void reply.status(404);
+        return { status: 'error', message: error.message, type: 'find_failed' };
+      }
       if (error instanceof CouponNotRefundable) {
-        return reply.status(422).send({ status: 'error', message: 'the coupon cannot be cancelled', code: '422', errors: { coupons: [error.reason] } });
+        void reply.status(422);
+        return { status: 'error', message: 'the coupon cannot be cancelled', code: '422', errors: { coupons: [error.reason] } };
       }
       throw error;
     }
