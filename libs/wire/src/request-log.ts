@@ -4,7 +4,29 @@ import pino from 'pino';
 /** Strips secrets from what a log line shows of a URL (the v1 api_key rides in the query). */
 export function loggableUrl(url: string | undefined): string {
   if (!url) return '';
-  return url.replace(/([?&](?:api_key|access_token|password)=)[^&]*/gi, '$1[redacted]');
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  // Names are judged as the query parser reads them (`%61pi_key` is api_key); values of secret
+  // names, and any value that looks like a card number, are not written.
+  const parts = url.slice(query + 1).split('&').map((part) => {
+    const eq = part.indexOf('=');
+    if (eq < 0) return part;
+    const name = decodedName(part.slice(0, eq));
+    return SECRET_NAMES.has(name) || CARD_LIKE.test(decodedName(part.slice(eq + 1)).replace(/[\s-]/g, '')) ? `${part.slice(0, eq)}=[redacted]` : part;
+  });
+  return `${url.slice(0, query)}?${parts.join('&')}`;
+}
+
+const SECRET_NAMES = new Set(['api_key', 'access_token', 'password', 'pass', 'password_confirmation', 'pass_confirmation', 'number', 'verification_value', 'cvv']);
+/** 12 to 19 digits in a row: a card number's length. */
+const CARD_LIKE = /^\d{12,19}$/;
+
+function decodedName(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return text.toLowerCase();
+  }
 }
 
 /** The one pino logger of a process: JSON lines on stdout, or appended to `file` when given. */

@@ -93,6 +93,20 @@ describe('access tokens: POST /users/:user/access_tokens and acting for the user
     ]);
   });
 
+  it("stops working when its user is deleted: it can neither act nor restore the user", async () => {
+    const gil = (await api.call('POST', '/users', { apiKey, body: { email: 'gil@tokens.test' } })).body.user_id;
+    const token = (await issue(gil, { expires_in: 3600, scope: 'all', access: 'read,write' })).body.access_token.id;
+    expect((await api.call('GET', `/users/${gil}`, as(token))).status).toBe(200);
+    await api.call('PUT', `/users/${gil}`, { apiKey, body: { is_deleted: true } });
+    for (const reply of [await api.call('GET', `/users/${gil}`, as(token)), await api.call('PUT', `/users/${gil}`, { ...as(token), body: { is_deleted: false } })]) {
+      expect([reply.status, reply.body.error_type]).toEqual([401, 'unauthorized']);
+    }
+    expect((await api.call('GET', `/users/${gil}`, { apiKey })).status).toBe(404);
+    // Restored by its partner, the user's token works again until it expires.
+    await api.call('PUT', `/users/${gil}`, { apiKey, body: { is_deleted: false } });
+    expect((await api.call('GET', `/users/${gil}`, as(token))).status).toBe(200);
+  });
+
   it('stops working when it expires, and an unknown token is refused', async () => {
     const token = (await issue(ann, { expires_in: 60, scope: 'all', access: 'read' })).body.access_token.id;
     expect((await api.call('GET', `/users/${ann}`, as(token))).status).toBe(200);

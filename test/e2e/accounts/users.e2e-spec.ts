@@ -54,6 +54,13 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     expect((await post({ email: 'carlos@example.com' })).status).toBe(422);
   });
 
+  it('takes the password under both names of part 4.9, checking each the same way', async () => {
+    const { body } = await post({ email: 'names@example.com' });
+    const short = await put(body.user_id, { password: 'abc', password_confirmation: 'zzz' });
+    expect([short.status, short.body.errors.map((e: { message: string }) => e.message).length > 0]).toEqual([422, true]);
+    expect((await put(body.user_id, { password: 'secret1', password_confirmation: 'secret1' })).status).toBe(200);
+  });
+
   it('sets a password of at least five characters, confirmed', async () => {
     const { body } = await post({ email: 'dana@example.com' });
     expect((await put(body.user_id, { pass: 'abcd', pass_confirmation: 'abcd' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
@@ -95,6 +102,13 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
       expect(refused.body).toEqual({ status: 'error', error_type: 'update_failed', error_msg: 'the user has a different token; add overwrite_token=true to replace it' });
       const replaced = await byEmail('rule3@example.com', { token: 'other', first_name: 'Three' }, true);
       expect(replaced.body.user).toMatchObject({ token: 'other', firstname: 'Three' });
+    });
+    it('3. a token sent as null, or another one, is a change of token too; the same token with spaces is not', async () => {
+      await post({ email: 'rule3b@example.com', token: 'tok1' });
+      const cleared = await byEmail('rule3b@example.com', { token: null });
+      expect([cleared.status, cleared.body.error_type]).toEqual([422, 'update_failed']);
+      expect((await byEmail('rule3b@example.com', { token: ' tok1 ', first_name: 'Same' })).body.user).toMatchObject({ token: 'tok1', firstname: 'Same' });
+      expect((await byEmail('rule3b@example.com', { token: 'tok2' })).status).toBe(422);
     });
     it('4. unknown email: creates the user', async () => {
       const created = await byEmail('Rule4@Example.com', { first_name: 'Four', token: 't-4' });

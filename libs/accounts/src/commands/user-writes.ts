@@ -10,6 +10,9 @@ import type { UserInput } from './user.commands';
 
 type Caller = CommandCaller & { partnerId: string };
 
+/** How old a claim of an address its owner does not hold must be before another user may take it (see `claim`). */
+export const STALE_CLAIM_MS = 60_000;
+
 /**
  * The user writes shared by create, update and update-by-email: field checks, the email claim that
  * keeps addresses unique per partner, the password hash, and the user stream itself.
@@ -42,36 +45,56 @@ export class UserWrites {
     const { profile, issues } = readProfile(input, now);
     issues.push(...this.partnerOnly(input, byPartner));
     if (input.is_deleted !== undefined && typeof input.is_deleted !== 'boolean') issues.push({ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'must be true or false' });
-    if (input.pass !== undefined || input.pass_confirmation !== undefined) issues.push(...passwordIssues(input.pass, input.pass_confirmation));
+    // Both names of part 4.9 (architecture part 5): `password`/`pass`, `password_confirmation`/`pass_confirmation`.
+    const pass = input.pass ?? input.password;
+    const confirmation = input.pass_confirmation ?? input.password_confirmation;
+    if (pass !== undefined || confirmation !== undefined) issues.push(...passwordIssues(pass, confirmation));
     if (issues.length) throw new ValidationFailed(issues);
     const current = await loadAggregate(this.store, userStream(userId), userDecider);
     let position: LogPosition | null = null;
     const oldKey = current.state.profile ? emailKey(current.state.profile.email) : null;
     const newKey = profile.email !== undefined ? emailKey(profile.email) : oldKey;
-    // Ownership first (the decider checks it again), so a foreign user's email is never claimed.
-    if (!current.state.registered || current.state.partnerId !== caller.partnerId) {
-      await handleCommand(this.store, userStream(userId), userDecider, { type: 'UpdateUser', data: { userId, partnerId: caller.partnerId, changes: {} } }, { now, metadata: caller });
-    }
+    const update = {
+      type: 'UpdateUser' as const,
+      data: { userId, partnerId: caller.partnerId, changes: profile, deleted: input.is_deleted as boolean | undefined, passwordHash: undefined as string | undefined },
+    };
+    // The decider's refusals (another partner's user, a deleted one) come before the new address is
+    // claimed: a refused update must leave no claim behind. (The decider is pure: asked here, it
+    // writes nothing; it decides again on the stream as it is when the update is appended.)
+    userDecider.decide(update, current.state, now);
     if (newKey !== oldKey) position = await this.claim(caller, newKey!, userId);
-    const passwordHash = typeof input.pass === 'string' ? await hashPassword(input.pass) : undefined;
-    const updated = await handleCommand(this.store, userStream(userId), userDecider, {
-      type: 'UpdateUser',
-      data: { userId, partnerId: caller.partnerId, changes: profile, deleted: input.is_deleted as boolean | undefined, passwordHash },
-    }, { now, metadata: caller });
-    position = laterPosition(position, updated.position);
-    if (newKey !== oldKey && oldKey !== null) {
-      const released = await handleCommand(this.store, emailClaimStream(caller.partnerId, oldKey), emailClaimDecider, {
-        type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: oldKey, userId },
-      }, { now, metadata: caller });
-      position = laterPosition(position, released.position);
+    update.data.passwordHash = typeof pass === 'string' ? await hashPassword(pass) : undefined;
+    let updated;
+    try {
+      updated = await handleCommand(this.store, userStream(userId), userDecider, update, { now, metadata: caller });
+    } catch (error) {
+      if (newKey !== oldKey) await this.release(caller, newKey!, userId).catch(() => undefined);
+      throw error;
     }
+    position = laterPosition(position, updated.position);
+    if (newKey !== oldKey && oldKey !== null) position = laterPosition(position, await this.release(caller, oldKey, userId));
     return { userId, position };
   }
 
-  /** The user who owns an email address for this partner, if any. */
+  /**
+   * The user who holds an email address for this partner, if any: the owner of its claim whose
+   * current address it is. (A claim its owner no longer matches, left by an update that lost a race
+   * with another, names nobody.)
+   */
   async owner(partnerId: string, email: string): Promise<string | null> {
-    const claim = await loadAggregate(this.store, emailClaimStream(partnerId, emailKey(email)), emailClaimDecider);
-    return claim.state.owner;
+    const key = emailKey(email);
+    const claim = await loadAggregate(this.store, emailClaimStream(partnerId, key), emailClaimDecider);
+    const owner = claim.state.owner;
+    if (owner === null) return null;
+    const user = await loadAggregate(this.store, userStream(owner), userDecider);
+    return user.state.profile && emailKey(user.state.profile.email) === key ? owner : null;
+  }
+
+  private async release(caller: Caller, key: string, userId: string): Promise<LogPosition | null> {
+    const released = await handleCommand(this.store, emailClaimStream(caller.partnerId, key), emailClaimDecider, {
+      type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId },
+    }, { now: this.clock.now(), metadata: caller });
+    return released.position;
   }
 
   private partnerOnly(input: UserInput, byPartner: boolean): ValidationIssue[] {
@@ -82,17 +105,23 @@ export class UserWrites {
   }
 
   /**
-   * Claims an address for a user. A claim left by a registration that never completed (its user
-   * stream is empty) is released first.
+   * Claims an address for a user. A claim whose owner does not hold the address (its registration
+   * never completed, or an update that claimed it lost a race and its user has another address) is
+   * released first, but only once it is {@link STALE_CLAIM_MS} old: a younger one belongs to a
+   * registration or update still under way, which would otherwise share the address with this one.
    */
   private async claim(caller: Caller, key: string, userId: string): Promise<LogPosition | null> {
     const stream = emailClaimStream(caller.partnerId, key);
     const now = this.clock.now();
     const claim: ClaimEmail = { type: 'ClaimEmail', data: { partnerId: caller.partnerId, emailKey: key, userId } };
-    const existing = await loadAggregate(this.store, stream, emailClaimDecider);
-    const owner = existing.state.owner;
-    if (owner !== null && owner !== userId && (await this.store.readStream(userStream(owner))).length === 0) {
-      await handleCommand(this.store, stream, emailClaimDecider, { type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId: owner } }, { now, metadata: caller });
+    const history = await this.store.readStream(stream);
+    const last = history[history.length - 1];
+    const owner = last?.type === 'EmailClaimed' ? (last.data as { userId: string }).userId : null;
+    if (owner !== null && owner !== userId && now.getTime() - Date.parse(last.metadata.occurredAt) >= STALE_CLAIM_MS) {
+      const user = await loadAggregate(this.store, userStream(owner), userDecider);
+      if (!user.state.profile || emailKey(user.state.profile.email) !== key) {
+        await handleCommand(this.store, stream, emailClaimDecider, { type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId: owner } }, { now, metadata: caller });
+      }
     }
     return (await handleCommand(this.store, stream, emailClaimDecider, claim, { now, metadata: caller })).position;
   }

@@ -38,7 +38,9 @@ export class UpdateUserByEmailHandler implements ICommandHandler<UpdateUserByEma
     const user = owner ? await loadAggregate(this.store, userStream(owner), userDecider) : null;
     if (!owner || !user?.state.registered) return this.users.register({ ...fields, email }, true, caller);
     const stored = user.state.profile!.token;
-    if (typeof fields.token === 'string' && stored !== null && fields.token !== stored && !overwriteToken) {
+    // Sent as null it is a change too (it would clear the token); text is compared as it is stored, trimmed.
+    const sent = typeof fields.token === 'string' ? fields.token.trim() : fields.token;
+    if (sent !== undefined && stored !== null && sent !== stored && !overwriteToken) {
       throw new UpdateFailed('the user has a different token; add overwrite_token=true to replace it');
     }
     return this.users.update(owner, fields, true, caller);

@@ -6,6 +6,7 @@ import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import { hashSecret } from '../domain/partner/partner-credentials';
 import { PARTNER_CREDENTIALS, PartnerCredentials } from '../projections/partner-credentials/partner-credentials.projection';
+import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 const toRef = (view: PartnerCredentials): PartnerRef => ({ id: view._id, name: view.name, role: view.role });
@@ -41,6 +42,9 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
   async byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null> {
     const token = await this.views.findById<AccessTokenView>(ACCESS_TOKENS, tokenHash(tokenId));
     if (!token) return null;
+    // A deleted user's tokens stop working: restoring the user is its partner's call.
+    const user = await this.views.findById<UserAccount>(USER_ACCOUNTS, token.userId);
+    if (!user || user.deleted) return null;
     const partner = await this.views.findById<PartnerCredentials>(PARTNER_CREDENTIALS, token.partnerId);
     if (!partner) return null;
     return { partner: toRef(partner), token: { userId: token.userId, scope: token.scope, access: token.access, expiresAt: token.expiresAt } };

@@ -49,6 +49,7 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       case 'ChooseDefaultCard': {
         const { userId, partnerId, cardId, onlyIfNone } = command.data;
         owned(user, partnerId, userId);
+        if (user.deleted) throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' }]);
         if (user.defaultCardId === cardId || (onlyIfNone && user.defaultCardId !== null)) return [];
         const event: DefaultCardChosen = { type: 'DefaultCardChosen', data: { userId, cardId } };
         return [event];

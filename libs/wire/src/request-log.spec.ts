@@ -1,0 +1,20 @@
+import { loggableUrl } from './request-log';
+
+describe('loggableUrl', () => {
+  it('redacts the values of secret parameters, however their names are escaped', () => {
+    expect(loggableUrl('/api/v1/regions?api_key=dk_secret&per_page=5')).toBe('/api/v1/regions?api_key=[redacted]&per_page=5');
+    expect(loggableUrl('/api/v1/regions/boston?%61pi_key=dk_secret')).toBe('/api/v1/regions/boston?%61pi_key=[redacted]');
+    expect(loggableUrl('/users/u1?access%5Ftoken=tok&x=1')).toBe('/users/u1?access%5Ftoken=[redacted]&x=1');
+    expect(loggableUrl('/users/u1?ACCESS_TOKEN=tok')).toBe('/users/u1?ACCESS_TOKEN=[redacted]');
+  });
+  it('redacts card numbers and security codes sent in the query, and anything shaped like a card number', () => {
+    expect(loggableUrl('/credit_cards?api_key=k&number=4242424242424242&verification_value=321&zip_code=60601'))
+      .toBe('/credit_cards?api_key=[redacted]&number=[redacted]&verification_value=[redacted]&zip_code=60601');
+    expect(loggableUrl('/x?note=4242-4242-4242-4242')).toBe('/x?note=[redacted]');
+  });
+  it('leaves addresses without secrets as they are', () => {
+    expect(loggableUrl('/deals/chicago-spa-day?page=2&per_page=10')).toBe('/deals/chicago-spa-day?page=2&per_page=10');
+    expect(loggableUrl('/deals/chicago-spa-day')).toBe('/deals/chicago-spa-day');
+    expect(loggableUrl(undefined)).toBe('');
+  });
+});
