@@ -20,6 +20,7 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
       { ...spaDay, quantity: 5, max_per_user: 5 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }, { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
       { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 }, { ...spaDay, id: 'race-deal', quantity: 10, max_per_user: undefined },
       { ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined },
+      { ...spaDay, id: 'expiring-deal', quantity: 10, max_per_user: undefined, expires_at: '2026-06-15T12:02:00Z' },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
   });
@@ -231,5 +232,13 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const refused = await claim(released);
     expect([refused.status, refused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is not on sale' }]);
     expect((await api.call('GET', '/deals/pausing-deal', { apiKey })).body.deal).toMatchObject({ number_sold: 1 });
+  });
+
+  it('sells no vouchers that expired while their reservation was live', async () => {
+    const id = (await reserve(1, 'expiring-deal')).body.purchase.id as string;
+    clock.set('2026-06-15T12:03:00Z');
+    const refused = await claim(id);
+    expect([refused.status, refused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: "the deal's vouchers have expired" }]);
+    expect((await api.call('GET', '/deals/expiring-deal', { apiKey })).body.deal).toMatchObject({ number_sold: 0 });
   });
 });

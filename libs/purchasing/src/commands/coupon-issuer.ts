@@ -12,6 +12,18 @@ import { CouponCodes, couponCodes } from './coupon-codes';
 import { disarmHoldRelease } from './release-hold-job';
 import { refuseOffSale } from './sale-rules';
 
+/**
+ * When a coupon issued at `now` expires: `expiration_days` after it (part 2.3: "if set, days after
+ * which a voucher expires"), but never after the deal's `expires_at`; either alone when only one is
+ * set; null when neither is.
+ */
+export function couponExpiry(deal: Pick<DealSnapshot, 'expiresAt' | 'expirationDays'>, now: Date): string | null {
+  const byDays = deal.expirationDays ? now.getTime() + deal.expirationDays * 86_400_000 : null;
+  const byDate = deal.expiresAt ? Date.parse(deal.expiresAt) : null;
+  if (byDays === null) return deal.expiresAt ?? null;
+  return byDate !== null && byDate <= byDays ? deal.expiresAt : new Date(byDays).toISOString();
+}
+
 /** A command context whose caller is a partner (the coupons record which one). */
 type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: string } };
 
@@ -139,7 +151,7 @@ export class CouponIssuer {
     codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
     const { now, metadata: caller } = context;
-    const expiresAt = deal.expiresAt ?? (deal.expirationDays ? new Date(now.getTime() + deal.expirationDays * 86_400_000).toISOString() : null);
+    const expiresAt = couponExpiry(deal, now);
     // From the state, not the new events: a second run issues the coupons a crash left out.
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
     const issued = await Promise.all(purchase.couponIds.map((couponId) => handleCommand(this.store, couponStream(couponId), couponDecider, {

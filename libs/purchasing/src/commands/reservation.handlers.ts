@@ -9,7 +9,7 @@ import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
-import { refuseOverLimit, refuseUnsellable, SOLD_TYPES } from './sale-rules';
+import { refuseExpiredVouchers, refuseOverLimit, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 @CommandHandler(ReserveUnits)
 export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
@@ -64,6 +64,7 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
     private readonly accounts: AccountQueries,
     private readonly catalog: CatalogQueries,
     private readonly coupons: CouponIssuer,
+    private readonly clock: Clock,
   ) {}
 
   async execute({ purchaseId, userId, caller }: ClaimReservation) {
@@ -80,7 +81,11 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
     // The reserve knew no user, so the sale counts the claim against the deal's per-user limit
     // (its current terms: the purchase's snapshot keeps none). A repeated claim by its own user is
     // the same sale again, already counted, so it stays idempotent; a refused claim writes nothing.
-    const maxPerUser = (await this.catalog.deal(purchase.dealId!))?.deal?.max_per_user;
+    const view = await this.catalog.deal(purchase.dealId!);
+    // Vouchers that have expired could never be redeemed: not sold, even on a live hold (a claim
+    // already made is answered again as it was).
+    if (purchase.status !== 'fulfilled' && view) refuseExpiredVouchers(view, this.clock.now().getTime());
+    const maxPerUser = view?.deal?.max_per_user;
     return this.coupons.complete(
       purchaseId, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }),
       { buyer: buyerKey(caller.partnerId, userId), maxPerBuyer: maxPerUser },

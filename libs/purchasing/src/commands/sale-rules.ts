@@ -24,9 +24,14 @@ export function refuseUnsellable(view: DealDetails, now: number, types: readonly
  * fresh units only on these terms (a live hold, taken while the deal was on sale, is sold as it is).
  */
 export function refuseOffSale(view: DealDetails, now: number): void {
-  const deal = view.deal!;
   if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now) !== 'in-flight') throw new CannotFulfil('the deal is not on sale');
-  if (typeof deal.expires_at === 'string' && Date.parse(deal.expires_at) <= now) throw new CannotFulfil("the deal's vouchers have expired");
+  refuseExpiredVouchers(view, now);
+}
+
+/** Refuses vouchers of a deal whose `expires_at` has passed: they could never be redeemed (even on a live hold). */
+export function refuseExpiredVouchers(view: DealDetails, now: number): void {
+  const expiresAt = view.deal!.expires_at;
+  if (typeof expiresAt === 'string' && Date.parse(expiresAt) <= now) throw new CannotFulfil("the deal's vouchers have expired");
 }
 
 /** Refuses more units in one purchase than the deal's per-user limit allows (the inventory counts a known user's other units too). */
