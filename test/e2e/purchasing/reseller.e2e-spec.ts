@@ -128,4 +128,25 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     for (const r of replies) expect(r.body.coupons).toHaveLength(2);
     expect((await api.call('GET', '/deals/chicago-spa-burst', { apiKey })).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
   });
+
+  it('completes the first sale for repeats sent at once that name another deal or quantity: no units held elsewhere, coupons as units', async () => {
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-one', quantity: 10, max_per_user: 5 }, { ...spaDay, id: 'chicago-spa-two', quantity: 10, max_per_user: 5 }]);
+    for (let round = 0; round < 5; round++) {
+      const bodies = [
+        { ...voucher, deal_id: 'chicago-spa-one', quantity: 1, transaction_reference: `tx-mixed-${round}` },
+        { ...voucher, deal_id: 'chicago-spa-two', quantity: 2, transaction_reference: `tx-mixed-${round}` },
+      ];
+      const replies = await Promise.all([...bodies, ...bodies].map((body) => sale(body)));
+      expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(new Set(replies.map((r) => r.body.id)).size).toBe(1);
+      expect(new Set(replies.map((r) => r.body.coupons.length)).size).toBe(1);
+    }
+    await api.settle();
+    const one = (await api.call('GET', '/deals/chicago-spa-one', { apiKey })).body.deal;
+    const two = (await api.call('GET', '/deals/chicago-spa-two', { apiKey })).body.deal;
+    // Every unit taken is sold (none held by a repeat), and each deal sold whole sales of its own quantity.
+    expect(one.num_left + one.number_sold).toBe(10);
+    expect(two.num_left + two.number_sold).toBe(10);
+    expect(one.number_sold + two.number_sold / 2).toBe(5);
+  });
 });

@@ -69,29 +69,38 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     const reference = input.transaction_reference as string;
     const purchaseId = this.ids.short();
     const claim = await handleCommand(this.store, transactionReferenceStream(caller.partnerId, reference), transactionReferenceDecider, {
-      type: 'ClaimTransactionReference', data: { partnerId: caller.partnerId, transactionReference: reference, purchaseId },
+      type: 'ClaimTransactionReference', data: { partnerId: caller.partnerId, transactionReference: reference, purchaseId, dealId: deal.id, quantity: quantity as number },
     }, context);
     const owner = claim.state.purchaseId!;
+    // The sale recorded under the reference: this one's, or the first's when this is a repeat.
+    let sale = { view, quantity: quantity as number };
     if (owner !== purchaseId) {
       // A repeat: finish the first one (a crash may have stopped it) and answer it.
       const first = await this.store.readStream(purchaseStream(owner), 0);
       if (first.length) return this.complete(owner, input, caller);
+      // The first is still being recorded (sent at the same moment), or stopped before its
+      // purchase: its deal and quantity are held and reserved, never this body's.
+      const { dealId: firstDeal, quantity: firstQuantity } = claim.state;
+      const firstView = firstDeal === null || firstDeal === deal.id ? view : await this.catalog.deal(firstDeal);
+      if (!firstView) throw new NotFound(`deal ${firstDeal} not found`);
+      sale = { view: firstView, quantity: firstQuantity ?? (quantity as number) };
     }
+    const saleDeal = sale.view.deal!;
     try {
       // Only a new sale is held to the deal's terms now: a repeat above answers the first one.
-      refuseUnsellable(view, now.getTime(), RESOLD_TYPES);
+      refuseUnsellable(sale.view, now.getTime(), RESOLD_TYPES);
       // One transaction is one buyer's (a reseller names no user of ours to count across sales).
-      refuseOverLimit(view, quantity as number);
-      await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: owner, quantity: quantity as number } }, context);
+      refuseOverLimit(sale.view, sale.quantity);
+      await handleCommand(this.store, inventoryStream(saleDeal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: saleDeal.id, holdId: owner, quantity: sale.quantity } }, context);
     } catch (error) {
       if (error instanceof CannotFulfil) throw new CannotFulfilReseller(error.message);
       throw error;
     }
-    const snapshot = dealSnapshot(deal);
+    const snapshot = dealSnapshot(saleDeal);
     await handleCommand(this.store, purchaseStream(owner), purchaseDecider, {
       type: 'ReservePurchase',
       data: {
-        purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: quantity as number, holdId: owner, reservedAt: now.toISOString(),
+        purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: sale.quantity, holdId: owner, reservedAt: now.toISOString(),
         holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(), via: 'reseller',
       },
     }, context);

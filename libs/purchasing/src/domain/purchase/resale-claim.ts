@@ -1,7 +1,15 @@
 import { Decider, DomainCommand, DomainEvent } from '@deals/kernel';
 import { createHash } from 'node:crypto';
 
-export type TransactionReferenceClaimed = DomainEvent<'TransactionReferenceClaimed', { partnerId: string; transactionReference: string; purchaseId: string }>;
+/**
+ * `dealId` and `quantity`: what the first sale under the reference buys (absent from events before
+ * session 11). A repeat sent while the first is still being recorded completes that sale, whatever
+ * its own body names.
+ */
+export type TransactionReferenceClaimed = DomainEvent<
+  'TransactionReferenceClaimed',
+  { partnerId: string; transactionReference: string; purchaseId: string; dealId?: string; quantity?: number }
+>;
 export type ClaimTransactionReference = DomainCommand<'ClaimTransactionReference', TransactionReferenceClaimed['data']>;
 
 /**
@@ -11,8 +19,14 @@ export type ClaimTransactionReference = DomainCommand<'ClaimTransactionReference
 export const transactionReferenceStream = (partnerId: string, reference: string) =>
   `resellertx-${createHash('sha256').update(`${partnerId}\n${reference}`).digest('hex').slice(0, 40)}`;
 
-export const transactionReferenceDecider: Decider<{ purchaseId: string | null }, ClaimTransactionReference, TransactionReferenceClaimed> = {
-  initialState: () => ({ purchaseId: null }),
+export interface TransactionReferenceClaim {
+  purchaseId: string | null;
+  dealId: string | null;
+  quantity: number | null;
+}
+
+export const transactionReferenceDecider: Decider<TransactionReferenceClaim, ClaimTransactionReference, TransactionReferenceClaimed> = {
+  initialState: () => ({ purchaseId: null, dealId: null, quantity: null }),
   decide: (command, claim) => (claim.purchaseId ? [] : [{ type: 'TransactionReferenceClaimed', data: command.data }]),
-  evolve: (_claim, event) => ({ purchaseId: event.data.purchaseId }),
+  evolve: (_claim, event) => ({ purchaseId: event.data.purchaseId, dealId: event.data.dealId ?? null, quantity: event.data.quantity ?? null }),
 };
