@@ -29,7 +29,7 @@ export abstract class CredentialVerifier {
 
 /**
  * Paths anyone may call: the health report, the API description, and a coupon's QR image and
- * printable page (opened by the coupon's holder; coupon ids are 96-bit random values).
+ * printable page (opened by the coupon's holder; coupon ids carry 72 random bits).
  */
 export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/, /^\/api-docs\.json(\?|$)/, /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/];
 

@@ -72,6 +72,11 @@ describe('access tokens: POST /users/:user/access_tokens and acting for the user
     const other = await api.call('GET', `/purchases/${bobPurchase}.json`, as(token));
     expect([other.status, other.body]).toEqual([404, { status: 'error', error_type: 'find_failed', error_msg: `purchase ${bobPurchase} not found` }]);
     expect((await api.call('GET', `/purchases/${bobPurchase}`, { apiKey })).status).toBe(200);
+    // Redeeming by coupon id alone acts for the token's user too: its own coupon, never another user's.
+    const couponOf = async (purchaseId: string) => (await api.call('GET', `/purchases/${purchaseId}`, { apiKey })).body.purchase.coupons[0].id;
+    const writer = (await issue(ann, { expires_in: 3600, scope: 'all', access: 'read,write' })).body.access_token.id;
+    expect((await api.call('PUT', `/coupons/${await couponOf(bobPurchase)}/redeem`, as(writer))).status).toBe(404);
+    expect((await api.call('PUT', `/coupons/${await couponOf(annPurchase)}/redeem`, as(writer))).body.coupon).toMatchObject({ state: 'redeemed' });
   });
 
   it('refuses calls outside its scope or access, partner-only calls, and partner-only fields', async () => {

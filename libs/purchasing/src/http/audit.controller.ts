@@ -1,4 +1,4 @@
-import { Forbidden } from '@deals/kernel';
+import { Forbidden, ValidationFailed } from '@deals/kernel';
 import { CurrentPartner, PartnerRef } from '@deals/wire';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { PurchaseAudit } from '../audit/purchase-audit';
@@ -11,7 +11,11 @@ export class AuditController {
   @Get(':purchase_id')
   async history(@Param('purchase_id') purchaseId: string, @Query('as_of') asOf: string | undefined, @CurrentPartner() partner: PartnerRef) {
     if (partner.role !== 'auditor') throw new Forbidden('purchase histories are for auditor credentials');
-    const cut = asOf ? new Date(asOf) : null;
-    return { status: 'success', purchase_id: purchaseId, events: await this.audit.history(purchaseId, cut && !Number.isNaN(cut.getTime()) ? cut : null) };
+    const cut = asOf === undefined ? null : new Date(asOf);
+    // A history cut at a moment that is not one would pass the whole history off as that moment's.
+    if (cut && (!/^\d{4}-\d{2}-\d{2}/.test(asOf!) || Number.isNaN(cut.getTime()))) {
+      throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'as_of', message: 'must be an ISO 8601 instant' }]);
+    }
+    return { status: 'success', purchase_id: purchaseId, events: await this.audit.history(purchaseId, cut) };
   }
 }

@@ -1,6 +1,6 @@
 import { AccountQueries } from '@deals/accounts';
 import { Clock, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
+import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
 import { Controller, Get, Header, Param, Put, Query, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
@@ -47,12 +47,14 @@ export class CouponsController {
     return this.redeem(couponId, userId, caller);
   }
 
+  /** With partner credentials, any of the partner's coupons; with a user's access token, that user's only (part 5). */
   @Put('coupons/:coupon_id/redeem')
-  redeemAny(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller) {
-    return this.redeem(couponId, undefined, caller);
+  @TokenResource('coupon')
+  redeemAny(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+    return this.redeem(couponId, actingUser(request, undefined), caller);
   }
 
-  /** Public (wire PUBLIC_PATHS): opened by the coupon's holder; the id is a 96-bit random value. */
+  /** Public (wire PUBLIC_PATHS): opened by the coupon's holder; the id carries 72 random bits. */
   @Get('coupons/:coupon_id/qr.png')
   @Header('Cache-Control', 'public, max-age=86400')
   async qrImage(@Param('coupon_id') couponId: string, @Res({ passthrough: true }) reply: FastifyReply) {
