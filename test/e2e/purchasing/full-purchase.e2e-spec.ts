@@ -63,6 +63,15 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     for (const email of ['paused@example.com', 'over@example.com']) expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
   });
 
+  it('reuses the user that another full purchase with the same new email is making at the same moment', async () => {
+    const replies = await Promise.all(Array.from({ length: 3 }, () => full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'together@example.com' }, credit_card: card })));
+    // One user for all three; its charges are one at a time, so a purchase may meet another's (409 already_charging).
+    expect(replies.map((r) => r.status).filter((s) => s !== 200 && s !== 409)).toEqual([]);
+    const users = new Set(replies.map((r) => r.body.purchase?.user_id ?? r.body.user_id));
+    expect(users.size).toBe(1);
+    expect([...users][0]).toEqual(expect.any(String));
+  });
+
   it('answers 409 already_charging while an earlier purchase of the same user is being charged', async () => {
     const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'charging@example.com' } })).body.user_id;
     const slow = full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card: { ...card, number: '4000000000000259' } });

@@ -1,6 +1,6 @@
 import { AccountQueries, passwordIssues, readProfile, STORED_CARDS, StoreCard, USER_ACCOUNTS, UserWrites, validateCardInput } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, CommandCaller, DomainError, LogPosition, NotFound, ValidationFailed, ValidationIssue, ViewProgress } from '@deals/kernel';
+import { Clock, CommandCaller, DomainError, EventStore, LogPosition, NotFound, ValidationFailed, ValidationIssue, ViewProgress } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../queries/purchase.queries';
@@ -8,6 +8,9 @@ import { BuyWithStoredCard } from './buy-with-stored-card.command';
 import { refuseFreeCardPurchase, refuseOverLimit, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
+/** How long a full purchase waits for a user another call is registering with the same email. */
+const REGISTRATION_WAIT_MS = 3000;
+const REGISTRATION_POLL_MS = 25;
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /** POST /v1/purchases/full.json: user, card and purchase in one call (part 4.6.1). */
@@ -32,6 +35,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     private readonly purchases: PurchaseQueries,
     private readonly progress: ViewProgress,
     private readonly clock: Clock,
+    private readonly store: EventStore,
   ) {}
 
   async execute({ input, caller }: FullPurchase) {
@@ -95,10 +99,33 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     }
     const owner = await this.users.owner(caller.partnerId, String(user!.email));
     if (owner && (await this.accounts.user(caller.partnerId, owner))) return owner;
-    const created = await this.users.register({ email: user!.email, first_name: user!.first_name, last_name: user!.last_name }, true, caller);
+    let created;
+    try {
+      created = await this.users.register({ email: user!.email, first_name: user!.first_name, last_name: user!.last_name }, true, caller);
+    } catch (error) {
+      // Another call is registering the same email at this moment (two full purchases at once):
+      // that user is reused once it exists, as any matching user is (part 4.6.1).
+      if (!(error instanceof ValidationFailed) || !error.issues.some((i) => i.field === 'email')) throw error;
+      const other = await this.registeredMeanwhile(caller.partnerId, String(user!.email));
+      if (!other) throw error;
+      return other;
+    }
     const withPassword = pass !== undefined ? await this.users.update(created.userId, { pass, pass_confirmation: pass }, true, caller) : created;
     await this.progress.waitFor([USER_ACCOUNTS], withPassword.position ?? created.position);
     return created.userId;
+  }
+
+  /** The user another call is registering with `email`, once it exists (a few seconds at most); null if none appears. */
+  private async registeredMeanwhile(partnerId: string, email: string): Promise<string | null> {
+    for (let waited = 0; waited < REGISTRATION_WAIT_MS; waited += REGISTRATION_POLL_MS) {
+      const owner = await this.users.owner(partnerId, email);
+      if (owner) {
+        await this.progress.waitFor([USER_ACCOUNTS], await this.store.head());
+        if (await this.accounts.user(partnerId, owner)) return owner;
+      }
+      await new Promise((resolve) => setTimeout(resolve, REGISTRATION_POLL_MS));
+    }
+    return null;
   }
 
   private async resolveCard(cardId: unknown, card: Record<string, unknown> | null, userId: string, caller: Caller): Promise<string> {
