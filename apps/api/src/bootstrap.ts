@@ -3,6 +3,7 @@ import { DemoSeed, ServiceConfig } from '@deals/runtime';
 import { authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, parseJsonBodies, RequestLogController, serviceLogger } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -25,6 +26,8 @@ export interface ApiOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The longest part of an address the router takes (Fastify's default is 100). */
+const MAX_PATH_PART = 1024;
 
 /** A request id: the caller's `X-Request-Id` when it is sane, a new UUID otherwise. */
 function requestId(req: IncomingMessage): string {
@@ -41,6 +44,16 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     loggerInstance: logger,
     logController: new RequestLogController(),
     bodyLimit: 1024 * 1024,
+    // A path part may be as long as an email address (update_by_email) or longer; past this the
+    // router answers 414, in part 7's body below.
+    maxParamLength: MAX_PATH_PART,
+    // Errors the router meets before any hook (a malformed escape, a path part too long): part 7's
+    // body, never Fastify's own, which echoes the address and so the api_key in its query.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+      const message = status === 414 ? `a part of the address is longer than ${MAX_PATH_PART} characters` : 'the address is malformed (an escape that is not UTF-8)';
+      void reply.status(status).send(errorBody('bad_request', message));
+    },
   });
   const fastify = adapter.getInstance();
   parseJsonBodies(fastify);

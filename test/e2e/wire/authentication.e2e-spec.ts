@@ -73,6 +73,18 @@ describe('authentication and the wire', () => {
     });
   });
 
+  it('answers a malformed address or an overlong path part with part 7\'s body, never echoing the address', async () => {
+    const bad = await api.call('GET', `/regions/%E0%A4%A/deals?api_key=${partner.apiKey}`);
+    expect([bad.status, bad.body]).toEqual([400, { status: 'error', error_type: 'bad_request', error_msg: 'the address is malformed (an escape that is not UTF-8)' }]);
+    expect(JSON.stringify(bad.body)).not.toContain(partner.apiKey);
+    // An email of 200 characters is a path part update_by_email takes (Fastify's default limit was 100).
+    const email = `${'a'.repeat(188)}@example.com`;
+    const long = await api.call('PUT', `/api/v1/users/${email}/update_by_email`, { apiKey: partner.apiKey, body: { first_name: 'Long' } });
+    expect(long.status).toBe(200);
+    const tooLong = await api.call('GET', `/deals/${'x'.repeat(1100)}`, { apiKey: partner.apiKey });
+    expect([tooLong.status, tooLong.body]).toEqual([414, { status: 'error', error_type: 'bad_request', error_msg: 'a part of the address is longer than 1024 characters' }]);
+  });
+
   it('keeps only hashes of the credentials', async () => {
     const { readFileSync } = await import('node:fs');
     const { join } = await import('node:path');
