@@ -38,6 +38,15 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     expect(again.body).toMatchObject({ error_type: 'validation_failed', errors: [{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }] });
   });
 
+  it('refuses partner_data nested deeper than 32 levels (a rebuild walking it overflowed its stack)', async () => {
+    const nest = (levels: number) => { let value: unknown = 1; for (let i = 1; i < levels; i++) value = [value]; return { d: value }; };
+    expect((await post({ email: 'deep-ok@example.com', partner_data: nest(31) })).status).toBe(200);
+    for (const levels of [33, 1000]) {
+      const deep = await post({ email: `deep-${levels}@example.com`, partner_data: nest(levels) });
+      expect([deep.status, deep.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'user', field: 'partner_data', message: 'must nest at most 32 levels deep' }]]);
+    }
+  });
+
   it('refuses bad fields, one entry each', async () => {
     const reply = await post({ email: 'not-an-email', birthday: '2999-01-01', postal_code: 'abc', credits: -5, partner_data: 'x', first_name: 7 });
     expect(reply.status).toBe(422);

@@ -32,6 +32,26 @@ function isBirthday(text: string, now: Date): boolean {
  * Checks and converts the profile fields present in `input` (absent ones are left out); every
  * problem is one validation entry naming the field as the interface names it.
  */
+/**
+ * How deep `partner_data` may nest. Deeper JSON is no one's profile, and the log's readers walk
+ * documents recursively: a few thousand levels overflowed the stack of a rebuild (session 11).
+ */
+export const PARTNER_DATA_MAX_DEPTH = 32;
+
+/** Levels of objects and arrays in a parsed JSON value (1 for a flat object), counted without recursion. */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > PARTNER_DATA_MAX_DEPTH) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 export function readProfile(input: ProfileInput, now: Date): { profile: Partial<UserProfile>; issues: ValidationIssue[] } {
   const issues: ValidationIssue[] = [];
   const profile: Partial<UserProfile> = {};
@@ -41,6 +61,7 @@ export function readProfile(input: ProfileInput, now: Date): { profile: Partial<
     if (value === undefined) continue;
     if (wire === 'partner_data') {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(wire, 'must be an object');
+      else if (nestingDepth(value) > PARTNER_DATA_MAX_DEPTH) fail(wire, `must nest at most ${PARTNER_DATA_MAX_DEPTH} levels deep`);
       else profile.partnerData = value as Record<string, unknown>;
       continue;
     }
