@@ -65,6 +65,13 @@ describe('GET /api/v3/deals', () => {
     expect(await idsOf({ sort: 'title(asc)' })).toEqual(ids([...onSaleDeals].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0))));
   });
 
+  it('refuses sorting on names that are not sortable attributes, Object.prototype\'s included', async () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const reply = await v3({ sort: `${name}(asc)` });
+      expect([name, reply.status, reply.body.errors?.[0]?.field]).toEqual([name, 422, 'sort']);
+    }
+  });
+
   it('filters by category, subcategory and region, case-insensitively for names', async () => {
     expect(await idsOf({ filter: 'category[health & beauty,Activities]', sort: 'id(asc)' })).toEqual(
       ids(onSaleDeals.filter((d) => ['Health & Beauty', 'Activities'].includes(d.category!)).sort((a, b) => (a.id < b.id ? -1 : 1))),

@@ -6,7 +6,8 @@ export function parseLocate(params: Record<string, unknown>): { within: ViewFilt
   const issues: ValidationIssue[] = [];
   const read = (field: string, limit: number) => {
     const raw = params[field];
-    if (raw === undefined || raw === null || raw === '') return issues.push({ type: 'missing_field', resource: 'deal', field, message: 'is required' }), NaN;
+    // Blank text is missing too (Number(' ') would read it as 0).
+    if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return issues.push({ type: 'missing_field', resource: 'deal', field, message: 'is required' }), NaN;
     const n = typeof raw === 'boolean' ? NaN : Number(raw);
     if (!Number.isFinite(n) || Math.abs(n) > limit) issues.push({ type: 'invalid', resource: 'deal', field, message: `must be a number from -${limit} to ${limit}` });
     return n;

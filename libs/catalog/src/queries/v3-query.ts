@@ -112,7 +112,8 @@ function parseSort(text: string, issues: Issues): SortKey[] {
       continue;
     }
     const attribute = match[1];
-    const field = V3_SORTS[attribute];
+    // Own names only: `constructor(asc)` must not find Object.prototype's.
+    const field = Object.hasOwn(V3_SORTS, attribute) ? V3_SORTS[attribute] : undefined;
     if (!field) issues.add('sort', `cannot sort on ${JSON.stringify(attribute)}; sortable: ${Object.keys(V3_SORTS).join(', ')}`);
     else keys.push({ attribute, field, direction: match[2].toLowerCase() === 'asc' ? 1 : -1 });
   }
