@@ -31,6 +31,7 @@ export const deals: DealImportRecord[] = [
   deal('chi-approved-now', { title: 'Pizza night', state: 'approved', current_price: 2500, start_at: at('06-15T00:00'), end_at: at('07-01T00:00'), tags: ['pizza'] }),
   deal('chi-landed', { start_at: at('06-01T00:00'), end_at: at('06-10T00:00') }),
   deal('chi-paused', { state: 'paused', start_at: at('06-01T00:00'), end_at: at('07-01T00:00') }),
+  deal('chi-cancelled', { state: 'cancelled', start_at: at('06-01T00:00'), end_at: at('07-01T00:00') }),
   deal('sf-tour', { title: 'Bay tour', category: 'Activities', subcategory: 'Tours', current_price: 7500, region_id: 'san-francisco', start_at: at('06-13T00:00'), end_at: at('06-22T00:00'), locations: [place(37.79, -122.4)], vendor_id: 'tours-inc' }),
   deal('sf-card', { title: 'Spend $20 get $5 back', type: 'card-linked', current_price: 0, value: 500, region_id: 'san-francisco', start_at: at('06-01T00:00'), end_at: at('07-31T00:00'), quantity: 1000 }),
   deal('ny-headphones', { title: 'Wireless headphones', type: 'on-going', category: 'Products', subcategory: 'Electronics', current_price: 3999, fulfillment_method: 'shipped', region_id: 'new-york', start_at: at('05-01T00:00'), end_at: at('08-01T00:00'), quantity: 2, supplier_id: 'acme-supply', marketplace_slug: 'mkt-headphones' }),

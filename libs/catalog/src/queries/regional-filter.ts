@@ -7,6 +7,9 @@ export type RegionalWord = (typeof REGIONAL_WORDS)[number];
 /** Part 4.4: the default kept for backwards compatibility. */
 export const REGIONAL_DEFAULT: RegionalWord[] = ['in_flight', 'current', 'not_bg'];
 
+/** Workflow states a regional list never shows: never approved, or withdrawn (part 3.1: "deleted (removed)"). */
+export const NOT_PUBLIC_STATES = ['submitted', 'in-review', 'rejected', 'cancelled', 'deleted'];
+
 /** The tag that marks a background deal, hidden by `not_bg` (docs/decisions.md). */
 export const BACKGROUND_TAG = 'bg';
 
@@ -26,11 +29,12 @@ export function parseRegionalFilter(params: Record<string, unknown>): RegionalWo
 }
 
 /**
- * in_flight: on sale now; current: running now (started, not ended), whatever the workflow says;
+ * in_flight: on sale now; current: running now (started, not ended), in any public workflow state;
  * offer: an offer rather than a voucher (affiliate or card-linked); not_bg: not a background deal.
  */
 export function regionalFilter(words: RegionalWord[], regionId: string, now: number): ViewFilter {
-  const parts: ViewFilter[] = [{ regionId }];
+  // Whatever the words, never a deal that is not public: not yet approved, rejected, cancelled or deleted (part 3.1).
+  const parts: ViewFilter[] = [{ regionId }, { state: { $nin: NOT_PUBLIC_STATES } }];
   for (const word of new Set(words)) {
     if (word === 'in_flight') parts.push(onSaleFilter(now));
     if (word === 'current') parts.push({ startAt: { $lte: now }, endAt: { $gt: now } });
