@@ -74,6 +74,7 @@ describe('POST /purchases: buying with a stored card', () => {
   });
 
   it('sells no vouchers that have already expired, no shipped goods without an address, and no free deal by card; nothing is charged or held', async () => {
+    expect((await api.call('GET', '/deals/chicago-spa-expired', { apiKey })).body.deal).toMatchObject({ state: 'in-flight', purchasable_number: 0 });
     const expired = await buy({ deal_id: 'chicago-spa-expired' });
     expect([expired.status, expired.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: "the deal's vouchers have expired" }]);
     const unshipped = await buy({ deal_id: 'chicago-headphones', expected_price_per_unit: 3999 });

@@ -38,7 +38,8 @@ export function dealClockFacts(view: DealDetails, now: Date): DealClockFacts {
     num_left: numLeft,
     number_sold: view.inventory.sold,
     soldout: numLeft === 0,
-    purchasable_number: state === 'in-flight' ? Math.min(perUser, numLeft) : 0,
+    // Nothing is purchasable once the vouchers have expired (every purchase is refused then).
+    purchasable_number: state === 'in-flight' && !(typeof deal.expires_at === 'string' && Date.parse(deal.expires_at) <= now.getTime()) ? Math.min(perUser, numLeft) : 0,
   };
 }
 
