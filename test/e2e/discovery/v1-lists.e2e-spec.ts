@@ -105,6 +105,10 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
         { type: 'missing_field', resource: 'deal', field: 'radius', message: 'is required' },
       ]);
     });
+    it('GET /v1/deals refuses a runs_min day the calendar does not have', async () => {
+      const reply = await get('/v1/deals?runs_min=2024-02-30');
+      expect([reply.status, reply.body.errors?.[0]?.field]).toEqual([422, 'runs_min']);
+    });
     it('reads blank coordinates as missing, not as 0', async () => {
       const reply = await get('/deals/locate?latitude=%20&longitude=%20&radius=5');
       expect([reply.status, reply.body.errors?.map((e: { field: string; type: string }) => `${e.field}:${e.type}`)]).toEqual([422, ['latitude:missing_field', 'longitude:missing_field']]);

@@ -25,5 +25,6 @@ describe('user decider', () => {
     given([registered, deleted]).when(choose(), now).thenThrows(ValidationFailed, { message: 'is_deleted the user is deleted: only is_deleted=false restores it' });
     given([registered, deleted]).when(update({ changes: { firstName: 'X' } }), now).thenThrows(ValidationFailed);
     given([registered, deleted]).when(update({ deleted: false }), now).then([{ type: 'UserRestored', data: { userId: 'u1' } }]);
+    given([registered, deleted]).when(update({ deleted: true }), now).then([]);
   });
 });

@@ -35,6 +35,8 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       case 'UpdateUser': {
         const { userId, partnerId, changes, deleted, passwordHash } = command.data;
         const profile = owned(user, partnerId, userId);
+        // Deleting a deleted user again, and nothing else, changes nothing.
+        if (user.deleted && deleted === true && Object.keys(changes).length === 0 && !passwordHash) return [];
         if (user.deleted && deleted !== false) {
           throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' }]);
         }
