@@ -8,18 +8,24 @@ export function loggableUrl(url: string | undefined): string {
   if (query < 0) return url;
   // Names are judged as the query parser reads them (`%61pi_key` is api_key); values of secret
   // names, and any value that looks like a card number, are not written.
-  const parts = url.slice(query + 1).split('&').map((part) => {
+  // `&` and `;` both separate parameters for some parsers; every part of a bracketed name counts
+  // (`api_key[]`, `credit_card[verification_value]`).
+  const parts = url.slice(query + 1).split(/([&;])/).map((part) => {
     const eq = part.indexOf('=');
     if (eq < 0) return part;
-    const name = decodedName(part.slice(0, eq));
-    return SECRET_NAMES.has(name) || CARD_LIKE.test(decodedName(part.slice(eq + 1)).replace(/[\s-]/g, '')) ? `${part.slice(0, eq)}=[redacted]` : part;
+    const names = decodedName(part.slice(0, eq)).split(/[[\]]+/).filter(Boolean);
+    const secret = names.some((name) => SECRET_NAMES.has(name)) || CARD_LIKE.test(decodedName(part.slice(eq + 1)).replace(/[\s./-]/g, ''));
+    return secret ? `${part.slice(0, eq)}=[redacted]` : part;
   });
-  return `${url.slice(0, query)}?${parts.join('&')}`;
+  return `${url.slice(0, query)}?${parts.join('')}`;
 }
 
-const SECRET_NAMES = new Set(['api_key', 'access_token', 'password', 'pass', 'password_confirmation', 'pass_confirmation', 'number', 'verification_value', 'cvv']);
-/** 12 to 19 digits in a row: a card number's length. */
-const CARD_LIKE = /^\d{12,19}$/;
+const SECRET_NAMES = new Set([
+  'api_key', 'access_token', 'password', 'pass', 'password_confirmation', 'pass_confirmation',
+  'number', 'verification_value', 'cvv', 'cvv2', 'cvc', 'security_code',
+]);
+/** 12 to 19 digits in a row anywhere in a value (separators taken out): as long as a card number. */
+const CARD_LIKE = /\d{12,19}/;
 
 function decodedName(text: string): string {
   try {

@@ -35,8 +35,8 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     expect([...positions].sort()).toEqual(positions);
     const asOf = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=2026-06-15T12:00:30Z`, { apiKey: auditorKey });
     expect(asOf.body.events.map((e: { type: string }) => e.type)).toEqual(['PurchaseReserved', 'UnitsHeld']);
-    for (const bad of ['garbage', '1', '2026-13-45T00:00:00Z']) {
-      const refused = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=${bad}`, { apiKey: auditorKey });
+    for (const bad of ['garbage', '1', '2026-13-45T00:00:00Z', '2026-02-30', '2026-06-15Z', '2026-06-15 12:00', '2026-06-15T12:00:00']) {
+      const refused = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=${encodeURIComponent(bad)}`, { apiKey: auditorKey });
       expect([bad, refused.status, refused.body.errors]).toEqual([bad, 422, [{ type: 'invalid', resource: 'request', field: 'as_of', message: 'must be an ISO 8601 instant' }]]);
     }
   });

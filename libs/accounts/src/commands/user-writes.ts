@@ -1,4 +1,4 @@
-import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, KeyedMutex, laterPosition, loadAggregate, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { ClaimEmail, emailClaimDecider, emailClaimStream } from '../domain/user/email-claim.decider';
 import { passwordIssues, readProfile } from '../domain/user/user-profile';
@@ -12,6 +12,9 @@ type Caller = CommandCaller & { partnerId: string };
 
 /** How old a claim of an address its owner does not hold must be before another user may take it (see `claim`). */
 export const STALE_CLAIM_MS = 60_000;
+/** How long a call waits for a user another call is registering with the same email. */
+const REGISTRATION_WAIT_MS = 3000;
+const REGISTRATION_POLL_MS = 25;
 
 /**
  * The user writes shared by create, update and update-by-email: field checks, the email claim that
@@ -19,6 +22,8 @@ export const STALE_CLAIM_MS = 60_000;
  */
 @Injectable()
 export class UserWrites {
+  private readonly changes = new KeyedMutex();
+
   constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly ids: IdGenerator, private readonly settings: AccountsSettings) {}
 
   async register(input: UserInput, byPartner: boolean, caller: Caller): Promise<{ userId: string; position: LogPosition | null }> {
@@ -40,7 +45,17 @@ export class UserWrites {
     return { userId, position: laterPosition(claimed, position) };
   }
 
-  async update(userId: string, input: UserInput, byPartner: boolean, caller: Caller): Promise<{ userId: string; position: LogPosition | null }> {
+  /**
+   * Changes of one user run one at a time in this process: an email change works from the address
+   * it read, and two at once would each release the other's (two users then shared an address).
+   * Across processes, a release also keeps an address the user holds again (`release`).
+   * `refuseOtherToken`: update_by_email's rule 3, decided on the stream as written.
+   */
+  update(userId: string, input: UserInput, byPartner: boolean, caller: Caller, refuseOtherToken = false): Promise<{ userId: string; position: LogPosition | null }> {
+    return this.changes.run(userId, () => this.updateNow(userId, input, byPartner, caller, refuseOtherToken));
+  }
+
+  private async updateNow(userId: string, input: UserInput, byPartner: boolean, caller: Caller, refuseOtherToken: boolean): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { profile, issues } = readProfile(input, now);
     issues.push(...this.partnerOnly(input, byPartner));
@@ -56,7 +71,7 @@ export class UserWrites {
     const newKey = profile.email !== undefined ? emailKey(profile.email) : oldKey;
     const update = {
       type: 'UpdateUser' as const,
-      data: { userId, partnerId: caller.partnerId, changes: profile, deleted: input.is_deleted as boolean | undefined, passwordHash: undefined as string | undefined },
+      data: { userId, partnerId: caller.partnerId, changes: profile, deleted: input.is_deleted as boolean | undefined, passwordHash: undefined as string | undefined, refuseOtherToken },
     };
     // The decider's refusals (another partner's user, a deleted one) come before the new address is
     // claimed: a refused update must leave no claim behind. (The decider is pure: asked here, it
@@ -90,7 +105,22 @@ export class UserWrites {
     return user.state.profile && emailKey(user.state.profile.email) === key ? owner : null;
   }
 
+  /**
+   * The user another call is registering with `email` at this moment, once it holds the address
+   * (polled for `waitMs` at most); null if none does by then.
+   */
+  async ownerOnceRegistered(partnerId: string, email: string, waitMs = REGISTRATION_WAIT_MS): Promise<string | null> {
+    for (let waited = 0; ; waited += REGISTRATION_POLL_MS) {
+      const owner = await this.owner(partnerId, email);
+      if (owner || waited >= waitMs) return owner;
+      await new Promise((resolve) => setTimeout(resolve, REGISTRATION_POLL_MS));
+    }
+  }
+
+  /** Gives `userId`'s claim of an address back, unless the user holds that address (again) now. */
   private async release(caller: Caller, key: string, userId: string): Promise<LogPosition | null> {
+    const user = await loadAggregate(this.store, userStream(userId), userDecider);
+    if (user.state.profile && emailKey(user.state.profile.email) === key) return null;
     const released = await handleCommand(this.store, emailClaimStream(caller.partnerId, key), emailClaimDecider, {
       type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId },
     }, { now: this.clock.now(), metadata: caller });

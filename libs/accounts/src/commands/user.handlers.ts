@@ -1,4 +1,4 @@
-import { Clock, EventStore, handleCommand, loadAggregate, NotFound, UpdateFailed } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, loadAggregate, NotFound, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { accessTokenDecider, accessTokenStream, readGrant, tokenHash } from '../domain/access-token/access-token';
@@ -34,16 +34,21 @@ export class UpdateUserByEmailHandler implements ICommandHandler<UpdateUserByEma
 
   async execute({ email, input, overwriteToken, caller }: UpdateUserByEmail) {
     const { email: _ignored, ...fields } = input;
-    const owner = await this.users.owner(caller.partnerId, email);
-    const user = owner ? await loadAggregate(this.store, userStream(owner), userDecider) : null;
-    if (!owner || !user?.state.registered) return this.users.register({ ...fields, email }, true, caller);
-    const stored = user.state.profile!.token;
-    // Sent as null it is a change too (it would clear the token); text is compared as it is stored, trimmed.
-    const sent = typeof fields.token === 'string' ? fields.token.trim() : fields.token;
-    if (sent !== undefined && stored !== null && sent !== stored && !overwriteToken) {
-      throw new UpdateFailed('the user has a different token; add overwrite_token=true to replace it');
+    let owner = await this.users.owner(caller.partnerId, email);
+    if (!owner) {
+      try {
+        return await this.users.register({ ...fields, email }, true, caller);
+      } catch (error) {
+        // Another call is making the user with this email at this moment (rule 4 sent twice at
+        // once): this one then updates that user, as if it had come a moment later.
+        if (!(error instanceof ValidationFailed) || !error.issues.some((i) => i.field === 'email')) throw error;
+        owner = await this.users.ownerOnceRegistered(caller.partnerId, email);
+        if (!owner) throw error;
+      }
     }
-    return this.users.update(owner, fields, true, caller);
+    // Rule 3 (a token sent as null is a change too; text is compared trimmed, as stored) is decided
+    // with the update, on the user's stream as it is written, so calls at once cannot pass it by turns.
+    return this.users.update(owner, fields, true, caller, !overwriteToken);
   }
 }
 

@@ -8,9 +8,6 @@ import { BuyWithStoredCard } from './buy-with-stored-card.command';
 import { refuseFreeCardPurchase, refuseOverLimit, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
-/** How long a full purchase waits for a user another call is registering with the same email. */
-const REGISTRATION_WAIT_MS = 3000;
-const REGISTRATION_POLL_MS = 25;
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /** POST /v1/purchases/full.json: user, card and purchase in one call (part 4.6.1). */
@@ -106,26 +103,16 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       // Another call is registering the same email at this moment (two full purchases at once):
       // that user is reused once it exists, as any matching user is (part 4.6.1).
       if (!(error instanceof ValidationFailed) || !error.issues.some((i) => i.field === 'email')) throw error;
-      const other = await this.registeredMeanwhile(caller.partnerId, String(user!.email));
+      const other = await this.users.ownerOnceRegistered(caller.partnerId, String(user!.email));
+      // Not one to reuse: none appeared, or its user is deleted.
       if (!other) throw error;
+      await this.progress.waitFor([USER_ACCOUNTS], await this.store.head());
+      if (!(await this.accounts.user(caller.partnerId, other))) throw error;
       return other;
     }
     const withPassword = pass !== undefined ? await this.users.update(created.userId, { pass, pass_confirmation: pass }, true, caller) : created;
     await this.progress.waitFor([USER_ACCOUNTS], withPassword.position ?? created.position);
     return created.userId;
-  }
-
-  /** The user another call is registering with `email`, once it exists (a few seconds at most); null if none appears. */
-  private async registeredMeanwhile(partnerId: string, email: string): Promise<string | null> {
-    for (let waited = 0; waited < REGISTRATION_WAIT_MS; waited += REGISTRATION_POLL_MS) {
-      const owner = await this.users.owner(partnerId, email);
-      if (owner) {
-        await this.progress.waitFor([USER_ACCOUNTS], await this.store.head());
-        if (await this.accounts.user(partnerId, owner)) return owner;
-      }
-      await new Promise((resolve) => setTimeout(resolve, REGISTRATION_POLL_MS));
-    }
-    return null;
   }
 
   private async resolveCard(cardId: unknown, card: Record<string, unknown> | null, userId: string, caller: Caller): Promise<string> {

@@ -1,7 +1,8 @@
 import type { ValidationIssue } from '@deals/kernel';
 import type { UserProfile } from './user.events';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** An address of at most 254 characters (RFC 5321's limit), no spaces or control characters, one @ and a dot after it. */
+const EMAIL = /^(?=.{3,254}$)[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 const ZIP = /^\d{5}(-\d{4})?$/;
 const NAME_MAX = 100;
 

@@ -1,10 +1,14 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, NotFound, UpdateFailed, ValidationFailed } from '@deals/kernel';
 import { DefaultCardChosen, UserEvent, UserProfile, UserRegistered } from './user.events';
 
 export type RegisterUser = DomainCommand<'RegisterUser', UserRegistered['data']>;
+/**
+ * `refuseOtherToken`: part 4.9's rule 3 (update_by_email without overwrite_token): a token that
+ * differs from a stored one is refused, decided on the stream as it is written.
+ */
 export type UpdateUser = DomainCommand<
   'UpdateUser',
-  { userId: string; partnerId: string; changes: Partial<UserProfile>; deleted?: boolean; passwordHash?: string }
+  { userId: string; partnerId: string; changes: Partial<UserProfile>; deleted?: boolean; passwordHash?: string; refuseOtherToken?: boolean }
 >;
 export type ChooseDefaultCard = DomainCommand<'ChooseDefaultCard', { userId: string; partnerId: string; cardId: string; onlyIfNone: boolean }>;
 export type UserCommand = RegisterUser | UpdateUser | ChooseDefaultCard;
@@ -33,8 +37,11 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         if (user.registered) throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'id', message: 'is already registered' }]);
         return [{ type: 'UserRegistered', data: command.data }];
       case 'UpdateUser': {
-        const { userId, partnerId, changes, deleted, passwordHash } = command.data;
+        const { userId, partnerId, changes, deleted, passwordHash, refuseOtherToken } = command.data;
         const profile = owned(user, partnerId, userId);
+        if (refuseOtherToken && changes.token !== undefined && profile.token !== null && changes.token !== profile.token) {
+          throw new UpdateFailed('the user has a different token; add overwrite_token=true to replace it');
+        }
         // Deleting a deleted user again, and nothing else, changes nothing.
         if (user.deleted && deleted === true && Object.keys(changes).length === 0 && !passwordHash) return [];
         if (user.deleted && deleted !== false) {
