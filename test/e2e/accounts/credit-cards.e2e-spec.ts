@@ -46,6 +46,14 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     expect(again.body.credit_card_id).toBe(first);
   });
 
+  it('stores one card when the same card is stored for a user by calls at the same moment', async () => {
+    const holder = (await api.call('POST', '/users', { apiKey, body: { email: 'together-card@example.com' } })).body.user_id;
+    const replies = await Promise.all(Array.from({ length: 6 }, () => store(card(holder))));
+    expect(replies.map((r) => r.status)).toEqual(Array(6).fill(200));
+    expect(new Set(replies.map((r) => r.body.credit_card_id)).size).toBe(1);
+    expect((await api.call('GET', `/credit_cards?user_id=${holder}`, { apiKey })).body.credit_cards).toHaveLength(1);
+  });
+
   it('refuses each invalid field with its own entry (resource, field, type)', async () => {
     const reply = await store({ user_id: userId, number: '4242424242424241', verification_value: '12', month: 13, year: 2030, zip_code: 'abc' });
     expect(reply.status).toBe(422);

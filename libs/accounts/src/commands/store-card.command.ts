@@ -1,6 +1,7 @@
 import { CardRejected, Clock, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, PaymentGateway, ValidationFailed, ViewStore } from '@deals/kernel';
 import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { cardClaimDecider, cardClaimStream } from '../domain/card/card-claim';
 import { cardDecider } from '../domain/card/card.decider';
 import { cardStream } from '../domain/card/card.events';
 import { CardInput, cardMonth, cardYear, validateCardInput } from '../domain/card/card-number';
@@ -48,7 +49,11 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     // The same card stored again for the same user is the card already stored.
     const known = await this.views.findOne<StoredCard>(STORED_CARDS, { fingerprint: tokenized.fingerprint, userId, partnerId: caller.partnerId, deleted: false });
     if (known) return { cardId: known._id, position: null };
-    const cardId = this.ids.next();
+    // Calls storing the same card for the user at this moment agree on one id through its claim.
+    const claim = await handleCommand(this.store, cardClaimStream(caller.partnerId, userId, tokenized.fingerprint), cardClaimDecider, {
+      type: 'ClaimCard', data: { partnerId: caller.partnerId, userId, cardId: this.ids.next() },
+    }, { now, metadata: caller });
+    const cardId = claim.state.cardId!;
     const stored = await handleCommand(this.store, cardStream(cardId), cardDecider, {
       type: 'StoreCard',
       data: {
@@ -60,7 +65,7 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     const chosen = await handleCommand(this.store, userStream(userId), userDecider, {
       type: 'ChooseDefaultCard', data: { userId, partnerId: caller.partnerId, cardId, onlyIfNone: true },
     }, { now, metadata: caller });
-    return { cardId, position: chosen.position ?? stored.position };
+    return { cardId, position: chosen.position ?? stored.position ?? claim.position };
   }
 }
 
