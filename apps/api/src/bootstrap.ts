@@ -46,7 +46,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     bodyLimit: 1024 * 1024,
     // A path part may be as long as an email address (update_by_email) or longer; past this the
     // router answers 414, in part 7's body below.
-    maxParamLength: MAX_PATH_PART,
+    routerOptions: { maxParamLength: MAX_PATH_PART },
     // Errors the router meets before any hook (a malformed escape, a path part too long): part 7's
     // body, never Fastify's own, which echoes the address and so the api_key in its query.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
