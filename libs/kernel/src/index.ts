@@ -9,3 +9,4 @@ export * from './geo';
 export * from './json-value';
 export * from './read-your-writes';
 export * from './worker-module';
+export * from './calendar';

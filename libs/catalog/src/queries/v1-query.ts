@@ -1,4 +1,4 @@
-import { ValidationFailed, ValidationIssue, ViewFilter } from '@deals/kernel';
+import { isCalendarDay, ValidationFailed, ValidationIssue, ViewFilter } from '@deals/kernel';
 import { flagValue, wholeNumber } from '@deals/wire';
 import { WORKFLOW_STATES, WorkflowState } from '../domain/deal/deal-terms';
 import { containsText, effectiveStateFilter, onSaleFilter, withinMiles } from './deal-filters';
@@ -75,16 +75,9 @@ class Reader {
     if (t === undefined) return undefined;
     const ms = /^\d{4}-\d\d-\d\d/.test(t) ? Date.parse(t) : NaN;
     // A day the calendar does not have (2024-02-30) is refused: JavaScript would read it as 1 March.
-    if (Number.isNaN(ms) || !realDay(t.slice(0, 10))) return this.fail(field, 'must be a date (YYYY-MM-DD) or an ISO 8601 instant'), undefined;
+    if (Number.isNaN(ms) || !isCalendarDay(t.slice(0, 10))) return this.fail(field, 'must be a date (YYYY-MM-DD) or an ISO 8601 instant'), undefined;
     return ms;
   }
-}
-
-/** Whether `YYYY-MM-DD` names a day of the calendar (its day exists in its month). */
-function realDay(ymd: string): boolean {
-  const [year, month, day] = ymd.split('-').map(Number);
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** Reads and checks the parameters; every problem is reported, not just the first. */

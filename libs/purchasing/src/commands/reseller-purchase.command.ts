@@ -1,5 +1,5 @@
 import { CatalogQueries } from '@deals/catalog';
-import { CannotFulfil, CannotFulfilReseller, Clock, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { CannotFulfil, CannotFulfilReseller, Clock, isIsoDateText, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
@@ -22,10 +22,6 @@ const BASE = ['deal_id', 'transaction_reference', 'transaction_date', 'transacti
 const VOUCHER = [...BASE, 'quantity', 'first_name', 'last_name'];
 const SHIPPED = [...VOUCHER, 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
 const TEXT = ['first_name', 'last_name', 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
-
-/** An ISO 8601 date, or date and time (with seconds, fraction and offset optional), that names a real instant. */
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-const isIsoDate = (value: unknown) => typeof value === 'string' && ISO_8601.test(value) && !Number.isNaN(Date.parse(value));
 
 /** Fields required by deal kind (part 4.6.2's table). */
 export function requiredResellerFields(type: string, fulfillment: string): string[] {
@@ -56,7 +52,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     if (input.transaction_amount !== undefined && !(Number.isSafeInteger(input.transaction_amount) && (input.transaction_amount as number) >= 0)) {
       issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_amount', message: 'must be whole cents, not negative' });
     }
-    if (input.transaction_date !== undefined && !isIsoDate(input.transaction_date)) {
+    if (input.transaction_date !== undefined && !isIsoDateText(input.transaction_date, 'optional')) {
       issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_date', message: 'must be an ISO 8601 date and time' });
     }
     for (const field of ['state', 'country']) if (typeof input[field] === 'string' && !/^[A-Za-z]{2}$/.test(input[field] as string)) issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be two letters' });

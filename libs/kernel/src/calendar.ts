@@ -1,0 +1,18 @@
+/** Whether `YYYY-MM-DD` names a day the calendar has (2026-02-30 does not; JavaScript would read it as 2 March). */
+export function isCalendarDay(ymd: string): boolean {
+  const [year, month, day] = ymd.split('-').map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+const ISO_OFFSET_OPTIONAL = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * Whether `text` is written as an ISO 8601 date, or date and time (seconds and fraction optional),
+ * that `Date.parse` reads. `offset: 'required'` refuses a time without `Z` or ±hh:mm (it would be
+ * read as the server's local time).
+ */
+export function isIsoDateText(text: unknown, offset: 'required' | 'optional'): text is string {
+  return typeof text === 'string' && (offset === 'required' ? ISO_WITH_OFFSET : ISO_OFFSET_OPTIONAL).test(text) && !Number.isNaN(Date.parse(text));
+}
