@@ -49,6 +49,19 @@ export class PaymentFailed extends DomainError {
   readonly httpStatus = 502;
 }
 
+/**
+ * The processor did not answer the charge (it threw): whether the card was charged is not known.
+ * The purchase is settled later from the processor's record (fulfilled if charged, else released);
+ * `purchase_id` names it, so the caller can read its outcome.
+ */
+export class PaymentOutcomeUnknown extends PaymentFailed {
+  override readonly extra: Record<string, unknown>;
+  constructor(message: string, purchaseId: string) {
+    super(message);
+    this.extra = { purchase_id: purchaseId };
+  }
+}
+
 export class UpdateFailed extends DomainError {
   readonly errorType = 'update_failed';
   readonly httpStatus = 422;

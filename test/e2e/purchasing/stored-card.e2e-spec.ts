@@ -180,4 +180,93 @@ describe('POST /purchases: buying with a stored card', () => {
       charged.mockRestore();
     }
   });
+
+  describe('a charge the processor does not answer (it throws): the card may have been charged', () => {
+    /** Makes the next charge throw, after (`reached`) or before the processor records it. */
+    const dropNextAnswer = (reached: boolean) => {
+      const gateway = api.get(PaymentGateway);
+      const charge = gateway.charge.bind(gateway);
+      const spy = jest.spyOn(gateway, 'charge').mockImplementationOnce(async (request) => {
+        if (reached) await charge(request);
+        throw new Error('socket hang up');
+      });
+      return () => spy.mockRestore();
+    };
+    /** Runs the purchase's armed settling job now, through the scheduler (its timer is two minutes of real time away). */
+    const settleNow = async (purchaseId: string, armed: jest.SpyInstance) => {
+      const job = armed.mock.calls.map(([j]) => j).find((j) => j.kind === 'recover-purchase' && j.data.purchaseId === purchaseId);
+      expect(job).toMatchObject({ id: `recover-purchase-${purchaseId}`, runAt: new Date(clock.now().getTime() + 2 * 60_000) });
+      await api.get(Scheduler).schedule({ ...job, runAt: clock.now() });
+    };
+    const purchaseOf = async (id: string) => (await api.call('GET', `/purchases/${id}`, { apiKey })).body.purchase;
+    const settled = async (id: string) => {
+      for (let i = 0; i < 100; i++) {
+        const purchase = await purchaseOf(id);
+        if (purchase.fulfillment_state !== 'reserved') return purchase;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`purchase ${id} was not settled`);
+    };
+
+    it('answers 502 naming the purchase, keeps the charge lock, and sells the units with their coupons once the processor\'s record shows the charge', async () => {
+      const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'lost-answer@example.com' } })).body.user_id;
+      const card = await storeCard(buyer, TEST_CARDS.visa);
+      const before = await numLeft();
+      const armed = jest.spyOn(api.get(Scheduler), 'schedule');
+      const restore = dropNextAnswer(true);
+      try {
+        const reply = await buy({ user_id: buyer, credit_card_id: card });
+        expect(reply.status).toBe(502);
+        expect(reply.body).toEqual({
+          status: 'error', error_type: 'payment_failed', purchase_id: expect.any(String),
+          error_msg: 'the payment processor did not answer; the purchase is settled from its record within 2 minutes: fulfilled if the card was charged, released if not',
+        });
+        const id = reply.body.purchase_id;
+        expect(await purchaseOf(id)).toMatchObject({ payment_state: 'pending', fulfillment_state: 'reserved', coupons: [] });
+        expect(await numLeft()).toBe(before - 1);
+        // A retry meanwhile could charge the card a second time: refused until the first is settled.
+        expect((await buy({ user_id: buyer, credit_card_id: card })).body).toMatchObject({ error_type: 'already_charging' });
+
+        await settleNow(id, armed);
+        const purchase = await settled(id);
+        expect(purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', amount: 4900 });
+        expect(purchase.coupons).toHaveLength(1);
+        expect(await numLeft()).toBe(before - 1);
+      } finally {
+        restore();
+        armed.mockRestore();
+      }
+    });
+
+    it('releases the units when the processor has no record of the charge, and tries again later while it cannot be asked', async () => {
+      const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'never-reached@example.com' } })).body.user_id;
+      const card = await storeCard(buyer, TEST_CARDS.visa);
+      const before = await numLeft();
+      const gateway = api.get(PaymentGateway);
+      const armed = jest.spyOn(api.get(Scheduler), 'schedule');
+      const restore = dropNextAnswer(false);
+      const unreachable = jest.spyOn(gateway, 'chargeOutcome').mockRejectedValueOnce(new Error('connect ECONNREFUSED'));
+      try {
+        const reply = await buy({ user_id: buyer, credit_card_id: card });
+        expect(reply.status).toBe(502);
+        const id = reply.body.purchase_id;
+        expect(await numLeft()).toBe(before - 1);
+
+        await settleNow(id, armed);
+        // The processor could not be asked: a new job a minute later, the purchase still open.
+        for (let i = 0; i < 100 && !armed.mock.calls.some(([j]) => j.id === `recover-purchase-${id}-1`); i++) await new Promise((r) => setTimeout(r, 20));
+        const retry = armed.mock.calls.map(([j]) => j).find((j) => j.id === `recover-purchase-${id}-1`);
+        expect(retry).toMatchObject({ kind: 'recover-purchase', runAt: new Date(clock.now().getTime() + 60_000), data: { purchaseId: id, attempt: 1 } });
+        expect((await purchaseOf(id)).fulfillment_state).toBe('reserved');
+
+        await api.get(Scheduler).schedule({ ...retry!, runAt: clock.now() });
+        expect(await settled(id)).toMatchObject({ payment_state: 'failed', fulfillment_state: 'released', coupons: [] });
+        expect(await numLeft()).toBe(before);
+      } finally {
+        restore();
+        unreachable.mockRestore();
+        armed.mockRestore();
+      }
+    });
+  });
 });

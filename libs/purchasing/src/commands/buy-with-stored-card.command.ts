@@ -1,18 +1,19 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import {
-  CannotFulfil, Clock, CommandCaller, Declined, DomainError, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, Scheduler,
+  CannotFulfil, Clock, CommandCaller, Declined, DomainError, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, PaymentOutcomeUnknown, Scheduler,
   ValidationFailed, ValidationIssue,
 } from '@deals/kernel';
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
+import { CHARGE_LOCK_MS, chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { ForBuyer, inventoryDecider } from '../domain/inventory/inventory.decider';
 import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider, RecordPayment } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { CouponIssuer } from './coupon-issuer';
+import { armPurchaseRecovery } from './recover-purchase-job';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
 import { refundUnfulfilledCharge } from './refund-unfulfilled';
 import { refuseFreeCardPurchase, refuseUnsellable, SOLD_TYPES } from './sale-rules';
@@ -157,8 +158,11 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     // The charge is over once the processor answers: the lock goes then, beside the sale's writes.
     let ended: Promise<unknown> | null = null;
     const chargeOver = () => (ended ??= endCharge());
+    // A charge with no known outcome keeps the lock to its end, when the purchase is settled: a
+    // retry meanwhile answers 409 already_charging instead of perhaps charging the card twice.
+    const keepLock = () => void (ended ??= Promise.resolve());
     try {
-      return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt!, forBuyer, caller, context, chargeOver);
+      return await this.buy(purchaseId, order, deal, snapshot, card.token, holdExpiresAt!, forBuyer, caller, context, chargeOver, keepLock);
     } finally {
       await chargeOver();
     }
@@ -189,16 +193,29 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     caller: Caller,
     context: { now: Date; metadata: Caller },
     chargeOver: () => Promise<unknown>,
+    keepLock: () => void,
   ) {
     // The coupons' images are drawn on their thread while the card is charged and the units sold,
     // not only from the sale on: the answer then rarely waits for them (it did for ~18% of
     // purchases under load, 1.2 ms on average, 18 ms at the 99th percentile).
     const codes = this.coupons.drawQrCodesAhead(purchaseId, order.quantity);
-    const [outcome] = await Promise.all([
-      this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` }),
-      // Timeliness only: an expired hold stops counting whether or not its job runs.
-      armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt),
-    ]);
+    const charged = this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` });
+    // Timeliness only (it logs its own failure): an expired hold stops counting whether or not its job runs.
+    const [settled] = await Promise.allSettled([charged, armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt)]);
+    if (settled.status === 'rejected') {
+      // No answer (a dropped connection, a timeout): the card may have been charged. The purchase
+      // stays reserved, its units held, and is settled from the processor's record when the
+      // charge lock ends, as start-up recovery would: sold with its coupons if charged, else released.
+      keepLock();
+      const settleAt = new Date(context.now.getTime() + CHARGE_LOCK_MS);
+      const armed = await armPurchaseRecovery(this.scheduler, purchaseId, settleAt);
+      logger.error(`purchase ${purchaseId}: the processor did not answer its charge (${(settled.reason as Error)?.message}); ${armed ? `settled at ${settleAt.toISOString()}` : 'settled at the next start'}`);
+      throw new PaymentOutcomeUnknown(
+        `the payment processor did not answer; the purchase is settled from its record within ${CHARGE_LOCK_MS / 60_000} minutes: fulfilled if the card was charged, released if not`,
+        purchaseId,
+      );
+    }
+    const outcome = settled.value;
     // Awaited by the caller's `finally`; caught here too so a failure is not an unhandled rejection meanwhile.
     chargeOver().catch(() => undefined);
     if (outcome.status !== 'approved') {

@@ -3,6 +3,7 @@ import { CannotFulfil, CommandCaller, EventStore, handleCommand, loadAggregate, 
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/coupon-issuer';
+import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/recover-purchase-job';
 import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
 import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
@@ -13,8 +14,6 @@ import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-detai
 
 const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
 
-/** Finishes, at the end of its charge lock, a purchase another process may still have been charging. */
-export const RECOVER_PURCHASE_JOB = 'recover-purchase';
 
 /**
  * After a crash, finishes the card purchases a process left between reserving and recording the
@@ -47,10 +46,21 @@ export class RecoverInterruptedPayments {
     private readonly clock: Clock,
     private readonly catalog: CatalogQueries,
   ) {
+    // Settles, at the end of its charge lock, a purchase another process may still have been
+    // charging, or whose charge had no answer. Until the processor answers, it is tried again later
+    // (a new job each time: a running job cannot re-arm its own id on every scheduler).
     this.scheduler.handle(RECOVER_PURCHASE_JOB, async (job) => {
-      const purchase = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, String(job.data.purchaseId));
-      if (purchase?.fulfillmentState !== 'reserved' || !purchase.paymentIntent) return;
-      this.logger.warn(`recovered purchase ${purchase._id}: ${await this.finishPayment(purchase)}`);
+      const purchaseId = String(job.data.purchaseId);
+      const attempt = Number(job.data.attempt ?? 0) + 1;
+      try {
+        const purchase = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, purchaseId);
+        if (purchase?.fulfillmentState !== 'reserved' || !purchase.paymentIntent) return;
+        this.logger.warn(`recovered purchase ${purchase._id}: ${await this.finishPayment(purchase)}`);
+      } catch (error) {
+        const retryAt = new Date(this.clock.now().getTime() + recoveryRetryDelayMs(attempt));
+        this.logger.error(`purchase ${purchaseId} could not be settled (${(error as Error).message}); tried again at ${retryAt.toISOString()}`);
+        if (!(await armPurchaseRecovery(this.scheduler, purchaseId, retryAt, attempt))) throw error;
+      }
     });
   }
 
@@ -61,7 +71,8 @@ export class RecoverInterruptedPayments {
       if (!purchase.paymentIntent) continue;
       const settledAt = Date.parse(purchase.createdAt) + CHARGE_LOCK_MS;
       if (othersMayBeBuying && settledAt > this.clock.now().getTime()) {
-        await this.scheduler.schedule({ id: `recover-purchase-${purchase._id}`, kind: RECOVER_PURCHASE_JOB, runAt: new Date(settledAt), data: { purchaseId: purchase._id } });
+        // Not finished now even if the job cannot be armed: another process may be charging it.
+        await armPurchaseRecovery(this.scheduler, purchase._id, new Date(settledAt));
         continue;
       }
       // One purchase that cannot be finished now must not keep the others (or the service) down.
