@@ -1,5 +1,5 @@
 import { CatalogQueries } from '@deals/catalog';
-import { CannotFulfil, CannotFulfilReseller, Clock, isIsoDateText, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { CannotFulfil, CannotFulfilReseller, Clock, isIsoDateText, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
@@ -40,6 +40,10 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
   constructor(private readonly store: EventStore, private readonly catalog: CatalogQueries, private readonly coupons: CouponIssuer, private readonly clock: Clock, private readonly ids: IdGenerator) {}
 
   async execute({ input, caller }: RecordResellerPurchase) {
+    // A repeat of a recorded sale answers it whatever this body says: a retry that names a deal
+    // since removed, or leaves out a field, is still the same transaction, already paid for.
+    const recorded = await this.recordedSale(caller.partnerId, input.transaction_reference);
+    if (recorded) return this.complete(recorded, input, caller);
     if (typeof input.deal_id !== 'string' || input.deal_id === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'deal_id', message: 'is required' }]);
     const view = await this.catalog.deal(input.deal_id);
     if (!view) throw new NotFound(`deal ${input.deal_id} not found`);
@@ -101,6 +105,15 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       },
     }, context);
     return this.complete(owner, input, caller);
+  }
+
+  /** The purchase recorded whole under the reference, if any (one still being recorded goes the long way). */
+  private async recordedSale(partnerId: string, reference: unknown): Promise<string | null> {
+    if (typeof reference !== 'string' || reference === '') return null;
+    const { state: claim } = await loadAggregate(this.store, transactionReferenceStream(partnerId, reference), transactionReferenceDecider);
+    if (claim.purchaseId === null) return null;
+    const { state: first } = await loadAggregate(this.store, purchaseStream(claim.purchaseId), purchaseDecider);
+    return first.status === 'fulfilled' ? claim.purchaseId : null;
   }
 
   private complete(purchaseId: string, input: Record<string, unknown>, caller: Caller) {
