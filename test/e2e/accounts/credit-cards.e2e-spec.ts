@@ -1,3 +1,5 @@
+import { EventStore, ViewStore } from '@deals/kernel';
+import { STORED_CARDS, StoredCard } from '../../../libs/accounts/src/projections/stored-cards/stored-cards.projection';
 import { TestApi } from '../../support/api-harness';
 
 const card = (userId: string, overrides: Record<string, unknown> = {}) => ({
@@ -44,6 +46,28 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     const first = (await list()).body.credit_cards[0].id;
     const again = await store(card(userId));
     expect(again.body.credit_card_id).toBe(first);
+  });
+
+  it('renews the stored card when the same card is stored again with a new expiry or zip code: same id, new details and token', async () => {
+    const holder = (await api.call('POST', '/users', { apiKey, body: { email: 'reissued-card@example.com' } })).body.user_id;
+    const first = (await store(card(holder))).body.credit_card_id;
+    const stored = () => api.get(ViewStore).findById<StoredCard>(STORED_CARDS, first);
+    const before = (await stored())!;
+    expect(before).toMatchObject({ expMonth: 12, expYear: 2030, zipCode: '60601' });
+
+    const renewed = await store(card(holder, { month: 3, year: 2033, zip_code: '60602' }));
+    expect(renewed.body).toEqual({ status: 'success', credit_card_id: first });
+    const after = (await stored())!;
+    expect(after).toMatchObject({ expMonth: 3, expYear: 2033, zipCode: '60602', last4: '4242', fingerprint: before.fingerprint });
+    expect(after.token).not.toBe(before.token);
+    const events = await api.get(EventStore).readStream(`card-${first}`);
+    expect(events.map((e) => e.type)).toEqual(['CardStored', 'CardRenewed']);
+    expect(JSON.stringify(events)).not.toContain('4242'.repeat(4));
+
+    // The same details again change nothing; the user still has one card.
+    expect((await store(card(holder, { month: 3, year: 2033, zip_code: '60602' }))).body.credit_card_id).toBe(first);
+    expect(await api.get(EventStore).readStream(`card-${first}`)).toHaveLength(2);
+    expect((await api.call('GET', `/credit_cards?user_id=${holder}`, { apiKey })).body.credit_cards).toHaveLength(1);
   });
 
   it('stores one card when the same card is stored for a user by calls at the same moment', async () => {

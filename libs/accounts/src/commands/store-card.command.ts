@@ -46,14 +46,17 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
       if (!(error instanceof CardRejected)) throw error;
       throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'number', message: `was refused by the processor: ${error.reason}` }]);
     }
-    // The same card stored again for the same user is the card already stored.
+    // The same card stored again for the same user is the card already stored (renewed below if
+    // its expiry or zip code changed).
     const known = await this.views.findOne<StoredCard>(STORED_CARDS, { fingerprint: tokenized.fingerprint, userId, partnerId: caller.partnerId, deleted: false });
-    if (known) return { cardId: known._id, position: null };
+    if (known && known.expMonth === month && known.expYear === year && known.zipCode === zip) return { cardId: known._id, position: null };
     // Calls storing the same card for the user at this moment agree on one id through its claim.
-    const claim = await handleCommand(this.store, cardClaimStream(caller.partnerId, userId, tokenized.fingerprint), cardClaimDecider, {
-      type: 'ClaimCard', data: { partnerId: caller.partnerId, userId, cardId: this.ids.next() },
-    }, { now, metadata: caller });
-    const cardId = claim.state.cardId!;
+    const claim = known
+      ? null
+      : await handleCommand(this.store, cardClaimStream(caller.partnerId, userId, tokenized.fingerprint), cardClaimDecider, {
+        type: 'ClaimCard', data: { partnerId: caller.partnerId, userId, cardId: this.ids.next() },
+      }, { now, metadata: caller });
+    const cardId = known ? known._id : claim!.state.cardId!;
     const stored = await handleCommand(this.store, cardStream(cardId), cardDecider, {
       type: 'StoreCard',
       data: {
@@ -65,7 +68,7 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     const chosen = await handleCommand(this.store, userStream(userId), userDecider, {
       type: 'ChooseDefaultCard', data: { userId, partnerId: caller.partnerId, cardId, onlyIfNone: true },
     }, { now, metadata: caller });
-    return { cardId, position: chosen.position ?? stored.position ?? claim.position };
+    return { cardId, position: chosen.position ?? stored.position ?? claim?.position ?? null };
   }
 }
 

@@ -12,6 +12,11 @@ export type CardStored = DomainEvent<
     expMonth: number; expYear: number; zipCode: string; fingerprint: string; storedAt: string;
   }
 >;
-export type CardEvent = CardStored;
+/**
+ * The same card stored again with another expiry or zip code (a reissued card keeps its number):
+ * the new details, and the token the processor gave for them, replace the old ones.
+ */
+export type CardRenewed = DomainEvent<'CardRenewed', { cardId: string; token: string; expMonth: number; expYear: number; zipCode: string; renewedAt: string }>;
+export type CardEvent = CardStored | CardRenewed;
 
 export const cardStream = (cardId: string) => `card-${cardId}`;

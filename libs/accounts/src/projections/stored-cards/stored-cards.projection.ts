@@ -9,6 +9,8 @@ export interface StoredCard extends ViewDocument {
   last4: string;
   expMonth: number;
   expYear: number;
+  /** Absent from documents built before session 12 (a rebuild fills it in). */
+  zipCode?: string;
   fingerprint: string;
   token: string;
   deleted: boolean;
@@ -19,11 +21,17 @@ export const STORED_CARDS = 'stored_cards';
 
 export const storedCardsProjection = defineProjection<StoredCard>({
   name: STORED_CARDS,
-  handles: ['CardStored'],
+  handles: ['CardStored', 'CardRenewed'],
   indexes: [{ keys: { userId: 1 } }, { keys: { partnerId: 1 } }, { keys: { fingerprint: 1 } }],
   documentIds: (event) => [(event.data as { cardId: string }).cardId],
-  evolve(_view, recorded, id) {
-    const { partnerId, userId, brand, last4, expMonth, expYear, fingerprint, token, storedAt } = (recorded as unknown as CardEvent).data;
-    return { _id: id, _pos: recorded.position, partnerId, userId, brand, last4, expMonth, expYear, fingerprint, token, deleted: false, storedAt };
+  evolve(view, recorded, id) {
+    const event = recorded as unknown as CardEvent;
+    if (event.type === 'CardRenewed') {
+      if (!view) return null;
+      const { token, expMonth, expYear, zipCode } = event.data;
+      return { ...view, _pos: recorded.position, token, expMonth, expYear, zipCode };
+    }
+    const { partnerId, userId, brand, last4, expMonth, expYear, zipCode, fingerprint, token, storedAt } = event.data;
+    return { _id: id, _pos: recorded.position, partnerId, userId, brand, last4, expMonth, expYear, zipCode, fingerprint, token, deleted: false, storedAt };
   },
 });
