@@ -6,7 +6,7 @@ export type { CreatedPartner } from './commands/create-partner.command';
 export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken } from './commands/user.commands';
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';
 export { AccountQueries } from './queries/account.queries';
-export { readProfile, passwordIssues } from './domain/user/user-profile';
+export { readProfile, passwordInput, passwordIssues } from './domain/user/user-profile';
 export { validateCardInput } from './domain/card/card-number';
 export { UserWrites } from './commands/user-writes';
 export { PARTNER_ROLES } from './domain/partner/partner.events';

@@ -68,6 +68,17 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     const short = await put(body.user_id, { password: 'abc', password_confirmation: 'zzz' });
     expect([short.status, short.body.errors.map((e: { message: string }) => e.message).length > 0]).toEqual([422, true]);
     expect((await put(body.user_id, { password: 'secret1', password_confirmation: 'secret1' })).status).toBe(200);
+    // Errors name the fields as sent.
+    expect((await put(body.user_id, { password: 'abcd', password_confirmation: 'abcd' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'password', message: 'must be at least 5 characters' }]);
+    expect((await put(body.user_id, { password: 'abcde' })).body.errors).toEqual([{ type: 'missing_field', resource: 'user', field: 'password_confirmation', message: 'is required with password' }]);
+    expect((await put(body.user_id, { password: 'abcde', password_confirmation: 'abcdf' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'password_confirmation', message: 'does not match password' }]);
+  });
+
+  it('counts a password\'s characters as written, not UTF-16 units', async () => {
+    const { body } = await post({ email: 'emoji-pass@example.com' });
+    const four = '🔑🔑🔑🔑'; // 8 UTF-16 units
+    expect((await put(body.user_id, { pass: four, pass_confirmation: four })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
+    expect((await put(body.user_id, { pass: `${four}🔑`, pass_confirmation: `${four}🔑` })).status).toBe(200);
   });
 
   it('sets a password of at least five characters, confirmed', async () => {
@@ -124,6 +135,15 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
       expect(created.status).toBe(200);
       expect(created.body.user).toMatchObject({ firstname: 'Four', token: 't-4' });
       expect((await post({ email: 'rule4@example.com' })).status).toBe(422);
+    });
+    it('4. unknown email sent with is_deleted: true: creates the user deleted, and is_deleted: false restores it', async () => {
+      const created = await byEmail('rule4-deleted@example.com', { first_name: 'Gone', is_deleted: true });
+      expect(created.status).toBe(200);
+      expect(created.body.user).toMatchObject({ firstname: 'Gone' });
+      expect((await get(created.body.user.id)).status).toBe(404);
+      const restored = await byEmail('rule4-deleted@example.com', { is_deleted: false });
+      expect([restored.status, restored.body.user.id]).toEqual([200, created.body.user.id]);
+      expect((await get(created.body.user.id)).status).toBe(200);
     });
   });
 });

@@ -48,7 +48,8 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'half@example.com', password: 'abc' }, credit_card: { ...card, number: '4242424242424241' } });
     expect(reply.status).toBe(422);
     expect(reply.body.errors).toEqual([
-      { type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' },
+      // Named as sent (`password`, the user object's name in part 4.6.1), not by its other name.
+      { type: 'invalid', resource: 'user', field: 'password', message: 'must be at least 5 characters' },
       { type: 'invalid', resource: 'credit_card', field: 'number', message: 'fails the Luhn check' },
     ]);
     // No user was made: the email is still free.

@@ -1,7 +1,7 @@
 import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, KeyedMutex, laterPosition, loadAggregate, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { ClaimEmail, emailClaimDecider, emailClaimStream } from '../domain/user/email-claim.decider';
-import { passwordIssues, readProfile } from '../domain/user/user-profile';
+import { passwordInput, passwordIssues, readProfile } from '../domain/user/user-profile';
 import { userDecider } from '../domain/user/user.decider';
 import { emailKey, UserProfile, userStream } from '../domain/user/user.events';
 import { AccountsSettings } from './accounts-settings';
@@ -61,9 +61,8 @@ export class UserWrites {
     issues.push(...this.partnerOnly(input, byPartner));
     if (input.is_deleted !== undefined && typeof input.is_deleted !== 'boolean') issues.push({ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'must be true or false' });
     // Both names of part 4.9 (architecture part 5): `password`/`pass`, `password_confirmation`/`pass_confirmation`.
-    const pass = input.pass ?? input.password;
-    const confirmation = input.pass_confirmation ?? input.password_confirmation;
-    if (pass !== undefined || confirmation !== undefined) issues.push(...passwordIssues(pass, confirmation));
+    const { pass, confirmation, names } = passwordInput(input);
+    if (pass !== undefined || confirmation !== undefined) issues.push(...passwordIssues(pass, confirmation, names));
     if (issues.length) throw new ValidationFailed(issues);
     const current = await loadAggregate(this.store, userStream(userId), userDecider);
     let position: LogPosition | null = null;

@@ -37,7 +37,9 @@ export class UpdateUserByEmailHandler implements ICommandHandler<UpdateUserByEma
     let owner = await this.users.owner(caller.partnerId, email);
     if (!owner) {
       try {
-        return await this.users.register({ ...fields, email }, true, caller);
+        const created = await this.users.register({ ...fields, email }, true, caller);
+        // Sent with is_deleted: true, the user is made as asked: deleted (a later is_deleted: false restores it).
+        return fields.is_deleted === true ? await this.users.update(created.userId, { is_deleted: true }, true, caller) : created;
       } catch (error) {
         // Another call is making the user with this email at this moment (rule 4 sent twice at
         // once): this one then updates that user, as if it had come a moment later.

@@ -1,4 +1,4 @@
-import { AccountQueries, passwordIssues, readProfile, STORED_CARDS, StoreCard, USER_ACCOUNTS, UserWrites, validateCardInput } from '@deals/accounts';
+import { AccountQueries, passwordInput, passwordIssues, readProfile, STORED_CARDS, StoreCard, USER_ACCOUNTS, UserWrites, validateCardInput } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import { Clock, CommandCaller, DomainError, EventStore, LogPosition, NotFound, ValidationFailed, ValidationIssue, ViewProgress } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
@@ -43,12 +43,13 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     if (!Number.isSafeInteger(input.quantity) || (input.quantity as number) < 1) issue('purchase', 'quantity', 'must be a whole number from 1', input.quantity === undefined ? 'missing_field' : 'invalid');
     const user = isObject(input.user) ? input.user : null;
     if (typeof input.user_id !== 'string' && !user) issue('user', 'user', 'give user_id or a user object', 'missing_field');
-    const pass = user ? (user.password ?? user.pass) : undefined;
+    const password = user ? passwordInput(user) : null;
+    const pass = password?.pass;
     if (user) {
       const { issues: profileIssues } = readProfile({ email: user.email, first_name: user.first_name, last_name: user.last_name }, now);
       issues.push(...profileIssues);
       if (user.email === undefined) issue('user', 'email', 'is required', 'missing_field');
-      if (pass !== undefined) issues.push(...passwordIssues(pass, user.password_confirmation ?? user.pass_confirmation));
+      if (pass !== undefined) issues.push(...passwordIssues(pass, password!.confirmation, password!.names));
     }
     const card = isObject(input.credit_card) ? input.credit_card : null;
     if (typeof input.credit_card_id !== 'string' && !card) issue('credit_card', 'credit_card', 'give credit_card_id or a credit_card object', 'missing_field');

@@ -85,12 +85,26 @@ export function readProfile(input: ProfileInput, now: Date): { profile: Partial<
   return { profile, issues };
 }
 
-/** A password is at least five characters and confirmed (part 4.9, 8). */
-export function passwordIssues(pass: unknown, confirmation: unknown): ValidationIssue[] {
+/**
+ * Reads a password under either of part 4.9's names (`pass`/`pass_confirmation` in the field list,
+ * `password`/`password_confirmation` in the full purchase's user object): the value and the names
+ * the caller used, so that errors name the fields it sent.
+ */
+export function passwordInput(input: Record<string, unknown>) {
+  const passName = input.pass !== undefined || input.password === undefined ? 'pass' : 'password';
+  const confirmationName = input.pass_confirmation !== undefined ? 'pass_confirmation' : input.password_confirmation !== undefined ? 'password_confirmation' : `${passName}_confirmation`;
+  return { pass: input[passName], confirmation: input[confirmationName], names: { pass: passName, confirmation: confirmationName } };
+}
+
+/**
+ * A password is at least five characters (letters as written, not UTF-16 units: an emoji is one)
+ * and confirmed (part 4.9, 8). `names`: the fields the caller sent, for the errors.
+ */
+export function passwordIssues(pass: unknown, confirmation: unknown, names = { pass: 'pass', confirmation: 'pass_confirmation' }): ValidationIssue[] {
   const issue = (field: string, message: string, type: ValidationIssue['type'] = 'invalid') => [{ type, message, resource: 'user', field }];
-  if (typeof pass !== 'string') return issue('pass', 'must be text');
-  if (pass.length < 5) return issue('pass', 'must be at least 5 characters');
-  if (confirmation === undefined) return issue('pass_confirmation', 'is required with pass', 'missing_field');
-  if (confirmation !== pass) return issue('pass_confirmation', 'does not match pass');
+  if (typeof pass !== 'string') return issue(names.pass, 'must be text');
+  if ([...pass].length < 5) return issue(names.pass, 'must be at least 5 characters');
+  if (confirmation === undefined) return issue(names.confirmation, `is required with ${names.pass}`, 'missing_field');
+  if (confirmation !== pass) return issue(names.confirmation, `does not match ${names.pass}`);
   return [];
 }
