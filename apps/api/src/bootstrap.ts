@@ -1,6 +1,6 @@
 import { Clock, IdGenerator } from '@deals/kernel';
 import { DemoSeed, ServiceConfig } from '@deals/runtime';
-import { authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, parseJsonBodies, RequestLogController, serviceLogger } from '@deals/wire';
+import { answerClientError, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, parseJsonBodies, RequestLogController, serviceLogger } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -49,6 +49,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     routerOptions: { maxParamLength: MAX_PATH_PART },
     // Errors the router meets before any hook (a malformed escape, a path part too long): part 7's
     // body, never Fastify's own, which echoes the address and so the api_key in its query.
+    // Requests Node's parser refuses before Fastify sees them (oversized headers, a control
+    // character in a header): part 7's body too.
+    clientErrorHandler: answerClientError,
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
       const message = status === 414 ? `a part of the address is longer than ${MAX_PATH_PART} characters` : 'the address is malformed (an escape that is not UTF-8)';

@@ -6,3 +6,4 @@ export * from './partner-auth.guard';
 export * from './wire-time';
 export * from './request-log';
 export * from './paging';
+export * from './client-errors';

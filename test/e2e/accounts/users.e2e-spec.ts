@@ -129,6 +129,11 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
       expect([cleared.status, cleared.body.error_type]).toEqual([422, 'update_failed']);
       expect((await byEmail('rule3b@example.com', { token: ' tok1 ', first_name: 'Same' })).body.user).toMatchObject({ token: 'tok1', firstname: 'Same' });
       expect((await byEmail('rule3b@example.com', { token: 'tok2' })).status).toBe(422);
+      // A token that is not text is a bad field, whatever the token stored.
+      for (const token of [5, { t: 1 }, ['tok1']]) {
+        const bad = await byEmail('rule3b@example.com', { token });
+        expect([bad.status, bad.body.error_type, bad.body.errors]).toEqual([422, 'validation_failed', [{ type: 'invalid', resource: 'user', field: 'token', message: 'must be text' }]]);
+      }
     });
     it('4. unknown email: creates the user', async () => {
       const created = await byEmail('Rule4@Example.com', { first_name: 'Four', token: 't-4' });

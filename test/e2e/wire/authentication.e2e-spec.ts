@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { TestApi } from '../../support/api-harness';
 import { chicago } from '../../support/catalogue-fixtures';
 
@@ -83,6 +84,27 @@ describe('authentication and the wire', () => {
     expect(long.status).toBe(200);
     const tooLong = await api.call('GET', `/deals/${'x'.repeat(1100)}`, { apiKey: partner.apiKey });
     expect([tooLong.status, tooLong.body]).toEqual([414, { status: 'error', error_type: 'bad_request', error_msg: 'a part of the address is longer than 1024 characters' }]);
+  });
+
+  it('answers what Node\'s HTTP parser refuses (oversized headers, a control character in a header) with part 7\'s body, echoing nothing', async () => {
+    /** Sends `head` as the whole request over TLS and reads the answer until the server closes. */
+    const raw = (head: string) =>
+      new Promise<string>((resolve, reject) => {
+        const url = new URL(api.url);
+        const socket = tlsConnect({ host: url.hostname, port: Number(url.port), rejectUnauthorized: false }, () => socket.write(head));
+        let answer = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (chunk) => (answer += chunk));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const split = (answer: string) => [answer.split('\r\n')[0], JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))];
+    const secret = `api_key=${partner.apiKey}`;
+    const big = await raw(`GET /deals?${secret} HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(split(big)).toEqual(['HTTP/1.1 431 Request Header Fields Too Large', { status: 'error', error_type: 'bad_request', error_msg: 'the request headers are too large' }]);
+    const control = await raw(`GET /deals?${secret} HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n`);
+    expect(split(control)).toEqual(['HTTP/1.1 400 Bad Request', { status: 'error', error_type: 'bad_request', error_msg: 'the request is not valid HTTP (a header with a control character, a malformed line)' }]);
+    for (const answer of [big, control]) expect(answer).not.toContain(partner.apiKey);
   });
 
   it('keeps only hashes of the credentials', async () => {
