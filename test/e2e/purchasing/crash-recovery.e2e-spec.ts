@@ -1,4 +1,4 @@
-import { EventStore, handleCommand, ManualClock, PaymentGateway } from '@deals/kernel';
+import { EventStore, handleCommand, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
 import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/inventory.decider';
 import { buyerKey, inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
 import { purchaseDecider } from '../../../libs/purchasing/src/domain/purchase/purchase.decider';
@@ -191,6 +191,34 @@ describe('recovery of card purchases interrupted by a crash', () => {
       }
     } finally {
       crashDir.remove();
+    }
+  });
+
+  it('arms a job to try again when the processor cannot be asked at start, instead of waiting for the next start', async () => {
+    const api = await TestApi.start({ clock });
+    try {
+      const partner = await api.createPartner();
+      partnerKeys.set(partner.partnerId, partner.apiKey);
+      await api.importRegions([chicago]);
+      await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: undefined }]);
+      await chargedBeforeCrash(api, partner.partnerId, 'unasked-p', 1);
+      await api.settle();
+      const unreachable = jest.spyOn(api.get(PaymentGateway), 'chargeOutcome').mockRejectedValueOnce(new Error('connect ECONNREFUSED'));
+      const armed = jest.spyOn(api.get(Scheduler), 'schedule');
+      try {
+        expect(await api.get(RecoverInterruptedPayments).run({ othersMayBeBuying: false })).toBe(0);
+        const job = armed.mock.calls.map(([j]) => j).find((j) => j.id === 'recover-purchase-unasked-p-1');
+        expect(job).toMatchObject({ kind: 'recover-purchase', runAt: new Date(clock.now().getTime() + 60_000), data: { purchaseId: 'unasked-p', attempt: 1 } });
+        await api.get(Scheduler).schedule({ ...job!, runAt: clock.now() });
+        const state = async () => (await api.call('GET', '/purchases/unasked-p', { apiKey: partner.apiKey })).body.purchase.fulfillment_state;
+        for (let i = 0; i < 100 && (await state()) === 'reserved'; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(await state()).toBe('fulfilled');
+      } finally {
+        unreachable.mockRestore();
+        armed.mockRestore();
+      }
+    } finally {
+      await api.close();
     }
   });
 

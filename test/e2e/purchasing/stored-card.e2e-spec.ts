@@ -222,7 +222,7 @@ describe('POST /purchases: buying with a stored card', () => {
           error_msg: 'the payment processor did not answer; the purchase is settled from its record within 2 minutes: fulfilled if the card was charged, released if not',
         });
         const id = reply.body.purchase_id;
-        expect(await purchaseOf(id)).toMatchObject({ payment_state: 'pending', fulfillment_state: 'reserved', coupons: [] });
+        expect(await purchaseOf(id)).toMatchObject({ payment_state: 'pending', fulfillment_state: 'reserved', user_id: buyer, credit_card_id: card, coupons: [] });
         expect(await numLeft()).toBe(before - 1);
         // A retry meanwhile could charge the card a second time: refused until the first is settled.
         expect((await buy({ user_id: buyer, credit_card_id: card })).body).toMatchObject({ error_type: 'already_charging' });
@@ -232,6 +232,9 @@ describe('POST /purchases: buying with a stored card', () => {
         expect(purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', amount: 4900 });
         expect(purchase.coupons).toHaveLength(1);
         expect(await numLeft()).toBe(before - 1);
+        // Settled, the lock ends at once, not when it lapses.
+        const lock = await api.get(EventStore).readStream(`usercharge-${buyer}`);
+        expect(lock.map((e) => e.type)).toEqual(['ChargeBegun', 'ChargeEnded']);
       } finally {
         restore();
         armed.mockRestore();

@@ -45,8 +45,9 @@ export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null,
     payment_state: purchase.paymentState,
     fulfillment_state: purchase.fulfillmentState,
     created_at: humanUtc(purchase.createdAt),
-    user_id: purchase.userId,
-    credit_card_id: purchase.creditCardId,
+    // A card purchase still being charged (or settled later) names its buyer and card already.
+    user_id: purchase.userId ?? purchase.paymentIntent?.userId ?? null,
+    credit_card_id: purchase.creditCardId ?? purchase.paymentIntent?.creditCardId ?? null,
     deal: { id: purchase.deal.dealId, deal_id: purchase.deal.dealId, title: purchase.deal.title, type: purchase.deal.type, image_url: image, image_url_abs: `${catalog.imageBaseUrl}${image}` },
     coupons,
   };

@@ -5,7 +5,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/coupon-issuer';
 import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/recover-purchase-job';
 import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
-import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
+import { CHARGE_LOCK_MS, chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
@@ -81,7 +81,11 @@ export class RecoverInterruptedPayments {
         this.logger.warn(`recovered purchase ${purchase._id}: ${outcome}`);
         recovered++;
       } catch (error) {
-        this.logger.error(`purchase ${purchase._id} could not be recovered; it is tried again at the next start`, error as Error);
+        // The processor (or the log) could not be asked: tried again by a job, as a charge with
+        // no answer is, and at the next start if the job cannot be armed.
+        const retryAt = new Date(this.clock.now().getTime() + recoveryRetryDelayMs(1));
+        const armed = await armPurchaseRecovery(this.scheduler, purchase._id, retryAt, 1);
+        this.logger.error(`purchase ${purchase._id} could not be recovered; it is tried again ${armed ? `at ${retryAt.toISOString()}` : 'at the next start'}`, error as Error);
       }
     }
     const owing = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { couponsOwed: { $gt: 0 } });
@@ -128,6 +132,16 @@ export class RecoverInterruptedPayments {
   }
 
   private async finishPayment(purchase: PurchaseDetails): Promise<string> {
+    const outcome = await this.settle(purchase);
+    // Settled: the user's charge lock, if it still names this purchase, ends now rather than when it lapses.
+    const { userId } = purchase.paymentIntent!;
+    await handleCommand(this.store, chargeLockStream(userId), chargeLockDecider, { type: 'EndCharge', data: { userId, purchaseId: purchase._id } }, {
+      now: this.clock.now(), metadata: { ...SYSTEM, partnerId: purchase.partnerId },
+    });
+    return outcome;
+  }
+
+  private async settle(purchase: PurchaseDetails): Promise<string> {
     const caller = { ...SYSTEM, partnerId: purchase.partnerId };
     const context = { now: this.clock.now(), metadata: caller };
     const outcome = await this.gateway.chargeOutcome(purchase._id);
