@@ -44,6 +44,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     loggerInstance: logger,
     logController: new RequestLogController(),
     bodyLimit: 1024 * 1024,
+    // A request (headers and body) must arrive within this; Fastify's default (0) let a body sent
+    // a byte at a time hold its socket for good. Headers alone: Node's 60 s.
+    requestTimeout: 30_000,
     // A path part may be as long as an email address (update_by_email) or longer; past this the
     // router answers 414, in part 7's body below.
     routerOptions: { maxParamLength: MAX_PATH_PART },

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorBody } from './error-body';
 
@@ -16,6 +17,16 @@ function classify(code: string | undefined): { status: number; text: string; mes
  */
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A request sent before the bad one on this connection (pipelined) is still being answered:
+  // its answer goes first and the connection closes after it; the bad request gets none. Writing
+  // ours now would cut that answer off, although its request ran.
+  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (pending && !pending.writableFinished) {
+    pending.shouldKeepAlive = false;
+    pending.once('close', () => socket.end());
+    setTimeout(() => socket.destroy(), 30_000).unref();
+    return;
+  }
   const { status, text, message } = classify(error.code);
   const body = JSON.stringify(errorBody('bad_request', message));
   if (!socket.writable) {

@@ -27,13 +27,27 @@ export interface HttpsFront {
   close(graceMs?: number): Promise<void>;
 }
 
-export function listenHttpsOnly(https: HttpsServer, port: number, host: string): Promise<HttpsFront> {
+export interface HttpsFrontOptions {
+  /** A connection that sends nothing for this long is closed (default 10 s). */
+  firstByteTimeoutMs?: number;
+}
+
+export function listenHttpsOnly(https: HttpsServer, port: number, host: string, options: HttpsFrontOptions = {}): Promise<HttpsFront> {
+  const firstByteTimeoutMs = options.firstByteTimeoutMs ?? 10_000;
+  // Node's HTTP server enforces `headersTimeout` and `requestTimeout`, and keeps the list of
+  // connections `closeIdleConnections` reads, only once it has said 'listening'. This one never
+  // listens (the front hands it its sockets), so it is told here: without it a request whose
+  // headers never end held its socket for good, and its 408 was never sent.
+  if (https.listenerCount('listening') > 0) https.emit('listening');
   const sockets = new Set<Socket>();
   const front = createServer((socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
+    // Nothing at all (not even a TLS hello) for a while: closed, before any server owns it.
+    socket.setTimeout(firstByteTimeoutMs, () => socket.destroy());
     socket.once('data', (first: Buffer) => {
+      socket.setTimeout(0);
       socket.pause();
       socket.unshift(first);
       if (first[0] === TLS_HANDSHAKE) {
@@ -53,6 +67,8 @@ export function listenHttpsOnly(https: HttpsServer, port: number, host: string):
       https.closeIdleConnections();
     }
     for (const socket of sockets) socket.destroy();
+    // Stops the HTTPS server's connection checks (it never listened: the error is expected).
+    https.close(() => undefined);
     await closed;
   };
   return new Promise((resolve, reject) => {
