@@ -64,6 +64,9 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     expect(events.map((e) => e.type)).toEqual(['CardStored', 'CardRenewed']);
     expect(JSON.stringify(events)).not.toContain('4242'.repeat(4));
 
+    // An earlier expiry (an old form, a stale retry) changes nothing.
+    expect((await store(card(holder, { month: 12, year: 2030 }))).body.credit_card_id).toBe(first);
+    expect((await stored())!).toMatchObject({ expMonth: 3, expYear: 2033, zipCode: '60602', token: after.token });
     // The same details again change nothing; the user still has one card.
     expect((await store(card(holder, { month: 3, year: 2033, zip_code: '60602' }))).body.credit_card_id).toBe(first);
     expect(await api.get(EventStore).readStream(`card-${first}`)).toHaveLength(2);

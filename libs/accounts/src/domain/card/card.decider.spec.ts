@@ -25,6 +25,10 @@ describe('card decider', () => {
     // Renewed once, the same new details again change nothing.
     given([stored, renewed]).when(store({ expMonth: 3, expYear: 2033 }), now).then([]);
   });
+  it('keeps the details when the card comes again with an earlier expiry (an old form, a stale retry), whatever its zip code', () => {
+    given([stored]).when(store({ token: 'tok_2', expMonth: 11, expYear: 2030 }), now).then([]);
+    given([stored]).when(store({ token: 'tok_2', expYear: 2029, zipCode: '60602' }), now).then([]);
+  });
   it('refuses the id for another user or partner', () => {
     given([stored]).when(store({ userId: 'u2' }), now).thenThrows(ValidationFailed);
     given([stored]).when(store({ partnerId: 'b' }), now).thenThrows(ValidationFailed);
