@@ -1,4 +1,5 @@
-import { ManualClock } from '@deals/kernel';
+import { EventStore, handleCommand, ManualClock } from '@deals/kernel';
+import { transactionReferenceDecider, transactionReferenceStream } from '../../../libs/purchasing/src/domain/purchase/resale-claim';
 import { TestApi } from '../../support/api-harness';
 import { affiliate, cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
@@ -8,11 +9,13 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
   let basic: { username: string; password: string };
   let apiKey: string;
   let other: { username: string; password: string };
+  let partnerId: string;
   beforeAll(async () => {
     api = await TestApi.start({ clock });
     const partner = await api.createPartner('Reseller');
     basic = { username: partner.username, password: partner.password };
     apiKey = partner.apiKey;
+    partnerId = partner.partnerId;
     const second = await api.createPartner('Other reseller');
     other = { username: second.username, password: second.password };
     await api.importRegions([chicago]);
@@ -151,5 +154,50 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     expect(one.num_left + one.number_sold).toBe(10);
     expect(two.num_left + two.number_sold).toBe(10);
     expect(one.number_sold + two.number_sold / 2).toBe(5);
+  });
+
+  it('records one body\'s terms for repeats sent at once with different bodies: quantity, amount and buyer agree', async () => {
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-terms', quantity: 1000, max_per_user: undefined }]);
+    for (let round = 0; round < 8; round++) {
+      const bodies = [1, 2, 3].map((quantity) => ({
+        ...voucher, deal_id: 'chicago-spa-terms', transaction_reference: `tx-terms-${round}`, quantity, transaction_amount: 6000 * quantity,
+        first_name: `N${quantity}`, transaction_date: `2026-06-1${quantity}T10:00:00Z`,
+      }));
+      const replies = await Promise.all([...bodies, ...bodies].map((body) => sale(body)));
+      expect(replies.map((r) => r.status)).toEqual(Array(6).fill(200));
+      expect(new Set(replies.map((r) => JSON.stringify(r.body))).size).toBe(1);
+      const { id, number_bought: bought, amount } = replies[0].body;
+      expect(amount).toBe(6000 * bought);
+      const resold = (await api.get(EventStore).readStream(`purchase-${id}`)).find((e) => e.type === 'PurchaseResold')!.data as { buyer: { first_name: string }; transactionDate: string };
+      expect([resold.buyer.first_name, resold.transactionDate]).toEqual([`N${bought}`, `2026-06-1${bought}T10:00:00Z`]);
+    }
+  });
+
+  it('completes a sale stopped after its claim with the claiming body\'s terms, not the retry\'s', async () => {
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-stopped', quantity: 10, max_per_user: undefined }]);
+    const terms = { amountCents: 4500, transactionDate: '2026-06-14T09:00:00Z', buyer: { first_name: 'First', last_name: 'Body' } };
+    await handleCommand(api.get(EventStore), transactionReferenceStream(partnerId, 'tx-stopped'), transactionReferenceDecider, {
+      type: 'ClaimTransactionReference', data: { partnerId, transactionReference: 'tx-stopped', purchaseId: 'stopped-p', dealId: 'chicago-spa-stopped', quantity: 1, terms },
+    }, { now: clock.now(), metadata: { actor: 'test', partnerId } });
+    const retry = await sale({ ...voucher, deal_id: 'chicago-spa-stopped', quantity: 1, transaction_amount: 9999, first_name: 'Retry', transaction_reference: 'tx-stopped' });
+    expect([retry.status, retry.body.id, retry.body.amount]).toEqual([200, 'stopped-p', 4500]);
+    const resold = (await api.get(EventStore).readStream('purchase-stopped-p')).find((e) => e.type === 'PurchaseResold')!.data;
+    expect(resold).toMatchObject({ amountCents: 4500, transactionDate: '2026-06-14T09:00:00Z', buyer: { first_name: 'First', last_name: 'Body' } });
+  });
+
+  it('frees a reference whose sale was refused: a retry is a new sale of what it names, never the refused one completed later', async () => {
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-gone', quantity: 0, max_per_user: undefined }, { ...spaDay, id: 'chicago-spa-stocked', quantity: 10, max_per_user: undefined }]);
+    const refused = await sale({ ...voucher, deal_id: 'chicago-spa-gone', quantity: 1, transaction_amount: 4500, transaction_reference: 'tx-after-refusal' });
+    expect([refused.status, refused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fulfill', error_msg: 'the deal is sold out' }]);
+    // A retry naming another deal sells what it names.
+    const retry = await sale({ ...voucher, deal_id: 'chicago-spa-stocked', quantity: 2, transaction_amount: 9000, transaction_reference: 'tx-after-refusal' });
+    expect([retry.status, retry.body.deal.id, retry.body.number_bought, retry.body.amount]).toEqual([200, 'chicago-spa-stocked', 2, 9000]);
+    // Once restocked, the first deal sells nothing under the reference: its sale is the retry's.
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-gone', quantity: 10, max_per_user: undefined }]);
+    const again = await sale({ ...voucher, deal_id: 'chicago-spa-gone', quantity: 1, transaction_amount: 4500, transaction_reference: 'tx-after-refusal' });
+    expect(again.body).toEqual(retry.body);
+    await api.settle();
+    expect((await api.call('GET', '/deals/chicago-spa-gone', { apiKey })).body.deal).toMatchObject({ number_sold: 0, num_left: 10 });
+    expect((await api.call('GET', '/deals/chicago-spa-stocked', { apiKey })).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
   });
 });

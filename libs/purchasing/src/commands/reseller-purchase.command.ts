@@ -5,7 +5,7 @@ import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
-import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
+import { ResaleClaimSuperseded, ResaleTerms, transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
 import { CouponIssuer } from './coupon-issuer';
 import { refuseOverLimit, refuseUnsellable, RESOLD_TYPES } from './sale-rules';
 
@@ -22,6 +22,17 @@ const BASE = ['deal_id', 'transaction_reference', 'transaction_date', 'transacti
 const VOUCHER = [...BASE, 'quantity', 'first_name', 'last_name'];
 const SHIPPED = [...VOUCHER, 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
 const TEXT = ['first_name', 'last_name', 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
+
+/** How many times a sale starts again when its claim is given up under it (see `sell`). */
+const SALE_ROUNDS = 3;
+
+type DealView = NonNullable<Awaited<ReturnType<CatalogQueries['deal']>>>;
+
+/** The terms one body records: amount, date and the buyer's text fields. */
+function termsOf(input: Record<string, unknown>): ResaleTerms {
+  const buyer = Object.fromEntries(TEXT.filter((f) => typeof input[f] === 'string').map((f) => [f, input[f] as string]));
+  return { amountCents: input.transaction_amount as number, transactionDate: input.transaction_date as string, buyer };
+}
 
 /** Fields required by deal kind (part 4.6.2's table). */
 export function requiredResellerFields(type: string, fulfillment: string): string[] {
@@ -43,7 +54,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     // A repeat of a recorded sale answers it whatever this body says: a retry that names a deal
     // since removed, or leaves out a field, is still the same transaction, already paid for.
     const recorded = await this.recordedSale(caller.partnerId, input.transaction_reference);
-    if (recorded) return this.complete(recorded, input, caller);
+    if (recorded) return this.complete(recorded, termsOf(input), caller, input.transaction_reference as string);
     if (typeof input.deal_id !== 'string' || input.deal_id === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'deal_id', message: 'is required' }]);
     const view = await this.catalog.deal(input.deal_id);
     if (!view) throw new NotFound(`deal ${input.deal_id} not found`);
@@ -64,36 +75,71 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     if (typeof input.transaction_reference !== 'string' && input.transaction_reference !== undefined) issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_reference', message: 'must be text' });
     if (issues.length) throw new ValidationFailed(issues);
 
+    const reference = input.transaction_reference as string;
+    const asked = termsOf(input);
+    // A claim given up under this request's feet (its sale refused by the request that made it)
+    // starts it again, with a claim of its own; a few rounds at most.
+    for (let round = 1; ; round++) {
+      try {
+        return await this.sell(reference, { view, quantity: quantity as number, terms: asked }, caller);
+      } catch (error) {
+        if (!(error instanceof ResaleClaimSuperseded) || round >= SALE_ROUNDS) throw error;
+      }
+    }
+  }
+
+  /**
+   * Claims the reference for `asked` (or finds the sale that claimed it first, and records that
+   * one, with its own terms), holds the units, marks the claim selling, and records the purchase
+   * and its coupons. A refused sale gives the reference up, so that a retry is a new sale.
+   */
+  private async sell(reference: string, asked: { view: DealView; quantity: number; terms: ResaleTerms }, caller: Caller) {
     const now = this.clock.now();
     const context = { now, metadata: caller };
-    const reference = input.transaction_reference as string;
+    const stream = transactionReferenceStream(caller.partnerId, reference);
     const purchaseId = this.ids.short();
-    const claim = await handleCommand(this.store, transactionReferenceStream(caller.partnerId, reference), transactionReferenceDecider, {
-      type: 'ClaimTransactionReference', data: { partnerId: caller.partnerId, transactionReference: reference, purchaseId, dealId: deal.id, quantity: quantity as number },
+    const claim = await handleCommand(this.store, stream, transactionReferenceDecider, {
+      type: 'ClaimTransactionReference',
+      data: { partnerId: caller.partnerId, transactionReference: reference, purchaseId, dealId: asked.view.deal!.id, quantity: asked.quantity, terms: asked.terms },
     }, context);
     const owner = claim.state.purchaseId!;
     // The sale recorded under the reference: this one's, or the first's when this is a repeat.
-    let sale = { view, quantity: quantity as number };
+    let sale = asked;
     if (owner !== purchaseId) {
       // A repeat: finish the first one (a crash may have stopped it) and answer it.
-      const first = await this.store.readStream(purchaseStream(owner), 0);
-      if (first.length) return this.complete(owner, input, caller);
+      if ((await this.store.readStream(purchaseStream(owner), 0)).length) return this.complete(owner, claim.state.terms ?? asked.terms, caller, reference);
       // The first is still being recorded (sent at the same moment), or stopped before its
-      // purchase: its deal and quantity are held and reserved, never this body's.
-      const { dealId: firstDeal, quantity: firstQuantity } = claim.state;
-      const firstView = firstDeal === null || firstDeal === deal.id ? view : await this.catalog.deal(firstDeal);
-      if (!firstView) throw new NotFound(`deal ${firstDeal} not found`);
-      sale = { view: firstView, quantity: firstQuantity ?? (quantity as number) };
+      // purchase: its deal, quantity and terms are held and recorded, never this body's.
+      const { dealId: firstDeal, quantity: firstQuantity, terms: firstTerms } = claim.state;
+      const firstView = firstDeal === null || firstDeal === asked.view.deal!.id ? asked.view : await this.catalog.deal(firstDeal);
+      if (!firstView) {
+        await handleCommand(this.store, stream, transactionReferenceDecider, { type: 'ReleaseTransactionReference', data: { purchaseId: owner, reason: `deal ${firstDeal} not found` } }, context);
+        throw new NotFound(`deal ${firstDeal} not found`);
+      }
+      sale = { view: firstView, quantity: firstQuantity ?? asked.quantity, terms: firstTerms ?? asked.terms };
     }
     const saleDeal = sale.view.deal!;
     try {
-      // Only a new sale is held to the deal's terms now: a repeat above answers the first one.
+      // Only a new sale is held to the deal's terms now: a recorded one is answered as it is.
       refuseUnsellable(sale.view, now.getTime(), RESOLD_TYPES);
       // One transaction is one buyer's (a reseller names no user of ours to count across sales).
       refuseOverLimit(sale.view, sale.quantity);
       await handleCommand(this.store, inventoryStream(saleDeal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: saleDeal.id, holdId: owner, quantity: sale.quantity } }, context);
     } catch (error) {
-      if (error instanceof CannotFulfil) throw new CannotFulfilReseller(error.message);
+      if (!(error instanceof CannotFulfil)) throw error;
+      // Refused: nothing was sold under the reference, so a retry (perhaps of another deal, once
+      // there is stock) is a new sale, not this one completed later.
+      await handleCommand(this.store, stream, transactionReferenceDecider, { type: 'ReleaseTransactionReference', data: { purchaseId: owner, reason: error.message } }, context);
+      throw new CannotFulfilReseller(error.message);
+    }
+    try {
+      await handleCommand(this.store, stream, transactionReferenceDecider, { type: 'MarkResaleSelling', data: { purchaseId: owner } }, context);
+    } catch (error) {
+      // The claim was given up meanwhile (another request's sale of it was refused): the units
+      // just held go back, and the caller starts again.
+      if (error instanceof ResaleClaimSuperseded) {
+        await handleCommand(this.store, inventoryStream(saleDeal.id), inventoryDecider, { type: 'ReleaseHold', data: { dealId: saleDeal.id, holdId: owner, reason: 'refused' } }, context);
+      }
       throw error;
     }
     const snapshot = dealSnapshot(saleDeal);
@@ -104,7 +150,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
         holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(), via: 'reseller',
       },
     }, context);
-    return this.complete(owner, input, caller);
+    return this.complete(owner, sale.terms, caller, reference);
   }
 
   /** The purchase recorded whole under the reference, if any (one still being recorded goes the long way). */
@@ -116,13 +162,13 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     return first.status === 'fulfilled' ? claim.purchaseId : null;
   }
 
-  private complete(purchaseId: string, input: Record<string, unknown>, caller: Caller) {
-    const buyer = Object.fromEntries(TEXT.filter((f) => typeof input[f] === 'string').map((f) => [f, input[f] as string]));
+  /** The purchase's sale recorded with one body's terms, and its coupons issued (idempotent). */
+  private complete(purchaseId: string, terms: ResaleTerms, caller: Caller, reference: string) {
     return this.coupons.complete(purchaseId, caller, (holdId) => ({
       type: 'RecordResale',
       data: {
-        purchaseId, partnerId: caller.partnerId, holdId, transactionReference: input.transaction_reference as string,
-        transactionDate: input.transaction_date as string, amountCents: input.transaction_amount as number, buyer,
+        purchaseId, partnerId: caller.partnerId, holdId, transactionReference: reference,
+        transactionDate: terms.transactionDate, amountCents: terms.amountCents, buyer: terms.buyer,
       },
     })).catch((error) => {
       throw error instanceof CannotFulfil && !(error instanceof CannotFulfilReseller) ? new CannotFulfilReseller(error.message) : error;
