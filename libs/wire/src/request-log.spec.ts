@@ -3,6 +3,7 @@ import { loggableUrl } from './request-log';
 describe('loggableUrl', () => {
   it('redacts the values of secret parameters, however their names are escaped', () => {
     expect(loggableUrl('/api/v1/regions?api_key=dk_secret&per_page=5')).toBe('/api/v1/regions?api_key=[redacted]&per_page=5');
+    expect(loggableUrl('/coupons/P1-1/print?key=abcDEF_123-xyz')).toBe('/coupons/P1-1/print?key=[redacted]');
     expect(loggableUrl('/api/v1/regions/boston?%61pi_key=dk_secret')).toBe('/api/v1/regions/boston?%61pi_key=[redacted]');
     expect(loggableUrl('/users/u1?access%5Ftoken=tok&x=1')).toBe('/users/u1?access%5Ftoken=[redacted]&x=1');
     expect(loggableUrl('/users/u1?ACCESS_TOKEN=tok')).toBe('/users/u1?ACCESS_TOKEN=[redacted]');

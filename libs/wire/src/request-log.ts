@@ -21,7 +21,7 @@ export function loggableUrl(url: string | undefined): string {
 }
 
 const SECRET_NAMES = new Set([
-  'api_key', 'access_token', 'password', 'pass', 'password_confirmation', 'pass_confirmation',
+  'api_key', 'access_token', 'password', 'pass', 'password_confirmation', 'pass_confirmation', 'key',
   'number', 'verification_value', 'cvv', 'cvv2', 'cvc', 'security_code',
 ]);
 /** 12 to 19 digits in a row anywhere in a value (separators taken out): as long as a card number. */

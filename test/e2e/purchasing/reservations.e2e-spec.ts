@@ -59,16 +59,24 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     expect(coupons[0]).toEqual({
       id: `${id}-1`, slug: `${id}-1`, deal_id: 'chicago-spa-day', deal_type: 'daily-deal', barcode: expect.stringMatching(/^\d{13}$/),
       redemption_code: expect.stringMatching(/^[A-Z2-9]{10}$/), expires_at: 'Thu Dec 31 23:59:00 UTC 2026', created_at: 'Mon Jun 15 12:00:00 UTC 2026',
-      state: 'valid', redeemed_at: null, qrcode_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/qr\\.png$`)), qr_code_url: expect.any(String),
-      qrcode_base64: expect.stringMatching(/^iVBORw0KGgo/), qr_code: expect.any(String), print_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/print$`)),
+      state: 'valid', redeemed_at: null, qrcode_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/qr\\.png\\?key=[\\w-]{22}$`)), qr_code_url: expect.any(String),
+      qrcode_base64: expect.stringMatching(/^iVBORw0KGgo/), qr_code: expect.any(String), print_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/print\\?key=[\\w-]{22}$`)),
     });
     expect(await numLeft()).toBe(3);
     const { request, Agent } = await import('undici');
-    const raw = await request(`${api.url}/coupons/${id}-1/qr.png`, { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) });
+    const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
+    const opened = (link: string) => request(`${api.url}${new URL(link).pathname}${new URL(link).search}`, { dispatcher });
+    const raw = await opened(coupons[0].qr_code_url);
     expect(raw.statusCode).toBe(200);
     expect(raw.headers['content-type']).toBe('image/png');
-    const page = await request(`${api.url}/coupons/${id}-1/print`, { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) });
+    const page = await opened(coupons[0].print_url);
     expect(await page.body.text()).toContain(coupons[0].redemption_code);
+    // Without its link's key, or with another coupon's, a coupon's image and page are not found:
+    // knowing the purchase id is not enough.
+    for (const link of [`/coupons/${id}-1/print`, `/coupons/${id}-1/qr.png`, `/coupons/${id}-1/print${new URL(coupons[1].print_url).search}`, `/coupons/${id}-1/print?key=`]) {
+      const refused = await request(`${api.url}${link}`, { dispatcher });
+      expect([refused.statusCode, await refused.body.json()]).toEqual([404, { status: 'error', error_type: 'find_failed', error_msg: `coupon ${id}-1 not found` }]);
+    }
     expect((await api.call('GET', `/purchases/${id}.json`, { apiKey })).body.purchase.coupons).toHaveLength(2);
     expect((await claim(id)).status).toBe(200);
     const others = (await api.call('POST', '/users', { apiKey, body: { email: 'other-buyer@example.com' } })).body.user_id;

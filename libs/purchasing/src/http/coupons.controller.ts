@@ -54,19 +54,22 @@ export class CouponsController {
     return this.redeem(couponId, actingUser(request, undefined), caller);
   }
 
-  /** Public (wire PUBLIC_PATHS): opened by the coupon's holder; the id carries 72 random bits. */
+  /**
+   * Public (wire PUBLIC_PATHS): opened by the coupon's holder with the link's `key`; without it,
+   * or with another, the coupon is not found.
+   */
   @Get('coupons/:coupon_id/qr.png')
-  @Header('Cache-Control', 'public, max-age=86400')
-  async qrImage(@Param('coupon_id') couponId: string, @Res({ passthrough: true }) reply: FastifyReply) {
-    const coupon = await this.purchases.coupon(couponId);
+  @Header('Cache-Control', 'private, max-age=86400')
+  async qrImage(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
     if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
     void reply.type('image/png');
     return this.qr.png(coupon.redemptionCode);
   }
 
   @Get('coupons/:coupon_id/print')
-  async print(@Param('coupon_id') couponId: string, @Res({ passthrough: true }) reply: FastifyReply) {
-    const coupon = await this.purchases.coupon(couponId);
+  async print(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
     if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
     const purchase = await this.purchases.purchase(coupon.partnerId, coupon.purchaseId);
     void reply.type('text/html; charset=utf-8');

@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { CatalogLinks } from '@deals/catalog';
 import { humanUtc } from '@deals/wire';
 import { couponState } from '../domain/coupon/coupon.decider';
@@ -7,11 +8,38 @@ import type { PurchaseDetails } from '../projections/purchase-details/purchase-d
 export abstract class CouponLinks {
   /** This API's address, where coupons' QR images and printable pages are served. */
   abstract readonly apiBaseUrl: string;
+  /** The key a coupon's public links carry: only who was given the link can open it. */
+  abstract keyOf(couponId: string): string;
+  /** Whether `key` is the coupon's link key (compared in constant time). */
+  abstract opens(couponId: string, key: unknown): boolean;
+}
+
+/**
+ * Links keyed by an installation secret: HMAC-SHA256 of the coupon id, 128 bits. A coupon id is
+ * its purchase's id and a number, and purchase ids travel (addresses, logs, error bodies); the
+ * key does not, so knowing a purchase id no longer opens its coupons' printable page and code.
+ */
+export class KeyedCouponLinks extends CouponLinks {
+  constructor(readonly apiBaseUrl: string, private readonly secret: Buffer) {
+    super();
+  }
+
+  keyOf(couponId: string): string {
+    return createHmac('sha256', this.secret).update(`coupon-link\n${couponId}`).digest('base64url').slice(0, 22);
+  }
+
+  opens(couponId: string, key: unknown): boolean {
+    if (typeof key !== 'string') return false;
+    const expected = Buffer.from(this.keyOf(couponId));
+    const given = Buffer.from(key);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
 }
 
 /** Part 2.6, with both names the interface gives for the QR image and data. */
 export function toCoupon(coupon: CouponDetails, now: number, links: CouponLinks, qrBase64: string | null, withPrintUrl = true) {
-  const qrUrl = `${links.apiBaseUrl}/coupons/${coupon._id}/qr.png`;
+  const key = links.keyOf(coupon._id);
+  const qrUrl = `${links.apiBaseUrl}/coupons/${coupon._id}/qr.png?key=${key}`;
   return {
     id: coupon._id,
     slug: coupon._id,
@@ -27,7 +55,7 @@ export function toCoupon(coupon: CouponDetails, now: number, links: CouponLinks,
     qr_code_url: qrUrl,
     qrcode_base64: qrBase64,
     qr_code: qrBase64,
-    ...(withPrintUrl ? { print_url: `${links.apiBaseUrl}/coupons/${coupon._id}/print` } : {}),
+    ...(withPrintUrl ? { print_url: `${links.apiBaseUrl}/coupons/${coupon._id}/print?key=${key}` } : {}),
   };
 }
 
