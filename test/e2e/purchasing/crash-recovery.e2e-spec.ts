@@ -194,15 +194,21 @@ describe('recovery of card purchases interrupted by a crash', () => {
     }
   });
 
-  it('arms a job to try again when the processor cannot be asked at start, instead of waiting for the next start', async () => {
+  /** A running API with one card purchase charged and left unrecorded (as a crash leaves it). */
+  const startWithChargedPurchase = async (purchaseId: string) => {
     const api = await TestApi.start({ clock });
+    const partner = await api.createPartner();
+    partnerKeys.set(partner.partnerId, partner.apiKey);
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: undefined }]);
+    await chargedBeforeCrash(api, partner.partnerId, purchaseId, 1);
+    await api.settle();
+    return { api, partner };
+  };
+
+  it('arms a job to try again when the processor cannot be asked at start, instead of waiting for the next start', async () => {
+    const { api, partner } = await startWithChargedPurchase('unasked-p');
     try {
-      const partner = await api.createPartner();
-      partnerKeys.set(partner.partnerId, partner.apiKey);
-      await api.importRegions([chicago]);
-      await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: undefined }]);
-      await chargedBeforeCrash(api, partner.partnerId, 'unasked-p', 1);
-      await api.settle();
       const unreachable = jest.spyOn(api.get(PaymentGateway), 'chargeOutcome').mockRejectedValueOnce(new Error('connect ECONNREFUSED'));
       const armed = jest.spyOn(api.get(Scheduler), 'schedule');
       try {
@@ -223,14 +229,8 @@ describe('recovery of card purchases interrupted by a crash', () => {
   });
 
   it('beside other processes that may be buying, leaves a purchase younger than the charge lock to later', async () => {
-    const api = await TestApi.start({ clock });
+    const { api, partner } = await startWithChargedPurchase('in-flight-p');
     try {
-      const partner = await api.createPartner();
-      partnerKeys.set(partner.partnerId, partner.apiKey);
-      await api.importRegions([chicago]);
-      await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: undefined }]);
-      await chargedBeforeCrash(api, partner.partnerId, 'in-flight-p', 1);
-      await api.settle();
       const recovery = api.get(RecoverInterruptedPayments);
       const state = async () => (await api.call('GET', '/purchases/in-flight-p', { apiKey: partner.apiKey })).body.purchase.fulfillment_state;
       // A worker starting now: an API process may still be charging it.
