@@ -103,6 +103,8 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       data: { partnerId: caller.partnerId, transactionReference: reference, purchaseId, dealId: asked.view.deal!.id, quantity: asked.quantity, terms: asked.terms },
     }, context);
     const owner = claim.state.purchaseId!;
+    /** Gives the claim up: nothing was sold under the reference, so a retry is a new sale. */
+    const giveUp = (reason: string) => handleCommand(this.store, stream, transactionReferenceDecider, { type: 'ReleaseTransactionReference', data: { purchaseId: owner, reason } }, context);
     // The sale recorded under the reference: this one's, or the first's when this is a repeat.
     let sale = asked;
     if (owner !== purchaseId) {
@@ -113,7 +115,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       const { dealId: firstDeal, quantity: firstQuantity, terms: firstTerms } = claim.state;
       const firstView = firstDeal === null || firstDeal === asked.view.deal!.id ? asked.view : await this.catalog.deal(firstDeal);
       if (!firstView) {
-        await handleCommand(this.store, stream, transactionReferenceDecider, { type: 'ReleaseTransactionReference', data: { purchaseId: owner, reason: `deal ${firstDeal} not found` } }, context);
+        await giveUp(`deal ${firstDeal} not found`);
         throw new NotFound(`deal ${firstDeal} not found`);
       }
       sale = { view: firstView, quantity: firstQuantity ?? asked.quantity, terms: firstTerms ?? asked.terms };
@@ -127,9 +129,8 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       await handleCommand(this.store, inventoryStream(saleDeal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: saleDeal.id, holdId: owner, quantity: sale.quantity } }, context);
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;
-      // Refused: nothing was sold under the reference, so a retry (perhaps of another deal, once
-      // there is stock) is a new sale, not this one completed later.
-      await handleCommand(this.store, stream, transactionReferenceDecider, { type: 'ReleaseTransactionReference', data: { purchaseId: owner, reason: error.message } }, context);
+      // Refused: a retry (perhaps of another deal, once there is stock) is a new sale, not this one completed later.
+      await giveUp(error.message);
       throw new CannotFulfilReseller(error.message);
     }
     try {

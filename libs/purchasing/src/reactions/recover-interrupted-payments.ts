@@ -57,9 +57,7 @@ export class RecoverInterruptedPayments {
         if (purchase?.fulfillmentState !== 'reserved' || !purchase.paymentIntent) return;
         this.logger.warn(`recovered purchase ${purchase._id}: ${await this.finishPayment(purchase)}`);
       } catch (error) {
-        const retryAt = new Date(this.clock.now().getTime() + recoveryRetryDelayMs(attempt));
-        this.logger.error(`purchase ${purchaseId} could not be settled (${(error as Error).message}); tried again at ${retryAt.toISOString()}`);
-        if (!(await armPurchaseRecovery(this.scheduler, purchaseId, retryAt, attempt))) throw error;
+        if (!(await this.retryLater(purchaseId, attempt, error as Error))) throw error;
       }
     });
   }
@@ -83,9 +81,7 @@ export class RecoverInterruptedPayments {
       } catch (error) {
         // The processor (or the log) could not be asked: tried again by a job, as a charge with
         // no answer is, and at the next start if the job cannot be armed.
-        const retryAt = new Date(this.clock.now().getTime() + recoveryRetryDelayMs(1));
-        const armed = await armPurchaseRecovery(this.scheduler, purchase._id, retryAt, 1);
-        this.logger.error(`purchase ${purchase._id} could not be recovered; it is tried again ${armed ? `at ${retryAt.toISOString()}` : 'at the next start'}`, error as Error);
+        await this.retryLater(purchase._id, 1, error as Error);
       }
     }
     const owing = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { couponsOwed: { $gt: 0 } });
@@ -99,6 +95,14 @@ export class RecoverInterruptedPayments {
       }
     }
     return recovered + (await this.releaseAbandonedHolds(othersMayBeBuying));
+  }
+
+  /** Arms attempt `attempt` of settling the purchase, after its back-off; whether it was armed. */
+  private async retryLater(purchaseId: string, attempt: number, error: Error): Promise<boolean> {
+    const retryAt = new Date(this.clock.now().getTime() + recoveryRetryDelayMs(attempt));
+    const armed = await armPurchaseRecovery(this.scheduler, purchaseId, retryAt, attempt);
+    this.logger.error(`purchase ${purchaseId} could not be settled (${error.message}); tried again ${armed ? `at ${retryAt.toISOString()}` : 'at the next start'}`);
+    return armed;
   }
 
   private async releaseAbandonedHolds(othersMayBeBuying: boolean): Promise<number> {
