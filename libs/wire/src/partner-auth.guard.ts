@@ -45,11 +45,23 @@ async function basic(verifier: CredentialVerifier, request: FastifyRequest): Pro
   return partner;
 }
 
+/**
+ * A credential's query parameter: its text, or undefined when absent. Given more than once with
+ * one value it is that value; with different values the request is refused, since either could be
+ * the one the caller meant.
+ */
+function credentialParameter(request: FastifyRequest, name: string): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.[name];
+  if (!Array.isArray(value)) return typeof value === 'string' ? value : undefined;
+  if (value.some((v) => v !== value[0])) throw new Unauthorized(`${name} given ${value.length} times with different values: give it once`);
+  return typeof value[0] === 'string' ? value[0] : undefined;
+}
+
 function presentedToken(request: FastifyRequest): string | null {
   const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
   if (bearer) return bearer[1];
-  const query = (request.query as Record<string, unknown> | undefined)?.access_token;
-  return typeof query === 'string' && query !== '' ? query : null;
+  const query = credentialParameter(request, 'access_token');
+  return query !== undefined && query !== '' ? query : null;
 }
 
 async function accessToken(verifier: CredentialVerifier, request: AuthenticatedRequest, tokenId: string, now: number): Promise<PartnerRef> {
@@ -61,8 +73,8 @@ async function accessToken(verifier: CredentialVerifier, request: AuthenticatedR
 }
 
 async function apiKey(verifier: CredentialVerifier, request: FastifyRequest): Promise<PartnerRef> {
-  const key = (request.query as Record<string, unknown> | undefined)?.api_key;
-  if (typeof key !== 'string' || key === '') throw new Unauthorized('missing api_key: pass your partner API key as the api_key query parameter');
+  const key = credentialParameter(request, 'api_key');
+  if (key === undefined || key === '') throw new Unauthorized('missing api_key: pass your partner API key as the api_key query parameter');
   const partner = await verifier.byApiKey(key);
   if (!partner) throw new Unauthorized('wrong api_key');
   return partner;

@@ -34,6 +34,13 @@ describe('authentication and the wire', () => {
     it('accepts the right key', async () => {
       expect((await api.call('GET', '/api/v1/regions/chicago', { apiKey: partner.apiKey })).status).toBe(200);
     });
+    it('takes a key repeated with one value, and refuses two different keys', async () => {
+      const key = encodeURIComponent(partner.apiKey);
+      expect((await api.call('GET', `/api/v1/regions/chicago?api_key=${key}&api_key=${key}`)).status).toBe(200);
+      const mixed = await api.call('GET', `/api/v1/regions/chicago?api_key=${key}&api_key=dk_other`);
+      expect(mixed.status).toBe(401);
+      expect(mixed.body).toEqual(unauthorized('api_key given 2 times with different values: give it once'));
+    });
     it('authenticates before routing: an unknown path needs credentials too', async () => {
       expect((await api.call('GET', '/no/such/path')).status).toBe(401);
       const known = await api.call('GET', '/no/such/path', { apiKey: partner.apiKey });
