@@ -79,6 +79,21 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     const four = '🔑🔑🔑🔑'; // 8 UTF-16 units
     expect((await put(body.user_id, { pass: four, pass_confirmation: four })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
     expect((await put(body.user_id, { pass: `${four}🔑`, pass_confirmation: `${four}🔑` })).status).toBe(200);
+    // Joined emoji and accents count as one character each, as a reader sees them.
+    const family = '👩‍👩‍👧'; // 5 code points, one character
+    expect((await put(body.user_id, { pass: family.repeat(4), pass_confirmation: family.repeat(4) })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
+    const accented = 'e\u0301'.repeat(4); // é written as two code points, four times
+    expect((await put(body.user_id, { pass: accented, pass_confirmation: accented })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
+  });
+
+  it('refuses both names of the password with different values, naming the conflict', async () => {
+    const { body } = await post({ email: 'two-names@example.com' });
+    expect((await put(body.user_id, { pass: 'secret1', pass_confirmation: 'secret1', password: 'other22', password_confirmation: 'other22' })).body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'password', message: 'differs from pass: give one of the two' },
+      { type: 'invalid', resource: 'user', field: 'password_confirmation', message: 'differs from pass_confirmation: give one of the two' },
+    ]);
+    // The same value under both names is one password.
+    expect((await put(body.user_id, { pass: 'secret1', password: 'secret1', pass_confirmation: 'secret1' })).status).toBe(200);
   });
 
   it('sets a password of at least five characters, confirmed', async () => {

@@ -56,6 +56,12 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     expect((await api.call('POST', '/users', { apiKey, body: { email: 'half@example.com' } })).status).toBe(200);
   });
 
+  it('refuses a user object whose two password names disagree, making nothing', async () => {
+    const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'two-pass@example.com', pass: 'secret1', password: 'secret2', password_confirmation: 'secret2' }, credit_card: card });
+    expect([reply.status, reply.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'user', field: 'password', message: 'differs from pass: give one of the two' }]]);
+    expect((await api.call('POST', '/users', { apiKey, body: { email: 'two-pass@example.com' } })).status).toBe(200);
+  });
+
   it('makes no user or card for a purchase the deal refuses (not on sale, over the per-user limit)', async () => {
     const paused = await full({ deal_id: 'chicago-spa-paused', quantity: 1, user: { email: 'paused@example.com' }, credit_card: card });
     expect([paused.status, paused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is not on sale' }]);

@@ -61,8 +61,9 @@ export class UserWrites {
     issues.push(...this.partnerOnly(input, byPartner));
     if (input.is_deleted !== undefined && typeof input.is_deleted !== 'boolean') issues.push({ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'must be true or false' });
     // Both names of part 4.9 (architecture part 5): `password`/`pass`, `password_confirmation`/`pass_confirmation`.
-    const { pass, confirmation, names } = passwordInput(input);
-    if (pass !== undefined || confirmation !== undefined) issues.push(...passwordIssues(pass, confirmation, names));
+    const { pass, confirmation, names, conflicts } = passwordInput(input);
+    issues.push(...conflicts);
+    if (!conflicts.length && (pass !== undefined || confirmation !== undefined)) issues.push(...passwordIssues(pass, confirmation, names));
     if (issues.length) throw new ValidationFailed(issues);
     const current = await loadAggregate(this.store, userStream(userId), userDecider);
     let position: LogPosition | null = null;

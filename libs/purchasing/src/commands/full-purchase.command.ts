@@ -49,7 +49,8 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       const { issues: profileIssues } = readProfile({ email: user.email, first_name: user.first_name, last_name: user.last_name }, now);
       issues.push(...profileIssues);
       if (user.email === undefined) issue('user', 'email', 'is required', 'missing_field');
-      if (pass !== undefined) issues.push(...passwordIssues(pass, password!.confirmation, password!.names));
+      issues.push(...password!.conflicts);
+      if (pass !== undefined && !password!.conflicts.length) issues.push(...passwordIssues(pass, password!.confirmation, password!.names));
     }
     const card = isObject(input.credit_card) ? input.credit_card : null;
     if (typeof input.credit_card_id !== 'string' && !card) issue('credit_card', 'credit_card', 'give credit_card_id or a credit_card object', 'missing_field');

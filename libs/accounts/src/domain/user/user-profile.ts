@@ -88,22 +88,39 @@ export function readProfile(input: ProfileInput, now: Date): { profile: Partial<
 /**
  * Reads a password under either of part 4.9's names (`pass`/`pass_confirmation` in the field list,
  * `password`/`password_confirmation` in the full purchase's user object): the value and the names
- * the caller used, so that errors name the fields it sent.
+ * the caller used, so that errors name the fields it sent. Both names given with different values
+ * is a conflict (`conflicts`): neither can be taken as the one meant.
  */
 export function passwordInput(input: Record<string, unknown>) {
   const passName = input.pass !== undefined || input.password === undefined ? 'pass' : 'password';
   const confirmationName = input.pass_confirmation !== undefined ? 'pass_confirmation' : input.password_confirmation !== undefined ? 'password_confirmation' : `${passName}_confirmation`;
-  return { pass: input[passName], confirmation: input[confirmationName], names: { pass: passName, confirmation: confirmationName } };
+  const conflicts: ValidationIssue[] = [];
+  for (const [short, long] of [['pass', 'password'], ['pass_confirmation', 'password_confirmation']]) {
+    if (input[short] !== undefined && input[long] !== undefined && input[short] !== input[long]) {
+      conflicts.push({ type: 'invalid', resource: 'user', field: long, message: `differs from ${short}: give one of the two` });
+    }
+  }
+  return { pass: input[passName], confirmation: input[confirmationName], names: { pass: passName, confirmation: confirmationName }, conflicts };
+}
+
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+
+/** Characters as a reader counts them: a letter with its accents, an emoji with its joiners, is one. */
+function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of graphemes.segment(text)) count++;
+  return count;
 }
 
 /**
- * A password is at least five characters (letters as written, not UTF-16 units: an emoji is one)
+ * A password is at least five characters (as a reader counts them, not UTF-16 units or code
+ * points: an emoji, even one of several joined code points, is one)
  * and confirmed (part 4.9, 8). `names`: the fields the caller sent, for the errors.
  */
 export function passwordIssues(pass: unknown, confirmation: unknown, names = { pass: 'pass', confirmation: 'pass_confirmation' }): ValidationIssue[] {
   const issue = (field: string, message: string, type: ValidationIssue['type'] = 'invalid') => [{ type, message, resource: 'user', field }];
   if (typeof pass !== 'string') return issue(names.pass, 'must be text');
-  if ([...pass].length < 5) return issue(names.pass, 'must be at least 5 characters');
+  if (characterCount(pass) < 5) return issue(names.pass, 'must be at least 5 characters');
   if (confirmation === undefined) return issue(names.confirmation, `is required with ${names.pass}`, 'missing_field');
   if (confirmation !== pass) return issue(names.confirmation, `does not match ${names.pass}`);
   return [];
