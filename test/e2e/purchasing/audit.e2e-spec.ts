@@ -31,6 +31,12 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     ]);
     expect(events[0]).toMatchObject({ actor: expect.stringMatching(/^partner:/), requestId: 'req-reserve', correlationId: 'req-reserve', occurredAt: '2026-06-15T12:00:00.000Z' });
     expect(events[3]).toMatchObject({ requestId: 'req-claim', correlationId: 'order-77', occurredAt: '2026-06-15T12:01:00.000Z' });
+    // A coupon's barcode and redemption code redeem it: the auditor sees their last four characters.
+    const coupon = (await api.call('GET', `/purchases/${purchaseId}`, { apiKey })).body.purchase.coupons[0];
+    const issued = events.find((e: { type: string; data: { couponId: string } }) => e.type === 'CouponIssued' && e.data.couponId === coupon.id);
+    expect(issued.data).toMatchObject({ barcode: `${'•'.repeat(coupon.barcode.length - 4)}${coupon.barcode.slice(-4)}`, redemptionCode: `${'•'.repeat(coupon.redemption_code.length - 4)}${coupon.redemption_code.slice(-4)}` });
+    expect(JSON.stringify(reply.body)).not.toContain(coupon.redemption_code);
+    expect(JSON.stringify(reply.body)).not.toContain(coupon.barcode);
     const positions = events.map((e: { position: string }) => e.position);
     expect([...positions].sort()).toEqual(positions);
     const asOf = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=2026-06-15T12:00:30Z`, { apiKey: auditorKey });

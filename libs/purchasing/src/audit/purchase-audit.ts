@@ -20,6 +20,21 @@ export interface AuditEntry {
   purchaseState: string;
 }
 
+/** All but the last four characters hidden: enough to match a code a merchant reads out, not to use it. */
+const lastFour = (code: string) => '•'.repeat(Math.max(0, code.length - 4)) + code.slice(-4);
+
+/**
+ * The entry with its coupon's redemption secrets (barcode, redemption code) cut to their last four
+ * characters. Either one redeems the coupon at the merchant's counter, and an auditor's credential
+ * reads every partner's purchases: the history over HTTPS shows them masked; the operator's CLI, on
+ * the host that holds the log, shows them whole.
+ */
+export function withMaskedCouponCodes(entry: AuditEntry): AuditEntry {
+  if (entry.type !== 'CouponIssued') return entry;
+  const data = entry.data as { barcode: string; redemptionCode: string };
+  return { ...entry, data: { ...data, barcode: lastFour(data.barcode), redemptionCode: lastFour(data.redemptionCode) } };
+}
+
 /**
  * Every event that concerns a purchase, in log order: its own stream, the inventory holds, sales
  * and releases of its units, its coupons, and its charge lock; with who caused each and the

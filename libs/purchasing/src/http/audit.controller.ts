@@ -1,9 +1,12 @@
 import { Forbidden, isCalendarDay, isIsoDateText, ValidationFailed } from '@deals/kernel';
 import { CurrentPartner, PartnerRef } from '@deals/wire';
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { PurchaseAudit } from '../audit/purchase-audit';
+import { PurchaseAudit, withMaskedCouponCodes } from '../audit/purchase-audit';
 
-/** A purchase's history for auditor credentials (`partners:create --role auditor`): read only. */
+/**
+ * A purchase's history for auditor credentials (`partners:create --role auditor`): read only, with
+ * coupons' redemption secrets masked ({@link withMaskedCouponCodes}).
+ */
 @Controller('audit/purchases')
 export class AuditController {
   constructor(private readonly audit: PurchaseAudit) {}
@@ -16,6 +19,6 @@ export class AuditController {
     if (cut && (!isIsoDateText(asOf, 'required') || !isCalendarDay(asOf.slice(0, 10)))) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'as_of', message: 'must be an ISO 8601 instant' }]);
     }
-    return { status: 'success', purchase_id: purchaseId, events: await this.audit.history(purchaseId, cut) };
+    return { status: 'success', purchase_id: purchaseId, events: (await this.audit.history(purchaseId, cut)).map(withMaskedCouponCodes) };
   }
 }
