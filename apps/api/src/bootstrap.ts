@@ -1,6 +1,6 @@
 import { Clock, IdGenerator } from '@deals/kernel';
 import { DemoSeed, ServiceConfig } from '@deals/runtime';
-import { answerClientError, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, parseJsonBodies, RequestLogController, serviceLogger } from '@deals/wire';
+import { answerClientError, answerUnservedRequests, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, parseJsonBodies, refuseRequestsWithoutHost, RequestLogController, serviceLogger } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -39,7 +39,9 @@ function requestId(req: IncomingMessage): string {
 export async function startApi({ config, clock, ids }: ApiOptions): Promise<RunningApi> {
   const logger = serviceLogger(config.logLevel, config.logFile);
   const adapter = new FastifyAdapter({
-    ...(config.behindTlsProxy ? {} : { https: await tlsMaterial(config) }),
+    // Node's own refusal of a request without Host is an empty 400: refuseRequestsWithoutHost
+    // answers it in part 7's body instead.
+    ...(config.behindTlsProxy ? { http: { requireHostHeader: false } } : { https: { ...(await tlsMaterial(config)), requireHostHeader: false } }),
     genReqId: requestId,
     loggerInstance: logger,
     logController: new RequestLogController(),
@@ -62,6 +64,8 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     },
   });
   const fastify = adapter.getInstance();
+  refuseRequestsWithoutHost(fastify);
+  answerUnservedRequests(fastify.server);
   parseJsonBodies(fastify);
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);

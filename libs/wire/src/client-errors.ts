@@ -1,4 +1,5 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import { errorBody } from './error-body';
 
@@ -28,13 +29,51 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     return;
   }
   const { status, text, message } = classify(error.code);
-  const body = JSON.stringify(errorBody('bad_request', message));
   if (!socket.writable) {
     socket.destroy();
     return;
   }
   // Ended, not destroyed at once: on TLS a write followed by destroy() is lost before it is sent.
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(rawAnswer(status, text, message));
   // A peer that never reads must not keep the socket.
   setTimeout(() => socket.destroy(), 5_000).unref();
+}
+
+/** A whole HTTP/1.1 answer in part 7's body, for a socket no route will answer. */
+function rawAnswer(status: number, text: string, message: string): string {
+  const body = JSON.stringify(errorBody('bad_request', message));
+  return `HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * Requests Node answers itself, before any route or hook, with an empty body: an `Expect` other
+ * than `100-continue` (417) and `CONNECT` (Node closes the connection without a word when nothing
+ * listens). Here they get part 7's body, echoing nothing of the request. (A request without `Host`
+ * is refused by {@link refuseRequestsWithoutHost}, once Node's own check is turned off.)
+ */
+export function answerUnservedRequests(server: Server): void {
+  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+    const body = JSON.stringify(errorBody('bad_request', 'the only expectation served is "Expect: 100-continue"'));
+    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body);
+  });
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => socket.destroy());
+    socket.end(rawAnswer(400, 'Bad Request', 'CONNECT is not served: this service is not a proxy'));
+    setTimeout(() => socket.destroy(), 5_000).unref();
+  });
+}
+
+/**
+ * HTTP/1.1 requires a `Host` header. Node refuses a request without one with an empty 400 unless
+ * `requireHostHeader` is off; with it off, this hook refuses it in part 7's body, before
+ * authentication (it runs first among the `onRequest` hooks).
+ */
+export function refuseRequestsWithoutHost(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      void reply.header('connection', 'close');
+      await reply.status(400).send(errorBody('bad_request', 'an HTTP/1.1 request must carry a Host header'));
+    }
+  });
 }

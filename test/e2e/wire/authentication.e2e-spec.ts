@@ -93,25 +93,40 @@ describe('authentication and the wire', () => {
     expect([tooLong.status, tooLong.body]).toEqual([414, { status: 'error', error_type: 'bad_request', error_msg: 'a part of the address is longer than 1024 characters' }]);
   });
 
+  /** Sends `head` as the whole request over TLS and reads the answer until the server closes. */
+  const raw = (head: string) =>
+    new Promise<string>((resolve, reject) => {
+      const url = new URL(api.url);
+      const socket = tlsConnect({ host: url.hostname, port: Number(url.port), rejectUnauthorized: false }, () => socket.write(head));
+      let answer = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+    });
+  /** The status line and the JSON body of a raw answer. */
+  const split = (answer: string) => [answer.split('\r\n')[0], JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))];
+
   it('answers what Node\'s HTTP parser refuses (oversized headers, a control character in a header) with part 7\'s body, echoing nothing', async () => {
-    /** Sends `head` as the whole request over TLS and reads the answer until the server closes. */
-    const raw = (head: string) =>
-      new Promise<string>((resolve, reject) => {
-        const url = new URL(api.url);
-        const socket = tlsConnect({ host: url.hostname, port: Number(url.port), rejectUnauthorized: false }, () => socket.write(head));
-        let answer = '';
-        socket.setEncoding('latin1');
-        socket.on('data', (chunk) => (answer += chunk));
-        socket.on('close', () => resolve(answer));
-        socket.on('error', reject);
-      });
-    const split = (answer: string) => [answer.split('\r\n')[0], JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))];
     const secret = `api_key=${partner.apiKey}`;
     const big = await raw(`GET /deals?${secret} HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(split(big)).toEqual(['HTTP/1.1 431 Request Header Fields Too Large', { status: 'error', error_type: 'bad_request', error_msg: 'the request headers are too large' }]);
     const control = await raw(`GET /deals?${secret} HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n`);
     expect(split(control)).toEqual(['HTTP/1.1 400 Bad Request', { status: 'error', error_type: 'bad_request', error_msg: 'the request is not valid HTTP (a header with a control character, a malformed line)' }]);
     for (const answer of [big, control]) expect(answer).not.toContain(partner.apiKey);
+  });
+
+  it('answers what Node would answer with an empty body (no Host, an unknown Expect, CONNECT) with part 7\'s body', async () => {
+    const secret = `api_key=${partner.apiKey}`;
+    const noHost = await raw(`GET /api/v1/regions/chicago?${secret} HTTP/1.1\r\n\r\n`);
+    expect(split(noHost)).toEqual(['HTTP/1.1 400 Bad Request', { status: 'error', error_type: 'bad_request', error_msg: 'an HTTP/1.1 request must carry a Host header' }]);
+    // HTTP/1.0 has no Host requirement.
+    expect((await raw(`GET /api/v1/regions/chicago?${secret} HTTP/1.0\r\n\r\n`)).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    const expectation = await raw(`GET /api/v1/regions/chicago?${secret} HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n`);
+    expect(split(expectation)).toEqual(['HTTP/1.1 417 Expectation Failed', { status: 'error', error_type: 'bad_request', error_msg: 'the only expectation served is "Expect: 100-continue"' }]);
+    const connect = await raw(`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`);
+    expect(split(connect)).toEqual(['HTTP/1.1 400 Bad Request', { status: 'error', error_type: 'bad_request', error_msg: 'CONNECT is not served: this service is not a proxy' }]);
+    for (const answer of [noHost, expectation, connect]) expect(answer).not.toContain(partner.apiKey);
   });
 
   it('keeps only hashes of the credentials', async () => {
