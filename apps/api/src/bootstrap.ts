@@ -1,6 +1,6 @@
 import { Clock, IdGenerator } from '@deals/kernel';
 import { DemoSeed, ServiceConfig } from '@deals/runtime';
-import { answerClientError, answerUnservedRequests, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, parseJsonBodies, refuseRequestsWithoutHost, RequestLogController, serviceLogger } from '@deals/wire';
+import { answerClientError, answerUnservedRequests, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, logAbortedRequests, parseJsonBodies, refuseRequestsWithoutHost, RequestLogController, serviceLogger } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -65,6 +65,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   });
   const fastify = adapter.getInstance();
   refuseRequestsWithoutHost(fastify);
+  logAbortedRequests(fastify);
   answerUnservedRequests(fastify.server);
   parseJsonBodies(fastify);
   fastify.addHook('onSend', async (request, reply) => {

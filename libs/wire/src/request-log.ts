@@ -1,4 +1,4 @@
-import { FastifyReply, FastifyRequest, LogController } from 'fastify';
+import { FastifyInstance, FastifyReply, FastifyRequest, LogController } from 'fastify';
 import pino from 'pino';
 
 /** Strips secrets from what a log line shows of a URL (the v1 api_key rides in the query). */
@@ -63,4 +63,16 @@ export class RequestLogController extends LogController {
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');
   }
+}
+
+/**
+ * The request-log line of a request its client gave up on (the connection closed before the
+ * answer was sent): Fastify's completion line never comes for it, and an operator looking for a
+ * purchase a partner says timed out must find it. The work it started goes on; its events, if
+ * any, are in the log under the same request id.
+ */
+export function logAbortedRequests(fastify: FastifyInstance): void {
+  fastify.addHook('onRequestAbort', async (request: FastifyRequest) => {
+    request.log.info({ req: { method: request.method, url: loggableUrl(request.url) }, res: { statusCode: null } }, 'request aborted by the client');
+  });
 }

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { TestApi } from '../../support/api-harness';
 import { tempDir } from '../../support/temp-dir';
 
@@ -77,5 +78,24 @@ describe('isolation between partners, and card data kept out of the log, views a
     // The CVV is three common digits: look for it only where it could be named.
     for (const [name, text] of texts) expect([name, /verification_value|"cvv"/.test(text)]).toEqual([name, false]);
     expect(rows.some((r) => r.data.includes('"last4":"4444"'))).toBe(true);
+  });
+
+  it('logs a request its client gave up on, with its id and the address redacted', async () => {
+    const url = new URL(api.url);
+    // Headers announce a body that never comes whole; the client then closes the connection.
+    await new Promise<void>((resolve, reject) => {
+      const socket = tlsConnect({ host: url.hostname, port: Number(url.port), rejectUnauthorized: false }, () => {
+        socket.write(`POST /users?api_key=${mine} HTTP/1.1\r\nHost: x\r\nX-Request-Id: given-up-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":`);
+        setTimeout(() => socket.destroy(), 200);
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    let line: Record<string, any> | undefined;
+    for (let i = 0; i < 50 && !line; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      line = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.requestId === 'given-up-1');
+    }
+    expect(line).toMatchObject({ msg: 'request aborted by the client', req: { method: 'POST', url: '/users?api_key=[redacted]' }, res: { statusCode: null } });
   });
 });
