@@ -19,7 +19,7 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     await api.importDeals([
       { ...spaDay, quantity: 5, max_per_user: 5 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }, { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
       { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 }, { ...spaDay, id: 'race-deal', quantity: 10, max_per_user: undefined },
-      { ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined },
+      { ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined }, { ...spaDay, id: 'dozen-deal', quantity: 12, max_per_user: undefined },
       { ...spaDay, id: 'expiring-deal', quantity: 10, max_per_user: undefined, expires_at: '2026-06-15T12:02:00Z' },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
@@ -112,6 +112,14 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     clock.set('2027-01-02T00:00:00Z');
     expect((await api.call('GET', `/users/${userId}/coupons?filter=expired&count=true`, { apiKey })).body).toEqual({ status: 'success', count: 4 });
     expect((await api.call('PUT', `/coupons/${coupons[1].id}/redeem`, { apiKey })).body.errors[0].message).toBe('has expired');
+  });
+
+  it('lists a user\'s coupons of one purchase in their number order, across pages (-2 before -10)', async () => {
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'dozen@example.com' } })).body.user_id;
+    const id = (await reserve(12, 'dozen-deal')).body.purchase.id;
+    expect((await claim(id, buyer)).status).toBe(200);
+    const pages = await Promise.all([1, 2, 3].map(async (page) => (await api.call('GET', `/users/${buyer}/coupons?per_page=5&page=${page}`, { apiKey })).body.coupons.map((c: { id: string }) => c.id)));
+    expect(pages.flat()).toEqual(Array.from({ length: 12 }, (_, i) => `${id}-${i + 1}`));
   });
 
   it('counts the units a user bought before against max_per_user when claiming; a refused claim changes nothing', async () => {

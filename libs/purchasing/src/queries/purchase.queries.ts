@@ -50,7 +50,7 @@ export class PurchaseQueries {
   }
 
   userCoupons(partnerId: string, userId: string, state: ViewFilter | null, skip: number, limit: number): Promise<CouponDetails[]> {
-    return this.views.find<CouponDetails>(COUPON_DETAILS, { userId, partnerId, ...(state ?? {}) }, { sort: { issuedAt: -1, _id: 1 }, skip, limit });
+    return this.views.find<CouponDetails>(COUPON_DETAILS, { userId, partnerId, ...(state ?? {}) }, { sort: { issuedAt: -1, purchaseId: 1, number: 1 }, skip, limit });
   }
 
   countUserCoupons(partnerId: string, userId: string, state: ViewFilter | null): Promise<number> {

@@ -6,6 +6,8 @@ export interface CouponDetails extends ViewDocument {
   partnerId: string;
   userId: string | null;
   purchaseId: string;
+  /** The coupon's number within its purchase (`<purchase id>-<number>`, from 1): lists sort by it, not by the id's text. */
+  number: number;
   dealId: string;
   dealType: string;
   barcode: string;
@@ -17,7 +19,8 @@ export interface CouponDetails extends ViewDocument {
   cancelledAt: string | null;
 }
 
-export const COUPON_DETAILS = 'coupon_details';
+/** v2 (session 13): `number`, so a user's list orders a purchase's coupons -2 before -10. */
+export const COUPON_DETAILS = 'coupon_details_v2';
 
 export const couponDetailsProjection = defineProjection<CouponDetails>({
   name: COUPON_DETAILS,
@@ -29,6 +32,7 @@ export const couponDetailsProjection = defineProjection<CouponDetails>({
     if (event.type === 'CouponRedeemed') return view && { ...view, redeemedAt: event.data.redeemedAt };
     if (event.type === 'CouponCancelled') return view && { ...view, cancelledAt: event.data.cancelledAt };
     const { partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt, issuedAt } = event.data;
-    return { _id: id, _pos: recorded.position, partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt: expiresAt ? Date.parse(expiresAt) : null, issuedAt, redeemedAt: null, cancelledAt: null };
+    const number = Number(id.slice(purchaseId.length + 1));
+    return { _id: id, _pos: recorded.position, partnerId, userId, purchaseId, number, dealId, dealType, barcode, redemptionCode, expiresAt: expiresAt ? Date.parse(expiresAt) : null, issuedAt, redeemedAt: null, cancelledAt: null };
   },
 });
