@@ -22,6 +22,7 @@ describe('POST /purchases: buying with a stored card', () => {
     await api.importDeals([
       { ...spaDay, quantity: 10, max_per_user: 4 }, { ...spaDay, id: 'chicago-spa-expired', expires_at: '2026-06-15T11:00:00Z', quantity: 10 }, { ...ongoingShipped, quantity: 5 },
       { ...spaDay, id: 'chicago-spa-free', current_price: 0, quantity: 10 },
+      { ...spaDay, id: 'chicago-spa-priceless', current_price: Number.MAX_SAFE_INTEGER, quantity: 10, max_per_user: undefined },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-buyer@example.com' } })).body.user_id;
     for (const [name, number] of Object.entries(TEST_CARDS)) cards[name] = await storeCard(userId, number);
@@ -88,6 +89,20 @@ describe('POST /purchases: buying with a stored card', () => {
     for (const id of ['chicago-spa-expired', 'chicago-headphones']) {
       expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ number_sold: id === 'chicago-headphones' ? 1 : 0 });
     }
+  });
+
+  it('refuses, before any charge, an amount beyond exact cents (price × quantity), on every path that will charge it', async () => {
+    const price = Number.MAX_SAFE_INTEGER;
+    const message = `at the deal's price of ${price} cents, 2 units cost more than can be charged`;
+    const stored = await buy({ deal_id: 'chicago-spa-priceless', quantity: 2, expected_price_per_unit: price });
+    expect([stored.status, stored.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'purchase', field: 'quantity', message }]]);
+    const full = await api.call('POST', '/v1/purchases/full.json', { apiKey, body: { deal_id: 'chicago-spa-priceless', quantity: 2, user_id: userId, credit_card_id: cards.visa } });
+    expect([full.status, full.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'purchase', field: 'quantity', message }]]);
+    const reserved = await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-priceless', num_bought: 2 } });
+    expect([reserved.status, reserved.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'purchase', field: 'num_bought', message }]]);
+    expect((await api.call('GET', '/deals/chicago-spa-priceless', { apiKey })).body.deal).toMatchObject({ num_left: 10, number_sold: 0 });
+    // One unit's amount is exact, and is sold.
+    expect((await buy({ deal_id: 'chicago-spa-priceless', quantity: 1, expected_price_per_unit: price })).status).toBe(200);
   });
 
   it('refuses a stale price, a foreign card, and more than the per-user limit', async () => {

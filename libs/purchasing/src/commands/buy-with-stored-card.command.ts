@@ -16,7 +16,7 @@ import { CouponIssuer } from './coupon-issuer';
 import { armPurchaseRecovery } from './recover-purchase-job';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
 import { refundUnfulfilledCharge } from './refund-unfulfilled';
-import { refuseFreeCardPurchase, refuseUnsellable, SOLD_TYPES } from './sale-rules';
+import { refuseFreeCardPurchase, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -103,6 +103,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const deal = view.deal!;
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
     refuseFreeCardPurchase(view);
+    refuseUnchargeableAmount(view, order.quantity);
     // Part 2.1: shipped goods need an address to buy (the full purchase requires its section too).
     if (deal.fulfillment_method === 'shipped' && !order.shipping) {
       throw new ValidationFailed([{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]);

@@ -5,7 +5,7 @@ import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cq
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { BuyWithStoredCard } from './buy-with-stored-card.command';
-import { refuseFreeCardPurchase, refuseOverLimit, refuseUnsellable, SOLD_TYPES } from './sale-rules';
+import { refuseFreeCardPurchase, refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -73,6 +73,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       refuseUnsellable(view, now.getTime(), SOLD_TYPES);
       refuseFreeCardPurchase(view);
       refuseOverLimit(view, input.quantity as number);
+      refuseUnchargeableAmount(view, input.quantity as number);
     }
 
     const extra: Record<string, unknown> = {};

@@ -9,7 +9,7 @@ import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
-import { refuseExpiredVouchers, refuseOverLimit, refuseUnsellable, SOLD_TYPES } from './sale-rules';
+import { refuseExpiredVouchers, refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 @CommandHandler(ReserveUnits)
 export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
@@ -28,6 +28,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     const deal = view.deal!;
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
     refuseOverLimit(view, quantity as number);
+    refuseUnchargeableAmount(view, quantity as number, 'num_bought');
     const purchaseId = this.ids.short();
     const context = { now, metadata: caller };
     // The reservation is on disk before its hold, so a crash never leaves a hold nobody owns (a

@@ -1,5 +1,5 @@
 import { DealDetails, effectiveStateAt } from '@deals/catalog';
-import { CannotFulfil } from '@deals/kernel';
+import { CannotFulfil, ValidationFailed } from '@deals/kernel';
 
 /** Deal types the service sells vouchers of itself (stored-card, full and reserved purchases). */
 export const SOLD_TYPES: readonly string[] = ['daily-deal', 'on-going'];
@@ -46,4 +46,16 @@ export function refuseOverLimit(view: DealDetails, quantity: number): void {
  */
 export function refuseFreeCardPurchase(view: DealDetails): void {
   if (view.deal!.current_price === 0) throw new CannotFulfil('a free deal is not bought with a card: reserve and claim it');
+}
+
+/**
+ * Refuses a quantity whose amount (the deal's price × quantity, in cents) is beyond exact integer
+ * arithmetic: such an amount could not be charged or recorded to the cent. `field`: the quantity's
+ * name in the call (`quantity`, or `num_bought` for a reservation).
+ */
+export function refuseUnchargeableAmount(view: DealDetails, quantity: number, field = 'quantity'): void {
+  const price = view.deal!.current_price;
+  if (!Number.isSafeInteger(price * quantity)) {
+    throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field, message: `at the deal's price of ${price} cents, ${quantity} units cost more than can be charged` }]);
+  }
 }
