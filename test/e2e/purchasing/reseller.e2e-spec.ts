@@ -59,6 +59,8 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
   it('requires the fields of the deal kind, quantity defaulting to 1 only where it is not required', async () => {
     const missing = await sale({ deal_id: 'chicago-spa-day' });
     expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual(['transaction_reference', 'transaction_date', 'transaction_amount', 'quantity', 'first_name', 'last_name']);
+    const bulk = await sale({ ...voucher, transaction_reference: 'tx-bulk', quantity: 1001 });
+    expect(bulk.body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'quantity', message: 'must be a whole number from 1 to 1000' }]);
     const shipped = await sale({ ...voucher, deal_id: 'chicago-headphones', transaction_reference: 'tx-ship' });
     expect(shipped.body.errors.map((e: { field: string }) => e.field)).toEqual(['address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone']);
     for (const date of ['1', '2026', 'June 15, 2026', '2026-13-45', '2026-06-15 10:00']) {

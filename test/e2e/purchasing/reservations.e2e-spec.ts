@@ -171,8 +171,10 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
   });
 
   it('refuses bad input and unknown records clearly', async () => {
-    expect((await reserve(0)).body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1' }]);
-    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day' } })).body.errors).toEqual([{ type: 'missing_field', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1' }]);
+    for (const count of [0, -1, 1.5, '2', 1001]) {
+      expect([count, (await reserve(count)).body.errors]).toEqual([count, [{ type: 'invalid', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1 to 1000' }]]);
+    }
+    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day' } })).body.errors).toEqual([{ type: 'missing_field', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1 to 1000' }]);
     expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { num_bought: 1 } })).body.errors[0]).toMatchObject({ field: 'deal_id', type: 'missing_field' });
     expect((await reserve(1, 'no-such-deal')).status).toBe(404);
     expect((await reserve(4, 'chicago-spa-day')).body.error_type).toBe('cannot_fufill');

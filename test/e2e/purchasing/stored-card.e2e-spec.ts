@@ -105,6 +105,13 @@ describe('POST /purchases: buying with a stored card', () => {
     expect((await buy({ deal_id: 'chicago-spa-priceless', quantity: 1, expected_price_per_unit: price })).status).toBe(200);
   });
 
+  it('takes at most 1,000 units in one purchase, on every path (each unit is a coupon with its image)', async () => {
+    const over = [{ type: 'invalid', resource: 'purchase', field: 'quantity', message: 'must be a whole number from 1 to 1000' }];
+    expect((await buy({ deal_id: 'chicago-spa-priceless', quantity: 1001, expected_price_per_unit: Number.MAX_SAFE_INTEGER })).body.errors).toEqual(over);
+    expect((await api.call('POST', '/v1/purchases/full.json', { apiKey, body: { deal_id: 'chicago-spa-day', quantity: 1001, user_id: userId, credit_card_id: cards.visa } })).body.errors).toEqual(over);
+    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day', num_bought: 1001 } })).body.errors).toEqual([{ ...over[0], field: 'num_bought' }]);
+  });
+
   it('refuses a stale price, a foreign card, and more than the per-user limit', async () => {
     const stale = await buy({ expected_price_per_unit: 4500 });
     expect(stale.body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: 'is 4500, but the price is now 4900' }]);

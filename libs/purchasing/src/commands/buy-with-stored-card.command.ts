@@ -7,7 +7,7 @@ import {
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { CHARGE_LOCK_MS, chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
-import { ForBuyer, inventoryDecider } from '../domain/inventory/inventory.decider';
+import { ForBuyer, inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
 import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider, RecordPayment } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
@@ -54,9 +54,14 @@ function read(input: Record<string, unknown>) {
     if (!Number.isSafeInteger(v) || (v as number) < min) issues.push({ type: v === undefined ? 'missing_field' : 'invalid', resource: 'purchase', field, message: `must be a whole number from ${min}` });
     return v as number;
   };
+  const unitCount = () => {
+    const badCount = unitCountIssue(input.quantity, 'quantity');
+    if (badCount) issues.push(badCount);
+    return input.quantity as number;
+  };
   // Built whole (`shipping` set below): adding a key to a spread copy takes V8's slow path.
   const values = {
-    dealId: text('deal_id'), quantity: whole('quantity', 1), userId: text('user_id'), creditCardId: text('credit_card_id'),
+    dealId: text('deal_id'), quantity: unitCount(), userId: text('user_id'), creditCardId: text('credit_card_id'),
     expectedPrice: whole('expected_price_per_unit', 0), sessionId: input.session_id === undefined ? null : (input.session_id as string),
     shipping: null as ShippingAddress | null,
   };

@@ -2,6 +2,7 @@ import { AccountQueries, passwordInput, passwordIssues, readProfile, STORED_CARD
 import { CatalogQueries } from '@deals/catalog';
 import { Clock, CommandCaller, DomainError, EventStore, LogPosition, NotFound, ValidationFailed, ValidationIssue, ViewProgress } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { unitCountIssue } from '../domain/inventory/inventory.decider';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { BuyWithStoredCard } from './buy-with-stored-card.command';
@@ -40,7 +41,8 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     const issues: ValidationIssue[] = [];
     const issue = (resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid') => issues.push({ type, resource, field, message });
     if (typeof input.deal_id !== 'string' || input.deal_id === '') issue('purchase', 'deal_id', 'is required', 'missing_field');
-    if (!Number.isSafeInteger(input.quantity) || (input.quantity as number) < 1) issue('purchase', 'quantity', 'must be a whole number from 1', input.quantity === undefined ? 'missing_field' : 'invalid');
+    const badCount = unitCountIssue(input.quantity, 'quantity');
+    if (badCount) issues.push(badCount);
     const user = isObject(input.user) ? input.user : null;
     if (typeof input.user_id !== 'string' && !user) issue('user', 'user', 'give user_id or a user object', 'missing_field');
     const password = user ? passwordInput(user) : null;

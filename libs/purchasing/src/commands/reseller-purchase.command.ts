@@ -1,7 +1,7 @@
 import { CatalogQueries } from '@deals/catalog';
 import { CannotFulfil, CannotFulfilReseller, Clock, isIsoDateText, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
 import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
@@ -63,7 +63,8 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     const issues: ValidationIssue[] = [];
     for (const field of required) if (input[field] === undefined || input[field] === null || input[field] === '') issues.push({ type: 'missing_field', resource: 'purchase', field, message: 'is required' });
     const quantity = input.quantity === undefined && !required.includes('quantity') ? 1 : input.quantity;
-    if (input.quantity !== undefined && !(Number.isSafeInteger(quantity) && (quantity as number) >= 1)) issues.push({ type: 'invalid', resource: 'purchase', field: 'quantity', message: 'must be a whole number from 1' });
+    const badCount = input.quantity === undefined ? null : unitCountIssue(quantity, 'quantity');
+    if (badCount) issues.push(badCount);
     if (input.transaction_amount !== undefined && !(Number.isSafeInteger(input.transaction_amount) && (input.transaction_amount as number) >= 0)) {
       issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_amount', message: 'must be whole cents, not negative' });
     }

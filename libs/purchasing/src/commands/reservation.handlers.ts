@@ -2,7 +2,7 @@ import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, LogPosition, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
 import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { notAReservation, purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
@@ -18,9 +18,8 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
   async execute({ dealId, quantity, caller }: ReserveUnits) {
     const issues = [];
     if (typeof dealId !== 'string' || dealId === '') issues.push({ type: 'missing_field' as const, resource: 'purchase', field: 'deal_id', message: 'is required' });
-    if (!Number.isSafeInteger(quantity) || (quantity as number) < 1) {
-      issues.push({ type: quantity === undefined || quantity === null ? ('missing_field' as const) : ('invalid' as const), resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1' });
-    }
+    const badCount = unitCountIssue(quantity, 'num_bought');
+    if (badCount) issues.push(badCount);
     if (issues.length) throw new ValidationFailed(issues);
     const now = this.clock.now();
     const view = await this.catalog.deal(dealId as string);

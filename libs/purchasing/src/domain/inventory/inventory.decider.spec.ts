@@ -54,6 +54,10 @@ describe('inventory decider', () => {
       given([stocked(10)]).when(hold('h1', 1), new Date('2026-06-15T12:00:00.999Z')).then([heldUntil('2026-06-15T12:05:01.000Z')]);
     });
     it('refuses a quantity below one', () => given([stocked(10)]).when(hold('h1', 0), t0).thenThrows(ValidationFailed));
+    it('holds at most 1,000 units for one purchase, however many are left', () => {
+      given([stocked(5000)]).when(hold('h1', 1000), t0).then([held('h1', 1000)]);
+      given([stocked(5000)]).when(hold('h1', 1001), t0).thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'quantity', message: 'must be a whole number from 1 to 1000' })] });
+    });
     it('changes nothing for a hold id it already has', () => {
       given([stocked(10), held('h1', 1)]).when(hold('h1', 1), t0).then([]);
       given([stocked(10), held('h1', 1), sold('h1', 1)]).when(hold('h1', 1), t0).then([]);
