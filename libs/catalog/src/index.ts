@@ -5,7 +5,7 @@ export type { Appended } from './commands/catalog.commands';
 export type { DealLocation, DealTerms, WorkflowState, DealType, FulfillmentMethod } from './domain/deal/deal-terms';
 export { DEAL_TYPES, FULFILLMENT_METHODS, WORKFLOW_STATES } from './domain/deal/deal-terms';
 export type { RegionTerms } from './domain/region/region.events';
-export { dealDetailsProjection, DEAL_DETAILS } from './projections/deal-details/deal-details.projection';
+export { dealDetailsProjection, DEAL_DETAILS, unitsLeftAt } from './projections/deal-details/deal-details.projection';
 export type { DealDetails } from './projections/deal-details/deal-details.projection';
 export { regionsProjection, REGIONS } from './projections/regions/regions.projection';
 export { CatalogQueries } from './queries/catalog.queries';

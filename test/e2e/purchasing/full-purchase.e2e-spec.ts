@@ -11,7 +11,9 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '2000' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: 10 }, { ...ongoingShipped, quantity: 5 }, { ...spaDay, id: 'chicago-spa-paused', state: 'paused', quantity: 5 }]);
+    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: 10 }, { ...ongoingShipped, quantity: 5 }, { ...spaDay, id: 'chicago-spa-paused', state: 'paused', quantity: 5 },
+      { ...spaDay, id: 'chicago-spa-gone', quantity: 0 }, { ...spaDay, id: 'chicago-spa-one-each', quantity: 5, max_per_user: 1 },
+      { ...spaDay, id: 'chicago-spa-few', quantity: 3, max_per_user: undefined }]);
   });
   afterAll(() => api.close());
 
@@ -68,6 +70,22 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     const over = await full({ deal_id: 'chicago-spa-day', quantity: 11, user: { email: 'over@example.com' }, credit_card: card });
     expect([over.status, over.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 10 per user' }]);
     for (const email of ['paused@example.com', 'over@example.com']) expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
+  });
+
+  it('makes no user or card for a deal sold out, or short of units, or for a known user past the limit with earlier purchases', async () => {
+    const gone = await full({ deal_id: 'chicago-spa-gone', quantity: 1, user: { email: 'gone@example.com' }, credit_card: card });
+    expect([gone.status, gone.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is sold out' }]);
+    const short = await full({ deal_id: 'chicago-spa-one-each', quantity: 1, user: { email: 'short@example.com' }, credit_card: card });
+    expect(short.status).toBe(200);
+    const mastercard = { ...card, number: '5555555555554444' };
+    // The same user again, by id and by email, each with a new card: refused, and the card not stored.
+    const byId = await full({ deal_id: 'chicago-spa-one-each', quantity: 1, user_id: short.body.purchase.user_id, credit_card: mastercard });
+    const byEmail = await full({ deal_id: 'chicago-spa-one-each', quantity: 1, user: { email: 'SHORT@example.com' }, credit_card: mastercard });
+    for (const refused of [byId, byEmail]) expect([refused.status, refused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 1 per user; already bought 1' }]);
+    expect((await api.call('GET', `/credit_cards?user_id=${short.body.purchase.user_id}`, { apiKey })).body.credit_cards).toHaveLength(1);
+    const tooMany = await full({ deal_id: 'chicago-spa-few', quantity: 4, user: { email: 'too-many@example.com' }, credit_card: card });
+    expect([tooMany.status, tooMany.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'only 3 units left' }]);
+    for (const email of ['gone@example.com', 'too-many@example.com']) expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
   });
 
   it('reuses the user that another full purchase with the same new email is making at the same moment', async () => {

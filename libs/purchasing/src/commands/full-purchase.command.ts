@@ -6,7 +6,7 @@ import { unitCountIssue } from '../domain/inventory/inventory.decider';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { BuyWithStoredCard } from './buy-with-stored-card.command';
-import { refuseFreeCardPurchase, refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from './sale-rules';
+import { refuseFreeCardPurchase, refuseOverLimit, refuseOverUserLimit, refuseShortStock, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -70,12 +70,17 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       if (typeof input.shipping_address_id === 'string' && !shipping) issue('shipping_address', 'shipping_address_id', 'names no known address', 'not_found');
     }
     if (issues.length) throw new ValidationFailed(issues);
-    // The deal's own refusals come before any user or card is made for a purchase that cannot happen.
+    // The deal's own refusals (not on sale, free, over the limit, sold out, a known user's earlier
+    // units) come before any user or card is made for a purchase that cannot happen. Only units sold
+    // between these checks and the hold leave the user and card made: the refusal then names them.
     if (view) {
       refuseUnsellable(view, now.getTime(), SOLD_TYPES);
       refuseFreeCardPurchase(view);
       refuseOverLimit(view, input.quantity as number);
       refuseUnchargeableAmount(view, input.quantity as number);
+      refuseShortStock(view, input.quantity as number, now.getTime());
+      const known = typeof input.user_id === 'string' ? input.user_id : await this.reusableUser(caller.partnerId, String(user!.email));
+      if (known) refuseOverUserLimit(view, input.quantity as number, await this.purchases.unitsBought(caller.partnerId, known, view.deal!.id));
     }
 
     const extra: Record<string, unknown> = {};
@@ -94,13 +99,19 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     }
   }
 
+  /** The live user of this partner an email names, whom a user object with it reuses; null if none. */
+  private async reusableUser(partnerId: string, email: string): Promise<string | null> {
+    const owner = await this.users.owner(partnerId, email);
+    return owner && (await this.accounts.user(partnerId, owner)) ? owner : null;
+  }
+
   private async resolveUser(userId: unknown, user: Record<string, unknown> | null, pass: string | undefined, caller: Caller): Promise<string> {
     if (typeof userId === 'string') {
       if (!(await this.accounts.user(caller.partnerId, userId))) throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
       return userId;
     }
-    const owner = await this.users.owner(caller.partnerId, String(user!.email));
-    if (owner && (await this.accounts.user(caller.partnerId, owner))) return owner;
+    const owner = await this.reusableUser(caller.partnerId, String(user!.email));
+    if (owner) return owner;
     let created;
     try {
       created = await this.users.register({ email: user!.email, first_name: user!.first_name, last_name: user!.last_name }, true, caller);

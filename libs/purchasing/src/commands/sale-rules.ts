@@ -1,4 +1,4 @@
-import { DealDetails, effectiveStateAt } from '@deals/catalog';
+import { DealDetails, effectiveStateAt, unitsLeftAt } from '@deals/catalog';
 import { CannotFulfil, ValidationFailed } from '@deals/kernel';
 
 /** Deal types the service sells vouchers of itself (stored-card, full and reserved purchases). */
@@ -58,4 +58,23 @@ export function refuseUnchargeableAmount(view: DealDetails, quantity: number, fi
   if (!Number.isSafeInteger(price * quantity)) {
     throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field, message: `at the deal's price of ${price} cents, ${quantity} units cost more than can be charged` }]);
   }
+}
+
+/**
+ * Refuses more units than the deal's view shows left at `now`, in the inventory's words. The view
+ * may trail the inventory by a few milliseconds: the inventory's decider still decides; this spares
+ * a call that will be refused the work it would do first (the full purchase's user and card).
+ */
+export function refuseShortStock(view: DealDetails, quantity: number, now: number): void {
+  const left = unitsLeftAt(view.inventory, now);
+  if (quantity > left) throw new CannotFulfil(left === 0 ? 'the deal is sold out' : `only ${left} units left`);
+}
+
+/**
+ * Refuses more units than the deal's per-user limit leaves a known user who has bought `bought`
+ * of it before, in the inventory's words (which still decides, counting open holds too).
+ */
+export function refuseOverUserLimit(view: DealDetails, quantity: number, bought: number): void {
+  const limit = view.deal!.max_per_user;
+  if (limit !== undefined && limit !== null && bought + quantity > limit) throw new CannotFulfil(`at most ${limit} per user; already bought ${bought}`);
 }

@@ -34,6 +34,12 @@ export class PurchaseQueries {
     return this.views.count(PURCHASE_DETAILS, { userId, partnerId });
   }
 
+  /** Units of `dealId` sold to a user of this partner (fulfilled purchases and claims), as the views show them now. */
+  async unitsBought(partnerId: string, userId: string, dealId: string): Promise<number> {
+    const bought = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { userId, partnerId, 'deal.dealId': dealId, fulfillmentState: 'fulfilled' });
+    return bought.reduce((sum, purchase) => sum + purchase.quantity, 0);
+  }
+
   /** A shipping address given with an earlier purchase of this partner. */
   async shippingAddress(partnerId: string, addressId: string): Promise<ShippingAddress | null> {
     const found = await this.views.findOne<PurchaseDetails>(PURCHASE_DETAILS, { 'shippingAddress.id': addressId, partnerId });
