@@ -153,6 +153,49 @@ describe('recovery of card purchases interrupted by a crash', () => {
     }
   });
 
+  it('finishes at start a claim stopped between its sale and its record, for the buyer its sale names, on the reservation\'s hold or its replacement', async () => {
+    const crashDir = tempDir('recovery-claim');
+    try {
+      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const partner = await first.createPartner();
+      await first.importRegions([chicago]);
+      await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: 3 }, { ...spaDay, id: 'chicago-spa-later', quantity: 10, max_per_user: undefined }]);
+      const key = { apiKey: partner.apiKey };
+      const userId = (await first.call('POST', '/users', { ...key, body: { email: 'claimed@example.com' } })).body.user_id;
+      const reserve = async (dealId: string, units: number) => (await first.call('POST', '/purchases/reserve', { ...key, body: { deal_id: dealId, num_bought: units } })).body.purchase.id as string;
+      const onHold = await reserve('chicago-spa-day', 2);
+      const lapsed = await reserve('chicago-spa-later', 1);
+      const store = first.get(EventStore);
+      const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
+      const buyer = buyerKey(partner.partnerId, userId);
+      // What a claim wrote before the stop: the units sold to the buyer, nothing on the purchase.
+      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: onHold, buyer, maxPerBuyer: 3 } }, context);
+      // A claim after the reservation lapsed: fresh units held and sold for the buyer; the deal then ended.
+      await handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, { type: 'ReleaseHold', data: { dealId: 'chicago-spa-later', holdId: lapsed, reason: 'released' } }, context);
+      await handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-later', holdId: `${lapsed}-r`, quantity: 1, buyer } }, context);
+      await handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-later', holdId: `${lapsed}-r` } }, context);
+      await first.importDeals([{ ...spaDay, id: 'chicago-spa-later', state: 'paused', quantity: 10, max_per_user: undefined }]);
+      await first.stop();
+      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      try {
+        await second.settle();
+        for (const [id, units] of [[onHold, 2], [lapsed, 1]] as const) {
+          const purchase = (await second.call('GET', `/purchases/${id}`, key)).body.purchase;
+          expect([id, purchase.fulfillment_state, purchase.user_id, purchase.coupons.length]).toEqual([id, 'fulfilled', userId, units]);
+        }
+        expect((await second.call('GET', `/users/${userId}/purchases?count=true`, key)).body.count).toBe(2);
+        // The units count for the buyer once, and the deal's counts agree with the purchases.
+        expect((await second.call('GET', '/deals/chicago-spa-day', key)).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
+        const sales = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-later'))).filter((e) => e.type === 'UnitsSold');
+        expect(sales).toHaveLength(1);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      crashDir.remove();
+    }
+  });
+
   it('closes without selling a charge that was refunded before the crash, and refunds one whose units sold out while it was down', async () => {
     const crashDir = tempDir('recovery-refunds');
     try {

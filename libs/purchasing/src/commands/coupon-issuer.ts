@@ -122,6 +122,9 @@ export class CouponIssuer {
       // One replacement per purchase, by a fixed id: a retry after a crash finds it held or sold
       // (both commands change nothing then) instead of selling the purchase's units twice.
       const fresh = `${purchaseId}-r`;
+      // Taken already, by an earlier try of this purchase stopped after it (sold, or held and live):
+      // that hold is sold, whatever the deal's state now, as a live hold is.
+      if (await this.sellIfTaken(dealId, fresh, forBuyer, context)) return fresh;
       // Fresh units only while the deal is on sale: a paused or ended deal sells none (a card
       // purchase refunds its charge then; a claim is refused).
       const view = await this.catalog.deal(dealId);
@@ -130,6 +133,20 @@ export class CouponIssuer {
       await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity, ...forBuyer } }, context);
       await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId: fresh } }, context);
       return fresh;
+    }
+  }
+
+  /**
+   * Sells `holdId` if it is held and live, or finds it sold already (to this buyer, when one is
+   * named); false when there is no such hold to sell (never taken, lapsed or released).
+   */
+  private async sellIfTaken(dealId: string, holdId: string, forBuyer: ForBuyer, context: CommandContext): Promise<boolean> {
+    try {
+      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } }, context);
+      return true;
+    } catch (error) {
+      if (error instanceof CannotFulfil && !(error instanceof OverPerUserLimit)) return false;
+      throw error;
     }
   }
 

@@ -6,7 +6,7 @@ import { CouponIssuer } from '../commands/coupon-issuer';
 import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/recover-purchase-job';
 import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
 import { CHARGE_LOCK_MS, chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { Inventory, inventoryDecider } from '../domain/inventory/inventory.decider';
 import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { purchaseStream } from '../domain/purchase/purchase.events';
@@ -23,7 +23,8 @@ const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
  * be sold) → release; approved but the units sold out while the service was down → refund and
  * release. Never charges. Each purchase on its own: one that fails is logged and retried at the
  * next start. Then issues the coupons of every fulfilled purchase (any path) whose process stopped
- * before all its coupons were issued. Last, releases every open hold no purchase was recorded for:
+ * before all its coupons were issued (and, before that, finishes every claim stopped between its
+ * sale and its record: `finishInterruptedClaims`). Last, releases every open hold no purchase was recorded for:
  * a reseller sale takes its hold before it records its purchase, so a process stopped between the
  * two leaves a hold nobody owns. Such a hold would lapse by itself within five minutes; this gives
  * its units back at once (a retry of the sale then takes a fresh hold).
@@ -84,6 +85,7 @@ export class RecoverInterruptedPayments {
         await this.retryLater(purchase._id, 1, error as Error);
       }
     }
+    recovered += await this.finishInterruptedClaims();
     const owing = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { couponsOwed: { $gt: 0 } });
     for (const purchase of owing) {
       try {
@@ -95,6 +97,43 @@ export class RecoverInterruptedPayments {
       }
     }
     return recovered + (await this.releaseAbandonedHolds(othersMayBeBuying));
+  }
+
+  /**
+   * Finishes every claim a process left between selling the reservation's units and recording the
+   * claim: the partner took the buyer's payment and the units are sold to the buyer (the sale names
+   * them), so the claim is recorded for that buyer and its coupons issued, as the claim's own retry
+   * would. Before, such a reservation stayed `reserved` with its units sold to nobody's purchase:
+   * its release was refused (the units are sold) and they counted against the buyer's limit.
+   */
+  private async finishInterruptedClaims(): Promise<number> {
+    let finished = 0;
+    const inventories = new Map<string, Inventory>();
+    const reservations = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved' });
+    for (const purchase of reservations) {
+      if (purchase.paymentIntent || purchase.transactionReference !== undefined) continue;
+      try {
+        const dealId = purchase.deal.dealId;
+        let inventory = inventories.get(dealId);
+        if (!inventory) {
+          inventory = (await loadAggregate(this.store, inventoryStream(dealId), inventoryDecider)).state;
+          inventories.set(dealId, inventory);
+        }
+        // The reservation's hold, or the one a claim after its lapse took in its place (`-r`).
+        const sale = [purchase._id, `${purchase._id}-r`].map((holdId) => inventory!.closed.get(holdId)).find((closed) => typeof closed === 'object');
+        const buyer = typeof sale === 'object' ? sale.soldTo : null;
+        const prefix = `${purchase.partnerId}/`;
+        if (!buyer?.startsWith(prefix)) continue;
+        const userId = buyer.slice(prefix.length);
+        const caller = { ...SYSTEM, partnerId: purchase.partnerId };
+        await this.coupons.complete(purchase._id, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, holdId } }), { buyer });
+        this.logger.warn(`finished the claim of reservation ${purchase._id} for user ${userId}: its units were sold before a stop`);
+        finished++;
+      } catch (error) {
+        this.logger.error(`the interrupted claim of reservation ${purchase._id} could not be finished; tried again at the next start`, error as Error);
+      }
+    }
+    return finished;
   }
 
   /** Arms attempt `attempt` of settling the purchase, after its back-off; whether it was armed. */
