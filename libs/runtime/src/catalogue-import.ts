@@ -33,15 +33,23 @@ export class CatalogueImport {
   deals(records: DealImportRecord[], caller: CommandCaller, onEach?: () => void): Promise<ImportReport> {
     return this.run(records, onEach, async (record) => {
       const { quantity, state, ...deal } = record;
-      // A quantity that can never be stocked refuses the whole record before its listing is
-      // written: the deal would otherwise be listed with nothing to sell. (One below the units
-      // already sold can only be refused by the inventory, after the listing's changes.)
+      // A quantity the inventory refuses (not a whole number, below the units sold and held)
+      // refuses the whole record before its listing is written: a report of "not imported" must
+      // mean nothing of it was (before, a new price or state went live with the refusal).
       const quantityIssues = quantity === undefined ? [] : stockTotalIssues(quantity);
       if (quantityIssues.length) throw new ValidationFailed(quantityIssues);
+      if (quantity !== undefined) await this.commands.execute(new StockInventory(deal.id, quantity, caller, true));
       const listed = await this.commands.execute(new ImportDeal(deal as DealTerms, state, caller));
       if (quantity === undefined) return listed.position;
-      const stocked = await this.commands.execute(new StockInventory(deal.id, quantity, caller));
-      return stocked.position ?? listed.position;
+      try {
+        const stocked = await this.commands.execute(new StockInventory(deal.id, quantity, caller));
+        return stocked.position ?? listed.position;
+      } catch (error) {
+        // Units held or sold between the check and the stock: the listing's changes stand, and the
+        // report says so.
+        if (!(error instanceof ValidationFailed)) throw error;
+        throw new ValidationFailed(error.issues.map((issue) => ({ ...issue, message: `${issue.message} (units were held meanwhile: the listing's other changes were recorded)` })));
+      }
     });
   }
 

@@ -151,4 +151,23 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
     expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-day-negative', quantity: 3 }])).outcomes[0].ok).toBe(true);
     expect((await api.call('GET', '/deals/chicago-spa-day-negative', { apiKey })).body.deal).toMatchObject({ num_left: 3 });
   });
+
+  it('refuses, writing nothing of the record, a quantity below the units sold and held: held units would sell past it when claimed', async () => {
+    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 10, max_per_user: undefined }])).outcomes[0].ok).toBe(true);
+    const reservation = (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-held', num_bought: 8 } })).body.purchase.id;
+    const report = await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 5, max_per_user: undefined, current_price: 9900, state: 'paused' }]);
+    expect(report.outcomes).toEqual([{
+      id: 'chicago-spa-held', ok: false, message: expect.any(String),
+      issues: [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'cannot be below the 0 units already sold and the 8 held in open reservations and purchases' }],
+    }]);
+    // Nothing of the record was written: not the price, not the state.
+    expect((await api.call('GET', '/deals/chicago-spa-held', { apiKey })).body.deal).toMatchObject({ current_price: 4900, state: 'in-flight', num_left: 2 });
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'held-claim@example.com' } })).body.user_id;
+    expect((await api.call('PUT', `/purchases/${reservation}/claim`, { apiKey, body: { user_id: buyer } })).status).toBe(200);
+    await api.settle();
+    expect((await api.call('GET', '/deals/chicago-spa-held', { apiKey })).body.deal).toMatchObject({ number_sold: 8, num_left: 2 });
+    // Down to what is sold, once nothing is held: taken.
+    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 8, max_per_user: undefined }])).outcomes[0].ok).toBe(true);
+    expect((await api.call('GET', '/deals/chicago-spa-held', { apiKey })).body.deal).toMatchObject({ number_sold: 8, num_left: 0 });
+  });
 });

@@ -32,6 +32,14 @@ describe('inventory decider', () => {
       given([]).when(stock(1.5)).thenThrows(ValidationFailed);
       given([stocked(10), held('h1', 4), sold('h1', 4)]).when(stock(3)).thenThrows(ValidationFailed);
     });
+    it('refuses a total below the units sold and those held live (they sell when claimed or paid); a lapsed hold counts for nothing', () => {
+      const history = [stocked(10), held('h1', 4), sold('h1', 4), held('h2', 3)];
+      given(history).when(stock(6), t0).thenThrows(ValidationFailed, {
+        issues: [expect.objectContaining({ field: 'quantity', message: 'cannot be below the 4 units already sold and the 3 held in open reservations and purchases' })],
+      });
+      given(history).when(stock(7), t0).then([stocked(7)]);
+      given(history).when(stock(4), at(6)).then([stocked(4)]);
+    });
   });
 
   describe('holding', () => {

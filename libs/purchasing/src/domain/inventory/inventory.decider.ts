@@ -176,8 +176,12 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         const { dealId, total } = command.data;
         const issues = stockTotalIssues(total);
         if (issues.length) throw new ValidationFailed(issues);
-        if (total < inventory.sold) {
-          throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'quantity', message: `cannot be below the ${inventory.sold} units already sold` }]);
+        // Units held (reservations, purchases being charged) are promised for their five minutes: a
+        // total below them would sell past itself when they are claimed or paid.
+        const held = liveHeld(inventory, t);
+        if (total < inventory.sold + held) {
+          const committed = held ? `${inventory.sold} units already sold and the ${held} held in open reservations and purchases` : `${inventory.sold} units already sold`;
+          throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'quantity', message: `cannot be below the ${committed}` }]);
         }
         if (inventory.stocked && total === inventory.total) return [];
         return [{ type: 'InventoryStocked', data: { dealId, total } }];
