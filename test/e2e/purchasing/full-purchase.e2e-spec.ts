@@ -1,3 +1,4 @@
+import { CatalogQueries } from '@deals/catalog';
 import { EventStore, ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
@@ -86,6 +87,23 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     const tooMany = await full({ deal_id: 'chicago-spa-few', quantity: 4, user: { email: 'too-many@example.com' }, credit_card: card });
     expect([tooMany.status, tooMany.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'only 3 units left' }]);
     for (const email of ['gone@example.com', 'too-many@example.com']) expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
+  });
+
+  it('charges the price at the hold when it changes during the call: no error naming expected_price_per_unit, a field this call has not', async () => {
+    const catalog = api.get(CatalogQueries);
+    const real = catalog.deal.bind(catalog);
+    let reads = 0;
+    // The full purchase's own read sees 4900; the purchase's read, a moment later, a new price.
+    catalog.deal = async (id: string) => {
+      const view = await real(id);
+      return view && id === 'chicago-spa-day' && reads++ > 0 ? { ...view, deal: { ...view.deal!, current_price: 5100 } } : view;
+    };
+    try {
+      const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'repriced@example.com' }, credit_card: card });
+      expect([reply.status, reply.body.purchase?.amount, reply.body.purchase?.price]).toEqual([200, 5100, 5100]);
+    } finally {
+      catalog.deal = real;
+    }
   });
 
   it('reuses the user that another full purchase with the same new email is making at the same moment', async () => {

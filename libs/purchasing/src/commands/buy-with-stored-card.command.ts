@@ -35,14 +35,18 @@ async function retry<T>(attempts: number, run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** POST /purchases: buy with a stored card (part 4.6). */
+/**
+ * POST /purchases: buy with a stored card (part 4.6). `atCurrentPrice`: the caller named no price
+ * (the full purchase, part 4.6.1, has none): the deal's price when the units are held is charged,
+ * and `expected_price_per_unit` is neither needed nor checked.
+ */
 export class BuyWithStoredCard extends Command<{ purchaseId: string; position: LogPosition | null }> {
-  constructor(readonly input: Record<string, unknown>, readonly caller: Caller) {
+  constructor(readonly input: Record<string, unknown>, readonly caller: Caller, readonly options: { atCurrentPrice?: boolean } = {}) {
     super();
   }
 }
 
-function read(input: Record<string, unknown>) {
+function read(input: Record<string, unknown>, atCurrentPrice: boolean) {
   const issues: ValidationIssue[] = [];
   const text = (field: string) => {
     const v = input[field];
@@ -62,7 +66,7 @@ function read(input: Record<string, unknown>) {
   // Built whole (`shipping` set below): adding a key to a spread copy takes V8's slow path.
   const values = {
     dealId: text('deal_id'), quantity: unitCount(), userId: text('user_id'), creditCardId: text('credit_card_id'),
-    expectedPrice: whole('expected_price_per_unit', 0), sessionId: input.session_id === undefined ? null : (input.session_id as string),
+    expectedPrice: atCurrentPrice ? null : whole('expected_price_per_unit', 0), sessionId: input.session_id === undefined ? null : (input.session_id as string),
     shipping: null as ShippingAddress | null,
   };
   if (values.sessionId !== null && typeof values.sessionId !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field: 'session_id', message: 'must be text' });
@@ -95,8 +99,8 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     private readonly ids: IdGenerator,
   ) {}
 
-  async execute({ input, caller }: BuyWithStoredCard) {
-    const order = read(input);
+  async execute({ input, caller, options }: BuyWithStoredCard) {
+    const order = read(input, options.atCurrentPrice === true);
     const now = this.clock.now();
     const context = { now, metadata: caller };
     if (!(await this.accounts.user(caller.partnerId, order.userId))) throw new NotFound(`user ${order.userId} not found`);
@@ -113,7 +117,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (deal.fulfillment_method === 'shipped' && !order.shipping) {
       throw new ValidationFailed([{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]);
     }
-    if (order.expectedPrice !== deal.current_price) {
+    if (order.expectedPrice !== null && order.expectedPrice !== deal.current_price) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: `is ${order.expectedPrice}, but the price is now ${deal.current_price}` }]);
     }
     const purchaseId = this.ids.short();

@@ -91,8 +91,8 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       extra.credit_card_id = creditCardId;
       return await this.commands.execute(new BuyWithStoredCard({
         deal_id: input.deal_id, quantity: input.quantity, user_id: userId, credit_card_id: creditCardId,
-        expected_price_per_unit: view!.deal!.current_price, session_id: input.session_id, shipping_address: shipping ?? undefined,
-      }, caller));
+        session_id: input.session_id, shipping_address: shipping ?? undefined,
+      }, caller, { atCurrentPrice: true }));
     } catch (error) {
       if (error instanceof DomainError) Object.assign(error.extra, extra);
       throw error;
