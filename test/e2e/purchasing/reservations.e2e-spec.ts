@@ -69,13 +69,18 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const raw = await opened(coupons[0].qr_code_url);
     expect(raw.statusCode).toBe(200);
     expect(raw.headers['content-type']).toBe('image/png');
+    expect(raw.headers['cache-control']).toBe('private, max-age=86400');
     const page = await opened(coupons[0].print_url);
-    expect(await page.body.text()).toContain(coupons[0].redemption_code);
+    const html = await page.body.text();
+    expect(html).toContain(coupons[0].redemption_code);
+    // The deal's terms the holder needs at the counter; the page kept by no cache, loading nothing from elsewhere.
+    for (const text of ['At Calm Spa', 'Print the coupon.', 'Limit 2 per person.', 'Void where prohibited.']) expect(html).toContain(text);
+    expect(page.headers).toMatchObject({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-security-policy': expect.stringContaining("default-src 'none'") });
     // Without its link's key, or with another coupon's, a coupon's image and page are not found:
     // knowing the purchase id is not enough.
     for (const link of [`/coupons/${id}-1/print`, `/coupons/${id}-1/qr.png`, `/coupons/${id}-1/print${new URL(coupons[1].print_url).search}`, `/coupons/${id}-1/print?key=`]) {
       const refused = await request(`${api.url}${link}`, { dispatcher });
-      expect([refused.statusCode, await refused.body.json()]).toEqual([404, { status: 'error', error_type: 'find_failed', error_msg: `coupon ${id}-1 not found` }]);
+      expect([refused.statusCode, refused.headers['cache-control'], await refused.body.json()]).toEqual([404, 'no-store', { status: 'error', error_type: 'find_failed', error_msg: `coupon ${id}-1 not found` }]);
     }
     expect((await api.call('GET', `/purchases/${id}.json`, { apiKey })).body.purchase.coupons).toHaveLength(2);
     expect((await claim(id)).status).toBe(200);

@@ -1,14 +1,15 @@
 import { AccountQueries } from '@deals/accounts';
+import { CatalogQueries } from '@deals/catalog';
 import { Clock, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
-import { Controller, Get, Header, Param, Put, Query, Res } from '@nestjs/common';
+import { Controller, Get, Param, Put, Query, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { RedeemCoupon } from '../commands/redeem-coupon.command';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { CouponFilterWord, couponStateFilter, PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
-import { printableCoupon } from './printable-coupon';
+import { couponTerms, printableCoupon, PRINTABLE_PAGE_POLICY } from './printable-coupon';
 import { CouponLinks, toCoupon } from './purchase.responses';
 
 const WORDS: CouponFilterWord[] = ['valid', 'redeemed', 'expired'];
@@ -23,6 +24,7 @@ export class CouponsController {
     private readonly progress: ViewProgress,
     private readonly links: CouponLinks,
     private readonly qr: CouponQr,
+    private readonly catalog: CatalogQueries,
     private readonly clock: Clock,
   ) {}
 
@@ -59,21 +61,26 @@ export class CouponsController {
    * or with another, the coupon is not found.
    */
   @Get('coupons/:coupon_id/qr.png')
-  @Header('Cache-Control', 'private, max-age=86400')
   async qrImage(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    // A refusal is kept by no cache (the coupon may be in the views a moment later); the image, which
+    // never changes, is kept by the holder's browser for a day.
+    void reply.header('cache-control', 'no-store');
     const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
     if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
-    void reply.type('image/png');
+    void reply.type('image/png').header('cache-control', 'private, max-age=86400');
     return this.qr.png(coupon.redemptionCode);
   }
 
   @Get('coupons/:coupon_id/print')
   async print(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    // The page shows the codes that redeem the coupon and its state now: never stored by a cache.
+    void reply.header('cache-control', 'no-store');
     const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
     if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
-    const purchase = await this.purchases.purchase(coupon.partnerId, coupon.purchaseId);
-    void reply.type('text/html; charset=utf-8');
-    return printableCoupon(coupon, purchase?.deal.title ?? coupon.dealId, await this.qr.base64(coupon.redemptionCode), this.clock.now().getTime());
+    const [purchase, deal] = await Promise.all([this.purchases.purchase(coupon.partnerId, coupon.purchaseId), this.catalog.deal(coupon.dealId)]);
+    void reply.type('text/html; charset=utf-8').header('content-security-policy', PRINTABLE_PAGE_POLICY).header('x-content-type-options', 'nosniff');
+    const terms = deal?.deal ? couponTerms(deal.deal) : {};
+    return printableCoupon(coupon, purchase?.deal.title ?? coupon.dealId, terms, await this.qr.base64(coupon.redemptionCode), this.clock.now().getTime());
   }
 
   private async redeem(couponId: string, userId: string | undefined, caller: Caller) {
