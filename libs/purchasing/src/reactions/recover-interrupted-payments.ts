@@ -111,7 +111,9 @@ export class RecoverInterruptedPayments {
     const inventories = new Map<string, Inventory>();
     const reservations = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved' });
     for (const purchase of reservations) {
-      if (purchase.paymentIntent || purchase.transactionReference !== undefined) continue;
+      // Card purchases are settled above. A reseller's sale names no buyer, so the check below skips
+      // it: the reseller's retry under its transaction reference finishes it (with its terms).
+      if (purchase.paymentIntent) continue;
       try {
         const dealId = purchase.deal.dealId;
         let inventory = inventories.get(dealId);
