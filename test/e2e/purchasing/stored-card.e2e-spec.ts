@@ -224,7 +224,9 @@ describe('POST /purchases: buying with a stored card', () => {
     const settled = async (id: string) => {
       for (let i = 0; i < 100; i++) {
         const purchase = await purchaseOf(id);
-        if (purchase.fulfillment_state !== 'reserved') return purchase;
+        // Settled: released, or fulfilled with every coupon (the job records the sale, then issues
+        // the coupons in a write of their own; a read between the two sees none yet).
+        if (purchase.fulfillment_state === 'released' || (purchase.fulfillment_state === 'fulfilled' && purchase.coupons.length === purchase.number_bought)) return purchase;
         await new Promise((r) => setTimeout(r, 20));
       }
       throw new Error(`purchase ${id} was not settled`);
