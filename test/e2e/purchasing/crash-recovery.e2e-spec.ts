@@ -196,6 +196,55 @@ describe('recovery of card purchases interrupted by a crash', () => {
     }
   });
 
+  it('finishes at start a reseller sale stopped after its units were taken, with the terms kept under its reference', async () => {
+    const crashDir = tempDir('recovery-resale');
+    try {
+      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const partner = await first.createPartner();
+      await first.importRegions([chicago]);
+      await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: undefined }]);
+      const store = first.get(EventStore);
+      const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
+      const terms = { amountCents: 9000, transactionDate: '2026-06-15T11:59:00Z', buyer: { first_name: 'Ray', last_name: 'Sell' } };
+      const reference = transactionReferenceStream(partner.partnerId, 'tx-stopped');
+      // What the sale wrote before the stop: its claim, its hold, the mark, its purchase, the units sold; not the resale.
+      await handleCommand(store, reference, transactionReferenceDecider, {
+        type: 'ClaimTransactionReference', data: { partnerId: partner.partnerId, transactionReference: 'tx-stopped', purchaseId: 'resold-p', dealId: 'chicago-spa-day', quantity: 2, terms },
+      }, context);
+      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: 'resold-p', quantity: 2 } }, context);
+      await handleCommand(store, reference, transactionReferenceDecider, { type: 'MarkResaleSelling', data: { purchaseId: 'resold-p' } }, context);
+      await handleCommand(store, purchaseStream('resold-p'), purchaseDecider, {
+        type: 'ReservePurchase',
+        data: {
+          purchaseId: 'resold-p', partnerId: partner.partnerId, quantity: 2, holdId: 'resold-p', reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z',
+          deal: { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 }, via: 'reseller', transactionReference: 'tx-stopped',
+        },
+      }, context);
+      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: 'resold-p' } }, context);
+      await first.stop();
+      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      try {
+        await second.settle();
+        const resold = (await second.get(EventStore).readStream(purchaseStream('resold-p'))).find((e) => e.type === 'PurchaseResold');
+        expect(resold?.data).toMatchObject({ transactionReference: 'tx-stopped', amountCents: 9000, transactionDate: '2026-06-15T11:59:00Z', buyer: terms.buyer, couponIds: ['resold-p-1', 'resold-p-2'] });
+        const coupon = await second.call('GET', '/api/v3/coupons/resold-p-1', { basic: { username: partner.username, password: partner.password } });
+        expect(coupon.status).toBe(200);
+        expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
+        // The reseller's retry answers the sale recorded, and records nothing new.
+        const retry = await second.call('POST', '/api/v3/resellers/purchases', {
+          basic: { username: partner.username, password: partner.password },
+          body: { deal_id: 'chicago-spa-day', quantity: 2, transaction_reference: 'tx-stopped', transaction_date: '2026-06-15T11:59:00Z', transaction_amount: 9000, first_name: 'Ray', last_name: 'Sell' },
+        });
+        expect([retry.status, retry.body.id, retry.body.coupons?.length]).toEqual([200, 'resold-p', 2]);
+        expect((await second.get(EventStore).readStream(purchaseStream('resold-p'))).filter((e) => e.type === 'PurchaseResold')).toHaveLength(1);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      crashDir.remove();
+    }
+  });
+
   it('closes without selling a charge that was refunded before the crash, and refunds one whose units sold out while it was down', async () => {
     const crashDir = tempDir('recovery-refunds');
     try {

@@ -41,6 +41,9 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
       coupons: [expect.objectContaining({ state: 'valid', deal_id: 'chicago-spa-day' }), expect.objectContaining({ state: 'valid' })],
     });
     expect(reply.body.coupons[0]).not.toHaveProperty('print_url');
+    // The reservation names its reference: recovery finds the sale's terms under it after a stop.
+    const [reserved] = await api.get(EventStore).readStream(`purchase-${reply.body.id}`);
+    expect(reserved.data).toMatchObject({ via: 'reseller', transactionReference: 'tx-1' });
   });
 
   it('answers the first purchase again for a repeated transaction_reference, recording nothing new', async () => {

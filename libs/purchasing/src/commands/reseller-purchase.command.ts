@@ -35,6 +35,14 @@ function termsOf(input: Record<string, unknown>): ResaleTerms {
 }
 
 /** Fields required by deal kind (part 4.6.2's table). */
+/** The command that records a reseller's sale with one body's terms, on the hold sold. */
+export function recordResale(purchaseId: string, partnerId: string, transactionReference: string, terms: ResaleTerms) {
+  return (holdId: string) => ({
+    type: 'RecordResale' as const,
+    data: { purchaseId, partnerId, holdId, transactionReference, transactionDate: terms.transactionDate, amountCents: terms.amountCents, buyer: terms.buyer },
+  });
+}
+
 export function requiredResellerFields(type: string, fulfillment: string): string[] {
   if (type === 'card-linked') return BASE;
   return fulfillment === 'shipped' ? SHIPPED : VOUCHER;
@@ -149,7 +157,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       type: 'ReservePurchase',
       data: {
         purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: sale.quantity, holdId: owner, reservedAt: now.toISOString(),
-        holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(), via: 'reseller',
+        holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(), via: 'reseller', transactionReference: reference,
       },
     }, context);
     return this.complete(owner, sale.terms, caller, reference);
@@ -166,13 +174,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
 
   /** The purchase's sale recorded with one body's terms, and its coupons issued (idempotent). */
   private complete(purchaseId: string, terms: ResaleTerms, caller: Caller, reference: string) {
-    return this.coupons.complete(purchaseId, caller, (holdId) => ({
-      type: 'RecordResale',
-      data: {
-        purchaseId, partnerId: caller.partnerId, holdId, transactionReference: reference,
-        transactionDate: terms.transactionDate, amountCents: terms.amountCents, buyer: terms.buyer,
-      },
-    })).catch((error) => {
+    return this.coupons.complete(purchaseId, caller, recordResale(purchaseId, caller.partnerId, reference, terms)).catch((error) => {
       throw error instanceof CannotFulfil && !(error instanceof CannotFulfilReseller) ? new CannotFulfilReseller(error.message) : error;
     });
   }

@@ -10,6 +10,8 @@ import { Inventory, inventoryDecider } from '../domain/inventory/inventory.decid
 import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { purchaseStream } from '../domain/purchase/purchase.events';
+import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
+import { recordResale } from '../commands/reseller-purchase.command';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 
 const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
@@ -23,8 +25,8 @@ const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
  * be sold) → release; approved but the units sold out while the service was down → refund and
  * release. Never charges. Each purchase on its own: one that fails is logged and retried at the
  * next start. Then issues the coupons of every fulfilled purchase (any path) whose process stopped
- * before all its coupons were issued (and, before that, finishes every claim stopped between its
- * sale and its record: `finishInterruptedClaims`). Last, releases every open hold no purchase was recorded for:
+ * before all its coupons were issued (and, before that, finishes every claim or reseller sale
+ * stopped between taking its units and its record: `finishInterruptedSales`). Last, releases every open hold no purchase was recorded for:
  * a reseller sale takes its hold before it records its purchase, so a process stopped between the
  * two leaves a hold nobody owns. Such a hold would lapse by itself within five minutes; this gives
  * its units back at once (a retry of the sale then takes a fresh hold).
@@ -85,7 +87,7 @@ export class RecoverInterruptedPayments {
         await this.retryLater(purchase._id, 1, error as Error);
       }
     }
-    recovered += await this.finishInterruptedClaims();
+    recovered += await this.finishInterruptedSales();
     const owing = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { couponsOwed: { $gt: 0 } });
     for (const purchase of owing) {
       try {
@@ -100,39 +102,53 @@ export class RecoverInterruptedPayments {
   }
 
   /**
-   * Finishes every claim a process left between selling the reservation's units and recording the
-   * claim: the partner took the buyer's payment and the units are sold to the buyer (the sale names
-   * them), so the claim is recorded for that buyer and its coupons issued, as the claim's own retry
-   * would. Before, such a reservation stayed `reserved` with its units sold to nobody's purchase:
-   * its release was refused (the units are sold) and they counted against the buyer's limit.
+   * Finishes the sales a process left half-recorded, where the buyer has paid someone already:
+   * - a claim stopped between selling the reservation's units and recording the claim (the partner
+   *   took the payment; the sale names the buyer): recorded for that buyer, as the claim's retry
+   *   would. Before, the reservation stayed `reserved` with its units sold to no purchase: its
+   *   release was refused and the units counted against the buyer's limit;
+   * - a reseller's sale stopped after its units were taken (its reference marked selling): recorded
+   *   with the terms kept under its `transaction_reference`, as the reseller's retry would.
+   * Both writes are the retries' own, so a process still finishing one beside this changes nothing.
    */
-  private async finishInterruptedClaims(): Promise<number> {
+  private async finishInterruptedSales(): Promise<number> {
     let finished = 0;
     const inventories = new Map<string, Inventory>();
+    const inventoryOf = async (dealId: string) => {
+      let inventory = inventories.get(dealId);
+      if (!inventory) {
+        inventory = (await loadAggregate(this.store, inventoryStream(dealId), inventoryDecider)).state;
+        inventories.set(dealId, inventory);
+      }
+      return inventory;
+    };
     const reservations = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved' });
     for (const purchase of reservations) {
-      // Card purchases are settled above. A reseller's sale names no buyer, so the check below skips
-      // it: the reseller's retry under its transaction reference finishes it (with its terms).
+      // Card purchases are settled above, from the processor's record.
       if (purchase.paymentIntent) continue;
+      const caller = { ...SYSTEM, partnerId: purchase.partnerId };
       try {
-        const dealId = purchase.deal.dealId;
-        let inventory = inventories.get(dealId);
-        if (!inventory) {
-          inventory = (await loadAggregate(this.store, inventoryStream(dealId), inventoryDecider)).state;
-          inventories.set(dealId, inventory);
+        const reference = purchase.transactionReference;
+        if (reference !== undefined) {
+          const { state: claim } = await loadAggregate(this.store, transactionReferenceStream(purchase.partnerId, reference), transactionReferenceDecider);
+          if (claim.purchaseId !== purchase._id || claim.status !== 'selling' || !claim.terms) continue;
+          await this.coupons.complete(purchase._id, caller, recordResale(purchase._id, purchase.partnerId, reference, claim.terms));
+          this.logger.warn(`finished reseller sale ${purchase._id} (${reference}): its units were taken before a stop`);
+          finished++;
+          continue;
         }
         // The reservation's hold, or the one a claim after its lapse took in its place (`-r`).
-        const sale = [purchase._id, `${purchase._id}-r`].map((holdId) => inventory!.closed.get(holdId)).find((closed) => typeof closed === 'object');
+        const inventory = await inventoryOf(purchase.deal.dealId);
+        const sale = [purchase._id, `${purchase._id}-r`].map((holdId) => inventory.closed.get(holdId)).find((closed) => typeof closed === 'object');
         const buyer = typeof sale === 'object' ? sale.soldTo : null;
         const prefix = `${purchase.partnerId}/`;
         if (!buyer?.startsWith(prefix)) continue;
         const userId = buyer.slice(prefix.length);
-        const caller = { ...SYSTEM, partnerId: purchase.partnerId };
         await this.coupons.complete(purchase._id, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, holdId } }), { buyer });
         this.logger.warn(`finished the claim of reservation ${purchase._id} for user ${userId}: its units were sold before a stop`);
         finished++;
       } catch (error) {
-        this.logger.error(`the interrupted claim of reservation ${purchase._id} could not be finished; tried again at the next start`, error as Error);
+        this.logger.error(`the interrupted sale of ${purchase._id} could not be finished; tried again at the next start`, error as Error);
       }
     }
     return finished;

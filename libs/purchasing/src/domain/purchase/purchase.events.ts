@@ -31,6 +31,8 @@ export type PurchaseReserved = DomainEvent<
     payment?: { userId: string; creditCardId: string; sessionId: string | null };
     /** 'reseller' for a sale a reseller recorded (part 4.6.2); absent for the others. */
     via?: 'reseller';
+    /** A reseller's sale: its `transaction_reference` (since session 13), under which its terms are kept. */
+    transactionReference?: string;
     shipping?: ShippingAddress;
   }
 >;

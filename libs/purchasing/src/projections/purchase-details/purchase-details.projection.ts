@@ -26,7 +26,7 @@ export interface PurchaseDetails extends ViewDocument {
   shippingAddress: ShippingAddress | null;
   /** Set on purchases the service charges itself: whom it charges, with which card. */
   paymentIntent?: { userId: string; creditCardId: string } | null;
-  /** Set on sales a reseller recorded. */
+  /** Set on sales a reseller recorded (from its reservation, since session 13). */
   transactionReference?: string;
 }
 
@@ -44,11 +44,12 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     const event = recorded as unknown as PurchaseEvent | CouponIssued;
     switch (event.type) {
       case 'PurchaseReserved': {
-        const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping, payment } = event.data;
+        const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping, payment, transactionReference } = event.data;
         return {
           _id: id, _pos: recorded.position, partnerId, userId: null, creditCardId: null, deal, quantity, amountCents: deal.unitPrice * quantity,
           paymentState: 'pending', fulfillmentState: 'reserved', holdExpiresAt, couponIds: [], couponsOwed: 0, couponsIssued: 0, createdAt: reservedAt, shippingAddress: shipping ?? null,
           paymentIntent: payment ? { userId: payment.userId, creditCardId: payment.creditCardId } : null,
+          ...(transactionReference === undefined ? {} : { transactionReference }),
         };
       }
       case 'PurchaseClaimed':
