@@ -40,6 +40,11 @@ describe('data survives restarts, and the operator CLI works beside the running 
   });
 
   describe('with the server running', () => {
+    // Each CLI call is a process of its own that compiles the CLI from source (~3 s here, two to
+    // three times that while other suites load the machine): six of them outgrow jest's 30 s. The
+    // one timing the service promises (what the CLI writes is seen within a second) is asserted
+    // on its own below.
+    jest.setTimeout(90_000);
     let api: TestApi;
     let apiKey: string;
     beforeAll(async () => {
