@@ -4,6 +4,7 @@ export { StockInventory } from './commands/stock-inventory.command';
 export { inventoryStream } from './domain/inventory/inventory.events';
 export { stockTotalIssues } from './domain/inventory/inventory.decider';
 export { CouponLinks, KeyedCouponLinks } from './http/purchase.responses';
+export { CouponCodeKey } from './commands/coupon-codes';
 export { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 export { PurchaseAudit } from './audit/purchase-audit';
 export { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments';

@@ -2,7 +2,7 @@ import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
-import { CouponLinks, KeyedCouponLinks, PurchasingModule, RecoverInterruptedPayments, ReleaseExpiredHolds } from '@deals/purchasing';
+import { CouponCodeKey, CouponLinks, KeyedCouponLinks, PurchasingModule, RecoverInterruptedPayments, ReleaseExpiredHolds } from '@deals/purchasing';
 import { DynamicModule, Global, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -86,6 +86,7 @@ export class ServiceCoreModule {
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
         { provide: AccountsSettings, useValue: { signupCreditCents: config.signupCreditCents, defaultAvatarUrl: `${config.siteBaseUrl}/images/users/default-avatar.png` } },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
+        { provide: CouponCodeKey, useValue: { secret: installationSecret(config.dataDir, 'coupon-codes') } },
         { provide: CatalogLinks, useValue: { apiBaseUrl: config.publicBaseUrl, siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl } },
         ProjectionHost,
         { provide: ViewProgress, useExisting: ProjectionHost },
@@ -93,7 +94,7 @@ export class ServiceCoreModule {
         CatalogueImport,
         DemoSeed,
       ],
-      exports: [ServiceConfig, PROJECTIONS, CatalogLinks, CouponLinks, AccountsSettings, ProjectionHost, ViewProgress, CatalogueImport, DemoSeed, AccountsModule, CatalogModule, PurchasingModule],
+      exports: [ServiceConfig, PROJECTIONS, CatalogLinks, CouponLinks, CouponCodeKey, AccountsSettings, ProjectionHost, ViewProgress, CatalogueImport, DemoSeed, AccountsModule, CatalogModule, PurchasingModule],
     };
   }
 }

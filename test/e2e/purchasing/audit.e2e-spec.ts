@@ -1,4 +1,5 @@
 import { ManualClock } from '@deals/kernel';
+import { createHash } from 'node:crypto';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
@@ -37,6 +38,10 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     expect(issued.data).toMatchObject({ barcode: `${'•'.repeat(coupon.barcode.length - 4)}${coupon.barcode.slice(-4)}`, redemptionCode: `${'•'.repeat(coupon.redemption_code.length - 4)}${coupon.redemption_code.slice(-4)}` });
     expect(JSON.stringify(reply.body)).not.toContain(coupon.redemption_code);
     expect(JSON.stringify(reply.body)).not.toContain(coupon.barcode);
+    // Nor can the codes be worked out from the coupon id the history shows: they are keyed by the installation's secret.
+    const unkeyed = createHash('sha256').update(`coupon:${coupon.id}`).digest();
+    const ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+    expect(coupon.redemption_code).not.toBe([...unkeyed.subarray(12, 22)].map((b) => ALPHABET[b % ALPHABET.length]).join(''));
     const positions = events.map((e: { position: string }) => e.position);
     expect([...positions].sort()).toEqual(positions);
     const asOf = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=2026-06-15T12:00:30Z`, { apiKey: auditorKey });

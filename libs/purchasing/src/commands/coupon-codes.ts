@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 
 export interface CouponCodes {
   barcode: string;
@@ -6,12 +6,22 @@ export interface CouponCodes {
 }
 
 /**
- * A coupon's barcode (13 digits) and redemption code (10 letters and digits, no look-alikes),
- * derived from its id so that a retried issue gives the same codes.
+ * The installation's secret the codes are derived under (`DATA_DIR/secrets/coupon-codes.key`). A
+ * coupon id is its purchase's id and a number, and purchase ids travel (addresses, logs, error
+ * bodies, the audit): codes derived from the id alone could be worked out by anyone who saw one.
  */
-export function couponCodes(couponId: string): CouponCodes {
-  // One call, no Hash object (crypto.hash, Node 20.12+): a purchase computes its coupons' codes on the event loop.
-  const digest = hash('sha256', `coupon:${couponId}`, 'buffer');
+export abstract class CouponCodeKey {
+  abstract readonly secret: Buffer;
+}
+
+/**
+ * A coupon's barcode (13 digits) and redemption code (10 letters and digits, no look-alikes):
+ * HMAC-SHA256 of its id under the installation's secret, so that a retried issue gives the same
+ * codes and nobody without the secret can work them out. (Before session 13 they were an unkeyed
+ * hash of the id; coupons issued then keep theirs, which their events hold.)
+ */
+export function couponCodes(couponId: string, secret: Buffer): CouponCodes {
+  const digest = createHmac('sha256', secret).update(`coupon:${couponId}`).digest();
   let barcode = '';
   let weighted = 0;
   for (let i = 0; i < 12; i++) {

@@ -8,7 +8,7 @@ import { inventoryStream } from '../domain/inventory/inventory.events';
 import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
 import { CouponQr } from '../coupon-images/coupon-qr';
-import { CouponCodes, couponCodes } from './coupon-codes';
+import { CouponCodeKey, CouponCodes, couponCodes } from './coupon-codes';
 import { disarmHoldRelease } from './release-hold-job';
 import { refuseOffSale } from './sale-rules';
 
@@ -41,6 +41,7 @@ export class CouponIssuer {
     private readonly clock: Clock,
     private readonly qr: CouponQr,
     private readonly catalog: CatalogQueries,
+    private readonly codeKey: CouponCodeKey,
   ) {}
 
   /**
@@ -51,7 +52,7 @@ export class CouponIssuer {
    * purchase calls it as soon as its units are held, beside the charge (see `BuyWithStoredCardHandler`).
    */
   drawQrCodesAhead(purchaseId: string, quantity: number): Map<string, CouponCodes> {
-    const codes = new Map(couponIdsFor(purchaseId, quantity).map((couponId) => [couponId, couponCodes(couponId)]));
+    const codes = new Map(couponIdsFor(purchaseId, quantity).map((couponId) => [couponId, couponCodes(couponId, this.codeKey.secret)]));
     for (const { redemptionCode } of codes.values()) this.qr.png(redemptionCode).catch(() => undefined);
     return codes;
   }
@@ -173,7 +174,7 @@ export class CouponIssuer {
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
     const issued = await Promise.all(purchase.couponIds.map((couponId) => handleCommand(this.store, couponStream(couponId), couponDecider, {
       type: 'IssueCoupon',
-      data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...(codes?.get(couponId) ?? couponCodes(couponId)), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
+      data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...(codes?.get(couponId) ?? couponCodes(couponId, this.codeKey.secret)), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
     }, context, { freshStream: true })));
     return issued.reduce<LogPosition | null>((latest, { position }) => laterPosition(latest, position), null);
   }
