@@ -122,7 +122,8 @@ export class RecoverInterruptedPayments {
       }
       return inventory;
     };
-    const reservations = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved' });
+    // Released ones too: a claim of a released reservation takes fresh units (its `-r` hold).
+    const reservations = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: { $in: ['reserved', 'released'] } });
     for (const purchase of reservations) {
       // Card purchases are settled above, from the processor's record.
       if (purchase.paymentIntent) continue;
@@ -137,9 +138,10 @@ export class RecoverInterruptedPayments {
           finished++;
           continue;
         }
-        // The reservation's hold, or the one a claim after its lapse took in its place (`-r`).
+        // The reservation's hold, or the one a claim after its lapse or release took in its place (`-r`).
         const inventory = await inventoryOf(purchase.deal.dealId);
-        const sale = [purchase._id, `${purchase._id}-r`].map((holdId) => inventory.closed.get(holdId)).find((closed) => typeof closed === 'object');
+        const holds = purchase.fulfillmentState === 'released' ? [`${purchase._id}-r`] : [purchase._id, `${purchase._id}-r`];
+        const sale = holds.map((holdId) => inventory.closed.get(holdId)).find((closed) => typeof closed === 'object');
         const buyer = typeof sale === 'object' ? sale.soldTo : null;
         const prefix = `${purchase.partnerId}/`;
         if (!buyer?.startsWith(prefix)) continue;
