@@ -67,12 +67,18 @@ export class RequestLogController extends LogController {
 
 /**
  * The request-log line of a request its client gave up on (the connection closed before the
- * answer was sent): Fastify's completion line never comes for it, and an operator looking for a
- * purchase a partner says timed out must find it. The work it started goes on; its events, if
- * any, are in the log under the same request id.
+ * answer was sent, while the body was still coming or while the service was working on it):
+ * Fastify's completion line never comes for it, and an operator looking for a purchase a partner
+ * says timed out must find it. The work it started goes on; its events, if any, are in the log
+ * under the same request id. (Fastify's `onRequestAbort` sees only the first of the two cases.)
  */
 export function logAbortedRequests(fastify: FastifyInstance): void {
-  fastify.addHook('onRequestAbort', async (request: FastifyRequest) => {
-    request.log.info({ req: { method: request.method, url: loggableUrl(request.url) }, res: { statusCode: null } }, 'request aborted by the client');
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) {
+        request.log.info({ req: { method: request.method, url: loggableUrl(request.url) }, res: { statusCode: null } }, 'request aborted by the client');
+      }
+    });
+    done();
   });
 }
