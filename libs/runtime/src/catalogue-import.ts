@@ -1,5 +1,5 @@
 import { ImportDeal, ImportRegion, RegionTerms, DealTerms, WorkflowState } from '@deals/catalog';
-import { CommandCaller, DomainError, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { CommandCaller, DomainError, laterPosition, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { StockInventory, stockTotalIssues } from '@deals/purchasing';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -33,22 +33,22 @@ export class CatalogueImport {
   deals(records: DealImportRecord[], caller: CommandCaller, onEach?: () => void): Promise<ImportReport> {
     return this.run(records, onEach, async (record) => {
       const { quantity, state, ...deal } = record;
-      // A quantity the inventory refuses (not a whole number, below the units sold and held)
-      // refuses the whole record before its listing is written: a report of "not imported" must
-      // mean nothing of it was (before, a new price or state went live with the refusal).
+      // Nothing of a refused record is written (a report of "not imported" must mean it): the
+      // listing is checked first, then the quantity is stocked, where the units sold and held are
+      // decided on the inventory's own stream (a check there would race the purchases), and the
+      // listing is written last. Before, a new price and state went live with a refused quantity.
       const quantityIssues = quantity === undefined ? [] : stockTotalIssues(quantity);
       if (quantityIssues.length) throw new ValidationFailed(quantityIssues);
-      if (quantity !== undefined) await this.commands.execute(new StockInventory(deal.id, quantity, caller, true));
-      const listed = await this.commands.execute(new ImportDeal(deal as DealTerms, state, caller));
-      if (quantity === undefined) return listed.position;
+      if (quantity === undefined) return (await this.commands.execute(new ImportDeal(deal as DealTerms, state, caller))).position;
+      await this.commands.execute(new ImportDeal(deal as DealTerms, state, caller, true));
+      const stocked = await this.commands.execute(new StockInventory(deal.id, quantity, caller));
       try {
-        const stocked = await this.commands.execute(new StockInventory(deal.id, quantity, caller));
-        return stocked.position ?? listed.position;
+        const listed = await this.commands.execute(new ImportDeal(deal as DealTerms, state, caller));
+        return laterPosition(stocked.position, listed.position);
       } catch (error) {
-        // Units held or sold between the check and the stock: the listing's changes stand, and the
-        // report says so.
+        // The listing changed between its check and its write (another import of the same deal).
         if (!(error instanceof ValidationFailed)) throw error;
-        throw new ValidationFailed(error.issues.map((issue) => ({ ...issue, message: `${issue.message} (units were held meanwhile: the listing's other changes were recorded)` })));
+        throw new ValidationFailed(error.issues.map((issue) => ({ ...issue, message: `${issue.message} (the listing changed meanwhile: the quantity was stocked)` })));
       }
     });
   }

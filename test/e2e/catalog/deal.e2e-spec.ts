@@ -1,4 +1,6 @@
+import { StockInventory } from '@deals/purchasing';
 import { ManualClock } from '@deals/kernel';
+import { CommandBus } from '@nestjs/cqrs';
 import { TestApi } from '../../support/api-harness';
 import { affiliate, cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
@@ -169,5 +171,30 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
     // Down to what is sold, once nothing is held: taken.
     expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 8, max_per_user: undefined }])).outcomes[0].ok).toBe(true);
     expect((await api.call('GET', '/deals/chicago-spa-held', { apiKey })).body.deal).toMatchObject({ number_sold: 8, num_left: 0 });
+  });
+
+  it('writes nothing of a record whose quantity is refused because units were held while it was being imported', async () => {
+    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-race', quantity: 10, max_per_user: undefined }])).outcomes[0].ok).toBe(true);
+    // A reservation lands while the record is being written: just before its quantity is stocked.
+    const bus = api.get(CommandBus);
+    const execute = bus.execute.bind(bus);
+    let raced = false;
+    bus.execute = (async (command: unknown) => {
+      if (command instanceof StockInventory && !command.checkOnly && !raced) {
+        raced = true;
+        expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-race', num_bought: 8 } })).status).toBe(200);
+      }
+      return execute(command as never);
+    }) as typeof bus.execute;
+    try {
+      const report = await api.importDeals([{ ...spaDay, id: 'chicago-spa-race', quantity: 5, max_per_user: undefined, current_price: 7700, state: 'paused' }]);
+      expect(raced).toBe(true);
+      // Refused, or taken whole: never a new price and state beside a refused quantity.
+      const deal = (await api.call('GET', '/deals/chicago-spa-race', { apiKey })).body.deal;
+      if (report.outcomes[0].ok) expect(deal).toMatchObject({ current_price: 7700, state: 'paused' });
+      else expect(deal).toMatchObject({ current_price: 4900, state: 'in-flight', num_left: 2 });
+    } finally {
+      bus.execute = execute;
+    }
   });
 });

@@ -15,8 +15,12 @@ export class ImportRegion extends Command<Appended> {
 }
 
 /** Lists a deal or, for a known id, records what changed (and a state move, when one is asked). */
+/**
+ * Lists a deal, or records what changed of it. `checkOnly`: decides on the listing as it is and
+ * writes nothing (a refusal throws), so that an import can refuse a record before writing any of it.
+ */
 export class ImportDeal extends Command<Appended> {
-  constructor(readonly deal: DealTerms, readonly state: WorkflowState | undefined, readonly caller: CommandCaller) {
+  constructor(readonly deal: DealTerms, readonly state: WorkflowState | undefined, readonly caller: CommandCaller, readonly checkOnly = false) {
     super();
   }
 }

@@ -22,15 +22,18 @@ export class ImportRegionHandler implements ICommandHandler<ImportRegion> {
 export class ImportDealHandler implements ICommandHandler<ImportDeal> {
   constructor(private readonly store: EventStore, private readonly clock: Clock) {}
 
-  async execute({ deal, state, caller }: ImportDeal) {
+  async execute({ deal, state, caller, checkOnly }: ImportDeal) {
     // A deal belongs to a region the catalogue knows; checked here because it crosses aggregates.
     const region = await loadAggregate(this.store, regionStream(String(deal?.region_id)), regionDecider);
     if (!region.state.terms) {
       throw new ValidationFailed([{ type: 'not_found', resource: 'deal', field: 'region_id', message: `names no known region (${deal?.region_id})` }]);
     }
-    const { position } = await handleCommand(this.store, dealStream(deal.id), dealDecider, { type: 'ListDeal', data: { deal, state } }, {
-      now: this.clock.now(), metadata: caller,
-    });
+    const command = { type: 'ListDeal' as const, data: { deal, state } };
+    if (checkOnly) {
+      dealDecider.decide(command, (await loadAggregate(this.store, dealStream(String(deal?.id)), dealDecider)).state, this.clock.now());
+      return { position: null };
+    }
+    const { position } = await handleCommand(this.store, dealStream(deal.id), dealDecider, command, { now: this.clock.now(), metadata: caller });
     return { position };
   }
 }
