@@ -20,6 +20,32 @@ describe('recovery of card purchases interrupted by a crash', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   afterAll(() => dir.remove());
 
+  /**
+   * `before` on a service over a fresh data folder, then the stop (what a crash leaves is what
+   * `before` wrote), then `after` on a new service over the same folder, once its views are settled.
+   */
+  async function acrossRestart<T>(name: string, before: (api: TestApi) => Promise<T>, after: (api: TestApi, made: T) => Promise<void>): Promise<void> {
+    const folder = tempDir(name);
+    try {
+      const first = await TestApi.start({ dataDir: folder.path, clock });
+      let made: T;
+      try {
+        made = await before(first);
+      } finally {
+        await first.stop();
+      }
+      const second = await TestApi.start({ dataDir: folder.path, clock });
+      try {
+        await second.settle();
+        await after(second, made);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      folder.remove();
+    }
+  }
+
   it('completes a charged purchase and releases an uncharged one on the next start', async () => {
     const first = await TestApi.start({ dataDir: dir.path, clock });
     const partner = await first.createPartner();
@@ -153,10 +179,8 @@ describe('recovery of card purchases interrupted by a crash', () => {
     }
   });
 
-  it('finishes at start a claim stopped between its sale and its record, for the buyer its sale names, on the reservation\'s hold or its replacement', async () => {
-    const crashDir = tempDir('recovery-claim');
-    try {
-      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+  it('finishes at start a claim stopped between its sale and its record, for the buyer its sale names, on the reservation\'s hold or its replacement', () =>
+    acrossRestart('recovery-claim', async (first) => {
       const partner = await first.createPartner();
       await first.importRegions([chicago]);
       await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: 3 }, { ...spaDay, id: 'chicago-spa-later', quantity: 10, max_per_user: undefined }]);
@@ -170,41 +194,32 @@ describe('recovery of card purchases interrupted by a crash', () => {
       const store = first.get(EventStore);
       const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
       const buyer = buyerKey(partner.partnerId, userId);
+      const later = (command: Parameters<typeof inventoryDecider.decide>[0]) => handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, command, context);
       // What a claim wrote before the stop: the units sold to the buyer, nothing on the purchase.
       await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: onHold, buyer, maxPerBuyer: 3 } }, context);
-      // A claim after the reservation lapsed: fresh units held and sold for the buyer; the deal then ended.
-      await handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, { type: 'ReleaseHold', data: { dealId: 'chicago-spa-later', holdId: lapsed, reason: 'released' } }, context);
-      await handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-later', holdId: `${lapsed}-r`, quantity: 1, buyer } }, context);
-      await handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-later', holdId: `${lapsed}-r` } }, context);
-      // A claim of the released reservation: fresh units held and sold for the buyer, then the stop.
-      await handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-later', holdId: `${released}-r`, quantity: 1, buyer } }, context);
-      await handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-later', holdId: `${released}-r` } }, context);
-      await first.importDeals([{ ...spaDay, id: 'chicago-spa-later', state: 'paused', quantity: 10, max_per_user: undefined }]);
-      await first.stop();
-      const second = await TestApi.start({ dataDir: crashDir.path, clock });
-      try {
-        await second.settle();
-        for (const [id, units] of [[onHold, 2], [lapsed, 1], [released, 1]] as const) {
-          const purchase = (await second.call('GET', `/purchases/${id}`, key)).body.purchase;
-          expect([id, purchase.fulfillment_state, purchase.user_id, purchase.coupons.length]).toEqual([id, 'fulfilled', userId, units]);
-        }
-        expect((await second.call('GET', `/users/${userId}/purchases?count=true`, key)).body.count).toBe(3);
-        // The units count for the buyer once, and the deal's counts agree with the purchases.
-        expect((await second.call('GET', '/deals/chicago-spa-day', key)).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
-        const sales = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-later'))).filter((e) => e.type === 'UnitsSold');
-        expect(sales).toHaveLength(2);
-      } finally {
-        await second.stop();
+      // A claim after the reservation lapsed, and one of the released reservation: fresh units held
+      // and sold for the buyer (the deal then paused).
+      await later({ type: 'ReleaseHold', data: { dealId: 'chicago-spa-later', holdId: lapsed, reason: 'released' } });
+      for (const id of [lapsed, released]) {
+        await later({ type: 'HoldUnits', data: { dealId: 'chicago-spa-later', holdId: `${id}-r`, quantity: 1, buyer } });
+        await later({ type: 'SellHeldUnits', data: { dealId: 'chicago-spa-later', holdId: `${id}-r` } });
       }
-    } finally {
-      crashDir.remove();
-    }
-  });
+      await first.importDeals([{ ...spaDay, id: 'chicago-spa-later', state: 'paused', quantity: 10, max_per_user: undefined }]);
+      return { key, userId, onHold, lapsed, released };
+    }, async (second, { key, userId, onHold, lapsed, released }) => {
+      for (const [id, units] of [[onHold, 2], [lapsed, 1], [released, 1]] as const) {
+        const purchase = (await second.call('GET', `/purchases/${id}`, key)).body.purchase;
+        expect([id, purchase.fulfillment_state, purchase.user_id, purchase.coupons.length]).toEqual([id, 'fulfilled', userId, units]);
+      }
+      expect((await second.call('GET', `/users/${userId}/purchases?count=true`, key)).body.count).toBe(3);
+      // The units count for the buyer once, and the deal's counts agree with the purchases.
+      expect((await second.call('GET', '/deals/chicago-spa-day', key)).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
+      const sales = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-later'))).filter((e) => e.type === 'UnitsSold');
+      expect(sales).toHaveLength(2);
+    }));
 
-  it('finishes at start a reseller sale stopped after its units were taken, with the terms kept under its reference', async () => {
-    const crashDir = tempDir('recovery-resale');
-    try {
-      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+  it('finishes at start a reseller sale stopped after its units were taken, with the terms kept under its reference', () =>
+    acrossRestart('recovery-resale', async (first) => {
       const partner = await first.createPartner();
       await first.importRegions([chicago]);
       await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: undefined }]);
@@ -226,29 +241,20 @@ describe('recovery of card purchases interrupted by a crash', () => {
         },
       }, context);
       await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: 'resold-p' } }, context);
-      await first.stop();
-      const second = await TestApi.start({ dataDir: crashDir.path, clock });
-      try {
-        await second.settle();
-        const resold = (await second.get(EventStore).readStream(purchaseStream('resold-p'))).find((e) => e.type === 'PurchaseResold');
-        expect(resold?.data).toMatchObject({ transactionReference: 'tx-stopped', amountCents: 9000, transactionDate: '2026-06-15T11:59:00Z', buyer: terms.buyer, couponIds: ['resold-p-1', 'resold-p-2'] });
-        const coupon = await second.call('GET', '/api/v3/coupons/resold-p-1', { basic: { username: partner.username, password: partner.password } });
-        expect(coupon.status).toBe(200);
-        expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
-        // The reseller's retry answers the sale recorded, and records nothing new.
-        const retry = await second.call('POST', '/api/v3/resellers/purchases', {
-          basic: { username: partner.username, password: partner.password },
-          body: { deal_id: 'chicago-spa-day', quantity: 2, transaction_reference: 'tx-stopped', transaction_date: '2026-06-15T11:59:00Z', transaction_amount: 9000, first_name: 'Ray', last_name: 'Sell' },
-        });
-        expect([retry.status, retry.body.id, retry.body.coupons?.length]).toEqual([200, 'resold-p', 2]);
-        expect((await second.get(EventStore).readStream(purchaseStream('resold-p'))).filter((e) => e.type === 'PurchaseResold')).toHaveLength(1);
-      } finally {
-        await second.stop();
-      }
-    } finally {
-      crashDir.remove();
-    }
-  });
+      return { partner, terms };
+    }, async (second, { partner, terms }) => {
+      const basic = { username: partner.username, password: partner.password };
+      const resold = (await second.get(EventStore).readStream(purchaseStream('resold-p'))).find((e) => e.type === 'PurchaseResold');
+      expect(resold?.data).toMatchObject({ transactionReference: 'tx-stopped', amountCents: 9000, transactionDate: '2026-06-15T11:59:00Z', buyer: terms.buyer, couponIds: ['resold-p-1', 'resold-p-2'] });
+      expect((await second.call('GET', '/api/v3/coupons/resold-p-1', { basic })).status).toBe(200);
+      expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
+      // The reseller's retry answers the sale recorded, and records nothing new.
+      const retry = await second.call('POST', '/api/v3/resellers/purchases', {
+        basic, body: { deal_id: 'chicago-spa-day', quantity: 2, transaction_reference: 'tx-stopped', transaction_date: '2026-06-15T11:59:00Z', transaction_amount: 9000, first_name: 'Ray', last_name: 'Sell' },
+      });
+      expect([retry.status, retry.body.id, retry.body.coupons?.length]).toEqual([200, 'resold-p', 2]);
+      expect((await second.get(EventStore).readStream(purchaseStream('resold-p'))).filter((e) => e.type === 'PurchaseResold')).toHaveLength(1);
+    }));
 
   it('closes without selling a charge that was refunded before the crash, and refunds one whose units sold out while it was down', async () => {
     const crashDir = tempDir('recovery-refunds');
