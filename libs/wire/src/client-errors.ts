@@ -22,6 +22,18 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   // its answer goes first and the connection closes after it; the bad request gets none. Writing
   // ours now would cut that answer off, although its request ran.
   const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // A request whose body did not come in time has its own response waiting on the socket (its
+  // route started with its headers): the 408 is that response. Before, it was taken for an earlier
+  // pipelined request's answer, and the client got nothing until the socket was dropped.
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && pending && !pending.headersSent && pending.req && !pending.req.complete) {
+    const { status, message } = classify(error.code);
+    const body = JSON.stringify(errorBody('bad_request', message));
+    pending.shouldKeepAlive = false;
+    pending.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    pending.end(body);
+    setTimeout(() => socket.destroy(), 5_000).unref();
+    return;
+  }
   if (pending && !pending.writableFinished) {
     pending.shouldKeepAlive = false;
     pending.once('close', () => socket.end());
