@@ -27,10 +27,8 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   // pipelined request's answer, and the client got nothing until the socket was dropped.
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && pending && !pending.headersSent && pending.req && !pending.req.complete) {
     const { status, message } = classify(error.code);
-    const body = JSON.stringify(errorBody('bad_request', message));
     pending.shouldKeepAlive = false;
-    pending.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
-    pending.end(body);
+    answerThrough(pending, status, message);
     setTimeout(() => socket.destroy(), 5_000).unref();
     return;
   }
@@ -51,6 +49,13 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   setTimeout(() => socket.destroy(), 5_000).unref();
 }
 
+/** Answers through a response no route will write, in part 7's body, and closes the connection after it. */
+function answerThrough(response: ServerResponse, status: number, message: string): void {
+  const body = JSON.stringify(errorBody('bad_request', message));
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  response.end(body);
+}
+
 /** A whole HTTP/1.1 answer in part 7's body, for a socket no route will answer. */
 function rawAnswer(status: number, text: string, message: string): string {
   const body = JSON.stringify(errorBody('bad_request', message));
@@ -65,9 +70,7 @@ function rawAnswer(status: number, text: string, message: string): string {
  */
 export function answerUnservedRequests(server: Server): void {
   server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
-    const body = JSON.stringify(errorBody('bad_request', 'the only expectation served is "Expect: 100-continue"'));
-    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
-    response.end(body);
+    answerThrough(response, 417, 'the only expectation served is "Expect: 100-continue"');
   });
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
     socket.on('error', () => socket.destroy());
