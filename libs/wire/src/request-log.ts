@@ -41,6 +41,11 @@ export function serviceLogger(level: string, file: string | null = null): pino.L
   return file ? pino(options, pino.destination({ dest: file, sync: true, mkdir: true })) : pino(options);
 }
 
+/** What a request-log line says of its request: method, address with secrets redacted, status. */
+function requestLine(request: FastifyRequest, statusCode: number | null) {
+  return { req: { method: request.method, url: loggableUrl(request.url) }, res: { statusCode } };
+}
+
 /**
  * One log line per request, written by Fastify's own logger when the response is done: request id,
  * method, URL with secrets redacted, status and time. (A Nest logging middleware costs a middleware
@@ -55,11 +60,7 @@ export class RequestLogController extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = {
-      req: { method: request.method, url: loggableUrl(request.url) },
-      res: { statusCode: reply.statusCode },
-      responseTime: reply.elapsedTime,
-    };
+    const line = { ...requestLine(request, reply.statusCode), responseTime: reply.elapsedTime };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');
   }
@@ -76,7 +77,7 @@ export function logAbortedRequests(fastify: FastifyInstance): void {
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) {
-        request.log.info({ req: { method: request.method, url: loggableUrl(request.url) }, res: { statusCode: null } }, 'request aborted by the client');
+        request.log.info(requestLine(request, null), 'request aborted by the client');
       }
     });
     done();

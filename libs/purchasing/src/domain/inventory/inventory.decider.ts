@@ -93,9 +93,17 @@ function checkBuyerLimit(inventory: Inventory, { buyer, maxPerBuyer }: ForBuyer,
   const bought = inventory.bought.get(buyer) ?? 0;
   const holds = inventory.buyerHolds.get(buyer);
   const holding = holds ? holds.reduce((sum, hold, holdId) => (hold.expiresAt > now && holdId !== except ? sum + hold.quantity : sum), 0) : 0;
-  if (bought + holding + quantity > maxPerBuyer) {
-    throw new OverPerUserLimit(`at most ${maxPerBuyer} per user; already bought ${bought}${holding ? ` and holding ${holding}` : ''}`);
-  }
+  if (bought + holding + quantity > maxPerBuyer) throw overPerUserLimit(maxPerBuyer, bought, holding);
+}
+
+/** The refusal of more units than a buyer's limit leaves them, in the inventory's words. */
+export function overPerUserLimit(limit: number, bought: number, holding = 0): OverPerUserLimit {
+  return new OverPerUserLimit(`at most ${limit} per user; already bought ${bought}${holding ? ` and holding ${holding}` : ''}`);
+}
+
+/** The refusal of `quantity` units when `left` are left, in the inventory's words; null when there are enough. */
+export function shortOfUnits(quantity: number, left: number): CannotFulfil | null {
+  return quantity > left ? new CannotFulfil(left === 0 ? 'the deal is sold out' : `only ${left} units left`) : null;
 }
 
 /** The state with a hold opened. */
@@ -192,8 +200,8 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         const badCount = unitCountIssue(quantity, 'quantity');
         if (badCount) throw new ValidationFailed([badCount]);
         checkBuyerLimit(inventory, command.data, quantity, t);
-        const left = unitsLeft(inventory, t);
-        if (quantity > left) throw new CannotFulfil(left === 0 ? 'the deal is sold out' : `only ${left} units left`);
+        const short = shortOfUnits(quantity, unitsLeft(inventory, t));
+        if (short) throw short;
         return [{ type: 'UnitsHeld', data: { dealId, holdId, quantity, expiresAt: new Date(holdExpiry(t)).toISOString(), ...(buyer === undefined ? {} : { buyer }) } }];
       }
       case 'SellHeldUnits': {
