@@ -1,5 +1,6 @@
 import { defineProjection, ViewDocument } from '@deals/kernel';
 import type { CouponIssued } from '../../domain/coupon/coupon.events';
+import type { UnitsSold } from '../../domain/inventory/inventory.events';
 import type { DealSnapshot, PurchaseEvent } from '../../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../../domain/purchase/shipping-address';
 
@@ -28,21 +29,40 @@ export interface PurchaseDetails extends ViewDocument {
   paymentIntent?: { userId: string; creditCardId: string } | null;
   /** Set on sales a reseller recorded (from its reservation, since session 13). */
   transactionReference?: string;
+  /**
+   * Units are being sold to this purchase and the sale is not recorded on it yet: a reseller's sale
+   * from its reservation until it is resold; a reservation from the sale of its hold (or of the
+   * hold a claim took in its place, `-r`) until it is claimed. What start-up recovery looks at for
+   * sales a stop interrupted, so that it reads these few rather than every reservation ever made.
+   * Card purchases are settled from their payment intent instead, and are never marked.
+   */
+  saleInProgress: boolean;
 }
 
-/** v2: counts the coupons issued (CouponIssued), so the coupons a crash left owed can be found. */
-export const PURCHASE_DETAILS = 'purchase_details_v2';
+/**
+ * v2: counts the coupons issued (CouponIssued), so the coupons a crash left owed can be found.
+ * v3: marks the sales in progress (`saleInProgress`).
+ */
+export const PURCHASE_DETAILS = 'purchase_details_v3';
+
+/** A claim's fresh units, when the reservation's own hold lapsed or was released, are held as `<purchaseId>-r`. */
+const REPLACEMENT_HOLD_SUFFIX = '-r';
 
 const fulfilled = (view: PurchaseDetails, couponIds: string[]) => ({ couponIds, couponsOwed: Math.max(0, couponIds.length - view.couponsIssued) });
 
 export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
   name: PURCHASE_DETAILS,
-  handles: ['PurchaseReserved', 'PurchaseClaimed', 'PurchaseReleased', 'PurchasePaid', 'PurchaseNotPaid', 'PurchaseResold', 'CouponIssued'],
-  indexes: [{ keys: { userId: 1 } }, { keys: { partnerId: 1 } }, { keys: { fulfillmentState: 1 } }, { keys: { createdAt: 1 } }, { keys: { couponsOwed: 1 } }],
-  documentIds: (event) => [(event.data as { purchaseId: string }).purchaseId],
+  handles: ['PurchaseReserved', 'PurchaseClaimed', 'PurchaseReleased', 'PurchasePaid', 'PurchaseNotPaid', 'PurchaseResold', 'CouponIssued', 'UnitsSold'],
+  indexes: [
+    { keys: { userId: 1 } }, { keys: { partnerId: 1 } }, { keys: { fulfillmentState: 1 } }, { keys: { createdAt: 1 } }, { keys: { couponsOwed: 1 } }, { keys: { saleInProgress: 1 } },
+  ],
+  documentIds: (event) => (event.type === 'UnitsSold' ? purchasesOfHold((event.data as UnitsSold['data']).holdId) : [(event.data as { purchaseId: string }).purchaseId]),
   evolve(view, recorded, id) {
-    const event = recorded as unknown as PurchaseEvent | CouponIssued;
+    const event = recorded as unknown as PurchaseEvent | CouponIssued | UnitsSold;
     switch (event.type) {
+      case 'UnitsSold':
+        // Only a reservation's sale is marked here (a resale is from its reservation on).
+        return view && !view.saleInProgress && !view.paymentIntent && view.fulfillmentState !== 'fulfilled' ? { ...view, saleInProgress: true } : null;
       case 'PurchaseReserved': {
         const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping, payment, transactionReference } = event.data;
         return {
@@ -50,18 +70,22 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
           paymentState: 'pending', fulfillmentState: 'reserved', holdExpiresAt, couponIds: [], couponsOwed: 0, couponsIssued: 0, createdAt: reservedAt, shippingAddress: shipping ?? null,
           paymentIntent: payment ? { userId: payment.userId, creditCardId: payment.creditCardId } : null,
           ...(transactionReference === undefined ? {} : { transactionReference }),
+          saleInProgress: transactionReference !== undefined,
         };
       }
       case 'PurchaseClaimed':
-        return view && { ...view, userId: event.data.userId, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, event.data.couponIds) };
+        return view && { ...view, userId: event.data.userId, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, event.data.couponIds), saleInProgress: false };
       case 'PurchaseReleased':
         return view && { ...view, fulfillmentState: 'released' };
       case 'PurchasePaid': {
         const { userId, creditCardId, amountCents, couponIds } = event.data;
-        return view && { ...view, userId, creditCardId, amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, couponIds) };
+        return view && { ...view, userId, creditCardId, amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, couponIds), saleInProgress: false };
       }
       case 'PurchaseResold':
-        return view && { ...view, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, event.data.couponIds), transactionReference: event.data.transactionReference };
+        return view && {
+          ...view, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, event.data.couponIds),
+          transactionReference: event.data.transactionReference, saleInProgress: false,
+        };
       case 'PurchaseNotPaid':
         return view && { ...view, paymentState: event.data.outcome === 'declined' ? 'declined' : 'failed', fulfillmentState: 'released' };
       case 'CouponIssued': {
@@ -72,3 +96,13 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     }
   },
 });
+
+/**
+ * The purchases a hold may belong to: the one named by it, and, for a replacement hold
+ * (`<purchaseId>-r`), the one it replaces. Both are given, since an id drawn before session 10 may
+ * itself end in `-r`; the other is then two characters shorter than any id the service draws, so
+ * no purchase has it.
+ */
+function purchasesOfHold(holdId: string): string[] {
+  return holdId.endsWith(REPLACEMENT_HOLD_SUFFIX) ? [holdId, holdId.slice(0, -REPLACEMENT_HOLD_SUFFIX.length)] : [holdId];
+}
