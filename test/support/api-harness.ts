@@ -1,3 +1,4 @@
+import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { execFile } from 'node:child_process';
 import { CreatePartner, CreatedPartner, PartnerRole } from '@deals/accounts';
 import { Clock, ManualClock, OPERATOR, SequentialIdGenerator } from '@deals/kernel';
@@ -44,6 +45,9 @@ export class TestApi {
     const dir = options.dataDir ? { path: options.dataDir, remove: () => undefined } : tempDir('e2e');
     const clock = options.clock ?? new ManualClock(new Date('2026-06-15T12:00:00Z'));
     const config = loadServiceConfig({ DATA_DIR: dir.path, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'off', LOG_LEVEL: 'silent', ...options.env });
+    // nestjs-pino keeps the first app's logger, process-wide, for lines written outside a request:
+    // a test's second app in this process would log through the first's (usually silent) one.
+    __resetOutOfContextForTests();
     const running = await startApi({ config, clock, ids: options.dataDir ? undefined : new SequentialIdGenerator('t') });
     return new TestApi(running, dir.path, clock, dir.remove);
   }

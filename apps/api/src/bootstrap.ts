@@ -81,6 +81,10 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids, logger }), adapter, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
+  // Nest empties its buffer of log lines only in app.listen(), which the HTTPS front does not
+  // call: without this, every line of Nest's Logger (recovery, charges with no answer, undos that
+  // failed) stayed in memory for good and was never written.
+  app.flushLogs();
   publishApiDescription(app);
   await app.init();
   const verifier = app.get(CredentialVerifier);

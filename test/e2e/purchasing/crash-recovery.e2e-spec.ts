@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { EventStore, handleCommand, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
 import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/inventory.decider';
 import { buyerKey, inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
@@ -379,9 +381,13 @@ describe('recovery of card purchases interrupted by a crash', () => {
       expect(await first.get(RecoverInterruptedPayments).run({ othersMayBeBuying: true })).toBe(0);
       await first.stop();
 
-      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      // The service's own log says what recovery did (Nest's buffered lines once went nowhere).
+      const logFile = join(crashDir.path, 'service.log');
+      const second = await TestApi.start({ dataDir: crashDir.path, clock, env: { LOG_LEVEL: 'warn', LOG_FILE: logFile } });
       try {
         await second.settle();
+        const said = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { context?: string; msg?: string });
+        expect(said).toContainEqual(expect.objectContaining({ context: 'Recovery', msg: 'released hold abandoned-p of deal chicago-spa-day: no purchase was recorded for it' }));
         expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(8);
         const log = await second.get(EventStore).readStream(inventoryStream('chicago-spa-day'));
         const released = log.filter((e) => e.type === 'UnitsReleased');
