@@ -12,6 +12,7 @@ import { CouponQr } from './coupon-images/coupon-qr';
 import { CouponsController } from './http/coupons.controller';
 import { PurchasesController } from './http/purchases.controller';
 import { ResellersController } from './http/resellers.controller';
+import { OpenHolds } from './queries/open-holds';
 import { PurchaseQueries } from './queries/purchase.queries';
 import { PurchaseAudit } from './audit/purchase-audit';
 import { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments';
@@ -23,7 +24,7 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
   imports: [CatalogModule, AccountsModule],
   providers: [
     StockInventoryHandler, ReserveUnitsHandler, ClaimReservationHandler, ReleaseReservationHandler, ReleaseExpiredHoldHandler, RedeemCouponHandler,
-    BuyWithStoredCardHandler, FullPurchaseHandler, RecordResellerPurchaseHandler, CancelCouponHandler, CouponIssuer, PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments,
+    BuyWithStoredCardHandler, FullPurchaseHandler, RecordResellerPurchaseHandler, CancelCouponHandler, CouponIssuer, PurchaseQueries, OpenHolds, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments,
     CouponQr,
   ],
   exports: [PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments, CouponQr],

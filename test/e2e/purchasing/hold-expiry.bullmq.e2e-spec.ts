@@ -1,5 +1,7 @@
 import { EventStore, ManualClock, Scheduler } from '@deals/kernel';
+import { CommandBus } from '@nestjs/cqrs';
 import { Queue } from 'bullmq';
+import { ReleaseExpiredHold } from '../../../libs/purchasing/src/commands/purchase.commands';
 import { randomUUID } from 'node:crypto';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -95,7 +97,7 @@ if (!source) {
       }
     });
 
-    it('a restart re-arms the jobs of live holds', async () => {
+    it('a restart re-arms the jobs of live holds, and not those of holds released already', async () => {
       const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
       const env = { REDIS_URL: url, REDIS_PREFIX: newPrefix() };
       const dir = tempDir('hold-expiry');
@@ -103,6 +105,12 @@ if (!source) {
       let running: TestApi | undefined = await TestApi.start({ clock, env, dataDir: dir.path });
       try {
         const apiKey = await setUp(running);
+        // A reservation that lapsed and whose hold was released: it stays `reserved` (part 3.2 has
+        // no expired state), and its job must not come back at every start.
+        const lapsed: string = (await running.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } })).body.purchase.id;
+        clock.advance(HOLD_TTL_MS + 1000);
+        await running.get(CommandBus).execute(new ReleaseExpiredHold(spaDay.id, lapsed));
+        await (await jobs.getJob(`release-hold-${lapsed}`))?.remove();
         const reserved = await running.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } });
         expect(reserved.status).toBe(200);
         const purchaseId: string = reserved.body.purchase.id;
@@ -129,6 +137,8 @@ if (!source) {
         expect(await rearmed!.getState()).toBe('delayed');
         // Armed for the hold's expiry: five minutes from the reservation, by the unchanged clock.
         expect(rearmed!.opts.delay).toBe(HOLD_TTL_MS);
+        expect((await running.call('GET', `/purchases/${lapsed}`, { apiKey })).body.purchase.fulfillment_state).toBe('reserved');
+        expect(await jobs.getJob(`release-hold-${lapsed}`)).toBeUndefined();
       } finally {
         await running?.stop();
         await jobs.close();

@@ -1,4 +1,3 @@
-import { CatalogQueries } from '@deals/catalog';
 import { CannotFulfil, CommandCaller, EventStore, handleCommand, loadAggregate, OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
@@ -7,6 +6,7 @@ import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from 
 import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
 import { CHARGE_LOCK_MS, chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { Inventory, inventoryDecider } from '../domain/inventory/inventory.decider';
+import { OpenHolds } from '../queries/open-holds';
 import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { purchaseStream } from '../domain/purchase/purchase.events';
@@ -47,7 +47,7 @@ export class RecoverInterruptedPayments {
     private readonly coupons: CouponIssuer,
     private readonly scheduler: Scheduler,
     private readonly clock: Clock,
-    private readonly catalog: CatalogQueries,
+    private readonly openHolds: OpenHolds,
   ) {
     // Settles, at the end of its charge lock, a purchase another process may still have been
     // charging, or whose charge had no answer. Until the processor answers, it is tried again later
@@ -168,7 +168,7 @@ export class RecoverInterruptedPayments {
   private async releaseAbandonedHolds(othersMayBeBuying: boolean): Promise<number> {
     let released = 0;
     const now = this.clock.now();
-    for (const { dealId, holdId, expiresAt } of await this.openHolds()) {
+    for (const { dealId, holdId, expiresAt } of await this.openHolds.list()) {
       if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) continue;
       try {
         // A purchase's hold has its id (which may itself end in `-r`); the one replacing a lapsed
@@ -195,16 +195,6 @@ export class RecoverInterruptedPayments {
     for (const id of purchaseIds) if (await this.views.findById(PURCHASE_DETAILS, id)) return true;
     for (const id of purchaseIds) if ((await this.store.readStream(purchaseStream(id), 0)).length > 0) return true;
     return false;
-  }
-
-  /** Every hold the inventories hold open (lapsed ones too, until their release is recorded): the catalogue view names the deals. */
-  private async openHolds(): Promise<Array<{ dealId: string; holdId: string; expiresAt: number }>> {
-    const open: Array<{ dealId: string; holdId: string; expiresAt: number }> = [];
-    for (const dealId of await this.catalog.dealsWithOpenHolds()) {
-      const { state } = await loadAggregate(this.store, inventoryStream(dealId), inventoryDecider);
-      state.holds.forEach((hold, holdId) => void open.push({ dealId, holdId, expiresAt: hold.expiresAt }));
-    }
-    return open;
   }
 
   private async finishPayment(purchase: PurchaseDetails): Promise<string> {

@@ -1,0 +1,32 @@
+import { CatalogQueries } from '@deals/catalog';
+import { EventStore, loadAggregate } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryStream } from '../domain/inventory/inventory.events';
+
+export interface OpenHold {
+  dealId: string;
+  holdId: string;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+/**
+ * Every hold the inventories hold open, lapsed ones too until their release is recorded: what a
+ * starting process re-arms release jobs for and checks for owners. The deal view names the deals
+ * with units held; each of their inventories is read from the log. Bounded by the holds of the
+ * last five minutes and those whose release was never recorded, not by the history.
+ */
+@Injectable()
+export class OpenHolds {
+  constructor(private readonly store: EventStore, private readonly catalog: CatalogQueries) {}
+
+  async list(): Promise<OpenHold[]> {
+    const open: OpenHold[] = [];
+    for (const dealId of await this.catalog.dealsWithOpenHolds()) {
+      const { state } = await loadAggregate(this.store, inventoryStream(dealId), inventoryDecider);
+      state.holds.forEach((hold, holdId) => void open.push({ dealId, holdId, expiresAt: hold.expiresAt }));
+    }
+    return open;
+  }
+}
