@@ -10,6 +10,12 @@ function fail(error: unknown): never {
   process.exit(1);
 }
 
+// A reader that stops early (`audit:purchase … | head`) closes the pipe: the end of the output, not a failure.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  fail(error);
+});
+
 async function main() {
   const config = loadServiceConfig();
   await CommandFactory.run(CliModule.forRoot(config), {

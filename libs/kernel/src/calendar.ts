@@ -16,3 +16,17 @@ const ISO_OFFSET_OPTIONAL = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)
 export function isIsoDateText(text: unknown, offset: 'required' | 'optional'): text is string {
   return typeof text === 'string' && (offset === 'required' ? ISO_WITH_OFFSET : ISO_OFFSET_OPTIONAL).test(text) && !Number.isNaN(Date.parse(text));
 }
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * The instant `text` names, when it is one: an ISO 8601 date and time with `Z` or ±hh:mm, on a day
+ * the calendar has; else null. A bare date, a time without offset, or whatever else `Date` would
+ * guess at (`1`, `Nov 23 2026`) is not an instant: a history cut there would pass a guess off as
+ * that moment's.
+ */
+export function isoInstant(text: unknown): Date | null {
+  if (typeof text !== 'string' || !ISO_INSTANT.test(text) || !isCalendarDay(text.slice(0, 10))) return null;
+  const at = new Date(text);
+  return Number.isNaN(at.getTime()) ? null : at;
+}

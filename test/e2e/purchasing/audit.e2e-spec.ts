@@ -46,10 +46,25 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     expect([...positions].sort()).toEqual(positions);
     const asOf = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=2026-06-15T12:00:30Z`, { apiKey: auditorKey });
     expect(asOf.body.events.map((e: { type: string }) => e.type)).toEqual(['PurchaseReserved', 'UnitsHeld']);
-    for (const bad of ['garbage', '1', '2026-13-45T00:00:00Z', '2026-02-30', '2026-06-15Z', '2026-06-15 12:00', '2026-06-15T12:00:00']) {
+    for (const bad of ['garbage', '1', '2026-13-45T00:00:00Z', '2026-02-30', '2026-06-15', 'Jun 15 2026 12:00:30 GMT', '2026-06-15Z', '2026-06-15 12:00', '2026-06-15T12:00:00']) {
       const refused = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=${encodeURIComponent(bad)}`, { apiKey: auditorKey });
       expect([bad, refused.status, refused.body.errors]).toEqual([bad, 422, [{ type: 'invalid', resource: 'request', field: 'as_of', message: 'must be an ISO 8601 instant' }]]);
     }
+  });
+
+  it("lists a reseller sale's claim of its transaction reference, with the terms it recorded", async () => {
+    const reseller = await api.createPartner('Reseller');
+    const sale = await api.call('POST', '/api/v3/resellers/purchases', {
+      basic: { username: reseller.username, password: reseller.password },
+      body: { deal_id: 'chicago-spa-day', quantity: 1, transaction_reference: 'tx-audited', transaction_date: '2026-06-15T11:59:00Z', transaction_amount: 4900, first_name: 'Ray', last_name: 'Sell' },
+    });
+    expect(sale.status).toBe(200);
+    await api.settle();
+    const events = (await api.call('GET', `/audit/purchases/${sale.body.id}`, { apiKey: auditorKey })).body.events as Array<{ type: string; data: Record<string, unknown> }>;
+    expect(events.map((e) => e.type)).toEqual([
+      'TransactionReferenceClaimed', 'UnitsHeld', 'TransactionReferenceSelling', 'PurchaseReserved', 'UnitsSold', 'PurchaseResold', 'CouponIssued',
+    ]);
+    expect(events[0].data).toMatchObject({ purchaseId: sale.body.id, transactionReference: 'tx-audited', terms: { amountCents: 4900, transactionDate: '2026-06-15T11:59:00Z' } });
   });
 
   it('is for auditors only, and an auditor can never write', async () => {
@@ -65,5 +80,10 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     expect(text.stdout).toMatch(/PurchaseClaimed .* request req-claim {2}correlation order-77 {2}-> fulfilled/);
     const json = JSON.parse((await runCli(api.dataDir, ['audit:purchase', purchaseId, '--json', '--as-of', '2026-06-15T12:00:30Z'])).stdout);
     expect(json.map((e: { type: string }) => e.type)).toEqual(['PurchaseReserved', 'UnitsHeld']);
+    // Only an instant cuts the history: not a bare date, nor what Date would guess from `1`.
+    for (const bad of ['1', '2026-06-15', '2026-06-15T12:00:30']) {
+      const refused = await runCli(api.dataDir, ['audit:purchase', purchaseId, '--as-of', bad]);
+      expect([bad, refused.code, refused.stderr]).toEqual([bad, 1, expect.stringContaining('--as-of needs an ISO 8601 instant')]);
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { isoInstant } from '@deals/kernel';
 import { PurchaseAudit } from '@deals/purchasing';
 import { Command, CommandRunner, Option } from 'nest-commander';
 
@@ -30,8 +31,8 @@ export class AuditPurchaseCommand extends CommandRunner {
 
   @Option({ flags: '--as-of <instant>', description: 'show the history up to this ISO 8601 instant' })
   parseAsOf(value: string): Date {
-    const at = new Date(value);
-    if (Number.isNaN(at.getTime())) throw new Error('--as-of needs an ISO 8601 instant');
+    const at = isoInstant(value);
+    if (!at) throw new Error('--as-of needs an ISO 8601 instant: a date and time with Z or an offset (2026-06-15T12:00:00Z)');
     return at;
   }
 }

@@ -5,6 +5,7 @@ import { inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
 import { chargeLockStream } from '../domain/charge-lock/charge-lock';
+import { transactionReferenceStream } from '../domain/purchase/resale-claim';
 
 export interface AuditEntry {
   position: string;
@@ -37,7 +38,8 @@ export function withMaskedCouponCodes(entry: AuditEntry): AuditEntry {
 
 /**
  * Every event that concerns a purchase, in log order: its own stream, the inventory holds, sales
- * and releases of its units, its coupons, and its charge lock; with who caused each and the
+ * and releases of its units, its coupons, its charge lock, and a reseller's claim of its
+ * transaction reference (since session 14); with who caused each and the
  * purchase's state after it. `asOf` cuts the history at an instant.
  */
 @Injectable()
@@ -47,7 +49,7 @@ export class PurchaseAudit {
   async history(purchaseId: string, asOf: Date | null = null): Promise<AuditEntry[]> {
     const own = await this.store.readStream(purchaseStream(purchaseId));
     if (own.length === 0) throw new NotFound(`purchase ${purchaseId} not found`);
-    const reserved = own[0].data as { deal: DealSnapshot; payment?: { userId: string } };
+    const reserved = own[0].data as { partnerId: string; deal: DealSnapshot; payment?: { userId: string }; transactionReference?: string };
     const mine = (event: RecordedEvent) => String((event.data as { holdId?: string }).holdId ?? '').startsWith(purchaseId) || (event.data as { purchaseId?: string }).purchaseId === purchaseId;
     const couponIds = fold(purchaseDecider, own as unknown as PurchaseEvent[]).couponIds;
     const related = [
@@ -55,6 +57,10 @@ export class PurchaseAudit {
       ...(await this.store.readStream(inventoryStream(reserved.deal.dealId))).filter(mine),
       ...(await Promise.all(couponIds.map((id) => this.store.readStream(couponStream(id))))).flat(),
       ...(reserved.payment ? (await this.store.readStream(chargeLockStream(reserved.payment.userId))).filter(mine) : []),
+      // A reseller's sale: its claim of the reference (with the terms it recorded), its mark as selling.
+      ...(reserved.transactionReference !== undefined
+        ? (await this.store.readStream(transactionReferenceStream(reserved.partnerId, reserved.transactionReference))).filter(mine)
+        : []),
     ].sort((a, b) => (a.position < b.position ? -1 : 1));
     const cut = asOf ? related.filter((e) => Date.parse(e.metadata.occurredAt) <= asOf.getTime()) : related;
     const purchaseEvents: PurchaseEvent[] = [];

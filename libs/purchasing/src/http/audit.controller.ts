@@ -1,4 +1,4 @@
-import { Forbidden, isCalendarDay, isIsoDateText, ValidationFailed } from '@deals/kernel';
+import { Forbidden, isoInstant, ValidationFailed } from '@deals/kernel';
 import { CurrentPartner, PartnerRef } from '@deals/wire';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { PurchaseAudit, withMaskedCouponCodes } from '../audit/purchase-audit';
@@ -14,9 +14,8 @@ export class AuditController {
   @Get(':purchase_id')
   async history(@Param('purchase_id') purchaseId: string, @Query('as_of') asOf: string | undefined, @CurrentPartner() partner: PartnerRef) {
     if (partner.role !== 'auditor') throw new Forbidden('purchase histories are for auditor credentials');
-    const cut = asOf === undefined ? null : new Date(asOf);
-    // A history cut at a moment that is not one would pass the whole history off as that moment's.
-    if (cut && (!isIsoDateText(asOf, 'required') || !isCalendarDay(asOf.slice(0, 10)))) {
+    const cut = asOf === undefined ? null : isoInstant(asOf);
+    if (asOf !== undefined && !cut) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'as_of', message: 'must be an ISO 8601 instant' }]);
     }
     return { status: 'success', purchase_id: purchaseId, events: (await this.audit.history(purchaseId, cut)).map(withMaskedCouponCodes) };

@@ -1,0 +1,15 @@
+import { isoInstant } from './calendar';
+
+describe('isoInstant', () => {
+  it('reads a date and time with its offset', () => {
+    expect(isoInstant('2026-06-15T12:00:30Z')?.toISOString()).toBe('2026-06-15T12:00:30.000Z');
+    expect(isoInstant('2026-06-15T14:00+02:00')?.toISOString()).toBe('2026-06-15T12:00:00.000Z');
+    expect(isoInstant('2026-06-15T12:00:00.123456Z')?.toISOString()).toBe('2026-06-15T12:00:00.123Z');
+  });
+
+  it('refuses what is not one instant', () => {
+    for (const text of ['1', 'Nov 23 2026 18:30:35 GMT', '2026-06-15', '2026-06-15T12:00:00', '2026-02-30T00:00:00Z', '2026-06-15T25:00:00Z', '2026-06-15Z', '', null, 17]) {
+      expect([text, isoInstant(text)]).toEqual([text, null]);
+    }
+  });
+});
