@@ -1,4 +1,4 @@
-import { EventStore, handleCommand, ManualClock, OPERATOR } from '@deals/kernel';
+import { EventStore, handleCommand, ManualClock, OPERATOR, Scheduler } from '@deals/kernel';
 import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/inventory.decider';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -99,6 +99,22 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const late = (await reserve(1));
     expect(late.status).toBe(422);
     expect(late.body).toEqual({ status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is sold out' });
+  });
+
+  it('releases a hold whose job ran a moment before its expiry, on the job\'s next try', async () => {
+    const id = (await reserve(1, 'dozen-deal')).body.purchase.id;
+    const released = async () =>
+      (await api.get(EventStore).readStream('inventory-dozen-deal')).some((e) => e.type === 'UnitsReleased' && (e.data as { holdId: string }).holdId === id);
+    // A timer that fires early (Node measures it from the loop's cached clock): the job runs while
+    // the hold is live by the service's clock, and releases nothing then.
+    await api.get(Scheduler).schedule({ id: `release-hold-${id}`, kind: 'release-hold', runAt: clock.now(), data: { dealId: 'dozen-deal', holdId: id } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await released()).toBe(false);
+    clock.advance(5 * 60_000);
+    // Its next try, after the scheduler's back-off (500 ms), finds it lapsed.
+    const deadline = Date.now() + 5_000;
+    while (!(await released()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await released()).toBe(true);
   });
 
   it('lists the user purchases and coupons, filters coupons and redeems them once', async () => {

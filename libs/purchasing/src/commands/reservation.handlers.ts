@@ -124,10 +124,13 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
 export class ReleaseExpiredHoldHandler implements ICommandHandler<ReleaseExpiredHold> {
   constructor(private readonly store: EventStore, private readonly clock: Clock) {}
 
-  async execute({ dealId, holdId }: ReleaseExpiredHold) {
-    const { position } = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseExpiredHold', data: { dealId, holdId } }, {
-      now: this.clock.now(), metadata: { ...OPERATOR, actor: 'system' },
+  /** `liveUntil`: the hold's expiry (epoch ms) when it is still open and live, so nothing was released. */
+  async execute({ dealId, holdId }: ReleaseExpiredHold): Promise<{ position: LogPosition | null; liveUntil: number | null }> {
+    const now = this.clock.now();
+    const { position, state } = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseExpiredHold', data: { dealId, holdId } }, {
+      now, metadata: { ...OPERATOR, actor: 'system' },
     });
-    return { position };
+    const open = state.holds.get(holdId);
+    return { position, liveUntil: open && open.expiresAt > now.getTime() ? open.expiresAt : null };
   }
 }
