@@ -10,7 +10,7 @@ function answer(exception: unknown) {
     status: (code: number) => ((sent.status = code), reply),
     send: (body: unknown) => ((sent.body = body), reply),
   };
-  const host = { switchToHttp: () => ({ getResponse: () => reply }) } as unknown as ArgumentsHost;
+  const host = { switchToHttp: () => ({ getResponse: () => reply, getRequest: () => undefined }) } as unknown as ArgumentsHost;
   new ErrorFilter().catch(exception, host);
   return sent;
 }

@@ -1,6 +1,6 @@
 import { DomainError } from '@deals/kernel';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from './error-body';
 
 interface FastifyError {
@@ -19,11 +19,29 @@ export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('ErrorFilter');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const http = host.switchToHttp();
+    const reply = http.getResponse<FastifyReply>();
     const { status, body, headers } = this.translate(exception);
-    if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
+    if (status >= 500) this.log(exception, status, http.getRequest<FastifyRequest | undefined>()?.log);
     for (const [name, value] of Object.entries(headers)) void reply.header(name, value);
     void reply.status(status).send(body);
+  }
+
+  /**
+   * A 5xx, through the request's own logger when there is one, so that the line carries its
+   * request id (the request-log line of the same request is found by it). A failure the service
+   * names (a processor that failed, a charge with no answer: `DomainError`) is a warning without
+   * a stack; anything else is an error with its stack.
+   */
+  private log(exception: unknown, status: number, log: FastifyBaseLogger | undefined): void {
+    if (exception instanceof DomainError) {
+      const line = { errorType: exception.errorType, status };
+      if (log) log.warn(line, exception.message);
+      else this.logger.warn(`${exception.errorType} (${status}): ${exception.message}`);
+      return;
+    }
+    if (log) log.error({ err: exception, status }, 'the service failed to answer');
+    else this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
   }
 
   private translate(exception: unknown) {

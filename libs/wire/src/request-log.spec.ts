@@ -21,6 +21,17 @@ describe('loggableUrl', () => {
     expect(loggableUrl('/x?password[]=hunter22&credit_card[verification_value]=123&verification_value[]=321'))
       .toBe('/x?password[]=[redacted]&credit_card[verification_value]=[redacted]&verification_value[]=[redacted]');
   });
+  it('redacts secrets in malformed addresses: in the path, behind a second ?, under a padded name, or a key under any name', () => {
+    const key = `dk_${'A1b2C3d4'.repeat(4)}`;
+    expect(loggableUrl(`/deals/x;api_key=${key}`)).toBe('/deals/x;api_key=[redacted]');
+    expect(loggableUrl(`/deals/x??api_key=${key}`)).toBe('/deals/x??api_key=[redacted]');
+    expect(loggableUrl(`/deals/x?api_key%00=${key}`)).toBe('/deals/x?api_key%00=[redacted]');
+    expect(loggableUrl(`/deals/x?+api_key=${key}`)).toBe('/deals/x?+api_key=[redacted]');
+    expect(loggableUrl('/coupons/P1-1/qr.png;key=abcDEF_123-xyz')).toBe('/coupons/P1-1/qr.png;key=[redacted]');
+    expect(loggableUrl(`/deals/x?apikey=${key}`)).toBe('/deals/x?apikey=[redacted]');
+    expect(loggableUrl(`/deals/${key}`)).toBe('/deals/[redacted]');
+  });
+
   it('leaves addresses without secrets as they are', () => {
     expect(loggableUrl('/deals/chicago-spa-day?page=2&per_page=10')).toBe('/deals/chicago-spa-day?page=2&per_page=10');
     expect(loggableUrl('/deals/chicago-spa-day')).toBe('/deals/chicago-spa-day');

@@ -4,21 +4,27 @@ import pino from 'pino';
 /** Strips secrets from what a log line shows of a URL (the v1 api_key rides in the query). */
 export function loggableUrl(url: string | undefined): string {
   if (!url) return '';
-  const query = url.indexOf('?');
-  if (query < 0) return url;
-  // Names are judged as the query parser reads them (`%61pi_key` is api_key); values of secret
-  // names, and any value that looks like a card number, are not written.
-  // `&` and `;` both separate parameters for some parsers; every part of a bracketed name counts
-  // (`api_key[]`, `credit_card[verification_value]`).
-  const parts = url.slice(query + 1).split(/([&;])/).map((part) => {
+  // Parameters start at the first `?`, or at a `;` in the path (matrix style): a client that
+  // malforms its address (`/deals/x;api_key=…`, `??api_key=…`) still sent its secret.
+  const start = url.search(/[?;]/);
+  if (start < 0) return url.replace(API_KEY_LIKE, '[redacted]');
+  // Names are judged as the query parser reads them (`%61pi_key` is api_key), and by each word of
+  // them (`api_key[]`, `credit_card[verification_value]`, ` api_key` from `+api_key`, `api_key%00`);
+  // values of secret names, and any value that looks like a card number, are not written.
+  // `&` and `;` both separate parameters for some parsers.
+  const parts = url.slice(start + 1).split(/([&;])/).map((part) => {
     const eq = part.indexOf('=');
     if (eq < 0) return part;
-    const names = decodedName(part.slice(0, eq)).split(/[[\]]+/).filter(Boolean);
+    const names = decodedName(part.slice(0, eq)).split(/[^a-z0-9_]+/).filter(Boolean);
     const secret = names.some((name) => SECRET_NAMES.has(name)) || CARD_LIKE.test(decodedName(part.slice(eq + 1)).replace(/[\s./-]/g, ''));
     return secret ? `${part.slice(0, eq)}=[redacted]` : part;
   });
-  return `${url.slice(0, query)}?${parts.join('')}`;
+  // And a partner's API key wherever it stands, whatever name it was given.
+  return `${url.slice(0, start + 1)}${parts.join('')}`.replace(API_KEY_LIKE, '[redacted]');
 }
+
+/** A partner API key (`dk_` and 32 base64url characters: partner-credentials.ts). */
+const API_KEY_LIKE = /dk_[A-Za-z0-9_-]{20,}/g;
 
 const SECRET_NAMES = new Set([
   'api_key', 'access_token', 'password', 'pass', 'password_confirmation', 'pass_confirmation', 'key',
