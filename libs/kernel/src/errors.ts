@@ -96,3 +96,14 @@ export class ServiceBusy extends DomainError {
 export function invalid(resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid'): ValidationFailed {
   return new ValidationFailed([{ type, message, resource, field }]);
 }
+
+/**
+ * The issue with a required text field, if any: `missing_field` when it is absent (undefined,
+ * null or empty), `invalid` when it is there but not text (`5`, `["x"]`, an object): a caller who
+ * sent the field is told what is wrong with it, not that it is missing.
+ */
+export function requiredTextIssue(value: unknown, resource: string, field: string): ValidationIssue | null {
+  if (value === undefined || value === null || value === '') return { type: 'missing_field', resource, field, message: 'is required' };
+  if (typeof value !== 'string') return { type: 'invalid', resource, field, message: 'must be a string' };
+  return null;
+}

@@ -59,6 +59,20 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     expect((await api.call('POST', '/users', { apiKey, body: { email: 'half@example.com' } })).status).toBe(200);
   });
 
+  it('names a field sent with the wrong type as invalid, not missing', async () => {
+    const reply = await full({ deal_id: 5, quantity: 1, user_id: 7, credit_card_id: { id: 'c' } });
+    expect([reply.status, reply.body.errors]).toEqual([422, [
+      { type: 'invalid', resource: 'purchase', field: 'deal_id', message: 'must be a string' },
+      { type: 'invalid', resource: 'user', field: 'user_id', message: 'must be a string' },
+      { type: 'invalid', resource: 'credit_card', field: 'credit_card_id', message: 'must be a string' },
+    ]]);
+    const objects = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: 'someone', credit_card: ['c'] });
+    expect(objects.body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'user', message: 'give user_id or a user object' },
+      { type: 'invalid', resource: 'credit_card', field: 'credit_card', message: 'give credit_card_id or a credit_card object' },
+    ]);
+  });
+
   it('refuses a user object whose two password names disagree, making nothing', async () => {
     const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'two-pass@example.com', pass: 'secret1', password: 'secret2', password_confirmation: 'secret2' }, credit_card: card });
     expect([reply.status, reply.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'user', field: 'password', message: 'differs from pass: give one of the two' }]]);

@@ -20,6 +20,7 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
       { ...spaDay, quantity: 5, max_per_user: 5 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }, { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
       { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 }, { ...spaDay, id: 'race-deal', quantity: 10, max_per_user: undefined },
       { ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined }, { ...spaDay, id: 'dozen-deal', quantity: 12, max_per_user: undefined },
+      { ...spaDay, id: 'typed-deal', quantity: 5, max_per_user: undefined },
       { ...spaDay, id: 'expiring-deal', quantity: 10, max_per_user: undefined, expires_at: '2026-06-15T12:02:00Z' },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
@@ -197,6 +198,13 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     }
     expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day' } })).body.errors).toEqual([{ type: 'missing_field', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1 to 1000' }]);
     expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { num_bought: 1 } })).body.errors[0]).toMatchObject({ field: 'deal_id', type: 'missing_field' });
+    // A field sent with the wrong type is invalid, not missing.
+    for (const wrong of [5, ['chicago-spa-day'], { id: 'chicago-spa-day' }]) {
+      expect([wrong, (await reserve(1, wrong)).body.errors]).toEqual([wrong, [{ type: 'invalid', resource: 'purchase', field: 'deal_id', message: 'must be a string' }]]);
+    }
+    const reserved = (await reserve(1, 'typed-deal')).body.purchase.id;
+    expect((await claim(reserved, { id: userId } as never)).body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'user_id', message: 'must be a string' }]);
+    expect((await release(reserved)).status).toBe(200);
     expect((await reserve(1, 'no-such-deal')).status).toBe(404);
     expect((await reserve(4, 'chicago-spa-day')).body.error_type).toBe('cannot_fufill');
     expect((await claim('nothing')).status).toBe(404);

@@ -2,7 +2,7 @@ import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import {
   CannotFulfil, Clock, CommandCaller, Declined, DomainError, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, PaymentOutcomeUnknown, Scheduler,
-  ValidationFailed, ValidationIssue,
+  requiredTextIssue, ValidationFailed, ValidationIssue,
 } from '@deals/kernel';
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
@@ -50,7 +50,8 @@ function read(input: Record<string, unknown>, atCurrentPrice: boolean) {
   const issues: ValidationIssue[] = [];
   const text = (field: string) => {
     const v = input[field];
-    if (typeof v !== 'string' || v === '') issues.push({ type: 'missing_field', resource: 'purchase', field, message: 'is required' });
+    const issue = requiredTextIssue(v, 'purchase', field);
+    if (issue) issues.push(issue);
     return v as string;
   };
   const whole = (field: string, min: number) => {

@@ -1,6 +1,6 @@
 import { AccountQueries, passwordInput, passwordIssues, readProfile, STORED_CARDS, StoreCard, USER_ACCOUNTS, UserWrites, validateCardInput } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, CommandCaller, DomainError, EventStore, LogPosition, NotFound, ValidationFailed, ValidationIssue, ViewProgress } from '@deals/kernel';
+import { Clock, CommandCaller, DomainError, EventStore, LogPosition, NotFound, requiredTextIssue, ValidationFailed, ValidationIssue, ViewProgress } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { unitCountIssue } from '../domain/inventory/inventory.decider';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
@@ -40,11 +40,15 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     const now = this.clock.now();
     const issues: ValidationIssue[] = [];
     const issue = (resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid') => issues.push({ type, resource, field, message });
-    if (typeof input.deal_id !== 'string' || input.deal_id === '') issue('purchase', 'deal_id', 'is required', 'missing_field');
+    const badDeal = requiredTextIssue(input.deal_id, 'purchase', 'deal_id');
+    if (badDeal) issues.push(badDeal);
     const badCount = unitCountIssue(input.quantity, 'quantity');
     if (badCount) issues.push(badCount);
     const user = isObject(input.user) ? input.user : null;
-    if (typeof input.user_id !== 'string' && !user) issue('user', 'user', 'give user_id or a user object', 'missing_field');
+    if (typeof input.user_id !== 'string' && !user) {
+      if (input.user_id !== undefined && input.user_id !== null) issue('user', 'user_id', 'must be a string');
+      else issue('user', 'user', 'give user_id or a user object', input.user === undefined || input.user === null ? 'missing_field' : 'invalid');
+    }
     const password = user ? passwordInput(user) : null;
     const pass = password?.pass;
     if (user) {
@@ -55,7 +59,10 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       if (pass !== undefined && !password!.conflicts.length) issues.push(...passwordIssues(pass, password!.confirmation, password!.names));
     }
     const card = isObject(input.credit_card) ? input.credit_card : null;
-    if (typeof input.credit_card_id !== 'string' && !card) issue('credit_card', 'credit_card', 'give credit_card_id or a credit_card object', 'missing_field');
+    if (typeof input.credit_card_id !== 'string' && !card) {
+      if (input.credit_card_id !== undefined && input.credit_card_id !== null) issue('credit_card', 'credit_card_id', 'must be a string');
+      else issue('credit_card', 'credit_card', 'give credit_card_id or a credit_card object', input.credit_card === undefined || input.credit_card === null ? 'missing_field' : 'invalid');
+    }
     if (card) issues.push(...validateCardInput(card, now));
     const view = typeof input.deal_id === 'string' ? await this.catalog.deal(input.deal_id) : null;
     if (typeof input.deal_id === 'string' && !view) throw new NotFound(`deal ${input.deal_id} not found`);

@@ -1,5 +1,5 @@
 import { CatalogQueries } from '@deals/catalog';
-import { CannotFulfil, CannotFulfilReseller, Clock, isIsoDateText, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { CannotFulfil, CannotFulfilReseller, Clock, isIsoDateText, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, requiredTextIssue, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
 import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
@@ -63,7 +63,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     // since removed, or leaves out a field, is still the same transaction, already paid for.
     const recorded = await this.recordedSale(caller.partnerId, input.transaction_reference);
     if (recorded) return this.complete(recorded, termsOf(input), caller, input.transaction_reference as string);
-    if (typeof input.deal_id !== 'string' || input.deal_id === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'deal_id', message: 'is required' }]);
+    if (typeof input.deal_id !== 'string' || input.deal_id === '') throw new ValidationFailed([requiredTextIssue(input.deal_id, 'purchase', 'deal_id')!]);
     const view = await this.catalog.deal(input.deal_id);
     if (!view) throw new NotFound(`deal ${input.deal_id} not found`);
     const deal = view.deal!;

@@ -1,6 +1,6 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, LogPosition, NotFound, OPERATOR, Scheduler, ValidationFailed } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, LogPosition, NotFound, OPERATOR, requiredTextIssue, Scheduler, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
 import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
@@ -16,8 +16,9 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
   constructor(private readonly store: EventStore, private readonly catalog: CatalogQueries, private readonly scheduler: Scheduler, private readonly clock: Clock, private readonly ids: IdGenerator) {}
 
   async execute({ dealId, quantity, caller }: ReserveUnits) {
-    const issues = [];
-    if (typeof dealId !== 'string' || dealId === '') issues.push({ type: 'missing_field' as const, resource: 'purchase', field: 'deal_id', message: 'is required' });
+    const issues: ValidationIssue[] = [];
+    const badDeal = requiredTextIssue(dealId, 'purchase', 'deal_id');
+    if (badDeal) issues.push(badDeal);
     const badCount = unitCountIssue(quantity, 'num_bought');
     if (badCount) issues.push(badCount);
     if (issues.length) throw new ValidationFailed(issues);
@@ -68,7 +69,7 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
   ) {}
 
   async execute({ purchaseId, userId, caller }: ClaimReservation) {
-    if (typeof userId !== 'string' || userId === '') throw new ValidationFailed([{ type: 'missing_field', resource: 'purchase', field: 'user_id', message: 'is required' }]);
+    if (typeof userId !== 'string' || userId === '') throw new ValidationFailed([requiredTextIssue(userId, 'purchase', 'user_id')!]);
     const { state: purchase } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
     // Checked before anything is sold: a card purchase or a resale completes on its own path.
