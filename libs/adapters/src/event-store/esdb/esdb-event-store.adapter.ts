@@ -1,13 +1,15 @@
 import {
   ANY,
+  AccessDeniedError,
   BACKWARDS,
-  CancelledError,
   END,
+  InvalidArgumentError,
+  MaxAppendSizeExceededError,
+  StreamDeletedError,
   EventStoreDBClient,
   NO_STREAM,
   START,
   StreamNotFoundError,
-  UnavailableError,
   WrongExpectedVersionError,
   excludeSystemEvents,
   jsonEvent,
@@ -54,6 +56,14 @@ const MAX_BATCH = 500;
 const HEAD_PAGE = 50;
 const MAX_BACKOFF_MS = 5000;
 const noop = () => undefined;
+
+/**
+ * Append failures that say the append was not made and never will be: anything else (a server
+ * timeout, `DeadlineExceeded`, `Unavailable`, a dropped batch stream, `Unknown`) may have come after
+ * the events were committed, and is tried again with the same event ids, which the server then
+ * takes as the same append (an exact expected revision makes the retry a no-op if the first try landed).
+ */
+const DEFINITE_APPEND_FAILURES = [StreamDeletedError, AccessDeniedError, MaxAppendSizeExceededError, InvalidArgumentError];
 
 /** Events we hand out: our own JSON events, never the server's `$` system events. */
 const isDomainEvent = (event: EsdbRecordedEvent | undefined): event is EsdbRecordedEvent =>
@@ -105,12 +115,17 @@ export class EsdbEventStore extends EventStore {
 
   constructor(connectionString: string) {
     super();
+    // With it false, a refused append resolves (`success: false`) instead of throwing; it is
+    // refused here, and a refusal that resolves is still taken as one below.
+    if (/[?&]throwOnAppendFailure=false(&|$)/i.test(connectionString)) throw new Error('EVENTSTORE_URL: throwOnAppendFailure=false is not supported (a refused append must throw)');
     this.client = EventStoreDBClient.connectionString(connectionString);
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const expectedRevision: AppendExpectedRevision =
       expected === 'no_stream' ? NO_STREAM : expected === 'any' ? ANY : BigInt(expected);
+    // The server answers an empty append with success and revision 0, even for a stream that does not exist.
+    if (events.length === 0) throw new Error(`an append to ${streamId} needs at least one event`);
     const data = events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: e.metadata }));
     let result: EsdbAppendResult | undefined;
     for (let attempt = 1; !result; attempt++) {
@@ -122,14 +137,26 @@ export class EsdbEventStore extends EventStore {
           throw new WrongExpectedRevision(streamId, expected, actual === NO_STREAM || actual < 0n ? 'no_stream' : Number(actual));
         }
         // Outcome unknown: the same event ids make the retry a no-op if the first try landed.
-        const unknownOutcome = error instanceof UnavailableError || error instanceof CancelledError;
-        if (!unknownOutcome || attempt >= APPEND_ATTEMPTS) throw error;
+        const definite = DEFINITE_APPEND_FAILURES.some((kind) => error instanceof kind);
+        if (definite || attempt >= APPEND_ATTEMPTS) throw error;
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
       }
     }
+    if (!result.success) throw new WrongExpectedRevision(streamId, expected, await this.lastRevision(streamId));
     // Servers leave the position out when they answer a deduplicated retry; our last event has it.
     const position = result.position ? encodeEsdbPosition(result.position) : await this.positionAt(streamId, result.nextExpectedRevision);
     return { nextExpectedRevision: Number(result.nextExpectedRevision), position };
+  }
+
+  /** The stream's last revision, read backwards (for a refusal that did not say it). */
+  private async lastRevision(streamId: string): Promise<number | 'no_stream'> {
+    try {
+      const [last] = await drain(this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1 }));
+      return last?.event ? Number(last.event.revision) : 'no_stream';
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return 'no_stream';
+      throw error;
+    }
   }
 
   private async positionAt(streamId: string, revision: bigint): Promise<LogPosition> {
