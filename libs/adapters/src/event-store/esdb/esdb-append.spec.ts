@@ -27,7 +27,7 @@ describe('EsdbEventStore.append, on the answers of the client', () => {
 
   it('does not try again an append the server refused for good', async () => {
     const store = new EsdbEventStore('esdb://localhost:2113?tls=false');
-    const append = jest.spyOn(EventStoreDBClient.prototype, 'appendToStream').mockRejectedValue(new StreamDeletedError());
+    const append = jest.spyOn(EventStoreDBClient.prototype, 'appendToStream').mockRejectedValue(Object.create(StreamDeletedError.prototype) as Error);
     await expect(store.append('s', [event], 0)).rejects.toBeInstanceOf(StreamDeletedError);
     expect(append).toHaveBeenCalledTimes(1);
   });

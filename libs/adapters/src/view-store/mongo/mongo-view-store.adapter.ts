@@ -234,7 +234,14 @@ export class MongoViewStore extends ViewStore {
       if (!onlyDuplicates || error.result.getWriteConcernError()) throw error;
       // 11000 on a guarded upsert means "stored one is newer" — or lost a race between two
       // first inserts; one more try tells them apart (the second finds the document to replace).
-      if (retry) await this.upsertNewer(target, writeErrors.map((e) => documents[e.index]), false);
+      const clashed = writeErrors.map((e) => documents[e.index]);
+      if (retry) return this.upsertNewer(target, clashed, false);
+      // Still refused: fine only where the stored document is as new. Any other duplicate key is
+      // another unique index refusing the document, which must not be dropped in silence.
+      const stored = await target.find({ _id: { $in: clashed.map((doc) => doc._id) } }, { projection: { _pos: 1 } }).toArray();
+      const storedPos = new Map(stored.map((doc) => [doc._id, doc._pos]));
+      const refused = clashed.filter((doc) => !(storedPos.get(doc._id)! >= doc._pos));
+      if (refused.length) throw error;
     }
   }
 

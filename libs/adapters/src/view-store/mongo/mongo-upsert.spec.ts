@@ -1,0 +1,35 @@
+import { MongoBulkWriteError } from 'mongodb';
+import { MongoViewStore } from './mongo-view-store.adapter';
+
+/**
+ * How the store reads duplicate-key refusals of its guarded upserts (no server can run here; the
+ * contract suite runs against one where MONGO_URL is set): the collection is replaced by one that
+ * answers as the driver does, a `MongoBulkWriteError` whose write errors carry code 11000.
+ */
+describe('MongoViewStore: duplicate keys on its guarded upserts', () => {
+  const duplicate = (indexes: number[]) =>
+    Object.assign(Object.create(MongoBulkWriteError.prototype) as MongoBulkWriteError, {
+      writeErrors: indexes.map((index) => ({ code: 11000, index })),
+      result: { getWriteConcernError: () => undefined },
+    });
+  /** A collection whose every bulk write is refused as a duplicate, holding `stored`. */
+  const refusing = (stored: Array<{ _id: string; _pos: string }>) => ({
+    bulkWrite: jest.fn(async (ops: unknown[]) => {
+      throw duplicate(ops.map((_, i) => i));
+    }),
+    find: () => ({ toArray: async () => stored }),
+  });
+  const upsertNewer = (target: unknown, documents: Array<{ _id: string; _pos: string }>) =>
+    (new MongoViewStore('mongodb://localhost:1', 'unused') as unknown as { upsertNewer(t: unknown, d: unknown[]): Promise<void> }).upsertNewer(target, documents);
+
+  it('takes a refusal as done where the stored document is as new (the guard kept it), after one more try', async () => {
+    const target = refusing([{ _id: 'a', _pos: '00000000000000000009' }]);
+    await expect(upsertNewer(target, [{ _id: 'a', _pos: '00000000000000000005' }])).resolves.toBeUndefined();
+    expect(target.bulkWrite).toHaveBeenCalledTimes(2);
+  });
+
+  it('fails where the document was not stored: another unique index refused it, and it must not be dropped in silence', async () => {
+    const target = refusing([]);
+    await expect(upsertNewer(target, [{ _id: 'partner-2', _pos: '00000000000000000005' }])).rejects.toBeInstanceOf(MongoBulkWriteError);
+  });
+});
