@@ -33,3 +33,15 @@ describe('MongoViewStore: duplicate keys on its guarded upserts', () => {
     await expect(upsertNewer(target, [{ _id: 'partner-2', _pos: '00000000000000000005' }])).rejects.toBeInstanceOf(MongoBulkWriteError);
   });
 });
+
+describe('MongoViewStore: queries', () => {
+  it('refuses a condition that is undefined, which the client would leave out of the query (matching more, not less)', async () => {
+    const store = new MongoViewStore('mongodb://localhost:1', 'unused');
+    const unreachable = { findOne: jest.fn(), find: jest.fn(), countDocuments: jest.fn() };
+    (store as unknown as { live: () => unknown }).live = () => unreachable;
+    await expect(store.find('purchase_details_v3', { userId: undefined, partnerId: 'p' })).rejects.toThrow(/userId is undefined/);
+    await expect(store.count('purchase_details_v3', { $or: [{ userId: 'u' }, { userId: { $in: [undefined] } }] })).rejects.toThrow(/undefined/);
+    expect(unreachable.find).not.toHaveBeenCalled();
+    expect(unreachable.countDocuments).not.toHaveBeenCalled();
+  });
+});

@@ -17,6 +17,23 @@ const POLL_MS = 500;
 const DROP_DELAY_MS = 4 * POLL_MS;
 const DUPLICATE_KEY = 11000;
 
+/**
+ * The filter, refused if a condition in it is `undefined`: the client leaves undefined values out
+ * (`ignoreUndefined`, there for the documents), and in a query that drops the condition, so that
+ * `{ userId: undefined, partnerId }` would match every user of the partner (mingo matches none).
+ */
+function definedFilter(filter: ViewFilter): Filter<ViewDocument> {
+  const check = (value: unknown, path: string): void => {
+    if (value === undefined) throw new Error(`view query: the condition at ${path} is undefined`);
+    if (Array.isArray(value)) value.forEach((item, i) => check(item, `${path}[${i}]`));
+    else if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      for (const [key, inner] of Object.entries(value)) check(inner, path ? `${path}.${key}` : key);
+    }
+  };
+  check(filter, '');
+  return filter as Filter<ViewDocument>;
+}
+
 interface GenerationDoc {
   _id: string;
   generation: string;
@@ -90,7 +107,7 @@ export class MongoViewStore extends ViewStore {
   }
 
   async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
-    return (await this.live(collection).findOne({ _id: id })) as T | null;
+    return (await this.live(collection).findOne(definedFilter({ _id: id }))) as T | null;
   }
 
   async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
@@ -101,16 +118,16 @@ export class MongoViewStore extends ViewStore {
   }
 
   async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
-    return (await this.live(collection).findOne(filter as Filter<ViewDocument>)) as T | null;
+    return (await this.live(collection).findOne(definedFilter(filter))) as T | null;
   }
 
   async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
     const { sort, skip, limit } = options;
-    return (await this.live(collection).find(filter as Filter<ViewDocument>, { sort, skip, limit }).toArray()) as T[];
+    return (await this.live(collection).find(definedFilter(filter), { sort, skip, limit }).toArray()) as T[];
   }
 
   async count(collection: string, filter: ViewFilter): Promise<number> {
-    return this.live(collection).countDocuments(filter as Filter<ViewDocument>);
+    return this.live(collection).countDocuments(definedFilter(filter));
   }
 
   writer(collection: string): ViewWriter {
