@@ -79,6 +79,7 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     const coupon = (await sale({ ...voucher, deal_id: 'chicago-headphones', quantity: 2, transaction_reference: 'tx-goods', address_type: 'home', address1: '1 Lake St', address2: 'Apt 2', postal_code: '60601', city: 'Chicago', state: 'IL', country: 'US', telephone: '555-0100' })).body.coupons[0];
     const spa = (await sale({ deal_id: 'chicago-coffee-back', transaction_reference: 'tx-cancel', transaction_date: '2026-06-15T10:00:00Z', transaction_amount: 2500 })).body.coupons[0];
     expect((await api.call('GET', `/api/v3/coupons/${spa.id}`, { basic })).body.coupon).toMatchObject({ id: spa.id, state: 'valid' });
+    expect((await api.call('GET', `/api/v3/coupons/${spa.id}.json`, { basic })).body.coupon).toMatchObject({ id: spa.id, state: 'valid' });
     const leftBefore = (await api.call('GET', '/api/v3/deals?fields=id,num_left&filter=region[chicago]', { basic })).body.deals.find((d: { id: string }) => d.id === 'chicago-coffee-back').num_left;
     expect((await api.call('DELETE', `/api/v3/coupons/${spa.id}/cancel`, { basic })).body).toEqual({ status: 'success' });
     // A cancelled coupon's unit is not put back on sale (docs/decisions.md).

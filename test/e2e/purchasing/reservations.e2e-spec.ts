@@ -205,6 +205,11 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const reserved = (await reserve(1, 'typed-deal')).body.purchase.id;
     expect((await claim(reserved, { id: userId } as never)).body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'user_id', message: 'must be a string' }]);
     expect((await release(reserved)).status).toBe(200);
+    // The `.json` forms answer as the plain ones.
+    const again = (await reserve(1, 'typed-deal')).body.purchase.id;
+    expect((await api.call('PUT', `/purchases/${again}/release.json`, { apiKey })).body.purchase.fulfillment_state).toBe('released');
+    const claimed = (await reserve(1, 'typed-deal')).body.purchase.id;
+    expect((await api.call('PUT', `/purchases/${claimed}/claim.json`, { apiKey, body: { user_id: userId } })).body.purchase.fulfillment_state).toBe('fulfilled');
     expect((await reserve(1, 'no-such-deal')).status).toBe(404);
     expect((await reserve(4, 'chicago-spa-day')).body.error_type).toBe('cannot_fufill');
     expect((await claim('nothing')).status).toBe(404);

@@ -52,13 +52,13 @@ export class PurchasesController {
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
-  @Put('purchases/:purchase_id/claim')
+  @Put(['purchases/:purchase_id/claim', 'purchases/:purchase_id/claim.json'])
   async claim(@Param('purchase_id') purchaseId: string, @Body() input: unknown, @CurrentCaller() caller: Caller) {
     const { position } = await this.commands.execute(new ClaimReservation(purchaseId, body(input).user_id, caller));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
-  @Put('purchases/:purchase_id/release')
+  @Put(['purchases/:purchase_id/release', 'purchases/:purchase_id/release.json'])
   async release(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
     const { position } = await this.commands.execute(new ReleaseReservation(purchaseId, caller));
     return this.answer(caller.partnerId, purchaseId, position);

@@ -49,7 +49,9 @@ export class ResellersController {
   }
 
   @Get('coupons/:coupon_id')
-  async coupon(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller) {
+  async coupon(@Param('coupon_id') given: string, @CurrentCaller() caller: Caller) {
+    // `.json` is taken as on the other v3 and get-purchase calls.
+    const couponId = given.replace(/\.json$/, '');
     const coupon = await this.purchases.coupon(couponId);
     if (!coupon || coupon.partnerId !== caller.partnerId) throw new NotFound(`coupon ${couponId} not found`);
     return { coupon: toCoupon(coupon, this.clock.now().getTime(), this.links, await this.qr.base64(coupon.redemptionCode), false) };
