@@ -22,6 +22,10 @@ const BASE = ['deal_id', 'transaction_reference', 'transaction_date', 'transacti
 const VOUCHER = [...BASE, 'quantity', 'first_name', 'last_name'];
 const SHIPPED = [...VOUCHER, 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
 const TEXT = ['first_name', 'last_name', 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
+/** The longest text field, the transaction reference included. */
+const MAX_TEXT = 255;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** How many times a sale starts again when its claim is given up under it (see `sell`). */
 const SALE_ROUNDS = 3;
@@ -80,8 +84,14 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_date', message: 'must be an ISO 8601 date and time' });
     }
     for (const field of ['state', 'country']) if (typeof input[field] === 'string' && !/^[A-Za-z]{2}$/.test(input[field] as string)) issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be two letters' });
-    for (const field of TEXT) if (input[field] !== undefined && typeof input[field] !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be text' });
-    if (typeof input.transaction_reference !== 'string' && input.transaction_reference !== undefined) issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_reference', message: 'must be text' });
+    for (const field of [...TEXT, 'transaction_reference']) {
+      const value = input[field];
+      if (value === undefined) continue;
+      if (typeof value !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be text' });
+      else if (value.length > MAX_TEXT) issues.push({ type: 'invalid', resource: 'purchase', field, message: `must be at most ${MAX_TEXT} characters` });
+      // Kept on the sale and shown on its coupons and in the audit: no NUL or other control characters.
+      else if (CONTROL.test(value)) issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must not hold control characters' });
+    }
     if (issues.length) throw new ValidationFailed(issues);
 
     const reference = input.transaction_reference as string;
