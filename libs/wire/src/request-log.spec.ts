@@ -30,6 +30,10 @@ describe('loggableUrl', () => {
     expect(loggableUrl('/coupons/P1-1/qr.png;key=abcDEF_123-xyz')).toBe('/coupons/P1-1/qr.png;key=[redacted]');
     expect(loggableUrl(`/deals/x?apikey=${key}`)).toBe('/deals/x?apikey=[redacted]');
     expect(loggableUrl(`/deals/${key}`)).toBe('/deals/[redacted]');
+    expect(loggableUrl(`/deals/x?k=${key.replace('_', '%5F')}`)).toBe('/deals/x?k=[redacted]');
+    expect(loggableUrl(`/deals/${key.replace('_', '%5f')}`)).toBe('/deals/[redacted]');
+    expect(loggableUrl('/users/x&pass=hunter22')).toBe('/users/x&pass=[redacted]');
+    expect(loggableUrl('/users/x?passwd=hunter22&token=t0k')).toBe('/users/x?passwd=[redacted]&token=[redacted]');
   });
 
   it('leaves addresses without secrets as they are', () => {

@@ -4,9 +4,9 @@ import pino from 'pino';
 /** Strips secrets from what a log line shows of a URL (the v1 api_key rides in the query). */
 export function loggableUrl(url: string | undefined): string {
   if (!url) return '';
-  // Parameters start at the first `?`, or at a `;` in the path (matrix style): a client that
-  // malforms its address (`/deals/x;api_key=…`, `??api_key=…`) still sent its secret.
-  const start = url.search(/[?;]/);
+  // Parameters start at the first `?`, or at a `;` or `&` in the path: a client that malforms its
+  // address (`/deals/x;api_key=…`, `/users/x&pass=…`, `??api_key=…`) still sent its secret.
+  const start = url.search(/[?;&]/);
   if (start < 0) return url.replace(API_KEY_LIKE, '[redacted]');
   // Names are judged as the query parser reads them (`%61pi_key` is api_key), and by each word of
   // them (`api_key[]`, `credit_card[verification_value]`, ` api_key` from `+api_key`, `api_key%00`);
@@ -23,11 +23,11 @@ export function loggableUrl(url: string | undefined): string {
   return `${url.slice(0, start + 1)}${parts.join('')}`.replace(API_KEY_LIKE, '[redacted]');
 }
 
-/** A partner API key (`dk_` and 32 base64url characters: partner-credentials.ts). */
-const API_KEY_LIKE = /dk_[A-Za-z0-9_-]{20,}/g;
+/** A partner API key (`dk_` and 32 base64url characters: partner-credentials.ts), its `_` perhaps escaped. */
+const API_KEY_LIKE = /dk(?:_|%5f)(?:[A-Za-z0-9_-]|%5f|%2d){20,}/gi;
 
 const SECRET_NAMES = new Set([
-  'api_key', 'access_token', 'password', 'pass', 'password_confirmation', 'pass_confirmation', 'key',
+  'api_key', 'access_token', 'token', 'password', 'pass', 'passwd', 'password_confirmation', 'pass_confirmation', 'key',
   'number', 'verification_value', 'cvv', 'cvv2', 'cvc', 'security_code',
 ]);
 /** 12 to 19 digits in a row anywhere in a value (separators taken out): as long as a card number. */

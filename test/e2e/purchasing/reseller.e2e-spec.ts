@@ -70,11 +70,15 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
       const bad = await sale({ deal_id: 'chicago-coffee-back', transaction_reference: 'tx-date', transaction_date: date, transaction_amount: 2500 });
       expect([date, bad.status, bad.body.errors]).toEqual([date, 422, [{ type: 'invalid', resource: 'purchase', field: 'transaction_date', message: 'must be an ISO 8601 date and time' }]]);
     }
-    const unbounded = await sale({ ...voucher, transaction_reference: 'x'.repeat(256), last_name: 'Se\u0000ll' });
+    const unbounded = await sale({ ...voucher, transaction_reference: 'x'.repeat(256), first_name: 'Ann\u0085\u202eX', last_name: 'Se\u0000ll' });
     expect(unbounded.body.errors).toEqual([
+      { type: 'invalid', resource: 'purchase', field: 'first_name', message: 'must not hold control characters' },
       { type: 'invalid', resource: 'purchase', field: 'last_name', message: 'must not hold control characters' },
       { type: 'invalid', resource: 'purchase', field: 'transaction_reference', message: 'must be at most 255 characters' },
     ]);
+    // 255 characters is the bound, counted as characters: 255 emoji (510 UTF-16 units) pass it.
+    const long = await sale({ ...voucher, deal_id: 'chicago-coffee-back', transaction_reference: 'tx-long', last_name: '\u{1F600}'.repeat(255) });
+    expect([long.status, long.body.errors]).toEqual([200, undefined]);
     const linked = await sale({ deal_id: 'chicago-coffee-back', transaction_reference: 'tx-card', transaction_date: '2026-06-15T10:00:00Z', transaction_amount: 2500 });
     expect(linked.status).toBe(200);
     expect(linked.body.number_bought).toBe(1);

@@ -22,10 +22,11 @@ const BASE = ['deal_id', 'transaction_reference', 'transaction_date', 'transacti
 const VOUCHER = [...BASE, 'quantity', 'first_name', 'last_name'];
 const SHIPPED = [...VOUCHER, 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
 const TEXT = ['first_name', 'last_name', 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
-/** The longest text field, the transaction reference included. */
+/** The longest text field, the transaction reference included, in characters (code points). */
 const MAX_TEXT = 255;
+/** Control characters (C0, DEL, C1) and the bidirectional overrides and isolates that reorder what follows them. */
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 /** How many times a sale starts again when its claim is given up under it (see `sell`). */
 const SALE_ROUNDS = 3;
@@ -88,7 +89,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       const value = input[field];
       if (value === undefined) continue;
       if (typeof value !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be text' });
-      else if (value.length > MAX_TEXT) issues.push({ type: 'invalid', resource: 'purchase', field, message: `must be at most ${MAX_TEXT} characters` });
+      else if ([...value].length > MAX_TEXT) issues.push({ type: 'invalid', resource: 'purchase', field, message: `must be at most ${MAX_TEXT} characters` });
       // Kept on the sale and shown on its coupons and in the audit: no NUL or other control characters.
       else if (CONTROL.test(value)) issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must not hold control characters' });
     }

@@ -25,6 +25,13 @@ describe('EsdbEventStore.append, on the answers of the client', () => {
     expect(ids).toEqual([[event.id], [event.id], [event.id]]);
   });
 
+  it('does not try again an append expecting any revision: the server could not tell a retry from a second append', async () => {
+    const store = new EsdbEventStore('esdb://localhost:2113?tls=false');
+    const append = jest.spyOn(EventStoreDBClient.prototype, 'appendToStream').mockRejectedValue(new DeadlineExceededError());
+    await expect(store.append('s', [event], 'any')).rejects.toBeInstanceOf(DeadlineExceededError);
+    expect(append).toHaveBeenCalledTimes(1);
+  });
+
   it('does not try again an append the server refused for good', async () => {
     const store = new EsdbEventStore('esdb://localhost:2113?tls=false');
     const append = jest.spyOn(EventStoreDBClient.prototype, 'appendToStream').mockRejectedValue(Object.create(StreamDeletedError.prototype) as Error);
@@ -42,7 +49,9 @@ describe('EsdbEventStore.append, on the answers of the client', () => {
   });
 
   it('refuses a connection string that turns refusals into answers, and an empty append', async () => {
-    expect(() => new EsdbEventStore('esdb://localhost:2113?tls=false&throwOnAppendFailure=false')).toThrow(/throwOnAppendFailure/);
+    for (const option of ['throwOnAppendFailure=false', 'throw_on_append_failure=false', 'THROWONAPPENDFAILURE= false']) {
+      expect(() => new EsdbEventStore(`esdb://localhost:2113?tls=false&${option}`)).toThrow(/throwOnAppendFailure/);
+    }
     await expect(new EsdbEventStore('esdb://localhost:2113?tls=false').append('s', [], 'no_stream')).rejects.toThrow(/at least one event/);
   });
 });

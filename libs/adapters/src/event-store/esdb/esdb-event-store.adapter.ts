@@ -63,6 +63,18 @@ const noop = () => undefined;
  * the events were committed, and is tried again with the same event ids, which the server then
  * takes as the same append (an exact expected revision makes the retry a no-op if the first try landed).
  */
+/**
+ * Whether the connection string sets `throwOnAppendFailure` to false, read as the client reads its
+ * options (6.2.1, parseConnectionString: the key lowercased without `_` and `-`, the value trimmed).
+ */
+function turnsOffAppendFailures(connectionString: string): boolean {
+  const query = connectionString.split('?')[1] ?? '';
+  return query.split('&').some((pair) => {
+    const [key = '', value = ''] = pair.split('=');
+    return key.toLowerCase().replace(/[_-]/g, '') === 'throwonappendfailure' && value.trim().toLowerCase() === 'false';
+  });
+}
+
 const DEFINITE_APPEND_FAILURES = [StreamDeletedError, AccessDeniedError, MaxAppendSizeExceededError, InvalidArgumentError];
 
 /** Events we hand out: our own JSON events, never the server's `$` system events. */
@@ -117,7 +129,7 @@ export class EsdbEventStore extends EventStore {
     super();
     // With it false, a refused append resolves (`success: false`) instead of throwing; it is
     // refused here, and a refusal that resolves is still taken as one below.
-    if (/[?&]throwOnAppendFailure=false(&|$)/i.test(connectionString)) throw new Error('EVENTSTORE_URL: throwOnAppendFailure=false is not supported (a refused append must throw)');
+    if (turnsOffAppendFailures(connectionString)) throw new Error('EVENTSTORE_URL: throwOnAppendFailure=false is not supported (a refused append must throw)');
     this.client = EventStoreDBClient.connectionString(connectionString);
   }
 
@@ -136,9 +148,12 @@ export class EsdbEventStore extends EventStore {
           const actual = error.actualVersion;
           throw new WrongExpectedRevision(streamId, expected, actual === NO_STREAM || actual < 0n ? 'no_stream' : Number(actual));
         }
-        // Outcome unknown: the same event ids make the retry a no-op if the first try landed.
+        // Outcome unknown: the same event ids make the retry a no-op if the first try landed. The
+        // server checks them against the events after the expected revision; with `any` it has
+        // only a cache of recent ids, lost on a leader change (when such errors come), so an
+        // `any` append is not tried again.
         const definite = DEFINITE_APPEND_FAILURES.some((kind) => error instanceof kind);
-        if (definite || attempt >= APPEND_ATTEMPTS) throw error;
+        if (definite || expected === 'any' || attempt >= APPEND_ATTEMPTS) throw error;
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
       }
     }
