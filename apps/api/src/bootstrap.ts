@@ -1,6 +1,6 @@
 import { Clock, IdGenerator } from '@deals/kernel';
 import { DemoSeed, ServiceConfig } from '@deals/runtime';
-import { answerClientError, answerUnservedRequests, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, logAbortedRequests, parseJsonBodies, refuseRequestsWithoutHost, RequestLogController, serviceLogger } from '@deals/wire';
+import { answerClientError, answerUnservedRequests, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, logAbortedRequests, logRefusedBeforeRouting, parseJsonBodies, refuseRequestsWithoutHost, RequestLogController, serviceLogger, ServiceLogLines } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -57,8 +57,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     // Requests Node's parser refuses before Fastify sees them (oversized headers, a control
     // character in a header): part 7's body too.
     clientErrorHandler: answerClientError,
-    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+      logRefusedBeforeRouting(request, status);
       const message = status === 414 ? `a part of the address is longer than ${MAX_PATH_PART} characters` : 'the address is malformed (an escape that is not UTF-8)';
       void reply.status(status).send(errorBody('bad_request', message));
     },
@@ -80,7 +81,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   }
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids, logger }), adapter, { bufferLogs: true, bodyParser: false });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new ServiceLogLines(app.get(Logger)));
   // Nest empties its buffer of log lines only in app.listen(), which the HTTPS front does not
   // call: without this, every line of Nest's Logger (recovery, charges with no answer, undos that
   // failed) stayed in memory for good and was never written.

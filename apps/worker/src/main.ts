@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { loadServiceConfig } from '@deals/runtime';
+import { ServiceLogLines } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { WorkerModule } from './worker.module';
@@ -7,7 +8,7 @@ import { WorkerModule } from './worker.module';
 async function main() {
   const config = loadServiceConfig();
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new ServiceLogLines(app.get(Logger)));
   app.enableShutdownHooks();
   await app.init();
   app.get(Logger).log(`deals worker running projections and jobs (data in ${config.dataDir})`);

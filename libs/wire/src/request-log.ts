@@ -1,4 +1,5 @@
 import { FastifyInstance, FastifyReply, FastifyRequest, LogController } from 'fastify';
+import type { LoggerService } from '@nestjs/common';
 import pino from 'pino';
 
 /** Strips secrets from what a log line shows of a URL (the v1 api_key rides in the query). */
@@ -88,4 +89,43 @@ export function logAbortedRequests(fastify: FastifyInstance): void {
     });
     done();
   });
+}
+
+/** Nest's own start-up chatter at its `log` level: a line per module and per route at every start. */
+const NEST_BOOT_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+
+/**
+ * The service's Nest logger: every line of the service's own contexts, and of Nest's, but Nest's
+ * start-up listing of modules and routes (~60 lines at each start, nothing an operator acts on).
+ */
+export class ServiceLogLines implements LoggerService {
+  constructor(private readonly lines: LoggerService) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    if (NEST_BOOT_CONTEXTS.has(String(rest[rest.length - 1]))) return;
+    this.lines.log(message, ...rest);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.lines.error(message, ...rest);
+  }
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.lines.warn(message, ...rest);
+  }
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.lines.debug?.(message, ...rest);
+  }
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.lines.verbose?.(message, ...rest);
+  }
+  fatal(message: unknown, ...rest: unknown[]): void {
+    (this.lines.fatal ?? this.lines.error).call(this.lines, message, ...rest);
+  }
+}
+
+/**
+ * The request-log line of a request refused before routing (an address that is not UTF-8, a path
+ * part too long): Fastify's completion line never comes for those.
+ */
+export function logRefusedBeforeRouting(request: FastifyRequest, statusCode: number): void {
+  request.log.info({ ...requestLine(request, statusCode) }, 'request refused before routing');
 }

@@ -37,4 +37,17 @@ describe('the service log: a 5xx is logged once, under its request id', () => {
     expect(lines.filter((line) => line.context === 'ErrorFilter')).toEqual([]);
     expect(readFileSync(logFile, 'utf8')).not.toContain(FAILING_CARD);
   });
+
+  it('writes a line for a request refused before routing, its key redacted; and not Nest\'s listing of modules and routes', async () => {
+    const key = `dk_${'Zz9'.repeat(11)}`;
+    const refused = await api.call('GET', `/deals/%?api_key=${key}`, { headers: { 'x-request-id': 'req-malformed' } });
+    expect(refused.status).toBe(400);
+    const text = readFileSync(logFile, 'utf8');
+    const lines = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.filter((line) => line.requestId === 'req-malformed')).toEqual([
+      expect.objectContaining({ level: 30, req: { method: 'GET', url: '/deals/%?api_key=[redacted]' }, res: { statusCode: 400 } }),
+    ]);
+    expect(text).not.toContain(key);
+    expect(lines.filter((line) => ['RouterExplorer', 'RoutesResolver', 'InstanceLoader'].includes(String(line.context)))).toEqual([]);
+  });
 });
