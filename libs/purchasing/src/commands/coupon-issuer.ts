@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { couponDecider } from '../domain/coupon/coupon.decider';
 import { couponStream } from '../domain/coupon/coupon.events';
 import { ForBuyer, inventoryDecider, OverPerUserLimit } from '../domain/inventory/inventory.decider';
-import { inventoryStream } from '../domain/inventory/inventory.events';
+import { inventoryStream, replacementHoldId } from '../domain/inventory/inventory.events';
 import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
 import { CouponQr } from '../coupon-images/coupon-qr';
@@ -122,7 +122,7 @@ export class CouponIssuer {
       if (!(error instanceof CannotFulfil) || error instanceof OverPerUserLimit) throw error;
       // One replacement per purchase, by a fixed id: a retry after a crash finds it held or sold
       // (both commands change nothing then) instead of selling the purchase's units twice.
-      const fresh = `${purchaseId}-r`;
+      const fresh = replacementHoldId(purchaseId);
       // Taken already, by an earlier try of this purchase stopped after it (sold, or held and live):
       // that hold is sold, whatever the deal's state now, as a live hold is.
       if (await this.sellIfTaken(dealId, fresh, forBuyer, context)) return fresh;

@@ -7,7 +7,7 @@ import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../c
 import { CHARGE_LOCK_MS, chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { Inventory, inventoryDecider } from '../domain/inventory/inventory.decider';
 import { OpenHolds } from '../queries/open-holds';
-import { buyerKey, HOLD_TTL_MS, inventoryStream } from '../domain/inventory/inventory.events';
+import { buyerKey, HOLD_TTL_MS, inventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { purchaseStream } from '../domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
@@ -141,7 +141,7 @@ export class RecoverInterruptedPayments {
         }
         // The reservation's hold, or the one a claim after its lapse or release took in its place (`-r`).
         const inventory = await inventoryOf(purchase.deal.dealId);
-        const holds = purchase.fulfillmentState === 'released' ? [`${purchase._id}-r`] : [purchase._id, `${purchase._id}-r`];
+        const holds = purchase.fulfillmentState === 'released' ? [replacementHoldId(purchase._id)] : [purchase._id, replacementHoldId(purchase._id)];
         const sale = holds.map((holdId) => inventory.closed.get(holdId)).find((closed) => typeof closed === 'object');
         const buyer = typeof sale === 'object' ? sale.soldTo : null;
         const prefix = `${purchase.partnerId}/`;
@@ -171,10 +171,7 @@ export class RecoverInterruptedPayments {
     for (const { dealId, holdId, expiresAt } of await this.openHolds.list()) {
       if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) continue;
       try {
-        // A purchase's hold has its id (which may itself end in `-r`); the one replacing a lapsed
-        // hold adds `-r` (CouponIssuer).
-        const owners = holdId.endsWith('-r') ? [holdId, holdId.slice(0, -2)] : [holdId];
-        if (await this.anyPurchaseRecorded(owners)) continue;
+        if (await this.anyPurchaseRecorded(purchasesOfHold(holdId))) continue;
         await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId, reason: 'abandoned' } }, { now, metadata: SYSTEM });
         this.logger.warn(`released hold ${holdId} of deal ${dealId}: no purchase was recorded for it`);
         released++;

@@ -35,3 +35,17 @@ export const HOLD_TTL_MS = 5 * 60 * 1000;
  * expire in, exactly, without keeping each hold (the deal view does).
  */
 export const holdExpiry = (now: number) => Math.ceil((now + HOLD_TTL_MS) / 1000) * 1000;
+
+const REPLACEMENT_SUFFIX = '-r';
+
+/** The hold a claim takes in place of a reservation's lapsed or released one (CouponIssuer). */
+export const replacementHoldId = (purchaseId: string) => `${purchaseId}${REPLACEMENT_SUFFIX}`;
+
+/**
+ * The purchases a hold may belong to: the one it is named after, and, for a replacement hold, the
+ * one it replaces. Both are given, since an id drawn before session 10 may itself end in `-r`; the
+ * other is then two characters shorter than any id the service draws, so no purchase has it.
+ */
+export function purchasesOfHold(holdId: string): string[] {
+  return holdId.endsWith(REPLACEMENT_SUFFIX) ? [holdId, holdId.slice(0, -REPLACEMENT_SUFFIX.length)] : [holdId];
+}

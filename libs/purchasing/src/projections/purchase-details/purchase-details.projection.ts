@@ -1,6 +1,6 @@
 import { defineProjection, ViewDocument } from '@deals/kernel';
 import type { CouponIssued } from '../../domain/coupon/coupon.events';
-import type { UnitsSold } from '../../domain/inventory/inventory.events';
+import { purchasesOfHold, type UnitsSold } from '../../domain/inventory/inventory.events';
 import type { DealSnapshot, PurchaseEvent } from '../../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../../domain/purchase/shipping-address';
 
@@ -45,8 +45,6 @@ export interface PurchaseDetails extends ViewDocument {
  */
 export const PURCHASE_DETAILS = 'purchase_details_v3';
 
-/** A claim's fresh units, when the reservation's own hold lapsed or was released, are held as `<purchaseId>-r`. */
-const REPLACEMENT_HOLD_SUFFIX = '-r';
 
 const fulfilled = (view: PurchaseDetails, couponIds: string[]) => ({ couponIds, couponsOwed: Math.max(0, couponIds.length - view.couponsIssued) });
 
@@ -97,12 +95,3 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
   },
 });
 
-/**
- * The purchases a hold may belong to: the one named by it, and, for a replacement hold
- * (`<purchaseId>-r`), the one it replaces. Both are given, since an id drawn before session 10 may
- * itself end in `-r`; the other is then two characters shorter than any id the service draws, so
- * no purchase has it.
- */
-function purchasesOfHold(holdId: string): string[] {
-  return holdId.endsWith(REPLACEMENT_HOLD_SUFFIX) ? [holdId, holdId.slice(0, -REPLACEMENT_HOLD_SUFFIX.length)] : [holdId];
-}
