@@ -22,6 +22,8 @@ export function wholeNumber(value: unknown): number | undefined | null {
 export function flagValue(value: unknown): boolean | undefined | null {
   if (value === undefined || value === null || value === '') return undefined;
   if (value === true || value === false) return value;
+  // Only text or a number is read: an array or object (however deep) is not a flag.
+  if (typeof value !== 'string' && typeof value !== 'number') return null;
   const text = String(value).trim().toLowerCase();
   if (['true', '1', 'yes'].includes(text)) return true;
   if (['false', '0', 'no'].includes(text)) return false;

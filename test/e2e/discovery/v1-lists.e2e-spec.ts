@@ -109,6 +109,18 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
       const reply = await get('/v1/deals?runs_min=2024-02-30');
       expect([reply.status, reply.body.errors?.[0]?.field]).toEqual([422, 'runs_min']);
     });
+    it('refuses parameters of the wrong shape with part 7 bodies, never a 500: nested arrays, overlong text, numbers in other notations, unbounded radii', async () => {
+      const nested = await api.call('GET', '/v1/deals', { apiKey, jsonText: `{"count":${'['.repeat(20_000)}${']'.repeat(20_000)}}` });
+      expect([nested.status, nested.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'deal', field: 'count', message: 'must be true or false' }]]);
+      expect((await get('/v1/deals', { suppliers: [{ a: 1 }] })).body.errors).toEqual([{ type: 'invalid', resource: 'deal', field: 'suppliers', message: 'must be a list of text or comma-separated text' }]);
+      const long = await get('/v1/deals', { title: 'a'.repeat(40_000), count: true });
+      expect([long.status, long.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'deal', field: 'title', message: 'must be at most 256 characters' }]]);
+      const hex = await get('/deals/locate?latitude=0x28&longitude=-74&radius=5');
+      expect(hex.body.errors).toEqual([{ type: 'invalid', resource: 'deal', field: 'latitude', message: 'must be a number from -90 to 90' }]);
+      const far = await get('/deals/locate?latitude=40&longitude=-74&radius=0');
+      expect(far.body.errors).toEqual([{ type: 'invalid', resource: 'deal', field: 'radius', message: 'must be a number of miles above 0, at most 12500' }]);
+      expect((await get('/v1/deals', { latitude: 40, longitude: -74, radius: 1e300 })).body.errors).toEqual([{ type: 'invalid', resource: 'deal', field: 'radius', message: 'must be more than 0 miles, at most 12500' }]);
+    });
     it('reads blank coordinates as missing, not as 0', async () => {
       const reply = await get('/deals/locate?latitude=%20&longitude=%20&radius=5');
       expect([reply.status, reply.body.errors?.map((e: { field: string; type: string }) => `${e.field}:${e.type}`)]).toEqual([422, ['latitude:missing_field', 'longitude:missing_field']]);

@@ -107,6 +107,11 @@ describe('GET /api/v3/deals', () => {
     expect(await idsOf({ filter: 'lat_long[40.758,-73.9855,0.1]' })).toEqual(['ny-spa']);
     expect(await idsOf({ filter: 'lat_long[40.758,-73.9855,2500]', sort: 'id(asc)' })).toEqual(near(40.758, -73.9855, 2500));
     expect(await idsOf({ filter: 'lat_long[40.758,-73.9855,3000]', sort: 'id(asc)' })).toEqual(['chi-dinner', 'chi-spa', 'ny-spa', 'sf-tour']);
+    // A radius past half the Earth's circumference (a 400-digit one read as Infinity) is refused.
+    for (const radius of ['12501', `1${'0'.repeat(400)}`]) {
+      const refused = await v3({ filter: `lat_long[0,0,${radius}]` });
+      expect([refused.status, refused.body.errors?.[0]?.field]).toEqual([422, 'filter']);
+    }
   });
 
   it('filters sold-out deals in or out, and ANDs every condition', async () => {

@@ -31,6 +31,18 @@ export interface V1DealQuery {
   excludeCardLinked: boolean;
 }
 
+/** The longest text a list filter takes (a title, a merchant, a supplier's name). */
+const MAX_TEXT = 256;
+
+/**
+ * A decimal number given as a JSON number or as text in decimal notation (`40.7`, `-74`, `1e1`
+ * is not: nor `0x28`, which `Number` would read as 40); null when it is not one, or not finite.
+ */
+export function decimalValue(value: unknown): number | null {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)\s*$/.test(value) ? Number(value) : NaN;
+  return Number.isFinite(n) ? n : null;
+}
+
 class Reader {
   readonly issues: ValidationIssue[] = [];
   constructor(private readonly params: Record<string, unknown>) {}
@@ -39,13 +51,16 @@ class Reader {
   }
   has(field: string) {
     const v = this.params[field];
-    return v !== undefined && v !== null && v !== '';
+    return v !== undefined && v !== null && !(typeof v === 'string' && v.trim() === '');
   }
   text(field: string): string | undefined {
     if (!this.has(field)) return undefined;
     const v = this.params[field];
     if (typeof v !== 'string' && typeof v !== 'number') return this.fail(field, 'must be text'), undefined;
-    return String(v).trim();
+    const text = String(v).trim();
+    // Partial-match fields become patterns; past this a pattern is not a search.
+    if ([...text].length > MAX_TEXT) return this.fail(field, `must be at most ${MAX_TEXT} characters`), undefined;
+    return text;
   }
   whole(field: string): number | undefined {
     const n = wholeNumber(this.params[field]);
@@ -54,8 +69,8 @@ class Reader {
   }
   decimal(field: string): number | undefined {
     if (!this.has(field)) return undefined;
-    const n = Number(this.params[field]);
-    if (typeof this.params[field] === 'boolean' || !Number.isFinite(n)) return this.fail(field, 'must be a number'), undefined;
+    const n = decimalValue(this.params[field]);
+    if (n === null) return this.fail(field, 'must be a number'), undefined;
     return n;
   }
   flag(field: string): boolean | undefined {
@@ -66,9 +81,12 @@ class Reader {
   list(field: string): string[] | undefined {
     if (!this.has(field)) return undefined;
     const v = this.params[field];
-    const items = Array.isArray(v) ? v.flatMap((x) => String(x).split(',')) : typeof v === 'string' ? v.split(',') : null;
-    if (!items) return this.fail(field, 'must be a list or comma-separated text'), undefined;
-    return items.map((s) => s.trim()).filter(Boolean);
+    const flat = Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number');
+    const items = flat ? (v as Array<string | number>).flatMap((x) => String(x).split(',')) : typeof v === 'string' ? v.split(',') : null;
+    if (!items) return this.fail(field, 'must be a list of text or comma-separated text'), undefined;
+    const listed = items.map((s) => s.trim()).filter(Boolean);
+    if (listed.some((item) => [...item].length > MAX_TEXT)) return this.fail(field, `must hold items of at most ${MAX_TEXT} characters`), undefined;
+    return listed;
   }
   instant(field: string): number | undefined {
     const t = this.text(field);
@@ -97,7 +115,7 @@ export function parseV1DealQuery(params: Record<string, unknown>): V1DealQuery {
   if ((latitude === undefined) !== (longitude === undefined)) r.fail(latitude === undefined ? 'latitude' : 'longitude', 'must be given together with the other coordinate', 'missing_field');
   if (latitude !== undefined && Math.abs(latitude) > 90) r.fail('latitude', 'must be from -90 to 90');
   if (longitude !== undefined && Math.abs(longitude) > 180) r.fail('longitude', 'must be from -180 to 180');
-  if (radius !== undefined && !(radius > 0)) r.fail('radius', 'must be more than 0 miles');
+  if (radius !== undefined && !(radius > 0 && radius <= 12_500)) r.fail('radius', 'must be more than 0 miles, at most 12500');
   if (radius !== undefined && latitude === undefined && longitude === undefined) r.fail('radius', 'needs latitude and longitude');
   const region = r.text('region');
   const user = r.text('user');

@@ -65,6 +65,8 @@ export function splitTopLevel(text: string): string[] | null {
 /** `%20` written literally by callers that encode twice. */
 const decodeSpaces = (text: string) => text.replace(/%20/gi, ' ').trim();
 const NUMBER = /^-?\d+(\.\d+)?$/;
+/** Half the Earth's circumference: as far as any point is (and as /deals/locate takes). */
+const MAX_RADIUS_MILES = 12_500;
 
 class Issues {
   readonly list: ValidationIssue[] = [];
@@ -160,7 +162,7 @@ function parseCondition(part: string, issues: Issues): V3Condition | null {
     }
     case 'lat_long': {
       const [latitude, longitude, miles] = values.map(Number);
-      const ok = values.length === 3 && values.every((v) => NUMBER.test(v)) && Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180 && miles > 0;
+      const ok = values.length === 3 && values.every((v) => NUMBER.test(v)) && Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180 && miles > 0 && miles <= MAX_RADIUS_MILES;
       if (!ok) return issues.add('filter', `lat_long needs [latitude,longitude,radius_in_miles] in range, got ${JSON.stringify(inner)}`), null;
       return { name, latitude, longitude, miles };
     }
