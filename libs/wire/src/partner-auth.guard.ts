@@ -1,4 +1,4 @@
-import { DomainError, Forbidden, NotFound, Unauthorized } from '@deals/kernel';
+import { DomainError, Forbidden, NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
 import { CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -187,8 +187,15 @@ export const CurrentCaller = createParamDecorator((_: unknown, context: Executio
 /**
  * The user a call acts for: the access token's user when a token authenticated the request (it
  * must match an explicit `user_id`, else the user is not found), otherwise the `user_id` given.
+ * A `user_id` repeated in the query with one value is that value (as `api_key` is); with two, it
+ * is refused.
  */
 export function actingUser(request: AuthenticatedRequest, given: unknown): string | undefined {
+  if (Array.isArray(given)) {
+    const values = new Set(given);
+    if (values.size !== 1 || typeof given[0] !== 'string') throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'user_id', message: 'is given more than once, with different values' }]);
+    given = given[0];
+  }
   const token = request.userToken;
   if (!token) return typeof given === 'string' && given !== '' ? given : undefined;
   if (given !== undefined && given !== '' && given !== token.userId) throw new NotFound(`user ${String(given)} not found`);

@@ -101,6 +101,13 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     expect((await store(card(''))).body.errors).toEqual([{ type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' }]);
   });
 
+  it('takes a user_id repeated with one value as that value, and refuses two different ones', async () => {
+    const cards = (await list()).body.credit_cards;
+    expect((await list(`&user_id=${userId}`)).body.credit_cards).toEqual(cards);
+    const two = await list('&user_id=someone-else');
+    expect([two.status, two.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'request', field: 'user_id', message: 'is given more than once, with different values' }]]);
+  });
+
   it('answers 404 for an unknown user or card', async () => {
     expect((await store(card('nobody'))).status).toBe(404);
     expect((await api.call('GET', '/credit_cards?user_id=nobody', { apiKey })).status).toBe(404);
