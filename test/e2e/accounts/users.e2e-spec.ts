@@ -52,6 +52,10 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     expect(reply.status).toBe(422);
     expect(reply.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['birthday', 'credits', 'email', 'first_name', 'partner_data', 'postal_code']);
     expect((await post({ first_name: 'No email' })).body.errors).toEqual([{ type: 'missing_field', resource: 'user', field: 'email', message: 'is required' }]);
+    // A domain with an empty label: `dot@example.com.` is the mailbox of `dot@example.com`, not another address.
+    for (const email of ['dot@example.com.', 'dot@example..com', 'dot@.example.com']) {
+      expect([email, (await post({ email })).body.errors?.[0]?.field]).toEqual([email, 'email']);
+    }
   });
 
   it('updates profile fields and answers the user', async () => {

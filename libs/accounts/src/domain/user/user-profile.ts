@@ -2,7 +2,8 @@ import type { ValidationIssue } from '@deals/kernel';
 import type { UserProfile } from './user.events';
 
 /** An address of at most 254 characters (RFC 5321's limit), no spaces or control characters, one @ and a dot after it. */
-const EMAIL = /^(?=.{3,254}$)[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+/** A local part, then a domain of two or more labels, none empty (`example.com.` names the same mailbox as `example.com`, so it is refused, not taken as another address). */
+const EMAIL = /^(?=.{3,254}$)[^\s@\p{Cc}]+@[^\s@\p{Cc}.]+(?:\.[^\s@\p{Cc}.]+)+$/u;
 const ZIP = /^\d{5}(-\d{4})?$/;
 const NAME_MAX = 100;
 
