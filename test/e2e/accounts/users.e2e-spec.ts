@@ -125,6 +125,12 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
   });
 
   describe('update_by_email, the four rules of part 4.9', () => {
+    it('takes no password (part 4.9 lists none for it), and changes nothing when one is sent', async () => {
+      await post({ email: 'nopass@example.com', first_name: 'Kept' });
+      const reply = await byEmail('nopass@example.com', { first_name: 'Changed', pass: 'secret99', pass_confirmation: 'secret99' });
+      expect([reply.status, reply.body.errors?.map((e: { field: string }) => e.field)]).toEqual([422, ['pass', 'pass_confirmation']]);
+      expect((await byEmail('nopass@example.com', {})).body.user.firstname).toBe('Kept');
+    });
     it('1. token sent and unchanged: updates the rest', async () => {
       await post({ email: 'rule1@example.com', token: 't-1' });
       const reply = await byEmail('rule1@example.com', { token: 't-1', first_name: 'One' });

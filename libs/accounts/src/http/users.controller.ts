@@ -1,4 +1,4 @@
-import { NotFound, ViewProgress } from '@deals/kernel';
+import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { ByPartner, Caller, CurrentCaller, flagValue, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -9,6 +9,8 @@ import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projec
 import { ACCESS_TOKENS } from '../projections/access-tokens/access-tokens.projection';
 import { AccountQueries } from '../queries/account.queries';
 import { toUser } from './account.responses';
+
+const PASSWORD_FIELDS = ['pass', 'password', 'pass_confirmation', 'password_confirmation'];
 
 const fields = (body: unknown): UserInput => (body && typeof body === 'object' && !Array.isArray(body) ? (body as UserInput) : {});
 
@@ -46,6 +48,10 @@ export class UsersController {
 
   @Put('api/v1/users/:email/update_by_email')
   async updateByEmail(@Param('email') email: string, @Query('overwrite_token') overwrite: unknown, @Body() body: unknown, @CurrentCaller() caller: Caller) {
+    // Part 4.9 lists no password for this call (it may create the user): a password is set by
+    // PUT /users/:user_id, with its confirmation; sent here, it is refused rather than taken.
+    const passwords = PASSWORD_FIELDS.filter((field) => (body as Record<string, unknown> | null)?.[field] !== undefined);
+    if (passwords.length) throw new ValidationFailed(passwords.map((field) => ({ type: 'invalid' as const, resource: 'user', field, message: 'is not taken by update_by_email: set a password with PUT /users/:user_id' })));
     const { userId, position } = await this.commands.execute(new UpdateUserByEmail(email, fields(body), flagValue(overwrite) === true, caller));
     await this.progress.waitFor([USER_ACCOUNTS], position);
     return { status: 'success', user: await this.userBody(caller.partnerId, userId, true) };
