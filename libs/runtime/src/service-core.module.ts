@@ -12,6 +12,7 @@ import { PROJECTIONS, ProjectionHost } from './projection-host';
 import { ALL_PROJECTIONS } from './projections';
 import { ServiceConfig } from './service-config';
 import { installationSecret } from './installation-secret';
+import { DataDirLock } from './data-dir-lock';
 
 /** Which process this is: what it runs beside the shared core. */
 export type ProcessRole = 'api' | 'worker' | 'cli';
@@ -40,7 +41,11 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly options: { role: ProcessRole },
   ) {}
 
+  private lock: DataDirLock | null = null;
+
   async onApplicationBootstrap(): Promise<void> {
+    // The embedded API keeps the views, recovers and runs the jobs as if alone: one per data folder.
+    if (this.options.role === 'api' && this.config.runProjections) this.lock = DataDirLock.claim(this.config.dataDir);
     await this.host.defineAll();
     // The process that keeps the views also runs the jobs: the API when embedded, the worker otherwise.
     if (this.options.role === 'cli' || !this.config.runProjections) return;
@@ -58,6 +63,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.gateway.close();
     await this.store.close();
     await this.views.close();
+    this.lock?.release();
   }
 }
 

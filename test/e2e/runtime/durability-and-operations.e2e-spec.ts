@@ -1,6 +1,7 @@
 import { DEAL_DETAILS } from '@deals/catalog';
 import { ALL_PROJECTIONS } from '@deals/runtime';
 import { ViewStore } from '@deals/kernel';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, TestApi } from '../../support/api-harness';
@@ -109,6 +110,23 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const status = await runCli(dir.path, ['projections:status', '--json']);
       for (const row of JSON.parse(status.stdout)) expect(row).toMatchObject({ lag: 0, checkpoint: row.head });
     });
+  });
+
+  it('serves a data folder from one embedded API at a time: a second start is refused while the first runs, a lock left by a dead process is taken over', async () => {
+    const folder = tempDir('one-api');
+    try {
+      const first = await TestApi.start({ dataDir: folder.path });
+      await expect(TestApi.start({ dataDir: folder.path })).rejects.toThrow(/another API process \(pid \d+\) serves/);
+      await first.stop();
+      // A kill -9 leaves the file behind, naming a process that is gone.
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+      writeFileSync(join(folder.path, 'api.pid'), `${gone}\n`);
+      const second = await TestApi.start({ dataDir: folder.path });
+      expect(readFileSync(join(folder.path, 'api.pid'), 'utf8').trim()).toBe(String(process.pid));
+      await second.stop();
+    } finally {
+      folder.remove();
+    }
   });
 
   it('loads the demo catalogue and demo partner on a first start, and not again', async () => {

@@ -1,0 +1,50 @@
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The one process that serves a data folder as the embedded API. It recovers interrupted
+ * purchases at start and runs the release jobs as if alone (the SQLite log could take a second
+ * API, but the second's start-up recovery would settle the first's purchases in the middle of
+ * their charge). The lock is a file naming its process; one whose process is gone (a kill -9) is
+ * taken over. CLI commands beside the API do not take it.
+ */
+export class DataDirLock {
+  private constructor(private readonly file: string) {}
+
+  static claim(dataDir: string): DataDirLock {
+    const file = join(dataDir, 'api.pid');
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = openSync(file, 'wx', 0o600);
+        writeSync(fd, `${process.pid}\n`);
+        closeSync(fd);
+        return new DataDirLock(file);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const holder = Number.parseInt(readFileSync(file, 'utf8'), 10);
+        if (Number.isSafeInteger(holder) && holder > 0 && isAlive(holder)) {
+          throw new Error(`another API process (pid ${holder}) serves ${dataDir}: one embedded API per data folder (remove ${file} if that process is not this service)`);
+        }
+        rmSync(file, { force: true }); // left by a process that is gone: taken over
+      }
+    }
+    throw new Error(`${file}: could not be claimed`);
+  }
+
+  release(): void {
+    try {
+      if (Number.parseInt(readFileSync(this.file, 'utf8'), 10) === process.pid) rmSync(this.file, { force: true });
+    } catch {
+      // gone already
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
