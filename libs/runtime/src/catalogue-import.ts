@@ -58,22 +58,33 @@ export class CatalogueImport {
     const outcomes: ImportOutcome[] = new Array(records.length);
     let position: LogPosition | null = null;
     let next = 0;
+    /** An unexpected failure: no record is started after it, and it is thrown once those under way are done. */
+    let failure: { error: unknown } | null = null;
     const worker = async () => {
-      while (next < records.length) {
+      while (next < records.length && !failure) {
         const i = next++;
-        const id = String(records[i]?.id ?? `#${i + 1}`);
+        const record = records[i] as unknown;
+        const id = String((record as { id?: unknown } | null)?.id ?? `#${i + 1}`);
+        // A record that is not an object (null, a number, a list) is refused like any bad record.
+        if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+          outcomes[i] = { id, ok: false, message: 'must be an object', issues: [{ type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' }] };
+          onEach?.();
+          continue;
+        }
         try {
           const p = await importOne(records[i]);
           if (p !== null && (position === null || p > position)) position = p;
           outcomes[i] = { id, ok: true };
         } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
-          outcomes[i] = { id, ok: false, message: error.message, issues: error.issues };
+          // Not thrown at once: the other workers' records are mid-write, and the caller may exit.
+          if (!(error instanceof DomainError)) failure ??= { error };
+          else outcomes[i] = { id, ok: false, message: error.message, issues: error.issues };
         }
         onEach?.();
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    if (failure) throw (failure as { error: unknown }).error;
     return { outcomes, position };
   }
 }

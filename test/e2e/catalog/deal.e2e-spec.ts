@@ -1,4 +1,5 @@
 import { StockInventory } from '@deals/purchasing';
+import type { DealImportRecord } from '@deals/runtime';
 import { ManualClock } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { TestApi } from '../../support/api-harness';
@@ -152,6 +153,14 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
     // A later import with a good quantity lists and stocks it as any other.
     expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-day-negative', quantity: 3 }])).outcomes[0].ok).toBe(true);
     expect((await api.call('GET', '/deals/chicago-spa-day-negative', { apiKey })).body.deal).toMatchObject({ num_left: 3 });
+  });
+
+  it('refuses a record that is not an object like any bad record, importing the others whole', async () => {
+    const good = Array.from({ length: 40 }, (_, i) => ({ ...spaDay, id: `chicago-spa-batch-${i}`, quantity: 4 }));
+    const report = await api.importDeals([...good, null, 7, [spaDay]] as unknown as DealImportRecord[]);
+    expect(report.outcomes.slice(40)).toEqual(['#41', '#42', '#43'].map((id) => ({ id, ok: false, message: 'must be an object', issues: [{ type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' }] })));
+    expect(report.outcomes.slice(0, 40).every((outcome) => outcome.ok)).toBe(true);
+    for (const { id } of good) expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ num_left: 4 });
   });
 
   it('refuses, writing nothing of the record, a quantity below the units sold and held: held units would sell past it when claimed', async () => {
