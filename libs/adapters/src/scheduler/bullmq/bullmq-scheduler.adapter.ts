@@ -1,5 +1,6 @@
 import { assertJobId, Clock, JobHandler, KeyedMutex, ScheduledJob, Scheduler } from '@deals/kernel';
 import { Job, JobsOptions, Queue, Worker } from 'bullmq';
+import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 
 export interface BullmqSchedulerOptions {
@@ -9,14 +10,44 @@ export interface BullmqSchedulerOptions {
   prefix: string;
   queueName?: string;
   clock: Clock;
-  /** Told of connection and worker errors. Default: `console.error`. */
+  /** Told of connection and worker errors. Default: the service log, one line per kind of error a minute. */
   onError?: (error: Error) => void;
+  /** How long `start()` waits for Redis before it fails. Default 10 s. */
+  startWaitMs?: number;
 }
 
 /** How long `close()` lets running handlers finish before it drops the worker's connections. */
 const CLOSE_DEADLINE_MS = 5000;
 /** How long a call waits for the first connection before it fails (BullMQ alone would wait forever). */
 const CONNECT_WAIT_MS = 2000;
+/** How long a starting process waits for Redis before it gives up its start. */
+const START_WAIT_MS = 10_000;
+
+/**
+ * Errors to the service log as one JSON line each, a given message at most once a minute: with
+ * Redis away, BullMQ reports the same refused connection several times a second.
+ */
+function throttledLog(logger: Logger): (error: Error) => void {
+  const lastSaid = new Map<string, number>();
+  return (error) => {
+    const now = Date.now();
+    if (now - (lastSaid.get(error.message) ?? -Infinity) < 60_000) return;
+    if (lastSaid.size > 100) lastSaid.clear();
+    lastSaid.set(error.message, now);
+    logger.warn(`scheduler (bullmq): ${error.message}`);
+  };
+}
+
+/** The URL with any password hidden, for messages. */
+function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
 
 /**
  * For our own clients: BullMQ reports their errors through the queue's or worker's 'error', and
@@ -58,6 +89,7 @@ export class BullmqScheduler extends Scheduler {
   private workerConnection?: Redis;
   private worker?: Worker;
   private closing?: Promise<void>;
+  private readonly startWaitMs: number;
 
   constructor(options: BullmqSchedulerOptions) {
     super();
@@ -65,7 +97,8 @@ export class BullmqScheduler extends Scheduler {
     this.url = options.url;
     this.prefix = options.prefix;
     this.queueName = options.queueName ?? 'scheduled-jobs';
-    this.onError = options.onError ?? ((error) => console.error('scheduler (bullmq):', error));
+    this.onError = options.onError ?? throttledLog(new Logger('Scheduler'));
+    this.startWaitMs = options.startWaitMs ?? START_WAIT_MS;
     this.connection = new Redis(this.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     this.connection.on('error', ignore);
     this.queue = new Queue(this.queueName, { connection: this.connection, prefix: this.prefix });
@@ -94,6 +127,11 @@ export class BullmqScheduler extends Scheduler {
 
   async start(): Promise<void> {
     if (this.worker || this.handlers.size === 0) return;
+    // A process that runs jobs does not start without Redis: its Worker would wait for it forever
+    // (and the API with it, never listening), printing a connection error several times a second.
+    await this.connected(this.startWaitMs).catch(() => {
+      throw new Error(`REDIS_URL: Redis at ${redactedUrl(this.url)} did not answer within ${this.startWaitMs / 1000} s; the scheduler cannot start`);
+    });
     // A Worker needs maxRetriesPerRequest null; given an instance without it, it throws.
     // The Worker only copies it (duplicate()) for the connections it owns.
     this.workerConnection = new Redis(this.url, { maxRetriesPerRequest: null });
@@ -148,10 +186,10 @@ export class BullmqScheduler extends Scheduler {
   }
 
   /** Until Redis first answers, BullMQ holds every call; this makes the caller wait a bounded time. */
-  private connected(): Promise<void> {
+  private connected(waitMs = CONNECT_WAIT_MS): Promise<void> {
     if (this.connection.status === 'ready') return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error('redis is not reachable')), CONNECT_WAIT_MS);
+      const timer = setTimeout(() => done(new Error('redis is not reachable')), waitMs);
       const onReady = () => done();
       const done = (error?: Error) => {
         clearTimeout(timer);
