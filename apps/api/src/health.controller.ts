@@ -1,5 +1,6 @@
 import { EventStore, Scheduler, ViewStore } from '@deals/kernel';
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 
 /** Each port's backend and whether it answers. Open to all (wire PUBLIC_PATHS): it reveals nothing about partners. */
@@ -15,7 +16,7 @@ export class HealthController {
 
   @Get()
   @HealthCheck()
-  check() {
+  async check(@Res({ passthrough: true }) reply: FastifyReply) {
     const probe = (key: string, backend: string, ping: () => Promise<void>) => async () => {
       const check = this.indicator.check(key);
       try {
@@ -25,10 +26,18 @@ export class HealthController {
         return check.down({ backend, message: error instanceof Error ? error.message : String(error) });
       }
     };
-    return this.health.check([
-      probe('eventStore', this.store.backend, () => this.store.ping()),
-      probe('viewStore', this.views.backend, () => this.views.ping()),
-      probe('scheduler', this.scheduler.backend, () => this.scheduler.ping()),
-    ]);
+    try {
+      return await this.health.check([
+        probe('eventStore', this.store.backend, () => this.store.ping()),
+        probe('viewStore', this.views.backend, () => this.views.ping()),
+        probe('scheduler', this.scheduler.backend, () => this.scheduler.ping()),
+      ]);
+    } catch (error) {
+      // Terminus throws its whole report when a part is down: it is the answer, with its 503
+      // (the error filter would have put a bare internal error in its place).
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      void reply.status(503);
+      return error.getResponse();
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { Scheduler } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago } from '../../support/catalogue-fixtures';
 
@@ -157,6 +158,21 @@ describe('authentication and the wire', () => {
       status: 'ok',
       info: { eventStore: { status: 'up', backend: 'sqlite' }, viewStore: { status: 'up', backend: 'in-process' }, scheduler: { status: 'up', backend: 'in-process' } },
     });
+  });
+
+  it('answers 503 naming the part that is down, and why', async () => {
+    const ping = jest.spyOn(api.get(Scheduler), 'ping').mockRejectedValue(new Error('redis is not reachable'));
+    try {
+      const reply = await api.call('GET', '/health');
+      expect(reply.status).toBe(503);
+      expect(reply.body).toMatchObject({
+        status: 'error',
+        info: { eventStore: { status: 'up' }, viewStore: { status: 'up' } },
+        error: { scheduler: { status: 'down', backend: 'in-process', message: 'redis is not reachable' } },
+      });
+    } finally {
+      ping.mockRestore();
+    }
   });
 
   it('gives every response a request id, keeping a sane one the caller sent', async () => {
