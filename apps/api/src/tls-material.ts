@@ -20,7 +20,7 @@ export async function tlsMaterial(config: ServiceConfig): Promise<TlsMaterial> {
   const certFile = join(dir, 'self-signed.crt');
   const keyFile = join(dir, 'self-signed.key');
   if (existsSync(certFile) && existsSync(keyFile)) return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const made = await generate([{ name: 'commonName', value: 'localhost' }], {
     algorithm: 'sha256',
     keySize: 2048,

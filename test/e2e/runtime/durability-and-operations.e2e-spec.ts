@@ -2,7 +2,7 @@ import { DEAL_DETAILS } from '@deals/catalog';
 import { ALL_PROJECTIONS } from '@deals/runtime';
 import { ViewStore } from '@deals/kernel';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, honolulu, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
@@ -124,6 +124,18 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const second = await TestApi.start({ dataDir: folder.path });
       expect(readFileSync(join(folder.path, 'api.pid'), 'utf8').trim()).toBe(String(process.pid));
       await second.stop();
+    } finally {
+      folder.remove();
+    }
+  });
+
+  it('makes a new data folder, its views and TLS folders readable by the service alone (they hold emails and card metadata)', async () => {
+    const folder = tempDir('private');
+    try {
+      const fresh = join(folder.path, 'data');
+      const api = await TestApi.start({ dataDir: fresh });
+      await api.stop();
+      for (const dir of [fresh, join(fresh, 'views'), join(fresh, 'tls')]) expect([dir, statSync(dir).mode & 0o777]).toEqual([dir, 0o700]);
     } finally {
       folder.remove();
     }

@@ -11,7 +11,8 @@ const BUSY_TIMEOUT_MS = 2000;
  * (libraries.md 5.1).
  */
 export function openDurableDatabase(file: string, durability: 'full' | 'normal' = 'full'): Database.Database {
-  mkdirSync(dirname(file), { recursive: true });
+  // A new data folder is the service's own: it holds emails and card metadata (0700, as secrets/ is).
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
   db.pragma('journal_mode = WAL');
   if (durability === 'full') {

@@ -228,7 +228,7 @@ export class MingoViewStore extends ViewStore {
   constructor(dir: string, saveDelays: Partial<SaveDelays> = {}, private readonly checkpointer: WalCheckpointer = viewCheckpointer) {
     super();
     this.saveDelays = { ...DEFAULT_SAVE_DELAYS, ...saveDelays };
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.files = new GenerationFiles(dir);
     this.watcher = setInterval(() => this.followSwitches(), WATCH_MS).unref();
   }
