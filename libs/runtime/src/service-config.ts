@@ -38,11 +38,33 @@ export class ConfigError extends Error {}
 
 const text = (value: string | undefined) => (value === undefined || value.trim() === '' ? null : value.trim());
 
-function integer(name: string, value: string | undefined, fallback: number): number {
-  if (text(value) === null) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(value)}`);
+function integer(name: string, value: string | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  const v = text(value);
+  if (v === null) return fallback;
+  // Decimal digits only: Number() would also read 0x10f0, 1e3 and 0b1.
+  const n = /^\d+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n > max) throw new ConfigError(`${name} must be a whole number${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, got ${JSON.stringify(value)}`);
   return n;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function oneOf(name: string, value: string | undefined, allowed: string[], fallback: string): string {
+  const v = text(value);
+  if (v === null) return fallback;
+  if (!allowed.includes(v)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+  return v;
+}
+
+/** A base URL the service writes into links: http(s), with a host. */
+function baseUrl(name: string, value: string | undefined, fallback: string): string {
+  const v = url(name, value, ['https', 'http']) ?? fallback;
+  try {
+    if (!new URL(v).host) throw new Error('no host');
+  } catch {
+    throw new ConfigError(`${name} must be a URL with a host, got ${JSON.stringify(value)}`);
+  }
+  return v.replace(/\/$/, '');
 }
 
 function flag(name: string, value: string | undefined, fallback: boolean): boolean {
@@ -63,32 +85,35 @@ function url(name: string, value: string | undefined, schemes: string[]): string
 
 /** Reads and checks the configuration; a bad value stops the start with a message naming it. */
 export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
-  const port = integer('PORT', env.PORT, 3000);
+  const port = integer('PORT', env.PORT, 3000, 65_535);
+  const tlsCertFile = text(env.TLS_CERT_FILE);
+  const tlsKeyFile = text(env.TLS_KEY_FILE);
+  if ((tlsCertFile === null) !== (tlsKeyFile === null)) throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE go together: give both, or neither for the self-signed certificate');
   const eventStoreUrl = url('EVENTSTORE_URL', env.EVENTSTORE_URL, ['esdb', 'esdb+discover']);
   const mongoUrl = url('MONGO_URL', env.MONGO_URL, ['mongodb', 'mongodb+srv']);
   const distributed = mongoUrl !== null;
-  const siteBaseUrl = (text(env.SITE_BASE_URL) ?? 'https://deals.example.com').replace(/\/$/, '');
+  const siteBaseUrl = baseUrl('SITE_BASE_URL', env.SITE_BASE_URL, 'https://deals.example.com');
   return {
     dataDir: resolve(text(env.DATA_DIR) ?? './data'),
     port,
     host: text(env.HOST) ?? '0.0.0.0',
-    publicBaseUrl: (text(env.PUBLIC_BASE_URL) ?? `https://localhost:${port}`).replace(/\/$/, ''),
+    publicBaseUrl: baseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL, `https://localhost:${port}`),
     siteBaseUrl,
-    imageBaseUrl: (text(env.IMAGE_BASE_URL) ?? siteBaseUrl).replace(/\/$/, ''),
+    imageBaseUrl: baseUrl('IMAGE_BASE_URL', env.IMAGE_BASE_URL, siteBaseUrl),
     eventStoreUrl,
     mongoUrl,
     mongoDb: text(env.MONGO_DB) ?? 'deals',
     redisUrl: url('REDIS_URL', env.REDIS_URL, ['redis', 'rediss']),
     redisPrefix: text(env.REDIS_PREFIX) ?? 'deals',
     demoData: flag('DEMO_DATA', env.DEMO_DATA, true),
-    tlsCertFile: text(env.TLS_CERT_FILE),
-    tlsKeyFile: text(env.TLS_KEY_FILE),
+    tlsCertFile,
+    tlsKeyFile,
     behindTlsProxy: flag('BEHIND_TLS_PROXY', env.BEHIND_TLS_PROXY, false),
     runProjections: flag('RUN_PROJECTIONS', env.RUN_PROJECTIONS, !distributed),
     readYourWritesTimeoutMs: integer('READ_YOUR_WRITES_TIMEOUT_MS', env.READ_YOUR_WRITES_TIMEOUT_MS, 3000),
     signupCreditCents: integer('SIGNUP_CREDIT_CENTS', env.SIGNUP_CREDIT_CENTS, 500),
     slowCardMs: integer('SLOW_CARD_MS', env.SLOW_CARD_MS, 3000),
-    logLevel: text(env.LOG_LEVEL) ?? 'info',
+    logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),
   };
 }
