@@ -60,6 +60,12 @@ export class CatalogueImport {
     let next = 0;
     /** An unexpected failure: no record is started after it, and it is thrown once those under way are done. */
     let failure: { error: unknown } | null = null;
+    // Records are imported sixteen at a time: two of one id would race, and either could win.
+    const firstOf = new Map<unknown, number>();
+    records.forEach((record, i) => {
+      const id = (record as { id?: unknown } | null)?.id;
+      if (id !== undefined && id !== null && !firstOf.has(id)) firstOf.set(id, i);
+    });
     const worker = async () => {
       while (next < records.length && !failure) {
         const i = next++;
@@ -68,6 +74,13 @@ export class CatalogueImport {
         // A record that is not an object (null, a number, a list) is refused like any bad record.
         if (record === null || typeof record !== 'object' || Array.isArray(record)) {
           outcomes[i] = { id, ok: false, message: 'must be an object', issues: [{ type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' }] };
+          onEach?.();
+          continue;
+        }
+        const first = firstOf.get((record as { id?: unknown }).id);
+        if (first !== undefined && first !== i) {
+          const message = `appears more than once in this file: only its first record (#${first + 1}) is imported`;
+          outcomes[i] = { id, ok: false, message, issues: [{ type: 'invalid', resource: 'request', field: 'id', message }] };
           onEach?.();
           continue;
         }

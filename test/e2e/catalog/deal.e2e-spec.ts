@@ -163,6 +163,15 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
     for (const { id } of good) expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ num_left: 4 });
   });
 
+  it('imports the first of two records with one id in a file and refuses the second, instead of letting them race', async () => {
+    const report = await api.importDeals([{ ...spaDay, id: 'chicago-spa-twice', quantity: 5 }, { ...spaDay, id: 'chicago-spa-twice', quantity: 9, current_price: 1 }]);
+    expect(report.outcomes).toEqual([
+      { id: 'chicago-spa-twice', ok: true },
+      { id: 'chicago-spa-twice', ok: false, message: expect.stringContaining('appears more than once'), issues: [expect.objectContaining({ field: 'id' })] },
+    ]);
+    expect((await api.call('GET', '/deals/chicago-spa-twice', { apiKey })).body.deal).toMatchObject({ num_left: 5, current_price: spaDay.current_price });
+  });
+
   it('refuses, writing nothing of the record, a quantity below the units sold and held: held units would sell past it when claimed', async () => {
     expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 10, max_per_user: undefined }])).outcomes[0].ok).toBe(true);
     const reservation = (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-held', num_bought: 8 } })).body.purchase.id;
