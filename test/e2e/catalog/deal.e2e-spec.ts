@@ -163,6 +163,19 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
     for (const { id } of good) expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ num_left: 4 });
   });
 
+  it('refuses oversized records: a title past 500 characters, other texts past 20,000, a stock past a billion', async () => {
+    const report = await api.importDeals([
+      { ...spaDay, id: 'chicago-spa-long-title', title: 'x'.repeat(501) },
+      { ...spaDay, id: 'chicago-spa-long-print', fine_print: 'x'.repeat(20_001) },
+      { ...spaDay, id: 'chicago-spa-huge-stock', quantity: 1_000_000_001 },
+    ]);
+    expect(report.outcomes.map((o) => [o.id, o.ok, o.issues?.map((i) => `${i.field}: ${i.message}`)])).toEqual([
+      ['chicago-spa-long-title', false, ['title: must be at most 500 characters']],
+      ['chicago-spa-long-print', false, ['fine_print: must be at most 20,000 characters']],
+      ['chicago-spa-huge-stock', false, ['quantity: must be at most 1,000,000,000']],
+    ]);
+  });
+
   it('imports the first of two records with one id in a file and refuses the second, instead of letting them race', async () => {
     const report = await api.importDeals([{ ...spaDay, id: 'chicago-spa-twice', quantity: 5 }, { ...spaDay, id: 'chicago-spa-twice', quantity: 9, current_price: 1 }]);
     expect(report.outcomes).toEqual([

@@ -61,6 +61,9 @@ describe('data survives restarts, and the operator CLI works beside the running 
       expect(cliPartner).toEqual({
         partner_id: expect.any(String), name: 'From the CLI', role: 'partner', api_key: expect.stringMatching(/^dk_/), username: expect.stringMatching(/^from-the-cli-/), password: expect.any(String),
       });
+      // A name with control characters (an escape sequence would drive the operator's terminal) is refused.
+      const escaped = await runCli(dir.path, ['partners:create', '--name', 'Evil\u001b[2J', '--json']);
+      expect([escaped.code, escaped.stderr]).toEqual([1, expect.stringContaining('must be at most 200 characters, without control characters')]);
       const seen = await eventually(() => api.call('GET', '/api/v1/regions', { apiKey: cliPartner.api_key }), (r) => r.status === 200);
       expect(seen.value.status).toBe(200);
       expect(seen.elapsed).toBeLessThan(1000);

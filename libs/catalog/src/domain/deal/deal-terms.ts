@@ -85,6 +85,9 @@ const TEXT_FIELDS = [
   'instructions', 'image_url', 'merchant_name', 'merchant_id', 'supplier_id', 'vendor_id', 'marketplace_slug', 'robotitle', 'offer_construct',
 ] as const;
 export const SLUG = /^[a-z0-9][a-z0-9_-]{0,127}$/;
+/** A deal's title is shown in every list; its other texts (fine print, instructions) on its page. */
+const MAX_TITLE = 500;
+const MAX_TEXT = 20_000;
 const isInstant = (value: unknown) => typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value));
 
 /** Checks deal terms as the catalogue accepts them; returns every problem, not just the first. */
@@ -109,7 +112,13 @@ export function validateDealTerms(terms: Partial<DealTerms>): ValidationIssue[] 
     const v = record[field];
     if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 0)) fail(field, 'must be a whole number, not negative');
   }
-  for (const field of TEXT_FIELDS) if (record[field] !== undefined && typeof record[field] !== 'string') fail(field, 'must be text');
+  for (const field of TEXT_FIELDS) {
+    const v = record[field];
+    if (v === undefined) continue;
+    if (typeof v !== 'string') fail(field, 'must be text');
+    else if (v.length > MAX_TEXT) fail(field, `must be at most ${MAX_TEXT.toLocaleString('en-US')} characters`);
+  }
+  if (typeof terms.title === 'string' && terms.title.length > MAX_TITLE) fail('title', `must be at most ${MAX_TITLE} characters`);
   for (const field of ['start_at', 'end_at'] as const) if (!isInstant(terms[field])) fail(field, 'must be an ISO 8601 instant', terms[field] === undefined ? 'missing_field' : 'invalid');
   if (terms.expires_at !== undefined && !isInstant(terms.expires_at)) fail('expires_at', 'must be an ISO 8601 instant');
   if (isInstant(terms.start_at) && isInstant(terms.end_at) && Date.parse(terms.end_at!) <= Date.parse(terms.start_at!)) {

@@ -151,8 +151,13 @@ function close(inventory: Inventory, holdId: string, as: ClosedHold): Inventory 
  * so that a catalogue import can refuse a whole record before writing any of it.
  */
 export function stockTotalIssues(total: unknown): ValidationIssue[] {
-  return Number.isSafeInteger(total) && (total as number) >= 0 ? [] : [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }];
+  if (!(Number.isSafeInteger(total) && (total as number) >= 0)) return [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }];
+  if ((total as number) > MAX_STOCK) return [{ type: 'invalid', resource: 'deal', field: 'quantity', message: `must be at most ${MAX_STOCK.toLocaleString('en-US')}` }];
+  return [];
 }
+
+/** The most units a deal is stocked with: past this a count is a mistake, not a deal. */
+export const MAX_STOCK = 1_000_000_000;
 
 const issue = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field, message }]);
 
