@@ -271,3 +271,19 @@ export async function loadAggregate<S, E extends DomainEvent>(
     revision: history.length ? history[history.length - 1].revision : null,
   };
 }
+
+/**
+ * Reads and folds a stream as `handleCommand` does: from its cached fold on, reading only the
+ * events after it, and leaving the result cached. For long streams read at start (a hot deal's
+ * inventory, read by recovery and again to re-arm its holds' jobs): the stream is folded once,
+ * and its first command after the start reads only what came since.
+ */
+export async function loadCachedAggregate<S, E extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<S, never, E>,
+): Promise<{ state: S; revision: StreamRevision | null }> {
+  const { state, revision } = await current(store, streamId, decider, { cache: false, fresh: false });
+  if (revision !== null) remember(store, streamId, { decider, state, revision });
+  return { state, revision };
+}

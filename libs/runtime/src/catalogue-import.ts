@@ -61,26 +61,28 @@ export class CatalogueImport {
     /** An unexpected failure: no record is started after it, and it is thrown once those under way are done. */
     let failure: { error: unknown } | null = null;
     // Records are imported sixteen at a time: two of one id would race, and either could win.
+    const idOf = (i: number): unknown => (records[i] as { id?: unknown } | null)?.id;
     const firstOf = new Map<unknown, number>();
-    records.forEach((record, i) => {
-      const id = (record as { id?: unknown } | null)?.id;
+    records.forEach((_, i) => {
+      const id = idOf(i);
       if (id !== undefined && id !== null && !firstOf.has(id)) firstOf.set(id, i);
     });
+    /** Why the record at `i` is refused before it is imported, if it is. */
+    const refusal = (i: number): ValidationIssue | null => {
+      const record = records[i] as unknown;
+      // A record that is not an object (null, a number, a list) is refused like any bad record.
+      if (record === null || typeof record !== 'object' || Array.isArray(record)) return { type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' };
+      const first = firstOf.get(idOf(i));
+      if (first === undefined || first === i) return null;
+      return { type: 'invalid', resource: 'request', field: 'id', message: `appears more than once in this file: only its first record (#${first + 1}) is imported` };
+    };
     const worker = async () => {
       while (next < records.length && !failure) {
         const i = next++;
-        const record = records[i] as unknown;
-        const id = String((record as { id?: unknown } | null)?.id ?? `#${i + 1}`);
-        // A record that is not an object (null, a number, a list) is refused like any bad record.
-        if (record === null || typeof record !== 'object' || Array.isArray(record)) {
-          outcomes[i] = { id, ok: false, message: 'must be an object', issues: [{ type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' }] };
-          onEach?.();
-          continue;
-        }
-        const first = firstOf.get((record as { id?: unknown }).id);
-        if (first !== undefined && first !== i) {
-          const message = `appears more than once in this file: only its first record (#${first + 1}) is imported`;
-          outcomes[i] = { id, ok: false, message, issues: [{ type: 'invalid', resource: 'request', field: 'id', message }] };
+        const id = String(idOf(i) ?? `#${i + 1}`);
+        const refused = refusal(i);
+        if (refused) {
+          outcomes[i] = { id, ok: false, message: refused.message, issues: [refused] };
           onEach?.();
           continue;
         }

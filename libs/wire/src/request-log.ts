@@ -127,5 +127,5 @@ export class ServiceLogLines implements LoggerService {
  * part too long): Fastify's completion line never comes for those.
  */
 export function logRefusedBeforeRouting(request: FastifyRequest, statusCode: number): void {
-  request.log.info({ ...requestLine(request, statusCode) }, 'request refused before routing');
+  request.log.info(requestLine(request, statusCode), 'request refused before routing');
 }

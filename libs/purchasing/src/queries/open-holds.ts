@@ -1,5 +1,5 @@
 import { CatalogQueries } from '@deals/catalog';
-import { EventStore, loadAggregate } from '@deals/kernel';
+import { EventStore, loadCachedAggregate } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { inventoryStream } from '../domain/inventory/inventory.events';
@@ -14,7 +14,8 @@ export interface OpenHold {
 /**
  * Every hold the inventories hold open, lapsed ones too until their release is recorded: what a
  * starting process re-arms release jobs for and checks for owners. The deal view names the deals
- * with units held; each of their inventories is read from the log. Bounded by the holds of the
+ * with units held; each of their inventories is read from the log (once a start: the fold is
+ * cached for the next reader and the deal's next command). Bounded by the holds of the
  * last five minutes and those whose release was never recorded, not by the history.
  */
 @Injectable()
@@ -24,7 +25,7 @@ export class OpenHolds {
   async list(): Promise<OpenHold[]> {
     const open: OpenHold[] = [];
     for (const dealId of await this.catalog.dealsWithOpenHolds()) {
-      const { state } = await loadAggregate(this.store, inventoryStream(dealId), inventoryDecider);
+      const { state } = await loadCachedAggregate(this.store, inventoryStream(dealId), inventoryDecider);
       state.holds.forEach((hold, holdId) => void open.push({ dealId, holdId, expiresAt: hold.expiresAt }));
     }
     return open;

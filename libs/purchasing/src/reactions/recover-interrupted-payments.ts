@@ -1,4 +1,4 @@
-import { CannotFulfil, CommandCaller, EventStore, handleCommand, loadAggregate, OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
+import { CannotFulfil, CommandCaller, EventStore, handleCommand, loadAggregate, loadCachedAggregate, OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/coupon-issuer';
@@ -117,7 +117,7 @@ export class RecoverInterruptedPayments {
     const inventoryOf = async (dealId: string) => {
       let inventory = inventories.get(dealId);
       if (!inventory) {
-        inventory = (await loadAggregate(this.store, inventoryStream(dealId), inventoryDecider)).state;
+        inventory = (await loadCachedAggregate(this.store, inventoryStream(dealId), inventoryDecider)).state;
         inventories.set(dealId, inventory);
       }
       return inventory;
