@@ -111,17 +111,29 @@ async function usersPhase(session: Session): Promise<{ rows: BenchRow[]; userIds
   const path = usersPath(session);
   const probe = await httpsPostJson(origin + path, tls.cert, { email: `probe-${session.runTag}@bench.test`, first_name: 'Probe' });
   const probeId = probe.status === 200 ? (JSON.parse(probe.body.toString('utf8')) as { user_id?: unknown }).user_id : undefined;
-  if (typeof probeId !== 'string') throw new Error(`POST /users: expected 200 with a user_id, got ${probe.status} ${probe.body.toString('utf8').slice(0, 300)}`);
+  if (typeof probeId !== 'string')
+    throw new Error(`POST /users: expected 200 with a user_id, got ${probe.status} ${probe.body.toString('utf8').slice(0, 300)}`);
   const bare = await startBarePostRoute(tls, '/users', probe.body);
   try {
     const fromBare = await httpsPostJson(bare.origin + path, tls.cert, { email: 'x@bench.test' });
-    if (fromBare.status !== 200 || !fromBare.body.equals(probe.body)) throw new Error(`bare POST route answered ${fromBare.status} with ${fromBare.body.length} B`);
+    if (fromBare.status !== 200 || !fromBare.body.equals(probe.body))
+      throw new Error(`bare POST route answered ${fromBare.status} with ${fromBare.body.length} B`);
     const origins: Record<Target, string> = { api: origin, bare: bare.origin };
     const measured = await alternateRounds(options, (target, durationSec) =>
-      runLoad({ origin: origins[target], paths: [path], connections: options.connections, ca: tls.cert, durationSec, post: userPost(session) }),
+      runLoad({
+        origin: origins[target],
+        paths: [path],
+        connections: options.connections,
+        ca: tls.cert,
+        durationSec,
+        post: userPost(session),
+      }),
     );
     const { api, bare: bareSummary } = measured;
-    if (api.ok === 0 || bareSummary.ok === 0) throw new Error(`POST /users: no 2xx (API non-2xx ${api.non2xx}, errors ${api.errors}; bare non-2xx ${bareSummary.non2xx}, errors ${bareSummary.errors})`);
+    if (api.ok === 0 || bareSummary.ok === 0)
+      throw new Error(
+        `POST /users: no 2xx (API non-2xx ${api.non2xx}, errors ${api.errors}; bare non-2xx ${bareSummary.non2xx}, errors ${bareSummary.errors})`,
+      );
     const apiRuns = measured.runs.api;
     const userIds = apiRuns.flatMap((r) => r.collected);
     const distinct = new Set(userIds).size;
@@ -135,12 +147,22 @@ async function usersPhase(session: Session): Promise<{ rows: BenchRow[]; userIds
       loadCounts('  bare', bareSummary, measured.cpu.bare),
       `  users made by the API over warm-up and measured runs: ${userIds.length} answers with a user_id, ${distinct} distinct` +
         `${distinct !== userIds.length ? ' (DUPLICATE user_ids!)' : ''}; non-2xx, errors, timeouts or 2xx without user_id over every run of both targets: ${failures(allRuns)}` +
-        `${failures(allRuns) ? ` (0 expected; e.g. ${apiRuns.flatMap((r) => r.failureSamples).slice(0, 2).join(' | ')})` : ' (0 expected)'}`,
+        `${
+          failures(allRuns)
+            ? ` (0 expected; e.g. ${apiRuns
+                .flatMap((r) => r.failureSamples)
+                .slice(0, 2)
+                .join(' | ')})`
+            : ' (0 expected)'
+        }`,
     ];
     return {
       userIds: [...new Set(userIds)],
       rows: [
-        row('POST /users (API) users/s', api.okPerSec, 'users/s', 'bare Fastify 5 HTTPS POST route', bareSummary.okPerSec, { limitUnit: 'req/s', notes }),
+        row('POST /users (API) users/s', api.okPerSec, 'users/s', 'bare Fastify 5 HTTPS POST route', bareSummary.okPerSec, {
+          limitUnit: 'req/s',
+          notes,
+        }),
         row('POST /users (API) p99 latency', api.p99Ms, 'ms', 'bare POST route p99 (ratio: lower is better)', bareSummary.p99Ms),
       ],
     };
@@ -156,7 +178,14 @@ export const cardsPath = (session: Session) => `/credit_cards?api_key=${encodeUR
 
 /** The body of `POST /credit_cards` for a user: the test number, a valid expiry, a zip code. */
 export function cardBody(userId: string) {
-  return { user_id: userId, number: CARD_NUMBER, verification_value: '123', month: 12, year: new Date().getUTCFullYear() + 5, zip_code: '60601' };
+  return {
+    user_id: userId,
+    number: CARD_NUMBER,
+    verification_value: '123',
+    month: 12,
+    year: new Date().getUTCFullYear() + 5,
+    zip_code: '60601',
+  };
 }
 
 async function cardsPhase(session: Session, madeUsers: string[]): Promise<BenchRow[]> {
@@ -171,17 +200,30 @@ async function cardsPhase(session: Session, madeUsers: string[]): Promise<BenchR
   let toppedUp = 0;
   let reused = 0;
   const probe = await httpsPostJson(origin + path, tls.cert, card(users[next++]));
-  if (probe.status !== 200 || typeof (JSON.parse(probe.body.toString('utf8')) as { credit_card_id?: unknown }).credit_card_id !== 'string') {
-    throw new Error(`POST /credit_cards: expected 200 with a credit_card_id, got ${probe.status} ${probe.body.toString('utf8').slice(0, 300)}`);
+  if (
+    probe.status !== 200 ||
+    typeof (JSON.parse(probe.body.toString('utf8')) as { credit_card_id?: unknown }).credit_card_id !== 'string'
+  ) {
+    throw new Error(
+      `POST /credit_cards: expected 200 with a credit_card_id, got ${probe.status} ${probe.body.toString('utf8').slice(0, 300)}`,
+    );
   }
   let cardRate = CARD_RATE_GUESS;
   const ensureUsers = async (durationSec: number) => {
     const wanted = Math.ceil(options.connections + durationSec * cardRate * USER_MARGIN);
     while (users.length - next < wanted) {
-      const run = await runLoad({ origin, paths: [usersPath(session)], connections: options.connections, ca: tls.cert, durationSec: TOP_UP_SEC, post: userPost(session) });
+      const run = await runLoad({
+        origin,
+        paths: [usersPath(session)],
+        connections: options.connections,
+        ca: tls.cert,
+        durationSec: TOP_UP_SEC,
+        post: userPost(session),
+      });
       users.push(...run.collected);
       toppedUp += run.collected.length;
-      if (run.collected.length === 0) throw new Error(`POST /users made no user to hold cards (non-2xx ${run.non2xx}, errors ${run.errors})`);
+      if (run.collected.length === 0)
+        throw new Error(`POST /users made no user to hold cards (non-2xx ${run.non2xx}, errors ${run.errors})`);
     }
   };
 
@@ -191,7 +233,14 @@ async function cardsPhase(session: Session, madeUsers: string[]): Promise<BenchR
     if (target === 'bare') return hashLoad(pepper, options.connections, durationSec);
     await ensureUsers(durationSec);
     const items = users.slice(next);
-    const run = await runLoad({ origin, paths: [path], connections: options.connections, ca: tls.cert, durationSec, post: { template, items, expectField: 'credit_card_id' } });
+    const run = await runLoad({
+      origin,
+      paths: [path],
+      connections: options.connections,
+      ca: tls.cert,
+      durationSec,
+      post: { template, items, expectField: 'credit_card_id' },
+    });
     next += Math.min(run.built, items.length);
     reused += Math.max(0, run.built - items.length);
     cardIds.push(...run.collected);
@@ -204,9 +253,12 @@ async function cardsPhase(session: Session, madeUsers: string[]): Promise<BenchR
     return run;
   });
   const { api, bare } = measured;
-  if (api.ok === 0) throw new Error(`POST /credit_cards: no 2xx (non-2xx ${api.non2xx}, errors ${api.errors}; e.g. ${api.failureSamples.join(' | ')})`);
+  if (api.ok === 0)
+    throw new Error(`POST /credit_cards: no 2xx (non-2xx ${api.non2xx}, errors ${api.errors}; e.g. ${api.failureSamples.join(' | ')})`);
   const failures = measured.runs.api.reduce((s, r) => s + r.non2xx + r.errors + r.timeouts + r.missingField, 0);
-  const threadpool = process.env.UV_THREADPOOL_SIZE ? `UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE}` : 'UV_THREADPOOL_SIZE unset (libuv default: 4 threads)';
+  const threadpool = process.env.UV_THREADPOOL_SIZE
+    ? `UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE}`
+    : 'UV_THREADPOOL_SIZE unset (libuv default: 4 threads)';
   const notes = [
     `POST /credit_cards (API, api_key) against bare scrypt (N=2^14, r=8, p=1, ${FINGERPRINT_BYTES} B, default maxmem: the simulated gateway's card fingerprint) in this process, ` +
       `${options.connections} in flight, on the libuv thread pool (${threadpool}): ${options.connections} connections, pipelining 1, ` +
@@ -221,11 +273,18 @@ async function cardsPhase(session: Session, madeUsers: string[]): Promise<BenchR
       `non-2xx, errors, timeouts or 2xx without credit_card_id: ${failures}${failures ? ` (0 expected; e.g. ${api.failureSamples.slice(0, 2).join(' | ')})` : ' (0 expected)'}`,
   ];
   return [
-    row('POST /credit_cards (API) stores/s', api.okPerSec, 'cards/s', `bare scrypt N=2^14 in this process, ${options.connections} in flight`, bare.okPerSec, {
-      limitUnit: 'hashes/s',
-      aim: { min: CARDS_AIM },
-      notes,
-    }),
+    row(
+      'POST /credit_cards (API) stores/s',
+      api.okPerSec,
+      'cards/s',
+      `bare scrypt N=2^14 in this process, ${options.connections} in flight`,
+      bare.okPerSec,
+      {
+        limitUnit: 'hashes/s',
+        aim: { min: CARDS_AIM },
+        notes,
+      },
+    ),
     row('POST /credit_cards (API) p99 latency', api.p99Ms, 'ms', 'bare scrypt p99 at same in-flight (ratio: lower is better)', bare.p99Ms),
   ];
 }
@@ -271,8 +330,21 @@ export function hashLoad(pepper: Buffer, inFlight: number, durationSec: number):
     const finish = () => {
       if (failed) return reject(failed);
       resolve({
-        durationSec, total: count, ok: count, non2xx: 0, errors: 0, timeouts: 0, bytes: 0, autocannonP99Ms: Number.NaN,
-        latenciesMs: latencies.slice(0, count), cpuMicros: 0, busyCores: 0, built: count, collected: [], missingField: 0, failureSamples: [],
+        durationSec,
+        total: count,
+        ok: count,
+        non2xx: 0,
+        errors: 0,
+        timeouts: 0,
+        bytes: 0,
+        autocannonP99Ms: Number.NaN,
+        latenciesMs: latencies.slice(0, count),
+        cpuMicros: 0,
+        busyCores: 0,
+        built: count,
+        collected: [],
+        missingField: 0,
+        failureSamples: [],
       });
     };
     const launch = () => {

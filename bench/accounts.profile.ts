@@ -92,7 +92,8 @@ function split(used: ThreadTimes, pool: Set<number>, wallMs: number): CpuSplit {
   return { main: main / wallMs, pool: inPool / wallMs, other: other / wallMs };
 }
 
-const cores = (c: CpuSplit) => `main thread ${c.main.toFixed(2)}, thread pool ${c.pool.toFixed(2)}, other threads of the process ${c.other.toFixed(2)} cores`;
+const cores = (c: CpuSplit) =>
+  `main thread ${c.main.toFixed(2)}, thread pool ${c.pool.toFixed(2)}, other threads of the process ${c.other.toFixed(2)} cores`;
 
 // ---------------------------------------------------------------------------------------------
 // Instrumentation
@@ -196,7 +197,11 @@ function place(url: string, line: number, column: number): string {
 }
 
 interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; children?: number[] }>;
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+    children?: number[];
+  }>;
   samples: number[];
   timeDeltas: number[];
 }
@@ -224,14 +229,25 @@ function describeProfile(profile: CpuProfile): string[] {
     if (!url && !/^\(.*\)$/.test(functionName)) {
       // Native code is only telling beside the JavaScript that called it (two callers up).
       const callers: string[] = [];
-      for (let at = parent.get(id); at !== undefined && callers.length < 2; at = parent.get(at)) if (byId.get(at)!.callFrame.url) callers.push(jsName(at));
+      for (let at = parent.get(id); at !== undefined && callers.length < 2; at = parent.get(at))
+        if (byId.get(at)!.callFrame.url) callers.push(jsName(at));
       const k = `${functionName}  ←  ${callers.join('  ←  ') || '(no JavaScript caller)'}`;
       nativeByCaller.set(k, (nativeByCaller.get(k) ?? 0) + dt);
     }
   });
   const top = (m: Map<string, number>, n: number) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `    ${(v / 1000).toFixed(0).padStart(6)} ms ${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`);
-  return [`  main thread sampled ${(total / 1000).toFixed(0)} ms; self time by file or package:`, ...top(byOwner, 15), '  top functions by self time:', ...top(byFunction, 15), '  native self time by the JavaScript that called it:', ...top(nativeByCaller, 10)];
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `    ${(v / 1000).toFixed(0).padStart(6)} ms ${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`);
+  return [
+    `  main thread sampled ${(total / 1000).toFixed(0)} ms; self time by file or package:`,
+    ...top(byOwner, 15),
+    '  top functions by self time:',
+    ...top(byFunction, 15),
+    '  native self time by the JavaScript that called it:',
+    ...top(nativeByCaller, 10),
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,18 +257,33 @@ async function main(): Promise<void> {
   const out = resolve(argument('out', '.'));
   mkdirSync(out, { recursive: true });
   const options: BenchOptions = {
-    quick: false, httpDurationSec: seconds, httpRounds: 1, httpWarmupSec: WARM_UP_SEC, connections: CONNECTIONS,
-    appends: 0, appendClients: 0, rawCommitSec: 0,
+    quick: false,
+    httpDurationSec: seconds,
+    httpRounds: 1,
+    httpWarmupSec: WARM_UP_SEC,
+    connections: CONNECTIONS,
+    appends: 0,
+    appendClients: 0,
+    rawCommitSec: 0,
   };
   await withTempDir('accounts-profile', async (dataDir) => {
     const session = await startAccountsApi(dataDir, options);
     const host = session.api.app.get(ProjectionHost);
     try {
-      console.log(`UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 'unset (4)'}; ${CONNECTIONS} connections / in flight; ${seconds} s per measured run after ${WARM_UP_SEC} s warm-up`);
+      console.log(
+        `UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 'unset (4)'}; ${CONNECTIONS} connections / in flight; ${seconds} s per measured run after ${WARM_UP_SEC} s warm-up`,
+      );
       const users: string[] = [];
       const wanted = (3 * seconds + 2 * WARM_UP_SEC) * 80 + 200;
       while (users.length < wanted) {
-        const run = await runLoad({ origin: session.origin, paths: [usersPath(session)], connections: CONNECTIONS, ca: session.tls.cert, durationSec: 2, post: userPost(session) });
+        const run = await runLoad({
+          origin: session.origin,
+          paths: [usersPath(session)],
+          connections: CONNECTIONS,
+          ca: session.tls.cert,
+          durationSec: 2,
+          post: userPost(session),
+        });
         users.push(...run.collected);
       }
       await host.waitForAll();
@@ -268,17 +299,30 @@ async function main(): Promise<void> {
       const wall = performance.now() - started;
       const bareUsed = delta(before, threadTimes());
       const poolSize = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
-      const pool = new Set([...bareUsed].sort((a, b) => b[1] - a[1]).slice(0, poolSize).map(([tid]) => tid));
+      const pool = new Set(
+        [...bareUsed]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, poolSize)
+          .map(([tid]) => tid),
+      );
       const bareCpu = split(bareUsed, pool, wall);
-      console.log(`\n=== bare scrypt, ${CONNECTIONS} in flight: ${bare.okPerSec.toFixed(1)} hashes/s, p50 ${bare.p50Ms.toFixed(0)} ms, p99 ${bare.p99Ms.toFixed(0)} ms`);
-      console.log(`  CPU: ${cores(bareCpu)}; ${(1000 * bareCpu.pool / bare.okPerSec).toFixed(1)} ms of pool CPU a hash; ${describeInterference(meter(0))}`);
+      console.log(
+        `\n=== bare scrypt, ${CONNECTIONS} in flight: ${bare.okPerSec.toFixed(1)} hashes/s, p50 ${bare.p50Ms.toFixed(0)} ms, p99 ${bare.p99Ms.toFixed(0)} ms`,
+      );
+      console.log(
+        `  CPU: ${cores(bareCpu)}; ${((1000 * bareCpu.pool) / bare.okPerSec).toFixed(1)} ms of pool CPU a hash; ${describeInterference(meter(0))}`,
+      );
 
       // 2. users, then card stores, instrumented.
       let next = 0;
       const cardRun = async (durationSec: number): Promise<LoadRun> => {
         const items = users.slice(next);
         const run = await runLoad({
-          origin: session.origin, paths: [cardsPath(session)], connections: CONNECTIONS, ca: session.tls.cert, durationSec,
+          origin: session.origin,
+          paths: [cardsPath(session)],
+          connections: CONNECTIONS,
+          ca: session.tls.cert,
+          durationSec,
           post: { template: JSON.stringify(cardBody('{item}')), items, expectField: 'credit_card_id' },
         });
         next += Math.min(run.built, items.length);
@@ -286,7 +330,14 @@ async function main(): Promise<void> {
         return run;
       };
       const userRun = (durationSec: number) =>
-        runLoad({ origin: session.origin, paths: [usersPath(session)], connections: CONNECTIONS, ca: session.tls.cert, durationSec, post: userPost(session) });
+        runLoad({
+          origin: session.origin,
+          paths: [usersPath(session)],
+          connections: CONNECTIONS,
+          ca: session.tls.cert,
+          durationSec,
+          post: userPost(session),
+        });
       /** The requests cut off at the end of a run still finish (cards: their fingerprints): let them, and the views, finish. */
       const drain = async () => {
         await threadPoolIdle();
@@ -319,7 +370,9 @@ async function main(): Promise<void> {
           `\n=== ${title}, ${CONNECTIONS} connections: ${r.okPerSec.toFixed(1)} 2xx/s${against ? ` (${(r.okPerSec / against.perSec).toFixed(2)} of ${against.label})` : ''}, ` +
             `p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms; non-2xx ${r.non2xx}, errors ${r.errors}`,
         );
-        console.log(`  CPU over the run (${(wall / 1000).toFixed(1)} s, load generator start-up included): ${cores(cpu)}; load generator ${r.loadGeneratorCores.toFixed(2)}; ${describeInterference(use)}`);
+        console.log(
+          `  CPU over the run (${(wall / 1000).toFixed(1)} s, load generator start-up included): ${cores(cpu)}; load generator ${r.loadGeneratorCores.toFixed(2)}; ${describeInterference(use)}`,
+        );
         console.log(
           `  main thread: ${((1000 * cpu.main) / r.okPerSec).toFixed(2)} ms CPU a request; event loop utilisation ${(100 * loop.utilization).toFixed(0)} %; ` +
             `loop delay p50 ${(delay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`,
@@ -348,14 +401,19 @@ async function main(): Promise<void> {
         try {
           await inspector.post('Profiler.enable');
           await inspector.post('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_MICROS });
-          for (const [name, title, run] of [['users', 'POST /users', userRun], ['cards', 'POST /credit_cards', cardRun]] as const) {
+          for (const [name, title, run] of [
+            ['users', 'POST /users', userRun],
+            ['cards', 'POST /credit_cards', cardRun],
+          ] as const) {
             await inspector.post('Profiler.start');
             const profiled = summarize([await run(seconds)]);
             const { profile } = (await inspector.post('Profiler.stop')) as unknown as { profile: CpuProfile };
             await drain();
             const file = join(out, `accounts-${name}.cpuprofile`);
             writeFileSync(file, JSON.stringify(profile));
-            console.log(`\n=== ${title} under the V8 profiler (every ${SAMPLING_INTERVAL_MICROS} µs): ${profiled.okPerSec.toFixed(1)} 2xx/s; profile in ${file}`);
+            console.log(
+              `\n=== ${title} under the V8 profiler (every ${SAMPLING_INTERVAL_MICROS} µs): ${profiled.okPerSec.toFixed(1)} 2xx/s; profile in ${file}`,
+            );
             for (const line of describeProfile(profile)) console.log(line);
           }
         } finally {

@@ -68,14 +68,31 @@ export async function discoveryBench(options: BenchOptions): Promise<BenchRow[]>
       const rows: BenchRow[] = [];
       for (const target of discoveryTargets(partner, count)) {
         const bodies = await fetchBodies(origin, target, tls.cert);
-        const { api: r, bare, notes } = await measureAgainstBare({ options, tls, apiOrigin: origin, bodies, headers: target.headers, label: target.label, rotation: target.rotation });
-        if (bare.p99Ms > P99_AIM_MS) notes.push(`  (the bare route's own p99 is above ${P99_AIM_MS} ms here: with these bodies the p99 aim is out of reach on this machine)`);
+        const {
+          api: r,
+          bare,
+          notes,
+        } = await measureAgainstBare({
+          options,
+          tls,
+          apiOrigin: origin,
+          bodies,
+          headers: target.headers,
+          label: target.label,
+          rotation: target.rotation,
+        });
+        if (bare.p99Ms > P99_AIM_MS)
+          notes.push(
+            `  (the bare route's own p99 is above ${P99_AIM_MS} ms here: with these bodies the p99 aim is out of reach on this machine)`,
+          );
         rows.push(
           row(`${target.name} (API) req/s`, r.okPerSec, 'req/s', 'bare Fastify 5 HTTPS route', bare.okPerSec, {
             aim: { min: REQS_AIM },
             notes: rows.length === 0 ? [importNote, ...notes] : notes,
           }),
-          row(`${target.name} (API) p99 latency`, r.p99Ms, 'ms', 'bare route p99 (ratio: lower is better)', bare.p99Ms, { aim: { absoluteMax: P99_AIM_MS } }),
+          row(`${target.name} (API) p99 latency`, r.p99Ms, 'ms', 'bare route p99 (ratio: lower is better)', bare.p99Ms, {
+            aim: { absoluteMax: P99_AIM_MS },
+          }),
         );
       }
       return rows;
@@ -104,13 +121,19 @@ export interface DiscoveryTarget {
 export function discoveryTargets(partner: IssuedCredentials, count: number): DiscoveryTarget[] {
   const catalogue = `${count.toLocaleString('en-US')}-deal catalogue`;
   const basic = { authorization: `Basic ${Buffer.from(`${partner.username}:${partner.password}`).toString('base64')}` };
-  const regionIds = demoRegions().filter((r) => r.active).slice(0, REGION_COUNT).map((r) => r.id);
+  const regionIds = demoRegions()
+    .filter((r) => r.active)
+    .slice(0, REGION_COUNT)
+    .map((r) => r.id);
   return [
     {
       name: 'GET /api/v3/deals',
       label: `GET /api/v3/deals (${catalogue}, basic auth)`,
       rotation: `${V3_QUERIES.length} queries (10 fields, category + price + sold_out filters, sort ${V3_SORT}, per_page=${PER_PAGE}, pages 1–3)`,
-      paths: V3_QUERIES.map(({ filter, page }) => `/api/v3/deals?${new URLSearchParams({ fields: V3_FIELDS, filter, sort: V3_SORT, page: String(page), per_page: String(PER_PAGE) })}`),
+      paths: V3_QUERIES.map(
+        ({ filter, page }) =>
+          `/api/v3/deals?${new URLSearchParams({ fields: V3_FIELDS, filter, sort: V3_SORT, page: String(page), per_page: String(PER_PAGE) })}`,
+      ),
       headers: basic,
       accept: (deals) => deals.length === PER_PAGE,
       expected: `${PER_PAGE} deals`,
@@ -119,7 +142,9 @@ export function discoveryTargets(partner: IssuedCredentials, count: number): Dis
       name: 'GET /regions/:region/deals',
       label: `GET /regions/:region/deals (${catalogue}, api_key)`,
       rotation: `${regionIds.length} regions (${regionIds.join(', ')}; default filter, per_page=${PER_PAGE})`,
-      paths: regionIds.map((id) => `/regions/${encodeURIComponent(id)}/deals?api_key=${encodeURIComponent(partner.apiKey)}&per_page=${PER_PAGE}`),
+      paths: regionIds.map(
+        (id) => `/regions/${encodeURIComponent(id)}/deals?api_key=${encodeURIComponent(partner.apiKey)}&per_page=${PER_PAGE}`,
+      ),
       headers: {},
       accept: (deals) => deals.length > 0,
       expected: 'some deals',
@@ -184,7 +209,10 @@ async function viewsCaughtUp(api: RunningApi): Promise<void> {
   for (;;) {
     const behind = (await views.status()).filter((c) => names.has(c.collection) && (c.checkpoint === null || c.checkpoint < head));
     if (behind.length === 0) break;
-    if (Date.now() > deadline) throw new Error(`views still behind ${head} after ${CATCH_UP_TIMEOUT_MS} ms: ${behind.map((c) => `${c.collection} at ${c.checkpoint}`).join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `views still behind ${head} after ${CATCH_UP_TIMEOUT_MS} ms: ${behind.map((c) => `${c.collection} at ${c.checkpoint}`).join(', ')}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, CATCH_UP_POLL_MS));
   }
   await host.waitForAll();

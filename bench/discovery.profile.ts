@@ -60,16 +60,25 @@ async function main(): Promise<void> {
       await session.post('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_MICROS });
       for (const target of discoveryTargets(partner, count)) {
         await fetchBodies(origin, target, tls.cert);
-        const load = (durationSec: number) => runLoad({ origin, paths: target.paths, headers: target.headers, connections: CONNECTIONS, ca: tls.cert, durationSec });
+        const load = (durationSec: number) =>
+          runLoad({ origin, paths: target.paths, headers: target.headers, connections: CONNECTIONS, ca: tls.cert, durationSec });
         await load(WARM_UP_SEC);
         await session.post('Profiler.start');
         const run = await load(seconds);
         const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
-        const file = join(out, `discovery-${target.name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase()}.cpuprofile`);
+        const file = join(
+          out,
+          `discovery-${target.name
+            .replace(/[^a-z0-9]+/gi, '-')
+            .replace(/^-|-$/g, '')
+            .toLowerCase()}.cpuprofile`,
+        );
         writeFileSync(file, JSON.stringify(profile));
         const r = summarize([run]);
         console.log(`\n=== ${target.label}; ${target.rotation}`);
-        console.log(`${CONNECTIONS} connections for ${seconds} s while profiling (sampling every ${SAMPLING_INTERVAL_MICROS} µs): ${r.okPerSec.toFixed(0)} req/s, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms; profile in ${file}`);
+        console.log(
+          `${CONNECTIONS} connections for ${seconds} s while profiling (sampling every ${SAMPLING_INTERVAL_MICROS} µs): ${r.okPerSec.toFixed(0)} req/s, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms; profile in ${file}`,
+        );
         console.log(describe(profile));
       }
     } finally {
@@ -104,7 +113,11 @@ function describe(profile: CpuProfile): string {
   for (const [id, micros] of selfMicros) {
     const node = byId.get(id)!;
     selfByFunction.set(key(node), (selfByFunction.get(key(node)) ?? 0) + micros);
-    const who = node.callFrame.url ? owner(place(node.callFrame).file) : VM_STATES.has(node.callFrame.functionName) ? node.callFrame.functionName : '(native code)';
+    const who = node.callFrame.url
+      ? owner(place(node.callFrame).file)
+      : VM_STATES.has(node.callFrame.functionName)
+        ? node.callFrame.functionName
+        : '(native code)';
     selfByOwner.set(who, (selfByOwner.get(who) ?? 0) + micros);
     if (!node.callFrame.url && !VM_STATES.has(node.callFrame.functionName)) {
       // Native code (builtins, bindings) is only telling beside the JavaScript that called it.

@@ -27,7 +27,15 @@ const arg = (name: string, fallback: string) => process.argv.find((a) => a.start
 /** Purchases a group commit holds on the hot deal (the purchases bench's mean batch was ~14 commands). */
 const PER_COMMIT = 14;
 /** Event data and metadata the size of a stored-card purchase's (bytes of JSON, from a bench run's log). */
-const SIZES: Record<string, number> = { ChargeBegun: 113, PurchaseReserved: 665, UnitsHeld: 206, UnitsSold: 206, PurchasePaid: 311, CouponIssued: 380, ChargeEnded: 81 };
+const SIZES: Record<string, number> = {
+  ChargeBegun: 113,
+  PurchaseReserved: 665,
+  UnitsHeld: 206,
+  UnitsSold: 206,
+  PurchasePaid: 311,
+  CouponIssued: 380,
+  ChargeEnded: 81,
+};
 const METADATA = JSON.stringify({ text: 'm'.repeat(230) });
 
 interface Result {
@@ -45,7 +53,8 @@ function run(dir: string, ids: () => string, options: { prefill: number; purchas
   let n = 0;
   const commit = db.transaction((count: number) => {
     const revisions = new Map<string, unknown>();
-    const add = (streamId: string, type: string) => append({ streamId, events: [[randomUUID(), type, data.get(type)!, METADATA]], expected: 'any' }, revisions);
+    const add = (streamId: string, type: string) =>
+      append({ streamId, events: [[randomUUID(), type, data.get(type)!, METADATA]], expected: 'any' }, revisions);
     for (let i = 0; i < count; i++) {
       const purchase = ids();
       const lock = options.locks ? `charge-lock-${users[n++ % users.length]}` : `purchase-${purchase}`;

@@ -107,7 +107,14 @@ function rawCommits(file: string, options: BenchOptions): { count: number; secon
     const start = performance.now();
     let count = 0;
     while (count < options.appends && performance.now() - start < limitMs) {
-      insert.run(randomUUID(), `raw-${count % options.appendClients}`, Math.floor(count / options.appendClients), sample.type, data, metadata);
+      insert.run(
+        randomUUID(),
+        `raw-${count % options.appendClients}`,
+        Math.floor(count / options.appendClients),
+        sample.type,
+        data,
+        metadata,
+      );
       count++;
     }
     const seconds = (performance.now() - start) / 1000;
@@ -170,7 +177,8 @@ async function fullLogReads(store: SqliteEventStore, file: string, expected: num
       t0 = performance.now();
       const fromRaw = rawPass();
       time.raw += performance.now() - t0;
-      if (fromStore !== expected || fromRaw !== expected) throw new Error(`reads: expected ${expected} events, readAll gave ${fromStore}, SELECT ${fromRaw}`);
+      if (fromStore !== expected || fromRaw !== expected)
+        throw new Error(`reads: expected ${expected} events, readAll gave ${fromStore}, SELECT ${fromRaw}`);
       passes++;
     }
     const events = passes * expected;

@@ -40,11 +40,23 @@ export async function httpDealBench(options: BenchOptions): Promise<BenchRow[]> 
       const apiKey = (JSON.parse(readFileSync(join(dataDir, 'demo-partner.json'), 'utf8')) as { api_key: string }).api_key;
       const deals = await demoDeals(api, apiOrigin, apiKey, tls.cert);
       const bodies = new Map([...deals].map(([id, body]) => [dealPath(id, apiKey), body]));
-      const { api: dealResult, bare: bareResult, notes } = await measureAgainstBare({
-        options, tls, apiOrigin, bodies, label: 'GET /deals/:id', rotation: `${deals.size} deal ids`,
+      const {
+        api: dealResult,
+        bare: bareResult,
+        notes,
+      } = await measureAgainstBare({
+        options,
+        tls,
+        apiOrigin,
+        bodies,
+        label: 'GET /deals/:id',
+        rotation: `${deals.size} deal ids`,
       });
       return [
-        row('GET /deals/:id (API) req/s', dealResult.okPerSec, 'req/s', 'bare Fastify 5 HTTPS route', bareResult.okPerSec, { aim: { min: 0.5 }, notes }),
+        row('GET /deals/:id (API) req/s', dealResult.okPerSec, 'req/s', 'bare Fastify 5 HTTPS route', bareResult.okPerSec, {
+          aim: { min: 0.5 },
+          notes,
+        }),
         row('GET /deals/:id (API) p99 latency', dealResult.p99Ms, 'ms', 'bare route p99 (ratio: lower is better)', bareResult.p99Ms),
       ];
     } finally {

@@ -126,26 +126,59 @@ export async function purchasesBench(options: BenchOptions): Promise<BenchRow[]>
           limitUnit: 'appends/s',
           notes: [...conditions, ...runNotes(`many deals (deal n mod ${MANY_DEALS})`, many)],
         }),
-        row(`POST /purchases, ${MANY_DEALS} deals, p99 latency`, many.summary.p99Ms, 'ms', 'raw append p99 (ratio: lower is better)', appends.p99Ms),
-        row(`POST /purchases, one hot deal, purchases/s${check.ok ? '' : ' (OVERSOLD?)'}`, hot.summary.okPerSec, 'purchases/s', limitName, appends.perSec, {
-          limitUnit: 'appends/s',
-          aim: { absoluteMin: HOT_AIM },
-          notes: [...runNotes(`one hot deal (${session.hot.id})`, hot), ...check.notes],
-        }),
-        row('POST /purchases, one hot deal, p99 latency', hot.summary.p99Ms, 'ms', 'raw append p99 (ratio: lower is better)', appends.p99Ms),
-        row('POST /purchases, one hot deal, against the bare route', hot.summary.okPerSec, 'purchases/s', `bare Fastify 5 HTTPS POST route, ${CONNECTIONS} connections`, bare.summary.okPerSec, {
-          limitUnit: 'req/s',
-          notes: bare.notes,
-        }),
-        row(`POST /purchases, hot deal + ${OPEN_RESERVATIONS.toLocaleString('en-US')} open holds, purchases/s`, held.summary.okPerSec, 'purchases/s', 'the same hot deal without them, this run', hot.summary.okPerSec, {
-          limitUnit: 'purchases/s',
-          aim: { min: OPEN_HOLDS_AIM },
-          notes: [
-            `  the hot deal again after ${OPEN_RESERVATIONS.toLocaleString('en-US')} reservations of one unit each (POST /purchases/reserve, ${SETUP_CONCURRENCY} at a time over kept-alive connections, ` +
-              `${(reserving / 1000).toFixed(1)} s, not measured) are left open on it: five-minute holds, all live during the run`,
-            ...runNotes(`one hot deal with open holds (${session.hot.id})`, held),
-          ],
-        }),
+        row(
+          `POST /purchases, ${MANY_DEALS} deals, p99 latency`,
+          many.summary.p99Ms,
+          'ms',
+          'raw append p99 (ratio: lower is better)',
+          appends.p99Ms,
+        ),
+        row(
+          `POST /purchases, one hot deal, purchases/s${check.ok ? '' : ' (OVERSOLD?)'}`,
+          hot.summary.okPerSec,
+          'purchases/s',
+          limitName,
+          appends.perSec,
+          {
+            limitUnit: 'appends/s',
+            aim: { absoluteMin: HOT_AIM },
+            notes: [...runNotes(`one hot deal (${session.hot.id})`, hot), ...check.notes],
+          },
+        ),
+        row(
+          'POST /purchases, one hot deal, p99 latency',
+          hot.summary.p99Ms,
+          'ms',
+          'raw append p99 (ratio: lower is better)',
+          appends.p99Ms,
+        ),
+        row(
+          'POST /purchases, one hot deal, against the bare route',
+          hot.summary.okPerSec,
+          'purchases/s',
+          `bare Fastify 5 HTTPS POST route, ${CONNECTIONS} connections`,
+          bare.summary.okPerSec,
+          {
+            limitUnit: 'req/s',
+            notes: bare.notes,
+          },
+        ),
+        row(
+          `POST /purchases, hot deal + ${OPEN_RESERVATIONS.toLocaleString('en-US')} open holds, purchases/s`,
+          held.summary.okPerSec,
+          'purchases/s',
+          'the same hot deal without them, this run',
+          hot.summary.okPerSec,
+          {
+            limitUnit: 'purchases/s',
+            aim: { min: OPEN_HOLDS_AIM },
+            notes: [
+              `  the hot deal again after ${OPEN_RESERVATIONS.toLocaleString('en-US')} reservations of one unit each (POST /purchases/reserve, ${SETUP_CONCURRENCY} at a time over kept-alive connections, ` +
+                `${(reserving / 1000).toFixed(1)} s, not measured) are left open on it: five-minute holds, all live during the run`,
+              ...runNotes(`one hot deal with open holds (${session.hot.id})`, held),
+            ],
+          },
+        ),
       ];
     } finally {
       await session.api.close();
@@ -160,7 +193,13 @@ async function openReservations(session: PurchasesSession, count: number): Promi
   let next = 0;
   const worker = async () => {
     while (next++ < count) {
-      const answer = await httpsPostJson(`${session.origin}/purchases/reserve?api_key=${session.apiKey}`, session.ca, { deal_id: session.hot.id, num_bought: 1 }, {}, agent);
+      const answer = await httpsPostJson(
+        `${session.origin}/purchases/reserve?api_key=${session.apiKey}`,
+        session.ca,
+        { deal_id: session.hot.id, num_bought: 1 },
+        {},
+        agent,
+      );
       if (answer.status !== 200) throw new Error(`POST /purchases/reserve: ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`);
     }
   };
@@ -185,9 +224,19 @@ async function appendLimit(dir: string, options: BenchOptions) {
 
 /** The deals: demo daily/on-going deals, not shipped, in active regions, turned into long-running daily deals with a large stock. */
 function benchDeals(now: Date, count: number): DealImportRecord[] {
-  const active = new Set(demoRegions().filter((r) => r.active).map((r) => r.id));
+  const active = new Set(
+    demoRegions()
+      .filter((r) => r.active)
+      .map((r) => r.id),
+  );
   const picked = demoDeals(now, count * 4)
-    .filter((d) => (d.type === 'daily-deal' || d.type === 'on-going') && d.fulfillment_method !== 'shipped' && active.has(d.region_id) && d.current_price > 0)
+    .filter(
+      (d) =>
+        (d.type === 'daily-deal' || d.type === 'on-going') &&
+        d.fulfillment_method !== 'shipped' &&
+        active.has(d.region_id) &&
+        d.current_price > 0,
+    )
     .slice(0, count);
   if (picked.length < count) throw new Error(`only ${picked.length} demo deals fit, ${count} wanted`);
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -219,9 +268,14 @@ export async function startPurchasesApi(dataDir: string): Promise<PurchasesSessi
     const deals: Array<{ id: string; price: number }> = [];
     for (const record of records) {
       const answer = await httpsGet(`${origin}/deals/${encodeURIComponent(record.id)}?api_key=${apiKey}`, ca);
-      const deal = answer.status === 200 ? (JSON.parse(answer.body.toString('utf8')) as { deal?: { current_price?: number; num_left?: number } }).deal : undefined;
+      const deal =
+        answer.status === 200
+          ? (JSON.parse(answer.body.toString('utf8')) as { deal?: { current_price?: number; num_left?: number } }).deal
+          : undefined;
       if (!deal || deal.current_price !== record.current_price || deal.num_left !== DEAL_QUANTITY) {
-        throw new Error(`GET /deals/${record.id}: expected 200 with price ${record.current_price} and ${DEAL_QUANTITY} left, got ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`);
+        throw new Error(
+          `GET /deals/${record.id}: expected 200 with price ${record.current_price} and ${DEAL_QUANTITY} left, got ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`,
+        );
       }
       deals.push({ id: record.id, price: record.current_price });
     }
@@ -230,7 +284,14 @@ export async function startPurchasesApi(dataDir: string): Promise<PurchasesSessi
     const t2 = performance.now();
     const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
     return {
-      api, tls, ca, origin, apiKey, deals, hot: deals[deals.length - 1], buyers,
+      api,
+      tls,
+      ca,
+      origin,
+      apiKey,
+      deals,
+      hot: deals[deals.length - 1],
+      buyers,
       setupNote:
         `setup (not measured): ${demoRegions().length} regions + ${records.length} deals (demo deals made daily deals, in flight, quantity ${DEAL_QUANTITY.toLocaleString('en-US')}, ` +
         `no max_per_user; ${MANY_DEALS} for the many-deals run, 1 hot) imported in ${sec(t1 - t0)}; ${buyers.length} users + cards over HTTPS, ${SETUP_CONCURRENCY} at a time, in ${sec(t2 - t1)}`,
@@ -254,15 +315,27 @@ async function makeBuyers(origin: string, ca: string, apiKey: string, count: num
   const post = async (path: string, body: unknown, field: string) => {
     const answer = await httpsPostJson(`${origin}${path}?api_key=${apiKey}`, ca, body);
     const value = answer.status === 200 ? (JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>)[field] : undefined;
-    if (typeof value !== 'string') throw new Error(`POST ${path}: expected 200 with ${field}, got ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`);
+    if (typeof value !== 'string')
+      throw new Error(`POST ${path}: expected 200 with ${field}, got ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`);
     return value;
   };
   const worker = async () => {
     for (let i = next++; i < count; i = next++) {
-      const userId = await post('/users', { email: `buyer${i}-${tag}@bench.test`, first_name: 'Bench', last_name: `Buyer ${i}` }, 'user_id');
+      const userId = await post(
+        '/users',
+        { email: `buyer${i}-${tag}@bench.test`, first_name: 'Bench', last_name: `Buyer ${i}` },
+        'user_id',
+      );
       const cardId = await post(
         '/credit_cards',
-        { user_id: userId, number: CARD_NUMBER, verification_value: '123', month: 12, year: new Date().getUTCFullYear() + 5, zip_code: '60601' },
+        {
+          user_id: userId,
+          number: CARD_NUMBER,
+          verification_value: '123',
+          month: 12,
+          year: new Date().getUTCFullYear() + 5,
+          zip_code: '60601',
+        },
         'credit_card_id',
       );
       buyers[i] = { userId, cardId };
@@ -276,11 +349,17 @@ async function makeBuyers(origin: string, ca: string, apiKey: string, count: num
 function purchaseItems(session: PurchasesSession, mode: 'many' | 'hot'): string[] {
   const { buyers, deals, hot } = session;
   // A whole number of user rounds, so that wrapping round keeps the user round-robin.
-  const length = mode === 'hot' ? buyers.length : buyers.length * MANY_DEALS / gcd(buyers.length, MANY_DEALS);
+  const length = mode === 'hot' ? buyers.length : (buyers.length * MANY_DEALS) / gcd(buyers.length, MANY_DEALS);
   return Array.from({ length }, (_, n) => {
     const buyer = buyers[n % buyers.length];
     const deal = mode === 'hot' ? hot : deals[n % MANY_DEALS];
-    return JSON.stringify({ deal_id: deal.id, quantity: 1, user_id: buyer.userId, credit_card_id: buyer.cardId, expected_price_per_unit: deal.price });
+    return JSON.stringify({
+      deal_id: deal.id,
+      quantity: 1,
+      user_id: buyer.userId,
+      credit_card_id: buyer.cardId,
+      expected_price_per_unit: deal.price,
+    });
   });
 }
 
@@ -298,7 +377,11 @@ export async function measure(session: PurchasesSession, options: BenchOptions, 
   const items = purchaseItems(session, mode);
   const load = (durationSec: number) =>
     runLoad({
-      origin: session.origin, paths: [`/purchases?api_key=${session.apiKey}`], connections: CONNECTIONS, ca: session.ca, durationSec,
+      origin: session.origin,
+      paths: [`/purchases?api_key=${session.apiKey}`],
+      connections: CONNECTIONS,
+      ca: session.ca,
+      durationSec,
       post: { template: '{item}', items },
     });
   const warm = await load(options.httpWarmupSec);
@@ -309,7 +392,10 @@ export async function measure(session: PurchasesSession, options: BenchOptions, 
   await settle(session);
   const runs = [warm, run];
   for (const r of runs) {
-    if (r.ok === 0) throw new Error(`POST /purchases (${mode}): no 2xx (statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}; e.g. ${r.failureSamples.join(' | ')})`);
+    if (r.ok === 0)
+      throw new Error(
+        `POST /purchases (${mode}): no 2xx (statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}; e.g. ${r.failureSamples.join(' | ')})`,
+      );
   }
   return { summary: summarize([run]), runs, cpu };
 }
@@ -323,21 +409,34 @@ async function measureBareRoute(session: PurchasesSession, options: BenchOptions
   const [buyer] = session.buyers;
   const [deal] = session.deals;
   const probe = await httpsPostJson(`${session.origin}/purchases?api_key=${session.apiKey}`, session.ca, {
-    deal_id: deal.id, quantity: 1, user_id: buyer.userId, credit_card_id: buyer.cardId, expected_price_per_unit: deal.price,
+    deal_id: deal.id,
+    quantity: 1,
+    user_id: buyer.userId,
+    credit_card_id: buyer.cardId,
+    expected_price_per_unit: deal.price,
   });
-  if (probe.status !== 200) throw new Error(`POST /purchases (the bare route's answer): ${probe.status} ${probe.body.toString('utf8').slice(0, 300)}`);
+  if (probe.status !== 200)
+    throw new Error(`POST /purchases (the bare route's answer): ${probe.status} ${probe.body.toString('utf8').slice(0, 300)}`);
   await settle(session);
   const bare = await startBarePostRoute(session.tls, '/purchases', probe.body);
   try {
     const items = purchaseItems(session, 'hot');
     const load = (durationSec: number) =>
-      runLoad({ origin: bare.origin, paths: [`/purchases?api_key=${session.apiKey}`], connections: CONNECTIONS, ca: session.ca, durationSec, post: { template: '{item}', items } });
+      runLoad({
+        origin: bare.origin,
+        paths: [`/purchases?api_key=${session.apiKey}`],
+        connections: CONNECTIONS,
+        ca: session.ca,
+        durationSec,
+        post: { template: '{item}', items },
+      });
     const warm = await load(options.httpWarmupSec);
     const meter = startCpuMeter();
     const run = await load(options.httpDurationSec);
     const cpu = meter(run.cpuMicros);
     for (const r of [warm, run]) {
-      if (r.ok === 0 || r.ok !== r.total) throw new Error(`bare POST route: ${r.ok} of ${r.total} answered 2xx (errors ${r.errors}; e.g. ${r.failureSamples.join(' | ')})`);
+      if (r.ok === 0 || r.ok !== r.total)
+        throw new Error(`bare POST route: ${r.ok} of ${r.total} answered 2xx (errors ${r.errors}; e.g. ${r.failureSamples.join(' | ')})`);
     }
     const summary = summarize([run]);
     return {
@@ -378,8 +477,16 @@ async function settle(session: PurchasesSession): Promise<void> {
 
 function runNotes(label: string, m: Measured): string[] {
   const [warm, run] = m.runs;
-  const statuses = (r: LoadRun) => Object.entries(r.statuses ?? {}).map(([s, c]) => `${s}: ${c}`).join(', ');
-  const other = (r: LoadRun) => Object.entries(r.statuses ?? {}).filter(([s]) => s !== '200' && s !== '409').reduce((sum, [, c]) => sum + c, 0) + r.errors + r.timeouts;
+  const statuses = (r: LoadRun) =>
+    Object.entries(r.statuses ?? {})
+      .map(([s, c]) => `${s}: ${c}`)
+      .join(', ');
+  const other = (r: LoadRun) =>
+    Object.entries(r.statuses ?? {})
+      .filter(([s]) => s !== '200' && s !== '409')
+      .reduce((sum, [, c]) => sum + c, 0) +
+    r.errors +
+    r.timeouts;
   const samples = run.failureSamples.filter((s) => !s.startsWith('409'));
   return [
     `  ${label}:`,
@@ -398,15 +505,23 @@ async function oversellCheck(session: PurchasesSession, runs: LoadRun[], openHol
   const fulfilled = await session.api.app.get(ViewStore).count(PURCHASE_DETAILS, { 'deal.dealId': hot.id, fulfillmentState: 'fulfilled' });
   const answer = await httpsGet(`${session.origin}/deals/${encodeURIComponent(hot.id)}?api_key=${session.apiKey}`, session.ca);
   const deal = (JSON.parse(answer.body.toString('utf8')) as { deal?: { number_sold?: number; num_left?: number } }).deal;
-  if (answer.status !== 200 || !deal) throw new Error(`GET /deals/${hot.id}: ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`);
+  if (answer.status !== 200 || !deal)
+    throw new Error(`GET /deals/${hot.id}: ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`);
   const sold = deal.number_sold ?? Number.NaN;
   const left = deal.num_left ?? Number.NaN;
   const problems: string[] = [];
   if (sold !== fulfilled) problems.push(`number_sold ${sold} ≠ ${fulfilled} fulfilled purchases (×1)`);
   if (fulfilled < answered200) problems.push(`${fulfilled} fulfilled purchases < ${answered200} answers 200`);
-  if (fulfilled > answered200 + cutOff) problems.push(`${fulfilled} fulfilled purchases > ${answered200} answers 200 + ${cutOff} requests cut off`);
+  if (fulfilled > answered200 + cutOff)
+    problems.push(`${fulfilled} fulfilled purchases > ${answered200} answers 200 + ${cutOff} requests cut off`);
   if (left !== DEAL_QUANTITY - sold - openHolds) problems.push(`num_left ${left} ≠ ${DEAL_QUANTITY} − ${sold} − ${openHolds} held`);
-  if (problems.length) return { ok: false, notes: [`    OVERSELL CHECK FAILED on ${hot.id} (after the hot runs, server idle, views settled; ${answered200} answered 200, ${cutOff} cut off): ${problems.join('; ')}`] };
+  if (problems.length)
+    return {
+      ok: false,
+      notes: [
+        `    OVERSELL CHECK FAILED on ${hot.id} (after the hot runs, server idle, views settled; ${answered200} answered 200, ${cutOff} cut off): ${problems.join('; ')}`,
+      ],
+    };
   return {
     ok: true,
     notes: [

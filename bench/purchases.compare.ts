@@ -38,7 +38,16 @@ async function serve(checkout: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'purchases-compare-'));
   const session = await bench.startPurchasesApi(dir);
   process.on('message', (ask: { seconds: number; mode: 'hot' | 'many' }) => {
-    const options: BenchOptions = { quick: false, httpDurationSec: ask.seconds, httpRounds: 1, httpWarmupSec: 1, connections: bench.CONNECTIONS, appends: 0, appendClients: 0, rawCommitSec: 0 };
+    const options: BenchOptions = {
+      quick: false,
+      httpDurationSec: ask.seconds,
+      httpRounds: 1,
+      httpWarmupSec: 1,
+      connections: bench.CONNECTIONS,
+      appends: 0,
+      appendClients: 0,
+      rawCommitSec: 0,
+    };
     bench.measure(session, options, ask.mode).then(
       (m) => process.send!({ rate: m.summary.okPerSec, p50Ms: m.summary.p50Ms, cpu: m.cpu } satisfies RunResult),
       (error: unknown) => {
@@ -77,13 +86,19 @@ const line = (r: RunResult) =>
   `${r.rate.toFixed(0)}/s p50 ${r.p50Ms.toFixed(1)} ms, CPU ms/purchase ${perPurchase(r, r.cpu?.ownCores)} (main thread ${perPurchase(r, r.cpu?.mainThreadCores)})`;
 
 async function compare(): Promise<void> {
-  const [a, b] = process.argv.slice(2).filter((x) => !x.startsWith('--')).map((p) => resolve(p));
-  if (!a || !b) throw new Error('usage: node dist/bench/purchases.compare.js <checkout A> <checkout B> [--pairs=10] [--seconds=5] [--mode=hot|many]');
+  const [a, b] = process.argv
+    .slice(2)
+    .filter((x) => !x.startsWith('--'))
+    .map((p) => resolve(p));
+  if (!a || !b)
+    throw new Error('usage: node dist/bench/purchases.compare.js <checkout A> <checkout B> [--pairs=10] [--seconds=5] [--mode=hot|many]');
   const pairs = Number(arg('pairs', '10'));
   const seconds = Number(arg('seconds', '5'));
   const mode = arg('mode', 'hot');
   const [flagsA, flagsB] = [arg('node-a', ''), arg('node-b', '')];
-  console.log(`A: ${a} ${flagsA}\nB: ${b} ${flagsB}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`);
+  console.log(
+    `A: ${a} ${flagsA}\nB: ${b} ${flagsB}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`,
+  );
   const [serverA, serverB] = await Promise.all([start(a, flagsA), start(b, flagsB)]);
   try {
     const ratios: number[] = [];

@@ -84,7 +84,9 @@ async function main() {
   mkdirSync(out, { recursive: true });
   await withTempDir('purchases-profile', async (dir) => {
     const commits = rawCommitRate(dir, 2);
-    console.log(`raw autocommit inserts (1 txn + WAL fsync each) on this disk: ${commits.toFixed(0)}/s = ${(1000 / commits).toFixed(2)} ms each`);
+    console.log(
+      `raw autocommit inserts (1 txn + WAL fsync each) on this disk: ${commits.toFixed(0)}/s = ${(1000 / commits).toFixed(2)} ms each`,
+    );
     const session = await startPurchasesApi(dir);
     const { app } = session.api;
     try {
@@ -92,7 +94,12 @@ async function main() {
       wrap(store, 'append', 'EventStore.append (queued → committed)');
       wrap(store, 'readStream', 'EventStore.readStream');
       // The write thread commits (and syncs) off the loop; `answer` is the loop's share of a batch.
-      wrap((store as unknown as { writer: object }).writer, 'answer', 'EventStore batch answered (on the loop)', (self) => self.inFlight?.[0]?.length ?? 0);
+      wrap(
+        (store as unknown as { writer: object }).writer,
+        'answer',
+        'EventStore batch answered (on the loop)',
+        (self) => self.inFlight?.[0]?.length ?? 0,
+      );
       wrap(app.get(PaymentGateway), 'charge', 'PaymentGateway.charge (simulated, own SQLite FULL)');
       wrap(app.get(Scheduler), 'schedule', 'Scheduler.schedule');
       wrap(app.get(Scheduler), 'cancel', 'Scheduler.cancel');
@@ -117,7 +124,14 @@ async function main() {
         return w;
       };
       const options: BenchOptions = {
-        quick: true, httpDurationSec: seconds, httpWarmupSec: 2, httpRounds: 1, connections: 50, appends: 0, appendClients: 0, rawCommitSec: 0,
+        quick: true,
+        httpDurationSec: seconds,
+        httpWarmupSec: 2,
+        httpRounds: 1,
+        connections: 50,
+        appends: 0,
+        appendClients: 0,
+        rawCommitSec: 0,
       };
       // Warm-up (measure's own), then the measured run with the tallies, loop monitor and CPU profile on.
       const inspector = new Session();
@@ -134,7 +148,9 @@ async function main() {
       const heap = process.argv.includes('--heap');
       if (heap) {
         await inspector.post('HeapProfiler.startSampling', {
-          samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true,
+          samplingInterval: 16_384,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
         });
       }
       const m = await measure(session, options, mode);
@@ -151,7 +167,9 @@ async function main() {
       if (heapProfile) writeFileSync(join(out, `purchases-${mode}.heapprofile`), JSON.stringify(heapProfile));
       const [warm, run] = m.runs;
       const purchases = (warm.statuses?.['200'] ?? 0) + (run.statuses?.['200'] ?? 0);
-      console.log(`mode ${mode}: measured ${m.summary.okPerSec.toFixed(0)} purchases/s, p50 ${m.summary.p50Ms.toFixed(0)} ms, p99 ${m.summary.p99Ms.toFixed(0)} ms; statuses ${JSON.stringify(run.statuses)}`);
+      console.log(
+        `mode ${mode}: measured ${m.summary.okPerSec.toFixed(0)} purchases/s, p50 ${m.summary.p50Ms.toFixed(0)} ms, p99 ${m.summary.p99Ms.toFixed(0)} ms; statuses ${JSON.stringify(run.statuses)}`,
+      );
       console.log(
         `tallied over warm-up + measured + settle (${(wall / 1000).toFixed(1)} s wall, ${purchases} purchases answered 200): ` +
           `CPU ${((cpu.user + cpu.system) / 1000 / wall).toFixed(2)} cores of this process; event loop utilization ${elu.utilization.toFixed(2)}; ` +

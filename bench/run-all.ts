@@ -31,7 +31,8 @@ class UsageError extends Error {}
 
 function parseArgs(argv: string[]): { options: BenchOptions; only: Set<string> | null } {
   const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--only=') && !a.startsWith('--child='));
-  if (unknown.length) throw new UsageError(`unknown argument(s) ${unknown.join(' ')}; use --quick and --only=<${BENCHES.map((b) => b.name).join('|')}>`);
+  if (unknown.length)
+    throw new UsageError(`unknown argument(s) ${unknown.join(' ')}; use --quick and --only=<${BENCHES.map((b) => b.name).join('|')}>`);
   const quick = argv.includes('--quick');
   const onlyArg = argv.find((a) => a.startsWith('--only='));
   const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',').filter(Boolean)) : null;
@@ -54,7 +55,9 @@ function parseArgs(argv: string[]): { options: BenchOptions; only: Set<string> |
 /** Runs one bench in a fresh process; resolves with its rows (rejects if it fails). */
 function runInChild(name: string, argv: string[]): Promise<BenchRow[]> {
   return new Promise((resolve, reject) => {
-    const child = fork(__filename, [...argv.filter((a) => !a.startsWith('--only=')), `--child=${name}`], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(__filename, [...argv.filter((a) => !a.startsWith('--only=')), `--child=${name}`], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     let rows: BenchRow[] | null = null;
     child.on('message', (message: { rows: BenchRow[] }) => (rows = message.rows));
     child.on('error', reject);
@@ -83,7 +86,9 @@ async function main(): Promise<number> {
     `  each bench in a fresh process; HTTP: servers in that process, autocannon in a process of its own; HTTPS with the API's self-signed certificate;\n` +
       `        ${options.connections} connections, ${options.httpWarmupSec} s warm-up + ${options.httpDurationSec} s measured per target (${options.httpRounds} alternating round(s))`,
   );
-  console.log(`  event store: ${options.appends} appends from ${options.appendClients} concurrent clients; raw commit loop up to ${options.rawCommitSec} s`);
+  console.log(
+    `  event store: ${options.appends} appends from ${options.appendClients} concurrent clients; raw commit loop up to ${options.rawCommitSec} s`,
+  );
   console.log('');
 
   const rows: BenchRow[] = [];

@@ -59,7 +59,10 @@ export interface Alternated {
  * `options.httpRounds` rounds that alternate the two (bare-API, API-bare, …), with the CPU used
  * meanwhile. `load` makes one run against a target for the given seconds.
  */
-export async function alternateRounds(options: BenchOptions, load: (target: Target, durationSec: number) => Promise<LoadRun>): Promise<Alternated> {
+export async function alternateRounds(
+  options: BenchOptions,
+  load: (target: Target, durationSec: number) => Promise<LoadRun>,
+): Promise<Alternated> {
   const runs: Record<Target, LoadRun[]> = { bare: [], api: [] };
   for (const target of ['bare', 'api'] as const) runs[target].push(await load(target, options.httpWarmupSec));
   const measured: Record<Target, LoadRun[]> = { bare: [], api: [] };
@@ -89,8 +92,12 @@ export async function measureAgainstBare(spec: AgainstBareSpec): Promise<Against
   const bare = await startBareRoute(tls, bodies);
   try {
     for (const path of paths) {
-      const [fromApi, fromBare] = await Promise.all([httpsGet(apiOrigin + path, tls.cert, headers), httpsGet(bare.origin + path, tls.cert, headers)]);
-      if (fromBare.status !== 200 || fromApi.status !== 200) throw new Error(`${path}: API answered ${fromApi.status}, bare route ${fromBare.status}`);
+      const [fromApi, fromBare] = await Promise.all([
+        httpsGet(apiOrigin + path, tls.cert, headers),
+        httpsGet(bare.origin + path, tls.cert, headers),
+      ]);
+      if (fromBare.status !== 200 || fromApi.status !== 200)
+        throw new Error(`${path}: API answered ${fromApi.status}, bare route ${fromBare.status}`);
       // Same bytes as fetched once before, give or take the few that time-dependent fields of the
       // API's answer (state, counts) may have changed since.
       if (Math.abs(fromApi.body.length - fromBare.body.length) > (spec.sizeSlack ?? 16)) {
@@ -98,11 +105,18 @@ export async function measureAgainstBare(spec: AgainstBareSpec): Promise<Against
       }
     }
     const origins: Record<Target, string> = { bare: bare.origin, api: apiOrigin };
-    const { api, bare: bareSummary, cpu } = await alternateRounds(options, (target, durationSec) =>
+    const {
+      api,
+      bare: bareSummary,
+      cpu,
+    } = await alternateRounds(options, (target, durationSec) =>
       runLoad({ origin: origins[target], paths, headers, connections: options.connections, ca: tls.cert, durationSec }),
     );
     const result = { api, bare: bareSummary };
-    for (const [name, r] of [['API', result.api], ['bare route', result.bare]] as const) {
+    for (const [name, r] of [
+      ['API', result.api],
+      ['bare route', result.bare],
+    ] as const) {
       if (r.ok === 0) throw new Error(`${name}: no 2xx response (non-2xx ${r.non2xx}, errors ${r.errors})`);
     }
     const sizes = [...bodies.values()].map((b) => b.length);

@@ -47,7 +47,14 @@ export interface BenchRow {
 
 export type Bench = (options: BenchOptions) => Promise<BenchRow[]>;
 
-export function row(name: string, figure: number, unit: string, limitName: string, limit: number, extra: Pick<BenchRow, 'aim' | 'notes' | 'limitUnit'> = {}): BenchRow {
+export function row(
+  name: string,
+  figure: number,
+  unit: string,
+  limitName: string,
+  limit: number,
+  extra: Pick<BenchRow, 'aim' | 'notes' | 'limitUnit'> = {},
+): BenchRow {
   return { name, figure, unit, limitName, limit, ratio: limit > 0 ? figure / limit : Number.NaN, ...extra };
 }
 

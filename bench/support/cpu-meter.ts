@@ -86,7 +86,12 @@ export function meanCpuUse(all: Array<CpuUse | null>): CpuUse | null {
   const mean = (pick: (i: CpuUse) => number) => known.reduce((s, i) => s + pick(i), 0) / known.length;
   const mains = known.filter((i) => i.mainThreadCores !== null);
   const mainThreadCores = mains.length ? mains.reduce((s, i) => s + i.mainThreadCores!, 0) / mains.length : null;
-  return { ownCores: mean((i) => i.ownCores), mainThreadCores, otherCores: mean((i) => i.otherCores), stealCores: mean((i) => i.stealCores) };
+  return {
+    ownCores: mean((i) => i.ownCores),
+    mainThreadCores,
+    otherCores: mean((i) => i.otherCores),
+    stealCores: mean((i) => i.stealCores),
+  };
 }
 
 export function describeInterference(i: CpuUse | null): string {

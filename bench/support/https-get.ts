@@ -22,15 +22,25 @@ export function httpsGet(url: string, ca: string, headers: Record<string, string
 }
 
 /** One POST of a JSON body over HTTPS that trusts exactly `ca` (for checking a call once before a bench, not for load). */
-export function httpsPostJson(url: string, ca: string, body: unknown, headers: Record<string, string> = {}, agent: Agent | false = false): Promise<HttpsAnswer> {
+export function httpsPostJson(
+  url: string,
+  ca: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  agent: Agent | false = false,
+): Promise<HttpsAnswer> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', ca, agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'POST', ca, agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });

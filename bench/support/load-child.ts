@@ -32,7 +32,9 @@ function postRequest(path: string, post: PostSpec, tally: PostTally): autocannon
     headers: { 'content-type': 'application/json' },
     setupRequest: (request) => {
       const n = tally.built++;
-      const body = parts.map((p) => (p === '{n}' ? String(n) : p === '{item}' ? (items.length ? items[n % items.length] : '') : p)).join('');
+      const body = parts
+        .map((p) => (p === '{n}' ? String(n) : p === '{item}' ? (items.length ? items[n % items.length] : '') : p))
+        .join('');
       return { ...request, body };
     },
     onResponse: (status: number, body: string) => {
@@ -60,7 +62,9 @@ async function run(spec: LoadSpec): Promise<LoadRun> {
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   const tally: PostTally = { built: 0, collected: [], missingField: 0, failureSamples: [], statuses: {} };
-  const requests = spec.post ? [postRequest(spec.paths[0], spec.post, tally)] : spec.paths.map((path) => ({ method: 'GET' as const, path }));
+  const requests = spec.post
+    ? [postRequest(spec.paths[0], spec.post, tally)]
+    : spec.paths.map((path) => ({ method: 'GET' as const, path }));
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const instance = autocannon({

@@ -108,7 +108,12 @@ export function runLoad(spec: LoadSpec): Promise<LoadRun> {
     child.once('error', reject);
     child.once('exit', (code, signal) => {
       if (answer?.ok) resolve(answer.run);
-      else reject(new Error(answer ? `load generator failed: ${answer.error}` : `load generator exited (code ${code}, signal ${signal}) without a result`));
+      else
+        reject(
+          new Error(
+            answer ? `load generator failed: ${answer.error}` : `load generator exited (code ${code}, signal ${signal}) without a result`,
+          ),
+        );
     });
     child.send(spec);
   });

@@ -26,7 +26,9 @@ export function originalPlace(url: string, line: number, column: number): { file
   }
   const entry = sourceMaps.get(path)?.findEntry(line, column) as { originalSource?: string; originalLine?: number } | undefined;
   if (entry?.originalSource) {
-    const source = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : resolve(path, '..', entry.originalSource);
+    const source = entry.originalSource.startsWith('file://')
+      ? fileURLToPath(entry.originalSource)
+      : resolve(path, '..', entry.originalSource);
     return { file: relative(ROOT, source), line: (entry.originalLine ?? 0) + 1 };
   }
   return { file: path.startsWith(ROOT) ? relative(ROOT, path) : path, line: line + 1 };

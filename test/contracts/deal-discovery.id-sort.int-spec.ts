@@ -1,6 +1,11 @@
 import { MingoViewStore } from '../../libs/adapters/src/view-store/mingo/mingo-view-store.adapter';
 import type { DealTerms } from '../../libs/catalog/src/domain/deal/deal-terms';
-import { DEAL_DETAILS, DealDetails, dealDetailsProjection, searchFields } from '../../libs/catalog/src/projections/deal-details/deal-details.projection';
+import {
+  DEAL_DETAILS,
+  DealDetails,
+  dealDetailsProjection,
+  searchFields,
+} from '../../libs/catalog/src/projections/deal-details/deal-details.projection';
 import { REGIONS, regionsProjection } from '../../libs/catalog/src/projections/regions/regions.projection';
 import { DealSearch } from '../../libs/catalog/src/queries/deal-search';
 import { parseV3Query, V3_SORTS } from '../../libs/catalog/src/queries/v3-query';
@@ -16,16 +21,38 @@ import { tempDir } from '../support/temp-dir';
 const NOW = Date.parse('2026-06-15T12:00:00Z');
 const HOUR = 3_600_000;
 const ATTRIBUTES = ['id', 'title', 'start_at', 'end_at', 'price', 'value', 'num_left'] as const;
-const PAGES: Array<[number, number]> = [[1, 1], [1, 3], [2, 1], [3, 5], [9, 5], [1, 25], [2, 25]];
+const PAGES: Array<[number, number]> = [
+  [1, 1],
+  [1, 3],
+  [2, 1],
+  [3, 5],
+  [9, 5],
+  [1, 25],
+  [2, 25],
+];
 
 const terms = (id: string): DealTerms => ({
-  id, title: 'Spa', type: 'daily-deal', category: 'Food & Drink', current_price: 0, value: 1000,
-  start_at: new Date(NOW).toISOString(), end_at: new Date(NOW + HOUR).toISOString(), fulfillment_method: 'printed', region_id: 'chicago', locations: [],
+  id,
+  title: 'Spa',
+  type: 'daily-deal',
+  category: 'Food & Drink',
+  current_price: 0,
+  value: 1000,
+  start_at: new Date(NOW).toISOString(),
+  end_at: new Date(NOW + HOUR).toISOString(),
+  fulfillment_method: 'printed',
+  region_id: 'chicago',
+  locations: [],
 });
 const inventory = { total: 0, sold: 0, held: {} };
 const ids = Array.from({ length: 44 }, (_, i) => `d${String(i).padStart(3, '0')}`);
 const view = (id: string, i: number): DealDetails => ({
-  _id: id, _pos: String(i + 1).padStart(20, '0'), deal: terms(id), state: 'in-flight', inventory, ...searchFields(terms(id), inventory, NOW),
+  _id: id,
+  _pos: String(i + 1).padStart(20, '0'),
+  deal: terms(id),
+  state: 'in-flight',
+  inventory,
+  ...searchFields(terms(id), inventory, NOW),
 });
 
 describe('deal discovery: 44 identical deals sorted by id', () => {
@@ -62,8 +89,14 @@ describe('deal discovery: 44 identical deals sorted by id', () => {
         const order = attribute === 'id' && direction === 'desc' ? [...ids].reverse() : ids;
         for (const [number, perPage] of PAGES) {
           const skip = (number - 1) * perPage;
-          expect({ attribute, field: V3_SORTS[attribute], direction, number, perPage, got: await page(attribute, direction, number, perPage) })
-            .toEqual({ attribute, field: V3_SORTS[attribute], direction, number, perPage, got: order.slice(skip, skip + perPage) });
+          expect({
+            attribute,
+            field: V3_SORTS[attribute],
+            direction,
+            number,
+            perPage,
+            got: await page(attribute, direction, number, perPage),
+          }).toEqual({ attribute, field: V3_SORTS[attribute], direction, number, perPage, got: order.slice(skip, skip + perPage) });
         }
       }
     }

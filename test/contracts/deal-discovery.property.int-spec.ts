@@ -20,36 +20,76 @@ const STATES: WorkflowState[] = ['in-flight', 'approved', 'paused', 'landed', 's
 const SORTABLE = ['id', 'title', 'start_at', 'end_at', 'price', 'value', 'num_left'] as const;
 
 interface Case {
-  id: string; title: string; category: string; region: string; price: number; value: number; state: WorkflowState;
-  startAt: number; endAt: number; total: number; lat: number | null; lng: number | null;
+  id: string;
+  title: string;
+  category: string;
+  region: string;
+  price: number;
+  value: number;
+  state: WorkflowState;
+  startAt: number;
+  endAt: number;
+  total: number;
+  lat: number | null;
+  lng: number | null;
 }
 
 const caseArb = (i: number) =>
-  fc.record({
-    title: fc.constantFrom('Spa', 'Dinner', 'Tour', 'spa day', 'Zoo'),
-    category: fc.constantFrom(...CATEGORIES),
-    region: fc.constantFrom(...REGIONS),
-    price: fc.integer({ min: 0, max: 20 }).map((n) => n * 500),
-    value: fc.integer({ min: 1, max: 10 }).map((n) => n * 1000),
-    state: fc.constantFrom(...STATES),
-    start: fc.integer({ min: -72, max: 24 }),
-    hours: fc.integer({ min: 1, max: 120 }),
-    total: fc.constantFrom(0, 0, 1, 5, 50),
-    place: fc.option(fc.record({ lat: fc.double({ min: 41.5, max: 42.2, noNaN: true }), lng: fc.double({ min: -88, max: -87.3, noNaN: true }) })),
-  }).map((r): Case => ({
-    id: `d${String(i).padStart(3, '0')}`, title: r.title, category: r.category, region: r.region, price: r.price, value: r.value, state: r.state,
-    startAt: NOW + r.start * HOUR, endAt: NOW + (r.start + r.hours) * HOUR, total: r.total, lat: r.place?.lat ?? null, lng: r.place?.lng ?? null,
-  }));
+  fc
+    .record({
+      title: fc.constantFrom('Spa', 'Dinner', 'Tour', 'spa day', 'Zoo'),
+      category: fc.constantFrom(...CATEGORIES),
+      region: fc.constantFrom(...REGIONS),
+      price: fc.integer({ min: 0, max: 20 }).map((n) => n * 500),
+      value: fc.integer({ min: 1, max: 10 }).map((n) => n * 1000),
+      state: fc.constantFrom(...STATES),
+      start: fc.integer({ min: -72, max: 24 }),
+      hours: fc.integer({ min: 1, max: 120 }),
+      total: fc.constantFrom(0, 0, 1, 5, 50),
+      place: fc.option(
+        fc.record({ lat: fc.double({ min: 41.5, max: 42.2, noNaN: true }), lng: fc.double({ min: -88, max: -87.3, noNaN: true }) }),
+      ),
+    })
+    .map((r): Case => ({
+      id: `d${String(i).padStart(3, '0')}`,
+      title: r.title,
+      category: r.category,
+      region: r.region,
+      price: r.price,
+      value: r.value,
+      state: r.state,
+      startAt: NOW + r.start * HOUR,
+      endAt: NOW + (r.start + r.hours) * HOUR,
+      total: r.total,
+      lat: r.place?.lat ?? null,
+      lng: r.place?.lng ?? null,
+    }));
 
 const catalogueArb = fc.integer({ min: 0, max: 60 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => caseArb(i))));
 
 const queryArb = fc.record({
   categories: fc.option(fc.subarray(CATEGORIES, { minLength: 1 })),
   regions: fc.option(fc.subarray(REGIONS, { minLength: 1 })),
-  price: fc.option(fc.tuple(fc.constantFrom('<', '<=', '=', '>=', '>'), fc.integer({ min: 0, max: 20 }).map((n) => n * 500))),
-  priceIn: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 20 }).map((n) => n * 500), { minLength: 1, maxLength: 3 })),
+  price: fc.option(
+    fc.tuple(
+      fc.constantFrom('<', '<=', '=', '>=', '>'),
+      fc.integer({ min: 0, max: 20 }).map((n) => n * 500),
+    ),
+  ),
+  priceIn: fc.option(
+    fc.uniqueArray(
+      fc.integer({ min: 0, max: 20 }).map((n) => n * 500),
+      { minLength: 1, maxLength: 3 },
+    ),
+  ),
   soldOut: fc.option(fc.boolean()),
-  near: fc.option(fc.tuple(fc.double({ min: 41.6, max: 42.1, noNaN: true }), fc.double({ min: -87.9, max: -87.4, noNaN: true }), fc.integer({ min: 1, max: 30 }))),
+  near: fc.option(
+    fc.tuple(
+      fc.double({ min: 41.6, max: 42.1, noNaN: true }),
+      fc.double({ min: -87.9, max: -87.4, noNaN: true }),
+      fc.integer({ min: 1, max: 30 }),
+    ),
+  ),
   sort: fc.tuple(fc.constantFrom(...SORTABLE), fc.constantFrom('asc', 'desc')),
   perPage: fc.integer({ min: 1, max: 25 }),
   page: fc.integer({ min: 1, max: 4 }),
@@ -62,13 +102,25 @@ function miles(lat1: number, lng1: number, lat2: number, lng2: number) {
 }
 
 const terms = (c: Case): DealTerms => ({
-  id: c.id, title: c.title, type: 'daily-deal', category: c.category, current_price: c.price, value: c.value,
-  start_at: new Date(c.startAt).toISOString(), end_at: new Date(c.endAt).toISOString(), fulfillment_method: 'printed', region_id: c.region,
+  id: c.id,
+  title: c.title,
+  type: 'daily-deal',
+  category: c.category,
+  current_price: c.price,
+  value: c.value,
+  start_at: new Date(c.startAt).toISOString(),
+  end_at: new Date(c.endAt).toISOString(),
+  fulfillment_method: 'printed',
+  region_id: c.region,
   locations: c.lat === null ? [] : [{ address: { latitude: c.lat, longitude: c.lng! } }],
 });
 
 const view = (c: Case, i: number): DealDetails => ({
-  _id: c.id, _pos: String(i + 1).padStart(20, '0'), deal: terms(c), state: c.state, inventory: { total: c.total, sold: 0, held: {} },
+  _id: c.id,
+  _pos: String(i + 1).padStart(20, '0'),
+  deal: terms(c),
+  state: c.state,
+  inventory: { total: c.total, sold: 0, held: {} },
   ...searchFields(terms(c), { total: c.total, sold: 0, held: {} }, 0),
 });
 
@@ -104,7 +156,10 @@ describe('v3 deal queries on the embedded view store (property)', () => {
         const skip = (q.page - 1) * q.perPage;
         const got = (await views.find<DealDetails>(collection, filter, { sort, skip, limit: q.perPage })).map((d) => d._id);
 
-        const key = (c: Case): number | string => ({ id: c.id, title: c.title, start_at: c.startAt, end_at: c.endAt, price: c.price, value: c.value, num_left: c.total })[q.sort[0]];
+        const key = (c: Case): number | string =>
+          ({ id: c.id, title: c.title, start_at: c.startAt, end_at: c.endAt, price: c.price, value: c.value, num_left: c.total })[
+            q.sort[0]
+          ];
         const sign = q.sort[1] === 'asc' ? 1 : -1;
         const compare = (a: Case, b: Case) => {
           const [x, y] = [key(a), key(b)];
@@ -114,7 +169,17 @@ describe('v3 deal queries on the embedded view store (property)', () => {
           .filter((c) => c.endAt > NOW && (c.state === 'in-flight' || (c.state === 'approved' && c.startAt <= NOW)))
           .filter((c) => !q.categories || q.categories.includes(c.category))
           .filter((c) => !q.regions || q.regions.includes(c.region))
-          .filter((c) => !q.price || { '<': c.price < q.price[1], '<=': c.price <= q.price[1], '=': c.price === q.price[1], '>=': c.price >= q.price[1], '>': c.price > q.price[1] }[q.price[0]])
+          .filter(
+            (c) =>
+              !q.price ||
+              {
+                '<': c.price < q.price[1],
+                '<=': c.price <= q.price[1],
+                '=': c.price === q.price[1],
+                '>=': c.price >= q.price[1],
+                '>': c.price > q.price[1],
+              }[q.price[0]],
+          )
           .filter((c) => !q.priceIn || q.priceIn.includes(c.price))
           .filter((c) => q.soldOut === null || (c.total === 0) === q.soldOut)
           .filter((c) => !q.near || (c.lat !== null && miles(q.near[0], q.near[1], c.lat, c.lng!) <= q.near[2]))

@@ -23,7 +23,12 @@ eventStoreContract('sqlite', async () => {
 });
 
 describe('SqliteEventStore when its write thread dies', () => {
-  const event = (i: number) => ({ id: randomUUID(), type: 'Noted', data: { i }, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } });
+  const event = (i: number) => ({
+    id: randomUUID(),
+    type: 'Noted',
+    data: { i },
+    metadata: { actor: 'test', occurredAt: new Date(0).toISOString() },
+  });
 
   it('acknowledges every append it held exactly once: committed ones found in the file, the others made again on a new thread', async () => {
     const dir = tempDir('events-lost-thread');
@@ -39,7 +44,12 @@ describe('SqliteEventStore when its write thread dies', () => {
         for (let group = 0; group < 30; group++) {
           for (let i = 0; i < 10; i++) {
             const n = appends.length;
-            appends.push(store.append(`lost-${tries}-${n}`, [event(n)], 'no_stream').then(() => true as const, (error: Error) => error));
+            appends.push(
+              store.append(`lost-${tries}-${n}`, [event(n)], 'no_stream').then(
+                () => true as const,
+                (error: Error) => error,
+              ),
+            );
           }
           await new Promise((resolve) => setImmediate(resolve));
         }
@@ -82,7 +92,10 @@ describe('SqliteEventStore when its write thread dies', () => {
       await expect(store.append('written-again', [event(4)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 0 });
       expect(await store.readStream('written-again')).toHaveLength(1);
       // Lost twice: said so, and nothing is acknowledged.
-      jest.spyOn(writer, 'run').mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped'))).mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped')));
+      jest
+        .spyOn(writer, 'run')
+        .mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped')))
+        .mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped')));
       await expect(store.append('never-written', [event(5)], 'no_stream')).rejects.toThrow('nothing was written');
       expect(await store.readStream('never-written')).toEqual([]);
     } finally {
@@ -203,7 +216,8 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
     const encoded = encodeAppend(args);
     expect(typeof encoded).toBe('string');
     expect(decodeAppend(encoded as string)).toEqual(args);
-    for (const expected of ['no_stream', 'any', 0] as const) expect(decodeAppend(encodeAppend({ ...args, expected }) as string)).toEqual({ ...args, expected });
+    for (const expected of ['no_stream', 'any', 0] as const)
+      expect(decodeAppend(encodeAppend({ ...args, expected }) as string)).toEqual({ ...args, expected });
     expect(decodeAppend(encodeAppend({ ...args, events: [] }) as string)).toEqual({ ...args, events: [] });
     // The program's replies, as numbers.
     expect(decodeAppendReply([0, -1])).toEqual({ written: false, actual: null });
@@ -223,16 +237,32 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
   it('refuses an event whose data or metadata has no JSON form, writing nothing, and the stream stays readable', () =>
     withStore('events-no-json', async (store) => {
       const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
-      await expect(store.append('no-json', [{ id: randomUUID(), type: 'NoData', data: undefined, metadata }], 'no_stream')).rejects.toThrow(/data has no JSON form; nothing was appended/);
+      await expect(store.append('no-json', [{ id: randomUUID(), type: 'NoData', data: undefined, metadata }], 'no_stream')).rejects.toThrow(
+        /data has no JSON form; nothing was appended/,
+      );
       await expect(
-        store.append('no-json', [{ id: randomUUID(), type: 'Fine', data: {}, metadata }, { id: randomUUID(), type: 'NoMeta', data: {}, metadata: (() => 1) as never }], 'no_stream'),
+        store.append(
+          'no-json',
+          [
+            { id: randomUUID(), type: 'Fine', data: {}, metadata },
+            { id: randomUUID(), type: 'NoMeta', data: {}, metadata: (() => 1) as never },
+          ],
+          'no_stream',
+        ),
       ).rejects.toThrow(/metadata has no JSON form/);
       // A cycle is refused by JSON, as it says; a refused append leaves what it was given unfrozen.
       const cyclic: Record<string, unknown> = { n: 1 };
       cyclic.self = cyclic;
       const before = { n: 0 };
       await expect(
-        store.append('no-json', [{ id: randomUUID(), type: 'Fine', data: before, metadata }, { id: randomUUID(), type: 'Cycle', data: cyclic, metadata }], 'no_stream'),
+        store.append(
+          'no-json',
+          [
+            { id: randomUUID(), type: 'Fine', data: before, metadata },
+            { id: randomUUID(), type: 'Cycle', data: cyclic, metadata },
+          ],
+          'no_stream',
+        ),
       ).rejects.toThrow(/circular/);
       expect(Object.isFrozen(before) || Object.isFrozen(metadata)).toBe(false);
       await store.append('no-json', [{ id: randomUUID(), type: 'Null', data: null, metadata }], 'no_stream');
@@ -260,7 +290,11 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
     withStore('events-encoded', async (store) => {
       const metadata = { actor: 'test', occurredAt: new Date(0).toISOString(), requestId: 'r-1' };
       const data = [{ text: 'quotes " and \\ and \n' }, { emoji: '🎟️' }, { n: -1.5 }];
-      await store.append('encoded', data.map((d, i) => ({ id: randomUUID(), type: `T${i}`, data: d, metadata })), 'no_stream');
+      await store.append(
+        'encoded',
+        data.map((d, i) => ({ id: randomUUID(), type: `T${i}`, data: d, metadata })),
+        'no_stream',
+      );
       await store.append('encoded', [{ id: randomUUID(), type: 'Any', data: {}, metadata }], 'any');
       const events = await store.readStream('encoded');
       expect(events.map((e) => [e.type, e.data, e.metadata, e.revision])).toEqual([
@@ -276,7 +310,8 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
       const stringify = jest.spyOn(JSON, 'stringify');
       try {
         const shared = { actor: 'test', occurredAt: new Date(0).toISOString(), requestId: 'r-1' };
-        for (const stream of ['m-1', 'm-2', 'm-3']) await store.append(stream, [{ id: randomUUID(), type: 'T', data: { stream }, metadata: shared }], 'no_stream');
+        for (const stream of ['m-1', 'm-2', 'm-3'])
+          await store.append(stream, [{ id: randomUUID(), type: 'T', data: { stream }, metadata: shared }], 'no_stream');
         expect(stringify.mock.calls.filter(([value]) => value === shared)).toHaveLength(1);
         // Not JSON as it is (a Date): not frozen, so it may change between appends, and each append encodes it as it is then.
         const open = { actor: 'test', occurredAt: new Date(0).toISOString(), at: new Date(Date.UTC(2026, 0, 1)) };

@@ -51,7 +51,9 @@ describe('handleCommand across two processes sharing one log', () => {
     try {
       const context = { now: new Date(), metadata: { actor: 'test' } };
       const outcomes = await Promise.allSettled(
-        Array.from({ length: 40 }, (_, i) => handleCommand(a, 'stock-2', stock, { type: 'Take', data: { n: i % 3 === 0 ? 2 : 1 } }, context)),
+        Array.from({ length: 40 }, (_, i) =>
+          handleCommand(a, 'stock-2', stock, { type: 'Take', data: { n: i % 3 === 0 ? 2 : 1 } }, context),
+        ),
       );
       const taken = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o] : []));
       const refused = outcomes.filter((o) => o.status === 'rejected');
@@ -74,7 +76,9 @@ describe('handleCommand across two processes sharing one log', () => {
     // a caches stock-3 at revision 0; b then takes 8 behind its back.
     await handleCommand(a, 'stock-3', stock, { type: 'Take', data: { n: 1 } }, context);
     await handleCommand(b, 'stock-3', stock, { type: 'Take', data: { n: 8 } }, context);
-    const outcomes = await Promise.allSettled([1, 1].map((n) => handleCommand(a, 'stock-3', stock, { type: 'Take', data: { n } }, context)));
+    const outcomes = await Promise.allSettled(
+      [1, 1].map((n) => handleCommand(a, 'stock-3', stock, { type: 'Take', data: { n } }, context)),
+    );
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
     expect((await a.readStream('stock-3')).map((e) => (e.data as { n: number }).n)).toEqual([1, 8, 1]);
   });
@@ -87,7 +91,9 @@ describe('handleCommand across two processes sharing one log', () => {
       expect(reads).not.toHaveBeenCalled();
       // b wrote stock-5 first, so a's "fresh" append expects no stream, is refused, and a reads and decides again.
       await handleCommand(b, 'stock-5', stock, { type: 'Take', data: { n: 8 } }, context);
-      const outcomes = await Promise.allSettled([2, 1].map((n) => handleCommand(a, 'stock-5', stock, { type: 'Take', data: { n } }, context, { freshStream: true })));
+      const outcomes = await Promise.allSettled(
+        [2, 1].map((n) => handleCommand(a, 'stock-5', stock, { type: 'Take', data: { n } }, context, { freshStream: true })),
+      );
       expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
       expect((await a.readStream('stock-5')).map((e) => (e.data as { n: number }).n)).toEqual([8, 2]);
       expect(reads).toHaveBeenCalledWith('stock-5', 0);
@@ -101,7 +107,8 @@ describe('handleCommand across two processes sharing one log', () => {
     try {
       const caller = { actor: 'test', requestId: 'r-1' };
       const context = { now: new Date(Date.UTC(2026, 0, 1)), metadata: caller };
-      const take = (stream: string, given: { now: Date; metadata: typeof caller }) => handleCommand(a, stream, stock, { type: 'Take', data: { n: 1 } }, given);
+      const take = (stream: string, given: { now: Date; metadata: typeof caller }) =>
+        handleCommand(a, stream, stock, { type: 'Take', data: { n: 1 } }, given);
       await Promise.all([take('meta-1', context), take('meta-2', context)]);
       await take('meta-3', context);
       await take('meta-4', { ...context });

@@ -42,7 +42,12 @@ const fieldsArb = fc.record(
       fc.constant('solo'),
     ),
     // Arrays of subdocuments hold scalars only: mingo and MongoDB disagree on arrays nested there.
-    options: fc.oneof(fc.array(fc.record({ price: fc.integer({ min: 0, max: 10 }), name: fc.constantFrom('a', 'b') }, { requiredKeys: [] }), { maxLength: 3 }), fc.constant({})),
+    options: fc.oneof(
+      fc.array(fc.record({ price: fc.integer({ min: 0, max: 10 }), name: fc.constantFrom('a', 'b') }, { requiredKeys: [] }), {
+        maxLength: 3,
+      }),
+      fc.constant({}),
+    ),
     locs: fc.oneof(fc.array(geoJson, { maxLength: 3 }), geoJson, point(1.5)),
   },
   { requiredKeys: [] },
@@ -60,7 +65,30 @@ const collectionArb = fc.integer({ min: 0, max: 200 }).chain((n) =>
   }),
 );
 
-const VALUES: unknown[] = ['in-flight', 'approved', 'landed', 'food', 'spa', 'Food', 'x', 'chi', 'gold', 'a', 'Spa day', '5', 'd003', 0, 3, 5, 7, 10, 15, true, false, null];
+const VALUES: unknown[] = [
+  'in-flight',
+  'approved',
+  'landed',
+  'food',
+  'spa',
+  'Food',
+  'x',
+  'chi',
+  'gold',
+  'a',
+  'Spa day',
+  '5',
+  'd003',
+  0,
+  3,
+  5,
+  7,
+  10,
+  15,
+  true,
+  false,
+  null,
+];
 // Mostly values of each field's own type (so ranges and exclusions bite), sometimes any other.
 const OWN: Record<string, unknown[]> = {
   state: ['in-flight', 'approved', 'landed', 'b', 'j'],
@@ -78,7 +106,8 @@ const OWN: Record<string, unknown[]> = {
   _id: ['d000', 'd003', 'd010', 'd050', 'd100', 'd150'],
 };
 const FIELDS = Object.keys(OWN);
-const valueOf = (field: string) => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...OWN[field]) }, { weight: 1, arbitrary: fc.constantFrom(...VALUES) });
+const valueOf = (field: string) =>
+  fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...OWN[field]) }, { weight: 1, arbitrary: fc.constantFrom(...VALUES) });
 const boundOf = (field: string) => valueOf(field).filter((v) => v !== null);
 const scalarsOf = (field: string) => fc.uniqueArray(valueOf(field), { minLength: 0, maxLength: 3 });
 
@@ -91,7 +120,9 @@ const operatorCondition = (field: string) =>
     fc.tuple(fc.constantFrom('$gt', '$gte', '$lt', '$lte'), boundOf(field)).map(([op, v]) => ({ [op]: v })),
     fc.tuple(boundOf(field), boundOf(field)).map(([$gte, $lt]) => ({ $gte, $lt })),
     fc.boolean().map(($exists) => ({ $exists })),
-    fc.tuple(fc.constantFrom('spa', '^s', 'a$', 'SPA', 'x|d'), fc.constantFrom(undefined, '', 'i')).map(([$regex, $options]) => ($options === undefined ? { $regex } : { $regex, $options })),
+    fc
+      .tuple(fc.constantFrom('spa', '^s', 'a$', 'SPA', 'x|d'), fc.constantFrom(undefined, '', 'i'))
+      .map(([$regex, $options]) => ($options === undefined ? { $regex } : { $regex, $options })),
     fc.tuple(fc.constantFrom('$gt', '$lte', '$in'), boundOf(field)).map(([op, v]) => ({ $not: { [op]: op === '$in' ? [v] : v } })),
     fc.constant({ $not: /spa/i }),
   );
@@ -116,7 +147,10 @@ const mingoCondition = fc.oneof(
   fc.constant({}),
 );
 const geoCondition = fc
-  .tuple(point(1.5), fc.integer({ min: 0, max: 300 }).map((n) => n / 10_000))
+  .tuple(
+    point(1.5),
+    fc.integer({ min: 0, max: 300 }).map((n) => n / 10_000),
+  )
   .map(([center, radians]) => ({ $geoWithin: { $centerSphere: [center, radians] } }));
 
 const fieldFilter = fc.oneof(
@@ -140,7 +174,13 @@ const flatFilterArb = fc.array(fieldFilter, { minLength: 1, maxLength: 3 }).map(
 const SORTABLE = ['price', 'endAt', 'startAt', 'state', 'title', 'categoryKey', 'partner.tier', 'tags', '_id'];
 const optionsArb: fc.Arbitrary<FindOptions> = fc.record(
   {
-    sort: fc.uniqueArray(fc.tuple(fc.constantFrom(...SORTABLE), fc.constantFrom(1 as const, -1 as const)), { minLength: 1, maxLength: 3, selector: ([f]) => f }).map((keys) => Object.fromEntries(keys) as SortSpec),
+    sort: fc
+      .uniqueArray(fc.tuple(fc.constantFrom(...SORTABLE), fc.constantFrom(1 as const, -1 as const)), {
+        minLength: 1,
+        maxLength: 3,
+        selector: ([f]) => f,
+      })
+      .map((keys) => Object.fromEntries(keys) as SortSpec),
     skip: fc.integer({ min: 0, max: 10 }),
     limit: fc.integer({ min: 0, max: 20 }),
   },
@@ -175,53 +215,68 @@ describe('embedded view store queries, against mingo', () => {
 
   it('finds and counts what mingo finds and counts', async () => {
     await fc.assert(
-      fc.asyncProperty(collectionArb, fc.array(fc.tuple(fc.oneof(flatFilterArb, filterArb), optionsArb), { minLength: 1, maxLength: 4 }), async ({ docs, updates, later, cuts }, queries) => {
-        // A store per run: each holds its collections' SQLite files open until closed.
-        const views = new MingoViewStore(join(dir.path, String(++stores)));
-        const latest = new Map<string, Doc>();
-        let written = 0;
-        const write = async (writes: Doc[]) => {
-          for (let at = 0, c = 0; at < writes.length; at += cuts[c++ % cuts.length]) {
-            const batch = writes.slice(at, at + cuts[c % cuts.length]);
-            await views.writer('deals').commit(batch, batch[batch.length - 1]._pos);
-          }
-          for (const doc of writes) latest.set(doc._id, JSON.parse(JSON.stringify(doc)));
-        };
-        const versions = (changes: Array<[number, Record<string, unknown>]>) =>
-          changes.map(([n, fields]): Doc => ({ _id: `d${String(n % docs.length).padStart(3, '0')}`, _pos: pos(1000 + written++), ...fields }));
-        const check = async () => {
-          const stored = [...latest.values()];
-          for (const [filter, options] of queries) {
-            const matches = reference(stored, filter, {});
-            expect(await views.count('deals', filter)).toBe(matches.length);
-            const found = (await views.find('deals', filter, options)).map((d) => d._id);
-            if (options.sort) expect(found).toEqual(reference(stored, filter, options));
-            else if (!options.skip && !options.limit) expect([...found].sort()).toEqual([...matches].sort());
-            else {
-              const expected = Math.max(0, Math.min(options.limit || Infinity, matches.length - (options.skip ?? 0)));
-              expect(found).toHaveLength(expected);
-              expect(new Set(found).size).toBe(found.length);
-              expect(found.every((id) => matches.includes(id))).toBe(true);
+      fc.asyncProperty(
+        collectionArb,
+        fc.array(fc.tuple(fc.oneof(flatFilterArb, filterArb), optionsArb), { minLength: 1, maxLength: 4 }),
+        async ({ docs, updates, later, cuts }, queries) => {
+          // A store per run: each holds its collections' SQLite files open until closed.
+          const views = new MingoViewStore(join(dir.path, String(++stores)));
+          const latest = new Map<string, Doc>();
+          let written = 0;
+          const write = async (writes: Doc[]) => {
+            for (let at = 0, c = 0; at < writes.length; at += cuts[c++ % cuts.length]) {
+              const batch = writes.slice(at, at + cuts[c % cuts.length]);
+              await views.writer('deals').commit(batch, batch[batch.length - 1]._pos);
             }
+            for (const doc of writes) latest.set(doc._id, JSON.parse(JSON.stringify(doc)));
+          };
+          const versions = (changes: Array<[number, Record<string, unknown>]>) =>
+            changes.map(([n, fields]): Doc => ({
+              _id: `d${String(n % docs.length).padStart(3, '0')}`,
+              _pos: pos(1000 + written++),
+              ...fields,
+            }));
+          const check = async () => {
+            const stored = [...latest.values()];
+            for (const [filter, options] of queries) {
+              const matches = reference(stored, filter, {});
+              expect(await views.count('deals', filter)).toBe(matches.length);
+              const found = (await views.find('deals', filter, options)).map((d) => d._id);
+              if (options.sort) expect(found).toEqual(reference(stored, filter, options));
+              else if (!options.skip && !options.limit) expect([...found].sort()).toEqual([...matches].sort());
+              else {
+                const expected = Math.max(0, Math.min(options.limit || Infinity, matches.length - (options.skip ?? 0)));
+                expect(found).toHaveLength(expected);
+                expect(new Set(found).size).toBe(found.length);
+                expect(found.every((id) => matches.includes(id))).toBe(true);
+              }
+            }
+          };
+          try {
+            await views.define('deals', INDEXES);
+            await write([
+              ...docs.map((fields, i): Doc => ({ _id: `d${String(i).padStart(3, '0')}`, _pos: pos(i + 1), ...fields })),
+              ...versions(updates),
+            ]);
+            await check();
+            await write(versions(later));
+            await check();
+          } finally {
+            await views.close();
           }
-        };
-        try {
-          await views.define('deals', INDEXES);
-          await write([...docs.map((fields, i): Doc => ({ _id: `d${String(i).padStart(3, '0')}`, _pos: pos(i + 1), ...fields })), ...versions(updates)]);
-          await check();
-          await write(versions(later));
-          await check();
-        } finally {
-          await views.close();
-        }
-      }),
+        },
+      ),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 200) },
     );
   });
 
   it('keeps cached ranges right as they move from one query to the next', () => {
     const rangeArb = (n: number) => fc.tuple(fc.integer({ min: 0, max: n }), fc.integer({ min: 0, max: n }));
-    const caseArb = fc.integer({ min: 0, max: 300 }).chain((n) => fc.tuple(fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n }), fc.array(rangeArb(n), { maxLength: 30 })));
+    const caseArb = fc
+      .integer({ min: 0, max: 300 })
+      .chain((n) =>
+        fc.tuple(fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n }), fc.array(rangeArb(n), { maxLength: 30 })),
+      );
     fc.assert(
       fc.property(caseArb, ([slots, ranges]) => {
         const cache = new RangeCache();
@@ -243,22 +298,44 @@ describe('embedded view store queries, against mingo', () => {
       center: anywhere,
       radians: fc.oneof(fc.double({ min: 0, max: 0.05, noNaN: true }), fc.double({ min: 0, max: 2, noNaN: true })),
       // Points near the centre (where the cut-offs matter) and anywhere; written twice, the second time moved.
-      docs: fc.array(fc.tuple(fc.array(fc.tuple(fc.double({ min: -1, max: 1, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true }), fc.boolean(), anywhere), { maxLength: 3 }), fc.boolean()), { maxLength: 80 }),
+      docs: fc.array(
+        fc.tuple(
+          fc.array(
+            fc.tuple(fc.double({ min: -1, max: 1, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true }), fc.boolean(), anywhere),
+            { maxLength: 3 },
+          ),
+          fc.boolean(),
+        ),
+        { maxLength: 80 },
+      ),
     });
     fc.assert(
       fc.property(caseArb, ({ center: [cLng, cLat], radians, docs }) => {
         const column = new GeoColumn('locs');
-        const near = (dLng: number, dLat: number): [number, number] => [((cLng + dLng * radians * 60 + 540) % 360) - 180, Math.max(-90, Math.min(90, cLat + dLat * radians * 60))];
-        const versions = docs.map(([points], slot) => ({ _id: `d${slot}`, _pos: '1', locs: points.map(([dLng, dLat, close, far]) => ({ type: 'Point', coordinates: close ? near(dLng, dLat) : far })) }));
+        const near = (dLng: number, dLat: number): [number, number] => [
+          ((cLng + dLng * radians * 60 + 540) % 360) - 180,
+          Math.max(-90, Math.min(90, cLat + dLat * radians * 60)),
+        ];
+        const versions = docs.map(([points], slot) => ({
+          _id: `d${slot}`,
+          _pos: '1',
+          locs: points.map(([dLng, dLat, close, far]) => ({ type: 'Point', coordinates: close ? near(dLng, dLat) : far })),
+        }));
         column.apply(versions.map((after, slot) => ({ before: undefined, after, slot })));
-        const moved = versions.map((doc, slot) => (docs[slot][1] ? { ...doc, locs: doc.locs.map((p) => ({ ...p, coordinates: near(p.coordinates[1] / 90, p.coordinates[0] / 180) })) } : doc));
+        const moved = versions.map((doc, slot) =>
+          docs[slot][1]
+            ? { ...doc, locs: doc.locs.map((p) => ({ ...p, coordinates: near(p.coordinates[1] / 90, p.coordinates[0] / 180) })) }
+            : doc,
+        );
         column.apply(moved.map((after, slot) => ({ before: versions[slot], after, slot })));
         const sphere = withinSphere({ $centerSphere: [[cLng, cLat], radians] });
         const selected: number[] = [];
         column.select(sphere, null, moved.length, new Bitset(moved.length)).each((slot) => {
           selected.push(slot);
         });
-        const expected = moved.flatMap((doc, slot) => (doc.locs.some(({ coordinates: [lng, lat] }) => angularDistance(cLat, cLng, lat, lng) <= radians) ? [slot] : []));
+        const expected = moved.flatMap((doc, slot) =>
+          doc.locs.some(({ coordinates: [lng, lat] }) => angularDistance(cLat, cLng, lat, lng) <= radians) ? [slot] : [],
+        );
         expect(selected).toEqual(expected);
       }),
       { numRuns: 300 },

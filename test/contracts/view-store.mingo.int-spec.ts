@@ -112,7 +112,9 @@ describe('embedded view store: saving commits to its file', () => {
       await expect(views.ping()).resolves.toBeUndefined();
       expect((await views.findById<ReturnType<typeof doc>>('things', 'a'))?.title).toBe('first');
       await new Promise((resolve) => setTimeout(resolve, 150));
-      await expect(views.ping()).rejects.toThrow(/^view things not saved to its file for \d+ s \(database or disk is full\): reads are served from memory/);
+      await expect(views.ping()).rejects.toThrow(
+        /^view things not saved to its file for \d+ s \(database or disk is full\): reads are served from memory/,
+      );
       diskFull = false;
       await new Promise((resolve) => setTimeout(resolve, 60));
       await expect(views.ping()).resolves.toBeUndefined();
@@ -127,17 +129,32 @@ describe('embedded view store: saving commits to its file', () => {
     const views = new MingoViewStore(path);
     const events = new SqliteEventStore(`${path}/events.sqlite`);
     try {
-      const project = (name: string) => defineProjection<ViewDocument & { n: number }>({
-        name, handles: ['Counted'], indexes: [], documentIds: () => ['total'],
-        evolve: (view, _event, id) => ({ _id: id, _pos: view?._pos ?? pos(0), n: (view?.n ?? 0) + 1 }),
-      });
+      const project = (name: string) =>
+        defineProjection<ViewDocument & { n: number }>({
+          name,
+          handles: ['Counted'],
+          indexes: [],
+          documentIds: () => ['total'],
+          evolve: (view, _event, id) => ({ _id: id, _pos: view?._pos ?? pos(0), n: (view?.n ?? 0) + 1 }),
+        });
       const [first, second] = [project('first_count'), project('second_count')];
       await Promise.all([views.define(first.name, []), views.define(second.name, [])]);
-      await events.append('c-1', [{ id: randomUUID(), type: 'Counted', data: {}, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }], 'no_stream');
+      await events.append(
+        'c-1',
+        [{ id: randomUUID(), type: 'Counted', data: {}, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }],
+        'no_stream',
+      );
       const begin = views.beginRebuild.bind(views);
       jest.spyOn(views, 'beginRebuild').mockImplementation(async (collection) => {
         const target = await begin(collection);
-        return collection === second.name ? { ...target, activate: async () => { throw new Error('disk full'); } } : target;
+        return collection === second.name
+          ? {
+              ...target,
+              activate: async () => {
+                throw new Error('disk full');
+              },
+            }
+          : target;
       });
       await expect(rebuildProjections(events, views, [first, second])).rejects.toThrow('disk full');
       // The first switched and stays readable; the second kept its old (empty) generation.
@@ -161,9 +178,10 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
   const pos = (n: number) => String(n).padStart(20, '0');
   const padding = 'x'.repeat(1000);
   const settle = async (until: () => boolean, ms = 5000) => {
-    for (const end = Date.now() + ms; !until() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    for (const end = Date.now() + ms; !until() && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
   };
-  const connectionOf = (views: MingoViewStore) => (views as unknown as { active: Map<string, { db: Database.Database }> }).active.get('things')!.db;
+  const connectionOf = (views: MingoViewStore) =>
+    (views as unknown as { active: Map<string, { db: Database.Database }> }).active.get('things')!.db;
 
   /** A store on `name` with a checkpointer of its own (every 50 ms), both closed after `body`. */
   async function withStore(name: string, body: (views: MingoViewStore, checkpointer: WalCheckpointer, path: string) => Promise<void>) {
@@ -188,7 +206,10 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
     await views.define('things', []);
     const writer = views.writer('things');
     for (let i = 0; i < count; i += 500) {
-      await writer.commit(Array.from({ length: 500 }, (_, k) => ({ _id: `doc-${i + k}`, _pos: pos(i + k + 1), padding })), pos(i + 500));
+      await writer.commit(
+        Array.from({ length: 500 }, (_, k) => ({ _id: `doc-${i + k}`, _pos: pos(i + k + 1), padding })),
+        pos(i + 500),
+      );
     }
   }
 

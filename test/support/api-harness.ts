@@ -41,12 +41,24 @@ export interface TestApiOptions {
  * Each test makes its own partner and catalogue.
  */
 export class TestApi {
-  private constructor(private running: RunningApi, readonly dataDir: string, readonly clock: Clock, private readonly removeDir: () => void) {}
+  private constructor(
+    private running: RunningApi,
+    readonly dataDir: string,
+    readonly clock: Clock,
+    private readonly removeDir: () => void,
+  ) {}
 
   static async start(options: TestApiOptions = {}): Promise<TestApi> {
     const dir = options.dataDir ? { path: options.dataDir, remove: () => undefined } : tempDir('e2e');
     const clock = options.clock ?? new ManualClock(new Date('2026-06-15T12:00:00Z'));
-    const config = loadServiceConfig({ DATA_DIR: dir.path, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'off', LOG_LEVEL: 'silent', ...options.env });
+    const config = loadServiceConfig({
+      DATA_DIR: dir.path,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DEMO_DATA: 'off',
+      LOG_LEVEL: 'silent',
+      ...options.env,
+    });
     // nestjs-pino keeps the first app's logger, process-wide, for lines written outside a request:
     // a test's second app in this process would log through the first's (usually silent) one.
     __resetOutOfContextForTests();
@@ -70,7 +82,8 @@ export class TestApi {
     const url = new URL(path, this.url);
     if (options.apiKey !== undefined) url.searchParams.set('api_key', options.apiKey);
     const headers: Record<string, string> = { ...options.headers };
-    if (options.basic) headers.authorization = `Basic ${Buffer.from(`${options.basic.username}:${options.basic.password}`).toString('base64')}`;
+    if (options.basic)
+      headers.authorization = `Basic ${Buffer.from(`${options.basic.username}:${options.basic.password}`).toString('base64')}`;
     let body: string | undefined;
     if (options.body !== undefined || options.jsonText !== undefined) {
       body = options.jsonText ?? JSON.stringify(options.body);

@@ -19,7 +19,10 @@ export async function freePort(): Promise<number> {
 
 /** The API as its own process, from source, on a data folder: killable like a real one. */
 export class ApiProcess {
-  private constructor(private readonly child: ChildProcess, readonly port: number) {}
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly port: number,
+  ) {}
 
   static async start(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ApiProcess> {
     const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/api/src/main.ts'], {
@@ -42,8 +45,10 @@ export class ApiProcess {
 
   async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
     const reply = await request(`https://127.0.0.1:${this.port}${path}`, {
-      method: method as never, dispatcher: insecure,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+      method: method as never,
+      dispatcher: insecure,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await reply.body.text();
     return { status: reply.statusCode, body: text ? JSON.parse(text) : undefined };

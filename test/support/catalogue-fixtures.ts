@@ -2,12 +2,26 @@ import type { RegionTerms } from '@deals/catalog';
 import type { DealImportRecord } from '@deals/runtime';
 
 export const chicago: RegionTerms = {
-  id: 'chicago', name: 'Chicago', active: true, city: 'Chicago', state: 'IL', time_zone: 'America/Chicago',
-  latitude: 41.8781, longitude: -87.6298, postal_codes: ['60601', '60602'],
+  id: 'chicago',
+  name: 'Chicago',
+  active: true,
+  city: 'Chicago',
+  state: 'IL',
+  time_zone: 'America/Chicago',
+  latitude: 41.8781,
+  longitude: -87.6298,
+  postal_codes: ['60601', '60602'],
 };
 export const honolulu: RegionTerms = {
-  id: 'honolulu', name: 'Honolulu', active: false, city: 'Honolulu', state: 'HI', time_zone: 'Pacific/Honolulu',
-  latitude: 21.3069, longitude: -157.8583, postal_codes: ['96813'],
+  id: 'honolulu',
+  name: 'Honolulu',
+  active: false,
+  city: 'Honolulu',
+  state: 'HI',
+  time_zone: 'Pacific/Honolulu',
+  latitude: 21.3069,
+  longitude: -157.8583,
+  postal_codes: ['96813'],
 };
 
 /** A printed daily deal in Chicago, on sale at the harness clock's 2026-06-15T12:00Z. */
@@ -37,7 +51,19 @@ export const spaDay: DealImportRecord = {
   fulfillment_method: 'printed',
   image_url: '/images/deals/chicago-spa-day.jpg',
   locations: [
-    { address: { street: '1 Lake St', locality: 'Chicago', region: 'IL', postal_code: '60601', country: 'US', latitude: 41.886, longitude: -87.627 }, hours: '9-5', phone: '(312) 555-0100' },
+    {
+      address: {
+        street: '1 Lake St',
+        locality: 'Chicago',
+        region: 'IL',
+        postal_code: '60601',
+        country: 'US',
+        latitude: 41.886,
+        longitude: -87.627,
+      },
+      hours: '9-5',
+      phone: '(312) 555-0100',
+    },
   ],
   max_per_user: 2,
   max_gift_per_user: 1,

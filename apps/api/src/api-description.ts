@@ -14,5 +14,9 @@ export function publishApiDescription(app: INestApplication): void {
     .addBasicAuth({ type: 'http', scheme: 'basic', description: 'v3 calls: partner username and password' }, 'v3')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'a user access token' }, 'access_token')
     .build();
-  SwaggerModule.setup('api-docs', app, () => SwaggerModule.createDocument(app, config), { ui: false, raw: ['json'], jsonDocumentUrl: 'api-docs.json' });
+  SwaggerModule.setup('api-docs', app, () => SwaggerModule.createDocument(app, config), {
+    ui: false,
+    raw: ['json'],
+    jsonDocumentUrl: 'api-docs.json',
+  });
 }

@@ -1,6 +1,20 @@
 import { Clock, IdGenerator } from '@deals/kernel';
 import { DemoSeed, ServiceConfig } from '@deals/runtime';
-import { answerClientError, answerUnservedRequests, authenticateEveryRequest, CredentialVerifier, errorBody, listenHttpsOnly, logAbortedRequests, logRefusedBeforeRouting, parseJsonBodies, refuseRequestsWithoutHost, RequestLogController, serviceLogger, ServiceLogLines } from '@deals/wire';
+import {
+  answerClientError,
+  answerUnservedRequests,
+  authenticateEveryRequest,
+  CredentialVerifier,
+  errorBody,
+  listenHttpsOnly,
+  logAbortedRequests,
+  logRefusedBeforeRouting,
+  parseJsonBodies,
+  refuseRequestsWithoutHost,
+  RequestLogController,
+  serviceLogger,
+  ServiceLogLines,
+} from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -41,7 +55,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const adapter = new FastifyAdapter({
     // Node's own refusal of a request without Host is an empty 400: refuseRequestsWithoutHost
     // answers it in part 7's body instead.
-    ...(config.behindTlsProxy ? { http: { requireHostHeader: false } } : { https: { ...(await tlsMaterial(config)), requireHostHeader: false } }),
+    ...(config.behindTlsProxy
+      ? { http: { requireHostHeader: false } }
+      : { https: { ...(await tlsMaterial(config)), requireHostHeader: false } }),
     genReqId: requestId,
     loggerInstance: logger,
     logController: new RequestLogController(),
@@ -60,7 +76,10 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
       logRefusedBeforeRouting(request, status);
-      const message = status === 414 ? `a part of the address is longer than ${MAX_PATH_PART} characters` : 'the address is malformed (an escape that is not UTF-8)';
+      const message =
+        status === 414
+          ? `a part of the address is longer than ${MAX_PATH_PART} characters`
+          : 'the address is malformed (an escape that is not UTF-8)';
       void reply.status(status).send(errorBody('bad_request', message));
     },
   });
@@ -80,7 +99,10 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     });
   }
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids, logger }), adapter, { bufferLogs: true, bodyParser: false });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids, logger }), adapter, {
+    bufferLogs: true,
+    bodyParser: false,
+  });
   app.useLogger(new ServiceLogLines(app.get(Logger)));
   // Nest empties its buffer of log lines only in app.listen(), which the HTTPS front does not
   // call: without this, every line of Nest's Logger (recovery, charges with no answer, undos that
@@ -90,7 +112,11 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   await app.init();
   const verifier = app.get(CredentialVerifier);
   const serviceClock = app.get(Clock);
-  authenticateEveryRequest(fastify, () => verifier, () => serviceClock.now().getTime());
+  authenticateEveryRequest(
+    fastify,
+    () => verifier,
+    () => serviceClock.now().getTime(),
+  );
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
   if (config.behindTlsProxy) {

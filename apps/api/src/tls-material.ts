@@ -25,7 +25,15 @@ export async function tlsMaterial(config: ServiceConfig): Promise<TlsMaterial> {
     algorithm: 'sha256',
     keySize: 2048,
     notAfterDate: new Date(Date.now() + 825 * 24 * 3600 * 1000),
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
+    ],
   } as never);
   writeFileSync(keyFile, made.private, { mode: 0o600 });
   writeFileSync(certFile, made.cert);

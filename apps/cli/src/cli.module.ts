@@ -15,7 +15,15 @@ export class CliModule {
     return {
       module: CliModule,
       imports: [ServiceCoreModule.forRoot({ config, role: 'cli' })],
-      providers: [AuditPurchaseCommand, PartnersCreateCommand, RegionsImportCommand, DealsImportCommand, DealsTransitionCommand, ProjectionsStatusCommand, ProjectionsRebuildCommand],
+      providers: [
+        AuditPurchaseCommand,
+        PartnersCreateCommand,
+        RegionsImportCommand,
+        DealsImportCommand,
+        DealsTransitionCommand,
+        ProjectionsStatusCommand,
+        ProjectionsRebuildCommand,
+      ],
     };
   }
 }

@@ -5,7 +5,10 @@ import { CommandFactory } from 'nest-commander';
 import { CliModule } from './cli.module';
 
 function fail(error: unknown): never {
-  const detail = error instanceof DomainError && error.issues.length ? `\n${error.issues.map((i) => `  ${i.field ?? i.resource}: ${i.message}`).join('\n')}` : '';
+  const detail =
+    error instanceof DomainError && error.issues.length
+      ? `\n${error.issues.map((i) => `  ${i.field ?? i.resource}: ${i.message}`).join('\n')}`
+      : '';
   process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}${detail}\n`);
   process.exit(1);
 }

@@ -12,8 +12,15 @@ import { AccountQueries } from './queries/account.queries';
 /** Partners, users, stored cards and access tokens: commands, handlers and queries (no HTTP). */
 @Module({
   providers: [
-    CreatePartnerHandler, RegisterUserHandler, UpdateUserHandler, UpdateUserByEmailHandler, IssueAccessTokenHandler,
-    StoreCardHandler, MakeCardDefaultHandler, UserWrites, AccountQueries,
+    CreatePartnerHandler,
+    RegisterUserHandler,
+    UpdateUserHandler,
+    UpdateUserByEmailHandler,
+    IssueAccessTokenHandler,
+    StoreCardHandler,
+    MakeCardDefaultHandler,
+    UserWrites,
+    AccountQueries,
     { provide: CredentialVerifier, useClass: PartnerCredentialVerifier },
   ],
   exports: [CredentialVerifier, AccountQueries, UserWrites],

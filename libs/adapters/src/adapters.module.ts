@@ -44,7 +44,13 @@ export const dataPaths = (dataDir: string) => ({
 @Global()
 @Module({})
 export class AdaptersModule {
-  static forRoot({ settings, clock = new SystemClock(), ids = new RandomIdGenerator(), cardFingerprintPepper, slowCardMs }: AdaptersOptions): DynamicModule {
+  static forRoot({
+    settings,
+    clock = new SystemClock(),
+    ids = new RandomIdGenerator(),
+    cardFingerprintPepper,
+    slowCardMs,
+  }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
       { provide: Clock, useValue: clock },
@@ -58,11 +64,16 @@ export class AdaptersModule {
         useFactory: () => (settings.mongoUrl ? new MongoViewStore(settings.mongoUrl, settings.mongoDb) : new MingoViewStore(paths.views)),
       },
       // The only processor so far is the simulated one (documented test cards); a real one plugs in here.
-      { provide: PaymentGateway, useFactory: () => new SimulatedPaymentGateway(paths.paymentVault, { pepper: cardFingerprintPepper, slowMs: slowCardMs }) },
+      {
+        provide: PaymentGateway,
+        useFactory: () => new SimulatedPaymentGateway(paths.paymentVault, { pepper: cardFingerprintPepper, slowMs: slowCardMs }),
+      },
       {
         provide: Scheduler,
         useFactory: () =>
-          settings.redisUrl ? new BullmqScheduler({ url: settings.redisUrl, prefix: settings.redisPrefix, clock }) : new TimersScheduler(clock),
+          settings.redisUrl
+            ? new BullmqScheduler({ url: settings.redisUrl, prefix: settings.redisPrefix, clock })
+            : new TimersScheduler(clock),
       },
     ];
     return { module: AdaptersModule, providers, exports: providers };

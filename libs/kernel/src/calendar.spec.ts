@@ -8,7 +8,18 @@ describe('isoInstant', () => {
   });
 
   it('refuses what is not one instant', () => {
-    for (const text of ['1', 'Nov 23 2026 18:30:35 GMT', '2026-06-15', '2026-06-15T12:00:00', '2026-02-30T00:00:00Z', '2026-06-15T25:00:00Z', '2026-06-15Z', '', null, 17]) {
+    for (const text of [
+      '1',
+      'Nov 23 2026 18:30:35 GMT',
+      '2026-06-15',
+      '2026-06-15T12:00:00',
+      '2026-02-30T00:00:00Z',
+      '2026-06-15T25:00:00Z',
+      '2026-06-15Z',
+      '',
+      null,
+      17,
+    ]) {
       expect([text, isoInstant(text)]).toEqual([text, null]);
     }
   });

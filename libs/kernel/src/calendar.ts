@@ -14,7 +14,11 @@ const ISO_OFFSET_OPTIONAL = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)
  * read as the server's local time).
  */
 export function isIsoDateText(text: unknown, offset: 'required' | 'optional'): text is string {
-  return typeof text === 'string' && (offset === 'required' ? ISO_WITH_OFFSET : ISO_OFFSET_OPTIONAL).test(text) && !Number.isNaN(Date.parse(text));
+  return (
+    typeof text === 'string' &&
+    (offset === 'required' ? ISO_WITH_OFFSET : ISO_OFFSET_OPTIONAL).test(text) &&
+    !Number.isNaN(Date.parse(text))
+  );
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;

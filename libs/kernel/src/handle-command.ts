@@ -122,8 +122,7 @@ function metadataOf(context: CommandContext): EventMetadata {
   return metadata;
 }
 
-const backOff = (attempt: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+const backOff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
 /** A command waiting for its stream's next write. */
 interface Waiting {
@@ -169,7 +168,12 @@ export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>
     let streams = lanes.get(store);
     if (!streams) lanes.set(store, (streams = new Map()));
     const waiting: Waiting = {
-      decider: decider as unknown as Waiting['decider'], command, context, fresh: options.freshStream === true, resolve: resolve as Waiting['resolve'], reject,
+      decider: decider as unknown as Waiting['decider'],
+      command,
+      context,
+      fresh: options.freshStream === true,
+      resolve: resolve as Waiting['resolve'],
+      reject,
     };
     const queue = streams.get(streamId);
     if (queue) queue.push(waiting);
@@ -203,7 +207,10 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
   const fresh = batch.every((w) => w.fresh);
   let trustCache = true;
   for (let attempt = 1; ; attempt++) {
-    const { state, revision, verified } = await current(store, streamId, decider as Decider<unknown, never, DomainEvent>, { cache: trustCache, fresh });
+    const { state, revision, verified } = await current(store, streamId, decider as Decider<unknown, never, DomainEvent>, {
+      cache: trustCache,
+      fresh,
+    });
     // A fold just read is worth keeping even if the batch is refused (a cached one is kept already).
     if (verified && revision !== null) remember(store, streamId, { decider, state, revision });
     let after = state;

@@ -9,7 +9,13 @@ describe('freezeJson', () => {
   it('passes and deep-freezes exactly the values JSON gives back unchanged', () => {
     // Any value fast-check makes up, JSON-safe or not: the verdict must match JSON's own round trip.
     const anything = fc.anything({
-      withBoxedValues: true, withDate: true, withMap: true, withSet: true, withNullPrototype: true, withSparseArray: true, withTypedArray: true,
+      withBoxedValues: true,
+      withDate: true,
+      withMap: true,
+      withSet: true,
+      withNullPrototype: true,
+      withSparseArray: true,
+      withTypedArray: true,
     });
     fc.assert(
       fc.property(anything, (value) => {
@@ -55,7 +61,21 @@ describe('freezeJson', () => {
   });
 
   it('refuses what JSON would change, at any depth', () => {
-    for (const odd of [undefined, new Date(0), Number.NaN, Infinity, -0, () => 1, 1n, Symbol('s'), new Map(), /x/, [1, , 3], [undefined], Object.create(null)]) {
+    for (const odd of [
+      undefined,
+      new Date(0),
+      Number.NaN,
+      Infinity,
+      -0,
+      () => 1,
+      1n,
+      Symbol('s'),
+      new Map(),
+      /x/,
+      [1, , 3],
+      [undefined],
+      Object.create(null),
+    ]) {
       expect(freezeJson({ a: { b: [1, { c: odd }] } })).toBe(false);
     }
     class Point {
@@ -110,7 +130,9 @@ describe('freezeJson', () => {
       const text = JSON.stringify(value);
       return text !== undefined && isDeepStrictEqual(JSON.parse(text), value);
     };
-    const passed = fc.array(fc.jsonValue(), { minLength: 1, maxLength: 5 }).map((parts) => parts.map((p) => JSON.parse(JSON.stringify(p)) as unknown));
+    const passed = fc
+      .array(fc.jsonValue(), { minLength: 1, maxLength: 5 })
+      .map((parts) => parts.map((p) => JSON.parse(JSON.stringify(p)) as unknown));
     const extra = fc.anything({ withDate: true, withMap: true, withNullPrototype: true, withSparseArray: true });
     fc.assert(
       fc.property(passed, fc.array(extra, { maxLength: 3 }), (parts, others) => {

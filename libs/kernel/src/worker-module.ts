@@ -30,10 +30,14 @@ export function workerModulePath(module: string): string {
       module: { type: 'commonjs' },
     });
     sources.set(file, code);
-    for (const [, specifier] of code.matchAll(/require\("(\.{1,2}\/[^"]+)"\)/g)) visit(resolve(dirname(file), `${specifier.replace(/\.(ts|js)$/, '')}.ts`));
+    for (const [, specifier] of code.matchAll(/require\("(\.{1,2}\/[^"]+)"\)/g))
+      visit(resolve(dirname(file), `${specifier.replace(/\.(ts|js)$/, '')}.ts`));
   };
   visit(`${base}.ts`);
-  const key = createHash('sha256').update([...sources].flat().join('\0')).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update([...sources].flat().join('\0'))
+    .digest('hex')
+    .slice(0, 16);
   const dir = join(nodeModules, '.cache', 'deals-worker-modules', key);
   for (const [file, code] of sources) {
     const target = join(dir, relative(root, file)).replace(/\.ts$/, '.js');

@@ -6,7 +6,12 @@ import { CouponIssuer } from './commands/coupon-issuer';
 import { FullPurchaseHandler } from './commands/full-purchase.command';
 import { CancelCouponHandler, RedeemCouponHandler } from './commands/redeem-coupon.command';
 import { RecordResellerPurchaseHandler } from './commands/reseller-purchase.command';
-import { ClaimReservationHandler, ReleaseExpiredHoldHandler, ReleaseReservationHandler, ReserveUnitsHandler } from './commands/reservation.handlers';
+import {
+  ClaimReservationHandler,
+  ReleaseExpiredHoldHandler,
+  ReleaseReservationHandler,
+  ReserveUnitsHandler,
+} from './commands/reservation.handlers';
 import { StockInventoryHandler } from './commands/stock-inventory.command';
 import { CouponQr } from './coupon-images/coupon-qr';
 import { CouponsController } from './http/coupons.controller';
@@ -23,8 +28,22 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
 @Module({
   imports: [CatalogModule, AccountsModule],
   providers: [
-    StockInventoryHandler, ReserveUnitsHandler, ClaimReservationHandler, ReleaseReservationHandler, ReleaseExpiredHoldHandler, RedeemCouponHandler,
-    BuyWithStoredCardHandler, FullPurchaseHandler, RecordResellerPurchaseHandler, CancelCouponHandler, CouponIssuer, PurchaseQueries, OpenHolds, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments,
+    StockInventoryHandler,
+    ReserveUnitsHandler,
+    ClaimReservationHandler,
+    ReleaseReservationHandler,
+    ReleaseExpiredHoldHandler,
+    RedeemCouponHandler,
+    BuyWithStoredCardHandler,
+    FullPurchaseHandler,
+    RecordResellerPurchaseHandler,
+    CancelCouponHandler,
+    CouponIssuer,
+    PurchaseQueries,
+    OpenHolds,
+    ReleaseExpiredHolds,
+    PurchaseAudit,
+    RecoverInterruptedPayments,
     CouponQr,
   ],
   exports: [PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments, CouponQr],
@@ -32,5 +51,8 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
 export class PurchasingModule {}
 
 /** Purchasing's HTTP routes. */
-@Module({ imports: [PurchasingModule, AccountsModule], controllers: [PurchasesController, CouponsController, ResellersController, AuditController] })
+@Module({
+  imports: [PurchasingModule, AccountsModule],
+  controllers: [PurchasesController, CouponsController, ResellersController, AuditController],
+})
 export class PurchasingHttpModule {}

@@ -48,12 +48,21 @@ export class CatalogueImport {
       } catch (error) {
         // The listing changed between its check and its write (another import of the same deal).
         if (!(error instanceof ValidationFailed)) throw error;
-        throw new ValidationFailed(error.issues.map((issue) => ({ ...issue, message: `${issue.message} (the listing changed meanwhile: the quantity was stocked)` })));
+        throw new ValidationFailed(
+          error.issues.map((issue) => ({
+            ...issue,
+            message: `${issue.message} (the listing changed meanwhile: the quantity was stocked)`,
+          })),
+        );
       }
     });
   }
 
-  private async run<T extends { id?: unknown }>(records: T[], onEach: (() => void) | undefined, importOne: (record: T) => Promise<LogPosition | null>): Promise<ImportReport> {
+  private async run<T extends { id?: unknown }>(
+    records: T[],
+    onEach: (() => void) | undefined,
+    importOne: (record: T) => Promise<LogPosition | null>,
+  ): Promise<ImportReport> {
     if (!Array.isArray(records)) throw new Error('the import file must hold a JSON array');
     const outcomes: ImportOutcome[] = new Array(records.length);
     let position: LogPosition | null = null;
@@ -71,10 +80,16 @@ export class CatalogueImport {
     const refusal = (i: number): ValidationIssue | null => {
       const record = records[i] as unknown;
       // A record that is not an object (null, a number, a list) is refused like any bad record.
-      if (record === null || typeof record !== 'object' || Array.isArray(record)) return { type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' };
+      if (record === null || typeof record !== 'object' || Array.isArray(record))
+        return { type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' };
       const first = firstOf.get(idOf(i));
       if (first === undefined || first === i) return null;
-      return { type: 'invalid', resource: 'request', field: 'id', message: `appears more than once in this file: only its first record (#${first + 1}) is imported` };
+      return {
+        type: 'invalid',
+        resource: 'request',
+        field: 'id',
+        message: `appears more than once in this file: only its first record (#${first + 1}) is imported`,
+      };
     };
     const worker = async () => {
       while (next < records.length && !failure) {

@@ -23,7 +23,9 @@ export class DataDirLock {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const holder = Number.parseInt(readFileSync(file, 'utf8'), 10);
         if (Number.isSafeInteger(holder) && holder > 0 && isAlive(holder)) {
-          throw new Error(`another API process (pid ${holder}) serves ${dataDir}: one embedded API per data folder (remove ${file} if that process is not this service)`);
+          throw new Error(
+            `another API process (pid ${holder}) serves ${dataDir}: one embedded API per data folder (remove ${file} if that process is not this service)`,
+          );
         }
         rmSync(file, { force: true }); // left by a process that is gone: taken over
       }

@@ -33,7 +33,13 @@ export class DemoSeed {
     const failed = [...regions.outcomes, ...deals.outcomes].filter((o) => !o.ok);
     if (failed.length) throw new Error(`demo catalogue refused: ${JSON.stringify(failed.slice(0, 3))}`);
     const file = join(this.config.dataDir, 'demo-partner.json');
-    const credentials = { partner_id: partner.partnerId, name: partner.name, api_key: partner.apiKey, username: partner.username, password: partner.password };
+    const credentials = {
+      partner_id: partner.partnerId,
+      name: partner.name,
+      api_key: partner.apiKey,
+      username: partner.username,
+      password: partner.password,
+    };
     writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     process.stdout.write(
       `\nDemo catalogue loaded: ${regions.outcomes.length} regions, ${deals.outcomes.length} deals (${Date.now() - started} ms).\n` +

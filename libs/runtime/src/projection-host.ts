@@ -59,7 +59,10 @@ export class ProjectionHost extends ViewProgress {
 
   /** Waits until every view has applied everything in the log up to now. */
   async waitForAll(): Promise<void> {
-    await this.waitFor(this.projections.map((p) => p.name), await this.store.head());
+    await this.waitFor(
+      this.projections.map((p) => p.name),
+      await this.store.head(),
+    );
   }
 
   private async pollCheckpoint(collection: string, position: LogPosition, timeout: number): Promise<boolean> {

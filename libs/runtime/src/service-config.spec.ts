@@ -3,7 +3,13 @@ import { ConfigError, loadServiceConfig } from './service-config';
 describe('loadServiceConfig', () => {
   it('takes the defaults, and decimal numbers as given', () => {
     const config = loadServiceConfig({ PORT: '8443', LOG_LEVEL: 'warn' });
-    expect(config).toMatchObject({ port: 8443, logLevel: 'warn', publicBaseUrl: 'https://localhost:8443', siteBaseUrl: 'https://deals.example.com', tlsCertFile: null });
+    expect(config).toMatchObject({
+      port: 8443,
+      logLevel: 'warn',
+      publicBaseUrl: 'https://localhost:8443',
+      siteBaseUrl: 'https://deals.example.com',
+      tlsCertFile: null,
+    });
   });
 
   it('refuses, naming the variable, what it would otherwise take wrongly or find out too late', () => {

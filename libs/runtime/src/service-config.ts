@@ -43,7 +43,10 @@ function integer(name: string, value: string | undefined, fallback: number, max 
   if (v === null) return fallback;
   // Decimal digits only: Number() would also read 0x10f0, 1e3 and 0b1.
   const n = /^\d+$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n > max) throw new ConfigError(`${name} must be a whole number${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(n) || n > max)
+    throw new ConfigError(
+      `${name} must be a whole number${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, got ${JSON.stringify(value)}`,
+    );
   return n;
 }
 
@@ -88,7 +91,8 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
   const port = integer('PORT', env.PORT, 3000, 65_535);
   const tlsCertFile = text(env.TLS_CERT_FILE);
   const tlsKeyFile = text(env.TLS_KEY_FILE);
-  if ((tlsCertFile === null) !== (tlsKeyFile === null)) throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE go together: give both, or neither for the self-signed certificate');
+  if ((tlsCertFile === null) !== (tlsKeyFile === null))
+    throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE go together: give both, or neither for the self-signed certificate');
   const eventStoreUrl = url('EVENTSTORE_URL', env.EVENTSTORE_URL, ['esdb', 'esdb+discover']);
   const mongoUrl = url('MONGO_URL', env.MONGO_URL, ['mongodb', 'mongodb+srv']);
   const distributed = mongoUrl !== null;

@@ -2,7 +2,14 @@ import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
-import { CouponCodeKey, CouponLinks, KeyedCouponLinks, PurchasingModule, RecoverInterruptedPayments, ReleaseExpiredHolds } from '@deals/purchasing';
+import {
+  CouponCodeKey,
+  CouponLinks,
+  KeyedCouponLinks,
+  PurchasingModule,
+  RecoverInterruptedPayments,
+  ReleaseExpiredHolds,
+} from '@deals/purchasing';
 import { DynamicModule, Global, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -80,7 +87,13 @@ export class ServiceCoreModule {
       module: ServiceCoreModule,
       imports: [
         ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ service: config })] }),
-        AdaptersModule.forRoot({ settings: config, clock, ids, cardFingerprintPepper: installationSecret(config.dataDir, 'card-fingerprint'), slowCardMs: config.slowCardMs }),
+        AdaptersModule.forRoot({
+          settings: config,
+          clock,
+          ids,
+          cardFingerprintPepper: installationSecret(config.dataDir, 'card-fingerprint'),
+          slowCardMs: config.slowCardMs,
+        }),
         CqrsModule.forRoot(),
         AccountsModule,
         CatalogModule,
@@ -90,17 +103,54 @@ export class ServiceCoreModule {
         { provide: ServiceConfig, useValue: config },
         { provide: ROLE, useValue: { role } },
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
-        { provide: AccountsSettings, useValue: { signupCreditCents: config.signupCreditCents, defaultAvatarUrl: `${config.siteBaseUrl}/images/users/default-avatar.png` } },
+        {
+          provide: AccountsSettings,
+          useValue: {
+            signupCreditCents: config.signupCreditCents,
+            defaultAvatarUrl: `${config.siteBaseUrl}/images/users/default-avatar.png`,
+          },
+        },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
         { provide: CouponCodeKey, useValue: { secret: installationSecret(config.dataDir, 'coupon-codes') } },
-        { provide: CatalogLinks, useValue: { apiBaseUrl: config.publicBaseUrl, siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl } },
+        {
+          provide: CatalogLinks,
+          useValue: { apiBaseUrl: config.publicBaseUrl, siteBaseUrl: config.siteBaseUrl, imageBaseUrl: config.imageBaseUrl },
+        },
         ProjectionHost,
         { provide: ViewProgress, useExisting: ProjectionHost },
-        { provide: ServiceLifecycle, useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps), inject: [ProjectionHost, Scheduler, EventStore, ViewStore, PaymentGateway, ReleaseExpiredHolds, RecoverInterruptedPayments, ServiceConfig, ROLE] },
+        {
+          provide: ServiceLifecycle,
+          useFactory: (...deps: ConstructorParameters<typeof ServiceLifecycle>) => new ServiceLifecycle(...deps),
+          inject: [
+            ProjectionHost,
+            Scheduler,
+            EventStore,
+            ViewStore,
+            PaymentGateway,
+            ReleaseExpiredHolds,
+            RecoverInterruptedPayments,
+            ServiceConfig,
+            ROLE,
+          ],
+        },
         CatalogueImport,
         DemoSeed,
       ],
-      exports: [ServiceConfig, PROJECTIONS, CatalogLinks, CouponLinks, CouponCodeKey, AccountsSettings, ProjectionHost, ViewProgress, CatalogueImport, DemoSeed, AccountsModule, CatalogModule, PurchasingModule],
+      exports: [
+        ServiceConfig,
+        PROJECTIONS,
+        CatalogLinks,
+        CouponLinks,
+        CouponCodeKey,
+        AccountsSettings,
+        ProjectionHost,
+        ViewProgress,
+        CatalogueImport,
+        DemoSeed,
+        AccountsModule,
+        CatalogModule,
+        PurchasingModule,
+      ],
     };
   }
 }

@@ -6,8 +6,13 @@ import { errorBody } from './error-body';
 /** What Node's HTTP parser refuses before any route runs, and its status. */
 function classify(code: string | undefined): { status: number; text: string; message: string } {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, text: 'Request Timeout', message: 'the request was not received in time' };
-  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, text: 'Request Header Fields Too Large', message: 'the request headers are too large' };
-  return { status: 400, text: 'Bad Request', message: 'the request is not valid HTTP (a header with a control character, a malformed line)' };
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return { status: 431, text: 'Request Header Fields Too Large', message: 'the request headers are too large' };
+  return {
+    status: 400,
+    text: 'Bad Request',
+    message: 'the request is not valid HTTP (a header with a control character, a malformed line)',
+  };
 }
 
 /**
@@ -52,7 +57,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
 /** Answers through a response no route will write, in part 7's body, and closes the connection after it. */
 function answerThrough(response: ServerResponse, status: number, message: string): void {
   const body = JSON.stringify(errorBody('bad_request', message));
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
   response.end(body);
 }
 

@@ -41,13 +41,17 @@ export class ErrorFilter implements ExceptionFilter {
       return;
     }
     if (log) log.error({ err: exception, status }, 'the service failed to answer');
-    else this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
+    else this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
   }
 
   private translate(exception: unknown) {
     const headers: Record<string, string> = {};
     if (exception instanceof DomainError) {
-      return { status: exception.httpStatus, body: errorBody(exception.errorType, exception.message, exception.issues, exception.extra), headers };
+      return {
+        status: exception.httpStatus,
+        body: errorBody(exception.errorType, exception.message, exception.issues, exception.extra),
+        headers,
+      };
     }
     const fastify = exception as FastifyError;
     if (typeof fastify?.code === 'string' && fastify.code.startsWith('FST_ERR_CTP_')) {

@@ -15,12 +15,15 @@ describe('the HTTPS front', () => {
   let port: number;
   beforeAll(async () => {
     const made = await generate([{ name: 'commonName', value: 'localhost' }], { keySize: 2048, algorithm: 'sha256' } as never);
-    https = createHttpsServer({ key: made.private, cert: made.cert, headersTimeout: 300, requestTimeout: 600, connectionsCheckingInterval: 50 }, (req, res) => {
-      if (req.url === '/slow') setTimeout(() => res.end('slow ok'), 50);
-      // Answers once the whole body has come, as a route that parses it does.
-      else if (req.url === '/upload') req.on('data', () => undefined).on('end', () => res.end('uploaded'));
-      else res.end('ok');
-    });
+    https = createHttpsServer(
+      { key: made.private, cert: made.cert, headersTimeout: 300, requestTimeout: 600, connectionsCheckingInterval: 50 },
+      (req, res) => {
+        if (req.url === '/slow') setTimeout(() => res.end('slow ok'), 50);
+        // Answers once the whole body has come, as a route that parses it does.
+        else if (req.url === '/upload') req.on('data', () => undefined).on('end', () => res.end('uploaded'));
+        else res.end('ok');
+      },
+    );
     https.on('clientError', answerClientError);
     front = await listenHttpsOnly(https, 0, '127.0.0.1', { firstByteTimeoutMs: 200 });
     port = (front.server.address() as AddressInfo).port;
@@ -44,17 +47,27 @@ describe('the HTTPS front', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*ok$/);
   });
 
-  it('answers 408 in part 7\'s body to a request whose headers never end, and closes it', async () => {
+  it("answers 408 in part 7's body to a request whose headers never end, and closes it", async () => {
     const { answer, ms } = await sendOverTls('GET / HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n');
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', error_type: 'bad_request', error_msg: 'the request was not received in time' });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      status: 'error',
+      error_type: 'bad_request',
+      error_msg: 'the request was not received in time',
+    });
     expect(ms).toBeLessThan(5_000);
   });
 
-  it('answers 408 in part 7\'s body to a request whose body never ends, and closes it', async () => {
-    const { answer, ms } = await sendOverTls('POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"em');
+  it("answers 408 in part 7's body to a request whose body never ends, and closes it", async () => {
+    const { answer, ms } = await sendOverTls(
+      'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"em',
+    );
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', error_type: 'bad_request', error_msg: 'the request was not received in time' });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      status: 'error',
+      error_type: 'bad_request',
+      error_msg: 'the request was not received in time',
+    });
     expect(ms).toBeLessThan(5_000);
   });
 

@@ -41,7 +41,8 @@ export function parsePaging(params: Record<string, unknown>, resource = 'request
     issues.push({ type: 'invalid', resource, field: 'per_page', message: `must be a whole number from 1 to ${PER_PAGE_MAX}` });
   }
   const page = wholeNumber(params.page);
-  if (page === null || (page !== undefined && page < 1)) issues.push({ type: 'invalid', resource, field: 'page', message: 'must be a whole number from 1' });
+  if (page === null || (page !== undefined && page < 1))
+    issues.push({ type: 'invalid', resource, field: 'page', message: 'must be a whole number from 1' });
   if (issues.length) throw new ValidationFailed(issues);
   const size = perPage ?? PER_PAGE_DEFAULT;
   const number = page ?? 1;

@@ -146,7 +146,8 @@ export class AccessGuard implements CanActivate {
     if (!token) return true;
     const resource = this.reflector.getAllAndOverride<string | undefined>(TOKEN_RESOURCE, [context.getHandler(), context.getClass()]);
     if (!resource) throw new Forbidden('this call takes partner credentials, not a user access token');
-    if (token.scope !== 'all' && !token.scope.includes(resource)) throw new Forbidden(`the access token's scope does not include ${resource}`);
+    if (token.scope !== 'all' && !token.scope.includes(resource))
+      throw new Forbidden(`the access token's scope does not include ${resource}`);
     const needed = writes ? 'write' : 'read';
     if (!token.access.includes(needed)) throw new Forbidden(`the access token does not allow ${needed} access`);
     const params = request.params as Record<string, string | undefined>;
@@ -193,7 +194,10 @@ export const CurrentCaller = createParamDecorator((_: unknown, context: Executio
 export function actingUser(request: AuthenticatedRequest, given: unknown): string | undefined {
   if (Array.isArray(given)) {
     const values = new Set(given);
-    if (values.size !== 1 || typeof given[0] !== 'string') throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'user_id', message: 'is given more than once, with different values' }]);
+    if (values.size !== 1 || typeof given[0] !== 'string')
+      throw new ValidationFailed([
+        { type: 'invalid', resource: 'request', field: 'user_id', message: 'is given more than once, with different values' },
+      ]);
     given = given[0];
   }
   const token = request.userToken;
@@ -203,9 +207,11 @@ export function actingUser(request: AuthenticatedRequest, given: unknown): strin
 }
 
 /** Whether partner credentials (not a user's access token) authenticated the request. */
-export const ByPartner = createParamDecorator((_: unknown, context: ExecutionContext): boolean =>
-  !context.switchToHttp().getRequest<AuthenticatedRequest>().userToken);
+export const ByPartner = createParamDecorator(
+  (_: unknown, context: ExecutionContext): boolean => !context.switchToHttp().getRequest<AuthenticatedRequest>().userToken,
+);
 
 /** The authenticated request itself (for {@link actingUser}). */
 export const AuthRequest = createParamDecorator((_: unknown, context: ExecutionContext): AuthenticatedRequest =>
-  context.switchToHttp().getRequest<AuthenticatedRequest>());
+  context.switchToHttp().getRequest<AuthenticatedRequest>(),
+);

@@ -9,17 +9,23 @@ describe('loggableUrl', () => {
     expect(loggableUrl('/users/u1?ACCESS_TOKEN=tok')).toBe('/users/u1?ACCESS_TOKEN=[redacted]');
   });
   it('redacts card numbers and security codes sent in the query, and anything shaped like a card number', () => {
-    expect(loggableUrl('/credit_cards?api_key=k&number=4242424242424242&verification_value=321&zip_code=60601'))
-      .toBe('/credit_cards?api_key=[redacted]&number=[redacted]&verification_value=[redacted]&zip_code=60601');
+    expect(loggableUrl('/credit_cards?api_key=k&number=4242424242424242&verification_value=321&zip_code=60601')).toBe(
+      '/credit_cards?api_key=[redacted]&number=[redacted]&verification_value=[redacted]&zip_code=60601',
+    );
     expect(loggableUrl('/x?note=4242-4242-4242-4242')).toBe('/x?note=[redacted]');
-    expect(loggableUrl('/x?note=x4242424242424242&n=4242.4242.4242.4242&m=4242/4242/4242/4242')).toBe('/x?note=[redacted]&n=[redacted]&m=[redacted]');
+    expect(loggableUrl('/x?note=x4242424242424242&n=4242.4242.4242.4242&m=4242/4242/4242/4242')).toBe(
+      '/x?note=[redacted]&n=[redacted]&m=[redacted]',
+    );
     expect(loggableUrl('/x?cvc=123&cvv2=123&security_code=123')).toBe('/x?cvc=[redacted]&cvv2=[redacted]&security_code=[redacted]');
   });
   it('redacts bracketed and ;-separated forms of secret names', () => {
-    expect(loggableUrl('/x?api_key[]=dk_1&api_key%5B%5D=dk_2&api_key[0]=dk_3')).toBe('/x?api_key[]=[redacted]&api_key%5B%5D=[redacted]&api_key[0]=[redacted]');
+    expect(loggableUrl('/x?api_key[]=dk_1&api_key%5B%5D=dk_2&api_key[0]=dk_3')).toBe(
+      '/x?api_key[]=[redacted]&api_key%5B%5D=[redacted]&api_key[0]=[redacted]',
+    );
     expect(loggableUrl('/x?x=1;api_key=dk_1')).toBe('/x?x=1;api_key=[redacted]');
-    expect(loggableUrl('/x?password[]=hunter22&credit_card[verification_value]=123&verification_value[]=321'))
-      .toBe('/x?password[]=[redacted]&credit_card[verification_value]=[redacted]&verification_value[]=[redacted]');
+    expect(loggableUrl('/x?password[]=hunter22&credit_card[verification_value]=123&verification_value[]=321')).toBe(
+      '/x?password[]=[redacted]&credit_card[verification_value]=[redacted]&verification_value[]=[redacted]',
+    );
   });
   it('redacts secrets in malformed addresses: in the path, behind a second ?, under a padded name, or a key under any name', () => {
     const key = `dk_${'A1b2C3d4'.repeat(4)}`;

@@ -13,13 +13,19 @@ export function loggableUrl(url: string | undefined): string {
   // them (`api_key[]`, `credit_card[verification_value]`, ` api_key` from `+api_key`, `api_key%00`);
   // values of secret names, and any value that looks like a card number, are not written.
   // `&` and `;` both separate parameters for some parsers.
-  const parts = url.slice(start + 1).split(/([&;])/).map((part) => {
-    const eq = part.indexOf('=');
-    if (eq < 0) return part;
-    const names = decodedName(part.slice(0, eq)).split(/[^a-z0-9_]+/).filter(Boolean);
-    const secret = names.some((name) => SECRET_NAMES.has(name)) || CARD_LIKE.test(decodedName(part.slice(eq + 1)).replace(/[\s./-]/g, ''));
-    return secret ? `${part.slice(0, eq)}=[redacted]` : part;
-  });
+  const parts = url
+    .slice(start + 1)
+    .split(/([&;])/)
+    .map((part) => {
+      const eq = part.indexOf('=');
+      if (eq < 0) return part;
+      const names = decodedName(part.slice(0, eq))
+        .split(/[^a-z0-9_]+/)
+        .filter(Boolean);
+      const secret =
+        names.some((name) => SECRET_NAMES.has(name)) || CARD_LIKE.test(decodedName(part.slice(eq + 1)).replace(/[\s./-]/g, ''));
+      return secret ? `${part.slice(0, eq)}=[redacted]` : part;
+    });
   // And a partner's API key wherever it stands, whatever name it was given.
   return `${url.slice(0, start + 1)}${parts.join('')}`.replace(API_KEY_LIKE, '[redacted]');
 }
@@ -28,8 +34,21 @@ export function loggableUrl(url: string | undefined): string {
 const API_KEY_LIKE = /dk(?:_|%5f)(?:[A-Za-z0-9_-]|%5f|%2d){20,}/gi;
 
 const SECRET_NAMES = new Set([
-  'api_key', 'access_token', 'token', 'password', 'pass', 'passwd', 'password_confirmation', 'pass_confirmation', 'key',
-  'number', 'verification_value', 'cvv', 'cvv2', 'cvc', 'security_code',
+  'api_key',
+  'access_token',
+  'token',
+  'password',
+  'pass',
+  'passwd',
+  'password_confirmation',
+  'pass_confirmation',
+  'key',
+  'number',
+  'verification_value',
+  'cvv',
+  'cvv2',
+  'cvc',
+  'security_code',
 ]);
 /** 12 to 19 digits in a row anywhere in a value (separators taken out): as long as a card number. */
 const CARD_LIKE = /\d{12,19}/;

@@ -3,7 +3,13 @@ import { STORED_CARDS, StoredCard } from '../../../libs/accounts/src/projections
 import { TestApi } from '../../support/api-harness';
 
 const card = (userId: string, overrides: Record<string, unknown> = {}) => ({
-  user_id: userId, number: '4242 4242 4242 4242', verification_value: '123', month: 12, year: 2030, zip_code: '60601', ...overrides,
+  user_id: userId,
+  number: '4242 4242 4242 4242',
+  verification_value: '123',
+  month: 12,
+  year: 2030,
+  zip_code: '60601',
+  ...overrides,
 });
 
 describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards/:id/default', () => {
@@ -26,7 +32,16 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     expect(stored.body).toEqual({ status: 'success', credit_card_id: expect.any(String) });
     expect((await list()).body).toEqual({
       status: 'success',
-      credit_cards: [{ id: stored.body.credit_card_id, credit_card_id: stored.body.credit_card_id, number: 'XXXX-XXXX-XXXX-4242', type: 'Visa', primary: true, deleted: false }],
+      credit_cards: [
+        {
+          id: stored.body.credit_card_id,
+          credit_card_id: stored.body.credit_card_id,
+          number: 'XXXX-XXXX-XXXX-4242',
+          type: 'Visa',
+          primary: true,
+          deleted: false,
+        },
+      ],
     });
   });
 
@@ -34,7 +49,11 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     const second = await store(card(userId, { number: '5555555555554444' }));
     const third = await store(card(userId, { number: '6011111111111117', month: '07', year: '2031' }));
     let cards = (await list()).body.credit_cards;
-    expect(cards.map((c: { type: string; primary: boolean }) => [c.type, c.primary])).toEqual([['Visa', true], ['MasterCard', false], ['Discover', false]]);
+    expect(cards.map((c: { type: string; primary: boolean }) => [c.type, c.primary])).toEqual([
+      ['Visa', true],
+      ['MasterCard', false],
+      ['Discover', false],
+    ]);
     expect((await api.call('PUT', `/credit_cards/${third.body.credit_card_id}/default`, { apiKey })).body).toEqual({ status: 'success' });
     cards = (await list()).body.credit_cards;
     expect(cards.map((c: { primary: boolean }) => c.primary)).toEqual([false, false, true]);
@@ -82,7 +101,14 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
   });
 
   it('refuses each invalid field with its own entry (resource, field, type)', async () => {
-    const reply = await store({ user_id: userId, number: '4242424242424241', verification_value: '12', month: 13, year: 2030, zip_code: 'abc' });
+    const reply = await store({
+      user_id: userId,
+      number: '4242424242424241',
+      verification_value: '12',
+      month: 13,
+      year: 2030,
+      zip_code: 'abc',
+    });
     expect(reply.status).toBe(422);
     expect(reply.body.errors).toEqual([
       { type: 'invalid', resource: 'credit_card', field: 'number', message: 'fails the Luhn check' },
@@ -96,16 +122,25 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     expect(expired.body.errors).toEqual([expect.objectContaining({ field: 'year', message: 'has expired' })]);
     const missing = await store({ user_id: userId });
     expect(missing.body.errors.map((e: { field: string; type: string }) => [e.field, e.type])).toEqual([
-      ['number', 'missing_field'], ['verification_value', 'missing_field'], ['month', 'missing_field'], ['year', 'missing_field'], ['zip_code', 'missing_field'],
+      ['number', 'missing_field'],
+      ['verification_value', 'missing_field'],
+      ['month', 'missing_field'],
+      ['year', 'missing_field'],
+      ['zip_code', 'missing_field'],
     ]);
-    expect((await store(card(''))).body.errors).toEqual([{ type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' }]);
+    expect((await store(card(''))).body.errors).toEqual([
+      { type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' },
+    ]);
   });
 
   it('takes a user_id repeated with one value as that value, and refuses two different ones', async () => {
     const cards = (await list()).body.credit_cards;
     expect((await list(`&user_id=${userId}`)).body.credit_cards).toEqual(cards);
     const two = await list('&user_id=someone-else');
-    expect([two.status, two.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'request', field: 'user_id', message: 'is given more than once, with different values' }]]);
+    expect([two.status, two.body.errors]).toEqual([
+      422,
+      [{ type: 'invalid', resource: 'request', field: 'user_id', message: 'is given more than once, with different values' }],
+    ]);
   });
 
   it('answers 404 for an unknown user or card', async () => {
@@ -117,7 +152,12 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
   it("refuses another user's card as default for this user's token, and a deleted user's cards", async () => {
     const other = (await api.call('POST', '/users', { apiKey, body: { email: 'other-holder@example.com' } })).body.user_id;
     const theirs = (await store(card(other))).body.credit_card_id;
-    const token = (await api.call('POST', `/users/${userId}/access_tokens`, { apiKey, body: { expires_in: 60, scope: 'credit_card', access: 'read,write' } })).body.access_token.id;
+    const token = (
+      await api.call('POST', `/users/${userId}/access_tokens`, {
+        apiKey,
+        body: { expires_in: 60, scope: 'credit_card', access: 'read,write' },
+      })
+    ).body.access_token.id;
     const reply = await api.call('PUT', `/credit_cards/${theirs}/default`, { headers: { authorization: `Bearer ${token}` } });
     expect(reply.status).toBe(404);
     await api.call('PUT', `/users/${other}`, { apiKey, body: { is_deleted: true } });

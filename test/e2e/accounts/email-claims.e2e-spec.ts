@@ -4,7 +4,7 @@ import { emailKey } from '../../../libs/accounts/src/domain/user/user.events';
 import { TestApi } from '../../support/api-harness';
 
 /** Found by an adversarial review: an email shared by two users, and addresses left claimed by updates that failed or lost a race. */
-describe('email addresses stay one user\'s, under concurrency and refused updates', () => {
+describe("email addresses stay one user's, under concurrency and refused updates", () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
@@ -17,7 +17,8 @@ describe('email addresses stay one user\'s, under concurrency and refused update
 
   const post = (body: unknown) => api.call('POST', '/users', { apiKey, body });
   const put = (id: string, body: unknown) => api.call('PUT', `/users/${id}`, { apiKey, body });
-  const byEmail = (email: string, body: unknown) => api.call('PUT', `/api/v1/users/${encodeURIComponent(email)}/update_by_email`, { apiKey, body });
+  const byEmail = (email: string, body: unknown) =>
+    api.call('PUT', `/api/v1/users/${encodeURIComponent(email)}/update_by_email`, { apiKey, body });
   const firstName = async (id: string) => (await api.call('GET', `/users/${id}`, { apiKey })).body.user.firstname;
 
   it('makes one user of registrations sent at once with one email; the others are told it is taken', async () => {
@@ -25,7 +26,10 @@ describe('email addresses stay one user\'s, under concurrency and refused update
       const replies = await Promise.all(Array.from({ length: 8 }, () => post({ email: `same-${round}@claims.test` })));
       expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
       for (const r of replies.filter((r) => r.status !== 200)) {
-        expect([r.status, r.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }]]);
+        expect([r.status, r.body.errors]).toEqual([
+          422,
+          [{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }],
+        ]);
       }
     }
   });
@@ -38,7 +42,7 @@ describe('email addresses stay one user\'s, under concurrency and refused update
     expect((await post({ email: 'dave@claims.test', first_name: 'Dave' })).status).toBe(200);
   });
 
-  it('keeps an address one user\'s when one user changes it three times at once; the addresses it lost are not its own', async () => {
+  it("keeps an address one user's when one user changes it three times at once; the addresses it lost are not its own", async () => {
     const rae = (await post({ email: 'rae@claims.test', first_name: 'Rae' })).body.user_id;
     const replies = await Promise.all(['race1', 'race2', 'race3'].map((name) => put(rae, { email: `${name}@claims.test` })));
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
@@ -55,7 +59,7 @@ describe('email addresses stay one user\'s, under concurrency and refused update
     // The other two addresses went to new users (their stale claims, a minute old, were released).
   });
 
-  it('runs one user\'s email changes sent at once one after another: the address it gave up is free at once, the one it holds stays taken', async () => {
+  it("runs one user's email changes sent at once one after another: the address it gave up is free at once, the one it holds stays taken", async () => {
     const sam = (await post({ email: 'sam@claims.test' })).body.user_id;
     await Promise.all([put(sam, { email: 'sam1@claims.test' }), put(sam, { email: 'sam2@claims.test' })]);
     const statuses = [(await post({ email: 'sam1@claims.test' })).status, (await post({ email: 'sam2@claims.test' })).status];
@@ -63,7 +67,7 @@ describe('email addresses stay one user\'s, under concurrency and refused update
     expect((await post({ email: 'sam@claims.test' })).status).toBe(200);
   });
 
-  it('keeps both addresses one user\'s each when one user flips between them many times at once', async () => {
+  it("keeps both addresses one user's each when one user flips between them many times at once", async () => {
     for (let round = 0; round < 4; round++) {
       const [a, b] = [`flip${round}a@claims.test`, `flip${round}b@claims.test`];
       const flipper = (await post({ email: a })).body.user_id;
@@ -95,9 +99,16 @@ describe('email addresses stay one user\'s, under concurrency and refused update
   });
 
   it('gives an address whose claim no user holds (a registration that stopped) to another user once the claim is a minute old, not before', async () => {
-    await handleCommand(api.get(EventStore), emailClaimStream(partnerId, emailKey('stopped@claims.test')), emailClaimDecider, {
-      type: 'ClaimEmail', data: { partnerId, emailKey: emailKey('stopped@claims.test'), userId: 'registration-that-stopped' },
-    }, { now: clock.now(), metadata: OPERATOR });
+    await handleCommand(
+      api.get(EventStore),
+      emailClaimStream(partnerId, emailKey('stopped@claims.test')),
+      emailClaimDecider,
+      {
+        type: 'ClaimEmail',
+        data: { partnerId, emailKey: emailKey('stopped@claims.test'), userId: 'registration-that-stopped' },
+      },
+      { now: clock.now(), metadata: OPERATOR },
+    );
     expect((await post({ email: 'stopped@claims.test' })).status).toBe(422);
     clock.advance(61_000);
     expect((await post({ email: 'stopped@claims.test' })).status).toBe(200);

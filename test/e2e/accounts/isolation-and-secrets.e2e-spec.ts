@@ -18,7 +18,12 @@ describe('isolation between partners, and card data kept out of the log, views a
     mine = (await api.createPartner('Owner')).apiKey;
     theirs = (await api.createPartner('Intruder')).apiKey;
     userId = (await api.call('POST', '/users', { apiKey: mine, body: { email: 'owned@example.com', first_name: 'Owned' } })).body.user_id;
-    cardId = (await api.call('POST', '/credit_cards', { apiKey: mine, body: { user_id: userId, number: '5555-5555-5555-4444', verification_value: '737', month: 11, year: 2031, zip_code: '60601' } })).body.credit_card_id;
+    cardId = (
+      await api.call('POST', '/credit_cards', {
+        apiKey: mine,
+        body: { user_id: userId, number: '5555-5555-5555-4444', verification_value: '737', month: 11, year: 2031, zip_code: '60601' },
+      })
+    ).body.credit_card_id;
   });
   afterAll(async () => {
     await api.close();
@@ -32,7 +37,11 @@ describe('isolation between partners, and card data kept out of the log, views a
       ['POST', `/users/${userId}/access_tokens`, { expires_in: 60, scope: 'all', access: 'read' }],
       ['GET', `/credit_cards?user_id=${userId}`],
       ['GET', `/credit_cards?user_id=${userId}&count=true`],
-      ['POST', '/credit_cards', { user_id: userId, number: '4242424242424242', verification_value: '123', month: 1, year: 2031, zip_code: '60601' }],
+      [
+        'POST',
+        '/credit_cards',
+        { user_id: userId, number: '4242424242424242', verification_value: '123', month: 1, year: 2031, zip_code: '60601' },
+      ],
       ['PUT', `/credit_cards/${cardId}/default`],
     ];
     for (const [method, path, body] of calls) {
@@ -46,7 +55,10 @@ describe('isolation between partners, and card data kept out of the log, views a
     const reply = await api.call('POST', '/users', { apiKey: theirs, body: { email: 'owned@example.com' } });
     expect(reply.status).toBe(200);
     expect(reply.body.user_id).not.toBe(userId);
-    const byEmail = await api.call('PUT', '/api/v1/users/owned@example.com/update_by_email', { apiKey: theirs, body: { first_name: 'Theirs' } });
+    const byEmail = await api.call('PUT', '/api/v1/users/owned@example.com/update_by_email', {
+      apiKey: theirs,
+      body: { first_name: 'Theirs' },
+    });
     expect(byEmail.body.user.id).toBe(reply.body.user_id);
     expect((await api.call('GET', `/users/${userId}`, { apiKey: mine })).body.user.firstname).toBe('Owned');
   });
@@ -54,7 +66,9 @@ describe('isolation between partners, and card data kept out of the log, views a
   it('keeps no card number or CVV in the event log, any view, the payment vault or the logs', async () => {
     const secrets = ['5555555555554444', '5555-5555-5555-4444', '555555555555', '737'];
     const files = [
-      join(api.dataDir, 'events.sqlite'), join(api.dataDir, 'events.sqlite-wal'), join(api.dataDir, 'payment-vault.sqlite'),
+      join(api.dataDir, 'events.sqlite'),
+      join(api.dataDir, 'events.sqlite-wal'),
+      join(api.dataDir, 'payment-vault.sqlite'),
       ...readdirSync(join(api.dataDir, 'views')).map((f) => join(api.dataDir, 'views', f)),
     ];
     const texts: Array<[string, string]> = [];
@@ -94,19 +108,45 @@ describe('isolation between partners, and card data kept out of the log, views a
       });
     const lineOf = async (requestId: string) => {
       for (let i = 0; i < 100; i++) {
-        const found = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.requestId === requestId);
+        const found = readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+          .filter((l) => l.requestId === requestId);
         if (found.length) return found;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return [];
     };
     // Headers announce a body that never comes whole.
-    await sendAndLeave(`POST /users?api_key=${mine} HTTP/1.1\r\nHost: x\r\nX-Request-Id: given-up-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":`, 200);
+    await sendAndLeave(
+      `POST /users?api_key=${mine} HTTP/1.1\r\nHost: x\r\nX-Request-Id: given-up-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":`,
+      200,
+    );
     // A whole request the service works on (a card's fingerprint takes tens of milliseconds) while the client leaves.
-    const card = JSON.stringify({ user_id: userId, number: `4111${'1'.repeat(12)}`, verification_value: '123', month: 12, year: 2031, zip_code: '60601' });
-    await sendAndLeave(`POST /credit_cards?api_key=${mine} HTTP/1.1\r\nHost: x\r\nX-Request-Id: given-up-2\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(card)}\r\n\r\n${card}`, 0);
-    for (const [id, path] of [['given-up-1', '/users'], ['given-up-2', '/credit_cards']]) {
-      expect(await lineOf(id)).toEqual([expect.objectContaining({ msg: 'request aborted by the client', req: { method: 'POST', url: `${path}?api_key=[redacted]` }, res: { statusCode: null } })]);
+    const card = JSON.stringify({
+      user_id: userId,
+      number: `4111${'1'.repeat(12)}`,
+      verification_value: '123',
+      month: 12,
+      year: 2031,
+      zip_code: '60601',
+    });
+    await sendAndLeave(
+      `POST /credit_cards?api_key=${mine} HTTP/1.1\r\nHost: x\r\nX-Request-Id: given-up-2\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(card)}\r\n\r\n${card}`,
+      0,
+    );
+    for (const [id, path] of [
+      ['given-up-1', '/users'],
+      ['given-up-2', '/credit_cards'],
+    ]) {
+      expect(await lineOf(id)).toEqual([
+        expect.objectContaining({
+          msg: 'request aborted by the client',
+          req: { method: 'POST', url: `${path}?api_key=[redacted]` },
+          res: { statusCode: null },
+        }),
+      ]);
     }
   });
 });

@@ -13,16 +13,37 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
   const get = (id: string) => api.call('GET', `/users/${id}`, { apiKey });
   const put = (id: string, body: unknown) => api.call('PUT', `/users/${id}`, { apiKey, body });
   const byEmail = (email: string, body: unknown, overwrite = false) =>
-    api.call('PUT', `/api/v1/users/${encodeURIComponent(email)}/update_by_email${overwrite ? '?overwrite_token=true' : ''}`, { apiKey, body });
+    api.call('PUT', `/api/v1/users/${encodeURIComponent(email)}/update_by_email${overwrite ? '?overwrite_token=true' : ''}`, {
+      apiKey,
+      body,
+    });
 
   it('creates a user, answering its id, and shows it (part 2.7)', async () => {
-    const created = await post({ email: 'ann@example.com', first_name: 'Ann', last_name: 'Lee', birthday: '1990-04-01', postal_code: '60601', token: 'partner-1', credits: 1200, partner_data: { tier: 'gold' }, session_id: 's-1', source: 'web' });
+    const created = await post({
+      email: 'ann@example.com',
+      first_name: 'Ann',
+      last_name: 'Lee',
+      birthday: '1990-04-01',
+      postal_code: '60601',
+      token: 'partner-1',
+      credits: 1200,
+      partner_data: { tier: 'gold' },
+      session_id: 's-1',
+      source: 'web',
+    });
     expect(created.status).toBe(200);
     expect(created.body).toEqual({ status: 'success', user_id: expect.any(String) });
     const shown = await get(created.body.user_id);
     expect(shown.body).toEqual({
       status: 'success',
-      user: { id: created.body.user_id, firstname: 'Ann', lastname: 'Lee', image_url: 'https://deals.example.com/images/users/default-avatar.png', points: 1200, token: 'partner-1' },
+      user: {
+        id: created.body.user_id,
+        firstname: 'Ann',
+        lastname: 'Lee',
+        image_url: 'https://deals.example.com/images/users/default-avatar.png',
+        points: 1200,
+        token: 'partner-1',
+      },
     });
   });
 
@@ -35,23 +56,49 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     await post({ email: 'Dup@Example.com' });
     const again = await post({ email: 'dup@example.COM' });
     expect(again.status).toBe(422);
-    expect(again.body).toMatchObject({ error_type: 'validation_failed', errors: [{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }] });
+    expect(again.body).toMatchObject({
+      error_type: 'validation_failed',
+      errors: [{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }],
+    });
   });
 
   it('refuses partner_data nested deeper than 32 levels (a rebuild walking it overflowed its stack)', async () => {
-    const nest = (levels: number) => { let value: unknown = 1; for (let i = 1; i < levels; i++) value = [value]; return { d: value }; };
+    const nest = (levels: number) => {
+      let value: unknown = 1;
+      for (let i = 1; i < levels; i++) value = [value];
+      return { d: value };
+    };
     expect((await post({ email: 'deep-ok@example.com', partner_data: nest(31) })).status).toBe(200);
     for (const levels of [33, 1000]) {
       const deep = await post({ email: `deep-${levels}@example.com`, partner_data: nest(levels) });
-      expect([deep.status, deep.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'user', field: 'partner_data', message: 'must nest at most 32 levels deep' }]]);
+      expect([deep.status, deep.body.errors]).toEqual([
+        422,
+        [{ type: 'invalid', resource: 'user', field: 'partner_data', message: 'must nest at most 32 levels deep' }],
+      ]);
     }
   });
 
   it('refuses bad fields, one entry each', async () => {
-    const reply = await post({ email: 'not-an-email', birthday: '2999-01-01', postal_code: 'abc', credits: -5, partner_data: 'x', first_name: 7 });
+    const reply = await post({
+      email: 'not-an-email',
+      birthday: '2999-01-01',
+      postal_code: 'abc',
+      credits: -5,
+      partner_data: 'x',
+      first_name: 7,
+    });
     expect(reply.status).toBe(422);
-    expect(reply.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['birthday', 'credits', 'email', 'first_name', 'partner_data', 'postal_code']);
-    expect((await post({ first_name: 'No email' })).body.errors).toEqual([{ type: 'missing_field', resource: 'user', field: 'email', message: 'is required' }]);
+    expect(reply.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'birthday',
+      'credits',
+      'email',
+      'first_name',
+      'partner_data',
+      'postal_code',
+    ]);
+    expect((await post({ first_name: 'No email' })).body.errors).toEqual([
+      { type: 'missing_field', resource: 'user', field: 'email', message: 'is required' },
+    ]);
     // A domain with an empty label: `dot@example.com.` is the mailbox of `dot@example.com`, not another address.
     for (const email of ['dot@example.com.', 'dot@example..com', 'dot@.example.com']) {
       expect([email, (await post({ email })).body.errors?.[0]?.field]).toEqual([email, 'email']);
@@ -61,7 +108,10 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
   it('updates profile fields and answers the user', async () => {
     const { body } = await post({ email: 'carl@example.com', first_name: 'Carl' });
     const reply = await put(body.user_id, { first_name: 'Carlos', last_name: 'Diaz', email: 'carlos@example.com' });
-    expect(reply.body).toEqual({ status: 'success', user: expect.objectContaining({ id: body.user_id, firstname: 'Carlos', lastname: 'Diaz' }) });
+    expect(reply.body).toEqual({
+      status: 'success',
+      user: expect.objectContaining({ id: body.user_id, firstname: 'Carlos', lastname: 'Diaz' }),
+    });
     // The old address is free again; the new one is taken.
     expect((await post({ email: 'carl@example.com' })).status).toBe(200);
     expect((await post({ email: 'carlos@example.com' })).status).toBe(422);
@@ -73,26 +123,41 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     expect([short.status, short.body.errors.map((e: { message: string }) => e.message).length > 0]).toEqual([422, true]);
     expect((await put(body.user_id, { password: 'secret1', password_confirmation: 'secret1' })).status).toBe(200);
     // Errors name the fields as sent.
-    expect((await put(body.user_id, { password: 'abcd', password_confirmation: 'abcd' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'password', message: 'must be at least 5 characters' }]);
-    expect((await put(body.user_id, { password: 'abcde' })).body.errors).toEqual([{ type: 'missing_field', resource: 'user', field: 'password_confirmation', message: 'is required with password' }]);
-    expect((await put(body.user_id, { password: 'abcde', password_confirmation: 'abcdf' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'password_confirmation', message: 'does not match password' }]);
+    expect((await put(body.user_id, { password: 'abcd', password_confirmation: 'abcd' })).body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'password', message: 'must be at least 5 characters' },
+    ]);
+    expect((await put(body.user_id, { password: 'abcde' })).body.errors).toEqual([
+      { type: 'missing_field', resource: 'user', field: 'password_confirmation', message: 'is required with password' },
+    ]);
+    expect((await put(body.user_id, { password: 'abcde', password_confirmation: 'abcdf' })).body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'password_confirmation', message: 'does not match password' },
+    ]);
   });
 
-  it('counts a password\'s characters as written, not UTF-16 units', async () => {
+  it("counts a password's characters as written, not UTF-16 units", async () => {
     const { body } = await post({ email: 'emoji-pass@example.com' });
     const four = '🔑🔑🔑🔑'; // 8 UTF-16 units
-    expect((await put(body.user_id, { pass: four, pass_confirmation: four })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
+    expect((await put(body.user_id, { pass: four, pass_confirmation: four })).body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' },
+    ]);
     expect((await put(body.user_id, { pass: `${four}🔑`, pass_confirmation: `${four}🔑` })).status).toBe(200);
     // Joined emoji and accents count as one character each, as a reader sees them.
     const family = '👩‍👩‍👧'; // 5 code points, one character
-    expect((await put(body.user_id, { pass: family.repeat(4), pass_confirmation: family.repeat(4) })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
+    expect((await put(body.user_id, { pass: family.repeat(4), pass_confirmation: family.repeat(4) })).body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' },
+    ]);
     const accented = 'e\u0301'.repeat(4); // é written as two code points, four times
-    expect((await put(body.user_id, { pass: accented, pass_confirmation: accented })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
+    expect((await put(body.user_id, { pass: accented, pass_confirmation: accented })).body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' },
+    ]);
   });
 
   it('refuses both names of the password with different values, naming the conflict', async () => {
     const { body } = await post({ email: 'two-names@example.com' });
-    expect((await put(body.user_id, { pass: 'secret1', pass_confirmation: 'secret1', password: 'other22', password_confirmation: 'other22' })).body.errors).toEqual([
+    expect(
+      (await put(body.user_id, { pass: 'secret1', pass_confirmation: 'secret1', password: 'other22', password_confirmation: 'other22' }))
+        .body.errors,
+    ).toEqual([
       { type: 'invalid', resource: 'user', field: 'password', message: 'differs from pass: give one of the two' },
       { type: 'invalid', resource: 'user', field: 'password_confirmation', message: 'differs from pass_confirmation: give one of the two' },
     ]);
@@ -102,9 +167,15 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
 
   it('sets a password of at least five characters, confirmed', async () => {
     const { body } = await post({ email: 'dana@example.com' });
-    expect((await put(body.user_id, { pass: 'abcd', pass_confirmation: 'abcd' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' }]);
-    expect((await put(body.user_id, { pass: 'abcde' })).body.errors).toEqual([{ type: 'missing_field', resource: 'user', field: 'pass_confirmation', message: 'is required with pass' }]);
-    expect((await put(body.user_id, { pass: 'abcde', pass_confirmation: 'abcdf' })).body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'pass_confirmation', message: 'does not match pass' }]);
+    expect((await put(body.user_id, { pass: 'abcd', pass_confirmation: 'abcd' })).body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'pass', message: 'must be at least 5 characters' },
+    ]);
+    expect((await put(body.user_id, { pass: 'abcde' })).body.errors).toEqual([
+      { type: 'missing_field', resource: 'user', field: 'pass_confirmation', message: 'is required with pass' },
+    ]);
+    expect((await put(body.user_id, { pass: 'abcde', pass_confirmation: 'abcdf' })).body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'pass_confirmation', message: 'does not match pass' },
+    ]);
     expect((await put(body.user_id, { pass: 'abcde', pass_confirmation: 'abcde' })).status).toBe(200);
   });
 
@@ -114,7 +185,9 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     expect((await get(body.user_id)).status).toBe(404);
     const refused = await put(body.user_id, { first_name: 'Erin' });
     expect(refused.status).toBe(422);
-    expect(refused.body.errors).toEqual([{ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' }]);
+    expect(refused.body.errors).toEqual([
+      { type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' },
+    ]);
     expect((await put(body.user_id, { is_deleted: false, first_name: 'Erin' })).body.user).toMatchObject({ firstname: 'Erin' });
     expect((await get(body.user_id)).status).toBe(200);
   });
@@ -144,7 +217,11 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
       await post({ email: 'rule3@example.com', token: 't-3' });
       const refused = await byEmail('rule3@example.com', { token: 'other', first_name: 'Three' });
       expect(refused.status).toBe(422);
-      expect(refused.body).toEqual({ status: 'error', error_type: 'update_failed', error_msg: 'the user has a different token; add overwrite_token=true to replace it' });
+      expect(refused.body).toEqual({
+        status: 'error',
+        error_type: 'update_failed',
+        error_msg: 'the user has a different token; add overwrite_token=true to replace it',
+      });
       const replaced = await byEmail('rule3@example.com', { token: 'other', first_name: 'Three' }, true);
       expect(replaced.body.user).toMatchObject({ token: 'other', firstname: 'Three' });
     });
@@ -152,12 +229,19 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
       await post({ email: 'rule3b@example.com', token: 'tok1' });
       const cleared = await byEmail('rule3b@example.com', { token: null });
       expect([cleared.status, cleared.body.error_type]).toEqual([422, 'update_failed']);
-      expect((await byEmail('rule3b@example.com', { token: ' tok1 ', first_name: 'Same' })).body.user).toMatchObject({ token: 'tok1', firstname: 'Same' });
+      expect((await byEmail('rule3b@example.com', { token: ' tok1 ', first_name: 'Same' })).body.user).toMatchObject({
+        token: 'tok1',
+        firstname: 'Same',
+      });
       expect((await byEmail('rule3b@example.com', { token: 'tok2' })).status).toBe(422);
       // A token that is not text is a bad field, whatever the token stored.
       for (const token of [5, { t: 1 }, ['tok1']]) {
         const bad = await byEmail('rule3b@example.com', { token });
-        expect([bad.status, bad.body.error_type, bad.body.errors]).toEqual([422, 'validation_failed', [{ type: 'invalid', resource: 'user', field: 'token', message: 'must be text' }]]);
+        expect([bad.status, bad.body.error_type, bad.body.errors]).toEqual([
+          422,
+          'validation_failed',
+          [{ type: 'invalid', resource: 'user', field: 'token', message: 'must be text' }],
+        ]);
       }
     });
     it('4. unknown email: creates the user', async () => {

@@ -6,7 +6,28 @@ import { TestApi } from '../../support/api-harness';
 import { affiliate, cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
 /** The size names of `primary_image`, as part 2.1 of the interface lists them. */
-const SIZE_NAMES = ['_103', '_135', '_180', '_198', '_222', '_300', '_306', '_316', '_372', '_400', '_498', '_640', '_660', 'featured', 'large', 'medium', 'show', 'thumb', 'tiny', 'xlarge'];
+const SIZE_NAMES = [
+  '_103',
+  '_135',
+  '_180',
+  '_198',
+  '_222',
+  '_300',
+  '_306',
+  '_316',
+  '_372',
+  '_400',
+  '_498',
+  '_640',
+  '_660',
+  'featured',
+  'large',
+  'medium',
+  'show',
+  'thumb',
+  'tiny',
+  'xlarge',
+];
 
 describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
   let api: TestApi;
@@ -55,7 +76,15 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
       instructions: 'Print the coupon.',
       locations: [
         {
-          address: { region: 'IL', postal_code: '60601', street: '1 Lake St', latitude: 41.886, locality: 'Chicago', longitude: -87.627, country: 'US' },
+          address: {
+            region: 'IL',
+            postal_code: '60601',
+            street: '1 Lake St',
+            latitude: 41.886,
+            locality: 'Chicago',
+            longitude: -87.627,
+            country: 'US',
+          },
           hours: '9-5',
           phone: '(312) 555-0100',
         },
@@ -105,25 +134,53 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
   it('gives a card-linked deal its card-linked fields, and no legal text', async () => {
     const { body } = await api.call('GET', '/deals/chicago-coffee-back', { apiKey });
     expect(body.deal).toMatchObject({
-      type: 'card-linked', fixed_fee: 25, incentive_amount: 500, incentive_percentage: null, max_linkage: 1000, maximum_allowance: 500,
-      min_spend: 2000, num_qualifying: 1, offer_construct: 'Spend $20, get $5 back', percent_fee: 10, num_left: 1000, expires_at: null,
+      type: 'card-linked',
+      fixed_fee: 25,
+      incentive_amount: 500,
+      incentive_percentage: null,
+      max_linkage: 1000,
+      maximum_allowance: 500,
+      min_spend: 2000,
+      num_qualifying: 1,
+      offer_construct: 'Spend $20, get $5 back',
+      percent_fee: 10,
+      num_left: 1000,
+      expires_at: null,
     });
     expect(body.deal).not.toHaveProperty('fine_print_legalese');
   });
 
   it('gives other types no card-linked fields; a shipped deal needs an address', async () => {
     const { body } = await api.call('GET', '/deals/chicago-headphones', { apiKey });
-    expect(body.deal).toMatchObject({ type: 'on-going', fulfillment_method: 'shipped', shipping_address_required: true, purchasable_number: 2, num_left: 2 });
-    for (const field of ['fixed_fee', 'incentive_amount', 'max_linkage', 'offer_construct', 'fine_print_legalese']) expect(body.deal).not.toHaveProperty(field);
+    expect(body.deal).toMatchObject({
+      type: 'on-going',
+      fulfillment_method: 'shipped',
+      shipping_address_required: true,
+      purchasable_number: 2,
+      num_left: 2,
+    });
+    for (const field of ['fixed_fee', 'incentive_amount', 'max_linkage', 'offer_construct', 'fine_print_legalese'])
+      expect(body.deal).not.toHaveProperty(field);
   });
 
   it('shows an approved deal as approved before its start, in flight after it, and ended after its end', async () => {
     const before = await api.call('GET', '/deals/chicago-free-trial', { apiKey });
-    expect(before.body.deal).toMatchObject({ type: 'affiliate', state: 'approved', ended: false, soldout: true, num_left: 0, purchasable_number: 0 });
+    expect(before.body.deal).toMatchObject({
+      type: 'affiliate',
+      state: 'approved',
+      ended: false,
+      soldout: true,
+      num_left: 0,
+      purchasable_number: 0,
+    });
     clock.set('2026-06-25T00:00:00Z');
     expect((await api.call('GET', '/deals/chicago-free-trial', { apiKey })).body.deal).toMatchObject({ state: 'in-flight', ended: false });
     clock.set('2026-07-20T00:00:00Z');
-    expect((await api.call('GET', '/deals/chicago-free-trial', { apiKey })).body.deal).toMatchObject({ state: 'landed', ended: true, purchasable_number: 0 });
+    expect((await api.call('GET', '/deals/chicago-free-trial', { apiKey })).body.deal).toMatchObject({
+      state: 'landed',
+      ended: true,
+      purchasable_number: 0,
+    });
   });
 
   it('answers 404 find_failed for an unknown deal', async () => {
@@ -144,8 +201,18 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
       { ...spaDay, id: 'chicago-spa-day-fraction', quantity: 2.5 },
     ]);
     expect(report.outcomes).toEqual([
-      { id: 'chicago-spa-day-negative', ok: false, message: expect.any(String), issues: [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }] },
-      { id: 'chicago-spa-day-fraction', ok: false, message: expect.any(String), issues: [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }] },
+      {
+        id: 'chicago-spa-day-negative',
+        ok: false,
+        message: expect.any(String),
+        issues: [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }],
+      },
+      {
+        id: 'chicago-spa-day-fraction',
+        ok: false,
+        message: expect.any(String),
+        issues: [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }],
+      },
     ]);
     for (const id of ['chicago-spa-day-negative', 'chicago-spa-day-fraction']) {
       expect((await api.call('GET', `/deals/${id}`, { apiKey })).status).toBe(404);
@@ -158,7 +225,14 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
   it('refuses a record that is not an object like any bad record, importing the others whole', async () => {
     const good = Array.from({ length: 40 }, (_, i) => ({ ...spaDay, id: `chicago-spa-batch-${i}`, quantity: 4 }));
     const report = await api.importDeals([...good, null, 7, [spaDay]] as unknown as DealImportRecord[]);
-    expect(report.outcomes.slice(40)).toEqual(['#41', '#42', '#43'].map((id) => ({ id, ok: false, message: 'must be an object', issues: [{ type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' }] })));
+    expect(report.outcomes.slice(40)).toEqual(
+      ['#41', '#42', '#43'].map((id) => ({
+        id,
+        ok: false,
+        message: 'must be an object',
+        issues: [{ type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' }],
+      })),
+    );
     expect(report.outcomes.slice(0, 40).every((outcome) => outcome.ok)).toBe(true);
     for (const { id } of good) expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ num_left: 4 });
   });
@@ -177,35 +251,70 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
   });
 
   it('imports the first of two records with one id in a file and refuses the second, instead of letting them race', async () => {
-    const report = await api.importDeals([{ ...spaDay, id: 'chicago-spa-twice', quantity: 5 }, { ...spaDay, id: 'chicago-spa-twice', quantity: 9, current_price: 1 }]);
+    const report = await api.importDeals([
+      { ...spaDay, id: 'chicago-spa-twice', quantity: 5 },
+      { ...spaDay, id: 'chicago-spa-twice', quantity: 9, current_price: 1 },
+    ]);
     expect(report.outcomes).toEqual([
       { id: 'chicago-spa-twice', ok: true },
-      { id: 'chicago-spa-twice', ok: false, message: expect.stringContaining('appears more than once'), issues: [expect.objectContaining({ field: 'id' })] },
+      {
+        id: 'chicago-spa-twice',
+        ok: false,
+        message: expect.stringContaining('appears more than once'),
+        issues: [expect.objectContaining({ field: 'id' })],
+      },
     ]);
-    expect((await api.call('GET', '/deals/chicago-spa-twice', { apiKey })).body.deal).toMatchObject({ num_left: 5, current_price: spaDay.current_price });
+    expect((await api.call('GET', '/deals/chicago-spa-twice', { apiKey })).body.deal).toMatchObject({
+      num_left: 5,
+      current_price: spaDay.current_price,
+    });
   });
 
   it('refuses, writing nothing of the record, a quantity below the units sold and held: held units would sell past it when claimed', async () => {
-    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 10, max_per_user: undefined }])).outcomes[0].ok).toBe(true);
-    const reservation = (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-held', num_bought: 8 } })).body.purchase.id;
-    const report = await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 5, max_per_user: undefined, current_price: 9900, state: 'paused' }]);
-    expect(report.outcomes).toEqual([{
-      id: 'chicago-spa-held', ok: false, message: expect.any(String),
-      issues: [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'cannot be below the 0 units already sold and the 8 held in open reservations and purchases' }],
-    }]);
+    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 10, max_per_user: undefined }])).outcomes[0].ok).toBe(
+      true,
+    );
+    const reservation = (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-held', num_bought: 8 } }))
+      .body.purchase.id;
+    const report = await api.importDeals([
+      { ...spaDay, id: 'chicago-spa-held', quantity: 5, max_per_user: undefined, current_price: 9900, state: 'paused' },
+    ]);
+    expect(report.outcomes).toEqual([
+      {
+        id: 'chicago-spa-held',
+        ok: false,
+        message: expect.any(String),
+        issues: [
+          {
+            type: 'invalid',
+            resource: 'deal',
+            field: 'quantity',
+            message: 'cannot be below the 0 units already sold and the 8 held in open reservations and purchases',
+          },
+        ],
+      },
+    ]);
     // Nothing of the record was written: not the price, not the state.
-    expect((await api.call('GET', '/deals/chicago-spa-held', { apiKey })).body.deal).toMatchObject({ current_price: 4900, state: 'in-flight', num_left: 2 });
+    expect((await api.call('GET', '/deals/chicago-spa-held', { apiKey })).body.deal).toMatchObject({
+      current_price: 4900,
+      state: 'in-flight',
+      num_left: 2,
+    });
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'held-claim@example.com' } })).body.user_id;
     expect((await api.call('PUT', `/purchases/${reservation}/claim`, { apiKey, body: { user_id: buyer } })).status).toBe(200);
     await api.settle();
     expect((await api.call('GET', '/deals/chicago-spa-held', { apiKey })).body.deal).toMatchObject({ number_sold: 8, num_left: 2 });
     // Down to what is sold, once nothing is held: taken.
-    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 8, max_per_user: undefined }])).outcomes[0].ok).toBe(true);
+    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-held', quantity: 8, max_per_user: undefined }])).outcomes[0].ok).toBe(
+      true,
+    );
     expect((await api.call('GET', '/deals/chicago-spa-held', { apiKey })).body.deal).toMatchObject({ number_sold: 8, num_left: 0 });
   });
 
   it('writes nothing of a record whose quantity is refused because units were held while it was being imported', async () => {
-    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-race', quantity: 10, max_per_user: undefined }])).outcomes[0].ok).toBe(true);
+    expect((await api.importDeals([{ ...spaDay, id: 'chicago-spa-race', quantity: 10, max_per_user: undefined }])).outcomes[0].ok).toBe(
+      true,
+    );
     // A reservation lands while the record is being written: just before its quantity is stocked.
     const bus = api.get(CommandBus);
     const execute = bus.execute.bind(bus);
@@ -213,12 +322,16 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
     bus.execute = (async (command: unknown) => {
       if (command instanceof StockInventory && !raced) {
         raced = true;
-        expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-race', num_bought: 8 } })).status).toBe(200);
+        expect(
+          (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-race', num_bought: 8 } })).status,
+        ).toBe(200);
       }
       return execute(command as never);
     }) as typeof bus.execute;
     try {
-      const report = await api.importDeals([{ ...spaDay, id: 'chicago-spa-race', quantity: 5, max_per_user: undefined, current_price: 7700, state: 'paused' }]);
+      const report = await api.importDeals([
+        { ...spaDay, id: 'chicago-spa-race', quantity: 5, max_per_user: undefined, current_price: 7700, state: 'paused' },
+      ]);
       expect(raced).toBe(true);
       // Refused, or taken whole: never a new price and state beside a refused quantity.
       const deal = (await api.call('GET', '/deals/chicago-spa-race', { apiKey })).body.deal;

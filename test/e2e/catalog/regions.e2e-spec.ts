@@ -37,6 +37,10 @@ describe('GET /api/v1/regions', () => {
 
   it('shows a region revised by a later import', async () => {
     await api.importRegions([{ ...honolulu, active: true, name: 'Honolulu, Oahu' }]);
-    expect((await api.call('GET', '/api/v1/regions/honolulu', { apiKey })).body.region).toEqual({ id: 'honolulu', active: true, name: 'Honolulu, Oahu' });
+    expect((await api.call('GET', '/api/v1/regions/honolulu', { apiKey })).body.region).toEqual({
+      id: 'honolulu',
+      active: true,
+      name: 'Honolulu, Oahu',
+    });
   });
 });

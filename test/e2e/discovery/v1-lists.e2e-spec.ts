@@ -40,21 +40,64 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
     });
 
     it('filters by every parameter', async () => {
-      const check = async (body: Record<string, unknown>, expected: DealImportRecord[]) => expect(await idsOf('/v1/deals', body)).toEqual(sorted(expected));
-      await check({ slug: 'sf-tour' }, onSaleDeals.filter((d) => d.id === 'sf-tour'));
-      await check({ marketplace_slug: 'mkt-headphones' }, onSaleDeals.filter((d) => d.id === 'ny-headphones'));
-      await check({ category: 'health' }, onSaleDeals.filter((d) => d.category === 'Health & Beauty'));
-      await check({ subcategory: 'TOUR' }, onSaleDeals.filter((d) => d.subcategory === 'Tours'));
-      await check({ merchant: 'calm' }, onSaleDeals.filter((d) => d.merchant_name === 'Calm Spa'));
-      await check({ price_min: 3000, price_max: 7500 }, onSaleDeals.filter((d) => d.current_price >= 3000 && d.current_price <= 7500));
-      await check({ suppliers: ['acme-supply'] }, onSaleDeals.filter((d) => d.supplier_id === 'acme-supply'));
-      await check({ suppliers: 'acme-supply,nobody' }, onSaleDeals.filter((d) => d.supplier_id === 'acme-supply'));
-      await check({ vendors: 'tours-inc' }, onSaleDeals.filter((d) => d.vendor_id === 'tours-inc'));
-      await check({ num_left: 11 }, onSaleDeals.filter((d) => (d.quantity ?? 0) >= 11));
-      await check({ exclude_soldout: true }, onSaleDeals.filter((d) => d.quantity !== 0));
-      await check({ card_links_redeemed: false }, onSaleDeals.filter((d) => d.type !== 'card-linked'));
-      await check({ runs_min: '2026-06-21', runs_max: '2026-06-30' }, onSaleDeals.filter((d) => Date.parse(d.end_at) >= Date.parse('2026-06-21') && Date.parse(d.start_at) <= Date.parse('2026-06-30')));
-      await check({ latitude: 41.8781, longitude: -87.6298, radius: 2 }, onSaleDeals.filter((d) => within(d, 41.8781, -87.6298, 2)));
+      const check = async (body: Record<string, unknown>, expected: DealImportRecord[]) =>
+        expect(await idsOf('/v1/deals', body)).toEqual(sorted(expected));
+      await check(
+        { slug: 'sf-tour' },
+        onSaleDeals.filter((d) => d.id === 'sf-tour'),
+      );
+      await check(
+        { marketplace_slug: 'mkt-headphones' },
+        onSaleDeals.filter((d) => d.id === 'ny-headphones'),
+      );
+      await check(
+        { category: 'health' },
+        onSaleDeals.filter((d) => d.category === 'Health & Beauty'),
+      );
+      await check(
+        { subcategory: 'TOUR' },
+        onSaleDeals.filter((d) => d.subcategory === 'Tours'),
+      );
+      await check(
+        { merchant: 'calm' },
+        onSaleDeals.filter((d) => d.merchant_name === 'Calm Spa'),
+      );
+      await check(
+        { price_min: 3000, price_max: 7500 },
+        onSaleDeals.filter((d) => d.current_price >= 3000 && d.current_price <= 7500),
+      );
+      await check(
+        { suppliers: ['acme-supply'] },
+        onSaleDeals.filter((d) => d.supplier_id === 'acme-supply'),
+      );
+      await check(
+        { suppliers: 'acme-supply,nobody' },
+        onSaleDeals.filter((d) => d.supplier_id === 'acme-supply'),
+      );
+      await check(
+        { vendors: 'tours-inc' },
+        onSaleDeals.filter((d) => d.vendor_id === 'tours-inc'),
+      );
+      await check(
+        { num_left: 11 },
+        onSaleDeals.filter((d) => (d.quantity ?? 0) >= 11),
+      );
+      await check(
+        { exclude_soldout: true },
+        onSaleDeals.filter((d) => d.quantity !== 0),
+      );
+      await check(
+        { card_links_redeemed: false },
+        onSaleDeals.filter((d) => d.type !== 'card-linked'),
+      );
+      await check(
+        { runs_min: '2026-06-21', runs_max: '2026-06-30' },
+        onSaleDeals.filter((d) => Date.parse(d.end_at) >= Date.parse('2026-06-21') && Date.parse(d.start_at) <= Date.parse('2026-06-30')),
+      );
+      await check(
+        { latitude: 41.8781, longitude: -87.6298, radius: 2 },
+        onSaleDeals.filter((d) => within(d, 41.8781, -87.6298, 2)),
+      );
     });
 
     it('filters by workflow state, or shows every state', async () => {
@@ -83,9 +126,27 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
     });
 
     it('refuses bad parameters, naming each', async () => {
-      const reply = await get('/v1/deals', { show_all: false, exclude_soldout: 'maybe', latitude: 41, radius: -1, state: 'flying', user: 'someone', price_min: -5, runs_min: 'soon' });
+      const reply = await get('/v1/deals', {
+        show_all: false,
+        exclude_soldout: 'maybe',
+        latitude: 41,
+        radius: -1,
+        state: 'flying',
+        user: 'someone',
+        price_min: -5,
+        runs_min: 'soon',
+      });
       expect(reply.status).toBe(422);
-      expect(reply.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['exclude_soldout', 'longitude', 'price_min', 'radius', 'runs_min', 'show_all', 'state', 'user']);
+      expect(reply.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+        'exclude_soldout',
+        'longitude',
+        'price_min',
+        'radius',
+        'runs_min',
+        'show_all',
+        'state',
+        'user',
+      ]);
       expect((await get('/v1/deals', [1, 2])).status).toBe(422);
       expect((await get('/v1/deals', { user: 'someone', region: 'chicago', card_links_redeemed: false })).status).toBe(200);
     });
@@ -93,8 +154,12 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
 
   describe('GET /deals/locate', () => {
     it('lists deals on sale within the radius, earliest start first', async () => {
-      expect(await idsOf('/deals/locate?latitude=41.8781&longitude=-87.6298&radius=2')).toEqual(sorted(onSaleDeals.filter((d) => within(d, 41.8781, -87.6298, 2))));
-      expect(await idsOf('/deals/locate', { latitude: 40.758, longitude: -73.9855, radius: 3000 })).toEqual(sorted(onSaleDeals.filter((d) => within(d, 40.758, -73.9855, 3000))));
+      expect(await idsOf('/deals/locate?latitude=41.8781&longitude=-87.6298&radius=2')).toEqual(
+        sorted(onSaleDeals.filter((d) => within(d, 41.8781, -87.6298, 2))),
+      );
+      expect(await idsOf('/deals/locate', { latitude: 40.758, longitude: -73.9855, radius: 3000 })).toEqual(
+        sorted(onSaleDeals.filter((d) => within(d, 40.758, -73.9855, 3000))),
+      );
     });
     it('requires latitude, longitude and radius', async () => {
       const reply = await get('/deals/locate?latitude=91');
@@ -111,27 +176,47 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
     });
     it('refuses parameters of the wrong shape with part 7 bodies, never a 500: nested arrays, overlong text, numbers in other notations, unbounded radii', async () => {
       const nested = await api.call('GET', '/v1/deals', { apiKey, jsonText: `{"count":${'['.repeat(20_000)}${']'.repeat(20_000)}}` });
-      expect([nested.status, nested.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'deal', field: 'count', message: 'must be true or false' }]]);
-      expect((await get('/v1/deals', { suppliers: [{ a: 1 }] })).body.errors).toEqual([{ type: 'invalid', resource: 'deal', field: 'suppliers', message: 'must be a list of text or comma-separated text' }]);
+      expect([nested.status, nested.body.errors]).toEqual([
+        422,
+        [{ type: 'invalid', resource: 'deal', field: 'count', message: 'must be true or false' }],
+      ]);
+      expect((await get('/v1/deals', { suppliers: [{ a: 1 }] })).body.errors).toEqual([
+        { type: 'invalid', resource: 'deal', field: 'suppliers', message: 'must be a list of text or comma-separated text' },
+      ]);
       const long = await get('/v1/deals', { title: 'a'.repeat(40_000), count: true });
-      expect([long.status, long.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'deal', field: 'title', message: 'must be at most 256 characters' }]]);
+      expect([long.status, long.body.errors]).toEqual([
+        422,
+        [{ type: 'invalid', resource: 'deal', field: 'title', message: 'must be at most 256 characters' }],
+      ]);
       const hex = await get('/deals/locate?latitude=0x28&longitude=-74&radius=5');
-      expect(hex.body.errors).toEqual([{ type: 'invalid', resource: 'deal', field: 'latitude', message: 'must be a number from -90 to 90' }]);
+      expect(hex.body.errors).toEqual([
+        { type: 'invalid', resource: 'deal', field: 'latitude', message: 'must be a number from -90 to 90' },
+      ]);
       const far = await get('/deals/locate?latitude=40&longitude=-74&radius=0');
-      expect(far.body.errors).toEqual([{ type: 'invalid', resource: 'deal', field: 'radius', message: 'must be a number of miles above 0, at most 12500' }]);
-      expect((await get('/v1/deals', { latitude: 40, longitude: -74, radius: 1e300 })).body.errors).toEqual([{ type: 'invalid', resource: 'deal', field: 'radius', message: 'must be more than 0 miles, at most 12500' }]);
+      expect(far.body.errors).toEqual([
+        { type: 'invalid', resource: 'deal', field: 'radius', message: 'must be a number of miles above 0, at most 12500' },
+      ]);
+      expect((await get('/v1/deals', { latitude: 40, longitude: -74, radius: 1e300 })).body.errors).toEqual([
+        { type: 'invalid', resource: 'deal', field: 'radius', message: 'must be more than 0 miles, at most 12500' },
+      ]);
     });
     it('reads blank coordinates as missing, not as 0', async () => {
       const reply = await get('/deals/locate?latitude=%20&longitude=%20&radius=5');
-      expect([reply.status, reply.body.errors?.map((e: { field: string; type: string }) => `${e.field}:${e.type}`)]).toEqual([422, ['latitude:missing_field', 'longitude:missing_field']]);
+      expect([reply.status, reply.body.errors?.map((e: { field: string; type: string }) => `${e.field}:${e.type}`)]).toEqual([
+        422,
+        ['latitude:missing_field', 'longitude:missing_field'],
+      ]);
     });
   });
 
   describe('GET /regions/:place/deals', () => {
-    const chicagoDefault = onSaleDeals.filter((d) => d.region_id === 'chicago' && Date.parse(d.start_at) <= NOW && !(d.tags ?? []).includes('bg'));
+    const chicagoDefault = onSaleDeals.filter(
+      (d) => d.region_id === 'chicago' && Date.parse(d.start_at) <= NOW && !(d.tags ?? []).includes('bg'),
+    );
 
     it('lists a region by slug, zip or spelled-out city, with the default filter in_flight,current,not_bg', async () => {
-      for (const place of ['chicago', '60601', 'Chicago,IL', 'chicago,il', 'Chicago%2CIL']) expect(await idsOf(`/regions/${place}/deals`)).toEqual(sorted(chicagoDefault));
+      for (const place of ['chicago', '60601', 'Chicago,IL', 'chicago,il', 'Chicago%2CIL'])
+        expect(await idsOf(`/regions/${place}/deals`)).toEqual(sorted(chicagoDefault));
       expect(await idsOf('/regions/San%20Francisco,CA/deals')).toEqual(['sf-card', 'sf-tour']);
     });
 
@@ -140,7 +225,11 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
       expect(await idsOf('/regions/san-francisco/deals?filter=in_flight,offer')).toEqual(['sf-card']);
       // Running now in any public state (a cancelled deal is not listed, whatever the words).
       expect(await idsOf('/regions/chicago/deals?filter=current')).toEqual(
-        sorted(deals.filter((d) => d.region_id === 'chicago' && Date.parse(d.start_at) <= NOW && Date.parse(d.end_at) > NOW && d.state !== 'cancelled')),
+        sorted(
+          deals.filter(
+            (d) => d.region_id === 'chicago' && Date.parse(d.start_at) <= NOW && Date.parse(d.end_at) > NOW && d.state !== 'cancelled',
+          ),
+        ),
       );
       expect(await idsOf('/regions/chicago/deals?filter=current')).not.toContain('chi-cancelled');
       const bad = await get('/regions/chicago/deals?filter=in_flight,cheap');

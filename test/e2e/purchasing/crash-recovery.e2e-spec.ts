@@ -26,7 +26,11 @@ describe('recovery of card purchases interrupted by a crash', () => {
    * `before` on a service over a fresh data folder, then the stop (what a crash leaves is what
    * `before` wrote), then `after` on a new service over the same folder, once its views are settled.
    */
-  async function acrossRestart<T>(name: string, before: (api: TestApi) => Promise<T>, after: (api: TestApi, made: T) => Promise<void>): Promise<void> {
+  async function acrossRestart<T>(
+    name: string,
+    before: (api: TestApi) => Promise<T>,
+    after: (api: TestApi, made: T) => Promise<void>,
+  ): Promise<void> {
     const folder = tempDir(name);
     try {
       const first = await TestApi.start({ dataDir: folder.path, clock });
@@ -54,19 +58,59 @@ describe('recovery of card purchases interrupted by a crash', () => {
     await first.importRegions([chicago]);
     await first.importDeals([{ ...spaDay, quantity: 10 }]);
     const userId = (await first.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'crash@example.com' } })).body.user_id;
-    const cardId = (await first.call('POST', '/credit_cards', { apiKey: partner.apiKey, body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const cardId = (
+      await first.call('POST', '/credit_cards', {
+        apiKey: partner.apiKey,
+        body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+      })
+    ).body.credit_card_id;
     const store = first.get(EventStore);
     const gateway = first.get(PaymentGateway);
     const token = (await first.get(EventStore).readStream(`card-${cardId}`))[0].data as { token: string };
     const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
-    const deal = { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: null };
-    for (const [purchaseId, charge] of [['charged-p', true], ['uncharged-p', false]] as const) {
-      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: purchaseId, quantity: 2 } }, context);
-      await handleCommand(store, purchaseStream(purchaseId), purchaseDecider, {
-        type: 'ReservePurchase',
-        data: { purchaseId, partnerId: partner.partnerId, deal, quantity: 2, holdId: purchaseId, reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z', payment: { userId, creditCardId: cardId, sessionId: null } },
-      }, context);
-      if (charge) expect((await gateway.charge({ token: token.token, amountCents: 9800, idempotencyKey: purchaseId, description: 'x' })).status).toBe('approved');
+    const deal = {
+      dealId: 'chicago-spa-day',
+      title: 'Spa day for two',
+      type: 'daily-deal',
+      imageUrl: null,
+      unitPrice: 4900,
+      expiresAt: null,
+      expirationDays: null,
+    };
+    for (const [purchaseId, charge] of [
+      ['charged-p', true],
+      ['uncharged-p', false],
+    ] as const) {
+      await handleCommand(
+        store,
+        inventoryStream('chicago-spa-day'),
+        inventoryDecider,
+        { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: purchaseId, quantity: 2 } },
+        context,
+      );
+      await handleCommand(
+        store,
+        purchaseStream(purchaseId),
+        purchaseDecider,
+        {
+          type: 'ReservePurchase',
+          data: {
+            purchaseId,
+            partnerId: partner.partnerId,
+            deal,
+            quantity: 2,
+            holdId: purchaseId,
+            reservedAt: clock.now().toISOString(),
+            holdExpiresAt: '2026-06-15T12:05:00.000Z',
+            payment: { userId, creditCardId: cardId, sessionId: null },
+          },
+        },
+        context,
+      );
+      if (charge)
+        expect((await gateway.charge({ token: token.token, amountCents: 9800, idempotencyKey: purchaseId, description: 'x' })).status).toBe(
+          'approved',
+        );
     }
     await first.settle();
     expect((await first.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(6);
@@ -98,15 +142,55 @@ describe('recovery of card purchases interrupted by a crash', () => {
       const userId = (await first.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'owed@example.com' } })).body.user_id;
       const store = first.get(EventStore);
       const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
-      const deal = { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 };
+      const deal = {
+        dealId: 'chicago-spa-day',
+        title: 'Spa day for two',
+        type: 'daily-deal',
+        imageUrl: null,
+        unitPrice: 4900,
+        expiresAt: null,
+        expirationDays: 30,
+      };
       // What a claim does up to the crash: hold, reserve, sell, record the claim; no coupon issued.
-      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: 'owed-p', quantity: 3 } }, context);
-      await handleCommand(store, purchaseStream('owed-p'), purchaseDecider, {
-        type: 'ReservePurchase',
-        data: { purchaseId: 'owed-p', partnerId: partner.partnerId, deal, quantity: 3, holdId: 'owed-p', reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z' },
-      }, context);
-      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: 'owed-p' } }, context);
-      await handleCommand(store, purchaseStream('owed-p'), purchaseDecider, { type: 'ClaimPurchase', data: { purchaseId: 'owed-p', partnerId: partner.partnerId, userId, holdId: 'owed-p' } }, context);
+      await handleCommand(
+        store,
+        inventoryStream('chicago-spa-day'),
+        inventoryDecider,
+        { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: 'owed-p', quantity: 3 } },
+        context,
+      );
+      await handleCommand(
+        store,
+        purchaseStream('owed-p'),
+        purchaseDecider,
+        {
+          type: 'ReservePurchase',
+          data: {
+            purchaseId: 'owed-p',
+            partnerId: partner.partnerId,
+            deal,
+            quantity: 3,
+            holdId: 'owed-p',
+            reservedAt: clock.now().toISOString(),
+            holdExpiresAt: '2026-06-15T12:05:00.000Z',
+          },
+        },
+        context,
+      );
+      await handleCommand(
+        store,
+        inventoryStream('chicago-spa-day'),
+        inventoryDecider,
+        { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: 'owed-p' } },
+        context,
+      );
+      await handleCommand(
+        store,
+        purchaseStream('owed-p'),
+        purchaseDecider,
+        { type: 'ClaimPurchase', data: { purchaseId: 'owed-p', partnerId: partner.partnerId, userId, holdId: 'owed-p' } },
+        context,
+      );
       await first.settle();
       expect((await first.call('GET', '/purchases/owed-p', { apiKey: partner.apiKey })).body.purchase.coupons).toEqual([]);
       await first.stop();
@@ -135,14 +219,42 @@ describe('recovery of card purchases interrupted by a crash', () => {
     const gateway = api.get(PaymentGateway);
     const email = `${purchaseId}@example.com`;
     const userId = (await api.call('POST', '/users', { apiKey: partnerKeys.get(partnerId)!, body: { email } })).body.user_id;
-    const cardId = (await api.call('POST', '/credit_cards', { apiKey: partnerKeys.get(partnerId)!, body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const cardId = (
+      await api.call('POST', '/credit_cards', {
+        apiKey: partnerKeys.get(partnerId)!,
+        body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+      })
+    ).body.credit_card_id;
     const { token } = (await store.readStream(`card-${cardId}`))[0].data as { token: string };
     const context = { now: clock.now(), metadata: { actor: 'test', partnerId } };
-    const deal = { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: null };
-    await handleCommand(store, purchaseStream(purchaseId), purchaseDecider, {
-      type: 'ReservePurchase',
-      data: { purchaseId, partnerId, deal, quantity, holdId: purchaseId, reservedAt: clock.now().toISOString(), holdExpiresAt: new Date(clock.now().getTime() + 300_000).toISOString(), payment: { userId, creditCardId: cardId, sessionId: null } },
-    }, context);
+    const deal = {
+      dealId: 'chicago-spa-day',
+      title: 'Spa day for two',
+      type: 'daily-deal',
+      imageUrl: null,
+      unitPrice: 4900,
+      expiresAt: null,
+      expirationDays: null,
+    };
+    await handleCommand(
+      store,
+      purchaseStream(purchaseId),
+      purchaseDecider,
+      {
+        type: 'ReservePurchase',
+        data: {
+          purchaseId,
+          partnerId,
+          deal,
+          quantity,
+          holdId: purchaseId,
+          reservedAt: clock.now().toISOString(),
+          holdExpiresAt: new Date(clock.now().getTime() + 300_000).toISOString(),
+          payment: { userId, creditCardId: cardId, sessionId: null },
+        },
+      },
+      context,
+    );
     // As a card purchase holds: for its buyer, within the deal's per-user limit.
     const hold = { dealId: 'chicago-spa-day', holdId: purchaseId, quantity, buyer: buyerKey(partnerId, userId), maxPerBuyer: limit };
     await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: hold }, context);
@@ -167,10 +279,19 @@ describe('recovery of card purchases interrupted by a crash', () => {
       try {
         await second.settle();
         const key = { apiKey: partner.apiKey };
-        expect((await second.call('GET', '/purchases/limit-p', key)).body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', number_bought: 2 });
-        const sales = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-day'))).filter((e) => e.type === 'UnitsSold').map((e) => e.data);
+        expect((await second.call('GET', '/purchases/limit-p', key)).body.purchase).toMatchObject({
+          payment_state: 'charged',
+          fulfillment_state: 'fulfilled',
+          number_bought: 2,
+        });
+        const sales = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-day')))
+          .filter((e) => e.type === 'UnitsSold')
+          .map((e) => e.data);
         expect(sales).toEqual([expect.objectContaining({ holdId: 'limit-p-r', quantity: 2, buyer: buyerKey(partner.partnerId, userId) })]);
-        const more = await second.call('POST', '/purchases', { ...key, body: { deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 } });
+        const more = await second.call('POST', '/purchases', {
+          ...key,
+          body: { deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 },
+        });
         expect([more.status, more.body.error_msg]).toEqual([422, 'at most 2 per user; already bought 2']);
       } finally {
         await second.stop();
@@ -181,82 +302,179 @@ describe('recovery of card purchases interrupted by a crash', () => {
     }
   });
 
-  it('finishes at start a claim stopped between its sale and its record, for the buyer its sale names, on the reservation\'s hold or its replacement', () =>
-    acrossRestart('recovery-claim', async (first) => {
-      const partner = await first.createPartner();
-      await first.importRegions([chicago]);
-      await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: 3 }, { ...spaDay, id: 'chicago-spa-later', quantity: 10, max_per_user: undefined }]);
-      const key = { apiKey: partner.apiKey };
-      const userId = (await first.call('POST', '/users', { ...key, body: { email: 'claimed@example.com' } })).body.user_id;
-      const reserve = async (dealId: string, units: number) => (await first.call('POST', '/purchases/reserve', { ...key, body: { deal_id: dealId, num_bought: units } })).body.purchase.id as string;
-      const onHold = await reserve('chicago-spa-day', 2);
-      const lapsed = await reserve('chicago-spa-later', 1);
-      const released = await reserve('chicago-spa-later', 1);
-      expect((await first.call('PUT', `/purchases/${released}/release`, key)).status).toBe(200);
-      const store = first.get(EventStore);
-      const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
-      const buyer = buyerKey(partner.partnerId, userId);
-      const later = (command: Parameters<typeof inventoryDecider.decide>[0]) => handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, command, context);
-      // What a claim wrote before the stop: the units sold to the buyer, nothing on the purchase.
-      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: onHold, buyer, maxPerBuyer: 3 } }, context);
-      // A claim after the reservation lapsed, and one of the released reservation: fresh units held
-      // and sold for the buyer (the deal then paused).
-      await later({ type: 'ReleaseHold', data: { dealId: 'chicago-spa-later', holdId: lapsed, reason: 'released' } });
-      for (const id of [lapsed, released]) {
-        await later({ type: 'HoldUnits', data: { dealId: 'chicago-spa-later', holdId: `${id}-r`, quantity: 1, buyer } });
-        await later({ type: 'SellHeldUnits', data: { dealId: 'chicago-spa-later', holdId: `${id}-r` } });
-      }
-      await first.importDeals([{ ...spaDay, id: 'chicago-spa-later', state: 'paused', quantity: 10, max_per_user: undefined }]);
-      return { key, userId, onHold, lapsed, released };
-    }, async (second, { key, userId, onHold, lapsed, released }) => {
-      for (const [id, units] of [[onHold, 2], [lapsed, 1], [released, 1]] as const) {
-        const purchase = (await second.call('GET', `/purchases/${id}`, key)).body.purchase;
-        expect([id, purchase.fulfillment_state, purchase.user_id, purchase.coupons.length]).toEqual([id, 'fulfilled', userId, units]);
-      }
-      expect((await second.call('GET', `/users/${userId}/purchases?count=true`, key)).body.count).toBe(3);
-      // The units count for the buyer once, and the deal's counts agree with the purchases.
-      expect((await second.call('GET', '/deals/chicago-spa-day', key)).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
-      const sales = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-later'))).filter((e) => e.type === 'UnitsSold');
-      expect(sales).toHaveLength(2);
-    }));
+  it("finishes at start a claim stopped between its sale and its record, for the buyer its sale names, on the reservation's hold or its replacement", () =>
+    acrossRestart(
+      'recovery-claim',
+      async (first) => {
+        const partner = await first.createPartner();
+        await first.importRegions([chicago]);
+        await first.importDeals([
+          { ...spaDay, quantity: 10, max_per_user: 3 },
+          { ...spaDay, id: 'chicago-spa-later', quantity: 10, max_per_user: undefined },
+        ]);
+        const key = { apiKey: partner.apiKey };
+        const userId = (await first.call('POST', '/users', { ...key, body: { email: 'claimed@example.com' } })).body.user_id;
+        const reserve = async (dealId: string, units: number) =>
+          (await first.call('POST', '/purchases/reserve', { ...key, body: { deal_id: dealId, num_bought: units } })).body.purchase
+            .id as string;
+        const onHold = await reserve('chicago-spa-day', 2);
+        const lapsed = await reserve('chicago-spa-later', 1);
+        const released = await reserve('chicago-spa-later', 1);
+        expect((await first.call('PUT', `/purchases/${released}/release`, key)).status).toBe(200);
+        const store = first.get(EventStore);
+        const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
+        const buyer = buyerKey(partner.partnerId, userId);
+        const later = (command: Parameters<typeof inventoryDecider.decide>[0]) =>
+          handleCommand(store, inventoryStream('chicago-spa-later'), inventoryDecider, command, context);
+        // What a claim wrote before the stop: the units sold to the buyer, nothing on the purchase.
+        await handleCommand(
+          store,
+          inventoryStream('chicago-spa-day'),
+          inventoryDecider,
+          { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: onHold, buyer, maxPerBuyer: 3 } },
+          context,
+        );
+        // A claim after the reservation lapsed, and one of the released reservation: fresh units held
+        // and sold for the buyer (the deal then paused).
+        await later({ type: 'ReleaseHold', data: { dealId: 'chicago-spa-later', holdId: lapsed, reason: 'released' } });
+        for (const id of [lapsed, released]) {
+          await later({ type: 'HoldUnits', data: { dealId: 'chicago-spa-later', holdId: `${id}-r`, quantity: 1, buyer } });
+          await later({ type: 'SellHeldUnits', data: { dealId: 'chicago-spa-later', holdId: `${id}-r` } });
+        }
+        await first.importDeals([{ ...spaDay, id: 'chicago-spa-later', state: 'paused', quantity: 10, max_per_user: undefined }]);
+        return { key, userId, onHold, lapsed, released };
+      },
+      async (second, { key, userId, onHold, lapsed, released }) => {
+        for (const [id, units] of [
+          [onHold, 2],
+          [lapsed, 1],
+          [released, 1],
+        ] as const) {
+          const purchase = (await second.call('GET', `/purchases/${id}`, key)).body.purchase;
+          expect([id, purchase.fulfillment_state, purchase.user_id, purchase.coupons.length]).toEqual([id, 'fulfilled', userId, units]);
+        }
+        expect((await second.call('GET', `/users/${userId}/purchases?count=true`, key)).body.count).toBe(3);
+        // The units count for the buyer once, and the deal's counts agree with the purchases.
+        expect((await second.call('GET', '/deals/chicago-spa-day', key)).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
+        const sales = (await second.get(EventStore).readStream(inventoryStream('chicago-spa-later'))).filter((e) => e.type === 'UnitsSold');
+        expect(sales).toHaveLength(2);
+      },
+    ));
 
   it('finishes at start a reseller sale stopped after its units were taken, with the terms kept under its reference', () =>
-    acrossRestart('recovery-resale', async (first) => {
-      const partner = await first.createPartner();
-      await first.importRegions([chicago]);
-      await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: undefined }]);
-      const store = first.get(EventStore);
-      const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
-      const terms = { amountCents: 9000, transactionDate: '2026-06-15T11:59:00Z', buyer: { first_name: 'Ray', last_name: 'Sell' } };
-      const reference = transactionReferenceStream(partner.partnerId, 'tx-stopped');
-      // What the sale wrote before the stop: its claim, its hold, the mark, its purchase, the units sold; not the resale.
-      await handleCommand(store, reference, transactionReferenceDecider, {
-        type: 'ClaimTransactionReference', data: { partnerId: partner.partnerId, transactionReference: 'tx-stopped', purchaseId: 'resold-p', dealId: 'chicago-spa-day', quantity: 2, terms },
-      }, context);
-      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: 'resold-p', quantity: 2 } }, context);
-      await handleCommand(store, reference, transactionReferenceDecider, { type: 'MarkResaleSelling', data: { purchaseId: 'resold-p' } }, context);
-      await handleCommand(store, purchaseStream('resold-p'), purchaseDecider, {
-        type: 'ReservePurchase',
-        data: {
-          purchaseId: 'resold-p', partnerId: partner.partnerId, quantity: 2, holdId: 'resold-p', reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z',
-          deal: { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 }, via: 'reseller', transactionReference: 'tx-stopped',
-        },
-      }, context);
-      await handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: 'resold-p' } }, context);
-      return { partner, terms };
-    }, async (second, { partner, terms }) => {
-      const basic = { username: partner.username, password: partner.password };
-      const resold = (await second.get(EventStore).readStream(purchaseStream('resold-p'))).find((e) => e.type === 'PurchaseResold');
-      expect(resold?.data).toMatchObject({ transactionReference: 'tx-stopped', amountCents: 9000, transactionDate: '2026-06-15T11:59:00Z', buyer: terms.buyer, couponIds: ['resold-p-1', 'resold-p-2'] });
-      expect((await second.call('GET', '/api/v3/coupons/resold-p-1', { basic })).status).toBe(200);
-      expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal).toMatchObject({ number_sold: 2, num_left: 8 });
-      // The reseller's retry answers the sale recorded, and records nothing new.
-      const retry = await second.call('POST', '/api/v3/resellers/purchases', {
-        basic, body: { deal_id: 'chicago-spa-day', quantity: 2, transaction_reference: 'tx-stopped', transaction_date: '2026-06-15T11:59:00Z', transaction_amount: 9000, first_name: 'Ray', last_name: 'Sell' },
-      });
-      expect([retry.status, retry.body.id, retry.body.coupons?.length]).toEqual([200, 'resold-p', 2]);
-      expect((await second.get(EventStore).readStream(purchaseStream('resold-p'))).filter((e) => e.type === 'PurchaseResold')).toHaveLength(1);
-    }));
+    acrossRestart(
+      'recovery-resale',
+      async (first) => {
+        const partner = await first.createPartner();
+        await first.importRegions([chicago]);
+        await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: undefined }]);
+        const store = first.get(EventStore);
+        const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
+        const terms = { amountCents: 9000, transactionDate: '2026-06-15T11:59:00Z', buyer: { first_name: 'Ray', last_name: 'Sell' } };
+        const reference = transactionReferenceStream(partner.partnerId, 'tx-stopped');
+        // What the sale wrote before the stop: its claim, its hold, the mark, its purchase, the units sold; not the resale.
+        await handleCommand(
+          store,
+          reference,
+          transactionReferenceDecider,
+          {
+            type: 'ClaimTransactionReference',
+            data: {
+              partnerId: partner.partnerId,
+              transactionReference: 'tx-stopped',
+              purchaseId: 'resold-p',
+              dealId: 'chicago-spa-day',
+              quantity: 2,
+              terms,
+            },
+          },
+          context,
+        );
+        await handleCommand(
+          store,
+          inventoryStream('chicago-spa-day'),
+          inventoryDecider,
+          { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId: 'resold-p', quantity: 2 } },
+          context,
+        );
+        await handleCommand(
+          store,
+          reference,
+          transactionReferenceDecider,
+          { type: 'MarkResaleSelling', data: { purchaseId: 'resold-p' } },
+          context,
+        );
+        await handleCommand(
+          store,
+          purchaseStream('resold-p'),
+          purchaseDecider,
+          {
+            type: 'ReservePurchase',
+            data: {
+              purchaseId: 'resold-p',
+              partnerId: partner.partnerId,
+              quantity: 2,
+              holdId: 'resold-p',
+              reservedAt: clock.now().toISOString(),
+              holdExpiresAt: '2026-06-15T12:05:00.000Z',
+              deal: {
+                dealId: 'chicago-spa-day',
+                title: 'Spa day for two',
+                type: 'daily-deal',
+                imageUrl: null,
+                unitPrice: 4900,
+                expiresAt: null,
+                expirationDays: 30,
+              },
+              via: 'reseller',
+              transactionReference: 'tx-stopped',
+            },
+          },
+          context,
+        );
+        await handleCommand(
+          store,
+          inventoryStream('chicago-spa-day'),
+          inventoryDecider,
+          { type: 'SellHeldUnits', data: { dealId: 'chicago-spa-day', holdId: 'resold-p' } },
+          context,
+        );
+        return { partner, terms };
+      },
+      async (second, { partner, terms }) => {
+        const basic = { username: partner.username, password: partner.password };
+        const resold = (await second.get(EventStore).readStream(purchaseStream('resold-p'))).find((e) => e.type === 'PurchaseResold');
+        expect(resold?.data).toMatchObject({
+          transactionReference: 'tx-stopped',
+          amountCents: 9000,
+          transactionDate: '2026-06-15T11:59:00Z',
+          buyer: terms.buyer,
+          couponIds: ['resold-p-1', 'resold-p-2'],
+        });
+        expect((await second.call('GET', '/api/v3/coupons/resold-p-1', { basic })).status).toBe(200);
+        expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal).toMatchObject({
+          number_sold: 2,
+          num_left: 8,
+        });
+        // The reseller's retry answers the sale recorded, and records nothing new.
+        const retry = await second.call('POST', '/api/v3/resellers/purchases', {
+          basic,
+          body: {
+            deal_id: 'chicago-spa-day',
+            quantity: 2,
+            transaction_reference: 'tx-stopped',
+            transaction_date: '2026-06-15T11:59:00Z',
+            transaction_amount: 9000,
+            first_name: 'Ray',
+            last_name: 'Sell',
+          },
+        });
+        expect([retry.status, retry.body.id, retry.body.coupons?.length]).toEqual([200, 'resold-p', 2]);
+        expect(
+          (await second.get(EventStore).readStream(purchaseStream('resold-p'))).filter((e) => e.type === 'PurchaseResold'),
+        ).toHaveLength(1);
+      },
+    ));
 
   it('closes without selling a charge that was refunded before the crash, and refunds one whose units sold out while it was down', async () => {
     const crashDir = tempDir('recovery-refunds');
@@ -268,7 +486,10 @@ describe('recovery of card purchases interrupted by a crash', () => {
       await first.importDeals([{ ...spaDay, quantity: 3, max_per_user: undefined }]);
       // 1: its units could not be sold, so it was refunded; the crash came before it was closed.
       const refunded = await chargedBeforeCrash(first, partner.partnerId, 'refunded-p', 1);
-      expect((await first.get(PaymentGateway).refund({ chargeId: refunded.chargeId, amountCents: 4900, idempotencyKey: 'refunded-p-refund' })).status).toBe('refunded');
+      expect(
+        (await first.get(PaymentGateway).refund({ chargeId: refunded.chargeId, amountCents: 4900, idempotencyKey: 'refunded-p-refund' }))
+          .status,
+      ).toBe('refunded');
       // 2: charged for two units, then the crash; before recovery finishes it, its hold lapses and
       // another buyer takes every unit (done here, in the "crashed" process, after its last write).
       await chargedBeforeCrash(first, partner.partnerId, 'lapsed-p', 2);
@@ -277,7 +498,9 @@ describe('recovery of card purchases interrupted by a crash', () => {
       const other = (await first.call('POST', '/users', { ...key, body: { email: 'meanwhile@example.com' } })).body.user_id;
       const reservation = await first.call('POST', '/purchases/reserve', { ...key, body: { deal_id: 'chicago-spa-day', num_bought: 3 } });
       expect(reservation.status).toBe(200);
-      expect((await first.call('PUT', `/purchases/${reservation.body.purchase.id}/claim`, { ...key, body: { user_id: other } })).status).toBe(200);
+      expect(
+        (await first.call('PUT', `/purchases/${reservation.body.purchase.id}/claim`, { ...key, body: { user_id: other } })).status,
+      ).toBe(200);
       await first.settle();
       await first.stop();
 
@@ -287,7 +510,10 @@ describe('recovery of card purchases interrupted by a crash', () => {
         for (const id of ['refunded-p', 'lapsed-p']) {
           const purchase = (await second.call('GET', `/purchases/${id}`, key)).body.purchase;
           expect([id, purchase.payment_state, purchase.fulfillment_state, purchase.coupons]).toEqual([id, 'failed', 'released', []]);
-          expect([id, await second.get(PaymentGateway).refundOutcome(`${id}-refund`)]).toEqual([id, expect.objectContaining({ status: 'refunded' })]);
+          expect([id, await second.get(PaymentGateway).refundOutcome(`${id}-refund`)]).toEqual([
+            id,
+            expect.objectContaining({ status: 'refunded' }),
+          ]);
         }
         const figures = (await second.call('GET', '/deals/chicago-spa-day', key)).body.deal;
         expect([figures.number_sold, figures.num_left]).toEqual([3, 0]);
@@ -319,9 +545,14 @@ describe('recovery of card purchases interrupted by a crash', () => {
       try {
         expect(await api.get(RecoverInterruptedPayments).run({ othersMayBeBuying: false })).toBe(0);
         const job = armed.mock.calls.map(([j]) => j).find((j) => j.id === 'recover-purchase-unasked-p-1');
-        expect(job).toMatchObject({ kind: 'recover-purchase', runAt: new Date(clock.now().getTime() + 60_000), data: { purchaseId: 'unasked-p', attempt: 1 } });
+        expect(job).toMatchObject({
+          kind: 'recover-purchase',
+          runAt: new Date(clock.now().getTime() + 60_000),
+          data: { purchaseId: 'unasked-p', attempt: 1 },
+        });
         await api.get(Scheduler).schedule({ ...job!, runAt: clock.now() });
-        const state = async () => (await api.call('GET', '/purchases/unasked-p', { apiKey: partner.apiKey })).body.purchase.fulfillment_state;
+        const state = async () =>
+          (await api.call('GET', '/purchases/unasked-p', { apiKey: partner.apiKey })).body.purchase.fulfillment_state;
         for (let i = 0; i < 100 && (await state()) === 'reserved'; i++) await new Promise((r) => setTimeout(r, 20));
         expect(await state()).toBe('fulfilled');
       } finally {
@@ -337,7 +568,8 @@ describe('recovery of card purchases interrupted by a crash', () => {
     const { api, partner } = await startWithChargedPurchase('in-flight-p');
     try {
       const recovery = api.get(RecoverInterruptedPayments);
-      const state = async () => (await api.call('GET', '/purchases/in-flight-p', { apiKey: partner.apiKey })).body.purchase.fulfillment_state;
+      const state = async () =>
+        (await api.call('GET', '/purchases/in-flight-p', { apiKey: partner.apiKey })).body.purchase.fulfillment_state;
       // A worker starting now: an API process may still be charging it.
       expect(await recovery.run({ othersMayBeBuying: true })).toBe(0);
       expect(await state()).toBe('reserved');
@@ -361,20 +593,52 @@ describe('recovery of card purchases interrupted by a crash', () => {
       const store = first.get(EventStore);
       const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
       const hold = (holdId: string, quantity: number) =>
-        handleCommand(store, inventoryStream('chicago-spa-day'), inventoryDecider, { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId, quantity } }, context);
+        handleCommand(
+          store,
+          inventoryStream('chicago-spa-day'),
+          inventoryDecider,
+          { type: 'HoldUnits', data: { dealId: 'chicago-spa-day', holdId, quantity } },
+          context,
+        );
       // A reseller sale stopped after claiming its reference and taking its hold, and a reservation whose purchase was recorded.
-      await handleCommand(store, transactionReferenceStream(partner.partnerId, 'tx-crash'), transactionReferenceDecider, {
-        type: 'ClaimTransactionReference', data: { partnerId: partner.partnerId, transactionReference: 'tx-crash', purchaseId: 'abandoned-p' },
-      }, context);
+      await handleCommand(
+        store,
+        transactionReferenceStream(partner.partnerId, 'tx-crash'),
+        transactionReferenceDecider,
+        {
+          type: 'ClaimTransactionReference',
+          data: { partnerId: partner.partnerId, transactionReference: 'tx-crash', purchaseId: 'abandoned-p' },
+        },
+        context,
+      );
       await hold('abandoned-p', 3);
       await hold('owned-r', 2); // a purchase id may end in -r: base64url
-      await handleCommand(store, purchaseStream('owned-r'), purchaseDecider, {
-        type: 'ReservePurchase',
-        data: {
-          purchaseId: 'owned-r', partnerId: partner.partnerId, quantity: 2, holdId: 'owned-r', reservedAt: clock.now().toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z',
-          deal: { dealId: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 },
+      await handleCommand(
+        store,
+        purchaseStream('owned-r'),
+        purchaseDecider,
+        {
+          type: 'ReservePurchase',
+          data: {
+            purchaseId: 'owned-r',
+            partnerId: partner.partnerId,
+            quantity: 2,
+            holdId: 'owned-r',
+            reservedAt: clock.now().toISOString(),
+            holdExpiresAt: '2026-06-15T12:05:00.000Z',
+            deal: {
+              dealId: 'chicago-spa-day',
+              title: 'Spa day for two',
+              type: 'daily-deal',
+              imageUrl: null,
+              unitPrice: 4900,
+              expiresAt: null,
+              expirationDays: 30,
+            },
+          },
         },
-      }, context);
+        context,
+      );
       await first.settle();
       expect((await first.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(5);
       // A worker starting beside running APIs leaves a hold younger than the charge lock: its purchase may be being written.
@@ -386,22 +650,54 @@ describe('recovery of card purchases interrupted by a crash', () => {
       const second = await TestApi.start({ dataDir: crashDir.path, clock, env: { LOG_LEVEL: 'warn', LOG_FILE: logFile } });
       try {
         await second.settle();
-        const said = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { context?: string; msg?: string });
-        expect(said).toContainEqual(expect.objectContaining({ context: 'Recovery', msg: 'released hold abandoned-p of deal chicago-spa-day: no purchase was recorded for it' }));
+        const said = readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as { context?: string; msg?: string });
+        expect(said).toContainEqual(
+          expect.objectContaining({
+            context: 'Recovery',
+            msg: 'released hold abandoned-p of deal chicago-spa-day: no purchase was recorded for it',
+          }),
+        );
         expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(8);
         const log = await second.get(EventStore).readStream(inventoryStream('chicago-spa-day'));
         const released = log.filter((e) => e.type === 'UnitsReleased');
         const held = log.find((e) => e.type === 'UnitsHeld' && (e.data as { holdId: string }).holdId === 'abandoned-p')!;
-        expect(released.map((e) => e.data)).toEqual([{ dealId: 'chicago-spa-day', holdId: 'abandoned-p', quantity: 3, expiresAt: (held.data as { expiresAt: string }).expiresAt, reason: 'abandoned' }]);
+        expect(released.map((e) => e.data)).toEqual([
+          {
+            dealId: 'chicago-spa-day',
+            holdId: 'abandoned-p',
+            quantity: 3,
+            expiresAt: (held.data as { expiresAt: string }).expiresAt,
+            reason: 'abandoned',
+          },
+        ]);
         expect(released[0].metadata).toMatchObject({ actor: 'system:recovery' });
         // The reseller's retry finishes the sale on fresh units.
         const retry = await second.call('POST', '/api/v3/resellers/purchases', {
           basic: { username: partner.username, password: partner.password },
-          body: { deal_id: 'chicago-spa-day', quantity: 3, transaction_reference: 'tx-crash', transaction_date: '2026-06-15T11:59:00Z', transaction_amount: 14700, first_name: 'Ray', last_name: 'Sell' },
+          body: {
+            deal_id: 'chicago-spa-day',
+            quantity: 3,
+            transaction_reference: 'tx-crash',
+            transaction_date: '2026-06-15T11:59:00Z',
+            transaction_amount: 14700,
+            first_name: 'Ray',
+            last_name: 'Sell',
+          },
         });
-        expect([retry.status, retry.body.id, retry.body.fulfillment_state, retry.body.coupons?.length]).toEqual([200, 'abandoned-p', 'fulfilled', 3]);
+        expect([retry.status, retry.body.id, retry.body.fulfillment_state, retry.body.coupons?.length]).toEqual([
+          200,
+          'abandoned-p',
+          'fulfilled',
+          3,
+        ]);
         await second.settle();
-        expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal).toMatchObject({ num_left: 5, number_sold: 3 });
+        expect((await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal).toMatchObject({
+          num_left: 5,
+          number_sold: 3,
+        });
       } finally {
         await second.stop();
       }

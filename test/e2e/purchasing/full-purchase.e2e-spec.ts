@@ -12,9 +12,14 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '2000' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: 10 }, { ...ongoingShipped, quantity: 5 }, { ...spaDay, id: 'chicago-spa-paused', state: 'paused', quantity: 5 },
-      { ...spaDay, id: 'chicago-spa-gone', quantity: 0 }, { ...spaDay, id: 'chicago-spa-one-each', quantity: 5, max_per_user: 1 },
-      { ...spaDay, id: 'chicago-spa-few', quantity: 3, max_per_user: undefined }]);
+    await api.importDeals([
+      { ...spaDay, quantity: 20, max_per_user: 10 },
+      { ...ongoingShipped, quantity: 5 },
+      { ...spaDay, id: 'chicago-spa-paused', state: 'paused', quantity: 5 },
+      { ...spaDay, id: 'chicago-spa-gone', quantity: 0 },
+      { ...spaDay, id: 'chicago-spa-one-each', quantity: 5, max_per_user: 1 },
+      { ...spaDay, id: 'chicago-spa-few', quantity: 3, max_per_user: undefined },
+    ]);
   });
   afterAll(() => api.close());
 
@@ -30,9 +35,16 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     expect(reply.body.purchase.coupons).toHaveLength(2);
     const { user_id: userId, credit_card_id: cardId } = reply.body.purchase;
     expect((await api.call('GET', `/users/${userId}`, { apiKey })).body.user.firstname).toBe('Fay');
-    expect((await api.call('GET', `/credit_cards?user_id=${userId}`, { apiKey })).body.credit_cards.map((c: { id: string }) => c.id)).toEqual([cardId]);
+    expect(
+      (await api.call('GET', `/credit_cards?user_id=${userId}`, { apiKey })).body.credit_cards.map((c: { id: string }) => c.id),
+    ).toEqual([cardId]);
 
-    const again = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { ...newUser, email: 'FULL@example.com' }, credit_card: card });
+    const again = await full({
+      deal_id: 'chicago-spa-day',
+      quantity: 1,
+      user: { ...newUser, email: 'FULL@example.com' },
+      credit_card: card,
+    });
     expect(again.body.purchase).toMatchObject({ user_id: userId, credit_card_id: cardId });
     const byIds = await full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cardId });
     expect(byIds.body.purchase.user_id).toBe(userId);
@@ -40,15 +52,34 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
 
   it('needs a shipping address for a shipped deal, by object or by the id of one given before', async () => {
     const missing = await full({ deal_id: 'chicago-headphones', quantity: 1, user: { email: 'ship@example.com' }, credit_card: card });
-    expect(missing.body.errors).toEqual([{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]);
-    const ok = await full({ deal_id: 'chicago-headphones', quantity: 1, user: { email: 'ship@example.com' }, credit_card: card, shipping_address: address });
+    expect(missing.body.errors).toEqual([
+      { type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' },
+    ]);
+    const ok = await full({
+      deal_id: 'chicago-headphones',
+      quantity: 1,
+      user: { email: 'ship@example.com' },
+      credit_card: card,
+      shipping_address: address,
+    });
     expect(ok.status).toBe(200);
-    const bad = await full({ deal_id: 'chicago-headphones', quantity: 1, user: { email: 'ship@example.com' }, credit_card: card, shipping_address: { ...address, state: 'Illinois', city: '' } });
+    const bad = await full({
+      deal_id: 'chicago-headphones',
+      quantity: 1,
+      user: { email: 'ship@example.com' },
+      credit_card: card,
+      shipping_address: { ...address, state: 'Illinois', city: '' },
+    });
     expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['city', 'state']);
   });
 
   it('leaves nothing behind when a section fails, naming each problem', async () => {
-    const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'half@example.com', password: 'abc' }, credit_card: { ...card, number: '4242424242424241' } });
+    const reply = await full({
+      deal_id: 'chicago-spa-day',
+      quantity: 1,
+      user: { email: 'half@example.com', password: 'abc' },
+      credit_card: { ...card, number: '4242424242424241' },
+    });
     expect(reply.status).toBe(422);
     expect(reply.body.errors).toEqual([
       // Named as sent (`password`, the user object's name in part 4.6.1), not by its other name.
@@ -61,11 +92,14 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
 
   it('names a field sent with the wrong type as invalid, not missing', async () => {
     const reply = await full({ deal_id: 5, quantity: 1, user_id: 7, credit_card_id: { id: 'c' } });
-    expect([reply.status, reply.body.errors]).toEqual([422, [
-      { type: 'invalid', resource: 'purchase', field: 'deal_id', message: 'must be a string' },
-      { type: 'invalid', resource: 'user', field: 'user_id', message: 'must be a string' },
-      { type: 'invalid', resource: 'credit_card', field: 'credit_card_id', message: 'must be a string' },
-    ]]);
+    expect([reply.status, reply.body.errors]).toEqual([
+      422,
+      [
+        { type: 'invalid', resource: 'purchase', field: 'deal_id', message: 'must be a string' },
+        { type: 'invalid', resource: 'user', field: 'user_id', message: 'must be a string' },
+        { type: 'invalid', resource: 'credit_card', field: 'credit_card_id', message: 'must be a string' },
+      ],
+    ]);
     const objects = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: 'someone', credit_card: ['c'] });
     expect(objects.body.errors).toEqual([
       { type: 'invalid', resource: 'user', field: 'user', message: 'give user_id or a user object' },
@@ -74,17 +108,29 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
   });
 
   it('refuses a user object whose two password names disagree, making nothing', async () => {
-    const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'two-pass@example.com', pass: 'secret1', password: 'secret2', password_confirmation: 'secret2' }, credit_card: card });
-    expect([reply.status, reply.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'user', field: 'password', message: 'differs from pass: give one of the two' }]]);
+    const reply = await full({
+      deal_id: 'chicago-spa-day',
+      quantity: 1,
+      user: { email: 'two-pass@example.com', pass: 'secret1', password: 'secret2', password_confirmation: 'secret2' },
+      credit_card: card,
+    });
+    expect([reply.status, reply.body.errors]).toEqual([
+      422,
+      [{ type: 'invalid', resource: 'user', field: 'password', message: 'differs from pass: give one of the two' }],
+    ]);
     expect((await api.call('POST', '/users', { apiKey, body: { email: 'two-pass@example.com' } })).status).toBe(200);
   });
 
   it('makes no user or card for a purchase the deal refuses (not on sale, over the per-user limit)', async () => {
     const paused = await full({ deal_id: 'chicago-spa-paused', quantity: 1, user: { email: 'paused@example.com' }, credit_card: card });
-    expect([paused.status, paused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is not on sale' }]);
+    expect([paused.status, paused.body]).toEqual([
+      422,
+      { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is not on sale' },
+    ]);
     const over = await full({ deal_id: 'chicago-spa-day', quantity: 11, user: { email: 'over@example.com' }, credit_card: card });
     expect([over.status, over.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 10 per user' }]);
-    for (const email of ['paused@example.com', 'over@example.com']) expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
+    for (const email of ['paused@example.com', 'over@example.com'])
+      expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
   });
 
   it('makes no user or card for a deal sold out, or short of units, or for a known user past the limit with earlier purchases', async () => {
@@ -94,13 +140,28 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     expect(short.status).toBe(200);
     const mastercard = { ...card, number: `${'5555'.repeat(3)}4444` };
     // The same user again, by id and by email, each with a new card: refused, and the card not stored.
-    const byId = await full({ deal_id: 'chicago-spa-one-each', quantity: 1, user_id: short.body.purchase.user_id, credit_card: mastercard });
-    const byEmail = await full({ deal_id: 'chicago-spa-one-each', quantity: 1, user: { email: 'SHORT@example.com' }, credit_card: mastercard });
-    for (const refused of [byId, byEmail]) expect([refused.status, refused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 1 per user; already bought 1' }]);
+    const byId = await full({
+      deal_id: 'chicago-spa-one-each',
+      quantity: 1,
+      user_id: short.body.purchase.user_id,
+      credit_card: mastercard,
+    });
+    const byEmail = await full({
+      deal_id: 'chicago-spa-one-each',
+      quantity: 1,
+      user: { email: 'SHORT@example.com' },
+      credit_card: mastercard,
+    });
+    for (const refused of [byId, byEmail])
+      expect([refused.status, refused.body]).toEqual([
+        422,
+        { status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 1 per user; already bought 1' },
+      ]);
     expect((await api.call('GET', `/credit_cards?user_id=${short.body.purchase.user_id}`, { apiKey })).body.credit_cards).toHaveLength(1);
     const tooMany = await full({ deal_id: 'chicago-spa-few', quantity: 4, user: { email: 'too-many@example.com' }, credit_card: card });
     expect([tooMany.status, tooMany.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'only 3 units left' }]);
-    for (const email of ['gone@example.com', 'too-many@example.com']) expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
+    for (const email of ['gone@example.com', 'too-many@example.com'])
+      expect((await api.call('POST', '/users', { apiKey, body: { email } })).status).toBe(200);
   });
 
   it('charges the price at the hold when it changes during the call: no error naming expected_price_per_unit, a field this call has not', async () => {
@@ -121,7 +182,11 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
   });
 
   it('reuses the user that another full purchase with the same new email is making at the same moment', async () => {
-    const replies = await Promise.all(Array.from({ length: 3 }, () => full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'together@example.com' }, credit_card: card })));
+    const replies = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'together@example.com' }, credit_card: card }),
+      ),
+    );
     // One user for all three; its charges are one at a time, so a purchase may meet another's (409 already_charging).
     expect(replies.map((r) => r.status).filter((s) => s !== 200 && s !== 409)).toEqual([]);
     const users = new Set(replies.map((r) => r.body.purchase?.user_id ?? r.body.user_id));
@@ -138,20 +203,41 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     const second = await full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card: card });
     expect(second.status).toBe(409);
     expect(second.body).toEqual({
-      status: 'error', error_type: 'already_charging', error_msg: 'an earlier purchase of this user is still being charged', user_id: userId, credit_card_id: expect.any(String),
+      status: 'error',
+      error_type: 'already_charging',
+      error_msg: 'an earlier purchase of this user is still being charged',
+      user_id: userId,
+      credit_card_id: expect.any(String),
     });
     const first = await slow;
     expect(first.status).toBe(200);
-    expect(first.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: userId, number_bought: 1 });
+    expect(first.body.purchase).toMatchObject({
+      payment_state: 'charged',
+      fulfillment_state: 'fulfilled',
+      user_id: userId,
+      number_bought: 1,
+    });
     expect(await charging()).toBe(false);
     // The 409 names the card the second call stored before it met the charge in flight.
-    const cardIds = (await api.call('GET', `/credit_cards?user_id=${userId}`, { apiKey })).body.credit_cards.map((c: { id: string }) => c.id);
+    const cardIds = (await api.call('GET', `/credit_cards?user_id=${userId}`, { apiKey })).body.credit_cards.map(
+      (c: { id: string }) => c.id,
+    );
     expect(cardIds.sort()).toEqual([first.body.purchase.credit_card_id, second.body.credit_card_id].sort());
   });
 
   it('answers declined for a declined card, naming the user and card it made', async () => {
-    const reply = await full({ deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'declined@example.com' }, credit_card: { ...card, number: '4000000000000002' } });
+    const reply = await full({
+      deal_id: 'chicago-spa-day',
+      quantity: 1,
+      user: { email: 'declined@example.com' },
+      credit_card: { ...card, number: '4000000000000002' },
+    });
     expect(reply.status).toBe(422);
-    expect(reply.body).toMatchObject({ status: 'error', error_type: 'declined', user_id: expect.any(String), credit_card_id: expect.any(String) });
+    expect(reply.body).toMatchObject({
+      status: 'error',
+      error_type: 'declined',
+      user_id: expect.any(String),
+      credit_card_id: expect.any(String),
+    });
   });
 });

@@ -79,19 +79,29 @@ if (!source) {
         // Past the hold's expiry by the (manual) clock; then the job, due one real second from now.
         clock.advance(HOLD_TTL_MS + 1000);
         await api.get(Scheduler).schedule({
-          id: `release-hold-${purchaseId}`, kind: 'release-hold', runAt: new Date(clock.now().getTime() + 1000), data: { dealId, holdId: purchaseId },
+          id: `release-hold-${purchaseId}`,
+          kind: 'release-hold',
+          runAt: new Date(clock.now().getTime() + 1000),
+          data: { dealId, holdId: purchaseId },
         });
 
         const releasedByJob = async () => {
           const events = await api.get(EventStore).readStream(`inventory-${dealId}`);
-          return events.some((e) => e.type === 'UnitsReleased' && (e.data as { holdId: string; reason: string }).holdId === purchaseId && (e.data as { reason: string }).reason === 'expired');
+          return events.some(
+            (e) =>
+              e.type === 'UnitsReleased' &&
+              (e.data as { holdId: string; reason: string }).holdId === purchaseId &&
+              (e.data as { reason: string }).reason === 'expired',
+          );
         };
         await eventually(releasedByJob, 10_000, 'UnitsReleased (expired) from the job');
         await eventually(async () => (await numLeft()) === 5, 10_000, 'num_left back to 5');
 
         const released = (await api.get(EventStore).readStream(`inventory-${dealId}`)).filter((e) => e.type === 'UnitsReleased');
         // The release names the hold's expiry (five minutes after the clock's 12:00).
-        expect(released.map((e) => e.data)).toEqual([{ dealId, holdId: purchaseId, quantity: 2, expiresAt: '2026-06-15T12:05:00.000Z', reason: 'expired' }]);
+        expect(released.map((e) => e.data)).toEqual([
+          { dealId, holdId: purchaseId, quantity: 2, expiresAt: '2026-06-15T12:05:00.000Z', reason: 'expired' },
+        ]);
       } finally {
         await api.close();
       }
@@ -107,7 +117,8 @@ if (!source) {
         const apiKey = await setUp(running);
         // A reservation that lapsed and whose hold was released: it stays `reserved` (part 3.2 has
         // no expired state), and its job must not come back at every start.
-        const lapsed: string = (await running.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } })).body.purchase.id;
+        const lapsed: string = (await running.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } }))
+          .body.purchase.id;
         clock.advance(HOLD_TTL_MS + 1000);
         await running.get(CommandBus).execute(new ReleaseExpiredHold(spaDay.id, lapsed));
         await (await jobs.getJob(`release-hold-${lapsed}`))?.remove();

@@ -18,7 +18,13 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('reserve' as const), quantity: fc.integer({ min: 1, max: 5 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('claim' as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.constant(HOLD_TTL_MS + 1000), fc.integer({ min: 1000, max: 2 * 60_000 })) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('advance' as const),
+      ms: fc.oneof(fc.constant(HOLD_TTL_MS + 1000), fc.integer({ min: 1000, max: 2 * 60_000 })),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('buy' as const), quantity: fc.integer({ min: 1, max: 5 }) }) },
 );
 /** Batches of one to three steps, run one batch after the other. */
@@ -67,7 +73,12 @@ describe('inventory under random interleavings of reserve, claim, release, expir
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'property-buyer@example.com' } })).body.user_id;
-    cardId = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    cardId = (
+      await api.call('POST', '/credit_cards', {
+        apiKey,
+        body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+      })
+    ).body.credit_card_id;
     expect(cardId).toEqual(expect.any(String));
   });
   afterAll(() => api?.close());
@@ -94,22 +105,31 @@ describe('inventory under random interleavings of reserve, claim, release, expir
               break;
             case 'buy':
               reply = await api.call('POST', '/purchases', {
-                apiKey, body: { deal_id: dealId, quantity: step.quantity, user_id: userId, credit_card_id: cardId, expected_price_per_unit: spaDay.current_price },
+                apiKey,
+                body: {
+                  deal_id: dealId,
+                  quantity: step.quantity,
+                  user_id: userId,
+                  credit_card_id: cardId,
+                  expected_price_per_unit: spaDay.current_price,
+                },
               });
               break;
             case 'claim':
             case 'release': {
               if (reservations.length === 0) return;
               const id = reservations[step.pick % reservations.length];
-              reply = step.kind === 'claim'
-                ? await api.call('PUT', `/purchases/${id}/claim`, { apiKey, body: { user_id: userId } })
-                : await api.call('PUT', `/purchases/${id}/release`, { apiKey });
+              reply =
+                step.kind === 'claim'
+                  ? await api.call('PUT', `/purchases/${id}/claim`, { apiKey, body: { user_id: userId } })
+                  : await api.call('PUT', `/purchases/${id}/release`, { apiKey });
               break;
             }
           }
           log.push(`${JSON.stringify(step)} -> ${reply.status} ${reply.status === 200 ? '' : JSON.stringify(reply.body)}`);
           if (reply.body?.purchase?.id) purchases.add(reply.body.purchase.id);
-          if (!EXPECTED[step.kind].includes(reply.status)) throw new Error(`unexpected ${reply.status} for ${JSON.stringify(step)}: ${JSON.stringify(reply.body)}\n${log.join('\n')}`);
+          if (!EXPECTED[step.kind].includes(reply.status))
+            throw new Error(`unexpected ${reply.status} for ${JSON.stringify(step)}: ${JSON.stringify(reply.body)}\n${log.join('\n')}`);
         };
 
         for (const batch of batches) await Promise.all(batch.map(run));

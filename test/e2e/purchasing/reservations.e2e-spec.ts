@@ -17,9 +17,13 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     await api.importRegions([chicago]);
     // The buyer claims all five spa-day units across the tests below, so the limit allows five.
     await api.importDeals([
-      { ...spaDay, quantity: 5, max_per_user: 5 }, { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined }, { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
-      { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 }, { ...spaDay, id: 'race-deal', quantity: 10, max_per_user: undefined },
-      { ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined }, { ...spaDay, id: 'dozen-deal', quantity: 12, max_per_user: undefined },
+      { ...spaDay, quantity: 5, max_per_user: 5 },
+      { ...spaDay, id: 'hot-deal', quantity: 50, max_per_user: undefined },
+      { ...spaDay, id: 'two-per-user', quantity: 10, max_per_user: 2 },
+      { ...spaDay, id: 'one-per-user', quantity: 10, max_per_user: 1 },
+      { ...spaDay, id: 'race-deal', quantity: 10, max_per_user: undefined },
+      { ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined },
+      { ...spaDay, id: 'dozen-deal', quantity: 12, max_per_user: undefined },
       { ...spaDay, id: 'typed-deal', quantity: 5, max_per_user: undefined },
       { ...spaDay, id: 'expiring-deal', quantity: 10, max_per_user: undefined, expires_at: '2026-06-15T12:02:00Z' },
     ]);
@@ -28,7 +32,8 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
   afterAll(() => api.close());
   afterEach(() => clock.set('2026-06-15T12:00:00Z'));
 
-  const reserve = (num_bought: unknown, deal_id: unknown = 'chicago-spa-day') => api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id, num_bought } });
+  const reserve = (num_bought: unknown, deal_id: unknown = 'chicago-spa-day') =>
+    api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id, num_bought } });
   const claim = (id: string, user = userId) => api.call('PUT', `/purchases/${id}/claim`, { apiKey, body: { user_id: user } });
   const release = (id: string) => api.call('PUT', `/purchases/${id}/release`, { apiKey });
   const numLeft = async (dealId = 'chicago-spa-day') => (await api.call('GET', `/deals/${dealId}`, { apiKey })).body.deal.num_left;
@@ -39,14 +44,34 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     expect(reply.body).toEqual({
       status: 'success',
       purchase: {
-        id: reply.body.purchase.id, purchase_id: reply.body.purchase.id, deal_type: 'daily-deal', deal_id: 'chicago-spa-day', price: 4900, amount: 9800,
-        number_bought: 2, payment_state: 'pending', fulfillment_state: 'reserved', created_at: 'Mon Jun 15 12:00:00 UTC 2026', user_id: null, credit_card_id: null,
-        deal: { id: 'chicago-spa-day', deal_id: 'chicago-spa-day', title: 'Spa day for two', type: 'daily-deal', image_url: '/images/deals/chicago-spa-day.jpg', image_url_abs: 'https://deals.example.com/images/deals/chicago-spa-day.jpg' },
+        id: reply.body.purchase.id,
+        purchase_id: reply.body.purchase.id,
+        deal_type: 'daily-deal',
+        deal_id: 'chicago-spa-day',
+        price: 4900,
+        amount: 9800,
+        number_bought: 2,
+        payment_state: 'pending',
+        fulfillment_state: 'reserved',
+        created_at: 'Mon Jun 15 12:00:00 UTC 2026',
+        user_id: null,
+        credit_card_id: null,
+        deal: {
+          id: 'chicago-spa-day',
+          deal_id: 'chicago-spa-day',
+          title: 'Spa day for two',
+          type: 'daily-deal',
+          image_url: '/images/deals/chicago-spa-day.jpg',
+          image_url_abs: 'https://deals.example.com/images/deals/chicago-spa-day.jpg',
+        },
         coupons: [],
       },
     });
     expect(await numLeft()).toBe(3);
-    expect((await release(reply.body.purchase.id)).body.purchase).toMatchObject({ payment_state: 'pending', fulfillment_state: 'released' });
+    expect((await release(reply.body.purchase.id)).body.purchase).toMatchObject({
+      payment_state: 'pending',
+      fulfillment_state: 'released',
+    });
     expect(await numLeft()).toBe(5);
     expect((await release(reply.body.purchase.id)).status).toBe(200);
   });
@@ -54,14 +79,31 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
   it('claims: charged, fulfilled, the user set, one coupon per unit with codes, QR and print page', async () => {
     const id = (await reserve(2)).body.purchase.id;
     const reply = await claim(id);
-    expect(reply.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: userId, credit_card_id: null, amount: 9800 });
+    expect(reply.body.purchase).toMatchObject({
+      payment_state: 'charged',
+      fulfillment_state: 'fulfilled',
+      user_id: userId,
+      credit_card_id: null,
+      amount: 9800,
+    });
     const coupons = reply.body.purchase.coupons;
     expect(coupons).toHaveLength(2);
     expect(coupons[0]).toEqual({
-      id: `${id}-1`, slug: `${id}-1`, deal_id: 'chicago-spa-day', deal_type: 'daily-deal', barcode: expect.stringMatching(/^\d{13}$/),
-      redemption_code: expect.stringMatching(/^[A-Z2-9]{10}$/), expires_at: 'Thu Dec 31 23:59:00 UTC 2026', created_at: 'Mon Jun 15 12:00:00 UTC 2026',
-      state: 'valid', redeemed_at: null, qrcode_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/qr\\.png\\?key=[\\w-]{22}$`)), qr_code_url: expect.any(String),
-      qrcode_base64: expect.stringMatching(/^iVBORw0KGgo/), qr_code: expect.any(String), print_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/print\\?key=[\\w-]{22}$`)),
+      id: `${id}-1`,
+      slug: `${id}-1`,
+      deal_id: 'chicago-spa-day',
+      deal_type: 'daily-deal',
+      barcode: expect.stringMatching(/^\d{13}$/),
+      redemption_code: expect.stringMatching(/^[A-Z2-9]{10}$/),
+      expires_at: 'Thu Dec 31 23:59:00 UTC 2026',
+      created_at: 'Mon Jun 15 12:00:00 UTC 2026',
+      state: 'valid',
+      redeemed_at: null,
+      qrcode_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/qr\\.png\\?key=[\\w-]{22}$`)),
+      qr_code_url: expect.any(String),
+      qrcode_base64: expect.stringMatching(/^iVBORw0KGgo/),
+      qr_code: expect.any(String),
+      print_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/print\\?key=[\\w-]{22}$`)),
     });
     expect(await numLeft()).toBe(3);
     const { request, Agent } = await import('undici');
@@ -76,12 +118,25 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     expect(html).toContain(coupons[0].redemption_code);
     // The deal's terms the holder needs at the counter; the page kept by no cache, loading nothing from elsewhere.
     for (const text of ['At Calm Spa', 'Print the coupon.', 'Limit 2 per person.', 'Void where prohibited.']) expect(html).toContain(text);
-    expect(page.headers).toMatchObject({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-security-policy': expect.stringContaining("default-src 'none'") });
+    expect(page.headers).toMatchObject({
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': expect.stringContaining("default-src 'none'"),
+    });
     // Without its link's key, or with another coupon's, a coupon's image and page are not found:
     // knowing the purchase id is not enough.
-    for (const link of [`/coupons/${id}-1/print`, `/coupons/${id}-1/qr.png`, `/coupons/${id}-1/print${new URL(coupons[1].print_url).search}`, `/coupons/${id}-1/print?key=`]) {
+    for (const link of [
+      `/coupons/${id}-1/print`,
+      `/coupons/${id}-1/qr.png`,
+      `/coupons/${id}-1/print${new URL(coupons[1].print_url).search}`,
+      `/coupons/${id}-1/print?key=`,
+    ]) {
       const refused = await request(`${api.url}${link}`, { dispatcher });
-      expect([refused.statusCode, refused.headers['cache-control'], await refused.body.json()]).toEqual([404, 'no-store', { status: 'error', error_type: 'find_failed', error_msg: `coupon ${id}-1 not found` }]);
+      expect([refused.statusCode, refused.headers['cache-control'], await refused.body.json()]).toEqual([
+        404,
+        'no-store',
+        { status: 'error', error_type: 'find_failed', error_msg: `coupon ${id}-1 not found` },
+      ]);
     }
     expect((await api.call('GET', `/purchases/${id}.json`, { apiKey })).body.purchase.coupons).toHaveLength(2);
     expect((await claim(id)).status).toBe(200);
@@ -97,18 +152,22 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const claimed = await claim(id);
     expect(claimed.body.purchase.fulfillment_state).toBe('fulfilled');
     expect(await numLeft()).toBe(0);
-    const late = (await reserve(1));
+    const late = await reserve(1);
     expect(late.status).toBe(422);
     expect(late.body).toEqual({ status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is sold out' });
   });
 
-  it('releases a hold whose job ran a moment before its expiry, on the job\'s next try', async () => {
+  it("releases a hold whose job ran a moment before its expiry, on the job's next try", async () => {
     const id = (await reserve(1, 'dozen-deal')).body.purchase.id;
     const released = async () =>
-      (await api.get(EventStore).readStream('inventory-dozen-deal')).some((e) => e.type === 'UnitsReleased' && (e.data as { holdId: string }).holdId === id);
+      (await api.get(EventStore).readStream('inventory-dozen-deal')).some(
+        (e) => e.type === 'UnitsReleased' && (e.data as { holdId: string }).holdId === id,
+      );
     // A timer that fires early (Node measures it from the loop's cached clock): the job runs while
     // the hold is live by the service's clock, and releases nothing then.
-    await api.get(Scheduler).schedule({ id: `release-hold-${id}`, kind: 'release-hold', runAt: clock.now(), data: { dealId: 'dozen-deal', holdId: id } });
+    await api
+      .get(Scheduler)
+      .schedule({ id: `release-hold-${id}`, kind: 'release-hold', runAt: clock.now(), data: { dealId: 'dozen-deal', holdId: id } });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await released()).toBe(false);
     clock.advance(5 * 60_000);
@@ -121,7 +180,10 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
   it('lists the user purchases and coupons, filters coupons and redeems them once', async () => {
     const purchases = await api.call('GET', `/users/${userId}/purchases`, { apiKey });
     expect(purchases.body.purchases.every((p: { user_id: string }) => p.user_id === userId)).toBe(true);
-    expect((await api.call('GET', `/users/${userId}/purchases?count=true`, { apiKey })).body).toEqual({ status: 'success', count: purchases.body.purchases.length });
+    expect((await api.call('GET', `/users/${userId}/purchases?count=true`, { apiKey })).body).toEqual({
+      status: 'success',
+      count: purchases.body.purchases.length,
+    });
     const coupons = (await api.call('GET', `/users/${userId}/coupons`, { apiKey })).body.coupons;
     expect(coupons.length).toBe(5);
     const redeemed = await api.call('PUT', `/users/${userId}/coupons/${coupons[0].id}/redeem`, { apiKey });
@@ -129,24 +191,46 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const again = await api.call('PUT', `/coupons/${coupons[0].id}/redeem`, { apiKey });
     expect(again.status).toBe(422);
     expect(again.body.errors).toEqual([{ type: 'invalid', resource: 'coupon', field: 'state', message: 'is already redeemed' }]);
-    expect((await api.call('GET', `/users/${userId}/coupons?filter=redeemed`, { apiKey })).body.coupons.map((c: { id: string }) => c.id)).toEqual([coupons[0].id]);
-    expect((await api.call('GET', `/users/${userId}/coupons?filter=valid&count=true`, { apiKey })).body).toEqual({ status: 'success', count: 4 });
+    expect(
+      (await api.call('GET', `/users/${userId}/coupons?filter=redeemed`, { apiKey })).body.coupons.map((c: { id: string }) => c.id),
+    ).toEqual([coupons[0].id]);
+    expect((await api.call('GET', `/users/${userId}/coupons?filter=valid&count=true`, { apiKey })).body).toEqual({
+      status: 'success',
+      count: 4,
+    });
     clock.set('2027-01-02T00:00:00Z');
-    expect((await api.call('GET', `/users/${userId}/coupons?filter=expired&count=true`, { apiKey })).body).toEqual({ status: 'success', count: 4 });
+    expect((await api.call('GET', `/users/${userId}/coupons?filter=expired&count=true`, { apiKey })).body).toEqual({
+      status: 'success',
+      count: 4,
+    });
     expect((await api.call('PUT', `/coupons/${coupons[1].id}/redeem`, { apiKey })).body.errors[0].message).toBe('has expired');
   });
 
-  it('lists a user\'s coupons of one purchase in their number order, across pages (-2 before -10)', async () => {
+  it("lists a user's coupons of one purchase in their number order, across pages (-2 before -10)", async () => {
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'dozen@example.com' } })).body.user_id;
     const id = (await reserve(12, 'dozen-deal')).body.purchase.id;
     expect((await claim(id, buyer)).status).toBe(200);
-    const pages = await Promise.all([1, 2, 3].map(async (page) => (await api.call('GET', `/users/${buyer}/coupons?per_page=5&page=${page}`, { apiKey })).body.coupons.map((c: { id: string }) => c.id)));
+    const pages = await Promise.all(
+      [1, 2, 3].map(async (page) =>
+        (await api.call('GET', `/users/${buyer}/coupons?per_page=5&page=${page}`, { apiKey })).body.coupons.map(
+          (c: { id: string }) => c.id,
+        ),
+      ),
+    );
     expect(pages.flat()).toEqual(Array.from({ length: 12 }, (_, i) => `${id}-${i + 1}`));
   });
 
   it('counts the units a user bought before against max_per_user when claiming; a refused claim changes nothing', async () => {
-    const [first, second] = await Promise.all(['limit-first@example.com', 'limit-second@example.com'].map(async (email) => (await api.call('POST', '/users', { apiKey, body: { email } })).body.user_id));
-    expect((await reserve(3, 'two-per-user')).body).toEqual({ status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 2 per user' });
+    const [first, second] = await Promise.all(
+      ['limit-first@example.com', 'limit-second@example.com'].map(
+        async (email) => (await api.call('POST', '/users', { apiKey, body: { email } })).body.user_id,
+      ),
+    );
+    expect((await reserve(3, 'two-per-user')).body).toEqual({
+      status: 'error',
+      error_type: 'cannot_fufill',
+      error_msg: 'at most 2 per user',
+    });
     const bought = (await reserve(1, 'two-per-user')).body.purchase.id;
     expect((await claim(bought, first)).status).toBe(200);
     const upToLimit = (await reserve(1, 'two-per-user')).body.purchase.id;
@@ -156,12 +240,22 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const refused = await claim(over, first);
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ status: 'error', error_type: 'cannot_fufill', error_msg: 'at most 2 per user; already bought 2' });
-    expect((await api.call('GET', `/purchases/${over}`, { apiKey })).body.purchase).toMatchObject({ payment_state: 'pending', fulfillment_state: 'reserved', user_id: null, coupons: [] });
+    expect((await api.call('GET', `/purchases/${over}`, { apiKey })).body.purchase).toMatchObject({
+      payment_state: 'pending',
+      fulfillment_state: 'reserved',
+      user_id: null,
+      coupons: [],
+    });
     expect(await numLeft('two-per-user')).toBe(7);
 
     const claimed = await claim(over, second);
     expect(claimed.status).toBe(200);
-    expect(claimed.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: second, number_bought: 1 });
+    expect(claimed.body.purchase).toMatchObject({
+      payment_state: 'charged',
+      fulfillment_state: 'fulfilled',
+      user_id: second,
+      number_bought: 1,
+    });
     const again = await claim(upToLimit, first);
     expect(again.status).toBe(200);
     expect(again.body.purchase).toMatchObject({ fulfillment_state: 'fulfilled', user_id: first });
@@ -175,11 +269,21 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
 
   it('keeps the per-user limit when one user claims five reservations and buys with a card at the same moment: one sale', async () => {
     const racer = (await api.call('POST', '/users', { apiKey, body: { email: 'racer@example.com' } })).body.user_id;
-    const card = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: racer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
-    const reserved = await Promise.all(Array.from({ length: 5 }, async () => (await reserve(1, 'one-per-user')).body.purchase.id as string));
+    const card = (
+      await api.call('POST', '/credit_cards', {
+        apiKey,
+        body: { user_id: racer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+      })
+    ).body.credit_card_id;
+    const reserved = await Promise.all(
+      Array.from({ length: 5 }, async () => (await reserve(1, 'one-per-user')).body.purchase.id as string),
+    );
     const answers = await Promise.all([
       ...reserved.map((id) => claim(id, racer)),
-      api.call('POST', '/purchases', { apiKey, body: { deal_id: 'one-per-user', quantity: 1, user_id: racer, credit_card_id: card, expected_price_per_unit: 4900 } }),
+      api.call('POST', '/purchases', {
+        apiKey,
+        body: { deal_id: 'one-per-user', quantity: 1, user_id: racer, credit_card_id: card, expected_price_per_unit: 4900 },
+      }),
     ]);
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     const refused = answers.filter((a) => a.status !== 200);
@@ -194,22 +298,37 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
 
   it('refuses bad input and unknown records clearly', async () => {
     for (const count of [0, -1, 1.5, '2', 1001]) {
-      expect([count, (await reserve(count)).body.errors]).toEqual([count, [{ type: 'invalid', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1 to 1000' }]]);
+      expect([count, (await reserve(count)).body.errors]).toEqual([
+        count,
+        [{ type: 'invalid', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1 to 1000' }],
+      ]);
     }
-    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day' } })).body.errors).toEqual([{ type: 'missing_field', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1 to 1000' }]);
-    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { num_bought: 1 } })).body.errors[0]).toMatchObject({ field: 'deal_id', type: 'missing_field' });
+    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day' } })).body.errors).toEqual([
+      { type: 'missing_field', resource: 'purchase', field: 'num_bought', message: 'must be a whole number from 1 to 1000' },
+    ]);
+    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { num_bought: 1 } })).body.errors[0]).toMatchObject({
+      field: 'deal_id',
+      type: 'missing_field',
+    });
     // A field sent with the wrong type is invalid, not missing.
     for (const wrong of [5, ['chicago-spa-day'], { id: 'chicago-spa-day' }]) {
-      expect([wrong, (await reserve(1, wrong)).body.errors]).toEqual([wrong, [{ type: 'invalid', resource: 'purchase', field: 'deal_id', message: 'must be a string' }]]);
+      expect([wrong, (await reserve(1, wrong)).body.errors]).toEqual([
+        wrong,
+        [{ type: 'invalid', resource: 'purchase', field: 'deal_id', message: 'must be a string' }],
+      ]);
     }
     const reserved = (await reserve(1, 'typed-deal')).body.purchase.id;
-    expect((await claim(reserved, { id: userId } as never)).body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'user_id', message: 'must be a string' }]);
+    expect((await claim(reserved, { id: userId } as never)).body.errors).toEqual([
+      { type: 'invalid', resource: 'purchase', field: 'user_id', message: 'must be a string' },
+    ]);
     expect((await release(reserved)).status).toBe(200);
     // The `.json` forms answer as the plain ones.
     const again = (await reserve(1, 'typed-deal')).body.purchase.id;
     expect((await api.call('PUT', `/purchases/${again}/release.json`, { apiKey })).body.purchase.fulfillment_state).toBe('released');
     const claimed = (await reserve(1, 'typed-deal')).body.purchase.id;
-    expect((await api.call('PUT', `/purchases/${claimed}/claim.json`, { apiKey, body: { user_id: userId } })).body.purchase.fulfillment_state).toBe('fulfilled');
+    expect(
+      (await api.call('PUT', `/purchases/${claimed}/claim.json`, { apiKey, body: { user_id: userId } })).body.purchase.fulfillment_state,
+    ).toBe('fulfilled');
     expect((await reserve(1, 'no-such-deal')).status).toBe(404);
     expect((await reserve(4, 'chicago-spa-day')).body.error_type).toBe('cannot_fufill');
     expect((await claim('nothing')).status).toBe(404);
@@ -240,13 +359,28 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const context = { now: clock.now(), metadata: OPERATOR };
     // The claim's first step (its sale of the held units) lands before the release.
     const first = (await reserve(1, 'race-deal')).body.purchase.id as string;
-    await handleCommand(store, 'inventory-race-deal', inventoryDecider, { type: 'SellHeldUnits', data: { dealId: 'race-deal', holdId: first } }, context);
+    await handleCommand(
+      store,
+      'inventory-race-deal',
+      inventoryDecider,
+      { type: 'SellHeldUnits', data: { dealId: 'race-deal', holdId: first } },
+      context,
+    );
     const late = await release(first);
-    expect([late.status, late.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is being claimed: its units are sold' }]]);
+    expect([late.status, late.body.errors]).toEqual([
+      422,
+      [{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is being claimed: its units are sold' }],
+    ]);
     expect((await claim(first)).body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled' });
     // The release's first step (the units back) lands before the claim: the claim buys fresh units, and the release is then refused as claimed.
     const second = (await reserve(1, 'race-deal')).body.purchase.id as string;
-    await handleCommand(store, 'inventory-race-deal', inventoryDecider, { type: 'ReleaseHold', data: { dealId: 'race-deal', holdId: second, reason: 'released' } }, context);
+    await handleCommand(
+      store,
+      'inventory-race-deal',
+      inventoryDecider,
+      { type: 'ReleaseHold', data: { dealId: 'race-deal', holdId: second, reason: 'released' } },
+      context,
+    );
     expect((await claim(second)).body.purchase).toMatchObject({ fulfillment_state: 'fulfilled' });
     expect((await release(second)).body.errors[0].message).toBe('is claimed and can no longer be released');
     // Two units sold with a coupon each, one released and not sold: nothing given away.
@@ -258,18 +392,51 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
 
   it('claims and releases only reservations: a card purchase or a reseller sale is refused, and nothing is sold for the attempt', async () => {
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'not-reserved@example.com' } })).body.user_id;
-    const card = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: buyer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
-    const bought = (await api.call('POST', '/purchases', { apiKey, body: { deal_id: 'race-deal', quantity: 1, user_id: buyer, credit_card_id: card, expected_price_per_unit: 4900 } })).body.purchase;
+    const card = (
+      await api.call('POST', '/credit_cards', {
+        apiKey,
+        body: { user_id: buyer, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+      })
+    ).body.credit_card_id;
+    const bought = (
+      await api.call('POST', '/purchases', {
+        apiKey,
+        body: { deal_id: 'race-deal', quantity: 1, user_id: buyer, credit_card_id: card, expected_price_per_unit: 4900 },
+      })
+    ).body.purchase;
     const left = await numLeft('race-deal');
-    const refusal = [{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is not a reservation: only a reserved purchase is claimed or released' }];
-    for (const reply of [await claim(bought.id), await claim(bought.id, buyer), await release(bought.id)]) expect([reply.status, reply.body.errors]).toEqual([422, refusal]);
-    expect((await api.call('GET', `/purchases/${bought.id}`, { apiKey })).body.purchase).toMatchObject({ fulfillment_state: 'fulfilled', user_id: buyer });
-    const resold = (await api.call('POST', '/api/v3/resellers/purchases', {
-      basic, body: { deal_id: 'race-deal', quantity: 1, transaction_reference: 'tx-not-reserved', transaction_date: '2026-06-15T11:00:00Z', transaction_amount: 4900, first_name: 'Ray', last_name: 'Sell' },
-    })).body;
+    const refusal = [
+      {
+        type: 'invalid',
+        resource: 'purchase',
+        field: 'id',
+        message: 'is not a reservation: only a reserved purchase is claimed or released',
+      },
+    ];
+    for (const reply of [await claim(bought.id), await claim(bought.id, buyer), await release(bought.id)])
+      expect([reply.status, reply.body.errors]).toEqual([422, refusal]);
+    expect((await api.call('GET', `/purchases/${bought.id}`, { apiKey })).body.purchase).toMatchObject({
+      fulfillment_state: 'fulfilled',
+      user_id: buyer,
+    });
+    const resold = (
+      await api.call('POST', '/api/v3/resellers/purchases', {
+        basic,
+        body: {
+          deal_id: 'race-deal',
+          quantity: 1,
+          transaction_reference: 'tx-not-reserved',
+          transaction_date: '2026-06-15T11:00:00Z',
+          transaction_amount: 4900,
+          first_name: 'Ray',
+          last_name: 'Sell',
+        },
+      })
+    ).body;
     const leftAfterResale = await numLeft('race-deal');
     expect(leftAfterResale).toBe(left - 1);
-    for (const reply of [await claim(resold.id), await release(resold.id)]) expect([reply.status, reply.body.errors]).toEqual([422, refusal]);
+    for (const reply of [await claim(resold.id), await release(resold.id)])
+      expect([reply.status, reply.body.errors]).toEqual([422, refusal]);
     expect(await numLeft('race-deal')).toBe(leftAfterResale);
   });
 
@@ -282,7 +449,10 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     // The hold was taken while the deal was on sale: its units are the buyer's.
     expect((await claim(live)).body.purchase).toMatchObject({ fulfillment_state: 'fulfilled' });
     const refused = await claim(released);
-    expect([refused.status, refused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is not on sale' }]);
+    expect([refused.status, refused.body]).toEqual([
+      422,
+      { status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is not on sale' },
+    ]);
     expect((await api.call('GET', '/deals/pausing-deal', { apiKey })).body.deal).toMatchObject({ number_sold: 1 });
   });
 
@@ -290,7 +460,10 @@ describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
     const id = (await reserve(1, 'expiring-deal')).body.purchase.id as string;
     clock.set('2026-06-15T12:03:00Z');
     const refused = await claim(id);
-    expect([refused.status, refused.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: "the deal's vouchers have expired" }]);
+    expect([refused.status, refused.body]).toEqual([
+      422,
+      { status: 'error', error_type: 'cannot_fufill', error_msg: "the deal's vouchers have expired" },
+    ]);
     expect((await api.call('GET', '/deals/expiring-deal', { apiKey })).body.deal).toMatchObject({ number_sold: 0 });
   });
 });

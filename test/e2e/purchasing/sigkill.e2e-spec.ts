@@ -24,7 +24,10 @@ describe('a SIGKILL in the middle of purchases', () => {
     writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
     const start = new Date(Date.now() - 86_400_000).toISOString();
     const end = new Date(Date.now() + 7 * 86_400_000).toISOString();
-    writeFileSync(join(dir.path, 'deals.json'), JSON.stringify([{ ...spaDay, quantity: TOTAL, max_per_user: undefined, start_at: start, end_at: end }]));
+    writeFileSync(
+      join(dir.path, 'deals.json'),
+      JSON.stringify([{ ...spaDay, quantity: TOTAL, max_per_user: undefined, start_at: start, end_at: end }]),
+    );
     expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')])).code).toBe(0);
     expect((await runCli(dir.path, ['deals:import', join(dir.path, 'deals.json')])).code).toBe(0);
     const key = `?api_key=${partner.api_key}`;
@@ -34,14 +37,29 @@ describe('a SIGKILL in the middle of purchases', () => {
     const buyers: Array<{ userId: string; cardId: string }> = [];
     for (let i = 0; i < 12; i++) {
       const userId = (await api.call('POST', `/users${key}`, { email: `load${i}@example.com` })).body.user_id;
-      const cardId = (await api.call('POST', `/credit_cards${key}`, { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' })).body.credit_card_id;
+      const cardId = (
+        await api.call('POST', `/credit_cards${key}`, {
+          user_id: userId,
+          number: '4242424242424242',
+          verification_value: '123',
+          month: 12,
+          year: 2030,
+          zip_code: '60601',
+        })
+      ).body.credit_card_id;
       buyers.push({ userId, cardId });
     }
     let stop = false;
     const load = buyers.map(async ({ userId, cardId }) => {
       while (!stop) {
         await api
-          .call('POST', `/purchases${key}`, { deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 })
+          .call('POST', `/purchases${key}`, {
+            deal_id: 'chicago-spa-day',
+            quantity: 1,
+            user_id: userId,
+            credit_card_id: cardId,
+            expected_price_per_unit: 4900,
+          })
           .catch(() => undefined);
       }
     });
@@ -54,7 +72,9 @@ describe('a SIGKILL in the middle of purchases', () => {
     try {
       // The log: fold the inventory stream as an auditor would.
       const db = new Database(join(dir.path, 'events.sqlite'), { readonly: true });
-      const rows = db.prepare("SELECT type, data FROM events WHERE stream_id = 'inventory-chicago-spa-day' ORDER BY revision").all() as Array<{ type: string; data: string }>;
+      const rows = db
+        .prepare("SELECT type, data FROM events WHERE stream_id = 'inventory-chicago-spa-day' ORDER BY revision")
+        .all() as Array<{ type: string; data: string }>;
       db.close();
       let total = 0;
       let sold = 0;
@@ -82,12 +102,19 @@ describe('a SIGKILL in the middle of purchases', () => {
 
       // The processor: every approved charge is a fulfilled purchase with one coupon per unit.
       const vault = new Database(join(dir.path, 'payment-vault.sqlite'), { readonly: true });
-      const approved = (vault.prepare("SELECT idempotency_key AS id FROM charges WHERE status = 'approved'").all() as Array<{ id: string }>).map((r) => r.id);
+      const approved = (
+        vault.prepare("SELECT idempotency_key AS id FROM charges WHERE status = 'approved'").all() as Array<{ id: string }>
+      ).map((r) => r.id);
       vault.close();
       expect(approved.length).toBe(sold);
       for (const id of approved) {
         const purchase = (await api.call('GET', `/purchases/${id}${key}`)).body.purchase;
-        expect([id, purchase.payment_state, purchase.fulfillment_state, purchase.coupons.length]).toEqual([id, 'charged', 'fulfilled', purchase.number_bought]);
+        expect([id, purchase.payment_state, purchase.fulfillment_state, purchase.coupons.length]).toEqual([
+          id,
+          'charged',
+          'fulfilled',
+          purchase.number_bought,
+        ]);
       }
     } finally {
       await api.stop();

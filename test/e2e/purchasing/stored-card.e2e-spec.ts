@@ -14,13 +14,20 @@ describe('POST /purchases: buying with a stored card', () => {
   const TEST_CARDS = { visa: '4242424242424242', decline: '4000000000000002', error: '4000000000000119', slow: '4000000000000259' };
   /** Stores `number` for `user`; its credit card id. */
   const storeCard = async (user: string, number: string): Promise<string> =>
-    (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: user, number, verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    (
+      await api.call('POST', '/credit_cards', {
+        apiKey,
+        body: { user_id: user, number, verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+      })
+    ).body.credit_card_id;
   beforeAll(async () => {
     api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '600' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([
-      { ...spaDay, quantity: 10, max_per_user: 4 }, { ...spaDay, id: 'chicago-spa-expired', expires_at: '2026-06-15T11:00:00Z', quantity: 10 }, { ...ongoingShipped, quantity: 5 },
+      { ...spaDay, quantity: 10, max_per_user: 4 },
+      { ...spaDay, id: 'chicago-spa-expired', expires_at: '2026-06-15T11:00:00Z', quantity: 10 },
+      { ...ongoingShipped, quantity: 5 },
       { ...spaDay, id: 'chicago-spa-free', current_price: 0, quantity: 10 },
       { ...spaDay, id: 'chicago-spa-priceless', current_price: Number.MAX_SAFE_INTEGER, quantity: 10, max_per_user: undefined },
     ]);
@@ -30,13 +37,30 @@ describe('POST /purchases: buying with a stored card', () => {
   afterAll(() => api.close());
 
   const buy = (overrides: Record<string, unknown> = {}) =>
-    api.call('POST', '/purchases', { apiKey, body: { deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card_id: cards.visa, expected_price_per_unit: 4900, ...overrides } });
+    api.call('POST', '/purchases', {
+      apiKey,
+      body: {
+        deal_id: 'chicago-spa-day',
+        quantity: 1,
+        user_id: userId,
+        credit_card_id: cards.visa,
+        expected_price_per_unit: 4900,
+        ...overrides,
+      },
+    });
   const numLeft = async () => (await api.call('GET', '/deals/chicago-spa-day', { apiKey })).body.deal.num_left;
 
   it('charges the card, sells the units and issues the coupons', async () => {
     const reply = await buy({ quantity: 2, session_id: 'aff-1' });
     expect(reply.status).toBe(200);
-    expect(reply.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: userId, credit_card_id: cards.visa, amount: 9800, number_bought: 2 });
+    expect(reply.body.purchase).toMatchObject({
+      payment_state: 'charged',
+      fulfillment_state: 'fulfilled',
+      user_id: userId,
+      credit_card_id: cards.visa,
+      amount: 9800,
+      number_bought: 2,
+    });
     expect(reply.body.purchase.coupons).toHaveLength(2);
     expect(await numLeft()).toBe(8);
   });
@@ -60,7 +84,11 @@ describe('POST /purchases: buying with a stored card', () => {
     await new Promise((r) => setTimeout(r, 150));
     const second = await buy();
     expect(second.status).toBe(409);
-    expect(second.body).toEqual({ status: 'error', error_type: 'already_charging', error_msg: 'an earlier purchase of this user is still being charged' });
+    expect(second.body).toEqual({
+      status: 'error',
+      error_type: 'already_charging',
+      error_msg: 'an earlier purchase of this user is still being charged',
+    });
     expect((await slow).status).toBe(200);
     // The refused purchase's hold, taken in the same commit as its lock attempt, was given back.
     expect(await numLeft()).toBe(7);
@@ -75,19 +103,33 @@ describe('POST /purchases: buying with a stored card', () => {
   });
 
   it('sells no vouchers that have already expired, no shipped goods without an address, and no free deal by card; nothing is charged or held', async () => {
-    expect((await api.call('GET', '/deals/chicago-spa-expired', { apiKey })).body.deal).toMatchObject({ state: 'in-flight', purchasable_number: 0 });
+    expect((await api.call('GET', '/deals/chicago-spa-expired', { apiKey })).body.deal).toMatchObject({
+      state: 'in-flight',
+      purchasable_number: 0,
+    });
     const expired = await buy({ deal_id: 'chicago-spa-expired' });
-    expect([expired.status, expired.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: "the deal's vouchers have expired" }]);
+    expect([expired.status, expired.body]).toEqual([
+      422,
+      { status: 'error', error_type: 'cannot_fufill', error_msg: "the deal's vouchers have expired" },
+    ]);
     const unshipped = await buy({ deal_id: 'chicago-headphones', expected_price_per_unit: 3999 });
-    expect([unshipped.status, unshipped.body.errors]).toEqual([422, [{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]]);
+    expect([unshipped.status, unshipped.body.errors]).toEqual([
+      422,
+      [{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }],
+    ]);
     const address = { name: 'Card Buyer', address_one: '1 Lake St', postal_code: '60601', city: 'Chicago', state: 'IL', country: 'US' };
     const shipped = await buy({ deal_id: 'chicago-headphones', expected_price_per_unit: 3999, shipping_address: address });
     expect(shipped.status).toBe(200);
     const free = await buy({ deal_id: 'chicago-spa-free', expected_price_per_unit: 0 });
-    expect([free.status, free.body]).toEqual([422, { status: 'error', error_type: 'cannot_fufill', error_msg: 'a free deal is not bought with a card: reserve and claim it' }]);
+    expect([free.status, free.body]).toEqual([
+      422,
+      { status: 'error', error_type: 'cannot_fufill', error_msg: 'a free deal is not bought with a card: reserve and claim it' },
+    ]);
     expect((await api.call('GET', '/deals/chicago-spa-free', { apiKey })).body.deal).toMatchObject({ num_left: 10 });
     for (const id of ['chicago-spa-expired', 'chicago-headphones']) {
-      expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ number_sold: id === 'chicago-headphones' ? 1 : 0 });
+      expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({
+        number_sold: id === 'chicago-headphones' ? 1 : 0,
+      });
     }
   });
 
@@ -96,10 +138,16 @@ describe('POST /purchases: buying with a stored card', () => {
     const message = `at the deal's price of ${price} cents, 2 units cost more than can be charged`;
     const stored = await buy({ deal_id: 'chicago-spa-priceless', quantity: 2, expected_price_per_unit: price });
     expect([stored.status, stored.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'purchase', field: 'quantity', message }]]);
-    const full = await api.call('POST', '/v1/purchases/full.json', { apiKey, body: { deal_id: 'chicago-spa-priceless', quantity: 2, user_id: userId, credit_card_id: cards.visa } });
+    const full = await api.call('POST', '/v1/purchases/full.json', {
+      apiKey,
+      body: { deal_id: 'chicago-spa-priceless', quantity: 2, user_id: userId, credit_card_id: cards.visa },
+    });
     expect([full.status, full.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'purchase', field: 'quantity', message }]]);
     const reserved = await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-priceless', num_bought: 2 } });
-    expect([reserved.status, reserved.body.errors]).toEqual([422, [{ type: 'invalid', resource: 'purchase', field: 'num_bought', message }]]);
+    expect([reserved.status, reserved.body.errors]).toEqual([
+      422,
+      [{ type: 'invalid', resource: 'purchase', field: 'num_bought', message }],
+    ]);
     expect((await api.call('GET', '/deals/chicago-spa-priceless', { apiKey })).body.deal).toMatchObject({ num_left: 10, number_sold: 0 });
     // One unit's amount is exact, and is sold.
     expect((await buy({ deal_id: 'chicago-spa-priceless', quantity: 1, expected_price_per_unit: price })).status).toBe(200);
@@ -107,21 +155,42 @@ describe('POST /purchases: buying with a stored card', () => {
 
   it('takes at most 1,000 units in one purchase, on every path (each unit is a coupon with its image)', async () => {
     const over = [{ type: 'invalid', resource: 'purchase', field: 'quantity', message: 'must be a whole number from 1 to 1000' }];
-    expect((await buy({ deal_id: 'chicago-spa-priceless', quantity: 1001, expected_price_per_unit: Number.MAX_SAFE_INTEGER })).body.errors).toEqual(over);
-    expect((await api.call('POST', '/v1/purchases/full.json', { apiKey, body: { deal_id: 'chicago-spa-day', quantity: 1001, user_id: userId, credit_card_id: cards.visa } })).body.errors).toEqual(over);
-    expect((await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day', num_bought: 1001 } })).body.errors).toEqual([{ ...over[0], field: 'num_bought' }]);
+    expect(
+      (await buy({ deal_id: 'chicago-spa-priceless', quantity: 1001, expected_price_per_unit: Number.MAX_SAFE_INTEGER })).body.errors,
+    ).toEqual(over);
+    expect(
+      (
+        await api.call('POST', '/v1/purchases/full.json', {
+          apiKey,
+          body: { deal_id: 'chicago-spa-day', quantity: 1001, user_id: userId, credit_card_id: cards.visa },
+        })
+      ).body.errors,
+    ).toEqual(over);
+    expect(
+      (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day', num_bought: 1001 } })).body.errors,
+    ).toEqual([{ ...over[0], field: 'num_bought' }]);
   });
 
   it('refuses a stale price, a foreign card, and more than the per-user limit', async () => {
     const stale = await buy({ expected_price_per_unit: 4500 });
-    expect(stale.body.errors).toEqual([{ type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: 'is 4500, but the price is now 4900' }]);
+    expect(stale.body.errors).toEqual([
+      { type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: 'is 4500, but the price is now 4900' },
+    ]);
     const other = (await api.call('POST', '/users', { apiKey, body: { email: 'someone-else@example.com' } })).body.user_id;
     const foreign = await buy({ user_id: other });
-    expect(foreign.body.errors).toEqual([{ type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' }]);
+    expect(foreign.body.errors).toEqual([
+      { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
+    ]);
     const limit = await buy({ quantity: 5 });
     expect(limit.body).toMatchObject({ error_type: 'cannot_fufill' });
     const missing = await api.call('POST', '/purchases', { apiKey, body: {} });
-    expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual(['deal_id', 'quantity', 'user_id', 'credit_card_id', 'expected_price_per_unit']);
+    expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual([
+      'deal_id',
+      'quantity',
+      'user_id',
+      'credit_card_id',
+      'expected_price_per_unit',
+    ]);
   });
 
   it('finishes a charged purchase when a write after the charge fails once: no charge without coupons', async () => {
@@ -148,7 +217,7 @@ describe('POST /purchases: buying with a stored card', () => {
     }
   });
 
-  it('still answers the refusal when giving back a refused purchase\'s hold fails: the hold lapses at its expiry, its release job armed', async () => {
+  it("still answers the refusal when giving back a refused purchase's hold fails: the hold lapses at its expiry, its release job armed", async () => {
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'refused-undo@example.com' } })).body.user_id;
     const slowCard = await storeCard(buyer, TEST_CARDS.slow);
     const visa = await storeCard(buyer, TEST_CARDS.visa);
@@ -157,7 +226,8 @@ describe('POST /purchases: buying with a stored card', () => {
     const events = api.get(EventStore);
     const append = events.append.bind(events);
     const spy = jest.spyOn(events, 'append').mockImplementation((stream, batch, expected) => {
-      if (batch.some((e) => e.type === 'UnitsReleased' && (e.data as { reason: string }).reason === 'refused')) return Promise.reject(new Error('SQLITE_FULL: database or disk is full'));
+      if (batch.some((e) => e.type === 'UnitsReleased' && (e.data as { reason: string }).reason === 'refused'))
+        return Promise.reject(new Error('SQLITE_FULL: database or disk is full'));
       return append(stream, batch, expected);
     });
     const schedule = jest.spyOn(api.get(Scheduler), 'schedule');
@@ -165,14 +235,16 @@ describe('POST /purchases: buying with a stored card', () => {
       const refused = await buy({ user_id: buyer, credit_card_id: visa });
       expect(refused.status).toBe(409);
       expect(refused.body).toMatchObject({ error_type: 'already_charging' });
-      expect(schedule).toHaveBeenCalledWith(expect.objectContaining({ kind: 'release-hold', data: expect.objectContaining({ dealId: 'chicago-spa-day' }) }));
+      expect(schedule).toHaveBeenCalledWith(
+        expect.objectContaining({ kind: 'release-hold', data: expect.objectContaining({ dealId: 'chicago-spa-day' }) }),
+      );
     } finally {
       spy.mockRestore();
       schedule.mockRestore();
     }
     expect((await slow).status).toBe(200);
   });
-  it('asks for the coupons\' QR images before the card is charged, so the answer need not wait for them', async () => {
+  it("asks for the coupons' QR images before the card is charged, so the answer need not wait for them", async () => {
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'early-images@example.com' } })).body.user_id;
     const card = await storeCard(buyer, TEST_CARDS.visa);
     // The order of what happens, not its timing: the images asked for, the processor answering.
@@ -226,13 +298,17 @@ describe('POST /purchases: buying with a stored card', () => {
         const purchase = await purchaseOf(id);
         // Settled: released, or fulfilled with every coupon (the job records the sale, then issues
         // the coupons in a write of their own; a read between the two sees none yet).
-        if (purchase.fulfillment_state === 'released' || (purchase.fulfillment_state === 'fulfilled' && purchase.coupons.length === purchase.number_bought)) return purchase;
+        if (
+          purchase.fulfillment_state === 'released' ||
+          (purchase.fulfillment_state === 'fulfilled' && purchase.coupons.length === purchase.number_bought)
+        )
+          return purchase;
         await new Promise((r) => setTimeout(r, 20));
       }
       throw new Error(`purchase ${id} was not settled`);
     };
 
-    it('answers 502 naming the purchase, keeps the charge lock, and sells the units with their coupons once the processor\'s record shows the charge', async () => {
+    it("answers 502 naming the purchase, keeps the charge lock, and sells the units with their coupons once the processor's record shows the charge", async () => {
       const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'lost-answer@example.com' } })).body.user_id;
       const card = await storeCard(buyer, TEST_CARDS.visa);
       const before = await numLeft();
@@ -242,11 +318,20 @@ describe('POST /purchases: buying with a stored card', () => {
         const reply = await buy({ user_id: buyer, credit_card_id: card });
         expect(reply.status).toBe(502);
         expect(reply.body).toEqual({
-          status: 'error', error_type: 'payment_failed', purchase_id: expect.any(String),
-          error_msg: 'the payment processor did not answer; the purchase is settled from its record within 2 minutes: fulfilled if the card was charged, released if not',
+          status: 'error',
+          error_type: 'payment_failed',
+          purchase_id: expect.any(String),
+          error_msg:
+            'the payment processor did not answer; the purchase is settled from its record within 2 minutes: fulfilled if the card was charged, released if not',
         });
         const id = reply.body.purchase_id;
-        expect(await purchaseOf(id)).toMatchObject({ payment_state: 'pending', fulfillment_state: 'reserved', user_id: buyer, credit_card_id: card, coupons: [] });
+        expect(await purchaseOf(id)).toMatchObject({
+          payment_state: 'pending',
+          fulfillment_state: 'reserved',
+          user_id: buyer,
+          credit_card_id: card,
+          coupons: [],
+        });
         expect(await numLeft()).toBe(before - 1);
         // A retry meanwhile could charge the card a second time: refused until the first is settled.
         expect((await buy({ user_id: buyer, credit_card_id: card })).body).toMatchObject({ error_type: 'already_charging' });
@@ -281,9 +366,14 @@ describe('POST /purchases: buying with a stored card', () => {
 
         await settleNow(id, armed);
         // The processor could not be asked: a new job a minute later, the purchase still open.
-        for (let i = 0; i < 100 && !armed.mock.calls.some(([j]) => j.id === `recover-purchase-${id}-1`); i++) await new Promise((r) => setTimeout(r, 20));
+        for (let i = 0; i < 100 && !armed.mock.calls.some(([j]) => j.id === `recover-purchase-${id}-1`); i++)
+          await new Promise((r) => setTimeout(r, 20));
         const retry = armed.mock.calls.map(([j]) => j).find((j) => j.id === `recover-purchase-${id}-1`);
-        expect(retry).toMatchObject({ kind: 'recover-purchase', runAt: new Date(clock.now().getTime() + 60_000), data: { purchaseId: id, attempt: 1 } });
+        expect(retry).toMatchObject({
+          kind: 'recover-purchase',
+          runAt: new Date(clock.now().getTime() + 60_000),
+          data: { purchaseId: id, attempt: 1 },
+        });
         expect((await purchaseOf(id)).fulfillment_state).toBe('reserved');
 
         await api.get(Scheduler).schedule({ ...retry!, runAt: clock.now() });

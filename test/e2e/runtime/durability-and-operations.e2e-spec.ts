@@ -34,7 +34,9 @@ describe('data survives restarts, and the operator CLI works beside the running 
     try {
       const after = await second.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey });
       expect(after.body).toEqual(before.body);
-      expect((await second.call('GET', '/api/v1/regions', { apiKey: partner.apiKey })).body.regions).toEqual([{ id: 'chicago', active: true, name: 'Chicago' }]);
+      expect((await second.call('GET', '/api/v1/regions', { apiKey: partner.apiKey })).body.regions).toEqual([
+        { id: 'chicago', active: true, name: 'Chicago' },
+      ]);
     } finally {
       await second.stop();
     }
@@ -59,12 +61,23 @@ describe('data survives restarts, and the operator CLI works beside the running 
       expect(created.code).toBe(0);
       const cliPartner = JSON.parse(created.stdout.trim());
       expect(cliPartner).toEqual({
-        partner_id: expect.any(String), name: 'From the CLI', role: 'partner', api_key: expect.stringMatching(/^dk_/), username: expect.stringMatching(/^from-the-cli-/), password: expect.any(String),
+        partner_id: expect.any(String),
+        name: 'From the CLI',
+        role: 'partner',
+        api_key: expect.stringMatching(/^dk_/),
+        username: expect.stringMatching(/^from-the-cli-/),
+        password: expect.any(String),
       });
       // A name with control characters (an escape sequence would drive the operator's terminal) is refused.
       const escaped = await runCli(dir.path, ['partners:create', '--name', 'Evil\u001b[2J', '--json']);
-      expect([escaped.code, escaped.stderr]).toEqual([1, expect.stringContaining('must be at most 200 characters, without control characters')]);
-      const seen = await eventually(() => api.call('GET', '/api/v1/regions', { apiKey: cliPartner.api_key }), (r) => r.status === 200);
+      expect([escaped.code, escaped.stderr]).toEqual([
+        1,
+        expect.stringContaining('must be at most 200 characters, without control characters'),
+      ]);
+      const seen = await eventually(
+        () => api.call('GET', '/api/v1/regions', { apiKey: cliPartner.api_key }),
+        (r) => r.status === 200,
+      );
       expect(seen.value.status).toBe(200);
       expect(seen.elapsed).toBeLessThan(1000);
 
@@ -80,11 +93,17 @@ describe('data survives restarts, and the operator CLI works beside the running 
       expect((await runCli(dir.path, ['deals:import', dealsFile])).stdout).toContain('1 of 1 deals imported.');
       // The import appends the listing and the stock one after the other: the server may show the
       // first a poll before the second.
-      const deal = await eventually(() => api.call('GET', '/deals/chicago-headphones', { apiKey }), (r) => r.status === 200 && r.body.deal?.num_left === 7);
+      const deal = await eventually(
+        () => api.call('GET', '/deals/chicago-headphones', { apiKey }),
+        (r) => r.status === 200 && r.body.deal?.num_left === 7,
+      );
       expect(deal.value.body.deal).toMatchObject({ num_left: 7, state: 'in-flight' });
 
       expect((await runCli(dir.path, ['deals:transition', 'chicago-headphones', 'paused'])).code).toBe(0);
-      const paused = await eventually(() => api.call('GET', '/deals/chicago-headphones', { apiKey }), (r) => r.body.deal.state === 'paused');
+      const paused = await eventually(
+        () => api.call('GET', '/deals/chicago-headphones', { apiKey }),
+        (r) => r.body.deal.state === 'paused',
+      );
       expect(paused.value.body.deal.state).toBe('paused');
       const refused = await runCli(dir.path, ['deals:transition', 'chicago-headphones', 'approved']);
       expect(refused.code).toBe(1);
@@ -105,7 +124,11 @@ describe('data survives restarts, and the operator CLI works beside the running 
       expect(rebuilt.code).toBe(0);
       expect(rebuilt.stdout).toContain(`rebuilt ${names.join(', ')} from `);
 
-      const switched = await eventually(() => views.status(), (s) => s.every((c, i) => c.generation !== generations[i]), 3000);
+      const switched = await eventually(
+        () => views.status(),
+        (s) => s.every((c, i) => c.generation !== generations[i]),
+        3000,
+      );
       expect(switched.value.map((s) => s.generation)).not.toEqual(generations);
       expect(await snapshot()).toEqual(live);
       expect((await api.call('GET', '/deals/chicago-spa-day', { apiKey })).body).toEqual(before);
@@ -152,8 +175,10 @@ describe('data survives restarts, and the operator CLI works beside the running 
       await api.settle();
       const regions = await api.call('GET', '/api/v1/regions', { apiKey: demo.api_key });
       expect(regions.body.regions.length).toBeGreaterThanOrEqual(30);
-      expect((await api.get(ViewStore).count(DEAL_DETAILS, {}))).toBeGreaterThanOrEqual(200);
-      const types = new Set((await api.get(ViewStore).find<any>(DEAL_DETAILS, {})).map((d) => `${d.deal.type}/${d.deal.fulfillment_method}`));
+      expect(await api.get(ViewStore).count(DEAL_DETAILS, {})).toBeGreaterThanOrEqual(200);
+      const types = new Set(
+        (await api.get(ViewStore).find<any>(DEAL_DETAILS, {})).map((d) => `${d.deal.type}/${d.deal.fulfillment_method}`),
+      );
       expect(types.size).toBe(12);
       await api.stop();
       const again = await TestApi.start({ dataDir: demoDir.path, env: { DEMO_DATA: 'on' } });

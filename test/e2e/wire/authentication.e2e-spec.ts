@@ -76,22 +76,34 @@ describe('authentication and the wire', () => {
     it('judges an escaped address by the route it reaches: /%61pi/v3 takes basic credentials too', async () => {
       for (const path of ['/%61pi/v3/deals', '/api/v%33/deals', '/%61pi/v3/no-such-call']) {
         const reply = await api.call('GET', path, { apiKey: partner.apiKey });
-        expect([path, reply.status, reply.body]).toEqual([path, 401, unauthorized('missing credentials: give your username and password as HTTP basic credentials')]);
+        expect([path, reply.status, reply.body]).toEqual([
+          path,
+          401,
+          unauthorized('missing credentials: give your username and password as HTTP basic credentials'),
+        ]);
       }
-      expect((await api.call('GET', '/%61pi/v3/deals', { basic: { username: partner.username, password: partner.password } })).status).toBe(200);
+      expect((await api.call('GET', '/%61pi/v3/deals', { basic: { username: partner.username, password: partner.password } })).status).toBe(
+        200,
+      );
     });
   });
 
-  it('answers a malformed address or an overlong path part with part 7\'s body, never echoing the address', async () => {
+  it("answers a malformed address or an overlong path part with part 7's body, never echoing the address", async () => {
     const bad = await api.call('GET', `/regions/%E0%A4%A/deals?api_key=${partner.apiKey}`);
-    expect([bad.status, bad.body]).toEqual([400, { status: 'error', error_type: 'bad_request', error_msg: 'the address is malformed (an escape that is not UTF-8)' }]);
+    expect([bad.status, bad.body]).toEqual([
+      400,
+      { status: 'error', error_type: 'bad_request', error_msg: 'the address is malformed (an escape that is not UTF-8)' },
+    ]);
     expect(JSON.stringify(bad.body)).not.toContain(partner.apiKey);
     // An email of 200 characters is a path part update_by_email takes (Fastify's default limit was 100).
     const email = `${'a'.repeat(188)}@example.com`;
     const long = await api.call('PUT', `/api/v1/users/${email}/update_by_email`, { apiKey: partner.apiKey, body: { first_name: 'Long' } });
     expect(long.status).toBe(200);
     const tooLong = await api.call('GET', `/deals/${'x'.repeat(1100)}`, { apiKey: partner.apiKey });
-    expect([tooLong.status, tooLong.body]).toEqual([414, { status: 'error', error_type: 'bad_request', error_msg: 'a part of the address is longer than 1024 characters' }]);
+    expect([tooLong.status, tooLong.body]).toEqual([
+      414,
+      { status: 'error', error_type: 'bad_request', error_msg: 'a part of the address is longer than 1024 characters' },
+    ]);
   });
 
   /** Sends `head` as the whole request over TLS and reads the answer until the server closes. */
@@ -108,25 +120,44 @@ describe('authentication and the wire', () => {
   /** The status line and the JSON body of a raw answer. */
   const split = (answer: string) => [answer.split('\r\n')[0], JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))];
 
-  it('answers what Node\'s HTTP parser refuses (oversized headers, a control character in a header) with part 7\'s body, echoing nothing', async () => {
+  it("answers what Node's HTTP parser refuses (oversized headers, a control character in a header) with part 7's body, echoing nothing", async () => {
     const secret = `api_key=${partner.apiKey}`;
     const big = await raw(`GET /deals?${secret} HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
-    expect(split(big)).toEqual(['HTTP/1.1 431 Request Header Fields Too Large', { status: 'error', error_type: 'bad_request', error_msg: 'the request headers are too large' }]);
+    expect(split(big)).toEqual([
+      'HTTP/1.1 431 Request Header Fields Too Large',
+      { status: 'error', error_type: 'bad_request', error_msg: 'the request headers are too large' },
+    ]);
     const control = await raw(`GET /deals?${secret} HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n`);
-    expect(split(control)).toEqual(['HTTP/1.1 400 Bad Request', { status: 'error', error_type: 'bad_request', error_msg: 'the request is not valid HTTP (a header with a control character, a malformed line)' }]);
+    expect(split(control)).toEqual([
+      'HTTP/1.1 400 Bad Request',
+      {
+        status: 'error',
+        error_type: 'bad_request',
+        error_msg: 'the request is not valid HTTP (a header with a control character, a malformed line)',
+      },
+    ]);
     for (const answer of [big, control]) expect(answer).not.toContain(partner.apiKey);
   });
 
-  it('answers what Node would answer with an empty body (no Host, an unknown Expect, CONNECT) with part 7\'s body', async () => {
+  it("answers what Node would answer with an empty body (no Host, an unknown Expect, CONNECT) with part 7's body", async () => {
     const secret = `api_key=${partner.apiKey}`;
     const noHost = await raw(`GET /api/v1/regions/chicago?${secret} HTTP/1.1\r\n\r\n`);
-    expect(split(noHost)).toEqual(['HTTP/1.1 400 Bad Request', { status: 'error', error_type: 'bad_request', error_msg: 'an HTTP/1.1 request must carry a Host header' }]);
+    expect(split(noHost)).toEqual([
+      'HTTP/1.1 400 Bad Request',
+      { status: 'error', error_type: 'bad_request', error_msg: 'an HTTP/1.1 request must carry a Host header' },
+    ]);
     // HTTP/1.0 has no Host requirement.
     expect((await raw(`GET /api/v1/regions/chicago?${secret} HTTP/1.0\r\n\r\n`)).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
     const expectation = await raw(`GET /api/v1/regions/chicago?${secret} HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n`);
-    expect(split(expectation)).toEqual(['HTTP/1.1 417 Expectation Failed', { status: 'error', error_type: 'bad_request', error_msg: 'the only expectation served is "Expect: 100-continue"' }]);
+    expect(split(expectation)).toEqual([
+      'HTTP/1.1 417 Expectation Failed',
+      { status: 'error', error_type: 'bad_request', error_msg: 'the only expectation served is "Expect: 100-continue"' },
+    ]);
     const connect = await raw(`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`);
-    expect(split(connect)).toEqual(['HTTP/1.1 400 Bad Request', { status: 'error', error_type: 'bad_request', error_msg: 'CONNECT is not served: this service is not a proxy' }]);
+    expect(split(connect)).toEqual([
+      'HTTP/1.1 400 Bad Request',
+      { status: 'error', error_type: 'bad_request', error_msg: 'CONNECT is not served: this service is not a proxy' },
+    ]);
     for (const answer of [noHost, expectation, connect]) expect(answer).not.toContain(partner.apiKey);
   });
 
@@ -139,7 +170,9 @@ describe('authentication and the wire', () => {
 
   it('refuses plain HTTP on the same port with the error body', async () => {
     const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(api.port, '127.0.0.1', () => socket.write(`GET /api/v1/regions?api_key=${partner.apiKey} HTTP/1.1\r\nHost: x\r\n\r\n`));
+      const socket = connect(api.port, '127.0.0.1', () =>
+        socket.write(`GET /api/v1/regions?api_key=${partner.apiKey} HTTP/1.1\r\nHost: x\r\n\r\n`),
+      );
       let data = '';
       socket.on('data', (chunk) => (data += chunk));
       socket.on('end', () => resolve(data));
@@ -147,7 +180,9 @@ describe('authentication and the wire', () => {
     });
     expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
     expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({
-      status: 'error', error_type: 'https_required', error_msg: 'plain HTTP is refused: call this service over HTTPS',
+      status: 'error',
+      error_type: 'https_required',
+      error_msg: 'plain HTTP is refused: call this service over HTTPS',
     });
   });
 
@@ -156,7 +191,11 @@ describe('authentication and the wire', () => {
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({
       status: 'ok',
-      info: { eventStore: { status: 'up', backend: 'sqlite' }, viewStore: { status: 'up', backend: 'in-process' }, scheduler: { status: 'up', backend: 'in-process' } },
+      info: {
+        eventStore: { status: 'up', backend: 'sqlite' },
+        viewStore: { status: 'up', backend: 'in-process' },
+        scheduler: { status: 'up', backend: 'in-process' },
+      },
     });
   });
 
@@ -190,9 +229,16 @@ describe('authentication and the wire', () => {
   it('refuses a malformed JSON body with a 422 naming the body', async () => {
     const { request, Agent } = await import('undici');
     const reply = await request(`${api.url}/api/v1/regions?api_key=${partner.apiKey}`, {
-      method: 'GET', headers: { 'content-type': 'application/json' }, body: '{"broken":', dispatcher: new Agent({ connect: { rejectUnauthorized: false } }),
+      method: 'GET',
+      headers: { 'content-type': 'application/json' },
+      body: '{"broken":',
+      dispatcher: new Agent({ connect: { rejectUnauthorized: false } }),
     });
     expect(reply.statusCode).toBe(422);
-    expect(await reply.body.json()).toMatchObject({ status: 'error', error_type: 'validation_failed', errors: [{ type: 'invalid', resource: 'request', field: 'body' }] });
+    expect(await reply.body.json()).toMatchObject({
+      status: 'error',
+      error_type: 'validation_failed',
+      errors: [{ type: 'invalid', resource: 'request', field: 'body' }],
+    });
   });
 });

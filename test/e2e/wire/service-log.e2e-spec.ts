@@ -22,12 +22,22 @@ describe('the service log: a 5xx is logged once, under its request id', () => {
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, quantity: 10 }]);
     const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'failing@example.com' } })).body.user_id;
-    const cardId = (await api.call('POST', '/credit_cards', { apiKey, body: { user_id: userId, number: FAILING_CARD, verification_value: '123', month: 12, year: 2030, zip_code: '60601' } })).body.credit_card_id;
+    const cardId = (
+      await api.call('POST', '/credit_cards', {
+        apiKey,
+        body: { user_id: userId, number: FAILING_CARD, verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+      })
+    ).body.credit_card_id;
     const reply = await api.call('POST', '/purchases', {
-      apiKey, headers: { 'x-request-id': 'req-failing-charge' }, body: { deal_id: spaDay.id, quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 },
+      apiKey,
+      headers: { 'x-request-id': 'req-failing-charge' },
+      body: { deal_id: spaDay.id, quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 },
     });
     expect([reply.status, reply.body.error_type]).toEqual([502, 'payment_failed']);
-    const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const mine = lines.filter((line) => line.requestId === 'req-failing-charge');
     expect(mine).toEqual([
       expect.objectContaining({ level: 40, errorType: 'payment_failed', status: 502 }),
@@ -38,12 +48,15 @@ describe('the service log: a 5xx is logged once, under its request id', () => {
     expect(readFileSync(logFile, 'utf8')).not.toContain(FAILING_CARD);
   });
 
-  it('writes a line for a request refused before routing, its key redacted; and not Nest\'s listing of modules and routes', async () => {
+  it("writes a line for a request refused before routing, its key redacted; and not Nest's listing of modules and routes", async () => {
     const key = `dk_${'Zz9'.repeat(11)}`;
     const refused = await api.call('GET', `/deals/%?api_key=${key}`, { headers: { 'x-request-id': 'req-malformed' } });
     expect(refused.status).toBe(400);
     const text = readFileSync(logFile, 'utf8');
-    const lines = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.filter((line) => line.requestId === 'req-malformed')).toEqual([
       expect.objectContaining({ level: 30, req: { method: 'GET', url: '/deals/%?api_key=[redacted]' }, res: { statusCode: 400 } }),
     ]);

@@ -7,7 +7,11 @@ interface Options {
   asOf?: Date;
 }
 
-@Command({ name: 'audit:purchase', arguments: '<purchase_id>', description: "print every event of a purchase in order, with who caused it and the purchase's state after it" })
+@Command({
+  name: 'audit:purchase',
+  arguments: '<purchase_id>',
+  description: "print every event of a purchase in order, with who caused it and the purchase's state after it",
+})
 export class AuditPurchaseCommand extends CommandRunner {
   constructor(private readonly audit: PurchaseAudit) {
     super();

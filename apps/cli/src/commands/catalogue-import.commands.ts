@@ -54,7 +54,11 @@ export class DealsImportCommand extends CommandRunner {
   }
 }
 
-@Command({ name: 'deals:transition', arguments: '<id> <state>', description: `move a deal through its workflow (${WORKFLOW_STATES.join(', ')})` })
+@Command({
+  name: 'deals:transition',
+  arguments: '<id> <state>',
+  description: `move a deal through its workflow (${WORKFLOW_STATES.join(', ')})`,
+})
 export class DealsTransitionCommand extends CommandRunner {
   constructor(private readonly commands: CommandBus) {
     super();

@@ -18,12 +18,20 @@ export class PartnersCreateCommand extends CommandRunner {
   async run(_: string[], options: Options): Promise<void> {
     if (!options.name?.trim()) throw new Error('--name is required');
     const partner = await this.commands.execute(new CreatePartner(options.name, options.role, OPERATOR));
-    const out = { partner_id: partner.partnerId, name: partner.name, role: partner.role, api_key: partner.apiKey, username: partner.username, password: partner.password };
+    const out = {
+      partner_id: partner.partnerId,
+      name: partner.name,
+      role: partner.role,
+      api_key: partner.apiKey,
+      username: partner.username,
+      password: partner.password,
+    };
     if (options.json) process.stdout.write(`${JSON.stringify(out)}\n`);
-    else process.stdout.write(
-      `Partner ${out.name} (${out.role}) registered as ${out.partner_id}.\nThese credentials are shown only now; the service keeps only their hashes.\n` +
-        `  api_key  ${out.api_key}\n  username ${out.username}\n  password ${out.password}\n`,
-    );
+    else
+      process.stdout.write(
+        `Partner ${out.name} (${out.role}) registered as ${out.partner_id}.\nThese credentials are shown only now; the service keeps only their hashes.\n` +
+          `  api_key  ${out.api_key}\n  username ${out.username}\n  password ${out.password}\n`,
+      );
   }
 
   @Option({ flags: '-n, --name <name>', description: 'the partner name', required: true })

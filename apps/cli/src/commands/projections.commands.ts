@@ -7,7 +7,11 @@ const LAG_SCAN_LIMIT = 100_000;
 
 @Command({ name: 'projections:status', description: "show each projection's generation, checkpoint, documents and lag" })
 export class ProjectionsStatusCommand extends CommandRunner {
-  constructor(private readonly store: EventStore, private readonly views: ViewStore, private readonly host: ProjectionHost) {
+  constructor(
+    private readonly store: EventStore,
+    private readonly views: ViewStore,
+    private readonly host: ProjectionHost,
+  ) {
     super();
   }
 
@@ -21,7 +25,9 @@ export class ProjectionsStatusCommand extends CommandRunner {
     process.stdout.write(`log head: ${head ?? '(empty)'}\n`);
     for (const r of rows) {
       const lag = r.lag === 0 ? 'caught up' : `${r.lag >= LAG_SCAN_LIMIT ? `${LAG_SCAN_LIMIT}+` : r.lag} events behind`;
-      process.stdout.write(`${r.collection.padEnd(22)} ${r.generation}  checkpoint ${r.checkpoint ?? '(none)'}  ${String(r.documents).padStart(7)} docs  ${lag}\n`);
+      process.stdout.write(
+        `${r.collection.padEnd(22)} ${r.generation}  checkpoint ${r.checkpoint ?? '(none)'}  ${String(r.documents).padStart(7)} docs  ${lag}\n`,
+      );
     }
   }
 
@@ -47,10 +53,15 @@ export class ProjectionsStatusCommand extends CommandRunner {
 @Command({
   name: 'projections:rebuild',
   arguments: '[name]',
-  description: 'replay the whole log into fresh views (all, or the one named) and switch to them; the API serves the old ones until the switch',
+  description:
+    'replay the whole log into fresh views (all, or the one named) and switch to them; the API serves the old ones until the switch',
 })
 export class ProjectionsRebuildCommand extends CommandRunner {
-  constructor(private readonly store: EventStore, private readonly views: ViewStore, private readonly host: ProjectionHost) {
+  constructor(
+    private readonly store: EventStore,
+    private readonly views: ViewStore,
+    private readonly host: ProjectionHost,
+  ) {
     super();
   }
 

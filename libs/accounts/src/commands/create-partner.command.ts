@@ -13,24 +13,44 @@ export interface CreatedPartner extends IssuedCredentials {
 
 /** Registers a partner; the only moment its secrets exist in clear is this command's result. */
 export class CreatePartner extends Command<CreatedPartner> {
-  constructor(readonly name: string, readonly role: PartnerRole, readonly caller: CommandCaller) {
+  constructor(
+    readonly name: string,
+    readonly role: PartnerRole,
+    readonly caller: CommandCaller,
+  ) {
     super();
   }
 }
 
 @CommandHandler(CreatePartner)
 export class CreatePartnerHandler implements ICommandHandler<CreatePartner> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
 
   async execute({ name, role, caller }: CreatePartner): Promise<CreatedPartner> {
     const partnerId = this.ids.next();
     const credentials = issueCredentials(name);
     const data = {
-      partnerId, name: name.trim(), role, apiKeyHash: hashSecret(credentials.apiKey), username: credentials.username, passwordHash: hashSecret(credentials.password),
+      partnerId,
+      name: name.trim(),
+      role,
+      apiKeyHash: hashSecret(credentials.apiKey),
+      username: credentials.username,
+      passwordHash: hashSecret(credentials.password),
     };
-    const { position } = await handleCommand(this.store, partnerStream(partnerId), partnerDecider, { type: 'RegisterPartner', data }, {
-      now: this.clock.now(), metadata: caller,
-    });
+    const { position } = await handleCommand(
+      this.store,
+      partnerStream(partnerId),
+      partnerDecider,
+      { type: 'RegisterPartner', data },
+      {
+        now: this.clock.now(),
+        metadata: caller,
+      },
+    );
     return { partnerId, name: data.name, role, position, ...credentials };
   }
 }

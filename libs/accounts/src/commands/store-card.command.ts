@@ -1,4 +1,17 @@
-import { CardRejected, Clock, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, PaymentGateway, ValidationFailed, ViewStore } from '@deals/kernel';
+import {
+  CardRejected,
+  Clock,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  IdGenerator,
+  loadAggregate,
+  LogPosition,
+  NotFound,
+  PaymentGateway,
+  ValidationFailed,
+  ViewStore,
+} from '@deals/kernel';
 import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { cardClaimDecider, cardClaimStream } from '../domain/card/card-claim';
@@ -15,7 +28,11 @@ export interface StoredCardOutcome {
 
 /** POST /credit_cards: the card is checked, exchanged for a token, and only the token is kept. */
 export class StoreCard extends Command<StoredCardOutcome> {
-  constructor(readonly userId: string, readonly card: CardInput, readonly caller: CommandCaller & { partnerId: string }) {
+  constructor(
+    readonly userId: string,
+    readonly card: CardInput,
+    readonly caller: CommandCaller & { partnerId: string },
+  ) {
     super();
   }
 }
@@ -35,7 +52,8 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     const issues = validateCardInput(card, now);
     if (issues.length) throw new ValidationFailed(issues);
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted) throw new NotFound(`user ${userId} not found`);
+    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)
+      throw new NotFound(`user ${userId} not found`);
     const month = cardMonth(card.month)!;
     const year = cardYear(card.year)!;
     const zip = String(card.zip_code).trim();
@@ -44,51 +62,102 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
       tokenized = await this.gateway.tokenize({ number: String(card.number), cvv: String(card.verification_value), month, year, zip });
     } catch (error) {
       if (!(error instanceof CardRejected)) throw error;
-      throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'number', message: `was refused by the processor: ${error.reason}` }]);
+      throw new ValidationFailed([
+        { type: 'invalid', resource: 'credit_card', field: 'number', message: `was refused by the processor: ${error.reason}` },
+      ]);
     }
     // The same card stored again for the same user is the card already stored (renewed below if
     // its expiry or zip code changed).
-    const known = await this.views.findOne<StoredCard>(STORED_CARDS, { fingerprint: tokenized.fingerprint, userId, partnerId: caller.partnerId, deleted: false });
+    const known = await this.views.findOne<StoredCard>(STORED_CARDS, {
+      fingerprint: tokenized.fingerprint,
+      userId,
+      partnerId: caller.partnerId,
+      deleted: false,
+    });
     if (known && known.expMonth === month && known.expYear === year && known.zipCode === zip) return { cardId: known._id, position: null };
     // Calls storing the same card for the user at this moment agree on one id through its claim.
     const claim = known
       ? null
-      : await handleCommand(this.store, cardClaimStream(caller.partnerId, userId, tokenized.fingerprint), cardClaimDecider, {
-        type: 'ClaimCard', data: { partnerId: caller.partnerId, userId, cardId: this.ids.next() },
-      }, { now, metadata: caller });
+      : await handleCommand(
+          this.store,
+          cardClaimStream(caller.partnerId, userId, tokenized.fingerprint),
+          cardClaimDecider,
+          {
+            type: 'ClaimCard',
+            data: { partnerId: caller.partnerId, userId, cardId: this.ids.next() },
+          },
+          { now, metadata: caller },
+        );
     const cardId = known ? known._id : claim!.state.cardId!;
-    const stored = await handleCommand(this.store, cardStream(cardId), cardDecider, {
-      type: 'StoreCard',
-      data: {
-        cardId, partnerId: caller.partnerId, userId, token: tokenized.token, brand: tokenized.brand, last4: tokenized.last4,
-        expMonth: month, expYear: year, zipCode: zip, fingerprint: tokenized.fingerprint, storedAt: now.toISOString(),
+    const stored = await handleCommand(
+      this.store,
+      cardStream(cardId),
+      cardDecider,
+      {
+        type: 'StoreCard',
+        data: {
+          cardId,
+          partnerId: caller.partnerId,
+          userId,
+          token: tokenized.token,
+          brand: tokenized.brand,
+          last4: tokenized.last4,
+          expMonth: month,
+          expYear: year,
+          zipCode: zip,
+          fingerprint: tokenized.fingerprint,
+          storedAt: now.toISOString(),
+        },
       },
-    }, { now, metadata: caller });
+      { now, metadata: caller },
+    );
     // A user's first card becomes the default.
-    const chosen = await handleCommand(this.store, userStream(userId), userDecider, {
-      type: 'ChooseDefaultCard', data: { userId, partnerId: caller.partnerId, cardId, onlyIfNone: true },
-    }, { now, metadata: caller });
+    const chosen = await handleCommand(
+      this.store,
+      userStream(userId),
+      userDecider,
+      {
+        type: 'ChooseDefaultCard',
+        data: { userId, partnerId: caller.partnerId, cardId, onlyIfNone: true },
+      },
+      { now, metadata: caller },
+    );
     return { cardId, position: chosen.position ?? stored.position ?? claim?.position ?? null };
   }
 }
 
 /** PUT /credit_cards/:id/default. */
 export class MakeCardDefault extends Command<{ position: LogPosition | null }> {
-  constructor(readonly cardId: string, readonly actingUserId: string | undefined, readonly caller: CommandCaller & { partnerId: string }) {
+  constructor(
+    readonly cardId: string,
+    readonly actingUserId: string | undefined,
+    readonly caller: CommandCaller & { partnerId: string },
+  ) {
     super();
   }
 }
 
 @CommandHandler(MakeCardDefault)
 export class MakeCardDefaultHandler implements ICommandHandler<MakeCardDefault> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ cardId, actingUserId, caller }: MakeCardDefault) {
     const card = await loadAggregate(this.store, cardStream(cardId), cardDecider);
-    const foreign = !card.state.stored || card.state.partnerId !== caller.partnerId || (actingUserId !== undefined && card.state.userId !== actingUserId);
+    const foreign =
+      !card.state.stored || card.state.partnerId !== caller.partnerId || (actingUserId !== undefined && card.state.userId !== actingUserId);
     if (foreign) throw new NotFound(`credit card ${cardId} not found`);
-    return handleCommand(this.store, userStream(card.state.userId!), userDecider, {
-      type: 'ChooseDefaultCard', data: { userId: card.state.userId!, partnerId: caller.partnerId, cardId, onlyIfNone: false },
-    }, { now: this.clock.now(), metadata: caller });
+    return handleCommand(
+      this.store,
+      userStream(card.state.userId!),
+      userDecider,
+      {
+        type: 'ChooseDefaultCard',
+        data: { userId: card.state.userId!, partnerId: caller.partnerId, cardId, onlyIfNone: false },
+      },
+      { now: this.clock.now(), metadata: caller },
+    );
   }
 }

@@ -1,4 +1,16 @@
-import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, KeyedMutex, laterPosition, loadAggregate, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  IdGenerator,
+  KeyedMutex,
+  laterPosition,
+  loadAggregate,
+  LogPosition,
+  ValidationFailed,
+  ValidationIssue,
+} from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { ClaimEmail, emailClaimDecider, emailClaimStream } from '../domain/user/email-claim.decider';
 import { passwordInput, passwordIssues, readProfile } from '../domain/user/user-profile';
@@ -24,7 +36,12 @@ const REGISTRATION_POLL_MS = 25;
 export class UserWrites {
   private readonly changes = new KeyedMutex();
 
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly ids: IdGenerator, private readonly settings: AccountsSettings) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly settings: AccountsSettings,
+  ) {}
 
   async register(input: UserInput, byPartner: boolean, caller: Caller): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
@@ -32,16 +49,41 @@ export class UserWrites {
     if (input.email === undefined) issues.push({ type: 'missing_field', resource: 'user', field: 'email', message: 'is required' });
     issues.push(...this.partnerOnly(input, byPartner));
     const credits = input.credits === undefined ? this.settings.signupCreditCents : input.credits;
-    if (!Number.isSafeInteger(credits) || (credits as number) < 0) issues.push({ type: 'invalid', resource: 'user', field: 'credits', message: 'must be whole cents, not negative' });
-    if (input.session_id !== undefined && typeof input.session_id !== 'string') issues.push({ type: 'invalid', resource: 'user', field: 'session_id', message: 'must be text' });
+    if (!Number.isSafeInteger(credits) || (credits as number) < 0)
+      issues.push({ type: 'invalid', resource: 'user', field: 'credits', message: 'must be whole cents, not negative' });
+    if (input.session_id !== undefined && typeof input.session_id !== 'string')
+      issues.push({ type: 'invalid', resource: 'user', field: 'session_id', message: 'must be text' });
     if (issues.length) throw new ValidationFailed(issues);
     const userId = this.ids.next();
     const claimed = await this.claim(caller, emailKey(profile.email!), userId);
-    const full: UserProfile = { email: profile.email!, firstName: null, lastName: null, birthday: null, postalCode: null, source: null, token: null, partnerData: {}, ...profile };
-    const { position } = await handleCommand(this.store, userStream(userId), userDecider, {
-      type: 'RegisterUser',
-      data: { userId, partnerId: caller.partnerId, profile: full, credits: credits as number, sessionId: (input.session_id as string) ?? null, registeredAt: now.toISOString() },
-    }, { now, metadata: caller });
+    const full: UserProfile = {
+      email: profile.email!,
+      firstName: null,
+      lastName: null,
+      birthday: null,
+      postalCode: null,
+      source: null,
+      token: null,
+      partnerData: {},
+      ...profile,
+    };
+    const { position } = await handleCommand(
+      this.store,
+      userStream(userId),
+      userDecider,
+      {
+        type: 'RegisterUser',
+        data: {
+          userId,
+          partnerId: caller.partnerId,
+          profile: full,
+          credits: credits as number,
+          sessionId: (input.session_id as string) ?? null,
+          registeredAt: now.toISOString(),
+        },
+      },
+      { now, metadata: caller },
+    );
     return { userId, position: laterPosition(claimed, position) };
   }
 
@@ -51,15 +93,28 @@ export class UserWrites {
    * Across processes, a release also keeps an address the user holds again (`release`).
    * `refuseOtherToken`: update_by_email's rule 3, decided on the stream as written.
    */
-  update(userId: string, input: UserInput, byPartner: boolean, caller: Caller, refuseOtherToken = false): Promise<{ userId: string; position: LogPosition | null }> {
+  update(
+    userId: string,
+    input: UserInput,
+    byPartner: boolean,
+    caller: Caller,
+    refuseOtherToken = false,
+  ): Promise<{ userId: string; position: LogPosition | null }> {
     return this.changes.run(userId, () => this.updateNow(userId, input, byPartner, caller, refuseOtherToken));
   }
 
-  private async updateNow(userId: string, input: UserInput, byPartner: boolean, caller: Caller, refuseOtherToken: boolean): Promise<{ userId: string; position: LogPosition | null }> {
+  private async updateNow(
+    userId: string,
+    input: UserInput,
+    byPartner: boolean,
+    caller: Caller,
+    refuseOtherToken: boolean,
+  ): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { profile, issues } = readProfile(input, now);
     issues.push(...this.partnerOnly(input, byPartner));
-    if (input.is_deleted !== undefined && typeof input.is_deleted !== 'boolean') issues.push({ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'must be true or false' });
+    if (input.is_deleted !== undefined && typeof input.is_deleted !== 'boolean')
+      issues.push({ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'must be true or false' });
     // Both names of part 4.9 (architecture part 5): `password`/`pass`, `password_confirmation`/`pass_confirmation`.
     const { pass, confirmation, names, conflicts } = passwordInput(input);
     issues.push(...conflicts);
@@ -71,7 +126,14 @@ export class UserWrites {
     const newKey = profile.email !== undefined ? emailKey(profile.email) : oldKey;
     const update = {
       type: 'UpdateUser' as const,
-      data: { userId, partnerId: caller.partnerId, changes: profile, deleted: input.is_deleted as boolean | undefined, passwordHash: undefined as string | undefined, refuseOtherToken },
+      data: {
+        userId,
+        partnerId: caller.partnerId,
+        changes: profile,
+        deleted: input.is_deleted as boolean | undefined,
+        passwordHash: undefined as string | undefined,
+        refuseOtherToken,
+      },
     };
     // The decider's refusals (another partner's user, a deleted one) come before the new address is
     // claimed: a refused update must leave no claim behind. (The decider is pure: asked here, it
@@ -121,9 +183,16 @@ export class UserWrites {
   private async release(caller: Caller, key: string, userId: string): Promise<LogPosition | null> {
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
     if (user.state.profile && emailKey(user.state.profile.email) === key) return null;
-    const released = await handleCommand(this.store, emailClaimStream(caller.partnerId, key), emailClaimDecider, {
-      type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId },
-    }, { now: this.clock.now(), metadata: caller });
+    const released = await handleCommand(
+      this.store,
+      emailClaimStream(caller.partnerId, key),
+      emailClaimDecider,
+      {
+        type: 'ReleaseEmail',
+        data: { partnerId: caller.partnerId, emailKey: key, userId },
+      },
+      { now: this.clock.now(), metadata: caller },
+    );
     return released.position;
   }
 
@@ -150,7 +219,13 @@ export class UserWrites {
     if (owner !== null && owner !== userId && now.getTime() - Date.parse(last.metadata.occurredAt) >= STALE_CLAIM_MS) {
       const user = await loadAggregate(this.store, userStream(owner), userDecider);
       if (!user.state.profile || emailKey(user.state.profile.email) !== key) {
-        await handleCommand(this.store, stream, emailClaimDecider, { type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId: owner } }, { now, metadata: caller });
+        await handleCommand(
+          this.store,
+          stream,
+          emailClaimDecider,
+          { type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId: owner } },
+          { now, metadata: caller },
+        );
       }
     }
     return (await handleCommand(this.store, stream, emailClaimDecider, claim, { now, metadata: caller })).position;

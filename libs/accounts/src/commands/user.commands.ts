@@ -11,21 +11,35 @@ export interface UserOutcome {
 
 /** POST /users. `byPartner` is false when a user's access token makes the call. */
 export class RegisterUser extends Command<UserOutcome> {
-  constructor(readonly input: UserInput, readonly byPartner: boolean, readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller) {
+  constructor(
+    readonly input: UserInput,
+    readonly byPartner: boolean,
+    readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
+  ) {
     super();
   }
 }
 
 /** PUT /users/:user_id. */
 export class UpdateUser extends Command<UserOutcome> {
-  constructor(readonly userId: string, readonly input: UserInput, readonly byPartner: boolean, readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller) {
+  constructor(
+    readonly userId: string,
+    readonly input: UserInput,
+    readonly byPartner: boolean,
+    readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
+  ) {
     super();
   }
 }
 
 /** PUT /api/v1/users/:email/update_by_email: the four rules of part 4.9. */
 export class UpdateUserByEmail extends Command<UserOutcome> {
-  constructor(readonly email: string, readonly input: UserInput, readonly overwriteToken: boolean, readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller) {
+  constructor(
+    readonly email: string,
+    readonly input: UserInput,
+    readonly overwriteToken: boolean,
+    readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
+  ) {
     super();
   }
 }
@@ -41,7 +55,11 @@ export interface IssuedToken {
 
 /** POST /users/:user/access_tokens (deprecated in the interface, served while it exists). */
 export class IssueAccessToken extends Command<IssuedToken> {
-  constructor(readonly userId: string, readonly input: UserInput, readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller) {
+  constructor(
+    readonly userId: string,
+    readonly input: UserInput,
+    readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
+  ) {
     super();
   }
 }

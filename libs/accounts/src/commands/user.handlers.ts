@@ -30,7 +30,10 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
  */
 @CommandHandler(UpdateUserByEmail)
 export class UpdateUserByEmailHandler implements ICommandHandler<UpdateUserByEmail> {
-  constructor(private readonly users: UserWrites, private readonly store: EventStore) {}
+  constructor(
+    private readonly users: UserWrites,
+    private readonly store: EventStore,
+  ) {}
 
   async execute({ email, input, overwriteToken, caller }: UpdateUserByEmail) {
     const { email: _ignored, ...fields } = input;
@@ -56,25 +59,44 @@ export class UpdateUserByEmailHandler implements ICommandHandler<UpdateUserByEma
 
 @CommandHandler(IssueAccessToken)
 export class IssueAccessTokenHandler implements ICommandHandler<IssueAccessToken> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ userId, input, caller }: IssueAccessToken) {
     const grant = readGrant(input);
     const now = this.clock.now();
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted) throw new NotFound(`user ${userId} not found`);
+    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)
+      throw new NotFound(`user ${userId} not found`);
     const tokenId = randomBytes(32).toString('base64url');
     const hash = tokenHash(tokenId);
-    const { position } = await handleCommand(this.store, accessTokenStream(hash), accessTokenDecider, {
-      type: 'IssueAccessToken',
-      data: {
-        tokenHash: hash, partnerId: caller.partnerId, userId, scope: grant.scope, access: grant.access,
-        issuedAt: now.toISOString(), expiresAt: new Date(now.getTime() + grant.expiresIn * 1000).toISOString(),
+    const { position } = await handleCommand(
+      this.store,
+      accessTokenStream(hash),
+      accessTokenDecider,
+      {
+        type: 'IssueAccessToken',
+        data: {
+          tokenHash: hash,
+          partnerId: caller.partnerId,
+          userId,
+          scope: grant.scope,
+          access: grant.access,
+          issuedAt: now.toISOString(),
+          expiresAt: new Date(now.getTime() + grant.expiresIn * 1000).toISOString(),
+        },
       },
-    }, { now, metadata: caller });
+      { now, metadata: caller },
+    );
     return {
-      tokenId, userId, expiresIn: grant.expiresIn, position,
-      scope: grant.scope === 'all' ? 'all' : grant.scope.join(','), access: grant.access.join(','),
+      tokenId,
+      userId,
+      expiresIn: grant.expiresIn,
+      position,
+      scope: grant.scope === 'all' ? 'all' : grant.scope.join(','),
+      access: grant.access.join(','),
     };
   }
 }

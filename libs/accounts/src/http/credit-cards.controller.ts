@@ -8,13 +8,18 @@ import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projec
 import { AccountQueries } from '../queries/account.queries';
 import { toCard } from './account.responses';
 
-const missingUser = () => new ValidationFailed([{ type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' }]);
+const missingUser = () =>
+  new ValidationFailed([{ type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' }]);
 
 /** Part 4.10: a user's stored cards, masked. */
 @Controller('credit_cards')
 @TokenResource('credit_card')
 export class CreditCardsController {
-  constructor(private readonly commands: CommandBus, private readonly accounts: AccountQueries, private readonly progress: ViewProgress) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly accounts: AccountQueries,
+    private readonly progress: ViewProgress,
+  ) {}
 
   @Get()
   async list(@Query() query: Record<string, unknown>, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
@@ -31,7 +36,11 @@ export class CreditCardsController {
 
   @Post()
   @HttpCode(200)
-  async store(@Body() body: Record<string, unknown> | undefined, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+  async store(
+    @Body() body: Record<string, unknown> | undefined,
+    @CurrentCaller() caller: Caller,
+    @AuthRequest() request: AuthenticatedRequest,
+  ) {
     const input = body && typeof body === 'object' && !Array.isArray(body) ? body : {};
     const userId = actingUser(request, input.user_id);
     if (!userId) throw missingUser();
@@ -41,7 +50,11 @@ export class CreditCardsController {
   }
 
   @Put(':credit_card_id/default')
-  async makeDefault(@Param('credit_card_id') cardId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+  async makeDefault(
+    @Param('credit_card_id') cardId: string,
+    @CurrentCaller() caller: Caller,
+    @AuthRequest() request: AuthenticatedRequest,
+  ) {
     const { position } = await this.commands.execute(new MakeCardDefault(cardId, request.userToken?.userId, caller));
     await this.progress.waitFor([USER_ACCOUNTS], position);
     return { status: 'success' };

@@ -47,7 +47,10 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     if (!user || user.deleted) return null;
     const partner = await this.views.findById<PartnerCredentials>(PARTNER_CREDENTIALS, token.partnerId);
     if (!partner) return null;
-    return { partner: toRef(partner), token: { userId: token.userId, scope: token.scope, access: token.access, expiresAt: token.expiresAt } };
+    return {
+      partner: toRef(partner),
+      token: { userId: token.userId, scope: token.scope, access: token.access, expiresAt: token.expiresAt },
+    };
   }
 
   async byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null> {

@@ -47,12 +47,27 @@ export class UsersController {
   }
 
   @Put('api/v1/users/:email/update_by_email')
-  async updateByEmail(@Param('email') email: string, @Query('overwrite_token') overwrite: unknown, @Body() body: unknown, @CurrentCaller() caller: Caller) {
+  async updateByEmail(
+    @Param('email') email: string,
+    @Query('overwrite_token') overwrite: unknown,
+    @Body() body: unknown,
+    @CurrentCaller() caller: Caller,
+  ) {
     // Part 4.9 lists no password for this call (it may create the user): a password is set by
     // PUT /users/:user_id, with its confirmation; sent here, it is refused rather than taken.
     const passwords = PASSWORD_FIELDS.filter((field) => (body as Record<string, unknown> | null)?.[field] !== undefined);
-    if (passwords.length) throw new ValidationFailed(passwords.map((field) => ({ type: 'invalid' as const, resource: 'user', field, message: 'is not taken by update_by_email: set a password with PUT /users/:user_id' })));
-    const { userId, position } = await this.commands.execute(new UpdateUserByEmail(email, fields(body), flagValue(overwrite) === true, caller));
+    if (passwords.length)
+      throw new ValidationFailed(
+        passwords.map((field) => ({
+          type: 'invalid' as const,
+          resource: 'user',
+          field,
+          message: 'is not taken by update_by_email: set a password with PUT /users/:user_id',
+        })),
+      );
+    const { userId, position } = await this.commands.execute(
+      new UpdateUserByEmail(email, fields(body), flagValue(overwrite) === true, caller),
+    );
     await this.progress.waitFor([USER_ACCOUNTS], position);
     return { status: 'success', user: await this.userBody(caller.partnerId, userId, true) };
   }
@@ -61,11 +76,17 @@ export class UsersController {
   @Post('users/:user/access_tokens')
   @HttpCode(200)
   @Header('Deprecation', 'true')
-  @ApiOperation({ deprecated: true, summary: 'Issue a temporary access token for the user (deprecated: to be removed in a future release)' })
+  @ApiOperation({
+    deprecated: true,
+    summary: 'Issue a temporary access token for the user (deprecated: to be removed in a future release)',
+  })
   async issueToken(@Param('user') userId: string, @Body() body: unknown, @CurrentCaller() caller: Caller) {
     const token = await this.commands.execute(new IssueAccessToken(userId, fields(body), caller));
     await this.progress.waitFor([ACCESS_TOKENS], token.position);
-    return { status: 'success', access_token: { id: token.tokenId, user_id: token.userId, expires_in: token.expiresIn, scope: token.scope, access: token.access } };
+    return {
+      status: 'success',
+      access_token: { id: token.tokenId, user_id: token.userId, expires_in: token.expiresIn, scope: token.scope, access: token.access },
+    };
   }
 
   /** A deleted user can still be restored by PUT, and the answer then shows it. */

@@ -15,7 +15,8 @@ async function withTempDir(label: string, run: (dir: string) => Promise<void>): 
 }
 
 describe('SqliteWriteThread', () => {
-  const open = (dir: string) => new SqliteWriteThread({ file: join(dir, 'rows.sqlite'), durability: 'full', programs: PROGRAMS, walLimitBytes: 0 });
+  const open = (dir: string) =>
+    new SqliteWriteThread({ file: join(dir, 'rows.sqlite'), durability: 'full', programs: PROGRAMS, walLimitBytes: 0 });
 
   it('commits the batches sent while a commit runs in one transaction, and answers each request in order', async () => {
     await withTempDir('write-thread', async (dir) => {

@@ -69,7 +69,13 @@ export class SqliteWriteThread {
   run<R>(kind: string, args: unknown, onWritten?: (value: R) => void): Promise<R> {
     if (this.closing) return Promise.reject(new Error(`${this.data.file}: the write thread is closed`));
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ kind, args, onWritten: onWritten as ((value: never) => void) | undefined, resolve: resolve as (value: never) => void, reject });
+      this.queue.push({
+        kind,
+        args,
+        onWritten: onWritten as ((value: never) => void) | undefined,
+        resolve: resolve as (value: never) => void,
+        reject,
+      });
       if (this.inFlight.length < IN_FLIGHT && !this.scheduled) {
         // Gather what the code running now asks too, and send it before the loop turns: a batch
         // that waited for the loop's next check phase waited behind every socket read and every

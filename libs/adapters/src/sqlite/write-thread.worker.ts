@@ -9,7 +9,13 @@ import type Database from 'better-sqlite3';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDurableDatabase } from './open-durable-database';
-import { HELPER_THREAD_NICE, type WriteBatch, type WriteProgramModule, type WriteReply, type WriteThreadData } from './write-thread.protocol';
+import {
+  HELPER_THREAD_NICE,
+  type WriteBatch,
+  type WriteProgramModule,
+  type WriteReply,
+  type WriteThreadData,
+} from './write-thread.protocol';
 
 const { file, durability, programs, walLimitBytes } = workerData as WriteThreadData;
 // Linux schedules threads on their own: this one mostly waits for the disk, and waking it must not

@@ -9,7 +9,10 @@ export interface Appended {
 }
 
 export class ImportRegion extends Command<Appended> {
-  constructor(readonly region: RegionTerms, readonly caller: CommandCaller) {
+  constructor(
+    readonly region: RegionTerms,
+    readonly caller: CommandCaller,
+  ) {
     super();
   }
 }
@@ -20,13 +23,22 @@ export class ImportRegion extends Command<Appended> {
  * writes nothing (a refusal throws), so that an import can refuse a record before writing any of it.
  */
 export class ImportDeal extends Command<Appended> {
-  constructor(readonly deal: DealTerms, readonly state: WorkflowState | undefined, readonly caller: CommandCaller, readonly checkOnly = false) {
+  constructor(
+    readonly deal: DealTerms,
+    readonly state: WorkflowState | undefined,
+    readonly caller: CommandCaller,
+    readonly checkOnly = false,
+  ) {
     super();
   }
 }
 
 export class TransitionDeal extends Command<Appended> {
-  constructor(readonly dealId: string, readonly to: WorkflowState, readonly caller: CommandCaller) {
+  constructor(
+    readonly dealId: string,
+    readonly to: WorkflowState,
+    readonly caller: CommandCaller,
+  ) {
     super();
   }
 }

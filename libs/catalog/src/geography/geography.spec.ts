@@ -18,7 +18,8 @@ const regions = usCities as DemoRegion[];
  */
 function haversineMiles(lat1: number, lng1: number, lat2: number, lng2: number, radius: number): number {
   const rad = Math.PI / 180;
-  const a = Math.sin(((lat2 - lat1) * rad) / 2) ** 2 + Math.cos(lat1 * rad) * Math.cos(lat2 * rad) * Math.sin(((lng2 - lng1) * rad) / 2) ** 2;
+  const a =
+    Math.sin(((lat2 - lat1) * rad) / 2) ** 2 + Math.cos(lat1 * rad) * Math.cos(lat2 * rad) * Math.sin(((lng2 - lng1) * rad) / 2) ** 2;
   return radius * 2 * Math.atan2(Math.sqrt(a), Math.sqrt(1 - a));
 }
 /** IUGG mean Earth radius, 6,371.0088 km, in miles: what published city-to-city figures use. */
@@ -60,9 +61,12 @@ describe('Geography', () => {
       expect(geography.zipPoint('20500-0003')).toEqual(geography.zipPoint('20500'));
     });
 
-    it.each(['', ' ', '1234', '123456', 'abcde', '2013', '20500-', '20500-12', '20 500', '00000', '99999', '10007x'])('gives null for %j', (zip) => {
-      expect(geography.zipPoint(zip)).toBeNull();
-    });
+    it.each(['', ' ', '1234', '123456', 'abcde', '2013', '20500-', '20500-12', '20 500', '00000', '99999', '10007x'])(
+      'gives null for %j',
+      (zip) => {
+        expect(geography.zipPoint(zip)).toBeNull();
+      },
+    );
 
     it('gives null for non-strings', () => {
       expect(geography.zipPoint(10007 as unknown as string)).toBeNull();
@@ -101,7 +105,12 @@ describe('Geography', () => {
     });
 
     it('agrees with the independent haversine between demo cities', () => {
-      for (const [a, b] of [['boston', 'miami'], ['seattle', 'san-diego'], ['anchorage', 'honolulu'], ['chicago', 'st-louis']]) {
+      for (const [a, b] of [
+        ['boston', 'miami'],
+        ['seattle', 'san-diego'],
+        ['anchorage', 'honolulu'],
+        ['chicago', 'st-louis'],
+      ]) {
         const from = regions.find((r) => r.id === a)!;
         const to = regions.find((r) => r.id === b)!;
         expect(distanceMiles(from.latitude, from.longitude, to.latitude, to.longitude)).toBeCloseTo(
@@ -156,7 +165,10 @@ describe('Geography', () => {
       expect(geography.nearest(point, [])).toBeNull();
       expect(geography.nearest(point, [{ latitude: Number.NaN, longitude: 0 }])).toBeNull();
       expect(geography.nearest({ latitude: Number.NaN, longitude: 0 }, regions)).toBeNull();
-      const twins = [{ id: 'first', latitude: 41, longitude: -75 }, { id: 'second', latitude: 39, longitude: -75 }];
+      const twins = [
+        { id: 'first', latitude: 41, longitude: -75 },
+        { id: 'second', latitude: 39, longitude: -75 },
+      ];
       expect(geography.nearest(point, twins)?.candidate.id).toBe('first');
       expect(geography.nearest(point, twins)?.miles).toBeCloseTo(distanceMiles(40, -75, 41, -75), 9);
     });
@@ -193,19 +205,47 @@ describe('Geography', () => {
     });
 
     it.each([
-      '10.0.0.1', '10.255.255.254', '192.168.1.1', '172.16.5.4', '172.31.255.255', '127.0.0.1', '127.1.2.3', '169.254.10.10',
-      '100.64.0.1', '0.0.0.0', '255.255.255.255', '224.0.0.1', '192.0.2.1', '::1', '::', 'fe80::1', 'fd12:3456::1', 'ff02::1',
-      '::ffff:10.0.0.1', '::ffff:127.0.0.1', '2001:db8::1',
+      '10.0.0.1',
+      '10.255.255.254',
+      '192.168.1.1',
+      '172.16.5.4',
+      '172.31.255.255',
+      '127.0.0.1',
+      '127.1.2.3',
+      '169.254.10.10',
+      '100.64.0.1',
+      '0.0.0.0',
+      '255.255.255.255',
+      '224.0.0.1',
+      '192.0.2.1',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '::ffff:10.0.0.1',
+      '::ffff:127.0.0.1',
+      '2001:db8::1',
     ])('gives null for the non-public address %s', (ip) => {
       expect(geography.ipPoint(ip)).toBeNull();
     });
 
-    it.each(['', 'localhost', 'abc', '1.2.3', '1.2.3.4.5', '256.1.1.1', '999.1.1.1', '01.2.3.4x', '::g', '1::2::3', '12345', 'http://8.8.8.8'])(
-      'gives null for the malformed address %j',
-      (ip) => {
-        expect(geography.ipPoint(ip)).toBeNull();
-      },
-    );
+    it.each([
+      '',
+      'localhost',
+      'abc',
+      '1.2.3',
+      '1.2.3.4.5',
+      '256.1.1.1',
+      '999.1.1.1',
+      '01.2.3.4x',
+      '::g',
+      '1::2::3',
+      '12345',
+      'http://8.8.8.8',
+    ])('gives null for the malformed address %j', (ip) => {
+      expect(geography.ipPoint(ip)).toBeNull();
+    });
   });
 
   describe('isIp and isZip', () => {

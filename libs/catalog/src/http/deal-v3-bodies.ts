@@ -21,7 +21,14 @@ export class DealV3Bodies {
   constructor(private readonly links: CatalogLinks) {}
 
   /** `{"deals":[...],"next_page":...}`; `fieldsKey` names the selection (the `fields` text). */
-  list(views: DealDetails[], regions: Map<string, RegionView>, now: Date, selection: FieldSelection | null, fieldsKey: string, nextPage: string | null): Buffer {
+  list(
+    views: DealDetails[],
+    regions: Map<string, RegionView>,
+    now: Date,
+    selection: FieldSelection | null,
+    fieldsKey: string,
+    nextPage: string | null,
+  ): Buffer {
     const parts: Buffer[] = [OPEN];
     views.forEach((view, i) => {
       if (i > 0) parts.push(COMMA);

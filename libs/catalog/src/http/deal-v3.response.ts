@@ -18,15 +18,22 @@ const IMAGE_NAMES = ['large', 'medium', 'small', 'tiny'] as const;
 function images({ deal, links }: Source): Record<string, string> {
   const relative = deal.image_url ?? `/images/deals/${deal.id}.jpg`;
   const slash = relative.lastIndexOf('/');
-  return Object.fromEntries(IMAGE_NAMES.map((size) => [size, `${links.imageBaseUrl}${relative.slice(0, slash)}/${size}/${relative.slice(slash + 1)}`]));
+  return Object.fromEntries(
+    IMAGE_NAMES.map((size) => [size, `${links.imageBaseUrl}${relative.slice(0, slash)}/${size}/${relative.slice(slash + 1)}`]),
+  );
 }
 
 function locations({ deal }: Source) {
   return (deal.locations ?? []).map((l, i) => ({
     address: {
       address_id: l.address.address_id ?? `${deal.id}-${i + 1}`,
-      region: l.address.region ?? '', postal_code: l.address.postal_code ?? '', street: l.address.street ?? '',
-      latitude: l.address.latitude ?? null, locality: l.address.locality ?? '', longitude: l.address.longitude ?? null, country: l.address.country ?? '',
+      region: l.address.region ?? '',
+      postal_code: l.address.postal_code ?? '',
+      street: l.address.street ?? '',
+      latitude: l.address.latitude ?? null,
+      locality: l.address.locality ?? '',
+      longitude: l.address.longitude ?? null,
+      country: l.address.country ?? '',
     },
     hours: l.hours ?? '',
     phone: l.phone ?? '',
@@ -34,7 +41,10 @@ function locations({ deal }: Source) {
 }
 
 const text = (value: string | undefined) => value ?? '';
-const cardLinked = (field: keyof DealTerms) => ({ deal }: Source) => (deal.type === 'card-linked' ? deal[field] ?? null : undefined);
+const cardLinked =
+  (field: keyof DealTerms) =>
+  ({ deal }: Source) =>
+    deal.type === 'card-linked' ? (deal[field] ?? null) : undefined;
 
 /**
  * Each attribute of the v3 deal (part 2.3), computed only when asked for. `undefined` means the
@@ -102,7 +112,13 @@ function pick(value: unknown, subs: string[]): unknown {
  * The v3 deal with the attributes asked for, in the order asked (sub-fields picked from hashes and
  * from each item of lists); every attribute that applies when none were asked.
  */
-export function toDealV3(view: DealDetails, region: RegionView | null, facts: DealClockFacts, links: CatalogLinks, selection: FieldSelection | null): Record<string, unknown> {
+export function toDealV3(
+  view: DealDetails,
+  region: RegionView | null,
+  facts: DealClockFacts,
+  links: CatalogLinks,
+  selection: FieldSelection | null,
+): Record<string, unknown> {
   const source: Source = { deal: view.deal!, region, facts, links };
   const body: Record<string, unknown> = {};
   if (!selection) {

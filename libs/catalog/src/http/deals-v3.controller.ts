@@ -23,7 +23,9 @@ export class DealsV3Controller {
     const paging = parsePaging({ page: params.page, per_page: params.per_page }, 'deal');
     const query = parseV3Query(params);
     const now = this.clock.now();
-    const cities = await Promise.all(query.conditions.flatMap((c) => (c.name === 'region_city' ? [this.search.regionIdsByCity(c.places)] : [])));
+    const cities = await Promise.all(
+      query.conditions.flatMap((c) => (c.name === 'region_city' ? [this.search.regionIdsByCity(c.places)] : [])),
+    );
     const filter = v3Filter(query.conditions, now.getTime(), cities);
     const sort = Object.fromEntries(query.sort.map((k) => [k.field, k.direction]));
     const page = await this.search.page(filter, sort, paging.skip, paging.perPage);

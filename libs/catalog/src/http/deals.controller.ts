@@ -6,7 +6,11 @@ import { DealV1Bodies } from './deal-v1-bodies';
 
 @Controller()
 export class DealsController {
-  constructor(private readonly catalog: CatalogQueries, private readonly clock: Clock, private readonly bodies: DealV1Bodies) {}
+  constructor(
+    private readonly catalog: CatalogQueries,
+    private readonly clock: Clock,
+    private readonly bodies: DealV1Bodies,
+  ) {}
 
   @Get(['deals/:deal_id', 'v1/deals/:deal_id'])
   async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {

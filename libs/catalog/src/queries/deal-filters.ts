@@ -9,7 +9,12 @@ import type { WorkflowState } from '../domain/deal/deal-terms';
 export function effectiveStateFilter(state: WorkflowState, now: number): ViewFilter {
   switch (state) {
     case 'in-flight':
-      return { $or: [{ state: 'in-flight', endAt: { $gt: now } }, { state: 'approved', startAt: { $lte: now }, endAt: { $gt: now } }] };
+      return {
+        $or: [
+          { state: 'in-flight', endAt: { $gt: now } },
+          { state: 'approved', startAt: { $lte: now }, endAt: { $gt: now } },
+        ],
+      };
     case 'approved':
       return { state: 'approved', startAt: { $gt: now }, endAt: { $gt: now } };
     case 'paused':

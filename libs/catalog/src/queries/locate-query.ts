@@ -8,7 +8,8 @@ export function parseLocate(params: Record<string, unknown>): { within: ViewFilt
   const read = (field: string, range: string, within: (n: number) => boolean) => {
     const raw = params[field];
     // Blank text is missing too (Number(' ') would read it as 0).
-    if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return issues.push({ type: 'missing_field', resource: 'deal', field, message: 'is required' }), NaN;
+    if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === ''))
+      return (issues.push({ type: 'missing_field', resource: 'deal', field, message: 'is required' }), NaN);
     const n = decimalValue(raw) ?? NaN;
     if (!Number.isFinite(n) || !within(n)) issues.push({ type: 'invalid', resource: 'deal', field, message: `must be a number ${range}` });
     return n;

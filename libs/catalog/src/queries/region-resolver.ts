@@ -13,7 +13,10 @@ export const REGION_REACH_MILES = { zip: 60, ip: 100 } as const;
  */
 @Injectable()
 export class RegionResolver {
-  constructor(private readonly views: ViewStore, private readonly geography: Geography) {}
+  constructor(
+    private readonly views: ViewStore,
+    private readonly geography: Geography,
+  ) {}
 
   async resolve(place: string): Promise<RegionView | null> {
     const text = place.trim();

@@ -23,7 +23,14 @@ export function parseRegionalFilter(params: Record<string, unknown>): RegionalWo
   const words = typeof raw === 'string' ? raw.split(',').map((w) => w.trim()) : null;
   const unknown = words === null ? ['(not text)'] : words.filter((w) => !(REGIONAL_WORDS as readonly string[]).includes(w));
   if (unknown.length) {
-    throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'filter', message: `takes words from ${REGIONAL_WORDS.join(', ')}; unknown: ${unknown.join(', ')}` }]);
+    throw new ValidationFailed([
+      {
+        type: 'invalid',
+        resource: 'deal',
+        field: 'filter',
+        message: `takes words from ${REGIONAL_WORDS.join(', ')}; unknown: ${unknown.join(', ')}`,
+      },
+    ]);
   }
   return words as RegionalWord[];
 }

@@ -39,7 +39,8 @@ const MAX_TEXT = 256;
  * is not: nor `0x28`, which `Number` would read as 40); null when it is not one, or not finite.
  */
 export function decimalValue(value: unknown): number | null {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)\s*$/.test(value) ? Number(value) : NaN;
+  const n =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)\s*$/.test(value) ? Number(value) : NaN;
   return Number.isFinite(n) ? n : null;
 }
 
@@ -56,26 +57,26 @@ class Reader {
   text(field: string): string | undefined {
     if (!this.has(field)) return undefined;
     const v = this.params[field];
-    if (typeof v !== 'string' && typeof v !== 'number') return this.fail(field, 'must be text'), undefined;
+    if (typeof v !== 'string' && typeof v !== 'number') return (this.fail(field, 'must be text'), undefined);
     const text = String(v).trim();
     // Partial-match fields become patterns; past this a pattern is not a search.
-    if ([...text].length > MAX_TEXT) return this.fail(field, `must be at most ${MAX_TEXT} characters`), undefined;
+    if ([...text].length > MAX_TEXT) return (this.fail(field, `must be at most ${MAX_TEXT} characters`), undefined);
     return text;
   }
   whole(field: string): number | undefined {
     const n = wholeNumber(this.params[field]);
-    if (n === null || (n !== undefined && n < 0)) return this.fail(field, 'must be a whole number, not negative'), undefined;
+    if (n === null || (n !== undefined && n < 0)) return (this.fail(field, 'must be a whole number, not negative'), undefined);
     return n;
   }
   decimal(field: string): number | undefined {
     if (!this.has(field)) return undefined;
     const n = decimalValue(this.params[field]);
-    if (n === null) return this.fail(field, 'must be a number'), undefined;
+    if (n === null) return (this.fail(field, 'must be a number'), undefined);
     return n;
   }
   flag(field: string): boolean | undefined {
     const f = flagValue(this.params[field]);
-    if (f === null) return this.fail(field, 'must be true or false'), undefined;
+    if (f === null) return (this.fail(field, 'must be true or false'), undefined);
     return f;
   }
   list(field: string): string[] | undefined {
@@ -83,9 +84,10 @@ class Reader {
     const v = this.params[field];
     const flat = Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number');
     const items = flat ? (v as Array<string | number>).flatMap((x) => String(x).split(',')) : typeof v === 'string' ? v.split(',') : null;
-    if (!items) return this.fail(field, 'must be a list of text or comma-separated text'), undefined;
+    if (!items) return (this.fail(field, 'must be a list of text or comma-separated text'), undefined);
     const listed = items.map((s) => s.trim()).filter(Boolean);
-    if (listed.some((item) => [...item].length > MAX_TEXT)) return this.fail(field, `must hold items of at most ${MAX_TEXT} characters`), undefined;
+    if (listed.some((item) => [...item].length > MAX_TEXT))
+      return (this.fail(field, `must hold items of at most ${MAX_TEXT} characters`), undefined);
     return listed;
   }
   instant(field: string): number | undefined {
@@ -93,7 +95,8 @@ class Reader {
     if (t === undefined) return undefined;
     const ms = /^\d{4}-\d\d-\d\d/.test(t) ? Date.parse(t) : NaN;
     // A day the calendar does not have (2024-02-30) is refused: JavaScript would read it as 1 March.
-    if (Number.isNaN(ms) || !isCalendarDay(t.slice(0, 10))) return this.fail(field, 'must be a date (YYYY-MM-DD) or an ISO 8601 instant'), undefined;
+    if (Number.isNaN(ms) || !isCalendarDay(t.slice(0, 10)))
+      return (this.fail(field, 'must be a date (YYYY-MM-DD) or an ISO 8601 instant'), undefined);
     return ms;
   }
 }
@@ -102,7 +105,8 @@ class Reader {
 export function parseV1DealQuery(params: Record<string, unknown>): V1DealQuery {
   const r = new Reader(params);
   const state = r.text('state');
-  if (state !== undefined && !(WORKFLOW_STATES as readonly string[]).includes(state)) r.fail('state', `must be one of ${WORKFLOW_STATES.join(', ')}`);
+  if (state !== undefined && !(WORKFLOW_STATES as readonly string[]).includes(state))
+    r.fail('state', `must be one of ${WORKFLOW_STATES.join(', ')}`);
   const showAll = r.flag('show_all');
   if (showAll === false) r.fail('show_all', 'takes true only');
   const excludeSoldout = r.flag('exclude_soldout');
@@ -112,7 +116,8 @@ export function parseV1DealQuery(params: Record<string, unknown>): V1DealQuery {
   const latitude = r.decimal('latitude');
   const longitude = r.decimal('longitude');
   const radius = r.decimal('radius');
-  if ((latitude === undefined) !== (longitude === undefined)) r.fail(latitude === undefined ? 'latitude' : 'longitude', 'must be given together with the other coordinate', 'missing_field');
+  if ((latitude === undefined) !== (longitude === undefined))
+    r.fail(latitude === undefined ? 'latitude' : 'longitude', 'must be given together with the other coordinate', 'missing_field');
   if (latitude !== undefined && Math.abs(latitude) > 90) r.fail('latitude', 'must be from -90 to 90');
   if (longitude !== undefined && Math.abs(longitude) > 180) r.fail('longitude', 'must be from -180 to 180');
   if (radius !== undefined && !(radius > 0 && radius <= 12_500)) r.fail('radius', 'must be more than 0 miles, at most 12500');

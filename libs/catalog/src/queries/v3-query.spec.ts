@@ -13,14 +13,23 @@ const issuesOf = (params: Record<string, unknown>) => {
 
 describe('v3 query language', () => {
   it('splits on top-level commas only', () => {
-    expect(splitTopLevel('category[a,b],price<5,region_city[[Austin,TX],[Waco,TX]]')).toEqual(['category[a,b]', 'price<5', 'region_city[[Austin,TX],[Waco,TX]]']);
+    expect(splitTopLevel('category[a,b],price<5,region_city[[Austin,TX],[Waco,TX]]')).toEqual([
+      'category[a,b]',
+      'price<5',
+      'region_city[[Austin,TX],[Waco,TX]]',
+    ]);
     expect(splitTopLevel('category[a,b')).toBeNull();
     expect(splitTopLevel('a],b')).toBeNull();
   });
 
   it('reads fields with sub-fields in brackets', () => {
     const { fields } = parseV3Query({ fields: 'id,title,images[small,large],locations' });
-    expect([...fields!.entries()]).toEqual([['id', null], ['title', null], ['images', ['small', 'large']], ['locations', null]]);
+    expect([...fields!.entries()]).toEqual([
+      ['id', null],
+      ['title', null],
+      ['images', ['small', 'large']],
+      ['locations', null],
+    ]);
     expect(parseV3Query({}).fields).toBeNull();
   });
 
@@ -34,7 +43,8 @@ describe('v3 query language', () => {
 
   it('reads every filter condition', () => {
     const { conditions } = parseV3Query({
-      filter: 'category[Food & Drink,Activities],subcategory[Spa],price>=100,price<5000,price[100,200],region[chicago],region_city[San%20Francisco,CA],region_city[[Austin,TX],[New York,ny]],lat_long[40.7,-74.0,2.5],sold_out[false]',
+      filter:
+        'category[Food & Drink,Activities],subcategory[Spa],price>=100,price<5000,price[100,200],region[chicago],region_city[San%20Francisco,CA],region_city[[Austin,TX],[New York,ny]],lat_long[40.7,-74.0,2.5],sold_out[false]',
     });
     expect(conditions).toEqual([
       { name: 'category', values: ['Food & Drink', 'Activities'] },
@@ -44,14 +54,26 @@ describe('v3 query language', () => {
       { name: 'price_in', cents: [100, 200] },
       { name: 'region', values: ['chicago'] },
       { name: 'region_city', places: [{ city: 'San Francisco', state: 'CA' }] },
-      { name: 'region_city', places: [{ city: 'Austin', state: 'TX' }, { city: 'New York', state: 'NY' }] },
+      {
+        name: 'region_city',
+        places: [
+          { city: 'Austin', state: 'TX' },
+          { city: 'New York', state: 'NY' },
+        ],
+      },
       { name: 'lat_long', latitude: 40.7, longitude: -74, miles: 2.5 },
       { name: 'sold_out', value: false },
     ]);
   });
 
   it('names every malformed part and unknown attribute', () => {
-    expect(issuesOf({ fields: 'id,bogus,images[huge],title[x]', sort: 'price(up),colour(asc)', filter: 'colour[red],price<abc,lat_long[1,2],region_city[Austin]' })).toEqual([
+    expect(
+      issuesOf({
+        fields: 'id,bogus,images[huge],title[x]',
+        sort: 'price(up),colour(asc)',
+        filter: 'colour[red],price<abc,lat_long[1,2],region_city[Austin]',
+      }),
+    ).toEqual([
       'fields: names an unknown attribute "bogus"',
       'fields: names an unknown sub-field "images[huge]"',
       'fields: attribute "title" has no sub-fields',

@@ -2,12 +2,55 @@ import { ValidationFailed, ValidationIssue } from '@deals/kernel';
 
 /** Attributes of the v3 deal (part 2.3) a caller may ask for in `fields`. */
 export const V3_FIELDS = [
-  'id', 'campaign', 'category', 'category_id', 'cost', 'description1', 'description2', 'end_at', 'expiration_days', 'expires_at',
-  'fine_print', 'fine_print_legalese', 'fixed_fee', 'fulfillment_method', 'highlights', 'images', 'incentive_amount',
-  'incentive_percentage', 'instructions', 'locations', 'max_gift_per_user', 'max_linkage', 'max_per_user', 'maximum_allowance',
-  'merchant_id', 'merchant_name', 'min_spend', 'num_left', 'num_qualifying', 'number_sold', 'percent_fee', 'purchase_url',
-  'region_id', 'region_name', 'robotitle', 'shipping_address_required', 'show_url', 'sold_out', 'soldout', 'start_at',
-  'starting_price', 'state', 'subcategory', 'subcategory_id', 'supplier_id', 'tags', 'title', 'type', 'value',
+  'id',
+  'campaign',
+  'category',
+  'category_id',
+  'cost',
+  'description1',
+  'description2',
+  'end_at',
+  'expiration_days',
+  'expires_at',
+  'fine_print',
+  'fine_print_legalese',
+  'fixed_fee',
+  'fulfillment_method',
+  'highlights',
+  'images',
+  'incentive_amount',
+  'incentive_percentage',
+  'instructions',
+  'locations',
+  'max_gift_per_user',
+  'max_linkage',
+  'max_per_user',
+  'maximum_allowance',
+  'merchant_id',
+  'merchant_name',
+  'min_spend',
+  'num_left',
+  'num_qualifying',
+  'number_sold',
+  'percent_fee',
+  'purchase_url',
+  'region_id',
+  'region_name',
+  'robotitle',
+  'shipping_address_required',
+  'show_url',
+  'sold_out',
+  'soldout',
+  'start_at',
+  'starting_price',
+  'state',
+  'subcategory',
+  'subcategory_id',
+  'supplier_id',
+  'tags',
+  'title',
+  'type',
+  'value',
 ] as const;
 
 /** Attributes with sub-fields, and the sub-fields they take in brackets. */
@@ -18,8 +61,18 @@ export const V3_SUBFIELDS: Record<string, readonly string[]> = {
 
 /** Sortable attributes and the view field each sorts on. */
 export const V3_SORTS: Record<string, string> = {
-  id: '_id', title: 'title', start_at: 'startAt', end_at: 'endAt', price: 'price', value: 'value', num_left: 'numLeft',
-  number_sold: 'numberSold', merchant_name: 'merchantName', category: 'categoryKey', subcategory: 'subcategoryKey', region_id: 'regionId',
+  id: '_id',
+  title: 'title',
+  start_at: 'startAt',
+  end_at: 'endAt',
+  price: 'price',
+  value: 'value',
+  num_left: 'numLeft',
+  number_sold: 'numberSold',
+  merchant_name: 'merchantName',
+  category: 'categoryKey',
+  subcategory: 'subcategoryKey',
+  region_id: 'regionId',
 };
 
 export type FieldSelection = Map<string, string[] | null>;
@@ -77,7 +130,7 @@ class Issues {
 
 function parseFields(text: string, issues: Issues): FieldSelection | null {
   const parts = splitTopLevel(text);
-  if (!parts || parts.some((p) => p === '')) return issues.add('fields', `is malformed: ${JSON.stringify(text)}`), null;
+  if (!parts || parts.some((p) => p === '')) return (issues.add('fields', `is malformed: ${JSON.stringify(text)}`), null);
   const selection: FieldSelection = new Map();
   for (const part of parts) {
     const match = /^([a-z_0-9]+)(?:\[([^[\]]*)\])?$/.exec(part);
@@ -97,7 +150,9 @@ function parseFields(text: string, issues: Issues): FieldSelection | null {
     const allowed = V3_SUBFIELDS[name];
     const subs = inner.split(',').map((s) => s.trim());
     if (!allowed) issues.add('fields', `attribute ${JSON.stringify(name)} has no sub-fields`);
-    else for (const sub of subs) if (!allowed.includes(sub)) issues.add('fields', `names an unknown sub-field ${JSON.stringify(`${name}[${sub}]`)}`);
+    else
+      for (const sub of subs)
+        if (!allowed.includes(sub)) issues.add('fields', `names an unknown sub-field ${JSON.stringify(`${name}[${sub}]`)}`);
     selection.set(name, subs);
   }
   return selection;
@@ -105,7 +160,7 @@ function parseFields(text: string, issues: Issues): FieldSelection | null {
 
 function parseSort(text: string, issues: Issues): SortKey[] {
   const parts = splitTopLevel(text);
-  if (!parts || parts.some((p) => p === '')) return issues.add('sort', `is malformed: ${JSON.stringify(text)}`), [];
+  if (!parts || parts.some((p) => p === '')) return (issues.add('sort', `is malformed: ${JSON.stringify(text)}`), []);
   const keys: SortKey[] = [];
   for (const part of parts) {
     const match = /^([a-z_]+)\((asc|desc)\)$/i.exec(part);
@@ -134,21 +189,23 @@ function parseCondition(part: string, issues: Issues): V3Condition | null {
   const comparison = /^price(<=|>=|<|>|=)(.*)$/.exec(part);
   if (comparison) {
     const [, operator, value] = comparison;
-    if (!/^\d+$/.test(value.trim())) return issues.add('filter', `price${operator} needs whole cents, got ${JSON.stringify(value)}`), null;
+    if (!/^\d+$/.test(value.trim()))
+      return (issues.add('filter', `price${operator} needs whole cents, got ${JSON.stringify(value)}`), null);
     return { name: 'price', operator: operator as PriceOperator, cents: Number(value) };
   }
   const bracket = /^([a-z_]+)\[(.*)\]$/.exec(part);
-  if (!bracket) return issues.add('filter', `is malformed at ${JSON.stringify(part)}`), null;
+  if (!bracket) return (issues.add('filter', `is malformed at ${JSON.stringify(part)}`), null);
   const [, name, inner] = bracket;
   const values = (inner.split(',') ?? []).map(decodeSpaces);
   switch (name) {
     case 'category':
     case 'subcategory':
     case 'region':
-      if (values.some((v) => v === '')) return issues.add('filter', `${name}[...] needs one or more names`), null;
+      if (values.some((v) => v === '')) return (issues.add('filter', `${name}[...] needs one or more names`), null);
       return { name, values };
     case 'price': {
-      if (values.some((v) => !/^\d+$/.test(v))) return issues.add('filter', `price[...] needs whole cents, got ${JSON.stringify(inner)}`), null;
+      if (values.some((v) => !/^\d+$/.test(v)))
+        return (issues.add('filter', `price[...] needs whole cents, got ${JSON.stringify(inner)}`), null);
       return { name: 'price_in', cents: values.map(Number) };
     }
     case 'region_city': {
@@ -156,21 +213,29 @@ function parseCondition(part: string, issues: Issues): V3Condition | null {
       const items = nested ? splitTopLevel(inner) : [inner];
       const places = (items ?? []).map((item) => parsePlace(nested ? item.replace(/^\[|\]$/g, '') : item));
       if (!items || places.length === 0 || places.some((p) => p === null)) {
-        return issues.add('filter', `region_city needs [city,ST] or [[city,ST],[city,ST]], got ${JSON.stringify(inner)}`), null;
+        return (issues.add('filter', `region_city needs [city,ST] or [[city,ST],[city,ST]], got ${JSON.stringify(inner)}`), null);
       }
       return { name, places: places as Array<{ city: string; state: string }> };
     }
     case 'lat_long': {
       const [latitude, longitude, miles] = values.map(Number);
-      const ok = values.length === 3 && values.every((v) => NUMBER.test(v)) && Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180 && miles > 0 && miles <= MAX_RADIUS_MILES;
-      if (!ok) return issues.add('filter', `lat_long needs [latitude,longitude,radius_in_miles] in range, got ${JSON.stringify(inner)}`), null;
+      const ok =
+        values.length === 3 &&
+        values.every((v) => NUMBER.test(v)) &&
+        Math.abs(latitude) <= 90 &&
+        Math.abs(longitude) <= 180 &&
+        miles > 0 &&
+        miles <= MAX_RADIUS_MILES;
+      if (!ok)
+        return (issues.add('filter', `lat_long needs [latitude,longitude,radius_in_miles] in range, got ${JSON.stringify(inner)}`), null);
       return { name, latitude, longitude, miles };
     }
     case 'sold_out':
-      if (values.length !== 1 || !['true', 'false'].includes(values[0])) return issues.add('filter', 'sold_out needs [true] or [false]'), null;
+      if (values.length !== 1 || !['true', 'false'].includes(values[0]))
+        return (issues.add('filter', 'sold_out needs [true] or [false]'), null);
       return { name, value: values[0] === 'true' };
     default:
-      return issues.add('filter', `names an unknown condition ${JSON.stringify(name)}`), null;
+      return (issues.add('filter', `names an unknown condition ${JSON.stringify(name)}`), null);
   }
 }
 
@@ -180,7 +245,7 @@ export function parseV3Query(params: Record<string, unknown>): V3Query {
   const text = (key: string) => {
     const value = params[key];
     if (value === undefined) return undefined;
-    if (typeof value !== 'string') return issues.add(key, 'must be given once, as text'), undefined;
+    if (typeof value !== 'string') return (issues.add(key, 'must be given once, as text'), undefined);
     return value;
   };
   const fieldsText = text('fields');
@@ -192,10 +257,11 @@ export function parseV3Query(params: Record<string, unknown>): V3Query {
   if (filterText !== undefined && filterText.trim() !== '') {
     const parts = splitTopLevel(filterText);
     if (!parts || parts.some((p) => p === '')) issues.add('filter', `is malformed: ${JSON.stringify(filterText)}`);
-    else for (const part of parts) {
-      const condition = parseCondition(part, issues);
-      if (condition) conditions.push(condition);
-    }
+    else
+      for (const part of parts) {
+        const condition = parseCondition(part, issues);
+        if (condition) conditions.push(condition);
+      }
   }
   if (issues.list.length) throw new ValidationFailed(issues.list);
   return { fields, sort, conditions };

@@ -6,7 +6,8 @@
 export type LogPosition = string;
 
 /** The later of two positions (null when neither is known). */
-export const laterPosition = (a: LogPosition | null, b: LogPosition | null): LogPosition | null => (a === null ? b : b === null ? a : a > b ? a : b);
+export const laterPosition = (a: LogPosition | null, b: LogPosition | null): LogPosition | null =>
+  a === null ? b : b === null ? a : a > b ? a : b;
 
 /** 0-based revision of the last event of a stream (a stream holding one event is at revision 0). */
 export type StreamRevision = number;

@@ -40,7 +40,10 @@ describe('RandomIdGenerator', () => {
 
   it('still gives ids when the clock is outside what the time part holds (before 1970, after 2109)', () => {
     const ids = new RandomIdGenerator();
-    for (const [now, time] of [[-86_400_000, '-------'], [2 ** 42 + 86_400_000, 'zzzzzzz']] as const) {
+    for (const [now, time] of [
+      [-86_400_000, '-------'],
+      [2 ** 42 + 86_400_000, 'zzzzzzz'],
+    ] as const) {
       jest.useFakeTimers({ now });
       const [a, b] = [ids.short(), ids.short()];
       expect([a.slice(0, 7), b.slice(0, 7)]).toEqual([time, time]);

@@ -35,9 +35,7 @@ export interface ChargeRequest {
 }
 
 export type ChargeOutcome =
-  | { status: 'approved'; chargeId: string }
-  | { status: 'declined'; reason: string }
-  | { status: 'error'; reason: string };
+  { status: 'approved'; chargeId: string } | { status: 'declined'; reason: string } | { status: 'error'; reason: string };
 
 export interface RefundRequest {
   chargeId: string;
@@ -47,9 +45,7 @@ export interface RefundRequest {
 }
 
 export type RefundOutcome =
-  | { status: 'refunded'; refundId: string }
-  | { status: 'refused'; reason: string }
-  | { status: 'error'; reason: string };
+  { status: 'refunded'; refundId: string } | { status: 'refused'; reason: string } | { status: 'error'; reason: string };
 
 /** The processor would not tokenise the card (number malformed, brand not taken). Holds no card data. */
 export class CardRejected extends Error {

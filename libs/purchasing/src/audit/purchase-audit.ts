@@ -50,7 +50,9 @@ export class PurchaseAudit {
     const own = await this.store.readStream(purchaseStream(purchaseId));
     if (own.length === 0) throw new NotFound(`purchase ${purchaseId} not found`);
     const reserved = own[0].data as { partnerId: string; deal: DealSnapshot; payment?: { userId: string }; transactionReference?: string };
-    const mine = (event: RecordedEvent) => String((event.data as { holdId?: string }).holdId ?? '').startsWith(purchaseId) || (event.data as { purchaseId?: string }).purchaseId === purchaseId;
+    const mine = (event: RecordedEvent) =>
+      String((event.data as { holdId?: string }).holdId ?? '').startsWith(purchaseId) ||
+      (event.data as { purchaseId?: string }).purchaseId === purchaseId;
     const couponIds = fold(purchaseDecider, own as unknown as PurchaseEvent[]).couponIds;
     const related = [
       ...own,

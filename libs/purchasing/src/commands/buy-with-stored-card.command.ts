@@ -1,8 +1,23 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import {
-  CannotFulfil, Clock, CommandCaller, Declined, DomainError, EventStore, handleCommand, IdGenerator, LogPosition, NotFound, PaymentFailed, PaymentGateway, PaymentOutcomeUnknown, Scheduler,
-  requiredTextIssue, ValidationFailed, ValidationIssue,
+  CannotFulfil,
+  Clock,
+  CommandCaller,
+  Declined,
+  DomainError,
+  EventStore,
+  handleCommand,
+  IdGenerator,
+  LogPosition,
+  NotFound,
+  PaymentFailed,
+  PaymentGateway,
+  PaymentOutcomeUnknown,
+  Scheduler,
+  requiredTextIssue,
+  ValidationFailed,
+  ValidationIssue,
 } from '@deals/kernel';
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
@@ -41,7 +56,11 @@ async function retry<T>(attempts: number, run: () => Promise<T>): Promise<T> {
  * and `expected_price_per_unit` is neither needed nor checked.
  */
 export class BuyWithStoredCard extends Command<{ purchaseId: string; position: LogPosition | null }> {
-  constructor(readonly input: Record<string, unknown>, readonly caller: Caller, readonly options: { atCurrentPrice?: boolean } = {}) {
+  constructor(
+    readonly input: Record<string, unknown>,
+    readonly caller: Caller,
+    readonly options: { atCurrentPrice?: boolean } = {},
+  ) {
     super();
   }
 }
@@ -56,7 +75,13 @@ function read(input: Record<string, unknown>, atCurrentPrice: boolean) {
   };
   const whole = (field: string, min: number) => {
     const v = input[field];
-    if (!Number.isSafeInteger(v) || (v as number) < min) issues.push({ type: v === undefined ? 'missing_field' : 'invalid', resource: 'purchase', field, message: `must be a whole number from ${min}` });
+    if (!Number.isSafeInteger(v) || (v as number) < min)
+      issues.push({
+        type: v === undefined ? 'missing_field' : 'invalid',
+        resource: 'purchase',
+        field,
+        message: `must be a whole number from ${min}`,
+      });
     return v as number;
   };
   const unitCount = () => {
@@ -66,11 +91,16 @@ function read(input: Record<string, unknown>, atCurrentPrice: boolean) {
   };
   // Built whole (`shipping` set below): adding a key to a spread copy takes V8's slow path.
   const values = {
-    dealId: text('deal_id'), quantity: unitCount(), userId: text('user_id'), creditCardId: text('credit_card_id'),
-    expectedPrice: atCurrentPrice ? null : whole('expected_price_per_unit', 0), sessionId: input.session_id === undefined ? null : (input.session_id as string),
+    dealId: text('deal_id'),
+    quantity: unitCount(),
+    userId: text('user_id'),
+    creditCardId: text('credit_card_id'),
+    expectedPrice: atCurrentPrice ? null : whole('expected_price_per_unit', 0),
+    sessionId: input.session_id === undefined ? null : (input.session_id as string),
     shipping: null as ShippingAddress | null,
   };
-  if (values.sessionId !== null && typeof values.sessionId !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field: 'session_id', message: 'must be text' });
+  if (values.sessionId !== null && typeof values.sessionId !== 'string')
+    issues.push({ type: 'invalid', resource: 'purchase', field: 'session_id', message: 'must be text' });
   if (input.shipping_address !== undefined) {
     const given = input.shipping_address as Partial<ShippingAddress>;
     const read = readShippingAddress(given, typeof given?.id === 'string' ? given.id : `${Date.now().toString(36)}`);
@@ -106,8 +136,14 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const context = { now, metadata: caller };
     if (!(await this.accounts.user(caller.partnerId, order.userId))) throw new NotFound(`user ${order.userId} not found`);
     const card = await this.accounts.card(caller.partnerId, order.creditCardId);
-    if (!card) throw new ValidationFailed([{ type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' }]);
-    if (card.userId !== order.userId) throw new ValidationFailed([{ type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' }]);
+    if (!card)
+      throw new ValidationFailed([
+        { type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' },
+      ]);
+    if (card.userId !== order.userId)
+      throw new ValidationFailed([
+        { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
+      ]);
     const view = await this.catalog.deal(order.dealId);
     if (!view) throw new NotFound(`deal ${order.dealId} not found`);
     const deal = view.deal!;
@@ -116,18 +152,39 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     refuseUnchargeableAmount(view, order.quantity);
     // Part 2.1: shipped goods need an address to buy (the full purchase requires its section too).
     if (deal.fulfillment_method === 'shipped' && !order.shipping) {
-      throw new ValidationFailed([{ type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' }]);
+      throw new ValidationFailed([
+        { type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' },
+      ]);
     }
     if (order.expectedPrice !== null && order.expectedPrice !== deal.current_price) {
-      throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'expected_price_per_unit', message: `is ${order.expectedPrice}, but the price is now ${deal.current_price}` }]);
+      throw new ValidationFailed([
+        {
+          type: 'invalid',
+          resource: 'purchase',
+          field: 'expected_price_per_unit',
+          message: `is ${order.expectedPrice}, but the price is now ${deal.current_price}`,
+        },
+      ]);
     }
     const purchaseId = this.ids.short();
     const forBuyer: ForBuyer = { buyer: buyerKey(caller.partnerId, order.userId), maxPerBuyer: deal.max_per_user };
     const lock = chargeLockStream(order.userId);
     const endCharge = () =>
-      handleCommand(this.store, lock, chargeLockDecider, { type: 'EndCharge', data: { userId: order.userId, purchaseId } }, { now: this.clock.now(), metadata: caller });
+      handleCommand(
+        this.store,
+        lock,
+        chargeLockDecider,
+        { type: 'EndCharge', data: { userId: order.userId, purchaseId } },
+        { now: this.clock.now(), metadata: caller },
+      );
     const notPaid = (reason: string) =>
-      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: 'error', reason } }, context);
+      handleCommand(
+        this.store,
+        purchaseStream(purchaseId),
+        purchaseDecider,
+        { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: 'error', reason } },
+        context,
+      );
     // The lock, the purchase (with its payment intent) and the hold are written together, not one
     // after the other: they do not depend on each other, and each is a commit the purchase would
     // otherwise wait for in turn. (SQLite's log usually commits them in one transaction: its
@@ -139,21 +196,41 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const snapshot = dealSnapshot(deal);
     const [locked, reserved, held] = await Promise.allSettled([
       handleCommand(this.store, lock, chargeLockDecider, { type: 'BeginCharge', data: { userId: order.userId, purchaseId } }, context),
-      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
-        type: 'ReservePurchase',
-        data: {
-          purchaseId, partnerId: caller.partnerId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, reservedAt: context.now.toISOString(),
-          holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
-          payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
-          ...(order.shipping ? { shipping: order.shipping } : {}),
+      handleCommand(
+        this.store,
+        purchaseStream(purchaseId),
+        purchaseDecider,
+        {
+          type: 'ReservePurchase',
+          data: {
+            purchaseId,
+            partnerId: caller.partnerId,
+            deal: snapshot,
+            quantity: order.quantity,
+            holdId: purchaseId,
+            reservedAt: context.now.toISOString(),
+            holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+            payment: { userId: order.userId, creditCardId: order.creditCardId, sessionId: order.sessionId },
+            ...(order.shipping ? { shipping: order.shipping } : {}),
+          },
         },
-      }, context, { freshStream: true }),
-      handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity, ...forBuyer } }, context),
+        context,
+        { freshStream: true },
+      ),
+      handleCommand(
+        this.store,
+        inventoryStream(deal.id),
+        inventoryDecider,
+        { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity, ...forBuyer } },
+        context,
+      ),
     ]);
     const holdExpiresAt = held.status === 'fulfilled' ? (held.value.events[0].data as { expiresAt: string }).expiresAt : null;
     if (locked.status === 'rejected' || reserved.status === 'rejected' || held.status === 'rejected') {
       // The lock's refusal (`already_charging`) is told first, as when the hold came after it.
-      const refusal = [locked, reserved, held].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null)).find((reason) => reason !== null);
+      const refusal = [locked, reserved, held]
+        .map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null))
+        .find((reason) => reason !== null);
       // An undo that fails must not hide the refusal. What it leaves ends by itself: the lock after
       // CHARGE_LOCK_MS, the purchase at recovery, the hold at its expiry (its job armed then).
       const undone = await Promise.allSettled([
@@ -162,7 +239,8 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
         holdExpiresAt !== null ? this.giveBackHold(deal.id, purchaseId, holdExpiresAt, context) : null,
       ]);
       for (const outcome of undone) {
-        if (outcome.status === 'rejected') logger.error(`purchase ${purchaseId} was refused, and undoing one of its writes failed: ${(outcome.reason as Error).message}`);
+        if (outcome.status === 'rejected')
+          logger.error(`purchase ${purchaseId} was refused, and undoing one of its writes failed: ${(outcome.reason as Error).message}`);
       }
       throw refusal;
     }
@@ -182,7 +260,13 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
   /** The hold of a purchase refused before charging, given back; if that fails, it lapses at its expiry, its job armed. */
   private async giveBackHold(dealId: string, holdId: string, expiresAt: string, context: { now: Date; metadata: Caller }) {
     try {
-      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId, reason: 'refused' } }, context);
+      await handleCommand(
+        this.store,
+        inventoryStream(dealId),
+        inventoryDecider,
+        { type: 'ReleaseHold', data: { dealId, holdId, reason: 'refused' } },
+        context,
+      );
     } catch (error) {
       await armHoldRelease(this.scheduler, dealId, holdId, expiresAt);
       throw error;
@@ -190,7 +274,13 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
   }
 
   private async releaseHold(dealId: string, holdId: string, context: { now: Date; metadata: Caller }) {
-    await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId, reason: 'payment_failed' } }, context);
+    await handleCommand(
+      this.store,
+      inventoryStream(dealId),
+      inventoryDecider,
+      { type: 'ReleaseHold', data: { dealId, holdId, reason: 'payment_failed' } },
+      context,
+    );
   }
 
   private async buy(
@@ -210,7 +300,12 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     // not only from the sale on: the answer then rarely waits for them (it did for ~18% of
     // purchases under load, 1.2 ms on average, 18 ms at the 99th percentile).
     const codes = this.coupons.drawQrCodesAhead(purchaseId, order.quantity);
-    const charged = this.gateway.charge({ token, amountCents: deal.current_price * order.quantity, idempotencyKey: purchaseId, description: `deal ${deal.id} x${order.quantity}` });
+    const charged = this.gateway.charge({
+      token,
+      amountCents: deal.current_price * order.quantity,
+      idempotencyKey: purchaseId,
+      description: `deal ${deal.id} x${order.quantity}`,
+    });
     // Timeliness only (it logs its own failure): an expired hold stops counting whether or not its job runs.
     const [settled] = await Promise.allSettled([charged, armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt)]);
     if (settled.status === 'rejected') {
@@ -220,7 +315,9 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       keepLock();
       const settleAt = new Date(context.now.getTime() + CHARGE_LOCK_MS);
       const armed = await armPurchaseRecovery(this.scheduler, purchaseId, settleAt);
-      logger.error(`purchase ${purchaseId}: the processor did not answer its charge (${(settled.reason as Error)?.message}); ${armed ? `settled at ${settleAt.toISOString()}` : 'settled at the next start'}`);
+      logger.error(
+        `purchase ${purchaseId}: the processor did not answer its charge (${(settled.reason as Error)?.message}); ${armed ? `settled at ${settleAt.toISOString()}` : 'settled at the next start'}`,
+      );
       throw new PaymentOutcomeUnknown(
         `the payment processor did not answer; the purchase is settled from its record within ${CHARGE_LOCK_MS / 60_000} minutes: fulfilled if the card was charged, released if not`,
         purchaseId,
@@ -232,18 +329,38 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (outcome.status !== 'approved') {
       await Promise.all([
         this.releaseHold(deal.id, purchaseId, context),
-        handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: outcome.status, reason: outcome.reason } }, context),
+        handleCommand(
+          this.store,
+          purchaseStream(purchaseId),
+          purchaseDecider,
+          { type: 'RecordNonPayment', data: { purchaseId, partnerId: caller.partnerId, outcome: outcome.status, reason: outcome.reason } },
+          context,
+        ),
         disarmHoldRelease(this.scheduler, purchaseId),
       ]);
       if (outcome.status === 'declined') throw new Declined(`the card was declined: ${outcome.reason}`);
       throw new PaymentFailed('the payment processor failed; nothing was charged');
     }
     const record = (holdId: string): RecordPayment => ({
-      type: 'RecordPayment', data: { purchaseId, partnerId: caller.partnerId, userId: order.userId, creditCardId: order.creditCardId, chargeId: outcome.chargeId, sessionId: order.sessionId, holdId },
+      type: 'RecordPayment',
+      data: {
+        purchaseId,
+        partnerId: caller.partnerId,
+        userId: order.userId,
+        creditCardId: order.creditCardId,
+        chargeId: outcome.chargeId,
+        sessionId: order.sessionId,
+        holdId,
+      },
     });
     try {
       try {
-        return await this.coupons.completePaid({ purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId, codes }, caller, record, forBuyer);
+        return await this.coupons.completePaid(
+          { purchaseId, deal: snapshot, quantity: order.quantity, holdId: purchaseId, userId: order.userId, codes },
+          caller,
+          record,
+          forBuyer,
+        );
       } catch (error) {
         if (error instanceof DomainError) throw error;
         // The card is charged: a failed write (a busy or full disk) must not leave it without its
@@ -254,7 +371,12 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;
       // The hold lapsed during the charge and the deal sold out meanwhile: no charge without units.
-      await refundUnfulfilledCharge(this.store, this.gateway, { purchaseId, partnerId: caller.partnerId, chargeId: outcome.chargeId, amountCents: deal.current_price * order.quantity }, context);
+      await refundUnfulfilledCharge(
+        this.store,
+        this.gateway,
+        { purchaseId, partnerId: caller.partnerId, chargeId: outcome.chargeId, amountCents: deal.current_price * order.quantity },
+        context,
+      );
       throw error;
     }
   }

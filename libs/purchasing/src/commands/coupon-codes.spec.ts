@@ -11,7 +11,7 @@ describe('couponCodes', () => {
     expect(couponCodes('purchase-42-10', secret)).toEqual({ barcode: '2214405598446', redemptionCode: '7EFJFXT86H' });
   });
 
-  it('cannot be worked out from the coupon id without the installation\'s secret', () => {
+  it("cannot be worked out from the coupon id without the installation's secret", () => {
     // Before session 13: an unkeyed SHA-256 of the id, which anyone who saw a purchase id could compute.
     const unkeyed = createHash('sha256').update('coupon:p1-1').digest();
     expect(couponCodes('p1-1', secret).barcode.slice(0, 12)).not.toBe([...unkeyed.subarray(0, 12)].map((b) => b % 10).join(''));

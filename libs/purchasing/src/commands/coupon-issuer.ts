@@ -1,5 +1,16 @@
 import { CatalogQueries } from '@deals/catalog';
-import { CannotFulfil, Clock, CommandCaller, CommandContext, EventStore, fold, handleCommand, laterPosition, LogPosition, Scheduler } from '@deals/kernel';
+import {
+  CannotFulfil,
+  Clock,
+  CommandCaller,
+  CommandContext,
+  EventStore,
+  fold,
+  handleCommand,
+  laterPosition,
+  LogPosition,
+  Scheduler,
+} from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { couponDecider } from '../domain/coupon/coupon.decider';
 import { couponStream } from '../domain/coupon/coupon.events';
@@ -114,9 +125,22 @@ export class CouponIssuer {
    * sold out meanwhile); returns the hold sold. The buyer's units count against the deal's per-user
    * limit (`forBuyer`) unless their hold already did.
    */
-  private async sell(purchaseId: string, dealId: string, holdId: string, quantity: number, forBuyer: ForBuyer, context: CommandContext): Promise<string> {
+  private async sell(
+    purchaseId: string,
+    dealId: string,
+    holdId: string,
+    quantity: number,
+    forBuyer: ForBuyer,
+    context: CommandContext,
+  ): Promise<string> {
     try {
-      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } }, context);
+      await handleCommand(
+        this.store,
+        inventoryStream(dealId),
+        inventoryDecider,
+        { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } },
+        context,
+      );
       return holdId;
     } catch (error) {
       if (!(error instanceof CannotFulfil) || error instanceof OverPerUserLimit) throw error;
@@ -131,8 +155,20 @@ export class CouponIssuer {
       const view = await this.catalog.deal(dealId);
       if (!view) throw new CannotFulfil('the deal is no longer listed');
       refuseOffSale(view, context.now.getTime());
-      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity, ...forBuyer } }, context);
-      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId: fresh } }, context);
+      await handleCommand(
+        this.store,
+        inventoryStream(dealId),
+        inventoryDecider,
+        { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity, ...forBuyer } },
+        context,
+      );
+      await handleCommand(
+        this.store,
+        inventoryStream(dealId),
+        inventoryDecider,
+        { type: 'SellHeldUnits', data: { dealId, holdId: fresh } },
+        context,
+      );
       return fresh;
     }
   }
@@ -143,7 +179,13 @@ export class CouponIssuer {
    */
   private async sellIfTaken(dealId: string, holdId: string, forBuyer: ForBuyer, context: CommandContext): Promise<boolean> {
     try {
-      await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } }, context);
+      await handleCommand(
+        this.store,
+        inventoryStream(dealId),
+        inventoryDecider,
+        { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } },
+        context,
+      );
       return true;
     } catch (error) {
       if (error instanceof CannotFulfil && !(error instanceof OverPerUserLimit)) return false;
@@ -172,10 +214,32 @@ export class CouponIssuer {
     const expiresAt = couponExpiry(deal, now);
     // From the state, not the new events: a second run issues the coupons a crash left out.
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
-    const issued = await Promise.all(purchase.couponIds.map((couponId) => handleCommand(this.store, couponStream(couponId), couponDecider, {
-      type: 'IssueCoupon',
-      data: { couponId, purchaseId, partnerId: caller.partnerId, userId: purchase.userId, dealId: deal.dealId, dealType: deal.type, ...(codes?.get(couponId) ?? couponCodes(couponId, this.codeKey.secret)), expiresAt, issuedAt: now.toISOString(), refundable: deal.fulfillmentMethod !== 'shipped' },
-    }, context, { freshStream: true })));
+    const issued = await Promise.all(
+      purchase.couponIds.map((couponId) =>
+        handleCommand(
+          this.store,
+          couponStream(couponId),
+          couponDecider,
+          {
+            type: 'IssueCoupon',
+            data: {
+              couponId,
+              purchaseId,
+              partnerId: caller.partnerId,
+              userId: purchase.userId,
+              dealId: deal.dealId,
+              dealType: deal.type,
+              ...(codes?.get(couponId) ?? couponCodes(couponId, this.codeKey.secret)),
+              expiresAt,
+              issuedAt: now.toISOString(),
+              refundable: deal.fulfillmentMethod !== 'shipped',
+            },
+          },
+          context,
+          { freshStream: true },
+        ),
+      ),
+    );
     return issued.reduce<LogPosition | null>((latest, { position }) => laterPosition(latest, position), null);
   }
 }

@@ -1,19 +1,51 @@
-import { AccountQueries, passwordInput, passwordIssues, readProfile, STORED_CARDS, StoreCard, USER_ACCOUNTS, UserWrites, validateCardInput } from '@deals/accounts';
+import {
+  AccountQueries,
+  passwordInput,
+  passwordIssues,
+  readProfile,
+  STORED_CARDS,
+  StoreCard,
+  USER_ACCOUNTS,
+  UserWrites,
+  validateCardInput,
+} from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, CommandCaller, DomainError, EventStore, LogPosition, NotFound, requiredTextIssue, ValidationFailed, ValidationIssue, ViewProgress } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  DomainError,
+  EventStore,
+  LogPosition,
+  NotFound,
+  requiredTextIssue,
+  ValidationFailed,
+  ValidationIssue,
+  ViewProgress,
+} from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { unitCountIssue } from '../domain/inventory/inventory.decider';
 import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { BuyWithStoredCard } from './buy-with-stored-card.command';
-import { refuseFreeCardPurchase, refuseOverLimit, refuseOverUserLimit, refuseShortStock, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from './sale-rules';
+import {
+  refuseFreeCardPurchase,
+  refuseOverLimit,
+  refuseOverUserLimit,
+  refuseShortStock,
+  refuseUnchargeableAmount,
+  refuseUnsellable,
+  SOLD_TYPES,
+} from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /** POST /v1/purchases/full.json: user, card and purchase in one call (part 4.6.1). */
 export class FullPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
-  constructor(readonly input: Record<string, unknown>, readonly caller: Caller) {
+  constructor(
+    readonly input: Record<string, unknown>,
+    readonly caller: Caller,
+  ) {
     super();
   }
 }
@@ -39,7 +71,8 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
   async execute({ input, caller }: FullPurchase) {
     const now = this.clock.now();
     const issues: ValidationIssue[] = [];
-    const issue = (resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid') => issues.push({ type, resource, field, message });
+    const issue = (resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid') =>
+      issues.push({ type, resource, field, message });
     const badDeal = requiredTextIssue(input.deal_id, 'purchase', 'deal_id');
     if (badDeal) issues.push(badDeal);
     const badCount = unitCountIssue(input.quantity, 'quantity');
@@ -47,7 +80,13 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     const user = isObject(input.user) ? input.user : null;
     if (typeof input.user_id !== 'string' && !user) {
       if (input.user_id !== undefined && input.user_id !== null) issue('user', 'user_id', 'must be a string');
-      else issue('user', 'user', 'give user_id or a user object', input.user === undefined || input.user === null ? 'missing_field' : 'invalid');
+      else
+        issue(
+          'user',
+          'user',
+          'give user_id or a user object',
+          input.user === undefined || input.user === null ? 'missing_field' : 'invalid',
+        );
     }
     const password = user ? passwordInput(user) : null;
     const pass = password?.pass;
@@ -61,20 +100,28 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     const card = isObject(input.credit_card) ? input.credit_card : null;
     if (typeof input.credit_card_id !== 'string' && !card) {
       if (input.credit_card_id !== undefined && input.credit_card_id !== null) issue('credit_card', 'credit_card_id', 'must be a string');
-      else issue('credit_card', 'credit_card', 'give credit_card_id or a credit_card object', input.credit_card === undefined || input.credit_card === null ? 'missing_field' : 'invalid');
+      else
+        issue(
+          'credit_card',
+          'credit_card',
+          'give credit_card_id or a credit_card object',
+          input.credit_card === undefined || input.credit_card === null ? 'missing_field' : 'invalid',
+        );
     }
     if (card) issues.push(...validateCardInput(card, now));
     const view = typeof input.deal_id === 'string' ? await this.catalog.deal(input.deal_id) : null;
     if (typeof input.deal_id === 'string' && !view) throw new NotFound(`deal ${input.deal_id} not found`);
     let shipping: ShippingAddress | null = null;
     if (view?.deal?.fulfillment_method === 'shipped') {
-      if (typeof input.shipping_address_id === 'string') shipping = await this.purchases.shippingAddress(caller.partnerId, input.shipping_address_id);
+      if (typeof input.shipping_address_id === 'string')
+        shipping = await this.purchases.shippingAddress(caller.partnerId, input.shipping_address_id);
       else if (input.shipping_address !== undefined) {
         const read = readShippingAddress(input.shipping_address, `${now.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
         issues.push(...read.issues);
         shipping = read.address;
       } else issue('shipping_address', 'shipping_address', 'is required for a shipped deal', 'missing_field');
-      if (typeof input.shipping_address_id === 'string' && !shipping) issue('shipping_address', 'shipping_address_id', 'names no known address', 'not_found');
+      if (typeof input.shipping_address_id === 'string' && !shipping)
+        issue('shipping_address', 'shipping_address_id', 'names no known address', 'not_found');
     }
     if (issues.length) throw new ValidationFailed(issues);
     // The deal's own refusals (not on sale, free, over the limit, sold out, a known user's earlier
@@ -89,7 +136,8 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       refuseUnchargeableAmount(view, input.quantity as number);
       refuseShortStock(view, input.quantity as number, now.getTime());
       const known = typeof input.user_id === 'string' ? input.user_id : reusable;
-      if (known) refuseOverUserLimit(view, input.quantity as number, await this.purchases.unitsBought(caller.partnerId, known, view.deal!.id));
+      if (known)
+        refuseOverUserLimit(view, input.quantity as number, await this.purchases.unitsBought(caller.partnerId, known, view.deal!.id));
     }
 
     const extra: Record<string, unknown> = {};
@@ -98,10 +146,20 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       extra.user_id = userId;
       const creditCardId = await this.resolveCard(input.credit_card_id, card, userId, caller);
       extra.credit_card_id = creditCardId;
-      return await this.commands.execute(new BuyWithStoredCard({
-        deal_id: input.deal_id, quantity: input.quantity, user_id: userId, credit_card_id: creditCardId,
-        session_id: input.session_id, shipping_address: shipping ?? undefined,
-      }, caller, { atCurrentPrice: true }));
+      return await this.commands.execute(
+        new BuyWithStoredCard(
+          {
+            deal_id: input.deal_id,
+            quantity: input.quantity,
+            user_id: userId,
+            credit_card_id: creditCardId,
+            session_id: input.session_id,
+            shipping_address: shipping ?? undefined,
+          },
+          caller,
+          { atCurrentPrice: true },
+        ),
+      );
     } catch (error) {
       if (error instanceof DomainError) Object.assign(error.extra, extra);
       throw error;
@@ -115,9 +173,16 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
   }
 
   /** `reusable`: the live user the user object's email names, if any ({@link reusableUser}). */
-  private async resolveUser(userId: unknown, user: Record<string, unknown> | null, reusable: string | null, pass: string | undefined, caller: Caller): Promise<string> {
+  private async resolveUser(
+    userId: unknown,
+    user: Record<string, unknown> | null,
+    reusable: string | null,
+    pass: string | undefined,
+    caller: Caller,
+  ): Promise<string> {
     if (typeof userId === 'string') {
-      if (!(await this.accounts.user(caller.partnerId, userId))) throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
+      if (!(await this.accounts.user(caller.partnerId, userId)))
+        throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
       return userId;
     }
     if (reusable) return reusable;
@@ -135,7 +200,8 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       if (!(await this.accounts.user(caller.partnerId, other))) throw error;
       return other;
     }
-    const withPassword = pass !== undefined ? await this.users.update(created.userId, { pass, pass_confirmation: pass }, true, caller) : created;
+    const withPassword =
+      pass !== undefined ? await this.users.update(created.userId, { pass, pass_confirmation: pass }, true, caller) : created;
     await this.progress.waitFor([USER_ACCOUNTS], withPassword.position ?? created.position);
     return created.userId;
   }
@@ -143,8 +209,14 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
   private async resolveCard(cardId: unknown, card: Record<string, unknown> | null, userId: string, caller: Caller): Promise<string> {
     if (typeof cardId === 'string') {
       const stored = await this.accounts.card(caller.partnerId, cardId);
-      if (!stored) throw new ValidationFailed([{ type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' }]);
-      if (stored.userId !== userId) throw new ValidationFailed([{ type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' }]);
+      if (!stored)
+        throw new ValidationFailed([
+          { type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' },
+        ]);
+      if (stored.userId !== userId)
+        throw new ValidationFailed([
+          { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
+        ]);
       return cardId;
     }
     const stored = await this.commands.execute(new StoreCard(userId, card!, caller));

@@ -5,7 +5,8 @@ import { Logger } from '@nestjs/common';
 export const RECOVER_PURCHASE_JOB = 'recover-purchase';
 
 /** Its id: one per purchase, and one per later attempt (a job may not re-arm its own id while it runs). */
-export const recoverPurchaseJobId = (purchaseId: string, attempt = 0) => (attempt === 0 ? `recover-purchase-${purchaseId}` : `recover-purchase-${purchaseId}-${attempt}`);
+export const recoverPurchaseJobId = (purchaseId: string, attempt = 0) =>
+  attempt === 0 ? `recover-purchase-${purchaseId}` : `recover-purchase-${purchaseId}-${attempt}`;
 
 /** How long a failed settling waits before its next attempt: a minute, doubling, at most half an hour. */
 export const recoveryRetryDelayMs = (attempt: number) => Math.min(60_000 * 2 ** Math.max(0, attempt - 1), 30 * 60_000);
@@ -18,7 +19,12 @@ const logger = new Logger('PurchaseRecovery');
  */
 export async function armPurchaseRecovery(scheduler: Scheduler, purchaseId: string, runAt: Date, attempt = 0): Promise<boolean> {
   try {
-    await scheduler.schedule({ id: recoverPurchaseJobId(purchaseId, attempt), kind: RECOVER_PURCHASE_JOB, runAt, data: { purchaseId, attempt } });
+    await scheduler.schedule({
+      id: recoverPurchaseJobId(purchaseId, attempt),
+      kind: RECOVER_PURCHASE_JOB,
+      runAt,
+      data: { purchaseId, attempt },
+    });
     return true;
   } catch (error) {
     logger.error(`purchase ${purchaseId}: its settling job was not armed (${(error as Error).message}); start-up recovery settles it`);

@@ -6,42 +6,71 @@ import { couponStream } from '../domain/coupon/coupon.events';
 
 /** PUT /coupons/:id/redeem and PUT /users/:user_id/coupons/:id/redeem (then only that user's). */
 export class RedeemCoupon extends Command<{ position: LogPosition | null }> {
-  constructor(readonly couponId: string, readonly userId: string | undefined, readonly caller: CommandCaller & { partnerId: string }) {
+  constructor(
+    readonly couponId: string,
+    readonly userId: string | undefined,
+    readonly caller: CommandCaller & { partnerId: string },
+  ) {
     super();
   }
 }
 
 @CommandHandler(RedeemCoupon)
 export class RedeemCouponHandler implements ICommandHandler<RedeemCoupon> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ couponId, userId, caller }: RedeemCoupon) {
-    const { position } = await handleCommand(this.store, couponStream(couponId), couponDecider, {
-      type: 'RedeemCoupon', data: { couponId, partnerId: caller.partnerId, userId },
-    }, { now: this.clock.now(), metadata: caller });
+    const { position } = await handleCommand(
+      this.store,
+      couponStream(couponId),
+      couponDecider,
+      {
+        type: 'RedeemCoupon',
+        data: { couponId, partnerId: caller.partnerId, userId },
+      },
+      { now: this.clock.now(), metadata: caller },
+    );
     return { position };
   }
 }
 
 /** DELETE /api/v3/coupons/:id/cancel. */
 export class CancelCoupon extends Command<{ position: LogPosition | null }> {
-  constructor(readonly couponId: string, readonly caller: CommandCaller & { partnerId: string }) {
+  constructor(
+    readonly couponId: string,
+    readonly caller: CommandCaller & { partnerId: string },
+  ) {
     super();
   }
 }
 
 @CommandHandler(CancelCoupon)
 export class CancelCouponHandler implements ICommandHandler<CancelCoupon> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ couponId, caller }: CancelCoupon) {
     // The coupon names its purchase; only a reseller's purchase (its sale recorded as resold) may be cancelled here.
     const issued = (await this.store.readStream(couponStream(couponId), 0))[0];
     const purchaseId = issued?.type === 'CouponIssued' ? (issued.data as { purchaseId?: unknown }).purchaseId : undefined;
-    const resold = typeof purchaseId === 'string' && (await this.store.readStream(purchaseStream(purchaseId), 0)).some((e) => e.type === 'PurchaseResold');
-    const { position } = await handleCommand(this.store, couponStream(couponId), couponDecider, {
-      type: 'CancelCoupon', data: { couponId, partnerId: caller.partnerId, resold },
-    }, { now: this.clock.now(), metadata: caller });
+    const resold =
+      typeof purchaseId === 'string' &&
+      (await this.store.readStream(purchaseStream(purchaseId), 0)).some((e) => e.type === 'PurchaseResold');
+    const { position } = await handleCommand(
+      this.store,
+      couponStream(couponId),
+      couponDecider,
+      {
+        type: 'CancelCoupon',
+        data: { couponId, partnerId: caller.partnerId, resold },
+      },
+      { now: this.clock.now(), metadata: caller },
+    );
     return { position };
   }
 }

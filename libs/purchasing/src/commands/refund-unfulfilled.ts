@@ -21,8 +21,16 @@ export async function refundUnfulfilledCharge(
 ): Promise<void> {
   const { purchaseId, partnerId, chargeId, amountCents } = purchase;
   const refund = await gateway.refund({ chargeId, amountCents, idempotencyKey: refundKey(purchaseId) });
-  if (refund.status !== 'refunded') throw new Error(`purchase ${purchaseId}: the refund of its unfulfilled charge failed (${refund.reason})`);
-  await handleCommand(store, purchaseStream(purchaseId), purchaseDecider, {
-    type: 'RecordNonPayment', data: { purchaseId, partnerId, outcome: 'error', reason: SOLD_OUT_DURING_CHARGE },
-  }, context);
+  if (refund.status !== 'refunded')
+    throw new Error(`purchase ${purchaseId}: the refund of its unfulfilled charge failed (${refund.reason})`);
+  await handleCommand(
+    store,
+    purchaseStream(purchaseId),
+    purchaseDecider,
+    {
+      type: 'RecordNonPayment',
+      data: { purchaseId, partnerId, outcome: 'error', reason: SOLD_OUT_DURING_CHARGE },
+    },
+    context,
+  );
 }

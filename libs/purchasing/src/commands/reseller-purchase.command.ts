@@ -1,11 +1,31 @@
 import { CatalogQueries } from '@deals/catalog';
-import { CannotFulfil, CannotFulfilReseller, Clock, isIsoDateText, CommandCaller, EventStore, handleCommand, IdGenerator, loadAggregate, LogPosition, NotFound, requiredTextIssue, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import {
+  CannotFulfil,
+  CannotFulfilReseller,
+  Clock,
+  isIsoDateText,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  IdGenerator,
+  loadAggregate,
+  LogPosition,
+  NotFound,
+  requiredTextIssue,
+  ValidationFailed,
+  ValidationIssue,
+} from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
 import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
-import { ResaleClaimSuperseded, ResaleTerms, transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
+import {
+  ResaleClaimSuperseded,
+  ResaleTerms,
+  transactionReferenceDecider,
+  transactionReferenceStream,
+} from '../domain/purchase/resale-claim';
 import { CouponIssuer } from './coupon-issuer';
 import { refuseOverLimit, refuseUnsellable, RESOLD_TYPES } from './sale-rules';
 
@@ -13,7 +33,10 @@ type Caller = CommandCaller & { partnerId: string };
 
 /** POST /api/v3/resellers/purchases (part 4.6.2). */
 export class RecordResellerPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
-  constructor(readonly input: Record<string, unknown>, readonly caller: Caller) {
+  constructor(
+    readonly input: Record<string, unknown>,
+    readonly caller: Caller,
+  ) {
     super();
   }
 }
@@ -43,7 +66,15 @@ function termsOf(input: Record<string, unknown>): ResaleTerms {
 export function recordResale(purchaseId: string, partnerId: string, transactionReference: string, terms: ResaleTerms) {
   return (holdId: string) => ({
     type: 'RecordResale' as const,
-    data: { purchaseId, partnerId, holdId, transactionReference, transactionDate: terms.transactionDate, amountCents: terms.amountCents, buyer: terms.buyer },
+    data: {
+      purchaseId,
+      partnerId,
+      holdId,
+      transactionReference,
+      transactionDate: terms.transactionDate,
+      amountCents: terms.amountCents,
+      buyer: terms.buyer,
+    },
   });
 }
 
@@ -61,37 +92,53 @@ export function requiredResellerFields(type: string, fulfillment: string): strin
  */
 @CommandHandler(RecordResellerPurchase)
 export class RecordResellerPurchaseHandler implements ICommandHandler<RecordResellerPurchase> {
-  constructor(private readonly store: EventStore, private readonly catalog: CatalogQueries, private readonly coupons: CouponIssuer, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly catalog: CatalogQueries,
+    private readonly coupons: CouponIssuer,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
 
   async execute({ input, caller }: RecordResellerPurchase) {
     // A repeat of a recorded sale answers it whatever this body says: a retry that names a deal
     // since removed, or leaves out a field, is still the same transaction, already paid for.
     const recorded = await this.recordedSale(caller.partnerId, input.transaction_reference);
     if (recorded) return this.complete(recorded, termsOf(input), caller, input.transaction_reference as string);
-    if (typeof input.deal_id !== 'string' || input.deal_id === '') throw new ValidationFailed([requiredTextIssue(input.deal_id, 'purchase', 'deal_id')!]);
+    if (typeof input.deal_id !== 'string' || input.deal_id === '')
+      throw new ValidationFailed([requiredTextIssue(input.deal_id, 'purchase', 'deal_id')!]);
     const view = await this.catalog.deal(input.deal_id);
     if (!view) throw new NotFound(`deal ${input.deal_id} not found`);
     const deal = view.deal!;
     const required = requiredResellerFields(deal.type, deal.fulfillment_method);
     const issues: ValidationIssue[] = [];
-    for (const field of required) if (input[field] === undefined || input[field] === null || input[field] === '') issues.push({ type: 'missing_field', resource: 'purchase', field, message: 'is required' });
+    for (const field of required)
+      if (input[field] === undefined || input[field] === null || input[field] === '')
+        issues.push({ type: 'missing_field', resource: 'purchase', field, message: 'is required' });
     const quantity = input.quantity === undefined && !required.includes('quantity') ? 1 : input.quantity;
     const badCount = input.quantity === undefined ? null : unitCountIssue(quantity, 'quantity');
     if (badCount) issues.push(badCount);
-    if (input.transaction_amount !== undefined && !(Number.isSafeInteger(input.transaction_amount) && (input.transaction_amount as number) >= 0)) {
+    if (
+      input.transaction_amount !== undefined &&
+      !(Number.isSafeInteger(input.transaction_amount) && (input.transaction_amount as number) >= 0)
+    ) {
       issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_amount', message: 'must be whole cents, not negative' });
     }
     if (input.transaction_date !== undefined && !isIsoDateText(input.transaction_date, 'optional')) {
       issues.push({ type: 'invalid', resource: 'purchase', field: 'transaction_date', message: 'must be an ISO 8601 date and time' });
     }
-    for (const field of ['state', 'country']) if (typeof input[field] === 'string' && !/^[A-Za-z]{2}$/.test(input[field] as string)) issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be two letters' });
+    for (const field of ['state', 'country'])
+      if (typeof input[field] === 'string' && !/^[A-Za-z]{2}$/.test(input[field] as string))
+        issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be two letters' });
     for (const field of [...TEXT, 'transaction_reference']) {
       const value = input[field];
       if (value === undefined) continue;
       if (typeof value !== 'string') issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must be text' });
-      else if ([...value].length > MAX_TEXT) issues.push({ type: 'invalid', resource: 'purchase', field, message: `must be at most ${MAX_TEXT} characters` });
+      else if ([...value].length > MAX_TEXT)
+        issues.push({ type: 'invalid', resource: 'purchase', field, message: `must be at most ${MAX_TEXT} characters` });
       // Kept on the sale and shown on its coupons and in the audit: no NUL or other control characters.
-      else if (CONTROL.test(value)) issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must not hold control characters' });
+      else if (CONTROL.test(value))
+        issues.push({ type: 'invalid', resource: 'purchase', field, message: 'must not hold control characters' });
     }
     if (issues.length) throw new ValidationFailed(issues);
 
@@ -118,18 +165,39 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     const context = { now, metadata: caller };
     const stream = transactionReferenceStream(caller.partnerId, reference);
     const purchaseId = this.ids.short();
-    const claim = await handleCommand(this.store, stream, transactionReferenceDecider, {
-      type: 'ClaimTransactionReference',
-      data: { partnerId: caller.partnerId, transactionReference: reference, purchaseId, dealId: asked.view.deal!.id, quantity: asked.quantity, terms: asked.terms },
-    }, context);
+    const claim = await handleCommand(
+      this.store,
+      stream,
+      transactionReferenceDecider,
+      {
+        type: 'ClaimTransactionReference',
+        data: {
+          partnerId: caller.partnerId,
+          transactionReference: reference,
+          purchaseId,
+          dealId: asked.view.deal!.id,
+          quantity: asked.quantity,
+          terms: asked.terms,
+        },
+      },
+      context,
+    );
     const owner = claim.state.purchaseId!;
     /** Gives the claim up: nothing was sold under the reference, so a retry is a new sale. */
-    const giveUp = (reason: string) => handleCommand(this.store, stream, transactionReferenceDecider, { type: 'ReleaseTransactionReference', data: { purchaseId: owner, reason } }, context);
+    const giveUp = (reason: string) =>
+      handleCommand(
+        this.store,
+        stream,
+        transactionReferenceDecider,
+        { type: 'ReleaseTransactionReference', data: { purchaseId: owner, reason } },
+        context,
+      );
     // The sale recorded under the reference: this one's, or the first's when this is a repeat.
     let sale = asked;
     if (owner !== purchaseId) {
       // A repeat: finish the first one (a crash may have stopped it) and answer it.
-      if ((await this.store.readStream(purchaseStream(owner), 0)).length) return this.complete(owner, claim.state.terms ?? asked.terms, caller, reference);
+      if ((await this.store.readStream(purchaseStream(owner), 0)).length)
+        return this.complete(owner, claim.state.terms ?? asked.terms, caller, reference);
       // The first is still being recorded (sent at the same moment), or stopped before its
       // purchase: its deal, quantity and terms are held and recorded, never this body's.
       const { dealId: firstDeal, quantity: firstQuantity, terms: firstTerms } = claim.state;
@@ -146,7 +214,13 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       refuseUnsellable(sale.view, now.getTime(), RESOLD_TYPES);
       // One transaction is one buyer's (a reseller names no user of ours to count across sales).
       refuseOverLimit(sale.view, sale.quantity);
-      await handleCommand(this.store, inventoryStream(saleDeal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: saleDeal.id, holdId: owner, quantity: sale.quantity } }, context);
+      await handleCommand(
+        this.store,
+        inventoryStream(saleDeal.id),
+        inventoryDecider,
+        { type: 'HoldUnits', data: { dealId: saleDeal.id, holdId: owner, quantity: sale.quantity } },
+        context,
+      );
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;
       // Refused: a retry (perhaps of another deal, once there is stock) is a new sale, not this one completed later.
@@ -154,23 +228,48 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
       throw new CannotFulfilReseller(error.message);
     }
     try {
-      await handleCommand(this.store, stream, transactionReferenceDecider, { type: 'MarkResaleSelling', data: { purchaseId: owner } }, context);
+      await handleCommand(
+        this.store,
+        stream,
+        transactionReferenceDecider,
+        { type: 'MarkResaleSelling', data: { purchaseId: owner } },
+        context,
+      );
     } catch (error) {
       // The claim was given up meanwhile (another request's sale of it was refused): the units
       // just held go back, and the caller starts again.
       if (error instanceof ResaleClaimSuperseded) {
-        await handleCommand(this.store, inventoryStream(saleDeal.id), inventoryDecider, { type: 'ReleaseHold', data: { dealId: saleDeal.id, holdId: owner, reason: 'refused' } }, context);
+        await handleCommand(
+          this.store,
+          inventoryStream(saleDeal.id),
+          inventoryDecider,
+          { type: 'ReleaseHold', data: { dealId: saleDeal.id, holdId: owner, reason: 'refused' } },
+          context,
+        );
       }
       throw error;
     }
     const snapshot = dealSnapshot(saleDeal);
-    await handleCommand(this.store, purchaseStream(owner), purchaseDecider, {
-      type: 'ReservePurchase',
-      data: {
-        purchaseId: owner, partnerId: caller.partnerId, deal: snapshot, quantity: sale.quantity, holdId: owner, reservedAt: now.toISOString(),
-        holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(), via: 'reseller', transactionReference: reference,
+    await handleCommand(
+      this.store,
+      purchaseStream(owner),
+      purchaseDecider,
+      {
+        type: 'ReservePurchase',
+        data: {
+          purchaseId: owner,
+          partnerId: caller.partnerId,
+          deal: snapshot,
+          quantity: sale.quantity,
+          holdId: owner,
+          reservedAt: now.toISOString(),
+          holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+          via: 'reseller',
+          transactionReference: reference,
+        },
       },
-    }, context);
+      context,
+    );
     return this.complete(owner, sale.terms, caller, reference);
   }
 

@@ -1,6 +1,20 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, loadAggregate, LogPosition, NotFound, OPERATOR, requiredTextIssue, Scheduler, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import {
+  Clock,
+  EventStore,
+  handleCommand,
+  IdGenerator,
+  laterPosition,
+  loadAggregate,
+  LogPosition,
+  NotFound,
+  OPERATOR,
+  requiredTextIssue,
+  Scheduler,
+  ValidationFailed,
+  ValidationIssue,
+} from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
 import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
@@ -13,7 +27,13 @@ import { refuseExpiredVouchers, refuseOverLimit, refuseUnchargeableAmount, refus
 
 @CommandHandler(ReserveUnits)
 export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
-  constructor(private readonly store: EventStore, private readonly catalog: CatalogQueries, private readonly scheduler: Scheduler, private readonly clock: Clock, private readonly ids: IdGenerator) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly catalog: CatalogQueries,
+    private readonly scheduler: Scheduler,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
 
   async execute({ dealId, quantity, caller }: ReserveUnits) {
     const issues: ValidationIssue[] = [];
@@ -33,18 +53,42 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     const context = { now, metadata: caller };
     // The reservation is on disk before its hold, so a crash never leaves a hold nobody owns (a
     // reservation without its hold is claimed on fresh units, or released, like a lapsed one).
-    const reserved = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, {
-      type: 'ReservePurchase',
-      data: {
-        purchaseId, partnerId: caller.partnerId, deal: dealSnapshot(deal), quantity: quantity as number, holdId: purchaseId, reservedAt: now.toISOString(),
-        holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+    const reserved = await handleCommand(
+      this.store,
+      purchaseStream(purchaseId),
+      purchaseDecider,
+      {
+        type: 'ReservePurchase',
+        data: {
+          purchaseId,
+          partnerId: caller.partnerId,
+          deal: dealSnapshot(deal),
+          quantity: quantity as number,
+          holdId: purchaseId,
+          reservedAt: now.toISOString(),
+          holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+        },
       },
-    }, context, { freshStream: true });
+      context,
+      { freshStream: true },
+    );
     let held;
     try {
-      held = await handleCommand(this.store, inventoryStream(deal.id), inventoryDecider, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: quantity as number } }, context);
+      held = await handleCommand(
+        this.store,
+        inventoryStream(deal.id),
+        inventoryDecider,
+        { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: quantity as number } },
+        context,
+      );
     } catch (error) {
-      await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } }, context);
+      await handleCommand(
+        this.store,
+        purchaseStream(purchaseId),
+        purchaseDecider,
+        { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } },
+        context,
+      );
       throw error;
     }
     const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
@@ -88,7 +132,9 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
     if (purchase.status !== 'fulfilled' && view) refuseExpiredVouchers(view, this.clock.now().getTime());
     const maxPerUser = view?.deal?.max_per_user;
     return this.coupons.complete(
-      purchaseId, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }),
+      purchaseId,
+      caller,
+      (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId, partnerId: caller.partnerId, userId, holdId } }),
       { buyer: buyerKey(caller.partnerId, userId), maxPerBuyer: maxPerUser },
     );
   }
@@ -96,7 +142,11 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
 
 @CommandHandler(ReleaseReservation)
 export class ReleaseReservationHandler implements ICommandHandler<ReleaseReservation> {
-  constructor(private readonly store: EventStore, private readonly scheduler: Scheduler, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly scheduler: Scheduler,
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * The units go back first, then the purchase is marked released: a claim running at the same
@@ -113,9 +163,21 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
     let inventory: { position: LogPosition | null } = { position: null };
     if (before.status === 'reserved' || before.status === 'released') {
       const dealId = before.dealId!;
-      inventory = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId: before.holdId!, reason: 'released' } }, context);
+      inventory = await handleCommand(
+        this.store,
+        inventoryStream(dealId),
+        inventoryDecider,
+        { type: 'ReleaseHold', data: { dealId, holdId: before.holdId!, reason: 'released' } },
+        context,
+      );
     }
-    const released = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } }, context);
+    const released = await handleCommand(
+      this.store,
+      purchaseStream(purchaseId),
+      purchaseDecider,
+      { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } },
+      context,
+    );
     await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position: laterPosition(released.position, inventory.position) };
   }
@@ -123,14 +185,24 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
 
 @CommandHandler(ReleaseExpiredHold)
 export class ReleaseExpiredHoldHandler implements ICommandHandler<ReleaseExpiredHold> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   /** `liveUntil`: the hold's expiry (epoch ms) when it is still open and live, so nothing was released. */
   async execute({ dealId, holdId }: ReleaseExpiredHold): Promise<{ position: LogPosition | null; liveUntil: number | null }> {
     const now = this.clock.now();
-    const { position, state } = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseExpiredHold', data: { dealId, holdId } }, {
-      now, metadata: { ...OPERATOR, actor: 'system' },
-    });
+    const { position, state } = await handleCommand(
+      this.store,
+      inventoryStream(dealId),
+      inventoryDecider,
+      { type: 'ReleaseExpiredHold', data: { dealId, holdId } },
+      {
+        now,
+        metadata: { ...OPERATOR, actor: 'system' },
+      },
+    );
     const open = state.holds.get(holdId);
     return { position, liveUntil: open && open.expiresAt > now.getTime() ? open.expiresAt : null };
   }

@@ -57,7 +57,14 @@ export function refuseFreeCardPurchase(view: DealDetails): void {
 export function refuseUnchargeableAmount(view: DealDetails, quantity: number, field = 'quantity'): void {
   const price = view.deal!.current_price;
   if (!Number.isSafeInteger(price * quantity)) {
-    throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field, message: `at the deal's price of ${price} cents, ${quantity} units cost more than can be charged` }]);
+    throw new ValidationFailed([
+      {
+        type: 'invalid',
+        resource: 'purchase',
+        field,
+        message: `at the deal's price of ${price} cents, ${quantity} units cost more than can be charged`,
+      },
+    ]);
   }
 }
 

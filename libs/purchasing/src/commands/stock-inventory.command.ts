@@ -5,19 +5,33 @@ import { inventoryStream } from '../domain/inventory/inventory.events';
 
 /** Sets the total units of a deal. */
 export class StockInventory extends Command<{ position: LogPosition | null }> {
-  constructor(readonly dealId: string, readonly total: number, readonly caller: CommandCaller) {
+  constructor(
+    readonly dealId: string,
+    readonly total: number,
+    readonly caller: CommandCaller,
+  ) {
     super();
   }
 }
 
 @CommandHandler(StockInventory)
 export class StockInventoryHandler implements ICommandHandler<StockInventory> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ dealId, total, caller }: StockInventory) {
-    const { position } = await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'StockUnits', data: { dealId, total } }, {
-      now: this.clock.now(), metadata: caller,
-    });
+    const { position } = await handleCommand(
+      this.store,
+      inventoryStream(dealId),
+      inventoryDecider,
+      { type: 'StockUnits', data: { dealId, total } },
+      {
+        now: this.clock.now(),
+        metadata: caller,
+      },
+    );
     return { position };
   }
 }

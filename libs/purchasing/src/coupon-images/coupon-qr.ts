@@ -31,11 +31,13 @@ export class CouponQr implements OnModuleDestroy {
     if (image) return Promise.resolve(image);
     let drawn = this.drawing.get(code);
     if (!drawn) {
-      drawn = this.draw(code).then((png) => {
-        if (this.images.size >= CAPACITY) this.images.clear();
-        this.images.set(code, png);
-        return png;
-      }).finally(() => this.drawing.delete(code));
+      drawn = this.draw(code)
+        .then((png) => {
+          if (this.images.size >= CAPACITY) this.images.clear();
+          this.images.set(code, png);
+          return png;
+        })
+        .finally(() => this.drawing.delete(code));
       this.drawing.set(code, drawn);
     }
     return drawn;

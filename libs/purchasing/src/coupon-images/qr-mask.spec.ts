@@ -58,9 +58,9 @@ describe('the packed penalty', () => {
   it('scores any matrix of any packed size as the module-by-module rules do', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 31 }).chain((size) =>
-          fc.tuple(fc.constant(size), fc.uint8Array({ min: 0, max: 1, minLength: size * size, maxLength: size * size })),
-        ),
+        fc
+          .integer({ min: 1, max: 31 })
+          .chain((size) => fc.tuple(fc.constant(size), fc.uint8Array({ min: 0, max: 1, minLength: size * size, maxLength: size * size }))),
         ([size, modules]) => packedPenaltyOf(modules, size) === penalty(modules, size),
       ),
       { numRuns: 20_000 },
@@ -69,7 +69,13 @@ describe('the packed penalty', () => {
 
   it('scores lines full of long runs and finder-like patterns as the module-by-module rules do', () => {
     // Matrices built from a few row patterns: long runs of one colour and 1:1:3:1:1 patterns are frequent.
-    const rows = ['0000000000000000000000000', '1111111111111111111111111', '1011101000010111010000101', '0000101110100001011101000', '1111100000111110000011111'];
+    const rows = [
+      '0000000000000000000000000',
+      '1111111111111111111111111',
+      '1011101000010111010000101',
+      '0000101110100001011101000',
+      '1111100000111110000011111',
+    ];
     fc.assert(
       fc.property(fc.array(fc.nat({ max: rows.length - 1 }), { minLength: 21, maxLength: 25 }), fc.nat({ max: 4 }), (picks, cut) => {
         const size = picks.length;
@@ -80,4 +86,3 @@ describe('the packed penalty', () => {
     );
   });
 });
-

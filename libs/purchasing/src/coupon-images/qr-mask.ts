@@ -238,9 +238,29 @@ function linePenalty(line: number, size: number): number {
     const n = ~line;
     const windows = (1 << (size - 10)) - 1;
     const finderEnd =
-      n & (n >>> 1) & (n >>> 2) & (n >>> 3) & (line >>> 4) & (n >>> 5) & (line >>> 6) & (line >>> 7) & (line >>> 8) & (n >>> 9) & (line >>> 10);
+      n &
+      (n >>> 1) &
+      (n >>> 2) &
+      (n >>> 3) &
+      (line >>> 4) &
+      (n >>> 5) &
+      (line >>> 6) &
+      (line >>> 7) &
+      (line >>> 8) &
+      (n >>> 9) &
+      (line >>> 10);
     const finderStart =
-      line & (n >>> 1) & (line >>> 2) & (line >>> 3) & (line >>> 4) & (n >>> 5) & (line >>> 6) & (n >>> 7) & (n >>> 8) & (n >>> 9) & (n >>> 10);
+      line &
+      (n >>> 1) &
+      (line >>> 2) &
+      (line >>> 3) &
+      (line >>> 4) &
+      (n >>> 5) &
+      (line >>> 6) &
+      (n >>> 7) &
+      (n >>> 8) &
+      (n >>> 9) &
+      (n >>> 10);
     points += 40 * (popcount(finderEnd & windows) + popcount(finderStart & windows));
   }
   return points;

@@ -34,13 +34,24 @@ export class CouponsController {
     const paging = parsePaging(query, 'coupon');
     const words = typeof query.filter === 'string' && query.filter !== '' ? query.filter.split(',').map((w) => w.trim()) : [];
     const unknown = words.filter((w) => !WORDS.includes(w as CouponFilterWord));
-    if (unknown.length) throw new ValidationFailed([{ type: 'invalid', resource: 'coupon', field: 'filter', message: `takes words from ${WORDS.join(', ')}; unknown: ${unknown.join(', ')}` }]);
+    if (unknown.length)
+      throw new ValidationFailed([
+        {
+          type: 'invalid',
+          resource: 'coupon',
+          field: 'filter',
+          message: `takes words from ${WORDS.join(', ')}; unknown: ${unknown.join(', ')}`,
+        },
+      ]);
     if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
     const now = this.clock.now().getTime();
     const state = words.length ? couponStateFilter(words as CouponFilterWord[], now) : null;
     if (paging.count) return { status: 'success', count: await this.purchases.countUserCoupons(caller.partnerId, userId, state) };
     const coupons = await this.purchases.userCoupons(caller.partnerId, userId, state, paging.skip, paging.perPage);
-    return { status: 'success', coupons: await Promise.all(coupons.map(async (c) => toCoupon(c, now, this.links, await this.qr.base64(c.redemptionCode)))) };
+    return {
+      status: 'success',
+      coupons: await Promise.all(coupons.map(async (c) => toCoupon(c, now, this.links, await this.qr.base64(c.redemptionCode)))),
+    };
   }
 
   @Put('users/:user_id/coupons/:coupon_id/redeem')
@@ -72,10 +83,22 @@ export class CouponsController {
   async print(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     // The page shows the codes that redeem the coupon and its state now: never stored by a cache.
     const coupon = await this.openedCoupon(couponId, key, reply);
-    const [purchase, deal] = await Promise.all([this.purchases.purchase(coupon.partnerId, coupon.purchaseId), this.catalog.deal(coupon.dealId)]);
-    void reply.type('text/html; charset=utf-8').header('content-security-policy', PRINTABLE_PAGE_POLICY).header('x-content-type-options', 'nosniff');
+    const [purchase, deal] = await Promise.all([
+      this.purchases.purchase(coupon.partnerId, coupon.purchaseId),
+      this.catalog.deal(coupon.dealId),
+    ]);
+    void reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', PRINTABLE_PAGE_POLICY)
+      .header('x-content-type-options', 'nosniff');
     const terms = deal?.deal ? couponTerms(deal.deal) : {};
-    return printableCoupon(coupon, purchase?.deal.title ?? coupon.dealId, terms, await this.qr.base64(coupon.redemptionCode), this.clock.now().getTime());
+    return printableCoupon(
+      coupon,
+      purchase?.deal.title ?? coupon.dealId,
+      terms,
+      await this.qr.base64(coupon.redemptionCode),
+      this.clock.now().getTime(),
+    );
   }
 
   /**

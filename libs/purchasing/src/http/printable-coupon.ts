@@ -9,7 +9,8 @@ const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCode
  * What the page may load and do: its own inline style and print button, its QR image (a data
  * address), nothing from elsewhere, no forms, no framing by another site.
  */
-export const PRINTABLE_PAGE_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const PRINTABLE_PAGE_POLICY =
+  "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** The deal's terms a holder needs at the merchant's counter (part 2.1), as the page shows them. */
 export interface CouponTerms {
@@ -22,7 +23,9 @@ export interface CouponTerms {
 
 export function couponTerms(deal: DealTerms): CouponTerms {
   return {
-    merchant: deal.merchant_name, instructions: deal.instructions, finePrint: deal.fine_print,
+    merchant: deal.merchant_name,
+    instructions: deal.instructions,
+    finePrint: deal.fine_print,
     legalese: deal.fulfillment_method === 'printed' ? deal.fine_print_legalese : undefined,
   };
 }

@@ -20,7 +20,10 @@ export abstract class CouponLinks {
  * key does not, so knowing a purchase id no longer opens its coupons' printable page and code.
  */
 export class KeyedCouponLinks extends CouponLinks {
-  constructor(readonly apiBaseUrl: string, private readonly secret: Buffer) {
+  constructor(
+    readonly apiBaseUrl: string,
+    private readonly secret: Buffer,
+  ) {
     super();
   }
 
@@ -76,7 +79,14 @@ export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null,
     // A card purchase still being charged (or settled later) names its buyer and card already.
     user_id: purchase.userId ?? purchase.paymentIntent?.userId ?? null,
     credit_card_id: purchase.creditCardId ?? purchase.paymentIntent?.creditCardId ?? null,
-    deal: { id: purchase.deal.dealId, deal_id: purchase.deal.dealId, title: purchase.deal.title, type: purchase.deal.type, image_url: image, image_url_abs: `${catalog.imageBaseUrl}${image}` },
+    deal: {
+      id: purchase.deal.dealId,
+      deal_id: purchase.deal.dealId,
+      title: purchase.deal.title,
+      type: purchase.deal.type,
+      image_url: image,
+      image_url_abs: `${catalog.imageBaseUrl}${image}`,
+    },
     coupons,
   };
 }

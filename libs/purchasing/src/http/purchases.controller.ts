@@ -14,7 +14,8 @@ import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, toCoupon, toPurchase } from './purchase.responses';
 
 const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];
-const body = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const body = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 /** Part 4.6: reserve, claim, release, one purchase, a user's purchases. */
 @Controller()

@@ -20,7 +20,10 @@ export interface OpenHold {
  */
 @Injectable()
 export class OpenHolds {
-  constructor(private readonly store: EventStore, private readonly catalog: CatalogQueries) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly catalog: CatalogQueries,
+  ) {}
 
   async list(): Promise<OpenHold[]> {
     const open: OpenHold[] = [];

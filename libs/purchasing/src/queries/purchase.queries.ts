@@ -36,7 +36,12 @@ export class PurchaseQueries {
 
   /** Units of `dealId` sold to a user of this partner (fulfilled purchases and claims), as the views show them now. */
   async unitsBought(partnerId: string, userId: string, dealId: string): Promise<number> {
-    const bought = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { userId, partnerId, 'deal.dealId': dealId, fulfillmentState: 'fulfilled' });
+    const bought = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, {
+      userId,
+      partnerId,
+      'deal.dealId': dealId,
+      fulfillmentState: 'fulfilled',
+    });
     return bought.reduce((sum, purchase) => sum + purchase.quantity, 0);
   }
 
@@ -56,7 +61,11 @@ export class PurchaseQueries {
   }
 
   userCoupons(partnerId: string, userId: string, state: ViewFilter | null, skip: number, limit: number): Promise<CouponDetails[]> {
-    return this.views.find<CouponDetails>(COUPON_DETAILS, { userId, partnerId, ...(state ?? {}) }, { sort: { issuedAt: -1, purchaseId: 1, number: 1 }, skip, limit });
+    return this.views.find<CouponDetails>(
+      COUPON_DETAILS,
+      { userId, partnerId, ...(state ?? {}) },
+      { sort: { issuedAt: -1, purchaseId: 1, number: 1 }, skip, limit },
+    );
   }
 
   countUserCoupons(partnerId: string, userId: string, state: ViewFilter | null): Promise<number> {

@@ -1,4 +1,15 @@
-import { CannotFulfil, CommandCaller, EventStore, handleCommand, loadAggregate, loadCachedAggregate, OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
+import {
+  CannotFulfil,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  loadAggregate,
+  loadCachedAggregate,
+  OPERATOR,
+  PaymentGateway,
+  Scheduler,
+  ViewStore,
+} from '@deals/kernel';
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/coupon-issuer';
@@ -15,7 +26,6 @@ import { recordResale } from '../commands/reseller-purchase.command';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 
 const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
-
 
 /**
  * After a crash, finishes the card purchases a process left between reserving and recording the
@@ -95,7 +105,10 @@ export class RecoverInterruptedPayments {
         this.logger.warn(`issued the ${purchase.couponsOwed} coupon(s) purchase ${purchase._id} was owed`);
         recovered++;
       } catch (error) {
-        this.logger.error(`the coupons owed to purchase ${purchase._id} could not be issued; tried again at the next start`, error as Error);
+        this.logger.error(
+          `the coupons owed to purchase ${purchase._id} could not be issued; tried again at the next start`,
+          error as Error,
+        );
       }
     }
     return recovered + (await this.releaseAbandonedHolds(othersMayBeBuying));
@@ -132,7 +145,11 @@ export class RecoverInterruptedPayments {
       try {
         const reference = purchase.transactionReference;
         if (reference !== undefined) {
-          const { state: claim } = await loadAggregate(this.store, transactionReferenceStream(purchase.partnerId, reference), transactionReferenceDecider);
+          const { state: claim } = await loadAggregate(
+            this.store,
+            transactionReferenceStream(purchase.partnerId, reference),
+            transactionReferenceDecider,
+          );
           if (claim.purchaseId !== purchase._id || claim.status !== 'selling' || !claim.terms) continue;
           await this.coupons.complete(purchase._id, caller, recordResale(purchase._id, purchase.partnerId, reference, claim.terms));
           this.logger.warn(`finished reseller sale ${purchase._id} (${reference}): its units were taken before a stop`);
@@ -141,13 +158,19 @@ export class RecoverInterruptedPayments {
         }
         // The reservation's hold, or the one a claim after its lapse or release took in its place (`-r`).
         const inventory = await inventoryOf(purchase.deal.dealId);
-        const holds = purchase.fulfillmentState === 'released' ? [replacementHoldId(purchase._id)] : [purchase._id, replacementHoldId(purchase._id)];
+        const holds =
+          purchase.fulfillmentState === 'released' ? [replacementHoldId(purchase._id)] : [purchase._id, replacementHoldId(purchase._id)];
         const sale = holds.map((holdId) => inventory.closed.get(holdId)).find((closed) => typeof closed === 'object');
         const buyer = typeof sale === 'object' ? sale.soldTo : null;
         const prefix = `${purchase.partnerId}/`;
         if (!buyer?.startsWith(prefix)) continue;
         const userId = buyer.slice(prefix.length);
-        await this.coupons.complete(purchase._id, caller, (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, holdId } }), { buyer });
+        await this.coupons.complete(
+          purchase._id,
+          caller,
+          (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, holdId } }),
+          { buyer },
+        );
         this.logger.warn(`finished the claim of reservation ${purchase._id} for user ${userId}: its units were sold before a stop`);
         finished++;
       } catch (error) {
@@ -161,7 +184,9 @@ export class RecoverInterruptedPayments {
   private async retryLater(purchaseId: string, attempt: number, error: Error): Promise<boolean> {
     const retryAt = new Date(this.clock.now().getTime() + recoveryRetryDelayMs(attempt));
     const armed = await armPurchaseRecovery(this.scheduler, purchaseId, retryAt, attempt);
-    this.logger.error(`purchase ${purchaseId} could not be settled (${error.message}); tried again ${armed ? `at ${retryAt.toISOString()}` : 'at the next start'}`);
+    this.logger.error(
+      `purchase ${purchaseId} could not be settled (${error.message}); tried again ${armed ? `at ${retryAt.toISOString()}` : 'at the next start'}`,
+    );
     return armed;
   }
 
@@ -172,7 +197,13 @@ export class RecoverInterruptedPayments {
       if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) continue;
       try {
         if (await this.anyPurchaseRecorded(purchasesOfHold(holdId))) continue;
-        await handleCommand(this.store, inventoryStream(dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId, holdId, reason: 'abandoned' } }, { now, metadata: SYSTEM });
+        await handleCommand(
+          this.store,
+          inventoryStream(dealId),
+          inventoryDecider,
+          { type: 'ReleaseHold', data: { dealId, holdId, reason: 'abandoned' } },
+          { now, metadata: SYSTEM },
+        );
         this.logger.warn(`released hold ${holdId} of deal ${dealId}: no purchase was recorded for it`);
         released++;
       } catch (error) {
@@ -198,9 +229,16 @@ export class RecoverInterruptedPayments {
     const outcome = await this.settle(purchase);
     // Settled: the user's charge lock, if it still names this purchase, ends now rather than when it lapses.
     const { userId } = purchase.paymentIntent!;
-    await handleCommand(this.store, chargeLockStream(userId), chargeLockDecider, { type: 'EndCharge', data: { userId, purchaseId: purchase._id } }, {
-      now: this.clock.now(), metadata: { ...SYSTEM, partnerId: purchase.partnerId },
-    });
+    await handleCommand(
+      this.store,
+      chargeLockStream(userId),
+      chargeLockDecider,
+      { type: 'EndCharge', data: { userId, purchaseId: purchase._id } },
+      {
+        now: this.clock.now(),
+        metadata: { ...SYSTEM, partnerId: purchase.partnerId },
+      },
+    );
     return outcome;
   }
 
@@ -209,7 +247,12 @@ export class RecoverInterruptedPayments {
     const context = { now: this.clock.now(), metadata: caller };
     const outcome = await this.gateway.chargeOutcome(purchase._id);
     if (outcome?.status !== 'approved') {
-      await this.release(purchase, outcome?.status === 'declined' ? 'declined' : 'error', outcome ? outcome.reason : 'interrupted before charging', context);
+      await this.release(
+        purchase,
+        outcome?.status === 'declined' ? 'declined' : 'error',
+        outcome ? outcome.reason : 'interrupted before charging',
+        context,
+      );
       return outcome?.status ?? 'never charged';
     }
     // Refunded before the crash (its units could not be sold): close it, never sell it.
@@ -221,25 +264,61 @@ export class RecoverInterruptedPayments {
     try {
       // The sale counts for its buyer (a replacement hold, when the first lapsed meanwhile, is
       // taken for them too); the limit is not applied again: it was when the charged hold was taken.
-      await this.coupons.complete(purchase._id, caller, (holdId) => ({
-        type: 'RecordPayment', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, creditCardId, chargeId: outcome.chargeId, sessionId: null, holdId },
-      }), { buyer: buyerKey(purchase.partnerId, userId) });
+      await this.coupons.complete(
+        purchase._id,
+        caller,
+        (holdId) => ({
+          type: 'RecordPayment',
+          data: {
+            purchaseId: purchase._id,
+            partnerId: purchase.partnerId,
+            userId,
+            creditCardId,
+            chargeId: outcome.chargeId,
+            sessionId: null,
+            holdId,
+          },
+        }),
+        { buyer: buyerKey(purchase.partnerId, userId) },
+      );
       return 'approved; sold and coupons issued';
     } catch (error) {
       if (!(error instanceof CannotFulfil)) throw error;
       // The hold lapsed while the service was down and the deal sold out: no charge without units.
-      await refundUnfulfilledCharge(this.store, this.gateway, { purchaseId: purchase._id, partnerId: purchase.partnerId, chargeId: outcome.chargeId, amountCents: purchase.amountCents }, context);
+      await refundUnfulfilledCharge(
+        this.store,
+        this.gateway,
+        { purchaseId: purchase._id, partnerId: purchase.partnerId, chargeId: outcome.chargeId, amountCents: purchase.amountCents },
+        context,
+      );
       await this.releaseHold(purchase, context);
       return 'approved, but sold out meanwhile: refunded';
     }
   }
 
-  private async release(purchase: PurchaseDetails, outcome: 'declined' | 'error', reason: string, context: { now: Date; metadata: CommandCaller }) {
+  private async release(
+    purchase: PurchaseDetails,
+    outcome: 'declined' | 'error',
+    reason: string,
+    context: { now: Date; metadata: CommandCaller },
+  ) {
     await this.releaseHold(purchase, context);
-    await handleCommand(this.store, purchaseStream(purchase._id), purchaseDecider, { type: 'RecordNonPayment', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, outcome, reason } }, context);
+    await handleCommand(
+      this.store,
+      purchaseStream(purchase._id),
+      purchaseDecider,
+      { type: 'RecordNonPayment', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, outcome, reason } },
+      context,
+    );
   }
 
   private async releaseHold(purchase: PurchaseDetails, context: { now: Date; metadata: CommandCaller }) {
-    await handleCommand(this.store, inventoryStream(purchase.deal.dealId), inventoryDecider, { type: 'ReleaseHold', data: { dealId: purchase.deal.dealId, holdId: purchase._id, reason: 'payment_failed' } }, context);
+    await handleCommand(
+      this.store,
+      inventoryStream(purchase.deal.dealId),
+      inventoryDecider,
+      { type: 'ReleaseHold', data: { dealId: purchase.deal.dealId, holdId: purchase._id, reason: 'payment_failed' } },
+      context,
+    );
   }
 }

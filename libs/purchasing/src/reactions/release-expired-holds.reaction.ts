@@ -14,21 +14,33 @@ import { OpenHolds } from '../queries/open-holds';
  */
 @Injectable()
 export class ReleaseExpiredHolds {
-  constructor(private readonly scheduler: Scheduler, private readonly commands: CommandBus, private readonly openHolds: OpenHolds) {
+  constructor(
+    private readonly scheduler: Scheduler,
+    private readonly commands: CommandBus,
+    private readonly openHolds: OpenHolds,
+  ) {
     this.scheduler.handle(RELEASE_HOLD_JOB, async (job) => {
-      const { liveUntil } = await this.commands.execute<ReleaseExpiredHold, { liveUntil: number | null }>(new ReleaseExpiredHold(String(job.data.dealId), String(job.data.holdId)));
+      const { liveUntil } = await this.commands.execute<ReleaseExpiredHold, { liveUntil: number | null }>(
+        new ReleaseExpiredHold(String(job.data.dealId), String(job.data.holdId)),
+      );
       // A timer may fire a moment before its time (Node measures it from the loop's cached clock,
       // late when the loop is busy): the hold, still live, was not released. Failing the run has
       // the scheduler try again after its back-off (500 ms, then 1 s), by when it has lapsed;
       // before, the job ended there and the hold stayed open until the next start.
-      if (liveUntil !== null) throw new Error(`hold ${String(job.data.holdId)} is live until ${new Date(liveUntil).toISOString()}: its release job ran early`);
+      if (liveUntil !== null)
+        throw new Error(`hold ${String(job.data.holdId)} is live until ${new Date(liveUntil).toISOString()}: its release job ran early`);
     });
   }
 
   /** Called by the process that runs jobs, once its views are defined and its scheduler started. */
   async rearm(): Promise<void> {
     for (const { dealId, holdId, expiresAt } of await this.openHolds.list()) {
-      await this.scheduler.schedule({ id: releaseHoldJobId(holdId), kind: RELEASE_HOLD_JOB, runAt: new Date(expiresAt), data: { dealId, holdId } });
+      await this.scheduler.schedule({
+        id: releaseHoldJobId(holdId),
+        kind: RELEASE_HOLD_JOB,
+        runAt: new Date(expiresAt),
+        data: { dealId, holdId },
+      });
     }
   }
 }

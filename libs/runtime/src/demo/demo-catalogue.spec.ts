@@ -36,7 +36,15 @@ describe('demo catalogue', () => {
     it('uses valid IANA time zones, covering all US zones', () => {
       for (const r of regions) expect(() => new Intl.DateTimeFormat('en-US', { timeZone: r.time_zone })).not.toThrow();
       const zones = new Set(regions.map((r) => r.time_zone));
-      for (const z of ['America/New_York', 'America/Chicago', 'America/Denver', 'America/Phoenix', 'America/Los_Angeles', 'America/Anchorage', 'Pacific/Honolulu'])
+      for (const z of [
+        'America/New_York',
+        'America/Chicago',
+        'America/Denver',
+        'America/Phoenix',
+        'America/Los_Angeles',
+        'America/Anchorage',
+        'Pacific/Honolulu',
+      ])
         expect(zones).toContain(z);
     });
 

@@ -9,7 +9,8 @@ import cities from './us-cities.json';
 /** A demo region: the catalogue's own region terms. */
 export type RegionImport = RegionTerms;
 /** A demo deal: an import record that always names its state and inventory. */
-export type DealImport = DealImportRecord & Required<Pick<DealImportRecord, 'state' | 'quantity' | 'locations' | 'expires_at' | 'affinity_score'>>;
+export type DealImport = DealImportRecord &
+  Required<Pick<DealImportRecord, 'state' | 'quantity' | 'locations' | 'expires_at' | 'affinity_score'>>;
 export { DEAL_TYPES, FULFILLMENT_METHODS };
 
 const OTHER_STATES: readonly WorkflowState[] = ['approved', 'landed', 'paused', 'submitted', 'in-review'];
@@ -21,28 +22,121 @@ export function demoRegions(): RegionImport[] {
 /** [category, category_id, subcategory, subcategory_id, slug, item, min $, max $, merchants] */
 type Template = [string, number, string, number, string, string, number, number, string[]];
 const LOCAL: Template[] = [
-  ['Food & Drink', 1, 'Restaurants', 101, 'dinner', 'Three-Course Dinner for Two', 25, 80, ['Bella Cucina', 'The Copper Pot', 'Harbor Grill', 'Saffron House']],
-  ['Food & Drink', 1, 'Bars & Breweries', 102, 'beer-flight', 'Craft Beer Tasting Flights for Two', 15, 40, ['Hopworks Taproom', 'Barrel & Vine', 'Iron Anchor Brewing']],
+  [
+    'Food & Drink',
+    1,
+    'Restaurants',
+    101,
+    'dinner',
+    'Three-Course Dinner for Two',
+    25,
+    80,
+    ['Bella Cucina', 'The Copper Pot', 'Harbor Grill', 'Saffron House'],
+  ],
+  [
+    'Food & Drink',
+    1,
+    'Bars & Breweries',
+    102,
+    'beer-flight',
+    'Craft Beer Tasting Flights for Two',
+    15,
+    40,
+    ['Hopworks Taproom', 'Barrel & Vine', 'Iron Anchor Brewing'],
+  ],
   ['Food & Drink', 1, 'Cafes & Bakeries', 103, 'cafe', 'Coffee and Pastries for Two', 5, 20, ['Morning Crumb Bakery', 'Daily Grind Cafe']],
-  ['Health & Beauty', 2, 'Spa', 201, 'spa-day', '60-Minute Swedish Massage', 49, 150, ['Serenity Day Spa', 'Lotus Wellness', 'Tranquil Touch Spa']],
+  [
+    'Health & Beauty',
+    2,
+    'Spa',
+    201,
+    'spa-day',
+    '60-Minute Swedish Massage',
+    49,
+    150,
+    ['Serenity Day Spa', 'Lotus Wellness', 'Tranquil Touch Spa'],
+  ],
   ['Health & Beauty', 2, 'Salon', 202, 'salon', 'Haircut, Wash and Blowout', 25, 90, ['Studio Luxe Salon', 'Mane Street Salon']],
-  ['Health & Beauty', 2, 'Fitness', 203, 'fitness', 'Ten Fitness Classes', 29, 120, ['Core Power Studio', 'Peak Performance Gym', 'Flow Yoga Loft']],
+  [
+    'Health & Beauty',
+    2,
+    'Fitness',
+    203,
+    'fitness',
+    'Ten Fitness Classes',
+    29,
+    120,
+    ['Core Power Studio', 'Peak Performance Gym', 'Flow Yoga Loft'],
+  ],
   ['Activities', 3, 'Tours', 301, 'city-tour', 'Guided Walking Tour for Two', 19, 70, ['Hidden Histories Tours', 'Urban Trail Walks']],
-  ['Activities', 3, 'Escape Rooms & Games', 302, 'escape-room', 'Escape Room Experience for Four', 39, 120, ['Lockout Escape Rooms', 'Puzzle Vault']],
+  [
+    'Activities',
+    3,
+    'Escape Rooms & Games',
+    302,
+    'escape-room',
+    'Escape Room Experience for Four',
+    39,
+    120,
+    ['Lockout Escape Rooms', 'Puzzle Vault'],
+  ],
   ['Activities', 3, 'Classes & Workshops', 303, 'pottery', 'Two-Hour Pottery Workshop', 35, 110, ['Clay & Kiln Studio', "Maker's Loft"]],
   ['Entertainment', 4, 'Live Events', 401, 'comedy', 'Two Tickets to a Comedy Show', 15, 60, ['The Chuckle Hut', 'Stand-Up Station']],
   ['Automotive', 5, 'Car Care', 501, 'car-detail', 'Full-Service Car Detail', 49, 180, ['Spotless Auto Spa', 'Gleam Team Detailing']],
-  ['Home Services', 6, 'Cleaning', 601, 'cleaning', 'Three Hours of House Cleaning', 59, 200, ['Sparkle Home Cleaning', 'Fresh Start Maids']],
+  [
+    'Home Services',
+    6,
+    'Cleaning',
+    601,
+    'cleaning',
+    'Three Hours of House Cleaning',
+    59,
+    200,
+    ['Sparkle Home Cleaning', 'Fresh Start Maids'],
+  ],
   ['Travel', 7, 'Hotels', 701, 'hotel-stay', 'One-Night Stay with Breakfast', 99, 300, ['The Grand Meridian Hotel', 'Parkside Inn']],
 ];
 const GOODS: Template[] = [
-  ['Products', 8, 'Electronics', 801, 'headphones', 'Wireless Noise-Cancelling Headphones', 39, 200, ['SoundWave Audio', 'Voltline Electronics']],
-  ['Products', 8, 'Home & Kitchen', 802, 'cookware', '7-Piece Nonstick Cookware Set', 29, 150, ['Hearth & Home Goods', 'KitchenCraft Supply']],
+  [
+    'Products',
+    8,
+    'Electronics',
+    801,
+    'headphones',
+    'Wireless Noise-Cancelling Headphones',
+    39,
+    200,
+    ['SoundWave Audio', 'Voltline Electronics'],
+  ],
+  [
+    'Products',
+    8,
+    'Home & Kitchen',
+    802,
+    'cookware',
+    '7-Piece Nonstick Cookware Set',
+    29,
+    150,
+    ['Hearth & Home Goods', 'KitchenCraft Supply'],
+  ],
   ['Products', 8, 'Apparel', 803, 'base-layer', 'Merino Wool Base Layer Set', 19, 120, ['Northbound Outfitters', 'Threadline Apparel']],
   ['Products', 8, 'Fitness Gear', 804, 'dumbbells', 'Adjustable Dumbbell Pair', 49, 300, ['IronForge Fitness Gear']],
   ['Products', 8, 'Toys & Games', 805, 'stem-kit', 'STEM Building Kit', 15, 80, ['Bright Minds Toys']],
 ];
-const STREETS = ['Main St', 'Market St', 'Oak Ave', 'Maple Ave', 'Park Blvd', 'Elm St', 'Broadway', 'Washington Ave', 'Lake St', 'Pine St', 'Center St', '2nd St'];
+const STREETS = [
+  'Main St',
+  'Market St',
+  'Oak Ave',
+  'Maple Ave',
+  'Park Blvd',
+  'Elm St',
+  'Broadway',
+  'Washington Ave',
+  'Lake St',
+  'Pine St',
+  'Center St',
+  '2nd St',
+];
 const HOURS = ['Mon-Fri 9am-9pm; Sat-Sun 10am-6pm', 'Daily 11am-10pm', 'Tue-Sun 10am-7pm; closed Mon', 'Mon-Sat 8am-8pm; Sun 9am-5pm'];
 const SUPPLIERS: Record<DealType, string[]> = {
   'daily-deal': ['direct-sales', 'local-partners-inc'],
@@ -51,12 +145,16 @@ const SUPPLIERS: Record<DealType, string[]> = {
   'card-linked': ['cardlink-rewards', 'bank-offers-network'],
 };
 const AREA_CODES = Object.fromEntries(
-  ('new-york:212 boston:617 philadelphia:215 washington-dc:202 atlanta:404 miami:305 orlando:407 tampa:813 ' +
+  (
+    'new-york:212 boston:617 philadelphia:215 washington-dc:202 atlanta:404 miami:305 orlando:407 tampa:813 ' +
     'charlotte:704 raleigh:919 detroit:313 columbus:614 indianapolis:317 louisville:502 chicago:312 houston:713 ' +
     'dallas:214 austin:512 san-antonio:210 minneapolis:612 st-louis:314 kansas-city:816 nashville:615 ' +
     'new-orleans:504 denver:303 salt-lake-city:801 albuquerque:505 boise:208 phoenix:602 tucson:520 ' +
     'los-angeles:213 san-francisco:415 san-diego:619 san-jose:408 sacramento:916 seattle:206 portland:503 ' +
-    'las-vegas:702 anchorage:907 honolulu:808').split(' ').map((p) => p.split(':')),
+    'las-vegas:702 anchorage:907 honolulu:808'
+  )
+    .split(' ')
+    .map((p) => p.split(':')),
 ) as Record<string, string>;
 
 const SEED = 0x5eed_d3a1;
@@ -75,7 +173,12 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-const slug = (s: string) => s.toLowerCase().replace(/&/g, 'and').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/&/g, 'and')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 const usd = (cents: number) => (cents % 100 === 0 ? `$${cents / 100}` : `$${(cents / 100).toFixed(2)}`);
 
 export function demoDeals(now: Date, count = 300): DealImport[] {
@@ -90,9 +193,11 @@ export function demoDeals(now: Date, count = 300): DealImport[] {
   for (let i = 0; i < count; i++) {
     // The first 12 deals cover every type x fulfilment combination; the rest are weighted draws.
     const r = rng();
-    const type: DealType = i < 12 ? DEAL_TYPES[i % 4] : r < 0.45 ? 'daily-deal' : r < 0.7 ? 'on-going' : r < 0.85 ? 'affiliate' : 'card-linked';
+    const type: DealType =
+      i < 12 ? DEAL_TYPES[i % 4] : r < 0.45 ? 'daily-deal' : r < 0.7 ? 'on-going' : r < 0.85 ? 'affiliate' : 'card-linked';
     const m = rng();
-    const method: FulfillmentMethod = i < 12 ? FULFILLMENT_METHODS[Math.floor(i / 4)] : m < 0.5 ? 'redemptioncoded' : m < 0.75 ? 'printed' : 'shipped';
+    const method: FulfillmentMethod =
+      i < 12 ? FULFILLMENT_METHODS[Math.floor(i / 4)] : m < 0.5 ? 'redemptioncoded' : m < 0.75 ? 'printed' : 'shipped';
     const region = i < regions.length ? regions[i] : pick(regions);
     // ~10% of deals are outside the in-flight state; deals in inactive regions have all landed.
     let state: WorkflowState = i % 10 === 9 ? OTHER_STATES[Math.floor(i / 10) % OTHER_STATES.length] : 'in-flight';
@@ -104,7 +209,13 @@ export function demoDeals(now: Date, count = 300): DealImport[] {
 
     // Schedule, in whole minutes.
     const duration =
-      type === 'daily-deal' ? int(2, 5) * DAY : type === 'on-going' ? int(20, 90) * DAY : type === 'affiliate' ? int(7, 30) * DAY : int(30, 90) * DAY;
+      type === 'daily-deal'
+        ? int(2, 5) * DAY
+        : type === 'on-going'
+          ? int(20, 90) * DAY
+          : type === 'affiliate'
+            ? int(7, 30) * DAY
+            : int(30, 90) * DAY;
     let start: number;
     if (state === 'in-flight' || state === 'paused') start = nowMin - int(60, duration - 60);
     else if (state === 'landed') start = nowMin - int(1, 20) * DAY - int(0, 600) - duration;
@@ -138,7 +249,15 @@ export function demoDeals(now: Date, count = 300): DealImport[] {
       const offer_construct = byAmount
         ? `Spend ${usd(min_spend)}, get ${usd(incentive_amount!)} back`
         : `Spend ${usd(min_spend)} or more, get ${incentive_percentage}% back (up to ${usd(maximum_allowance)})`;
-      Object.assign(card, { fixed_fee: pick([0, 25, 50]), max_linkage, maximum_allowance, min_spend, num_qualifying, offer_construct, percent_fee: int(5, 15) });
+      Object.assign(card, {
+        fixed_fee: pick([0, 25, 50]),
+        max_linkage,
+        maximum_allowance,
+        min_spend,
+        num_qualifying,
+        offer_construct,
+        percent_fee: int(5, 15),
+      });
       if (byAmount) card.incentive_amount = incentive_amount;
       else card.incentive_percentage = incentive_percentage;
       current_price = 0;
@@ -192,7 +311,10 @@ export function demoDeals(now: Date, count = 300): DealImport[] {
       highlights: `${item}; ${subcategory} favourite in ${region.name}; ${usd(value)} value`,
       fine_print: `Limit ${max_per_user} per person. Not valid with other offers. Subject to availability.`,
       ...(method === 'printed'
-        ? { fine_print_legalese: 'Voucher has no cash value except as required by law. Promotional value expires as stated; paid value does not expire where prohibited by law.' }
+        ? {
+            fine_print_legalese:
+              'Voucher has no cash value except as required by law. Promotional value expires as stated; paid value does not expire where prohibited by law.',
+          }
         : {}),
       instructions: redeem,
       start_at: iso(start),

@@ -59,7 +59,10 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       const result = await store.append(s, [first, event('ThingHappened', { n: 2 })], 'no_stream');
       expect(result.nextExpectedRevision).toBe(1);
       const read = await store.readStream(s);
-      expect(read.map((e) => [e.revision, e.data])).toEqual([[0, first.data], [1, { n: 2 }]]);
+      expect(read.map((e) => [e.revision, e.data])).toEqual([
+        [0, first.data],
+        [1, { n: 2 }],
+      ]);
       expect(read[0]).toMatchObject({ id: first.id, type: 'ThingHappened', streamId: s, metadata: first.metadata });
       expect(read[1].position).toBe(result.position);
     });
@@ -67,7 +70,10 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     it('reads a stream from a revision', async () => {
       const s = stream('from');
       await store.append(s, [event('A'), event('B'), event('C')], 'no_stream');
-      expect((await store.readStream(s, 1)).map((e) => [e.revision, e.type])).toEqual([[1, 'B'], [2, 'C']]);
+      expect((await store.readStream(s, 1)).map((e) => [e.revision, e.type])).toEqual([
+        [1, 'B'],
+        [2, 'C'],
+      ]);
       expect(await store.readStream(s, 3)).toEqual([]);
       expect((await store.readStream(s, 0)).map((e) => e.type)).toEqual(['A', 'B', 'C']);
     });
@@ -96,9 +102,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     it('lets exactly one of two concurrent appends at the same revision win', async () => {
       const s = stream('race');
       await store.append(s, [event('A')], 'no_stream');
-      const results = await Promise.allSettled(
-        Array.from({ length: 8 }, (_, i) => store.append(s, [event('B', { i })], 0)),
-      );
+      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.append(s, [event('B', { i })], 0)));
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(WrongExpectedRevision);
       expect(await store.readStream(s)).toHaveLength(2);
@@ -166,9 +170,20 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
           await other.append(theirs, [event('Theirs', { i })], i === 0 ? 'no_stream' : i - 1);
         }
         const seen = (await seenPromise).filter(ours);
-        expect(seen.map((e) => `${e.type}${(e.data as { i: number }).i}`)).toEqual(['Mine0', 'Theirs0', 'Mine1', 'Theirs1', 'Mine2', 'Theirs2', 'Mine3', 'Theirs3']);
+        expect(seen.map((e) => `${e.type}${(e.data as { i: number }).i}`)).toEqual([
+          'Mine0',
+          'Theirs0',
+          'Mine1',
+          'Theirs1',
+          'Mine2',
+          'Theirs2',
+          'Mine3',
+          'Theirs3',
+        ]);
         expect(seen.map((e) => e.position)).toEqual([...seen.map((e) => e.position)].sort());
-        expect(seen.map((e) => e.position)).toEqual((await store.readAll({ after: from, maxCount: 100 })).filter(ours).map((e) => e.position));
+        expect(seen.map((e) => e.position)).toEqual(
+          (await store.readAll({ after: from, maxCount: 100 })).filter(ours).map((e) => e.position),
+        );
       } finally {
         await other.close();
       }

@@ -142,7 +142,10 @@ export function schedulerContract(name: string, open: () => Promise<SchedulerUnd
       await waitFor('both jobs to run', () => runs.length >= 2);
       await sleep(200);
       expect(runs.map((run) => [run.job.id, run.handler]).sort()).toEqual(
-        [[hold, 'release-hold'], [batch, 'send-batch']].sort(),
+        [
+          [hold, 'release-hold'],
+          [batch, 'send-batch'],
+        ].sort(),
       );
     });
 

@@ -58,11 +58,18 @@ export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnd
       const docs = await seed(20);
       expect(await views.findById<Deal>(collection, 'd3')).toEqual(docs[2]);
       expect(await views.findById(collection, 'nope')).toBeNull();
-      const odd = await views.find<Deal>(collection, { partnerId: 'odd', price: { $gte: 500 } }, { sort: { startAt: -1 }, skip: 1, limit: 3 });
+      const odd = await views.find<Deal>(
+        collection,
+        { partnerId: 'odd', price: { $gte: 500 } },
+        { sort: { startAt: -1 }, skip: 1, limit: 3 },
+      );
       expect(odd.map((d) => d._id)).toEqual(['d17', 'd15', 'd13']);
       expect(await views.count(collection, { partnerId: 'odd', price: { $gte: 500 } })).toBe(8);
       expect(await views.count(collection, { tags: 'spa' })).toBe(6);
-      expect((await views.find<Deal>(collection, { _id: { $in: ['d2', 'd4', 'zz'] } }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(['d2', 'd4']);
+      expect((await views.find<Deal>(collection, { _id: { $in: ['d2', 'd4', 'zz'] } }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual([
+        'd2',
+        'd4',
+      ]);
       expect(await views.findByIds<Deal>(collection, ['d4', 'zz', 'd2'])).toEqual([docs[3], docs[1]]);
       expect(await views.findByIds(collection, [])).toEqual([]);
       expect((await views.findOne<Deal>(collection, { title: { $regex: 'number 7$', $options: 'i' } }))?._id).toBe('d7');

@@ -18,14 +18,16 @@ export interface TokenGrant {
 /** Part 4.15's `expires_in`, `scope` and `access`, checked. */
 export function readGrant(input: { expires_in?: unknown; scope?: unknown; access?: unknown }): TokenGrant {
   const issues: ValidationIssue[] = [];
-  const fail = (field: string, message: string, type: ValidationIssue['type'] = 'invalid') => issues.push({ type, message, resource: 'access_token', field });
+  const fail = (field: string, message: string, type: ValidationIssue['type'] = 'invalid') =>
+    issues.push({ type, message, resource: 'access_token', field });
   const expiresIn = typeof input.expires_in === 'string' && /^\d+$/.test(input.expires_in) ? Number(input.expires_in) : input.expires_in;
   if (expiresIn === undefined) fail('expires_in', 'is required', 'missing_field');
   else if (!Number.isSafeInteger(expiresIn) || (expiresIn as number) < 1 || (expiresIn as number) > MAX_TOKEN_LIFE_SECONDS) {
     fail('expires_in', `must be whole seconds from 1 to ${MAX_TOKEN_LIFE_SECONDS}`);
   }
   let scope: TokenGrant['scope'] = [];
-  if (typeof input.scope !== 'string' || input.scope.trim() === '') fail('scope', 'is required: resource names separated by commas, or all', 'missing_field');
+  if (typeof input.scope !== 'string' || input.scope.trim() === '')
+    fail('scope', 'is required: resource names separated by commas, or all', 'missing_field');
   else if (input.scope.trim() === 'all') scope = 'all';
   else {
     const names = input.scope.split(',').map((s) => s.trim());
@@ -44,7 +46,15 @@ export function readGrant(input: { expires_in?: unknown; scope?: unknown; access
 
 export type AccessTokenIssued = DomainEvent<
   'AccessTokenIssued',
-  { tokenHash: string; partnerId: string; userId: string; scope: TokenResource[] | 'all'; access: TokenAccess[]; issuedAt: string; expiresAt: string }
+  {
+    tokenHash: string;
+    partnerId: string;
+    userId: string;
+    scope: TokenResource[] | 'all';
+    access: TokenAccess[];
+    issuedAt: string;
+    expiresAt: string;
+  }
 >;
 export type IssueAccessToken = DomainCommand<'IssueAccessToken', AccessTokenIssued['data']>;
 
@@ -55,7 +65,8 @@ export const accessTokenStream = (hash: string) => `accesstoken-${hash.slice(0, 
 export const accessTokenDecider: Decider<{ issued: boolean }, IssueAccessToken, AccessTokenIssued> = {
   initialState: () => ({ issued: false }),
   decide(command, token) {
-    if (token.issued) throw new ValidationFailed([{ type: 'invalid', resource: 'access_token', field: 'id', message: 'is already issued' }]);
+    if (token.issued)
+      throw new ValidationFailed([{ type: 'invalid', resource: 'access_token', field: 'id', message: 'is already issued' }]);
     return [{ type: 'AccessTokenIssued', data: command.data }];
   },
   evolve: () => ({ issued: true }),

@@ -1,12 +1,4 @@
-import {
-  CardInput,
-  cardBrand,
-  cardExpiresAt,
-  maskedNumber,
-  normaliseCardNumber,
-  passesLuhn,
-  validateCardInput,
-} from './card-number';
+import { CardInput, cardBrand, cardExpiresAt, maskedNumber, normaliseCardNumber, passesLuhn, validateCardInput } from './card-number';
 
 const now = new Date('2026-03-15T12:00:00.000Z');
 const good: CardInput = { number: '4242424242424242', verification_value: '123', month: 7, year: 2030, zip_code: '94107' };
@@ -34,9 +26,18 @@ describe('cardBrand', () => {
   });
 
   it.each([
-    ['51', 'MasterCard'], ['55', 'MasterCard'], ['2221', 'MasterCard'], ['2720', 'MasterCard'],
-    ['6011', 'Discover'], ['644', 'Discover'], ['649', 'Discover'], ['65', 'Discover'],
-    ['3528', 'JCB'], ['3589', 'JCB'], ['62', 'UnionPay'], ['4', 'Visa'],
+    ['51', 'MasterCard'],
+    ['55', 'MasterCard'],
+    ['2221', 'MasterCard'],
+    ['2720', 'MasterCard'],
+    ['6011', 'Discover'],
+    ['644', 'Discover'],
+    ['649', 'Discover'],
+    ['65', 'Discover'],
+    ['3528', 'JCB'],
+    ['3589', 'JCB'],
+    ['62', 'UnionPay'],
+    ['4', 'Visa'],
   ])('knows the edge of each range: %s is %s', (prefix, brand) => {
     expect(cardBrand(luhnValid(prefix))).toBe(brand);
   });
@@ -77,9 +78,8 @@ describe('validateCardInput', () => {
     expect(issuesOf({ number: '4242 4242-4242 4242', zip_code: '94107-1234' })).toEqual([]);
   });
 
-  it.each(['5555555555554444', '2223003122003222', '6011111111111117', '3566002020360505', '6200000000000005'])(
-    'accepts %s',
-    (number) => expect(issuesOf({ number })).toEqual([]),
+  it.each(['5555555555554444', '2223003122003222', '6011111111111117', '3566002020360505', '6200000000000005'])('accepts %s', (number) =>
+    expect(issuesOf({ number })).toEqual([]),
   );
 
   it('reports every missing field at once', () => {

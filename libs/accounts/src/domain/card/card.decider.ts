@@ -29,10 +29,28 @@ export const cardDecider: Decider<Card, StoreCard, CardEvent> = {
     // later expiry (a reissued card), or a new zip code with the same expiry, replaces the details
     // and the token; an earlier expiry is an old form or a stale retry, and changes nothing.
     if (card.details === detailsOf(data) || expiryOf(data) < card.expiry) return [];
-    return [{ type: 'CardRenewed', data: { cardId: data.cardId, token: data.token, expMonth: data.expMonth, expYear: data.expYear, zipCode: data.zipCode, renewedAt: data.storedAt } }];
+    return [
+      {
+        type: 'CardRenewed',
+        data: {
+          cardId: data.cardId,
+          token: data.token,
+          expMonth: data.expMonth,
+          expYear: data.expYear,
+          zipCode: data.zipCode,
+          renewedAt: data.storedAt,
+        },
+      },
+    ];
   },
   evolve: (card, event) =>
     event.type === 'CardStored'
-      ? { stored: true, partnerId: event.data.partnerId, userId: event.data.userId, details: detailsOf(event.data), expiry: expiryOf(event.data) }
+      ? {
+          stored: true,
+          partnerId: event.data.partnerId,
+          userId: event.data.userId,
+          details: detailsOf(event.data),
+          expiry: expiryOf(event.data),
+        }
       : { ...card, details: detailsOf(event.data), expiry: expiryOf(event.data) },
 };

@@ -13,7 +13,12 @@ export interface IssuedCredentials {
 export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
 export function issueCredentials(name: string, random: (bytes: number) => Buffer = randomBytes): IssuedCredentials {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 24) || 'partner';
+  const slug =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 24) || 'partner';
   return {
     apiKey: `dk_${random(24).toString('base64url')}`,
     username: `${slug}-${random(3).toString('hex')}`,

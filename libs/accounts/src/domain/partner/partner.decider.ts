@@ -19,9 +19,15 @@ export const partnerDecider: Decider<Partner, RegisterPartner, PartnerEvent> = {
     if (!name.trim()) issues.push({ type: 'missing_field' as const, resource: 'partner', field: 'name', message: 'is required' });
     // Printed to operators' terminals and in audits: no control characters (an ESC sequence would drive the terminal).
     else if (name.length > 200 || /[\u0000-\u001f\u007f-\u009f]/.test(name)) {
-      issues.push({ type: 'invalid' as const, resource: 'partner', field: 'name', message: 'must be at most 200 characters, without control characters' });
+      issues.push({
+        type: 'invalid' as const,
+        resource: 'partner',
+        field: 'name',
+        message: 'must be at most 200 characters, without control characters',
+      });
     }
-    if (!PARTNER_ROLES.includes(role)) issues.push({ type: 'invalid' as const, resource: 'partner', field: 'role', message: `must be one of ${PARTNER_ROLES.join(', ')}` });
+    if (!PARTNER_ROLES.includes(role))
+      issues.push({ type: 'invalid' as const, resource: 'partner', field: 'role', message: `must be one of ${PARTNER_ROLES.join(', ')}` });
     if (issues.length) throw new ValidationFailed(issues);
     return [{ type: 'PartnerRegistered', data: command.data }];
   },

@@ -25,7 +25,8 @@ export const emailClaimDecider: Decider<EmailClaim, ClaimEmail | ReleaseEmail, E
     const { userId } = command.data;
     if (command.type === 'ReleaseEmail') return claim.owner === userId ? [{ type: 'EmailReleased', data: command.data }] : [];
     if (claim.owner === userId) return [];
-    if (claim.owner !== null) throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }]);
+    if (claim.owner !== null)
+      throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }]);
     return [{ type: 'EmailClaimed', data: command.data }];
   },
   evolve: (_claim, event) => ({ owner: event.type === 'EmailClaimed' ? event.data.userId : null }),

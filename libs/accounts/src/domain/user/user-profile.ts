@@ -20,14 +20,22 @@ export interface ProfileInput {
 }
 
 const FIELDS: Array<[keyof ProfileInput, keyof UserProfile]> = [
-  ['email', 'email'], ['first_name', 'firstName'], ['last_name', 'lastName'], ['birthday', 'birthday'],
-  ['postal_code', 'postalCode'], ['source', 'source'], ['token', 'token'], ['partner_data', 'partnerData'],
+  ['email', 'email'],
+  ['first_name', 'firstName'],
+  ['last_name', 'lastName'],
+  ['birthday', 'birthday'],
+  ['postal_code', 'postalCode'],
+  ['source', 'source'],
+  ['token', 'token'],
+  ['partner_data', 'partnerData'],
 ];
 
 function isBirthday(text: string, now: Date): boolean {
   if (!/^\d{4}-\d\d-\d\d$/.test(text)) return false;
   const date = new Date(`${text}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text) && date.getTime() <= now.getTime() && date.getUTCFullYear() >= 1900;
+  return (
+    !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text) && date.getTime() <= now.getTime() && date.getUTCFullYear() >= 1900
+  );
 }
 
 /**
@@ -77,7 +85,8 @@ export function readProfile(input: ProfileInput, now: Date): { profile: Partial<
     }
     const text = value.trim();
     if (wire === 'email' && !EMAIL.test(text)) fail(wire, 'is not an email address');
-    else if ((wire === 'first_name' || wire === 'last_name') && text.length > NAME_MAX) fail(wire, `must be at most ${NAME_MAX} characters`);
+    else if ((wire === 'first_name' || wire === 'last_name') && text.length > NAME_MAX)
+      fail(wire, `must be at most ${NAME_MAX} characters`);
     else if (wire === 'birthday' && !isBirthday(text, now)) fail(wire, 'must be a past date, YYYY-MM-DD');
     else if (wire === 'postal_code' && !ZIP.test(text)) fail(wire, 'must be a five-digit zip code');
     else if ((wire === 'source' || wire === 'token') && (text === '' || text.length > 200)) fail(wire, 'must be 1 to 200 characters');
@@ -94,14 +103,27 @@ export function readProfile(input: ProfileInput, now: Date): { profile: Partial<
  */
 export function passwordInput(input: Record<string, unknown>) {
   const passName = input.pass !== undefined || input.password === undefined ? 'pass' : 'password';
-  const confirmationName = input.pass_confirmation !== undefined ? 'pass_confirmation' : input.password_confirmation !== undefined ? 'password_confirmation' : `${passName}_confirmation`;
+  const confirmationName =
+    input.pass_confirmation !== undefined
+      ? 'pass_confirmation'
+      : input.password_confirmation !== undefined
+        ? 'password_confirmation'
+        : `${passName}_confirmation`;
   const conflicts: ValidationIssue[] = [];
-  for (const [short, long] of [['pass', 'password'], ['pass_confirmation', 'password_confirmation']]) {
+  for (const [short, long] of [
+    ['pass', 'password'],
+    ['pass_confirmation', 'password_confirmation'],
+  ]) {
     if (input[short] !== undefined && input[long] !== undefined && input[short] !== input[long]) {
       conflicts.push({ type: 'invalid', resource: 'user', field: long, message: `differs from ${short}: give one of the two` });
     }
   }
-  return { pass: input[passName], confirmation: input[confirmationName], names: { pass: passName, confirmation: confirmationName }, conflicts };
+  return {
+    pass: input[passName],
+    confirmation: input[confirmationName],
+    names: { pass: passName, confirmation: confirmationName },
+    conflicts,
+  };
 }
 
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
@@ -118,7 +140,11 @@ function characterCount(text: string): number {
  * points: an emoji, even one of several joined code points, is one)
  * and confirmed (part 4.9, 8). `names`: the fields the caller sent, for the errors.
  */
-export function passwordIssues(pass: unknown, confirmation: unknown, names = { pass: 'pass', confirmation: 'pass_confirmation' }): ValidationIssue[] {
+export function passwordIssues(
+  pass: unknown,
+  confirmation: unknown,
+  names = { pass: 'pass', confirmation: 'pass_confirmation' },
+): ValidationIssue[] {
   const issue = (field: string, message: string, type: ValidationIssue['type'] = 'invalid') => [{ type, message, resource: 'user', field }];
   if (typeof pass !== 'string') return issue(names.pass, 'must be text');
   if (characterCount(pass) < 5) return issue(names.pass, 'must be at least 5 characters');

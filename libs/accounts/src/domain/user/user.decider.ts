@@ -10,7 +10,10 @@ export type UpdateUser = DomainCommand<
   'UpdateUser',
   { userId: string; partnerId: string; changes: Partial<UserProfile>; deleted?: boolean; passwordHash?: string; refuseOtherToken?: boolean }
 >;
-export type ChooseDefaultCard = DomainCommand<'ChooseDefaultCard', { userId: string; partnerId: string; cardId: string; onlyIfNone: boolean }>;
+export type ChooseDefaultCard = DomainCommand<
+  'ChooseDefaultCard',
+  { userId: string; partnerId: string; cardId: string; onlyIfNone: boolean }
+>;
 export type UserCommand = RegisterUser | UpdateUser | ChooseDefaultCard;
 
 export interface User {
@@ -34,7 +37,8 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
   decide(command, user) {
     switch (command.type) {
       case 'RegisterUser':
-        if (user.registered) throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'id', message: 'is already registered' }]);
+        if (user.registered)
+          throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'id', message: 'is already registered' }]);
         return [{ type: 'UserRegistered', data: command.data }];
       case 'UpdateUser': {
         const { userId, partnerId, changes, deleted, passwordHash, refuseOtherToken } = command.data;
@@ -45,11 +49,17 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         // Deleting a deleted user again, and nothing else, changes nothing.
         if (user.deleted && deleted === true && Object.keys(changes).length === 0 && !passwordHash) return [];
         if (user.deleted && deleted !== false) {
-          throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' }]);
+          throw new ValidationFailed([
+            { type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' },
+          ]);
         }
         const events: UserEvent[] = [];
         if (user.deleted && deleted === false) events.push({ type: 'UserRestored', data: { userId } });
-        const changed = Object.fromEntries(Object.entries(changes).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify((profile as unknown as Record<string, unknown>)[k])));
+        const changed = Object.fromEntries(
+          Object.entries(changes).filter(
+            ([k, v]) => JSON.stringify(v) !== JSON.stringify((profile as unknown as Record<string, unknown>)[k]),
+          ),
+        );
         if (Object.keys(changed).length) events.push({ type: 'UserProfileChanged', data: { userId, changes: changed } });
         if (passwordHash) events.push({ type: 'UserPasswordSet', data: { userId, passwordHash } });
         if (!user.deleted && deleted === true) events.push({ type: 'UserDeleted', data: { userId } });
@@ -58,7 +68,10 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       case 'ChooseDefaultCard': {
         const { userId, partnerId, cardId, onlyIfNone } = command.data;
         owned(user, partnerId, userId);
-        if (user.deleted) throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' }]);
+        if (user.deleted)
+          throw new ValidationFailed([
+            { type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' },
+          ]);
         if (user.defaultCardId === cardId || (onlyIfNone && user.defaultCardId !== null)) return [];
         const event: DefaultCardChosen = { type: 'DefaultCardChosen', data: { userId, cardId } };
         return [event];

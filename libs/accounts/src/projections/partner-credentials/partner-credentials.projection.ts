@@ -15,7 +15,10 @@ export const PARTNER_CREDENTIALS = 'partner_credentials';
 export const partnerCredentialsProjection = defineProjection<PartnerCredentials>({
   name: PARTNER_CREDENTIALS,
   handles: ['PartnerRegistered'],
-  indexes: [{ keys: { apiKeyHash: 1 }, unique: true }, { keys: { username: 1 }, unique: true }],
+  indexes: [
+    { keys: { apiKeyHash: 1 }, unique: true },
+    { keys: { username: 1 }, unique: true },
+  ],
   documentIds: (event) => [(event.data as { partnerId: string }).partnerId],
   evolve(_view, recorded) {
     const { partnerId, name, role, apiKeyHash, username, passwordHash } = (recorded as unknown as PartnerEvent).data;

@@ -32,6 +32,20 @@ export const storedCardsProjection = defineProjection<StoredCard>({
       return { ...view, _pos: recorded.position, token, expMonth, expYear, zipCode };
     }
     const { partnerId, userId, brand, last4, expMonth, expYear, zipCode, fingerprint, token, storedAt } = event.data;
-    return { _id: id, _pos: recorded.position, partnerId, userId, brand, last4, expMonth, expYear, zipCode, fingerprint, token, deleted: false, storedAt };
+    return {
+      _id: id,
+      _pos: recorded.position,
+      partnerId,
+      userId,
+      brand,
+      last4,
+      expMonth,
+      expYear,
+      zipCode,
+      fingerprint,
+      token,
+      deleted: false,
+      storedAt,
+    };
   },
 });

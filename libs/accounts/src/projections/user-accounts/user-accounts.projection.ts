@@ -24,7 +24,17 @@ export const userAccountsProjection = defineProjection<UserAccount>({
     const event = recorded as unknown as UserEvent;
     if (event.type === 'UserRegistered') {
       const { partnerId, profile, credits, registeredAt } = event.data;
-      return { _id: id, _pos: recorded.position, partnerId, emailKey: emailKey(profile.email), profile, credits, deleted: false, defaultCardId: null, registeredAt };
+      return {
+        _id: id,
+        _pos: recorded.position,
+        partnerId,
+        emailKey: emailKey(profile.email),
+        profile,
+        credits,
+        deleted: false,
+        defaultCardId: null,
+        registeredAt,
+      };
     }
     if (!view) return null;
     switch (event.type) {

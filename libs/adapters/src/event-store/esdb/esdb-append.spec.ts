@@ -9,17 +9,26 @@ import { EsdbEventStore } from './esdb-event-store.adapter';
  */
 describe('EsdbEventStore.append, on the answers of the client', () => {
   afterEach(() => jest.restoreAllMocks());
-  const event: NewEvent = { id: '00000000-0000-4000-8000-000000000001', type: 'Thing', data: {}, metadata: { occurredAt: '2026-06-15T12:00:00.000Z' } };
+  const event: NewEvent = {
+    id: '00000000-0000-4000-8000-000000000001',
+    type: 'Thing',
+    data: {},
+    metadata: { occurredAt: '2026-06-15T12:00:00.000Z' },
+  };
   const at = (revision: bigint) => ({ event: { revision, type: 'Thing', isJson: true } });
   const committed = { success: true, nextExpectedRevision: 1n, position: { commit: 7n, prepare: 7n } };
 
   it('tries again, with the same event ids, an append whose outcome is unknown (a server timeout, an unknown error)', async () => {
     const store = new EsdbEventStore('esdb://localhost:2113?tls=false');
-    const append = jest.spyOn(EventStoreDBClient.prototype, 'appendToStream')
+    const append = jest
+      .spyOn(EventStoreDBClient.prototype, 'appendToStream')
       .mockRejectedValueOnce(new DeadlineExceededError())
       .mockRejectedValueOnce(new UnknownError())
       .mockResolvedValueOnce(committed as never);
-    expect(await store.append('s', [event], 0)).toEqual({ nextExpectedRevision: 1, position: `${'7'.padStart(20, '0')}:${'7'.padStart(20, '0')}` });
+    expect(await store.append('s', [event], 0)).toEqual({
+      nextExpectedRevision: 1,
+      position: `${'7'.padStart(20, '0')}:${'7'.padStart(20, '0')}`,
+    });
     expect(append).toHaveBeenCalledTimes(3);
     const ids = append.mock.calls.map(([, events]) => (events as Array<{ id: string }>).map((e) => e.id));
     expect(ids).toEqual([[event.id], [event.id], [event.id]]);
@@ -34,15 +43,22 @@ describe('EsdbEventStore.append, on the answers of the client', () => {
 
   it('does not try again an append the server refused for good', async () => {
     const store = new EsdbEventStore('esdb://localhost:2113?tls=false');
-    const append = jest.spyOn(EventStoreDBClient.prototype, 'appendToStream').mockRejectedValue(Object.create(StreamDeletedError.prototype) as Error);
+    const append = jest
+      .spyOn(EventStoreDBClient.prototype, 'appendToStream')
+      .mockRejectedValue(Object.create(StreamDeletedError.prototype) as Error);
     await expect(store.append('s', [event], 0)).rejects.toBeInstanceOf(StreamDeletedError);
     expect(append).toHaveBeenCalledTimes(1);
   });
 
   it('takes an append answered `success: false` as refused, never as written', async () => {
     const store = new EsdbEventStore('esdb://localhost:2113?tls=false');
-    jest.spyOn(EventStoreDBClient.prototype, 'appendToStream').mockResolvedValue({ success: false, nextExpectedRevision: 1n, position: undefined } as never);
-    jest.spyOn(EventStoreDBClient.prototype, 'readStream').mockImplementation((() => (async function* () { yield at(4n); })()) as never);
+    jest
+      .spyOn(EventStoreDBClient.prototype, 'appendToStream')
+      .mockResolvedValue({ success: false, nextExpectedRevision: 1n, position: undefined } as never);
+    jest.spyOn(EventStoreDBClient.prototype, 'readStream').mockImplementation((() =>
+      (async function* () {
+        yield at(4n);
+      })()) as never);
     const refused = store.append('s', [event], 0);
     await expect(refused).rejects.toBeInstanceOf(WrongExpectedRevision);
     await expect(refused).rejects.toMatchObject({ actual: 4 });

@@ -129,13 +129,13 @@ export class EsdbEventStore extends EventStore {
     super();
     // With it false, a refused append resolves (`success: false`) instead of throwing; it is
     // refused here, and a refusal that resolves is still taken as one below.
-    if (turnsOffAppendFailures(connectionString)) throw new Error('EVENTSTORE_URL: throwOnAppendFailure=false is not supported (a refused append must throw)');
+    if (turnsOffAppendFailures(connectionString))
+      throw new Error('EVENTSTORE_URL: throwOnAppendFailure=false is not supported (a refused append must throw)');
     this.client = EventStoreDBClient.connectionString(connectionString);
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const expectedRevision: AppendExpectedRevision =
-      expected === 'no_stream' ? NO_STREAM : expected === 'any' ? ANY : BigInt(expected);
+    const expectedRevision: AppendExpectedRevision = expected === 'no_stream' ? NO_STREAM : expected === 'any' ? ANY : BigInt(expected);
     // The server answers an empty append with success and revision 0, even for a stream that does not exist.
     if (events.length === 0) throw new Error(`an append to ${streamId} needs at least one event`);
     const data = events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: e.metadata }));
@@ -244,7 +244,7 @@ export class EsdbEventStore extends EventStore {
     let delivered = after;
 
     const run = async () => {
-      for (let failures = 0; !closed; ) {
+      for (let failures = 0; !closed;) {
         let subscription: AllStreamSubscription | undefined;
         try {
           subscription = current = this.client.subscribeToAll({

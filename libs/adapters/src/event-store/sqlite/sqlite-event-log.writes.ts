@@ -15,9 +15,7 @@ export interface AppendArgs {
   expected: number | 'no_stream' | 'any';
 }
 
-export type AppendWritten =
-  | { written: true; revision: number; position: number }
-  | { written: false; actual: number | null };
+export type AppendWritten = { written: true; revision: number; position: number } | { written: false; actual: number | null };
 
 /**
  * Separates an append's fields when it crosses to the write thread as one string (see
@@ -61,7 +59,9 @@ export function decodeAppend(text: string): AppendArgs {
 export type AppendReply = [1, number, number] | [0, number];
 
 export function decodeAppendReply(reply: AppendReply): AppendWritten {
-  return reply[0] === 1 ? { written: true, revision: reply[1], position: reply[2] } : { written: false, actual: reply[1] === -1 ? null : reply[1] };
+  return reply[0] === 1
+    ? { written: true, revision: reply[1], position: reply[2] }
+    : { written: false, actual: reply[1] === -1 ? null : reply[1] };
 }
 
 export const EVENTS_SCHEMA = `

@@ -94,7 +94,12 @@ export class SqliteEventStore extends EventStore {
       eventInStream: this.db.prepare('SELECT position, revision FROM events WHERE stream_id = ? AND id = ?'),
     };
     this.appended.setMaxListeners(0);
-    this.writer = new SqliteWriteThread({ file, durability: 'full', programs: require.resolve('./sqlite-event-log.writes'), walLimitBytes: WAL_LIMIT_BYTES });
+    this.writer = new SqliteWriteThread({
+      file,
+      durability: 'full',
+      programs: require.resolve('./sqlite-event-log.writes'),
+      walLimitBytes: WAL_LIMIT_BYTES,
+    });
     this.writer.onCommitted = () => {
       this.commits++;
       this.livePages.clear();
@@ -132,7 +137,9 @@ export class SqliteEventStore extends EventStore {
       if (committed) return committed;
       // Not written, and the stopped thread can no longer write it: made again on a new one.
       if (attempts > 1) return this.appendRows(streamId, events, expected, attempts - 1);
-      throw new Error(`${this.file}: the write thread stopped before committing an append to ${streamId}; nothing was written`, { cause: error });
+      throw new Error(`${this.file}: the write thread stopped before committing an append to ${streamId}; nothing was written`, {
+        cause: error,
+      });
     }
     if (!outcome.written) throw new WrongExpectedRevision(streamId, expected, outcome.actual ?? 'no_stream');
     return { nextExpectedRevision: outcome.revision, position: sqlitePosition(outcome.position) };
@@ -160,7 +167,8 @@ export class SqliteEventStore extends EventStore {
    * null when it was not.
    */
   private committedAppend(streamId: string, rows: Array<[string, string, string, string]>): AppendResult | null {
-    const last = this.statements.eventInStream.get(streamId, rows[rows.length - 1][0]) as { position: number; revision: number } | undefined;
+    const last = this.statements.eventInStream.get(streamId, rows[rows.length - 1][0]) as
+      { position: number; revision: number } | undefined;
     if (!last) return null;
     // Committed: the subscriptions may not have seen it (they were woken by no answer).
     this.commits++;
@@ -231,10 +239,25 @@ export class SqliteEventStore extends EventStore {
     };
   }
 
-  private remember(streamId: string, given: ReadonlyArray<NewEvent | undefined>, rows: ReadonlyArray<[string, string, string, string]>, lastRevision: number, lastPosition: number): void {
+  private remember(
+    streamId: string,
+    given: ReadonlyArray<NewEvent | undefined>,
+    rows: ReadonlyArray<[string, string, string, string]>,
+    lastRevision: number,
+    lastPosition: number,
+  ): void {
     const first = lastPosition - rows.length + 1;
     rows.forEach(([id, type, data, metadata], i) =>
-      this.ownRows.set(first + i, { position: first + i, id, stream_id: streamId, revision: lastRevision - rows.length + 1 + i, type, data, metadata, given: given[i] }),
+      this.ownRows.set(first + i, {
+        position: first + i,
+        id,
+        stream_id: streamId,
+        revision: lastRevision - rows.length + 1 + i,
+        type,
+        data,
+        metadata,
+        given: given[i],
+      }),
     );
     if (this.ownRows.size > OWN_ROWS) {
       for (const position of this.ownRows.keys()) {
@@ -308,7 +331,8 @@ const RECENT_METADATA = 1024;
  */
 function jsonText(event: NewEvent, part: 'data' | 'metadata', value: unknown): string {
   const text = JSON.stringify(value) as string | undefined;
-  if (typeof text !== 'string') throw new TypeError(`event ${event.type} (${event.id}): its ${part} has no JSON form; nothing was appended`);
+  if (typeof text !== 'string')
+    throw new TypeError(`event ${event.type} (${event.id}): its ${part} has no JSON form; nothing was appended`);
   return text;
 }
 

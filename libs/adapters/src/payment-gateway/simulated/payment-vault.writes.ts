@@ -56,11 +56,15 @@ export function prepareWrites(db: Database.Database) {
   const insertCard = db.prepare('INSERT INTO cards (token, behaviour, brand, last4) VALUES (?, ?, ?, ?)');
   const cardBehaviour = db.prepare('SELECT behaviour FROM cards WHERE token = ?').pluck();
   const chargeByKey = db.prepare('SELECT * FROM charges WHERE idempotency_key = ?');
-  const insertCharge = db.prepare('INSERT INTO charges (idempotency_key, token, amount_cents, status, charge_id, reason) VALUES (?, ?, ?, ?, ?, ?)');
+  const insertCharge = db.prepare(
+    'INSERT INTO charges (idempotency_key, token, amount_cents, status, charge_id, reason) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   const refundByKey = db.prepare('SELECT * FROM refunds WHERE idempotency_key = ?');
   const approvedCharge = db.prepare("SELECT amount_cents FROM charges WHERE charge_id = ? AND status = 'approved'").pluck();
   const refunded = db.prepare("SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE charge_id = ? AND status = 'refunded'").pluck();
-  const insertRefund = db.prepare('INSERT INTO refunds (idempotency_key, charge_id, amount_cents, status, refund_id, reason) VALUES (?, ?, ?, ?, ?, ?)');
+  const insertRefund = db.prepare(
+    'INSERT INTO refunds (idempotency_key, charge_id, amount_cents, status, refund_id, reason) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   return {
     storeCard({ token, behaviour, brand, last4 }: { token: string; behaviour: Behaviour; brand: string; last4: string }): null {
       insertCard.run(token, behaviour, brand, last4);
@@ -68,17 +72,28 @@ export function prepareWrites(db: Database.Database) {
     },
 
     /** The first record of the key, or a new one decided from the card's test behaviour. */
-    charge({ token, amountCents, idempotencyKey, newChargeId }: ChargeArgs): { row: ChargeRow; behaviour: Behaviour | null; first: boolean } {
+    charge({ token, amountCents, idempotencyKey, newChargeId }: ChargeArgs): {
+      row: ChargeRow;
+      behaviour: Behaviour | null;
+      first: boolean;
+    } {
       const behaviour = (cardBehaviour.get(token) as Behaviour | undefined) ?? null;
       const earlier = chargeByKey.get(idempotencyKey) as ChargeRow | undefined;
       if (earlier) return { row: earlier, behaviour, first: false };
       const [status, chargeId, reason]: [ChargeRow['status'], string | null, string | null] =
-        behaviour === null ? ['error', null, 'unknown card token']
-        : behaviour === 'decline' ? ['declined', null, 'card declined']
-        : behaviour === 'processor_error' ? ['error', null, 'processor error']
-        : ['approved', newChargeId, null];
+        behaviour === null
+          ? ['error', null, 'unknown card token']
+          : behaviour === 'decline'
+            ? ['declined', null, 'card declined']
+            : behaviour === 'processor_error'
+              ? ['error', null, 'processor error']
+              : ['approved', newChargeId, null];
       insertCharge.run(idempotencyKey, token, amountCents, status, chargeId, reason);
-      return { row: { idempotency_key: idempotencyKey, token, amount_cents: amountCents, status, charge_id: chargeId, reason }, behaviour, first: true };
+      return {
+        row: { idempotency_key: idempotencyKey, token, amount_cents: amountCents, status, charge_id: chargeId, reason },
+        behaviour,
+        first: true,
+      };
     },
 
     refund({ chargeId, amountCents, idempotencyKey, newRefundId }: RefundArgs): { row: RefundRow; first: boolean } {
@@ -87,11 +102,16 @@ export function prepareWrites(db: Database.Database) {
       const charged = approvedCharge.get(chargeId) as number | undefined;
       const done = refunded.get(chargeId) as number;
       const [status, refundId, reason]: [RefundRow['status'], string | null, string | null] =
-        charged === undefined ? ['refused', null, 'unknown charge']
-        : amountCents > charged - done ? ['refused', null, 'refund exceeds what is left of the charge']
-        : ['refunded', newRefundId, null];
+        charged === undefined
+          ? ['refused', null, 'unknown charge']
+          : amountCents > charged - done
+            ? ['refused', null, 'refund exceeds what is left of the charge']
+            : ['refunded', newRefundId, null];
       insertRefund.run(idempotencyKey, chargeId, amountCents, status, refundId, reason);
-      return { row: { idempotency_key: idempotencyKey, charge_id: chargeId, amount_cents: amountCents, status, refund_id: refundId, reason }, first: true };
+      return {
+        row: { idempotency_key: idempotencyKey, charge_id: chargeId, amount_cents: amountCents, status, refund_id: refundId, reason },
+        first: true,
+      };
     },
   };
 }

@@ -71,7 +71,12 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     this.db.exec(VAULT_SCHEMA);
     this.chargeByKey = this.db.prepare('SELECT * FROM charges WHERE idempotency_key = ?');
     this.refundByKey = this.db.prepare('SELECT * FROM refunds WHERE idempotency_key = ?');
-    this.writer = new SqliteWriteThread({ file, durability: 'full', programs: require.resolve('./payment-vault.writes'), walLimitBytes: 0 });
+    this.writer = new SqliteWriteThread({
+      file,
+      durability: 'full',
+      programs: require.resolve('./payment-vault.writes'),
+      walLimitBytes: 0,
+    });
   }
 
   async tokenize(card: CardDetails): Promise<TokenizedCard> {
@@ -94,7 +99,9 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { token, amountCents, idempotencyKey } = request;
     const args = { token, amountCents, idempotencyKey, newChargeId: `ch_${this.newIdText()}` } satisfies ChargeArgs;
-    const { row, behaviour, first } = await this.idempotent(() => this.writer.run<{ row: ChargeRow; behaviour: Behaviour | null; first: boolean }>('charge', args));
+    const { row, behaviour, first } = await this.idempotent(() =>
+      this.writer.run<{ row: ChargeRow; behaviour: Behaviour | null; first: boolean }>('charge', args),
+    );
     if (!first && (row.token !== token || row.amount_cents !== amountCents)) return keyReused;
     if (behaviour === 'slow') await sleep(this.slowMs);
     return chargeOutcome(row);

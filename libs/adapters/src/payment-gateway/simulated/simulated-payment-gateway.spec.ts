@@ -9,8 +9,12 @@ import { SimulatedPaymentGateway } from './simulated-payment-gateway.adapter';
 
 const pepper = Buffer.alloc(32, 1);
 const card = (number: string, cvv = '123'): CardDetails => ({ number, cvv, month: 12, year: 2030, zip: '94107' });
-const charge = (token: string, idempotencyKey: string, amountCents = 1500) =>
-  ({ token, amountCents, idempotencyKey, description: 'deal 42' });
+const charge = (token: string, idempotencyKey: string, amountCents = 1500) => ({
+  token,
+  amountCents,
+  idempotencyKey,
+  description: 'deal 42',
+});
 
 describe('SimulatedPaymentGateway', () => {
   let dir: string;
@@ -168,7 +172,10 @@ describe('SimulatedPaymentGateway', () => {
     it('refuses a key reused with another amount', async () => {
       const { token } = await gateway.tokenize(card('4242424242424242'));
       await gateway.charge(charge(token, 'k1', 1500));
-      expect(await gateway.charge(charge(token, 'k1', 2500))).toEqual({ status: 'error', reason: 'idempotency key reused with other parameters' });
+      expect(await gateway.charge(charge(token, 'k1', 2500))).toEqual({
+        status: 'error',
+        reason: 'idempotency key reused with other parameters',
+      });
     });
 
     it.each([0, -5, 12.5, Number.NaN])('rejects an amount of %p cents', async (amountCents) => {
@@ -186,8 +193,14 @@ describe('SimulatedPaymentGateway', () => {
     });
 
     it('refunds up to the charged amount, in parts', async () => {
-      expect(await gateway.refund({ chargeId, amountCents: 1000, idempotencyKey: 'r1' })).toEqual({ status: 'refunded', refundId: expect.stringMatching(/^re_/) });
-      expect(await gateway.refund({ chargeId, amountCents: 600, idempotencyKey: 'r2' })).toEqual({ status: 'refused', reason: 'refund exceeds what is left of the charge' });
+      expect(await gateway.refund({ chargeId, amountCents: 1000, idempotencyKey: 'r1' })).toEqual({
+        status: 'refunded',
+        refundId: expect.stringMatching(/^re_/),
+      });
+      expect(await gateway.refund({ chargeId, amountCents: 600, idempotencyKey: 'r2' })).toEqual({
+        status: 'refused',
+        reason: 'refund exceeds what is left of the charge',
+      });
       expect(await gateway.refund({ chargeId, amountCents: 500, idempotencyKey: 'r3' })).toMatchObject({ status: 'refunded' });
     });
 
@@ -198,7 +211,10 @@ describe('SimulatedPaymentGateway', () => {
     });
 
     it('refuses an unknown charge', async () => {
-      expect(await gateway.refund({ chargeId: 'ch_nope', amountCents: 100, idempotencyKey: 'r1' })).toEqual({ status: 'refused', reason: 'unknown charge' });
+      expect(await gateway.refund({ chargeId: 'ch_nope', amountCents: 100, idempotencyKey: 'r1' })).toEqual({
+        status: 'refused',
+        reason: 'unknown charge',
+      });
     });
   });
 

@@ -130,7 +130,9 @@ export class BullmqScheduler extends Scheduler {
     // A process that runs jobs does not start without Redis: its Worker would wait for it forever
     // (and the API with it, never listening), printing a connection error several times a second.
     await this.connected(this.startWaitMs).catch(() => {
-      throw new Error(`REDIS_URL: Redis at ${redactedUrl(this.url)} did not answer within ${this.startWaitMs / 1000} s; the scheduler cannot start`);
+      throw new Error(
+        `REDIS_URL: Redis at ${redactedUrl(this.url)} did not answer within ${this.startWaitMs / 1000} s; the scheduler cannot start`,
+      );
     });
     // A Worker needs maxRetriesPerRequest null; given an instance without it, it throws.
     // The Worker only copies it (duplicate()) for the connections it owns.
@@ -206,7 +208,10 @@ export class BullmqScheduler extends Scheduler {
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  const settled = promise.then(() => true, () => true);
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
   const outcome = await Promise.race([settled, late]);
   clearTimeout(timer);
   return outcome;

@@ -9,10 +9,7 @@ describe('scheduled job ids', () => {
     expect(() => assertJobId(id)).not.toThrow();
   });
 
-  it.each(['release-hold:abc', 'a:b:c', `hold-expiry:${uuid}`, '123', '0', '', 'release hold', 'hold/1'])(
-    'refuses %j',
-    (id) => {
-      expect(() => assertJobId(id)).toThrow(/invalid job id/);
-    },
-  );
+  it.each(['release-hold:abc', 'a:b:c', `hold-expiry:${uuid}`, '123', '0', '', 'release hold', 'hold/1'])('refuses %j', (id) => {
+    expect(() => assertJobId(id)).toThrow(/invalid job id/);
+  });
 });

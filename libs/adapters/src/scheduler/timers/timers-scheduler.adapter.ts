@@ -49,8 +49,7 @@ export class TimersScheduler extends Scheduler {
     this.attempts = options.attempts ?? 3;
     this.backoffMs = options.backoffMs ?? 500;
     this.onFailed =
-      options.onFailed ??
-      ((job, error) => console.error(`scheduled job ${job.id} failed after ${this.attempts} attempts`, error));
+      options.onFailed ?? ((job, error) => console.error(`scheduled job ${job.id} failed after ${this.attempts} attempts`, error));
   }
 
   async schedule(job: ScheduledJob): Promise<void> {

@@ -71,8 +71,7 @@ export function sortValue(doc: Doc, parts: string[]): Scalar | typeof NOT_SCALAR
 }
 
 /** The order MongoDB gives scalars of different types: null, numbers, strings, booleans. */
-export const typeRank = (value: Scalar): number =>
-  value === null ? 0 : typeof value === 'number' ? 1 : typeof value === 'string' ? 2 : 3;
+export const typeRank = (value: Scalar): number => (value === null ? 0 : typeof value === 'number' ? 1 : typeof value === 'string' ? 2 : 3);
 
 export function compareScalars(a: Scalar, b: Scalar): number {
   if (a === b) return 0;

@@ -13,7 +13,11 @@ export type Bound = string | number | boolean;
 
 /** `{f: value}` / `$eq`: the value, or an array holding it. */
 export function equals(path: string[], value: Bound): DocTest {
-  if (path.length > 1) return anyLeaf(path, elementwise((v) => v === value));
+  if (path.length > 1)
+    return anyLeaf(
+      path,
+      elementwise((v) => v === value),
+    );
   const f = path[0];
   return (doc) => {
     const v = doc[f];

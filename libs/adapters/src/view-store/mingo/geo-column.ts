@@ -13,7 +13,7 @@ const MAX_CELLS = 4096;
 const CELL_ENTRIES_PER_VISIT = 6;
 
 const latCell = (lat: number) => Math.floor((lat + 90) / CELL);
-const lngCell = (lng: number) => Math.floor((((lng + 180) % 360) + 360) % 360 / CELL) % ROW;
+const lngCell = (lng: number) => Math.floor(((((lng + 180) % 360) + 360) % 360) / CELL) % ROW;
 
 /** The points in one grid cell, side by side: visiting a cell reads one stretch of memory. */
 interface Cell {
@@ -118,7 +118,8 @@ export class GeoColumn {
   /** The cell of each point of `points` (`lng, lat` pairs). */
   private cellKeys(points: number[] | undefined): number[] {
     const keys: number[] = [];
-    for (let i = 0; points && i < points.length; i += 2) keys.push(latCell(Math.max(-90, Math.min(90, points[i + 1]))) * ROW + lngCell(points[i]));
+    for (let i = 0; points && i < points.length; i += 2)
+      keys.push(latCell(Math.max(-90, Math.min(90, points[i + 1]))) * ROW + lngCell(points[i]));
     return keys;
   }
 }

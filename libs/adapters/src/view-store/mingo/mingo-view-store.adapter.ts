@@ -75,7 +75,9 @@ class Generation {
     db.exec('CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
     this.upsert = db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body');
-    this.saveCheckpoint = db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+    this.saveCheckpoint = db.prepare(
+      "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    );
     this.put((db.prepare('SELECT body FROM docs').pluck().all() as string[]).map(parseFrozen));
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
     this.savedCheckpoint = this.checkpoint;
@@ -110,10 +112,12 @@ class Generation {
     this.clearSaveTimer();
     if (this.unsaved.size === 0 && this.checkpoint === this.savedCheckpoint) return;
     const checkpoint = this.checkpoint;
-    this.db.transaction(() => {
-      for (const [id, doc] of this.unsaved) this.upsert.run(id, JSON.stringify(doc));
-      if (checkpoint !== null) this.saveCheckpoint.run(checkpoint);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const [id, doc] of this.unsaved) this.upsert.run(id, JSON.stringify(doc));
+        if (checkpoint !== null) this.saveCheckpoint.run(checkpoint);
+      })
+      .immediate();
     this.unsaved.clear();
     this.savedCheckpoint = checkpoint;
     this.saveFailing = null;
@@ -225,7 +229,11 @@ export class MingoViewStore extends ViewStore {
   private readonly saveDelays: SaveDelays;
 
   /** `checkpointer`: where the files' WAL is checkpointed (the process's one thread unless a test gives its own). */
-  constructor(dir: string, saveDelays: Partial<SaveDelays> = {}, private readonly checkpointer: WalCheckpointer = viewCheckpointer) {
+  constructor(
+    dir: string,
+    saveDelays: Partial<SaveDelays> = {},
+    private readonly checkpointer: WalCheckpointer = viewCheckpointer,
+  ) {
     super();
     this.saveDelays = { ...DEFAULT_SAVE_DELAYS, ...saveDelays };
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -306,8 +314,14 @@ export class MingoViewStore extends ViewStore {
     const now = Date.now();
     const failing = [...this.active.values()].filter((g) => g.saveFailing && now - g.saveFailing.since >= this.saveDelays.failingReportMs);
     if (failing.length === 0) return;
-    throw new Error(failing.map((g) => `view ${g.collection} not saved to its file for ${Math.round((now - g.saveFailing!.since) / 1000)} s (${g.saveFailing!.error})`).join('; ') +
-      ': reads are served from memory; a restart now would replay the log from the last save');
+    throw new Error(
+      failing
+        .map(
+          (g) =>
+            `view ${g.collection} not saved to its file for ${Math.round((now - g.saveFailing!.since) / 1000)} s (${g.saveFailing!.error})`,
+        )
+        .join('; ') + ': reads are served from memory; a restart now would replay the log from the last save',
+    );
   }
 
   async close(): Promise<void> {

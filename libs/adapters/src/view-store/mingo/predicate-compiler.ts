@@ -83,7 +83,12 @@ function fieldParts(field: string, condition: unknown): Condition[] {
     if (op === '$options' && '$regex' in condition) continue;
     const options = op === '$regex' ? condition.$options : undefined;
     const compiled = op === '$regex' ? regex(path, condition.$regex, options) : operator(path, op, condition[op]);
-    parts.push(compiled ?? mingo({ [field]: op === '$regex' && '$options' in condition ? { $regex: condition.$regex, $options: options } : { [op]: condition[op] } }));
+    parts.push(
+      compiled ??
+        mingo({
+          [field]: op === '$regex' && '$options' in condition ? { $regex: condition.$regex, $options: options } : { [op]: condition[op] },
+        }),
+    );
   }
   return parts;
 }

@@ -121,7 +121,14 @@ function each(index: CollectionIndex, bits: Bitset | null, visit: (doc: ViewDocu
   else for (let slot = 0; slot < docs.length && visit(docs[slot]) !== false; slot++);
 }
 
-function walkIsCheaper(index: CollectionIndex, bits: Bitset | null, candidates: number, test: DocTest, range: Range, want: number): boolean {
+function walkIsCheaper(
+  index: CollectionIndex,
+  bits: Bitset | null,
+  candidates: number,
+  test: DocTest,
+  range: Range,
+  want: number,
+): boolean {
   const walkLength = Math.max(0, range.hi - range.lo);
   let sampled = 0;
   let hits = 0;

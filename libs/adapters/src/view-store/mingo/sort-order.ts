@@ -18,7 +18,12 @@ export function withIdTiebreak(sort: SortSpec): SortSpec {
  * sort decides, so that ordering stays exactly mingo's.
  */
 export function sortDocuments<T extends ViewDocument>(docs: T[], sort: SortSpec, limit = Infinity): T[] {
-  return orderScalars(docs, sort, limit) ?? EVERYTHING.find<T>(docs as unknown as Record<string, unknown>[]).sort(withIdTiebreak(sort)).all();
+  return (
+    orderScalars(docs, sort, limit) ??
+    EVERYTHING.find<T>(docs as unknown as Record<string, unknown>[])
+      .sort(withIdTiebreak(sort))
+      .all()
+  );
 }
 
 /**
@@ -117,7 +122,7 @@ function smallest(n: number, k: number, compare: (a: number, b: number) => numbe
       for (let at = heap.length - 1; at > 0 && compare(heap[at], heap[(at - 1) >> 1]) > 0; at = (at - 1) >> 1) swap(at, (at - 1) >> 1);
     } else if (k > 0 && compare(i, heap[0]) < 0) {
       heap[0] = i;
-      for (let at = 0; ; ) {
+      for (let at = 0; ;) {
         const left = 2 * at + 1;
         let top = left < k && compare(heap[left], heap[at]) > 0 ? left : at;
         if (left + 1 < k && compare(heap[left + 1], heap[top]) > 0) top = left + 1;

@@ -56,7 +56,10 @@ class Collection {
 describe('SortedIndex', () => {
   it('answers as a fresh sort would, however commits and queries interleave', () => {
     const stepArb = fc.oneof(
-      { weight: 3, arbitrary: fc.array(fc.tuple(fc.nat({ max: 60 }), rankArb), { minLength: 1, maxLength: 40 }).map((writes) => ({ writes })) },
+      {
+        weight: 3,
+        arbitrary: fc.array(fc.tuple(fc.nat({ max: 60 }), rankArb), { minLength: 1, maxLength: 40 }).map((writes) => ({ writes })),
+      },
       { weight: 1, arbitrary: fc.constant({ query: true as const }) },
     );
     fc.assert(
@@ -83,7 +86,11 @@ describe('SortedIndex', () => {
 
   it('is not built while nothing asks for it, and builds from the documents as they are then', () => {
     const collection = new Collection();
-    collection.commit([[1, 5], [2, 3], [3, [1]]]);
+    collection.commit([
+      [1, 5],
+      [2, 3],
+      [3, [1]],
+    ]);
     collection.commit([[3, 4]]);
     expect(collection.actual()).toEqual({ usable: true, ids: [id(2), id(3), id(1)] });
   });

@@ -20,7 +20,9 @@ describe('MongoViewStore: duplicate keys on its guarded upserts', () => {
     find: () => ({ toArray: async () => stored }),
   });
   const upsertNewer = (target: unknown, documents: Array<{ _id: string; _pos: string }>) =>
-    (new MongoViewStore('mongodb://localhost:1', 'unused') as unknown as { upsertNewer(t: unknown, d: unknown[]): Promise<void> }).upsertNewer(target, documents);
+    (
+      new MongoViewStore('mongodb://localhost:1', 'unused') as unknown as { upsertNewer(t: unknown, d: unknown[]): Promise<void> }
+    ).upsertNewer(target, documents);
 
   it('takes a refusal as done where the stored document is as new (the guard kept it), after one more try', async () => {
     const target = refusing([{ _id: 'a', _pos: '00000000000000000009' }]);
@@ -40,7 +42,9 @@ describe('MongoViewStore: queries', () => {
     const unreachable = { findOne: jest.fn(), find: jest.fn(), countDocuments: jest.fn() };
     (store as unknown as { live: () => unknown }).live = () => unreachable;
     await expect(store.find('purchase_details_v3', { userId: undefined, partnerId: 'p' })).rejects.toThrow(/userId is undefined/);
-    await expect(store.count('purchase_details_v3', { $or: [{ userId: 'u' }, { userId: { $in: [undefined] } }] })).rejects.toThrow(/undefined/);
+    await expect(store.count('purchase_details_v3', { $or: [{ userId: 'u' }, { userId: { $in: [undefined] } }] })).rejects.toThrow(
+      /undefined/,
+    );
     expect(unreachable.find).not.toHaveBeenCalled();
     expect(unreachable.countDocuments).not.toHaveBeenCalled();
   });

@@ -1,13 +1,4 @@
-import {
-  FindOptions,
-  IndexSpec,
-  LogPosition,
-  RebuildTarget,
-  ViewDocument,
-  ViewFilter,
-  ViewStore,
-  ViewWriter,
-} from '@deals/kernel';
+import { FindOptions, IndexSpec, LogPosition, RebuildTarget, ViewDocument, ViewFilter, ViewStore, ViewWriter } from '@deals/kernel';
 import { Collection, Db, Filter, MongoBulkWriteError, MongoClient, type AnyBulkWriteOperation } from 'mongodb';
 import { randomBytes } from 'node:crypto';
 
@@ -113,7 +104,10 @@ export class MongoViewStore extends ViewStore {
   async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
     if (ids.length === 0) return [];
     const found = new Map<string, T>();
-    for (const doc of await this.live(collection).find({ _id: { $in: [...ids] } }).toArray()) found.set(doc._id, doc as T);
+    for (const doc of await this.live(collection)
+      .find({ _id: { $in: [...ids] } })
+      .toArray())
+      found.set(doc._id, doc as T);
     return ids.flatMap((id) => found.get(id) ?? []);
   }
 
@@ -148,7 +142,11 @@ export class MongoViewStore extends ViewStore {
       activate: async () => {
         settle('activated');
         this.epoch++;
-        const before = await this.generations.findOneAndUpdate({ _id: collection }, { $set: { generation } }, { upsert: true, returnDocument: 'before' });
+        const before = await this.generations.findOneAndUpdate(
+          { _id: collection },
+          { $set: { generation } },
+          { upsert: true, returnDocument: 'before' },
+        );
         this.switchTo(collection, generation);
         if (before && before.generation !== generation) this.dropLater(physical(collection, before.generation));
       },
@@ -197,7 +195,9 @@ export class MongoViewStore extends ViewStore {
   private async createIndexes(collection: string, generation: string): Promise<void> {
     const specs = this.indexes.get(collection) ?? [];
     if (specs.length === 0) return;
-    await this.db.collection(physical(collection, generation)).createIndexes(specs.map((s) => ({ key: s.keys, ...(s.unique ? { unique: true } : {}) })));
+    await this.db
+      .collection(physical(collection, generation))
+      .createIndexes(specs.map((s) => ({ key: s.keys, ...(s.unique ? { unique: true } : {}) })));
   }
 
   private checkpointOf(name: string): Promise<LogPosition | null> {
@@ -217,7 +217,11 @@ export class MongoViewStore extends ViewStore {
       commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
         if (this.retired.has(name)) throw new Error(`generation ${generation} of ${collection} was replaced; write to the active one`);
         await this.upsertNewer(target, this.storable(documents));
-        await this.checkpoints.updateOne({ _id: name }, { $max: { position: checkpoint }, $set: { updatedAt: new Date() } }, { upsert: true });
+        await this.checkpoints.updateOne(
+          { _id: name },
+          { $max: { position: checkpoint }, $set: { updatedAt: new Date() } },
+          { upsert: true },
+        );
       },
       checkpoint: () => this.checkpointOf(name),
     };

@@ -6,7 +6,17 @@ export type DealType = (typeof DEAL_TYPES)[number];
 export const FULFILLMENT_METHODS = ['redemptioncoded', 'printed', 'shipped'] as const;
 export type FulfillmentMethod = (typeof FULFILLMENT_METHODS)[number];
 
-export const WORKFLOW_STATES = ['submitted', 'in-review', 'rejected', 'approved', 'in-flight', 'paused', 'cancelled', 'landed', 'deleted'] as const;
+export const WORKFLOW_STATES = [
+  'submitted',
+  'in-review',
+  'rejected',
+  'approved',
+  'in-flight',
+  'paused',
+  'cancelled',
+  'landed',
+  'deleted',
+] as const;
 export type WorkflowState = (typeof WORKFLOW_STATES)[number];
 
 export interface DealLocation {
@@ -79,10 +89,33 @@ export interface DealTerms {
 }
 
 const CENTS_FIELDS = ['current_price', 'value', 'cost', 'fixed_fee', 'incentive_amount', 'maximum_allowance', 'min_spend'] as const;
-const COUNT_FIELDS = ['max_per_user', 'max_gift_per_user', 'max_linkage', 'num_qualifying', 'expiration_days', 'incentive_percentage', 'percent_fee'] as const;
+const COUNT_FIELDS = [
+  'max_per_user',
+  'max_gift_per_user',
+  'max_linkage',
+  'num_qualifying',
+  'expiration_days',
+  'incentive_percentage',
+  'percent_fee',
+] as const;
 const TEXT_FIELDS = [
-  'category', 'subcategory', 'campaign', 'description1', 'description2', 'highlights', 'fine_print', 'fine_print_legalese',
-  'instructions', 'image_url', 'merchant_name', 'merchant_id', 'supplier_id', 'vendor_id', 'marketplace_slug', 'robotitle', 'offer_construct',
+  'category',
+  'subcategory',
+  'campaign',
+  'description1',
+  'description2',
+  'highlights',
+  'fine_print',
+  'fine_print_legalese',
+  'instructions',
+  'image_url',
+  'merchant_name',
+  'merchant_id',
+  'supplier_id',
+  'vendor_id',
+  'marketplace_slug',
+  'robotitle',
+  'offer_construct',
 ] as const;
 export const SLUG = /^[a-z0-9][a-z0-9_-]{0,127}$/;
 /** A deal's title is shown in every list; its other texts (fine print, instructions) on its page. */
@@ -119,27 +152,36 @@ export function validateDealTerms(terms: Partial<DealTerms>): ValidationIssue[] 
     else if (v.length > MAX_TEXT) fail(field, `must be at most ${MAX_TEXT.toLocaleString('en-US')} characters`);
   }
   if (typeof terms.title === 'string' && terms.title.length > MAX_TITLE) fail('title', `must be at most ${MAX_TITLE} characters`);
-  for (const field of ['start_at', 'end_at'] as const) if (!isInstant(terms[field])) fail(field, 'must be an ISO 8601 instant', terms[field] === undefined ? 'missing_field' : 'invalid');
+  for (const field of ['start_at', 'end_at'] as const)
+    if (!isInstant(terms[field])) fail(field, 'must be an ISO 8601 instant', terms[field] === undefined ? 'missing_field' : 'invalid');
   if (terms.expires_at !== undefined && !isInstant(terms.expires_at)) fail('expires_at', 'must be an ISO 8601 instant');
   if (isInstant(terms.start_at) && isInstant(terms.end_at) && Date.parse(terms.end_at!) <= Date.parse(terms.start_at!)) {
     fail('end_at', 'must be after start_at');
   }
   const score = terms.affinity_score;
-  if (score !== undefined && !(typeof score === 'number' && score >= 0 && score <= 5)) fail('affinity_score', 'must be a number from 0 to 5');
+  if (score !== undefined && !(typeof score === 'number' && score >= 0 && score <= 5))
+    fail('affinity_score', 'must be a number from 0 to 5');
   if (terms.fine_print_legalese !== undefined && terms.fulfillment_method !== 'printed') {
     fail('fine_print_legalese', 'is only for deals with fulfillment_method printed');
   }
-  if (terms.tags !== undefined && !(Array.isArray(terms.tags) && terms.tags.every((t) => typeof t === 'string'))) fail('tags', 'must be a list of text');
-  if (terms.custom_data !== undefined && (typeof terms.custom_data !== 'object' || terms.custom_data === null || Array.isArray(terms.custom_data))) {
+  if (terms.tags !== undefined && !(Array.isArray(terms.tags) && terms.tags.every((t) => typeof t === 'string')))
+    fail('tags', 'must be a list of text');
+  if (
+    terms.custom_data !== undefined &&
+    (typeof terms.custom_data !== 'object' || terms.custom_data === null || Array.isArray(terms.custom_data))
+  ) {
     fail('custom_data', 'must be an object');
   }
   if (terms.locations !== undefined) {
     if (!Array.isArray(terms.locations)) fail('locations', 'must be a list');
-    else terms.locations.forEach((location, i) => {
-      const { latitude, longitude } = location?.address ?? {};
-      if (latitude !== undefined && !(typeof latitude === 'number' && Math.abs(latitude) <= 90)) fail(`locations[${i}].address.latitude`, 'must be from -90 to 90');
-      if (longitude !== undefined && !(typeof longitude === 'number' && Math.abs(longitude) <= 180)) fail(`locations[${i}].address.longitude`, 'must be from -180 to 180');
-    });
+    else
+      terms.locations.forEach((location, i) => {
+        const { latitude, longitude } = location?.address ?? {};
+        if (latitude !== undefined && !(typeof latitude === 'number' && Math.abs(latitude) <= 90))
+          fail(`locations[${i}].address.latitude`, 'must be from -90 to 90');
+        if (longitude !== undefined && !(typeof longitude === 'number' && Math.abs(longitude) <= 180))
+          fail(`locations[${i}].address.longitude`, 'must be from -180 to 180');
+      });
   }
   return issues;
 }

@@ -25,20 +25,28 @@ const move = (to: string): DealCommand => ({ type: 'TransitionDeal', data: { dea
 describe('deal decider', () => {
   describe('a deal not yet listed', () => {
     it('is listed, submitted unless a state is given', () => {
-      given([]).when(list(terms())).then([{ type: 'DealListed', data: { deal: terms(), state: 'submitted' } }]);
-      given([]).when(list(terms(), 'in-flight')).then([{ type: 'DealListed', data: { deal: terms(), state: 'in-flight' } }]);
+      given([])
+        .when(list(terms()))
+        .then([{ type: 'DealListed', data: { deal: terms(), state: 'submitted' } }]);
+      given([])
+        .when(list(terms(), 'in-flight'))
+        .then([{ type: 'DealListed', data: { deal: terms(), state: 'in-flight' } }]);
     });
     it('refuses bad terms, naming every bad field', () => {
-      given([]).when(list(terms({ current_price: 12.5, end_at: '2025-01-01T00:00:00Z', type: 'bogus' as never }))).thenThrows(ValidationFailed, {
-        issues: expect.arrayContaining([
-          expect.objectContaining({ field: 'current_price', resource: 'deal' }),
-          expect.objectContaining({ field: 'end_at' }),
-          expect.objectContaining({ field: 'type' }),
-        ]),
-      });
+      given([])
+        .when(list(terms({ current_price: 12.5, end_at: '2025-01-01T00:00:00Z', type: 'bogus' as never })))
+        .thenThrows(ValidationFailed, {
+          issues: expect.arrayContaining([
+            expect.objectContaining({ field: 'current_price', resource: 'deal' }),
+            expect.objectContaining({ field: 'end_at' }),
+            expect.objectContaining({ field: 'type' }),
+          ]),
+        });
     });
     it('refuses legal text on a deal that is not printed', () => {
-      given([]).when(list(terms({ fulfillment_method: 'shipped', fine_print_legalese: 'x' }))).thenThrows(ValidationFailed);
+      given([])
+        .when(list(terms({ fulfillment_method: 'shipped', fine_print_legalese: 'x' })))
+        .thenThrows(ValidationFailed);
     });
     it('cannot be moved', () => given([]).when(move('in-flight')).thenThrows(NotFound));
   });
@@ -47,19 +55,33 @@ describe('deal decider', () => {
     it('records only the fields that changed, and those removed', () => {
       const { current_price: _, ...rest } = terms();
       void _;
-      given([listed()]).when(list({ ...rest, current_price: 2000, title: 'Spa day' } as DealTerms)).then([
-        { type: 'DealRevised', data: { dealId: 'spa-day', changes: { current_price: 2000 }, removed: [] } },
-      ]);
+      given([listed()])
+        .when(list({ ...rest, current_price: 2000, title: 'Spa day' } as DealTerms))
+        .then([{ type: 'DealRevised', data: { dealId: 'spa-day', changes: { current_price: 2000 }, removed: [] } }]);
       given([listed()]).when(list(terms())).then([]);
     });
     it('follows the workflow', () => {
-      given([listed('submitted')]).when(move('in-review')).then([{ type: 'DealStateChanged', data: { dealId: 'spa-day', from: 'submitted', to: 'in-review' } }]);
-      given([listed('in-flight')]).when(move('paused')).then([{ type: 'DealStateChanged', data: { dealId: 'spa-day', from: 'in-flight', to: 'paused' } }]);
-      given([listed('landed')]).when(move('deleted')).then([{ type: 'DealStateChanged', data: { dealId: 'spa-day', from: 'landed', to: 'deleted' } }]);
-      given([listed('landed')]).when(move('cancelled')).thenThrows(ValidationFailed);
-      given([listed('submitted')]).when(move('in-flight')).thenThrows(ValidationFailed);
-      given([listed('submitted')]).when(move('flying')).thenThrows(ValidationFailed);
-      given([listed('in-flight')]).when(move('in-flight')).then([]);
+      given([listed('submitted')])
+        .when(move('in-review'))
+        .then([{ type: 'DealStateChanged', data: { dealId: 'spa-day', from: 'submitted', to: 'in-review' } }]);
+      given([listed('in-flight')])
+        .when(move('paused'))
+        .then([{ type: 'DealStateChanged', data: { dealId: 'spa-day', from: 'in-flight', to: 'paused' } }]);
+      given([listed('landed')])
+        .when(move('deleted'))
+        .then([{ type: 'DealStateChanged', data: { dealId: 'spa-day', from: 'landed', to: 'deleted' } }]);
+      given([listed('landed')])
+        .when(move('cancelled'))
+        .thenThrows(ValidationFailed);
+      given([listed('submitted')])
+        .when(move('in-flight'))
+        .thenThrows(ValidationFailed);
+      given([listed('submitted')])
+        .when(move('flying'))
+        .thenThrows(ValidationFailed);
+      given([listed('in-flight')])
+        .when(move('in-flight'))
+        .then([]);
     });
   });
 

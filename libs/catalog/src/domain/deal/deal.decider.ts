@@ -12,7 +12,12 @@ export interface Deal {
   state: WorkflowState;
 }
 
-const unknownState: ValidationIssue = { type: 'invalid', resource: 'deal', field: 'state', message: `must be one of ${WORKFLOW_STATES.join(', ')}` };
+const unknownState: ValidationIssue = {
+  type: 'invalid',
+  resource: 'deal',
+  field: 'state',
+  message: `must be one of ${WORKFLOW_STATES.join(', ')}`,
+};
 
 function transition(deal: Deal, dealId: string, to: WorkflowState): DealEvent[] {
   if (!WORKFLOW_STATES.includes(to)) throw new ValidationFailed([unknownState]);
@@ -45,7 +50,8 @@ export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
         if (issues.length) throw new ValidationFailed(issues);
         if (!deal.terms) return [{ type: 'DealListed', data: { deal: terms, state: state ?? 'submitted' } }];
         const { changes, removed } = difference(deal.terms, terms);
-        const events: DealEvent[] = Object.keys(changes).length || removed.length ? [{ type: 'DealRevised', data: { dealId: terms.id, changes, removed } }] : [];
+        const events: DealEvent[] =
+          Object.keys(changes).length || removed.length ? [{ type: 'DealRevised', data: { dealId: terms.id, changes, removed } }] : [];
         return state === undefined ? events : [...events, ...transition(deal, terms.id, state)];
       }
       case 'TransitionDeal': {

@@ -4,12 +4,27 @@ import { DealDetails, dealDetailsProjection, searchFields, unitsLeftAt } from '.
 
 let n = 0;
 const recorded = (type: string, data: unknown, occurredAt = '2026-01-01T00:00:00Z'): RecordedEvent => ({
-  id: `e${++n}`, type, data, metadata: { occurredAt }, streamId: 's', revision: 0, position: String(n).padStart(20, '0'),
+  id: `e${++n}`,
+  type,
+  data,
+  metadata: { occurredAt },
+  streamId: 's',
+  revision: 0,
+  position: String(n).padStart(20, '0'),
 });
 const at = (event: RecordedEvent) => Date.parse(event.metadata.occurredAt);
 const deal = {
-  id: 'spa', title: 'Spa', type: 'daily-deal', category: ' Health & Beauty', current_price: 100, value: 300, start_at: '2026-01-01T00:00:00Z',
-  end_at: '2026-01-02T00:00:00Z', fulfillment_method: 'printed', region_id: 'ny', tags: ['calm'],
+  id: 'spa',
+  title: 'Spa',
+  type: 'daily-deal',
+  category: ' Health & Beauty',
+  current_price: 100,
+  value: 300,
+  start_at: '2026-01-01T00:00:00Z',
+  end_at: '2026-01-02T00:00:00Z',
+  fulfillment_method: 'printed',
+  region_id: 'ny',
+  tags: ['calm'],
   locations: [{ address: { latitude: 40.7, longitude: -74 } }, { address: { latitude: 91, longitude: 0 } }, { address: {} }],
 };
 
@@ -25,10 +40,28 @@ describe('deal details projection', () => {
   it('folds listing, stock, revision and state into one document', () => {
     const [view] = applyEvents(dealDetailsProjection, new Map(), events);
     expect(view).toEqual({
-      _id: 'spa', _pos: events[3].position, deal: { ...deal, current_price: 90 }, state: 'in-flight', inventory: { total: 40, sold: 0, held: {} },
-      regionId: 'ny', type: 'daily-deal', categoryKey: 'health & beauty', subcategoryKey: null, title: 'Spa', merchantName: null,
-      price: 90, value: 300, startAt: Date.parse('2026-01-01T00:00:00Z'), endAt: Date.parse('2026-01-02T00:00:00Z'),
-      numLeft: 40, numberSold: 0, soldOut: false, supplierId: null, vendorId: null, marketplaceSlug: null, tags: ['calm'],
+      _id: 'spa',
+      _pos: events[3].position,
+      deal: { ...deal, current_price: 90 },
+      state: 'in-flight',
+      inventory: { total: 40, sold: 0, held: {} },
+      regionId: 'ny',
+      type: 'daily-deal',
+      categoryKey: 'health & beauty',
+      subcategoryKey: null,
+      title: 'Spa',
+      merchantName: null,
+      price: 90,
+      value: 300,
+      startAt: Date.parse('2026-01-01T00:00:00Z'),
+      endAt: Date.parse('2026-01-02T00:00:00Z'),
+      numLeft: 40,
+      numberSold: 0,
+      soldOut: false,
+      supplierId: null,
+      vendorId: null,
+      marketplaceSlug: null,
+      tags: ['calm'],
       // out-of-range and missing coordinates are left out rather than stall a 2dsphere index
       locs: [{ type: 'Point', coordinates: [-74, 40.7] }],
     });
@@ -56,21 +89,40 @@ describe('deal details projection', () => {
       seen.push(view!.inventory.held);
     }
     // Held units by the second their holds expire by (00:05:00 and 00:05:00.5 both by 00:05:01 at the latest).
-    expect(seen.slice(events.length - 1)).toEqual([{}, { 1767225900: 3 }, { 1767225900: 3, 1767225901: 37 }, { 1767225901: 37 }, { 1767225901: 37 }, {}, {}]);
+    expect(seen.slice(events.length - 1)).toEqual([
+      {},
+      { 1767225900: 3 },
+      { 1767225900: 3, 1767225901: 37 },
+      { 1767225901: 37 },
+      { 1767225901: 37 },
+      {},
+      {},
+    ]);
     expect(view).toMatchObject({ title: 'Spa day', numberSold: 3, numLeft: 0, soldOut: true, inventory: { total: 3, sold: 3, held: {} } });
   });
 
   it('counts a hold out of num_left once the second it expires in is over, and in the search fields as of the latest event', () => {
     const [listed] = applyEvents(dealDetailsProjection, new Map(), events);
     const [view] = applyEvents(dealDetailsProjection, new Map([['spa', listed]]), [
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 5, expiresAt: '2026-01-01T00:05:00.200Z' }, '2026-01-01T00:00:00.200Z'),
+      recorded(
+        'UnitsHeld',
+        { dealId: 'spa', holdId: 'h1', quantity: 5, expiresAt: '2026-01-01T00:05:00.200Z' },
+        '2026-01-01T00:00:00.200Z',
+      ),
       recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 1, expiresAt: '2026-01-01T00:09:00Z' }, '2026-01-01T00:04:00Z'),
     ]);
     const left = (iso: string) => unitsLeftAt(view.inventory, Date.parse(iso));
-    expect([left('2026-01-01T00:05:00.100Z'), left('2026-01-01T00:05:00.200Z'), left('2026-01-01T00:05:00.999Z'), left('2026-01-01T00:05:01Z'), left('2026-01-01T00:09:00Z')])
-      .toEqual([34, 34, 34, 39, 40]);
+    expect([
+      left('2026-01-01T00:05:00.100Z'),
+      left('2026-01-01T00:05:00.200Z'),
+      left('2026-01-01T00:05:00.999Z'),
+      left('2026-01-01T00:05:01Z'),
+      left('2026-01-01T00:09:00Z'),
+    ]).toEqual([34, 34, 34, 39, 40]);
     expect(view.numLeft).toBe(34);
-    const [later] = applyEvents(dealDetailsProjection, new Map([['spa', view]]), [recorded('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }, '2026-01-01T00:06:00Z')]);
+    const [later] = applyEvents(dealDetailsProjection, new Map([['spa', view]]), [
+      recorded('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }, '2026-01-01T00:06:00Z'),
+    ]);
     expect([later.numLeft, later.inventory.held]).toEqual([39, { 1767225901: 5, 1767226140: 1 }]);
   });
 
@@ -82,7 +134,12 @@ describe('deal details projection', () => {
       recorded('UnitsHeld', { dealId: 'spa', holdId: 'old2', quantity: 1, expiresAt: '2026-01-01T00:05:00.456Z' }),
       recorded('UnitsSold', { dealId: 'spa', holdId: 'old1', quantity: 1 }),
     ]);
-    expect([view.inventory.held, view.inventory.uneven, view.numLeft, view.soldOut]).toEqual([{ 1767225901: 1 }, { old2: ['1767225901', 1] }, 0, true]);
+    expect([view.inventory.held, view.inventory.uneven, view.numLeft, view.soldOut]).toEqual([
+      { 1767225901: 1 },
+      { old2: ['1767225901', 1] },
+      0,
+      true,
+    ]);
     const [after] = applyEvents(dealDetailsProjection, new Map([['spa', view]]), [
       recorded('UnitsReleased', { dealId: 'spa', holdId: 'old2', quantity: 1 }),
       recorded('InventoryStocked', { dealId: 'spa', total: 3 }),
@@ -96,9 +153,24 @@ describe('deal details projection', () => {
       fc.property(
         fc.array(
           fc.oneof(
-            fc.record({ type: fc.constant('UnitsHeld'), hold: fc.nat({ max: 6 }), quantity: fc.integer({ min: 1, max: 5 }), minutes: fc.nat({ max: 9 }) }),
-            fc.record({ type: fc.constantFrom('UnitsSold', 'UnitsReleased'), hold: fc.nat({ max: 6 }), quantity: fc.integer({ min: 1, max: 5 }), minutes: fc.constant(0) }),
-            fc.record({ type: fc.constantFrom('InventoryStocked', 'DealRevised'), hold: fc.constant(0), quantity: fc.integer({ min: 1, max: 90 }), minutes: fc.constant(0) }),
+            fc.record({
+              type: fc.constant('UnitsHeld'),
+              hold: fc.nat({ max: 6 }),
+              quantity: fc.integer({ min: 1, max: 5 }),
+              minutes: fc.nat({ max: 9 }),
+            }),
+            fc.record({
+              type: fc.constantFrom('UnitsSold', 'UnitsReleased'),
+              hold: fc.nat({ max: 6 }),
+              quantity: fc.integer({ min: 1, max: 5 }),
+              minutes: fc.constant(0),
+            }),
+            fc.record({
+              type: fc.constantFrom('InventoryStocked', 'DealRevised'),
+              hold: fc.constant(0),
+              quantity: fc.integer({ min: 1, max: 90 }),
+              minutes: fc.constant(0),
+            }),
           ),
           { maxLength: 25 },
         ),
@@ -110,10 +182,18 @@ describe('deal details projection', () => {
               : type === 'InventoryStocked'
                 ? recorded(type, { dealId: 'spa', total: quantity })
                 : type === 'UnitsHeld'
-                  // Odd holds expire off the whole second (written before holds were rounded).
-                  ? recorded(type, { dealId: 'spa', holdId: `h${hold}`, quantity, expiresAt: `2026-01-01T00:0${minutes}:00${hold % 2 ? '.500' : ''}Z` }, `2026-01-01T00:0${hold}:00Z`)
-                  // Every third hold's sale or release does not name its expiry (as before).
-                  : recorded(type, { dealId: 'spa', holdId: `h${hold}`, quantity, ...(hold % 3 ? { expiresAt: `2026-01-01T00:0${minutes}:00Z` } : {}) }, `2026-01-01T00:0${hold}:00Z`),
+                  ? // Odd holds expire off the whole second (written before holds were rounded).
+                    recorded(
+                      type,
+                      { dealId: 'spa', holdId: `h${hold}`, quantity, expiresAt: `2026-01-01T00:0${minutes}:00${hold % 2 ? '.500' : ''}Z` },
+                      `2026-01-01T00:0${hold}:00Z`,
+                    )
+                  : // Every third hold's sale or release does not name its expiry (as before).
+                    recorded(
+                      type,
+                      { dealId: 'spa', holdId: `h${hold}`, quantity, ...(hold % 3 ? { expiresAt: `2026-01-01T00:0${minutes}:00Z` } : {}) },
+                      `2026-01-01T00:0${hold}:00Z`,
+                    ),
           );
           const [start] = applyEvents(dealDetailsProjection, new Map(), [...events, ...later.slice(0, Math.min(cut, later.length))]);
           const rest = later.slice(Math.min(cut, later.length));

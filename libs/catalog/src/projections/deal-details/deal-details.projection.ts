@@ -197,7 +197,12 @@ export const dealDetailsProjection = defineProjection<DealDetails>({
   evolve(view, recorded, id) {
     const asOf = occurredAt(recorded);
     const current: DealDetails = view ?? {
-      _id: id, _pos: recorded.position, deal: null, state: 'submitted', inventory: { total: 0, sold: 0, held: {} }, ...searchFields(null, { total: 0, sold: 0, held: {} }, asOf),
+      _id: id,
+      _pos: recorded.position,
+      deal: null,
+      state: 'submitted',
+      inventory: { total: 0, sold: 0, held: {} },
+      ...searchFields(null, { total: 0, sold: 0, held: {} }, asOf),
     };
     const event = recorded as unknown as Handled;
     if (view && isInventoryEvent(event)) return withInventory(view, [event], recorded.position, asOf);

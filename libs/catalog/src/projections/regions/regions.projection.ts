@@ -18,7 +18,11 @@ export const regionsProjection = defineProjection<RegionView>({
   name: REGIONS,
   handles: ['RegionListed', 'RegionRevised'],
   indexes: [{ keys: { cityKey: 1 } }, { keys: { 'region.postal_codes': 1 } }],
-  documentIds: (event: RecordedEvent) => [(event as unknown as RegionEvent).type === 'RegionListed' ? (event.data as { region: RegionTerms }).region.id : (event.data as { regionId: string }).regionId],
+  documentIds: (event: RecordedEvent) => [
+    (event as unknown as RegionEvent).type === 'RegionListed'
+      ? (event.data as { region: RegionTerms }).region.id
+      : (event.data as { regionId: string }).regionId,
+  ],
   evolve(view, recorded) {
     const event = recorded as unknown as RegionEvent;
     const region = event.type === 'RegionListed' ? event.data.region : { ...view!.region, ...event.data.changes };

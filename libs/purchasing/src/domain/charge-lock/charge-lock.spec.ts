@@ -10,12 +10,23 @@ const end = (purchaseId: string) => ({ type: 'EndCharge' as const, data: { userI
 
 describe('charge lock decider', () => {
   it('begins a charge when none is running, and ends it', () => {
-    given([]).when(begin('p1'), t0).then([begun('p1')]);
-    given([begun('p1')]).when(end('p1'), t0).then([{ type: 'ChargeEnded', data: { userId: 'u1', purchaseId: 'p1' } }]);
+    given([])
+      .when(begin('p1'), t0)
+      .then([begun('p1')]);
+    given([begun('p1')])
+      .when(end('p1'), t0)
+      .then([{ type: 'ChargeEnded', data: { userId: 'u1', purchaseId: 'p1' } }]);
   });
   it('refuses a second charge while one runs, but not after the lock lapsed', () => {
-    given([begun('p1')]).when(begin('p2'), new Date(t0.getTime() + 1000)).thenThrows(AlreadyCharging);
-    given([begun('p1')]).when(begin('p2'), new Date(t0.getTime() + 121_000)).then([begun('p2', new Date(t0.getTime() + 121_000))]);
+    given([begun('p1')])
+      .when(begin('p2'), new Date(t0.getTime() + 1000))
+      .thenThrows(AlreadyCharging);
+    given([begun('p1')])
+      .when(begin('p2'), new Date(t0.getTime() + 121_000))
+      .then([begun('p2', new Date(t0.getTime() + 121_000))]);
   });
-  it("does not end another purchase's charge", () => given([begun('p1')]).when(end('p2'), t0).then([]));
+  it("does not end another purchase's charge", () =>
+    given([begun('p1')])
+      .when(end('p2'), t0)
+      .then([]));
 });

@@ -14,15 +14,20 @@ export const CHARGE_LOCK_MS = 2 * 60 * 1000;
  */
 export const chargeLockStream = (userId: string) => `usercharge-${userId}`;
 
-export const chargeLockDecider: Decider<{ purchaseId: string | null; since: number }, BeginCharge | EndCharge, ChargeBegun | ChargeEnded> = {
-  initialState: () => ({ purchaseId: null, since: 0 }),
-  decide(command, lock, now) {
-    const { userId, purchaseId } = command.data;
-    if (command.type === 'EndCharge') return lock.purchaseId === purchaseId ? [{ type: 'ChargeEnded', data: { userId, purchaseId } }] : [];
-    if (lock.purchaseId !== null && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS) {
-      throw new AlreadyCharging('an earlier purchase of this user is still being charged');
-    }
-    return [{ type: 'ChargeBegun', data: { userId, purchaseId, at: now.toISOString() } }];
-  },
-  evolve: (_lock, event) => (event.type === 'ChargeBegun' ? { purchaseId: event.data.purchaseId, since: Date.parse(event.data.at) } : { purchaseId: null, since: 0 }),
-};
+export const chargeLockDecider: Decider<{ purchaseId: string | null; since: number }, BeginCharge | EndCharge, ChargeBegun | ChargeEnded> =
+  {
+    initialState: () => ({ purchaseId: null, since: 0 }),
+    decide(command, lock, now) {
+      const { userId, purchaseId } = command.data;
+      if (command.type === 'EndCharge')
+        return lock.purchaseId === purchaseId ? [{ type: 'ChargeEnded', data: { userId, purchaseId } }] : [];
+      if (lock.purchaseId !== null && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS) {
+        throw new AlreadyCharging('an earlier purchase of this user is still being charged');
+      }
+      return [{ type: 'ChargeBegun', data: { userId, purchaseId, at: now.toISOString() } }];
+    },
+    evolve: (_lock, event) =>
+      event.type === 'ChargeBegun'
+        ? { purchaseId: event.data.purchaseId, since: Date.parse(event.data.at) }
+        : { purchaseId: null, since: 0 },
+  };

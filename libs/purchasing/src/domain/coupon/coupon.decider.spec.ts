@@ -7,16 +7,34 @@ const given = deciderSpec(couponDecider);
 const now = new Date('2026-06-15T12:00:00Z');
 const issued = (expiresAt: string | null = '2026-12-31T00:00:00Z'): CouponEvent => ({
   type: 'CouponIssued',
-  data: { couponId: 'c1', purchaseId: 'p1', partnerId: 'a', userId: 'u1', dealId: 'd1', dealType: 'daily-deal', barcode: 'b', redemptionCode: 'r', expiresAt, issuedAt: now.toISOString() },
+  data: {
+    couponId: 'c1',
+    purchaseId: 'p1',
+    partnerId: 'a',
+    userId: 'u1',
+    dealId: 'd1',
+    dealType: 'daily-deal',
+    barcode: 'b',
+    redemptionCode: 'r',
+    expiresAt,
+    issuedAt: now.toISOString(),
+  },
 });
 const redeem = (partnerId = 'a', userId?: string) => ({ type: 'RedeemCoupon' as const, data: { couponId: 'c1', partnerId, userId } });
 
 describe('coupon decider', () => {
   it('redeems a valid coupon, once', () => {
-    given([issued()]).when(redeem(), now).then([{ type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } }]);
-    given([issued(), { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } }]).when(redeem(), now).thenThrows(ValidationFailed, { message: 'state is already redeemed' });
+    given([issued()])
+      .when(redeem(), now)
+      .then([{ type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } }]);
+    given([issued(), { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } }])
+      .when(redeem(), now)
+      .thenThrows(ValidationFailed, { message: 'state is already redeemed' });
   });
-  it('refuses an expired coupon', () => given([issued('2026-06-01T00:00:00Z')]).when(redeem(), now).thenThrows(ValidationFailed, { message: 'state has expired' }));
+  it('refuses an expired coupon', () =>
+    given([issued('2026-06-01T00:00:00Z')])
+      .when(redeem(), now)
+      .thenThrows(ValidationFailed, { message: 'state has expired' }));
   it("does not find another partner's or another user's coupon", () => {
     given([issued()]).when(redeem('b'), now).thenThrows(NotFound);
     given([issued()]).when(redeem('a', 'u2'), now).thenThrows(NotFound);
@@ -24,13 +42,26 @@ describe('coupon decider', () => {
   });
   it('cancels a valid coupon of a reseller purchase once; refuses the coupons of other purchases, shipped goods, and used coupons with part 7.3 reasons', () => {
     const cancel = (resold = true, partnerId = 'a') => ({ type: 'CancelCoupon' as const, data: { couponId: 'c1', partnerId, resold } });
-    given([issued()]).when(cancel(), now).then([{ type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: now.toISOString() } }]);
+    given([issued()])
+      .when(cancel(), now)
+      .then([{ type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: now.toISOString() } }]);
     given([issued()]).when(cancel(false), now).thenThrows(ValidationFailed, { message: 'the barcode is non-refundable' });
-    given([issued(), { type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: now.toISOString() } }]).when(cancel(), now).thenThrows(ValidationFailed, { message: 'the coupons are already part of another refund' });
-    given([{ ...issued(), data: { ...issued().data, refundable: false } } as CouponEvent]).when(cancel(), now).thenThrows(ValidationFailed, { message: 'the barcode is non-refundable' });
-    given([issued(), { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } }]).when(cancel(), now).thenThrows(ValidationFailed, { message: 'the coupon is in a non-refundable state' });
-    given([issued('2026-06-01T00:00:00Z')]).when(cancel(), now).thenThrows(ValidationFailed, { message: 'the coupon is in a non-refundable state' });
+    given([issued(), { type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: now.toISOString() } }])
+      .when(cancel(), now)
+      .thenThrows(ValidationFailed, { message: 'the coupons are already part of another refund' });
+    given([{ ...issued(), data: { ...issued().data, refundable: false } } as CouponEvent])
+      .when(cancel(), now)
+      .thenThrows(ValidationFailed, { message: 'the barcode is non-refundable' });
+    given([issued(), { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } }])
+      .when(cancel(), now)
+      .thenThrows(ValidationFailed, { message: 'the coupon is in a non-refundable state' });
+    given([issued('2026-06-01T00:00:00Z')])
+      .when(cancel(), now)
+      .thenThrows(ValidationFailed, { message: 'the coupon is in a non-refundable state' });
     given([issued()]).when(cancel(true, 'b'), now).thenThrows(NotFound);
   });
-  it('is issued once', () => given([issued()]).when({ type: 'IssueCoupon', data: issued().data as never }, now).then([]));
+  it('is issued once', () =>
+    given([issued()])
+      .when({ type: 'IssueCoupon', data: issued().data as never }, now)
+      .then([]));
 });

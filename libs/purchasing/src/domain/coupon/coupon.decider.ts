@@ -38,7 +38,10 @@ export interface Coupon {
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'coupon', field: 'state', message }]);
 
 /** The state of a coupon at `now`: valid until redeemed or past its expiry. */
-export function couponState(coupon: { redeemedAt: string | null; expiresAt: number | null; cancelledAt?: string | null; cancelled?: boolean }, now: number): 'valid' | 'redeemed' | 'expired' | 'cancelled' {
+export function couponState(
+  coupon: { redeemedAt: string | null; expiresAt: number | null; cancelledAt?: string | null; cancelled?: boolean },
+  now: number,
+): 'valid' | 'redeemed' | 'expired' | 'cancelled' {
   if (coupon.cancelled || coupon.cancelledAt) return 'cancelled';
   if (coupon.redeemedAt) return 'redeemed';
   if (coupon.expiresAt !== null && coupon.expiresAt <= now) return 'expired';
@@ -46,7 +49,15 @@ export function couponState(coupon: { redeemedAt: string | null; expiresAt: numb
 }
 
 export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
-  initialState: () => ({ issued: false, partnerId: null, userId: null, expiresAt: null, redeemedAt: null, cancelled: false, refundable: true }),
+  initialState: () => ({
+    issued: false,
+    partnerId: null,
+    userId: null,
+    expiresAt: null,
+    redeemedAt: null,
+    cancelled: false,
+    refundable: true,
+  }),
   decide(command, coupon, now) {
     if (command.type === 'IssueCoupon') return coupon.issued ? [] : [{ type: 'CouponIssued', data: command.data }];
     if (command.type === 'CancelCoupon') {
@@ -58,7 +69,8 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
       return [{ type: 'CouponCancelled', data: { couponId, cancelledAt: now.toISOString() } }];
     }
     const { couponId, partnerId, userId } = command.data;
-    if (!coupon.issued || coupon.partnerId !== partnerId || (userId !== undefined && coupon.userId !== userId)) throw new NotFound(`coupon ${couponId} not found`);
+    if (!coupon.issued || coupon.partnerId !== partnerId || (userId !== undefined && coupon.userId !== userId))
+      throw new NotFound(`coupon ${couponId} not found`);
     const state = couponState(coupon, now.getTime());
     if (state === 'cancelled') throw refuse('is cancelled');
     if (state === 'redeemed') throw refuse('is already redeemed');
@@ -69,8 +81,13 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
     switch (event.type) {
       case 'CouponIssued':
         return {
-          issued: true, partnerId: event.data.partnerId, userId: event.data.userId, expiresAt: event.data.expiresAt ? Date.parse(event.data.expiresAt) : null,
-          redeemedAt: null, cancelled: false, refundable: event.data.refundable !== false,
+          issued: true,
+          partnerId: event.data.partnerId,
+          userId: event.data.userId,
+          expiresAt: event.data.expiresAt ? Date.parse(event.data.expiresAt) : null,
+          redeemedAt: null,
+          cancelled: false,
+          refundable: event.data.refundable !== false,
         };
       case 'CouponRedeemed':
         return { ...coupon, redeemedAt: event.data.redeemedAt };

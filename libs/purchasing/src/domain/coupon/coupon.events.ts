@@ -3,8 +3,16 @@ import type { DomainEvent } from '@deals/kernel';
 export type CouponIssued = DomainEvent<
   'CouponIssued',
   {
-    couponId: string; purchaseId: string; partnerId: string; userId: string | null; dealId: string; dealType: string;
-    barcode: string; redemptionCode: string; expiresAt: string | null; issuedAt: string;
+    couponId: string;
+    purchaseId: string;
+    partnerId: string;
+    userId: string | null;
+    dealId: string;
+    dealType: string;
+    barcode: string;
+    redemptionCode: string;
+    expiresAt: string | null;
+    issuedAt: string;
     /** False for goods already shipped: their barcode cannot be refunded. Absent means refundable. */
     refundable?: boolean;
   }

@@ -22,7 +22,10 @@ export type SellHeldUnits = DomainCommand<'SellHeldUnits', { dealId: string; hol
  * and a card purchase in the same commit). `refused`: given back at once because the purchase it
  * was taken for was refused (the user's earlier purchase was still being charged).
  */
-export type ReleaseHold = DomainCommand<'ReleaseHold', { dealId: string; holdId: string; reason: 'released' | 'payment_failed' | 'abandoned' | 'refused' }>;
+export type ReleaseHold = DomainCommand<
+  'ReleaseHold',
+  { dealId: string; holdId: string; reason: 'released' | 'payment_failed' | 'abandoned' | 'refused' }
+>;
 export type ReleaseExpiredHold = DomainCommand<'ReleaseExpiredHold', { dealId: string; holdId: string }>;
 export type InventoryCommand = StockUnits | HoldUnits | SellHeldUnits | ReleaseHold | ReleaseExpiredHold;
 
@@ -92,7 +95,9 @@ function checkBuyerLimit(inventory: Inventory, { buyer, maxPerBuyer }: ForBuyer,
   if (buyer === undefined || maxPerBuyer === undefined) return;
   const bought = inventory.bought.get(buyer) ?? 0;
   const holds = inventory.buyerHolds.get(buyer);
-  const holding = holds ? holds.reduce((sum, hold, holdId) => (hold.expiresAt > now && holdId !== except ? sum + hold.quantity : sum), 0) : 0;
+  const holding = holds
+    ? holds.reduce((sum, hold, holdId) => (hold.expiresAt > now && holdId !== except ? sum + hold.quantity : sum), 0)
+    : 0;
   if (bought + holding + quantity > maxPerBuyer) throw overPerUserLimit(maxPerBuyer, bought, holding);
 }
 
@@ -113,12 +118,19 @@ function open(inventory: Inventory, holdId: string, hold: Hold): Inventory {
     holds: inventory.holds.set(holdId, hold),
     held: inventory.held + hold.quantity,
     expiring: inventory.expiring.update(hold.expiresAt, 0, (units) => units + hold.quantity),
-    buyerHolds: hold.buyer === undefined ? inventory.buyerHolds : inventory.buyerHolds.update(hold.buyer, ImmutableMap<string, Hold>(), (holds) => holds.set(holdId, hold)),
+    buyerHolds:
+      hold.buyer === undefined
+        ? inventory.buyerHolds
+        : inventory.buyerHolds.update(hold.buyer, ImmutableMap<string, Hold>(), (holds) => holds.set(holdId, hold)),
   };
 }
 
 /** Removes `holdId` from the map at `key`, and the key once its map is empty. */
-function without(index: ImmutableMap<string, ImmutableMap<string, Hold>>, key: string, holdId: string): ImmutableMap<string, ImmutableMap<string, Hold>> {
+function without(
+  index: ImmutableMap<string, ImmutableMap<string, Hold>>,
+  key: string,
+  holdId: string,
+): ImmutableMap<string, ImmutableMap<string, Hold>> {
   const holds = index.get(key);
   if (!holds) return index;
   const rest = holds.delete(holdId);
@@ -151,8 +163,10 @@ function close(inventory: Inventory, holdId: string, as: ClosedHold): Inventory 
  * so that a catalogue import can refuse a whole record before writing any of it.
  */
 export function stockTotalIssues(total: unknown): ValidationIssue[] {
-  if (!(Number.isSafeInteger(total) && (total as number) >= 0)) return [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }];
-  if ((total as number) > MAX_STOCK) return [{ type: 'invalid', resource: 'deal', field: 'quantity', message: `must be at most ${MAX_STOCK.toLocaleString('en-US')}` }];
+  if (!(Number.isSafeInteger(total) && (total as number) >= 0))
+    return [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }];
+  if ((total as number) > MAX_STOCK)
+    return [{ type: 'invalid', resource: 'deal', field: 'quantity', message: `must be at most ${MAX_STOCK.toLocaleString('en-US')}` }];
   return [];
 }
 
@@ -174,12 +188,25 @@ export const MAX_UNITS_PER_PURCHASE = 1000;
  */
 export function unitCountIssue(value: unknown, field: string): ValidationIssue | null {
   if (Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= MAX_UNITS_PER_PURCHASE) return null;
-  return { type: value === undefined || value === null ? 'missing_field' : 'invalid', resource: 'purchase', field, message: `must be a whole number from 1 to ${MAX_UNITS_PER_PURCHASE}` };
+  return {
+    type: value === undefined || value === null ? 'missing_field' : 'invalid',
+    resource: 'purchase',
+    field,
+    message: `must be a whole number from 1 to ${MAX_UNITS_PER_PURCHASE}`,
+  };
 }
 
 export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEvent> = {
   initialState: () => ({
-    stocked: false, total: 0, sold: 0, holds: ImmutableMap(), held: 0, expiring: ImmutableMap(), buyerHolds: ImmutableMap(), closed: ImmutableMap(), bought: ImmutableMap(),
+    stocked: false,
+    total: 0,
+    sold: 0,
+    holds: ImmutableMap(),
+    held: 0,
+    expiring: ImmutableMap(),
+    buyerHolds: ImmutableMap(),
+    closed: ImmutableMap(),
+    bought: ImmutableMap(),
   }),
 
   decide(command, inventory, now) {
@@ -193,8 +220,12 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         // total below them would sell past itself when they are claimed or paid.
         const held = liveHeld(inventory, t);
         if (total < inventory.sold + held) {
-          const committed = held ? `${inventory.sold} units already sold and the ${held} held in open reservations and purchases` : `${inventory.sold} units already sold`;
-          throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'quantity', message: `cannot be below the ${committed}` }]);
+          const committed = held
+            ? `${inventory.sold} units already sold and the ${held} held in open reservations and purchases`
+            : `${inventory.sold} units already sold`;
+          throw new ValidationFailed([
+            { type: 'invalid', resource: 'deal', field: 'quantity', message: `cannot be below the ${committed}` },
+          ]);
         }
         if (inventory.stocked && total === inventory.total) return [];
         return [{ type: 'InventoryStocked', data: { dealId, total } }];
@@ -207,14 +238,20 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         checkBuyerLimit(inventory, command.data, quantity, t);
         const short = shortOfUnits(quantity, unitsLeft(inventory, t));
         if (short) throw short;
-        return [{ type: 'UnitsHeld', data: { dealId, holdId, quantity, expiresAt: new Date(holdExpiry(t)).toISOString(), ...(buyer === undefined ? {} : { buyer }) } }];
+        return [
+          {
+            type: 'UnitsHeld',
+            data: { dealId, holdId, quantity, expiresAt: new Date(holdExpiry(t)).toISOString(), ...(buyer === undefined ? {} : { buyer }) },
+          },
+        ];
       }
       case 'SellHeldUnits': {
         const { dealId, holdId } = command.data;
         const closed = inventory.closed.get(holdId);
         if (closed !== undefined && closed !== 'released') {
           // Sold already: the same sale again changes nothing; a claim by another user is refused.
-          if (typeof closed === 'object' && command.data.buyer !== undefined && closed.soldTo !== command.data.buyer) throw issue('id', 'is already claimed by another user');
+          if (typeof closed === 'object' && command.data.buyer !== undefined && closed.soldTo !== command.data.buyer)
+            throw issue('id', 'is already claimed by another user');
           return [];
         }
         const hold = inventory.holds.get(holdId);
@@ -222,21 +259,43 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         // A hold taken for a known buyer was counted when it was taken; a claimed one is counted now.
         if (hold.buyer === undefined) checkBuyerLimit(inventory, command.data, hold.quantity, t, holdId);
         const buyer = hold.buyer ?? command.data.buyer;
-        return [{ type: 'UnitsSold', data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), ...(buyer === undefined ? {} : { buyer }) } }];
+        return [
+          {
+            type: 'UnitsSold',
+            data: {
+              dealId,
+              holdId,
+              quantity: hold.quantity,
+              expiresAt: new Date(hold.expiresAt).toISOString(),
+              ...(buyer === undefined ? {} : { buyer }),
+            },
+          },
+        ];
       }
       case 'ReleaseHold': {
         const { dealId, holdId, reason } = command.data;
         const hold = inventory.holds.get(holdId);
         // A partner's release of units a claim has sold meanwhile: the units are not returned.
-        if (!hold && reason === 'released' && inventory.closed.has(holdId) && inventory.closed.get(holdId) !== 'released') throw issue('id', 'is being claimed: its units are sold');
+        if (!hold && reason === 'released' && inventory.closed.has(holdId) && inventory.closed.get(holdId) !== 'released')
+          throw issue('id', 'is being claimed: its units are sold');
         if (!hold) return [];
-        return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason } }];
+        return [
+          {
+            type: 'UnitsReleased',
+            data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason },
+          },
+        ];
       }
       case 'ReleaseExpiredHold': {
         const { dealId, holdId } = command.data;
         const hold = inventory.holds.get(holdId);
         if (!hold || hold.expiresAt > t) return [];
-        return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason: 'expired' } }];
+        return [
+          {
+            type: 'UnitsReleased',
+            data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason: 'expired' },
+          },
+        ];
       }
     }
   },
@@ -247,13 +306,21 @@ export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEve
         return { ...inventory, stocked: true, total: event.data.total };
       case 'UnitsHeld': {
         const { holdId, quantity, expiresAt, buyer } = event.data;
-        return open(inventory, holdId, buyer === undefined ? { quantity, expiresAt: Date.parse(expiresAt) } : { quantity, expiresAt: Date.parse(expiresAt), buyer });
+        return open(
+          inventory,
+          holdId,
+          buyer === undefined ? { quantity, expiresAt: Date.parse(expiresAt) } : { quantity, expiresAt: Date.parse(expiresAt), buyer },
+        );
       }
       case 'UnitsSold': {
         const { holdId, quantity } = event.data;
         const buyer = event.data.buyer ?? inventory.holds.get(holdId)?.buyer;
         const after = close(inventory, holdId, buyer === undefined ? 'sold' : { soldTo: buyer });
-        return { ...after, sold: inventory.sold + quantity, bought: buyer === undefined ? inventory.bought : inventory.bought.update(buyer, 0, (n) => n + quantity) };
+        return {
+          ...after,
+          sold: inventory.sold + quantity,
+          bought: buyer === undefined ? inventory.bought : inventory.bought.update(buyer, 0, (n) => n + quantity),
+        };
       }
       case 'UnitsReleased':
         return close(inventory, event.data.holdId, 'released');

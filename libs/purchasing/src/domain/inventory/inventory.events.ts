@@ -16,7 +16,13 @@ export type UnitsSold = DomainEvent<'UnitsSold', { dealId: string; holdId: strin
 /** A hold was given back: released by the caller, failed payment, or expiry. */
 export type UnitsReleased = DomainEvent<
   'UnitsReleased',
-  { dealId: string; holdId: string; quantity: number; expiresAt?: string; reason: 'released' | 'payment_failed' | 'expired' | 'abandoned' | 'refused' }
+  {
+    dealId: string;
+    holdId: string;
+    quantity: number;
+    expiresAt?: string;
+    reason: 'released' | 'payment_failed' | 'expired' | 'abandoned' | 'refused';
+  }
 >;
 
 export type InventoryEvent = InventoryStocked | UnitsHeld | UnitsSold | UnitsReleased;

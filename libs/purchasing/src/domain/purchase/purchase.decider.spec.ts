@@ -8,51 +8,98 @@ const now = new Date('2026-06-15T12:00:00Z');
 const deal = { dealId: 'd1', title: 'Spa', type: 'daily-deal', imageUrl: null, unitPrice: 2500, expiresAt: null, expirationDays: null };
 const reserved: PurchaseEvent = {
   type: 'PurchaseReserved',
-  data: { purchaseId: 'p1', partnerId: 'a', deal, quantity: 2, holdId: 'p1', reservedAt: now.toISOString(), holdExpiresAt: '2026-06-15T12:05:00.000Z' },
+  data: {
+    purchaseId: 'p1',
+    partnerId: 'a',
+    deal,
+    quantity: 2,
+    holdId: 'p1',
+    reservedAt: now.toISOString(),
+    holdExpiresAt: '2026-06-15T12:05:00.000Z',
+  },
 };
 const claimed = (userId: string, holdId = 'p1'): PurchaseEvent => ({
-  type: 'PurchaseClaimed', data: { purchaseId: 'p1', userId, holdId, amountCents: 5000, couponIds: ['p1-1', 'p1-2'], claimedAt: now.toISOString() },
+  type: 'PurchaseClaimed',
+  data: { purchaseId: 'p1', userId, holdId, amountCents: 5000, couponIds: ['p1-1', 'p1-2'], claimedAt: now.toISOString() },
 });
-const claim = (userId: string, partnerId = 'a', holdId = 'p1') => ({ type: 'ClaimPurchase' as const, data: { purchaseId: 'p1', partnerId, userId, holdId } });
+const claim = (userId: string, partnerId = 'a', holdId = 'p1') => ({
+  type: 'ClaimPurchase' as const,
+  data: { purchaseId: 'p1', partnerId, userId, holdId },
+});
 const release = (partnerId = 'a') => ({ type: 'ReleasePurchase' as const, data: { purchaseId: 'p1', partnerId } });
 
 describe('purchase decider', () => {
   describe('none', () => {
-    it('is reserved', () => given([]).when({ type: 'ReservePurchase', data: reserved.data as never }, now).then([reserved]));
+    it('is reserved', () =>
+      given([])
+        .when({ type: 'ReservePurchase', data: reserved.data as never }, now)
+        .then([reserved]));
     it('cannot be claimed or released', () => {
       given([]).when(claim('u1'), now).thenThrows(NotFound);
       given([]).when(release(), now).thenThrows(NotFound);
     });
   });
   describe('reserved', () => {
-    it('is claimed for a user: the amount and one coupon per unit', () => given([reserved]).when(claim('u1'), now).then([claimed('u1')]));
-    it('is claimed on a new hold when its own lapsed', () => given([reserved]).when(claim('u1', 'a', 'p1-r1'), now).then([claimed('u1', 'p1-r1')]));
-    it('is released', () => given([reserved]).when(release(), now).then([{ type: 'PurchaseReleased', data: { purchaseId: 'p1', reason: 'released' } }]));
+    it('is claimed for a user: the amount and one coupon per unit', () =>
+      given([reserved])
+        .when(claim('u1'), now)
+        .then([claimed('u1')]));
+    it('is claimed on a new hold when its own lapsed', () =>
+      given([reserved])
+        .when(claim('u1', 'a', 'p1-r1'), now)
+        .then([claimed('u1', 'p1-r1')]));
+    it('is released', () =>
+      given([reserved])
+        .when(release(), now)
+        .then([{ type: 'PurchaseReleased', data: { purchaseId: 'p1', reason: 'released' } }]));
     it("is another partner's: not found", () => given([reserved]).when(claim('u1', 'b'), now).thenThrows(NotFound));
   });
   describe('not a reservation', () => {
-    const card: PurchaseEvent = { ...reserved, data: { ...(reserved.data as object), payment: { userId: 'u1', creditCardId: 'c1', sessionId: null } } } as PurchaseEvent;
+    const card: PurchaseEvent = {
+      ...reserved,
+      data: { ...(reserved.data as object), payment: { userId: 'u1', creditCardId: 'c1', sessionId: null } },
+    } as PurchaseEvent;
     const resale: PurchaseEvent = { ...reserved, data: { ...(reserved.data as object), via: 'reseller' } } as PurchaseEvent;
     it('is reserved once when a resale is sent twice at once; any other second reservation is refused', () => {
-      given([resale]).when({ type: 'ReservePurchase', data: resale.data as never }, now).then([]);
-      given([card]).when({ type: 'ReservePurchase', data: card.data as never }, now).thenThrows(ValidationFailed, { message: 'id is already reserved' });
-      given([reserved]).when({ type: 'ReservePurchase', data: resale.data as never }, now).thenThrows(ValidationFailed, { message: 'id is already reserved' });
+      given([resale])
+        .when({ type: 'ReservePurchase', data: resale.data as never }, now)
+        .then([]);
+      given([card])
+        .when({ type: 'ReservePurchase', data: card.data as never }, now)
+        .thenThrows(ValidationFailed, { message: 'id is already reserved' });
+      given([reserved])
+        .when({ type: 'ReservePurchase', data: resale.data as never }, now)
+        .thenThrows(ValidationFailed, { message: 'id is already reserved' });
     });
     it('is neither claimed nor released: a card purchase or a resale completes on its own path', () => {
       for (const start of [card, resale]) {
-        given([start]).when(claim('u1'), now).thenThrows(ValidationFailed, { message: 'id is not a reservation: only a reserved purchase is claimed or released' });
-        given([start]).when(release(), now).thenThrows(ValidationFailed, { message: 'id is not a reservation: only a reserved purchase is claimed or released' });
+        given([start])
+          .when(claim('u1'), now)
+          .thenThrows(ValidationFailed, { message: 'id is not a reservation: only a reserved purchase is claimed or released' });
+        given([start])
+          .when(release(), now)
+          .thenThrows(ValidationFailed, { message: 'id is not a reservation: only a reserved purchase is claimed or released' });
       }
     });
   });
   describe('fulfilled', () => {
-    it('changes nothing when claimed again by the same user', () => given([reserved, claimed('u1')]).when(claim('u1'), now).then([]));
+    it('changes nothing when claimed again by the same user', () =>
+      given([reserved, claimed('u1')])
+        .when(claim('u1'), now)
+        .then([]));
     it('refuses another user and a release', () => {
-      given([reserved, claimed('u1')]).when(claim('u2'), now).thenThrows(ValidationFailed);
-      given([reserved, claimed('u1')]).when(release(), now).thenThrows(ValidationFailed);
+      given([reserved, claimed('u1')])
+        .when(claim('u2'), now)
+        .thenThrows(ValidationFailed);
+      given([reserved, claimed('u1')])
+        .when(release(), now)
+        .thenThrows(ValidationFailed);
     });
   });
   describe('released', () => {
-    it('changes nothing when released again', () => given([reserved, { type: 'PurchaseReleased', data: { purchaseId: 'p1', reason: 'released' } }]).when(release(), now).then([]));
+    it('changes nothing when released again', () =>
+      given([reserved, { type: 'PurchaseReleased', data: { purchaseId: 'p1', reason: 'released' } }])
+        .when(release(), now)
+        .then([]));
   });
 });

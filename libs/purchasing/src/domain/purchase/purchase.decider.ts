@@ -6,12 +6,31 @@ export type ClaimPurchase = DomainCommand<'ClaimPurchase', { purchaseId: string;
 export type ReleasePurchase = DomainCommand<'ReleasePurchase', { purchaseId: string; partnerId: string }>;
 export type RecordPayment = DomainCommand<
   'RecordPayment',
-  { purchaseId: string; partnerId: string; userId: string; creditCardId: string; chargeId: string; sessionId: string | null; holdId: string }
+  {
+    purchaseId: string;
+    partnerId: string;
+    userId: string;
+    creditCardId: string;
+    chargeId: string;
+    sessionId: string | null;
+    holdId: string;
+  }
 >;
-export type RecordNonPayment = DomainCommand<'RecordNonPayment', { purchaseId: string; partnerId: string; outcome: 'declined' | 'error'; reason: string }>;
+export type RecordNonPayment = DomainCommand<
+  'RecordNonPayment',
+  { purchaseId: string; partnerId: string; outcome: 'declined' | 'error'; reason: string }
+>;
 export type RecordResale = DomainCommand<
   'RecordResale',
-  { purchaseId: string; partnerId: string; holdId: string; transactionReference: string; transactionDate: string; amountCents: number; buyer: Record<string, string> }
+  {
+    purchaseId: string;
+    partnerId: string;
+    holdId: string;
+    transactionReference: string;
+    transactionDate: string;
+    amountCents: number;
+    buyer: Record<string, string>;
+  }
 >;
 export type PurchaseCommand = ReservePurchase | ClaimPurchase | ReleasePurchase | RecordPayment | RecordNonPayment | RecordResale;
 
@@ -44,7 +63,17 @@ export function notAReservation(purchase: Purchase): ValidationFailed | null {
 }
 
 export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> = {
-  initialState: () => ({ status: 'none', kind: null, partnerId: null, dealId: null, quantity: 0, unitPrice: 0, holdId: null, userId: null, couponIds: [] }),
+  initialState: () => ({
+    status: 'none',
+    kind: null,
+    partnerId: null,
+    dealId: null,
+    quantity: 0,
+    unitPrice: 0,
+    holdId: null,
+    userId: null,
+    couponIds: [],
+  }),
 
   decide(command, purchase, now) {
     if (command.type === 'ReservePurchase') {
@@ -60,21 +89,41 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
       if (purchase.status === 'fulfilled') return [];
       if (purchase.status !== 'reserved') throw refuse(`is ${purchase.status} and cannot be paid`);
       const { userId, creditCardId, chargeId, sessionId, holdId } = command.data;
-      return [{
-        type: 'PurchasePaid',
-        data: {
-          purchaseId, userId, creditCardId, chargeId, sessionId, holdId, amountCents: purchase.unitPrice * purchase.quantity,
-          couponIds: couponIdsFor(purchaseId, purchase.quantity), paidAt: now.toISOString(),
+      return [
+        {
+          type: 'PurchasePaid',
+          data: {
+            purchaseId,
+            userId,
+            creditCardId,
+            chargeId,
+            sessionId,
+            holdId,
+            amountCents: purchase.unitPrice * purchase.quantity,
+            couponIds: couponIdsFor(purchaseId, purchase.quantity),
+            paidAt: now.toISOString(),
+          },
         },
-      }];
+      ];
     }
     if (command.type === 'RecordResale') {
       if (purchase.status === 'fulfilled') return [];
       const { holdId, transactionReference, transactionDate, amountCents, buyer } = command.data;
-      return [{
-        type: 'PurchaseResold',
-        data: { purchaseId, holdId, transactionReference, transactionDate, amountCents, buyer, couponIds: couponIdsFor(purchaseId, purchase.quantity), resoldAt: now.toISOString() },
-      }];
+      return [
+        {
+          type: 'PurchaseResold',
+          data: {
+            purchaseId,
+            holdId,
+            transactionReference,
+            transactionDate,
+            amountCents,
+            buyer,
+            couponIds: couponIdsFor(purchaseId, purchase.quantity),
+            resoldAt: now.toISOString(),
+          },
+        },
+      ];
     }
     if (command.type === 'RecordNonPayment') {
       if (purchase.status !== 'reserved') return [];
@@ -94,18 +143,33 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
       if (purchase.userId === userId) return [];
       throw refuse('is already claimed by another user');
     }
-    return [{
-      type: 'PurchaseClaimed',
-      data: { purchaseId, userId, holdId, amountCents: purchase.unitPrice * purchase.quantity, couponIds: couponIdsFor(purchaseId, purchase.quantity), claimedAt: now.toISOString() },
-    }];
+    return [
+      {
+        type: 'PurchaseClaimed',
+        data: {
+          purchaseId,
+          userId,
+          holdId,
+          amountCents: purchase.unitPrice * purchase.quantity,
+          couponIds: couponIdsFor(purchaseId, purchase.quantity),
+          claimedAt: now.toISOString(),
+        },
+      },
+    ];
   },
 
   evolve(purchase, event) {
     switch (event.type) {
       case 'PurchaseReserved':
         return {
-          ...purchase, status: 'reserved', kind: event.data.payment ? 'card' : event.data.via === 'reseller' ? 'resale' : 'reservation', partnerId: event.data.partnerId,
-          dealId: event.data.deal.dealId, quantity: event.data.quantity, unitPrice: event.data.deal.unitPrice, holdId: event.data.holdId,
+          ...purchase,
+          status: 'reserved',
+          kind: event.data.payment ? 'card' : event.data.via === 'reseller' ? 'resale' : 'reservation',
+          partnerId: event.data.partnerId,
+          dealId: event.data.deal.dealId,
+          quantity: event.data.quantity,
+          unitPrice: event.data.deal.unitPrice,
+          holdId: event.data.holdId,
         };
       case 'PurchaseClaimed':
         return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };

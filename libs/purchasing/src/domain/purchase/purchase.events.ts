@@ -15,18 +15,37 @@ export interface DealSnapshot {
 
 /** The snapshot of a catalogue deal a purchase keeps. */
 export function dealSnapshot(deal: {
-  id: string; title: string; type: string; image_url?: string; current_price: number; expires_at?: string; expiration_days?: number; fulfillment_method: string;
+  id: string;
+  title: string;
+  type: string;
+  image_url?: string;
+  current_price: number;
+  expires_at?: string;
+  expiration_days?: number;
+  fulfillment_method: string;
 }): DealSnapshot {
   return {
-    dealId: deal.id, title: deal.title, type: deal.type, imageUrl: deal.image_url ?? null, unitPrice: deal.current_price,
-    expiresAt: deal.expires_at ?? null, expirationDays: deal.expiration_days ?? null, fulfillmentMethod: deal.fulfillment_method,
+    dealId: deal.id,
+    title: deal.title,
+    type: deal.type,
+    imageUrl: deal.image_url ?? null,
+    unitPrice: deal.current_price,
+    expiresAt: deal.expires_at ?? null,
+    expirationDays: deal.expiration_days ?? null,
+    fulfillmentMethod: deal.fulfillment_method,
   };
 }
 
 export type PurchaseReserved = DomainEvent<
   'PurchaseReserved',
   {
-    purchaseId: string; partnerId: string; deal: DealSnapshot; quantity: number; holdId: string; reservedAt: string; holdExpiresAt: string;
+    purchaseId: string;
+    partnerId: string;
+    deal: DealSnapshot;
+    quantity: number;
+    holdId: string;
+    reservedAt: string;
+    holdExpiresAt: string;
     /** Set when the service itself charges a stored card (POST /purchases): whom, with which card. */
     payment?: { userId: string; creditCardId: string; sessionId: string | null };
     /** 'reseller' for a sale a reseller recorded (part 4.6.2); absent for the others. */
@@ -45,7 +64,17 @@ export type PurchaseReleased = DomainEvent<'PurchaseReleased', { purchaseId: str
 /** A stored card was charged through the processor for the held units. */
 export type PurchasePaid = DomainEvent<
   'PurchasePaid',
-  { purchaseId: string; userId: string; creditCardId: string; amountCents: number; chargeId: string; holdId: string; couponIds: string[]; sessionId: string | null; paidAt: string }
+  {
+    purchaseId: string;
+    userId: string;
+    creditCardId: string;
+    amountCents: number;
+    chargeId: string;
+    holdId: string;
+    couponIds: string[];
+    sessionId: string | null;
+    paidAt: string;
+  }
 >;
 /** The processor declined the card, or failed; nothing was charged and the hold was released. */
 export type PurchaseNotPaid = DomainEvent<'PurchaseNotPaid', { purchaseId: string; outcome: 'declined' | 'error'; reason: string }>;
@@ -54,8 +83,14 @@ export type PurchaseNotPaid = DomainEvent<'PurchaseNotPaid', { purchaseId: strin
 export type PurchaseResold = DomainEvent<
   'PurchaseResold',
   {
-    purchaseId: string; transactionReference: string; transactionDate: string; amountCents: number; holdId: string; couponIds: string[];
-    buyer: Record<string, string>; resoldAt: string;
+    purchaseId: string;
+    transactionReference: string;
+    transactionDate: string;
+    amountCents: number;
+    holdId: string;
+    couponIds: string[];
+    buyer: Record<string, string>;
+    resoldAt: string;
   }
 >;
 

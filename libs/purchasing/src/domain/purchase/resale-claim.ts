@@ -63,16 +63,25 @@ export const transactionReferenceDecider: Decider<TransactionReferenceClaim, Tra
       case 'ClaimTransactionReference':
         return claim.status === 'free' ? [{ type: 'TransactionReferenceClaimed', data: command.data }] : [];
       case 'MarkResaleSelling':
-        if (claim.purchaseId !== command.data.purchaseId || claim.status === 'free') throw new ResaleClaimSuperseded(`the claim of ${command.data.purchaseId} was given up`);
+        if (claim.purchaseId !== command.data.purchaseId || claim.status === 'free')
+          throw new ResaleClaimSuperseded(`the claim of ${command.data.purchaseId} was given up`);
         return claim.status === 'selling' ? [] : [{ type: 'TransactionReferenceSelling', data: { purchaseId: command.data.purchaseId } }];
       case 'ReleaseTransactionReference':
-        return claim.purchaseId === command.data.purchaseId && claim.status === 'claimed' ? [{ type: 'TransactionReferenceReleased', data: command.data }] : [];
+        return claim.purchaseId === command.data.purchaseId && claim.status === 'claimed'
+          ? [{ type: 'TransactionReferenceReleased', data: command.data }]
+          : [];
     }
   },
   evolve(claim, event) {
     switch (event.type) {
       case 'TransactionReferenceClaimed':
-        return { purchaseId: event.data.purchaseId, dealId: event.data.dealId ?? null, quantity: event.data.quantity ?? null, terms: event.data.terms ?? null, status: 'claimed' };
+        return {
+          purchaseId: event.data.purchaseId,
+          dealId: event.data.dealId ?? null,
+          quantity: event.data.quantity ?? null,
+          terms: event.data.terms ?? null,
+          status: 'claimed',
+        };
       case 'TransactionReferenceSelling':
         return { ...claim, status: 'selling' };
       case 'TransactionReferenceReleased':

@@ -33,6 +33,21 @@ export const couponDetailsProjection = defineProjection<CouponDetails>({
     if (event.type === 'CouponCancelled') return view && { ...view, cancelledAt: event.data.cancelledAt };
     const { partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt, issuedAt } = event.data;
     const number = Number(id.slice(purchaseId.length + 1));
-    return { _id: id, _pos: recorded.position, partnerId, userId, purchaseId, number, dealId, dealType, barcode, redemptionCode, expiresAt: expiresAt ? Date.parse(expiresAt) : null, issuedAt, redeemedAt: null, cancelledAt: null };
+    return {
+      _id: id,
+      _pos: recorded.position,
+      partnerId,
+      userId,
+      purchaseId,
+      number,
+      dealId,
+      dealType,
+      barcode,
+      redemptionCode,
+      expiresAt: expiresAt ? Date.parse(expiresAt) : null,
+      issuedAt,
+      redeemedAt: null,
+      cancelledAt: null,
+    };
   },
 });

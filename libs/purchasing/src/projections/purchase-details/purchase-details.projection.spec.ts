@@ -3,11 +3,26 @@ import { PurchaseDetails, purchaseDetailsProjection } from './purchase-details.p
 
 let n = 0;
 const recorded = (type: string, data: unknown): RecordedEvent => ({
-  id: `e${++n}`, type, data, metadata: { occurredAt: '2026-06-15T12:00:00Z' }, streamId: 's', revision: 0, position: String(n).padStart(20, '0'),
+  id: `e${++n}`,
+  type,
+  data,
+  metadata: { occurredAt: '2026-06-15T12:00:00Z' },
+  streamId: 's',
+  revision: 0,
+  position: String(n).padStart(20, '0'),
 });
 const deal = { dealId: 'spa', title: 'Spa', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 };
 const reserved = (purchaseId: string, extra: Record<string, unknown> = {}) =>
-  recorded('PurchaseReserved', { purchaseId, partnerId: 'p', deal, quantity: 1, holdId: purchaseId, reservedAt: '2026-06-15T12:00:00Z', holdExpiresAt: '2026-06-15T12:05:00Z', ...extra });
+  recorded('PurchaseReserved', {
+    purchaseId,
+    partnerId: 'p',
+    deal,
+    quantity: 1,
+    holdId: purchaseId,
+    reservedAt: '2026-06-15T12:00:00Z',
+    holdExpiresAt: '2026-06-15T12:05:00Z',
+    ...extra,
+  });
 const sold = (holdId: string) => recorded('UnitsSold', { dealId: 'spa', holdId, quantity: 1 });
 
 /** Folds `events` into the documents, one event at a time, as a live run may. */
@@ -16,13 +31,28 @@ function fold(events: RecordedEvent[]): Map<string, PurchaseDetails> {
   for (const event of events) for (const view of applyEvents(purchaseDetailsProjection, views, [event])) views.set(view._id, view);
   return views;
 }
-const inProgress = (views: Map<string, PurchaseDetails>) => [...views.values()].filter((v) => v.saleInProgress).map((v) => v._id).sort();
+const inProgress = (views: Map<string, PurchaseDetails>) =>
+  [...views.values()]
+    .filter((v) => v.saleInProgress)
+    .map((v) => v._id)
+    .sort();
 
 describe('purchase details projection: sales in progress, for start-up recovery', () => {
   it('marks a reservation from the sale of its hold, or of the hold its claim took in its place, until it is claimed', () => {
     const views = fold([reserved('held'), reserved('lapsed'), reserved('untouched'), sold('held'), sold('lapsed-r')]);
     expect(inProgress(views)).toEqual(['held', 'lapsed']);
-    const after = fold([reserved('held'), sold('held'), recorded('PurchaseClaimed', { purchaseId: 'held', partnerId: 'p', userId: 'u', holdId: 'held', amountCents: 4900, couponIds: ['held-1'] })]);
+    const after = fold([
+      reserved('held'),
+      sold('held'),
+      recorded('PurchaseClaimed', {
+        purchaseId: 'held',
+        partnerId: 'p',
+        userId: 'u',
+        holdId: 'held',
+        amountCents: 4900,
+        couponIds: ['held-1'],
+      }),
+    ]);
     expect(inProgress(after)).toEqual([]);
   });
 
@@ -34,7 +64,14 @@ describe('purchase details projection: sales in progress, for start-up recovery'
   it('marks a reseller sale from its reservation until it is resold', () => {
     const events = [reserved('resale', { via: 'reseller', transactionReference: 'tx-1' }), sold('resale')];
     expect(inProgress(fold(events))).toEqual(['resale']);
-    const resold = recorded('PurchaseResold', { purchaseId: 'resale', partnerId: 'p', holdId: 'resale', transactionReference: 'tx-1', amountCents: 4900, couponIds: ['resale-1'] });
+    const resold = recorded('PurchaseResold', {
+      purchaseId: 'resale',
+      partnerId: 'p',
+      holdId: 'resale',
+      transactionReference: 'tx-1',
+      amountCents: 4900,
+      couponIds: ['resale-1'],
+    });
     expect(inProgress(fold([...events, resold]))).toEqual([]);
   });
 

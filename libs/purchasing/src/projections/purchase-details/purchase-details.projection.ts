@@ -45,45 +45,108 @@ export interface PurchaseDetails extends ViewDocument {
  */
 export const PURCHASE_DETAILS = 'purchase_details_v3';
 
-
-const fulfilled = (view: PurchaseDetails, couponIds: string[]) => ({ couponIds, couponsOwed: Math.max(0, couponIds.length - view.couponsIssued) });
+const fulfilled = (view: PurchaseDetails, couponIds: string[]) => ({
+  couponIds,
+  couponsOwed: Math.max(0, couponIds.length - view.couponsIssued),
+});
 
 export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
   name: PURCHASE_DETAILS,
-  handles: ['PurchaseReserved', 'PurchaseClaimed', 'PurchaseReleased', 'PurchasePaid', 'PurchaseNotPaid', 'PurchaseResold', 'CouponIssued', 'UnitsSold'],
-  indexes: [
-    { keys: { userId: 1 } }, { keys: { partnerId: 1 } }, { keys: { fulfillmentState: 1 } }, { keys: { createdAt: 1 } }, { keys: { couponsOwed: 1 } }, { keys: { saleInProgress: 1 } },
+  handles: [
+    'PurchaseReserved',
+    'PurchaseClaimed',
+    'PurchaseReleased',
+    'PurchasePaid',
+    'PurchaseNotPaid',
+    'PurchaseResold',
+    'CouponIssued',
+    'UnitsSold',
   ],
-  documentIds: (event) => (event.type === 'UnitsSold' ? purchasesOfHold((event.data as UnitsSold['data']).holdId) : [(event.data as { purchaseId: string }).purchaseId]),
+  indexes: [
+    { keys: { userId: 1 } },
+    { keys: { partnerId: 1 } },
+    { keys: { fulfillmentState: 1 } },
+    { keys: { createdAt: 1 } },
+    { keys: { couponsOwed: 1 } },
+    { keys: { saleInProgress: 1 } },
+  ],
+  documentIds: (event) =>
+    event.type === 'UnitsSold'
+      ? purchasesOfHold((event.data as UnitsSold['data']).holdId)
+      : [(event.data as { purchaseId: string }).purchaseId],
   evolve(view, recorded, id) {
     const event = recorded as unknown as PurchaseEvent | CouponIssued | UnitsSold;
     switch (event.type) {
       case 'UnitsSold':
         // Only a reservation's sale is marked here (a resale is from its reservation on).
-        return view && !view.saleInProgress && !view.paymentIntent && view.fulfillmentState !== 'fulfilled' ? { ...view, saleInProgress: true } : null;
+        return view && !view.saleInProgress && !view.paymentIntent && view.fulfillmentState !== 'fulfilled'
+          ? { ...view, saleInProgress: true }
+          : null;
       case 'PurchaseReserved': {
         const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping, payment, transactionReference } = event.data;
         return {
-          _id: id, _pos: recorded.position, partnerId, userId: null, creditCardId: null, deal, quantity, amountCents: deal.unitPrice * quantity,
-          paymentState: 'pending', fulfillmentState: 'reserved', holdExpiresAt, couponIds: [], couponsOwed: 0, couponsIssued: 0, createdAt: reservedAt, shippingAddress: shipping ?? null,
+          _id: id,
+          _pos: recorded.position,
+          partnerId,
+          userId: null,
+          creditCardId: null,
+          deal,
+          quantity,
+          amountCents: deal.unitPrice * quantity,
+          paymentState: 'pending',
+          fulfillmentState: 'reserved',
+          holdExpiresAt,
+          couponIds: [],
+          couponsOwed: 0,
+          couponsIssued: 0,
+          createdAt: reservedAt,
+          shippingAddress: shipping ?? null,
           paymentIntent: payment ? { userId: payment.userId, creditCardId: payment.creditCardId } : null,
           ...(transactionReference === undefined ? {} : { transactionReference }),
           saleInProgress: transactionReference !== undefined,
         };
       }
       case 'PurchaseClaimed':
-        return view && { ...view, userId: event.data.userId, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, event.data.couponIds), saleInProgress: false };
+        return (
+          view && {
+            ...view,
+            userId: event.data.userId,
+            amountCents: event.data.amountCents,
+            paymentState: 'charged',
+            fulfillmentState: 'fulfilled',
+            ...fulfilled(view, event.data.couponIds),
+            saleInProgress: false,
+          }
+        );
       case 'PurchaseReleased':
         return view && { ...view, fulfillmentState: 'released' };
       case 'PurchasePaid': {
         const { userId, creditCardId, amountCents, couponIds } = event.data;
-        return view && { ...view, userId, creditCardId, amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, couponIds), saleInProgress: false };
+        return (
+          view && {
+            ...view,
+            userId,
+            creditCardId,
+            amountCents,
+            paymentState: 'charged',
+            fulfillmentState: 'fulfilled',
+            ...fulfilled(view, couponIds),
+            saleInProgress: false,
+          }
+        );
       }
       case 'PurchaseResold':
-        return view && {
-          ...view, amountCents: event.data.amountCents, paymentState: 'charged', fulfillmentState: 'fulfilled', ...fulfilled(view, event.data.couponIds),
-          transactionReference: event.data.transactionReference, saleInProgress: false,
-        };
+        return (
+          view && {
+            ...view,
+            amountCents: event.data.amountCents,
+            paymentState: 'charged',
+            fulfillmentState: 'fulfilled',
+            ...fulfilled(view, event.data.couponIds),
+            transactionReference: event.data.transactionReference,
+            saleInProgress: false,
+          }
+        );
       case 'PurchaseNotPaid':
         return view && { ...view, paymentState: event.data.outcome === 'declined' ? 'declined' : 'failed', fulfillmentState: 'released' };
       case 'CouponIssued': {
@@ -94,4 +157,3 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     }
   },
 });
-
