@@ -9,7 +9,7 @@ module.exports = {
   roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
   testRegex: '\\.(spec|int-spec|e2e-spec)\\.ts$',
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
-  moduleNameMapper: { '^@deals/([a-z-]+)$': '<rootDir>/libs/$1/src' },
+  moduleNameMapper: { '^@deals/([a-z-]+)$': '<rootDir>/libs/$1/src', '^@deals/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2' },
   testTimeout: 30000,
   maxWorkers: 2,
 };

@@ -27,7 +27,6 @@ import { OPERATOR } from '@deals/kernel';
 import { ProjectionHost } from '@deals/runtime';
 import { CommandBus } from '@nestjs/cqrs';
 import { pbkdf2, randomBytes, scrypt, ScryptOptions } from 'node:crypto';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RunningApi } from '../apps/api/src/bootstrap';

@@ -23,11 +23,10 @@ import { CreatePartner, CreatedPartner } from '@deals/accounts';
 import { EventStore, OPERATOR, ViewStore } from '@deals/kernel';
 import { CatalogueImport, ImportReport, ProjectionHost } from '@deals/runtime';
 import { CommandBus } from '@nestjs/cqrs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { RunningApi } from '../apps/api/src/bootstrap';
 // Not re-exported by @deals/runtime's index; the demo seed's own generator, any count.
-import { demoDeals, demoRegions } from '../libs/runtime/src/demo/demo-catalogue';
+import { demoDeals, demoRegions } from '@deals/runtime/demo/demo-catalogue';
 import { measureAgainstBare } from './support/api-vs-bare';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { httpsGet } from './support/https-get';

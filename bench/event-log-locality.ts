@@ -18,8 +18,8 @@ import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { openDurableDatabase } from '../libs/adapters/src/sqlite/open-durable-database';
-import { EVENTS_SCHEMA, prepareWrites } from '../libs/adapters/src/event-store/sqlite/sqlite-event-log.writes';
+import { openDurableDatabase } from '@deals/adapters/sqlite/open-durable-database';
+import { EVENTS_SCHEMA, prepareWrites } from '@deals/adapters/event-store/sqlite/sqlite-event-log.writes';
 import { withTempDir } from './support/temp-dir';
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;

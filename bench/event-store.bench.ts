@@ -23,7 +23,7 @@ import { describeInterference, startCpuMeter } from './support/cpu-meter';
 import { percentile } from './support/percentile';
 import { withTempDir } from './support/temp-dir';
 // The store's own table, so the raw loop inserts into exactly what the store writes.
-import { EVENTS_SCHEMA } from '../libs/adapters/src/event-store/sqlite/sqlite-event-log.writes';
+import { EVENTS_SCHEMA } from '@deals/adapters/event-store/sqlite/sqlite-event-log.writes';
 
 const PAGE = 1000;
 /** The read passes last at least this long (and are at least {@link MIN_READ_PASSES}), each side. */

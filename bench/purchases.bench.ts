@@ -58,7 +58,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RunningApi } from '../apps/api/src/bootstrap';
 // Not re-exported by @deals/runtime's index; the demo seed's own generator.
-import { demoDeals, demoRegions } from '../libs/runtime/src/demo/demo-catalogue';
+import { demoDeals, demoRegions } from '@deals/runtime/demo/demo-catalogue';
 import { loadCounts } from './support/api-vs-bare';
 import { startBarePostRoute, TlsMaterial } from './support/bare-route';
 import { BenchOptions, BenchRow, row } from './support/bench-row';

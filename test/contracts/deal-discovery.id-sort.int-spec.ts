@@ -1,15 +1,15 @@
-import { MingoViewStore } from '../../libs/adapters/src/view-store/mingo/mingo-view-store.adapter';
-import type { DealTerms } from '../../libs/catalog/src/domain/deal/deal-terms';
+import { MingoViewStore } from '@deals/adapters/view-store/mingo/mingo-view-store.adapter';
+import type { DealTerms } from '@deals/catalog/domain/deal/deal-terms';
 import {
   DEAL_DETAILS,
   DealDetails,
   dealDetailsProjection,
   searchFields,
-} from '../../libs/catalog/src/projections/deal-details/deal-details.projection';
-import { REGIONS, regionsProjection } from '../../libs/catalog/src/projections/regions/regions.projection';
-import { DealSearch } from '../../libs/catalog/src/queries/deal-search';
-import { parseV3Query, V3_SORTS } from '../../libs/catalog/src/queries/v3-query';
-import { v3Filter } from '../../libs/catalog/src/queries/v3-filter';
+} from '@deals/catalog/projections/deal-details/deal-details.projection';
+import { REGIONS, regionsProjection } from '@deals/catalog/projections/regions/regions.projection';
+import { DealSearch } from '@deals/catalog/queries/deal-search';
+import { parseV3Query, V3_SORTS } from '@deals/catalog/queries/v3-query';
+import { v3Filter } from '@deals/catalog/queries/v3-filter';
 import { tempDir } from '../support/temp-dir';
 
 /**

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import { DealDetails, DEAL_DETAILS } from '../../libs/catalog/src/projections/deal-details/deal-details.projection';
-import { searchFields } from '../../libs/catalog/src/projections/deal-details/deal-details.projection';
-import { parseV3Query } from '../../libs/catalog/src/queries/v3-query';
-import { v3Filter } from '../../libs/catalog/src/queries/v3-filter';
-import type { DealTerms, WorkflowState } from '../../libs/catalog/src/domain/deal/deal-terms';
-import { MingoViewStore } from '../../libs/adapters/src/view-store/mingo/mingo-view-store.adapter';
-import { dealDetailsProjection } from '../../libs/catalog/src/projections/deal-details/deal-details.projection';
+import { DealDetails, DEAL_DETAILS } from '@deals/catalog/projections/deal-details/deal-details.projection';
+import { searchFields } from '@deals/catalog/projections/deal-details/deal-details.projection';
+import { parseV3Query } from '@deals/catalog/queries/v3-query';
+import { v3Filter } from '@deals/catalog/queries/v3-filter';
+import type { DealTerms, WorkflowState } from '@deals/catalog/domain/deal/deal-terms';
+import { MingoViewStore } from '@deals/adapters/view-store/mingo/mingo-view-store.adapter';
+import { dealDetailsProjection } from '@deals/catalog/projections/deal-details/deal-details.projection';
 import { tempDir } from '../support/temp-dir';
 
 /**

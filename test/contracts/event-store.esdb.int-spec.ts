@@ -1,5 +1,5 @@
-import { EsdbEventStore } from '../../libs/adapters/src/event-store/esdb/esdb-event-store.adapter';
-import { eventStoreContract } from '../../libs/testing/src/contracts/event-store.contract';
+import { EsdbEventStore } from '@deals/adapters/event-store/esdb/esdb-event-store.adapter';
+import { eventStoreContract } from '@deals/testing/contracts/event-store.contract';
 
 const url = process.env.EVENTSTORE_URL;
 

@@ -2,10 +2,10 @@ import type { RecordedEvent } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { decodeAppend, decodeAppendReply, encodeAppend } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-log.writes';
-import { SqliteEventStore } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-store.adapter';
-import { WriteOutcomeUnknown } from '../../libs/adapters/src/sqlite/write-thread';
-import { eventStoreContract } from '../../libs/testing/src/contracts/event-store.contract';
+import { decodeAppend, decodeAppendReply, encodeAppend } from '@deals/adapters/event-store/sqlite/sqlite-event-log.writes';
+import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
+import { WriteOutcomeUnknown } from '@deals/adapters/sqlite/write-thread';
+import { eventStoreContract } from '@deals/testing/contracts/event-store.contract';
 import { tempDir } from '../support/temp-dir';
 
 eventStoreContract('sqlite', async () => {

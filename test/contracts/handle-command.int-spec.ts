@@ -1,6 +1,6 @@
 import { CannotFulfil, Decider, handleCommand } from '@deals/kernel';
 import { join } from 'node:path';
-import { SqliteEventStore } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-store.adapter';
+import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
 import { tempDir } from '../support/temp-dir';
 
 type Taken = { type: 'Taken'; data: { n: number } };

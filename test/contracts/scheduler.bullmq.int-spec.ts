@@ -1,8 +1,8 @@
 import { SystemClock } from '@deals/kernel';
 import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { BullmqScheduler } from '../../libs/adapters/src/scheduler/bullmq/bullmq-scheduler.adapter';
-import { schedulerContract } from '../../libs/testing/src/contracts/scheduler.contract';
+import { BullmqScheduler } from '@deals/adapters/scheduler/bullmq/bullmq-scheduler.adapter';
+import { schedulerContract } from '@deals/testing/contracts/scheduler.contract';
 import { hasRedisServer, startRedisServer } from '../support/redis-server';
 
 const QUEUE = 'contract-jobs';

@@ -1,6 +1,6 @@
 import { SystemClock } from '@deals/kernel';
-import { TimersScheduler } from '../../libs/adapters/src/scheduler/timers/timers-scheduler.adapter';
-import { schedulerContract } from '../../libs/testing/src/contracts/scheduler.contract';
+import { TimersScheduler } from '@deals/adapters/scheduler/timers/timers-scheduler.adapter';
+import { schedulerContract } from '@deals/testing/contracts/scheduler.contract';
 
 schedulerContract('in-process timers', async () => {
   const scheduler = new TimersScheduler(new SystemClock());

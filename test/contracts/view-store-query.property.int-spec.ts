@@ -2,11 +2,11 @@ import fc from 'fast-check';
 import { angularDistance, FindOptions, IndexSpec, SortSpec, ViewDocument, ViewFilter } from '@deals/kernel';
 import { Query } from 'mingo';
 import { join } from 'node:path';
-import { Bitset } from '../../libs/adapters/src/view-store/mingo/bitset';
-import { GeoColumn } from '../../libs/adapters/src/view-store/mingo/geo-column';
-import { geoContext, withinSphere } from '../../libs/adapters/src/view-store/mingo/geo-within.operator';
-import { MingoViewStore } from '../../libs/adapters/src/view-store/mingo/mingo-view-store.adapter';
-import { RangeCache } from '../../libs/adapters/src/view-store/mingo/range-cache';
+import { Bitset } from '@deals/adapters/view-store/mingo/bitset';
+import { GeoColumn } from '@deals/adapters/view-store/mingo/geo-column';
+import { geoContext, withinSphere } from '@deals/adapters/view-store/mingo/geo-within.operator';
+import { MingoViewStore } from '@deals/adapters/view-store/mingo/mingo-view-store.adapter';
+import { RangeCache } from '@deals/adapters/view-store/mingo/range-cache';
 import { tempDir } from '../support/temp-dir';
 
 /**

@@ -3,10 +3,10 @@ import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
-import { SqliteEventStore } from '../../libs/adapters/src/event-store/sqlite/sqlite-event-store.adapter';
-import { WalCheckpointer } from '../../libs/adapters/src/sqlite/wal-checkpointer';
-import { MingoViewStore } from '../../libs/adapters/src/view-store/mingo/mingo-view-store.adapter';
-import { viewStoreContract } from '../../libs/testing/src/contracts/view-store.contract';
+import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
+import { WalCheckpointer } from '@deals/adapters/sqlite/wal-checkpointer';
+import { MingoViewStore } from '@deals/adapters/view-store/mingo/mingo-view-store.adapter';
+import { viewStoreContract } from '@deals/testing/contracts/view-store.contract';
 import { tempDir } from '../support/temp-dir';
 
 viewStoreContract('embedded (mingo)', async () => {

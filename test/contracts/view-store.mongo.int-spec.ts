@@ -1,7 +1,7 @@
 import { MongoClient } from 'mongodb';
 import { randomBytes } from 'node:crypto';
-import { MongoViewStore } from '../../libs/adapters/src/view-store/mongo/mongo-view-store.adapter';
-import { viewStoreContract } from '../../libs/testing/src/contracts/view-store.contract';
+import { MongoViewStore } from '@deals/adapters/view-store/mongo/mongo-view-store.adapter';
+import { viewStoreContract } from '@deals/testing/contracts/view-store.contract';
 
 const url = process.env.MONGO_URL;
 

@@ -72,6 +72,7 @@ describe('freezeJson', () => {
       Symbol('s'),
       new Map(),
       /x/,
+      // eslint-disable-next-line no-sparse-arrays -- a sparse array is the case under test
       [1, , 3],
       [undefined],
       Object.create(null),

@@ -25,6 +25,7 @@ export class DataDirLock {
         if (Number.isSafeInteger(holder) && holder > 0 && isAlive(holder)) {
           throw new Error(
             `another API process (pid ${holder}) serves ${dataDir}: one embedded API per data folder (remove ${file} if that process is not this service)`,
+            { cause: error },
           );
         }
         rmSync(file, { force: true }); // left by a process that is gone: taken over

@@ -1,5 +1,5 @@
 import { EventStore, ViewStore } from '@deals/kernel';
-import { STORED_CARDS, StoredCard } from '../../../libs/accounts/src/projections/stored-cards/stored-cards.projection';
+import { STORED_CARDS, StoredCard } from '@deals/accounts/projections/stored-cards/stored-cards.projection';
 import { TestApi } from '../../support/api-harness';
 
 const card = (userId: string, overrides: Record<string, unknown> = {}) => ({

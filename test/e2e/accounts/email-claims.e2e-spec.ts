@@ -1,6 +1,6 @@
 import { EventStore, handleCommand, ManualClock, OPERATOR } from '@deals/kernel';
-import { emailClaimDecider, emailClaimStream } from '../../../libs/accounts/src/domain/user/email-claim.decider';
-import { emailKey } from '../../../libs/accounts/src/domain/user/user.events';
+import { emailClaimDecider, emailClaimStream } from '@deals/accounts/domain/user/email-claim.decider';
+import { emailKey } from '@deals/accounts/domain/user/user.events';
 import { TestApi } from '../../support/api-harness';
 
 /** Found by an adversarial review: an email shared by two users, and addresses left claimed by updates that failed or lost a race. */

@@ -1,5 +1,5 @@
 import { EventStore, handleCommand, ManualClock } from '@deals/kernel';
-import { transactionReferenceDecider, transactionReferenceStream } from '../../../libs/purchasing/src/domain/purchase/resale-claim';
+import { transactionReferenceDecider, transactionReferenceStream } from '@deals/purchasing/domain/purchase/resale-claim';
 import { TestApi } from '../../support/api-harness';
 import { affiliate, cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 

@@ -1,5 +1,5 @@
 import { EventStore, handleCommand, ManualClock, OPERATOR, Scheduler } from '@deals/kernel';
-import { inventoryDecider } from '../../../libs/purchasing/src/domain/inventory/inventory.decider';
+import { inventoryDecider } from '@deals/purchasing/domain/inventory/inventory.decider';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 

@@ -1,6 +1,6 @@
 import { EventStore, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
-import { CouponQr } from '../../../libs/purchasing/src/coupon-images/coupon-qr';
-import { inventoryStream } from '../../../libs/purchasing/src/domain/inventory/inventory.events';
+import { CouponQr } from '@deals/purchasing/coupon-images/coupon-qr';
+import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.events';
 import { TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 

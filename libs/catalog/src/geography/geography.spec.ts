@@ -1,5 +1,5 @@
 import { distanceMiles, EARTH_RADIUS_MILES } from '@deals/kernel';
-import usCities from '../../../runtime/src/demo/us-cities.json';
+import usCities from '@deals/runtime/demo/us-cities.json';
 import { cityKey as projectionCityKey } from '../projections/regions/regions.projection';
 import { Geography } from './geography';
 

@@ -19,7 +19,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
 import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
-import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import {
   ResaleClaimSuperseded,
   ResaleTerms,

@@ -2,13 +2,12 @@ import { workerModulePath } from '@deals/kernel';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { qrPng } from './qr-png';
 import type { QrDrawn, QrDraws } from './coupon-qr.worker';
 
 const CAPACITY = 10_000;
 
 /**
- * QR images of coupons' redemption codes (PNG, {@link qrPng}), kept since a coupon's code never
+ * QR images of coupons' redemption codes (PNG, from `qrPng`), kept since a coupon's code never
  * changes. They are drawn on a worker thread: every purchase answers with its coupons' images, and
  * drawing them on the event loop took a tenth of its time under load.
  *

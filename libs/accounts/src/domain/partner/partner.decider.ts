@@ -18,7 +18,7 @@ export const partnerDecider: Decider<Partner, RegisterPartner, PartnerEvent> = {
     const issues = [];
     if (!name.trim()) issues.push({ type: 'missing_field' as const, resource: 'partner', field: 'name', message: 'is required' });
     // Printed to operators' terminals and in audits: no control characters (an ESC sequence would drive the terminal).
-    else if (name.length > 200 || /[\u0000-\u001f\u007f-\u009f]/.test(name)) {
+    else if (name.length > 200 || /\p{Cc}/u.test(name)) {
       issues.push({
         type: 'invalid' as const,
         resource: 'partner',

@@ -1,5 +1,5 @@
 import { NotFound, ValidationFailed } from '@deals/kernel';
-import { deciderSpec } from '../../../../testing/src/decider-spec';
+import { deciderSpec } from '@deals/testing';
 import { userDecider } from './user.decider';
 import { UserEvent } from './user.events';
 

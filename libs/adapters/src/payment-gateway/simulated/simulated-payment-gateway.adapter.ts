@@ -148,8 +148,6 @@ export class SimulatedPaymentGateway extends PaymentGateway {
 
 const keyReused = { status: 'error', reason: 'idempotency key reused with other parameters' } as const;
 
-const field = (outcome: object, name: string): string | null => (outcome as Record<string, string>)[name] ?? null;
-
 const refundOutcome = (row: RefundRow): RefundOutcome =>
   row.status === 'refunded' ? { status: 'refunded', refundId: row.refund_id! } : { status: row.status, reason: row.reason! };
 

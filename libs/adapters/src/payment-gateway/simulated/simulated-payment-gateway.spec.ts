@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The processor names brands itself; this checks it names them as the service's card rules do.
-import { cardBrand } from '../../../../accounts/src/domain/card/card-number';
+import { cardBrand } from '@deals/accounts/domain/card/card-number';
 import { WriteOutcomeUnknown } from '../../sqlite/write-thread';
 import { SimulatedPaymentGateway } from './simulated-payment-gateway.adapter';
 

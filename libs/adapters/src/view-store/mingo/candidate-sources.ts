@@ -56,12 +56,14 @@ export function candidateBits(index: CollectionIndex, filter: Doc): Candidates {
     if ((key === '$and' || key === '$or') && Array.isArray(condition) && condition.length > 0 && condition.every(isPlainObject)) {
       const members = condition.map((member) => candidateBits(index, member));
       answered = members.every((m) => m.complete);
-      if (key === '$and') for (const m of members) m.bits && narrow(m.bits, false);
-      else if (members.every((m) => m.bits))
+      if (key === '$and') {
+        for (const m of members) if (m.bits) narrow(m.bits, false);
+      } else if (members.every((m) => m.bits)) {
         narrow(
           members.reduce((union, m) => union.or(m.bits!), index.pool.take(index.size)),
           false,
         );
+      }
     } else if (!key.startsWith('$')) {
       const values = equalityValues(condition);
       const equal = values && (key === '_id' ? byId(index, values) : index.equal(key, values));

@@ -124,7 +124,10 @@ export class SortedIndex {
     const { sortedKeys: keys, sortedSlots: slots } = this;
     const from = oldKey === NOT_SCALAR ? -1 : this.locate(oldKey, after._id);
     if (newKey === NOT_SCALAR) {
-      if (from >= 0) (keys.splice(from, 1), slots.splice(from, 1));
+      if (from >= 0) {
+        keys.splice(from, 1);
+        slots.splice(from, 1);
+      }
       return;
     }
     let to = this.locate(newKey, after._id);

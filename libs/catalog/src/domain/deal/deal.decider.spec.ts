@@ -1,5 +1,5 @@
 import { NotFound, ValidationFailed } from '@deals/kernel';
-import { deciderSpec } from '../../../../testing/src/decider-spec';
+import { deciderSpec } from '@deals/testing';
 import { DealTerms, WorkflowState } from './deal-terms';
 import { effectiveState } from './deal-workflow';
 import { DealCommand, dealDecider } from './deal.decider';

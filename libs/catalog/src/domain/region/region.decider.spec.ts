@@ -1,5 +1,5 @@
 import { ValidationFailed } from '@deals/kernel';
-import { deciderSpec } from '../../../../testing/src/decider-spec';
+import { deciderSpec } from '@deals/testing';
 import { regionDecider } from './region.decider';
 import { RegionTerms } from './region.events';
 

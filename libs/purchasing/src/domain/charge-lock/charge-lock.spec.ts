@@ -1,5 +1,5 @@
 import { AlreadyCharging } from '@deals/kernel';
-import { deciderSpec } from '../../../../testing/src/decider-spec';
+import { deciderSpec } from '@deals/testing';
 import { chargeLockDecider } from './charge-lock';
 
 const given = deciderSpec(chargeLockDecider);

@@ -1,5 +1,5 @@
 import { CannotFulfil, ValidationFailed } from '@deals/kernel';
-import { deciderSpec } from '../../../../testing/src/decider-spec';
+import { deciderSpec } from '@deals/testing';
 import fc from 'fast-check';
 import { Inventory, inventoryDecider, liveHeld, OverPerUserLimit } from './inventory.decider';
 import { InventoryEvent } from './inventory.events';

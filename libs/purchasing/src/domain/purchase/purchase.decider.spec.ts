@@ -1,5 +1,5 @@
 import { NotFound, ValidationFailed } from '@deals/kernel';
-import { deciderSpec } from '../../../../testing/src/decider-spec';
+import { deciderSpec } from '@deals/testing';
 import { purchaseDecider } from './purchase.decider';
 import { PurchaseEvent } from './purchase.events';
 

@@ -1,4 +1,4 @@
-import { deciderSpec } from '../../../../testing/src/decider-spec';
+import { deciderSpec } from '@deals/testing';
 import { ResaleClaimSuperseded, TransactionReferenceEvent, transactionReferenceDecider, transactionReferenceStream } from './resale-claim';
 
 const given = deciderSpec(transactionReferenceDecider);

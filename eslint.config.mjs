@@ -1,0 +1,53 @@
+// ESLint (flat config): typescript-eslint's recommended rules, Prettier owning the layout, and the
+// house rule that a lib is imported only through its @deals/* alias.
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import tseslint from 'typescript-eslint';
+
+const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'runtime', 'testing'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', '**/*.js', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  prettier,
+  {
+    languageOptions: { parserOptions: { sourceType: 'module' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(libs/)?(${LIBS.join('|')})/src(/|$)`,
+              message: 'Import another lib through its @deals/* alias.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Production code uses a lib's public face (its index); tests and benches may reach inside.
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.int-spec.ts', 'libs/testing/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: `^(\\.\\./)+(libs/)?(${LIBS.join('|')})/src(/|$)`, message: 'Import another lib through its @deals/* alias.' },
+            { regex: `^@deals/(${LIBS.join('|')})/`, message: 'Import a lib through its index (@deals/<lib>), not its files.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Replies in tests and benches are whatever the service sent: typed loosely on purpose.
+    files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts', '**/*.int-spec.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+);
