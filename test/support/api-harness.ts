@@ -10,6 +10,8 @@ import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { RunningApi, startApi } from '../../apps/api/src/bootstrap';
 import { tempDir } from './temp-dir';
+import { describeApi } from '../../apps/api/src/api-description';
+import { ResponseCheck } from './response-check';
 
 const ROOT = join(__dirname, '..', '..');
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
@@ -41,6 +43,8 @@ export interface TestApiOptions {
  * Each test makes its own partner and catalogue.
  */
 export class TestApi {
+  private check?: ResponseCheck;
+
   private constructor(
     private running: RunningApi,
     readonly dataDir: string,
@@ -74,6 +78,16 @@ export class TestApi {
     return `https://127.0.0.1:${this.port}`;
   }
 
+  get servedRoutes(): RunningApi['routes'] {
+    return this.running.routes;
+  }
+
+  /** A call whose answer is read as text (a page, an image's bytes as text), without checks. */
+  async raw(method: string, path: string): Promise<{ status: number; text: string }> {
+    const reply = await request(new URL(path, this.url), { method: method as never, dispatcher: insecure });
+    return { status: reply.statusCode, text: await reply.body.text() };
+  }
+
   get<T>(type: abstract new (...args: never[]) => T): T {
     return this.running.app.get(type as never) as T;
   }
@@ -91,7 +105,15 @@ export class TestApi {
     }
     const reply = await request(url, { method: method as never, headers, body, dispatcher: insecure });
     const text = await reply.body.text();
-    return { status: reply.statusCode, headers: reply.headers, body: text ? JSON.parse(text) : undefined };
+    const parsed = text ? JSON.parse(text) : undefined;
+    this.responses.check(method, url.pathname, reply.statusCode, parsed);
+    return { status: reply.statusCode, headers: reply.headers, body: parsed };
+  }
+
+  /** The checker of answers against the API description this application serves (made once). */
+  get responses(): ResponseCheck {
+    this.check ??= new ResponseCheck(describeApi(this.running.app, this.url));
+    return this.check;
   }
 
   async createPartner(name = 'Test partner', role: PartnerRole = 'partner'): Promise<CreatedPartner> {

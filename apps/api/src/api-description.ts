@@ -1,22 +1,56 @@
+import { commonErrorResponses, PUBLIC_PATHS, SECURITY, sharedSchemas } from '@deals/wire';
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
 /**
- * The OpenAPI description of the routes, served as JSON at `/api-docs.json` (no UI: the UI needs a
- * static-file plugin whose current version wants Node 22). Deprecated calls are marked so.
+ * The OpenAPI description of every served operation, generated from the controllers and their
+ * request and response schemas; each operation gets the credentials its path takes (HTTP basic on
+ * /api/v3, `api_key` elsewhere, none on public paths, a user's token where its decorator allows it)
+ * and the error answers every authenticated operation may give.
  */
-export function publishApiDescription(app: INestApplication): void {
+export function describeApi(app: INestApplication, serverUrl: string): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Deals, purchases and users service')
-    .setDescription('Partner API. Money is in integer cents. See ../shared/spec/service-interface.md for the interface.')
+    .setDescription(
+      'The partner API: deals, regions, users, stored cards, purchases, coupons, reseller sales, audit. ' +
+        'Money is in integer cents. Every refusal is answered in the part 7 error body (ErrorBody).',
+    )
     .setVersion('1')
-    .addApiKey({ type: 'apiKey', in: 'query', name: 'api_key' }, 'api_key')
-    .addBasicAuth({ type: 'http', scheme: 'basic', description: 'v3 calls: partner username and password' }, 'v3')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'a user access token' }, 'access_token')
+    .addServer(serverUrl)
+    .addApiKey(
+      { type: 'apiKey', in: 'query', name: 'api_key', description: 'the partner API key (v1 and unprefixed paths)' },
+      SECURITY.apiKey,
+    )
+    .addBasicAuth({ type: 'http', scheme: 'basic', description: 'v3 calls: partner username and password' }, SECURITY.basic)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: "a user's temporary access token (part 4.15)" }, SECURITY.bearer)
     .build();
-  SwaggerModule.setup('api-docs', app, () => SwaggerModule.createDocument(app, config), {
-    ui: false,
-    raw: ['json'],
+  const document = SwaggerModule.createDocument(app, config);
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...sharedSchemas() } };
+  for (const [path, item] of Object.entries(document.paths)) {
+    const concrete = path.replace(/\{[^}]+\}/g, 'x');
+    const isPublic = PUBLIC_PATHS.some((pattern) => pattern.test(concrete));
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      if (isPublic) operation.security = [];
+      else {
+        const own = operation.security ?? [];
+        const partner: Record<string, string[]> = { [path.startsWith('/api/v3') ? SECURITY.basic : SECURITY.apiKey]: [] };
+        operation.security = [partner, ...own.filter((s) => !(SECURITY.apiKey in s) && !(SECURITY.basic in s))];
+        operation.responses = { ...commonErrorResponses(), ...operation.responses };
+      }
+    }
+  }
+  return document;
+}
+
+/** Serves the description as JSON at `/api-docs.json` and Swagger UI at `/api-docs`, without credentials. */
+export function publishApiDescription(app: INestApplication, serverUrl: string): void {
+  SwaggerModule.setup('api-docs', app, () => describeApi(app, serverUrl), {
     jsonDocumentUrl: 'api-docs.json',
+    raw: ['json'],
+    customSiteTitle: 'Deals service API',
   });
 }

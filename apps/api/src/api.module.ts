@@ -2,9 +2,9 @@ import { AccountsHttpModule } from '@deals/accounts';
 import { CatalogHttpModule } from '@deals/catalog';
 import { PurchasingHttpModule } from '@deals/purchasing';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
-import { AccessGuard, ErrorFilter } from '@deals/wire';
+import { AccessGuard, ErrorFilter, RequestValidationPipe } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
@@ -30,6 +30,7 @@ export class ApiModule {
       providers: [
         { provide: APP_GUARD, useClass: AccessGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
+        { provide: APP_PIPE, useClass: RequestValidationPipe },
       ],
     };
   }

@@ -30,6 +30,8 @@ import { publishApiDescription } from './api-description';
 export interface RunningApi {
   app: NestFastifyApplication;
   port: number;
+  /** Every route the server serves (method and Fastify's path pattern). */
+  routes: Array<{ method: string; url: string }>;
   close(): Promise<void>;
 }
 
@@ -84,6 +86,10 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     },
   });
   const fastify = adapter.getInstance();
+  const routes: RunningApi['routes'] = [];
+  fastify.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
   refuseRequestsWithoutHost(fastify);
   logAbortedRequests(fastify);
   answerUnservedRequests(fastify.server);
@@ -108,7 +114,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   // call: without this, every line of Nest's Logger (recovery, charges with no answer, undos that
   // failed) stayed in memory for good and was never written.
   app.flushLogs();
-  publishApiDescription(app);
+  publishApiDescription(app, config.publicBaseUrl);
   await app.init();
   const verifier = app.get(CredentialVerifier);
   const serviceClock = app.get(Clock);
@@ -121,12 +127,13 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   await fastify.ready();
   if (config.behindTlsProxy) {
     await app.listen(config.port, config.host);
-    return { app, port: (app.getHttpServer().address() as AddressInfo).port, close: () => app.close() };
+    return { app, port: (app.getHttpServer().address() as AddressInfo).port, routes, close: () => app.close() };
   }
   const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host);
   return {
     app,
     port: (front.server.address() as AddressInfo).port,
+    routes,
     close: async () => {
       await front.close();
       await app.close();

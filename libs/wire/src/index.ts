@@ -7,3 +7,7 @@ export * from './wire-time';
 export * from './request-log';
 export * from './paging';
 export * from './client-errors';
+export * from './typed-request';
+export * from './request-fields';
+export * from './openapi';
+export * from './request-dto';

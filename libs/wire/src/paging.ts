@@ -30,12 +30,13 @@ export function flagValue(value: unknown): boolean | undefined | null {
   return null;
 }
 
-export function parsePaging(params: Record<string, unknown>, resource = 'request'): Paging {
+/** Reads part 4.1's parameters: the paging, or the problems found (each naming its field). */
+export function pagingIssues(params: Record<string, unknown>, resource = 'request'): { paging: Paging | null; issues: ValidationIssue[] } {
   const issues: ValidationIssue[] = [];
   const count = flagValue(params.count);
   if (count === null) issues.push({ type: 'invalid', resource, field: 'count', message: 'must be true or false' });
   // With count, per_page and page are ignored (part 4.1), whatever they hold.
-  if (count === true) return { count: true, page: 1, perPage: PER_PAGE_DEFAULT, skip: 0 };
+  if (count === true) return { paging: { count: true, page: 1, perPage: PER_PAGE_DEFAULT, skip: 0 }, issues };
   const perPage = wholeNumber(params.per_page);
   if (perPage === null || (perPage !== undefined && (perPage < 1 || perPage > PER_PAGE_MAX))) {
     issues.push({ type: 'invalid', resource, field: 'per_page', message: `must be a whole number from 1 to ${PER_PAGE_MAX}` });
@@ -43,8 +44,14 @@ export function parsePaging(params: Record<string, unknown>, resource = 'request
   const page = wholeNumber(params.page);
   if (page === null || (page !== undefined && page < 1))
     issues.push({ type: 'invalid', resource, field: 'page', message: 'must be a whole number from 1' });
-  if (issues.length) throw new ValidationFailed(issues);
+  if (issues.length) return { paging: null, issues };
   const size = perPage ?? PER_PAGE_DEFAULT;
   const number = page ?? 1;
-  return { count: false, page: number, perPage: size, skip: (number - 1) * size };
+  return { paging: { count: false, page: number, perPage: size, skip: (number - 1) * size }, issues };
+}
+
+export function parsePaging(params: Record<string, unknown>, resource = 'request'): Paging {
+  const { paging, issues } = pagingIssues(params, resource);
+  if (!paging) throw new ValidationFailed(issues);
+  return paging;
 }

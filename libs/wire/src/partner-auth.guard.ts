@@ -1,8 +1,9 @@
 import { DomainError, Forbidden, NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
-import { CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from './error-body';
+import { ApiUserTokenAllowed } from './openapi';
 
 export interface PartnerRef {
   id: string;
@@ -28,10 +29,10 @@ export abstract class CredentialVerifier {
 }
 
 /**
- * Paths anyone may call: the health report, the API description, and a coupon's QR image and
+ * Paths anyone may call: the health report, the API description and its Swagger UI, and a coupon's QR image and
  * printable page (opened by the coupon's holder; coupon ids carry 72 random bits).
  */
-export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/, /^\/api-docs\.json(\?|$)/, /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/];
+export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/, /^\/api-docs(\.json|\/|\?|$)/, /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/];
 
 export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
 
@@ -127,7 +128,7 @@ const TOKEN_RESOURCE = 'deals:token-resource';
  * Marks a call a user's access token may make, and the resource its scope must name. Calls without
  * it take partner credentials only.
  */
-export const TokenResource = (resource: string) => SetMetadata(TOKEN_RESOURCE, resource);
+export const TokenResource = (resource: string) => applyDecorators(SetMetadata(TOKEN_RESOURCE, resource), ApiUserTokenAllowed());
 
 /**
  * Rules on authenticated requests: an auditor reads and never writes; a user's access token works

@@ -1,5 +1,6 @@
 import type { CommandCaller, LogPosition } from '@deals/kernel';
 import { Command } from '@nestjs/cqrs';
+import type { TokenGrant } from '../domain/access-token/access-token';
 
 /** The fields of a create or update call, as the partner sent them (checked by the handler). */
 export type UserInput = Record<string, unknown>;
@@ -57,7 +58,7 @@ export interface IssuedToken {
 export class IssueAccessToken extends Command<IssuedToken> {
   constructor(
     readonly userId: string,
-    readonly input: UserInput,
+    readonly grant: TokenGrant,
     readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
   ) {
     super();

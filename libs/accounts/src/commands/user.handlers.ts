@@ -1,7 +1,7 @@
 import { Clock, EventStore, handleCommand, loadAggregate, NotFound, ValidationFailed } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
-import { accessTokenDecider, accessTokenStream, readGrant, tokenHash } from '../domain/access-token/access-token';
+import { accessTokenDecider, accessTokenStream, tokenHash } from '../domain/access-token/access-token';
 import { userDecider } from '../domain/user/user.decider';
 import { userStream } from '../domain/user/user.events';
 import { IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from './user.commands';
@@ -64,8 +64,7 @@ export class IssueAccessTokenHandler implements ICommandHandler<IssueAccessToken
     private readonly clock: Clock,
   ) {}
 
-  async execute({ userId, input, caller }: IssueAccessToken) {
-    const grant = readGrant(input);
+  async execute({ userId, grant, caller }: IssueAccessToken) {
     const now = this.clock.now();
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
     if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import type { UserAccount } from '../projections/user-accounts/user-accounts.projection';
 
@@ -23,3 +24,22 @@ export const toCard = (card: StoredCard, defaultCardId: string | null, onlyCard:
   primary: onlyCard || card._id === defaultCardId,
   deleted: card.deleted,
 });
+
+/** Part 2.14, as POST /users/:user/access_tokens answers it. */
+export const AccessTokenAnswer = z
+  .object({
+    status: z.literal('success'),
+    access_token: z.object({
+      id: z.string().meta({ description: 'the token itself: send it as Authorization: Bearer <id> or access_token=<id>' }),
+      user_id: z.string(),
+      expires_in: z.number().int(),
+      scope: z.string(),
+      access: z.string(),
+    }),
+  })
+  .meta({
+    example: {
+      status: 'success',
+      access_token: { id: 'q3L…', user_id: 'u1', expires_in: 3600, scope: 'user,credit_card', access: 'read,write' },
+    },
+  });

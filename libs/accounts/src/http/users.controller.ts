@@ -1,5 +1,5 @@
 import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { ByPartner, Caller, CurrentCaller, flagValue, TokenResource } from '@deals/wire';
+import { ApiAnswer, ApiRequest, ByPartner, Caller, CurrentCaller, flagValue, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation } from '@nestjs/swagger';
@@ -8,7 +8,8 @@ import { IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail, UserInpu
 import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projection';
 import { ACCESS_TOKENS } from '../projections/access-tokens/access-tokens.projection';
 import { AccountQueries } from '../queries/account.queries';
-import { toUser } from './account.responses';
+import { AccessTokenAnswer, toUser } from './account.responses';
+import { IssueAccessTokenBody } from './access-token.request';
 
 const PASSWORD_FIELDS = ['pass', 'password', 'pass_confirmation', 'password_confirmation'];
 
@@ -80,8 +81,11 @@ export class UsersController {
     deprecated: true,
     summary: 'Issue a temporary access token for the user (deprecated: to be removed in a future release)',
   })
-  async issueToken(@Param('user') userId: string, @Body() body: unknown, @CurrentCaller() caller: Caller) {
-    const token = await this.commands.execute(new IssueAccessToken(userId, fields(body), caller));
+  @ApiAnswer(AccessTokenAnswer, { errors: [404, 422] })
+  @ApiRequest({ body: IssueAccessTokenBody })
+  async issueToken(@Param('user') userId: string, @Body() body: IssueAccessTokenBody, @CurrentCaller() caller: Caller) {
+    const grant = { expiresIn: body.expires_in, scope: body.scope, access: body.access };
+    const token = await this.commands.execute(new IssueAccessToken(userId, grant, caller));
     await this.progress.waitFor([ACCESS_TOKENS], token.position);
     return {
       status: 'success',

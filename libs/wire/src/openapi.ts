@@ -1,0 +1,87 @@
+import { applyDecorators, HttpCode } from '@nestjs/common';
+import { ApiBearerAuth, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { openApiSchema } from './request-dto';
+import { z } from 'zod';
+
+/** Part 7.2's entry of a validation error body. */
+export const validationIssueSchema = z
+  .object({
+    type: z.enum(['missing_field', 'missing', 'invalid', 'not_owner', 'not_found']),
+    resource: z.string(),
+    field: z.string().optional(),
+    message: z.string(),
+  })
+  .meta({ description: 'one problem found (part 7.2)' });
+
+/** Part 7.1's error body: every refusal and failure of the service is answered in it. */
+export const errorBodySchema = z
+  .looseObject({
+    status: z.literal('error'),
+    error_type: z.string().meta({ description: 'find_failed, validation_failed, cannot_fufill, unauthorized, ...' }),
+    error_msg: z.string(),
+    errors: z.array(validationIssueSchema).optional(),
+    user_id: z.string().optional(),
+    credit_card_id: z.string().optional(),
+    purchase_id: z.string().optional(),
+  })
+  .meta({
+    example: {
+      status: 'error',
+      error_type: 'validation_failed',
+      error_msg: 'deal_id is required',
+      errors: [{ type: 'missing_field', resource: 'purchase', field: 'deal_id', message: 'is required' }],
+    },
+  });
+
+/** Where the description keeps part 7.1's body, shared by every operation. */
+export const ERROR_ANSWER_REF = '#/components/schemas/ErrorAnswer';
+
+/** The shared schemas of the description, by name. */
+export const sharedSchemas = () => ({ ErrorAnswer: openApiSchema(errorBodySchema, 'output') });
+
+/** What each status of the part 7 body means, in the description of every operation that may answer it. */
+const ERROR_STATUSES: Record<number, string> = {
+  400: 'the request cannot be read (a malformed address or header): error_type bad_request',
+  401: 'missing or wrong credentials: error_type unauthorized',
+  403: 'the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden',
+  404: 'no such record for this partner: error_type find_failed',
+  409: 'a purchase of this user is still being charged: error_type already_charging',
+  422: 'the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed)',
+  500: 'the service failed: error_type internal_error; the failure is logged',
+  502: 'the payment processor failed or did not answer: error_type payment_failed',
+};
+
+/** The error answers of an operation beyond those every operation may give (400, 401, 403, 500). */
+export const ApiErrors = (...statuses: number[]) =>
+  applyDecorators(
+    ...statuses.map((status) => ApiResponse({ status, description: ERROR_STATUSES[status], schema: { $ref: ERROR_ANSWER_REF } })),
+  );
+
+/** Statuses every authenticated operation may answer. */
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 500];
+
+export function commonErrorResponses(): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }> }> {
+  return Object.fromEntries(
+    COMMON_ERROR_STATUSES.map((status) => [
+      String(status),
+      { description: ERROR_STATUSES[status], content: { 'application/json': { schema: { $ref: ERROR_ANSWER_REF } } } },
+    ]),
+  );
+}
+
+/**
+ * The success answer of an operation: its status (200 unless given) and body schema, with the
+ * error statuses it may answer besides the common ones.
+ */
+export const ApiAnswer = (body: z.ZodType, options: { status?: number; description?: string; errors?: number[] } = {}) =>
+  applyDecorators(
+    ...(options.status && options.status !== 200 ? [HttpCode(options.status)] : []),
+    ApiResponse({ status: options.status ?? 200, description: options.description ?? 'success', schema: openApiSchema(body, 'output') }),
+    ApiErrors(...(options.errors ?? [])),
+  );
+
+/** Security schemes, as the API description names them. */
+export const SECURITY = { apiKey: 'api_key', basic: 'v3', bearer: 'access_token' } as const;
+
+/** An operation a user's access token may call (besides the partner's api_key). */
+export const ApiUserTokenAllowed = () => applyDecorators(ApiSecurity(SECURITY.apiKey), ApiBearerAuth(SECURITY.bearer));

@@ -1,0 +1,99 @@
+import { ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { ArgumentMetadata, createParamDecorator, ExecutionContext, Injectable, PipeTransform } from '@nestjs/common';
+import { z } from 'zod';
+import type { AuthenticatedRequest } from './partner-auth.guard';
+import type { RequestDto } from './request-dto';
+
+/**
+ * Metadata a request schema carries: `x-resource` names the part 7.2 resource of the fields below it
+ * (the nearest one up the path wins), `issueType` the entry type of a refinement's failure.
+ */
+export interface RequestMeta {
+  'x-resource'?: string;
+  [key: string]: unknown;
+}
+
+/** The issue `type` a custom refinement reports (`invalid` unless it says otherwise). */
+export type IssueType = ValidationIssue['type'];
+
+/** Fields whose message begins so are reported as `missing_field` (part 7.2's word for an absent field). */
+const MISSING = /^is required\b/;
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let current: z.ZodType = schema;
+  for (let i = 0; i < 16; i++) {
+    const def = (current as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
+    if (def.type === 'optional' || def.type === 'nullable' || def.type === 'default' || def.type === 'prefault' || def.type === 'readonly')
+      current = def.innerType as z.ZodType;
+    else if (def.type === 'pipe') current = def.in as z.ZodType;
+    else break;
+  }
+  return current;
+}
+
+/** The resource of the field at `path`: the `resource` meta of the nearest schema on the way to it. */
+function resourceAt(schema: z.ZodType, path: PropertyKey[], fallback: string): string {
+  let resource = (schema.meta() as RequestMeta | undefined)?.['x-resource'] ?? fallback;
+  let current: z.ZodType | undefined = schema;
+  for (const key of path) {
+    if (!current) break;
+    const inner = unwrap(current);
+    const def = (inner as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
+    if (def.type === 'object') current = (def.shape as Record<string, z.ZodType>)[String(key)];
+    else if (def.type === 'array') current = def.element as z.ZodType;
+    else current = undefined;
+    const meta = current?.meta() as RequestMeta | undefined;
+    if (meta?.['x-resource']) resource = meta['x-resource'];
+  }
+  return resource;
+}
+
+/** Part 7.2's entries for a failed parse: one per problem, naming the field as the interface names it. */
+export function validationIssues(error: z.ZodError, schema: z.ZodType, fallbackResource = 'request'): ValidationIssue[] {
+  return error.issues.map((issue) => {
+    const field = issue.path.map(String).join('.');
+    const declared = (issue as { params?: { issueType?: IssueType } }).params?.issueType;
+    const type: IssueType = declared ?? (MISSING.test(issue.message) ? 'missing_field' : 'invalid');
+    return { type, resource: resourceAt(schema, issue.path, fallbackResource), ...(field ? { field } : {}), message: issue.message };
+  });
+}
+
+/**
+ * Validates every `@Body()`, `@Query()`, `@Param()` and {@link RequestParameters} typed with a
+ * request DTO (`createZodDto`) against its schema and hands the controller the parsed, typed value;
+ * a failure is one `ValidationFailed` with every problem found (part 7: 422 `validation_failed`).
+ */
+@Injectable()
+export class RequestValidationPipe implements PipeTransform {
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+    const dto = metadata.metatype as Partial<RequestDto> | undefined;
+    if (!dto?.isRequestDto || !dto.schema) return value;
+    const schema = dto.schema;
+    // A body that is not a JSON object carries no fields: each required one is reported missing.
+    const input = metadata.type === 'body' && (value === null || typeof value !== 'object' || Array.isArray(value)) ? {} : value;
+    const parsed = schema.safeParse(input);
+    if (parsed.success) return parsed.data;
+    throw new ValidationFailed(validationIssues(parsed.error, schema));
+  }
+}
+
+/** Parameters a call does not take as its own: the credentials are read before routing. */
+const CREDENTIALS = ['api_key', 'access_token'];
+
+/**
+ * The parameters of a GET call that takes them as a JSON object (parts 4.3, 4.4) or in the query
+ * string: both merged (the body's win), without the credentials. A body that is not an object is refused.
+ */
+export const RequestParameters = createParamDecorator((_: unknown, context: ExecutionContext): Record<string, unknown> => {
+  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  const body = request.body;
+  if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
+    throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'body', message: 'must be a JSON object of parameters' }]);
+  }
+  const merged: Record<string, unknown> = {
+    ...(request.query as Record<string, unknown>),
+    ...(body as Record<string, unknown> | undefined),
+  };
+  for (const name of CREDENTIALS) delete merged[name];
+  return merged;
+});

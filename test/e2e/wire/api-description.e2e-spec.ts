@@ -1,0 +1,48 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import type { OpenAPI } from 'openapi-types';
+import { TestApi } from '../../support/api-harness';
+
+/** Every route Fastify serves, as `METHOD /path/{param}` (HEAD twins of GET left out). */
+function servedRoutes(api: TestApi): string[] {
+  return api.servedRoutes.filter((r) => r.method !== 'HEAD').map((r) => `${r.method} ${r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
+}
+
+describe('the API description', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await TestApi.start();
+  });
+  afterAll(() => api.close());
+
+  it('is served without credentials, with Swagger UI beside it', async () => {
+    const json = await api.call('GET', '/api-docs.json');
+    expect(json.status).toBe(200);
+    expect(json.body.openapi).toMatch(/^3\./);
+    const ui = await api.raw('GET', '/api-docs');
+    expect(ui.status).toBe(200);
+    expect(ui.text).toContain('swagger-ui');
+  });
+
+  it('describes every served operation, and serves every described one', async () => {
+    const described = Object.entries(api.responses.document.paths).flatMap(([path, item]) =>
+      Object.keys(item as object)
+        .filter((key) => ['get', 'put', 'post', 'delete', 'patch'].includes(key))
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const served = servedRoutes(api).filter((route) => !route.includes('/api-docs'));
+    expect([...new Set(served)].sort()).toEqual([...new Set(described)].sort());
+  });
+
+  it('is a valid OpenAPI document', async () => {
+    const document = JSON.parse(JSON.stringify(api.responses.document)) as OpenAPI.Document;
+    await expect(SwaggerParser.validate(document)).resolves.toBeDefined();
+  });
+
+  it('gives each operation its credentials: basic on /api/v3, none on public paths, api_key elsewhere', () => {
+    const paths = api.responses.document.paths;
+    expect(paths['/api/v3/deals'].get!.security).toEqual([{ v3: [] }]);
+    expect(paths['/health'].get!.security).toEqual([]);
+    expect(paths['/users/{user_id}'].get!.security).toEqual([{ api_key: [] }, { access_token: [] }]);
+    expect(paths['/purchases/reserve'].post!.security).toEqual([{ api_key: [] }]);
+  });
+});
