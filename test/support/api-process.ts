@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
+import { ResponseCheck } from './response-check';
 
 const ROOT = join(__dirname, '..', '..');
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
@@ -19,6 +20,8 @@ export async function freePort(): Promise<number> {
 
 /** The API as its own process, from source, on a data folder: killable like a real one. */
 export class ApiProcess {
+  private check?: ResponseCheck;
+
   private constructor(
     private readonly child: ChildProcess,
     readonly port: number,
@@ -51,7 +54,13 @@ export class ApiProcess {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await reply.body.text();
-    return { status: reply.statusCode, body: text ? JSON.parse(text) : undefined };
+    const parsed = text ? JSON.parse(text) : undefined;
+    if (path !== '/api-docs.json') {
+      // Every answer is checked against the description this process serves (read once).
+      this.check ??= new ResponseCheck((await this.call('GET', '/api-docs.json')).body);
+      this.check.check(method, path, reply.statusCode, parsed);
+    }
+    return { status: reply.statusCode, body: parsed };
   }
 
   /** SIGKILL: no shutdown hook runs, nothing is flushed that was not already durable. */
