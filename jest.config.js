@@ -11,5 +11,7 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   moduleNameMapper: { '^@deals/([a-z-]+)$': '<rootDir>/libs/$1/src', '^@deals/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2' },
   testTimeout: 30000,
+  // Beside jest's summary: which suites were skipped, with the reason their titles give.
+  reporters: ['default', '<rootDir>/test/support/skipped-suites-reporter.js'],
   maxWorkers: 2,
 };

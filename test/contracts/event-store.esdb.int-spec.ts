@@ -4,7 +4,7 @@ import { eventStoreContract } from '@deals/testing/contracts/event-store.contrac
 const url = process.env.EVENTSTORE_URL;
 
 if (!url) {
-  describe.skip('EventStore contract: eventstoredb — skipped because EVENTSTORE_URL is not set', () => {
+  describe.skip('EventStore contract: eventstoredb — skipped: EVENTSTORE_URL is not set (the URL of an EventStoreDB server to run it against)', () => {
     it('needs a server', () => undefined);
   });
 } else {

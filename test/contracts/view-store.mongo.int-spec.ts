@@ -6,7 +6,7 @@ import { viewStoreContract } from '@deals/testing/contracts/view-store.contract'
 const url = process.env.MONGO_URL;
 
 if (!url) {
-  describe.skip('ViewStore contract: mongodb — skipped because MONGO_URL is not set', () => {
+  describe.skip('ViewStore contract: mongodb — skipped: MONGO_URL is not set (the URL of a MongoDB server to run it against)', () => {
     it('needs a server', () => undefined);
   });
 } else {

@@ -149,12 +149,16 @@ export class TestApi {
   }
 }
 
-/** Runs the operator CLI from source as its own process on a data folder. */
-export async function runCli(dataDir: string, args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+/** Runs the operator CLI from source as its own process on a data folder (`env` added to this process's). */
+export async function runCli(
+  dataDir: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-r', '@swc-node/register', 'apps/cli/src/main.ts', ...args], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env },
       timeout: 60_000,
     });
     return { stdout, stderr, code: 0 };

@@ -21,17 +21,28 @@ export async function freePort(): Promise<number> {
 /** The API as its own process, from source, on a data folder: killable like a real one. */
 export class ApiProcess {
   private check?: ResponseCheck;
+  private output = '';
+  private readonly closed: Promise<void>;
 
   private constructor(
     private readonly child: ChildProcess,
     readonly port: number,
-  ) {}
+  ) {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
+    this.closed = new Promise((resolve) => child.once('close', () => resolve()));
+  }
 
-  static async start(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ApiProcess> {
+  /** `captureStdout`: keep what the process writes on stdout (see `stdout()`); otherwise it is dropped. */
+  static async start(
+    dataDir: string,
+    port: number,
+    env: Record<string, string> = {},
+    { captureStdout = false }: { captureStdout?: boolean } = {},
+  ): Promise<ApiProcess> {
     const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/api/src/main.ts'], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off', LOG_LEVEL: 'warn', ...env },
-      stdio: 'ignore',
+      stdio: ['ignore', captureStdout ? 'pipe' : 'ignore', 'ignore'],
     });
     const api = new ApiProcess(child, port);
     const deadline = Date.now() + 60_000;
@@ -73,9 +84,16 @@ export class ApiProcess {
 
   stop(): Promise<void> {
     return new Promise((resolve) => {
-      if (this.child.exitCode !== null) return resolve();
+      // A process ended by a signal has a signalCode and no exitCode.
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
       this.child.once('exit', () => resolve());
       this.child.kill('SIGTERM');
     });
+  }
+
+  /** Everything the process wrote on stdout, once it has exited and its output is closed. */
+  async stdout(): Promise<string> {
+    await this.closed;
+    return this.output;
   }
 }

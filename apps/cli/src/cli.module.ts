@@ -1,9 +1,31 @@
 import { ServiceCoreModule, ServiceConfig } from '@deals/runtime';
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Injectable, Module, OnModuleInit } from '@nestjs/common';
+import { InjectCommander } from 'nest-commander';
+import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { PartnersCreateCommand } from './commands/partners-create.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
+
+/**
+ * How the user started the CLI, for its usage lines (commander names the program after the
+ * script's file otherwise: `main`): `npm run cli --`, or node and the script's path.
+ */
+function programName(): string {
+  if (process.env.npm_lifecycle_event === 'cli') return 'npm run cli --';
+  const script = process.argv[1] ?? 'main.js';
+  return `node ${relative(process.cwd(), script) || script}`;
+}
+
+/** Gives the program its name before commander parses the arguments or prints help. */
+@Injectable()
+class ProgramName implements OnModuleInit {
+  constructor(@InjectCommander() private readonly program: { name(name: string): unknown }) {}
+
+  onModuleInit(): void {
+    this.program.name(programName());
+  }
+}
 
 /**
  * The operator CLI: the shared core without HTTP, projection runners or job processing, so that it
@@ -16,6 +38,7 @@ export class CliModule {
       module: CliModule,
       imports: [ServiceCoreModule.forRoot({ config, role: 'cli' })],
       providers: [
+        ProgramName,
         AuditPurchaseCommand,
         PartnersCreateCommand,
         RegionsImportCommand,

@@ -23,7 +23,6 @@ async function main() {
   const config = loadServiceConfig();
   await CommandFactory.run(CliModule.forRoot(config), {
     logger: ['error', 'warn'],
-    cliName: 'npm run cli --',
     serviceErrorHandler: fail,
   });
   // Everything is closed by now; leave even if a driver kept a handle open (nest-commander#1042).

@@ -31,7 +31,7 @@ export interface AdaptersOptions {
 }
 
 /** The embedded file layout under DATA_DIR. */
-export const dataPaths = (dataDir: string) => ({
+const dataPaths = (dataDir: string) => ({
   events: join(dataDir, 'events.sqlite'),
   views: join(dataDir, 'views'),
   paymentVault: join(dataDir, 'payment-vault.sqlite'),

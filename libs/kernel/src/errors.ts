@@ -87,11 +87,6 @@ export class Forbidden extends DomainError {
   readonly httpStatus = 403;
 }
 
-export class ServiceBusy extends DomainError {
-  readonly errorType = 'service_unavailable';
-  readonly httpStatus = 503;
-}
-
 /** Shorthand for a one-entry validation failure. */
 export function invalid(resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid'): ValidationFailed {
   return new ValidationFailed([{ type, message, resource, field }]);

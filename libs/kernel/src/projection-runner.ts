@@ -8,7 +8,7 @@ export interface RunnerLogger {
 }
 
 /** Applies one batch to a writer: load touched documents, fold, commit with the checkpoint. */
-export async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<void> {
+async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<void> {
   if (events.length === 0) return;
   const ids = touchedIds(projection, events);
   const current = ids.length ? await writer.getMany(ids) : new Map();

@@ -10,7 +10,8 @@ import { ServiceConfig } from './service-config';
 
 /**
  * On the first start (an empty log) loads the demo catalogue and creates a demo partner, whose
- * credentials are printed once and written to `<DATA_DIR>/demo-partner.json`.
+ * credentials are written to `<DATA_DIR>/demo-partner.json` (a log line names the file; the
+ * secrets stay out of the log).
  */
 @Injectable()
 export class DemoSeed {
@@ -41,11 +42,12 @@ export class DemoSeed {
       password: partner.password,
     };
     writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-    process.stdout.write(
-      `\nDemo catalogue loaded: ${regions.outcomes.length} regions, ${deals.outcomes.length} deals (${Date.now() - started} ms).\n` +
-        `Demo partner credentials (shown once; also in ${file}):\n  api_key  ${partner.apiKey}\n  username ${partner.username}\n  password ${partner.password}\n\n`,
+    this.logger.log(
+      { regions: regions.outcomes.length, deals: deals.outcomes.length, ms: Date.now() - started },
+      `demo catalogue loaded: ${regions.outcomes.length} regions, ${deals.outcomes.length} deals`,
     );
-    this.logger.log(`demo catalogue loaded; demo partner ${partner.partnerId}`);
+    // The secrets stay out of the log (which may be shipped elsewhere): the line names the file.
+    this.logger.log({ partnerId: partner.partnerId, file }, `demo partner created: its api_key, username and password are in ${file}`);
     return true;
   }
 }

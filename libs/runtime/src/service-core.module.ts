@@ -11,7 +11,6 @@ import {
   ReleaseExpiredHolds,
 } from '@deals/purchasing';
 import { DynamicModule, Global, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
 import { CqrsModule } from '@nestjs/cqrs';
 import { CatalogueImport } from './catalogue-import';
 import { DemoSeed } from './demo-seed';
@@ -86,7 +85,6 @@ export class ServiceCoreModule {
     return {
       module: ServiceCoreModule,
       imports: [
-        ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ service: config })] }),
         AdaptersModule.forRoot({
           settings: config,
           clock,

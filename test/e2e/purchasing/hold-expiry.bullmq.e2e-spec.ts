@@ -24,7 +24,6 @@ async function eventually(check: () => Promise<boolean>, ms = 10_000, what = 'co
 
 if (!source) {
   const reason = 'no redis-server binary on PATH and REDIS_URL is unset';
-  console.warn(`hold expiry on BullMQ skipped: ${reason}`);
   describe.skip(`hold expiry on BullMQ — skipped: ${reason}`, () => {
     it('needs Redis', () => undefined);
   });

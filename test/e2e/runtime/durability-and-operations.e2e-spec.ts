@@ -123,6 +123,8 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const rebuilt = await runCli(dir.path, ['projections:rebuild']);
       expect(rebuilt.code).toBe(0);
       expect(rebuilt.stdout).toContain(`rebuilt ${names.join(', ')} from `);
+      // Its stderr is a pipe, not a terminal: the progress bar still prints, a line at a time.
+      expect(rebuilt.stderr).toMatch(/^ +\S+ 100% (\d+)\/\1 events {2}\d+ events\/s/m);
 
       const switched = await eventually(
         () => views.status(),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TestApi } from '../../support/api-harness';
+import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
 
@@ -63,4 +64,36 @@ describe('the service log: a 5xx is logged once, under its request id', () => {
     expect(text).not.toContain(key);
     expect(lines.filter((line) => ['RouterExplorer', 'RoutesResolver', 'InstanceLoader'].includes(String(line.context)))).toEqual([]);
   });
+});
+
+describe("the API process's stdout without LOG_FILE", () => {
+  const dir = tempDir('stdout-json');
+  let api: ApiProcess | undefined;
+  afterAll(async () => {
+    await api?.stop();
+    dir.remove();
+  });
+
+  it('is JSON lines only: the listening line and the demo credentials are log lines too', async () => {
+    api = await ApiProcess.start(dir.path, await freePort(), { LOG_LEVEL: 'info', LOG_FILE: '', DEMO_DATA: 'on' }, { captureStdout: true });
+    expect((await api.call('GET', '/health')).status).toBe(200);
+    expect((await api.call('GET', '/api/v1/regions')).status).toBe(401);
+    await api.stop();
+    const lines = (await api.stdout()).split('\n').filter(Boolean);
+    const notJson = lines.filter((line) => {
+      try {
+        return typeof JSON.parse(line) !== 'object';
+      } catch {
+        return true;
+      }
+    });
+    expect(notJson).toEqual([]);
+    const messages = lines.map((line) => JSON.parse(line) as { msg?: string; file?: string });
+    expect(messages.filter((line) => /^deals API listening on https:\/\/localhost:\d+ /.test(line.msg ?? ''))).toHaveLength(1);
+    const demo = JSON.parse(readFileSync(join(dir.path, 'demo-partner.json'), 'utf8'));
+    const notice = messages.filter((line) => line.msg?.startsWith('demo partner created'));
+    expect(notice).toEqual([expect.objectContaining({ level: 30, file: join(dir.path, 'demo-partner.json') })]);
+    // The log names the file; the secrets themselves never reach it.
+    for (const secret of [demo.api_key, demo.password]) expect(lines.join('\n')).not.toContain(secret);
+  }, 90_000);
 });

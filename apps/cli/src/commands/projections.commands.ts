@@ -1,9 +1,11 @@
 import { EventStore, rebuildProjections, ViewStore } from '@deals/kernel';
 import { ProjectionHost } from '@deals/runtime';
 import { Presets, SingleBar } from 'cli-progress';
-import { Command, CommandRunner, Option } from 'nest-commander';
+import { Command, CommandRunner, Help, Option } from 'nest-commander';
 
 const LAG_SCAN_LIMIT = 100_000;
+/** How often the progress bar prints a line when its stream (stderr) is not a terminal: a log or a pipe. */
+const PROGRESS_LINE_EVERY_MS = 5_000;
 
 @Command({ name: 'projections:status', description: "show each projection's generation, checkpoint, documents and lag" })
 export class ProjectionsStatusCommand extends CommandRunner {
@@ -53,6 +55,7 @@ export class ProjectionsStatusCommand extends CommandRunner {
 @Command({
   name: 'projections:rebuild',
   arguments: '[name]',
+  argsDescription: { name: 'the view to rebuild (the names are listed below); all of them when left out' },
   description:
     'replay the whole log into fresh views (all, or the one named) and switch to them; the API serves the old ones until the switch',
 })
@@ -70,8 +73,14 @@ export class ProjectionsRebuildCommand extends CommandRunner {
     if (chosen.length === 0) throw new Error(`no projection named ${name}; known: ${this.host.projections.map((p) => p.name).join(', ')}`);
     const total = await this.count();
     const started = Date.now();
+    // On a terminal the bar redraws in place; anywhere else (noTTYOutput) it prints a line every
+    // PROGRESS_LINE_EVERY_MS, so a rebuild run from a script or a container still shows progress.
     const bar = new SingleBar(
-      { format: '  {bar} {percentage}% {value}/{total} events  {rate} events/s  {duration}s', noTTYOutput: true, notTTYSchedule: 1000 },
+      {
+        format: '  {bar} {percentage}% {value}/{total} events  {rate} events/s  {duration}s',
+        noTTYOutput: true,
+        notTTYSchedule: PROGRESS_LINE_EVERY_MS,
+      },
       Presets.shades_classic,
     );
     bar.start(total, 0, { rate: 0 });
@@ -84,6 +93,12 @@ export class ProjectionsRebuildCommand extends CommandRunner {
       `rebuilt ${chosen.map((p) => p.name).join(', ')} from ${progress.applied} events in ${seconds.toFixed(1)} s ` +
         `(${Math.round(progress.applied / Math.max(seconds, 0.001))} events/s) and switched to them.\n`,
     );
+  }
+
+  /** The names `[name]` accepts: the projections this process registers. */
+  @Help('after')
+  viewNames(): string {
+    return `\nViews:\n${this.host.projections.map((p) => `  ${p.name}`).join('\n')}`;
   }
 
   private async count(): Promise<number> {

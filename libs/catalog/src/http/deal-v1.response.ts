@@ -73,7 +73,7 @@ export function dealClockFacts(view: DealDetails, now: Date): DealClockFacts {
   };
 }
 
-export function imageUrls(deal: DealTerms, links: CatalogLinks) {
+function imageUrls(deal: DealTerms, links: CatalogLinks) {
   const relative = deal.image_url ?? `/images/deals/${deal.id}.jpg`;
   const slash = relative.lastIndexOf('/');
   const folder = relative.slice(0, slash);

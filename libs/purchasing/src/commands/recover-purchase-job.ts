@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 export const RECOVER_PURCHASE_JOB = 'recover-purchase';
 
 /** Its id: one per purchase, and one per later attempt (a job may not re-arm its own id while it runs). */
-export const recoverPurchaseJobId = (purchaseId: string, attempt = 0) =>
+const recoverPurchaseJobId = (purchaseId: string, attempt = 0) =>
   attempt === 0 ? `recover-purchase-${purchaseId}` : `recover-purchase-${purchaseId}-${attempt}`;
 
 /** How long a failed settling waits before its next attempt: a minute, doubling, at most half an hour. */

@@ -79,7 +79,7 @@ export function recordResale(purchaseId: string, partnerId: string, transactionR
 }
 
 /** Fields required by deal kind (part 4.6.2's table). */
-export function requiredResellerFields(type: string, fulfillment: string): string[] {
+function requiredResellerFields(type: string, fulfillment: string): string[] {
   if (type === 'card-linked') return BASE;
   return fulfillment === 'shipped' ? SHIPPED : VOUCHER;
 }

@@ -29,7 +29,7 @@ interface Row {
 }
 
 const WIDTH = 20;
-export const sqlitePosition = (n: number | bigint): LogPosition => String(n).padStart(WIDTH, '0');
+const sqlitePosition = (n: number | bigint): LogPosition => String(n).padStart(WIDTH, '0');
 const positionNumber = (p: LogPosition | null) => (p === null ? 0 : Number(p));
 
 /** How often a subscription looks for events appended by another process (the CLI). */

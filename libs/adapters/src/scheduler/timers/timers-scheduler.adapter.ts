@@ -1,4 +1,5 @@
 import { assertJobId, Clock, JobHandler, ScheduledJob, Scheduler } from '@deals/kernel';
+import { Logger } from '@nestjs/common';
 
 /** Node's `setTimeout` fires at once for anything above this (a signed 32-bit count of ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -8,7 +9,7 @@ export interface TimersSchedulerOptions {
   attempts?: number;
   /** Wait before the first retry; it doubles for each later one. Default 500 ms. */
   backoffMs?: number;
-  /** Told of a job that failed its last attempt. Default: `console.error`. */
+  /** Told of a job that failed its last attempt. Default: an error line of the service log. */
   onFailed?: (job: ScheduledJob, error: unknown) => void;
 }
 
@@ -48,8 +49,10 @@ export class TimersScheduler extends Scheduler {
     super();
     this.attempts = options.attempts ?? 3;
     this.backoffMs = options.backoffMs ?? 500;
+    const logger = new Logger('Scheduler');
     this.onFailed =
-      options.onFailed ?? ((job, error) => console.error(`scheduled job ${job.id} failed after ${this.attempts} attempts`, error));
+      options.onFailed ??
+      ((job, error) => logger.error({ err: error, jobId: job.id }, `scheduled job ${job.id} failed after ${this.attempts} attempts`));
   }
 
   async schedule(job: ScheduledJob): Promise<void> {

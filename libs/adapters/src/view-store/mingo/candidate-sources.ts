@@ -13,7 +13,7 @@ const isRangeBound = (v: unknown): v is Scalar =>
   typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && !Number.isNaN(v));
 
 /** The values an equality condition (`v`, `{$eq: v}`, `{$in: [...]}`) accepts, or null for any other condition. */
-export function equalityValues(condition: unknown): unknown[] | null {
+function equalityValues(condition: unknown): unknown[] | null {
   if (isRangeBound(condition)) return [condition];
   if (!isPlainObject(condition)) return null;
   if ('$eq' in condition) return isRangeBound(condition.$eq) ? [condition.$eq] : null;

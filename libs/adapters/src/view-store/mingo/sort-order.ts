@@ -8,7 +8,7 @@ const EVERYTHING = new Query({});
  * `sort` with `_id` ascending appended when it is absent. MongoDB leaves the order of ties open;
  * fixing it makes every plan (index walk, sort of candidates, mingo) return the same page.
  */
-export function withIdTiebreak(sort: SortSpec): SortSpec {
+function withIdTiebreak(sort: SortSpec): SortSpec {
   return '_id' in sort ? sort : { ...sort, _id: 1 };
 }
 

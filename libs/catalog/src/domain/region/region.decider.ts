@@ -18,7 +18,7 @@ function isTimeZone(zone: unknown): boolean {
   }
 }
 
-export function validateRegion(region: Partial<RegionTerms>): ValidationIssue[] {
+function validateRegion(region: Partial<RegionTerms>): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const fail = (field: string, message: string) => issues.push({ type: 'invalid', resource: 'region', field, message });
   if (typeof region.id !== 'string' || !SLUG.test(region.id)) fail('id', 'must be a slug of lower-case letters, digits, - and _');

@@ -85,7 +85,7 @@ function expiredHeld(expiring: ExpiryIndex, now: number): number {
 export const liveHeld = (inventory: Inventory, now: number) => inventory.held - expiredHeld(inventory.expiring, now);
 
 /** num_left: total − sold − live holds. */
-export const unitsLeft = (inventory: Inventory, now: number) => Math.max(0, inventory.total - inventory.sold - liveHeld(inventory, now));
+const unitsLeft = (inventory: Inventory, now: number) => Math.max(0, inventory.total - inventory.sold - liveHeld(inventory, now));
 
 /** A refusal by the per-user limit (a fresh hold would be refused the same way, unlike a lapsed one). */
 export class OverPerUserLimit extends CannotFulfil {}

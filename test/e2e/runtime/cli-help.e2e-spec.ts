@@ -1,0 +1,29 @@
+import { ALL_PROJECTIONS } from '@deals/runtime';
+import { runCli } from '../../support/api-harness';
+import { tempDir } from '../../support/temp-dir';
+
+describe("the operator CLI's help", () => {
+  // Each call compiles the CLI from source in a process of its own.
+  jest.setTimeout(60_000);
+  const dir = tempDir('cli-help');
+  afterAll(() => dir.remove());
+
+  it('names the program as the user started it: `npm run cli --`, or node and the script', async () => {
+    const throughNpm = await runCli(dir.path, ['--help'], { npm_lifecycle_event: 'cli' });
+    expect(throughNpm.code).toBe(0);
+    expect(throughNpm.stdout).toMatch(/^Usage: npm run cli -- \[options\] \[command\]$/m);
+    expect(throughNpm.stdout).toContain('projections:rebuild [name]');
+    const throughNode = await runCli(dir.path, ['projections:rebuild', '--help'], { npm_lifecycle_event: '' });
+    expect(throughNode.stdout).toMatch(/^Usage: node apps\/cli\/src\/main\.ts projections:rebuild \[options\] \[name\]$/m);
+  });
+
+  it('lists the view names projections:rebuild accepts: every registered projection', async () => {
+    const help = await runCli(dir.path, ['projections:rebuild', '--help']);
+    expect(help.code).toBe(0);
+    const listed = help.stdout
+      .slice(help.stdout.indexOf('\nViews:\n') + '\nViews:\n'.length)
+      .trim()
+      .split(/\s+/);
+    expect(listed).toEqual(ALL_PROJECTIONS.map((p) => p.name));
+  });
+});
