@@ -6,8 +6,11 @@ export type { CreatedPartner } from './commands/create-partner.command';
 export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken } from './commands/user.commands';
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';
 export { AccountQueries } from './queries/account.queries';
-export { readProfile, passwordInput, passwordIssues } from './domain/user/user-profile';
-export { validateCardInput } from './domain/card/card-number';
+export type { NewProfile, NewUser, PurchaseUser, UserChanges } from './domain/user/user-profile';
+export { cardExpiryIssue } from './commands/store-card.command';
+/** The request schemas of a user and a card, for calls of other contexts that take them (the full purchase, part 4.6.1). */
+export { emailField, passwordFields, profileFields, purchaseUserFields } from './http/user.request';
+export { cardFields, cardObject } from './http/credit-card.request';
 export { UserWrites } from './commands/user-writes';
 export { PARTNER_ROLES } from './domain/partner/partner.events';
 export type { PartnerRole } from './domain/partner/partner.events';

@@ -7,9 +7,13 @@ import type { RequestDto } from './request-dto';
 /**
  * Metadata a request schema carries: `x-resource` names the part 7.2 resource of the fields below it
  * (the nearest one up the path wins), `issueType` the entry type of a refinement's failure.
+ * `x-section` marks an object inside the body whose fields are named from it (part 4.6.1's user,
+ * credit_card and shipping_address: the user's `email`, not `user.email`); an entry on the section
+ * itself names the section.
  */
 export interface RequestMeta {
   'x-resource'?: string;
+  'x-section'?: boolean;
   [key: string]: unknown;
 }
 
@@ -31,11 +35,15 @@ function unwrap(schema: z.ZodType): z.ZodType {
   return current;
 }
 
-/** The resource of the field at `path`: the `resource` meta of the nearest schema on the way to it. */
-function resourceAt(schema: z.ZodType, path: PropertyKey[], fallback: string): string {
+/**
+ * The resource of the field at `path` (the `x-resource` meta of the nearest schema on the way to it)
+ * and the field's name (the path, from the nearest `x-section` below which it lies).
+ */
+function locate(schema: z.ZodType, path: PropertyKey[], fallback: string): { resource: string; field: string } {
   let resource = (schema.meta() as RequestMeta | undefined)?.['x-resource'] ?? fallback;
+  let from = 0;
   let current: z.ZodType | undefined = schema;
-  for (const key of path) {
+  for (const [index, key] of path.entries()) {
     if (!current) break;
     const inner = unwrap(current);
     const def = (inner as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
@@ -44,17 +52,18 @@ function resourceAt(schema: z.ZodType, path: PropertyKey[], fallback: string): s
     else current = undefined;
     const meta = current?.meta() as RequestMeta | undefined;
     if (meta?.['x-resource']) resource = meta['x-resource'];
+    if (meta?.['x-section']) from = Math.min(index + 1, path.length - 1);
   }
-  return resource;
+  return { resource, field: path.slice(from).map(String).join('.') };
 }
 
 /** Part 7.2's entries for a failed parse: one per problem, naming the field as the interface names it. */
 export function validationIssues(error: z.ZodError, schema: z.ZodType, fallbackResource = 'request'): ValidationIssue[] {
   return error.issues.map((issue) => {
-    const field = issue.path.map(String).join('.');
+    const { resource, field } = locate(schema, issue.path, fallbackResource);
     const declared = (issue as { params?: { issueType?: IssueType } }).params?.issueType;
     const type: IssueType = declared ?? (MISSING.test(issue.message) ? 'missing_field' : 'invalid');
-    return { type, resource: resourceAt(schema, issue.path, fallbackResource), ...(field ? { field } : {}), message: issue.message };
+    return { type, resource, ...(field ? { field } : {}), message: issue.message };
   });
 }
 

@@ -1,4 +1,5 @@
 import {
+  CardDetails,
   CardRejected,
   Clock,
   CommandCaller,
@@ -10,6 +11,7 @@ import {
   NotFound,
   PaymentGateway,
   ValidationFailed,
+  ValidationIssue,
   ViewStore,
 } from '@deals/kernel';
 import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
@@ -17,20 +19,30 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { cardClaimDecider, cardClaimStream } from '../domain/card/card-claim';
 import { cardDecider } from '../domain/card/card.decider';
 import { cardStream } from '../domain/card/card.events';
-import { CardInput, cardMonth, cardYear, validateCardInput } from '../domain/card/card-number';
+import { hasExpired } from '../domain/card/card-number';
 import { userDecider } from '../domain/user/user.decider';
 import { userStream } from '../domain/user/user.events';
+
+/** A card past its expiry month (by the service's clock) is refused. */
+export function cardExpiryIssue(card: Pick<CardDetails, 'month' | 'year'>, now: Date): ValidationIssue | null {
+  return hasExpired(card.month, card.year, now)
+    ? { type: 'invalid', resource: 'credit_card', field: 'year', message: 'has expired' }
+    : null;
+}
 
 export interface StoredCardOutcome {
   cardId: string;
   position: LogPosition | null;
 }
 
-/** POST /credit_cards: the card is checked, exchanged for a token, and only the token is kept. */
+/**
+ * POST /credit_cards: the card (its fields checked with the request) is checked for expiry,
+ * exchanged for a token, and only the token is kept.
+ */
 export class StoreCard extends Command<StoredCardOutcome> {
   constructor(
     readonly userId: string,
-    readonly card: CardInput,
+    readonly card: CardDetails,
     readonly caller: CommandCaller & { partnerId: string },
   ) {
     super();
@@ -49,17 +61,15 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
 
   async execute({ userId, card, caller }: StoreCard): Promise<StoredCardOutcome> {
     const now = this.clock.now();
-    const issues = validateCardInput(card, now);
-    if (issues.length) throw new ValidationFailed(issues);
+    const expired = cardExpiryIssue(card, now);
+    if (expired) throw new ValidationFailed([expired]);
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
     if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)
       throw new NotFound(`user ${userId} not found`);
-    const month = cardMonth(card.month)!;
-    const year = cardYear(card.year)!;
-    const zip = String(card.zip_code).trim();
+    const { month, year, zip } = card;
     let tokenized;
     try {
-      tokenized = await this.gateway.tokenize({ number: String(card.number), cvv: String(card.verification_value), month, year, zip });
+      tokenized = await this.gateway.tokenize(card);
     } catch (error) {
       if (!(error instanceof CardRejected)) throw error;
       throw new ValidationFailed([

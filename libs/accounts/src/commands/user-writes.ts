@@ -13,12 +13,11 @@ import {
 } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { ClaimEmail, emailClaimDecider, emailClaimStream } from '../domain/user/email-claim.decider';
-import { passwordInput, passwordIssues, readProfile } from '../domain/user/user-profile';
+import { BIRTHDAY_MESSAGE, isPastDate, NewUser, UserChanges } from '../domain/user/user-profile';
 import { userDecider } from '../domain/user/user.decider';
 import { emailKey, UserProfile, userStream } from '../domain/user/user.events';
 import { AccountsSettings } from './accounts-settings';
 import { hashPassword } from './password-hash';
-import type { UserInput } from './user.commands';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -29,8 +28,9 @@ const REGISTRATION_WAIT_MS = 3000;
 const REGISTRATION_POLL_MS = 25;
 
 /**
- * The user writes shared by create, update and update-by-email: field checks, the email claim that
- * keeps addresses unique per partner, the password hash, and the user stream itself.
+ * The user writes shared by create, update and update-by-email: the checks that need the clock or
+ * the caller (the request schemas checked the fields), the email claim that keeps addresses unique
+ * per partner, the password hash, and the user stream itself.
  */
 @Injectable()
 export class UserWrites {
@@ -43,21 +43,14 @@ export class UserWrites {
     private readonly settings: AccountsSettings,
   ) {}
 
-  async register(input: UserInput, byPartner: boolean, caller: Caller): Promise<{ userId: string; position: LogPosition | null }> {
+  async register(user: NewUser, byPartner: boolean, caller: Caller): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
-    const { profile, issues } = readProfile(input, now);
-    if (input.email === undefined) issues.push({ type: 'missing_field', resource: 'user', field: 'email', message: 'is required' });
-    issues.push(...this.partnerOnly(input, byPartner));
-    const credits = input.credits === undefined ? this.settings.signupCreditCents : input.credits;
-    if (!Number.isSafeInteger(credits) || (credits as number) < 0)
-      issues.push({ type: 'invalid', resource: 'user', field: 'credits', message: 'must be whole cents, not negative' });
-    if (input.session_id !== undefined && typeof input.session_id !== 'string')
-      issues.push({ type: 'invalid', resource: 'user', field: 'session_id', message: 'must be text' });
+    const { profile } = user;
+    const issues = [...this.pastBirthday(profile, now), ...this.partnerOnly(profile, byPartner)];
     if (issues.length) throw new ValidationFailed(issues);
     const userId = this.ids.next();
-    const claimed = await this.claim(caller, emailKey(profile.email!), userId);
+    const claimed = await this.claim(caller, emailKey(profile.email), userId);
     const full: UserProfile = {
-      email: profile.email!,
       firstName: null,
       lastName: null,
       birthday: null,
@@ -77,8 +70,8 @@ export class UserWrites {
           userId,
           partnerId: caller.partnerId,
           profile: full,
-          credits: credits as number,
-          sessionId: (input.session_id as string) ?? null,
+          credits: user.credits ?? this.settings.signupCreditCents,
+          sessionId: user.sessionId,
           registeredAt: now.toISOString(),
         },
       },
@@ -95,30 +88,24 @@ export class UserWrites {
    */
   update(
     userId: string,
-    input: UserInput,
+    changes: UserChanges,
     byPartner: boolean,
     caller: Caller,
     refuseOtherToken = false,
   ): Promise<{ userId: string; position: LogPosition | null }> {
-    return this.changes.run(userId, () => this.updateNow(userId, input, byPartner, caller, refuseOtherToken));
+    return this.changes.run(userId, () => this.updateNow(userId, changes, byPartner, caller, refuseOtherToken));
   }
 
   private async updateNow(
     userId: string,
-    input: UserInput,
+    changes: UserChanges,
     byPartner: boolean,
     caller: Caller,
     refuseOtherToken: boolean,
   ): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
-    const { profile, issues } = readProfile(input, now);
-    issues.push(...this.partnerOnly(input, byPartner));
-    if (input.is_deleted !== undefined && typeof input.is_deleted !== 'boolean')
-      issues.push({ type: 'invalid', resource: 'user', field: 'is_deleted', message: 'must be true or false' });
-    // Both names of part 4.9 (architecture part 5): `password`/`pass`, `password_confirmation`/`pass_confirmation`.
-    const { pass, confirmation, names, conflicts } = passwordInput(input);
-    issues.push(...conflicts);
-    if (!conflicts.length && (pass !== undefined || confirmation !== undefined)) issues.push(...passwordIssues(pass, confirmation, names));
+    const { profile } = changes;
+    const issues = [...this.pastBirthday(profile, now), ...this.partnerOnly(profile, byPartner)];
     if (issues.length) throw new ValidationFailed(issues);
     const current = await loadAggregate(this.store, userStream(userId), userDecider);
     let position: LogPosition | null = null;
@@ -130,7 +117,7 @@ export class UserWrites {
         userId,
         partnerId: caller.partnerId,
         changes: profile,
-        deleted: input.is_deleted as boolean | undefined,
+        deleted: changes.deleted,
         passwordHash: undefined as string | undefined,
         refuseOtherToken,
       },
@@ -140,7 +127,7 @@ export class UserWrites {
     // writes nothing; it decides again on the stream as it is when the update is appended.)
     userDecider.decide(update, current.state, now);
     if (newKey !== oldKey) position = await this.claim(caller, newKey!, userId);
-    update.data.passwordHash = typeof pass === 'string' ? await hashPassword(pass) : undefined;
+    update.data.passwordHash = changes.password !== undefined ? await hashPassword(changes.password) : undefined;
     let updated;
     try {
       updated = await handleCommand(this.store, userStream(userId), userDecider, update, { now, metadata: caller });
@@ -196,11 +183,19 @@ export class UserWrites {
     return released.position;
   }
 
-  private partnerOnly(input: UserInput, byPartner: boolean): ValidationIssue[] {
+  /** Source and token are the partner's to set (part 5): a user's access token may not. */
+  private partnerOnly(profile: Partial<UserProfile>, byPartner: boolean): ValidationIssue[] {
     if (byPartner) return [];
     return (['source', 'token'] as const)
-      .filter((field) => input[field] !== undefined)
+      .filter((field) => profile[field] !== undefined)
       .map((field) => ({ type: 'invalid' as const, resource: 'user', field, message: 'can be set with partner credentials only' }));
+  }
+
+  /** A birthday must have passed by the service's clock (its form was checked with the request). */
+  private pastBirthday(profile: Partial<UserProfile>, now: Date): ValidationIssue[] {
+    const birthday = profile.birthday;
+    if (typeof birthday !== 'string' || isPastDate(birthday, now)) return [];
+    return [{ type: 'invalid', resource: 'user', field: 'birthday', message: BIRTHDAY_MESSAGE }];
   }
 
   /**

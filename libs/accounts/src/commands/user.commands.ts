@@ -1,9 +1,7 @@
 import type { CommandCaller, LogPosition } from '@deals/kernel';
 import { Command } from '@nestjs/cqrs';
 import type { TokenGrant } from '../domain/access-token/access-token';
-
-/** The fields of a create or update call, as the partner sent them (checked by the handler). */
-export type UserInput = Record<string, unknown>;
+import type { NewUser, UserChanges, UserChangesByEmail } from '../domain/user/user-profile';
 
 export interface UserOutcome {
   userId: string;
@@ -13,7 +11,7 @@ export interface UserOutcome {
 /** POST /users. `byPartner` is false when a user's access token makes the call. */
 export class RegisterUser extends Command<UserOutcome> {
   constructor(
-    readonly input: UserInput,
+    readonly user: NewUser,
     readonly byPartner: boolean,
     readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
   ) {
@@ -25,7 +23,7 @@ export class RegisterUser extends Command<UserOutcome> {
 export class UpdateUser extends Command<UserOutcome> {
   constructor(
     readonly userId: string,
-    readonly input: UserInput,
+    readonly changes: UserChanges,
     readonly byPartner: boolean,
     readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
   ) {
@@ -37,7 +35,7 @@ export class UpdateUser extends Command<UserOutcome> {
 export class UpdateUserByEmail extends Command<UserOutcome> {
   constructor(
     readonly email: string,
-    readonly input: UserInput,
+    readonly changes: UserChangesByEmail,
     readonly overwriteToken: boolean,
     readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
   ) {

@@ -10,16 +10,16 @@ import { UserWrites } from './user-writes';
 @CommandHandler(RegisterUser)
 export class RegisterUserHandler implements ICommandHandler<RegisterUser> {
   constructor(private readonly users: UserWrites) {}
-  execute({ input, byPartner, caller }: RegisterUser) {
-    return this.users.register(input, byPartner, caller);
+  execute({ user, byPartner, caller }: RegisterUser) {
+    return this.users.register(user, byPartner, caller);
   }
 }
 
 @CommandHandler(UpdateUser)
 export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
   constructor(private readonly users: UserWrites) {}
-  execute({ userId, input, byPartner, caller }: UpdateUser) {
-    return this.users.update(userId, input, byPartner, caller);
+  execute({ userId, changes, byPartner, caller }: UpdateUser) {
+    return this.users.update(userId, changes, byPartner, caller);
   }
 }
 
@@ -35,14 +35,14 @@ export class UpdateUserByEmailHandler implements ICommandHandler<UpdateUserByEma
     private readonly store: EventStore,
   ) {}
 
-  async execute({ email, input, overwriteToken, caller }: UpdateUserByEmail) {
-    const { email: _ignored, ...fields } = input;
+  async execute({ email, changes, overwriteToken, caller }: UpdateUserByEmail) {
+    const { credits, sessionId, ...update } = changes;
     let owner = await this.users.owner(caller.partnerId, email);
     if (!owner) {
       try {
-        const created = await this.users.register({ ...fields, email }, true, caller);
+        const created = await this.users.register({ profile: { ...update.profile, email }, credits, sessionId }, true, caller);
         // Sent with is_deleted: true, the user is made as asked: deleted (a later is_deleted: false restores it).
-        return fields.is_deleted === true ? await this.users.update(created.userId, { is_deleted: true }, true, caller) : created;
+        return update.deleted === true ? await this.users.update(created.userId, { profile: {}, deleted: true }, true, caller) : created;
       } catch (error) {
         // Another call is making the user with this email at this moment (rule 4 sent twice at
         // once): this one then updates that user, as if it had come a moment later.
@@ -53,7 +53,7 @@ export class UpdateUserByEmailHandler implements ICommandHandler<UpdateUserByEma
     }
     // Rule 3 (a token sent as null is a change too; text is compared trimmed, as stored) is decided
     // with the update, on the user's stream as it is written, so calls at once cannot pass it by turns.
-    return this.users.update(owner, fields, true, caller, !overwriteToken);
+    return this.users.update(owner, update, true, caller, !overwriteToken);
   }
 }
 

@@ -25,6 +25,74 @@ export const toCard = (card: StoredCard, defaultCardId: string | null, onlyCard:
   deleted: card.deleted,
 });
 
+/** Part 2.7, as {@link toUser} writes it. */
+export const userSchema = z
+  .object({
+    id: z.string(),
+    firstname: z.string().meta({ description: 'first name; empty when none was given' }),
+    lastname: z.string().meta({ description: 'last name; empty when none was given' }),
+    image_url: z.string().meta({ description: "the user's picture (absolute URL)" }),
+    points: z.number().int().meta({ description: "the user's credit, in cents" }),
+    token: z.string().nullable().meta({ description: "the partner's token for the user; null when none was given" }),
+  })
+  .meta({ description: 'a user (part 2.7)' });
+
+const exampleUser = {
+  id: 'u4Kd8',
+  firstname: 'Ann',
+  lastname: 'Lee',
+  image_url: 'https://deals.example.com/images/users/default-avatar.png',
+  points: 1200,
+  token: 'partner-1',
+};
+
+/** `{status, user}`: GET and PUT /users/:user_id, update_by_email (part 4.9). */
+export const UserAnswer = z
+  .object({ status: z.literal('success'), user: userSchema })
+  .meta({ example: { status: 'success', user: exampleUser } });
+
+/** `{status, user_id}`: POST /users (part 4.9). */
+export const UserIdAnswer = z
+  .object({ status: z.literal('success'), user_id: z.string().meta({ description: 'the new user' }) })
+  .meta({ example: { status: 'success', user_id: 'u4Kd8' } });
+
+/** Part 2.8, as {@link toCard} writes it. */
+export const creditCardSchema = z
+  .object({
+    id: z.string(),
+    credit_card_id: z.string().meta({ description: 'the same identifier' }),
+    number: z.string().meta({ description: 'masked: only the last four digits show', example: 'XXXX-XXXX-XXXX-4242' }),
+    type: z.string().meta({ description: 'the card brand', example: 'Visa' }),
+    primary: z.boolean().meta({ description: "the user's default card (a user's only card is)" }),
+    deleted: z.boolean(),
+  })
+  .meta({ description: 'a stored card (part 2.8)' });
+
+const exampleCard = {
+  id: 'c2Wm5',
+  credit_card_id: 'c2Wm5',
+  number: 'XXXX-XXXX-XXXX-4242',
+  type: 'Visa',
+  primary: true,
+  deleted: false,
+};
+
+/** GET /credit_cards (part 4.10): the cards, or with count=true their number (part 4.1). */
+export const CreditCardsAnswer = z
+  .union([
+    z.object({ status: z.literal('success'), credit_cards: z.array(creditCardSchema) }),
+    z.object({ status: z.literal('success'), count: z.number().int().meta({ description: "the user's cards (count=true)" }) }),
+  ])
+  .meta({ example: { status: 'success', credit_cards: [exampleCard] } });
+
+/** `{status, credit_card_id}`: POST /credit_cards (part 4.10). */
+export const CreditCardIdAnswer = z
+  .object({ status: z.literal('success'), credit_card_id: z.string().meta({ description: 'the stored card' }) })
+  .meta({ example: { status: 'success', credit_card_id: 'c2Wm5' } });
+
+/** `{status}`: a call that answers only its success. */
+export const StatusAnswer = z.object({ status: z.literal('success') }).meta({ example: { status: 'success' } });
+
 /** Part 2.14, as POST /users/:user/access_tokens answers it. */
 export const AccessTokenAnswer = z
   .object({

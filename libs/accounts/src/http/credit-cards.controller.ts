@@ -1,17 +1,21 @@
 import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
+import { actingUser, ApiAnswer, ApiRequest, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MakeCardDefault, StoreCard } from '../commands/store-card.command';
 import { STORED_CARDS } from '../projections/stored-cards/stored-cards.projection';
 import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projection';
 import { AccountQueries } from '../queries/account.queries';
-import { toCard } from './account.responses';
+import { CreditCardIdAnswer, CreditCardsAnswer, StatusAnswer, toCard } from './account.responses';
+import { CardListQuery, CardParams, StoreCardBody } from './credit-card.request';
 
+/** With partner credentials a card call names its user; a user's access token acts for its own. */
 const missingUser = () =>
   new ValidationFailed([{ type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' }]);
 
 /** Part 4.10: a user's stored cards, masked. */
+@ApiTags('accounts')
 @Controller('credit_cards')
 @TokenResource('credit_card')
 export class CreditCardsController {
@@ -22,10 +26,16 @@ export class CreditCardsController {
   ) {}
 
   @Get()
-  async list(@Query() query: Record<string, unknown>, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+  @ApiOperation({
+    summary: "List a user's stored cards",
+    description: "Part 4.10, with part 4.1's count, per_page and page; the cards of part 2.8, masked. With count=true: {status, count}.",
+  })
+  @ApiAnswer(CreditCardsAnswer, { errors: [404, 422] })
+  @ApiRequest({ query: CardListQuery })
+  async list(@Query() query: CardListQuery, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     const userId = actingUser(request, query.user_id);
     if (!userId) throw missingUser();
-    const paging = parsePaging(query, 'credit_card');
+    const { paging } = query;
     const user = await this.accounts.user(caller.partnerId, userId);
     if (!user) throw new NotFound(`user ${userId} not found`);
     const total = await this.accounts.countCards(caller.partnerId, userId);
@@ -36,26 +46,28 @@ export class CreditCardsController {
 
   @Post()
   @HttpCode(200)
-  async store(
-    @Body() body: Record<string, unknown> | undefined,
-    @CurrentCaller() caller: Caller,
-    @AuthRequest() request: AuthenticatedRequest,
-  ) {
-    const input = body && typeof body === 'object' && !Array.isArray(body) ? body : {};
-    const userId = actingUser(request, input.user_id);
+  @ApiOperation({
+    summary: 'Store a card for a user',
+    description:
+      'Part 4.10: the card is checked, exchanged with the payment processor for a token, and only the token, brand, ' +
+      "last four digits and expiry are kept. The same card stored again for the user is the card already stored. A user's first card is its default.",
+  })
+  @ApiAnswer(CreditCardIdAnswer, { errors: [404, 422] })
+  @ApiRequest({ body: StoreCardBody })
+  async store(@Body() body: StoreCardBody, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+    const userId = actingUser(request, body.userId);
     if (!userId) throw missingUser();
-    const { cardId, position } = await this.commands.execute(new StoreCard(userId, input, caller));
+    const { cardId, position } = await this.commands.execute(new StoreCard(userId, body.card, caller));
     await this.progress.waitFor([STORED_CARDS, USER_ACCOUNTS], position);
     return { status: 'success', credit_card_id: cardId };
   }
 
   @Put(':credit_card_id/default')
-  async makeDefault(
-    @Param('credit_card_id') cardId: string,
-    @CurrentCaller() caller: Caller,
-    @AuthRequest() request: AuthenticatedRequest,
-  ) {
-    const { position } = await this.commands.execute(new MakeCardDefault(cardId, request.userToken?.userId, caller));
+  @ApiOperation({ summary: "Make a card its user's default", description: "Part 4.10. A user's only card is its default." })
+  @ApiAnswer(StatusAnswer, { errors: [404, 422] })
+  @ApiRequest({ params: CardParams })
+  async makeDefault(@Param() params: CardParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+    const { position } = await this.commands.execute(new MakeCardDefault(params.credit_card_id, request.userToken?.userId, caller));
     await this.progress.waitFor([USER_ACCOUNTS], position);
     return { status: 'success' };
   }

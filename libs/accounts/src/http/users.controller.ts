@@ -1,21 +1,19 @@
-import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, ByPartner, Caller, CurrentCaller, flagValue, TokenResource } from '@deals/wire';
+import { NotFound, ViewProgress } from '@deals/kernel';
+import { ApiAnswer, ApiRequest, ByPartner, Caller, CurrentCaller, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountsSettings } from '../commands/accounts-settings';
-import { IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail, UserInput } from '../commands/user.commands';
+import { IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from '../commands/user.commands';
 import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projection';
 import { ACCESS_TOKENS } from '../projections/access-tokens/access-tokens.projection';
 import { AccountQueries } from '../queries/account.queries';
-import { AccessTokenAnswer, toUser } from './account.responses';
+import { AccessTokenAnswer, toUser, UserAnswer, UserIdAnswer } from './account.responses';
 import { IssueAccessTokenBody } from './access-token.request';
-
-const PASSWORD_FIELDS = ['pass', 'password', 'pass_confirmation', 'password_confirmation'];
-
-const fields = (body: unknown): UserInput => (body && typeof body === 'object' && !Array.isArray(body) ? (body as UserInput) : {});
+import { ByEmailParams, ByEmailQuery, CreateUserBody, UpdateByEmailBody, UpdateUserBody, UserParams } from './user.request';
 
 /** Part 4.9 and 4.15: users and their temporary access tokens. */
+@ApiTags('accounts')
 @Controller()
 export class UsersController {
   constructor(
@@ -27,47 +25,69 @@ export class UsersController {
 
   @Post('users')
   @HttpCode(200)
-  async create(@Body() body: unknown, @CurrentCaller() caller: Caller, @ByPartner() byPartner: boolean) {
-    const { userId, position } = await this.commands.execute(new RegisterUser(fields(body), byPartner, caller));
+  @ApiOperation({
+    summary: 'Create a user',
+    description:
+      'Part 4.9. The email is unique per partner (compared case-insensitively): a taken one is refused (422). ' +
+      'source and token are taken with partner credentials only (part 5); credits default to the new-user signup credit.',
+  })
+  @ApiAnswer(UserIdAnswer, { errors: [422] })
+  @ApiRequest({ body: CreateUserBody })
+  async create(@Body() body: CreateUserBody, @CurrentCaller() caller: Caller, @ByPartner() byPartner: boolean) {
+    const { userId, position } = await this.commands.execute(new RegisterUser(body, byPartner, caller));
     await this.progress.waitFor([USER_ACCOUNTS], position);
     return { status: 'success', user_id: userId };
   }
 
   @Get('users/:user_id')
   @TokenResource('user')
-  async one(@Param('user_id') userId: string, @CurrentCaller() caller: Caller) {
-    return { status: 'success', user: await this.userBody(caller.partnerId, userId) };
+  @ApiOperation({ summary: 'Show a user', description: 'Part 4.9; the user object of part 2.7. A deleted user is not found.' })
+  @ApiAnswer(UserAnswer, { errors: [404] })
+  @ApiRequest({ params: UserParams })
+  async one(@Param() params: UserParams, @CurrentCaller() caller: Caller) {
+    return { status: 'success', user: await this.userBody(caller.partnerId, params.user_id) };
   }
 
   @Put('users/:user_id')
   @TokenResource('user')
-  async update(@Param('user_id') userId: string, @Body() body: unknown, @CurrentCaller() caller: Caller, @ByPartner() byPartner: boolean) {
-    const { position } = await this.commands.execute(new UpdateUser(userId, fields(body), byPartner, caller));
+  @ApiOperation({
+    summary: 'Update a user',
+    description:
+      'Part 4.9: profile fields, a password (at least 5 characters, with its confirmation; pass or password), ' +
+      'is_deleted (soft delete; only is_deleted=false changes a deleted user). source and token with partner credentials only. ' +
+      'Answers the user (part 2.7).',
+  })
+  @ApiAnswer(UserAnswer, { errors: [404, 422] })
+  @ApiRequest({ params: UserParams, body: UpdateUserBody })
+  async update(
+    @Param() params: UserParams,
+    @Body() body: UpdateUserBody,
+    @CurrentCaller() caller: Caller,
+    @ByPartner() byPartner: boolean,
+  ) {
+    const { position } = await this.commands.execute(new UpdateUser(params.user_id, body, byPartner, caller));
     await this.progress.waitFor([USER_ACCOUNTS], position);
-    return { status: 'success', user: await this.userBody(caller.partnerId, userId, true) };
+    return { status: 'success', user: await this.userBody(caller.partnerId, params.user_id, true) };
   }
 
   @Put('api/v1/users/:email/update_by_email')
+  @ApiOperation({
+    summary: 'Update or create a user by email',
+    description:
+      "Part 4.9's four rules: a token sent unchanged, or where none was stored, updates as usual; a different token is " +
+      'replaced only with overwrite_token=true, else 422 update_failed; an unknown email creates the user. ' +
+      'No password is taken here (PUT /users/:user_id sets it). Answers the user (part 2.7).',
+  })
+  @ApiAnswer(UserAnswer, { errors: [422] })
+  @ApiRequest({ params: ByEmailParams, query: ByEmailQuery, body: UpdateByEmailBody })
   async updateByEmail(
-    @Param('email') email: string,
-    @Query('overwrite_token') overwrite: unknown,
-    @Body() body: unknown,
+    @Param() params: ByEmailParams,
+    @Query() query: ByEmailQuery,
+    @Body() body: UpdateByEmailBody,
     @CurrentCaller() caller: Caller,
   ) {
-    // Part 4.9 lists no password for this call (it may create the user): a password is set by
-    // PUT /users/:user_id, with its confirmation; sent here, it is refused rather than taken.
-    const passwords = PASSWORD_FIELDS.filter((field) => (body as Record<string, unknown> | null)?.[field] !== undefined);
-    if (passwords.length)
-      throw new ValidationFailed(
-        passwords.map((field) => ({
-          type: 'invalid' as const,
-          resource: 'user',
-          field,
-          message: 'is not taken by update_by_email: set a password with PUT /users/:user_id',
-        })),
-      );
     const { userId, position } = await this.commands.execute(
-      new UpdateUserByEmail(email, fields(body), flagValue(overwrite) === true, caller),
+      new UpdateUserByEmail(params.email, body, query.overwrite_token === true, caller),
     );
     await this.progress.waitFor([USER_ACCOUNTS], position);
     return { status: 'success', user: await this.userBody(caller.partnerId, userId, true) };
@@ -80,6 +100,7 @@ export class UsersController {
   @ApiOperation({
     deprecated: true,
     summary: 'Issue a temporary access token for the user (deprecated: to be removed in a future release)',
+    description: 'Part 4.15; the access token of part 2.14. Marked for removal in a future release.',
   })
   @ApiAnswer(AccessTokenAnswer, { errors: [404, 422] })
   @ApiRequest({ body: IssueAccessTokenBody })

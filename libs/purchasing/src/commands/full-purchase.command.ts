@@ -1,30 +1,19 @@
-import {
-  AccountQueries,
-  passwordInput,
-  passwordIssues,
-  readProfile,
-  STORED_CARDS,
-  StoreCard,
-  USER_ACCOUNTS,
-  UserWrites,
-  validateCardInput,
-} from '@deals/accounts';
+import { AccountQueries, cardExpiryIssue, PurchaseUser, STORED_CARDS, StoreCard, USER_ACCOUNTS, UserWrites } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import {
+  CardDetails,
   Clock,
   CommandCaller,
   DomainError,
   EventStore,
   LogPosition,
   NotFound,
-  requiredTextIssue,
   ValidationFailed,
   ValidationIssue,
   ViewProgress,
 } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { unitCountIssue } from '../domain/inventory/inventory.decider';
-import { readShippingAddress, ShippingAddress } from '../domain/purchase/shipping-address';
+import { ShippingAddress } from '../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { BuyWithStoredCard } from './buy-with-stored-card.command';
 import {
@@ -38,12 +27,22 @@ import {
 } from './sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** Part 4.6.1's order, its fields checked: each section is a record the caller has, or one to make. */
+export interface FullPurchaseOrder {
+  dealId: string;
+  quantity: number;
+  buyer: { userId: string } | { user: PurchaseUser };
+  card: { creditCardId: string } | { card: CardDetails };
+  /** Used only for a shipped deal. */
+  shipping: { addressId: string } | { address: Omit<ShippingAddress, 'id'> } | null;
+  sessionId: string | null;
+}
 
 /** POST /v1/purchases/full.json: user, card and purchase in one call (part 4.6.1). */
 export class FullPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
   constructor(
-    readonly input: Record<string, unknown>,
+    readonly order: FullPurchaseOrder,
     readonly caller: Caller,
   ) {
     super();
@@ -51,7 +50,8 @@ export class FullPurchase extends Command<{ purchaseId: string; position: LogPos
 }
 
 /**
- * Checks every section first (user, card, shipping) so that a failing one leaves nothing behind;
+ * Checks what the request could not (the deal, a card's expiry, the shipping a shipped deal needs)
+ * before anything is made, so that a failing section leaves nothing behind;
  * then finds or creates the user (same email: reused), stores the card (same card: reused), and
  * buys with it. An error after the user or card exists names them (`user_id`, `credit_card_id`).
  */
@@ -68,92 +68,58 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     private readonly store: EventStore,
   ) {}
 
-  async execute({ input, caller }: FullPurchase) {
+  async execute({ order, caller }: FullPurchase) {
     const now = this.clock.now();
+    const view = await this.catalog.deal(order.dealId);
+    if (!view) throw new NotFound(`deal ${order.dealId} not found`);
     const issues: ValidationIssue[] = [];
-    const issue = (resource: string, field: string, message: string, type: ValidationIssue['type'] = 'invalid') =>
-      issues.push({ type, resource, field, message });
-    const badDeal = requiredTextIssue(input.deal_id, 'purchase', 'deal_id');
-    if (badDeal) issues.push(badDeal);
-    const badCount = unitCountIssue(input.quantity, 'quantity');
-    if (badCount) issues.push(badCount);
-    const user = isObject(input.user) ? input.user : null;
-    if (typeof input.user_id !== 'string' && !user) {
-      if (input.user_id !== undefined && input.user_id !== null) issue('user', 'user_id', 'must be a string');
-      else
-        issue(
-          'user',
-          'user',
-          'give user_id or a user object',
-          input.user === undefined || input.user === null ? 'missing_field' : 'invalid',
-        );
-    }
-    const password = user ? passwordInput(user) : null;
-    const pass = password?.pass;
-    if (user) {
-      const { issues: profileIssues } = readProfile({ email: user.email, first_name: user.first_name, last_name: user.last_name }, now);
-      issues.push(...profileIssues);
-      if (user.email === undefined) issue('user', 'email', 'is required', 'missing_field');
-      issues.push(...password!.conflicts);
-      if (pass !== undefined && !password!.conflicts.length) issues.push(...passwordIssues(pass, password!.confirmation, password!.names));
-    }
-    const card = isObject(input.credit_card) ? input.credit_card : null;
-    if (typeof input.credit_card_id !== 'string' && !card) {
-      if (input.credit_card_id !== undefined && input.credit_card_id !== null) issue('credit_card', 'credit_card_id', 'must be a string');
-      else
-        issue(
-          'credit_card',
-          'credit_card',
-          'give credit_card_id or a credit_card object',
-          input.credit_card === undefined || input.credit_card === null ? 'missing_field' : 'invalid',
-        );
-    }
-    if (card) issues.push(...validateCardInput(card, now));
-    const view = typeof input.deal_id === 'string' ? await this.catalog.deal(input.deal_id) : null;
-    if (typeof input.deal_id === 'string' && !view) throw new NotFound(`deal ${input.deal_id} not found`);
+    const expired = 'card' in order.card ? cardExpiryIssue(order.card.card, now) : null;
+    if (expired) issues.push(expired);
     let shipping: ShippingAddress | null = null;
-    if (view?.deal?.fulfillment_method === 'shipped') {
-      if (typeof input.shipping_address_id === 'string')
-        shipping = await this.purchases.shippingAddress(caller.partnerId, input.shipping_address_id);
-      else if (input.shipping_address !== undefined) {
-        const read = readShippingAddress(input.shipping_address, `${now.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
-        issues.push(...read.issues);
-        shipping = read.address;
-      } else issue('shipping_address', 'shipping_address', 'is required for a shipped deal', 'missing_field');
-      if (typeof input.shipping_address_id === 'string' && !shipping)
-        issue('shipping_address', 'shipping_address_id', 'names no known address', 'not_found');
+    if (view.deal?.fulfillment_method === 'shipped') {
+      const given = order.shipping;
+      if (given && 'addressId' in given) {
+        shipping = await this.purchases.shippingAddress(caller.partnerId, given.addressId);
+        if (!shipping)
+          issues.push({ type: 'not_found', resource: 'shipping_address', field: 'shipping_address_id', message: 'names no known address' });
+      } else if (given) shipping = { id: `${now.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`, ...given.address };
+      else
+        issues.push({
+          type: 'missing_field',
+          resource: 'shipping_address',
+          field: 'shipping_address',
+          message: 'is required for a shipped deal',
+        });
     }
     if (issues.length) throw new ValidationFailed(issues);
     // The deal's own refusals (not on sale, free, over the limit, sold out, a known user's earlier
     // units) come before any user or card is made for a purchase that cannot happen. Only units sold
     // between these checks and the hold leave the user and card made: the refusal then names them.
     // The live user the email names, reused by the purchase (part 4.6.1); looked up once.
-    const reusable = typeof input.user_id === 'string' ? null : await this.reusableUser(caller.partnerId, String(user!.email));
-    if (view) {
-      refuseUnsellable(view, now.getTime(), SOLD_TYPES);
-      refuseFreeCardPurchase(view);
-      refuseOverLimit(view, input.quantity as number);
-      refuseUnchargeableAmount(view, input.quantity as number);
-      refuseShortStock(view, input.quantity as number, now.getTime());
-      const known = typeof input.user_id === 'string' ? input.user_id : reusable;
-      if (known)
-        refuseOverUserLimit(view, input.quantity as number, await this.purchases.unitsBought(caller.partnerId, known, view.deal!.id));
-    }
+    const { buyer, quantity } = order;
+    const reusable = 'userId' in buyer ? null : await this.reusableUser(caller.partnerId, buyer.user.profile.email);
+    refuseUnsellable(view, now.getTime(), SOLD_TYPES);
+    refuseFreeCardPurchase(view);
+    refuseOverLimit(view, quantity);
+    refuseUnchargeableAmount(view, quantity);
+    refuseShortStock(view, quantity, now.getTime());
+    const known = 'userId' in buyer ? buyer.userId : reusable;
+    if (known) refuseOverUserLimit(view, quantity, await this.purchases.unitsBought(caller.partnerId, known, view.deal!.id));
 
     const extra: Record<string, unknown> = {};
     try {
-      const userId = await this.resolveUser(input.user_id, user, reusable, pass as string | undefined, caller);
+      const userId = await this.resolveUser(buyer, reusable, caller);
       extra.user_id = userId;
-      const creditCardId = await this.resolveCard(input.credit_card_id, card, userId, caller);
+      const creditCardId = await this.resolveCard(order.card, userId, caller);
       extra.credit_card_id = creditCardId;
       return await this.commands.execute(
         new BuyWithStoredCard(
           {
-            deal_id: input.deal_id,
-            quantity: input.quantity,
+            deal_id: order.dealId,
+            quantity,
             user_id: userId,
             credit_card_id: creditCardId,
-            session_id: input.session_id,
+            session_id: order.sessionId ?? undefined,
             shipping_address: shipping ?? undefined,
           },
           caller,
@@ -173,27 +139,22 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
   }
 
   /** `reusable`: the live user the user object's email names, if any ({@link reusableUser}). */
-  private async resolveUser(
-    userId: unknown,
-    user: Record<string, unknown> | null,
-    reusable: string | null,
-    pass: string | undefined,
-    caller: Caller,
-  ): Promise<string> {
-    if (typeof userId === 'string') {
-      if (!(await this.accounts.user(caller.partnerId, userId)))
+  private async resolveUser(buyer: FullPurchaseOrder['buyer'], reusable: string | null, caller: Caller): Promise<string> {
+    if ('userId' in buyer) {
+      if (!(await this.accounts.user(caller.partnerId, buyer.userId)))
         throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
-      return userId;
+      return buyer.userId;
     }
     if (reusable) return reusable;
+    const { profile, password } = buyer.user;
     let created;
     try {
-      created = await this.users.register({ email: user!.email, first_name: user!.first_name, last_name: user!.last_name }, true, caller);
+      created = await this.users.register({ profile, sessionId: null }, true, caller);
     } catch (error) {
       // Another call is registering the same email at this moment (two full purchases at once):
       // that user is reused once it exists, as any matching user is (part 4.6.1).
       if (!(error instanceof ValidationFailed) || !error.issues.some((i) => i.field === 'email')) throw error;
-      const other = await this.users.ownerOnceRegistered(caller.partnerId, String(user!.email));
+      const other = await this.users.ownerOnceRegistered(caller.partnerId, profile.email);
       // Not one to reuse: none appeared, or its user is deleted.
       if (!other) throw error;
       await this.progress.waitFor([USER_ACCOUNTS], await this.store.head());
@@ -201,14 +162,14 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       return other;
     }
     const withPassword =
-      pass !== undefined ? await this.users.update(created.userId, { pass, pass_confirmation: pass }, true, caller) : created;
+      password !== undefined ? await this.users.update(created.userId, { profile: {}, password }, true, caller) : created;
     await this.progress.waitFor([USER_ACCOUNTS], withPassword.position ?? created.position);
     return created.userId;
   }
 
-  private async resolveCard(cardId: unknown, card: Record<string, unknown> | null, userId: string, caller: Caller): Promise<string> {
-    if (typeof cardId === 'string') {
-      const stored = await this.accounts.card(caller.partnerId, cardId);
+  private async resolveCard(given: FullPurchaseOrder['card'], userId: string, caller: Caller): Promise<string> {
+    if ('creditCardId' in given) {
+      const stored = await this.accounts.card(caller.partnerId, given.creditCardId);
       if (!stored)
         throw new ValidationFailed([
           { type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' },
@@ -217,9 +178,9 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
         throw new ValidationFailed([
           { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
         ]);
-      return cardId;
+      return given.creditCardId;
     }
-    const stored = await this.commands.execute(new StoreCard(userId, card!, caller));
+    const stored = await this.commands.execute(new StoreCard(userId, given.card, caller));
     await this.progress.waitFor([STORED_CARDS, USER_ACCOUNTS], stored.position);
     return stored.cardId;
   }

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { CatalogLinks } from '@deals/catalog';
 import { humanUtc } from '@deals/wire';
+import { z } from 'zod';
 import { couponState } from '../domain/coupon/coupon.decider';
 import type { CouponDetails } from '../projections/coupon-details/coupon-details.projection';
 import type { PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
@@ -90,3 +91,109 @@ export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null,
     coupons,
   };
 }
+
+const HUMAN_UTC = 'human-readable UTC text (not ISO 8601)';
+const EXAMPLE_QR = 'iVBORw0KGgoAAAANSUhEUgAAAB0AAAAdAQAAAAB+6FqiAAAA...';
+const EXAMPLE_API = 'https://api.example.com';
+
+/** Part 2.6, as {@link toCoupon} writes it: one coupon of a purchase (reseller answers omit print_url). */
+export const couponSchema = z
+  .object({
+    id: z.string().meta({ description: 'coupon identifier: the purchase id and the coupon number', example: 'p7Hc2-1' }),
+    slug: z.string().meta({ description: 'the same identifier (purchase-call documentation)' }),
+    deal_id: z.string(),
+    deal_type: z.string().meta({ description: 'daily-deal, on-going or card-linked', example: 'daily-deal' }),
+    barcode: z.string().meta({ description: 'barcode for redemption' }),
+    redemption_code: z.string().nullable().meta({ description: 'code for redemption' }),
+    expires_at: z
+      .string()
+      .nullable()
+      .meta({ description: `expiry, ${HUMAN_UTC}; null for a coupon that never expires` }),
+    created_at: z.string().meta({ description: HUMAN_UTC }),
+    state: z.enum(['valid', 'cancelled', 'expired', 'redeemed', 'reissued']),
+    redeemed_at: z
+      .string()
+      .nullable()
+      .meta({ description: `redemption time, ${HUMAN_UTC}` }),
+    qrcode_url: z.string().meta({ description: 'the QR image URL (documented name)' }),
+    qr_code_url: z.string().meta({ description: 'the QR image URL (name used in bodies)' }),
+    qrcode_base64: z.string().meta({ description: 'the QR image, PNG in base64 (documented name)' }),
+    qr_code: z.string().meta({ description: 'the QR image, PNG in base64 (name used in bodies)' }),
+    print_url: z.string().meta({ description: 'printable coupon page (not in reseller answers)' }),
+  })
+  .meta({
+    description: 'a coupon (part 2.6)',
+    example: {
+      id: 'p7Hc2-1',
+      slug: 'p7Hc2-1',
+      deal_id: 'chicago-spa-day',
+      deal_type: 'daily-deal',
+      barcode: '4019283746501',
+      redemption_code: 'K7QF-2M9X',
+      expires_at: 'Tue Sep 15 12:00:00 UTC 2026',
+      created_at: 'Mon Jun 15 12:00:00 UTC 2026',
+      state: 'valid',
+      redeemed_at: null,
+      qrcode_url: `${EXAMPLE_API}/coupons/p7Hc2-1/qr.png?key=Zx9…`,
+      qr_code_url: `${EXAMPLE_API}/coupons/p7Hc2-1/qr.png?key=Zx9…`,
+      qrcode_base64: EXAMPLE_QR,
+      qr_code: EXAMPLE_QR,
+      print_url: `${EXAMPLE_API}/coupons/p7Hc2-1/print?key=Zx9…`,
+    },
+  });
+
+/** Part 2.5, as {@link toPurchase} writes it, with its coupons (2.6). */
+export const purchaseSchema = z
+  .object({
+    id: z.string().meta({ description: 'purchase identifier' }),
+    purchase_id: z.string().meta({ description: 'the same identifier' }),
+    deal_type: z.string().meta({ description: 'type of deal', example: 'daily-deal' }),
+    deal_id: z.string(),
+    price: z.number().int().meta({ description: 'unit price, cents' }),
+    amount: z.number().int().meta({ description: 'total paid, cents' }),
+    number_bought: z.number().int(),
+    payment_state: z.enum(['pending', 'charged', 'declined', 'failed']),
+    fulfillment_state: z.enum(['reserved', 'fulfilled', 'released']),
+    created_at: z.string().meta({ description: HUMAN_UTC }),
+    user_id: z.string().nullable().meta({ description: 'purchasing user; null on a reservation' }),
+    credit_card_id: z.string().nullable().meta({ description: 'card used; null on a reservation and after claim' }),
+    deal: z.object({
+      id: z.string(),
+      deal_id: z.string(),
+      title: z.string(),
+      type: z.string(),
+      image_url: z.string().meta({ description: 'relative' }),
+      image_url_abs: z.string().meta({ description: 'absolute' }),
+    }),
+    coupons: z.array(couponSchema).nullable(),
+  })
+  .meta({ description: 'a purchase (part 2.5)' });
+
+const examplePurchase = {
+  id: 'p7Hc2',
+  purchase_id: 'p7Hc2',
+  deal_type: 'daily-deal',
+  deal_id: 'chicago-spa-day',
+  price: 4900,
+  amount: 4900,
+  number_bought: 1,
+  payment_state: 'charged',
+  fulfillment_state: 'fulfilled',
+  created_at: 'Mon Jun 15 12:00:00 UTC 2026',
+  user_id: 'u4Kd8',
+  credit_card_id: 'c2Wm5',
+  deal: {
+    id: 'chicago-spa-day',
+    deal_id: 'chicago-spa-day',
+    title: 'A day at the spa',
+    type: 'daily-deal',
+    image_url: '/images/deals/chicago-spa-day.jpg',
+    image_url_abs: 'https://images.example.com/images/deals/chicago-spa-day.jpg',
+  },
+  coupons: [(couponSchema.meta() as { example: unknown }).example],
+};
+
+/** `{status, purchase}`: what the purchase calls of part 4.6 answer. */
+export const PurchaseAnswer = z
+  .object({ status: z.literal('success'), purchase: purchaseSchema })
+  .meta({ example: { status: 'success', purchase: examplePurchase } });

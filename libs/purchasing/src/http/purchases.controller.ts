@@ -1,9 +1,20 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
 import { Clock, NotFound, ViewProgress } from '@deals/kernel';
-import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
+import {
+  actingUser,
+  ApiAnswer,
+  ApiRequest,
+  AuthenticatedRequest,
+  AuthRequest,
+  Caller,
+  CurrentCaller,
+  parsePaging,
+  TokenResource,
+} from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiOperation } from '@nestjs/swagger';
 import { BuyWithStoredCard } from '../commands/buy-with-stored-card.command';
 import { FullPurchase } from '../commands/full-purchase.command';
 import { ClaimReservation, ReleaseReservation, ReserveUnits } from '../commands/purchase.commands';
@@ -11,7 +22,8 @@ import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.pro
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
-import { CouponLinks, toCoupon, toPurchase } from './purchase.responses';
+import { CouponLinks, PurchaseAnswer, toCoupon, toPurchase } from './purchase.responses';
+import { FullPurchaseBody } from './full-purchase.request';
 
 const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];
 const body = (value: unknown): Record<string, unknown> =>
@@ -48,8 +60,17 @@ export class PurchasesController {
 
   @Post('v1/purchases/full.json')
   @HttpCode(200)
-  async full(@Body() input: unknown, @CurrentCaller() caller: Caller) {
-    const { purchaseId, position } = await this.commands.execute(new FullPurchase(body(input), caller));
+  @ApiOperation({
+    summary: 'Buy in one call: make the user, store the card, buy',
+    description:
+      'Part 4.6.1: a user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, ' +
+      'for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. ' +
+      'Answers the purchase of part 2.5 with its coupons (2.6); a refusal after the user or card was made names them (user_id, credit_card_id).',
+  })
+  @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
+  @ApiRequest({ body: FullPurchaseBody })
+  async full(@Body() order: FullPurchaseBody, @CurrentCaller() caller: Caller) {
+    const { purchaseId, position } = await this.commands.execute(new FullPurchase(order, caller));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 

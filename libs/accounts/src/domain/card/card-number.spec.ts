@@ -1,4 +1,17 @@
-import { CardInput, cardBrand, cardExpiresAt, maskedNumber, normaliseCardNumber, passesLuhn, validateCardInput } from './card-number';
+import { validationIssues } from '@deals/wire';
+import { cardExpiryIssue } from '../../commands/store-card.command';
+import { cardFields } from '../../http/credit-card.request';
+import { cardBrand, cardExpiresAt, maskedNumber, normaliseCardNumber, passesLuhn } from './card-number';
+
+type CardInput = Record<string, unknown>;
+
+/** A card's problems as a call reports them: its fields' (the request schema's), then its expiry (the clock's). */
+function validateCardInput(input: CardInput, now: Date) {
+  const parsed = cardFields.safeParse(input);
+  if (!parsed.success) return validationIssues(parsed.error, cardFields);
+  const expired = cardExpiryIssue(parsed.data, now);
+  return expired ? [expired] : [];
+}
 
 const now = new Date('2026-03-15T12:00:00.000Z');
 const good: CardInput = { number: '4242424242424242', verification_value: '123', month: 7, year: 2030, zip_code: '94107' };

@@ -1,47 +1,30 @@
-import type { ValidationIssue } from '@deals/kernel';
 import type { UserProfile } from './user.events';
+
+/**
+ * The rules of a user's profile fields (part 4.9), as the request schemas (http/user.request.ts)
+ * and the user writes apply them.
+ */
 
 /** An address of at most 254 characters (RFC 5321's limit), no spaces or control characters, one @ and a dot after it. */
 /** A local part, then a domain of two or more labels, none empty (`example.com.` names the same mailbox as `example.com`, so it is refused, not taken as another address). */
-const EMAIL = /^(?=.{3,254}$)[^\s@\p{Cc}]+@[^\s@\p{Cc}.]+(?:\.[^\s@\p{Cc}.]+)+$/u;
-const ZIP = /^\d{5}(-\d{4})?$/;
-const NAME_MAX = 100;
+export const EMAIL = /^(?=.{3,254}$)[^\s@\p{Cc}]+@[^\s@\p{Cc}.]+(?:\.[^\s@\p{Cc}.]+)+$/u;
+export const ZIP = /^\d{5}(-\d{4})?$/;
+export const NAME_MAX = 100;
+/** The length of `source` and `token`, partner-given texts. */
+export const PARTNER_TEXT_MAX = 200;
+export const PASSWORD_MIN = 5;
+export const BIRTHDAY_MESSAGE = 'must be a past date, YYYY-MM-DD';
 
-/** The profile fields of a request, as the interface names them (`first_name`, `postal_code`...). */
-export interface ProfileInput {
-  email?: unknown;
-  first_name?: unknown;
-  last_name?: unknown;
-  birthday?: unknown;
-  postal_code?: unknown;
-  source?: unknown;
-  token?: unknown;
-  partner_data?: unknown;
-}
-
-const FIELDS: Array<[keyof ProfileInput, keyof UserProfile]> = [
-  ['email', 'email'],
-  ['first_name', 'firstName'],
-  ['last_name', 'lastName'],
-  ['birthday', 'birthday'],
-  ['postal_code', 'postalCode'],
-  ['source', 'source'],
-  ['token', 'token'],
-  ['partner_data', 'partnerData'],
-];
-
-function isBirthday(text: string, now: Date): boolean {
+/** A calendar date written YYYY-MM-DD, from 1900 on (whether it is past is {@link isPastDate}'s question). */
+export function isCalendarDate(text: string): boolean {
   if (!/^\d{4}-\d\d-\d\d$/.test(text)) return false;
   const date = new Date(`${text}T00:00:00Z`);
-  return (
-    !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text) && date.getTime() <= now.getTime() && date.getUTCFullYear() >= 1900
-  );
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text) && date.getUTCFullYear() >= 1900;
 }
 
-/**
- * Checks and converts the profile fields present in `input` (absent ones are left out); every
- * problem is one validation entry naming the field as the interface names it.
- */
+/** Whether a calendar date (YYYY-MM-DD) has begun at `now`, in UTC. */
+export const isPastDate = (text: string, now: Date): boolean => new Date(`${text}T00:00:00Z`).getTime() <= now.getTime();
+
 /**
  * How deep `partner_data` may nest. Deeper JSON is no one's profile, and the log's readers walk
  * documents recursively: a few thousand levels overflowed the stack of a rebuild (session 11).
@@ -49,7 +32,7 @@ function isBirthday(text: string, now: Date): boolean {
 export const PARTNER_DATA_MAX_DEPTH = 32;
 
 /** Levels of objects and arrays in a parsed JSON value (1 for a flat object), counted without recursion. */
-function nestingDepth(value: unknown): number {
+export function nestingDepth(value: unknown): number {
   let deepest = 0;
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length) {
@@ -62,93 +45,44 @@ function nestingDepth(value: unknown): number {
   return deepest;
 }
 
-export function readProfile(input: ProfileInput, now: Date): { profile: Partial<UserProfile>; issues: ValidationIssue[] } {
-  const issues: ValidationIssue[] = [];
-  const profile: Partial<UserProfile> = {};
-  const fail = (field: string, message: string) => issues.push({ type: 'invalid', resource: 'user', field, message });
-  for (const [wire, own] of FIELDS) {
-    const value = input[wire];
-    if (value === undefined) continue;
-    if (wire === 'partner_data') {
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(wire, 'must be an object');
-      else if (nestingDepth(value) > PARTNER_DATA_MAX_DEPTH) fail(wire, `must nest at most ${PARTNER_DATA_MAX_DEPTH} levels deep`);
-      else profile.partnerData = value as Record<string, unknown>;
-      continue;
-    }
-    if (value === null && wire !== 'email') {
-      (profile as Record<string, unknown>)[own] = null;
-      continue;
-    }
-    if (typeof value !== 'string') {
-      fail(wire, 'must be text');
-      continue;
-    }
-    const text = value.trim();
-    if (wire === 'email' && !EMAIL.test(text)) fail(wire, 'is not an email address');
-    else if ((wire === 'first_name' || wire === 'last_name') && text.length > NAME_MAX)
-      fail(wire, `must be at most ${NAME_MAX} characters`);
-    else if (wire === 'birthday' && !isBirthday(text, now)) fail(wire, 'must be a past date, YYYY-MM-DD');
-    else if (wire === 'postal_code' && !ZIP.test(text)) fail(wire, 'must be a five-digit zip code');
-    else if ((wire === 'source' || wire === 'token') && (text === '' || text.length > 200)) fail(wire, 'must be 1 to 200 characters');
-    else (profile as Record<string, unknown>)[own] = text;
-  }
-  return { profile, issues };
-}
-
-/**
- * Reads a password under either of part 4.9's names (`pass`/`pass_confirmation` in the field list,
- * `password`/`password_confirmation` in the full purchase's user object): the value and the names
- * the caller used, so that errors name the fields it sent. Both names given with different values
- * is a conflict (`conflicts`): neither can be taken as the one meant.
- */
-export function passwordInput(input: Record<string, unknown>) {
-  const passName = input.pass !== undefined || input.password === undefined ? 'pass' : 'password';
-  const confirmationName =
-    input.pass_confirmation !== undefined
-      ? 'pass_confirmation'
-      : input.password_confirmation !== undefined
-        ? 'password_confirmation'
-        : `${passName}_confirmation`;
-  const conflicts: ValidationIssue[] = [];
-  for (const [short, long] of [
-    ['pass', 'password'],
-    ['pass_confirmation', 'password_confirmation'],
-  ]) {
-    if (input[short] !== undefined && input[long] !== undefined && input[short] !== input[long]) {
-      conflicts.push({ type: 'invalid', resource: 'user', field: long, message: `differs from ${short}: give one of the two` });
-    }
-  }
-  return {
-    pass: input[passName],
-    confirmation: input[confirmationName],
-    names: { pass: passName, confirmation: confirmationName },
-    conflicts,
-  };
-}
-
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
-/** Characters as a reader counts them: a letter with its accents, an emoji with its joiners, is one. */
-function characterCount(text: string): number {
+/**
+ * Characters as a reader counts them: a letter with its accents, an emoji with its joiners, is one
+ * (a password's length, part 4.9 and 8, is counted so, not in UTF-16 units or code points).
+ */
+export function characterCount(text: string): number {
   let count = 0;
   for (const _ of graphemes.segment(text)) count++;
   return count;
 }
 
-/**
- * A password is at least five characters (as a reader counts them, not UTF-16 units or code
- * points: an emoji, even one of several joined code points, is one)
- * and confirmed (part 4.9, 8). `names`: the fields the caller sent, for the errors.
- */
-export function passwordIssues(
-  pass: unknown,
-  confirmation: unknown,
-  names = { pass: 'pass', confirmation: 'pass_confirmation' },
-): ValidationIssue[] {
-  const issue = (field: string, message: string, type: ValidationIssue['type'] = 'invalid') => [{ type, message, resource: 'user', field }];
-  if (typeof pass !== 'string') return issue(names.pass, 'must be text');
-  if (characterCount(pass) < 5) return issue(names.pass, 'must be at least 5 characters');
-  if (confirmation === undefined) return issue(names.confirmation, `is required with ${names.pass}`, 'missing_field');
-  if (confirmation !== pass) return issue(names.confirmation, `does not match ${names.pass}`);
-  return [];
+/** A new user's profile: the email and whatever else was given. */
+export type NewProfile = Partial<UserProfile> & { email: string };
+
+/** A user to register (POST /users). */
+export interface NewUser {
+  profile: NewProfile;
+  /** Cents; the signup credit when absent. */
+  credits?: number;
+  sessionId: string | null;
+}
+
+/** Changes to a user (PUT /users/:user_id): its profile, a soft delete or restore, a new password. */
+export interface UserChanges {
+  profile: Partial<UserProfile>;
+  deleted?: boolean;
+  password?: string;
+}
+
+/** update_by_email's changes, and what a user it creates starts with (rule 4). */
+export interface UserChangesByEmail extends UserChanges {
+  credits?: number;
+  sessionId: string | null;
+}
+
+/** A user as the full purchase's user object gives it (part 4.6.1): made with this profile and password unless its email names one. */
+export interface PurchaseUser {
+  profile: NewProfile;
+  password?: string;
 }

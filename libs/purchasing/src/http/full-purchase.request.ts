@@ -1,0 +1,150 @@
+import { cardObject, purchaseUserFields } from '@deals/accounts';
+import { RequestMeta, requestDto, requiredText } from '@deals/wire';
+import { z } from 'zod';
+import type { FullPurchaseOrder } from '../commands/full-purchase.command';
+import type { ShippingAddress } from '../domain/purchase/shipping-address';
+import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
+
+/**
+ * Part 4.6.1's body: the deal and quantity, a user section (user_id or a user object), a card
+ * section (credit_card_id or a credit_card object) and a shipping section. The user and card objects
+ * are checked by the schemas of POST /users and POST /credit_cards (@deals/accounts), with their
+ * messages; each section's entries name its resource and the field within it (`email`, not
+ * `user.email`). What needs the deal or the clock (shipping required for a shipped deal, a known
+ * shipping address, a card not expired) is the handler's.
+ */
+
+/** A section of the body: its entries name `resource` and their field within it. */
+const section = (resource: string, description: string): RequestMeta => ({ 'x-resource': resource, 'x-section': true, description });
+
+const UNITS = `must be a whole number from 1 to ${MAX_UNITS_PER_PURCHASE}`;
+
+/** A whole number of units: absent (or null) is `missing_field`, anything else outside 1 to the limit `invalid`, both told so. */
+const quantity = z
+  .custom<number>((value) => value !== undefined && value !== null, {
+    error: UNITS,
+    params: { issueType: 'missing_field' },
+    // Not aborting (z.custom's default): the body's own checks run whatever its fields hold.
+    abort: false,
+  })
+  // An absent quantity is told once, above.
+  .refine(
+    (value) => value === undefined || value === null || (Number.isSafeInteger(value) && value >= 1 && value <= MAX_UNITS_PER_PURCHASE),
+    UNITS,
+  )
+  .meta({ type: 'integer', minimum: 1, maximum: MAX_UNITS_PER_PURCHASE, description: 'units to buy', example: 2 });
+
+/** The id of a record the caller has, instead of the section's object; null is absent. */
+const recordId = (resource: string, description: string, example: string) =>
+  z.string({ error: 'must be a string' }).nullish().meta({ 'x-resource': resource, description, example });
+
+const ADDRESS_TEXT = 'must be text of at most 200 characters';
+const addressText = (example: string) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : ADDRESS_TEXT) })
+    .transform((value, ctx) => {
+      if (value === '' || value.length > 200) {
+        ctx.addIssue({ code: 'custom', message: value === '' ? 'is required' : ADDRESS_TEXT });
+        return z.NEVER;
+      }
+      return value.trim();
+    })
+    .meta({ description: 'text, at most 200 characters', example });
+
+/** Two letters, upper-cased (a blank value is taken blank, as before). */
+const twoLetters = (example: string) =>
+  addressText(example)
+    .transform((value, ctx) => {
+      if (value !== '' && !/^[A-Za-z]{2}$/.test(value)) {
+        ctx.addIssue({ code: 'custom', message: 'must be two letters' });
+        return z.NEVER;
+      }
+      return value.toUpperCase();
+    })
+    .meta({ description: 'two letters', example });
+
+/** Part 4.6.1's shipping_address object. */
+const shippingAddress = z.object(
+  {
+    name: addressText('Fay Lee'),
+    address_one: addressText('1 Lake St'),
+    address_two: z
+      .string({ error: ADDRESS_TEXT })
+      .nullish()
+      .transform((value, ctx) => {
+        if (value === undefined || value === null || value === '') return null;
+        if (value.length > 200) {
+          ctx.addIssue({ code: 'custom', message: ADDRESS_TEXT });
+          return z.NEVER;
+        }
+        return value.trim();
+      })
+      .meta({ description: 'optional: text, at most 200 characters', example: 'Apt 4' }),
+    postal_code: addressText('60601'),
+    city: addressText('Chicago'),
+    state: twoLetters('IL'),
+    country: twoLetters('US'),
+  },
+  { error: 'must be an object' },
+);
+
+const USER_CHOICE = 'give user_id or a user object';
+const CARD_CHOICE = 'give credit_card_id or a credit_card object';
+
+const shape = {
+  deal_id: requiredText('the deal to buy').meta({ example: 'chicago-spa-day' }),
+  quantity,
+  user_id: recordId('user', 'a user of this partner (instead of a user object)', 'u4Kd8'),
+  user: purchaseUserFields(USER_CHOICE)
+    .nullish()
+    .meta(section('user', 'the buyer, made unless its email names a user of this partner (then that user is the buyer)')),
+  credit_card_id: recordId('credit_card', 'a stored card of the user (instead of a credit_card object)', 'c2Wm5'),
+  credit_card: cardObject(CARD_CHOICE)
+    .nullish()
+    .meta(section('credit_card', 'the card, stored for the user (the same card stored before is reused)')),
+  shipping_address_id: recordId(
+    'shipping_address',
+    'an address given in an earlier purchase (instead of a shipping_address object)',
+    'mbx1-k2',
+  ),
+  shipping_address: shippingAddress.optional().meta(section('shipping_address', 'where to ship; required only for a shipped deal')),
+  session_id: z
+    .string({ error: 'must be text' })
+    .nullish()
+    .meta({ description: 'an affiliate session: links the purchase to the affiliate of the session', example: 's-1' }),
+};
+
+/** Where each field's entries come in the answer: the body's order, section by section. */
+const ORDER = Object.keys(shape);
+
+export const fullPurchaseBody = z
+  .object(shape)
+  .superRefine(
+    (body, ctx) => {
+      // Each section needs its id or its object, whatever else the body holds.
+      const absent = (value: unknown) => value === undefined || value === null;
+      if (absent(body.user_id) && absent(body.user))
+        ctx.addIssue({ code: 'custom', path: ['user'], message: USER_CHOICE, params: { issueType: 'missing_field' } });
+      if (absent(body.credit_card_id) && absent(body.credit_card))
+        ctx.addIssue({ code: 'custom', path: ['credit_card'], message: CARD_CHOICE, params: { issueType: 'missing_field' } });
+      const rank = (issue: { path?: PropertyKey[] }) => ORDER.indexOf(String(issue.path?.[0]));
+      ctx.issues.sort((a, b) => rank(a) - rank(b));
+    },
+    { when: () => true },
+  )
+  .transform((body): FullPurchaseOrder => ({
+    dealId: body.deal_id,
+    quantity: body.quantity,
+    buyer: typeof body.user_id === 'string' ? { userId: body.user_id } : { user: body.user! },
+    card: typeof body.credit_card_id === 'string' ? { creditCardId: body.credit_card_id } : { card: body.credit_card! },
+    shipping:
+      typeof body.shipping_address_id === 'string'
+        ? { addressId: body.shipping_address_id }
+        : body.shipping_address
+          ? { address: body.shipping_address satisfies Omit<ShippingAddress, 'id'> }
+          : null,
+    sessionId: body.session_id ?? null,
+  }))
+  .meta({ 'x-resource': 'purchase' });
+
+export class FullPurchaseBody extends requestDto(fullPurchaseBody) {}
