@@ -45,20 +45,22 @@ const ERROR_STATUSES: Record<number, string> = {
   401: 'missing or wrong credentials: error_type unauthorized',
   403: 'the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden',
   404: 'no such record for this partner: error_type find_failed',
+  414: 'a part of the address is longer than the router takes: error_type bad_request',
+  431: 'the request line and headers are too large: error_type bad_request',
   409: 'a purchase of this user is still being charged: error_type already_charging',
   422: 'the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed)',
   500: 'the service failed: error_type internal_error; the failure is logged',
   502: 'the payment processor failed or did not answer: error_type payment_failed',
 };
 
-/** The error answers of an operation beyond those every operation may give (400, 401, 403, 500). */
+/** The error answers of an operation beyond those every operation may give (COMMON_ERROR_STATUSES). */
 export const ApiErrors = (...statuses: number[]) =>
   applyDecorators(
     ...statuses.map((status) => ApiResponse({ status, description: ERROR_STATUSES[status], schema: { $ref: ERROR_ANSWER_REF } })),
   );
 
 /** Statuses every authenticated operation may answer. */
-export const COMMON_ERROR_STATUSES = [400, 401, 403, 500];
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 414, 431, 500];
 
 export function commonErrorResponses(): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }> }> {
   return Object.fromEntries(
