@@ -2,7 +2,7 @@
  * What the keys of new streams cost the event log's writer: a purchase's appends (the streams and
  * event sizes of a stored-card purchase) written by the event log's own write program
  * (`prepareWrites`, in group transactions on a `synchronous=FULL` WAL file, as its write thread
- * does), with the purchase ids drawn at random (as before session 10) or time-ordered
+ * does), with the purchase ids drawn at random (the older form) or time-ordered
  * (`RandomIdGenerator.short()`), on a log that already holds `--prefill` purchases. The CPU
  * time (user and system, of this process) and wall time of `--purchases` more are printed, and the ordered figures as a ratio of the
  * random ones. Not part of `npm run bench`.

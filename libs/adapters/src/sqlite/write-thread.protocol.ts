@@ -13,8 +13,8 @@ export interface WriteProgramModule {
 
 /**
  * Scheduling priority (nice) of helper threads on Linux: below the event loop's, so that waking one
- * does not preempt the thread serving requests (measured on 2 cores under the purchases bench:
- * posting a batch to a write thread took 360 µs of the loop's time at equal priority, 80 µs at 10).
+ * does not preempt the thread serving requests (posting a batch to a write thread costs the loop a
+ * fraction of the time at nice 10 that it does at equal priority: docs/performance.md).
  */
 export const HELPER_THREAD_NICE = 10;
 

@@ -39,8 +39,7 @@ export function withMaskedCouponCodes(entry: AuditEntry): AuditEntry {
 /**
  * Every event that concerns a purchase, in log order: its own stream, the inventory holds, sales
  * and releases of its units, its coupons, its charge lock, and a reseller's claim of its
- * transaction reference (since session 14); with who caused each and the
- * purchase's state after it. `asOf` cuts the history at an instant.
+ * transaction reference; with who caused each and the purchase's state after it. `asOf` cuts the history at an instant.
  */
 @Injectable()
 export class PurchaseAudit {

@@ -8,9 +8,9 @@ import { OpenHolds } from '../queries/open-holds';
 /**
  * Releases holds at their expiry through the scheduler, and re-arms the job of every hold still
  * open when a job-running process starts (a job lost with a process is armed again; a hold lapses
- * by itself anyway). Before session 14 it re-armed one for every purchase still `reserved`: every
- * reservation that ever lapsed (their holds long released), at every start, before the API
- * listened; and never one for a hold no reserved purchase names (a claim's `-r` replacement).
+ * by itself anyway). The open holds are read from the inventory, not from purchases still
+ * `reserved`: those include every reservation that ever lapsed, and miss a claim's `-r`
+ * replacement hold, which no reserved purchase names.
  */
 @Injectable()
 export class ReleaseExpiredHolds {

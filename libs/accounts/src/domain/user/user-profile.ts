@@ -27,7 +27,7 @@ export const isPastDate = (text: string, now: Date): boolean => new Date(`${text
 
 /**
  * How deep `partner_data` may nest. Deeper JSON is no one's profile, and the log's readers walk
- * documents recursively: a few thousand levels overflowed the stack of a rebuild (session 11).
+ * documents recursively: a few thousand levels would overflow the stack of a rebuild.
  */
 export const PARTNER_DATA_MAX_DEPTH = 32;
 

@@ -9,7 +9,7 @@ export interface StoredCard extends ViewDocument {
   last4: string;
   expMonth: number;
   expYear: number;
-  /** Absent from documents built before session 12 (a rebuild fills it in). */
+  /** Absent from documents of an older version of this view (a rebuild fills it in). */
   zipCode?: string;
   fingerprint: string;
   token: string;

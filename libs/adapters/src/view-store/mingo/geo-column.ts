@@ -8,8 +8,8 @@ const CELL = 0.25;
 const ROW = Math.round(360 / CELL);
 // Beyond this many cells (a continent-sized circle, or one around a pole) scanning beats the grid.
 const MAX_CELLS = 4096;
-// Reading cell entries in a row costs about a sixth of visiting a candidate's points (measured on
-// 50,000 deals): the grid wins until its cells hold six times as many points as there are candidates.
+// Reading cell entries in a row costs about a sixth of visiting a candidate's points: the grid wins
+// until its cells hold six times as many points as there are candidates.
 const CELL_ENTRIES_PER_VISIT = 6;
 
 const latCell = (lat: number) => Math.floor((lat + 90) / CELL);

@@ -13,9 +13,9 @@ export type Plan = 'candidates' | 'walk' | 'scan';
 
 // Candidates tested to estimate how many match, before choosing between sorting and walking.
 const SAMPLE = 64;
-// Relative costs, measured on 50,000 deal-like documents: passing over an index entry the
-// candidate bits rule out, testing a document, one comparison while sorting. With them the planner
-// picked the faster plan at every candidate count tried (96 to 50,000; the two cross near 400).
+// Relative costs of passing over an index entry the candidate bits rule out, testing a document,
+// and one comparison while sorting, on deal-like documents; with them the planner picks the faster
+// of sorting and walking at any candidate count (docs/performance.md).
 const STEP = 1;
 const TEST = 15;
 const COMPARE = 5;

@@ -49,7 +49,7 @@ export const replacementHoldId = (purchaseId: string) => `${purchaseId}${REPLACE
 
 /**
  * The purchases a hold may belong to: the one it is named after, and, for a replacement hold, the
- * one it replaces. Both are given, since an id drawn before session 10 may itself end in `-r`; the
+ * one it replaces. Both are given, since an id of the older, random form may itself end in `-r`; the
  * other is then two characters shorter than any id the service draws, so no purchase has it.
  */
 export function purchasesOfHold(holdId: string): string[] {

@@ -50,7 +50,7 @@ export type PurchaseReserved = DomainEvent<
     payment?: { userId: string; creditCardId: string; sessionId: string | null };
     /** 'reseller' for a sale a reseller recorded (part 4.6.2); absent for the others. */
     via?: 'reseller';
-    /** A reseller's sale: its `transaction_reference` (since session 13), under which its terms are kept. */
+    /** A reseller's sale: its `transaction_reference` (absent from the oldest events), under which its terms are kept. */
     transactionReference?: string;
     shipping?: ShippingAddress;
   }

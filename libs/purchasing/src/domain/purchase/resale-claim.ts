@@ -9,9 +9,9 @@ export interface ResaleTerms {
 }
 
 /**
- * `dealId` and `quantity` (since session 11) and `terms` (since session 12): the sale the claiming
+ * `dealId`, `quantity` and `terms` (each absent from the oldest events): the sale the claiming
  * request asked for. A repeat sent while the first is still being recorded completes that sale,
- * whatever its own body names; absent from older events, the repeat's body is used.
+ * whatever its own body names; where they are absent, the repeat's body is used.
  */
 export type TransactionReferenceClaimed = DomainEvent<
   'TransactionReferenceClaimed',

@@ -19,7 +19,7 @@ export interface CouponDetails extends ViewDocument {
   cancelledAt: string | null;
 }
 
-/** v2 (session 13): `number`, so a user's list orders a purchase's coupons -2 before -10. */
+/** v2 adds `number`, so a user's list orders a purchase's coupons -2 before -10. */
 export const COUPON_DETAILS = 'coupon_details_v2';
 
 export const couponDetailsProjection = defineProjection<CouponDetails>({

@@ -27,7 +27,7 @@ export interface PurchaseDetails extends ViewDocument {
   shippingAddress: ShippingAddress | null;
   /** Set on purchases the service charges itself: whom it charges, with which card. */
   paymentIntent?: { userId: string; creditCardId: string } | null;
-  /** Set on sales a reseller recorded (from its reservation, since session 13). */
+  /** Set on sales a reseller recorded (from its reservation; absent from the oldest). */
   transactionReference?: string;
   /**
    * Units are being sold to this purchase and the sale is not recorded on it yet: a reseller's sale
