@@ -6,8 +6,8 @@ import { Worker } from 'node:worker_threads';
  * Checkpoints the WAL of SQLite files from a thread of its own. A connection that commits on the
  * event loop otherwise checkpoints inside its commits (SQLite's `wal_autocheckpoint`): it copies
  * the WAL's pages into the database file and syncs it, stalling every request meanwhile, and the
- * copies grow with the file (the embedded views: their saves took 4.6% of the busy event loop after
- * ~5,000 purchases and 9.2% after ~35,000, a third of it checkpoints). A writer that turns its own
+ * copies grow with the file (for the embedded views, a growing share of the event loop as
+ * purchases accumulate: docs/performance.md). A writer that turns its own
  * checkpoints off when {@link watch} accepts its file is checkpointed here every `intervalMs`.
  *
  * A file the thread cannot open or keep checkpointing is handed back: its `handBack` callback runs
