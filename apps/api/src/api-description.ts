@@ -15,7 +15,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
     .setTitle('Deals, purchases and users service')
     .setDescription(
       'The partner API: deals, regions, users, stored cards, purchases, coupons, reseller sales, audit. ' +
-        'Money is in integer cents. Every refusal is answered in the part 7 error body (ErrorBody).',
+        'Money is in integer cents. Every refusal is answered in the part 7 error body (ErrorAnswer).',
     )
     .setVersion('1')
     .addServer(serverUrl)
