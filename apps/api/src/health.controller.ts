@@ -2,8 +2,25 @@ import { EventStore, Scheduler, ViewStore } from '@deals/kernel';
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { openApiSchema } from '@deals/wire';
+import { z } from 'zod';
+
+const part = z.object({ status: z.enum(['up', 'down']), backend: z.string(), message: z.string().optional() });
+const parts = z.record(z.string(), part);
+
+/** Terminus's report: each port's part, up or down, with its backend. */
+const HealthReport = z.object({ status: z.enum(['ok', 'error']), info: parts.optional(), error: parts.optional(), details: parts }).meta({
+  example: {
+    status: 'ok',
+    info: { eventStore: { status: 'up', backend: 'sqlite' } },
+    error: {},
+    details: { eventStore: { status: 'up', backend: 'sqlite' } },
+  },
+});
 
 /** Each port's backend and whether it answers. Open to all (wire PUBLIC_PATHS): it reveals nothing about partners. */
+@ApiTags('operations')
 @Controller('health')
 export class HealthController {
   constructor(
@@ -15,6 +32,13 @@ export class HealthController {
   ) {}
 
   @Get()
+  @ApiOperation({
+    summary: "Each port's backend and state",
+    description: 'No credentials needed. 503 names the part that is down and why.',
+  })
+  @ApiResponse({ status: 200, description: 'every part is up', schema: openApiSchema(HealthReport, 'output') })
+  @ApiResponse({ status: 503, description: 'a part is down', schema: openApiSchema(HealthReport, 'output') })
+  // After Terminus's own description of the report, so that this stricter one (with each part's backend) is kept.
   @HealthCheck()
   async check(@Res({ passthrough: true }) reply: FastifyReply) {
     const probe = (key: string, backend: string, ping: () => Promise<void>) => async () => {

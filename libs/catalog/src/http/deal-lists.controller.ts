@@ -1,6 +1,9 @@
 import { Clock, NotFound, SortSpec, ValidationFailed, ViewFilter } from '@deals/kernel';
 import { Paging, parsePaging } from '@deals/wire';
 import { Body, Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer } from '@deals/wire';
+import { DealListAnswer } from './catalog.answers';
 import type { FastifyReply } from 'fastify';
 import { onSaleFilter } from '../queries/deal-filters';
 import { DealSearch } from '../queries/deal-search';
@@ -24,6 +27,7 @@ function parameters(query: Record<string, unknown>, body: unknown): Record<strin
 }
 
 /** GET /v1/deals (4.3), GET /deals/locate (4.3), GET /regions/:place/deals (4.4). */
+@ApiTags('catalog')
 @Controller()
 export class DealListsController {
   constructor(
@@ -34,6 +38,12 @@ export class DealListsController {
   ) {}
 
   @Get('v1/deals')
+  @ApiOperation({
+    summary: 'List deals (v1)',
+    description:
+      'Part 4.3: the parameters come in the query string or as a JSON body on the GET, combined with AND; ordered by start, earliest first.',
+  })
+  @ApiAnswer(DealListAnswer, { errors: [404, 422] })
   async list(@Query() query: Record<string, unknown>, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const params = parameters(query, body);
     const paging = parsePaging(params, 'deal');
@@ -48,6 +58,12 @@ export class DealListsController {
   }
 
   @Get('deals/locate')
+  @ApiOperation({
+    summary: 'Deals on sale around a point',
+    description:
+      'Part 4.3: latitude, longitude and radius (miles), all required, in the query or a JSON body; ordered by start, earliest first.',
+  })
+  @ApiAnswer(DealListAnswer, { errors: [422] })
   async locate(@Query() query: Record<string, unknown>, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const params = parameters(query, body);
     const paging = parsePaging(params, 'deal');
@@ -56,6 +72,13 @@ export class DealListsController {
   }
 
   @Get('regions/:place/deals')
+  @ApiOperation({
+    summary: "A region's deals",
+    description:
+      'Part 4.4: the place is a region slug, a zip code or a spelled-out city,ST; filter words in_flight, offer, current, not_bg; ' +
+      'parameters in the query or a JSON body; ordered by start, earliest first.',
+  })
+  @ApiAnswer(DealListAnswer, { errors: [404, 422] })
   async regional(
     @Param('place') place: string,
     @Query() query: Record<string, unknown>,

@@ -1,6 +1,9 @@
 import { Clock } from '@deals/kernel';
 import { parsePaging } from '@deals/wire';
 import { Controller, Get, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer } from '@deals/wire';
+import { DealV3ListAnswer } from './catalog.answers';
 import type { FastifyReply } from 'fastify';
 import { CatalogLinks } from '../queries/catalog-links';
 import { DealSearch } from '../queries/deal-search';
@@ -9,6 +12,7 @@ import { parseV3Query } from '../queries/v3-query';
 import { DealV3Bodies } from './deal-v3-bodies';
 
 /** GET /api/v3/deals (part 4.2): in-flight deals by the v3 query language, paged. */
+@ApiTags('catalog')
 @Controller('api/v3/deals')
 export class DealsV3Controller {
   constructor(
@@ -19,6 +23,13 @@ export class DealsV3Controller {
   ) {}
 
   @Get()
+  @ApiOperation({
+    summary: 'List in-flight deals (v3)',
+    description:
+      'Part 4.2: `fields` (sub-fields in brackets), `sort=attribute(asc|desc)`, `filter` (category, subcategory, price, region, ' +
+      'region_city, lat_long, sold_out, ANDed), `page`/`per_page`; `next_page` carries the same query. HTTP basic credentials.',
+  })
+  @ApiAnswer(DealV3ListAnswer, { errors: [422] })
   async list(@Query() params: Record<string, unknown>, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     const paging = parsePaging({ page: params.page, per_page: params.per_page }, 'deal');
     const query = parseV3Query(params);

@@ -1,9 +1,13 @@
 import { Clock, NotFound } from '@deals/kernel';
 import { Controller, Get, Param, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer } from '@deals/wire';
+import { DealAnswer } from './catalog.answers';
 import type { FastifyReply } from 'fastify';
 import { CatalogQueries } from '../queries/catalog.queries';
 import { DealV1Bodies } from './deal-v1-bodies';
 
+@ApiTags('catalog')
 @Controller()
 export class DealsController {
   constructor(
@@ -13,6 +17,11 @@ export class DealsController {
   ) {}
 
   @Get(['deals/:deal_id', 'v1/deals/:deal_id'])
+  @ApiOperation({
+    summary: 'Show a deal',
+    description: 'Part 4.3: the whole v1 deal of part 2.1 (a `.json` suffix on the id is accepted). Unknown: 404 find_failed.',
+  })
+  @ApiAnswer(DealAnswer, { errors: [404] })
   async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const view = await this.catalog.deal(dealId.replace(/\.json$/, ''));
     if (!view) throw new NotFound(`deal ${dealId} not found`);

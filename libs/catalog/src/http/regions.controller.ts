@@ -1,18 +1,26 @@
 import { NotFound } from '@deals/kernel';
 import { Controller, Get, Param } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer } from '@deals/wire';
+import { RegionAnswer, RegionListAnswer } from './catalog.answers';
 import { CatalogQueries } from '../queries/catalog.queries';
 import { toRegion } from './region.response';
 
+@ApiTags('catalog')
 @Controller('api/v1/regions')
 export class RegionsController {
   constructor(private readonly catalog: CatalogQueries) {}
 
   @Get()
+  @ApiOperation({ summary: 'List the regions', description: 'Part 4.5: every region (part 2.12).' })
+  @ApiAnswer(RegionListAnswer)
   async list() {
     return { status: 'success', regions: (await this.catalog.regions()).map(toRegion) };
   }
 
   @Get(':region_id')
+  @ApiOperation({ summary: 'Show a region', description: 'Part 4.5. Unknown: 404 find_failed.' })
+  @ApiAnswer(RegionAnswer, { errors: [404] })
   async one(@Param('region_id') regionId: string) {
     const region = await this.catalog.region(regionId);
     if (!region) throw new NotFound(`region ${regionId} not found`);
