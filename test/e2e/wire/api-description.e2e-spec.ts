@@ -1,6 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPI } from 'openapi-types';
 import { TestApi } from '../../support/api-harness';
+import { described } from '../../support/response-check';
 
 /** Every route Fastify serves, as `METHOD /path/{param}` (HEAD twins of GET left out). */
 function servedRoutes(api: TestApi): string[] {
@@ -31,6 +32,27 @@ describe('the API description', () => {
     );
     const served = servedRoutes(api).filter((route) => !route.includes('/api-docs'));
     expect([...new Set(served)].sort()).toEqual([...new Set(described)].sort());
+  });
+
+  it('says what every operation answers, with an example, under the tag of its context', () => {
+    const operations = Object.entries(api.responses.document.paths).flatMap(([path, item]) =>
+      (['get', 'put', 'post', 'delete', 'patch'] as const)
+        .filter((m) => item[m])
+        .map((m) => ({ name: `${m} ${path}`, operation: item[m]! })),
+    );
+    const tags = new Set<string>();
+    for (const { name, operation } of operations) {
+      if (name.includes('/api-docs')) continue;
+      expect({ name, described: described(operation as never) }).toEqual({ name, described: true });
+      expect({ name, summary: typeof operation.summary }).toEqual({ name, summary: 'string' });
+      for (const tag of operation.tags ?? []) tags.add(tag);
+      const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1] as {
+        content: Record<string, { schema: { example?: unknown } }>;
+      };
+      const json = success.content['application/json'];
+      if (json) expect({ name, example: json.schema.example !== undefined }).toEqual({ name, example: true });
+    }
+    expect([...tags].sort()).toEqual(['accounts', 'audit', 'catalog', 'operations', 'purchasing']);
   });
 
   it('is a valid OpenAPI document', async () => {

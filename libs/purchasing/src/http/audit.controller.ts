@@ -1,17 +1,26 @@
 import { Forbidden, isoInstant, ValidationFailed } from '@deals/kernel';
 import { CurrentPartner, PartnerRef } from '@deals/wire';
 import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer } from '@deals/wire';
+import { AuditAnswer } from './purchasing.answers';
 import { PurchaseAudit, withMaskedCouponCodes } from '../audit/purchase-audit';
 
 /**
  * A purchase's history for auditor credentials (`partners:create --role auditor`): read only, with
  * coupons' redemption secrets masked ({@link withMaskedCouponCodes}).
  */
+@ApiTags('audit')
 @Controller('audit/purchases')
 export class AuditController {
   constructor(private readonly audit: PurchaseAudit) {}
 
   @Get(':purchase_id')
+  @ApiOperation({
+    summary: "A purchase's whole history",
+    description: 'For auditor credentials: every event in log order with the purchase state after each; `as_of` an ISO 8601 instant.',
+  })
+  @ApiAnswer(AuditAnswer, { errors: [404, 422] })
   async history(@Param('purchase_id') purchaseId: string, @Query('as_of') asOf: string | undefined, @CurrentPartner() partner: PartnerRef) {
     if (partner.role !== 'auditor') throw new Forbidden('purchase histories are for auditor credentials');
     const cut = asOf === undefined ? null : isoInstant(asOf);

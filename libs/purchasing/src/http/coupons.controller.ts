@@ -3,6 +3,9 @@ import { CatalogQueries } from '@deals/catalog';
 import { Clock, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
 import { Controller, Get, Param, Put, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, ApiErrors } from '@deals/wire';
+import { CouponAnswer, CouponListAnswer } from './purchasing.answers';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { RedeemCoupon } from '../commands/redeem-coupon.command';
@@ -15,6 +18,7 @@ import { CouponLinks, toCoupon } from './purchase.responses';
 const WORDS: CouponFilterWord[] = ['valid', 'redeemed', 'expired'];
 
 /** Part 4.8: a user's coupons, redeeming them, and their QR image and printable page. */
+@ApiTags('purchasing')
 @Controller()
 export class CouponsController {
   constructor(
@@ -30,6 +34,8 @@ export class CouponsController {
 
   @Get('users/:user_id/coupons')
   @TokenResource('coupon')
+  @ApiOperation({ summary: "A user's coupons", description: 'Part 4.8: `filter` (valid, redeemed, expired), `count`, `per_page`, `page`.' })
+  @ApiAnswer(CouponListAnswer, { errors: [404, 422] })
   async ofUser(@Param('user_id') userId: string, @Query() query: Record<string, unknown>, @CurrentCaller() caller: Caller) {
     const paging = parsePaging(query, 'coupon');
     const words = typeof query.filter === 'string' && query.filter !== '' ? query.filter.split(',').map((w) => w.trim()) : [];
@@ -56,6 +62,8 @@ export class CouponsController {
 
   @Put('users/:user_id/coupons/:coupon_id/redeem')
   @TokenResource('coupon')
+  @ApiOperation({ summary: "Redeem a user's coupon", description: 'Part 4.8 and 3.4: valid → redeemed, redeemed_at set.' })
+  @ApiAnswer(CouponAnswer, { errors: [404, 422] })
   redeemForUser(@Param('user_id') userId: string, @Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller) {
     return this.redeem(couponId, userId, caller);
   }
@@ -63,6 +71,8 @@ export class CouponsController {
   /** With partner credentials, any of the partner's coupons; with a user's access token, that user's only (part 5). */
   @Put('coupons/:coupon_id/redeem')
   @TokenResource('coupon')
+  @ApiOperation({ summary: 'Redeem a coupon', description: "Part 4.8: any of the partner's coupons, or the token's user's." })
+  @ApiAnswer(CouponAnswer, { errors: [404, 422] })
   redeemAny(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     return this.redeem(couponId, actingUser(request, undefined), caller);
   }
@@ -72,6 +82,9 @@ export class CouponsController {
    * or with another, the coupon is not found.
    */
   @Get('coupons/:coupon_id/qr.png')
+  @ApiOperation({ summary: "A coupon's QR image", description: 'Public, with the `key` its `qr_code_url` carries; without it, 404.' })
+  @ApiResponse({ status: 200, description: 'the QR image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } })
+  @ApiErrors(404)
   async qrImage(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     // The image never changes: kept by the holder's browser for a day.
     const coupon = await this.openedCoupon(couponId, key, reply);
@@ -80,6 +93,9 @@ export class CouponsController {
   }
 
   @Get('coupons/:coupon_id/print')
+  @ApiOperation({ summary: "A coupon's printable page", description: 'Public, with the `key` its `print_url` carries; without it, 404.' })
+  @ApiResponse({ status: 200, description: 'the printable page', content: { 'text/html': { schema: { type: 'string' } } } })
+  @ApiErrors(404)
   async print(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     // The page shows the codes that redeem the coupon and its state now: never stored by a cache.
     const coupon = await this.openedCoupon(couponId, key, reply);

@@ -14,7 +14,8 @@ import {
 } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { PurchaseListAnswer } from './purchasing.answers';
 import { BuyWithStoredCard } from '../commands/buy-with-stored-card.command';
 import { FullPurchase } from '../commands/full-purchase.command';
 import { ClaimReservation, ReleaseReservation, ReserveUnits } from '../commands/purchase.commands';
@@ -30,6 +31,7 @@ const body = (value: unknown): Record<string, unknown> =>
   value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 /** Part 4.6: reserve, claim, release, one purchase, a user's purchases. */
+@ApiTags('purchasing')
 @Controller()
 export class PurchasesController {
   constructor(
@@ -45,6 +47,11 @@ export class PurchasesController {
 
   @Post('purchases/reserve')
   @HttpCode(200)
+  @ApiOperation({
+    summary: 'Reserve units for five minutes',
+    description: 'Part 4.6 and 3.2: `deal_id`, `num_bought` (1 to 1,000); the purchase answers reserved, its units held five minutes.',
+  })
+  @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   async reserve(@Body() input: unknown, @CurrentCaller() caller: Caller) {
     const { deal_id, num_bought } = body(input);
     const { purchaseId, position } = await this.commands.execute(new ReserveUnits(deal_id, num_bought, caller));
@@ -53,6 +60,13 @@ export class PurchasesController {
 
   @Post('purchases')
   @HttpCode(200)
+  @ApiOperation({
+    summary: 'Buy with a stored card',
+    description:
+      'Part 4.6: `deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; ' +
+      'a shipping address for shipped deals. One charge at a time per user (409 already_charging).',
+  })
+  @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   async buy(@Body() input: unknown, @CurrentCaller() caller: Caller) {
     const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(body(input), caller));
     return this.answer(caller.partnerId, purchaseId, position);
@@ -75,12 +89,16 @@ export class PurchasesController {
   }
 
   @Put(['purchases/:purchase_id/claim', 'purchases/:purchase_id/claim.json'])
+  @ApiOperation({ summary: 'Claim a reservation for a user', description: "Part 3.2: `user_id`; counts against the deal's max_per_user." })
+  @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   async claim(@Param('purchase_id') purchaseId: string, @Body() input: unknown, @CurrentCaller() caller: Caller) {
     const { position } = await this.commands.execute(new ClaimReservation(purchaseId, body(input).user_id, caller));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
   @Put(['purchases/:purchase_id/release', 'purchases/:purchase_id/release.json'])
+  @ApiOperation({ summary: 'Release a reservation', description: 'Part 3.2: its units go back; refused once a claim has sold them.' })
+  @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   async release(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
     const { position } = await this.commands.execute(new ReleaseReservation(purchaseId, caller));
     return this.answer(caller.partnerId, purchaseId, position);
@@ -88,6 +106,8 @@ export class PurchasesController {
 
   @Get('purchases/:purchase_id')
   @TokenResource('purchase')
+  @ApiOperation({ summary: 'Show a purchase', description: 'Part 4.6 and 2.5 (a `.json` suffix is accepted), with its coupons.' })
+  @ApiAnswer(PurchaseAnswer, { errors: [404] })
   async one(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     // A user's access token reads its own user's purchases only: another user's is not found.
     return this.answer(caller.partnerId, purchaseId.replace(/\.json$/, ''), null, actingUser(request, undefined));
@@ -95,6 +115,8 @@ export class PurchasesController {
 
   @Get('users/:user_id/purchases')
   @TokenResource('purchase')
+  @ApiOperation({ summary: "A user's purchases", description: 'Part 4.6: `count`, `per_page`, `page` (part 4.1).' })
+  @ApiAnswer(PurchaseListAnswer, { errors: [404, 422] })
   async ofUser(@Param('user_id') userId: string, @Query() query: Record<string, unknown>, @CurrentCaller() caller: Caller) {
     const paging = parsePaging(query, 'purchase');
     if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);

@@ -2,6 +2,9 @@ import { CatalogLinks } from '@deals/catalog';
 import { Clock, NotFound, ViewProgress } from '@deals/kernel';
 import { Caller, CurrentCaller, humanUtc } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, openApiSchema } from '@deals/wire';
+import { CancelAnswer, ResellerCouponAnswer, ResellerNotCancelled, ResellerNotFound, ResellerPurchaseAnswer } from './purchasing.answers';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { CancelCoupon } from '../commands/redeem-coupon.command';
@@ -14,6 +17,7 @@ import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, toCoupon } from './purchase.responses';
 
 /** Part 4.6.2 and 4.7: sales recorded by resellers, and their coupons (HTTP basic, /api/v3). */
+@ApiTags('purchasing')
 @Controller('api/v3')
 export class ResellersController {
   constructor(
@@ -28,6 +32,12 @@ export class ResellersController {
 
   @Post(['resellers/purchases', 'resellers/purchases.json'])
   @HttpCode(200)
+  @ApiOperation({
+    summary: 'Record a sale a reseller made',
+    description:
+      'Part 4.6.2: a repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.',
+  })
+  @ApiAnswer(ResellerPurchaseAnswer, { errors: [404, 422] })
   async record(@Body() input: unknown, @CurrentCaller() caller: Caller) {
     const fields = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
     const { purchaseId, position } = await this.commands.execute(new RecordResellerPurchase(fields, caller));
@@ -49,6 +59,8 @@ export class ResellersController {
   }
 
   @Get('coupons/:coupon_id')
+  @ApiOperation({ summary: "A reseller sale's coupon", description: 'Part 4.7 (a `.json` suffix is accepted); 2.6 without print_url.' })
+  @ApiAnswer(ResellerCouponAnswer, { errors: [404] })
   async coupon(@Param('coupon_id') given: string, @CurrentCaller() caller: Caller) {
     // `.json` is taken as on the other v3 and get-purchase calls.
     const couponId = given.replace(/\.json$/, '');
@@ -59,6 +71,17 @@ export class ResellersController {
 
   /** Part 7.3's own bodies: 404 with `message`/`type`, 422 with `code` and `errors.coupons`. */
   @Delete('coupons/:coupon_id/cancel')
+  @ApiOperation({
+    summary: "Cancel a reseller sale's coupon",
+    description: "Part 4.7 with 7.3's bodies: only coupons of reseller purchases.",
+  })
+  @ApiAnswer(CancelAnswer)
+  @ApiResponse({ status: 404, description: 'no such coupon (part 7.3)', schema: openApiSchema(ResellerNotFound, 'output') })
+  @ApiResponse({
+    status: 422,
+    description: 'the coupon cannot be cancelled (part 7.3)',
+    schema: openApiSchema(ResellerNotCancelled, 'output'),
+  })
   async cancel(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) reply: FastifyReply) {
     try {
       const { position } = await this.commands.execute(new CancelCoupon(couponId, caller));

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { couponSchema, purchaseSchema } from './purchase.responses';
+
+/** Answer schemas of the purchasing calls beyond a single purchase (`PurchaseAnswer`), parts 2.5, 2.6, 4.6 to 4.8, 7.3. */
+
+/** `{status, count}`: a list call's answer with `count=true` (part 4.1). */
+const countAnswer = z.object({ status: z.literal('success'), count: z.number().int() });
+
+const exampleCoupon = (couponSchema.meta() as { example: Record<string, unknown> }).example;
+
+export const PurchaseListAnswer = z
+  .union([z.object({ status: z.literal('success'), purchases: z.array(purchaseSchema) }), countAnswer])
+  .meta({ example: { status: 'success', count: 3 } });
+
+export const CouponAnswer = z
+  .object({ status: z.literal('success'), coupon: couponSchema })
+  .meta({ example: { status: 'success', coupon: { ...exampleCoupon, state: 'redeemed', redeemed_at: 'Mon Jun 15 12:30:00 UTC 2026' } } });
+
+export const CouponListAnswer = z
+  .union([z.object({ status: z.literal('success'), coupons: z.array(couponSchema) }), countAnswer])
+  .meta({ example: { status: 'success', coupons: [exampleCoupon] } });
+
+/** Part 2.6 as the reseller calls answer it: without `print_url`. */
+const resellerCoupon = couponSchema.omit({ print_url: true });
+const { print_url: _printUrl, ...exampleResellerCoupon } = exampleCoupon;
+
+/** Part 2.5's smaller object, for a sale a reseller recorded (4.6.2). */
+export const ResellerPurchaseAnswer = z
+  .object({
+    id: z.string(),
+    transaction_reference: z.string().meta({ description: "the partner's own reference; a repeat answers the first sale" }),
+    amount: z.number().int().meta({ description: 'cents' }),
+    number_bought: z.number().int(),
+    fulfillment_state: z.enum(['reserved', 'fulfilled', 'released']),
+    created_at: z.string().meta({ description: 'human-readable UTC text' }),
+    deal: z.object({ id: z.string(), title: z.string(), image_url_abs: z.string() }),
+    coupons: z.array(resellerCoupon),
+  })
+  .meta({
+    example: {
+      id: 'Pq3Rt9x',
+      transaction_reference: 'order-20260615-0042',
+      amount: 4900,
+      number_bought: 1,
+      fulfillment_state: 'fulfilled',
+      created_at: 'Mon Jun 15 12:00:00 UTC 2026',
+      deal: {
+        id: 'chicago-spa-day',
+        title: 'A day at the spa',
+        image_url_abs: 'https://images.example.com/images/deals/chicago-spa-day.jpg',
+      },
+      coupons: [exampleResellerCoupon],
+    },
+  });
+
+export const ResellerCouponAnswer = z.object({ coupon: resellerCoupon }).meta({ example: { coupon: exampleResellerCoupon } });
+
+export const CancelAnswer = z.object({ status: z.literal('success') }).meta({ example: { status: 'success' } });
+
+/** Part 7.3: a reseller coupon that is not found. */
+export const ResellerNotFound = z
+  .object({ status: z.literal('error'), message: z.string(), type: z.literal('find_failed') })
+  .meta({ example: { status: 'error', message: 'coupon Pq3Rt9x-1 not found', type: 'find_failed' } });
+
+/** Part 7.3: a coupon that cannot be cancelled, with the reason. */
+export const ResellerNotCancelled = z
+  .object({ status: z.literal('error'), message: z.string(), code: z.literal('422'), errors: z.object({ coupons: z.array(z.string()) }) })
+  .meta({
+    example: {
+      status: 'error',
+      message: 'the coupon cannot be cancelled',
+      code: '422',
+      errors: { coupons: ['the coupon is in a non-refundable state'] },
+    },
+  });
+
+const auditEntry = z.object({
+  position: z.string().meta({ description: 'position in the event log' }),
+  occurredAt: z.string(),
+  stream: z.string(),
+  type: z.string().meta({ description: 'the event type, e.g. UnitsHeld, PurchaseCharged, CouponIssued' }),
+  actor: z.string().nullable(),
+  partnerId: z.string().nullable(),
+  requestId: z.string().nullable(),
+  correlationId: z.string().nullable(),
+  data: z.unknown().meta({ description: "the event's facts; coupons' codes show only their last four characters" }),
+  purchaseState: z.string().meta({ description: 'the purchase after this event' }),
+});
+
+export const AuditAnswer = z.object({ status: z.literal('success'), purchase_id: z.string(), events: z.array(auditEntry) }).meta({
+  example: {
+    status: 'success',
+    purchase_id: 'Pq3Rt9x',
+    events: [
+      {
+        position: '00000000000000000042',
+        occurredAt: '2026-06-15T12:00:00.000Z',
+        stream: 'inventory-chicago-spa-day',
+        type: 'UnitsHeld',
+        actor: 'partner:p1',
+        partnerId: 'p1',
+        requestId: 'r-1',
+        correlationId: 'r-1',
+        data: { dealId: 'chicago-spa-day', holdId: 'Pq3Rt9x', quantity: 1 },
+        purchaseState: 'reserved',
+      },
+    ],
+  },
+});
