@@ -114,16 +114,8 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       extra.credit_card_id = creditCardId;
       return await this.commands.execute(
         new BuyWithStoredCard(
-          {
-            deal_id: order.dealId,
-            quantity,
-            user_id: userId,
-            credit_card_id: creditCardId,
-            session_id: order.sessionId ?? undefined,
-            shipping_address: shipping ?? undefined,
-          },
+          { dealId: order.dealId, quantity, userId, creditCardId, expectedPrice: null, sessionId: order.sessionId, shipping },
           caller,
-          { atCurrentPrice: true },
         ),
       );
     } catch (error) {

@@ -10,8 +10,8 @@ export interface PurchaseOutcome {
 /** POST /purchases/reserve: hold units for five minutes (part 3.2). */
 export class ReserveUnits extends Command<PurchaseOutcome> {
   constructor(
-    readonly dealId: unknown,
-    readonly quantity: unknown,
+    readonly dealId: string,
+    readonly quantity: number,
     readonly caller: Caller,
   ) {
     super();
@@ -22,7 +22,7 @@ export class ReserveUnits extends Command<PurchaseOutcome> {
 export class ClaimReservation extends Command<PurchaseOutcome> {
   constructor(
     readonly purchaseId: string,
-    readonly userId: unknown,
+    readonly userId: string,
     readonly caller: Caller,
   ) {
     super();

@@ -10,13 +10,11 @@ import {
   LogPosition,
   NotFound,
   OPERATOR,
-  requiredTextIssue,
   Scheduler,
   ValidationFailed,
-  ValidationIssue,
 } from '@deals/kernel';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { inventoryDecider, unitCountIssue } from '../domain/inventory/inventory.decider';
+import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { notAReservation, purchaseDecider } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
@@ -36,19 +34,13 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
   ) {}
 
   async execute({ dealId, quantity, caller }: ReserveUnits) {
-    const issues: ValidationIssue[] = [];
-    const badDeal = requiredTextIssue(dealId, 'purchase', 'deal_id');
-    if (badDeal) issues.push(badDeal);
-    const badCount = unitCountIssue(quantity, 'num_bought');
-    if (badCount) issues.push(badCount);
-    if (issues.length) throw new ValidationFailed(issues);
     const now = this.clock.now();
-    const view = await this.catalog.deal(dealId as string);
+    const view = await this.catalog.deal(dealId);
     if (!view) throw new NotFound(`deal ${dealId} not found`);
     const deal = view.deal!;
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
-    refuseOverLimit(view, quantity as number);
-    refuseUnchargeableAmount(view, quantity as number, 'num_bought');
+    refuseOverLimit(view, quantity);
+    refuseUnchargeableAmount(view, quantity, 'num_bought');
     const purchaseId = this.ids.short();
     const context = { now, metadata: caller };
     // The reservation is on disk before its hold, so a crash never leaves a hold nobody owns (a
@@ -63,7 +55,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
           purchaseId,
           partnerId: caller.partnerId,
           deal: dealSnapshot(deal),
-          quantity: quantity as number,
+          quantity,
           holdId: purchaseId,
           reservedAt: now.toISOString(),
           holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
@@ -78,7 +70,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
         this.store,
         inventoryStream(deal.id),
         inventoryDecider,
-        { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: quantity as number } },
+        { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity } },
         context,
       );
     } catch (error) {
@@ -113,7 +105,6 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
   ) {}
 
   async execute({ purchaseId, userId, caller }: ClaimReservation) {
-    if (typeof userId !== 'string' || userId === '') throw new ValidationFailed([requiredTextIssue(userId, 'purchase', 'user_id')!]);
     const { state: purchase } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
     // Checked before anything is sold: a card purchase or a resale completes on its own path.

@@ -15,12 +15,12 @@ import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
  */
 
 /** A section of the body: its entries name `resource` and their field within it. */
-const section = (resource: string, description: string): RequestMeta => ({ 'x-resource': resource, 'x-section': true, description });
+export const section = (resource: string, description: string): RequestMeta => ({ 'x-resource': resource, 'x-section': true, description });
 
 const UNITS = `must be a whole number from 1 to ${MAX_UNITS_PER_PURCHASE}`;
 
 /** A whole number of units: absent (or null) is `missing_field`, anything else outside 1 to the limit `invalid`, both told so. */
-const quantity = z
+export const quantity = z
   .custom<number>((value) => value !== undefined && value !== null, {
     error: UNITS,
     params: { issueType: 'missing_field' },
@@ -64,7 +64,7 @@ const twoLetters = (example: string) =>
     .meta({ description: 'two letters', example });
 
 /** Part 4.6.1's shipping_address object. */
-const shippingAddress = z.object(
+export const shippingAddress = z.object(
   {
     name: addressText('Fay Lee'),
     address_one: addressText('1 Lake St'),

@@ -25,10 +25,10 @@ import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, PurchaseAnswer, toCoupon, toPurchase } from './purchase.responses';
 import { FullPurchaseBody } from './full-purchase.request';
+import { BuyWithStoredCardBody } from './buy-with-stored-card.request';
+import { ClaimReservationBody, ReserveUnitsBody } from './reservation.request';
 
 const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];
-const body = (value: unknown): Record<string, unknown> =>
-  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 /** Part 4.6: reserve, claim, release, one purchase, a user's purchases. */
 @ApiTags('purchasing')
@@ -52,9 +52,9 @@ export class PurchasesController {
     description: 'Part 4.6 and 3.2: `deal_id`, `num_bought` (1 to 1,000); the purchase answers reserved, its units held five minutes.',
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
-  async reserve(@Body() input: unknown, @CurrentCaller() caller: Caller) {
-    const { deal_id, num_bought } = body(input);
-    const { purchaseId, position } = await this.commands.execute(new ReserveUnits(deal_id, num_bought, caller));
+  @ApiRequest({ body: ReserveUnitsBody })
+  async reserve(@Body() body: ReserveUnitsBody, @CurrentCaller() caller: Caller) {
+    const { purchaseId, position } = await this.commands.execute(new ReserveUnits(body.deal_id, body.num_bought, caller));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
@@ -67,8 +67,9 @@ export class PurchasesController {
       'a shipping address for shipped deals. One charge at a time per user (409 already_charging).',
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
-  async buy(@Body() input: unknown, @CurrentCaller() caller: Caller) {
-    const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(body(input), caller));
+  @ApiRequest({ body: BuyWithStoredCardBody })
+  async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller) {
+    const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(order, caller));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
@@ -91,8 +92,9 @@ export class PurchasesController {
   @Put(['purchases/:purchase_id/claim', 'purchases/:purchase_id/claim.json'])
   @ApiOperation({ summary: 'Claim a reservation for a user', description: "Part 3.2: `user_id`; counts against the deal's max_per_user." })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
-  async claim(@Param('purchase_id') purchaseId: string, @Body() input: unknown, @CurrentCaller() caller: Caller) {
-    const { position } = await this.commands.execute(new ClaimReservation(purchaseId, body(input).user_id, caller));
+  @ApiRequest({ body: ClaimReservationBody })
+  async claim(@Param('purchase_id') purchaseId: string, @Body() body: ClaimReservationBody, @CurrentCaller() caller: Caller) {
+    const { position } = await this.commands.execute(new ClaimReservation(purchaseId, body.user_id, caller));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 

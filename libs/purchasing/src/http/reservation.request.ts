@@ -1,0 +1,32 @@
+import { requestDto, requiredText } from '@deals/wire';
+import { z } from 'zod';
+import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
+
+const UNITS = `must be a whole number from 1 to ${MAX_UNITS_PER_PURCHASE}`;
+
+/** Part 4.6's POST /purchases/reserve: the deal and how many units to hold. */
+export const reserveUnitsBody = z
+  .object({
+    deal_id: requiredText('the deal whose units to hold').meta({ example: 'chicago-spa-day' }),
+    num_bought: z
+      .custom<number>((value) => value !== undefined && value !== null, {
+        error: UNITS,
+        params: { issueType: 'missing_field' },
+        abort: false,
+      })
+      .refine(
+        (value) => value === undefined || value === null || (Number.isSafeInteger(value) && value >= 1 && value <= MAX_UNITS_PER_PURCHASE),
+        UNITS,
+      )
+      .meta({ type: 'integer', minimum: 1, maximum: MAX_UNITS_PER_PURCHASE, description: 'units to hold', example: 2 }),
+  })
+  .meta({ 'x-resource': 'purchase' });
+
+export class ReserveUnitsBody extends requestDto(reserveUnitsBody) {}
+
+/** Part 3.2's claim: the user the reservation is sold to. */
+export const claimReservationBody = z
+  .object({ user_id: requiredText('the buyer, a user of this partner').meta({ example: 'u4Kd8' }) })
+  .meta({ 'x-resource': 'purchase' });
+
+export class ClaimReservationBody extends requestDto(claimReservationBody) {}
