@@ -1,8 +1,9 @@
-import { Forbidden, isoInstant, ValidationFailed } from '@deals/kernel';
+import { Forbidden } from '@deals/kernel';
 import { CurrentPartner, PartnerRef } from '@deals/wire';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer } from '@deals/wire';
+import { ApiAnswer, ApiRequest } from '@deals/wire';
+import { AuditQuery } from './purchasing-lists.request';
 import { AuditAnswer } from './purchasing.answers';
 import { PurchaseAudit, withMaskedCouponCodes } from '../audit/purchase-audit';
 
@@ -21,12 +22,10 @@ export class AuditController {
     description: 'For auditor credentials: every event in log order with the purchase state after each; `as_of` an ISO 8601 instant.',
   })
   @ApiAnswer(AuditAnswer, { errors: [404, 422] })
-  async history(@Param('purchase_id') purchaseId: string, @Query('as_of') asOf: string | undefined, @CurrentPartner() partner: PartnerRef) {
+  @ApiRequest({ query: AuditQuery })
+  async history(@Param('purchase_id') purchaseId: string, @Query() query: AuditQuery, @CurrentPartner() partner: PartnerRef) {
     if (partner.role !== 'auditor') throw new Forbidden('purchase histories are for auditor credentials');
-    const cut = asOf === undefined ? null : isoInstant(asOf);
-    if (asOf !== undefined && !cut) {
-      throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'as_of', message: 'must be an ISO 8601 instant' }]);
-    }
+    const cut = query.as_of;
     return { status: 'success', purchase_id: purchaseId, events: (await this.audit.history(purchaseId, cut)).map(withMaskedCouponCodes) };
   }
 }

@@ -1,21 +1,20 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, parsePaging, TokenResource } from '@deals/wire';
+import { Clock, NotFound, ViewProgress } from '@deals/kernel';
+import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
 import { Controller, Get, Param, Put, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer, ApiErrors } from '@deals/wire';
+import { ApiAnswer, ApiErrors, ApiRequest } from '@deals/wire';
 import { CouponAnswer, CouponListAnswer } from './purchasing.answers';
+import { CouponListQuery } from './purchasing-lists.request';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { RedeemCoupon } from '../commands/redeem-coupon.command';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
-import { CouponFilterWord, couponStateFilter, PurchaseQueries } from '../queries/purchase.queries';
+import { couponStateFilter, PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { couponTerms, printableCoupon, PRINTABLE_PAGE_POLICY } from './printable-coupon';
 import { CouponLinks, toCoupon } from './purchase.responses';
-
-const WORDS: CouponFilterWord[] = ['valid', 'redeemed', 'expired'];
 
 /** Part 4.8: a user's coupons, redeeming them, and their QR image and printable page. */
 @ApiTags('purchasing')
@@ -36,22 +35,12 @@ export class CouponsController {
   @TokenResource('coupon')
   @ApiOperation({ summary: "A user's coupons", description: 'Part 4.8: `filter` (valid, redeemed, expired), `count`, `per_page`, `page`.' })
   @ApiAnswer(CouponListAnswer, { errors: [404, 422] })
-  async ofUser(@Param('user_id') userId: string, @Query() query: Record<string, unknown>, @CurrentCaller() caller: Caller) {
-    const paging = parsePaging(query, 'coupon');
-    const words = typeof query.filter === 'string' && query.filter !== '' ? query.filter.split(',').map((w) => w.trim()) : [];
-    const unknown = words.filter((w) => !WORDS.includes(w as CouponFilterWord));
-    if (unknown.length)
-      throw new ValidationFailed([
-        {
-          type: 'invalid',
-          resource: 'coupon',
-          field: 'filter',
-          message: `takes words from ${WORDS.join(', ')}; unknown: ${unknown.join(', ')}`,
-        },
-      ]);
+  @ApiRequest({ query: CouponListQuery })
+  async ofUser(@Param('user_id') userId: string, @Query() query: CouponListQuery, @CurrentCaller() caller: Caller) {
+    const { paging, filter: words } = query;
     if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
     const now = this.clock.now().getTime();
-    const state = words.length ? couponStateFilter(words as CouponFilterWord[], now) : null;
+    const state = words.length ? couponStateFilter(words, now) : null;
     if (paging.count) return { status: 'success', count: await this.purchases.countUserCoupons(caller.partnerId, userId, state) };
     const coupons = await this.purchases.userCoupons(caller.partnerId, userId, state, paging.skip, paging.perPage);
     return {

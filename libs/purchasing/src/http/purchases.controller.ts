@@ -1,17 +1,7 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
 import { Clock, NotFound, ViewProgress } from '@deals/kernel';
-import {
-  actingUser,
-  ApiAnswer,
-  ApiRequest,
-  AuthenticatedRequest,
-  AuthRequest,
-  Caller,
-  CurrentCaller,
-  parsePaging,
-  TokenResource,
-} from '@deals/wire';
+import { actingUser, ApiAnswer, ApiRequest, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -27,6 +17,7 @@ import { CouponLinks, PurchaseAnswer, toCoupon, toPurchase } from './purchase.re
 import { FullPurchaseBody } from './full-purchase.request';
 import { BuyWithStoredCardBody } from './buy-with-stored-card.request';
 import { ClaimReservationBody, ReserveUnitsBody } from './reservation.request';
+import { PurchaseListQuery } from './purchasing-lists.request';
 
 const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];
 
@@ -119,8 +110,9 @@ export class PurchasesController {
   @TokenResource('purchase')
   @ApiOperation({ summary: "A user's purchases", description: 'Part 4.6: `count`, `per_page`, `page` (part 4.1).' })
   @ApiAnswer(PurchaseListAnswer, { errors: [404, 422] })
-  async ofUser(@Param('user_id') userId: string, @Query() query: Record<string, unknown>, @CurrentCaller() caller: Caller) {
-    const paging = parsePaging(query, 'purchase');
+  @ApiRequest({ query: PurchaseListQuery })
+  async ofUser(@Param('user_id') userId: string, @Query() query: PurchaseListQuery, @CurrentCaller() caller: Caller) {
+    const { paging } = query;
     if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
     if (paging.count) return { status: 'success', count: await this.purchases.countUserPurchases(caller.partnerId, userId) };
     const list = await this.purchases.userPurchases(caller.partnerId, userId, paging.skip, paging.perPage);

@@ -1,0 +1,51 @@
+import { isoInstant } from '@deals/kernel';
+import { requestDto, withPaging } from '@deals/wire';
+import { z } from 'zod';
+import type { CouponFilterWord } from '../queries/purchase.queries';
+
+/** Part 4.6's GET /users/:user_id/purchases: part 4.1's paging. */
+export const purchaseListQuery = withPaging({}, 'purchase');
+export class PurchaseListQuery extends requestDto(purchaseListQuery) {}
+
+const WORDS: CouponFilterWord[] = ['valid', 'redeemed', 'expired'];
+
+/** Part 4.8's GET /users/:user_id/coupons: the filter words and part 4.1's paging. */
+export const couponListQuery = withPaging(
+  {
+    filter: z
+      .string({ error: `takes words from ${WORDS.join(', ')}` })
+      .optional()
+      .transform((text, ctx): CouponFilterWord[] => {
+        const words = text ? text.split(',').map((w) => w.trim()) : [];
+        const unknown = words.filter((w) => !WORDS.includes(w as CouponFilterWord));
+        if (unknown.length) {
+          ctx.addIssue({ code: 'custom', message: `takes words from ${WORDS.join(', ')}; unknown: ${unknown.join(', ')}` });
+          return z.NEVER;
+        }
+        return words as CouponFilterWord[];
+      })
+      .meta({ description: `comma-separated words from ${WORDS.join(', ')}; none: every coupon`, example: 'valid,redeemed' }),
+  },
+  'coupon',
+);
+export class CouponListQuery extends requestDto(couponListQuery) {}
+
+/** The audit's `as_of`: an ISO 8601 instant (date, time and `Z` or an offset), read as a Date. */
+export const auditQuery = z
+  .object({
+    as_of: z
+      .string({ error: 'must be an ISO 8601 instant' })
+      .optional()
+      .transform((text, ctx) => {
+        if (text === undefined) return null;
+        const cut = isoInstant(text);
+        if (!cut) {
+          ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 instant' });
+          return z.NEVER;
+        }
+        return cut;
+      })
+      .meta({ description: 'the history as it stood at this instant', example: '2026-06-15T12:00:00Z' }),
+  })
+  .meta({ 'x-resource': 'request' });
+export class AuditQuery extends requestDto(auditQuery) {}
