@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { flagValue, Paging, pagingIssues, wholeNumber } from './paging';
+import { documented } from './typed-request';
 
 /**
  * Field schemas the request DTOs are built from. Each keeps the message the interface's callers
@@ -50,14 +51,11 @@ export const wholeNumberField = (message: string, check: (n: number) => boolean 
     })
     .meta({ description });
 
-/** Part 4.1's list parameters, as they are documented. */
+/** Part 4.1's list parameters, as they are documented (read by `pagingIssues`, whatever they hold). */
 const pagingShape = {
-  count: z.union([z.boolean(), z.string()]).optional().meta({ description: 'true: answer {status, count} instead of the list' }),
-  per_page: z
-    .union([z.number().int(), z.string()])
-    .optional()
-    .meta({ description: 'list size, 1 to 1000 (default 100); ignored with count' }),
-  page: z.union([z.number().int(), z.string()]).optional().meta({ description: 'page number from 1 (default 1); ignored with count' }),
+  count: documented('boolean', 'true: answer {status, count} instead of the list'),
+  per_page: documented('integer', 'list size, 1 to 1000 (default 100); ignored with count'),
+  page: documented('integer', 'page number from 1 (default 1); ignored with count'),
 };
 
 /**
@@ -67,6 +65,7 @@ const pagingShape = {
 export function withPaging<T extends z.ZodRawShape>(shape: T, resource: string) {
   return z
     .object({ ...shape, ...pagingShape })
+    .meta({ 'x-resource': resource })
     .transform((value, ctx) => {
       const { count, per_page, page, ...rest } = value as Record<string, unknown>;
       const { paging, issues } = pagingIssues({ count, per_page, page }, resource);

@@ -40,7 +40,17 @@ function unwrap(schema: z.ZodType): z.ZodType {
  * and the field's name (the path, from the nearest `x-section` below which it lies).
  */
 function locate(schema: z.ZodType, path: PropertyKey[], fallback: string): { resource: string; field: string } {
-  let resource = (schema.meta() as RequestMeta | undefined)?.['x-resource'] ?? fallback;
+  // The root's resource: its own meta, or that of the schema a transform of it reads.
+  let resource = fallback;
+  for (let root: z.ZodType | undefined = schema, i = 0; root && i < 8; i++) {
+    const found = (root.meta() as RequestMeta | undefined)?.['x-resource'];
+    if (found) {
+      resource = found;
+      break;
+    }
+    const def: Record<string, unknown> = (root as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
+    root = def.type === 'pipe' ? (def.in as z.ZodType) : undefined;
+  }
   let from = 0;
   let current: z.ZodType | undefined = schema;
   for (const [index, key] of path.entries()) {
@@ -61,9 +71,9 @@ function locate(schema: z.ZodType, path: PropertyKey[], fallback: string): { res
 export function validationIssues(error: z.ZodError, schema: z.ZodType, fallbackResource = 'request'): ValidationIssue[] {
   return error.issues.map((issue) => {
     const { resource, field } = locate(schema, issue.path, fallbackResource);
-    const declared = (issue as { params?: { issueType?: IssueType } }).params?.issueType;
-    const type: IssueType = declared ?? (MISSING.test(issue.message) ? 'missing_field' : 'invalid');
-    return { type, resource, ...(field ? { field } : {}), message: issue.message };
+    const params = (issue as { params?: { issueType?: IssueType; resource?: string } }).params;
+    const type: IssueType = params?.issueType ?? (MISSING.test(issue.message) ? 'missing_field' : 'invalid');
+    return { type, resource: params?.resource ?? resource, ...(field ? { field } : {}), message: issue.message };
   });
 }
 
@@ -85,6 +95,34 @@ export class RequestValidationPipe implements PipeTransform {
     throw new ValidationFailed(validationIssues(parsed.error, schema));
   }
 }
+
+/**
+ * Runs a parser of the interface's own grammar (a v3 filter, the v1 list parameters) inside a zod
+ * transform: its `ValidationFailed` entries become the schema's issues, with their type and resource.
+ */
+export function parsedBy<T>(ctx: z.RefinementCtx, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof ValidationFailed)) throw error;
+    for (const issue of error.issues) {
+      ctx.addIssue({
+        code: 'custom',
+        path: issue.field ? [issue.field] : [],
+        message: issue.message,
+        params: { issueType: issue.type, resource: issue.resource },
+      });
+    }
+    return z.NEVER;
+  }
+}
+
+/** A parameter the schema documents while a parser of the call reads it (`parsedBy`). */
+export const documented = (type: 'string' | 'integer' | 'number' | 'boolean', description: string, example?: unknown) =>
+  z
+    .unknown()
+    .optional()
+    .meta({ type, description, ...(example === undefined ? {} : { example }) });
 
 /** Parameters a call does not take as its own: the credentials are read before routing. */
 const CREDENTIALS = ['api_key', 'access_token'];

@@ -1,14 +1,13 @@
 import { Clock } from '@deals/kernel';
-import { parsePaging } from '@deals/wire';
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer } from '@deals/wire';
+import { ApiAnswer, ApiRequest } from '@deals/wire';
+import { V3DealListQuery } from './catalog.request';
 import { DealV3ListAnswer } from './catalog.answers';
 import type { FastifyReply } from 'fastify';
 import { CatalogLinks } from '../queries/catalog-links';
 import { DealSearch } from '../queries/deal-search';
 import { v3Filter } from '../queries/v3-filter';
-import { parseV3Query } from '../queries/v3-query';
 import { DealV3Bodies } from './deal-v3-bodies';
 
 /** GET /api/v3/deals (part 4.2): in-flight deals by the v3 query language, paged. */
@@ -30,9 +29,9 @@ export class DealsV3Controller {
       'region_city, lat_long, sold_out, ANDed), `page`/`per_page`; `next_page` carries the same query. HTTP basic credentials.',
   })
   @ApiAnswer(DealV3ListAnswer, { errors: [422] })
-  async list(@Query() params: Record<string, unknown>, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    const paging = parsePaging({ page: params.page, per_page: params.per_page }, 'deal');
-    const query = parseV3Query(params);
+  @ApiRequest({ query: V3DealListQuery })
+  async list(@Query() params: V3DealListQuery, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
+    const { paging, query, sent } = params;
     const now = this.clock.now();
     const cities = await Promise.all(
       query.conditions.flatMap((c) => (c.name === 'region_city' ? [this.search.regionIdsByCity(c.places)] : [])),
@@ -40,9 +39,9 @@ export class DealsV3Controller {
     const filter = v3Filter(query.conditions, now.getTime(), cities);
     const sort = Object.fromEntries(query.sort.map((k) => [k.field, k.direction]));
     const page = await this.search.page(filter, sort, paging.skip, paging.perPage);
-    const next = page.more ? this.nextPage(params, paging.page + 1, paging.perPage) : null;
+    const next = page.more ? this.nextPage(sent, paging.page + 1, paging.perPage) : null;
     void reply.type('application/json; charset=utf-8');
-    return this.bodies.list(page.deals, page.regions, now, query.fields, String(params.fields ?? ''), next);
+    return this.bodies.list(page.deals, page.regions, now, query.fields, String(sent.fields ?? ''), next);
   }
 
   /** The same fields, filter and sort, with the next page number (part 2.3). */

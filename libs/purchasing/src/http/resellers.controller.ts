@@ -3,7 +3,8 @@ import { Clock, NotFound, ViewProgress } from '@deals/kernel';
 import { Caller, CurrentCaller, humanUtc } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer, openApiSchema } from '@deals/wire';
+import { ApiAnswer, ApiRequest, openApiSchema } from '@deals/wire';
+import { ResellerSaleBody } from './reseller-purchase.request';
 import { CancelAnswer, ResellerCouponAnswer, ResellerNotCancelled, ResellerNotFound, ResellerPurchaseAnswer } from './purchasing.answers';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
@@ -38,9 +39,9 @@ export class ResellersController {
       'Part 4.6.2: a repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.',
   })
   @ApiAnswer(ResellerPurchaseAnswer, { errors: [404, 422] })
-  async record(@Body() input: unknown, @CurrentCaller() caller: Caller) {
-    const fields = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-    const { purchaseId, position } = await this.commands.execute(new RecordResellerPurchase(fields, caller));
+  @ApiRequest({ body: ResellerSaleBody })
+  async record(@Body() sale: ResellerSaleBody, @CurrentCaller() caller: Caller) {
+    const { purchaseId, position } = await this.commands.execute(new RecordResellerPurchase(sale, caller));
     await this.progress.waitFor([PURCHASE_DETAILS, COUPON_DETAILS], position);
     const purchase = (await this.purchases.purchase(caller.partnerId, purchaseId))!;
     const now = this.clock.now().getTime();
