@@ -6,7 +6,7 @@ import { Controller, Get, Param, Put, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiAnswer, ApiErrors, ApiRequest } from '@deals/wire';
 import { CouponAnswer, CouponListAnswer } from './purchasing.answers';
-import { CouponListQuery } from './purchasing-lists.request';
+import { CouponLinkQuery, CouponListQuery } from './purchasing-lists.request';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { RedeemCoupon } from '../commands/redeem-coupon.command';
@@ -74,9 +74,10 @@ export class CouponsController {
   @ApiOperation({ summary: "A coupon's QR image", description: 'Public, with the `key` its `qr_code_url` carries; without it, 404.' })
   @ApiResponse({ status: 200, description: 'the QR image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors(404)
-  async qrImage(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  @ApiRequest({ query: CouponLinkQuery })
+  async qrImage(@Param('coupon_id') couponId: string, @Query() link: CouponLinkQuery, @Res({ passthrough: true }) reply: FastifyReply) {
     // The image never changes: kept by the holder's browser for a day.
-    const coupon = await this.openedCoupon(couponId, key, reply);
+    const coupon = await this.openedCoupon(couponId, link.key, reply);
     void reply.type('image/png').header('cache-control', 'private, max-age=86400');
     return this.qr.png(coupon.redemptionCode);
   }
@@ -85,9 +86,10 @@ export class CouponsController {
   @ApiOperation({ summary: "A coupon's printable page", description: 'Public, with the `key` its `print_url` carries; without it, 404.' })
   @ApiResponse({ status: 200, description: 'the printable page', content: { 'text/html': { schema: { type: 'string' } } } })
   @ApiErrors(404)
-  async print(@Param('coupon_id') couponId: string, @Query('key') key: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  @ApiRequest({ query: CouponLinkQuery })
+  async print(@Param('coupon_id') couponId: string, @Query() link: CouponLinkQuery, @Res({ passthrough: true }) reply: FastifyReply) {
     // The page shows the codes that redeem the coupon and its state now: never stored by a cache.
-    const coupon = await this.openedCoupon(couponId, key, reply);
+    const coupon = await this.openedCoupon(couponId, link.key, reply);
     const [purchase, deal] = await Promise.all([
       this.purchases.purchase(coupon.partnerId, coupon.purchaseId),
       this.catalog.deal(coupon.dealId),
@@ -111,7 +113,7 @@ export class CouponsController {
    * answer is `no-store` until the caller says otherwise: a refusal is kept by no cache (the coupon
    * may be in the views a moment later).
    */
-  private async openedCoupon(couponId: string, key: unknown, reply: FastifyReply) {
+  private async openedCoupon(couponId: string, key: string | undefined, reply: FastifyReply) {
     void reply.header('cache-control', 'no-store');
     const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
     if (!coupon) throw new NotFound(`coupon ${couponId} not found`);

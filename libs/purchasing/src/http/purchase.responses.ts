@@ -12,7 +12,7 @@ export abstract class CouponLinks {
   /** The key a coupon's public links carry: only who was given the link can open it. */
   abstract keyOf(couponId: string): string;
   /** Whether `key` is the coupon's link key (compared in constant time). */
-  abstract opens(couponId: string, key: unknown): boolean;
+  abstract opens(couponId: string, key: string | undefined): boolean;
 }
 
 /**
@@ -32,8 +32,8 @@ export class KeyedCouponLinks extends CouponLinks {
     return createHmac('sha256', this.secret).update(`coupon-link\n${couponId}`).digest('base64url').slice(0, 22);
   }
 
-  opens(couponId: string, key: unknown): boolean {
-    if (typeof key !== 'string') return false;
+  opens(couponId: string, key: string | undefined): boolean {
+    if (key === undefined) return false;
     const expected = Buffer.from(this.keyOf(couponId));
     const given = Buffer.from(key);
     return given.length === expected.length && timingSafeEqual(given, expected);

@@ -49,3 +49,18 @@ export const auditQuery = z
   })
   .meta({ 'x-resource': 'request' });
 export class AuditQuery extends requestDto(auditQuery) {}
+
+/**
+ * The `key` of a coupon's public link (its QR image, its printable page). Anything but the link's
+ * own key opens nothing (404, never 422: a wrong key tells nothing about the coupon).
+ */
+export const couponLinkQuery = z
+  .object({
+    key: z
+      .unknown()
+      .optional()
+      .transform((value) => (typeof value === 'string' ? value : undefined))
+      .meta({ type: 'string', description: 'the key the link (`qr_code_url`, `print_url`) carries' }),
+  })
+  .meta({ 'x-resource': 'coupon' });
+export class CouponLinkQuery extends requestDto(couponLinkQuery) {}
