@@ -53,7 +53,7 @@ const cardShape = {
     if (!luhn) ctx.addIssue({ code: 'custom', message: 'fails the Luhn check' });
     if (!brand) ctx.addIssue({ code: 'custom', message: `is not a supported card brand (${CARD_BRANDS.join(', ')})` });
     return luhn && brand ? digits : z.NEVER;
-  }).meta({ description: `${CARD_DIGITS} digits (spaces and dashes allowed); ${CARD_BRANDS.join(', ')}`, example: '4242424242424242' }),
+  }).meta({ description: `${CARD_DIGITS} digits (spaces and dashes allowed); ${CARD_BRANDS.join(', ')}`, example: '4242 4242 4242 4242' }),
   verification_value: cardField(CVV, (value, ctx) => {
     const cvv = text(value);
     return cvv !== null && /^\d{3}$/.test(cvv) ? cvv : fail(ctx, CVV);

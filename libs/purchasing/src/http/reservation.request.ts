@@ -1,24 +1,13 @@
 import { requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
 import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
-
-const UNITS = `must be a whole number from 1 to ${MAX_UNITS_PER_PURCHASE}`;
+import { quantity } from './full-purchase.request';
 
 /** Part 4.6's POST /purchases/reserve: the deal and how many units to hold. */
 export const reserveUnitsBody = z
   .object({
     deal_id: requiredText('the deal whose units to hold').meta({ example: 'chicago-spa-day' }),
-    num_bought: z
-      .custom<number>((value) => value !== undefined && value !== null, {
-        error: UNITS,
-        params: { issueType: 'missing_field' },
-        abort: false,
-      })
-      .refine(
-        (value) => value === undefined || value === null || (Number.isSafeInteger(value) && value >= 1 && value <= MAX_UNITS_PER_PURCHASE),
-        UNITS,
-      )
-      .meta({ type: 'integer', minimum: 1, maximum: MAX_UNITS_PER_PURCHASE, description: 'units to hold', example: 2 }),
+    num_bought: quantity.meta({ type: 'integer', minimum: 1, maximum: MAX_UNITS_PER_PURCHASE, description: 'units to hold', example: 2 }),
   })
   .meta({ 'x-resource': 'purchase' });
 
