@@ -1,5 +1,6 @@
 import { AccountsHttpModule } from '@deals/accounts';
 import { CatalogHttpModule } from '@deals/catalog';
+import { EngagementHttpModule } from '@deals/engagement';
 import { PurchasingHttpModule } from '@deals/purchasing';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
 import { AccessGuard, ErrorFilter, RequestValidationPipe } from '@deals/wire';
@@ -25,6 +26,7 @@ export class ApiModule {
         CatalogHttpModule,
         AccountsHttpModule,
         PurchasingHttpModule,
+        EngagementHttpModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -1,7 +1,8 @@
 import { accountsProjections } from '@deals/accounts';
 import { catalogProjections } from '@deals/catalog';
+import { engagementProjections } from '@deals/engagement';
 import type { Projection } from '@deals/kernel';
 import { purchasingProjections } from '@deals/purchasing';
 
 /** Every read model the service keeps, by name. */
-export const ALL_PROJECTIONS: Projection[] = [...accountsProjections, ...catalogProjections, ...purchasingProjections] as Projection[];
+export const ALL_PROJECTIONS: Projection[] = [...accountsProjections, ...catalogProjections, ...purchasingProjections, ...engagementProjections] as Projection[];

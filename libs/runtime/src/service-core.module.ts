@@ -1,3 +1,4 @@
+import { EngagementModule } from '@deals/engagement';
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
@@ -96,6 +97,7 @@ export class ServiceCoreModule {
         AccountsModule,
         CatalogModule,
         PurchasingModule,
+        EngagementModule,
       ],
       providers: [
         { provide: ServiceConfig, useValue: config },
@@ -148,6 +150,7 @@ export class ServiceCoreModule {
         AccountsModule,
         CatalogModule,
         PurchasingModule,
+        EngagementModule,
       ],
     };
   }
