@@ -1,4 +1,4 @@
-import { isoInstant } from './calendar';
+import { xmlDateTimeInstant, isoInstant } from './calendar';
 
 describe('isoInstant', () => {
   it('reads a date and time with its offset', () => {
@@ -22,5 +22,29 @@ describe('isoInstant', () => {
     ]) {
       expect([text, isoInstant(text)]).toEqual([text, null]);
     }
+  });
+});
+
+describe('xmlDateTimeInstant', () => {
+  it('reads YYYY-MM-DDThh:mm:ss with an optional fraction and offset; no offset is UTC', () => {
+    expect(xmlDateTimeInstant('2026-06-15T09:30:00')?.toISOString()).toBe('2026-06-15T09:30:00.000Z');
+    expect(xmlDateTimeInstant('2026-06-15T09:30:00Z')?.toISOString()).toBe('2026-06-15T09:30:00.000Z');
+    expect(xmlDateTimeInstant('2026-06-15T09:30:00-05:00')?.toISOString()).toBe('2026-06-15T14:30:00.000Z');
+    expect(xmlDateTimeInstant('2026-06-15T09:30:00.25+01:30')?.toISOString()).toBe('2026-06-15T08:00:00.250Z');
+  });
+  it('refuses other forms and impossible times', () => {
+    for (const text of [
+      '2026-06-15',
+      '2026-06-15T09:30',
+      '2026-02-30T00:00:00',
+      '2026-06-15T24:00:00',
+      '2026-06-15T09:60:00',
+      '2026-06-15T09:30:00+15:00',
+      '2026-06-15 09:30:00',
+      'Mon Jun 15 2026',
+      20260615,
+      null,
+    ])
+      expect(xmlDateTimeInstant(text)).toBeNull();
   });
 });

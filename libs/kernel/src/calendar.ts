@@ -34,3 +34,30 @@ export function isoInstant(text: unknown): Date | null {
   const at = new Date(text);
   return Number.isNaN(at.getTime()) ? null : at;
 }
+
+const XML_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|([+-])(\d{2}):(\d{2}))?$/;
+
+/**
+ * The instant an XML Schema dateTime names (`YYYY-MM-DDThh:mm:ss`, an optional fraction, an
+ * optional `Z` or ±hh:mm offset up to 14:00), on a day the calendar has; else null. Without an
+ * offset it is read as UTC (the service's zone), never as the server's local time.
+ */
+export function xmlDateTimeInstant(text: unknown): Date | null {
+  if (typeof text !== 'string') return null;
+  const m = XML_DATE_TIME.exec(text);
+  if (!m || !isCalendarDay(`${m[1]}-${m[2]}-${m[3]}`)) return null;
+  const [hour, minute, second] = [Number(m[4]), Number(m[5]), Number(m[6])];
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMinutes = 0;
+  if (m[9]) {
+    const [oh, om] = [Number(m[10]), Number(m[11])];
+    if (om > 59 || oh * 60 + om > 14 * 60) return null;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const millis = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
+  // Date.UTC reads years 0 to 99 as 1900 to 1999: the year is set on its own.
+  const at = new Date(Date.UTC(2000, 0, 1, hour, minute, second, millis));
+  at.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  at.setTime(at.getTime() - offsetMinutes * 60_000);
+  return Number.isNaN(at.getTime()) ? null : at;
+}

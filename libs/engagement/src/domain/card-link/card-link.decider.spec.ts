@@ -1,0 +1,259 @@
+import { NotFound, ValidationFailed } from '@deals/kernel';
+import { deciderSpec } from '@deals/testing';
+import { CardLinkNotOpened, cardLinkDecider } from './card-link.decider';
+import type { CardLinkCreation, CardLinkEvent } from './card-link.events';
+import { CardLinkTerms, redemptionOutcome } from './card-link-terms';
+import { cardLinkageDecider } from './card-linkage.decider';
+
+const terms: CardLinkTerms = {
+  minSpend: 2000,
+  incentiveAmount: 500,
+  incentivePercentage: null,
+  maximumAllowance: 1200,
+  numQualifying: 3,
+  fixedFee: 25,
+  percentFee: 10,
+};
+const creation: CardLinkCreation = {
+  cardLinkId: 'l1',
+  dealId: 'coffee',
+  partnerId: 'p1',
+  userId: 'u1',
+  merchantId: 'bean',
+  terms,
+  linkedAt: '2026-06-15T12:00:00.000Z',
+};
+const now = new Date('2026-06-16T12:00:00Z');
+const opened: CardLinkEvent = { type: 'CardLinkOpened', data: creation };
+const given = deciderSpec(cardLinkDecider);
+const actor = { cardLinkId: 'l1', partnerId: 'p1' };
+const tx = (reference: string, amount: number, maxRedemption = false, date = '2026-06-16T09:30:00') => ({
+  type: 'RedeemCardLink' as const,
+  data: {
+    ...actor,
+    transactionReference: reference,
+    transactionAmount: amount,
+    transactionDate: date,
+    transactionAt: new Date(`${date}Z`).toISOString(),
+    maxRedemption,
+  },
+});
+const redeemed = (
+  reference: string,
+  amount: number,
+  qualifies: boolean,
+  incentiveCents: number,
+  feeCents: number,
+  maxRedemption = false,
+) => ({
+  type: 'CardLinkRedeemed' as const,
+  data: {
+    cardLinkId: 'l1',
+    dealId: 'coffee',
+    partnerId: 'p1',
+    userId: 'u1',
+    transactionReference: reference,
+    transactionAmount: amount,
+    transactionDate: '2026-06-16T09:30:00',
+    transactionAt: '2026-06-16T09:30:00.000Z',
+    maxRedemption,
+    qualifies,
+    incentiveCents,
+    feeCents,
+    redeemedAt: now.toISOString(),
+  },
+});
+
+describe('card link decider (part 3.3)', () => {
+  it('opens a link, and relinks it when it was unlinked; a linked or fulfilled link stays', () => {
+    given([])
+      .when({ type: 'EnsureCardLinked', data: { ...creation, at: 'x' } }, now)
+      .then([opened]);
+    given([opened])
+      .when({ type: 'EnsureCardLinked', data: { ...creation, at: 'x' } }, now)
+      .then([]);
+    given([opened, { type: 'CardUnlinked', data: { cardLinkId: 'l1', at: 'a' } }])
+      .when({ type: 'EnsureCardLinked', data: { ...creation, at: 'x' } }, now)
+      .then([{ type: 'CardRelinked', data: { cardLinkId: 'l1', at: 'x' } }]);
+    given([opened, { type: 'CardLinkFulfilled', data: { cardLinkId: 'l1', reason: 'max_redemption', at: 'a' } }])
+      .when({ type: 'EnsureCardLinked', data: { ...creation, at: 'x' } }, now)
+      .then([]);
+  });
+
+  it('moves linked → unlinked → linked, idempotently; a fulfilled link moves no more', () => {
+    const at = now.toISOString();
+    given([opened])
+      .when({ type: 'UnlinkCard', data: actor }, now)
+      .then([{ type: 'CardUnlinked', data: { cardLinkId: 'l1', at } }]);
+    given([opened]).when({ type: 'RelinkCard', data: actor }, now).then([]);
+    const unlinked: CardLinkEvent = { type: 'CardUnlinked', data: { cardLinkId: 'l1', at } };
+    given([opened, unlinked]).when({ type: 'UnlinkCard', data: actor }, now).then([]);
+    given([opened, unlinked])
+      .when({ type: 'RelinkCard', data: actor }, now)
+      .then([{ type: 'CardRelinked', data: { cardLinkId: 'l1', at } }]);
+    const fulfilled: CardLinkEvent = { type: 'CardLinkFulfilled', data: { cardLinkId: 'l1', reason: 'max_redemption', at } };
+    for (const type of ['UnlinkCard', 'RelinkCard'] as const)
+      given([opened, fulfilled])
+        .when({ type, data: actor }, now)
+        .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'state' })] });
+  });
+
+  it("is not found for another partner, another user's token, or before it is opened", () => {
+    given([opened])
+      .when({ type: 'UnlinkCard', data: { ...actor, partnerId: 'p2' } }, now)
+      .thenThrows(NotFound);
+    given([opened])
+      .when({ type: 'UnlinkCard', data: { ...actor, userId: 'u2' } }, now)
+      .thenThrows(NotFound);
+    given([opened])
+      .when({ type: 'UnlinkCard', data: { ...actor, userId: 'u1' } }, now)
+      .then([expect.objectContaining({ type: 'CardUnlinked' })] as never);
+    given([]).when(tx('t1', 3000), now).thenThrows(CardLinkNotOpened);
+  });
+
+  it('records a qualifying transaction with its incentive and fee', () => {
+    given([opened])
+      .when(tx('t1', 3000), now)
+      .then([redeemed('t1', 3000, true, 500, 25 + 300)]);
+  });
+
+  it('records a transaction below min_spend as not qualifying: it earns nothing and costs no fee', () => {
+    given([opened])
+      .when(tx('t1', 1999), now)
+      .then([redeemed('t1', 1999, false, 0, 0)]);
+  });
+
+  it('is fulfilled by max_redemption, even by a transaction that does not qualify', () => {
+    given([opened])
+      .when(tx('t1', 100, true), now)
+      .then([
+        redeemed('t1', 100, false, 0, 0, true),
+        { type: 'CardLinkFulfilled', data: { cardLinkId: 'l1', reason: 'max_redemption', at: now.toISOString() } },
+      ]);
+  });
+
+  it('is fulfilled by its num_qualifying-th qualifying transaction, and the allowance caps what the link earns in all', () => {
+    const history = [opened, redeemed('t1', 3000, true, 500, 325), redeemed('t2', 100, false, 0, 0), redeemed('t3', 5000, true, 500, 525)];
+    // 1200 allowed, 1000 earned: the third earns 200, and fulfils the link.
+    given(history)
+      .when(tx('t4', 2500), now)
+      .then([
+        redeemed('t4', 2500, true, 200, 275),
+        { type: 'CardLinkFulfilled', data: { cardLinkId: 'l1', reason: 'num_qualifying', at: now.toISOString() } },
+      ]);
+  });
+
+  it('records a transaction reference once: a repeat changes nothing, a repeat with other facts is refused', () => {
+    const history = [opened, redeemed('t1', 3000, true, 500, 325)];
+    given(history).when(tx('t1', 3000), now).then([]);
+    given(history)
+      .when(tx('t1', 3001), now)
+      .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'transaction_reference' })] });
+    // Also once the link is fulfilled by it.
+    const fulfilled = [
+      ...history,
+      { type: 'CardLinkFulfilled', data: { cardLinkId: 'l1', reason: 'num_qualifying', at: 'a' } } as CardLinkEvent,
+    ];
+    given(fulfilled).when(tx('t1', 3000), now).then([]);
+  });
+
+  it('redeems from linked only', () => {
+    given([opened, { type: 'CardUnlinked', data: { cardLinkId: 'l1', at: 'a' } }])
+      .when(tx('t1', 3000), now)
+      .thenThrows(ValidationFailed, {
+        issues: [expect.objectContaining({ field: 'state', message: expect.stringContaining('unlinked') })],
+      });
+    given([opened, { type: 'CardLinkFulfilled', data: { cardLinkId: 'l1', reason: 'max_redemption', at: 'a' } }])
+      .when(tx('t9', 3000), now)
+      .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'state' })] });
+  });
+
+  it('refuses a transaction dated before the link, or more than a day ahead', () => {
+    given([opened])
+      .when(tx('t1', 3000, false, '2026-06-15T11:59:59'), now)
+      .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'transaction_date' })] });
+    given([opened])
+      .when(tx('t1', 3000, false, '2026-06-17T12:00:01'), now)
+      .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'transaction_date' })] });
+  });
+});
+
+describe('redemption arithmetic', () => {
+  const none: CardLinkTerms = {
+    minSpend: null,
+    incentiveAmount: null,
+    incentivePercentage: null,
+    maximumAllowance: null,
+    numQualifying: null,
+    fixedFee: null,
+    percentFee: null,
+  };
+  const fresh = { earned: 0, qualifying: 0 };
+  it('takes a percentage of the amount, rounded down, when no flat amount is given', () => {
+    expect(redemptionOutcome({ ...none, incentivePercentage: 15 }, fresh, 1999, false)).toEqual({
+      qualifies: true,
+      incentiveCents: 299,
+      feeCents: 0,
+      fulfils: null,
+    });
+  });
+  it('prefers the flat amount to the percentage', () => {
+    expect(redemptionOutcome({ ...none, incentiveAmount: 700, incentivePercentage: 50 }, fresh, 10_000, false).incentiveCents).toBe(700);
+  });
+  it('caps by what is left of maximum_allowance, never below 0', () => {
+    expect(
+      redemptionOutcome({ ...none, incentiveAmount: 700, maximumAllowance: 1000 }, { earned: 600, qualifying: 1 }, 1, false).incentiveCents,
+    ).toBe(400);
+    expect(
+      redemptionOutcome({ ...none, incentiveAmount: 700, maximumAllowance: 1000 }, { earned: 1000, qualifying: 2 }, 1, false)
+        .incentiveCents,
+    ).toBe(0);
+  });
+  it('charges fixed_fee plus percent_fee of the amount, rounded down, on a qualifying transaction', () => {
+    expect(redemptionOutcome({ ...none, fixedFee: 30, percentFee: 3 }, fresh, 3333, false).feeCents).toBe(30 + 99);
+  });
+  it('without num_qualifying, is fulfilled by max_redemption only', () => {
+    expect(redemptionOutcome(none, { earned: 0, qualifying: 99 }, 1, false).fulfils).toBeNull();
+    expect(redemptionOutcome(none, fresh, 1, true).fulfils).toBe('max_redemption');
+  });
+});
+
+describe('card linkage decider: max_linkage places', () => {
+  const linkage = deciderSpec(cardLinkageDecider);
+  const take = (userId: string, cardLinkId: string, maxLinkage: number | null = 2) => ({
+    type: 'TakeLinkagePlace' as const,
+    data: { ...creation, userId, cardLinkId, maxLinkage },
+  });
+  const taken = (userId: string, cardLinkId: string) => ({
+    type: 'CardLinkPlaceTaken' as const,
+    data: { ...creation, userId, cardLinkId },
+  });
+
+  it('gives each user one place, up to max_linkage', () => {
+    linkage([])
+      .when(take('u1', 'l1'))
+      .then([taken('u1', 'l1')]);
+    linkage([taken('u1', 'l1')])
+      .when(take('u1', 'l9'))
+      .then([]);
+    linkage([taken('u1', 'l1'), taken('u2', 'l2')])
+      .when(take('u3', 'l3'))
+      .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'deal_id' })] });
+    linkage([taken('u1', 'l1'), taken('u2', 'l2')])
+      .when(take('u3', 'l3', null))
+      .then([taken('u3', 'l3')]);
+  });
+
+  it('takes back a place its call gave up, and only that link’s', () => {
+    const history = [taken('u1', 'l1'), taken('u2', 'l2')];
+    linkage(history)
+      .when({ type: 'ReturnLinkagePlace', data: { dealId: 'coffee', cardLinkId: 'l2', userId: 'u2' } })
+      .then([{ type: 'CardLinkPlaceReturned', data: { dealId: 'coffee', cardLinkId: 'l2', userId: 'u2' } }]);
+    linkage(history)
+      .when({ type: 'ReturnLinkagePlace', data: { dealId: 'coffee', cardLinkId: 'l9', userId: 'u2' } })
+      .then([]);
+    linkage([...history, { type: 'CardLinkPlaceReturned', data: { dealId: 'coffee', cardLinkId: 'l2', userId: 'u2' } }])
+      .when(take('u3', 'l3'))
+      .then([taken('u3', 'l3')]);
+  });
+});

@@ -1,0 +1,59 @@
+import type { DomainEvent } from '@deals/kernel';
+import type { CardLinkTerms } from './card-link-terms';
+
+/** A link as it is made: who linked which deal, and on what terms. */
+export interface CardLinkCreation {
+  cardLinkId: string;
+  dealId: string;
+  partnerId: string;
+  userId: string;
+  merchantId: string | null;
+  terms: CardLinkTerms;
+  linkedAt: string;
+}
+
+/**
+ * On the deal's linkage stream: the user took one of the deal's `max_linkage` places, and the link
+ * exists from here (the link's own stream is opened right after with the same facts).
+ */
+export type CardLinkPlaceTaken = DomainEvent<'CardLinkPlaceTaken', CardLinkCreation>;
+/** On the deal's linkage stream: a place taken by a call that was refused as a whole (`deal_ids`) is given back; its link never existed. */
+export type CardLinkPlaceReturned = DomainEvent<'CardLinkPlaceReturned', { dealId: string; cardLinkId: string; userId: string }>;
+export type CardLinkageEvent = CardLinkPlaceTaken | CardLinkPlaceReturned;
+
+/** The link's own stream begins with the facts of its place. */
+export type CardLinkOpened = DomainEvent<'CardLinkOpened', CardLinkCreation>;
+export type CardUnlinked = DomainEvent<'CardUnlinked', { cardLinkId: string; at: string }>;
+export type CardRelinked = DomainEvent<'CardRelinked', { cardLinkId: string; at: string }>;
+/**
+ * One of the user's card transactions, reported by the partner, and what it earned: the incentive
+ * owed to the user and the partner's fee, in cents (both 0 when it does not qualify).
+ */
+export type CardLinkRedeemed = DomainEvent<
+  'CardLinkRedeemed',
+  {
+    cardLinkId: string;
+    dealId: string;
+    partnerId: string;
+    userId: string;
+    transactionReference: string;
+    transactionAmount: number;
+    /** As the partner wrote it, and the instant it names. */
+    transactionDate: string;
+    transactionAt: string;
+    maxRedemption: boolean;
+    qualifies: boolean;
+    incentiveCents: number;
+    feeCents: number;
+    redeemedAt: string;
+  }
+>;
+export type CardLinkFulfilled = DomainEvent<
+  'CardLinkFulfilled',
+  { cardLinkId: string; reason: 'max_redemption' | 'num_qualifying'; at: string }
+>;
+export type CardLinkEvent = CardLinkOpened | CardUnlinked | CardRelinked | CardLinkRedeemed | CardLinkFulfilled;
+
+export const cardLinkStream = (cardLinkId: string) => `cardlink-${cardLinkId}`;
+/** A card-linked deal's places (`max_linkage`), and who holds them. */
+export const cardLinkageStream = (dealId: string) => `cardlinkage-${dealId}`;
