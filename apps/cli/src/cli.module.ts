@@ -5,6 +5,7 @@ import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { PartnersCreateCommand } from './commands/partners-create.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
+import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
 
 /**
@@ -40,6 +41,7 @@ export class CliModule {
       providers: [
         ProgramName,
         AuditPurchaseCommand,
+        AuditCardLinkCommand,
         PartnersCreateCommand,
         RegionsImportCommand,
         DealsImportCommand,

@@ -5,4 +5,9 @@ import type { Projection } from '@deals/kernel';
 import { purchasingProjections } from '@deals/purchasing';
 
 /** Every read model the service keeps, by name. */
-export const ALL_PROJECTIONS: Projection[] = [...accountsProjections, ...catalogProjections, ...purchasingProjections, ...engagementProjections] as Projection[];
+export const ALL_PROJECTIONS: Projection[] = [
+  ...accountsProjections,
+  ...catalogProjections,
+  ...purchasingProjections,
+  ...engagementProjections,
+] as Projection[];

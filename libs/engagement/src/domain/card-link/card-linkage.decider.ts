@@ -13,8 +13,8 @@ export type CardLinkageCommand = TakeLinkagePlace | ReturnLinkagePlace;
  * ever earn from the deal, and a user who unlinked relinks without competing for a place.
  */
 export interface CardLinkage {
-  /** The link of each user holding a place. A persistent map: the state is shared by a stream's commands. */
-  places: ImmutableMap<string, string>;
+  /** The link of each user holding a place, as it was made. A persistent map: the state is shared by a stream's commands. */
+  places: ImmutableMap<string, CardLinkCreation>;
 }
 
 /** The deal has no place left for a new user. */
@@ -29,11 +29,13 @@ export const linkageFull = (dealId: string, maxLinkage: number) =>
   ]);
 
 export const cardLinkageDecider: Decider<CardLinkage, CardLinkageCommand, CardLinkageEvent> = {
-  initialState: () => ({ places: ImmutableMap<string, string>() }),
+  initialState: () => ({ places: ImmutableMap<string, CardLinkCreation>() }),
   decide(command, linkage) {
     if (command.type === 'ReturnLinkagePlace') {
       const { dealId, cardLinkId, userId } = command.data;
-      return linkage.places.get(userId) === cardLinkId ? [{ type: 'CardLinkPlaceReturned', data: { dealId, cardLinkId, userId } }] : [];
+      return linkage.places.get(userId)?.cardLinkId === cardLinkId
+        ? [{ type: 'CardLinkPlaceReturned', data: { dealId, cardLinkId, userId } }]
+        : [];
     }
     const { maxLinkage, ...creation } = command.data;
     // The user's place, if it has one, is its link: never a second.
@@ -42,7 +44,9 @@ export const cardLinkageDecider: Decider<CardLinkage, CardLinkageCommand, CardLi
     return [{ type: 'CardLinkPlaceTaken', data: creation }];
   },
   evolve(linkage, event) {
-    if (event.type === 'CardLinkPlaceTaken') return { places: linkage.places.set(event.data.userId, event.data.cardLinkId) };
-    return linkage.places.get(event.data.userId) === event.data.cardLinkId ? { places: linkage.places.delete(event.data.userId) } : linkage;
+    if (event.type === 'CardLinkPlaceTaken') return { places: linkage.places.set(event.data.userId, event.data) };
+    return linkage.places.get(event.data.userId)?.cardLinkId === event.data.cardLinkId
+      ? { places: linkage.places.delete(event.data.userId) }
+      : linkage;
   },
 };

@@ -1,0 +1,70 @@
+import { EventStore, NotFound, RecordedEvent } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { cardLinkDecider, CardLink } from '../domain/card-link/card-link.decider';
+import { CardLinkEvent, cardLinkageStream, cardLinkStream } from '../domain/card-link/card-link.events';
+import { CardLinkQueries } from '../queries/card-link.queries';
+
+export interface CardLinkAuditEntry {
+  position: string;
+  occurredAt: string;
+  stream: string;
+  type: string;
+  actor: string | null;
+  partnerId: string | null;
+  requestId: string | null;
+  correlationId: string | null;
+  data: unknown;
+  /** The link after this event: its state, and what its transactions earned the user and cost the partner so far, cents. */
+  linkState: string;
+  incentiveCents: number;
+  feeCents: number;
+}
+
+/**
+ * Every event of a card link, in log order: its place on the deal's linkage (taken, given back),
+ * its own stream (opened, unlinked, relinked, each transaction with what it earned, fulfilled),
+ * with who caused each and the running totals a settlement sums.
+ */
+@Injectable()
+export class CardLinkAudit {
+  constructor(
+    private readonly store: EventStore,
+    private readonly links: CardLinkQueries,
+  ) {}
+
+  async history(cardLinkId: string): Promise<CardLinkAuditEntry[]> {
+    const own = await this.store.readStream(cardLinkStream(cardLinkId));
+    const dealId = own.length ? (own[0].data as { dealId: string }).dealId : (await this.links.anyLink(cardLinkId))?.dealId;
+    if (!dealId) throw new NotFound(`card link ${cardLinkId} not found`);
+    const place = (await this.store.readStream(cardLinkageStream(dealId))).filter(
+      (e) => (e.data as { cardLinkId?: string }).cardLinkId === cardLinkId,
+    );
+    const events = [...place, ...own].sort((a, b) => (a.position < b.position ? -1 : 1));
+    let link: CardLink = cardLinkDecider.initialState();
+    let incentiveCents = 0;
+    let feeCents = 0;
+    return events.map((event: RecordedEvent) => {
+      if (event.streamId === cardLinkStream(cardLinkId)) link = cardLinkDecider.evolve(link, event as unknown as CardLinkEvent);
+      if (event.type === 'CardLinkRedeemed') {
+        const data = event.data as { incentiveCents: number; feeCents: number };
+        incentiveCents += data.incentiveCents;
+        feeCents += data.feeCents;
+      }
+      const linkState = event.type === 'CardLinkPlaceReturned' ? 'withdrawn' : event.type === 'CardLinkPlaceTaken' ? 'linked' : link.state;
+      return {
+        position: event.position,
+        occurredAt: event.metadata.occurredAt,
+        stream: event.streamId,
+        type: event.type,
+        actor: event.metadata.actor ?? null,
+        partnerId: event.metadata.partnerId ?? null,
+        requestId: event.metadata.requestId ?? null,
+        correlationId: event.metadata.correlationId ?? null,
+        data: event.data,
+        linkState,
+        incentiveCents,
+        feeCents,
+      };
+    });
+  }
+}

@@ -1,0 +1,260 @@
+import { AccountQueries } from '@deals/accounts';
+import { CatalogQueries, DealDetails, effectiveStateAt } from '@deals/catalog';
+import {
+  Clock,
+  CommandCaller,
+  CommandContext,
+  EventStore,
+  handleCommand,
+  IdGenerator,
+  loadCachedAggregate,
+  LogPosition,
+  NotFound,
+  ValidationFailed,
+} from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CardLinkCommand, cardLinkDecider, CardLinkNotOpened } from '../domain/card-link/card-link.decider';
+import { CardLinkCreation, cardLinkageStream, cardLinkStream } from '../domain/card-link/card-link.events';
+import type { CardLinkTerms } from '../domain/card-link/card-link-terms';
+import { cardLinkageDecider } from '../domain/card-link/card-linkage.decider';
+import { CardLinkQueries } from '../queries/card-link.queries';
+
+type Caller = CommandCaller & { partnerId: string };
+
+/** The later of two log positions (null: nothing appended). */
+const later = (a: LogPosition | null, b: LogPosition | null) => (a === null ? b : b === null ? a : a > b ? a : b);
+
+const dealIssue = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'card_link', field, message }]);
+
+/** The deal's card-linked terms, as a link records them. */
+function termsOf(view: DealDetails): CardLinkTerms {
+  const d = view.deal!;
+  return {
+    minSpend: d.min_spend ?? null,
+    incentiveAmount: d.incentive_amount ?? null,
+    incentivePercentage: d.incentive_percentage ?? null,
+    maximumAllowance: d.maximum_allowance ?? null,
+    numQualifying: d.num_qualifying ?? null,
+    fixedFee: d.fixed_fee ?? null,
+    percentFee: d.percent_fee ?? null,
+  };
+}
+
+/**
+ * POST /card_links: links a live user of the partner to one deal or several (part 4.13). All or
+ * nothing: every deal is checked first (known, card-linked, on sale); then a place is taken on each
+ * deal's linkage, and if one is refused (its `max_linkage` reached meanwhile) the places this call
+ * took are given back before the refusal is answered. A user's existing link is answered (relinked
+ * if it was unlinked), never a second one.
+ */
+export class LinkCards extends Command<{ cardLinkIds: string[]; position: LogPosition | null }> {
+  constructor(
+    readonly userId: string,
+    readonly dealIds: readonly string[],
+    /** The request's field that named the deals, for the refusals: `deal_id` or `deal_ids`. */
+    readonly field: 'deal_id' | 'deal_ids',
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(LinkCards)
+export class LinkCardsHandler implements ICommandHandler<LinkCards> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly catalog: CatalogQueries,
+    private readonly accounts: AccountQueries,
+  ) {}
+
+  async execute({ userId, dealIds, field, caller }: LinkCards) {
+    const now = this.clock.now();
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    const deals = await Promise.all(dealIds.map((id) => this.catalog.deal(id)));
+    deals.forEach((view, i) => {
+      if (!view?.deal) throw new NotFound(`deal ${dealIds[i]} not found`);
+      if (view.deal.type !== 'card-linked') throw dealIssue(field, `${dealIds[i]} is not a card-linked deal`);
+      if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime()) !== 'in-flight')
+        throw dealIssue(field, `${dealIds[i]} is not on sale`);
+    });
+    const context: CommandContext = { now, metadata: caller };
+    const linkedAt = now.toISOString();
+    const links: CardLinkCreation[] = [];
+    const taken: CardLinkCreation[] = [];
+    let position: LogPosition | null = null;
+    try {
+      for (const view of deals as DealDetails[]) {
+        const deal = view.deal!;
+        const outcome = await handleCommand(
+          this.store,
+          cardLinkageStream(deal.id),
+          cardLinkageDecider,
+          {
+            type: 'TakeLinkagePlace',
+            data: {
+              cardLinkId: this.ids.next(),
+              dealId: deal.id,
+              partnerId: caller.partnerId,
+              userId,
+              merchantId: deal.merchant_id ?? null,
+              terms: termsOf(view),
+              linkedAt,
+              maxLinkage: deal.max_linkage ?? null,
+            },
+          },
+          context,
+        );
+        const place = outcome.state.places.get(userId)!;
+        // A user of another partner can't hold this user's id: the place is this user's.
+        links.push(place);
+        if (outcome.events.length) taken.push(place);
+        position = later(position, outcome.position);
+      }
+    } catch (error) {
+      for (const place of taken) {
+        await handleCommand(
+          this.store,
+          cardLinkageStream(place.dealId),
+          cardLinkageDecider,
+          { type: 'ReturnLinkagePlace', data: { dealId: place.dealId, cardLinkId: place.cardLinkId, userId } },
+          context,
+        );
+      }
+      throw error;
+    }
+    for (const link of links) {
+      const outcome = await handleCommand(
+        this.store,
+        cardLinkStream(link.cardLinkId),
+        cardLinkDecider,
+        {
+          type: 'EnsureCardLinked',
+          data: { ...link, at: linkedAt },
+        },
+        context,
+        { freshStream: taken.includes(link) },
+      );
+      position = later(position, outcome.position);
+    }
+    return { cardLinkIds: links.map((l) => l.cardLinkId), position };
+  }
+}
+
+/**
+ * Decides a command on a link's stream. A link whose place was taken but whose stream was never
+ * opened (the process stopped in between) is opened first, from its place, and the command decided then.
+ */
+async function onCardLink(
+  store: EventStore,
+  queries: CardLinkQueries,
+  cardLinkId: string,
+  command: CardLinkCommand,
+  context: CommandContext,
+): Promise<LogPosition | null> {
+  try {
+    return (await handleCommand(store, cardLinkStream(cardLinkId), cardLinkDecider, command, context)).position;
+  } catch (error) {
+    if (!(error instanceof CardLinkNotOpened)) throw error;
+    const view = await queries.anyLink(cardLinkId);
+    if (!view || view.withdrawn) throw error;
+    const place = (await loadCachedAggregate(store, cardLinkageStream(view.dealId), cardLinkageDecider)).state.places.get(view.userId);
+    if (place?.cardLinkId !== cardLinkId) throw error;
+    await handleCommand(
+      store,
+      cardLinkStream(cardLinkId),
+      cardLinkDecider,
+      { type: 'EnsureCardLinked', data: { ...place, at: place.linkedAt } },
+      context,
+    );
+    return (await handleCommand(store, cardLinkStream(cardLinkId), cardLinkDecider, command, context)).position;
+  }
+}
+
+/** PUT /card_links/:id/unlink and /link (part 3.3). `userId`: the access token's user, who may move only its own links. */
+export class MoveCardLink extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly cardLinkId: string,
+    readonly to: 'linked' | 'unlinked',
+    readonly userId: string | undefined,
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(MoveCardLink)
+export class MoveCardLinkHandler implements ICommandHandler<MoveCardLink> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly links: CardLinkQueries,
+    private readonly accounts: AccountQueries,
+  ) {}
+
+  async execute({ cardLinkId, to, userId, caller }: MoveCardLink) {
+    // A deleted user's links stay (for the audit) and may be unlinked, never linked again.
+    if (to === 'linked') await refuseDeletedUser(this.links, this.accounts, caller.partnerId, cardLinkId);
+    const data = { cardLinkId, partnerId: caller.partnerId, userId };
+    const command: CardLinkCommand = to === 'linked' ? { type: 'RelinkCard', data } : { type: 'UnlinkCard', data };
+    return { position: await onCardLink(this.store, this.links, cardLinkId, command, { now: this.clock.now(), metadata: caller }) };
+  }
+}
+
+/** A link's user deleted: it earns nothing more and is not linked again. */
+async function refuseDeletedUser(links: CardLinkQueries, accounts: AccountQueries, partnerId: string, cardLinkId: string): Promise<void> {
+  const view = await links.link(partnerId, cardLinkId);
+  if (view && !(await accounts.user(partnerId, view.userId)))
+    throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'user_id', message: `${view.userId} is deleted` }]);
+}
+
+/** What a partner reports of one of the user's card transactions (part 4.13's redeem). */
+export interface CardTransaction {
+  reference: string;
+  amountCents: number;
+  /** As written, and the instant it names. */
+  date: string;
+  at: Date;
+  maxRedemption: boolean;
+}
+
+/** PUT /card_links/:id/redeem. */
+export class RedeemCardLinkTransaction extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly cardLinkId: string,
+    readonly transaction: CardTransaction,
+    readonly userId: string | undefined,
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RedeemCardLinkTransaction)
+export class RedeemCardLinkTransactionHandler implements ICommandHandler<RedeemCardLinkTransaction> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly links: CardLinkQueries,
+    private readonly accounts: AccountQueries,
+  ) {}
+
+  async execute({ cardLinkId, transaction: t, userId, caller }: RedeemCardLinkTransaction) {
+    await refuseDeletedUser(this.links, this.accounts, caller.partnerId, cardLinkId);
+    const command: CardLinkCommand = {
+      type: 'RedeemCardLink',
+      data: {
+        cardLinkId,
+        partnerId: caller.partnerId,
+        userId,
+        transactionReference: t.reference,
+        transactionAmount: t.amountCents,
+        transactionDate: t.date,
+        transactionAt: t.at.toISOString(),
+        maxRedemption: t.maxRedemption,
+      },
+    };
+    return { position: await onCardLink(this.store, this.links, cardLinkId, command, { now: this.clock.now(), metadata: caller }) };
+  }
+}

@@ -1,0 +1,125 @@
+import { AccountQueries } from '@deals/accounts';
+import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import {
+  actingUser,
+  ApiAnswer,
+  ApiRequest,
+  AuthenticatedRequest,
+  AuthRequest,
+  Caller,
+  CurrentCaller,
+  RequestParameters,
+  TokenResource,
+} from '@deals/wire';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { LinkCards, MoveCardLink, RedeemCardLinkTransaction } from '../commands/card-link.commands';
+import { CARD_LINK_DETAILS } from '../projections/card-link-details/card-link-details.projection';
+import { CardLinkQueries } from '../queries/card-link.queries';
+import { CardLinkAnswer, CardLinkListAnswer, LinkCardsAnswer, RedeemAnswer, toCardLink } from './card-links.answers';
+import { CardLinkListQuery, CardLinkParams, LinkCardsParams, RedeemCardLinkBody } from './card-links.request';
+
+/** Part 4.13 and 3.3: linking users to card-linked deals, moving links, and recording their transactions. */
+@ApiTags('engagement')
+@Controller()
+@TokenResource('card_link')
+export class CardLinksController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly links: CardLinkQueries,
+    private readonly accounts: AccountQueries,
+    private readonly progress: ViewProgress,
+  ) {}
+
+  @Post('card_links')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Link a user to card-linked deals',
+    description:
+      'Part 4.13: `user_id` and `deal_id`, or `deal_ids` (comma-separated, or an array; `deal_ids[]` in the query), in the JSON body or the query. ' +
+      'Only card-linked deals on sale, for a live user. One link per user and deal: linking again answers the link (relinked if it was unlinked). ' +
+      "Each deal's `max_linkage` bounds the users that ever link it. With `deal_ids`, all or nothing: a refusal names the deal and no link is made.",
+  })
+  @ApiAnswer(LinkCardsAnswer, { errors: [404, 422] })
+  @ApiRequest({ body: LinkCardsParams })
+  async link(@RequestParameters() params: LinkCardsParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+    const userId = actingUser(request, params.userId);
+    if (!userId) throw new ValidationFailed([{ type: 'missing_field', resource: 'card_link', field: 'user_id', message: 'is required' }]);
+    const { cardLinkIds, position } = await this.commands.execute(new LinkCards(userId, params.dealIds, params.field, caller));
+    await this.progress.waitFor([CARD_LINK_DETAILS], position);
+    const links = (await this.links.links(cardLinkIds)).map(toCardLink);
+    return params.field === 'deal_id' ? { status: 'success', card_link: links[0] } : { status: 'success', card_links: links };
+  }
+
+  @Put('card_links/:card_link_id/unlink')
+  @ApiOperation({
+    summary: 'Unlink a card link',
+    description: 'Part 3.3: linked → unlinked (an unlinked link stays so). A fulfilled link moves no more.',
+  })
+  @ApiAnswer(CardLinkAnswer, { errors: [404, 422] })
+  @ApiRequest({ params: CardLinkParams })
+  unlink(@Param() params: CardLinkParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+    return this.move(params.card_link_id, 'unlinked', caller, request);
+  }
+
+  @Put('card_links/:card_link_id/link')
+  @ApiOperation({
+    summary: 'Link a card link again',
+    description:
+      "Part 3.3: unlinked → linked (a linked link stays so), for a live user. A fulfilled link moves no more; the user's place is kept while unlinked.",
+  })
+  @ApiAnswer(CardLinkAnswer, { errors: [404, 422] })
+  @ApiRequest({ params: CardLinkParams })
+  relink(@Param() params: CardLinkParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+    return this.move(params.card_link_id, 'linked', caller, request);
+  }
+
+  @Put('card_links/:card_link_id/redeem')
+  @ApiOperation({
+    summary: "Record a card link's transaction",
+    description:
+      "Part 4.13: one of the user's card transactions at the merchant, on a linked link. Below the deal's `min_spend` it does not qualify; " +
+      'a qualifying one earns `incentive_amount` or `incentive_percentage` of the amount, within `maximum_allowance`, and costs the partner ' +
+      '`fixed_fee` plus `percent_fee`. `max_redemption` true, or the `num_qualifying`-th qualifying transaction, fulfils the link. ' +
+      'A `transaction_reference` is recorded once per link: a repeat answers success and records nothing.',
+  })
+  @ApiAnswer(RedeemAnswer, { errors: [404, 422] })
+  @ApiRequest({ params: CardLinkParams, body: RedeemCardLinkBody })
+  async redeem(
+    @Param() params: CardLinkParams,
+    @Body() transaction: RedeemCardLinkBody,
+    @CurrentCaller() caller: Caller,
+    @AuthRequest() request: AuthenticatedRequest,
+  ) {
+    const { position } = await this.commands.execute(
+      new RedeemCardLinkTransaction(params.card_link_id, transaction, request.userToken?.userId, caller),
+    );
+    await this.progress.waitFor([CARD_LINK_DETAILS], position);
+    return { status: 'success' };
+  }
+
+  @Get('users/:user_id/card_links')
+  @ApiOperation({
+    summary: "A user's card links",
+    description: 'Part 4.13: `filter` (linked, unlinked, fulfilled, comma-separated), `count`, `per_page`, `page`; newest first.',
+  })
+  @ApiAnswer(CardLinkListAnswer, { errors: [404, 422] })
+  @ApiRequest({ query: CardLinkListQuery })
+  async ofUser(@Param('user_id') userId: string, @Query() query: CardLinkListQuery, @CurrentCaller() caller: Caller) {
+    const { paging, filter: states } = query;
+    // A deleted user's links stay listed (the audit keeps them); another partner's user is not found.
+    if (!(await this.accounts.userEvenDeleted(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (paging.count) return { status: 'success', count: await this.links.countUserLinks(caller.partnerId, userId, states) };
+    const links = await this.links.userLinks(caller.partnerId, userId, states, paging.skip, paging.perPage);
+    return { status: 'success', card_links: links.map(toCardLink) };
+  }
+
+  private async move(cardLinkId: string, to: 'linked' | 'unlinked', caller: Caller, request: AuthenticatedRequest) {
+    const { position } = await this.commands.execute(new MoveCardLink(cardLinkId, to, request.userToken?.userId, caller));
+    await this.progress.waitFor([CARD_LINK_DETAILS], position);
+    const link = await this.links.link(caller.partnerId, cardLinkId);
+    if (!link) throw new NotFound(`card link ${cardLinkId} not found`);
+    return { status: 'success', card_link: toCardLink(link) };
+  }
+}

@@ -1,0 +1,126 @@
+import { xmlDateTimeInstant } from '@deals/kernel';
+import { flag, requestDto, withPaging } from '@deals/wire';
+import { z } from 'zod';
+import type { CardTransaction } from '../commands/card-link.commands';
+import { CARD_LINK_STATES, CardLinkState } from '../queries/card-link.queries';
+
+/** Ids and references are at most this long: anything longer names nothing the service made. */
+export const MAX_ID = 128;
+/** Deals one POST /card_links may link at once. */
+export const MAX_DEALS_PER_CALL = 100;
+
+const fail = (ctx: z.RefinementCtx, message: string, path: string[] = []) => {
+  ctx.addIssue({ code: 'custom', message, path });
+  return z.NEVER;
+};
+
+const idText = (description: string, example: string) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string') })
+    .min(1, 'is required')
+    .max(MAX_ID, `must be at most ${MAX_ID} characters`)
+    .meta({ description, example });
+
+/** `deal_ids` as a comma-separated string or an array of strings (`deal_ids[]` in a query). */
+const dealIdList = z
+  .union([z.string(), z.array(z.string())], { error: 'must be a comma-separated string or an array of strings' })
+  .optional()
+  .meta({ description: 'deals to link: a comma-separated string, or an array (`deal_ids[]` in the query)', example: 'deal-a,deal-b' });
+
+interface LinkRequest {
+  userId: string | undefined;
+  dealIds: string[];
+  /** The field that named the deals, for the refusals. */
+  field: 'deal_id' | 'deal_ids';
+}
+
+/**
+ * POST /card_links (part 4.13): `user_id` and either `deal_id` or `deal_ids`, in the JSON body or
+ * the query. With partner credentials `user_id` is required; a user's access token links its own user.
+ */
+export const linkCardsParams = z
+  .object({
+    user_id: idText('the user (a user’s access token links its own user)', 'u4Kd8').optional(),
+    deal_id: idText('one card-linked deal', 'chicago-coffee-back').optional(),
+    deal_ids: dealIdList,
+    'deal_ids[]': dealIdList,
+  })
+  .meta({ 'x-resource': 'card_link' })
+  .transform((value, ctx): LinkRequest => {
+    const listed = [value.deal_ids, value['deal_ids[]']].filter((v) => v !== undefined);
+    if (value.deal_id !== undefined && listed.length) return fail(ctx, 'give deal_id or deal_ids, not both', ['deal_ids']);
+    if (value.deal_id !== undefined) return { userId: value.user_id, dealIds: [value.deal_id], field: 'deal_id' };
+    if (!listed.length) return fail(ctx, 'is required (or deal_ids)', ['deal_id']);
+    const dealIds = listed
+      .flatMap((v) => (typeof v === 'string' ? v.split(',') : v))
+      .map((id) => id.trim())
+      .filter((id) => id !== '');
+    if (!dealIds.length) return fail(ctx, 'names no deal', ['deal_ids']);
+    if (dealIds.length > MAX_DEALS_PER_CALL) return fail(ctx, `names more than ${MAX_DEALS_PER_CALL} deals`, ['deal_ids']);
+    const long = dealIds.find((id) => id.length > MAX_ID);
+    if (long) return fail(ctx, `has an id longer than ${MAX_ID} characters`, ['deal_ids']);
+    const twice = dealIds.find((id, i) => dealIds.indexOf(id) !== i);
+    if (twice) return fail(ctx, `names ${twice} twice`, ['deal_ids']);
+    return { userId: value.user_id, dealIds, field: 'deal_ids' };
+  });
+export class LinkCardsParams extends requestDto(linkCardsParams) {}
+
+export const cardLinkParams = z.object({ card_link_id: idText('the card link', 'k7Qp2') }).meta({ 'x-resource': 'card_link' });
+export class CardLinkParams extends requestDto(cardLinkParams) {}
+
+/** The largest transaction amount taken, cents (ten billion dollars): percentages of it stay exact integers. */
+export const MAX_TRANSACTION_CENTS = 1_000_000_000_000;
+const AMOUNT = `must be a whole number of cents from 1 to ${MAX_TRANSACTION_CENTS}`;
+const DATE = 'must be an XML dateTime: YYYY-MM-DDThh:mm:ss with an optional zone offset';
+
+/** PUT /card_links/:id/redeem (part 4.13): one of the user's card transactions. */
+export const redeemCardLinkBody = z
+  .object({
+    transaction_amount: z
+      .union([z.number(), z.string()], { error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : AMOUNT) })
+      .transform((value, ctx) => {
+        const n = typeof value === 'number' ? value : /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+        return Number.isSafeInteger(n) && n >= 1 && n <= MAX_TRANSACTION_CENTS ? n : fail(ctx, AMOUNT);
+      })
+      .meta({ type: 'integer', description: 'the transaction’s amount, cents', example: 2450 }),
+    transaction_date: z
+      .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : DATE) })
+      .transform((text, ctx) => {
+        const at = text.length <= 64 ? xmlDateTimeInstant(text) : null;
+        return at ? { text, at } : fail(ctx, DATE);
+      })
+      .meta({ description: 'when the transaction was made; no offset is UTC', example: '2026-06-15T09:30:00-05:00' }),
+    transaction_reference: z
+      .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string') })
+      .min(1, 'is required')
+      .max(255, 'must be at most 255 characters')
+      .meta({ description: 'the partner’s reference of the transaction: recorded once per card link', example: 'txn-20260615-0093' }),
+    max_redemption: flag('must be true or false', 'true: this redemption fulfils the link'),
+  })
+  .meta({ 'x-resource': 'card_link' })
+  .transform((value): CardTransaction => ({
+    reference: value.transaction_reference,
+    amountCents: value.transaction_amount,
+    date: value.transaction_date.text,
+    at: value.transaction_date.at,
+    maxRedemption: value.max_redemption === true,
+  }));
+export class RedeemCardLinkBody extends requestDto(redeemCardLinkBody) {}
+
+/** GET /users/:user_id/card_links: the state words and part 4.1's paging. */
+export const cardLinkListQuery = withPaging(
+  {
+    filter: z
+      .string({ error: `takes words from ${CARD_LINK_STATES.join(', ')}` })
+      .optional()
+      .transform((text, ctx): CardLinkState[] => {
+        const words = text ? text.split(',').map((w) => w.trim()) : [];
+        const unknown = words.filter((w) => !CARD_LINK_STATES.includes(w as CardLinkState));
+        if (unknown.length) return fail(ctx, `takes words from ${CARD_LINK_STATES.join(', ')}; unknown: ${unknown.join(', ')}`);
+        return words as CardLinkState[];
+      })
+      .meta({ description: `comma-separated states from ${CARD_LINK_STATES.join(', ')}; none: every link`, example: 'linked,unlinked' }),
+  },
+  'card_link',
+);
+export class CardLinkListQuery extends requestDto(cardLinkListQuery) {}
