@@ -164,6 +164,15 @@ describe('card link linkage (max_linkage) under concurrency and interleavings', 
       }),
       { numRuns: 25 },
     );
-    expect([...seen].sort()).toEqual(['link 200', 'link 422', 'redeem 200', 'redeem 422', 'relink 200', 'relink 422', 'unlink 200', 'unlink 422']);
+    expect([...seen].sort()).toEqual([
+      'link 200',
+      'link 422',
+      'redeem 200',
+      'redeem 422',
+      'relink 200',
+      'relink 422',
+      'unlink 200',
+      'unlink 422',
+    ]);
   });
 });
