@@ -9,7 +9,7 @@
  * and does not fail the run. Benchmarks never run under `npm test` (jest's roots leave `bench/` out).
  */
 import { fork } from 'node:child_process';
-import { Bench, BenchOptions, BenchRow } from './support/bench-row';
+import { Bench, BenchOptions, BenchRow, resolveCrossAims } from './support/bench-row';
 import { machine } from './support/conditions';
 import { table } from './support/table';
 import { accountsBench } from './accounts.bench';
@@ -17,6 +17,7 @@ import { discoveryBench } from './discovery.bench';
 import { eventStoreBench } from './event-store.bench';
 import { httpDealBench } from './http-deal.bench';
 import { purchasesBench } from './purchases.bench';
+import { cardLinksBench } from './card-links.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -25,6 +26,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'discovery', run: discoveryBench },
   { name: 'accounts', run: accountsBench },
   { name: 'purchases', run: purchasesBench },
+  { name: 'card-links', run: cardLinksBench },
 ];
 
 class UsageError extends Error {}
@@ -109,6 +111,7 @@ async function main(): Promise<number> {
   }
 
   console.log('');
+  resolveCrossAims(rows);
   if (rows.length) console.log(table(rows));
   const notes = rows.flatMap((r) => r.notes ?? []);
   if (notes.length) {

@@ -38,9 +38,10 @@ export interface BenchRow {
   /**
    * The ratio this figure should reach (`min`) or stay under (`max`), and/or a ceiling for the figure
    * itself in its unit (`absoluteMax`, e.g. a p99 of 25 ms) and/or a floor for it (`absoluteMin`,
-   * e.g. 1,000 purchases/s); missing it prints "below aim", never fails the run.
+   * e.g. 1,000 purchases/s); `atLeastRatioOf`: another row's ratio as `min` (set by `run-all` when
+   * that row ran too; {@link resolveCrossAims}). Missing it prints "below aim", never fails the run.
    */
-  aim?: { min?: number; max?: number; absoluteMax?: number; absoluteMin?: number };
+  aim?: { min?: number; max?: number; absoluteMax?: number; absoluteMin?: number; atLeastRatioOf?: string };
   /** Conditions worth printing under the table (non-2xx counts, rows read, …). */
   notes?: string[];
 }
@@ -66,4 +67,15 @@ export function missesAim({ figure, ratio, aim }: BenchRow): boolean {
   if (aim.min === undefined && aim.max === undefined) return false;
   if (!Number.isFinite(ratio)) return true;
   return (aim.min !== undefined && ratio < aim.min) || (aim.max !== undefined && ratio > aim.max);
+}
+
+/** Gives each row aiming at another row's ratio that ratio as its `min` (left without one when that row did not run). */
+export function resolveCrossAims(rows: BenchRow[]): void {
+  for (const r of rows) {
+    const other = r.aim?.atLeastRatioOf;
+    if (!other) continue;
+    const target = rows.find((o) => o.name === other);
+    if (target && Number.isFinite(target.ratio)) r.aim = { ...r.aim, min: Math.round(target.ratio * 1000) / 1000 };
+    else (r.notes ??= []).push(`  ${r.name}: its aim (the ratio of "${other}") is unknown: that bench did not run`);
+  }
 }

@@ -1,4 +1,4 @@
-import { EventStore, ManualClock, ViewStore } from '@deals/kernel';
+import { EventStore, ManualClock, ViewDocument, ViewStore } from '@deals/kernel';
 import fc from 'fast-check';
 import { Reply, TestApi } from '../../support/api-harness';
 import { cardLinked, chicago } from '../../support/catalogue-fixtures';
@@ -76,7 +76,7 @@ describe('card link linkage (max_linkage) under concurrency and interleavings', 
     expect(log.size).toBe(50);
     const views = await api
       .get(ViewStore)
-      .find<{ _id: string; userId: string }>('card_link_details', { dealId: 'hot-card-linked', withdrawn: false });
+      .find<ViewDocument & { userId: string }>('card_link_details', { dealId: 'hot-card-linked', withdrawn: false });
     expect(new Map(views.map((v) => [v.userId, v._id]))).toEqual(log);
     expect(new Set(linked.map((r) => r.body.card_link.id))).toEqual(new Set(log.values()));
     // Every link's own stream was opened.
@@ -137,7 +137,7 @@ describe('card link linkage (max_linkage) under concurrency and interleavings', 
           expect(held.size).toBeLessThanOrEqual(max);
           const views = await api
             .get(ViewStore)
-            .find<{ _id: string; userId: string }>('card_link_details', { dealId: deal, withdrawn: false });
+            .find<ViewDocument & { userId: string }>('card_link_details', { dealId: deal, withdrawn: false });
           expect(new Map(views.map((v) => [v.userId, v._id]))).toEqual(held);
         }
         for (const id of links) {

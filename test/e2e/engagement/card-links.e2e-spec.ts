@@ -38,7 +38,7 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
   const move = (id: string, to: 'link' | 'unlink', key = apiKey) => api.call('PUT', `/card_links/${id}/${to}`, { apiKey: key });
   const redeem = (id: string, body: unknown, key = apiKey) => api.call('PUT', `/card_links/${id}/redeem`, { apiKey: key, body });
   const list = (userId: string, query = '', key = apiKey) => api.call('GET', `/users/${userId}/card_links${query}`, { apiKey: key });
-  const tx = (reference: string, amount: number, extra: Record<string, unknown> = {}) => ({
+  const tx = (reference: string, amount: unknown, extra: Record<string, unknown> = {}) => ({
     transaction_reference: reference,
     transaction_amount: amount,
     transaction_date: '2026-06-15T12:30:00',
