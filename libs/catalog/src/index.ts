@@ -9,6 +9,8 @@ export { dealDetailsProjection, DEAL_DETAILS, unitsLeftAt } from './projections/
 export type { DealDetails } from './projections/deal-details/deal-details.projection';
 export { regionsProjection, REGIONS } from './projections/regions/regions.projection';
 export { CatalogQueries } from './queries/catalog.queries';
+export { UserDealPreferences } from './queries/user-deal-preferences.port';
+export type { UserDealPreference } from './queries/user-deal-preferences.port';
 export { CatalogLinks } from './queries/catalog-links';
 export { toDealV1, dealClockFacts } from './http/deal-v1.response';
 export { effectiveStateAt } from './domain/deal/deal-workflow';

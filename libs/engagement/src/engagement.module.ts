@@ -1,16 +1,25 @@
 import { AccountsModule } from '@deals/accounts';
-import { CatalogModule } from '@deals/catalog';
+import { CatalogModule, UserDealPreferences } from '@deals/catalog';
+import { PurchasingModule } from '@deals/purchasing';
 import { Module } from '@nestjs/common';
 import { LinkCardsHandler, MoveCardLinkHandler, RedeemCardLinkTransactionHandler } from './commands/card-link.commands';
 import { CardLinksController } from './http/card-links.controller';
 import { CardLinkQueries } from './queries/card-link.queries';
 import { CardLinkAudit } from './audit/card-link-audit';
+import { UserDealPreferencesFromViews } from './queries/user-deal-preferences';
 
 /** Card links, saved deals and subscriptions: commands, handlers and queries. */
 @Module({
-  imports: [CatalogModule, AccountsModule],
-  providers: [LinkCardsHandler, MoveCardLinkHandler, RedeemCardLinkTransactionHandler, CardLinkQueries, CardLinkAudit],
-  exports: [CardLinkQueries, CardLinkAudit],
+  imports: [CatalogModule, AccountsModule, PurchasingModule],
+  providers: [
+    LinkCardsHandler,
+    MoveCardLinkHandler,
+    RedeemCardLinkTransactionHandler,
+    CardLinkQueries,
+    CardLinkAudit,
+    { provide: UserDealPreferences, useClass: UserDealPreferencesFromViews },
+  ],
+  exports: [CardLinkQueries, CardLinkAudit, UserDealPreferences],
 })
 export class EngagementModule {}
 

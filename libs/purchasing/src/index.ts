@@ -7,6 +7,7 @@ export { CouponLinks, KeyedCouponLinks } from './http/purchase.responses';
 export { CouponCodeKey } from './commands/coupon-codes';
 export { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 export { PurchaseAudit } from './audit/purchase-audit';
+export { PurchaseQueries } from './queries/purchase.queries';
 export { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments';
 export type { AuditEntry } from './audit/purchase-audit';
 export { PURCHASE_DETAILS } from './projections/purchase-details/purchase-details.projection';

@@ -63,12 +63,17 @@ export class LocateParams extends requestDto(locateParams) {}
 export const regionalParams = withPaging(
   {
     filter: documented('string', `comma-separated words from ${REGIONAL_WORDS.join(', ')} (default in_flight,current,not_bg)`, 'in_flight'),
-    user_id: documented('string', 'a user whose preferences filter the list'),
+    user_id: documented(
+      'string',
+      "a user of the partner: the deals it may still buy, its saved deals first, purchasable_number counting what it bought (404 for another partner's or an unknown user)",
+    ),
   },
   'deal',
 ).transform((params, ctx) => {
   const { paging, ...rest } = params;
-  return { paging, words: parsedBy(ctx, () => parseRegionalFilter(rest as Record<string, unknown>)) };
+  const words = parsedBy(ctx, () => parseRegionalFilter(rest as Record<string, unknown>));
+  const userId = typeof rest.user_id === 'string' && rest.user_id !== '' ? rest.user_id : undefined;
+  return { paging, words, userId };
 });
 export class RegionalParams extends requestDto(regionalParams) {}
 

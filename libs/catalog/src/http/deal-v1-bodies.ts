@@ -29,12 +29,23 @@ export class DealV1Bodies {
     return `{"status":"success","deal":${this.entry(view, region, now).json}}`;
   }
 
-  /** `{"status":"success","deals":[...]}` for a list. */
-  list(views: DealDetails[], regions: Map<string, RegionView>, now: Date): Buffer {
+  /**
+   * `{"status":"success","deals":[...]}` for a list. `bought`: for a list made for one user, the
+   * units it bought of each deal; a deal with a `max_per_user` then shows what is left of it for
+   * that user as its `purchasable_number`.
+   */
+  list(views: DealDetails[], regions: Map<string, RegionView>, now: Date, bought?: ReadonlyMap<string, number>): Buffer {
     const parts: Buffer[] = [LIST_OPEN];
     views.forEach((view, i) => {
       if (i > 0) parts.push(COMMA);
-      parts.push(this.deal(view, regions.get(view.regionId ?? '') ?? null, now));
+      const region = regions.get(view.regionId ?? '') ?? null;
+      const units = bought?.get(view._id) ?? 0;
+      const limit = view.deal?.max_per_user;
+      if (units > 0 && typeof limit === 'number') {
+        const body = JSON.parse(this.entry(view, region, now).json) as { purchasable_number: number };
+        body.purchasable_number = Math.max(0, Math.min(body.purchasable_number, limit - units));
+        parts.push(Buffer.from(JSON.stringify(body)));
+      } else parts.push(this.deal(view, region, now));
     });
     parts.push(LIST_CLOSE);
     return Buffer.concat(parts);

@@ -37,6 +37,12 @@ export class CardLinkQueries {
     return this.views.count(CARD_LINK_DETAILS, this.filter(partnerId, userId, states));
   }
 
+  /** Deals whose link the user has fulfilled (used up). */
+  async fulfilledDealIds(partnerId: string, userId: string): Promise<string[]> {
+    const links = await this.views.find<CardLinkDetails>(CARD_LINK_DETAILS, { userId, partnerId, withdrawn: false, state: 'fulfilled' });
+    return links.map((l) => l.dealId);
+  }
+
   private filter(partnerId: string, userId: string, states: readonly CardLinkState[]) {
     return { userId, partnerId, withdrawn: false, ...(states.length ? { state: { $in: [...states] } } : {}) };
   }

@@ -45,6 +45,14 @@ export class PurchaseQueries {
     return bought.reduce((sum, purchase) => sum + purchase.quantity, 0);
   }
 
+  /** Units of each deal sold to a user of this partner (fulfilled purchases and claims), as the views show them now. */
+  async unitsBoughtByDeal(partnerId: string, userId: string): Promise<Map<string, number>> {
+    const bought = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { userId, partnerId, fulfillmentState: 'fulfilled' });
+    const units = new Map<string, number>();
+    for (const purchase of bought) units.set(purchase.deal.dealId, (units.get(purchase.deal.dealId) ?? 0) + purchase.quantity);
+    return units;
+  }
+
   /** A shipping address given with an earlier purchase of this partner. */
   async shippingAddress(partnerId: string, addressId: string): Promise<ShippingAddress | null> {
     const found = await this.views.findOne<PurchaseDetails>(PURCHASE_DETAILS, { 'shippingAddress.id': addressId, partnerId });
