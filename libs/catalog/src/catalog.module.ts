@@ -13,8 +13,15 @@ import { CatalogQueries } from './queries/catalog.queries';
 
 /** Deals and regions: commands, handlers and queries, without HTTP (the CLI uses this). */
 @Module({
-  providers: [ImportRegionHandler, ImportDealHandler, TransitionDealHandler, CatalogQueries],
-  exports: [CatalogQueries],
+  providers: [
+    ImportRegionHandler,
+    ImportDealHandler,
+    TransitionDealHandler,
+    CatalogQueries,
+    RegionResolver,
+    { provide: Geography, useFactory: () => new Geography() },
+  ],
+  exports: [CatalogQueries, RegionResolver, Geography],
 })
 export class CatalogModule {}
 
@@ -22,6 +29,6 @@ export class CatalogModule {}
 @Module({
   imports: [CatalogModule],
   controllers: [RegionsController, DealsController, DealsV3Controller, DealListsController],
-  providers: [DealV1Bodies, DealV3Bodies, DealSearch, RegionResolver, { provide: Geography, useFactory: () => new Geography() }],
+  providers: [DealV1Bodies, DealV3Bodies, DealSearch],
 })
 export class CatalogHttpModule {}

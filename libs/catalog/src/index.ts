@@ -9,6 +9,8 @@ export { dealDetailsProjection, DEAL_DETAILS, unitsLeftAt } from './projections/
 export type { DealDetails } from './projections/deal-details/deal-details.projection';
 export { regionsProjection, REGIONS } from './projections/regions/regions.projection';
 export { CatalogQueries } from './queries/catalog.queries';
+export { RegionResolver } from './queries/region-resolver';
+export { NOT_PUBLIC_STATES } from './queries/regional-filter';
 export { UserDealPreferences } from './queries/user-deal-preferences.port';
 export type { UserDealPreference } from './queries/user-deal-preferences.port';
 export { CatalogLinks } from './queries/catalog-links';

@@ -4,6 +4,11 @@ import { PurchasingModule } from '@deals/purchasing';
 import { Module } from '@nestjs/common';
 import { LinkCardsHandler, MoveCardLinkHandler, RedeemCardLinkTransactionHandler } from './commands/card-link.commands';
 import { CardLinksController } from './http/card-links.controller';
+import { SavedDealsController } from './http/saved-deals.controller';
+import { SubscriptionsController } from './http/subscriptions.controller';
+import { RemoveSavedDealHandler, SaveDealHandler } from './commands/saved-deal.commands';
+import { SetSubscriptionStatusHandler, SubscribeUserHandler } from './commands/subscription.commands';
+import { EngagementQueries } from './queries/engagement.queries';
 import { CardLinkQueries } from './queries/card-link.queries';
 import { CardLinkAudit } from './audit/card-link-audit';
 import { UserDealPreferencesFromViews } from './queries/user-deal-preferences';
@@ -15,17 +20,22 @@ import { UserDealPreferencesFromViews } from './queries/user-deal-preferences';
     LinkCardsHandler,
     MoveCardLinkHandler,
     RedeemCardLinkTransactionHandler,
+    SaveDealHandler,
+    RemoveSavedDealHandler,
+    SubscribeUserHandler,
+    SetSubscriptionStatusHandler,
     CardLinkQueries,
+    EngagementQueries,
     CardLinkAudit,
     { provide: UserDealPreferences, useClass: UserDealPreferencesFromViews },
   ],
-  exports: [CardLinkQueries, CardLinkAudit, UserDealPreferences],
+  exports: [CardLinkQueries, EngagementQueries, CardLinkAudit, UserDealPreferences],
 })
 export class EngagementModule {}
 
 /** Engagement's HTTP routes. */
 @Module({
   imports: [EngagementModule, AccountsModule, CatalogModule],
-  controllers: [CardLinksController],
+  controllers: [CardLinksController, SavedDealsController, SubscriptionsController],
 })
 export class EngagementHttpModule {}

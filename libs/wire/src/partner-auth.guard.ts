@@ -128,7 +128,18 @@ const TOKEN_RESOURCE = 'deals:token-resource';
  * Marks a call a user's access token may make, and the resource its scope must name. Calls without
  * it take partner credentials only.
  */
-export const TokenResource = (resource: string) => applyDecorators(SetMetadata(TOKEN_RESOURCE, resource), ApiUserTokenAllowed());
+export const TokenResource = (resource: string, options: { pathUserMayBeEmail?: boolean } = {}) =>
+  applyDecorators(
+    SetMetadata(TOKEN_RESOURCE, resource),
+    ...(options.pathUserMayBeEmail ? [SetMetadata(PATH_USER_MAY_BE_EMAIL, true)] : []),
+    ApiUserTokenAllowed(),
+  );
+
+/**
+ * A call whose path names its user by id or by email (`GET /users/:user_email/subscriptions`): the
+ * guard leaves an email to the controller, which finds the user and must check it is the token's.
+ */
+const PATH_USER_MAY_BE_EMAIL = 'deals:path-user-may-be-email';
 
 /**
  * Rules on authenticated requests: an auditor reads and never writes; a user's access token works
@@ -153,7 +164,9 @@ export class AccessGuard implements CanActivate {
     if (!token.access.includes(needed)) throw new Forbidden(`the access token does not allow ${needed} access`);
     const params = request.params as Record<string, string | undefined>;
     const pathUser = params.user_id ?? params.user;
-    if (pathUser !== undefined && pathUser !== token.userId) throw new NotFound(`user ${pathUser} not found`);
+    const byEmail =
+      pathUser?.includes('@') && this.reflector.getAllAndOverride<boolean>(PATH_USER_MAY_BE_EMAIL, [context.getHandler(), context.getClass()]);
+    if (pathUser !== undefined && !byEmail && pathUser !== token.userId) throw new NotFound(`user ${pathUser} not found`);
     return true;
   }
 }

@@ -66,6 +66,17 @@ describe("regional lists for a user: GET /regions/:place/deals?user_id= (4.4's p
     expect((await list('')).body.deals.find((d: { id: string }) => d.id === 'spa-b').purchasable_number).toBe(3);
   });
 
+  it('puts the user’s saved deals first (each part by start), paged over the whole', async () => {
+    const { userId } = await buyer();
+    for (const deal_id of ['coffee-b', 'spa-b']) await api.call('POST', '/saved_deals', { apiKey, body: { user_id: userId, deal_id } });
+    expect(ids(await list(`&user_id=${userId}`))).toEqual(['spa-b', 'coffee-b', 'spa-a', 'spa-c', 'coffee-a']);
+    expect(ids(await list(`&user_id=${userId}&per_page=2&page=1`))).toEqual(['spa-b', 'coffee-b']);
+    expect(ids(await list(`&user_id=${userId}&per_page=2&page=2`))).toEqual(['spa-a', 'spa-c']);
+    expect(ids(await list(`&user_id=${userId}&per_page=3&page=1`))).toEqual(['spa-b', 'coffee-b', 'spa-a']);
+    expect(ids(await list(`&user_id=${userId}&per_page=3&page=2`))).toEqual(['spa-c', 'coffee-a']);
+    expect((await list(`&user_id=${userId}&count=true`)).body.count).toBe(5);
+  });
+
   it("is 404 for an unknown user, another partner's user and a deleted one", async () => {
     const { userId } = await buyer();
     expect((await list(`&user_id=nobody`)).status).toBe(404);

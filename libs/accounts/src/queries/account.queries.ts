@@ -2,6 +2,7 @@ import { ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
+import { emailKey } from '../domain/user/user.events';
 
 /** Reads of users and cards, always within one partner: another partner's records do not exist. */
 @Injectable()
@@ -18,6 +19,12 @@ export class AccountQueries {
   async userEvenDeleted(partnerId: string, userId: string): Promise<UserAccount | null> {
     const user = await this.views.findById<UserAccount>(USER_ACCOUNTS, userId);
     return user && user.partnerId === partnerId ? user : null;
+  }
+
+  /** A user of this partner by email (case-insensitive): the live one holding it, else a deleted one that held it. */
+  async userByEmailEvenDeleted(partnerId: string, email: string): Promise<UserAccount | null> {
+    const found = await this.views.find<UserAccount>(USER_ACCOUNTS, { emailKey: emailKey(email), partnerId }, { sort: { registeredAt: -1 } });
+    return found.find((user) => !user.deleted) ?? found[0] ?? null;
   }
 
   async card(partnerId: string, cardId: string): Promise<StoredCard | null> {

@@ -1,0 +1,45 @@
+import { ViewStore } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { SAVED_DEALS, SavedDealView } from '../projections/saved-deals/saved-deals.projection';
+import { SUBSCRIPTIONS, SubscriptionView } from '../projections/subscriptions/subscriptions.projection';
+
+/** Reads of saved deals and subscriptions, always within one partner. */
+@Injectable()
+export class EngagementQueries {
+  constructor(private readonly views: ViewStore) {}
+
+  async savedDeal(partnerId: string, savedDealId: string): Promise<SavedDealView | null> {
+    const view = await this.views.findById<SavedDealView>(SAVED_DEALS, savedDealId);
+    return view && view.partnerId === partnerId && !view.removed ? view : null;
+  }
+
+  savedDeals(partnerId: string, userId: string, skip: number, limit: number): Promise<SavedDealView[]> {
+    return this.views.find<SavedDealView>(
+      SAVED_DEALS,
+      { userId, partnerId, removed: false },
+      { sort: { savedAt: -1, _id: 1 }, skip, limit },
+    );
+  }
+
+  /** The deals a user has saved (and not removed). */
+  async savedDealIds(partnerId: string, userId: string): Promise<string[]> {
+    return (await this.views.find<SavedDealView>(SAVED_DEALS, { userId, partnerId, removed: false })).map((s) => s.dealId);
+  }
+
+  countSavedDeals(partnerId: string, userId: string): Promise<number> {
+    return this.views.count(SAVED_DEALS, { userId, partnerId, removed: false });
+  }
+
+  async subscription(partnerId: string, subscriptionId: string): Promise<SubscriptionView | null> {
+    const view = await this.views.findById<SubscriptionView>(SUBSCRIPTIONS, subscriptionId);
+    return view && view.partnerId === partnerId ? view : null;
+  }
+
+  subscriptions(partnerId: string, userId: string, skip: number, limit: number): Promise<SubscriptionView[]> {
+    return this.views.find<SubscriptionView>(SUBSCRIPTIONS, { userId, partnerId }, { sort: { createdAt: -1, _id: 1 }, skip, limit });
+  }
+
+  countSubscriptions(partnerId: string, userId: string): Promise<number> {
+    return this.views.count(SUBSCRIPTIONS, { userId, partnerId });
+  }
+}
