@@ -165,7 +165,8 @@ export class AccessGuard implements CanActivate {
     const params = request.params as Record<string, string | undefined>;
     const pathUser = params.user_id ?? params.user;
     const byEmail =
-      pathUser?.includes('@') && this.reflector.getAllAndOverride<boolean>(PATH_USER_MAY_BE_EMAIL, [context.getHandler(), context.getClass()]);
+      pathUser?.includes('@') &&
+      this.reflector.getAllAndOverride<boolean>(PATH_USER_MAY_BE_EMAIL, [context.getHandler(), context.getClass()]);
     if (pathUser !== undefined && !byEmail && pathUser !== token.userId) throw new NotFound(`user ${pathUser} not found`);
     return true;
   }

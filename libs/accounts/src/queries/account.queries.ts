@@ -23,7 +23,11 @@ export class AccountQueries {
 
   /** A user of this partner by email (case-insensitive): the live one holding it, else a deleted one that held it. */
   async userByEmailEvenDeleted(partnerId: string, email: string): Promise<UserAccount | null> {
-    const found = await this.views.find<UserAccount>(USER_ACCOUNTS, { emailKey: emailKey(email), partnerId }, { sort: { registeredAt: -1 } });
+    const found = await this.views.find<UserAccount>(
+      USER_ACCOUNTS,
+      { emailKey: emailKey(email), partnerId },
+      { sort: { registeredAt: -1 } },
+    );
     return found.find((user) => !user.deleted) ?? found[0] ?? null;
   }
 
