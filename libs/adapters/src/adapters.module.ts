@@ -1,4 +1,4 @@
-import { Clock, EventStore, IdGenerator, PaymentGateway, RandomIdGenerator, Scheduler, SystemClock, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, IdGenerator, Mailer, PaymentGateway, RandomIdGenerator, Scheduler, SystemClock, ViewStore } from '@deals/kernel';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import { join } from 'node:path';
 import { EsdbEventStore } from './event-store/esdb/esdb-event-store.adapter';
@@ -6,6 +6,8 @@ import { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapte
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
+import { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
+import { SmtpMailer } from './mailer/smtp/smtp-mailer.adapter';
 import { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
 import { MongoViewStore } from './view-store/mongo/mongo-view-store.adapter';
 
@@ -17,6 +19,10 @@ export interface AdapterSettings {
   mongoDb: string;
   redisUrl: string | null;
   redisPrefix: string;
+  /** `smtp://` or `smtps://`; null: the outbox folder. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  mailReplyTo: string | null;
 }
 
 export interface AdaptersOptions {
@@ -35,6 +41,7 @@ const dataPaths = (dataDir: string) => ({
   events: join(dataDir, 'events.sqlite'),
   views: join(dataDir, 'views'),
   paymentVault: join(dataDir, 'payment-vault.sqlite'),
+  outbox: join(dataDir, 'outbox'),
 });
 
 /**
@@ -67,6 +74,13 @@ export class AdaptersModule {
       {
         provide: PaymentGateway,
         useFactory: () => new SimulatedPaymentGateway(paths.paymentVault, { pepper: cardFingerprintPepper, slowMs: slowCardMs }),
+      },
+      {
+        provide: Mailer,
+        useFactory: () => {
+          const mail = { from: settings.mailFrom, replyTo: settings.mailReplyTo };
+          return settings.smtpUrl ? new SmtpMailer(settings.smtpUrl, mail) : new OutboxMailer(paths.outbox, mail);
+        },
       },
       {
         provide: Scheduler,

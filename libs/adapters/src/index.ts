@@ -1,3 +1,5 @@
 export * from './adapters.module';
 export { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapter';
 export { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
+export { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
+export { SmtpMailer } from './mailer/smtp/smtp-mailer.adapter';

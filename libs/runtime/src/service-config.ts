@@ -29,6 +29,12 @@ export abstract class ServiceConfig {
   abstract readonly signupCreditCents: number;
   /** How long the simulated processor's slow test card (4000000000000259) takes, in ms. */
   abstract readonly slowCardMs: number;
+  /** `smtp://host:port` or `smtps://user:pass@host:port`; null: emails go to `DATA_DIR/outbox`. */
+  abstract readonly smtpUrl: string | null;
+  abstract readonly mailFrom: string;
+  abstract readonly mailReplyTo: string | null;
+  /** The local hour (0-23, in each region's time zone) of the daily regional email. */
+  abstract readonly digestHour: number;
   abstract readonly logLevel: string;
   /** Append logs to this file instead of stdout. */
   abstract readonly logFile: string | null;
@@ -117,6 +123,10 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     readYourWritesTimeoutMs: integer('READ_YOUR_WRITES_TIMEOUT_MS', env.READ_YOUR_WRITES_TIMEOUT_MS, 3000),
     signupCreditCents: integer('SIGNUP_CREDIT_CENTS', env.SIGNUP_CREDIT_CENTS, 500),
     slowCardMs: integer('SLOW_CARD_MS', env.SLOW_CARD_MS, 3000),
+    smtpUrl: url('SMTP_URL', env.SMTP_URL, ['smtp', 'smtps']),
+    mailFrom: text(env.MAIL_FROM) ?? 'Deals <deals@deals.example.com>',
+    mailReplyTo: text(env.MAIL_REPLY_TO),
+    digestHour: integer('DIGEST_HOUR', env.DIGEST_HOUR, 7, 23),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),
   };

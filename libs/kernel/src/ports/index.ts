@@ -4,3 +4,4 @@ export * from './scheduler.port';
 export * from './clock.port';
 export * from './id-generator.port';
 export * from './payment-gateway.port';
+export * from './mailer.port';

@@ -1,0 +1,59 @@
+import { Mailer, MailNotSent, OutgoingEmail } from '@deals/kernel';
+import nodemailer, { Transporter } from 'nodemailer';
+import type { MailSettings } from '../mail-settings';
+
+/** Connections the pool keeps open, and messages sent over one before it is renewed. */
+const MAX_CONNECTIONS = 5;
+const MAX_MESSAGES = 1000;
+
+/**
+ * The Mailer over SMTP (`SMTP_URL`: `smtp://host:port`, or `smtps://user:pass@host:port`) through
+ * nodemailer's pooled transport: a few connections kept open, many messages over each (a batch of
+ * 10,000 does not open 10,000 connections). A 5xx answer is a permanent refusal; a 4xx answer or a
+ * connection that fails is temporary.
+ */
+export class SmtpMailer extends Mailer {
+  readonly backend = 'smtp';
+  private readonly transport: Transporter;
+
+  constructor(
+    url: string,
+    private readonly settings: MailSettings,
+  ) {
+    super();
+    this.transport = nodemailer.createTransport(url, {
+      pool: true,
+      maxConnections: MAX_CONNECTIONS,
+      maxMessages: MAX_MESSAGES,
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 30_000,
+    } as never);
+  }
+
+  async send(email: OutgoingEmail): Promise<void> {
+    try {
+      await this.transport.sendMail({
+        from: this.settings.from,
+        replyTo: this.settings.replyTo ?? undefined,
+        to: email.to,
+        subject: email.subject,
+        text: email.text,
+        html: email.html,
+        messageId: email.messageId,
+        headers: email.headers,
+      });
+    } catch (error) {
+      const code = (error as { responseCode?: number }).responseCode ?? null;
+      throw new MailNotSent(`SMTP: ${(error as Error).message}`, code !== null && code >= 500 && code < 600, code);
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.transport.verify();
+  }
+
+  async close(): Promise<void> {
+    this.transport.close();
+  }
+}
