@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
-const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'runtime', 'testing'];
+const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'messaging', 'runtime', 'testing'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', '**/*.js', '**/*.mjs'] },

@@ -1,6 +1,7 @@
 import { AccountsHttpModule } from '@deals/accounts';
 import { CatalogHttpModule } from '@deals/catalog';
 import { EngagementHttpModule } from '@deals/engagement';
+import { MessagingHttpModule } from '@deals/messaging';
 import { PurchasingHttpModule } from '@deals/purchasing';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
 import { AccessGuard, ErrorFilter, RequestValidationPipe } from '@deals/wire';
@@ -27,6 +28,7 @@ export class ApiModule {
         AccountsHttpModule,
         PurchasingHttpModule,
         EngagementHttpModule,
+        MessagingHttpModule,
       ],
       controllers: [HealthController],
       providers: [

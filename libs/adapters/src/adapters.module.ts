@@ -1,4 +1,14 @@
-import { Clock, EventStore, IdGenerator, Mailer, PaymentGateway, RandomIdGenerator, Scheduler, SystemClock, ViewStore } from '@deals/kernel';
+import {
+  Clock,
+  EventStore,
+  IdGenerator,
+  Mailer,
+  PaymentGateway,
+  RandomIdGenerator,
+  Scheduler,
+  SystemClock,
+  ViewStore,
+} from '@deals/kernel';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import { join } from 'node:path';
 import { EsdbEventStore } from './event-store/esdb/esdb-event-store.adapter';

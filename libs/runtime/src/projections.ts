@@ -2,6 +2,7 @@ import { accountsProjections } from '@deals/accounts';
 import { catalogProjections } from '@deals/catalog';
 import { engagementProjections } from '@deals/engagement';
 import type { Projection } from '@deals/kernel';
+import { messagingProjections } from '@deals/messaging';
 import { purchasingProjections } from '@deals/purchasing';
 
 /** Every read model the service keeps, by name. */
@@ -10,4 +11,5 @@ export const ALL_PROJECTIONS: Projection[] = [
   ...catalogProjections,
   ...purchasingProjections,
   ...engagementProjections,
+  ...messagingProjections,
 ] as Projection[];

@@ -1,8 +1,9 @@
+import { DeliverDueBatches, MessagingModule } from '@deals/messaging';
 import { EngagementModule } from '@deals/engagement';
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
-import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler, ViewProgress, ViewStore, Mailer } from '@deals/kernel';
 import {
   CouponCodeKey,
   CouponLinks,
@@ -46,6 +47,8 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly recovery: RecoverInterruptedPayments,
     private readonly config: ServiceConfig,
     private readonly options: { role: ProcessRole },
+    private readonly batches: DeliverDueBatches,
+    private readonly mailer: Mailer,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -62,11 +65,13 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     // A worker starts beside API processes that may be in the middle of purchases; an embedded API is alone.
     await this.recovery.run({ othersMayBeBuying: this.options.role === 'worker' });
     await this.holds.rearm();
+    await this.batches.rearm();
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.host.stopAll();
     await this.scheduler.close();
+    await this.mailer.close();
     await this.gateway.close();
     await this.store.close();
     await this.views.close();
@@ -98,6 +103,7 @@ export class ServiceCoreModule {
         CatalogModule,
         PurchasingModule,
         EngagementModule,
+        MessagingModule,
       ],
       providers: [
         { provide: ServiceConfig, useValue: config },
@@ -131,6 +137,8 @@ export class ServiceCoreModule {
             RecoverInterruptedPayments,
             ServiceConfig,
             ROLE,
+            DeliverDueBatches,
+            Mailer,
           ],
         },
         CatalogueImport,
@@ -151,6 +159,7 @@ export class ServiceCoreModule {
         CatalogModule,
         PurchasingModule,
         EngagementModule,
+        MessagingModule,
       ],
     };
   }

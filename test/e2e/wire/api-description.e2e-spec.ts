@@ -52,7 +52,7 @@ describe('the API description', () => {
       const json = success.content['application/json'];
       if (json) expect({ name, example: json.schema.example !== undefined }).toEqual({ name, example: true });
     }
-    expect([...tags].sort()).toEqual(['accounts', 'audit', 'catalog', 'engagement', 'operations', 'purchasing']);
+    expect([...tags].sort()).toEqual(['accounts', 'audit', 'catalog', 'engagement', 'messaging', 'operations', 'purchasing']);
   });
 
   it('is a valid OpenAPI document', async () => {

@@ -1,0 +1,115 @@
+import { AccountQueries } from '@deals/accounts';
+import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  IdGenerator,
+  LogPosition,
+  NotFound,
+  Scheduler,
+  ValidationFailed,
+} from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { batchDayDecider } from '../domain/batch/batch-day.decider';
+import { BatchMode, batchDayStream } from '../domain/batch/batch.events';
+import { BatchDeal, dealAndTimeIssues, utcDay } from '../domain/batch/batch-rules';
+import { BatchQueries } from '../queries/batch.queries';
+import { deliveryJob } from './batch-delivery';
+
+type Caller = CommandCaller & { partnerId: string };
+
+/** POST /v1/targeted_email/batches (part 4.14). */
+export class ScheduleTargetedBatch extends Command<{ batchId: string; position: LogPosition | null }> {
+  constructor(
+    readonly dealId: string,
+    readonly userIds: readonly string[],
+    readonly mode: BatchMode,
+    readonly sendAt: Date,
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ScheduleTargetedBatch)
+export class ScheduleTargetedBatchHandler implements ICommandHandler<ScheduleTargetedBatch> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly catalog: CatalogQueries,
+    private readonly accounts: AccountQueries,
+    private readonly scheduler: Scheduler,
+  ) {}
+
+  async execute({ dealId, userIds, mode, sendAt, caller }: ScheduleTargetedBatch) {
+    const now = this.clock.now();
+    const view = await this.catalog.deal(dealId);
+    const deal: BatchDeal = view
+      ? {
+          found: true,
+          state: effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime()),
+          startAt: view.startAt!,
+          endAt: view.endAt!,
+        }
+      : { found: false };
+    const issues = dealAndTimeIssues(deal, sendAt, now);
+    // An id that names no live user of the partner is dropped (part 4.14); none left: "are all invalid".
+    const unique = [...new Set(userIds)];
+    const live = await Promise.all(unique.map((id) => this.accounts.user(caller.partnerId, id)));
+    const valid = unique.filter((_, i) => live[i] !== null);
+    if (!valid.length) issues.push({ type: 'invalid', resource: 'batch', field: 'user_ids', message: 'are all invalid' });
+    if (issues.length) throw new ValidationFailed(issues);
+    const batchId = this.ids.next();
+    const sendDay = utcDay(sendAt);
+    const { position } = await handleCommand(
+      this.store,
+      batchDayStream(caller.partnerId, sendDay),
+      batchDayDecider,
+      {
+        type: 'ScheduleBatch',
+        data: { batchId, partnerId: caller.partnerId, dealId, userIds: valid, mode, sendAt: sendAt.toISOString(), sendDay },
+      },
+      { now, metadata: caller },
+    );
+    // The job is for timeliness only: a start re-arms the job of every batch still pending.
+    await this.scheduler.schedule(deliveryJob(batchId, caller.partnerId, sendDay, sendAt));
+    return { batchId, position };
+  }
+}
+
+/** DELETE /v1/targeted_email/batches/:batch_id (part 3.5): pending → cancelled; its job does nothing when it fires. */
+export class CancelTargetedBatch extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly batchId: string,
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(CancelTargetedBatch)
+export class CancelTargetedBatchHandler implements ICommandHandler<CancelTargetedBatch> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly batches: BatchQueries,
+    private readonly scheduler: Scheduler,
+  ) {}
+
+  async execute({ batchId, caller }: CancelTargetedBatch) {
+    const batch = await this.batches.batch(caller.partnerId, batchId);
+    if (!batch) throw new NotFound(`batch ${batchId} not found`);
+    const { position } = await handleCommand(
+      this.store,
+      batchDayStream(caller.partnerId, batch.sendDay),
+      batchDayDecider,
+      { type: 'CancelBatch', data: { batchId, partnerId: caller.partnerId } },
+      { now: this.clock.now(), metadata: caller },
+    );
+    await this.scheduler.cancel(deliveryJob(batchId, caller.partnerId, batch.sendDay, new Date(batch.sendAt)).id);
+    return { position };
+  }
+}

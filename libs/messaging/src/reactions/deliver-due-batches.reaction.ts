@@ -1,0 +1,29 @@
+import { Scheduler } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { BatchDelivery, DELIVER_BATCH_JOB, deliveryJob } from '../commands/batch-delivery';
+import { BatchQueries } from '../queries/batch.queries';
+
+/**
+ * Runs the delivery job of a batch at its `send_at`, and re-arms the job of every batch not yet
+ * delivered when a job-running process starts: a batch due while the service was down is sent when
+ * it starts (its job is due at once), and one that stopped half-way resumes.
+ */
+@Injectable()
+export class DeliverDueBatches {
+  constructor(
+    private readonly scheduler: Scheduler,
+    private readonly delivery: BatchDelivery,
+    private readonly batches: BatchQueries,
+  ) {
+    this.scheduler.handle(DELIVER_BATCH_JOB, async (job) => {
+      const run = await this.delivery.deliver(String(job.data.batchId), String(job.data.partnerId), String(job.data.sendDay));
+      // A timer may fire a moment early (see ReleaseExpiredHolds): failing the run makes the scheduler try again shortly.
+      if (run.outcome === 'early') throw new Error(`batch ${String(job.data.batchId)} is due at ${run.sendAt}: its job ran early`);
+    });
+  }
+
+  async rearm(): Promise<void> {
+    for (const batch of await this.batches.undelivered())
+      await this.scheduler.schedule(deliveryJob(batch._id, batch.partnerId, batch.sendDay, new Date(batch.sendAt)));
+  }
+}
