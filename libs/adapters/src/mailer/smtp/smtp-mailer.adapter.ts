@@ -21,14 +21,16 @@ export class SmtpMailer extends Mailer {
     private readonly settings: MailSettings,
   ) {
     super();
-    this.transport = nodemailer.createTransport(url, {
+    // The URL inside the options object: as a first argument of its own, the options would be taken as message defaults.
+    this.transport = nodemailer.createTransport({
+      url,
       pool: true,
       maxConnections: MAX_CONNECTIONS,
       maxMessages: MAX_MESSAGES,
       connectionTimeout: 10_000,
       greetingTimeout: 10_000,
       socketTimeout: 30_000,
-    } as never);
+    });
   }
 
   async send(email: OutgoingEmail): Promise<void> {

@@ -1,0 +1,126 @@
+import { EventStore, ManualClock } from '@deals/kernel';
+import { TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { SmtpSink } from '../../support/smtp-sink';
+
+const longSpa = { ...spaDay, id: 'chicago-spa-season', start_at: '2026-06-01T00:00:00Z', end_at: '2026-12-31T00:00:00Z' };
+
+describe('batch delivery at send_at, over SMTP to a real server (3.5, 4.14)', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let sink: SmtpSink;
+  let api: TestApi;
+  let apiKey: string;
+  let day = 1;
+  beforeAll(async () => {
+    sink = await SmtpSink.start();
+    api = await TestApi.start({
+      clock,
+      env: { SMTP_URL: sink.url, MAIL_FROM: 'Deals <deals@example.com>', MAIL_REPLY_TO: 'help@example.com' },
+    });
+    apiKey = (await api.createPartner()).apiKey;
+    await api.importRegions([chicago]);
+    await api.importDeals([longSpa]);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await sink?.close();
+  });
+
+  const user = async (email: string) => (await api.call('POST', '/users', { apiKey, body: { email } })).body.user_id as string;
+  /** A batch due one second from now on a day of its own, the clock then moved past its send_at: its job fires in a second. */
+  const dueBatch = async (userIds: string[], mode = 'augment') => {
+    const d = String(day++).padStart(2, '0');
+    clock.set(`2026-07-${d}T23:59:59Z`);
+    const sendAt = `2026-07-${String(day).padStart(2, '0')}T00:00:00Z`;
+    const reply = await api.call('POST', '/v1/targeted_email/batches', {
+      apiKey,
+      body: { deal_id: longSpa.id, user_ids: userIds, mode, send_at: sendAt },
+    });
+    expect(reply.status).toBe(201);
+    return reply.body.batch.id as string;
+  };
+  const settle = () => clock.set(`2026-07-${String(day).padStart(2, '0')}T00:00:02Z`);
+  const status = async (id: string) =>
+    (await api.call('GET', `/v1/targeted_email/batches/${id}?deal_id=${longSpa.id}`, { apiKey })).body.batch.status;
+  const until = async (id: string, wanted: string[]) => {
+    for (let i = 0; i < 200; i++) {
+      const s = await status(id);
+      if (wanted.includes(s)) return s;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`batch ${id} still ${await status(id)}`);
+  };
+
+  it('sends the deal to each live user at send_at: one multipart message each, with the deal and the headers; processed', async () => {
+    const [ann, bob, gone] = [await user('ann@example.com'), await user('bob@example.com'), await user('gone@example.com')];
+    const id = await dueBatch([ann, bob, gone]);
+    await api.call('PUT', `/users/${gone}`, { apiKey, body: { is_deleted: true } });
+    settle();
+    expect(await until(id, ['processed', 'failed'])).toBe('processed');
+    expect(sink.to('ann@example.com')).toHaveLength(1);
+    expect(sink.to('bob@example.com')).toHaveLength(1);
+    expect(sink.to('gone@example.com')).toHaveLength(0);
+    const { parsed, raw } = sink.to('ann@example.com')[0];
+    expect(parsed.subject).toBe(longSpa.title);
+    expect(parsed.from?.text).toBe('"Deals" <deals@example.com>');
+    expect(parsed.replyTo?.text).toBe('help@example.com');
+    expect(parsed.messageId).toBe(`<batch-${id}.${ann}@deals-service>`);
+    expect(raw).toMatch(/Content-Type: multipart\/alternative/);
+    expect(parsed.text).toContain('$49.00 (a $120.00 value)');
+    expect(parsed.text).toContain('See the deal: https://deals.example.com/deals/chicago-spa-season');
+    expect(parsed.html).toContain('<img src="https://deals.example.com/images/deals/chicago-spa-day.jpg"');
+    expect(parsed.html).toContain('Limit 2 per person.');
+    const events = (await api.get(EventStore).readStream(`batch-${id}`)).map((e) => [e.type, (e.data as { userId?: string }).userId]);
+    expect(events).toEqual(
+      expect.arrayContaining([
+        ['BatchRecipientSent', ann],
+        ['BatchRecipientSent', bob],
+        ['BatchRecipientSkipped', gone],
+      ]),
+    );
+    expect(events[events.length - 1][0]).toBe('BatchDelivered');
+  });
+
+  it('sends nothing for a cancelled batch, even once its time has come', async () => {
+    const cara = await user('cara@example.com');
+    const id = await dueBatch([cara]);
+    expect((await api.call('DELETE', `/v1/targeted_email/batches/${id}?deal_id=${longSpa.id}`, { apiKey })).body.batch.status).toBe(
+      'cancelled',
+    );
+    settle();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(sink.to('cara@example.com')).toHaveLength(0);
+    expect(await status(id)).toBe('cancelled');
+    expect(await api.get(EventStore).readStream(`batch-${id}`)).toEqual([]);
+  });
+
+  it('marks the batch failed when the server refuses a recipient for good (550) or again and again (450); the others are sent', async () => {
+    const [dee, eve, fay] = [await user('dee@example.com'), await user('eve@example.com'), await user('fay@example.com')];
+    sink.refuse.set('eve@example.com', 550);
+    sink.refuse.set('fay@example.com', 450);
+    const id = await dueBatch([dee, eve, fay]);
+    settle();
+    expect(await until(id, ['processed', 'failed'])).toBe('failed');
+    expect(sink.to('dee@example.com')).toHaveLength(1);
+    const failed = (await api.get(EventStore).readStream(`batch-${id}`))
+      .filter((e) => e.type === 'BatchRecipientFailed')
+      .map((e) => e.data as { userId: string; permanent: boolean; attempts: number });
+    expect(failed).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ userId: eve, permanent: true, attempts: 1 }),
+        expect.objectContaining({ userId: fay, permanent: false, attempts: 3 }),
+      ]),
+    );
+  });
+
+  it('delivers 300 recipients over a few pooled connections', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++) ids.push(await user(`many${i}@example.com`));
+    const before = sink.connections;
+    const id = await dueBatch(ids);
+    settle();
+    expect(await until(id, ['processed', 'failed'])).toBe('processed');
+    expect(ids.every((_, i) => sink.to(`many${i}@example.com`).length === 1)).toBe(true);
+    expect(sink.connections - before).toBeLessThanOrEqual(5);
+  });
+});

@@ -1,0 +1,82 @@
+import { ParsedMail, simpleParser } from 'mailparser';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+
+export interface Received {
+  from: string;
+  to: string[];
+  raw: string;
+  parsed: ParsedMail;
+}
+
+/**
+ * A real SMTP server (the `smtp-server` package) on a free port of 127.0.0.1, keeping what it is
+ * sent. `refuse` answers chosen recipients with an SMTP error: 550 (permanent) or 450 (temporary).
+ */
+export class SmtpSink {
+  readonly received: Received[] = [];
+  /** Recipient address → SMTP code to refuse it with. */
+  readonly refuse = new Map<string, 450 | 550>();
+  /** Connections opened, to tell a pool from a connection a message. */
+  connections = 0;
+
+  private constructor(
+    private readonly server: SMTPServer,
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<SmtpSink> {
+    let sink: SmtpSink | undefined;
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      size: 10 * 1024 * 1024,
+      onConnect: (_session, callback) => {
+        sink!.connections += 1;
+        callback();
+      },
+      onRcptTo: (address, _session, callback) => {
+        const code = sink!.refuse.get(address.address);
+        if (!code) return callback();
+        const error = new Error(code === 550 ? 'No such mailbox' : 'Try again later') as Error & { responseCode: number };
+        error.responseCode = code;
+        callback(error);
+      },
+      onData: (stream, session, callback) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('utf8');
+          simpleParser(raw).then(
+            (parsed) => {
+              sink!.received.push({
+                from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+                to: session.envelope.rcptTo.map((r) => r.address),
+                raw,
+                parsed,
+              });
+              callback();
+            },
+            (error: Error) => callback(error),
+          );
+        });
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    sink = new SmtpSink(server, (server.server.address() as AddressInfo).port);
+    return sink;
+  }
+
+  get url(): string {
+    return `smtp://127.0.0.1:${this.port}`;
+  }
+
+  to(address: string): Received[] {
+    return this.received.filter((r) => r.to.includes(address));
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
