@@ -26,18 +26,18 @@ export class SmtpSink {
   ) {}
 
   static async start(): Promise<SmtpSink> {
-    let sink: SmtpSink | undefined;
+    const holder: { sink?: SmtpSink } = {};
     const server = new SMTPServer({
       authOptional: true,
       disabledCommands: ['STARTTLS'],
       logger: false,
       size: 10 * 1024 * 1024,
       onConnect: (_session, callback) => {
-        sink!.connections += 1;
+        holder.sink!.connections += 1;
         callback();
       },
       onRcptTo: (address, _session, callback) => {
-        const code = sink!.refuse.get(address.address);
+        const code = holder.sink!.refuse.get(address.address);
         if (!code) return callback();
         const error = new Error(code === 550 ? 'No such mailbox' : 'Try again later') as Error & { responseCode: number };
         error.responseCode = code;
@@ -50,7 +50,7 @@ export class SmtpSink {
           const raw = Buffer.concat(chunks).toString('utf8');
           simpleParser(raw).then(
             (parsed) => {
-              sink!.received.push({
+              holder.sink!.received.push({
                 from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
                 to: session.envelope.rcptTo.map((r) => r.address),
                 raw,
@@ -63,9 +63,11 @@ export class SmtpSink {
         });
       },
     });
+    // A client killed mid-session resets its connection: that is the client's story, not a failure of the sink.
+    server.on('error', () => undefined);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    sink = new SmtpSink(server, (server.server.address() as AddressInfo).port);
-    return sink;
+    holder.sink = new SmtpSink(server, (server.server.address() as AddressInfo).port);
+    return holder.sink;
   }
 
   get url(): string {
