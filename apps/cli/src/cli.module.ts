@@ -6,6 +6,7 @@ import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from
 import { PartnersCreateCommand } from './commands/partners-create.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
+import { MailDigestCommand } from './commands/mail-digest.command';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
 
 /**
@@ -42,6 +43,7 @@ export class CliModule {
         ProgramName,
         AuditPurchaseCommand,
         AuditCardLinkCommand,
+        MailDigestCommand,
         PartnersCreateCommand,
         RegionsImportCommand,
         DealsImportCommand,

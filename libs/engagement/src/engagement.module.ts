@@ -6,6 +6,7 @@ import { LinkCardsHandler, MoveCardLinkHandler, RedeemCardLinkTransactionHandler
 import { CardLinksController } from './http/card-links.controller';
 import { SavedDealsController } from './http/saved-deals.controller';
 import { SubscriptionsController } from './http/subscriptions.controller';
+import { UnsubscribeController } from './http/unsubscribe.controller';
 import { RemoveSavedDealHandler, SaveDealHandler } from './commands/saved-deal.commands';
 import { SetSubscriptionStatusHandler, SubscribeUserHandler } from './commands/subscription.commands';
 import { EngagementQueries } from './queries/engagement.queries';
@@ -36,6 +37,6 @@ export class EngagementModule {}
 /** Engagement's HTTP routes. */
 @Module({
   imports: [EngagementModule, AccountsModule, CatalogModule],
-  controllers: [CardLinksController, SavedDealsController, SubscriptionsController],
+  controllers: [CardLinksController, SavedDealsController, SubscriptionsController, UnsubscribeController],
 })
 export class EngagementHttpModule {}

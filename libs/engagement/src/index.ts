@@ -3,6 +3,9 @@ import type { Projection } from '@deals/kernel';
 export { EngagementHttpModule, EngagementModule } from './engagement.module';
 
 export { CardLinkAudit } from './audit/card-link-audit';
+export { EngagementQueries } from './queries/engagement.queries';
+export { KeyedUnsubscribeLinks, UnsubscribeLinks } from './http/unsubscribe-links';
+export type { SubscriptionView } from './projections/subscriptions/subscriptions.projection';
 export type { CardLinkAuditEntry } from './audit/card-link-audit';
 export { SAVED_DEALS } from './projections/saved-deals/saved-deals.projection';
 export { SUBSCRIPTIONS } from './projections/subscriptions/subscriptions.projection';

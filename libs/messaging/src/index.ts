@@ -4,6 +4,9 @@ import { batchDetailsProjection } from './projections/batch-details/batch-detail
 export { MessagingHttpModule, MessagingModule } from './messaging.module';
 export { BatchDelivery } from './commands/batch-delivery';
 export { DeliverDueBatches } from './reactions/deliver-due-batches.reaction';
+export { DailyDigest } from './commands/daily-digest';
+export { DailyDigestJobs, DigestSettings } from './reactions/daily-digest.reaction';
+export { localDate } from './domain/digest/local-time';
 export { BATCH_DETAILS } from './projections/batch-details/batch-details.projection';
 
 /** Every projection messaging owns. */

@@ -1,5 +1,8 @@
 import { AccountsModule } from '@deals/accounts';
 import { CatalogModule } from '@deals/catalog';
+import { EngagementModule } from '@deals/engagement';
+import { DailyDigest } from './commands/daily-digest';
+import { DailyDigestJobs } from './reactions/daily-digest.reaction';
 import { Module } from '@nestjs/common';
 import { BatchDelivery } from './commands/batch-delivery';
 import { CancelTargetedBatchHandler, ScheduleTargetedBatchHandler } from './commands/batch.commands';
@@ -10,9 +13,18 @@ import { DeliverDueBatches } from './reactions/deliver-due-batches.reaction';
 
 /** Targeted-email batches and the daily regional email: commands, delivery, jobs and queries. */
 @Module({
-  imports: [CatalogModule, AccountsModule],
-  providers: [ScheduleTargetedBatchHandler, CancelTargetedBatchHandler, BatchDelivery, DealSummaries, BatchQueries, DeliverDueBatches],
-  exports: [BatchQueries, BatchDelivery, DeliverDueBatches],
+  imports: [CatalogModule, AccountsModule, EngagementModule],
+  providers: [
+    ScheduleTargetedBatchHandler,
+    CancelTargetedBatchHandler,
+    BatchDelivery,
+    DealSummaries,
+    BatchQueries,
+    DeliverDueBatches,
+    DailyDigest,
+    DailyDigestJobs,
+  ],
+  exports: [BatchQueries, BatchDelivery, DeliverDueBatches, DailyDigest, DailyDigestJobs],
 })
 export class MessagingModule {}
 

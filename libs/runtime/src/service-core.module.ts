@@ -1,5 +1,5 @@
-import { DeliverDueBatches, MessagingModule } from '@deals/messaging';
-import { EngagementModule } from '@deals/engagement';
+import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } from '@deals/messaging';
+import { EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
@@ -49,6 +49,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly options: { role: ProcessRole },
     private readonly batches: DeliverDueBatches,
     private readonly mailer: Mailer,
+    private readonly digests: DailyDigestJobs,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -66,6 +67,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.recovery.run({ othersMayBeBuying: this.options.role === 'worker' });
     await this.holds.rearm();
     await this.batches.rearm();
+    await this.digests.rearm();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -117,6 +119,11 @@ export class ServiceCoreModule {
           },
         },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
+        { provide: DigestSettings, useValue: { hour: config.digestHour } },
+        {
+          provide: UnsubscribeLinks,
+          useValue: new KeyedUnsubscribeLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'unsubscribe-links')),
+        },
         { provide: CouponCodeKey, useValue: { secret: installationSecret(config.dataDir, 'coupon-codes') } },
         {
           provide: CatalogLinks,
@@ -139,6 +146,7 @@ export class ServiceCoreModule {
             ROLE,
             DeliverDueBatches,
             Mailer,
+            DailyDigestJobs,
           ],
         },
         CatalogueImport,
@@ -150,6 +158,8 @@ export class ServiceCoreModule {
         CatalogLinks,
         CouponLinks,
         CouponCodeKey,
+        UnsubscribeLinks,
+        DigestSettings,
         AccountsSettings,
         ProjectionHost,
         ViewProgress,

@@ -32,7 +32,12 @@ export abstract class CredentialVerifier {
  * Paths anyone may call: the health report, the API description and its Swagger UI, and a coupon's QR image and
  * printable page (opened by the coupon's holder; coupon ids carry 72 random bits).
  */
-export const PUBLIC_PATHS = [/^\/health(\/|\?|$)/, /^\/api-docs(\.json|\/|\?|$)/, /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/];
+export const PUBLIC_PATHS = [
+  /^\/health(\/|\?|$)/,
+  /^\/api-docs(\.json|\/|\?|$)/,
+  /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/,
+  /^\/subscriptions\/[^/?]+\/unsubscribe(\?|$)/,
+];
 
 export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
 

@@ -35,6 +35,16 @@ export class EngagementQueries {
     return view && view.partnerId === partnerId ? view : null;
   }
 
+  /** A subscription whoever's it is (the unsubscribe link's key stands for its owner). */
+  anySubscription(subscriptionId: string): Promise<SubscriptionView | null> {
+    return this.views.findById<SubscriptionView>(SUBSCRIPTIONS, subscriptionId);
+  }
+
+  /** The active subscriptions of a region, every partner's: the readers of its daily email. */
+  activeInRegion(regionId: string): Promise<SubscriptionView[]> {
+    return this.views.find<SubscriptionView>(SUBSCRIPTIONS, { regionId, status: 'active' }, { sort: { createdAt: 1, _id: 1 } });
+  }
+
   subscriptions(partnerId: string, userId: string, skip: number, limit: number): Promise<SubscriptionView[]> {
     return this.views.find<SubscriptionView>(SUBSCRIPTIONS, { userId, partnerId }, { sort: { createdAt: -1, _id: 1 }, skip, limit });
   }

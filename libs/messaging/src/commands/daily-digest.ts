@@ -1,0 +1,112 @@
+import { AccountQueries } from '@deals/accounts';
+import { CatalogQueries } from '@deals/catalog';
+import { EngagementQueries, UnsubscribeLinks } from '@deals/engagement';
+import { Clock, EventStore, handleCommand, loadAggregate, Mailer, MailNotSent, OPERATOR, ScheduledJob } from '@deals/kernel';
+import { Injectable, Logger } from '@nestjs/common';
+import { utcDay } from '../domain/batch/batch-rules';
+import { digestDecider, digestStream, RecordDigestRecipient } from '../domain/digest/digest.decider';
+import { localHourInstant } from '../domain/digest/local-time';
+import { digestEmail } from '../email/deal-email';
+import { DealSummaries } from '../email/deal-summaries';
+import { BatchQueries } from '../queries/batch.queries';
+
+export const SEND_DIGEST_JOB = 'send-digest';
+/** Deals one daily email shows at most. */
+const DEALS_PER_DIGEST = 10;
+const IN_FLIGHT = 10;
+
+/** The job of one region's daily email of one local day, at the configured local hour. */
+export const digestJob = (regionId: string, day: string, runAt: Date): ScheduledJob => ({
+  id: `send-digest-${regionId}-${day}`,
+  kind: SEND_DIGEST_JOB,
+  runAt,
+  data: { regionId, day },
+});
+
+export interface DigestRun {
+  sent: number;
+  skipped: number;
+  failed: number;
+}
+
+/**
+ * The daily regional email (docs/decisions.md "Daily regional email"): every active subscription of
+ * the region gets the region's deals on sale, except users that a `suppress` batch of that UTC day
+ * names; each recipient's outcome is an event on the region's day stream, so no one gets two the
+ * same day, also after a crash (the one under way aside). No deals on sale: no email.
+ */
+@Injectable()
+export class DailyDigest {
+  private readonly logger = new Logger('DailyDigest');
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly mailer: Mailer,
+    private readonly catalog: CatalogQueries,
+    private readonly subscriptions: EngagementQueries,
+    private readonly accounts: AccountQueries,
+    private readonly batches: BatchQueries,
+    private readonly summaries: DealSummaries,
+    private readonly unsubscribe: UnsubscribeLinks,
+  ) {}
+
+  /** Sends one region's email of local day `day` (the CLI's `mail:digest` gives today's), to those not yet tried. */
+  async send(regionId: string, day: string, hour: number): Promise<DigestRun> {
+    const run: DigestRun = { sent: 0, skipped: 0, failed: 0 };
+    const region = await this.catalog.region(regionId);
+    if (!region) return run;
+    const now = this.clock.now();
+    const deals = await this.catalog.onSaleInRegion(regionId, now.getTime(), DEALS_PER_DIGEST);
+    if (!deals.length) {
+      this.logger.log(`daily email of ${regionId} for ${day}: no deals on sale, none sent`);
+      return run;
+    }
+    const summaries = await Promise.all(deals.map((deal) => this.summaries.of(deal, now)));
+    // "A user in a suppress batch whose send_at falls that UTC day": the UTC day of the email's hour.
+    const suppressed = await this.batches.suppressedOn(utcDay(localHourInstant(day, hour, region.region.time_zone)));
+    const stream = digestStream(regionId, day);
+    const tried = (await loadAggregate(this.store, stream, digestDecider)).state.tried;
+    const todo = (await this.subscriptions.activeInRegion(regionId)).filter((s) => !tried.has(s._id));
+    const record = async (data: RecordDigestRecipient['data']) => {
+      await handleCommand(
+        this.store,
+        stream,
+        digestDecider,
+        { type: 'RecordDigestRecipient', data },
+        {
+          now: this.clock.now(),
+          metadata: { ...OPERATOR, partnerId: data.partnerId },
+        },
+      );
+      run[data.outcome === 'sent' ? 'sent' : data.outcome === 'skipped' ? 'skipped' : 'failed'] += 1;
+    };
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < todo.length; i = next++) {
+        const s = todo[i];
+        const base = { regionId, day, subscriptionId: s._id, partnerId: s.partnerId, userId: s.userId };
+        const user = await this.accounts.user(s.partnerId, s.userId);
+        if (!user) {
+          await record({ ...base, outcome: 'skipped', reason: 'the user was deleted', messageId: null });
+          continue;
+        }
+        if (suppressed.has(s.userId)) {
+          await record({ ...base, outcome: 'skipped', reason: 'a suppress batch of that day', messageId: null });
+          continue;
+        }
+        const messageId = `<digest-${regionId}-${day}.${s._id}@deals-service>`;
+        try {
+          await this.mailer.send(digestEmail(region.region.name, summaries, user.profile.email, messageId, this.unsubscribe.urlOf(s._id)));
+          await record({ ...base, outcome: 'sent', reason: null, messageId });
+        } catch (error) {
+          const reason = error instanceof MailNotSent ? error.message : String(error);
+          await record({ ...base, outcome: 'failed', reason, messageId });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, todo.length) }, worker));
+    this.logger.log(`daily email of ${regionId} for ${day}: ${run.sent} sent, ${run.skipped} skipped, ${run.failed} failed`);
+    return run;
+  }
+}

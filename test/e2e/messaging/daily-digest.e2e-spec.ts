@@ -1,0 +1,135 @@
+import type { RegionTerms } from '@deals/catalog';
+import { EventStore, ManualClock } from '@deals/kernel';
+import { DailyDigest, DailyDigestJobs } from '@deals/messaging';
+import { request, Agent } from 'undici';
+import { runCli, TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { SmtpSink } from '../../support/smtp-sink';
+
+const maui: RegionTerms = {
+  ...chicago,
+  id: 'maui',
+  name: 'Maui',
+  city: 'Kahului',
+  state: 'HI',
+  time_zone: 'Pacific/Honolulu',
+  latitude: 20.89,
+  longitude: -156.47,
+  postal_codes: ['96732'],
+};
+const deals = [
+  { ...spaDay, id: 'chicago-spa-season', start_at: '2026-06-01T00:00:00Z', end_at: '2026-12-31T00:00:00Z' },
+  { ...spaDay, id: 'maui-surf', title: 'Surf lesson', region_id: 'maui', start_at: '2026-06-01T00:00:00Z', end_at: '2026-12-31T00:00:00Z' },
+];
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppress and augment batches', () => {
+  const clock = new ManualClock(new Date('2026-07-09T12:00:00Z'));
+  let sink: SmtpSink;
+  let api: TestApi;
+  let apiKey: string;
+  const ids: Record<string, string> = {};
+  const subscriptions: Record<string, string> = {};
+  beforeAll(async () => {
+    sink = await SmtpSink.start();
+    api = await TestApi.start({ clock, env: { SMTP_URL: sink.url, DIGEST_HOUR: '7' } });
+    apiKey = (await api.createPartner()).apiKey;
+    await api.importRegions([chicago, maui]);
+    await api.importDeals(deals);
+    for (const name of ['plain', 'suppressed', 'augmented', 'inactive', 'deleted', 'islander']) {
+      ids[name] = (await api.call('POST', '/users', { apiKey, body: { email: `${name}@example.com` } })).body.user_id;
+      const zip = name === 'islander' ? '96732' : '60601';
+      subscriptions[name] = (await api.call('POST', `/users/${ids[name]}/subscriptions`, { apiKey, body: { zip } })).body.subscription.id;
+    }
+    await api.call('PUT', `/subscriptions/${subscriptions.inactive}`, { apiKey, body: { status: 'inactive' } });
+    await api.call('PUT', `/users/${ids.deleted}`, { apiKey, body: { is_deleted: true } });
+    for (const [name, mode] of [
+      ['suppressed', 'suppress'],
+      ['augmented', 'augment'],
+    ])
+      expect(
+        (
+          await api.call('POST', '/v1/targeted_email/batches', {
+            apiKey,
+            body: { deal_id: deals[0].id, user_ids: [ids[name]], mode, send_at: '2026-07-10T15:00:00Z' },
+          })
+        ).status,
+      ).toBe(201);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await sink?.close();
+  });
+
+  const digests = (name: string) => sink.to(`${name}@example.com`).filter((m) => m.parsed.subject?.startsWith("Today's deals"));
+  /** The URL of a message's List-Unsubscribe header (folded lines unfolded). */
+  const unsubscribeLink = (raw: string) => /^List-Unsubscribe:\s*<([^>]+)>/m.exec(raw.replace(/\r?\n[ \t]+/g, ''))?.[1] ?? '';
+  const eventually = async (check: () => boolean, what: string) => {
+    for (let i = 0; !check(); i++) {
+      if (i > 200) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it("sends each region's email at 7:00 its local time: the region's deals, to active subscriptions, suppress honoured, augment not", async () => {
+    clock.set('2026-07-10T11:59:59Z'); // 06:59:59 in Chicago
+    await api.get(DailyDigestJobs).rearm();
+    clock.advance(2000);
+    await eventually(() => digests('plain').length === 1 && digests('augmented').length === 1, "Chicago's email");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(digests('suppressed')).toHaveLength(0);
+    expect(digests('inactive')).toHaveLength(0);
+    expect(digests('deleted')).toHaveLength(0);
+    expect(digests('islander')).toHaveLength(0); // 02:00 in Maui
+    const { parsed } = digests('plain')[0];
+    expect(parsed.subject).toBe("Today's deals in Chicago");
+    expect(parsed.text).toContain(deals[0].title);
+    expect(parsed.text).not.toContain('Surf lesson');
+    const { raw } = digests('plain')[0];
+    expect(raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click\r?$/m);
+    expect(unsubscribeLink(raw)).toMatch(new RegExp(`/subscriptions/${subscriptions.plain}/unsubscribe\\?key=`));
+    const recorded = (await api.get(EventStore).readStream('digest-chicago-2026-07-10')).map(
+      (e) => e.data as { userId: string; outcome: string; reason: string },
+    );
+    expect(recorded.find((r) => r.userId === ids.suppressed)).toMatchObject({ outcome: 'skipped', reason: 'a suppress batch of that day' });
+    expect(recorded.find((r) => r.userId === ids.deleted)).toMatchObject({ outcome: 'skipped' });
+
+    clock.set('2026-07-10T16:59:59Z'); // 06:59:59 in Maui
+    await api.get(DailyDigestJobs).rearm();
+    clock.advance(2000);
+    await eventually(() => digests('islander').length === 1, "Maui's email");
+    expect(digests('islander')[0].parsed.text).toContain('Surf lesson');
+  });
+
+  it('sends no one two the same day: a second run, or a restart of the jobs, sends nothing more', async () => {
+    const before = sink.received.length;
+    expect(await api.get(DailyDigest).send('chicago', '2026-07-10', 7)).toEqual({ sent: 0, skipped: 0, failed: 0 });
+    await api.get(DailyDigestJobs).rearm();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sink.received.length).toBe(before);
+  });
+
+  it('unsubscribes in one click with the link the email carries; without its key, nothing', async () => {
+    const link = unsubscribeLink(digests('plain')[0].raw);
+    const wrong = await request(link.replace(/key=[^&]+/, 'key=nope').replace(/^https:\/\/localhost:\d+/, api.url), {
+      method: 'POST',
+      dispatcher: insecure,
+    });
+    expect(wrong.statusCode).toBe(404);
+    await wrong.body.text();
+    const reply = await request(link.replace(/^https:\/\/localhost:\d+/, api.url), { method: 'POST', dispatcher: insecure });
+    expect(reply.statusCode).toBe(200);
+    await reply.body.text();
+    expect((await api.call('GET', `/subscriptions/${subscriptions.plain}`, { apiKey })).body.subscription.status).toBe('inactive');
+  });
+
+  it("sends a region's email of today now: npm run cli -- mail:digest <region_id>", async () => {
+    // The CLI's clock is the real one: today's email there has not gone out.
+    const first = await runCli(api.dataDir, ['mail:digest', 'chicago'], { SMTP_URL: sink.url });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/daily email of chicago for \d{4}-\d\d-\d\d: 2 sent, 1 skipped, 0 failed/);
+    const second = await runCli(api.dataDir, ['mail:digest', 'chicago'], { SMTP_URL: sink.url });
+    expect(second.stdout).toMatch(/: 0 sent, 0 skipped, 0 failed/);
+    expect((await runCli(api.dataDir, ['mail:digest', 'nowhere'])).code).not.toBe(0);
+  });
+});
