@@ -18,6 +18,7 @@ import { eventStoreBench } from './event-store.bench';
 import { httpDealBench } from './http-deal.bench';
 import { purchasesBench } from './purchases.bench';
 import { cardLinksBench } from './card-links.bench';
+import { batchEmailBench } from './batch-email.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -27,6 +28,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'accounts', run: accountsBench },
   { name: 'purchases', run: purchasesBench },
   { name: 'card-links', run: cardLinksBench },
+  { name: 'batch-email', run: batchEmailBench },
 ];
 
 class UsageError extends Error {}

@@ -12,8 +12,8 @@ export interface BenchApi {
 }
 
 /** Starts the real API on `dataDir` (warn-level logs, stdout quiet); the caller closes it. */
-export async function startBenchApi(dataDir: string, demoData: 'on' | 'off' = 'off'): Promise<BenchApi> {
-  const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEMO_DATA: demoData });
+export async function startBenchApi(dataDir: string, demoData: 'on' | 'off' = 'off', env: Record<string, string> = {}): Promise<BenchApi> {
+  const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEMO_DATA: demoData, ...env });
   const { result: api } = await quietStdout(() => startApi({ config }));
   const tls = {
     cert: readFileSync(join(dataDir, 'tls', 'self-signed.crt'), 'utf8'),
