@@ -113,6 +113,21 @@ describe('batch delivery at send_at, over SMTP to a real server (3.5, 4.14)', ()
     );
   });
 
+  it('advertises no deal that went off sale before send_at: its recipients are skipped, nothing is sent', async () => {
+    const gil = await user('gil@example.com');
+    const id = await dueBatch([gil]);
+    await api.importDeals([{ ...longSpa, state: 'paused' }]);
+    settle();
+    try {
+      expect(await until(id, ['processed', 'failed'])).toBe('processed');
+      expect(sink.to('gil@example.com')).toHaveLength(0);
+      const [skipped] = (await api.get(EventStore).readStream(`batch-${id}`)).filter((e) => e.type === 'BatchRecipientSkipped');
+      expect(skipped.data).toMatchObject({ userId: gil, reason: 'the deal is not on sale (paused)' });
+    } finally {
+      await api.importDeals([longSpa]);
+    }
+  });
+
   it('delivers 300 recipients over a few pooled connections', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 300; i++) ids.push(await user(`many${i}@example.com`));

@@ -1,5 +1,5 @@
 import { AccountQueries } from '@deals/accounts';
-import { CatalogQueries } from '@deals/catalog';
+import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
 import {
   Clock,
   CommandContext,
@@ -78,8 +78,10 @@ export class BatchDelivery {
     const stream = batchDeliveryStream(batchId);
     const delivery = (await loadAggregate(this.store, stream, batchDeliveryDecider)).state;
     if (delivery.finished) return { outcome: 'nothing' };
+    // A deal no longer on sale (paused, cancelled, ended since) is not advertised: its recipients are skipped.
     const deal = await this.catalog.deal(batch.terms.dealId);
-    const summary = deal ? await this.summaries.of(deal, now) : null;
+    const state = deal ? effectiveStateAt(deal.state, deal.startAt!, deal.endAt!, now.getTime()) : null;
+    const summary = deal && (state === 'in-flight' || state === 'approved') ? await this.summaries.of(deal, now) : null;
     const todo = batch.terms.userIds.filter((id) => !delivery.tried.has(id));
     const record = (data: RecordRecipient['data']) =>
       handleCommand(this.store, stream, batchDeliveryDecider, { type: 'RecordRecipient', data }, { ...context, now: this.clock.now() });
@@ -89,7 +91,12 @@ export class BatchDelivery {
         const userId = todo[i];
         const user = await this.accounts.user(partnerId, userId);
         if (!user || !summary) {
-          await record({ batchId, userId, outcome: 'skipped', reason: user ? 'the deal is gone' : 'the user was deleted' });
+          await record({
+            batchId,
+            userId,
+            outcome: 'skipped',
+            reason: user ? `the deal is not on sale (${state ?? 'unknown'})` : 'the user was deleted',
+          });
           continue;
         }
         const messageId = `<batch-${batchId}.${userId}@deals-service>`;

@@ -12,6 +12,7 @@ import {
   ValidationFailed,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Logger } from '@nestjs/common';
 import { batchDayDecider } from '../domain/batch/batch-day.decider';
 import { BatchMode, batchDayStream } from '../domain/batch/batch.events';
 import { BatchDeal, dealAndTimeIssues, utcDay } from '../domain/batch/batch-rules';
@@ -19,6 +20,8 @@ import { BatchQueries } from '../queries/batch.queries';
 import { deliveryJob } from './batch-delivery';
 
 type Caller = CommandCaller & { partnerId: string };
+
+const logger = new Logger('Batches');
 
 /** POST /v1/targeted_email/batches (part 4.14). */
 export class ScheduleTargetedBatch extends Command<{ batchId: string; position: LogPosition | null }> {
@@ -74,8 +77,13 @@ export class ScheduleTargetedBatchHandler implements ICommandHandler<ScheduleTar
       },
       { now, metadata: caller },
     );
-    // The job is for timeliness only: a start re-arms the job of every batch still pending.
-    await this.scheduler.schedule(deliveryJob(batchId, caller.partnerId, sendDay, sendAt));
+    // The job is for timeliness only: a scheduler that fails (Redis away) must not fail the call,
+    // since the batch is scheduled; the start of a job-running process, and every hour, re-arm it.
+    await this.scheduler
+      .schedule(deliveryJob(batchId, caller.partnerId, sendDay, sendAt))
+      .catch((error: Error) =>
+        logger.warn(`batch ${batchId}: its delivery job was not armed (${error.message}); it is armed again within the hour`),
+      );
     return { batchId, position };
   }
 }
@@ -109,7 +117,10 @@ export class CancelTargetedBatchHandler implements ICommandHandler<CancelTargete
       { type: 'CancelBatch', data: { batchId, partnerId: caller.partnerId } },
       { now: this.clock.now(), metadata: caller },
     );
-    await this.scheduler.cancel(deliveryJob(batchId, caller.partnerId, batch.sendDay, new Date(batch.sendAt)).id);
+    // A job left behind finds the batch cancelled and sends nothing.
+    await this.scheduler
+      .cancel(deliveryJob(batchId, caller.partnerId, batch.sendDay, new Date(batch.sendAt)).id)
+      .catch((error: Error) => logger.warn(`batch ${batchId}: its delivery job was not removed (${error.message}); it will send nothing`));
     return { position };
   }
 }

@@ -1,4 +1,6 @@
-import { Scheduler } from '@deals/kernel';
+import { Clock, Scheduler } from '@deals/kernel';
+
+const ARM_BATCHES_JOB = 'arm-batches';
 import { Injectable } from '@nestjs/common';
 import { BatchDelivery, DELIVER_BATCH_JOB, deliveryJob } from '../commands/batch-delivery';
 import { BatchQueries } from '../queries/batch.queries';
@@ -14,16 +16,25 @@ export class DeliverDueBatches {
     private readonly scheduler: Scheduler,
     private readonly delivery: BatchDelivery,
     private readonly batches: BatchQueries,
+    private readonly clock: Clock,
   ) {
     this.scheduler.handle(DELIVER_BATCH_JOB, async (job) => {
       const run = await this.delivery.deliver(String(job.data.batchId), String(job.data.partnerId), String(job.data.sendDay));
       // A timer may fire a moment early (see ReleaseExpiredHolds): failing the run makes the scheduler try again shortly.
       if (run.outcome === 'early') throw new Error(`batch ${String(job.data.batchId)} is due at ${run.sendAt}: its job ran early`);
     });
+    this.scheduler.handle(ARM_BATCHES_JOB, () => this.rearm());
   }
 
+  /** Arms every undelivered batch's job, and this again in an hour (a job a failing scheduler lost is armed again). */
   async rearm(): Promise<void> {
     for (const batch of await this.batches.undelivered())
       await this.scheduler.schedule(deliveryJob(batch._id, batch.partnerId, batch.sendDay, new Date(batch.sendAt)));
+    await this.scheduler.schedule({
+      id: ARM_BATCHES_JOB,
+      kind: ARM_BATCHES_JOB,
+      runAt: new Date(this.clock.now().getTime() + 3_600_000),
+      data: {},
+    });
   }
 }
