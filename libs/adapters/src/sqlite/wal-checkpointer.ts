@@ -18,6 +18,8 @@ export class WalCheckpointer {
   private worker: Worker | null = null;
   private failed = false;
   private pings = 0;
+  /** Pings sent and not yet answered, by id: one listener on the thread answers them all (a store closing its collections pings once for each). */
+  private readonly waiting = new Map<number, () => void>();
   /** Watched files: how many writers watch each (stores on one folder share a file), and their hand-back callbacks. */
   private readonly files = new Map<string, Set<() => void>>();
 
@@ -56,18 +58,12 @@ export class WalCheckpointer {
     if (!worker) return Promise.resolve();
     const id = ++this.pings;
     return new Promise((resolve) => {
-      const done = () => {
-        worker.off('message', answered);
-        worker.off('exit', done);
-        // Listening to a worker refs it again (Node 20): unref it, or it would keep the process alive.
-        worker.unref();
+      this.waiting.set(id, () => {
+        this.waiting.delete(id);
+        // Once nothing is awaited, the thread no longer keeps the process alive.
+        if (this.waiting.size === 0) worker.unref();
         resolve();
-      };
-      const answered = (message: { pong?: number }) => {
-        if (message.pong === id) done();
-      };
-      worker.on('message', answered);
-      worker.once('exit', done);
+      });
       // The process waits for the answer, as for any pending close.
       worker.ref();
       worker.postMessage({ ping: id });
@@ -86,10 +82,13 @@ export class WalCheckpointer {
 
   private start(): Worker {
     const worker = new Worker(workerModulePath(join(__dirname, 'wal-checkpointer.worker')), { workerData: this.options });
-    worker.on('message', ({ handBack }: { handBack?: string }) => {
+    worker.on('message', ({ handBack, pong }: { handBack?: string; pong?: number }) => {
       if (handBack) this.handBack(handBack);
+      if (pong !== undefined) this.waiting.get(pong)?.();
     });
     const fail = () => {
+      // A thread that is gone answers nothing more: whoever waits for it is done waiting.
+      for (const answer of [...this.waiting.values()]) answer();
       if (this.worker !== worker) return;
       this.worker = null;
       this.failed = true;
