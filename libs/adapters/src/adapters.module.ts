@@ -13,6 +13,7 @@ import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import { join } from 'node:path';
 import { EsdbEventStore } from './event-store/esdb/esdb-event-store.adapter';
 import { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapter';
+import { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
@@ -25,6 +26,8 @@ import { MongoViewStore } from './view-store/mongo/mongo-view-store.adapter';
 export interface AdapterSettings {
   dataDir: string;
   eventStoreUrl: string | null;
+  /** `postgres://`: the event log on PostgreSQL. */
+  databaseUrl: string | null;
   mongoUrl: string | null;
   mongoDb: string;
   redisUrl: string | null;
@@ -74,7 +77,12 @@ export class AdaptersModule {
       { provide: IdGenerator, useValue: ids },
       {
         provide: EventStore,
-        useFactory: () => (settings.eventStoreUrl ? new EsdbEventStore(settings.eventStoreUrl) : new SqliteEventStore(paths.events)),
+        useFactory: () =>
+          settings.eventStoreUrl
+            ? new EsdbEventStore(settings.eventStoreUrl)
+            : settings.databaseUrl
+              ? new PostgresEventStore(settings.databaseUrl)
+              : new SqliteEventStore(paths.events),
       },
       {
         provide: ViewStore,

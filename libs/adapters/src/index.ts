@@ -3,3 +3,4 @@ export { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapte
 export { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
 export { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
 export { SmtpMailer } from './mailer/smtp/smtp-mailer.adapter';
+export { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';

@@ -13,6 +13,8 @@ export abstract class ServiceConfig {
   /** Where deal images are served (`image_url_abs`, `primary_image`). */
   abstract readonly imageBaseUrl: string;
   abstract readonly eventStoreUrl: string | null;
+  /** `postgres://...`: the event log on PostgreSQL (the views follow in a later step). */
+  abstract readonly databaseUrl: string | null;
   abstract readonly mongoUrl: string | null;
   abstract readonly mongoDb: string;
   abstract readonly redisUrl: string | null;
@@ -111,6 +113,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     siteBaseUrl,
     imageBaseUrl: baseUrl('IMAGE_BASE_URL', env.IMAGE_BASE_URL, siteBaseUrl),
     eventStoreUrl,
+    databaseUrl: url('DATABASE_URL', env.DATABASE_URL, ['postgres', 'postgresql']),
     mongoUrl,
     mongoDb: text(env.MONGO_DB) ?? 'deals',
     redisUrl: url('REDIS_URL', env.REDIS_URL, ['redis', 'rediss']),
