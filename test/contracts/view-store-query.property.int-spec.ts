@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { angularDistance, FindOptions, IndexSpec, SortSpec, ViewDocument, ViewFilter } from '@deals/kernel';
+import { angularDistance, FindOptions, IndexSpec, SortSpec, ViewDocument, ViewFilter, ViewStore } from '@deals/kernel';
 import { Query } from 'mingo';
 import { join } from 'node:path';
 import { Bitset } from '@deals/adapters/view-store/mingo/bitset';
@@ -8,6 +8,8 @@ import { geoContext, withinSphere } from '@deals/adapters/view-store/mingo/geo-w
 import { MingoViewStore } from '@deals/adapters/view-store/mingo/mingo-view-store.adapter';
 import { RangeCache } from '@deals/adapters/view-store/mingo/range-cache';
 import { tempDir } from '../support/temp-dir';
+import { PostgresViewStore } from '@deals/adapters/view-store/postgres/postgres-view-store.adapter';
+import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
 
 /**
  * The embedded view store against mingo, its reference: for random small collections (written in
@@ -207,6 +209,63 @@ function reference(docs: Doc[], filter: ViewFilter, options: FindOptions): strin
   return cursor.all().map((d) => d._id);
 }
 
+/** Random collections and queries: the store's `find` and `count` against mingo over the same documents. */
+async function againstMingo(open: () => { views: ViewStore; collection: string }, runs: number): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(
+      collectionArb,
+      fc.array(fc.tuple(fc.oneof(flatFilterArb, filterArb), optionsArb), { minLength: 1, maxLength: 4 }),
+      async ({ docs, updates, later, cuts }, queries) => {
+        const { views, collection } = open();
+        const latest = new Map<string, Doc>();
+        let written = 0;
+        const write = async (writes: Doc[]) => {
+          for (let at = 0, c = 0; at < writes.length; at += cuts[c++ % cuts.length]) {
+            const batch = writes.slice(at, at + cuts[c % cuts.length]);
+            await views.writer(collection).commit(batch, batch[batch.length - 1]._pos);
+          }
+          for (const doc of writes) latest.set(doc._id, JSON.parse(JSON.stringify(doc)));
+        };
+        const versions = (changes: Array<[number, Record<string, unknown>]>) =>
+          changes.map(([n, fields]): Doc => ({
+            _id: `d${String(n % docs.length).padStart(3, '0')}`,
+            _pos: pos(1000 + written++),
+            ...fields,
+          }));
+        const check = async () => {
+          const stored = [...latest.values()];
+          for (const [filter, options] of queries) {
+            const matches = reference(stored, filter, {});
+            expect(await views.count(collection, filter)).toBe(matches.length);
+            const found = (await views.find(collection, filter, options)).map((d) => d._id);
+            if (options.sort) expect(found).toEqual(reference(stored, filter, options));
+            else if (!options.skip && !options.limit) expect([...found].sort()).toEqual([...matches].sort());
+            else {
+              const expected = Math.max(0, Math.min(options.limit || Infinity, matches.length - (options.skip ?? 0)));
+              expect(found).toHaveLength(expected);
+              expect(new Set(found).size).toBe(found.length);
+              expect(found.every((id) => matches.includes(id))).toBe(true);
+            }
+          }
+        };
+        try {
+          await views.define(collection, INDEXES);
+          await write([
+            ...docs.map((fields, i): Doc => ({ _id: `d${String(i).padStart(3, '0')}`, _pos: pos(i + 1), ...fields })),
+            ...versions(updates),
+          ]);
+          await check();
+          await write(versions(later));
+          await check();
+        } finally {
+          await views.close();
+        }
+      },
+    ),
+    { numRuns: runs },
+  );
+}
+
 describe('embedded view store queries, against mingo', () => {
   const dir = tempDir('view-query');
   let stores = 0;
@@ -214,59 +273,9 @@ describe('embedded view store queries, against mingo', () => {
   afterAll(() => dir.remove());
 
   it('finds and counts what mingo finds and counts', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        collectionArb,
-        fc.array(fc.tuple(fc.oneof(flatFilterArb, filterArb), optionsArb), { minLength: 1, maxLength: 4 }),
-        async ({ docs, updates, later, cuts }, queries) => {
-          // A store per run: each holds its collections' SQLite files open until closed.
-          const views = new MingoViewStore(join(dir.path, String(++stores)));
-          const latest = new Map<string, Doc>();
-          let written = 0;
-          const write = async (writes: Doc[]) => {
-            for (let at = 0, c = 0; at < writes.length; at += cuts[c++ % cuts.length]) {
-              const batch = writes.slice(at, at + cuts[c % cuts.length]);
-              await views.writer('deals').commit(batch, batch[batch.length - 1]._pos);
-            }
-            for (const doc of writes) latest.set(doc._id, JSON.parse(JSON.stringify(doc)));
-          };
-          const versions = (changes: Array<[number, Record<string, unknown>]>) =>
-            changes.map(([n, fields]): Doc => ({
-              _id: `d${String(n % docs.length).padStart(3, '0')}`,
-              _pos: pos(1000 + written++),
-              ...fields,
-            }));
-          const check = async () => {
-            const stored = [...latest.values()];
-            for (const [filter, options] of queries) {
-              const matches = reference(stored, filter, {});
-              expect(await views.count('deals', filter)).toBe(matches.length);
-              const found = (await views.find('deals', filter, options)).map((d) => d._id);
-              if (options.sort) expect(found).toEqual(reference(stored, filter, options));
-              else if (!options.skip && !options.limit) expect([...found].sort()).toEqual([...matches].sort());
-              else {
-                const expected = Math.max(0, Math.min(options.limit || Infinity, matches.length - (options.skip ?? 0)));
-                expect(found).toHaveLength(expected);
-                expect(new Set(found).size).toBe(found.length);
-                expect(found.every((id) => matches.includes(id))).toBe(true);
-              }
-            }
-          };
-          try {
-            await views.define('deals', INDEXES);
-            await write([
-              ...docs.map((fields, i): Doc => ({ _id: `d${String(i).padStart(3, '0')}`, _pos: pos(i + 1), ...fields })),
-              ...versions(updates),
-            ]);
-            await check();
-            await write(versions(later));
-            await check();
-          } finally {
-            await views.close();
-          }
-        },
-      ),
-      { numRuns: Number(process.env.PROPERTY_RUNS ?? 200) },
+    await againstMingo(
+      () => ({ views: new MingoViewStore(join(dir.path, String(++stores))), collection: 'deals' }),
+      Number(process.env.PROPERTY_RUNS ?? 200),
     );
   });
 
@@ -342,3 +351,30 @@ describe('embedded view store queries, against mingo', () => {
     );
   });
 });
+
+const pgUnavailable = postgresUnavailableSync();
+if (pgUnavailable) {
+  describe.skip(`PostgreSQL view store queries, against mingo — skipped: ${pgUnavailable}`, () => {
+    it('needs PostgreSQL', () => undefined);
+  });
+} else {
+  describe('PostgreSQL view store queries, against mingo', () => {
+    let database: { url: string; drop: () => Promise<void> };
+    let views: PostgresViewStore;
+    let runs = 0;
+    beforeAll(async () => {
+      database = await createTestDatabase('query');
+      views = new PostgresViewStore(database.url);
+    });
+    afterAll(async () => {
+      await views?.close();
+      await database?.drop();
+    });
+
+    it('finds and counts what mingo finds and counts', async () => {
+      // One store, a collection per run; closing is the suite's.
+      const shared = new Proxy(views, { get: (target, key) => (key === 'close' ? async () => undefined : Reflect.get(target, key)) });
+      await againstMingo(() => ({ views: shared, collection: `deals_${++runs}` }), Number(process.env.PG_PROPERTY_RUNS ?? 60));
+    });
+  });
+}

@@ -21,12 +21,13 @@ import { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
 import { SmtpMailer } from './mailer/smtp/smtp-mailer.adapter';
 import { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
 import { MongoViewStore } from './view-store/mongo/mongo-view-store.adapter';
+import { PostgresViewStore } from './view-store/postgres/postgres-view-store.adapter';
 
 /** The settings that choose and connect the adapters. */
 export interface AdapterSettings {
   dataDir: string;
   eventStoreUrl: string | null;
-  /** `postgres://`: the event log on PostgreSQL. */
+  /** `postgres://`: the event log on PostgreSQL, and the views (unless MONGO_URL). */
   databaseUrl: string | null;
   mongoUrl: string | null;
   mongoDb: string;
@@ -86,7 +87,12 @@ export class AdaptersModule {
       },
       {
         provide: ViewStore,
-        useFactory: () => (settings.mongoUrl ? new MongoViewStore(settings.mongoUrl, settings.mongoDb) : new MingoViewStore(paths.views)),
+        useFactory: () =>
+          settings.mongoUrl
+            ? new MongoViewStore(settings.mongoUrl, settings.mongoDb)
+            : settings.databaseUrl
+              ? new PostgresViewStore(settings.databaseUrl)
+              : new MingoViewStore(paths.views),
       },
       // The only processor so far is the simulated one (documented test cards); a real one plugs in here.
       {

@@ -4,3 +4,4 @@ export { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
 export { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
 export { SmtpMailer } from './mailer/smtp/smtp-mailer.adapter';
 export { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
+export { PostgresViewStore } from './view-store/postgres/postgres-view-store.adapter';

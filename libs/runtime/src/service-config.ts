@@ -13,7 +13,7 @@ export abstract class ServiceConfig {
   /** Where deal images are served (`image_url_abs`, `primary_image`). */
   abstract readonly imageBaseUrl: string;
   abstract readonly eventStoreUrl: string | null;
-  /** `postgres://...`: the event log on PostgreSQL (the views follow in a later step). */
+  /** `postgres://...`: the event log and the views on PostgreSQL (the views stay on MongoDB when MONGO_URL is set). */
   abstract readonly databaseUrl: string | null;
   abstract readonly mongoUrl: string | null;
   abstract readonly mongoDb: string;
@@ -103,7 +103,9 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE go together: give both, or neither for the self-signed certificate');
   const eventStoreUrl = url('EVENTSTORE_URL', env.EVENTSTORE_URL, ['esdb', 'esdb+discover']);
   const mongoUrl = url('MONGO_URL', env.MONGO_URL, ['mongodb', 'mongodb+srv']);
-  const distributed = mongoUrl !== null;
+  const databaseUrl = url('DATABASE_URL', env.DATABASE_URL, ['postgres', 'postgresql']);
+  // Shared views: the worker keeps them, the API replicas read them.
+  const distributed = mongoUrl !== null || databaseUrl !== null;
   const siteBaseUrl = baseUrl('SITE_BASE_URL', env.SITE_BASE_URL, 'https://deals.example.com');
   return {
     dataDir: resolve(text(env.DATA_DIR) ?? './data'),
@@ -113,7 +115,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     siteBaseUrl,
     imageBaseUrl: baseUrl('IMAGE_BASE_URL', env.IMAGE_BASE_URL, siteBaseUrl),
     eventStoreUrl,
-    databaseUrl: url('DATABASE_URL', env.DATABASE_URL, ['postgres', 'postgresql']),
+    databaseUrl,
     mongoUrl,
     mongoDb: text(env.MONGO_DB) ?? 'deals',
     redisUrl: url('REDIS_URL', env.REDIS_URL, ['redis', 'rediss']),

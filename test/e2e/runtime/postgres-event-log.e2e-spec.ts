@@ -1,4 +1,4 @@
-import { EventStore, ManualClock } from '@deals/kernel';
+import { EventStore, ManualClock, ViewStore } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
@@ -11,7 +11,7 @@ if (unavailable) {
     it('needs PostgreSQL', () => undefined);
   });
 } else {
-  describe('the service on a PostgreSQL event log (DATABASE_URL)', () => {
+  describe('the service on PostgreSQL, event log and views (DATABASE_URL), in one process', () => {
     let database: { url: string; drop: () => Promise<void> };
     const dir = tempDir('pg-events');
     beforeAll(async () => (database = await createTestDatabase('service')));
@@ -20,10 +20,15 @@ if (unavailable) {
       dir.remove();
     });
 
-    it('buys, links and reads back across a restart, the log in PostgreSQL', async () => {
+    it('buys, links and reads back across a restart', async () => {
       const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
-      let api = await TestApi.start({ clock, dataDir: dir.path, env: { DATABASE_URL: database.url, SLOW_CARD_MS: '0' } });
+      let api = await TestApi.start({
+        clock,
+        dataDir: dir.path,
+        env: { DATABASE_URL: database.url, RUN_PROJECTIONS: 'on', SLOW_CARD_MS: '0' },
+      });
       expect(api.get(EventStore).backend).toBe('postgresql');
+      expect(api.get(ViewStore).backend).toBe('postgresql');
       const { apiKey } = await api.createPartner();
       await api.importRegions([chicago]);
       await api.importDeals([{ ...spaDay, quantity: 5 }, cardLinked]);
@@ -49,7 +54,7 @@ if (unavailable) {
       expect(link.status).toBe(200);
       await api.stop();
 
-      api = await TestApi.start({ clock, dataDir: dir.path, env: { DATABASE_URL: database.url } });
+      api = await TestApi.start({ clock, dataDir: dir.path, env: { DATABASE_URL: database.url, RUN_PROJECTIONS: 'on' } });
       try {
         const sold = bought.filter((r) => r.status === 200).length;
         expect((await api.call('GET', `/deals/${spaDay.id}`, { apiKey })).body.deal.num_left).toBe(5 - sold);

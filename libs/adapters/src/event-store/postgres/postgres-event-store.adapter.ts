@@ -82,6 +82,7 @@ export class PostgresEventStore extends EventStore {
   readonly backend = 'postgresql';
   private readonly pool: Pool;
   private ready: Promise<void> | null = null;
+  private closed = false;
   private readonly subscriptions = new Set<PostgresSubscription>();
 
   constructor(private readonly url: string) {
@@ -207,6 +208,9 @@ export class PostgresEventStore extends EventStore {
   }
 
   async close(): Promise<void> {
+    // Closing twice is closing once.
+    if (this.closed) return;
+    this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.close()));
     await this.pool.end();
   }

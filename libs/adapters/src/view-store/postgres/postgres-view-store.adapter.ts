@@ -1,0 +1,344 @@
+import { FindOptions, IndexSpec, LogPosition, RebuildTarget, ViewDocument, ViewFilter, ViewStore, ViewWriter } from '@deals/kernel';
+import { Query } from 'mingo';
+import { randomBytes } from 'node:crypto';
+import { Pool, PoolClient } from 'pg';
+import { geoContext } from '../mingo/geo-within.operator';
+import { sortDocuments } from '../mingo/sort-order';
+
+const FIRST_GENERATION = 'g1';
+const POLL_MS = 500;
+/** Readers in other processes switch within one poll; the old generation outlives that. */
+const DROP_DELAY_MS = 4 * POLL_MS;
+
+const META = `
+CREATE TABLE IF NOT EXISTS view_generations (collection text PRIMARY KEY, generation text NOT NULL);
+CREATE TABLE IF NOT EXISTS view_checkpoints (name text PRIMARY KEY, position text NOT NULL);
+`;
+
+const NAME = /^[a-z0-9_]{1,40}$/;
+/** The table of one generation of one collection (names checked: they go into SQL as identifiers). */
+function table(collection: string, generation: string): string {
+  if (!NAME.test(collection) || !NAME.test(generation))
+    throw new Error(`view collection ${collection}/${generation}: not a name for a table`);
+  return `"view__${collection}__${generation}"`;
+}
+
+const isScalar = (value: unknown): value is string | number | boolean =>
+  typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+
+/**
+ * The SQL conditions a filter implies, with their parameters: for each top-level field compared to
+ * a scalar (or `$in` scalars), "the field is that value, or an array holding it" (MongoDB's equality),
+ * as JSONB containment, which the collection's GIN index answers. Every document the filter
+ * matches satisfies them; what else the filter says is decided by mingo over what they select
+ * (docs/decisions.md "PostgreSQL views").
+ */
+function pushdown(filter: ViewFilter, params: unknown[]): string[] {
+  const where: string[] = [];
+  const equal = (key: string, value: string | number | boolean) => {
+    params.push(JSON.stringify({ [key]: value }), JSON.stringify({ [key]: [value] }));
+    return `(doc @> $${params.length - 1}::jsonb OR doc @> $${params.length}::jsonb)`;
+  };
+  for (const [key, condition] of Object.entries(filter)) {
+    if (key.startsWith('$') || key.includes('.')) continue;
+    if (isScalar(condition)) where.push(equal(key, condition));
+    else if (condition && typeof condition === 'object' && !Array.isArray(condition)) {
+      const ops = condition as Record<string, unknown>;
+      const keys = Object.keys(ops);
+      if (keys.includes('$eq') && isScalar(ops.$eq)) where.push(equal(key, ops.$eq));
+      if (keys.includes('$in') && Array.isArray(ops.$in) && ops.$in.length > 0 && ops.$in.every(isScalar))
+        where.push(`(${(ops.$in as Array<string | number | boolean>).map((v) => equal(key, v)).join(' OR ')})`);
+      if (keys.includes('$in') && Array.isArray(ops.$in) && ops.$in.length === 0) where.push('false');
+    }
+  }
+  return where;
+}
+
+interface Row {
+  doc: ViewDocument;
+}
+
+/**
+ * The read side on PostgreSQL (`DATABASE_URL`): one table per generation of a collection, a
+ * document per row (`id`, `pos`, `doc` as JSONB) with a GIN index on the documents, the active
+ * generation in `view_generations` and each generation's checkpoint in `view_checkpoints`. A
+ * commit writes its documents (position-guarded upserts: replaying changes nothing) and the
+ * checkpoint in one transaction, so a view is never ahead of or behind its checkpoint. Queries run
+ * the filter's top-level equalities in SQL and the whole filter, sort, skip and limit with mingo
+ * over the rows they select, so both view stores answer every query alike.
+ */
+export class PostgresViewStore extends ViewStore {
+  readonly backend = 'postgresql';
+  private readonly pool: Pool;
+  private ready: Promise<void> | null = null;
+  private closed = false;
+  private readonly active = new Map<string, string>();
+  private readonly listeners = new Set<(collection: string) => void>();
+  private readonly pendingDrops = new Set<Promise<void>>();
+  private readonly retired = new Set<string>();
+  private readonly poller: NodeJS.Timeout;
+  private epoch = 0;
+  private polling = false;
+
+  constructor(url: string) {
+    super();
+    this.pool = new Pool({ connectionString: url, max: 10 });
+    this.pool.on('error', () => undefined);
+    this.poller = setInterval(() => void this.poll(), POLL_MS).unref();
+  }
+
+  private meta(): Promise<void> {
+    this.ready ??= this.pool
+      .query<{ made: boolean }>(`SELECT to_regclass('view_checkpoints') IS NOT NULL AS made`)
+      .then(async ({ rows }) => {
+        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_lock(7216003); ${META} SELECT pg_advisory_unlock(7216003);`);
+      })
+      .catch((error) => {
+        this.ready = null;
+        throw error;
+      });
+    return this.ready;
+  }
+
+  async define(collection: string, indexes: IndexSpec[]): Promise<void> {
+    void indexes; // equality lookups go through the GIN index on the whole document
+    await this.meta();
+    const found = await this.pool.query<{ generation: string }>(
+      `INSERT INTO view_generations (collection, generation) VALUES ($1, $2)
+       ON CONFLICT (collection) DO UPDATE SET generation = view_generations.generation RETURNING generation`,
+      [collection, FIRST_GENERATION],
+    );
+    const generation = found.rows[0].generation;
+    await this.createTable(collection, generation);
+    const cached = this.active.get(collection);
+    if (cached !== undefined && cached !== generation) this.switchTo(collection, generation);
+    else this.active.set(collection, generation);
+  }
+
+  private async createTable(collection: string, generation: string): Promise<void> {
+    const name = table(collection, generation);
+    const exists = await this.pool.query<{ made: boolean }>('SELECT to_regclass($1) IS NOT NULL AS made', [name]);
+    if (exists.rows[0].made) return;
+    const index = `"view__${collection}__${generation}__doc"`;
+    await this.pool.query(
+      `SELECT pg_advisory_lock(7216003);
+       CREATE TABLE IF NOT EXISTS ${name} (id text PRIMARY KEY, pos text NOT NULL, doc jsonb NOT NULL);
+       CREATE INDEX IF NOT EXISTS ${index} ON ${name} USING gin (doc jsonb_path_ops);
+       SELECT pg_advisory_unlock(7216003);`,
+    );
+  }
+
+  async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
+    const found = await this.pool.query<Row>(`SELECT doc FROM ${this.live(collection)} WHERE id = $1`, [id]);
+    return found.rows.length ? (found.rows[0].doc as T) : null;
+  }
+
+  async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const found = await this.pool.query<Row>(`SELECT doc FROM ${this.live(collection)} WHERE id = ANY($1::text[])`, [[...ids]]);
+    const byId = new Map(found.rows.map((r) => [r.doc._id, r.doc as T]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
+    return (await this.find<T>(collection, filter, { limit: 1 }))[0] ?? null;
+  }
+
+  async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
+    const matched = await this.matching<T>(collection, filter);
+    const sorted = options.sort
+      ? sortDocuments(matched, options.sort)
+      : matched.sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    const skip = options.skip ?? 0;
+    // A limit of 0 is no limit, as in MongoDB.
+    return sorted.slice(skip, options.limit ? skip + options.limit : undefined);
+  }
+
+  async count(collection: string, filter: ViewFilter): Promise<number> {
+    return (await this.matching(collection, filter)).length;
+  }
+
+  /** The documents the filter matches: SQL selects by its top-level equalities, mingo decides. */
+  private async matching<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T[]> {
+    const params: unknown[] = [];
+    const where = pushdown(filter, params);
+    const found = await this.pool.query<Row>(
+      `SELECT doc FROM ${this.live(collection)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`,
+      params,
+    );
+    const query = new Query(filter, { context: geoContext });
+    return found.rows.map((r) => r.doc as T).filter((doc) => query.test(doc as unknown as Record<string, unknown>));
+  }
+
+  writer(collection: string): ViewWriter {
+    return this.generationWriter(collection, this.generationOf(collection));
+  }
+
+  async beginRebuild(collection: string): Promise<RebuildTarget> {
+    this.generationOf(collection);
+    const generation = `g${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+    await this.createTable(collection, generation);
+    let state: 'open' | 'activated' | 'abandoned' = 'open';
+    const settle = (next: typeof state) => {
+      if (state !== 'open') throw new Error(`rebuild ${collection}/${generation} was already ${state}`);
+      state = next;
+    };
+    return {
+      ...this.generationWriter(collection, generation),
+      activate: async () => {
+        settle('activated');
+        this.epoch++;
+        const before = await this.pool.query<{ generation: string }>(
+          `UPDATE view_generations SET generation = $2 WHERE collection = $1
+           RETURNING (SELECT generation FROM view_generations WHERE collection = $1) AS generation`,
+          [collection, generation],
+        );
+        this.switchTo(collection, generation);
+        const old = before.rows[0]?.generation;
+        if (old && old !== generation) this.dropLater(collection, old);
+      },
+      abandon: async () => {
+        settle('abandoned');
+        await this.dropGeneration(collection, generation);
+      },
+    };
+  }
+
+  async status(): Promise<Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number }>> {
+    return Promise.all(
+      [...this.active].map(async ([collection, generation]) => {
+        const [checkpoint, counted] = await Promise.all([
+          this.checkpointOf(table(collection, generation)),
+          this.pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table(collection, generation)}`),
+        ]);
+        return { collection, generation, checkpoint, documents: Number(counted.rows[0].n) };
+      }),
+    );
+  }
+
+  onGenerationSwitch(listener: (collection: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    // Closing twice is closing once.
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.poller);
+    await Promise.all(this.pendingDrops);
+    await this.pool.end();
+  }
+
+  private generationOf(collection: string): string {
+    const generation = this.active.get(collection);
+    if (!generation) throw new Error(`view collection ${collection} is not defined; call define() first`);
+    return generation;
+  }
+
+  private live(collection: string): string {
+    return table(collection, this.generationOf(collection));
+  }
+
+  private async checkpointOf(name: string): Promise<LogPosition | null> {
+    const found = await this.pool.query<{ position: string }>('SELECT position FROM view_checkpoints WHERE name = $1', [name]);
+    return found.rows[0]?.position ?? null;
+  }
+
+  private generationWriter(collection: string, generation: string): ViewWriter {
+    const name = table(collection, generation);
+    return {
+      collection,
+      generation,
+      getMany: async <T extends ViewDocument>(ids: string[]) => {
+        if (!ids.length) return new Map<string, T>();
+        const found = await this.pool.query<Row>(`SELECT doc FROM ${name} WHERE id = ANY($1::text[])`, [ids]);
+        return new Map(found.rows.map((r) => [r.doc._id, r.doc as T]));
+      },
+      commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
+        if (this.retired.has(name)) throw new Error(`generation ${generation} of ${collection} was replaced; write to the active one`);
+        // The newest of each id: one row may be written once in a statement.
+        const newest = new Map<string, T>();
+        for (const doc of documents) {
+          const seen = newest.get(doc._id);
+          if (!seen || doc._pos > seen._pos) newest.set(doc._id, doc);
+        }
+        const docs = [...newest.values()];
+        const client: PoolClient = await this.pool.connect();
+        try {
+          await client.query('BEGIN');
+          if (docs.length)
+            await client.query(
+              `INSERT INTO ${name} AS t (id, pos, doc) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+               ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos`,
+              [docs.map((d) => d._id), docs.map((d) => d._pos), docs.map((d) => JSON.stringify(d))],
+            );
+          await client.query(
+            `INSERT INTO view_checkpoints AS c (name, position) VALUES ($1, $2)
+             ON CONFLICT (name) DO UPDATE SET position = GREATEST(c.position, EXCLUDED.position)`,
+            [name, checkpoint],
+          );
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        } finally {
+          client.release();
+        }
+      },
+      checkpoint: () => this.checkpointOf(name),
+    };
+  }
+
+  private switchTo(collection: string, generation: string): void {
+    const previous = this.active.get(collection);
+    if (previous && previous !== generation) this.retired.add(table(collection, previous));
+    this.active.set(collection, generation);
+    this.epoch++;
+    for (const listener of this.listeners) {
+      try {
+        listener(collection);
+      } catch {
+        // one failing listener must not keep the others from hearing of the switch
+      }
+    }
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || this.active.size === 0) return;
+    this.polling = true;
+    const epoch = this.epoch;
+    try {
+      const found = await this.pool.query<{ collection: string; generation: string }>(
+        'SELECT collection, generation FROM view_generations WHERE collection = ANY($1::text[])',
+        [[...this.active.keys()]],
+      );
+      if (epoch !== this.epoch) return;
+      for (const { collection, generation } of found.rows) {
+        if (this.active.get(collection) !== generation) this.switchTo(collection, generation);
+      }
+    } catch {
+      // A missed poll is retried on the next tick.
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private dropLater(collection: string, generation: string): void {
+    const drop: Promise<void> = new Promise<void>((resolve) => setTimeout(resolve, DROP_DELAY_MS))
+      .then(() => this.dropGeneration(collection, generation))
+      .catch(() => undefined)
+      .finally(() => this.pendingDrops.delete(drop));
+    this.pendingDrops.add(drop);
+  }
+
+  private async dropGeneration(collection: string, generation: string): Promise<void> {
+    const name = table(collection, generation);
+    await this.pool.query(`DROP TABLE IF EXISTS ${name}`);
+    await this.pool.query('DELETE FROM view_checkpoints WHERE name = $1', [name]);
+  }
+}
