@@ -58,10 +58,20 @@ export class ApiProcess {
   }
 
   async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    return this.callWithHeaders(method, path, body, {});
+  }
+
+  /** A call with headers of its own (an `Authorization` for the v3 calls). */
+  async callWithHeaders(
+    method: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: any }> {
     const reply = await request(`https://127.0.0.1:${this.port}${path}`, {
       method: method as never,
       dispatcher: insecure,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await reply.body.text();

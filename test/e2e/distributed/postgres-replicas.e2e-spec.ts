@@ -1,0 +1,106 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli } from '../../support/api-harness';
+import { ApiProcess, freePort } from '../../support/api-process';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
+import { hasRedisServer, startRedisServer } from '../../support/redis-server';
+import { tempDir } from '../../support/temp-dir';
+import { WorkerProcess } from '../../support/worker-process';
+
+const why = postgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
+const DAY_MS = 86_400_000;
+
+if (why) {
+  describe.skip(`two API replicas and a worker on PostgreSQL and Redis — skipped: ${why}`, () => {
+    it('needs PostgreSQL and Redis', () => undefined);
+  });
+} else {
+  /**
+   * The distributed mode as deployed: two API processes and a worker, all real, on one PostgreSQL
+   * database made for the run and a Redis of its own, sharing one DATA_DIR (secrets, TLS material).
+   */
+  describe('two API replicas and a worker on PostgreSQL and Redis', () => {
+    const dir = tempDir('replicas');
+    let database: { url: string; drop: () => Promise<void> };
+    let redis: { url: string; stop(): Promise<void> };
+    let env: Record<string, string>;
+    let worker: WorkerProcess;
+    let replicas: ApiProcess[] = [];
+    let key: string;
+    let basic: string;
+
+    beforeAll(async () => {
+      database = await createTestDatabase('replicas');
+      redis = await startRedisServer();
+      env = { DATABASE_URL: database.url, REDIS_URL: redis.url, REDIS_PREFIX: 'replicas' };
+      const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Replicated', '--json'], env)).stdout);
+      key = `api_key=${partner.api_key}`;
+      basic = Buffer.from(`${partner.username}:${partner.password}`).toString('base64');
+      writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
+      const [start, end] = [new Date(Date.now() - DAY_MS).toISOString(), new Date(Date.now() + 7 * DAY_MS).toISOString()];
+      writeFileSync(
+        join(dir.path, 'deals.json'),
+        JSON.stringify([
+          { ...spaDay, id: 'replicated-spa', quantity: 50, max_per_user: undefined, start_at: start, end_at: end },
+          { ...spaDay, id: 'resold-spa', quantity: 100, max_per_user: undefined, start_at: start, end_at: end },
+        ]),
+      );
+      expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')], env)).code).toBe(0);
+      expect((await runCli(dir.path, ['deals:import', join(dir.path, 'deals.json')], env)).code).toBe(0);
+      worker = await WorkerProcess.start(dir.path, env);
+      replicas = await Promise.all([freePort(), freePort()].map(async (port) => ApiProcess.start(dir.path, await port, env)));
+      // The worker has projected the catalogue: each replica reads it.
+      for (const api of replicas)
+        for (let i = 0; (await api.call('GET', `/deals/replicated-spa?${key}`)).status !== 200; i++) {
+          if (i > 200) throw new Error('the worker did not project the deals');
+          await new Promise((r) => setTimeout(r, 100));
+        }
+    }, 120_000);
+
+    afterAll(async () => {
+      await Promise.all(replicas.map((api) => api.stop()));
+      await worker?.stop();
+      await redis?.stop();
+      await database?.drop();
+      dir.remove();
+    }, 60_000);
+
+    it('sells exactly the units of a deal that 300 buyers reserve at once through both replicas, with no 5xx', async () => {
+      const replies = await Promise.all(
+        Array.from({ length: 300 }, (_, i) =>
+          replicas[i % 2].call('POST', `/purchases/reserve?${key}`, { deal_id: 'replicated-spa', num_bought: 1 }),
+        ),
+      );
+      const statuses = replies.map((r) => r.status);
+      expect(statuses.filter((s) => s >= 500)).toEqual([]);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(50);
+      expect(statuses.filter((s) => s === 422)).toHaveLength(250);
+      // Read your writes across processes: either replica shows the deal sold out right after.
+      for (const api of replicas) expect((await api.call('GET', `/deals/replicated-spa?${key}`)).body.deal.num_left).toBe(0);
+      const id = replies.find((r) => r.status === 200)!.body.purchase.id;
+      expect((await replicas[0].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
+      expect((await replicas[1].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
+    });
+
+    it('records one purchase for one transaction_reference sent to both replicas at once', async () => {
+      const body = {
+        deal_id: 'resold-spa',
+        quantity: 1,
+        transaction_reference: 'replicated-tx-1',
+        transaction_date: new Date().toISOString(),
+        transaction_amount: 4900,
+        first_name: 'Ray',
+        last_name: 'Sell',
+      };
+      const replies = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          replicas[i % 2].callWithHeaders('POST', '/api/v3/resellers/purchases', body, { authorization: `Basic ${basic}` }),
+        ),
+      );
+      expect(replies.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(new Set(replies.map((r) => r.body.id)).size).toBe(1);
+      expect((await replicas[1].call('GET', `/deals/resold-spa?${key}`)).body.deal.number_sold).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,46 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+/** The worker (projections and jobs) as its own process, from source: killable like a real one. */
+export class WorkerProcess {
+  private output = '';
+
+  private constructor(private readonly child: ChildProcess) {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
+  }
+
+  /** Starts it and waits for its "running" line (its views defined, projections and jobs started). */
+  static async start(dataDir: string, env: Record<string, string>): Promise<WorkerProcess> {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/worker/src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', DEMO_DATA: 'off', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const worker = new WorkerProcess(child);
+    const deadline = Date.now() + 60_000;
+    while (!worker.output.includes('deals worker running')) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the worker did not start:\n${worker.output.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return worker;
+  }
+
+  kill(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
+      this.child.once('exit', () => resolve());
+      this.child.kill('SIGKILL');
+    });
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
+      this.child.once('exit', () => resolve());
+      this.child.kill('SIGTERM');
+    });
+  }
+}
