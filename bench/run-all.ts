@@ -19,6 +19,7 @@ import { httpDealBench } from './http-deal.bench';
 import { purchasesBench } from './purchases.bench';
 import { cardLinksBench } from './card-links.bench';
 import { batchEmailBench } from './batch-email.bench';
+import { postgresBench } from './postgres.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -29,6 +30,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'purchases', run: purchasesBench },
   { name: 'card-links', run: cardLinksBench },
   { name: 'batch-email', run: batchEmailBench },
+  { name: 'postgres', run: postgresBench },
 ];
 
 class UsageError extends Error {}

@@ -70,6 +70,17 @@ const recorded = (row: Row): RecordedEvent => ({
   position: positionOf(row),
 });
 
+/** Appends written together in one transaction, at most. */
+const MAX_GROUP = 500;
+
+interface PendingAppend {
+  streamId: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+}
+
 const COLUMNS = 'position::text AS position, stream_id, revision, event_id::text AS event_id, type, data, metadata';
 
 /**
@@ -84,6 +95,9 @@ export class PostgresEventStore extends EventStore {
   private ready: Promise<void> | null = null;
   private closed = false;
   private readonly subscriptions = new Set<PostgresSubscription>();
+  /** Appends waiting for the next group, and whether a group is being written. */
+  private readonly pending: PendingAppend[] = [];
+  private flushing = false;
 
   constructor(private readonly url: string) {
     super();
@@ -112,63 +126,93 @@ export class PostgresEventStore extends EventStore {
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (!events.length) throw new Error('append needs at least one event');
     await this.schema();
-    const client = await this.pool.connect();
+    return new Promise((resolve, reject) => {
+      this.pending.push({ streamId, events, expected, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  /** Writes the appends waiting, as groups of at most {@link MAX_GROUP}, one transaction each, until none waits. */
+  private async flush(): Promise<void> {
+    this.flushing = true;
     try {
+      while (this.pending.length) await this.writeGroup(this.pending.splice(0, MAX_GROUP));
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /**
+   * One transaction for a group of appends (group commit: one lock, one commit for them all). With
+   * the writer lock held no other process changes a stream, so each append's expected revision is
+   * checked here against the revisions read once, in arrival order; a refused one fails alone.
+   */
+  private async writeGroup(group: PendingAppend[]): Promise<void> {
+    let client: PoolClient | null = null;
+    try {
+      client = await this.pool.connect();
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
-      const first = await this.claimRevisions(client, streamId, events.length, expected);
-      const values: unknown[] = [];
-      const rows = events.map((e, i) => {
-        values.push(streamId, first + i, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata));
-        const p = i * 6;
-        return `($${p + 1}, $${p + 2}, $${p + 3}::uuid, $${p + 4}, $${p + 5}::jsonb, $${p + 6}::jsonb)`;
-      });
+      const streams = [...new Set(group.map((a) => a.streamId))];
+      const found = await client.query<{ stream_id: string; revision: number }>(
+        'SELECT stream_id, revision FROM event_streams WHERE stream_id = ANY($1::text[])',
+        [streams],
+      );
+      const revisions = new Map<string, number>(found.rows.map((r) => [r.stream_id, r.revision]));
+      const accepted: Array<{ append: PendingAppend; first: number }> = [];
+      for (const append of group) {
+        const current = revisions.get(append.streamId);
+        const ok = append.expected === 'any' || (append.expected === 'no_stream' ? current === undefined : current === append.expected);
+        if (!ok) {
+          append.reject(new WrongExpectedRevision(append.streamId, append.expected, current ?? 'no_stream'));
+          continue;
+        }
+        const first = (current ?? -1) + 1;
+        revisions.set(append.streamId, first + append.events.length - 1);
+        accepted.push({ append, first });
+      }
+      if (!accepted.length) {
+        await client.query('ROLLBACK');
+        return;
+      }
+      const touched = [...new Set(accepted.map((a) => a.append.streamId))];
+      await client.query(
+        `INSERT INTO event_streams (stream_id, revision) SELECT * FROM unnest($1::text[], $2::int[])
+         ON CONFLICT (stream_id) DO UPDATE SET revision = EXCLUDED.revision`,
+        [touched, touched.map((id) => revisions.get(id)!)],
+      );
+      const rows = accepted.flatMap(({ append, first }) =>
+        append.events.map((event, i) => ({ streamId: append.streamId, revision: first + i, event })),
+      );
+      // Positions are drawn in the rows' order (WITH ORDINALITY), so each append's come back together.
       const inserted = await client.query<{ position: string }>(
-        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata) VALUES ${rows.join(', ')} RETURNING position::text AS position`,
-        values,
+        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
+         SELECT s, r, i, t, d, m FROM unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])
+           WITH ORDINALITY AS x(s, r, i, t, d, m, n) ORDER BY n
+         RETURNING position::text AS position`,
+        [
+          rows.map((r) => r.streamId),
+          rows.map((r) => r.revision),
+          rows.map((r) => r.event.id),
+          rows.map((r) => r.event.type),
+          rows.map((r) => JSON.stringify(r.event.data)),
+          rows.map((r) => JSON.stringify(r.event.metadata)),
+        ],
       );
       await client.query(`SELECT pg_notify('${CHANNEL}', '')`);
       await client.query('COMMIT');
-      const last = inserted.rows[inserted.rows.length - 1];
-      return { nextExpectedRevision: first + events.length - 1, position: positionOf(last) };
+      const positions = inserted.rows.map((r) => r.position).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+      let at = 0;
+      for (const { append, first } of accepted) {
+        at += append.events.length;
+        append.resolve({ nextExpectedRevision: first + append.events.length - 1, position: positionOf({ position: positions[at - 1] }) });
+      }
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      await client?.query('ROLLBACK').catch(() => undefined);
+      for (const append of group) append.reject(error);
     } finally {
-      client.release();
+      client?.release();
     }
-  }
-
-  /** Moves the stream's revision on by `count` if it is at `expected`; returns the first new revision. */
-  private async claimRevisions(client: PoolClient, streamId: string, count: number, expected: ExpectedRevision): Promise<number> {
-    if (expected === 'no_stream') {
-      const made = await client.query('INSERT INTO event_streams (stream_id, revision) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
-        streamId,
-        count - 1,
-      ]);
-      if (made.rowCount === 1) return 0;
-      throw new WrongExpectedRevision(streamId, expected, await this.revisionOf(client, streamId));
-    }
-    if (expected === 'any') {
-      const moved = await client.query<{ revision: number }>(
-        `INSERT INTO event_streams (stream_id, revision) VALUES ($1, $2 - 1)
-         ON CONFLICT (stream_id) DO UPDATE SET revision = event_streams.revision + $2 RETURNING revision`,
-        [streamId, count],
-      );
-      return moved.rows[0].revision - count + 1;
-    }
-    const moved = await client.query('UPDATE event_streams SET revision = revision + $2 WHERE stream_id = $1 AND revision = $3', [
-      streamId,
-      count,
-      expected,
-    ]);
-    if (moved.rowCount === 1) return expected + 1;
-    throw new WrongExpectedRevision(streamId, expected, await this.revisionOf(client, streamId));
-  }
-
-  private async revisionOf(client: PoolClient, streamId: string): Promise<StreamRevision | 'no_stream'> {
-    const found = await client.query<{ revision: number }>('SELECT revision FROM event_streams WHERE stream_id = $1', [streamId]);
-    return found.rows.length ? found.rows[0].revision : 'no_stream';
   }
 
   async readStream(streamId: string, fromRevision: StreamRevision = 0): Promise<RecordedEvent[]> {
