@@ -1,4 +1,7 @@
+import Database from 'better-sqlite3';
+import { Queue } from 'bullmq';
 import { writeFileSync } from 'node:fs';
+import { Client } from 'pg';
 import { join } from 'node:path';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
@@ -44,6 +47,7 @@ if (why) {
         JSON.stringify([
           { ...spaDay, id: 'replicated-spa', quantity: 50, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'resold-spa', quantity: 100, max_per_user: undefined, start_at: start, end_at: end },
+          { ...spaDay, id: 'killed-spa', quantity: 60, max_per_user: undefined, start_at: start, end_at: end },
         ]),
       );
       expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')], env)).code).toBe(0);
@@ -102,5 +106,110 @@ if (why) {
       expect(new Set(replies.map((r) => r.body.id)).size).toBe(1);
       expect((await replicas[1].call('GET', `/deals/resold-spa?${key}`)).body.deal.number_sold).toBe(1);
     });
+
+    it('loses no unit and sells none twice when a replica is killed mid-load and the worker is killed and restarted; no charge is left without its coupons or its recovery', async () => {
+      const buyers: Array<{ userId: string; cardId: string }> = [];
+      for (let i = 0; i < 12; i++) {
+        const api = replicas[i % 2];
+        const userId = (await api.call('POST', `/users?${key}`, { email: `killed${i}@example.com` })).body.user_id;
+        const cardId = (
+          await api.call('POST', `/credit_cards?${key}`, {
+            user_id: userId,
+            number: '4242424242424242',
+            verification_value: '123',
+            month: 12,
+            year: 2030,
+            zip_code: '60601',
+          })
+        ).body.credit_card_id;
+        buyers.push({ userId, cardId });
+      }
+      let stop = false;
+      const statuses: number[] = [];
+      const load = buyers.map(async ({ userId, cardId }, i) => {
+        while (!stop) {
+          // Buyers on the replica that is killed move to the other once it is gone.
+          const api = replicas[i % 2];
+          const reply = await api
+            .call('POST', `/purchases?${key}`, {
+              deal_id: 'killed-spa',
+              quantity: 1,
+              user_id: userId,
+              credit_card_id: cardId,
+              expected_price_per_unit: 4900,
+            })
+            .catch(() => null);
+          if (reply) statuses.push(reply.status);
+          else await new Promise((r) => setTimeout(r, 50));
+        }
+      });
+      await new Promise((r) => setTimeout(r, 1200));
+      const killed = replicas[0];
+      await killed.kill();
+      replicas[0] = replicas[1];
+      await worker.kill();
+      worker = await WorkerProcess.start(dir.path, env);
+      await new Promise((r) => setTimeout(r, 800));
+      stop = true;
+      await Promise.all(load);
+      replicas[0] = await ApiProcess.start(dir.path, killed.port, env);
+      expect(statuses.filter((s) => s >= 500)).toEqual([]);
+
+      // The log, folded as an auditor would.
+      const db = new Client({ connectionString: database.url });
+      await db.connect();
+      const rows = (await db.query("SELECT type, data FROM events WHERE stream_id = 'inventory-killed-spa' ORDER BY revision"))
+        .rows as Array<{
+        type: string;
+        data: { total: number; holdId: string; quantity: number; expiresAt: string };
+      }>;
+      await db.end();
+      let total = 0;
+      let sold = 0;
+      const open = new Map<string, { quantity: number; expiresAt: number }>();
+      const soldHolds = new Set<string>();
+      for (const { type, data: d } of rows) {
+        if (type === 'InventoryStocked') total = d.total;
+        if (type === 'UnitsHeld') open.set(d.holdId, { quantity: d.quantity, expiresAt: Date.parse(d.expiresAt) });
+        if (type === 'UnitsSold') {
+          expect(soldHolds.has(d.holdId)).toBe(false);
+          soldHolds.add(d.holdId);
+          sold += d.quantity;
+          open.delete(d.holdId);
+        }
+        if (type === 'UnitsReleased') open.delete(d.holdId);
+      }
+      const held = [...open.values()].filter((h) => h.expiresAt > Date.now()).reduce((n, h) => n + h.quantity, 0);
+      expect(sold).toBeGreaterThan(0);
+      expect(sold + held).toBeLessThanOrEqual(total);
+      // The views caught up with the log, on both replicas.
+      for (let i = 0; ; i++) {
+        const deal = (await replicas[1].call('GET', `/deals/killed-spa?${key}`)).body.deal;
+        if (deal.number_sold === sold) break;
+        if (i > 100) throw new Error(`the views show ${deal.number_sold} sold, the log ${sold}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // The processor: every approved charge is a fulfilled purchase with a coupon a unit, or a
+      // purchase the killed replica was charging, whose recovery job is armed on Redis.
+      const vault = new Database(join(dir.path, 'payment-vault.sqlite'), { readonly: true });
+      const approved = (
+        vault.prepare("SELECT idempotency_key AS id FROM charges WHERE status = 'approved'").all() as Array<{ id: string }>
+      ).map((r) => r.id);
+      vault.close();
+      const queue = new Queue('scheduled-jobs', { connection: { url: redis.url }, prefix: 'replicas' });
+      try {
+        for (const id of approved) {
+          const purchase = (await replicas[0].call('GET', `/purchases/${id}?${key}`)).body.purchase;
+          if (purchase.fulfillment_state === 'fulfilled')
+            expect([purchase.payment_state, purchase.coupons.length]).toEqual(['charged', purchase.number_bought]);
+          else {
+            expect(purchase.fulfillment_state).toBe('reserved');
+            expect(await queue.getJob(`recover-purchase-${id}`)).toBeDefined();
+          }
+        }
+      } finally {
+        await queue.close();
+      }
+    }, 120_000);
   });
 }
