@@ -20,6 +20,7 @@ import { purchasesBench } from './purchases.bench';
 import { cardLinksBench } from './card-links.bench';
 import { batchEmailBench } from './batch-email.bench';
 import { postgresBench } from './postgres.bench';
+import { replicasBench } from './replicas.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -31,6 +32,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'card-links', run: cardLinksBench },
   { name: 'batch-email', run: batchEmailBench },
   { name: 'postgres', run: postgresBench },
+  { name: 'replicas', run: replicasBench },
 ];
 
 class UsageError extends Error {}

@@ -48,6 +48,7 @@ if (why) {
           { ...spaDay, id: 'replicated-spa', quantity: 50, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'resold-spa', quantity: 100, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'killed-spa', quantity: 60, max_per_user: undefined, start_at: start, end_at: end },
+          { ...spaDay, id: 'held-spa', quantity: 3, max_per_user: undefined, start_at: start, end_at: end },
         ]),
       );
       expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')], env)).code).toBe(0);
@@ -86,6 +87,31 @@ if (why) {
       expect((await replicas[0].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
       expect((await replicas[1].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
     });
+
+    // A hold lasts five real minutes (part 3.2): this test waits for it.
+    it('releases a hold taken through one replica by its BullMQ job in the worker, and the other replica sees it', async () => {
+      const reserved = await replicas[0].call('POST', `/purchases/reserve?${key}`, { deal_id: 'held-spa', num_bought: 2 });
+      expect(reserved.status).toBe(200);
+      const id = reserved.body.purchase.id;
+      expect((await replicas[1].call('GET', `/deals/held-spa?${key}`)).body.deal.num_left).toBe(1);
+      const queue = new Queue('scheduled-jobs', { connection: { url: redis.url }, prefix: 'replicas' });
+      try {
+        const job = (await queue.getJobs(['delayed'])).find((j) => String(j.data.holdId ?? '').startsWith(id));
+        expect(job).toBeDefined();
+        const runAt = job!.timestamp + (job!.opts.delay ?? 0);
+        await new Promise((r) => setTimeout(r, Math.max(0, runAt - Date.now()) + 1000));
+        // The lapsed reservation stays as it is (part 3.2: a claim may still be attempted); its units are back.
+        for (let i = 0; (await replicas[1].call('GET', `/deals/held-spa?${key}`)).body.deal.num_left !== 3; i++) {
+          if (i > 150) throw new Error('the hold was not released by its job');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        const released = (await runCli(dir.path, ['audit:purchase', id, '--json'], env)).stdout;
+        expect(JSON.parse(released).map((e: { type: string }) => e.type)).toContain('UnitsReleased');
+        expect((await replicas[0].call('GET', `/deals/held-spa?${key}`)).body.deal.num_left).toBe(3);
+      } finally {
+        await queue.close();
+      }
+    }, 420_000);
 
     it('records one purchase for one transaction_reference sent to both replicas at once', async () => {
       const body = {

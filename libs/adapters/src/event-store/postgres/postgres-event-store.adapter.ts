@@ -70,6 +70,12 @@ const recorded = (row: Row): RecordedEvent => ({
   position: positionOf(row),
 });
 
+/**
+ * Connections a store keeps at most. Appends take one at a time (group commit), reads the rest;
+ * kept small so that replicas, a worker and a CLI fit in PostgreSQL's default 100 connections.
+ */
+const POOL_SIZE = 8;
+
 /** Appends written together in one transaction, at most. */
 const MAX_GROUP = 500;
 
@@ -95,13 +101,14 @@ export class PostgresEventStore extends EventStore {
   private ready: Promise<void> | null = null;
   private closed = false;
   private readonly subscriptions = new Set<PostgresSubscription>();
+  private listener: Client | null = null;
   /** Appends waiting for the next group, and whether a group is being written. */
   private readonly pending: PendingAppend[] = [];
   private flushing = false;
 
   constructor(private readonly url: string) {
     super();
-    this.pool = new Pool({ connectionString: url, max: 20 });
+    this.pool = new Pool({ connectionString: url, max: POOL_SIZE });
     // A client lost while idle is dropped by the pool; the error must not crash the process.
     this.pool.on('error', () => undefined);
   }
@@ -234,9 +241,34 @@ export class PostgresEventStore extends EventStore {
   }
 
   subscribe(options: SubscribeOptions): LogSubscription {
-    const subscription = new PostgresSubscription(this, this.url, options, () => this.subscriptions.delete(subscription));
+    const subscription = new PostgresSubscription(this, options, () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);
+    void this.listen();
     return subscription;
+  }
+
+  /**
+   * One LISTEN connection for all of this store's subscriptions (a worker runs one a view): a
+   * notification wakes them all. Lost, it is opened again on the next subscription's poll.
+   */
+  async listen(): Promise<void> {
+    if (this.listener || this.closed || !this.subscriptions.size) return;
+    const client = new Client({ connectionString: this.url });
+    this.listener = client;
+    client.on('error', () => {
+      if (this.listener === client) this.listener = null;
+      void client.end().catch(() => undefined);
+    });
+    client.on('notification', () => {
+      for (const subscription of this.subscriptions) subscription.wakeUp();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch {
+      if (this.listener === client) this.listener = null;
+      await client.end().catch(() => undefined);
+    }
   }
 
   async head(): Promise<LogPosition | null> {
@@ -256,6 +288,8 @@ export class PostgresEventStore extends EventStore {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.listener?.end().catch(() => undefined);
+    this.listener = null;
     await this.pool.end();
   }
 }
@@ -264,37 +298,26 @@ export class PostgresEventStore extends EventStore {
 class PostgresSubscription implements LogSubscription {
   private closed = false;
   private wake: (() => void) | null = null;
-  private listener: Client | null = null;
   private readonly done: Promise<void>;
 
   constructor(
     private readonly store: PostgresEventStore,
-    private readonly url: string,
     private readonly options: SubscribeOptions,
     private readonly forget: () => void,
   ) {
     this.done = this.run();
   }
 
-  private async listen(): Promise<void> {
-    if (this.listener || this.closed) return;
-    const client = new Client({ connectionString: this.url });
-    client.on('error', () => {
-      // Lost: the poll carries on, and the next turn connects again.
-      if (this.listener === client) this.listener = null;
-      void client.end().catch(() => undefined);
-    });
-    client.on('notification', () => this.wake?.());
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
-    this.listener = client;
+  /** New events may be there (a notification came). */
+  wakeUp(): void {
+    this.wake?.();
   }
 
   private async run(): Promise<void> {
     let after = this.options.after;
     while (!this.closed) {
       try {
-        await this.listen();
+        await this.store.listen();
         const page = await this.store.readAll({ after, maxCount: PAGE });
         if (this.closed) break;
         if (page.length) {
@@ -320,8 +343,6 @@ class PostgresSubscription implements LogSubscription {
     this.closed = true;
     this.wake?.();
     await this.done;
-    await this.listener?.end().catch(() => undefined);
-    this.listener = null;
     this.forget();
   }
 }

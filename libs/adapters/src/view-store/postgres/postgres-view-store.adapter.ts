@@ -82,7 +82,8 @@ export class PostgresViewStore extends ViewStore {
 
   constructor(url: string) {
     super();
-    this.pool = new Pool({ connectionString: url, max: 10 });
+    // Small, as the event store's: replicas, a worker and a CLI share the server's connections.
+    this.pool = new Pool({ connectionString: url, max: 6 });
     this.pool.on('error', () => undefined);
     this.poller = setInterval(() => void this.poll(), POLL_MS).unref();
   }

@@ -1,0 +1,223 @@
+/**
+ * Stored-card purchases per second on one hot deal through two API replicas and a worker on
+ * PostgreSQL and Redis, beside the embedded mode's rate for the same load in the same run.
+ *
+ * Setup (distributed): a database made for the run on `POSTGRES_BENCH_URL` (default: the machine's
+ * server), dropped after; the machine's Redis (`REDIS_BENCH_URL`, default redis://127.0.0.1:6379)
+ * under a prefix of the run's own; one DATA_DIR shared by the processes. The built CLI makes the
+ * partner and imports the demo regions and {@link DEALS} daily deals (quantity 1,000,000); the
+ * built worker (`dist/apps/worker`) and two built API processes (`dist/apps/api`, RUN_PROJECTIONS
+ * off) start; {@link USERS} users with one stored card each are made over HTTPS (not measured).
+ *
+ * Measures: the hot deal's purchases (`POST /purchases`, user n mod {@link USERS}), {@link CONNECTIONS}
+ * connections in all, half to each replica (two autocannon children at once), a warm-up then the
+ * measured run; against: the embedded mode (one process, `startPurchasesApi` of the purchases bench,
+ * the same load on its hot deal, {@link CONNECTIONS} connections), measured first in this run.
+ */
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { openSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent } from 'node:https';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { demoDeals, demoRegions } from '@deals/runtime/demo/demo-catalogue';
+import { measure, startPurchasesApi } from './purchases.bench';
+import { BenchOptions, BenchRow, row } from './support/bench-row';
+import { httpsGet, httpsPostJson } from './support/https-get';
+import { runLoad, summarize } from './support/load';
+import { withTempDir } from './support/temp-dir';
+
+const CONNECTIONS = 50;
+const USERS = 500;
+const DEALS = 3;
+const DAY_MS = 86_400_000;
+const ROOT = join(__dirname, '..', '..');
+const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
+
+/** Starts a built process; with REPLICAS_LOG_DIR its output goes to `<dir>/<name>.log` (to see why an answer failed). */
+function start(script: string, env: Record<string, string>, name: string): ChildProcess {
+  const dir = process.env.REPLICAS_LOG_DIR;
+  const out = dir ? openSync(join(dir, `${name}.log`), 'a') : 'ignore';
+  return spawn(process.execPath, [join(ROOT, 'dist', script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+}
+
+function cli(args: string[], env: Record<string, string>): string {
+  const child = spawnSync(process.execPath, [join(ROOT, 'dist/apps/cli/src/main.js'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  if (child.status !== 0) throw new Error(`cli ${args.join(' ')}: ${child.stderr}`);
+  return child.stdout;
+}
+
+async function until(check: () => Promise<boolean>, what: string, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> {
+  // The embedded mode first, its own data folder.
+  const embedded = await withTempDir('replicas-embedded', async (dataDir) => {
+    const session = await startPurchasesApi(dataDir);
+    try {
+      return (await measure(session, options, 'hot')).summary;
+    } finally {
+      await session.api.close();
+    }
+  });
+
+  const name = `deals_replicas_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  const admin = new Client({ connectionString: PG });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(PG);
+  url.pathname = `/${name}`;
+  const processes: ChildProcess[] = [];
+  try {
+    return await withTempDir('replicas', async (dataDir) => {
+      const env = {
+        DATA_DIR: dataDir,
+        DATABASE_URL: url.toString(),
+        REDIS_URL: REDIS,
+        REDIS_PREFIX: name,
+        LOG_LEVEL: 'warn',
+        DEMO_DATA: 'off',
+      };
+      const partner = JSON.parse(cli(['partners:create', '--name', 'Replicas bench', '--json'], env)) as { api_key: string };
+      const now = Date.now();
+      const deals = demoDeals(new Date(), 40)
+        .filter((d) => d.fulfillment_method !== 'shipped' && d.current_price > 0)
+        .slice(0, DEALS)
+        .map(({ max_per_user: _limit, ...d }) => ({
+          ...d,
+          type: 'daily-deal',
+          state: 'in-flight',
+          region_id: demoRegions().find((r) => r.active)!.id,
+          start_at: new Date(now - DAY_MS).toISOString(),
+          end_at: new Date(now + 7 * DAY_MS).toISOString(),
+          expires_at: new Date(now + 365 * DAY_MS).toISOString(),
+          quantity: 1_000_000,
+        }));
+      writeFileSync(join(dataDir, 'regions.json'), JSON.stringify(demoRegions()));
+      writeFileSync(join(dataDir, 'deals.json'), JSON.stringify(deals));
+      cli(['regions:import', join(dataDir, 'regions.json')], env);
+      cli(['deals:import', join(dataDir, 'deals.json')], env);
+      processes.push(start('apps/worker/src/main.js', env, 'worker'));
+      const ports = [3901 + Math.floor(Math.random() * 500), 4501 + Math.floor(Math.random() * 500)];
+      for (const port of ports)
+        processes.push(
+          start(
+            'apps/api/src/main.js',
+            {
+              ...env,
+              PORT: String(port),
+              HOST: '127.0.0.1',
+              RUN_PROJECTIONS: 'off',
+            },
+            `api-${port}`,
+          ),
+        );
+      const origins = ports.map((p) => `https://127.0.0.1:${p}`);
+      await until(async () => {
+        try {
+          readFileSync(join(dataDir, 'tls', 'self-signed.crt'));
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'the TLS certificate');
+      const ca = readFileSync(join(dataDir, 'tls', 'self-signed.crt'), 'utf8');
+      const key = encodeURIComponent(partner.api_key);
+      const hot = deals[deals.length - 1];
+      for (const origin of origins)
+        await until(async () => (await httpsGet(`${origin}/deals/${hot.id}?api_key=${key}`, ca)).status === 200, `${origin} serving`);
+
+      const t0 = performance.now();
+      const agent = new Agent({ keepAlive: true, maxSockets: 20 });
+      const buyers: Array<{ userId: string; cardId: string }> = new Array(USERS);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 20 }, async (_, w) => {
+          for (let i = next++; i < USERS; i = next++) {
+            const origin = origins[w % 2];
+            const user = await httpsPostJson(`${origin}/users?api_key=${key}`, ca, { email: `r${i}@bench.test` }, {}, agent);
+            const userId = JSON.parse(user.body.toString('utf8')).user_id as string;
+            const card = await httpsPostJson(
+              `${origin}/credit_cards?api_key=${key}`,
+              ca,
+              {
+                user_id: userId,
+                number: '4242424242424242',
+                verification_value: '123',
+                month: 12,
+                year: new Date().getUTCFullYear() + 5,
+                zip_code: '60601',
+              },
+              {},
+              agent,
+            );
+            buyers[i] = { userId, cardId: JSON.parse(card.body.toString('utf8')).credit_card_id as string };
+          }
+        }),
+      );
+      agent.destroy();
+      const setupSec = (performance.now() - t0) / 1000;
+      const items = buyers.map((b) =>
+        JSON.stringify({
+          deal_id: hot.id,
+          quantity: 1,
+          user_id: b.userId,
+          credit_card_id: b.cardId,
+          expected_price_per_unit: hot.current_price,
+        }),
+      );
+      const load = (durationSec: number) =>
+        Promise.all(
+          origins.map((origin) =>
+            runLoad({
+              origin,
+              paths: [`/purchases?api_key=${key}`],
+              connections: CONNECTIONS / 2,
+              ca,
+              durationSec,
+              post: { template: '{item}', items },
+            }),
+          ),
+        );
+      await load(options.httpWarmupSec);
+      const runs = await load(options.httpDurationSec);
+      // The two runs went at once: their answers add up over one run's time.
+      const summary = summarize(runs);
+      const perSec = runs.reduce((n, r) => n + r.ok, 0) / runs[0].durationSec;
+      const statuses = runs.map((r) => JSON.stringify(r.statuses)).join(' + ');
+      return [
+        row(
+          'POST /purchases, one hot deal, two replicas on PostgreSQL, purchases/s',
+          summary.okPerSec,
+          'purchases/s',
+          `the embedded mode, one process, ${CONNECTIONS} connections`,
+          embedded.okPerSec,
+          {
+            limitUnit: 'purchases/s',
+            notes: [
+              `two API replicas and a worker (built, from dist/) on PostgreSQL ${url.host} (a database made for the run) and Redis ${REDIS}; ${CONNECTIONS / 2} connections to each replica, ` +
+                `${options.httpWarmupSec} s warm-up then ${options.httpDurationSec} s; ${USERS} users with cards made in ${setupSec.toFixed(1)} s (not measured); statuses ${statuses}; p99 ${summary.p99Ms.toFixed(1)} ms; ` +
+                `embedded: ${embedded.okPerSec.toFixed(0)} purchases/s, p99 ${embedded.p99Ms.toFixed(1)} ms`,
+            ],
+          },
+        ),
+      ];
+    });
+  } finally {
+    for (const child of processes) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
