@@ -199,7 +199,7 @@ export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> 
       return [
         row(
           'POST /purchases, one hot deal, two replicas on PostgreSQL, purchases/s',
-          summary.okPerSec,
+          perSec,
           'purchases/s',
           `the embedded mode, one process, ${CONNECTIONS} connections`,
           embedded.okPerSec,
