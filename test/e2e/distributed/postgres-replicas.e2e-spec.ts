@@ -88,6 +88,26 @@ if (why) {
       expect((await replicas[1].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
     });
 
+    it('rebuilds a view on PostgreSQL while the replicas serve, and the worker and replicas go on with the new generation', async () => {
+      const before = (await replicas[0].call('GET', `/deals/resold-spa?${key}`)).body.deal;
+      let serving = true;
+      const reads: number[] = [];
+      const reading = (async () => {
+        while (serving) reads.push((await replicas[1].call('GET', `/deals/resold-spa?${key}`)).status);
+      })();
+      const rebuilt = await runCli(dir.path, ['projections:rebuild', 'deal_details_v3'], env);
+      serving = false;
+      await reading;
+      expect(rebuilt.code).toBe(0);
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.every((s) => s === 200)).toBe(true);
+      // Within the switch's poll, every process reads (and the worker writes) the new generation.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await replicas[1].call('GET', `/deals/resold-spa?${key}`)).body.deal).toEqual(before);
+      expect((await replicas[0].call('POST', `/purchases/reserve?${key}`, { deal_id: 'resold-spa', num_bought: 1 })).status).toBe(200);
+      for (const api of replicas) expect((await api.call('GET', `/deals/resold-spa?${key}`)).body.deal.num_left).toBe(before.num_left - 1);
+    });
+
     // A hold lasts five real minutes (part 3.2): this test waits for it.
     it('releases a hold taken through one replica by its BullMQ job in the worker, and the other replica sees it', async () => {
       const reserved = await replicas[0].call('POST', `/purchases/reserve?${key}`, { deal_id: 'held-spa', num_bought: 2 });
