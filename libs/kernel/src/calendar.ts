@@ -61,3 +61,30 @@ export function xmlDateTimeInstant(text: unknown): Date | null {
   at.setTime(at.getTime() - offsetMinutes * 60_000);
   return Number.isNaN(at.getTime()) ? null : at;
 }
+
+const zoneFormatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The wall clock in a time zone at `at` (two-digit texts, as Intl writes them) and the zone's offset then, in minutes ahead of UTC. */
+export function zonedParts(
+  at: Date,
+  timeZone: string,
+): { year: string; month: string; day: string; hour: string; minute: string; second: string; offsetMinutes: number } {
+  let format = zoneFormatters.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    zoneFormatters.set(timeZone, format);
+  }
+  const p = Object.fromEntries(format.formatToParts(at).map((part) => [part.type, part.value]));
+  const local = Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute, +p.second);
+  const offsetMinutes = Math.round((local - Math.floor(at.getTime() / 1000) * 1000) / 60_000);
+  return { year: p.year, month: p.month, day: p.day, hour: p.hour, minute: p.minute, second: p.second, offsetMinutes };
+}

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { MailSettings } from '../mail-settings';
+import { MailSettings, messageOf } from '../mail-settings';
 
 /**
  * The embedded Mailer: each email a complete RFC 5322 message (as SMTP would carry it) in
@@ -22,18 +22,7 @@ export class OutboxMailer extends Mailer {
   }
 
   async send(email: OutgoingEmail): Promise<void> {
-    const message = await new MailComposer({
-      from: this.settings.from,
-      replyTo: this.settings.replyTo ?? undefined,
-      to: email.to,
-      subject: email.subject,
-      text: email.text,
-      html: email.html,
-      messageId: email.messageId,
-      headers: email.headers,
-    })
-      .compile()
-      .build();
+    const message = await new MailComposer(messageOf(this.settings, email)).compile().build();
     const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${email.messageId.replace(/[^A-Za-z0-9@._-]/g, '')}.eml`;
     const temporary = join(this.dir, `.${name}.tmp`);
     try {

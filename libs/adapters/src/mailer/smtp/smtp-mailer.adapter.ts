@@ -1,6 +1,6 @@
 import { Mailer, MailNotSent, OutgoingEmail } from '@deals/kernel';
 import nodemailer, { Transporter } from 'nodemailer';
-import type { MailSettings } from '../mail-settings';
+import { MailSettings, messageOf } from '../mail-settings';
 
 /** Connections the pool keeps open, and messages sent over one before it is renewed. */
 const MAX_CONNECTIONS = 5;
@@ -35,16 +35,7 @@ export class SmtpMailer extends Mailer {
 
   async send(email: OutgoingEmail): Promise<void> {
     try {
-      await this.transport.sendMail({
-        from: this.settings.from,
-        replyTo: this.settings.replyTo ?? undefined,
-        to: email.to,
-        subject: email.subject,
-        text: email.text,
-        html: email.html,
-        messageId: email.messageId,
-        headers: email.headers,
-      });
+      await this.transport.sendMail(messageOf(this.settings, email));
     } catch (error) {
       const code = (error as { responseCode?: number }).responseCode ?? null;
       throw new MailNotSent(`SMTP: ${(error as Error).message}`, code !== null && code >= 500 && code < 600, code);

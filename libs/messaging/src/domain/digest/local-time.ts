@@ -1,27 +1,11 @@
+import { zonedParts } from '@deals/kernel';
+
 /** The calendar date (`YYYY-MM-DD`) at `at` in a time zone. */
 export function localDate(at: Date, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
 }
 
-/** Minutes the zone is ahead of UTC at `at`. */
-function offsetMinutes(at: Date, timeZone: string): number {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
-      .formatToParts(at)
-      .map((p) => [p.type, p.value]),
-  );
-  const asUtc = Date.UTC(+parts.year, +parts.month - 1, +parts.day, +parts.hour, +parts.minute, +parts.second);
-  return Math.round((asUtc - Math.floor(at.getTime() / 1000) * 1000) / 60_000);
-}
+const offsetMinutes = (at: Date, timeZone: string) => zonedParts(at, timeZone).offsetMinutes;
 
 /**
  * The instant of `hour`:00 on a local date in a time zone (the offset is taken at that instant, so
