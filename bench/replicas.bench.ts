@@ -18,6 +18,7 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
@@ -51,6 +52,18 @@ function cli(args: string[], env: Record<string, string>): string {
   });
   if (child.status !== 0) throw new Error(`cli ${args.join(' ')}: ${child.stderr}`);
   return child.stdout;
+}
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
 }
 
 async function until(check: () => Promise<boolean>, what: string, ms = 60_000): Promise<void> {
@@ -109,7 +122,7 @@ export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> 
       cli(['regions:import', join(dataDir, 'regions.json')], env);
       cli(['deals:import', join(dataDir, 'deals.json')], env);
       processes.push(start('apps/worker/src/main.js', env, 'worker'));
-      const ports = [3901 + Math.floor(Math.random() * 500), 4501 + Math.floor(Math.random() * 500)];
+      const ports = [await freePort(), await freePort()];
       for (const port of ports)
         processes.push(
           start(

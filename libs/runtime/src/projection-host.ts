@@ -6,6 +6,12 @@ export const PROJECTIONS = Symbol('PROJECTIONS');
 
 const POLL_MS = 20;
 
+interface CheckpointWatch {
+  waiters: Set<{ position: LogPosition; deadline: number; resolve: (reached: boolean) => void }>;
+  /** The checkpoint as last read. */
+  checkpoint: LogPosition | null;
+}
+
 /**
  * Declares every view collection, runs the projections in the process that owns them, and lets
  * responses wait for their own events (read your writes): through the local runner when there is
@@ -15,6 +21,8 @@ const POLL_MS = 20;
 export class ProjectionHost extends ViewProgress {
   private readonly logger = new Logger('Projections');
   private readonly runners = new Map<string, ProjectionRunner>();
+  /** Checkpoints of other processes' views being watched, with the responses waiting on each. */
+  private readonly watches = new Map<string, CheckpointWatch>();
 
   constructor(
     private readonly store: EventStore,
@@ -65,13 +73,38 @@ export class ProjectionHost extends ViewProgress {
     );
   }
 
-  private async pollCheckpoint(collection: string, position: LogPosition, timeout: number): Promise<boolean> {
-    const deadline = Date.now() + timeout;
-    for (;;) {
-      const checkpoint = await this.views.writer(collection).checkpoint();
-      if (checkpoint !== null && checkpoint >= position) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  /**
+   * Waits until another process's checkpoint of `collection` reaches `position`. One read of the
+   * checkpoint every {@link POLL_MS} serves every response waiting on that collection: fifty
+   * purchases in flight would otherwise read it fifty times as often.
+   */
+  private pollCheckpoint(collection: string, position: LogPosition, timeout: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      let watch = this.watches.get(collection);
+      if (!watch) this.watches.set(collection, (watch = { waiters: new Set(), checkpoint: null }));
+      if (watch.checkpoint !== null && watch.checkpoint >= position) return resolve(true);
+      const waiter = { position, deadline: Date.now() + timeout, resolve };
+      watch.waiters.add(waiter);
+      if (watch.waiters.size === 1) void this.watch(collection, watch);
+    });
+  }
+
+  private async watch(collection: string, watch: CheckpointWatch): Promise<void> {
+    while (watch.waiters.size) {
+      try {
+        watch.checkpoint = await this.views.writer(collection).checkpoint();
+      } catch {
+        // Read again on the next turn; the waiters' deadlines bound the wait.
+      }
+      const now = Date.now();
+      for (const waiter of watch.waiters) {
+        const reached = watch.checkpoint !== null && watch.checkpoint >= waiter.position;
+        if (reached || now >= waiter.deadline) {
+          watch.waiters.delete(waiter);
+          waiter.resolve(reached);
+        }
+      }
+      if (watch.waiters.size) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
 }
