@@ -84,6 +84,11 @@ export class ApiProcess {
     return { status: reply.statusCode, body: parsed };
   }
 
+  /** The exit code once it has exited (null while it runs, or when a signal ended it). */
+  get exitCode(): number | null {
+    return this.child.exitCode;
+  }
+
   /** SIGKILL: no shutdown hook runs, nothing is flushed that was not already durable. */
   kill(): Promise<void> {
     return new Promise((resolve) => {

@@ -32,7 +32,8 @@ export interface RunningApi {
   port: number;
   /** Every route the server serves (method and Fastify's path pattern). */
   routes: Array<{ method: string; url: string }>;
-  close(): Promise<void>;
+  /** Stops accepting, answers the requests already received (for up to `graceMs`), then closes every adapter. */
+  close(graceMs?: number): Promise<void>;
 }
 
 export interface ApiOptions {
@@ -134,8 +135,8 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     app,
     port: (front.server.address() as AddressInfo).port,
     routes,
-    close: async () => {
-      await front.close();
+    close: async (graceMs?: number) => {
+      await front.close(graceMs);
       await app.close();
     },
   };

@@ -9,8 +9,23 @@ async function main() {
   const config = loadServiceConfig();
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
   app.useLogger(new ServiceLogLines(app.get(Logger)));
-  app.enableShutdownHooks();
   await app.init();
+  // SIGTERM or SIGINT: let the jobs under way finish, stop the projections, close every adapter, exit 0; a second signal exits at once.
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    app.get(Logger).log(`${signal}: stopping (jobs under way finish first)`);
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`the deals worker did not stop cleanly: ${error instanceof Error ? error.stack : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   app.get(Logger).log(`deals worker running projections and jobs (data in ${config.dataDir})`);
 }
 

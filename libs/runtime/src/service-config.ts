@@ -37,6 +37,8 @@ export abstract class ServiceConfig {
   abstract readonly mailReplyTo: string | null;
   /** The local hour (0-23, in each region's time zone) of the daily regional email. */
   abstract readonly digestHour: number;
+  /** How long a stop waits for the requests in flight to be answered (SIGTERM, SIGINT). */
+  abstract readonly shutdownGraceMs: number;
   abstract readonly logLevel: string;
   /** Append logs to this file instead of stdout. */
   abstract readonly logFile: string | null;
@@ -132,6 +134,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     mailFrom: text(env.MAIL_FROM) ?? 'Deals <deals@deals.example.com>',
     mailReplyTo: text(env.MAIL_REPLY_TO),
     digestHour: integer('DIGEST_HOUR', env.DIGEST_HOUR, 7, 23),
+    shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 25_000),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),
   };
