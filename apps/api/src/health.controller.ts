@@ -1,4 +1,5 @@
 import { EventStore, Scheduler, ViewStore } from '@deals/kernel';
+import { ProjectionHost } from '@deals/runtime';
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
@@ -19,6 +20,13 @@ const HealthReport = z.object({ status: z.enum(['ok', 'error']), info: parts.opt
   },
 });
 
+const Liveness = z.object({ status: z.literal('ok') }).meta({ example: { status: 'ok' } });
+const Readiness = z
+  .object({ status: z.enum(['ready', 'not_ready']), ports: z.enum(['up', 'down']), lagging_views: z.array(z.string()) })
+  .meta({ example: { status: 'ready', ports: 'up', lagging_views: [] } });
+/** How long readiness waits for the views to reach the log's head. */
+const READY_WAIT_MS = 2000;
+
 /** Each port's backend and whether it answers. Open to all (wire PUBLIC_PATHS): it reveals nothing about partners. */
 @ApiTags('operations')
 @Controller('health')
@@ -29,6 +37,7 @@ export class HealthController {
     private readonly store: EventStore,
     private readonly views: ViewStore,
     private readonly scheduler: Scheduler,
+    private readonly progress: ProjectionHost,
   ) {}
 
   @Get()
@@ -40,7 +49,33 @@ export class HealthController {
   @ApiResponse({ status: 503, description: 'a part is down', schema: openApiSchema(HealthReport, 'output') })
   // After Terminus's own description of the report, so that this stricter one (with each part's backend) is kept.
   @HealthCheck()
-  async check(@Res({ passthrough: true }) reply: FastifyReply) {
+  check(@Res({ passthrough: true }) reply: FastifyReply) {
+    return this.ports(reply);
+  }
+
+  @Get('live')
+  @ApiOperation({ summary: 'The process answers', description: 'Liveness: 200 whenever the process serves HTTP at all; no port is asked.' })
+  @ApiResponse({ status: 200, description: 'alive', schema: openApiSchema(Liveness, 'output') })
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @ApiOperation({
+    summary: 'Ready to take traffic',
+    description: `Readiness: every port answers and every view has applied the log up to its head within ${READY_WAIT_MS} ms; else 503 naming what is not.`,
+  })
+  @ApiResponse({ status: 200, description: 'ready', schema: openApiSchema(Readiness, 'output') })
+  @ApiResponse({ status: 503, description: 'not ready', schema: openApiSchema(Readiness, 'output') })
+  async ready(@Res({ passthrough: true }) reply: FastifyReply) {
+    const [report, lagging] = await Promise.all([this.ports(reply), this.progress.lagging(READY_WAIT_MS)]);
+    const portsUp = (report as { status?: string }).status === 'ok';
+    const ready = portsUp && lagging.length === 0;
+    void reply.status(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'not_ready', ports: portsUp ? 'up' : 'down', lagging_views: lagging };
+  }
+
+  private async ports(reply: FastifyReply) {
     const probe = (key: string, backend: string, ping: () => Promise<void>) => async () => {
       const check = this.indicator.check(key);
       try {

@@ -65,6 +65,19 @@ export class ProjectionHost extends ViewProgress {
     );
   }
 
+  /** The views that have not applied the log up to its head within `timeoutMs` (none: all caught up). */
+  async lagging(timeoutMs: number): Promise<string[]> {
+    const head = await this.store.head();
+    if (head === null) return [];
+    const reached = await Promise.all(
+      this.projections.map(async ({ name }) => {
+        const runner = this.runners.get(name);
+        return runner ? runner.waitFor(head, timeoutMs) : this.pollCheckpoint(name, head, timeoutMs);
+      }),
+    );
+    return this.projections.filter((_, i) => !reached[i]).map((p) => p.name);
+  }
+
   /** Waits until every view has applied everything in the log up to now. */
   async waitForAll(): Promise<void> {
     await this.waitFor(
