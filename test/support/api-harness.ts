@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { RunningApi, startApi } from '../../apps/api/src/bootstrap';
 import { tempDir } from './temp-dir';
+import { UNLIMITED } from './unlimited';
 import { describeApi } from '../../apps/api/src/api-description';
 import { ResponseCheck } from './response-check';
 
@@ -61,6 +62,7 @@ export class TestApi {
       HOST: '127.0.0.1',
       DEMO_DATA: 'off',
       LOG_LEVEL: 'silent',
+      ...UNLIMITED,
       ...options.env,
     });
     // nestjs-pino keeps the first app's logger, process-wide, for lines written outside a request:
@@ -116,8 +118,8 @@ export class TestApi {
     return this.check;
   }
 
-  async createPartner(name = 'Test partner', role: PartnerRole = 'partner'): Promise<CreatedPartner> {
-    const partner = await this.get(CommandBus).execute(new CreatePartner(name, role, OPERATOR));
+  async createPartner(name = 'Test partner', role: PartnerRole = 'partner', requestsPerMinute?: number): Promise<CreatedPartner> {
+    const partner = await this.get(CommandBus).execute(new CreatePartner(name, role, OPERATOR, requestsPerMinute));
     await this.settle();
     return partner;
   }

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { ResponseCheck } from './response-check';
+import { UNLIMITED } from './unlimited';
 
 const ROOT = join(__dirname, '..', '..');
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
@@ -41,7 +42,16 @@ export class ApiProcess {
   ): Promise<ApiProcess> {
     const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/api/src/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off', LOG_LEVEL: 'warn', ...env },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DEMO_DATA: 'off',
+        LOG_LEVEL: 'warn',
+        ...UNLIMITED,
+        ...env,
+      },
       stdio: ['ignore', captureStdout ? 'pipe' : 'ignore', 'ignore'],
     });
     const api = new ApiProcess(child, port);

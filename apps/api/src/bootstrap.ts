@@ -5,6 +5,8 @@ import {
   answerUnservedRequests,
   authenticateEveryRequest,
   CredentialVerifier,
+  limitRequests,
+  RequestLimits,
   errorBody,
   listenHttpsOnly,
   logAbortedRequests,
@@ -23,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as HttpsServer } from 'node:https';
+import { Redis } from 'ioredis';
 import { ApiModule } from './api.module';
 import { tlsMaterial } from './tls-material';
 import { publishApiDescription } from './api-description';
@@ -62,6 +65,8 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       ? { http: { requireHostHeader: false } }
       : { https: { ...(await tlsMaterial(config)), requireHostHeader: false } }),
     genReqId: requestId,
+    // Behind the TLS proxy the client's address (for the limit on wrong credentials) is the one it forwards.
+    trustProxy: config.behindTlsProxy,
     loggerInstance: logger,
     logController: new RequestLogController(),
     bodyLimit: 1024 * 1024,
@@ -119,16 +124,28 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   await app.init();
   const verifier = app.get(CredentialVerifier);
   const serviceClock = app.get(Clock);
+  const limits = requestLimits(config);
   authenticateEveryRequest(
     fastify,
     () => verifier,
     () => serviceClock.now().getTime(),
+    limits?.limits ?? null,
   );
+  if (limits) limitRequests(fastify, limits.limits);
+  const closeLimits = async () => void (await limits?.redis?.quit().catch(() => limits.redis?.disconnect()));
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
   if (config.behindTlsProxy) {
     await app.listen(config.port, config.host);
-    return { app, port: (app.getHttpServer().address() as AddressInfo).port, routes, close: () => app.close() };
+    return {
+      app,
+      port: (app.getHttpServer().address() as AddressInfo).port,
+      routes,
+      close: async () => {
+        await app.close();
+        await closeLimits();
+      },
+    };
   }
   const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host);
   return {
@@ -138,6 +155,27 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     close: async (graceMs?: number) => {
       await front.close(graceMs);
       await app.close();
+      await closeLimits();
     },
   };
+}
+
+/**
+ * The request budgets and the limit on wrong credentials, counted in this process, or on Redis
+ * when the service has one (`REDIS_URL`), so that every replica spends the same budgets.
+ */
+function requestLimits(config: ServiceConfig): { limits: RequestLimits; redis: Redis | null } | null {
+  if (!config.rateLimits) return null;
+  const settings = {
+    partnerPerMinute: config.rateLimitPerMinute,
+    userTokenPerMinute: config.userTokenRateLimitPerMinute,
+    failuresPerAddress: config.authFailuresPerAddress,
+    failuresPerIdentity: config.authFailuresPerAccount,
+  };
+  if (!config.redisUrl) return { limits: RequestLimits.inMemory(settings), redis: null };
+  // No offline queue: while Redis is away a count fails at once and this process counts alone.
+  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  // Its errors are the counters' (they fall back to memory); /health reports Redis through the scheduler.
+  redis.on('error', () => undefined);
+  return { limits: RequestLimits.onRedis(settings, redis, config.redisPrefix), redis };
 }

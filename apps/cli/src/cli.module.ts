@@ -3,7 +3,7 @@ import { DynamicModule, Injectable, Module, OnModuleInit } from '@nestjs/common'
 import { InjectCommander } from 'nest-commander';
 import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
-import { PartnersCreateCommand } from './commands/partners-create.command';
+import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
@@ -45,6 +45,7 @@ export class CliModule {
         AuditCardLinkCommand,
         MailDigestCommand,
         PartnersCreateCommand,
+        PartnersUpdateCommand,
         RegionsImportCommand,
         DealsImportCommand,
         DealsTransitionCommand,

@@ -1,6 +1,6 @@
 import { CredentialVerifier } from '@deals/wire';
 import { Module } from '@nestjs/common';
-import { CreatePartnerHandler } from './commands/create-partner.command';
+import { ChangePartnerRateLimitHandler, CreatePartnerHandler } from './commands/create-partner.command';
 import { MakeCardDefaultHandler, StoreCardHandler } from './commands/store-card.command';
 import { UserWrites } from './commands/user-writes';
 import { IssueAccessTokenHandler, RegisterUserHandler, UpdateUserByEmailHandler, UpdateUserHandler } from './commands/user.handlers';
@@ -13,6 +13,7 @@ import { AccountQueries } from './queries/account.queries';
 @Module({
   providers: [
     CreatePartnerHandler,
+    ChangePartnerRateLimitHandler,
     RegisterUserHandler,
     UpdateUserHandler,
     UpdateUserByEmailHandler,

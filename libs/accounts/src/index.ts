@@ -1,7 +1,8 @@
 /** Accounts: partners and their credentials, users, stored cards, access tokens. */
 export { AccountsHttpModule, AccountsModule } from './accounts.module';
 export { AccountsSettings } from './commands/accounts-settings';
-export { CreatePartner } from './commands/create-partner.command';
+export { ChangePartnerRateLimit, CreatePartner } from './commands/create-partner.command';
+export { MAX_REQUESTS_PER_MINUTE } from './domain/partner/partner.decider';
 export type { CreatedPartner } from './commands/create-partner.command';
 export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken } from './commands/user.commands';
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';

@@ -39,6 +39,15 @@ export abstract class ServiceConfig {
   abstract readonly digestHour: number;
   /** How long a stop waits for the requests in flight to be answered (SIGTERM, SIGINT). */
   abstract readonly shutdownGraceMs: number;
+  /** Request budgets and the limit on wrong credentials (off: no limit at all). */
+  abstract readonly rateLimits: boolean;
+  /** A partner's budget when it has none of its own (`partners:update --rate-limit`), requests a minute. */
+  abstract readonly rateLimitPerMinute: number;
+  /** The budget of one user's access tokens, requests a minute (their partner's budget counts them too). */
+  abstract readonly userTokenRateLimitPerMinute: number;
+  /** Wrong credentials from one client address, then from one account (username, key prefix), in 10 minutes before a 15-minute refusal. */
+  abstract readonly authFailuresPerAddress: number;
+  abstract readonly authFailuresPerAccount: number;
   abstract readonly logLevel: string;
   /** Append logs to this file instead of stdout. */
   abstract readonly logFile: string | null;
@@ -57,6 +66,12 @@ function integer(name: string, value: string | undefined, fallback: number, max 
     throw new ConfigError(
       `${name} must be a whole number${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, got ${JSON.stringify(value)}`,
     );
+  return n;
+}
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  const n = integer(name, value, fallback);
+  if (n < 1) throw new ConfigError(`${name} must be at least 1, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -135,6 +150,11 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     mailReplyTo: text(env.MAIL_REPLY_TO),
     digestHour: integer('DIGEST_HOUR', env.DIGEST_HOUR, 7, 23),
     shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 25_000),
+    rateLimits: flag('RATE_LIMITS', env.RATE_LIMITS, true),
+    rateLimitPerMinute: positive('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 6000),
+    userTokenRateLimitPerMinute: positive('USER_TOKEN_RATE_LIMIT_PER_MINUTE', env.USER_TOKEN_RATE_LIMIT_PER_MINUTE, 600),
+    authFailuresPerAddress: positive('AUTH_FAILURES_PER_ADDRESS', env.AUTH_FAILURES_PER_ADDRESS, 30),
+    authFailuresPerAccount: positive('AUTH_FAILURES_PER_ACCOUNT', env.AUTH_FAILURES_PER_ACCOUNT, 10),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),
   };

@@ -11,3 +11,4 @@ export * from './typed-request';
 export * from './request-fields';
 export * from './openapi';
 export * from './request-dto';
+export * from './request-limits';

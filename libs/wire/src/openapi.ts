@@ -47,6 +47,7 @@ const ERROR_STATUSES: Record<number, string> = {
   404: 'no such record for this partner: error_type find_failed',
   414: 'a part of the address is longer than the router takes: error_type bad_request',
   431: 'the request line and headers are too large: error_type bad_request',
+  429: "over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again",
   409: 'a purchase of this user is still being charged: error_type already_charging',
   422: 'the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed)',
   500: 'the service failed: error_type internal_error; the failure is logged',
@@ -60,13 +61,24 @@ export const ApiErrors = (...statuses: number[]) =>
   );
 
 /** Statuses every authenticated operation may answer. */
-export const COMMON_ERROR_STATUSES = [400, 401, 403, 414, 431, 500];
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 414, 429, 431, 500];
 
-export function commonErrorResponses(): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }> }> {
+const RETRY_AFTER = {
+  'Retry-After': { description: 'seconds until the caller may ask again', schema: { type: 'integer', minimum: 1 } },
+};
+
+export function commonErrorResponses(): Record<
+  string,
+  { description: string; content: Record<string, { schema: { $ref: string } }>; headers?: typeof RETRY_AFTER }
+> {
   return Object.fromEntries(
     COMMON_ERROR_STATUSES.map((status) => [
       String(status),
-      { description: ERROR_STATUSES[status], content: { 'application/json': { schema: { $ref: ERROR_ANSWER_REF } } } },
+      {
+        description: ERROR_STATUSES[status],
+        content: { 'application/json': { schema: { $ref: ERROR_ANSWER_REF } } },
+        ...(status === 429 ? { headers: RETRY_AFTER } : {}),
+      },
     ]),
   );
 }

@@ -4,11 +4,14 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from './error-body';
 import { ApiUserTokenAllowed } from './openapi';
+import { attemptedIdentity, refuse, RequestLimits } from './request-limits';
 
 export interface PartnerRef {
   id: string;
   name: string;
   role: 'partner' | 'auditor';
+  /** The partner's own request budget; null: the service's default. */
+  requestsPerMinute: number | null;
 }
 
 /** A user's temporary access token (part 4.15), as a request presents it. */
@@ -41,14 +44,17 @@ export const PUBLIC_PATHS = [
 
 export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
 
-async function basic(verifier: CredentialVerifier, request: FastifyRequest): Promise<PartnerRef> {
+/** Credentials a request presents, read but not yet checked. */
+type Presented =
+  { kind: 'username'; username: string; password: string } | { kind: 'api_key'; apiKey: string } | { kind: 'token'; tokenId: string };
+
+function presentedBasic(request: FastifyRequest): Presented {
   const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
   if (!match) throw new Unauthorized('missing credentials: give your username and password as HTTP basic credentials');
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  const partner = colon > 0 ? await verifier.byUsernameAndPassword(decoded.slice(0, colon), decoded.slice(colon + 1)) : null;
-  if (!partner) throw new Unauthorized('wrong username or password');
-  return partner;
+  if (colon <= 0) throw new Unauthorized('wrong username or password');
+  return { kind: 'username', username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
 /**
@@ -70,20 +76,43 @@ function presentedToken(request: FastifyRequest): string | null {
   return query !== undefined && query !== '' ? query : null;
 }
 
-async function accessToken(verifier: CredentialVerifier, request: AuthenticatedRequest, tokenId: string, now: number): Promise<PartnerRef> {
-  const found = await verifier.byAccessToken(tokenId);
+function presentedKeyOrToken(request: FastifyRequest): Presented {
+  const tokenId = presentedToken(request);
+  if (tokenId !== null) return { kind: 'token', tokenId };
+  const apiKey = credentialParameter(request, 'api_key');
+  if (apiKey === undefined || apiKey === '')
+    throw new Unauthorized('missing api_key: pass your partner API key as the api_key query parameter');
+  return { kind: 'api_key', apiKey };
+}
+
+const identityOf = (presented: Presented) =>
+  presented.kind === 'username'
+    ? attemptedIdentity('username', presented.username)
+    : presented.kind === 'api_key'
+      ? attemptedIdentity('api_key', presented.apiKey)
+      : attemptedIdentity('token', presented.tokenId);
+
+async function verified(
+  verifier: CredentialVerifier,
+  request: AuthenticatedRequest,
+  presented: Presented,
+  now: number,
+): Promise<PartnerRef> {
+  if (presented.kind === 'username') {
+    const partner = await verifier.byUsernameAndPassword(presented.username, presented.password);
+    if (!partner) throw new Unauthorized('wrong username or password');
+    return partner;
+  }
+  if (presented.kind === 'api_key') {
+    const partner = await verifier.byApiKey(presented.apiKey);
+    if (!partner) throw new Unauthorized('wrong api_key');
+    return partner;
+  }
+  const found = await verifier.byAccessToken(presented.tokenId);
   if (!found) throw new Unauthorized('unknown access token');
   if (Date.parse(found.token.expiresAt) <= now) throw new Unauthorized('access token expired');
   request.userToken = found.token;
   return found.partner;
-}
-
-async function apiKey(verifier: CredentialVerifier, request: FastifyRequest): Promise<PartnerRef> {
-  const key = credentialParameter(request, 'api_key');
-  if (key === undefined || key === '') throw new Unauthorized('missing api_key: pass your partner API key as the api_key query parameter');
-  const partner = await verifier.byApiKey(key);
-  if (!partner) throw new Unauthorized('wrong api_key');
-  return partner;
 }
 
 /**
@@ -92,19 +121,31 @@ async function apiKey(verifier: CredentialVerifier, request: FastifyRequest): Pr
  * or there a user's access token (`Authorization: Bearer <id>` or `access_token=<id>`), which acts
  * for its user and partner (see {@link AccessGuard}).
  * Unknown paths are no exception, so nothing about the routes shows without credentials.
+ * With `limits`, wrong credentials are counted by client address and by the account they aimed at,
+ * and an address or account over its limit is refused (429) before its credentials are checked:
+ * a right guess then tells nothing.
  */
-export function authenticateEveryRequest(fastify: FastifyInstance, verifier: () => CredentialVerifier, now: () => number): void {
+export function authenticateEveryRequest(
+  fastify: FastifyInstance,
+  verifier: () => CredentialVerifier,
+  now: () => number,
+  limits: RequestLimits | null = null,
+): void {
   fastify.addHook('onRequest', async (request: AuthenticatedRequest, reply: FastifyReply) => {
     const path = routedPath(request);
     if (PUBLIC_PATHS.some((pattern) => pattern.test(path))) return;
     const v3 = path.startsWith('/api/v3');
+    let presented: Presented | null = null;
     try {
-      const token = v3 ? null : presentedToken(request);
-      if (v3) request.partner = await basic(verifier(), request);
-      else if (token !== null) request.partner = await accessToken(verifier(), request, token, now());
-      else request.partner = await apiKey(verifier(), request);
+      presented = v3 ? presentedBasic(request) : presentedKeyOrToken(request);
+      if (limits) {
+        const refusal = await limits.blocked(request.ip, identityOf(presented));
+        if (refusal) return refuse(reply, refusal);
+      }
+      request.partner = await verified(verifier(), request, presented, now());
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
+      if (limits && presented) await limits.failed(request.ip, identityOf(presented));
       if (v3) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
       return reply.status(error.httpStatus).send(errorBody(error.errorType, error.message));
     }

@@ -88,6 +88,20 @@ if (why) {
       expect((await replicas[1].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
     });
 
+    it("spends one partner's budget across both replicas (counted on Redis): exactly its budget is served, the rest 429", async () => {
+      const budgeted = JSON.parse(
+        (await runCli(dir.path, ['partners:create', '--name', 'Budgeted', '--rate-limit', '40', '--json'], env)).stdout,
+      );
+      expect(budgeted.requests_per_minute).toBe(40);
+      const call = (i: number) => replicas[i % 2].call('GET', `/deals/replicated-spa?api_key=${budgeted.api_key}`);
+      // The worker projects the new partner: wait until both replicas know its key (a 401 is not counted).
+      for (const i of [0, 1])
+        for (let tries = 0; (await call(i)).status === 401 && tries < 100; tries++) await new Promise((r) => setTimeout(r, 100));
+      const statuses = (await Promise.all(Array.from({ length: 60 }, (_, i) => call(i)))).map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(38);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(22);
+    });
+
     it('rebuilds a view on PostgreSQL while the replicas serve, and the worker and replicas go on with the new generation', async () => {
       const before = (await replicas[0].call('GET', `/deals/resold-spa?${key}`)).body.deal;
       let serving = true;

@@ -8,6 +8,7 @@ export interface CreatedPartner extends IssuedCredentials {
   partnerId: string;
   name: string;
   role: PartnerRole;
+  requestsPerMinute: number | null;
   position: LogPosition | null;
 }
 
@@ -17,6 +18,8 @@ export class CreatePartner extends Command<CreatedPartner> {
     readonly name: string,
     readonly role: PartnerRole,
     readonly caller: CommandCaller,
+    /** The partner's request budget; undefined: the service's default. */
+    readonly requestsPerMinute?: number,
   ) {
     super();
   }
@@ -30,7 +33,7 @@ export class CreatePartnerHandler implements ICommandHandler<CreatePartner> {
     private readonly ids: IdGenerator,
   ) {}
 
-  async execute({ name, role, caller }: CreatePartner): Promise<CreatedPartner> {
+  async execute({ name, role, caller, requestsPerMinute }: CreatePartner): Promise<CreatedPartner> {
     const partnerId = this.ids.next();
     const credentials = issueCredentials(name);
     const data = {
@@ -40,6 +43,7 @@ export class CreatePartnerHandler implements ICommandHandler<CreatePartner> {
       apiKeyHash: hashSecret(credentials.apiKey),
       username: credentials.username,
       passwordHash: hashSecret(credentials.password),
+      ...(requestsPerMinute !== undefined ? { requestsPerMinute } : {}),
     };
     const { position } = await handleCommand(
       this.store,
@@ -51,6 +55,36 @@ export class CreatePartnerHandler implements ICommandHandler<CreatePartner> {
         metadata: caller,
       },
     );
-    return { partnerId, name: data.name, role, position, ...credentials };
+    return { partnerId, name: data.name, role, position, requestsPerMinute: requestsPerMinute ?? null, ...credentials };
+  }
+}
+
+/** Sets a partner's request budget (null: the service's default); applies within seconds, in every process. */
+export class ChangePartnerRateLimit extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly requestsPerMinute: number | null,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ChangePartnerRateLimit)
+export class ChangePartnerRateLimitHandler implements ICommandHandler<ChangePartnerRateLimit> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ partnerId, requestsPerMinute, caller }: ChangePartnerRateLimit): Promise<{ position: LogPosition | null }> {
+    const { position } = await handleCommand(
+      this.store,
+      partnerStream(partnerId),
+      partnerDecider,
+      { type: 'ChangePartnerRateLimit', data: { partnerId, requestsPerMinute } },
+      { now: this.clock.now(), metadata: caller },
+    );
+    return { position };
   }
 }

@@ -9,7 +9,13 @@ import { PARTNER_CREDENTIALS, PartnerCredentials } from '../projections/partner-
 import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-const toRef = (view: PartnerCredentials): PartnerRef => ({ id: view._id, name: view.name, role: view.role });
+const toRef = (view: PartnerCredentials): PartnerRef => ({
+  id: view._id,
+  name: view.name,
+  role: view.role,
+  // Documents written before budgets existed have no such field.
+  requestsPerMinute: view.requestsPerMinute ?? null,
+});
 
 /** How long a key that was found stays trusted without asking the view again. */
 const KNOWN_KEY_TTL_MS = 5000;

@@ -1,0 +1,106 @@
+import { ChangePartnerRateLimit } from '@deals/accounts';
+import { OPERATOR } from '@deals/kernel';
+import { CommandBus } from '@nestjs/cqrs';
+import { TestApi } from '../../support/api-harness';
+
+const basic = (username: string, password: string) => ({ username, password });
+
+describe('request budgets: 429 with Retry-After, per partner and per user token, over HTTPS', () => {
+  let api: TestApi;
+
+  beforeAll(async () => {
+    api = await TestApi.start({ env: { RATE_LIMIT_PER_MINUTE: '40', USER_TOKEN_RATE_LIMIT_PER_MINUTE: '5' } });
+  });
+  afterAll(() => api.close());
+
+  it("refuses a partner's calls past its own budget with 429, Retry-After and part 7's body, and leaves other partners alone", async () => {
+    const flooding = await api.createPartner('Flooding', 'partner', 20);
+    const quiet = await api.createPartner('Quiet');
+    const answers = [];
+    for (let i = 0; i < 25; i++) answers.push(await api.call('GET', '/api/v1/regions', { apiKey: flooding.apiKey }));
+    expect(answers.slice(0, 20).map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(answers[0].headers['x-ratelimit-limit']).toBe('20');
+    expect(answers[0].headers['x-ratelimit-remaining']).toBe('19');
+    const refused = answers[20];
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({
+      status: 'error',
+      error_type: 'rate_limited',
+      error_msg: expect.stringContaining('budget of 20 requests a minute'),
+    });
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+    expect(answers.slice(20).every((a) => a.status === 429)).toBe(true);
+    // The v3 generation counts against the same budget.
+    expect((await api.call('GET', '/api/v3/deals', { basic: basic(flooding.username, flooding.password) })).status).toBe(429);
+    // Another partner, on the service's default budget (40 here), is not slowed.
+    const others = await Promise.all(Array.from({ length: 40 }, () => api.call('GET', '/api/v1/regions', { apiKey: quiet.apiKey })));
+    expect(others.every((a) => a.status === 200)).toBe(true);
+    expect((await api.call('GET', '/api/v1/regions', { apiKey: quiet.apiKey })).status).toBe(429);
+  });
+
+  it("applies a changed budget (partners:update's command) within seconds", async () => {
+    const partner = await api.createPartner('Raised', 'partner', 3);
+    for (let i = 0; i < 3; i++) expect((await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey })).status).toBe(200);
+    expect((await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey })).status).toBe(429);
+    await api.get(CommandBus).execute(new ChangePartnerRateLimit(partner.partnerId, 1000, OPERATOR));
+    await api.settle();
+    // A partner found by its key is trusted for 5 s without asking the view again.
+    await new Promise((r) => setTimeout(r, 5_100));
+    const again = await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey });
+    expect(again.status).toBe(200);
+    expect(again.headers['x-ratelimit-limit']).toBe('1000');
+  }, 20_000);
+
+  it("gives each user's access tokens a budget of their own within their partner's", async () => {
+    const partner = await api.createPartner('Tokens');
+    const user = (await api.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'ann@limits.test', first_name: 'Ann' } })).body
+      .user_id;
+    const issue = () =>
+      api.call('POST', `/users/${user}/access_tokens`, {
+        apiKey: partner.apiKey,
+        body: { expires_in: 3600, scope: 'all', access: 'read' },
+      });
+    const [first, second] = [(await issue()).body.access_token.id, (await issue()).body.access_token.id];
+    const asToken = (token: string) => api.call('GET', `/users/${user}`, { headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 5; i++) expect((await asToken(i % 2 ? first : second)).status).toBe(200);
+    const refused = await asToken(first);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error_msg).toContain('access tokens of this user');
+    // The partner's own calls go on.
+    expect((await api.call('GET', `/users/${user}`, { apiKey: partner.apiKey })).status).toBe(200);
+  });
+});
+
+describe('wrong credentials: limited per client address and per account, over HTTPS', () => {
+  let api: TestApi;
+
+  beforeAll(async () => {
+    api = await TestApi.start({ env: { AUTH_FAILURES_PER_ADDRESS: '12', AUTH_FAILURES_PER_ACCOUNT: '5' } });
+  });
+  afterAll(() => api.close());
+
+  it('refuses a v3 username after 5 wrong passwords, even with the right one, while other accounts still sign in', async () => {
+    const guessed = await api.createPartner('Guessed');
+    const other = await api.createPartner('Other');
+    for (let i = 0; i < 5; i++)
+      expect((await api.call('GET', '/api/v3/deals', { basic: basic(guessed.username, `guess-${i}`) })).status).toBe(401);
+    const refused = await api.call('GET', '/api/v3/deals', { basic: basic(guessed.username, guessed.password) });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error_type).toBe('rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(800);
+    expect((await api.call('GET', '/api/v3/deals', { basic: basic(other.username, other.password) })).status).toBe(200);
+    // A partner's right credentials, however often, are never counted.
+    for (let i = 0; i < 30; i++) expect((await api.call('GET', '/api/v1/regions', { apiKey: other.apiKey })).status).toBe(200);
+  });
+
+  it('refuses an address after 12 wrong credentials of any kind, whatever it presents next', async () => {
+    const partner = await api.createPartner('Behind the same address');
+    // 5 failures are already counted for this address by the test above.
+    for (let i = 0; i < 7; i++) expect((await api.call('GET', '/api/v1/regions', { apiKey: `dk_${i}${'x'.repeat(20)}` })).status).toBe(401);
+    const refused = await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error_msg).toContain('from this address');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(800);
+  });
+});
