@@ -16,17 +16,21 @@
  * cores each gets one). Each target gets an unmeasured warm-up run first; the measured time is then
  * split into rounds that alternate the two targets, so that background load on the machine falls on
  * both alike. The CPU other processes used meanwhile is printed beside the figures.
+ *
+ * Then the cost of metrics and rate limits: the same API against one started with METRICS=off and
+ * RATE_LIMITS=off (aim: ≥ 0.95 of its req/s), alternating likewise.
  */
 import { DEAL_DETAILS, DealDetails } from '@deals/catalog';
 import { ViewStore } from '@deals/kernel';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunningApi } from '../apps/api/src/bootstrap';
-import { measureAgainstBare } from './support/api-vs-bare';
+import { alternateRounds, loadCounts, measureAgainstBare, Target } from './support/api-vs-bare';
+import { runLoad } from './support/load';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { httpsGet } from './support/https-get';
 import { withTempDir } from './support/temp-dir';
-import { startBenchApi } from './support/bench-api';
+import { BenchApi, startBenchApi } from './support/bench-api';
 
 /** How many demo deals the load rotates through. */
 const DEAL_COUNT = 5;
@@ -58,9 +62,64 @@ export async function httpDealBench(options: BenchOptions): Promise<BenchRow[]> 
           notes,
         }),
         row('GET /deals/:id (API) p99 latency', dealResult.p99Ms, 'ms', 'bare route p99 (ratio: lower is better)', bareResult.p99Ms),
+        ...(await operationsCost(options, { api, tls, origin: apiOrigin }, apiKey, deals)),
       ];
     } finally {
       await api.close();
+    }
+  });
+}
+
+/**
+ * What metrics and rate limits cost: the same API (metrics on, budgets counted on every request)
+ * against a second one started with METRICS=off and RATE_LIMITS=off on its own copy of the demo
+ * catalogue, for the same deals, in alternating rounds of the same run.
+ */
+async function operationsCost(options: BenchOptions, withOps: BenchApi, apiKey: string, deals: Map<string, Buffer>): Promise<BenchRow[]> {
+  return withTempDir('http-bare-ops', async (dataDir) => {
+    const without = await startBenchApi(dataDir, 'on', { METRICS: 'off', RATE_LIMITS: 'off' });
+    try {
+      const keyWithout = (JSON.parse(readFileSync(join(dataDir, 'demo-partner.json'), 'utf8')) as { api_key: string }).api_key;
+      await demoDeals(without.api, without.origin, keyWithout, without.tls.cert);
+      const ids = [...deals.keys()];
+      const targets: Record<Target, { origin: string; paths: string[]; ca: string }> = {
+        api: { origin: withOps.origin, paths: ids.map((id) => dealPath(id, apiKey)), ca: withOps.tls.cert },
+        bare: { origin: without.origin, paths: ids.map((id) => dealPath(id, keyWithout)), ca: without.tls.cert },
+      };
+      const {
+        api: on,
+        bare: off,
+        cpu,
+      } = await alternateRounds(options, (target, durationSec) =>
+        runLoad({ ...targets[target], connections: options.connections, durationSec }),
+      );
+      for (const [name, r] of [
+        ['with', on],
+        ['without', off],
+      ] as const)
+        if (r.non2xx > 0 || r.ok === 0) throw new Error(`API ${name} metrics and rate limits: 2xx ${r.ok}, non-2xx ${r.non2xx}`);
+      const notes = [
+        `GET /deals/:id, the API with metrics and rate limits (as served) against one with METRICS=off RATE_LIMITS=off: ${options.connections} connections, ` +
+          `${options.httpDurationSec} s measured each in ${options.httpRounds} alternating round(s); aim: under 5% fewer req/s`,
+        loadCounts('  with   ', on, cpu.api),
+        loadCounts('  without', off, cpu.bare),
+      ];
+      return [
+        row(
+          'GET /deals/:id with metrics + rate limits req/s',
+          on.okPerSec,
+          'req/s',
+          'same API, METRICS=off RATE_LIMITS=off',
+          off.okPerSec,
+          {
+            aim: { min: 0.95 },
+            notes,
+          },
+        ),
+        row('GET /deals/:id with metrics + rate limits p99', on.p99Ms, 'ms', 'without p99 (ratio: lower is better)', off.p99Ms),
+      ];
+    } finally {
+      await without.api.close();
     }
   });
 }

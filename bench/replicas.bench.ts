@@ -102,7 +102,9 @@ export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> 
         LOG_LEVEL: 'warn',
         DEMO_DATA: 'off',
       };
-      const partner = JSON.parse(cli(['partners:create', '--name', 'Replicas bench', '--json'], env)) as { api_key: string };
+      const partner = JSON.parse(cli(['partners:create', '--name', 'Replicas bench', '--rate-limit', '10000000', '--json'], env)) as {
+        api_key: string;
+      };
       const now = Date.now();
       const deals = demoDeals(new Date(), 40)
         .filter((d) => d.fulfillment_method !== 'shipped' && d.current_price > 0)

@@ -1,9 +1,10 @@
-import { Clock, IdGenerator } from '@deals/kernel';
-import { DemoSeed, ServiceConfig } from '@deals/runtime';
+import { Clock, IdGenerator, Scheduler } from '@deals/kernel';
+import { DemoSeed, operatorPassword, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import {
   answerClientError,
   answerUnservedRequests,
   authenticateEveryRequest,
+  authenticateOperator,
   CredentialVerifier,
   limitRequests,
   RequestLimits,
@@ -29,6 +30,7 @@ import { Redis } from 'ioredis';
 import { ApiModule } from './api.module';
 import { tlsMaterial } from './tls-material';
 import { publishApiDescription } from './api-description';
+import { mountQueueBoard, recordHttpMetrics, serveJobList, serveMetrics } from './operations';
 
 export interface RunningApi {
   app: NestFastifyApplication;
@@ -125,6 +127,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const verifier = app.get(CredentialVerifier);
   const serviceClock = app.get(Clock);
   const limits = requestLimits(config);
+  const metrics = app.get(ServiceMetrics);
+  if (config.metrics) recordHttpMetrics(fastify, metrics);
+  authenticateOperator(fastify, operatorPassword(config), limits?.limits ?? null);
   authenticateEveryRequest(
     fastify,
     () => verifier,
@@ -132,7 +137,13 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     limits?.limits ?? null,
   );
   if (limits) limitRequests(fastify, limits.limits);
-  const closeLimits = async () => void (await limits?.redis?.quit().catch(() => limits.redis?.disconnect()));
+  const metricsServer = config.metrics ? await serveMetrics(fastify, metrics, config) : null;
+  serveJobList(fastify, app.get(Scheduler));
+  mountQueueBoard(fastify, app.get(Scheduler));
+  const closeOperations = async () => {
+    await limits?.redis?.quit().catch(() => limits.redis?.disconnect());
+    await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
+  };
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
   if (config.behindTlsProxy) {
@@ -143,7 +154,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       routes,
       close: async () => {
         await app.close();
-        await closeLimits();
+        await closeOperations();
       },
     };
   }
@@ -155,7 +166,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     close: async (graceMs?: number) => {
       await front.close(graceMs);
       await app.close();
-      await closeLimits();
+      await closeOperations();
     },
   };
 }

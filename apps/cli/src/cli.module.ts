@@ -7,6 +7,7 @@ import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partner
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
+import { JobsListCommand, OperatorPasswordCommand } from './commands/operations.commands';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
 
 /**
@@ -44,6 +45,8 @@ export class CliModule {
         AuditPurchaseCommand,
         AuditCardLinkCommand,
         MailDigestCommand,
+        JobsListCommand,
+        OperatorPasswordCommand,
         PartnersCreateCommand,
         PartnersUpdateCommand,
         RegionsImportCommand,

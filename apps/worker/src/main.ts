@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { loadServiceConfig } from '@deals/runtime';
+import { listenForMetrics, loadServiceConfig, ServiceMetrics } from '@deals/runtime';
 import { ServiceLogLines } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
@@ -10,12 +10,16 @@ async function main() {
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
   app.useLogger(new ServiceLogLines(app.get(Logger)));
   await app.init();
+  // The worker serves no API: its metrics (projections, jobs, the process) only on METRICS_PORT.
+  const metricsServer =
+    config.metrics && config.metricsPort !== null ? await listenForMetrics(app.get(ServiceMetrics), config.metricsPort, config.host) : null;
   // SIGTERM or SIGINT: let the jobs under way finish, stop the projections, close every adapter, exit 0; a second signal exits at once.
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
     app.get(Logger).log(`${signal}: stopping (jobs under way finish first)`);
+    metricsServer?.close();
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {

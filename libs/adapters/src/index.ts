@@ -5,3 +5,4 @@ export { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
 export { SmtpMailer } from './mailer/smtp/smtp-mailer.adapter';
 export { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
 export { PostgresViewStore } from './view-store/postgres/postgres-view-store.adapter';
+export { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';

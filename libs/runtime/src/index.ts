@@ -5,3 +5,5 @@ export * from './projection-host';
 export * from './projections';
 export * from './catalogue-import';
 export * from './demo-seed';
+export * from './service-metrics';
+export { operatorPassword } from './operator-credentials';

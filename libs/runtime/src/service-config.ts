@@ -48,6 +48,12 @@ export abstract class ServiceConfig {
   /** Wrong credentials from one client address, then from one account (username, key prefix), in 10 minutes before a 15-minute refusal. */
   abstract readonly authFailuresPerAddress: number;
   abstract readonly authFailuresPerAccount: number;
+  /** Count and serve the process's metrics (off: none are kept, `/metrics` is not served). */
+  abstract readonly metrics: boolean;
+  /** Serve `/metrics` on this port, plain HTTP and without credentials (a private network); null: on the API's port, behind the operator's credentials. */
+  abstract readonly metricsPort: number | null;
+  /** The password of the operator's credentials (`operator` and this, HTTP basic) for `/metrics` and `/admin/queues`; null: the installation's own (`operator:password`). */
+  abstract readonly operatorPassword: string | null;
   abstract readonly logLevel: string;
   /** Append logs to this file instead of stdout. */
   abstract readonly logFile: string | null;
@@ -73,6 +79,12 @@ function positive(name: string, value: string | undefined, fallback: number): nu
   const n = integer(name, value, fallback);
   if (n < 1) throw new ConfigError(`${name} must be at least 1, got ${JSON.stringify(value)}`);
   return n;
+}
+
+function operatorPassword(value: string | undefined): string | null {
+  const v = text(value);
+  if (v !== null && v.length < 16) throw new ConfigError('OPERATOR_PASSWORD must be at least 16 characters');
+  return v;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -155,6 +167,9 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     userTokenRateLimitPerMinute: positive('USER_TOKEN_RATE_LIMIT_PER_MINUTE', env.USER_TOKEN_RATE_LIMIT_PER_MINUTE, 600),
     authFailuresPerAddress: positive('AUTH_FAILURES_PER_ADDRESS', env.AUTH_FAILURES_PER_ADDRESS, 30),
     authFailuresPerAccount: positive('AUTH_FAILURES_PER_ACCOUNT', env.AUTH_FAILURES_PER_ACCOUNT, 10),
+    metrics: flag('METRICS', env.METRICS, true),
+    metricsPort: text(env.METRICS_PORT) === null ? null : integer('METRICS_PORT', env.METRICS_PORT, 0, 65_535),
+    operatorPassword: operatorPassword(env.OPERATOR_PASSWORD),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),
   };

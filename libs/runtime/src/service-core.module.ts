@@ -21,6 +21,7 @@ import { ALL_PROJECTIONS } from './projections';
 import { ServiceConfig } from './service-config';
 import { installationSecret } from './installation-secret';
 import { DataDirLock } from './data-dir-lock';
+import { ServiceMetrics } from './service-metrics';
 
 /** Which process this is: what it runs beside the shared core. */
 export type ProcessRole = 'api' | 'worker' | 'cli';
@@ -151,8 +152,10 @@ export class ServiceCoreModule {
         },
         CatalogueImport,
         DemoSeed,
+        ServiceMetrics,
       ],
       exports: [
+        ServiceMetrics,
         ServiceConfig,
         PROJECTIONS,
         CatalogLinks,

@@ -2,6 +2,7 @@ import { DomainError, Forbidden, NotFound, Unauthorized, ValidationFailed } from
 import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { errorBody } from './error-body';
 import { ApiUserTokenAllowed } from './openapi';
 import { attemptedIdentity, refuse, RequestLimits } from './request-limits';
@@ -41,6 +42,10 @@ export const PUBLIC_PATHS = [
   /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/,
   /^\/subscriptions\/[^/?]+\/unsubscribe(\?|$)/,
 ];
+
+/** Paths for the service's operator (its metrics, the jobs' board): the operator's credentials, never a partner's. */
+export const OPERATOR_PATHS = [/^\/metrics(\?|$)/, /^\/admin(\/|\?|$)/];
+export const OPERATOR_USERNAME = 'operator';
 
 export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
 
@@ -133,7 +138,7 @@ export function authenticateEveryRequest(
 ): void {
   fastify.addHook('onRequest', async (request: AuthenticatedRequest, reply: FastifyReply) => {
     const path = routedPath(request);
-    if (PUBLIC_PATHS.some((pattern) => pattern.test(path))) return;
+    if (PUBLIC_PATHS.some((pattern) => pattern.test(path)) || OPERATOR_PATHS.some((pattern) => pattern.test(path))) return;
     const v3 = path.startsWith('/api/v3');
     let presented: Presented | null = null;
     try {
@@ -149,6 +154,34 @@ export function authenticateEveryRequest(
       if (v3) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
       return reply.status(error.httpStatus).send(errorBody(error.errorType, error.message));
     }
+  });
+}
+
+/**
+ * Lets only the operator (`operator` and `password`, HTTP basic) reach {@link OPERATOR_PATHS};
+ * wrong attempts count against the same limits as a partner's.
+ */
+export function authenticateOperator(fastify: FastifyInstance, password: string, limits: RequestLimits | null = null): void {
+  const expected = createHash('sha256').update(`${OPERATOR_USERNAME}:${password}`).digest();
+  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const path = routedPath(request);
+    if (!OPERATOR_PATHS.some((pattern) => pattern.test(path))) return;
+    const identity = attemptedIdentity('username', OPERATOR_USERNAME);
+    const refusal = limits ? await limits.blocked(request.ip, identity) : null;
+    if (refusal) return refuse(reply, refusal);
+    const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
+    const given = match ? createHash('sha256').update(Buffer.from(match[1], 'base64').toString('utf8')).digest() : null;
+    if (given && timingSafeEqual(given, expected)) return;
+    if (given && limits) await limits.failed(request.ip, identity);
+    void reply.header('www-authenticate', 'Basic realm="deals operations", charset="UTF-8"');
+    return reply
+      .status(401)
+      .send(
+        errorBody(
+          'unauthorized',
+          given ? 'wrong operator credentials' : 'missing credentials: give the operator credentials as HTTP basic credentials',
+        ),
+      );
   });
 }
 

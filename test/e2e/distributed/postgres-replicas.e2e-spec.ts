@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { writeFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { join } from 'node:path';
+import { Agent, request } from 'undici';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -13,6 +14,7 @@ import { WorkerProcess } from '../../support/worker-process';
 
 const why = postgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
 const DAY_MS = 86_400_000;
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
 if (why) {
   describe.skip(`two API replicas and a worker on PostgreSQL and Redis — skipped: ${why}`, () => {
@@ -29,6 +31,7 @@ if (why) {
     let redis: { url: string; stop(): Promise<void> };
     let env: Record<string, string>;
     let worker: WorkerProcess;
+    let workerMetricsPort: number;
     let replicas: ApiProcess[] = [];
     let key: string;
     let basic: string;
@@ -53,7 +56,8 @@ if (why) {
       );
       expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')], env)).code).toBe(0);
       expect((await runCli(dir.path, ['deals:import', join(dir.path, 'deals.json')], env)).code).toBe(0);
-      worker = await WorkerProcess.start(dir.path, env);
+      workerMetricsPort = await freePort();
+      worker = await WorkerProcess.start(dir.path, { ...env, METRICS_PORT: String(workerMetricsPort) });
       replicas = await Promise.all([freePort(), freePort()].map(async (port) => ApiProcess.start(dir.path, await port, env)));
       // The worker has projected the catalogue: each replica reads it.
       for (const api of replicas)
@@ -100,6 +104,37 @@ if (why) {
       const statuses = (await Promise.all(Array.from({ length: 60 }, (_, i) => call(i)))).map((r) => r.status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(38);
       expect(statuses.filter((s) => s === 429)).toHaveLength(22);
+    });
+
+    it("shows the queue on Bull Board at /admin/queues and its jobs at /admin/jobs, behind the operator's credentials", async () => {
+      const password = (await runCli(dir.path, ['operator:password'], env)).stdout.trim();
+      const operator = { authorization: `Basic ${Buffer.from(`operator:${password}`).toString('base64')}` };
+      const at = (path: string, headers: Record<string, string> = {}) =>
+        request(`https://127.0.0.1:${replicas[1].port}${path}`, { headers, dispatcher: insecure });
+      const refused = await at('/admin/queues');
+      expect(refused.statusCode).toBe(401);
+      await refused.body.text();
+      const page = await at('/admin/queues', operator);
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      await page.body.text();
+      const queues = await at('/admin/queues/api/queues', operator);
+      expect(queues.statusCode).toBe(200);
+      expect(((await queues.body.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name)).toEqual(['scheduled-jobs']);
+      const jobs = await at('/admin/jobs', operator);
+      const list = (await jobs.body.json()) as { backend: string; jobs: Array<{ kind: string }> };
+      expect(list.backend).toBe('bullmq');
+      expect(list.jobs.map((job) => job.kind)).toContain('arm-digests');
+      // The operator's CLI reads the same queue on Redis.
+      const listed = await runCli(dir.path, ['jobs:list'], env);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toMatch(/^jobs \(bullmq\): /m);
+      // The worker serves its metrics on METRICS_PORT: the views it keeps and the queue it runs.
+      const scraped = await request(`http://127.0.0.1:${workerMetricsPort}/metrics`);
+      expect(scraped.statusCode).toBe(200);
+      const text = await scraped.body.text();
+      expect(text).toMatch(/^deals_projection_lag_events\{view="deal_details_v3"\} 0$/m);
+      expect(text).toMatch(/^deals_scheduled_jobs\{state="waiting"\} \d+$/m);
     });
 
     it('rebuilds a view on PostgreSQL while the replicas serve, and the worker and replicas go on with the new generation', async () => {

@@ -67,7 +67,20 @@ describe('data survives restarts, and the operator CLI works beside the running 
         api_key: expect.stringMatching(/^dk_/),
         username: expect.stringMatching(/^from-the-cli-/),
         password: expect.any(String),
+        requests_per_minute: null,
       });
+      // Its budget, set and put back by partners:update; a budget that is not a whole number, or an unknown partner, is refused.
+      const updated = await runCli(dir.path, ['partners:update', cliPartner.partner_id, '--rate-limit', '120']);
+      expect([updated.code, updated.stdout]).toEqual([0, `Partner ${cliPartner.partner_id}: a budget of 120 requests a minute.\n`]);
+      expect((await runCli(dir.path, ['partners:update', cliPartner.partner_id, '--rate-limit', 'default'])).code).toBe(0);
+      const bad = await runCli(dir.path, ['partners:update', cliPartner.partner_id, '--rate-limit', '1.5']);
+      expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('--rate-limit must be a whole number')]);
+      const unknown = await runCli(dir.path, ['partners:update', 'no-such-partner', '--rate-limit', '10']);
+      expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('partner no-such-partner not found')]);
+      const budgeted = JSON.parse(
+        (await runCli(dir.path, ['partners:create', '--name', 'Budgeted', '--rate-limit', '300', '--json'])).stdout,
+      );
+      expect(budgeted.requests_per_minute).toBe(300);
       // A name with control characters (an escape sequence would drive the operator's terminal) is refused.
       const escaped = await runCli(dir.path, ['partners:create', '--name', 'Evil\u001b[2J', '--json']);
       expect([escaped.code, escaped.stderr]).toEqual([

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { connect, TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
@@ -6,6 +7,29 @@ import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
 
 const SLOW_CARD = '4000000000000259';
+
+/**
+ * A keep-alive connection that has had one answer and then sits idle: resolves with how it ended
+ * (`end`: the server closed it cleanly, a FIN after its last answer; `reset`: ECONNRESET or
+ * another error).
+ */
+async function idleKeepAlive(port: number): Promise<{ ended: Promise<'end' | 'reset'> }> {
+  const socket: TLSSocket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+  let received = '';
+  let failed = false;
+  socket.on('error', () => (failed = true));
+  const ended = new Promise<'end' | 'reset'>((resolve) => socket.on('close', () => resolve(failed ? 'reset' : 'end')));
+  await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
+  socket.write('GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
+  await new Promise<void>((resolve) =>
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('utf8');
+      if (/\r\n\r\n[\s\S]*\}/.test(received)) resolve();
+    }),
+  );
+  if (!received.startsWith('HTTP/1.1 200')) throw new Error(`unexpected answer: ${received}`);
+  return { ended };
+}
 
 /** SIGTERM while a purchase is being charged: it is answered, whole, and the process exits 0. */
 describe('a graceful stop (SIGTERM)', () => {
@@ -40,10 +64,13 @@ describe('a graceful stop (SIGTERM)', () => {
       credit_card_id: card,
       expected_price_per_unit: spaDay.current_price,
     });
+    const idle = await idleKeepAlive(port);
     await new Promise((r) => setTimeout(r, 500)); // in its charge (the slow card takes 2 s)
     const stopped = api.stop();
     const bought = await buying;
     await stopped;
+    // The idle keep-alive connection was closed cleanly, not reset.
+    expect(await idle.ended).toBe('end');
     expect(bought.status).toBe(200);
     expect(bought.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled' });
     expect(bought.body.purchase.coupons).toHaveLength(1);

@@ -78,12 +78,13 @@ export class PartnersUpdateCommand extends CommandRunner {
     super();
   }
 
-  async run([partnerId]: string[], options: { rateLimit?: number | null }): Promise<void> {
+  async run([partnerId]: string[], options: { rateLimit?: number | 'default' }): Promise<void> {
     if (options.rateLimit === undefined)
       throw new Error('nothing to change: give --rate-limit <requests a minute> or --rate-limit default');
-    await this.commands.execute(new ChangePartnerRateLimit(partnerId, options.rateLimit, OPERATOR));
+    const budget = options.rateLimit === 'default' ? null : options.rateLimit;
+    await this.commands.execute(new ChangePartnerRateLimit(partnerId, budget, OPERATOR));
     process.stdout.write(
-      `Partner ${partnerId}: ${options.rateLimit === null ? "the service's default budget" : `a budget of ${options.rateLimit} requests a minute`}.\n`,
+      `Partner ${partnerId}: ${budget === null ? "the service's default budget" : `a budget of ${budget} requests a minute`}.\n`,
     );
   }
 
@@ -91,7 +92,8 @@ export class PartnersUpdateCommand extends CommandRunner {
     flags: '--rate-limit <requests>',
     description: "the partner's request budget, a minute, or `default` for the service's (RATE_LIMIT_PER_MINUTE)",
   })
-  parseRateLimit(value: string): number | null {
-    return value === 'default' ? null : requestsPerMinute(value);
+  parseRateLimit(value: string): number | 'default' {
+    // (A parser's null would read as the option left out.)
+    return value === 'default' ? value : requestsPerMinute(value);
   }
 }

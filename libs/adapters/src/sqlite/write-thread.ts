@@ -56,8 +56,10 @@ export class SqliteWriteThread {
   /** The worker failed and has not exited yet: nothing more is sent to it; the queue waits for the next one. */
   private dying = false;
   private closing: Promise<void> | null = null;
-  /** Called after every batch that wrote something (e.g. to wake subscriptions). */
-  onCommitted: () => void = () => undefined;
+  /** Called after every batch that wrote something (e.g. to wake subscriptions): its requests, and seconds from its sending to its answer. */
+  onCommitted: (requests: number, seconds: number) => void = () => undefined;
+  /** When each batch in flight was sent (performance.now()), in order. */
+  private readonly sentAt: number[] = [];
 
   constructor(private readonly data: WriteThreadData) {}
 
@@ -112,6 +114,7 @@ export class SqliteWriteThread {
     const batch = this.queue;
     this.queue = [];
     this.inFlight.push(batch);
+    this.sentAt.push(performance.now());
     const worker = this.worker ?? this.start();
     worker.ref();
     const message: WriteBatch = [];
@@ -138,6 +141,7 @@ export class SqliteWriteThread {
 
   private answer(reply: WriteReply): void {
     const batch = this.inFlight.shift() ?? [];
+    const sentAt = this.sentAt.shift() ?? performance.now();
     let wrote = false;
     batch.forEach((request, i) => {
       if (!Array.isArray(reply)) return request.reject(new SqliteWriteFailed(reply.failed));
@@ -152,7 +156,7 @@ export class SqliteWriteThread {
     });
     if (this.queue.length) this.send();
     else if (this.inFlight.length === 0) this.worker?.unref();
-    if (wrote) this.onCommitted();
+    if (wrote) this.onCommitted(batch.length, (performance.now() - sentAt) / 1000);
   }
 
   /**
@@ -166,6 +170,7 @@ export class SqliteWriteThread {
     this.dying = false;
     const batches = this.inFlight;
     this.inFlight = [];
+    this.sentAt.length = 0;
     const error = new WriteOutcomeUnknown(this.data.file, cause);
     for (const batch of batches) for (const request of batch) request.reject(error);
     if (this.queue.length) this.send();

@@ -81,6 +81,14 @@ export interface SubscribeOptions {
   onError?: (error: unknown) => void;
 }
 
+/** Told of what a store writes (the service's metrics). Called synchronously: must be cheap and never throw. */
+export interface StoreObserver {
+  /** An append was acknowledged, with these events. */
+  appended(events: readonly NewEvent[]): void;
+  /** A group of appends was committed together (one transaction, one sync), taking `seconds` from its start. */
+  committed(appends: number, seconds: number): void;
+}
+
 /**
  * The append-only log of events, grouped in streams (`<aggregate>-<id>`).
  *
@@ -117,4 +125,19 @@ export abstract class EventStore {
   abstract ping(): Promise<void>;
 
   abstract close(): Promise<void>;
+
+  private observer: StoreObserver | null = null;
+
+  /** Tells `observer` of every append acknowledged and every group committed from now on (one observer). */
+  observe(observer: StoreObserver): void {
+    this.observer = observer;
+  }
+
+  protected reportAppended(events: readonly NewEvent[]): void {
+    this.observer?.appended(events);
+  }
+
+  protected reportCommitted(appends: number, seconds: number): void {
+    this.observer?.committed(appends, seconds);
+  }
 }

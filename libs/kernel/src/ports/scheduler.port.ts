@@ -17,6 +17,28 @@ export function assertJobId(id: string): void {
   if (!JOB_ID_PATTERN.test(id)) throw new Error(`invalid job id ${JSON.stringify(id)}`);
 }
 
+/** Where a job stands: armed for later, due (its time has come, no handler has it yet), running, or failed for good. */
+export type JobState = 'waiting' | 'due' | 'running' | 'failed';
+
+export interface JobCounts {
+  waiting: number;
+  due: number;
+  running: number;
+  /** Jobs that failed their last attempt (kept: BullMQ keeps the last 1,000; the timers count since the start). */
+  failed: number;
+}
+
+/** A job as an operator sees it. */
+export interface ListedJob {
+  id: string;
+  kind: string;
+  runAt: Date;
+  state: JobState;
+  attemptsMade: number;
+  /** The last attempt's error, for a failed one. */
+  failedReason?: string;
+}
+
 /**
  * Delayed work: runs a job's handler at (or soon after) `runAt`.
  *
@@ -41,6 +63,12 @@ export abstract class Scheduler {
   abstract start(): Promise<void>;
 
   abstract ping(): Promise<void>;
+
+  /** How many jobs stand where (the service's metrics). */
+  abstract counts(): Promise<JobCounts>;
+
+  /** The jobs held, soonest first, up to `limit` (the operator's `jobs:list`). */
+  abstract list(limit: number): Promise<ListedJob[]>;
 
   abstract close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { ScheduledJob, Scheduler } from '@deals/kernel';
+import { JobCounts, ScheduledJob, Scheduler } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 
 export interface SchedulerUnderTest {
@@ -159,6 +159,50 @@ export function schedulerContract(name: string, open: () => Promise<SchedulerUnd
       await scheduler.start();
       await waitFor('the early job to run', () => runsOf(jobId).length > 0);
       expect(runsOf(jobId)[0].job.data).toEqual({ early: true });
+    });
+
+    it('counts and lists its jobs: waiting, running, and failed after the last attempt', async () => {
+      let release: () => void = () => undefined;
+      const running = new Promise<void>((resolve) => (release = resolve));
+      scheduler.handle('send-batch', () => running);
+      scheduler.handle('release-hold', async () => {
+        throw new Error('the mail server is down');
+      });
+      await scheduler.start();
+      try {
+        const later = id('send-batch');
+        const busy = id('send-batch');
+        const failing = id('release-hold');
+        await scheduler.schedule({ id: later, kind: 'send-batch', runAt: at(60_000), data: {} });
+        await scheduler.schedule({ id: failing, kind: 'release-hold', runAt: at(50), data: {} });
+        const countsWhen = async (done: (counts: JobCounts) => boolean) => {
+          const deadline = Date.now() + WAIT_MS;
+          let counts = await scheduler.counts();
+          while (!done(counts) && Date.now() < deadline) {
+            await sleep(POLL_MS);
+            counts = await scheduler.counts();
+          }
+          return counts;
+        };
+        await countsWhen((counts) => counts.failed === 1);
+        // Then one that runs until released (BullMQ's worker runs one job at a time: it would hold up the retries).
+        await scheduler.schedule({ id: busy, kind: 'send-batch', runAt: at(50), data: {} });
+        const counts = await countsWhen((counts) => counts.running === 1);
+        expect(counts).toEqual({ waiting: 1, due: 0, running: 1, failed: 1 });
+        const listed = await scheduler.list(10);
+        expect(listed.map((job) => [job.id, job.kind, job.state]).sort()).toEqual(
+          [
+            [busy, 'send-batch', 'running'],
+            [failing, 'release-hold', 'failed'],
+            [later, 'send-batch', 'waiting'],
+          ].sort(),
+        );
+        // Soonest first: the one armed for a minute from now comes last.
+        expect(listed[2].id).toBe(later);
+        expect(listed.find((job) => job.id === failing)).toMatchObject({ attemptsMade: 3, failedReason: 'the mail server is down' });
+      } finally {
+        release();
+      }
     });
   });
 }

@@ -140,6 +140,7 @@ export class EsdbEventStore extends EventStore {
     if (events.length === 0) throw new Error(`an append to ${streamId} needs at least one event`);
     const data = events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: e.metadata }));
     let result: EsdbAppendResult | undefined;
+    const started = performance.now();
     for (let attempt = 1; !result; attempt++) {
       try {
         result = await this.client.appendToStream(streamId, data, { expectedRevision });
@@ -160,6 +161,9 @@ export class EsdbEventStore extends EventStore {
     if (!result.success) throw new WrongExpectedRevision(streamId, expected, await this.lastRevision(streamId));
     // Servers leave the position out when they answer a deduplicated retry; our last event has it.
     const position = result.position ? encodeEsdbPosition(result.position) : await this.positionAt(streamId, result.nextExpectedRevision);
+    // Each append is its own commit on the server.
+    this.reportCommitted(1, (performance.now() - started) / 1000);
+    this.reportAppended(events);
     return { nextExpectedRevision: Number(result.nextExpectedRevision), position };
   }
 

@@ -156,6 +156,7 @@ export class PostgresEventStore extends EventStore {
    */
   private async writeGroup(group: PendingAppend[]): Promise<void> {
     let client: PoolClient | null = null;
+    const started = performance.now();
     try {
       client = await this.pool.connect();
       await client.query('BEGIN');
@@ -208,10 +209,12 @@ export class PostgresEventStore extends EventStore {
       );
       await client.query(`SELECT pg_notify('${CHANNEL}', '')`);
       await client.query('COMMIT');
+      this.reportCommitted(accepted.length, (performance.now() - started) / 1000);
       const positions = inserted.rows.map((r) => r.position).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       let at = 0;
       for (const { append, first } of accepted) {
         at += append.events.length;
+        this.reportAppended(append.events);
         append.resolve({ nextExpectedRevision: first + append.events.length - 1, position: positionOf({ position: positions[at - 1] }) });
       }
     } catch (error) {

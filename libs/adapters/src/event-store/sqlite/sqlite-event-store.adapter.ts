@@ -100,7 +100,8 @@ export class SqliteEventStore extends EventStore {
       programs: require.resolve('./sqlite-event-log.writes'),
       walLimitBytes: WAL_LIMIT_BYTES,
     });
-    this.writer.onCommitted = () => {
+    this.writer.onCommitted = (requests, seconds) => {
+      this.reportCommitted(requests, seconds);
       this.commits++;
       this.livePages.clear();
       this.appended.emit('appended');
@@ -108,7 +109,9 @@ export class SqliteEventStore extends EventStore {
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    return this.appendRows(streamId, events, expected, 2);
+    const result = await this.appendRows(streamId, events, expected, 2);
+    this.reportAppended(events);
+    return result;
   }
 
   /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */

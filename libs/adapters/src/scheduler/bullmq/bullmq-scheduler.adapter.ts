@@ -1,4 +1,4 @@
-import { assertJobId, Clock, JobHandler, KeyedMutex, ScheduledJob, Scheduler } from '@deals/kernel';
+import { assertJobId, Clock, JobCounts, JobHandler, KeyedMutex, ListedJob, ScheduledJob, Scheduler } from '@deals/kernel';
 import { Job, JobsOptions, Queue, Worker } from 'bullmq';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
@@ -61,6 +61,8 @@ const JOB_OPTIONS: JobsOptions = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 500 },
 };
+
+const BULLMQ_STATES = { delayed: 'waiting', waiting: 'due', active: 'running', failed: 'failed' } as const;
 
 /**
  * The distributed Scheduler: one BullMQ queue on Redis, one delayed job per `ScheduledJob`, named
@@ -149,6 +151,37 @@ export class BullmqScheduler extends Scheduler {
   async ping(): Promise<void> {
     await this.connected();
     await this.connection.ping();
+  }
+
+  async counts(): Promise<JobCounts> {
+    await this.connected();
+    const counts = await this.queue.getJobCounts('delayed', 'waiting', 'prioritized', 'active', 'failed');
+    return { waiting: counts.delayed, due: counts.waiting + counts.prioritized, running: counts.active, failed: counts.failed };
+  }
+
+  async list(limit: number): Promise<ListedJob[]> {
+    await this.connected();
+    const listed = await Promise.all(
+      (['delayed', 'waiting', 'active', 'failed'] as const).map(async (type) =>
+        (await this.queue.getJobs([type], 0, limit - 1, true)).map((job): ListedJob => ({
+          id: String(job.id),
+          kind: job.name,
+          runAt: new Date(job.timestamp + (job.opts.delay ?? 0)),
+          state: BULLMQ_STATES[type],
+          attemptsMade: job.attemptsMade,
+          ...(job.failedReason ? { failedReason: job.failedReason } : {}),
+        })),
+      ),
+    );
+    return listed
+      .flat()
+      .sort((a, b) => a.runAt.getTime() - b.runAt.getTime())
+      .slice(0, limit);
+  }
+
+  /** The queue itself, for the operators' board (/admin/queues). */
+  get boardQueue(): Queue {
+    return this.queue;
   }
 
   close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { assertJobId, Clock, JobHandler, ScheduledJob, Scheduler } from '@deals/kernel';
+import { assertJobId, Clock, JobCounts, JobHandler, ListedJob, ScheduledJob, Scheduler } from '@deals/kernel';
 import { Logger } from '@nestjs/common';
 
 /** Node's `setTimeout` fires at once for anything above this (a signed 32-bit count of ms). */
@@ -19,7 +19,11 @@ interface Entry {
   /** When the next run is due, in the clock's time (a retry moves it). */
   dueAt: number;
   timer?: NodeJS.Timeout;
+  running?: boolean;
 }
+
+/** Failed jobs kept for `list` (the count goes on). */
+const FAILED_KEPT = 100;
 
 /**
  * The embedded Scheduler: one timer per job in this process's memory, nothing persisted (the
@@ -41,6 +45,8 @@ export class TimersScheduler extends Scheduler {
   private readonly onFailed: (job: ScheduledJob, error: unknown) => void;
   private started = false;
   private closed = false;
+  private failedCount = 0;
+  private readonly failed: ListedJob[] = [];
 
   constructor(
     private readonly clock: Clock,
@@ -83,6 +89,28 @@ export class TimersScheduler extends Scheduler {
     if (this.closed) throw new Error('scheduler is closed');
   }
 
+  async counts(): Promise<JobCounts> {
+    const counts = { waiting: 0, due: 0, running: 0, failed: this.failedCount };
+    for (const entry of this.entries.values()) counts[this.stateOf(entry)]++;
+    return counts;
+  }
+
+  async list(limit: number): Promise<ListedJob[]> {
+    const held = [...this.entries.values()].map((entry): ListedJob => ({
+      id: entry.job.id,
+      kind: entry.job.kind,
+      runAt: new Date(entry.dueAt),
+      state: this.stateOf(entry),
+      attemptsMade: entry.attemptsMade,
+    }));
+    return [...held, ...this.failed].sort((a, b) => a.runAt.getTime() - b.runAt.getTime()).slice(0, limit);
+  }
+
+  private stateOf(entry: Entry): 'waiting' | 'due' | 'running' {
+    if (entry.running) return 'running';
+    return entry.dueAt <= this.clock.now().getTime() ? 'due' : 'waiting';
+  }
+
   /** Drops every pending job and waits for the handlers already running. */
   async close(): Promise<void> {
     this.closed = true;
@@ -119,6 +147,7 @@ export class TimersScheduler extends Scheduler {
     const handler = this.handlers.get(entry.job.kind);
     if (!handler) return;
     entry.attemptsMade += 1;
+    entry.running = true;
     try {
       await handler({ ...entry.job, data: { ...entry.job.data } });
       if (this.entries.get(entry.job.id) === entry) this.entries.delete(entry.job.id);
@@ -126,11 +155,27 @@ export class TimersScheduler extends Scheduler {
       if (this.entries.get(entry.job.id) !== entry) return; // cancelled or re-armed meanwhile
       if (entry.attemptsMade >= this.attempts) {
         this.entries.delete(entry.job.id);
+        this.keepFailed(entry, error);
         this.onFailed(entry.job, error);
         return;
       }
       entry.dueAt = this.clock.now().getTime() + this.backoffMs * 2 ** (entry.attemptsMade - 1);
       this.arm(entry);
+    } finally {
+      entry.running = false;
     }
+  }
+
+  private keepFailed(entry: Entry, error: unknown): void {
+    this.failedCount++;
+    if (this.failed.length >= FAILED_KEPT) this.failed.shift();
+    this.failed.push({
+      id: entry.job.id,
+      kind: entry.job.kind,
+      runAt: new Date(entry.dueAt),
+      state: 'failed',
+      attemptsMade: entry.attemptsMade,
+      failedReason: error instanceof Error ? error.message : String(error),
+    });
   }
 }

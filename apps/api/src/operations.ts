@@ -1,0 +1,54 @@
+import { BullmqScheduler } from '@deals/adapters';
+import { Scheduler } from '@deals/kernel';
+import { listenForMetrics, ServiceConfig, ServiceMetrics } from '@deals/runtime';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter as BullBoardAdapter } from '@bull-board/fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Server } from 'node:http';
+
+/** Observes every answer: its method, route template (never the path, which holds ids), status and time. */
+export function recordHttpMetrics(fastify: FastifyInstance, metrics: ServiceMetrics): void {
+  fastify.addHook('onResponse', async (request, reply) => {
+    metrics.httpRequests.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unrouted', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+}
+
+/**
+ * Serves the metrics page: on `METRICS_PORT`, plain HTTP without credentials, when it is set (the
+ * server is returned, to be closed); otherwise at `/metrics` on the API's port, where the
+ * operator's credentials guard it.
+ */
+export async function serveMetrics(fastify: FastifyInstance, metrics: ServiceMetrics, config: ServiceConfig): Promise<Server | null> {
+  if (config.metricsPort === null) {
+    fastify.get('/metrics', async (_request, reply) => {
+      const page = await metrics.page();
+      return reply.type(page.contentType).send(page.text);
+    });
+    return null;
+  }
+  return listenForMetrics(metrics, config.metricsPort, config.host);
+}
+
+/** The scheduler's jobs as JSON at `/admin/jobs` (what `jobs:list` shows of an embedded API's timers). */
+export function serveJobList(fastify: FastifyInstance, scheduler: Scheduler): void {
+  fastify.get('/admin/jobs', async (request, reply) => {
+    const asked = Number((request.query as { limit?: string }).limit ?? 100);
+    const limit = Number.isSafeInteger(asked) && asked >= 1 ? Math.min(asked, 10_000) : 100;
+    const [counts, jobs] = await Promise.all([scheduler.counts(), scheduler.list(limit)]);
+    return reply.send({ backend: scheduler.backend, counts, jobs });
+  });
+}
+
+/** Bull Board at `/admin/queues` when the jobs are on BullMQ (the distributed mode); the operator's credentials guard it. */
+export function mountQueueBoard(fastify: FastifyInstance, scheduler: Scheduler): boolean {
+  if (!(scheduler instanceof BullmqScheduler)) return false;
+  const board = new BullBoardAdapter();
+  createBullBoard({ queues: [new BullMQAdapter(scheduler.boardQueue)], serverAdapter: board });
+  board.setBasePath('/admin/queues');
+  void fastify.register(board.registerPlugin(), { prefix: '/admin/queues' });
+  return true;
+}
