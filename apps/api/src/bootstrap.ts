@@ -4,9 +4,7 @@ import {
   answerClientError,
   answerUnservedRequests,
   authenticateEveryRequest,
-  authenticateOperator,
   CredentialVerifier,
-  limitRequests,
   RequestLimits,
   errorBody,
   listenHttpsOnly,
@@ -129,14 +127,12 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const limits = requestLimits(config);
   const metrics = app.get(ServiceMetrics);
   if (config.metrics) recordHttpMetrics(fastify, metrics);
-  authenticateOperator(fastify, operatorPassword(config), limits?.limits ?? null);
   authenticateEveryRequest(
     fastify,
     () => verifier,
     () => serviceClock.now().getTime(),
-    limits?.limits ?? null,
+    { limits: limits?.limits ?? null, operatorPassword: operatorPassword(config) },
   );
-  if (limits) limitRequests(fastify, limits.limits);
   const metricsServer = config.metrics ? await serveMetrics(fastify, metrics, config) : null;
   serveJobList(fastify, app.get(Scheduler));
   mountQueueBoard(fastify, app.get(Scheduler));

@@ -9,11 +9,13 @@ import type { Server } from 'node:http';
 
 /** Observes every answer: its method, route template (never the path, which holds ids), status and time. */
 export function recordHttpMetrics(fastify: FastifyInstance, metrics: ServiceMetrics): void {
-  fastify.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise on every answer.
+  fastify.addHook('onResponse', (request, reply, done) => {
     metrics.httpRequests.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unrouted', status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    done();
   });
 }
 

@@ -126,19 +126,23 @@ async function verified(
  * or there a user's access token (`Authorization: Bearer <id>` or `access_token=<id>`), which acts
  * for its user and partner (see {@link AccessGuard}).
  * Unknown paths are no exception, so nothing about the routes shows without credentials.
+ * {@link OPERATOR_PATHS} take the operator's credentials instead (`operator` and `operatorPassword`).
  * With `limits`, wrong credentials are counted by client address and by the account they aimed at,
  * and an address or account over its limit is refused (429) before its credentials are checked:
- * a right guess then tells nothing.
+ * a right guess then tells nothing; an authenticated request is counted against its budgets.
  */
 export function authenticateEveryRequest(
   fastify: FastifyInstance,
   verifier: () => CredentialVerifier,
   now: () => number,
-  limits: RequestLimits | null = null,
+  { limits = null, operatorPassword }: { limits?: RequestLimits | null; operatorPassword: string },
 ): void {
+  const operator = operatorCheck(createHash('sha256').update(`${OPERATOR_USERNAME}:${operatorPassword}`).digest(), limits);
+  // One hook for every kind of path: a hook more costs every request a promise.
   fastify.addHook('onRequest', async (request: AuthenticatedRequest, reply: FastifyReply) => {
     const path = routedPath(request);
-    if (PUBLIC_PATHS.some((pattern) => pattern.test(path)) || OPERATOR_PATHS.some((pattern) => pattern.test(path))) return;
+    if (PUBLIC_PATHS.some((pattern) => pattern.test(path))) return;
+    if (OPERATOR_PATHS.some((pattern) => pattern.test(path))) return operator(request, reply);
     const v3 = path.startsWith('/api/v3');
     let presented: Presented | null = null;
     try {
@@ -148,6 +152,9 @@ export function authenticateEveryRequest(
         if (refusal) return refuse(reply, refusal);
       }
       request.partner = await verified(verifier(), request, presented, now());
+      // Counted here rather than in a hook of its own: one hook less on every request.
+      const spent = limits ? await limits.spend(request, reply) : null;
+      if (spent) return refuse(reply, spent);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       if (limits && presented) await limits.failed(request.ip, identityOf(presented));
@@ -158,20 +165,17 @@ export function authenticateEveryRequest(
 }
 
 /**
- * Lets only the operator (`operator` and `password`, HTTP basic) reach {@link OPERATOR_PATHS};
- * wrong attempts count against the same limits as a partner's.
+ * Lets only the operator (`operator` and its password, HTTP basic) through; wrong attempts count
+ * against the same limits as a partner's. Answers the refusal, or returns undefined to let it pass.
  */
-export function authenticateOperator(fastify: FastifyInstance, password: string, limits: RequestLimits | null = null): void {
-  const expected = createHash('sha256').update(`${OPERATOR_USERNAME}:${password}`).digest();
-  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const path = routedPath(request);
-    if (!OPERATOR_PATHS.some((pattern) => pattern.test(path))) return;
+function operatorCheck(expected: Buffer, limits: RequestLimits | null) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const identity = attemptedIdentity('username', OPERATOR_USERNAME);
     const refusal = limits ? await limits.blocked(request.ip, identity) : null;
     if (refusal) return refuse(reply, refusal);
     const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
     const given = match ? createHash('sha256').update(Buffer.from(match[1], 'base64').toString('utf8')).digest() : null;
-    if (given && timingSafeEqual(given, expected)) return;
+    if (given && timingSafeEqual(given, expected)) return undefined;
     if (given && limits) await limits.failed(request.ip, identity);
     void reply.header('www-authenticate', 'Basic realm="deals operations", charset="UTF-8"');
     return reply
@@ -182,7 +186,7 @@ export function authenticateOperator(fastify: FastifyInstance, password: string,
           given ? 'wrong operator credentials' : 'missing credentials: give the operator credentials as HTTP basic credentials',
         ),
       );
-  });
+  };
 }
 
 /**
