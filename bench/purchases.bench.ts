@@ -223,7 +223,7 @@ async function appendLimit(dir: string, options: BenchOptions) {
 }
 
 /** The deals: demo daily/on-going deals, not shipped, in active regions, turned into long-running daily deals with a large stock. */
-function benchDeals(now: Date, count: number): DealImportRecord[] {
+export function benchDeals(now: Date, count: number): DealImportRecord[] {
   const active = new Set(
     demoRegions()
       .filter((r) => r.active)
@@ -308,7 +308,7 @@ function refusals(kind: string, report: ImportReport): void {
 }
 
 /** `count` users, each with one stored card, made over HTTPS {@link SETUP_CONCURRENCY} at a time. */
-async function makeBuyers(origin: string, ca: string, apiKey: string, count: number) {
+export async function makeBuyers(origin: string, ca: string, apiKey: string, count: number) {
   const tag = Date.now().toString(36);
   const buyers: Array<{ userId: string; cardId: string }> = new Array(count);
   let next = 0;

@@ -21,6 +21,7 @@ import { cardLinksBench } from './card-links.bench';
 import { batchEmailBench } from './batch-email.bench';
 import { postgresBench } from './postgres.bench';
 import { replicasBench } from './replicas.bench';
+import { historyBench } from './history.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -33,6 +34,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'batch-email', run: batchEmailBench },
   { name: 'postgres', run: postgresBench },
   { name: 'replicas', run: replicasBench },
+  { name: 'history', run: historyBench },
 ];
 
 class UsageError extends Error {}

@@ -1,0 +1,350 @@
+/**
+ * A long history on the embedded default: restart, first command, memory and status as the log grows.
+ *
+ * Setup: the real API on a fresh data folder, one partner, the demo regions, {@link DEALS} deals
+ * (quantity 1,000,000 each), {@link USERS} users with a card each, and one stored-card purchase of the
+ * hot deal made through `POST /purchases`. Its seven events (purchase, inventory, charge lock,
+ * coupon) are the template: the history is that purchase again and again, appended straight through
+ * the event store port with fresh ids (purchase, hold, charge, coupon, codes, event ids), one user
+ * and card of the {@link USERS} in turn, {@link HOT_SHARE} of them on the hot deal and the rest
+ * spread over the other deals, so the events are shaped exactly as the service writes them.
+ *
+ * At each size (1M and 5M events; 200k and 1M with --quick) the API is started once on the folder
+ * to bring its views up to the log (not measured here), stopped, then started again as a process
+ * of its own and measured: the time from spawning it to its first 200 (`GET /health`), the first
+ * `POST /purchases` on the hot deal after that (and the second), its resident memory once serving,
+ * and `projections:status` (time and peak memory of the CLI process). The aims are the issue's
+ * (restart under 3 s and no slower at the larger size than at the smaller, ratio ≤ 1.2; the first hot
+ * command within 100 ms; RSS under 1 GiB; status under 1 s).
+ */
+import { SqliteEventStore } from '@deals/adapters';
+import { EventStore, NewEvent, RecordedEvent } from '@deals/kernel';
+import { CatalogueImport, ProjectionHost } from '@deals/runtime';
+import { CreatePartner } from '@deals/accounts';
+import { OPERATOR } from '@deals/kernel';
+import { CommandBus } from '@nestjs/cqrs';
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createServer } from 'node:net';
+import { demoRegions } from '@deals/runtime/demo/demo-catalogue';
+import { benchDeals, makeBuyers } from './purchases.bench';
+import { BenchOptions, BenchRow, row } from './support/bench-row';
+import { startBenchApi } from './support/bench-api';
+import { httpsGet, httpsPostJson } from './support/https-get';
+import { withTempDir } from './support/temp-dir';
+
+const USERS = 500;
+const HOT_SHARE = 0.7;
+const ROOT = join(__dirname, '..');
+const ENV = { LOG_LEVEL: 'warn', DEMO_DATA: 'off', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '10000000' };
+
+interface Template {
+  events: RecordedEvent[];
+  purchaseId: string;
+  userId: string;
+  cardId: string;
+  chargeId: string;
+  hotDeal: string;
+  otherDeals: string[];
+  buyers: Array<{ userId: string; cardId: string }>;
+  apiKey: string;
+  price: number;
+}
+
+export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
+  const sizes = options.quick ? [200_000, 1_000_000] : [1_000_000, 5_000_000];
+  const deals = options.quick ? 2_000 : 50_000;
+  return withTempDir('history', async (dir) => {
+    const dataDir = join(dir, 'data');
+    const template = await makeTemplate(dataDir, deals);
+    const measured: Measured[] = [];
+    const notes: string[] = [];
+    const store = new SqliteEventStore(join(dataDir, 'events.sqlite'));
+    let written = await countEvents(store);
+    let clone = 0;
+    try {
+      for (const size of sizes) {
+        const started = performance.now();
+        while (written < size) {
+          const made = await appendClones(store, template, clone, Math.min(10_000, Math.ceil((size - written) / 7)));
+          clone += made.clones;
+          written += made.events;
+        }
+        notes.push(
+          `history to ${written.toLocaleString('en-US')} events (${clone.toLocaleString('en-US')} purchases copied) appended in ${sec(performance.now() - started)}`,
+        );
+        const caughtUp = await catchUp(dataDir);
+        notes.push(`  views brought up to the log by a first start: ${sec(caughtUp)}`);
+        measured.push(await measureRestart(dataDir, template, written));
+      }
+    } finally {
+      await store.close();
+    }
+    const [small, large] = measured;
+    const label = (n: number) => `${(n / 1e6).toFixed(n % 1e6 ? 1 : 0)}M`;
+    for (const m of measured)
+      notes.push(
+        `  at ${label(m.events)}: restart ${ms(m.restartMs)}, first hot purchase ${ms(m.firstMs)}, second ${ms(m.secondMs)}, RSS ${mb(m.rssBytes)}, ` +
+          `projections:status ${ms(m.statusMs)} at ${mb(m.statusPeakBytes)}`,
+      );
+    return [
+      row(`restart to first 200, ${label(small.events)} events`, small.restartMs, 'ms', 'aim 3,000 ms', 3000, {
+        aim: { absoluteMax: 3000 },
+      }),
+      row(
+        `restart to first 200, ${label(large.events)} events`,
+        large.restartMs,
+        'ms',
+        `restart at ${label(small.events)}`,
+        small.restartMs,
+        {
+          aim: { max: 1.2, absoluteMax: 3000 },
+        },
+      ),
+      row(`first hot purchase after restart, ${label(large.events)}`, large.firstMs, 'ms', 'second purchase', large.secondMs, {
+        aim: { absoluteMax: 100 },
+      }),
+      row(`API RSS serving, ${label(large.events)}`, large.rssBytes / 2 ** 20, 'MiB', 'aim 1 GiB', 1024, { aim: { absoluteMax: 1024 } }),
+      row(`projections:status, ${label(large.events)}`, large.statusMs, 'ms', 'aim 1 s', 1000, { aim: { absoluteMax: 1000 }, notes }),
+    ];
+  });
+}
+
+const sec = (value: number) => `${(value / 1000).toFixed(1)} s`;
+const ms = (value: number) => `${value.toFixed(0)} ms`;
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
+/** The API once, in this process: partner, catalogue, buyers, and the one real purchase whose events are copied. */
+async function makeTemplate(dataDir: string, dealCount: number): Promise<Template> {
+  const { api, tls, origin } = await startBenchApi(dataDir);
+  try {
+    const partner = await api.app.get(CommandBus).execute(new CreatePartner('History bench partner', 'partner', OPERATOR));
+    const imports = api.app.get(CatalogueImport);
+    await imports.regions(demoRegions(), OPERATOR);
+    const records = benchDeals(new Date(), dealCount);
+    for (let i = 0; i < records.length; i += 1000) await imports.deals(records.slice(i, i + 1000), OPERATOR);
+    await api.app.get(ProjectionHost).waitForAll();
+    const apiKey = encodeURIComponent(partner.apiKey);
+    const buyers = await makeBuyers(origin, tls.cert, apiKey, USERS);
+    const hot = records[0];
+    const store = api.app.get(EventStore);
+    const before = await store.head();
+    const answer = await httpsPostJson(`${origin}/purchases?api_key=${apiKey}`, tls.cert, {
+      deal_id: hot.id,
+      quantity: 1,
+      user_id: buyers[0].userId,
+      credit_card_id: buyers[0].cardId,
+      expected_price_per_unit: hot.current_price,
+    });
+    if (answer.status !== 200)
+      throw new Error(`the template purchase answered ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`);
+    const purchase = (JSON.parse(answer.body.toString('utf8')) as { purchase: { id: string } }).purchase;
+    const events = (await store.readAll({ after: before, maxCount: 100 })).filter((e) => !e.streamId.startsWith('card'));
+    const paid = events.find((e) => e.type === 'PurchasePaid');
+    if (!paid || events.length !== 7) throw new Error(`the template purchase wrote ${events.map((e) => e.type).join(', ')}`);
+    return {
+      events,
+      purchaseId: purchase.id,
+      userId: buyers[0].userId,
+      cardId: buyers[0].cardId,
+      chargeId: (paid.data as { chargeId: string }).chargeId,
+      hotDeal: hot.id,
+      otherDeals: records.slice(1).map((r) => r.id),
+      buyers,
+      apiKey,
+      price: hot.current_price,
+    };
+  } finally {
+    await api.close();
+  }
+}
+
+async function countEvents(store: EventStore): Promise<number> {
+  let count = 0;
+  let after: string | null = null;
+  for (;;) {
+    const page = await store.readAll({ after, maxCount: 10_000 });
+    if (!page.length) return count;
+    count += page.length;
+    after = page[page.length - 1].position;
+  }
+}
+
+/** Appends `count` copies of the template purchase (copy numbers from `first`), 200 appends at a time. */
+async function appendClones(
+  store: EventStore,
+  template: Template,
+  first: number,
+  count: number,
+): Promise<{ clones: number; events: number }> {
+  const appends: Array<{ stream: string; events: NewEvent[] }> = [];
+  const hotSales: NewEvent[] = [];
+  for (let n = first; n < first + count; n++) {
+    const buyer = template.buyers[n % template.buyers.length];
+    const onHot = n % 10 < HOT_SHARE * 10;
+    const deal = onHot ? template.hotDeal : template.otherDeals[n % template.otherDeals.length];
+    const purchaseId = `hist${n.toString(36)}${randomUUID().slice(0, 8)}`;
+    const code = String(1_000_000_000_000 + n);
+    const replace = (text: string) =>
+      text
+        .split(template.purchaseId)
+        .join(purchaseId)
+        .split(template.userId)
+        .join(buyer.userId)
+        .split(template.cardId)
+        .join(buyer.cardId)
+        .split(template.chargeId)
+        .join(`ch_hist${n}`)
+        .split(template.hotDeal)
+        .join(deal)
+        .replace(/"barcode":"[^"]*"/, `"barcode":"${code}"`)
+        .replace(/"redemptionCode":"[^"]*"/, `"redemptionCode":"R${code}"`);
+    const byStream = new Map<string, NewEvent[]>();
+    for (const event of template.events) {
+      const stream = replace(event.streamId);
+      const copy: NewEvent = {
+        id: randomUUID(),
+        type: event.type,
+        data: JSON.parse(replace(JSON.stringify(event.data))),
+        metadata: event.metadata,
+      };
+      if (stream.startsWith('inventory-') && onHot) hotSales.push(copy);
+      else byStream.set(stream, [...(byStream.get(stream) ?? []), copy]);
+    }
+    for (const [stream, events] of byStream) appends.push({ stream, events });
+  }
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < appends.length; i = next++) await store.append(appends[i].stream, appends[i].events, 'any');
+  };
+  await Promise.all([...Array.from({ length: 200 }, worker), store.append(`inventory-${template.hotDeal}`, hotSales, 'any')]);
+  return { clones: count, events: count * template.events.length };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function startProcess(dataDir: string, port: number): ChildProcess {
+  return spawn(process.execPath, [join(ROOT, 'apps/api/src/main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, ...ENV, DATA_DIR: dataDir, PORT: String(port) },
+    stdio: 'ignore',
+  });
+}
+
+async function untilServing(origin: string, ca: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the API exited with ${child.exitCode} before serving`);
+    try {
+      if ((await httpsGet(`${origin}/health`, ca)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() > deadline) throw new Error(`the API did not serve within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+const caOf = (dataDir: string) => readFileSync(join(dataDir, 'tls', 'self-signed.crt'), 'utf8');
+
+/** A first start after the appends: the views fold the new history (until /health/ready answers 200). */
+async function catchUp(dataDir: string): Promise<number> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = startProcess(dataDir, port);
+  try {
+    const origin = `https://127.0.0.1:${port}`;
+    await untilServing(origin, caOf(dataDir), child, 30 * 60_000);
+    for (;;) {
+      if ((await httpsGet(`${origin}/health/ready`, caOf(dataDir))).status === 200) return performance.now() - started;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await stop(child);
+  }
+}
+
+interface Measured {
+  events: number;
+  restartMs: number;
+  firstMs: number;
+  secondMs: number;
+  rssBytes: number;
+  statusMs: number;
+  statusPeakBytes: number;
+}
+
+function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+async function measureRestart(dataDir: string, template: Template, events: number): Promise<Measured> {
+  const port = await freePort();
+  const ca = caOf(dataDir);
+  const origin = `https://127.0.0.1:${port}`;
+  const started = performance.now();
+  const child = startProcess(dataDir, port);
+  try {
+    await untilServing(origin, ca, child, 10 * 60_000);
+    const restartMs = performance.now() - started;
+    const buy = async (buyer: { userId: string; cardId: string }) => {
+      const t = performance.now();
+      const answer = await httpsPostJson(`${origin}/purchases?api_key=${template.apiKey}`, ca, {
+        deal_id: template.hotDeal,
+        quantity: 1,
+        user_id: buyer.userId,
+        credit_card_id: buyer.cardId,
+        expected_price_per_unit: template.price,
+      });
+      if (answer.status !== 200)
+        throw new Error(`a hot purchase after the restart answered ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`);
+      return performance.now() - t;
+    };
+    const firstMs = await buy(template.buyers[1]);
+    const secondMs = await buy(template.buyers[2]);
+    const rssBytes = rssOf(child.pid!);
+    const status = await timedCli(dataDir, ['projections:status']);
+    return { events, restartMs, firstMs, secondMs, rssBytes, statusMs: status.ms, statusPeakBytes: status.peakBytes };
+  } finally {
+    await stop(child);
+  }
+}
+
+/** A CLI command's wall time and peak resident memory (GNU time's maximum RSS). */
+function timedCli(dataDir: string, args: string[]): Promise<{ ms: number; peakBytes: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let stderr = '';
+    const child = spawn('/usr/bin/time', ['-f', 'peak-kb %M', process.execPath, join(ROOT, 'apps/cli/src/main.js'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...ENV, DATA_DIR: dataDir },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const peak = /peak-kb (\d+)/.exec(stderr);
+      if (code !== 0 || !peak) return reject(new Error(`${args.join(' ')} exited ${code}: ${stderr.slice(-500)}`));
+      resolve({ ms: performance.now() - started, peakBytes: Number(peak[1]) * 1024 });
+    });
+  });
+}
