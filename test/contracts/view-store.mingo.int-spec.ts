@@ -360,3 +360,46 @@ describe('embedded view store: the documents it keeps in memory', () => {
     }
   });
 });
+
+/** The CLI's store loads a collection only when a command uses it; `status` reads the files. */
+describe('embedded view store: collections loaded on first use', () => {
+  const dir = tempDir('views-lazy');
+  afterAll(() => dir.remove());
+  const pos = (n: number) => String(n).padStart(20, '0');
+
+  it('reports status from the files without loading, then loads a collection when it is read or written', async () => {
+    const live = new MingoViewStore(dir.path);
+    await live.define('things', [{ keys: { kind: 1 } }]);
+    await live.define('others', []);
+    await live.writer('things').commit(
+      [
+        { _id: 'a', _pos: pos(1), kind: 'x' },
+        { _id: 'b', _pos: pos(2), kind: 'y' },
+      ],
+      pos(3),
+    );
+    await live.close();
+
+    const lazy = new MingoViewStore(dir.path, {}, undefined, true);
+    try {
+      await lazy.define('things', [{ keys: { kind: 1 } }]);
+      await lazy.define('others', []);
+      await lazy.define('never_written', []);
+      const status = await lazy.status();
+      expect(status.map(({ collection, checkpoint, documents }) => ({ collection, checkpoint, documents }))).toEqual([
+        { collection: 'things', checkpoint: pos(3), documents: 2 },
+        { collection: 'others', checkpoint: null, documents: 0 },
+        { collection: 'never_written', checkpoint: null, documents: 0 },
+      ]);
+      // Nothing was loaded (no file of a never-written collection was made either).
+      expect(readdirSync(dir.path).some((name) => name.startsWith('never_written@'))).toBe(false);
+      expect(await lazy.find('things', { kind: 'y' })).toEqual([{ _id: 'b', _pos: pos(2), kind: 'y' }]);
+      await lazy.writer('others').commit([{ _id: 'c', _pos: pos(4) }], pos(4));
+      const after = await lazy.status();
+      expect(after.find((s) => s.collection === 'others')).toMatchObject({ checkpoint: pos(4), documents: 1 });
+      expect(after.find((s) => s.collection === 'things')).toMatchObject({ checkpoint: pos(3), documents: 2 });
+    } finally {
+      await lazy.close();
+    }
+  });
+});

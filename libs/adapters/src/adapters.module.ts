@@ -48,6 +48,8 @@ export interface AdaptersOptions {
   cardFingerprintPepper: Buffer;
   /** How long the simulated processor's slow test card takes (ms). */
   slowCardMs?: number;
+  /** Load the embedded views when first used, not at start (the CLI). */
+  viewsOnFirstUse?: boolean;
 }
 
 /** The embedded file layout under DATA_DIR. */
@@ -71,6 +73,7 @@ export class AdaptersModule {
     ids = new RandomIdGenerator(),
     cardFingerprintPepper,
     slowCardMs,
+    viewsOnFirstUse = false,
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
@@ -92,7 +95,7 @@ export class AdaptersModule {
             ? new MongoViewStore(settings.mongoUrl, settings.mongoDb)
             : settings.databaseUrl
               ? new PostgresViewStore(settings.databaseUrl)
-              : new MingoViewStore(paths.views),
+              : new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse),
       },
       // The only processor so far is the simulated one (documented test cards); a real one plugs in here.
       {

@@ -100,6 +100,8 @@ export class ServiceCoreModule {
           ids,
           cardFingerprintPepper: installationSecret(config.dataDir, 'card-fingerprint'),
           slowCardMs: config.slowCardMs,
+          // The CLI's commands use a few views or none: each is loaded when first used.
+          viewsOnFirstUse: role === 'cli',
         }),
         CqrsModule.forRoot(),
         AccountsModule,

@@ -10,7 +10,7 @@ import {
   ViewWriter,
 } from '@deals/kernel';
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
 import { viewCheckpointer, WalCheckpointer } from '../../sqlite/wal-checkpointer';
 import { CollectionIndex } from './collection-index';
@@ -227,12 +227,20 @@ export class MingoViewStore extends ViewStore {
   private readonly watcher: NodeJS.Timeout;
 
   private readonly saveDelays: SaveDelays;
+  /** Collections defined and not yet loaded (with `openOnFirstUse`). */
+  private readonly unopened = new Set<string>();
 
-  /** `checkpointer`: where the files' WAL is checkpointed (the process's one thread unless a test gives its own). */
+  /**
+   * `checkpointer`: where the files' WAL is checkpointed (the process's one thread unless a test
+   * gives its own). `openOnFirstUse`: load a collection into memory when it is first read or
+   * written, not when it is defined (the CLI, whose commands use a few views or none, and whose
+   * `status` reads the files).
+   */
   constructor(
     dir: string,
     saveDelays: Partial<SaveDelays> = {},
     private readonly checkpointer: WalCheckpointer = viewCheckpointer,
+    private readonly openOnFirstUse = false,
   ) {
     super();
     this.saveDelays = { ...DEFAULT_SAVE_DELAYS, ...saveDelays };
@@ -244,8 +252,16 @@ export class MingoViewStore extends ViewStore {
   async define(collection: string, indexes: IndexSpec[]): Promise<void> {
     this.indexes.set(collection, indexes);
     if (this.active.has(collection)) return;
+    if (this.openOnFirstUse) this.unopened.add(collection);
+    else this.openActive(collection);
+  }
+
+  private openActive(collection: string): Generation {
+    this.unopened.delete(collection);
     this.files.removeStale(collection);
-    this.active.set(collection, this.open(collection, this.files.active(collection)));
+    const generation = this.open(collection, this.files.active(collection));
+    this.active.set(collection, generation);
+    return generation;
   }
 
   async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
@@ -296,12 +312,31 @@ export class MingoViewStore extends ViewStore {
   }
 
   async status() {
-    return [...this.active.values()].map((g) => ({
+    const loaded = [...this.active.values()].map((g) => ({
       collection: g.collection,
       generation: g.name,
       checkpoint: g.checkpoint,
       documents: g.docs.size,
     }));
+    return [...loaded, ...[...this.unopened].map((collection) => this.statusOnFile(collection))];
+  }
+
+  /** A collection's status read from its active file, without loading its documents. */
+  private statusOnFile(collection: string): { collection: string; generation: string; checkpoint: LogPosition | null; documents: number } {
+    const generation = this.files.active(collection);
+    const file = this.files.file(collection, generation);
+    if (!existsSync(file)) return { collection, generation, checkpoint: null, documents: 0 };
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+      const documents = tables.has('docs') ? (db.prepare('SELECT count(*) FROM docs').pluck().get() as number) : 0;
+      const checkpoint = tables.has('meta')
+        ? ((db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null)
+        : null;
+      return { collection, generation, checkpoint, documents };
+    } finally {
+      db.close();
+    }
   }
 
   onGenerationSwitch(listener: (collection: string) => void): () => void {
@@ -341,7 +376,7 @@ export class MingoViewStore extends ViewStore {
   }
 
   private generation(collection: string): Generation {
-    const generation = this.active.get(collection);
+    const generation = this.active.get(collection) ?? (this.unopened.has(collection) ? this.openActive(collection) : undefined);
     if (!generation) throw new Error(`view collection ${collection} is not defined`);
     return generation;
   }
