@@ -33,17 +33,9 @@ export class ProjectionsStatusCommand extends CommandRunner {
     }
   }
 
-  /** Events after the checkpoint, counted by reading the log (bounded). */
-  private async lag(checkpoint: string | null): Promise<number> {
-    let count = 0;
-    let after = checkpoint;
-    while (count < LAG_SCAN_LIMIT) {
-      const page = await this.store.readAll({ after, maxCount: 5000 });
-      if (page.length === 0) break;
-      count += page.length;
-      after = page[page.length - 1].position;
-    }
-    return count;
+  /** Events after the checkpoint (counted up to a bound). */
+  private lag(checkpoint: string | null): Promise<number> {
+    return this.store.countAfter(checkpoint, LAG_SCAN_LIMIT);
   }
 
   @Option({ flags: '--json', description: 'print JSON' })
@@ -101,14 +93,7 @@ export class ProjectionsRebuildCommand extends CommandRunner {
     return `\nViews:\n${this.host.projections.map((p) => `  ${p.name}`).join('\n')}`;
   }
 
-  private async count(): Promise<number> {
-    let count = 0;
-    let after: string | null = null;
-    for (;;) {
-      const page = await this.store.readAll({ after, maxCount: 5000 });
-      if (page.length === 0) return count;
-      count += page.length;
-      after = page[page.length - 1].position;
-    }
+  private count(): Promise<number> {
+    return this.store.countAfter(null);
   }
 }

@@ -115,6 +115,22 @@ export abstract class EventStore {
   /** Up to `maxCount` events strictly after `after` (or from the start), in log order. */
   abstract readAll(options: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]>;
 
+  /**
+   * How many events the log holds after `after` (from the start when null), counting up to
+   * `limit` when given. This reads the log page by page; stores that can count cheaply do.
+   */
+  async countAfter(after: LogPosition | null, limit = Number.POSITIVE_INFINITY): Promise<number> {
+    let count = 0;
+    let from = after;
+    while (count < limit) {
+      const page = await this.readAll({ after: from, maxCount: Math.min(5000, limit - count) });
+      if (page.length === 0) break;
+      count += page.length;
+      from = page[page.length - 1].position;
+    }
+    return count;
+  }
+
   /** Catch-up subscription: history after `after`, then live events, in order. */
   abstract subscribe(options: SubscribeOptions): LogSubscription;
 

@@ -67,6 +67,20 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       expect(read[1].position).toBe(result.position);
     });
 
+    it('counts the events after a position, up to a limit, as reading them would', async () => {
+      const head = await store.head();
+      const s = stream('count');
+      const { position: second } = await store.append(s, [event('ThingHappened', { n: 1 }), event('ThingHappened', { n: 2 })], 'no_stream');
+      await store.append(s, [event('ThingHappened', { n: 3 })], 1);
+      expect(await store.countAfter(head)).toBe(3);
+      expect(await store.countAfter(head, 2)).toBe(2);
+      expect(await store.countAfter(second)).toBe(1);
+      expect(await store.countAfter(await store.head())).toBe(0);
+      const all = await store.countAfter(null);
+      expect(all).toBeGreaterThanOrEqual(3);
+      expect(all).toBe((await store.readAll({ after: null, maxCount: all + 10 })).length);
+    });
+
     it('reads a stream from a revision', async () => {
       const s = stream('from');
       await store.append(s, [event('A'), event('B'), event('C')], 'no_stream');

@@ -243,6 +243,15 @@ export class PostgresEventStore extends EventStore {
     return found.rows.map(recorded);
   }
 
+  override async countAfter(after: LogPosition | null, limit = Number.POSITIVE_INFINITY): Promise<number> {
+    await this.schema();
+    const found = await this.pool.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM (SELECT 1 FROM events WHERE position > $1::bigint LIMIT $2) AS counted`,
+      [after === null ? '0' : BigInt(after).toString(), Number.isFinite(limit) ? limit : null],
+    );
+    return Number(found.rows[0].n);
+  }
+
   subscribe(options: SubscribeOptions): LogSubscription {
     const subscription = new PostgresSubscription(this, options, () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);

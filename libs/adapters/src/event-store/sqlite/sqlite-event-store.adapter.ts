@@ -81,6 +81,7 @@ export class SqliteEventStore extends EventStore {
     readAll: Database.Statement;
     head: Database.Statement;
     eventInStream: Database.Statement;
+    countAfter: Database.Statement;
   };
 
   constructor(private readonly file: string) {
@@ -92,6 +93,7 @@ export class SqliteEventStore extends EventStore {
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare('SELECT MAX(position) FROM events').pluck(),
       eventInStream: this.db.prepare('SELECT position, revision FROM events WHERE stream_id = ? AND id = ?'),
+      countAfter: this.db.prepare('SELECT count(*) FROM (SELECT 1 FROM events WHERE position > ? LIMIT ?)').pluck(),
     };
     this.appended.setMaxListeners(0);
     this.writer = new SqliteWriteThread({
@@ -186,6 +188,12 @@ export class SqliteEventStore extends EventStore {
 
   async readAll({ after, maxCount }: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]> {
     return (this.statements.readAll.all(positionNumber(after), maxCount) as Row[]).map(toRecorded);
+  }
+
+  /** Counted in SQL over the positions' index (5M events: a fraction of a second, nothing decoded). */
+  override async countAfter(after: LogPosition | null, limit = Number.POSITIVE_INFINITY): Promise<number> {
+    const bound = Number.isFinite(limit) ? limit : -1; // SQLite: a negative LIMIT is none
+    return this.statements.countAfter.get(positionNumber(after), bound) as number;
   }
 
   subscribe({ after, onEvents, onError }: SubscribeOptions): LogSubscription {
