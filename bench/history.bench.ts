@@ -27,7 +27,7 @@ import { OPERATOR } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createServer } from 'node:net';
@@ -105,7 +105,7 @@ export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
     for (const m of measured)
       notes.push(
         `  at ${label(m.events)}: restart ${ms(m.restartMs)}, first hot purchase ${ms(m.firstMs)}, second ${ms(m.secondMs)}, RSS ${mb(m.rssBytes)}, ` +
-          `projections:status ${ms(m.statusMs)} at ${mb(m.statusPeakBytes)}`,
+          `projections:status ${ms(m.statusMs)} at ${mb(m.statusPeakBytes)}; on disk: log ${mb(m.logBytes)}, views ${mb(m.viewBytes)}`,
       );
     return [
       row(`restart to first 200, ${label(small.events)} events`, small.restartMs, 'ms', 'aim 3,000 ms', 3000, {
@@ -322,6 +322,8 @@ const unmeasured = (events: number): Measured => ({
   rssBytes: NaN,
   statusMs: NaN,
   statusPeakBytes: NaN,
+  logBytes: NaN,
+  viewBytes: NaN,
 });
 
 interface Measured {
@@ -332,6 +334,15 @@ interface Measured {
   rssBytes: number;
   statusMs: number;
   statusPeakBytes: number;
+  /** The event log's file (and its WAL) and the views' folder on disk. */
+  logBytes: number;
+  viewBytes: number;
+}
+
+/** Bytes of a file (with its -wal) or of every file in a folder. */
+function sizeOf(path: string): number {
+  if (statSync(path).isDirectory()) return readdirSync(path).reduce((sum, name) => sum + statSync(join(path, name)).size, 0);
+  return statSync(path).size + (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0);
 }
 
 function rssOf(pid: number): number {
@@ -365,7 +376,17 @@ async function measureRestart(dataDir: string, template: Template, events: numbe
     const secondMs = await buy(template.buyers[2]);
     const rssBytes = rssOf(child.pid!);
     const status = await timedCli(dataDir, ['projections:status']);
-    return { events, restartMs, firstMs, secondMs, rssBytes, statusMs: status.ms, statusPeakBytes: status.peakBytes };
+    return {
+      events,
+      restartMs,
+      firstMs,
+      secondMs,
+      rssBytes,
+      statusMs: status.ms,
+      statusPeakBytes: status.peakBytes,
+      logBytes: sizeOf(join(dataDir, 'events.sqlite')),
+      viewBytes: sizeOf(join(dataDir, 'views')),
+    };
   } finally {
     await stop(child);
   }
