@@ -1,6 +1,6 @@
 import { BullmqScheduler } from '@deals/adapters';
 import { Scheduler } from '@deals/kernel';
-import { listenForMetrics, ServiceConfig, ServiceMetrics } from '@deals/runtime';
+import { listenForMetrics, listJobs, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardAdapter } from '@bull-board/fastify';
@@ -40,17 +40,15 @@ export function serveJobList(fastify: FastifyInstance, scheduler: Scheduler): vo
   fastify.get('/admin/jobs', async (request, reply) => {
     const asked = Number((request.query as { limit?: string }).limit ?? 100);
     const limit = Number.isSafeInteger(asked) && asked >= 1 ? Math.min(asked, 10_000) : 100;
-    const [counts, jobs] = await Promise.all([scheduler.counts(), scheduler.list(limit)]);
-    return reply.send({ backend: scheduler.backend, counts, jobs });
+    return reply.send(await listJobs(scheduler, limit));
   });
 }
 
 /** Bull Board at `/admin/queues` when the jobs are on BullMQ (the distributed mode); the operator's credentials guard it. */
-export function mountQueueBoard(fastify: FastifyInstance, scheduler: Scheduler): boolean {
-  if (!(scheduler instanceof BullmqScheduler)) return false;
+export function mountQueueBoard(fastify: FastifyInstance, scheduler: Scheduler): void {
+  if (!(scheduler instanceof BullmqScheduler)) return;
   const board = new BullBoardAdapter();
   createBullBoard({ queues: [new BullMQAdapter(scheduler.boardQueue)], serverAdapter: board });
   board.setBasePath('/admin/queues');
   void fastify.register(board.registerPlugin(), { prefix: '/admin/queues' });
-  return true;
 }

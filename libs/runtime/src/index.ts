@@ -7,3 +7,4 @@ export * from './catalogue-import';
 export * from './demo-seed';
 export * from './service-metrics';
 export { operatorPassword } from './operator-credentials';
+export * from './job-list';

@@ -1,15 +1,9 @@
-import { JobCounts, ListedJob, Scheduler } from '@deals/kernel';
-import { operatorPassword, ServiceConfig } from '@deals/runtime';
+import { Scheduler } from '@deals/kernel';
+import { JobList, listJobs, operatorPassword, ServiceConfig } from '@deals/runtime';
 import { OPERATOR_USERNAME } from '@deals/wire';
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-
-interface JobList {
-  backend: string;
-  counts: JobCounts;
-  jobs: Array<Omit<ListedJob, 'runAt'> & { runAt: string }>;
-}
 
 @Command({
   name: 'jobs:list',
@@ -26,7 +20,7 @@ export class JobsListCommand extends CommandRunner {
 
   async run(_: string[], options: { limit?: number; json?: boolean }): Promise<void> {
     const limit = options.limit ?? 100;
-    const list = this.config.redisUrl ? await this.fromQueue(limit) : await this.fromEmbeddedApi(limit);
+    const list = this.config.redisUrl ? await listJobs(this.scheduler, limit) : await this.fromEmbeddedApi(limit);
     if (options.json) return void process.stdout.write(`${JSON.stringify(list)}\n`);
     const { waiting, due, running, failed } = list.counts;
     process.stdout.write(`jobs (${list.backend}): ${waiting} waiting, ${due} due, ${running} running, ${failed} failed\n`);
@@ -35,11 +29,6 @@ export class JobsListCommand extends CommandRunner {
         `${job.runAt}  ${job.state.padEnd(7)}  ${job.kind.padEnd(16)} ${job.id}${job.attemptsMade ? `  (${job.attemptsMade} attempts)` : ''}` +
           `${job.failedReason ? `  ${job.failedReason}` : ''}\n`,
       );
-  }
-
-  private async fromQueue(limit: number): Promise<JobList> {
-    const [counts, jobs] = await Promise.all([this.scheduler.counts(), this.scheduler.list(limit)]);
-    return { backend: this.scheduler.backend, counts, jobs: jobs.map((job) => ({ ...job, runAt: job.runAt.toISOString() })) };
   }
 
   /** The embedded API holds its jobs on timers in its own memory: it is asked at `/admin/jobs`, with the operator's credentials. */
