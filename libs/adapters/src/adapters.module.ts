@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { EsdbEventStore } from './event-store/esdb/esdb-event-store.adapter';
 import { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapter';
 import { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
+import { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.adapter';
+import { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
@@ -55,6 +57,7 @@ export interface AdaptersOptions {
 /** The embedded file layout under DATA_DIR. */
 const dataPaths = (dataDir: string) => ({
   events: join(dataDir, 'events.sqlite'),
+  snapshots: join(dataDir, 'snapshots.sqlite'),
   views: join(dataDir, 'views'),
   paymentVault: join(dataDir, 'payment-vault.sqlite'),
   outbox: join(dataDir, 'outbox'),
@@ -81,12 +84,15 @@ export class AdaptersModule {
       { provide: IdGenerator, useValue: ids },
       {
         provide: EventStore,
-        useFactory: () =>
-          settings.eventStoreUrl
-            ? new EsdbEventStore(settings.eventStoreUrl)
-            : settings.databaseUrl
-              ? new PostgresEventStore(settings.databaseUrl)
-              : new SqliteEventStore(paths.events),
+        useFactory: () => {
+          if (settings.eventStoreUrl) return new EsdbEventStore(settings.eventStoreUrl);
+          // Snapshots of long streams beside the log (none beside EventStoreDB: its streams are folded whole).
+          const store = settings.databaseUrl ? new PostgresEventStore(settings.databaseUrl) : new SqliteEventStore(paths.events);
+          store.snapshots = settings.databaseUrl
+            ? new PostgresSnapshotStore(settings.databaseUrl)
+            : new SqliteSnapshotStore(paths.snapshots);
+          return store;
+        },
       },
       {
         provide: ViewStore,

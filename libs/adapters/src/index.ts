@@ -6,3 +6,5 @@ export { SmtpMailer } from './mailer/smtp/smtp-mailer.adapter';
 export { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
 export { PostgresViewStore } from './view-store/postgres/postgres-view-store.adapter';
 export { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
+export { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adapter';
+export { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.adapter';

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { Decider, DomainCommand, DomainEvent, fold } from './decider';
+import { Decider, DomainCommand, DomainEvent, fold, SnapshotCodec, SnapshottedDecider } from './decider';
 import { RecentMap } from './recent-map';
-import { EventMetadata, EventStore, LogPosition, NewEvent, StreamRevision, WrongExpectedRevision } from './ports/event-store.port';
+import {
+  EventMetadata,
+  EventStore,
+  LogPosition,
+  NewEvent,
+  RecordedEvent,
+  StreamRevision,
+  WrongExpectedRevision,
+} from './ports/event-store.port';
 
 /**
  * Who asks, and when: everything a command needs from outside the domain. A context given to
@@ -32,13 +40,16 @@ const MAX_BATCH = 256;
 
 /**
  * Folded state of recently handled streams, per store: the next command on a stream reads only the
- * events after the cached revision (a hot deal's inventory stream grows by two events a sale; this
- * is its snapshot). Another process's appends are simply the newer events read next time.
+ * events after the cached revision. Another process's appends are simply the newer events read
+ * next time. `snapshotAt`: the revision of the stream's latest snapshot this state knows of (loaded
+ * or saved), or null; once there is one, the state holds only the keyed entries added since (or
+ * looked up), the others are in the snapshot store.
  */
 interface Cached {
   decider: unknown;
   state: unknown;
   revision: StreamRevision;
+  snapshotAt: StreamRevision | null;
 }
 const caches = new WeakMap<EventStore, RecentMap<string, Cached>>();
 
@@ -58,30 +69,113 @@ export interface HandleOptions {
   freshStream?: boolean;
 }
 
+type AnyDecider<S> = SnapshottedDecider<S, never, DomainEvent>;
+
+/**
+ * The stream's latest snapshot, if the decider has a codec and the store keeps snapshots, and the
+ * log holds the event it was taken at (a log restored from an older copy does not: the stream's
+ * snapshots are then forgotten). With the events after it, already read.
+ */
+async function fromSnapshot<S>(
+  store: EventStore,
+  streamId: string,
+  decider: AnyDecider<S>,
+): Promise<{ base: Cached; newer: RecordedEvent[] } | null> {
+  const codec = decider.snapshot;
+  if (!codec || !store.snapshots) return null;
+  const snapshot = await store.snapshots.load(streamId, codec.shape);
+  if (!snapshot) return null;
+  const from = await store.readStream(streamId, snapshot.revision);
+  if (from.length === 0 || from[0].id !== snapshot.eventId) {
+    await store.snapshots.forget(streamId);
+    return null;
+  }
+  const base = { decider, state: codec.fromJson(snapshot.state), revision: snapshot.revision, snapshotAt: snapshot.revision };
+  return { base, newer: from.slice(1) };
+}
+
+/** A stream's state as `current` found it; `lastEventId`: the id of the event at `revision`, when it was read. */
+interface Folded<S> {
+  state: S;
+  revision: StreamRevision | null;
+  snapshotAt: StreamRevision | null;
+  verified: boolean;
+  lastEventId: string | null;
+}
+
 /**
  * The stream's state: the cached fold as it is (`verified: false`: another process may have
  * appended since), the empty stream when it is fresh and not cached (`verified: false` too), or
- * the events after the cached fold read and folded (`verified: true`).
+ * the events after the cached fold (or the latest snapshot) read and folded (`verified: true`).
  */
 async function current<S, E extends DomainEvent>(
   store: EventStore,
   streamId: string,
-  decider: Decider<S, never, E>,
+  decider: AnyDecider<S>,
   trust: { cache: boolean; fresh: boolean },
-): Promise<{ state: S; revision: StreamRevision | null; verified: boolean }> {
+): Promise<Folded<S>> {
   const cached = cacheFor(store).get(streamId);
-  const base = cached && cached.decider === decider ? cached : null;
-  if (base && trust.cache) return { state: base.state as S, revision: base.revision, verified: false };
-  if (!cached && trust.cache && trust.fresh) return { state: decider.initialState(), revision: null, verified: false };
-  const newer = await store.readStream(streamId, base ? base.revision + 1 : 0);
+  let base = cached && cached.decider === decider ? cached : null;
+  if (base && trust.cache)
+    return { state: base.state as S, revision: base.revision, snapshotAt: base.snapshotAt, verified: false, lastEventId: null };
+  if (!cached && trust.cache && trust.fresh)
+    return { state: decider.initialState(), revision: null, snapshotAt: null, verified: false, lastEventId: null };
+  let newer: RecordedEvent[] | null = null;
+  if (!base) {
+    const snapshot = await fromSnapshot(store, streamId, decider);
+    if (snapshot) ({ base, newer } = snapshot);
+  }
+  newer ??= await store.readStream(streamId, base ? base.revision + 1 : 0);
   let state = base ? (base.state as S) : decider.initialState();
   for (const event of newer as unknown as E[]) state = decider.evolve(state, event);
   const revision = newer.length ? newer[newer.length - 1].revision : base ? base.revision : null;
-  return { state, revision, verified: true };
+  const lastEventId = newer.length ? newer[newer.length - 1].id : null;
+  return { state, revision, snapshotAt: base?.snapshotAt ?? null, verified: true, lastEventId };
 }
 
-function remember(store: EventStore, streamId: string, entry: Cached): void {
+/**
+ * Keeps the fold for the stream's next command, first saving a snapshot of it when the stream has
+ * grown by the codec's `every` events since the last one (and then keeping it without the keyed
+ * entries the snapshot saved). `eventId` is the id of the event at `revision`. A snapshot that
+ * cannot be saved is tried again after the next append; the fold is kept whole meanwhile.
+ */
+async function remember(store: EventStore, streamId: string, entry: Cached, eventId: string | null): Promise<Cached> {
+  const codec = (entry.decider as AnyDecider<unknown>).snapshot;
+  if (codec && store.snapshots && eventId !== null && entry.revision - (entry.snapshotAt ?? -1) >= codec.every) {
+    try {
+      const entries = codec.keyed?.entries(entry.state) ?? [];
+      await store.snapshots.save(streamId, codec.shape, { revision: entry.revision, eventId, state: codec.toJson(entry.state) }, entries);
+      entry = {
+        ...entry,
+        state: codec.keyed ? codec.keyed.withoutEntries(entry.state) : entry.state,
+        snapshotAt: entry.revision,
+      };
+    } catch {
+      // Only a cache: the fold stays whole in memory, and the next append tries again.
+    }
+  }
   cacheFor(store).set(streamId, entry);
+  return entry;
+}
+
+/**
+ * The state with the keyed entries of `keys`, where it may not hold them (it rests on a snapshot):
+ * looked up in the snapshot store as of the state's revision.
+ */
+async function withEntries<S>(
+  store: EventStore,
+  streamId: string,
+  codec: SnapshotCodec<S> | undefined,
+  at: { state: S; revision: StreamRevision | null; snapshotAt: StreamRevision | null },
+  keys: Iterable<string>,
+): Promise<S> {
+  const keyed = codec?.keyed;
+  if (!codec || !keyed || !store.snapshots || at.snapshotAt === null || at.revision === null) return at.state;
+  const missing = new Set<string>();
+  for (const key of keys) if (!keyed.has(at.state, key)) missing.add(key);
+  if (!missing.size) return at.state;
+  const found = await store.snapshots.lookup(streamId, codec.shape, [...missing], at.revision);
+  return found.length ? keyed.withEntries(at.state, found) : at.state;
 }
 
 /**
@@ -207,12 +301,16 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
   const fresh = batch.every((w) => w.fresh);
   let trustCache = true;
   for (let attempt = 1; ; attempt++) {
-    const { state, revision, verified } = await current(store, streamId, decider as Decider<unknown, never, DomainEvent>, {
-      cache: trustCache,
-      fresh,
-    });
+    const found = await current(store, streamId, decider as AnyDecider<unknown>, { cache: trustCache, fresh });
+    const { revision, verified } = found;
+    let snapshotAt = found.snapshotAt;
     // A fold just read is worth keeping even if the batch is refused (a cached one is kept already).
-    if (verified && revision !== null) remember(store, streamId, { decider, state, revision });
+    let state = found.state;
+    if (verified && revision !== null)
+      ({ state, snapshotAt } = await remember(store, streamId, { decider, state, revision, snapshotAt }, found.lastEventId));
+    const codec = (decider as AnyDecider<unknown>).snapshot;
+    const keys = codec?.keyed ? batch.flatMap((w) => codec.keyed!.keysOf(w.command)) : [];
+    state = await withEntries(store, streamId, codec, { state, revision, snapshotAt }, keys);
     let after = state;
     let next = revision ?? -1;
     const decided: Array<{ events: DomainEvent[]; state: unknown; revision: number } | { error: unknown }> = [];
@@ -241,11 +339,14 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
       continue;
     }
     let position: LogPosition | null = null;
+    let lastEventId: string | null = null;
+    let nextRevision: StreamRevision | null = null;
     if (appended.length) {
       try {
         const result = await store.append(streamId, appended, revision ?? 'no_stream');
         position = result.position;
-        remember(store, streamId, { decider, state: after, revision: result.nextExpectedRevision });
+        lastEventId = appended[appended.length - 1].id;
+        nextRevision = result.nextExpectedRevision;
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
         trustCache = false;
@@ -262,6 +363,8 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
         w.resolve({ events: outcome.events, state: outcome.state, revision: outcome.revision < 0 ? null : outcome.revision, position });
       }
     });
+    // After the answers: a snapshot due now is saved before the stream's next batch is decided.
+    if (nextRevision !== null) await remember(store, streamId, { decider, state: after, revision: nextRevision, snapshotAt }, lastEventId);
     return;
   }
 }
@@ -280,17 +383,33 @@ export async function loadAggregate<S, E extends DomainEvent>(
 }
 
 /**
- * Reads and folds a stream as `handleCommand` does: from its cached fold on, reading only the
- * events after it, and leaving the result cached. For long streams read at start (a hot deal's
- * inventory, read by recovery and again to re-arm its holds' jobs): the stream is folded once,
- * and its first command after the start reads only what came since.
+ * Reads and folds a stream as `handleCommand` does: from its cached fold (or its latest snapshot)
+ * on, reading only the events after it, and leaving the result cached. For long streams read at
+ * start (a hot deal's inventory, read by recovery and again to re-arm its holds' jobs): its first
+ * command after the start reads only what came since. `keys`: the keyed entries (see
+ * `SnapshotCodec`) the caller reads from the state, which it then holds.
  */
 export async function loadCachedAggregate<S, E extends DomainEvent>(
   store: EventStore,
   streamId: string,
-  decider: Decider<S, never, E>,
+  decider: Decider<S, never, E> & { snapshot?: SnapshotCodec<S> },
+  keys: readonly string[] = [],
 ): Promise<{ state: S; revision: StreamRevision | null }> {
-  const { state, revision } = await current(store, streamId, decider, { cache: false, fresh: false });
-  if (revision !== null) remember(store, streamId, { decider, state, revision });
-  return { state, revision };
+  const found = await current(store, streamId, decider as AnyDecider<S>, { cache: false, fresh: false });
+  let at: { state: unknown; snapshotAt: StreamRevision | null } = found;
+  if (found.revision !== null)
+    at = await remember(
+      store,
+      streamId,
+      { decider, state: found.state, revision: found.revision, snapshotAt: found.snapshotAt },
+      found.lastEventId,
+    );
+  const state = await withEntries(
+    store,
+    streamId,
+    decider.snapshot,
+    { state: at.state as S, revision: found.revision, snapshotAt: at.snapshotAt },
+    keys,
+  );
+  return { state, revision: found.revision };
 }

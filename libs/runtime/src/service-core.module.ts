@@ -77,6 +77,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.mailer.close();
     await this.gateway.close();
     await this.store.close();
+    await this.store.snapshots?.close();
     await this.views.close();
     this.lock?.release();
   }

@@ -1,3 +1,5 @@
+import type { SnapshotStore } from './snapshot-store.port';
+
 /**
  * A position in the whole event log. Opaque to callers, but with two promises every adapter keeps:
  * it is a fixed-width decimal string, so plain string comparison orders positions exactly as the
@@ -99,10 +101,13 @@ export interface StoreObserver {
  * (the same event objects may go to every subscription: they are read-only),
  * first the history and then live, at least once (a re-subscribe after an error may repeat a batch).
  *
- * Leaves out: system events of the backend, stream deletion, snapshots, event-type filters.
+ * Leaves out: system events of the backend, stream deletion, event-type filters.
  */
 export abstract class EventStore {
   abstract readonly backend: string;
+
+  /** Where snapshots of long streams are kept beside this log, if anywhere (`handleCommand` uses them). */
+  snapshots: SnapshotStore | null = null;
 
   abstract append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
 

@@ -5,3 +5,4 @@ export * from './clock.port';
 export * from './id-generator.port';
 export * from './payment-gateway.port';
 export * from './mailer.port';
+export * from './snapshot-store.port';

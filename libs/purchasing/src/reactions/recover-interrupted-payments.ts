@@ -16,7 +16,7 @@ import { CouponIssuer } from '../commands/coupon-issuer';
 import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/recover-purchase-job';
 import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
 import { CHARGE_LOCK_MS, chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
-import { Inventory, inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { OpenHolds } from '../queries/open-holds';
 import { buyerKey, HOLD_TTL_MS, inventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
@@ -126,15 +126,6 @@ export class RecoverInterruptedPayments {
    */
   private async finishInterruptedSales(): Promise<number> {
     let finished = 0;
-    const inventories = new Map<string, Inventory>();
-    const inventoryOf = async (dealId: string) => {
-      let inventory = inventories.get(dealId);
-      if (!inventory) {
-        inventory = (await loadCachedAggregate(this.store, inventoryStream(dealId), inventoryDecider)).state;
-        inventories.set(dealId, inventory);
-      }
-      return inventory;
-    };
     // Only the sales in progress (the view marks them): not every reservation ever made. Released
     // ones among them too: a claim of a released reservation takes fresh units (its `-r` hold).
     const reservations = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { saleInProgress: true });
@@ -157,9 +148,10 @@ export class RecoverInterruptedPayments {
           continue;
         }
         // The reservation's hold, or the one a claim after its lapse or release took in its place (`-r`).
-        const inventory = await inventoryOf(purchase.deal.dealId);
         const holds =
           purchase.fulfillmentState === 'released' ? [replacementHoldId(purchase._id)] : [purchase._id, replacementHoldId(purchase._id)];
+        // Read from its cached fold or snapshot, with the closed holds named here.
+        const { state: inventory } = await loadCachedAggregate(this.store, inventoryStream(purchase.deal.dealId), inventoryDecider, holds);
         const sale = holds.map((holdId) => inventory.closed.get(holdId)).find((closed) => typeof closed === 'object');
         const buyer = typeof sale === 'object' ? sale.soldTo : null;
         const prefix = `${purchase.partnerId}/`;

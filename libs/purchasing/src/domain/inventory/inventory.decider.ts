@@ -1,4 +1,4 @@
-import { CannotFulfil, Decider, DomainCommand, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { CannotFulfil, DomainCommand, SnapshotCodec, SnapshottedDecider, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import { holdExpiry, InventoryEvent } from './inventory.events';
 
@@ -65,7 +65,9 @@ export interface Inventory {
   /**
    * Holds already sold or released, so that a repeated command changes nothing (a sale retried by
    * recovery long after must not sell again). It only grows, by one a sale: a persistent map, so
-   * that each event adds one entry instead of copying them all (a hot deal's thousands).
+   * that each event adds one entry instead of copying them all (a hot deal's thousands). Kept as
+   * keyed entries of the snapshots: a state resting on one holds only the holds closed since, and
+   * those its commands named (looked up before they are decided).
    */
   closed: ImmutableMap<string, ClosedHold>;
   /** Units sold per buyer (`buyerKey`), for the per-user limit; sales with no known buyer are not in it. */
@@ -196,7 +198,53 @@ export function unitCountIssue(value: unknown, field: string): ValidationIssue |
   };
 }
 
-export const inventoryDecider: Decider<Inventory, InventoryCommand, InventoryEvent> = {
+/** The state's body in a snapshot: what the rest is derived from (`closed` is kept by key). */
+interface InventoryJson {
+  stocked: boolean;
+  total: number;
+  sold: number;
+  holds: Array<[string, Hold]>;
+  bought: Array<[string, number]>;
+}
+
+/** The holds a command names (its decision reads whether they were closed). */
+function holdsNamed(command: DomainCommand): string[] {
+  const { holdId } = command.data as { holdId?: unknown };
+  return typeof holdId === 'string' ? [holdId] : [];
+}
+
+/**
+ * Snapshots of a deal's inventory, every 1,000 events (a hot deal's stream grows by two a sale):
+ * counts, open holds and units bought per buyer; the units held, their expiry index and each
+ * buyer's holds are derived from the open holds again. `closed` goes by hold id.
+ */
+export const inventorySnapshots: SnapshotCodec<Inventory> = {
+  shape: 'inventory/1',
+  every: 1000,
+  toJson: (inventory): InventoryJson => ({
+    stocked: inventory.stocked,
+    total: inventory.total,
+    sold: inventory.sold,
+    holds: [...inventory.holds.entries()],
+    bought: [...inventory.bought.entries()],
+  }),
+  fromJson(json) {
+    const { stocked, total, sold, holds, bought } = json as InventoryJson;
+    let inventory: Inventory = { ...inventoryDecider.initialState(), stocked, total, sold, bought: ImmutableMap(bought) };
+    for (const [holdId, hold] of holds) inventory = open(inventory, holdId, hold);
+    return inventory;
+  },
+  keyed: {
+    keysOf: holdsNamed,
+    has: (inventory, holdId) => inventory.closed.has(holdId),
+    entries: (inventory) => [...inventory.closed.entries()],
+    withEntries: (inventory, entries) => ({ ...inventory, closed: inventory.closed.merge(entries as Iterable<[string, ClosedHold]>) }),
+    withoutEntries: (inventory) => ({ ...inventory, closed: ImmutableMap() }),
+  },
+};
+
+export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, InventoryEvent> = {
+  snapshot: inventorySnapshots,
   initialState: () => ({
     stocked: false,
     total: 0,
