@@ -279,6 +279,13 @@ describe('embedded view store queries, against mingo', () => {
     );
   });
 
+  it('finds and counts what mingo finds and counts, on disk', async () => {
+    await againstMingo(
+      () => ({ views: new MingoViewStore(join(dir.path, String(++stores)), {}, undefined, false, 'as-defined'), collection: 'deals' }),
+      Number(process.env.PROPERTY_RUNS ?? 200),
+    );
+  });
+
   it('keeps cached ranges right as they move from one query to the next', () => {
     const rangeArb = (n: number) => fc.tuple(fc.integer({ min: 0, max: n }), fc.integer({ min: 0, max: n }));
     const caseArb = fc

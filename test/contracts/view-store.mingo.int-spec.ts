@@ -22,6 +22,21 @@ viewStoreContract('embedded (mingo)', async () => {
   };
 });
 
+// The service's embedded store: collections defined without keepInMemory live on disk (DiskGeneration).
+viewStoreContract('embedded, on disk', async () => {
+  const dir = tempDir('views-disk');
+  const open = () => new MingoViewStore(dir.path, {}, undefined, false, 'as-defined');
+  const views = open();
+  return {
+    views,
+    openAgain: async () => open(),
+    cleanup: async () => {
+      await views.close();
+      dir.remove();
+    },
+  };
+});
+
 /**
  * The embedded store saves a generation's commits to its file a little after they are made (one
  * row per changed document, however many commits changed it). What a crash leaves must be a

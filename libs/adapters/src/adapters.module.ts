@@ -101,7 +101,7 @@ export class AdaptersModule {
             ? new MongoViewStore(settings.mongoUrl, settings.mongoDb)
             : settings.databaseUrl
               ? new PostgresViewStore(settings.databaseUrl)
-              : new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse),
+              : new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse, 'as-defined'),
       },
       // The only processor so far is the simulated one (documented test cards); a real one plugs in here.
       {

@@ -15,6 +15,8 @@ export interface Projection<V extends ViewDocument = ViewDocument> {
   readonly name: string;
   readonly handles: readonly string[];
   readonly indexes: IndexSpec[];
+  /** See `DefineOptions.keepInMemory`: the catalogue's views. */
+  readonly keepInMemory?: boolean;
   /** Ids of the documents an event changes (usually one). */
   documentIds(event: RecordedEvent): string[];
   /** The document after the event, or null to leave it as it is. `_pos` is set by the runner. */

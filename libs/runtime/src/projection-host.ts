@@ -34,7 +34,8 @@ export class ProjectionHost extends ViewProgress {
   }
 
   async defineAll(): Promise<void> {
-    for (const projection of this.projections) await this.views.define(projection.name, projection.indexes);
+    for (const projection of this.projections)
+      await this.views.define(projection.name, projection.indexes, { keepInMemory: projection.keepInMemory });
   }
 
   async startAll(): Promise<void> {

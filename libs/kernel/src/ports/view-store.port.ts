@@ -57,6 +57,15 @@ export interface RebuildTarget extends ViewWriter {
   abandon(): Promise<void>;
 }
 
+/** How a collection is kept, where a store offers a choice. */
+export interface DefineOptions {
+  /**
+   * The embedded store keeps it in memory: a small collection that nearly every request reads with
+   * filters and sorts of every kind (the catalogue). Others it keeps on disk, reading what is asked.
+   */
+  keepInMemory?: boolean;
+}
+
 /**
  * The read side: collections of view documents that projections fill and queries read.
  *
@@ -72,7 +81,7 @@ export abstract class ViewStore {
   abstract readonly backend: string;
 
   /** Declares a collection and its indexes; idempotent; call before the collection is used. */
-  abstract define(collection: string, indexes: IndexSpec[]): Promise<void>;
+  abstract define(collection: string, indexes: IndexSpec[], options?: DefineOptions): Promise<void>;
 
   abstract findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null>;
   /** The documents of these ids, in the order of `ids` (absent ids are left out). */

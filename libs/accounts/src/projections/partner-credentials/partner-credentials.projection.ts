@@ -17,6 +17,8 @@ export const PARTNER_CREDENTIALS = 'partner_credentials';
 export const partnerCredentialsProjection = defineProjection<PartnerCredentials>({
   name: PARTNER_CREDENTIALS,
   handles: ['PartnerRegistered', 'PartnerRateLimitChanged'],
+  // One document a partner, read by every request: held in memory by the embedded store.
+  keepInMemory: true,
   indexes: [
     { keys: { apiKeyHash: 1 }, unique: true },
     { keys: { username: 1 }, unique: true },

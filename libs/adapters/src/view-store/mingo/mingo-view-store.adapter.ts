@@ -1,4 +1,5 @@
 import {
+  DefineOptions,
   FindOptions,
   freezeJson,
   IndexSpec,
@@ -17,6 +18,7 @@ import { CollectionIndex } from './collection-index';
 import { GenerationFiles } from './generation-files';
 import { CompiledFilter, compileFilter } from './predicate-compiler';
 import { count, find, PreparedFilter } from './query-planner';
+import { DiskGeneration } from './disk-generation';
 import type { Change } from './sorted-index';
 
 /** How long a generation's writes may stay in memory only, by what is waiting to be saved. */
@@ -44,7 +46,7 @@ const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 250, checkpointMs: 1000, 
  * since the last save, and never splits documents from their checkpoint: a restart replays them
  * from the log.
  */
-class Generation {
+class MemoryGeneration {
   readonly docs = new Map<string, ViewDocument>();
   checkpoint: LogPosition | null;
   /**
@@ -89,6 +91,22 @@ class Generation {
     if (this.unwatch) db.pragma('wal_autocheckpoint = 0');
     // A burst (a rebuild's first save) may grow the WAL far; once reused it is cut back to this.
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+  }
+
+  get(id: string): ViewDocument | undefined {
+    return this.docs.get(id);
+  }
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  find(query: PreparedFilter, options: FindOptions): ViewDocument[] {
+    return find(this.index, query, options);
+  }
+
+  count(query: PreparedFilter): number {
+    return count(this.index, query);
   }
 
   commit(documents: readonly ViewDocument[], checkpoint: LogPosition): void {
@@ -174,6 +192,9 @@ class Generation {
   }
 }
 
+/** A generation as the store uses it: in memory (`MemoryGeneration`) or on disk (`DiskGeneration`). */
+type Generation = MemoryGeneration | DiskGeneration;
+
 /**
  * A document parsed from its JSON, deep-frozen by `freezeJson`, which then knows its large parts
  * as checked: a later document of a projection that reuses them is not walked through them again.
@@ -227,6 +248,8 @@ export class MingoViewStore extends ViewStore {
   private readonly watcher: NodeJS.Timeout;
 
   private readonly saveDelays: SaveDelays;
+  /** Collections defined with `keepInMemory`. */
+  private readonly inMemory = new Set<string>();
   /** Collections defined and not yet loaded (with `openOnFirstUse`). */
   private readonly unopened = new Set<string>();
 
@@ -234,13 +257,15 @@ export class MingoViewStore extends ViewStore {
    * `checkpointer`: where the files' WAL is checkpointed (the process's one thread unless a test
    * gives its own). `openOnFirstUse`: load a collection into memory when it is first read or
    * written, not when it is defined (the CLI, whose commands use a few views or none, and whose
-   * `status` reads the files).
+   * `status` reads the files). `residence`: every collection in memory, or (`as-defined`, the
+   * service's) only those defined with `keepInMemory`, the others on disk.
    */
   constructor(
     dir: string,
     saveDelays: Partial<SaveDelays> = {},
     private readonly checkpointer: WalCheckpointer = viewCheckpointer,
     private readonly openOnFirstUse = false,
+    private readonly residence: 'memory' | 'as-defined' = 'memory',
   ) {
     super();
     this.saveDelays = { ...DEFAULT_SAVE_DELAYS, ...saveDelays };
@@ -249,8 +274,9 @@ export class MingoViewStore extends ViewStore {
     this.watcher = setInterval(() => this.followSwitches(), WATCH_MS).unref();
   }
 
-  async define(collection: string, indexes: IndexSpec[]): Promise<void> {
+  async define(collection: string, indexes: IndexSpec[], options: DefineOptions = {}): Promise<void> {
     this.indexes.set(collection, indexes);
+    if (options.keepInMemory) this.inMemory.add(collection);
     if (this.active.has(collection)) return;
     if (this.openOnFirstUse) this.unopened.add(collection);
     else this.openActive(collection);
@@ -265,14 +291,14 @@ export class MingoViewStore extends ViewStore {
   }
 
   async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
-    return (this.generation(collection).docs.get(id) as T | undefined) ?? null;
+    return (this.generation(collection).get(id) as T | undefined) ?? null;
   }
 
   async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
-    const { docs } = this.generation(collection);
+    const generation = this.generation(collection);
     const found: T[] = [];
     for (const id of ids) {
-      const doc = docs.get(id);
+      const doc = generation.get(id);
       if (doc) found.push(doc as T);
     }
     return found;
@@ -283,11 +309,11 @@ export class MingoViewStore extends ViewStore {
   }
 
   async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
-    return find(this.generation(collection).index, this.prepared(filter), options) as T[];
+    return this.generation(collection).find(this.prepared(filter), options) as T[];
   }
 
   async count(collection: string, filter: ViewFilter): Promise<number> {
-    return count(this.generation(collection).index, this.prepared(filter));
+    return this.generation(collection).count(this.prepared(filter));
   }
 
   writer(collection: string): ViewWriter {
@@ -316,7 +342,7 @@ export class MingoViewStore extends ViewStore {
       collection: g.collection,
       generation: g.name,
       checkpoint: g.checkpoint,
-      documents: g.docs.size,
+      documents: g.size,
     }));
     return [...loaded, ...[...this.unopened].map((collection) => this.statusOnFile(collection))];
   }
@@ -372,7 +398,8 @@ export class MingoViewStore extends ViewStore {
     const fields = firstKeys.filter(([, kind]) => kind !== '2dsphere').map(([field]) => field);
     const geoFields = firstKeys.filter(([, kind]) => kind === '2dsphere').map(([field]) => field);
     const db = openDurableDatabase(this.files.file(collection, name), 'normal');
-    return new Generation(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays, this.checkpointer);
+    if (this.residence === 'as-defined' && !this.inMemory.has(collection)) return new DiskGeneration(collection, name, db, fields);
+    return new MemoryGeneration(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays, this.checkpointer);
   }
 
   private generation(collection: string): Generation {
@@ -388,7 +415,7 @@ export class MingoViewStore extends ViewStore {
       getMany: async <T extends ViewDocument>(ids: string[]) => {
         const found = new Map<string, T>();
         for (const id of ids) {
-          const doc = generation.docs.get(id);
+          const doc = generation.get(id);
           if (doc) found.set(id, doc as T);
         }
         return found;

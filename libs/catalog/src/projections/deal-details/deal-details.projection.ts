@@ -176,6 +176,8 @@ const occurredAt = (event: RecordedEvent) => Date.parse(event.metadata.occurredA
 export const dealDetailsProjection = defineProjection<DealDetails>({
   name: DEAL_DETAILS,
   handles: ['DealListed', 'DealRevised', 'DealStateChanged', 'InventoryStocked', 'UnitsHeld', 'UnitsSold', 'UnitsReleased'],
+  // Every list reads it, with filters and sorts of every kind: held in memory by the embedded store.
+  keepInMemory: true,
   indexes: [
     { keys: { regionId: 1 } },
     { keys: { state: 1 } },

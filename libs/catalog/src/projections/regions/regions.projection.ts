@@ -17,6 +17,8 @@ export const cityKey = (city: string, state: string) =>
 export const regionsProjection = defineProjection<RegionView>({
   name: REGIONS,
   handles: ['RegionListed', 'RegionRevised'],
+  // Small, read by every regional list and by geo queries: held in memory by the embedded store.
+  keepInMemory: true,
   indexes: [{ keys: { cityKey: 1 } }, { keys: { 'region.postal_codes': 1 } }],
   documentIds: (event: RecordedEvent) => [
     (event as unknown as RegionEvent).type === 'RegionListed'

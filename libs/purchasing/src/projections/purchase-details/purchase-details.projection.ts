@@ -69,6 +69,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     { keys: { createdAt: 1 } },
     { keys: { couponsOwed: 1 } },
     { keys: { saleInProgress: 1 } },
+    { keys: { 'shippingAddress.id': 1 } },
   ],
   documentIds: (event) =>
     event.type === 'UnitsSold'

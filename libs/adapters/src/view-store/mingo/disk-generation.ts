@@ -1,0 +1,296 @@
+import { FindOptions, freezeJson, LogPosition, ViewDocument, ViewFilter } from '@deals/kernel';
+import Database from 'better-sqlite3';
+import { leafValues, parsePath } from './field-path';
+import type { PreparedFilter } from './query-planner';
+import { sortDocuments } from './sort-order';
+
+type Doc = Record<string, unknown>;
+type Key = readonly [kind: 's' | 'n' | 'b', value: string | number];
+
+/** Parsed documents kept per generation, most recently used last. */
+const CACHED_DOCUMENTS = 2000;
+
+const keyOf = (value: unknown): Key | null =>
+  typeof value === 'string'
+    ? ['s', value]
+    : typeof value === 'number' && Number.isFinite(value)
+      ? ['n', value]
+      : typeof value === 'boolean'
+        ? ['b', value ? 1 : 0]
+        : null;
+
+/** A subquery selecting the ids of some documents, with its parameters. */
+interface Selection {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The subqueries that select candidates for a filter: for each top-level field the collection
+ * indexes compared with a scalar, `$eq` or `$in` scalars, or number bounds, the documents holding
+ * such a value there (as the value or an array element: MongoDB's equality and comparisons, each
+ * bound on its own as MongoDB takes them on an array), from the keys table; for `_id`, the ids.
+ * Every document the filter matches is in each of them; `exact` says whether they say all the
+ * filter says.
+ */
+function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selections: Selection[]; exact: boolean } {
+  const found: Selection[] = [];
+  let exact = true;
+  const keys = (field: string, condition: string, values: unknown[]) =>
+    found.push({ sql: `SELECT id FROM keys WHERE field = ? AND ${condition}`, params: [field, ...values] });
+  const translate = (field: string, condition: unknown): boolean => {
+    if (field.startsWith('$')) return false;
+    const ops = condition && typeof condition === 'object' && !Array.isArray(condition) ? Object.entries(condition as Doc) : null;
+    if (field === '_id') {
+      const ids = typeof condition === 'string' ? [condition] : ops?.length === 1 && ops[0][0] === '$in' ? ops[0][1] : null;
+      if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return false;
+      found.push({ sql: `SELECT id FROM docs WHERE id IN (${ids.map(() => '?').join(',') || 'NULL'})`, params: ids });
+      return true;
+    }
+    if (!fields.has(field)) return false;
+    const scalar = keyOf(condition);
+    if (scalar) {
+      keys(field, 'kind = ? AND value = ?', [...scalar]);
+      return true;
+    }
+    if (!ops || ops.length === 0) return false;
+    if (ops.length === 1 && ops[0][0] === '$eq' && keyOf(ops[0][1])) {
+      keys(field, 'kind = ? AND value = ?', [...keyOf(ops[0][1])!]);
+      return true;
+    }
+    if (ops.length === 1 && ops[0][0] === '$in' && Array.isArray(ops[0][1])) {
+      const values = (ops[0][1] as unknown[]).map(keyOf);
+      if (values.some((k) => k === null)) return false;
+      if (values.length === 0) found.push({ sql: 'SELECT NULL WHERE 0', params: [] });
+      else
+        keys(
+          field,
+          `(${values.map(() => '(kind = ? AND value = ?)').join(' OR ')})`,
+          values.flatMap((k) => [...k!]),
+        );
+      return true;
+    }
+    const bounds: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
+    if (ops.every(([op, v]) => op in bounds && typeof v === 'number' && Number.isFinite(v))) {
+      for (const [op, v] of ops) keys(field, `kind = 'n' AND value ${bounds[op]} ?`, [v]);
+      return true;
+    }
+    return false;
+  };
+  for (const [field, condition] of Object.entries(filter)) if (!translate(field, condition)) exact = false;
+  return { selections: found, exact };
+}
+
+/** How many candidates a selection gives are counted, at most, to choose the narrowest. */
+const ESTIMATE_LIMIT = 2000;
+
+/**
+ * One generation of a collection that lives on disk, not in memory: its documents in the
+ * generation's SQLite file (`docs`, the same table the in-memory generations mirror to), and the
+ * values of the fields its indexes name in a `keys` table (one row per value, array elements each),
+ * which answers a query's equalities and number ranges. Queries read the candidates' documents and
+ * decide the rest of the filter, the sort and the page as the in-memory store does (the compiled
+ * filter; mingo for what it leaves). Commits write through at once, in one transaction with the
+ * checkpoint. For the collections that grow with the history (purchases, coupons, accounts): the
+ * process then holds only the documents it reads lately.
+ */
+export class DiskGeneration {
+  checkpoint: LogPosition | null;
+  readonly saveFailing = null;
+  private readonly cache = new Map<string, ViewDocument>();
+  private readonly fieldSet: ReadonlySet<string>;
+  private readonly paths: Array<[string, string[]]>;
+  private readonly statements: {
+    get: Database.Statement;
+    upsert: Database.Statement;
+    addKey: Database.Statement;
+    dropKey: Database.Statement;
+    saveCheckpoint: Database.Statement;
+    count: Database.Statement;
+  };
+  private documents: number | null = null;
+
+  constructor(
+    readonly collection: string,
+    readonly name: string,
+    private readonly db: Database.Database,
+    fields: readonly string[],
+  ) {
+    this.paths = [...new Set(fields)].flatMap((field) => {
+      const parts = parsePath(field);
+      return parts ? [[field, parts] as [string, string[]]] : [];
+    });
+    this.fieldSet = new Set(this.paths.map(([field]) => field));
+    db.exec('CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
+    db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+    this.reindexIfFieldsChanged();
+    this.statements = {
+      get: db.prepare('SELECT body FROM docs WHERE id = ?').pluck(),
+      upsert: db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body'),
+      addKey: db.prepare('INSERT OR IGNORE INTO keys (field, kind, value, id) VALUES (?, ?, ?, ?)'),
+      dropKey: db.prepare('DELETE FROM keys WHERE field = ? AND kind = ? AND value = ? AND id = ?'),
+      saveCheckpoint: db.prepare(
+        "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ),
+      count: db.prepare('SELECT count(*) FROM docs').pluck(),
+    };
+    this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
+  }
+
+  /**
+   * The keys table for the indexed fields: made (from the documents already in the file, once) when
+   * the file has none or was keyed for other fields.
+   */
+  private reindexIfFieldsChanged(): void {
+    const wanted = JSON.stringify([...this.fieldSet].sort());
+    const keyed = this.db.prepare("SELECT value FROM meta WHERE key = 'keyed_fields'").pluck().get() as string | undefined;
+    if (keyed === wanted) return;
+    this.db.transaction(() => {
+      this.db.exec('DROP TABLE IF EXISTS keys');
+      this.db.exec(
+        'CREATE TABLE keys (field TEXT NOT NULL, kind TEXT NOT NULL, value ANY, id TEXT NOT NULL, PRIMARY KEY (field, kind, value, id)) WITHOUT ROWID',
+      );
+      const add = this.db.prepare('INSERT OR IGNORE INTO keys (field, kind, value, id) VALUES (?, ?, ?, ?)');
+      for (const body of this.db.prepare('SELECT body FROM docs').pluck().iterate() as IterableIterator<string>) {
+        const doc = JSON.parse(body) as ViewDocument;
+        for (const [field, kind, value] of this.keysOf(doc)) add.run(field, kind, value, doc._id);
+      }
+      this.db
+        .prepare("INSERT INTO meta (key, value) VALUES ('keyed_fields', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        .run(wanted);
+    })();
+  }
+
+  private keysOf(doc: ViewDocument): Array<[string, Key[0], Key[1]]> {
+    const keys = new Map<string, [string, Key[0], Key[1]]>();
+    for (const [field, parts] of this.paths)
+      for (const value of leafValues(doc as unknown as Doc, parts)) {
+        const key = keyOf(value);
+        if (key) keys.set(`${field}\u0000${key[0]}\u0000${key[1]}`, [field, key[0], key[1]]);
+      }
+    return [...keys.values()];
+  }
+
+  get(id: string): ViewDocument | undefined {
+    const cached = this.cache.get(id);
+    if (cached) {
+      this.cache.delete(id);
+      this.cache.set(id, cached);
+      return cached;
+    }
+    const body = this.statements.get.get(id) as string | undefined;
+    if (body === undefined) return undefined;
+    return this.remember(parseFrozen(body));
+  }
+
+  private remember(doc: ViewDocument): ViewDocument {
+    this.cache.delete(doc._id);
+    this.cache.set(doc._id, doc);
+    if (this.cache.size > CACHED_DOCUMENTS) this.cache.delete(this.cache.keys().next().value!);
+    return doc;
+  }
+
+  get size(): number {
+    this.documents ??= this.statements.count.get() as number;
+    return this.documents;
+  }
+
+  find(query: PreparedFilter, options: FindOptions): ViewDocument[] {
+    const matched = this.matching(query);
+    const sort = options.sort && Object.keys(options.sort).length > 0 ? options.sort : null;
+    const skip = Math.max(0, options.skip ?? 0);
+    const want = options.limit ? skip + options.limit : Infinity;
+    const ordered = sort ? sortDocuments(matched, sort, want) : matched;
+    return ordered.slice(skip, want);
+  }
+
+  count(query: PreparedFilter): number {
+    const { selections: found, exact } = selections(query.filter, this.fieldSet);
+    if (exact && found.length === 0) return this.size;
+    if (exact && found.length === 1)
+      return this.db
+        .prepare(`SELECT count(*) FROM docs WHERE id IN (${found[0].sql})`)
+        .pluck()
+        .get(...found[0].params) as number;
+    return this.matching(query).length;
+  }
+
+  /**
+   * The documents the filter matches, in id order: the candidates of its narrowest selection (each
+   * counted up to {@link ESTIMATE_LIMIT} to choose), or every document when it has none, tested
+   * against the whole filter.
+   */
+  private matching(query: PreparedFilter): ViewDocument[] {
+    const { selections: found } = selections(query.filter, this.fieldSet);
+    let narrowest: Selection | null = null;
+    let fewest = Infinity;
+    for (const selection of found) {
+      const n =
+        found.length === 1
+          ? 0
+          : (this.db
+              .prepare(`SELECT count(*) FROM (${selection.sql} LIMIT ${ESTIMATE_LIMIT})`)
+              .pluck()
+              .get(...selection.params) as number);
+      if (n < fewest) [narrowest, fewest] = [selection, n];
+    }
+    const rows = this.db
+      .prepare(`SELECT id, body FROM docs${narrowest ? ` WHERE id IN (${narrowest.sql})` : ''} ORDER BY id`)
+      .raw()
+      .iterate(...(narrowest?.params ?? [])) as IterableIterator<[string, string]>;
+    const matched: ViewDocument[] = [];
+    for (const [id, body] of rows) {
+      const doc = this.cache.get(id) ?? parseFrozen(body);
+      if (query.compiled.test(doc as never)) matched.push(doc);
+    }
+    return matched;
+  }
+
+  commit(documents: readonly ViewDocument[], checkpoint: LogPosition): void {
+    const newest = new Map<string, ViewDocument>();
+    for (const doc of documents) {
+      const seen = newest.get(doc._id);
+      if (!seen || doc._pos >= seen._pos) newest.set(doc._id, doc);
+    }
+    const written: ViewDocument[] = [];
+    this.db
+      .transaction(() => {
+        for (const doc of newest.values()) {
+          const before = this.get(doc._id);
+          if (before && before._pos >= doc._pos) continue;
+          const body = JSON.stringify(doc);
+          if (before) for (const [field, kind, value] of this.keysOf(before)) this.statements.dropKey.run(field, kind, value, doc._id);
+          this.statements.upsert.run(doc._id, body);
+          for (const [field, kind, value] of this.keysOf(doc)) this.statements.addKey.run(field, kind, value, doc._id);
+          if (!before && this.documents !== null) this.documents++;
+          written.push(parseFrozen(body));
+        }
+        if (this.checkpoint === null || checkpoint > this.checkpoint) this.statements.saveCheckpoint.run(checkpoint);
+      })
+      .immediate();
+    if (this.checkpoint === null || checkpoint > this.checkpoint) this.checkpoint = checkpoint;
+    for (const doc of written) this.remember(doc);
+  }
+
+  /** Commits write through: nothing waits to be saved. */
+  save(): void {}
+
+  close(): void {
+    this.cache.clear();
+    this.db.close();
+  }
+}
+
+function parseFrozen(body: string): ViewDocument {
+  const doc = JSON.parse(body) as ViewDocument;
+  if (!freezeJson(doc)) deepFreeze(doc);
+  return doc;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
