@@ -61,7 +61,10 @@ interface Template {
 export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
   const sizes = options.quick ? [200_000, 1_000_000] : [1_000_000, 5_000_000];
   const deals = options.quick ? 2_000 : 50_000;
-  return withTempDir('history', async (dir) => {
+  // HISTORY_BENCH_DIR keeps the folder (made there, left there) for profiling a long history by hand.
+  const kept = process.env.HISTORY_BENCH_DIR;
+  const inFolder = <T>(body: (dir: string) => Promise<T>) => (kept ? body(kept) : withTempDir('history', body));
+  return inFolder(async (dir) => {
     const dataDir = join(dir, 'data');
     const template = await makeTemplate(dataDir, deals);
     const measured: Measured[] = [];

@@ -73,14 +73,17 @@ class MemoryGeneration {
     readonly index: CollectionIndex,
     private readonly delays: SaveDelays,
     checkpointer: WalCheckpointer,
+    load: 'now' | 'later' = 'now',
   ) {
     db.exec('CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+    // Writes from here on leave a keys table (a rebuild's, see DiskGeneration) behind: it is marked stale.
+    db.exec("DELETE FROM meta WHERE key = 'keyed_fields'");
     this.upsert = db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body');
     this.saveCheckpoint = db.prepare(
       "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
-    this.put((db.prepare('SELECT body FROM docs').pluck().all() as string[]).map(parseFrozen));
+    if (load === 'now') this.put((db.prepare('SELECT body FROM docs').pluck().all() as string[]).map(parseFrozen));
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
     this.savedCheckpoint = this.checkpoint;
     // The saves then commit without checkpoints (see WalCheckpointer); handed back, they checkpoint again.
@@ -91,6 +94,23 @@ class MemoryGeneration {
     if (this.unwatch) db.pragma('wal_autocheckpoint = 0');
     // A burst (a rebuild's first save) may grow the WAL far; once reused it is cut back to this.
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+  }
+
+  /**
+   * Loads the file's documents (a generation opened with `load: 'later'`) a slice at a time,
+   * yielding to the event loop between slices: a rebuilt catalogue taken over by a serving process
+   * must not hold its requests up for the whole load.
+   */
+  async loadInSlices(slice = 500): Promise<void> {
+    const page = this.db.prepare('SELECT id, body FROM docs WHERE id > ? ORDER BY id LIMIT ?').raw();
+    let after = '';
+    for (;;) {
+      const rows = page.all(after, slice) as Array<[string, string]>;
+      if (rows.length === 0) return;
+      this.put(rows.map(([, body]) => parseFrozen(body)));
+      after = rows[rows.length - 1][0];
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   get(id: string): ViewDocument | undefined {
@@ -248,6 +268,9 @@ export class MingoViewStore extends ViewStore {
   private readonly watcher: NodeJS.Timeout;
 
   private readonly saveDelays: SaveDelays;
+  /** Collections whose newly activated generation is being loaded (see `followSwitches`). */
+  private readonly loading = new Set<string>();
+  private closing = false;
   /** Collections defined with `keepInMemory`. */
   private readonly inMemory = new Set<string>();
   /** Collections defined and not yet loaded (with `openOnFirstUse`). */
@@ -321,7 +344,8 @@ export class MingoViewStore extends ViewStore {
   }
 
   async beginRebuild(collection: string): Promise<RebuildTarget> {
-    const generation = this.open(collection, GenerationFiles.fresh());
+    // The CLI writes every rebuilt generation straight to its file, whatever the collection's residence: it reads none of them.
+    const generation = this.open(collection, GenerationFiles.fresh(), 'now', this.openOnFirstUse ? 'disk' : undefined);
     return {
       ...this.writerFor(generation),
       activate: async () => {
@@ -386,6 +410,7 @@ export class MingoViewStore extends ViewStore {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     clearInterval(this.watcher);
     for (const generation of this.active.values()) generation.close();
     this.active.clear();
@@ -393,13 +418,14 @@ export class MingoViewStore extends ViewStore {
     await this.checkpointer.settled();
   }
 
-  private open(collection: string, name: string): Generation {
+  private open(collection: string, name: string, load: 'now' | 'later' = 'now', residence?: 'disk'): Generation {
     const firstKeys = (this.indexes.get(collection) ?? []).map((spec) => Object.entries(spec.keys)[0]);
     const fields = firstKeys.filter(([, kind]) => kind !== '2dsphere').map(([field]) => field);
     const geoFields = firstKeys.filter(([, kind]) => kind === '2dsphere').map(([field]) => field);
     const db = openDurableDatabase(this.files.file(collection, name), 'normal');
-    if (this.residence === 'as-defined' && !this.inMemory.has(collection)) return new DiskGeneration(collection, name, db, fields);
-    return new MemoryGeneration(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays, this.checkpointer);
+    if (residence === 'disk' || (this.residence === 'as-defined' && !this.inMemory.has(collection)))
+      return new DiskGeneration(collection, name, db, fields);
+    return new MemoryGeneration(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays, this.checkpointer, load);
   }
 
   private generation(collection: string): Generation {
@@ -460,11 +486,28 @@ export class MingoViewStore extends ViewStore {
     this.files.remove(collection, generation);
   }
 
-  /** Takes over generations that another process (the CLI's rebuild) activated. */
+  /**
+   * Takes over generations that another process (the CLI's rebuild) activated: a generation on
+   * disk at once, one held in memory once loaded in slices (the old one serves meanwhile).
+   */
   private followSwitches(): void {
     for (const [collection, generation] of this.active) {
       const name = this.files.active(collection);
-      if (name !== generation.name) this.switchTo(collection, this.open(collection, name));
+      if (name === generation.name || this.loading.has(collection)) continue;
+      const next = this.open(collection, name, 'later');
+      if (!(next instanceof MemoryGeneration)) {
+        this.switchTo(collection, next);
+        continue;
+      }
+      this.loading.add(collection);
+      next
+        .loadInSlices()
+        .then(() => {
+          if (this.active.get(collection) === generation && !this.closing) this.switchTo(collection, next);
+          else next.close();
+        })
+        .catch(() => next.close())
+        .finally(() => this.loading.delete(collection));
     }
   }
 }
