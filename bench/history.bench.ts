@@ -93,7 +93,7 @@ export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
             `history to ${written.toLocaleString('en-US')} events (${clone.toLocaleString('en-US')} purchases copied): appended in ${sec(appendMs)}, ` +
               `views brought up to it every ${CATCH_UP_EVERY.toLocaleString('en-US')} events by starting the API (${sec(catchUpMs)} in all)`,
           );
-          measured.push(await measureRestart(dataDir, template, written));
+          measured.push(await measureRestart(dataDir, template, written, options.quick ? 4 : 15));
         } catch (error) {
           // Measured as it is: a size at which the API cannot start is a figure too.
           notes.push(`  FAILED at ${written.toLocaleString('en-US')} events: ${error instanceof Error ? error.message : String(error)}`);
@@ -335,6 +335,12 @@ const unmeasured = (events: number): Measured => ({
   statusPeakBytes: NaN,
   logBytes: NaN,
   viewBytes: NaN,
+  loadPeakBytes: NaN,
+  loadRate: NaN,
+  rawReadRate: NaN,
+  rebuildRate: NaN,
+  rebuildPeakBytes: NaN,
+  slowestDuringRebuildMs: NaN,
 });
 
 interface Measured {
@@ -348,6 +354,14 @@ interface Measured {
   /** The event log's file (and its WAL) and the views' folder on disk. */
   logBytes: number;
   viewBytes: number;
+  /** Peak RSS of the API under a mixed load of purchases and lists, and the load's requests a second. */
+  loadPeakBytes: number;
+  loadRate: number;
+  /** A raw read of the whole log (events a second), `projections:rebuild` beside the serving API (events a second, CLI peak RSS), and the API's slowest answer meanwhile. */
+  rawReadRate: number;
+  rebuildRate: number;
+  rebuildPeakBytes: number;
+  slowestDuringRebuildMs: number;
 }
 
 /** Bytes of a file (with its -wal) or of every file in a folder. */
@@ -372,7 +386,106 @@ async function hotPurchase(origin: string, ca: string, template: Template, buyer
   if (answer.status !== 200) throw new Error(`a hot purchase answered ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`);
 }
 
-async function measureRestart(dataDir: string, template: Template, events: number): Promise<Measured> {
+/** The requests of the mixed load and of the polling during a rebuild: a deal, a list over the catalogue, a user's purchases. */
+const readPaths = (template: Template, i: number) => {
+  const key = `api_key=${template.apiKey}`;
+  const user = template.buyers[i % template.buyers.length].userId;
+  return [`/deals/${template.hotDeal}?${key}`, `/v1/deals?${key}&title=deal`, `/users/${user}/purchases?${key}&per_page=10`][i % 3];
+};
+
+/**
+ * A mixed load for `seconds`: 16 clients, each buying (on the hot deal, every other purchase) and
+ * reading lists in turn, with buyers of their own (a user's purchases are charged one at a time).
+ * The API's RSS is sampled every 100 ms: its peak, and the requests a second.
+ */
+async function mixedLoad(origin: string, ca: string, template: Template, pid: number, seconds: number): Promise<{ peakBytes: number; rate: number }> {
+  const CLIENTS = 16;
+  let peakBytes = rssOf(pid);
+  const sampler = setInterval(() => (peakBytes = Math.max(peakBytes, rssOf(pid))), 100);
+  const until = performance.now() + seconds * 1000;
+  let requests = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, client) => {
+        for (let i = 0; performance.now() < until; i++) {
+          const buyer = template.buyers[(client + CLIENTS * i) % template.buyers.length];
+          if (i % 2 === 0) {
+            const deal = i % 4 === 0 ? template.hotDeal : template.otherDeals[(client * 7 + i) % template.otherDeals.length];
+            const answer = await httpsPostJson(`${origin}/purchases?api_key=${template.apiKey}`, ca, {
+              deal_id: deal,
+              quantity: 1,
+              user_id: buyer.userId,
+              credit_card_id: buyer.cardId,
+              expected_price_per_unit: template.price,
+            });
+            if (answer.status !== 200) throw new Error(`a purchase under load answered ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`);
+          } else {
+            const answer = await httpsGet(`${origin}${readPaths(template, client + i)}`, ca);
+            if (answer.status !== 200) throw new Error(`a read under load answered ${answer.status}`);
+          }
+          requests++;
+        }
+      }),
+    );
+  } finally {
+    clearInterval(sampler);
+  }
+  return { peakBytes, rate: requests / seconds };
+}
+
+/**
+ * `projections:rebuild` from the CLI beside the serving API, which one client polls all along (and
+ * for 3 s after, through the switch): the rebuild's events a second and the CLI's peak RSS, the
+ * slowest answer, and the rate of a raw read of the whole log (pages of 5,000 through the port) in
+ * this process just before.
+ */
+async function rebuildBeside(
+  dataDir: string,
+  origin: string,
+  ca: string,
+  template: Template,
+  events: number,
+): Promise<Pick<Measured, 'rawReadRate' | 'rebuildRate' | 'rebuildPeakBytes' | 'slowestDuringRebuildMs'>> {
+  const store = new SqliteEventStore(join(dataDir, 'events.sqlite'));
+  let read = 0;
+  const started = performance.now();
+  try {
+    for (let after: string | null = null; ; ) {
+      const page: RecordedEvent[] = await store.readAll({ after, maxCount: 5000 });
+      if (page.length === 0) break;
+      read += page.length;
+      after = page[page.length - 1].position;
+    }
+  } finally {
+    await store.close();
+  }
+  const rawReadRate = read / ((performance.now() - started) / 1000);
+  let slowest = 0;
+  let polling = true;
+  const poll = (async () => {
+    for (let i = 0; polling; i++) {
+      const t = performance.now();
+      const answer = await httpsGet(`${origin}${readPaths(template, i)}`, ca);
+      slowest = Math.max(slowest, performance.now() - t);
+      if (answer.status !== 200) throw new Error(`a read during the rebuild answered ${answer.status}`);
+    }
+  })();
+  try {
+    const rebuild = await timedCli(dataDir, ['projections:rebuild']);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    return {
+      rawReadRate,
+      rebuildRate: events / (rebuild.ms / 1000),
+      rebuildPeakBytes: rebuild.peakBytes,
+      slowestDuringRebuildMs: slowest,
+    };
+  } finally {
+    polling = false;
+    await poll;
+  }
+}
+
+async function measureRestart(dataDir: string, template: Template, events: number, loadSeconds: number): Promise<Measured> {
   const port = await freePort();
   const ca = caOf(dataDir);
   const origin = `https://127.0.0.1:${port}`;
@@ -390,7 +503,12 @@ async function measureRestart(dataDir: string, template: Template, events: numbe
     const secondMs = await buy(template.buyers[2]);
     const rssBytes = rssOf(child.pid!);
     const status = await timedCli(dataDir, ['projections:status']);
+    const load = await mixedLoad(origin, ca, template, child.pid!, loadSeconds);
+    const rebuild = await rebuildBeside(dataDir, origin, ca, template, events);
     return {
+      ...rebuild,
+      loadPeakBytes: load.peakBytes,
+      loadRate: load.rate,
       events,
       restartMs,
       firstMs,

@@ -135,7 +135,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   );
   const metricsServer = config.metrics ? await serveMetrics(fastify, metrics, config) : null;
   serveJobList(fastify, app.get(Scheduler));
-  mountQueueBoard(fastify, app.get(Scheduler));
+  await mountQueueBoard(fastify, app.get(Scheduler));
   const closeOperations = async () => {
     await limits?.redis?.quit().catch(() => limits.redis?.disconnect());
     await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));

@@ -1,9 +1,6 @@
-import { BullmqScheduler } from '@deals/adapters';
+import type { BullmqScheduler } from '@deals/adapters';
 import { Scheduler } from '@deals/kernel';
 import { listenForMetrics, listJobs, ServiceConfig, ServiceMetrics } from '@deals/runtime';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { FastifyAdapter as BullBoardAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Server } from 'node:http';
 
@@ -45,10 +42,16 @@ export function serveJobList(fastify: FastifyInstance, scheduler: Scheduler): vo
 }
 
 /** Bull Board at `/admin/queues` when the jobs are on BullMQ (the distributed mode); the operator's credentials guard it. */
-export function mountQueueBoard(fastify: FastifyInstance, scheduler: Scheduler): void {
-  if (!(scheduler instanceof BullmqScheduler)) return;
+export async function mountQueueBoard(fastify: FastifyInstance, scheduler: Scheduler): Promise<void> {
+  if (scheduler.backend !== 'bullmq') return;
+  // Loaded only here: the embedded mode never needs them.
+  const [{ createBullBoard }, { BullMQAdapter }, { FastifyAdapter: BullBoardAdapter }] = await Promise.all([
+    import('@bull-board/api'),
+    import('@bull-board/api/bullMQAdapter'),
+    import('@bull-board/fastify'),
+  ]);
   const board = new BullBoardAdapter();
-  createBullBoard({ queues: [new BullMQAdapter(scheduler.boardQueue)], serverAdapter: board });
+  createBullBoard({ queues: [new BullMQAdapter((scheduler as BullmqScheduler).boardQueue)], serverAdapter: board });
   board.setBasePath('/admin/queues');
   void fastify.register(board.registerPlugin(), { prefix: '/admin/queues' });
 }

@@ -11,18 +11,14 @@ import {
 } from '@deals/kernel';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import { join } from 'node:path';
-import { EsdbEventStore } from './event-store/esdb/esdb-event-store.adapter';
 import { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapter';
 import { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
 import { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.adapter';
 import { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
-import { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
 import { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
-import { SmtpMailer } from './mailer/smtp/smtp-mailer.adapter';
 import { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
-import { MongoViewStore } from './view-store/mongo/mongo-view-store.adapter';
 import { PostgresViewStore } from './view-store/postgres/postgres-view-store.adapter';
 
 /** The settings that choose and connect the adapters. */
@@ -64,7 +60,8 @@ const dataPaths = (dataDir: string) => ({
 });
 
 /**
- * The one place that chooses adapters: the embedded one for each port unless its server is
+ * The one place that chooses adapters (the servers' clients are loaded only when configured: they
+ * are most of the modules a process would otherwise load at start): the embedded one for each port unless its server is
  * configured (EVENTSTORE_URL, MONGO_URL, REDIS_URL). Closing them is the caller's job, in order.
  */
 @Global()
@@ -84,8 +81,9 @@ export class AdaptersModule {
       { provide: IdGenerator, useValue: ids },
       {
         provide: EventStore,
-        useFactory: () => {
-          if (settings.eventStoreUrl) return new EsdbEventStore(settings.eventStoreUrl);
+        useFactory: async () => {
+          if (settings.eventStoreUrl)
+            return new (await import('./event-store/esdb/esdb-event-store.adapter')).EsdbEventStore(settings.eventStoreUrl);
           // Snapshots of long streams beside the log (none beside EventStoreDB: its streams are folded whole).
           const store = settings.databaseUrl ? new PostgresEventStore(settings.databaseUrl) : new SqliteEventStore(paths.events);
           store.snapshots = settings.databaseUrl
@@ -96,9 +94,9 @@ export class AdaptersModule {
       },
       {
         provide: ViewStore,
-        useFactory: () =>
+        useFactory: async () =>
           settings.mongoUrl
-            ? new MongoViewStore(settings.mongoUrl, settings.mongoDb)
+            ? new (await import('./view-store/mongo/mongo-view-store.adapter')).MongoViewStore(settings.mongoUrl, settings.mongoDb)
             : settings.databaseUrl
               ? new PostgresViewStore(settings.databaseUrl)
               : new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse, 'as-defined'),
@@ -110,16 +108,21 @@ export class AdaptersModule {
       },
       {
         provide: Mailer,
-        useFactory: () => {
+        useFactory: async () => {
           const mail = { from: settings.mailFrom, replyTo: settings.mailReplyTo };
-          return settings.smtpUrl ? new SmtpMailer(settings.smtpUrl, mail) : new OutboxMailer(paths.outbox, mail);
+          if (settings.smtpUrl) return new (await import('./mailer/smtp/smtp-mailer.adapter')).SmtpMailer(settings.smtpUrl, mail);
+          return new OutboxMailer(paths.outbox, mail);
         },
       },
       {
         provide: Scheduler,
-        useFactory: () =>
+        useFactory: async () =>
           settings.redisUrl
-            ? new BullmqScheduler({ url: settings.redisUrl, prefix: settings.redisPrefix, clock })
+            ? new (await import('./scheduler/bullmq/bullmq-scheduler.adapter')).BullmqScheduler({
+                url: settings.redisUrl,
+                prefix: settings.redisPrefix,
+                clock,
+              })
             : new TimersScheduler(clock),
       },
     ];
