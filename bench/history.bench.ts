@@ -53,6 +53,8 @@ interface Template {
   chargeId: string;
   hotDeal: string;
   otherDeals: string[];
+  /** Each deal's price, for purchases of other deals than the hot one. */
+  prices: Record<string, number>;
   buyers: Array<{ userId: string; cardId: string }>;
   apiKey: string;
   price: number;
@@ -109,7 +111,9 @@ export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
     for (const m of measured)
       notes.push(
         `  at ${label(m.events)}: restart ${ms(m.restartMs)}, first hot purchase ${ms(m.firstMs)}, second ${ms(m.secondMs)}, RSS ${mb(m.rssBytes)}, ` +
-          `projections:status ${ms(m.statusMs)} at ${mb(m.statusPeakBytes)}; on disk: log ${mb(m.logBytes)}, views ${mb(m.viewBytes)}`,
+          `projections:status ${ms(m.statusMs)} at ${mb(m.statusPeakBytes)}; on disk: log ${mb(m.logBytes)}, views ${mb(m.viewBytes)}; ` +
+          `mixed load ${m.loadRate.toFixed(0)} req/s at RSS peak ${mb(m.loadPeakBytes)}; raw read ${m.rawReadRate.toFixed(0)} events/s, ` +
+          `rebuild ${m.rebuildRate.toFixed(0)} events/s (CLI peak ${mb(m.rebuildPeakBytes)}), slowest answer meanwhile ${ms(m.slowestDuringRebuildMs)}`,
       );
     return [
       row(`restart to first 200, ${label(small.events)} events`, small.restartMs, 'ms', 'aim 3,000 ms', 3000, {
@@ -129,6 +133,25 @@ export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
         aim: { absoluteMax: 100 },
       }),
       row(`API RSS serving, ${label(large.events)}`, large.rssBytes / 2 ** 20, 'MiB', 'aim 1 GiB', 1024, { aim: { absoluteMax: 1024 } }),
+      row(`API RSS peak, mixed load, ${label(large.events)}`, large.loadPeakBytes / 2 ** 20, 'MiB', 'aim 1 GiB', 1024, {
+        aim: { absoluteMax: 1024 },
+      }),
+      row(`projections:rebuild, ${label(large.events)}`, large.rebuildRate, 'events/s', 'raw read of the log', large.rawReadRate, {
+        aim: { min: 0.3 },
+      }),
+      row(`slowest answer during the rebuild, ${label(large.events)}`, large.slowestDuringRebuildMs, 'ms', 'aim 200 ms', 200, {
+        aim: { absoluteMax: 200 },
+      }),
+      row(
+        `projections:rebuild CLI peak RSS, ${label(large.events)}`,
+        large.rebuildPeakBytes / 2 ** 20,
+        'MiB',
+        'aim 500 MB',
+        500e6 / 2 ** 20,
+        {
+          aim: { absoluteMax: 500e6 / 2 ** 20 },
+        },
+      ),
       row(`projections:status, ${label(large.events)}`, large.statusMs, 'ms', 'aim 1 s', 1000, { aim: { absoluteMax: 1000 }, notes }),
     ];
   });
@@ -174,6 +197,7 @@ async function makeTemplate(dataDir: string, dealCount: number): Promise<Templat
       chargeId: (paid.data as { chargeId: string }).chargeId,
       hotDeal: hot.id,
       otherDeals: records.slice(1).map((r) => r.id),
+      prices: Object.fromEntries(records.map((r) => [r.id, r.current_price])),
       buyers,
       apiKey,
       price: hot.current_price,
@@ -398,7 +422,13 @@ const readPaths = (template: Template, i: number) => {
  * reading lists in turn, with buyers of their own (a user's purchases are charged one at a time).
  * The API's RSS is sampled every 100 ms: its peak, and the requests a second.
  */
-async function mixedLoad(origin: string, ca: string, template: Template, pid: number, seconds: number): Promise<{ peakBytes: number; rate: number }> {
+async function mixedLoad(
+  origin: string,
+  ca: string,
+  template: Template,
+  pid: number,
+  seconds: number,
+): Promise<{ peakBytes: number; rate: number }> {
   const CLIENTS = 16;
   let peakBytes = rssOf(pid);
   const sampler = setInterval(() => (peakBytes = Math.max(peakBytes, rssOf(pid))), 100);
@@ -408,7 +438,7 @@ async function mixedLoad(origin: string, ca: string, template: Template, pid: nu
     await Promise.all(
       Array.from({ length: CLIENTS }, async (_, client) => {
         for (let i = 0; performance.now() < until; i++) {
-          const buyer = template.buyers[(client + CLIENTS * i) % template.buyers.length];
+          const buyer = template.buyers[client + CLIENTS * (i % Math.floor(template.buyers.length / CLIENTS))];
           if (i % 2 === 0) {
             const deal = i % 4 === 0 ? template.hotDeal : template.otherDeals[(client * 7 + i) % template.otherDeals.length];
             const answer = await httpsPostJson(`${origin}/purchases?api_key=${template.apiKey}`, ca, {
@@ -416,9 +446,10 @@ async function mixedLoad(origin: string, ca: string, template: Template, pid: nu
               quantity: 1,
               user_id: buyer.userId,
               credit_card_id: buyer.cardId,
-              expected_price_per_unit: template.price,
+              expected_price_per_unit: template.prices[deal],
             });
-            if (answer.status !== 200) throw new Error(`a purchase under load answered ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`);
+            if (answer.status !== 200)
+              throw new Error(`a purchase under load answered ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`);
           } else {
             const answer = await httpsGet(`${origin}${readPaths(template, client + i)}`, ca);
             if (answer.status !== 200) throw new Error(`a read under load answered ${answer.status}`);
@@ -450,7 +481,7 @@ async function rebuildBeside(
   let read = 0;
   const started = performance.now();
   try {
-    for (let after: string | null = null; ; ) {
+    for (let after: string | null = null; ;) {
       const page: RecordedEvent[] = await store.readAll({ after, maxCount: 5000 });
       if (page.length === 0) break;
       read += page.length;

@@ -150,6 +150,54 @@ function snapshotSuite(name: string, backend: () => Backend) {
       expect(all.events).toBeGreaterThan(2 * SALES);
     });
 
+    it("answers a repeat on a closed hold as the fold does when another process's later snapshot lands during its own save", async () => {
+      // Snapshots every 10 events, on a stream of its own. P saved one at 9; the hold X is sold at 11;
+      // P's next one is due at 19, and while it saves, Q appends and saves one at 20 first (with X).
+      const deal = `race-${randomUUID()}`;
+      const stream = inventoryStream(deal);
+      const decider = { ...inventoryDecider, snapshot: { ...inventorySnapshots, every: 10 } };
+      const run = async (store: EventStore, command: InventoryCommand) => {
+        try {
+          return (await handleCommand(store, stream, decider, command, context(t0))).events.map((e) => e.type);
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          return `${error.constructor.name}: ${error.message}`;
+        }
+      };
+      const hold = (holdId: string): InventoryCommand => ({ type: 'HoldUnits', data: { dealId: deal, holdId, quantity: 1 } });
+      const sell: InventoryCommand = { type: 'SellHeldUnits', data: { dealId: deal, holdId: 'X' } };
+      // The other writes come from a process that keeps no snapshots.
+      const writer = start();
+      const unused = writer.snapshots!;
+      writer.snapshots = null;
+      await unused.close();
+      const q = start();
+      const p = start();
+      let during: (() => Promise<unknown>) | null = null;
+      const save = p.snapshots!.save.bind(p.snapshots);
+      jest.spyOn(p.snapshots!, 'save').mockImplementation(async (...args) => {
+        const meanwhile = during;
+        during = null;
+        await meanwhile?.();
+        return save(...args);
+      });
+      await run(writer, { type: 'StockUnits', data: { dealId: deal, total: 1000 } });
+      for (let i = 1; i <= 6; i++) await run(writer, hold(`w${i}`));
+      await run(q, hold('q1'));
+      await run(writer, hold('w8'));
+      await run(p, hold('p1'));
+      await run(writer, hold('X'));
+      expect(await run(writer, sell)).toEqual(['UnitsSold']);
+      for (let i = 12; i <= 19; i++) await run(writer, hold(`w${i}`));
+      during = async () => {
+        await run(writer, hold('w20'));
+        await run(q, hold('q2'));
+      };
+      expect(await run(p, sell)).toEqual([]);
+      expect(during).toBeNull();
+      expect(await run(start(), sell)).toEqual([]);
+    });
+
     it('ignores snapshots of another shape', async () => {
       const store = start();
       const reshaped = { ...inventoryDecider, snapshot: { ...inventorySnapshots, shape: 'inventory/next' } };

@@ -31,8 +31,8 @@ const geoJson = point(1.5).map(([lng, lat]) => ({ type: 'Point', coordinates: [l
 const fieldsArb = fc.record(
   {
     state: fc.constantFrom('in-flight', 'approved', 'landed', null),
-    categoryKey: fc.constantFrom('food', 'spa', 'Food', null, 7),
-    price: fc.oneof(fc.integer({ min: 0, max: 10 }), fc.constantFrom(null, '5', true)),
+    categoryKey: fc.constantFrom('food', 'spa', 'Food', null, 7, '7', '007'),
+    price: fc.oneof(fc.integer({ min: 0, max: 10 }), fc.constantFrom(null, '5', '05', '5.0', true)),
     startAt: fc.oneof(fc.integer({ min: 0, max: 20 }), fc.constant(null)),
     endAt: fc.integer({ min: 0, max: 20 }),
     soldOut: fc.boolean(),
@@ -80,6 +80,9 @@ const VALUES: unknown[] = [
   'a',
   'Spa day',
   '5',
+  '05',
+  '7',
+  '7e0',
   'd003',
   0,
   3,
@@ -94,7 +97,7 @@ const VALUES: unknown[] = [
 // Mostly values of each field's own type (so ranges and exclusions bite), sometimes any other.
 const OWN: Record<string, unknown[]> = {
   state: ['in-flight', 'approved', 'landed', 'b', 'j'],
-  categoryKey: ['food', 'spa', 'Food', 7],
+  categoryKey: ['food', 'spa', 'Food', 7, '7', '007'],
   price: [0, 2, 3, 5, 7, 10],
   startAt: [0, 4, 8, 12, 16, 20],
   endAt: [0, 4, 8, 12, 16, 20],

@@ -418,3 +418,48 @@ describe('embedded view store: collections loaded on first use', () => {
     }
   });
 });
+
+describe('embedded view store: collections on disk', () => {
+  const dir = tempDir('views-on-disk');
+  afterAll(() => dir.remove());
+  const pos = (n: number) => String(n).padStart(20, '0');
+  const open = (name: string) => new MingoViewStore(`${dir.path}/${name}`, {}, undefined, false, 'as-defined');
+
+  it('tells strings that read as numbers from each other and from numbers, in counts as in finds', async () => {
+    const views = open('numeric-text');
+    try {
+      await views.define('purchases', [{ keys: { userId: 1 } }]);
+      const ids = ['7', '007', '7.0', '7e0'];
+      await views
+        .writer('purchases')
+        .commit([...ids.map((userId, i) => ({ _id: `p${i}`, _pos: pos(i + 1), userId })), { _id: 'n', _pos: pos(9), userId: 7 }], pos(9));
+      for (const userId of [...ids, 7]) {
+        expect(await views.count('purchases', { userId })).toBe(1);
+        expect(await views.count('purchases', { userId: { $in: [userId] } })).toBe(1);
+        expect(await views.find('purchases', { userId })).toHaveLength(1);
+      }
+      expect(await views.count('purchases', { userId: { $gte: 7 } })).toBe(1);
+    } finally {
+      await views.close();
+    }
+  });
+
+  it('counts no document of a commit that failed', async () => {
+    const views = open('failed-commit');
+    try {
+      await views.define('purchases', [{ keys: { userId: 1 } }]);
+      expect(await views.count('purchases', {})).toBe(0);
+      // A document JSON cannot write stands for any failure inside the commit's transaction (a full disk).
+      const batch = [
+        { _id: 'a', _pos: pos(1), userId: 'u' },
+        { _id: 'b', _pos: pos(2), userId: 'u', amount: BigInt(1) },
+      ] as unknown as ViewDocument[];
+      for (let attempt = 0; attempt < 2; attempt++) await expect(views.writer('purchases').commit(batch, pos(2))).rejects.toThrow();
+      expect(await views.count('purchases', {})).toBe(0);
+      expect(await views.find('purchases', {})).toEqual([]);
+      expect((await views.status()).find((s) => s.collection === 'purchases')?.documents).toBe(0);
+    } finally {
+      await views.close();
+    }
+  });
+});

@@ -15,6 +15,8 @@ const DAY_MS = 86_400_000;
  * same data: every user has its email, and only those under way at the kill may have it twice.
  */
 describe('a SIGKILL in the middle of a batch delivery', () => {
+  // 2,000 users made one by one, two starts and a delivery: about 25 s on an idle machine.
+  jest.setTimeout(120_000);
   const dir = tempDir('batch-sigkill');
   let sink: SmtpSink;
   beforeAll(async () => (sink = await SmtpSink.start()));

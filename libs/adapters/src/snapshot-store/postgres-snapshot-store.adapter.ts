@@ -71,7 +71,8 @@ export class PostgresSnapshotStore extends SnapshotStore {
         await client.query(
           `INSERT INTO snapshot_entries (stream_id, shape, key, revision, value)
            SELECT $1, $2, k, $3, v FROM unnest($4::text[], $5::jsonb[]) AS x(k, v)
-           ON CONFLICT DO NOTHING`,
+           ON CONFLICT (stream_id, shape, key) DO UPDATE SET revision = EXCLUDED.revision
+           WHERE EXCLUDED.revision < snapshot_entries.revision`,
           [streamId, shape, snapshot.revision, entries.map(([key]) => key), entries.map(([, value]) => JSON.stringify(value))],
         );
       await client.query('COMMIT');
@@ -94,8 +95,11 @@ export class PostgresSnapshotStore extends SnapshotStore {
 
   async forget(streamId: string): Promise<void> {
     await this.schema();
-    await this.pool.query('DELETE FROM snapshots WHERE stream_id = $1', [streamId]);
-    await this.pool.query('DELETE FROM snapshot_entries WHERE stream_id = $1', [streamId]);
+    // One statement: a save committed meanwhile keeps or loses its snapshot and its entries together.
+    await this.pool.query(
+      'WITH snapshot AS (DELETE FROM snapshots WHERE stream_id = $1) DELETE FROM snapshot_entries WHERE stream_id = $1',
+      [streamId],
+    );
   }
 
   async close(): Promise<void> {

@@ -58,7 +58,12 @@ export class SqliteSnapshotStore extends SnapshotStore {
          ON CONFLICT (stream_id, shape) DO UPDATE SET revision = excluded.revision, event_id = excluded.event_id, state = excluded.state
          WHERE excluded.revision > snapshots.revision`,
       ),
-      entry: this.db.prepare('INSERT OR IGNORE INTO snapshot_entries (stream_id, shape, key, revision, value) VALUES (?, ?, ?, ?, ?)'),
+      // An entry saved again keeps the lowest revision it holds at: a process whose snapshot lost to a
+      // later one (another process's) looks its entries up at its own, earlier revision.
+      entry: this.db.prepare(
+        `INSERT INTO snapshot_entries (stream_id, shape, key, revision, value) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (stream_id, shape, key) DO UPDATE SET revision = excluded.revision WHERE excluded.revision < snapshot_entries.revision`,
+      ),
       forgetSnapshots: this.db.prepare('DELETE FROM snapshots WHERE stream_id = ?'),
       forgetEntries: this.db.prepare('DELETE FROM snapshot_entries WHERE stream_id = ?'),
     };

@@ -14,23 +14,25 @@ export interface StoredSnapshot {
  * its body. Only ever a cache of the fold: losing any of it costs a fold, never an answer.
  *
  * Promises: `save` writes a snapshot and its entries together or not at all, and never replaces a
- * later snapshot of the stream with an earlier one; an entry, once saved, keeps the revision it was
- * first saved at; `lookup` finds only entries saved at `atRevision` or before.
+ * later snapshot of the stream with an earlier one; its entries are saved even then, and an entry
+ * keeps the lowest revision it was saved at (a process whose snapshot lost to another's goes on
+ * from its own, earlier one); `lookup` finds only entries saved at `atRevision` or before; `forget`
+ * removes a stream's snapshots and entries together.
  */
 export abstract class SnapshotStore {
   /** The latest snapshot of the stream with this shape, or null. */
   abstract load(streamId: string, shape: string): Promise<StoredSnapshot | null>;
 
   /** Keeps `snapshot` (unless a later one is kept) and the entries, which hold at its revision. */
-  abstract save(streamId: string, shape: string, snapshot: StoredSnapshot, entries: ReadonlyArray<readonly [string, unknown]>): Promise<void>;
-
-  /** The entries among `keys` saved at `atRevision` or before. */
-  abstract lookup(
+  abstract save(
     streamId: string,
     shape: string,
-    keys: readonly string[],
-    atRevision: StreamRevision,
-  ): Promise<Array<[string, unknown]>>;
+    snapshot: StoredSnapshot,
+    entries: ReadonlyArray<readonly [string, unknown]>,
+  ): Promise<void>;
+
+  /** The entries among `keys` saved at `atRevision` or before. */
+  abstract lookup(streamId: string, shape: string, keys: readonly string[], atRevision: StreamRevision): Promise<Array<[string, unknown]>>;
 
   /** Forgets the stream's snapshots and entries (one that does not match the log). */
   abstract forget(streamId: string): Promise<void>;

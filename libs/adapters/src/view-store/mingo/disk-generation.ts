@@ -7,6 +7,13 @@ import { sortDocuments } from './sort-order';
 type Doc = Record<string, unknown>;
 type Key = readonly [kind: 's' | 'n' | 'b', value: string | number];
 
+/**
+ * The keys table's form, kept with its fields in `meta`: a file keyed in another form is keyed
+ * again when opened. 2: `value` has no type affinity (declared BLOB), so a string that reads as a
+ * number ('007') is kept as text and never equals the number 7 or the string '7'.
+ */
+const KEYS_TABLE_VERSION = 2;
+
 /** Parsed documents kept per generation, most recently used last. */
 const CACHED_DOCUMENTS = 2000;
 
@@ -142,13 +149,13 @@ export class DiskGeneration {
    * the file has none or was keyed for other fields.
    */
   private reindexIfFieldsChanged(): void {
-    const wanted = JSON.stringify([...this.fieldSet].sort());
+    const wanted = JSON.stringify({ keys: KEYS_TABLE_VERSION, fields: [...this.fieldSet].sort() });
     const keyed = this.db.prepare("SELECT value FROM meta WHERE key = 'keyed_fields'").pluck().get() as string | undefined;
     if (keyed === wanted) return;
     this.db.transaction(() => {
       this.db.exec('DROP TABLE IF EXISTS keys');
       this.db.exec(
-        'CREATE TABLE keys (field TEXT NOT NULL, kind TEXT NOT NULL, value ANY, id TEXT NOT NULL, PRIMARY KEY (field, kind, value, id)) WITHOUT ROWID',
+        'CREATE TABLE keys (field TEXT NOT NULL, kind TEXT NOT NULL, value BLOB, id TEXT NOT NULL, PRIMARY KEY (field, kind, value, id)) WITHOUT ROWID',
       );
       const add = this.db.prepare('INSERT OR IGNORE INTO keys (field, kind, value, id) VALUES (?, ?, ?, ?)');
       for (const body of this.db.prepare('SELECT body FROM docs').pluck().iterate() as IterableIterator<string>) {
@@ -253,6 +260,7 @@ export class DiskGeneration {
       if (!seen || doc._pos >= seen._pos) newest.set(doc._id, doc);
     }
     const written: ViewDocument[] = [];
+    let added = 0;
     this.db
       .transaction(() => {
         for (const doc of newest.values()) {
@@ -262,13 +270,14 @@ export class DiskGeneration {
           if (before) for (const [field, kind, value] of this.keysOf(before)) this.statements.dropKey.run(field, kind, value, doc._id);
           this.statements.upsert.run(doc._id, body);
           for (const [field, kind, value] of this.keysOf(doc)) this.statements.addKey.run(field, kind, value, doc._id);
-          if (!before && this.documents !== null) this.documents++;
+          if (!before) added++;
           written.push(parseFrozen(body));
         }
         if (this.checkpoint === null || checkpoint > this.checkpoint) this.statements.saveCheckpoint.run(checkpoint);
       })
       .immediate();
     if (this.checkpoint === null || checkpoint > this.checkpoint) this.checkpoint = checkpoint;
+    if (this.documents !== null) this.documents += added;
     for (const doc of written) this.remember(doc);
   }
 
