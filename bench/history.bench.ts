@@ -28,7 +28,7 @@ import { OPERATOR } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createServer } from 'node:net';
@@ -62,13 +62,17 @@ interface Template {
 
 export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
   const sizes = options.quick ? [200_000, 1_000_000] : [1_000_000, 5_000_000];
-  const deals = options.quick ? 2_000 : 50_000;
-  // HISTORY_BENCH_DIR keeps the folder (made there, left there) for profiling a long history by hand.
+  const deals = Number(process.env.HISTORY_DEALS ?? (options.quick ? 2_000 : 50_000));
+  // HISTORY_BENCH_DIR keeps the folder (made there, left there, its template in template.json) for
+  // profiling a long history by hand; HISTORY_DEALS sets the catalogue's size.
   const kept = process.env.HISTORY_BENCH_DIR;
   const inFolder = <T>(body: (dir: string) => Promise<T>) => (kept ? body(kept) : withTempDir('history', body));
   return inFolder(async (dir) => {
     const dataDir = join(dir, 'data');
-    const template = await makeTemplate(dataDir, deals);
+    // A kept folder keeps its template too, so a second run (or a profile by hand) goes on from its history.
+    const saved = join(dir, 'template.json');
+    const template: Template = existsSync(saved) ? JSON.parse(readFileSync(saved, 'utf8')) : await makeTemplate(dataDir, deals);
+    if (kept) writeFileSync(saved, JSON.stringify(template));
     const measured: Measured[] = [];
     const notes: string[] = [];
     const store = new SqliteEventStore(join(dataDir, 'events.sqlite'));

@@ -444,6 +444,57 @@ describe('embedded view store: collections on disk', () => {
     }
   });
 
+  it('pages sorted queries as the in-memory store does, whatever the sort values hold', async () => {
+    const memory = new MingoViewStore(`${dir.path}/paged-memory`);
+    const disk = open('paged-disk');
+    const values = [3, 1.5, -2, 'b', 'a', 'é', '10', true, false, null, undefined, ['x'], [2, 9], { at: 1 }, 0];
+    try {
+      const docs = Array.from({ length: 60 }, (_, i) => {
+        const doc: Record<string, unknown> = {
+          _id: `d${String(i).padStart(2, '0')}`,
+          _pos: pos(i + 1),
+          userId: i % 3 ? 'u' : 'v',
+          group: i % 2,
+        };
+        const at = values[(i * 7) % values.length];
+        if (at !== undefined) doc.createdAt = at;
+        doc.rank = i % 4;
+        return doc;
+      }) as ViewDocument[];
+      for (const views of [memory, disk]) {
+        await views.define('purchases', [{ keys: { userId: 1 } }, { keys: { group: 1 } }, { keys: { createdAt: 1 } }]);
+        await views.writer('purchases').commit(docs, pos(60));
+      }
+      // Scalars only (the page is decided in SQL), then with arrays and objects among them (mingo decides).
+      const filters = [
+        { userId: 'u', createdAt: { $in: [3, 1.5, -2, 'b', 'a', 'é', '10', true, false, 0] } },
+        { userId: 'u' },
+        { userId: 'v', group: 0 },
+      ];
+      const sorts = [
+        { createdAt: -1 as const, _id: 1 as const },
+        { createdAt: 1 as const },
+        { rank: 1 as const, createdAt: -1 as const },
+        { _id: -1 as const },
+      ];
+      for (const filter of filters)
+        for (const sort of sorts)
+          for (const [skip, limit] of [
+            [0, 5],
+            [3, 4],
+            [0, 100],
+            [38, 10],
+          ]) {
+            const ids = async (views: MingoViewStore) => (await views.find('purchases', filter, { sort, skip, limit })).map((d) => d._id);
+            expect(await ids(disk)).toEqual(await ids(memory));
+            expect(await disk.count('purchases', filter)).toBe(await memory.count('purchases', filter));
+          }
+    } finally {
+      await memory.close();
+      await disk.close();
+    }
+  });
+
   it('counts no document of a commit that failed', async () => {
     const views = open('failed-commit');
     try {

@@ -1,8 +1,9 @@
-import { FindOptions, freezeJson, LogPosition, ViewDocument, ViewFilter } from '@deals/kernel';
+import { FindOptions, freezeJson, LogPosition, SortSpec, ViewDocument, ViewFilter } from '@deals/kernel';
 import Database from 'better-sqlite3';
 import { leafValues, parsePath } from './field-path';
 import type { PreparedFilter } from './query-planner';
-import { sortDocuments } from './sort-order';
+import { orderScalars, sortDocuments } from './sort-order';
+import { documentsOnFile, saveDocumentCount } from './generation-files';
 
 type Doc = Record<string, unknown>;
 type Key = readonly [kind: 's' | 'n' | 'b', value: string | number];
@@ -26,10 +27,16 @@ const keyOf = (value: unknown): Key | null =>
         ? ['b', value ? 1 : 0]
         : null;
 
-/** A subquery selecting the ids of some documents, with its parameters. */
+/**
+ * A subquery selecting the ids of some documents, with its parameters; `has`, the same as a
+ * condition on a row of `docs` (looked up by its id); `point`, whether it names values (an
+ * equality, `$in`, ids), not a range.
+ */
 interface Selection {
   sql: string;
   params: unknown[];
+  has: string;
+  point: boolean;
 }
 
 /**
@@ -43,15 +50,21 @@ interface Selection {
 function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selections: Selection[]; exact: boolean } {
   const found: Selection[] = [];
   let exact = true;
-  const keys = (field: string, condition: string, values: unknown[]) =>
-    found.push({ sql: `SELECT id FROM keys WHERE field = ? AND ${condition}`, params: [field, ...values] });
+  const keys = (field: string, condition: string, values: unknown[], point = true) =>
+    found.push({
+      sql: `SELECT id FROM keys WHERE field = ? AND ${condition}`,
+      params: [field, ...values],
+      has: `EXISTS (SELECT 1 FROM keys WHERE field = ? AND ${condition} AND id = docs.id)`,
+      point,
+    });
   const translate = (field: string, condition: unknown): boolean => {
     if (field.startsWith('$')) return false;
     const ops = condition && typeof condition === 'object' && !Array.isArray(condition) ? Object.entries(condition as Doc) : null;
     if (field === '_id') {
       const ids = typeof condition === 'string' ? [condition] : ops?.length === 1 && ops[0][0] === '$in' ? ops[0][1] : null;
       if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return false;
-      found.push({ sql: `SELECT id FROM docs WHERE id IN (${ids.map(() => '?').join(',') || 'NULL'})`, params: ids });
+      const list = ids.map(() => '?').join(',') || 'NULL';
+      found.push({ sql: `SELECT id FROM docs WHERE id IN (${list})`, params: ids, has: `docs.id IN (${list})`, point: true });
       return true;
     }
     if (!fields.has(field)) return false;
@@ -68,7 +81,7 @@ function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selectio
     if (ops.length === 1 && ops[0][0] === '$in' && Array.isArray(ops[0][1])) {
       const values = (ops[0][1] as unknown[]).map(keyOf);
       if (values.some((k) => k === null)) return false;
-      if (values.length === 0) found.push({ sql: 'SELECT NULL WHERE 0', params: [] });
+      if (values.length === 0) found.push({ sql: 'SELECT NULL WHERE 0', params: [], has: '0', point: true });
       else
         keys(
           field,
@@ -79,7 +92,7 @@ function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selectio
     }
     const bounds: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
     if (ops.every(([op, v]) => op in bounds && typeof v === 'number' && Number.isFinite(v))) {
-      for (const [op, v] of ops) keys(field, `kind = 'n' AND value ${bounds[op]} ?`, [v]);
+      for (const [op, v] of ops) keys(field, `kind = 'n' AND value ${bounds[op]} ?`, [v], false);
       return true;
     }
     return false;
@@ -87,6 +100,9 @@ function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selectio
   for (const [field, condition] of Object.entries(filter)) if (!translate(field, condition)) exact = false;
   return { selections: found, exact };
 }
+
+/** A field name that a JSON path names as it is (`$.name`). */
+const SIMPLE_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** How many candidates a selection gives are counted, at most, to choose the narrowest. */
 const ESTIMATE_LIMIT = 2000;
@@ -113,9 +129,9 @@ export class DiskGeneration {
     addKey: Database.Statement;
     dropKey: Database.Statement;
     saveCheckpoint: Database.Statement;
-    count: Database.Statement;
+    saveDocuments: Database.Statement;
   };
-  private documents: number | null = null;
+  private documents: number;
 
   constructor(
     readonly collection: string,
@@ -139,9 +155,10 @@ export class DiskGeneration {
       saveCheckpoint: db.prepare(
         "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       ),
-      count: db.prepare('SELECT count(*) FROM docs').pluck(),
+      saveDocuments: saveDocumentCount(db),
     };
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
+    this.documents = documentsOnFile(db);
   }
 
   /**
@@ -198,15 +215,16 @@ export class DiskGeneration {
   }
 
   get size(): number {
-    this.documents ??= this.statements.count.get() as number;
     return this.documents;
   }
 
   find(query: PreparedFilter, options: FindOptions): ViewDocument[] {
-    const matched = this.matching(query);
     const sort = options.sort && Object.keys(options.sort).length > 0 ? options.sort : null;
     const skip = Math.max(0, options.skip ?? 0);
     const want = options.limit ? skip + options.limit : Infinity;
+    const page = sort && want < Infinity ? this.pageInSql(query.filter, sort, skip, want) : null;
+    if (page) return page;
+    const matched = this.matching(query);
     const ordered = sort ? sortDocuments(matched, sort, want) : matched;
     return ordered.slice(skip, want);
   }
@@ -214,21 +232,17 @@ export class DiskGeneration {
   count(query: PreparedFilter): number {
     const { selections: found, exact } = selections(query.filter, this.fieldSet);
     if (exact && found.length === 0) return this.size;
-    if (exact && found.length === 1)
+    const plan = exact ? this.plan(found) : null;
+    if (plan)
       return this.db
-        .prepare(`SELECT count(*) FROM docs WHERE id IN (${found[0].sql})`)
+        .prepare(`SELECT count(*) FROM docs WHERE ${plan.where}`)
         .pluck()
-        .get(...found[0].params) as number;
+        .get(...plan.params) as number;
     return this.matching(query).length;
   }
 
-  /**
-   * The documents the filter matches, in id order: the candidates of its narrowest selection (each
-   * counted up to {@link ESTIMATE_LIMIT} to choose), or every document when it has none, tested
-   * against the whole filter.
-   */
-  private matching(query: PreparedFilter): ViewDocument[] {
-    const { selections: found } = selections(query.filter, this.fieldSet);
+  /** The selection with the fewest candidates, each counted up to {@link ESTIMATE_LIMIT}; null when there is none. */
+  private narrowest(found: Selection[]): Selection | null {
     let narrowest: Selection | null = null;
     let fewest = Infinity;
     for (const selection of found) {
@@ -241,6 +255,66 @@ export class DiskGeneration {
               .get(...selection.params) as number);
       if (n < fewest) [narrowest, fewest] = [selection, n];
     }
+    return narrowest;
+  }
+
+  /**
+   * The narrowest of the selections, and the condition on `docs` that its candidates meet all of
+   * them; null when another selection is a range (tested row by row, a range is read whole for each).
+   */
+  private plan(found: Selection[]): { narrowest: Selection; where: string; params: unknown[] } | null {
+    const narrowest = this.narrowest(found);
+    if (!narrowest) return null;
+    const others = found.filter((s) => s !== narrowest);
+    if (others.some((s) => !s.point)) return null;
+    return {
+      narrowest,
+      where: [`docs.id IN (${narrowest.sql})`, ...others.map((s) => s.has)].join(' AND '),
+      params: [...narrowest.params, ...others.flatMap((s) => s.params)],
+    };
+  }
+
+  /**
+   * A page of a sorted query decided without parsing every match: when the selections say all the
+   * filter says and every sort field is a top-level field, SQLite selects the matches and reads
+   * their sort values out of the stored JSON; the same ordering as in memory (`orderScalars`) picks
+   * the page, and only its documents are parsed. Null (the caller reads every match) when a sort
+   * value is an array or an object, whose order only mingo decides.
+   */
+  private pageInSql(filter: ViewFilter, sort: SortSpec, skip: number, want: number): ViewDocument[] | null {
+    const fields = Object.keys(sort).filter((field) => field !== '_id');
+    if (!fields.every((field) => SIMPLE_FIELD.test(field))) return null;
+    const { selections: found, exact } = selections(filter, this.fieldSet);
+    if (!exact || found.length === 0) return null;
+    const plan = this.plan(found);
+    if (!plan) return null;
+    const columns = fields.map((field) => `json_type(body, '$.${field}'), json_extract(body, '$.${field}')`).join(', ');
+    const rows = this.db
+      .prepare(`SELECT id${columns ? `, ${columns}` : ''} FROM docs WHERE ${plan.where}`)
+      .raw()
+      .all(...plan.params) as unknown[][];
+    const keys: ViewDocument[] = [];
+    for (const row of rows) {
+      const doc: Doc = { _id: row[0] };
+      for (let f = 0; f < fields.length; f++) {
+        const type = row[1 + 2 * f] as string | null;
+        if (type === 'array' || type === 'object') return null;
+        if (type !== null) doc[fields[f]] = type === 'true' ? true : type === 'false' ? false : row[2 + 2 * f];
+      }
+      keys.push(doc as unknown as ViewDocument);
+    }
+    const ordered = orderScalars(keys, sort, want);
+    if (!ordered) return null;
+    return ordered.slice(skip, want).map((key) => this.get(key._id)!);
+  }
+
+  /**
+   * The documents the filter matches, in id order: the candidates of its narrowest selection, or
+   * every document when it has none, tested against the whole filter.
+   */
+  private matching(query: PreparedFilter): ViewDocument[] {
+    const { selections: found } = selections(query.filter, this.fieldSet);
+    const narrowest = this.narrowest(found);
     const rows = this.db
       .prepare(`SELECT id, body FROM docs${narrowest ? ` WHERE id IN (${narrowest.sql})` : ''} ORDER BY id`)
       .raw()
@@ -274,10 +348,11 @@ export class DiskGeneration {
           written.push(parseFrozen(body));
         }
         if (this.checkpoint === null || checkpoint > this.checkpoint) this.statements.saveCheckpoint.run(checkpoint);
+        this.statements.saveDocuments.run(this.documents + added);
       })
       .immediate();
     if (this.checkpoint === null || checkpoint > this.checkpoint) this.checkpoint = checkpoint;
-    if (this.documents !== null) this.documents += added;
+    this.documents += added;
     for (const doc of written) this.remember(doc);
   }
 

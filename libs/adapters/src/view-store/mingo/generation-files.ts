@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type Database from 'better-sqlite3';
 
 /**
  * Where the embedded view store keeps each collection: one SQLite file per generation
@@ -51,3 +52,17 @@ export class GenerationFiles {
     }
   }
 }
+
+/**
+ * How many documents a generation's file holds, as its saves keep it in `meta` (`documents`), so
+ * that a status need not count a table that grows with the history; counted in a file written
+ * before they kept it.
+ */
+export function documentsOnFile(db: Database.Database): number {
+  const kept = db.prepare("SELECT value FROM meta WHERE key = 'documents'").pluck().get() as string | undefined;
+  return kept === undefined ? (db.prepare('SELECT count(*) FROM docs').pluck().get() as number) : Number(kept);
+}
+
+/** The statement that keeps a file's count of documents (see {@link documentsOnFile}). */
+export const saveDocumentCount = (db: Database.Database): Database.Statement =>
+  db.prepare("INSERT INTO meta (key, value) VALUES ('documents', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");

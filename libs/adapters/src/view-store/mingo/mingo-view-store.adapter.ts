@@ -15,7 +15,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
 import { viewCheckpointer, WalCheckpointer } from '../../sqlite/wal-checkpointer';
 import { CollectionIndex } from './collection-index';
-import { GenerationFiles } from './generation-files';
+import { documentsOnFile, GenerationFiles, saveDocumentCount } from './generation-files';
 import { CompiledFilter, compileFilter } from './predicate-compiler';
 import { count, find, PreparedFilter } from './query-planner';
 import { DiskGeneration } from './disk-generation';
@@ -62,6 +62,7 @@ class MemoryGeneration {
   saveFailing: { since: number; error: string } | null = null;
   private readonly upsert: Database.Statement;
   private readonly saveCheckpoint: Database.Statement;
+  private readonly saveDocuments: Database.Statement;
 
   /** Ends the checkpointer's watch of this file (set while it checkpoints the file). */
   private unwatch: (() => void) | null = null;
@@ -83,6 +84,7 @@ class MemoryGeneration {
     this.saveCheckpoint = db.prepare(
       "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
+    this.saveDocuments = saveDocumentCount(db);
     if (load === 'now') this.put((db.prepare('SELECT body FROM docs').pluck().all() as string[]).map(parseFrozen));
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
     this.savedCheckpoint = this.checkpoint;
@@ -154,6 +156,8 @@ class MemoryGeneration {
       .transaction(() => {
         for (const [id, doc] of this.unsaved) this.upsert.run(id, JSON.stringify(doc));
         if (checkpoint !== null) this.saveCheckpoint.run(checkpoint);
+        // Memory holds every document of the file (loaded whole before any save), so its count is the file's.
+        this.saveDocuments.run(this.docs.size);
       })
       .immediate();
     this.unsaved.clear();
@@ -379,7 +383,7 @@ export class MingoViewStore extends ViewStore {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
       const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
-      const documents = tables.has('docs') ? (db.prepare('SELECT count(*) FROM docs').pluck().get() as number) : 0;
+      const documents = tables.has('docs') && tables.has('meta') ? documentsOnFile(db) : 0;
       const checkpoint = tables.has('meta')
         ? ((db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null)
         : null;

@@ -1,4 +1,4 @@
-import { AlreadyCharging, Decider, DomainCommand, DomainEvent } from '@deals/kernel';
+import { AlreadyCharging, DomainCommand, DomainEvent, SnapshotCodec, SnapshottedDecider } from '@deals/kernel';
 
 export type ChargeBegun = DomainEvent<'ChargeBegun', { userId: string; purchaseId: string; at: string }>;
 export type ChargeEnded = DomainEvent<'ChargeEnded', { userId: string; purchaseId: string }>;
@@ -14,20 +14,36 @@ export const CHARGE_LOCK_MS = 2 * 60 * 1000;
  */
 export const chargeLockStream = (userId: string) => `usercharge-${userId}`;
 
-export const chargeLockDecider: Decider<{ purchaseId: string | null; since: number }, BeginCharge | EndCharge, ChargeBegun | ChargeEnded> =
-  {
-    initialState: () => ({ purchaseId: null, since: 0 }),
-    decide(command, lock, now) {
-      const { userId, purchaseId } = command.data;
-      if (command.type === 'EndCharge')
-        return lock.purchaseId === purchaseId ? [{ type: 'ChargeEnded', data: { userId, purchaseId } }] : [];
-      if (lock.purchaseId !== null && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS) {
-        throw new AlreadyCharging('an earlier purchase of this user is still being charged');
-      }
-      return [{ type: 'ChargeBegun', data: { userId, purchaseId, at: now.toISOString() } }];
-    },
-    evolve: (_lock, event) =>
-      event.type === 'ChargeBegun'
-        ? { purchaseId: event.data.purchaseId, since: Date.parse(event.data.at) }
-        : { purchaseId: null, since: 0 },
-  };
+export interface ChargeLock {
+  purchaseId: string | null;
+  since: number;
+}
+
+/**
+ * A user's lock stream grows by two events a purchase, for as long as the user buys; its state is
+ * the last charge, so a snapshot is a few bytes and a restart reads at most `every` of its events.
+ */
+export const chargeLockSnapshots: SnapshotCodec<ChargeLock> = {
+  shape: 'usercharge/1',
+  every: 200,
+  toJson: (lock) => ({ purchaseId: lock.purchaseId, since: lock.since }),
+  fromJson: (json) => {
+    const { purchaseId, since } = json as ChargeLock;
+    return { purchaseId, since };
+  },
+};
+
+export const chargeLockDecider: SnapshottedDecider<ChargeLock, BeginCharge | EndCharge, ChargeBegun | ChargeEnded> = {
+  snapshot: chargeLockSnapshots,
+  initialState: () => ({ purchaseId: null, since: 0 }),
+  decide(command, lock, now) {
+    const { userId, purchaseId } = command.data;
+    if (command.type === 'EndCharge') return lock.purchaseId === purchaseId ? [{ type: 'ChargeEnded', data: { userId, purchaseId } }] : [];
+    if (lock.purchaseId !== null && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS) {
+      throw new AlreadyCharging('an earlier purchase of this user is still being charged');
+    }
+    return [{ type: 'ChargeBegun', data: { userId, purchaseId, at: now.toISOString() } }];
+  },
+  evolve: (_lock, event) =>
+    event.type === 'ChargeBegun' ? { purchaseId: event.data.purchaseId, since: Date.parse(event.data.at) } : { purchaseId: null, since: 0 },
+};
