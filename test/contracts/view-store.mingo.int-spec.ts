@@ -1,4 +1,4 @@
-import { defineProjection, rebuildProjections, ViewDocument } from '@deals/kernel';
+import { defineProjection, rebuildProjections, SortSpec, ViewDocument } from '@deals/kernel';
 import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -460,7 +460,7 @@ describe('embedded view store: collections on disk', () => {
         if (at !== undefined) doc.createdAt = at;
         doc.rank = i % 4;
         return doc;
-      }) as ViewDocument[];
+      }) as unknown as ViewDocument[];
       for (const views of [memory, disk]) {
         await views.define('purchases', [{ keys: { userId: 1 } }, { keys: { group: 1 } }, { keys: { createdAt: 1 } }]);
         await views.writer('purchases').commit(docs, pos(60));
@@ -471,12 +471,7 @@ describe('embedded view store: collections on disk', () => {
         { userId: 'u' },
         { userId: 'v', group: 0 },
       ];
-      const sorts = [
-        { createdAt: -1 as const, _id: 1 as const },
-        { createdAt: 1 as const },
-        { rank: 1 as const, createdAt: -1 as const },
-        { _id: -1 as const },
-      ];
+      const sorts: SortSpec[] = [{ createdAt: -1, _id: 1 }, { createdAt: 1 }, { rank: 1, createdAt: -1 }, { _id: -1 }];
       for (const filter of filters)
         for (const sort of sorts)
           for (const [skip, limit] of [

@@ -1,5 +1,6 @@
 import { FindOptions, freezeJson, LogPosition, SortSpec, ViewDocument, ViewFilter } from '@deals/kernel';
 import Database from 'better-sqlite3';
+import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { leafValues, parsePath } from './field-path';
 import type { PreparedFilter } from './query-planner';
 import { orderScalars, sortDocuments } from './sort-order';
@@ -101,6 +102,9 @@ function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selectio
   return { selections: found, exact };
 }
 
+/** The page cache of a rebuild's generation, in KiB (SQLite's default is 2 MB). */
+const BULK_CACHE_KIB = 32 * 1024;
+
 /** A field name that a JSON path names as it is (`$.name`). */
 const SIMPLE_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -138,7 +142,16 @@ export class DiskGeneration {
     readonly name: string,
     private readonly db: Database.Database,
     fields: readonly string[],
+    private bulk = false,
   ) {
+    if (bulk) {
+      // A rebuild's generation, read by no one until it is activated (and dropped if the rebuild
+      // fails): written without a journal or syncs, with a larger page cache, and made durable
+      // once, by `save`, before its activation.
+      db.pragma('journal_mode = OFF');
+      db.pragma('synchronous = OFF');
+      db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
+    }
     this.paths = [...new Set(fields)].flatMap((field) => {
       const parts = parsePath(field);
       return parts ? [[field, parts] as [string, string[]]] : [];
@@ -356,8 +369,23 @@ export class DiskGeneration {
     for (const doc of written) this.remember(doc);
   }
 
-  /** Commits write through: nothing waits to be saved. */
-  save(): void {}
+  /**
+   * Commits write through: nothing waits to be saved. A rebuild's generation is made durable here
+   * (WAL and `synchronous=NORMAL` from now on, its file synced), before it is activated.
+   */
+  save(): void {
+    if (!this.bulk) return;
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('cache_size = -2000');
+    const fd = openSync(this.db.name, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    this.bulk = false;
+  }
 
   close(): void {
     this.cache.clear();

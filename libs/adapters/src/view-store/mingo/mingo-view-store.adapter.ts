@@ -349,7 +349,7 @@ export class MingoViewStore extends ViewStore {
 
   async beginRebuild(collection: string): Promise<RebuildTarget> {
     // The CLI writes every rebuilt generation straight to its file, whatever the collection's residence: it reads none of them.
-    const generation = this.open(collection, GenerationFiles.fresh(), 'now', this.openOnFirstUse ? 'disk' : undefined);
+    const generation = this.open(collection, GenerationFiles.fresh(), 'now', this.openOnFirstUse ? 'disk' : undefined, true);
     return {
       ...this.writerFor(generation),
       activate: async () => {
@@ -422,13 +422,14 @@ export class MingoViewStore extends ViewStore {
     await this.checkpointer.settled();
   }
 
-  private open(collection: string, name: string, load: 'now' | 'later' = 'now', residence?: 'disk'): Generation {
+  /** `rebuild`: the generation a rebuild fills (written in bulk when on disk: see DiskGeneration). */
+  private open(collection: string, name: string, load: 'now' | 'later' = 'now', residence?: 'disk', rebuild = false): Generation {
     const firstKeys = (this.indexes.get(collection) ?? []).map((spec) => Object.entries(spec.keys)[0]);
     const fields = firstKeys.filter(([, kind]) => kind !== '2dsphere').map(([field]) => field);
     const geoFields = firstKeys.filter(([, kind]) => kind === '2dsphere').map(([field]) => field);
     const db = openDurableDatabase(this.files.file(collection, name), 'normal');
     if (residence === 'disk' || (this.residence === 'as-defined' && !this.inMemory.has(collection)))
-      return new DiskGeneration(collection, name, db, fields);
+      return new DiskGeneration(collection, name, db, fields, rebuild);
     return new MemoryGeneration(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays, this.checkpointer, load);
   }
 
