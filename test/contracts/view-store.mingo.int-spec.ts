@@ -490,6 +490,27 @@ describe('embedded view store: collections on disk', () => {
     }
   });
 
+  it('keys a file written while its collection lived in memory (an older release) when it opens it on disk', async () => {
+    const path = `${dir.path}/from-memory`;
+    const before = new MingoViewStore(path);
+    await before.define('purchases', [{ keys: { userId: 1 } }]);
+    const docs = Array.from({ length: 2500 }, (_, i) => ({ _id: `p${i}`, _pos: pos(i + 1), userId: `u${i % 10}` }));
+    await before.writer('purchases').commit(docs, pos(2500));
+    await before.close();
+    const views = new MingoViewStore(path, {}, undefined, false, 'as-defined');
+    try {
+      await views.define('purchases', [{ keys: { userId: 1 } }]);
+      expect(await views.count('purchases', { userId: 'u3' })).toBe(250);
+      expect((await views.find('purchases', { userId: 'u3' }, { sort: { _id: 1 }, limit: 2 })).map((d) => d._id)).toEqual([
+        'p1003',
+        'p1013',
+      ]);
+      expect(await views.writer('purchases').checkpoint()).toBe(pos(2500));
+    } finally {
+      await views.close();
+    }
+  });
+
   it('counts no document of a commit that failed', async () => {
     const views = open('failed-commit');
     try {

@@ -146,8 +146,8 @@ export class DiskGeneration {
   ) {
     if (bulk) {
       // A rebuild's generation, read by no one until it is activated (and dropped if the rebuild
-      // fails): written without a journal or syncs, with a larger page cache, and made durable
-      // once, by `save`, before its activation.
+      // fails): written without a journal or syncs, with a larger page cache, its keys table made
+      // once, and made durable once, by `save`, before its activation.
       db.pragma('journal_mode = OFF');
       db.pragma('synchronous = OFF');
       db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
@@ -179,23 +179,40 @@ export class DiskGeneration {
    * the file has none or was keyed for other fields.
    */
   private reindexIfFieldsChanged(): void {
-    const wanted = JSON.stringify({ keys: KEYS_TABLE_VERSION, fields: [...this.fieldSet].sort() });
     const keyed = this.db.prepare("SELECT value FROM meta WHERE key = 'keyed_fields'").pluck().get() as string | undefined;
-    if (keyed === wanted) return;
-    this.db.transaction(() => {
-      this.db.exec('DROP TABLE IF EXISTS keys');
-      this.db.exec(
-        'CREATE TABLE keys (field TEXT NOT NULL, kind TEXT NOT NULL, value BLOB, id TEXT NOT NULL, PRIMARY KEY (field, kind, value, id)) WITHOUT ROWID',
-      );
-      const add = this.db.prepare('INSERT OR IGNORE INTO keys (field, kind, value, id) VALUES (?, ?, ?, ?)');
-      for (const body of this.db.prepare('SELECT body FROM docs').pluck().iterate() as IterableIterator<string>) {
-        const doc = JSON.parse(body) as ViewDocument;
-        for (const [field, kind, value] of this.keysOf(doc)) add.run(field, kind, value, doc._id);
-      }
-      this.db
-        .prepare("INSERT INTO meta (key, value) VALUES ('keyed_fields', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-        .run(wanted);
-    })();
+    if (keyed !== this.keyedFields()) this.db.transaction(() => this.rekey())();
+  }
+
+  private keyedFields(): string {
+    return JSON.stringify({ keys: KEYS_TABLE_VERSION, fields: [...this.fieldSet].sort() });
+  }
+
+  /**
+   * The keys table made anew from the documents: their keys gathered in a temporary table as they
+   * come, then written in the table's order (a B-tree filled from one end, not at random places).
+   */
+  private rekey(): void {
+    this.db.exec('DROP TABLE IF EXISTS keys');
+    this.db.exec('DROP TABLE IF EXISTS temp.keys_gathered');
+    this.db.exec('CREATE TEMP TABLE keys_gathered (field TEXT, kind TEXT, value BLOB, id TEXT)');
+    const add = this.db.prepare('INSERT INTO temp.keys_gathered (field, kind, value, id) VALUES (?, ?, ?, ?)');
+    // Read a page at a time: a connection runs no statement while another's rows are being read.
+    const page = this.db.prepare('SELECT id, body FROM docs WHERE id > ? ORDER BY id LIMIT 1000').raw();
+    for (let after = ''; ;) {
+      const rows = page.all(after) as Array<[string, string]>;
+      if (rows.length === 0) break;
+      for (const [id, body] of rows)
+        for (const [field, kind, value] of this.keysOf(JSON.parse(body) as ViewDocument)) add.run(field, kind, value, id);
+      after = rows[rows.length - 1][0];
+    }
+    this.db.exec(
+      'CREATE TABLE keys (field TEXT NOT NULL, kind TEXT NOT NULL, value BLOB, id TEXT NOT NULL, PRIMARY KEY (field, kind, value, id)) WITHOUT ROWID',
+    );
+    this.db.exec('INSERT OR IGNORE INTO keys SELECT field, kind, value, id FROM temp.keys_gathered ORDER BY field, kind, value, id');
+    this.db.exec('DROP TABLE temp.keys_gathered');
+    this.db
+      .prepare("INSERT INTO meta (key, value) VALUES ('keyed_fields', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+      .run(this.keyedFields());
   }
 
   private keysOf(doc: ViewDocument): Array<[string, Key[0], Key[1]]> {
@@ -354,9 +371,10 @@ export class DiskGeneration {
           const before = this.get(doc._id);
           if (before && before._pos >= doc._pos) continue;
           const body = JSON.stringify(doc);
-          if (before) for (const [field, kind, value] of this.keysOf(before)) this.statements.dropKey.run(field, kind, value, doc._id);
+          if (before && !this.bulk)
+            for (const [field, kind, value] of this.keysOf(before)) this.statements.dropKey.run(field, kind, value, doc._id);
           this.statements.upsert.run(doc._id, body);
-          for (const [field, kind, value] of this.keysOf(doc)) this.statements.addKey.run(field, kind, value, doc._id);
+          if (!this.bulk) for (const [field, kind, value] of this.keysOf(doc)) this.statements.addKey.run(field, kind, value, doc._id);
           if (!before) added++;
           written.push(parseFrozen(body));
         }
@@ -370,11 +388,13 @@ export class DiskGeneration {
   }
 
   /**
-   * Commits write through: nothing waits to be saved. A rebuild's generation is made durable here
-   * (WAL and `synchronous=NORMAL` from now on, its file synced), before it is activated.
+   * Commits write through: nothing waits to be saved. A rebuild's generation gets its keys table
+   * and is made durable here (WAL and `synchronous=NORMAL` from now on, its file synced), before
+   * it is activated.
    */
   save(): void {
     if (!this.bulk) return;
+    this.db.transaction(() => this.rekey())();
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('cache_size = -2000');
