@@ -10,9 +10,9 @@
  * spread over the other deals, so the events are shaped exactly as the service writes them.
  *
  * The views follow the history as a running service's would: every 250,000 events the API is
- * started on the folder until its views have caught up (/health/ready), makes one hot purchase (the
- * hot deal's inventory is folded and snapshotted, as a running service's is as it sells), and is
- * stopped (not measured here). At each size (1M and 5M events; 200k and 1M with --quick) it is then started again as a
+ * started on the folder until its views have caught up (/health/ready), each buyer makes one hot
+ * purchase (the hot deal's inventory and each user's charge lock are folded and snapshotted, as a
+ * running service's are as it sells), and it is stopped (not measured here). At each size (1M and 5M events; 200k and 1M with --quick) it is then started again as a
  * process of its own and measured: the time from spawning it to its first 200 (`GET /health`), the first
  * `POST /purchases` on the hot deal after that (and the second), its resident memory once serving,
  * and `projections:status` (time and peak memory of the CLI process). The aims are the issue's
@@ -343,7 +343,14 @@ async function catchUp(dataDir: string, template: Template): Promise<number> {
     for (;;) {
       if (ended(child)) throw new Error(`the API exited (${child.exitCode ?? child.signalCode}) while its views caught up`);
       if ((await httpsGet(`${origin}/health/ready`, caOf(dataDir))).status === 200) {
-        await hotPurchase(origin, caOf(dataDir), template, template.buyers[3]);
+        // Every buyer buys once, 16 at a time, as a selling service's users do: the hot deal's and
+        // each user's streams are folded and snapshotted as theirs are.
+        let next = 0;
+        const buyer = async () => {
+          for (let i = next++; i < template.buyers.length; i = next++)
+            await hotPurchase(origin, caOf(dataDir), template, template.buyers[i]);
+        };
+        await Promise.all(Array.from({ length: 16 }, buyer));
         return performance.now() - started;
       }
       await new Promise((r) => setTimeout(r, 200));

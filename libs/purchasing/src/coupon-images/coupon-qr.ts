@@ -1,5 +1,5 @@
 import { workerModulePath } from '@deals/kernel';
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { QrDrawn, QrDraws } from './coupon-qr.worker';
@@ -16,7 +16,7 @@ const CAPACITY = 10_000;
  * times a post to a busy one; the purchases that one processor answer lets go ask together.
  */
 @Injectable()
-export class CouponQr implements OnModuleDestroy {
+export class CouponQr implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly images = new Map<string, Buffer>();
   private readonly drawing = new Map<string, Promise<Buffer>>();
   private worker: Worker | null = null;
@@ -44,6 +44,14 @@ export class CouponQr implements OnModuleDestroy {
 
   async base64(code: string): Promise<string> {
     return (await this.png(code)).toString('base64');
+  }
+
+  /**
+   * The thread is started with the application, not by the first purchase: loading its modules
+   * takes a few hundred milliseconds, which that purchase's answer would wait for.
+   */
+  onApplicationBootstrap(): void {
+    this.worker ??= this.start();
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
@@ -36,9 +37,10 @@ export class GenerationFiles {
     renameSync(temporary, pointer);
   }
 
-  remove(collection: string, generation: string): void {
+  /** Removes a generation's files; off the event loop (a large file's unlink takes a second). */
+  async remove(collection: string, generation: string): Promise<void> {
     const base = this.file(collection, generation);
-    for (const suffix of ['', '-wal', '-shm']) rmSync(`${base}${suffix}`, { force: true });
+    await Promise.all(['', '-wal', '-shm'].map((suffix) => rm(`${base}${suffix}`, { force: true })));
   }
 
   /** Removes generations older than the active one (newer ones may be a rebuild in progress). */
@@ -48,7 +50,8 @@ export class GenerationFiles {
     for (const name of readdirSync(this.dir)) {
       if (!name.startsWith(prefix) || !name.endsWith('.sqlite')) continue;
       const generation = name.slice(prefix.length, -'.sqlite'.length);
-      if (generation < active) this.remove(collection, generation);
+      // What cannot be removed now is removed at a later start.
+      if (generation < active) this.remove(collection, generation).catch(() => undefined);
     }
   }
 }

@@ -488,7 +488,7 @@ export class MingoViewStore extends ViewStore {
    */
   private async removeWhenReleased(collection: string, generation: string): Promise<void> {
     await this.checkpointer.settled();
-    this.files.remove(collection, generation);
+    await this.files.remove(collection, generation);
   }
 
   /**
