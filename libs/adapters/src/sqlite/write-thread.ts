@@ -93,6 +93,11 @@ export class SqliteWriteThread {
     });
   }
 
+  /** Starts the thread now, not at the first write (which would wait the few hundred milliseconds its start takes). */
+  prestart(): void {
+    if (!this.worker && !this.closing && !this.dying) this.start();
+  }
+
   /** Writes what is queued, then stops the worker. */
   close(): Promise<void> {
     this.closing ??= (async () => {

@@ -145,6 +145,9 @@ export abstract class EventStore {
   /** Cheap liveness probe for /health. */
   abstract ping(): Promise<void>;
 
+  /** Starts what the first append would start (the embedded log's write thread): the API calls it once it serves. */
+  warmUp(): void {}
+
   abstract close(): Promise<void>;
 
   private observer: StoreObserver | null = null;

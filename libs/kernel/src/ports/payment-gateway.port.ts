@@ -74,6 +74,9 @@ export abstract class PaymentGateway {
 
   abstract tokenize(card: CardDetails): Promise<TokenizedCard>;
 
+  /** Starts what the first charge would start (the simulated processor's write thread): the API calls it once it serves. */
+  warmUp(): void {}
+
   abstract charge(request: ChargeRequest): Promise<ChargeOutcome>;
 
   abstract refund(request: RefundRequest): Promise<RefundOutcome>;

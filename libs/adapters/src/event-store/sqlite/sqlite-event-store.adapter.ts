@@ -319,6 +319,10 @@ export class SqliteEventStore extends EventStore {
     return head === null ? null : sqlitePosition(head);
   }
 
+  override warmUp(): void {
+    this.writer.prestart();
+  }
+
   async ping(): Promise<void> {
     this.statements.head.get();
   }

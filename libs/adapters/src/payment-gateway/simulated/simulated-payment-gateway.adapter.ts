@@ -79,6 +79,10 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     });
   }
 
+  override warmUp(): void {
+    this.writer.prestart();
+  }
+
   async tokenize(card: CardDetails): Promise<TokenizedCard> {
     const number = typeof card.number === 'string' ? card.number.replace(/[\s-]+/g, '') : '';
     if (!/^\d{16}$/.test(number) || !passesLuhn(number)) throw new CardRejected('the number is not a valid 16-digit card number');
