@@ -511,6 +511,71 @@ describe('embedded view store: collections on disk', () => {
     }
   });
 
+  it('pages a sort on strings holding lone surrogates as the in-memory store does', async () => {
+    const memory = new MingoViewStore(`${dir.path}/surrogates-memory`);
+    const disk = open('surrogates-disk');
+    try {
+      const docs = [
+        { _id: 'a', _pos: pos(1), userId: 'u', name: '\ud800' },
+        { _id: 'b', _pos: pos(2), userId: 'u', name: '\ue000' },
+        { _id: 'c', _pos: pos(3), userId: 'u', name: '\ufffd' },
+      ];
+      for (const views of [memory, disk]) {
+        await views.define('purchases', [{ keys: { userId: 1 } }]);
+        await views.writer('purchases').commit(docs, pos(3));
+      }
+      const page = async (views: MingoViewStore) =>
+        (await views.find('purchases', { userId: 'u' }, { sort: { name: 1 }, limit: 10 })).map((d) => d._id);
+      expect(await page(disk)).toEqual(await page(memory));
+    } finally {
+      await memory.close();
+      await disk.close();
+    }
+  });
+
+  it("keys every document of a rebuilt generation, one whose id is '' too", async () => {
+    const views = open('rebuilt-empty-id');
+    try {
+      await views.define('purchases', [{ keys: { userId: 1 } }]);
+      const target = await views.beginRebuild('purchases');
+      await target.commit(
+        [
+          { _id: '', _pos: pos(1), userId: 'u' },
+          { _id: 'a', _pos: pos(2), userId: 'u' },
+        ],
+        pos(2),
+      );
+      await target.activate();
+      expect(await views.count('purchases', { userId: 'u' })).toBe(2);
+      expect((await views.find('purchases', { userId: 'u' }, { sort: { _id: 1 }, limit: 5 })).map((d) => d._id)).toEqual(['', 'a']);
+    } finally {
+      await views.close();
+    }
+  });
+
+  it('answers an $in of thousands of values of several kinds', async () => {
+    const views = open('large-in');
+    try {
+      await views.define('purchases', [{ keys: { userId: 1 } }]);
+      await views.writer('purchases').commit(
+        [
+          { _id: 'a', _pos: pos(1), userId: 'u1' },
+          { _id: 'b', _pos: pos(2), userId: 7 },
+          { _id: 'c', _pos: pos(3), userId: 'u2000' },
+        ],
+        pos(3),
+      );
+      const values: unknown[] = [...Array.from({ length: 1500 }, (_, i) => `u${i}`), 7, true];
+      expect(await views.count('purchases', { userId: { $in: values } })).toBe(2);
+      expect((await views.find('purchases', { userId: { $in: values } }, { sort: { _id: 1 }, limit: 5 })).map((d) => d._id)).toEqual([
+        'a',
+        'b',
+      ]);
+    } finally {
+      await views.close();
+    }
+  });
+
   it('counts no document of a commit that failed', async () => {
     const views = open('failed-commit');
     try {

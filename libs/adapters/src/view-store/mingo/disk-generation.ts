@@ -81,14 +81,19 @@ function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selectio
     }
     if (ops.length === 1 && ops[0][0] === '$in' && Array.isArray(ops[0][1])) {
       const values = (ops[0][1] as unknown[]).map(keyOf);
-      if (values.some((k) => k === null)) return false;
+      if (values.some((k) => k === null) || values.length > IN_LIMIT) return false;
       if (values.length === 0) found.push({ sql: 'SELECT NULL WHERE 0', params: [], has: '0', point: true });
-      else
+      else {
+        // One condition per kind (an OR per value passes SQLite's expression depth at 1,000).
+        const byKind = new Map<Key[0], unknown[]>();
+        for (const [kind, value] of values as Key[]) byKind.set(kind, [...(byKind.get(kind) ?? []), value]);
+        const kinds = [...byKind];
         keys(
           field,
-          `(${values.map(() => '(kind = ? AND value = ?)').join(' OR ')})`,
-          values.flatMap((k) => [...k!]),
+          `(${kinds.map(([, list]) => `(kind = ? AND value IN (${list.map(() => '?').join(',')}))`).join(' OR ')})`,
+          kinds.flatMap(([kind, list]) => [kind, ...list]),
         );
+      }
       return true;
     }
     const bounds: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
@@ -104,6 +109,9 @@ function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selectio
 
 /** The page cache of a rebuild's generation, in KiB (SQLite's default is 2 MB). */
 const BULK_CACHE_KIB = 32 * 1024;
+
+/** The most values of an `$in` looked up in the keys table (SQLite binds at most 32,766 parameters). */
+const IN_LIMIT = 10_000;
 
 /** A field name that a JSON path names as it is (`$.name`). */
 const SIMPLE_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -197,11 +205,11 @@ export class DiskGeneration {
     this.db.exec('CREATE TEMP TABLE keys_gathered (field TEXT, kind TEXT, value BLOB, id TEXT)');
     const add = this.db.prepare('INSERT INTO temp.keys_gathered (field, kind, value, id) VALUES (?, ?, ?, ?)');
     // Read a page at a time: a connection runs no statement while another's rows are being read.
-    const page = this.db.prepare('SELECT id, body FROM docs WHERE id > ? ORDER BY id LIMIT 1000').raw();
-    for (let after = ''; ;) {
-      const rows = page.all(after) as Array<[string, string]>;
+    const page = this.db.prepare('SELECT rowid, id, body FROM docs WHERE rowid > ? ORDER BY rowid LIMIT 1000').raw();
+    for (let after = Number.MIN_SAFE_INTEGER; ;) {
+      const rows = page.all(after) as Array<[number, string, string]>;
       if (rows.length === 0) break;
-      for (const [id, body] of rows)
+      for (const [, id, body] of rows)
         for (const [field, kind, value] of this.keysOf(JSON.parse(body) as ViewDocument)) add.run(field, kind, value, id);
       after = rows[rows.length - 1][0];
     }
@@ -329,7 +337,10 @@ export class DiskGeneration {
       for (let f = 0; f < fields.length; f++) {
         const type = row[1 + 2 * f] as string | null;
         if (type === 'array' || type === 'object') return null;
-        if (type !== null) doc[fields[f]] = type === 'true' ? true : type === 'false' ? false : row[2 + 2 * f];
+        const value = type === 'true' ? true : type === 'false' ? false : row[2 + 2 * f];
+        // A lone surrogate comes back from SQLite's UTF-8 as U+FFFD: such a string is compared as parsed.
+        if (typeof value === 'string' && value.includes('\ufffd')) return null;
+        if (type !== null) doc[fields[f]] = value;
       }
       keys.push(doc as unknown as ViewDocument);
     }

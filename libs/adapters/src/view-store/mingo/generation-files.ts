@@ -40,7 +40,8 @@ export class GenerationFiles {
   /** Removes a generation's files; off the event loop (a large file's unlink takes a second). */
   async remove(collection: string, generation: string): Promise<void> {
     const base = this.file(collection, generation);
-    await Promise.all(['', '-wal', '-shm'].map((suffix) => rm(`${base}${suffix}`, { force: true })));
+    // The database file last: one left behind (a process that exits meanwhile) is found and removed at a later start.
+    for (const suffix of ['-wal', '-shm', '']) await rm(`${base}${suffix}`, { force: true });
   }
 
   /** Removes generations older than the active one (newer ones may be a rebuild in progress). */

@@ -104,10 +104,10 @@ class MemoryGeneration {
    * must not hold its requests up for the whole load.
    */
   async loadInSlices(slice = 500): Promise<void> {
-    const page = this.db.prepare('SELECT id, body FROM docs WHERE id > ? ORDER BY id LIMIT ?').raw();
-    let after = '';
+    const page = this.db.prepare('SELECT rowid, body FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?').raw();
+    let after = Number.MIN_SAFE_INTEGER;
     for (;;) {
-      const rows = page.all(after, slice) as Array<[string, string]>;
+      const rows = page.all(after, slice) as Array<[number, string]>;
       if (rows.length === 0) return;
       this.put(rows.map(([, body]) => parseFrozen(body)));
       after = rows[rows.length - 1][0];
