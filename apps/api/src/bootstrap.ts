@@ -1,4 +1,4 @@
-import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler } from '@deals/kernel';
+import { Clock, IdGenerator, Scheduler } from '@deals/kernel';
 import { DemoSeed, operatorPassword, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import {
   answerClientError,
@@ -142,9 +142,6 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   };
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
-  // The threads the first purchase would otherwise start (and wait for), started while the server comes up.
-  app.get(EventStore).warmUp();
-  app.get(PaymentGateway).warmUp();
   if (config.behindTlsProxy) {
     await app.listen(config.port, config.host);
     return {

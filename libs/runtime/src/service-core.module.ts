@@ -58,6 +58,11 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
   async onApplicationBootstrap(): Promise<void> {
     // The embedded API keeps the views, recovers and runs the jobs as if alone: one per data folder.
     if (this.options.role === 'api' && this.config.runProjections) this.lock = DataDirLock.claim(this.config.dataDir);
+    // The threads a first purchase would start and wait for boot beside the views' loading instead.
+    if (this.options.role !== 'cli') {
+      this.store.warmUp();
+      this.gateway.warmUp();
+    }
     await this.host.defineAll();
     // The process that keeps the views also runs the jobs: the API when embedded, the worker otherwise.
     if (this.options.role === 'cli' || !this.config.runProjections) return;

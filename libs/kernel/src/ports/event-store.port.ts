@@ -145,7 +145,7 @@ export abstract class EventStore {
   /** Cheap liveness probe for /health. */
   abstract ping(): Promise<void>;
 
-  /** Starts what the first append would start (the embedded log's write thread): the API calls it once it serves. */
+  /** Starts what the first append would start (the embedded log's write thread): a serving process calls it as it starts. */
   warmUp(): void {}
 
   abstract close(): Promise<void>;

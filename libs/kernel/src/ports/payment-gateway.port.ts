@@ -74,7 +74,7 @@ export abstract class PaymentGateway {
 
   abstract tokenize(card: CardDetails): Promise<TokenizedCard>;
 
-  /** Starts what the first charge would start (the simulated processor's write thread): the API calls it once it serves. */
+  /** Starts what the first charge would start (the simulated processor's write thread): a serving process calls it as it starts. */
   warmUp(): void {}
 
   abstract charge(request: ChargeRequest): Promise<ChargeOutcome>;
