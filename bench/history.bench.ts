@@ -76,7 +76,7 @@ export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
     const measured: Measured[] = [];
     const notes: string[] = [];
     const store = new SqliteEventStore(join(dataDir, 'events.sqlite'));
-    let written = await countEvents(store);
+    let written = await store.countAfter(null);
     let clone = 0;
     try {
       for (const size of sizes) {
@@ -208,17 +208,6 @@ async function makeTemplate(dataDir: string, dealCount: number): Promise<Templat
     };
   } finally {
     await api.close();
-  }
-}
-
-async function countEvents(store: EventStore): Promise<number> {
-  let count = 0;
-  let after: string | null = null;
-  for (;;) {
-    const page = await store.readAll({ after, maxCount: 10_000 });
-    if (!page.length) return count;
-    count += page.length;
-    after = page[page.length - 1].position;
   }
 }
 

@@ -1,4 +1,5 @@
-import { FindOptions, freezeJson, LogPosition, SortSpec, ViewDocument, ViewFilter } from '@deals/kernel';
+import { FindOptions, LogPosition, SortSpec, ViewDocument, ViewFilter } from '@deals/kernel';
+import { parseFrozen } from './parse-frozen';
 import Database from 'better-sqlite3';
 import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { leafValues, parsePath } from './field-path';
@@ -422,18 +423,4 @@ export class DiskGeneration {
     this.cache.clear();
     this.db.close();
   }
-}
-
-function parseFrozen(body: string): ViewDocument {
-  const doc = JSON.parse(body) as ViewDocument;
-  if (!freezeJson(doc)) deepFreeze(doc);
-  return doc;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

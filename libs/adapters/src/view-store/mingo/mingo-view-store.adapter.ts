@@ -19,6 +19,7 @@ import { documentsOnFile, GenerationFiles, saveDocumentCount } from './generatio
 import { CompiledFilter, compileFilter } from './predicate-compiler';
 import { count, find, PreparedFilter } from './query-planner';
 import { DiskGeneration } from './disk-generation';
+import { parseFrozen } from './parse-frozen';
 import type { Change } from './sorted-index';
 
 /** How long a generation's writes may stay in memory only, by what is waiting to be saved. */
@@ -218,26 +219,6 @@ class MemoryGeneration {
 
 /** A generation as the store uses it: in memory (`MemoryGeneration`) or on disk (`DiskGeneration`). */
 type Generation = MemoryGeneration | DiskGeneration;
-
-/**
- * A document parsed from its JSON, deep-frozen by `freezeJson`, which then knows its large parts
- * as checked: a later document of a projection that reuses them is not walked through them again.
- * Parsed JSON always passes, but for text `JSON.stringify` never writes (a `-0`): that is frozen as
- * it is.
- */
-function parseFrozen(body: string): ViewDocument {
-  const doc = JSON.parse(body) as ViewDocument;
-  if (!freezeJson(doc)) deepFreeze(doc);
-  return doc;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
 
 /** JSON loses what tells some filters apart: regular expressions, dates, NaN and infinities, undefined. */
 function cacheable(this: Record<string, unknown>, key: string, value: unknown): unknown {
