@@ -1,4 +1,4 @@
-import { defineProjection, rebuildProjections, SortSpec, ViewDocument } from '@deals/kernel';
+import { defineProjection, IndexSpec, rebuildProjections, SortSpec, ViewDocument } from '@deals/kernel';
 import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -106,6 +106,44 @@ describe('embedded view store: saving commits to its file', () => {
       expect(await reopened(path)).toEqual({ checkpoint: pos(7), docs: [doc('r', 7, 'rebuilt')] });
     } finally {
       await views.close();
+    }
+  });
+
+  it('takes over a generation another process rebuilt with the sorted indexes its queries had built, before serving it', async () => {
+    const path = `${dir.path}/takeover`;
+    const serving = new MingoViewStore(path);
+    const cli = new MingoViewStore(path, {}, undefined, true);
+    type Sorted = Map<string, { built: boolean }>;
+    const sortedOf = () =>
+      (serving as unknown as { active: Map<string, { index: { sorted: Sorted } }> }).active.get('things')!.index.sorted;
+    try {
+      const indexes: IndexSpec[] = [{ keys: { price: 1 } }, { keys: { title: 1 } }];
+      await serving.define('things', indexes);
+      // Enough documents that a sorted page is read from the index.
+      const many = (title: string) => Array.from({ length: 2000 }, (_, i) => ({ ...doc(`d${i}`, i + 1, title), price: i }));
+      await serving.writer('things').commit(many('old'), pos(2000));
+      expect(await serving.find('things', {}, { sort: { price: -1 }, limit: 2 })).toHaveLength(2);
+      const before = sortedOf();
+      expect(before.get('price')!.built).toBe(true);
+
+      await cli.define('things', indexes);
+      const target = await cli.beginRebuild('things');
+      await target.commit([...many('new'), { ...doc('top', 2001, 'new'), price: 9999 }], pos(2001));
+      const switched = new Promise<void>((resolve) => serving.onGenerationSwitch(() => resolve()));
+      await target.activate();
+      await switched;
+
+      const after = sortedOf();
+      expect(after).not.toBe(before);
+      // Built while the old generation served: the first sorted query finds it ready.
+      expect(after.get('price')!.built).toBe(true);
+      expect(after.get('title')!.built).toBe(false);
+      expect(
+        (await serving.find<{ price: number } & ViewDocument>('things', {}, { sort: { price: -1 }, limit: 2 })).map((d) => d.price),
+      ).toEqual([9999, 1999]);
+    } finally {
+      await cli.close();
+      await serving.close();
     }
   });
 

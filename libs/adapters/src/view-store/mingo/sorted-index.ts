@@ -25,7 +25,7 @@ const sortKeyOf = (doc: ViewDocument, path: string[]) => sortValue(doc as unknow
 
 /**
  * The documents of a collection (by slot) ordered by one field, then by `_id`, as MongoDB's sort
- * orders scalars (missing reads as null). Built on the first query that asks for it (most indexed
+ * orders scalars (missing reads as null). Built on the first query that asks for it, or by `build` (most indexed
  * fields are only ever matched by equality, which `EqualityIndex` answers) and from then on kept
  * up to date lazily: a commit only notes which slots changed, and the next query (or a backlog of
  * 1,024 changes plus an eighth of the index) brings the arrays up to date by binary search and shifting, or by one
@@ -37,7 +37,7 @@ const sortKeyOf = (doc: ViewDocument, path: string[]) => sortValue(doc as unknow
 export class SortedIndex {
   private sortedKeys: Scalar[] = [];
   private sortedSlots: number[] = [];
-  private built = false;
+  private isBuilt = false;
   /** Slots changed since the arrays were brought up to date → each one's document as the arrays hold it (absent from them: undefined). */
   private readonly pending = new Map<number, ViewDocument | undefined>();
   private readonly path: string[];
@@ -50,6 +50,16 @@ export class SortedIndex {
     private readonly bySlot: readonly ViewDocument[],
   ) {
     this.path = field.split('.');
+  }
+
+  /** Whether a query (or `build`) has built the arrays yet. */
+  get built(): boolean {
+    return this.isBuilt;
+  }
+
+  /** Builds the arrays now (or brings them up to date), ahead of the first query that would. */
+  build(): void {
+    this.refresh();
   }
 
   get usable(): boolean {
@@ -70,7 +80,7 @@ export class SortedIndex {
 
   /** Notes a commit's changes; `bySlot` must hold their `after` documents before the next query. */
   apply(changes: readonly Change[]): void {
-    if (!this.built) return;
+    if (!this.isBuilt) return;
     for (const { before, slot } of changes) if (!this.pending.has(slot)) this.pending.set(slot, before);
     if (this.pending.size > PENDING_MIN + (this.sortedKeys.length >>> 3)) this.refresh();
   }
@@ -204,8 +214,8 @@ export class SortedIndex {
 
   /** Brings the arrays up to date: built from every document the first time, then by the noted changes. */
   private refresh(): void {
-    if (!this.built) {
-      this.built = true;
+    if (!this.isBuilt) {
+      this.isBuilt = true;
       this.merge(this.bySlot.map((after, slot) => ({ before: undefined, after, slot })));
       return;
     }
