@@ -341,9 +341,10 @@ describe('POST /purchases: buying with a stored card', () => {
         expect(purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', amount: 4900 });
         expect(purchase.coupons).toHaveLength(1);
         expect(await numLeft()).toBe(before - 1);
-        // Settled, the lock ends at once, not when it lapses.
-        const lock = await api.get(EventStore).readStream(`usercharge-${buyer}`);
-        expect(lock.map((e) => e.type)).toEqual(['ChargeBegun', 'ChargeEnded']);
+        // Settled, the lock ends at once (the job's last write, just after the coupons), not when it lapses.
+        const lockEvents = async () => (await api.get(EventStore).readStream(`usercharge-${buyer}`)).map((e) => e.type);
+        for (let i = 0; i < 100 && (await lockEvents()).length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(await lockEvents()).toEqual(['ChargeBegun', 'ChargeEnded']);
       } finally {
         restore();
         armed.mockRestore();
