@@ -4,6 +4,8 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
+// Entries besides a lib's index, free of HTTP and Nest, for the CLI's quick commands (see apps/cli/src/main.ts).
+const LIGHT_ENTRIES = ['projections', 'service-config', 'embedded-status'];
 const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'messaging', 'runtime', 'testing'];
 
 export default tseslint.config(
@@ -39,7 +41,10 @@ export default tseslint.config(
         {
           patterns: [
             { regex: `^(\\.\\./)+(libs/)?(${LIBS.join('|')})/src(/|$)`, message: 'Import another lib through its @deals/* alias.' },
-            { regex: `^@deals/(${LIBS.join('|')})/`, message: 'Import a lib through its index (@deals/<lib>), not its files.' },
+            {
+              regex: `^@deals/(${LIBS.join('|')})/(?!(${LIGHT_ENTRIES.join('|')})$)`,
+              message: 'Import a lib through its index (@deals/<lib>), not its files.',
+            },
           ],
         },
       ],

@@ -1,8 +1,6 @@
 import 'reflect-metadata';
 import { DomainError } from '@deals/kernel';
-import { loadServiceConfig } from '@deals/runtime';
-import { CommandFactory } from 'nest-commander';
-import { CliModule } from './cli.module';
+import { loadServiceConfig, ServiceConfig } from '@deals/runtime/service-config';
 
 function fail(error: unknown): never {
   const detail =
@@ -19,8 +17,26 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   fail(error);
 });
 
+/**
+ * `projections:status` (with `--json` or nothing else) on the embedded mode, answered from the data
+ * folder's files without loading the service's modules: a second of the CLI's start, which an
+ * operator checking a rebuild pays at every call. Any other command, or a server, starts the CLI.
+ */
+async function quickStatus(config: ServiceConfig, args: string[]): Promise<boolean> {
+  const [command, ...options] = args;
+  const embedded = config.eventStoreUrl === null && config.databaseUrl === null && config.mongoUrl === null;
+  if (command !== 'projections:status' || !embedded || options.some((o) => o !== '--json')) return false;
+  const { embeddedProjectionStatus } = await import('@deals/runtime/embedded-status');
+  process.stdout.write(await embeddedProjectionStatus(config, options.length > 0));
+  return true;
+}
+
 async function main() {
   const config = loadServiceConfig();
+  if (await quickStatus(config, process.argv.slice(2))) process.exit(0);
+  // Loaded only for the commands that need them (see quickStatus).
+  const { CommandFactory } = await import('nest-commander');
+  const { CliModule } = await import('./cli.module');
   await CommandFactory.run(CliModule.forRoot(config), {
     logger: ['error', 'warn'],
     serviceErrorHandler: fail,

@@ -20,9 +20,4 @@ export { USER_ACCOUNTS } from './projections/user-accounts/user-accounts.project
 export { STORED_CARDS } from './projections/stored-cards/stored-cards.projection';
 export { ACCESS_TOKENS } from './projections/access-tokens/access-tokens.projection';
 
-import { accessTokensProjection } from './projections/access-tokens/access-tokens.projection';
-import { partnerCredentialsProjection } from './projections/partner-credentials/partner-credentials.projection';
-import { storedCardsProjection } from './projections/stored-cards/stored-cards.projection';
-import { userAccountsProjection } from './projections/user-accounts/user-accounts.projection';
-/** Every projection accounts owns. */
-export const accountsProjections = [partnerCredentialsProjection, userAccountsProjection, storedCardsProjection, accessTokensProjection];
+export { accountsProjections } from './projections';

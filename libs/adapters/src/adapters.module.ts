@@ -51,7 +51,7 @@ export interface AdaptersOptions {
 }
 
 /** The embedded file layout under DATA_DIR. */
-const dataPaths = (dataDir: string) => ({
+export const dataPaths = (dataDir: string) => ({
   events: join(dataDir, 'events.sqlite'),
   snapshots: join(dataDir, 'snapshots.sqlite'),
   views: join(dataDir, 'views'),

@@ -17,7 +17,4 @@ export { CatalogLinks } from './queries/catalog-links';
 export { toDealV1, dealClockFacts } from './http/deal-v1.response';
 export { effectiveStateAt } from './domain/deal/deal-workflow';
 
-import { dealDetailsProjection } from './projections/deal-details/deal-details.projection';
-import { regionsProjection } from './projections/regions/regions.projection';
-/** Every projection the catalogue owns. */
-export const catalogProjections = [regionsProjection, dealDetailsProjection];
+export { catalogProjections } from './projections';

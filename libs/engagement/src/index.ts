@@ -1,5 +1,4 @@
 /** Engagement: card links, saved deals, subscriptions. */
-import type { Projection } from '@deals/kernel';
 export { EngagementHttpModule, EngagementModule } from './engagement.module';
 
 export { CardLinkAudit } from './audit/card-link-audit';
@@ -11,8 +10,4 @@ export { SAVED_DEALS } from './projections/saved-deals/saved-deals.projection';
 export { SUBSCRIPTIONS } from './projections/subscriptions/subscriptions.projection';
 export { CARD_LINK_DETAILS } from './projections/card-link-details/card-link-details.projection';
 
-import { cardLinkDetailsProjection } from './projections/card-link-details/card-link-details.projection';
-import { savedDealsProjection } from './projections/saved-deals/saved-deals.projection';
-import { subscriptionsProjection } from './projections/subscriptions/subscriptions.projection';
-/** Every projection engagement owns. */
-export const engagementProjections = [cardLinkDetailsProjection, savedDealsProjection, subscriptionsProjection] as Projection[];
+export { engagementProjections } from './projections';

@@ -1,6 +1,4 @@
 /** Messaging: targeted-email batches and the daily regional email. */
-import type { Projection } from '@deals/kernel';
-import { batchDetailsProjection } from './projections/batch-details/batch-details.projection';
 export { MessagingHttpModule, MessagingModule } from './messaging.module';
 export { BatchDelivery } from './commands/batch-delivery';
 export { DeliverDueBatches } from './reactions/deliver-due-batches.reaction';
@@ -9,5 +7,4 @@ export { DailyDigestJobs, DigestSettings } from './reactions/daily-digest.reacti
 export { localDate } from './domain/digest/local-time';
 export { BATCH_DETAILS } from './projections/batch-details/batch-details.projection';
 
-/** Every projection messaging owns. */
-export const messagingProjections = [batchDetailsProjection] as Projection[];
+export { messagingProjections } from './projections';

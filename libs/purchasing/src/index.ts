@@ -13,7 +13,4 @@ export type { AuditEntry } from './audit/purchase-audit';
 export { PURCHASE_DETAILS } from './projections/purchase-details/purchase-details.projection';
 export { COUPON_DETAILS } from './projections/coupon-details/coupon-details.projection';
 
-import { couponDetailsProjection } from './projections/coupon-details/coupon-details.projection';
-import { purchaseDetailsProjection } from './projections/purchase-details/purchase-details.projection';
-/** Every projection purchasing owns. */
-export const purchasingProjections = [purchaseDetailsProjection, couponDetailsProjection];
+export { purchasingProjections } from './projections';

@@ -8,3 +8,5 @@ export * from './demo-seed';
 export * from './service-metrics';
 export { operatorPassword } from './operator-credentials';
 export * from './job-list';
+export { formatProjectionStatus, projectionStatus } from './embedded-status';
+export type { ProjectionStatusRow } from './embedded-status';

@@ -148,8 +148,17 @@ describe('data survives restarts, and the operator CLI works beside the running 
       expect(await snapshot()).toEqual(live);
       expect((await api.call('GET', '/deals/chicago-spa-day', { apiKey })).body).toEqual(before);
 
+      // Answered from the files (no service modules loaded): as the serving API sees its views.
       const status = await runCli(dir.path, ['projections:status', '--json']);
-      for (const row of JSON.parse(status.stdout)) expect(row).toMatchObject({ lag: 0, checkpoint: row.head });
+      const rows = JSON.parse(status.stdout);
+      for (const row of rows) expect(row).toMatchObject({ lag: 0, checkpoint: row.head });
+      const served = (await views.status()).map(({ collection, generation, documents }) => ({ collection, generation, documents }));
+      expect(rows.map(({ collection, generation, documents }: (typeof served)[number]) => ({ collection, generation, documents }))).toEqual(
+        served,
+      );
+      const text = (await runCli(dir.path, ['projections:status'])).stdout;
+      expect(text.split('\n')[0]).toBe(`log head: ${rows[0].head}`);
+      for (const name of names) expect(text).toMatch(new RegExp(`^${name} +g\\w+ +checkpoint ${rows[0].head} +\\d+ docs +caught up$`, 'm'));
     });
   });
 

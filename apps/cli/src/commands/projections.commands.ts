@@ -1,9 +1,8 @@
 import { EventStore, rebuildProjections, ViewStore } from '@deals/kernel';
-import { ProjectionHost } from '@deals/runtime';
+import { formatProjectionStatus, ProjectionHost, projectionStatus } from '@deals/runtime';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, CommandRunner, Help, Option } from 'nest-commander';
 
-const LAG_SCAN_LIMIT = 100_000;
 /** How often the progress bar prints a line when its stream (stderr) is not a terminal: a log or a pipe. */
 const PROGRESS_LINE_EVERY_MS = 5_000;
 
@@ -18,24 +17,7 @@ export class ProjectionsStatusCommand extends CommandRunner {
   }
 
   async run(_: string[], options: { json?: boolean }): Promise<void> {
-    const head = await this.store.head();
-    const rows = [];
-    for (const status of await this.views.status()) {
-      rows.push({ ...status, head, lag: await this.lag(status.checkpoint) });
-    }
-    if (options.json) return void process.stdout.write(`${JSON.stringify(rows)}\n`);
-    process.stdout.write(`log head: ${head ?? '(empty)'}\n`);
-    for (const r of rows) {
-      const lag = r.lag === 0 ? 'caught up' : `${r.lag >= LAG_SCAN_LIMIT ? `${LAG_SCAN_LIMIT}+` : r.lag} events behind`;
-      process.stdout.write(
-        `${r.collection.padEnd(22)} ${r.generation}  checkpoint ${r.checkpoint ?? '(none)'}  ${String(r.documents).padStart(7)} docs  ${lag}\n`,
-      );
-    }
-  }
-
-  /** Events after the checkpoint (counted up to a bound). */
-  private lag(checkpoint: string | null): Promise<number> {
-    return this.store.countAfter(checkpoint, LAG_SCAN_LIMIT);
+    process.stdout.write(formatProjectionStatus(await projectionStatus(this.store, this.views), options.json === true));
   }
 
   @Option({ flags: '--json', description: 'print JSON' })

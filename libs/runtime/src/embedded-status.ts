@@ -1,0 +1,62 @@
+import { dataPaths, MingoViewStore, SqliteEventStore } from '@deals/adapters';
+import { EventStore, LogPosition, ViewStore } from '@deals/kernel';
+import { ALL_PROJECTIONS } from './projections';
+import type { ServiceConfig } from './service-config';
+
+/** Events after a checkpoint are counted up to this many (a status must not read a whole log). */
+const LAG_SCAN_LIMIT = 100_000;
+
+export interface ProjectionStatusRow {
+  collection: string;
+  generation: string;
+  checkpoint: LogPosition | null;
+  documents: number;
+  head: LogPosition | null;
+  /** Events after the checkpoint, up to LAG_SCAN_LIMIT. */
+  lag: number;
+}
+
+/** Each view's active generation, checkpoint, documents, and how far behind the log's head it is. */
+export async function projectionStatus(
+  store: EventStore,
+  views: ViewStore,
+): Promise<{ head: LogPosition | null; rows: ProjectionStatusRow[] }> {
+  const head = await store.head();
+  const rows: ProjectionStatusRow[] = [];
+  for (const status of await views.status()) {
+    rows.push({ ...status, head, lag: await store.countAfter(status.checkpoint, LAG_SCAN_LIMIT) });
+  }
+  return { head, rows };
+}
+
+/** `projections:status`'s output: JSON, or a line per view. */
+export function formatProjectionStatus({ head, rows }: { head: LogPosition | null; rows: ProjectionStatusRow[] }, json: boolean): string {
+  if (json) return `${JSON.stringify(rows)}\n`;
+  const lines = [`log head: ${head ?? '(empty)'}`];
+  for (const r of rows) {
+    const lag = r.lag === 0 ? 'caught up' : `${r.lag >= LAG_SCAN_LIMIT ? `${LAG_SCAN_LIMIT}+` : r.lag} events behind`;
+    lines.push(
+      `${r.collection.padEnd(22)} ${r.generation}  checkpoint ${r.checkpoint ?? '(none)'}  ${String(r.documents).padStart(7)} docs  ${lag}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `projections:status` of the embedded mode, read from the data folder's files without the
+ * service's modules (the CLI's start, 1.1 s of its 1.2 s on a folder of 1M events): the log's
+ * head, and each view's file as the view store reports it without loading it.
+ */
+export async function embeddedProjectionStatus(config: ServiceConfig, json: boolean): Promise<string> {
+  const paths = dataPaths(config.dataDir);
+  const store = new SqliteEventStore(paths.events);
+  const views = new MingoViewStore(paths.views, {}, undefined, true, 'as-defined');
+  try {
+    for (const projection of ALL_PROJECTIONS)
+      await views.define(projection.name, projection.indexes, { keepInMemory: projection.keepInMemory });
+    return formatProjectionStatus(await projectionStatus(store, views), json);
+  } finally {
+    await views.close();
+    await store.close();
+  }
+}
