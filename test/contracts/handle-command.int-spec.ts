@@ -83,6 +83,32 @@ describe('handleCommand across two processes sharing one log', () => {
     expect((await a.readStream('stock-3')).map((e) => (e.data as { n: number }).n)).toEqual([1, 8, 1]);
   });
 
+  it("reports, for a command with nothing to say, the position of the stream's last event, another process's too", async () => {
+    type Marked = { type: 'Marked'; data: { by: string } };
+    type Mark = { type: 'Mark'; data: { by: string } };
+    const once: Decider<{ marked: boolean }, Mark, Marked> = {
+      initialState: () => ({ marked: false }),
+      decide: (command, state) => (state.marked ? [] : [{ type: 'Marked', data: { by: command.data.by } }]),
+      evolve: () => ({ marked: true }),
+    };
+    const context = { now: new Date(), metadata: { actor: 'test' } };
+    const mark = (store: SqliteEventStore, stream: string, by: string, fresh = false) =>
+      handleCommand(store, stream, once, { type: 'Mark', data: { by } }, context, { freshStream: fresh });
+
+    const first = await mark(a, 'once-1', 'a');
+    expect(first.events).toHaveLength(1);
+    // Read by b (nothing cached), decided again by a from its cache: both rest on a's event.
+    for (const again of [await mark(b, 'once-1', 'b'), await mark(a, 'once-1', 'a')]) {
+      expect(again).toMatchObject({ events: [], revision: 0, position: first.position });
+    }
+    // A fresh stream another process wrote: the refused append is decided again on a read.
+    const written = await mark(a, 'once-2', 'a');
+    expect(await mark(b, 'once-2', 'b', true)).toMatchObject({ events: [], position: written.position });
+    // Other streams written since do not move it.
+    await mark(a, 'once-3', 'a');
+    expect((await mark(b, 'once-1', 'b')).position).toBe(first.position);
+  });
+
   it('decides on a fresh stream without reading it, and on a read when it exists after all', async () => {
     const context = { now: new Date(), metadata: { actor: 'test' } };
     const reads = jest.spyOn(a, 'readStream');

@@ -29,7 +29,11 @@ export interface CommandOutcome<S, E> {
   state: S;
   /** Stream revision after the command, or null for a stream that still does not exist. */
   revision: StreamRevision | null;
-  /** Log position of the last event its batch appended (see handleCommand); null when the batch appended nothing. */
+  /**
+   * Log position of the last event its batch appended (see handleCommand); when the batch appended
+   * nothing, of the stream's last event, which the outcome rests on (perhaps another process's,
+   * not yet in the views: a caller waits for it as for its own); null for a stream without events.
+   */
   position: LogPosition | null;
 }
 
@@ -50,6 +54,8 @@ interface Cached {
   state: unknown;
   revision: StreamRevision;
   snapshotAt: StreamRevision | null;
+  /** Log position of the event at `revision`. */
+  position: LogPosition;
 }
 const caches = new WeakMap<EventStore, RecentMap<string, Cached>>();
 
@@ -90,7 +96,13 @@ async function fromSnapshot<S>(
     await store.snapshots.forget(streamId);
     return null;
   }
-  const base = { decider, state: codec.fromJson(snapshot.state), revision: snapshot.revision, snapshotAt: snapshot.revision };
+  const base = {
+    decider,
+    state: codec.fromJson(snapshot.state),
+    revision: snapshot.revision,
+    snapshotAt: snapshot.revision,
+    position: from[0].position,
+  };
   return { base, newer: from.slice(1) };
 }
 
@@ -101,6 +113,8 @@ interface Folded<S> {
   snapshotAt: StreamRevision | null;
   verified: boolean;
   lastEventId: string | null;
+  /** Log position of the event at `revision` (null for a stream without events). */
+  position: LogPosition | null;
 }
 
 /**
@@ -117,9 +131,16 @@ async function current<S, E extends DomainEvent>(
   const cached = cacheFor(store).get(streamId);
   let base = cached && cached.decider === decider ? cached : null;
   if (base && trust.cache)
-    return { state: base.state as S, revision: base.revision, snapshotAt: base.snapshotAt, verified: false, lastEventId: null };
+    return {
+      state: base.state as S,
+      revision: base.revision,
+      snapshotAt: base.snapshotAt,
+      verified: false,
+      lastEventId: null,
+      position: base.position,
+    };
   if (!cached && trust.cache && trust.fresh)
-    return { state: decider.initialState(), revision: null, snapshotAt: null, verified: false, lastEventId: null };
+    return { state: decider.initialState(), revision: null, snapshotAt: null, verified: false, lastEventId: null, position: null };
   let newer: RecordedEvent[] | null = null;
   if (!base) {
     const snapshot = await fromSnapshot(store, streamId, decider);
@@ -130,7 +151,8 @@ async function current<S, E extends DomainEvent>(
   for (const event of newer as unknown as E[]) state = decider.evolve(state, event);
   const revision = newer.length ? newer[newer.length - 1].revision : base ? base.revision : null;
   const lastEventId = newer.length ? newer[newer.length - 1].id : null;
-  return { state, revision, snapshotAt: base?.snapshotAt ?? null, verified: true, lastEventId };
+  const position = newer.length ? newer[newer.length - 1].position : (base?.position ?? null);
+  return { state, revision, snapshotAt: base?.snapshotAt ?? null, verified: true, lastEventId, position };
 }
 
 /**
@@ -306,8 +328,13 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
     let snapshotAt = found.snapshotAt;
     // A fold just read is worth keeping even if the batch is refused (a cached one is kept already).
     let state = found.state;
-    if (verified && revision !== null)
-      ({ state, snapshotAt } = await remember(store, streamId, { decider, state, revision, snapshotAt }, found.lastEventId));
+    if (verified && revision !== null && found.position !== null)
+      ({ state, snapshotAt } = await remember(
+        store,
+        streamId,
+        { decider, state, revision, snapshotAt, position: found.position },
+        found.lastEventId,
+      ));
     const codec = (decider as AnyDecider<unknown>).snapshot;
     const keys = codec?.keyed ? batch.flatMap((w) => codec.keyed!.keysOf(w.command)) : [];
     state = await withEntries(store, streamId, codec, { state, revision, snapshotAt }, keys);
@@ -359,12 +386,19 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
       const outcome = decided[i];
       if ('error' in outcome) w.reject(outcome.error);
       else {
-        // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.
-        w.resolve({ events: outcome.events, state: outcome.state, revision: outcome.revision < 0 ? null : outcome.revision, position });
+        // A no-op may rest on what a batch-mate wrote: it reports the batch's position too; in a
+        // batch that wrote nothing, the position of the stream's last event.
+        w.resolve({
+          events: outcome.events,
+          state: outcome.state,
+          revision: outcome.revision < 0 ? null : outcome.revision,
+          position: appended.length ? position : found.position,
+        });
       }
     });
     // After the answers: a snapshot due now is saved before the stream's next batch is decided.
-    if (nextRevision !== null) await remember(store, streamId, { decider, state: after, revision: nextRevision, snapshotAt }, lastEventId);
+    if (nextRevision !== null && position !== null)
+      await remember(store, streamId, { decider, state: after, revision: nextRevision, snapshotAt, position }, lastEventId);
     return;
   }
 }
@@ -397,11 +431,11 @@ export async function loadCachedAggregate<S, E extends DomainEvent>(
 ): Promise<{ state: S; revision: StreamRevision | null }> {
   const found = await current(store, streamId, decider as AnyDecider<S>, { cache: false, fresh: false });
   let at: { state: unknown; snapshotAt: StreamRevision | null } = found;
-  if (found.revision !== null)
+  if (found.revision !== null && found.position !== null)
     at = await remember(
       store,
       streamId,
-      { decider, state: found.state, revision: found.revision, snapshotAt: found.snapshotAt },
+      { decider, state: found.state, revision: found.revision, snapshotAt: found.snapshotAt, position: found.position },
       found.lastEventId,
     );
   const state = await withEntries(

@@ -64,7 +64,7 @@ export class DealsTransitionCommand extends CommandRunner {
     super();
   }
   async run([id, state]: string[]): Promise<void> {
-    const { position } = await this.commands.execute(new TransitionDeal(id, state as WorkflowState, OPERATOR));
-    process.stdout.write(position === null ? `deal ${id} is already ${state}\n` : `deal ${id} moved to ${state}\n`);
+    const { moved } = await this.commands.execute(new TransitionDeal(id, state as WorkflowState, OPERATOR));
+    process.stdout.write(moved ? `deal ${id} moved to ${state}\n` : `deal ${id} is already ${state}\n`);
   }
 }

@@ -33,7 +33,8 @@ export class ImportDeal extends Command<Appended> {
   }
 }
 
-export class TransitionDeal extends Command<Appended> {
+/** `moved`: false when the deal was in that state already (nothing written). */
+export class TransitionDeal extends Command<Appended & { moved: boolean }> {
   constructor(
     readonly dealId: string,
     readonly to: WorkflowState,

@@ -64,7 +64,7 @@ export class TransitionDealHandler implements ICommandHandler<TransitionDeal> {
   ) {}
 
   async execute({ dealId, to, caller }: TransitionDeal) {
-    const { position } = await handleCommand(
+    const { position, events } = await handleCommand(
       this.store,
       dealStream(dealId),
       dealDecider,
@@ -74,6 +74,6 @@ export class TransitionDealHandler implements ICommandHandler<TransitionDeal> {
         metadata: caller,
       },
     );
-    return { position };
+    return { position, moved: events.length > 0 };
   }
 }

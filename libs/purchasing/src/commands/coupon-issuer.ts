@@ -82,10 +82,9 @@ export class CouponIssuer {
     if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, forBuyer, context);
     const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context);
     const issued = await this.issueCoupons(purchaseId, deal, recorded.state, context, codes);
-    let position = laterPosition(recorded.position, issued.position);
-    // Part of it was recorded already, by an earlier try or by another process at this moment,
-    // whose events may not be in the views yet: the answer waits for all the log holds now.
-    if (recorded.events.length === 0 || issued.alreadyIssued) position = laterPosition(position, await this.store.head());
+    // What was recorded already (an earlier try's, another process's at this moment) reports its
+    // streams' last events: the answer waits for them as for its own.
+    const position = laterPosition(recorded.position, issued);
     await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position };
   }
@@ -113,7 +112,7 @@ export class CouponIssuer {
       this.issueCoupons(purchaseId, deal, { couponIds: [...codes.keys()], userId }, context, codes),
       disarmHoldRelease(this.scheduler, purchaseId),
     ]);
-    return { purchaseId, position: laterPosition(recorded.position, issued.position) };
+    return { purchaseId, position: laterPosition(recorded.position, issued) };
   }
 
   /** The purchase's stream, read once: what its reservation recorded, and its state now. */
@@ -203,7 +202,7 @@ export class CouponIssuer {
   async issueOwed(purchaseId: string, caller: CommandCaller & { partnerId: string }): Promise<LogPosition | null> {
     const { reserved, state } = await this.readPurchase(purchaseId);
     if (state.status !== 'fulfilled') return null;
-    return (await this.issueCoupons(purchaseId, reserved.deal, state, { now: this.clock.now(), metadata: caller })).position;
+    return this.issueCoupons(purchaseId, reserved.deal, state, { now: this.clock.now(), metadata: caller });
   }
 
   private async issueCoupons(
@@ -212,7 +211,7 @@ export class CouponIssuer {
     purchase: { couponIds: string[]; userId: string | null },
     context: PartnerContext,
     codes?: Map<string, CouponCodes>,
-  ): Promise<{ position: LogPosition | null; alreadyIssued: boolean }> {
+  ): Promise<LogPosition | null> {
     const { now, metadata: caller } = context;
     const expiresAt = couponExpiry(deal, now);
     // From the state, not the new events: a second run issues the coupons a crash left out.
@@ -243,10 +242,6 @@ export class CouponIssuer {
         ),
       ),
     );
-    return {
-      position: issued.reduce<LogPosition | null>((latest, { position }) => laterPosition(latest, position), null),
-      // Some coupon was issued before (what the answer then waits for is not only this call's).
-      alreadyIssued: issued.some(({ events }) => events.length === 0),
-    };
+    return issued.reduce<LogPosition | null>((latest, { position }) => laterPosition(latest, position), null);
   }
 }
