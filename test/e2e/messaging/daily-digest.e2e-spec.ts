@@ -1,4 +1,4 @@
-import type { RegionTerms } from '@deals/catalog';
+import { CatalogQueries, type RegionTerms } from '@deals/catalog';
 import { EventStore, ManualClock } from '@deals/kernel';
 import { DailyDigest, DailyDigestJobs } from '@deals/messaging';
 import { request, Agent } from 'undici';
@@ -103,7 +103,14 @@ describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppr
 
   it('sends no one two the same day: a second run, or a restart of the jobs, sends nothing more', async () => {
     const before = sink.received.length;
-    expect(await api.get(DailyDigest).send('chicago', '2026-07-10', 7)).toEqual({ sent: 0, skipped: 0, failed: 0 });
+    // With no one left to write to, the catalogue is not searched (a job re-armed every hour and at every start).
+    const searches = jest.spyOn(api.get(CatalogQueries), 'onSaleInRegion');
+    try {
+      expect(await api.get(DailyDigest).send('chicago', '2026-07-10', 7)).toEqual({ sent: 0, skipped: 0, failed: 0 });
+      expect(searches).not.toHaveBeenCalled();
+    } finally {
+      searches.mockRestore();
+    }
     await api.get(DailyDigestJobs).rearm();
     await new Promise((r) => setTimeout(r, 500));
     expect(sink.received.length).toBe(before);

@@ -56,6 +56,12 @@ export class DailyDigest {
     const run: DigestRun = { sent: 0, skipped: 0, failed: 0 };
     const region = await this.catalog.region(regionId);
     if (!region) return run;
+    const stream = digestStream(regionId, day);
+    const tried = (await loadAggregate(this.store, stream, digestDecider)).state.tried;
+    const todo = (await this.subscriptions.activeInRegion(regionId)).filter((s) => !tried.has(s._id));
+    // No one left to write to (a region without subscribers, a day done): no search of the
+    // catalogue, which a job re-armed at every start and every hour would otherwise run for nothing.
+    if (!todo.length) return run;
     const now = this.clock.now();
     const deals = await this.catalog.onSaleInRegion(regionId, now.getTime(), DEALS_PER_DIGEST);
     if (!deals.length) {
@@ -65,9 +71,6 @@ export class DailyDigest {
     const summaries = await Promise.all(deals.map((deal) => this.summaries.of(deal, now)));
     // "A user in a suppress batch whose send_at falls that UTC day": the UTC day of the email's hour.
     const suppressed = await this.batches.suppressedOn(utcDay(localHourInstant(day, hour, region.region.time_zone)));
-    const stream = digestStream(regionId, day);
-    const tried = (await loadAggregate(this.store, stream, digestDecider)).state.tried;
-    const todo = (await this.subscriptions.activeInRegion(regionId)).filter((s) => !tried.has(s._id));
     const record = async (data: RecordDigestRecipient['data']) => {
       await handleCommand(
         this.store,
