@@ -1,4 +1,6 @@
+import { StoreCard } from '@deals/accounts';
 import { EventStore, ViewStore } from '@deals/kernel';
+import { CommandBus } from '@nestjs/cqrs';
 import { STORED_CARDS, StoredCard } from '@deals/accounts/projections/stored-cards/stored-cards.projection';
 import { TestApi } from '../../support/api-harness';
 
@@ -59,6 +61,25 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
     expect(cards.map((c: { primary: boolean }) => c.primary)).toEqual([false, false, true]);
     expect((await list('&count=true')).body).toEqual({ status: 'success', count: 3 });
     expect((await list('&per_page=1&page=2')).body.credit_cards.map((c: { id: string }) => c.id)).toEqual([second.body.credit_card_id]);
+  });
+
+  it("reports, for a user's next card, a position no earlier than the card's own (what its answer waits for)", async () => {
+    const holder = (await api.call('POST', '/users', { apiKey, body: { email: 'next-card@example.com' } })).body.user_id;
+    expect((await store(card(holder))).status).toBe(200);
+    // The user has a default card now: choosing one writes nothing, on a stream written before the next card.
+    const partnerId = (await api.get(EventStore).readStream(`user-${holder}`))[0].metadata.partnerId!;
+    const outcome = await api
+      .get(CommandBus)
+      .execute(
+        new StoreCard(
+          holder,
+          { number: '5105105105105100', cvv: '123', month: 12, year: 2032, zip: '60601' },
+          { partnerId, actor: 'test' },
+        ),
+      );
+    const stored = await api.get(EventStore).readStream(`card-${outcome.cardId}`);
+    expect(stored.length).toBeGreaterThan(0);
+    expect(outcome.position! >= stored[stored.length - 1].position).toBe(true);
   });
 
   it('answers the card already stored when the same card is stored again for the user', async () => {

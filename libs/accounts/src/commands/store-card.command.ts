@@ -6,6 +6,7 @@ import {
   EventStore,
   handleCommand,
   IdGenerator,
+  laterPosition,
   loadAggregate,
   LogPosition,
   NotFound,
@@ -132,7 +133,8 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
       },
       { now, metadata: caller },
     );
-    return { cardId, position: chosen.position ?? stored.position ?? claim?.position ?? null };
+    // The latest of the three: a write-nothing choice of default reports its stream's last event, older than the card.
+    return { cardId, position: laterPosition(chosen.position, laterPosition(stored.position, claim?.position ?? null)) };
   }
 }
 

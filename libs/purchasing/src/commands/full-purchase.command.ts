@@ -6,6 +6,7 @@ import {
   CommandCaller,
   DomainError,
   EventStore,
+  laterPosition,
   LogPosition,
   NotFound,
   ValidationFailed,
@@ -155,7 +156,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     }
     const withPassword =
       password !== undefined ? await this.users.update(created.userId, { profile: {}, password }, true, caller) : created;
-    await this.progress.waitFor([USER_ACCOUNTS], withPassword.position ?? created.position);
+    await this.progress.waitFor([USER_ACCOUNTS], laterPosition(withPassword.position, created.position));
     return created.userId;
   }
 
