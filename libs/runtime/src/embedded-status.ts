@@ -1,6 +1,6 @@
 import { dataPaths, MingoViewStore, SqliteEventStore } from '@deals/adapters';
 import { EventStore, LogPosition, ViewStore } from '@deals/kernel';
-import { ALL_PROJECTIONS } from './projections';
+import { ALL_PROJECTIONS, defineViews } from './projections';
 import type { ServiceConfig } from './service-config';
 
 /** Events after a checkpoint are counted up to this many (a status must not read a whole log). */
@@ -52,8 +52,7 @@ export async function embeddedProjectionStatus(config: ServiceConfig, json: bool
   const store = new SqliteEventStore(paths.events);
   const views = new MingoViewStore(paths.views, {}, undefined, true, 'as-defined');
   try {
-    for (const projection of ALL_PROJECTIONS)
-      await views.define(projection.name, projection.indexes, { keepInMemory: projection.keepInMemory });
+    await defineViews(views, ALL_PROJECTIONS);
     return formatProjectionStatus(await projectionStatus(store, views), json);
   } finally {
     await views.close();

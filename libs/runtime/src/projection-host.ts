@@ -1,6 +1,7 @@
 import { EventStore, LogPosition, Projection, ProjectionRunner, ViewProgress, ViewStore } from '@deals/kernel';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ServiceConfig } from './service-config';
+import { defineViews } from './projections';
 
 export const PROJECTIONS = Symbol('PROJECTIONS');
 
@@ -33,9 +34,8 @@ export class ProjectionHost extends ViewProgress {
     super();
   }
 
-  async defineAll(): Promise<void> {
-    for (const projection of this.projections)
-      await this.views.define(projection.name, projection.indexes, { keepInMemory: projection.keepInMemory });
+  defineAll(): Promise<void> {
+    return defineViews(this.views, this.projections);
   }
 
   async startAll(): Promise<void> {

@@ -1,7 +1,7 @@
 import { accountsProjections } from '@deals/accounts/projections';
 import { catalogProjections } from '@deals/catalog/projections';
 import { engagementProjections } from '@deals/engagement/projections';
-import type { Projection } from '@deals/kernel';
+import type { Projection, ViewStore } from '@deals/kernel';
 import { messagingProjections } from '@deals/messaging/projections';
 import { purchasingProjections } from '@deals/purchasing/projections';
 
@@ -16,3 +16,8 @@ export const ALL_PROJECTIONS: Projection[] = [
   ...engagementProjections,
   ...messagingProjections,
 ] as Projection[];
+
+/** Defines each projection's view collection in the store, with its indexes and residence. */
+export async function defineViews(views: ViewStore, projections: readonly Projection[]): Promise<void> {
+  for (const projection of projections) await views.define(projection.name, projection.indexes, { keepInMemory: projection.keepInMemory });
+}

@@ -3,6 +3,7 @@ import { EventStore, ViewStore } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { STORED_CARDS, StoredCard } from '@deals/accounts/projections/stored-cards/stored-cards.projection';
 import { TestApi } from '../../support/api-harness';
+import { TEST_CARDS } from '../../support/test-cards';
 
 const card = (userId: string, overrides: Record<string, unknown> = {}) => ({
   user_id: userId,
@@ -73,7 +74,7 @@ describe('credit cards: POST /credit_cards, GET /credit_cards, PUT /credit_cards
       .execute(
         new StoreCard(
           holder,
-          { number: '5105105105105100', cvv: '123', month: 12, year: 2032, zip: '60601' },
+          { number: TEST_CARDS.mastercard, cvv: '123', month: 12, year: 2032, zip: '60601' },
           { partnerId, actor: 'test' },
         ),
       );

@@ -11,7 +11,6 @@ export class ProjectionsStatusCommand extends CommandRunner {
   constructor(
     private readonly store: EventStore,
     private readonly views: ViewStore,
-    private readonly host: ProjectionHost,
   ) {
     super();
   }
