@@ -1,4 +1,4 @@
-/** Unit, contract and end-to-end tests in one run (`npm test`). */
+/** Unit, contract and end-to-end tests (`npm test`); the suites that time the service run after them, alone (jest.alone.config.js). */
 const { readFileSync } = require('node:fs');
 const swc = JSON.parse(readFileSync(`${__dirname}/.swcrc`, 'utf8'));
 delete swc.$schema;
@@ -8,6 +8,8 @@ module.exports = {
   rootDir: __dirname,
   roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
   testRegex: '\\.(spec|int-spec|e2e-spec)\\.ts$',
+  // Suites that time the service run afterwards, on their own (jest.alone.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '\\.alone\\.e2e-spec\\.ts$'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   moduleNameMapper: { '^@deals/([a-z-]+)$': '<rootDir>/libs/$1/src', '^@deals/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2' },
   testTimeout: 30000,
