@@ -148,7 +148,7 @@ function snapshotSuite(name: string, backend: () => Backend) {
       for (const command of repeats) withoutSnapshots.push(await answer(folded, command));
       expect(withoutSnapshots).toEqual(withSnapshots);
       expect(all.events).toBeGreaterThan(2 * SALES);
-    });
+    }, 120_000);
 
     it("answers a repeat on a closed hold as the fold does when another process's later snapshot lands during its own save", async () => {
       // Snapshots every 10 events, on a stream of its own. P saved one at 9; the hold X is sold at 11;

@@ -156,16 +156,19 @@ export async function runCli(
   dataDir: string,
   args: string[],
   env: Record<string, string> = {},
+  timeoutMs = 60_000,
 ): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-r', '@swc-node/register', 'apps/cli/src/main.ts', ...args], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env },
-      timeout: 60_000,
+      timeout: timeoutMs,
     });
     return { stdout, stderr, code: 0 };
   } catch (error) {
-    const failed = error as { stdout?: string; stderr?: string; code?: number };
-    return { stdout: failed.stdout ?? '', stderr: failed.stderr ?? '', code: failed.code ?? 1 };
+    const failed = error as { stdout?: string; stderr?: string; code?: number | null; killed?: boolean; signal?: string | null };
+    // A run its timeout ended says so: not to be read as the command's own refusal.
+    const killed = failed.killed ? `\n[runCli: ended by ${failed.signal} after its ${timeoutMs} ms timeout]` : '';
+    return { stdout: failed.stdout ?? '', stderr: (failed.stderr ?? '') + killed, code: failed.code ?? 1 };
   }
 }

@@ -94,6 +94,25 @@ export class ApiProcess {
     return { status: reply.statusCode, body: parsed };
   }
 
+  /**
+   * A GET's status, its body read and dropped: what a client waiting for the answer sees, without
+   * the checks `call` makes of it (for timing the answer alone).
+   */
+  async status(path: string): Promise<number> {
+    const reply = await request(`https://127.0.0.1:${this.port}${path}`, { dispatcher: insecure });
+    await reply.body.arrayBuffer();
+    return reply.statusCode;
+  }
+
+  /** Waits until its views hold everything in the log (`GET /health/ready` answers 200). */
+  async ready(deadlineMs = 60_000): Promise<void> {
+    const deadline = Date.now() + deadlineMs;
+    while ((await this.status('/health/ready')) !== 200) {
+      if (Date.now() > deadline) throw new Error(`the API's views did not catch up within ${deadlineMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   /** The exit code once it has exited (null while it runs, or when a signal ended it). */
   get exitCode(): number | null {
     return this.child.exitCode;

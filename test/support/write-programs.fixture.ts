@@ -1,6 +1,6 @@
 /**
  * Write programs for the {@link SqliteWriteThread} spec, loaded by path in its worker: a pause that
- * keeps the worker inside a commit, an insert that tells its place in its transaction, and a write
+ * keeps the worker inside a commit until released, an insert that tells its place in its transaction, and a write
  * that fails after writing.
  */
 import type Database from 'better-sqlite3';
@@ -10,8 +10,11 @@ export function prepareWrites(db: Database.Database) {
   const insert = db.prepare('INSERT INTO rows (value) VALUES (?)');
   const count = db.prepare('SELECT COUNT(*) FROM rows').pluck();
   return {
-    pause({ ms }: { ms: number }) {
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    /** Marks `gate` entered (1) and waits inside the commit until the spec releases it (2), 10 s at most. */
+    pause({ gate }: { gate: SharedArrayBuffer }) {
+      const state = new Int32Array(gate);
+      Atomics.store(state, 0, 1);
+      Atomics.wait(state, 0, 1, 10_000);
       return 'paused';
     },
     /** Returns how many inserts its transaction has made, itself included (`scratch` lives for one transaction). */

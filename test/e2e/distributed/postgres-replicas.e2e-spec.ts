@@ -140,7 +140,7 @@ if (why) {
       const text = await scraped.body.text();
       expect(text).toMatch(/^deals_projection_lag_events\{view="deal_details_v3"\} 0$/m);
       expect(text).toMatch(/^deals_scheduled_jobs\{state="waiting"\} \d+$/m);
-    });
+    }, 120_000);
 
     it('rebuilds a view on PostgreSQL while the replicas serve, and the worker and replicas go on with the new generation', async () => {
       const before = (await replicas[0].call('GET', `/deals/resold-spa?${key}`)).body.deal;

@@ -286,5 +286,5 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
     expect(entries[3]).toMatchObject({ incentiveCents: 500, feeCents: 25 + 250, actor: expect.stringMatching(/^partner:/) });
     const text = await runCli(api.dataDir, ['audit:card-link', coffee.id]);
     expect(text.stdout).toContain('incentives 500 cents, fees 275 cents');
-  });
+  }, 120_000);
 });

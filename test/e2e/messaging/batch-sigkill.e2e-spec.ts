@@ -16,7 +16,7 @@ const DAY_MS = 86_400_000;
  */
 describe('a SIGKILL in the middle of a batch delivery', () => {
   // 2,000 users made one by one, two starts and a delivery: about 25 s on an idle machine.
-  jest.setTimeout(120_000);
+  jest.setTimeout(300_000);
   const dir = tempDir('batch-sigkill');
   let sink: SmtpSink;
   beforeAll(async () => (sink = await SmtpSink.start()));

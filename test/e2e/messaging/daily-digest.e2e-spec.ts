@@ -138,5 +138,5 @@ describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppr
     const second = await runCli(api.dataDir, ['mail:digest', 'chicago'], { SMTP_URL: sink.url });
     expect(second.stdout).toMatch(/: 0 sent, 0 skipped, 0 failed/);
     expect((await runCli(api.dataDir, ['mail:digest', 'nowhere'])).code).not.toBe(0);
-  });
+  }, 120_000);
 });

@@ -149,5 +149,5 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
       const refused = await runCli(api.dataDir, ['audit:purchase', purchaseId, '--as-of', bad]);
       expect([bad, refused.code, refused.stderr]).toEqual([bad, 1, expect.stringContaining('--as-of needs an ISO 8601 instant')]);
     }
-  });
+  }, 120_000);
 });

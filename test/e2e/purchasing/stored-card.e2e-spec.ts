@@ -1,5 +1,6 @@
 import { EventStore, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
 import { CouponQr } from '@deals/purchasing/coupon-images/coupon-qr';
+import { chargeLockStream } from '@deals/purchasing/domain/charge-lock/charge-lock';
 import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.events';
 import { TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
@@ -21,7 +22,7 @@ describe('POST /purchases: buying with a stored card', () => {
       })
     ).body.credit_card_id;
   beforeAll(async () => {
-    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '600' } });
+    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '2000' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([
@@ -36,6 +37,11 @@ describe('POST /purchases: buying with a stored card', () => {
   });
   afterAll(() => api.close());
 
+  /** Waits until the user's charge lock is taken (its last event is ChargeBegun): a purchase of theirs is being charged. */
+  const charging = async (user: string) => {
+    const events = api.get(EventStore);
+    while ((await events.readStream(chargeLockStream(user))).at(-1)?.type !== 'ChargeBegun') await new Promise((r) => setTimeout(r, 10));
+  };
   const buy = (overrides: Record<string, unknown> = {}) =>
     api.call('POST', '/purchases', {
       apiKey,
@@ -81,7 +87,7 @@ describe('POST /purchases: buying with a stored card', () => {
 
   it('answers 409 already_charging while the same user is being charged', async () => {
     const slow = buy({ credit_card_id: cards.slow });
-    await new Promise((r) => setTimeout(r, 150));
+    await charging(userId);
     const second = await buy();
     expect(second.status).toBe(409);
     expect(second.body).toEqual({
@@ -222,7 +228,7 @@ describe('POST /purchases: buying with a stored card', () => {
     const slowCard = await storeCard(buyer, TEST_CARDS.slow);
     const visa = await storeCard(buyer, TEST_CARDS.visa);
     const slow = buy({ user_id: buyer, credit_card_id: slowCard });
-    await new Promise((r) => setTimeout(r, 150));
+    await charging(buyer);
     const events = api.get(EventStore);
     const append = events.append.bind(events);
     const spy = jest.spyOn(events, 'append').mockImplementation((stream, batch, expected) => {

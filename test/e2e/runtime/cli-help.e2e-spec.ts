@@ -4,7 +4,7 @@ import { tempDir } from '../../support/temp-dir';
 
 describe("the operator CLI's help", () => {
   // Each call compiles the CLI from source in a process of its own.
-  jest.setTimeout(60_000);
+  jest.setTimeout(120_000);
   const dir = tempDir('cli-help');
   afterAll(() => dir.remove());
 

@@ -47,7 +47,7 @@ describe('data survives restarts, and the operator CLI works beside the running 
     // three times that while other suites load the machine): six of them outgrow jest's 30 s. The
     // one timing the service promises (what the CLI writes is seen within a second) is asserted
     // on its own below.
-    jest.setTimeout(90_000);
+    jest.setTimeout(240_000);
     let api: TestApi;
     let apiKey: string;
     beforeAll(async () => {

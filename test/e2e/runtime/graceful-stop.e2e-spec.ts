@@ -84,5 +84,5 @@ describe('a graceful stop (SIGTERM)', () => {
       await api.stop();
     }
     expect(await api.stdout()).not.toMatch(/recovered purchase|released .*abandoned/);
-  }, 90_000);
+  }, 180_000);
 });

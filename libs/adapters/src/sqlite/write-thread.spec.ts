@@ -5,6 +5,24 @@ import { SqliteWriteFailed, SqliteWriteThread } from './write-thread';
 const PROGRAMS = join(__dirname, '../../../../test/support/write-programs.fixture.ts');
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * Runs the fixture's `pause` and resolves once the worker is inside its commit (it may take a few
+ * hundred ms to start); `release` lets the commit end.
+ */
+async function pauseInsideCommit(thread: SqliteWriteThread): Promise<{ paused: Promise<unknown>; release: () => void }> {
+  const gate = new SharedArrayBuffer(4);
+  const state = new Int32Array(gate);
+  const paused = thread.run('pause', { gate });
+  while (Atomics.load(state, 0) !== 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  return {
+    paused,
+    release: () => {
+      Atomics.store(state, 0, 2);
+      Atomics.notify(state, 0);
+    },
+  };
+}
+
 async function withTempDir(label: string, run: (dir: string) => Promise<void>): Promise<void> {
   const dir = tempDir(label);
   try {
@@ -22,13 +40,13 @@ describe('SqliteWriteThread', () => {
     await withTempDir('write-thread', async (dir) => {
       const thread = open(dir);
       try {
-        const paused = thread.run('pause', { ms: 400 });
-        await new Promise((resolve) => setTimeout(resolve, 100)); // the worker is inside the first commit now
+        const { paused, release } = await pauseInsideCommit(thread);
         const inserts: Array<Promise<unknown>> = [];
         for (const value of ['a', 'b', 'c']) {
           inserts.push(thread.run('insert', { value }));
           await nextTurn(); // each in a batch of its own
         }
+        release();
         expect(await paused).toBe('paused');
         // One transaction: the inserts count 1, 2, 3 (a commit per batch would answer 1, 1, 1).
         expect(await Promise.all(inserts)).toEqual([1, 2, 3]);
@@ -62,14 +80,15 @@ describe('SqliteWriteThread', () => {
     await withTempDir('write-thread', async (dir) => {
       const thread = open(dir);
       try {
-        const paused = thread.run('pause', { ms: 400 });
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        const { paused, release } = await pauseInsideCommit(thread);
         const before = thread.run('insert', { value: 'before' });
         await nextTurn();
         const failing = thread.run('failAfterWriting', {});
         const failed = failing.catch((error: unknown) => error);
         await nextTurn();
         const after = thread.run('insert', { value: 'after' });
+        await nextTurn();
+        release();
         await paused;
         expect(await before).toBe(1);
         const error = await failed;
