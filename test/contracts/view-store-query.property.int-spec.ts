@@ -51,6 +51,11 @@ const fieldsArb = fc.record(
       fc.constant({}),
     ),
     locs: fc.oneof(fc.array(geoJson, { maxLength: 3 }), geoJson, point(1.5)),
+    // Units held by the second they expire at (what a deal's view keeps), or other shapes on the way.
+    inventory: fc.oneof(
+      fc.record({ held: fc.constantFrom({}, { 1700: 1 }, { 1700: 2, 1701: 1 }, null, 5, 'x', [{}], [], [1]) }, { requiredKeys: [] }),
+      fc.constantFrom(5, null, [{ held: {} }], [{ held: { 1: 1 } }]),
+    ),
   },
   { requiredKeys: [] },
 );
@@ -108,6 +113,7 @@ const OWN: Record<string, unknown[]> = {
   'partner.tier': ['gold', 'silver', 'h', 1],
   'options.price': [0, 3, 5, 7, 10],
   'options.name': ['a', 'b'],
+  'inventory.held': [{}, null, 5, 'x'],
   _id: ['d000', 'd003', 'd010', 'd050', 'd100', 'd150'],
 };
 const FIELDS = Object.keys(OWN);

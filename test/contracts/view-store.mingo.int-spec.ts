@@ -109,7 +109,7 @@ describe('embedded view store: saving commits to its file', () => {
     }
   });
 
-  it('takes over a generation another process rebuilt with the sorted indexes its queries had built, before serving it', async () => {
+  it('takes over a generation another process rebuilt with the sorted indexes its queries had built, before serving it, keeping the documents it rewrote alike', async () => {
     const path = `${dir.path}/takeover`;
     const serving = new MingoViewStore(path);
     const cli = new MingoViewStore(path, {}, undefined, true);
@@ -126,9 +126,13 @@ describe('embedded view store: saving commits to its file', () => {
       const before = sortedOf();
       expect(before.get('price')!.built).toBe(true);
 
+      const unchanged = await serving.findById('things', 'd5');
+
       await cli.define('things', indexes);
       const target = await cli.beginRebuild('things');
-      await target.commit([...many('new'), { ...doc('top', 2001, 'new'), price: 9999 }], pos(2001));
+      // Half the documents written again alike, half changed, one new.
+      const rebuilt = [...many('old').slice(0, 1000), ...many('new').slice(1000), { ...doc('top', 2001, 'new'), price: 9999 }];
+      await target.commit(rebuilt, pos(2001));
       const switched = new Promise<void>((resolve) => serving.onGenerationSwitch(() => resolve()));
       await target.activate();
       await switched;
@@ -141,6 +145,10 @@ describe('embedded view store: saving commits to its file', () => {
       expect(
         (await serving.find<{ price: number } & ViewDocument>('things', {}, { sort: { price: -1 }, limit: 2 })).map((d) => d.price),
       ).toEqual([9999, 1999]);
+      // A document written again alike is the one already held (not a second copy); a changed one is the new one.
+      expect(await serving.findById('things', 'd5')).toBe(unchanged);
+      expect((await serving.findById<ReturnType<typeof doc>>('things', 'd1500'))?.title).toBe('new');
+      expect(await serving.find('things', {}, { sort: { _id: 1 } })).toEqual(rebuilt.sort((a, b) => (a._id < b._id ? -1 : 1)));
     } finally {
       await cli.close();
       await serving.close();
@@ -149,10 +157,10 @@ describe('embedded view store: saving commits to its file', () => {
 
   it('reports through ping (the health check) when saves keep failing, and recovers when one succeeds', async () => {
     const path = `${dir.path}/failing`;
-    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10, failingReportMs: 100 });
+    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10, failingReportMs: 1000 });
     try {
       await views.define('things', []);
-      const generation = (views as unknown as { active: Map<string, { save: () => void }> }).active.get('things')!;
+      const generation = (views as unknown as { active: Map<string, { save: () => void; saveFailing: unknown }> }).active.get('things')!;
       const save = generation.save.bind(generation);
       let diskFull = true;
       generation.save = () => {
@@ -160,16 +168,16 @@ describe('embedded view store: saving commits to its file', () => {
         save();
       };
       await views.writer('things').commit([doc('a', 1, 'first')], pos(1));
-      await new Promise((resolve) => setTimeout(resolve, 40));
+      while (!generation.saveFailing) await new Promise((resolve) => setTimeout(resolve, 5));
       // Failing, but not for long yet: healthy; reads are served meanwhile.
       await expect(views.ping()).resolves.toBeUndefined();
       expect((await views.findById<ReturnType<typeof doc>>('things', 'a'))?.title).toBe('first');
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise((resolve) => setTimeout(resolve, 1100));
       await expect(views.ping()).rejects.toThrow(
         /^view things not saved to its file for \d+ s \(database or disk is full\): reads are served from memory/,
       );
       diskFull = false;
-      await new Promise((resolve) => setTimeout(resolve, 60));
+      while (generation.saveFailing) await new Promise((resolve) => setTimeout(resolve, 5));
       await expect(views.ping()).resolves.toBeUndefined();
       expect(await reopened(path)).toEqual({ checkpoint: pos(1), docs: [doc('a', 1, 'first')] });
     } finally {
@@ -309,10 +317,10 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
       await rebuild.commit([{ _id: 'a', _pos: pos(1) }], pos(1));
       await rebuild.activate();
       await checkpointer.settled();
-      await new Promise((r) => setTimeout(r, 200));
-      const left = readdirSync(path).filter((name) => name.startsWith('things@'));
-      expect(left.filter((name) => old.includes(name))).toEqual([]);
-      expect(left.some((name) => name.endsWith('.sqlite'))).toBe(true);
+      const left = () => readdirSync(path).filter((name) => name.startsWith('things@'));
+      await settle(() => left().every((name) => !old.includes(name)));
+      expect(left().filter((name) => old.includes(name))).toEqual([]);
+      expect(left().some((name) => name.endsWith('.sqlite'))).toBe(true);
     }));
 
   it('leaves no file behind for rebuilds abandoned at once', () =>

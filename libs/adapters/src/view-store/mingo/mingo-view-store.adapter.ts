@@ -36,7 +36,10 @@ const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** SQLite's own default: a commit checkpoints once the WAL holds this many pages. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
-const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve));
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Documents put into memory (and its indexes) at once as a generation loads. */
+const LOAD_BATCH = 1000;
 
 const DEFAULT_SAVE_DELAYS: SaveDelays = { documentsMs: 250, checkpointMs: 1000, failingReportMs: 30_000 };
 
@@ -88,7 +91,7 @@ class MemoryGeneration {
       "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
     this.saveDocuments = saveDocumentCount(db);
-    if (load === 'now') this.put((db.prepare('SELECT body FROM docs').pluck().all() as string[]).map(parseFrozen));
+    if (load === 'now') this.loadAll();
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
     this.savedCheckpoint = this.checkpoint;
     // The saves then commit without checkpoints (see WalCheckpointer); handed back, they checkpoint again.
@@ -102,37 +105,59 @@ class MemoryGeneration {
   }
 
   /**
-   * Loads the file's documents (a generation opened with `load: 'later'`) a slice at a time,
-   * yielding to the event loop between slices: a rebuilt catalogue taken over by a serving process
-   * must not hold its requests up for the whole load.
+   * Loads every document of the file, reading and parsing a row at a time: the JSON text of each
+   * dies young, where reading all the rows first made the catalogue's text (125 MB at 50,000
+   * deals) survive into the old space, whose first collection after a start stalled the process.
    */
-  async loadInSlices(slice = 100): Promise<void> {
+  private loadAll(): void {
     const page = this.db.prepare('SELECT rowid, body FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?').raw();
-    let after = Number.MIN_SAFE_INTEGER;
-    for (;;) {
-      const rows = page.all(after, slice) as Array<[number, string]>;
+    for (let after = Number.MIN_SAFE_INTEGER; ;) {
+      const rows = page.all(after, LOAD_BATCH) as Array<[number, string]>;
       if (rows.length === 0) return;
       this.put(rows.map(([, body]) => parseFrozen(body)));
+      after = rows[rows.length - 1][0];
+    }
+  }
+
+  /**
+   * Loads the file's documents (a generation opened with `load: 'later'`) a slice at a time,
+   * yielding to the event loop between slices: a rebuilt catalogue taken over by a serving process
+   * must not hold its requests up for the whole load. A document `previous` (the generation this
+   * one replaces) holds with the same JSON is taken from it, not parsed: a rebuild mostly writes
+   * the documents again as they were, and a second copy of each would double the heap's old
+   * space, whose collections then stall the process.
+   */
+  async loadInSlices(previous?: MemoryGeneration, slice = 100): Promise<void> {
+    const page = this.db.prepare('SELECT rowid, id, body FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?').raw();
+    let after = Number.MIN_SAFE_INTEGER;
+    for (;;) {
+      const rows = page.all(after, slice) as Array<[number, string, string]>;
+      if (rows.length === 0) return;
+      this.put(rows.map(([, id, body]) => previous?.holding(id, body) ?? parseFrozen(body)));
       after = rows[rows.length - 1][0];
       await yieldToEventLoop();
     }
   }
 
   /**
-   * Builds the sorted indexes that `other` (the generation this one replaces) has built, one at a
-   * time, yielding between them: the first list after the switch would otherwise build them all
-   * while its caller waits (the catalogue of 50,000 deals: 100-150 ms an index beside a rebuild).
+   * Builds the sorted indexes that `other` (the generation this one replaces) has built, in steps,
+   * yielding between them: the first list after the switch would otherwise build them all while
+   * its caller waits.
    */
   async buildSortedLike(other: MemoryGeneration): Promise<void> {
     for (const [field, index] of other.index.sorted) {
-      if (!index.built) continue;
-      this.index.sorted.get(field)?.build();
-      await yieldToEventLoop();
+      if (index.built) await this.index.sorted.get(field)?.buildInSteps(yieldToEventLoop);
     }
   }
 
   get(id: string): ViewDocument | undefined {
     return this.docs.get(id);
+  }
+
+  /** The document held under `id` if its JSON is exactly `body` (documents are frozen: it can be shared). */
+  holding(id: string, body: string): ViewDocument | undefined {
+    const doc = this.docs.get(id);
+    return doc && JSON.stringify(doc) === body ? doc : undefined;
   }
 
   get size(): number {
@@ -502,7 +527,7 @@ export class MingoViewStore extends ViewStore {
       }
       this.loading.add(collection);
       next
-        .loadInSlices()
+        .loadInSlices(generation instanceof MemoryGeneration ? generation : undefined)
         .then(() => (generation instanceof MemoryGeneration ? next.buildSortedLike(generation) : undefined))
         .then(() => {
           if (this.active.get(collection) === generation && !this.closing) this.switchTo(collection, next);

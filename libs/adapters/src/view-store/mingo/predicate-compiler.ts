@@ -19,6 +19,7 @@ const MINGO = 16;
 
 const isPlainObject = (v: unknown): v is Doc =>
   v !== null && typeof v === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(v));
+const isEmptyObject = (v: unknown): boolean => isPlainObject(v) && Object.keys(v).length === 0;
 const isOperator = (name: string) => /^\$[a-zA-Z0-9_]+$/.test(name);
 // Values compared with ===, <, >: the scalar types JSON documents hold (NaN compares unlike mingo).
 const isScalar = (v: unknown): v is string | number | boolean =>
@@ -110,9 +111,10 @@ function operator(path: string[], op: string, value: unknown): Condition | null 
     }
     case '$in':
     case '$nin': {
-      if (!Array.isArray(value) || !value.every((v) => isScalar(v) || v === null)) return null;
-      if (value.includes(null) && !topLevel) return null;
-      const test = memberOf(path, value);
+      if (!Array.isArray(value)) return null;
+      const plain = value.every((v) => isScalar(v) || v === null) && (topLevel || !value.includes(null));
+      const test = plain ? memberOf(path, value) : membership(path, value);
+      if (!test) return null;
       return { cost: CHEAP, test: op === '$in' ? test : not(test) };
     }
     case '$gt':
@@ -129,6 +131,31 @@ function operator(path: string[], op: string, value: unknown): Condition | null 
     default:
       return null;
   }
+}
+
+/**
+ * `$in` of scalars, null and `{}` on any path (`{'inventory.held': {$nin: [null, {}]}}`: the deals
+ * with units held), answered here where the path meets no array: a missing or null value is null,
+ * an object matches `{}` when it has no keys. Where it meets an array, mingo answers for that
+ * document (how MongoDB matches along arrays of subdocuments, which mingo follows).
+ */
+function membership(path: string[], values: unknown[]): DocTest | null {
+  if (!values.every((v) => isScalar(v) || v === null || isEmptyObject(v))) return null;
+  const scalars = new Set(values.filter(isScalar));
+  const withNull = values.includes(null);
+  const withEmpty = values.some(isEmptyObject);
+  const query = new Query({ [path.join('.')]: { $in: values } }, { context: geoContext });
+  return (doc) => {
+    let v: unknown = doc;
+    for (const key of path) {
+      if (Array.isArray(v)) return query.test(doc);
+      v = v !== null && typeof v === 'object' ? (v as Doc)[key] : undefined;
+    }
+    if (Array.isArray(v)) return query.test(doc);
+    if (v === null || v === undefined) return withNull;
+    if (isPlainObject(v)) return withEmpty && Object.keys(v).length === 0;
+    return scalars.has(v as string | number | boolean);
+  };
 }
 
 function regex(path: string[], pattern: unknown, options: unknown): Condition | null {

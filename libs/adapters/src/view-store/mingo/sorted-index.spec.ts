@@ -84,6 +84,39 @@ describe('SortedIndex', () => {
     expect(collection.actual()).toEqual(collection.expected());
   });
 
+  it('builds in steps what a fresh sort gives, whatever the step, then keeps up as before', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.nat({ max: 200 }), rankArb), { maxLength: 150 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(fc.tuple(fc.nat({ max: 200 }), rankArb), { maxLength: 10 }),
+        async (writes, step, later) => {
+          const collection = new Collection();
+          collection.commit(writes.length ? writes : [[0, 1]]);
+          let pauses = 0;
+          await collection.index.buildInSteps(async () => void pauses++, step);
+          expect(collection.index.built).toBe(true);
+          expect(pauses).toBeGreaterThanOrEqual(Math.ceil(collection.bySlot.length / step));
+          expect(collection.actual()).toEqual(collection.expected());
+          if (later.length) collection.commit(later);
+          expect(collection.actual()).toEqual(collection.expected());
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('leaves the index to its first query when a commit comes in during a build in steps', async () => {
+    const collection = new Collection();
+    collection.commit(Array.from({ length: 50 }, (_, n): [number, unknown] => [n, n % 7]));
+    let pauses = 0;
+    await collection.index.buildInSteps(async () => {
+      if (pauses++ === 2) collection.commit([[3, 99]]);
+    }, 8);
+    expect(collection.index.built).toBe(false);
+    expect(collection.actual()).toEqual(collection.expected());
+  });
+
   it('is not built while nothing asks for it, and builds from the documents as they are then', () => {
     const collection = new Collection();
     collection.commit([

@@ -10,6 +10,13 @@ export interface Change {
   slot: number;
 }
 
+/** A document's place in the order: its sort value, then its id. */
+interface Entry {
+  key: Scalar;
+  id: string;
+  slot: number;
+}
+
 /** Positions `[lo, hi)` in a sorted index. */
 export interface Range {
   lo: number;
@@ -43,6 +50,8 @@ export class SortedIndex {
   private readonly path: string[];
   private readonly ranges = new RangeCache();
   private unordered = 0;
+  /** Commits noted so far (a build in steps gives up when one comes in meanwhile). */
+  private writes = 0;
 
   /** `bySlot` is the collection's documents by slot, shared and kept current by its owner. */
   constructor(
@@ -60,6 +69,52 @@ export class SortedIndex {
   /** Builds the arrays now (or brings them up to date), ahead of the first query that would. */
   build(): void {
     this.refresh();
+  }
+
+  /**
+   * Builds the arrays a step at a time, awaiting `pause()` after each `step` entries read, sorted
+   * or merged (a merge sort of sorted runs), for a generation not serving yet: a sorted index of
+   * 50,000 deals is 60-150 ms in one go beside a rebuild. A write meanwhile (none is expected)
+   * leaves the index unbuilt, for its first query to build as before.
+   */
+  async buildInSteps(pause: () => Promise<void>, step = 4096): Promise<void> {
+    if (this.isBuilt) return;
+    const writes = this.writes;
+    const compare = (a: Entry, b: Entry) => compareScalars(a.key, b.key) || (a.id < b.id ? -1 : 1);
+    let runs: Entry[][] = [];
+    let unordered = 0;
+    for (let from = 0; from < this.bySlot.length; from += step) {
+      const run: Entry[] = [];
+      for (let slot = from; slot < Math.min(from + step, this.bySlot.length); slot++) {
+        const doc = this.bySlot[slot];
+        const key = sortKeyOf(doc, this.path);
+        if (key === NOT_SCALAR) unordered++;
+        else run.push({ key, id: doc._id, slot });
+      }
+      runs.push(run.sort(compare));
+      await pause();
+    }
+    while (runs.length > 1) {
+      const merged: Entry[][] = [];
+      for (let r = 0; r < runs.length; r += 2) {
+        const [a, b = []] = [runs[r], runs[r + 1]];
+        const out: Entry[] = new Array(a.length + b.length);
+        for (let i = 0, j = 0, k = 0; k < out.length;) {
+          for (const until = Math.min(out.length, k + step); k < until; k++)
+            out[k] = j >= b.length || (i < a.length && compare(a[i], b[j]) < 0) ? a[i++] : b[j++];
+          if (b.length) await pause();
+        }
+        merged.push(out);
+      }
+      runs = merged;
+    }
+    if (this.isBuilt || this.writes !== writes) return;
+    const sorted = runs[0] ?? [];
+    this.sortedKeys = sorted.map((entry) => entry.key);
+    this.sortedSlots = sorted.map((entry) => entry.slot);
+    this.unordered = unordered;
+    this.isBuilt = true;
+    this.ranges.clear();
   }
 
   get usable(): boolean {
@@ -80,6 +135,7 @@ export class SortedIndex {
 
   /** Notes a commit's changes; `bySlot` must hold their `after` documents before the next query. */
   apply(changes: readonly Change[]): void {
+    this.writes++;
     if (!this.isBuilt) return;
     for (const { before, slot } of changes) if (!this.pending.has(slot)) this.pending.set(slot, before);
     if (this.pending.size > PENDING_MIN + (this.sortedKeys.length >>> 3)) this.refresh();
