@@ -1,7 +1,7 @@
 import { defineProjection, IndexSpec, rebuildProjections, SortSpec, ViewDocument } from '@deals/kernel';
 import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
 import { WalCheckpointer } from '@deals/adapters/sqlite/wal-checkpointer';
@@ -153,6 +153,39 @@ describe('embedded view store: saving commits to its file', () => {
       await cli.close();
       await serving.close();
     }
+  });
+
+  it('closes, with nothing of a generation it was taking over left open', async () => {
+    const path = `${dir.path}/closing-takeover`;
+    const serving = new MingoViewStore(path);
+    const cli = new MingoViewStore(path, {}, undefined, true);
+    const openFiles = () =>
+      readdirSync('/proc/self/fd')
+        .map((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`);
+          } catch {
+            return '';
+          }
+        })
+        .filter((file) => file.startsWith(path));
+    try {
+      const indexes: IndexSpec[] = [{ keys: { price: 1 } }];
+      await serving.define('things', indexes);
+      const many = (at: number) => Array.from({ length: 20_000 }, (_, i) => ({ ...doc(`d${i}`, at, 'thing'), price: i % 97 }));
+      await serving.writer('things').commit(many(1), pos(1));
+      await serving.find('things', {}, { sort: { price: 1 }, limit: 1 });
+      await cli.define('things', indexes);
+      const target = await cli.beginRebuild('things');
+      await target.commit(many(2), pos(2));
+      await target.activate();
+      await cli.close();
+      const loading = (serving as unknown as { loading: Map<string, unknown> }).loading;
+      while (loading.size === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    } finally {
+      await serving.close();
+    }
+    expect(openFiles()).toEqual([]);
   });
 
   it('reports through ping (the health check) when saves keep failing, and recovers when one succeeds', async () => {

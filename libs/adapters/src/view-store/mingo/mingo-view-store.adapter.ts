@@ -145,8 +145,12 @@ class MemoryGeneration {
    * its caller waits.
    */
   async buildSortedLike(other: MemoryGeneration): Promise<void> {
+    const step = async () => {
+      await yieldToEventLoop();
+      if (!this.db.open) throw new Error(`generation ${this.name} was closed while it loaded`);
+    };
     for (const [field, index] of other.index.sorted) {
-      if (index.built) await this.index.sorted.get(field)?.buildInSteps(yieldToEventLoop);
+      if (index.built) await this.index.sorted.get(field)?.buildInSteps(step);
     }
   }
 
@@ -293,8 +297,8 @@ export class MingoViewStore extends ViewStore {
   private readonly watcher: NodeJS.Timeout;
 
   private readonly saveDelays: SaveDelays;
-  /** Collections whose newly activated generation is being loaded (see `followSwitches`). */
-  private readonly loading = new Set<string>();
+  /** Newly activated generations being loaded (see `followSwitches`), by collection. */
+  private readonly loading = new Map<string, MemoryGeneration>();
   private closing = false;
   /** Collections defined with `keepInMemory`. */
   private readonly inMemory = new Set<string>();
@@ -437,7 +441,8 @@ export class MingoViewStore extends ViewStore {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.watcher);
-    for (const generation of this.active.values()) generation.close();
+    // A generation still loading stops at its next step (its file is closed) and is not switched to.
+    for (const generation of [...this.active.values(), ...this.loading.values()]) generation.close();
     this.active.clear();
     // The checkpointer's connections to these files are closed too once this resolves.
     await this.checkpointer.settled();
@@ -525,7 +530,7 @@ export class MingoViewStore extends ViewStore {
         this.switchTo(collection, next);
         continue;
       }
-      this.loading.add(collection);
+      this.loading.set(collection, next);
       next
         .loadInSlices(generation instanceof MemoryGeneration ? generation : undefined)
         .then(() => (generation instanceof MemoryGeneration ? next.buildSortedLike(generation) : undefined))
