@@ -91,8 +91,10 @@ class MemoryGeneration {
       "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
     this.saveDocuments = saveDocumentCount(db);
-    if (load === 'now') this.loadAll();
+    // The checkpoint before the documents: what another process (a CLI command) commits while they
+    // are read in pages is then at most replayed again from the log, never skipped.
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
+    if (load === 'now') this.loadAll();
     this.savedCheckpoint = this.checkpoint;
     // The saves then commit without checkpoints (see WalCheckpointer); handed back, they checkpoint again.
     this.unwatch = checkpointer.watch(db.name, () => {
