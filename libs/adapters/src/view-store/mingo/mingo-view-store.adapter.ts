@@ -112,11 +112,16 @@ class MemoryGeneration {
    * deals) survive into the old space, whose first collection after a start stalled the process.
    */
   private loadAll(): void {
-    const page = this.db.prepare('SELECT rowid, body FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?').raw();
+    for (const rows of this.pages(LOAD_BATCH)) this.put(rows.map(([, , body]) => parseFrozen(body)));
+  }
+
+  /** The file's rows (`[rowid, id, body]`) in rowid order, `size` at a time, each page read when asked for. */
+  private *pages(size: number): Generator<Array<[number, string, string]>> {
+    const page = this.db.prepare('SELECT rowid, id, body FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?').raw();
     for (let after = Number.MIN_SAFE_INTEGER; ;) {
-      const rows = page.all(after, LOAD_BATCH) as Array<[number, string]>;
+      const rows = page.all(after, size) as Array<[number, string, string]>;
       if (rows.length === 0) return;
-      this.put(rows.map(([, body]) => parseFrozen(body)));
+      yield rows;
       after = rows[rows.length - 1][0];
     }
   }
@@ -130,13 +135,8 @@ class MemoryGeneration {
    * space, whose collections then stall the process.
    */
   async loadInSlices(previous?: MemoryGeneration, slice = 100): Promise<void> {
-    const page = this.db.prepare('SELECT rowid, id, body FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?').raw();
-    let after = Number.MIN_SAFE_INTEGER;
-    for (;;) {
-      const rows = page.all(after, slice) as Array<[number, string, string]>;
-      if (rows.length === 0) return;
+    for (const rows of this.pages(slice)) {
       this.put(rows.map(([, id, body]) => previous?.holding(id, body) ?? parseFrozen(body)));
-      after = rows[rows.length - 1][0];
       await yieldToEventLoop();
     }
   }

@@ -17,6 +17,9 @@ interface Entry {
   slot: number;
 }
 
+/** The index's order: by sort value, then by id (unique within a collection). */
+const compareEntries = (a: Entry, b: Entry) => compareScalars(a.key, b.key) || (a.id < b.id ? -1 : 1);
+
 /** Positions `[lo, hi)` in a sorted index. */
 export interface Range {
   lo: number;
@@ -32,7 +35,7 @@ const sortKeyOf = (doc: ViewDocument, path: string[]) => sortValue(doc as unknow
 
 /**
  * The documents of a collection (by slot) ordered by one field, then by `_id`, as MongoDB's sort
- * orders scalars (missing reads as null). Built on the first query that asks for it, or by `build` (most indexed
+ * orders scalars (missing reads as null). Built on the first query that asks for it, or by `buildInSteps` (most indexed
  * fields are only ever matched by equality, which `EqualityIndex` answers) and from then on kept
  * up to date lazily: a commit only notes which slots changed, and the next query (or a backlog of
  * 1,024 changes plus an eighth of the index) brings the arrays up to date by binary search and shifting, or by one
@@ -61,14 +64,9 @@ export class SortedIndex {
     this.path = field.split('.');
   }
 
-  /** Whether a query (or `build`) has built the arrays yet. */
+  /** Whether a query (or `buildInSteps`) has built the arrays yet. */
   get built(): boolean {
     return this.isBuilt;
-  }
-
-  /** Builds the arrays now (or brings them up to date), ahead of the first query that would. */
-  build(): void {
-    this.refresh();
   }
 
   /**
@@ -80,7 +78,6 @@ export class SortedIndex {
   async buildInSteps(pause: () => Promise<void>, step = 4096): Promise<void> {
     if (this.isBuilt) return;
     const writes = this.writes;
-    const compare = (a: Entry, b: Entry) => compareScalars(a.key, b.key) || (a.id < b.id ? -1 : 1);
     let runs: Entry[][] = [];
     let unordered = 0;
     for (let from = 0; from < this.bySlot.length; from += step) {
@@ -91,7 +88,7 @@ export class SortedIndex {
         if (key === NOT_SCALAR) unordered++;
         else run.push({ key, id: doc._id, slot });
       }
-      runs.push(run.sort(compare));
+      runs.push(run.sort(compareEntries));
       await pause();
     }
     while (runs.length > 1) {
@@ -101,7 +98,7 @@ export class SortedIndex {
         const out: Entry[] = new Array(a.length + b.length);
         for (let i = 0, j = 0, k = 0; k < out.length;) {
           for (const until = Math.min(out.length, k + step); k < until; k++)
-            out[k] = j >= b.length || (i < a.length && compare(a[i], b[j]) < 0) ? a[i++] : b[j++];
+            out[k] = j >= b.length || (i < a.length && compareEntries(a[i], b[j]) < 0) ? a[i++] : b[j++];
           if (b.length) await pause();
         }
         merged.push(out);
@@ -234,7 +231,7 @@ export class SortedIndex {
   private merge(changes: readonly Change[]): void {
     this.ranges.clear();
     const replaced = new Set<number>();
-    const added: Array<{ key: Scalar; id: string; slot: number }> = [];
+    const added: Entry[] = [];
     for (const { before, after, slot } of changes) {
       if (before) {
         replaced.add(slot);
@@ -244,7 +241,7 @@ export class SortedIndex {
       if (key === NOT_SCALAR) this.unordered++;
       else added.push({ key, id: after._id, slot });
     }
-    added.sort((a, b) => compareScalars(a.key, b.key) || (a.id < b.id ? -1 : 1));
+    added.sort(compareEntries);
     const keys: Scalar[] = [];
     const slots: number[] = [];
     let j = 0;
