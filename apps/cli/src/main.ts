@@ -19,7 +19,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 /**
  * `projections:status` (with `--json` or nothing else) on the embedded mode, answered from the data
- * folder's files without loading the service's modules: a second of the CLI's start, which an
+ * folder's files without loading the service's modules: most of the CLI's start, which an
  * operator checking a rebuild pays at every call. Any other command, or a server, starts the CLI.
  */
 async function quickStatus(config: ServiceConfig, args: string[]): Promise<boolean> {

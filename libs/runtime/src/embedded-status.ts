@@ -44,8 +44,8 @@ export function formatProjectionStatus({ head, rows }: { head: LogPosition | nul
 
 /**
  * `projections:status` of the embedded mode, read from the data folder's files without the
- * service's modules (the CLI's start, 1.1 s of its 1.2 s on a folder of 1M events): the log's
- * head, and each view's file as the view store reports it without loading it.
+ * service's modules (most of the CLI's start): the log's head, and each view's file as the view
+ * store reports it without loading it.
  */
 export async function embeddedProjectionStatus(config: ServiceConfig, json: boolean): Promise<string> {
   const paths = dataPaths(config.dataDir);

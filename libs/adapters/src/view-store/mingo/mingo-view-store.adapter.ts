@@ -107,9 +107,9 @@ class MemoryGeneration {
   }
 
   /**
-   * Loads every document of the file, reading and parsing a row at a time: the JSON text of each
-   * dies young, where reading all the rows first made the catalogue's text (125 MB at 50,000
-   * deals) survive into the old space, whose first collection after a start stalled the process.
+   * Loads every document of the file, a page of rows at a time: the JSON text of each page dies
+   * young, where reading all the rows first made a large catalogue's text survive into the old
+   * space, whose first collection after a start stalled the process.
    */
   private loadAll(): void {
     for (const rows of this.pages(LOAD_BATCH)) this.put(rows.map(([, , body]) => parseFrozen(body)));

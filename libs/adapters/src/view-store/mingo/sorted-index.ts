@@ -71,8 +71,8 @@ export class SortedIndex {
 
   /**
    * Builds the arrays a step at a time, awaiting `pause()` after each `step` entries read, sorted
-   * or merged (a merge sort of sorted runs), for a generation not serving yet: a sorted index of
-   * 50,000 deals is 60-150 ms in one go beside a rebuild. A write meanwhile (none is expected)
+   * or merged (a merge sort of sorted runs), for a generation not serving yet: built in one go, a
+   * large collection's index holds the event loop up. A write meanwhile (none is expected)
    * leaves the index unbuilt, for its first query to build as before.
    */
   async buildInSteps(pause: () => Promise<void>, step = 4096): Promise<void> {
