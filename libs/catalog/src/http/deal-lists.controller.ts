@@ -92,7 +92,7 @@ export class DealListsController {
   }
 
   /**
-   * A regional list for one user (docs/decisions.md "Regional lists for a user"): without the deals it
+   * A regional list for one user (docs/decisions.md "A regional list for a user"): without the deals it
    * can no longer buy, its saved deals first (each part ordered by start), paged over the whole.
    */
   private async answerForUser(filter: ViewFilter, preference: UserDealPreference, paging: Paging, reply: FastifyReply): Promise<unknown> {

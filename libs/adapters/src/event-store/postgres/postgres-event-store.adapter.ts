@@ -52,8 +52,8 @@ interface Row {
  * sequence numbers, and holds it until it has committed. Sequence numbers are drawn at insert time
  * and transactions could otherwise commit in another order, so a reader going by position could
  * pass an event whose transaction committed late and never see it; with the lock, positions commit
- * in their order, and "after my last position" skips nothing (docs/decisions.md "PostgreSQL event
- * store": why not the xmin horizon).
+ * in their order, and "after my last position" skips nothing (docs/decisions.md "PostgreSQL
+ * adapters", one writer at a time: why not the xmin horizon).
  */
 const APPEND_LOCK = 7216002;
 

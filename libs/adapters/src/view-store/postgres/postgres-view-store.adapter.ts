@@ -31,7 +31,7 @@ const isScalar = (value: unknown): value is string | number | boolean =>
  * a scalar (or `$in` scalars), "the field is that value, or an array holding it" (MongoDB's equality),
  * as JSONB containment, which the collection's GIN index answers. Every document the filter
  * matches satisfies them; what else the filter says is decided by mingo over what they select
- * (docs/decisions.md "PostgreSQL views").
+ * (docs/decisions.md "PostgreSQL adapters").
  */
 function pushdown(filter: ViewFilter, params: unknown[]): string[] {
   const where: string[] = [];

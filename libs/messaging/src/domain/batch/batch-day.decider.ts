@@ -2,7 +2,7 @@ import { Decider, DomainCommand, NotFound, ValidationFailed, ValidationIssue } f
 import { Map as ImmutableMap } from 'immutable';
 import type { BatchDayEvent, BatchTerms } from './batch.events';
 
-/** Part 8: user ids a partner may have scheduled on one `send_at` day (docs/decisions.md "Batches"). */
+/** Part 8: user ids a partner may have scheduled on one `send_at` day (docs/decisions.md "Targeted-email batches"). */
 export const SCHEDULED_PER_DAY = 10_000;
 
 /** `userIds`: the ids of the request that name live users of the partner, in order (the others were dropped already). */
