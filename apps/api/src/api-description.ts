@@ -1,8 +1,9 @@
-import { commonErrorResponses, PUBLIC_PATHS, SECURITY, sharedSchemas } from '@deals/wire';
+import { commonErrorResponses, describeIdempotency, IDEMPOTENCY_KEY_PARAMETER, PUBLIC_PATHS, SECURITY, sharedSchemas } from '@deals/wire';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+const WRITES = new Set<string>(['put', 'post', 'delete', 'patch']);
 
 /**
  * The OpenAPI description of every served operation, generated from the controllers and their
@@ -27,7 +28,11 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: "a user's temporary access token (part 4.15)" }, SECURITY.bearer)
     .build();
   const document = SwaggerModule.createDocument(app, config);
-  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...sharedSchemas() } };
+  document.components = {
+    ...document.components,
+    schemas: { ...document.components?.schemas, ...sharedSchemas() },
+    parameters: { ...document.components?.parameters, IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER },
+  };
   for (const [path, item] of Object.entries(document.paths)) {
     const concrete = path.replace(/\{[^}]+\}/g, 'x');
     const isPublic = PUBLIC_PATHS.some((pattern) => pattern.test(concrete));
@@ -40,6 +45,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
         const partner: Record<string, string[]> = { [path.startsWith('/api/v3') ? SECURITY.basic : SECURITY.apiKey]: [] };
         operation.security = [partner, ...own.filter((s) => !(SECURITY.apiKey in s) && !(SECURITY.basic in s))];
         operation.responses = { ...commonErrorResponses(), ...operation.responses };
+        if (WRITES.has(method)) describeIdempotency(operation as never, '#/components/parameters/IdempotencyKey');
       }
     }
   }

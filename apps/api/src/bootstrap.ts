@@ -1,7 +1,8 @@
-import { Clock, IdGenerator, Scheduler } from '@deals/kernel';
+import { Clock, IdempotencyStore, IdGenerator, Scheduler } from '@deals/kernel';
 import { DemoSeed, operatorPassword, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import {
   answerClientError,
+  answerRepeatedRequests,
   answerUnservedRequests,
   authenticateEveryRequest,
   CredentialVerifier,
@@ -11,6 +12,7 @@ import {
   logAbortedRequests,
   logRefusedBeforeRouting,
   parseJsonBodies,
+  purgeExpiredKeys,
   refuseRequestsWithoutHost,
   RequestLogController,
   serviceLogger,
@@ -45,6 +47,7 @@ export interface ApiOptions {
   ids?: IdGenerator;
 }
 
+const HOUR_MS = 3_600_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The longest part of an address the router takes (Fastify's default is 100). */
 const MAX_PATH_PART = 1024;
@@ -100,6 +103,16 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   logAbortedRequests(fastify);
   answerUnservedRequests(fastify.server);
   parseJsonBodies(fastify);
+  // Registered before Nest adds its routes (the hooks go on the routes that write); the store and
+  // clock are the application's, known once it is made.
+  let idempotency: { store: IdempotencyStore; clock: Clock } | null = null;
+  answerRepeatedRequests(fastify, {
+    store: () => idempotency!.store,
+    now: () => idempotency!.clock.now().getTime(),
+    keepMs: config.idempotencyKeyHours * HOUR_MS,
+    onRecordFailed: (error, request) =>
+      request.log.error({ err: error }, 'the answer of a request with an Idempotency-Key could not be kept; a retry runs it again'),
+  });
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
@@ -120,6 +133,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   // call: without this, every line of Nest's Logger (recovery, charges with no answer, undos that
   // failed) stayed in memory for good and was never written.
   app.flushLogs();
+  idempotency = { store: app.get(IdempotencyStore), clock: app.get(Clock) };
   publishApiDescription(app, config.publicBaseUrl);
   await app.init();
   const verifier = app.get(CredentialVerifier);
@@ -136,7 +150,14 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const metricsServer = config.metrics ? await serveMetrics(fastify, metrics, config) : null;
   serveJobList(fastify, app.get(Scheduler));
   await mountQueueBoard(fastify, app.get(Scheduler));
+  const stopPurging = purgeExpiredKeys(
+    app.get(IdempotencyStore),
+    () => serviceClock.now().getTime(),
+    HOUR_MS / 4,
+    (error) => fastify.log.error({ err: error }, 'expired idempotency keys could not be purged; tried again later'),
+  );
   const closeOperations = async () => {
+    stopPurging();
     await limits?.redis?.quit().catch(() => limits.redis?.disconnect());
     await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
   };

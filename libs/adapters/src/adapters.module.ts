@@ -1,6 +1,7 @@
 import {
   Clock,
   EventStore,
+  IdempotencyStore,
   IdGenerator,
   Mailer,
   PaymentGateway,
@@ -15,6 +16,8 @@ import { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapte
 import { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
 import { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.adapter';
 import { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adapter';
+import { PostgresIdempotencyStore } from './idempotency-store/postgres-idempotency-store.adapter';
+import { SqliteIdempotencyStore } from './idempotency-store/sqlite-idempotency-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
 import { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
@@ -54,6 +57,7 @@ export interface AdaptersOptions {
 export const dataPaths = (dataDir: string) => ({
   events: join(dataDir, 'events.sqlite'),
   snapshots: join(dataDir, 'snapshots.sqlite'),
+  idempotency: join(dataDir, 'idempotency.sqlite'),
   views: join(dataDir, 'views'),
   paymentVault: join(dataDir, 'payment-vault.sqlite'),
   outbox: join(dataDir, 'outbox'),
@@ -91,6 +95,15 @@ export class AdaptersModule {
             : new SqliteSnapshotStore(paths.snapshots);
           return store;
         },
+      },
+      // Beside the log: PostgreSQL's database, or a file of the data folder (also beside EventStoreDB,
+      // where it serves one API process: replicas on EventStoreDB would not share their keys).
+      {
+        provide: IdempotencyStore,
+        useFactory: () =>
+          settings.databaseUrl && !settings.eventStoreUrl
+            ? new PostgresIdempotencyStore(settings.databaseUrl)
+            : new SqliteIdempotencyStore(paths.idempotency),
       },
       {
         provide: ViewStore,

@@ -21,6 +21,7 @@ import { OpenHolds } from './queries/open-holds';
 import { PurchaseQueries } from './queries/purchase.queries';
 import { PurchaseAudit } from './audit/purchase-audit';
 import { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments';
+import { KeyedPurchases } from './commands/keyed-purchases';
 import { AuditController } from './http/audit.controller';
 import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 
@@ -44,6 +45,7 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
     ReleaseExpiredHolds,
     PurchaseAudit,
     RecoverInterruptedPayments,
+    KeyedPurchases,
     CouponQr,
   ],
   exports: [PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments, CouponQr],

@@ -23,6 +23,7 @@ describe('loadServiceConfig', () => {
       [{ TLS_KEY_FILE: '/etc/key.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE go together/],
       [{ PUBLIC_BASE_URL: 'notaurl' }, /^PUBLIC_BASE_URL must start with https:\/\/ or http:\/\//],
       [{ SITE_BASE_URL: 'https://' }, /^SITE_BASE_URL must be a URL with a host/],
+      [{ IDEMPOTENCY_KEY_HOURS: '23' }, /^IDEMPOTENCY_KEY_HOURS must be at least 24/],
     ];
     for (const [env, message] of refusals) {
       expect(() => loadServiceConfig(env)).toThrow(ConfigError);

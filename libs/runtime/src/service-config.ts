@@ -54,6 +54,8 @@ export abstract class ServiceConfig {
   abstract readonly metricsPort: number | null;
   /** The password of the operator's credentials (`operator` and this, HTTP basic) for `/metrics` and `/admin/queues`; null: the installation's own (`operator:password`). */
   abstract readonly operatorPassword: string | null;
+  /** How long a request's `Idempotency-Key` and its answer are kept, in hours (at least 24). */
+  abstract readonly idempotencyKeyHours: number;
   abstract readonly logLevel: string;
   /** Append logs to this file instead of stdout. */
   abstract readonly logFile: string | null;
@@ -78,6 +80,12 @@ function integer(name: string, value: string | undefined, fallback: number, max 
 function positive(name: string, value: string | undefined, fallback: number): number {
   const n = integer(name, value, fallback);
   if (n < 1) throw new ConfigError(`${name} must be at least 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function atLeast(name: string, value: string | undefined, min: number, max: number): number {
+  const n = integer(name, value, min, max);
+  if (n < min) throw new ConfigError(`${name} must be at least ${min}, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -170,6 +178,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     metrics: flag('METRICS', env.METRICS, true),
     metricsPort: text(env.METRICS_PORT) === null ? null : integer('METRICS_PORT', env.METRICS_PORT, 0, 65_535),
     operatorPassword: operatorPassword(env.OPERATOR_PASSWORD),
+    idempotencyKeyHours: atLeast('IDEMPOTENCY_KEY_HOURS', env.IDEMPOTENCY_KEY_HOURS, 24, 24 * 366),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),
   };

@@ -3,7 +3,17 @@ import { EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deal
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
-import { Clock, EventStore, IdGenerator, PaymentGateway, Scheduler, ViewProgress, ViewStore, Mailer } from '@deals/kernel';
+import {
+  Clock,
+  EventStore,
+  IdempotencyStore,
+  IdGenerator,
+  PaymentGateway,
+  Scheduler,
+  ViewProgress,
+  ViewStore,
+  Mailer,
+} from '@deals/kernel';
 import {
   CouponCodeKey,
   CouponLinks,
@@ -51,6 +61,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly batches: DeliverDueBatches,
     private readonly mailer: Mailer,
     private readonly digests: DailyDigestJobs,
+    private readonly idempotency: IdempotencyStore,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -81,6 +92,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.scheduler.close();
     await this.mailer.close();
     await this.gateway.close();
+    await this.idempotency.close();
     await this.store.close();
     await this.store.snapshots?.close();
     await this.views.close();
@@ -156,6 +168,7 @@ export class ServiceCoreModule {
             DeliverDueBatches,
             Mailer,
             DailyDigestJobs,
+            IdempotencyStore,
           ],
         },
         CatalogueImport,

@@ -99,3 +99,55 @@ export const SECURITY = { apiKey: 'api_key', basic: 'v3', bearer: 'access_token'
 
 /** An operation a user's access token may call (besides the partner's api_key). */
 export const ApiUserTokenAllowed = () => applyDecorators(ApiSecurity(SECURITY.apiKey), ApiBearerAuth(SECURITY.bearer));
+
+/** The `Idempotency-Key` header, described once and referenced by every operation that writes. */
+export const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header' as const,
+  required: false,
+  description:
+    'Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner ' +
+    "(or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and " +
+    '`Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a ' +
+    'repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 ' +
+    'and 504 are not kept: a retry runs the request again.',
+  schema: { type: 'string' as const, minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
+};
+
+const IDEMPOTENCY_ANSWERS: Record<string, string> = {
+  '409':
+    'a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again',
+  '422': 'this Idempotency-Key was used for another request: error_type idempotency_key_reused',
+};
+
+const REPLAYED = {
+  'Idempotent-Replayed': {
+    description: 'true when this is the kept answer of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+type DescribedOperation = {
+  parameters?: unknown[];
+  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>;
+};
+
+/** Describes the `Idempotency-Key` on an operation that writes: the header, its refusals, and the replay's header on every answer. */
+export function describeIdempotency(operation: DescribedOperation, parameterRef: string): void {
+  operation.parameters = [...(operation.parameters ?? []), { $ref: parameterRef }];
+  for (const [status, description] of Object.entries(IDEMPOTENCY_ANSWERS)) {
+    const given = operation.responses[status];
+    operation.responses[status] = given
+      ? {
+          ...given,
+          description: `${given.description}; or ${description}`,
+          headers: { ...given.headers, ...(status === '409' ? RETRY_AFTER : {}) },
+        }
+      : {
+          description,
+          content: { 'application/json': { schema: { $ref: ERROR_ANSWER_REF } } },
+          ...(status === '409' ? { headers: RETRY_AFTER } : {}),
+        };
+  }
+  for (const answer of Object.values(operation.responses)) answer.headers = { ...answer.headers, ...REPLAYED };
+}

@@ -6,3 +6,4 @@ export * from './id-generator.port';
 export * from './payment-gateway.port';
 export * from './mailer.port';
 export * from './snapshot-store.port';
+export * from './idempotency-store.port';

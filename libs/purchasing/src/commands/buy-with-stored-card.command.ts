@@ -26,6 +26,7 @@ import { purchaseDecider, RecordPayment } from '../domain/purchase/purchase.deci
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../domain/purchase/shipping-address';
 import { CouponIssuer } from './coupon-issuer';
+import { KeyedPurchases } from './keyed-purchases';
 import { armPurchaseRecovery } from './recover-purchase-job';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
 import { refundUnfulfilledCharge } from './refund-unfulfilled';
@@ -69,6 +70,8 @@ export class BuyWithStoredCard extends Command<{ purchaseId: string; position: L
   constructor(
     readonly order: StoredCardOrder,
     readonly caller: Caller,
+    /** The request's `Idempotency-Key` (its id), which names the purchase; null without one. */
+    readonly idempotencyKeyId: string | null = null,
   ) {
     super();
   }
@@ -98,9 +101,14 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     private readonly scheduler: Scheduler,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly keyed: KeyedPurchases,
   ) {}
 
-  async execute({ order: given, caller }: BuyWithStoredCard) {
+  async execute({ order: given, caller, idempotencyKeyId }: BuyWithStoredCard) {
+    // A keyed request run again answers the purchase its first run made (before any check: the
+    // deal or its price may have changed since).
+    const keyed = idempotencyKeyId === null ? null : await this.keyed.card(idempotencyKeyId, () => this.ids.short());
+    if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const order = withShippingId(given);
     const now = this.clock.now();
     const context = { now, metadata: caller };
@@ -136,7 +144,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
         },
       ]);
     }
-    const purchaseId = this.ids.short();
+    const purchaseId = keyed?.purchaseId ?? this.ids.short();
     const forBuyer: ForBuyer = { buyer: buyerKey(caller.partnerId, order.userId), maxPerBuyer: deal.max_per_user };
     const lock = chargeLockStream(order.userId);
     const endCharge = () =>

@@ -17,6 +17,7 @@ import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cq
 import { ShippingAddress } from '../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { BuyWithStoredCard } from './buy-with-stored-card.command';
+import { KeyedPurchases } from './keyed-purchases';
 import {
   refuseFreeCardPurchase,
   refuseOverLimit,
@@ -45,6 +46,8 @@ export class FullPurchase extends Command<{ purchaseId: string; position: LogPos
   constructor(
     readonly order: FullPurchaseOrder,
     readonly caller: Caller,
+    /** The request's `Idempotency-Key` (its id), which names the purchase; null without one. */
+    readonly idempotencyKeyId: string | null = null,
   ) {
     super();
   }
@@ -67,9 +70,15 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     private readonly progress: ViewProgress,
     private readonly clock: Clock,
     private readonly store: EventStore,
+    private readonly keyed: KeyedPurchases,
   ) {}
 
-  async execute({ order, caller }: FullPurchase) {
+  async execute({ order, caller, idempotencyKeyId }: FullPurchase) {
+    // A keyed request run again answers the purchase its first run made, making nothing more.
+    if (idempotencyKeyId !== null) {
+      const keyed = await this.keyed.card(idempotencyKeyId, () => '');
+      if (keyed.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
+    }
     const now = this.clock.now();
     const view = await this.catalog.deal(order.dealId);
     if (!view) throw new NotFound(`deal ${order.dealId} not found`);
@@ -117,6 +126,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
         new BuyWithStoredCard(
           { dealId: order.dealId, quantity, userId, creditCardId, expectedPrice: null, sessionId: order.sessionId, shipping },
           caller,
+          idempotencyKeyId,
         ),
       );
     } catch (error) {

@@ -13,6 +13,8 @@ export class ReserveUnits extends Command<PurchaseOutcome> {
     readonly dealId: string,
     readonly quantity: number,
     readonly caller: Caller,
+    /** The request's `Idempotency-Key` (its id), which names the reservation; null without one. */
+    readonly idempotencyKeyId: string | null = null,
   ) {
     super();
   }

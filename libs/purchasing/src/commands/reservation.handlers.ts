@@ -20,6 +20,7 @@ import { notAReservation, purchaseDecider } from '../domain/purchase/purchase.de
 import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
 import { ClaimReservation, ReleaseExpiredHold, ReleaseReservation, ReserveUnits } from './purchase.commands';
 import { CouponIssuer } from './coupon-issuer';
+import { KeyedPurchases } from './keyed-purchases';
 import { armHoldRelease, disarmHoldRelease } from './release-hold-job';
 import { refuseExpiredVouchers, refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from './sale-rules';
 
@@ -31,9 +32,12 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     private readonly scheduler: Scheduler,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly keyed: KeyedPurchases,
   ) {}
 
-  async execute({ dealId, quantity, caller }: ReserveUnits) {
+  async execute({ dealId, quantity, caller, idempotencyKeyId }: ReserveUnits) {
+    const keyed = idempotencyKeyId === null ? null : await this.keyed.reservation(idempotencyKeyId, () => this.ids.short());
+    if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const now = this.clock.now();
     const view = await this.catalog.deal(dealId);
     if (!view) throw new NotFound(`deal ${dealId} not found`);
@@ -41,7 +45,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
     refuseOverLimit(view, quantity);
     refuseUnchargeableAmount(view, quantity, 'num_bought');
-    const purchaseId = this.ids.short();
+    const purchaseId = keyed?.purchaseId ?? this.ids.short();
     const context = { now, metadata: caller };
     // The reservation is on disk before its hold, so a crash never leaves a hold nobody owns (a
     // reservation without its hold is claimed on fresh units, or released, like a lapsed one).

@@ -1,7 +1,17 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
 import { Clock, NotFound, ViewProgress } from '@deals/kernel';
-import { actingUser, ApiAnswer, ApiRequest, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
+import {
+  actingUser,
+  ApiAnswer,
+  ApiRequest,
+  AuthenticatedRequest,
+  AuthRequest,
+  Caller,
+  CurrentCaller,
+  IdempotencyKeyId,
+  TokenResource,
+} from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -44,8 +54,8 @@ export class PurchasesController {
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   @ApiRequest({ body: ReserveUnitsBody })
-  async reserve(@Body() body: ReserveUnitsBody, @CurrentCaller() caller: Caller) {
-    const { purchaseId, position } = await this.commands.execute(new ReserveUnits(body.deal_id, body.num_bought, caller));
+  async reserve(@Body() body: ReserveUnitsBody, @CurrentCaller() caller: Caller, @IdempotencyKeyId() keyId: string | null) {
+    const { purchaseId, position } = await this.commands.execute(new ReserveUnits(body.deal_id, body.num_bought, caller, keyId));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
@@ -59,8 +69,8 @@ export class PurchasesController {
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: BuyWithStoredCardBody })
-  async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller) {
-    const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(order, caller));
+  async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller, @IdempotencyKeyId() keyId: string | null) {
+    const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(order, caller, keyId));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
@@ -75,8 +85,8 @@ export class PurchasesController {
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: FullPurchaseBody })
-  async full(@Body() order: FullPurchaseBody, @CurrentCaller() caller: Caller) {
-    const { purchaseId, position } = await this.commands.execute(new FullPurchase(order, caller));
+  async full(@Body() order: FullPurchaseBody, @CurrentCaller() caller: Caller, @IdempotencyKeyId() keyId: string | null) {
+    const { purchaseId, position } = await this.commands.execute(new FullPurchase(order, caller, keyId));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 

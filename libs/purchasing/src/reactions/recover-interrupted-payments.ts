@@ -66,13 +66,21 @@ export class RecoverInterruptedPayments {
       const purchaseId = String(job.data.purchaseId);
       const attempt = Number(job.data.attempt ?? 0) + 1;
       try {
-        const purchase = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, purchaseId);
-        if (purchase?.fulfillmentState !== 'reserved' || !purchase.paymentIntent) return;
-        this.logger.warn(`recovered purchase ${purchase._id}: ${await this.finishPayment(purchase)}`);
+        await this.settleNow(purchaseId);
       } catch (error) {
         if (!(await this.retryLater(purchaseId, attempt, error as Error))) throw error;
       }
     });
+  }
+
+  /**
+   * Settles one card purchase still open (reserved, its payment not recorded) from the processor's
+   * record, now: its job's work, and a keyed request's when run again after its process died.
+   */
+  async settleNow(purchaseId: string): Promise<void> {
+    const purchase = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, purchaseId);
+    if (purchase?.fulfillmentState !== 'reserved' || !purchase.paymentIntent) return;
+    this.logger.warn(`recovered purchase ${purchase._id}: ${await this.finishPayment(purchase)}`);
   }
 
   async run({ othersMayBeBuying }: { othersMayBeBuying: boolean }): Promise<number> {

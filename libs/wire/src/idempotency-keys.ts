@@ -1,0 +1,196 @@
+import type { IdempotencyStore, RecordedAnswer } from '@deals/kernel';
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { errorBody } from './error-body';
+import type { AuthenticatedRequest } from './partner-auth.guard';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+/** 1 to 255 printable ASCII characters (a UUID is the usual choice). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+const HEADER = IDEMPOTENCY_KEY_HEADER.toLowerCase();
+
+/** The methods whose calls take a key: every call that writes. */
+export const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
+
+/**
+ * Answers not kept, so that a retry with the key runs the request again: refused before it ran
+ * (credentials, an auditor writing), a conflict with another request that may be over by then
+ * (`already_charging`), the request budget, and the service's own failures. Every other answer
+ * (a success, a refusal of the request itself, a processor's failure) is kept and sent again.
+ */
+const NOT_KEPT = new Set([401, 403, 408, 409, 429, 500, 503, 504]);
+
+/** Query parameters that carry credentials, not the request: a key used again after a key rotation is the same request. */
+const CREDENTIAL_PARAMS = new Set(['api_key', 'access_token']);
+
+interface KeyedRequest extends AuthenticatedRequest {
+  idempotency?: { keyId: string; sealing: Buffer };
+}
+
+export interface IdempotencyOptions {
+  store: () => IdempotencyStore;
+  now: () => number;
+  /** How long a key and its answer are kept (ms). */
+  keepMs: number;
+  /** Told when an answer could not be kept (it is sent all the same). */
+  onRecordFailed: (error: unknown, request: FastifyRequest) => void;
+}
+
+/**
+ * Makes every call that writes safe to retry (the `Idempotency-Key` header, as Stripe's API and the
+ * IETF draft define it). The first request with a key runs, and its answer (status and body, sealed
+ * under the key) is kept before it is sent; a repeat of the same request (method, path, query without
+ * credentials, and body, by a canonical hash) is answered with it and `Idempotent-Replayed: true`;
+ * a repeat with another request is refused (422), one while the first runs answers 409 with
+ * `Retry-After`. Keys are the partner's (or, with a user's access token, that user's).
+ * The hooks are added to the routes that write only, and cost a request without a key one check.
+ */
+export function answerRepeatedRequests(fastify: FastifyInstance, options: IdempotencyOptions): void {
+  const claimKey = (request: KeyedRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (request.headers[HEADER] === undefined || !request.partner) return done();
+    claim(request, reply, options).then((run) => (run ? done() : undefined), done);
+  };
+  const keepAnswer = (request: KeyedRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+    const keyed = request.idempotency;
+    if (!keyed) return done(null, payload);
+    request.idempotency = undefined;
+    const store = options.store();
+    const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
+    const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+    const kept =
+      body === null || NOT_KEPT.has(reply.statusCode)
+        ? store.abandon(keyed.keyId)
+        : store.answer(keyed.keyId, { status: reply.statusCode, contentType, body: seal(keyed.sealing, body) });
+    kept.then(
+      () => done(null, payload),
+      (error: unknown) => {
+        options.onRecordFailed(error, request);
+        store.abandon(keyed.keyId).catch(() => undefined);
+        done(null, payload);
+      },
+    );
+  };
+  fastify.addHook('onRoute', (route) => {
+    if (![route.method].flat().some((method) => WRITE_METHODS.has(method))) return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), claimKey as never];
+    route.onSend = [...[route.onSend ?? []].flat(), keepAnswer as never];
+  });
+}
+
+/** Claims the request's key; true when the request is to run, false when it was answered here. */
+async function claim(request: KeyedRequest, reply: FastifyReply, options: IdempotencyOptions): Promise<boolean> {
+  const key = request.headers[HEADER];
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    await reply.status(400).send(errorBody('bad_request', `${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`));
+    return false;
+  }
+  const scope = request.userToken ? `${request.partner!.id}/user:${request.userToken.userId}` : request.partner!.id;
+  const keyId = createHash('sha256').update(`${scope}\0${key}`).digest('base64url');
+  const now = options.now();
+  const outcome = await options.store().claim({ keyId, fingerprint: fingerprint(request), now, expiresAt: now + options.keepMs });
+  switch (outcome.kind) {
+    case 'new':
+    case 'resumed':
+      request.idempotency = { keyId, sealing: sealingKey(scope, key) };
+      return true;
+    case 'answered':
+      await replay(reply, outcome.answer, sealingKey(scope, key));
+      return false;
+    case 'running':
+      await reply
+        .status(409)
+        .header('retry-after', '1')
+        .send(
+          errorBody(
+            'idempotency_key_in_use',
+            `a request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; send it again once it is answered`,
+          ),
+        );
+      return false;
+    case 'mismatch':
+      await reply
+        .status(422)
+        .send(
+          errorBody(
+            'idempotency_key_reused',
+            `this ${IDEMPOTENCY_KEY_HEADER} was used for another request (method, path, query or body differ); a new request needs a new key`,
+          ),
+        );
+      return false;
+  }
+}
+
+function replay(reply: FastifyReply, answer: RecordedAnswer, sealing: Buffer) {
+  return reply
+    .status(answer.status)
+    .header('content-type', answer.contentType)
+    .header('idempotent-replayed', 'true')
+    .send(open(sealing, answer.body));
+}
+
+/** What makes two requests the same: method, path, the query without credentials (sorted), and the body as canonical JSON. */
+function fingerprint(request: FastifyRequest): string {
+  const [path, query = ''] = request.url.split(/\?(.*)/s, 2);
+  const params = [...new URLSearchParams(query)].filter(([name]) => !CREDENTIAL_PARAMS.has(name)).sort(compareEntries);
+  return createHash('sha256')
+    .update(`${request.method}\n${path}\n${JSON.stringify(params)}\n${canonicalJson(request.body)}`)
+    .digest('base64url');
+}
+
+const compareEntries = ([a, x]: [string, string], [b, y]: [string, string]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0);
+
+/** JSON with every object's keys sorted: equal values give equal texts, whatever order their keys came in. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return '';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  const entries = Object.keys(value)
+    .filter((name) => (value as Record<string, unknown>)[name] !== undefined)
+    .sort()
+    .map((name) => `${JSON.stringify(name)}:${canonicalJson((value as Record<string, unknown>)[name])}`);
+  return `{${entries.join(',')}}`;
+}
+
+/**
+ * The key that seals a kept answer, derived from the caller's key itself: what is kept (coupon
+ * codes, an access token) is unreadable to whoever reads the store without the key.
+ */
+function sealingKey(scope: string, key: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, scope, 'deals idempotent answer', 32));
+}
+
+function seal(sealing: Buffer, body: Buffer): Buffer {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', sealing, iv);
+  const sealed = Buffer.concat([cipher.update(body), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]);
+}
+
+function open(sealing: Buffer, kept: Buffer): Buffer {
+  const decipher = createDecipheriv('aes-256-gcm', sealing, kept.subarray(0, 12));
+  decipher.setAuthTag(kept.subarray(12, 28));
+  return Buffer.concat([decipher.update(kept.subarray(28)), decipher.final()]);
+}
+
+/**
+ * The id of the request's key (a hash of its scope and key), or null without one: a handler names
+ * what it makes after it (a purchase's id), so that a run again after a crash finds what the first made.
+ */
+export const IdempotencyKeyId = createParamDecorator(
+  (_: unknown, context: ExecutionContext): string | null => context.switchToHttp().getRequest<KeyedRequest>().idempotency?.keyId ?? null,
+);
+
+/** Forgets expired keys now and every `everyMs` (each process of the service may: a purge is idempotent); returns the stop. */
+export function purgeExpiredKeys(
+  store: IdempotencyStore,
+  now: () => number,
+  everyMs: number,
+  onError: (error: unknown) => void,
+): () => void {
+  const purge = () => void store.purge(now()).catch(onError);
+  purge();
+  const timer = setInterval(purge, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
