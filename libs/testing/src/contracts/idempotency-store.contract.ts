@@ -1,0 +1,106 @@
+import { IdempotencyClaim, IdempotencyStore } from '@deals/kernel';
+import { randomUUID } from 'node:crypto';
+
+export interface IdempotencyStoreUnderTest {
+  /** A store as one process of the service opens it. */
+  store: IdempotencyStore;
+  /** Another process's store on the same backend (closed by the suite). */
+  openAnother(): Promise<IdempotencyStore>;
+  /** Ends a store's process as a crash would: without answering what it claimed. */
+  crash(store: IdempotencyStore): Promise<void>;
+  /** Whether several processes use the backend at once (else one after another: the data folder's lock). */
+  concurrentProcesses: boolean;
+  cleanup(): Promise<void>;
+}
+
+const HOUR = 3_600_000;
+const t0 = Date.parse('2026-06-15T12:00:00Z');
+const claimOf = (fingerprint = 'request-a', now = t0): IdempotencyClaim => ({
+  keyId: randomUUID(),
+  fingerprint,
+  now,
+  expiresAt: now + 24 * HOUR,
+});
+const answer = (text: string, status = 200) => ({ status, contentType: 'application/json; charset=utf-8', body: Buffer.from(text) });
+
+/** What every IdempotencyStore adapter promises (ports/idempotency-store.port.ts). */
+export function idempotencyStoreContract(name: string, open: () => Promise<IdempotencyStoreUnderTest>): void {
+  describe(`IdempotencyStore contract: ${name}`, () => {
+    let subject: IdempotencyStoreUnderTest;
+    const others: IdempotencyStore[] = [];
+    beforeEach(async () => (subject = await open()));
+    afterEach(async () => {
+      for (const other of others.splice(0)) await other.close().catch(() => undefined);
+      await subject.cleanup();
+    });
+    const another = async () => {
+      const store = await subject.openAnother();
+      others.push(store);
+      return store;
+    };
+
+    it('gives a new key to one claim; the same request meanwhile is running, another is a mismatch', async () => {
+      const claim = claimOf();
+      expect(await subject.store.claim(claim)).toEqual({ kind: 'new' });
+      expect(await subject.store.claim(claim)).toEqual({ kind: 'running' });
+      expect(await subject.store.claim({ ...claim, fingerprint: 'request-b' })).toEqual({ kind: 'mismatch' });
+    });
+
+    it('keeps an answer and gives it back, byte for byte, until the key expires', async () => {
+      const claim = claimOf();
+      await subject.store.claim(claim);
+      const body = Buffer.from([0, 1, 2, 250, 255, 10, 13]);
+      await subject.store.answer(claim.keyId, { status: 422, contentType: 'application/json', body });
+      const again = await subject.store.claim({ ...claim, now: t0 + 23 * HOUR });
+      expect(again).toEqual({ kind: 'answered', answer: { status: 422, contentType: 'application/json', body } });
+      expect(await subject.store.claim({ ...claim, fingerprint: 'request-b', now: t0 + HOUR })).toEqual({ kind: 'mismatch' });
+      // Expired: forgotten, whatever the request.
+      expect(await subject.store.claim({ ...claim, fingerprint: 'request-b', now: t0 + 24 * HOUR, expiresAt: t0 + 48 * HOUR })).toEqual({
+        kind: 'new',
+      });
+    });
+
+    it('frees an abandoned key for the next claim', async () => {
+      const claim = claimOf();
+      await subject.store.claim(claim);
+      await subject.store.abandon(claim.keyId);
+      expect(await subject.store.claim(claim)).toEqual({ kind: 'new' });
+    });
+
+    it('gives one claim of many at once the key', async () => {
+      const claim = claimOf();
+      const outcomes = await Promise.all(Array.from({ length: 8 }, () => subject.store.claim(claim)));
+      expect(outcomes.filter((o) => o.kind === 'new')).toHaveLength(1);
+      expect(outcomes.filter((o) => o.kind === 'running')).toHaveLength(7);
+    });
+
+    it('purges the expired keys only', async () => {
+      const old = claimOf('a', t0);
+      const young = claimOf('b', t0 + 2 * HOUR);
+      for (const claim of [old, young]) {
+        await subject.store.claim(claim);
+        await subject.store.answer(claim.keyId, answer(claim.fingerprint));
+      }
+      expect(await subject.store.purge(t0 + 25 * HOUR)).toBeGreaterThanOrEqual(1);
+      expect(await subject.store.claim({ ...young, now: t0 + 25 * HOUR })).toMatchObject({ kind: 'answered' });
+      expect(await subject.store.claim({ ...old, now: t0 + 25 * HOUR, expiresAt: t0 + 49 * HOUR })).toEqual({ kind: 'new' });
+    });
+
+    it("shares answers between the processes of the service, and a dead process's claim is taken over once", async () => {
+      const answered = claimOf();
+      await subject.store.claim(answered);
+      await subject.store.answer(answered.keyId, answer('kept'));
+      const other = await another();
+      expect(await other.claim(answered)).toEqual({ kind: 'answered', answer: answer('kept') });
+
+      const cut = claimOf();
+      const dying = await another();
+      expect(await dying.claim(cut)).toEqual({ kind: 'new' });
+      await subject.crash(dying);
+      const survivors = subject.concurrentProcesses ? [subject.store, other] : [await another()];
+      const after = await Promise.all(survivors.map((store) => store.claim(cut)));
+      expect(after.filter((o) => o.kind === 'resumed' || o.kind === 'new')).toHaveLength(1);
+      expect(after.filter((o) => o.kind === 'running')).toHaveLength(survivors.length - 1);
+    });
+  });
+}
