@@ -38,7 +38,7 @@ export class PostgresSnapshotStore extends SnapshotStore {
     this.ready ??= this.pool
       .query<{ made: boolean }>(`SELECT to_regclass('snapshot_entries') IS NOT NULL AS made`)
       .then(async ({ rows }) => {
-        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_lock(7216003); ${SCHEMA} SELECT pg_advisory_unlock(7216003);`);
+        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(7216003); ${SCHEMA}`);
       })
       .catch((error) => {
         this.ready = null;

@@ -121,7 +121,7 @@ export class PostgresEventStore extends EventStore {
     this.ready ??= this.pool
       .query<{ made: boolean }>(`SELECT to_regclass('events') IS NOT NULL AS made`)
       .then(async ({ rows }) => {
-        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_lock(7216001); ${SCHEMA} SELECT pg_advisory_unlock(7216001);`);
+        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(7216001); ${SCHEMA}`);
       })
       .catch((error) => {
         this.ready = null;

@@ -92,7 +92,7 @@ export class PostgresViewStore extends ViewStore {
     this.ready ??= this.pool
       .query<{ made: boolean }>(`SELECT to_regclass('view_checkpoints') IS NOT NULL AS made`)
       .then(async ({ rows }) => {
-        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_lock(7216003); ${META} SELECT pg_advisory_unlock(7216003);`);
+        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(7216003); ${META}`);
       })
       .catch((error) => {
         this.ready = null;
@@ -122,10 +122,9 @@ export class PostgresViewStore extends ViewStore {
     if (exists.rows[0].made) return;
     const index = `"view__${collection}__${generation}__doc"`;
     await this.pool.query(
-      `SELECT pg_advisory_lock(7216003);
+      `SELECT pg_advisory_xact_lock(7216003);
        CREATE TABLE IF NOT EXISTS ${name} (id text PRIMARY KEY, pos text NOT NULL, doc jsonb NOT NULL);
-       CREATE INDEX IF NOT EXISTS ${index} ON ${name} USING gin (doc jsonb_path_ops);
-       SELECT pg_advisory_unlock(7216003);`,
+       CREATE INDEX IF NOT EXISTS ${index} ON ${name} USING gin (doc jsonb_path_ops);`,
     );
   }
 
