@@ -207,6 +207,33 @@ if (why) {
       expect((await replicas[1].call('GET', `/deals/resold-spa?${key}`)).body.deal.number_sold).toBe(1);
     });
 
+    it('charges once for one Idempotency-Key sent to both replicas at once; a repeat to either answers the purchase', async () => {
+      const userId = (await replicas[0].call('POST', `/users?${key}`, { email: 'keyed@replicas.test' })).body.user_id;
+      const card = { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
+      const cardId = (await replicas[0].call('POST', `/credit_cards?${key}`, card)).body.credit_card_id;
+      const sold = async () => (await replicas[1].call('GET', `/deals/repeated-spa?${key}`)).body.deal.number_sold;
+      const before = await sold();
+      for (let round = 0; round < 3; round++) {
+        const order = { deal_id: 'repeated-spa', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 };
+        const headers = { 'idempotency-key': `replicated-order-${round}` };
+        const replies = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => replicas[i % 2].callWithHeaders('POST', `/purchases?${key}`, order, headers)),
+        );
+        const bought = replies.filter((r) => r.status === 200);
+        expect(bought.length).toBeGreaterThanOrEqual(1);
+        expect(new Set(bought.map((r) => r.body.purchase.id)).size).toBe(1);
+        for (const reply of replies.filter((r) => r.status !== 200))
+          expect([reply.status, reply.body.error_type]).toEqual([409, 'idempotency_key_in_use']);
+        for (const api of replicas) {
+          const again = await api.callWithHeaders('POST', `/purchases?${key}`, order, headers);
+          expect([again.status, again.body.purchase.id]).toEqual([200, bought[0].body.purchase.id]);
+        }
+        expect(await sold()).toBe(before + round + 1);
+      }
+      const purchases = (await replicas[0].call('GET', `/users/${userId}/purchases?${key}`)).body.purchases;
+      expect(purchases).toHaveLength(3);
+    });
+
     it('loses no unit and sells none twice when a replica is killed mid-load and the worker is killed and restarted; no charge is left without its coupons or its recovery', async () => {
       const buyers: Array<{ userId: string; cardId: string }> = [];
       for (let i = 0; i < 12; i++) {

@@ -50,8 +50,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   private start(): Promise<void> {
     this.ready ??= (async () => {
       const { rows } = await this.pool.query<{ made: boolean }>(`SELECT to_regclass('idempotency_keys') IS NOT NULL AS made`);
-      if (!rows[0].made)
-        await this.pool.query(`SELECT pg_advisory_lock(${SCHEMA_LOCK}); ${SCHEMA} SELECT pg_advisory_unlock(${SCHEMA_LOCK});`);
+      if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK}); ${SCHEMA}`);
       const client = new Client({ connectionString: this.url });
       client.on('error', () => undefined);
       client.on('end', () => {
