@@ -76,6 +76,9 @@ const DEAL_QUANTITY = 1_000_000;
 const SETUP_CONCURRENCY = 20;
 /** Purchases/s the issue aims at on one hot deal. */
 const HOT_AIM = 1000;
+/** The hot purchase with an Idempotency-Key on every request should keep at least this share of its rate without. */
+const KEYED_AIM = 0.9;
+const KEYED_PAIRS = 3;
 /** Reservations (five-minute holds of one unit) left open on the hot deal for its last run. */
 const OPEN_RESERVATIONS = 3000;
 /** The hot deal with that many open holds should sell at least this share of its rate without them. */
@@ -110,7 +113,8 @@ export async function purchasesBench(options: BenchOptions): Promise<BenchRow[]>
       const hot = await measure(session, options, 'hot');
       const reserving = await openReservations(session, OPEN_RESERVATIONS);
       const held = await measure(session, options, 'hot');
-      const check = await oversellCheck(session, [...hot.runs, ...held.runs], OPEN_RESERVATIONS);
+      const keyed = await keyedAgainstPlain(session, options);
+      const check = await oversellCheck(session, [...hot.runs, ...held.runs, ...keyed.runs], OPEN_RESERVATIONS);
       const limitName = `event store raw appends, ${CONNECTIONS} concurrent clients`;
       const conditions = [
         `POST /purchases (stored card, api_key) on the real API over HTTPS: ${CONNECTIONS} connections, pipelining 1, ${options.httpWarmupSec} s warm-up then ${options.httpDurationSec} s measured per run; ` +
@@ -179,11 +183,45 @@ export async function purchasesBench(options: BenchOptions): Promise<BenchRow[]>
             ],
           },
         ),
+        row(
+          'POST /purchases, hot deal, an Idempotency-Key on every request, purchases/s',
+          keyed.keyed,
+          'purchases/s',
+          'the same without keys, alternating runs',
+          keyed.plain,
+          { limitUnit: 'purchases/s', aim: { min: KEYED_AIM }, notes: keyed.notes },
+        ),
       ];
     } finally {
       await session.api.close();
     }
   });
+}
+
+/** Keyed and plain runs on the hot deal, alternating; each side's median rate and the runs (for the oversell check). */
+async function keyedAgainstPlain(session: PurchasesSession, options: BenchOptions) {
+  const pairs = options.quick ? 1 : KEYED_PAIRS;
+  const rates = { plain: [] as number[], keyed: [] as number[] };
+  const runs: LoadRun[] = [];
+  for (let pair = 0; pair < pairs; pair++) {
+    // Alternating which goes first, so that neither always runs on the warmer (or more loaded) half.
+    for (const keyed of pair % 2 === 0 ? [false, true] : [true, false]) {
+      const measured = await measure(session, options, 'hot', { keyed });
+      rates[keyed ? 'keyed' : 'plain'].push(measured.summary.okPerSec);
+      runs.push(...measured.runs);
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const ratios = rates.keyed.map((rate, i) => (rate / rates.plain[i]).toFixed(2)).join(', ');
+  return {
+    keyed: median(rates.keyed),
+    plain: median(rates.plain),
+    runs,
+    notes: [
+      `  the hot deal (its open holds still there) in ${pairs} alternating pair(s) of runs: every request with an Idempotency-Key of its own (a new key: ` +
+        `claimed, run, its answer sealed and written to idempotency.sqlite before it is sent) against none; keyed/plain per pair ${ratios}; medians shown`,
+    ],
+  };
 }
 
 /** Opens `count` reservations of one unit on the hot deal ({@link SETUP_CONCURRENCY} at a time); returns the milliseconds taken. */
@@ -373,8 +411,14 @@ interface Measured {
 }
 
 /** A warm-up run, then the measured run, of purchases on many deals or on the hot deal. */
-export async function measure(session: PurchasesSession, options: BenchOptions, mode: 'many' | 'hot'): Promise<Measured> {
+export async function measure(
+  session: PurchasesSession,
+  options: BenchOptions,
+  mode: 'many' | 'hot',
+  { keyed = false }: { keyed?: boolean } = {},
+): Promise<Measured> {
   const items = purchaseItems(session, mode);
+  let loads = 0;
   const load = (durationSec: number) =>
     runLoad({
       origin: session.origin,
@@ -382,7 +426,9 @@ export async function measure(session: PurchasesSession, options: BenchOptions, 
       connections: CONNECTIONS,
       ca: session.ca,
       durationSec,
-      post: { template: '{item}', items },
+      // A key of its own for every request: the load generator numbers requests from 0 in each
+      // run, so each run's prefix is new (a key of the warm-up sent again would be a replay).
+      post: { template: '{item}', items, idempotencyKeyPrefix: keyed ? `bench-${process.pid}-${Date.now()}-${loads++}-` : undefined },
     });
   const warm = await load(options.httpWarmupSec);
   await settle(session);

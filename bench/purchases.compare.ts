@@ -8,9 +8,10 @@
  *
  *   npm run build   (in both checkouts)
  *   node dist/bench/purchases.compare.js <checkout A> <checkout B> [--pairs=10] [--seconds=5] [--mode=hot|many]
- *     [--node-a="<node flags>"] [--node-b="<node flags>"]
+ *     [--node-a="<node flags>"] [--node-b="<node flags>"] [--keyed-b]
  *
- * The checkouts may be the same, to compare Node flags alone (`--node-b="--max-semi-space-size=64"`).
+ * The checkouts may be the same, to compare Node flags alone (`--node-b="--max-semi-space-size=64"`),
+ * or B's purchases sent with an `Idempotency-Key` each (`--keyed-b`) against A's without.
  *
  * Prints each pair (rate, p50, CPU per purchase of the server process and of its main thread) and
  * the median, least and greatest B/A rate ratio.
@@ -37,7 +38,7 @@ async function serve(checkout: string): Promise<void> {
   const bench = require(join(checkout, 'dist/bench/purchases.bench.js')) as typeof import('./purchases.bench');
   const dir = mkdtempSync(join(tmpdir(), 'purchases-compare-'));
   const session = await bench.startPurchasesApi(dir);
-  process.on('message', (ask: { seconds: number; mode: 'hot' | 'many' }) => {
+  process.on('message', (ask: { seconds: number; mode: 'hot' | 'many'; keyed: boolean }) => {
     const options: BenchOptions = {
       quick: false,
       httpDurationSec: ask.seconds,
@@ -48,7 +49,7 @@ async function serve(checkout: string): Promise<void> {
       appendClients: 0,
       rawCommitSec: 0,
     };
-    bench.measure(session, options, ask.mode).then(
+    bench.measure(session, options, ask.mode, { keyed: ask.keyed }).then(
       (m) => process.send!({ rate: m.summary.okPerSec, p50Ms: m.summary.p50Ms, cpu: m.cpu } satisfies RunResult),
       (error: unknown) => {
         console.error(error);
@@ -74,10 +75,10 @@ function start(checkout: string, nodeFlags: string): Promise<ChildProcess> {
   });
 }
 
-function run(child: ChildProcess, seconds: number, mode: string): Promise<RunResult> {
+function run(child: ChildProcess, seconds: number, mode: string, keyed = false): Promise<RunResult> {
   return new Promise((answer) => {
     child.once('message', (result) => answer(result as RunResult));
-    child.send({ seconds, mode });
+    child.send({ seconds, mode, keyed });
   });
 }
 
@@ -96,16 +97,17 @@ async function compare(): Promise<void> {
   const seconds = Number(arg('seconds', '5'));
   const mode = arg('mode', 'hot');
   const [flagsA, flagsB] = [arg('node-a', ''), arg('node-b', '')];
+  const keyedB = process.argv.includes('--keyed-b');
   console.log(
-    `A: ${a} ${flagsA}\nB: ${b} ${flagsB}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`,
+    `A: ${a} ${flagsA}\nB: ${b} ${flagsB}${keyedB ? ' (an Idempotency-Key on every purchase)' : ''}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`,
   );
   const [serverA, serverB] = await Promise.all([start(a, flagsA), start(b, flagsB)]);
   try {
     const ratios: number[] = [];
     for (let i = 0; i < pairs; i++) {
       const bFirst = i % 2 === 1;
-      const first = await run(bFirst ? serverB : serverA, seconds, mode);
-      const second = await run(bFirst ? serverA : serverB, seconds, mode);
+      const first = await run(bFirst ? serverB : serverA, seconds, mode, bFirst && keyedB);
+      const second = await run(bFirst ? serverA : serverB, seconds, mode, !bFirst && keyedB);
       const [ra, rb] = bFirst ? [second, first] : [first, second];
       ratios.push(rb.rate / ra.rate);
       console.log(`pair ${i + 1}: A ${line(ra)} | B ${line(rb)} | B/A ${(rb.rate / ra.rate).toFixed(3)}`);

@@ -35,7 +35,8 @@ function postRequest(path: string, post: PostSpec, tally: PostTally): autocannon
       const body = parts
         .map((p) => (p === '{n}' ? String(n) : p === '{item}' ? (items.length ? items[n % items.length] : '') : p))
         .join('');
-      return { ...request, body };
+      if (post.idempotencyKeyPrefix === undefined) return { ...request, body };
+      return { ...request, body, headers: { ...request.headers, 'idempotency-key': `${post.idempotencyKeyPrefix}${n}` } };
     },
     onResponse: (status: number, body: string) => {
       tally.statuses[status] = (tally.statuses[status] ?? 0) + 1;

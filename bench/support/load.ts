@@ -37,6 +37,8 @@ export interface PostSpec {
    * {@link LoadRun.collected}, in the order the answers arrived.
    */
   expectField?: string;
+  /** Send every request with an `Idempotency-Key` of its own: this prefix and the request's number. */
+  idempotencyKeyPrefix?: string;
 }
 
 /** What the child sends back of one autocannon run. */
