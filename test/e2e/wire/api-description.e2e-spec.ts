@@ -68,4 +68,24 @@ describe('the API description', () => {
     expect(paths['/users/{user_id}'].get!.security).toEqual([{ api_key: [] }, { access_token: [] }]);
     expect(paths['/purchases/reserve'].post!.security).toEqual([{ api_key: [] }]);
   });
+
+  it('describes the Idempotency-Key on every operation that writes (with its 409 and 422), and on no other', () => {
+    const { paths, components } = api.responses.document;
+    expect(components?.parameters?.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
+    let writes = 0;
+    for (const [path, item] of Object.entries(paths)) {
+      for (const method of ['get', 'post', 'put', 'delete'] as const) {
+        const operation = item?.[method];
+        if (!operation) continue;
+        const keyed = (operation.parameters ?? []).some((p) => '$ref' in p && p.$ref === '#/components/parameters/IdempotencyKey');
+        const writesHere = method !== 'get' && operation.security?.length !== 0;
+        expect([`${method} ${path}`, keyed]).toEqual([`${method} ${path}`, writesHere]);
+        if (!writesHere) continue;
+        writes++;
+        expect(operation.responses['409']).toBeDefined();
+        expect(operation.responses['422']).toBeDefined();
+      }
+    }
+    expect(writes).toBeGreaterThan(20);
+  });
 });

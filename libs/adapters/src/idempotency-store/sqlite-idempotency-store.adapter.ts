@@ -11,8 +11,12 @@ interface Running {
 
 /**
  * The embedded idempotency store: answers in their own SQLite file beside the event log
- * (`idempotency.sqlite`), written by a write thread (group commit, synchronous=FULL, off the event
- * loop), so an answer is on disk before it is sent. One process serves a data folder (its lock), so
+ * (`idempotency.sqlite`), written by a write thread (group commit, off the event loop) before the
+ * answer is sent. The file is written with synchronous=NORMAL: a kept answer survives the process's
+ * crash (it is in the WAL file), and only a power loss can take the last ones, whose repeats then
+ * run again, as after a crash before the answer (a purchase's id comes from its key, so its repeat
+ * finds and answers it: nothing is charged twice). A synced write would add a commit to every
+ * keyed request's wait. One process serves a data folder (its lock), so
  * the requests being run are known from this process's memory: a claim costs one read, and a
  * request whose process died left nothing running (its retry is `new`, and the handlers find
  * what the first run wrote under the key).
@@ -25,14 +29,14 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
 
   constructor(file: string) {
     super();
-    this.db = openDurableDatabase(file);
+    this.db = openDurableDatabase(file, 'normal');
     this.db.exec(ANSWERS_SCHEMA);
     this.find = this.db.prepare(
       'SELECT fingerprint, status, content_type, body FROM idempotent_answers WHERE key_id = ? AND expires_at > ?',
     );
     this.writer = new SqliteWriteThread({
       file,
-      durability: 'full',
+      durability: 'normal',
       programs: require.resolve('./idempotent-answers.writes'),
       walLimitBytes: 0,
     });
