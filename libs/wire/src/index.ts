@@ -12,3 +12,4 @@ export * from './request-fields';
 export * from './openapi';
 export * from './request-dto';
 export * from './request-limits';
+export * from './connection-cap';
