@@ -22,10 +22,10 @@ function openFiles(pid: number): { files: number; sockets: number } {
 }
 
 /** Polls until `test` holds, or throws after `withinMs`; how long it took. */
-async function within(withinMs: number, test: () => boolean | Promise<boolean>, what: string): Promise<number> {
+async function within(withinMs: number, test: () => boolean | Promise<boolean>, what: () => string): Promise<number> {
   const started = Date.now();
   while (!(await test())) {
-    if (Date.now() - started > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
+    if (Date.now() - started > withinMs) throw new Error(`${what()}: not within ${withinMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
   return Date.now() - started;
@@ -115,15 +115,15 @@ describe('connections the service refuses or finishes are closed (a real API pro
       expect(Math.max(...silentMs)).toBeLessThan(5_000);
 
       // Every socket the flood opened is closed (the harness's own pooled HTTPS connection may come
-      // and go), and so the process's open files are back where they were.
+      // and go). Other files may differ by a few: the views open a reader's files on first use.
       let after = before;
       const settledMs = await within(
         5_000,
         () => {
           after = openFiles(api.pid);
-          return after.sockets <= before.sockets + 1 && after.files <= before.files + 8;
+          return after.sockets <= before.sockets + 1 && after.files - after.sockets <= before.files - before.sockets + 16;
         },
-        'open files back to where they were',
+        () => `open files (sockets) back to where they were, ${before.files} (${before.sockets}), from ${after.files} (${after.sockets})`,
       );
       process.stdout.write(
         `open files (sockets) before ${before.files} (${before.sockets}), at most ${peak.files} (${peak.sockets}) in the flood, ${after.files} (${after.sockets}) ${settledMs} ms after it; HTTPS calls during the flood: ${healthy.length}\n`,
@@ -163,7 +163,11 @@ describe('connections the service refuses or finishes are closed (a real API pro
       expect(held.length).toBeLessThanOrEqual(cap);
       expect(refused).toBe(cap + 5 - held.length);
       for (const socket of held.splice(0)) socket.destroy();
-      await within(3_000, async () => (await api.status('/health').catch(() => 0)) === 200, 'HTTPS served again');
+      await within(
+        3_000,
+        async () => (await api.status('/health').catch(() => 0)) === 200,
+        () => 'HTTPS served again',
+      );
     } finally {
       for (const socket of held) socket.destroy();
       process.stdout.write(`SIGTERM on an idle process: exited in ${await stopTimed(api)} ms\n`);
