@@ -113,6 +113,11 @@ export class ApiProcess {
     }
   }
 
+  /** The process id (to read what it holds under /proc). */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   /** The exit code once it has exited (null while it runs, or when a signal ended it). */
   get exitCode(): number | null {
     return this.child.exitCode;

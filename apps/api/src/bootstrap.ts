@@ -5,6 +5,7 @@ import {
   answerRepeatedRequests,
   answerUnservedRequests,
   authenticateEveryRequest,
+  connectionCap,
   CredentialVerifier,
   RequestLimits,
   errorBody,
@@ -23,7 +24,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as HttpsServer } from 'node:https';
 import { Redis } from 'ioredis';
@@ -73,6 +74,10 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     loggerInstance: logger,
     logController: new RequestLogController(),
     bodyLimit: 1024 * 1024,
+    // An idle keep-alive connection is closed after this. Behind a TLS proxy it outlasts the
+    // proxy's own idle timeout, so that the proxy, not this server, closes first (a request sent
+    // on a connection the server is closing would fail).
+    keepAliveTimeout: config.behindTlsProxy ? 72_000 : 10_000,
     // A request (headers and body) must arrive within this; Fastify's default (0) let a body sent
     // a byte at a time hold its socket for good. Headers alone: Node's 60 s.
     requestTimeout: 30_000,
@@ -163,7 +168,14 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   };
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
+  const { cap: maxConnections, limit } = connectionCap(config.maxConnections);
+  if (maxConnections < config.maxConnections)
+    logger.warn(
+      `MAX_CONNECTIONS is ${config.maxConnections} but the open-file limit is ${limit}: at most ${maxConnections} connections at once (raise the limit: ulimit -n, LimitNOFILE)`,
+    );
   if (config.behindTlsProxy) {
+    // Connections past the cap are closed as soon as they are accepted.
+    (app.getHttpServer() as HttpServer).maxConnections = maxConnections;
     await app.listen(config.port, config.host);
     return {
       app,
@@ -175,7 +187,10 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       },
     };
   }
-  const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host);
+  const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host, {
+    handshakeTimeoutMs: config.handshakeTimeoutMs,
+    maxConnections,
+  });
   return {
     app,
     port: (front.server.address() as AddressInfo).port,

@@ -9,6 +9,8 @@ describe('loadServiceConfig', () => {
       publicBaseUrl: 'https://localhost:8443',
       siteBaseUrl: 'https://deals.example.com',
       tlsCertFile: null,
+      maxConnections: 10_000,
+      handshakeTimeoutMs: 10_000,
     });
   });
 
@@ -18,6 +20,8 @@ describe('loadServiceConfig', () => {
       [{ PORT: '99999' }, /^PORT must be a whole number up to 65535/],
       [{ PORT: '1e3' }, /^PORT/],
       [{ READ_YOUR_WRITES_TIMEOUT_MS: '-1' }, /^READ_YOUR_WRITES_TIMEOUT_MS/],
+      [{ MAX_CONNECTIONS: '0' }, /^MAX_CONNECTIONS must be at least 1/],
+      [{ HANDSHAKE_TIMEOUT_MS: '10s' }, /^HANDSHAKE_TIMEOUT_MS must be a whole number/],
       [{ LOG_LEVEL: 'nonsense' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
       [{ TLS_CERT_FILE: '/etc/cert.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE go together/],
       [{ TLS_KEY_FILE: '/etc/key.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE go together/],

@@ -37,6 +37,10 @@ export abstract class ServiceConfig {
   abstract readonly mailReplyTo: string | null;
   /** The local hour (0-23, in each region's time zone) of the daily regional email. */
   abstract readonly digestHour: number;
+  /** Connections open at once past which a new one is closed as soon as it is accepted. */
+  abstract readonly maxConnections: number;
+  /** How long after it opens a connection must have finished its TLS handshake (one that sends nothing included). */
+  abstract readonly handshakeTimeoutMs: number;
   /** How long a stop waits for the requests in flight to be answered (SIGTERM, SIGINT). */
   abstract readonly shutdownGraceMs: number;
   /** Request budgets and the limit on wrong credentials (off: no limit at all). */
@@ -169,6 +173,8 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     mailFrom: text(env.MAIL_FROM) ?? 'Deals <deals@deals.example.com>',
     mailReplyTo: text(env.MAIL_REPLY_TO),
     digestHour: integer('DIGEST_HOUR', env.DIGEST_HOUR, 7, 23),
+    maxConnections: positive('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 10_000),
+    handshakeTimeoutMs: positive('HANDSHAKE_TIMEOUT_MS', env.HANDSHAKE_TIMEOUT_MS, 10_000),
     shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 25_000),
     rateLimits: flag('RATE_LIMITS', env.RATE_LIMITS, true),
     rateLimitPerMinute: positive('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 6000),

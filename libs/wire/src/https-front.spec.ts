@@ -25,10 +25,39 @@ describe('the HTTPS front', () => {
       },
     );
     https.on('clientError', answerClientError);
-    front = await listenHttpsOnly(https, 0, '127.0.0.1', { firstByteTimeoutMs: 200 });
+    front = await listenHttpsOnly(https, 0, '127.0.0.1', { handshakeTimeoutMs: 300, refusalLingerMs: 300 });
     port = (front.server.address() as AddressInfo).port;
   });
   afterAll(() => front.close(100));
+
+  /** Resolves once the front holds no connection (the server's own count, as the kernel's files go). */
+  const frontEmpty = async (server = front.server, withinMs = 2_000) => {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      const open = await new Promise<number>((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+      if (open === 0) return;
+      if (Date.now() > deadline) throw new Error(`${open} connections still open`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  /**
+   * A raw TCP connection that sends `bytes` and never closes its own side: what it read, how long
+   * until the server ended the connection, and whether it was reset.
+   */
+  const sendRaw = (bytes: Buffer | string, target = port) =>
+    new Promise<{ answer: string; ms: number; reset: boolean }>((resolve) => {
+      const started = Date.now();
+      const socket = netConnect({ host: '127.0.0.1', port: target, allowHalfOpen: true }, () => socket.write(bytes));
+      let answer = '';
+      let reset = false;
+      const ended = () => resolve({ answer, ms: Date.now() - started, reset });
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('error', () => (reset = true));
+      socket.on('end', ended);
+      socket.on('close', ended);
+    });
 
   /** Sends `text` over TLS and reads until the server closes; the answer and how long it took. */
   const sendOverTls = (text: string) =>
@@ -84,5 +113,98 @@ describe('the HTTPS front', () => {
       socket.on('error', () => undefined);
     });
     expect(ms).toBeLessThan(5_000);
+  });
+
+  it('refuses plain HTTP with 403 and its body, and the connection is gone once the client closes', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = netConnect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('end', () => resolve(text)); // the server's FIN after its answer; this side then closes
+      socket.on('error', reject);
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ error_type: 'https_required' });
+    await frontEmpty(front.server, 200);
+  });
+
+  it('drops a refused client that never closes its side after the linger, its answer read whole', async () => {
+    const { answer, reset } = await sendRaw('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 403 Forbidden[\s\S]*https_required/);
+    expect(reset).toBe(false);
+    const started = Date.now();
+    await frontEmpty();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+  });
+
+  it('closes a connection whose TLS handshake starts and never finishes', async () => {
+    const { ms } = await sendRaw(Buffer.from([0x16, 0x03, 0x01]));
+    expect(ms).toBeGreaterThanOrEqual(250);
+    expect(ms).toBeLessThan(2_000);
+    await frontEmpty();
+  });
+
+  it('keeps a secure connection past the handshake deadline, for its next request', async () => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+    let answer = '';
+    socket.setEncoding('latin1').on('data', (chunk) => (answer += chunk));
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(socket.destroyed).toBe(false);
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await new Promise((resolve) => socket.on('close', resolve));
+    expect(answer.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+  });
+
+  it('closes connections past maxConnections at once, counting those the HTTPS server holds, and serves again once they are gone', async () => {
+    const capped = await listenHttpsOnly(https, 0, '127.0.0.1', { maxConnections: 2 });
+    const cappedPort = (capped.server.address() as AddressInfo).port;
+    try {
+      const held = await Promise.all(
+        [0, 1].map(async () => {
+          const socket = tlsConnect({ host: '127.0.0.1', port: cappedPort, rejectUnauthorized: false });
+          await new Promise((resolve) => socket.once('secureConnect', resolve));
+          return socket;
+        }),
+      );
+      const started = Date.now();
+      const refused = await new Promise<string>((resolve) => {
+        const socket = tlsConnect({ host: '127.0.0.1', port: cappedPort, rejectUnauthorized: false });
+        socket.once('secureConnect', () => resolve('served'));
+        socket.on('error', () => resolve('closed'));
+        socket.on('close', () => resolve('closed'));
+      });
+      expect(refused).toBe('closed');
+      expect(Date.now() - started).toBeLessThan(1_000);
+      for (const socket of held) socket.destroy();
+      await frontEmpty(capped.server);
+      const again = await new Promise<string>((resolve, reject) => {
+        const socket = tlsConnect({ host: '127.0.0.1', port: cappedPort, rejectUnauthorized: false }, () =>
+          socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+        );
+        let text = '';
+        socket.setEncoding('latin1').on('data', (chunk) => (text += chunk));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(again).toMatch(/^HTTP\/1\.1 200 OK/);
+    } finally {
+      await capped.close(100);
+    }
+  });
+
+  it('stops at once while a refused client and a half-done handshake are still open', async () => {
+    const other = await listenHttpsOnly(https, 0, '127.0.0.1', { handshakeTimeoutMs: 60_000, refusalLingerMs: 60_000 });
+    const otherPort = (other.server.address() as AddressInfo).port;
+    const refused = sendRaw('GET / HTTP/1.1\r\nHost: x\r\n\r\n', otherPort);
+    const half = sendRaw(Buffer.from([0x16, 0x03, 0x01]), otherPort);
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    await other.close(10_000);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect((await refused).answer).toMatch(/^HTTP\/1\.1 403/);
+    await half;
   });
 });

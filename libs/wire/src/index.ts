@@ -13,3 +13,4 @@ export * from './openapi';
 export * from './request-dto';
 export * from './request-limits';
 export * from './idempotency-keys';
+export * from './connection-cap';
