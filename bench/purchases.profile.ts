@@ -4,11 +4,11 @@
  * group-commit flushes (synchronous, on the event loop) and the event loop's utilization, plus a V8
  * CPU profile of this process while the load runs. Not part of `npm run bench`.
  *
- *   npm run build && node dist/bench/purchases.profile.js [--mode=hot|many] [--seconds=5] [--out=<dir>] [--heap]
+ *   npm run build && node dist/bench/purchases.profile.js [--mode=hot|many] [--seconds=5] [--out=<dir>] [--heap] [--keyed]
  *
  * `--heap` also writes a sampling heap profile of the measured run that counts every allocation,
  * including the objects the GC has collected since (what the scavenges pay for), one sample per
- * 16 KB allocated on average.
+ * 16 KB allocated on average. `--keyed` sends every purchase with an `Idempotency-Key` of its own.
  */
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
@@ -153,7 +153,7 @@ async function main() {
           includeObjectsCollectedByMinorGC: true,
         });
       }
-      const m = await measure(session, options, mode);
+      const m = await measure(session, options, mode, { keyed: process.argv.includes('--keyed') });
       const { profile } = (await inspector.post('Profiler.stop')) as unknown as { profile: unknown };
       const heapProfile = heap ? ((await inspector.post('HeapProfiler.stopSampling')) as unknown as { profile: unknown }).profile : null;
       loop.disable();

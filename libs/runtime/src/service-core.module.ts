@@ -73,6 +73,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     if (this.options.role !== 'cli') {
       this.store.warmUp();
       this.gateway.warmUp();
+      if (this.options.role === 'api') this.idempotency.warmUp();
     }
     await this.host.defineAll();
     // The process that keeps the views also runs the jobs: the API when embedded, the worker otherwise.

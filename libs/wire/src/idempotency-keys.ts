@@ -1,4 +1,4 @@
-import type { IdempotencyStore, RecordedAnswer } from '@deals/kernel';
+import type { IdempotencyStore, IdempotentRun, RecordedAnswer } from '@deals/kernel';
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
@@ -25,7 +25,7 @@ const NOT_KEPT = new Set([401, 403, 408, 409, 429, 500, 503, 504]);
 const CREDENTIAL_PARAMS = new Set(['api_key', 'access_token']);
 
 interface KeyedRequest extends AuthenticatedRequest {
-  idempotency?: { keyId: string; sealing: Buffer };
+  idempotency?: IdempotentRun & { sealing: Buffer };
 }
 
 export interface IdempotencyOptions {
@@ -88,11 +88,18 @@ async function claim(request: KeyedRequest, reply: FastifyReply, options: Idempo
   const scope = request.userToken ? `${request.partner!.id}/user:${request.userToken.userId}` : request.partner!.id;
   const keyId = createHash('sha256').update(`${scope}\0${key}`).digest('base64url');
   const now = options.now();
-  const outcome = await options.store().claim({ keyId, fingerprint: fingerprint(request), now, expiresAt: now + options.keepMs });
+  const runId = randomBytes(9).toString('base64url');
+  const outcome = await options.store().claim({ keyId, fingerprint: fingerprint(request), now, expiresAt: now + options.keepMs, runId });
   switch (outcome.kind) {
     case 'new':
     case 'resumed':
-      request.idempotency = { keyId, sealing: sealingKey(scope, key) };
+      request.idempotency = {
+        keyId,
+        startedAt: outcome.startedAt,
+        runId: outcome.runId,
+        resumed: outcome.kind === 'resumed',
+        sealing: sealingKey(scope, key),
+      };
       return true;
     case 'answered':
       await replay(reply, outcome.answer, sealingKey(scope, key));
@@ -174,12 +181,13 @@ function open(sealing: Buffer, kept: Buffer): Buffer {
 }
 
 /**
- * The id of the request's key (a hash of its scope and key), or null without one: a handler names
- * what it makes after it (a purchase's id), so that a run again after a crash finds what the first made.
+ * The run of the request's `Idempotency-Key`, or null without one: a handler names what it makes
+ * after it (a purchase's id), so that a run again after a crash finds what the first made.
  */
-export const IdempotencyKeyId = createParamDecorator(
-  (_: unknown, context: ExecutionContext): string | null => context.switchToHttp().getRequest<KeyedRequest>().idempotency?.keyId ?? null,
-);
+export const IdempotentRequest = createParamDecorator((_: unknown, context: ExecutionContext): IdempotentRun | null => {
+  const run = context.switchToHttp().getRequest<KeyedRequest>().idempotency;
+  return run ? { keyId: run.keyId, startedAt: run.startedAt, runId: run.runId, resumed: run.resumed } : null;
+});
 
 /** Forgets expired keys now and every `everyMs` (each process of the service may: a purge is idempotent); returns the stop. */
 export function purgeExpiredKeys(

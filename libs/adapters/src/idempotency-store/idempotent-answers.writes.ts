@@ -4,32 +4,65 @@
  */
 import type Database from 'better-sqlite3';
 
-export const ANSWERS_SCHEMA = `
-  CREATE TABLE IF NOT EXISTS idempotent_answers (
-    key_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status INTEGER NOT NULL,
-    content_type TEXT NOT NULL, body BLOB NOT NULL, expires_at INTEGER NOT NULL);
-  CREATE INDEX IF NOT EXISTS idempotent_answers_by_expiry ON idempotent_answers (expires_at);
+/** A key's row: claimed (`status` null) or answered. */
+export const KEYS_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS idempotency_keys (
+    key_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, started_at INTEGER NOT NULL, run_id TEXT NOT NULL, expires_at INTEGER NOT NULL,
+    status INTEGER, content_type TEXT, body BLOB);
+  CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at);
 `;
 
-export interface AnswerArgs {
+export interface ClaimArgs {
   keyId: string;
   fingerprint: string;
-  status: number;
-  contentType: string;
-  body: Uint8Array;
+  startedAt: number;
+  runId: string;
   expiresAt: number;
 }
 
+/** A key's row as a claim found it (a live one: not expired). */
+export interface KeyRow {
+  fingerprint: string;
+  started_at: number;
+  run_id: string;
+  status: number | null;
+  content_type: string | null;
+  body: Uint8Array | null;
+}
+
+export interface AnswerArgs {
+  keyId: string;
+  status: number;
+  contentType: string;
+  body: Uint8Array;
+}
+
 export function prepareWrites(db: Database.Database) {
-  db.exec(ANSWERS_SCHEMA);
-  // A key forgotten but not yet purged is replaced by its new use.
-  const keep = db.prepare(
-    'INSERT OR REPLACE INTO idempotent_answers (key_id, fingerprint, status, content_type, body, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+  db.exec(KEYS_SCHEMA);
+  const find = db.prepare(
+    'SELECT fingerprint, started_at, run_id, status, content_type, body FROM idempotency_keys WHERE key_id = ? AND expires_at > ?',
   );
-  const purge = db.prepare('DELETE FROM idempotent_answers WHERE expires_at <= ?');
+  // A key forgotten but not yet purged is replaced by its new claim.
+  const claim = db.prepare(
+    'INSERT OR REPLACE INTO idempotency_keys (key_id, fingerprint, started_at, run_id, expires_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const answer = db.prepare('UPDATE idempotency_keys SET status = ?, content_type = ?, body = ? WHERE key_id = ? AND status IS NULL');
+  const abandon = db.prepare('DELETE FROM idempotency_keys WHERE key_id = ? AND status IS NULL');
+  const purge = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?');
   return {
-    answer({ keyId, fingerprint, status, contentType, body, expiresAt }: AnswerArgs): null {
-      keep.run(keyId, fingerprint, status, contentType, Buffer.from(body.buffer, body.byteOffset, body.byteLength), expiresAt);
+    /** The key's live row if it has one (nothing written), else null once it is claimed for this run. */
+    claim({ keyId, fingerprint, startedAt, runId, expiresAt }: ClaimArgs): KeyRow | null {
+      const found = find.get(keyId, startedAt) as KeyRow | undefined;
+      if (found) return found;
+      claim.run(keyId, fingerprint, startedAt, runId, expiresAt);
+      return null;
+    },
+    answer({ keyId, status, contentType, body }: AnswerArgs): null {
+      answer.run(status, contentType, Buffer.from(body.buffer, body.byteOffset, body.byteLength), keyId);
+      return null;
+    },
+    abandon({ keyId }: { keyId: string }): null {
+      abandon.run(keyId);
       return null;
     },
     purge({ now }: { now: number }): number {

@@ -7,6 +7,8 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   key_id text PRIMARY KEY,
   fingerprint text NOT NULL,
   owner integer NOT NULL,
+  started_at bigint NOT NULL,
+  run_id text NOT NULL,
   status integer,
   content_type text,
   body bytea,
@@ -22,6 +24,8 @@ const SCHEMA_LOCK = 7216005;
 interface Row {
   fingerprint: string;
   owner: number;
+  started_at: string;
+  run_id: string;
   status: number | null;
   content_type: string | null;
   body: Buffer | null;
@@ -85,21 +89,21 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     return this.ready;
   }
 
-  async claim({ keyId, fingerprint, now, expiresAt }: IdempotencyClaim): Promise<ClaimOutcome> {
+  async claim({ keyId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
     await this.start();
     for (;;) {
       // New, or forgotten (expired and not yet purged): this process's now.
       const inserted = await this.pool.query(
-        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, expires_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (key_id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, status = NULL,
-           content_type = NULL, body = NULL, expires_at = excluded.expires_at
+        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at) VALUES ($1, $2, $3, $5, $6, $4)
+         ON CONFLICT (key_id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, started_at = excluded.started_at, run_id = excluded.run_id,
+           status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at
          WHERE idempotency_keys.expires_at <= $5
          RETURNING 1`,
-        [keyId, fingerprint, this.owner, expiresAt, now],
+        [keyId, fingerprint, this.owner, expiresAt, now, runId],
       );
-      if (inserted.rowCount === 1) return { kind: 'new' };
+      if (inserted.rowCount === 1) return { kind: 'new', startedAt: now, runId };
       const { rows } = await this.pool.query<Row>(
-        'SELECT fingerprint, owner, status, content_type, body FROM idempotency_keys WHERE key_id = $1',
+        'SELECT fingerprint, owner, started_at, run_id, status, content_type, body FROM idempotency_keys WHERE key_id = $1',
         [keyId],
       );
       const row = rows[0];
@@ -111,7 +115,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
         'UPDATE idempotency_keys SET owner = $2 WHERE key_id = $1 AND owner = $3 AND status IS NULL RETURNING 1',
         [keyId, this.owner, row.owner],
       );
-      if (taken.rowCount === 1) return { kind: 'resumed' };
+      if (taken.rowCount === 1) return { kind: 'resumed', startedAt: Number(row.started_at), runId: row.run_id };
     }
   }
 

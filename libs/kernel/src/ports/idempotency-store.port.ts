@@ -13,6 +13,8 @@ export interface IdempotencyClaim {
   /** Milliseconds since 1970: when the key was first used, and when it is forgotten. */
   now: number;
   expiresAt: number;
+  /** A new random id for the run this claim would start (kept with the claim; a resumed run gets its own back). */
+  runId: string;
 }
 
 /**
@@ -24,18 +26,26 @@ export interface IdempotencyClaim {
  * - `answered`: the request was answered; the answer is sent again;
  * - `running`: another request with this key is being run, by a process still alive;
  * - `mismatch`: the key was used for another request.
+ * `startedAt` (ms since 1970) and `runId` are those of the run that owns the key now: a `resumed`
+ * run's are those of the run it resumes; after an abandon, a claim starts a new run (the ids a run
+ * makes derive from them).
  */
 export type ClaimOutcome =
-  { kind: 'new' } | { kind: 'resumed' } | { kind: 'answered'; answer: RecordedAnswer } | { kind: 'running' } | { kind: 'mismatch' };
+  | { kind: 'new'; startedAt: number; runId: string }
+  | { kind: 'resumed'; startedAt: number; runId: string }
+  | { kind: 'answered'; answer: RecordedAnswer }
+  | { kind: 'running' }
+  | { kind: 'mismatch' };
 
 /**
  * The requests sent with an `Idempotency-Key` and their answers, kept beside the event log in the
  * same store (so every process of the service sees them, and a crash loses none once answered).
  *
  * Promises: of any number of claims of one key at once, in any process, one alone is `new` or
- * `resumed`; an answer is kept until its key expires and is then forgotten (`purge` deletes it; a
- * claim after the expiry is `new`); a claim is `resumed` only when the process that held the key
- * is gone. Leaves out: what an answer means (its body is sealed by the caller).
+ * `resumed`; a claim is kept (with its start) until it is answered or abandoned, across a crash of
+ * its process, and is `resumed` only once that process is gone; an answer is kept until its key
+ * expires and is then forgotten (`purge` deletes it; a claim after the expiry is `new`); an abandoned
+ * key is free once `abandon` resolves. Leaves out: what an answer means (its body is sealed by the caller).
  */
 export abstract class IdempotencyStore {
   abstract claim(claim: IdempotencyClaim): Promise<ClaimOutcome>;
@@ -49,5 +59,18 @@ export abstract class IdempotencyStore {
   /** Forgets the keys expired by `now`; how many were forgotten. */
   abstract purge(now: number): Promise<number>;
 
+  /** Starts what the first claim would start (a write thread): a serving process calls it as it starts. */
+  warmUp(): void {}
+
   abstract close(): Promise<void>;
+}
+
+/** A request run under an `Idempotency-Key`, as the handlers see it: what they make is named after it. */
+export interface IdempotentRun {
+  keyId: string;
+  /** When the run that owns the key first claimed it, and its id ({@link ClaimOutcome}). */
+  startedAt: number;
+  runId: string;
+  /** A run again of a request whose process died before answering. */
+  resumed: boolean;
 }

@@ -16,6 +16,7 @@ import {
   PaymentOutcomeUnknown,
   Scheduler,
   ValidationFailed,
+  IdempotentRun,
 } from '@deals/kernel';
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
@@ -70,8 +71,8 @@ export class BuyWithStoredCard extends Command<{ purchaseId: string; position: L
   constructor(
     readonly order: StoredCardOrder,
     readonly caller: Caller,
-    /** The request's `Idempotency-Key` (its id), which names the purchase; null without one. */
-    readonly idempotencyKeyId: string | null = null,
+    /** The request's run under its `Idempotency-Key`, which names the purchase; null without one. */
+    readonly keyed: IdempotentRun | null = null,
   ) {
     super();
   }
@@ -104,10 +105,10 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     private readonly keyed: KeyedPurchases,
   ) {}
 
-  async execute({ order: given, caller, idempotencyKeyId }: BuyWithStoredCard) {
+  async execute({ order: given, caller, keyed: run }: BuyWithStoredCard) {
     // A keyed request run again answers the purchase its first run made (before any check: the
     // deal or its price may have changed since).
-    const keyed = idempotencyKeyId === null ? null : await this.keyed.card(idempotencyKeyId, () => this.ids.short());
+    const keyed = run === null ? null : await this.keyed.card(run, () => this.ids.short());
     if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const order = withShippingId(given);
     const now = this.clock.now();

@@ -12,6 +12,7 @@ import {
   ValidationFailed,
   ValidationIssue,
   ViewProgress,
+  IdempotentRun,
 } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ShippingAddress } from '../domain/purchase/shipping-address';
@@ -46,8 +47,8 @@ export class FullPurchase extends Command<{ purchaseId: string; position: LogPos
   constructor(
     readonly order: FullPurchaseOrder,
     readonly caller: Caller,
-    /** The request's `Idempotency-Key` (its id), which names the purchase; null without one. */
-    readonly idempotencyKeyId: string | null = null,
+    /** The request's run under its `Idempotency-Key`, which names the purchase; null without one. */
+    readonly keyed: IdempotentRun | null = null,
   ) {
     super();
   }
@@ -73,10 +74,10 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     private readonly keyed: KeyedPurchases,
   ) {}
 
-  async execute({ order, caller, idempotencyKeyId }: FullPurchase) {
+  async execute({ order, caller, keyed: run }: FullPurchase) {
     // A keyed request run again answers the purchase its first run made, making nothing more.
-    if (idempotencyKeyId !== null) {
-      const keyed = await this.keyed.card(idempotencyKeyId, () => '');
+    if (run?.resumed) {
+      const keyed = await this.keyed.card(run, () => '');
       if (keyed.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     }
     const now = this.clock.now();
@@ -126,7 +127,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
         new BuyWithStoredCard(
           { dealId: order.dealId, quantity, userId, creditCardId, expectedPrice: null, sessionId: order.sessionId, shipping },
           caller,
-          idempotencyKeyId,
+          run,
         ),
       );
     } catch (error) {

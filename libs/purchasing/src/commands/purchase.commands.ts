@@ -1,4 +1,4 @@
-import type { CommandCaller, LogPosition } from '@deals/kernel';
+import type { CommandCaller, IdempotentRun, LogPosition } from '@deals/kernel';
 import { Command } from '@nestjs/cqrs';
 
 type Caller = CommandCaller & { partnerId: string };
@@ -13,8 +13,8 @@ export class ReserveUnits extends Command<PurchaseOutcome> {
     readonly dealId: string,
     readonly quantity: number,
     readonly caller: Caller,
-    /** The request's `Idempotency-Key` (its id), which names the reservation; null without one. */
-    readonly idempotencyKeyId: string | null = null,
+    /** The request's run under its `Idempotency-Key`, which names the reservation; null without one. */
+    readonly keyed: IdempotentRun | null = null,
   ) {
     super();
   }

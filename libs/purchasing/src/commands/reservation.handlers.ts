@@ -35,8 +35,8 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     private readonly keyed: KeyedPurchases,
   ) {}
 
-  async execute({ dealId, quantity, caller, idempotencyKeyId }: ReserveUnits) {
-    const keyed = idempotencyKeyId === null ? null : await this.keyed.reservation(idempotencyKeyId, () => this.ids.short());
+  async execute({ dealId, quantity, caller, keyed: run }: ReserveUnits) {
+    const keyed = run === null ? null : await this.keyed.reservation(run, () => this.ids.short());
     if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const now = this.clock.now();
     const view = await this.catalog.deal(dealId);

@@ -1,6 +1,6 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
-import { Clock, NotFound, ViewProgress } from '@deals/kernel';
+import { Clock, IdempotentRun, NotFound, ViewProgress } from '@deals/kernel';
 import {
   actingUser,
   ApiAnswer,
@@ -9,7 +9,7 @@ import {
   AuthRequest,
   Caller,
   CurrentCaller,
-  IdempotencyKeyId,
+  IdempotentRequest,
   TokenResource,
 } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
@@ -54,8 +54,8 @@ export class PurchasesController {
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   @ApiRequest({ body: ReserveUnitsBody })
-  async reserve(@Body() body: ReserveUnitsBody, @CurrentCaller() caller: Caller, @IdempotencyKeyId() keyId: string | null) {
-    const { purchaseId, position } = await this.commands.execute(new ReserveUnits(body.deal_id, body.num_bought, caller, keyId));
+  async reserve(@Body() body: ReserveUnitsBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
+    const { purchaseId, position } = await this.commands.execute(new ReserveUnits(body.deal_id, body.num_bought, caller, keyed));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
@@ -69,8 +69,8 @@ export class PurchasesController {
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: BuyWithStoredCardBody })
-  async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller, @IdempotencyKeyId() keyId: string | null) {
-    const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(order, caller, keyId));
+  async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
+    const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 
@@ -85,8 +85,8 @@ export class PurchasesController {
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: FullPurchaseBody })
-  async full(@Body() order: FullPurchaseBody, @CurrentCaller() caller: Caller, @IdempotencyKeyId() keyId: string | null) {
-    const { purchaseId, position } = await this.commands.execute(new FullPurchase(order, caller, keyId));
+  async full(@Body() order: FullPurchaseBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
+    const { purchaseId, position } = await this.commands.execute(new FullPurchase(order, caller, keyed));
     return this.answer(caller.partnerId, purchaseId, position);
   }
 

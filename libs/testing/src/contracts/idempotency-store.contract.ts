@@ -20,6 +20,7 @@ const claimOf = (fingerprint = 'request-a', now = t0): IdempotencyClaim => ({
   fingerprint,
   now,
   expiresAt: now + 24 * HOUR,
+  runId: randomUUID(),
 });
 const answer = (text: string, status = 200) => ({ status, contentType: 'application/json; charset=utf-8', body: Buffer.from(text) });
 
@@ -41,7 +42,7 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
 
     it('gives a new key to one claim; the same request meanwhile is running, another is a mismatch', async () => {
       const claim = claimOf();
-      expect(await subject.store.claim(claim)).toEqual({ kind: 'new' });
+      expect(await subject.store.claim(claim)).toEqual({ kind: 'new', startedAt: t0, runId: claim.runId });
       expect(await subject.store.claim(claim)).toEqual({ kind: 'running' });
       expect(await subject.store.claim({ ...claim, fingerprint: 'request-b' })).toEqual({ kind: 'mismatch' });
     });
@@ -57,20 +58,34 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
       // Expired: forgotten, whatever the request.
       expect(await subject.store.claim({ ...claim, fingerprint: 'request-b', now: t0 + 24 * HOUR, expiresAt: t0 + 48 * HOUR })).toEqual({
         kind: 'new',
+        startedAt: t0 + 24 * HOUR,
+        runId: claim.runId,
       });
     });
 
-    it('frees an abandoned key for the next claim', async () => {
+    it('frees an abandoned key for the next claim, a run of its own', async () => {
       const claim = claimOf();
       await subject.store.claim(claim);
       await subject.store.abandon(claim.keyId);
-      expect(await subject.store.claim(claim)).toEqual({ kind: 'new' });
+      expect(await subject.store.claim({ ...claim, now: t0 + 1000, runId: 'second' })).toEqual({
+        kind: 'new',
+        startedAt: t0 + 1000,
+        runId: 'second',
+      });
+      // In another process too: the abandoned claim is gone from the backend, not only from memory.
+      const other = await another();
+      await subject.store.abandon(claim.keyId);
+      expect(await other.claim({ ...claim, now: t0 + 2000, runId: 'third' })).toEqual({
+        kind: 'new',
+        startedAt: t0 + 2000,
+        runId: 'third',
+      });
     });
 
     it('gives one claim of many at once the key', async () => {
       const claim = claimOf();
       const outcomes = await Promise.all(Array.from({ length: 8 }, () => subject.store.claim(claim)));
-      expect(outcomes.filter((o) => o.kind === 'new')).toHaveLength(1);
+      expect(outcomes.filter((o) => o.kind === 'new')).toEqual([{ kind: 'new', startedAt: t0, runId: claim.runId }]);
       expect(outcomes.filter((o) => o.kind === 'running')).toHaveLength(7);
     });
 
@@ -83,7 +98,7 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
       }
       expect(await subject.store.purge(t0 + 25 * HOUR)).toBeGreaterThanOrEqual(1);
       expect(await subject.store.claim({ ...young, now: t0 + 25 * HOUR })).toMatchObject({ kind: 'answered' });
-      expect(await subject.store.claim({ ...old, now: t0 + 25 * HOUR, expiresAt: t0 + 49 * HOUR })).toEqual({ kind: 'new' });
+      expect(await subject.store.claim({ ...old, now: t0 + 25 * HOUR, expiresAt: t0 + 49 * HOUR })).toMatchObject({ kind: 'new' });
     });
 
     it("shares answers between the processes of the service, and a dead process's claim is taken over once", async () => {
@@ -95,12 +110,15 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
 
       const cut = claimOf();
       const dying = await another();
-      expect(await dying.claim(cut)).toEqual({ kind: 'new' });
+      expect(await dying.claim(cut)).toEqual({ kind: 'new', startedAt: t0, runId: cut.runId });
       await subject.crash(dying);
       const survivors = subject.concurrentProcesses ? [subject.store, other] : [await another()];
-      const after = await Promise.all(survivors.map((store) => store.claim(cut)));
-      expect(after.filter((o) => o.kind === 'resumed' || o.kind === 'new')).toHaveLength(1);
+      const later = { ...cut, now: t0 + 60_000, runId: 'a later run' };
+      const after = await Promise.all(survivors.map((store) => store.claim(later)));
+      // Taken over as the run it was: its start kept, so that the ids it made are found again.
+      expect(after.filter((o) => o.kind === 'resumed')).toEqual([{ kind: 'resumed', startedAt: t0, runId: cut.runId }]);
       expect(after.filter((o) => o.kind === 'running')).toHaveLength(survivors.length - 1);
+      expect(await survivors[0].claim({ ...later, fingerprint: 'request-b' })).toEqual({ kind: 'mismatch' });
     });
   });
 }
