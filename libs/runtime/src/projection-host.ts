@@ -1,4 +1,4 @@
-import { EventStore, LogPosition, Projection, ProjectionRunner, ViewProgress, ViewStore } from '@deals/kernel';
+import { EventStore, LogPosition, Projection, ProjectionRunner, RequestWrites, ViewProgress, ViewStore } from '@deals/kernel';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ServiceConfig } from './service-config';
 import { defineViews } from './projections';
@@ -24,6 +24,7 @@ export class ProjectionHost extends ViewProgress {
   private readonly runners = new Map<string, ProjectionRunner>();
   /** Checkpoints of other processes' views being watched, with the responses waiting on each. */
   private readonly watches = new Map<string, CheckpointWatch>();
+  private viewsByType: Map<string, string[]> | null = null;
 
   constructor(
     private readonly store: EventStore,
@@ -64,6 +65,21 @@ export class ProjectionHost extends ViewProgress {
         if (!caughtUp) this.logger.warn(`view ${collection} did not reach ${position} within ${timeout} ms; answering with what it holds`);
       }),
     );
+  }
+
+  async waitForWrites({ position, types }: RequestWrites): Promise<void> {
+    if (position === null) return;
+    const collections = new Set<string>();
+    for (const type of types) for (const name of this.showing().get(type) ?? []) collections.add(name);
+    await this.waitFor([...collections], position);
+  }
+
+  /** The views that show each event type (those whose projection handles it). */
+  private showing(): Map<string, string[]> {
+    if (this.viewsByType) return this.viewsByType;
+    const byType = new Map<string, string[]>();
+    for (const { name, handles } of this.projections) for (const type of handles) byType.set(type, [...(byType.get(type) ?? []), name]);
+    return (this.viewsByType = byType);
   }
 
   /** The views that have not applied the log up to its head within `timeoutMs` (none: all caught up). */
