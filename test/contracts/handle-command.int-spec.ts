@@ -162,15 +162,15 @@ describe('handleCommand across two processes sharing one log', () => {
     const context = { now: new Date(), metadata: { actor: 'test', requestId: 'r-w', writes } };
     const take = (store: SqliteEventStore, n: number) => handleCommand(store, 'stock-6', stock, { type: 'Take', data: { n } }, context);
     await expect(take(a, 11)).rejects.toBeInstanceOf(CannotFulfil);
-    expect([writes.position, [...writes.types]]).toEqual([null, []]);
+    expect(writes.positions.size).toBe(0);
     const first = await take(a, 2);
     const second = await take(b, 3);
     expect(second.position! > first.position!).toBe(true);
-    expect([writes.position, [...writes.types]]).toEqual([second.position, ['Taken']]);
+    expect([...writes.positions]).toEqual([['Taken', second.position]]);
     // Another request's append, later in the log, is not this one's.
     await handleCommand(a, 'stock-6', stock, { type: 'Take', data: { n: 1 } }, { now: new Date(), metadata: { actor: 'test' } });
     await expect(take(a, 9)).rejects.toBeInstanceOf(CannotFulfil);
-    expect(writes.position).toBe(second.position);
+    expect(writes.positions.get('Taken')).toBe(second.position);
     expect((await a.readStream('stock-6')).map((e) => Object.keys(e.metadata).sort())).toEqual([
       ['actor', 'occurredAt', 'requestId'],
       ['actor', 'occurredAt', 'requestId'],

@@ -8,24 +8,29 @@ export abstract class ViewProgress {
   abstract waitFor(collections: string[], position: LogPosition | null): Promise<void>;
 
   /**
-   * Waits until every view that shows an event type of `writes` has applied the log up to its
-   * position (bounded, as {@link waitFor}); at once when nothing was written.
+   * Waits until every view that shows an event type of `writes` has applied the log up to the
+   * latest position written of the types it shows (bounded, as {@link waitFor}); at once when
+   * nothing was written.
    */
   abstract waitForWrites(writes: RequestWrites): Promise<void>;
 }
 
 /**
- * What one request's commands appended: the latest position and the event types. `handleCommand`
- * notes every append of a command whose caller carries it, so that the answer, a refusal as much
- * as a success, goes out only once the views show it all (`ViewProgress.waitForWrites`).
+ * What one request's commands appended: the latest position written of each event type.
+ * `handleCommand` notes every append of a command whose caller carries it, so that the answer, a
+ * refusal as much as a success, goes out only once the views show it all
+ * (`ViewProgress.waitForWrites`). A view waits only for the types it shows: a later write it does
+ * not show (a charge lock ended) does not hold the answer back.
  */
 export class RequestWrites {
-  position: LogPosition | null = null;
-  readonly types = new Set<string>();
+  /** The latest position of each event type written. */
+  readonly positions = new Map<string, LogPosition>();
 
   note(position: LogPosition, events: readonly Pick<NewEvent, 'type'>[]): void {
-    if (this.position === null || position > this.position) this.position = position;
-    for (const event of events) this.types.add(event.type);
+    for (const { type } of events) {
+      const known = this.positions.get(type);
+      if (known === undefined || position > known) this.positions.set(type, position);
+    }
   }
 
   /** Never part of what a caller is serialized into. */

@@ -1,4 +1,13 @@
-import { EventStore, LogPosition, Projection, ProjectionRunner, RequestWrites, ViewProgress, ViewStore } from '@deals/kernel';
+import {
+  EventStore,
+  laterPosition,
+  LogPosition,
+  Projection,
+  ProjectionRunner,
+  RequestWrites,
+  ViewProgress,
+  ViewStore,
+} from '@deals/kernel';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ServiceConfig } from './service-config';
 import { defineViews } from './projections';
@@ -57,21 +66,23 @@ export class ProjectionHost extends ViewProgress {
 
   async waitFor(collections: string[], position: LogPosition | null): Promise<void> {
     if (position === null) return;
-    const timeout = this.config.readYourWritesTimeoutMs;
-    await Promise.all(
-      collections.map(async (collection) => {
-        const runner = this.runners.get(collection);
-        const caughtUp = runner ? await runner.waitFor(position, timeout) : await this.pollCheckpoint(collection, position, timeout);
-        if (!caughtUp) this.logger.warn(`view ${collection} did not reach ${position} within ${timeout} ms; answering with what it holds`);
-      }),
-    );
+    await Promise.all(collections.map((collection) => this.waitForView(collection, position)));
   }
 
-  async waitForWrites({ position, types }: RequestWrites): Promise<void> {
-    if (position === null) return;
-    const collections = new Set<string>();
-    for (const type of types) for (const name of this.showing().get(type) ?? []) collections.add(name);
-    await this.waitFor([...collections], position);
+  async waitForWrites({ positions }: RequestWrites): Promise<void> {
+    if (positions.size === 0) return;
+    // Each view, up to the latest position written of the types it shows.
+    const upTo = new Map<string, LogPosition>();
+    for (const [type, position] of positions)
+      for (const name of this.showing().get(type) ?? []) upTo.set(name, laterPosition(upTo.get(name) ?? null, position)!);
+    await Promise.all([...upTo].map(([collection, position]) => this.waitForView(collection, position)));
+  }
+
+  private async waitForView(collection: string, position: LogPosition): Promise<void> {
+    const timeout = this.config.readYourWritesTimeoutMs;
+    const runner = this.runners.get(collection);
+    const caughtUp = runner ? await runner.waitFor(position, timeout) : await this.pollCheckpoint(collection, position, timeout);
+    if (!caughtUp) this.logger.warn(`view ${collection} did not reach ${position} within ${timeout} ms; answering with what it holds`);
   }
 
   /** The views that show each event type (those whose projection handles it). */

@@ -21,7 +21,7 @@ export function answerAfterTheViewsShowTheWrites(fastify: FastifyInstance, progr
     'onSend',
     (request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
       const writes = (request as WritingRequest).writes;
-      if (!writes || writes.position === null) return done(null, payload);
+      if (!writes || writes.positions.size === 0) return done(null, payload);
       // The wait logs a view that is late; the answer goes out either way.
       progress()
         .waitForWrites(writes)
