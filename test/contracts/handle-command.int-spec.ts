@@ -1,4 +1,4 @@
-import { CannotFulfil, Decider, handleCommand } from '@deals/kernel';
+import { CannotFulfil, Decider, handleCommand, RequestWrites } from '@deals/kernel';
 import { join } from 'node:path';
 import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
 import { tempDir } from '../support/temp-dir';
@@ -156,5 +156,25 @@ describe('handleCommand across two processes sharing one log', () => {
     } finally {
       append.mockRestore();
     }
+  });
+  it("tells the caller's request what its commands appended, not what a refusal rested on, and keeps it out of the log", async () => {
+    const writes = new RequestWrites();
+    const context = { now: new Date(), metadata: { actor: 'test', requestId: 'r-w', writes } };
+    const take = (store: SqliteEventStore, n: number) => handleCommand(store, 'stock-6', stock, { type: 'Take', data: { n } }, context);
+    await expect(take(a, 11)).rejects.toBeInstanceOf(CannotFulfil);
+    expect(writes.positions.size).toBe(0);
+    const first = await take(a, 2);
+    const second = await take(b, 3);
+    expect(second.position! > first.position!).toBe(true);
+    expect([...writes.positions]).toEqual([['Taken', second.position]]);
+    // Another request's append, later in the log, is not this one's.
+    await handleCommand(a, 'stock-6', stock, { type: 'Take', data: { n: 1 } }, { now: new Date(), metadata: { actor: 'test' } });
+    await expect(take(a, 9)).rejects.toBeInstanceOf(CannotFulfil);
+    expect(writes.positions.get('Taken')).toBe(second.position);
+    expect((await a.readStream('stock-6')).map((e) => Object.keys(e.metadata).sort())).toEqual([
+      ['actor', 'occurredAt', 'requestId'],
+      ['actor', 'occurredAt', 'requestId'],
+      ['actor', 'occurredAt'],
+    ]);
   });
 });

@@ -1,6 +1,7 @@
-import { Clock, IdempotencyStore, IdGenerator, Scheduler } from '@deals/kernel';
+import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress } from '@deals/kernel';
 import { DemoSeed, operatorPassword, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import {
+  answerAfterTheViewsShowTheWrites,
   answerClientError,
   answerRepeatedRequests,
   answerUnservedRequests,
@@ -152,6 +153,8 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     () => serviceClock.now().getTime(),
     { limits: limits?.limits ?? null, operatorPassword: operatorPassword(config) },
   );
+  const progress = app.get(ViewProgress);
+  answerAfterTheViewsShowTheWrites(fastify, () => progress);
   const metricsServer = config.metrics ? await serveMetrics(fastify, metrics, config) : null;
   serveJobList(fastify, app.get(Scheduler));
   await mountQueueBoard(fastify, app.get(Scheduler));

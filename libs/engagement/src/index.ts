@@ -2,6 +2,7 @@
 export { EngagementHttpModule, EngagementModule } from './engagement.module';
 
 export { CardLinkAudit } from './audit/card-link-audit';
+export { CardLinkSettings } from './commands/card-link-settings';
 export { EngagementQueries } from './queries/engagement.queries';
 export { KeyedUnsubscribeLinks, UnsubscribeLinks } from './http/unsubscribe-links';
 export type { SubscriptionView } from './projections/subscriptions/subscriptions.projection';

@@ -1,4 +1,4 @@
-import { xmlDateTimeInstant, isoInstant } from './calendar';
+import { xmlDateTimeInstant, xmlDateTimeSpanMs, isoInstant } from './calendar';
 
 describe('isoInstant', () => {
   it('reads a date and time with its offset', () => {
@@ -46,5 +46,16 @@ describe('xmlDateTimeInstant', () => {
       null,
     ])
       expect(xmlDateTimeInstant(text)).toBeNull();
+  });
+});
+
+describe('xmlDateTimeSpanMs', () => {
+  it('is the unit of the last digit written: a second without a fraction, down to a millisecond', () => {
+    expect(
+      ['2026-06-15T09:30:00', '2026-06-15T09:30:00.5Z', '2026-06-15T09:30:00.25-05:00', '2026-06-15T09:30:00.123456'].map(
+        xmlDateTimeSpanMs,
+      ),
+    ).toEqual([1000, 100, 10, 1]);
+    expect(xmlDateTimeSpanMs('2026-06-15')).toBeNull();
   });
 });

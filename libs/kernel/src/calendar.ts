@@ -62,6 +62,19 @@ export function xmlDateTimeInstant(text: unknown): Date | null {
   return Number.isNaN(at.getTime()) ? null : at;
 }
 
+/**
+ * How long the time an XML Schema dateTime names lasts from its instant, at the precision it was
+ * written in: a second without a fraction, a tenth with one digit, and so on down to a millisecond.
+ * Null for a text that is not one.
+ */
+export function xmlDateTimeSpanMs(text: unknown): number | null {
+  if (typeof text !== 'string') return null;
+  const m = XML_DATE_TIME.exec(text);
+  if (!m) return null;
+  const digits = m[7] ? m[7].length - 1 : 0;
+  return Math.max(1, 1000 / 10 ** digits);
+}
+
 const zoneFormatters = new Map<string, Intl.DateTimeFormat>();
 
 /** The wall clock in a time zone at `at` (two-digit texts, as Intl writes them) and the zone's offset then, in minutes ahead of UTC. */

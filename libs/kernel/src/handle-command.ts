@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Decider, DomainCommand, DomainEvent, fold, SnapshotCodec, SnapshottedDecider } from './decider';
 import { RecentMap } from './recent-map';
+import type { RequestWrites } from './read-your-writes';
 import {
   EventMetadata,
   EventStore,
@@ -19,7 +20,8 @@ import {
  */
 export interface CommandContext {
   now: Date;
-  metadata: Omit<EventMetadata, 'occurredAt'>;
+  /** `writes`: the request's tracker, told each append (never in the events' metadata). */
+  metadata: Omit<EventMetadata, 'occurredAt'> & { writes?: RequestWrites };
 }
 
 export interface CommandOutcome<S, E> {
@@ -264,7 +266,8 @@ const lanes = new WeakMap<EventStore, Map<string, Waiting[]>>();
  * commands per disk commit as are waiting, instead of one. A command's outcome is settled only once
  * its batch is written, so a refusal is never reported against a state that did not become true;
  * if the append conflicts, the whole batch is decided again. The position a command reports is its
- * batch's last (as late or later than its own events: what read-your-writes needs).
+ * batch's last (as late or later than its own events: what read-your-writes needs); a command that
+ * appended reports it to its caller's `writes` too, if the caller carries the request's tracker.
  *
  * The cached state of a stream is used without reading the stream first: an append carries the
  * cached revision as its expected one, so if another process wrote meanwhile the append is refused
@@ -386,6 +389,7 @@ async function writeBatch(store: EventStore, streamId: string, batch: Waiting[])
       const outcome = decided[i];
       if ('error' in outcome) w.reject(outcome.error);
       else {
+        if (outcome.events.length) w.context.metadata.writes?.note(position!, outcome.events);
         // A no-op may rest on what a batch-mate wrote: it reports the batch's position too; in a
         // batch that wrote nothing, the position of the stream's last event.
         w.resolve({

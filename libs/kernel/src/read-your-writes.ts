@@ -1,4 +1,4 @@
-import type { LogPosition } from './ports/event-store.port';
+import type { LogPosition, NewEvent } from './ports/event-store.port';
 
 /**
  * Read your writes: a call's response waits until the views it reads include the call's own
@@ -6,14 +6,46 @@ import type { LogPosition } from './ports/event-store.port';
  */
 export abstract class ViewProgress {
   abstract waitFor(collections: string[], position: LogPosition | null): Promise<void>;
+
+  /**
+   * Waits until every view that shows an event type of `writes` has applied the log up to the
+   * latest position written of the types it shows (bounded, as {@link waitFor}); at once when
+   * nothing was written.
+   */
+  abstract waitForWrites(writes: RequestWrites): Promise<void>;
 }
 
-/** Who caused a command: goes into every event's metadata. */
+/**
+ * What one request's commands appended: the latest position written of each event type.
+ * `handleCommand` notes every append of a command whose caller carries it, so that the answer, a
+ * refusal as much as a success, goes out only once the views show it all
+ * (`ViewProgress.waitForWrites`). A view waits only for the types it shows: a later write it does
+ * not show (a charge lock ended) does not hold the answer back.
+ */
+export class RequestWrites {
+  /** The latest position of each event type written. */
+  readonly positions = new Map<string, LogPosition>();
+
+  note(position: LogPosition, events: readonly Pick<NewEvent, 'type'>[]): void {
+    for (const { type } of events) {
+      const known = this.positions.get(type);
+      if (known === undefined || position > known) this.positions.set(type, position);
+    }
+  }
+
+  /** Never part of what a caller is serialized into. */
+  toJSON(): undefined {
+    return undefined;
+  }
+}
+
+/** Who caused a command: goes into every event's metadata (`writes`, the request's tracker, does not). */
 export interface CommandCaller {
   partnerId?: string;
   actor: string;
   requestId?: string;
   correlationId?: string;
+  writes?: RequestWrites;
 }
 
 export const OPERATOR: CommandCaller = { actor: 'operator' };

@@ -1,4 +1,13 @@
-import { EventStore, LogPosition, Projection, ProjectionRunner, ViewProgress, ViewStore } from '@deals/kernel';
+import {
+  EventStore,
+  laterPosition,
+  LogPosition,
+  Projection,
+  ProjectionRunner,
+  RequestWrites,
+  ViewProgress,
+  ViewStore,
+} from '@deals/kernel';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ServiceConfig } from './service-config';
 import { defineViews } from './projections';
@@ -24,6 +33,7 @@ export class ProjectionHost extends ViewProgress {
   private readonly runners = new Map<string, ProjectionRunner>();
   /** Checkpoints of other processes' views being watched, with the responses waiting on each. */
   private readonly watches = new Map<string, CheckpointWatch>();
+  private viewsByType: Map<string, string[]> | null = null;
 
   constructor(
     private readonly store: EventStore,
@@ -56,14 +66,31 @@ export class ProjectionHost extends ViewProgress {
 
   async waitFor(collections: string[], position: LogPosition | null): Promise<void> {
     if (position === null) return;
+    await Promise.all(collections.map((collection) => this.waitForView(collection, position)));
+  }
+
+  async waitForWrites({ positions }: RequestWrites): Promise<void> {
+    if (positions.size === 0) return;
+    // Each view, up to the latest position written of the types it shows.
+    const upTo = new Map<string, LogPosition>();
+    for (const [type, position] of positions)
+      for (const name of this.showing().get(type) ?? []) upTo.set(name, laterPosition(upTo.get(name) ?? null, position)!);
+    await Promise.all([...upTo].map(([collection, position]) => this.waitForView(collection, position)));
+  }
+
+  private async waitForView(collection: string, position: LogPosition): Promise<void> {
     const timeout = this.config.readYourWritesTimeoutMs;
-    await Promise.all(
-      collections.map(async (collection) => {
-        const runner = this.runners.get(collection);
-        const caughtUp = runner ? await runner.waitFor(position, timeout) : await this.pollCheckpoint(collection, position, timeout);
-        if (!caughtUp) this.logger.warn(`view ${collection} did not reach ${position} within ${timeout} ms; answering with what it holds`);
-      }),
-    );
+    const runner = this.runners.get(collection);
+    const caughtUp = runner ? await runner.waitFor(position, timeout) : await this.pollCheckpoint(collection, position, timeout);
+    if (!caughtUp) this.logger.warn(`view ${collection} did not reach ${position} within ${timeout} ms; answering with what it holds`);
+  }
+
+  /** The views that show each event type (those whose projection handles it). */
+  private showing(): Map<string, string[]> {
+    if (this.viewsByType) return this.viewsByType;
+    const byType = new Map<string, string[]>();
+    for (const { name, handles } of this.projections) for (const type of handles) byType.set(type, [...(byType.get(type) ?? []), name]);
+    return (this.viewsByType = byType);
   }
 
   /** The views that have not applied the log up to its head within `timeoutMs` (none: all caught up). */

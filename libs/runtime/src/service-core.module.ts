@@ -1,5 +1,5 @@
 import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } from '@deals/messaging';
-import { EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
+import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
@@ -142,6 +142,7 @@ export class ServiceCoreModule {
         },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
         { provide: DigestSettings, useValue: { hour: config.digestHour } },
+        { provide: CardLinkSettings, useValue: { clockSkewMs: config.cardLinkClockSkewS * 1000 } },
         {
           provide: UnsubscribeLinks,
           useValue: new KeyedUnsubscribeLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'unsubscribe-links')),
@@ -186,6 +187,7 @@ export class ServiceCoreModule {
         UnsubscribeLinks,
         DigestSettings,
         AccountsSettings,
+        CardLinkSettings,
         ProjectionHost,
         ViewProgress,
         CatalogueImport,

@@ -1,3 +1,4 @@
+export * from './answer-after-writes';
 export * from './error-body';
 export * from './error.filter';
 export * from './get-body';

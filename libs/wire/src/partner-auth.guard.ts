@@ -1,8 +1,9 @@
-import { DomainError, Forbidden, NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
+import { DomainError, Forbidden, NotFound, RequestWrites, Unauthorized, ValidationFailed } from '@deals/kernel';
 import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { requestWrites } from './answer-after-writes';
 import { errorBody } from './error-body';
 import { ApiUserTokenAllowed } from './openapi';
 import { attemptedIdentity, refuse, RequestLimits } from './request-limits';
@@ -262,12 +263,16 @@ export const CurrentPartner = createParamDecorator((_: unknown, context: Executi
   return partner;
 });
 
-/** Who asks and under which request id: goes into the metadata of every event a call appends. */
+/**
+ * Who asks and under which request id: goes into the metadata of every event a call appends.
+ * `writes`: the request's tracker of those appends, which its answer waits for the views to show.
+ */
 export interface Caller {
   partnerId: string;
   actor: string;
   requestId: string;
   correlationId: string;
+  writes?: RequestWrites;
 }
 
 export const CurrentCaller = createParamDecorator((_: unknown, context: ExecutionContext): Caller => {
@@ -280,6 +285,7 @@ export const CurrentCaller = createParamDecorator((_: unknown, context: Executio
     actor: request.userToken ? `user-token:${request.userToken.userId}` : `partner:${request.partner.id}`,
     requestId,
     correlationId: typeof correlation === 'string' && correlation.length <= 128 ? correlation : requestId,
+    writes: requestWrites(request),
   };
 });
 

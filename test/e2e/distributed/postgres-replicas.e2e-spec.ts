@@ -18,6 +18,8 @@ const DAY_MS = 86_400_000;
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 /** Rounds of each race of one request sent to both replicas: one round lost it 3 times in 4 before repeats reported their stream's last event. */
 const ROUNDS = 5;
+/** The simulated processor's test card that is always declined (README). */
+const DECLINED_CARD = '4000000000000002';
 
 if (why) {
   describe.skip(`two API replicas and a worker on PostgreSQL and Redis — skipped: ${why}`, () => {
@@ -56,6 +58,7 @@ if (why) {
           { ...spaDay, id: 'killed-spa', quantity: 60, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'held-spa', quantity: 3, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'repeated-spa', quantity: 1000, max_per_user: undefined, start_at: start, end_at: end },
+          { ...spaDay, id: 'declined-spa', quantity: 20, max_per_user: undefined, start_at: start, end_at: end },
           { ...cardLinked, id: 'linked-coffee', start_at: start, end_at: end },
         ]),
       );
@@ -96,6 +99,26 @@ if (why) {
       expect((await replicas[0].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
       expect((await replicas[1].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
     });
+
+    it("answers a declined card only once both replicas show the deal's units back", async () => {
+      const buyers = await Promise.all(
+        Array.from({ length: 3 }, async (_, i) => {
+          const userId = (await replicas[0].call('POST', `/users?${key}`, { email: `declined${i}@example.com` })).body.user_id;
+          const card = { user_id: userId, number: DECLINED_CARD, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
+          return { userId, cardId: (await replicas[0].call('POST', `/credit_cards?${key}`, card)).body.credit_card_id };
+        }),
+      );
+      // One purchase at a time: another's hold, live while its card is tried, would rightly count.
+      const seen: unknown[] = [];
+      for (let round = 0; round < ROUNDS; round++)
+        for (const { userId, cardId } of buyers) {
+          const order = { deal_id: 'declined-spa', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 };
+          const reply = await replicas[round % 2].call('POST', `/purchases?${key}`, order);
+          const left = await Promise.all(replicas.map(async (r) => (await r.call('GET', `/deals/declined-spa?${key}`)).body.deal.num_left));
+          seen.push([reply.status, reply.body.error_type, ...left]);
+        }
+      expect(seen).toEqual(Array(ROUNDS * buyers.length).fill([422, 'declined', 20, 20]));
+    }, 120_000);
 
     it("spends one partner's budget across both replicas (counted on Redis): exactly its budget is served, the rest 429", async () => {
       const budgeted = JSON.parse(

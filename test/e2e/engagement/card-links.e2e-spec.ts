@@ -234,6 +234,25 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
     expect(await redemptions(coffee.id)).toHaveLength(0);
   });
 
+  it('counts a transaction dated in the second of the link, or up to CARD_LINK_CLOCK_SKEW_S before it, as after it', async () => {
+    clock.set('2026-06-15T12:00:00.750Z');
+    try {
+      const user = await newUser();
+      const coffee = (await link({ user_id: user, deal_id: 'chicago-coffee-back' })).body.card_link;
+      expect((await redeem(coffee.id, tx('same-second', 100, { transaction_date: '2026-06-15T12:00:00' }))).status).toBe(200);
+      expect((await redeem(coffee.id, tx('skewed', 100, { transaction_date: '2026-06-15T11:55:01' }))).status).toBe(200);
+      failure(
+        await redeem(coffee.id, tx('earlier', 100, { transaction_date: '2026-06-15T11:54:59' })),
+        422,
+        'validation_failed',
+        'transaction_date',
+      );
+      expect((await redemptions(coffee.id)).map((r) => r.transactionReference)).toEqual(['same-second', 'skewed']);
+    } finally {
+      clock.set('2026-06-15T12:00:00Z');
+    }
+  });
+
   it("is another partner's to know nothing of: 404 on every call", async () => {
     const user = await newUser();
     const coffee = (await link({ user_id: user, deal_id: 'chicago-coffee-back' })).body.card_link;

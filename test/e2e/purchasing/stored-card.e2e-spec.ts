@@ -78,6 +78,15 @@ describe('POST /purchases: buying with a stored card', () => {
     expect(await numLeft()).toBe(8);
   });
 
+  it("answers a declined card only once the deal's view shows its units back, every time", async () => {
+    const seen: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      expect((await buy({ credit_card_id: cards.decline })).status).toBe(422);
+      seen.push(await numLeft());
+    }
+    expect(seen).toEqual(Array(10).fill(8));
+  });
+
   it('answers 502 payment_failed, charging nothing, when the processor fails', async () => {
     const reply = await buy({ credit_card_id: cards.error });
     expect(reply.status).toBe(502);

@@ -18,6 +18,7 @@ import { CardLinkCreation, cardLinkageStream, cardLinkStream } from '../domain/c
 import type { CardLinkTerms } from '../domain/card-link/card-link-terms';
 import { cardLinkageDecider } from '../domain/card-link/card-linkage.decider';
 import { CardLinkQueries } from '../queries/card-link.queries';
+import { CardLinkSettings } from './card-link-settings';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -238,6 +239,7 @@ export class RedeemCardLinkTransactionHandler implements ICommandHandler<RedeemC
     private readonly clock: Clock,
     private readonly links: CardLinkQueries,
     private readonly accounts: AccountQueries,
+    private readonly settings: CardLinkSettings,
   ) {}
 
   async execute({ cardLinkId, transaction: t, userId, caller }: RedeemCardLinkTransaction) {
@@ -253,6 +255,7 @@ export class RedeemCardLinkTransactionHandler implements ICommandHandler<RedeemC
         transactionDate: t.date,
         transactionAt: t.at.toISOString(),
         maxRedemption: t.maxRedemption,
+        clockSkewMs: this.settings.clockSkewMs,
       },
     };
     return { position: await onCardLink(this.store, this.links, cardLinkId, command, { now: this.clock.now(), metadata: caller }) };

@@ -27,7 +27,7 @@ const now = new Date('2026-06-16T12:00:00Z');
 const opened: CardLinkEvent = { type: 'CardLinkOpened', data: creation };
 const given = deciderSpec(cardLinkDecider);
 const actor = { cardLinkId: 'l1', partnerId: 'p1' };
-const tx = (reference: string, amount: number, maxRedemption = false, date = '2026-06-16T09:30:00') => ({
+const tx = (reference: string, amount: number, maxRedemption = false, date = '2026-06-16T09:30:00', clockSkewMs = 0) => ({
   type: 'RedeemCardLink' as const,
   data: {
     ...actor,
@@ -36,6 +36,7 @@ const tx = (reference: string, amount: number, maxRedemption = false, date = '20
     transactionDate: date,
     transactionAt: new Date(`${date}Z`).toISOString(),
     maxRedemption,
+    clockSkewMs,
   },
 });
 const redeemed = (
@@ -175,6 +176,43 @@ describe('card link decider (part 3.3)', () => {
     given([opened])
       .when(tx('t1', 3000, false, '2026-06-17T12:00:01'), now)
       .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'transaction_date' })] });
+  });
+
+  describe('a transaction dated about when the card was linked (partners’ clocks drift)', () => {
+    const SKEW_MS = 300_000;
+    const linkedWithMillis: CardLinkEvent = { type: 'CardLinkOpened', data: { ...creation, linkedAt: '2026-06-15T12:00:00.750Z' } };
+    const recorded = [expect.objectContaining({ type: 'CardLinkRedeemed' })] as never;
+    const beforeTheLink = { issues: [expect.objectContaining({ field: 'transaction_date', message: expect.stringContaining('before') })] };
+
+    it('counts a date without a fraction in the second of the link as after it, even with no skew allowed', () => {
+      given([linkedWithMillis])
+        .when(tx('t1', 3000, false, '2026-06-15T12:00:00', 0), now)
+        .then(recorded);
+      given([linkedWithMillis])
+        .when(tx('t1', 3000, false, '2026-06-15T12:00:00', SKEW_MS), now)
+        .then(recorded);
+    });
+
+    it('compares a date with a fraction at the precision it was written in', () => {
+      given([linkedWithMillis])
+        .when(tx('t1', 3000, false, '2026-06-15T12:00:00.7', 0), now)
+        .then(recorded);
+      given([linkedWithMillis])
+        .when(tx('t1', 3000, false, '2026-06-15T12:00:00.5', 0), now)
+        .thenThrows(ValidationFailed, beforeTheLink);
+    });
+
+    it('counts a date 299 s before the link as after it, with the skew of 300 s', () => {
+      given([linkedWithMillis])
+        .when(tx('t1', 3000, false, '2026-06-15T11:55:01', SKEW_MS), now)
+        .then(recorded);
+    });
+
+    it('refuses a date 301 s before the link', () => {
+      given([linkedWithMillis])
+        .when(tx('t1', 3000, false, '2026-06-15T11:54:59', SKEW_MS), now)
+        .thenThrows(ValidationFailed, beforeTheLink);
+    });
   });
 });
 

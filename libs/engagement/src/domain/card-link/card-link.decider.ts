@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, NotFound, ValidationFailed, xmlDateTimeSpanMs } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import type { CardLinkCreation, CardLinkEvent } from './card-link.events';
 import { CardLinkTerms, redemptionOutcome } from './card-link-terms';
@@ -22,6 +22,8 @@ export type RedeemCardLink = DomainCommand<
     transactionDate: string;
     transactionAt: string;
     maxRedemption: boolean;
+    /** How long before the link a transaction may be dated and still count as after it (partners' clocks drift), ms. */
+    clockSkewMs: number;
   }
 >;
 export type CardLinkCommand = EnsureCardLinked | UnlinkCard | RelinkCard | RedeemCardLink;
@@ -105,7 +107,8 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
         ];
       }
       case 'RedeemCardLink': {
-        const { cardLinkId, transactionReference, transactionAmount, transactionDate, transactionAt, maxRedemption } = command.data;
+        const { cardLinkId, transactionReference, transactionAmount, transactionDate, transactionAt, maxRedemption, clockSkewMs } =
+          command.data;
         owned(link, command.data);
         const known = link.transactions.get(transactionReference);
         if (known) {
@@ -114,7 +117,10 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
         }
         if (link.state !== 'linked') throw refuse('state', `is ${link.state}: only a linked card link is redeemed`);
         const at = Date.parse(transactionAt);
-        if (at < Date.parse(link.linkedAt!)) throw refuse('transaction_date', `is before the card was linked (${link.linkedAt})`);
+        // The date covers its whole last digit (a second without a fraction): any of it within the skew counts.
+        const through = at + (xmlDateTimeSpanMs(transactionDate) ?? 1);
+        if (through <= Date.parse(link.linkedAt!) - clockSkewMs)
+          throw refuse('transaction_date', `is before the card was linked (${link.linkedAt})`);
         if (at > now.getTime() + FUTURE_LEEWAY_MS) throw refuse('transaction_date', 'is in the future');
         const outcome = redemptionOutcome(link.terms!, link, transactionAmount, maxRedemption);
         const redeemedAt = now.toISOString();
