@@ -1,7 +1,7 @@
-import type { IdempotencyStore, IdempotentRun, RecordedAnswer } from '@deals/kernel';
+import { IdempotencyStore, IdempotentRun, pooledRandomText, RecordedAnswer } from '@deals/kernel';
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { errorBody } from './error-body';
 import type { AuthenticatedRequest } from './partner-auth.guard';
 
@@ -20,6 +20,9 @@ export const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
  * (a success, a refusal of the request itself, a processor's failure) is kept and sent again.
  */
 const NOT_KEPT = new Set([401, 403, 408, 409, 429, 500, 503, 504]);
+
+/** A run's id: 72 random bits in 12 characters, as a short id's random part. */
+const newRunId = pooledRandomText(9);
 
 /** Query parameters that carry credentials, not the request: a key used again after a key rotation is the same request. */
 const CREDENTIAL_PARAMS = new Set(['api_key', 'access_token']);
@@ -88,7 +91,7 @@ async function claim(request: KeyedRequest, reply: FastifyReply, options: Idempo
   const scope = request.userToken ? `${request.partner!.id}/user:${request.userToken.userId}` : request.partner!.id;
   const keyId = createHash('sha256').update(`${scope}\0${key}`).digest('base64url');
   const now = options.now();
-  const runId = randomBytes(9).toString('base64url');
+  const runId = newRunId();
   const outcome = await options.store().claim({ keyId, fingerprint: fingerprint(request), now, expiresAt: now + options.keepMs, runId });
   switch (outcome.kind) {
     case 'new':
@@ -160,11 +163,12 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The key that seals a kept answer, derived from the caller's key itself: what is kept (coupon
- * codes, an access token) is unreadable to whoever reads the store without the key.
+ * The key that seals a kept answer, derived from the caller's key itself (HMAC-SHA256 as the KDF,
+ * HKDF's extract step): what is kept (coupon codes, an access token) is unreadable to whoever reads
+ * the store without the key.
  */
 function sealingKey(scope: string, key: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', key, scope, 'deals idempotent answer', 32));
+  return createHmac('sha256', key).update(`deals idempotent answer\0${scope}`).digest();
 }
 
 function seal(sealing: Buffer, body: Buffer): Buffer {

@@ -42,9 +42,12 @@ export function prepareWrites(db: Database.Database) {
   const find = db.prepare(
     'SELECT fingerprint, started_at, run_id, status, content_type, body FROM idempotency_keys WHERE key_id = ? AND expires_at > ?',
   );
-  // A key forgotten but not yet purged is replaced by its new claim.
+  // A key forgotten but not yet purged is taken by its new claim; a live one is left as it is.
   const claim = db.prepare(
-    'INSERT OR REPLACE INTO idempotency_keys (key_id, fingerprint, started_at, run_id, expires_at) VALUES (?, ?, ?, ?, ?)',
+    `INSERT INTO idempotency_keys (key_id, fingerprint, started_at, run_id, expires_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (key_id) DO UPDATE SET fingerprint = excluded.fingerprint, started_at = excluded.started_at, run_id = excluded.run_id,
+       expires_at = excluded.expires_at, status = NULL, content_type = NULL, body = NULL
+     WHERE idempotency_keys.expires_at <= excluded.started_at`,
   );
   const answer = db.prepare('UPDATE idempotency_keys SET status = ?, content_type = ?, body = ? WHERE key_id = ? AND status IS NULL');
   const abandon = db.prepare('DELETE FROM idempotency_keys WHERE key_id = ? AND status IS NULL');
@@ -52,10 +55,8 @@ export function prepareWrites(db: Database.Database) {
   return {
     /** The key's live row if it has one (nothing written), else null once it is claimed for this run. */
     claim({ keyId, fingerprint, startedAt, runId, expiresAt }: ClaimArgs): KeyRow | null {
-      const found = find.get(keyId, startedAt) as KeyRow | undefined;
-      if (found) return found;
-      claim.run(keyId, fingerprint, startedAt, runId, expiresAt);
-      return null;
+      if (claim.run(keyId, fingerprint, startedAt, runId, expiresAt).changes === 1) return null;
+      return find.get(keyId, startedAt) as KeyRow;
     },
     answer({ keyId, status, contentType, body }: AnswerArgs): null {
       answer.run(status, contentType, Buffer.from(body.buffer, body.byteOffset, body.byteLength), keyId);
