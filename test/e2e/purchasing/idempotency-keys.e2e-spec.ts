@@ -194,7 +194,10 @@ describe('Idempotency-Key on the calls that write', () => {
     const code = bought.body.purchase.coupons[0].redemption_code as string;
     const db = new Database(join(api.dataDir, 'idempotency.sqlite'), { readonly: true });
     try {
-      const rows = db.prepare('SELECT key_id, body FROM idempotency_keys WHERE body IS NOT NULL').all() as Array<{ key_id: string; body: Buffer }>;
+      const rows = db.prepare('SELECT key_id, body FROM idempotency_keys WHERE body IS NOT NULL').all() as Array<{
+        key_id: string;
+        body: Buffer;
+      }>;
       expect(rows.length).toBeGreaterThan(0);
       for (const row of rows) {
         expect(row.key_id).not.toContain(key);
