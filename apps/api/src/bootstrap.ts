@@ -1,5 +1,5 @@
 import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress } from '@deals/kernel';
-import { DemoSeed, operatorPassword, ServiceConfig, ServiceMetrics } from '@deals/runtime';
+import { DemoSeed, installationSecret, operatorPassword, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import {
   answerAfterTheViewsShowTheWrites,
   answerClientError,
@@ -116,6 +116,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     store: () => idempotency!.store,
     now: () => idempotency!.clock.now().getTime(),
     keepMs: config.idempotencyKeyHours * HOUR_MS,
+    secret: installationSecret(config.dataDir, 'idempotency-keys'),
     onRecordFailed: (error, request) =>
       request.log.error({ err: error }, 'the answer of a request with an Idempotency-Key could not be kept; a retry runs it again'),
   });

@@ -10,3 +10,4 @@ export { operatorPassword } from './operator-credentials';
 export * from './job-list';
 export { formatProjectionStatus, projectionStatus } from './embedded-status';
 export type { ProjectionStatusRow } from './embedded-status';
+export { installationSecret } from './installation-secret';

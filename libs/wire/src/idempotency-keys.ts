@@ -1,7 +1,7 @@
 import { IdempotencyStore, IdempotentRun, pooledRandomText, RecordedAnswer } from '@deals/kernel';
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { errorBody } from './error-body';
 import type { AuthenticatedRequest } from './partner-auth.guard';
 
@@ -14,10 +14,11 @@ const HEADER = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 export const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
 /**
- * Answers not kept, so that a retry with the key runs the request again: refused before it ran
- * (credentials, an auditor writing), a conflict with another request that may be over by then
- * (`already_charging`), the request budget, and the service's own failures. Every other answer
- * (a success, a refusal of the request itself, a processor's failure) is kept and sent again.
+ * Answers not kept, so that a retry with the key runs the request again (resuming its run: what it
+ * wrote is found under the run's ids): refused before it ran (credentials, an auditor writing), a
+ * conflict with another request that may be over by then (`already_charging`), the request budget,
+ * and the service's own failures. Every other answer (a success, a refusal of the request itself, a
+ * processor's failure) is kept and sent again.
  */
 const NOT_KEPT = new Set([401, 403, 408, 409, 429, 500, 503, 504]);
 
@@ -33,6 +34,11 @@ interface KeyedRequest extends AuthenticatedRequest {
 
 export interface IdempotencyOptions {
   store: () => IdempotencyStore;
+  /**
+   * The installation's secret: key ids, request fingerprints (a stored card's body holds its number)
+   * and sealing keys are HMACs under it, so that what the store holds tells nothing without it.
+   */
+  secret: Buffer;
   now: () => number;
   /** How long a key and its answer are kept (ms). */
   keepMs: number;
@@ -52,7 +58,10 @@ export interface IdempotencyOptions {
 export function answerRepeatedRequests(fastify: FastifyInstance, options: IdempotencyOptions): void {
   const claimKey = (request: KeyedRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     if (request.headers[HEADER] === undefined || !request.partner) return done();
-    claim(request, reply, options).then((run) => (run ? done() : undefined), done);
+    claim(request, reply, options).then(
+      (run) => (run ? done() : undefined),
+      (error: unknown) => (reply.sent ? request.log.warn({ err: error }, 'an idempotent reply could not be sent') : done(error as Error)),
+    );
   };
   const keepAnswer = (request: KeyedRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
     const keyed = request.idempotency;
@@ -63,13 +72,13 @@ export function answerRepeatedRequests(fastify: FastifyInstance, options: Idempo
     const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
     const kept =
       body === null || NOT_KEPT.has(reply.statusCode)
-        ? store.abandon(keyed.keyId)
+        ? store.release(keyed.keyId)
         : store.answer(keyed.keyId, { status: reply.statusCode, contentType, body: seal(keyed.sealing, body) });
     kept.then(
       () => done(null, payload),
       (error: unknown) => {
         options.onRecordFailed(error, request);
-        store.abandon(keyed.keyId).catch(() => undefined);
+        store.release(keyed.keyId).catch(() => undefined);
         done(null, payload);
       },
     );
@@ -84,15 +93,20 @@ export function answerRepeatedRequests(fastify: FastifyInstance, options: Idempo
 /** Claims the request's key; true when the request is to run, false when it was answered here. */
 async function claim(request: KeyedRequest, reply: FastifyReply, options: IdempotencyOptions): Promise<boolean> {
   const key = request.headers[HEADER];
-  if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-    await reply.status(400).send(errorBody('bad_request', `${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`));
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key) || sentTwice(request)) {
+    await reply
+      .status(400)
+      .send(errorBody('bad_request', `${IDEMPOTENCY_KEY_HEADER} must be sent once, 1 to 255 printable ASCII characters`));
     return false;
   }
+  const { secret } = options;
   const scope = request.userToken ? `${request.partner!.id}/user:${request.userToken.userId}` : request.partner!.id;
-  const keyId = createHash('sha256').update(`${scope}\0${key}`).digest('base64url');
+  const keyId = createHmac('sha256', secret).update(`key\0${scope}\0${key}`).digest('base64url');
   const now = options.now();
   const runId = newRunId();
-  const outcome = await options.store().claim({ keyId, fingerprint: fingerprint(request), now, expiresAt: now + options.keepMs, runId });
+  const outcome = await options
+    .store()
+    .claim({ keyId, fingerprint: fingerprint(request, secret), now, expiresAt: now + options.keepMs, runId });
   switch (outcome.kind) {
     case 'new':
     case 'resumed':
@@ -101,11 +115,11 @@ async function claim(request: KeyedRequest, reply: FastifyReply, options: Idempo
         startedAt: outcome.startedAt,
         runId: outcome.runId,
         resumed: outcome.kind === 'resumed',
-        sealing: sealingKey(scope, key),
+        sealing: sealingKey(secret, scope, key),
       };
       return true;
     case 'answered':
-      await replay(reply, outcome.answer, sealingKey(scope, key));
+      await replay(reply, outcome.answer, sealingKey(secret, scope, key));
       return false;
     case 'running':
       await reply
@@ -140,10 +154,10 @@ function replay(reply: FastifyReply, answer: RecordedAnswer, sealing: Buffer) {
 }
 
 /** What makes two requests the same: method, path, the query without credentials (sorted), and the body as canonical JSON. */
-function fingerprint(request: FastifyRequest): string {
+function fingerprint(request: FastifyRequest, secret: Buffer): string {
   const [path, query = ''] = request.url.split(/\?(.*)/s, 2);
   const params = [...new URLSearchParams(query)].filter(([name]) => !CREDENTIAL_PARAMS.has(name)).sort(compareEntries);
-  return createHash('sha256')
+  return createHmac('sha256', secret)
     .update(`${request.method}\n${path}\n${JSON.stringify(params)}\n${canonicalJson(request.body)}`)
     .digest('base64url');
 }
@@ -163,12 +177,19 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The key that seals a kept answer, derived from the caller's key itself (HMAC-SHA256 as the KDF,
- * HKDF's extract step): what is kept (coupon codes, an access token) is unreadable to whoever reads
- * the store without the key.
+ * The key that seals a kept answer: an HMAC of the caller's key under the installation's secret, so
+ * that what is kept (coupon codes, an access token) is unreadable without both.
  */
-function sealingKey(scope: string, key: string): Buffer {
-  return createHmac('sha256', key).update(`deals idempotent answer\0${scope}`).digest();
+function sealingKey(secret: Buffer, scope: string, key: string): Buffer {
+  return createHmac('sha256', secret).update(`seal\0${scope}\0${key}`).digest();
+}
+
+/** The header given more than once (Node would join the values into one that looks like a key). */
+function sentTwice(request: FastifyRequest): boolean {
+  let seen = 0;
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === HEADER.length && raw[i].toLowerCase() === HEADER && ++seen > 1) return true;
+  return false;
 }
 
 function seal(sealing: Buffer, body: Buffer): Buffer {

@@ -16,7 +16,7 @@ describe('Idempotency-Key on the calls that write', () => {
   /** The simulated processor's documented test cards (README). */
   const TEST_CARDS = { approved: '4242424242424242', declined: '4000000000000002', slow: '4000000000000259' };
   beforeAll(async () => {
-    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '1500' } });
+    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '4000' } });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, quantity: 100, max_per_user: undefined }]);
@@ -185,6 +185,9 @@ describe('Idempotency-Key on the calls that write', () => {
       const reply = await api.call('POST', '/purchases', { apiKey, body: order(), headers: { 'idempotency-key': key } });
       expect([reply.status, reply.body.error_type]).toEqual([400, 'bad_request']);
     }
+    // Given twice (Node would join the two into one text that looks like a key).
+    const twice = await api.call('POST', '/purchases', { apiKey, body: order(), headers: { 'idempotency-key': ['one', 'two'] as never } });
+    expect([twice.status, twice.body.error_type]).toEqual([400, 'bad_request']);
     expect(await numLeft()).toBe(left);
   });
 

@@ -50,7 +50,6 @@ export function prepareWrites(db: Database.Database) {
      WHERE idempotency_keys.expires_at <= excluded.started_at`,
   );
   const answer = db.prepare('UPDATE idempotency_keys SET status = ?, content_type = ?, body = ? WHERE key_id = ? AND status IS NULL');
-  const abandon = db.prepare('DELETE FROM idempotency_keys WHERE key_id = ? AND status IS NULL');
   const purge = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?');
   return {
     /** The key's live row if it has one (nothing written), else null once it is claimed for this run. */
@@ -60,10 +59,6 @@ export function prepareWrites(db: Database.Database) {
     },
     answer({ keyId, status, contentType, body }: AnswerArgs): null {
       answer.run(status, contentType, Buffer.from(body.buffer, body.byteOffset, body.byteLength), keyId);
-      return null;
-    },
-    abandon({ keyId }: { keyId: string }): null {
-      abandon.run(keyId);
       return null;
     },
     purge({ now }: { now: number }): number {

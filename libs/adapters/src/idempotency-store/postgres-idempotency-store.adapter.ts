@@ -55,7 +55,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     this.ready ??= (async () => {
       const { rows } = await this.pool.query<{ made: boolean }>(`SELECT to_regclass('idempotency_keys') IS NOT NULL AS made`);
       if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK}); ${SCHEMA}`);
-      const client = new Client({ connectionString: this.url });
+      const client = new Client({ connectionString: this.url, keepAlive: true });
       client.on('error', () => undefined);
       client.on('end', () => {
         if (this.lockClient === client) {
@@ -65,9 +65,10 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
       });
       await client.connect();
       try {
-        // An owner number no live process holds (a dead one's is free again: its rows are taken over).
+        // The same owner number again after a lost connection (its claims in flight stay its own);
+        // a new one no live process holds at first (a dead one's is free again: its rows are taken over).
         for (;;) {
-          const owner = randomInt(1, 2 ** 31 - 1);
+          const owner = this.owner || randomInt(1, 2 ** 31 - 1);
           const { rows: got } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS locked', [
             OWNERS_LOCK_SPACE,
             owner,
@@ -76,6 +77,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
             this.owner = owner;
             break;
           }
+          if (this.owner) throw new Error(`owner ${owner}'s lock is held by another session: this process's claims were taken over`);
         }
       } catch (error) {
         await client.end().catch(() => undefined);
@@ -129,14 +131,16 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   }
 
   async answer(keyId: string, { status, contentType, body }: RecordedAnswer): Promise<void> {
-    await this.pool.query(
+    const { rowCount } = await this.pool.query(
       'UPDATE idempotency_keys SET status = $2, content_type = $3, body = $4 WHERE key_id = $1 AND owner = $5 AND status IS NULL',
       [keyId, status, contentType, body, this.owner],
     );
+    if (rowCount !== 1) throw new Error(`the claim of idempotency key ${keyId} is no longer this process's: its answer is not kept`);
   }
 
-  async abandon(keyId: string): Promise<void> {
-    await this.pool.query('DELETE FROM idempotency_keys WHERE key_id = $1 AND owner = $2 AND status IS NULL', [keyId, this.owner]);
+  /** Owner 0 is no process's: the next claim takes the run over (resumed). */
+  async release(keyId: string): Promise<void> {
+    await this.pool.query('UPDATE idempotency_keys SET owner = 0 WHERE key_id = $1 AND owner = $2 AND status IS NULL', [keyId, this.owner]);
   }
 
   async purge(now: number): Promise<number> {

@@ -21,11 +21,11 @@ interface Queued {
  * the loop ask is written together once the turn's I/O is handled): a write with no sync costs tens
  * of microseconds, mostly per transaction, where a write thread's round trip would add its wait to
  * every keyed request's, twice. What is written survives the process's crash (it is in the WAL
- * file); only a power loss can take the last writes: a lost answer's repeat then runs again, and a
- * lost claim's repeat is a new run (a purchase's is still made once: the log has the first run's
- * purchase under the key's run id). One process serves a data folder (its lock), so the requests
- * it runs are known from its memory, and a claim in the file that it does not run was left by a
- * process that died.
+ * file); a power loss can take the writes since the last checkpoint (about a second): a lost
+ * answer's repeat runs again as resumed, a lost claim's repeat as a new run (docs/decisions.md
+ * says what that leaves open). One process serves a data folder (its lock), so the requests it
+ * runs are known from its memory, and a claim in the file that it does not run was left by a
+ * process that died, or released.
  */
 export class SqliteIdempotencyStore extends IdempotencyStore {
   private db: Database.Database | null = null;
@@ -35,6 +35,7 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   /** The keys this process is running, with their requests' fingerprints. */
   private readonly running = new Map<string, string>();
   private unwatch: (() => void) | null = null;
+  private closed = false;
 
   constructor(
     private readonly file: string,
@@ -83,6 +84,7 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   }
 
   private flush(): void {
+    if (this.queue.length === 0 || this.closed) return;
     const items = this.queue;
     this.queue = [];
     let outcomes: Array<{ ok: boolean; value: unknown }>;
@@ -100,6 +102,7 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   }
 
   async claim({ keyId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
+    if (this.closed) throw new Error(`${this.file}: the idempotency store is closed`);
     const running = this.running.get(keyId);
     if (running !== undefined) return running === fingerprint ? { kind: 'running' } : { kind: 'mismatch' };
     // Held in memory at once, so that a claim of the same key meanwhile finds it running.
@@ -120,30 +123,27 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     return { kind: 'resumed', startedAt: row.started_at, runId: row.run_id };
   }
 
+  /** Kept: the key stays this process's on failure (its caller releases it). */
   async answer(keyId: string, { status, contentType, body }: RecordedAnswer): Promise<void> {
+    if (this.closed) throw new Error(`${this.file}: the idempotency store is closed`);
     if (!this.running.has(keyId)) return;
-    try {
-      await this.write((programs) => programs.answer({ keyId, status, contentType, body }));
-    } finally {
-      this.running.delete(keyId);
-    }
+    await this.write((programs) => programs.answer({ keyId, status, contentType, body }));
+    this.running.delete(keyId);
   }
 
-  async abandon(keyId: string): Promise<void> {
-    if (!this.running.has(keyId)) return;
-    try {
-      await this.write((programs) => programs.abandon({ keyId }));
-    } finally {
-      this.running.delete(keyId);
-    }
+  /** The claim stays in the file; no longer in this process's memory, its next claim resumes it. */
+  async release(keyId: string): Promise<void> {
+    this.running.delete(keyId);
   }
 
   purge(now: number): Promise<number> {
+    if (this.closed) return Promise.resolve(0);
     return this.write((programs) => programs.purge({ now }));
   }
 
   async close(): Promise<void> {
-    if (this.queue.length) this.flush();
+    this.flush();
+    this.closed = true;
     this.unwatch?.();
     this.unwatch = null;
     this.db?.close();

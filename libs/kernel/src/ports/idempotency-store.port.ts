@@ -20,15 +20,15 @@ export interface IdempotencyClaim {
 /**
  * What a claim found:
  * - `new`: the key was free (or forgotten); this process runs the request and owns the key until
- *   it {@link IdempotencyStore.answer}s or {@link IdempotencyStore.abandon}s it;
- * - `resumed`: the process that ran the request died before answering; this one owns it now and
- *   runs it again (the handlers find what the first run wrote under the key and finish it);
+ *   it {@link IdempotencyStore.answer}s or {@link IdempotencyStore.release}s it;
+ * - `resumed`: the run that held the key died before answering, or released it unanswered; this
+ *   claim owns it now and runs it again (the handlers find what the earlier run wrote under its ids);
  * - `answered`: the request was answered; the answer is sent again;
  * - `running`: another request with this key is being run, by a process still alive;
  * - `mismatch`: the key was used for another request.
- * `startedAt` (ms since 1970) and `runId` are those of the run that owns the key now: a `resumed`
- * run's are those of the run it resumes; after an abandon, a claim starts a new run (the ids a run
- * makes derive from them).
+ * `startedAt` (ms since 1970) and `runId` are those of the run that owns the key: a `resumed` claim's
+ * are those of the run it resumes (the ids a run makes derive from them, so a key's writes are
+ * always found again, whatever answer was not kept).
  */
 export type ClaimOutcome =
   | { kind: 'new'; startedAt: number; runId: string }
@@ -42,10 +42,10 @@ export type ClaimOutcome =
  * same store (so every process of the service sees them, and a crash loses none once answered).
  *
  * Promises: of any number of claims of one key at once, in any process, one alone is `new` or
- * `resumed`; a claim is kept (with its start) until it is answered or abandoned, across a crash of
- * its process, and is `resumed` only once that process is gone; an answer is kept until its key
- * expires and is then forgotten (`purge` deletes it; a claim after the expiry is `new`); an abandoned
- * key is free once `abandon` resolves. Leaves out: what an answer means (its body is sealed by the caller).
+ * `resumed`; a claim is kept (with its start and run id) until its key expires, across a crash of
+ * its process, and is `resumed` only once that process is gone or has released it; an answer is
+ * kept until its key expires and is then forgotten (`purge` deletes it; a claim after the expiry is
+ * `new`). Leaves out: what an answer means (its body is sealed by the caller).
  */
 export abstract class IdempotencyStore {
   abstract claim(claim: IdempotencyClaim): Promise<ClaimOutcome>;
@@ -53,8 +53,11 @@ export abstract class IdempotencyStore {
   /** Keeps the answer of a request this process claimed; durable once the promise resolves. */
   abstract answer(keyId: string, answer: RecordedAnswer): Promise<void>;
 
-  /** Frees a key this process claimed without keeping an answer (a retry runs the request again). */
-  abstract abandon(keyId: string): Promise<void>;
+  /**
+   * Frees a key this process claimed without keeping an answer: the next claim of the same request
+   * resumes its run (runs the request again, under the same run id).
+   */
+  abstract release(keyId: string): Promise<void>;
 
   /** Forgets the keys expired by `now`; how many were forgotten. */
   abstract purge(now: number): Promise<number>;

@@ -63,23 +63,23 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
       });
     });
 
-    it('frees an abandoned key for the next claim, a run of its own', async () => {
+    it('resumes a released claim at its next claim, with its start and run id, once', async () => {
       const claim = claimOf();
       await subject.store.claim(claim);
-      await subject.store.abandon(claim.keyId);
-      expect(await subject.store.claim({ ...claim, now: t0 + 1000, runId: 'second' })).toEqual({
-        kind: 'new',
-        startedAt: t0 + 1000,
-        runId: 'second',
-      });
-      // In another process too: the abandoned claim is gone from the backend, not only from memory.
+      await subject.store.release(claim.keyId);
+      const again = { ...claim, now: t0 + 1000, runId: 'second' };
+      const outcomes = await Promise.all([subject.store.claim(again), subject.store.claim(again)]);
+      expect(outcomes).toContainEqual({ kind: 'resumed', startedAt: t0, runId: claim.runId });
+      expect(outcomes).toContainEqual({ kind: 'running' });
+      // Released again, and claimed by another process: the same run still.
+      await subject.store.release(claim.keyId);
       const other = await another();
-      await subject.store.abandon(claim.keyId);
       expect(await other.claim({ ...claim, now: t0 + 2000, runId: 'third' })).toEqual({
-        kind: 'new',
-        startedAt: t0 + 2000,
-        runId: 'third',
+        kind: 'resumed',
+        startedAt: t0,
+        runId: claim.runId,
       });
+      expect(await other.claim({ ...claim, fingerprint: 'request-b' })).toEqual({ kind: 'mismatch' });
     });
 
     it('gives one claim of many at once the key', async () => {
