@@ -257,6 +257,38 @@ if (why) {
       expect(purchases).toHaveLength(3);
     });
 
+    it('makes one full purchase and one reservation for one Idempotency-Key sent to both replicas at once', async () => {
+      const deal = async () => (await replicas[1].call('GET', `/deals/repeated-spa?${key}`)).body.deal;
+      for (let round = 0; round < 2; round++) {
+        const before = await deal();
+        const full = {
+          deal_id: 'repeated-spa',
+          quantity: 1,
+          user: { email: `full-keyed-${round}@replicas.test` },
+          credit_card: { number: '4242424242424242', verification_value: '123', month: '12', year: '2030', zip_code: '60601' },
+        };
+        const reservation = { deal_id: 'repeated-spa', num_bought: 2 };
+        for (const [path, body, name] of [
+          ['/v1/purchases/full.json', full, 'full'],
+          ['/purchases/reserve', reservation, 'reserve'],
+        ] as const) {
+          const headers = { 'idempotency-key': `replicated-${name}-${round}` };
+          const replies = await Promise.all(
+            Array.from({ length: 6 }, (_, i) => replicas[i % 2].callWithHeaders('POST', `${path}?${key}`, body, headers)),
+          );
+          const made = replies.filter((r) => r.status === 200);
+          expect(made.length).toBeGreaterThanOrEqual(1);
+          expect(new Set(made.map((r) => r.body.purchase.id)).size).toBe(1);
+          for (const reply of replies.filter((r) => r.status !== 200))
+            expect([reply.status, reply.body.error_type]).toEqual([409, 'idempotency_key_in_use']);
+          for (const api of replicas)
+            expect((await api.callWithHeaders('POST', `${path}?${key}`, body, headers)).body.purchase.id).toBe(made[0].body.purchase.id);
+        }
+        const after = await deal();
+        expect([after.number_sold, after.num_left]).toEqual([before.number_sold + 1, before.num_left - 3]);
+      }
+    });
+
     it('loses no unit and sells none twice when a replica is killed mid-load and the worker is killed and restarted; no charge is left without its coupons or its recovery', async () => {
       const buyers: Array<{ userId: string; cardId: string }> = [];
       for (let i = 0; i < 12; i++) {
