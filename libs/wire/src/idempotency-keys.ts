@@ -49,7 +49,7 @@ export interface IdempotencyOptions {
 /**
  * Makes every call that writes safe to retry (the `Idempotency-Key` header, as Stripe's API and the
  * IETF draft define it). The first request with a key runs, and its answer (status and body, sealed
- * under the key) is kept before it is sent; a repeat of the same request (method, path, query without
+ * under the key and the installation's secret) is kept before it is sent; a repeat of the same request (method, path, query without
  * credentials, and body, by a canonical hash) is answered with it and `Idempotent-Replayed: true`;
  * a repeat with another request is refused (422), one while the first runs answers 409 with
  * `Retry-After`. Keys are the partner's (or, with a user's access token, that user's).
