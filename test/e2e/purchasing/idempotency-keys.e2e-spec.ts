@@ -128,6 +128,22 @@ describe('Idempotency-Key on the calls that write', () => {
     expect((await keyed('POST', '/purchases', key, order())).body).toEqual(retried.body);
   });
 
+  it("answers the key's earlier purchase when the store has lost its claim and answer (a power loss), charging once", async () => {
+    const key = randomUUID();
+    const first = await keyed('POST', '/purchases', key, order());
+    expect(first.status).toBe(200);
+    const [left, charged] = [await numLeft(), charges()];
+    const db = new Database(join(api.dataDir, 'idempotency.sqlite'));
+    try {
+      expect(db.prepare('DELETE FROM idempotency_keys').run().changes).toBeGreaterThan(0);
+    } finally {
+      db.close();
+    }
+    const again = await keyed('POST', '/purchases', key, order());
+    expect([again.status, again.body.purchase.id]).toEqual([200, first.body.purchase.id]);
+    expect([await numLeft(), charges()]).toEqual([left, charged]);
+  });
+
   it('makes one full purchase, one user and one card of a repeated full purchase', async () => {
     const key = randomUUID();
     const body = {

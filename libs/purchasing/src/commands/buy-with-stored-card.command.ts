@@ -1,6 +1,7 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import {
+  AlreadyCharging,
   CannotFulfil,
   Clock,
   CommandCaller,
@@ -25,6 +26,7 @@ import { ForBuyer, inventoryDecider } from '../domain/inventory/inventory.decide
 import { buyerKey, holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider, RecordPayment } from '../domain/purchase/purchase.decider';
 import { dealSnapshot, DealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { KeyedPurchaseStartedBefore, keyedPurchasesDecider, keyedPurchasesStream } from '../domain/purchase/keyed-purchases';
 import type { ShippingAddress } from '../domain/purchase/shipping-address';
 import { CouponIssuer } from './coupon-issuer';
 import { KeyedPurchases } from './keyed-purchases';
@@ -173,7 +175,18 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     // purchase was recorded for: recovery releases it at start (`abandoned`), and it lapses with
     // its five minutes anyway.
     const snapshot = dealSnapshot(deal);
-    const [locked, reserved, held] = await Promise.allSettled([
+    // A keyed purchase is entered among its key's purchases in the same commit, before any charge.
+    const entered =
+      run !== null && keyed?.attempt != null
+        ? handleCommand(
+            this.store,
+            keyedPurchasesStream(run.keyId),
+            keyedPurchasesDecider,
+            { type: 'StartKeyedPurchase', data: { purchaseId, attempt: keyed.attempt } },
+            context,
+          )
+        : null;
+    const [locked, reserved, held, marked] = await Promise.allSettled([
       handleCommand(this.store, lock, chargeLockDecider, { type: 'BeginCharge', data: { userId: order.userId, purchaseId } }, context),
       handleCommand(
         this.store,
@@ -203,11 +216,12 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
         { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity: order.quantity, ...forBuyer } },
         context,
       ),
+      entered,
     ]);
     const holdExpiresAt = held.status === 'fulfilled' ? (held.value.events[0].data as { expiresAt: string }).expiresAt : null;
-    if (locked.status === 'rejected' || reserved.status === 'rejected' || held.status === 'rejected') {
+    if (locked.status === 'rejected' || reserved.status === 'rejected' || held.status === 'rejected' || marked.status === 'rejected') {
       // The lock's refusal (`already_charging`) is told first, as when the hold came after it.
-      const refusal = [locked, reserved, held]
+      const refusal = [locked, reserved, held, marked]
         .map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null))
         .find((reason) => reason !== null);
       // An undo that fails must not hide the refusal. What it leaves ends by itself: the lock after
@@ -220,6 +234,12 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       for (const outcome of undone) {
         if (outcome.status === 'rejected')
           logger.error(`purchase ${purchaseId} was refused, and undoing one of its writes failed: ${(outcome.reason as Error).message}`);
+      }
+      // The key started a purchase before (its claim was lost with the store): that one is answered.
+      if (run !== null && refusal instanceof KeyedPurchaseStartedBefore) {
+        const earlier = await this.keyed.resume(run, refusal.purchaseIds);
+        if (earlier.resumed) return { purchaseId: earlier.purchaseId, position: earlier.position };
+        throw new AlreadyCharging('an earlier purchase of this Idempotency-Key stopped before its charge; send the request again');
       }
       throw refusal;
     }

@@ -2,10 +2,11 @@ import {
   AlreadyCharging,
   CannotFulfil,
   Clock,
-  fold,
   Declined,
   EventStore,
+  fold,
   IdempotentRun,
+  loadAggregate,
   LogPosition,
   orderedTimeText,
   PaymentFailed,
@@ -14,24 +15,29 @@ import {
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
+import { keyedPurchasesDecider, keyedPurchasesStream } from '../domain/purchase/keyed-purchases';
 import { Purchase, purchaseDecider } from '../domain/purchase/purchase.decider';
 import { PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
 import { RecoverInterruptedPayments } from '../reactions/recover-interrupted-payments';
 import { refundKey } from './refund-unfulfilled';
 
-/** The id a purchase is to take, or the purchase a keyed request made before (its outcome to answer again). */
-export type KeyedPurchase = { resumed: false; purchaseId: string } | { resumed: true; purchaseId: string; position: LogPosition | null };
+/**
+ * The id a purchase is to take (and, for a keyed one, its place among the key's purchases), or the
+ * purchase a keyed request made before (its outcome to answer again).
+ */
+export type KeyedPurchase =
+  { resumed: false; purchaseId: string; attempt: number | null } | { resumed: true; purchaseId: string; position: LogPosition | null };
 
-/** How many purchases one run may start, each stopped before any charge (then the next is its own). */
+/** How many purchases one key may start, each stopped before any charge. */
 const ATTEMPTS = 100;
 
 /**
- * The purchases of requests sent with an `Idempotency-Key`. Such a purchase's id is derived from
- * the key's run (when it was first claimed, and its id), so that a run resumed (its process died
- * before answering, or its answer was not kept) finds the purchase an earlier try of the run made
- * and answers its outcome, settling it first if it is open and its charge lock is over, instead of
- * buying again. A purchase stopped before any charge (the user's other charge, a stop before the
- * charge) is no outcome: the run's next id buys. A new run has ids of its own: nothing to look for.
+ * The purchases of requests sent with an `Idempotency-Key`. Each is entered in the key's stream in
+ * the log (`keyedpurchases-<key id>`) with the same commit as its charge lock and hold, before any
+ * charge; its id comes from the key's run (its start and random id). A run resumed (its process died
+ * before answering, or its answer was not kept), or a new run whose entry is refused (the store
+ * lost its claim), answers the purchases the key started instead of buying again: settled first
+ * if open and its charge lock is over, and skipped if stopped before any charge (the next buys).
  */
 @Injectable()
 export class KeyedPurchases {
@@ -42,40 +48,60 @@ export class KeyedPurchases {
     private readonly clock: Clock,
   ) {}
 
-  /** A card purchase's id, or the outcome of the one a resumed run made. */
+  /** A card purchase's id and place, or the outcome of the one the key made before. */
   async card(run: IdempotentRun | null, newId: () => string): Promise<KeyedPurchase> {
-    if (run === null) return { resumed: false, purchaseId: newId() };
-    if (!run.resumed) return { resumed: false, purchaseId: keyedPurchaseId(run, 0) };
+    if (run === null) return { resumed: false, purchaseId: newId(), attempt: null };
+    if (!run.resumed) return { resumed: false, purchaseId: keyedPurchaseId(run, 0), attempt: 0 };
+    const { state } = await loadAggregate(this.store, keyedPurchasesStream(run.keyId), keyedPurchasesDecider);
+    return this.resume(run, state.purchaseIds);
+  }
+
+  /**
+   * The outcome of the key's purchases `started` (in order), or when each stopped before any charge,
+   * the id and place of the next.
+   */
+  async resume(run: IdempotentRun, started: string[]): Promise<KeyedPurchase> {
+    for (const purchaseId of started) {
+      const outcome = await this.outcome(purchaseId);
+      if (outcome !== null) return outcome;
+    }
+    // A purchase of the run without its entry never reached its charge: its id is only skipped.
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const purchaseId = keyedPurchaseId(run, attempt);
-      const found = await this.purchase(purchaseId);
-      let purchase = found.purchase;
-      if (purchase.status === 'none') return { resumed: false, purchaseId };
-      if (purchase.status === 'reserved') {
-        // Its charge may still be under way in another process until its lock ends; after, settled
-        // from the processor's record as the recovery would.
-        if (found.reservedAt + CHARGE_LOCK_MS > this.clock.now().getTime())
-          throw new AlreadyCharging(`purchase ${purchaseId} is still being charged; ask again shortly`);
-        await this.recovery.settleNow(purchaseId);
-        purchase = (await this.purchase(purchaseId)).purchase;
-        if (purchase.status === 'reserved') throw new AlreadyCharging(`purchase ${purchaseId} is still being settled; ask again shortly`);
-      }
-      if (purchase.status === 'fulfilled') return { resumed: true, purchaseId, position: await this.store.head() };
-      if (purchase.status === 'declined') throw new Declined('the card was declined');
-      const charge = await this.gateway.chargeOutcome(purchaseId);
-      if (charge === null) continue; // stopped before its charge: nothing was taken
-      if (charge.status === 'approved' && (await this.gateway.refundOutcome(refundKey(purchaseId)))?.status === 'refunded')
-        throw new CannotFulfil('the units sold out while the card was charged; the charge was refunded');
-      throw new PaymentFailed('the payment processor failed; nothing was charged');
+      if (started.includes(purchaseId)) continue;
+      if ((await this.purchase(purchaseId)).purchase.status === 'none') return { resumed: false, purchaseId, attempt: started.length };
     }
-    throw new PaymentFailed(`this Idempotency-Key's run has started ${ATTEMPTS} purchases already; use a new key`);
+    throw new PaymentFailed(`this Idempotency-Key has started ${ATTEMPTS} purchases already; use a new key`);
+  }
+
+  /** A started purchase's outcome to answer, or null when it stopped before any charge. */
+  private async outcome(purchaseId: string): Promise<KeyedPurchase | null> {
+    const found = await this.purchase(purchaseId);
+    let purchase = found.purchase;
+    if (purchase.status === 'none') return null;
+    if (purchase.status === 'reserved') {
+      // Its charge may still be under way in another process until its lock ends; after, settled
+      // from the processor's record as the recovery would.
+      if (found.reservedAt + CHARGE_LOCK_MS > this.clock.now().getTime())
+        throw new AlreadyCharging(`purchase ${purchaseId} is still being charged; ask again shortly`);
+      await this.recovery.settleNow(purchaseId);
+      purchase = (await this.purchase(purchaseId)).purchase;
+      if (purchase.status === 'reserved') throw new AlreadyCharging(`purchase ${purchaseId} is still being settled; ask again shortly`);
+    }
+    if (purchase.status === 'fulfilled') return { resumed: true, purchaseId, position: await this.store.head() };
+    if (purchase.status === 'declined') throw new Declined('the card was declined');
+    const charge = await this.gateway.chargeOutcome(purchaseId);
+    if (charge === null) return null;
+    if (charge.status === 'approved' && (await this.gateway.refundOutcome(refundKey(purchaseId)))?.status === 'refunded')
+      throw new CannotFulfil('the units sold out while the card was charged; the charge was refunded');
+    throw new PaymentFailed('the payment processor failed; nothing was charged');
   }
 
   /** A reservation's id, or the one a resumed run made (answered as it is now). */
   async reservation(run: IdempotentRun | null, newId: () => string): Promise<KeyedPurchase> {
-    if (run === null) return { resumed: false, purchaseId: newId() };
+    if (run === null) return { resumed: false, purchaseId: newId(), attempt: null };
     const purchaseId = keyedPurchaseId(run, 0);
-    if (!run.resumed || (await this.purchase(purchaseId)).purchase.status === 'none') return { resumed: false, purchaseId };
+    if (!run.resumed || (await this.purchase(purchaseId)).purchase.status === 'none') return { resumed: false, purchaseId, attempt: null };
     return { resumed: true, purchaseId, position: await this.store.head() };
   }
 
@@ -91,7 +117,7 @@ export class KeyedPurchases {
 /**
  * The id of a keyed run's purchase, in a short id's form (19 characters, the first 7 the time, so
  * that it sorts with the others and keeps the log's and views' indexes growing at one end): the
- * run's start, then its random id (72 bits, as a short id's), or for a later try of the run a hash of both.
+ * run's start, then its random id (72 bits, as a short id's), or for a later try a hash of both.
  */
 export function keyedPurchaseId({ startedAt, runId }: IdempotentRun, attempt: number): string {
   const rest = attempt === 0 ? runId : createHash('sha256').update(`${runId}\0${attempt}`).digest('base64url').slice(0, 12);
