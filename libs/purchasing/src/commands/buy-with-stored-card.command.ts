@@ -184,6 +184,8 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
             keyedPurchasesDecider,
             { type: 'StartKeyedPurchase', data: { purchaseId, attempt: keyed.attempt } },
             context,
+            // A new run's first purchase: the key's stream is new but for a run the store forgot.
+            { freshStream: keyed.attempt === 0 },
           )
         : null;
     const [locked, reserved, held, marked] = await Promise.allSettled([
