@@ -1,9 +1,16 @@
-import { commonErrorResponses, describeIdempotency, IDEMPOTENCY_KEY_PARAMETER, PUBLIC_PATHS, SECURITY, sharedSchemas } from '@deals/wire';
+import {
+  commonErrorResponses,
+  describeIdempotency,
+  IDEMPOTENCY_KEY_PARAMETER,
+  PUBLIC_PATHS,
+  SECURITY,
+  sharedSchemas,
+  WRITE_METHODS,
+} from '@deals/wire';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
-const WRITES = new Set<string>(['put', 'post', 'delete', 'patch']);
 
 /**
  * The OpenAPI description of every served operation, generated from the controllers and their
@@ -45,7 +52,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
         const partner: Record<string, string[]> = { [path.startsWith('/api/v3') ? SECURITY.basic : SECURITY.apiKey]: [] };
         operation.security = [partner, ...own.filter((s) => !(SECURITY.apiKey in s) && !(SECURITY.basic in s))];
         operation.responses = { ...commonErrorResponses(), ...operation.responses };
-        if (WRITES.has(method)) describeIdempotency(operation as never, '#/components/parameters/IdempotencyKey');
+        if (WRITE_METHODS.has(method.toUpperCase())) describeIdempotency(operation as never, '#/components/parameters/IdempotencyKey');
       }
     }
   }

@@ -232,7 +232,7 @@ if (why) {
 
     it('charges once for one Idempotency-Key sent to both replicas at once; a repeat to either answers the purchase', async () => {
       const userId = (await replicas[0].call('POST', `/users?${key}`, { email: 'keyed@replicas.test' })).body.user_id;
-      const card = { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
+      const card = { user_id: userId, number: TEST_CARDS.visa, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
       const cardId = (await replicas[0].call('POST', `/credit_cards?${key}`, card)).body.credit_card_id;
       const sold = async () => (await replicas[1].call('GET', `/deals/repeated-spa?${key}`)).body.deal.number_sold;
       const before = await sold();
@@ -265,7 +265,7 @@ if (why) {
           deal_id: 'repeated-spa',
           quantity: 1,
           user: { email: `full-keyed-${round}@replicas.test` },
-          credit_card: { number: '4242424242424242', verification_value: '123', month: '12', year: '2030', zip_code: '60601' },
+          credit_card: { number: TEST_CARDS.visa, verification_value: '123', month: '12', year: '2030', zip_code: '60601' },
         };
         const reservation = { deal_id: 'repeated-spa', num_bought: 2 };
         for (const [path, body, name] of [
