@@ -7,3 +7,4 @@ export * from './payment-gateway.port';
 export * from './mailer.port';
 export * from './snapshot-store.port';
 export * from './idempotency-store.port';
+export * from './usage-store.port';
