@@ -1,6 +1,14 @@
 import { CredentialVerifier } from '@deals/wire';
 import { Module } from '@nestjs/common';
-import { ChangePartnerRateLimitHandler, CreatePartnerHandler } from './commands/create-partner.command';
+import {
+  ChangePartnerRateLimitHandler,
+  CreatePartnerHandler,
+  IssuePartnerApiKeyHandler,
+  RenamePartnerApiKeyHandler,
+  RevokePartnerApiKeyHandler,
+  RotatePartnerApiKeyHandler,
+  RotatePartnerPasswordHandler,
+} from './commands/partner-credentials.commands';
 import { MakeCardDefaultHandler, StoreCardHandler } from './commands/store-card.command';
 import { UserWrites } from './commands/user-writes';
 import { IssueAccessTokenHandler, RegisterUserHandler, UpdateUserByEmailHandler, UpdateUserHandler } from './commands/user.handlers';
@@ -8,12 +16,19 @@ import { CreditCardsController } from './http/credit-cards.controller';
 import { PartnerCredentialVerifier } from './http/partner-credential-verifier';
 import { UsersController } from './http/users.controller';
 import { AccountQueries } from './queries/account.queries';
+import { PartnerQueries } from './queries/partner.queries';
 
 /** Partners, users, stored cards and access tokens: commands, handlers and queries (no HTTP). */
 @Module({
   providers: [
     CreatePartnerHandler,
     ChangePartnerRateLimitHandler,
+    IssuePartnerApiKeyHandler,
+    RotatePartnerApiKeyHandler,
+    RevokePartnerApiKeyHandler,
+    RenamePartnerApiKeyHandler,
+    RotatePartnerPasswordHandler,
+    PartnerQueries,
     RegisterUserHandler,
     UpdateUserHandler,
     UpdateUserByEmailHandler,
@@ -24,7 +39,7 @@ import { AccountQueries } from './queries/account.queries';
     AccountQueries,
     { provide: CredentialVerifier, useClass: PartnerCredentialVerifier },
   ],
-  exports: [CredentialVerifier, AccountQueries, UserWrites],
+  exports: [CredentialVerifier, AccountQueries, PartnerQueries, UserWrites],
 })
 export class AccountsModule {}
 

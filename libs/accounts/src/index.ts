@@ -1,9 +1,20 @@
 /** Accounts: partners and their credentials, users, stored cards, access tokens. */
 export { AccountsHttpModule, AccountsModule } from './accounts.module';
 export { AccountsSettings } from './commands/accounts-settings';
-export { ChangePartnerRateLimit, CreatePartner } from './commands/create-partner.command';
-export { MAX_REQUESTS_PER_MINUTE } from './domain/partner/partner.decider';
-export type { CreatedPartner } from './commands/create-partner.command';
+export {
+  ChangePartnerRateLimit,
+  CreatePartner,
+  IssuePartnerApiKey,
+  RenamePartnerApiKey,
+  RevokePartnerApiKey,
+  RotatePartnerApiKey,
+  RotatePartnerPassword,
+} from './commands/partner-credentials.commands';
+export type { CreatedPartner, IssuedApiKey, RotatedApiKey, RotatedPassword } from './commands/partner-credentials.commands';
+export { MAX_REQUESTS_PER_MINUTE, MAX_WORKING_KEYS, keyState } from './domain/partner/partner.decider';
+export type { KeyState } from './domain/partner/partner.decider';
+export { PartnerQueries, partnerApiKeys } from './queries/partner.queries';
+export type { PartnerApiKey, PartnerSummary } from './queries/partner.queries';
 export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken } from './commands/user.commands';
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';
 export { AccountQueries } from './queries/account.queries';
@@ -15,7 +26,8 @@ export { cardFields, cardObject } from './http/credit-card.request';
 export { UserWrites } from './commands/user-writes';
 export { PARTNER_ROLES } from './domain/partner/partner.events';
 export type { PartnerRole } from './domain/partner/partner.events';
-export { partnerCredentialsProjection, PARTNER_CREDENTIALS } from './projections/partner-credentials/partner-credentials.projection';
+export { partnerAccountsProjection, PARTNER_ACCOUNTS } from './projections/partner-accounts/partner-accounts.projection';
+export { partnerApiKeysProjection, PARTNER_API_KEYS } from './projections/partner-api-keys/partner-api-keys.projection';
 export { USER_ACCOUNTS } from './projections/user-accounts/user-accounts.projection';
 export { STORED_CARDS } from './projections/stored-cards/stored-cards.projection';
 export { ACCESS_TOKENS } from './projections/access-tokens/access-tokens.projection';

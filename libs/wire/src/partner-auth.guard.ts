@@ -14,6 +14,8 @@ export interface PartnerRef {
   role: 'partner' | 'auditor';
   /** The partner's own request budget; null: the service's default. */
   requestsPerMinute: number | null;
+  /** The credential the request presented: the API key's id, or `password` (v3); absent for a user's access token. */
+  credentialId?: string;
 }
 
 /** A user's temporary access token (part 4.15), as a request presents it. */
@@ -27,7 +29,9 @@ export interface UserTokenRef {
 
 /** Looks partners (and users' access tokens) up by their credentials; implemented by accounts. */
 export abstract class CredentialVerifier {
+  /** The key's partner; null for an unknown key; throws `Unauthorized` saying so for a revoked or expired one. */
   abstract byApiKey(apiKey: string): Promise<PartnerRef | null>;
+  /** Likewise for a v3 username and password (a replaced password works until its grace period ends). */
   abstract byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null>;
   /** The token and the partner it belongs to; null when unknown (expiry is checked by the caller). */
   abstract byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null>;
@@ -98,6 +102,9 @@ const identityOf = (presented: Presented) =>
       ? attemptedIdentity('api_key', presented.apiKey)
       : attemptedIdentity('token', presented.tokenId);
 
+/** Credentials that name no account (as against missing ones, or right ones that were revoked or expired): counted against the caller. */
+class WrongCredentials extends Unauthorized {}
+
 async function verified(
   verifier: CredentialVerifier,
   request: AuthenticatedRequest,
@@ -106,16 +113,16 @@ async function verified(
 ): Promise<PartnerRef> {
   if (presented.kind === 'username') {
     const partner = await verifier.byUsernameAndPassword(presented.username, presented.password);
-    if (!partner) throw new Unauthorized('wrong username or password');
+    if (!partner) throw new WrongCredentials('wrong username or password');
     return partner;
   }
   if (presented.kind === 'api_key') {
     const partner = await verifier.byApiKey(presented.apiKey);
-    if (!partner) throw new Unauthorized('wrong api_key');
+    if (!partner) throw new WrongCredentials('wrong api_key');
     return partner;
   }
   const found = await verifier.byAccessToken(presented.tokenId);
-  if (!found) throw new Unauthorized('unknown access token');
+  if (!found) throw new WrongCredentials('unknown access token');
   if (Date.parse(found.token.expiresAt) <= now) throw new Unauthorized('access token expired');
   request.userToken = found.token;
   return found.partner;
@@ -129,8 +136,9 @@ async function verified(
  * Unknown paths are no exception, so nothing about the routes shows without credentials.
  * {@link OPERATOR_PATHS} take the operator's credentials instead (`operator` and `operatorPassword`).
  * With `limits`, wrong credentials are counted by client address and by the account they aimed at,
- * and an address or account over its limit is refused (429) before its credentials are checked:
- * a right guess then tells nothing; an authenticated request is counted against its budgets.
+ * and those past either's limit are answered 429 with a growing delay; right credentials are never
+ * refused for anyone's failures (keys and passwords are 192 random bits: nothing to guess). An
+ * authenticated request is counted against its budgets.
  */
 export function authenticateEveryRequest(
   fastify: FastifyInstance,
@@ -148,17 +156,16 @@ export function authenticateEveryRequest(
     let presented: Presented | null = null;
     try {
       presented = v3 ? presentedBasic(request) : presentedKeyOrToken(request);
-      if (limits) {
-        const refusal = await limits.blocked(request.ip, identityOf(presented));
-        if (refusal) return refuse(reply, refusal);
-      }
       request.partner = await verified(verifier(), request, presented, now());
       // Counted here rather than in a hook of its own: one hook less on every request.
       const spent = limits ? await limits.spend(request, reply) : null;
       if (spent) return refuse(reply, spent);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      if (limits && presented) await limits.failed(request.ip, identityOf(presented));
+      if (limits && presented && error instanceof WrongCredentials) {
+        const refusal = await limits.failed(request.ip, identityOf(presented));
+        if (refusal) return refuse(reply, refusal);
+      }
       if (v3) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
       return reply.status(error.httpStatus).send(errorBody(error.errorType, error.message));
     }
@@ -166,18 +173,16 @@ export function authenticateEveryRequest(
 }
 
 /**
- * Lets only the operator (`operator` and its password, HTTP basic) through; wrong attempts count
- * against the same limits as a partner's. Answers the refusal, or returns undefined to let it pass.
+ * Lets only the operator (`operator` and its password, HTTP basic) through; wrong attempts are
+ * throttled as a partner's are. Answers the refusal, or returns undefined to let it pass.
  */
 function operatorCheck(expected: Buffer, limits: RequestLimits | null) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    const identity = attemptedIdentity('username', OPERATOR_USERNAME);
-    const refusal = limits ? await limits.blocked(request.ip, identity) : null;
-    if (refusal) return refuse(reply, refusal);
     const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
     const given = match ? createHash('sha256').update(Buffer.from(match[1], 'base64').toString('utf8')).digest() : null;
     if (given && timingSafeEqual(given, expected)) return undefined;
-    if (given && limits) await limits.failed(request.ip, identity);
+    const refusal = given && limits ? await limits.failed(request.ip, attemptedIdentity('username', OPERATOR_USERNAME)) : null;
+    if (refusal) return refuse(reply, refusal);
     void reply.header('www-authenticate', 'Basic realm="deals operations", charset="UTF-8"');
     return reply
       .status(401)

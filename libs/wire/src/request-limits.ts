@@ -9,15 +9,16 @@ export interface RequestLimitSettings {
   partnerPerMinute: number;
   /** The budget of one user's access tokens (besides their partner's), in requests a minute. */
   userTokenPerMinute: number;
-  /** Wrong credentials from one client address in {@link FAILURE_WINDOW_SECONDS} that refuse it for {@link BLOCK_SECONDS}. */
+  /** Wrong credentials from one client address in {@link FAILURE_WINDOW_SECONDS} answered 401; those after it, 429. */
   failuresPerAddress: number;
-  /** Wrong credentials for one username, key prefix or token prefix in the same window that refuse it likewise. */
+  /** Wrong credentials for one username, key prefix or token prefix in the same window answered 401; those after it, 429. */
   failuresPerIdentity: number;
 }
 
 const WINDOW_SECONDS = 60;
 export const FAILURE_WINDOW_SECONDS = 600;
-export const BLOCK_SECONDS = 900;
+/** The longest delay a failing caller is told to wait. */
+export const MAX_DELAY_SECONDS = 900;
 /** Characters of an API key or token that name it for the failure count: enough to tell real keys apart, too few to help a guess. */
 const KEY_PREFIX = 8;
 
@@ -44,7 +45,7 @@ export interface Refusal {
 }
 
 /**
- * The request budgets (per partner, and per user of an access token) and the limit on wrong
+ * The request budgets (per partner, and per user of an access token) and the throttle on wrong
  * credentials (per client address and per username or key prefix). Budgets count in fixed
  * one-minute windows; a caller over one is refused until its window ends.
  */
@@ -53,31 +54,23 @@ export class RequestLimits {
   private readonly failuresByAddress: RateLimiterAbstract;
   private readonly failuresByIdentity: RateLimiterAbstract;
 
-  /**
-   * When this process last counted wrong credentials. With counters in this process only, no key
-   * can be refused once that is longer ago than a window and a refusal: the check is then skipped.
-   */
-  private lastFailureAt = Number.NEGATIVE_INFINITY;
-
   private constructor(
     readonly settings: RequestLimitSettings,
     counters: CounterFactory,
-    /** Whether only this process counts (no other replica's failures can refuse a key). */
-    private readonly countsAlone: boolean,
   ) {
-    // Budgets differ by partner: the counter only counts, and `spend` compares with the budget.
-    this.requests = counters({ keyPrefix: 'requests', points: Number.MAX_SAFE_INTEGER, duration: WINDOW_SECONDS });
-    const failures = { duration: FAILURE_WINDOW_SECONDS };
-    this.failuresByAddress = counters({ keyPrefix: 'auth-address', points: settings.failuresPerAddress, ...failures });
-    this.failuresByIdentity = counters({ keyPrefix: 'auth-identity', points: settings.failuresPerIdentity, ...failures });
+    // Budgets differ by partner and failures only count: each counter counts, and the callers compare.
+    const counting = { points: Number.MAX_SAFE_INTEGER };
+    this.requests = counters({ keyPrefix: 'requests', ...counting, duration: WINDOW_SECONDS });
+    this.failuresByAddress = counters({ keyPrefix: 'auth-address', ...counting, duration: FAILURE_WINDOW_SECONDS });
+    this.failuresByIdentity = counters({ keyPrefix: 'auth-identity', ...counting, duration: FAILURE_WINDOW_SECONDS });
   }
 
   static inMemory(settings: RequestLimitSettings): RequestLimits {
-    return new RequestLimits(settings, memoryCounters, true);
+    return new RequestLimits(settings, memoryCounters);
   }
 
   static onRedis(settings: RequestLimitSettings, client: Redis, prefix: string): RequestLimits {
-    return new RequestLimits(settings, redisCounters(client, prefix), false);
+    return new RequestLimits(settings, redisCounters(client, prefix));
   }
 
   /** Counts a request of an authenticated caller against its budgets; a refusal when one is spent. */
@@ -105,40 +98,43 @@ export class RequestLimits {
     return null;
   }
 
-  /** A refusal when the address or the identity presented has failed too often lately. */
-  async blocked(address: string, identity: string | null): Promise<Refusal | null> {
-    if (this.countsAlone && Date.now() - this.lastFailureAt > (FAILURE_WINDOW_SECONDS + BLOCK_SECONDS) * 1000) return null;
-    // Both at once: on Redis each is a round trip.
+  /**
+   * Counts wrong credentials presented from `address` for `identity`; a refusal once either has
+   * failed more often than its limit in the window, telling the caller to wait twice as long for
+   * each failure more (up to {@link MAX_DELAY_SECONDS}). Only failing attempts are ever refused:
+   * right credentials pass whatever others did from the same address.
+   */
+  async failed(address: string, identity: string | null): Promise<Refusal | null> {
     const [byAddress, byIdentity] = await Promise.all([
-      this.failuresByAddress.get(address),
-      identity === null ? null : this.failuresByIdentity.get(identity),
+      counted(this.failuresByAddress, address),
+      identity === null ? null : counted(this.failuresByIdentity, identity),
     ]);
-    const over = (res: RateLimiterRes | null, points: number) => res !== null && res.consumedPoints >= points;
-    if (over(byAddress, this.settings.failuresPerAddress))
-      return { retryAfterMs: byAddress!.msBeforeNext, message: 'too many wrong credentials from this address: try again later' };
-    if (over(byIdentity, this.settings.failuresPerIdentity))
-      return { retryAfterMs: byIdentity!.msBeforeNext, message: 'too many wrong credentials for this account: try again later' };
-    return null;
-  }
-
-  /** Counts wrong credentials presented from `address` for `identity`. */
-  async failed(address: string, identity: string | null): Promise<void> {
-    this.lastFailureAt = Date.now();
-    await Promise.all([
-      countFailure(this.failuresByAddress, address, this.settings.failuresPerAddress),
-      identity === null ? null : countFailure(this.failuresByIdentity, identity, this.settings.failuresPerIdentity),
-    ]);
+    const over = [
+      {
+        res: byAddress,
+        limit: this.settings.failuresPerAddress,
+        message: 'too many wrong credentials from this address: wait before trying again',
+      },
+      {
+        res: byIdentity,
+        limit: this.settings.failuresPerIdentity,
+        message: 'too many wrong credentials for this account: wait before trying again',
+      },
+    ].filter((o) => o.res !== null && o.res.consumedPoints > o.limit);
+    if (!over.length) return null;
+    const excess = Math.max(...over.map((o) => o.res!.consumedPoints - o.limit));
+    const delayMs = Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(excess - 1, 30)) * 1000;
+    return { retryAfterMs: delayMs, message: over[0].message };
   }
 }
 
-/** Counts one failure; the one that reaches the limit refuses the key for {@link BLOCK_SECONDS} from now. */
-async function countFailure(counter: RateLimiterAbstract, key: string, limit: number): Promise<void> {
+/** Counts one failure and returns the count in its window. */
+async function counted(counter: RateLimiterAbstract, key: string): Promise<RateLimiterRes> {
   // A consume past the counter's points rejects with its state: a count all the same.
-  const counted = await counter.consume(key).catch((refused: unknown) => {
+  return counter.consume(key).catch((refused: unknown) => {
     if (refused instanceof RateLimiterRes) return refused;
     throw refused;
   });
-  if (counted.consumedPoints === limit) await counter.block(key, BLOCK_SECONDS);
 }
 
 /** What names the account a failed attempt aimed at: the username, or a key's or token's first characters. */

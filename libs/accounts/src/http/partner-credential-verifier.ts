@@ -1,48 +1,87 @@
-import { ViewStore } from '@deals/kernel';
+import { Clock, Unauthorized, ViewStore } from '@deals/kernel';
 import { CredentialVerifier, PartnerRef, UserTokenRef } from '@deals/wire';
-import { tokenHash } from '../domain/access-token/access-token';
-import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/access-tokens.projection';
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
+import { tokenHash } from '../domain/access-token/access-token';
 import { hashSecret } from '../domain/partner/partner-credentials';
-import { PARTNER_CREDENTIALS, PartnerCredentials } from '../projections/partner-credentials/partner-credentials.projection';
+import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/access-tokens.projection';
+import { PARTNER_ACCOUNTS, PartnerAccount } from '../projections/partner-accounts/partner-accounts.projection';
+import { PARTNER_API_KEYS, PartnerApiKeyView } from '../projections/partner-api-keys/partner-api-keys.projection';
 import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-const toRef = (view: PartnerCredentials): PartnerRef => ({
+const toRef = (view: PartnerAccount, credentialId?: string): PartnerRef => ({
   id: view._id,
   name: view.name,
   role: view.role,
-  // Documents written before budgets existed have no such field.
-  requestsPerMinute: view.requestsPerMinute ?? null,
+  requestsPerMinute: view.requestsPerMinute,
+  ...(credentialId === undefined ? {} : { credentialId }),
 });
 
-/** How long a key that was found stays trusted without asking the view again. */
-const KNOWN_KEY_TTL_MS = 5000;
+/**
+ * How long a key that was found stays trusted without asking the views again: short, since a
+ * revocation must stop it on every replica within a second (each replica's views follow the log).
+ */
+const KNOWN_KEY_TTL_MS = 250;
 const KNOWN_KEY_CAPACITY = 10_000;
 
+interface KnownKey {
+  partner: PartnerRef;
+  expiresAt: number | null;
+  revokedAt: string | null;
+  /** performance.now() until which it is trusted. */
+  until: number;
+}
+
+/** Refuses a key or password that no longer works, saying why (a right secret: telling it is safe). */
+function refuseEnded(what: string, revokedAt: string | null, expiresAt: number | null, now: number): void {
+  if (revokedAt !== null) throw new Unauthorized(`this ${what} was revoked at ${revokedAt}: use a live one`);
+  if (expiresAt !== null && expiresAt <= now)
+    throw new Unauthorized(`this ${what} expired at ${new Date(expiresAt).toISOString()}: use a live one`);
+}
+
 /**
- * Checks partner credentials against the hashes in the partner view. Keys found are remembered for
- * a few seconds (every request presents one); keys not found are always looked up, so a partner
- * the CLI has just created is accepted at once.
+ * Checks partner credentials against the hashes in the partner views: a key by its hash (it may be
+ * revoked or expired), a v3 username and one of its passwords (the current one, or a replaced one
+ * in its grace period). Keys found are remembered for a moment: every request presents one.
  */
 @Injectable()
 export class PartnerCredentialVerifier extends CredentialVerifier {
-  private readonly knownKeys = new Map<string, { partner: PartnerRef; until: number }>();
+  private readonly knownKeys = new Map<string, KnownKey>();
 
-  constructor(private readonly views: ViewStore) {
+  constructor(
+    private readonly views: ViewStore,
+    private readonly clock: Clock,
+  ) {
     super();
   }
 
   async byApiKey(apiKey: string): Promise<PartnerRef | null> {
-    const now = Date.now();
-    const known = this.knownKeys.get(apiKey);
-    if (known && known.until > now) return known.partner;
-    const view = await this.views.findOne<PartnerCredentials>(PARTNER_CREDENTIALS, { apiKeyHash: hashSecret(apiKey) });
-    if (!view) return null;
+    // The cache's age in real time; the key's expiry by the service's clock.
+    const elapsed = performance.now();
+    let known = this.knownKeys.get(apiKey);
+    if (!known || known.until <= elapsed) {
+      const found = await this.lookUp(apiKey, elapsed);
+      if (!found) return null;
+      known = found;
+    }
+    refuseEnded('api_key', known.revokedAt, known.expiresAt, this.clock.now().getTime());
+    return known.partner;
+  }
+
+  private async lookUp(apiKey: string, elapsed: number): Promise<KnownKey | null> {
+    const key = await this.views.findById<PartnerApiKeyView>(PARTNER_API_KEYS, hashSecret(apiKey));
+    const account = key && (await this.views.findById<PartnerAccount>(PARTNER_ACCOUNTS, key.partnerId));
+    if (!key || !account) return null;
+    const known = {
+      partner: toRef(account, key.keyId),
+      expiresAt: key.expiresAt === null ? null : Date.parse(key.expiresAt),
+      revokedAt: key.revokedAt,
+      until: elapsed + KNOWN_KEY_TTL_MS,
+    };
     if (this.knownKeys.size >= KNOWN_KEY_CAPACITY) this.knownKeys.clear();
-    this.knownKeys.set(apiKey, { partner: toRef(view), until: now + KNOWN_KEY_TTL_MS });
-    return toRef(view);
+    this.knownKeys.set(apiKey, known);
+    return known;
   }
 
   async byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null> {
@@ -51,7 +90,7 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     // A deleted user's tokens stop working: restoring the user is its partner's call.
     const user = await this.views.findById<UserAccount>(USER_ACCOUNTS, token.userId);
     if (!user || user.deleted) return null;
-    const partner = await this.views.findById<PartnerCredentials>(PARTNER_CREDENTIALS, token.partnerId);
+    const partner = await this.views.findById<PartnerAccount>(PARTNER_ACCOUNTS, token.partnerId);
     if (!partner) return null;
     return {
       partner: toRef(partner),
@@ -60,7 +99,11 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
   }
 
   async byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null> {
-    const view = await this.views.findOne<PartnerCredentials>(PARTNER_CREDENTIALS, { username });
-    return view && sameHash(view.passwordHash, hashSecret(password)) ? toRef(view) : null;
+    const view = await this.views.findOne<PartnerAccount>(PARTNER_ACCOUNTS, { username });
+    const hash = hashSecret(password);
+    const matched = view?.passwords.find((p) => sameHash(p.hash, hash));
+    if (!view || !matched) return null;
+    refuseEnded('password', null, matched.expiresAt === null ? null : Date.parse(matched.expiresAt), this.clock.now().getTime());
+    return toRef(view, 'password');
   }
 }

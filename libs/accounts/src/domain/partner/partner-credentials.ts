@@ -12,6 +12,13 @@ export interface IssuedCredentials {
  */
 export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
+/** Characters of a key shown to tell it apart (`dk_` and 9 more): too few to help a guess. */
+export const KEY_PREFIX_LENGTH = 12;
+
+export const newApiKey = (random: (bytes: number) => Buffer = randomBytes) => `dk_${random(24).toString('base64url')}`;
+export const newPassword = (random: (bytes: number) => Buffer = randomBytes) => random(24).toString('base64url');
+export const keyPrefix = (apiKey: string) => apiKey.slice(0, KEY_PREFIX_LENGTH);
+
 export function issueCredentials(name: string, random: (bytes: number) => Buffer = randomBytes): IssuedCredentials {
   const slug =
     name
@@ -19,9 +26,5 @@ export function issueCredentials(name: string, random: (bytes: number) => Buffer
       .replace(/[^a-z0-9]+/g, '-')
       .replace(/^-|-$/g, '')
       .slice(0, 24) || 'partner';
-  return {
-    apiKey: `dk_${random(24).toString('base64url')}`,
-    username: `${slug}-${random(3).toString('hex')}`,
-    password: random(24).toString('base64url'),
-  };
+  return { apiKey: newApiKey(random), username: `${slug}-${random(3).toString('hex')}`, password: newPassword(random) };
 }

@@ -1,25 +1,75 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
-import { PARTNER_ROLES, PartnerEvent, PartnerRateLimitChanged, PartnerRegistered, PartnerRole } from './partner.events';
+import { Decider, DomainCommand, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import {
+  INITIAL_KEY_ID,
+  PARTNER_ROLES,
+  PartnerApiKeyIssued,
+  PartnerEvent,
+  PartnerRateLimitChanged,
+  PartnerRegistered,
+  PartnerRole,
+} from './partner.events';
 
-export type RegisterPartner = DomainCommand<'RegisterPartner', PartnerRegistered['data']>;
+export type RegisterPartner = DomainCommand<'RegisterPartner', Omit<PartnerRegistered['data'], 'issuedAt'>>;
 export type ChangePartnerRateLimit = DomainCommand<'ChangePartnerRateLimit', PartnerRateLimitChanged['data']>;
-export type PartnerCommand = RegisterPartner | ChangePartnerRateLimit;
+/** A new key made by the caller (its secret never enters the command: its hash and shown prefix do). */
+type NewKey = Omit<PartnerApiKeyIssued['data'], 'issuedAt' | 'name'> & { name?: string };
+export type IssuePartnerApiKey = DomainCommand<'IssuePartnerApiKey', NewKey>;
+/** `oldKeyId` null: the partner's one key without an expiry. */
+export type RotatePartnerApiKey = DomainCommand<'RotatePartnerApiKey', NewKey & { oldKeyId: string | null; oldExpiresAt: string }>;
+export type RevokePartnerApiKey = DomainCommand<'RevokePartnerApiKey', { partnerId: string; keyId: string }>;
+export type RenamePartnerApiKey = DomainCommand<'RenamePartnerApiKey', { partnerId: string; keyId: string; name: string }>;
+export type RotatePartnerPassword = DomainCommand<
+  'RotatePartnerPassword',
+  { partnerId: string; passwordHash: string; previousExpiresAt: string }
+>;
+export type PartnerCommand =
+  | RegisterPartner
+  | ChangePartnerRateLimit
+  | IssuePartnerApiKey
+  | RotatePartnerApiKey
+  | RevokePartnerApiKey
+  | RenamePartnerApiKey
+  | RotatePartnerPassword;
+
+export interface PartnerKey {
+  keyHash: string;
+  /** null: a key made before keys had shown prefixes. */
+  prefix: string | null;
+  name: string;
+  expiresAt: string | null;
+  revoked: boolean;
+}
 
 export interface Partner {
   registered: boolean;
   role: PartnerRole | null;
   requestsPerMinute: number | null;
+  /** The v3 username (null before registration). */
+  username: string | null;
+  keys: Record<string, PartnerKey>;
+}
+
+export type KeyState = 'live' | 'expiring' | 'expired' | 'revoked';
+
+/** A key's state at `now`: revoked, expired, working until an expiry (expiring), or live. */
+export function keyState(key: { revokedAt?: string | null; revoked?: boolean; expiresAt: string | null }, now: Date): KeyState {
+  if (key.revoked || key.revokedAt) return 'revoked';
+  if (key.expiresAt === null) return 'live';
+  return Date.parse(key.expiresAt) <= now.getTime() ? 'expired' : 'expiring';
 }
 
 /** The largest budget a partner may be given: a million requests a minute is beyond any one process. */
 export const MAX_REQUESTS_PER_MINUTE = 10_000_000;
+/** Keys a partner may hold working at once (live or expiring): enough for a rotation per environment. */
+export const MAX_WORKING_KEYS = 10;
+const MAX_KEY_NAME = 100;
 
-function rateLimitIssue(requestsPerMinute: number | null | undefined) {
+function rateLimitIssue(requestsPerMinute: number | null | undefined): ValidationIssue[] {
   if (requestsPerMinute === null || requestsPerMinute === undefined) return [];
   if (Number.isSafeInteger(requestsPerMinute) && requestsPerMinute >= 1 && requestsPerMinute <= MAX_REQUESTS_PER_MINUTE) return [];
   return [
     {
-      type: 'invalid' as const,
+      type: 'invalid',
       resource: 'partner',
       field: 'requests_per_minute',
       message: `must be a whole number from 1 to ${MAX_REQUESTS_PER_MINUTE}`,
@@ -27,39 +77,158 @@ function rateLimitIssue(requestsPerMinute: number | null | undefined) {
   ];
 }
 
+const invalidKey = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'api_key', field, message }]);
+
+// Shown on the partner site and printed to operators' terminals: no control characters (an ESC sequence would drive the terminal).
+function checkedName(name: string, resource: 'partner' | 'api_key', max: number): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw new ValidationFailed([{ type: 'missing_field', resource, field: 'name', message: 'is required' }]);
+  if (trimmed.length > max || /\p{Cc}/u.test(trimmed))
+    throw new ValidationFailed([
+      { type: 'invalid', resource, field: 'name', message: `must be at most ${max} characters, without control characters` },
+    ]);
+  return trimmed;
+}
+
+/** The later of an expiry asked for and now (an expiry in the past means at once), never later than one already set. */
+function expiryAt(asked: string, now: Date, current: string | null, field: string): string {
+  const at = Date.parse(asked);
+  if (!Number.isFinite(at)) throw invalidKey(field, 'must be a date and time');
+  const clamped = new Date(Math.max(at, now.getTime())).toISOString();
+  return current !== null && Date.parse(current) < Date.parse(clamped) ? current : clamped;
+}
+
+const workingKeys = (partner: Partner, now: Date) =>
+  Object.entries(partner.keys).filter(([, key]) => ['live', 'expiring'].includes(keyState(key, now)));
+
+function mustBeRegistered(partner: Partner, partnerId: string) {
+  if (!partner.registered) throw new NotFound(`partner ${partnerId} not found`);
+}
+
+function issued(partner: Partner, data: NewKey, name: string, now: Date): PartnerApiKeyIssued {
+  if (partner.keys[data.keyId]) throw invalidKey('id', 'is already taken');
+  if (workingKeys(partner, now).length >= MAX_WORKING_KEYS)
+    throw invalidKey('api_key', `the partner already holds ${MAX_WORKING_KEYS} working keys: revoke one first`);
+  const { partnerId, keyId, keyHash, prefix } = data;
+  return { type: 'PartnerApiKeyIssued', data: { partnerId, keyId, keyHash, prefix, name, issuedAt: now.toISOString() } };
+}
+
+/** The key a rotation replaces: the one named, or the partner's one key without an expiry. */
+function keyToRotate(partner: Partner, oldKeyId: string | null, now: Date): [string, PartnerKey] | null {
+  if (oldKeyId !== null) {
+    const key = partner.keys[oldKeyId];
+    if (!key) throw new NotFound(`api key ${oldKeyId} not found`);
+    const state = keyState(key, now);
+    if (state === 'revoked' || state === 'expired') throw invalidKey('key', `is ${state}: issue a new key instead`);
+    return [oldKeyId, key];
+  }
+  const live = Object.entries(partner.keys).filter(([, key]) => keyState(key, now) === 'live');
+  if (live.length > 1) throw invalidKey('key', `the partner holds ${live.length} live keys: name the one to rotate`);
+  return live[0] ?? null;
+}
+
+function decideRegistration(command: RegisterPartner, partner: Partner, now: Date): PartnerEvent[] {
+  if (partner.registered)
+    throw new ValidationFailed([{ type: 'invalid', resource: 'partner', field: 'id', message: 'is already registered' }]);
+  const issues: ValidationIssue[] = [];
+  try {
+    checkedName(command.data.name, 'partner', 200);
+  } catch (error) {
+    issues.push(...(error as ValidationFailed).issues);
+  }
+  if (!PARTNER_ROLES.includes(command.data.role))
+    issues.push({ type: 'invalid', resource: 'partner', field: 'role', message: `must be one of ${PARTNER_ROLES.join(', ')}` });
+  issues.push(...rateLimitIssue(command.data.requestsPerMinute));
+  if (issues.length) throw new ValidationFailed(issues);
+  return [{ type: 'PartnerRegistered', data: { ...command.data, issuedAt: now.toISOString() } }];
+}
+
 export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
-  initialState: () => ({ registered: false, role: null, requestsPerMinute: null }),
-  decide(command, partner) {
-    if (command.type === 'ChangePartnerRateLimit') {
-      if (!partner.registered) throw new NotFound(`partner ${command.data.partnerId} not found`);
-      const issues = rateLimitIssue(command.data.requestsPerMinute);
-      if (issues.length) throw new ValidationFailed(issues);
-      if (partner.requestsPerMinute === command.data.requestsPerMinute) return [];
-      return [{ type: 'PartnerRateLimitChanged', data: command.data }];
+  initialState: () => ({ registered: false, role: null, requestsPerMinute: null, username: null, keys: {} }),
+  decide(command, partner, now) {
+    if (command.type === 'RegisterPartner') return decideRegistration(command, partner, now);
+    const { partnerId } = command.data;
+    mustBeRegistered(partner, partnerId);
+    switch (command.type) {
+      case 'ChangePartnerRateLimit': {
+        const issues = rateLimitIssue(command.data.requestsPerMinute);
+        if (issues.length) throw new ValidationFailed(issues);
+        return partner.requestsPerMinute === command.data.requestsPerMinute
+          ? []
+          : [{ type: 'PartnerRateLimitChanged', data: command.data }];
+      }
+      case 'IssuePartnerApiKey': {
+        const count = Object.keys(partner.keys).length + 1;
+        return [issued(partner, command.data, checkedName(command.data.name ?? `key ${count}`, 'api_key', MAX_KEY_NAME), now)];
+      }
+      case 'RotatePartnerApiKey': {
+        const old = keyToRotate(partner, command.data.oldKeyId, now);
+        const name = checkedName(command.data.name ?? old?.[1].name ?? 'key', 'api_key', MAX_KEY_NAME);
+        if (!old) return [issued(partner, command.data, name, now)];
+        const [oldKeyId, oldKey] = old;
+        const expiresAt = expiryAt(command.data.oldExpiresAt, now, oldKey.expiresAt, 'expire_old');
+        // The new key is counted with the old one still working: a rotation at the limit is refused, not half done.
+        const newKey = issued(partner, command.data, name, now);
+        return [newKey, { type: 'PartnerApiKeyExpirySet', data: { partnerId, keyId: oldKeyId, keyHash: oldKey.keyHash, expiresAt } }];
+      }
+      case 'RevokePartnerApiKey': {
+        const key = partner.keys[command.data.keyId];
+        if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
+        if (key.revoked) return [];
+        return [
+          {
+            type: 'PartnerApiKeyRevoked',
+            data: { partnerId, keyId: command.data.keyId, keyHash: key.keyHash, revokedAt: now.toISOString() },
+          },
+        ];
+      }
+      case 'RenamePartnerApiKey': {
+        const key = partner.keys[command.data.keyId];
+        if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
+        const name = checkedName(command.data.name, 'api_key', MAX_KEY_NAME);
+        return name === key.name
+          ? []
+          : [{ type: 'PartnerApiKeyRenamed', data: { partnerId, keyId: command.data.keyId, keyHash: key.keyHash, name } }];
+      }
+      case 'RotatePartnerPassword': {
+        const previousExpiresAt = expiryAt(command.data.previousExpiresAt, now, null, 'expire_old');
+        return [
+          {
+            type: 'PartnerPasswordRotated',
+            data: { partnerId, passwordHash: command.data.passwordHash, issuedAt: now.toISOString(), previousExpiresAt },
+          },
+        ];
+      }
     }
-    const { name, role } = command.data;
-    if (partner.registered) {
-      throw new ValidationFailed([{ type: 'invalid', resource: 'partner', field: 'id', message: 'is already registered' }]);
-    }
-    const issues = [];
-    if (!name.trim()) issues.push({ type: 'missing_field' as const, resource: 'partner', field: 'name', message: 'is required' });
-    // Printed to operators' terminals and in audits: no control characters (an ESC sequence would drive the terminal).
-    else if (name.length > 200 || /\p{Cc}/u.test(name)) {
-      issues.push({
-        type: 'invalid' as const,
-        resource: 'partner',
-        field: 'name',
-        message: 'must be at most 200 characters, without control characters',
-      });
-    }
-    if (!PARTNER_ROLES.includes(role))
-      issues.push({ type: 'invalid' as const, resource: 'partner', field: 'role', message: `must be one of ${PARTNER_ROLES.join(', ')}` });
-    issues.push(...rateLimitIssue(command.data.requestsPerMinute));
-    if (issues.length) throw new ValidationFailed(issues);
-    return [{ type: 'PartnerRegistered', data: command.data }];
   },
   evolve(partner, event) {
-    if (event.type === 'PartnerRateLimitChanged') return { ...partner, requestsPerMinute: event.data.requestsPerMinute };
-    return { registered: true, role: event.data.role, requestsPerMinute: event.data.requestsPerMinute ?? null };
+    switch (event.type) {
+      case 'PartnerRegistered': {
+        const { role, requestsPerMinute, apiKeyHash, apiKeyId, apiKeyPrefix } = event.data;
+        const first: PartnerKey = { keyHash: apiKeyHash, prefix: apiKeyPrefix ?? null, name: 'first key', expiresAt: null, revoked: false };
+        const keys = { [apiKeyId ?? INITIAL_KEY_ID]: first };
+        return { ...partner, registered: true, role, requestsPerMinute: requestsPerMinute ?? null, username: event.data.username, keys };
+      }
+      case 'PartnerRateLimitChanged':
+        return { ...partner, requestsPerMinute: event.data.requestsPerMinute };
+      case 'PartnerApiKeyIssued': {
+        const { keyId, keyHash, prefix, name } = event.data;
+        return { ...partner, keys: { ...partner.keys, [keyId]: { keyHash, prefix, name, expiresAt: null, revoked: false } } };
+      }
+      case 'PartnerApiKeyExpirySet':
+      case 'PartnerApiKeyRevoked':
+      case 'PartnerApiKeyRenamed': {
+        const key = partner.keys[event.data.keyId];
+        const changed =
+          event.type === 'PartnerApiKeyExpirySet'
+            ? { expiresAt: event.data.expiresAt }
+            : event.type === 'PartnerApiKeyRevoked'
+              ? { revoked: true }
+              : { name: event.data.name };
+        return { ...partner, keys: { ...partner.keys, [event.data.keyId]: { ...key, ...changed } } };
+      }
+      case 'PartnerPasswordRotated':
+        return partner;
+    }
   },
 };

@@ -1,0 +1,257 @@
+import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { hashSecret, IssuedCredentials, issueCredentials, keyPrefix, newApiKey, newPassword } from '../domain/partner/partner-credentials';
+import { PartnerCommand, partnerDecider } from '../domain/partner/partner.decider';
+import { PartnerRole, partnerStream } from '../domain/partner/partner.events';
+
+/** Runs one command on a partner's stream with the service's clock and the caller in the events' metadata. */
+@Injectable()
+abstract class PartnerCommandHandler {
+  constructor(
+    protected readonly store: EventStore,
+    protected readonly clock: Clock,
+    protected readonly ids: IdGenerator,
+  ) {}
+
+  protected async run(command: PartnerCommand, caller: CommandCaller): Promise<LogPosition | null> {
+    const now = this.clock.now();
+    const { position } = await handleCommand(this.store, partnerStream(command.data.partnerId), partnerDecider, command, {
+      now,
+      metadata: caller,
+    });
+    return position;
+  }
+}
+
+export interface CreatedPartner extends IssuedCredentials {
+  partnerId: string;
+  name: string;
+  role: PartnerRole;
+  keyId: string;
+  prefix: string;
+  requestsPerMinute: number | null;
+  position: LogPosition | null;
+}
+
+/** Registers a partner; the only moment its secrets exist in clear is this command's result. */
+export class CreatePartner extends Command<CreatedPartner> {
+  constructor(
+    readonly name: string,
+    readonly role: PartnerRole,
+    readonly caller: CommandCaller,
+    /** The partner's request budget; undefined: the service's default. */
+    readonly requestsPerMinute?: number,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(CreatePartner)
+export class CreatePartnerHandler extends PartnerCommandHandler implements ICommandHandler<CreatePartner> {
+  async execute({ name, role, caller, requestsPerMinute }: CreatePartner): Promise<CreatedPartner> {
+    const partnerId = this.ids.next();
+    const keyId = this.ids.next();
+    const credentials = issueCredentials(name);
+    const data = {
+      partnerId,
+      name: name.trim(),
+      role,
+      apiKeyHash: hashSecret(credentials.apiKey),
+      apiKeyId: keyId,
+      apiKeyPrefix: keyPrefix(credentials.apiKey),
+      username: credentials.username,
+      passwordHash: hashSecret(credentials.password),
+      ...(requestsPerMinute !== undefined ? { requestsPerMinute } : {}),
+    };
+    const position = await this.run({ type: 'RegisterPartner', data }, caller);
+    return {
+      partnerId,
+      name: data.name,
+      role,
+      keyId,
+      prefix: data.apiKeyPrefix,
+      position,
+      requestsPerMinute: requestsPerMinute ?? null,
+      ...credentials,
+    };
+  }
+}
+
+/** Sets a partner's request budget (null: the service's default); applies within seconds, in every process. */
+export class ChangePartnerRateLimit extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly requestsPerMinute: number | null,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ChangePartnerRateLimit)
+export class ChangePartnerRateLimitHandler extends PartnerCommandHandler implements ICommandHandler<ChangePartnerRateLimit> {
+  async execute({ partnerId, requestsPerMinute, caller }: ChangePartnerRateLimit) {
+    return { position: await this.run({ type: 'ChangePartnerRateLimit', data: { partnerId, requestsPerMinute } }, caller) };
+  }
+}
+
+/** A key made by {@link IssuePartnerApiKey} or {@link RotatePartnerApiKey}: its secret exists in clear only here. */
+export interface IssuedApiKey {
+  keyId: string;
+  apiKey: string;
+  prefix: string;
+  position: LogPosition | null;
+}
+
+/** One more key for the partner, beside those it holds. */
+export class IssuePartnerApiKey extends Command<IssuedApiKey> {
+  constructor(
+    readonly partnerId: string,
+    /** undefined: `key <n>`. */
+    readonly name: string | undefined,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+function madeKey(ids: IdGenerator) {
+  const apiKey = newApiKey();
+  return { keyId: ids.next(), apiKey, prefix: keyPrefix(apiKey), keyHash: hashSecret(apiKey) };
+}
+
+@CommandHandler(IssuePartnerApiKey)
+export class IssuePartnerApiKeyHandler extends PartnerCommandHandler implements ICommandHandler<IssuePartnerApiKey> {
+  async execute({ partnerId, name, caller }: IssuePartnerApiKey): Promise<IssuedApiKey> {
+    const { keyHash, ...key } = madeKey(this.ids);
+    const position = await this.run(
+      { type: 'IssuePartnerApiKey', data: { partnerId, keyId: key.keyId, keyHash, prefix: key.prefix, name } },
+      caller,
+    );
+    return { ...key, position };
+  }
+}
+
+export interface RotatedApiKey extends IssuedApiKey {
+  /** The key replaced and when it stops working; null when the partner held no live key to replace. */
+  oldKeyId: string | null;
+  oldExpiresAt: string | null;
+}
+
+/**
+ * A new key in place of one the partner holds (`keyId`, or its one live key when null), which keeps
+ * working until `oldExpiresAt` (at once when that is now or past: a compromised key).
+ */
+export class RotatePartnerApiKey extends Command<RotatedApiKey> {
+  constructor(
+    readonly partnerId: string,
+    readonly keyId: string | null,
+    readonly oldExpiresAt: string,
+    readonly caller: CommandCaller,
+    /** undefined: the old key's name. */
+    readonly name?: string,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RotatePartnerApiKey)
+export class RotatePartnerApiKeyHandler extends PartnerCommandHandler implements ICommandHandler<RotatePartnerApiKey> {
+  async execute({ partnerId, keyId, oldExpiresAt, caller, name }: RotatePartnerApiKey): Promise<RotatedApiKey> {
+    const { keyHash, ...key } = madeKey(this.ids);
+    const now = this.clock.now();
+    const { position, events } = await handleCommand(
+      this.store,
+      partnerStream(partnerId),
+      partnerDecider,
+      {
+        type: 'RotatePartnerApiKey',
+        data: { partnerId, keyId: key.keyId, keyHash, prefix: key.prefix, name, oldKeyId: keyId, oldExpiresAt },
+      },
+      { now, metadata: caller },
+    );
+    const expiry = events.find((event) => event.type === 'PartnerApiKeyExpirySet');
+    return {
+      ...key,
+      position,
+      oldKeyId: expiry?.type === 'PartnerApiKeyExpirySet' ? expiry.data.keyId : null,
+      oldExpiresAt: expiry?.type === 'PartnerApiKeyExpirySet' ? expiry.data.expiresAt : null,
+    };
+  }
+}
+
+/** Ends a key at once. */
+export class RevokePartnerApiKey extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly keyId: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RevokePartnerApiKey)
+export class RevokePartnerApiKeyHandler extends PartnerCommandHandler implements ICommandHandler<RevokePartnerApiKey> {
+  async execute({ partnerId, keyId, caller }: RevokePartnerApiKey) {
+    return { position: await this.run({ type: 'RevokePartnerApiKey', data: { partnerId, keyId } }, caller) };
+  }
+}
+
+export class RenamePartnerApiKey extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly keyId: string,
+    readonly name: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RenamePartnerApiKey)
+export class RenamePartnerApiKeyHandler extends PartnerCommandHandler implements ICommandHandler<RenamePartnerApiKey> {
+  async execute({ partnerId, keyId, name, caller }: RenamePartnerApiKey) {
+    return { position: await this.run({ type: 'RenamePartnerApiKey', data: { partnerId, keyId, name } }, caller) };
+  }
+}
+
+export interface RotatedPassword {
+  username: string;
+  password: string;
+  previousExpiresAt: string;
+  position: LogPosition | null;
+}
+
+/** A new v3 password; the current one keeps working until `oldExpiresAt` (at once when that is now or past). */
+export class RotatePartnerPassword extends Command<RotatedPassword> {
+  constructor(
+    readonly partnerId: string,
+    readonly oldExpiresAt: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RotatePartnerPassword)
+export class RotatePartnerPasswordHandler extends PartnerCommandHandler implements ICommandHandler<RotatePartnerPassword> {
+  async execute({ partnerId, oldExpiresAt, caller }: RotatePartnerPassword): Promise<RotatedPassword> {
+    const password = newPassword();
+    const { position, events, state } = await handleCommand(
+      this.store,
+      partnerStream(partnerId),
+      partnerDecider,
+      { type: 'RotatePartnerPassword', data: { partnerId, passwordHash: hashSecret(password), previousExpiresAt: oldExpiresAt } },
+      { now: this.clock.now(), metadata: caller },
+    );
+    const rotated = events[0];
+    return {
+      username: state.username!,
+      password,
+      previousExpiresAt: rotated.type === 'PartnerPasswordRotated' ? rotated.data.previousExpiresAt : oldExpiresAt,
+      position,
+    };
+  }
+}

@@ -1,0 +1,60 @@
+import { defineProjection, ViewDocument } from '@deals/kernel';
+import type { PartnerEvent, PartnerRole } from '../../domain/partner/partner.events';
+
+/** A v3 password's hash and when it stops working (null: until rotated). */
+export interface PartnerPassword {
+  hash: string;
+  expiresAt: string | null;
+}
+
+/** "Which partner is this, and which username and passwords does it sign v3 calls with?" Hashes only, and its budget. */
+export interface PartnerAccount extends ViewDocument {
+  name: string;
+  role: PartnerRole;
+  username: string;
+  /** The current password first, then replaced ones still in their grace period. */
+  passwords: PartnerPassword[];
+  /** null: the service's default budget. */
+  requestsPerMinute: number | null;
+  registeredAt: string;
+}
+
+export const PARTNER_ACCOUNTS = 'partner_accounts';
+
+export const partnerAccountsProjection = defineProjection<PartnerAccount>({
+  name: PARTNER_ACCOUNTS,
+  handles: ['PartnerRegistered', 'PartnerRateLimitChanged', 'PartnerPasswordRotated'],
+  // One document a partner, read by every request: held in memory by the embedded store.
+  keepInMemory: true,
+  indexes: [{ keys: { username: 1 }, unique: true }],
+  documentIds: (event) => [(event.data as { partnerId: string }).partnerId],
+  evolve(view, recorded) {
+    const event = recorded as unknown as PartnerEvent;
+    if (event.type === 'PartnerRateLimitChanged')
+      return view && { ...view, _pos: recorded.position, requestsPerMinute: event.data.requestsPerMinute };
+    if (event.type === 'PartnerPasswordRotated') {
+      if (!view) return null;
+      const { passwordHash, issuedAt, previousExpiresAt } = event.data;
+      // Replaced passwords end at the rotation's expiry, or earlier if they already had one; those over by now are dropped.
+      const replaced = view.passwords
+        .map((p) => ({
+          hash: p.hash,
+          expiresAt: p.expiresAt !== null && p.expiresAt < previousExpiresAt ? p.expiresAt : previousExpiresAt,
+        }))
+        .filter((p) => p.expiresAt > issuedAt);
+      return { ...view, _pos: recorded.position, passwords: [{ hash: passwordHash, expiresAt: null }, ...replaced] };
+    }
+    if (event.type !== 'PartnerRegistered') return view;
+    const { partnerId, name, role, username, passwordHash, requestsPerMinute, issuedAt } = event.data;
+    return {
+      _id: partnerId,
+      _pos: recorded.position,
+      name,
+      role,
+      username,
+      passwords: [{ hash: passwordHash, expiresAt: null }],
+      requestsPerMinute: requestsPerMinute ?? null,
+      registeredAt: issuedAt ?? recorded.metadata.occurredAt,
+    };
+  },
+});

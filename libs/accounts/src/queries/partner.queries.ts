@@ -1,0 +1,84 @@
+import { Clock, NotFound, ViewStore } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { KeyState, keyState } from '../domain/partner/partner.decider';
+import { PartnerRole } from '../domain/partner/partner.events';
+import { PARTNER_ACCOUNTS, PartnerAccount } from '../projections/partner-accounts/partner-accounts.projection';
+import { PARTNER_API_KEYS, PartnerApiKeyView } from '../projections/partner-api-keys/partner-api-keys.projection';
+
+/** A partner's key as its administrators see it: never the key, its first characters. */
+export interface PartnerApiKey {
+  keyId: string;
+  name: string;
+  prefix: string | null;
+  issuedAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  state: KeyState;
+}
+
+export interface PartnerSummary {
+  partnerId: string;
+  name: string;
+  role: PartnerRole;
+  username: string;
+  requestsPerMinute: number | null;
+  registeredAt: string;
+  /** Keys that work now (live or expiring). */
+  workingKeys: number;
+}
+
+/** A partner's keys, oldest first, with their state at `now`. */
+export async function partnerApiKeys(views: ViewStore, partnerId: string, now: Date): Promise<PartnerApiKey[]> {
+  const keys = await views.find<PartnerApiKeyView>(PARTNER_API_KEYS, { partnerId }, { sort: { issuedAt: 1 } });
+  return keys.map(({ keyId, name, prefix, issuedAt, expiresAt, revokedAt }) => ({
+    keyId,
+    name,
+    prefix,
+    issuedAt,
+    expiresAt,
+    revokedAt,
+    state: keyState({ revokedAt, expiresAt }, now),
+  }));
+}
+
+/** What operators and a partner's administrators read of partners and their keys. */
+@Injectable()
+export class PartnerQueries {
+  constructor(
+    private readonly views: ViewStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async partners(): Promise<PartnerSummary[]> {
+    const [accounts, keys] = await Promise.all([
+      this.views.find<PartnerAccount>(PARTNER_ACCOUNTS, {}, { sort: { registeredAt: 1 } }),
+      this.views.find<PartnerApiKeyView>(PARTNER_API_KEYS, {}),
+    ]);
+    const now = this.clock.now();
+    const working = new Map<string, number>();
+    for (const key of keys)
+      if (['live', 'expiring'].includes(keyState(key, now))) working.set(key.partnerId, (working.get(key.partnerId) ?? 0) + 1);
+    return accounts.map((a) => ({
+      partnerId: a._id,
+      name: a.name,
+      role: a.role,
+      username: a.username,
+      requestsPerMinute: a.requestsPerMinute,
+      registeredAt: a.registeredAt,
+      workingKeys: working.get(a._id) ?? 0,
+    }));
+  }
+
+  async keys(partnerId: string): Promise<PartnerApiKey[]> {
+    if (!(await this.views.findById<PartnerAccount>(PARTNER_ACCOUNTS, partnerId))) throw new NotFound(`partner ${partnerId} not found`);
+    return partnerApiKeys(this.views, partnerId, this.clock.now());
+  }
+
+  /** The key of the partner whose id or shown prefix is `idOrPrefix`. */
+  async keyOf(partnerId: string, idOrPrefix: string): Promise<PartnerApiKey> {
+    const keys = await this.keys(partnerId);
+    const found = keys.filter((k) => k.keyId === idOrPrefix || k.prefix === idOrPrefix);
+    if (found.length !== 1) throw new NotFound(`api key ${idOrPrefix} not found for partner ${partnerId}`);
+    return found[0];
+  }
+}
