@@ -4,6 +4,15 @@ import { InjectCommander } from 'nest-commander';
 import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
+import {
+  PartnersAddKeyCommand,
+  PartnersKeysCommand,
+  PartnersListCommand,
+  PartnersRenameKeyCommand,
+  PartnersRevokeKeyCommand,
+  PartnersRotateKeyCommand,
+  PartnersRotatePasswordCommand,
+} from './commands/partners-credentials.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
@@ -49,6 +58,13 @@ export class CliModule {
         OperatorPasswordCommand,
         PartnersCreateCommand,
         PartnersUpdateCommand,
+        PartnersListCommand,
+        PartnersKeysCommand,
+        PartnersAddKeyCommand,
+        PartnersRotateKeyCommand,
+        PartnersRevokeKeyCommand,
+        PartnersRenameKeyCommand,
+        PartnersRotatePasswordCommand,
         RegionsImportCommand,
         DealsImportCommand,
         DealsTransitionCommand,
