@@ -16,6 +16,7 @@ export function barcodeSvg(value: string): string | null {
       height: 14,
       includetext: true,
       textxalign: 'center',
+      textyoffset: -3,
       paddingwidth: 10,
       paddingheight: 2,
       backgroundcolor: 'FFFFFF',

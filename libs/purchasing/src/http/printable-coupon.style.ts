@@ -11,7 +11,7 @@ export const PRINTABLE_PAGE_STYLE = `
 *{box-sizing:border-box}
 html{background:#fff;color:#111}
 body{margin:0;font:16px/1.4 "Helvetica Neue",Arial,"Liberation Sans","DejaVu Sans",sans-serif;overflow-wrap:anywhere}
-main{position:relative;max-width:46rem;margin:1.5rem auto;padding:1.5rem;border:2px dashed #666}
+main{position:relative;overflow:hidden;max-width:46rem;margin:1.5rem auto;padding:1.5rem;border:2px dashed #666}
 h1{font-size:1.6rem;line-height:1.2;margin:0}
 h2{font-size:.8rem;letter-spacing:.06em;text-transform:uppercase;color:#444;margin:1rem 0 .25rem}
 p{margin:.2rem 0}
@@ -30,14 +30,18 @@ address{font-style:normal}
 .ref,.hint{font-size:.8rem;color:#555;margin-top:1rem}
 .void{margin:0 0 1rem;padding:.5rem;border:5px solid #b00;color:#b00;font-size:2.2rem;font-weight:800;text-align:center;text-transform:uppercase}
 .void small{display:block;font-size:1rem;font-weight:600;text-transform:none}
-.watermark{position:fixed;top:40%;left:-10%;right:-10%;text-align:center;font-size:7rem;font-weight:900;letter-spacing:.1em;text-transform:uppercase;color:rgba(187,0,0,.16);transform:rotate(-28deg);pointer-events:none}
+.watermark{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;font-size:min(6rem,12vw);font-weight:900;letter-spacing:.08em;text-transform:uppercase;color:rgba(187,0,0,.16);transform:rotate(-28deg);pointer-events:none}
 @media print{
-body{font-size:10.5pt}
-main{max-width:none;margin:0;padding:6mm 8mm}
-.codes{margin:4mm 0;padding:4mm 0}
-.qr{width:42mm;height:42mm}
-.barcode{width:76mm;height:auto}
-.fine{font-size:7.5pt}
+body{font-size:10pt}
+main{max-width:none;margin:0;padding:5mm 7mm}
+h2{font-size:7.5pt;margin:3mm 0 1mm}
+.when{margin-top:2mm}
+.codes{margin:3mm 0;padding:3mm 0}
+.qr{width:38mm;height:38mm}
+.barcode{width:72mm;height:auto}
+.locations{grid-template-columns:repeat(auto-fill,minmax(42mm,1fr));gap:2mm 5mm;font-size:8.5pt}
+.fine{font-size:7pt}
+.watermark{font-size:4.5rem}
 .hint{display:none}
 }
 `;
