@@ -6,7 +6,7 @@ import { CouponImages, localTime, printableCoupon, PrintableCouponPage, PRINTABL
 const now = Date.parse('2026-06-15T12:00:00Z');
 const coupon: CouponDetails = {
   _id: 'P7-1',
-  _pos: 1,
+  _pos: '00000000000000000001',
   partnerId: 'partner',
   userId: 'user',
   purchaseId: 'P7',
