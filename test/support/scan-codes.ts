@@ -14,7 +14,7 @@ export interface ScannedCodes {
 
 /**
  * The codes in a PNG screenshot (a file), read in a process of its own: inside jest's module
- * sandbox pngjs and jsQR run ten times slower (seconds per screenshot).
+ * sandbox pngjs and jsQR run many times slower.
  */
 export async function scanCodes(file: string): Promise<ScannedCodes> {
   const { stdout } = await promisify(execFile)(process.execPath, ['-r', '@swc-node/register', __filename, file], {

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 
 /**
  * The printable coupon's only style sheet, sent in the page and allowed by its hash. On paper it
- * fits one A4 or Letter page (the smaller of each side: 186 mm by 255 mm inside the margins) unless
- * the deal's terms are very long. Backgrounds are not printed by default, so a void coupon is
- * marked with borders and coloured text, not a fill.
+ * fits one A4 or Letter page (no page size is set: the narrower A4 and the shorter Letter both fit)
+ * unless the deal's terms are very long. Browsers print no backgrounds by default, so a coupon that
+ * is not valid is marked with borders and coloured text, not a fill.
  */
 export const PRINTABLE_PAGE_STYLE = `
 @page{margin:12mm}
