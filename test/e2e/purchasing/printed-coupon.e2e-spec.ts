@@ -1,15 +1,11 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { chromium, Browser, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
+import { browserSuite, launchChromium } from '../../support/chromium';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { scanCodes } from '../../support/scan-codes';
-
-/** Debian's Chromium (`apt-get install chromium`; `.ci/run` installs it when it is missing). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-const suite = available ? describe : describe.skip;
 
 /** Screenshots and PDFs for a person to look at (git ignores the folder). */
 const OUTPUT = join(__dirname, '..', '..', '..', 'test-output', 'printed-coupon');
@@ -17,7 +13,7 @@ const OUTPUT = join(__dirname, '..', '..', '..', 'test-output', 'printed-coupon'
 /** Pages in a PDF Chromium printed (its page objects, not the page tree's). */
 const pagesOf = (pdf: Buffer) => pdf.toString('latin1').match(/\/Type\s*\/Page(?![s\w])/g)?.length ?? 0;
 
-suite(`a printed coupon in a browser${available ? '' : ` (skipped: no Chromium at ${CHROMIUM}; apt-get install chromium)`}`, () => {
+browserSuite('a printed coupon in a browser', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let browser: Browser;
@@ -39,10 +35,7 @@ suite(`a printed coupon in a browser${available ? '' : ` (skipped: no Chromium a
     const reserved = await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 2 } });
     const claimed = await api.call('PUT', `/purchases/${reserved.body.purchase.id}/claim`, { apiKey, body: { user_id: userId } });
     coupons = claimed.body.purchase.coupons;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
