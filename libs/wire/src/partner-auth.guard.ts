@@ -173,11 +173,15 @@ export function authenticateEveryRequest(
 }
 
 /**
- * Lets only the operator (`operator` and its password, HTTP basic) through; wrong attempts are
- * throttled as a partner's are. Answers the refusal, or returns undefined to let it pass.
+ * Lets only the operator (`operator` and its password, HTTP basic) through. The password is chosen
+ * by a person, not 192 random bits: an address past its limit of wrong credentials is refused before
+ * the password is checked, so guessing from one address stays slow (others' addresses are not).
+ * Answers the refusal, or returns undefined to let it pass.
  */
 function operatorCheck(expected: Buffer, limits: RequestLimits | null) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const throttled = limits ? await limits.addressThrottled(request.ip) : null;
+    if (throttled) return refuse(reply, throttled);
     const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
     const given = match ? createHash('sha256').update(Buffer.from(match[1], 'base64').toString('utf8')).digest() : null;
     if (given && timingSafeEqual(given, expected)) return undefined;

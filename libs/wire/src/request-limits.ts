@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { errorBody } from './error-body';
@@ -105,26 +106,31 @@ export class RequestLimits {
    * right credentials pass whatever others did from the same address.
    */
   async failed(address: string, identity: string | null): Promise<Refusal | null> {
-    const [byAddress, byIdentity] = await Promise.all([
-      counted(this.failuresByAddress, address),
-      identity === null ? null : counted(this.failuresByIdentity, identity),
-    ]);
-    const over = [
-      {
-        res: byAddress,
-        limit: this.settings.failuresPerAddress,
-        message: 'too many wrong credentials from this address: wait before trying again',
-      },
-      {
-        res: byIdentity,
-        limit: this.settings.failuresPerIdentity,
-        message: 'too many wrong credentials for this account: wait before trying again',
-      },
-    ].filter((o) => o.res !== null && o.res.consumedPoints > o.limit);
-    if (!over.length) return null;
-    const excess = Math.max(...over.map((o) => o.res!.consumedPoints - o.limit));
-    const delayMs = Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(excess - 1, 30)) * 1000;
-    return { retryAfterMs: delayMs, message: over[0].message };
+    const byAddress = await counted(this.failuresByAddress, address);
+    const addressOver = byAddress.consumedPoints - this.settings.failuresPerAddress;
+    // An address already over its limit adds no account to count: one client cannot fill memory (or Redis) with names.
+    const byIdentity = identity === null || addressOver > 0 ? null : await counted(this.failuresByIdentity, identity);
+    const identityOver = byIdentity === null ? 0 : byIdentity.consumedPoints - this.settings.failuresPerIdentity;
+    const excess = Math.max(addressOver, identityOver);
+    if (excess <= 0) return null;
+    return {
+      retryAfterMs: Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(excess - 1, 30)) * 1000,
+      message:
+        addressOver > 0
+          ? 'too many wrong credentials from this address: wait before trying again'
+          : 'too many wrong credentials for this account: wait before trying again',
+    };
+  }
+
+  /** Whether the address is over its limit of wrong credentials (a refusal), without counting anything. */
+  async addressThrottled(address: string): Promise<Refusal | null> {
+    const res = await this.failuresByAddress.get(address);
+    const excess = res === null ? 0 : res.consumedPoints - this.settings.failuresPerAddress;
+    if (excess <= 0) return null;
+    return {
+      retryAfterMs: Math.min(MAX_DELAY_SECONDS * 1000, res!.msBeforeNext),
+      message: 'too many wrong credentials from this address: wait before trying again',
+    };
   }
 }
 
@@ -139,7 +145,10 @@ async function counted(counter: RateLimiterAbstract, key: string): Promise<RateL
 
 /** What names the account a failed attempt aimed at: the username, or a key's or token's first characters. */
 export function attemptedIdentity(kind: 'username' | 'api_key' | 'token', value: string): string {
-  return kind === 'username' ? `user:${value}` : `${kind}:${value.slice(0, KEY_PREFIX)}`;
+  // A username is named by its hash: a counter's key has one size, whatever a caller sends.
+  return kind === 'username'
+    ? `user:${createHash('sha256').update(value).digest('base64url').slice(0, 22)}`
+    : `${kind}:${value.slice(0, KEY_PREFIX)}`;
 }
 
 /** Answers 429 with `Retry-After` (whole seconds, at least 1) and part 7's body. */

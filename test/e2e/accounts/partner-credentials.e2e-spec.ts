@@ -53,6 +53,32 @@ describe("partner credentials' life cycle, over HTTPS", () => {
     expect((await regions(spare.apiKey)).status).toBe(200);
   });
 
+  it('ends the access tokens a key issued when the key is revoked, or rotated with `now`; a scheduled expiry leaves them be', async () => {
+    const partner = await api.createPartner('Tokens');
+    const user = (await api.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'tok@keys.test' } })).body.user_id;
+    const token = async (apiKey: string) =>
+      (await api.call('POST', `/users/${user}/access_tokens`, { apiKey, body: { expires_in: 86_400, scope: 'all', access: 'read,write' } }))
+        .body.access_token.id;
+    const asToken = (id: string) => api.call('GET', `/users/${user}`, { headers: { authorization: `Bearer ${id}` } });
+    const fromFirst = await token(partner.apiKey);
+    const rotated = await api.get(CommandBus).execute(new RotatePartnerApiKey(partner.partnerId, null, later(HOUR), OPERATOR));
+    await api.settle();
+    const fromSecond = await token(rotated.apiKey);
+    // The first key's scheduled expiry passes: its tokens live on (a routine rotation must not sign users out).
+    clock.advance(2 * HOUR);
+    expect((await asToken(fromFirst)).status).toBe(200);
+    // The second key leaks: rotated with `now`, it is revoked, and so is what it issued.
+    const third = await api
+      .get(CommandBus)
+      .execute(new RotatePartnerApiKey(partner.partnerId, rotated.keyId, clock.now().toISOString(), OPERATOR));
+    await api.settle();
+    const refused = await asToken(fromSecond);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error_msg).toMatch(/^the api_key that issued this access token was revoked at /);
+    expect((await api.call('GET', `/users/${user}`, { apiKey: third.apiKey })).status).toBe(200);
+    expect((await asToken(fromFirst)).status).toBe(200);
+  });
+
   it('rotates the v3 password with a grace period, and `now` ends the old one at once', async () => {
     const partner = await api.createPartner('Basic');
     const v3 = (password: string) => api.call('GET', '/api/v3/deals', { basic: { username: partner.username, password } });

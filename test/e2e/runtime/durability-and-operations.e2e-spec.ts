@@ -85,7 +85,7 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const escaped = await runCli(dir.path, ['partners:create', '--name', 'Evil\u001b[2J', '--json']);
       expect([escaped.code, escaped.stderr]).toEqual([
         1,
-        expect.stringContaining('must be at most 200 characters, without control characters'),
+        expect.stringContaining('must be at most 200 characters, without control or format characters'),
       ]);
       const seen = await eventually(
         () => api.call('GET', '/api/v1/regions', { apiKey: cliPartner.api_key }),

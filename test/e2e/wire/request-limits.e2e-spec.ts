@@ -117,4 +117,14 @@ describe('wrong credentials: throttled per client address and per account, over 
     const last = await api.call('GET', '/api/v1/regions', { apiKey: 'dk_zzzzzzzzzzzzzzzzzzzzzz' });
     expect(Number(last.headers['retry-after'])).toBe(900);
   });
+
+  it('refuses the operator (a password a person chose) from an address past its limit before checking the password', async () => {
+    const operatorPassword = (await import('@deals/runtime')).operatorPassword(api.get((await import('@deals/runtime')).ServiceConfig));
+    const asOperator = (password: string) =>
+      api.call('GET', '/admin/jobs', { headers: { authorization: `Basic ${Buffer.from(`operator:${password}`).toString('base64')}` } });
+    // The address is past its limit from the tests above.
+    const refused = await asOperator(operatorPassword);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error_msg).toContain('from this address');
+  });
 });

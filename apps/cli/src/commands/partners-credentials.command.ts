@@ -125,7 +125,10 @@ export class PartnersRotateKeyCommand extends PartnerCredentialsCommand {
   }
 
   async run([partnerId]: string[], options: { json?: boolean; key?: string; expireOld?: string; name?: string }): Promise<void> {
-    const oldKey = options.key === undefined ? null : (await this.partners.keyOf(partnerId, options.key)).keyId;
+    // The key to replace is named before the rotation: two rotations at once then both replace it, never one the other's new key.
+    const live = (await this.partners.keys(partnerId)).filter((k) => k.state === 'live');
+    const oldKey =
+      options.key !== undefined ? (await this.partners.keyOf(partnerId, options.key)).keyId : live.length === 1 ? live[0].keyId : null;
     const until = graceEnd(options.expireOld ?? DEFAULT_GRACE, this.clock.now());
     const key = await this.commands.execute(new RotatePartnerApiKey(partnerId, oldKey, until, OPERATOR, options.name));
     const old = key.oldKeyId === null ? null : await this.partners.keyOf(partnerId, key.oldKeyId);

@@ -58,6 +58,8 @@ export class IssueAccessToken extends Command<IssuedToken> {
     readonly userId: string,
     readonly grant: TokenGrant,
     readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
+    /** The partner's API key the request presented (see `PartnerRef.credentialId`). */
+    readonly keyId?: string,
   ) {
     super();
   }

@@ -64,7 +64,7 @@ export class IssueAccessTokenHandler implements ICommandHandler<IssueAccessToken
     private readonly clock: Clock,
   ) {}
 
-  async execute({ userId, grant, caller }: IssueAccessToken) {
+  async execute({ userId, grant, caller, keyId }: IssueAccessToken) {
     const now = this.clock.now();
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
     if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)
@@ -85,6 +85,7 @@ export class IssueAccessTokenHandler implements ICommandHandler<IssueAccessToken
           access: grant.access,
           issuedAt: now.toISOString(),
           expiresAt: new Date(now.getTime() + grant.expiresIn * 1000).toISOString(),
+          ...(keyId === undefined ? {} : { keyId }),
         },
       },
       { now, metadata: caller },

@@ -92,6 +92,12 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     if (!user || user.deleted) return null;
     const partner = await this.views.findById<PartnerAccount>(PARTNER_ACCOUNTS, token.partnerId);
     if (!partner) return null;
+    // A leaked key is revoked to end what its holder could do: the tokens it issued end with it.
+    const key =
+      token.keyId === undefined
+        ? null
+        : await this.views.findOne<PartnerApiKeyView>(PARTNER_API_KEYS, { partnerId: token.partnerId, keyId: token.keyId });
+    if (key?.revokedAt) throw new Unauthorized(`the api_key that issued this access token was revoked at ${key.revokedAt}`);
     return {
       partner: toRef(partner),
       token: { userId: token.userId, scope: token.scope, access: token.access, expiresAt: token.expiresAt },

@@ -1,5 +1,5 @@
 import { NotFound, ViewProgress } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, ByPartner, Caller, CurrentCaller, TokenResource } from '@deals/wire';
+import { ApiAnswer, ApiRequest, AuthenticatedRequest, AuthRequest, ByPartner, Caller, CurrentCaller, TokenResource } from '@deals/wire';
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -104,9 +104,14 @@ export class UsersController {
   })
   @ApiAnswer(AccessTokenAnswer, { errors: [404, 422] })
   @ApiRequest({ body: IssueAccessTokenBody })
-  async issueToken(@Param('user') userId: string, @Body() body: IssueAccessTokenBody, @CurrentCaller() caller: Caller) {
+  async issueToken(
+    @Param('user') userId: string,
+    @Body() body: IssueAccessTokenBody,
+    @CurrentCaller() caller: Caller,
+    @AuthRequest() request: AuthenticatedRequest,
+  ) {
     const grant = { expiresIn: body.expires_in, scope: body.scope, access: body.access };
-    const token = await this.commands.execute(new IssueAccessToken(userId, grant, caller));
+    const token = await this.commands.execute(new IssueAccessToken(userId, grant, caller, request.partner?.credentialId));
     await this.progress.waitFor([ACCESS_TOKENS], token.position);
     return {
       status: 'success',

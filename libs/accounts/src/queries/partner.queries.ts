@@ -87,7 +87,8 @@ export class PartnerQueries {
   async keyOf(partnerId: string, idOrPrefix: string): Promise<PartnerApiKey> {
     const keys = await this.keys(partnerId);
     const found = keys.filter((k) => k.keyId === idOrPrefix || k.prefix === idOrPrefix);
-    if (found.length !== 1) throw new NotFound(`api key ${idOrPrefix} not found for partner ${partnerId}`);
+    if (found.length > 1) throw new NotFound(`api key ${idOrPrefix} names ${found.length} keys of partner ${partnerId}: give its id`);
+    if (found.length === 0) throw new NotFound(`api key ${idOrPrefix} not found for partner ${partnerId}`);
     return found[0];
   }
 }

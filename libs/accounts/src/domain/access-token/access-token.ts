@@ -25,6 +25,8 @@ export type AccessTokenIssued = DomainEvent<
     access: TokenAccess[];
     issuedAt: string;
     expiresAt: string;
+    /** The partner's API key the token was issued with: revoking that key ends the token too. */
+    keyId?: string;
   }
 >;
 export type IssueAccessToken = DomainCommand<'IssueAccessToken', AccessTokenIssued['data']>;

@@ -41,13 +41,19 @@ describe('partner decider: credentials with a life cycle', () => {
         { type: 'PartnerApiKeyExpirySet', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', expiresAt: at(24 * HOUR) } },
       ]));
 
-  it('ends a compromised key at once: an expiry in the past is now', () =>
+  it('revokes a compromised key at once: an expiry now or in the past is a revocation, even at the limit of keys', () => {
+    const revokedNow = [
+      { type: 'PartnerApiKeyIssued', data: { ...newKey('k1'), name: 'production', issuedAt: at(0) } },
+      { type: 'PartnerApiKeyRevoked', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', revokedAt: at(0) } },
+    ];
     given([registered])
       .when(rotate('k0', at(-HOUR), 'production'), NOW)
-      .then([
-        { type: 'PartnerApiKeyIssued', data: { ...newKey('k1'), name: 'production', issuedAt: at(0) } },
-        { type: 'PartnerApiKeyExpirySet', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', expiresAt: at(0) } },
-      ]));
+      .then(revokedNow as PartnerEvent[]);
+    const many = Array.from({ length: MAX_WORKING_KEYS - 1 }, (_, i) => issuedEvent(`k${i + 10}`));
+    given([registered, ...many])
+      .when(rotate('k0', at(0), 'production'), NOW)
+      .then(revokedNow as PartnerEvent[]);
+  });
 
   it('never lengthens an expiry already set', () => {
     const expiring: PartnerEvent = {
@@ -97,7 +103,7 @@ describe('partner decider: credentials with a life cycle', () => {
       .when({ type: 'IssuePartnerApiKey', data: newKey('k1') }, NOW)
       .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ message: expect.stringContaining('revoke one first') })] });
     given([registered, ...many])
-      .when(rotate('k0', at(0)), NOW)
+      .when(rotate('k0', at(HOUR)), NOW)
       .thenThrows(ValidationFailed);
   });
 

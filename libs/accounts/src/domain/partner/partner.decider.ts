@@ -85,9 +85,9 @@ const invalidKey = (field: string, message: string) => new ValidationFailed([{ t
 function checkedName(name: string, resource: 'partner' | 'api_key', max: number): string {
   const trimmed = name.trim();
   if (!trimmed) throw new ValidationFailed([{ type: 'missing_field', resource, field: 'name', message: 'is required' }]);
-  if (trimmed.length > max || /\p{Cc}/u.test(trimmed))
+  if (trimmed.length > max || /[\p{Cc}\p{Cf}]/u.test(trimmed))
     throw new ValidationFailed([
-      { type: 'invalid', resource, field: 'name', message: `must be at most ${max} characters, without control characters` },
+      { type: 'invalid', resource, field: 'name', message: `must be at most ${max} characters, without control or format characters` },
     ]);
   return trimmed;
 }
@@ -107,9 +107,10 @@ function mustBeRegistered(partner: Partner, partnerId: string) {
   if (!partner.registered) throw new NotFound(`partner ${partnerId} not found`);
 }
 
-function issued(partner: Partner, data: NewKey, name: string, now: Date): PartnerApiKeyIssued {
+/** `ending`: a key this decision ends at once, not counted against the limit. */
+function issued(partner: Partner, data: NewKey, name: string, now: Date, ending: string | null = null): PartnerApiKeyIssued {
   if (partner.keys[data.keyId]) throw invalidKey('id', 'is already taken');
-  if (workingKeys(partner, now).length >= MAX_WORKING_KEYS)
+  if (workingKeys(partner, now).filter(([keyId]) => keyId !== ending).length >= MAX_WORKING_KEYS)
     throw invalidKey('api_key', `the partner already holds ${MAX_WORKING_KEYS} working keys: revoke one first`);
   const { partnerId, keyId, keyHash, prefix } = data;
   return { type: 'PartnerApiKeyIssued', data: { partnerId, keyId, keyHash, prefix, name, issuedAt: now.toISOString() } };
@@ -169,9 +170,15 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
         if (!old) return [issued(partner, command.data, name, now)];
         const [oldKeyId, oldKey] = old;
         const expiresAt = expiryAt(command.data.oldExpiresAt, now, oldKey.expiresAt, 'expire_old');
-        // The new key is counted with the old one still working: a rotation at the limit is refused, not half done.
-        const newKey = issued(partner, command.data, name, now);
-        return [newKey, { type: 'PartnerApiKeyExpirySet', data: { partnerId, keyId: oldKeyId, keyHash: oldKey.keyHash, expiresAt } }];
+        const ref = { partnerId, keyId: oldKeyId, keyHash: oldKey.keyHash };
+        // Ending the old key at once is a revocation (a leaked key: the access tokens it issued end too).
+        if (Date.parse(expiresAt) <= now.getTime())
+          return [
+            issued(partner, command.data, name, now, oldKeyId),
+            { type: 'PartnerApiKeyRevoked', data: { ...ref, revokedAt: expiresAt } },
+          ];
+        // Otherwise the new key is counted with the old one still working: a rotation at the limit is refused, not half done.
+        return [issued(partner, command.data, name, now), { type: 'PartnerApiKeyExpirySet', data: { ...ref, expiresAt } }];
       }
       case 'RevokePartnerApiKey': {
         const key = partner.keys[command.data.keyId];

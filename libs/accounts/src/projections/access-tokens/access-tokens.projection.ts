@@ -8,6 +8,8 @@ export interface AccessTokenView extends ViewDocument {
   scope: TokenResource[] | 'all';
   access: TokenAccess[];
   expiresAt: string;
+  /** The partner's key it was issued with (absent on tokens issued before keys had ids). */
+  keyId?: string;
 }
 
 export const ACCESS_TOKENS = 'access_tokens';
@@ -18,7 +20,7 @@ export const accessTokensProjection = defineProjection<AccessTokenView>({
   indexes: [{ keys: { userId: 1 } }],
   documentIds: (event) => [(event.data as { tokenHash: string }).tokenHash],
   evolve(_view, recorded, id) {
-    const { partnerId, userId, scope, access, expiresAt } = (recorded as unknown as AccessTokenIssued).data;
-    return { _id: id, _pos: recorded.position, partnerId, userId, scope, access, expiresAt };
+    const { partnerId, userId, scope, access, expiresAt, keyId } = (recorded as unknown as AccessTokenIssued).data;
+    return { _id: id, _pos: recorded.position, partnerId, userId, scope, access, expiresAt, ...(keyId === undefined ? {} : { keyId }) };
   },
 });

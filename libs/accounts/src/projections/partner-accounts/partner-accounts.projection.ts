@@ -20,7 +20,9 @@ export interface PartnerAccount extends ViewDocument {
 }
 
 export const PARTNER_ACCOUNTS = 'partner_accounts';
-const REPLACED_PASSWORDS_KEPT = 5;
+const ENDED_PASSWORDS_KEPT = 5;
+/** Rotations within one grace period that keep their passwords working (each request checks them all). */
+const IN_GRACE_PASSWORDS_KEPT = 10;
 
 export const partnerAccountsProjection = defineProjection<PartnerAccount>({
   name: PARTNER_ACCOUNTS,
@@ -35,16 +37,17 @@ export const partnerAccountsProjection = defineProjection<PartnerAccount>({
       return view && { ...view, _pos: recorded.position, requestsPerMinute: event.data.requestsPerMinute };
     if (event.type === 'PartnerPasswordRotated') {
       if (!view) return null;
-      const { passwordHash, previousExpiresAt } = event.data;
-      // Replaced passwords end at the rotation's expiry, or earlier if they already had one. The last few are kept
-      // after they end, so that a client still sending one is told it expired rather than that it is wrong.
-      const replaced = view.passwords
-        .map((p) => ({
-          hash: p.hash,
-          expiresAt: p.expiresAt !== null && p.expiresAt < previousExpiresAt ? p.expiresAt : previousExpiresAt,
-        }))
-        .slice(0, REPLACED_PASSWORDS_KEPT);
-      return { ...view, _pos: recorded.position, passwords: [{ hash: passwordHash, expiresAt: null }, ...replaced] };
+      const { passwordHash, issuedAt: rotatedAt, previousExpiresAt } = event.data;
+      // Replaced passwords end at the rotation's expiry, or earlier if they already had one. Those in their grace period
+      // are kept, and the last few ended ones too, so that a client still sending one is told it expired, not that it is wrong.
+      const replaced = view.passwords.map((p) => ({
+        hash: p.hash,
+        expiresAt: p.expiresAt !== null && p.expiresAt < previousExpiresAt ? p.expiresAt : previousExpiresAt,
+      }));
+      const ended = replaced.filter((p) => p.expiresAt <= rotatedAt).slice(0, ENDED_PASSWORDS_KEPT);
+      const inGrace = replaced.filter((p) => p.expiresAt > rotatedAt).slice(0, IN_GRACE_PASSWORDS_KEPT);
+      const replacedKept = [...inGrace, ...ended];
+      return { ...view, _pos: recorded.position, passwords: [{ hash: passwordHash, expiresAt: null }, ...replacedKept] };
     }
     if (event.type !== 'PartnerRegistered') return view;
     const { partnerId, name, role, username, passwordHash, requestsPerMinute, issuedAt } = event.data;

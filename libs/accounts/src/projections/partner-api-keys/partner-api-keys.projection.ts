@@ -13,7 +13,7 @@ export interface PartnerApiKeyView extends ViewDocument {
   revokedAt: string | null;
 }
 
-export const PARTNER_API_KEYS = 'partner_api_keys';
+export const PARTNER_API_KEYS = 'partner_keys';
 
 export const partnerApiKeysProjection = defineProjection<PartnerApiKeyView>({
   name: PARTNER_API_KEYS,
