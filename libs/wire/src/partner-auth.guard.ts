@@ -14,6 +14,7 @@ export interface PartnerRef {
   role: 'partner' | 'auditor';
   /** The partner's own request budget; null: the service's default. */
   requestsPerMinute: number | null;
+  credentialId?: string;
 }
 
 /** A user's temporary access token (part 4.15), as a request presents it. */

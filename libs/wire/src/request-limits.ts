@@ -105,6 +105,12 @@ export class RequestLimits {
     return null;
   }
 
+  /** The partner's requests counted in the current window, and when it ends; counts nothing. */
+  async partnerWindow(partnerId: string): Promise<{ requests: number; resetsInMs: number }> {
+    const counted = await this.requests.get(`p:${partnerId}`);
+    return { requests: counted?.consumedPoints ?? 0, resetsInMs: counted?.msBeforeNext ?? 0 };
+  }
+
   /** A refusal when the address or the identity presented has failed too often lately. */
   async blocked(address: string, identity: string | null): Promise<Refusal | null> {
     if (this.countsAlone && Date.now() - this.lastFailureAt > (FAILURE_WINDOW_SECONDS + BLOCK_SECONDS) * 1000) return null;
