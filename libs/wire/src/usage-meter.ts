@@ -1,4 +1,4 @@
-import { Clock, DailyUsage, UsageDelta, UsageStore } from '@deals/kernel';
+import { Clock, DailyUsage, SystemClock, UsageDelta, UsageStore } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import type { PartnerRef } from './partner-auth.guard';
 import type { RequestLimits } from './request-limits';
@@ -57,10 +57,15 @@ export class UsageMeter {
   /** The request budgets the API counts, when they are on. */
   private budgets: RequestLimits | null = null;
 
+  /** The clock's time in ms; the system clock's without making a Date on every answer. */
+  private readonly now: () => number;
+
   constructor(
     private readonly store: UsageStore,
-    private readonly clock: Clock,
-  ) {}
+    clock: Clock,
+  ) {
+    this.now = clock instanceof SystemClock ? Date.now : () => clock.now().getTime();
+  }
 
   /** Reads "this minute" from the API's budget counters. */
   readBudgetsFrom(limits: RequestLimits | null): void {
@@ -69,7 +74,7 @@ export class UsageMeter {
 
   /** Counts one answer of an authenticated partner request, with the credential it presented. */
   count(partnerId: string, credentialId: string | undefined, status: number): void {
-    const now = this.clock.now().getTime();
+    const now = this.now();
     if (now >= this.dayEnd || now < this.dayStart || this.current === null) this.enterDay(now);
     let byStatus = this.current!.get(partnerId);
     if (byStatus === undefined) this.current!.set(partnerId, (byStatus = new Map()));
@@ -128,12 +133,12 @@ export class UsageMeter {
 
   /** Forgets the days of counts older than {@link USAGE_KEEP_DAYS}. */
   purgeOld(): Promise<void> {
-    return this.store.purgeBefore(dayOf(this.clock.now().getTime() - USAGE_KEEP_DAYS * DAY_MS));
+    return this.store.purgeBefore(dayOf(this.now() - USAGE_KEEP_DAYS * DAY_MS));
   }
 
   /** The partner's use of the API: this minute against its budget, today and the last days by status, its credentials' last use. */
   async usageOf(partner: Pick<PartnerRef, 'id' | 'requestsPerMinute'>): Promise<PartnerUsage> {
-    const now = this.clock.now().getTime();
+    const now = this.now();
     const days = Array.from({ length: RECENT_DAYS }, (_, i) => dayOf(now - (RECENT_DAYS - 1 - i) * DAY_MS));
     const [thisMinute, { stored, lastUsed }] = await Promise.all([
       this.thisMinute(partner),
@@ -191,7 +196,7 @@ export class UsageMeter {
 
   /** A credential seen in an earlier minute is recorded again at its next use anyway. */
   private forgetPastMinutes(): void {
-    const now = this.clock.now().getTime();
+    const now = this.now();
     const minute = now - (now % MINUTE_MS);
     for (const [partnerId, credentials] of this.seen) {
       for (const [credentialId, seenIn] of credentials) if (seenIn !== minute) credentials.delete(credentialId);
