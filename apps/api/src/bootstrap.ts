@@ -15,10 +15,12 @@ import {
   logRefusedBeforeRouting,
   parseJsonBodies,
   purgeExpiredKeys,
+  purgeOldUsage,
   refuseRequestsWithoutHost,
   RequestLogController,
   serviceLogger,
   ServiceLogLines,
+  UsageMeter,
 } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -32,7 +34,7 @@ import { Redis } from 'ioredis';
 import { ApiModule } from './api.module';
 import { tlsMaterial } from './tls-material';
 import { publishApiDescription } from './api-description';
-import { mountQueueBoard, recordHttpMetrics, serveJobList, serveMetrics } from './operations';
+import { mountQueueBoard, recordAnswers, serveJobList, serveMetrics } from './operations';
 
 export interface RunningApi {
   app: NestFastifyApplication;
@@ -147,7 +149,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const serviceClock = app.get(Clock);
   const limits = requestLimits(config);
   const metrics = app.get(ServiceMetrics);
-  if (config.metrics) recordHttpMetrics(fastify, metrics);
+  const usage = app.get(UsageMeter);
+  usage.readBudgetsFrom(limits?.limits ?? null);
+  recordAnswers(fastify, config.metrics ? metrics : null, usage);
   authenticateEveryRequest(
     fastify,
     () => verifier,
@@ -165,8 +169,12 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     HOUR_MS / 4,
     (error) => fastify.log.error({ err: error }, 'expired idempotency keys could not be purged; tried again later'),
   );
+  const stopPurgingUsage = purgeOldUsage(usage, HOUR_MS / 4, (error) =>
+    fastify.log.error({ err: error }, 'old usage counts could not be purged; tried again later'),
+  );
   const closeOperations = async () => {
     stopPurging();
+    stopPurgingUsage();
     await limits?.redis?.quit().catch(() => limits.redis?.disconnect());
     await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
   };

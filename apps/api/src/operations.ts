@@ -1,17 +1,23 @@
 import type { BullmqScheduler } from '@deals/adapters';
 import { Scheduler } from '@deals/kernel';
 import { listenForMetrics, listJobs, ServiceConfig, ServiceMetrics } from '@deals/runtime';
+import type { AuthenticatedRequest, UsageMeter } from '@deals/wire';
 import type { FastifyInstance } from 'fastify';
 import type { Server } from 'node:http';
 
-/** Observes every answer: its method, route template (never the path, which holds ids), status and time. */
-export function recordHttpMetrics(fastify: FastifyInstance, metrics: ServiceMetrics): void {
+/**
+ * Observes every answer in one hook: its method, route template (never the path, which holds ids),
+ * status and time for the metrics (when on), and an authenticated partner's answer for its usage figures.
+ */
+export function recordAnswers(fastify: FastifyInstance, metrics: ServiceMetrics | null, usage: UsageMeter): void {
   // A callback hook, not an async one: no promise on every answer.
-  fastify.addHook('onResponse', (request, reply, done) => {
-    metrics.httpRequests.observe(
+  fastify.addHook('onResponse', (request: AuthenticatedRequest, reply, done) => {
+    metrics?.httpRequests.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unrouted', status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    const partner = request.partner;
+    if (partner !== undefined) usage.count(partner.id, partner.credentialId, reply.statusCode);
     done();
   });
 }

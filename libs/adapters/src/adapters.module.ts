@@ -8,6 +8,7 @@ import {
   RandomIdGenerator,
   Scheduler,
   SystemClock,
+  UsageStore,
   ViewStore,
 } from '@deals/kernel';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
@@ -18,6 +19,8 @@ import { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.
 import { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adapter';
 import { PostgresIdempotencyStore } from './idempotency-store/postgres-idempotency-store.adapter';
 import { SqliteIdempotencyStore } from './idempotency-store/sqlite-idempotency-store.adapter';
+import { PostgresUsageStore } from './usage-store/postgres-usage-store.adapter';
+import { SqliteUsageStore } from './usage-store/sqlite-usage-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
 import { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
@@ -58,6 +61,7 @@ export const dataPaths = (dataDir: string) => ({
   events: join(dataDir, 'events.sqlite'),
   snapshots: join(dataDir, 'snapshots.sqlite'),
   idempotency: join(dataDir, 'idempotency.sqlite'),
+  usage: join(dataDir, 'usage.sqlite'),
   views: join(dataDir, 'views'),
   paymentVault: join(dataDir, 'payment-vault.sqlite'),
   outbox: join(dataDir, 'outbox'),
@@ -104,6 +108,14 @@ export class AdaptersModule {
           settings.databaseUrl && !settings.eventStoreUrl
             ? new PostgresIdempotencyStore(settings.databaseUrl)
             : new SqliteIdempotencyStore(paths.idempotency),
+      },
+      // Chosen as the idempotency store is: beside EventStoreDB, each API process has its own figures.
+      {
+        provide: UsageStore,
+        useFactory: () =>
+          settings.databaseUrl && !settings.eventStoreUrl
+            ? new PostgresUsageStore(settings.databaseUrl)
+            : new SqliteUsageStore(paths.usage),
       },
       {
         provide: ViewStore,

@@ -13,7 +13,9 @@ import {
   ViewProgress,
   ViewStore,
   Mailer,
+  UsageStore,
 } from '@deals/kernel';
+import { UsageMeter } from '@deals/wire';
 import {
   CouponCodeKey,
   CouponLinks,
@@ -22,7 +24,7 @@ import {
   RecoverInterruptedPayments,
   ReleaseExpiredHolds,
 } from '@deals/purchasing';
-import { DynamicModule, Global, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { CatalogueImport } from './catalogue-import';
 import { DemoSeed } from './demo-seed';
@@ -62,9 +64,12 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly mailer: Mailer,
     private readonly digests: DailyDigestJobs,
     private readonly idempotency: IdempotencyStore,
+    private readonly usage: UsageMeter,
+    private readonly usageStore: UsageStore,
   ) {}
 
   private lock: DataDirLock | null = null;
+  private readonly logger = new Logger('Service');
 
   async onApplicationBootstrap(): Promise<void> {
     // The embedded API keeps the views, recovers and runs the jobs as if alone: one per data folder.
@@ -89,11 +94,14 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // The answers counted since the last flush, stored while the store is still open.
+    await this.usage.stop().catch((error) => this.logger.error(`usage counts since the last flush are lost: ${String(error)}`));
     await this.host.stopAll();
     await this.scheduler.close();
     await this.mailer.close();
     await this.gateway.close();
     await this.idempotency.close();
+    await this.usageStore.close();
     await this.store.close();
     await this.store.snapshots?.close();
     await this.views.close();
@@ -171,14 +179,18 @@ export class ServiceCoreModule {
             Mailer,
             DailyDigestJobs,
             IdempotencyStore,
+            UsageMeter,
+            UsageStore,
           ],
         },
+        UsageMeter,
         CatalogueImport,
         DemoSeed,
         ServiceMetrics,
       ],
       exports: [
         ServiceMetrics,
+        UsageMeter,
         ServiceConfig,
         PROJECTIONS,
         CatalogLinks,

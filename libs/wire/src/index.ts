@@ -16,3 +16,4 @@ export * from './request-limits';
 export * from './idempotency-keys';
 export * from './connection-cap';
 export * from './audit-query';
+export * from './usage-meter';

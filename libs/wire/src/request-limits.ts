@@ -122,6 +122,12 @@ export class RequestLimits {
     };
   }
 
+  /** The partner's requests counted in the current window, and when it ends; counts nothing. */
+  async partnerWindow(partnerId: string): Promise<{ requests: number; resetsInMs: number }> {
+    const counted = await this.requests.get(`p:${partnerId}`);
+    return { requests: counted?.consumedPoints ?? 0, resetsInMs: counted?.msBeforeNext ?? 0 };
+  }
+
   /** Whether the address is over its limit of wrong credentials (a refusal), without counting anything. */
   async addressThrottled(address: string): Promise<Refusal | null> {
     const res = await this.failuresByAddress.get(address);

@@ -7,7 +7,7 @@ import {
   RotatePartnerApiKey,
   RotatePartnerPassword,
 } from '@deals/accounts';
-import { Clock, OPERATOR } from '@deals/kernel';
+import { Clock, OPERATOR, UsageStore } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, CommandRunner, Option } from 'nest-commander';
 
@@ -76,17 +76,25 @@ export class PartnersListCommand extends PartnerCredentialsCommand {
   description: "list a partner's API keys: prefix, name, state, when made and until when they work",
 })
 export class PartnersKeysCommand extends PartnerCredentialsCommand {
-  constructor(private readonly partners: PartnerQueries) {
+  constructor(
+    private readonly partners: PartnerQueries,
+    private readonly usage: UsageStore,
+  ) {
     super();
   }
 
   async run([partnerId]: string[], options: { json?: boolean }): Promise<void> {
-    const keys = (await this.partners.keys(partnerId)).map(keyJson);
-    if (options.json) return void json(keys);
-    for (const k of keys)
+    const [keys, lastUsed] = await Promise.all([this.partners.keys(partnerId), this.usage.lastUsed(partnerId)]);
+    const rows = keys.map((key) => ({
+      ...keyJson(key),
+      last_used_at: key.keyId in lastUsed ? new Date(lastUsed[key.keyId]).toISOString() : null,
+    }));
+    if (options.json) return void json(rows);
+    for (const k of rows)
       process.stdout.write(
         `${(k.prefix ?? k.key_id).padEnd(14)} ${k.state.padEnd(9)} made ${k.issued_at ?? '(at registration)'}` +
-          `${k.revoked_at ? `  revoked ${k.revoked_at}` : k.expires_at ? `  ${k.state === 'expired' ? 'expired' : 'until'} ${k.expires_at}` : ''}  ${k.name}\n`,
+          `${k.revoked_at ? `  revoked ${k.revoked_at}` : k.expires_at ? `  ${k.state === 'expired' ? 'expired' : 'until'} ${k.expires_at}` : ''}` +
+          `  last used ${k.last_used_at?.slice(0, 16) ?? 'never'}  ${k.name}\n`,
       );
   }
 }

@@ -29,4 +29,6 @@ export abstract class UsageStore {
 
   /** Forgets request counts of days before `day`. */
   abstract purgeBefore(day: string): Promise<void>;
+
+  abstract close(): Promise<void>;
 }
