@@ -4,6 +4,7 @@ import { InjectCommander } from 'nest-commander';
 import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
+import { PartnersInviteCommand } from './commands/partners-invite.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
@@ -49,6 +50,7 @@ export class CliModule {
         OperatorPasswordCommand,
         PartnersCreateCommand,
         PartnersUpdateCommand,
+        PartnersInviteCommand,
         RegionsImportCommand,
         DealsImportCommand,
         DealsTransitionCommand,

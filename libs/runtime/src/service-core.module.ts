@@ -2,6 +2,7 @@ import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } f
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
+import { PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import {
   Clock,
@@ -128,6 +129,7 @@ export class ServiceCoreModule {
         PurchasingModule,
         EngagementModule,
         MessagingModule,
+        PartnerSiteModule,
       ],
       providers: [
         { provide: ServiceConfig, useValue: config },
@@ -142,6 +144,7 @@ export class ServiceCoreModule {
         },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
         { provide: DigestSettings, useValue: { hour: config.digestHour } },
+        { provide: SiteSecrets, useValue: new SiteSecrets(installationSecret(config.dataDir, 'partner-site')) },
         { provide: CardLinkSettings, useValue: { clockSkewMs: config.cardLinkClockSkewS * 1000 } },
         {
           provide: UnsubscribeLinks,
@@ -186,6 +189,7 @@ export class ServiceCoreModule {
         CouponCodeKey,
         UnsubscribeLinks,
         DigestSettings,
+        SiteSecrets,
         AccountsSettings,
         CardLinkSettings,
         ProjectionHost,
