@@ -5,6 +5,15 @@ import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
 import { PartnersInviteCommand } from './commands/partners-invite.command';
+import {
+  PartnersAddKeyCommand,
+  PartnersKeysCommand,
+  PartnersListCommand,
+  PartnersRenameKeyCommand,
+  PartnersRevokeKeyCommand,
+  PartnersRotateKeyCommand,
+  PartnersRotatePasswordCommand,
+} from './commands/partners-credentials.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
@@ -51,6 +60,13 @@ export class CliModule {
         PartnersCreateCommand,
         PartnersUpdateCommand,
         PartnersInviteCommand,
+        PartnersListCommand,
+        PartnersKeysCommand,
+        PartnersAddKeyCommand,
+        PartnersRotateKeyCommand,
+        PartnersRevokeKeyCommand,
+        PartnersRenameKeyCommand,
+        PartnersRotatePasswordCommand,
         RegionsImportCommand,
         DealsImportCommand,
         DealsTransitionCommand,

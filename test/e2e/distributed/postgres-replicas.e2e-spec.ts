@@ -134,6 +134,34 @@ if (why) {
       expect(statuses.filter((s) => s === 429)).toHaveLength(22);
     });
 
+    it('rotates a key through the CLI: both keys work on both replicas; a revocation refuses the old one on both within a second', async () => {
+      const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Rotating', '--json'], env)).stdout);
+      const rotated = JSON.parse((await runCli(dir.path, ['partners:rotate-key', partner.partner_id, '--json'], env)).stdout);
+      const status = async (i: number, apiKey: string) => (await replicas[i].call('GET', `/api/v1/regions?api_key=${apiKey}`)).status;
+      // The worker projects the new key: wait until both replicas know it.
+      for (const i of [0, 1])
+        for (let tries = 0; (await status(i, rotated.api_key)) === 401; tries++) {
+          if (tries > 100) throw new Error(`replica ${i} never accepted the rotated key`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      for (const i of [0, 1]) expect([await status(i, partner.api_key), await status(i, rotated.api_key)]).toEqual([200, 200]);
+      const revoke = await runCli(dir.path, ['partners:revoke-key', partner.partner_id, rotated.old_key.prefix, '--json'], env);
+      expect(JSON.parse(revoke.stdout)).toMatchObject({ state: 'revoked' });
+      const revokedAt = Date.now();
+      const refusedAfter: number[] = [];
+      for (const i of [0, 1]) {
+        while ((await status(i, partner.api_key)) !== 401) {
+          if (Date.now() - revokedAt > 5_000) throw new Error(`replica ${i} still accepts a key revoked 5 s ago`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        refusedAfter.push(Date.now() - revokedAt);
+      }
+      expect(Math.max(...refusedAfter)).toBeLessThan(1_000);
+      const refused = await replicas[1].call('GET', `/api/v1/regions?api_key=${partner.api_key}`);
+      expect(refused.body.error_msg).toMatch(/^this api_key was revoked at /);
+      for (const i of [0, 1]) expect(await status(i, rotated.api_key)).toBe(200);
+    });
+
     it("shows the queue on Bull Board at /admin/queues and its jobs at /admin/jobs, behind the operator's credentials", async () => {
       const password = (await runCli(dir.path, ['operator:password'], env)).stdout.trim();
       const operator = { authorization: `Basic ${Buffer.from(`operator:${password}`).toString('base64')}` };

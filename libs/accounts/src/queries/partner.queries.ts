@@ -1,7 +1,7 @@
-import { Clock, NotFound, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, loadAggregate, NotFound, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
-import { KeyState, keyState } from '../domain/partner/partner.decider';
-import { PartnerRole } from '../domain/partner/partner.events';
+import { KeyState, keyState, partnerDecider } from '../domain/partner/partner.decider';
+import { PartnerRole, partnerStream } from '../domain/partner/partner.events';
 import { PARTNER_ACCOUNTS, PartnerAccount } from '../projections/partner-accounts/partner-accounts.projection';
 import { PARTNER_API_KEYS, PartnerApiKeyView } from '../projections/partner-api-keys/partner-api-keys.projection';
 
@@ -10,7 +10,8 @@ export interface PartnerApiKey {
   keyId: string;
   name: string;
   prefix: string | null;
-  issuedAt: string;
+  /** null: a key made before events said when (the view gives its registration's time). */
+  issuedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
   state: KeyState;
@@ -46,6 +47,7 @@ export async function partnerApiKeys(views: ViewStore, partnerId: string, now: D
 export class PartnerQueries {
   constructor(
     private readonly views: ViewStore,
+    private readonly store: EventStore,
     private readonly clock: Clock,
   ) {}
 
@@ -69,9 +71,20 @@ export class PartnerQueries {
     }));
   }
 
+  /** The partner's keys as its stream holds them (not the views, which may lag behind a CLI run). */
   async keys(partnerId: string): Promise<PartnerApiKey[]> {
-    if (!(await this.views.findById<PartnerAccount>(PARTNER_ACCOUNTS, partnerId))) throw new NotFound(`partner ${partnerId} not found`);
-    return partnerApiKeys(this.views, partnerId, this.clock.now());
+    const { state } = await loadAggregate(this.store, partnerStream(partnerId), partnerDecider);
+    if (!state.registered) throw new NotFound(`partner ${partnerId} not found`);
+    const now = this.clock.now();
+    return Object.entries(state.keys).map(([keyId, { name, prefix, issuedAt, expiresAt, revokedAt }]) => ({
+      keyId,
+      name,
+      prefix,
+      issuedAt,
+      expiresAt,
+      revokedAt,
+      state: keyState({ revokedAt, expiresAt }, now),
+    }));
   }
 
   /** The key of the partner whose id or shown prefix is `idOrPrefix`. */

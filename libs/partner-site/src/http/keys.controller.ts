@@ -38,7 +38,7 @@ export class KeysController {
   async keys(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
     const keys = (await partnerApiKeys(this.views, member.partnerId, this.clock.now())).map((k) => ({
       ...k,
-      issuedAt: humanUtc(k.issuedAt),
+      issuedAt: k.issuedAt ? humanUtc(k.issuedAt) : 'at registration',
       expiresAt: k.expiresAt && humanUtc(k.expiresAt),
       revokedAt: k.revokedAt && humanUtc(k.revokedAt),
       lastUsed: 'not known',

@@ -36,8 +36,10 @@ export interface PartnerKey {
   /** null: a key made before keys had shown prefixes. */
   prefix: string | null;
   name: string;
+  /** null: registered before events said when. */
+  issuedAt: string | null;
   expiresAt: string | null;
-  revoked: boolean;
+  revokedAt: string | null;
 }
 
 export interface Partner {
@@ -52,8 +54,8 @@ export interface Partner {
 export type KeyState = 'live' | 'expiring' | 'expired' | 'revoked';
 
 /** A key's state at `now`: revoked, expired, working until an expiry (expiring), or live. */
-export function keyState(key: { revokedAt?: string | null; revoked?: boolean; expiresAt: string | null }, now: Date): KeyState {
-  if (key.revoked || key.revokedAt) return 'revoked';
+export function keyState(key: { revokedAt: string | null; expiresAt: string | null }, now: Date): KeyState {
+  if (key.revokedAt !== null) return 'revoked';
   if (key.expiresAt === null) return 'live';
   return Date.parse(key.expiresAt) <= now.getTime() ? 'expired' : 'expiring';
 }
@@ -123,7 +125,7 @@ function keyToRotate(partner: Partner, oldKeyId: string | null, now: Date): [str
     return [oldKeyId, key];
   }
   const live = Object.entries(partner.keys).filter(([, key]) => keyState(key, now) === 'live');
-  if (live.length > 1) throw invalidKey('key', `the partner holds ${live.length} live keys: name the one to rotate`);
+  if (live.length > 1) throw invalidKey('key', `must be named: the partner holds ${live.length} live keys`);
   return live[0] ?? null;
 }
 
@@ -174,7 +176,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
       case 'RevokePartnerApiKey': {
         const key = partner.keys[command.data.keyId];
         if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
-        if (key.revoked) return [];
+        if (key.revokedAt !== null) return [];
         return [
           {
             type: 'PartnerApiKeyRevoked',
@@ -205,15 +207,22 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
     switch (event.type) {
       case 'PartnerRegistered': {
         const { role, requestsPerMinute, apiKeyHash, apiKeyId, apiKeyPrefix } = event.data;
-        const first: PartnerKey = { keyHash: apiKeyHash, prefix: apiKeyPrefix ?? null, name: 'first key', expiresAt: null, revoked: false };
+        const first: PartnerKey = {
+          keyHash: apiKeyHash,
+          prefix: apiKeyPrefix ?? null,
+          name: 'first key',
+          issuedAt: event.data.issuedAt ?? null,
+          expiresAt: null,
+          revokedAt: null,
+        };
         const keys = { [apiKeyId ?? INITIAL_KEY_ID]: first };
         return { ...partner, registered: true, role, requestsPerMinute: requestsPerMinute ?? null, username: event.data.username, keys };
       }
       case 'PartnerRateLimitChanged':
         return { ...partner, requestsPerMinute: event.data.requestsPerMinute };
       case 'PartnerApiKeyIssued': {
-        const { keyId, keyHash, prefix, name } = event.data;
-        return { ...partner, keys: { ...partner.keys, [keyId]: { keyHash, prefix, name, expiresAt: null, revoked: false } } };
+        const { keyId, keyHash, prefix, name, issuedAt } = event.data;
+        return { ...partner, keys: { ...partner.keys, [keyId]: { keyHash, prefix, name, issuedAt, expiresAt: null, revokedAt: null } } };
       }
       case 'PartnerApiKeyExpirySet':
       case 'PartnerApiKeyRevoked':
@@ -223,7 +232,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
           event.type === 'PartnerApiKeyExpirySet'
             ? { expiresAt: event.data.expiresAt }
             : event.type === 'PartnerApiKeyRevoked'
-              ? { revoked: true }
+              ? { revokedAt: event.data.revokedAt }
               : { name: event.data.name };
         return { ...partner, keys: { ...partner.keys, [event.data.keyId]: { ...key, ...changed } } };
       }

@@ -20,6 +20,7 @@ export interface PartnerAccount extends ViewDocument {
 }
 
 export const PARTNER_ACCOUNTS = 'partner_accounts';
+const REPLACED_PASSWORDS_KEPT = 5;
 
 export const partnerAccountsProjection = defineProjection<PartnerAccount>({
   name: PARTNER_ACCOUNTS,
@@ -34,14 +35,15 @@ export const partnerAccountsProjection = defineProjection<PartnerAccount>({
       return view && { ...view, _pos: recorded.position, requestsPerMinute: event.data.requestsPerMinute };
     if (event.type === 'PartnerPasswordRotated') {
       if (!view) return null;
-      const { passwordHash, issuedAt, previousExpiresAt } = event.data;
-      // Replaced passwords end at the rotation's expiry, or earlier if they already had one; those over by now are dropped.
+      const { passwordHash, previousExpiresAt } = event.data;
+      // Replaced passwords end at the rotation's expiry, or earlier if they already had one. The last few are kept
+      // after they end, so that a client still sending one is told it expired rather than that it is wrong.
       const replaced = view.passwords
         .map((p) => ({
           hash: p.hash,
           expiresAt: p.expiresAt !== null && p.expiresAt < previousExpiresAt ? p.expiresAt : previousExpiresAt,
         }))
-        .filter((p) => p.expiresAt > issuedAt);
+        .slice(0, REPLACED_PASSWORDS_KEPT);
       return { ...view, _pos: recorded.position, passwords: [{ hash: passwordHash, expiresAt: null }, ...replaced] };
     }
     if (event.type !== 'PartnerRegistered') return view;

@@ -1,0 +1,135 @@
+import { NotFound, ValidationFailed } from '@deals/kernel';
+import { deciderSpec } from '@deals/testing';
+import { MAX_WORKING_KEYS, partnerDecider } from './partner.decider';
+import { PartnerEvent } from './partner.events';
+
+const given = deciderSpec(partnerDecider);
+const NOW = new Date('2026-01-01T00:00:00Z');
+const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs).toISOString();
+const HOUR = 3_600_000;
+
+const registered: PartnerEvent = {
+  type: 'PartnerRegistered',
+  data: {
+    partnerId: 'p1',
+    name: 'Acme',
+    role: 'partner',
+    apiKeyHash: 'h0',
+    apiKeyId: 'k0',
+    apiKeyPrefix: 'dk_aaaaaaaaa',
+    username: 'acme-1',
+    passwordHash: 'ph0',
+    issuedAt: at(0),
+  },
+};
+const issuedEvent = (keyId: string, name = 'key', issuedAt = at(0)): PartnerEvent => ({
+  type: 'PartnerApiKeyIssued',
+  data: { partnerId: 'p1', keyId, keyHash: `h-${keyId}`, prefix: `dk_${keyId}`, name, issuedAt },
+});
+const newKey = (keyId: string) => ({ partnerId: 'p1', keyId, keyHash: `h-${keyId}`, prefix: `dk_${keyId}` });
+const rotate = (oldKeyId: string | null, oldExpiresAt: string, name?: string) => ({
+  type: 'RotatePartnerApiKey' as const,
+  data: { ...newKey('k1'), oldKeyId, oldExpiresAt, ...(name ? { name } : {}) },
+});
+
+describe('partner decider: credentials with a life cycle', () => {
+  it('rotates the one live key: a new key under the old name, the old one expiring when asked', () =>
+    given([registered])
+      .when(rotate(null, at(24 * HOUR)), NOW)
+      .then([
+        { type: 'PartnerApiKeyIssued', data: { ...newKey('k1'), name: 'first key', issuedAt: at(0) } },
+        { type: 'PartnerApiKeyExpirySet', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', expiresAt: at(24 * HOUR) } },
+      ]));
+
+  it('ends a compromised key at once: an expiry in the past is now', () =>
+    given([registered])
+      .when(rotate('k0', at(-HOUR), 'production'), NOW)
+      .then([
+        { type: 'PartnerApiKeyIssued', data: { ...newKey('k1'), name: 'production', issuedAt: at(0) } },
+        { type: 'PartnerApiKeyExpirySet', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', expiresAt: at(0) } },
+      ]));
+
+  it('never lengthens an expiry already set', () => {
+    const expiring: PartnerEvent = {
+      type: 'PartnerApiKeyExpirySet',
+      data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', expiresAt: at(HOUR) },
+    };
+    given([registered, expiring])
+      .when(rotate('k0', at(48 * HOUR)), NOW)
+      .then([
+        { type: 'PartnerApiKeyIssued', data: { ...newKey('k1'), name: 'first key', issuedAt: at(0) } },
+        { type: 'PartnerApiKeyExpirySet', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', expiresAt: at(HOUR) } },
+      ]);
+  });
+
+  it('asks which key to rotate when several are live, and refuses a revoked or expired one', () => {
+    given([registered, issuedEvent('k2')])
+      .when(rotate(null, at(HOUR)), NOW)
+      .thenThrows(ValidationFailed, {
+        issues: [expect.objectContaining({ message: expect.stringContaining('must be named: the partner holds 2 live keys') })],
+      });
+    const revoked: PartnerEvent = { type: 'PartnerApiKeyRevoked', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', revokedAt: at(0) } };
+    given([registered, revoked])
+      .when(rotate('k0', at(HOUR)), NOW)
+      .thenThrows(ValidationFailed);
+    const expired: PartnerEvent = {
+      type: 'PartnerApiKeyExpirySet',
+      data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', expiresAt: at(0) },
+    };
+    given([registered, expired])
+      .when(rotate('k0', at(HOUR)), new Date(NOW.getTime() + 1))
+      .thenThrows(ValidationFailed);
+    given([registered])
+      .when(rotate('nope', at(HOUR)), NOW)
+      .thenThrows(NotFound);
+  });
+
+  it('rotating when no key is live issues one', () => {
+    const revoked: PartnerEvent = { type: 'PartnerApiKeyRevoked', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', revokedAt: at(0) } };
+    given([registered, revoked])
+      .when(rotate(null, at(HOUR)), NOW)
+      .then([{ type: 'PartnerApiKeyIssued', data: { ...newKey('k1'), name: 'key', issuedAt: at(0) } }]);
+  });
+
+  it(`holds at most ${MAX_WORKING_KEYS} working keys, counting a rotation's new key before its old one ends`, () => {
+    const many = Array.from({ length: MAX_WORKING_KEYS - 1 }, (_, i) => issuedEvent(`k${i + 10}`));
+    given([registered, ...many])
+      .when({ type: 'IssuePartnerApiKey', data: newKey('k1') }, NOW)
+      .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ message: expect.stringContaining('revoke one first') })] });
+    given([registered, ...many])
+      .when(rotate('k0', at(0)), NOW)
+      .thenThrows(ValidationFailed);
+  });
+
+  it('revokes at once, once; renames; refuses an unknown key or partner', () => {
+    given([registered])
+      .when({ type: 'RevokePartnerApiKey', data: { partnerId: 'p1', keyId: 'k0' } }, NOW)
+      .then([{ type: 'PartnerApiKeyRevoked', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', revokedAt: at(0) } }]);
+    const revoked: PartnerEvent = { type: 'PartnerApiKeyRevoked', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', revokedAt: at(0) } };
+    given([registered, revoked])
+      .when({ type: 'RevokePartnerApiKey', data: { partnerId: 'p1', keyId: 'k0' } }, NOW)
+      .then([]);
+    given([registered])
+      .when({ type: 'RenamePartnerApiKey', data: { partnerId: 'p1', keyId: 'k0', name: ' ci ' } }, NOW)
+      .then([{ type: 'PartnerApiKeyRenamed', data: { partnerId: 'p1', keyId: 'k0', keyHash: 'h0', name: 'ci' } }]);
+    given([registered])
+      .when({ type: 'RenamePartnerApiKey', data: { partnerId: 'p1', keyId: 'k0', name: 'bad\u001b[2J' } }, NOW)
+      .thenThrows(ValidationFailed);
+    given([registered])
+      .when({ type: 'RevokePartnerApiKey', data: { partnerId: 'p1', keyId: 'zz' } }, NOW)
+      .thenThrows(NotFound);
+    given([])
+      .when({ type: 'RevokePartnerApiKey', data: { partnerId: 'p1', keyId: 'k0' } }, NOW)
+      .thenThrows(NotFound);
+  });
+
+  it('rotates the v3 password with a grace period for the old one', () =>
+    given([registered])
+      .when({ type: 'RotatePartnerPassword', data: { partnerId: 'p1', passwordHash: 'ph1', previousExpiresAt: at(24 * HOUR) } }, NOW)
+      .then([
+        {
+          type: 'PartnerPasswordRotated',
+          data: { partnerId: 'p1', passwordHash: 'ph1', issuedAt: at(0), previousExpiresAt: at(24 * HOUR) },
+        },
+      ]));
+});

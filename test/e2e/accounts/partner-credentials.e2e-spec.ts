@@ -1,0 +1,112 @@
+import { IssuePartnerApiKey, RevokePartnerApiKey, RotatePartnerApiKey, RotatePartnerPassword } from '@deals/accounts';
+import { ManualClock, OPERATOR } from '@deals/kernel';
+import { CommandBus } from '@nestjs/cqrs';
+import { runCli, TestApi } from '../../support/api-harness';
+import { tempDir } from '../../support/temp-dir';
+
+const HOUR = 3_600_000;
+
+describe("partner credentials' life cycle, over HTTPS", () => {
+  let api: TestApi;
+  let clock: ManualClock;
+  const regions = (apiKey: string) => api.call('GET', '/api/v1/regions', { apiKey });
+  const later = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
+
+  beforeAll(async () => {
+    clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+    api = await TestApi.start({ clock, env: { AUTH_FAILURES_PER_ADDRESS: '3', AUTH_FAILURES_PER_ACCOUNT: '3' } });
+  });
+  afterAll(() => api.close());
+
+  it('rotates a key: both work until the old one expires, which is then answered 401 saying so', async () => {
+    const partner = await api.createPartner('Rotating');
+    const rotated = await api.get(CommandBus).execute(new RotatePartnerApiKey(partner.partnerId, null, later(24 * HOUR), OPERATOR));
+    await api.settle();
+    expect(rotated).toMatchObject({ oldKeyId: partner.keyId, oldExpiresAt: later(24 * HOUR), prefix: rotated.apiKey.slice(0, 12) });
+    expect((await regions(partner.apiKey)).status).toBe(200);
+    expect((await regions(rotated.apiKey)).status).toBe(200);
+    clock.advance(24 * HOUR);
+    const expired = await regions(partner.apiKey);
+    expect(expired.status).toBe(401);
+    expect(expired.body).toEqual({
+      status: 'error',
+      error_type: 'unauthorized',
+      error_msg: expect.stringMatching(/^this api_key expired at 2026-06-16T12:00:00.000Z/),
+    });
+    expect((await regions(rotated.apiKey)).status).toBe(200);
+  });
+
+  it('revokes a key at once, and a stale key is never counted as a guess: the address is not throttled', async () => {
+    const partner = await api.createPartner('Leaked');
+    const spare = await api.get(CommandBus).execute(new IssuePartnerApiKey(partner.partnerId, 'spare', OPERATOR));
+    await api.settle();
+    expect((await regions(partner.apiKey)).status).toBe(200);
+    await api.get(CommandBus).execute(new RevokePartnerApiKey(partner.partnerId, partner.keyId, OPERATOR));
+    await api.settle();
+    // The verifier trusts a key it found for a moment only.
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 6; i++) {
+      const refused = await regions(partner.apiKey);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error_msg).toMatch(/^this api_key was revoked at /);
+    }
+    expect((await regions(spare.apiKey)).status).toBe(200);
+  });
+
+  it('rotates the v3 password with a grace period, and `now` ends the old one at once', async () => {
+    const partner = await api.createPartner('Basic');
+    const v3 = (password: string) => api.call('GET', '/api/v3/deals', { basic: { username: partner.username, password } });
+    const first = await api.get(CommandBus).execute(new RotatePartnerPassword(partner.partnerId, later(HOUR), OPERATOR));
+    await api.settle();
+    expect(first.username).toBe(partner.username);
+    expect((await v3(partner.password)).status).toBe(200);
+    expect((await v3(first.password)).status).toBe(200);
+    const second = await api.get(CommandBus).execute(new RotatePartnerPassword(partner.partnerId, clock.now().toISOString(), OPERATOR));
+    await api.settle();
+    const ended = await v3(first.password);
+    expect(ended.status).toBe(401);
+    expect(ended.body.error_msg).toMatch(/^this password expired at /);
+    // The first password's grace period was cut short by the second rotation's `now`.
+    expect((await v3(partner.password)).status).toBe(401);
+    expect((await v3(second.password)).status).toBe(200);
+  });
+});
+
+describe('the operator CLI for partner credentials', () => {
+  it('lists, adds, rotates, renames and revokes keys and rotates the password, each with --json', async () => {
+    const dir = tempDir('credentials-cli');
+    try {
+      const cli = async (...args: string[]) => {
+        const run = await runCli(dir.path, args);
+        if (run.code !== 0) throw new Error(`${args.join(' ')}: ${run.stderr}`);
+        return args.includes('--json') ? JSON.parse(run.stdout) : run.stdout;
+      };
+      const partner = await cli('partners:create', '--name', 'Console', '--json');
+      const [first] = await cli('partners:keys', partner.partner_id, '--json');
+      expect(first).toMatchObject({ name: 'first key', prefix: partner.api_key.slice(0, 12), state: 'live', expires_at: null });
+      const added = await cli('partners:add-key', partner.partner_id, '--name', 'ci', '--json');
+      expect(added.api_key).toMatch(/^dk_/);
+      const ambiguous = await runCli(dir.path, ['partners:rotate-key', partner.partner_id]);
+      expect(ambiguous.code).not.toBe(0);
+      expect(ambiguous.stderr).toContain('must be named: the partner holds 2 live keys');
+      const rotated = await cli('partners:rotate-key', partner.partner_id, '--key', first.prefix, '--expire-old', '2h', '--json');
+      expect(rotated.old_key).toMatchObject({ prefix: first.prefix, state: 'expiring' });
+      expect(Date.parse(rotated.old_key.expires_at) - Date.now()).toBeGreaterThan(HOUR);
+      expect(await cli('partners:rename-key', partner.partner_id, added.prefix, 'continuous integration', '--json')).toMatchObject({
+        name: 'continuous integration',
+      });
+      expect(await cli('partners:revoke-key', partner.partner_id, added.prefix, '--json')).toMatchObject({ state: 'revoked' });
+      const text = await cli('partners:keys', partner.partner_id);
+      expect(text).toContain(`${added.prefix}   revoked`);
+      expect(text).not.toContain(rotated.api_key);
+      const password = await cli('partners:rotate-password', partner.partner_id, '--expire-old', 'now', '--json');
+      expect(password).toMatchObject({ username: partner.username, password: expect.any(String) });
+      const bad = await runCli(dir.path, ['partners:rotate-key', partner.partner_id, '--expire-old', 'tomorrow']);
+      expect(bad.stderr).toContain('--expire-old takes `now` or a duration');
+      const unknown = await runCli(dir.path, ['partners:revoke-key', partner.partner_id, 'dk_nothing']);
+      expect(unknown.stderr).toContain('not found');
+    } finally {
+      dir.remove();
+    }
+  }, 120_000);
+});
