@@ -1,4 +1,7 @@
 import { EventStore, ManualClock, OPERATOR } from '@deals/kernel';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { InviteMember } from '@deals/partner-site';
 import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
@@ -31,11 +34,16 @@ describe('the partner site', () => {
     return client;
   };
 
+  const logFile = join(tmpdir(), `partner-site-${process.pid}-${Date.now()}.log`);
+
   beforeAll(async () => {
-    api = await TestApi.start({ clock });
+    api = await TestApi.start({ clock, env: { LOG_LEVEL: 'info', LOG_FILE: logFile } });
     partner = await api.createPartner('Site partner');
   });
-  afterAll(() => api.close());
+  afterAll(async () => {
+    await api.close();
+    rmSync(logFile, { force: true });
+  });
   afterEach(() => clock.set('2026-06-15T12:00:00Z'));
 
   it('invite, sign up once, sign in: HttpOnly, Secure, SameSite=Strict cookies for /partner, and the headers of a bank', async () => {
@@ -206,5 +214,31 @@ describe('the partner site', () => {
     expect((await new SiteClient(api.url).get(new URL(printed.sign_up_url).pathname + new URL(printed.sign_up_url).search)).status).toBe(
       200,
     );
+  });
+
+  it('records who did what in the log an auditor reads, and keeps every secret out of the logs', async () => {
+    const link = await invite('audit@example.com');
+    const client = new SiteClient(api.url);
+    const token = new URL(link, api.url).searchParams.get('token')!;
+    await client.submit(link, '/partner/sign-up', { token, password: PASSWORD, password_confirmation: PASSWORD });
+    await client.signIn('audit@example.com', 'a wrong password entirely');
+    await client.signIn('audit@example.com', PASSWORD);
+    const session = client.jar.get('partner_session')!;
+    const issued = await client.submit('/partner/keys', '/partner/keys', { name: 'audited' });
+    const apiKey = /<code id="api-key">([^<]+)<\/code>/.exec(issued.text)![1];
+
+    const events = await api.get(EventStore).readAll({ after: null, maxCount: 10_000 });
+    const of = (type: string) => events.filter((e) => e.type === type).map((e) => e.metadata.actor);
+    const memberId = events.find((e) => e.type === 'MemberInvited' && (e.data as { email: string }).email === 'audit@example.com')!
+      .data as {
+      memberId: string;
+    };
+    const actor = `member:${memberId.memberId}`;
+    expect(of('MemberSignedIn')).toContain(actor);
+    expect(of('MemberSignInFailed')).toContain('anonymous');
+    expect(events.some((e) => e.type === 'PartnerApiKeyIssued' && e.metadata.actor === actor)).toBe(true);
+    const log = JSON.stringify(events) + readFileSync(logFile, 'utf8');
+    expect(readFileSync(logFile, 'utf8')).toContain('/partner/keys');
+    for (const secret of [session, PASSWORD, token.split('.')[1], apiKey]) expect(log).not.toContain(secret);
   });
 });
