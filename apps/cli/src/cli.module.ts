@@ -3,6 +3,7 @@ import { DynamicModule, Injectable, Module, OnModuleInit } from '@nestjs/common'
 import { InjectCommander } from 'nest-commander';
 import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
+import { AuditPartnerCommand } from './commands/audit-partner.command';
 import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
 import { PartnersInviteCommand } from './commands/partners-invite.command';
 import {
@@ -54,6 +55,7 @@ export class CliModule {
         ProgramName,
         AuditPurchaseCommand,
         AuditCardLinkCommand,
+        AuditPartnerCommand,
         MailDigestCommand,
         JobsListCommand,
         OperatorPasswordCommand,

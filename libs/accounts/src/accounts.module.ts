@@ -14,7 +14,9 @@ import { UserWrites } from './commands/user-writes';
 import { IssueAccessTokenHandler, RegisterUserHandler, UpdateUserByEmailHandler, UpdateUserHandler } from './commands/user.handlers';
 import { CreditCardsController } from './http/credit-cards.controller';
 import { PartnerCredentialVerifier } from './http/partner-credential-verifier';
+import { PartnerAuditController } from './http/partner-audit.controller';
 import { UsersController } from './http/users.controller';
+import { PartnerAudit } from './audit/partner-audit';
 import { AccountQueries } from './queries/account.queries';
 import { PartnerQueries } from './queries/partner.queries';
 
@@ -29,6 +31,7 @@ import { PartnerQueries } from './queries/partner.queries';
     RenamePartnerApiKeyHandler,
     RotatePartnerPasswordHandler,
     PartnerQueries,
+    PartnerAudit,
     RegisterUserHandler,
     UpdateUserHandler,
     UpdateUserByEmailHandler,
@@ -39,10 +42,10 @@ import { PartnerQueries } from './queries/partner.queries';
     AccountQueries,
     { provide: CredentialVerifier, useClass: PartnerCredentialVerifier },
   ],
-  exports: [CredentialVerifier, AccountQueries, PartnerQueries, UserWrites],
+  exports: [CredentialVerifier, AccountQueries, PartnerQueries, PartnerAudit, UserWrites],
 })
 export class AccountsModule {}
 
 /** The accounts' HTTP routes. */
-@Module({ imports: [AccountsModule], controllers: [UsersController, CreditCardsController] })
+@Module({ imports: [AccountsModule], controllers: [UsersController, CreditCardsController, PartnerAuditController] })
 export class AccountsHttpModule {}

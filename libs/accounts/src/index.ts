@@ -14,6 +14,8 @@ export type { CreatedPartner, IssuedApiKey, RotatedApiKey, RotatedPassword } fro
 export { MAX_REQUESTS_PER_MINUTE, MAX_WORKING_KEYS, keyState } from './domain/partner/partner.decider';
 export type { KeyState } from './domain/partner/partner.decider';
 export { PartnerQueries, partnerApiKeys } from './queries/partner.queries';
+export { PartnerAudit } from './audit/partner-audit';
+export type { PartnerAuditEntry, PartnerAuditSource } from './audit/partner-audit';
 export type { PartnerApiKey, PartnerSummary } from './queries/partner.queries';
 export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken } from './commands/user.commands';
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';

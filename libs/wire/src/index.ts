@@ -15,3 +15,4 @@ export * from './request-dto';
 export * from './request-limits';
 export * from './idempotency-keys';
 export * from './connection-cap';
+export * from './audit-query';

@@ -70,6 +70,27 @@ describe("partner credentials' life cycle, over HTTPS", () => {
     expect((await v3(partner.password)).status).toBe(401);
     expect((await v3(second.password)).status).toBe(200);
   });
+
+  it("shows auditors a partner's credential history, who did what, without a hash; and no one else", async () => {
+    const partner = await api.createPartner('Audited');
+    const auditor = await api.createPartner('Auditor', 'auditor');
+    await api.get(CommandBus).execute(new RotatePartnerApiKey(partner.partnerId, null, later(HOUR), OPERATOR));
+    await api.get(CommandBus).execute(new RevokePartnerApiKey(partner.partnerId, partner.keyId, OPERATOR));
+    await api.settle();
+    const audit = await api.call('GET', `/audit/partners/${partner.partnerId}`, { apiKey: auditor.apiKey });
+    expect(audit.status).toBe(200);
+    expect(audit.body.events.map((e: { type: string; actor: string }) => [e.type, e.actor])).toEqual([
+      ['PartnerRegistered', 'operator'],
+      ['PartnerApiKeyIssued', 'operator'],
+      ['PartnerApiKeyExpirySet', 'operator'],
+      ['PartnerApiKeyRevoked', 'operator'],
+    ]);
+    expect(JSON.stringify(audit.body)).not.toMatch(/Hash|[0-9a-f]{64}/);
+    expect(
+      (await api.call('GET', `/audit/partners/${partner.partnerId}`, { apiKey: (await api.createPartner('Nosy')).apiKey })).status,
+    ).toBe(403);
+    expect((await api.call('GET', '/audit/partners/no-such-partner', { apiKey: auditor.apiKey })).status).toBe(404);
+  });
 });
 
 describe('the operator CLI for partner credentials', () => {
@@ -105,6 +126,16 @@ describe('the operator CLI for partner credentials', () => {
       expect(bad.stderr).toContain('--expire-old takes `now` or a duration');
       const unknown = await runCli(dir.path, ['partners:revoke-key', partner.partner_id, 'dk_nothing']);
       expect(unknown.stderr).toContain('not found');
+      const history = await cli('audit:partner', partner.partner_id, '--json');
+      expect(history.map((e: { type: string }) => e.type)).toEqual([
+        'PartnerRegistered',
+        'PartnerApiKeyIssued',
+        'PartnerApiKeyIssued',
+        'PartnerApiKeyExpirySet',
+        'PartnerApiKeyRenamed',
+        'PartnerApiKeyRevoked',
+        'PartnerPasswordRotated',
+      ]);
     } finally {
       dir.remove();
     }

@@ -1,22 +1,14 @@
-import { existsSync } from 'node:fs';
-import { chromium, Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { TestApi } from '../../support/api-harness';
+import { browserSuite, launchChromium } from '../../support/chromium';
 
-/** Debian's Chromium (`apt-get install chromium`; `.ci/run` installs it when it is missing). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-const suite = available ? describe : describe.skip;
-
-suite(`Swagger UI in a browser${available ? '' : ` (skipped: no Chromium at ${CHROMIUM}; apt-get install chromium)`}`, () => {
+browserSuite('Swagger UI in a browser', () => {
   let api: TestApi;
   let browser: Browser;
 
   beforeAll(async () => {
     api = await TestApi.start();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

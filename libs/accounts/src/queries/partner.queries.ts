@@ -28,18 +28,22 @@ export interface PartnerSummary {
   workingKeys: number;
 }
 
+type KeyFacts = Omit<PartnerApiKey, 'state'>;
+
+const withState = ({ keyId, name, prefix, issuedAt, expiresAt, revokedAt }: KeyFacts, now: Date): PartnerApiKey => ({
+  keyId,
+  name,
+  prefix,
+  issuedAt,
+  expiresAt,
+  revokedAt,
+  state: keyState({ revokedAt, expiresAt }, now),
+});
+
 /** A partner's keys, oldest first, with their state at `now`. */
 export async function partnerApiKeys(views: ViewStore, partnerId: string, now: Date): Promise<PartnerApiKey[]> {
   const keys = await views.find<PartnerApiKeyView>(PARTNER_API_KEYS, { partnerId }, { sort: { issuedAt: 1 } });
-  return keys.map(({ keyId, name, prefix, issuedAt, expiresAt, revokedAt }) => ({
-    keyId,
-    name,
-    prefix,
-    issuedAt,
-    expiresAt,
-    revokedAt,
-    state: keyState({ revokedAt, expiresAt }, now),
-  }));
+  return keys.map((key) => withState(key, now));
 }
 
 /** What operators and a partner's administrators read of partners and their keys. */
@@ -76,15 +80,7 @@ export class PartnerQueries {
     const { state } = await loadAggregate(this.store, partnerStream(partnerId), partnerDecider);
     if (!state.registered) throw new NotFound(`partner ${partnerId} not found`);
     const now = this.clock.now();
-    return Object.entries(state.keys).map(([keyId, { name, prefix, issuedAt, expiresAt, revokedAt }]) => ({
-      keyId,
-      name,
-      prefix,
-      issuedAt,
-      expiresAt,
-      revokedAt,
-      state: keyState({ revokedAt, expiresAt }, now),
-    }));
+    return Object.entries(state.keys).map(([keyId, key]) => withState({ keyId, ...key }, now));
   }
 
   /** The key of the partner whose id or shown prefix is `idOrPrefix`. */

@@ -2,8 +2,7 @@ import { Forbidden } from '@deals/kernel';
 import { CurrentPartner, PartnerRef } from '@deals/wire';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer, ApiRequest } from '@deals/wire';
-import { AuditQuery } from './purchasing-lists.request';
+import { ApiAnswer, ApiRequest, AuditQuery } from '@deals/wire';
 import { AuditAnswer } from './purchasing.answers';
 import { PurchaseAudit, withMaskedCouponCodes } from '../audit/purchase-audit';
 

@@ -12,7 +12,9 @@ import type { FastifyReply } from 'fastify';
 import { RedeemCoupon } from '../commands/redeem-coupon.command';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { couponStateFilter, PurchaseQueries } from '../queries/purchase.queries';
+import { barcodeSvg } from '../coupon-images/coupon-barcode';
 import { CouponQr } from '../coupon-images/coupon-qr';
+import { couponState } from '../domain/coupon/coupon.decider';
 import { couponTerms, printableCoupon, PRINTABLE_PAGE_POLICY } from './printable-coupon';
 import { CouponLinks, toCoupon } from './purchase.responses';
 
@@ -94,18 +96,26 @@ export class CouponsController {
       this.purchases.purchase(coupon.partnerId, coupon.purchaseId),
       this.catalog.deal(coupon.dealId),
     ]);
+    const region = deal?.deal ? await this.catalog.region(deal.deal.region_id) : null;
+    const now = this.clock.now().getTime();
+    // Only a valid coupon's codes are drawn: the page of any other shows none.
+    const images =
+      couponState(coupon, now) === 'valid'
+        ? { qrPngBase64: await this.qr.base64(coupon.redemptionCode), barcodeSvg: barcodeSvg(coupon.barcode) }
+        : null;
     void reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', PRINTABLE_PAGE_POLICY)
-      .header('x-content-type-options', 'nosniff');
-    const terms = deal?.deal ? couponTerms(deal.deal) : {};
-    return printableCoupon(
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer');
+    const page = {
       coupon,
-      purchase?.deal.title ?? coupon.dealId,
-      terms,
-      await this.qr.base64(coupon.redemptionCode),
-      this.clock.now().getTime(),
-    );
+      title: purchase?.deal.title ?? coupon.dealId,
+      terms: deal?.deal ? couponTerms(deal.deal) : { locations: [] },
+      timeZone: region?.region.time_zone ?? 'UTC',
+      now,
+    };
+    return printableCoupon(page, images);
   }
 
   /**
