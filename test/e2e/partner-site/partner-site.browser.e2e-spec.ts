@@ -1,22 +1,19 @@
 import { ManualClock, OPERATOR } from '@deals/kernel';
 import { InviteMember } from '@deals/partner-site';
 import { CommandBus } from '@nestjs/cqrs';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { browserSuite, launchChromium } from '../../support/chromium';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { totpAt } from '../../support/site-client';
 
-/** Debian's Chromium (`apt-get install chromium`), as the Swagger UI test uses it. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-const suite = available ? describe : describe.skip;
 /** Screenshots of each page, for a person to look at (ignored by git). */
 const SHOTS = join(__dirname, '..', '..', '..', 'test-output', 'partner-site');
 const PASSWORD = 'a long and private passphrase';
 
-suite(`The partner site in a browser${available ? '' : ` (skipped: no Chromium at ${CHROMIUM}; apt-get install chromium)`}`, () => {
+browserSuite('The partner site in a browser', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let browser: Browser;
@@ -54,10 +51,7 @@ suite(`The partner site in a browser${available ? '' : ` (skipped: no Chromium a
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     api = await TestApi.start({ clock });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
