@@ -2,6 +2,7 @@
 const { readFileSync } = require('node:fs');
 const swc = JSON.parse(readFileSync(`${__dirname}/.swcrc`, 'utf8'));
 delete swc.$schema;
+const ESM_ONLY = '/node_modules/(@scure|@noble)/';
 
 module.exports = {
   testEnvironment: 'node',
@@ -10,7 +11,9 @@ module.exports = {
   testRegex: '\\.(spec|int-spec|e2e-spec)\\.ts$',
   // Suites that time the service run afterwards, on their own (jest.alone.config.js).
   testPathIgnorePatterns: ['/node_modules/', '\\.alone\\.e2e-spec\\.ts$'],
-  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  transform: { '^.+\\.ts$': ['@swc/jest', swc], [`${ESM_ONLY}.+\\.js$`]: ['@swc/jest', swc] },
+  // ESM-only packages (otplib's base32 and hashes): Node 20.19 requires them as they are, Jest only compiled to CommonJS.
+  transformIgnorePatterns: [`^(?!.*${ESM_ONLY}).*/node_modules/`],
   moduleNameMapper: { '^@deals/([a-z-]+)$': '<rootDir>/libs/$1/src', '^@deals/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2' },
   testTimeout: 30000,
   // Beside jest's summary: which suites were skipped, with the reason their titles give.

@@ -6,10 +6,12 @@
 //   last build had errors), and then only the files affected;
 // - tsc-alias runs when dist/.tsbuildinfo is not the one it last ran after (dist/.aliased holds
 //   that file's mtime, written once tsc-alias has finished), so an interrupted rewrite is redone.
+// - the files the compiled code reads beside itself (the partner site's templates and stylesheet:
+//   libs/*/src/**/*.{hbs,css}) are copied to the same place under dist/ when newer.
 // Exits with the failing step's status.
 const { spawnSync } = require('node:child_process');
-const { readFileSync, statSync, writeFileSync } = require('node:fs');
-const { join } = require('node:path');
+const { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } = require('node:fs');
+const { dirname, join, relative } = require('node:path');
 
 const root = join(__dirname, '..');
 const project = join(root, 'tsconfig.build.json');
@@ -42,4 +44,20 @@ const built = mtimeOf(buildInfo);
 if (built === null || textOf(aliased) !== built) {
   run('tsc-alias/dist/bin/index.js', ['-p', project]);
   writeFileSync(aliased, built ?? '');
+}
+
+/** Every file of `dir` (recursively) whose name ends with one of `extensions`. */
+function filesUnder(dir, extensions) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return filesUnder(path, extensions);
+    return extensions.some((ext) => entry.name.endsWith(ext)) ? [path] : [];
+  });
+}
+
+for (const source of filesUnder(join(root, 'libs'), ['.hbs', '.css'])) {
+  const target = join(root, 'dist', relative(root, source));
+  if (mtimeOf(target) !== null && Number(mtimeOf(target)) >= Number(mtimeOf(source))) continue;
+  mkdirSync(dirname(target), { recursive: true });
+  copyFileSync(source, target);
 }

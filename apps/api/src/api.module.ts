@@ -2,9 +2,10 @@ import { AccountsHttpModule } from '@deals/accounts';
 import { CatalogHttpModule } from '@deals/catalog';
 import { EngagementHttpModule } from '@deals/engagement';
 import { MessagingHttpModule } from '@deals/messaging';
+import { PartnerSiteHttpModule } from '@deals/partner-site';
 import { PurchasingHttpModule } from '@deals/purchasing';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
-import { AccessGuard, ErrorFilter, RequestValidationPipe } from '@deals/wire';
+import { AccessGuard, ErrorFilter, RequestLimits, RequestValidationPipe } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
@@ -15,7 +16,7 @@ import { HealthController } from './health.controller';
 /** The HTTPS API process: the shared core plus the contexts' routes, auth, errors and logs. */
 @Module({})
 export class ApiModule {
-  static forRoot(options: Omit<ServiceCoreOptions, 'role'> & { logger: Logger }): DynamicModule {
+  static forRoot(options: Omit<ServiceCoreOptions, 'role'> & { logger: Logger; limits: RequestLimits | null }): DynamicModule {
     return {
       module: ApiModule,
       imports: [
@@ -29,6 +30,7 @@ export class ApiModule {
         PurchasingHttpModule,
         EngagementHttpModule,
         MessagingHttpModule,
+        PartnerSiteHttpModule.forRoot({ limits: options.limits }),
       ],
       controllers: [HealthController],
       providers: [

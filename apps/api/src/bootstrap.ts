@@ -1,4 +1,5 @@
-import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress } from '@deals/kernel';
+import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
+import { MemberSessions, serveSite, SiteDependencies, SitePages, SiteSecrets } from '@deals/partner-site';
 import { DemoSeed, installationSecret, operatorPassword, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import {
   answerAfterTheViewsShowTheWrites,
@@ -132,11 +133,19 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       }
     });
   }
+  const limits = requestLimits(config);
+  // The partner site's route hooks, on its routes only, as Nest registers them; its services are the application's.
+  let site: SiteDependencies | null = null;
+  serveSite(fastify, () => site!);
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, clock, ids, logger }), adapter, {
-    bufferLogs: true,
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    ApiModule.forRoot({ config, clock, ids, logger, limits: limits?.limits ?? null }),
+    adapter,
+    {
+      bufferLogs: true,
+      bodyParser: false,
+    },
+  );
   app.useLogger(new ServiceLogLines(app.get(Logger)));
   // Nest empties its buffer of log lines only in app.listen(), which the HTTPS front does not
   // call: without this, every line of Nest's Logger (recovery, charges with no answer, undos that
@@ -147,7 +156,13 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   await app.init();
   const verifier = app.get(CredentialVerifier);
   const serviceClock = app.get(Clock);
-  const limits = requestLimits(config);
+  site = {
+    sessions: app.get(MemberSessions),
+    secrets: app.get(SiteSecrets),
+    pages: app.get(SitePages),
+    views: app.get(ViewStore),
+    limits: limits?.limits ?? null,
+  };
   const metrics = app.get(ServiceMetrics);
   const usage = app.get(UsageMeter);
   usage.readBudgetsFrom(limits?.limits ?? null);

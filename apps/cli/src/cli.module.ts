@@ -5,6 +5,7 @@ import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { AuditPartnerCommand } from './commands/audit-partner.command';
 import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
+import { PartnersInviteCommand } from './commands/partners-invite.command';
 import {
   PartnersAddKeyCommand,
   PartnersKeysCommand,
@@ -60,6 +61,7 @@ export class CliModule {
         OperatorPasswordCommand,
         PartnersCreateCommand,
         PartnersUpdateCommand,
+        PartnersInviteCommand,
         PartnersListCommand,
         PartnersKeysCommand,
         PartnersAddKeyCommand,

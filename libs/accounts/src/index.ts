@@ -26,6 +26,8 @@ export { cardExpiryIssue } from './commands/store-card.command';
 export { emailField, passwordFields, profileFields, purchaseUserFields } from './http/user.request';
 export { cardFields, cardObject } from './http/credit-card.request';
 export { UserWrites } from './commands/user-writes';
+/** The memory-hard password hash (scrypt) of users' and partner members' passwords. */
+export { hashPassword, verifyPassword } from './commands/password-hash';
 export { PARTNER_ROLES } from './domain/partner/partner.events';
 export type { PartnerRole } from './domain/partner/partner.events';
 export { partnerAccountsProjection, PARTNER_ACCOUNTS } from './projections/partner-accounts/partner-accounts.projection';

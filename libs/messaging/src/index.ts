@@ -6,5 +6,7 @@ export { DailyDigest } from './commands/daily-digest';
 export { DailyDigestJobs, DigestSettings } from './reactions/daily-digest.reaction';
 export { localDate } from './domain/digest/local-time';
 export { BATCH_DETAILS } from './projections/batch-details/batch-details.projection';
+export type { BatchDetails } from './projections/batch-details/batch-details.projection';
+export { BatchQueries } from './queries/batch.queries';
 
 export { messagingProjections } from './projections';

@@ -12,5 +12,8 @@ export { RecoverInterruptedPayments } from './reactions/recover-interrupted-paym
 export type { AuditEntry } from './audit/purchase-audit';
 export { PURCHASE_DETAILS } from './projections/purchase-details/purchase-details.projection';
 export { COUPON_DETAILS } from './projections/coupon-details/coupon-details.projection';
+export type { CouponDetails } from './projections/coupon-details/coupon-details.projection';
+export type { PurchaseDetails } from './projections/purchase-details/purchase-details.projection';
+export { couponState } from './domain/coupon/coupon.decider';
 
 export { purchasingProjections } from './projections';

@@ -3,6 +3,7 @@ import { catalogProjections } from '@deals/catalog/projections';
 import { engagementProjections } from '@deals/engagement/projections';
 import type { Projection, ViewStore } from '@deals/kernel';
 import { messagingProjections } from '@deals/messaging/projections';
+import { partnerSiteProjections } from '@deals/partner-site/projections';
 import { purchasingProjections } from '@deals/purchasing/projections';
 
 /**
@@ -15,6 +16,7 @@ export const ALL_PROJECTIONS: Projection[] = [
   ...purchasingProjections,
   ...engagementProjections,
   ...messagingProjections,
+  ...partnerSiteProjections,
 ] as Projection[];
 
 /** Defines each projection's view collection in the store, with its indexes and residence. */

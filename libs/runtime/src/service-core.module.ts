@@ -2,6 +2,7 @@ import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } f
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
+import { PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import {
   Clock,
@@ -136,6 +137,7 @@ export class ServiceCoreModule {
         PurchasingModule,
         EngagementModule,
         MessagingModule,
+        PartnerSiteModule,
       ],
       providers: [
         { provide: ServiceConfig, useValue: config },
@@ -150,6 +152,7 @@ export class ServiceCoreModule {
         },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
         { provide: DigestSettings, useValue: { hour: config.digestHour } },
+        { provide: SiteSecrets, useValue: new SiteSecrets(installationSecret(config.dataDir, 'partner-site')) },
         { provide: CardLinkSettings, useValue: { clockSkewMs: config.cardLinkClockSkewS * 1000 } },
         {
           provide: UnsubscribeLinks,
@@ -198,6 +201,7 @@ export class ServiceCoreModule {
         CouponCodeKey,
         UnsubscribeLinks,
         DigestSettings,
+        SiteSecrets,
         AccountsSettings,
         CardLinkSettings,
         ProjectionHost,

@@ -48,6 +48,9 @@ export const PUBLIC_PATHS = [
   /^\/subscriptions\/[^/?]+\/unsubscribe(\?|$)/,
 ];
 
+/** The partner site's pages: people of a partner, signed in with their own session (libs/partner-site), never API credentials. */
+export const SESSION_PATHS = [/^\/partner(\/|\?|$)/];
+
 /** Paths for the service's operator (its metrics, the jobs' board): the operator's credentials, never a partner's. */
 export const OPERATOR_PATHS = [/^\/metrics(\?|$)/, /^\/admin(\/|\?|$)/];
 export const OPERATOR_USERNAME = 'operator';
@@ -151,6 +154,7 @@ export function authenticateEveryRequest(
   fastify.addHook('onRequest', async (request: AuthenticatedRequest, reply: FastifyReply) => {
     const path = routedPath(request);
     if (PUBLIC_PATHS.some((pattern) => pattern.test(path))) return;
+    if (SESSION_PATHS.some((pattern) => pattern.test(path))) return;
     if (OPERATOR_PATHS.some((pattern) => pattern.test(path))) return operator(request, reply);
     const v3 = path.startsWith('/api/v3');
     let presented: Presented | null = null;

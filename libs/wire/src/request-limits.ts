@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { errorBody } from './error-body';
-import type { AuthenticatedRequest } from './partner-auth.guard';
+import type { AuthenticatedRequest, PartnerRef } from './partner-auth.guard';
 
 export interface RequestLimitSettings {
   /** A partner's budget when it has none of its own, in requests a minute. */
@@ -24,9 +24,14 @@ export const MAX_DELAY_SECONDS = 900;
 const KEY_PREFIX = 8;
 
 /** A counter store: in this process, or on Redis so that replicas share every budget. */
-type CounterFactory = (options: { keyPrefix: string; points: number; duration: number; blockDuration?: number }) => RateLimiterAbstract;
+export type CounterFactory = (options: {
+  keyPrefix: string;
+  points: number;
+  duration: number;
+  blockDuration?: number;
+}) => RateLimiterAbstract;
 
-const memoryCounters: CounterFactory = (options) => new RateLimiterMemory(options);
+export const memoryCounters: CounterFactory = (options) => new RateLimiterMemory(options);
 
 /** Counters on Redis; while Redis does not answer, each process counts on its own (the insurance limiter). */
 const redisCounters =
@@ -57,7 +62,8 @@ export class RequestLimits {
 
   private constructor(
     readonly settings: RequestLimitSettings,
-    counters: CounterFactory,
+    /** Where these limits count: other limits of the service (the partner site's sign-in) count there too. */
+    readonly counters: CounterFactory,
   ) {
     // Budgets differ by partner and failures only count: each counter counts, and the callers compare.
     const counting = { points: Number.MAX_SAFE_INTEGER };
@@ -97,6 +103,18 @@ export class RequestLimits {
         message: `the access tokens of this user are over their budget of ${this.settings.userTokenPerMinute} requests a minute`,
       };
     return null;
+  }
+
+  /** The partner's requests in this minute's window, and its budget. */
+  async partnerMinute(
+    partner: Pick<PartnerRef, 'id' | 'requestsPerMinute'>,
+  ): Promise<{ used: number; budget: number; resetsInMs: number }> {
+    const counted = await this.requests.get(`p:${partner.id}`);
+    return {
+      used: counted?.consumedPoints ?? 0,
+      budget: partner.requestsPerMinute ?? this.settings.partnerPerMinute,
+      resetsInMs: counted?.msBeforeNext ?? WINDOW_SECONDS * 1000,
+    };
   }
 
   /**

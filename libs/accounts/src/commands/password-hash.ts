@@ -1,4 +1,4 @@
-import { randomBytes, scrypt } from 'node:crypto';
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 /** scrypt at N=2^15, r=8, p=1: about 32 MiB and a few dozen milliseconds a hash on our machines. */
 const N = 2 ** 15;
@@ -18,4 +18,13 @@ export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await derive(password, salt);
   return ['scrypt', N, R, P, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+/** Whether `password` is the one `stored` (a {@link hashPassword} result) was made from; false for a malformed hash. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || Number(n) !== N || Number(r) !== R || Number(p) !== P || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const key = await derive(password, Buffer.from(salt, 'base64url'));
+  return key.length === expected.length && timingSafeEqual(key, expected);
 }

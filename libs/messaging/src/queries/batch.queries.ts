@@ -12,6 +12,11 @@ export class BatchQueries {
     return view && view.partnerId === partnerId ? view : null;
   }
 
+  /** The partner's latest batches, newest first, with their delivery counts. */
+  recent(partnerId: string, limit: number): Promise<BatchDetails[]> {
+    return this.views.find<BatchDetails>(BATCH_DETAILS, { partnerId }, { sort: { createdAt: -1, _id: -1 }, limit });
+  }
+
   /** Batches not yet delivered (pending, being sent), to arm their jobs at start. */
   undelivered(): Promise<BatchDetails[]> {
     return this.views.find<BatchDetails>(BATCH_DETAILS, { status: 'pending' });

@@ -26,6 +26,15 @@ export class PurchaseQueries {
     return view && view.partnerId === partnerId ? view : null;
   }
 
+  /** The partner's reseller sales recorded under this transaction reference (one, unless the reference was reused). */
+  byTransactionReference(partnerId: string, reference: string, limit: number): Promise<PurchaseDetails[]> {
+    return this.views.find<PurchaseDetails>(
+      PURCHASE_DETAILS,
+      { partnerId, transactionReference: reference },
+      { sort: { createdAt: -1 }, limit },
+    );
+  }
+
   userPurchases(partnerId: string, userId: string, skip: number, limit: number): Promise<PurchaseDetails[]> {
     return this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { userId, partnerId }, { sort: { createdAt: -1, _id: 1 }, skip, limit });
   }

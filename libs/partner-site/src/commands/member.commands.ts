@@ -1,0 +1,270 @@
+import { hashPassword, PARTNER_ACCOUNTS, verifyPassword } from '@deals/accounts';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  invalid,
+  loadCachedAggregate,
+  LogPosition,
+  NotFound,
+  ValidationFailed,
+  ViewDocument,
+  ViewStore,
+} from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { createHash } from 'node:crypto';
+import { generateSecret, generateURI, verify } from 'otplib';
+import { emailIssues, INVITE_LIFETIME_MS, normalEmail, passwordIssues, SESSION_LIFETIME_MS } from '../domain/member/member-rules';
+import { Member, memberDecider, MemberCommand } from '../domain/member/member.decider';
+import { memberStream, MemberSignInFailed, SignInFailure } from '../domain/member/member.events';
+import { newSecret, seal, secretHash, SiteSecrets, unseal } from './site-secrets';
+
+/** A member's id: derived from the email, so that one email is one member and a sign-in finds its stream without a view. */
+export const memberIdOf = (email: string) =>
+  createHash('sha256')
+    .update(`partner-member\n${normalEmail(email)}`)
+    .digest('hex')
+    .slice(0, 24);
+
+/** A hash no password matches, checked when the email is unknown, so that an answer takes as long either way. */
+let decoy: Promise<string> | null = null;
+
+const TOTP_ISSUER = 'Deals partner site';
+/** Codes of the step before or after the current one are taken too (a clock a little off). */
+const TOTP_TOLERANCE_S = 30;
+
+const run = (store: EventStore, memberId: string, command: MemberCommand, now: Date, caller: CommandCaller) =>
+  handleCommand(store, memberStream(memberId), memberDecider, command, { now, metadata: caller });
+
+/** Invites a person to a partner's site; the result holds the invitation's token, its only copy. */
+export class InviteMember extends Command<{
+  memberId: string;
+  email: string;
+  token: string;
+  expiresAt: string;
+  position: LogPosition | null;
+}> {
+  constructor(
+    readonly partnerId: string,
+    readonly email: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(InviteMember)
+export class InviteMemberHandler implements ICommandHandler<InviteMember> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly views: ViewStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ partnerId, email: given, caller }: InviteMember) {
+    const issues = emailIssues(given);
+    if (issues.length) throw new ValidationFailed(issues);
+    const partner = await this.views.findById<ViewDocument & { role: string }>(PARTNER_ACCOUNTS, partnerId);
+    if (!partner) throw new NotFound(`partner ${partnerId} not found`);
+    if (partner.role !== 'partner') throw invalid('partner', 'role', 'must be partner: auditors have no partner site');
+    const email = normalEmail(given);
+    const memberId = memberIdOf(email);
+    const secret = newSecret();
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + INVITE_LIFETIME_MS).toISOString();
+    const { position } = await run(
+      this.store,
+      memberId,
+      { type: 'InviteMember', data: { memberId, partnerId, email, inviteHash: secretHash(secret), expiresAt } },
+      now,
+      { ...caller, partnerId },
+    );
+    return { memberId, email, token: `${memberId}.${secret}`, expiresAt, position };
+  }
+}
+
+/** The member an invitation token names, and the token's secret part; null for a token of another shape. */
+export function invitationOf(token: string): { memberId: string; secret: string } | null {
+  const match = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/.exec(token);
+  return match ? { memberId: match[1], secret: match[2] } : null;
+}
+
+/** Reads a member's stream (the log, not a view: a sign-in right after a sign-up finds it), from its cached fold on. */
+export async function loadMember(store: EventStore, memberId: string): Promise<Member> {
+  return (await loadCachedAggregate(store, memberStream(memberId), memberDecider)).state;
+}
+
+/** Signs a person up with their invitation and a password of their own. */
+export class SignUpMember extends Command<{ memberId: string; partnerId: string; email: string }> {
+  constructor(
+    readonly token: string,
+    readonly password: string,
+    readonly confirmation: string,
+    readonly caller: Omit<CommandCaller, 'actor'>,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(SignUpMember)
+export class SignUpMemberHandler implements ICommandHandler<SignUpMember> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ token, password, confirmation, caller }: SignUpMember) {
+    const invitation = invitationOf(token);
+    const member = invitation && (await loadMember(this.store, invitation.memberId));
+    if (!invitation || !member || member.status === 'none') throw new NotFound('no such invitation: ask for a new one');
+    const issues = passwordIssues(password, confirmation, member.email!);
+    if (issues.length) throw new ValidationFailed(issues);
+    const { memberId } = invitation;
+    await run(
+      this.store,
+      memberId,
+      { type: 'SignUpMember', data: { memberId, inviteHash: secretHash(invitation.secret), passwordHash: await hashPassword(password) } },
+      this.clock.now(),
+      { ...caller, partnerId: member.partnerId!, actor: `member:${memberId}` },
+    );
+    return { memberId, partnerId: member.partnerId!, email: member.email! };
+  }
+}
+
+export type SignInOutcome =
+  | { signedIn: true; memberId: string; partnerId: string; sessionId: string; expiresAt: string }
+  | { signedIn: false; reason: SignInFailure | 'unknown' };
+
+/** A sign-in attempt with email, password and (once enrolled) a TOTP code; every attempt on a member is an event. */
+export class SignInMember extends Command<SignInOutcome> {
+  constructor(
+    readonly email: string,
+    readonly password: string,
+    readonly code: string,
+    readonly address: string,
+    readonly caller: Omit<CommandCaller, 'actor'>,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(SignInMember)
+export class SignInMemberHandler implements ICommandHandler<SignInMember> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly secrets: SiteSecrets,
+  ) {}
+
+  async execute({ email, password, code, address, caller }: SignInMember): Promise<SignInOutcome> {
+    const memberId = memberIdOf(email);
+    const member = await loadMember(this.store, memberId);
+    if (member.status === 'none') {
+      await verifyPassword(password, await (decoy ??= hashPassword(newSecret())));
+      return { signedIn: false, reason: 'unknown' };
+    }
+    const now = this.clock.now();
+    const passwordMatches = member.passwordHash !== null && (await verifyPassword(password, member.passwordHash));
+    const totpStep = passwordMatches && member.sealedTotpSecret ? await this.codeStep(memberId, member.sealedTotpSecret, code, now) : null;
+    const sessionId = newSecret();
+    const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString();
+    const { events } = await run(
+      this.store,
+      memberId,
+      { type: 'SignInMember', data: { memberId, sessionHash: secretHash(sessionId), expiresAt, address, passwordMatches, totpStep } },
+      now,
+      // A failed attempt is not the member's doing: it is recorded in their stream, by an anonymous actor.
+      { ...caller, partnerId: member.partnerId!, actor: passwordMatches ? `member:${memberId}` : 'anonymous' },
+    );
+    const failure = events.find((e): e is MemberSignInFailed => e.type === 'MemberSignInFailed');
+    if (failure) return { signedIn: false, reason: failure.data.reason };
+    return { signedIn: true, memberId, partnerId: member.partnerId!, sessionId, expiresAt };
+  }
+
+  private async codeStep(memberId: string, sealed: string, code: string, now: Date): Promise<number | null> {
+    const secret = unseal(this.secrets.sealingKey, sealed, totpContext(memberId));
+    if (secret === null || !/^\d{6}$/.test(code)) return null;
+    const result = await verify({ secret, token: code, epoch: Math.floor(now.getTime() / 1000), epochTolerance: TOTP_TOLERANCE_S });
+    return result.valid && 'timeStep' in result ? result.timeStep : null;
+  }
+}
+
+/** What a sealed TOTP secret is bound to: its member. */
+export const totpContext = (memberId: string) => `totp:${memberId}`;
+
+/** A new TOTP secret for a member to enrol (RFC 6238: SHA-1, 6 digits, 30 s, as authenticator apps expect). */
+export const newTotpSecret = (): string => generateSecret();
+
+/** The otpauth address of a member's TOTP secret, for their app (as a QR code). */
+export const totpUri = (email: string, secret: string) => generateURI({ issuer: TOTP_ISSUER, label: email, secret });
+
+/** Enrols a TOTP second factor once its first code is right; the secret goes into the log sealed. */
+export class EnrolMemberTotp extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly memberId: string,
+    readonly secret: string,
+    readonly code: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(EnrolMemberTotp)
+export class EnrolMemberTotpHandler implements ICommandHandler<EnrolMemberTotp> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly secrets: SiteSecrets,
+  ) {}
+
+  async execute({ memberId, secret, code, caller }: EnrolMemberTotp) {
+    const now = this.clock.now();
+    const result = /^\d{6}$/.test(code)
+      ? await verify({ secret, token: code, epoch: Math.floor(now.getTime() / 1000), epochTolerance: TOTP_TOLERANCE_S })
+      : { valid: false as const };
+    if (!result.valid || !('timeStep' in result))
+      throw invalid('member', 'code', 'is not the code your app shows: check its clock and try the next code');
+    const sealedSecret = seal(this.secrets.sealingKey, secret, totpContext(memberId));
+    const { position } = await run(
+      this.store,
+      memberId,
+      { type: 'EnrolMemberTotp', data: { memberId, sealedSecret, totpStep: result.timeStep } },
+      now,
+      caller,
+    );
+    return { position };
+  }
+}
+
+/** Session changes of a signed-in member: refresh (idle time restarts), sign out, sign out everywhere. */
+export class ChangeMemberSession extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly change: 'refresh' | 'sign-out' | 'sign-out-everywhere',
+    readonly memberId: string,
+    readonly sessionHash: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ChangeMemberSession)
+export class ChangeMemberSessionHandler implements ICommandHandler<ChangeMemberSession> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ change, memberId, sessionHash, caller }: ChangeMemberSession) {
+    const command: MemberCommand =
+      change === 'refresh'
+        ? { type: 'RefreshMemberSession', data: { memberId, sessionHash } }
+        : change === 'sign-out'
+          ? { type: 'SignOutMember', data: { memberId, sessionHash } }
+          : { type: 'SignOutEverywhere', data: { memberId } };
+    const { position } = await run(this.store, memberId, command, this.clock.now(), caller);
+    return { position };
+  }
+}

@@ -1,0 +1,202 @@
+import { NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
+import { deciderSpec } from '@deals/testing';
+import { memberDecider, SignInMember } from './member.decider';
+import { passwordIssues } from './member-rules';
+import { MemberInvited, MemberSignedIn, MemberSignedUp, MemberSignInFailed, MemberTotpEnrolled, SignInFailure } from './member.events';
+
+const given = deciderSpec(memberDecider);
+const t0 = new Date('2026-06-15T12:00:00Z');
+const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
+const iso = (minutes: number) => at(minutes).toISOString();
+
+const invited: MemberInvited = {
+  type: 'MemberInvited',
+  data: { memberId: 'm1', partnerId: 'p1', email: 'ada@example.com', inviteHash: 'h-invite', invitedAt: iso(0), expiresAt: iso(72 * 60) },
+};
+const signedUp: MemberSignedUp = {
+  type: 'MemberSignedUp',
+  data: { memberId: 'm1', partnerId: 'p1', passwordHash: 'scrypt$x', signedUpAt: iso(1) },
+};
+const signedIn = (sessionHash: string, minutes: number, totpStep: number | null = null): MemberSignedIn => ({
+  type: 'MemberSignedIn',
+  data: {
+    memberId: 'm1',
+    partnerId: 'p1',
+    sessionHash,
+    signedInAt: iso(minutes),
+    expiresAt: iso(minutes + 12 * 60),
+    address: '10.0.0.1',
+    totpStep,
+  },
+});
+const enrolled: MemberTotpEnrolled = {
+  type: 'MemberTotpEnrolled',
+  data: { memberId: 'm1', partnerId: 'p1', sealedSecret: 'sealed', totpStep: 100, enrolledAt: iso(3) },
+};
+const signIn = (change: Partial<SignInMember['data']> = {}): SignInMember => ({
+  type: 'SignInMember',
+  data: {
+    memberId: 'm1',
+    sessionHash: 's1',
+    expiresAt: iso(5 + 12 * 60),
+    address: '10.0.0.1',
+    passwordMatches: true,
+    totpStep: null,
+    ...change,
+  },
+});
+const failed = (reason: SignInFailure, minutes = 5): MemberSignInFailed => ({
+  type: 'MemberSignInFailed',
+  data: { memberId: 'm1', partnerId: 'p1', reason, address: '10.0.0.1', failedAt: iso(minutes) },
+});
+
+describe('partner member decider', () => {
+  describe('not invited', () => {
+    it('invites', () => {
+      const { invitedAt: _, ...data } = invited.data;
+      given([]).when({ type: 'InviteMember', data }, t0).then([invited]);
+    });
+    it('knows no sign-up', () => {
+      given([])
+        .when({ type: 'SignUpMember', data: { memberId: 'm1', inviteHash: 'h', passwordHash: 'x' } }, t0)
+        .thenThrows(NotFound);
+    });
+  });
+
+  describe('invited', () => {
+    it('signs up with the invitation it holds', () => {
+      given([invited])
+        .when({ type: 'SignUpMember', data: { memberId: 'm1', inviteHash: 'h-invite', passwordHash: 'scrypt$x' } }, at(1))
+        .then([signedUp]);
+    });
+    it('refuses an invitation replaced by a newer one', () => {
+      given([invited])
+        .when({ type: 'SignUpMember', data: { memberId: 'm1', inviteHash: 'h-other', passwordHash: 'x' } }, at(1))
+        .thenThrows(ValidationFailed);
+    });
+    it('refuses an invitation past its 72 hours', () => {
+      given([invited])
+        .when({ type: 'SignUpMember', data: { memberId: 'm1', inviteHash: 'h-invite', passwordHash: 'x' } }, at(72 * 60))
+        .thenThrows(ValidationFailed, { message: expect.stringContaining('expired') });
+    });
+    it('refuses an invitation of another partner for the same email', () => {
+      const { invitedAt: _, ...data } = invited.data;
+      given([invited])
+        .when({ type: 'InviteMember', data: { ...data, partnerId: 'p2' } }, at(1))
+        .thenThrows(ValidationFailed);
+    });
+    it('records a sign-in before the sign-up as failed', () => {
+      given([invited])
+        .when(signIn(), at(5))
+        .then([failed('not-signed-up')]);
+    });
+  });
+
+  describe('signed up', () => {
+    it('refuses the same invitation a second time', () => {
+      given([invited, signedUp])
+        .when({ type: 'SignUpMember', data: { memberId: 'm1', inviteHash: 'h-invite', passwordHash: 'y' } }, at(2))
+        .thenThrows(ValidationFailed, { message: expect.stringContaining('used') });
+    });
+    it('refuses another invitation', () => {
+      const { invitedAt: _, ...data } = invited.data;
+      given([invited, signedUp]).when({ type: 'InviteMember', data }, at(2)).thenThrows(ValidationFailed);
+    });
+    it('signs in with the right password', () => {
+      given([invited, signedUp])
+        .when(signIn(), at(5))
+        .then([signedIn('s1', 5)]);
+    });
+    it('records a wrong password', () => {
+      given([invited, signedUp])
+        .when(signIn({ passwordMatches: false }), at(5))
+        .then([failed('password')]);
+    });
+    it('refreshes a live session, and refuses one idle for 30 minutes', () => {
+      given([invited, signedUp, signedIn('s1', 5)])
+        .when({ type: 'RefreshMemberSession', data: { memberId: 'm1', sessionHash: 's1' } }, at(20))
+        .then([{ type: 'MemberSessionRefreshed', data: { memberId: 'm1', sessionHash: 's1', seenAt: iso(20) } }]);
+      given([invited, signedUp, signedIn('s1', 5)])
+        .when({ type: 'RefreshMemberSession', data: { memberId: 'm1', sessionHash: 's1' } }, at(35))
+        .thenThrows(Unauthorized);
+    });
+    it('refuses a session past its 12 hours, however busy', () => {
+      const refreshed = (minutes: number) => ({
+        type: 'MemberSessionRefreshed' as const,
+        data: { memberId: 'm1', sessionHash: 's1', seenAt: iso(minutes) },
+      });
+      given([invited, signedUp, signedIn('s1', 5), refreshed(700), refreshed(720)])
+        .when({ type: 'RefreshMemberSession', data: { memberId: 'm1', sessionHash: 's1' } }, at(5 + 12 * 60))
+        .thenThrows(Unauthorized);
+    });
+    it('signs out everywhere: every live session, listed', () => {
+      given([invited, signedUp, signedIn('s1', 5), signedIn('s2', 6)])
+        .when({ type: 'SignOutEverywhere', data: { memberId: 'm1' } }, at(10))
+        .then([
+          {
+            type: 'MemberSignedOutEverywhere',
+            data: { memberId: 'm1', partnerId: 'p1', sessionHashes: ['s1', 's2'], signedOutAt: iso(10) },
+          },
+        ]);
+    });
+    it('ends one session on sign-out, and no session twice', () => {
+      given([invited, signedUp, signedIn('s1', 5)])
+        .when({ type: 'SignOutMember', data: { memberId: 'm1', sessionHash: 's1' } }, at(10))
+        .then([{ type: 'MemberSignedOut', data: { memberId: 'm1', sessionHash: 's1', signedOutAt: iso(10) } }]);
+      given([
+        invited,
+        signedUp,
+        signedIn('s1', 5),
+        { type: 'MemberSignedOut', data: { memberId: 'm1', sessionHash: 's1', signedOutAt: iso(10) } },
+      ])
+        .when({ type: 'SignOutMember', data: { memberId: 'm1', sessionHash: 's1' } }, at(11))
+        .then([]);
+    });
+    it('enrols a second factor once', () => {
+      given([invited, signedUp])
+        .when({ type: 'EnrolMemberTotp', data: { memberId: 'm1', sealedSecret: 'sealed', totpStep: 100 } }, at(3))
+        .then([enrolled]);
+      given([invited, signedUp, enrolled])
+        .when({ type: 'EnrolMemberTotp', data: { memberId: 'm1', sealedSecret: 'other', totpStep: 101 } }, at(4))
+        .thenThrows(ValidationFailed);
+    });
+  });
+
+  describe('with a second factor', () => {
+    it('refuses the password alone', () => {
+      given([invited, signedUp, enrolled])
+        .when(signIn(), at(5))
+        .then([failed('code')]);
+    });
+    it('signs in with a code of a later time step', () => {
+      given([invited, signedUp, enrolled])
+        .when(signIn({ totpStep: 101 }), at(5))
+        .then([signedIn('s1', 5, 101)]);
+    });
+    it('refuses a code used already (its step or an earlier one)', () => {
+      given([invited, signedUp, enrolled])
+        .when(signIn({ totpStep: 100 }), at(5))
+        .then([failed('code-reused')]);
+      given([invited, signedUp, enrolled, signedIn('s1', 5, 101)])
+        .when(signIn({ sessionHash: 's2', totpStep: 101 }), at(5))
+        .then([failed('code-reused')]);
+    });
+  });
+});
+
+describe('password rules', () => {
+  it('takes a long password unrelated to the email', () => {
+    expect(passwordIssues('correct horse battery', 'correct horse battery', 'ada@example.com')).toEqual([]);
+  });
+  it.each([
+    ['short', 'short'],
+    ['ADA.Lovelace@example.com', 'the email'],
+    ['my name is ADA.lovelace', 'the name'],
+    ['aaaaaaaaaaaaaaaa', 'too few characters'],
+  ])('refuses %s (%s)', (password) => {
+    expect(passwordIssues(password, password, 'ada.lovelace@example.com').length).toBe(1);
+  });
+  it('refuses a confirmation that differs', () => {
+    expect(passwordIssues('correct horse battery', 'correct horse batterx', 'ada@example.com')[0].field).toBe('password_confirmation');
+  });
+});

@@ -1,0 +1,175 @@
+import { Decider, DomainCommand, NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
+import { SESSION_IDLE_MS } from './member-rules';
+import {
+  MemberEvent,
+  MemberInvited,
+  MemberSignedIn,
+  MemberSignInFailed,
+  MemberSignedUp,
+  MemberTotpEnrolled,
+  SignInFailure,
+} from './member.events';
+
+export type InviteMember = DomainCommand<'InviteMember', Omit<MemberInvited['data'], 'invitedAt'>>;
+export type SignUpMember = DomainCommand<'SignUpMember', { memberId: string; inviteHash: string; passwordHash: string }>;
+/**
+ * A sign-in attempt, its credentials already checked by the handler (scrypt and the TOTP check are
+ * slow or read a secret): `passwordMatches`, and `totpStep`, the time step the code matched (null:
+ * no code, or a wrong one).
+ */
+export type SignInMember = DomainCommand<
+  'SignInMember',
+  Pick<MemberSignedIn['data'], 'memberId' | 'sessionHash' | 'expiresAt' | 'address'> & { passwordMatches: boolean; totpStep: number | null }
+>;
+export type RefreshMemberSession = DomainCommand<'RefreshMemberSession', { memberId: string; sessionHash: string }>;
+export type SignOutMember = DomainCommand<'SignOutMember', { memberId: string; sessionHash: string }>;
+export type SignOutEverywhere = DomainCommand<'SignOutEverywhere', { memberId: string }>;
+export type EnrolMemberTotp = DomainCommand<'EnrolMemberTotp', Pick<MemberTotpEnrolled['data'], 'memberId' | 'sealedSecret' | 'totpStep'>>;
+
+export type MemberCommand =
+  InviteMember | SignUpMember | SignInMember | RefreshMemberSession | SignOutMember | SignOutEverywhere | EnrolMemberTotp;
+
+export interface LiveSession {
+  expiresAt: string;
+  lastSeenAt: string;
+}
+
+export interface Member {
+  status: 'none' | 'invited' | 'active';
+  partnerId: string | null;
+  email: string | null;
+  inviteHash: string | null;
+  inviteExpiresAt: string | null;
+  passwordHash: string | null;
+  sealedTotpSecret: string | null;
+  /** The last TOTP time step a code was accepted for: a code is good once. */
+  lastTotpStep: number;
+  /** Sessions not signed out, by hash (those past their end are dropped at the next sign-in). */
+  sessions: Record<string, LiveSession>;
+}
+
+/** Whether a session is still good at `now`: known, before its end, and used within the idle time. */
+export function sessionIsLive(session: LiveSession | undefined, now: Date): session is LiveSession {
+  if (!session) return false;
+  const at = now.getTime();
+  return Date.parse(session.expiresAt) > at && Date.parse(session.lastSeenAt) + SESSION_IDLE_MS > at;
+}
+
+const used = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'invitation', field: 'token', message }]);
+
+function signIn(member: Member, data: SignInMember['data'], now: Date): Array<MemberSignedIn | MemberSignInFailed> {
+  const { memberId, sessionHash, expiresAt, address, passwordMatches, totpStep } = data;
+  const at = now.toISOString();
+  const partnerId = member.partnerId!;
+  const failed = (reason: SignInFailure): MemberSignInFailed[] => [
+    { type: 'MemberSignInFailed', data: { memberId, partnerId, reason, address, failedAt: at } },
+  ];
+  if (member.status !== 'active') return failed('not-signed-up');
+  if (!passwordMatches) return failed('password');
+  if (member.sealedTotpSecret !== null) {
+    if (totpStep === null) return failed('code');
+    if (totpStep <= member.lastTotpStep) return failed('code-reused');
+  }
+  const step = member.sealedTotpSecret !== null ? totpStep : null;
+  return [{ type: 'MemberSignedIn', data: { memberId, partnerId, sessionHash, signedInAt: at, expiresAt, address, totpStep: step } }];
+}
+
+export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
+  initialState: () => ({
+    status: 'none',
+    partnerId: null,
+    email: null,
+    inviteHash: null,
+    inviteExpiresAt: null,
+    passwordHash: null,
+    sealedTotpSecret: null,
+    lastTotpStep: -1,
+    sessions: {},
+  }),
+
+  decide(command, member, now) {
+    const at = now.toISOString();
+    if (command.type === 'InviteMember') {
+      const { partnerId, email } = command.data;
+      if (member.status === 'active') throw used(`${email} has signed up already`);
+      if (member.partnerId !== null && member.partnerId !== partnerId) throw used(`${email} is invited by another partner`);
+      return [{ type: 'MemberInvited', data: { ...command.data, invitedAt: at } }];
+    }
+    if (member.status === 'none') throw new NotFound('no such member');
+    const { memberId } = command.data;
+    switch (command.type) {
+      case 'SignUpMember': {
+        if (member.status === 'active') throw used('this invitation has been used: sign in instead');
+        if (command.data.inviteHash !== member.inviteHash) throw used('this invitation has been replaced by a newer one');
+        if (Date.parse(member.inviteExpiresAt!) <= now.getTime()) throw used('this invitation has expired: ask for a new one');
+        const data: MemberSignedUp['data'] = {
+          memberId,
+          partnerId: member.partnerId!,
+          passwordHash: command.data.passwordHash,
+          signedUpAt: at,
+        };
+        return [{ type: 'MemberSignedUp', data }];
+      }
+      case 'SignInMember':
+        return signIn(member, command.data, now);
+      case 'RefreshMemberSession': {
+        const { sessionHash } = command.data;
+        if (!sessionIsLive(member.sessions[sessionHash], now)) throw new Unauthorized('the session has ended');
+        return [{ type: 'MemberSessionRefreshed', data: { memberId, sessionHash, seenAt: at } }];
+      }
+      case 'SignOutMember': {
+        const { sessionHash } = command.data;
+        if (!member.sessions[sessionHash]) return [];
+        return [{ type: 'MemberSignedOut', data: { memberId, sessionHash, signedOutAt: at } }];
+      }
+      case 'SignOutEverywhere': {
+        const sessionHashes = Object.keys(member.sessions).filter((hash) => Date.parse(member.sessions[hash].expiresAt) > now.getTime());
+        return [{ type: 'MemberSignedOutEverywhere', data: { memberId, partnerId: member.partnerId!, sessionHashes, signedOutAt: at } }];
+      }
+      case 'EnrolMemberTotp': {
+        if (member.status !== 'active') throw new NotFound('no such member');
+        if (member.sealedTotpSecret !== null)
+          throw new ValidationFailed([{ type: 'invalid', resource: 'member', field: 'totp', message: 'is set up already' }]);
+        const { sealedSecret, totpStep } = command.data;
+        return [{ type: 'MemberTotpEnrolled', data: { memberId, partnerId: member.partnerId!, sealedSecret, totpStep, enrolledAt: at } }];
+      }
+    }
+  },
+
+  evolve(member, event) {
+    switch (event.type) {
+      case 'MemberInvited': {
+        const { partnerId, email, inviteHash, expiresAt } = event.data;
+        return { ...member, status: 'invited', partnerId, email, inviteHash, inviteExpiresAt: expiresAt };
+      }
+      case 'MemberSignedUp':
+        return { ...member, status: 'active', passwordHash: event.data.passwordHash, inviteHash: null };
+      case 'MemberSignedIn': {
+        const { sessionHash, signedInAt, expiresAt, totpStep } = event.data;
+        const sessions: Record<string, LiveSession> = {};
+        for (const [hash, session] of Object.entries(member.sessions))
+          if (Date.parse(session.expiresAt) > Date.parse(signedInAt)) sessions[hash] = session;
+        sessions[sessionHash] = { expiresAt, lastSeenAt: signedInAt };
+        return { ...member, sessions, lastTotpStep: totpStep ?? member.lastTotpStep };
+      }
+      case 'MemberSessionRefreshed': {
+        const session = member.sessions[event.data.sessionHash];
+        if (!session) return member;
+        return { ...member, sessions: { ...member.sessions, [event.data.sessionHash]: { ...session, lastSeenAt: event.data.seenAt } } };
+      }
+      case 'MemberSignedOut': {
+        const { [event.data.sessionHash]: _ended, ...sessions } = member.sessions;
+        return { ...member, sessions };
+      }
+      case 'MemberSignedOutEverywhere': {
+        const sessions = { ...member.sessions };
+        for (const hash of event.data.sessionHashes) delete sessions[hash];
+        return { ...member, sessions };
+      }
+      case 'MemberTotpEnrolled':
+        return { ...member, sealedTotpSecret: event.data.sealedSecret, lastTotpStep: Math.max(member.lastTotpStep, event.data.totpStep) };
+      case 'MemberSignInFailed':
+        return member;
+    }
+  },
+};

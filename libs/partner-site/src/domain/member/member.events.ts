@@ -1,0 +1,81 @@
+import type { DomainEvent } from '@deals/kernel';
+
+/**
+ * A person of a partner who signs in to the partner site. Secrets appear here only as hashes
+ * (invite tokens, session ids: SHA-256 of 256 random bits; passwords: scrypt) or sealed (the TOTP
+ * secret: AES-256-GCM under an installation secret).
+ */
+
+/** An operator invited the person; the link's token is known only by its hash. A new invite replaces an unused one. */
+export type MemberInvited = DomainEvent<
+  'MemberInvited',
+  { memberId: string; partnerId: string; email: string; inviteHash: string; invitedAt: string; expiresAt: string }
+>;
+
+export type MemberSignedUp = DomainEvent<
+  'MemberSignedUp',
+  { memberId: string; partnerId: string; passwordHash: string; signedUpAt: string }
+>;
+
+/** A session began: its id is known only by its hash; it ends at `expiresAt` at the latest, or earlier when idle. */
+export type MemberSignedIn = DomainEvent<
+  'MemberSignedIn',
+  {
+    memberId: string;
+    partnerId: string;
+    sessionHash: string;
+    signedInAt: string;
+    expiresAt: string;
+    address: string;
+    /** The TOTP time step the code matched (a code is good once), or null without a second factor. */
+    totpStep: number | null;
+  }
+>;
+
+export const SIGN_IN_FAILURES = ['password', 'code', 'code-reused', 'not-signed-up'] as const;
+export type SignInFailure = (typeof SIGN_IN_FAILURES)[number];
+
+export type MemberSignInFailed = DomainEvent<
+  'MemberSignInFailed',
+  { memberId: string; partnerId: string; reason: SignInFailure; address: string; failedAt: string }
+>;
+
+/** The session was used after a while: its idle time starts again from `seenAt`. */
+export type MemberSessionRefreshed = DomainEvent<'MemberSessionRefreshed', { memberId: string; sessionHash: string; seenAt: string }>;
+
+export type MemberSignedOut = DomainEvent<'MemberSignedOut', { memberId: string; sessionHash: string; signedOutAt: string }>;
+
+/** Every live session ended at once (those listed). */
+export type MemberSignedOutEverywhere = DomainEvent<
+  'MemberSignedOutEverywhere',
+  { memberId: string; partnerId: string; sessionHashes: string[]; signedOutAt: string }
+>;
+
+/** A second factor: `sealedSecret` is the TOTP secret sealed under the installation's key. */
+export type MemberTotpEnrolled = DomainEvent<
+  'MemberTotpEnrolled',
+  { memberId: string; partnerId: string; sealedSecret: string; totpStep: number; enrolledAt: string }
+>;
+
+export type MemberEvent =
+  | MemberInvited
+  | MemberSignedUp
+  | MemberSignedIn
+  | MemberSignInFailed
+  | MemberSessionRefreshed
+  | MemberSignedOut
+  | MemberSignedOutEverywhere
+  | MemberTotpEnrolled;
+
+export const MEMBER_EVENT_TYPES: ReadonlyArray<MemberEvent['type']> = [
+  'MemberInvited',
+  'MemberSignedUp',
+  'MemberSignedIn',
+  'MemberSignInFailed',
+  'MemberSessionRefreshed',
+  'MemberSignedOut',
+  'MemberSignedOutEverywhere',
+  'MemberTotpEnrolled',
+];
+
+export const memberStream = (memberId: string) => `partnermember-${memberId}`;

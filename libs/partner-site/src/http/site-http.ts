@@ -1,0 +1,167 @@
+import { PARTNER_ACCOUNTS } from '@deals/accounts';
+import type { ViewDocument, ViewStore } from '@deals/kernel';
+import { AuthenticatedRequest, PartnerRef, refuse, RequestLimits } from '@deals/wire';
+import { errorCodes, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { newSecret, secretHash, SiteSecrets } from '../commands/site-secrets';
+import { SESSION_LIFETIME_MS } from '../domain/member/member-rules';
+import { MemberSessions, SignedInMember } from './member-sessions';
+import { SitePages } from './site-pages';
+
+export const SITE_PREFIX = '/partner';
+export const SESSION_COOKIE = 'partner_session';
+/** The cookie of a visitor not signed in, which the sign-in and sign-up forms' CSRF tokens are bound to. */
+export const FORM_COOKIE = 'partner_form';
+const FORM_COOKIE_LIFETIME_S = 3600;
+
+/** Pages for visitors not signed in. */
+const ANONYMOUS_ROUTES = new Set([`${SITE_PREFIX}/sign-in`, `${SITE_PREFIX}/sign-up`, `${SITE_PREFIX}/site.css`]);
+
+/** No script at all, styles and images from the service only, forms posted only to it, never framed. */
+export const SITE_POLICY =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const SITE_HEADERS: Record<string, string> = {
+  'content-security-policy': SITE_POLICY,
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'strict-transport-security': 'max-age=31536000',
+};
+
+/** What the site's hooks learned of a request: its member (null for a visitor) and the CSRF token its forms carry. */
+export interface SiteState {
+  member: SignedInMember | null;
+  partner: PartnerRef | null;
+  csrfToken: string;
+}
+
+export type SiteRequest = FastifyRequest & { site?: SiteState; partner?: PartnerRef };
+
+export interface SiteDependencies {
+  sessions: MemberSessions;
+  secrets: SiteSecrets;
+  pages: SitePages;
+  views: ViewStore;
+  limits: RequestLimits | null;
+}
+
+/**
+ * A cookie of the site: HttpOnly, Secure, SameSite=Strict, for its paths only; `maxAge` 0 removes
+ * it. Values are the site's own base64url texts, which need no encoding.
+ */
+export function siteCookie(name: string, value: string, maxAgeSeconds: number): string {
+  return `${name}=${value}; Max-Age=${maxAgeSeconds}; Path=${SITE_PREFIX}; HttpOnly; Secure; SameSite=Strict`;
+}
+
+/** The request's cookies by name (the first of a name counts: a cookie of a narrower path comes first). */
+function cookiesOf(header: string | undefined): Map<string, string> {
+  const cookies = new Map<string, string>();
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
+  }
+  return cookies;
+}
+
+export const sessionCookie = (sessionId: string) => siteCookie(SESSION_COOKIE, sessionId, SESSION_LIFETIME_MS / 1000);
+export const endedSessionCookie = () => siteCookie(SESSION_COOKIE, '', 0);
+
+/** The synchronizer token of a session or a visitor's form cookie: an HMAC of its hash, so a page of one session is no good in another. */
+export const csrfToken = (secrets: SiteSecrets, bound: string) => createHmac('sha256', secrets.csrfKey).update(bound).digest('base64url');
+
+const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The partner site's plumbing on Fastify, for the routes under /partner only (route hooks, added as
+ * Nest registers them; the API's routes pay nothing): form bodies, the session or visitor cookie,
+ * the partner's request budget, the CSRF check of every POST, and the security headers. Call
+ * before the application registers its routes; `dependencies` is asked once the application is up.
+ */
+export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDependencies): void {
+  parseFormsOfTheSite(fastify);
+  const onRequest = authenticate(dependencies);
+  const preHandler = checkCsrf(dependencies);
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    if (route.url !== SITE_PREFIX && !route.url.startsWith(`${SITE_PREFIX}/`)) return;
+    route.onRequest = [...[route.onRequest ?? []].flat(), onRequest as onRequestHookHandler];
+    route.preHandler = [...[route.preHandler ?? []].flat(), preHandler];
+    route.onSend = [...[route.onSend ?? []].flat(), securityHeaders(route.url)];
+  });
+}
+
+/** HTML forms' bodies, on the site's paths; elsewhere refused as before (the API takes JSON). */
+function parseFormsOfTheSite(fastify: FastifyInstance): void {
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (request, body, done) => {
+    const route = request.routeOptions.url ?? '';
+    if (!route.startsWith(`${SITE_PREFIX}/`))
+      return done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']), undefined);
+    done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  });
+}
+
+function authenticate(dependencies: () => SiteDependencies) {
+  return async (request: SiteRequest, reply: FastifyReply) => {
+    const { sessions, secrets, views, limits } = dependencies();
+    const cookies = cookiesOf(request.headers.cookie);
+    const sessionId = cookies.get(SESSION_COOKIE);
+    const member = sessionId
+      ? await sessions.authenticate(sessionId, { requestId: String(request.id), correlationId: String(request.id) })
+      : null;
+    if (member) {
+      const partner = await views.findById<ViewDocument & { name: string; requestsPerMinute: number | null }>(
+        PARTNER_ACCOUNTS,
+        member.partnerId,
+      );
+      const ref: PartnerRef = {
+        id: member.partnerId,
+        name: partner?.name ?? '',
+        role: 'partner',
+        requestsPerMinute: partner?.requestsPerMinute ?? null,
+      };
+      request.partner = ref;
+      request.site = { member, partner: ref, csrfToken: csrfToken(secrets, `session:${member.sessionHash}`) };
+      const spent = limits ? await limits.spend(request as AuthenticatedRequest, reply) : null;
+      if (spent) return refuse(reply, spent);
+      return;
+    }
+    // An ended session's cookie goes: the browser stops sending it.
+    if (sessionId) void reply.header('set-cookie', endedSessionCookie());
+    if (!ANONYMOUS_ROUTES.has(request.routeOptions.url ?? '')) return reply.redirect(`${SITE_PREFIX}/sign-in`, 303);
+    let form = cookies.get(FORM_COOKIE);
+    if (!form || !/^[A-Za-z0-9_-]{43}$/.test(form)) {
+      form = newSecret();
+      void reply.header('set-cookie', siteCookie(FORM_COOKIE, form, FORM_COOKIE_LIFETIME_S));
+    }
+    request.site = { member: null, partner: null, csrfToken: csrfToken(secrets, `form:${secretHash(form)}`) };
+  };
+}
+
+/** Every form posted carries the token of its session (or visitor cookie); one that does not is refused, 403. */
+function checkCsrf(dependencies: () => SiteDependencies) {
+  return async (request: SiteRequest, reply: FastifyReply) => {
+    if (request.method !== 'POST') return;
+    const given = (request.body as Record<string, unknown> | undefined)?._csrf;
+    const expected = request.site?.csrfToken;
+    if (typeof given === 'string' && expected && sameText(given, expected)) return;
+    const html = dependencies().pages.render(request, 'message', {
+      title: 'Form refused',
+      message:
+        'This form could not be accepted: it was not sent from this site, or it is out of date. Go back, reload the page and try again.',
+    });
+    return reply.status(403).type('text/html; charset=utf-8').send(html);
+  };
+}
+
+function securityHeaders(routeUrl: string) {
+  const stylesheet = routeUrl === `${SITE_PREFIX}/site.css`;
+  return (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+    for (const [name, value] of Object.entries(SITE_HEADERS)) void reply.header(name, value);
+    void reply.header('cache-control', stylesheet ? 'public, max-age=3600' : 'no-store');
+    done(null, payload);
+  };
+}

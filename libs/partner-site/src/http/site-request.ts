@@ -1,0 +1,75 @@
+import { CommandCaller, DomainError, Unauthorized, ValidationFailed } from '@deals/kernel';
+import { requestWrites } from '@deals/wire';
+import { ArgumentsHost, Catch, createParamDecorator, ExceptionFilter, ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { SignedInMember } from './member-sessions';
+import type { SiteRequest } from './site-http';
+import { SitePages } from './site-pages';
+
+/** The signed-in member of a page (the site's hook sent everyone else to the sign-in page). */
+export const CurrentMember = createParamDecorator((_: unknown, context: ExecutionContext): SignedInMember => {
+  const member = context.switchToHttp().getRequest<SiteRequest>().site?.member;
+  if (!member) throw new Unauthorized('not signed in');
+  return member;
+});
+
+/** Who acts, for the events a page's command appends: the member, under the request's id. */
+export function memberCaller(request: SiteRequest, member: SignedInMember): CommandCaller {
+  const requestId = String(request.id);
+  return {
+    partnerId: member.partnerId,
+    actor: `member:${member.memberId}`,
+    requestId,
+    correlationId: requestId,
+    writes: requestWrites(request),
+  };
+}
+
+/** A visitor's request, for the events of a sign-up or sign-in (the actor is set by the command). */
+export function visitorCaller(request: SiteRequest): Omit<CommandCaller, 'actor'> {
+  const requestId = String(request.id);
+  return { requestId, correlationId: requestId, writes: requestWrites(request) };
+}
+
+/** The texts of a validation failure's entries, as a form shows them. */
+export const issueTexts = (error: ValidationFailed) =>
+  error.issues.map((issue) => (issue.field ? `${issue.field.replace(/_/g, ' ')} ${issue.message}` : issue.message));
+
+/** Refusals and failures of the site's pages, as pages (the API's filter answers JSON). */
+@Catch()
+@Injectable()
+export class SitePageErrors implements ExceptionFilter {
+  private readonly logger = new Logger('PartnerSite');
+
+  constructor(private readonly pages: SitePages) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<SiteRequest>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    if (exception instanceof DomainError) {
+      const errors = exception instanceof ValidationFailed ? issueTexts(exception) : undefined;
+      const title = exception.httpStatus === 404 ? 'Not found' : 'Refused';
+      void this.pages.send(
+        request,
+        reply,
+        'message',
+        { title, message: errors ? 'The request could not be done.' : exception.message, errors },
+        exception.httpStatus,
+      );
+      return;
+    }
+    const status = (exception as { getStatus?: () => number }).getStatus?.();
+    if (status === 404) {
+      void this.pages.send(request, reply, 'message', { title: 'Not found', message: 'There is no such page.' }, 404);
+      return;
+    }
+    this.logger.error(`${request.method} ${request.routeOptions.url}: ${exception instanceof Error ? exception.stack : String(exception)}`);
+    void this.pages.send(
+      request,
+      reply,
+      'message',
+      { title: 'Something went wrong', message: 'The page could not be shown; the failure is logged. Try again in a moment.' },
+      500,
+    );
+  }
+}

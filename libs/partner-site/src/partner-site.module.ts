@@ -1,0 +1,49 @@
+import { memoryCounters, RequestLimits } from '@deals/wire';
+import { DynamicModule, Module } from '@nestjs/common';
+import {
+  ChangeMemberSessionHandler,
+  EnrolMemberTotpHandler,
+  InviteMemberHandler,
+  SignInMemberHandler,
+  SignUpMemberHandler,
+} from './commands/member.commands';
+import { AccountController } from './http/account.controller';
+import { KeysController } from './http/keys.controller';
+import { MemberInvitations } from './http/member-invitations';
+import { MemberSessions } from './http/member-sessions';
+import { SecurityController } from './http/security.controller';
+import { SignInThrottle } from './http/sign-in-throttle';
+import { SitePages } from './http/site-pages';
+import { SitePageErrors } from './http/site-request';
+import { SupportController } from './http/support.controller';
+import { SupportLookup } from './http/support-lookup';
+
+/** The partner site's members: invitations, sign-up, sign-in, sessions, TOTP (commands, no HTTP). Needs `SiteSecrets`. */
+@Module({
+  providers: [InviteMemberHandler, SignUpMemberHandler, SignInMemberHandler, EnrolMemberTotpHandler, ChangeMemberSessionHandler],
+})
+export class PartnerSiteModule {}
+
+/**
+ * The partner site's pages under /partner. `limits`: the API's request limits (the pages spend the
+ * partner's budget, and the sign-in throttle counts where they count), or null when the service has none.
+ */
+@Module({})
+export class PartnerSiteHttpModule {
+  static forRoot({ limits }: { limits: RequestLimits | null }): DynamicModule {
+    return {
+      module: PartnerSiteHttpModule,
+      controllers: [AccountController, SecurityController, KeysController, SupportController],
+      providers: [
+        SitePages,
+        MemberSessions,
+        MemberInvitations,
+        SupportLookup,
+        SitePageErrors,
+        { provide: SignInThrottle, useValue: new SignInThrottle(limits?.counters ?? memoryCounters) },
+        ...(limits ? [{ provide: RequestLimits, useValue: limits }] : []),
+      ],
+      exports: [SitePages, MemberSessions],
+    };
+  }
+}

@@ -1,0 +1,244 @@
+import { EventStore, ManualClock, OPERATOR } from '@deals/kernel';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InviteMember } from '@deals/partner-site';
+import { CommandBus } from '@nestjs/cqrs';
+import { runCli, TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { inputValue, SiteClient, totpAt } from '../../support/site-client';
+
+const PASSWORD = 'a long and private passphrase';
+
+describe('the partner site', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let partner: Awaited<ReturnType<TestApi['createPartner']>>;
+
+  const invite = async (email: string, partnerId = partner.partnerId) => {
+    const invited = await api.get(CommandBus).execute(new InviteMember(partnerId, email, OPERATOR));
+    await api.settle();
+    return `/partner/sign-up?token=${invited.token}`;
+  };
+  /** A person invited, signed up and signed in: their client. */
+  const member = async (email: string, partnerId = partner.partnerId) => {
+    const client = new SiteClient(api.url);
+    const link = await invite(email, partnerId);
+    const signedUp = await client.submit(link, '/partner/sign-up', {
+      token: new URL(link, api.url).searchParams.get('token')!,
+      password: PASSWORD,
+      password_confirmation: PASSWORD,
+    });
+    expect(signedUp.status).toBe(303);
+    expect((await client.signIn(email, PASSWORD)).status).toBe(303);
+    return client;
+  };
+
+  const logFile = join(tmpdir(), `partner-site-${process.pid}-${Date.now()}.log`);
+
+  beforeAll(async () => {
+    api = await TestApi.start({ clock, env: { LOG_LEVEL: 'info', LOG_FILE: logFile } });
+    partner = await api.createPartner('Site partner');
+  });
+  afterAll(async () => {
+    await api.close();
+    rmSync(logFile, { force: true });
+  });
+  afterEach(() => clock.set('2026-06-15T12:00:00Z'));
+
+  it('invite, sign up once, sign in: HttpOnly, Secure, SameSite=Strict cookies for /partner, and the headers of a bank', async () => {
+    const client = new SiteClient(api.url);
+    const link = await invite('ada@example.com');
+    const token = new URL(link, api.url).searchParams.get('token')!;
+    const form = await client.get(link);
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('ada@example.com');
+    const weak = await client.post('/partner/sign-up', {
+      token,
+      password: 'ada@example.com-x',
+      password_confirmation: 'ada@example.com-x',
+      _csrf: inputValue(form.text, '_csrf')!,
+    });
+    expect(weak.status).toBe(422);
+    const signedUp = await client.post('/partner/sign-up', {
+      token,
+      password: PASSWORD,
+      password_confirmation: PASSWORD,
+      _csrf: inputValue(form.text, '_csrf')!,
+    });
+    expect(signedUp).toMatchObject({ status: 303, location: '/partner/sign-in?signed-up=1' });
+    // The link is good once.
+    expect((await client.get(link)).status).toBe(422);
+    const again = await client.post('/partner/sign-up', {
+      token,
+      password: PASSWORD,
+      password_confirmation: PASSWORD,
+      _csrf: inputValue(form.text, '_csrf')!,
+    });
+    expect(again.status).toBe(422);
+
+    const signedIn = await client.signIn('Ada@Example.com', PASSWORD);
+    expect(signedIn).toMatchObject({ status: 303, location: '/partner/keys' });
+    const session = signedIn.cookies.find((c) => c.startsWith('partner_session='))!;
+    expect(session).toMatch(/; HttpOnly/);
+    expect(session).toMatch(/; Secure/);
+    expect(session).toMatch(/; SameSite=Strict/);
+    expect(session).toMatch(/; Path=\/partner(;|$)/);
+    const keys = await client.get('/partner/keys');
+    expect(keys.status).toBe(200);
+    expect(keys.text).toContain('<h1>API keys</h1>');
+    expect(keys.headers['content-security-policy']).toBe(
+      "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    expect(keys.headers).toMatchObject({
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+    });
+    expect(keys.text).not.toMatch(/<script/i);
+    // The API's credentials open nothing here, and the site's cookie opens nothing of the API.
+    expect((await new SiteClient(api.url).get(`/partner/keys?api_key=${partner.apiKey}`)).status).toBe(303);
+    expect((await api.call('GET', '/v1/deals')).status).toBe(401);
+  });
+
+  it('signs in with a TOTP second factor once enrolled; a code is good once', async () => {
+    const client = await member('totp@example.com');
+    const setup = await client.submit('/partner/security', '/partner/security/totp/start', {});
+    expect(setup.status).toBe(200);
+    const secret = /Key: <code>([A-Z2-7]+)<\/code>/.exec(setup.text)![1];
+    const wrong = await client.post('/partner/security/totp', {
+      sealed: inputValue(setup.text, 'sealed')!,
+      code: '000000',
+      _csrf: inputValue(setup.text, '_csrf')!,
+    });
+    expect(wrong.status).toBe(422);
+    const enrolled = await client.post('/partner/security/totp', {
+      sealed: inputValue(setup.text, 'sealed')!,
+      code: await totpAt(secret, clock.now()),
+      _csrf: inputValue(setup.text, '_csrf')!,
+    });
+    expect(enrolled).toMatchObject({ status: 303, location: '/partner/security?done=totp' });
+    // The secret is sealed in the log, never in clear.
+    const events = await api.get(EventStore).readAll({ after: null, maxCount: 10_000 });
+    expect(JSON.stringify(events)).not.toContain(secret);
+
+    const other = new SiteClient(api.url);
+    expect((await other.signIn('totp@example.com', PASSWORD)).status).toBe(401);
+    clock.advance(30_000);
+    const code = await totpAt(secret, clock.now());
+    expect(await other.signIn('totp@example.com', PASSWORD, code)).toMatchObject({ status: 303, location: '/partner/keys' });
+    expect((await new SiteClient(api.url).signIn('totp@example.com', PASSWORD, code)).status).toBe(401);
+  });
+
+  it('throttles wrong passwords with 429 and a growing Retry-After', async () => {
+    await member('slow@example.com');
+    const client = new SiteClient(api.url);
+    for (let i = 0; i < 3; i++) expect((await client.signIn('slow@example.com', 'not the password at all')).status).toBe(401);
+    const first = await client.signIn('slow@example.com', 'not the password at all');
+    expect(first.status).toBe(429);
+    expect(first.headers['retry-after']).toBe('2');
+    // Refused while it waits, even with the right password.
+    expect((await client.signIn('slow@example.com', PASSWORD)).status).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const second = await client.signIn('slow@example.com', 'not the password at all');
+    expect(second.status).toBe(429);
+    expect(second.headers['retry-after']).toBe('4');
+  });
+
+  it('ends a session idle for 30 minutes, and every session on signing out everywhere', async () => {
+    const idle = await member('idle@example.com');
+    clock.advance(20 * 60_000);
+    expect((await idle.get('/partner/keys')).status).toBe(200);
+    clock.advance(29 * 60_000);
+    expect((await idle.get('/partner/keys')).status).toBe(200);
+    clock.advance(31 * 60_000);
+    expect(await idle.get('/partner/keys')).toMatchObject({ status: 303, location: '/partner/sign-in' });
+
+    const laptop = await member('everywhere@example.com');
+    const phone = new SiteClient(api.url);
+    expect((await phone.signIn('everywhere@example.com', PASSWORD)).status).toBe(303);
+    expect((await phone.get('/partner/usage')).status).toBe(200);
+    const out = await laptop.submit('/partner/security', '/partner/security/sign-out-everywhere', {});
+    expect(out).toMatchObject({ status: 303, location: '/partner/sign-in' });
+    expect(await phone.get('/partner/usage')).toMatchObject({ status: 303, location: '/partner/sign-in' });
+    expect((await laptop.get('/partner/usage')).status).toBe(303);
+  });
+
+  it('refuses a form posted without its CSRF token, or with another session’s (403)', async () => {
+    const client = await member('csrf@example.com');
+    const other = await member('csrf2@example.com');
+    const foreign = inputValue((await other.get('/partner/keys')).text, '_csrf')!;
+    expect((await client.post('/partner/keys', { name: 'forged' })).status).toBe(403);
+    expect((await client.post('/partner/keys', { name: 'forged', _csrf: foreign })).status).toBe(403);
+    expect((await client.post('/partner/security/sign-out-everywhere', { _csrf: 'x' })).status).toBe(403);
+    expect((await new SiteClient(api.url).post('/partner/sign-in', { email: 'csrf@example.com', password: PASSWORD })).status).toBe(403);
+    expect((await client.get('/partner/keys')).text).not.toContain('forged');
+  });
+
+  it("looks up the partner's purchases and coupons by id, email and reference; another partner's are not found", async () => {
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, id: 'site-deal', quantity: 10, max_per_user: undefined }]);
+    const userId = (await api.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
+    const purchaseId = (
+      await api.call('POST', '/purchases/reserve', { apiKey: partner.apiKey, body: { deal_id: 'site-deal', num_bought: 1 } })
+    ).body.purchase.id;
+    const claimed = await api.call('PUT', `/purchases/${purchaseId}/claim`, { apiKey: partner.apiKey, body: { user_id: userId } });
+    const couponId = claimed.body.purchase.coupons[0].id;
+    await api.settle();
+
+    const ours = await member('support@example.com');
+    for (const q of [purchaseId, couponId, 'buyer@example.com']) {
+      const found = await ours.get(`/partner/lookup?q=${encodeURIComponent(q)}`);
+      expect(found.status).toBe(200);
+      expect(found.text).toContain(purchaseId);
+    }
+    const rival = await api.createPartner('Rival');
+    const theirs = await member('rival@example.com', rival.partnerId);
+    for (const q of [purchaseId, couponId, 'buyer@example.com']) {
+      const notFound = await theirs.get(`/partner/lookup?q=${encodeURIComponent(q)}`);
+      expect(notFound.status).toBe(404);
+      expect(notFound.text).toContain('Not found');
+      expect(notFound.text).not.toMatch(/<table/);
+    }
+  });
+
+  it('partners:invite prints a one-time sign-up link (--json)', async () => {
+    const out = await runCli(api.dataDir, ['partners:invite', partner.partnerId, 'cli@example.com', '--json'], {
+      PUBLIC_BASE_URL: api.url,
+    });
+    expect(out.code).toBe(0);
+    const printed = JSON.parse(out.stdout);
+    expect(printed).toMatchObject({ partner_id: partner.partnerId, email: 'cli@example.com' });
+    expect(printed.sign_up_url).toMatch(new RegExp(`^${api.url}/partner/sign-up\\?token=[0-9a-f]{24}\\.[A-Za-z0-9_-]{43}$`));
+    await api.settle();
+    expect((await new SiteClient(api.url).get(new URL(printed.sign_up_url).pathname + new URL(printed.sign_up_url).search)).status).toBe(
+      200,
+    );
+  });
+
+  it('records who did what in the log an auditor reads, and keeps every secret out of the logs', async () => {
+    const link = await invite('audit@example.com');
+    const client = new SiteClient(api.url);
+    const token = new URL(link, api.url).searchParams.get('token')!;
+    await client.submit(link, '/partner/sign-up', { token, password: PASSWORD, password_confirmation: PASSWORD });
+    await client.signIn('audit@example.com', 'a wrong password entirely');
+    await client.signIn('audit@example.com', PASSWORD);
+    const session = client.jar.get('partner_session')!;
+    const issued = await client.submit('/partner/keys', '/partner/keys', { name: 'audited' });
+    const apiKey = /<code id="api-key">([^<]+)<\/code>/.exec(issued.text)![1];
+
+    const events = await api.get(EventStore).readAll({ after: null, maxCount: 10_000 });
+    const of = (type: string) => events.filter((e) => e.type === type).map((e) => e.metadata.actor);
+    const memberId = events.find((e) => e.type === 'MemberInvited' && (e.data as { email: string }).email === 'audit@example.com')!
+      .data as {
+      memberId: string;
+    };
+    const actor = `member:${memberId.memberId}`;
+    expect(of('MemberSignedIn')).toContain(actor);
+    expect(of('MemberSignInFailed')).toContain('anonymous');
+    expect(events.some((e) => e.type === 'PartnerApiKeyIssued' && e.metadata.actor === actor)).toBe(true);
+    const log = JSON.stringify(events) + readFileSync(logFile, 'utf8');
+    expect(readFileSync(logFile, 'utf8')).toContain('/partner/keys');
+    for (const secret of [session, PASSWORD, token.split('.')[1], apiKey]) expect(log).not.toContain(secret);
+  });
+});

@@ -1,0 +1,76 @@
+import { generate } from 'otplib';
+import { Agent, request } from 'undici';
+
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+export interface Page {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** `Set-Cookie` lines of the answer. */
+  cookies: string[];
+  location?: string;
+}
+
+/** The value of a hidden or text input of a page's form. */
+export function inputValue(html: string, name: string): string | undefined {
+  const tag = new RegExp(`<input[^>]*name="${name}"[^>]*>`).exec(html)?.[0];
+  const value = tag && /value="([^"]*)"/.exec(tag)?.[1];
+  return value?.replace(/&#x3D;/g, '=').replace(/&amp;/g, '&');
+}
+
+/** A browser in miniature for the partner site: a cookie jar, forms posted with the page's CSRF token. */
+export class SiteClient {
+  readonly jar = new Map<string, string>();
+
+  constructor(readonly baseUrl: string) {}
+
+  async get(path: string): Promise<Page> {
+    return this.send('GET', path);
+  }
+
+  /** Posts a form as a browser does: urlencoded, with the given fields (give `_csrf` to post a token). */
+  async post(path: string, fields: Record<string, string>): Promise<Page> {
+    return this.send('POST', path, new URLSearchParams(fields).toString());
+  }
+
+  /** Opens `pagePath`, then posts `fields` to `action` with the CSRF token that page carried. */
+  async submit(pagePath: string, action: string, fields: Record<string, string>): Promise<Page> {
+    const page = await this.get(pagePath);
+    const token = inputValue(page.text, '_csrf');
+    if (!token) throw new Error(`no CSRF token on ${pagePath} (${page.status})`);
+    return this.post(action, { ...fields, _csrf: token });
+  }
+
+  async signIn(email: string, password: string, code = ''): Promise<Page> {
+    return this.submit('/partner/sign-in', '/partner/sign-in', { email, password, code });
+  }
+
+  private async send(method: 'GET' | 'POST', path: string, body?: string): Promise<Page> {
+    const headers: Record<string, string> = {};
+    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const reply = await request(new URL(path, this.baseUrl), { method, headers, body, dispatcher: insecure });
+    const text = await reply.body.text();
+    const set = reply.headers['set-cookie'];
+    const cookies = set === undefined ? [] : [set].flat();
+    for (const line of cookies) {
+      const [pair, ...attributes] = line.split(';');
+      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+      const maxAge = attributes.find((a) => /max-age/i.test(a));
+      if (value === '' || (maxAge && /=\s*0$/.test(maxAge))) this.jar.delete(name.trim());
+      else this.jar.set(name.trim(), value);
+    }
+    const location = reply.headers.location;
+    return {
+      status: reply.statusCode,
+      headers: reply.headers,
+      text,
+      cookies,
+      location: typeof location === 'string' ? location : undefined,
+    };
+  }
+}
+
+/** The TOTP code of a secret at an instant (the service's clock in tests). */
+export const totpAt = (secret: string, at: Date) => generate({ secret, epoch: Math.floor(at.getTime() / 1000) });
