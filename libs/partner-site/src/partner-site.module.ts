@@ -1,3 +1,4 @@
+import { AccountsModule } from '@deals/accounts';
 import { memoryCounters, RequestLimits } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
 import {
@@ -7,6 +8,7 @@ import {
   SignInMemberHandler,
   SignUpMemberHandler,
 } from './commands/member.commands';
+import { MemberAuditSource } from './commands/member-audit-source';
 import { AccountController } from './http/account.controller';
 import { KeysController } from './http/keys.controller';
 import { MemberInvitations } from './http/member-invitations';
@@ -20,7 +22,15 @@ import { SupportLookup } from './http/support-lookup';
 
 /** The partner site's members: invitations, sign-up, sign-in, sessions, TOTP (commands, no HTTP). Needs `SiteSecrets`. */
 @Module({
-  providers: [InviteMemberHandler, SignUpMemberHandler, SignInMemberHandler, EnrolMemberTotpHandler, ChangeMemberSessionHandler],
+  imports: [AccountsModule],
+  providers: [
+    InviteMemberHandler,
+    SignUpMemberHandler,
+    SignInMemberHandler,
+    EnrolMemberTotpHandler,
+    ChangeMemberSessionHandler,
+    MemberAuditSource,
+  ],
 })
 export class PartnerSiteModule {}
 

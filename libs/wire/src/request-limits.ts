@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { errorBody } from './error-body';
-import type { AuthenticatedRequest, PartnerRef } from './partner-auth.guard';
+import type { AuthenticatedRequest } from './partner-auth.guard';
 
 export interface RequestLimitSettings {
   /** A partner's budget when it has none of its own, in requests a minute. */
@@ -103,18 +103,6 @@ export class RequestLimits {
         message: `the access tokens of this user are over their budget of ${this.settings.userTokenPerMinute} requests a minute`,
       };
     return null;
-  }
-
-  /** The partner's requests in this minute's window, and its budget. */
-  async partnerMinute(
-    partner: Pick<PartnerRef, 'id' | 'requestsPerMinute'>,
-  ): Promise<{ used: number; budget: number; resetsInMs: number }> {
-    const counted = await this.requests.get(`p:${partner.id}`);
-    return {
-      used: counted?.consumedPoints ?? 0,
-      budget: partner.requestsPerMinute ?? this.settings.partnerPerMinute,
-      resetsInMs: counted?.msBeforeNext ?? WINDOW_SECONDS * 1000,
-    };
   }
 
   /**

@@ -164,6 +164,22 @@ describe('the partner site', () => {
     expect((await laptop.get('/partner/usage')).status).toBe(303);
   });
 
+  it("shows the partner's usage this minute against its budget, today by status, and each key's last use", async () => {
+    const used = await api.createPartner('Used', 'partner', 500);
+    const client = await member('usage@example.com', used.partnerId);
+    expect((await api.call('GET', '/api/v1/regions', { apiKey: used.apiKey })).status).toBe(200);
+    expect((await api.call('GET', '/deals/no-such-deal', { apiKey: used.apiKey })).status).toBe(404);
+    const page = await client.get('/partner/usage');
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/<strong>\d+<\/strong> of 500 requests/);
+    expect(page.text).toContain('<td>200</td>');
+    expect(page.text).toContain('<td>404</td><td>1</td>');
+    expect(page.text).toContain('2026-06-15');
+    const keys = await client.get('/partner/keys');
+    expect(keys.text).toContain('Mon Jun 15 12:00:00 UTC 2026');
+    expect(keys.text).not.toContain('never');
+  });
+
   it('refuses a form posted without its CSRF token, or with another session’s (403)', async () => {
     const client = await member('csrf@example.com');
     const other = await member('csrf2@example.com');
@@ -237,6 +253,23 @@ describe('the partner site', () => {
     expect(of('MemberSignedIn')).toContain(actor);
     expect(of('MemberSignInFailed')).toContain('anonymous');
     expect(events.some((e) => e.type === 'PartnerApiKeyIssued' && e.metadata.actor === actor)).toBe(true);
+    // What an auditor reads of the partner: its keys' and its people's events together, in log order, without a secret.
+    await api.settle();
+    const auditor = await api.createPartner('Site auditor', 'auditor');
+    const audit = await api.call('GET', `/audit/partners/${partner.partnerId}`, { apiKey: auditor.apiKey });
+    const seen = audit.body.events.map((e: { type: string; actor: string }) => `${e.type} ${e.actor}`);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'MemberSignInFailed anonymous',
+        `MemberSignedIn ${actor}`,
+        `PartnerApiKeyIssued ${actor}`,
+        'PartnerRegistered operator',
+      ]),
+    );
+    const positions = audit.body.events.map((e: { position: string }) => e.position);
+    expect(positions).toEqual([...positions].sort());
+    for (const secret of [session, PASSWORD, token.split('.')[1], apiKey]) expect(JSON.stringify(audit.body)).not.toContain(secret);
+    expect(JSON.stringify(audit.body)).not.toMatch(/[0-9a-f]{64}/);
     const log = JSON.stringify(events) + readFileSync(logFile, 'utf8');
     expect(readFileSync(logFile, 'utf8')).toContain('/partner/keys');
     for (const secret of [session, PASSWORD, token.split('.')[1], apiKey]) expect(log).not.toContain(secret);

@@ -16,7 +16,7 @@ export interface PartnerAuditEntry {
 export type PartnerAuditSource = (partnerId: string) => Promise<RecordedEvent[]>;
 
 /** Hashes and sealed secrets are facts for the service, not for a reader: left out of what the audit shows. */
-const SECRET_FIELD = /hash$|sealed|secret/i;
+const SECRET_FIELD = /hash(es)?$|sealed|secret/i;
 
 function withoutSecrets(data: unknown): Record<string, unknown> {
   return Object.fromEntries(Object.entries((data ?? {}) as Record<string, unknown>).filter(([field]) => !SECRET_FIELD.test(field)));

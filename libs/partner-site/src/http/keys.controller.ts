@@ -8,7 +8,7 @@ import {
   RotatePartnerPassword,
 } from '@deals/accounts';
 import { Clock, NotFound, ViewDocument, ViewStore } from '@deals/kernel';
-import { humanUtc } from '@deals/wire';
+import { humanUtc, UsageMeter } from '@deals/wire';
 import { Body, Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
@@ -32,16 +32,22 @@ export class KeysController {
     private readonly pages: SitePages,
     private readonly views: ViewStore,
     private readonly clock: Clock,
+    private readonly usage: UsageMeter,
   ) {}
 
   @Get('keys')
   async keys(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
-    const keys = (await partnerApiKeys(this.views, member.partnerId, this.clock.now())).map((k) => ({
+    const [found, usage] = await Promise.all([
+      partnerApiKeys(this.views, member.partnerId, this.clock.now()),
+      this.usage.usageOf(request.site!.partner!),
+    ]);
+    const lastUsed = usage.credentialsLastUsed;
+    const keys = found.map((k) => ({
       ...k,
       issuedAt: k.issuedAt ? humanUtc(k.issuedAt) : 'at registration',
       expiresAt: k.expiresAt && humanUtc(k.expiresAt),
       revokedAt: k.revokedAt && humanUtc(k.revokedAt),
-      lastUsed: 'not known',
+      lastUsed: k.keyId in lastUsed ? humanUtc(new Date(lastUsed[k.keyId]).toISOString()) : 'never',
       working: k.state === 'live' || k.state === 'expiring',
     }));
     return this.pages.send(request, reply, 'keys', { title: 'API keys', keys });

@@ -1,5 +1,5 @@
-import { RequestLimits } from '@deals/wire';
-import { Controller, Get, Optional, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { UsageMeter } from '@deals/wire';
+import { Controller, Get, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { SignedInMember } from './member-sessions';
@@ -16,14 +16,28 @@ export class SupportController {
   constructor(
     private readonly pages: SitePages,
     private readonly lookup: SupportLookup,
-    @Optional() private readonly limits?: RequestLimits,
+    private readonly meter: UsageMeter,
   ) {}
 
   @Get('usage')
   async usage(@Req() request: SiteRequest, @Res() reply: FastifyReply) {
-    const minute = this.limits ? await this.limits.partnerMinute(request.site!.partner!) : null;
-    const shown = minute && { ...minute, resetsIn: Math.ceil(minute.resetsInMs / 1000) };
-    return this.pages.send(request, reply, 'usage', { title: 'Usage', minute: shown, today: null });
+    const usage = await this.meter.usageOf(request.site!.partner!);
+    const minute = usage.thisMinute && { ...usage.thisMinute, resetsIn: Math.ceil(usage.thisMinute.resetsInMs / 1000) };
+    const byStatus = (counts: Record<string, number>) =>
+      Object.entries(counts)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([status, count]) => ({ status, count }));
+    const days = usage.days.map((day) => ({
+      day: day.day,
+      total: Object.values(day.byStatus).reduce((a, b) => a + b, 0),
+      statuses: byStatus(day.byStatus),
+    }));
+    return this.pages.send(request, reply, 'usage', {
+      title: 'Usage',
+      minute,
+      today: byStatus(usage.today.byStatus),
+      days: days.reverse(),
+    });
   }
 
   @Get('batches')
