@@ -80,12 +80,15 @@ export class RequestLimits {
     return new RequestLimits(settings, redisCounters(client, prefix));
   }
 
-  /** Counts a request of an authenticated caller against its budgets; a refusal when one is spent. */
-  async spend(request: AuthenticatedRequest, reply: FastifyReply): Promise<Refusal | null> {
+  /**
+   * Counts a request of an authenticated caller against its budgets; a refusal when one is spent.
+   * `counter`: whose budget of the partner's size it spends (default: the partner's own).
+   */
+  async spend(request: AuthenticatedRequest, reply: FastifyReply, counter = `p:${request.partner!.id}`): Promise<Refusal | null> {
     const partner = request.partner!;
     const budget = partner.requestsPerMinute ?? this.settings.partnerPerMinute;
     const token = request.userToken;
-    const byPartner = await this.requests.consume(`p:${partner.id}`);
+    const byPartner = await this.requests.consume(counter);
     const byUser = token ? await this.requests.consume(`u:${token.userId}`) : null;
     // Said once a fifth of the budget or less is left: three headers on every answer cost about 5% of
     // the fastest call's throughput (docs/performance.md), and a caller needs them only near the end.

@@ -145,6 +145,41 @@ describe('the partner site', () => {
     expect(second.headers['retry-after']).toBe('4');
   });
 
+  it('answers a sign-up link whose secret is wrong as no link at all, whatever the member', async () => {
+    const link = await invite('forged@example.com');
+    const token = new URL(link, api.url).searchParams.get('token')!;
+    const forged = `${token.split('.')[0]}.${'A'.repeat(43)}`;
+    const client = new SiteClient(api.url);
+    const tryLink = async (t: string) =>
+      (await client.submit('/partner/sign-in', '/partner/sign-up', { token: t, password: PASSWORD, password_confirmation: PASSWORD }))
+        .status;
+    const unknown = `${'0'.repeat(24)}.${'A'.repeat(43)}`;
+    expect([await tryLink(forged), await tryLink(unknown)]).toEqual([422, 422]);
+    expect(await tryLink(token)).toBe(303);
+    expect([await tryLink(forged), await tryLink(token)]).toEqual([422, 422]);
+  });
+
+  it('keeps its own budget a person, apart from the API key: a flood through the key does not lock the site', async () => {
+    const flooded = await api.createPartner('Flooded', 'partner', 5);
+    const client = await member('flood@example.com', flooded.partnerId);
+    for (let i = 0; i < 6; i++) await api.call('GET', '/api/v1/regions', { apiKey: flooded.apiKey });
+    expect((await api.call('GET', '/api/v1/regions', { apiKey: flooded.apiKey })).status).toBe(429);
+    expect((await client.get('/partner/keys')).status).toBe(200);
+  });
+
+  it("refuses key ids and form values that name an object's own machinery, without a 5xx or an event", async () => {
+    const client = await member('proto@example.com');
+    const before = (await api.get(EventStore).readStream(`partner-${partner.partnerId}`)).length;
+    for (const id of ['constructor', '__proto__', 'toString'])
+      expect((await client.submit('/partner/keys', `/partner/keys/${id}/name`, { name: 'x' })).status).toBe(404);
+    const keys = await client.get('/partner/keys');
+    const keyId = /action="\/partner\/keys\/([^/"]+)\/rotate"/.exec(keys.text)![1];
+    const rotated = await client.submit('/partner/keys', `/partner/keys/${keyId}/rotate`, { grace: 'constructor' });
+    expect(rotated.status).toBe(200);
+    const after = await api.get(EventStore).readStream(`partner-${partner.partnerId}`);
+    expect(after.slice(before).map((e) => e.type)).toEqual(['PartnerApiKeyIssued', 'PartnerApiKeyExpirySet']);
+  });
+
   it('ends a session idle for 30 minutes, and every session on signing out everywhere', async () => {
     const idle = await member('idle@example.com');
     clock.advance(20 * 60_000);
@@ -273,5 +308,31 @@ describe('the partner site', () => {
     const log = JSON.stringify(events) + readFileSync(logFile, 'utf8');
     expect(readFileSync(logFile, 'utf8')).toContain('/partner/keys');
     for (const secret of [session, PASSWORD, token.split('.')[1], apiKey]) expect(log).not.toContain(secret);
+  });
+});
+
+describe("the partner site under a burst of sign-ins (its own API: the burst spends the address's free attempts)", () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await TestApi.start();
+  });
+  afterAll(() => api.close());
+
+  it('admits sign-ins sent at once as if one after another: past the free ones, one per wait', async () => {
+    const partner = await api.createPartner('Burst');
+    const invited = await api.get(CommandBus).execute(new InviteMember(partner.partnerId, 'burst@example.com', OPERATOR));
+    await api.settle();
+    const signUp = new SiteClient(api.url);
+    const link = `/partner/sign-up?token=${invited.token}`;
+    await signUp.submit(link, '/partner/sign-up', { token: invited.token, password: PASSWORD, password_confirmation: PASSWORD });
+    const client = new SiteClient(api.url);
+    const form = await client.get('/partner/sign-in');
+    const csrf = inputValue(form.text, '_csrf')!;
+    const attempt = (password: string) => client.post('/partner/sign-in', { email: 'burst@example.com', password, code: '', _csrf: csrf });
+    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => attempt(`guess number ${i} of many`)))).map((p) => p.status);
+    // Three free attempts and the one the first wait admits are checked (401, or 429 once the wait began); the rest never are.
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(4);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(16);
+    expect((await attempt(PASSWORD)).status).toBe(429);
   });
 });

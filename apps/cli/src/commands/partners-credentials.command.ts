@@ -87,7 +87,7 @@ export class PartnersKeysCommand extends PartnerCredentialsCommand {
     const [keys, lastUsed] = await Promise.all([this.partners.keys(partnerId), this.usage.lastUsed(partnerId)]);
     const rows = keys.map((key) => ({
       ...keyJson(key),
-      last_used_at: key.keyId in lastUsed ? new Date(lastUsed[key.keyId]).toISOString() : null,
+      last_used_at: Object.hasOwn(lastUsed, key.keyId) ? new Date(lastUsed[key.keyId]).toISOString() : null,
     }));
     if (options.json) return void json(rows);
     for (const k of rows)

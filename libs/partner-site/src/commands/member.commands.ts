@@ -13,7 +13,7 @@ import {
   ViewStore,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import { emailIssues, INVITE_LIFETIME_MS, normalEmail, passwordIssues, SESSION_LIFETIME_MS } from '../domain/member/member-rules';
 import { Member, memberDecider, MemberCommand } from '../domain/member/member.decider';
@@ -117,7 +117,9 @@ export class SignUpMemberHandler implements ICommandHandler<SignUpMember> {
   async execute({ token, password, confirmation, caller }: SignUpMember) {
     const invitation = invitationOf(token);
     const member = invitation && (await loadMember(this.store, invitation.memberId));
-    if (!invitation || !member || member.status === 'none') throw new NotFound('no such invitation: ask for a new one');
+    // A link whose secret is not the member's latest (used, replaced, made up) is answered as no link at all.
+    if (!invitation || !member || member.status === 'none' || !sameHash(secretHash(invitation.secret), member.inviteHash ?? ''))
+      throw invitationGone();
     const issues = passwordIssues(password, confirmation, member.email!);
     if (issues.length) throw new ValidationFailed(issues);
     const { memberId } = invitation;
@@ -165,7 +167,8 @@ export class SignInMemberHandler implements ICommandHandler<SignInMember> {
       return { signedIn: false, reason: 'unknown' };
     }
     const now = this.clock.now();
-    const passwordMatches = member.passwordHash !== null && (await verifyPassword(password, member.passwordHash));
+    // Someone invited who has not signed up takes as long to refuse as anyone: the time tells nothing.
+    const passwordMatches = await verifyPassword(password, member.passwordHash ?? (await (decoy ??= hashPassword(newSecret()))));
     const totpStep = passwordMatches && member.sealedTotpSecret ? await this.codeStep(memberId, member.sealedTotpSecret, code, now) : null;
     const sessionId = newSecret();
     const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString();
@@ -268,3 +271,19 @@ export class ChangeMemberSessionHandler implements ICommandHandler<ChangeMemberS
     return { position };
   }
 }
+
+const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/** How every link that cannot sign anyone up is answered, whatever the reason: it tells nothing of the member. */
+export const invitationGone = () =>
+  new ValidationFailed(
+    [
+      {
+        type: 'invalid',
+        resource: 'invitation',
+        field: 'token',
+        message: 'is not a valid invitation: it was used, replaced or has expired',
+      },
+    ],
+    'This sign-up link does not work: it was used already, replaced by a newer one, or has expired. Ask for a new invitation.',
+  );

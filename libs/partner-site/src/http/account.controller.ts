@@ -3,7 +3,7 @@ import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestj
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ChangeMemberSession, SignInMember, SignUpMember } from '../commands/member.commands';
+import { ChangeMemberSession, invitationGone, SignInMember, SignUpMember } from '../commands/member.commands';
 import { MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
 import { field } from './form-fields';
 import { MemberInvitations } from './member-invitations';
@@ -45,17 +45,17 @@ export class AccountController {
     const email = normalEmail(field(body, 'email'));
     const refused = (status: number, message: string) =>
       this.pages.send(request, reply, 'sign-in', { title: 'Sign in', email, errors: [message] }, status);
-    const wait = await this.throttle.waitMs(request.ip, email);
+    const wait = await this.throttle.admit(request.ip, email);
     if (wait > 0) return this.tooSoon(reply, wait, refused);
     const outcome = await this.commands.execute(
       new SignInMember(email, field(body, 'password'), field(body, 'code').trim(), request.ip, visitorCaller(request)),
     );
     if (!outcome.signedIn) {
-      const waitNow = await this.throttle.failed(request.ip, email);
+      const waitNow = await this.throttle.waitAfterFailure(request.ip, email);
       if (waitNow > 0) return this.tooSoon(reply, waitNow, refused);
       return refused(401, 'Wrong email, password or code.');
     }
-    await this.throttle.succeeded(email);
+    await this.throttle.succeeded(request.ip, email);
     // A new session id at each sign-in (never one a visitor had before), and the visitor's form cookie goes.
     void reply.header('set-cookie', sessionCookie(outcome.sessionId));
     void reply.header('set-cookie', siteCookie(FORM_COOKIE, '', 0));
@@ -106,16 +106,3 @@ export class AccountController {
     return refused(429, `Too many wrong sign-ins: wait ${seconds} seconds before trying again.`);
   }
 }
-
-const invitationGone = () =>
-  new ValidationFailed(
-    [
-      {
-        type: 'invalid',
-        resource: 'invitation',
-        field: 'token',
-        message: 'is not a valid invitation: it was used, replaced or has expired',
-      },
-    ],
-    'This sign-up link does not work: it was used already, replaced by a newer one, or has expired. Ask for a new invitation.',
-  );

@@ -47,7 +47,7 @@ export class KeysController {
       issuedAt: k.issuedAt ? humanUtc(k.issuedAt) : 'at registration',
       expiresAt: k.expiresAt && humanUtc(k.expiresAt),
       revokedAt: k.revokedAt && humanUtc(k.revokedAt),
-      lastUsed: k.keyId in lastUsed ? humanUtc(new Date(lastUsed[k.keyId]).toISOString()) : 'never',
+      lastUsed: Object.hasOwn(lastUsed, k.keyId) ? humanUtc(new Date(lastUsed[k.keyId]).toISOString()) : 'never',
       working: k.state === 'live' || k.state === 'expiring',
     }));
     return this.pages.send(request, reply, 'keys', { title: 'API keys', keys });
@@ -133,6 +133,6 @@ export class KeysController {
   }
 
   private graceEnd(grace: string): string {
-    return new Date(this.clock.now().getTime() + (GRACE_MS[grace] ?? GRACE_MS['24h'])).toISOString();
+    return new Date(this.clock.now().getTime() + (Object.hasOwn(GRACE_MS, grace) ? GRACE_MS[grace] : GRACE_MS['24h'])).toISOString();
   }
 }

@@ -100,6 +100,10 @@ function expiryAt(asked: string, now: Date, current: string | null, field: strin
   return current !== null && Date.parse(current) < Date.parse(clamped) ? current : clamped;
 }
 
+/** The partner's key of this id: its own entries only (an id such as `constructor` names none). */
+const keyOf = (partner: Partner, keyId: string): PartnerKey | undefined =>
+  Object.hasOwn(partner.keys, keyId) ? partner.keys[keyId] : undefined;
+
 const workingKeys = (partner: Partner, now: Date) =>
   Object.entries(partner.keys).filter(([, key]) => ['live', 'expiring'].includes(keyState(key, now)));
 
@@ -109,7 +113,7 @@ function mustBeRegistered(partner: Partner, partnerId: string) {
 
 /** `ending`: a key this decision ends at once, not counted against the limit. */
 function issued(partner: Partner, data: NewKey, name: string, now: Date, ending: string | null = null): PartnerApiKeyIssued {
-  if (partner.keys[data.keyId]) throw invalidKey('id', 'is already taken');
+  if (keyOf(partner, data.keyId)) throw invalidKey('id', 'is already taken');
   if (workingKeys(partner, now).filter(([keyId]) => keyId !== ending).length >= MAX_WORKING_KEYS)
     throw invalidKey('api_key', `the partner already holds ${MAX_WORKING_KEYS} working keys: revoke one first`);
   const { partnerId, keyId, keyHash, prefix } = data;
@@ -119,7 +123,7 @@ function issued(partner: Partner, data: NewKey, name: string, now: Date, ending:
 /** The key a rotation replaces: the one named, or the partner's one key without an expiry. */
 function keyToRotate(partner: Partner, oldKeyId: string | null, now: Date): [string, PartnerKey] | null {
   if (oldKeyId !== null) {
-    const key = partner.keys[oldKeyId];
+    const key = keyOf(partner, oldKeyId);
     if (!key) throw new NotFound(`api key ${oldKeyId} not found`);
     const state = keyState(key, now);
     if (state === 'revoked' || state === 'expired') throw invalidKey('key', `is ${state}: issue a new key instead`);
@@ -181,7 +185,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
         return [issued(partner, command.data, name, now), { type: 'PartnerApiKeyExpirySet', data: { ...ref, expiresAt } }];
       }
       case 'RevokePartnerApiKey': {
-        const key = partner.keys[command.data.keyId];
+        const key = keyOf(partner, command.data.keyId);
         if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
         if (key.revokedAt !== null) return [];
         return [
@@ -192,7 +196,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
         ];
       }
       case 'RenamePartnerApiKey': {
-        const key = partner.keys[command.data.keyId];
+        const key = keyOf(partner, command.data.keyId);
         if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
         const name = checkedName(command.data.name, 'api_key', MAX_KEY_NAME);
         return name === key.name
@@ -234,7 +238,9 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
       case 'PartnerApiKeyExpirySet':
       case 'PartnerApiKeyRevoked':
       case 'PartnerApiKeyRenamed': {
-        const key = partner.keys[event.data.keyId];
+        const key = keyOf(partner, event.data.keyId);
+        // Events the decider wrote name a key it holds; anything else leaves the state as it was.
+        if (!key) return partner;
         const changed =
           event.type === 'PartnerApiKeyExpirySet'
             ? { expiresAt: event.data.expiresAt }
