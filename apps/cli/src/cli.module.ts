@@ -5,7 +5,7 @@ import { relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { AuditPartnerCommand } from './commands/audit-partner.command';
 import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
-import { PartnersInviteCommand } from './commands/partners-invite.command';
+import { PartnersInviteCommand, PartnersMembersCommand, PartnersRemoveMemberCommand } from './commands/partners-invite.command';
 import {
   PartnersAddKeyCommand,
   PartnersKeysCommand,
@@ -62,6 +62,8 @@ export class CliModule {
         PartnersCreateCommand,
         PartnersUpdateCommand,
         PartnersInviteCommand,
+        PartnersMembersCommand,
+        PartnersRemoveMemberCommand,
         PartnersListCommand,
         PartnersKeysCommand,
         PartnersAddKeyCommand,

@@ -1,6 +1,6 @@
 /** The partner site: pages under /partner where the people of a partner manage its keys and look up its records. */
 export { PartnerSiteHttpModule, PartnerSiteModule } from './partner-site.module';
-export { InviteMember, SignInMember, SignUpMember } from './commands/member.commands';
+export { InviteMember, RemoveMember, SignInMember, SignUpMember } from './commands/member.commands';
 export { SiteSecrets } from './commands/site-secrets';
 export { serveSite, SITE_PREFIX, SITE_POLICY, SESSION_COOKIE } from './http/site-http';
 export type { SiteDependencies } from './http/site-http';
@@ -9,6 +9,7 @@ export { MemberSessions } from './http/member-sessions';
 export { MEMBER_EVENT_TYPES, memberStream } from './domain/member/member.events';
 export type { MemberEvent } from './domain/member/member.events';
 export { PARTNER_MEMBERS } from './projections/partner-members/partner-members.projection';
+export type { PartnerMember } from './projections/partner-members/partner-members.projection';
 export { MEMBER_SESSIONS } from './projections/member-sessions/member-sessions.projection';
 
 export { partnerSiteProjections } from './projections';

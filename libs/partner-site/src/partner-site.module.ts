@@ -5,6 +5,7 @@ import {
   ChangeMemberSessionHandler,
   EnrolMemberTotpHandler,
   InviteMemberHandler,
+  RemoveMemberHandler,
   SignInMemberHandler,
   SignUpMemberHandler,
 } from './commands/member.commands';
@@ -29,6 +30,7 @@ import { SupportLookup } from './http/support-lookup';
     SignInMemberHandler,
     EnrolMemberTotpHandler,
     ChangeMemberSessionHandler,
+    RemoveMemberHandler,
     MemberAuditSource,
   ],
 })

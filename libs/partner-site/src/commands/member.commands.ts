@@ -272,6 +272,37 @@ export class ChangeMemberSessionHandler implements ICommandHandler<ChangeMemberS
   }
 }
 
+/** Takes a person's access away (an operator's offboarding): their sessions end at once and they cannot sign in until invited again. */
+export class RemoveMember extends Command<{ memberId: string; endedSessions: number; position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly email: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RemoveMember)
+export class RemoveMemberHandler implements ICommandHandler<RemoveMember> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ partnerId, email, caller }: RemoveMember) {
+    const memberId = memberIdOf(normalEmail(email));
+    const member = await loadMember(this.store, memberId);
+    if (member.status === 'none' || member.partnerId !== partnerId) throw new NotFound(`${email} is no person of partner ${partnerId}`);
+    const { position, events } = await run(this.store, memberId, { type: 'RemoveMember', data: { memberId } }, this.clock.now(), {
+      ...caller,
+      partnerId,
+    });
+    const removed = events.find((e) => e.type === 'MemberRemoved');
+    return { memberId, endedSessions: removed?.type === 'MemberRemoved' ? removed.data.sessionHashes.length : 0, position };
+  }
+}
+
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** How every link that cannot sign anyone up is answered, whatever the reason: it tells nothing of the member. */

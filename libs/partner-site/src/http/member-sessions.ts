@@ -37,7 +37,7 @@ export class MemberSessions {
     const idle = now - Date.parse(session.lastSeenAt);
     if (idle >= SESSION_IDLE_MS) return null;
     const member = await this.views.findById<PartnerMember>(PARTNER_MEMBERS, session.memberId);
-    if (!member) return null;
+    if (!member || member.status !== 'active') return null;
     if (idle >= SESSION_REFRESH_MS) {
       try {
         await this.commands.execute(

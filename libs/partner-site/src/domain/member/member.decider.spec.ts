@@ -199,4 +199,31 @@ describe('password rules', () => {
   it('refuses a confirmation that differs', () => {
     expect(passwordIssues('correct horse battery', 'correct horse batterx', 'ada@example.com')[0].field).toBe('password_confirmation');
   });
+
+  it('removes a person: every live session ends, sign-in fails, and a new invitation starts afresh', () => {
+    const removed = {
+      type: 'MemberRemoved' as const,
+      data: { memberId: 'm1', partnerId: 'p1', sessionHashes: ['s2'], signedOutAt: iso(20) },
+    };
+    given([invited, signedUp, signedIn('s1', 2), signedIn('s2', 13 * 60)])
+      .when({ type: 'RemoveMember', data: { memberId: 'm1' } }, at(13 * 60 + 5))
+      .then([{ ...removed, data: { ...removed.data, signedOutAt: iso(13 * 60 + 5) } }]);
+    given([invited, signedUp, removed])
+      .when({ type: 'RemoveMember', data: { memberId: 'm1' } }, at(21))
+      .then([]);
+    given([invited, signedUp, removed])
+      .when(signIn(), at(21))
+      .then([
+        {
+          type: 'MemberSignInFailed',
+          data: { memberId: 'm1', partnerId: 'p1', reason: 'not-signed-up', address: '10.0.0.1', failedAt: iso(21) },
+        },
+      ]);
+    given([invited, signedUp, removed])
+      .when({ type: 'RefreshMemberSession', data: { memberId: 'm1', sessionHash: 's2' } }, at(21))
+      .thenThrows(Unauthorized);
+    given([invited, signedUp, removed])
+      .when({ type: 'InviteMember', data: { ...invited.data, inviteHash: 'h-again', expiresAt: iso(100) } }, at(22))
+      .then([{ type: 'MemberInvited', data: { ...invited.data, inviteHash: 'h-again', invitedAt: iso(22), expiresAt: iso(100) } }]);
+  });
 });

@@ -24,10 +24,18 @@ export type SignInMember = DomainCommand<
 export type RefreshMemberSession = DomainCommand<'RefreshMemberSession', { memberId: string; sessionHash: string }>;
 export type SignOutMember = DomainCommand<'SignOutMember', { memberId: string; sessionHash: string }>;
 export type SignOutEverywhere = DomainCommand<'SignOutEverywhere', { memberId: string }>;
+export type RemoveMember = DomainCommand<'RemoveMember', { memberId: string }>;
 export type EnrolMemberTotp = DomainCommand<'EnrolMemberTotp', Pick<MemberTotpEnrolled['data'], 'memberId' | 'sealedSecret' | 'totpStep'>>;
 
 export type MemberCommand =
-  InviteMember | SignUpMember | SignInMember | RefreshMemberSession | SignOutMember | SignOutEverywhere | EnrolMemberTotp;
+  | InviteMember
+  | SignUpMember
+  | SignInMember
+  | RefreshMemberSession
+  | SignOutMember
+  | SignOutEverywhere
+  | EnrolMemberTotp
+  | RemoveMember;
 
 export interface LiveSession {
   expiresAt: string;
@@ -35,7 +43,8 @@ export interface LiveSession {
 }
 
 export interface Member {
-  status: 'none' | 'invited' | 'active';
+  /** `removed`: an operator took the person's access away (they may be invited again). */
+  status: 'none' | 'invited' | 'active' | 'removed';
   partnerId: string | null;
   email: string | null;
   inviteHash: string | null;
@@ -126,6 +135,12 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
         const sessionHashes = Object.keys(member.sessions).filter((hash) => Date.parse(member.sessions[hash].expiresAt) > now.getTime());
         return [{ type: 'MemberSignedOutEverywhere', data: { memberId, partnerId: member.partnerId!, sessionHashes, signedOutAt: at } }];
       }
+      case 'RemoveMember': {
+        if (member.status === 'removed') return [];
+        // Every session the stream knows, ended or not by this clock: the views end each one.
+        const sessionHashes = Object.keys(member.sessions);
+        return [{ type: 'MemberRemoved', data: { memberId, partnerId: member.partnerId!, sessionHashes, signedOutAt: at } }];
+      }
       case 'EnrolMemberTotp': {
         if (member.status !== 'active') throw new NotFound('no such member');
         if (member.sealedTotpSecret !== null)
@@ -170,6 +185,8 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
         return { ...member, sealedTotpSecret: event.data.sealedSecret, lastTotpStep: Math.max(member.lastTotpStep, event.data.totpStep) };
       case 'MemberSignInFailed':
         return member;
+      case 'MemberRemoved':
+        return { ...member, status: 'removed', inviteHash: null, passwordHash: null, sealedTotpSecret: null, sessions: {} };
     }
   },
 };

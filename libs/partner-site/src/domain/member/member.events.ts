@@ -57,7 +57,14 @@ export type MemberTotpEnrolled = DomainEvent<
   { memberId: string; partnerId: string; sealedSecret: string; totpStep: number; enrolledAt: string }
 >;
 
+/** An operator took the person's access away: every live session ends (those listed), and so do their password and second factor. */
+export type MemberRemoved = DomainEvent<
+  'MemberRemoved',
+  { memberId: string; partnerId: string; sessionHashes: string[]; signedOutAt: string }
+>;
+
 export type MemberEvent =
+  | MemberRemoved
   | MemberInvited
   | MemberSignedUp
   | MemberSignedIn
@@ -76,6 +83,7 @@ export const MEMBER_EVENT_TYPES: ReadonlyArray<MemberEvent['type']> = [
   'MemberSignedOut',
   'MemberSignedOutEverywhere',
   'MemberTotpEnrolled',
+  'MemberRemoved',
 ];
 
 export const memberStream = (memberId: string) => `partnermember-${memberId}`;

@@ -16,7 +16,7 @@ export const MEMBER_SESSIONS = 'partner_member_sessions';
 
 export const memberSessionsProjection = defineProjection<MemberSession>({
   name: MEMBER_SESSIONS,
-  handles: ['MemberSignedIn', 'MemberSessionRefreshed', 'MemberSignedOut', 'MemberSignedOutEverywhere'],
+  handles: ['MemberSignedIn', 'MemberSessionRefreshed', 'MemberSignedOut', 'MemberSignedOutEverywhere', 'MemberRemoved'],
   indexes: [{ keys: { memberId: 1 } }],
   documentIds: (event) => {
     const data = event.data as { sessionHash?: string; sessionHashes?: string[] };
@@ -34,6 +34,7 @@ export const memberSessionsProjection = defineProjection<MemberSession>({
         return { ...view, lastSeenAt: event.data.seenAt };
       case 'MemberSignedOut':
       case 'MemberSignedOutEverywhere':
+      case 'MemberRemoved':
         return view.endedAt ? null : { ...view, endedAt: event.data.signedOutAt };
       default:
         return null;

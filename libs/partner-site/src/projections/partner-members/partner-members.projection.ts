@@ -5,7 +5,7 @@ import type { MemberEvent } from '../../domain/member/member.events';
 export interface PartnerMember extends ViewDocument {
   partnerId: string;
   email: string;
-  status: 'invited' | 'active';
+  status: 'invited' | 'active' | 'removed';
   invitedAt: string;
   inviteExpiresAt: string;
   signedUpAt: string | null;
@@ -17,7 +17,7 @@ export const PARTNER_MEMBERS = 'partner_members';
 
 export const partnerMembersProjection = defineProjection<PartnerMember>({
   name: PARTNER_MEMBERS,
-  handles: ['MemberInvited', 'MemberSignedUp', 'MemberTotpEnrolled', 'MemberSignedIn'],
+  handles: ['MemberInvited', 'MemberSignedUp', 'MemberTotpEnrolled', 'MemberSignedIn', 'MemberRemoved'],
   // A few people a partner: small, and read on every page.
   keepInMemory: true,
   indexes: [{ keys: { partnerId: 1 } }, { keys: { email: 1 } }],
@@ -26,7 +26,8 @@ export const partnerMembersProjection = defineProjection<PartnerMember>({
     const event = recorded as unknown as MemberEvent;
     if (event.type === 'MemberInvited') {
       const { partnerId, email, invitedAt, expiresAt } = event.data;
-      if (view) return { ...view, invitedAt, inviteExpiresAt: expiresAt };
+      if (view && view.status !== 'removed') return { ...view, invitedAt, inviteExpiresAt: expiresAt };
+      // A first invitation, or one after the person was removed: they start afresh.
       const member: PartnerMember = {
         _id: id,
         _pos: recorded.position,
@@ -49,6 +50,8 @@ export const partnerMembersProjection = defineProjection<PartnerMember>({
         return { ...view, totpEnrolled: true };
       case 'MemberSignedIn':
         return { ...view, lastSignInAt: event.data.signedInAt };
+      case 'MemberRemoved':
+        return { ...view, status: 'removed', totpEnrolled: false };
       default:
         return null;
     }
