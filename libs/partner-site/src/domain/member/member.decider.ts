@@ -28,14 +28,7 @@ export type RemoveMember = DomainCommand<'RemoveMember', { memberId: string }>;
 export type EnrolMemberTotp = DomainCommand<'EnrolMemberTotp', Pick<MemberTotpEnrolled['data'], 'memberId' | 'sealedSecret' | 'totpStep'>>;
 
 export type MemberCommand =
-  | InviteMember
-  | SignUpMember
-  | SignInMember
-  | RefreshMemberSession
-  | SignOutMember
-  | SignOutEverywhere
-  | EnrolMemberTotp
-  | RemoveMember;
+  InviteMember | SignUpMember | SignInMember | RefreshMemberSession | SignOutMember | SignOutEverywhere | EnrolMemberTotp | RemoveMember;
 
 export interface LiveSession {
   expiresAt: string;
