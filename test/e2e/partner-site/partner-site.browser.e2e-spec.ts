@@ -72,6 +72,7 @@ browserSuite('The partner site in a browser', () => {
     await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
     const secret = (await page.locator('figcaption code').textContent())!;
     await shot(page, 'totp-set-up');
+    await page.getByLabel('Your password').fill(PASSWORD);
     await page.getByLabel('Code from your app').fill(await totpAt(secret, clock.now()));
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
     await page.waitForURL(/\/partner\/security\?done=totp$/);

@@ -109,12 +109,23 @@ describe('the partner site', () => {
     const wrong = await client.post('/partner/security/totp', {
       sealed: inputValue(setup.text, 'sealed')!,
       code: '000000',
+      password: PASSWORD,
       _csrf: inputValue(setup.text, '_csrf')!,
     });
     expect(wrong.status).toBe(422);
+    // A session left open is not enough: the password is asked again.
+    const noPassword = await client.post('/partner/security/totp', {
+      sealed: inputValue(setup.text, 'sealed')!,
+      code: await totpAt(secret, clock.now()),
+      password: 'someone else at an open laptop',
+      _csrf: inputValue(setup.text, '_csrf')!,
+    });
+    expect(noPassword.status).toBe(422);
+    expect(noPassword.text).toContain('is not your password');
     const enrolled = await client.post('/partner/security/totp', {
       sealed: inputValue(setup.text, 'sealed')!,
       code: await totpAt(secret, clock.now()),
+      password: PASSWORD,
       _csrf: inputValue(setup.text, '_csrf')!,
     });
     expect(enrolled).toMatchObject({ status: 303, location: '/partner/security?done=totp' });

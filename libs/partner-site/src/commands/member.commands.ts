@@ -203,11 +203,13 @@ export const newTotpSecret = (): string => generateSecret();
 export const totpUri = (email: string, secret: string) => generateURI({ issuer: TOTP_ISSUER, label: email, secret });
 
 /** Enrols a TOTP second factor once its first code is right; the secret goes into the log sealed. */
+/** Turns on a member's second factor; their password again, so that a session left open cannot lock its owner out. */
 export class EnrolMemberTotp extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly memberId: string,
     readonly secret: string,
     readonly code: string,
+    readonly password: string,
     readonly caller: CommandCaller,
   ) {
     super();
@@ -222,7 +224,10 @@ export class EnrolMemberTotpHandler implements ICommandHandler<EnrolMemberTotp> 
     private readonly secrets: SiteSecrets,
   ) {}
 
-  async execute({ memberId, secret, code, caller }: EnrolMemberTotp) {
+  async execute({ memberId, secret, code, password, caller }: EnrolMemberTotp) {
+    const member = await loadMember(this.store, memberId);
+    if (member.passwordHash === null || !(await verifyPassword(password, member.passwordHash)))
+      throw invalid('member', 'password', 'is not your password');
     const now = this.clock.now();
     const result = /^\d{6}$/.test(code)
       ? await verify({ secret, token: code, epoch: Math.floor(now.getTime() / 1000), epochTolerance: TOTP_TOLERANCE_S })

@@ -42,9 +42,12 @@ export class SecurityController {
     const secret = unseal(this.secrets.sealingKey, field(body, 'sealed'), setupContext(member));
     if (secret === null) return this.start(request, reply, member);
     try {
-      await this.commands.execute(new EnrolMemberTotp(member.memberId, secret, field(body, 'code').trim(), memberCaller(request, member)));
+      const code = field(body, 'code').trim();
+      await this.commands.execute(
+        new EnrolMemberTotp(member.memberId, secret, code, field(body, 'password'), memberCaller(request, member)),
+      );
     } catch (error) {
-      if (!(error instanceof ValidationFailed) || error.issues[0]?.field !== 'code') throw error;
+      if (!(error instanceof ValidationFailed) || !['code', 'password'].includes(error.issues[0]?.field ?? '')) throw error;
       return this.setupPage(request, reply, member, secret, 422, issueTexts(error));
     }
     return reply.redirect('/partner/security?done=totp', 303);
