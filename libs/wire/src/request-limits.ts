@@ -115,7 +115,7 @@ export class RequestLimits {
    * right credentials pass whatever others did from the same address.
    */
   async failed(address: string, identity: string | null): Promise<Refusal | null> {
-    const byAddress = await counted(this.failuresByAddress, address);
+    const byAddress = await counted(this.failuresByAddress, addressKey(address));
     const addressOver = byAddress.consumedPoints - this.settings.failuresPerAddress;
     // An address already over its limit adds no account to count: one client cannot fill memory (or Redis) with names.
     const byIdentity = identity === null || addressOver > 0 ? null : await counted(this.failuresByIdentity, identity);
@@ -139,7 +139,7 @@ export class RequestLimits {
 
   /** Whether the address is over its limit of wrong credentials (a refusal), without counting anything. */
   async addressThrottled(address: string): Promise<Refusal | null> {
-    const res = await this.failuresByAddress.get(address);
+    const res = await this.failuresByAddress.get(addressKey(address));
     const excess = res === null ? 0 : res.consumedPoints - this.settings.failuresPerAddress;
     if (excess <= 0) return null;
     return {
@@ -156,6 +156,22 @@ async function counted(counter: RateLimiterAbstract, key: string): Promise<RateL
     if (refused instanceof RateLimiterRes) return refused;
     throw refused;
   });
+}
+
+/**
+ * The client address a failure is counted against: an IPv4 address as it is, an IPv6 address by its
+ * /64 (one host is given a whole /64, so counting single IPv6 addresses would count nothing).
+ */
+export function addressKey(address: string): string {
+  if (!address.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address.replace(/^::ffff:/i, '');
+  const [head, tail = ''] = address.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = address.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g || '0', 16).toString(16))
+    .join(':')}::/64`;
 }
 
 /** What names the account a failed attempt aimed at: the username, or a key's or token's first characters. */

@@ -1,4 +1,4 @@
-import type { CounterFactory } from '@deals/wire';
+import { addressKey, type CounterFactory } from '@deals/wire';
 import { createHash } from 'node:crypto';
 import { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 
@@ -40,7 +40,7 @@ export class SignInThrottle {
    */
   async admit(address: string, email: string): Promise<number> {
     for (const [key, free] of [
-      [`a:${address}`, FREE_BY_ADDRESS],
+      [`a:${addressKey(address)}`, FREE_BY_ADDRESS],
       [`e:${accountKey(email)}`, FREE_BY_ACCOUNT],
     ] as const) {
       const waiting = await this.waits.get(key);
@@ -57,14 +57,14 @@ export class SignInThrottle {
 
   /** How long the next attempt of the address or account must wait after a failure, in ms (0: none). */
   async waitAfterFailure(address: string, email: string): Promise<number> {
-    const found = await Promise.all([this.waits.get(`a:${address}`), this.waits.get(`e:${accountKey(email)}`)]);
+    const found = await Promise.all([this.waits.get(`a:${addressKey(address)}`), this.waits.get(`e:${accountKey(email)}`)]);
     return Math.max(0, ...found.map((res) => (res && res.consumedPoints > 1 ? res.msBeforeNext : 0)));
   }
 
   /** A right password takes back the account's count and wait, and its own attempt from the address's. */
   async succeeded(address: string, email: string): Promise<void> {
     const account = `e:${accountKey(email)}`;
-    await Promise.all([this.attempts.delete(account), this.waits.delete(account), this.attempts.reward(`a:${address}`)]);
+    await Promise.all([this.attempts.delete(account), this.waits.delete(account), this.attempts.reward(`a:${addressKey(address)}`)]);
   }
 }
 
