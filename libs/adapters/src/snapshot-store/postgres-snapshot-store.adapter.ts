@@ -1,5 +1,6 @@
 import { SnapshotStore, StoredSnapshot, StreamRevision } from '@deals/kernel';
 import { Pool } from 'pg';
+import { schemaOnce } from '../postgres-schema';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -26,25 +27,13 @@ CREATE TABLE IF NOT EXISTS snapshot_entries (
  */
 export class PostgresSnapshotStore extends SnapshotStore {
   private readonly pool: Pool;
-  private ready: Promise<void> | null = null;
+  private readonly schema: () => Promise<void>;
 
   constructor(url: string) {
     super();
     this.pool = new Pool({ connectionString: url, max: 2 });
     this.pool.on('error', () => undefined);
-  }
-
-  private schema(): Promise<void> {
-    this.ready ??= this.pool
-      .query<{ made: boolean }>(`SELECT to_regclass('snapshot_entries') IS NOT NULL AS made`)
-      .then(async ({ rows }) => {
-        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(7216003); ${SCHEMA}`);
-      })
-      .catch((error) => {
-        this.ready = null;
-        throw error;
-      });
-    return this.ready;
+    this.schema = schemaOnce(this.pool, 'snapshot_entries', 7216003, SCHEMA);
   }
 
   async load(streamId: string, shape: string): Promise<StoredSnapshot | null> {

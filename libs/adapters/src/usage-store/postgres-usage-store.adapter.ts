@@ -1,5 +1,6 @@
 import { DailyUsage, UsageDelta, UsageStore } from '@deals/kernel';
 import { Pool } from 'pg';
+import { schemaOnce } from '../postgres-schema';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS partner_usage (
@@ -38,26 +39,13 @@ ON CONFLICT (partner_id, credential_id) DO UPDATE SET last_used = GREATEST(crede
  */
 export class PostgresUsageStore extends UsageStore {
   private readonly pool: Pool;
-  private ready: Promise<void> | null = null;
+  private readonly schema: () => Promise<void>;
 
   constructor(url: string) {
     super();
     this.pool = new Pool({ connectionString: url, max: 2 });
     this.pool.on('error', () => undefined);
-  }
-
-  /** Makes the tables once (looked for first: DDL on a table in use waits for its locks). */
-  private schema(): Promise<void> {
-    this.ready ??= this.pool
-      .query<{ made: boolean }>(`SELECT to_regclass('credential_last_use') IS NOT NULL AS made`)
-      .then(async ({ rows }) => {
-        if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK}); ${SCHEMA}`);
-      })
-      .catch((error) => {
-        this.ready = null;
-        throw error;
-      });
-    return this.ready;
+    this.schema = schemaOnce(this.pool, 'credential_last_use', SCHEMA_LOCK, SCHEMA);
   }
 
   async add({ requests, lastUsed }: UsageDelta): Promise<void> {
