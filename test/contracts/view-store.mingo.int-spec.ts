@@ -1,5 +1,5 @@
 import { defineProjection, IndexSpec, rebuildProjections, SortSpec, ViewDocument } from '@deals/kernel';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
@@ -503,6 +503,37 @@ describe('embedded view store: collections on disk', () => {
   afterAll(() => dir.remove());
   const pos = (n: number) => String(n).padStart(20, '0');
   const open = (name: string) => new MingoViewStore(`${dir.path}/${name}`, {}, undefined, false, 'as-defined');
+
+  it('holds commits pending, seen at once by reads and queries, and writes them with their checkpoint within its delay', async () => {
+    const path = `${dir.path}/pending`;
+    const onFile = () => {
+      const file = readdirSync(path).find((name) => /^purchases@.*\.sqlite$/.test(name))!;
+      const db = new Database(`${path}/${file}`, { readonly: true });
+      try {
+        const checkpoint = db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() ?? null;
+        return { checkpoint, docs: db.prepare('SELECT count(*) FROM docs').pluck().get() };
+      } finally {
+        db.close();
+      }
+    };
+    const views = new MingoViewStore(path, { documentsMs: 60_000, checkpointMs: 60_000 }, undefined, false, 'as-defined');
+    try {
+      await views.define('purchases', [{ keys: { userId: 1 } }]);
+      await views.writer('purchases').commit([{ _id: 'a', _pos: pos(1), userId: 'u' }], pos(1));
+      await views.writer('purchases').commit([{ _id: 'a', _pos: pos(2), userId: 'v' }], pos(2));
+      expect(onFile()).toEqual({ checkpoint: null, docs: 0 });
+      expect(await views.findById('purchases', 'a')).toMatchObject({ userId: 'v' });
+      // A query reads the keys table: what is pending is written first, its old key dropped.
+      expect(await views.find('purchases', { userId: 'v' })).toHaveLength(1);
+      expect(await views.find('purchases', { userId: 'u' })).toHaveLength(0);
+      expect(onFile()).toEqual({ checkpoint: pos(2), docs: 1 });
+      await views.writer('purchases').commit([{ _id: 'b', _pos: pos(3), userId: 'u' }], pos(3));
+      await views.close();
+      expect(onFile()).toEqual({ checkpoint: pos(3), docs: 2 });
+    } finally {
+      await views.close();
+    }
+  });
 
   it('tells strings that read as numbers from each other and from numbers, in counts as in finds', async () => {
     const views = open('numeric-text');

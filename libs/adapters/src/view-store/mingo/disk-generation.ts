@@ -126,14 +126,23 @@ const ESTIMATE_LIMIT = 2000;
  * values of the fields its indexes name in a `keys` table (one row per value, array elements each),
  * which answers a query's equalities and number ranges. Queries read the candidates' documents and
  * decide the rest of the filter, the sort and the page as the in-memory store does (the compiled
- * filter; mingo for what it leaves). Commits write through at once, in one transaction with the
- * checkpoint. For the collections that grow with the history (purchases, coupons, accounts): the
- * process then holds only the documents it reads lately.
+ * filter; mingo for what it leaves). Commits are seen at once (the documents are held as pending)
+ * and written to the file a little later (`writeDelayMs`), in one transaction with the checkpoint
+ * they reached, each changed document once however many commits changed it; a query first writes
+ * what is pending, so that its selections on the keys table see every commit. A crash loses at
+ * most the pending writes, never splitting documents from their checkpoint: a restart replays them
+ * from the log. For the collections that grow with the history (purchases, coupons, accounts): the
+ * process then holds only the documents it reads lately. A rebuild's generation writes through.
  */
 export class DiskGeneration {
   checkpoint: LogPosition | null;
-  readonly saveFailing = null;
+  /** Since when pending writes have not reached the file, and why; null while writes succeed. */
+  saveFailing: { since: number; error: string } | null = null;
   private readonly cache = new Map<string, ViewDocument>();
+  /** Committed documents not yet in the file (the latest of each, with its JSON), and the version each replaces there. */
+  private readonly pending = new Map<string, { doc: ViewDocument; body: string; onFile: ViewDocument | null }>();
+  private savedCheckpoint: LogPosition | null;
+  private writeTimer: NodeJS.Timeout | null = null;
   private readonly fieldSet: ReadonlySet<string>;
   private readonly paths: Array<[string, string[]]>;
   private readonly statements: {
@@ -152,6 +161,8 @@ export class DiskGeneration {
     private readonly db: Database.Database,
     fields: readonly string[],
     private bulk = false,
+    /** How long a commit waits for others to join its write to the file. */
+    private readonly writeDelayMs = 0,
   ) {
     if (bulk) {
       // A rebuild's generation, read by no one until it is activated (and dropped if the rebuild
@@ -180,6 +191,7 @@ export class DiskGeneration {
       saveDocuments: saveDocumentCount(db),
     };
     this.checkpoint = (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
+    this.savedCheckpoint = this.checkpoint;
     this.documents = documentsOnFile(db);
   }
 
@@ -235,6 +247,8 @@ export class DiskGeneration {
   }
 
   get(id: string): ViewDocument | undefined {
+    const waiting = this.pending.get(id);
+    if (waiting) return waiting.doc;
     const cached = this.cache.get(id);
     if (cached) {
       this.cache.delete(id);
@@ -258,6 +272,7 @@ export class DiskGeneration {
   }
 
   find(query: PreparedFilter, options: FindOptions): ViewDocument[] {
+    this.write();
     const sort = options.sort && Object.keys(options.sort).length > 0 ? options.sort : null;
     const skip = Math.max(0, options.skip ?? 0);
     const want = options.limit ? skip + options.limit : Infinity;
@@ -269,6 +284,7 @@ export class DiskGeneration {
   }
 
   count(query: PreparedFilter): number {
+    this.write();
     const { selections: found, exact } = selections(query.filter, this.fieldSet);
     if (exact && found.length === 0) return this.size;
     const plan = exact ? this.plan(found) : null;
@@ -370,23 +386,36 @@ export class DiskGeneration {
   }
 
   commit(documents: readonly ViewDocument[], checkpoint: LogPosition): void {
-    const newest = new Map<string, ViewDocument>();
-    for (const doc of documents) {
-      const seen = newest.get(doc._id);
-      if (!seen || doc._pos >= seen._pos) newest.set(doc._id, doc);
+    if (this.bulk) return this.writeThrough(documents, checkpoint);
+    // Encoded first, kept after: a document that cannot be written leaves the commit out whole.
+    const changes: Array<{ doc: ViewDocument; body: string; before: ViewDocument | undefined }> = [];
+    for (const doc of newestOf(documents)) {
+      const before = this.get(doc._id);
+      if (before && before._pos >= doc._pos) continue;
+      const body = JSON.stringify(doc);
+      changes.push({ doc: parseFrozen(body) as ViewDocument, body, before });
     }
-    const written: ViewDocument[] = [];
+    for (const { doc, body, before } of changes) {
+      const onFile = this.pending.get(doc._id)?.onFile ?? before ?? null;
+      this.pending.set(doc._id, { doc, body, onFile });
+      if (!before) this.documents++;
+      this.remember(doc);
+    }
+    if (this.checkpoint === null || checkpoint > this.checkpoint) this.checkpoint = checkpoint;
+    this.scheduleWrite();
+  }
+
+  /** A rebuild's commit: straight to the file (no key rows: they are made once, by `save`). */
+  private writeThrough(documents: readonly ViewDocument[], checkpoint: LogPosition): void {
     let added = 0;
+    const written: ViewDocument[] = [];
     this.db
       .transaction(() => {
-        for (const doc of newest.values()) {
+        for (const doc of newestOf(documents)) {
           const before = this.get(doc._id);
           if (before && before._pos >= doc._pos) continue;
           const body = JSON.stringify(doc);
-          if (before && !this.bulk)
-            for (const [field, kind, value] of this.keysOf(before)) this.statements.dropKey.run(field, kind, value, doc._id);
           this.statements.upsert.run(doc._id, body);
-          if (!this.bulk) for (const [field, kind, value] of this.keysOf(doc)) this.statements.addKey.run(field, kind, value, doc._id);
           if (!before) added++;
           written.push(parseFrozen(body));
         }
@@ -394,18 +423,62 @@ export class DiskGeneration {
         this.statements.saveDocuments.run(this.documents + added);
       })
       .immediate();
-    if (this.checkpoint === null || checkpoint > this.checkpoint) this.checkpoint = checkpoint;
+    if (this.checkpoint === null || checkpoint > this.checkpoint) this.checkpoint = this.savedCheckpoint = checkpoint;
     this.documents += added;
     for (const doc of written) this.remember(doc);
   }
 
+  /** Writes the pending documents, their keys and the checkpoint in one transaction; throws if it cannot (they stay pending). */
+  write(): void {
+    this.clearWriteTimer();
+    if (this.pending.size === 0 && this.checkpoint === this.savedCheckpoint) return;
+    const checkpoint = this.checkpoint;
+    try {
+      this.db
+        .transaction(() => {
+          for (const [id, { doc, body, onFile }] of this.pending) {
+            if (onFile) for (const [field, kind, value] of this.keysOf(onFile)) this.statements.dropKey.run(field, kind, value, id);
+            this.statements.upsert.run(id, body);
+            for (const [field, kind, value] of this.keysOf(doc)) this.statements.addKey.run(field, kind, value, id);
+          }
+          if (checkpoint !== null) this.statements.saveCheckpoint.run(checkpoint);
+          this.statements.saveDocuments.run(this.documents);
+        })
+        .immediate();
+    } catch (error) {
+      this.saveFailing = { since: this.saveFailing?.since ?? Date.now(), error: error instanceof Error ? error.message : String(error) };
+      throw error;
+    }
+    this.pending.clear();
+    this.savedCheckpoint = checkpoint;
+    this.saveFailing = null;
+  }
+
+  private scheduleWrite(): void {
+    if (this.writeTimer) return;
+    this.writeTimer = setTimeout(() => {
+      this.writeTimer = null;
+      try {
+        if (this.db.open) this.write();
+      } catch {
+        // Busy (a rebuild in another process) or a full disk: tried again later; reads are served
+        // from the pending documents meanwhile, and the health check reports writes that keep failing.
+        this.scheduleWrite();
+      }
+    }, this.writeDelayMs).unref();
+  }
+
+  private clearWriteTimer(): void {
+    if (this.writeTimer) clearTimeout(this.writeTimer);
+    this.writeTimer = null;
+  }
+
   /**
-   * Commits write through: nothing waits to be saved. A rebuild's generation gets its keys table
-   * and is made durable here (WAL and `synchronous=NORMAL` from now on, its file synced), before
-   * it is activated.
+   * Writes what is pending. A rebuild's generation gets its keys table and is made durable here
+   * (WAL and `synchronous=NORMAL` from now on, its file synced), before it is activated.
    */
   save(): void {
-    if (!this.bulk) return;
+    if (!this.bulk) return this.write();
     this.db.transaction(() => this.rekey())();
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
@@ -420,7 +493,23 @@ export class DiskGeneration {
   }
 
   close(): void {
+    try {
+      if (this.db.open) this.write();
+    } catch {
+      // Busy or a full disk: what was not written is replayed from the log on restart.
+    }
+    this.clearWriteTimer();
     this.cache.clear();
     this.db.close();
   }
+}
+
+/** The latest of each document in a commit (a batch may hold several versions of one). */
+function newestOf(documents: readonly ViewDocument[]): Iterable<ViewDocument> {
+  const newest = new Map<string, ViewDocument>();
+  for (const doc of documents) {
+    const seen = newest.get(doc._id);
+    if (!seen || doc._pos >= seen._pos) newest.set(doc._id, doc);
+  }
+  return newest.values();
 }

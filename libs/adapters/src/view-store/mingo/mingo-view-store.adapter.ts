@@ -457,7 +457,7 @@ export class MingoViewStore extends ViewStore {
     const geoFields = firstKeys.filter(([, kind]) => kind === '2dsphere').map(([field]) => field);
     const db = openDurableDatabase(this.files.file(collection, name), 'normal');
     if (residence === 'disk' || (this.residence === 'as-defined' && !this.inMemory.has(collection)))
-      return new DiskGeneration(collection, name, db, fields, rebuild);
+      return new DiskGeneration(collection, name, db, fields, rebuild, this.saveDelays.documentsMs);
     return new MemoryGeneration(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays, this.checkpointer, load);
   }
 
