@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { compareRuns, comparisonTable, pairOrder, Side } from './against';
+import { compareRuns, comparisonTable, pairOrder, PAIRS_FOR_A_VERDICT, Side } from './against';
 import type { BenchRow } from './bench-row';
 import { runBenchChild, UnknownBench } from './bench-child';
 import { otherBuild } from './other-build';
@@ -27,7 +27,7 @@ export interface AgainstSpec {
 function thisVersion(): string {
   const head = spawnSync('git', ['log', '-1', '--format=%h %s'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '?';
   const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim();
-  return `${ROOT} at ${head.slice(0, 88)}${dirty ? ' + changes not committed' : ''}`;
+  return `${ROOT} at ${head.length > 88 ? `${head.slice(0, 87)}…` : head}${dirty ? ' + changes not committed' : ''}`;
 }
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
@@ -85,7 +85,7 @@ export async function runAgainst(spec: AgainstSpec): Promise<number> {
   console.log(tables.join('\n\n'));
   console.log('');
   console.log(
-    'B/A: this version’s figure ÷ the other’s, per pair; "better/worse in every pair" only when every pair agrees. ' +
+    `B/A: this version’s figure ÷ the other’s, per pair; "better/worse in every pair" only when at least ${PAIRS_FOR_A_VERDICT} pairs all agree. ` +
       'How far pairs of one version spread here (--against=HEAD, no changes) is the least change that shows.',
   );
   console.log(`total ${seconds(started)}${failed.length ? `; FAILED: ${failed.join(', ')}` : ''}`);

@@ -8,6 +8,9 @@ import { formatFigure } from './table';
 
 export type Side = 'A' | 'B';
 
+/** Fewer pairs agree by chance too often to call a change (two pairs: one time in two). */
+export const PAIRS_FOR_A_VERDICT = 3;
+
 /** Which side runs first in each pair: A B, B A, A B, … so that a drift of the machine falls on both alike. */
 export function pairOrder(pairs: number): Array<[Side, Side]> {
   return Array.from({ length: pairs }, (_, i) => (i % 2 === 0 ? ['A', 'B'] : ['B', 'A']));
@@ -38,8 +41,8 @@ export interface FigureComparison {
   ratioMedian: number;
   ratioMin: number;
   ratioMax: number;
-  /** `better`/`worse` when every pair's ratio lies on that side of 1, else `unclear`. */
-  verdict: 'better' | 'worse' | 'unclear';
+  /** `better`/`worse` when every pair's ratio lies on that side of 1 (and there are enough pairs to say), else `unclear`. */
+  verdict: 'better' | 'worse' | 'unclear' | 'too few pairs';
 }
 
 export interface Comparison {
@@ -93,7 +96,18 @@ export function compareRuns(pairs: ReadonlyArray<{ A: readonly BenchRow[]; B: re
       ratioMedian: median(ratios),
       ratioMin,
       ratioMax,
-      verdict: above ? (higher ? 'better' : 'worse') : below ? (higher ? 'worse' : 'better') : 'unclear',
+      verdict:
+        ratios.length < PAIRS_FOR_A_VERDICT
+          ? 'too few pairs'
+          : above
+            ? higher
+              ? 'better'
+              : 'worse'
+            : below
+              ? higher
+                ? 'worse'
+                : 'better'
+              : 'unclear',
     });
   }
   return {
@@ -116,7 +130,7 @@ export function comparisonTable({ figures, onlyInA, onlyInB }: Comparison): stri
     ratioText(f.ratioMedian),
     `${ratioText(f.ratioMin)}–${ratioText(f.ratioMax)}`,
     String(f.ratios.length),
-    f.verdict === 'unclear' ? 'no clear change' : `${f.verdict} in every pair`,
+    f.verdict === 'unclear' ? 'no clear change' : f.verdict === 'too few pairs' ? '(too few pairs to say)' : `${f.verdict} in every pair`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
   const right = new Set([2, 3, 4, 5, 6]);

@@ -37,7 +37,8 @@ export async function otherBuild(against: string): Promise<OtherBuild> {
   const commit = git(['rev-parse', '--verify', '--quiet', `${against}^{commit}`]);
   if (!commit.ok) throw new Error(`--against=${against}: neither a folder nor a commit of this repository`);
   const sha = commit.out;
-  const label = `${sha.slice(0, 7)} ${git(['log', '-1', '--format=%s', sha]).out.slice(0, 80)}`;
+  const subject = git(['log', '-1', '--format=%s', sha]).out;
+  const label = `${sha.slice(0, 7)} ${subject.length > 80 ? `${subject.slice(0, 79)}…` : subject}`;
   const root = join(ROOT, '.bench-builds', sha);
   // Two runs against one commit at once build it once.
   await underFolderLock(`${root}.lock`, async () => {

@@ -39,13 +39,15 @@ describe('--against: the pure parts', () => {
     const faster = compareRuns([
       pair([rate(100), latency(20)], [rate(110), latency(15)]),
       pair([rate(90), latency(30)], [rate(95), latency(25)]),
+      pair([rate(80), latency(30)], [rate(81), latency(29)]),
     ]);
     expect(faster.figures.map((f) => [f.name, f.verdict])).toEqual([
       ['POST /purchases, one hot deal', 'better'],
       ['POST /purchases, one hot deal, p99 latency', 'better'],
     ]);
-    const slower = compareRuns([pair([rate(100), latency(20)], [rate(90), latency(25)])]);
-    expect(slower.figures.map((f) => f.verdict)).toEqual(['worse', 'worse']);
+    const slowerOnce = pair([rate(100), latency(20)], [rate(90), latency(25)]);
+    expect(compareRuns([slowerOnce, slowerOnce, slowerOnce]).figures.map((f) => f.verdict)).toEqual(['worse', 'worse']);
+    expect(compareRuns([slowerOnce, slowerOnce]).figures.map((f) => f.verdict)).toEqual(['too few pairs', 'too few pairs']);
   });
 
   it('lists the rows only one version produced, and compares a figure over the pairs in which both did', () => {
@@ -57,8 +59,12 @@ describe('--against: the pure parts', () => {
     expect(printed).toContain('only in A:\n  old row');
     expect(printed).toContain('only in B:\n  new row');
     expect(printed).toMatch(
-      /POST \/purchases, one hot deal\s+higher\s+100 purchases\/s\s+125 purchases\/s\s+1\.250\s+1\.000–1\.500\s+2\s+no clear change/,
+      /POST \/purchases, one hot deal\s+higher\s+100 purchases\/s\s+125 purchases\/s\s+1\.250\s+1\.000–1\.500\s+2\s+\(too few pairs to say\)/,
     );
+    const three = comparisonTable(
+      compareRuns([pair([rate(100)], [rate(90)]), pair([rate(100)], [rate(110)]), pair([rate(100)], [rate(100)])]),
+    );
+    expect(three).toMatch(/1\.000\s+0\.900–1\.100\s+3\s+no clear change/);
   });
 
   it('tells apart rows of one run that share a name', () => {
