@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { compareRuns, comparisonTable, pairOrder, PAIRS_FOR_A_VERDICT, Side } from './against';
 import type { BenchRow } from './bench-row';
 import { runBenchChild, UnknownBench } from './bench-child';
-import { otherBuild } from './other-build';
+import { OtherBuild, otherBuild } from './other-build';
 import { ROOT } from './source-place';
 
 export interface AgainstSpec {
@@ -33,7 +33,13 @@ function thisVersion(): string {
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
 export async function runAgainst(spec: AgainstSpec): Promise<number> {
-  const other = await otherBuild(spec.against);
+  let other: OtherBuild;
+  try {
+    other = await otherBuild(spec.against);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    return 1;
+  }
   const started = Date.now();
   const sides: Record<Side, { runAll: string; cwd: string }> = {
     A: { runAll: join(other.root, 'dist', 'bench', 'run-all.js'), cwd: other.root },
@@ -86,7 +92,7 @@ export async function runAgainst(spec: AgainstSpec): Promise<number> {
   console.log('');
   console.log(
     `B/A: this version’s figure ÷ the other’s, per pair; "better/worse in every pair" only when at least ${PAIRS_FOR_A_VERDICT} pairs all agree. ` +
-      'How far pairs of one version spread here (--against=HEAD, no changes) is the least change that shows.',
+      'How far pairs of one version spread here (--against=.) is the least change that shows.',
   );
   console.log(`total ${seconds(started)}${failed.length ? `; FAILED: ${failed.join(', ')}` : ''}`);
   return failed.length ? 1 : 0;
