@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { compareRuns, comparisonTable, pairOrder, PAIRS_FOR_A_VERDICT, Side } from './against';
 import type { BenchRow } from './bench-row';
 import { runBenchChild, UnknownBench } from './bench-child';
+import { machine } from './conditions';
 import { OtherBuild, otherBuild } from './other-build';
 import { ROOT } from './source-place';
 
@@ -47,6 +48,7 @@ export async function runAgainst(spec: AgainstSpec): Promise<number> {
   };
   const args = spec.quick ? ['--quick'] : [];
   console.log(`deals-service benchmarks, this version (B) against another (A)${spec.quick ? ', --quick' : ''}`);
+  for (const line of machine()) console.log(`  ${line}`);
   console.log(`  A: ${other.label}`);
   console.log(`  B: ${thisVersion()}`);
   console.log(
