@@ -2,7 +2,8 @@
  * The other version `--against` runs: a folder as it is (already built), or a commit checked out
  * with `git worktree add` into `.bench-builds/<commit>` of this checkout and built there once,
  * with this checkout's node_modules linked in. The build is kept for later runs against the same
- * commit (remove it with `git worktree remove .bench-builds/<commit>`).
+ * commit (`git worktree remove --force .bench-builds/<commit>` drops it; the force is for the
+ * node_modules link, which git does not track).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
