@@ -9,7 +9,7 @@ const LIGHT_ENTRIES = ['projections', 'service-config', 'embedded-status'];
 const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'messaging', 'partner-site', 'runtime', 'testing'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', '.bench-builds/**', 'coverage/**', 'data/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

@@ -2,13 +2,16 @@
  * Runs every bench and prints one table: each figure beside the limit it is measured against in
  * the same run, and their ratio. `npm run bench` (full) or `npm run bench -- --quick` (smoke run:
  * 3 s HTTP runs, fewer appends); `--only=<name>[,<name>]` runs some of them (names below).
+ * `--against=<commit|folder> [--pairs=N]` runs them in alternating pairs with another version and
+ * prints each figure's B/A (`support/against-run.ts`).
  *
  * Each bench runs in a process of its own (this file, forked with `--child=<name>`), so that none
  * pays for the heap, caches or threads an earlier one left behind; its limits are measured in that
  * same process. Exits non-zero when a bench throws; a ratio that misses its aim prints "below aim"
  * and does not fail the run. Benchmarks never run under `npm test` (jest's roots leave `bench/` out).
  */
-import { fork } from 'node:child_process';
+import { runAgainst } from './support/against-run';
+import { runBenchChild } from './support/bench-child';
 import { Bench, BenchOptions, BenchRow, resolveCrossAims } from './support/bench-row';
 import { machine } from './support/conditions';
 import { table } from './support/table';
@@ -39,16 +42,35 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
 
 class UsageError extends Error {}
 
-function parseArgs(argv: string[]): { options: BenchOptions; only: Set<string> | null } {
-  const unknown = argv.filter((a) => a !== '--quick' && !a.startsWith('--only=') && !a.startsWith('--child='));
+interface Args {
+  options: BenchOptions;
+  only: Set<string> | null;
+  /** `--against=<commit|folder>`: the other version, and how many pairs of runs. */
+  against: { version: string; pairs: number } | null;
+}
+
+const DEFAULT_PAIRS = 3;
+
+function parseArgs(argv: string[]): Args {
+  const valued = ['--only=', '--child=', '--against=', '--pairs='];
+  const unknown = argv.filter((a) => a !== '--quick' && !valued.some((v) => a.startsWith(v)));
   if (unknown.length)
-    throw new UsageError(`unknown argument(s) ${unknown.join(' ')}; use --quick and --only=<${BENCHES.map((b) => b.name).join('|')}>`);
+    throw new UsageError(
+      `unknown argument(s) ${unknown.join(' ')}; use --quick, --only=<${BENCHES.map((b) => b.name).join('|')}>, --against=<commit|folder> [--pairs=N]`,
+    );
+  const value = (prefix: string) => argv.find((a) => a.startsWith(prefix))?.slice(prefix.length);
   const quick = argv.includes('--quick');
-  const onlyArg = argv.find((a) => a.startsWith('--only='));
-  const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',').filter(Boolean)) : null;
+  const onlyArg = value('--only=');
+  const only = onlyArg !== undefined ? new Set(onlyArg.split(',').filter(Boolean)) : null;
   for (const name of only ?? []) if (!BENCHES.some((b) => b.name === name)) throw new UsageError(`no bench named ${name}`);
+  const version = value('--against=');
+  const pairs = Number(value('--pairs=') ?? DEFAULT_PAIRS);
+  if (value('--pairs=') !== undefined && version === undefined) throw new UsageError('--pairs goes with --against');
+  if (!Number.isSafeInteger(pairs) || pairs < 1) throw new UsageError('--pairs takes a whole number of at least 1');
+  if (version === '') throw new UsageError('--against takes a commit or a folder');
   return {
     only,
+    against: version === undefined ? null : { version, pairs },
     options: {
       quick,
       httpDurationSec: quick ? 3 : 10,
@@ -60,19 +82,6 @@ function parseArgs(argv: string[]): { options: BenchOptions; only: Set<string> |
       rawCommitSec: quick ? 2 : 5,
     },
   };
-}
-
-/** Runs one bench in a fresh process; resolves with its rows (rejects if it fails). */
-function runInChild(name: string, argv: string[]): Promise<BenchRow[]> {
-  return new Promise((resolve, reject) => {
-    const child = fork(__filename, [...argv.filter((a) => !a.startsWith('--only=')), `--child=${name}`], {
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    });
-    let rows: BenchRow[] | null = null;
-    child.on('message', (message: { rows: BenchRow[] }) => (rows = message.rows));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 && rows ? resolve(rows) : reject(new Error(`bench ${name} exited with code ${code}`))));
-  });
 }
 
 /** The child's side: one bench, its rows sent back to the parent. */
@@ -88,7 +97,15 @@ async function child(name: string, options: BenchOptions): Promise<number> {
 async function main(): Promise<number> {
   const childArg = process.argv.find((a) => a.startsWith('--child='));
   if (childArg) return child(childArg.slice('--child='.length), parseArgs(process.argv.slice(2)).options);
-  const { options, only } = parseArgs(process.argv.slice(2));
+  const { options, only, against } = parseArgs(process.argv.slice(2));
+  if (against)
+    return runAgainst({
+      against: against.version,
+      pairs: against.pairs,
+      quick: options.quick,
+      benches: BENCHES.filter((b) => !only || only.has(b.name)).map((b) => b.name),
+      self: __filename,
+    });
   const started = Date.now();
   console.log(`deals-service benchmarks${options.quick ? ' (--quick smoke run: short durations, figures are rough)' : ''}`);
   for (const line of machine()) console.log(`  ${line}`);
@@ -108,7 +125,7 @@ async function main(): Promise<number> {
     const t0 = Date.now();
     process.stdout.write(`running ${bench.name} … `);
     try {
-      const produced = await runInChild(bench.name, process.argv.slice(2));
+      const produced = await runBenchChild(__filename, bench.name, options.quick ? ['--quick'] : []);
       rows.push(...produced);
       console.log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     } catch (error) {

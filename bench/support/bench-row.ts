@@ -42,6 +42,11 @@ export interface BenchRow {
    * that row ran too; {@link resolveCrossAims}). Missing it prints "below aim", never fails the run.
    */
   aim?: { min?: number; max?: number; absoluteMax?: number; absoluteMin?: number; atLeastRatioOf?: string };
+  /**
+   * Whether a larger figure is the better one, for comparing two versions (`--against`); when
+   * left out, rates (a unit ending in `/s`) are and times and sizes are not.
+   */
+  better?: 'higher' | 'lower';
   /** Conditions worth printing under the table (non-2xx counts, rows read, …). */
   notes?: string[];
 }
@@ -54,7 +59,7 @@ export function row(
   unit: string,
   limitName: string,
   limit: number,
-  extra: Pick<BenchRow, 'aim' | 'notes' | 'limitUnit'> = {},
+  extra: Pick<BenchRow, 'aim' | 'notes' | 'limitUnit' | 'better'> = {},
 ): BenchRow {
   return { name, figure, unit, limitName, limit, ratio: limit > 0 ? figure / limit : Number.NaN, ...extra };
 }

@@ -1,7 +1,8 @@
 /** The table `run-all` prints: one line a row, numbers right-aligned with their units. */
 import { BenchRow, missesAim } from './bench-row';
 
-const number = (n: number, unit: string) => {
+/** A figure with its unit, as the tables print it (ms with 2 decimals, small figures with 1). */
+export const formatFigure = (n: number, unit: string) => {
   if (!Number.isFinite(n)) return String(n);
   const digits = unit === 'ms' ? 2 : n < 100 ? 1 : 0;
   return `${n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })} ${unit}`;
@@ -25,9 +26,9 @@ export function table(rows: BenchRow[]): string {
   const header = ['bench', 'figure', 'limit (measured in this run)', 'limit', 'ratio', 'aim', 'verdict'];
   const cells = rows.map((r) => [
     r.name,
-    number(r.figure, r.unit),
+    formatFigure(r.figure, r.unit),
     r.limitName,
-    number(r.limit, r.limitUnit ?? r.unit),
+    formatFigure(r.limit, r.limitUnit ?? r.unit),
     Number.isFinite(r.ratio) ? r.ratio.toFixed(2) : String(r.ratio),
     aimText(r),
     r.aim ? (missesAim(r) ? 'below aim' : 'ok') : '',

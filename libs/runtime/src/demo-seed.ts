@@ -2,16 +2,17 @@ import { CreatePartner } from '@deals/accounts';
 import { Clock, EventStore, OPERATOR } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CatalogueImport } from './catalogue-import';
 import { demoDeals, demoRegions } from './demo/demo-catalogue';
 import { ServiceConfig } from './service-config';
+import { underFolderLock, writeWhole } from './shared-folder';
 
 /**
  * On the first start (an empty log) loads the demo catalogue and creates a demo partner, whose
  * credentials are written to `<DATA_DIR>/demo-partner.json` (a log line names the file; the
- * secrets stay out of the log).
+ * secrets stay out of the log). Processes started together on one data folder and one log seed it
+ * once: under a lock in the folder, each looks at the log again once it holds it.
  */
 @Injectable()
 export class DemoSeed {
@@ -27,6 +28,10 @@ export class DemoSeed {
 
   async seedIfEmpty(): Promise<boolean> {
     if (!this.config.demoData || (await this.store.head()) !== null) return false;
+    return underFolderLock(join(this.config.dataDir, '.demo-seed.lock'), async () => (await this.store.head()) === null && this.seed());
+  }
+
+  private async seed(): Promise<true> {
     const started = Date.now();
     const partner = await this.commands.execute(new CreatePartner('Demo partner', 'partner', OPERATOR));
     const regions = await this.catalogue.regions(demoRegions(), OPERATOR);
@@ -41,7 +46,7 @@ export class DemoSeed {
       username: partner.username,
       password: partner.password,
     };
-    writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+    writeWhole(file, `${JSON.stringify(credentials, null, 2)}\n`, 0o600);
     this.logger.log(
       { regions: regions.outcomes.length, deals: deals.outcomes.length, ms: Date.now() - started },
       `demo catalogue loaded: ${regions.outcomes.length} regions, ${deals.outcomes.length} deals`,

@@ -11,3 +11,4 @@ export * from './job-list';
 export { formatProjectionStatus, projectionStatus } from './embedded-status';
 export type { ProjectionStatusRow } from './embedded-status';
 export { installationSecret } from './installation-secret';
+export { underFolderLock, writeWhole } from './shared-folder';

@@ -1,6 +1,7 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { raceMakers } from '../../../test/support/race-makers';
 import { installationSecret } from './installation-secret';
 
 describe('installationSecret', () => {
@@ -29,6 +30,13 @@ describe('installationSecret', () => {
     writeFileSync(join(dataDir, 'secrets', 'short.key'), 'abc');
     expect(() => installationSecret(dataDir, 'short')).toThrow(/at least 16/);
   });
+
+  it('gives 4 processes making it together on one empty folder the one secret the folder keeps', async () => {
+    const made = await raceMakers(4, { make: 'secret', dataDir, name: 'raced' });
+    const kept = readFileSync(join(dataDir, 'secrets', 'raced.key')).toString('hex');
+    expect(made).toEqual([kept, kept, kept, kept]);
+    expect(readdirSync(join(dataDir, 'secrets'))).toEqual(['raced.key']);
+  }, 60_000);
 
   it.each(['../escape', 'a/b', '', '.hidden'])('refuses the name %j', (name) => {
     expect(() => installationSecret(dataDir, name)).toThrow(/invalid secret name/);

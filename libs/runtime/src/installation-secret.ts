@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { syncDirectory } from './shared-folder';
 
 const SECRET_BYTES = 32;
 const MIN_SECRET_BYTES = 16;
@@ -60,13 +61,4 @@ function create(dir: string, file: string): void {
     unlinkSync(temporary);
   }
   syncDirectory(dir);
-}
-
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
