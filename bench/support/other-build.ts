@@ -1,9 +1,9 @@
 /**
  * The other version `--against` runs: a folder as it is (already built), or a commit checked out
  * with `git worktree add` into `.bench-builds/<commit>` of this checkout and built there once,
- * with this checkout's node_modules linked in. The build is kept for later runs against the same
- * commit (`git worktree remove --force .bench-builds/<commit>` drops it; the force is for the
- * node_modules link, which git does not track).
+ * with this checkout's node_modules linked in when both lock the same packages, else with its own
+ * (`npm install` there: an older version may need packages this one dropped). The build is kept for
+ * later runs against the same commit (`git worktree remove --force .bench-builds/<commit>` drops it).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -48,7 +48,14 @@ export async function otherBuild(against: string): Promise<OtherBuild> {
       const added = git(['worktree', 'add', '--detach', root, sha]);
       if (!added.ok) throw new Error(`git worktree add ${root} ${sha}: ${added.err}`);
     }
-    if (!existsSync(join(root, 'node_modules'))) symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(root, 'node_modules'), 'dir');
+    if (!existsSync(join(root, 'node_modules'))) {
+      if (samePackages(root)) symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(root, 'node_modules'), 'dir');
+      else {
+        process.stderr.write(`installing ${label}'s own packages in ${root} (its lockfile differs from this one's) …\n`);
+        const install = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 2, 2] });
+        if (install.status !== 0) throw new Error(`npm install in ${root} failed (exit code ${install.status})`);
+      }
+    }
     process.stderr.write(`building ${label} in ${root} (once; kept for later runs) …\n`);
     const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 2, 2] });
     if (build.status !== 0) throw new Error(`npm run build in ${root} failed (exit code ${build.status})`);
@@ -56,6 +63,12 @@ export async function otherBuild(against: string): Promise<OtherBuild> {
   });
   checkRunAll(root, `${sha.slice(0, 7)}'s build has no ${RUN_ALL}`);
   return { root, label };
+}
+
+/** Whether the other version locks the very packages this checkout has installed. */
+function samePackages(root: string): boolean {
+  const lock = (dir: string) => (existsSync(join(dir, 'package-lock.json')) ? readFileSync(join(dir, 'package-lock.json'), 'utf8') : null);
+  return lock(root) !== null && lock(root) === lock(ROOT);
 }
 
 /** The other side must run one bench per process and send its rows over IPC (`--child=<name>`), as run-all has since that commit. */
