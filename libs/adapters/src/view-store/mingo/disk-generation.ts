@@ -1,4 +1,4 @@
-import { FindOptions, LogPosition, SortSpec, ViewDocument, ViewFilter } from '@deals/kernel';
+import { FindOptions, freezeJson, LogPosition, SortSpec, ViewDocument, ViewFilter } from '@deals/kernel';
 import { parseFrozen } from './parse-frozen';
 import Database from 'better-sqlite3';
 import { closeSync, fsyncSync, openSync } from 'node:fs';
@@ -140,7 +140,7 @@ export class DiskGeneration {
   saveFailing: { since: number; error: string } | null = null;
   private readonly cache = new Map<string, ViewDocument>();
   /** Committed documents not yet in the file (the latest of each, with its JSON), and the version each replaces there. */
-  private readonly pending = new Map<string, { doc: ViewDocument; body: string; onFile: ViewDocument | null }>();
+  private readonly pending = new Map<string, { doc: ViewDocument; onFile: ViewDocument | null }>();
   private savedCheckpoint: LogPosition | null;
   private writeTimer: NodeJS.Timeout | null = null;
   private readonly fieldSet: ReadonlySet<string>;
@@ -387,17 +387,17 @@ export class DiskGeneration {
 
   commit(documents: readonly ViewDocument[], checkpoint: LogPosition): void {
     if (this.bulk) return this.writeThrough(documents, checkpoint);
-    // Encoded first, kept after: a document that cannot be written leaves the commit out whole.
-    const changes: Array<{ doc: ViewDocument; body: string; before: ViewDocument | undefined }> = [];
+    // Checked first, kept after: a document that cannot be written leaves the commit out whole. A
+    // document JSON would give back unchanged is kept as it is (frozen) and encoded once, when written.
+    const changes: Array<{ doc: ViewDocument; before: ViewDocument | undefined }> = [];
     for (const doc of newestOf(documents)) {
       const before = this.get(doc._id);
       if (before && before._pos >= doc._pos) continue;
-      const body = JSON.stringify(doc);
-      changes.push({ doc: parseFrozen(body) as ViewDocument, body, before });
+      changes.push({ doc: freezeJson(doc) ? doc : (parseFrozen(JSON.stringify(doc)) as ViewDocument), before });
     }
-    for (const { doc, body, before } of changes) {
+    for (const { doc, before } of changes) {
       const onFile = this.pending.get(doc._id)?.onFile ?? before ?? null;
-      this.pending.set(doc._id, { doc, body, onFile });
+      this.pending.set(doc._id, { doc, onFile });
       if (!before) this.documents++;
       this.remember(doc);
     }
@@ -436,9 +436,9 @@ export class DiskGeneration {
     try {
       this.db
         .transaction(() => {
-          for (const [id, { doc, body, onFile }] of this.pending) {
+          for (const [id, { doc, onFile }] of this.pending) {
             if (onFile) for (const [field, kind, value] of this.keysOf(onFile)) this.statements.dropKey.run(field, kind, value, id);
-            this.statements.upsert.run(id, body);
+            this.statements.upsert.run(id, JSON.stringify(doc));
             for (const [field, kind, value] of this.keysOf(doc)) this.statements.addKey.run(field, kind, value, id);
           }
           if (checkpoint !== null) this.statements.saveCheckpoint.run(checkpoint);
