@@ -1,6 +1,7 @@
 import { SnapshotStore, StoredSnapshot, StreamRevision } from '@deals/kernel';
 import { Pool } from 'pg';
 import { schemaOnce } from '../postgres-schema';
+import { inTransaction } from '../postgres-transaction';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -47,30 +48,22 @@ export class PostgresSnapshotStore extends SnapshotStore {
 
   async save(streamId: string, shape: string, snapshot: StoredSnapshot, entries: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
     await this.schema();
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       await client.query(
         `INSERT INTO snapshots (stream_id, shape, revision, event_id, state) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (stream_id, shape) DO UPDATE SET revision = EXCLUDED.revision, event_id = EXCLUDED.event_id, state = EXCLUDED.state
-         WHERE EXCLUDED.revision > snapshots.revision`,
+       ON CONFLICT (stream_id, shape) DO UPDATE SET revision = EXCLUDED.revision, event_id = EXCLUDED.event_id, state = EXCLUDED.state
+       WHERE EXCLUDED.revision > snapshots.revision`,
         [streamId, shape, snapshot.revision, snapshot.eventId, JSON.stringify(snapshot.state)],
       );
       if (entries.length)
         await client.query(
           `INSERT INTO snapshot_entries (stream_id, shape, key, revision, value)
-           SELECT $1, $2, k, $3, v FROM unnest($4::text[], $5::jsonb[]) AS x(k, v)
-           ON CONFLICT (stream_id, shape, key) DO UPDATE SET revision = EXCLUDED.revision
-           WHERE EXCLUDED.revision < snapshot_entries.revision`,
+         SELECT $1, $2, k, $3, v FROM unnest($4::text[], $5::jsonb[]) AS x(k, v)
+         ON CONFLICT (stream_id, shape, key) DO UPDATE SET revision = EXCLUDED.revision
+         WHERE EXCLUDED.revision < snapshot_entries.revision`,
           [streamId, shape, snapshot.revision, entries.map(([key]) => key), entries.map(([, value]) => JSON.stringify(value))],
         );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async lookup(streamId: string, shape: string, keys: readonly string[], atRevision: StreamRevision): Promise<Array<[string, unknown]>> {

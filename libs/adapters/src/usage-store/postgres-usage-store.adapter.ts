@@ -1,6 +1,7 @@
 import { DailyUsage, UsageDelta, UsageStore } from '@deals/kernel';
 import { Pool } from 'pg';
 import { schemaOnce } from '../postgres-schema';
+import { inTransaction } from '../postgres-transaction';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS partner_usage (
@@ -51,9 +52,7 @@ export class PostgresUsageStore extends UsageStore {
   async add({ requests, lastUsed }: UsageDelta): Promise<void> {
     if (requests.length === 0 && lastUsed.length === 0) return;
     await this.schema();
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       if (requests.length > 0)
         await client.query(ADD_REQUESTS, [
           requests.map((r) => r.partnerId),
@@ -67,13 +66,7 @@ export class PostgresUsageStore extends UsageStore {
           lastUsed.map((u) => u.credentialId),
           lastUsed.map((u) => u.minute),
         ]);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async dailyUsage(partnerId: string, days: readonly string[]): Promise<DailyUsage[]> {

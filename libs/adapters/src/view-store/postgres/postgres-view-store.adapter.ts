@@ -1,9 +1,10 @@
 import { FindOptions, IndexSpec, LogPosition, RebuildTarget, ViewDocument, ViewFilter, ViewStore, ViewWriter } from '@deals/kernel';
 import { Query } from 'mingo';
 import { randomBytes } from 'node:crypto';
-import { Pool, PoolClient } from 'pg';
+import { Pool } from 'pg';
 import { geoContext } from '../mingo/geo-within.operator';
 import { sortDocuments } from '../mingo/sort-order';
+import { inTransaction } from '../../postgres-transaction';
 
 const FIRST_GENERATION = 'g1';
 const POLL_MS = 500;
@@ -268,27 +269,19 @@ export class PostgresViewStore extends ViewStore {
           if (!seen || doc._pos > seen._pos) newest.set(doc._id, doc);
         }
         const docs = [...newest.values()];
-        const client: PoolClient = await this.pool.connect();
-        try {
-          await client.query('BEGIN');
+        await inTransaction(this.pool, async (client) => {
           if (docs.length)
             await client.query(
               `INSERT INTO ${name} AS t (id, pos, doc) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
-               ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos`,
+             ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos`,
               [docs.map((d) => d._id), docs.map((d) => d._pos), docs.map((d) => JSON.stringify(d))],
             );
           await client.query(
             `INSERT INTO view_checkpoints AS c (name, position) VALUES ($1, $2)
-             ON CONFLICT (name) DO UPDATE SET position = GREATEST(c.position, EXCLUDED.position)`,
+           ON CONFLICT (name) DO UPDATE SET position = GREATEST(c.position, EXCLUDED.position)`,
             [name, checkpoint],
           );
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw error;
-        } finally {
-          client.release();
-        }
+        });
       },
       checkpoint: () => this.checkpointOf(name),
     };
