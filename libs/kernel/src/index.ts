@@ -1,5 +1,6 @@
 export * from './ports';
 export * from './decider';
+export * from './workflow';
 export * from './errors';
 export * from './handle-command';
 export * from './keyed-mutex';

@@ -1,14 +1,14 @@
 /** Purchasing: inventory, purchases, coupons. */
 export { PurchasingHttpModule, PurchasingModule } from './purchasing.module';
-export { StockInventory } from './commands/stock-inventory.command';
+export { StockInventory } from './commands/stock-inventory/stock-inventory.command';
 export { inventoryStream } from './domain/inventory/inventory.events';
 export { stockTotalIssues } from './domain/inventory/inventory.decider';
 export { CouponLinks, KeyedCouponLinks } from './http/purchase.responses';
-export { CouponCodeKey } from './commands/coupon-codes';
+export { CouponCodeKey } from './commands/purchase-steps/coupon-codes';
 export { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 export { PurchaseAudit } from './audit/purchase-audit';
 export { PurchaseQueries } from './queries/purchase.queries';
-export { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments';
+export { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments.reaction';
 export type { AuditEntry } from './audit/purchase-audit';
 export { PURCHASE_DETAILS } from './projections/purchase-details/purchase-details.projection';
 export { COUPON_DETAILS } from './projections/coupon-details/coupon-details.projection';

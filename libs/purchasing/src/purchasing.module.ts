@@ -1,18 +1,18 @@
 import { AccountsModule } from '@deals/accounts';
 import { CatalogModule } from '@deals/catalog';
 import { Module } from '@nestjs/common';
-import { BuyWithStoredCardHandler } from './commands/buy-with-stored-card.command';
-import { CouponIssuer } from './commands/coupon-issuer';
-import { FullPurchaseHandler } from './commands/full-purchase.command';
-import { CancelCouponHandler, RedeemCouponHandler } from './commands/redeem-coupon.command';
-import { RecordResellerPurchaseHandler } from './commands/reseller-purchase.command';
-import {
-  ClaimReservationHandler,
-  ReleaseExpiredHoldHandler,
-  ReleaseReservationHandler,
-  ReserveUnitsHandler,
-} from './commands/reservation.handlers';
-import { StockInventoryHandler } from './commands/stock-inventory.command';
+import { BuyWithStoredCardHandler } from './commands/buy-with-stored-card/buy-with-stored-card.command';
+import { CouponIssuer } from './commands/purchase-steps/coupon-issuer';
+import { PurchaseSteps } from './commands/purchase-steps/purchase-steps';
+import { FullPurchaseHandler } from './commands/full-purchase/full-purchase.command';
+import { CancelCouponHandler } from './commands/cancel-coupon/cancel-coupon.command';
+import { RedeemCouponHandler } from './commands/redeem-coupon/redeem-coupon.command';
+import { RecordResellerPurchaseHandler } from './commands/record-reseller-purchase/record-reseller-purchase.command';
+import { ClaimReservationHandler } from './commands/claim-reservation/claim-reservation.command';
+import { ReleaseExpiredHoldHandler } from './commands/release-expired-hold/release-expired-hold.command';
+import { ReleaseReservationHandler } from './commands/release-reservation/release-reservation.command';
+import { ReserveUnitsHandler } from './commands/reserve-units/reserve-units.command';
+import { StockInventoryHandler } from './commands/stock-inventory/stock-inventory.command';
 import { CouponQr } from './coupon-images/coupon-qr';
 import { CouponsController } from './http/coupons.controller';
 import { PurchasesController } from './http/purchases.controller';
@@ -20,8 +20,8 @@ import { ResellersController } from './http/resellers.controller';
 import { OpenHolds } from './queries/open-holds';
 import { PurchaseQueries } from './queries/purchase.queries';
 import { PurchaseAudit } from './audit/purchase-audit';
-import { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments';
-import { KeyedPurchases } from './commands/keyed-purchases';
+import { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments.reaction';
+import { KeyedPurchases } from './commands/purchase-steps/keyed-purchases';
 import { AuditController } from './http/audit.controller';
 import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 
@@ -40,6 +40,7 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
     RecordResellerPurchaseHandler,
     CancelCouponHandler,
     CouponIssuer,
+    PurchaseSteps,
     PurchaseQueries,
     OpenHolds,
     ReleaseExpiredHolds,

@@ -2,3 +2,4 @@ export * from './decider-spec';
 export * from './contracts/event-store.contract';
 export * from './contracts/scheduler.contract';
 export * from './contracts/view-store.contract';
+export * from './workflow-spec';

@@ -7,7 +7,7 @@ import { purchaseDecider } from '@deals/purchasing/domain/purchase/purchase.deci
 import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '@deals/purchasing/domain/purchase/resale-claim';
 import { CHARGE_LOCK_MS } from '@deals/purchasing/domain/charge-lock/charge-lock';
-import { RecoverInterruptedPayments } from '@deals/purchasing/reactions/recover-interrupted-payments';
+import { RecoverInterruptedPayments } from '@deals/purchasing/reactions/recover-interrupted-payments.reaction';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';

@@ -1,7 +1,7 @@
 import { EventStore, ManualClock, Scheduler } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { Queue } from 'bullmq';
-import { ReleaseExpiredHold } from '@deals/purchasing/commands/purchase.commands';
+import { ReleaseExpiredHold } from '@deals/purchasing/commands/release-expired-hold/release-expired-hold.command';
 import { randomUUID } from 'node:crypto';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import QRCode from 'qrcode';
-import { couponCodes } from '../commands/coupon-codes';
+import { couponCodes } from '../commands/purchase-steps/coupon-codes';
 import { bestMaskLevelM, packedPenaltyOf, penalty, QrModules } from './qr-mask';
 import { qrSymbol } from './qr-png';
 

@@ -1,6 +1,6 @@
 import { requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
-import type { StoredCardOrder } from '../commands/buy-with-stored-card.command';
+import type { StoredCardOrder } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
 import { quantity, section, shippingAddress } from './full-purchase.request';
 
 const PRICE = 'must be a whole number from 0';

@@ -9,7 +9,7 @@ import { CouponAnswer, CouponListAnswer } from './purchasing.answers';
 import { CouponLinkQuery, CouponListQuery } from './purchasing-lists.request';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
-import { RedeemCoupon } from '../commands/redeem-coupon.command';
+import { RedeemCoupon } from '../commands/redeem-coupon/redeem-coupon.command';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { couponStateFilter, PurchaseQueries } from '../queries/purchase.queries';
 import { barcodeSvg } from '../coupon-images/coupon-barcode';

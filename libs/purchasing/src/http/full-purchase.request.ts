@@ -1,7 +1,7 @@
 import { cardObject, purchaseUserFields } from '@deals/accounts';
 import { RequestMeta, requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
-import type { FullPurchaseOrder } from '../commands/full-purchase.command';
+import type { FullPurchaseOrder } from '../commands/full-purchase/full-purchase.command';
 import type { ShippingAddress } from '../domain/purchase/shipping-address';
 import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
 

@@ -16,9 +16,11 @@ import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestj
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { PurchaseListAnswer } from './purchasing.answers';
-import { BuyWithStoredCard } from '../commands/buy-with-stored-card.command';
-import { FullPurchase } from '../commands/full-purchase.command';
-import { ClaimReservation, ReleaseReservation, ReserveUnits } from '../commands/purchase.commands';
+import { BuyWithStoredCard } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
+import { FullPurchase } from '../commands/full-purchase/full-purchase.command';
+import { ClaimReservation } from '../commands/claim-reservation/claim-reservation.command';
+import { ReleaseReservation } from '../commands/release-reservation/release-reservation.command';
+import { ReserveUnits } from '../commands/reserve-units/reserve-units.command';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import { PurchaseQueries } from '../queries/purchase.queries';

@@ -1,8 +1,8 @@
 import { Scheduler } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { RELEASE_HOLD_JOB, releaseHoldJobId } from '../commands/release-hold-job';
-import { ReleaseExpiredHold } from '../commands/purchase.commands';
+import { RELEASE_HOLD_JOB, releaseHoldJobId } from '../commands/purchase-steps/hold-release-job';
+import { ReleaseExpiredHold } from '../commands/release-expired-hold/release-expired-hold.command';
 import { OpenHolds } from '../queries/open-holds';
 
 /**

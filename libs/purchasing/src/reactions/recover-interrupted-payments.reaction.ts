@@ -1,6 +1,4 @@
 import {
-  CannotFulfil,
-  CommandCaller,
   EventStore,
   handleCommand,
   loadAggregate,
@@ -12,17 +10,15 @@ import {
 } from '@deals/kernel';
 import { Clock } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
-import { CouponIssuer } from '../commands/coupon-issuer';
-import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/recover-purchase-job';
-import { refundKey, refundUnfulfilledCharge, SOLD_OUT_DURING_CHARGE } from '../commands/refund-unfulfilled';
-import { CHARGE_LOCK_MS, chargeLockDecider, chargeLockStream } from '../domain/charge-lock/charge-lock';
+import { CouponIssuer } from '../commands/purchase-steps/coupon-issuer';
+import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/purchase-steps/purchase-recovery-job';
+import { PurchaseSteps } from '../commands/purchase-steps/purchase-steps';
+import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { OpenHolds } from '../queries/open-holds';
-import { buyerKey, HOLD_TTL_MS, inventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
-import { purchaseDecider } from '../domain/purchase/purchase.decider';
+import { HOLD_TTL_MS, inventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
 import { purchaseStream } from '../domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
-import { recordResale } from '../commands/reseller-purchase.command';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 
 const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
@@ -55,6 +51,7 @@ export class RecoverInterruptedPayments {
     private readonly views: ViewStore,
     private readonly gateway: PaymentGateway,
     private readonly coupons: CouponIssuer,
+    private readonly steps: PurchaseSteps,
     private readonly scheduler: Scheduler,
     private readonly clock: Clock,
     private readonly openHolds: OpenHolds,
@@ -150,7 +147,13 @@ export class RecoverInterruptedPayments {
             transactionReferenceDecider,
           );
           if (claim.purchaseId !== purchase._id || claim.status !== 'selling' || !claim.terms) continue;
-          await this.coupons.complete(purchase._id, caller, recordResale(purchase._id, purchase.partnerId, reference, claim.terms));
+          await this.steps.complete(
+            {
+              type: 'ResaleStarted',
+              data: { purchaseId: purchase._id, partnerId: purchase.partnerId, transactionReference: reference, terms: claim.terms },
+            },
+            caller,
+          );
           this.logger.warn(`finished reseller sale ${purchase._id} (${reference}): its units were taken before a stop`);
           finished++;
           continue;
@@ -165,11 +168,12 @@ export class RecoverInterruptedPayments {
         const prefix = `${purchase.partnerId}/`;
         if (!buyer?.startsWith(prefix)) continue;
         const userId = buyer.slice(prefix.length);
-        await this.coupons.complete(
-          purchase._id,
+        await this.steps.complete(
+          {
+            type: 'ReservationClaimStarted',
+            data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, maxPerUser: undefined },
+          },
           caller,
-          (holdId) => ({ type: 'ClaimPurchase', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, holdId } }),
-          { buyer },
         );
         this.logger.warn(`finished the claim of reservation ${purchase._id} for user ${userId}: its units were sold before a stop`);
         finished++;
@@ -225,100 +229,28 @@ export class RecoverInterruptedPayments {
     return false;
   }
 
+  /**
+   * Settles the purchase by the purchase workflow, from what the processor recorded (see
+   * `CardPurchaseResumed`); what it did, for the log. A step that fails throws, to be tried again.
+   */
   private async finishPayment(purchase: PurchaseDetails): Promise<string> {
-    const outcome = await this.settle(purchase);
-    // Settled: the user's charge lock, if it still names this purchase, ends now rather than when it lapses.
-    const { userId } = purchase.paymentIntent!;
-    await handleCommand(
-      this.store,
-      chargeLockStream(userId),
-      chargeLockDecider,
-      { type: 'EndCharge', data: { userId, purchaseId: purchase._id } },
-      {
-        now: this.clock.now(),
-        metadata: { ...SYSTEM, partnerId: purchase.partnerId },
-      },
-    );
-    return outcome;
-  }
-
-  private async settle(purchase: PurchaseDetails): Promise<string> {
-    const caller = { ...SYSTEM, partnerId: purchase.partnerId };
-    const context = { now: this.clock.now(), metadata: caller };
-    const outcome = await this.gateway.chargeOutcome(purchase._id);
-    if (outcome?.status !== 'approved') {
-      await this.release(
-        purchase,
-        outcome?.status === 'declined' ? 'declined' : 'error',
-        outcome ? outcome.reason : 'interrupted before charging',
-        context,
-      );
-      return outcome?.status ?? 'never charged';
-    }
-    // Refunded before the crash (its units could not be sold): close it, never sell it.
-    if ((await this.gateway.refundOutcome(refundKey(purchase._id)))?.status === 'refunded') {
-      await this.release(purchase, 'error', SOLD_OUT_DURING_CHARGE, context);
-      return 'refunded before the crash';
-    }
     const { userId, creditCardId } = purchase.paymentIntent!;
-    try {
-      // The sale counts for its buyer (a replacement hold, when the first lapsed meanwhile, is
-      // taken for them too); the limit is not applied again: it was when the charged hold was taken.
-      await this.coupons.complete(
-        purchase._id,
-        caller,
-        (holdId) => ({
-          type: 'RecordPayment',
-          data: {
-            purchaseId: purchase._id,
-            partnerId: purchase.partnerId,
-            userId,
-            creditCardId,
-            chargeId: outcome.chargeId,
-            sessionId: null,
-            holdId,
-          },
-        }),
-        { buyer: buyerKey(purchase.partnerId, userId) },
-      );
-      return 'approved; sold and coupons issued';
-    } catch (error) {
-      if (!(error instanceof CannotFulfil)) throw error;
-      // The hold lapsed while the service was down and the deal sold out: no charge without units.
-      await refundUnfulfilledCharge(
-        this.store,
-        this.gateway,
-        { purchaseId: purchase._id, partnerId: purchase.partnerId, chargeId: outcome.chargeId, amountCents: purchase.amountCents },
-        context,
-      );
-      await this.releaseHold(purchase, context);
-      return 'approved, but sold out meanwhile: refunded';
-    }
-  }
-
-  private async release(
-    purchase: PurchaseDetails,
-    outcome: 'declined' | 'error',
-    reason: string,
-    context: { now: Date; metadata: CommandCaller },
-  ) {
-    await this.releaseHold(purchase, context);
-    await handleCommand(
-      this.store,
-      purchaseStream(purchase._id),
-      purchaseDecider,
-      { type: 'RecordNonPayment', data: { purchaseId: purchase._id, partnerId: purchase.partnerId, outcome, reason } },
-      context,
+    const answer = await this.steps.run(
+      {
+        type: 'CardPurchaseResumed',
+        data: {
+          purchaseId: purchase._id,
+          partnerId: purchase.partnerId,
+          dealId: purchase.deal.dealId,
+          userId,
+          creditCardId,
+          amountCents: purchase.amountCents,
+        },
+      },
+      { ...SYSTEM, partnerId: purchase.partnerId },
     );
-  }
-
-  private async releaseHold(purchase: PurchaseDetails, context: { now: Date; metadata: CommandCaller }) {
-    await handleCommand(
-      this.store,
-      inventoryStream(purchase.deal.dealId),
-      inventoryDecider,
-      { type: 'ReleaseHold', data: { dealId: purchase.deal.dealId, holdId: purchase._id, reason: 'payment_failed' } },
-      context,
-    );
+    if (answer.outcome === 'settled') return answer.summary;
+    if (answer.outcome === 'sold') return 'sold';
+    throw answer.error;
   }
 }

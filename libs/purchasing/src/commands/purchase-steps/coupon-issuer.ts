@@ -9,18 +9,16 @@ import {
   handleCommand,
   laterPosition,
   LogPosition,
-  Scheduler,
 } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
-import { couponDecider } from '../domain/coupon/coupon.decider';
-import { couponStream } from '../domain/coupon/coupon.events';
-import { ForBuyer, inventoryDecider, OverPerUserLimit } from '../domain/inventory/inventory.decider';
-import { inventoryStream, replacementHoldId } from '../domain/inventory/inventory.events';
-import { ClaimPurchase, purchaseDecider, RecordPayment, RecordResale } from '../domain/purchase/purchase.decider';
-import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
-import { CouponQr } from '../coupon-images/coupon-qr';
+import { couponDecider } from '../../domain/coupon/coupon.decider';
+import { couponStream } from '../../domain/coupon/coupon.events';
+import { ForBuyer, inventoryDecider, OverPerUserLimit } from '../../domain/inventory/inventory.decider';
+import { inventoryStream, replacementHoldId } from '../../domain/inventory/inventory.events';
+import { purchaseDecider } from '../../domain/purchase/purchase.decider';
+import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
+import { CouponQr } from '../../coupon-images/coupon-qr';
 import { CouponCodeKey, CouponCodes, couponCodes } from './coupon-codes';
-import { disarmHoldRelease } from './release-hold-job';
 import { refuseOffSale } from './sale-rules';
 
 /**
@@ -36,19 +34,18 @@ export function couponExpiry(deal: Pick<DealSnapshot, 'expiresAt' | 'expirationD
 }
 
 /** A command context whose caller is a partner (the coupons record which one). */
-type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: string } };
+export type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: string } };
 
 /**
- * The tail every purchase shares once it is paid for: sell the held units (on a fresh hold when
- * the first lapsed or was released, which fails if the deal sold out meanwhile), record the sale on
- * the purchase, and issue one coupon per unit. Every step is idempotent (coupon ids derive from the
- * purchase), so running it again after a crash completes what the first run began.
+ * The sale's steps every purchase shares once it is paid for (the purchase workflow asks for them):
+ * read what the purchase recorded, sell the held units (on a fresh hold when the first lapsed or
+ * was released, which fails if the deal sold out meanwhile), and issue one coupon per unit. Each is
+ * idempotent (coupon ids derive from the purchase), so a run after a crash completes what the first began.
  */
 @Injectable()
 export class CouponIssuer {
   constructor(
     private readonly store: EventStore,
-    private readonly scheduler: Scheduler,
     private readonly clock: Clock,
     private readonly qr: CouponQr,
     private readonly catalog: CatalogQueries,
@@ -68,55 +65,8 @@ export class CouponIssuer {
     return codes;
   }
 
-  async complete(
-    purchaseId: string,
-    caller: CommandCaller & { partnerId: string },
-    record: (holdId: string) => ClaimPurchase | RecordPayment | RecordResale,
-    forBuyer: ForBuyer = {},
-  ): Promise<{ purchaseId: string; position: LogPosition | null }> {
-    const context = { now: this.clock.now(), metadata: caller };
-    const { reserved, state: before } = await this.readPurchase(purchaseId);
-    const { deal, quantity, holdId: reservedHold } = reserved;
-    const codes = this.drawQrCodesAhead(purchaseId, quantity);
-    let holdId = before.status === 'fulfilled' ? before.holdId! : reservedHold;
-    if (before.status !== 'fulfilled') holdId = await this.sell(purchaseId, deal.dealId, reservedHold, quantity, forBuyer, context);
-    const recorded = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context);
-    const issued = await this.issueCoupons(purchaseId, deal, recorded.state, context, codes);
-    // What was recorded already (an earlier try's, another process's at this moment) reports its
-    // streams' last events: the answer waits for them as for its own.
-    const position = laterPosition(recorded.position, issued);
-    await disarmHoldRelease(this.scheduler, purchaseId);
-    return { purchaseId, position };
-  }
-
-  /**
-   * The same tail for a card purchase this process reserved and charged a moment ago (so it knows
-   * the deal, the quantity and the hold, and nothing else writes the purchase's stream): once the
-   * units are sold, the payment and the coupons are written together (their ids derive from the
-   * purchase). A crash between them leaves a reserved purchase with an approved charge, which
-   * recovery completes (`complete`, then the coupons already issued are not issued twice).
-   */
-  async completePaid(
-    purchase: { purchaseId: string; deal: DealSnapshot; quantity: number; holdId: string; userId: string; codes: Map<string, CouponCodes> },
-    caller: CommandCaller & { partnerId: string },
-    record: (holdId: string) => RecordPayment,
-    forBuyer: ForBuyer,
-  ): Promise<{ purchaseId: string; position: LogPosition | null }> {
-    // One context for the sale, the payment and the coupons: their events share one metadata object.
-    const context = { now: this.clock.now(), metadata: caller };
-    // `codes`: from `drawQrCodesAhead`, called when the units were held.
-    const { purchaseId, deal, quantity, userId, codes } = purchase;
-    const holdId = await this.sell(purchaseId, deal.dealId, purchase.holdId, quantity, forBuyer, context);
-    const [recorded, issued] = await Promise.all([
-      handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, record(holdId), context),
-      this.issueCoupons(purchaseId, deal, { couponIds: [...codes.keys()], userId }, context, codes),
-      disarmHoldRelease(this.scheduler, purchaseId),
-    ]);
-    return { purchaseId, position: laterPosition(recorded.position, issued) };
-  }
-
   /** The purchase's stream, read once: what its reservation recorded, and its state now. */
-  private async readPurchase(purchaseId: string) {
+  async readPurchase(purchaseId: string) {
     const history = (await this.store.readStream(purchaseStream(purchaseId), 0)) as unknown as PurchaseEvent[];
     const reserved = history[0].data as { deal: DealSnapshot; quantity: number; holdId: string };
     return { reserved, state: fold(purchaseDecider, history) };
@@ -127,7 +77,7 @@ export class CouponIssuer {
    * sold out meanwhile); returns the hold sold. The buyer's units count against the deal's per-user
    * limit (`forBuyer`) unless their hold already did.
    */
-  private async sell(
+  async sell(
     purchaseId: string,
     dealId: string,
     holdId: string,
@@ -205,7 +155,7 @@ export class CouponIssuer {
     return this.issueCoupons(purchaseId, reserved.deal, state, { now: this.clock.now(), metadata: caller });
   }
 
-  private async issueCoupons(
+  async issueCoupons(
     purchaseId: string,
     deal: DealSnapshot,
     purchase: { couponIds: string[]; userId: string | null },

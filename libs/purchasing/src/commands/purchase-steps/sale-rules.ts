@@ -1,6 +1,6 @@
 import { DealDetails, effectiveStateAt, unitsLeftAt } from '@deals/catalog';
 import { CannotFulfil, ValidationFailed } from '@deals/kernel';
-import { overPerUserLimit, shortOfUnits } from '../domain/inventory/inventory.decider';
+import { overPerUserLimit, shortOfUnits } from '../../domain/inventory/inventory.decider';
 
 /** Deal types the service sells vouchers of itself (stored-card, full and reserved purchases). */
 export const SOLD_TYPES: readonly string[] = ['daily-deal', 'on-going'];

@@ -1,7 +1,7 @@
 import { Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { inventoryStream } from '../domain/inventory/inventory.events';
+import { inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { inventoryStream } from '../../domain/inventory/inventory.events';
 
 /** Sets the total units of a deal. */
 export class StockInventory extends Command<{ position: LogPosition | null }> {

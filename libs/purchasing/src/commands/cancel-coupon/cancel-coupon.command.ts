@@ -1,41 +1,8 @@
 import { Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
-import { purchaseStream } from '../domain/purchase/purchase.events';
+import { purchaseStream } from '../../domain/purchase/purchase.events';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { couponDecider } from '../domain/coupon/coupon.decider';
-import { couponStream } from '../domain/coupon/coupon.events';
-
-/** PUT /coupons/:id/redeem and PUT /users/:user_id/coupons/:id/redeem (then only that user's). */
-export class RedeemCoupon extends Command<{ position: LogPosition | null }> {
-  constructor(
-    readonly couponId: string,
-    readonly userId: string | undefined,
-    readonly caller: CommandCaller & { partnerId: string },
-  ) {
-    super();
-  }
-}
-
-@CommandHandler(RedeemCoupon)
-export class RedeemCouponHandler implements ICommandHandler<RedeemCoupon> {
-  constructor(
-    private readonly store: EventStore,
-    private readonly clock: Clock,
-  ) {}
-
-  async execute({ couponId, userId, caller }: RedeemCoupon) {
-    const { position } = await handleCommand(
-      this.store,
-      couponStream(couponId),
-      couponDecider,
-      {
-        type: 'RedeemCoupon',
-        data: { couponId, partnerId: caller.partnerId, userId },
-      },
-      { now: this.clock.now(), metadata: caller },
-    );
-    return { position };
-  }
-}
+import { couponDecider } from '../../domain/coupon/coupon.decider';
+import { couponStream } from '../../domain/coupon/coupon.events';
 
 /** DELETE /api/v3/coupons/:id/cancel. */
 export class CancelCoupon extends Command<{ position: LogPosition | null }> {

@@ -13,12 +13,13 @@ import {
   ValidationIssue,
   ViewProgress,
   IdempotentRun,
+  IdGenerator,
 } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { ShippingAddress } from '../domain/purchase/shipping-address';
-import { PurchaseQueries } from '../queries/purchase.queries';
-import { BuyWithStoredCard } from './buy-with-stored-card.command';
-import { KeyedPurchases } from './keyed-purchases';
+import { ShippingAddress } from '../../domain/purchase/shipping-address';
+import { PurchaseQueries } from '../../queries/purchase.queries';
+import { BuyWithStoredCard } from '../buy-with-stored-card/buy-with-stored-card.command';
+import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
 import {
   refuseFreeCardPurchase,
   refuseOverLimit,
@@ -27,7 +28,7 @@ import {
   refuseUnchargeableAmount,
   refuseUnsellable,
   SOLD_TYPES,
-} from './sale-rules';
+} from '../purchase-steps/sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -72,6 +73,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     private readonly clock: Clock,
     private readonly store: EventStore,
     private readonly keyed: KeyedPurchases,
+    private readonly ids: IdGenerator,
   ) {}
 
   async execute({ order, caller, keyed: run }: FullPurchase) {
@@ -93,7 +95,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
         shipping = await this.purchases.shippingAddress(caller.partnerId, given.addressId);
         if (!shipping)
           issues.push({ type: 'not_found', resource: 'shipping_address', field: 'shipping_address_id', message: 'names no known address' });
-      } else if (given) shipping = { id: `${now.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`, ...given.address };
+      } else if (given) shipping = { id: this.ids.short(), ...given.address };
       else
         issues.push({
           type: 'missing_field',

@@ -14,12 +14,12 @@ import {
 } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
-import { keyedPurchasesDecider, keyedPurchasesStream } from '../domain/purchase/keyed-purchases';
-import { Purchase, purchaseDecider } from '../domain/purchase/purchase.decider';
-import { PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
-import { RecoverInterruptedPayments } from '../reactions/recover-interrupted-payments';
-import { refundKey } from './refund-unfulfilled';
+import { CHARGE_LOCK_MS } from '../../domain/charge-lock/charge-lock';
+import { keyedPurchasesDecider, keyedPurchasesStream } from '../../domain/purchase/keyed-purchases';
+import { Purchase, purchaseDecider } from '../../domain/purchase/purchase.decider';
+import { PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
+import { RecoverInterruptedPayments } from '../../reactions/recover-interrupted-payments.reaction';
+import { refundKey } from './purchase-steps';
 
 /**
  * The id a purchase is to take (and, for a keyed one, its place among the key's purchases), or the

@@ -15,18 +15,18 @@ import {
   ValidationIssue,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
-import { holdExpiry, inventoryStream } from '../domain/inventory/inventory.events';
-import { purchaseDecider } from '../domain/purchase/purchase.decider';
-import { dealSnapshot, purchaseStream } from '../domain/purchase/purchase.events';
+import { inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { holdExpiry, inventoryStream } from '../../domain/inventory/inventory.events';
+import { purchaseDecider } from '../../domain/purchase/purchase.decider';
+import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.events';
 import {
   ResaleClaimSuperseded,
   ResaleTerms,
   transactionReferenceDecider,
   transactionReferenceStream,
-} from '../domain/purchase/resale-claim';
-import { CouponIssuer } from './coupon-issuer';
-import { refuseOverLimit, refuseUnsellable, RESOLD_TYPES } from './sale-rules';
+} from '../../domain/purchase/resale-claim';
+import { PurchaseSteps } from '../purchase-steps/purchase-steps';
+import { refuseOverLimit, refuseUnsellable, RESOLD_TYPES } from '../purchase-steps/sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -86,22 +86,6 @@ function termsOf(input: ResellerSaleFields): ResaleTerms {
   return { amountCents: input.transaction_amount as number, transactionDate: input.transaction_date as string, buyer };
 }
 
-/** The command that records a reseller's sale with one body's terms, on the hold sold. */
-export function recordResale(purchaseId: string, partnerId: string, transactionReference: string, terms: ResaleTerms) {
-  return (holdId: string) => ({
-    type: 'RecordResale' as const,
-    data: {
-      purchaseId,
-      partnerId,
-      holdId,
-      transactionReference,
-      transactionDate: terms.transactionDate,
-      amountCents: terms.amountCents,
-      buyer: terms.buyer,
-    },
-  });
-}
-
 /** Fields required by deal kind (part 4.6.2's table). */
 function requiredResellerFields(type: string, fulfillment: string): string[] {
   if (type === 'card-linked') return BASE;
@@ -119,7 +103,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
   constructor(
     private readonly store: EventStore,
     private readonly catalog: CatalogQueries,
-    private readonly coupons: CouponIssuer,
+    private readonly steps: PurchaseSteps,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
   ) {}
@@ -286,8 +270,13 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
 
   /** The purchase's sale recorded with one body's terms, and its coupons issued (idempotent). */
   private complete(purchaseId: string, terms: ResaleTerms, caller: Caller, reference: string) {
-    return this.coupons.complete(purchaseId, caller, recordResale(purchaseId, caller.partnerId, reference, terms)).catch((error) => {
-      throw error instanceof CannotFulfil && !(error instanceof CannotFulfilReseller) ? new CannotFulfilReseller(error.message) : error;
-    });
+    return this.steps
+      .complete(
+        { type: 'ResaleStarted', data: { purchaseId, partnerId: caller.partnerId, transactionReference: reference, terms } },
+        caller,
+      )
+      .catch((error) => {
+        throw error instanceof CannotFulfil && !(error instanceof CannotFulfilReseller) ? new CannotFulfilReseller(error.message) : error;
+      });
   }
 }

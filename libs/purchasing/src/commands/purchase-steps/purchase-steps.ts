@@ -1,0 +1,201 @@
+import {
+  CannotFulfil,
+  Clock,
+  CommandCaller,
+  DomainError,
+  EventStore,
+  handleCommand,
+  PaymentGateway,
+  runWorkflow,
+  Scheduler,
+} from '@deals/kernel';
+import { Injectable, Logger } from '@nestjs/common';
+import { chargeLockDecider, chargeLockStream } from '../../domain/charge-lock/charge-lock';
+import { inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { inventoryStream } from '../../domain/inventory/inventory.events';
+import { keyedPurchasesDecider, keyedPurchasesStream } from '../../domain/purchase/keyed-purchases';
+import { purchaseDecider } from '../../domain/purchase/purchase.decider';
+import { purchaseStream } from '../../domain/purchase/purchase.events';
+import {
+  PurchaseWorkflowCommand,
+  PurchaseWorkflowInput,
+  PurchaseAnswer,
+  PurchaseStarted,
+  purchaseWorkflow,
+} from '../../domain/purchase-workflow/purchase.workflow';
+import { CouponCodes } from './coupon-codes';
+import { CouponIssuer, PartnerContext } from './coupon-issuer';
+import { armHoldRelease, disarmHoldRelease } from './hold-release-job';
+import { armPurchaseRecovery } from './purchase-recovery-job';
+import { PurchaseOutcome } from './purchase-outcome';
+
+/** The refund's idempotency key: one refund per purchase, whoever asks and however often. */
+export const refundKey = (purchaseId: string) => `${purchaseId}-refund`;
+
+type Caller = CommandCaller & { partnerId: string };
+type Command = PurchaseWorkflowCommand;
+type Input = PurchaseWorkflowInput;
+
+const logger = new Logger('Purchase');
+
+/**
+ * Carries the purchase workflow out: each command it asks for, through `handleCommand` on its
+ * aggregate's stream, the payment gateway or the scheduler, turned into the input it leads to. A
+ * decider's refusal comes back as `StepRefused`, any other failure as `StepFailed`: the workflow
+ * says what either means.
+ */
+@Injectable()
+export class PurchaseSteps {
+  constructor(
+    private readonly store: EventStore,
+    private readonly gateway: PaymentGateway,
+    private readonly coupons: CouponIssuer,
+    private readonly scheduler: Scheduler,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Runs one purchase from `start` to its answer, its events recorded as `caller`'s. */
+  async run(start: PurchaseStarted, caller: Caller, startedAt: Date = this.clock.now()): Promise<PurchaseAnswer> {
+    // The commands one input asks for share one context (their events then share one metadata object).
+    let context: PartnerContext = { now: startedAt, metadata: caller };
+    // The coupons' codes drawn ahead, for their issue.
+    let codes: Map<string, CouponCodes> | undefined;
+    const perform = async (command: Command, now: Date): Promise<Input | null> => {
+      if (context.now !== now) context = { now, metadata: caller };
+      if (command.type === 'DrawCouponImages') {
+        codes = this.coupons.drawQrCodesAhead(command.data.purchaseId, command.data.quantity);
+        return null;
+      }
+      try {
+        return await this.perform(command, context, codes);
+      } catch (error) {
+        if (error instanceof CannotFulfil && command.type === 'SellUnits') return { type: 'UnitsGone', data: { error } };
+        const step = command.type;
+        return error instanceof DomainError
+          ? { type: 'StepRefused', data: { step, error } }
+          : { type: 'StepFailed', data: { step, error: error instanceof Error ? error : new Error(String(error)) } };
+      }
+    };
+    const { answer } = await runWorkflow(purchaseWorkflow, start, perform, this.clock, startedAt);
+    if (!answer) throw new Error(`the purchase workflow of ${start.data.purchaseId} ended without an answer`);
+    return answer;
+  }
+
+  /** Runs a sale (a claim, a resale) to its answer: the purchase sold, or its refusal or failure thrown. */
+  async complete(start: PurchaseStarted, caller: Caller): Promise<PurchaseOutcome> {
+    const answer = await this.run(start, caller);
+    if (answer.outcome === 'sold') return { purchaseId: answer.purchaseId, position: answer.position };
+    if (answer.outcome === 'settled') throw new Error(`purchase ${answer.purchaseId}: a sale was answered as a settling`);
+    throw answer.error;
+  }
+
+  private async perform(command: Command, context: PartnerContext, codes: Map<string, CouponCodes> | undefined): Promise<Input | null> {
+    const none = {} as Record<string, never>;
+    switch (command.type) {
+      case 'BeginCharge':
+      case 'EndCharge':
+        await handleCommand(this.store, chargeLockStream(command.data.userId), chargeLockDecider, command, context);
+        return { type: command.type === 'BeginCharge' ? 'ChargeLockTaken' : 'ChargeLockEnded', data: none };
+      case 'ReservePurchase':
+        await handleCommand(this.store, purchaseStream(command.data.purchaseId), purchaseDecider, command, context, { freshStream: true });
+        return { type: 'PurchaseReserved', data: none };
+      case 'StartKeyedPurchase': {
+        const { keyId, purchaseId, attempt } = command.data;
+        // A new run's first purchase: the key's stream is new but for a run the store forgot.
+        await handleCommand(
+          this.store,
+          keyedPurchasesStream(keyId),
+          keyedPurchasesDecider,
+          { type: 'StartKeyedPurchase', data: { purchaseId, attempt } },
+          context,
+          { freshStream: attempt === 0 },
+        );
+        return { type: 'KeyedPurchaseEntered', data: none };
+      }
+      case 'HoldUnits': {
+        const held = await handleCommand(this.store, inventoryStream(command.data.dealId), inventoryDecider, command, context);
+        return { type: 'UnitsHeld', data: { expiresAt: (held.events[0].data as { expiresAt: string }).expiresAt } };
+      }
+      case 'ReleaseHold':
+        await handleCommand(this.store, inventoryStream(command.data.dealId), inventoryDecider, command, context);
+        return { type: 'HoldReleased', data: none };
+      case 'RecordNonPayment':
+        await handleCommand(this.store, purchaseStream(command.data.purchaseId), purchaseDecider, command, context);
+        return { type: 'NonPaymentRecorded', data: none };
+      case 'ArmHoldRelease':
+        // Timeliness only (it logs its own failure): an expired hold stops counting whether or not its job runs.
+        await armHoldRelease(this.scheduler, command.data.dealId, command.data.holdId, command.data.at);
+        return { type: 'HoldReleaseArmed', data: none };
+      case 'DisarmHoldRelease':
+        await disarmHoldRelease(this.scheduler, command.data.holdId);
+        return null;
+      case 'Charge': {
+        const { purchaseId, cardToken, amountCents, description } = command.data;
+        let outcome;
+        try {
+          outcome = await this.gateway.charge({ token: cardToken, amountCents, idempotencyKey: purchaseId, description });
+        } catch (error) {
+          return { type: 'ChargeUnanswered', data: { reason: (error as Error)?.message ?? String(error) } };
+        }
+        if (outcome.status === 'approved') return { type: 'ChargeApproved', data: { chargeId: outcome.chargeId } };
+        return { type: outcome.status === 'declined' ? 'ChargeDeclined' : 'ChargeFailed', data: { reason: outcome.reason } };
+      }
+      case 'ArmRecovery': {
+        const armed = await armPurchaseRecovery(this.scheduler, command.data.purchaseId, new Date(command.data.at));
+        return { type: 'RecoveryArmed', data: { armed } };
+      }
+      case 'LookUpCharge': {
+        const charge = await this.gateway.chargeOutcome(command.data.purchaseId);
+        return { type: 'ChargeLookedUp', data: { charge } };
+      }
+      case 'LookUpRefund': {
+        const refund = await this.gateway.refundOutcome(refundKey(command.data.purchaseId));
+        return { type: 'RefundLookedUp', data: { refunded: refund?.status === 'refunded' } };
+      }
+      case 'ReadPurchase': {
+        const { reserved, state } = await this.coupons.readPurchase(command.data.purchaseId);
+        const sold = state.status === 'fulfilled' ? { holdId: state.holdId!, couponIds: state.couponIds, userId: state.userId } : null;
+        return { type: 'PurchaseRead', data: { deal: reserved.deal, quantity: reserved.quantity, holdId: reserved.holdId, sold } };
+      }
+      case 'SellUnits': {
+        const { purchaseId, dealId, holdId, quantity, buyer, maxPerBuyer } = command.data;
+        const sold = await this.coupons.sell(purchaseId, dealId, holdId, quantity, { buyer, maxPerBuyer }, context);
+        return { type: 'UnitsSold', data: { holdId: sold } };
+      }
+      case 'RecordSale': {
+        const { kind, data, holdId } = command.data;
+        const type = kind === 'payment' ? 'RecordPayment' : kind === 'claim' ? 'ClaimPurchase' : 'RecordResale';
+        const recorded = await handleCommand(
+          this.store,
+          purchaseStream(data.purchaseId),
+          purchaseDecider,
+          { type, data: { ...data, holdId } } as Parameters<typeof purchaseDecider.decide>[0],
+          context,
+        );
+        const { couponIds, userId } = recorded.state;
+        return { type: 'SaleRecorded', data: { position: recorded.position, couponIds, userId } };
+      }
+      case 'IssueCoupons': {
+        const { purchaseId, deal, couponIds, userId } = command.data;
+        const position = await this.coupons.issueCoupons(purchaseId, deal, { couponIds, userId }, context, codes);
+        return { type: 'CouponsIssued', data: { position } };
+      }
+      case 'Refund': {
+        const { purchaseId, chargeId, amountCents } = command.data;
+        const refund = await this.gateway.refund({ chargeId, amountCents, idempotencyKey: refundKey(purchaseId) });
+        return refund.status === 'refunded'
+          ? { type: 'ChargeRefunded', data: none }
+          : { type: 'RefundFailed', data: { reason: refund.reason } };
+      }
+      case 'Wait':
+        await new Promise((resolve) => setTimeout(resolve, command.data.ms));
+        return { type: 'Waited', data: none };
+      case 'Report':
+        if (command.data.level === 'error') logger.error(command.data.message);
+        else logger.warn(command.data.message);
+        return null;
+      case 'DrawCouponImages':
+        return null;
+    }
+  }
+}

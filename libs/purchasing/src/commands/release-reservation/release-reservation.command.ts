@@ -1,0 +1,64 @@
+import { Clock, EventStore, handleCommand, laterPosition, loadAggregate, LogPosition, NotFound, Scheduler } from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { inventoryStream } from '../../domain/inventory/inventory.events';
+import { notAReservation, purchaseDecider } from '../../domain/purchase/purchase.decider';
+import { purchaseStream } from '../../domain/purchase/purchase.events';
+import { disarmHoldRelease } from '../purchase-steps/hold-release-job';
+import type { CommandCaller } from '@deals/kernel';
+import { PurchaseOutcome } from '../purchase-steps/purchase-outcome';
+
+type Caller = CommandCaller & { partnerId: string };
+
+/** PUT /purchases/:id/release: the payment failed; give the units back. */
+export class ReleaseReservation extends Command<PurchaseOutcome> {
+  constructor(
+    readonly purchaseId: string,
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ReleaseReservation)
+export class ReleaseReservationHandler implements ICommandHandler<ReleaseReservation> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly scheduler: Scheduler,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The units go back first, then the purchase is marked released: a claim running at the same
+   * time has either sold them already (the release is refused, and the claim answers fulfilled) or
+   * finds them released (it buys fresh units, part 3.2, and this release is then refused as claimed).
+   * A release is never answered while the claim keeps its units.
+   */
+  async execute({ purchaseId, caller }: ReleaseReservation) {
+    const context = { now: this.clock.now(), metadata: caller };
+    const { state: before } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
+    if (before.status === 'none' || before.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    const refusal = notAReservation(before);
+    if (refusal) throw refusal;
+    let inventory: { position: LogPosition | null } = { position: null };
+    if (before.status === 'reserved' || before.status === 'released') {
+      const dealId = before.dealId!;
+      inventory = await handleCommand(
+        this.store,
+        inventoryStream(dealId),
+        inventoryDecider,
+        { type: 'ReleaseHold', data: { dealId, holdId: before.holdId!, reason: 'released' } },
+        context,
+      );
+    }
+    const released = await handleCommand(
+      this.store,
+      purchaseStream(purchaseId),
+      purchaseDecider,
+      { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } },
+      context,
+    );
+    await disarmHoldRelease(this.scheduler, purchaseId);
+    return { purchaseId, position: laterPosition(released.position, inventory.position) };
+  }
+}

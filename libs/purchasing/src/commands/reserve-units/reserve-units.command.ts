@@ -1,0 +1,97 @@
+import { CatalogQueries } from '@deals/catalog';
+import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, NotFound, Scheduler } from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { holdExpiry, inventoryStream } from '../../domain/inventory/inventory.events';
+import { purchaseDecider } from '../../domain/purchase/purchase.decider';
+import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.events';
+import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
+import { armHoldRelease } from '../purchase-steps/hold-release-job';
+import { refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from '../purchase-steps/sale-rules';
+import type { CommandCaller, IdempotentRun } from '@deals/kernel';
+import { PurchaseOutcome } from '../purchase-steps/purchase-outcome';
+
+type Caller = CommandCaller & { partnerId: string };
+
+/** POST /purchases/reserve: hold units for five minutes (part 3.2). */
+export class ReserveUnits extends Command<PurchaseOutcome> {
+  constructor(
+    readonly dealId: string,
+    readonly quantity: number,
+    readonly caller: Caller,
+    /** The request's run under its `Idempotency-Key`, which names the reservation; null without one. */
+    readonly keyed: IdempotentRun | null = null,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ReserveUnits)
+export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly catalog: CatalogQueries,
+    private readonly scheduler: Scheduler,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly keyed: KeyedPurchases,
+  ) {}
+
+  async execute({ dealId, quantity, caller, keyed: run }: ReserveUnits) {
+    const keyed = run === null ? null : await this.keyed.reservation(run, () => this.ids.short());
+    if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
+    const now = this.clock.now();
+    const view = await this.catalog.deal(dealId);
+    if (!view) throw new NotFound(`deal ${dealId} not found`);
+    const deal = view.deal!;
+    refuseUnsellable(view, now.getTime(), SOLD_TYPES);
+    refuseOverLimit(view, quantity);
+    refuseUnchargeableAmount(view, quantity, 'num_bought');
+    const purchaseId = keyed?.purchaseId ?? this.ids.short();
+    const context = { now, metadata: caller };
+    // The reservation is on disk before its hold, so a crash never leaves a hold nobody owns (a
+    // reservation without its hold is claimed on fresh units, or released, like a lapsed one).
+    const reserved = await handleCommand(
+      this.store,
+      purchaseStream(purchaseId),
+      purchaseDecider,
+      {
+        type: 'ReservePurchase',
+        data: {
+          purchaseId,
+          partnerId: caller.partnerId,
+          deal: dealSnapshot(deal),
+          quantity,
+          holdId: purchaseId,
+          reservedAt: now.toISOString(),
+          holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+        },
+      },
+      context,
+      { freshStream: true },
+    );
+    let held;
+    try {
+      held = await handleCommand(
+        this.store,
+        inventoryStream(deal.id),
+        inventoryDecider,
+        { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity } },
+        context,
+      );
+    } catch (error) {
+      await handleCommand(
+        this.store,
+        purchaseStream(purchaseId),
+        purchaseDecider,
+        { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } },
+        context,
+      );
+      throw error;
+    }
+    const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
+    // Timeliness only: an expired hold stops counting whether or not its job runs.
+    await armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt);
+    return { purchaseId, position: laterPosition(held.position, reserved.position) };
+  }
+}

@@ -1,0 +1,485 @@
+import { AlreadyCharging, CannotFulfil, Declined, LogPosition, NotFound, PaymentFailed, PaymentOutcomeUnknown } from '@deals/kernel';
+import { workflowSpec } from '@deals/testing';
+import { DealSnapshot } from '../purchase/purchase.events';
+import {
+  PurchaseWorkflowCommand,
+  PurchaseWorkflowInput,
+  PurchaseWorkflowState,
+  purchaseWorkflow,
+  SOLD_OUT_DURING_CHARGE,
+} from './purchase.workflow';
+
+type Input = PurchaseWorkflowInput;
+const now = new Date('2026-06-15T12:00:00.000Z');
+const given = workflowSpec(purchaseWorkflow, now);
+const none = {} as Record<string, never>;
+const at = (position: number): LogPosition => String(position).padStart(8, '0');
+
+const deal: DealSnapshot = {
+  dealId: 'd1',
+  title: 'Dinner',
+  type: 'voucher',
+  imageUrl: null,
+  unitPrice: 1500,
+  expiresAt: null,
+  expirationDays: 30,
+  fulfillmentMethod: 'digital',
+};
+const started: Input = {
+  type: 'StoredCardPurchaseStarted',
+  data: {
+    purchaseId: 'p1',
+    partnerId: 'P',
+    userId: 'u1',
+    creditCardId: 'c1',
+    cardToken: 'tok',
+    sessionId: null,
+    deal,
+    quantity: 2,
+    maxPerUser: 4,
+    shipping: null,
+    keyed: null,
+  },
+};
+const lockTaken: Input = { type: 'ChargeLockTaken', data: none };
+const reserved: Input = { type: 'PurchaseReserved', data: none };
+const held: Input = { type: 'UnitsHeld', data: { expiresAt: '2026-06-15T12:05:00.000Z' } };
+const armed: Input = { type: 'HoldReleaseArmed', data: none };
+const approved: Input = { type: 'ChargeApproved', data: { chargeId: 'ch1' } };
+const sold: Input = { type: 'UnitsSold', data: { holdId: 'p1' } };
+const refused = (step: PurchaseWorkflowCommand['type'], error: Error): Input => ({ type: 'StepRefused', data: { step, error } });
+const failed = (step: PurchaseWorkflowCommand['type'], error = new Error('disk I/O error')): Input => ({
+  type: 'StepFailed',
+  data: { step, error },
+});
+const gone = new CannotFulfil('only 1 unit left');
+const lock = { userId: 'u1', purchaseId: 'p1' };
+
+const answerOf = (state: PurchaseWorkflowState) => state.answer;
+
+describe('purchase workflow: a stored-card purchase', () => {
+  it('takes the charge lock, records the purchase and holds its units together', () => {
+    given()
+      .when(started)
+      .then([
+        { type: 'BeginCharge', data: lock },
+        {
+          type: 'ReservePurchase',
+          data: {
+            purchaseId: 'p1',
+            partnerId: 'P',
+            deal,
+            quantity: 2,
+            holdId: 'p1',
+            reservedAt: '2026-06-15T12:00:00.000Z',
+            holdExpiresAt: '2026-06-15T12:05:00.000Z',
+            payment: { userId: 'u1', creditCardId: 'c1', sessionId: null },
+          },
+        },
+        { type: 'HoldUnits', data: { dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } },
+      ]);
+  });
+
+  it("enters a keyed purchase among its key's purchases in the same step", () => {
+    const keyed = { ...started, data: { ...started.data, keyed: { keyId: 'k1', attempt: 0 } } } as Input;
+    given().when(keyed).thenAsks('BeginCharge', 'ReservePurchase', 'HoldUnits', 'StartKeyedPurchase');
+  });
+
+  it('charges the card once all three are written, arming the hold’s release and drawing the coupons beside it', () => {
+    given(started).when(lockTaken).then([]);
+    given(started, lockTaken, held)
+      .when(reserved)
+      .then([
+        { type: 'DrawCouponImages', data: { purchaseId: 'p1', quantity: 2 } },
+        { type: 'Charge', data: { purchaseId: 'p1', cardToken: 'tok', amountCents: 3000, description: 'deal d1 x2' } },
+        { type: 'ArmHoldRelease', data: { dealId: 'd1', holdId: 'p1', at: '2026-06-15T12:05:00.000Z' } },
+      ]);
+  });
+
+  it('undoes what was written when one of them is refused, and answers the lock’s refusal first', () => {
+    const busy = new AlreadyCharging('a charge is running');
+    const soldOut = new CannotFulfil('sold out');
+    given(started, refused('HoldUnits', soldOut), reserved)
+      .when(refused('BeginCharge', busy))
+      .then([
+        {
+          type: 'RecordNonPayment',
+          data: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'refused before charging: a charge is running' },
+        },
+      ]);
+    const state = given(started, lockTaken, refused('ReservePurchase', new Error('x')) as Input)
+      .when(held)
+      .thenAsks('EndCharge', 'ReleaseHold').state;
+    expect(answerOf(state)).toEqual({ outcome: 'refused', error: new Error('x') });
+  });
+
+  it('keeps the refusal when an undo fails, and lets the hold lapse by its job', () => {
+    const soldOut = new CannotFulfil('sold out');
+    const keyed = { ...started, data: { ...started.data, keyed: { keyId: 'k1', attempt: 0 } } } as Input;
+    const { state, commands } = given(keyed, lockTaken, reserved, held, refused('StartKeyedPurchase', soldOut))
+      .when(failed('ReleaseHold'))
+      .thenAsks('Report', 'ArmHoldRelease');
+    expect(commands[1]).toEqual({ type: 'ArmHoldRelease', data: { dealId: 'd1', holdId: 'p1', at: '2026-06-15T12:05:00.000Z' } });
+    expect(answerOf(state)).toEqual({ outcome: 'refused', error: soldOut });
+  });
+
+  it('ends the lock and sells once the charge is approved and the release armed', () => {
+    given(started, lockTaken, reserved, held).when(approved).then([]);
+    given(started, lockTaken, reserved, held, approved)
+      .when(armed)
+      .then([
+        { type: 'EndCharge', data: lock },
+        { type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } },
+      ]);
+  });
+
+  it('records the payment and issues the coupons together once sold, and answers with the later position', () => {
+    given(started, lockTaken, reserved, held, approved, armed)
+      .when({ type: 'UnitsSold', data: { holdId: 'p1-r' } })
+      .then([
+        {
+          type: 'RecordSale',
+          data: {
+            kind: 'payment',
+            data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
+            holdId: 'p1-r',
+          },
+        },
+        { type: 'IssueCoupons', data: { purchaseId: 'p1', partnerId: 'P', deal, couponIds: ['p1-1', 'p1-2'], userId: 'u1' } },
+        { type: 'DisarmHoldRelease', data: { holdId: 'p1' } },
+      ]);
+    const recorded: Input = { type: 'SaleRecorded', data: { position: at(7), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } };
+    const state = given(started, lockTaken, reserved, held, approved, armed, sold, recorded)
+      .when({ type: 'CouponsIssued', data: { position: at(9) } })
+      .then([]);
+    expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
+  });
+
+  it('gives the units back when the card is declined, and answers declined', () => {
+    const { state } = given(started, lockTaken, reserved, held, armed)
+      .when({ type: 'ChargeDeclined', data: { reason: 'insufficient funds' } })
+      .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment', 'DisarmHoldRelease');
+    expect(state.answer).toEqual({ outcome: 'refused', error: new Declined('the card was declined: insufficient funds') });
+  });
+
+  it('gives the units back when the processor fails, and answers that nothing was charged', () => {
+    const { state, commands } = given(started, lockTaken, reserved, held, armed)
+      .when({ type: 'ChargeFailed', data: { reason: 'processor down' } })
+      .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment', 'DisarmHoldRelease');
+    expect(commands[2].data).toEqual({ purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'processor down' });
+    expect(state.answer).toEqual({ outcome: 'refused', error: new PaymentFailed('the payment processor failed; nothing was charged') });
+  });
+
+  it('answers the failure when giving the units back after a declined charge fails', () => {
+    const error = new Error('disk full');
+    const state = given(started, lockTaken, reserved, held, armed, { type: 'ChargeDeclined', data: { reason: 'x' } })
+      .when(failed('RecordNonPayment', error))
+      .then([]);
+    expect(state.answer).toEqual({ outcome: 'failed', error });
+  });
+
+  it('keeps the lock and arms the settling at its end when the processor does not answer', () => {
+    const { state } = given(started, lockTaken, reserved, held, armed)
+      .when({ type: 'ChargeUnanswered', data: { reason: 'socket hang up' } })
+      .thenAsks('ArmRecovery');
+    expect(state.settleAt).toBe('2026-06-15T12:02:00.000Z');
+    expect(state.answer).toMatchObject({ outcome: 'refused', error: expect.any(PaymentOutcomeUnknown) });
+    const report = given(started, lockTaken, reserved, held, armed, { type: 'ChargeUnanswered', data: { reason: 'socket hang up' } }).when({
+      type: 'RecoveryArmed',
+      data: { armed: true },
+    });
+    report.then([
+      {
+        type: 'Report',
+        data: {
+          level: 'error',
+          message: 'purchase p1: the processor did not answer its charge (socket hang up); settled at 2026-06-15T12:02:00.000Z',
+        },
+      },
+    ]);
+  });
+
+  it('refunds a charge whose units are gone, records the non-payment, then answers that they are gone', () => {
+    const charged = [started, lockTaken, reserved, held, approved, armed];
+    given(...charged)
+      .when({ type: 'UnitsGone', data: { error: gone } })
+      .then([{ type: 'Refund', data: { purchaseId: 'p1', chargeId: 'ch1', amountCents: 3000 } }]);
+    given(...charged, { type: 'UnitsGone', data: { error: gone } })
+      .when({ type: 'ChargeRefunded', data: none })
+      .then([{ type: 'RecordNonPayment', data: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: SOLD_OUT_DURING_CHARGE } }]);
+    const state = given(...charged, { type: 'UnitsGone', data: { error: gone } }, { type: 'ChargeRefunded', data: none })
+      .when({ type: 'NonPaymentRecorded', data: none })
+      .then([]);
+    expect(state.answer).toEqual({ outcome: 'refused', error: gone });
+    const unrefunded = given(...charged, { type: 'UnitsGone', data: { error: gone } })
+      .when({ type: 'RefundFailed', data: { reason: 'refused' } })
+      .then([]);
+    expect(unrefunded.answer).toMatchObject({ outcome: 'failed' });
+  });
+
+  it('tries a sale whose write failed again from what was written, once its other steps answered, at most three times', () => {
+    const charged = [started, lockTaken, reserved, held, approved, armed, sold];
+    given(...charged)
+      .when(failed('RecordSale'))
+      .then([]);
+    given(...charged, failed('RecordSale'))
+      .when({ type: 'CouponsIssued', data: { position: at(3) } })
+      .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
+    const retried = [...charged, failed('RecordSale'), { type: 'CouponsIssued', data: { position: at(3) } } as Input];
+    // The second try writes the steps one after the other, from what the log holds.
+    given(...retried)
+      .when({ type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
+      .thenAsks('DrawCouponImages', 'SellUnits');
+    given(...retried, { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } }, sold)
+      .when({ type: 'SaleRecorded', data: { position: at(5), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
+      .thenAsks('IssueCoupons');
+    given(...retried)
+      .when(failed('ReadPurchase'))
+      .then([{ type: 'Wait', data: { ms: 50 } }]);
+    given(...retried, failed('ReadPurchase'), { type: 'Waited', data: none }, failed('ReadPurchase'))
+      .when({ type: 'Waited', data: none })
+      .thenAsks('ReadPurchase');
+    const last = given(...retried, failed('ReadPurchase'), { type: 'Waited', data: none }, failed('ReadPurchase'), {
+      type: 'Waited',
+      data: none,
+    })
+      .when(failed('ReadPurchase', new Error('still failing')))
+      .then([]);
+    expect(last.answer).toEqual({ outcome: 'failed', error: new Error('still failing') });
+  });
+
+  it('reports a charge lock it could not end, and still answers the sale', () => {
+    given(started, lockTaken, reserved, held, approved, armed).when(failed('EndCharge')).thenAsks('Report');
+  });
+});
+
+describe('purchase workflow: the claim of a reservation, a reseller’s sale', () => {
+  const claim: Input = { type: 'ReservationClaimStarted', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2', maxPerUser: 1 } };
+  const read = (sold: { holdId: string; couponIds: string[]; userId: string | null } | null = null): Input => ({
+    type: 'PurchaseRead',
+    data: { deal, quantity: 1, holdId: 'p2', sold },
+  });
+
+  it('reads the purchase, sells its held units to the user (counted against the limit), records the claim, then issues what it names', () => {
+    given()
+      .when(claim)
+      .then([{ type: 'ReadPurchase', data: { purchaseId: 'p2' } }]);
+    given(claim)
+      .when(read())
+      .then([
+        { type: 'DrawCouponImages', data: { purchaseId: 'p2', quantity: 1 } },
+        { type: 'SellUnits', data: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 } },
+      ]);
+    given(claim, read())
+      .when({ type: 'UnitsSold', data: { holdId: 'p2' } })
+      .then([
+        { type: 'RecordSale', data: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' } },
+        { type: 'DisarmHoldRelease', data: { holdId: 'p2' } },
+      ]);
+    given(claim, read(), { type: 'UnitsSold', data: { holdId: 'p2' } })
+      .when({ type: 'SaleRecorded', data: { position: at(4), couponIds: ['p2-1'], userId: 'u2' } })
+      .then([{ type: 'IssueCoupons', data: { purchaseId: 'p2', partnerId: 'P', deal, couponIds: ['p2-1'], userId: 'u2' } }]);
+  });
+
+  it('does not sell again a claim already sold (its retry), and issues the coupons it names', () => {
+    given(claim)
+      .when(read({ holdId: 'p2', couponIds: ['p2-1'], userId: 'u2' }))
+      .thenAsks('DrawCouponImages', 'RecordSale', 'DisarmHoldRelease');
+  });
+
+  it('answers the refusal when the units are gone, refunding nothing', () => {
+    const state = given(claim, read())
+      .when({ type: 'UnitsGone', data: { error: gone } })
+      .then([]);
+    expect(state.answer).toEqual({ outcome: 'refused', error: gone });
+  });
+
+  it('answers a refused record as refused', () => {
+    const error = new NotFound('purchase p2 not found');
+    const state = given(claim, read(), { type: 'UnitsSold', data: { holdId: 'p2' } })
+      .when(refused('RecordSale', error))
+      .then([]);
+    expect(state.answer).toEqual({ outcome: 'refused', error });
+  });
+
+  it('records a resale with its terms', () => {
+    const resale: Input = {
+      type: 'ResaleStarted',
+      data: {
+        purchaseId: 'p3',
+        partnerId: 'P',
+        transactionReference: 'T-1',
+        terms: { amountCents: 900, transactionDate: '2026-06-01', buyer: { first_name: 'Ann' } },
+      },
+    };
+    given(resale, { type: 'PurchaseRead', data: { deal, quantity: 1, holdId: 'p3', sold: null } })
+      .when({ type: 'UnitsSold', data: { holdId: 'p3' } })
+      .then([
+        {
+          type: 'RecordSale',
+          data: {
+            kind: 'resale',
+            data: {
+              purchaseId: 'p3',
+              partnerId: 'P',
+              transactionReference: 'T-1',
+              transactionDate: '2026-06-01',
+              amountCents: 900,
+              buyer: { first_name: 'Ann' },
+            },
+            holdId: 'p3',
+          },
+        },
+        { type: 'DisarmHoldRelease', data: { holdId: 'p3' } },
+      ]);
+  });
+});
+
+describe('purchase workflow: a card purchase resumed after a crash or a silent processor', () => {
+  const resumed: Input = {
+    type: 'CardPurchaseResumed',
+    data: { purchaseId: 'p1', partnerId: 'P', dealId: 'd1', userId: 'u1', creditCardId: 'c1', amountCents: 3000 },
+  };
+  const lookedUp = (charge: Extract<Input, { type: 'ChargeLookedUp' }>['data']['charge']): Input => ({
+    type: 'ChargeLookedUp',
+    data: { charge },
+  });
+  const released: Input = { type: 'HoldReleased', data: none };
+  const recorded: Input = { type: 'NonPaymentRecorded', data: none };
+  const ended: Input = { type: 'ChargeLockEnded', data: none };
+  const releaseHold = { type: 'ReleaseHold', data: { dealId: 'd1', holdId: 'p1', reason: 'payment_failed' } };
+
+  it('asks the processor what it recorded, never charging', () => {
+    given()
+      .when(resumed)
+      .then([{ type: 'LookUpCharge', data: { purchaseId: 'p1' } }]);
+  });
+
+  it('stopped before its charge: releases the hold, records the non-payment, then ends the lock', () => {
+    given(resumed)
+      .when(lookedUp(null))
+      .then([releaseHold as PurchaseWorkflowCommand]);
+    given(resumed, lookedUp(null))
+      .when(released)
+      .then([
+        { type: 'RecordNonPayment', data: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'interrupted before charging' } },
+      ]);
+    given(resumed, lookedUp(null), released)
+      .when(recorded)
+      .then([{ type: 'EndCharge', data: lock }]);
+    const state = given(resumed, lookedUp(null), released, recorded).when(ended).then([]);
+    expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'never charged' });
+  });
+
+  it('declined before the crash: records it as declined', () => {
+    given(resumed, lookedUp({ status: 'declined', reason: 'stolen card' }))
+      .when(released)
+      .then([{ type: 'RecordNonPayment', data: { purchaseId: 'p1', partnerId: 'P', outcome: 'declined', reason: 'stolen card' } }]);
+  });
+
+  it('charged, and refunded before the crash (its units were gone): closed, never sold', () => {
+    given(resumed)
+      .when(lookedUp({ status: 'approved', chargeId: 'ch1' }))
+      .thenAsks('LookUpRefund');
+    given(resumed, lookedUp({ status: 'approved', chargeId: 'ch1' }))
+      .when({ type: 'RefundLookedUp', data: { refunded: true } })
+      .then([releaseHold as PurchaseWorkflowCommand]);
+    const steps = [
+      resumed,
+      lookedUp({ status: 'approved', chargeId: 'ch1' }),
+      { type: 'RefundLookedUp', data: { refunded: true } } as Input,
+    ];
+    given(...steps)
+      .when(released)
+      .then([{ type: 'RecordNonPayment', data: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: SOLD_OUT_DURING_CHARGE } }]);
+    const state = given(...steps, released, recorded)
+      .when(ended)
+      .then([]);
+    expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'refunded before the crash' });
+  });
+
+  const charged = [
+    resumed,
+    lookedUp({ status: 'approved', chargeId: 'ch1' }),
+    { type: 'RefundLookedUp', data: { refunded: false } } as Input,
+  ];
+
+  it('charged, stopped before the sale: sells for the buyer (the limit not applied again) and records the payment', () => {
+    given(resumed, lookedUp({ status: 'approved', chargeId: 'ch1' }))
+      .when({ type: 'RefundLookedUp', data: { refunded: false } })
+      .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
+    given(...charged)
+      .when({ type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
+      .then([
+        { type: 'DrawCouponImages', data: { purchaseId: 'p1', quantity: 2 } },
+        { type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1' } },
+      ]);
+    given(...charged, { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
+      .when(sold)
+      .then([
+        {
+          type: 'RecordSale',
+          data: {
+            kind: 'payment',
+            data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
+            holdId: 'p1',
+          },
+        },
+        { type: 'DisarmHoldRelease', data: { holdId: 'p1' } },
+      ]);
+  });
+
+  it('charged and sold, stopped before its coupons: issues them, then ends the lock', () => {
+    const read: Input = {
+      type: 'PurchaseRead',
+      data: { deal, quantity: 2, holdId: 'p1', sold: { holdId: 'p1', couponIds: ['p1-1', 'p1-2'], userId: 'u1' } },
+    };
+    given(...charged)
+      .when(read)
+      .thenAsks('DrawCouponImages', 'RecordSale', 'DisarmHoldRelease');
+    given(...charged, read)
+      .when({ type: 'SaleRecorded', data: { position: at(2), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
+      .thenAsks('IssueCoupons');
+    given(...charged, read, { type: 'SaleRecorded', data: { position: at(2), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
+      .when({ type: 'CouponsIssued', data: { position: at(3) } })
+      .then([{ type: 'EndCharge', data: lock }]);
+    const state = given(
+      ...charged,
+      read,
+      { type: 'SaleRecorded', data: { position: at(2), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } },
+      { type: 'CouponsIssued', data: { position: at(3) } },
+    )
+      .when(ended)
+      .then([]);
+    expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'approved; sold and coupons issued' });
+  });
+
+  it('charged, and the units sold out while it was down: refunds, records, releases, ends the lock', () => {
+    const read: Input = { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } };
+    given(...charged, read)
+      .when({ type: 'UnitsGone', data: { error: gone } })
+      .thenAsks('Refund');
+    const refunded = [
+      ...charged,
+      read,
+      { type: 'UnitsGone', data: { error: gone } } as Input,
+      { type: 'ChargeRefunded', data: none } as Input,
+    ];
+    given(...refunded)
+      .when(recorded)
+      .then([releaseHold as PurchaseWorkflowCommand]);
+    given(...refunded, recorded)
+      .when(released)
+      .then([{ type: 'EndCharge', data: lock }]);
+    const state = given(...refunded, recorded, released)
+      .when(ended)
+      .then([]);
+    expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'approved, but sold out meanwhile: refunded' });
+  });
+
+  it('fails without ending the lock when a step fails (tried again later)', () => {
+    const error = new Error('processor away');
+    const state = given(resumed).when(failed('LookUpCharge', error)).then([]);
+    expect(state.answer).toEqual({ outcome: 'failed', error });
+  });
+});
