@@ -14,7 +14,7 @@ export { NOT_PUBLIC_STATES } from './queries/regional-filter';
 export { UserDealPreferences } from './queries/user-deal-preferences.port';
 export type { UserDealPreference } from './queries/user-deal-preferences.port';
 export { CatalogLinks } from './queries/catalog-links';
-export { toDealV1, dealClockFacts } from './http/deal-v1.response';
+export { toDealV1, dealClockFacts } from './http/deal-v1.answers';
 export { effectiveStateAt } from './domain/deal/deal-workflow';
 
 export { catalogProjections } from './projections';

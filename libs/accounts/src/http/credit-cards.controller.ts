@@ -7,7 +7,7 @@ import { MakeCardDefault, StoreCard } from '../commands/store-card.command';
 import { STORED_CARDS } from '../projections/stored-cards/stored-cards.projection';
 import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projection';
 import { AccountQueries } from '../queries/account.queries';
-import { CreditCardIdAnswer, CreditCardsAnswer, StatusAnswer, toCard } from './account.responses';
+import { CreditCardIdAnswer, CreditCardsAnswer, StatusAnswer, toCard } from './account.answers';
 import { CardListQuery, CardParams, StoreCardBody } from './credit-card.request';
 
 /** With partner credentials a card call names its user; a user's access token acts for its own. */

@@ -8,7 +8,7 @@ import { IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from '.
 import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projection';
 import { ACCESS_TOKENS } from '../projections/access-tokens/access-tokens.projection';
 import { AccountQueries } from '../queries/account.queries';
-import { AccessTokenAnswer, toUser, UserAnswer, UserIdAnswer } from './account.responses';
+import { AccessTokenAnswer, toUser, UserAnswer, UserIdAnswer } from './account.answers';
 import { IssueAccessTokenBody } from './access-token.request';
 import { ByEmailParams, ByEmailQuery, CreateUserBody, UpdateByEmailBody, UpdateUserBody, UserParams } from './user.request';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IMAGE_SIZES } from './deal-v1.response';
+import { IMAGE_SIZES } from './deal-v1.answers';
 
 /** Answer schemas of the catalogue's calls (parts 2.1 to 2.4, 2.12), as the API description shows them. */
 

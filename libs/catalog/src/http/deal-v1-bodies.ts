@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { DealDetails } from '../projections/deal-details/deal-details.projection';
 import type { RegionView } from '../projections/regions/regions.projection';
 import { CatalogLinks } from '../queries/catalog-links';
-import { dealClockFacts, toDealV1 } from './deal-v1.response';
+import { dealClockFacts, toDealV1 } from './deal-v1.answers';
 
 const CAPACITY = 20_000;
 const LIST_OPEN = Buffer.from('{"status":"success","deals":[');

@@ -3,8 +3,8 @@ import type { DealDetails } from '../projections/deal-details/deal-details.proje
 import type { RegionView } from '../projections/regions/regions.projection';
 import { CatalogLinks } from '../queries/catalog-links';
 import type { FieldSelection } from '../queries/v3-query';
-import { dealClockFacts } from './deal-v1.response';
-import { toDealV3 } from './deal-v3.response';
+import { dealClockFacts } from './deal-v1.answers';
+import { toDealV3 } from './deal-v3.answers';
 
 const CAPACITY = 20_000;
 const OPEN = Buffer.from('{"deals":[');

@@ -4,7 +4,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiAnswer } from '@deals/wire';
 import { RegionAnswer, RegionListAnswer } from './catalog.answers';
 import { CatalogQueries } from '../queries/catalog.queries';
-import { toRegion } from './region.response';
+import { toRegion } from './region.answers';
 
 @ApiTags('catalog')
 @Controller('api/v1/regions')

@@ -16,7 +16,7 @@ import { barcodeSvg } from '../coupon-images/coupon-barcode';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { couponState } from '../domain/coupon/coupon.decider';
 import { couponTerms, printableCoupon, PRINTABLE_PAGE_POLICY } from './printable-coupon';
-import { CouponLinks, toCoupon } from './purchase.responses';
+import { CouponLinks, toCoupon } from './purchase.answers';
 
 /** Part 4.8: a user's coupons, redeeming them, and their QR image and printable page. */
 @ApiTags('purchasing')

@@ -25,7 +25,7 @@ import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.pro
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
-import { CouponLinks, PurchaseAnswer, toCoupon, toPurchase } from './purchase.responses';
+import { CouponLinks, PurchaseAnswer, toCoupon, toPurchase } from './purchase.answers';
 import { FullPurchaseBody } from './full-purchase.request';
 import { BuyWithStoredCardBody } from './buy-with-stored-card.request';
 import { ClaimReservationBody, ReserveUnitsBody } from './reservation.request';

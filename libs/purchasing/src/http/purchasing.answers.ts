@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { couponSchema, purchaseSchema } from './purchase.responses';
+import { couponSchema, purchaseSchema } from './purchase.answers';
 
 /** Answer schemas of the purchasing calls beyond a single purchase (`PurchaseAnswer`), parts 2.5, 2.6, 4.6 to 4.8, 7.3. */
 

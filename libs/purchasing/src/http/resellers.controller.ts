@@ -15,7 +15,7 @@ import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.pro
 import { PURCHASE_DETAILS } from '../projections/purchase-details/purchase-details.projection';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
-import { CouponLinks, toCoupon } from './purchase.responses';
+import { CouponLinks, toCoupon } from './purchase.answers';
 
 /** Part 4.6.2 and 4.7: sales recorded by resellers, and their coupons (HTTP basic, /api/v3). */
 @ApiTags('purchasing')

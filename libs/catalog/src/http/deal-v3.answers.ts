@@ -4,7 +4,7 @@ import type { DealDetails } from '../projections/deal-details/deal-details.proje
 import type { RegionView } from '../projections/regions/regions.projection';
 import type { CatalogLinks } from '../queries/catalog-links';
 import type { FieldSelection } from '../queries/v3-query';
-import { DealClockFacts } from './deal-v1.response';
+import { DealClockFacts } from './deal-v1.answers';
 
 interface Source {
   deal: DealTerms;
