@@ -3,3 +3,4 @@ export * from './contracts/event-store.contract';
 export * from './contracts/scheduler.contract';
 export * from './contracts/view-store.contract';
 export * from './workflow-spec';
+export * from './memory-event-store';

@@ -1,49 +1,17 @@
+import { MemoryEventStore, MemoryLog } from '@deals/testing';
 import { randomUUID } from 'node:crypto';
 import { SnapshottedDecider } from '../decider';
-import { AppendResult, EventStore, ExpectedRevision, LogSubscription, NewEvent, RecordedEvent } from '../ports/event-store.port';
+import { NewEvent } from '../ports/event-store.port';
 import { SnapshotStore, StoredSnapshot } from '../ports/snapshot-store.port';
 import { StreamCache } from './stream-cache';
 
-/** A log in memory, shared by the stores that stand for processes. */
-interface Log {
-  streams: Map<string, RecordedEvent[]>;
-  last: number;
-}
+type Log = MemoryLog;
 
 /** Enough of an event store for the cache: append (unchecked) and read a stream. */
-class MemoryStore extends EventStore {
-  readonly backend = 'memory';
-
-  constructor(
-    readonly log: Log = { streams: new Map(), last: 0 },
-    snapshots: SnapshotStore | null = null,
-  ) {
-    super();
-    this.snapshots = snapshots;
+class MemoryStore extends MemoryEventStore {
+  constructor(log: Log = { streams: new Map(), last: 0 }, snapshots: SnapshotStore | null = null) {
+    super(log, snapshots, false);
   }
-
-  async append(streamId: string, events: NewEvent[], _expected: ExpectedRevision): Promise<AppendResult> {
-    const stream = this.log.streams.get(streamId) ?? [];
-    this.log.streams.set(streamId, stream);
-    for (const e of events) stream.push({ ...e, streamId, revision: stream.length, position: String(++this.log.last).padStart(12, '0') });
-    return { nextExpectedRevision: stream.length - 1, position: stream[stream.length - 1].position };
-  }
-
-  async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
-    return (this.log.streams.get(streamId) ?? []).slice(fromRevision);
-  }
-
-  readAll(): Promise<RecordedEvent[]> {
-    throw new Error('not used');
-  }
-  subscribe(): LogSubscription {
-    throw new Error('not used');
-  }
-  async head() {
-    return null;
-  }
-  async ping() {}
-  async close() {}
 }
 
 /** Snapshots in memory (one shape), keyed entries with the revision they were saved at. */

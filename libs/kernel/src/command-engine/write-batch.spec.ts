@@ -1,64 +1,13 @@
-import { randomUUID } from 'node:crypto';
+import { MemoryEventStore } from '@deals/testing';
 import { Decider, DomainEvent } from '../decider';
 import type { CommandContext, CommandOutcome } from '../handle-command';
-import {
-  AppendResult,
-  EventStore,
-  ExpectedRevision,
-  LogSubscription,
-  NewEvent,
-  RecordedEvent,
-  WrongExpectedRevision,
-} from '../ports/event-store.port';
+import { WrongExpectedRevision } from '../ports/event-store.port';
 import { RequestWrites } from '../read-your-writes';
 import { StreamCache } from './stream-cache';
 import { BatchWriter, Waiting } from './write-batch';
 
 /** A log in memory whose appends check the expected revision. */
-class MemoryStore extends EventStore {
-  readonly backend = 'memory';
-  readonly streams = new Map<string, RecordedEvent[]>();
-  private last = 0;
-
-  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const stream = this.streams.get(streamId) ?? [];
-    const actual = stream.length ? stream.length - 1 : 'no_stream';
-    if (expected !== 'any' && expected !== actual) throw new WrongExpectedRevision(streamId, expected, actual);
-    const last = this.push(streamId, events);
-    return { nextExpectedRevision: last.revision, position: last.position };
-  }
-
-  async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
-    return (this.streams.get(streamId) ?? []).slice(fromRevision);
-  }
-
-  /** Another process's append, behind this process's cache (and unseen by spies on `append`). */
-  elsewhere(streamId: string, ...events: Array<Taken | Restocked>): RecordedEvent {
-    return this.push(
-      streamId,
-      events.map((e) => ({ id: randomUUID(), ...e, metadata: { occurredAt: '2026-01-01T00:00:00.000Z' } })),
-    );
-  }
-
-  private push(streamId: string, events: NewEvent[]): RecordedEvent {
-    const stream = this.streams.get(streamId) ?? [];
-    this.streams.set(streamId, stream);
-    for (const e of events) stream.push({ ...e, streamId, revision: stream.length, position: String(++this.last).padStart(12, '0') });
-    return stream[stream.length - 1];
-  }
-
-  readAll(): Promise<RecordedEvent[]> {
-    throw new Error('not used');
-  }
-  subscribe(): LogSubscription {
-    throw new Error('not used');
-  }
-  async head() {
-    return null;
-  }
-  async ping() {}
-  async close() {}
-}
+class MemoryStore extends MemoryEventStore {}
 
 class Refused extends Error {}
 
