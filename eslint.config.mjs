@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 
 // Entries besides a lib's index, free of HTTP and Nest, for the CLI's quick commands (see apps/cli/src/main.ts).
 const LIGHT_ENTRIES = ['projections', 'service-config', 'embedded-status'];
-const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'messaging', 'partner-site', 'runtime', 'testing'];
+const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'messaging', 'partner-site', 'event-feed', 'runtime', 'testing'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.bench-builds/**', 'coverage/**', 'data/**', '**/*.js', '**/*.mjs'] },

@@ -1,0 +1,26 @@
+/** The partner-facing event types, each named `<resource>.<what happened>` as Stripe and Svix name theirs. */
+export const FEED_EVENT_TYPES = [
+  'purchase.completed',
+  'purchase.refunded',
+  'reservation.released',
+  'reservation.expired',
+  'coupon.redeemed',
+  'coupon.cancelled',
+  'coupon.expired',
+  'card_link.linked',
+  'card_link.unlinked',
+  'card_link.redeemed',
+  'card_link.fulfilled',
+  'targeted_email_batch.processed',
+  'targeted_email_batch.failed',
+  'subscription.updated',
+  'user.created',
+  'user.updated',
+] as const;
+
+export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
+
+/** The resources the feed speaks of, as part 2 of the interface names them. */
+export type FeedResourceType = 'purchase' | 'coupon' | 'card_link' | 'targeted_email_batch' | 'subscription' | 'user';
+
+export const isFeedEventType = (type: string): type is FeedEventType => (FEED_EVENT_TYPES as readonly string[]).includes(type);
