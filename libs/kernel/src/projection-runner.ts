@@ -1,19 +1,47 @@
-import { applyEvents, Projection, touchedIds } from './projection';
+import { applyEvents, BatchDocuments, Projection, touchedIds } from './projection';
 import { EventStore, LogPosition, LogSubscription, RecordedEvent } from './ports/event-store.port';
-import { ViewStore, ViewWriter } from './ports/view-store.port';
+import { ViewDocument, ViewStore, ViewWriter } from './ports/view-store.port';
 
 export interface RunnerLogger {
   log(message: string): void;
   error(message: string, error?: unknown): void;
 }
 
-/** Applies one batch to a writer: load touched documents, fold, commit with the checkpoint. */
-async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const ids = touchedIds(projection, events);
-  const current = ids.length ? await writer.getMany(ids) : new Map();
-  const documents = applyEvents(projection, current, events);
+/** Applies one batch to a writer: load touched documents, fold, commit with the checkpoint; the documents committed. */
+async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<readonly ViewDocument[]> {
+  if (events.length === 0) return [];
+  let documents: ViewDocument[];
+  if (projection.applyBatch) {
+    const handled = new Set(projection.handles);
+    const mine = events.filter((event) => handled.has(event.type));
+    documents = mine.length ? await projection.applyBatch(mine, batchDocuments(writer)) : [];
+  } else {
+    const ids = touchedIds(projection, events);
+    const current = ids.length ? await writer.getMany(ids) : new Map();
+    documents = applyEvents(projection, current, events);
+  }
   await writer.commit(documents, events[events.length - 1].position);
+  return documents;
+}
+
+/** The stored documents a batch reads, each read from the writer once. */
+function batchDocuments(writer: ViewWriter): BatchDocuments<ViewDocument> {
+  const seen = new Map<string, ViewDocument | null>();
+  return {
+    async get(ids) {
+      const missing = ids.filter((id) => !seen.has(id));
+      if (missing.length) {
+        const stored = await writer.getMany(missing);
+        for (const id of missing) seen.set(id, stored.get(id) ?? null);
+      }
+      const found = new Map<string, ViewDocument>();
+      for (const id of ids) {
+        const doc = seen.get(id);
+        if (doc) found.set(id, doc);
+      }
+      return found;
+    },
+  };
 }
 
 /**
@@ -27,6 +55,7 @@ export class ProjectionRunner {
   private stopSwitchListener: (() => void) | null = null;
   private restarting: Promise<void> = Promise.resolve();
   private stopped = false;
+  private readonly committedListeners: Array<(documents: readonly ViewDocument[]) => void> = [];
 
   constructor(
     private readonly store: EventStore,
@@ -45,6 +74,15 @@ export class ProjectionRunner {
   /** Position this runner has applied up to, as far as this process knows. */
   get caughtUpTo(): LogPosition | null {
     return this.position;
+  }
+
+  /**
+   * Tells `listener` of the documents each live batch commits, once committed (never during a
+   * rebuild elsewhere). A reaction that must not miss one also looks at the view when it starts:
+   * a process that stopped between a commit and its listener tells nobody.
+   */
+  onCommitted(listener: (documents: readonly ViewDocument[]) => void): void {
+    this.committedListeners.push(listener);
   }
 
   /** Resolves once the view includes `position` (or rejects after `timeoutMs`). */
@@ -78,9 +116,10 @@ export class ProjectionRunner {
     this.subscription = this.store.subscribe({
       after: this.position,
       onEvents: async (events) => {
-        await applyBatch(this.projection, writer, events);
+        const documents = await applyBatch(this.projection, writer, events);
         this.position = events[events.length - 1].position;
         this.release();
+        if (documents.length) for (const listener of this.committedListeners) listener(documents);
       },
       onError: (error) => this.logger.error(`projection ${this.projection.name} failed; retrying`, error),
     });

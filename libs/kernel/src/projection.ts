@@ -28,6 +28,19 @@ export interface Projection<V extends ViewDocument = ViewDocument> {
    * last position.
    */
   evolveRun?(view: V | null, events: readonly RecordedEvent[], documentId: string): V | null;
+  /**
+   * Optional, for a view whose documents depend on one another (a feed that joins what it knows of
+   * a resource with who listens to it): folds the whole batch itself (only the events it handles),
+   * reading the stored documents it needs through `documents` and keeping its own changes, and
+   * returns every document it changed. When given, `documentIds` and `evolve` are not used for the batch. It must
+   * be deterministic (a rebuild makes the same documents) and skip events a document already holds.
+   */
+  applyBatch?(events: readonly RecordedEvent[], documents: BatchDocuments<V>): Promise<V[]>;
+}
+
+/** The stored documents of a view, as a batch reads them (each from the store once). */
+export interface BatchDocuments<V extends ViewDocument> {
+  get(ids: readonly string[]): Promise<Map<string, V>>;
 }
 
 export function defineProjection<V extends ViewDocument>(projection: Projection<V>): Projection<V> {

@@ -5,6 +5,7 @@ import {
   Projection,
   ProjectionRunner,
   RequestWrites,
+  ViewDocument,
   ViewProgress,
   ViewStore,
 } from '@deals/kernel';
@@ -34,6 +35,7 @@ export class ProjectionHost extends ViewProgress {
   /** Checkpoints of other processes' views being watched, with the responses waiting on each. */
   private readonly watches = new Map<string, CheckpointWatch>();
   private viewsByType: Map<string, string[]> | null = null;
+  private readonly committedListeners = new Map<string, Array<(documents: readonly ViewDocument[]) => void>>();
 
   constructor(
     private readonly store: EventStore,
@@ -54,9 +56,19 @@ export class ProjectionHost extends ViewProgress {
         log: (message) => this.logger.log(message),
         error: (message, error) => this.logger.error(`${message}: ${error instanceof Error ? error.stack : String(error)}`),
       });
+      for (const listener of this.committedListeners.get(projection.name) ?? []) runner.onCommitted(listener);
       this.runners.set(projection.name, runner);
       await runner.start();
     }
+  }
+
+  /**
+   * Tells `listener` of the documents each live batch of `collection` commits, in this process when
+   * it runs that projection (see `ProjectionRunner.onCommitted`). Register before `startAll`.
+   */
+  onCommitted(collection: string, listener: (documents: readonly ViewDocument[]) => void): void {
+    this.committedListeners.set(collection, [...(this.committedListeners.get(collection) ?? []), listener]);
+    this.runners.get(collection)?.onCommitted(listener);
   }
 
   async stopAll(): Promise<void> {
