@@ -1,4 +1,5 @@
 import type { LogPosition, NewEvent } from './ports/event-store.port';
+import type { ViewDocument } from './ports/view-store.port';
 
 /**
  * Read your writes: a call's response waits until the views it reads include the call's own
@@ -13,6 +14,13 @@ export abstract class ViewProgress {
    * nothing was written.
    */
   abstract waitForWrites(writes: RequestWrites): Promise<void>;
+
+  /**
+   * Tells `listener` of the documents each live batch of `collection` commits, in the process that
+   * keeps that view (elsewhere never). A reaction that must miss none also reads the view when it
+   * starts: a process stopped between a commit and its listener told nobody.
+   */
+  abstract onCommitted(collection: string, listener: (documents: readonly ViewDocument[]) => void): void;
 }
 
 /**

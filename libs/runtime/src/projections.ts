@@ -1,6 +1,7 @@
 import { accountsProjections } from '@deals/accounts/projections';
 import { catalogProjections } from '@deals/catalog/projections';
 import { engagementProjections } from '@deals/engagement/projections';
+import { eventFeedProjections } from '@deals/event-feed/projections';
 import type { Projection, ViewStore } from '@deals/kernel';
 import { messagingProjections } from '@deals/messaging/projections';
 import { partnerSiteProjections } from '@deals/partner-site/projections';
@@ -17,6 +18,7 @@ export const ALL_PROJECTIONS: Projection[] = [
   ...engagementProjections,
   ...messagingProjections,
   ...partnerSiteProjections,
+  ...eventFeedProjections,
 ] as Projection[];
 
 /** Defines each projection's view collection in the store, with its indexes and residence. */

@@ -12,3 +12,5 @@ export const accountsProjections = [
   storedCardsProjection,
   accessTokensProjection,
 ];
+export { userAccountsProjection };
+export type { UserAccount } from './user-accounts/user-accounts.projection';

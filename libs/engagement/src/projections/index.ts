@@ -5,3 +5,6 @@ import { subscriptionsProjection } from './subscriptions/subscriptions.projectio
 
 /** Every projection engagement owns; an entry of its own, free of HTTP and Nest, for the CLI's quick status. */
 export const engagementProjections = [cardLinkDetailsProjection, savedDealsProjection, subscriptionsProjection] as Projection[];
+export { cardLinkDetailsProjection, subscriptionsProjection };
+export type { CardLinkDetails } from './card-link-details/card-link-details.projection';
+export type { SubscriptionView } from './subscriptions/subscriptions.projection';

@@ -3,3 +3,8 @@ import { purchaseDetailsProjection } from './purchase-details/purchase-details.p
 
 /** Every projection purchasing owns; an entry of its own, free of HTTP and Nest, for the CLI's quick status. */
 export const purchasingProjections = [purchaseDetailsProjection, couponDetailsProjection];
+export { couponDetailsProjection, purchaseDetailsProjection };
+export type { CouponDetails } from './coupon-details/coupon-details.projection';
+export type { PurchaseDetails } from './purchase-details/purchase-details.projection';
+/** The purchases a hold may belong to (the partner event feed reads a lapsed reservation from its hold). */
+export { purchasesOfHold } from '../domain/inventory/inventory.events';

@@ -1,0 +1,348 @@
+import { BatchDocuments, defineProjection, RecordedEvent, ViewDocument } from '@deals/kernel';
+import type { FeedEventType, FeedResourceType } from '../../domain/feed-event';
+import { deliveryId, feedEventId, feedOrder } from '../../domain/feed-ids';
+import type { AttemptRecord, WebhookDeliveryAttempted } from '../../domain/webhook-delivery/webhook-delivery.events';
+import type { WebhookEndpointEvent } from '../../domain/webhook-endpoint/webhook-endpoint.events';
+import { couponSource, FEED_SOURCES, FeedSource, purchaseSource } from './feed-sources';
+
+export const EVENT_FEED = 'event_feed';
+
+/** What the feed knows of one resource: its view as of the last event applied, and its feed events so far. */
+export interface FeedResource extends ViewDocument {
+  kind: 'resource';
+  resourceType: FeedResourceType;
+  state: ViewDocument | null;
+  /** How many feed events this resource has made. */
+  sequence: number;
+  made: string[];
+  /** A purchase's coupons as they stand, by id. */
+  coupons?: Record<string, ViewDocument>;
+}
+
+/** Who listens to a partner's events. */
+export interface FeedListeners extends ViewDocument {
+  kind: 'listeners';
+  partnerId: string;
+  endpoints: Array<{ id: string; types: string[]; enabled: boolean }>;
+}
+
+/** "What happened to a partner's resources, in log order?" One partner-facing event. */
+export interface FeedEvent extends ViewDocument {
+  kind: 'event';
+  partnerId: string;
+  type: FeedEventType;
+  resourceType: FeedResourceType;
+  resourceId: string;
+  /** 1 for a resource's first feed event, then 2, ... */
+  sequence: number;
+  /** When the log event happened (ISO 8601). */
+  createdAt: string;
+  /** The feed's order: the log position, then the event's place among those of one log event. */
+  order: string;
+  /** The resource's view as of this event (a purchase with its coupons), rendered in the interface's shape when read. */
+  snapshot: { state: ViewDocument; coupons?: ViewDocument[] };
+  /** What the event adds to the resource (a card-link redemption's amounts). */
+  details?: Record<string, unknown>;
+}
+
+/** "Where does the delivery of event E to endpoint W stand?" */
+export interface WebhookDelivery extends ViewDocument {
+  kind: 'delivery';
+  partnerId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  order: string;
+  createdAt: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: AttemptRecord[];
+  /** When the next attempt is due; null once it succeeded or failed for good. */
+  nextAttemptAt: string | null;
+}
+
+type FeedDocument = FeedResource | FeedListeners | FeedEvent | WebhookDelivery;
+
+const resourceKey = (type: FeedResourceType, id: string) => `resource:${type}:${id}`;
+const listenersKey = (partnerId: string) => `listeners:${partnerId}`;
+
+const ENDPOINT_EVENTS = [
+  'WebhookEndpointCreated',
+  'WebhookEndpointUpdated',
+  'WebhookEndpointDeleted',
+  'WebhookEndpointDisabled',
+  'WebhookRedeliveryRequested',
+];
+
+/**
+ * The partner event feed (issue 37): every feed event a partner's resources made, in log order,
+ * with the resource as it was then, and the deliveries each made to the partner's webhook
+ * endpoints listening at the time. Derived from the log alone: a rebuild makes the same events
+ * with the same ids, and the same deliveries with the attempts recorded for them.
+ */
+export const eventFeedProjection = defineProjection<FeedDocument>({
+  name: EVENT_FEED,
+  handles: [
+    ...new Set([
+      ...FEED_SOURCES.flatMap((source) => [...source.projection.handles, ...Object.keys(source.extra ?? {})]),
+      'CouponExpired',
+      ...ENDPOINT_EVENTS,
+      'WebhookDeliveryAttempted',
+    ]),
+  ],
+  indexes: [
+    { keys: { kind: 1, partnerId: 1 } },
+    { keys: { order: 1 } },
+    { keys: { resourceId: 1 } },
+    { keys: { eventId: 1 } },
+    { keys: { endpointId: 1 } },
+    { keys: { status: 1 } },
+  ],
+  documentIds: () => [],
+  evolve: () => null,
+  applyBatch: (events, documents) => new FeedBatch(documents as BatchDocuments<FeedDocument>).apply(events),
+});
+
+/** One batch of the feed: the documents it read and changed, and the events it makes. */
+class FeedBatch {
+  private readonly docs = new Map<string, FeedDocument | null>();
+  private readonly changed = new Set<string>();
+  /** How many feed events each log event of the batch made so far. */
+  private readonly madeAt = new Map<string, number>();
+
+  constructor(private readonly stored: BatchDocuments<FeedDocument>) {}
+
+  async apply(events: readonly RecordedEvent[]): Promise<FeedDocument[]> {
+    for (const event of events) {
+      if (ENDPOINT_EVENTS.includes(event.type)) await this.endpointEvent(event);
+      else if (event.type === 'WebhookDeliveryAttempted') await this.attempt(event);
+      else await this.resourceEvent(event);
+    }
+    return [...this.changed].map((id) => this.docs.get(id)!);
+  }
+
+  private async load<T extends FeedDocument>(ids: readonly string[]): Promise<Array<T | null>> {
+    const missing = ids.filter((id) => !this.docs.has(id));
+    if (missing.length) {
+      const found = await this.stored.get(missing);
+      for (const id of missing) this.docs.set(id, found.get(id) ?? null);
+    }
+    return ids.map((id) => this.docs.get(id) as T | null);
+  }
+
+  private put(doc: FeedDocument): void {
+    this.docs.set(doc._id, doc);
+    this.changed.add(doc._id);
+  }
+
+  private async resourceEvent(event: RecordedEvent): Promise<void> {
+    // A coupon's events first: the purchase's record of its coupons is then current when the purchase decides.
+    const sources = [couponSource, ...FEED_SOURCES.filter((s) => s !== couponSource)];
+    // Each resource applies a log event once: decided when first touched by it.
+    const fresh = new Set<string>();
+    const touch = async (key: string): Promise<FeedResource | null | undefined> => {
+      const [doc] = await this.load<FeedResource>([key]);
+      if (!fresh.has(key)) {
+        if (doc && doc._pos >= event.position) return undefined;
+        fresh.add(key);
+      }
+      return doc;
+    };
+    for (const source of sources) {
+      const extra = source.extra?.[event.type];
+      if (!extra && !source.projection.handles.includes(event.type)) {
+        if (source === couponSource && event.type === 'CouponExpired') await this.couponExpired(event, touch);
+        continue;
+      }
+      for (const id of extra ? extra(event) : source.projection.documentIds(event)) {
+        const key = resourceKey(source.resource, id);
+        const doc = await touch(key);
+        if (doc === undefined) continue;
+        const before = doc?.state ?? null;
+        const evolved = extra ? before : source.projection.evolve(before, event, id);
+        if (!evolved) continue;
+        const after = evolved._id === id && evolved._pos === event.position ? evolved : { ...evolved, _id: id, _pos: event.position };
+        const types = source.emits({ event, before, after, made: new Set(doc?.made ?? []) });
+        // An event that leaves the view alone (a hold released) is kept only when it made feed events.
+        if (extra && types.length === 0) continue;
+        const resource: FeedResource = doc
+          ? { ...doc, _pos: event.position, state: after }
+          : { _id: key, _pos: event.position, kind: 'resource', resourceType: source.resource, state: after, sequence: 0, made: [] };
+        this.put(resource);
+        await this.emit(source, event, resource, types);
+        if (source === couponSource) await this.couponOfPurchase(event, after, touch);
+      }
+    }
+  }
+
+  /** A coupon's expiry recorded (its view does not change: the state was already `expired` by time). */
+  private async couponExpired(event: RecordedEvent, touch: (key: string) => Promise<FeedResource | null | undefined>): Promise<void> {
+    const id = (event.data as { couponId: string }).couponId;
+    const doc = await touch(resourceKey('coupon', id));
+    if (!doc?.state) return;
+    const resource = { ...doc, _pos: event.position };
+    this.put(resource);
+    await this.emit(couponSource, event, resource, ['coupon.expired']);
+  }
+
+  /** Keeps the purchase's record of this coupon; a coupon cancelled is money back to the buyer: `purchase.refunded`. */
+  private async couponOfPurchase(
+    event: RecordedEvent,
+    coupon: ViewDocument,
+    touch: (key: string) => Promise<FeedResource | null | undefined>,
+  ): Promise<void> {
+    const purchaseId = (coupon as unknown as { purchaseId: string }).purchaseId;
+    const key = resourceKey('purchase', purchaseId);
+    const doc = await touch(key);
+    if (!doc) return;
+    const resource: FeedResource = { ...doc, _pos: event.position, coupons: { ...doc.coupons, [coupon._id]: coupon } };
+    this.put(resource);
+    if (event.type === 'CouponCancelled' && resource.made.includes('purchase.completed'))
+      await this.emit(purchaseSource, event, resource, ['purchase.refunded'], { coupon_id: coupon._id });
+  }
+
+  private async emit(
+    source: FeedSource,
+    event: RecordedEvent,
+    resource: FeedResource,
+    types: FeedEventType[],
+    details?: Record<string, unknown>,
+  ): Promise<void> {
+    const state = resource.state;
+    const partnerId = (state as unknown as { partnerId?: string } | null)?.partnerId;
+    if (!state || !partnerId || types.length === 0) return;
+    let { sequence } = resource;
+    const made = new Set(resource.made);
+    for (const type of types) {
+      sequence += 1;
+      made.add(type);
+      const id = feedEventId(event.id, type);
+      const index = this.madeAt.get(event.position) ?? 0;
+      this.madeAt.set(event.position, index + 1);
+      const feedEvent: FeedEvent = {
+        _id: id,
+        _pos: event.position,
+        kind: 'event',
+        partnerId,
+        type,
+        resourceType: source.resource,
+        resourceId: state._id,
+        sequence,
+        createdAt: event.metadata.occurredAt,
+        order: feedOrder(event.position, index),
+        snapshot:
+          source === purchaseSource
+            ? { state, coupons: Object.values(resource.coupons ?? {}).sort((a, b) => number(a) - number(b)) }
+            : { state },
+        ...((details ?? detailsOf(event)) ? { details: details ?? detailsOf(event) } : {}),
+      };
+      this.put(feedEvent);
+      await this.deliver(feedEvent, event.id);
+    }
+    this.put({ ...resource, sequence, made: [...made] });
+  }
+
+  /** A delivery of the event to each endpoint of its partner listening for its type. */
+  private async deliver(feedEvent: FeedEvent, causeId: string, only?: string): Promise<void> {
+    const [listeners] = await this.load<FeedListeners>([listenersKey(feedEvent.partnerId)]);
+    for (const endpoint of listeners?.endpoints ?? []) {
+      if (only !== undefined ? endpoint.id !== only : !endpoint.enabled || !listensTo(endpoint.types, feedEvent.type)) continue;
+      const id = deliveryId(feedEvent._id, endpoint.id, causeId);
+      const [known] = await this.load<WebhookDelivery>([id]);
+      if (known) continue;
+      this.put({
+        _id: id,
+        _pos: feedEvent._pos,
+        kind: 'delivery',
+        partnerId: feedEvent.partnerId,
+        endpointId: endpoint.id,
+        eventId: feedEvent._id,
+        eventType: feedEvent.type,
+        order: feedEvent.order,
+        createdAt: feedEvent.createdAt,
+        status: 'pending',
+        attempts: [],
+        nextAttemptAt: feedEvent.createdAt,
+      });
+    }
+  }
+
+  private async endpointEvent(recorded: RecordedEvent): Promise<void> {
+    const event = recorded as unknown as WebhookEndpointEvent;
+    const key = listenersKey(event.data.partnerId);
+    const [doc] = await this.load<FeedListeners>([key]);
+    if (doc && doc._pos >= recorded.position) return;
+    const listeners: FeedListeners = doc
+      ? { ...doc, _pos: recorded.position }
+      : { _id: key, _pos: recorded.position, kind: 'listeners', partnerId: event.data.partnerId, endpoints: [] };
+    const others = listeners.endpoints.filter((e) => e.id !== event.data.endpointId);
+    const current = listeners.endpoints.find((e) => e.id === event.data.endpointId);
+    switch (event.type) {
+      case 'WebhookEndpointCreated':
+        listeners.endpoints = [...others, { id: event.data.endpointId, types: event.data.types, enabled: event.data.enabled }];
+        break;
+      case 'WebhookEndpointUpdated':
+        if (current)
+          listeners.endpoints = [
+            ...others,
+            { id: current.id, types: event.data.types ?? current.types, enabled: event.data.enabled ?? current.enabled },
+          ];
+        break;
+      case 'WebhookEndpointDisabled':
+        if (current) listeners.endpoints = [...others, { ...current, enabled: false }];
+        break;
+      case 'WebhookEndpointDeleted':
+        listeners.endpoints = others;
+        break;
+      case 'WebhookRedeliveryRequested': {
+        if (!current) return;
+        const found = await this.load<FeedEvent>(event.data.eventIds);
+        for (const feedEvent of found) if (feedEvent?.kind === 'event') await this.deliver({ ...feedEvent }, recorded.id, current.id);
+        return;
+      }
+    }
+    this.put(listeners);
+  }
+
+  private async attempt(recorded: RecordedEvent): Promise<void> {
+    const { data } = recorded as unknown as WebhookDeliveryAttempted;
+    const [doc] = await this.load<WebhookDelivery>([data.deliveryId]);
+    if (!doc || doc._pos >= recorded.position) return;
+    const { attempt, at, status, latencyMs, responseExcerpt, error } = data;
+    this.put({
+      ...doc,
+      _pos: recorded.position,
+      status: data.outcome === 'retrying' ? 'pending' : data.outcome,
+      attempts: [...doc.attempts, { attempt, at, status, latencyMs, responseExcerpt, error }],
+      nextAttemptAt: data.nextAttemptAt,
+    });
+  }
+}
+
+const listensTo = (types: readonly string[], type: string) => types.includes('*') || types.includes(type);
+
+const number = (coupon: ViewDocument) => (coupon as unknown as { number?: number }).number ?? 0;
+
+/** A card-link redemption's own figures: the transaction, the incentive owed and the fee, in cents. */
+function detailsOf(event: RecordedEvent): Record<string, unknown> | undefined {
+  if (event.type !== 'CardLinkRedeemed') return undefined;
+  const d = event.data as {
+    transactionReference: string;
+    transactionAmount: number;
+    transactionDate: string;
+    maxRedemption: boolean;
+    qualifies: boolean;
+    incentiveCents: number;
+    feeCents: number;
+  };
+  return {
+    redemption: {
+      transaction_reference: d.transactionReference,
+      transaction_amount: d.transactionAmount,
+      transaction_date: d.transactionDate,
+      max_redemption: d.maxRedemption,
+      qualifies: d.qualifies,
+      incentive_amount: d.incentiveCents,
+      fee_amount: d.feeCents,
+    },
+  };
+}

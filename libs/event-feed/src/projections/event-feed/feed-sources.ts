@@ -1,0 +1,140 @@
+import { userAccountsProjection } from '@deals/accounts/projections';
+import { cardLinkDetailsProjection, subscriptionsProjection } from '@deals/engagement/projections';
+import type { Projection, RecordedEvent, ViewDocument } from '@deals/kernel';
+import { batchDetailsProjection } from '@deals/messaging/projections';
+import { couponDetailsProjection, purchaseDetailsProjection, purchasesOfHold } from '@deals/purchasing/projections';
+import type { FeedEventType, FeedResourceType } from '../../domain/feed-event';
+
+/** What a resource's view held before and after one log event, to decide which feed events it makes. */
+export interface SourceChange {
+  event: RecordedEvent;
+  before: ViewDocument | null;
+  after: ViewDocument;
+  /** Feed events of this resource already made (each type at most once where that is the rule). */
+  made: ReadonlySet<string>;
+}
+
+/**
+ * One kind of resource the feed speaks of: the view its state is kept in (the context's own
+ * projection, folded here again so that each feed event carries the resource as it was then), and
+ * the feed events a change of it makes.
+ */
+export interface FeedSource {
+  resource: FeedResourceType;
+  projection: Projection;
+  /** Log events that do not change the view but still make feed events, with the resources they touch. */
+  extra?: Record<string, (event: RecordedEvent) => string[]>;
+  emits(change: SourceChange): FeedEventType[];
+}
+
+const data = <T>(event: RecordedEvent) => event.data as T;
+
+export const purchaseSource: FeedSource = {
+  resource: 'purchase',
+  projection: purchaseDetailsProjection as unknown as Projection,
+  extra: {
+    // A reservation whose hold lapsed: the inventory records it, the purchase does not change.
+    UnitsReleased: (event) => purchasesOfHold(data<{ holdId: string }>(event).holdId),
+  },
+  emits({ event, after, made }) {
+    const purchase = after as unknown as { paymentState: string; fulfillmentState: string; couponsOwed: number; paymentIntent?: unknown };
+    switch (event.type) {
+      case 'PurchaseReleased':
+        return ['reservation.released'];
+      case 'UnitsReleased': {
+        const { reason } = data<{ reason: string }>(event);
+        return reason === 'expired' && purchase.fulfillmentState === 'reserved' && !purchase.paymentIntent ? ['reservation.expired'] : [];
+      }
+    }
+    const completed =
+      purchase.paymentState === 'charged' &&
+      purchase.fulfillmentState === 'fulfilled' &&
+      purchase.couponsOwed === 0 &&
+      !made.has('purchase.completed');
+    return completed ? ['purchase.completed'] : [];
+  },
+};
+
+export const couponSource: FeedSource = {
+  resource: 'coupon',
+  projection: couponDetailsProjection as unknown as Projection,
+  emits({ event }) {
+    switch (event.type) {
+      case 'CouponRedeemed':
+        return ['coupon.redeemed'];
+      case 'CouponCancelled':
+        return ['coupon.cancelled'];
+      case 'CouponExpired':
+        return ['coupon.expired'];
+    }
+    return [];
+  },
+};
+
+export const cardLinkSource: FeedSource = {
+  resource: 'card_link',
+  projection: cardLinkDetailsProjection as unknown as Projection,
+  emits({ event, after }) {
+    if ((after as unknown as { withdrawn?: boolean }).withdrawn) return [];
+    switch (event.type) {
+      case 'CardLinkOpened':
+      case 'CardRelinked':
+        return ['card_link.linked'];
+      case 'CardUnlinked':
+        return ['card_link.unlinked'];
+      case 'CardLinkRedeemed':
+        return ['card_link.redeemed'];
+      case 'CardLinkFulfilled':
+        return ['card_link.fulfilled'];
+    }
+    return [];
+  },
+};
+
+export const batchSource: FeedSource = {
+  resource: 'targeted_email_batch',
+  projection: batchDetailsProjection,
+  emits({ event, after }) {
+    if (event.type !== 'BatchDelivered') return [];
+    const { status } = after as unknown as { status: string };
+    return status === 'processed' ? ['targeted_email_batch.processed'] : status === 'failed' ? ['targeted_email_batch.failed'] : [];
+  },
+};
+
+export const subscriptionSource: FeedSource = {
+  resource: 'subscription',
+  projection: subscriptionsProjection as unknown as Projection,
+  emits: ({ event }) => (event.type === 'SubscriptionStatusChanged' ? ['subscription.updated'] : []),
+};
+
+export const userSource: FeedSource = {
+  resource: 'user',
+  projection: userAccountsProjection as unknown as Projection,
+  emits({ event }) {
+    switch (event.type) {
+      case 'UserRegistered':
+        return ['user.created'];
+      case 'UserProfileChanged':
+      case 'UserDeleted':
+      case 'UserRestored':
+        return ['user.updated'];
+    }
+    return [];
+  },
+};
+
+export const FEED_SOURCES: readonly FeedSource[] = [
+  purchaseSource,
+  couponSource,
+  cardLinkSource,
+  batchSource,
+  subscriptionSource,
+  userSource,
+];
+
+/**
+ * A purchase's feed events carry its coupons as they were: its coupons' log events also change the
+ * purchase's own record of them, and a coupon cancelled (refunded) makes `purchase.refunded`.
+ */
+export const purchaseOfCoupon = (event: RecordedEvent): string | null =>
+  event.type.startsWith('Coupon') ? ((event.data as { couponId?: string }).couponId?.replace(/-\d+$/, '') ?? null) : null;
