@@ -37,3 +37,5 @@ export { STORED_CARDS } from './projections/stored-cards/stored-cards.projection
 export { ACCESS_TOKENS } from './projections/access-tokens/access-tokens.projection';
 
 export { accountsProjections } from './projections';
+/** A user in part 2.7's shape (the partner event feed renders it too). */
+export { toUser } from './http/account.answers';

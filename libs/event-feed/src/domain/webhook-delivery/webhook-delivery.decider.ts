@@ -1,0 +1,52 @@
+import { Decider, DomainCommand, DomainError } from '@deals/kernel';
+import type { AttemptRecord, WebhookDeliveryAttempted, WebhookDeliveryEvent } from './webhook-delivery.events';
+
+/** Waits before each retry, after the first attempt at once (Standard Webhooks' and Svix's schedule): 8 attempts in all. */
+export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+export interface WebhookDeliveryState {
+  attempts: number;
+  finished: boolean;
+}
+
+/** The attempt was recorded already (by another process, or before a restart). */
+export class AttemptAlreadyRecorded extends DomainError {
+  readonly httpStatus = 409;
+  readonly errorType = 'attempt_already_recorded';
+}
+
+export type RecordAttempt = DomainCommand<
+  'RecordAttempt',
+  AttemptRecord & {
+    deliveryId: string;
+    endpointId: string;
+    eventId: string;
+    partnerId: string;
+    succeeded: boolean;
+    /** No more attempts whatever the schedule says (410 Gone, the endpoint disabled or deleted). */
+    final: boolean;
+    delaysMs: readonly number[];
+  }
+>;
+
+/**
+ * One event's delivery to one endpoint: its attempts, each recorded once, and when the next is due.
+ * After a failure the next comes after the schedule's wait; when the schedule runs out it failed.
+ */
+export const webhookDeliveryDecider: Decider<WebhookDeliveryState, RecordAttempt, WebhookDeliveryEvent> = {
+  initialState: () => ({ attempts: 0, finished: false }),
+  decide({ data }, state) {
+    if (state.finished || data.attempt !== state.attempts + 1) throw new AttemptAlreadyRecorded(`attempt ${data.attempt} of ${data.deliveryId} was recorded`);
+    const { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error } = data;
+    const wait = data.succeeded || data.final ? undefined : data.delaysMs[attempt - 1];
+    const outcome: WebhookDeliveryAttempted['data']['outcome'] = data.succeeded ? 'succeeded' : wait === undefined ? 'failed' : 'retrying';
+    const nextAttemptAt = wait === undefined ? null : new Date(Date.parse(at) + wait).toISOString();
+    return [
+      {
+        type: 'WebhookDeliveryAttempted',
+        data: { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error, outcome, nextAttemptAt },
+      },
+    ];
+  },
+  evolve: (state, event) => ({ attempts: event.data.attempt, finished: event.data.outcome !== 'retrying' }),
+};

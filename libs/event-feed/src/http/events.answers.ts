@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { FEED_EVENT_TYPES } from '../domain/feed-event';
+import type { WebhookDelivery } from '../projections/event-feed/event-feed.projection';
+
+/** A partner-facing event, as GET /v1/events lists it and a webhook delivers it. */
+export const feedEventSchema = z
+  .object({
+    id: z.string().meta({ description: 'the event; derived from the log, the same after a rebuild', example: 'evt_9bQ1xV0cKp3sWm2LrT8aYd4e' }),
+    type: z.enum(FEED_EVENT_TYPES),
+    created_at: z.string().meta({ description: 'when it happened, ISO 8601 UTC', example: '2026-06-15T12:00:00.000Z' }),
+    resource: z.enum(['purchase', 'coupon', 'card_link', 'targeted_email_batch', 'subscription', 'user']),
+    resource_id: z.string(),
+    sequence: z.number().int().meta({ description: "the event's number among its resource's events, from 1: order them by it" }),
+    data: z
+      .record(z.string(), z.unknown())
+      .meta({ description: 'the resource in its own shape (part 2: Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then' }),
+    redemption: z
+      .object({
+        transaction_reference: z.string(),
+        transaction_amount: z.number().int().meta({ description: 'cents' }),
+        transaction_date: z.string(),
+        max_redemption: z.boolean(),
+        qualifies: z.boolean(),
+        incentive_amount: z.number().int().meta({ description: "the incentive owed to the user, cents" }),
+        fee_amount: z.number().int().meta({ description: "the partner's fee, cents" }),
+      })
+      .optional()
+      .meta({ description: 'card_link.redeemed only: the transaction and what it earned' }),
+    coupon_id: z.string().optional().meta({ description: 'purchase.refunded only: the coupon cancelled and refunded' }),
+  })
+  .meta({
+    example: {
+      id: 'evt_9bQ1xV0cKp3sWm2LrT8aYd4e',
+      type: 'coupon.redeemed',
+      created_at: '2026-06-15T12:00:00.000Z',
+      resource: 'coupon',
+      resource_id: 'p7Hc2-1',
+      sequence: 1,
+      data: { id: 'p7Hc2-1', state: 'redeemed', redeemed_at: 'Mon Jun 15 12:00:00 UTC 2026' },
+    },
+  });
+
+export const EventListAnswer = z.object({
+  status: z.literal('success'),
+  events: z.array(feedEventSchema),
+  has_more: z.boolean().meta({ description: 'whether more events follow this page now' }),
+  next_cursor: z
+    .string()
+    .nullable()
+    .meta({ description: 'give it as `after` for the next page (the last event listed; the `after` given when none was)' }),
+});
+export const EventAnswer = z.object({ status: z.literal('success'), event: feedEventSchema });
+
+export const attemptSchema = z.object({
+  attempt: z.number().int(),
+  at: z.string().meta({ description: 'ISO 8601 UTC' }),
+  status: z.number().int().nullable().meta({ description: "the receiver's HTTP status; null when none came" }),
+  latency_ms: z.number().int(),
+  response: z.string().meta({ description: 'the first bytes of the answer (at most 1,024)' }),
+  error: z.string().nullable(),
+});
+
+export const deliverySchema = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  event_type: z.enum(FEED_EVENT_TYPES),
+  endpoint_id: z.string(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  next_attempt_at: z.string().nullable().meta({ description: 'ISO 8601 UTC; null once it succeeded or failed for good' }),
+  attempts: z.array(attemptSchema),
+});
+export const DeliveryListAnswer = z.object({ status: z.literal('success'), deliveries: z.array(deliverySchema) });
+
+export const toDelivery = (d: WebhookDelivery) => ({
+  id: d._id,
+  event_id: d.eventId,
+  event_type: d.eventType,
+  endpoint_id: d.endpointId,
+  status: d.status,
+  next_attempt_at: d.nextAttemptAt,
+  attempts: d.attempts.map((a) => ({
+    attempt: a.attempt,
+    at: a.at,
+    status: a.status,
+    latency_ms: a.latencyMs,
+    response: a.responseExcerpt,
+    error: a.error,
+  })),
+});

@@ -1,0 +1,58 @@
+import { AccountsSettings, toUser } from '@deals/accounts';
+import { CatalogLinks } from '@deals/catalog';
+import { toCardLink, toSubscription } from '@deals/engagement';
+import { toBatch } from '@deals/messaging';
+import { CouponLinks, CouponQr, toCoupon, toPurchase } from '@deals/purchasing';
+import { Injectable } from '@nestjs/common';
+import type { FeedEvent } from '../projections/event-feed/event-feed.projection';
+
+type View<T extends (...args: never[]) => unknown> = Parameters<T>[0];
+
+/**
+ * A feed event as partners read it (GET /v1/events) and receive it (webhooks): its resource in the
+ * resource's own interface shape, as it was when the event happened, by the same functions that
+ * write the resource's own answers.
+ */
+@Injectable()
+export class FeedRenderer {
+  constructor(
+    private readonly links: CouponLinks,
+    private readonly qr: CouponQr,
+    private readonly catalog: CatalogLinks,
+    private readonly accounts: AccountsSettings,
+  ) {}
+
+  async render(event: FeedEvent) {
+    return {
+      id: event._id,
+      type: event.type,
+      created_at: event.createdAt,
+      resource: event.resourceType,
+      resource_id: event.resourceId,
+      sequence: event.sequence,
+      data: await this.data(event),
+      ...(event.details ?? {}),
+    };
+  }
+
+  private async data(event: FeedEvent): Promise<Record<string, unknown>> {
+    const at = Date.parse(event.createdAt);
+    const state = event.snapshot.state as never;
+    const coupon = async (view: View<typeof toCoupon>, withPrintUrl = true) =>
+      toCoupon(view, at, this.links, await this.qr.base64(view.redemptionCode), withPrintUrl);
+    switch (event.resourceType) {
+      case 'purchase':
+        return toPurchase(state, await Promise.all((event.snapshot.coupons ?? []).map((c) => coupon(c as never))), this.catalog);
+      case 'coupon':
+        return coupon(state);
+      case 'card_link':
+        return toCardLink(state);
+      case 'targeted_email_batch':
+        return toBatch(state);
+      case 'subscription':
+        return toSubscription(state);
+      case 'user':
+        return toUser(state, this.accounts.defaultAvatarUrl);
+    }
+  }
+}
