@@ -1,6 +1,7 @@
 import { AccountsHttpModule } from '@deals/accounts';
 import { CatalogHttpModule } from '@deals/catalog';
 import { EngagementHttpModule } from '@deals/engagement';
+import { EventFeedHttpModule } from '@deals/event-feed';
 import { MessagingHttpModule } from '@deals/messaging';
 import { PartnerSiteHttpModule } from '@deals/partner-site';
 import { PurchasingHttpModule } from '@deals/purchasing';
@@ -29,6 +30,7 @@ export class ApiModule {
         AccountsHttpModule,
         PurchasingHttpModule,
         EngagementHttpModule,
+        EventFeedHttpModule,
         MessagingHttpModule,
         PartnerSiteHttpModule.forRoot({ limits: options.limits }),
       ],

@@ -6,3 +6,12 @@ export { DEFAULT_WEBHOOK_TIMEOUT_MS, RESPONSE_EXCERPT_BYTES, WebhookSender } fro
 export type { WebhookAttempt, WebhookRequest, WebhookSenderOptions } from './delivery/webhook-sender';
 export { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH } from './delivery/webhook-url';
 export type { ResolveHost } from './delivery/address-guard';
+export { EventFeedHttpModule, EventFeedModule } from './event-feed.module';
+export { WebhookSettings } from './commands/webhook-settings';
+export { WebhookSecrets } from './delivery/webhook-secrets';
+export { DeliverWebhooks } from './reactions/deliver-webhooks.reaction';
+export { EventFeedQueries } from './queries/event-feed.queries';
+export { EVENT_FEED } from './projections/event-feed/event-feed.projection';
+export type { FeedEvent, WebhookDelivery } from './projections/event-feed/event-feed.projection';
+export { webhookDeliveryDecider } from './domain/webhook-delivery/webhook-delivery.decider';
+export { webhookEndpointDecider } from './domain/webhook-endpoint/webhook-endpoint.decider';

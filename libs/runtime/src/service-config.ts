@@ -60,6 +60,12 @@ export abstract class ServiceConfig {
   abstract readonly metricsPort: number | null;
   /** The password of the operator's credentials (`operator` and this, HTTP basic) for `/metrics` and `/admin/queues`; null: the installation's own (`operator:password`). */
   abstract readonly operatorPassword: string | null;
+  /** Let webhook endpoints name private, loopback and link-local addresses (tests, a private network). */
+  abstract readonly webhookAllowPrivateAddresses: boolean;
+  /** The waits between a webhook delivery's attempts, in ms (the first attempt is at once). */
+  abstract readonly webhookRetryDelaysMs: number[];
+  /** How long a receiver has to answer a webhook (connection, TLS and status line), in ms. */
+  abstract readonly webhookTimeoutMs: number;
   /** How long a request's `Idempotency-Key` and its answer are kept, in hours (at least 24). */
   abstract readonly idempotencyKeyHours: number;
   abstract readonly logLevel: string;
@@ -137,6 +143,19 @@ function url(name: string, value: string | undefined, schemes: string[]): string
   return v;
 }
 
+/** Standard Webhooks' retry schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts in all). */
+const DEFAULT_WEBHOOK_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+/** Waits in ms, comma-separated: `100,200,400`. */
+function delays(name: string, value: string | undefined, fallback: number[]): number[] {
+  const v = text(value);
+  if (v === null) return fallback;
+  const parts = v.split(',').map((p) => p.trim());
+  if (parts.length > 20 || !parts.every((p) => /^\d{1,9}$/.test(p)))
+    throw new ConfigError(`${name} must be up to 20 waits in ms, comma-separated (5000,300000), got ${JSON.stringify(value)}`);
+  return parts.map(Number);
+}
+
 /** Reads and checks the configuration; a bad value stops the start with a message naming it. */
 export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const port = integer('PORT', env.PORT, 3000, 65_535);
@@ -187,6 +206,9 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     metrics: flag('METRICS', env.METRICS, true),
     metricsPort: text(env.METRICS_PORT) === null ? null : integer('METRICS_PORT', env.METRICS_PORT, 0, 65_535),
     operatorPassword: operatorPassword(env.OPERATOR_PASSWORD),
+    webhookAllowPrivateAddresses: flag('WEBHOOK_ALLOW_PRIVATE_ADDRESSES', env.WEBHOOK_ALLOW_PRIVATE_ADDRESSES, false),
+    webhookRetryDelaysMs: delays('WEBHOOK_RETRY_DELAYS_MS', env.WEBHOOK_RETRY_DELAYS_MS, DEFAULT_WEBHOOK_RETRY_DELAYS_MS),
+    webhookTimeoutMs: positive('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 10_000),
     idempotencyKeyHours: atLeast('IDEMPOTENCY_KEY_HOURS', env.IDEMPOTENCY_KEY_HOURS, 24, 24 * 366),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),

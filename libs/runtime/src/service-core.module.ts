@@ -33,6 +33,7 @@ import { PROJECTIONS, ProjectionHost } from './projection-host';
 import { ALL_PROJECTIONS } from './projections';
 import { ServiceConfig } from './service-config';
 import { installationSecret } from './installation-secret';
+import { DeliverWebhooks, EventFeedModule, WebhookSecrets, WebhookSender, WebhookSettings } from '@deals/event-feed';
 import { DataDirLock } from './data-dir-lock';
 import { ServiceMetrics } from './service-metrics';
 
@@ -67,6 +68,8 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly idempotency: IdempotencyStore,
     private readonly usage: UsageMeter,
     private readonly usageStore: UsageStore,
+    private readonly webhooks: DeliverWebhooks,
+    private readonly webhookSender: WebhookSender,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -92,6 +95,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.holds.rearm();
     await this.batches.rearm();
     await this.digests.rearm();
+    await this.webhooks.rearm();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -100,6 +104,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.host.stopAll();
     await this.scheduler.close();
     await this.mailer.close();
+    this.webhookSender.close();
     await this.gateway.close();
     await this.idempotency.close();
     await this.usageStore.close();
@@ -138,6 +143,7 @@ export class ServiceCoreModule {
         EngagementModule,
         MessagingModule,
         PartnerSiteModule,
+        EventFeedModule,
       ],
       providers: [
         { provide: ServiceConfig, useValue: config },
@@ -153,6 +159,15 @@ export class ServiceCoreModule {
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
         { provide: DigestSettings, useValue: { hour: config.digestHour } },
         { provide: SiteSecrets, useValue: new SiteSecrets(installationSecret(config.dataDir, 'partner-site')) },
+        { provide: WebhookSecrets, useValue: new WebhookSecrets(installationSecret(config.dataDir, 'webhook-secrets')) },
+        {
+          provide: WebhookSettings,
+          useValue: {
+            allowPrivateAddresses: config.webhookAllowPrivateAddresses,
+            retryDelaysMs: config.webhookRetryDelaysMs,
+            timeoutMs: config.webhookTimeoutMs,
+          },
+        },
         { provide: CardLinkSettings, useValue: { clockSkewMs: config.cardLinkClockSkewS * 1000 } },
         {
           provide: UnsubscribeLinks,
@@ -184,6 +199,8 @@ export class ServiceCoreModule {
             IdempotencyStore,
             UsageMeter,
             UsageStore,
+            DeliverWebhooks,
+            WebhookSender,
           ],
         },
         UsageMeter,
@@ -202,6 +219,8 @@ export class ServiceCoreModule {
         UnsubscribeLinks,
         DigestSettings,
         SiteSecrets,
+        WebhookSecrets,
+        WebhookSettings,
         AccountsSettings,
         CardLinkSettings,
         ProjectionHost,
@@ -213,6 +232,7 @@ export class ServiceCoreModule {
         PurchasingModule,
         EngagementModule,
         MessagingModule,
+        EventFeedModule,
       ],
     };
   }

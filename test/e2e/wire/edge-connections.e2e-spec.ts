@@ -25,7 +25,7 @@ function openFiles(pid: number): { files: number; sockets: number } {
 async function settledFiles(pid: number): Promise<{ files: number; sockets: number }> {
   let last = openFiles(pid);
   let stillSince = Date.now();
-  for (const started = Date.now(); Date.now() - started < 15_000 && Date.now() - stillSince < 1_500; ) {
+  for (const started = Date.now(); Date.now() - started < 15_000 && Date.now() - stillSince < 1_500;) {
     await new Promise((r) => setTimeout(r, 100));
     const now = openFiles(pid);
     if (now.files !== last.files) [last, stillSince] = [now, Date.now()];

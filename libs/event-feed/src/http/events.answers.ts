@@ -5,7 +5,9 @@ import type { WebhookDelivery } from '../projections/event-feed/event-feed.proje
 /** A partner-facing event, as GET /v1/events lists it and a webhook delivers it. */
 export const feedEventSchema = z
   .object({
-    id: z.string().meta({ description: 'the event; derived from the log, the same after a rebuild', example: 'evt_9bQ1xV0cKp3sWm2LrT8aYd4e' }),
+    id: z
+      .string()
+      .meta({ description: 'the event; derived from the log, the same after a rebuild', example: 'evt_9bQ1xV0cKp3sWm2LrT8aYd4e' }),
     type: z.enum(FEED_EVENT_TYPES),
     created_at: z.string().meta({ description: 'when it happened, ISO 8601 UTC', example: '2026-06-15T12:00:00.000Z' }),
     resource: z.enum(['purchase', 'coupon', 'card_link', 'targeted_email_batch', 'subscription', 'user']),
@@ -13,7 +15,10 @@ export const feedEventSchema = z
     sequence: z.number().int().meta({ description: "the event's number among its resource's events, from 1: order them by it" }),
     data: z
       .record(z.string(), z.unknown())
-      .meta({ description: 'the resource in its own shape (part 2: Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then' }),
+      .meta({
+        description:
+          'the resource in its own shape (part 2: Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
+      }),
     redemption: z
       .object({
         transaction_reference: z.string(),
@@ -21,7 +26,7 @@ export const feedEventSchema = z
         transaction_date: z.string(),
         max_redemption: z.boolean(),
         qualifies: z.boolean(),
-        incentive_amount: z.number().int().meta({ description: "the incentive owed to the user, cents" }),
+        incentive_amount: z.number().int().meta({ description: 'the incentive owed to the user, cents' }),
         fee_amount: z.number().int().meta({ description: "the partner's fee, cents" }),
       })
       .optional()

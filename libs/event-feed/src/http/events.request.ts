@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { FEED_EVENT_TYPES, FeedEventType, isFeedEventType } from '../domain/feed-event';
 
 const MAX_ID = 128;
-const id = (description: string) => z.string({ error: 'must be a string' }).max(MAX_ID, `must be at most ${MAX_ID} characters`).meta({ description });
+const id = (description: string) =>
+  z.string({ error: 'must be a string' }).max(MAX_ID, `must be at most ${MAX_ID} characters`).meta({ description });
 
 /** Event types as a comma-separated list (or an array): each one the feed knows. */
 export const eventTypes = (description: string) =>
@@ -11,12 +12,13 @@ export const eventTypes = (description: string) =>
     .union([z.string(), z.array(z.string())], { error: 'must be a comma-separated list of event types' })
     .optional()
     .transform((value, ctx): FeedEventType[] => {
-      const words = (Array.isArray(value) ? value : (value ?? '').split(','))
-        .map((w) => w.trim())
-        .filter(Boolean);
+      const words = (Array.isArray(value) ? value : (value ?? '').split(',')).map((w) => w.trim()).filter(Boolean);
       const unknown = words.filter((w) => !isFeedEventType(w));
       if (unknown.length) {
-        ctx.addIssue({ code: 'custom', message: `names unknown event types: ${unknown.join(', ')} (known: ${FEED_EVENT_TYPES.join(', ')})` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `names unknown event types: ${unknown.join(', ')} (known: ${FEED_EVENT_TYPES.join(', ')})`,
+        });
         return z.NEVER;
       }
       return [...new Set(words)] as FeedEventType[];
@@ -29,7 +31,11 @@ export const eventListQuery = z
     after: id('a cursor: the id of the last event already read (`next_cursor` of the page before); none: from the first').optional(),
     types: eventTypes('only these event types, comma-separated; none: every type'),
     resource_id: id("only the events of this resource (a purchase's, a coupon's, a user's ... id)").optional(),
-    per_page: wholeNumberField('must be a whole number from 1 to 1000', (n) => n >= 1 && n <= 1000, 'events a page, 1 to 1000 (default 100)'),
+    per_page: wholeNumberField(
+      'must be a whole number from 1 to 1000',
+      (n) => n >= 1 && n <= 1000,
+      'events a page, 1 to 1000 (default 100)',
+    ),
   })
   .meta({ 'x-resource': 'event' })
   .transform((v) => ({ after: v.after ?? null, types: v.types, resourceId: v.resource_id ?? null, perPage: v.per_page ?? 100 }));

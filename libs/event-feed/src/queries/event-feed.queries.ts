@@ -29,7 +29,13 @@ export class EventFeedQueries {
   }
 
   /** Events of the partner in an order range (a replay): `from` excluded, `to` included. */
-  range(partnerId: string, fromOrder: string | null, toOrder: string | null, types: readonly string[] | null, limit: number): Promise<FeedEvent[]> {
+  range(
+    partnerId: string,
+    fromOrder: string | null,
+    toOrder: string | null,
+    types: readonly string[] | null,
+    limit: number,
+  ): Promise<FeedEvent[]> {
     const order: Record<string, string> = {};
     if (fromOrder !== null) order.$gt = fromOrder;
     if (toOrder !== null) order.$lte = toOrder;

@@ -1,9 +1,6 @@
 import { Decider, DomainCommand, DomainError } from '@deals/kernel';
 import type { AttemptRecord, WebhookDeliveryAttempted, WebhookDeliveryEvent } from './webhook-delivery.events';
 
-/** Waits before each retry, after the first attempt at once (Standard Webhooks' and Svix's schedule): 8 attempts in all. */
-export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
-
 export interface WebhookDeliveryState {
   attempts: number;
   finished: boolean;
@@ -25,6 +22,7 @@ export type RecordAttempt = DomainCommand<
     succeeded: boolean;
     /** No more attempts whatever the schedule says (410 Gone, the endpoint disabled or deleted). */
     final: boolean;
+    /** The waits before each retry (the service's schedule): attempt n failing waits `delaysMs[n - 1]`. */
     delaysMs: readonly number[];
   }
 >;
@@ -36,7 +34,8 @@ export type RecordAttempt = DomainCommand<
 export const webhookDeliveryDecider: Decider<WebhookDeliveryState, RecordAttempt, WebhookDeliveryEvent> = {
   initialState: () => ({ attempts: 0, finished: false }),
   decide({ data }, state) {
-    if (state.finished || data.attempt !== state.attempts + 1) throw new AttemptAlreadyRecorded(`attempt ${data.attempt} of ${data.deliveryId} was recorded`);
+    if (state.finished || data.attempt !== state.attempts + 1)
+      throw new AttemptAlreadyRecorded(`attempt ${data.attempt} of ${data.deliveryId} was recorded`);
     const { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error } = data;
     const wait = data.succeeded || data.final ? undefined : data.delaysMs[attempt - 1];
     const outcome: WebhookDeliveryAttempted['data']['outcome'] = data.succeeded ? 'succeeded' : wait === undefined ? 'failed' : 'retrying';
@@ -44,7 +43,20 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryState, RecordAttempt
     return [
       {
         type: 'WebhookDeliveryAttempted',
-        data: { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error, outcome, nextAttemptAt },
+        data: {
+          deliveryId,
+          endpointId,
+          eventId,
+          partnerId,
+          attempt,
+          at,
+          status,
+          latencyMs,
+          responseExcerpt,
+          error,
+          outcome,
+          nextAttemptAt,
+        },
       },
     ];
   },

@@ -39,7 +39,9 @@ export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCom
     if (command.type === 'CreateWebhookEndpoint') {
       if (state.exists) return [];
       const { url, description, types, enabled, secretSalt } = command.data;
-      return [{ type: 'WebhookEndpointCreated', data: { endpointId, partnerId, url, description, types, enabled, secretSalt, createdAt: at } }];
+      return [
+        { type: 'WebhookEndpointCreated', data: { endpointId, partnerId, url, description, types, enabled, secretSalt, createdAt: at } },
+      ];
     }
     if (!state.exists || state.deleted || state.partnerId !== partnerId) throw new NotFound(`webhook endpoint ${endpointId} not found`);
     switch (command.type) {
@@ -53,7 +55,12 @@ export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCom
         return [
           {
             type: 'WebhookSecretRotated',
-            data: { endpointId, partnerId, secretSalt: command.data.secretSalt, previousUntil: new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString() },
+            data: {
+              endpointId,
+              partnerId,
+              secretSalt: command.data.secretSalt,
+              previousUntil: new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString(),
+            },
           },
         ];
       case 'DisableWebhookEndpoint':
@@ -74,7 +81,12 @@ export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCom
       }
       case 'WebhookEndpointUpdated': {
         const { url, description, types, enabled } = event.data;
-        const terms = { ...state.terms!, ...(url === undefined ? {} : { url }), ...(description === undefined ? {} : { description }), ...(types === undefined ? {} : { types }) };
+        const terms = {
+          ...state.terms!,
+          ...(url === undefined ? {} : { url }),
+          ...(description === undefined ? {} : { description }),
+          ...(types === undefined ? {} : { types }),
+        };
         // Enabled again by its partner: its failures so far no longer count.
         const reenabled = enabled === true && !state.enabled;
         return { ...state, terms, enabled: enabled ?? state.enabled, failingSince: reenabled ? null : state.failingSince };

@@ -70,7 +70,13 @@ export const webhookEndpointsProjection = defineProjection<WebhookEndpointView>(
         return { ...view, deleted: true, enabled: false };
       case 'WebhookSecretRotated':
         // The newest salt first; the one it replaces signs until `previousUntil`; older ones are over by then.
-        return { ...view, salts: [{ salt: event.data.secretSalt, until: null }, { salt: view.salts[0].salt, until: event.data.previousUntil }] };
+        return {
+          ...view,
+          salts: [
+            { salt: event.data.secretSalt, until: null },
+            { salt: view.salts[0].salt, until: event.data.previousUntil },
+          ],
+        };
       case 'WebhookEndpointDisabled':
         return { ...view, enabled: false, disabledReason: event.data.reason };
       case 'WebhookEndpointFailing':

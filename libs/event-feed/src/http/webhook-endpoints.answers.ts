@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
+
+export const webhookEndpointSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    description: z.string(),
+    types: z.array(z.string()).meta({ description: 'the event types sent, or ["*"] for every type' }),
+    enabled: z.boolean(),
+    disabled_reason: z
+      .enum(['gone', 'failing'])
+      .nullable()
+      .meta({ description: 'why the service disabled it: its receiver answered 410 Gone, or failed every delivery for 5 days' }),
+    failing_since: z.string().nullable().meta({ description: 'ISO 8601: since when every delivery failed; null while they succeed' }),
+    created_at: z.string().meta({ description: 'ISO 8601 UTC' }),
+  })
+  .meta({
+    example: {
+      id: 'we_k7Qp2',
+      url: 'https://hooks.example.com/deals',
+      description: 'orders',
+      types: ['purchase.completed'],
+      enabled: true,
+      disabled_reason: null,
+      failing_since: null,
+      created_at: '2026-06-15T12:00:00.000Z',
+    },
+  });
+
+export const toEndpoint = (view: WebhookEndpointView) => ({
+  id: view._id,
+  url: view.url,
+  description: view.description,
+  types: view.types,
+  enabled: view.enabled,
+  disabled_reason: view.disabledReason,
+  failing_since: view.failingSince,
+  created_at: view.createdAt,
+});
+
+const secret = z.string().meta({
+  description: 'the signing secret (Standard Webhooks, whsec_…), shown this once: keep it to verify webhook-signature',
+  example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+});
+
+export const EndpointAnswer = z.object({ status: z.literal('success'), webhook_endpoint: webhookEndpointSchema });
+export const EndpointWithSecretAnswer = z.object({ status: z.literal('success'), webhook_endpoint: webhookEndpointSchema, secret });
+export const EndpointListAnswer = z.object({ status: z.literal('success'), webhook_endpoints: z.array(webhookEndpointSchema) });
+export const ReplayAnswer = z.object({
+  status: z.literal('success'),
+  queued: z.number().int().meta({ description: 'how many events are sent again (at most 1,000 a call)' }),
+  next_cursor: z
+    .string()
+    .nullable()
+    .meta({ description: 'the last event queued: give it as `after` to replay the rest; null when none was' }),
+  has_more: z.boolean(),
+});

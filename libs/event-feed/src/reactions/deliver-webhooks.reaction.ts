@@ -1,0 +1,227 @@
+import { Clock, CommandCaller, EventStore, handleCommand, Mailer, Scheduler, ViewDocument, ViewProgress, ViewStore } from '@deals/kernel';
+import { PARTNER_MEMBERS } from '@deals/partner-site';
+import { Injectable, Logger } from '@nestjs/common';
+import { WebhookSettings } from '../commands/webhook-settings';
+import { WebhookSender } from '../delivery/webhook-sender';
+import { WebhookSecrets } from '../delivery/webhook-secrets';
+import { webhookHeaders } from '../delivery/webhook-signature';
+import { AttemptAlreadyRecorded, webhookDeliveryDecider } from '../domain/webhook-delivery/webhook-delivery.decider';
+import { webhookDeliveryStream } from '../domain/webhook-delivery/webhook-delivery.events';
+import {
+  FAILING_DISABLES_AFTER_MS,
+  webhookEndpointDecider,
+  WebhookEndpointCommand,
+} from '../domain/webhook-endpoint/webhook-endpoint.decider';
+import { webhookEndpointStream } from '../domain/webhook-endpoint/webhook-endpoint.events';
+import { FeedRenderer } from '../http/feed-renderer';
+import { EVENT_FEED, WebhookDelivery } from '../projections/event-feed/event-feed.projection';
+import type { WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
+import { EventFeedQueries } from '../queries/event-feed.queries';
+import { WebhookEndpointQueries } from '../queries/webhook-endpoint.queries';
+
+export const DELIVER_WEBHOOK_JOB = 'deliver-webhook';
+const REARM_PAGE = 500;
+const SYSTEM: CommandCaller = { actor: 'system' };
+
+/**
+ * Sends the feed's deliveries: each attempt is a job (timers embedded, BullMQ distributed), armed
+ * when the feed commits a pending delivery and again for every pending one when a job-running
+ * process starts, so a crash loses none; each attempt's outcome is recorded once on the delivery's
+ * stream, and the next armed by the schedule. A receiver answering 410 Gone disables its endpoint;
+ * one that fails every delivery for 5 days is disabled and its partner's people told by email.
+ */
+@Injectable()
+export class DeliverWebhooks {
+  private readonly logger = new Logger('Webhooks');
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    progress: ViewProgress,
+    private readonly feed: EventFeedQueries,
+    private readonly endpoints: WebhookEndpointQueries,
+    private readonly renderer: FeedRenderer,
+    private readonly secrets: WebhookSecrets,
+    private readonly sender: WebhookSender,
+    private readonly settings: WebhookSettings,
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly mailer: Mailer,
+    private readonly views: ViewStore,
+  ) {
+    this.scheduler.handle(DELIVER_WEBHOOK_JOB, (job) => this.attempt(String(job.data.deliveryId), Number(job.data.attempt)));
+    progress.onCommitted(EVENT_FEED, (documents) => {
+      for (const doc of documents) if (isPending(doc)) void this.arm(doc);
+    });
+  }
+
+  /** Arms the next attempt of every pending delivery (called when a job-running process starts). */
+  async rearm(): Promise<void> {
+    let after: string | null = null;
+    for (;;) {
+      const page = await this.feed.pendingDeliveries(REARM_PAGE, after);
+      for (const delivery of page) await this.arm(delivery);
+      if (page.length < REARM_PAGE) return;
+      after = page[page.length - 1].order;
+    }
+  }
+
+  private async arm(delivery: WebhookDelivery): Promise<void> {
+    const attempt = delivery.attempts.length + 1;
+    try {
+      await this.scheduler.schedule({
+        id: `webhook-${delivery._id}-${attempt}`,
+        kind: DELIVER_WEBHOOK_JOB,
+        runAt: new Date(delivery.nextAttemptAt ?? delivery.createdAt),
+        data: { deliveryId: delivery._id, attempt },
+      });
+    } catch (error) {
+      // Armed again at the next start (the delivery stays pending in the view).
+      this.logger.error(`delivery ${delivery._id}: attempt ${attempt} not armed: ${String(error)}`);
+    }
+  }
+
+  /** One attempt: sent, then recorded once; nothing when it was recorded already. */
+  async attempt(deliveryId: string, attempt: number): Promise<void> {
+    const delivery = await this.feed.delivery(deliveryId);
+    if (!delivery || delivery.status !== 'pending' || delivery.attempts.length >= attempt) return;
+    const endpoint = await this.endpoints.byId(delivery.endpointId);
+    const event = await this.feed.event(delivery.partnerId, delivery.eventId);
+    const now = this.clock.now();
+    if (!endpoint || !endpoint.enabled || !event) {
+      const why =
+        !endpoint || endpoint.deleted
+          ? 'the endpoint was removed'
+          : !endpoint.enabled
+            ? 'the endpoint is disabled'
+            : 'the event is not in the feed';
+      await this.record(delivery, attempt, {
+        at: now,
+        status: null,
+        latencyMs: 0,
+        responseExcerpt: '',
+        error: why,
+        succeeded: false,
+        final: true,
+      });
+      return;
+    }
+    const body = JSON.stringify(await this.renderer.render(event));
+    const headers = webhookHeaders(
+      this.secrets.signing(endpoint._id, endpoint.salts, now),
+      event._id,
+      Math.floor(now.getTime() / 1000),
+      body,
+    );
+    const sent = await this.sender.send({ url: endpoint.url, headers, body });
+    const recorded = await this.record(delivery, attempt, {
+      at: now,
+      ...sent,
+      succeeded: sent.outcome === 'succeeded',
+      final: sent.outcome === 'gone',
+    });
+    if (!recorded) return;
+    if (sent.outcome === 'succeeded') await this.endpointCommand(endpoint, { type: 'RecordEndpointSuccess' });
+    else if (sent.outcome === 'gone') await this.endpointCommand(endpoint, { type: 'DisableWebhookEndpoint', reason: 'gone' });
+    else await this.failed(endpoint, now);
+  }
+
+  private async record(
+    delivery: WebhookDelivery,
+    attempt: number,
+    outcome: {
+      at: Date;
+      status: number | null;
+      latencyMs: number;
+      responseExcerpt: string;
+      error: string | null;
+      succeeded: boolean;
+      final: boolean;
+    },
+  ): Promise<boolean> {
+    try {
+      await handleCommand(
+        this.store,
+        webhookDeliveryStream(delivery._id),
+        webhookDeliveryDecider,
+        {
+          type: 'RecordAttempt',
+          data: {
+            deliveryId: delivery._id,
+            endpointId: delivery.endpointId,
+            eventId: delivery.eventId,
+            partnerId: delivery.partnerId,
+            attempt,
+            at: outcome.at.toISOString(),
+            status: outcome.status,
+            latencyMs: Math.round(outcome.latencyMs),
+            responseExcerpt: outcome.responseExcerpt,
+            error: outcome.error,
+            succeeded: outcome.succeeded,
+            final: outcome.final,
+            delaysMs: this.settings.retryDelaysMs,
+          },
+        },
+        { now: this.clock.now(), metadata: { ...SYSTEM, partnerId: delivery.partnerId } },
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof AttemptAlreadyRecorded) return false;
+      throw error;
+    }
+  }
+
+  /** A failure: the endpoint is failing from now, or, failing for 5 days, disabled and its partner told. */
+  private async failed(endpoint: WebhookEndpointView, now: Date): Promise<void> {
+    if (endpoint.failingSince === null) {
+      await this.endpointCommand(endpoint, { type: 'RecordEndpointFailure' });
+      return;
+    }
+    if (now.getTime() - Date.parse(endpoint.failingSince) < FAILING_DISABLES_AFTER_MS) return;
+    const { events } = await this.endpointCommand(endpoint, { type: 'DisableWebhookEndpoint', reason: 'failing' });
+    if (events.length) await this.tellPartner(endpoint, now);
+  }
+
+  private async endpointCommand(endpoint: WebhookEndpointView, command: { type: string; reason?: 'gone' | 'failing' }) {
+    const data = { endpointId: endpoint._id, partnerId: endpoint.partnerId, ...(command.reason ? { reason: command.reason } : {}) };
+    return handleCommand(
+      this.store,
+      webhookEndpointStream(endpoint._id),
+      webhookEndpointDecider,
+      { type: command.type, data } as WebhookEndpointCommand,
+      {
+        now: this.clock.now(),
+        metadata: { ...SYSTEM, partnerId: endpoint.partnerId },
+      },
+    );
+  }
+
+  /** Emails the partner's people (the partner site's) that the endpoint was disabled. */
+  private async tellPartner(endpoint: WebhookEndpointView, now: Date): Promise<void> {
+    const people = await this.views.find<ViewDocument & { email: string }>(PARTNER_MEMBERS, {
+      partnerId: endpoint.partnerId,
+      status: 'active',
+    });
+    const text =
+      `Every delivery to your webhook endpoint ${endpoint.url} (${endpoint._id}) has failed since ${endpoint.failingSince}, ` +
+      `so it was disabled on ${now.toISOString()}. No events are sent to it until it is enabled again ` +
+      `(PUT /v1/webhook_endpoints/${endpoint._id} with "enabled": true); events since can be sent again with POST /v1/webhook_endpoints/${endpoint._id}/replay.`;
+    for (const person of people) {
+      await this.mailer
+        .send({
+          to: person.email,
+          subject: 'Your webhook endpoint was disabled',
+          text,
+          html: `<p>${escapeHtml(text)}</p>`,
+          messageId: `<webhook-disabled-${endpoint._id}.${person._id}@deals-service>`,
+        })
+        .catch((error) =>
+          this.logger.error(`the notice to ${person._id} of endpoint ${endpoint._id} disabled was not sent: ${String(error)}`),
+        );
+    }
+  }
+}
+
+const isPending = (doc: ViewDocument): doc is WebhookDelivery =>
+  (doc as WebhookDelivery).kind === 'delivery' && (doc as WebhookDelivery).status === 'pending';
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
