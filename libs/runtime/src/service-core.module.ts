@@ -19,7 +19,9 @@ import {
 import { UsageMeter } from '@deals/wire';
 import {
   CouponCodeKey,
+  CouponExpirySettings,
   CouponLinks,
+  ExpireCoupons,
   KeyedCouponLinks,
   PurchasingModule,
   RecoverInterruptedPayments,
@@ -67,6 +69,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly idempotency: IdempotencyStore,
     private readonly usage: UsageMeter,
     private readonly usageStore: UsageStore,
+    private readonly couponExpiry: ExpireCoupons,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -92,6 +95,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.holds.rearm();
     await this.batches.rearm();
     await this.digests.rearm();
+    await this.couponExpiry.rearm();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -152,6 +156,7 @@ export class ServiceCoreModule {
         },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
         { provide: DigestSettings, useValue: { hour: config.digestHour } },
+        { provide: CouponExpirySettings, useValue: { sweepMs: config.couponExpirySweepMs } },
         { provide: SiteSecrets, useValue: new SiteSecrets(installationSecret(config.dataDir, 'partner-site')) },
         { provide: CardLinkSettings, useValue: { clockSkewMs: config.cardLinkClockSkewS * 1000 } },
         {
@@ -184,6 +189,7 @@ export class ServiceCoreModule {
             IdempotencyStore,
             UsageMeter,
             UsageStore,
+            ExpireCoupons,
           ],
         },
         UsageMeter,
@@ -201,6 +207,7 @@ export class ServiceCoreModule {
         CouponCodeKey,
         UnsubscribeLinks,
         DigestSettings,
+        CouponExpirySettings,
         SiteSecrets,
         AccountsSettings,
         CardLinkSettings,
