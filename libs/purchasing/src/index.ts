@@ -6,6 +6,8 @@ export { stockTotalIssues } from './domain/inventory/inventory.decider';
 export { CouponLinks, KeyedCouponLinks } from './http/purchase.answers';
 export { CouponCodeKey } from './commands/purchase-steps/coupon-codes';
 export { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
+export { CouponExpirySettings, EXPIRE_COUPONS_JOB, ExpireCoupons } from './reactions/expire-coupons.reaction';
+export type { ExpirySweep } from './reactions/expire-coupons.reaction';
 export { PurchaseAudit } from './audit/purchase-audit';
 export { PurchaseQueries } from './queries/purchase.queries';
 export { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments.reaction';

@@ -24,8 +24,10 @@ import { RecoverInterruptedPayments } from './reactions/recover-interrupted-paym
 import { KeyedPurchases } from './commands/purchase-steps/keyed-purchases';
 import { AuditController } from './http/audit.controller';
 import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
+import { ExpireCouponHandler } from './commands/expire-coupon/expire-coupon.command';
+import { ExpireCoupons } from './reactions/expire-coupons.reaction';
 
-/** Inventory, purchases and coupons: commands, handlers, queries and the hold-expiry job. */
+/** Inventory, purchases and coupons: commands, handlers, queries, the hold-expiry job and the coupon-expiry sweep. */
 @Module({
   imports: [CatalogModule, AccountsModule],
   providers: [
@@ -39,17 +41,19 @@ import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction'
     FullPurchaseHandler,
     RecordResellerPurchaseHandler,
     CancelCouponHandler,
+    ExpireCouponHandler,
     CouponIssuer,
     PurchaseSteps,
     PurchaseQueries,
     OpenHolds,
     ReleaseExpiredHolds,
+    ExpireCoupons,
     PurchaseAudit,
     RecoverInterruptedPayments,
     KeyedPurchases,
     CouponQr,
   ],
-  exports: [PurchaseQueries, ReleaseExpiredHolds, PurchaseAudit, RecoverInterruptedPayments, CouponQr],
+  exports: [PurchaseQueries, ReleaseExpiredHolds, ExpireCoupons, PurchaseAudit, RecoverInterruptedPayments, CouponQr],
 })
 export class PurchasingModule {}
 

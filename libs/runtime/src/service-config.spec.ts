@@ -11,6 +11,7 @@ describe('loadServiceConfig', () => {
       tlsCertFile: null,
       maxConnections: 10_000,
       handshakeTimeoutMs: 10_000,
+      couponExpirySweepMs: 600_000,
     });
   });
 
@@ -21,6 +22,7 @@ describe('loadServiceConfig', () => {
       [{ PORT: '1e3' }, /^PORT/],
       [{ READ_YOUR_WRITES_TIMEOUT_MS: '-1' }, /^READ_YOUR_WRITES_TIMEOUT_MS/],
       [{ MAX_CONNECTIONS: '0' }, /^MAX_CONNECTIONS must be at least 1/],
+      [{ COUPON_EXPIRY_SWEEP_MS: '0' }, /^COUPON_EXPIRY_SWEEP_MS must be at least 1/],
       [{ HANDSHAKE_TIMEOUT_MS: '10s' }, /^HANDSHAKE_TIMEOUT_MS must be a whole number/],
       [{ LOG_LEVEL: 'nonsense' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
       [{ TLS_CERT_FILE: '/etc/cert.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE go together/],

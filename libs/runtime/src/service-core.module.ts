@@ -19,7 +19,9 @@ import {
 import { UsageMeter } from '@deals/wire';
 import {
   CouponCodeKey,
+  CouponExpirySettings,
   CouponLinks,
+  ExpireCoupons,
   KeyedCouponLinks,
   PurchasingModule,
   RecoverInterruptedPayments,
@@ -70,6 +72,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly usageStore: UsageStore,
     private readonly webhooks: DeliverWebhooks,
     private readonly webhookSender: WebhookSender,
+    private readonly couponExpiry: ExpireCoupons,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -96,6 +99,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.batches.rearm();
     await this.digests.rearm();
     await this.webhooks.rearm();
+    await this.couponExpiry.rearm();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -158,6 +162,7 @@ export class ServiceCoreModule {
         },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },
         { provide: DigestSettings, useValue: { hour: config.digestHour } },
+        { provide: CouponExpirySettings, useValue: { sweepMs: config.couponExpirySweepMs } },
         { provide: SiteSecrets, useValue: new SiteSecrets(installationSecret(config.dataDir, 'partner-site')) },
         { provide: WebhookSecrets, useValue: new WebhookSecrets(installationSecret(config.dataDir, 'webhook-secrets')) },
         {
@@ -201,6 +206,7 @@ export class ServiceCoreModule {
             UsageStore,
             DeliverWebhooks,
             WebhookSender,
+            ExpireCoupons,
           ],
         },
         UsageMeter,
@@ -218,6 +224,7 @@ export class ServiceCoreModule {
         CouponCodeKey,
         UnsubscribeLinks,
         DigestSettings,
+        CouponExpirySettings,
         SiteSecrets,
         WebhookSecrets,
         WebhookSettings,

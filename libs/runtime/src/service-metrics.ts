@@ -42,6 +42,8 @@ function businessOutcomes(event: NewEvent): Array<[BusinessCounter, string]> {
       return [['coupons', 'redeemed']];
     case 'CouponCancelled':
       return [['coupons', 'cancelled']];
+    case 'CouponExpired':
+      return [['coupons', 'expired']];
     default:
       return [];
   }

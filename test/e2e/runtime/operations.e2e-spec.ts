@@ -183,11 +183,13 @@ describe('jobs:list on the embedded mode: the running API is asked for its timer
     try {
       const listed = await runCli(dir.path, ['jobs:list'], env);
       expect(listed.code).toBe(0);
-      // Armed at every start: the hourly re-arming of the batches' and the daily emails' jobs.
-      expect(listed.stdout).toMatch(/^jobs \(in-process\): 2 waiting, 0 due, 0 running, 0 failed$/m);
+      // Armed at every start: the hourly re-arming of the batches' and the daily emails' jobs, and the
+      // coupon-expiry sweep (its first run at the start, on an empty log at once; the next in 10 minutes).
+      expect(listed.stdout).toMatch(/^jobs \(in-process\): 3 waiting, 0 due, 0 running, 0 failed$/m);
       expect(listed.stdout).toMatch(/waiting\s+arm-batches\s+arm-batches/);
+      expect(listed.stdout).toMatch(/waiting\s+expire-coupons\s+expire-coupons-\d+/);
       const json = JSON.parse((await runCli(dir.path, ['jobs:list', '--json'], env)).stdout);
-      expect(json.jobs.map((job: { kind: string }) => job.kind).sort()).toEqual(['arm-batches', 'arm-digests']);
+      expect(json.jobs.map((job: { kind: string }) => job.kind).sort()).toEqual(['arm-batches', 'arm-digests', 'expire-coupons']);
     } finally {
       await api.stop();
     }

@@ -65,3 +65,64 @@ describe('coupon decider', () => {
       .when({ type: 'IssueCoupon', data: issued().data as never }, now)
       .then([]));
 });
+
+describe('expire coupon', () => {
+  const expiry = '2026-06-15T12:00:00Z';
+  const expire = { type: 'ExpireCoupon' as const, data: { couponId: 'c1' } };
+  const expired: CouponEvent = { type: 'CouponExpired', data: { couponId: 'c1', expiredAt: '2026-06-15T12:00:00.000Z' } };
+  const at = (iso: string) => new Date(iso);
+
+  describe('an issued coupon past its expiry', () => {
+    it('records the expiry at its instant, not at the sweep time', () =>
+      given([issued(expiry)])
+        .when(expire, at('2026-06-15T12:07:30Z'))
+        .then([expired]));
+    it('records it from the expiry instant itself', () =>
+      given([issued(expiry)])
+        .when(expire, at(expiry))
+        .then([expired]));
+  });
+
+  describe('an issued coupon before its expiry, or one that never expires', () => {
+    it('records nothing', () => {
+      given([issued(expiry)])
+        .when(expire, at('2026-06-15T11:59:59.999Z'))
+        .then([]);
+      given([issued(null)])
+        .when(expire, at('2030-01-01T00:00:00Z'))
+        .then([]);
+    });
+  });
+
+  describe('a coupon whose expiry is recorded', () => {
+    it('records nothing again', () =>
+      given([issued(expiry), expired])
+        .when(expire, at('2026-06-15T12:20:00Z'))
+        .then([]));
+    it('is refused for redeem and cancel as before: a recorded expiry changes nothing a partner sees', () => {
+      given([issued(expiry), expired])
+        .when(redeem(), at('2026-06-15T12:20:00Z'))
+        .thenThrows(ValidationFailed, { message: 'state has expired' });
+      given([issued(expiry), expired])
+        .when({ type: 'CancelCoupon', data: { couponId: 'c1', partnerId: 'a', resold: true } }, at('2026-06-15T12:20:00Z'))
+        .thenThrows(ValidationFailed, { message: 'the coupon is in a non-refundable state' });
+    });
+  });
+
+  describe('a redeemed or cancelled coupon past its expiry', () => {
+    it('records nothing', () => {
+      const redeemed: CouponEvent = { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: '2026-06-15T11:00:00.000Z' } };
+      const cancelled: CouponEvent = { type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: '2026-06-15T11:00:00.000Z' } };
+      given([issued(expiry), redeemed])
+        .when(expire, at('2026-06-15T12:10:00Z'))
+        .then([]);
+      given([issued(expiry), cancelled])
+        .when(expire, at('2026-06-15T12:10:00Z'))
+        .then([]);
+    });
+  });
+
+  describe('no coupon', () => {
+    it('is not found', () => given([]).when(expire, at('2026-06-15T12:10:00Z')).thenThrows(NotFound));
+  });
+});

@@ -10,7 +10,9 @@ export type RedeemCoupon = DomainCommand<'RedeemCoupon', { couponId: string; par
  * leave its buyer charged with nothing to redeem.
  */
 export type CancelCoupon = DomainCommand<'CancelCoupon', { couponId: string; partnerId: string; resold: boolean }>;
-export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon;
+/** Records the expiry of a coupon whose time has passed, once (the expiry sweep's command). */
+export type ExpireCoupon = DomainCommand<'ExpireCoupon', { couponId: string }>;
+export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon | ExpireCoupon;
 
 /** A cancel refused for one of part 7.3's reasons; the reseller body lists them. */
 export class CouponNotRefundable extends ValidationFailed {
@@ -33,6 +35,8 @@ export interface Coupon {
   redeemedAt: string | null;
   cancelled: boolean;
   refundable: boolean;
+  /** Whether `CouponExpired` is in the stream (the state is `expired` by the clock either way). */
+  expiryRecorded: boolean;
 }
 
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'coupon', field: 'state', message }]);
@@ -57,25 +61,38 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
     redeemedAt: null,
     cancelled: false,
     refundable: true,
+    expiryRecorded: false,
   }),
   decide(command, coupon, now) {
-    if (command.type === 'IssueCoupon') return coupon.issued ? [] : [{ type: 'CouponIssued', data: command.data }];
-    if (command.type === 'CancelCoupon') {
-      const { couponId, partnerId } = command.data;
-      if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
-      if (coupon.cancelled) throw new CouponNotRefundable(REFUND_REASONS.refunded);
-      if (!command.data.resold || !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
-      if (couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
-      return [{ type: 'CouponCancelled', data: { couponId, cancelledAt: now.toISOString() } }];
+    switch (command.type) {
+      case 'IssueCoupon':
+        return coupon.issued ? [] : [{ type: 'CouponIssued', data: command.data }];
+      case 'CancelCoupon': {
+        const { couponId, partnerId } = command.data;
+        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
+        if (coupon.cancelled) throw new CouponNotRefundable(REFUND_REASONS.refunded);
+        if (!command.data.resold || !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
+        if (couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
+        return [{ type: 'CouponCancelled', data: { couponId, cancelledAt: now.toISOString() } }];
+      }
+      case 'ExpireCoupon': {
+        const { couponId } = command.data;
+        if (!coupon.issued) throw new NotFound(`coupon ${couponId} not found`);
+        // A sweep may meet a coupon twice, or one redeemed or cancelled since it read the view: nothing to say then.
+        if (coupon.expiryRecorded || coupon.expiresAt === null || couponState(coupon, now.getTime()) !== 'expired') return [];
+        return [{ type: 'CouponExpired', data: { couponId, expiredAt: new Date(coupon.expiresAt).toISOString() } }];
+      }
+      case 'RedeemCoupon': {
+        const { couponId, partnerId, userId } = command.data;
+        if (!coupon.issued || coupon.partnerId !== partnerId || (userId !== undefined && coupon.userId !== userId))
+          throw new NotFound(`coupon ${couponId} not found`);
+        const state = couponState(coupon, now.getTime());
+        if (state === 'cancelled') throw refuse('is cancelled');
+        if (state === 'redeemed') throw refuse('is already redeemed');
+        if (state === 'expired') throw refuse('has expired');
+        return [{ type: 'CouponRedeemed', data: { couponId, redeemedAt: now.toISOString() } }];
+      }
     }
-    const { couponId, partnerId, userId } = command.data;
-    if (!coupon.issued || coupon.partnerId !== partnerId || (userId !== undefined && coupon.userId !== userId))
-      throw new NotFound(`coupon ${couponId} not found`);
-    const state = couponState(coupon, now.getTime());
-    if (state === 'cancelled') throw refuse('is cancelled');
-    if (state === 'redeemed') throw refuse('is already redeemed');
-    if (state === 'expired') throw refuse('has expired');
-    return [{ type: 'CouponRedeemed', data: { couponId, redeemedAt: now.toISOString() } }];
   },
   evolve(coupon, event) {
     switch (event.type) {
@@ -88,11 +105,14 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
           redeemedAt: null,
           cancelled: false,
           refundable: event.data.refundable !== false,
+          expiryRecorded: false,
         };
       case 'CouponRedeemed':
         return { ...coupon, redeemedAt: event.data.redeemedAt };
       case 'CouponCancelled':
         return { ...coupon, cancelled: true };
+      case 'CouponExpired':
+        return { ...coupon, expiryRecorded: true };
     }
   },
 };

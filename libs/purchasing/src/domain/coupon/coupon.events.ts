@@ -20,6 +20,12 @@ export type CouponIssued = DomainEvent<
 /** Cancelled and refunded (part 4.7). Its unit is not put back on sale (docs/decisions.md). */
 export type CouponCancelled = DomainEvent<'CouponCancelled', { couponId: string; cancelledAt: string }>;
 export type CouponRedeemed = DomainEvent<'CouponRedeemed', { couponId: string; redeemedAt: string }>;
-export type CouponEvent = CouponIssued | CouponRedeemed | CouponCancelled;
+/**
+ * Its expiry passed while it was neither redeemed nor cancelled: recorded by the expiry sweep within
+ * minutes of `expiredAt` (the coupon's expiry instant, not the sweep's time). The coupon was already
+ * `expired` by the clock; this makes it a fact of the log that projections can see.
+ */
+export type CouponExpired = DomainEvent<'CouponExpired', { couponId: string; expiredAt: string }>;
+export type CouponEvent = CouponIssued | CouponRedeemed | CouponCancelled | CouponExpired;
 
 export const couponStream = (couponId: string) => `coupon-${couponId}`;

@@ -17,20 +17,34 @@ export interface CouponDetails extends ViewDocument {
   issuedAt: string;
   redeemedAt: string | null;
   cancelledAt: string | null;
+  /** `CouponExpired` is in the log (the expiry sweep's); absent in documents written before it was handled. */
+  expiryRecorded?: boolean;
 }
 
-/** v2 adds `number`, so a user's list orders a purchase's coupons -2 before -10. */
+/**
+ * v2 adds `number`, so a user's list orders a purchase's coupons -2 before -10. `CouponExpired`
+ * joined later without a new name: no event before it changes meaning, and a document without
+ * `expiryRecorded` reads as not recorded.
+ */
 export const COUPON_DETAILS = 'coupon_details_v2';
 
 export const couponDetailsProjection = defineProjection<CouponDetails>({
   name: COUPON_DETAILS,
-  handles: ['CouponIssued', 'CouponRedeemed', 'CouponCancelled'],
-  indexes: [{ keys: { userId: 1 } }, { keys: { purchaseId: 1 } }, { keys: { partnerId: 1 } }, { keys: { issuedAt: 1 } }],
+  handles: ['CouponIssued', 'CouponRedeemed', 'CouponCancelled', 'CouponExpired'],
+  indexes: [
+    { keys: { userId: 1 } },
+    { keys: { purchaseId: 1 } },
+    { keys: { partnerId: 1 } },
+    { keys: { issuedAt: 1 } },
+    // The expiry sweep's range: coupons whose expiry has passed, oldest first.
+    { keys: { expiresAt: 1 } },
+  ],
   documentIds: (event) => [(event.data as { couponId: string }).couponId],
   evolve(view, recorded, id) {
     const event = recorded as unknown as CouponEvent;
     if (event.type === 'CouponRedeemed') return view && { ...view, redeemedAt: event.data.redeemedAt };
     if (event.type === 'CouponCancelled') return view && { ...view, cancelledAt: event.data.cancelledAt };
+    if (event.type === 'CouponExpired') return view && { ...view, expiryRecorded: true };
     const { partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt, issuedAt } = event.data;
     const number = Number(id.slice(purchaseId.length + 1));
     return {
@@ -48,6 +62,7 @@ export const couponDetailsProjection = defineProjection<CouponDetails>({
       issuedAt,
       redeemedAt: null,
       cancelledAt: null,
+      expiryRecorded: false,
     };
   },
 });

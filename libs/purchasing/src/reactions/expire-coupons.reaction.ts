@@ -1,0 +1,99 @@
+import { Clock, Scheduler, ViewStore } from '@deals/kernel';
+import { Injectable, Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ExpireCoupon } from '../commands/expire-coupon/expire-coupon.command';
+import { couponsDueForExpiry, ExpiryCursor } from '../queries/coupons-due-for-expiry';
+
+/** The sweep's job kind; each run's id is `expire-coupons-<n>` (see {@link ExpireCoupons}). */
+export const EXPIRE_COUPONS_JOB = 'expire-coupons';
+const PAGE_SIZE = 500;
+
+/** How often the expiry sweep runs (`COUPON_EXPIRY_SWEEP_MS`, 10 minutes by default). */
+export abstract class CouponExpirySettings {
+  abstract readonly sweepMs: number;
+}
+
+/** What one sweep did: coupons the view showed due, and expiries it recorded (fewer when another recorded them first). */
+export interface ExpirySweep {
+  found: number;
+  recorded: number;
+  failed: number;
+}
+
+/**
+ * Records the expiry of coupons (`CouponExpired`) within one sweep interval of it: a job that finds
+ * the coupons past their expiry and not yet recorded, redeemed or cancelled, records each, and arms
+ * the next. A job-running process arms it to run at once when it starts, so expiries passed while
+ * the service was down are recorded then. The coupon was `expired` by the clock already: the record
+ * is for the projections (the partner feed of issue 37), never what decides the state.
+ *
+ * Each run has an id of its own, `expire-coupons-<n>`, n counting intervals since the epoch: BullMQ
+ * ignores a job armed under the id of the job that is running (its removal does not reach a running
+ * job, and its add keeps the id held), so a job that re-arms its own id runs once. The next run is
+ * numbered after both the current interval and the running one (a timer may fire a moment early),
+ * so it never takes the running job's id; two chains (a start while one is armed) arm the same
+ * number within an interval and become one again.
+ */
+@Injectable()
+export class ExpireCoupons {
+  private readonly logger = new Logger('CouponExpiry');
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    private readonly commands: CommandBus,
+    private readonly views: ViewStore,
+    private readonly clock: Clock,
+    private readonly settings: CouponExpirySettings,
+  ) {
+    this.scheduler.handle(EXPIRE_COUPONS_JOB, async (job) => {
+      try {
+        await this.sweep();
+      } finally {
+        const now = this.clock.now().getTime();
+        const ran = typeof job.data.n === 'number' ? job.data.n : 0;
+        await this.arm(Math.max(this.interval(now), ran) + 1, now + this.settings.sweepMs);
+      }
+    });
+  }
+
+  /** Called by the process that runs jobs once its views are caught up: the first sweep runs at once. */
+  async rearm(): Promise<void> {
+    const now = this.clock.now().getTime();
+    await this.arm(this.interval(now), now);
+  }
+
+  /** Records every expiry due at this moment, page by page; a coupon that fails is logged and left to the next sweep. */
+  async sweep(): Promise<ExpirySweep> {
+    const now = this.clock.now().getTime();
+    const outcome: ExpirySweep = { found: 0, recorded: 0, failed: 0 };
+    for (let after: ExpiryCursor | null = null; ;) {
+      const page = await couponsDueForExpiry(this.views, now, after, PAGE_SIZE);
+      for (const coupon of page) {
+        outcome.found++;
+        try {
+          const { recorded } = await this.commands.execute(new ExpireCoupon(coupon._id, coupon.partnerId));
+          if (recorded) outcome.recorded++;
+        } catch (error) {
+          outcome.failed++;
+          this.logger.error(
+            { err: error, couponId: coupon._id },
+            `coupon ${coupon._id}: its expiry was not recorded; the next sweep tries again`,
+          );
+        }
+      }
+      if (page.length < PAGE_SIZE) break;
+      const last = page[page.length - 1];
+      after = { expiresAt: last.expiresAt as number, id: last._id };
+    }
+    if (outcome.found > 0) this.logger.log(`expiry sweep: ${outcome.recorded} recorded of ${outcome.found} due, ${outcome.failed} failed`);
+    return outcome;
+  }
+
+  private interval(at: number): number {
+    return Math.floor(at / this.settings.sweepMs);
+  }
+
+  private arm(n: number, at: number): Promise<void> {
+    return this.scheduler.schedule({ id: `${EXPIRE_COUPONS_JOB}-${n}`, kind: EXPIRE_COUPONS_JOB, runAt: new Date(at), data: { n } });
+  }
+}
