@@ -13,12 +13,10 @@ export const feedEventSchema = z
     resource: z.enum(['purchase', 'coupon', 'card_link', 'targeted_email_batch', 'subscription', 'user']),
     resource_id: z.string(),
     sequence: z.number().int().meta({ description: "the event's number among its resource's events, from 1: order them by it" }),
-    data: z
-      .record(z.string(), z.unknown())
-      .meta({
-        description:
-          'the resource in its own shape (part 2: Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
-      }),
+    data: z.record(z.string(), z.unknown()).meta({
+      description:
+        'the resource in its own shape (part 2: Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
+    }),
     redemption: z
       .object({
         transaction_reference: z.string(),

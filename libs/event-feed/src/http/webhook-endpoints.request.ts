@@ -5,13 +5,10 @@ import { FEED_EVENT_TYPES, isFeedEventType } from '../domain/feed-event';
 const MAX_ID = 128;
 const DESCRIPTION_MAX = 500;
 
-const url = z
-  .string({ error: 'must be an https:// URL' })
-  .min(1, 'is required')
-  .meta({
-    description: 'where to POST the events: https, no credentials in it, at most 2,048 characters',
-    example: 'https://hooks.example.com/deals',
-  });
+const url = z.string({ error: 'must be an https:// URL' }).min(1, 'is required').meta({
+  description: 'where to POST the events: https, no credentials in it, at most 2,048 characters',
+  example: 'https://hooks.example.com/deals',
+});
 
 /** The event types an endpoint wants: a list (or comma-separated text) of known types, or `*` for all. */
 const types = z

@@ -176,9 +176,11 @@ class FeedBatch {
 
   /** A coupon's expiry recorded (its view does not change: the state was already `expired` by time). */
   private async couponExpired(event: RecordedEvent, touch: (key: string) => Promise<FeedResource | null | undefined>): Promise<void> {
-    const id = (event.data as { couponId: string }).couponId;
+    const { couponId: id, expiredAt } = event.data as { couponId: string; expiredAt: string };
     const doc = await touch(resourceKey('coupon', id));
     if (!doc?.state) return;
+    // Expiries recorded long after the fact (the first sweep of an installation that had none) are no news.
+    if (Date.parse(event.metadata.occurredAt) - Date.parse(expiredAt) > STALE_EXPIRY_MS) return;
     const resource = { ...doc, _pos: event.position };
     this.put(resource);
     await this.emit(couponSource, event, resource, ['coupon.expired']);
@@ -317,6 +319,9 @@ class FeedBatch {
     });
   }
 }
+
+/** An expiry recorded later than this after the coupon expired makes no `coupon.expired`. */
+const STALE_EXPIRY_MS = 24 * 3_600_000;
 
 const listensTo = (types: readonly string[], type: string) => types.includes('*') || types.includes(type);
 
