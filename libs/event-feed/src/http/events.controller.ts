@@ -1,6 +1,6 @@
 import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { ApiAnswer, ApiRequest, Caller, CurrentCaller, RequestParameters } from '@deals/wire';
-import { Controller, Get, Param, Post } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { WebhookEndpointWrites } from '../commands/webhook-endpoint-writes';
 import { EVENT_FEED } from '../projections/event-feed/event-feed.projection';
@@ -76,6 +76,7 @@ export class EventsController {
   }
 
   @Post(':event_id/redeliver')
+  @HttpCode(200)
   @ApiOperation({
     summary: 'Send an event again',
     description:

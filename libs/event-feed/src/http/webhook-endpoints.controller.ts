@@ -88,6 +88,7 @@ export class WebhookEndpointsController {
   }
 
   @Post(':endpoint_id/rotate_secret')
+  @HttpCode(200)
   @ApiOperation({
     summary: "Replace an endpoint's signing secret",
     description:
@@ -121,6 +122,7 @@ export class WebhookEndpointsController {
   }
 
   @Post(':endpoint_id/replay')
+  @HttpCode(200)
   @ApiOperation({
     summary: 'Send a range of events again',
     description: `The endpoint's types of events after \`after\` up to \`until\` (event ids), oldest first, at most ${REPLAY_MAX} a call: each a new delivery.`,

@@ -1,0 +1,278 @@
+import { ManualClock } from '@deals/kernel';
+import { ExpireCoupons } from '@deals/purchasing';
+import { ReleaseExpiredHold } from '@deals/purchasing/commands/release-expired-hold/release-expired-hold.command';
+import { CommandBus } from '@nestjs/cqrs';
+import { Webhook } from 'standardwebhooks';
+import { TestApi } from '../../support/api-harness';
+import { ApiProcess, freePort } from '../../support/api-process';
+import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
+import { tempDir } from '../../support/temp-dir';
+import { TEST_CARDS } from '../../support/test-cards';
+import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver';
+
+/** Every type but `targeted_email_batch.failed` (the outbox never fails a message; the projection's spec has it). */
+const TYPES = [
+  'purchase.completed',
+  'purchase.refunded',
+  'reservation.released',
+  'reservation.expired',
+  'coupon.redeemed',
+  'coupon.cancelled',
+  'coupon.expired',
+  'card_link.linked',
+  'card_link.unlinked',
+  'card_link.redeemed',
+  'card_link.fulfilled',
+  'targeted_email_batch.processed',
+  'subscription.updated',
+  'user.created',
+  'user.updated',
+];
+
+/**
+ * Webhooks (issue 37) from a real API process to a real HTTPS receiver, whose certificate the
+ * process trusts through NODE_EXTRA_CA_CERTS: signed as Standard Webhooks says (checked with the
+ * `standardwebhooks` package), retried on the schedule (short here), recorded per attempt, a 410
+ * disabling its endpoint, a rotated secret signing beside the new one, and nothing lost to a SIGKILL.
+ */
+describe('webhooks to a real HTTPS receiver', () => {
+  jest.setTimeout(120_000);
+  const dir = tempDir('webhooks');
+  let receiver: WebhookReceiver;
+  let api: ApiProcess;
+  let apiKey: string;
+  let basicAuth: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+    // The history a clock can make: a lapsed reservation, a recorded coupon expiry, a batch sent.
+    const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+    const setup = await TestApi.start({ clock, dataDir: dir.path, env: { COUPON_EXPIRY_SWEEP_MS: '3600000' } });
+    const partner = await setup.createPartner();
+    apiKey = partner.apiKey;
+    basicAuth = `Basic ${Buffer.from(`${partner.username}:${partner.password}`).toString('base64')}`;
+    await setup.importRegions([chicago]);
+    await setup.importDeals([
+      // On sale from the test's clock to after the real one's now: the process after the restart runs on the real clock.
+      { ...spaDay, max_per_user: undefined, end_at: '2030-01-01T00:00:00Z', expires_at: '2030-12-31T00:00:00Z' },
+      { ...spaDay, id: 'short-lived', max_per_user: undefined, expires_at: '2026-06-15T12:02:00Z' },
+      { ...cardLinked, end_at: '2030-01-01T00:00:00Z' },
+    ]);
+    const call = (method: string, path: string, body?: unknown) => setup.call(method, path, { apiKey, body });
+    const userId = (await call('POST', '/users', { email: 'clock@example.com' })).body.user_id;
+    const reserved = (await call('POST', '/purchases/reserve', { deal_id: spaDay.id, num_bought: 1 })).body.purchase;
+    const shortLived = (await call('POST', '/purchases/reserve', { deal_id: 'short-lived', num_bought: 1 })).body.purchase;
+    expect((await call('PUT', `/purchases/${shortLived.id}/claim`, { user_id: userId })).status).toBe(200);
+    clock.set('2026-06-15T12:06:00Z');
+    await setup.get(CommandBus).execute(new ReleaseExpiredHold(spaDay.id, reserved.id));
+    await setup.settle();
+    expect((await setup.get(ExpireCoupons).sweep()).recorded).toBe(1);
+    clock.set('2026-06-15T23:59:59Z');
+    const batch = await call('POST', '/v1/targeted_email/batches', {
+      deal_id: spaDay.id,
+      user_ids: [userId],
+      mode: 'augment',
+      send_at: '2026-06-16T00:00:00Z',
+    });
+    expect(batch.status).toBe(201);
+    clock.set('2026-06-16T00:00:02Z');
+    for (let i = 0; i < 100; i++) {
+      const status = (await call('GET', `/v1/targeted_email/batches/${batch.body.batch.id}?deal_id=${spaDay.id}`)).body.batch.status;
+      if (status === 'processed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await setup.stop();
+
+    env = {
+      NODE_EXTRA_CA_CERTS: receiver.caFile,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'on',
+      WEBHOOK_RETRY_DELAYS_MS: '300,300,300,300,300,300,300',
+    };
+    api = await ApiProcess.start(dir.path, await freePort(), env);
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await receiver?.close();
+    dir.remove();
+  });
+
+  const key = (path: string) => `${path}${path.includes('?') ? '&' : '?'}api_key=${apiKey}`;
+  const call = (method: string, path: string, body?: unknown) => api.call(method, key(path), body);
+  const register = async (path: string, types: string[]) => {
+    const reply = await call('POST', '/v1/webhook_endpoints', { url: receiver.url(path), types });
+    expect(reply.status).toBe(201);
+    return reply.body as { webhook_endpoint: { id: string }; secret: string };
+  };
+  const at = (path: string) => (r: ReceivedWebhook) => r.path === path;
+  const verified = (secret: string, request: ReceivedWebhook) =>
+    new Webhook(secret).verify(request.body, {
+      'webhook-id': String(request.headers['webhook-id']),
+      'webhook-timestamp': String(request.headers['webhook-timestamp']),
+      'webhook-signature': String(request.headers['webhook-signature']),
+    }) as { id: string; type: string; data: unknown };
+
+  it('delivers every type, live and replayed, each signed with the endpoint’s secret', async () => {
+    const { webhook_endpoint: endpoint, secret } = await register('/all', ['*']);
+    // What happened before the endpoint existed: sent on request, oldest first.
+    const replay = await call('POST', `/v1/webhook_endpoints/${endpoint.id}/replay`, {});
+    expect(replay.status).toBe(200);
+    const before = replay.body.queued as number;
+    expect(before).toBeGreaterThanOrEqual(5);
+
+    // What happens now: sent as it happens.
+    const userId = (await call('POST', '/users', { email: 'ada@example.com' })).body.user_id;
+    await call('PUT', `/users/${userId}`, { last_name: 'Lovelace' });
+    const cardId = (
+      await call('POST', '/credit_cards', {
+        user_id: userId,
+        number: TEST_CARDS.visa,
+        verification_value: '123',
+        month: 12,
+        year: 2030,
+        zip_code: '60601',
+      })
+    ).body.credit_card_id;
+    const bought = await call('POST', '/purchases', {
+      deal_id: spaDay.id,
+      quantity: 2,
+      user_id: userId,
+      credit_card_id: cardId,
+      expected_price_per_unit: spaDay.current_price,
+    });
+    expect(bought.status).toBe(200);
+    await call('PUT', `/coupons/${bought.body.purchase.coupons[0].id}/redeem`);
+    const reserved = (await call('POST', '/purchases/reserve', { deal_id: spaDay.id, num_bought: 1 })).body.purchase;
+    await call('PUT', `/purchases/${reserved.id}/release`);
+    const resale = await api.callWithHeaders(
+      'POST',
+      '/api/v3/resellers/purchases',
+      {
+        deal_id: spaDay.id,
+        quantity: 1,
+        transaction_reference: 'r-1',
+        transaction_date: new Date().toISOString(),
+        transaction_amount: 4900,
+        first_name: 'Bo',
+        last_name: 'Lee',
+      },
+      { authorization: basicAuth },
+    );
+    expect(resale.status).toBe(200);
+    expect(
+      (await api.callWithHeaders('DELETE', `/api/v3/coupons/${resale.body.coupons[0].id}/cancel`, undefined, { authorization: basicAuth }))
+        .status,
+    ).toBe(200);
+    const link = (await call('POST', '/card_links', { user_id: userId, deal_id: cardLinked.id })).body.card_link;
+    await call('PUT', `/card_links/${link.id}/unlink`);
+    await call('PUT', `/card_links/${link.id}/link`);
+    await call('PUT', `/card_links/${link.id}/redeem`, {
+      transaction_amount: 2500,
+      transaction_date: new Date().toISOString().slice(0, 19),
+      transaction_reference: 't-1',
+      max_redemption: true,
+    });
+    const subscription = (await call('POST', `/users/${userId}/subscriptions`, { zip: 60601 })).body.subscription;
+    await call('PUT', `/subscriptions/${subscription.id}`, { status: 'inactive' });
+
+    const feed = (await call('GET', '/v1/events?per_page=1000')).body.events as Array<{ id: string; type: string }>;
+    const requests = await receiver.waitFor(feed.length, at('/all'), 30_000);
+    const bodies = requests.map((r) => verified(secret, r));
+    expect(new Set(bodies.map((b) => b.id))).toEqual(new Set(feed.map((e) => e.id)));
+    for (const request of requests) expect(request.headers['webhook-id']).toBe(JSON.parse(request.body).id);
+    const received = new Set(bodies.map((b) => b.type));
+    expect(TYPES.filter((t) => !received.has(t))).toEqual([]);
+    // What was delivered is what the feed lists.
+    const completed = feed.find((e) => e.type === 'purchase.completed')!;
+    expect(bodies.find((b) => b.id === completed.id)).toEqual(completed);
+    // Every delivery succeeded at its first attempt, and says so.
+    const attempts = (await call('GET', `/v1/events/${completed.id}/attempts`)).body.deliveries;
+    expect(attempts).toEqual([
+      expect.objectContaining({
+        endpoint_id: endpoint.id,
+        status: 'succeeded',
+        attempts: [expect.objectContaining({ attempt: 1, status: 200, error: null })],
+      }),
+    ]);
+  });
+
+  it('retries a receiver that fails three times, then succeeds; records each attempt', async () => {
+    const { webhook_endpoint: endpoint } = await register('/flaky', ['user.created']);
+    receiver.answerBy((r) =>
+      r.path === '/flaky' && receiver.received.filter(at('/flaky')).length <= 3 ? { status: 500, body: 'not now' } : { status: 200 },
+    );
+    await call('POST', '/users', { email: 'flaky@example.com' });
+    await receiver.waitFor(4, at('/flaky'), 20_000);
+    let delivery: any;
+    for (let i = 0; i < 50 && delivery?.status !== 'succeeded'; i++) {
+      [delivery] = (await call('GET', `/v1/webhook_endpoints/${endpoint.id}/deliveries`)).body.deliveries;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(delivery.status).toBe('succeeded');
+    expect(delivery.attempts.map((a: any) => [a.attempt, a.status, a.response])).toEqual([
+      [1, 500, 'not now'],
+      [2, 500, 'not now'],
+      [3, 500, 'not now'],
+      [4, 200, ''],
+    ]);
+    receiver.answerBy(() => ({ status: 200 }));
+  });
+
+  it('disables an endpoint whose receiver answers 410 Gone; enabled again, it is sent what comes next', async () => {
+    const { webhook_endpoint: endpoint } = await register('/gone', ['user.created']);
+    receiver.answerBy((r) => (r.path === '/gone' ? { status: 410 } : { status: 200 }));
+    await call('POST', '/users', { email: 'gone1@example.com' });
+    await receiver.waitFor(1, at('/gone'));
+    let state: any;
+    for (let i = 0; i < 50 && state?.enabled !== false; i++) {
+      state = (await call('GET', `/v1/webhook_endpoints/${endpoint.id}`)).body.webhook_endpoint;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(state).toMatchObject({ enabled: false, disabled_reason: 'gone' });
+    await call('POST', '/users', { email: 'gone2@example.com' });
+    receiver.answerBy(() => ({ status: 200 }));
+    expect((await call('PUT', `/v1/webhook_endpoints/${endpoint.id}`, { enabled: true })).body.webhook_endpoint).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+    });
+    await call('POST', '/users', { email: 'gone3@example.com' });
+    const [, second] = await receiver.waitFor(2, at('/gone'));
+    expect(JSON.parse(second.body).data).toMatchObject({ id: expect.any(String) });
+    // The user made while it was disabled was not sent.
+    expect(receiver.received.filter(at('/gone'))).toHaveLength(2);
+  });
+
+  it('signs with the old and the new secret for a day after a rotation', async () => {
+    const { webhook_endpoint: endpoint, secret: old } = await register('/rotated', ['user.created']);
+    const rotated = await call('POST', `/v1/webhook_endpoints/${endpoint.id}/rotate_secret`);
+    expect(rotated.status).toBe(200);
+    const fresh = rotated.body.secret as string;
+    expect(fresh).not.toBe(old);
+    await call('POST', '/users', { email: 'rotated@example.com' });
+    const [request] = await receiver.waitFor(1, at('/rotated'));
+    expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(verified(old, request).type).toBe('user.created');
+    expect(verified(fresh, request).type).toBe('user.created');
+  });
+
+  it('loses no delivery to a SIGKILL: what was pending is sent after the restart', async () => {
+    await register('/slow', ['user.created']);
+    // The receiver holds its answers: the process is killed with deliveries in flight and pending.
+    receiver.answerBy((r) => (r.path === '/slow' ? { status: 200, delayMs: 3000 } : { status: 200 }));
+    const emails = Array.from({ length: 20 }, (_, i) => `kill${i}@example.com`);
+    const users = [];
+    for (const email of emails) users.push((await call('POST', '/users', { email })).body.user_id);
+    await api.kill();
+    receiver.answerBy(() => ({ status: 200 }));
+    api = await ApiProcess.start(dir.path, await freePort(), env);
+    const created = (r: ReceivedWebhook) => r.path === '/slow';
+    await receiver.waitFor(1, created);
+    for (let i = 0; i < 100; i++) {
+      const got = new Set(receiver.received.filter(created).map((r) => JSON.parse(r.body).resource_id));
+      if (users.every((u) => got.has(u))) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const got = new Set(receiver.received.filter(created).map((r) => JSON.parse(r.body).resource_id));
+    expect(users.filter((u) => !got.has(u))).toEqual([]);
+  });
+});
