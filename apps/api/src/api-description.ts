@@ -12,7 +12,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { OPERATION_IDS } from './operation-ids';
 
 /** The release the description describes: package.json's version (docs/versioning.md, CHANGELOG.md). */
-export const API_VERSION = '0.1.0';
+export const API_VERSION = '0.5.0';
 
 /** The tags operations are grouped by (one per context), with what each holds. */
 const TAGS: Record<string, string> = {
