@@ -55,4 +55,9 @@ export default tseslint.config(
     files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts', '**/*.int-spec.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
+  {
+    // The partners' client, and the test written as a partner would use it, are typed throughout.
+    files: ['clients/**/*.ts', 'test/e2e/client/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'error' },
+  },
 );

@@ -9,6 +9,21 @@ import {
 } from '@deals/wire';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { OPERATION_IDS } from './operation-ids';
+
+/** The release the description describes: package.json's version (docs/versioning.md, CHANGELOG.md). */
+export const API_VERSION = '0.5.0';
+
+/** The tags operations are grouped by (one per context), with what each holds. */
+const TAGS: Record<string, string> = {
+  catalog: 'deals (v1 and v3 shapes), regions, deals around a point',
+  accounts: 'users, their stored cards and temporary access tokens',
+  purchasing: 'purchases (stored card, full, reserve/claim/release), coupons, reseller sales',
+  engagement: 'card links, saved deals, regional email subscriptions',
+  messaging: 'targeted-email batches',
+  audit: "a purchase's or a partner's history, for auditor credentials",
+  operations: 'health and readiness, without credentials',
+};
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
@@ -16,24 +31,25 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as 
  * The OpenAPI description of every served operation, generated from the controllers and their
  * request and response schemas; each operation gets the credentials its path takes (HTTP basic on
  * /api/v3, `api_key` elsewhere, none on public paths, a user's token where its decorator allows it)
- * and the error answers every authenticated operation may give.
+ * and the error answers every authenticated operation may give, and its `operationId` (OPERATION_IDS).
  */
 export function describeApi(app: INestApplication, serverUrl: string): OpenAPIObject {
-  const config = new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setTitle('Deals, purchases and users service')
     .setDescription(
       'The partner API: deals, regions, users, stored cards, purchases, coupons, reseller sales, audit. ' +
-        'Money is in integer cents. Every refusal is answered in the part 7 error body (ErrorAnswer).',
+        'Money is in integer cents. Every refusal is answered in the part 7 error body (Error).',
     )
-    .setVersion('1')
+    .setVersion(API_VERSION)
     .addServer(serverUrl)
     .addApiKey(
       { type: 'apiKey', in: 'query', name: 'api_key', description: 'the partner API key (v1 and unprefixed paths)' },
       SECURITY.apiKey,
     )
     .addBasicAuth({ type: 'http', scheme: 'basic', description: 'v3 calls: partner username and password' }, SECURITY.basic)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: "a user's temporary access token (part 4.15)" }, SECURITY.bearer)
-    .build();
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: "a user's temporary access token (part 4.15)" }, SECURITY.bearer);
+  for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
+  const config = builder.build();
   const document = SwaggerModule.createDocument(app, config);
   document.components = {
     ...document.components,
@@ -46,6 +62,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
     for (const method of METHODS) {
       const operation = item[method];
       if (!operation) continue;
+      operation.operationId = OPERATION_IDS[`${method.toUpperCase()} ${path}`] ?? operation.operationId;
       if (isPublic) operation.security = [];
       else {
         const own = operation.security ?? [];

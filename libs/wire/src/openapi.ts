@@ -1,6 +1,7 @@
 import { applyDecorators, HttpCode } from '@nestjs/common';
 import { ApiBearerAuth, ApiResponse, ApiSecurity } from '@nestjs/swagger';
-import { openApiSchema } from './request-dto';
+import { COMPONENT_SCHEMAS, componentSchemas, openApiSchema } from './request-dto';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { z } from 'zod';
 
 /** Part 7.2's entry of a validation error body. */
@@ -11,7 +12,7 @@ export const validationIssueSchema = z
     field: z.string().optional(),
     message: z.string(),
   })
-  .meta({ description: 'one problem found (part 7.2)' });
+  .meta({ id: 'ValidationIssue', description: 'one problem found (part 7.2)' });
 
 /** Part 7.1's error body: every refusal and failure of the service is answered in it. */
 export const errorBodySchema = z
@@ -25,6 +26,8 @@ export const errorBodySchema = z
     purchase_id: z.string().optional(),
   })
   .meta({
+    id: 'Error',
+    description: 'the error body (part 7.1) of every refusal and failure',
     example: {
       status: 'error',
       error_type: 'validation_failed',
@@ -34,10 +37,24 @@ export const errorBodySchema = z
   });
 
 /** Where the description keeps part 7.1's body, shared by every operation. */
-export const ERROR_ANSWER_REF = '#/components/schemas/ErrorAnswer';
+export const ERROR_ANSWER_REF = `${COMPONENT_SCHEMAS}Error`;
 
-/** The shared schemas of the description, by name. */
-export const sharedSchemas = () => ({ ErrorAnswer: openApiSchema(errorBodySchema, 'output') });
+/** The named schemas of the description (part 7.1's body and every named resource), by name. */
+export const sharedSchemas = () => {
+  openApiSchema(errorBodySchema, 'output');
+  return componentSchemas();
+};
+
+/**
+ * An answer's schema as a response shows it: a named schema by reference, with its example beside
+ * (an example on the response is what Swagger UI and the description's tests read).
+ */
+function answerSchema(body: z.ZodType): SchemaObject {
+  const schema = openApiSchema(body, 'output') as SchemaObject & { $ref?: string };
+  if (!schema.$ref) return schema;
+  const named = componentSchemas()[schema.$ref.slice(COMPONENT_SCHEMAS.length)];
+  return { allOf: [{ $ref: schema.$ref }], ...(named?.example !== undefined ? { example: named.example } : {}) };
+}
 
 /** What each status of the part 7 body means, in the description of every operation that may answer it. */
 const ERROR_STATUSES: Record<number, string> = {
@@ -90,7 +107,7 @@ export function commonErrorResponses(): Record<
 export const ApiAnswer = (body: z.ZodType, options: { status?: number; description?: string; errors?: number[] } = {}) =>
   applyDecorators(
     ...(options.status && options.status !== 200 ? [HttpCode(options.status)] : []),
-    ApiResponse({ status: options.status ?? 200, description: options.description ?? 'success', schema: openApiSchema(body, 'output') }),
+    ApiResponse({ status: options.status ?? 200, description: options.description ?? 'success', schema: answerSchema(body) }),
     ApiErrors(...(options.errors ?? [])),
   );
 

@@ -22,11 +22,37 @@ export function requestDto<S extends z.ZodType>(schema: S): RequestDto<S> {
   return Dto as unknown as RequestDto<S>;
 }
 
-/** The OpenAPI 3.0 schema of a zod schema: what a request may send (`input`) or what an answer holds (`output`). */
+/** Where the description keeps its named schemas. */
+export const COMPONENT_SCHEMAS = '#/components/schemas/';
+
+/** The named schemas met so far (a zod schema named with `.meta({ id })`), by name. */
+const namedSchemas = new Map<string, SchemaObject>();
+
+/**
+ * The named schemas of the description (`components.schemas`), by name in alphabetical order: every
+ * schema given an `id` in its zod metadata that an answer or a request described so far contains.
+ */
+export function componentSchemas(): Record<string, SchemaObject> {
+  return Object.fromEntries([...namedSchemas.entries()].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * The OpenAPI 3.0 schema of a zod schema: what a request may send (`input`) or what an answer holds
+ * (`output`). A part named with `.meta({ id })` becomes a reference to `components.schemas`, so that
+ * a client generator gives it a type of that name; a name describing two different schemas throws.
+ */
 export function openApiSchema(schema: z.ZodType, io: 'input' | 'output'): SchemaObject {
   const json = z.toJSONSchema(schema, { io, target: 'openapi-3.0', unrepresentable: 'any' }) as Record<string, unknown>;
   delete json.$schema;
-  return json as SchemaObject;
+  const definitions = (json.definitions ?? {}) as Record<string, SchemaObject>;
+  delete json.definitions;
+  const toComponents = <T>(value: T): T => JSON.parse(JSON.stringify(value).replace(/"#\/definitions\//g, `"${COMPONENT_SCHEMAS}`));
+  for (const [name, definition] of Object.entries(toComponents(definitions))) {
+    const known = namedSchemas.get(name);
+    if (known && JSON.stringify(known) !== JSON.stringify(definition)) throw new Error(`two different schemas are named ${name}`);
+    namedSchemas.set(name, definition);
+  }
+  return toComponents(json) as SchemaObject;
 }
 
 interface ObjectSchema {

@@ -35,7 +35,7 @@ export const userSchema = z
     points: z.number().int().meta({ description: "the user's credit, in cents" }),
     token: z.string().nullable().meta({ description: "the partner's token for the user; null when none was given" }),
   })
-  .meta({ description: 'a user (part 2.7)' });
+  .meta({ id: 'User', description: 'a user (part 2.7)' });
 
 const exampleUser = {
   id: 'u4Kd8',
@@ -66,7 +66,7 @@ export const creditCardSchema = z
     primary: z.boolean().meta({ description: "the user's default card (a user's only card is)" }),
     deleted: z.boolean(),
   })
-  .meta({ description: 'a stored card (part 2.8)' });
+  .meta({ id: 'CreditCard', description: 'a stored card (part 2.8)' });
 
 const exampleCard = {
   id: 'c2Wm5',
@@ -97,13 +97,15 @@ export const StatusAnswer = z.object({ status: z.literal('success') }).meta({ ex
 export const AccessTokenAnswer = z
   .object({
     status: z.literal('success'),
-    access_token: z.object({
-      id: z.string().meta({ description: 'the token itself: send it as Authorization: Bearer <id> or access_token=<id>' }),
-      user_id: z.string(),
-      expires_in: z.number().int(),
-      scope: z.string(),
-      access: z.string(),
-    }),
+    access_token: z
+      .object({
+        id: z.string().meta({ description: 'the token itself: send it as Authorization: Bearer <id> or access_token=<id>' }),
+        user_id: z.string(),
+        expires_in: z.number().int().meta({ description: 'seconds of life' }),
+        scope: z.string().meta({ description: 'comma-separated resource names (user, credit_card, ...) or all' }),
+        access: z.string().meta({ description: 'read, write, or read,write' }),
+      })
+      .meta({ id: 'AccessToken', description: "a user's temporary access token (part 2.14; deprecated with its call)" }),
   })
   .meta({
     example: {

@@ -10,7 +10,11 @@ export const cardLinkSchema = z
     merchant_id: z.string().nullable().meta({ description: "the deal's merchant, null when the deal names none" }),
     state: z.enum(['linked', 'unlinked', 'fulfilled']),
   })
-  .meta({ example: { id: 'k7Qp2', deal_id: 'chicago-coffee-back', user_id: 'u4Kd8', merchant_id: 'bean-there', state: 'linked' } });
+  .meta({
+    id: 'CardLink',
+    description: "a user's link to a card-linked deal (part 2.9)",
+    example: { id: 'k7Qp2', deal_id: 'chicago-coffee-back', user_id: 'u4Kd8', merchant_id: 'bean-there', state: 'linked' },
+  });
 
 const exampleLink = (cardLinkSchema.meta() as { example: Record<string, unknown> }).example;
 

@@ -6,9 +6,11 @@ import type { SubscriptionView } from '../projections/subscriptions/subscription
 const countAnswer = z.object({ status: z.literal('success'), count: z.number().int() });
 
 /** Part 2.10. */
-export const savedDealSchema = z
-  .object({ id: z.string(), deal_id: z.string(), user_id: z.string() })
-  .meta({ example: { id: '3f9a0c1d2b7e4a5c6d8e', deal_id: 'chicago-spa-day', user_id: 'u4Kd8' } });
+export const savedDealSchema = z.object({ id: z.string(), deal_id: z.string(), user_id: z.string() }).meta({
+  id: 'SavedDeal',
+  description: 'a deal a user saved (part 2.10)',
+  example: { id: '3f9a0c1d2b7e4a5c6d8e', deal_id: 'chicago-spa-day', user_id: 'u4Kd8' },
+});
 const exampleSaved = (savedDealSchema.meta() as { example: Record<string, unknown> }).example;
 
 export const toSavedDeal = (view: SavedDealView) => ({ id: view._id, deal_id: view.dealId, user_id: view.userId });
@@ -35,6 +37,8 @@ export const subscriptionSchema = z
     source: z.string().nullable(),
   })
   .meta({
+    id: 'Subscription',
+    description: "a user's regional email subscription (part 2.11)",
     example: {
       id: '7c2e9b0a4d1f3e5a6b8c',
       user_id: 'u4Kd8',

@@ -14,6 +14,8 @@ export const batchSchema = z
     status: z.enum(['pending', 'processed', 'failed', 'cancelled']),
   })
   .meta({
+    id: 'TargetedEmailBatch',
+    description: 'a targeted-email batch (part 2.13)',
     example: {
       id: 'b7Kq2',
       deal_id: 'chicago-spa-day',

@@ -122,6 +122,7 @@ export const couponSchema = z
     print_url: z.string().meta({ description: 'printable coupon page (not in reseller answers)' }),
   })
   .meta({
+    id: 'Coupon',
     description: 'a coupon (part 2.6)',
     example: {
       id: 'p7Hc2-1',
@@ -157,17 +158,19 @@ export const purchaseSchema = z
     created_at: z.string().meta({ description: HUMAN_UTC }),
     user_id: z.string().nullable().meta({ description: 'purchasing user; null on a reservation' }),
     credit_card_id: z.string().nullable().meta({ description: 'card used; null on a reservation and after claim' }),
-    deal: z.object({
-      id: z.string(),
-      deal_id: z.string(),
-      title: z.string(),
-      type: z.string(),
-      image_url: z.string().meta({ description: 'relative' }),
-      image_url_abs: z.string().meta({ description: 'absolute' }),
-    }),
+    deal: z
+      .object({
+        id: z.string(),
+        deal_id: z.string(),
+        title: z.string(),
+        type: z.string(),
+        image_url: z.string().meta({ description: 'relative' }),
+        image_url_abs: z.string().meta({ description: 'absolute' }),
+      })
+      .meta({ id: 'PurchaseDeal', description: "the purchase's deal, in summary (part 2.5)" }),
     coupons: z.array(couponSchema).nullable(),
   })
-  .meta({ description: 'a purchase (part 2.5)' });
+  .meta({ id: 'Purchase', description: 'a purchase (part 2.5)' });
 
 const examplePurchase = {
   id: 'p7Hc2',

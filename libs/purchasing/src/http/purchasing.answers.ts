@@ -21,7 +21,9 @@ export const CouponListAnswer = z
   .meta({ example: { status: 'success', coupons: [exampleCoupon] } });
 
 /** Part 2.6 as the reseller calls answer it: without `print_url`. */
-const resellerCoupon = couponSchema.omit({ print_url: true });
+const resellerCoupon = couponSchema
+  .omit({ print_url: true })
+  .meta({ id: 'ResellerCoupon', description: 'a coupon as the reseller calls answer it (part 2.6, without print_url)' });
 const { print_url: _printUrl, ...exampleResellerCoupon } = exampleCoupon;
 
 /** Part 2.5's smaller object, for a sale a reseller recorded (4.6.2). */
@@ -37,6 +39,8 @@ export const ResellerPurchaseAnswer = z
     coupons: z.array(resellerCoupon),
   })
   .meta({
+    id: 'ResellerPurchase',
+    description: 'a sale a reseller recorded (part 2.5, the smaller object)',
     example: {
       id: 'Pq3Rt9x',
       transaction_reference: 'order-20260615-0042',
@@ -74,18 +78,20 @@ export const ResellerNotCancelled = z
     },
   });
 
-const auditEntry = z.object({
-  position: z.string().meta({ description: 'position in the event log' }),
-  occurredAt: z.string(),
-  stream: z.string(),
-  type: z.string().meta({ description: 'the event type, e.g. UnitsHeld, PurchaseCharged, CouponIssued' }),
-  actor: z.string().nullable(),
-  partnerId: z.string().nullable(),
-  requestId: z.string().nullable(),
-  correlationId: z.string().nullable(),
-  data: z.unknown().meta({ description: "the event's facts; coupons' codes show only their last four characters" }),
-  purchaseState: z.string().meta({ description: 'the purchase after this event' }),
-});
+const auditEntry = z
+  .object({
+    position: z.string().meta({ description: 'position in the event log' }),
+    occurredAt: z.string(),
+    stream: z.string(),
+    type: z.string().meta({ description: 'the event type, e.g. UnitsHeld, PurchaseCharged, CouponIssued' }),
+    actor: z.string().nullable(),
+    partnerId: z.string().nullable(),
+    requestId: z.string().nullable(),
+    correlationId: z.string().nullable(),
+    data: z.unknown().meta({ description: "the event's facts; coupons' codes show only their last four characters" }),
+    purchaseState: z.string().meta({ description: 'the purchase after this event' }),
+  })
+  .meta({ id: 'AuditEvent', description: 'one event of a purchase, with who caused it' });
 
 export const AuditAnswer = z.object({ status: z.literal('success'), purchase_id: z.string(), events: z.array(auditEntry) }).meta({
   example: {
