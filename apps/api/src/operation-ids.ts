@@ -66,4 +66,17 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/targeted_email/batches': 'createTargetedEmailBatch',
   'GET /v1/targeted_email/batches/{batch_id}': 'getTargetedEmailBatch',
   'DELETE /v1/targeted_email/batches/{batch_id}': 'cancelTargetedEmailBatch',
+  // events and webhooks
+  'GET /v1/events': 'listEvents',
+  'GET /v1/events/{event_id}': 'getEvent',
+  'GET /v1/events/{event_id}/attempts': 'listEventDeliveries',
+  'POST /v1/events/{event_id}/redeliver': 'redeliverEvent',
+  'POST /v1/webhook_endpoints': 'createWebhookEndpoint',
+  'GET /v1/webhook_endpoints': 'listWebhookEndpoints',
+  'GET /v1/webhook_endpoints/{endpoint_id}': 'getWebhookEndpoint',
+  'PUT /v1/webhook_endpoints/{endpoint_id}': 'updateWebhookEndpoint',
+  'DELETE /v1/webhook_endpoints/{endpoint_id}': 'deleteWebhookEndpoint',
+  'POST /v1/webhook_endpoints/{endpoint_id}/rotate_secret': 'rotateWebhookSecret',
+  'GET /v1/webhook_endpoints/{endpoint_id}/deliveries': 'listWebhookDeliveries',
+  'POST /v1/webhook_endpoints/{endpoint_id}/replay': 'replayWebhookEvents',
 };

@@ -965,6 +965,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's events
+         * @description Every event of the partner since its first, in log order, a page at a time: `after` (the `next_cursor` of the page before), `types` (comma-separated), `resource_id`, `per_page` (1-1000, default 100). Kept for ever; a rebuild makes the same events with the same ids.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One event
+         * @description The event with its resource as it was then.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An event's deliveries
+         * @description Each delivery of the event to an endpoint, with every attempt: time, status, latency, the first bytes of the answer.
+         */
+        get: operations["listEventDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event again
+         * @description To `endpoint_id`, or to every enabled endpoint listening for its type: a new delivery with its own attempts (the same `webhook-id`).
+         */
+        post: operations["redeliverEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/purchases/full.json": {
         parameters: {
             query?: never;
@@ -1024,6 +1104,118 @@ export interface paths {
          * @description Part 3.5: pending → cancelled (never sent, even if its job was queued); a batch being sent or sent: 422.
          */
         delete: operations["cancelTargetedEmailBatch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's webhook endpoints
+         * @description Every endpoint the partner registered and has not removed, oldest first.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description An https URL and the event types it wants (or "*"). Answers its signing secret, this once. At most 16 a partner.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint
+         * @description Its url, event types, state, and why the service disabled it, if it did (never its secret).
+         */
+        get: operations["getWebhookEndpoint"];
+        /**
+         * Change a webhook endpoint
+         * @description Its url, types, description; `enabled` false stops its deliveries, true starts them again (one the service disabled too).
+         */
+        put: operations["updateWebhookEndpoint"];
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Nothing more is sent to it, retries included.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's deliveries
+         * @description Latest first, each with every attempt: time, status, latency, the first bytes of the answer.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a range of events again
+         * @description The endpoint's types of events after `after` up to `until` (event ids), oldest first, at most 1000 a call: each a new delivery.
+         */
+        post: operations["replayWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace an endpoint's signing secret
+         * @description Answers the new secret, this once; for 24 hours every delivery is signed with both (two `v1,` signatures), then with the new one only.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1467,6 +1659,60 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description A partner-facing event: what happened to one of its resources, with the resource as it was then
+         * @example {
+         *       "id": "evt_9bQ1xV0cKp3sWm2LrT8aYd4e",
+         *       "type": "coupon.redeemed",
+         *       "created_at": "2026-06-15T12:00:00.000Z",
+         *       "resource": "coupon",
+         *       "resource_id": "p7Hc2-1",
+         *       "sequence": 1,
+         *       "data": {
+         *         "id": "p7Hc2-1",
+         *         "state": "redeemed",
+         *         "redeemed_at": "Mon Jun 15 12:00:00 UTC 2026"
+         *       }
+         *     }
+         */
+        Event: {
+            /** @description purchase.refunded only: the coupon cancelled and refunded */
+            coupon_id?: string;
+            /**
+             * @description when it happened, ISO 8601 UTC
+             * @example 2026-06-15T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description the resource in its own shape (part 2: Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description the event; derived from the log, the same after a rebuild
+             * @example evt_9bQ1xV0cKp3sWm2LrT8aYd4e
+             */
+            id: string;
+            /** @description card_link.redeemed only: the transaction and what it earned */
+            redemption?: {
+                /** @description the partner's fee, cents */
+                fee_amount: number;
+                /** @description the incentive owed to the user, cents */
+                incentive_amount: number;
+                max_redemption: boolean;
+                qualifies: boolean;
+                /** @description cents */
+                transaction_amount: number;
+                transaction_date: string;
+                transaction_reference: string;
+            };
+            /** @enum {string} */
+            resource: "purchase" | "coupon" | "card_link" | "targeted_email_batch" | "subscription" | "user";
+            resource_id: string;
+            /** @description the event's number among its resource's events, from 1: order them by it */
+            sequence: number;
+            /** @enum {string} */
+            type: "purchase.completed" | "purchase.refunded" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
+        };
         /** @description a place where the deal is redeemed (part 2.4) */
         Location: {
             address: {
@@ -1706,6 +1952,60 @@ export interface components {
             /** @enum {string} */
             type: "missing_field" | "missing" | "invalid" | "not_owner" | "not_found";
         };
+        /** @description One attempt to deliver an event to an endpoint */
+        WebhookAttempt: {
+            /** @description ISO 8601 UTC */
+            at: string;
+            attempt: number;
+            error: string | null;
+            latency_ms: number;
+            /** @description the first bytes of the answer (at most 1,024) */
+            response: string;
+            /** @description the receiver's HTTP status; null when none came */
+            status: number | null;
+        };
+        /** @description One event's delivery to one endpoint, with its attempts */
+        WebhookDelivery: {
+            attempts: components["schemas"]["WebhookAttempt"][];
+            endpoint_id: string;
+            event_id: string;
+            /** @enum {string} */
+            event_type: "purchase.completed" | "purchase.refunded" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
+            id: string;
+            /** @description ISO 8601 UTC; null once it succeeded or failed for good */
+            next_attempt_at: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+        };
+        /**
+         * @description Where a partner's events are sent, and which
+         * @example {
+         *       "id": "we_k7Qp2",
+         *       "url": "https://hooks.example.com/deals",
+         *       "description": "orders",
+         *       "types": [
+         *         "purchase.completed"
+         *       ],
+         *       "enabled": true,
+         *       "disabled_reason": null,
+         *       "failing_since": null,
+         *       "created_at": "2026-06-15T12:00:00.000Z"
+         *     }
+         */
+        WebhookEndpoint: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            description: string;
+            /** @description why the service disabled it: its receiver answered 410 Gone, or failed every delivery for 5 days */
+            disabled_reason: ("gone" | "failing") | (null);
+            enabled: boolean;
+            /** @description ISO 8601: since when every delivery failed; null while they succeed */
+            failing_since: string | null;
+            id: string;
+            /** @description the event types sent, or ["*"] for every type */
+            types: string[];
+            url: string;
+        };
     };
     responses: never;
     parameters: {
@@ -1725,6 +2025,7 @@ export type DealState = components['schemas']['DealState'];
 export type DealV1 = components['schemas']['DealV1'];
 export type DealV3 = components['schemas']['DealV3'];
 export type Error = components['schemas']['Error'];
+export type Event = components['schemas']['Event'];
 export type Location = components['schemas']['Location'];
 export type Purchase = components['schemas']['Purchase'];
 export type PurchaseDeal = components['schemas']['PurchaseDeal'];
@@ -1736,6 +2037,9 @@ export type Subscription = components['schemas']['Subscription'];
 export type TargetedEmailBatch = components['schemas']['TargetedEmailBatch'];
 export type User = components['schemas']['User'];
 export type ValidationIssue = components['schemas']['ValidationIssue'];
+export type WebhookAttempt = components['schemas']['WebhookAttempt'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type $defs = Record<string, never>;
 export interface operations {
@@ -8524,6 +8828,472 @@ export interface operations {
             };
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description a cursor: the id of the last event already read (`next_cursor` of the page before); none: from the first */
+                after?: string;
+                /** @description events a page, 1 to 1000 (default 100) */
+                per_page?: number | string;
+                /** @description only the events of this resource (a purchase's, a coupon's, a user's ... id) */
+                resource_id?: string;
+                /** @description only these event types, comma-separated; none: every type */
+                types?: string | string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["Event"][];
+                        /** @description whether more events follow this page now */
+                        has_more: boolean;
+                        /** @description give it as `after` for the next page (the last event listed; the `after` given when none was) */
+                        next_cursor: string | null;
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the event */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        event: components["schemas"]["Event"];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEventDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the event */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the event */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the endpoint to send it to again; none: every enabled endpoint listening for its type */
+                    endpoint_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createFullPurchase: {
         parameters: {
             query?: never;
@@ -9188,6 +9958,1094 @@ export interface operations {
                 };
             };
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        webhook_endpoints: components["schemas"]["WebhookEndpoint"][];
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the partner's own note of what the endpoint is */
+                    description?: string;
+                    /** @description false: registered but sent nothing (default true) */
+                    enabled?: boolean | string | number;
+                    /**
+                     * @description the event types to send, or ["*"] for every type
+                     * @example [
+                     *       "purchase.completed",
+                     *       "coupon.redeemed"
+                     *     ]
+                     */
+                    types: string[] | string | string[];
+                    /**
+                     * @description where to POST the events: https, no credentials in it, at most 2,048 characters
+                     * @example https://hooks.example.com/deals
+                     */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description the signing secret (Standard Webhooks, whsec_…), shown this once: keep it to verify webhook-signature
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                         */
+                        secret: string;
+                        /** @enum {string} */
+                        status: "success";
+                        webhook_endpoint: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the endpoint */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        webhook_endpoint: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the endpoint */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the partner's own note of what the endpoint is */
+                    description?: string;
+                    /** @description enable or disable it */
+                    enabled?: boolean | string | number;
+                    /**
+                     * @description the event types to send, or ["*"] for every type
+                     * @example [
+                     *       "purchase.completed",
+                     *       "coupon.redeemed"
+                     *     ]
+                     */
+                    types?: string[] | string | string[];
+                    /**
+                     * @description where to POST the events: https, no credentials in it, at most 2,048 characters
+                     * @example https://hooks.example.com/deals
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        webhook_endpoint: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the endpoint */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        webhook_endpoint: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this Idempotency-Key was used for another request: error_type idempotency_key_reused */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description page number from 1 (default 1) */
+                page?: number | string;
+                /** @description deliveries a page, 1 to 1000 (default 100) */
+                per_page?: number | string;
+            };
+            header?: never;
+            path: {
+                /** @description the endpoint */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the endpoint */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description send the events after this one (a cursor, as GET /v1/events gives); none: from the first */
+                    after?: string;
+                    /** @description and up to this one, included; none: up to the latest */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        has_more: boolean;
+                        /** @description the last event queued: give it as `after` to replay the rest; null when none was */
+                        next_cursor: string | null;
+                        /** @description how many events are sent again (at most 1,000 a call) */
+                        queued: number;
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request line and headers are too large: error_type bad_request */
+            431: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service failed: error_type internal_error; the failure is logged */
+            500: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the endpoint */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description the signing secret (Standard Webhooks, whsec_…), shown this once: keep it to verify webhook-signature
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                         */
+                        secret: string;
+                        /** @enum {string} */
+                        status: "success";
+                        webhook_endpoint: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description the request cannot be read (a malformed address or header): error_type bad_request */
+            400: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or wrong credentials: error_type unauthorized */
+            401: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a part of the address is longer than the router takes: error_type bad_request */
+            414: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this Idempotency-Key was used for another request: error_type idempotency_key_reused */
             422: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */

@@ -32,6 +32,8 @@ export const feedEventSchema = z
     coupon_id: z.string().optional().meta({ description: 'purchase.refunded only: the coupon cancelled and refunded' }),
   })
   .meta({
+    id: 'Event',
+    description: 'A partner-facing event: what happened to one of its resources, with the resource as it was then',
     example: {
       id: 'evt_9bQ1xV0cKp3sWm2LrT8aYd4e',
       type: 'coupon.redeemed',
@@ -54,24 +56,28 @@ export const EventListAnswer = z.object({
 });
 export const EventAnswer = z.object({ status: z.literal('success'), event: feedEventSchema });
 
-export const attemptSchema = z.object({
-  attempt: z.number().int(),
-  at: z.string().meta({ description: 'ISO 8601 UTC' }),
-  status: z.number().int().nullable().meta({ description: "the receiver's HTTP status; null when none came" }),
-  latency_ms: z.number().int(),
-  response: z.string().meta({ description: 'the first bytes of the answer (at most 1,024)' }),
-  error: z.string().nullable(),
-});
+export const attemptSchema = z
+  .object({
+    attempt: z.number().int(),
+    at: z.string().meta({ description: 'ISO 8601 UTC' }),
+    status: z.number().int().nullable().meta({ description: "the receiver's HTTP status; null when none came" }),
+    latency_ms: z.number().int(),
+    response: z.string().meta({ description: 'the first bytes of the answer (at most 1,024)' }),
+    error: z.string().nullable(),
+  })
+  .meta({ id: 'WebhookAttempt', description: 'One attempt to deliver an event to an endpoint' });
 
-export const deliverySchema = z.object({
-  id: z.string(),
-  event_id: z.string(),
-  event_type: z.enum(FEED_EVENT_TYPES),
-  endpoint_id: z.string(),
-  status: z.enum(['pending', 'succeeded', 'failed']),
-  next_attempt_at: z.string().nullable().meta({ description: 'ISO 8601 UTC; null once it succeeded or failed for good' }),
-  attempts: z.array(attemptSchema),
-});
+export const deliverySchema = z
+  .object({
+    id: z.string(),
+    event_id: z.string(),
+    event_type: z.enum(FEED_EVENT_TYPES),
+    endpoint_id: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    next_attempt_at: z.string().nullable().meta({ description: 'ISO 8601 UTC; null once it succeeded or failed for good' }),
+    attempts: z.array(attemptSchema),
+  })
+  .meta({ id: 'WebhookDelivery', description: "One event's delivery to one endpoint, with its attempts" });
 export const DeliveryListAnswer = z.object({ status: z.literal('success'), deliveries: z.array(deliverySchema) });
 
 export const toDelivery = (d: WebhookDelivery) => ({

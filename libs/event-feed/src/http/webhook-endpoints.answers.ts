@@ -15,6 +15,8 @@ export const webhookEndpointSchema = z
     created_at: z.string().meta({ description: 'ISO 8601 UTC' }),
   })
   .meta({
+    id: 'WebhookEndpoint',
+    description: "Where a partner's events are sent, and which",
     example: {
       id: 'we_k7Qp2',
       url: 'https://hooks.example.com/deals',

@@ -47,14 +47,20 @@ export class WebhookEndpointsController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The partner's webhook endpoints" })
+  @ApiOperation({
+    summary: "The partner's webhook endpoints",
+    description: 'Every endpoint the partner registered and has not removed, oldest first.',
+  })
   @ApiAnswer(EndpointListAnswer)
   async list(@CurrentCaller() caller: Caller) {
     return { status: 'success', webhook_endpoints: (await this.endpoints.ofPartner(caller.partnerId)).map(toEndpoint) };
   }
 
   @Get(':endpoint_id')
-  @ApiOperation({ summary: 'A webhook endpoint' })
+  @ApiOperation({
+    summary: 'A webhook endpoint',
+    description: 'Its url, event types, state, and why the service disabled it, if it did (never its secret).',
+  })
   @ApiAnswer(EndpointAnswer, { errors: [404] })
   @ApiRequest({ params: EndpointPathParams })
   async one(@Param() path: EndpointPathParams, @CurrentCaller() caller: Caller) {
