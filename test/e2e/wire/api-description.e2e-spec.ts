@@ -54,7 +54,17 @@ describe('the API description', () => {
       const json = success.content['application/json'];
       if (json) expect({ name, example: json.schema.example !== undefined }).toEqual({ name, example: true });
     }
-    expect([...tags].sort()).toEqual(['accounts', 'audit', 'catalog', 'engagement', 'messaging', 'operations', 'purchasing']);
+    expect([...tags].sort()).toEqual([
+      'accounts',
+      'audit',
+      'catalog',
+      'engagement',
+      'events',
+      'messaging',
+      'operations',
+      'purchasing',
+      'webhooks',
+    ]);
   });
 
   it('is a valid OpenAPI document', async () => {

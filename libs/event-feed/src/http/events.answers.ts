@@ -45,16 +45,22 @@ export const feedEventSchema = z
     },
   });
 
-export const EventListAnswer = z.object({
-  status: z.literal('success'),
-  events: z.array(feedEventSchema),
-  has_more: z.boolean().meta({ description: 'whether more events follow this page now' }),
-  next_cursor: z
-    .string()
-    .nullable()
-    .meta({ description: 'give it as `after` for the next page (the last event listed; the `after` given when none was)' }),
-});
-export const EventAnswer = z.object({ status: z.literal('success'), event: feedEventSchema });
+const exampleEvent = (feedEventSchema.meta() as { example: Record<string, unknown> }).example;
+
+export const EventListAnswer = z
+  .object({
+    status: z.literal('success'),
+    events: z.array(feedEventSchema),
+    has_more: z.boolean().meta({ description: 'whether more events follow this page now' }),
+    next_cursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'give it as `after` for the next page (the last event listed; the `after` given when none was)' }),
+  })
+  .meta({ example: { status: 'success', events: [exampleEvent], has_more: false, next_cursor: exampleEvent.id } });
+export const EventAnswer = z
+  .object({ status: z.literal('success'), event: feedEventSchema })
+  .meta({ example: { status: 'success', event: exampleEvent } });
 
 export const attemptSchema = z
   .object({
@@ -78,7 +84,25 @@ export const deliverySchema = z
     attempts: z.array(attemptSchema),
   })
   .meta({ id: 'WebhookDelivery', description: "One event's delivery to one endpoint, with its attempts" });
-export const DeliveryListAnswer = z.object({ status: z.literal('success'), deliveries: z.array(deliverySchema) });
+export const DeliveryListAnswer = z.object({ status: z.literal('success'), deliveries: z.array(deliverySchema) }).meta({
+  example: {
+    status: 'success',
+    deliveries: [
+      {
+        id: 'whd_3kQ9sLm2VbX0cPq7TzR1yWd5',
+        event_id: exampleEvent.id,
+        event_type: 'coupon.redeemed',
+        endpoint_id: 'we_k7Qp2',
+        status: 'succeeded',
+        next_attempt_at: null,
+        attempts: [
+          { attempt: 1, at: '2026-06-15T12:00:00.120Z', status: 500, latency_ms: 84, response: 'try later', error: 'answered 500' },
+          { attempt: 2, at: '2026-06-15T12:00:05.130Z', status: 200, latency_ms: 41, response: '', error: null },
+        ],
+      },
+    ],
+  },
+});
 
 export const toDelivery = (d: WebhookDelivery) => ({
   id: d._id,

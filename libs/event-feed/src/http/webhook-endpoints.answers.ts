@@ -40,20 +40,32 @@ export const toEndpoint = (view: WebhookEndpointView) => ({
   created_at: view.createdAt,
 });
 
+const exampleSecretText = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const secret = z.string().meta({
   description: 'the signing secret (Standard Webhooks, whsec_…), shown this once: keep it to verify webhook-signature',
-  example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  example: exampleSecretText,
 });
 
-export const EndpointAnswer = z.object({ status: z.literal('success'), webhook_endpoint: webhookEndpointSchema });
-export const EndpointWithSecretAnswer = z.object({ status: z.literal('success'), webhook_endpoint: webhookEndpointSchema, secret });
-export const EndpointListAnswer = z.object({ status: z.literal('success'), webhook_endpoints: z.array(webhookEndpointSchema) });
-export const ReplayAnswer = z.object({
-  status: z.literal('success'),
-  queued: z.number().int().meta({ description: 'how many events are sent again (at most 1,000 a call)' }),
-  next_cursor: z
-    .string()
-    .nullable()
-    .meta({ description: 'the last event queued: give it as `after` to replay the rest; null when none was' }),
-  has_more: z.boolean(),
-});
+const exampleEndpoint = (webhookEndpointSchema.meta() as { example: Record<string, unknown> }).example;
+const exampleSecret = exampleSecretText;
+
+export const EndpointAnswer = z
+  .object({ status: z.literal('success'), webhook_endpoint: webhookEndpointSchema })
+  .meta({ example: { status: 'success', webhook_endpoint: exampleEndpoint } });
+export const EndpointWithSecretAnswer = z
+  .object({ status: z.literal('success'), webhook_endpoint: webhookEndpointSchema, secret })
+  .meta({ example: { status: 'success', webhook_endpoint: exampleEndpoint, secret: exampleSecret } });
+export const EndpointListAnswer = z
+  .object({ status: z.literal('success'), webhook_endpoints: z.array(webhookEndpointSchema) })
+  .meta({ example: { status: 'success', webhook_endpoints: [exampleEndpoint] } });
+export const ReplayAnswer = z
+  .object({
+    status: z.literal('success'),
+    queued: z.number().int().meta({ description: 'how many events are sent again (at most 1,000 a call)' }),
+    next_cursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'the last event queued: give it as `after` to replay the rest; null when none was' }),
+    has_more: z.boolean(),
+  })
+  .meta({ example: { status: 'success', queued: 42, next_cursor: 'evt_9bQ1xV0cKp3sWm2LrT8aYd4e', has_more: false } });
