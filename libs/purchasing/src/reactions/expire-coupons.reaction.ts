@@ -4,7 +4,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { ExpireCoupon } from '../commands/expire-coupon/expire-coupon.command';
 import { couponsDueForExpiry, ExpiryCursor } from '../queries/coupons-due-for-expiry';
 
-/** The sweep's job kind; each run's id is `expire-coupons-<n>` (see {@link ExpireCoupons}). */
+/** The sweep's job: its kind and its one id. */
 export const EXPIRE_COUPONS_JOB = 'expire-coupons';
 const PAGE_SIZE = 500;
 
@@ -25,14 +25,8 @@ export interface ExpirySweep {
  * the coupons past their expiry and not yet recorded, redeemed or cancelled, records each, and arms
  * the next. A job-running process arms it to run at once when it starts, so expiries passed while
  * the service was down are recorded then. The coupon was `expired` by the clock already: the record
- * is for the projections (the partner feed of issue 37), never what decides the state.
- *
- * Each run has an id of its own, `expire-coupons-<n>`, n counting intervals since the epoch: BullMQ
- * ignores a job armed under the id of the job that is running (its removal does not reach a running
- * job, and its add keeps the id held), so a job that re-arms its own id runs once. The next run is
- * numbered after both the current interval and the running one (a timer may fire a moment early),
- * so it never takes the running job's id; two chains (a start while one is armed) arm the same
- * number within an interval and become one again.
+ * is for the projections (the partner feed of issue 37), never what decides the state. One id for
+ * every run: arming it at a start replaces the sweep armed before, so there is only ever one.
  */
 @Injectable()
 export class ExpireCoupons {
@@ -45,21 +39,18 @@ export class ExpireCoupons {
     private readonly clock: Clock,
     private readonly settings: CouponExpirySettings,
   ) {
-    this.scheduler.handle(EXPIRE_COUPONS_JOB, async (job) => {
+    this.scheduler.handle(EXPIRE_COUPONS_JOB, async () => {
       try {
         await this.sweep();
       } finally {
-        const now = this.clock.now().getTime();
-        const ran = typeof job.data.n === 'number' ? job.data.n : 0;
-        await this.arm(Math.max(this.interval(now), ran) + 1, now + this.settings.sweepMs);
+        await this.arm(this.clock.now().getTime() + this.settings.sweepMs);
       }
     });
   }
 
   /** Called by the process that runs jobs once its views are caught up: the first sweep runs at once. */
   async rearm(): Promise<void> {
-    const now = this.clock.now().getTime();
-    await this.arm(this.interval(now), now);
+    await this.arm(this.clock.now().getTime());
   }
 
   /** Records every expiry due at this moment, page by page; a coupon that fails is logged and left to the next sweep. */
@@ -89,11 +80,7 @@ export class ExpireCoupons {
     return outcome;
   }
 
-  private interval(at: number): number {
-    return Math.floor(at / this.settings.sweepMs);
-  }
-
-  private arm(n: number, at: number): Promise<void> {
-    return this.scheduler.schedule({ id: `${EXPIRE_COUPONS_JOB}-${n}`, kind: EXPIRE_COUPONS_JOB, runAt: new Date(at), data: { n } });
+  private arm(at: number): Promise<void> {
+    return this.scheduler.schedule({ id: EXPIRE_COUPONS_JOB, kind: EXPIRE_COUPONS_JOB, runAt: new Date(at), data: {} });
   }
 }

@@ -89,6 +89,40 @@ export function schedulerContract(name: string, open: () => Promise<SchedulerUnd
       expect(runsOf(jobId)).toHaveLength(1);
     });
 
+    it('runs again, at the later time, a job whose handler arms its own id', async () => {
+      // The hourly jobs that re-arm themselves (arm-batches, arm-digests) do this.
+      scheduler.handle('arm-batches', async (job) => {
+        runs.push({ job, handler: 'arm-batches', at: Date.now() });
+        if (job.data.n === 1) await scheduler.schedule({ id: job.id, kind: 'arm-batches', runAt: at(600), data: { n: 2 } });
+      });
+      await scheduler.start();
+      const jobId = id('arm-batches');
+      await scheduler.schedule({ id: jobId, kind: 'arm-batches', runAt: at(100), data: { n: 1 } });
+
+      await waitFor('the job to run again', () => runsOf(jobId).length >= 2);
+      const [first, second] = runsOf(jobId);
+      expect(second.job.data).toEqual({ n: 2 });
+      expect(second.at - first.at).toBeGreaterThanOrEqual(550);
+      await sleep(400);
+      expect(runsOf(jobId)).toHaveLength(2);
+    });
+
+    it('does not retry a run that armed its own id again and then threw: the later arming stands', async () => {
+      scheduler.handle('arm-batches', async (job) => {
+        runs.push({ job, handler: 'arm-batches', at: Date.now() });
+        if (job.data.n !== 1) return;
+        await scheduler.schedule({ id: job.id, kind: 'arm-batches', runAt: at(600), data: { n: 2 } });
+        throw new Error('a batch could not be armed');
+      });
+      await scheduler.start();
+      const jobId = id('arm-batches');
+      await scheduler.schedule({ id: jobId, kind: 'arm-batches', runAt: at(100), data: { n: 1 } });
+
+      await waitFor('the later arming to run', () => runsOf(jobId).some((run) => run.job.data.n === 2));
+      await sleep(400);
+      expect(runsOf(jobId).map((run) => run.job.data.n)).toEqual([1, 2]);
+    });
+
     it('does not run a cancelled job', async () => {
       record('release-hold');
       await scheduler.start();

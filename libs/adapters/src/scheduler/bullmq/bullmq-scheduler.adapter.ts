@@ -1,5 +1,5 @@
 import { assertJobId, Clock, JobCounts, JobHandler, KeyedMutex, ListedJob, ScheduledJob, Scheduler } from '@deals/kernel';
-import { Job, JobsOptions, Queue, Worker } from 'bullmq';
+import { Job, JobsOptions, Processor, Queue, Worker, WorkerOptions } from 'bullmq';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 
@@ -72,8 +72,12 @@ const BULLMQ_STATES = { delayed: 'waiting', waiting: 'due', active: 'running', f
  *
  * BullMQ ignores an `add` whose id it still holds, so `schedule` removes the id first (serialised
  * per id within a process; two processes arming one id at once may keep the earlier). Removal does
- * not reach a job that is running; the handler re-checks its time anyway. Calls made before Redis
- * has first answered wait for it up to {@link CONNECT_WAIT_MS}, then fail.
+ * not reach a job that is running, so arming or cancelling the id of a job running in this process
+ * (a handler re-arming its own id) is kept until BullMQ has moved that job out of `active`, then
+ * done: the latest request wins, over a retry of the run too. Such a request lives in this process
+ * only until then; one from another process for a running id is still lost (the handler re-checks
+ * its time anyway). Calls made before Redis has first answered wait for it up to
+ * {@link CONNECT_WAIT_MS}, then fail.
  */
 export class BullmqScheduler extends Scheduler {
   readonly backend = 'bullmq';
@@ -88,6 +92,8 @@ export class BullmqScheduler extends Scheduler {
   private readonly handlers = new Map<string, JobHandler>();
   /** Two arms of one id in this process must not interleave as remove, remove, add, add (ignored). */
   private readonly perId = new KeyedMutex();
+  /** Ids of the jobs running in this process's worker, with what was asked of each id meanwhile. */
+  private readonly runningHere = new Map<string, AskedWhileRunning>();
   private workerConnection?: Redis;
   private worker?: Worker;
   private closing?: Promise<void>;
@@ -111,16 +117,18 @@ export class BullmqScheduler extends Scheduler {
     assertJobId(job.id);
     await this.connected();
     await this.perId.run(job.id, async () => {
-      await this.queue.remove(job.id); // its result says nothing: 1 also for an id it never held
-      const delay = Math.max(0, job.runAt.getTime() - this.clock.now().getTime());
-      await this.queue.add(job.kind, job.data, { ...JOB_OPTIONS, jobId: job.id, delay });
+      if (this.runningHere.has(job.id)) this.runningHere.set(job.id, { ...job, data: { ...job.data } });
+      else await this.arm(job);
     });
   }
 
   async cancel(id: string): Promise<void> {
     assertJobId(id);
     await this.connected();
-    await this.perId.run(id, () => this.queue.remove(id));
+    await this.perId.run(id, async () => {
+      if (this.runningHere.has(id)) this.runningHere.set(id, 'cancel');
+      await this.queue.remove(id);
+    });
   }
 
   handle(kind: string, handler: JobHandler): void {
@@ -140,10 +148,12 @@ export class BullmqScheduler extends Scheduler {
     // The Worker only copies it (duplicate()) for the connections it owns.
     this.workerConnection = new Redis(this.url, { maxRetriesPerRequest: null });
     this.workerConnection.on('error', ignore);
-    this.worker = new Worker(this.queueName, (job: Job) => this.dispatch(job), {
-      connection: this.workerConnection,
-      prefix: this.prefix,
-    });
+    this.worker = new AttemptsWorker(
+      this.queueName,
+      (job: Job) => this.dispatch(job),
+      { connection: this.workerConnection, prefix: this.prefix },
+      { started: (id) => this.runningHere.set(id, undefined), ended: (id) => this.ranHere(id) },
+    );
     this.worker.on('error', this.onError);
     await this.worker.waitUntilReady();
   }
@@ -187,6 +197,27 @@ export class BullmqScheduler extends Scheduler {
   close(): Promise<void> {
     this.closing ??= this.shutDown();
     return this.closing;
+  }
+
+  /** Caller holds the id's lock. */
+  private async arm(job: ScheduledJob): Promise<void> {
+    await this.queue.remove(job.id); // its result says nothing: 1 also for an id it never held
+    const delay = Math.max(0, job.runAt.getTime() - this.clock.now().getTime());
+    await this.queue.add(job.kind, job.data, { ...JOB_OPTIONS, jobId: job.id, delay });
+  }
+
+  /** A run here has left `active`: does what was asked of its id meanwhile (removing a retry the run left). */
+  private async ranHere(id: string): Promise<void> {
+    try {
+      await this.perId.run(id, async () => {
+        const asked = this.runningHere.get(id);
+        this.runningHere.delete(id);
+        if (asked === 'cancel') await this.queue.remove(id);
+        else if (asked) await this.arm(asked);
+      });
+    } catch (error) {
+      this.onError(new Error(`job ${id} was not armed again after its run: ${(error as Error).message}`));
+    }
   }
 
   private async dispatch(job: Job): Promise<void> {
@@ -234,6 +265,34 @@ export class BullmqScheduler extends Scheduler {
       };
       this.connection.on('ready', onReady);
     });
+  }
+}
+
+/** What was asked of a running job's id: armed again (the latest request), cancelled, or nothing. */
+type AskedWhileRunning = ScheduledJob | 'cancel' | undefined;
+
+/**
+ * A Worker that reports each attempt from before it starts until BullMQ has moved the job out of
+ * `active` (removed as completed, delayed for a retry, or failed), when an add of its id counts again.
+ */
+class AttemptsWorker extends Worker {
+  constructor(
+    name: string,
+    processor: Processor,
+    options: WorkerOptions,
+    private readonly onAttempt: { started(id: string): void; ended(id: string): Promise<void> },
+  ) {
+    super(name, processor, options);
+  }
+
+  override async processJob(job: Job, token: string, fetchNextCallback?: () => boolean): Promise<void | Job> {
+    const id = String(job.id);
+    this.onAttempt.started(id);
+    try {
+      return await super.processJob(job, token, fetchNextCallback);
+    } finally {
+      await this.onAttempt.ended(id);
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 /** The scheduled job that settles a card purchase whose charge has no known outcome. */
 export const RECOVER_PURCHASE_JOB = 'recover-purchase';
 
-/** Its id: one per purchase, and one per later attempt (a job may not re-arm its own id while it runs). */
+/** Its id: one per purchase, and one per later attempt. */
 const recoverPurchaseJobId = (purchaseId: string, attempt = 0) =>
   attempt === 0 ? `recover-purchase-${purchaseId}` : `recover-purchase-${purchaseId}-${attempt}`;
 
