@@ -1,4 +1,15 @@
-import { Clock, CommandCaller, EventStore, handleCommand, Mailer, Scheduler, ViewDocument, ViewProgress, ViewStore } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  fold,
+  handleCommand,
+  Mailer,
+  Scheduler,
+  ViewDocument,
+  ViewProgress,
+  ViewStore,
+} from '@deals/kernel';
 import { PARTNER_MEMBERS } from '@deals/partner-site';
 import { Injectable, Logger } from '@nestjs/common';
 import { WebhookSettings } from '../commands/webhook-settings';
@@ -6,7 +17,7 @@ import { WebhookSender } from '../delivery/webhook-sender';
 import { WebhookSecrets } from '../delivery/webhook-secrets';
 import { webhookHeaders } from '../delivery/webhook-signature';
 import { AttemptAlreadyRecorded, webhookDeliveryDecider } from '../domain/webhook-delivery/webhook-delivery.decider';
-import { webhookDeliveryStream } from '../domain/webhook-delivery/webhook-delivery.events';
+import { WebhookDeliveryEvent, webhookDeliveryStream } from '../domain/webhook-delivery/webhook-delivery.events';
 import {
   FAILING_DISABLES_AFTER_MS,
   webhookEndpointDecider,
@@ -84,6 +95,11 @@ export class DeliverWebhooks {
   async attempt(deliveryId: string, attempt: number): Promise<void> {
     const delivery = await this.feed.delivery(deliveryId);
     if (!delivery || delivery.status !== 'pending' || delivery.attempts.length >= attempt) return;
+    // The view may not show an attempt made a moment ago: armed again by another worker's commit,
+    // or by a start's re-arming, the job runs again before the feed applies its record. The
+    // delivery's stream says for sure.
+    const made = fold(webhookDeliveryDecider, (await this.store.readStream(webhookDeliveryStream(deliveryId))) as WebhookDeliveryEvent[]);
+    if (made.finished || made.attempts >= attempt) return;
     const endpoint = await this.endpoints.byId(delivery.endpointId);
     const event = await this.feed.event(delivery.partnerId, delivery.eventId);
     const now = this.clock.now();
