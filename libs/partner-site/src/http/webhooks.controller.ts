@@ -72,7 +72,6 @@ const deliveryRows = (delivery: WebhookDelivery) => {
     eventId: delivery.eventId,
     eventType: delivery.eventType,
     status: delivery.status,
-    createdAt: humanUtc(delivery.createdAt),
     nextAttemptAt: delivery.nextAttemptAt && humanUtc(delivery.nextAttemptAt),
     rows: Math.max(1, attempts.length),
     first: attempts[0] ?? null,
@@ -217,7 +216,10 @@ export class WebhooksController {
     );
     return this.pages.send(request, reply, 'webhook-deliveries', {
       title: 'Webhook deliveries',
-      notice: sent === '1' ? 'The event is sent again: its new delivery is listed first.' : undefined,
+      notice:
+        sent === '1'
+          ? 'The event is sent again: its new delivery is listed with its earlier ones (deliveries are listed in the order of their events).'
+          : undefined,
       endpoint: endpointRow(endpoint),
       deliveries: found.slice(0, DELIVERIES_PER_PAGE).map(deliveryRows),
       newer: page > 1 ? `/partner/webhooks/${endpoint._id}${page > 2 ? `?page=${page - 1}` : ''}` : null,
