@@ -1,4 +1,5 @@
 import { AccountsModule } from '@deals/accounts';
+import { EventFeedModule } from '@deals/event-feed';
 import { memoryCounters, RequestLimits } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
 import {
@@ -20,6 +21,7 @@ import { SitePages } from './http/site-pages';
 import { SitePageErrors } from './http/site-request';
 import { SupportController } from './http/support.controller';
 import { SupportLookup } from './http/support-lookup';
+import { WebhooksController } from './http/webhooks.controller';
 
 /** The partner site's members: invitations, sign-up, sign-in, sessions, TOTP (commands, no HTTP). Needs `SiteSecrets`. */
 @Module({
@@ -45,7 +47,9 @@ export class PartnerSiteHttpModule {
   static forRoot({ limits }: { limits: RequestLimits | null }): DynamicModule {
     return {
       module: PartnerSiteHttpModule,
-      controllers: [AccountController, SecurityController, KeysController, SupportController],
+      // The webhooks pages use the event feed's writes and queries, the API's own.
+      imports: [EventFeedModule],
+      controllers: [AccountController, SecurityController, KeysController, SupportController, WebhooksController],
       providers: [
         SitePages,
         MemberSessions,

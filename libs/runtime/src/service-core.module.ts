@@ -2,7 +2,7 @@ import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } f
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
-import { PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
+import { MemberNoticeRecipients, PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import {
   Clock,
@@ -35,7 +35,14 @@ import { PROJECTIONS, ProjectionHost } from './projection-host';
 import { ALL_PROJECTIONS } from './projections';
 import { ServiceConfig } from './service-config';
 import { installationSecret } from './installation-secret';
-import { DeliverWebhooks, EventFeedModule, WebhookSecrets, WebhookSender, WebhookSettings } from '@deals/event-feed';
+import {
+  DeliverWebhooks,
+  EventFeedModule,
+  WebhookNoticeRecipients,
+  WebhookSecrets,
+  WebhookSender,
+  WebhookSettings,
+} from '@deals/event-feed';
 import { DataDirLock } from './data-dir-lock';
 import { ServiceMetrics } from './service-metrics';
 
@@ -165,6 +172,8 @@ export class ServiceCoreModule {
         { provide: CouponExpirySettings, useValue: { sweepMs: config.couponExpirySweepMs } },
         { provide: SiteSecrets, useValue: new SiteSecrets(installationSecret(config.dataDir, 'partner-site')) },
         { provide: WebhookSecrets, useValue: new WebhookSecrets(installationSecret(config.dataDir, 'webhook-secrets')) },
+        // The feed emails an endpoint's disabling to the partner site's people (a port: the feed does not depend on the site).
+        { provide: WebhookNoticeRecipients, useClass: MemberNoticeRecipients },
         {
           provide: WebhookSettings,
           useValue: {
@@ -228,6 +237,7 @@ export class ServiceCoreModule {
         SiteSecrets,
         WebhookSecrets,
         WebhookSettings,
+        WebhookNoticeRecipients,
         AccountsSettings,
         CardLinkSettings,
         ProjectionHost,

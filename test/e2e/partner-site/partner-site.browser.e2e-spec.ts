@@ -8,6 +8,8 @@ import { browserSuite, launchChromium } from '../../support/chromium';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { totpAt } from '../../support/site-client';
+import { WebhookReceiver } from '../../support/webhook-receiver';
+import { WebhookSender } from '@deals/event-feed';
 
 /** Screenshots of each page, for a person to look at (ignored by git). */
 const SHOTS = join(__dirname, '..', '..', '..', 'test-output', 'partner-site');
@@ -17,6 +19,7 @@ browserSuite('The partner site in a browser', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let browser: Browser;
+  let receiver: WebhookReceiver;
   /** What the browser reported that a page should never cause: refused resources, CSP violations, errors. */
   const problems: string[] = [];
 
@@ -50,12 +53,16 @@ browserSuite('The partner site in a browser', () => {
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    api = await TestApi.start({ clock });
+    receiver = await WebhookReceiver.start();
+    api = await TestApi.start({ clock, env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'on', WEBHOOK_RETRY_DELAYS_MS: '200,200,200' } });
+    // The receiver's certificate trusted by the sender in this process (a child process would take NODE_EXTRA_CA_CERTS).
+    (api.get(WebhookSender) as unknown as { agent: { options: { ca?: string } } }).agent.options.ca = receiver.ca;
     browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
     await api?.close();
+    await receiver?.close();
   });
 
   it('invite, sign up, sign in with TOTP, rotate a key (both work), revoke it (401), a forged post refused, another partner not found', async () => {
@@ -145,6 +152,80 @@ browserSuite('The partner site in a browser', () => {
       await expect(other.locator('main .not-found').textContent()).resolves.toContain('Not found');
     }
     await shot(other, 'lookup-not-found');
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('webhooks: register an endpoint (its secret once), see its deliveries and each attempt, send an event again, disable it; the events', async () => {
+    const partner = await api.createPartner('Acme Hooks');
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1200, height: 800 } });
+    const page = watch(await context.newPage());
+    await signUpAndIn(page, await invite(partner.partnerId, 'hooks@acme.example'), 'hooks@acme.example');
+    // The receiver: the first request to /orders fails (500), every later one succeeds; /legacy is gone (410).
+    const ordersSoFar = () => receiver.received.filter((r) => r.path === '/orders').length;
+    receiver.answerBy((r) =>
+      r.path === '/legacy'
+        ? { status: 410, body: 'this endpoint was retired' }
+        : ordersSoFar() === 1
+          ? { status: 500, body: '{"error":"database busy, try again"}', headers: { 'content-type': 'application/json' } }
+          : { status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } },
+    );
+
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.waitForURL(/\/partner\/webhooks$/);
+    await page.getByLabel(/^URL/).fill(receiver.url('/orders'));
+    await page.getByLabel(/^Description/).fill('Order system');
+    await page.getByLabel('user.created').check();
+    await page.getByLabel('purchase.completed').check();
+    await page.getByLabel('All types, those added later too').uncheck();
+    await page.getByRole('button', { name: 'Register the endpoint' }).click();
+    const secret = (await page.locator('#secret').textContent())!;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    await shot(page, 'webhook-secret');
+    await page.getByRole('link', { name: 'Back to your webhooks' }).click();
+    await expect(page.locator('main').textContent()).resolves.not.toContain(secret);
+    await page.getByLabel(/^URL/).fill(receiver.url('/legacy'));
+    await page.getByLabel(/^Description/).fill('Old CRM');
+    await page.getByRole('button', { name: 'Register the endpoint' }).click();
+    await page.getByRole('link', { name: 'Back to your webhooks' }).click();
+
+    // Three users made through the API: three deliveries to each endpoint.
+    for (const email of ['ana@example.com', 'ben@example.com', 'chloe@example.com'])
+      expect((await api.call('POST', '/users', { apiKey: partner.apiKey, body: { email } })).status).toBe(200);
+    await receiver.waitFor(4, (r) => r.path === '/orders');
+    const legacyRow = page.locator('tbody tr', { hasText: receiver.url('/legacy') });
+    for (let i = 0; i < 100 && !(await legacyRow.textContent())!.includes('410 Gone'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await page.reload();
+    }
+    await expect(legacyRow.textContent()).resolves.toContain('by the service: your receiver answered 410 Gone');
+    await shot(page, 'webhooks');
+
+    await page.getByRole('link', { name: `Deliveries to ${receiver.url('/orders')}` }).click();
+    await expect(page.locator('main').textContent()).resolves.toContain('database busy');
+    await page
+      .locator('tbody')
+      .last()
+      .getByRole('button', { name: /^Send .* again$/ })
+      .click();
+    await page.waitForURL(/\?sent=1$/);
+    await receiver.waitFor(5, (r) => r.path === '/orders');
+    for (let i = 0; i < 100 && (await page.locator('main').textContent())!.includes('No attempt yet'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await page.reload();
+    }
+    expect(await page.locator('tbody').count()).toBe(4);
+    await expect(page.locator('[role="status"]').textContent()).resolves.toContain('sent again');
+    await shot(page, 'webhook-deliveries');
+
+    await page.getByRole('link', { name: 'Back to your webhooks' }).click();
+    const ordersRow = page.locator('tbody tr', { hasText: receiver.url('/orders') });
+    await ordersRow.getByRole('button', { name: `Disable ${receiver.url('/orders')}` }).click();
+    await page.waitForURL(/done=disabled$/);
+    await expect(ordersRow.textContent()).resolves.toContain('by your team');
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Events' }).click();
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    await shot(page, 'events');
     expect(problems).toEqual([]);
   }, 120_000);
 });

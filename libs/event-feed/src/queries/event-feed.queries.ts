@@ -28,6 +28,13 @@ export class EventFeedQueries {
     return this.views.find<FeedEvent>(EVENT_FEED, filter, { sort: { order: 1 }, limit });
   }
 
+  /** A partner's latest events, newest first: up to `limit` before the event of order `beforeOrder` (null: the newest). */
+  latest(partnerId: string, beforeOrder: string | null, limit: number): Promise<FeedEvent[]> {
+    const filter: ViewFilter = { kind: 'event', partnerId };
+    if (beforeOrder !== null) filter.order = { $lt: beforeOrder };
+    return this.views.find<FeedEvent>(EVENT_FEED, filter, { sort: { order: -1 }, limit });
+  }
+
   /** Events of the partner in an order range (a replay): `from` excluded, `to` included. */
   range(
     partnerId: string,

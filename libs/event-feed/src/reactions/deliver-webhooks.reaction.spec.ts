@@ -1,4 +1,4 @@
-import { Clock, EventStore, ManualClock, Mailer, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, ManualClock, Mailer, Scheduler, ViewProgress } from '@deals/kernel';
 import { MemoryEventStore } from '@deals/testing';
 import { WebhookSettings } from '../commands/webhook-settings';
 import type { WebhookAttempt, WebhookSender } from '../delivery/webhook-sender';
@@ -11,6 +11,7 @@ import type { WebhookEndpointView } from '../projections/webhook-endpoints/webho
 import type { EventFeedQueries } from '../queries/event-feed.queries';
 import type { WebhookEndpointQueries } from '../queries/webhook-endpoint.queries';
 import { DeliverWebhooks } from './deliver-webhooks.reaction';
+import type { WebhookNoticeRecipients } from './webhook-notice-recipients';
 
 const AT = '2026-06-15T12:00:00.000Z';
 const endpoint: WebhookEndpointView = {
@@ -74,7 +75,7 @@ function deliverWebhooks() {
     store as EventStore,
     new ManualClock(new Date(AT)) as Clock,
     {} as Mailer,
-    {} as ViewStore,
+    { of: async () => [] } as unknown as WebhookNoticeRecipients,
   );
   return { reaction, store, send };
 }

@@ -1,16 +1,4 @@
-import {
-  Clock,
-  CommandCaller,
-  EventStore,
-  fold,
-  handleCommand,
-  Mailer,
-  Scheduler,
-  ViewDocument,
-  ViewProgress,
-  ViewStore,
-} from '@deals/kernel';
-import { PARTNER_MEMBERS } from '@deals/partner-site';
+import { Clock, CommandCaller, EventStore, fold, handleCommand, Mailer, Scheduler, ViewDocument, ViewProgress } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { WebhookSettings } from '../commands/webhook-settings';
 import { WebhookSender } from '../delivery/webhook-sender';
@@ -29,6 +17,7 @@ import { EVENT_FEED, WebhookDelivery } from '../projections/event-feed/event-fee
 import type { WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
 import { EventFeedQueries } from '../queries/event-feed.queries';
 import { WebhookEndpointQueries } from '../queries/webhook-endpoint.queries';
+import { WebhookNoticeRecipients } from './webhook-notice-recipients';
 
 export const DELIVER_WEBHOOK_JOB = 'deliver-webhook';
 const REARM_PAGE = 500;
@@ -57,7 +46,7 @@ export class DeliverWebhooks {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly mailer: Mailer,
-    private readonly views: ViewStore,
+    private readonly recipients: WebhookNoticeRecipients,
   ) {
     this.scheduler.handle(DELIVER_WEBHOOK_JOB, (job) => this.attempt(String(job.data.deliveryId), Number(job.data.attempt)));
     progress.onCommitted(EVENT_FEED, (documents) => {
@@ -213,14 +202,11 @@ export class DeliverWebhooks {
 
   /** Emails the partner's people (the partner site's) that the endpoint was disabled. */
   private async tellPartner(endpoint: WebhookEndpointView, now: Date): Promise<void> {
-    const people = await this.views.find<ViewDocument & { email: string }>(PARTNER_MEMBERS, {
-      partnerId: endpoint.partnerId,
-      status: 'active',
-    });
+    const people = await this.recipients.of(endpoint.partnerId);
     const text =
       `Every delivery to your webhook endpoint ${endpoint.url} (${endpoint._id}) has failed since ${endpoint.failingSince}, ` +
       `so it was disabled on ${now.toISOString()}. No events are sent to it until it is enabled again ` +
-      `(PUT /v1/webhook_endpoints/${endpoint._id} with "enabled": true); events since can be sent again with POST /v1/webhook_endpoints/${endpoint._id}/replay.`;
+      `(on the Webhooks page of the partner site, or PUT /v1/webhook_endpoints/${endpoint._id} with "enabled": true); events since can be sent again with POST /v1/webhook_endpoints/${endpoint._id}/replay.`;
     for (const person of people) {
       await this.mailer
         .send({
@@ -228,10 +214,10 @@ export class DeliverWebhooks {
           subject: 'Your webhook endpoint was disabled',
           text,
           html: `<p>${escapeHtml(text)}</p>`,
-          messageId: `<webhook-disabled-${endpoint._id}.${person._id}@deals-service>`,
+          messageId: `<webhook-disabled-${endpoint._id}.${person.id}@deals-service>`,
         })
         .catch((error) =>
-          this.logger.error(`the notice to ${person._id} of endpoint ${endpoint._id} disabled was not sent: ${String(error)}`),
+          this.logger.error(`the notice to ${person.id} of endpoint ${endpoint._id} disabled was not sent: ${String(error)}`),
         );
     }
   }

@@ -15,6 +15,8 @@ const SECTIONS = [
   { path: '/partner/password', label: 'v3 password' },
   { path: '/partner/usage', label: 'Usage' },
   { path: '/partner/batches', label: 'Email batches' },
+  { path: '/partner/webhooks', label: 'Webhooks' },
+  { path: '/partner/events', label: 'Events' },
   { path: '/partner/lookup', label: 'Look-up' },
   { path: '/partner/security', label: 'Sign-in and security' },
 ];
