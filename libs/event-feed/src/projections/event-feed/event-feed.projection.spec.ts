@@ -130,4 +130,34 @@ describe('the partner event feed', () => {
     // Applying the events again changes nothing.
     expect(await fold(once, purchaseHistory())).toEqual([]);
   });
+
+  it('tells a batch processed or failed, once delivered', async () => {
+    position = 100;
+    const store = new Map<string, ViewDocument>();
+    const scheduled = (batchId: string) =>
+      recorded('BatchScheduled', {
+        batchId,
+        partnerId: 'p1',
+        dealId: 'spa',
+        userIds: ['u1'],
+        mode: 'augment',
+        sendAt: at,
+        sendDay: '2026-06-15',
+        createdAt: at,
+      });
+    const delivered = (batchId: string, status: 'processed' | 'failed') =>
+      recorded('BatchDelivered', {
+        batchId,
+        status,
+        sent: status === 'processed' ? 1 : 0,
+        failed: status === 'failed' ? 1 : 0,
+        skipped: 0,
+        at,
+      });
+    await fold(store, [scheduled('b1'), scheduled('b2'), delivered('b1', 'processed'), delivered('b2', 'failed')]);
+    expect(feed(store).map((e) => [e.type, e.resourceId, (e.snapshot.state as unknown as { status: string }).status])).toEqual([
+      ['targeted_email_batch.processed', 'b1', 'processed'],
+      ['targeted_email_batch.failed', 'b2', 'failed'],
+    ]);
+  });
 });
