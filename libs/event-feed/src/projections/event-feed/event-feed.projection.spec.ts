@@ -18,6 +18,8 @@ const recorded = (type: string, data: Record<string, unknown>, streamId = 'x'): 
 
 /** Folds batches into a map of documents, as the runner would commit them. */
 async function fold(store: Map<string, ViewDocument>, events: RecordedEvent[]): Promise<ViewDocument[]> {
+  // As the runner gives them: only the types the projection handles.
+  events = events.filter((e) => eventFeedProjection.handles.includes(e.type));
   const changed = await eventFeedProjection.applyBatch!(events, {
     get: async (ids) => new Map(ids.filter((id) => store.has(id)).map((id) => [id, store.get(id)! as never])),
   });

@@ -15,8 +15,8 @@ export interface FeedResource extends ViewDocument {
   /** How many feed events this resource has made. */
   sequence: number;
   made: string[];
-  /** A purchase's coupons as they stand, by id. */
-  coupons?: Record<string, ViewDocument>;
+  /** A purchase's coupons as they stand, by id, each with its own feed events so far. */
+  coupons?: Record<string, { state: ViewDocument; sequence: number; made: string[] }>;
 }
 
 /** Who listens to a partner's events. */
@@ -83,7 +83,7 @@ export const eventFeedProjection = defineProjection<FeedDocument>({
   name: EVENT_FEED,
   handles: [
     ...new Set([
-      ...FEED_SOURCES.flatMap((source) => [...source.projection.handles, ...Object.keys(source.extra ?? {})]),
+      ...[couponSource, ...FEED_SOURCES].flatMap((source) => [...source.projection.handles, ...Object.keys(source.extra ?? {})]),
       'CouponExpired',
       ...ENDPOINT_EVENTS,
       'WebhookDeliveryAttempted',
@@ -108,6 +108,8 @@ class FeedBatch {
   private readonly changed = new Set<string>();
   /** How many feed events each log event of the batch made so far. */
   private readonly madeAt = new Map<string, number>();
+  /** Feed events made by the event being applied, with its id, to deliver once it is applied. */
+  private pendingDeliveries: Array<[FeedEvent, string]> = [];
 
   constructor(private readonly stored: BatchDocuments<FeedDocument>) {}
 
@@ -115,7 +117,11 @@ class FeedBatch {
     for (const event of events) {
       if (ENDPOINT_EVENTS.includes(event.type)) await this.endpointEvent(event);
       else if (event.type === 'WebhookDeliveryAttempted') await this.attempt(event);
-      else await this.resourceEvent(event);
+      else {
+        await this.resourceEvent(event);
+        for (const [feedEvent, causeId] of this.pendingDeliveries) await this.deliver(feedEvent, causeId);
+        this.pendingDeliveries = [];
+      }
     }
     return [...this.changed].map((id) => this.docs.get(id)!);
   }
@@ -135,8 +141,6 @@ class FeedBatch {
   }
 
   private async resourceEvent(event: RecordedEvent): Promise<void> {
-    // A coupon's events first: the purchase's record of its coupons is then current when the purchase decides.
-    const sources = [couponSource, ...FEED_SOURCES.filter((s) => s !== couponSource)];
     // Each resource applies a log event once: decided when first touched by it.
     const fresh = new Set<string>();
     const touch = async (key: string): Promise<FeedResource | null | undefined> => {
@@ -147,12 +151,11 @@ class FeedBatch {
       }
       return doc;
     };
-    for (const source of sources) {
+    // A coupon's events first: the purchase's record of its coupons is then current when the purchase decides.
+    if (COUPON_EVENTS.has(event.type)) await this.couponEvent(event, touch);
+    for (const source of FEED_SOURCES) {
       const extra = source.extra?.[event.type];
-      if (!extra && !source.projection.handles.includes(event.type)) {
-        if (source === couponSource && event.type === 'CouponExpired') await this.couponExpired(event, touch);
-        continue;
-      }
+      if (!extra && !source.projection.handles.includes(event.type)) continue;
       for (const id of extra ? extra(event) : source.projection.documentIds(event)) {
         const key = resourceKey(source.resource, id);
         const doc = await touch(key);
@@ -160,68 +163,72 @@ class FeedBatch {
         const before = doc?.state ?? null;
         const evolved = extra ? before : source.projection.evolve(before, event, id);
         if (!evolved) continue;
-        const after = evolved._id === id && evolved._pos === event.position ? evolved : { ...evolved, _id: id, _pos: event.position };
+        const after = stamped(evolved, id, event.position);
         const types = source.emits({ event, before, after, made: new Set(doc?.made ?? []) });
         // An event that leaves the view alone (a hold released) is kept only when it made feed events.
         if (extra && types.length === 0) continue;
-        const resource: FeedResource = doc
-          ? { ...doc, _pos: event.position, state: after }
-          : { _id: key, _pos: event.position, kind: 'resource', resourceType: source.resource, state: after, sequence: 0, made: [] };
-        this.put(resource);
-        await this.emit(source, event, resource, types);
-        if (source === couponSource) await this.couponOfPurchase(event, after, touch);
+        const resource: FeedResource = { ...(doc ?? newResource(key, source.resource)), _pos: event.position, state: after };
+        this.put(this.emit(source, event, resource, types));
       }
     }
   }
 
-  /** A coupon's expiry recorded (its view does not change: the state was already `expired` by time). */
-  private async couponExpired(event: RecordedEvent, touch: (key: string) => Promise<FeedResource | null | undefined>): Promise<void> {
-    const { couponId: id, expiredAt } = event.data as { couponId: string; expiredAt: string };
-    const doc = await touch(resourceKey('coupon', id));
-    if (!doc?.state) return;
-    // Expiries recorded long after the fact (the first sweep of an installation that had none) are no news.
-    if (Date.parse(event.metadata.occurredAt) - Date.parse(expiredAt) > STALE_EXPIRY_MS) return;
-    const resource = { ...doc, _pos: event.position };
-    this.put(resource);
-    await this.emit(couponSource, event, resource, ['coupon.expired']);
-  }
-
-  /** Keeps the purchase's record of this coupon; a coupon cancelled is money back to the buyer: `purchase.refunded`. */
-  private async couponOfPurchase(
-    event: RecordedEvent,
-    coupon: ViewDocument,
-    touch: (key: string) => Promise<FeedResource | null | undefined>,
-  ): Promise<void> {
-    const purchaseId = (coupon as unknown as { purchaseId: string }).purchaseId;
-    const key = resourceKey('purchase', purchaseId);
+  /**
+   * A coupon's event, kept in its purchase's record (a coupon is not a record of its own: one
+   * document a purchase, however many coupons it has, is one write less for each): the coupon's
+   * own feed events, and `purchase.refunded` when a coupon of a completed purchase is cancelled.
+   */
+  private async couponEvent(event: RecordedEvent, touch: (key: string) => Promise<FeedResource | null | undefined>): Promise<void> {
+    const couponId = (event.data as { couponId: string }).couponId;
+    const key = resourceKey('purchase', purchaseOfCoupon(couponId));
     const doc = await touch(key);
-    if (!doc) return;
-    const resource: FeedResource = { ...doc, _pos: event.position, coupons: { ...doc.coupons, [coupon._id]: coupon } };
-    this.put(resource);
+    if (doc === undefined) return;
+    const purchase = doc ?? newResource(key, 'purchase');
+    const held = purchase.coupons?.[couponId];
+    const before = held?.state ?? null;
+    const evolved = event.type === 'CouponExpired' ? before : couponSource.projection.evolve(before, event, couponId);
+    if (!evolved) return;
+    const after = stamped(evolved, couponId, event.position);
+    let types = couponSource.emits({ event, before, after, made: new Set(held?.made ?? []) });
+    // Expiries recorded long after the fact (the first sweep of an installation that had none) are no news.
+    if (
+      event.type === 'CouponExpired' &&
+      Date.parse(event.metadata.occurredAt) - Date.parse(String((event.data as { expiredAt: string }).expiredAt)) > STALE_EXPIRY_MS
+    )
+      types = [];
+    const coupon = this.emit(couponSource, event, { ...newResource(couponId, 'coupon'), ...held, state: after }, types);
+    let resource: FeedResource = {
+      ...purchase,
+      _pos: event.position,
+      coupons: { ...purchase.coupons, [couponId]: { state: after, sequence: coupon.sequence, made: coupon.made } },
+    };
     if (event.type === 'CouponCancelled' && resource.made.includes('purchase.completed'))
-      await this.emit(purchaseSource, event, resource, ['purchase.refunded'], { coupon_id: coupon._id });
+      resource = this.emit(purchaseSource, event, resource, ['purchase.refunded'], { coupon_id: couponId });
+    this.put(resource);
   }
 
-  private async emit(
+  /** The feed events `types` of the resource, each with its sequence: the resource after them. */
+  private emit<R extends { state: ViewDocument | null; sequence: number; made: string[] }>(
     source: FeedSource,
     event: RecordedEvent,
-    resource: FeedResource,
+    resource: R,
     types: FeedEventType[],
     details?: Record<string, unknown>,
-  ): Promise<void> {
+  ): R {
     const state = resource.state;
     const partnerId = (state as unknown as { partnerId?: string } | null)?.partnerId;
-    if (!state || !partnerId || types.length === 0) return;
+    if (!state || !partnerId || types.length === 0) return resource;
     let { sequence } = resource;
     const made = new Set(resource.made);
     for (const type of types) {
       sequence += 1;
       made.add(type);
-      const id = feedEventId(event.id, type);
       const index = this.madeAt.get(event.position) ?? 0;
       this.madeAt.set(event.position, index + 1);
+      const coupons = (resource as unknown as FeedResource).coupons;
+      const extra = details ?? detailsOf(event);
       const feedEvent: FeedEvent = {
-        _id: id,
+        _id: feedEventId(event.id, type),
         _pos: event.position,
         kind: 'event',
         partnerId,
@@ -233,14 +240,19 @@ class FeedBatch {
         order: feedOrder(event.position, index),
         snapshot:
           source === purchaseSource
-            ? { state, coupons: Object.values(resource.coupons ?? {}).sort((a, b) => number(a) - number(b)) }
+            ? {
+                state,
+                coupons: Object.values(coupons ?? {})
+                  .map((c) => c.state)
+                  .sort((a, b) => number(a) - number(b)),
+              }
             : { state },
-        ...((details ?? detailsOf(event)) ? { details: details ?? detailsOf(event) } : {}),
+        ...(extra ? { details: extra } : {}),
       };
       this.put(feedEvent);
-      await this.deliver(feedEvent, event.id);
+      this.pendingDeliveries.push([feedEvent, event.id]);
     }
-    this.put({ ...resource, sequence, made: [...made] });
+    return { ...resource, sequence, made: [...made] };
   }
 
   /** A delivery of the event to each endpoint of its partner listening for its type. */
@@ -322,6 +334,25 @@ class FeedBatch {
 
 /** An expiry recorded later than this after the coupon expired makes no `coupon.expired`. */
 const STALE_EXPIRY_MS = 24 * 3_600_000;
+
+const COUPON_EVENTS = new Set([...couponSource.projection.handles, 'CouponExpired']);
+
+const newResource = (key: string, resourceType: FeedResourceType): FeedResource => ({
+  _id: key,
+  _pos: '',
+  kind: 'resource',
+  resourceType,
+  state: null,
+  sequence: 0,
+  made: [],
+});
+
+/** `doc` with its id and position (itself when it has them). */
+const stamped = (doc: ViewDocument, id: string, position: string): ViewDocument =>
+  doc._id === id && doc._pos === position ? doc : { ...doc, _id: id, _pos: position };
+
+/** A coupon's purchase: its id is the purchase's and its number (`couponIdsFor`). */
+const purchaseOfCoupon = (couponId: string) => couponId.replace(/-\d+$/, '');
 
 const listensTo = (types: readonly string[], type: string) => types.includes('*') || types.includes(type);
 

@@ -123,18 +123,5 @@ export const userSource: FeedSource = {
   },
 };
 
-export const FEED_SOURCES: readonly FeedSource[] = [
-  purchaseSource,
-  couponSource,
-  cardLinkSource,
-  batchSource,
-  subscriptionSource,
-  userSource,
-];
-
-/**
- * A purchase's feed events carry its coupons as they were: its coupons' log events also change the
- * purchase's own record of them, and a coupon cancelled (refunded) makes `purchase.refunded`.
- */
-export const purchaseOfCoupon = (event: RecordedEvent): string | null =>
-  event.type.startsWith('Coupon') ? ((event.data as { couponId?: string }).couponId?.replace(/-\d+$/, '') ?? null) : null;
+/** The sources whose resources have records of their own (a coupon's is its purchase's: see the projection). */
+export const FEED_SOURCES: readonly FeedSource[] = [purchaseSource, cardLinkSource, batchSource, subscriptionSource, userSource];
