@@ -289,9 +289,12 @@ export function benchDeals(now: Date, count: number): DealImportRecord[] {
   }));
 }
 
-/** Starts the API on `dataDir` with one partner, the deals, and the users with their cards; the caller closes it. */
-export async function startPurchasesApi(dataDir: string): Promise<PurchasesSession> {
-  const { api, tls, origin } = await startBenchApi(dataDir);
+/**
+ * Starts the API on `dataDir` (with `env` added to its configuration) with one partner, the deals,
+ * and the users with their cards; the caller closes it.
+ */
+export async function startPurchasesApi(dataDir: string, env: Record<string, string> = {}): Promise<PurchasesSession> {
+  const { api, tls, origin } = await startBenchApi(dataDir, 'off', env);
   try {
     const ca = tls.cert;
     const t0 = performance.now();
@@ -507,7 +510,7 @@ const SETTLE_TIMEOUT_MS = 120_000;
  * Lets the purchases cut off by the end of a run finish on the server (the log head stops moving
  * for {@link QUIET_MS}) and the views catch up.
  */
-async function settle(session: PurchasesSession): Promise<void> {
+export async function settle(session: PurchasesSession): Promise<void> {
   const store = session.api.app.get(EventStore);
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   let head = await store.head();

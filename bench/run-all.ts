@@ -25,6 +25,7 @@ import { batchEmailBench } from './batch-email.bench';
 import { postgresBench } from './postgres.bench';
 import { replicasBench } from './replicas.bench';
 import { historyBench } from './history.bench';
+import { webhooksBench } from './webhooks.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -38,6 +39,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'postgres', run: postgresBench },
   { name: 'replicas', run: replicasBench },
   { name: 'history', run: historyBench },
+  { name: 'webhooks', run: webhooksBench },
 ];
 
 class UsageError extends Error {}

@@ -10,13 +10,19 @@ const KEPT_STDERR = 64 * 1024;
 
 /**
  * Runs one bench in a fresh process of `runAll` (some version's `dist/bench/run-all.js`, forked
- * with `--child=<name>` from `cwd`) and resolves with the rows it sends over IPC. Its stderr is
- * passed through; it rejects when the process fails, with {@link UnknownBench} when that version
- * has no such bench.
+ * with `--child=<name>` from `cwd`, with `env` when given, this process's otherwise) and resolves
+ * with the rows it sends over IPC. Its stderr is passed through; it rejects when the process fails,
+ * with {@link UnknownBench} when that version has no such bench.
  */
-export function runBenchChild(runAll: string, name: string, args: string[], cwd = process.cwd()): Promise<BenchRow[]> {
+export function runBenchChild(
+  runAll: string,
+  name: string,
+  args: string[],
+  cwd = process.cwd(),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<BenchRow[]> {
   return new Promise((resolve, reject) => {
-    const child = fork(runAll, [...args, `--child=${name}`], { cwd, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const child = fork(runAll, [...args, `--child=${name}`], { cwd, env, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     let rows: BenchRow[] | null = null;
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => {

@@ -21,19 +21,20 @@ export function httpsGet(url: string, ca: string, headers: Record<string, string
   });
 }
 
-/** One POST of a JSON body over HTTPS that trusts exactly `ca` (for checking a call once before a bench, not for load). */
+/** One POST (or `method`) of a JSON body over HTTPS that trusts exactly `ca` (for checking a call once before a bench, not for load). */
 export function httpsPostJson(
   url: string,
   ca: string,
   body: unknown,
   headers: Record<string, string> = {},
   agent: Agent | false = false,
+  method: 'POST' | 'PUT' = 'POST',
 ): Promise<HttpsAnswer> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: 'POST', ca, agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } },
+      { method, ca, agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
