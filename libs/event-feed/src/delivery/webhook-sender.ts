@@ -39,8 +39,13 @@ export interface WebhookSenderOptions {
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 /** How much of an answer is read and kept; the rest is never read. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
-/** Idle connections kept per receiver. */
-const IDLE_SOCKETS_PER_ORIGIN = 4;
+/**
+ * Calls in flight to one receiver at once; the others wait their turn (their deadline starts with
+ * it). As many connections are kept open, so a burst of deliveries reuses them instead of making
+ * a TLS handshake each.
+ */
+const IN_FLIGHT_PER_ORIGIN = 16;
+const IDLE_SOCKETS_PER_ORIGIN = IN_FLIGHT_PER_ORIGIN;
 /**
  * How long a kept connection may idle: under the 5 s after which Node servers close theirs, so a
  * call rarely goes out on a connection the receiver is just closing (it would fail as a reset).
@@ -58,6 +63,8 @@ export class WebhookSender {
   private readonly agent: Agent;
   private readonly timeoutMs: number;
   private readonly allowPrivateAddresses: boolean;
+  /** Per receiver (origin): calls in flight, and those waiting for a turn. */
+  private readonly turns = new Map<string, { active: number; waiting: Array<() => void> }>();
 
   constructor(options: WebhookSenderOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
@@ -85,7 +92,30 @@ export class WebhookSender {
           ? null
           : refusedLiteral(bareHost(target));
     if (!target || refusal) return attemptOf(null, '', started, refusal && `refused: ${refusal}`);
-    return this.post(target, headers, body, started);
+    await this.turnAt(target.origin);
+    try {
+      return await this.post(target, headers, body, performance.now());
+    } finally {
+      this.turnDone(target.origin);
+    }
+  }
+
+  private async turnAt(origin: string): Promise<void> {
+    let turns = this.turns.get(origin);
+    if (!turns) this.turns.set(origin, (turns = { active: 0, waiting: [] }));
+    if (turns.active < IN_FLIGHT_PER_ORIGIN) {
+      turns.active++;
+      return;
+    }
+    // The turn is handed over with its count (turnDone does not give it back when someone waits).
+    await new Promise<void>((resolve) => turns.waiting.push(resolve));
+  }
+
+  private turnDone(origin: string): void {
+    const turns = this.turns.get(origin)!;
+    const next = turns.waiting.shift();
+    if (next) return next();
+    if (--turns.active === 0) this.turns.delete(origin);
   }
 
   /** Closes the kept connections; calls under way end as they would. */

@@ -15,8 +15,10 @@ export interface FeedPageQuery {
 export class EventFeedQueries {
   constructor(private readonly views: ViewStore) {}
 
-  event(partnerId: string, eventId: string): Promise<FeedEvent | null> {
-    return this.views.findOne<FeedEvent>(EVENT_FEED, { _id: eventId, kind: 'event', partnerId });
+  /** Read by id, then checked: a look-up by id is served from what the view holds, pending writes too. */
+  async event(partnerId: string, eventId: string): Promise<FeedEvent | null> {
+    const doc = await this.views.findById<FeedEvent>(EVENT_FEED, eventId);
+    return doc?.kind === 'event' && doc.partnerId === partnerId ? doc : null;
   }
 
   /** A partner's events in log order after a point, of some types, of one resource: up to `limit`. */
@@ -52,8 +54,9 @@ export class EventFeedQueries {
     return this.views.find<FeedEvent>(EVENT_FEED, filter, { sort: { order: 1 }, limit });
   }
 
-  delivery(deliveryId: string): Promise<WebhookDelivery | null> {
-    return this.views.findOne<WebhookDelivery>(EVENT_FEED, { _id: deliveryId, kind: 'delivery' });
+  async delivery(deliveryId: string): Promise<WebhookDelivery | null> {
+    const doc = await this.views.findById<WebhookDelivery>(EVENT_FEED, deliveryId);
+    return doc?.kind === 'delivery' ? doc : null;
   }
 
   deliveriesOfEvent(partnerId: string, eventId: string): Promise<WebhookDelivery[]> {

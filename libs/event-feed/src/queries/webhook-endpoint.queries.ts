@@ -8,8 +8,9 @@ export class WebhookEndpointQueries {
   constructor(private readonly views: ViewStore) {}
 
   /** A partner's endpoint, deleted ones left out. */
-  endpoint(partnerId: string, endpointId: string): Promise<WebhookEndpointView | null> {
-    return this.views.findOne<WebhookEndpointView>(WEBHOOK_ENDPOINTS, { _id: endpointId, partnerId, deleted: false });
+  async endpoint(partnerId: string, endpointId: string): Promise<WebhookEndpointView | null> {
+    const doc = await this.views.findById<WebhookEndpointView>(WEBHOOK_ENDPOINTS, endpointId);
+    return doc && doc.partnerId === partnerId && !doc.deleted ? doc : null;
   }
 
   /** Any endpoint by id, deleted ones too (a delivery's). */

@@ -125,8 +125,10 @@ export class DeliverWebhooks {
       final: sent.outcome === 'gone',
     });
     if (!recorded) return;
-    if (sent.outcome === 'succeeded') await this.endpointCommand(endpoint, { type: 'RecordEndpointSuccess' });
-    else if (sent.outcome === 'gone') await this.endpointCommand(endpoint, { type: 'DisableWebhookEndpoint', reason: 'gone' });
+    // A success only matters to an endpoint failing (as its view says: one the view shows a moment late is told by the next).
+    if (sent.outcome === 'succeeded') {
+      if (endpoint.failingSince !== null) await this.endpointCommand(endpoint, { type: 'RecordEndpointSuccess' });
+    } else if (sent.outcome === 'gone') await this.endpointCommand(endpoint, { type: 'DisableWebhookEndpoint', reason: 'gone' });
     else await this.failed(endpoint, now);
   }
 
