@@ -17,6 +17,12 @@ export interface Projection<V extends ViewDocument = ViewDocument> {
   readonly indexes: IndexSpec[];
   /** See `DefineOptions.keepInMemory`: the catalogue's views. */
   readonly keepInMemory?: boolean;
+  /**
+   * False for a view that answers do not wait for (read your writes): a feed of what happened,
+   * read by polling a cursor, whose lag of a few milliseconds no caller can tell from a later
+   * event, and whose fold must not hold every write's answer back.
+   */
+  readonly answersWait?: boolean;
   /** Ids of the documents an event changes (usually one). */
   documentIds(event: RecordedEvent): string[];
   /** The document after the event, or null to leave it as it is. `_pos` is set by the runner. */

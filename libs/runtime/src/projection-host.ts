@@ -101,7 +101,10 @@ export class ProjectionHost extends ViewProgress {
   private showing(): Map<string, string[]> {
     if (this.viewsByType) return this.viewsByType;
     const byType = new Map<string, string[]>();
-    for (const { name, handles } of this.projections) for (const type of handles) byType.set(type, [...(byType.get(type) ?? []), name]);
+    for (const { name, handles, answersWait } of this.projections) {
+      if (answersWait === false) continue;
+      for (const type of handles) byType.set(type, [...(byType.get(type) ?? []), name]);
+    }
     return (this.viewsByType = byType);
   }
 

@@ -141,6 +141,8 @@ if (why) {
       );
       expect(bought).toEqual([200, 200, 200, 200]);
 
+      // The feed is read by cursor: answers do not wait for it (docs/webhooks.md).
+      await replicas[0].ready();
       const feed = await feedOf(replicas[0]);
       expect(feed.filter((e) => e.type === 'user.created')).toHaveLength(30);
       expect(feed.filter((e) => e.type === 'purchase.completed')).toHaveLength(4);
@@ -182,6 +184,7 @@ if (why) {
       );
       const before = new Set((await feedOf(replicas[0])).map((e) => e.id));
       await makeUsers('flaky', 10);
+      await replicas[1].ready();
       const fresh = (await feedOf(replicas[1])).filter((e) => !before.has(e.id));
       expect(fresh).toHaveLength(10);
       await receiver.waitFor(2 * fresh.length, at('/flaky'), 30_000);
@@ -217,6 +220,7 @@ if (why) {
       try {
         const before = new Set((await feedOf(replicas[0])).map((e) => e.id));
         await makeUsers('twice', 30);
+        await replicas[1].ready();
         const fresh = (await feedOf(replicas[1])).filter((e) => !before.has(e.id));
         expect(fresh).toHaveLength(30);
         await receiver.waitFor(before.size + fresh.length, at('/all'), 30_000);

@@ -86,6 +86,8 @@ describe('the partner event feed: GET /v1/events', () => {
     const subscription = (await call('POST', `/users/${userId}/subscriptions`, { zip: 60601 })).body.subscription;
     await call('PUT', `/subscriptions/${subscription.id}`, { status: 'inactive' });
 
+    // The feed is read by cursor: answers do not wait for it (docs/webhooks.md).
+    await api.settle();
     const feed = (await events('?per_page=1000')).events;
     expect(feed.map((e: any) => [e.type, e.sequence])).toEqual([
       ['user.created', 1],
@@ -153,6 +155,7 @@ describe('the partner event feed: GET /v1/events', () => {
 
   it('shows a partner its own events only, and refuses an unknown cursor or type', async () => {
     await call('POST', '/users', { email: 'other@example.com' }, otherKey);
+    await api.settle();
     const mine = (await events('?per_page=1000')).events;
     const theirs = (await events('', otherKey)).events;
     expect(theirs.map((e: any) => e.type)).toEqual(['user.created']);

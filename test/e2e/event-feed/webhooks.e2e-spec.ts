@@ -160,6 +160,8 @@ describe('webhooks to a real HTTPS receiver', () => {
     const subscription = (await call('POST', `/users/${userId}/subscriptions`, { zip: 60601 })).body.subscription;
     await call('PUT', `/subscriptions/${subscription.id}`, { status: 'inactive' });
 
+    // The feed is read by cursor: answers do not wait for it (docs/webhooks.md).
+    await api.ready();
     const feed = (await call('GET', '/v1/events?per_page=1000')).body.events as Array<{ id: string; type: string }>;
     const requests = await receiver.waitFor(feed.length, at('/all'), 30_000);
     const bodies = requests.map((r) => verified(secret, r));

@@ -97,6 +97,8 @@ export const eventFeedProjection = defineProjection<FeedDocument>({
     { keys: { endpointId: 1 } },
     { keys: { status: 1 } },
   ],
+  // A feed read by cursor: answers do not wait for it (a partner's next poll sees the event).
+  answersWait: false,
   documentIds: () => [],
   evolve: () => null,
   applyBatch: (events, documents) => new FeedBatch(documents as BatchDocuments<FeedDocument>).apply(events),
