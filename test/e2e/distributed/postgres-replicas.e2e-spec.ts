@@ -9,6 +9,7 @@ import { ApiProcess, freePort } from '../../support/api-process';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
+import { exclusive } from '../../support/exclusive';
 import { tempDir } from '../../support/temp-dir';
 import { TEST_CARDS } from '../../support/test-cards';
 import { WorkerProcess } from '../../support/worker-process';
@@ -41,7 +42,9 @@ if (why) {
     let key: string;
     let basic: string;
 
+    let release: (() => void) | undefined;
     beforeAll(async () => {
+      release = await exclusive('postgres-processes');
       database = await createTestDatabase('replicas');
       redis = await startRedisServer();
       env = { DATABASE_URL: database.url, REDIS_URL: redis.url, REDIS_PREFIX: 'replicas' };
@@ -73,7 +76,7 @@ if (why) {
           if (i > 200) throw new Error('the worker did not project the deals');
           await new Promise((r) => setTimeout(r, 100));
         }
-    }, 120_000);
+    }, 1_020_000); // the other suite's whole run (see exclusive), then this one's start
 
     afterAll(async () => {
       await Promise.all(replicas.map((api) => api.stop()));
@@ -81,6 +84,7 @@ if (why) {
       await redis?.stop();
       await database?.drop();
       dir.remove();
+      release?.();
     }, 60_000);
 
     it('sells exactly the units of a deal that 300 buyers reserve at once through both replicas, with no 5xx', async () => {

@@ -5,6 +5,7 @@ import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
+import { exclusive } from '../../support/exclusive';
 import { tempDir } from '../../support/temp-dir';
 import { TEST_CARDS } from '../../support/test-cards';
 import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver';
@@ -45,7 +46,9 @@ if (why) {
     let apiKey: string;
     let env: Record<string, string>;
 
+    let release: (() => void) | undefined;
     beforeAll(async () => {
+      release = await exclusive('postgres-processes');
       receiver = await WebhookReceiver.start();
       database = await createTestDatabase('webhooks');
       redis = await startRedisServer();
@@ -73,7 +76,7 @@ if (why) {
           if (i > 200) throw new Error('the worker did not project the deal');
           await new Promise((r) => setTimeout(r, 100));
         }
-    }, 120_000);
+    }, 1_020_000); // the other suite's whole run (see exclusive), then this one's start
 
     afterAll(async () => {
       await Promise.all(replicas.map((api) => api.stop()));
@@ -82,6 +85,7 @@ if (why) {
       await database?.drop();
       await receiver?.close();
       dir.remove();
+      release?.();
     }, 60_000);
 
     const call = (api: ApiProcess, method: string, path: string, body?: unknown) =>
