@@ -4,6 +4,7 @@ import { Module } from '@nestjs/common';
 import { BuyWithStoredCardHandler } from './commands/buy-with-stored-card/buy-with-stored-card.command';
 import { CouponIssuer } from './commands/purchase-steps/coupon-issuer';
 import { PurchaseSteps } from './commands/purchase-steps/purchase-steps';
+import { ResaleSteps } from './commands/purchase-steps/resale-steps';
 import { FullPurchaseHandler } from './commands/full-purchase/full-purchase.command';
 import { CancelCouponHandler } from './commands/cancel-coupon/cancel-coupon.command';
 import { RedeemCouponHandler } from './commands/redeem-coupon/redeem-coupon.command';
@@ -44,6 +45,7 @@ import { ExpireCoupons } from './reactions/expire-coupons.reaction';
     ExpireCouponHandler,
     CouponIssuer,
     PurchaseSteps,
+    ResaleSteps,
     PurchaseQueries,
     OpenHolds,
     ReleaseExpiredHolds,

@@ -28,6 +28,7 @@ import { CouponIssuer, PartnerContext } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './hold-release-job';
 import { armPurchaseRecovery } from './purchase-recovery-job';
 import { PurchaseOutcome } from './purchase-outcome';
+import { ResaleSteps } from './resale-steps';
 
 /** The refund's idempotency key: one refund per purchase, whoever asks and however often. */
 export const refundKey = (purchaseId: string) => `${purchaseId}-refund`;
@@ -52,6 +53,7 @@ export class PurchaseSteps {
     private readonly coupons: CouponIssuer,
     private readonly scheduler: Scheduler,
     private readonly clock: Clock,
+    private readonly resale: ResaleSteps,
   ) {}
 
   /** Runs one purchase from `start` to its answer, its events recorded as `caller`'s. */
@@ -196,6 +198,13 @@ export class PurchaseSteps {
         return null;
       case 'DrawCouponImages':
         return null;
+      case 'ClaimTransactionReference':
+      case 'CheckResaleDeal':
+      case 'HoldResaleUnits':
+      case 'MarkResaleSelling':
+      case 'ReleaseTransactionReference':
+      case 'ReserveResale':
+        return this.resale.perform(command, context);
     }
   }
 }

@@ -5,7 +5,6 @@ import {
   Clock,
   CommandCaller,
   EventStore,
-  handleCommand,
   IdGenerator,
   loadAggregate,
   LogPosition,
@@ -15,10 +14,8 @@ import {
   ValidationIssue,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { inventoryDecider } from '../../domain/inventory/inventory.decider';
-import { holdExpiry, inventoryStream } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
-import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.events';
+import { purchaseStream } from '../../domain/purchase/purchase.events';
 import {
   ResaleClaimSuperseded,
   ResaleTerms,
@@ -26,7 +23,7 @@ import {
   transactionReferenceStream,
 } from '../../domain/purchase/resale-claim';
 import { PurchaseSteps } from '../purchase-steps/purchase-steps';
-import { refuseOverLimit, refuseUnsellable, RESOLD_TYPES } from '../purchase-steps/sale-rules';
+import { resoldDeal } from '../purchase-steps/resale-steps';
 
 type Caller = CommandCaller & { partnerId: string };
 
@@ -75,10 +72,8 @@ const TEXT = [
   'telephone',
 ] as const;
 
-/** How many times a sale starts again when its claim is given up under it (see `sell`). */
+/** How many times a sale starts again when its claim is given up under it (see `execute`). */
 const SALE_ROUNDS = 3;
-
-type DealView = NonNullable<Awaited<ReturnType<CatalogQueries['deal']>>>;
 
 /** The terms one body records: amount, date and the buyer's text fields. */
 function termsOf(input: ResellerSaleFields): ResaleTerms {
@@ -92,11 +87,15 @@ function requiredResellerFields(type: string, fulfillment: string): string[] {
   return fulfillment === 'shipped' ? SHIPPED : VOUCHER;
 }
 
+/** This call spells the refusal `cannot_fulfill`. */
+const asResellers = (error: Error): Error =>
+  error instanceof CannotFulfil && !(error instanceof CannotFulfilReseller) ? new CannotFulfilReseller(error.message) : error;
+
 /**
  * Records a sale a third party made and took the money for: the fields its deal kind requires,
- * then the units sold and coupons issued as for any purchase. A repeated transaction_reference from
- * the same partner answers the first purchase and records nothing new. Sold out: 422 cannot_fulfill
- * (spelled so in this call).
+ * then the purchase workflow (see `resale-start.ts`): the reference claimed, the units held and
+ * sold, the coupons issued. A repeated transaction_reference from the same partner answers the
+ * first purchase and records nothing new. Sold out: 422 cannot_fulfill (spelled so in this call).
  */
 @CommandHandler(RecordResellerPurchase)
 export class RecordResellerPurchaseHandler implements ICommandHandler<RecordResellerPurchase> {
@@ -109,154 +108,52 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
   ) {}
 
   async execute({ input, caller }: RecordResellerPurchase) {
+    const { partnerId } = caller;
+    const transactionReference = input.transaction_reference as string;
+    const terms = termsOf(input);
     // A repeat of a recorded sale answers it whatever this body says: a retry that names a deal
     // since removed, or leaves out a field, is still the same transaction, already paid for.
-    const recorded = await this.recordedSale(caller.partnerId, input.transaction_reference);
-    if (recorded) return this.complete(recorded, termsOf(input), caller, input.transaction_reference as string);
+    const recorded = await this.recordedSale(partnerId, input.transaction_reference);
+    if (recorded)
+      return this.steps
+        .complete({ type: 'ResaleStarted', data: { purchaseId: recorded, partnerId, transactionReference, terms } }, caller)
+        .catch((error: Error) => {
+          throw asResellers(error);
+        });
+    const { view, quantity } = await this.checked(input);
+    // A claim given up under this request's feet (its sale refused by the request that made it)
+    // starts it again, with a claim of its own; a few rounds at most.
+    for (let round = 1; ; round++) {
+      const now = this.clock.now();
+      // The deal is refused only once the claim is this request's: a repeat completes the first sale.
+      const deal = resoldDeal(view, quantity, now);
+      const purchaseId = this.ids.short();
+      const answer = await this.steps.run(
+        { type: 'ResaleRequested', data: { purchaseId, partnerId, transactionReference, dealId: view.deal!.id, quantity, terms, deal } },
+        caller,
+        now,
+      );
+      if (answer.outcome === 'sold') return { purchaseId: answer.purchaseId, position: answer.position };
+      if (answer.outcome === 'settled') throw new Error(`purchase ${purchaseId}: a resale was answered as a settling`);
+      if (!(answer.error instanceof ResaleClaimSuperseded) || round >= SALE_ROUNDS) throw asResellers(answer.error);
+    }
+  }
+
+  /** The deal and the quantity, once the fields its kind requires are there. */
+  private async checked(input: ResellerSaleFields) {
     if (typeof input.deal_id !== 'string' || input.deal_id === '')
       throw new ValidationFailed([requiredTextIssue(input.deal_id, 'purchase', 'deal_id')!]);
     const view = await this.catalog.deal(input.deal_id);
     if (!view) throw new NotFound(`deal ${input.deal_id} not found`);
-    const deal = view.deal!;
-    const required = requiredResellerFields(deal.type, deal.fulfillment_method);
+    const required = requiredResellerFields(view.deal!.type, view.deal!.fulfillment_method);
     const issues: ValidationIssue[] = [];
     for (const field of required) {
       const value = (input as Record<string, unknown>)[field];
       if (value === undefined || value === null || value === '')
         issues.push({ type: 'missing_field', resource: 'purchase', field, message: 'is required' });
     }
-    const quantity = input.quantity === undefined && !required.includes('quantity') ? 1 : input.quantity;
     if (issues.length) throw new ValidationFailed(issues);
-
-    const reference = input.transaction_reference as string;
-    const asked = termsOf(input);
-    // A claim given up under this request's feet (its sale refused by the request that made it)
-    // starts it again, with a claim of its own; a few rounds at most.
-    for (let round = 1; ; round++) {
-      try {
-        return await this.sell(reference, { view, quantity: quantity as number, terms: asked }, caller);
-      } catch (error) {
-        if (!(error instanceof ResaleClaimSuperseded) || round >= SALE_ROUNDS) throw error;
-      }
-    }
-  }
-
-  /**
-   * Claims the reference for `asked` (or finds the sale that claimed it first, and records that
-   * one, with its own terms), holds the units, marks the claim selling, and records the purchase
-   * and its coupons. A refused sale gives the reference up, so that a retry is a new sale.
-   */
-  private async sell(reference: string, asked: { view: DealView; quantity: number; terms: ResaleTerms }, caller: Caller) {
-    const now = this.clock.now();
-    const context = { now, metadata: caller };
-    const stream = transactionReferenceStream(caller.partnerId, reference);
-    const purchaseId = this.ids.short();
-    const claim = await handleCommand(
-      this.store,
-      stream,
-      transactionReferenceDecider,
-      {
-        type: 'ClaimTransactionReference',
-        data: {
-          partnerId: caller.partnerId,
-          transactionReference: reference,
-          purchaseId,
-          dealId: asked.view.deal!.id,
-          quantity: asked.quantity,
-          terms: asked.terms,
-        },
-      },
-      context,
-    );
-    const owner = claim.state.purchaseId!;
-    /** Gives the claim up: nothing was sold under the reference, so a retry is a new sale. */
-    const giveUp = (reason: string) =>
-      handleCommand(
-        this.store,
-        stream,
-        transactionReferenceDecider,
-        { type: 'ReleaseTransactionReference', data: { purchaseId: owner, reason } },
-        context,
-      );
-    // The sale recorded under the reference: this one's, or the first's when this is a repeat.
-    let sale = asked;
-    if (owner !== purchaseId) {
-      // A repeat: finish the first one (a crash may have stopped it) and answer it.
-      if ((await this.store.readStream(purchaseStream(owner), 0)).length)
-        return this.complete(owner, claim.state.terms ?? asked.terms, caller, reference);
-      // The first is still being recorded (sent at the same moment), or stopped before its
-      // purchase: its deal, quantity and terms are held and recorded, never this body's.
-      const { dealId: firstDeal, quantity: firstQuantity, terms: firstTerms } = claim.state;
-      const firstView = firstDeal === null || firstDeal === asked.view.deal!.id ? asked.view : await this.catalog.deal(firstDeal);
-      if (!firstView) {
-        await giveUp(`deal ${firstDeal} not found`);
-        throw new NotFound(`deal ${firstDeal} not found`);
-      }
-      sale = { view: firstView, quantity: firstQuantity ?? asked.quantity, terms: firstTerms ?? asked.terms };
-    }
-    const saleDeal = sale.view.deal!;
-    try {
-      // Only a new sale is held to the deal's terms now: a recorded one is answered as it is.
-      refuseUnsellable(sale.view, now.getTime(), RESOLD_TYPES);
-      // One transaction is one buyer's (a reseller names no user of ours to count across sales).
-      refuseOverLimit(sale.view, sale.quantity);
-      await handleCommand(
-        this.store,
-        inventoryStream(saleDeal.id),
-        inventoryDecider,
-        { type: 'HoldUnits', data: { dealId: saleDeal.id, holdId: owner, quantity: sale.quantity } },
-        context,
-      );
-    } catch (error) {
-      if (!(error instanceof CannotFulfil)) throw error;
-      // Refused: a retry (perhaps of another deal, once there is stock) is a new sale, not this one completed later.
-      await giveUp(error.message);
-      throw new CannotFulfilReseller(error.message);
-    }
-    try {
-      await handleCommand(
-        this.store,
-        stream,
-        transactionReferenceDecider,
-        { type: 'MarkResaleSelling', data: { purchaseId: owner } },
-        context,
-      );
-    } catch (error) {
-      // The claim was given up meanwhile (another request's sale of it was refused): the units
-      // just held go back, and the caller starts again.
-      if (error instanceof ResaleClaimSuperseded) {
-        await handleCommand(
-          this.store,
-          inventoryStream(saleDeal.id),
-          inventoryDecider,
-          { type: 'ReleaseHold', data: { dealId: saleDeal.id, holdId: owner, reason: 'refused' } },
-          context,
-        );
-      }
-      throw error;
-    }
-    const snapshot = dealSnapshot(saleDeal);
-    await handleCommand(
-      this.store,
-      purchaseStream(owner),
-      purchaseDecider,
-      {
-        type: 'ReservePurchase',
-        data: {
-          purchaseId: owner,
-          partnerId: caller.partnerId,
-          deal: snapshot,
-          quantity: sale.quantity,
-          holdId: owner,
-          reservedAt: now.toISOString(),
-          holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
-          via: 'reseller',
-          transactionReference: reference,
-        },
-      },
-      context,
-    );
-    return this.complete(owner, sale.terms, caller, reference);
+    return { view, quantity: (input.quantity === undefined && !required.includes('quantity') ? 1 : input.quantity) as number };
   }
 
   /** The purchase recorded whole under the reference, if any (one still being recorded goes the long way). */
@@ -266,17 +163,5 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     if (claim.purchaseId === null) return null;
     const { state: first } = await loadAggregate(this.store, purchaseStream(claim.purchaseId), purchaseDecider);
     return first.status === 'fulfilled' ? claim.purchaseId : null;
-  }
-
-  /** The purchase's sale recorded with one body's terms, and its coupons issued (idempotent). */
-  private complete(purchaseId: string, terms: ResaleTerms, caller: Caller, reference: string) {
-    return this.steps
-      .complete(
-        { type: 'ResaleStarted', data: { purchaseId, partnerId: caller.partnerId, transactionReference: reference, terms } },
-        caller,
-      )
-      .catch((error) => {
-        throw error instanceof CannotFulfil && !(error instanceof CannotFulfilReseller) ? new CannotFulfilReseller(error.message) : error;
-      });
   }
 }

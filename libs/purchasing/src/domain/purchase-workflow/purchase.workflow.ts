@@ -6,6 +6,7 @@ import { ClaimPurchase, RecordPayment, RecordResale, ReservePurchase } from '../
 import { couponIdsFor, DealSnapshot } from '../purchase/purchase.events';
 import type { ResaleTerms } from '../purchase/resale-claim';
 import type { ShippingAddress } from '../purchase/shipping-address';
+import { decideResaleStart, evolveResaleStart, ResaleRequested, ResaleStartCommand, ResaleStartInput } from './resale-start';
 
 /**
  * The purchase, from its start to its answer, as one pure workflow: every way a purchase is paid
@@ -21,7 +22,8 @@ import type { ShippingAddress } from '../purchase/shipping-address';
  * no answer: keeps the lock and arms the settling at its end. A sale sells the held units (or
  * fresh ones when the hold lapsed), then records the payment and issues the coupons. Units gone
  * after the charge: refund, then record the non-payment. No charge without units, no units
- * without a charge.
+ * without a charge. A reseller's new sale claims its transaction reference, holds, marks the claim
+ * selling and reserves first (`resale-start.ts`); then it is sold as a claim is.
  */
 
 type Caller = { partnerId: string };
@@ -60,8 +62,8 @@ export type CardPurchaseResumed = {
   data: Caller & { purchaseId: string; dealId: string; userId: string; creditCardId: string; amountCents: number };
 };
 
-/** How a purchase's workflow starts. */
-export type PurchaseStarted = StoredCardPurchaseStarted | ReservationClaimStarted | ResaleStarted | CardPurchaseResumed;
+/** How a purchase's workflow starts (`ResaleStarted`: a resale whose purchase is written, to complete; `ResaleRequested`: a new one). */
+export type PurchaseStarted = StoredCardPurchaseStarted | ReservationClaimStarted | ResaleStarted | ResaleRequested | CardPurchaseResumed;
 
 type Nothing = Record<string, never>;
 
@@ -108,7 +110,8 @@ export type PurchaseWorkflowInput =
   /** A decider refused a command (a domain error, the answer to give). */
   | { type: 'StepRefused'; data: { step: Step; error: Error } }
   /** A command could not be carried out (a failed write, a store away). */
-  | { type: 'StepFailed'; data: { step: Step; error: Error } };
+  | { type: 'StepFailed'; data: { step: Step; error: Error } }
+  | ResaleStartInput;
 
 /** What a sale records, but the hold it sold (known once sold). */
 export type SaleRecord =
@@ -142,7 +145,8 @@ export type PurchaseWorkflowCommand =
   | { type: 'IssueCoupons'; data: Caller & { purchaseId: string; deal: DealSnapshot; couponIds: string[]; userId: string | null } }
   | { type: 'Refund'; data: { purchaseId: string; chargeId: string; amountCents: number } }
   | { type: 'Wait'; data: { ms: number } }
-  | { type: 'Report'; data: { level: 'warn' | 'error'; message: string } };
+  | { type: 'Report'; data: { level: 'warn' | 'error'; message: string } }
+  | ResaleStartCommand;
 
 type Step = PurchaseWorkflowCommand['type'];
 
@@ -172,6 +176,8 @@ export interface PurchaseOrder {
   amountCents: number;
   /** What its sale records, but the hold sold. */
   record: SaleRecord;
+  /** A reseller's new sale: why its deal, as read before the claim, is not sold (null: it is). */
+  resale?: { refusal: string | null };
 }
 
 /** A stored-card purchase's start: its writes awaited, those done (to undo on a refusal), and its refusals. */
@@ -462,6 +468,17 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'StepRefused':
       case 'StepFailed':
         return afterTrouble(state, input);
+      case 'ResaleRequested':
+      case 'ReferenceClaimed':
+      case 'ReferenceClaimedBefore':
+      case 'ResaleDealChecked':
+      case 'ResaleUnitsHeld':
+      case 'ResaleUnitsRefused':
+      case 'ResaleMarkedSelling':
+      case 'ReferenceClaimSuperseded':
+      case 'ReferenceGivenUp':
+      case 'ResaleReserved':
+        return decideResaleStart(input, state, now);
       default:
         return [];
     }
@@ -637,6 +654,13 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
         return { ...state, sale: { ...state.sale, retryDue: false } };
       case 'ArmRecovery':
         return { ...state, settleAt: message.data.at };
+      case 'ResaleRequested':
+      case 'ReferenceClaimed':
+      case 'ReferenceClaimedBefore':
+      case 'ResaleDealChecked':
+      case 'ResaleUnitsRefused':
+      case 'ReferenceClaimSuperseded':
+        return evolveResaleStart(state, message);
       default:
         return state;
     }

@@ -1,0 +1,198 @@
+import { CannotFulfil, CannotFulfilReseller, NotFound } from '@deals/kernel';
+import { holdExpiry } from '../inventory/inventory.events';
+import type { DealSnapshot } from '../purchase/purchase.events';
+import type { ClaimTransactionReference, ResaleClaimSuperseded, ResaleTerms } from '../purchase/resale-claim';
+import type { PurchaseOrder, PurchaseWorkflowCommand, PurchaseWorkflowState } from './purchase.workflow';
+
+/**
+ * The start of a reseller's sale, the purchase workflow's part before the sale it shares with the
+ * other paths. The transaction reference is claimed first: by this request (a new sale), or by a
+ * first request (a repeat: the first's sale is completed, with its own deal, quantity and terms,
+ * never this body's). Then the units are held, the claim marked selling (from here it cannot be
+ * given up) and the purchase reserved; the sale follows as for any purchase (`ReadPurchase`).
+ *
+ * Undo: a sale refused (its deal not sold now, or its units gone) gives the reference up, so that
+ * a retry is a new sale; a claim given up under this request meanwhile (another request's sale of
+ * it refused) releases the units just held, and the request starts again with a claim of its own.
+ * A failure after the hold undoes nothing: the hold lapses by itself, and recovery releases a hold
+ * no purchase was recorded for.
+ */
+
+type Caller = { partnerId: string };
+type Nothing = Record<string, never>;
+
+/** A deal as a resale reads it: its snapshot, and why its quantity is not sold now (null: it is). */
+export interface ResoldDeal {
+  snapshot: DealSnapshot;
+  refusal: string | null;
+}
+
+/** A reseller's new sale (POST /api/v3/resellers/purchases), once its body is checked. */
+export type ResaleRequested = {
+  type: 'ResaleRequested';
+  data: Caller & {
+    /** The purchase's id, should the reference be this request's. */
+    purchaseId: string;
+    transactionReference: string;
+    dealId: string;
+    quantity: number;
+    terms: ResaleTerms;
+    /** Its deal, read before the claim: refused only once the claim is known to be this request's. */
+    deal: ResoldDeal;
+  };
+};
+
+/** What happens to a resale's start. */
+export type ResaleStartInput =
+  | { type: 'ReferenceClaimed'; data: Nothing }
+  /** Claimed by a first request: its sale (its fields absent from the oldest claims), and whether its purchase is written. */
+  | {
+      type: 'ReferenceClaimedBefore';
+      data: { purchaseId: string; dealId: string | null; quantity: number | null; terms: ResaleTerms | null; reserved: boolean };
+    }
+  /** The first request's deal, read again (null: it is gone). */
+  | { type: 'ResaleDealChecked'; data: { deal: ResoldDeal | null } }
+  | { type: 'ResaleUnitsHeld'; data: Nothing }
+  /** The inventory refused the hold (sold out). */
+  | { type: 'ResaleUnitsRefused'; data: { error: CannotFulfil } }
+  | { type: 'ResaleMarkedSelling'; data: Nothing }
+  /** The claim was given up or passed on while the units were held. */
+  | { type: 'ReferenceClaimSuperseded'; data: { error: ResaleClaimSuperseded } }
+  | { type: 'ReferenceGivenUp'; data: Nothing }
+  | { type: 'ResaleReserved'; data: Nothing };
+
+type OnReference = Caller & { transactionReference: string; purchaseId: string };
+
+/** The commands of a resale's start; its transaction reference's are the decider's, on the reference's stream. */
+export type ResaleStartCommand =
+  | ClaimTransactionReference
+  | { type: 'CheckResaleDeal'; data: { dealId: string; quantity: number } }
+  | { type: 'HoldResaleUnits'; data: { dealId: string; holdId: string; quantity: number } }
+  | { type: 'MarkResaleSelling'; data: OnReference }
+  | { type: 'ReleaseTransactionReference'; data: OnReference & { reason: string } }
+  | { type: 'ReserveResale'; data: Extract<PurchaseWorkflowCommand, { type: 'ReservePurchase' }>['data'] };
+
+type State = PurchaseWorkflowState;
+type Input = ResaleRequested | ResaleStartInput;
+type Command = PurchaseWorkflowCommand;
+
+const resaleRecord = (state: State) => state.order.record as Extract<PurchaseOrder['record'], { kind: 'resale' }>;
+const onReference = (state: State): OnReference => ({
+  partnerId: state.order.partnerId,
+  transactionReference: resaleRecord(state).data.transactionReference,
+  purchaseId: state.order.purchaseId,
+});
+
+/** The sale to make: the units held once its deal is sold now; else the reference given up, with the refusal as its reason. */
+function holdOrGiveUp(state: State): Command[] {
+  const { answer, order } = state;
+  if (answer?.outcome === 'refused')
+    return [{ type: 'ReleaseTransactionReference', data: { ...onReference(state), reason: answer.error.message } }];
+  return [{ type: 'HoldResaleUnits', data: { dealId: order.dealId, holdId: order.purchaseId, quantity: order.quantity } }];
+}
+
+export function decideResaleStart(input: Input, state: State, now: Date): Command[] {
+  const { order } = state;
+  switch (input.type) {
+    case 'ResaleRequested': {
+      const { partnerId, transactionReference, purchaseId, dealId, quantity, terms } = input.data;
+      // The claim keeps what this request asks for: a repeat sent meanwhile completes this sale, not its own.
+      return [{ type: 'ClaimTransactionReference', data: { partnerId, transactionReference, purchaseId, dealId, quantity, terms } }];
+    }
+    case 'ReferenceClaimed':
+    case 'ResaleDealChecked':
+      return holdOrGiveUp(state);
+    case 'ReferenceClaimedBefore':
+      // Its purchase written: completed as it was recorded. Else its deal is read again for its quantity.
+      if (input.data.reserved) return [{ type: 'ReadPurchase', data: { purchaseId: order.purchaseId } }];
+      return [{ type: 'CheckResaleDeal', data: { dealId: order.dealId, quantity: order.quantity } }];
+    case 'ResaleUnitsRefused':
+      return [{ type: 'ReleaseTransactionReference', data: { ...onReference(state), reason: input.data.error.message } }];
+    case 'ResaleUnitsHeld':
+      return [{ type: 'MarkResaleSelling', data: onReference(state) }];
+    case 'ResaleMarkedSelling':
+      return [
+        {
+          type: 'ReserveResale',
+          data: {
+            purchaseId: order.purchaseId,
+            partnerId: order.partnerId,
+            deal: order.deal!,
+            quantity: order.quantity,
+            holdId: order.purchaseId,
+            reservedAt: now.toISOString(),
+            holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+            via: 'reseller',
+            transactionReference: resaleRecord(state).data.transactionReference,
+          },
+        },
+      ];
+    case 'ReferenceClaimSuperseded':
+      // The units just held go back; the request starts again with a claim of its own.
+      return [{ type: 'ReleaseHold', data: { dealId: order.dealId, holdId: order.purchaseId, reason: 'refused' } }];
+    case 'ResaleReserved':
+      return [{ type: 'ReadPurchase', data: { purchaseId: order.purchaseId } }];
+    case 'ReferenceGivenUp':
+      return [];
+  }
+}
+
+const refused = (state: State, error: Error): State => ({ ...state, answer: { outcome: 'refused', error } });
+
+export function evolveResaleStart(state: State, input: Input): State {
+  switch (input.type) {
+    case 'ResaleRequested': {
+      const { deal, ...sale } = input.data;
+      return { ...state, order: { ...resaleOrder(state.order, sale), deal: deal.snapshot, resale: { refusal: deal.refusal } } };
+    }
+    case 'ReferenceClaimed': {
+      const { refusal } = state.order.resale!;
+      return refusal === null ? state : refused(state, new CannotFulfilReseller(refusal));
+    }
+    case 'ReferenceClaimedBefore': {
+      // The first request's sale, this body's fields standing in for those an old claim lacks.
+      const { purchaseId, dealId, quantity, terms } = input.data;
+      const { order } = state;
+      const { transactionReference, amountCents, transactionDate, buyer } = resaleRecord(state).data;
+      const sale = {
+        purchaseId,
+        partnerId: order.partnerId,
+        transactionReference,
+        dealId: dealId ?? order.dealId,
+        quantity: quantity ?? order.quantity,
+        terms: terms ?? { amountCents, transactionDate, buyer },
+      };
+      return { ...state, order: resaleOrder(order, sale) };
+    }
+    case 'ResaleDealChecked': {
+      const { deal } = input.data;
+      if (deal === null) return refused(state, new NotFound(`deal ${state.order.dealId} not found`));
+      const next = { ...state, order: { ...state.order, deal: deal.snapshot } };
+      return deal.refusal === null ? next : refused(next, new CannotFulfilReseller(deal.refusal));
+    }
+    case 'ResaleUnitsRefused':
+      return refused(state, new CannotFulfilReseller(input.data.error.message));
+    case 'ReferenceClaimSuperseded':
+      return { ...state, answer: { outcome: 'failed', error: input.data.error } };
+    default:
+      return state;
+  }
+}
+
+/** The order of a resale: its purchase, deal and quantity, and what its sale records. */
+function resaleOrder(
+  order: PurchaseOrder,
+  sale: Caller & { purchaseId: string; transactionReference: string; dealId: string; quantity: number; terms: ResaleTerms },
+): PurchaseOrder {
+  const { purchaseId, partnerId, transactionReference, dealId, quantity, terms } = sale;
+  const { transactionDate, amountCents, buyer } = terms;
+  return {
+    ...order,
+    path: 'resale',
+    purchaseId,
+    partnerId,
+    dealId,
+    quantity,
+    record: { kind: 'resale', data: { purchaseId, partnerId, transactionReference, transactionDate, amountCents, buyer } },
+  };
+}
