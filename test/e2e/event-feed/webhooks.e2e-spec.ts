@@ -7,12 +7,12 @@ import { Webhook } from 'standardwebhooks';
 import { TestApi } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
+import { SmtpSink } from '../../support/smtp-sink';
 import { tempDir } from '../../support/temp-dir';
 import { TEST_CARDS } from '../../support/test-cards';
 import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver';
 
-/** Every type but `targeted_email_batch.failed` (the outbox never fails a message; the projection's spec has it). */
-const TYPES = FEED_EVENT_TYPES.filter((t) => t !== 'targeted_email_batch.failed');
+const TYPES = FEED_EVENT_TYPES;
 
 /**
  * Webhooks (issue 37) from a real API process to a real HTTPS receiver, whose certificate the
@@ -24,6 +24,7 @@ describe('webhooks to a real HTTPS receiver', () => {
   jest.setTimeout(120_000);
   const dir = tempDir('webhooks');
   let receiver: WebhookReceiver;
+  let sink: SmtpSink;
   let api: ApiProcess;
   let apiKey: string;
   let basicAuth: string;
@@ -31,9 +32,10 @@ describe('webhooks to a real HTTPS receiver', () => {
 
   beforeAll(async () => {
     receiver = await WebhookReceiver.start();
+    sink = await SmtpSink.start();
     // The history a clock can make: a lapsed reservation, a recorded coupon expiry, a batch sent.
     const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
-    const setup = await TestApi.start({ clock, dataDir: dir.path, env: { COUPON_EXPIRY_SWEEP_MS: '3600000' } });
+    const setup = await TestApi.start({ clock, dataDir: dir.path, env: { COUPON_EXPIRY_SWEEP_MS: '3600000', SMTP_URL: sink.url } });
     const partner = await setup.createPartner();
     apiKey = partner.apiKey;
     basicAuth = `Basic ${Buffer.from(`${partner.username}:${partner.password}`).toString('base64')}`;
@@ -53,20 +55,28 @@ describe('webhooks to a real HTTPS receiver', () => {
     await setup.get(CommandBus).execute(new ReleaseExpiredHold(spaDay.id, reserved.id));
     await setup.settle();
     expect((await setup.get(ExpireCoupons).sweep()).recorded).toBe(1);
+    // Two batches sent at one send_at: one processed; one failed (its only recipient refused for good).
+    const refusedId = (await call('POST', '/users', { email: 'refused@example.com' })).body.user_id;
+    sink.refuse.set('refused@example.com', 550);
     clock.set('2026-06-15T23:59:59Z');
-    const batch = await call('POST', '/v1/targeted_email/batches', {
-      deal_id: spaDay.id,
-      user_ids: [userId],
-      mode: 'augment',
-      send_at: '2026-06-16T00:00:00Z',
-    });
-    expect(batch.status).toBe(201);
-    clock.set('2026-06-16T00:00:02Z');
-    for (let i = 0; i < 100; i++) {
-      const status = (await call('GET', `/v1/targeted_email/batches/${batch.body.batch.id}?deal_id=${spaDay.id}`)).body.batch.status;
-      if (status === 'processed') break;
-      await new Promise((r) => setTimeout(r, 100));
+    const batches: string[] = [];
+    for (const user of [userId, refusedId]) {
+      const batch = await call('POST', '/v1/targeted_email/batches', {
+        deal_id: spaDay.id,
+        user_ids: [user],
+        mode: 'augment',
+        send_at: '2026-06-16T00:00:00Z',
+      });
+      expect(batch.status).toBe(201);
+      batches.push(batch.body.batch.id);
     }
+    clock.set('2026-06-16T00:00:02Z');
+    const statuses = async () =>
+      Promise.all(
+        batches.map(async (id) => (await call('GET', `/v1/targeted_email/batches/${id}?deal_id=${spaDay.id}`)).body.batch.status),
+      );
+    for (let i = 0; i < 200 && (await statuses()).includes('pending'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await statuses()).toEqual(['processed', 'failed']);
     await setup.stop();
 
     env = {
@@ -79,6 +89,7 @@ describe('webhooks to a real HTTPS receiver', () => {
   afterAll(async () => {
     await api?.stop();
     await receiver?.close();
+    await sink?.close();
     dir.remove();
   });
 
