@@ -2,7 +2,7 @@ import { CannotFulfil, CannotFulfilReseller, NotFound } from '@deals/kernel';
 import { holdExpiry } from '../inventory/inventory.events';
 import type { DealSnapshot } from '../purchase/purchase.events';
 import type { ClaimTransactionReference, ResaleClaimSuperseded, ResaleTerms } from '../purchase/resale-claim';
-import type { PurchaseOrder, PurchaseWorkflowCommand, PurchaseWorkflowState } from './purchase.workflow';
+import type { PurchaseOrder, PurchaseWorkflowCommand, PurchaseWorkflowState } from './purchase-workflow.types';
 
 /**
  * The start of a reseller's sale, the purchase workflow's part before the sale it shares with the

@@ -1,0 +1,247 @@
+import { Declined, PaymentFailed, PaymentOutcomeUnknown } from '@deals/kernel';
+import { CHARGE_LOCK_MS } from '../charge-lock/charge-lock';
+import { buyerKey, holdExpiry } from '../inventory/inventory.events';
+import { command, lock, nonPayment, report } from './purchase-workflow.common';
+import type {
+  PurchaseWorkflowCommand,
+  PurchaseWorkflowInput,
+  PurchaseWorkflowMessage,
+  PurchaseWorkflowState,
+  SaleRecord,
+  StartProgress,
+  Step,
+  StoredCardPurchaseStarted,
+} from './purchase-workflow.types';
+import { sell } from './sale';
+
+/**
+ * A stored-card purchase's start, the purchase workflow's part before its sale: the user's charge
+ * lock, the purchase recorded and its units held at once (one commit, usually), and the
+ * `Idempotency-Key`'s entry with one; any refused (gathered in `trouble.ts`) undoes the others and
+ * answers the refusal. Then the card is charged (idempotent by purchase id) and the hold's release armed;
+ * approved: the lock ends and the units are sold (`sale.ts`); declined or failed: the lock ends,
+ * the hold is released and the non-payment recorded; no answer: the lock is kept and the settling
+ * armed at its end (`card-purchase-resumed.ts`).
+ */
+
+type Command = PurchaseWorkflowCommand;
+type State = PurchaseWorkflowState;
+
+type StartInput = Extract<
+  PurchaseWorkflowInput,
+  {
+    type:
+      | 'StoredCardPurchaseStarted'
+      | 'ChargeLockTaken'
+      | 'PurchaseReserved'
+      | 'UnitsHeld'
+      | 'KeyedPurchaseEntered'
+      | 'HoldReleaseArmed'
+      | 'ChargeApproved'
+      | 'ChargeDeclined'
+      | 'ChargeFailed'
+      | 'ChargeUnanswered'
+      | 'RecoveryArmed';
+  }
+>;
+type StartMessage = Exclude<StartInput, { type: 'RecoveryArmed' }> | Extract<PurchaseWorkflowMessage, { type: 'ArmRecovery' }>;
+
+/** The start's writes, in the order their refusals are told (the lock's `already_charging` first). */
+export const START: readonly Step[] = ['BeginCharge', 'ReservePurchase', 'HoldUnits', 'StartKeyedPurchase'];
+const CHARGING: readonly Step[] = ['Charge', 'ArmHoldRelease'];
+
+export function decideCardPurchaseStart(input: StartInput, state: State, now: Date): Command[] {
+  switch (input.type) {
+    case 'StoredCardPurchaseStarted':
+      return startWrites(input.data, state, now);
+    case 'ChargeLockTaken':
+    case 'PurchaseReserved':
+    case 'UnitsHeld':
+    case 'KeyedPurchaseEntered':
+      return afterStart(state);
+    case 'HoldReleaseArmed':
+    case 'ChargeApproved':
+    case 'ChargeDeclined':
+    case 'ChargeFailed':
+    case 'ChargeUnanswered':
+      return afterCharge(state, now);
+    case 'RecoveryArmed':
+      return [
+        report(
+          `purchase ${state.order.purchaseId}: the processor did not answer its charge (${(state.charge as { reason: string }).reason}); ${
+            input.data.armed ? `settled at ${state.settleAt}` : 'settled at the next start'
+          }`,
+        ),
+      ];
+  }
+}
+
+export function evolveCardPurchaseStart(state: State, message: StartMessage): State {
+  switch (message.type) {
+    case 'StoredCardPurchaseStarted':
+      return started(state, message.data);
+    case 'ChargeLockTaken':
+      return startAnswered(state, 'BeginCharge', { lockTaken: true });
+    case 'PurchaseReserved':
+      return startAnswered(state, 'ReservePurchase', { reserved: true });
+    case 'UnitsHeld':
+      return startAnswered(state, 'HoldUnits', { holdExpiresAt: message.data.expiresAt });
+    case 'KeyedPurchaseEntered':
+      return startAnswered(state, 'StartKeyedPurchase', {});
+    case 'HoldReleaseArmed':
+      return startAnswered(state, 'ArmHoldRelease', {});
+    case 'ChargeApproved':
+      return approved(startAnswered(state, 'Charge', {}), message.data.chargeId);
+    case 'ChargeDeclined':
+      return {
+        ...startAnswered(state, 'Charge', {}),
+        charge: { status: 'declined', reason: message.data.reason },
+        answer: { outcome: 'refused', error: new Declined(`the card was declined: ${message.data.reason}`) },
+      };
+    case 'ChargeFailed':
+      return {
+        ...startAnswered(state, 'Charge', {}),
+        charge: { status: 'error', reason: message.data.reason },
+        answer: { outcome: 'refused', error: new PaymentFailed('the payment processor failed; nothing was charged') },
+      };
+    case 'ChargeUnanswered':
+      return unanswered(state, message.data.reason);
+    case 'ArmRecovery':
+      return { ...state, settleAt: message.data.at };
+  }
+}
+
+/** The start's writes, asked for together. */
+function startWrites(data: StoredCardPurchaseStarted['data'], state: State, now: Date): Command[] {
+  const { purchaseId, partnerId, userId, creditCardId, sessionId, deal, quantity, shipping, keyed } = data;
+  const start: Command[] = [
+    command('BeginCharge', { userId, purchaseId }),
+    {
+      type: 'ReservePurchase',
+      data: {
+        purchaseId,
+        partnerId,
+        deal,
+        quantity,
+        holdId: purchaseId,
+        reservedAt: now.toISOString(),
+        holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+        payment: { userId, creditCardId, sessionId },
+        ...(shipping ? { shipping } : {}),
+      },
+    },
+    command('HoldUnits', { dealId: deal.dealId, holdId: purchaseId, quantity, ...state.order.buyer }),
+  ];
+  if (keyed) start.push(command('StartKeyedPurchase', { keyId: keyed.keyId, purchaseId, attempt: keyed.attempt }));
+  return start;
+}
+
+function started(state: State, d: StoredCardPurchaseStarted['data']): State {
+  const { purchaseId, partnerId, userId } = d;
+  return {
+    ...state,
+    order: {
+      path: 'stored_card',
+      purchaseId,
+      partnerId,
+      userId,
+      dealId: d.deal.dealId,
+      quantity: d.quantity,
+      deal: d.deal,
+      buyer: { buyer: buyerKey(partnerId, userId), maxPerBuyer: d.maxPerUser },
+      cardToken: d.cardToken,
+      amountCents: d.deal.unitPrice * d.quantity,
+      record: {
+        kind: 'payment',
+        data: { purchaseId, partnerId, userId, creditCardId: d.creditCardId, chargeId: '', sessionId: d.sessionId },
+      },
+    },
+    // The start's writes, awaited together.
+    start: { ...state.start, awaiting: d.keyed ? START : START.slice(0, 3) },
+  };
+}
+
+function unanswered(state: State, reason: string): State {
+  return {
+    ...startAnswered(state, 'Charge', {}),
+    charge: { status: 'unanswered', reason },
+    answer: {
+      outcome: 'refused',
+      error: new PaymentOutcomeUnknown(
+        `the payment processor did not answer; the purchase is settled from its record within ${CHARGE_LOCK_MS / 60_000} minutes: fulfilled if the card was charged, released if not`,
+        state.order.purchaseId,
+      ),
+    },
+  };
+}
+
+function firstRefusal(refusals: StartProgress['refusals']): Error {
+  return [...refusals].sort((a, b) => START.indexOf(a.step) - START.indexOf(b.step))[0].error;
+}
+
+/** Once the start's writes all answered: the charge, or (one was refused) the undo of the others. */
+export function afterStart(state: State): Command[] {
+  if (state.start.awaiting.some((step) => START.includes(step))) return [];
+  if (state.start.refusals.length) {
+    const reason = `refused before charging: ${firstRefusal(state.start.refusals).message}`;
+    const undo: Command[] = [];
+    if (state.start.lockTaken) undo.push(command('EndCharge', lock(state)));
+    if (state.start.reserved)
+      undo.push(
+        command('RecordNonPayment', { purchaseId: state.order.purchaseId, partnerId: state.order.partnerId, outcome: 'error', reason }),
+      );
+    if (state.start.holdExpiresAt !== null)
+      undo.push(command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'refused' }));
+    return undo;
+  }
+  // The coupons' images are drawn on their thread while the card is charged, not after the sale.
+  return [
+    command('DrawCouponImages', { purchaseId: state.order.purchaseId, quantity: state.order.quantity }),
+    command('Charge', {
+      purchaseId: state.order.purchaseId,
+      cardToken: state.order.cardToken,
+      amountCents: state.order.amountCents,
+      description: `deal ${state.order.dealId} x${state.order.quantity}`,
+    }),
+    command('ArmHoldRelease', { dealId: state.order.dealId, holdId: state.order.purchaseId, at: state.start.holdExpiresAt! }),
+  ];
+}
+
+/** Once the charge answered (and its hold's release job was armed): sell, give the units back, or wait for the settling. */
+function afterCharge(state: State, now: Date): Command[] {
+  if (state.start.awaiting.length || !state.charge) return [];
+  const charge = state.charge;
+  if (charge.status === 'approved') return [command('EndCharge', lock(state)), sell(state, state.order.purchaseId)];
+  // Kept locked to its settling: a retry meanwhile answers 409 already_charging instead of perhaps charging twice.
+  if (charge.status === 'unanswered')
+    return [command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + CHARGE_LOCK_MS).toISOString() })];
+  return [
+    command('EndCharge', lock(state)),
+    command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'payment_failed' }),
+    command('RecordNonPayment', nonPayment(state)),
+    command('DisarmHoldRelease', { holdId: state.order.purchaseId }),
+  ];
+}
+
+/**
+ * One awaited write of the start (or the charge, or its hold's release job) answered. Once all the
+ * start's did: the charge and the release job are awaited next, or, if one was refused, the first
+ * refusal is the answer (and what was written is undone).
+ */
+export function startAnswered(state: State, step: Step, change: Partial<StartProgress>): State {
+  if (!state.start.awaiting.includes(step)) return state;
+  const awaiting = state.start.awaiting.filter((awaited) => awaited !== step);
+  const start = { ...state.start, ...change, awaiting };
+  if (awaiting.length || !START.includes(step)) return { ...state, start };
+  if (start.refusals.length) return { ...state, start, answer: { outcome: 'refused', error: firstRefusal(start.refusals) } };
+  return { ...state, start: { ...start, awaiting: CHARGING } };
+}
+
+export function approved(state: State, chargeId: string): State {
+  const record = state.order.record as Extract<SaleRecord, { kind: 'payment' }>;
+  return {
+    ...state,
+    charge: { status: 'approved', chargeId },
+    order: { ...state.order, record: { ...record, data: { ...record.data, chargeId } } },
+  };
+}

@@ -1,0 +1,202 @@
+import type { CannotFulfil, LogPosition } from '@deals/kernel';
+import type { ForBuyer } from '../inventory/inventory.decider';
+import type { ClaimPurchase, RecordPayment, RecordResale, ReservePurchase } from '../purchase/purchase.decider';
+import type { DealSnapshot } from '../purchase/purchase.events';
+import type { ResaleTerms } from '../purchase/resale-claim';
+import type { ShippingAddress } from '../purchase/shipping-address';
+import type { ResaleRequested, ResaleStartCommand, ResaleStartInput } from './resale-start';
+
+/** The purchase workflow's inputs, commands and state (`purchase.workflow.ts`). */
+
+export type Caller = { partnerId: string };
+
+/** `buyer` and its per-user limit, for the inventory (see `ForBuyer`). */
+export type Buyer = ForBuyer;
+
+export type StoredCardPurchaseStarted = {
+  type: 'StoredCardPurchaseStarted';
+  data: Caller & {
+    purchaseId: string;
+    userId: string;
+    creditCardId: string;
+    /** The processor's token of the card (never logged, never in the log). */
+    cardToken: string;
+    sessionId: string | null;
+    deal: DealSnapshot;
+    quantity: number;
+    maxPerUser: number | undefined;
+    shipping: ShippingAddress | null;
+    /** The purchase's place among its `Idempotency-Key`'s purchases; null without a key. */
+    keyed: { keyId: string; attempt: number } | null;
+  };
+};
+export type ReservationClaimStarted = {
+  type: 'ReservationClaimStarted';
+  data: Caller & { purchaseId: string; userId: string; maxPerUser: number | undefined };
+};
+export type ResaleStarted = {
+  type: 'ResaleStarted';
+  data: Caller & { purchaseId: string; transactionReference: string; terms: ResaleTerms };
+};
+/** A card purchase left reserved (a crash, a charge with no answer), to settle from the processor's record. */
+export type CardPurchaseResumed = {
+  type: 'CardPurchaseResumed';
+  data: Caller & { purchaseId: string; dealId: string; userId: string; creditCardId: string; amountCents: number };
+};
+
+/** How a purchase's workflow starts (`ResaleStarted`: a resale whose purchase is written, to complete; `ResaleRequested`: a new one). */
+export type PurchaseStarted = StoredCardPurchaseStarted | ReservationClaimStarted | ResaleStarted | ResaleRequested | CardPurchaseResumed;
+
+export type Nothing = Record<string, never>;
+
+/** The outcome the processor recorded for a charge, as a look-up finds it (null: never charged). */
+export type RecordedCharge = { status: 'approved'; chargeId: string } | { status: 'declined' | 'error'; reason: string } | null;
+
+/** What happens to a purchase: how it starts, and what each command carried out led to. */
+export type PurchaseWorkflowInput =
+  | PurchaseStarted
+  | { type: 'ChargeLockTaken'; data: Nothing }
+  | { type: 'PurchaseReserved'; data: Nothing }
+  | { type: 'UnitsHeld'; data: { expiresAt: string } }
+  | { type: 'KeyedPurchaseEntered'; data: Nothing }
+  | { type: 'HoldReleaseArmed'; data: Nothing }
+  | { type: 'ChargeApproved'; data: { chargeId: string } }
+  | { type: 'ChargeDeclined'; data: { reason: string } }
+  | { type: 'ChargeFailed'; data: { reason: string } }
+  /** No answer from the processor (a dropped connection, a timeout): the card may have been charged. */
+  | { type: 'ChargeUnanswered'; data: { reason: string } }
+  | { type: 'RecoveryArmed'; data: { armed: boolean } }
+  | { type: 'ChargeLookedUp'; data: { charge: RecordedCharge } }
+  | { type: 'RefundLookedUp'; data: { refunded: boolean } }
+  | {
+      type: 'PurchaseRead';
+      data: {
+        deal: DealSnapshot;
+        quantity: number;
+        holdId: string;
+        /** The sale recorded already (a run before this one got that far), or null. */
+        sold: { holdId: string; couponIds: string[]; userId: string | null } | null;
+      };
+    }
+  | { type: 'UnitsSold'; data: { holdId: string } }
+  /** The units could not be sold: the hold lapsed or was released, and the deal sold out or went off sale. */
+  | { type: 'UnitsGone'; data: { error: CannotFulfil } }
+  | { type: 'SaleRecorded'; data: { position: LogPosition | null; couponIds: string[]; userId: string | null } }
+  | { type: 'CouponsIssued'; data: { position: LogPosition | null } }
+  | { type: 'ChargeRefunded'; data: Nothing }
+  | { type: 'RefundFailed'; data: { reason: string } }
+  | { type: 'HoldReleased'; data: Nothing }
+  | { type: 'NonPaymentRecorded'; data: Nothing }
+  | { type: 'ChargeLockEnded'; data: Nothing }
+  | { type: 'Waited'; data: Nothing }
+  /** A decider refused a command (a domain error, the answer to give). */
+  | { type: 'StepRefused'; data: { step: Step; error: Error } }
+  /** A command could not be carried out (a failed write, a store away). */
+  | { type: 'StepFailed'; data: { step: Step; error: Error } }
+  | ResaleStartInput;
+
+/** What a sale records, but the hold it sold (known once sold). */
+export type SaleRecord =
+  | { kind: 'payment'; data: Omit<RecordPayment['data'], 'holdId'> }
+  | { kind: 'claim'; data: Omit<ClaimPurchase['data'], 'holdId'> }
+  | { kind: 'resale'; data: Omit<RecordResale['data'], 'holdId'> };
+
+export type Lock = { userId: string; purchaseId: string };
+
+/** The commands the workflow asks for: the deciders' own, the gateway's and scheduler's, and a line for the log. */
+export type PurchaseWorkflowCommand =
+  | { type: 'BeginCharge'; data: Lock }
+  | { type: 'EndCharge'; data: Lock }
+  | ReservePurchase
+  | { type: 'HoldUnits'; data: { dealId: string; holdId: string; quantity: number } & ForBuyer }
+  | { type: 'StartKeyedPurchase'; data: { keyId: string; purchaseId: string; attempt: number } }
+  | { type: 'ReleaseHold'; data: { dealId: string; holdId: string; reason: 'refused' | 'payment_failed' } }
+  | { type: 'RecordNonPayment'; data: Caller & { purchaseId: string; outcome: 'declined' | 'error'; reason: string } }
+  | { type: 'ArmHoldRelease'; data: { dealId: string; holdId: string; at: string } }
+  | { type: 'DisarmHoldRelease'; data: { holdId: string } }
+  /** A head start on the coupons' images (their codes derive from the purchase), so that the answer rarely waits for them. */
+  | { type: 'DrawCouponImages'; data: { purchaseId: string; quantity: number } }
+  | { type: 'Charge'; data: { purchaseId: string; cardToken: string; amountCents: number; description: string } }
+  | { type: 'ArmRecovery'; data: { purchaseId: string; at: string } }
+  | { type: 'LookUpCharge'; data: { purchaseId: string } }
+  | { type: 'LookUpRefund'; data: { purchaseId: string } }
+  | { type: 'ReadPurchase'; data: { purchaseId: string } }
+  /** Sells the held units, or, when the hold lapsed or was released, fresh ones while the deal is on sale. */
+  | { type: 'SellUnits'; data: { purchaseId: string; dealId: string; holdId: string; quantity: number } & ForBuyer }
+  | { type: 'RecordSale'; data: SaleRecord & { holdId: string } }
+  | { type: 'IssueCoupons'; data: Caller & { purchaseId: string; deal: DealSnapshot; couponIds: string[]; userId: string | null } }
+  | { type: 'Refund'; data: { purchaseId: string; chargeId: string; amountCents: number } }
+  | { type: 'Wait'; data: { ms: number } }
+  | { type: 'Report'; data: { level: 'warn' | 'error'; message: string } }
+  | ResaleStartCommand;
+
+export type Step = PurchaseWorkflowCommand['type'];
+
+/** The answer: sold (with the log position it waits for), refused or failed (the error to give), or what a settling did. */
+export type PurchaseAnswer =
+  | { outcome: 'sold'; purchaseId: string; position: LogPosition | null }
+  | { outcome: 'refused'; error: Error }
+  | { outcome: 'failed'; error: Error }
+  | { outcome: 'settled'; purchaseId: string; summary: string };
+export const SOLD_OUT_DURING_CHARGE = 'sold out during the charge; the charge was refunded';
+
+/** What a purchase is, once started: fixed but for what a read of its stream or its charge adds. */
+export interface PurchaseOrder {
+  path: 'stored_card' | 'claim' | 'resale' | 'resumed';
+  purchaseId: string;
+  partnerId: string;
+  userId: string | null;
+  dealId: string;
+  quantity: number;
+  deal: DealSnapshot | null;
+  buyer: ForBuyer;
+  cardToken: string;
+  amountCents: number;
+  /** What its sale records, but the hold sold. */
+  record: SaleRecord;
+  /** A reseller's new sale: why its deal, as read before the claim, is not sold (null: it is). */
+  resale?: { refusal: string | null };
+}
+
+/** A stored-card purchase's start: its writes awaited, those done (to undo on a refusal), and its refusals. */
+export interface StartProgress {
+  /** Commands whose results the next decision waits for (the start's writes; then the charge and its hold's release job). */
+  awaiting: readonly Step[];
+  lockTaken: boolean;
+  reserved: boolean;
+  holdExpiresAt: string | null;
+  /** Once all the start's writes answered with one, what was written is undone. */
+  refusals: ReadonlyArray<{ step: Step; error: Error }>;
+}
+
+/** The sale: its steps under way, the first failed write among them, its tries from what was written, and what it wrote. */
+export interface SaleProgress {
+  steps: number;
+  failure: Error | null;
+  attempts: number;
+  /** A try is due (decided next). */
+  retryDue: boolean;
+  /** The units were gone (the error, for the answer). */
+  unitsGone: CannotFulfil | null;
+  recorded: { position: LogPosition | null } | null;
+  issued: { position: LogPosition | null } | null;
+}
+
+/** Kept in a few parts, each copied only when it changes (a state is copied at every step). */
+export interface PurchaseWorkflowState {
+  order: PurchaseOrder;
+  start: StartProgress;
+  charge:
+    { status: 'approved'; chargeId: string } | { status: 'declined' | 'error' | 'unanswered'; reason: string } | { status: 'never' } | null;
+  sale: SaleProgress;
+  /** Whether the processor refunded the charge (asked by a settling, or done here). */
+  refunded: boolean;
+  holdReleased: boolean;
+  nonPaymentRecorded: boolean;
+  /** When a charge with no answer is settled (its recovery job's time). */
+  settleAt: string | null;
+  answer: PurchaseAnswer | null;
+}
+
+/** What `evolve` folds: the inputs, and the commands decided. */
+export type PurchaseWorkflowMessage = PurchaseWorkflowInput | PurchaseWorkflowCommand;
