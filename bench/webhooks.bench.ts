@@ -28,7 +28,7 @@
  *      while delivered, not what the deliveries could do: no aim;
  *    - a backlog: `POST …/replay` of the {@link BACKLOG} oldest `user.created` events (setup's
  *      users and the live runs'), all pending at once. Aim: at least {@link DELIVERY_AIM}.
- *    The sender's concurrency is measured on the way (requests to the receiver started and not yet
+ *    The sender's concurrency is measured during the run (requests to the receiver started and not yet
  *    answered, from Node's `http.client.*` diagnostics channels): its time-average, rounded (at
  *    least 1), is the bare side's. Against each: N bare signed POSTs of a real `user.created` body
  *    (as the feed renders it), each signed afresh (`webhookHeaders`, a unique id, one secret), from a
