@@ -32,12 +32,7 @@ export class EventsController {
   @ApiAnswer(EventListAnswer, { errors: [422] })
   @ApiRequest({ query: EventListQuery })
   async list(@RequestParameters() query: EventListQuery, @CurrentCaller() caller: Caller) {
-    const { after, types, resourceId, perPage } = query as unknown as {
-      after: string | null;
-      types: string[];
-      resourceId: string | null;
-      perPage: number;
-    };
+    const { after, types, resourceId, perPage } = query;
     let afterOrder: string | null = null;
     if (after !== null) {
       const from = await this.feed.event(caller.partnerId, after);
@@ -86,7 +81,7 @@ export class EventsController {
   @ApiRequest({ params: EventPathParams, body: RedeliverBody })
   async redeliver(@Param() path: EventPathParams, @RequestParameters() body: RedeliverBody, @CurrentCaller() caller: Caller) {
     const event = await this.found(caller, path.event_id);
-    const { endpointId } = body as unknown as { endpointId: string | null };
+    const { endpointId } = body;
     let targets: string[];
     if (endpointId !== null) {
       if (!(await this.endpoints.endpoint(caller.partnerId, endpointId)))

@@ -35,9 +35,8 @@ export class WebhookEndpointsController {
   @ApiAnswer(EndpointWithSecretAnswer, { status: 201, errors: [422] })
   @ApiRequest({ body: CreateEndpointBody })
   async create(@RequestParameters() body: CreateEndpointBody, @CurrentCaller() caller: Caller) {
-    const terms = body as unknown as { url: string; types: string[]; description: string; enabled: boolean };
     const existing = (await this.endpoints.ofPartner(caller.partnerId)).length;
-    const { endpointId, position } = await this.writes.create(terms, caller, existing);
+    const { endpointId, position } = await this.writes.create(body, caller, existing);
     const endpoint = await this.read(caller, endpointId, position);
     return {
       status: 'success',
@@ -122,7 +121,7 @@ export class WebhookEndpointsController {
   @ApiRequest({ params: EndpointPathParams, query: DeliveryListQuery })
   async deliveries(@Param() path: EndpointPathParams, @RequestParameters() query: DeliveryListQuery, @CurrentCaller() caller: Caller) {
     await this.found(caller, path.endpoint_id);
-    const { perPage, page } = query as unknown as { perPage: number; page: number };
+    const { perPage, page } = query;
     const deliveries = await this.feed.deliveriesOfEndpoint(caller.partnerId, path.endpoint_id, (page - 1) * perPage, perPage);
     return { status: 'success', deliveries: deliveries.map(toDelivery) };
   }
@@ -137,7 +136,7 @@ export class WebhookEndpointsController {
   @ApiRequest({ params: EndpointPathParams, body: ReplayBody })
   async replay(@Param() path: EndpointPathParams, @RequestParameters() body: ReplayBody, @CurrentCaller() caller: Caller) {
     const endpoint = await this.found(caller, path.endpoint_id);
-    const { after, until } = body as unknown as { after: string | null; until: string | null };
+    const { after, until } = body;
     const order = async (eventId: string | null, field: string) => {
       if (eventId === null) return null;
       const event = await this.feed.event(caller.partnerId, eventId);
