@@ -1,11 +1,13 @@
 import { defineProjection, IndexSpec, rebuildProjections, SortSpec, ViewDocument } from '@deals/kernel';
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
 import { WalCheckpointer } from '@deals/adapters/sqlite/wal-checkpointer';
 import { MingoViewStore } from '@deals/adapters/view-store/mingo/mingo-view-store.adapter';
+import { DiskGeneration } from '@deals/adapters/view-store/mingo/disk-generation';
+import { ViewWriteThread } from '@deals/adapters/view-store/mingo/view-write-thread';
 import { viewStoreContract } from '@deals/testing/contracts/view-store.contract';
 import { tempDir } from '../support/temp-dir';
 
@@ -532,6 +534,75 @@ describe('embedded view store: collections on disk', () => {
       expect(onFile()).toEqual({ checkpoint: pos(3), docs: 2 });
     } finally {
       await views.close();
+    }
+  });
+
+  it('keeps serving reads when its file is locked by another process, fails queries, reports it through ping, and writes once it is free', async () => {
+    const path = `${dir.path}/locked`;
+    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10, failingReportMs: 1000 }, undefined, false, 'as-defined');
+    const file = () => `${path}/${readdirSync(path).find((name) => /^purchases@.*\.sqlite$/.test(name))!}`;
+    const generation = () => (views as unknown as { active: Map<string, { saveFailing: unknown }> }).active.get('purchases')!;
+    try {
+      await views.define('purchases', [{ keys: { userId: 1 } }]);
+      await views.writer('purchases').commit([{ _id: 'a', _pos: pos(1), userId: 'u' }], pos(1));
+      // Another process holds the file's write lock (a long transaction): the thread's write waits, then fails.
+      const other = new Database(file());
+      other.exec('BEGIN IMMEDIATE');
+      await views.writer('purchases').commit([{ _id: 'b', _pos: pos(2), userId: 'u' }], pos(2));
+      while (!generation().saveFailing) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await views.findById('purchases', 'b')).toMatchObject({ userId: 'u' });
+      // A query must read the keys table with every commit in it: it fails rather than answer without one.
+      await expect(views.find('purchases', { userId: 'u' })).rejects.toThrow(/locked|busy/);
+      while (Date.now() - (generation().saveFailing as { since: number }).since < 1000)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      await expect(views.ping()).rejects.toThrow(/^view purchases not saved to its file for \d+ s \(database is locked\)/);
+      other.exec('COMMIT');
+      other.close();
+      while (generation().saveFailing) await new Promise((resolve) => setTimeout(resolve, 20));
+      await expect(views.ping()).resolves.toBeUndefined();
+      expect((await views.find('purchases', { userId: 'u' }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(['a', 'b']);
+    } finally {
+      await views.close();
+    }
+    const again = open('locked');
+    try {
+      await again.define('purchases', [{ keys: { userId: 1 } }]);
+      expect(await again.count('purchases', { userId: 'u' })).toBe(2);
+      expect(await again.writer('purchases').checkpoint()).toBe(pos(2));
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('writes again what its write thread held when the thread stopped, on a new one', async () => {
+    const path = `${dir.path}/thread-lost`;
+    mkdirSync(path, { recursive: true });
+    const thread = new ViewWriteThread();
+    const db = new Database(`${path}/purchases.sqlite`);
+    db.pragma('journal_mode = WAL');
+    const generation = new DiskGeneration('purchases', 'g', db, ['userId'], false, 5, thread);
+    const worker = () => (thread as unknown as { worker: Worker | null }).worker;
+    try {
+      generation.commit([{ _id: 'a', _pos: pos(1), userId: 'u' } as ViewDocument], pos(1));
+      generation.write();
+      const first = worker()!;
+      // A write under way when its thread stops: failed, pending again, written by the next thread.
+      generation.commit([{ _id: 'b', _pos: pos(2), userId: 'v' } as ViewDocument], pos(2));
+      while (!(generation as unknown as { inFlight: unknown }).inFlight) await new Promise((resolve) => setTimeout(resolve, 1));
+      await first.terminate();
+      while (worker() === first || (generation as unknown as { inFlight: unknown }).inFlight || generation.saveFailing)
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(worker()).not.toBeNull();
+      const onFile = new Database(`${path}/purchases.sqlite`, { readonly: true });
+      try {
+        expect(onFile.prepare('SELECT id FROM docs ORDER BY id').pluck().all()).toEqual(['a', 'b']);
+        expect(onFile.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get()).toBe(pos(2));
+        expect(onFile.prepare('SELECT id FROM keys WHERE field = ? AND value = ?').pluck().all('userId', 'v')).toEqual(['b']);
+      } finally {
+        onFile.close();
+      }
+    } finally {
+      generation.close();
     }
   });
 

@@ -2,13 +2,13 @@ import { FindOptions, freezeJson, LogPosition, SortSpec, ViewDocument, ViewFilte
 import { parseFrozen } from './parse-frozen';
 import Database from 'better-sqlite3';
 import { closeSync, fsyncSync, openSync } from 'node:fs';
-import { leafValues, parsePath } from './field-path';
 import type { PreparedFilter } from './query-planner';
 import { orderScalars, sortDocuments } from './sort-order';
 import { documentsOnFile, saveDocumentCount } from './generation-files';
+import { DocumentKeys, Key, keyOf } from './document-keys';
+import { viewWriteThread, ViewWriteThread } from './view-write-thread';
 
 type Doc = Record<string, unknown>;
-type Key = readonly [kind: 's' | 'n' | 'b', value: string | number];
 
 /**
  * The keys table's form, kept with its fields in `meta`: a file keyed in another form is keyed
@@ -19,15 +19,6 @@ const KEYS_TABLE_VERSION = 2;
 
 /** Parsed documents kept per generation, most recently used last. */
 const CACHED_DOCUMENTS = 2000;
-
-const keyOf = (value: unknown): Key | null =>
-  typeof value === 'string'
-    ? ['s', value]
-    : typeof value === 'number' && Number.isFinite(value)
-      ? ['n', value]
-      : typeof value === 'boolean'
-        ? ['b', value ? 1 : 0]
-        : null;
 
 /**
  * A subquery selecting the ids of some documents, with its parameters; `has`, the same as a
@@ -127,29 +118,32 @@ const ESTIMATE_LIMIT = 2000;
  * which answers a query's equalities and number ranges. Queries read the candidates' documents and
  * decide the rest of the filter, the sort and the page as the in-memory store does (the compiled
  * filter; mingo for what it leaves). Commits are seen at once (the documents are held as pending)
- * and written to the file a little later (`writeDelayMs`), in one transaction with the checkpoint
- * they reached, each changed document once however many commits changed it; a query first writes
- * what is pending, so that its selections on the keys table see every commit. A crash loses at
- * most the pending writes, never splitting documents from their checkpoint: a restart replays them
- * from the log. For the collections that grow with the history (purchases, coupons, accounts): the
- * process then holds only the documents it reads lately. A rebuild's generation writes through.
+ * and written to the file a little later (`writeDelayMs`) by the view write thread, in one
+ * transaction with the checkpoint they reached, each changed document once however many commits
+ * changed it; one write is under way at a time, and what is committed meanwhile waits for the next.
+ * A query first has everything pending written (and waits for it), so that its selections on the
+ * keys table see every commit. A crash loses at most the pending writes, never splitting documents
+ * from their checkpoint: a restart replays them from the log. For the collections that grow with
+ * the history (purchases, coupons, accounts): the process then holds only the documents it reads
+ * lately. A rebuild's generation writes through, on the event loop (the CLI's, read by no one).
  */
 export class DiskGeneration {
   checkpoint: LogPosition | null;
   /** Since when pending writes have not reached the file, and why; null while writes succeed. */
   saveFailing: { since: number; error: string } | null = null;
   private readonly cache = new Map<string, ViewDocument>();
-  /** Committed documents not yet in the file (the latest of each, with its JSON), and the version each replaces there. */
-  private readonly pending = new Map<string, { doc: ViewDocument; onFile: ViewDocument | null }>();
+  /** Committed documents not yet sent to the file, the latest of each. */
+  private pending = new Map<string, ViewDocument>();
+  /** The write under way on the thread: its request, its documents and the checkpoint it writes. */
+  private inFlight: { seq: number; docs: Map<string, ViewDocument>; checkpoint: LogPosition | null } | null = null;
+  /** Why the last write failed; null when it succeeded. */
+  private lastWriteError: string | null = null;
   private savedCheckpoint: LogPosition | null;
   private writeTimer: NodeJS.Timeout | null = null;
-  private readonly fieldSet: ReadonlySet<string>;
-  private readonly paths: Array<[string, string[]]>;
+  private readonly keys: DocumentKeys;
   private readonly statements: {
     get: Database.Statement;
     upsert: Database.Statement;
-    addKey: Database.Statement;
-    dropKey: Database.Statement;
     saveCheckpoint: Database.Statement;
     saveDocuments: Database.Statement;
   };
@@ -163,6 +157,7 @@ export class DiskGeneration {
     private bulk = false,
     /** How long a commit waits for others to join its write to the file. */
     private readonly writeDelayMs = 0,
+    private readonly writeThread: ViewWriteThread = viewWriteThread,
   ) {
     if (bulk) {
       // A rebuild's generation, read by no one until it is activated (and dropped if the rebuild
@@ -172,19 +167,13 @@ export class DiskGeneration {
       db.pragma('synchronous = OFF');
       db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
     }
-    this.paths = [...new Set(fields)].flatMap((field) => {
-      const parts = parsePath(field);
-      return parts ? [[field, parts] as [string, string[]]] : [];
-    });
-    this.fieldSet = new Set(this.paths.map(([field]) => field));
+    this.keys = new DocumentKeys(fields);
     db.exec('CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
     this.reindexIfFieldsChanged();
     this.statements = {
       get: db.prepare('SELECT body FROM docs WHERE id = ?').pluck(),
       upsert: db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body'),
-      addKey: db.prepare('INSERT OR IGNORE INTO keys (field, kind, value, id) VALUES (?, ?, ?, ?)'),
-      dropKey: db.prepare('DELETE FROM keys WHERE field = ? AND kind = ? AND value = ? AND id = ?'),
       saveCheckpoint: db.prepare(
         "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       ),
@@ -205,7 +194,7 @@ export class DiskGeneration {
   }
 
   private keyedFields(): string {
-    return JSON.stringify({ keys: KEYS_TABLE_VERSION, fields: [...this.fieldSet].sort() });
+    return JSON.stringify({ keys: KEYS_TABLE_VERSION, fields: [...this.keys.fieldSet].sort() });
   }
 
   /**
@@ -223,7 +212,7 @@ export class DiskGeneration {
       const rows = page.all(after) as Array<[number, string, string]>;
       if (rows.length === 0) break;
       for (const [, id, body] of rows)
-        for (const [field, kind, value] of this.keysOf(JSON.parse(body) as ViewDocument)) add.run(field, kind, value, id);
+        for (const [field, kind, value] of this.keys.of(JSON.parse(body) as object)) add.run(field, kind, value, id);
       after = rows[rows.length - 1][0];
     }
     this.db.exec(
@@ -236,19 +225,9 @@ export class DiskGeneration {
       .run(this.keyedFields());
   }
 
-  private keysOf(doc: ViewDocument): Array<[string, Key[0], Key[1]]> {
-    const keys = new Map<string, [string, Key[0], Key[1]]>();
-    for (const [field, parts] of this.paths)
-      for (const value of leafValues(doc as unknown as Doc, parts)) {
-        const key = keyOf(value);
-        if (key) keys.set(`${field}\u0000${key[0]}\u0000${key[1]}`, [field, key[0], key[1]]);
-      }
-    return [...keys.values()];
-  }
-
   get(id: string): ViewDocument | undefined {
-    const waiting = this.pending.get(id);
-    if (waiting) return waiting.doc;
+    const waiting = this.pending.get(id) ?? this.inFlight?.docs.get(id);
+    if (waiting) return waiting;
     const cached = this.cache.get(id);
     if (cached) {
       this.cache.delete(id);
@@ -285,7 +264,7 @@ export class DiskGeneration {
 
   count(query: PreparedFilter): number {
     this.write();
-    const { selections: found, exact } = selections(query.filter, this.fieldSet);
+    const { selections: found, exact } = selections(query.filter, this.keys.fieldSet);
     if (exact && found.length === 0) return this.size;
     const plan = exact ? this.plan(found) : null;
     if (plan)
@@ -339,7 +318,7 @@ export class DiskGeneration {
   private pageInSql(filter: ViewFilter, sort: SortSpec, skip: number, want: number): ViewDocument[] | null {
     const fields = Object.keys(sort).filter((field) => field !== '_id');
     if (!fields.every((field) => SIMPLE_FIELD.test(field))) return null;
-    const { selections: found, exact } = selections(filter, this.fieldSet);
+    const { selections: found, exact } = selections(filter, this.keys.fieldSet);
     if (!exact || found.length === 0) return null;
     const plan = this.plan(found);
     if (!plan) return null;
@@ -371,7 +350,7 @@ export class DiskGeneration {
    * every document when it has none, tested against the whole filter.
    */
   private matching(query: PreparedFilter): ViewDocument[] {
-    const { selections: found } = selections(query.filter, this.fieldSet);
+    const { selections: found } = selections(query.filter, this.keys.fieldSet);
     const narrowest = this.narrowest(found);
     const rows = this.db
       .prepare(`SELECT id, body FROM docs${narrowest ? ` WHERE id IN (${narrowest.sql})` : ''} ORDER BY id`)
@@ -396,8 +375,7 @@ export class DiskGeneration {
       changes.push({ doc: freezeJson(doc) ? doc : (parseFrozen(JSON.stringify(doc)) as ViewDocument), before });
     }
     for (const { doc, before } of changes) {
-      const onFile = this.pending.get(doc._id)?.onFile ?? before ?? null;
-      this.pending.set(doc._id, { doc, onFile });
+      this.pending.set(doc._id, doc);
       if (!before) this.documents++;
       this.remember(doc);
     }
@@ -428,43 +406,64 @@ export class DiskGeneration {
     for (const doc of written) this.remember(doc);
   }
 
-  /** Writes the pending documents, their keys and the checkpoint in one transaction; throws if it cannot (they stay pending). */
+  /**
+   * Has everything committed written to the file, and waits for it (blocking the event loop: a
+   * query's selections read the file); throws if the write fails (what it held stays pending).
+   */
   write(): void {
     this.clearWriteTimer();
-    if (this.pending.size === 0 && this.checkpoint === this.savedCheckpoint) return;
-    const checkpoint = this.checkpoint;
-    try {
-      this.db
-        .transaction(() => {
-          for (const [id, { doc, onFile }] of this.pending) {
-            if (onFile) for (const [field, kind, value] of this.keysOf(onFile)) this.statements.dropKey.run(field, kind, value, id);
-            this.statements.upsert.run(id, JSON.stringify(doc));
-            for (const [field, kind, value] of this.keysOf(doc)) this.statements.addKey.run(field, kind, value, id);
-          }
-          if (checkpoint !== null) this.statements.saveCheckpoint.run(checkpoint);
-          this.statements.saveDocuments.run(this.documents);
-        })
-        .immediate();
-    } catch (error) {
-      this.saveFailing = { since: this.saveFailing?.since ?? Date.now(), error: error instanceof Error ? error.message : String(error) };
-      throw error;
+    if (this.inFlight) this.writeThread.waitFor(this.inFlight.seq, this.db.name);
+    if (!this.unwritten()) return;
+    const seq = this.send();
+    this.writeThread.waitFor(seq, this.db.name);
+    if (this.lastWriteError !== null) throw new Error(this.lastWriteError);
+  }
+
+  /** Whether the file is behind what is committed (documents, or a checkpoint that moved without any). */
+  private unwritten(): boolean {
+    return this.pending.size > 0 || this.checkpoint !== this.savedCheckpoint;
+  }
+
+  /** Sends what is pending to the write thread (nothing else may be under way): their JSON made here, the rest there. */
+  private send(): number {
+    const docs = this.pending;
+    this.pending = new Map();
+    const ids: string[] = [];
+    const bodies: string[] = [];
+    for (const [id, doc] of docs) {
+      ids.push(id);
+      bodies.push(JSON.stringify(doc));
     }
-    this.pending.clear();
-    this.savedCheckpoint = checkpoint;
-    this.saveFailing = null;
+    const checkpoint = this.checkpoint;
+    const seq = this.writeThread.write(this.db.name, this.keys.fields, { ids, bodies, checkpoint, documents: this.documents }, (error) =>
+      this.written(docs, checkpoint, error),
+    );
+    this.inFlight = { seq, docs, checkpoint };
+    return seq;
+  }
+
+  /** A write's answer: done, or failed (its documents pending again unless committed again since); the next is scheduled. */
+  private written(docs: Map<string, ViewDocument>, checkpoint: LogPosition | null, error: string | null): void {
+    this.inFlight = null;
+    this.lastWriteError = error;
+    if (error === null) {
+      this.savedCheckpoint = checkpoint;
+      this.saveFailing = null;
+    } else {
+      for (const [id, doc] of docs) if (!this.pending.has(id)) this.pending.set(id, doc);
+      this.saveFailing = { since: this.saveFailing?.since ?? Date.now(), error };
+    }
+    if (this.unwritten() && this.db.open) this.scheduleWrite();
   }
 
   private scheduleWrite(): void {
     if (this.writeTimer) return;
     this.writeTimer = setTimeout(() => {
       this.writeTimer = null;
-      try {
-        if (this.db.open) this.write();
-      } catch {
-        // Busy (a rebuild in another process) or a full disk: tried again later; reads are served
-        // from the pending documents meanwhile, and the health check reports writes that keep failing.
-        this.scheduleWrite();
-      }
+      // A write under way schedules the next when answered. One that fails (busy: a rebuild in
+      // another process; a full disk) is tried again; reads are served from the pending documents
+      // meanwhile, and the health check reports writes that keep failing.
+      if (this.db.open && !this.inFlight && this.unwritten()) this.send();
     }, this.writeDelayMs).unref();
   }
 
@@ -499,6 +498,11 @@ export class DiskGeneration {
       // Busy or a full disk: what was not written is replayed from the log on restart.
     }
     this.clearWriteTimer();
+    try {
+      this.writeThread.release(this.db.name);
+    } catch {
+      // Not answered: the thread closes the file once its write is done.
+    }
     this.cache.clear();
     this.db.close();
   }
