@@ -17,7 +17,7 @@ type Doc = Record<string, unknown>;
  */
 const KEYS_TABLE_VERSION = 2;
 
-/** Parsed documents kept per generation, most recently used last. */
+/** Parsed documents kept per generation, most recently used last; as many ids known not to be on file. */
 const CACHED_DOCUMENTS = 2000;
 
 /**
@@ -132,6 +132,12 @@ export class DiskGeneration {
   /** Since when pending writes have not reached the file, and why; null while writes succeed. */
   saveFailing: { since: number; error: string } | null = null;
   private readonly cache = new Map<string, ViewDocument>();
+  /**
+   * Ids lately looked up and found nowhere, most recent last: a new document (a purchase, an event)
+   * is looked up by its projection, then by its commit; the file is asked once. Sound because only
+   * this generation writes its file, and every document it writes passes through `remember`.
+   */
+  private readonly absent = new Set<string>();
   /** Committed documents not yet sent to the file, the latest of each. */
   private pending = new Map<string, ViewDocument>();
   /** The write under way on the thread: its request, its documents and the checkpoint it writes. */
@@ -234,12 +240,18 @@ export class DiskGeneration {
       this.cache.set(id, cached);
       return cached;
     }
+    if (this.absent.has(id)) return undefined;
     const body = this.statements.get.get(id) as string | undefined;
-    if (body === undefined) return undefined;
+    if (body === undefined) {
+      this.absent.add(id);
+      if (this.absent.size > CACHED_DOCUMENTS) this.absent.delete(this.absent.values().next().value!);
+      return undefined;
+    }
     return this.remember(parseFrozen(body));
   }
 
   private remember(doc: ViewDocument): ViewDocument {
+    this.absent.delete(doc._id);
     this.cache.delete(doc._id);
     this.cache.set(doc._id, doc);
     if (this.cache.size > CACHED_DOCUMENTS) this.cache.delete(this.cache.keys().next().value!);
@@ -498,6 +510,7 @@ export class DiskGeneration {
       // Busy or a full disk: what was not written is replayed from the log on restart.
     }
     this.clearWriteTimer();
+    this.absent.clear();
     try {
       this.writeThread.release(this.db.name);
     } catch {
