@@ -606,6 +606,57 @@ describe('embedded view store: collections on disk', () => {
     }
   });
 
+  it('keeps what it could not send pending, and never saves a later checkpoint without it', async () => {
+    const path = `${dir.path}/thread-unavailable`;
+    mkdirSync(path, { recursive: true });
+    const thread = new ViewWriteThread();
+    const starting = thread as unknown as { start: () => unknown };
+    const start = starting.start.bind(thread);
+    starting.start = () => {
+      throw new Error('no thread can be made');
+    };
+    const db = new Database(`${path}/purchases.sqlite`);
+    db.pragma('journal_mode = WAL');
+    const generation = new DiskGeneration('purchases', 'g', db, ['userId'], false, 5, thread);
+    try {
+      generation.commit([{ _id: 'x', _pos: pos(1), userId: 'u' } as ViewDocument], pos(1));
+      expect(() => generation.write()).toThrow('no thread can be made');
+      while (!generation.saveFailing) await new Promise((resolve) => setTimeout(resolve, 5));
+      generation.commit([{ _id: 'y', _pos: pos(2), userId: 'u' } as ViewDocument], pos(2));
+      starting.start = start;
+      generation.write();
+      const onFile = new Database(`${path}/purchases.sqlite`, { readonly: true });
+      try {
+        expect(onFile.prepare('SELECT id FROM docs ORDER BY id').pluck().all()).toEqual(['x', 'y']);
+        expect(onFile.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get()).toBe(pos(2));
+      } finally {
+        onFile.close();
+      }
+      expect(generation.saveFailing).toBeNull();
+    } finally {
+      generation.close();
+    }
+  });
+
+  it('finds a document another store on its folder wrote after it looked for it in vain', async () => {
+    const writer = open('two-stores');
+    const reader = open('two-stores');
+    try {
+      await writer.define('purchases', [{ keys: { userId: 1 } }]);
+      await reader.define('purchases', [{ keys: { userId: 1 } }]);
+      expect(await reader.findById('purchases', 'x')).toBeNull();
+      await writer.writer('purchases').commit([{ _id: 'x', _pos: pos(1), userId: 'u' }], pos(1));
+      expect(await writer.count('purchases', { userId: 'u' })).toBe(1);
+      expect(await reader.find('purchases', { userId: 'u' }, { sort: { _id: 1 }, limit: 5 })).toEqual([
+        { _id: 'x', _pos: pos(1), userId: 'u' },
+      ]);
+      expect(await reader.findById('purchases', 'x')).toMatchObject({ userId: 'u' });
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
   it('tells strings that read as numbers from each other and from numbers, in counts as in finds', async () => {
     const views = open('numeric-text');
     try {

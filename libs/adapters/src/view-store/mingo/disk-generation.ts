@@ -133,9 +133,10 @@ export class DiskGeneration {
   saveFailing: { since: number; error: string } | null = null;
   private readonly cache = new Map<string, ViewDocument>();
   /**
-   * Ids lately looked up and found nowhere, most recent last: a new document (a purchase, an event)
-   * is looked up by its projection, then by its commit; the file is asked once. Sound because only
-   * this generation writes its file, and every document it writes passes through `remember`.
+   * Ids looked up and found nowhere since the last write, most recent last: a new document (a
+   * purchase, an event) is looked up by its projection, then by its commit; the file is asked once.
+   * Every document this generation writes passes through `remember`; another writer of the file is
+   * seen again from the next write on.
    */
   private readonly absent = new Set<string>();
   /** Committed documents not yet sent to the file, the latest of each. */
@@ -354,7 +355,12 @@ export class DiskGeneration {
     }
     const ordered = orderScalars(keys, sort, want);
     if (!ordered) return null;
-    return ordered.slice(skip, want).map((key) => this.get(key._id)!);
+    return ordered.slice(skip, want).flatMap((key) => {
+      // Selected from the file: never taken as absent (another writer may have added it).
+      this.absent.delete(key._id);
+      const doc = this.get(key._id);
+      return doc ? [doc] : [];
+    });
   }
 
   /**
@@ -426,7 +432,7 @@ export class DiskGeneration {
     this.clearWriteTimer();
     if (this.inFlight) this.writeThread.waitFor(this.inFlight.seq, this.db.name);
     if (!this.unwritten()) return;
-    const seq = this.send();
+    const seq = this.sendOrRetry();
     this.writeThread.waitFor(seq, this.db.name);
     if (this.lastWriteError !== null) throw new Error(this.lastWriteError);
   }
@@ -439,7 +445,6 @@ export class DiskGeneration {
   /** Sends what is pending to the write thread (nothing else may be under way): their JSON made here, the rest there. */
   private send(): number {
     const docs = this.pending;
-    this.pending = new Map();
     const ids: string[] = [];
     const bodies: string[] = [];
     for (const [id, doc] of docs) {
@@ -450,8 +455,23 @@ export class DiskGeneration {
     const seq = this.writeThread.write(this.db.name, this.keys.fields, { ids, bodies, checkpoint, documents: this.documents }, (error) =>
       this.written(docs, checkpoint, error),
     );
+    this.pending = new Map();
     this.inFlight = { seq, docs, checkpoint };
+    // What is found nowhere is known only until the next write: another writer of the file (a second
+    // store on the folder) may have added it since.
+    this.absent.clear();
     return seq;
+  }
+
+  /** `send`; when the thread cannot be started or reached, everything stays pending and is tried again later (and the error thrown). */
+  private sendOrRetry(): number {
+    try {
+      return this.send();
+    } catch (error) {
+      this.saveFailing = { since: this.saveFailing?.since ?? Date.now(), error: error instanceof Error ? error.message : String(error) };
+      this.scheduleWrite();
+      throw error;
+    }
   }
 
   /** A write's answer: done, or failed (its documents pending again unless committed again since); the next is scheduled. */
@@ -475,7 +495,12 @@ export class DiskGeneration {
       // A write under way schedules the next when answered. One that fails (busy: a rebuild in
       // another process; a full disk) is tried again; reads are served from the pending documents
       // meanwhile, and the health check reports writes that keep failing.
-      if (this.db.open && !this.inFlight && this.unwritten()) this.send();
+      if (!this.db.open || this.inFlight || !this.unwritten()) return;
+      try {
+        this.sendOrRetry();
+      } catch {
+        // reported by `saveFailing`, tried again
+      }
     }, this.writeDelayMs).unref();
   }
 

@@ -50,7 +50,12 @@ export class ViewWriteThread {
         continue;
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw new ViewWriteNotAnswered(file);
+      if (left <= 0) {
+        // Hung or gone (its exit is an event, not seen while the loop waits here): stopped, so that
+        // its exit fails what it held and the next write starts another.
+        void this.worker?.terminate();
+        throw new ViewWriteNotAnswered(file);
+      }
       Atomics.wait(this.answered, 0, seen, Math.min(left, WAIT_SLICE_MS));
     }
   }
@@ -62,11 +67,14 @@ export class ViewWriteThread {
     this.waitFor(seq, file);
   }
 
+  /** Posts a request; throws (registering nothing) when the thread cannot be started or reached. */
   private send(request: Omit<ViewWriteRequest, 'seq'>, done: (error: string | null) => void): number {
-    const seq = ++this.sent;
-    this.waiting.set(seq, done);
     const port = this.port ?? this.start();
+    const seq = ++this.sent;
     port.postMessage({ ...request, seq } satisfies ViewWriteRequest);
+    this.waiting.set(seq, done);
+    // The process waits for what it sent (a timer's write, then nothing else to do: it would exit first).
+    if (this.waiting.size === 1) this.worker?.ref();
     return seq;
   }
 
@@ -77,9 +85,9 @@ export class ViewWriteThread {
       transferList: [port2],
     });
     port1.on('message', (reply: ViewWriteReply) => this.answer(reply));
-    // Neither keeps the process alive: what is not written when it exits is replayed from the log.
+    // Neither keeps the process alive while nothing is sent (see `send`).
     port1.unref();
-    worker.on('error', () => undefined);
+    worker.on('error', (error) => process.emitWarning(`the view write thread failed: ${error.message}`));
     worker.on('exit', () => this.lose(worker));
     worker.unref();
     this.worker = worker;
@@ -90,6 +98,7 @@ export class ViewWriteThread {
   private answer({ seq, error }: ViewWriteReply): void {
     const done = this.waiting.get(seq);
     this.waiting.delete(seq);
+    if (this.waiting.size === 0) this.worker?.unref();
     done?.(error);
   }
 

@@ -45,16 +45,21 @@ if (process.platform === 'linux') {
 }
 
 const { port, answered } = workerData as ViewWriteThreadData;
-const files = new Map<string, { db: Database.Database; write: (writes: DocumentWrites) => void }>();
+const files = new Map<string, { db: Database.Database; keyed: string; write: (writes: DocumentWrites) => void }>();
 
 function writerOf(file: string, fields: readonly string[]) {
   let writer = files.get(file);
+  const keyed = JSON.stringify(fields);
   if (!writer) {
     // Never creates a file: the generation made it, with its tables, before its first write.
     const db = new Database(file, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
     db.pragma('synchronous = NORMAL');
-    writer = { db, write: prepareDocumentWrites(db, new DocumentKeys(fields)) };
+    writer = { db, keyed, write: prepareDocumentWrites(db, new DocumentKeys(fields)) };
     files.set(file, writer);
+  } else if (writer.keyed !== keyed) {
+    // The file was keyed again for other fields (a generation opened on it with other indexes).
+    writer.keyed = keyed;
+    writer.write = prepareDocumentWrites(writer.db, new DocumentKeys(fields));
   }
   return writer;
 }
