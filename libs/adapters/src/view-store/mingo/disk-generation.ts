@@ -125,7 +125,7 @@ const ESTIMATE_LIMIT = 2000;
  * keys table see every commit. A crash loses at most the pending writes, never splitting documents
  * from their checkpoint: a restart replays them from the log. For the collections that grow with
  * the history (purchases, coupons, accounts): the process then holds only the documents it reads
- * lately. A rebuild's generation writes through, on the event loop (the CLI's, read by no one).
+ * lately. A rebuild's generation, read by no one until it is activated, writes through, here.
  */
 export class DiskGeneration {
   checkpoint: LogPosition | null;
