@@ -3,10 +3,11 @@
  * starts the sink, sends back its port, then answers the bench's questions (a path's tally, the
  * connections, its CPU) until it is killed. Not a bench of its own.
  */
-import type { SinkCertificate, SinkRequest } from './webhook-sink';
+import type { LocalCaCertificate } from './local-ca-certificate';
+import type { SinkRequest } from './webhook-sink';
 import { WebhookSink } from './webhook-sink';
 
-process.once('message', (certificate: SinkCertificate) => {
+process.once('message', (certificate: LocalCaCertificate) => {
   void WebhookSink.start(certificate).then((sink) => {
     process.on('message', (request: SinkRequest) => {
       const answer = (value: unknown) => process.send!({ id: request.id, value });

@@ -2,7 +2,7 @@
  * A minimal HTTPS webhook receiver for benches: answers every request 200 with an empty body as
  * soon as the request's body has arrived, and keeps only counts (per path: requests, distinct
  * `webhook-id`s, the times of the first and latest arrival) and its connections. Its certificate is
- * made by {@link sinkCertificate} (self-signed, its own CA, for 127.0.0.1), so that the process
+ * made by {@link sinkCertificate} (self-signed, its own CA, for this machine), so that the process
  * sending to it can trust it through `NODE_EXTRA_CA_CERTS`, as a deployment trusts a private CA.
  * It runs in a process of its own ({@link startSinkProcess}; `webhook-sink-child.ts`), as a
  * receiver runs elsewhere than the service: its TLS and parsing are not charged to the API's
@@ -14,31 +14,10 @@ import { createServer, Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { generate } from 'selfsigned';
+import { LocalCaCertificate, localCaCertificate } from './local-ca-certificate';
 
-export interface SinkCertificate {
-  cert: string;
-  key: string;
-}
-
-/** A self-signed certificate (its own CA) for 127.0.0.1 and localhost. */
-export async function sinkCertificate(): Promise<SinkCertificate> {
-  const pems = await generate([{ name: 'commonName', value: 'bench webhook sink' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-        ],
-      },
-    ],
-  } as never);
-  return { cert: pems.cert, key: pems.private };
-}
+/** The sink's certificate: see {@link localCaCertificate}. */
+export const sinkCertificate = (): Promise<LocalCaCertificate> => localCaCertificate('bench webhook sink');
 
 /** What arrived at one path. */
 export interface PathTally {
@@ -62,7 +41,7 @@ export class WebhookSink {
     readonly port: number,
   ) {}
 
-  static async start(certificate: SinkCertificate): Promise<WebhookSink> {
+  static async start(certificate: LocalCaCertificate): Promise<WebhookSink> {
     const holder: { sink?: WebhookSink } = {};
     const server = createServer({ cert: certificate.cert, key: certificate.key, keepAliveTimeout: 5_000 }, (req, res) => {
       req.on('data', () => undefined);
@@ -147,7 +126,7 @@ export type SinkQuestion = { ask: 'tally'; path: string } | { ask: 'connections'
 export type SinkRequest = SinkQuestion & { id: number };
 
 /** Starts the sink in a child process (`webhook-sink-child.js`) with `certificate`. */
-export async function startSinkProcess(certificate: SinkCertificate): Promise<SinkProcess> {
+export async function startSinkProcess(certificate: LocalCaCertificate): Promise<SinkProcess> {
   const child = fork(join(__dirname, 'webhook-sink-child.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const pending = new Map<number, (value: unknown) => void>();
   let nextId = 0;

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { createServer, Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
+import { localCaCertificate } from '../../bench/support/local-ca-certificate';
 import { tempDir } from './temp-dir';
 
 /** One request as the receiver got it. */
@@ -63,26 +63,12 @@ export class WebhookReceiver {
   ) {}
 
   static async start(): Promise<WebhookReceiver> {
-    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      extensions: [
-        { name: 'basicConstraints', cA: true },
-        {
-          name: 'subjectAltName',
-          altNames: [
-            { type: 2, value: 'localhost' },
-            { type: 7, ip: '127.0.0.1' },
-            { type: 7, ip: '::1' },
-          ],
-        },
-      ],
-    } as never);
+    const pems = await localCaCertificate('localhost');
     const folder = tempDir('webhook-receiver');
     const caFile = join(folder.path, 'receiver-ca.pem');
     writeFileSync(caFile, pems.cert);
     const holder: { receiver?: WebhookReceiver } = {};
-    const server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+    const server = createServer({ key: pems.key, cert: pems.cert }, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => holder.receiver!.answer(req.method ?? '', req.url ?? '', req.headers, Buffer.concat(chunks), res));

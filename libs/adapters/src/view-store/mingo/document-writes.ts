@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { DocumentKeys } from './document-keys';
+import { saveDocumentCount } from './generation-files';
 
 /**
  * What a disk generation writes to its file at once: documents as JSON (the latest of each), the
@@ -16,14 +17,17 @@ export interface DocumentWrites {
  * The transaction that writes {@link DocumentWrites} to a generation's file: each document's row,
  * its keys rows changed from the version on file (read back from the file, so that the writer need
  * not know which version that is), the checkpoint and the count, together or not at all. Run on the
- * view write thread; it imports nothing but relative modules and types.
+ * view write thread: it imports only relative modules, node's and better-sqlite3's types.
  */
 export function prepareDocumentWrites(db: Database.Database, keys: DocumentKeys): (writes: DocumentWrites) => void {
   const body = db.prepare('SELECT body FROM docs WHERE id = ?').pluck();
   const upsert = db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body');
   const addKey = db.prepare('INSERT OR IGNORE INTO keys (field, kind, value, id) VALUES (?, ?, ?, ?)');
   const dropKey = db.prepare('DELETE FROM keys WHERE field = ? AND kind = ? AND value = ? AND id = ?');
-  const saveMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  const saveCheckpoint = db.prepare(
+    "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+  );
+  const saveDocuments = saveDocumentCount(db);
   const write = db.transaction(({ ids, bodies, checkpoint, documents }: DocumentWrites) => {
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
@@ -34,8 +38,8 @@ export function prepareDocumentWrites(db: Database.Database, keys: DocumentKeys)
       upsert.run(id, bodies[i]);
       for (const [text, [field, kind, value]] of has) if (!had.has(text)) addKey.run(field, kind, value, id);
     }
-    if (checkpoint !== null) saveMeta.run('checkpoint', checkpoint);
-    saveMeta.run('documents', String(documents));
+    if (checkpoint !== null) saveCheckpoint.run(checkpoint);
+    saveDocuments.run(documents);
   });
   return (writes) => write.immediate(writes);
 }

@@ -1,0 +1,31 @@
+import { generate } from 'selfsigned';
+
+export interface LocalCaCertificate {
+  cert: string;
+  key: string;
+}
+
+/**
+ * A self-signed EC certificate that is its own CA, for localhost, 127.0.0.1 and ::1: what a
+ * webhook receiver on this machine serves, so that the sender can trust it through
+ * `NODE_EXTRA_CA_CERTS`, as a deployment trusts a private CA. (The bench's sink and the tests'
+ * receiver share it; the API's own certificate is made by `tls-material.ts`.)
+ */
+export async function localCaCertificate(commonName: string): Promise<LocalCaCertificate> {
+  const pems = await generate([{ name: 'commonName', value: commonName }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    extensions: [
+      { name: 'basicConstraints', cA: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
+        ],
+      },
+    ],
+  } as never);
+  return { cert: pems.cert, key: pems.private };
+}
