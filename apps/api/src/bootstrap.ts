@@ -114,14 +114,19 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   parseJsonBodies(fastify);
   // Registered before Nest adds its routes (the hooks go on the routes that write); the store and
   // clock are the application's, known once it is made.
-  let idempotency: { store: IdempotencyStore; clock: Clock } | null = null;
+  let idempotency: { store: IdempotencyStore; clock: Clock; metrics: ServiceMetrics } | null = null;
   answerRepeatedRequests(fastify, {
     store: () => idempotency!.store,
     now: () => idempotency!.clock.now().getTime(),
     keepMs: config.idempotencyKeyHours * HOUR_MS,
+    maxBytesPerPartner: config.idempotencyMaxMbPerPartner * 1024 * 1024,
     secret: installationSecret(config.dataDir, 'idempotency-keys'),
     onRecordFailed: (error, request) =>
       request.log.error({ err: error }, 'the answer of a request with an Idempotency-Key could not be kept; a retry runs it again'),
+    onNotKept: (reason, request, partnerId) => {
+      idempotency!.metrics.answersNotKept.inc({ reason });
+      request.log.warn({ reason, partner: partnerId }, 'an answer was not kept for repeats of its Idempotency-Key');
+    },
   });
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
@@ -151,7 +156,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   // call: without this, every line of Nest's Logger (recovery, charges with no answer, undos that
   // failed) stayed in memory for good and was never written.
   app.flushLogs();
-  idempotency = { store: app.get(IdempotencyStore), clock: app.get(Clock) };
+  idempotency = { store: app.get(IdempotencyStore), clock: app.get(Clock), metrics: app.get(ServiceMetrics) };
   publishApiDescription(app, config.publicBaseUrl);
   await app.init();
   const verifier = app.get(CredentialVerifier);

@@ -67,13 +67,49 @@ export class UpdateFailed extends DomainError {
   readonly httpStatus = 422;
 }
 
+/** The most entries a validation failure names, and the longest text of one: what a client sent is never echoed without a bound. */
+export const MAX_ISSUES = 20;
+export const MAX_ISSUE_TEXT = 1000;
+
+/** `text` cut to at most `max` characters (a cut one ends with an ellipsis; a surrogate pair is never split). */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  if (/[\uD800-\uDBFF]/.test(text[end - 1])) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * At most `max` of `values`, each cut to 64 characters, and how many more: for a message that
+ * names what a client sent wrong (`a, b and 3 more`).
+ */
+export function nameSome(values: readonly string[], max = 5): string {
+  const named = values.slice(0, max).map((value) => clipText(value, 64));
+  const more = values.length - named.length;
+  return more > 0 ? `${named.join(', ')} and ${more.toLocaleString('en-US')} more` : named.join(', ');
+}
+
+const clipIssue = (issue: ValidationIssue): ValidationIssue => {
+  if (issue.message.length <= MAX_ISSUE_TEXT && (issue.field?.length ?? 0) <= MAX_ISSUE_TEXT) return issue;
+  const clipped = { ...issue, message: clipText(issue.message, MAX_ISSUE_TEXT) };
+  if (issue.field !== undefined) clipped.field = clipText(issue.field, MAX_ISSUE_TEXT);
+  return clipped;
+};
+
+/** Refused input: its first {@link MAX_ISSUES} problems, each of bounded length, and how many there were in all. */
 export class ValidationFailed extends DomainError {
   readonly errorType = 'validation_failed';
   readonly httpStatus = 422;
   override readonly issues: ValidationIssue[];
   constructor(issues: ValidationIssue[], message?: string) {
-    super(message ?? issues.map((i) => (i.field ? `${i.field} ${i.message}` : i.message)).join('; '));
-    this.issues = issues;
+    const named = issues.slice(0, MAX_ISSUES).map(clipIssue);
+    const more = issues.length - named.length;
+    super(
+      message ??
+        named.map((i) => (i.field ? `${i.field} ${i.message}` : i.message)).join('; ') +
+          (more > 0 ? `; and ${more.toLocaleString('en-US')} more problems` : ''),
+    );
+    this.issues = named;
   }
 }
 

@@ -70,6 +70,8 @@ export abstract class ServiceConfig {
   abstract readonly webhookTimeoutMs: number;
   /** How long a request's `Idempotency-Key` and its answer are kept, in hours (at least 24). */
   abstract readonly idempotencyKeyHours: number;
+  /** What one partner's kept keys and answers may take up, in MB; past it, their answers are not kept for repeats. */
+  abstract readonly idempotencyMaxMbPerPartner: number;
   abstract readonly logLevel: string;
   /** Append logs to this file instead of stdout. */
   abstract readonly logFile: string | null;
@@ -213,6 +215,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     webhookRetryDelaysMs: delays('WEBHOOK_RETRY_DELAYS_MS', env.WEBHOOK_RETRY_DELAYS_MS, DEFAULT_WEBHOOK_RETRY_DELAYS_MS),
     webhookTimeoutMs: positive('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 10_000),
     idempotencyKeyHours: atLeast('IDEMPOTENCY_KEY_HOURS', env.IDEMPOTENCY_KEY_HOURS, 24, 24 * 366),
+    idempotencyMaxMbPerPartner: positive('IDEMPOTENCY_MAX_MB_PER_PARTNER', env.IDEMPOTENCY_MAX_MB_PER_PARTNER, 1024),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),
   };

@@ -1,4 +1,4 @@
-import { Clock, EventStore, NewEvent, Scheduler, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, IdempotencyStore, NewEvent, Scheduler, ViewStore } from '@deals/kernel';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PROJECTIONS } from './projection-host';
@@ -59,6 +59,8 @@ function businessOutcomes(event: NewEvent): Array<[BusinessCounter, string]> {
 export class ServiceMetrics implements OnModuleInit {
   readonly registry = new Registry();
   readonly httpRequests: Histogram<'method' | 'route' | 'status'>;
+  /** Answers of requests with an `Idempotency-Key` not kept for their repeats (too large, or their partner's share full). */
+  readonly answersNotKept: Counter<'reason'>;
   private lagRead: { at: number; lags: Promise<Array<{ view: string; events: number; seconds: number }>> } | null = null;
 
   constructor(
@@ -68,6 +70,7 @@ export class ServiceMetrics implements OnModuleInit {
     @Inject(PROJECTIONS) private readonly projections: Projection[],
     private readonly clock: Clock,
     private readonly config: ServiceConfig,
+    idempotency: IdempotencyStore,
   ) {
     const registers = [this.registry];
     this.httpRequests = new Histogram({
@@ -136,6 +139,22 @@ export class ServiceMetrics implements OnModuleInit {
       registers,
       collect: async () => {
         for (const lag of await this.lags()) lagSeconds.set({ view: lag.view }, lag.seconds);
+      },
+    });
+    this.answersNotKept = new Counter({
+      name: 'deals_idempotent_answers_not_kept_total',
+      help: 'answers of requests with an Idempotency-Key not kept for repeats, by reason: size (too large), partner_full (its share of the store)',
+      labelNames: ['reason'],
+      registers,
+    });
+    const keptBytes = new Gauge({
+      name: 'deals_idempotency_kept_bytes',
+      help: "what a partner's Idempotency-Keys and kept answers take up in the store, in bytes (as this process last read it)",
+      labelNames: ['partner'],
+      registers,
+      collect: () => {
+        keptBytes.reset();
+        for (const [partner, bytes] of idempotency.keptBytes()) keptBytes.set({ partner }, bytes);
       },
     });
     const jobs = new Gauge({

@@ -1,4 +1,7 @@
-import type { ValidationIssue } from '@deals/kernel';
+import { clipText, type ValidationIssue } from '@deals/kernel';
+
+/** The longest `error_msg`: a message that names what a client sent is cut there. */
+export const MAX_ERROR_MESSAGE = 2000;
 
 /** The error body of part 7.1 of the interface. */
 export interface ErrorBody {
@@ -10,5 +13,11 @@ export interface ErrorBody {
 }
 
 export function errorBody(errorType: string, message: string, issues?: ValidationIssue[], extra: Record<string, unknown> = {}): ErrorBody {
-  return { status: 'error', error_type: errorType, error_msg: message, ...(issues && issues.length ? { errors: issues } : {}), ...extra };
+  return {
+    status: 'error',
+    error_type: errorType,
+    error_msg: clipText(message, MAX_ERROR_MESSAGE),
+    ...(issues && issues.length ? { errors: issues } : {}),
+    ...extra,
+  };
 }

@@ -1,4 +1,10 @@
-import { canonicalJson } from './idempotency-keys';
+import { SqliteIdempotencyStore } from '@deals/adapters/idempotency-store/sqlite-idempotency-store.adapter';
+import { KEPT_ROW_BYTES } from '@deals/kernel';
+import Fastify from 'fastify';
+import { join } from 'node:path';
+import { tempDir } from '../../../test/support/temp-dir';
+import { answerRepeatedRequests, canonicalJson, MAX_KEPT_ANSWER_BYTES } from './idempotency-keys';
+import type { AuthenticatedRequest } from './partner-auth.guard';
 
 describe('canonicalJson: what makes two bodies the same request', () => {
   it('orders object keys, at every depth, and leaves arrays in their order', () => {
@@ -11,5 +17,74 @@ describe('canonicalJson: what makes two bodies the same request', () => {
     expect(canonicalJson({ a: null })).not.toBe(canonicalJson({}));
     expect(canonicalJson(undefined)).not.toBe(canonicalJson({}));
     expect(canonicalJson({ 'a"b': 1 })).toBe('{"a\\"b":1}');
+  });
+});
+
+describe('answers kept for repeats: bounded in size and per partner', () => {
+  const dir = tempDir('kept-answers');
+  const store = new SqliteIdempotencyStore(join(dir.path, 'idempotency.sqlite'));
+  const notKept: string[] = [];
+  const app = Fastify();
+  const MAX_PER_PARTNER = 64 * 1024;
+  beforeAll(async () => {
+    app.addHook('onRequest', async (request) => {
+      (request as AuthenticatedRequest).partner = {
+        id: String(request.headers['x-partner']),
+        name: '',
+        role: 'partner',
+        requestsPerMinute: null,
+      };
+    });
+    answerRepeatedRequests(app, {
+      store: () => store,
+      now: () => Date.now(),
+      keepMs: 3_600_000,
+      maxBytesPerPartner: MAX_PER_PARTNER,
+      secret: Buffer.alloc(32, 7),
+      onRecordFailed: (error) => {
+        throw error;
+      },
+      onNotKept: (reason, _request, partnerId) => notKept.push(`${partnerId}:${reason}`),
+    });
+    app.post('/bytes/:n', async (request) => ({ text: 'x'.repeat(Number((request.params as { n: string }).n)) }));
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app.close();
+    await store.close();
+    dir.remove();
+  });
+  const post = (n: number, key: string, partner = 'p-a') =>
+    app.inject({ method: 'POST', url: `/bytes/${n}`, headers: { 'idempotency-key': key, 'x-partner': partner } });
+
+  it('answers the first request in full and a repeat with a refusal saying so, for an answer over the size kept', async () => {
+    const first = await post(MAX_KEPT_ANSWER_BYTES + 1, 'big');
+    expect(first.statusCode).toBe(200);
+    expect(first.body.length).toBeGreaterThan(MAX_KEPT_ANSWER_BYTES);
+    const again = await post(MAX_KEPT_ANSWER_BYTES + 1, 'big');
+    expect(again.statusCode).toBe(422);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toMatchObject({ error_type: 'idempotent_answer_not_kept', answered_status: 200 });
+    expect(again.json().error_msg).toContain('larger than');
+    expect(notKept).toEqual(['p-a:size']);
+  });
+
+  it("keeps a partner's answers up to its share of the store, then refuses their repeats; other partners keep theirs", async () => {
+    notKept.length = 0;
+    const before = store.keptBytes().get('p-b') ?? 0;
+    for (let i = 0; i < 8; i++) expect((await post(10_000, `fill-${i}`, 'p-b')).statusCode).toBe(200);
+    const used = store.keptBytes().get('p-b')!;
+    expect(used - before).toBeGreaterThan(0);
+    expect(used).toBeLessThanOrEqual(MAX_PER_PARTNER + 8 * KEPT_ROW_BYTES);
+    expect(notKept.length).toBeGreaterThan(0);
+    expect(new Set(notKept)).toEqual(new Set(['p-b:partner_full']));
+    // The first answers are replayed as they were; the last is refused, saying why.
+    expect((await post(10_000, 'fill-0', 'p-b')).headers['idempotent-replayed']).toBe('true');
+    expect((await post(10_000, 'fill-0', 'p-b')).statusCode).toBe(200);
+    const last = await post(10_000, 'fill-7', 'p-b');
+    expect([last.statusCode, last.json().error_type]).toEqual([422, 'idempotent_answer_not_kept']);
+    expect(last.json().error_msg).toContain('limit');
+    const other = await post(10_000, 'other', 'p-c');
+    expect((await post(10_000, 'other', 'p-c')).body).toBe(other.body);
   });
 });

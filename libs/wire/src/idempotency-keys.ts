@@ -29,8 +29,19 @@ const newRunId = pooledRandomText(9);
 const CREDENTIAL_PARAMS = new Set(['api_key', 'access_token']);
 
 interface KeyedRequest extends AuthenticatedRequest {
-  idempotency?: IdempotentRun & { sealing: Buffer };
+  idempotency?: IdempotentRun & {
+    sealing: Buffer;
+    partnerId: string;
+    /** The answer shows a secret once: what a repeat gets instead (none: a refusal). */
+    secretShown?: { instead?: { contentType: string; body: Buffer } };
+  };
 }
+
+/** The largest answer kept for a repeat (bytes): a larger one is not kept, and its repeat says so. */
+export const MAX_KEPT_ANSWER_BYTES = 256 * 1024;
+
+/** Why an answer was not kept: a secret it shows once, its size, or its partner's answers filling their share of the store. */
+export type NotKeptReason = 'secret' | 'size' | 'partner_full';
 
 export interface IdempotencyOptions {
   store: () => IdempotencyStore;
@@ -42,6 +53,10 @@ export interface IdempotencyOptions {
   now: () => number;
   /** How long a key and its answer are kept (ms). */
   keepMs: number;
+  /** What a partner's kept keys and answers may take up (bytes); past it, answers are not kept. */
+  maxBytesPerPartner: number;
+  /** Told when an answer is not kept for a repeat (a smaller one saying so is). */
+  onNotKept: (reason: Exclude<NotKeptReason, 'secret'>, request: FastifyRequest, partnerId: string) => void;
   /** Told when an answer could not be kept (it is sent all the same). */
   onRecordFailed: (error: unknown, request: FastifyRequest) => void;
 }
@@ -69,11 +84,10 @@ export function answerRepeatedRequests(fastify: FastifyInstance, options: Idempo
     request.idempotency = undefined;
     const store = options.store();
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
-    const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
     const kept =
       body === null || NOT_KEPT.has(reply.statusCode)
         ? store.release(keyed.keyId)
-        : store.answer(keyed.keyId, { status: reply.statusCode, contentType, body: seal(keyed.sealing, body) });
+        : store.answer(keyed.keyId, toKeep(request, reply, keyed, body, options));
     kept.then(
       () => done(null, payload),
       (error: unknown) => {
@@ -90,6 +104,57 @@ export function answerRepeatedRequests(fastify: FastifyInstance, options: Idempo
   });
 }
 
+/**
+ * What is kept of an answer (sealed): the answer itself; for one that shows a secret once, what its
+ * handler gave instead, or a refusal saying so; for one too large for the store or its partner's
+ * share of it, a refusal saying the request was answered and its answer not kept.
+ */
+function toKeep(
+  request: KeyedRequest,
+  reply: FastifyReply,
+  keyed: NonNullable<KeyedRequest['idempotency']>,
+  body: Buffer,
+  options: IdempotencyOptions,
+): RecordedAnswer {
+  const status = reply.statusCode;
+  let reason: NotKeptReason | null = null;
+  if (keyed.secretShown && status < 400) {
+    const instead = keyed.secretShown.instead;
+    if (instead) return { status, contentType: instead.contentType, body: seal(keyed.sealing, instead.body) };
+    reason = 'secret';
+  } else if (body.length > MAX_KEPT_ANSWER_BYTES) reason = 'size';
+  else if ((options.store().keptBytes().get(keyed.partnerId) ?? 0) + body.length > options.maxBytesPerPartner) reason = 'partner_full';
+  if (reason === null) {
+    const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+    return { status, contentType, body: seal(keyed.sealing, body) };
+  }
+  if (reason !== 'secret') options.onNotKept(reason, request, keyed.partnerId);
+  const notice = errorBody(
+    'idempotent_answer_not_kept',
+    `the request sent with this ${IDEMPOTENCY_KEY_HEADER} was carried out and answered ${status}, but its answer is not sent again: ${NOT_KEPT_BECAUSE[reason]}`,
+    undefined,
+    { answered_status: status },
+  );
+  return { status: 422, contentType: 'application/json; charset=utf-8', body: seal(keyed.sealing, Buffer.from(JSON.stringify(notice))) };
+}
+
+const NOT_KEPT_BECAUSE: Record<NotKeptReason, string> = {
+  secret: 'it showed a secret once (read the resource with a GET, or make a new secret)',
+  size: `it was larger than the ${MAX_KEPT_ANSWER_BYTES.toLocaleString('en-US')} bytes kept (read the result with a GET)`,
+  partner_full: "the partner's kept answers had reached their limit (read the result with a GET)",
+};
+
+/**
+ * The answer being sent shows a secret once (a new API key, password, signing secret, access
+ * token): a repeat of the request with the same key never gets the secret again, but `instead`
+ * (the same resource without its secret, with the same status) or, without it, a refusal saying
+ * the request was carried out. An error answer is kept as it is. Without a key, nothing to do.
+ */
+export function answerRepeatsWithoutSecret(request: FastifyRequest, instead?: { body: string; contentType: string }): void {
+  const keyed = (request as KeyedRequest).idempotency;
+  if (keyed) keyed.secretShown = { instead: instead && { contentType: instead.contentType, body: Buffer.from(instead.body) } };
+}
+
 /** Claims the request's key; true when the request is to run, false when it was answered here. */
 async function claim(request: KeyedRequest, reply: FastifyReply, options: IdempotencyOptions): Promise<boolean> {
   const key = request.headers[HEADER];
@@ -104,9 +169,14 @@ async function claim(request: KeyedRequest, reply: FastifyReply, options: Idempo
   const keyId = createHmac('sha256', secret).update(`key\0${scope}\0${key}`).digest('base64url');
   const now = options.now();
   const runId = newRunId();
-  const outcome = await options
-    .store()
-    .claim({ keyId, fingerprint: fingerprint(request, secret), now, expiresAt: now + options.keepMs, runId });
+  const outcome = await options.store().claim({
+    keyId,
+    partnerId: request.partner!.id,
+    fingerprint: fingerprint(request, secret),
+    now,
+    expiresAt: now + options.keepMs,
+    runId,
+  });
   switch (outcome.kind) {
     case 'new':
     case 'resumed':
@@ -116,6 +186,7 @@ async function claim(request: KeyedRequest, reply: FastifyReply, options: Idempo
         runId: outcome.runId,
         resumed: outcome.kind === 'resumed',
         sealing: sealingKey(secret, scope, key),
+        partnerId: request.partner!.id,
       };
       return true;
     case 'answered':
@@ -164,7 +235,10 @@ function fingerprint(request: FastifyRequest, secret: Buffer): string {
 
 const compareEntries = ([a, x]: [string, string], [b, y]: [string, string]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0);
 
-/** JSON with every object's keys sorted: equal values give equal texts, whatever order their keys came in. */
+/**
+ * JSON with every object's keys sorted: equal values give equal texts, whatever order their keys
+ * came in. Recursive: a body reaches it only once its depth is known to be within MAX_JSON_DEPTH.
+ */
 export function canonicalJson(value: unknown): string {
   if (value === undefined) return '';
   if (value === null || typeof value !== 'object') return JSON.stringify(value);

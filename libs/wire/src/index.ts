@@ -17,3 +17,4 @@ export * from './idempotency-keys';
 export * from './connection-cap';
 export * from './audit-query';
 export * from './usage-meter';
+export * from './json-depth';

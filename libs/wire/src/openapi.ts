@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiResponse, ApiSecurity } from '@nestjs/swagger';
 import { COMPONENT_SCHEMAS, componentSchemas, openApiSchema } from './request-dto';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { z } from 'zod';
+import { MAX_JSON_DEPTH } from './json-depth';
 
 /** Part 7.2's entry of a validation error body. */
 export const validationIssueSchema = z
@@ -58,7 +59,7 @@ function answerSchema(body: z.ZodType): SchemaObject {
 
 /** What each status of the part 7 body means, in the description of every operation that may answer it. */
 const ERROR_STATUSES: Record<number, string> = {
-  400: 'the request cannot be read (a malformed address or header): error_type bad_request',
+  400: `the request cannot be read (a malformed address or header, a JSON body nested more than ${MAX_JSON_DEPTH} levels deep): error_type bad_request`,
   401: 'missing or wrong credentials: error_type unauthorized',
   403: 'the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden',
   404: 'no such record for this partner: error_type find_failed',
@@ -127,14 +128,17 @@ export const IDEMPOTENCY_KEY_PARAMETER = {
     "(or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and " +
     '`Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a ' +
     'repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 ' +
-    'and 504 are not kept: a retry runs the request again.',
+    'and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), ' +
+    "one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 " +
+    "idempotent_answer_not_kept with the first answer's status in answered_status.",
   schema: { type: 'string' as const, minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
 };
 
 const IDEMPOTENCY_ANSWERS: Record<string, string> = {
   '409':
     'a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again',
-  '422': 'this Idempotency-Key was used for another request: error_type idempotency_key_reused',
+  '422':
+    'this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept',
 };
 
 const REPLAYED = {

@@ -1,5 +1,15 @@
 import { NotFound, ViewProgress } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, AuthenticatedRequest, AuthRequest, ByPartner, Caller, CurrentCaller, TokenResource } from '@deals/wire';
+import {
+  answerRepeatsWithoutSecret,
+  ApiAnswer,
+  ApiRequest,
+  AuthenticatedRequest,
+  AuthRequest,
+  ByPartner,
+  Caller,
+  CurrentCaller,
+  TokenResource,
+} from '@deals/wire';
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -113,6 +123,7 @@ export class UsersController {
     const grant = { expiresIn: body.expires_in, scope: body.scope, access: body.access };
     const token = await this.commands.execute(new IssueAccessToken(userId, grant, caller, request.partner?.credentialId));
     await this.progress.waitFor([ACCESS_TOKENS], token.position);
+    answerRepeatsWithoutSecret(request);
     return {
       status: 'success',
       access_token: { id: token.tokenId, user_id: token.userId, expires_in: token.expiresIn, scope: token.scope, access: token.access },

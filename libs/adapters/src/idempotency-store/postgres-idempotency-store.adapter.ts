@@ -1,4 +1,4 @@
-import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, RecordedAnswer } from '@deals/kernel';
+import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES, RecordedAnswer } from '@deals/kernel';
 import { randomInt } from 'node:crypto';
 import { Client, Pool } from 'pg';
 
@@ -15,7 +15,13 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   expires_at bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at);
+ALTER TABLE idempotency_keys ADD COLUMN IF NOT EXISTS partner text NOT NULL DEFAULT '',
+  ADD COLUMN IF NOT EXISTS size integer NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS idempotency_usage (partner text PRIMARY KEY, bytes bigint NOT NULL);
 `;
+
+/** How often a process adds its own changes of size to the shared counts, and reads everyone's. */
+const SIZES_EVERY_MS = 5000;
 
 /** The first key of the advisory locks that say which processes are alive (the second is the process's owner number). */
 const OWNERS_LOCK_SPACE = 7216004;
@@ -43,6 +49,11 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   private owner = 0;
   private lockClient: Client | null = null;
   private ready: Promise<void> | null = null;
+  /** Every partner's count as last read from `idempotency_usage`, and this process's changes since it last added them there. */
+  private sizes = new Map<string, number>();
+  private unsent = new Map<string, number>();
+  private sizeTimer: NodeJS.Timeout | null = null;
+  private sending: Promise<void> | null = null;
 
   constructor(private readonly url: string) {
     super();
@@ -53,8 +64,10 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   /** Makes the table once, and holds this process's owner lock (again, after its connection was lost). */
   private start(): Promise<void> {
     this.ready ??= (async () => {
-      const { rows } = await this.pool.query<{ made: boolean }>(`SELECT to_regclass('idempotency_keys') IS NOT NULL AS made`);
+      const { rows } = await this.pool.query<{ made: boolean }>(`SELECT to_regclass('idempotency_usage') IS NOT NULL AS made`);
       if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK}); ${SCHEMA}`);
+      this.sizeTimer ??= setInterval(() => void this.sendSizes(), SIZES_EVERY_MS).unref();
+      void this.sendSizes();
       const client = new Client({ connectionString: this.url, keepAlive: true });
       client.on('error', () => undefined);
       client.on('end', () => {
@@ -91,19 +104,60 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     return this.ready;
   }
 
-  async claim({ keyId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
+  /**
+   * Every partner's count as last read, with this process's changes since; the counts are read
+   * again every few seconds, and set from the rows themselves at each purge (a forgotten key taken
+   * by a new claim, counted twice until then).
+   */
+  keptBytes(): ReadonlyMap<string, number> {
+    if (this.unsent.size === 0) return this.sizes;
+    const sizes = new Map(this.sizes);
+    for (const [partner, bytes] of this.unsent) sizes.set(partner, (sizes.get(partner) ?? 0) + bytes);
+    return sizes;
+  }
+
+  private count(partner: string, bytes: number): void {
+    this.unsent.set(partner, (this.unsent.get(partner) ?? 0) + bytes);
+  }
+
+  /** Adds this process's changes of size to the shared counts and reads them all (one at a time; a failure keeps the changes for the next). */
+  private sendSizes(): Promise<void> {
+    this.sending ??= (async () => {
+      const unsent = this.unsent;
+      this.unsent = new Map();
+      try {
+        const { rows } = await this.pool.query<{ partner: string; bytes: string }>(
+          `WITH added AS (
+             INSERT INTO idempotency_usage (partner, bytes) SELECT * FROM unnest($1::text[], $2::bigint[])
+             ON CONFLICT (partner) DO UPDATE SET bytes = idempotency_usage.bytes + excluded.bytes RETURNING partner, bytes)
+           SELECT partner, bytes FROM added
+           UNION ALL SELECT partner, bytes FROM idempotency_usage WHERE partner NOT IN (SELECT partner FROM added)`,
+          [[...unsent.keys()], [...unsent.values()]],
+        );
+        this.sizes = new Map(rows.map((row) => [row.partner, Number(row.bytes)]));
+      } catch {
+        for (const [partner, bytes] of unsent) this.count(partner, bytes);
+      }
+    })().finally(() => (this.sending = null));
+    return this.sending;
+  }
+
+  async claim({ keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
     await this.start();
     for (;;) {
       // New, or forgotten (expired and not yet purged): this process's now.
       const inserted = await this.pool.query(
-        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at) VALUES ($1, $2, $3, $5, $6, $4)
+        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at, partner, size) VALUES ($1, $2, $3, $5, $6, $4, $7, ${KEPT_ROW_BYTES})
          ON CONFLICT (key_id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, started_at = excluded.started_at, run_id = excluded.run_id,
-           status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at
+           status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at, partner = excluded.partner, size = excluded.size
          WHERE idempotency_keys.expires_at <= $5
          RETURNING 1`,
-        [keyId, fingerprint, this.owner, expiresAt, now, runId],
+        [keyId, fingerprint, this.owner, expiresAt, now, runId, partnerId],
       );
-      if (inserted.rowCount === 1) return { kind: 'new', startedAt: now, runId };
+      if (inserted.rowCount === 1) {
+        this.count(partnerId, KEPT_ROW_BYTES);
+        return { kind: 'new', startedAt: now, runId };
+      }
       const { rows } = await this.pool.query<Row>(
         'SELECT fingerprint, owner, started_at, run_id, status, content_type, body FROM idempotency_keys WHERE key_id = $1',
         [keyId],
@@ -131,11 +185,13 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   }
 
   async answer(keyId: string, { status, contentType, body }: RecordedAnswer): Promise<void> {
-    const { rowCount } = await this.pool.query(
-      'UPDATE idempotency_keys SET status = $2, content_type = $3, body = $4 WHERE key_id = $1 AND owner = $5 AND status IS NULL',
-      [keyId, status, contentType, body, this.owner],
+    const { rows } = await this.pool.query<{ partner: string }>(
+      `UPDATE idempotency_keys SET status = $2, content_type = $3, body = $4, size = size + $6
+       WHERE key_id = $1 AND owner = $5 AND status IS NULL RETURNING partner`,
+      [keyId, status, contentType, body, this.owner, body.byteLength],
     );
-    if (rowCount !== 1) throw new Error(`the claim of idempotency key ${keyId} is no longer this process's: its answer is not kept`);
+    if (rows.length !== 1) throw new Error(`the claim of idempotency key ${keyId} is no longer this process's: its answer is not kept`);
+    this.count(rows[0].partner, body.byteLength);
   }
 
   /** Owner 0 is no process's: the next claim takes the run over (resumed). */
@@ -147,10 +203,23 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     if (!this.ready) return 0; // nothing claimed by this process yet: the table may not even exist
     await this.ready;
     const { rowCount } = await this.pool.query('DELETE FROM idempotency_keys WHERE expires_at <= $1', [now]);
+    // The counts set from the rows, which hold this process's changes not yet added (dropped here);
+    // another process's, added after, count twice until the next purge.
+    await this.sending;
+    this.unsent = new Map();
+    await this.pool.query(`
+      WITH counted AS (SELECT partner, sum(size) AS bytes FROM idempotency_keys GROUP BY partner),
+        gone AS (DELETE FROM idempotency_usage WHERE partner NOT IN (SELECT partner FROM counted))
+      INSERT INTO idempotency_usage (partner, bytes) SELECT partner, bytes FROM counted
+      ON CONFLICT (partner) DO UPDATE SET bytes = excluded.bytes`);
+    await this.sendSizes();
     return rowCount ?? 0;
   }
 
   async close(): Promise<void> {
+    if (this.sizeTimer) clearInterval(this.sizeTimer);
+    this.sizeTimer = null;
+    if (this.ready && this.unsent.size) await this.sendSizes().catch(() => undefined);
     const client = this.lockClient;
     this.lockClient = null;
     await client?.end().catch(() => undefined);

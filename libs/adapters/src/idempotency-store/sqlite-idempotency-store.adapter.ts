@@ -2,7 +2,7 @@ import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, RecordedAnswer } from
 import Database from 'better-sqlite3';
 import { openDurableDatabase } from '../sqlite/open-durable-database';
 import { viewCheckpointer, WalCheckpointer } from '../sqlite/wal-checkpointer';
-import { KeyRow, prepareWrites } from './idempotent-answers.writes';
+import { addSize, KeyRow, prepareWrites, SizeChanges, SizeLedger } from './idempotent-answers.writes';
 
 type Programs = ReturnType<typeof prepareWrites>;
 
@@ -36,6 +36,9 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   private readonly running = new Map<string, string>();
   private unwatch: (() => void) | null = null;
   private closed = false;
+  /** What each partner's kept keys take up, as committed (read from the file as it opens). */
+  private readonly sizes: SizeChanges = new Map();
+  private readonly ledger: SizeLedger = { current: new Map() };
 
   constructor(
     private readonly file: string,
@@ -51,15 +54,18 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
       // Keys are looked up and inserted at random places in their index: its pages stay in memory
       // (a day of keys at a thousand a second is about 4 MB of index) instead of SQLite's 2 MB.
       db.pragma(`cache_size = -${CACHE_KIB}`);
-      const programs = prepareWrites(db);
-      // Each request in a savepoint of the group's transaction: one that throws is undone alone.
+      const programs = prepareWrites(db, this.ledger);
+      for (const [partner, size] of programs.sizes()) this.sizes.set(partner, size);
+      // Each request in a savepoint of the group's transaction: one that throws is undone alone,
+      // and so are its changes of size (counted once the group is committed).
       const one = db.transaction((item: Queued) => item.run(programs));
       this.group = db.transaction((items: Queued[]) =>
         items.map((item) => {
+          const changes: SizeChanges = (this.ledger.current = new Map());
           try {
-            return { ok: true, value: one(item) };
+            return { ok: true, value: one(item), changes };
           } catch (error) {
-            return { ok: false, value: error };
+            return { ok: false, value: error, changes: null };
           }
         }),
       ) as unknown as (items: Queued[]) => void;
@@ -87,13 +93,14 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     if (this.queue.length === 0 || this.closed) return;
     const items = this.queue;
     this.queue = [];
-    let outcomes: Array<{ ok: boolean; value: unknown }>;
+    let outcomes: Array<{ ok: boolean; value: unknown; changes: SizeChanges | null }>;
     try {
-      outcomes = (this.open() as unknown as (items: Queued[]) => Array<{ ok: boolean; value: unknown }>)(items);
+      outcomes = (this.open() as unknown as (items: Queued[]) => typeof outcomes)(items);
     } catch (error) {
       for (const item of items) item.reject(error);
       return;
     }
+    for (const { changes } of outcomes) for (const [partner, bytes] of changes ?? []) addSize(this.sizes, partner, bytes);
     items.forEach((item, i) => (outcomes[i].ok ? item.resolve(outcomes[i].value as never) : item.reject(outcomes[i].value)));
   }
 
@@ -101,7 +108,12 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     this.open();
   }
 
-  async claim({ keyId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
+  /** Empty until the file is opened (a serving process opens it as it starts: `warmUp`). */
+  keptBytes(): ReadonlyMap<string, number> {
+    return this.sizes;
+  }
+
+  async claim({ keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
     if (this.closed) throw new Error(`${this.file}: the idempotency store is closed`);
     const running = this.running.get(keyId);
     if (running !== undefined) return running === fingerprint ? { kind: 'running' } : { kind: 'mismatch' };
@@ -109,7 +121,7 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     this.running.set(keyId, fingerprint);
     let row: KeyRow | null;
     try {
-      row = await this.write((programs) => programs.claim({ keyId, fingerprint, startedAt: now, runId, expiresAt }));
+      row = await this.write((programs) => programs.claim({ keyId, partnerId, fingerprint, startedAt: now, runId, expiresAt }));
     } catch (error) {
       this.running.delete(keyId);
       throw error;

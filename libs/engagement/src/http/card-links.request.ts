@@ -1,4 +1,4 @@
-import { xmlDateTimeInstant } from '@deals/kernel';
+import { nameSome, xmlDateTimeInstant } from '@deals/kernel';
 import { flag, requestDto, withPaging } from '@deals/wire';
 import { z } from 'zod';
 import type { CardTransaction } from '../commands/card-link.commands';
@@ -116,7 +116,7 @@ export const cardLinkListQuery = withPaging(
       .transform((text, ctx): CardLinkState[] => {
         const words = text ? text.split(',').map((w) => w.trim()) : [];
         const unknown = words.filter((w) => !CARD_LINK_STATES.includes(w as CardLinkState));
-        if (unknown.length) return fail(ctx, `takes words from ${CARD_LINK_STATES.join(', ')}; unknown: ${unknown.join(', ')}`);
+        if (unknown.length) return fail(ctx, `takes words from ${CARD_LINK_STATES.join(', ')}; unknown: ${nameSome(unknown)}`);
         return words as CardLinkState[];
       })
       .meta({ description: `comma-separated states from ${CARD_LINK_STATES.join(', ')}; none: every link`, example: 'linked,unlinked' }),

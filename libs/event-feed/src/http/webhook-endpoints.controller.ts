@@ -1,5 +1,14 @@
 import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, Caller, CurrentCaller, RequestParameters } from '@deals/wire';
+import {
+  answerRepeatsWithoutSecret,
+  ApiAnswer,
+  ApiRequest,
+  AuthenticatedRequest,
+  AuthRequest,
+  Caller,
+  CurrentCaller,
+  RequestParameters,
+} from '@deals/wire';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MAX_ENDPOINTS, WebhookEndpointWrites } from '../commands/webhook-endpoint-writes';
@@ -34,10 +43,15 @@ export class WebhookEndpointsController {
   })
   @ApiAnswer(EndpointWithSecretAnswer, { status: 201, errors: [422] })
   @ApiRequest({ body: CreateEndpointBody })
-  async create(@RequestParameters() body: CreateEndpointBody, @CurrentCaller() caller: Caller) {
+  async create(
+    @RequestParameters() body: CreateEndpointBody,
+    @CurrentCaller() caller: Caller,
+    @AuthRequest() request: AuthenticatedRequest,
+  ) {
     const existing = (await this.endpoints.ofPartner(caller.partnerId)).length;
     const { endpointId, position } = await this.writes.create(body, caller, existing);
     const endpoint = await this.read(caller, endpointId, position);
+    answerRepeatsWithoutSecret(request);
     return {
       status: 'success',
       webhook_endpoint: toEndpoint(endpoint),
@@ -101,10 +115,11 @@ export class WebhookEndpointsController {
   })
   @ApiAnswer(EndpointWithSecretAnswer, { errors: [404] })
   @ApiRequest({ params: EndpointPathParams })
-  async rotate(@Param() path: EndpointPathParams, @CurrentCaller() caller: Caller) {
+  async rotate(@Param() path: EndpointPathParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     await this.found(caller, path.endpoint_id);
     const position = await this.writes.rotateSecret(path.endpoint_id, caller);
     const endpoint = await this.read(caller, path.endpoint_id, position);
+    answerRepeatsWithoutSecret(request);
     return {
       status: 'success',
       webhook_endpoint: toEndpoint(endpoint),

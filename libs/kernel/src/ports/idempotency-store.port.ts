@@ -8,6 +8,8 @@ export interface RecordedAnswer {
 /** Who asks for a key: its id (a hash of the caller's scope and key) and the request it was sent with. */
 export interface IdempotencyClaim {
   keyId: string;
+  /** The partner whose key it is: what its answers take up is counted per partner ({@link IdempotencyStore.keptBytes}). */
+  partnerId: string;
   /** A hash of the request (method, path, query and body): a key names one request only. */
   fingerprint: string;
   /** Milliseconds since 1970: when the key was first used, and when it is forgotten. */
@@ -62,11 +64,22 @@ export abstract class IdempotencyStore {
   /** Forgets the keys expired by `now`; how many were forgotten. */
   abstract purge(now: number): Promise<number>;
 
+  /**
+   * What the kept keys and answers take up, in bytes, per partner: each answer's body and a row's
+   * overhead ({@link KEPT_ROW_BYTES}). Exact where one process writes the store; where several do, it
+   * is this process's view, read again from the store every few seconds and counting its own answers
+   * at once. Read before keeping an answer (the partner's bound), and by the metrics.
+   */
+  abstract keptBytes(): ReadonlyMap<string, number>;
+
   /** Starts what the first claim would start (a write thread): a serving process calls it as it starts. */
   warmUp(): void {}
 
   abstract close(): Promise<void>;
 }
+
+/** What a kept key costs beside its answer's body: its ids, hashes and times, roughly, as the stores keep them. */
+export const KEPT_ROW_BYTES = 160;
 
 /** A request run under an `Idempotency-Key`, as the handlers see it: what they make is named after it. */
 export interface IdempotentRun {

@@ -57,7 +57,8 @@ export class KeysController {
   async issue(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Body() body: unknown) {
     const name = field(body, 'name').trim() || undefined;
     const issued = await this.commands.execute(new IssuePartnerApiKey(member.partnerId, name, memberCaller(request, member)));
-    return this.pages.send(request, reply, 'key-issued', { title: 'New API key', apiKey: issued.apiKey, name: name ?? issued.prefix });
+    const model = { title: 'New API key', apiKey: issued.apiKey, name: name ?? issued.prefix };
+    return this.pages.sendSecretOnce(request, reply, 'key-issued', model, ['apiKey']);
   }
 
   @Post('keys/:keyId/rotate')
@@ -72,14 +73,15 @@ export class KeysController {
     const rotated = await this.commands.execute(
       new RotatePartnerApiKey(member.partnerId, keyId, oldExpiresAt, memberCaller(request, member)),
     );
-    return this.pages.send(request, reply, 'key-issued', {
+    const model = {
       title: 'New API key',
       apiKey: rotated.apiKey,
       name: rotated.prefix,
       oldKeyId: rotated.oldKeyId,
       oldExpiresAt: rotated.oldExpiresAt && humanUtc(rotated.oldExpiresAt),
       oldExpired: rotated.oldExpiresAt !== null && Date.parse(rotated.oldExpiresAt) <= this.clock.now().getTime(),
-    });
+    };
+    return this.pages.sendSecretOnce(request, reply, 'key-issued', model, ['apiKey']);
   }
 
   @Post('keys/:keyId/revoke')
@@ -123,13 +125,14 @@ export class KeysController {
   ) {
     const oldExpiresAt = this.graceEnd(field(body, 'grace'));
     const rotated = await this.commands.execute(new RotatePartnerPassword(member.partnerId, oldExpiresAt, memberCaller(request, member)));
-    return this.pages.send(request, reply, 'password-issued', {
+    const model = {
       title: 'New v3 password',
       username: rotated.username,
       password: rotated.password,
       oldExpiresAt: humanUtc(rotated.previousExpiresAt),
       oldExpired: Date.parse(rotated.previousExpiresAt) <= this.clock.now().getTime(),
-    });
+    };
+    return this.pages.sendSecretOnce(request, reply, 'password-issued', model, ['password']);
   }
 
   private graceEnd(grace: string): string {

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import Handlebars from 'handlebars';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { answerRepeatsWithoutSecret } from '@deals/wire';
 import type { SiteRequest } from './site-http';
 
 /** The templates and the stylesheet, beside the compiled code (scripts/build.js copies them into dist). */
@@ -53,6 +54,23 @@ export class SitePages {
     const body = template(context);
     const sections = site?.member ? SECTIONS.map((s) => ({ ...s, current: path === s.path || path.startsWith(`${s.path}/`) })) : [];
     return this.layout({ ...context, body, sections });
+  }
+
+  /**
+   * Answers a page that shows a secret once (`secrets` names its fields in the model): a repeat of
+   * its form with the same `Idempotency-Key` gets the page without them (`shownBefore`), never the secret.
+   */
+  sendSecretOnce(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    name: string,
+    model: Record<string, unknown> & { title: string },
+    secrets: string[],
+  ) {
+    const without = Object.fromEntries(Object.entries(model).filter(([field]) => !secrets.includes(field)));
+    const page = this.render(request, name, { ...without, title: model.title, shownBefore: true });
+    answerRepeatsWithoutSecret(request, { body: page, contentType: 'text/html; charset=utf-8' });
+    return this.send(request, reply, name, model);
   }
 
   /** Answers the page with its status. */

@@ -138,11 +138,12 @@ export class WebhooksController {
       return this.listPage(request, reply, member, { errors: issueTexts(error), form }, 422);
     }
     const endpoint = await this.read(member, created.endpointId, created.position);
-    return this.pages.send(request, reply, 'webhook-secret', {
+    const model = {
       title: 'New webhook endpoint',
       endpoint: endpointRow(endpoint),
       secret: this.secrets.secretOf(endpoint._id, endpoint.salts[0].salt),
-    });
+    };
+    return this.pages.sendSecretOnce(request, reply, 'webhook-secret', model, ['secret']);
   }
 
   @Post('webhooks/:endpointId/enable')
@@ -176,12 +177,13 @@ export class WebhooksController {
     const position = await this.writes.rotateSecret(endpointId, this.caller(request, member));
     const endpoint = await this.read(member, endpointId, position);
     const previousUntil = endpoint.salts[1]?.until ?? new Date(this.clock.now().getTime() + PREVIOUS_SECRET_MS).toISOString();
-    return this.pages.send(request, reply, 'webhook-secret', {
+    const model = {
       title: 'New signing secret',
       endpoint: endpointRow(endpoint),
       secret: this.secrets.secretOf(endpoint._id, endpoint.salts[0].salt),
       previousUntil: humanUtc(previousUntil),
-    });
+    };
+    return this.pages.sendSecretOnce(request, reply, 'webhook-secret', model, ['secret']);
   }
 
   @Post('webhooks/:endpointId/remove')

@@ -1,3 +1,4 @@
+import { nameSome } from '@deals/kernel';
 import { requestDto, withPaging } from '@deals/wire';
 import { z } from 'zod';
 import type { CouponFilterWord } from '../queries/purchase.queries';
@@ -18,7 +19,7 @@ export const couponListQuery = withPaging(
         const words = text ? text.split(',').map((w) => w.trim()) : [];
         const unknown = words.filter((w) => !WORDS.includes(w as CouponFilterWord));
         if (unknown.length) {
-          ctx.addIssue({ code: 'custom', message: `takes words from ${WORDS.join(', ')}; unknown: ${unknown.join(', ')}` });
+          ctx.addIssue({ code: 'custom', message: `takes words from ${WORDS.join(', ')}; unknown: ${nameSome(unknown)}` });
           return z.NEVER;
         }
         return words as CouponFilterWord[];

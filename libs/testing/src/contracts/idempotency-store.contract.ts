@@ -1,4 +1,4 @@
-import { IdempotencyClaim, IdempotencyStore } from '@deals/kernel';
+import { IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 
 export interface IdempotencyStoreUnderTest {
@@ -15,8 +15,9 @@ export interface IdempotencyStoreUnderTest {
 
 const HOUR = 3_600_000;
 const t0 = Date.parse('2026-06-15T12:00:00Z');
-const claimOf = (fingerprint = 'request-a', now = t0): IdempotencyClaim => ({
+const claimOf = (fingerprint = 'request-a', now = t0, partnerId = 'p-1'): IdempotencyClaim => ({
   keyId: randomUUID(),
+  partnerId,
   fingerprint,
   now,
   expiresAt: now + 24 * HOUR,
@@ -119,6 +120,32 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
       expect(after.filter((o) => o.kind === 'resumed')).toEqual([{ kind: 'resumed', startedAt: t0, runId: cut.runId }]);
       expect(after.filter((o) => o.kind === 'running')).toHaveLength(survivors.length - 1);
       expect(await survivors[0].claim({ ...later, fingerprint: 'request-b' })).toEqual({ kind: 'mismatch' });
+    });
+
+    it("counts what each partner's keys and answers take up, from claim to purge, and another process reads it", async () => {
+      const partner = `p-${randomUUID()}`;
+      const [a, b] = [claimOf('a', t0, partner), claimOf('b', t0 + 2 * HOUR, partner)];
+      const before = subject.store.keptBytes().get(partner) ?? 0;
+      expect(before).toBe(0);
+      await subject.store.claim(a);
+      expect(subject.store.keptBytes().get(partner)).toBe(KEPT_ROW_BYTES);
+      await subject.store.answer(a.keyId, answer('x'.repeat(1000)));
+      await subject.store.claim(b);
+      await subject.store.answer(b.keyId, answer('y'.repeat(500)));
+      expect(subject.store.keptBytes().get(partner)).toBe(2 * KEPT_ROW_BYTES + 1500);
+      // A claim that is running or answered already adds nothing.
+      await subject.store.claim(b);
+      expect(subject.store.keptBytes().get(partner)).toBe(2 * KEPT_ROW_BYTES + 1500);
+      await subject.store.purge(t0 + 25 * HOUR);
+      expect(subject.store.keptBytes().get(partner)).toBe(KEPT_ROW_BYTES + 500);
+      // A forgotten key taken by a new claim no longer counts its old answer.
+      await subject.store.claim({ ...b, now: t0 + 27 * HOUR, expiresAt: t0 + 51 * HOUR });
+      await subject.store.purge(t0 + 27 * HOUR);
+      expect(subject.store.keptBytes().get(partner)).toBe(KEPT_ROW_BYTES);
+      const other = await another();
+      await other.claim(claimOf('c', t0 + 28 * HOUR, `${partner}-other`));
+      await other.purge(t0);
+      expect(other.keptBytes().get(partner)).toBe(KEPT_ROW_BYTES);
     });
   });
 }
