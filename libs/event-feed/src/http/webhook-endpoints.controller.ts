@@ -2,7 +2,8 @@ import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { ApiAnswer, ApiRequest, Caller, CurrentCaller, RequestParameters } from '@deals/wire';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { MAX_ENDPOINTS, WebhookEndpointWrites } from '../commands/webhook-endpoint-writes';
+import { WebhookEndpointWrites } from '../commands/webhook-endpoint-writes';
+import { MAX_ENDPOINTS } from '../domain/webhook-endpoint/webhook-endpoint-places.decider';
 import { WebhookSecrets } from '../delivery/webhook-secrets';
 import { EVENT_FEED } from '../projections/event-feed/event-feed.projection';
 import { WEBHOOK_ENDPOINTS, WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
@@ -35,8 +36,7 @@ export class WebhookEndpointsController {
   @ApiAnswer(EndpointWithSecretAnswer, { status: 201, errors: [422] })
   @ApiRequest({ body: CreateEndpointBody })
   async create(@RequestParameters() body: CreateEndpointBody, @CurrentCaller() caller: Caller) {
-    const existing = (await this.endpoints.ofPartner(caller.partnerId)).length;
-    const { endpointId, position } = await this.writes.create(body, caller, existing);
+    const { endpointId, position } = await this.writes.create(body, caller);
     const endpoint = await this.read(caller, endpointId, position);
     return {
       status: 'success',
