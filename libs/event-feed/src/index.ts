@@ -12,7 +12,7 @@ export { WebhookSecrets } from './delivery/webhook-secrets';
 export { DeliverWebhooks } from './reactions/deliver-webhooks.reaction';
 export { EventFeedQueries } from './queries/event-feed.queries';
 export { WebhookEndpointQueries } from './queries/webhook-endpoint.queries';
-export { MAX_ENDPOINTS, WebhookEndpointWrites } from './commands/webhook-endpoint-writes';
+export { WebhookEndpointWrites } from './commands/webhook-endpoint-writes';
 export { WebhookNoticeRecipients } from './reactions/webhook-notice-recipients';
 export type { NoticeRecipient } from './reactions/webhook-notice-recipients';
 export { PREVIOUS_SECRET_MS } from './domain/webhook-endpoint/webhook-endpoint.decider';
@@ -22,3 +22,5 @@ export type { WebhookEndpointView } from './projections/webhook-endpoints/webhoo
 export type { FeedEvent, WebhookDelivery } from './projections/event-feed/event-feed.projection';
 export { webhookDeliveryDecider } from './domain/webhook-delivery/webhook-delivery.decider';
 export { webhookEndpointDecider } from './domain/webhook-endpoint/webhook-endpoint.decider';
+export { MAX_ENDPOINTS, UNMADE_PLACE_MS, webhookEndpointPlacesDecider } from './domain/webhook-endpoint/webhook-endpoint-places.decider';
+export { webhookEndpointPlacesStream, webhookEndpointStream } from './domain/webhook-endpoint/webhook-endpoint.events';

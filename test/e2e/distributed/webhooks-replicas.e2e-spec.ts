@@ -235,5 +235,25 @@ if (why) {
         await second.stop();
       }
     });
+
+    it('makes at most 16 endpoints of 60 registrations at once, half through each replica', async () => {
+      const key = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Racing', '--json'], env)).stdout).api_key;
+      const replies = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          replicas[i % 2].call('POST', `/v1/webhook_endpoints?api_key=${key}`, {
+            url: receiver.url(`/race/${i}`),
+            types: ['user.created'],
+          }),
+        ),
+      );
+      expect(replies.filter((r) => r.status === 201)).toHaveLength(16);
+      for (const refused of replies.filter((r) => r.status !== 201))
+        expect([refused.status, refused.body.errors]).toEqual([
+          422,
+          [{ type: 'invalid', resource: 'webhook_endpoint', field: 'url', message: 'a partner has at most 16 endpoints' }],
+        ]);
+      for (const api of replicas)
+        expect((await api.call('GET', `/v1/webhook_endpoints?api_key=${key}`)).body.webhook_endpoints).toHaveLength(16);
+    });
   });
 }

@@ -1,18 +1,40 @@
-import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition, ValidationFailed } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  HandleOptions,
+  IdGenerator,
+  loadCachedAggregate,
+  LogPosition,
+  ValidationFailed,
+  ViewProgress,
+} from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { checkWebhookUrl } from '../delivery/webhook-url';
+import {
+  EndpointPlaces,
+  MAX_ENDPOINTS,
+  placeOutcome,
+  webhookEndpointPlacesDecider,
+} from '../domain/webhook-endpoint/webhook-endpoint-places.decider';
 import { webhookEndpointDecider, WebhookEndpointCommand } from '../domain/webhook-endpoint/webhook-endpoint.decider';
 import type { EndpointTerms } from '../domain/webhook-endpoint/webhook-endpoint.events';
-import { webhookEndpointStream } from '../domain/webhook-endpoint/webhook-endpoint.events';
+import { webhookEndpointPlacesStream, webhookEndpointStream } from '../domain/webhook-endpoint/webhook-endpoint.events';
+import { WEBHOOK_ENDPOINTS } from '../projections/webhook-endpoints/webhook-endpoints.projection';
+import { WebhookEndpointQueries } from '../queries/webhook-endpoint.queries';
 import { WebhookSettings } from './webhook-settings';
 
 type Caller = CommandCaller & { partnerId: string };
 
-/** A partner's endpoints at most (Stripe's limit). */
-export const MAX_ENDPOINTS = 16;
-
-/** A partner's writes to its webhook endpoints: each checked, then decided on the endpoint's stream. */
+/**
+ * A partner's writes to its webhook endpoints: each checked, then decided on the endpoint's stream.
+ * How many it has is decided on its places stream: a new endpoint takes a place there first and is
+ * made after; a deleted one is deleted first and frees its place after. A process stopping between
+ * the two leaves a place held by no live endpoint (never a live endpoint without a place), which
+ * the next registration finding the partner full frees (`freeLostPlaces`).
+ */
 @Injectable()
 export class WebhookEndpointWrites {
   constructor(
@@ -20,25 +42,27 @@ export class WebhookEndpointWrites {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly settings: WebhookSettings,
+    private readonly endpoints: WebhookEndpointQueries,
+    private readonly progress: ViewProgress,
   ) {}
 
-  async create(
-    terms: EndpointTerms & { enabled: boolean },
-    caller: Caller,
-    existing: number,
-  ): Promise<{ endpointId: string; position: LogPosition | null }> {
-    if (existing >= MAX_ENDPOINTS)
-      throw new ValidationFailed([
-        { type: 'invalid', resource: 'webhook_endpoint', field: 'url', message: `a partner has at most ${MAX_ENDPOINTS} endpoints` },
-      ]);
+  async create(terms: EndpointTerms & { enabled: boolean }, caller: Caller): Promise<{ endpointId: string; position: LogPosition | null }> {
     await this.checkUrl(terms.url);
     const endpointId = `we_${this.ids.short()}`;
-    const position = await this.run(
-      endpointId,
-      { type: 'CreateWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId, ...terms, secretSalt: salt() } },
-      caller,
-    );
-    return { endpointId, position };
+    await this.takePlace(endpointId, caller);
+    try {
+      const position = await this.run(
+        endpointId,
+        { type: 'CreateWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId, ...terms, secretSalt: salt() } },
+        caller,
+        { freshStream: true },
+      );
+      return { endpointId, position };
+    } catch (error) {
+      // Its place back at once, unless it was made after all; if this fails too, `freeLostPlaces` frees it later.
+      await this.release(endpointId, caller).catch(() => undefined);
+      throw error;
+    }
   }
 
   async update(endpointId: string, changes: Partial<EndpointTerms> & { enabled?: boolean }, caller: Caller): Promise<LogPosition | null> {
@@ -46,8 +70,14 @@ export class WebhookEndpointWrites {
     return this.run(endpointId, { type: 'UpdateWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId, ...changes } }, caller);
   }
 
-  delete(endpointId: string, caller: Caller): Promise<LogPosition | null> {
-    return this.run(endpointId, { type: 'DeleteWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId } }, caller);
+  async delete(endpointId: string, caller: Caller): Promise<LogPosition | null> {
+    const position = await this.run(
+      endpointId,
+      { type: 'DeleteWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId } },
+      caller,
+    );
+    await this.freePlace(endpointId, caller);
+    return position;
   }
 
   rotateSecret(endpointId: string, caller: Caller): Promise<LogPosition | null> {
@@ -62,11 +92,95 @@ export class WebhookEndpointWrites {
     return this.run(endpointId, { type: 'RequestRedelivery', data: { endpointId, partnerId: caller.partnerId, eventIds } }, caller);
   }
 
-  private async run(endpointId: string, command: WebhookEndpointCommand, caller: Caller): Promise<LogPosition | null> {
-    const { position } = await handleCommand(this.store, webhookEndpointStream(endpointId), webhookEndpointDecider, command, {
-      now: this.clock.now(),
-      metadata: caller,
-    });
+  /**
+   * Takes a place for a new endpoint on the partner's places stream, or refuses at the limit. The
+   * stream's first decision counts the endpoints made before places were kept; a full partner's
+   * lost places are freed first.
+   */
+  private async takePlace(endpointId: string, caller: Caller): Promise<void> {
+    const streamId = webhookEndpointPlacesStream(caller.partnerId);
+    const places = (await loadCachedAggregate(this.store, streamId, webhookEndpointPlacesDecider)).state;
+    const earlier = places.counted ? null : await this.earlierEndpoints(caller.partnerId);
+    if (places.held.size >= MAX_ENDPOINTS) await this.freeLostPlaces(places, caller);
+    await handleCommand(
+      this.store,
+      streamId,
+      webhookEndpointPlacesDecider,
+      { type: 'TakeEndpointPlace', data: { partnerId: caller.partnerId, endpointId, earlier } },
+      { now: this.clock.now(), metadata: caller },
+    );
+  }
+
+  /**
+   * The partner's live endpoints, from the view once it has applied the log up to its head: all
+   * those made before places were kept, since every endpoint made since holds a place before it is
+   * made (so none is made outside the log this head closes). Counted once, by the places stream's
+   * first decision, which ignores this list if another decision counted first.
+   */
+  private async earlierEndpoints(partnerId: string): Promise<string[]> {
+    const head = await this.store.head();
+    await this.progress.waitFor([WEBHOOK_ENDPOINTS], head);
+    const checkpoint = await this.endpoints.checkpoint();
+    if (head !== null && (checkpoint === null || checkpoint < head))
+      throw new Error(
+        `view ${WEBHOOK_ENDPOINTS} is behind the log (${checkpoint} < ${head}): the partner's endpoints cannot be counted yet`,
+      );
+    return (await this.endpoints.ofPartner(partnerId)).map((endpoint) => endpoint._id);
+  }
+
+  /**
+   * Frees the places whose freeing a stopped process left undone: those of deleted endpoints, and
+   * those of endpoints still not made long after their place was taken, once abandoned on their
+   * own stream (so that the creation cannot finish after its place is gone).
+   */
+  private async freeLostPlaces(places: EndpointPlaces, caller: Caller): Promise<void> {
+    const now = this.clock.now();
+    await Promise.all(
+      [...places.held].map(async ([endpointId, takenAt]) => {
+        const endpoint = (await loadCachedAggregate(this.store, webhookEndpointStream(endpointId), webhookEndpointDecider)).state;
+        const outcome = placeOutcome(endpoint, takenAt, now);
+        if (outcome === 'free') await this.freePlace(endpointId, caller);
+        else if (outcome === 'abandon') await this.release(endpointId, caller);
+      }),
+    );
+  }
+
+  /** Abandons an endpoint not made yet, then frees its place; keeps the place of one made meanwhile. */
+  private async release(endpointId: string, caller: Caller): Promise<void> {
+    const { state } = await handleCommand(
+      this.store,
+      webhookEndpointStream(endpointId),
+      webhookEndpointDecider,
+      { type: 'AbandonWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId } },
+      { now: this.clock.now(), metadata: caller },
+    );
+    if (state.abandoned) await this.freePlace(endpointId, caller);
+  }
+
+  private async freePlace(endpointId: string, caller: Caller): Promise<void> {
+    await handleCommand(
+      this.store,
+      webhookEndpointPlacesStream(caller.partnerId),
+      webhookEndpointPlacesDecider,
+      { type: 'FreeEndpointPlace', data: { partnerId: caller.partnerId, endpointId } },
+      { now: this.clock.now(), metadata: caller },
+    );
+  }
+
+  private async run(
+    endpointId: string,
+    command: WebhookEndpointCommand,
+    caller: Caller,
+    options?: HandleOptions,
+  ): Promise<LogPosition | null> {
+    const { position } = await handleCommand(
+      this.store,
+      webhookEndpointStream(endpointId),
+      webhookEndpointDecider,
+      command,
+      { now: this.clock.now(), metadata: caller },
+      options,
+    );
     return position;
   }
 

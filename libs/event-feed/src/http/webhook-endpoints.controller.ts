@@ -11,7 +11,8 @@ import {
 } from '@deals/wire';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { MAX_ENDPOINTS, WebhookEndpointWrites } from '../commands/webhook-endpoint-writes';
+import { WebhookEndpointWrites } from '../commands/webhook-endpoint-writes';
+import { MAX_ENDPOINTS } from '../domain/webhook-endpoint/webhook-endpoint-places.decider';
 import { WebhookSecrets } from '../delivery/webhook-secrets';
 import { EVENT_FEED } from '../projections/event-feed/event-feed.projection';
 import { WEBHOOK_ENDPOINTS, WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
@@ -48,8 +49,7 @@ export class WebhookEndpointsController {
     @CurrentCaller() caller: Caller,
     @AuthRequest() request: AuthenticatedRequest,
   ) {
-    const existing = (await this.endpoints.ofPartner(caller.partnerId)).length;
-    const { endpointId, position } = await this.writes.create(body, caller, existing);
+    const { endpointId, position } = await this.writes.create(body, caller);
     const endpoint = await this.read(caller, endpointId, position);
     answerRepeatsWithoutSecret(request);
     return {

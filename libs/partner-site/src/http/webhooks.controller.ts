@@ -125,14 +125,9 @@ export class WebhooksController {
     if (description.length > DESCRIPTION_MAX) problems.push(`description must be at most ${DESCRIPTION_MAX} characters`);
     if (!all && chosen.length === 0) problems.push('event types: choose at least one, or all');
     if (problems.length) return this.listPage(request, reply, member, { errors: problems, form }, 422);
-    const existing = (await this.endpoints.ofPartner(member.partnerId)).length;
     let created: Awaited<ReturnType<WebhookEndpointWrites['create']>>;
     try {
-      created = await this.writes.create(
-        { url, description, types: all ? ['*'] : chosen, enabled: true },
-        this.caller(request, member),
-        existing,
-      );
+      created = await this.writes.create({ url, description, types: all ? ['*'] : chosen, enabled: true }, this.caller(request, member));
     } catch (error) {
       if (!(error instanceof ValidationFailed)) throw error;
       return this.listPage(request, reply, member, { errors: issueTexts(error), form }, 422);

@@ -9,6 +9,8 @@ export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 3_600_000;
 export interface WebhookEndpoint {
   exists: boolean;
   deleted: boolean;
+  /** Given up before it was made: it never will be. */
+  abandoned: boolean;
   partnerId: string | null;
   terms: EndpointTerms | null;
   enabled: boolean;
@@ -24,25 +26,43 @@ export type WebhookEndpointCommand =
   | DomainCommand<'DisableWebhookEndpoint', Of & { reason: 'gone' | 'failing' }>
   | DomainCommand<'RecordEndpointFailure', Of>
   | DomainCommand<'RecordEndpointSuccess', Of>
-  | DomainCommand<'RequestRedelivery', Of & { eventIds: string[] }>;
+  | DomainCommand<'RequestRedelivery', Of & { eventIds: string[] }>
+  | DomainCommand<'AbandonWebhookEndpoint', Of>;
+
+/** The endpoint takes up one of its partner's places: from its place's taking to its deletion, or its abandonment before it was made. */
+export const holdsPlace = (endpoint: WebhookEndpoint) => !endpoint.deleted && !endpoint.abandoned;
 
 /**
  * A partner's webhook endpoint: where to send which events, enabled or not, and its signing
  * secret (a salt; see the events). Disabled by the service when its receiver answers 410 Gone or
- * fails for five days; enabled again by its partner.
+ * fails for five days; enabled again by its partner. Made only once it holds a place on its
+ * partner's places stream (`webhookEndpointPlacesDecider`); a place whose endpoint was never made
+ * is freed only after the endpoint is abandoned here, so that it can no longer be made.
  */
 export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCommand, WebhookEndpointEvent> = {
-  initialState: () => ({ exists: false, deleted: false, partnerId: null, terms: null, enabled: false, failingSince: null }),
+  initialState: () => ({
+    exists: false,
+    deleted: false,
+    abandoned: false,
+    partnerId: null,
+    terms: null,
+    enabled: false,
+    failingSince: null,
+  }),
   decide(command, state, now) {
     const at = now.toISOString();
     const { endpointId, partnerId } = command.data;
     if (command.type === 'CreateWebhookEndpoint') {
+      // Its place was freed: made now, it would be counted nowhere.
+      if (state.abandoned) throw new Error(`webhook endpoint ${endpointId} was abandoned before it was made`);
       if (state.exists) return [];
       const { url, description, types, enabled, secretSalt } = command.data;
       return [
         { type: 'WebhookEndpointCreated', data: { endpointId, partnerId, url, description, types, enabled, secretSalt, createdAt: at } },
       ];
     }
+    if (command.type === 'AbandonWebhookEndpoint')
+      return state.exists || state.abandoned ? [] : [{ type: 'WebhookEndpointAbandoned', data: { endpointId, partnerId, at } }];
     if (!state.exists || state.deleted || state.partnerId !== partnerId) throw new NotFound(`webhook endpoint ${endpointId} not found`);
     switch (command.type) {
       case 'UpdateWebhookEndpoint': {
@@ -99,6 +119,8 @@ export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCom
         return { ...state, failingSince: event.data.since };
       case 'WebhookEndpointRecovered':
         return { ...state, failingSince: null };
+      case 'WebhookEndpointAbandoned':
+        return { ...state, abandoned: true };
       default:
         return state;
     }

@@ -39,6 +39,12 @@ export type WebhookRedeliveryRequested = DomainEvent<
   { endpointId: string; partnerId: string; eventIds: string[]; requestedAt: string }
 >;
 
+/**
+ * The place its creation took was given up before the endpoint was made (that creation stopped
+ * midway): it never will be, and its place is freed.
+ */
+export type WebhookEndpointAbandoned = DomainEvent<'WebhookEndpointAbandoned', { endpointId: string; partnerId: string; at: string }>;
+
 export type WebhookEndpointEvent =
   | WebhookEndpointCreated
   | WebhookEndpointUpdated
@@ -47,6 +53,29 @@ export type WebhookEndpointEvent =
   | WebhookEndpointDisabled
   | WebhookEndpointFailing
   | WebhookEndpointRecovered
-  | WebhookRedeliveryRequested;
+  | WebhookRedeliveryRequested
+  | WebhookEndpointAbandoned;
+
+/**
+ * On the partner's places stream: the endpoints it had before places were kept, each taking one
+ * (the stream's first decision counts them).
+ */
+export type WebhookEndpointsCounted = DomainEvent<
+  'WebhookEndpointsCounted',
+  { partnerId: string; endpointIds: string[]; countedAt: string }
+>;
+/** On the partner's places stream: a place for a new endpoint, taken before the endpoint is made. */
+export type WebhookEndpointPlaceTaken = DomainEvent<
+  'WebhookEndpointPlaceTaken',
+  { partnerId: string; endpointId: string; takenAt: string }
+>;
+/** On the partner's places stream: its endpoint was deleted, or abandoned before it was made. */
+export type WebhookEndpointPlaceFreed = DomainEvent<
+  'WebhookEndpointPlaceFreed',
+  { partnerId: string; endpointId: string; freedAt: string }
+>;
+export type WebhookEndpointPlacesEvent = WebhookEndpointsCounted | WebhookEndpointPlaceTaken | WebhookEndpointPlaceFreed;
 
 export const webhookEndpointStream = (endpointId: string) => `webhookendpoint-${endpointId}`;
+/** A partner's webhook endpoint places: how many endpoints it has, decided. */
+export const webhookEndpointPlacesStream = (partnerId: string) => `webhookendpointplaces-${partnerId}`;
