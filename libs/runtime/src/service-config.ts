@@ -215,7 +215,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     webhookRetryDelaysMs: delays('WEBHOOK_RETRY_DELAYS_MS', env.WEBHOOK_RETRY_DELAYS_MS, DEFAULT_WEBHOOK_RETRY_DELAYS_MS),
     webhookTimeoutMs: positive('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 10_000),
     idempotencyKeyHours: atLeast('IDEMPOTENCY_KEY_HOURS', env.IDEMPOTENCY_KEY_HOURS, 24, 24 * 366),
-    idempotencyMaxMbPerPartner: positive('IDEMPOTENCY_MAX_MB_PER_PARTNER', env.IDEMPOTENCY_MAX_MB_PER_PARTNER, 1024),
+    idempotencyMaxMbPerPartner: positive('IDEMPOTENCY_MAX_MB_PER_PARTNER', env.IDEMPOTENCY_MAX_MB_PER_PARTNER, 2048),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     logFile: text(env.LOG_FILE),
   };
