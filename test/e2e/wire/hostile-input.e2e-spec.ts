@@ -9,13 +9,14 @@ import { inputValue, SiteClient } from '../../support/site-client';
 
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 const PASSWORD = 'a long and private passphrase';
+const OPERATOR_PASSWORD = 'operator password of the hostile-input suite';
 
 /** What a client sends is never echoed, walked or kept without a bound; a secret shown once is never shown again by a repeat. */
 describe('hostile input: bodies nested deep, echoes, kept answers and secrets shown once', () => {
   let api: TestApi;
   let partner: Awaited<ReturnType<TestApi['createPartner']>>;
   beforeAll(async () => {
-    api = await TestApi.start({ env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' } });
+    api = await TestApi.start({ env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', OPERATOR_PASSWORD } });
     partner = await api.createPartner('Hostile');
   });
   afterAll(() => api.close());
@@ -54,6 +55,15 @@ describe('hostile input: bodies nested deep, echoes, kept answers and secrets sh
     expect(refused.body.errors[0].message).toContain('and 13,995 more');
     const again = await keyed('POST', '/v1/webhook_endpoints', key, { body });
     expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([422, 'true', refused.body]);
+    // What the partner's keys take up is measured, and small.
+    const metrics = await request(`${api.url}/metrics`, {
+      dispatcher: insecure,
+      headers: { authorization: `Basic ${Buffer.from(`operator:${OPERATOR_PASSWORD}`).toString('base64')}` },
+    });
+    const text = await metrics.body.text();
+    const kept = new RegExp(`deals_idempotency_kept_bytes\\{partner="${partner.partnerId}"\\} (\\d+)`).exec(text);
+    expect(Number(kept?.[1])).toBeGreaterThan(0);
+    expect(Number(kept?.[1])).toBeLessThan(20_000);
   });
 
   it('lists at most the first problems of a request with thousands, in a message of bounded length', async () => {
