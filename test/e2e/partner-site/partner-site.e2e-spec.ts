@@ -2,7 +2,7 @@ import { EventStore, ManualClock, OPERATOR } from '@deals/kernel';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InviteMember } from '@deals/partner-site';
+import { InviteMember, SITE_POLICY } from '@deals/partner-site';
 import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -235,6 +235,36 @@ describe('the partner site', () => {
     expect((await client.post('/partner/security/sign-out-everywhere', { _csrf: 'x' })).status).toBe(403);
     expect((await new SiteClient(api.url).post('/partner/sign-in', { email: 'csrf@example.com', password: PASSWORD })).status).toBe(403);
     expect((await client.get('/partner/keys')).text).not.toContain('forged');
+  });
+
+  it("answers an unknown path under /partner with the site's 404 page and headers; the API's unknown paths keep their JSON", async () => {
+    const visitor = new SiteClient(api.url);
+    const signedIn = await member('lost@example.com');
+    const _csrf = inputValue((await signedIn.get('/partner/keys')).text, '_csrf')!;
+    const answers = [
+      await visitor.get('/partner/no-such-page'),
+      await visitor.get('/partner/keys/some/thing/else?q=1'),
+      await signedIn.get('/partner/no-such-page'),
+      await signedIn.post('/partner/no-such-page', { _csrf }),
+    ];
+    for (const page of answers) {
+      expect(page.status).toBe(404);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.text).toContain('<h1>Not found</h1>');
+      expect(page.text).toContain('<link rel="stylesheet" href="/partner/site.css">');
+      expect(page.headers).toMatchObject({
+        'content-security-policy': SITE_POLICY,
+        'x-frame-options': 'DENY',
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'no-store',
+        'strict-transport-security': 'max-age=31536000',
+      });
+    }
+    const unknown = await api.call('GET', '/v1/no-such-thing', { apiKey: partner.apiKey });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error_type).toBe('find_failed');
+    expect(unknown.headers['content-security-policy']).toBeUndefined();
   });
 
   it("looks up the partner's purchases and coupons by id, email and reference; another partner's are not found", async () => {

@@ -79,8 +79,9 @@ const sameText = (a: string, b: string) => a.length === b.length && timingSafeEq
 /**
  * The partner site's plumbing on Fastify, for the routes under /partner only (route hooks, added as
  * Nest registers them; the API's routes pay nothing): form bodies, the session or visitor cookie,
- * the partner's request budget, the CSRF check of every POST, and the security headers. Call
- * before the application registers its routes; `dependencies` is asked once the application is up.
+ * the partner's request budget, the CSRF check of every POST, and the security headers; and the
+ * site's own 404 page for unknown paths under /partner. Call before the application registers its
+ * routes; `dependencies` is asked once the application is up.
  */
 export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDependencies): void {
   parseFormsOfTheSite(fastify);
@@ -92,12 +93,23 @@ export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDepe
     route.preHandler = [...[route.preHandler ?? []].flat(), preHandler];
     route.onSend = [...[route.onSend ?? []].flat(), securityHeaders(route.url)];
   });
+  // A not-found handler of the prefix (Fastify's 404 router): unknown paths under /partner get the
+  // site's page and headers; the API's 404 (Nest's, answered in JSON) and its routes are untouched.
+  void fastify.register(
+    async (site) => {
+      const notFound = answerUnknownPage(dependencies);
+      site.setNotFoundHandler(notFound);
+      // A body that cannot be read (an API's JSON, too large) on an unknown path: still no such page.
+      site.setErrorHandler((_error, request, reply) => notFound(request, reply));
+    },
+    { prefix: SITE_PREFIX },
+  );
 }
 
-/** HTML forms' bodies, on the site's paths; elsewhere refused as before (the API takes JSON). */
+/** HTML forms' bodies, on the site's paths (its unknown ones too); elsewhere refused as before (the API takes JSON). */
 function parseFormsOfTheSite(fastify: FastifyInstance): void {
   fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (request, body, done) => {
-    const route = request.routeOptions.url ?? '';
+    const route = request.routeOptions.url ?? request.url;
     if (!route.startsWith(`${SITE_PREFIX}/`))
       return done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']), undefined);
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
@@ -155,6 +167,15 @@ function checkCsrf(dependencies: () => SiteDependencies) {
         'This form could not be accepted: it was not sent from this site, or it is out of date. Go back, reload the page and try again.',
     });
     return reply.status(403).type('text/html; charset=utf-8').send(html);
+  };
+}
+
+/** The site's 404 page, in its layout (without a member's navigation: no session is looked up for it) and with its headers. */
+function answerUnknownPage(dependencies: () => SiteDependencies) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    for (const [name, value] of Object.entries(SITE_HEADERS)) void reply.header(name, value);
+    const html = dependencies().pages.render(request, 'message', { title: 'Not found', message: 'There is no such page.' });
+    return reply.status(404).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html);
   };
 }
 
