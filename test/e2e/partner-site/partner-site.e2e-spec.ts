@@ -237,6 +237,32 @@ describe('the partner site', () => {
     expect((await client.get('/partner/keys')).text).not.toContain('forged');
   });
 
+  it("replaces a partner_form cookie the service did not make: the page's token is not bound to it", async () => {
+    const signUp = (client: SiteClient, _csrf: string) =>
+      client.post('/partner/sign-up', { token: 'made-up', password: PASSWORD, password_confirmation: PASSWORD, _csrf });
+    for (const chosen of ['A'.repeat(43), `${'A'.repeat(43)}.${'B'.repeat(43)}`, 'x']) {
+      const visitor = new SiteClient(api.url);
+      visitor.jar.set('partner_form', chosen);
+      const page = await visitor.get('/partner/sign-in');
+      expect(page.cookies.some((c) => c.startsWith('partner_form='))).toBe(true);
+      expect(visitor.jar.get('partner_form')).not.toBe(chosen);
+      const token = inputValue(page.text, '_csrf')!;
+      // The token goes with the cookie the service made, not with the one chosen.
+      const withChosen = new SiteClient(api.url);
+      withChosen.jar.set('partner_form', chosen);
+      expect((await signUp(withChosen, token)).status).toBe(403);
+      expect((await signUp(visitor, token)).status).toBe(422);
+    }
+    // A cookie the service made is kept.
+    const visitor = new SiteClient(api.url);
+    await visitor.get('/partner/sign-in');
+    const made = visitor.jar.get('partner_form')!;
+    expect(made).toMatch(/^[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$/);
+    const again = await visitor.get('/partner/sign-in');
+    expect(again.cookies).toEqual([]);
+    expect((await signUp(visitor, inputValue(again.text, '_csrf')!)).status).toBe(422);
+  });
+
   it("answers an unknown path under /partner with the site's 404 page and headers; the API's unknown paths keep their JSON", async () => {
     const visitor = new SiteClient(api.url);
     const signedIn = await member('lost@example.com');

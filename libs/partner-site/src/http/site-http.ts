@@ -12,6 +12,8 @@ export const SITE_PREFIX = '/partner';
 export const SESSION_COOKIE = 'partner_session';
 /** The cookie of a visitor not signed in, which the sign-in and sign-up forms' CSRF tokens are bound to. */
 export const FORM_COOKIE = 'partner_form';
+/** A form cookie the service made: 256 random bits, a dot, their HMAC-SHA256 under the site's key. */
+const FORM_COOKIE_SHAPE = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
 const FORM_COOKIE_LIFETIME_S = 3600;
 
 /** Pages for visitors not signed in. */
@@ -75,6 +77,21 @@ export const endedSessionCookie = () => siteCookie(SESSION_COOKIE, '', 0);
 export const csrfToken = (secrets: SiteSecrets, bound: string) => createHmac('sha256', secrets.csrfKey).update(bound).digest('base64url');
 
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+const formCookieMac = (secrets: SiteSecrets, nonce: string) =>
+  createHmac('sha256', secrets.formCookieKey).update(nonce).digest('base64url');
+
+/** A new visitor's form cookie, which only the service can make. */
+function newFormCookie(secrets: SiteSecrets): string {
+  const nonce = newSecret();
+  return `${nonce}.${formCookieMac(secrets, nonce)}`;
+}
+
+/** Whether a form cookie is one the service made (its MAC compared in constant time); a value a client chose is not. */
+function isOwnFormCookie(secrets: SiteSecrets, value: string): boolean {
+  const parts = FORM_COOKIE_SHAPE.exec(value);
+  return parts !== null && sameText(parts[2], formCookieMac(secrets, parts[1]));
+}
 
 /**
  * The partner site's plumbing on Fastify, for the routes under /partner only (route hooks, added as
@@ -145,9 +162,11 @@ function authenticate(dependencies: () => SiteDependencies) {
     // An ended session's cookie goes: the browser stops sending it.
     if (sessionId) void reply.header('set-cookie', endedSessionCookie());
     if (!ANONYMOUS_ROUTES.has(request.routeOptions.url ?? '')) return reply.redirect(`${SITE_PREFIX}/sign-in`, 303);
+    // Only a cookie the service made is taken: one a client chose (set from a sibling domain, say)
+    // is replaced, and the page's token is bound to the new one.
     let form = cookies.get(FORM_COOKIE);
-    if (!form || !/^[A-Za-z0-9_-]{43}$/.test(form)) {
-      form = newSecret();
+    if (!form || !isOwnFormCookie(secrets, form)) {
+      form = newFormCookie(secrets);
       void reply.header('set-cookie', siteCookie(FORM_COOKIE, form, FORM_COOKIE_LIFETIME_S));
     }
     request.site = { member: null, partner: null, csrfToken: csrfToken(secrets, `form:${secretHash(form)}`) };
