@@ -25,7 +25,9 @@ export const SITE_POLICY =
 
 const SITE_HEADERS: Record<string, string> = {
   'content-security-policy': SITE_POLICY,
-  'referrer-policy': 'no-referrer',
+  // Nothing to other origins; the site's own forms keep their Origin header (under no-referrer a
+  // browser posts them with `Origin: null`, which the origin check must refuse).
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
@@ -93,12 +95,48 @@ function isOwnFormCookie(secrets: SiteSecrets, value: string): boolean {
   return parts !== null && sameText(parts[2], formCookieMac(secrets, parts[1]));
 }
 
+/** `https://` and a host as `new URL` writes its origin (lower case, no default port), or null when it is none. */
+function httpsOrigin(host: string): string | null {
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(host)) return null;
+  try {
+    return new URL(`https://${host}`).origin;
+  } catch {
+    return null;
+  }
+}
+
+/** The origin of an Origin or Referer header, or null (`null`, a malformed value, not https). */
+function originOf(header: string): string | null {
+  try {
+    const url = new URL(header);
+    return url.protocol === 'https:' ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a post comes from a page of this service. The service is served on HTTPS only (directly,
+ * or behind the TLS proxy, which must forward `X-Forwarded-Proto: https`), so its origin is https
+ * and the host the browser asked for: `request.host`, the Host header, or under BEHIND_TLS_PROXY
+ * (Fastify's trustProxy) the `X-Forwarded-Host` the proxy sends. The Origin header must be that
+ * origin; a browser that sends none is judged by its Referer. A post with neither is refused: every
+ * browser sends Origin with a form's POST, so only a client that is not a browser omits both.
+ */
+function postedFromThisSite(request: FastifyRequest): boolean {
+  const own = httpsOrigin(request.host);
+  if (own === null) return false;
+  const { origin, referer } = request.headers;
+  if (origin !== undefined) return originOf(origin) === own;
+  return referer !== undefined && originOf(referer) === own;
+}
+
 /**
  * The partner site's plumbing on Fastify, for the routes under /partner only (route hooks, added as
  * Nest registers them; the API's routes pay nothing): form bodies, the session or visitor cookie,
- * the partner's request budget, the CSRF check of every POST, and the security headers; and the
- * site's own 404 page for unknown paths under /partner. Call before the application registers its
- * routes; `dependencies` is asked once the application is up.
+ * the partner's request budget, the origin and CSRF checks of every POST, and the security headers;
+ * and the site's own 404 page for unknown paths under /partner. Call before the application
+ * registers its routes; `dependencies` is asked once the application is up.
  */
 export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDependencies): void {
   parseFormsOfTheSite(fastify);
@@ -173,13 +211,16 @@ function authenticate(dependencies: () => SiteDependencies) {
   };
 }
 
-/** Every form posted carries the token of its session (or visitor cookie); one that does not is refused, 403. */
+/**
+ * Every form posted comes from a page of this service (its Origin, else its Referer) and carries the
+ * token of its session (or visitor cookie); one that does not is refused, 403.
+ */
 function checkCsrf(dependencies: () => SiteDependencies) {
   return async (request: SiteRequest, reply: FastifyReply) => {
     if (request.method !== 'POST') return;
     const given = (request.body as Record<string, unknown> | undefined)?._csrf;
     const expected = request.site?.csrfToken;
-    if (typeof given === 'string' && expected && sameText(given, expected)) return;
+    if (postedFromThisSite(request) && typeof given === 'string' && expected && sameText(given, expected)) return;
     const html = dependencies().pages.render(request, 'message', {
       title: 'Form refused',
       message:
