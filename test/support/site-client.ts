@@ -19,19 +19,49 @@ export function inputValue(html: string, name: string): string | undefined {
   return value?.replace(/&#x3D;/g, '=').replace(/&amp;/g, '&');
 }
 
-/** A browser in miniature for the partner site: a cookie jar, forms posted with the page's CSRF token. */
+/** Where a form says it was posted from: its `Origin` (null: none) and `Referer` headers. */
+export interface PostedFrom {
+  origin?: string | null;
+  referer?: string;
+}
+
+export interface SiteClientOptions {
+  /** The site's origin as the browser sees it (default: the base URL's). */
+  origin?: string;
+  /** Headers sent with every request (a TLS proxy's `X-Forwarded-*`). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A browser in miniature for the partner site: a cookie jar, forms posted with the page's CSRF
+ * token and, as a browser posts a form, with the site's `Origin`.
+ */
 export class SiteClient {
   readonly jar = new Map<string, string>();
 
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    private readonly options: SiteClientOptions = {},
+  ) {}
+
+  get origin(): string {
+    return this.options.origin ?? new URL(this.baseUrl).origin;
+  }
 
   async get(path: string): Promise<Page> {
     return this.send('GET', path);
   }
 
-  /** Posts a form as a browser does: urlencoded, with the given fields (give `_csrf` to post a token). */
-  async post(path: string, fields: Record<string, string>): Promise<Page> {
-    return this.send('POST', path, new URLSearchParams(fields).toString());
+  /**
+   * Posts a form as a browser does: urlencoded, with the given fields (give `_csrf` to post a token),
+   * from the site's origin unless `from` says otherwise.
+   */
+  async post(path: string, fields: Record<string, string>, from: PostedFrom = {}): Promise<Page> {
+    const origin = from.origin === undefined ? this.origin : from.origin;
+    const headers: Record<string, string> = {};
+    if (origin !== null) headers.origin = origin;
+    if (from.referer !== undefined) headers.referer = from.referer;
+    return this.send('POST', path, new URLSearchParams(fields).toString(), headers);
   }
 
   /** Opens `pagePath`, then posts `fields` to `action` with the CSRF token that page carried. */
@@ -46,8 +76,8 @@ export class SiteClient {
     return this.submit('/partner/sign-in', '/partner/sign-in', { email, password, code });
   }
 
-  private async send(method: 'GET' | 'POST', path: string, body?: string): Promise<Page> {
-    const headers: Record<string, string> = {};
+  private async send(method: 'GET' | 'POST', path: string, body?: string, extra: Record<string, string> = {}): Promise<Page> {
+    const headers: Record<string, string> = { ...this.options.headers, ...extra };
     if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     const reply = await request(new URL(path, this.baseUrl), { method, headers, body, dispatcher: insecure });

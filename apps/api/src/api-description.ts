@@ -8,8 +8,10 @@ import {
   WRITE_METHODS,
 } from '@deals/wire';
 import type { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { OPERATION_IDS } from './operation-ids';
+import { guardDocsPages, serveSwaggerUi } from './swagger-ui';
 
 /** The release the description describes: package.json's version (docs/versioning.md, CHANGELOG.md). */
 export const API_VERSION = '0.5.0';
@@ -78,11 +80,18 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
   return document;
 }
 
-/** Serves the description as JSON at `/api-docs.json` and Swagger UI at `/api-docs`, without credentials. */
-export function publishApiDescription(app: INestApplication, serverUrl: string): void {
+/**
+ * Serves the description as JSON at `/api-docs.json` and Swagger UI at `/api-docs`, without
+ * credentials, with their own headers (CSP without inline script or style, never framed).
+ */
+export function publishApiDescription(app: NestFastifyApplication, serverUrl: string): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  guardDocsPages(fastify, serverUrl);
+  // Swagger UI is served by serveSwaggerUi: the page @nestjs/swagger builds has inline styles.
   SwaggerModule.setup('api-docs', app, () => describeApi(app, serverUrl), {
     jsonDocumentUrl: 'api-docs.json',
     raw: ['json'],
-    customSiteTitle: 'Deals service API',
+    ui: false,
   });
+  serveSwaggerUi(fastify);
 }

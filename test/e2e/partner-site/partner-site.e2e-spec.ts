@@ -2,11 +2,11 @@ import { EventStore, ManualClock, OPERATOR } from '@deals/kernel';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InviteMember } from '@deals/partner-site';
+import { InviteMember, SITE_POLICY } from '@deals/partner-site';
 import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
-import { inputValue, SiteClient, totpAt } from '../../support/site-client';
+import { inputValue, PostedFrom, SiteClient, totpAt } from '../../support/site-client';
 
 const PASSWORD = 'a long and private passphrase';
 
@@ -91,7 +91,7 @@ describe('the partner site', () => {
       "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
     expect(keys.headers).toMatchObject({
-      'referrer-policy': 'no-referrer',
+      'referrer-policy': 'same-origin',
       'x-content-type-options': 'nosniff',
       'cache-control': 'no-store',
     });
@@ -237,6 +237,93 @@ describe('the partner site', () => {
     expect((await client.get('/partner/keys')).text).not.toContain('forged');
   });
 
+  it('refuses a form with the right token posted from another origin (Origin, else Referer), or from nowhere said (403)', async () => {
+    const client = await member('origin@example.com');
+    const _csrf = inputValue((await client.get('/partner/keys')).text, '_csrf')!;
+    const issue = (name: string, from: PostedFrom) => client.post('/partner/keys', { name, _csrf }, from);
+    const foreign = await issue('cross-origin', { origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.text).toContain('Form refused');
+    expect(foreign.headers['content-security-policy']).toBeDefined();
+    // Another port or scheme of the same host is another origin; an opaque one (`null`) is no origin.
+    const own = new URL(api.url);
+    for (const origin of [`https://${own.hostname}:1`, `http://${own.host}`, 'null'])
+      expect((await issue('cross-origin', { origin })).status).toBe(403);
+    expect((await issue('cross-origin', { origin: null, referer: 'https://evil.example/partner/keys' })).status).toBe(403);
+    expect((await issue('cross-origin', { origin: null })).status).toBe(403);
+    // From the site's own pages: its Origin, or without one its Referer.
+    expect((await issue('same-origin', {})).status).toBe(200);
+    expect((await issue('same-referer', { origin: null, referer: `${api.url}/partner/keys` })).status).toBe(200);
+    const keys = (await client.get('/partner/keys')).text;
+    expect(keys).not.toContain('cross-origin');
+    expect(keys).toContain('same-origin');
+    expect(keys).toContain('same-referer');
+    // A visitor's form too (sign-up: its refusals are not throttled).
+    const visitor = new SiteClient(api.url);
+    const form = inputValue((await visitor.get('/partner/sign-in')).text, '_csrf')!;
+    const signUp = (from: PostedFrom) =>
+      visitor.post('/partner/sign-up', { token: 'made-up', password: PASSWORD, password_confirmation: PASSWORD, _csrf: form }, from);
+    expect((await signUp({ origin: 'https://evil.example' })).status).toBe(403);
+    expect((await signUp({ origin: null, referer: 'https://evil.example/' })).status).toBe(403);
+    expect((await signUp({})).status).toBe(422);
+  });
+
+  it("replaces a partner_form cookie the service did not make: the page's token is not bound to it", async () => {
+    const signUp = (client: SiteClient, _csrf: string) =>
+      client.post('/partner/sign-up', { token: 'made-up', password: PASSWORD, password_confirmation: PASSWORD, _csrf });
+    for (const chosen of ['A'.repeat(43), `${'A'.repeat(43)}.${'B'.repeat(43)}`, 'x']) {
+      const visitor = new SiteClient(api.url);
+      visitor.jar.set('partner_form', chosen);
+      const page = await visitor.get('/partner/sign-in');
+      expect(page.cookies.some((c) => c.startsWith('partner_form='))).toBe(true);
+      expect(visitor.jar.get('partner_form')).not.toBe(chosen);
+      const token = inputValue(page.text, '_csrf')!;
+      // The token goes with the cookie the service made, not with the one chosen.
+      const withChosen = new SiteClient(api.url);
+      withChosen.jar.set('partner_form', chosen);
+      expect((await signUp(withChosen, token)).status).toBe(403);
+      expect((await signUp(visitor, token)).status).toBe(422);
+    }
+    // A cookie the service made is kept.
+    const visitor = new SiteClient(api.url);
+    await visitor.get('/partner/sign-in');
+    const made = visitor.jar.get('partner_form')!;
+    expect(made).toMatch(/^[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$/);
+    const again = await visitor.get('/partner/sign-in');
+    expect(again.cookies).toEqual([]);
+    expect((await signUp(visitor, inputValue(again.text, '_csrf')!)).status).toBe(422);
+  });
+
+  it("answers an unknown path under /partner with the site's 404 page and headers; the API's unknown paths keep their JSON", async () => {
+    const visitor = new SiteClient(api.url);
+    const signedIn = await member('lost@example.com');
+    const _csrf = inputValue((await signedIn.get('/partner/keys')).text, '_csrf')!;
+    const answers = [
+      await visitor.get('/partner/no-such-page'),
+      await visitor.get('/partner/keys/some/thing/else?q=1'),
+      await signedIn.get('/partner/no-such-page'),
+      await signedIn.post('/partner/no-such-page', { _csrf }),
+    ];
+    for (const page of answers) {
+      expect(page.status).toBe(404);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.text).toContain('<h1>Not found</h1>');
+      expect(page.text).toContain('<link rel="stylesheet" href="/partner/site.css">');
+      expect(page.headers).toMatchObject({
+        'content-security-policy': SITE_POLICY,
+        'x-frame-options': 'DENY',
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'same-origin',
+        'cache-control': 'no-store',
+        'strict-transport-security': 'max-age=31536000',
+      });
+    }
+    const unknown = await api.call('GET', '/v1/no-such-thing', { apiKey: partner.apiKey });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error_type).toBe('find_failed');
+    expect(unknown.headers['content-security-policy']).toBeUndefined();
+  });
+
   it("looks up the partner's purchases and coupons by id, email and reference; another partner's are not found", async () => {
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, id: 'site-deal', quantity: 10, max_per_user: undefined }]);
@@ -362,5 +449,28 @@ describe("the partner site under a burst of sign-ins (its own API: the burst spe
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(4);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(16);
     expect((await attempt(PASSWORD)).status).toBe(429);
+  });
+});
+
+describe('the partner site behind a TLS proxy (BEHIND_TLS_PROXY): its origin is https and the host the proxy forwards', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await TestApi.start({ env: { BEHIND_TLS_PROXY: 'on' } });
+  });
+  afterAll(() => api.close());
+
+  it('takes forms posted from the forwarded origin, and refuses the address behind the proxy', async () => {
+    const behind = `http://127.0.0.1:${api.port}`;
+    const visitor = new SiteClient(behind, {
+      origin: 'https://partners.example.com',
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'partners.example.com' },
+    });
+    const _csrf = inputValue((await visitor.get('/partner/sign-in')).text, '_csrf')!;
+    const signUp = (from: PostedFrom) =>
+      visitor.post('/partner/sign-up', { token: 'made-up', password: PASSWORD, password_confirmation: PASSWORD, _csrf }, from);
+    expect((await signUp({})).status).toBe(422);
+    expect((await signUp({ origin: null, referer: 'https://partners.example.com/partner/sign-in' })).status).toBe(422);
+    for (const origin of [behind, `https://127.0.0.1:${api.port}`, 'http://partners.example.com'])
+      expect((await signUp({ origin })).status).toBe(403);
   });
 });

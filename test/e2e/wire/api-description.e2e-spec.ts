@@ -1,5 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPI } from 'openapi-types';
+import { Agent, request } from 'undici';
 import { TestApi } from '../../support/api-harness';
 import { described } from '../../support/response-check';
 
@@ -7,6 +8,8 @@ import { described } from '../../support/response-check';
 function servedRoutes(api: TestApi): string[] {
   return api.servedRoutes.filter((r) => r.method !== 'HEAD').map((r) => `${r.method} ${r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
 }
+
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
 describe('the API description', () => {
   let api: TestApi;
@@ -22,6 +25,44 @@ describe('the API description', () => {
     const ui = await api.raw('GET', '/api-docs');
     expect(ui.status).toBe(200);
     expect(ui.text).toContain('swagger-ui');
+  });
+
+  it('serves the description, Swagger UI and its files with a CSP without inline script or style, never framed', async () => {
+    for (const path of [
+      '/api-docs',
+      '/api-docs/',
+      '/api-docs/index.html',
+      '/api-docs/swagger-ui-init.js',
+      '/api-docs/swagger-ui-bundle.js',
+      '/api-docs/swagger-ui.css',
+      '/api-docs.json',
+    ]) {
+      const reply = await request(new URL(path, api.url), { dispatcher: insecure });
+      await reply.body.text();
+      expect({ path, status: reply.statusCode }).toEqual({ path, status: 200 });
+      const policy = String(reply.headers['content-security-policy']);
+      expect(policy).toContain("default-src 'none'");
+      expect(policy).toContain("script-src 'self'");
+      expect(policy).toContain("style-src 'self'");
+      expect(policy).toContain("frame-ancestors 'none'");
+      expect(policy).not.toContain('unsafe-');
+      expect(reply.headers).toMatchObject({
+        'x-frame-options': 'DENY',
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+      });
+    }
+    // The page has no inline script or style: every script is a file of the service.
+    const page = (await api.raw('GET', '/api-docs')).text;
+    expect(page.match(/<script[^>]*>/g)?.every((tag) => / src="[^"]+"/.test(tag))).toBe(true);
+    expect(page).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
+    // Only the files the page loads: not swagger-ui-dist's demo page and initializer.
+    for (const path of ['/api-docs/swagger-initializer.js', '/api-docs/oauth2-redirect.html', '/api-docs/package.json'])
+      expect({ path, status: (await api.raw('GET', path)).status }).toEqual({ path, status: 404 });
+    // The API's own answers are unchanged.
+    const health = await request(new URL('/health', api.url), { dispatcher: insecure });
+    await health.body.text();
+    expect(health.headers['content-security-policy']).toBeUndefined();
   });
 
   it('describes every served operation, and serves every described one', async () => {

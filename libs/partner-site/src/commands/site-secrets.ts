@@ -2,15 +2,18 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
 
 /**
  * The partner site's keys, derived from one installation secret (`secrets/partner-site.key`):
- * one seals TOTP secrets before they go into an event, the other makes the forms' CSRF tokens.
+ * one seals TOTP secrets before they go into an event, one makes the forms' CSRF tokens, one signs
+ * the visitors' form cookies.
  */
 export class SiteSecrets {
   readonly sealingKey: Buffer;
   readonly csrfKey: Buffer;
+  readonly formCookieKey: Buffer;
 
   constructor(installationSecret: Buffer) {
     this.sealingKey = createHmac('sha256', installationSecret).update('partner-site:seal').digest();
     this.csrfKey = createHmac('sha256', installationSecret).update('partner-site:csrf').digest();
+    this.formCookieKey = createHmac('sha256', installationSecret).update('partner-site:form-cookie').digest();
   }
 }
 

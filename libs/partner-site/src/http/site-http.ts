@@ -12,6 +12,8 @@ export const SITE_PREFIX = '/partner';
 export const SESSION_COOKIE = 'partner_session';
 /** The cookie of a visitor not signed in, which the sign-in and sign-up forms' CSRF tokens are bound to. */
 export const FORM_COOKIE = 'partner_form';
+/** A form cookie the service made: 256 random bits, a dot, their HMAC-SHA256 under the site's key. */
+const FORM_COOKIE_SHAPE = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
 const FORM_COOKIE_LIFETIME_S = 3600;
 
 /** Pages for visitors not signed in. */
@@ -23,7 +25,9 @@ export const SITE_POLICY =
 
 const SITE_HEADERS: Record<string, string> = {
   'content-security-policy': SITE_POLICY,
-  'referrer-policy': 'no-referrer',
+  // Nothing to other origins; the site's own forms keep their Origin header (under no-referrer a
+  // browser posts them with `Origin: null`, which the origin check must refuse).
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
@@ -76,11 +80,63 @@ export const csrfToken = (secrets: SiteSecrets, bound: string) => createHmac('sh
 
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
+const formCookieMac = (secrets: SiteSecrets, nonce: string) =>
+  createHmac('sha256', secrets.formCookieKey).update(nonce).digest('base64url');
+
+/** A new visitor's form cookie, which only the service can make. */
+function newFormCookie(secrets: SiteSecrets): string {
+  const nonce = newSecret();
+  return `${nonce}.${formCookieMac(secrets, nonce)}`;
+}
+
+/** Whether a form cookie is one the service made (its MAC compared in constant time); a value a client chose is not. */
+function isOwnFormCookie(secrets: SiteSecrets, value: string): boolean {
+  const parts = FORM_COOKIE_SHAPE.exec(value);
+  return parts !== null && sameText(parts[2], formCookieMac(secrets, parts[1]));
+}
+
+/** `https://` and a host as `new URL` writes its origin (lower case, no default port), or null when it is none. */
+function httpsOrigin(host: string): string | null {
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(host)) return null;
+  try {
+    return new URL(`https://${host}`).origin;
+  } catch {
+    return null;
+  }
+}
+
+/** The origin of an Origin or Referer header, or null (`null`, a malformed value, not https). */
+function originOf(header: string): string | null {
+  try {
+    const url = new URL(header);
+    return url.protocol === 'https:' ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a post comes from a page of this service. The service is served on HTTPS only (directly,
+ * or behind the TLS proxy, which must forward `X-Forwarded-Proto: https`), so its origin is https
+ * and the host the browser asked for: `request.host`, the Host header, or under BEHIND_TLS_PROXY
+ * (Fastify's trustProxy) the `X-Forwarded-Host` the proxy sends. The Origin header must be that
+ * origin; a browser that sends none is judged by its Referer. A post with neither is refused: every
+ * browser sends Origin with a form's POST, so only a client that is not a browser omits both.
+ */
+function postedFromThisSite(request: FastifyRequest): boolean {
+  const own = httpsOrigin(request.host);
+  if (own === null) return false;
+  const { origin, referer } = request.headers;
+  if (origin !== undefined) return originOf(origin) === own;
+  return referer !== undefined && originOf(referer) === own;
+}
+
 /**
  * The partner site's plumbing on Fastify, for the routes under /partner only (route hooks, added as
  * Nest registers them; the API's routes pay nothing): form bodies, the session or visitor cookie,
- * the partner's request budget, the CSRF check of every POST, and the security headers. Call
- * before the application registers its routes; `dependencies` is asked once the application is up.
+ * the partner's request budget, the origin and CSRF checks of every POST, and the security headers;
+ * and the site's own 404 page for unknown paths under /partner. Call before the application
+ * registers its routes; `dependencies` is asked once the application is up.
  */
 export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDependencies): void {
   parseFormsOfTheSite(fastify);
@@ -92,12 +148,23 @@ export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDepe
     route.preHandler = [...[route.preHandler ?? []].flat(), preHandler];
     route.onSend = [...[route.onSend ?? []].flat(), securityHeaders(route.url)];
   });
+  // A not-found handler of the prefix (Fastify's 404 router): unknown paths under /partner get the
+  // site's page and headers; the API's 404 (Nest's, answered in JSON) and its routes are untouched.
+  void fastify.register(
+    async (site) => {
+      const notFound = answerUnknownPage(dependencies);
+      site.setNotFoundHandler(notFound);
+      // A body that cannot be read (an API's JSON, too large) on an unknown path: still no such page.
+      site.setErrorHandler((_error, request, reply) => notFound(request, reply));
+    },
+    { prefix: SITE_PREFIX },
+  );
 }
 
-/** HTML forms' bodies, on the site's paths; elsewhere refused as before (the API takes JSON). */
+/** HTML forms' bodies, on the site's paths (its unknown ones too); elsewhere refused as before (the API takes JSON). */
 function parseFormsOfTheSite(fastify: FastifyInstance): void {
   fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (request, body, done) => {
-    const route = request.routeOptions.url ?? '';
+    const route = request.routeOptions.url ?? request.url;
     if (!route.startsWith(`${SITE_PREFIX}/`))
       return done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']), undefined);
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
@@ -133,28 +200,42 @@ function authenticate(dependencies: () => SiteDependencies) {
     // An ended session's cookie goes: the browser stops sending it.
     if (sessionId) void reply.header('set-cookie', endedSessionCookie());
     if (!ANONYMOUS_ROUTES.has(request.routeOptions.url ?? '')) return reply.redirect(`${SITE_PREFIX}/sign-in`, 303);
+    // Only a cookie the service made is taken: one a client chose (set from a sibling domain, say)
+    // is replaced, and the page's token is bound to the new one.
     let form = cookies.get(FORM_COOKIE);
-    if (!form || !/^[A-Za-z0-9_-]{43}$/.test(form)) {
-      form = newSecret();
+    if (!form || !isOwnFormCookie(secrets, form)) {
+      form = newFormCookie(secrets);
       void reply.header('set-cookie', siteCookie(FORM_COOKIE, form, FORM_COOKIE_LIFETIME_S));
     }
     request.site = { member: null, partner: null, csrfToken: csrfToken(secrets, `form:${secretHash(form)}`) };
   };
 }
 
-/** Every form posted carries the token of its session (or visitor cookie); one that does not is refused, 403. */
+/**
+ * Every form posted comes from a page of this service (its Origin, else its Referer) and carries the
+ * token of its session (or visitor cookie); one that does not is refused, 403.
+ */
 function checkCsrf(dependencies: () => SiteDependencies) {
   return async (request: SiteRequest, reply: FastifyReply) => {
     if (request.method !== 'POST') return;
     const given = (request.body as Record<string, unknown> | undefined)?._csrf;
     const expected = request.site?.csrfToken;
-    if (typeof given === 'string' && expected && sameText(given, expected)) return;
+    if (postedFromThisSite(request) && typeof given === 'string' && expected && sameText(given, expected)) return;
     const html = dependencies().pages.render(request, 'message', {
       title: 'Form refused',
       message:
         'This form could not be accepted: it was not sent from this site, or it is out of date. Go back, reload the page and try again.',
     });
     return reply.status(403).type('text/html; charset=utf-8').send(html);
+  };
+}
+
+/** The site's 404 page, in its layout (without a member's navigation: no session is looked up for it) and with its headers. */
+function answerUnknownPage(dependencies: () => SiteDependencies) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    for (const [name, value] of Object.entries(SITE_HEADERS)) void reply.header(name, value);
+    const html = dependencies().pages.render(request, 'message', { title: 'Not found', message: 'There is no such page.' });
+    return reply.status(404).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html);
   };
 }
 
