@@ -1,7 +1,17 @@
 import { generate } from 'otplib';
 import { Agent, request } from 'undici';
 
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+let clients = 0;
+
+/**
+ * A loopback address of its own for each client (127.0.0.2, 127.0.0.3 ...: Linux answers the whole
+ * of 127/8 on loopback), as browsers on different machines: one test's wrong attempts never make
+ * another test's client wait for its address.
+ */
+function nextLoopbackAddress(): string {
+  const n = clients++;
+  return `127.0.${Math.floor(n / 250)}.${(n % 250) + 2}`;
+}
 
 export interface Page {
   status: number;
@@ -22,8 +32,15 @@ export function inputValue(html: string, name: string): string | undefined {
 /** A browser in miniature for the partner site: a cookie jar, forms posted with the page's CSRF token. */
 export class SiteClient {
   readonly jar = new Map<string, string>();
+  private readonly agent: Agent;
 
-  constructor(readonly baseUrl: string) {}
+  /** `address`: the client's own address, which the site's throttle counts by (the next unused loopback address unless given). */
+  constructor(
+    readonly baseUrl: string,
+    readonly address = nextLoopbackAddress(),
+  ) {
+    this.agent = new Agent({ localAddress: address, connect: { rejectUnauthorized: false } });
+  }
 
   async get(path: string): Promise<Page> {
     return this.send('GET', path);
@@ -50,7 +67,7 @@ export class SiteClient {
     const headers: Record<string, string> = {};
     if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const reply = await request(new URL(path, this.baseUrl), { method, headers, body, dispatcher: insecure });
+    const reply = await request(new URL(path, this.baseUrl), { method, headers, body, dispatcher: this.agent });
     const text = await reply.body.text();
     const set = reply.headers['set-cookie'];
     const cookies = set === undefined ? [] : [set].flat();
