@@ -2,7 +2,7 @@ import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestj
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { toDataURL } from 'qrcode';
+import { toString as qrText } from 'qrcode';
 import { ChangeMemberSession, EnrolMemberTotp, newTotpSecret, totpUri } from '../commands/member.commands';
 import { seal, SiteSecrets, unseal } from '../commands/site-secrets';
 import type { SignedInMember } from './member-sessions';
@@ -14,6 +14,10 @@ import { CurrentMember, memberCaller, SitePageErrors } from './site-request';
 
 /** What a TOTP secret being set up is sealed to, in its form: the session that asked for it. */
 const setupContext = (member: SignedInMember) => `totp-setup:${member.sessionHash}`;
+
+/** The set-up's QR code as an SVG image: every answer of the form draws it, refusals too, and a PNG's encoding is most of a page's time. */
+const qrImage = async (uri: string) =>
+  `data:image/svg+xml;base64,${Buffer.from(await qrText(uri, { type: 'svg', margin: 1, width: 200 })).toString('base64')}`;
 
 /** A wrong password and a wrong code are answered alike: the answer is no oracle for the password. */
 const NOT_ACCEPTED = 'Your password or the code was not accepted: check both and try again.';
@@ -90,7 +94,7 @@ export class SecurityController {
     sealed = seal(this.secrets.sealingKey, secret, setupContext(member)),
   ) {
     const uri = totpUri(member.email, secret);
-    const setup = { qr: await toDataURL(uri, { margin: 1, width: 200 }), secret, sealed };
+    const setup = { qr: await qrImage(uri), secret, sealed };
     return this.pages.send(request, reply, 'security', { title: 'Sign-in and security', setup, errors }, status);
   }
 }
