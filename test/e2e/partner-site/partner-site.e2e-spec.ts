@@ -10,7 +10,7 @@ import { inputValue, SiteClient, totpAt } from '../../support/site-client';
 
 const PASSWORD = 'a long and private passphrase';
 
-/** The most checks of one account's secrets that can run in `ms`: three free, then one a wait (2 s, 4 s, 8 s ...), however they are sent. */
+/** The most checks of one account's secrets that can run in `ms`: the free ones, then one a wait (each twice the last), however they are sent. */
 const mostChecked = (ms: number) => 3 + Math.floor(Math.log2(ms / 1000 + 2));
 
 describe('the partner site', () => {

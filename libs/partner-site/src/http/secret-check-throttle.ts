@@ -25,7 +25,7 @@ export class TooSoon {
  * Every check of a secret a person types (a sign-in's password and code, the password asked again
  * before a sensitive change, a sign-up link's token), per account (the member id: one budget for
  * every kind of check) and per client address, with a wait that doubles with each attempt past the
- * free ones (2 s, 4 s, 8 s ... 15 minutes): guessing gets slow, a typo costs nothing. An attempt is
+ * free ones, up to {@link MAX_WAIT_SECONDS}: guessing gets slow, a typo costs nothing. An attempt is
  * counted when it is admitted, before its secret is checked, and a right one takes its count back;
  * past the free ones, each wait admits one attempt (taken atomically), so attempts sent at once are
  * refused as if sent one after another, and a refused one is never checked (no hash is computed).
