@@ -1,7 +1,17 @@
 import { generate } from 'otplib';
 import { Agent, request } from 'undici';
 
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+let clients = 0;
+
+/**
+ * A loopback address of its own for each client (127.0.0.2, 127.0.0.3 ...: Linux answers the whole
+ * of 127/8 on loopback), as browsers on different machines: one test's wrong attempts never make
+ * another test's client wait for its address.
+ */
+function nextLoopbackAddress(): string {
+  const n = clients++;
+  return `127.0.${Math.floor(n / 250)}.${(n % 250) + 2}`;
+}
 
 export interface Page {
   status: number;
@@ -30,6 +40,8 @@ export interface SiteClientOptions {
   origin?: string;
   /** Headers sent with every request (a TLS proxy's `X-Forwarded-*`). */
   headers?: Record<string, string>;
+  /** The address it connects from (the next unused loopback address unless given). */
+  address?: string;
 }
 
 /**
@@ -38,11 +50,18 @@ export interface SiteClientOptions {
  */
 export class SiteClient {
   readonly jar = new Map<string, string>();
+  private readonly agent: Agent;
+
+  /** The client's own address, which the site's throttle counts by. */
+  readonly address: string;
 
   constructor(
     readonly baseUrl: string,
     private readonly options: SiteClientOptions = {},
-  ) {}
+  ) {
+    this.address = options.address ?? nextLoopbackAddress();
+    this.agent = new Agent({ localAddress: this.address, connect: { rejectUnauthorized: false } });
+  }
 
   get origin(): string {
     return this.options.origin ?? new URL(this.baseUrl).origin;
@@ -80,7 +99,7 @@ export class SiteClient {
     const headers: Record<string, string> = { ...this.options.headers, ...extra };
     if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const reply = await request(new URL(path, this.baseUrl), { method, headers, body, dispatcher: insecure });
+    const reply = await request(new URL(path, this.baseUrl), { method, headers, body, dispatcher: this.agent });
     const text = await reply.body.text();
     const set = reply.headers['set-cookie'];
     const cookies = set === undefined ? [] : [set].flat();

@@ -6,17 +6,18 @@ import {
   ChangeMemberSessionHandler,
   EnrolMemberTotpHandler,
   InviteMemberHandler,
+  OpenInvitationHandler,
   RemoveMemberHandler,
   SignInMemberHandler,
   SignUpMemberHandler,
 } from './commands/member.commands';
 import { MemberAuditSource } from './commands/member-audit-source';
+import { PasswordHashing } from './commands/password-hashing';
 import { AccountController } from './http/account.controller';
 import { KeysController } from './http/keys.controller';
-import { MemberInvitations } from './http/member-invitations';
 import { MemberSessions } from './http/member-sessions';
 import { SecurityController } from './http/security.controller';
-import { SignInThrottle } from './http/sign-in-throttle';
+import { SecretCheckThrottle } from './http/secret-check-throttle';
 import { SitePages } from './http/site-pages';
 import { SitePageErrors } from './http/site-request';
 import { SupportController } from './http/support.controller';
@@ -28,19 +29,22 @@ import { WebhooksController } from './http/webhooks.controller';
   imports: [AccountsModule],
   providers: [
     InviteMemberHandler,
+    OpenInvitationHandler,
     SignUpMemberHandler,
     SignInMemberHandler,
     EnrolMemberTotpHandler,
     ChangeMemberSessionHandler,
     RemoveMemberHandler,
     MemberAuditSource,
+    // One for the process: the bound on its password hashes holds across every handler.
+    { provide: PasswordHashing, useValue: new PasswordHashing() },
   ],
 })
 export class PartnerSiteModule {}
 
 /**
  * The partner site's pages under /partner. `limits`: the API's request limits (the pages spend the
- * partner's budget, and the sign-in throttle counts where they count), or null when the service has none.
+ * partner's budget, and the throttle of secrets' checks counts where they count), or null when the service has none.
  */
 @Module({})
 export class PartnerSiteHttpModule {
@@ -53,10 +57,9 @@ export class PartnerSiteHttpModule {
       providers: [
         SitePages,
         MemberSessions,
-        MemberInvitations,
         SupportLookup,
         SitePageErrors,
-        { provide: SignInThrottle, useValue: new SignInThrottle(limits?.counters ?? memoryCounters) },
+        { provide: SecretCheckThrottle, useValue: new SecretCheckThrottle(limits?.counters ?? memoryCounters) },
         ...(limits ? [{ provide: RequestLimits, useValue: limits }] : []),
       ],
       exports: [SitePages, MemberSessions],

@@ -62,7 +62,7 @@ export class RequestLimits {
 
   private constructor(
     readonly settings: RequestLimitSettings,
-    /** Where these limits count: other limits of the service (the partner site's sign-in) count there too. */
+    /** Where these limits count: other limits of the service (the partner site's throttle of passwords and links) count there too. */
     readonly counters: CounterFactory,
   ) {
     // Budgets differ by partner and failures only count: each counter counts, and the callers compare.

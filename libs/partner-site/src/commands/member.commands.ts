@@ -9,15 +9,17 @@ import {
   LogPosition,
   NotFound,
   ValidationFailed,
+  ValidationIssue,
   ViewDocument,
   ViewStore,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import { emailIssues, INVITE_LIFETIME_MS, normalEmail, passwordIssues, SESSION_LIFETIME_MS } from '../domain/member/member-rules';
-import { Member, memberDecider, MemberCommand } from '../domain/member/member.decider';
+import { invitationRefusal, Member, memberDecider, MemberCommand, totpSetUpAlready } from '../domain/member/member.decider';
 import { memberStream, MemberSignInFailed, SignInFailure } from '../domain/member/member.events';
+import { PasswordHashing } from './password-hashing';
 import { newSecret, seal, secretHash, SiteSecrets, unseal } from './site-secrets';
 
 /** A member's id: derived from the email, so that one email is one member and a sign-in finds its stream without a view. */
@@ -95,12 +97,69 @@ export async function loadMember(store: EventStore, memberId: string): Promise<M
   return (await loadCachedAggregate(store, memberStream(memberId), memberDecider)).state;
 }
 
+/**
+ * The member a sign-up link names, while the link can sign them up. A dead link naming a member
+ * is recorded in that member's stream (`MemberInvitationRefused`); a link naming nobody makes no stream.
+ */
+async function liveInvitation(
+  store: EventStore,
+  token: string,
+  address: string,
+  now: Date,
+  caller: Omit<CommandCaller, 'actor'>,
+): Promise<{ memberId: string; inviteHash: string; member: Member } | null> {
+  const invitation = invitationOf(token);
+  const member = invitation && (await loadMember(store, invitation.memberId));
+  if (!invitation || !member || member.status === 'none') return null;
+  const { memberId } = invitation;
+  const inviteHash = secretHash(invitation.secret);
+  if (invitationRefusal(member, inviteHash, now) === null) return { memberId, inviteHash, member };
+  await run(store, memberId, { type: 'PresentInvitation', data: { memberId, inviteHash, address } }, now, {
+    ...caller,
+    partnerId: member.partnerId!,
+    actor: 'anonymous',
+  });
+  return null;
+}
+
+/** Opens a sign-up link (its page): whose it is while it works, null for any dead link (recorded when it names a member). */
+export class OpenInvitation extends Command<{ memberId: string; email: string } | null> {
+  constructor(
+    readonly token: string,
+    readonly address: string,
+    readonly caller: Omit<CommandCaller, 'actor'>,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(OpenInvitation)
+export class OpenInvitationHandler implements ICommandHandler<OpenInvitation> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ token, address, caller }: OpenInvitation) {
+    const live = await liveInvitation(this.store, token, address, this.clock.now(), caller);
+    return live && { memberId: live.memberId, email: live.member.email! };
+  }
+}
+
+export type SignUpOutcome =
+  | { outcome: 'signed-up'; memberId: string; partnerId: string; email: string }
+  /** The link works, the password chosen does not. */
+  | { outcome: 'invalid'; email: string; issues: ValidationIssue[] }
+  /** The link does not work, whatever the reason: the answer tells nothing of the member. */
+  | { outcome: 'dead-link' };
+
 /** Signs a person up with their invitation and a password of their own. */
-export class SignUpMember extends Command<{ memberId: string; partnerId: string; email: string }> {
+export class SignUpMember extends Command<SignUpOutcome> {
   constructor(
     readonly token: string,
     readonly password: string,
     readonly confirmation: string,
+    readonly address: string,
     readonly caller: Omit<CommandCaller, 'actor'>,
   ) {
     super();
@@ -112,25 +171,22 @@ export class SignUpMemberHandler implements ICommandHandler<SignUpMember> {
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
+    private readonly hashing: PasswordHashing,
   ) {}
 
-  async execute({ token, password, confirmation, caller }: SignUpMember) {
-    const invitation = invitationOf(token);
-    const member = invitation && (await loadMember(this.store, invitation.memberId));
-    // A link whose secret is not the member's latest (used, replaced, made up) is answered as no link at all.
-    if (!invitation || !member || member.status === 'none' || !sameHash(secretHash(invitation.secret), member.inviteHash ?? ''))
-      throw invitationGone();
+  async execute({ token, password, confirmation, address, caller }: SignUpMember): Promise<SignUpOutcome> {
+    const live = await liveInvitation(this.store, token, address, this.clock.now(), caller);
+    if (!live) return { outcome: 'dead-link' };
+    const { memberId, inviteHash, member } = live;
     const issues = passwordIssues(password, confirmation, member.email!);
-    if (issues.length) throw new ValidationFailed(issues);
-    const { memberId } = invitation;
-    await run(
-      this.store,
-      memberId,
-      { type: 'SignUpMember', data: { memberId, inviteHash: secretHash(invitation.secret), passwordHash: await hashPassword(password) } },
-      this.clock.now(),
-      { ...caller, partnerId: member.partnerId!, actor: `member:${memberId}` },
-    );
-    return { memberId, partnerId: member.partnerId!, email: member.email! };
+    if (issues.length) return { outcome: 'invalid', email: member.email!, issues };
+    const passwordHash = await this.hashing.run(address, () => hashPassword(password));
+    await run(this.store, memberId, { type: 'SignUpMember', data: { memberId, inviteHash, passwordHash } }, this.clock.now(), {
+      ...caller,
+      partnerId: member.partnerId!,
+      actor: `member:${memberId}`,
+    });
+    return { outcome: 'signed-up', memberId, partnerId: member.partnerId!, email: member.email! };
   }
 }
 
@@ -157,18 +213,18 @@ export class SignInMemberHandler implements ICommandHandler<SignInMember> {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly secrets: SiteSecrets,
+    private readonly hashing: PasswordHashing,
   ) {}
 
   async execute({ email, password, code, address, caller }: SignInMember): Promise<SignInOutcome> {
     const memberId = memberIdOf(email);
     const member = await loadMember(this.store, memberId);
-    if (member.status === 'none') {
-      await verifyPassword(password, await (decoy ??= hashPassword(newSecret())));
-      return { signedIn: false, reason: 'unknown' };
-    }
+    // Someone unknown, or invited and not signed up, takes as long to refuse as anyone: the time tells nothing.
+    const passwordMatches = await this.hashing.run(address, async () =>
+      verifyPassword(password, member.passwordHash ?? (await (decoy ??= hashPassword(newSecret())))),
+    );
+    if (member.status === 'none') return { signedIn: false, reason: 'unknown' };
     const now = this.clock.now();
-    // Someone invited who has not signed up takes as long to refuse as anyone: the time tells nothing.
-    const passwordMatches = await verifyPassword(password, member.passwordHash ?? (await (decoy ??= hashPassword(newSecret()))));
     const totpStep = passwordMatches && member.sealedTotpSecret ? await this.codeStep(memberId, member.sealedTotpSecret, code, now) : null;
     const sessionId = newSecret();
     const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString();
@@ -187,10 +243,15 @@ export class SignInMemberHandler implements ICommandHandler<SignInMember> {
 
   private async codeStep(memberId: string, sealed: string, code: string, now: Date): Promise<number | null> {
     const secret = unseal(this.secrets.sealingKey, sealed, totpContext(memberId));
-    if (secret === null || !/^\d{6}$/.test(code)) return null;
-    const result = await verify({ secret, token: code, epoch: Math.floor(now.getTime() / 1000), epochTolerance: TOTP_TOLERANCE_S });
-    return result.valid && 'timeStep' in result ? result.timeStep : null;
+    return secret === null ? null : matchingStep(secret, code, now);
   }
+}
+
+/** The time step a TOTP code of `secret` matches at `now` (or the step before or after), null for none. */
+async function matchingStep(secret: string, code: string, now: Date): Promise<number | null> {
+  if (!/^\d{6}$/.test(code)) return null;
+  const result = await verify({ secret, token: code, epoch: Math.floor(now.getTime() / 1000), epochTolerance: TOTP_TOLERANCE_S });
+  return result.valid && 'timeStep' in result ? result.timeStep : null;
 }
 
 /** What a sealed TOTP secret is bound to: its member. */
@@ -202,14 +263,18 @@ export const newTotpSecret = (): string => generateSecret();
 /** The otpauth address of a member's TOTP secret, for their app (as a QR code). */
 export const totpUri = (email: string, secret: string) => generateURI({ issuer: TOTP_ISSUER, label: email, secret });
 
-/** Enrols a TOTP second factor once its first code is right; the secret goes into the log sealed. */
-/** Turns on a member's second factor; their password again, so that a session left open cannot lock its owner out. */
-export class EnrolMemberTotp extends Command<{ position: LogPosition | null }> {
+/**
+ * Turns on a member's second factor once the first code of the new secret is right, the secret
+ * sealed in the log; their password again, so that a session left open or stolen cannot lock its
+ * owner out. A wrong password or code is recorded (`MemberReauthenticationFailed`), and answered alike.
+ */
+export class EnrolMemberTotp extends Command<{ enrolled: boolean; position: LogPosition | null }> {
   constructor(
     readonly memberId: string,
     readonly secret: string,
     readonly code: string,
     readonly password: string,
+    readonly address: string,
     readonly caller: CommandCaller,
   ) {
     super();
@@ -222,27 +287,27 @@ export class EnrolMemberTotpHandler implements ICommandHandler<EnrolMemberTotp> 
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly secrets: SiteSecrets,
+    private readonly hashing: PasswordHashing,
   ) {}
 
-  async execute({ memberId, secret, code, password, caller }: EnrolMemberTotp) {
+  async execute({ memberId, secret, code, password, address, caller }: EnrolMemberTotp) {
     const member = await loadMember(this.store, memberId);
-    if (member.passwordHash === null || !(await verifyPassword(password, member.passwordHash)))
-      throw invalid('member', 'password', 'is not your password');
+    if (member.status !== 'active') throw new NotFound('no such member');
+    // Refused before the password is checked, so that this answer tells nothing of it.
+    if (member.sealedTotpSecret !== null) throw totpSetUpAlready();
     const now = this.clock.now();
-    const result = /^\d{6}$/.test(code)
-      ? await verify({ secret, token: code, epoch: Math.floor(now.getTime() / 1000), epochTolerance: TOTP_TOLERANCE_S })
-      : { valid: false as const };
-    if (!result.valid || !('timeStep' in result))
-      throw invalid('member', 'code', 'is not the code your app shows: check its clock and try the next code');
+    const passwordMatches = await this.hashing.run(address, () => verifyPassword(password, member.passwordHash!));
+    // The code is checked whatever the password: both failures take as long.
+    const totpStep = await matchingStep(secret, code, now);
     const sealedSecret = seal(this.secrets.sealingKey, secret, totpContext(memberId));
-    const { position } = await run(
+    const { events, position } = await run(
       this.store,
       memberId,
-      { type: 'EnrolMemberTotp', data: { memberId, sealedSecret, totpStep: result.timeStep } },
+      { type: 'EnrolMemberTotp', data: { memberId, sealedSecret, totpStep, passwordMatches, address } },
       now,
       caller,
     );
-    return { position };
+    return { enrolled: events.some((e) => e.type === 'MemberTotpEnrolled'), position };
   }
 }
 
@@ -307,8 +372,6 @@ export class RemoveMemberHandler implements ICommandHandler<RemoveMember> {
     return { memberId, endedSessions: removed?.type === 'MemberRemoved' ? removed.data.sessionHashes.length : 0, position };
   }
 }
-
-const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** How every link that cannot sign anyone up is answered, whatever the reason: it tells nothing of the member. */
 export const invitationGone = () =>

@@ -1,19 +1,26 @@
-import { ValidationFailed } from '@deals/kernel';
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { toDataURL } from 'qrcode';
+import { toString as qrText } from 'qrcode';
 import { ChangeMemberSession, EnrolMemberTotp, newTotpSecret, totpUri } from '../commands/member.commands';
 import { seal, SiteSecrets, unseal } from '../commands/site-secrets';
 import type { SignedInMember } from './member-sessions';
 import { field } from './form-fields';
+import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
 import { endedSessionCookie, SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
-import { CurrentMember, issueTexts, memberCaller, SitePageErrors } from './site-request';
+import { CurrentMember, memberCaller, SitePageErrors } from './site-request';
 
 /** What a TOTP secret being set up is sealed to, in its form: the session that asked for it. */
 const setupContext = (member: SignedInMember) => `totp-setup:${member.sessionHash}`;
+
+/** The set-up's QR code as an SVG image: every answer of the form draws it, refusals too, and a PNG's encoding is most of a page's time. */
+const qrImage = async (uri: string) =>
+  `data:image/svg+xml;base64,${Buffer.from(await qrText(uri, { type: 'svg', margin: 1, width: 200 })).toString('base64')}`;
+
+/** A wrong password and a wrong code are answered alike: the answer is no oracle for the password. */
+const NOT_ACCEPTED = 'Your password or the code was not accepted: check both and try again.';
 
 /** Two-step sign-in (TOTP) and signing out everywhere. */
 @ApiExcludeController()
@@ -24,6 +31,7 @@ export class SecurityController {
     private readonly commands: CommandBus,
     private readonly pages: SitePages,
     private readonly secrets: SiteSecrets,
+    private readonly throttle: SecretCheckThrottle,
   ) {}
 
   @Get()
@@ -37,19 +45,32 @@ export class SecurityController {
     return this.setupPage(request, reply, member, newTotpSecret(), 200);
   }
 
+  /** The password asked again goes through the throttle of the member's sign-ins, and counts with them. */
   @Post('totp')
   async enrol(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Body() body: unknown) {
-    const secret = unseal(this.secrets.sealingKey, field(body, 'sealed'), setupContext(member));
+    if (member.totpEnrolled) return reply.redirect('/partner/security', 303);
+    const sealed = field(body, 'sealed');
+    const secret = unseal(this.secrets.sealingKey, sealed, setupContext(member));
     if (secret === null) return this.start(request, reply, member);
-    try {
-      const code = field(body, 'code').trim();
-      await this.commands.execute(
-        new EnrolMemberTotp(member.memberId, secret, code, field(body, 'password'), memberCaller(request, member)),
-      );
-    } catch (error) {
-      if (!(error instanceof ValidationFailed) || !['code', 'password'].includes(error.issues[0]?.field ?? '')) throw error;
-      return this.setupPage(request, reply, member, secret, 422, issueTexts(error));
-    }
+    const outcome = await this.throttle.attempt(
+      request.ip,
+      member.memberId,
+      () =>
+        this.commands.execute(
+          new EnrolMemberTotp(
+            member.memberId,
+            secret,
+            field(body, 'code').trim(),
+            field(body, 'password'),
+            request.ip,
+            memberCaller(request, member),
+          ),
+        ),
+      (result) => result.enrolled,
+    );
+    // The form comes back as it was sent (the same sealed secret): a wrong password and a wrong code get the very same page.
+    if (outcome instanceof TooSoon) return this.setupPage(request, reply, member, secret, 429, [tooSoonText(reply, outcome)], sealed);
+    if (!outcome.enrolled) return this.setupPage(request, reply, member, secret, 422, [NOT_ACCEPTED], sealed);
     return reply.redirect('/partner/security?done=totp', 303);
   }
 
@@ -70,13 +91,10 @@ export class SecurityController {
     secret: string,
     status: number,
     errors?: string[],
+    sealed = seal(this.secrets.sealingKey, secret, setupContext(member)),
   ) {
     const uri = totpUri(member.email, secret);
-    const setup = {
-      qr: await toDataURL(uri, { margin: 1, width: 200 }),
-      secret,
-      sealed: seal(this.secrets.sealingKey, secret, setupContext(member)),
-    };
+    const setup = { qr: await qrImage(uri), secret, sealed };
     return this.pages.send(request, reply, 'security', { title: 'Sign-in and security', setup, errors }, status);
   }
 }

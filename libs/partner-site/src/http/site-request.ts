@@ -32,7 +32,7 @@ export function visitorCaller(request: SiteRequest): Omit<CommandCaller, 'actor'
 }
 
 /** The texts of a validation failure's entries, as a form shows them. */
-export const issueTexts = (error: ValidationFailed) =>
+export const issueTexts = (error: Pick<ValidationFailed, 'issues'>) =>
   error.issues.map((issue) => (issue.field ? `${issue.field.replace(/_/g, ' ')} ${issue.message}` : issue.message));
 
 /** Refusals and failures of the site's pages, as pages (the API's filter answers JSON). */

@@ -1,8 +1,19 @@
 import { NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '@deals/testing';
-import { memberDecider, SignInMember } from './member.decider';
+import { EnrolMemberTotp, memberDecider, PresentInvitation, SignInMember } from './member.decider';
 import { passwordIssues } from './member-rules';
-import { MemberInvited, MemberSignedIn, MemberSignedUp, MemberSignInFailed, MemberTotpEnrolled, SignInFailure } from './member.events';
+import {
+  InvitationRefusal,
+  MemberInvitationRefused,
+  MemberInvited,
+  MemberReauthenticationFailed,
+  MemberSignedIn,
+  MemberSignedUp,
+  MemberSignInFailed,
+  MemberTotpEnrolled,
+  ReauthenticationFailure,
+  SignInFailure,
+} from './member.events';
 
 const given = deciderSpec(memberDecider);
 const t0 = new Date('2026-06-15T12:00:00Z');
@@ -48,6 +59,23 @@ const signIn = (change: Partial<SignInMember['data']> = {}): SignInMember => ({
 const failed = (reason: SignInFailure, minutes = 5): MemberSignInFailed => ({
   type: 'MemberSignInFailed',
   data: { memberId: 'm1', partnerId: 'p1', reason, address: '10.0.0.1', failedAt: iso(minutes) },
+});
+
+const enrol = (change: Partial<EnrolMemberTotp['data']> = {}): EnrolMemberTotp => ({
+  type: 'EnrolMemberTotp',
+  data: { memberId: 'm1', sealedSecret: 'sealed', totpStep: 100, passwordMatches: true, address: '10.0.0.2', ...change },
+});
+const reauthenticationFailed = (reason: ReauthenticationFailure, minutes = 3): MemberReauthenticationFailed => ({
+  type: 'MemberReauthenticationFailed',
+  data: { memberId: 'm1', partnerId: 'p1', purpose: 'totp-enrolment', reason, address: '10.0.0.2', failedAt: iso(minutes) },
+});
+const presented = (inviteHash: string): PresentInvitation => ({
+  type: 'PresentInvitation',
+  data: { memberId: 'm1', inviteHash, address: '10.0.0.3' },
+});
+const linkRefused = (reason: InvitationRefusal, minutes: number): MemberInvitationRefused => ({
+  type: 'MemberInvitationRefused',
+  data: { memberId: 'm1', partnerId: 'p1', reason, address: '10.0.0.3', refusedAt: iso(minutes) },
 });
 
 describe('partner member decider', () => {
@@ -153,12 +181,54 @@ describe('partner member decider', () => {
         .then([]);
     });
     it('enrols a second factor once', () => {
-      given([invited, signedUp])
-        .when({ type: 'EnrolMemberTotp', data: { memberId: 'm1', sealedSecret: 'sealed', totpStep: 100 } }, at(3))
-        .then([enrolled]);
+      given([invited, signedUp]).when(enrol(), at(3)).then([enrolled]);
       given([invited, signedUp, enrolled])
-        .when({ type: 'EnrolMemberTotp', data: { memberId: 'm1', sealedSecret: 'other', totpStep: 101 } }, at(4))
+        .when(enrol({ sealedSecret: 'other', totpStep: 101 }), at(4))
         .thenThrows(ValidationFailed);
+    });
+    it('records a wrong password asked again before enrolling, whatever the code', () => {
+      given([invited, signedUp])
+        .when(enrol({ passwordMatches: false }), at(3))
+        .then([reauthenticationFailed('password')]);
+      given([invited, signedUp])
+        .when(enrol({ passwordMatches: false, totpStep: null }), at(3))
+        .then([reauthenticationFailed('password')]);
+    });
+    it('records the right password with a wrong code of the new secret as a failed re-authentication', () => {
+      given([invited, signedUp])
+        .when(enrol({ totpStep: null }), at(3))
+        .then([reauthenticationFailed('code')]);
+    });
+    it('refuses an enrolment once enrolled before it looks at the password', () => {
+      given([invited, signedUp, enrolled])
+        .when(enrol({ passwordMatches: false }), at(4))
+        .thenThrows(ValidationFailed, { issues: [expect.objectContaining({ field: 'totp' })] });
+    });
+  });
+
+  describe('a sign-up link presented', () => {
+    it('changes nothing while it works', () => {
+      given([invited]).when(presented('h-invite'), at(1)).then([]);
+    });
+    it("records a link whose secret is not the member's live invitation: made up, replaced, or used", () => {
+      given([invited])
+        .when(presented('h-made-up'), at(1))
+        .then([linkRefused('secret', 1)]);
+      const again: MemberInvited = { ...invited, data: { ...invited.data, inviteHash: 'h-newer', invitedAt: iso(2) } };
+      given([invited, again])
+        .when(presented('h-invite'), at(3))
+        .then([linkRefused('secret', 3)]);
+      given([invited, signedUp])
+        .when(presented('h-invite'), at(3))
+        .then([linkRefused('secret', 3)]);
+    });
+    it('records the live link past its 72 hours as expired', () => {
+      given([invited])
+        .when(presented('h-invite'), at(72 * 60))
+        .then([linkRefused('expired', 72 * 60)]);
+    });
+    it('records nothing for a member who does not exist (no stream is made)', () => {
+      given([]).when(presented('h-invite'), t0).thenThrows(NotFound);
     });
   });
 

@@ -1,8 +1,10 @@
 import { Decider, DomainCommand, NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
 import { SESSION_IDLE_MS } from './member-rules';
 import {
+  InvitationRefusal,
   MemberEvent,
   MemberInvited,
+  MemberReauthenticationFailed,
   MemberSignedIn,
   MemberSignInFailed,
   MemberSignedUp,
@@ -12,6 +14,8 @@ import {
 
 export type InviteMember = DomainCommand<'InviteMember', Omit<MemberInvited['data'], 'invitedAt'>>;
 export type SignUpMember = DomainCommand<'SignUpMember', { memberId: string; inviteHash: string; passwordHash: string }>;
+/** A sign-up link naming the member was opened or posted: a dead one is recorded, a live one changes nothing. */
+export type PresentInvitation = DomainCommand<'PresentInvitation', { memberId: string; inviteHash: string; address: string }>;
 /**
  * A sign-in attempt, its credentials already checked by the handler (scrypt and the TOTP check are
  * slow or read a secret): `passwordMatches`, and `totpStep`, the time step the code matched (null:
@@ -25,10 +29,25 @@ export type RefreshMemberSession = DomainCommand<'RefreshMemberSession', { membe
 export type SignOutMember = DomainCommand<'SignOutMember', { memberId: string; sessionHash: string }>;
 export type SignOutEverywhere = DomainCommand<'SignOutEverywhere', { memberId: string }>;
 export type RemoveMember = DomainCommand<'RemoveMember', { memberId: string }>;
-export type EnrolMemberTotp = DomainCommand<'EnrolMemberTotp', Pick<MemberTotpEnrolled['data'], 'memberId' | 'sealedSecret' | 'totpStep'>>;
+/**
+ * Turning on the second factor, the password asked again and checked by the handler:
+ * `passwordMatches`, and `totpStep`, the time step the new secret's code matched (null: none).
+ */
+export type EnrolMemberTotp = DomainCommand<
+  'EnrolMemberTotp',
+  Pick<MemberTotpEnrolled['data'], 'memberId' | 'sealedSecret'> & { totpStep: number | null; passwordMatches: boolean; address: string }
+>;
 
 export type MemberCommand =
-  InviteMember | SignUpMember | SignInMember | RefreshMemberSession | SignOutMember | SignOutEverywhere | EnrolMemberTotp | RemoveMember;
+  | InviteMember
+  | SignUpMember
+  | PresentInvitation
+  | SignInMember
+  | RefreshMemberSession
+  | SignOutMember
+  | SignOutEverywhere
+  | EnrolMemberTotp
+  | RemoveMember;
 
 export interface LiveSession {
   expiresAt: string;
@@ -57,6 +76,16 @@ export function sessionIsLive(session: LiveSession | undefined, now: Date): sess
   return Date.parse(session.expiresAt) > at && Date.parse(session.lastSeenAt) + SESSION_IDLE_MS > at;
 }
 
+/** Why a sign-up link with this secret's hash cannot sign the member up at `now`; null while it can. */
+export function invitationRefusal(member: Member, inviteHash: string, now: Date): InvitationRefusal | null {
+  if (member.status !== 'invited' || member.inviteHash === null || inviteHash !== member.inviteHash) return 'secret';
+  return Date.parse(member.inviteExpiresAt!) <= now.getTime() ? 'expired' : null;
+}
+
+/** Refused before the password is checked: the answer tells nothing of the password. */
+export const totpSetUpAlready = () =>
+  new ValidationFailed([{ type: 'invalid', resource: 'member', field: 'totp', message: 'is set up already' }]);
+
 const used = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'invitation', field: 'token', message }]);
 
 function signIn(member: Member, data: SignInMember['data'], now: Date): Array<MemberSignedIn | MemberSignInFailed> {
@@ -74,6 +103,21 @@ function signIn(member: Member, data: SignInMember['data'], now: Date): Array<Me
   }
   const step = member.sealedTotpSecret !== null ? totpStep : null;
   return [{ type: 'MemberSignedIn', data: { memberId, partnerId, sessionHash, signedInAt: at, expiresAt, address, totpStep: step } }];
+}
+
+function enrolTotp(member: Member, data: EnrolMemberTotp['data'], now: Date): Array<MemberTotpEnrolled | MemberReauthenticationFailed> {
+  if (member.status !== 'active') throw new NotFound('no such member');
+  if (member.sealedTotpSecret !== null) throw totpSetUpAlready();
+  const { memberId, sealedSecret, totpStep, passwordMatches, address } = data;
+  const partnerId = member.partnerId!;
+  const at = now.toISOString();
+  if (!passwordMatches || totpStep === null) {
+    const reason = passwordMatches ? 'code' : 'password';
+    return [
+      { type: 'MemberReauthenticationFailed', data: { memberId, partnerId, purpose: 'totp-enrolment', reason, address, failedAt: at } },
+    ];
+  }
+  return [{ type: 'MemberTotpEnrolled', data: { memberId, partnerId, sealedSecret, totpStep, enrolledAt: at } }];
 }
 
 export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
@@ -112,6 +156,12 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
         };
         return [{ type: 'MemberSignedUp', data }];
       }
+      case 'PresentInvitation': {
+        const { inviteHash, address } = command.data;
+        const reason = invitationRefusal(member, inviteHash, now);
+        if (reason === null) return [];
+        return [{ type: 'MemberInvitationRefused', data: { memberId, partnerId: member.partnerId!, reason, address, refusedAt: at } }];
+      }
       case 'SignInMember':
         return signIn(member, command.data, now);
       case 'RefreshMemberSession': {
@@ -134,13 +184,8 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
         const sessionHashes = Object.keys(member.sessions);
         return [{ type: 'MemberRemoved', data: { memberId, partnerId: member.partnerId!, sessionHashes, signedOutAt: at } }];
       }
-      case 'EnrolMemberTotp': {
-        if (member.status !== 'active') throw new NotFound('no such member');
-        if (member.sealedTotpSecret !== null)
-          throw new ValidationFailed([{ type: 'invalid', resource: 'member', field: 'totp', message: 'is set up already' }]);
-        const { sealedSecret, totpStep } = command.data;
-        return [{ type: 'MemberTotpEnrolled', data: { memberId, partnerId: member.partnerId!, sealedSecret, totpStep, enrolledAt: at } }];
-      }
+      case 'EnrolMemberTotp':
+        return enrolTotp(member, command.data, now);
     }
   },
 
@@ -177,6 +222,8 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
       case 'MemberTotpEnrolled':
         return { ...member, sealedTotpSecret: event.data.sealedSecret, lastTotpStep: Math.max(member.lastTotpStep, event.data.totpStep) };
       case 'MemberSignInFailed':
+      case 'MemberReauthenticationFailed':
+      case 'MemberInvitationRefused':
         return member;
       case 'MemberRemoved':
         return { ...member, status: 'removed', inviteHash: null, passwordHash: null, sealedTotpSecret: null, sessions: {} };

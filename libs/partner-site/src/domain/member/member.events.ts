@@ -40,6 +40,36 @@ export type MemberSignInFailed = DomainEvent<
   { memberId: string; partnerId: string; reason: SignInFailure; address: string; failedAt: string }
 >;
 
+/** What a signed-in person confirms with their password again. */
+export const REAUTHENTICATION_PURPOSES = ['totp-enrolment'] as const;
+export type ReauthenticationPurpose = (typeof REAUTHENTICATION_PURPOSES)[number];
+/** `password`: not the member's; `code`: the password right and the code of the change not. The page tells neither. */
+export const REAUTHENTICATION_FAILURES = ['password', 'code'] as const;
+export type ReauthenticationFailure = (typeof REAUTHENTICATION_FAILURES)[number];
+
+/** A signed-in session asked for a sensitive change and its password (or the change's code) was not accepted. */
+export type MemberReauthenticationFailed = DomainEvent<
+  'MemberReauthenticationFailed',
+  {
+    memberId: string;
+    partnerId: string;
+    purpose: ReauthenticationPurpose;
+    reason: ReauthenticationFailure;
+    address: string;
+    failedAt: string;
+  }
+>;
+
+/** `secret`: not the member's live invitation (used, replaced or made up); `expired`: the live one, past its end. */
+export const INVITATION_REFUSALS = ['secret', 'expired'] as const;
+export type InvitationRefusal = (typeof INVITATION_REFUSALS)[number];
+
+/** A sign-up link naming this member was refused (answered as any dead link, whatever the reason). */
+export type MemberInvitationRefused = DomainEvent<
+  'MemberInvitationRefused',
+  { memberId: string; partnerId: string; reason: InvitationRefusal; address: string; refusedAt: string }
+>;
+
 /** The session was used after a while: its idle time starts again from `seenAt`. */
 export type MemberSessionRefreshed = DomainEvent<'MemberSessionRefreshed', { memberId: string; sessionHash: string; seenAt: string }>;
 
@@ -69,6 +99,8 @@ export type MemberEvent =
   | MemberSignedUp
   | MemberSignedIn
   | MemberSignInFailed
+  | MemberReauthenticationFailed
+  | MemberInvitationRefused
   | MemberSessionRefreshed
   | MemberSignedOut
   | MemberSignedOutEverywhere
@@ -79,6 +111,8 @@ export const MEMBER_EVENT_TYPES: ReadonlyArray<MemberEvent['type']> = [
   'MemberSignedUp',
   'MemberSignedIn',
   'MemberSignInFailed',
+  'MemberReauthenticationFailed',
+  'MemberInvitationRefused',
   'MemberSessionRefreshed',
   'MemberSignedOut',
   'MemberSignedOutEverywhere',
