@@ -118,7 +118,7 @@ function toKeep(
 ): RecordedAnswer {
   const status = reply.statusCode;
   let reason: NotKeptReason | null = null;
-  if (keyed.secretShown && status < 400) {
+  if (keyed.secretShown) {
     const instead = keyed.secretShown.instead;
     if (instead) return { status, contentType: instead.contentType, body: seal(keyed.sealing, instead.body) };
     reason = 'secret';
@@ -148,7 +148,7 @@ const NOT_KEPT_BECAUSE: Record<NotKeptReason, string> = {
  * The answer being sent shows a secret once (a new API key, password, signing secret, access
  * token): a repeat of the request with the same key never gets the secret again, but `instead`
  * (the same resource without its secret, with the same status) or, without it, a refusal saying
- * the request was carried out. An error answer is kept as it is. Without a key, nothing to do.
+ * the request was carried out. Without a key, nothing to do.
  */
 export function answerRepeatsWithoutSecret(request: FastifyRequest, instead?: { body: string; contentType: string }): void {
   const keyed = (request as KeyedRequest).idempotency;

@@ -109,7 +109,7 @@ describe('hostile input: bodies nested deep, echoes, kept answers and secrets sh
     expect(JSON.stringify(tokenAgain.body)).not.toContain(token.body.access_token.id);
   });
 
-  it("answers a repeat of the site's new-key form with the page without the key", async () => {
+  it("answers a repeat of the site's forms that show a secret (a new key, a two-step key) with the page without it", async () => {
     const invited = await api.get(CommandBus).execute(new InviteMember(partner.partnerId, 'keys@example.com', OPERATOR));
     await api.settle();
     const client = new SiteClient(api.url);
@@ -118,20 +118,21 @@ describe('hostile input: bodies nested deep, echoes, kept answers and secrets sh
     expect((await client.signIn('keys@example.com', PASSWORD)).status).toBe(303);
     const csrf = inputValue((await client.get('/partner/keys')).text, '_csrf')!;
     const key = randomUUID();
-    const post = async () => {
-      const reply = await request(new URL('/partner/keys', api.url), {
+    const postForm = async (path: string, fields: Record<string, string>, idempotencyKey = key) => {
+      const reply = await request(new URL(path, api.url), {
         method: 'POST',
         dispatcher: insecure,
         headers: {
           cookie: [...client.jar].map(([k, v]) => `${k}=${v}`).join('; '),
           'content-type': 'application/x-www-form-urlencoded',
           origin: new URL(api.url).origin,
-          'idempotency-key': key,
+          'idempotency-key': idempotencyKey,
         },
-        body: new URLSearchParams({ _csrf: csrf, name: 'ci' }).toString(),
+        body: new URLSearchParams({ _csrf: csrf, ...fields }).toString(),
       });
       return { status: reply.statusCode, replayed: reply.headers['idempotent-replayed'], text: await reply.body.text() };
     };
+    const post = () => postForm('/partner/keys', { name: 'ci' });
     const first = await post();
     expect(first.status).toBe(200);
     const apiKey = /<code id="api-key">([^<]+)<\/code>/.exec(first.text)?.[1];
@@ -140,5 +141,15 @@ describe('hostile input: bodies nested deep, echoes, kept answers and secrets sh
     expect([again.status, again.replayed]).toEqual([200, 'true']);
     expect(again.text).not.toContain(apiKey);
     expect(again.text).toContain('it is not shown again');
+
+    // The two-step sign-in key of a set-up form likewise.
+    const setupKey = randomUUID();
+    const setup = await postForm('/partner/security/totp/start', {}, setupKey);
+    const totpSecret = /Key: <code>([A-Z2-7]+)<\/code>/.exec(setup.text)?.[1];
+    expect(totpSecret).toBeDefined();
+    const setupAgain = await postForm('/partner/security/totp/start', {}, setupKey);
+    expect([setupAgain.status, setupAgain.replayed]).toEqual([200, 'true']);
+    expect(setupAgain.text).not.toContain(totpSecret);
+    expect(setupAgain.text).toContain('it is not shown again');
   });
 });

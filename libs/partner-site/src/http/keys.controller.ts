@@ -58,7 +58,7 @@ export class KeysController {
     const name = field(body, 'name').trim() || undefined;
     const issued = await this.commands.execute(new IssuePartnerApiKey(member.partnerId, name, memberCaller(request, member)));
     const model = { title: 'New API key', apiKey: issued.apiKey, name: name ?? issued.prefix };
-    return this.pages.sendSecretOnce(request, reply, 'key-issued', model, ['apiKey']);
+    return this.pages.sendSecretOnce(request, reply, 'key-issued', model, { ...model, apiKey: null, shownBefore: true });
   }
 
   @Post('keys/:keyId/rotate')
@@ -81,7 +81,7 @@ export class KeysController {
       oldExpiresAt: rotated.oldExpiresAt && humanUtc(rotated.oldExpiresAt),
       oldExpired: rotated.oldExpiresAt !== null && Date.parse(rotated.oldExpiresAt) <= this.clock.now().getTime(),
     };
-    return this.pages.sendSecretOnce(request, reply, 'key-issued', model, ['apiKey']);
+    return this.pages.sendSecretOnce(request, reply, 'key-issued', model, { ...model, apiKey: null, shownBefore: true });
   }
 
   @Post('keys/:keyId/revoke')
@@ -132,7 +132,7 @@ export class KeysController {
       oldExpiresAt: humanUtc(rotated.previousExpiresAt),
       oldExpired: Date.parse(rotated.previousExpiresAt) <= this.clock.now().getTime(),
     };
-    return this.pages.sendSecretOnce(request, reply, 'password-issued', model, ['password']);
+    return this.pages.sendSecretOnce(request, reply, 'password-issued', model, { ...model, password: null, shownBefore: true });
   }
 
   private graceEnd(grace: string): string {

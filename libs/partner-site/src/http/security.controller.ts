@@ -22,6 +22,10 @@ const qrImage = async (uri: string) =>
 /** A wrong password and a wrong code are answered alike: the answer is no oracle for the password. */
 const NOT_ACCEPTED = 'Your password or the code was not accepted: check both and try again.';
 
+/** What a repeat of a set-up form says in place of its key (shown once). */
+const SETUP_SHOWN_BEFORE =
+  'A two-step sign-in key was shown when this form was first sent; it is not shown again. Start the set-up again for a new key.';
+
 /** Two-step sign-in (TOTP) and signing out everywhere. */
 @ApiExcludeController()
 @UseFilters(SitePageErrors)
@@ -95,6 +99,7 @@ export class SecurityController {
   ) {
     const uri = totpUri(member.email, secret);
     const setup = { qr: await qrImage(uri), secret, sealed };
-    return this.pages.send(request, reply, 'security', { title: 'Sign-in and security', setup, errors }, status);
+    const title = 'Sign-in and security';
+    return this.pages.sendSecretOnce(request, reply, 'security', { title, setup, errors }, { title, notice: SETUP_SHOWN_BEFORE }, status);
   }
 }

@@ -57,20 +57,19 @@ export class SitePages {
   }
 
   /**
-   * Answers a page that shows a secret once (`secrets` names its fields in the model): a repeat of
-   * its form with the same `Idempotency-Key` gets the page without them (`shownBefore`), never the secret.
+   * Answers a page that shows a secret once: a repeat of its form with the same `Idempotency-Key`
+   * gets `withoutSecret` (the page as it is once the secret was shown), never the secret.
    */
   sendSecretOnce(
     request: FastifyRequest,
     reply: FastifyReply,
     name: string,
     model: Record<string, unknown> & { title: string },
-    secrets: string[],
+    withoutSecret: Record<string, unknown> & { title: string },
+    status = 200,
   ) {
-    const without = Object.fromEntries(Object.entries(model).filter(([field]) => !secrets.includes(field)));
-    const page = this.render(request, name, { ...without, title: model.title, shownBefore: true });
-    answerRepeatsWithoutSecret(request, { body: page, contentType: 'text/html; charset=utf-8' });
-    return this.send(request, reply, name, model);
+    answerRepeatsWithoutSecret(request, { body: this.render(request, name, withoutSecret), contentType: 'text/html; charset=utf-8' });
+    return this.send(request, reply, name, model, status);
   }
 
   /** Answers the page with its status. */

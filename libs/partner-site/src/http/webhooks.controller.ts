@@ -138,7 +138,7 @@ export class WebhooksController {
       endpoint: endpointRow(endpoint),
       secret: this.secrets.secretOf(endpoint._id, endpoint.salts[0].salt),
     };
-    return this.pages.sendSecretOnce(request, reply, 'webhook-secret', model, ['secret']);
+    return this.pages.sendSecretOnce(request, reply, 'webhook-secret', model, { ...model, secret: null, shownBefore: true });
   }
 
   @Post('webhooks/:endpointId/enable')
@@ -178,7 +178,7 @@ export class WebhooksController {
       secret: this.secrets.secretOf(endpoint._id, endpoint.salts[0].salt),
       previousUntil: humanUtc(previousUntil),
     };
-    return this.pages.sendSecretOnce(request, reply, 'webhook-secret', model, ['secret']);
+    return this.pages.sendSecretOnce(request, reply, 'webhook-secret', model, { ...model, secret: null, shownBefore: true });
   }
 
   @Post('webhooks/:endpointId/remove')
