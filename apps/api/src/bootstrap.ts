@@ -16,6 +16,7 @@ import {
   logRefusedBeforeRouting,
   parseJsonBodies,
   purgeExpiredKeys,
+  PURGE_EVERY_S,
   purgeOldUsage,
   refuseRequestsWithoutHost,
   RequestLogController,
@@ -186,7 +187,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const stopPurging = purgeExpiredKeys(
     app.get(IdempotencyStore),
     () => serviceClock.now().getTime(),
-    HOUR_MS / 4,
+    PURGE_EVERY_S * 1000,
     (error) => fastify.log.error({ err: error }, 'expired idempotency keys could not be purged; tried again later'),
   );
   const stopPurgingUsage = purgeOldUsage(usage, HOUR_MS / 4, (error) =>

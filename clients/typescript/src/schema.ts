@@ -2009,7 +2009,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+        /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
         IdempotencyKey: string;
     };
     requestBodies: never;
@@ -2101,7 +2101,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -2201,7 +2201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -2239,7 +2239,7 @@ export interface operations {
                 overwrite_token?: boolean | string | number;
             };
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2400,7 +2400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -2504,7 +2504,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -2539,7 +2539,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -2657,7 +2657,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -2772,7 +2772,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -2807,7 +2807,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -2982,7 +2982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -3023,7 +3023,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3198,7 +3198,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -3331,7 +3331,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -3444,7 +3444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -3479,7 +3479,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3610,7 +3610,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -3651,7 +3651,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -3756,7 +3756,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -3797,7 +3797,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -3923,7 +3923,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -3964,7 +3964,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4069,7 +4069,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -4178,7 +4178,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4282,7 +4282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -4409,7 +4409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -4444,7 +4444,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -4582,7 +4582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -4623,7 +4623,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -4727,7 +4727,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -4833,7 +4833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -4948,7 +4948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -5138,7 +5138,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -5313,7 +5313,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -5430,7 +5430,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -5465,7 +5465,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -5579,7 +5579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -5620,7 +5620,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -5734,7 +5734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -5775,7 +5775,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -5879,7 +5879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -5920,7 +5920,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -6024,7 +6024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -6065,7 +6065,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -6182,7 +6182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -6312,7 +6312,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -6347,7 +6347,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -6464,7 +6464,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -6505,7 +6505,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -6609,7 +6609,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -6725,7 +6725,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -6760,7 +6760,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -6876,7 +6876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -6987,7 +6987,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -7138,7 +7138,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -7245,7 +7245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -7280,7 +7280,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -7453,7 +7453,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -7581,7 +7581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -7703,7 +7703,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -7738,7 +7738,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -7843,7 +7843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -7969,7 +7969,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -8089,7 +8089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -8210,7 +8210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -8245,7 +8245,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8364,7 +8364,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -8405,7 +8405,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8529,7 +8529,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -8697,7 +8697,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -8797,7 +8797,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -8908,7 +8908,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -9009,7 +9009,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -9110,7 +9110,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -9145,7 +9145,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -9257,7 +9257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -9298,7 +9298,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -9533,7 +9533,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -9585,7 +9585,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -9706,7 +9706,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -9825,7 +9825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -9863,7 +9863,7 @@ export interface operations {
                 deal_id?: string;
             };
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -9968,7 +9968,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -10063,7 +10063,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -10098,7 +10098,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -10216,7 +10216,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -10323,7 +10323,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -10358,7 +10358,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10485,7 +10485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -10526,7 +10526,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10631,7 +10631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -10752,7 +10752,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description seconds until the caller may ask again */
@@ -10787,7 +10787,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10905,7 +10905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -10946,7 +10946,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. */
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -11056,7 +11056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again */
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
             429: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */

@@ -11,3 +11,4 @@ export * from './json-value';
 export * from './read-your-writes';
 export * from './worker-module';
 export * from './calendar';
+export * from './fair-slots';

@@ -1,3 +1,4 @@
+import { FairSlots, slowHashes } from '@deals/kernel';
 import { AccountsModule } from '@deals/accounts';
 import { EventFeedModule } from '@deals/event-feed';
 import { memoryCounters, RequestLimits } from '@deals/wire';
@@ -12,7 +13,6 @@ import {
   SignUpMemberHandler,
 } from './commands/member.commands';
 import { MemberAuditSource } from './commands/member-audit-source';
-import { PasswordHashing } from './commands/password-hashing';
 import { AccountController } from './http/account.controller';
 import { KeysController } from './http/keys.controller';
 import { MemberSessions } from './http/member-sessions';
@@ -37,7 +37,8 @@ import { WebhooksController } from './http/webhooks.controller';
     RemoveMemberHandler,
     MemberAuditSource,
     // One for the process: the bound on its password hashes holds across every handler.
-    { provide: PasswordHashing, useValue: new PasswordHashing() },
+    // The people's lane of the process's slow hashes: a member's sign-in never queues behind a partner's users.
+    { provide: FairSlots, useValue: slowHashes.people },
   ],
 })
 export class PartnerSiteModule {}

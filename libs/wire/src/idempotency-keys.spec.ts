@@ -1,5 +1,4 @@
 import { SqliteIdempotencyStore } from '@deals/adapters/idempotency-store/sqlite-idempotency-store.adapter';
-import { KEPT_ROW_BYTES } from '@deals/kernel';
 import Fastify from 'fastify';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/temp-dir';
@@ -69,21 +68,24 @@ describe('answers kept for repeats: bounded in size and per partner', () => {
     expect(notKept).toEqual(['p-a:size']);
   });
 
-  it("keeps a partner's answers up to its share of the store, then refuses their repeats; other partners keep theirs", async () => {
+  it("keeps a partner's answers up to its share of the store, then the notices of answers not kept, then refuses its new keys", async () => {
     notKept.length = 0;
-    const before = store.keptBytes().get('p-b') ?? 0;
-    for (let i = 0; i < 8; i++) expect((await post(10_000, `fill-${i}`, 'p-b')).statusCode).toBe(200);
-    const used = store.keptBytes().get('p-b')!;
-    expect(used - before).toBeGreaterThan(0);
-    expect(used).toBeLessThanOrEqual(MAX_PER_PARTNER + 8 * KEPT_ROW_BYTES);
-    expect(notKept.length).toBeGreaterThan(0);
-    expect(new Set(notKept)).toEqual(new Set(['p-b:partner_full']));
-    // The first answers are replayed as they were; the last is refused, saying why.
+    const statuses: number[] = [];
+    for (let i = 0; i < 100 && statuses.at(-1) !== 429; i++) statuses.push((await post(10_000, `fill-${i}`, 'p-b')).statusCode);
+    expect(statuses.at(-1)).toBe(429);
+    // Six answers of ~10 KB fit in 64 KiB; the next ones run, and what is kept of them is a notice
+    // saying so, until the share is full and a new key is refused before anything runs.
+    expect(statuses.slice(0, -1).every((s) => s === 200)).toBe(true);
+    expect(store.keptBytes().get('p-b')!).toBeLessThanOrEqual(MAX_PER_PARTNER + 10_100);
     expect((await post(10_000, 'fill-0', 'p-b')).headers['idempotent-replayed']).toBe('true');
     expect((await post(10_000, 'fill-0', 'p-b')).statusCode).toBe(200);
-    const last = await post(10_000, 'fill-7', 'p-b');
-    expect([last.statusCode, last.json().error_type]).toEqual([422, 'idempotent_answer_not_kept']);
-    expect(last.json().error_msg).toContain('limit');
+    const notice = await post(10_000, 'fill-7', 'p-b');
+    expect([notice.statusCode, notice.json().error_type]).toEqual([422, 'idempotent_answer_not_kept']);
+    expect(notice.json().error_msg).toContain('limit');
+    const refused = await post(10_000, 'one more', 'p-b');
+    expect([refused.statusCode, refused.json().error_type, refused.headers['retry-after']]).toEqual([429, 'idempotency_keys_full', '900']);
+    expect(new Set(notKept)).toEqual(new Set(['p-b:partner_full']));
+    // Another partner keeps its answers.
     const other = await post(10_000, 'other', 'p-c');
     expect((await post(10_000, 'other', 'p-c')).body).toBe(other.body);
   });

@@ -37,6 +37,9 @@ interface KeyedRequest extends AuthenticatedRequest {
   };
 }
 
+/** How often each process purges expired keys (s): a partner whose share is full waits about this long. */
+export const PURGE_EVERY_S = 900;
+
 /** The largest answer kept for a repeat (bytes): a larger one is not kept, and its repeat says so. */
 export const MAX_KEPT_ANSWER_BYTES = 256 * 1024;
 
@@ -168,6 +171,23 @@ async function claim(request: KeyedRequest, reply: FastifyReply, options: Idempo
   const scope = request.userToken ? `${request.partner!.id}/user:${request.userToken.userId}` : request.partner!.id;
   const keyId = createHmac('sha256', secret).update(`key\0${scope}\0${key}`).digest('base64url');
   const now = options.now();
+  // A partner whose keys fill its share of the store gets no new one (a refusal, small and not
+  // kept, instead of a claim and an answer): its share frees up as keys expire and are purged. A
+  // key it holds already is answered as ever.
+  const partnerId = request.partner!.id;
+  if ((options.store().keptBytes().get(partnerId) ?? 0) >= options.maxBytesPerPartner && !(await options.store().holds(keyId, now))) {
+    options.onNotKept('partner_full', request, partnerId);
+    await reply
+      .status(429)
+      .header('retry-after', String(PURGE_EVERY_S))
+      .send(
+        errorBody(
+          'idempotency_keys_full',
+          `the partner's ${IDEMPOTENCY_KEY_HEADER}s and their kept answers fill its share of the store: a request with a new key is refused until older keys expire (or send it without the header)`,
+        ),
+      );
+    return false;
+  }
   const runId = newRunId();
   const outcome = await options.store().claim({
     keyId,

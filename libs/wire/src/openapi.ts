@@ -65,7 +65,7 @@ const ERROR_STATUSES: Record<number, string> = {
   404: 'no such record for this partner: error_type find_failed',
   414: 'a part of the address is longer than the router takes: error_type bad_request',
   431: 'the request line and headers are too large: error_type bad_request',
-  429: "over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; Retry-After says when to ask again",
+  429: "over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again",
   409: 'a purchase of this user is still being charged: error_type already_charging',
   422: 'the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed)',
   500: 'the service failed: error_type internal_error; the failure is logged',
@@ -129,8 +129,9 @@ export const IDEMPOTENCY_KEY_PARAMETER = {
     '`Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a ' +
     'repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 ' +
     'and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), ' +
-    "one over 256 KiB, or one past the partner's share of the kept answers is not sent again: its repeat answers 422 " +
-    "idempotent_answer_not_kept with the first answer's status in answered_status.",
+    "or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in " +
+    "answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 " +
+    'idempotency_keys_full with Retry-After.',
   schema: { type: 'string' as const, minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
 };
 

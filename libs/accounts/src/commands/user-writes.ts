@@ -8,6 +8,7 @@ import {
   laterPosition,
   loadAggregate,
   LogPosition,
+  slowHashes,
   ValidationFailed,
   ValidationIssue,
 } from '@deals/kernel';
@@ -127,7 +128,9 @@ export class UserWrites {
     // writes nothing; it decides again on the stream as it is when the update is appended.)
     userDecider.decide(update, current.state, now);
     if (newKey !== oldKey) position = await this.claim(caller, newKey!, userId);
-    update.data.passwordHash = changes.password !== undefined ? await hashPassword(changes.password) : undefined;
+    const password = changes.password;
+    update.data.passwordHash =
+      password !== undefined ? await slowHashes.requests.run(caller.partnerId ?? '', () => hashPassword(password)) : undefined;
     let updated;
     try {
       updated = await handleCommand(this.store, userStream(userId), userDecider, update, { now, metadata: caller });

@@ -80,6 +80,9 @@ export function prepareWrites(db: Database.Database, ledger: SizeLedger) {
     'SELECT partner, SUM(size) AS size FROM idempotency_keys WHERE expires_at <= ? GROUP BY partner',
   );
   const purge = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?');
+  const live = db.prepare<[string, number], { found: number }>(
+    'SELECT 1 AS found FROM idempotency_keys WHERE key_id = ? AND expires_at > ?',
+  );
   const allSizes = db.prepare<[], { partner: string; size: number }>(
     'SELECT partner, SUM(size) AS size FROM idempotency_keys GROUP BY partner',
   );
@@ -87,6 +90,10 @@ export function prepareWrites(db: Database.Database, ledger: SizeLedger) {
     /** What every partner's kept keys take up, as the file says (read once, as the store opens). */
     sizes(): SizeChanges {
       return new Map(allSizes.all().map((row) => [row.partner, row.size]));
+    },
+    /** Whether the key has a live row (a read: run outside the group transactions). */
+    holds(keyId: string, now: number): boolean {
+      return live.get(keyId, now) !== undefined;
     },
     /** The key's live row if it has one (nothing written), else null once it is claimed for this run. */
     claim({ keyId, partnerId, fingerprint, startedAt, runId, expiresAt }: ClaimArgs): KeyRow | null {

@@ -175,6 +175,12 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     }
   }
 
+  async holds(keyId: string, now: number): Promise<boolean> {
+    await this.start();
+    const { rowCount } = await this.pool.query('SELECT 1 FROM idempotency_keys WHERE key_id = $1 AND expires_at > $2', [keyId, now]);
+    return rowCount === 1;
+  }
+
   private async ownerAlive(owner: number): Promise<boolean> {
     const { rows } = await this.pool.query<{ alive: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::int::oid AND objid = $2::int::oid

@@ -135,6 +135,13 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     return { kind: 'resumed', startedAt: row.started_at, runId: row.run_id };
   }
 
+  async holds(keyId: string, now: number): Promise<boolean> {
+    if (this.closed) throw new Error(`${this.file}: the idempotency store is closed`);
+    if (this.running.has(keyId)) return true;
+    this.open();
+    return this.programs!.holds(keyId, now);
+  }
+
   /** Kept: the key stays this process's on failure (its caller releases it). */
   async answer(keyId: string, { status, contentType, body }: RecordedAnswer): Promise<void> {
     if (this.closed) throw new Error(`${this.file}: the idempotency store is closed`);

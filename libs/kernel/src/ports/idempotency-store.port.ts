@@ -52,6 +52,9 @@ export type ClaimOutcome =
 export abstract class IdempotencyStore {
   abstract claim(claim: IdempotencyClaim): Promise<ClaimOutcome>;
 
+  /** Whether the key is live (claimed or answered, not expired by `now`): read only, nothing claimed. */
+  abstract holds(keyId: string, now: number): Promise<boolean>;
+
   /** Keeps the answer of a request this process claimed; durable once the promise resolves. */
   abstract answer(keyId: string, answer: RecordedAnswer): Promise<void>;
 

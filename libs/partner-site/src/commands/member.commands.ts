@@ -3,6 +3,7 @@ import {
   Clock,
   CommandCaller,
   EventStore,
+  FairSlots,
   handleCommand,
   invalid,
   loadCachedAggregate,
@@ -13,13 +14,13 @@ import {
   ViewDocument,
   ViewStore,
 } from '@deals/kernel';
+import { addressKey } from '@deals/wire';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import { emailIssues, INVITE_LIFETIME_MS, normalEmail, passwordIssues, SESSION_LIFETIME_MS } from '../domain/member/member-rules';
 import { invitationRefusal, Member, memberDecider, MemberCommand, totpSetUpAlready } from '../domain/member/member.decider';
 import { memberStream, MemberSignInFailed, SignInFailure } from '../domain/member/member.events';
-import { PasswordHashing } from './password-hashing';
 import { newSecret, seal, secretHash, SiteSecrets, unseal } from './site-secrets';
 
 /** A member's id: derived from the email, so that one email is one member and a sign-in finds its stream without a view. */
@@ -171,7 +172,7 @@ export class SignUpMemberHandler implements ICommandHandler<SignUpMember> {
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
-    private readonly hashing: PasswordHashing,
+    private readonly hashing: FairSlots,
   ) {}
 
   async execute({ token, password, confirmation, address, caller }: SignUpMember): Promise<SignUpOutcome> {
@@ -180,7 +181,7 @@ export class SignUpMemberHandler implements ICommandHandler<SignUpMember> {
     const { memberId, inviteHash, member } = live;
     const issues = passwordIssues(password, confirmation, member.email!);
     if (issues.length) return { outcome: 'invalid', email: member.email!, issues };
-    const passwordHash = await this.hashing.run(address, () => hashPassword(password));
+    const passwordHash = await this.hashing.run(addressKey(address), () => hashPassword(password));
     await run(this.store, memberId, { type: 'SignUpMember', data: { memberId, inviteHash, passwordHash } }, this.clock.now(), {
       ...caller,
       partnerId: member.partnerId!,
@@ -213,14 +214,14 @@ export class SignInMemberHandler implements ICommandHandler<SignInMember> {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly secrets: SiteSecrets,
-    private readonly hashing: PasswordHashing,
+    private readonly hashing: FairSlots,
   ) {}
 
   async execute({ email, password, code, address, caller }: SignInMember): Promise<SignInOutcome> {
     const memberId = memberIdOf(email);
     const member = await loadMember(this.store, memberId);
     // Someone unknown, or invited and not signed up, takes as long to refuse as anyone: the time tells nothing.
-    const passwordMatches = await this.hashing.run(address, async () =>
+    const passwordMatches = await this.hashing.run(addressKey(address), async () =>
       verifyPassword(password, member.passwordHash ?? (await (decoy ??= hashPassword(newSecret())))),
     );
     if (member.status === 'none') return { signedIn: false, reason: 'unknown' };
@@ -287,7 +288,7 @@ export class EnrolMemberTotpHandler implements ICommandHandler<EnrolMemberTotp> 
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly secrets: SiteSecrets,
-    private readonly hashing: PasswordHashing,
+    private readonly hashing: FairSlots,
   ) {}
 
   async execute({ memberId, secret, code, password, address, caller }: EnrolMemberTotp) {
@@ -296,7 +297,7 @@ export class EnrolMemberTotpHandler implements ICommandHandler<EnrolMemberTotp> 
     // Refused before the password is checked, so that this answer tells nothing of it.
     if (member.sealedTotpSecret !== null) throw totpSetUpAlready();
     const now = this.clock.now();
-    const passwordMatches = await this.hashing.run(address, () => verifyPassword(password, member.passwordHash!));
+    const passwordMatches = await this.hashing.run(addressKey(address), () => verifyPassword(password, member.passwordHash!));
     // The code is checked whatever the password: both failures take as long.
     const totpStep = await matchingStep(secret, code, now);
     const sealedSecret = seal(this.secrets.sealingKey, secret, totpContext(memberId));

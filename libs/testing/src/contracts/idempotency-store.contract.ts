@@ -83,6 +83,17 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
       expect(await other.claim({ ...claim, fingerprint: 'request-b' })).toEqual({ kind: 'mismatch' });
     });
 
+    it('tells whether it holds a key, claimed or answered, until it expires', async () => {
+      const claim = claimOf();
+      expect(await subject.store.holds(claim.keyId, t0)).toBe(false);
+      await subject.store.claim(claim);
+      expect(await subject.store.holds(claim.keyId, t0)).toBe(true);
+      await subject.store.answer(claim.keyId, answer('kept'));
+      expect(await subject.store.holds(claim.keyId, t0 + HOUR)).toBe(true);
+      expect(await (await another()).holds(claim.keyId, t0 + HOUR)).toBe(true);
+      expect(await subject.store.holds(claim.keyId, t0 + 24 * HOUR)).toBe(false);
+    });
+
     it('gives one claim of many at once the key', async () => {
       const claim = claimOf();
       const outcomes = await Promise.all(Array.from({ length: 8 }, () => subject.store.claim(claim)));

@@ -6,6 +6,7 @@ import {
   PaymentGateway,
   RefundOutcome,
   RefundRequest,
+  slowHashes,
   timeOrderedText,
   TokenizedCard,
 } from '@deals/kernel';
@@ -163,10 +164,18 @@ function assertRequest(idempotencyKey: string, amountCents: number): void {
   if (!Number.isSafeInteger(amountCents) || amountCents <= 0) throw new RangeError('amountCents must be a positive whole number');
 }
 
-/** Deterministic per installation, and slow, so a leaked fingerprint cannot be matched by trying numbers. */
+/**
+ * Deterministic per installation, and slow, so a leaked fingerprint cannot be matched by trying
+ * numbers; in the requests' lane of the slow hashes, so that a flood of cards leaves the partner
+ * site's sign-ins their threads.
+ */
 function fingerprintOf(number: string, pepper: Buffer): Promise<string> {
-  return new Promise((resolve, reject) =>
-    scrypt(number, pepper, FINGERPRINT_BYTES, FINGERPRINT, (error, key) => (error ? reject(error) : resolve(key.toString('hex')))),
+  return slowHashes.requests.run(
+    '',
+    () =>
+      new Promise((resolve, reject) =>
+        scrypt(number, pepper, FINGERPRINT_BYTES, FINGERPRINT, (error, key) => (error ? reject(error) : resolve(key.toString('hex')))),
+      ),
   );
 }
 

@@ -1,4 +1,4 @@
-import { PasswordHashing } from './password-hashing';
+import { FairSlots, slowHashes } from './fair-slots';
 
 /** A hash that ends when the test says so, noting when it started. */
 function pending(log: string[], name: string) {
@@ -16,10 +16,12 @@ function pending(log: string[], name: string) {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('PasswordHashing', () => {
-  it('runs at most its slots at once, half the thread pool by default', async () => {
-    expect(new PasswordHashing().slots).toBe(Math.max(1, Math.floor((Number(process.env.UV_THREADPOOL_SIZE) || 4) / 2)));
-    const hashing = new PasswordHashing(2);
+describe('FairSlots', () => {
+  it("runs at most its slots at once; the slow hashes' two lanes share the thread pool between them", async () => {
+    const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+    expect(slowHashes.people.slots).toBe(Math.max(1, Math.floor(pool / 2)));
+    expect(slowHashes.people.slots + slowHashes.requests.slots).toBe(Math.max(2, pool));
+    const hashing = new FairSlots(2);
     const log: string[] = [];
     const hashes = Array.from({ length: 5 }, (_, i) => pending(log, `h${i}`));
     const results = hashes.map((h) => hashing.run('10.0.0.1', h.hash));
@@ -33,7 +35,7 @@ describe('PasswordHashing', () => {
   });
 
   it("takes waiting hashes in turn by address: one address's queue delays another's by one", async () => {
-    const hashing = new PasswordHashing(1);
+    const hashing = new FairSlots(1);
     const log: string[] = [];
     const flood = Array.from({ length: 6 }, (_, i) => pending(log, `flood${i}`));
     const floods = flood.map((h) => hashing.run('203.0.113.9', h.hash));
@@ -45,16 +47,16 @@ describe('PasswordHashing', () => {
     expect(log.indexOf('member')).toBe(2);
   });
 
-  it('counts an IPv6 client by its /64, and frees the slot of a hash that fails', async () => {
-    const hashing = new PasswordHashing(1);
+  it("takes the same key's work in its turn, and frees the slot of work that fails", async () => {
+    const hashing = new FairSlots(1);
     const log: string[] = [];
     const first = pending(log, 'a1');
-    const running = hashing.run('2001:db8:1:2::1', first.hash);
+    const running = hashing.run('net-a', first.hash);
     const same64 = [pending(log, 'a2'), pending(log, 'a3')];
-    const waiting = same64.map((h, i) => hashing.run(`2001:db8:1:2::${i + 2}`, h.hash));
+    const waiting = same64.map((h) => hashing.run('net-a', h.hash));
     const other = pending(log, 'b1');
-    const otherRun = hashing.run('2001:db8:9:9::1', other.hash);
-    const failing = hashing.run('2001:db8:1:2::1', () => Promise.reject(new Error('no memory')));
+    const otherRun = hashing.run('net-b', other.hash);
+    const failing = hashing.run('net-a', () => Promise.reject(new Error('no memory')));
     for (const h of [first, ...same64, other]) h.finish();
     await Promise.all([running, ...waiting, otherRun]);
     await expect(failing).rejects.toThrow('no memory');
