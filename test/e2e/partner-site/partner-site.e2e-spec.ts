@@ -578,4 +578,32 @@ describe('the partner site behind a TLS proxy (BEHIND_TLS_PROXY): its origin is 
     for (const origin of [behind, `https://127.0.0.1:${api.port}`, 'http://partners.example.com'])
       expect((await signUp({ origin })).status).toBe(403);
   });
+
+  /** A visitor behind a proxy that appends the peer it saw to X-Forwarded-For, after whatever the client wrote there. */
+  const throughProxy = (forwardedFor: string) =>
+    new SiteClient(`http://127.0.0.1:${api.port}`, {
+      origin: 'https://partners.example.com',
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'partners.example.com', 'x-forwarded-for': forwardedFor },
+    });
+
+  it('counts wrong sign-ins by the address the proxy appended, never by an entry the client wrote before it', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++)
+      statuses.push((await throughProxy(`198.51.100.${i + 1}, 203.0.113.7`).signIn(`nobody${i}@example.com`, 'a guess')).status);
+    expect(statuses).toEqual([...Array(10).fill(401), 429, 429]);
+    // Another client behind the same proxy is not kept waiting.
+    expect((await throughProxy('203.0.113.8').signIn('nobody@example.com', 'a guess')).status).toBe(401);
+  });
+
+  it('records the appended address in the events, and the connecting peer when the forwarded one is no address', async () => {
+    const partner = await api.createPartner('Behind the proxy');
+    const invited = await api.get(CommandBus).execute(new InviteMember(partner.partnerId, 'proxied@example.com', OPERATOR));
+    await api.settle();
+    const junk = `<script>${'J'.repeat(6000)}`;
+    expect((await throughProxy(`${junk}, 203.0.113.9`).signIn('proxied@example.com', 'a guess')).status).toBe(401);
+    const direct = throughProxy(junk);
+    expect((await direct.signIn('proxied@example.com', 'a guess')).status).toBe(401);
+    const failed = (await api.get(EventStore).readStream(memberStream(invited.memberId))).filter((e) => e.type === 'MemberSignInFailed');
+    expect(failed.map((e) => (e.data as { address: string }).address)).toEqual(['203.0.113.9', direct.address]);
+  });
 });

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
 import {
   ChangeMemberSession,
@@ -48,14 +49,15 @@ export class AccountController {
   @Post('sign-in')
   async signIn(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
     const email = normalEmail(field(body, 'email'));
+    const address = clientAddress(request);
     const refused = (status: number, message: string) =>
       this.pages.send(request, reply, 'sign-in', { title: 'Sign in', email, errors: [message] }, status);
     const outcome = await this.throttle.attempt(
-      request.ip,
+      address,
       memberIdOf(email),
       () =>
         this.commands.execute(
-          new SignInMember(email, field(body, 'password'), field(body, 'code').trim(), request.ip, visitorCaller(request)),
+          new SignInMember(email, field(body, 'password'), field(body, 'code').trim(), address, visitorCaller(request)),
         ),
       (result) => result.signedIn,
     );
@@ -70,10 +72,11 @@ export class AccountController {
   /** A sign-up link's token is a secret checked as a password is: through the throttle, by its member and the address. */
   @Get('sign-up')
   async signUpPage(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Query('token') token = '') {
+    const address = clientAddress(request);
     const opened = await this.throttle.attempt(
-      request.ip,
+      address,
       invitationOf(token)?.memberId ?? null,
-      () => this.commands.execute(new OpenInvitation(token, request.ip, visitorCaller(request))),
+      () => this.commands.execute(new OpenInvitation(token, address, visitorCaller(request))),
       (invitation) => invitation !== null,
     );
     if (opened instanceof TooSoon) return this.tooSoon(request, reply, opened);
@@ -84,12 +87,13 @@ export class AccountController {
   @Post('sign-up')
   async signUp(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
     const token = field(body, 'token');
+    const address = clientAddress(request);
     const signedUp = await this.throttle.attempt(
-      request.ip,
+      address,
       invitationOf(token)?.memberId ?? null,
       () =>
         this.commands.execute(
-          new SignUpMember(token, field(body, 'password'), field(body, 'password_confirmation'), request.ip, visitorCaller(request)),
+          new SignUpMember(token, field(body, 'password'), field(body, 'password_confirmation'), address, visitorCaller(request)),
         ),
       (result) => result.outcome !== 'dead-link',
     );

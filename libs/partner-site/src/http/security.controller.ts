@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
 import { toString as qrText } from 'qrcode';
 import { ChangeMemberSession, EnrolMemberTotp, newTotpSecret, totpUri } from '../commands/member.commands';
@@ -56,8 +57,9 @@ export class SecurityController {
     const sealed = field(body, 'sealed');
     const secret = unseal(this.secrets.sealingKey, sealed, setupContext(member));
     if (secret === null) return this.start(request, reply, member);
+    const address = clientAddress(request);
     const outcome = await this.throttle.attempt(
-      request.ip,
+      address,
       member.memberId,
       () =>
         this.commands.execute(
@@ -66,7 +68,7 @@ export class SecurityController {
             secret,
             field(body, 'code').trim(),
             field(body, 'password'),
-            request.ip,
+            address,
             memberCaller(request, member),
           ),
         ),
