@@ -35,8 +35,10 @@ export class SecretCheckThrottle {
   private readonly attempts: RateLimiterAbstract;
   private readonly waits: RateLimiterAbstract;
 
-  constructor(counters: CounterFactory) {
-    this.attempts = counters({ keyPrefix: 'site-secret-checks', points: Number.MAX_SAFE_INTEGER, duration: WINDOW_SECONDS });
+  /** `windowSeconds`: how long after the last attempt its key is forgotten (tests give a short one). */
+  constructor(counters: CounterFactory, { windowSeconds = WINDOW_SECONDS }: { windowSeconds?: number } = {}) {
+    // Sliding: each attempt counted keeps the key for another window, so a steady guesser never starts afresh.
+    this.attempts = counters({ keyPrefix: 'site-secret-checks', points: Number.MAX_SAFE_INTEGER, duration: windowSeconds, sliding: true });
     // One attempt a second once past the free ones, and none while a wait set by `block` runs.
     this.waits = counters({ keyPrefix: 'site-secret-waits', points: 1, duration: 1 });
   }
