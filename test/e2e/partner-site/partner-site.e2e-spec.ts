@@ -301,6 +301,24 @@ describe('the partner site', () => {
     expect([await tryLink(forged), await tryLink(token)]).toEqual([422, 422]);
   });
 
+  it('counts sign-up links against a member only while their invitation is live: links made up from an email never keep its member from signing in', async () => {
+    await member('linked@example.com');
+    const memberId = ((await streamOf('linked@example.com'))[0].data as { memberId: string }).memberId;
+    // A plain GET anyone can make (a link on any page) from anywhere, naming the member by the hash of their email.
+    const forged = `/partner/sign-up?token=${memberId}.${'A'.repeat(43)}`;
+    for (let i = 0; i < 6; i++) expect((await new SiteClient(api.url).get(forged)).status).toBe(422);
+    expect((await new SiteClient(api.url).signIn('linked@example.com', PASSWORD)).status).toBe(303);
+    // Still refused alike and recorded.
+    const refused = (await streamOf('linked@example.com')).filter((e) => e.type === 'MemberInvitationRefused');
+    expect(refused).toHaveLength(6);
+    // While an invitation is live, its links count against its member from any address.
+    const link = await invite('invitee@example.com');
+    const inviteeId = new URL(link, api.url).searchParams.get('token')!.split('.')[0];
+    for (let i = 0; i < 3; i++)
+      expect((await new SiteClient(api.url).get(`/partner/sign-up?token=${inviteeId}.${'B'.repeat(43)}`)).status).toBe(422);
+    expect((await new SiteClient(api.url).get(`/partner/sign-up?token=${inviteeId}.${'B'.repeat(43)}`)).status).toBe(429);
+  });
+
   it('keeps its own budget a person, apart from the API key: a flood through the key does not lock the site', async () => {
     const flooded = await api.createPartner('Flooded', 'partner', 5);
     const client = await member('flood@example.com', flooded.partnerId);

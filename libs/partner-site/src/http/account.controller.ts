@@ -5,6 +5,7 @@ import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
 import {
   ChangeMemberSession,
+  HasLiveInvitation,
   invitationGone,
   invitationOf,
   memberIdOf,
@@ -69,13 +70,13 @@ export class AccountController {
     return reply.redirect('/partner/keys', 303);
   }
 
-  /** A sign-up link's token is a secret checked as a password is: through the throttle, by its member and the address. */
+  /** A sign-up link's token is a secret checked as a password is: through the throttle, by the address and its invited member. */
   @Get('sign-up')
   async signUpPage(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Query('token') token = '') {
     const address = clientAddress(request);
     const opened = await this.throttle.attempt(
       address,
-      invitationOf(token)?.memberId ?? null,
+      await this.linkAccount(token),
       () => this.commands.execute(new OpenInvitation(token, address, visitorCaller(request))),
       (invitation) => invitation !== null,
     );
@@ -90,7 +91,7 @@ export class AccountController {
     const address = clientAddress(request);
     const signedUp = await this.throttle.attempt(
       address,
-      invitationOf(token)?.memberId ?? null,
+      await this.linkAccount(token),
       () =>
         this.commands.execute(
           new SignUpMember(token, field(body, 'password'), field(body, 'password_confirmation'), address, visitorCaller(request)),
@@ -112,6 +113,16 @@ export class AccountController {
     await this.commands.execute(new ChangeMemberSession('sign-out', member.memberId, member.sessionHash, memberCaller(request, member)));
     void reply.header('set-cookie', endedSessionCookie());
     return reply.redirect('/partner/sign-in', 303);
+  }
+
+  /**
+   * The account a sign-up link counts against besides its address: the member it names while their
+   * invitation is live, else none. A link naming a member who signed up is refused all the same, but
+   * never counts against their sign-ins: anyone who knows an email can make such links.
+   */
+  private async linkAccount(token: string): Promise<string | null> {
+    const named = invitationOf(token);
+    return named && (await this.commands.execute(new HasLiveInvitation(named.memberId))) ? named.memberId : null;
   }
 
   /** A sign-up link not checked: the address or its member must wait. */
