@@ -248,6 +248,8 @@ describe('the partner site', () => {
 
   it("counts sign-ins and the password asked again in one budget of the account's, from any address", async () => {
     const client = await member('shared@example.com');
+    // A session on a browser the member's device cookie is not on (cleared, or another browser's).
+    client.jar.delete('partner_device');
     const { secret, enrol } = await totpForm(client);
     for (let i = 0; i < 2; i++) expect((await new SiteClient(api.url).signIn('shared@example.com', `guess ${i} of many`)).status).toBe(401);
     expect((await enrol('guess 2 of many', '000000')).status).toBe(422);
@@ -258,6 +260,46 @@ describe('the partner site', () => {
     expect(enrolling.status).toBe(429);
     expect(enrolling.headers['retry-after']).toBeDefined();
     expect((await new SiteClient(api.url).signIn('shared@example.com', PASSWORD)).status).toBe(429);
+  });
+
+  it("keeps a member's known device signing in while strangers' wrong passwords make the account wait", async () => {
+    const laptop = await member('known@example.com');
+    const cookie = (await laptop.signIn('known@example.com', PASSWORD)).cookies.find((c) => c.startsWith('partner_device='));
+    expect(cookie).toMatch(/^partner_device=[^;]+; Max-Age=\d{8}; Path=\/partner; HttpOnly; Secure; SameSite=Strict$/);
+    for (let i = 0; i < 3; i++) expect((await new SiteClient(api.url).signIn('known@example.com', `guess ${i} of many`)).status).toBe(401);
+    expect((await new SiteClient(api.url).signIn('known@example.com', 'guess 3 of many')).status).toBe(429);
+    // The account waits for strangers, the right password too; the member's own device does not.
+    expect((await new SiteClient(api.url).signIn('known@example.com', PASSWORD)).status).toBe(429);
+    expect((await laptop.signIn('known@example.com', PASSWORD)).status).toBe(303);
+    // The password asked again from that device is not kept waiting either.
+    const { secret, enrol } = await totpForm(laptop);
+    expect(await enrol(PASSWORD, await totpAt(secret, clock.now()))).toMatchObject({
+      status: 303,
+      location: '/partner/security?done=totp',
+    });
+  });
+
+  it("counts a known device's wrong passwords against that device (and its address) only", async () => {
+    const laptop = await member('careless@example.com');
+    for (let i = 0; i < 3; i++) expect((await laptop.signIn('careless@example.com', `typo ${i} of many`)).status).toBe(401);
+    const fourth = await laptop.signIn('careless@example.com', 'typo 3 of many');
+    expect(fourth.status).toBe(429);
+    expect(fourth.headers['retry-after']).toMatch(/^[12]$/);
+    expect((await laptop.signIn('careless@example.com', PASSWORD)).status).toBe(429);
+    // The account is not waiting: the member's other browser signs in.
+    expect((await new SiteClient(api.url).signIn('careless@example.com', PASSWORD)).status).toBe(303);
+  });
+
+  it("takes no device cookie it did not make for that member: a forged one, or another member's, counts as a stranger", async () => {
+    const other = await member('other-device@example.com');
+    await member('target@example.com');
+    const targetId = ((await streamOf('target@example.com'))[0].data as { memberId: string }).memberId;
+    for (let i = 0; i < 4; i++) await new SiteClient(api.url).signIn('target@example.com', `guess ${i} of many`);
+    const forger = new SiteClient(api.url);
+    const [, endsAt, device, mac] = other.jar.get('partner_device')!.split('.');
+    forger.jar.set('partner_device', `${targetId}.${endsAt}.${device}.${mac}`);
+    expect((await forger.signIn('target@example.com', PASSWORD)).status).toBe(429);
+    expect((await other.signIn('target@example.com', PASSWORD)).status).toBe(429);
   });
 
   it('throttles sign-up links by address, records a dead link in the stream of the member it names, and makes no stream for others', async () => {

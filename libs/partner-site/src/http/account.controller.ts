@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { Clock } from '@deals/kernel';
 import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
 import {
@@ -13,7 +14,9 @@ import {
   SignInMember,
   SignUpMember,
 } from '../commands/member.commands';
+import { SiteSecrets } from '../commands/site-secrets';
 import { MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
+import { deviceCookie, throttledAccount } from './device-cookies';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
 import { endedSessionCookie, FORM_COOKIE, sessionCookie, siteCookie, SiteRequest } from './site-http';
@@ -29,6 +32,8 @@ export class AccountController {
     private readonly commands: CommandBus,
     private readonly pages: SitePages,
     private readonly throttle: SecretCheckThrottle,
+    private readonly secrets: SiteSecrets,
+    private readonly clock: Clock,
   ) {}
 
   @Get()
@@ -47,15 +52,22 @@ export class AccountController {
     return this.pages.send(request, reply, 'sign-in', { title: 'Sign in', notice });
   }
 
+  /**
+   * A sign-in counts against the address, and against the member's account, or, from a device the
+   * member signed in on before (its device cookie), against that device alone: strangers' wrong
+   * passwords make the account wait, never the member's own devices. A right one (re)makes the
+   * device cookie.
+   */
   @Post('sign-in')
   async signIn(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
     const email = normalEmail(field(body, 'email'));
     const address = clientAddress(request);
+    const memberId = memberIdOf(email);
     const refused = (status: number, message: string) =>
       this.pages.send(request, reply, 'sign-in', { title: 'Sign in', email, errors: [message] }, status);
     const outcome = await this.throttle.attempt(
       address,
-      memberIdOf(email),
+      throttledAccount(this.secrets, request, memberId, this.clock.now()),
       () =>
         this.commands.execute(
           new SignInMember(email, field(body, 'password'), field(body, 'code').trim(), address, visitorCaller(request)),
@@ -67,6 +79,7 @@ export class AccountController {
     // A new session id at each sign-in (never one a visitor had before), and the visitor's form cookie goes.
     void reply.header('set-cookie', sessionCookie(outcome.sessionId));
     void reply.header('set-cookie', siteCookie(FORM_COOKIE, '', 0));
+    void reply.header('set-cookie', deviceCookie(this.secrets, memberId, this.clock.now()));
     return reply.redirect('/partner/keys', 303);
   }
 

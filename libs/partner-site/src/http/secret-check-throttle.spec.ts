@@ -1,5 +1,5 @@
 import { memoryCounters } from '@deals/wire';
-import { SecretCheckThrottle, TooSoon } from './secret-check-throttle';
+import { SecretCheckThrottle, ThrottledAccount, TooSoon } from './secret-check-throttle';
 
 const ACCOUNT = '0123456789abcdef01234567';
 
@@ -59,6 +59,39 @@ describe('SecretCheckThrottle', () => {
     for (let i = 0; i < 3; i++) expect(await wrong('10.0.0.5', null)).toBe(false);
     expect(await wrong('10.0.0.5', null)).toBeInstanceOf(TooSoon);
     expect(await right('10.0.0.5', `${ACCOUNT.slice(0, 23)}8`)).toBeInstanceOf(TooSoon);
+  });
+});
+
+describe("SecretCheckThrottle: a member's known device", () => {
+  const device = { memberId: ACCOUNT, device: 'd'.repeat(22) };
+  const attempt = (throttle: SecretCheckThrottle, address: string, account: ThrottledAccount, right: boolean) =>
+    throttle.attempt(
+      address,
+      account,
+      async () => right,
+      (ok) => ok,
+    );
+
+  it("is admitted while the member's account waits for strangers, and counts against neither", async () => {
+    const throttle = new SecretCheckThrottle(memoryCounters);
+    for (let i = 0; i < 3; i++) expect(await attempt(throttle, `10.0.1.${i}`, ACCOUNT, false)).toBe(false);
+    expect(await attempt(throttle, '10.0.1.9', ACCOUNT, false)).toBeInstanceOf(TooSoon);
+    expect(await attempt(throttle, '10.0.2.1', ACCOUNT, true)).toBeInstanceOf(TooSoon);
+    expect(await attempt(throttle, '10.0.2.1', device, true)).toBe(true);
+    // A right one from the device leaves the account's count to strangers.
+    expect(await attempt(throttle, '10.0.2.2', ACCOUNT, true)).toBeInstanceOf(TooSoon);
+  });
+
+  it("waits for its own wrong attempts, never making the account wait, and its address counts as anyone's", async () => {
+    const throttle = new SecretCheckThrottle(memoryCounters);
+    for (let i = 0; i < 3; i++) expect(await attempt(throttle, '10.0.3.1', device, false)).toBe(false);
+    expect(await attempt(throttle, '10.0.3.1', device, false)).toBeInstanceOf(TooSoon);
+    expect(await attempt(throttle, '10.0.3.2', device, true)).toBeInstanceOf(TooSoon);
+    expect(await attempt(throttle, '10.0.3.2', { ...device, device: 'e'.repeat(22) }, true)).toBe(true);
+    expect(await attempt(throttle, '10.0.3.3', ACCOUNT, true)).toBe(true);
+    // The address's free ones spent, then one admitted past them: the next waits, whatever device it names.
+    for (let i = 0; i < 7; i++) await attempt(throttle, '10.0.3.1', { ...device, device: `${i}`.repeat(22) }, false);
+    expect(await attempt(throttle, '10.0.3.1', { ...device, device: 'f'.repeat(22) }, true)).toBeInstanceOf(TooSoon);
   });
 });
 
