@@ -515,6 +515,24 @@ describe('the partner site', () => {
     expect(unknown.headers['content-security-policy']).toBeUndefined();
   });
 
+  it('refuses an email longer than any without showing it back, and shows back a bounded part of a long look-up', async () => {
+    const visitor = new SiteClient(api.url);
+    const long = await visitor.signIn(`${'w'.repeat(60_000)}@example.com`, 'a guess');
+    expect(long.status).toBe(422);
+    expect(long.text).toContain('Email is not an email address: it has at most 254 characters.');
+    expect(long.text).not.toContain('wwww');
+    expect(inputValue(long.text, 'email')).toBe('');
+    // An email of the longest length is taken (and answered as any unknown one).
+    const longest = `${'x'.repeat(254 - '@example.com'.length)}@example.com`;
+    const answered = await visitor.signIn(longest, 'a guess');
+    expect(answered.status).toBe(401);
+    expect(inputValue(answered.text, 'email')).toBe(longest);
+    const client = await member('long-lookup@example.com');
+    const lookup = await client.get(`/partner/lookup?q=${'q'.repeat(5000)}`);
+    expect(lookup.status).toBe(404);
+    expect(Math.max(...(lookup.text.match(/q+/g) ?? []).map((run) => run.length))).toBeLessThanOrEqual(200);
+  });
+
   it("looks up the partner's purchases and coupons by id, email and reference; another partner's are not found", async () => {
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, id: 'site-deal', quantity: 10, max_per_user: undefined }]);

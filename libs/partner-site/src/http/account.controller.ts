@@ -15,13 +15,15 @@ import {
   SignUpMember,
 } from '../commands/member.commands';
 import { SiteSecrets } from '../commands/site-secrets';
-import { MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
+import { MAX_EMAIL_LENGTH, MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
 import { deviceCookie, throttledAccount } from './device-cookies';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
 import { endedSessionCookie, FORM_COOKIE, sessionCookie, siteCookie, SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
 import { issueTexts, memberCaller, SitePageErrors, visitorCaller } from './site-request';
+
+const EMAIL_TOO_LONG = `Email is not an email address: it has at most ${MAX_EMAIL_LENGTH} characters.`;
 
 /** Sign-up with an invitation, sign-in, sign-out, and the stylesheet. */
 @ApiExcludeController()
@@ -49,7 +51,7 @@ export class AccountController {
   @Get('sign-in')
   signInPage(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Query('signed-up') signedUp?: string) {
     const notice = signedUp ? 'You are signed up. Sign in with your email and new password.' : undefined;
-    return this.pages.send(request, reply, 'sign-in', { title: 'Sign in', notice });
+    return this.signInForm(request, reply, { notice });
   }
 
   /**
@@ -61,10 +63,11 @@ export class AccountController {
   @Post('sign-in')
   async signIn(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
     const email = normalEmail(field(body, 'email'));
+    // No member has a longer one: refused as such, before any check, and not shown back.
+    if (email.length > MAX_EMAIL_LENGTH) return this.signInForm(request, reply, { errors: [EMAIL_TOO_LONG] }, 422);
     const address = clientAddress(request);
     const memberId = memberIdOf(email);
-    const refused = (status: number, message: string) =>
-      this.pages.send(request, reply, 'sign-in', { title: 'Sign in', email, errors: [message] }, status);
+    const refused = (status: number, message: string) => this.signInForm(request, reply, { email, errors: [message] }, status);
     const outcome = await this.throttle.attempt(
       address,
       throttledAccount(this.secrets, request, memberId, this.clock.now()),
@@ -136,6 +139,16 @@ export class AccountController {
   private async linkAccount(token: string): Promise<string | null> {
     const named = invitationOf(token);
     return named && (await this.commands.execute(new HasLiveInvitation(named.memberId))) ? named.memberId : null;
+  }
+
+  /** The sign-in form, with what was typed and why it was refused. */
+  private signInForm(
+    request: SiteRequest,
+    reply: FastifyReply,
+    model: { email?: string; errors?: string[]; notice?: string },
+    status = 200,
+  ) {
+    return this.pages.send(request, reply, 'sign-in', { title: 'Sign in', ...model, maxEmail: MAX_EMAIL_LENGTH }, status);
   }
 
   /** A sign-up link not checked: the address or its member must wait. */
