@@ -22,6 +22,7 @@ import {
   RequestLogController,
   serviceLogger,
   ServiceLogLines,
+  trustedProxyHops,
   UsageMeter,
 } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
@@ -74,8 +75,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       ? { http: { requireHostHeader: false } }
       : { https: { ...(await tlsMaterial(config)), requireHostHeader: false } }),
     genReqId: requestId,
-    // Behind the TLS proxy the client's address (for the limit on wrong credentials) is the one it forwards.
-    trustProxy: config.behindTlsProxy,
+    // Behind the TLS proxy the client's address (for the limits on wrong credentials) is the one the
+    // proxies appended to X-Forwarded-For, never an entry a client wrote before theirs.
+    trustProxy: config.behindTlsProxy ? trustedProxyHops(config.trustedProxyHops) : false,
     loggerInstance: logger,
     logController: new RequestLogController(),
     bodyLimit: 1024 * 1024,

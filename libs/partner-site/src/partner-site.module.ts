@@ -6,6 +6,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import {
   ChangeMemberSessionHandler,
   EnrolMemberTotpHandler,
+  HasLiveInvitationHandler,
   InviteMemberHandler,
   OpenInvitationHandler,
   RemoveMemberHandler,
@@ -30,6 +31,7 @@ import { WebhooksController } from './http/webhooks.controller';
   providers: [
     InviteMemberHandler,
     OpenInvitationHandler,
+    HasLiveInvitationHandler,
     SignUpMemberHandler,
     SignInMemberHandler,
     EnrolMemberTotpHandler,

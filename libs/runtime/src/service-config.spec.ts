@@ -12,7 +12,9 @@ describe('loadServiceConfig', () => {
       maxConnections: 10_000,
       handshakeTimeoutMs: 10_000,
       couponExpirySweepMs: 600_000,
+      trustedProxyHops: 1,
     });
+    expect(loadServiceConfig({ TRUSTED_PROXY_HOPS: '2' }).trustedProxyHops).toBe(2);
   });
 
   it('refuses, naming the variable, what it would otherwise take wrongly or find out too late', () => {
@@ -30,6 +32,7 @@ describe('loadServiceConfig', () => {
       [{ PUBLIC_BASE_URL: 'notaurl' }, /^PUBLIC_BASE_URL must start with https:\/\/ or http:\/\//],
       [{ SITE_BASE_URL: 'https://' }, /^SITE_BASE_URL must be a URL with a host/],
       [{ IDEMPOTENCY_KEY_HOURS: '23' }, /^IDEMPOTENCY_KEY_HOURS must be at least 24/],
+      [{ TRUSTED_PROXY_HOPS: '0' }, /^TRUSTED_PROXY_HOPS must be at least 1/],
     ];
     for (const [env, message] of refusals) {
       expect(() => loadServiceConfig(env)).toThrow(ConfigError);

@@ -24,6 +24,8 @@ export abstract class ServiceConfig {
   abstract readonly tlsKeyFile: string | null;
   /** Trust `X-Forwarded-Proto: https` from a TLS-terminating proxy and serve plain HTTP behind it. */
   abstract readonly behindTlsProxy: boolean;
+  /** Behind the TLS proxy: how many proxies of the service's own a request passes (each appends to `X-Forwarded-For`); the entry before theirs is the client's. */
+  abstract readonly trustedProxyHops: number;
   /** Whether this process keeps the views up to date (embedded: the API; distributed: the worker). */
   abstract readonly runProjections: boolean;
   abstract readonly readYourWritesTimeoutMs: number;
@@ -190,6 +192,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     tlsCertFile,
     tlsKeyFile,
     behindTlsProxy: flag('BEHIND_TLS_PROXY', env.BEHIND_TLS_PROXY, false),
+    trustedProxyHops: atLeast('TRUSTED_PROXY_HOPS', env.TRUSTED_PROXY_HOPS, 1, 16),
     runProjections: flag('RUN_PROJECTIONS', env.RUN_PROJECTIONS, !distributed),
     readYourWritesTimeoutMs: integer('READ_YOUR_WRITES_TIMEOUT_MS', env.READ_YOUR_WRITES_TIMEOUT_MS, 3000),
     signupCreditCents: integer('SIGNUP_CREDIT_CENTS', env.SIGNUP_CREDIT_CENTS, 500),

@@ -13,6 +13,7 @@ export * from './request-fields';
 export * from './openapi';
 export * from './request-dto';
 export * from './request-limits';
+export * from './client-address';
 export * from './idempotency-keys';
 export * from './connection-cap';
 export * from './audit-query';

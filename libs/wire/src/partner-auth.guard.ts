@@ -6,6 +6,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { requestWrites } from './answer-after-writes';
 import { errorBody } from './error-body';
 import { ApiUserTokenAllowed } from './openapi';
+import { clientAddress } from './client-address';
 import { attemptedIdentity, refuse, RequestLimits } from './request-limits';
 
 export interface PartnerRef {
@@ -167,7 +168,7 @@ export function authenticateEveryRequest(
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       if (limits && presented && error instanceof WrongCredentials) {
-        const refusal = await limits.failed(request.ip, identityOf(presented));
+        const refusal = await limits.failed(clientAddress(request), identityOf(presented));
         if (refusal) return refuse(reply, refusal);
       }
       if (v3) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
@@ -184,12 +185,12 @@ export function authenticateEveryRequest(
  */
 function operatorCheck(expected: Buffer, limits: RequestLimits | null) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    const throttled = limits ? await limits.addressThrottled(request.ip) : null;
+    const throttled = limits ? await limits.addressThrottled(clientAddress(request)) : null;
     if (throttled) return refuse(reply, throttled);
     const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
     const given = match ? createHash('sha256').update(Buffer.from(match[1], 'base64').toString('utf8')).digest() : null;
     if (given && timingSafeEqual(given, expected)) return undefined;
-    const refusal = given && limits ? await limits.failed(request.ip, attemptedIdentity('username', OPERATOR_USERNAME)) : null;
+    const refusal = given && limits ? await limits.failed(clientAddress(request), attemptedIdentity('username', OPERATOR_USERNAME)) : null;
     if (refusal) return refuse(reply, refusal);
     void reply.header('www-authenticate', 'Basic realm="deals operations", charset="UTF-8"');
     return reply

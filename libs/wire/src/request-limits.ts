@@ -23,26 +23,94 @@ export const MAX_DELAY_SECONDS = 900;
 /** Characters of an API key or token that name it for the failure count: enough to tell real keys apart, too few to help a guess. */
 const KEY_PREFIX = 8;
 
-/** A counter store: in this process, or on Redis so that replicas share every budget. */
+/**
+ * A counter store: in this process, or on Redis so that replicas share every budget. A key is
+ * forgotten `duration` seconds after its first count (a fixed window), or, `sliding`, after its
+ * last count (a key counted again and again is kept until it has been left alone that long).
+ */
 export type CounterFactory = (options: {
   keyPrefix: string;
   points: number;
   duration: number;
   blockDuration?: number;
+  sliding?: boolean;
 }) => RateLimiterAbstract;
 
-export const memoryCounters: CounterFactory = (options) => new RateLimiterMemory(options);
+export const memoryCounters: CounterFactory = ({ sliding, ...options }) =>
+  sliding ? new SlidingMemoryCounter(options) : new RateLimiterMemory(options);
 
 /** Counters on Redis; while Redis does not answer, each process counts on its own (the insurance limiter). */
 const redisCounters =
   (client: Redis, prefix: string): CounterFactory =>
-  (options) =>
-    new RateLimiterRedis({
+  ({ sliding, ...options }) => {
+    const redis = {
       ...options,
       keyPrefix: `${prefix}:rl:${options.keyPrefix}`,
       storeClient: client,
-      insuranceLimiter: new RateLimiterMemory(options),
-    });
+      insuranceLimiter: memoryCounters({ ...options, sliding }),
+    };
+    return sliding ? new SlidingRedisCounter(redis) : new RateLimiterRedis(redis);
+  };
+
+/** RateLimiterMemory's store: synchronous, so a count and its new expiry are one step for every other caller. */
+interface MemoryStore {
+  get(key: string): RateLimiterRes | null;
+  set(key: string, value: number, durationSec: number): RateLimiterRes;
+}
+
+/** A memory counter whose key expires `duration` after its last count: each count re-sets the expiry. */
+class SlidingMemoryCounter extends RateLimiterMemory {
+  override consume(key: string | number, points = 1, options: Record<string, unknown> = {}): Promise<RateLimiterRes> {
+    const counted = super.consume(key, points, options);
+    // The count above is made when consume is called, not when its promise settles: the expiry is
+    // re-set in the same step, before another call can read or count the key.
+    const store = (this as unknown as { _memoryStorage: MemoryStore })._memoryStorage;
+    const rlKey = this.getKey(key);
+    const now = store.get(rlKey);
+    // A key past its points may be blocked for blockDuration: that expiry stays.
+    if (points <= 0 || now === null || now.consumedPoints > this.points) return counted;
+    store.set(rlKey, now.consumedPoints, this.duration);
+    // Its answer tells the new expiry.
+    const renewed = (res: unknown) =>
+      res instanceof RateLimiterRes
+        ? new RateLimiterRes(res.remainingPoints, this.duration * 1000, res.consumedPoints, res.isFirstInDuration)
+        : res;
+    return counted.then(renewed as (res: RateLimiterRes) => RateLimiterRes, (refused: unknown) => Promise.reject(renewed(refused)));
+  }
+}
+
+/** Counts and re-sets the key's expiry in one script: atomic for every replica. */
+const SLIDING_INCREMENT = `redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+local consumed = redis.call('incrby', KEYS[1], ARGV[1])
+if tonumber(ARGV[1]) > 0 then redis.call('expire', KEYS[1], ARGV[2]) end
+return {consumed, redis.call('pttl', KEYS[1])}`;
+
+type SlidingClient = Redis & { dealsSlidingIncrement?: (key: string, points: string, seconds: string) => Promise<[number, number]> };
+
+/**
+ * A Redis counter whose key expires `duration` after its last count. Its script is a command of its
+ * own on the client (not the library's `customIncrTtlLuaScript`, which would replace the script of
+ * every counter sharing the client, the fixed-window ones too).
+ */
+class SlidingRedisCounter extends RateLimiterRedis {
+  constructor(options: ConstructorParameters<typeof RateLimiterRedis>[0] & { storeClient: SlidingClient }) {
+    super(options);
+    const client = options.storeClient;
+    if (typeof client.dealsSlidingIncrement !== 'function')
+      client.defineCommand('dealsSlidingIncrement', { numberOfKeys: 1, lua: SLIDING_INCREMENT });
+  }
+
+  /** The library's write of a count (consume, penalty, reward); a forced write (set, block) stays the library's. */
+  async _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<unknown> {
+    const seconds = Math.floor(msDuration / 1000);
+    const base = RateLimiterRedis.prototype as unknown as {
+      _upsert(this: RateLimiterRedis, key: string, points: number, ms: number, force: boolean): Promise<unknown>;
+    };
+    if (forceExpire || seconds <= 0 || !Number.isInteger(points)) return base._upsert.call(this, rlKey, points, msDuration, forceExpire);
+    const client = (this as unknown as { client: SlidingClient }).client;
+    return client.dealsSlidingIncrement!(rlKey, String(points), String(seconds));
+  }
+}
 
 /** A refusal: how long until the caller may ask again. */
 export interface Refusal {

@@ -10,6 +10,11 @@ import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver
 
 const PASSWORD = 'a long and private passphrase';
 /** The secret a page shows, as a browser shows it (Handlebars writes `=` as `&#x3D;`). */
+/** The longest run of `letter` in a page: how much of a long value it showed back. */
+const longestRun = (html: string, letter: string) =>
+  Math.max(0, ...(html.match(new RegExp(`${letter}+`, 'g')) ?? []).map((run) => run.length));
+/** The most of a client's text a page shows back. */
+const MAX_SHOWN = 1000;
 const secretOn = (html: string) => /<code id="secret">(whsec_[^<]+)<\/code>/.exec(html)![1].replace(/&#x3D;/g, '=');
 
 /**
@@ -230,6 +235,30 @@ describe("the partner site's webhooks pages", () => {
     expect((await site.get('/partner/webhooks')).text).not.toContain(receiver.url('/rotated'));
     expect((await site.get(`/partner/webhooks/${endpointId}`)).status).toBe(404);
     expect(await endpointOf(endpointId)).toBeUndefined();
+  });
+
+  it('shows back at most a bounded part of what a client sent: ids not found, a refused form', async () => {
+    const registered = await site.submit('/partner/webhooks', '/partner/webhooks', { url: receiver.url('/echo'), all: 'on' });
+    const endpointId = /Endpoint <code>(we_[^<]+)<\/code>/.exec(registered.text)![1];
+    const notFound = await site.submit(`/partner/webhooks/${endpointId}`, `/partner/webhooks/${endpointId}/redeliver`, {
+      event_id: 'Z'.repeat(60_000),
+    });
+    expect(notFound.status).toBe(404);
+    expect(longestRun(notFound.text, 'Z')).toBeLessThanOrEqual(MAX_SHOWN);
+    expect(notFound.text.length).toBeLessThan(10_000);
+    const before = await site.get(`/partner/events?before=${'Y'.repeat(12_000)}`);
+    expect(before.status).toBe(404);
+    expect(longestRun(before.text, 'Y')).toBeLessThanOrEqual(MAX_SHOWN);
+    // A refused form comes back with each value at most as long as its field may be.
+    const refused = await site.submit('/partner/webhooks', '/partner/webhooks', {
+      url: `https://hooks.example.com/${'U'.repeat(30_000)}`,
+      description: 'D'.repeat(30_000),
+      all: 'on',
+    });
+    expect(refused.status).toBe(422);
+    expect(longestRun(refused.text, 'U')).toBeLessThanOrEqual(2048);
+    expect(longestRun(refused.text, 'D')).toBeLessThanOrEqual(500);
+    expect(refused.text.length).toBeLessThan(20_000);
   });
 
   it('refuses a form without the page’s token (403); another partner’s endpoint is not found (404)', async () => {

@@ -248,6 +248,8 @@ describe('the partner site', () => {
 
   it("counts sign-ins and the password asked again in one budget of the account's, from any address", async () => {
     const client = await member('shared@example.com');
+    // A session on a browser the member's device cookie is not on (cleared, or another browser's).
+    client.jar.delete('partner_device');
     const { secret, enrol } = await totpForm(client);
     for (let i = 0; i < 2; i++) expect((await new SiteClient(api.url).signIn('shared@example.com', `guess ${i} of many`)).status).toBe(401);
     expect((await enrol('guess 2 of many', '000000')).status).toBe(422);
@@ -258,6 +260,46 @@ describe('the partner site', () => {
     expect(enrolling.status).toBe(429);
     expect(enrolling.headers['retry-after']).toBeDefined();
     expect((await new SiteClient(api.url).signIn('shared@example.com', PASSWORD)).status).toBe(429);
+  });
+
+  it("keeps a member's known device signing in while strangers' wrong passwords make the account wait", async () => {
+    const laptop = await member('known@example.com');
+    const cookie = (await laptop.signIn('known@example.com', PASSWORD)).cookies.find((c) => c.startsWith('partner_device='));
+    expect(cookie).toMatch(/^partner_device=[^;]+; Max-Age=\d{8}; Path=\/partner; HttpOnly; Secure; SameSite=Strict$/);
+    for (let i = 0; i < 3; i++) expect((await new SiteClient(api.url).signIn('known@example.com', `guess ${i} of many`)).status).toBe(401);
+    expect((await new SiteClient(api.url).signIn('known@example.com', 'guess 3 of many')).status).toBe(429);
+    // The account waits for strangers, the right password too; the member's own device does not.
+    expect((await new SiteClient(api.url).signIn('known@example.com', PASSWORD)).status).toBe(429);
+    expect((await laptop.signIn('known@example.com', PASSWORD)).status).toBe(303);
+    // The password asked again from that device is not kept waiting either.
+    const { secret, enrol } = await totpForm(laptop);
+    expect(await enrol(PASSWORD, await totpAt(secret, clock.now()))).toMatchObject({
+      status: 303,
+      location: '/partner/security?done=totp',
+    });
+  });
+
+  it("counts a known device's wrong passwords against that device (and its address) only", async () => {
+    const laptop = await member('careless@example.com');
+    for (let i = 0; i < 3; i++) expect((await laptop.signIn('careless@example.com', `typo ${i} of many`)).status).toBe(401);
+    const fourth = await laptop.signIn('careless@example.com', 'typo 3 of many');
+    expect(fourth.status).toBe(429);
+    expect(fourth.headers['retry-after']).toMatch(/^[12]$/);
+    expect((await laptop.signIn('careless@example.com', PASSWORD)).status).toBe(429);
+    // The account is not waiting: the member's other browser signs in.
+    expect((await new SiteClient(api.url).signIn('careless@example.com', PASSWORD)).status).toBe(303);
+  });
+
+  it("takes no device cookie it did not make for that member: a forged one, or another member's, counts as a stranger", async () => {
+    const other = await member('other-device@example.com');
+    await member('target@example.com');
+    const targetId = ((await streamOf('target@example.com'))[0].data as { memberId: string }).memberId;
+    for (let i = 0; i < 4; i++) await new SiteClient(api.url).signIn('target@example.com', `guess ${i} of many`);
+    const forger = new SiteClient(api.url);
+    const [, endsAt, device, mac] = other.jar.get('partner_device')!.split('.');
+    forger.jar.set('partner_device', `${targetId}.${endsAt}.${device}.${mac}`);
+    expect((await forger.signIn('target@example.com', PASSWORD)).status).toBe(429);
+    expect((await other.signIn('target@example.com', PASSWORD)).status).toBe(429);
   });
 
   it('throttles sign-up links by address, records a dead link in the stream of the member it names, and makes no stream for others', async () => {
@@ -299,6 +341,24 @@ describe('the partner site', () => {
     expect([await tryLink(forged), await tryLink(unknown)]).toEqual([422, 422]);
     expect(await tryLink(token)).toBe(303);
     expect([await tryLink(forged), await tryLink(token)]).toEqual([422, 422]);
+  });
+
+  it('counts sign-up links against a member only while their invitation is live: links made up from an email never keep its member from signing in', async () => {
+    await member('linked@example.com');
+    const memberId = ((await streamOf('linked@example.com'))[0].data as { memberId: string }).memberId;
+    // A plain GET anyone can make (a link on any page) from anywhere, naming the member by the hash of their email.
+    const forged = `/partner/sign-up?token=${memberId}.${'A'.repeat(43)}`;
+    for (let i = 0; i < 6; i++) expect((await new SiteClient(api.url).get(forged)).status).toBe(422);
+    expect((await new SiteClient(api.url).signIn('linked@example.com', PASSWORD)).status).toBe(303);
+    // Still refused alike and recorded.
+    const refused = (await streamOf('linked@example.com')).filter((e) => e.type === 'MemberInvitationRefused');
+    expect(refused).toHaveLength(6);
+    // While an invitation is live, its links count against its member from any address.
+    const link = await invite('invitee@example.com');
+    const inviteeId = new URL(link, api.url).searchParams.get('token')!.split('.')[0];
+    for (let i = 0; i < 3; i++)
+      expect((await new SiteClient(api.url).get(`/partner/sign-up?token=${inviteeId}.${'B'.repeat(43)}`)).status).toBe(422);
+    expect((await new SiteClient(api.url).get(`/partner/sign-up?token=${inviteeId}.${'B'.repeat(43)}`)).status).toBe(429);
   });
 
   it('keeps its own budget a person, apart from the API key: a flood through the key does not lock the site', async () => {
@@ -455,6 +515,24 @@ describe('the partner site', () => {
     expect(unknown.headers['content-security-policy']).toBeUndefined();
   });
 
+  it('refuses an email longer than any without showing it back, and shows back a bounded part of a long look-up', async () => {
+    const visitor = new SiteClient(api.url);
+    const long = await visitor.signIn(`${'w'.repeat(60_000)}@example.com`, 'a guess');
+    expect(long.status).toBe(422);
+    expect(long.text).toContain('Email is not an email address: it has at most 254 characters.');
+    expect(long.text).not.toContain('wwww');
+    expect(inputValue(long.text, 'email')).toBe('');
+    // An email of the longest length is taken (and answered as any unknown one).
+    const longest = `${'x'.repeat(254 - '@example.com'.length)}@example.com`;
+    const answered = await visitor.signIn(longest, 'a guess');
+    expect(answered.status).toBe(401);
+    expect(inputValue(answered.text, 'email')).toBe(longest);
+    const client = await member('long-lookup@example.com');
+    const lookup = await client.get(`/partner/lookup?q=${'q'.repeat(5000)}`);
+    expect(lookup.status).toBe(404);
+    expect(Math.max(...(lookup.text.match(/q+/g) ?? []).map((run) => run.length))).toBeLessThanOrEqual(200);
+  });
+
   it("looks up the partner's purchases and coupons by id, email and reference; another partner's are not found", async () => {
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, id: 'site-deal', quantity: 10, max_per_user: undefined }]);
@@ -577,5 +655,33 @@ describe('the partner site behind a TLS proxy (BEHIND_TLS_PROXY): its origin is 
     expect((await signUp({ origin: null, referer: 'https://partners.example.com/partner/sign-in' })).status).toBe(422);
     for (const origin of [behind, `https://127.0.0.1:${api.port}`, 'http://partners.example.com'])
       expect((await signUp({ origin })).status).toBe(403);
+  });
+
+  /** A visitor behind a proxy that appends the peer it saw to X-Forwarded-For, after whatever the client wrote there. */
+  const throughProxy = (forwardedFor: string) =>
+    new SiteClient(`http://127.0.0.1:${api.port}`, {
+      origin: 'https://partners.example.com',
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'partners.example.com', 'x-forwarded-for': forwardedFor },
+    });
+
+  it('counts wrong sign-ins by the address the proxy appended, never by an entry the client wrote before it', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++)
+      statuses.push((await throughProxy(`198.51.100.${i + 1}, 203.0.113.7`).signIn(`nobody${i}@example.com`, 'a guess')).status);
+    expect(statuses).toEqual([...Array(10).fill(401), 429, 429]);
+    // Another client behind the same proxy is not kept waiting.
+    expect((await throughProxy('203.0.113.8').signIn('nobody@example.com', 'a guess')).status).toBe(401);
+  });
+
+  it('records the appended address in the events, and the connecting peer when the forwarded one is no address', async () => {
+    const partner = await api.createPartner('Behind the proxy');
+    const invited = await api.get(CommandBus).execute(new InviteMember(partner.partnerId, 'proxied@example.com', OPERATOR));
+    await api.settle();
+    const junk = `<script>${'J'.repeat(6000)}`;
+    expect((await throughProxy(`${junk}, 203.0.113.9`).signIn('proxied@example.com', 'a guess')).status).toBe(401);
+    const direct = throughProxy(junk);
+    expect((await direct.signIn('proxied@example.com', 'a guess')).status).toBe(401);
+    const failed = (await api.get(EventStore).readStream(memberStream(invited.memberId))).filter((e) => e.type === 'MemberSignInFailed');
+    expect(failed.map((e) => (e.data as { address: string }).address)).toEqual(['203.0.113.9', direct.address]);
   });
 });

@@ -1,6 +1,7 @@
 import { ChangePartnerRateLimit } from '@deals/accounts';
 import { OPERATOR } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
+import { request } from 'undici';
 import { TestApi } from '../../support/api-harness';
 
 const basic = (username: string, password: string) => ({ username, password });
@@ -126,5 +127,29 @@ describe('wrong credentials: throttled per client address and per account, over 
     const refused = await asOperator(operatorPassword);
     expect(refused.status).toBe(429);
     expect(refused.body.error_msg).toContain('from this address');
+  });
+});
+
+describe('wrong credentials behind the TLS proxy: counted by the address the proxy appended', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await TestApi.start({ env: { BEHIND_TLS_PROXY: 'on', AUTH_FAILURES_PER_ADDRESS: '3' } });
+  });
+  afterAll(() => api.close());
+
+  /** A call as the proxy forwards it: plain HTTP, `X-Forwarded-Proto: https`, the client's X-Forwarded-For with the peer appended. */
+  const forwarded = async (forwardedFor: string, apiKey: string) => {
+    const reply = await request(`http://127.0.0.1:${api.port}/api/v1/regions?api_key=${apiKey}`, {
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': forwardedFor },
+    });
+    await reply.body.dump();
+    return reply.statusCode;
+  };
+
+  it('throttles a client whatever it writes before the entry the proxy appended', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push(await forwarded(`198.51.100.${i + 1}, 203.0.113.7`, `dk_wrong${i}${'x'.repeat(20)}`));
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    expect(await forwarded('203.0.113.8', `dk_other${'x'.repeat(20)}`)).toBe(401);
   });
 });

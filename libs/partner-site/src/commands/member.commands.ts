@@ -19,7 +19,14 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import { emailIssues, INVITE_LIFETIME_MS, normalEmail, passwordIssues, SESSION_LIFETIME_MS } from '../domain/member/member-rules';
-import { invitationRefusal, Member, memberDecider, MemberCommand, totpSetUpAlready } from '../domain/member/member.decider';
+import {
+  invitationIsLive,
+  invitationRefusal,
+  Member,
+  memberDecider,
+  MemberCommand,
+  totpSetUpAlready,
+} from '../domain/member/member.decider';
 import { memberStream, MemberSignInFailed, SignInFailure } from '../domain/member/member.events';
 import { newSecret, seal, secretHash, SiteSecrets, unseal } from './site-secrets';
 
@@ -121,6 +128,28 @@ async function liveInvitation(
     actor: 'anonymous',
   });
   return null;
+}
+
+/**
+ * Whether a member has an invitation that can still sign them up: only then do sign-up links naming
+ * them count against their account in the throttle (a member who signed up has no link to guess).
+ */
+export class HasLiveInvitation extends Command<boolean> {
+  constructor(readonly memberId: string) {
+    super();
+  }
+}
+
+@CommandHandler(HasLiveInvitation)
+export class HasLiveInvitationHandler implements ICommandHandler<HasLiveInvitation> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ memberId }: HasLiveInvitation) {
+    return invitationIsLive(await loadMember(this.store, memberId), this.clock.now());
+  }
 }
 
 /** Opens a sign-up link (its page): whose it is while it works, null for any dead link (recorded when it names a member). */

@@ -3,17 +3,19 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
 /**
  * The partner site's keys, derived from one installation secret (`secrets/partner-site.key`):
  * one seals TOTP secrets before they go into an event, one makes the forms' CSRF tokens, one signs
- * the visitors' form cookies.
+ * the visitors' form cookies, one signs the device cookies of members' known devices.
  */
 export class SiteSecrets {
   readonly sealingKey: Buffer;
   readonly csrfKey: Buffer;
   readonly formCookieKey: Buffer;
+  readonly deviceCookieKey: Buffer;
 
   constructor(installationSecret: Buffer) {
     this.sealingKey = createHmac('sha256', installationSecret).update('partner-site:seal').digest();
     this.csrfKey = createHmac('sha256', installationSecret).update('partner-site:csrf').digest();
     this.formCookieKey = createHmac('sha256', installationSecret).update('partner-site:form-cookie').digest();
+    this.deviceCookieKey = createHmac('sha256', installationSecret).update('partner-site:device-cookie').digest();
   }
 }
 

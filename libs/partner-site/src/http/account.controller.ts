@@ -1,9 +1,12 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { Clock } from '@deals/kernel';
+import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
 import {
   ChangeMemberSession,
+  HasLiveInvitation,
   invitationGone,
   invitationOf,
   memberIdOf,
@@ -11,12 +14,16 @@ import {
   SignInMember,
   SignUpMember,
 } from '../commands/member.commands';
-import { MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
+import { SiteSecrets } from '../commands/site-secrets';
+import { MAX_EMAIL_LENGTH, MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
+import { deviceCookie, throttledAccount } from './device-cookies';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
 import { endedSessionCookie, FORM_COOKIE, sessionCookie, siteCookie, SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
 import { issueTexts, memberCaller, SitePageErrors, visitorCaller } from './site-request';
+
+const EMAIL_TOO_LONG = `Email is not an email address: it has at most ${MAX_EMAIL_LENGTH} characters.`;
 
 /** Sign-up with an invitation, sign-in, sign-out, and the stylesheet. */
 @ApiExcludeController()
@@ -27,6 +34,8 @@ export class AccountController {
     private readonly commands: CommandBus,
     private readonly pages: SitePages,
     private readonly throttle: SecretCheckThrottle,
+    private readonly secrets: SiteSecrets,
+    private readonly clock: Clock,
   ) {}
 
   @Get()
@@ -42,20 +51,29 @@ export class AccountController {
   @Get('sign-in')
   signInPage(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Query('signed-up') signedUp?: string) {
     const notice = signedUp ? 'You are signed up. Sign in with your email and new password.' : undefined;
-    return this.pages.send(request, reply, 'sign-in', { title: 'Sign in', notice });
+    return this.signInForm(request, reply, { notice });
   }
 
+  /**
+   * A sign-in counts against the address, and against the member's account, or, from a device the
+   * member signed in on before (its device cookie), against that device alone: strangers' wrong
+   * passwords make the account wait, never the member's own devices. A right one (re)makes the
+   * device cookie.
+   */
   @Post('sign-in')
   async signIn(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
     const email = normalEmail(field(body, 'email'));
-    const refused = (status: number, message: string) =>
-      this.pages.send(request, reply, 'sign-in', { title: 'Sign in', email, errors: [message] }, status);
+    // No member has a longer one: refused as such, before any check, and not shown back.
+    if (email.length > MAX_EMAIL_LENGTH) return this.signInForm(request, reply, { errors: [EMAIL_TOO_LONG] }, 422);
+    const address = clientAddress(request);
+    const memberId = memberIdOf(email);
+    const refused = (status: number, message: string) => this.signInForm(request, reply, { email, errors: [message] }, status);
     const outcome = await this.throttle.attempt(
-      request.ip,
-      memberIdOf(email),
+      address,
+      throttledAccount(this.secrets, request, memberId, this.clock.now()),
       () =>
         this.commands.execute(
-          new SignInMember(email, field(body, 'password'), field(body, 'code').trim(), request.ip, visitorCaller(request)),
+          new SignInMember(email, field(body, 'password'), field(body, 'code').trim(), address, visitorCaller(request)),
         ),
       (result) => result.signedIn,
     );
@@ -64,16 +82,18 @@ export class AccountController {
     // A new session id at each sign-in (never one a visitor had before), and the visitor's form cookie goes.
     void reply.header('set-cookie', sessionCookie(outcome.sessionId));
     void reply.header('set-cookie', siteCookie(FORM_COOKIE, '', 0));
+    void reply.header('set-cookie', deviceCookie(this.secrets, memberId, this.clock.now()));
     return reply.redirect('/partner/keys', 303);
   }
 
-  /** A sign-up link's token is a secret checked as a password is: through the throttle, by its member and the address. */
+  /** A sign-up link's token is a secret checked as a password is: through the throttle, by the address and its invited member. */
   @Get('sign-up')
   async signUpPage(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Query('token') token = '') {
+    const address = clientAddress(request);
     const opened = await this.throttle.attempt(
-      request.ip,
-      invitationOf(token)?.memberId ?? null,
-      () => this.commands.execute(new OpenInvitation(token, request.ip, visitorCaller(request))),
+      address,
+      await this.linkAccount(token),
+      () => this.commands.execute(new OpenInvitation(token, address, visitorCaller(request))),
       (invitation) => invitation !== null,
     );
     if (opened instanceof TooSoon) return this.tooSoon(request, reply, opened);
@@ -84,12 +104,13 @@ export class AccountController {
   @Post('sign-up')
   async signUp(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
     const token = field(body, 'token');
+    const address = clientAddress(request);
     const signedUp = await this.throttle.attempt(
-      request.ip,
-      invitationOf(token)?.memberId ?? null,
+      address,
+      await this.linkAccount(token),
       () =>
         this.commands.execute(
-          new SignUpMember(token, field(body, 'password'), field(body, 'password_confirmation'), request.ip, visitorCaller(request)),
+          new SignUpMember(token, field(body, 'password'), field(body, 'password_confirmation'), address, visitorCaller(request)),
         ),
       (result) => result.outcome !== 'dead-link',
     );
@@ -108,6 +129,26 @@ export class AccountController {
     await this.commands.execute(new ChangeMemberSession('sign-out', member.memberId, member.sessionHash, memberCaller(request, member)));
     void reply.header('set-cookie', endedSessionCookie());
     return reply.redirect('/partner/sign-in', 303);
+  }
+
+  /**
+   * The account a sign-up link counts against besides its address: the member it names while their
+   * invitation is live, else none. A link naming a member who signed up is refused all the same, but
+   * never counts against their sign-ins: anyone who knows an email can make such links.
+   */
+  private async linkAccount(token: string): Promise<string | null> {
+    const named = invitationOf(token);
+    return named && (await this.commands.execute(new HasLiveInvitation(named.memberId))) ? named.memberId : null;
+  }
+
+  /** The sign-in form, with what was typed and why it was refused. */
+  private signInForm(
+    request: SiteRequest,
+    reply: FastifyReply,
+    model: { email?: string; errors?: string[]; notice?: string },
+    status = 200,
+  ) {
+    return this.pages.send(request, reply, 'sign-in', { title: 'Sign in', ...model, maxEmail: MAX_EMAIL_LENGTH }, status);
   }
 
   /** A sign-up link not checked: the address or its member must wait. */

@@ -16,6 +16,12 @@ const settled = (refused: unknown): RateLimiterRes => {
   throw refused;
 };
 
+/**
+ * Whose count an attempt adds to besides its address's: a member's account (their id), or, for an
+ * attempt from a known device of theirs (a valid device cookie), that device alone.
+ */
+export type ThrottledAccount = string | { memberId: string; device: string };
+
 /** An attempt refused, before its check or after a failed one: how long the address or account must still wait. */
 export class TooSoon {
   constructor(readonly waitMs: number) {}
@@ -24,31 +30,35 @@ export class TooSoon {
 /**
  * Every check of a secret a person types (a sign-in's password and code, the password asked again
  * before a sensitive change, a sign-up link's token), per account (the member id: one budget for
- * every kind of check) and per client address, with a wait that doubles with each attempt past the
- * free ones, up to {@link MAX_WAIT_SECONDS}: guessing gets slow, a typo costs nothing. An attempt is
- * counted when it is admitted, before its secret is checked, and a right one takes its count back;
- * past the free ones, each wait admits one attempt (taken atomically), so attempts sent at once are
- * refused as if sent one after another, and a refused one is never checked (no hash is computed).
- * Counted where the API's request limits count (this process, or Redis for every replica).
+ * every kind of check; a known device of the member's has one of its own, so that strangers' wrong
+ * attempts cannot keep the member out of it) and per client address, with a wait that doubles with
+ * each attempt past the free ones, up to {@link MAX_WAIT_SECONDS}: guessing gets slow, a typo costs
+ * nothing. An attempt is counted when it is admitted, before its secret is checked, and a right one
+ * takes its count back; past the free ones, each wait admits one attempt (taken atomically), so
+ * attempts sent at once are refused as if sent one after another, and a refused one is never checked
+ * (no hash is computed). Counted where the API's request limits count (this process, or Redis for every replica).
  */
 export class SecretCheckThrottle {
   private readonly attempts: RateLimiterAbstract;
   private readonly waits: RateLimiterAbstract;
 
-  constructor(counters: CounterFactory) {
-    this.attempts = counters({ keyPrefix: 'site-secret-checks', points: Number.MAX_SAFE_INTEGER, duration: WINDOW_SECONDS });
+  /** `windowSeconds`: how long after the last attempt its key is forgotten (tests give a short one). */
+  constructor(counters: CounterFactory, { windowSeconds = WINDOW_SECONDS }: { windowSeconds?: number } = {}) {
+    // Sliding: each attempt counted keeps the key for another window, so a steady guesser never starts afresh.
+    this.attempts = counters({ keyPrefix: 'site-secret-checks', points: Number.MAX_SAFE_INTEGER, duration: windowSeconds, sliding: true });
     // One attempt a second once past the free ones, and none while a wait set by `block` runs.
     this.waits = counters({ keyPrefix: 'site-secret-waits', points: 1, duration: 1 });
   }
 
   /**
-   * Runs `check` unless the address or the account (a member id, or null for a secret that names
-   * none) must wait. `accepted` tells a right secret, whose attempt takes the account's count back;
-   * after a wrong one, a wait that has begun refuses this attempt too.
+   * Runs `check` unless the address or the account (a member id, a known device of a member, or
+   * null for a secret that names none) must wait. `accepted` tells a right secret, whose attempt
+   * takes the account's (or device's) count back; after a wrong one, a wait that has begun refuses
+   * this attempt too.
    */
   async attempt<T>(
     address: string,
-    account: string | null,
+    account: ThrottledAccount | null,
     check: () => Promise<T>,
     accepted: (result: T) => boolean,
   ): Promise<T | TooSoon> {
@@ -100,10 +110,13 @@ interface Keys {
   account: string | null;
 }
 
-/** A member id is fixed-size already (24 hex digits): a counter's key has one size, whatever a client sends. */
-const keysOf = (address: string, account: string | null): Keys => ({
+/**
+ * A member id is fixed-size already (24 hex digits), and so is a device id (22 characters, from a
+ * cookie the service signed): a counter's key has one size, whatever a client sends.
+ */
+const keysOf = (address: string, account: ThrottledAccount | null): Keys => ({
   address: `a:${addressKey(address)}`,
-  account: account === null ? null : `m:${account}`,
+  account: account === null ? null : typeof account === 'string' ? `m:${account}` : `d:${account.memberId}.${account.device}`,
 });
 
 /** Sets `Retry-After` (whole seconds, at least 1) for a refused attempt; what its page says. */

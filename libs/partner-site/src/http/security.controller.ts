@@ -1,10 +1,13 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { Clock } from '@deals/kernel';
+import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
 import { toString as qrText } from 'qrcode';
 import { ChangeMemberSession, EnrolMemberTotp, newTotpSecret, totpUri } from '../commands/member.commands';
 import { seal, SiteSecrets, unseal } from '../commands/site-secrets';
+import { throttledAccount } from './device-cookies';
 import type { SignedInMember } from './member-sessions';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
@@ -36,6 +39,7 @@ export class SecurityController {
     private readonly pages: SitePages,
     private readonly secrets: SiteSecrets,
     private readonly throttle: SecretCheckThrottle,
+    private readonly clock: Clock,
   ) {}
 
   @Get()
@@ -49,16 +53,17 @@ export class SecurityController {
     return this.setupPage(request, reply, member, newTotpSecret(), 200);
   }
 
-  /** The password asked again goes through the throttle of the member's sign-ins, and counts with them. */
+  /** The password asked again goes through the throttle of the member's sign-ins, and counts with them (a known device's with that device's). */
   @Post('totp')
   async enrol(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Body() body: unknown) {
     if (member.totpEnrolled) return reply.redirect('/partner/security', 303);
     const sealed = field(body, 'sealed');
     const secret = unseal(this.secrets.sealingKey, sealed, setupContext(member));
     if (secret === null) return this.start(request, reply, member);
+    const address = clientAddress(request);
     const outcome = await this.throttle.attempt(
-      request.ip,
-      member.memberId,
+      address,
+      throttledAccount(this.secrets, request, member.memberId, this.clock.now()),
       () =>
         this.commands.execute(
           new EnrolMemberTotp(
@@ -66,7 +71,7 @@ export class SecurityController {
             secret,
             field(body, 'code').trim(),
             field(body, 'password'),
-            request.ip,
+            address,
             memberCaller(request, member),
           ),
         ),

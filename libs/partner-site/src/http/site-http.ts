@@ -61,7 +61,7 @@ export function siteCookie(name: string, value: string, maxAgeSeconds: number): 
 }
 
 /** The request's cookies by name (the first of a name counts: a cookie of a narrower path comes first). */
-function cookiesOf(header: string | undefined): Map<string, string> {
+export function cookiesOf(header: string | undefined): Map<string, string> {
   const cookies = new Map<string, string>();
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
@@ -78,7 +78,8 @@ export const endedSessionCookie = () => siteCookie(SESSION_COOKIE, '', 0);
 /** The synchronizer token of a session or a visitor's form cookie: an HMAC of its hash, so a page of one session is no good in another. */
 export const csrfToken = (secrets: SiteSecrets, bound: string) => createHmac('sha256', secrets.csrfKey).update(bound).digest('base64url');
 
-const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+/** Whether two texts are equal, compared in constant time (a MAC given against the one expected). */
+export const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 const formCookieMac = (secrets: SiteSecrets, nonce: string) =>
   createHmac('sha256', secrets.formCookieKey).update(nonce).digest('base64url');

@@ -4,6 +4,7 @@ import Handlebars from 'handlebars';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { answerRepeatsWithoutSecret } from '@deals/wire';
+import { shownBack } from './form-fields';
 import type { SiteRequest } from './site-http';
 
 /** The templates and the stylesheet, beside the compiled code (scripts/build.js copies them into dist). */
@@ -21,6 +22,14 @@ const SECTIONS = [
   { path: '/partner/lookup', label: 'Look-up' },
   { path: '/partner/security', label: 'Sign-in and security' },
 ];
+
+/** A page's message, notice and errors, each of at most `MAX_SHOWN_TEXT` characters: whatever a refusal quotes of a client's input. */
+function boundedTexts(model: Record<string, unknown>): Record<string, unknown> {
+  const bounded: Record<string, unknown> = {};
+  for (const name of ['message', 'notice']) if (typeof model[name] === 'string') bounded[name] = shownBack(model[name]);
+  if (Array.isArray(model.errors)) bounded.errors = model.errors.map((error) => (typeof error === 'string' ? shownBack(error) : error));
+  return bounded;
+}
 
 /**
  * Renders the site's pages: Handlebars templates (every value escaped unless a template says
@@ -50,7 +59,13 @@ export class SitePages {
     if (!template) throw new Error(`no template ${name}`);
     const site = (request as SiteRequest).site;
     const path = request.routeOptions.url ?? '';
-    const context = { ...model, csrf: site?.csrfToken ?? '', member: site?.member ?? null, partner: site?.partner ?? null };
+    const context = {
+      ...model,
+      ...boundedTexts(model),
+      csrf: site?.csrfToken ?? '',
+      member: site?.member ?? null,
+      partner: site?.partner ?? null,
+    };
     const body = template(context);
     const sections = site?.member ? SECTIONS.map((s) => ({ ...s, current: path === s.path || path.startsWith(`${s.path}/`) })) : [];
     return this.layout({ ...context, body, sections });

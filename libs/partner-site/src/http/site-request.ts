@@ -2,6 +2,7 @@ import { CommandCaller, DomainError, Unauthorized, ValidationFailed } from '@dea
 import { requestWrites } from '@deals/wire';
 import { ArgumentsHost, Catch, createParamDecorator, ExceptionFilter, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
 import type { SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
@@ -53,7 +54,8 @@ export class SitePageErrors implements ExceptionFilter {
         request,
         reply,
         'message',
-        { title, message: errors ? 'The request could not be done.' : exception.message, errors },
+        // A message may quote what the client sent (an id, a value): shown back bounded.
+        { title, message: errors ? 'The request could not be done.' : shownBack(exception.message), errors },
         exception.httpStatus,
       );
       return;

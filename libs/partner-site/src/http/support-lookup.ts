@@ -6,6 +6,8 @@ import { humanUtc } from '@deals/wire';
 import { Injectable } from '@nestjs/common';
 
 const SHOWN = 50;
+/** The longest look-up: longer than any id, email or reference it could find. */
+export const MAX_QUERY_LENGTH = 200;
 
 const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
@@ -43,7 +45,7 @@ export class SupportLookup {
       purchases: [] as ReturnType<SupportLookup['purchaseRow']>[],
       coupons: [] as ReturnType<SupportLookup['couponRow']>[],
     };
-    if (!q || q.length > 200) return { ...empty, found: false };
+    if (!q || q.length > MAX_QUERY_LENGTH) return { ...empty, found: false };
     if (q.includes('@')) {
       const user = await this.accounts.userByEmailEvenDeleted(partnerId, q);
       if (!user) return { ...empty, found: false };

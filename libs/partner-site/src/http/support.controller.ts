@@ -2,11 +2,12 @@ import { UsageMeter } from '@deals/wire';
 import { Controller, Get, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
 import { SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
 import { CurrentMember, SitePageErrors } from './site-request';
-import { SupportLookup } from './support-lookup';
+import { MAX_QUERY_LENGTH, SupportLookup } from './support-lookup';
 
 /** The partner's request usage, its email batches, and the look-up of its purchases and coupons. */
 @ApiExcludeController()
@@ -53,6 +54,13 @@ export class SupportController {
     const query = typeof q === 'string' ? q : '';
     if (!query) return this.pages.send(request, reply, 'lookup', { title: 'Look-up', searched: false });
     const result = await this.lookup.find(member.partnerId, query);
-    return this.pages.send(request, reply, 'lookup', { title: 'Look-up', searched: true, query, ...result }, result.found ? 200 : 404);
+    const shown = shownBack(query, MAX_QUERY_LENGTH);
+    return this.pages.send(
+      request,
+      reply,
+      'lookup',
+      { title: 'Look-up', searched: true, query: shown, ...result },
+      result.found ? 200 : 404,
+    );
   }
 }

@@ -17,7 +17,7 @@ import { humanUtc } from '@deals/wire';
 import { Body, Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { field } from './form-fields';
+import { field, shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
 import { SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
@@ -119,7 +119,13 @@ export class WebhooksController {
     const description = field(body, 'description').trim();
     const all = field(body, 'all') === 'on';
     const chosen = FEED_EVENT_TYPES.filter((type) => field(body, `type_${type}`) === 'on');
-    const form = { url, description, all, types: typeChoices(new Set(chosen)) };
+    // Shown back at most as long as each field may be.
+    const form = {
+      url: shownBack(url, MAX_WEBHOOK_URL_LENGTH),
+      description: shownBack(description, DESCRIPTION_MAX),
+      all,
+      types: typeChoices(new Set(chosen)),
+    };
     const problems: string[] = [];
     if (!url) problems.push('url is required');
     if (description.length > DESCRIPTION_MAX) problems.push(`description must be at most ${DESCRIPTION_MAX} characters`);

@@ -12,6 +12,9 @@ export const SESSION_REFRESH_MS = 5 * 60_000;
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 200;
 
+/** The longest email address (RFC 5321's path, less its brackets). */
+export const MAX_EMAIL_LENGTH = 254;
+
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
 
 /** An email as the site keys it: trimmed, lower case. */
@@ -19,7 +22,7 @@ export const normalEmail = (email: string) => email.trim().toLowerCase();
 
 export function emailIssues(email: string): ValidationIssue[] {
   if (!email.trim()) return [{ type: 'missing_field', resource: 'member', field: 'email', message: 'is required' }];
-  if (email.length > 254 || !EMAIL.test(email.trim()))
+  if (email.length > MAX_EMAIL_LENGTH || !EMAIL.test(email.trim()))
     return [{ type: 'invalid', resource: 'member', field: 'email', message: 'is not an email address' }];
   return [];
 }

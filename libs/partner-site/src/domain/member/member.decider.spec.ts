@@ -1,10 +1,11 @@
 import { NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '@deals/testing';
-import { EnrolMemberTotp, memberDecider, PresentInvitation, SignInMember } from './member.decider';
+import { EnrolMemberTotp, invitationIsLive, memberDecider, PresentInvitation, SignInMember } from './member.decider';
 import { passwordIssues } from './member-rules';
 import {
   InvitationRefusal,
   MemberInvitationRefused,
+  MemberEvent,
   MemberInvited,
   MemberReauthenticationFailed,
   MemberSignedIn,
@@ -229,6 +230,18 @@ describe('partner member decider', () => {
     });
     it('records nothing for a member who does not exist (no stream is made)', () => {
       given([]).when(presented('h-invite'), t0).thenThrows(NotFound);
+    });
+    it('tells a live invitation: invited, not signed up, not expired, not removed', () => {
+      const state = (events: MemberEvent[]) => events.reduce(memberDecider.evolve, memberDecider.initialState());
+      const removed: MemberEvent = {
+        type: 'MemberRemoved',
+        data: { memberId: 'm1', partnerId: 'p1', sessionHashes: [], signedOutAt: iso(2) },
+      };
+      expect(invitationIsLive(state([invited]), at(1))).toBe(true);
+      expect(invitationIsLive(state([invited]), at(72 * 60))).toBe(false);
+      expect(invitationIsLive(state([invited, signedUp]), at(2))).toBe(false);
+      expect(invitationIsLive(state([invited, signedUp, removed]), at(3))).toBe(false);
+      expect(invitationIsLive(state([]), t0)).toBe(false);
     });
   });
 

@@ -82,6 +82,11 @@ export function invitationRefusal(member: Member, inviteHash: string, now: Date)
   return Date.parse(member.inviteExpiresAt!) <= now.getTime() ? 'expired' : null;
 }
 
+/** Whether the member has an invitation that can still sign them up at `now`: invited, not signed up, not expired. */
+export function invitationIsLive(member: Member, now: Date): boolean {
+  return member.status === 'invited' && member.inviteHash !== null && Date.parse(member.inviteExpiresAt!) > now.getTime();
+}
+
 /** Refused before the password is checked: the answer tells nothing of the password. */
 export const totpSetUpAlready = () =>
   new ValidationFailed([{ type: 'invalid', resource: 'member', field: 'totp', message: 'is set up already' }]);
