@@ -175,11 +175,14 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
       expect([reply.status, reply.body.errors?.[0]?.field]).toEqual([422, 'runs_min']);
     });
     it('refuses parameters of the wrong shape with part 7 bodies, never a 500: nested arrays, overlong text, numbers in other notations, unbounded radii', async () => {
-      const nested = await api.call('GET', '/v1/deals', { apiKey, jsonText: `{"count":${'['.repeat(20_000)}${']'.repeat(20_000)}}` });
+      const nested = await api.call('GET', '/v1/deals', { apiKey, jsonText: `{"count":${'['.repeat(40)}${']'.repeat(40)}}` });
       expect([nested.status, nested.body.errors]).toEqual([
         422,
         [{ type: 'invalid', resource: 'deal', field: 'count', message: 'must be true or false' }],
       ]);
+      // Nested deeper than any body is read: refused before anything walks it.
+      const deepest = await api.call('GET', '/v1/deals', { apiKey, jsonText: `{"count":${'['.repeat(20_000)}${']'.repeat(20_000)}}` });
+      expect([deepest.status, deepest.body.error_type]).toEqual([400, 'bad_request']);
       expect((await get('/v1/deals', { suppliers: [{ a: 1 }] })).body.errors).toEqual([
         { type: 'invalid', resource: 'deal', field: 'suppliers', message: 'must be a list of text or comma-separated text' },
       ]);
