@@ -16,12 +16,9 @@
  * {@link CONNECTIONS} connections), measured first in this run, and one replica alone taking the
  * whole load (all users), measured right after the two.
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { openSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { demoDeals, demoRegions } from '@deals/runtime/demo/demo-catalogue';
@@ -29,52 +26,26 @@ import { measure, startPurchasesApi } from './purchases.bench';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { httpsGet, httpsPostJson } from './support/https-get';
 import { LoadRun, runLoad, summarize } from './support/load';
+import {
+  API_SCRIPT,
+  createPartner,
+  freePort,
+  importCatalogue,
+  serviceCertificate,
+  startBuilt,
+  until,
+  WORKER_SCRIPT,
+} from './support/service-processes';
 import { withTempDir } from './support/temp-dir';
 
 const CONNECTIONS = 50;
 const USERS = 500;
 const DEALS = 3;
 const DAY_MS = 86_400_000;
-const ROOT = join(__dirname, '..', '..');
 const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
-
-/** Starts a built process; with REPLICAS_LOG_DIR its output goes to `<dir>/<name>.log` (to see why an answer failed). */
-function start(script: string, env: Record<string, string>, name: string): ChildProcess {
-  const dir = process.env.REPLICAS_LOG_DIR;
-  const out = dir ? openSync(join(dir, `${name}.log`), 'a') : 'ignore';
-  return spawn(process.execPath, [join(ROOT, 'dist', script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
-}
-
-function cli(args: string[], env: Record<string, string>): string {
-  const child = spawnSync(process.execPath, [join(ROOT, 'dist/apps/cli/src/main.js'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-  });
-  if (child.status !== 0) throw new Error(`cli ${args.join(' ')}: ${child.stderr}`);
-  return child.stdout;
-}
-
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function until(check: () => Promise<boolean>, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** With REPLICAS_LOG_DIR the processes' output goes to `<dir>/<name>.log` (to see why an answer failed). */
+const logDir = process.env.REPLICAS_LOG_DIR;
 
 export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> {
   // The embedded mode first, its own data folder.
@@ -104,9 +75,7 @@ export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> 
         LOG_LEVEL: 'warn',
         DEMO_DATA: 'off',
       };
-      const partner = JSON.parse(cli(['partners:create', '--name', 'Replicas bench', '--rate-limit', '10000000', '--json'], env)) as {
-        api_key: string;
-      };
+      const apiKey = createPartner(env, 'Replicas bench');
       const now = Date.now();
       const deals = demoDeals(new Date(), 40)
         .filter((d) => d.fulfillment_method !== 'shipped' && d.current_price > 0)
@@ -121,16 +90,13 @@ export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> 
           expires_at: new Date(now + 365 * DAY_MS).toISOString(),
           quantity: 1_000_000,
         }));
-      writeFileSync(join(dataDir, 'regions.json'), JSON.stringify(demoRegions()));
-      writeFileSync(join(dataDir, 'deals.json'), JSON.stringify(deals));
-      cli(['regions:import', join(dataDir, 'regions.json')], env);
-      cli(['deals:import', join(dataDir, 'deals.json')], env);
-      processes.push(start('apps/worker/src/main.js', env, 'worker'));
+      importCatalogue(dataDir, env, deals);
+      processes.push(startBuilt(WORKER_SCRIPT, env, 'worker', { logDir }));
       const ports = [await freePort(), await freePort()];
       for (const port of ports)
         processes.push(
-          start(
-            'apps/api/src/main.js',
+          startBuilt(
+            API_SCRIPT,
             {
               ...env,
               PORT: String(port),
@@ -138,19 +104,12 @@ export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> 
               RUN_PROJECTIONS: 'off',
             },
             `api-${port}`,
+            { logDir },
           ),
         );
       const origins = ports.map((p) => `https://127.0.0.1:${p}`);
-      await until(async () => {
-        try {
-          readFileSync(join(dataDir, 'tls', 'self-signed.crt'));
-          return true;
-        } catch {
-          return false;
-        }
-      }, 'the TLS certificate');
-      const ca = readFileSync(join(dataDir, 'tls', 'self-signed.crt'), 'utf8');
-      const key = encodeURIComponent(partner.api_key);
+      const ca = await serviceCertificate(dataDir);
+      const key = encodeURIComponent(apiKey);
       const hot = deals[deals.length - 1];
       for (const origin of origins)
         await until(async () => (await httpsGet(`${origin}/deals/${hot.id}?api_key=${key}`, ca)).status === 200, `${origin} serving`);
