@@ -388,12 +388,24 @@ export async function makeBuyers(origin: string, ca: string, apiKey: string, cou
 
 /** One request body per item: request n takes item n (wrapping), so user n mod USERS and the run's deal choice. */
 function purchaseItems(session: PurchasesSession, mode: 'many' | 'hot'): string[] {
-  const { buyers, deals, hot } = session;
-  // A whole number of user rounds, so that wrapping round keeps the user round-robin.
-  const length = mode === 'hot' ? buyers.length : (buyers.length * MANY_DEALS) / gcd(buyers.length, MANY_DEALS);
+  return purchaseBodies(session.buyers, session.deals.slice(0, MANY_DEALS), session.hot, mode);
+}
+
+/**
+ * The purchase request bodies of a run, one an item: item n is for buyer n mod buyers (quantity 1,
+ * the deal's price expected) and buys the hot deal (`hot`) or deal n mod `many.length` (`many`);
+ * a whole number of buyer rounds, so that the load generator's wrapping round keeps the round-robin.
+ */
+export function purchaseBodies(
+  buyers: ReadonlyArray<{ userId: string; cardId: string }>,
+  many: ReadonlyArray<{ id: string; price: number }>,
+  hot: { id: string; price: number },
+  mode: 'many' | 'hot',
+): string[] {
+  const length = mode === 'hot' ? buyers.length : (buyers.length * many.length) / gcd(buyers.length, many.length);
   return Array.from({ length }, (_, n) => {
     const buyer = buyers[n % buyers.length];
-    const deal = mode === 'hot' ? hot : deals[n % MANY_DEALS];
+    const deal = mode === 'hot' ? hot : many[n % many.length];
     return JSON.stringify({
       deal_id: deal.id,
       quantity: 1,

@@ -16,7 +16,7 @@ export interface BenchApi {
  * The budgets are still counted on every request (their cost is in every figure); `env` may turn
  * them off (RATE_LIMITS=off), as the http-deal bench does to show that cost.
  */
-const BENCH_BUDGETS = { RATE_LIMIT_PER_MINUTE: '10000000', USER_TOKEN_RATE_LIMIT_PER_MINUTE: '10000000' };
+export const BENCH_BUDGETS = { RATE_LIMIT_PER_MINUTE: '10000000', USER_TOKEN_RATE_LIMIT_PER_MINUTE: '10000000' };
 
 /** Starts the real API on `dataDir` (warn-level logs, stdout quiet); the caller closes it. */
 export async function startBenchApi(dataDir: string, demoData: 'on' | 'off' = 'off', env: Record<string, string> = {}): Promise<BenchApi> {

@@ -73,6 +73,7 @@ async function run(spec: LoadSpec): Promise<LoadRun> {
     connections: spec.connections,
     pipelining: 1,
     duration: spec.durationSec,
+    ...(spec.amount ? { amount: spec.amount } : {}),
     // autocannon always connects with rejectUnauthorized: false (lib/httpClient.js); the CA is
     // given anyway so that the intent is visible. The non-2xx and error counts tell if TLS failed.
     tlsOptions: { ca: spec.ca },

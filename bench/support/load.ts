@@ -16,6 +16,12 @@ export interface LoadSpec {
   headers?: Record<string, string>;
   connections: number;
   durationSec: number;
+  /**
+   * When set, exactly this many requests (spread over the connections, at least one each) and the
+   * run ends once every one is answered, however long that takes; `durationSec` is then ignored and
+   * {@link LoadRun.durationSec} tells how long it took. No request is left unanswered at the end.
+   */
+  amount?: number;
   /** PEM of the server's certificate, handed to autocannon's `tlsOptions.ca`. */
   ca: string;
   /** POSTs with a JSON body made afresh for every request, to `paths[0]`, instead of GETs of `paths`. */
@@ -98,11 +104,22 @@ export interface LoadSummary {
 
 /**
  * Runs autocannon in a forked child process (`load-child.js`), so that the load generator and the
- * server under test do not share one event loop; with 2 cores each gets its own.
+ * server under test do not share one event loop; with 2 cores each gets its own. `onStart` is given
+ * the child's pid before the run begins.
  */
-export function runLoad(spec: LoadSpec): Promise<LoadRun> {
+export function runLoad(spec: LoadSpec, { onStart }: { onStart?: (pid: number) => void } = {}): Promise<LoadRun> {
   return new Promise((resolve, reject) => {
     const child = fork(join(__dirname, 'load-child.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    // Before it is sent the spec, so before its first request (e.g. to place it in a CPU group).
+    if (onStart && child.pid !== undefined) {
+      try {
+        onStart(child.pid);
+      } catch (error) {
+        child.kill();
+        reject(error);
+        return;
+      }
+    }
     let answer: { ok: true; run: LoadRun } | { ok: false; error: string } | null = null;
     child.on('message', (message) => {
       answer = message as typeof answer;
