@@ -26,6 +26,7 @@ import { postgresBench } from './postgres.bench';
 import { replicasBench } from './replicas.bench';
 import { historyBench } from './history.bench';
 import { webhooksBench } from './webhooks.bench';
+import { distributedBench } from './distributed.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -40,6 +41,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'replicas', run: replicasBench },
   { name: 'history', run: historyBench },
   { name: 'webhooks', run: webhooksBench },
+  { name: 'distributed', run: distributedBench },
 ];
 
 class UsageError extends Error {}

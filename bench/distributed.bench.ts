@@ -1,0 +1,745 @@
+/**
+ * The distributed mode judged as a whole: stored-card purchases through API replicas and a worker
+ * on PostgreSQL and Redis, each process held to a CPU budget of its own, against a conventional
+ * design (Fastify + PostgreSQL, one transaction with a row lock a purchase) and the embedded mode
+ * held to the same budget, with the CPU every process spent on a purchase, PostgreSQL's included,
+ * and the transactions and WAL a purchase costs the database.
+ *
+ * Processes: each in a cgroup v1 `cpu` group of its own with a CFS quota ({@link CPU}, default 0.5
+ * CPU, `DISTRIBUTED_CPU` to change; {@link CPU_FOUR}, default 0.3, `DISTRIBUTED_CPU_FOUR`, for the
+ * four-replica run; period `DISTRIBUTED_CPU_PERIOD_US`, default 10 ms) and the `cpuacct` group of
+ * the same name, whose CPU time is read before and after each measured run. The load generator
+ * (autocannon children) runs in a group of its own, not counted and not held. PostgreSQL is not
+ * held: its CPU a purchase is the CPU time (/proc/<pid>/schedstat) of its backends connected to the
+ * configuration's database, plus its shared processes (WAL writer, checkpointer, background writer,
+ * autovacuum), which work for every database: so the server should serve no other load meanwhile
+ * (the notes say how many transactions other databases committed). The quotas are set once the
+ * setup (users and cards, whose scrypt alone would take minutes under 0.5 CPU) is done.
+ *
+ * Configurations, in this order, each with its own data (databases made for the run and dropped;
+ * Redis keys under a prefix of the run's own, deleted after):
+ * - conventional: `support/conventional-purchase-server.ts` (an RSA certificate like the API's);
+ * - embedded: the built API alone (`dist/apps/api`, SQLite in a data folder of its own);
+ * - one API replica + the worker (`dist/apps/api` with RUN_PROJECTIONS off, `dist/apps/worker`);
+ * - two API replicas + the worker (the same database, the second replica started then);
+ * - four API replicas + the worker, every process at {@link CPU_FOUR} (200 deals only).
+ * The catalogue is the purchases bench's ({@link MANY_DEALS} daily deals, quantity 1,000,000, no
+ * limit a user) and a hot deal of each configuration's own (unsold before its run); {@link USERS}
+ * users with one stored card each.
+ *
+ * Measures, per configuration, {@link CONNECTIONS} connections in all (split evenly over the
+ * replicas, each replica's share buying for users of its own, as the replicas bench does):
+ * - a warm-up run of each load (hot deal, then 200 deals: request n for user n mod {@link USERS},
+ *   on the hot deal or deal n mod 200), then a measured run of each: as many purchases as the
+ *   warm-up's rate makes in {@link measuredSec} s, every one answered before the run ends
+ *   (autocannon's `amount`): purchases/s = 2xx answers ÷ the run's time;
+ * - CPU ms a purchase of each process: its group's cpuacct.usage over the run and a 0.5 s drain
+ *   after it, ÷ the run's 2xx answers; PostgreSQL's the same way;
+ * - PostgreSQL: committed transactions of the configuration's database (`pg_stat_database`) and WAL
+ *   syncs (`pg_stat_wal`, server-wide) a purchase, read {@link STATS_SETTLE_MS} after the load, the
+ *   idle processes' own rate (measured beforehand) taken off the quiet time; transactions that
+ *   wrote (the transaction id counter, server-wide) and WAL bytes (`pg_current_wal_insert_lsn()`,
+ *   server-wide) over the run itself; the bench's own queries run on another database;
+ * - a lone purchase: after the loads, one connection, {@link LONE} purchases one after the other
+ *   (on the 200 deals), p50 and p99 latency (not for the two- and four-replica configurations).
+ */
+import { ChildProcess, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { benchDeals, CONNECTIONS, makeBuyers, MANY_DEALS, purchaseBodies, USERS } from './purchases.bench';
+import { BENCH_BUDGETS } from './support/bench-api';
+import { BenchOptions, BenchRow, row } from './support/bench-row';
+import { prepareConventionalDatabase } from './support/conventional-purchase-server';
+import { CpuGroup, CpuGroups, DEFAULT_PERIOD_US, GroupSample } from './support/cpu-groups';
+import { startCpuMeter } from './support/cpu-meter';
+import { httpsGet } from './support/https-get';
+import { LoadRun, LoadSummary, runLoad, summarize } from './support/load';
+import { localCaCertificate } from './support/local-ca-certificate';
+import { idleRate, PgCounters, PgCpuMeter, PgStats, STATS_SETTLE_MS } from './support/postgres-counters';
+import {
+  API_SCRIPT,
+  createPartner,
+  freePort,
+  importCatalogue,
+  serviceCertificate,
+  startBuilt,
+  until,
+  WORKER_SCRIPT,
+} from './support/service-processes';
+import { withTempDir } from './support/temp-dir';
+
+const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
+/** With DISTRIBUTED_LOG_DIR the processes' output goes to `<dir>/<name>.log`. */
+const logDir = process.env.DISTRIBUTED_LOG_DIR;
+
+function cpuSetting(name: string, fallback: number): number {
+  const value = process.env[name];
+  if (value === undefined || value === '') return fallback;
+  const cpus = Number(value);
+  if (!(cpus > 0 && cpus <= 64)) throw new Error(`${name} must be a number of CPUs such as 0.5, got ${JSON.stringify(value)}`);
+  return cpus;
+}
+
+/** Each process's quota, in CPUs. */
+const CPU = cpuSetting('DISTRIBUTED_CPU', 0.5);
+/** Each process's quota in the four-replica run. */
+const CPU_FOUR = cpuSetting('DISTRIBUTED_CPU_FOUR', 0.3);
+const PERIOD_US = Math.round(cpuSetting('DISTRIBUTED_CPU_PERIOD_US', DEFAULT_PERIOD_US));
+/** Sequential purchases of the lone-purchase measurement. */
+const LONE = { full: 100, quick: 40 };
+const measuredSec = (options: BenchOptions) => (options.quick ? 3 : 6);
+const warmupSec = (options: BenchOptions) => (options.quick ? 1 : 2);
+/** After a measured run, before its CPU is read: answers are sent before all of a purchase's work is done (projections, jobs). */
+const DRAIN_MS = 500;
+/** How long the idle processes' own transactions are counted, before the measured runs. */
+const IDLE_SAMPLE_MS = 2_000;
+
+type Kind = 'hot' | 'many';
+const KIND_LABEL: Record<Kind, string> = { hot: 'hot deal', many: `${MANY_DEALS} deals` };
+
+interface Target {
+  origin: string;
+  ca: string;
+  /** URL-encoded. */
+  apiKey: string;
+}
+
+/** What one configuration is measured on. */
+interface Configuration {
+  name: string;
+  targets: Target[];
+  /** The processes' groups, by label (`api-1`, `worker`, …). */
+  groups: Array<{ label: string; group: CpuGroup }>;
+  /** The database's counters; null for the embedded mode. */
+  pg: { counters: PgCounters; cpu: PgCpuMeter | null } | null;
+  bodies: Partial<Record<Kind, string[]>>;
+  kinds: Kind[];
+  lone: boolean;
+}
+
+interface KindResult {
+  rate: number;
+  summary: LoadSummary;
+  statuses: string;
+  /** The warm-up's rate (it sets the measured run's size). */
+  warmRate: number;
+  /** CPU ms a purchase, by process label; `postgres` (backends + shared) when measured. */
+  cpuMs: Record<string, number>;
+  /** Share of the CFS periods in which the process ran out of its quota, by label. */
+  throttled: Record<string, number>;
+  pgCpu: { backendsMs: number; sharedMs: number; backends: number } | null;
+  pg: {
+    xacts: number;
+    writingXacts: number;
+    walBytes: number;
+    walSyncs: number | null;
+    idleXactsPerSec: number;
+    othersCommits: number;
+  } | null;
+  otherCores: number | null;
+}
+
+interface ConfigurationResult {
+  kinds: Partial<Record<Kind, KindResult>>;
+  lone: LoadSummary | null;
+}
+
+/** Everything the run made, to be undone. */
+interface Run {
+  name: string;
+  groups: CpuGroups;
+  loadgen: CpuGroup;
+  admin: Client;
+  databases: string[];
+  options: BenchOptions;
+}
+
+const databaseUrl = (name: string) => {
+  const url = new URL(PG);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+
+/** Rate of several runs at once: their answers over the longest run's time. */
+const rateOf = (runs: LoadRun[]) => runs.reduce((n, r) => n + r.ok, 0) / Math.max(...runs.map((r) => r.durationSec));
+
+/**
+ * The load through every target at once, `connections` in all split over them (a target takes item
+ * n when n mod targets is its index: each buys for users of its own); a duration, or an amount of
+ * purchases split in proportion to the connections.
+ */
+function load(
+  run: Run,
+  targets: Target[],
+  items: string[],
+  shape: { durationSec: number } | { amount: number },
+  all = CONNECTIONS,
+): Promise<LoadRun[]> {
+  const k = targets.length;
+  return Promise.all(
+    targets.map((target, i) => {
+      const connections = Math.floor(all / k) + (i < all % k ? 1 : 0);
+      return runLoad(
+        {
+          origin: target.origin,
+          paths: [`/purchases?api_key=${target.apiKey}`],
+          connections,
+          ca: target.ca,
+          durationSec: 'durationSec' in shape ? shape.durationSec : 0,
+          amount: 'amount' in shape ? Math.max(connections, Math.round((shape.amount * connections) / all)) : undefined,
+          post: { template: '{item}', items: items.filter((_, n) => n % k === i) },
+        },
+        { onStart: (pid) => run.loadgen.adopt(pid) },
+      );
+    }),
+  );
+}
+
+function checkAnswered(runs: LoadRun[], what: string): void {
+  for (const r of runs)
+    if (r.ok === 0)
+      throw new Error(`${what}: no 2xx (statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}; e.g. ${r.failureSamples.join(' | ')})`);
+}
+
+const statusesOf = (runs: LoadRun[]) => {
+  const all: Record<string, number> = {};
+  for (const r of runs) for (const [status, n] of Object.entries(r.statuses ?? {})) all[status] = (all[status] ?? 0) + n;
+  return JSON.stringify(all);
+};
+
+/** Warm-ups, then the measured runs, then the lone purchases, of one configuration. */
+async function measureConfiguration(run: Run, config: Configuration): Promise<ConfigurationResult> {
+  const { options } = run;
+  const warmRates: Partial<Record<Kind, number>> = {};
+  for (const kind of config.kinds) {
+    const warm = await load(run, config.targets, config.bodies[kind]!, { durationSec: warmupSec(options) });
+    checkAnswered(warm, `${config.name}, ${KIND_LABEL[kind]}, warm-up`);
+    warmRates[kind] = rateOf(warm);
+  }
+  // Every backend's statistics flushed, then the idle processes' own transactions a second.
+  let stats: PgStats | null = null;
+  let idle = { xactsPerSec: 0, walSyncsPerSec: 0 };
+  if (config.pg) {
+    await sleep(STATS_SETTLE_MS);
+    const quiet = await config.pg.counters.stats();
+    await sleep(IDLE_SAMPLE_MS);
+    stats = await config.pg.counters.stats();
+    idle = idleRate(quiet, stats);
+  } else await sleep(DRAIN_MS * 2);
+
+  const kinds: ConfigurationResult['kinds'] = {};
+  for (const kind of config.kinds) {
+    const amount = Math.max(CONNECTIONS * 4, Math.round(warmRates[kind]! * measuredSec(options)));
+    const before = config.groups.map(({ group }) => group.sample());
+    const loadgenBefore = run.loadgen.sample();
+    const meter = startCpuMeter();
+    config.pg?.cpu?.start();
+    const instantBefore = config.pg ? await config.pg.counters.instant() : null;
+    const runs = await load(run, config.targets, config.bodies[kind]!, { amount });
+    checkAnswered(runs, `${config.name}, ${KIND_LABEL[kind]}`);
+    await sleep(DRAIN_MS);
+    const instantAfter = config.pg ? await config.pg.counters.instant() : null;
+    const pgCpu = config.pg?.cpu?.stop() ?? null;
+    const after = config.groups.map(({ group }) => group.sample());
+    const loadgenUsed = run.loadgen.sample().usageNs - loadgenBefore.usageNs;
+    const ok = runs.reduce((n, r) => n + r.ok, 0);
+    const used = (a: GroupSample, b: GroupSample) => b.usageNs - a.usageNs;
+    const groupsNs = after.reduce((n, a, i) => n + used(before[i], a), 0);
+    const cpu = meter((groupsNs + loadgenUsed + (pgCpu ? pgCpu.backendsNs + pgCpu.sharedNs : 0)) / 1000);
+    const cpuMs: Record<string, number> = {};
+    const throttled: Record<string, number> = {};
+    config.groups.forEach(({ label }, i) => {
+      cpuMs[label] = used(before[i], after[i]) / 1e6 / ok;
+      const periods = after[i].periods - before[i].periods;
+      throttled[label] = periods > 0 ? (after[i].throttled - before[i].throttled) / periods : 0;
+    });
+    if (pgCpu) cpuMs.postgres = (pgCpu.backendsNs + pgCpu.sharedNs) / 1e6 / ok;
+    let pg: KindResult['pg'] = null;
+    if (config.pg && stats && instantBefore && instantAfter) {
+      const { walBytes, writingXacts } = await config.pg.counters.between(instantBefore, instantAfter);
+      await sleep(STATS_SETTLE_MS);
+      const settled = await config.pg.counters.stats();
+      const quietSec = (settled.atMs - stats.atMs) / 1000 - Math.max(...runs.map((r) => r.durationSec));
+      const walSyncs =
+        settled.walSync === null || stats.walSync === null ? null : (settled.walSync - stats.walSync - idle.walSyncsPerSec * quietSec) / ok;
+      pg = {
+        xacts: (settled.xactCommit - stats.xactCommit - idle.xactsPerSec * quietSec) / ok,
+        writingXacts: writingXacts / ok,
+        walBytes: walBytes / ok,
+        walSyncs,
+        idleXactsPerSec: idle.xactsPerSec,
+        othersCommits: settled.othersCommit - stats.othersCommit,
+      };
+      stats = settled;
+    }
+    kinds[kind] = {
+      rate: rateOf(runs),
+      summary: summarize(runs),
+      statuses: statusesOf(runs),
+      warmRate: warmRates[kind]!,
+      cpuMs,
+      throttled,
+      pgCpu: pgCpu && { backendsMs: pgCpu.backendsNs / 1e6 / ok, sharedMs: pgCpu.sharedNs / 1e6 / ok, backends: pgCpu.backends },
+      pg,
+      otherCores: cpu?.otherCores ?? null,
+    };
+  }
+
+  let lone: LoadSummary | null = null;
+  if (config.lone) {
+    const runs = await load(run, config.targets.slice(0, 1), config.bodies.many!, { amount: options.quick ? LONE.quick : LONE.full }, 1);
+    checkAnswered(runs, `${config.name}, a lone purchase`);
+    lone = summarize(runs);
+  }
+  return { kinds, lone };
+}
+
+/** Waits until `target` answers `GET /deals/:id` of `dealId` with 200. */
+async function serving(target: Target, dealId: string): Promise<void> {
+  await until(
+    async () => (await httpsGet(`${target.origin}/deals/${encodeURIComponent(dealId)}?api_key=${target.apiKey}`, target.ca)).status === 200,
+    `${target.origin} serving`,
+  );
+}
+
+interface Catalogue {
+  records: ReturnType<typeof benchDeals>;
+  many: Array<{ id: string; price: number }>;
+  /** A hot deal for each configuration that buys one: unsold before its run. */
+  hot: Array<{ id: string; price: number }>;
+}
+
+function catalogue(): Catalogue {
+  const records = benchDeals(new Date(), MANY_DEALS + 2);
+  const deals = records.map((r) => ({ id: r.id, price: r.current_price }));
+  return { records, many: deals.slice(0, MANY_DEALS), hot: deals.slice(MANY_DEALS) };
+}
+
+async function createDatabase(run: Run, suffix: string): Promise<string> {
+  const name = `${run.name}_${suffix}`;
+  await run.admin.query(`CREATE DATABASE ${name}`);
+  run.databases.push(name);
+  return name;
+}
+
+async function dropDatabase(run: Run, name: string): Promise<void> {
+  await run.admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  run.databases = run.databases.filter((d) => d !== name);
+}
+
+async function pgSide(run: Run, database: string): Promise<Configuration['pg']> {
+  return { counters: await PgCounters.open(run.admin, database), cpu: await PgCpuMeter.forServer(run.admin, database) };
+}
+
+/** (a) The conventional design. */
+async function conventional(run: Run, cat: Catalogue): Promise<ConfigurationResult> {
+  const database = await createDatabase(run, 'conventional');
+  const folder = mkdtempSync(join(tmpdir(), 'deals-bench-conventional-'));
+  let server: ChildProcess | null = null;
+  try {
+    const client = new Client({ connectionString: databaseUrl(database) });
+    await client.connect();
+    const seed = await prepareConventionalDatabase(
+      client,
+      cat.records.map((r) => ({ id: r.id, price: r.current_price, quantity: r.quantity!, startAt: r.start_at!, endAt: r.end_at! })),
+      USERS,
+    ).finally(() => client.end());
+    const tls = await localCaCertificate('conventional purchase server', 'rsa');
+    writeFileSync(join(folder, 'cert.pem'), tls.cert);
+    writeFileSync(join(folder, 'key.pem'), tls.key, { mode: 0o600 });
+    const port = await freePort();
+    const group = run.groups.group('conventional');
+    server = startBuilt(
+      'bench/support/conventional-purchase-server.js',
+      {
+        CONVENTIONAL_DATABASE_URL: databaseUrl(database),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        TLS_CERT_FILE: join(folder, 'cert.pem'),
+        TLS_KEY_FILE: join(folder, 'key.pem'),
+      },
+      'conventional',
+      { logDir, group: { groups: run.groups, group } },
+    );
+    const target = { origin: `https://127.0.0.1:${port}`, ca: tls.cert, apiKey: encodeURIComponent(seed.apiKey) };
+    await until(async () => (await httpsGet(`${target.origin}/health`, target.ca)).status === 200, 'the conventional server');
+    group.setCpus(CPU);
+    return await measureConfiguration(run, {
+      name: 'conventional',
+      targets: [target],
+      groups: [{ label: 'server', group }],
+      pg: await pgSide(run, database),
+      bodies: {
+        hot: purchaseBodies(seed.buyers, cat.many, cat.hot[0], 'hot'),
+        many: purchaseBodies(seed.buyers, cat.many, cat.hot[0], 'many'),
+      },
+      kinds: ['hot', 'many'],
+      lone: true,
+    });
+  } finally {
+    if (server) await run.groups.stop(server);
+    rmSync(folder, { recursive: true, force: true });
+    await dropDatabase(run, database);
+  }
+}
+
+/** (e) The embedded service: one process, SQLite. */
+async function embedded(run: Run, cat: Catalogue): Promise<ConfigurationResult> {
+  return withTempDir('distributed-embedded', async (dataDir) => {
+    const env = {
+      DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      MONGO_URL: '',
+      EVENTSTORE_URL: '',
+      LOG_LEVEL: 'warn',
+      DEMO_DATA: 'off',
+      ...BENCH_BUDGETS,
+    };
+    const apiKey = createPartner(env, 'Distributed bench (embedded)');
+    importCatalogue(dataDir, env, cat.records);
+    const port = await freePort();
+    const group = run.groups.group('embedded');
+    const api = startBuilt(API_SCRIPT, { ...env, PORT: String(port), HOST: '127.0.0.1' }, 'embedded', {
+      logDir,
+      group: { groups: run.groups, group },
+    });
+    try {
+      const target = { origin: `https://127.0.0.1:${port}`, ca: await serviceCertificate(dataDir), apiKey: encodeURIComponent(apiKey) };
+      await serving(target, cat.hot[0].id);
+      const buyers = await makeBuyers(target.origin, target.ca, target.apiKey, USERS);
+      group.setCpus(CPU);
+      return await measureConfiguration(run, {
+        name: 'embedded',
+        targets: [target],
+        groups: [{ label: 'api', group }],
+        pg: null,
+        bodies: {
+          hot: purchaseBodies(buyers, cat.many, cat.hot[0], 'hot'),
+          many: purchaseBodies(buyers, cat.many, cat.hot[0], 'many'),
+        },
+        kinds: ['hot', 'many'],
+        lone: true,
+      });
+    } finally {
+      await run.groups.stop(api);
+    }
+  });
+}
+
+/** (b), (c), (d): one, two, then four API replicas and the worker, on one database. */
+async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'two' | 'four', ConfigurationResult>> {
+  const database = await createDatabase(run, 'service');
+  const prefix = run.name;
+  const started: ChildProcess[] = [];
+  try {
+    return await withTempDir('distributed', async (dataDir) => {
+      const env = {
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl(database),
+        REDIS_URL: REDIS,
+        REDIS_PREFIX: prefix,
+        MONGO_URL: '',
+        EVENTSTORE_URL: '',
+        LOG_LEVEL: 'warn',
+        DEMO_DATA: 'off',
+        ...BENCH_BUDGETS,
+      };
+      const apiKey = encodeURIComponent(createPartner(env, 'Distributed bench'));
+      importCatalogue(dataDir, env, cat.records);
+      const worker = run.groups.group('worker');
+      started.push(startBuilt(WORKER_SCRIPT, env, 'worker', { logDir, group: { groups: run.groups, group: worker } }));
+      const replicas: Array<{ label: string; group: CpuGroup; target: Target }> = [];
+      const startReplicas = async (count: number) => {
+        const fresh: typeof replicas = [];
+        for (let n = replicas.length + 1; n <= count; n++) {
+          const port = await freePort();
+          const label = `api-${n}`;
+          const group = run.groups.group(label);
+          started.push(
+            startBuilt(API_SCRIPT, { ...env, PORT: String(port), HOST: '127.0.0.1', RUN_PROJECTIONS: 'off' }, label, {
+              logDir,
+              group: { groups: run.groups, group },
+            }),
+          );
+          fresh.push({ label, group, target: { origin: `https://127.0.0.1:${port}`, ca: '', apiKey } });
+        }
+        const ca = await serviceCertificate(dataDir);
+        for (const replica of fresh) {
+          replica.target.ca = ca;
+          await serving(replica.target, cat.hot[0].id);
+        }
+        replicas.push(...fresh);
+      };
+      const hold = (cpus: number) => {
+        worker.setCpus(cpus);
+        for (const replica of replicas) replica.group.setCpus(cpus);
+      };
+      const configuration = async (name: string, hot: { id: string; price: number } | null, lone: boolean) =>
+        measureConfiguration(run, {
+          name,
+          targets: replicas.map((r) => r.target),
+          groups: [...replicas.map((r) => ({ label: r.label, group: r.group })), { label: 'worker', group: worker }],
+          pg: await pgSide(run, database),
+          bodies: {
+            hot: hot ? purchaseBodies(buyers, cat.many, hot, 'hot') : undefined,
+            many: purchaseBodies(buyers, cat.many, cat.hot[0], 'many'),
+          },
+          kinds: hot ? ['hot', 'many'] : ['many'],
+          lone,
+        });
+
+      await startReplicas(1);
+      const buyers = await makeBuyers(replicas[0].target.origin, replicas[0].target.ca, apiKey, USERS);
+      hold(CPU);
+      const one = await configuration('one replica', cat.hot[0], true);
+      await startReplicas(2);
+      hold(CPU);
+      const two = await configuration('two replicas', cat.hot[1], false);
+      await startReplicas(4);
+      hold(CPU_FOUR);
+      const four = await configuration('four replicas', null, false);
+      return { one, two, four };
+    });
+  } finally {
+    await Promise.all(started.map((child) => run.groups.stop(child)));
+    await dropDatabase(run, database);
+    await deleteRedisKeys(prefix).catch((error: unknown) =>
+      process.stderr.write(`distributed bench: Redis keys ${prefix}* left: ${error instanceof Error ? error.message : String(error)}\n`),
+    );
+  }
+}
+
+async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+const ms = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(n < 10 ? 2 : 1));
+const perSec = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(0));
+const sumCpu = (k: KindResult | undefined) => (k ? Object.values(k.cpuMs).reduce((a, b) => a + b, 0) : Number.NaN);
+
+/** The run's figures as the issue's table: a line a configuration. */
+function summaryLines(all: Array<{ label: string; result: ConfigurationResult }>): string[] {
+  const lines = [
+    `  configuration | hot deal /s | ${MANY_DEALS} deals /s | lone purchase p50 (p99) | CPU ms a purchase, hot (${MANY_DEALS} deals): each process; all | ` +
+      'PostgreSQL a purchase, hot (200 deals): transactions committed (writing), WAL bytes, WAL syncs',
+  ];
+  for (const { label, result } of all) {
+    const { hot, many } = result.kinds;
+    const each = (k: KindResult | undefined) =>
+      k
+        ? Object.entries(k.cpuMs)
+            .map(([p, v]) => `${p} ${ms(v)}`)
+            .join(', ')
+        : '–';
+    const pg = (k: KindResult | undefined) =>
+      k?.pg
+        ? `${k.pg.xacts.toFixed(1)} (${k.pg.writingXacts.toFixed(1)}), ${k.pg.walBytes.toFixed(0)} B, ${k.pg.walSyncs === null ? '?' : k.pg.walSyncs.toFixed(2)}`
+        : '–';
+    lines.push(
+      `  ${label} | ${perSec(hot?.rate)} | ${perSec(many?.rate)} | ${result.lone ? `${ms(result.lone.p50Ms)} (${ms(result.lone.p99Ms)}) ms` : '–'} | ` +
+        `${hot ? `${each(hot)}; ${ms(sumCpu(hot))}` : '–'} (${many ? `${each(many)}; ${ms(sumCpu(many))}` : '–'}) | ${pg(hot)} (${pg(many)})`,
+    );
+  }
+  return lines;
+}
+
+function detailLines(label: string, result: ConfigurationResult): string[] {
+  const lines: string[] = [];
+  for (const kind of ['hot', 'many'] as const) {
+    const k = result.kinds[kind];
+    if (!k) continue;
+    const throttled = Object.entries(k.throttled)
+      .map(([p, share]) => `${p} ${(share * 100).toFixed(0)}%`)
+      .join(', ');
+    lines.push(
+      `  ${label}, ${KIND_LABEL[kind]}: ${k.summary.ok} purchases in ${k.summary.durationSec.toFixed(1)} s (warm-up ${k.warmRate.toFixed(0)}/s), statuses ${k.statuses}; ` +
+        `p50 ${ms(k.summary.p50Ms)} ms, p99 ${ms(k.summary.p99Ms)} ms; periods out of quota: ${throttled}` +
+        (k.pgCpu
+          ? `; PostgreSQL ${ms(k.pgCpu.backendsMs)} ms in ${k.pgCpu.backends} backend(s) + ${ms(k.pgCpu.sharedMs)} ms shared processes`
+          : '') +
+        (k.pg
+          ? `; idle processes ${k.pg.idleXactsPerSec.toFixed(1)} transactions/s (taken off); other databases committed ${k.pg.othersCommits}`
+          : '') +
+        (k.otherCores === null
+          ? ''
+          : `; other processes ${k.otherCores.toFixed(2)} cores${k.otherCores > 0.2 ? ' (machine busy: figures skewed)' : ''}`),
+    );
+  }
+  return lines;
+}
+
+export async function distributedBench(options: BenchOptions): Promise<BenchRow[]> {
+  const id = randomUUID().replace(/-/g, '').slice(0, 10);
+  const groups = new CpuGroups(`deals-bench-${id}`, PERIOD_US);
+  const run: Run = {
+    name: `deals_dist_${id}`,
+    groups,
+    loadgen: groups.group('loadgen'),
+    admin: new Client({ connectionString: PG }),
+    databases: [],
+    options,
+  };
+  // On SIGINT/SIGTERM: the processes killed, the groups removed, and the databases dropped (psql, best effort).
+  run.groups.onAbort.push(() => {
+    for (const database of run.databases)
+      spawnSync('psql', [PG, '-qc', `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`], { stdio: 'ignore', timeout: 5_000 });
+  });
+  const t0 = performance.now();
+  try {
+    await run.admin.connect();
+    const version = (await run.admin.query<{ v: string }>('SHOW server_version')).rows[0].v;
+    const cat = catalogue();
+    const conv = await conventional(run, cat);
+    const emb = await embedded(run, cat);
+    const dist = await distributed(run, cat);
+    const sec = ((performance.now() - t0) / 1000).toFixed(0);
+
+    const c = conv.kinds;
+    const e = emb.kinds;
+    const [one, two, four] = [dist.one.kinds, dist.two.kinds, dist.four.kinds];
+    const conditions = [
+      `each process in a cgroup v1 cpu group of its own, CFS quota ${CPU} CPU (${CPU_FOUR} in the four-replica run), period ${PERIOD_US / 1000} ms; ` +
+        `PostgreSQL ${version} (${new URL(PG).host}) not held, its CPU = its backends on the configuration's database + its shared processes (/proc schedstat); ` +
+        `load generator (autocannon) in a group of its own, not counted; ${CONNECTIONS} connections in all over HTTPS, split over the replicas; ` +
+        `${warmupSec(options)} s warm-up a load, then as many purchases as the warm-up's rate makes in ${measuredSec(options)} s, all answered; ` +
+        `transactions and WAL syncs read ${STATS_SETTLE_MS / 1000} s after each run; lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ${USERS} users with one stored card each; whole bench ${sec} s`,
+      ...summaryLines([
+        { label: 'conventional (Fastify + pg, row lock)', result: conv },
+        { label: '1 API replica + worker', result: dist.one },
+        { label: '2 API replicas + worker', result: dist.two },
+        { label: `4 API replicas + worker at ${CPU_FOUR} CPU`, result: dist.four },
+        { label: 'embedded (one process, SQLite)', result: emb },
+      ]),
+      ...detailLines('conventional', conv),
+      ...detailLines('1 replica', dist.one),
+      ...detailLines('2 replicas', dist.two),
+      ...detailLines('4 replicas', dist.four),
+      ...detailLines('embedded', emb),
+    ];
+    const conventionalLabel = (kind: Kind) => `the conventional design (Fastify + pg, a row lock), ${KIND_LABEL[kind]}`;
+    const name = (what: string) => `distributed: ${what}`;
+    const rows: BenchRow[] = [];
+    for (const kind of ['hot', 'many'] as const)
+      rows.push(
+        row(
+          name(`${KIND_LABEL[kind]}, 1 API replica + worker, purchases/s`),
+          one[kind]!.rate,
+          'purchases/s',
+          conventionalLabel(kind),
+          c[kind]!.rate,
+          {
+            limitUnit: 'purchases/s',
+            notes: kind === 'hot' ? conditions : undefined,
+          },
+        ),
+      );
+    for (const kind of ['hot', 'many'] as const)
+      rows.push(
+        row(
+          name(`${KIND_LABEL[kind]}, 2 API replicas against 1`),
+          two[kind]!.rate,
+          'purchases/s',
+          `1 API replica + worker, ${KIND_LABEL[kind]}`,
+          one[kind]!.rate,
+          {
+            limitUnit: 'purchases/s',
+          },
+        ),
+      );
+    rows.push(
+      row(
+        name(`${KIND_LABEL.many}, 4 API replicas at ${CPU_FOUR} CPU against 1 at ${CPU}`),
+        four.many!.rate,
+        'purchases/s',
+        `1 API replica + worker, ${KIND_LABEL.many}`,
+        one.many!.rate,
+        {
+          limitUnit: 'purchases/s',
+        },
+      ),
+    );
+    for (const kind of ['hot', 'many'] as const)
+      rows.push(
+        row(
+          name(`${KIND_LABEL[kind]}, CPU a purchase, API + worker + PostgreSQL`),
+          sumCpu(one[kind]),
+          'ms',
+          `the embedded mode, one process, ${KIND_LABEL[kind]}`,
+          sumCpu(e[kind]),
+        ),
+      );
+    for (const kind of ['hot', 'many'] as const)
+      rows.push(
+        row(
+          name(`${KIND_LABEL[kind]}, PostgreSQL transactions committed a purchase`),
+          one[kind]!.pg?.xacts ?? Number.NaN,
+          'transactions',
+          conventionalLabel(kind),
+          c[kind]!.pg?.xacts ?? Number.NaN,
+        ),
+        row(
+          name(`${KIND_LABEL[kind]}, WAL bytes a purchase`),
+          one[kind]!.pg?.walBytes ?? Number.NaN,
+          'B',
+          conventionalLabel(kind),
+          c[kind]!.pg?.walBytes ?? Number.NaN,
+        ),
+      );
+    rows.push(
+      row(name('a lone purchase, p50 latency'), dist.one.lone!.p50Ms, 'ms', 'the conventional design, a lone purchase', conv.lone!.p50Ms),
+      row(
+        'distributed: embedded mode, a lone purchase, p50 latency',
+        emb.lone!.p50Ms,
+        'ms',
+        'the conventional design, a lone purchase',
+        conv.lone!.p50Ms,
+      ),
+    );
+    for (const kind of ['hot', 'many'] as const)
+      rows.push(
+        row(
+          `distributed: embedded mode, ${KIND_LABEL[kind]}, purchases/s`,
+          e[kind]!.rate,
+          'purchases/s',
+          conventionalLabel(kind),
+          c[kind]!.rate,
+          {
+            limitUnit: 'purchases/s',
+          },
+        ),
+      );
+    rows.push(
+      row(
+        'distributed: conventional design, hot deal, CPU a purchase, server + PostgreSQL',
+        sumCpu(c.hot),
+        'ms',
+        'the embedded mode, one process, hot deal',
+        sumCpu(e.hot),
+      ),
+    );
+    return rows;
+  } finally {
+    await run.groups.close();
+    for (const database of [...run.databases]) await dropDatabase(run, database).catch(() => undefined);
+    await run.admin.end().catch(() => undefined);
+  }
+}
