@@ -50,7 +50,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Redis from 'ioredis';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { benchDeals, CONNECTIONS, makeBuyers, MANY_DEALS, purchaseBodies, USERS } from './purchases.bench';
 import { BENCH_BUDGETS } from './support/bench-api';
@@ -622,6 +622,9 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
         `load generator (autocannon) in a group of its own, not counted; ${CONNECTIONS} connections in all over HTTPS, split over the replicas; ` +
         `${warmupSec(options)} s warm-up a load, then as many purchases as the warm-up's rate makes in ${measuredSec(options)} s, all answered; ` +
         `transactions and WAL syncs read ${STATS_SETTLE_MS / 1000} s after each run; lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ${USERS} users with one stored card each; whole bench ${sec} s`,
+      ...(conv.kinds.hot?.pgCpu && one.hot?.pgCpu
+        ? []
+        : ['  PostgreSQL CPU unknown: the server does not run on this machine (its backends are not in /proc); the CPU sums leave it out']),
       ...summaryLines([
         { label: 'conventional (Fastify + pg, row lock)', result: conv },
         { label: '1 API replica + worker', result: dist.one },

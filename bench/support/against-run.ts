@@ -72,11 +72,12 @@ export async function runAgainst(spec: AgainstSpec): Promise<number> {
           console.log(`done in ${seconds(t0)}`);
           times.push(`${side} ${seconds(t0)}`);
         } catch (error) {
-          console.log('FAILED');
           if (error instanceof UnknownBench && side === 'A') {
+            console.log(`not in A (its run-all has no bench ${bench}): ${bench} skipped`);
             absentInA = true;
             break;
           }
+          console.log('FAILED');
           failed.push(`${bench} ${side} (pair ${i + 1})`);
           console.error(error instanceof Error ? error.message : error);
         }
