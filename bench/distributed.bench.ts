@@ -95,7 +95,17 @@ const PERIOD_US = Math.round(cpuSetting('DISTRIBUTED_CPU_PERIOD_US', DEFAULT_PER
 /** Sequential purchases of the lone-purchase measurement. */
 const LONE = { full: 100, quick: 40 };
 const measuredSec = (options: BenchOptions) => (options.quick ? 3 : 6);
-const warmupSec = (options: BenchOptions) => (options.quick ? 1 : 2);
+const warmupSec = (options: BenchOptions) => (options.quick ? 2 : 3);
+/** Purchases of each load through processes not yet held to their quota (JIT, caches, connections): not measured. */
+const primeSec = (options: BenchOptions) => (options.quick ? 1 : 2);
+/**
+ * Right before each measured run, about this long of the same load, not measured: the connection
+ * pools' idle connections closed while the statistics settled (pg's pools close them after 10 s),
+ * and the measured run should not pay for opening them again.
+ */
+const REWARM_SEC = 1;
+/** Sequential purchases before the lone ones, not measured. */
+const LONE_REWARM = 10;
 /** After a measured run, before its CPU is read: answers are sent before all of a purchase's work is done (projections, jobs). */
 const DRAIN_MS = 500;
 /** How long the idle processes' own transactions are counted, before the measured runs. */
@@ -122,10 +132,14 @@ interface Configuration {
   bodies: Partial<Record<Kind, string[]>>;
   kinds: Kind[];
   lone: boolean;
+  /** Sets the processes' quotas: called once they are primed (they run without quotas until then). */
+  hold: () => void;
 }
 
 interface KindResult {
   rate: number;
+  /** The measured run's time (the longest of the targets' runs). */
+  durationSec: number;
   summary: LoadSummary;
   statuses: string;
   /** The warm-up's rate (it sets the measured run's size). */
@@ -149,6 +163,8 @@ interface KindResult {
 interface ConfigurationResult {
   kinds: Partial<Record<Kind, KindResult>>;
   lone: LoadSummary | null;
+  /** Seconds its warm-ups, measured runs, waits and lone purchases took. */
+  tookSec: number;
 }
 
 /** Everything the run made, to be undone. */
@@ -217,11 +233,18 @@ const statusesOf = (runs: LoadRun[]) => {
 /** Warm-ups, then the measured runs, then the lone purchases, of one configuration. */
 async function measureConfiguration(run: Run, config: Configuration): Promise<ConfigurationResult> {
   const { options } = run;
+  const t0 = performance.now();
+  for (const kind of config.kinds) {
+    const primed = await load(run, config.targets, config.bodies[kind]!, { durationSec: primeSec(options) });
+    if (rateOf(primed) === 0) checkAnswered(primed, `${config.name}, ${KIND_LABEL[kind]}, primed without quotas`);
+  }
+  config.hold();
   const warmRates: Partial<Record<Kind, number>> = {};
   for (const kind of config.kinds) {
+    // A replica just started may answer nothing within a short warm-up: the warm-up needs answers in all, not through each.
     const warm = await load(run, config.targets, config.bodies[kind]!, { durationSec: warmupSec(options) });
-    checkAnswered(warm, `${config.name}, ${KIND_LABEL[kind]}, warm-up`);
     warmRates[kind] = rateOf(warm);
+    if (warmRates[kind] === 0) checkAnswered(warm, `${config.name}, ${KIND_LABEL[kind]}, warm-up`);
   }
   // Every backend's statistics flushed, then the idle processes' own transactions a second.
   let stats: PgStats | null = null;
@@ -237,6 +260,10 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
   const kinds: ConfigurationResult['kinds'] = {};
   for (const kind of config.kinds) {
     const amount = Math.max(CONNECTIONS * 4, Math.round(warmRates[kind]! * measuredSec(options)));
+    const rewarm = await load(run, config.targets, config.bodies[kind]!, {
+      amount: Math.max(CONNECTIONS * 2, Math.round(warmRates[kind]! * REWARM_SEC)),
+    });
+    checkAnswered(rewarm, `${config.name}, ${KIND_LABEL[kind]}, before the measured run`);
     const before = config.groups.map(({ group }) => group.sample());
     const loadgenBefore = run.loadgen.sample();
     const meter = startCpuMeter();
@@ -266,11 +293,16 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
       const { walBytes, writingXacts } = await config.pg.counters.between(instantBefore, instantAfter);
       await sleep(STATS_SETTLE_MS);
       const settled = await config.pg.counters.stats();
-      const quietSec = (settled.atMs - stats.atMs) / 1000 - Math.max(...runs.map((r) => r.durationSec));
+      // The statistics cover the run before the measured one too: its purchases count, and the time of neither is quiet.
+      const spanned = ok + rewarm.reduce((n, r) => n + r.ok, 0);
+      const loadSec = Math.max(...runs.map((r) => r.durationSec)) + Math.max(...rewarm.map((r) => r.durationSec));
+      const quietSec = (settled.atMs - stats.atMs) / 1000 - loadSec;
       const walSyncs =
-        settled.walSync === null || stats.walSync === null ? null : (settled.walSync - stats.walSync - idle.walSyncsPerSec * quietSec) / ok;
+        settled.walSync === null || stats.walSync === null
+          ? null
+          : (settled.walSync - stats.walSync - idle.walSyncsPerSec * quietSec) / spanned;
       pg = {
-        xacts: (settled.xactCommit - stats.xactCommit - idle.xactsPerSec * quietSec) / ok,
+        xacts: (settled.xactCommit - stats.xactCommit - idle.xactsPerSec * quietSec) / spanned,
         writingXacts: writingXacts / ok,
         walBytes: walBytes / ok,
         walSyncs,
@@ -281,6 +313,7 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
     }
     kinds[kind] = {
       rate: rateOf(runs),
+      durationSec: Math.max(...runs.map((r) => r.durationSec)),
       summary: summarize(runs),
       statuses: statusesOf(runs),
       warmRate: warmRates[kind]!,
@@ -294,11 +327,12 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
 
   let lone: LoadSummary | null = null;
   if (config.lone) {
+    await load(run, config.targets.slice(0, 1), config.bodies.many!, { amount: LONE_REWARM }, 1);
     const runs = await load(run, config.targets.slice(0, 1), config.bodies.many!, { amount: options.quick ? LONE.quick : LONE.full }, 1);
     checkAnswered(runs, `${config.name}, a lone purchase`);
     lone = summarize(runs);
   }
-  return { kinds, lone };
+  return { kinds, lone, tookSec: (performance.now() - t0) / 1000 };
 }
 
 /** Waits until `target` answers `GET /deals/:id` of `dealId` with 200. */
@@ -370,8 +404,8 @@ async function conventional(run: Run, cat: Catalogue): Promise<ConfigurationResu
     );
     const target = { origin: `https://127.0.0.1:${port}`, ca: tls.cert, apiKey: encodeURIComponent(seed.apiKey) };
     await until(async () => (await httpsGet(`${target.origin}/health`, target.ca)).status === 200, 'the conventional server');
-    group.setCpus(CPU);
     return await measureConfiguration(run, {
+      hold: () => group.setCpus(CPU),
       name: 'conventional',
       targets: [target],
       groups: [{ label: 'server', group }],
@@ -415,8 +449,8 @@ async function embedded(run: Run, cat: Catalogue): Promise<ConfigurationResult> 
       const target = { origin: `https://127.0.0.1:${port}`, ca: await serviceCertificate(dataDir), apiKey: encodeURIComponent(apiKey) };
       await serving(target, cat.hot[0].id);
       const buyers = await makeBuyers(target.origin, target.ca, target.apiKey, USERS);
-      group.setCpus(CPU);
       return await measureConfiguration(run, {
+        hold: () => group.setCpus(CPU),
         name: 'embedded',
         targets: [target],
         groups: [{ label: 'api', group }],
@@ -478,12 +512,13 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
         }
         replicas.push(...fresh);
       };
-      const hold = (cpus: number) => {
+      const hold = (cpus: number | null) => {
         worker.setCpus(cpus);
         for (const replica of replicas) replica.group.setCpus(cpus);
       };
-      const configuration = async (name: string, hot: { id: string; price: number } | null, lone: boolean) =>
+      const configuration = async (name: string, cpus: number, hot: { id: string; price: number } | null, lone: boolean) =>
         measureConfiguration(run, {
+          hold: () => hold(cpus),
           name,
           targets: replicas.map((r) => r.target),
           groups: [...replicas.map((r) => ({ label: r.label, group: r.group })), { label: 'worker', group: worker }],
@@ -498,14 +533,14 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
 
       await startReplicas(1);
       const buyers = await makeBuyers(replicas[0].target.origin, replicas[0].target.ca, apiKey, USERS);
-      hold(CPU);
-      const one = await configuration('one replica', cat.hot[0], true);
+      const one = await configuration('one replica', CPU, cat.hot[0], true);
+      // Every process primed again without quotas, through the new replicas too.
+      hold(null);
       await startReplicas(2);
-      hold(CPU);
-      const two = await configuration('two replicas', cat.hot[1], false);
+      const two = await configuration('two replicas', CPU, cat.hot[1], false);
+      hold(null);
       await startReplicas(4);
-      hold(CPU_FOUR);
-      const four = await configuration('four replicas', null, false);
+      const four = await configuration('four replicas', CPU_FOUR, null, false);
       return { one, two, four };
     });
   } finally {
@@ -567,11 +602,13 @@ function detailLines(label: string, result: ConfigurationResult): string[] {
   for (const kind of ['hot', 'many'] as const) {
     const k = result.kinds[kind];
     if (!k) continue;
+    if (kind === 'hot' || !result.kinds.hot)
+      lines.push(`  ${label}: measured in ${result.tookSec.toFixed(0)} s (warm-ups, runs, waits for the statistics, lone purchases)`);
     const throttled = Object.entries(k.throttled)
       .map(([p, share]) => `${p} ${(share * 100).toFixed(0)}%`)
       .join(', ');
     lines.push(
-      `  ${label}, ${KIND_LABEL[kind]}: ${k.summary.ok} purchases in ${k.summary.durationSec.toFixed(1)} s (warm-up ${k.warmRate.toFixed(0)}/s), statuses ${k.statuses}; ` +
+      `  ${label}, ${KIND_LABEL[kind]}: ${k.summary.ok} purchases in ${k.durationSec.toFixed(1)} s (warm-up ${k.warmRate.toFixed(0)}/s), statuses ${k.statuses}; ` +
         `p50 ${ms(k.summary.p50Ms)} ms, p99 ${ms(k.summary.p99Ms)} ms; periods out of quota: ${throttled}` +
         (k.pgCpu
           ? `; PostgreSQL ${ms(k.pgCpu.backendsMs)} ms in ${k.pgCpu.backends} backend(s) + ${ms(k.pgCpu.sharedMs)} ms shared processes`
@@ -606,11 +643,18 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
   const t0 = performance.now();
   try {
     await run.admin.connect();
-    const version = (await run.admin.query<{ v: string }>('SHOW server_version')).rows[0].v;
+    const version = (await run.admin.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0].v;
     const cat = catalogue();
-    const conv = await conventional(run, cat);
-    const emb = await embedded(run, cat);
-    const dist = await distributed(run, cat);
+    const took: string[] = [];
+    const timed = async <T>(what: string, part: () => Promise<T>): Promise<T> => {
+      const start = performance.now();
+      const result = await part();
+      took.push(`${what} ${((performance.now() - start) / 1000).toFixed(0)} s`);
+      return result;
+    };
+    const conv = await timed('conventional', () => conventional(run, cat));
+    const emb = await timed('embedded', () => embedded(run, cat));
+    const dist = await timed('the three distributed ones', () => distributed(run, cat));
     const sec = ((performance.now() - t0) / 1000).toFixed(0);
 
     const c = conv.kinds;
@@ -621,7 +665,7 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
         `PostgreSQL ${version} (${new URL(PG).host}) not held, its CPU = its backends on the configuration's database + its shared processes (/proc schedstat); ` +
         `load generator (autocannon) in a group of its own, not counted; ${CONNECTIONS} connections in all over HTTPS, split over the replicas; ` +
         `${warmupSec(options)} s warm-up a load, then as many purchases as the warm-up's rate makes in ${measuredSec(options)} s, all answered; ` +
-        `transactions and WAL syncs read ${STATS_SETTLE_MS / 1000} s after each run; lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ${USERS} users with one stored card each; whole bench ${sec} s`,
+        `transactions and WAL syncs read ${STATS_SETTLE_MS / 1000} s after each run; lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ${USERS} users with one stored card each; whole bench ${sec} s (setups included: ${took.join(', ')})`,
       ...(conv.kinds.hot?.pgCpu && one.hot?.pgCpu
         ? []
         : ['  PostgreSQL CPU unknown: the server does not run on this machine (its backends are not in /proc); the CPU sums leave it out']),
