@@ -95,9 +95,15 @@ const PERIOD_US = Math.round(cpuSetting('DISTRIBUTED_CPU_PERIOD_US', DEFAULT_PER
 /** Sequential purchases of the lone-purchase measurement. */
 const LONE = { full: 100, quick: 40 };
 const measuredSec = (options: BenchOptions) => (options.quick ? 3 : 6);
-const warmupSec = (options: BenchOptions) => (options.quick ? 2 : 3);
-/** Purchases of each load through processes not yet held to their quota (JIT, caches, connections): not measured. */
-const primeSec = (options: BenchOptions) => (options.quick ? 1 : 2);
+/**
+ * Every run is of a set number of purchases, each answered before it ends: a run of a set time
+ * would answer nothing when the latency under load exceeds it (over a second for a replica at 0.5
+ * CPU), and would leave purchases under way when it ends.
+ * Purchases of each load through the processes not yet held to their quota (JIT, caches,
+ * connections), not measured; then, held, the warm-up, whose rate sizes the measured run.
+ */
+const primePurchases = (options: BenchOptions) => (options.quick ? 2 : 4) * CONNECTIONS;
+const warmupPurchases = (options: BenchOptions) => (options.quick ? 2 : 4) * CONNECTIONS;
 /**
  * Right before each measured run, about this long of the same load, not measured: the connection
  * pools' idle connections closed while the statistics settled (pg's pools close them after 10 s),
@@ -188,16 +194,10 @@ const rateOf = (runs: LoadRun[]) => runs.reduce((n, r) => n + r.ok, 0) / Math.ma
 
 /**
  * The load through every target at once, `connections` in all split over them (a target takes item
- * n when n mod targets is its index: each buys for users of its own); a duration, or an amount of
- * purchases split in proportion to the connections.
+ * n when n mod targets is its index: each buys for users of its own); `amount` purchases in all, split
+ * in proportion to the connections, every one answered before the run ends.
  */
-function load(
-  run: Run,
-  targets: Target[],
-  items: string[],
-  shape: { durationSec: number } | { amount: number },
-  all = CONNECTIONS,
-): Promise<LoadRun[]> {
+function load(run: Run, targets: Target[], items: string[], amount: number, all = CONNECTIONS): Promise<LoadRun[]> {
   const k = targets.length;
   return Promise.all(
     targets.map((target, i) => {
@@ -208,8 +208,8 @@ function load(
           paths: [`/purchases?api_key=${target.apiKey}`],
           connections,
           ca: target.ca,
-          durationSec: 'durationSec' in shape ? shape.durationSec : 0,
-          amount: 'amount' in shape ? Math.max(connections, Math.round((shape.amount * connections) / all)) : undefined,
+          durationSec: 0,
+          amount: Math.max(connections, Math.round((amount * connections) / all)),
           post: { template: '{item}', items: items.filter((_, n) => n % k === i) },
         },
         { onStart: (pid) => run.loadgen.adopt(pid) },
@@ -235,16 +235,15 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
   const { options } = run;
   const t0 = performance.now();
   for (const kind of config.kinds) {
-    const primed = await load(run, config.targets, config.bodies[kind]!, { durationSec: primeSec(options) });
-    if (rateOf(primed) === 0) checkAnswered(primed, `${config.name}, ${KIND_LABEL[kind]}, primed without quotas`);
+    const primed = await load(run, config.targets, config.bodies[kind]!, primePurchases(options));
+    checkAnswered(primed, `${config.name}, ${KIND_LABEL[kind]}, primed without quotas`);
   }
   config.hold();
   const warmRates: Partial<Record<Kind, number>> = {};
   for (const kind of config.kinds) {
-    // A replica just started may answer nothing within a short warm-up: the warm-up needs answers in all, not through each.
-    const warm = await load(run, config.targets, config.bodies[kind]!, { durationSec: warmupSec(options) });
+    const warm = await load(run, config.targets, config.bodies[kind]!, warmupPurchases(options));
+    checkAnswered(warm, `${config.name}, ${KIND_LABEL[kind]}, warm-up`);
     warmRates[kind] = rateOf(warm);
-    if (warmRates[kind] === 0) checkAnswered(warm, `${config.name}, ${KIND_LABEL[kind]}, warm-up`);
   }
   // Every backend's statistics flushed, then the idle processes' own transactions a second.
   let stats: PgStats | null = null;
@@ -260,16 +259,19 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
   const kinds: ConfigurationResult['kinds'] = {};
   for (const kind of config.kinds) {
     const amount = Math.max(CONNECTIONS * 4, Math.round(warmRates[kind]! * measuredSec(options)));
-    const rewarm = await load(run, config.targets, config.bodies[kind]!, {
-      amount: Math.max(CONNECTIONS * 2, Math.round(warmRates[kind]! * REWARM_SEC)),
-    });
+    const rewarm = await load(
+      run,
+      config.targets,
+      config.bodies[kind]!,
+      Math.max(CONNECTIONS * 2, Math.round(warmRates[kind]! * REWARM_SEC)),
+    );
     checkAnswered(rewarm, `${config.name}, ${KIND_LABEL[kind]}, before the measured run`);
     const before = config.groups.map(({ group }) => group.sample());
     const loadgenBefore = run.loadgen.sample();
     const meter = startCpuMeter();
     config.pg?.cpu?.start();
     const instantBefore = config.pg ? await config.pg.counters.instant() : null;
-    const runs = await load(run, config.targets, config.bodies[kind]!, { amount });
+    const runs = await load(run, config.targets, config.bodies[kind]!, amount);
     checkAnswered(runs, `${config.name}, ${KIND_LABEL[kind]}`);
     await sleep(DRAIN_MS);
     const instantAfter = config.pg ? await config.pg.counters.instant() : null;
@@ -327,8 +329,8 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
 
   let lone: LoadSummary | null = null;
   if (config.lone) {
-    await load(run, config.targets.slice(0, 1), config.bodies.many!, { amount: LONE_REWARM }, 1);
-    const runs = await load(run, config.targets.slice(0, 1), config.bodies.many!, { amount: options.quick ? LONE.quick : LONE.full }, 1);
+    await load(run, config.targets.slice(0, 1), config.bodies.many!, LONE_REWARM, 1);
+    const runs = await load(run, config.targets.slice(0, 1), config.bodies.many!, options.quick ? LONE.quick : LONE.full, 1);
     checkAnswered(runs, `${config.name}, a lone purchase`);
     lone = summarize(runs);
   }
@@ -664,7 +666,8 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
       `each process in a cgroup v1 cpu group of its own, CFS quota ${CPU} CPU (${CPU_FOUR} in the four-replica run), period ${PERIOD_US / 1000} ms; ` +
         `PostgreSQL ${version} (${new URL(PG).host}) not held, its CPU = its backends on the configuration's database + its shared processes (/proc schedstat); ` +
         `load generator (autocannon) in a group of its own, not counted; ${CONNECTIONS} connections in all over HTTPS, split over the replicas; ` +
-        `${warmupSec(options)} s warm-up a load, then as many purchases as the warm-up's rate makes in ${measuredSec(options)} s, all answered; ` +
+        `each load primed without quotas (${primePurchases(options)} purchases), then held: a warm-up (${warmupPurchases(options)}), ~${REWARM_SEC} s of it again after the statistics settled, ` +
+        `then as many purchases as the warm-up's rate makes in ${measuredSec(options)} s (at least ${CONNECTIONS * 4}), every run's purchases all answered; ` +
         `transactions and WAL syncs read ${STATS_SETTLE_MS / 1000} s after each run; lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ${USERS} users with one stored card each; whole bench ${sec} s (setups included: ${took.join(', ')})`,
       ...(conv.kinds.hot?.pgCpu && one.hot?.pgCpu
         ? []
