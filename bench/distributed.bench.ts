@@ -28,18 +28,23 @@
  * users with one stored card each.
  *
  * Measures, per configuration, {@link CONNECTIONS} connections in all (split evenly over the
- * replicas, each replica's share buying for users of its own, as the replicas bench does):
- * - a warm-up run of each load (hot deal, then 200 deals: request n for user n mod {@link USERS},
- *   on the hot deal or deal n mod 200), then a measured run of each: as many purchases as the
- *   warm-up's rate makes in {@link measuredSec} s, every one answered before the run ends
- *   (autocannon's `amount`): purchases/s = 2xx answers ÷ the run's time;
- * - CPU ms a purchase of each process: its group's cpuacct.usage over the run and a 0.5 s drain
- *   after it, ÷ the run's 2xx answers; PostgreSQL's the same way;
- * - PostgreSQL: committed transactions of the configuration's database (`pg_stat_database`) and WAL
- *   syncs (`pg_stat_wal`, server-wide) a purchase, read {@link STATS_SETTLE_MS} after the load, the
- *   idle processes' own rate (measured beforehand) taken off the quiet time; transactions that
- *   wrote (the transaction id counter, server-wide) and WAL bytes (`pg_current_wal_insert_lsn()`,
- *   server-wide) over the run itself; the bench's own queries run on another database;
+ * replicas, each replica's share buying for users of its own, as the replicas bench does), two
+ * loads: the hot deal (request n for user n mod {@link USERS}, all on one deal) and 200 deals (deal
+ * n mod 200). Every run is a set number of purchases, all answered before it ends (autocannon's
+ * `amount`): each load primed with the processes not yet held to their quota, then held: a warm-up
+ * (its rate sizes the measured run), the statistics left to settle, ~{@link REWARM_SEC} s of the
+ * load again (the pools' connections closed meanwhile), then the measured run: as many purchases
+ * as the warm-up's rate makes in {@link measuredSec} s. From it:
+ * - purchases/s: 2xx answers ÷ the run's time;
+ * - CPU ms a purchase of each process: its group's cpuacct.usage over the run and a
+ *   {@link DRAIN_MS} ms drain after it, ÷ the run's 2xx answers; PostgreSQL's the same way;
+ * - WAL bytes and writing transactions a purchase over the run: attributed to the configuration's
+ *   database by reading the run's WAL back (pg_walinspect, in a database of the run's own), else
+ *   server-wide (`pg_current_wal_insert_lsn()`, the transaction id counter);
+ * - committed transactions of the configuration's database (`pg_stat_database`) and WAL syncs
+ *   (`pg_stat_wal`, server-wide) a purchase, of the measured run and the one right before it,
+ *   read {@link STATS_SETTLE_MS} after the load, the idle processes' own rate (measured beforehand)
+ *   taken off the quiet time; the bench's own queries run on other databases;
  * - a lone purchase: after the loads, one connection, {@link LONE} purchases one after the other
  *   (on the 200 deals), p50 and p99 latency (not for the two- and four-replica configurations).
  */
@@ -61,7 +66,7 @@ import { startCpuMeter } from './support/cpu-meter';
 import { httpsGet } from './support/https-get';
 import { LoadRun, LoadSummary, runLoad, summarize } from './support/load';
 import { localCaCertificate } from './support/local-ca-certificate';
-import { idleRate, PgCounters, PgCpuMeter, PgStats, STATS_SETTLE_MS } from './support/postgres-counters';
+import { idleRate, othersCommitted, PgCounters, PgCpuMeter, PgStats, STATS_SETTLE_MS } from './support/postgres-counters';
 import {
   API_SCRIPT,
   createPartner,
@@ -113,7 +118,7 @@ const REWARM_SEC = 1;
 /** Sequential purchases before the lone ones, not measured. */
 const LONE_REWARM = 10;
 /** After a measured run, before its CPU is read: answers are sent before all of a purchase's work is done (projections, jobs). */
-const DRAIN_MS = 500;
+const DRAIN_MS = 1_000;
 /** How long the idle processes' own transactions are counted, before the measured runs. */
 const IDLE_SAMPLE_MS = 2_000;
 
@@ -157,8 +162,16 @@ interface KindResult {
   pgCpu: { backendsMs: number; sharedMs: number; backends: number } | null;
   pg: {
     xacts: number;
+    /** Attributed to the configuration's database when pg_walinspect could read the window back; server-wide otherwise. */
     writingXacts: number;
     walBytes: number;
+    attributed: boolean;
+    /** Of the attributed WAL, full-page images. */
+    fpiBytes: number | null;
+    /** Server-wide: the WAL position's and the transaction id counter's moves. */
+    serverWalBytes: number;
+    serverWritingXacts: number;
+    attributionError: string | null;
     walSyncs: number | null;
     idleXactsPerSec: number;
     othersCommits: number;
@@ -179,6 +192,8 @@ interface Run {
   groups: CpuGroups;
   loadgen: CpuGroup;
   admin: Client;
+  /** A connection to a database of the run's own holding pg_walinspect, to attribute WAL; null when it could not be made. */
+  inspector: Client | null;
   databases: string[];
   options: BenchOptions;
 }
@@ -292,7 +307,7 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
     if (pgCpu) cpuMs.postgres = (pgCpu.backendsNs + pgCpu.sharedNs) / 1e6 / ok;
     let pg: KindResult['pg'] = null;
     if (config.pg && stats && instantBefore && instantAfter) {
-      const { walBytes, writingXacts } = await config.pg.counters.between(instantBefore, instantAfter);
+      const wal = await config.pg.counters.between(instantBefore, instantAfter);
       await sleep(STATS_SETTLE_MS);
       const settled = await config.pg.counters.stats();
       // The statistics cover the run before the measured one too: its purchases count, and the time of neither is quiet.
@@ -305,11 +320,16 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
           : (settled.walSync - stats.walSync - idle.walSyncsPerSec * quietSec) / spanned;
       pg = {
         xacts: (settled.xactCommit - stats.xactCommit - idle.xactsPerSec * quietSec) / spanned,
-        writingXacts: writingXacts / ok,
-        walBytes: walBytes / ok,
+        writingXacts: (wal.attributed?.commits ?? wal.writingXacts) / ok,
+        walBytes: (wal.attributed?.bytes ?? wal.walBytes) / ok,
+        attributed: wal.attributed !== null,
+        fpiBytes: wal.attributed ? wal.attributed.fpiBytes / ok : null,
+        serverWalBytes: wal.walBytes / ok,
+        serverWritingXacts: wal.writingXacts / ok,
+        attributionError: wal.attributionError,
         walSyncs,
         idleXactsPerSec: idle.xactsPerSec,
-        othersCommits: settled.othersCommit - stats.othersCommit,
+        othersCommits: othersCommitted(stats, settled, config.pg.counters.database),
       };
       stats = settled;
     }
@@ -371,7 +391,10 @@ async function dropDatabase(run: Run, name: string): Promise<void> {
 }
 
 async function pgSide(run: Run, database: string): Promise<Configuration['pg']> {
-  return { counters: await PgCounters.open(run.admin, database), cpu: await PgCpuMeter.forServer(run.admin, database) };
+  return {
+    counters: await PgCounters.open(run.admin, database, run.inspector),
+    cpu: await PgCpuMeter.forServer(run.admin, database),
+  };
 }
 
 /** (a) The conventional design. */
@@ -616,7 +639,10 @@ function detailLines(label: string, result: ConfigurationResult): string[] {
           ? `; PostgreSQL ${ms(k.pgCpu.backendsMs)} ms in ${k.pgCpu.backends} backend(s) + ${ms(k.pgCpu.sharedMs)} ms shared processes`
           : '') +
         (k.pg
-          ? `; idle processes ${k.pg.idleXactsPerSec.toFixed(1)} transactions/s (taken off); other databases committed ${k.pg.othersCommits}`
+          ? `; idle processes ${k.pg.idleXactsPerSec.toFixed(1)} transactions/s (taken off); other databases committed ${k.pg.othersCommits}; ` +
+            `server-wide a purchase: WAL ${k.pg.serverWalBytes.toFixed(0)} B, writing transactions ${k.pg.serverWritingXacts.toFixed(1)}` +
+            (k.pg.fpiBytes === null ? '' : `; full-page images ${k.pg.fpiBytes.toFixed(0)} B of the attributed WAL`) +
+            (k.pg.attributionError ? `; WAL not attributed: ${k.pg.attributionError}` : '')
           : '') +
         (k.otherCores === null
           ? ''
@@ -634,6 +660,7 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
     groups,
     loadgen: groups.group('loadgen'),
     admin: new Client({ connectionString: PG }),
+    inspector: null,
     databases: [],
     options,
   };
@@ -646,6 +673,11 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
   try {
     await run.admin.connect();
     const version = (await run.admin.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0].v;
+    const inspector = new Client({ connectionString: databaseUrl(await createDatabase(run, 'inspect')) });
+    await inspector.connect();
+    const inspectorProblem = await PgCounters.prepareInspector(inspector);
+    if (inspectorProblem) await inspector.end();
+    else run.inspector = inspector;
     const cat = catalogue();
     const took: string[] = [];
     const timed = async <T>(what: string, part: () => Promise<T>): Promise<T> => {
@@ -669,6 +701,10 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
         `each load primed without quotas (${primePurchases(options)} purchases), then held: a warm-up (${warmupPurchases(options)}), ~${REWARM_SEC} s of it again after the statistics settled, ` +
         `then as many purchases as the warm-up's rate makes in ${measuredSec(options)} s (at least ${CONNECTIONS * 4}), every run's purchases all answered; ` +
         `transactions and WAL syncs read ${STATS_SETTLE_MS / 1000} s after each run; lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ${USERS} users with one stored card each; whole bench ${sec} s (setups included: ${took.join(', ')})`,
+      inspectorProblem
+        ? `  WAL bytes and writing transactions server-wide (the WAL position, the transaction id counter): ${inspectorProblem}`
+        : "  WAL bytes and writing transactions: the measured run's WAL read back (pg_walinspect) and attributed to the configuration's database " +
+          '(records on its blocks, and all records of the transactions that wrote them); server-wide figures in the lines below',
       ...(conv.kinds.hot?.pgCpu && one.hot?.pgCpu
         ? []
         : ['  PostgreSQL CPU unknown: the server does not run on this machine (its backends are not in /proc); the CPU sums leave it out']),
@@ -789,6 +825,7 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
     return rows;
   } finally {
     await run.groups.close();
+    await run.inspector?.end().catch(() => undefined);
     for (const database of [...run.databases]) await dropDatabase(run, database).catch(() => undefined);
     await run.admin.end().catch(() => undefined);
   }

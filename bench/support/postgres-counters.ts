@@ -15,6 +15,13 @@
  * only after {@link STATS_SETTLE_MS} of quiet, and the window they cover is made wider than the
  * load: the transactions the idle processes make meanwhile are measured beforehand and taken off
  * (see {@link idleRate}). The WAL position and the transaction id counter are read at once.
+ *
+ * The WAL position and the transaction id counter are the server's: other databases' writes move
+ * them too. Where the `pg_walinspect` extension can be made (PostgreSQL 15 and later, contrib), the
+ * window's WAL records are also read back and attributed to the database: those touching its
+ * blocks (`rel <tablespace>/<database oid>/…`), and every record, commits included, of the
+ * transactions that wrote them ({@link PgCounters.between}). The extension lives in a database of
+ * its own (`inspector`), never in the one measured.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -28,8 +35,8 @@ export interface PgStats {
   atMs: number;
   xactCommit: number;
   xactRollback: number;
-  /** The other databases' commits (the admin connection's own among them), to see whether the server was shared. */
-  othersCommit: number;
+  /** Each database's commits, to tell how many the other databases made meanwhile ({@link othersCommitted}). */
+  commitsByDatabase: Map<string, number>;
   /** pg_stat_wal (PostgreSQL 14 and later; null before): WAL syncs and writes, server-wide. */
   walSync: number | null;
   walWrite: number | null;
@@ -43,6 +50,26 @@ export interface PgInstant {
   nextXid: bigint;
 }
 
+/** Commits the databases other than `database` made between two readings (those present in both). */
+export function othersCommitted(from: PgStats, to: PgStats, database: string): number {
+  let n = 0;
+  for (const [name, commits] of to.commitsByDatabase)
+    if (name !== database && from.commitsByDatabase.has(name)) n += commits - from.commitsByDatabase.get(name)!;
+  return n;
+}
+
+/** WAL of one window attributed to the database by reading its records back (pg_walinspect). */
+export interface AttributedWal {
+  /** The records touching the database's blocks and every record of the transactions that wrote them, bytes (full-page images included). */
+  bytes: number;
+  /** Of which full-page images of the database's blocks. */
+  fpiBytes: number;
+  /** Commit records of those transactions: the database's writing transactions. */
+  commits: number;
+  /** Every record of the window, bytes (the rest is other databases' and the server's own). */
+  allBytes: number;
+}
+
 export class PgCounters {
   private readonly hasStatWal: boolean;
 
@@ -50,15 +77,33 @@ export class PgCounters {
     private readonly admin: Client,
     readonly database: string,
     readonly serverVersion: number,
+    private readonly oid: number,
+    private readonly inspector: Client | null,
   ) {
     this.hasStatWal = serverVersion >= 140000;
   }
 
-  static async open(admin: Client, database: string): Promise<PgCounters> {
+  /**
+   * Counters of `database`, read on `admin` (on another database); with `inspector`, a connection to
+   * a database where pg_walinspect can be (or is) made, the window's WAL is also attributed.
+   */
+  static async open(admin: Client, database: string, inspector: Client | null = null): Promise<PgCounters> {
     const { rows } = await admin.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`);
     const version = Number(rows[0].v);
     if (version < 130000) throw new Error(`PostgreSQL ${version}: the distributed bench needs 13 or later (pg_current_snapshot)`);
-    return new PgCounters(admin, database, version);
+    const oid = (await admin.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = $1', [database])).rows[0]?.oid;
+    if (oid === undefined) throw new Error(`no database ${database}`);
+    return new PgCounters(admin, database, version, Number(oid), inspector);
+  }
+
+  /** Makes pg_walinspect in the inspector's database; the reason when it cannot be (then the WAL is counted server-wide only). */
+  static async prepareInspector(inspector: Client): Promise<string | null> {
+    try {
+      await inspector.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+      return null;
+    } catch (error) {
+      return `pg_walinspect could not be made (${error instanceof Error ? error.message : String(error)})`;
+    }
   }
 
   async stats(): Promise<PgStats> {
@@ -67,6 +112,7 @@ export class PgCounters {
     const { rows } = await this.admin.query<{ datname: string; c: string; r: string }>(
       'SELECT datname, xact_commit::text AS c, xact_rollback::text AS r FROM pg_stat_database WHERE datname IS NOT NULL',
     );
+    const atMs = performance.now();
     const own = rows.find((r) => r.datname === this.database);
     if (!own) throw new Error(`pg_stat_database has no row for ${this.database}`);
     let walSync: number | null = null;
@@ -77,10 +123,10 @@ export class PgCounters {
       walWrite = Number(wal.rows[0].w);
     }
     return {
-      atMs: performance.now(),
+      atMs,
       xactCommit: Number(own.c),
       xactRollback: Number(own.r),
-      othersCommit: rows.filter((r) => r.datname !== this.database).reduce((n, r) => n + Number(r.c), 0),
+      commitsByDatabase: new Map(rows.map((r) => [r.datname, Number(r.c)])),
       walSync,
       walWrite,
     };
@@ -93,10 +139,48 @@ export class PgCounters {
     return { lsn: rows[0].lsn, nextXid: BigInt(rows[0].xid) };
   }
 
-  /** WAL bytes and writing transactions between two instants. */
-  async between(from: PgInstant, to: PgInstant): Promise<{ walBytes: number; writingXacts: number }> {
+  /**
+   * WAL bytes and writing transactions between two instants, server-wide; and, with the inspector,
+   * attributed to the database (null without it, or when the window's WAL could not be read back:
+   * `attributionError` says why).
+   */
+  async between(
+    from: PgInstant,
+    to: PgInstant,
+  ): Promise<{ walBytes: number; writingXacts: number; attributed: AttributedWal | null; attributionError: string | null }> {
     const { rows } = await this.admin.query<{ d: string }>('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS d', [to.lsn, from.lsn]);
-    return { walBytes: Number(rows[0].d), writingXacts: Number(to.nextXid - from.nextXid) };
+    let attributed: AttributedWal | null = null;
+    let attributionError: string | null = null;
+    if (this.inspector) {
+      try {
+        attributed = await this.attribute(from.lsn, to.lsn);
+      } catch (error) {
+        attributionError = error instanceof Error ? error.message : String(error);
+      }
+    }
+    return { walBytes: Number(rows[0].d), writingXacts: Number(to.nextXid - from.nextXid), attributed, attributionError };
+  }
+
+  private async attribute(from: string, to: string): Promise<AttributedWal> {
+    // PostgreSQL 15's pg_walinspect refuses an end past the WAL flushed so far.
+    const { rows } = await this.inspector!.query<{ bytes: string; fpi: string; commits: string; all_bytes: string }>(
+      `WITH r AS MATERIALIZED (
+         SELECT xid::text::bigint AS xid, record_length, fpi_length, resource_manager, record_type, coalesce(block_ref, '') ~ $3 AS ours
+         FROM pg_get_wal_records_info($1::pg_lsn, least($2::pg_lsn, pg_current_wal_flush_lsn()))),
+       x AS (SELECT DISTINCT xid FROM r WHERE ours AND xid <> 0)
+       SELECT coalesce(sum(record_length) FILTER (WHERE ours OR xid IN (SELECT xid FROM x)), 0)::text AS bytes,
+              coalesce(sum(fpi_length) FILTER (WHERE ours), 0)::text AS fpi,
+              count(*) FILTER (WHERE resource_manager = 'Transaction' AND record_type LIKE 'COMMIT%' AND xid IN (SELECT xid FROM x))::text AS commits,
+              coalesce(sum(record_length), 0)::text AS all_bytes
+       FROM r`,
+      [from, to, `rel \\d+/${this.oid}/`],
+    );
+    return {
+      bytes: Number(rows[0].bytes),
+      fpiBytes: Number(rows[0].fpi),
+      commits: Number(rows[0].commits),
+      allBytes: Number(rows[0].all_bytes),
+    };
   }
 }
 
