@@ -41,10 +41,11 @@
  * - WAL bytes and writing transactions a purchase over the run: attributed to the configuration's
  *   database by reading the run's WAL back (pg_walinspect, in a database of the run's own), else
  *   server-wide (`pg_current_wal_insert_lsn()`, the transaction id counter);
- * - committed transactions of the configuration's database (`pg_stat_database`) and WAL syncs
- *   (`pg_stat_wal`, server-wide) a purchase, of the measured run and the one right before it,
- *   read {@link STATS_SETTLE_MS} after the load, the idle processes' own rate (measured beforehand)
- *   taken off the quiet time; the bench's own queries run on other databases;
+ * - on the hot deal (the statistics take 10 s to settle: not waited for twice more a
+ *   configuration), committed transactions of the configuration's database (`pg_stat_database`)
+ *   and WAL syncs (`pg_stat_wal`, server-wide) a purchase, of the measured run and the one right
+ *   before it, read {@link STATS_SETTLE_MS} after the load, the idle processes' own rate (measured
+ *   beforehand) taken off the quiet time; the bench's own queries run on other databases;
  * - a lone purchase: after the loads, one connection, {@link LONE} purchases one after the other
  *   (on the 200 deals), p50 and p99 latency (not for the two- and four-replica configurations).
  */
@@ -98,7 +99,7 @@ const CPU = cpuSetting('DISTRIBUTED_CPU', 0.5);
 const CPU_FOUR = cpuSetting('DISTRIBUTED_CPU_FOUR', 0.3);
 const PERIOD_US = Math.round(cpuSetting('DISTRIBUTED_CPU_PERIOD_US', DEFAULT_PERIOD_US));
 /** Sequential purchases of the lone-purchase measurement. */
-const LONE = { full: 100, quick: 40 };
+const LONE = { full: 60, quick: 30 };
 const measuredSec = (options: BenchOptions) => (options.quick ? 3 : 6);
 /**
  * Every run is of a set number of purchases, each answered before it ends: a run of a set time
@@ -107,8 +108,8 @@ const measuredSec = (options: BenchOptions) => (options.quick ? 3 : 6);
  * Purchases of each load through the processes not yet held to their quota (JIT, caches,
  * connections), not measured; then, held, the warm-up, whose rate sizes the measured run.
  */
-const primePurchases = (options: BenchOptions) => (options.quick ? 2 : 4) * CONNECTIONS;
-const warmupPurchases = (options: BenchOptions) => (options.quick ? 2 : 4) * CONNECTIONS;
+const primePurchases = (options: BenchOptions) => (options.quick ? 2 : 3) * CONNECTIONS;
+const warmupPurchases = (options: BenchOptions) => (options.quick ? 2 : 3) * CONNECTIONS;
 /**
  * Right before each measured run, about this long of the same load, not measured: the connection
  * pools' idle connections closed while the statistics settled (pg's pools close them after 10 s),
@@ -161,7 +162,8 @@ interface KindResult {
   throttled: Record<string, number>;
   pgCpu: { backendsMs: number; sharedMs: number; backends: number } | null;
   pg: {
-    xacts: number;
+    /** Committed transactions of the database a purchase: read once the statistics settled, so for the hot deal only (null otherwise). */
+    xacts: number | null;
     /** Attributed to the configuration's database when pg_walinspect could read the window back; server-wide otherwise. */
     writingXacts: number;
     walBytes: number;
@@ -173,8 +175,8 @@ interface KindResult {
     serverWritingXacts: number;
     attributionError: string | null;
     walSyncs: number | null;
-    idleXactsPerSec: number;
-    othersCommits: number;
+    idleXactsPerSec: number | null;
+    othersCommits: number | null;
   } | null;
   otherCores: number | null;
 }
@@ -263,7 +265,9 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
   // Every backend's statistics flushed, then the idle processes' own transactions a second.
   let stats: PgStats | null = null;
   let idle = { xactsPerSec: 0, walSyncsPerSec: 0 };
-  if (config.pg) {
+  // The statistics settle for 10 s after a load: read for the hot deal only, to keep the bench short.
+  const settledKind: Kind | null = config.kinds.includes('hot') ? 'hot' : null;
+  if (config.pg && settledKind) {
     await sleep(STATS_SETTLE_MS);
     const quiet = await config.pg.counters.stats();
     await sleep(IDLE_SAMPLE_MS);
@@ -306,20 +310,34 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
     });
     if (pgCpu) cpuMs.postgres = (pgCpu.backendsNs + pgCpu.sharedNs) / 1e6 / ok;
     let pg: KindResult['pg'] = null;
-    if (config.pg && stats && instantBefore && instantAfter) {
+    if (config.pg && instantBefore && instantAfter) {
       const wal = await config.pg.counters.between(instantBefore, instantAfter);
-      await sleep(STATS_SETTLE_MS);
-      const settled = await config.pg.counters.stats();
-      // The statistics cover the run before the measured one too: its purchases count, and the time of neither is quiet.
-      const spanned = ok + rewarm.reduce((n, r) => n + r.ok, 0);
-      const loadSec = Math.max(...runs.map((r) => r.durationSec)) + Math.max(...rewarm.map((r) => r.durationSec));
-      const quietSec = (settled.atMs - stats.atMs) / 1000 - loadSec;
-      const walSyncs =
-        settled.walSync === null || stats.walSync === null
-          ? null
-          : (settled.walSync - stats.walSync - idle.walSyncsPerSec * quietSec) / spanned;
+      let settledFigures: Pick<NonNullable<KindResult['pg']>, 'xacts' | 'walSyncs' | 'idleXactsPerSec' | 'othersCommits'> = {
+        xacts: null,
+        walSyncs: null,
+        idleXactsPerSec: null,
+        othersCommits: null,
+      };
+      if (kind === settledKind && stats) {
+        await sleep(STATS_SETTLE_MS);
+        const settled = await config.pg.counters.stats();
+        // The statistics cover the run before the measured one too: its purchases count, and the time of neither is quiet.
+        const spanned = ok + rewarm.reduce((n, r) => n + r.ok, 0);
+        const loadSec = Math.max(...runs.map((r) => r.durationSec)) + Math.max(...rewarm.map((r) => r.durationSec));
+        const quietSec = (settled.atMs - stats.atMs) / 1000 - loadSec;
+        settledFigures = {
+          xacts: (settled.xactCommit - stats.xactCommit - idle.xactsPerSec * quietSec) / spanned,
+          walSyncs:
+            settled.walSync === null || stats.walSync === null
+              ? null
+              : (settled.walSync - stats.walSync - idle.walSyncsPerSec * quietSec) / spanned,
+          idleXactsPerSec: idle.xactsPerSec,
+          othersCommits: othersCommitted(stats, settled, config.pg.counters.database),
+        };
+        stats = settled;
+      }
       pg = {
-        xacts: (settled.xactCommit - stats.xactCommit - idle.xactsPerSec * quietSec) / spanned,
+        ...settledFigures,
         writingXacts: (wal.attributed?.commits ?? wal.writingXacts) / ok,
         walBytes: (wal.attributed?.bytes ?? wal.walBytes) / ok,
         attributed: wal.attributed !== null,
@@ -327,11 +345,7 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
         serverWalBytes: wal.walBytes / ok,
         serverWritingXacts: wal.writingXacts / ok,
         attributionError: wal.attributionError,
-        walSyncs,
-        idleXactsPerSec: idle.xactsPerSec,
-        othersCommits: othersCommitted(stats, settled, config.pg.counters.database),
       };
-      stats = settled;
     }
     kinds[kind] = {
       rate: rateOf(runs),
@@ -612,7 +626,7 @@ function summaryLines(all: Array<{ label: string; result: ConfigurationResult }>
         : '–';
     const pg = (k: KindResult | undefined) =>
       k?.pg
-        ? `${k.pg.xacts.toFixed(1)} (${k.pg.writingXacts.toFixed(1)}), ${k.pg.walBytes.toFixed(0)} B, ${k.pg.walSyncs === null ? '?' : k.pg.walSyncs.toFixed(2)}`
+        ? `${k.pg.xacts === null ? '–' : k.pg.xacts.toFixed(1)} (${k.pg.writingXacts.toFixed(1)}), ${k.pg.walBytes.toFixed(0)} B, ${k.pg.walSyncs === null ? '–' : k.pg.walSyncs.toFixed(2)}`
         : '–';
     lines.push(
       `  ${label} | ${perSec(hot?.rate)} | ${perSec(many?.rate)} | ${result.lone ? `${ms(result.lone.p50Ms)} (${ms(result.lone.p99Ms)}) ms` : '–'} | ` +
@@ -639,7 +653,9 @@ function detailLines(label: string, result: ConfigurationResult): string[] {
           ? `; PostgreSQL ${ms(k.pgCpu.backendsMs)} ms in ${k.pgCpu.backends} backend(s) + ${ms(k.pgCpu.sharedMs)} ms shared processes`
           : '') +
         (k.pg
-          ? `; idle processes ${k.pg.idleXactsPerSec.toFixed(1)} transactions/s (taken off); other databases committed ${k.pg.othersCommits}; ` +
+          ? (k.pg.idleXactsPerSec === null
+              ? '; '
+              : `; idle processes ${k.pg.idleXactsPerSec.toFixed(1)} transactions/s (taken off); other databases committed ${k.pg.othersCommits}; `) +
             `server-wide a purchase: WAL ${k.pg.serverWalBytes.toFixed(0)} B, writing transactions ${k.pg.serverWritingXacts.toFixed(1)}` +
             (k.pg.fpiBytes === null ? '' : `; full-page images ${k.pg.fpiBytes.toFixed(0)} B of the attributed WAL`) +
             (k.pg.attributionError ? `; WAL not attributed: ${k.pg.attributionError}` : '')
@@ -773,15 +789,17 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
           sumCpu(e[kind]),
         ),
       );
+    rows.push(
+      row(
+        name(`${KIND_LABEL.hot}, PostgreSQL transactions committed a purchase`),
+        one.hot!.pg?.xacts ?? Number.NaN,
+        'transactions',
+        conventionalLabel('hot'),
+        c.hot!.pg?.xacts ?? Number.NaN,
+      ),
+    );
     for (const kind of ['hot', 'many'] as const)
       rows.push(
-        row(
-          name(`${KIND_LABEL[kind]}, PostgreSQL transactions committed a purchase`),
-          one[kind]!.pg?.xacts ?? Number.NaN,
-          'transactions',
-          conventionalLabel(kind),
-          c[kind]!.pg?.xacts ?? Number.NaN,
-        ),
         row(
           name(`${KIND_LABEL[kind]}, WAL bytes a purchase`),
           one[kind]!.pg?.walBytes ?? Number.NaN,
