@@ -7,19 +7,22 @@ export interface RunnerLogger {
   error(message: string, error?: unknown): void;
 }
 
-/** Applies one batch to a writer: load touched documents, fold, commit with the checkpoint; the documents committed. */
-async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<readonly ViewDocument[]> {
-  if (events.length === 0) return [];
-  let documents: ViewDocument[];
+/** Folds one batch over a writer's stored documents (those it touches, read once); the documents it changes, not committed. */
+export async function foldBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<ViewDocument[]> {
   if (projection.applyBatch) {
     const handled = new Set(projection.handles);
     const mine = events.filter((event) => handled.has(event.type));
-    documents = mine.length ? await projection.applyBatch(mine, batchDocuments(writer)) : [];
-  } else {
-    const ids = touchedIds(projection, events);
-    const current = ids.length ? await writer.getMany(ids) : new Map();
-    documents = applyEvents(projection, current, events);
+    return mine.length ? await projection.applyBatch(mine, batchDocuments(writer)) : [];
   }
+  const ids = touchedIds(projection, events);
+  const current = ids.length ? await writer.getMany(ids) : new Map();
+  return applyEvents(projection, current, events);
+}
+
+/** Applies one batch to a writer: load touched documents, fold, commit with the checkpoint; the documents committed. */
+async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<readonly ViewDocument[]> {
+  if (events.length === 0) return [];
+  const documents = await foldBatch(projection, writer, events);
   await writer.commit(documents, events[events.length - 1].position);
   return documents;
 }
