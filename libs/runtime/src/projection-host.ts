@@ -27,7 +27,8 @@ const FALLBACK_READ_MS = 500;
 interface Waiter {
   position: LogPosition;
   resolve: (reached: boolean) => void;
-  timers: NodeJS.Timeout[];
+  since: number;
+  timeout: NodeJS.Timeout;
 }
 
 interface CheckpointWatch {
@@ -38,6 +39,8 @@ interface CheckpointWatch {
   reading: Promise<void> | null;
   /** Polling (a store without notices). */
   polling: boolean;
+  /** While responses wait on notices: reads the checkpoint for those that waited too long. */
+  fallback: NodeJS.Timeout | null;
 }
 
 /**
@@ -190,17 +193,23 @@ export class ProjectionHost extends ViewProgress {
     return new Promise((resolve) => {
       const watch = this.watchOf(collection);
       if (watch.checkpoint !== null && watch.checkpoint >= position) return resolve(true);
-      const waiter: Waiter = { position, resolve, timers: [] };
+      const waiter: Waiter = {
+        position,
+        resolve,
+        since: Date.now(),
+        timeout: setTimeout(() => this.settle(watch, waiter, false), timeout),
+      };
+      waiter.timeout.unref();
       watch.waiters.add(waiter);
-      waiter.timers.push(setTimeout(() => this.settle(watch, waiter, false), timeout).unref());
-      if (notices) waiter.timers.push(setInterval(() => void this.read(collection, watch), FALLBACK_READ_MS).unref());
+      if (notices) watch.fallback ??= setInterval(() => this.fallBack(collection, watch), FALLBACK_READ_MS).unref();
       else if (!watch.polling) void this.poll(collection, watch);
     });
   }
 
   private watchOf(collection: string): CheckpointWatch {
     let watch = this.watches.get(collection);
-    if (!watch) this.watches.set(collection, (watch = { waiters: new Set(), checkpoint: null, reading: null, polling: false }));
+    if (!watch)
+      this.watches.set(collection, (watch = { waiters: new Set(), checkpoint: null, reading: null, polling: false, fallback: null }));
     return watch;
   }
 
@@ -248,8 +257,23 @@ export class ProjectionHost extends ViewProgress {
 
   private settle(watch: CheckpointWatch, waiter: Waiter, reached: boolean): void {
     if (!watch.waiters.delete(waiter)) return;
-    for (const timer of waiter.timers) clearTimeout(timer);
+    clearTimeout(waiter.timeout);
     waiter.resolve(reached);
+  }
+
+  /** Reads the checkpoint when a response has waited {@link FALLBACK_READ_MS} for a notice; stops once none waits. */
+  private fallBack(collection: string, watch: CheckpointWatch): void {
+    if (watch.waiters.size === 0) {
+      clearInterval(watch.fallback!);
+      watch.fallback = null;
+      return;
+    }
+    const since = Date.now() - FALLBACK_READ_MS;
+    for (const waiter of watch.waiters)
+      if (waiter.since <= since) {
+        void this.read(collection, watch);
+        return;
+      }
   }
 
   /** Reads the checkpoint every {@link POLL_MS} while responses wait (a store without notices). */
