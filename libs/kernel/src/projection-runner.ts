@@ -48,8 +48,9 @@ function batchDocuments(writer: ViewWriter): BatchDocuments<ViewDocument> {
 }
 
 /**
- * Keeps one projection's active generation caught up with the log, live. Restarts from the new
- * generation's checkpoint when a rebuild elsewhere activates one.
+ * Keeps one projection's active generation caught up with the log, live, through a subscription of
+ * its own (the embedded store's views; views on a server are kept by a `ProjectionDaemon`).
+ * Restarts from the new generation's checkpoint when a rebuild elsewhere activates one.
  */
 export class ProjectionRunner {
   private subscription: LogSubscription | null = null;
