@@ -6,6 +6,7 @@ export * from './handle-command';
 export * from './keyed-mutex';
 export * from './projection';
 export * from './projection-runner';
+export * from './projection-daemon';
 export * from './geo';
 export * from './json-value';
 export * from './read-your-writes';

@@ -7,19 +7,22 @@ export interface RunnerLogger {
   error(message: string, error?: unknown): void;
 }
 
-/** Applies one batch to a writer: load touched documents, fold, commit with the checkpoint; the documents committed. */
-async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<readonly ViewDocument[]> {
-  if (events.length === 0) return [];
-  let documents: ViewDocument[];
+/** Folds one batch over a writer's stored documents (those it touches, read once); the documents it changes, not committed. */
+export async function foldBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<ViewDocument[]> {
   if (projection.applyBatch) {
     const handled = new Set(projection.handles);
     const mine = events.filter((event) => handled.has(event.type));
-    documents = mine.length ? await projection.applyBatch(mine, batchDocuments(writer)) : [];
-  } else {
-    const ids = touchedIds(projection, events);
-    const current = ids.length ? await writer.getMany(ids) : new Map();
-    documents = applyEvents(projection, current, events);
+    return mine.length ? await projection.applyBatch(mine, batchDocuments(writer)) : [];
   }
+  const ids = touchedIds(projection, events);
+  const current = ids.length ? await writer.getMany(ids) : new Map();
+  return applyEvents(projection, current, events);
+}
+
+/** Applies one batch to a writer: load touched documents, fold, commit with the checkpoint; the documents committed. */
+async function applyBatch(projection: Projection, writer: ViewWriter, events: readonly RecordedEvent[]): Promise<readonly ViewDocument[]> {
+  if (events.length === 0) return [];
+  const documents = await foldBatch(projection, writer, events);
   await writer.commit(documents, events[events.length - 1].position);
   return documents;
 }
@@ -45,8 +48,9 @@ function batchDocuments(writer: ViewWriter): BatchDocuments<ViewDocument> {
 }
 
 /**
- * Keeps one projection's active generation caught up with the log, live. Restarts from the new
- * generation's checkpoint when a rebuild elsewhere activates one.
+ * Keeps one projection's active generation caught up with the log, live, through a subscription of
+ * its own (the embedded store's views; views on a server are kept by a `ProjectionDaemon`).
+ * Restarts from the new generation's checkpoint when a rebuild elsewhere activates one.
  */
 export class ProjectionRunner {
   private subscription: LogSubscription | null = null;

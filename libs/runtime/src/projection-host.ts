@@ -3,6 +3,7 @@ import {
   laterPosition,
   LogPosition,
   Projection,
+  ProjectionDaemon,
   ProjectionRunner,
   RequestWrites,
   ViewDocument,
@@ -15,25 +16,51 @@ import { defineViews } from './projections';
 
 export const PROJECTIONS = Symbol('PROJECTIONS');
 
+/** How often a store that cannot tell of checkpoints (MongoDB) is read while responses wait. */
 const POLL_MS = 20;
+/**
+ * How long a response waits on notices (`ViewStore.onCheckpoints`) before the checkpoint is read
+ * anyway, and again as often: a notice is lost while the listening connection reconnects.
+ */
+const FALLBACK_READ_MS = 500;
+
+interface Waiter {
+  position: LogPosition;
+  resolve: (reached: boolean) => void;
+  since: number;
+  timeout: NodeJS.Timeout;
+}
 
 interface CheckpointWatch {
-  waiters: Set<{ position: LogPosition; deadline: number; resolve: (reached: boolean) => void }>;
-  /** The checkpoint as last read. */
+  waiters: Set<Waiter>;
+  /** The checkpoint as last read or heard of. */
   checkpoint: LogPosition | null;
+  /** A read under way, shared by the waiters that ask for one meanwhile. */
+  reading: Promise<void> | null;
+  /** Polling (a store without notices). */
+  polling: boolean;
+  /** While responses wait on notices: reads the checkpoint for those that waited too long. */
+  fallback: NodeJS.Timeout | null;
 }
 
 /**
  * Declares every view collection, runs the projections in the process that owns them, and lets
- * responses wait for their own events (read your writes): through the local runner when there is
- * one, otherwise by watching the checkpoints that the worker process stores with the views.
+ * responses wait for their own events (read your writes): through the local runners (or daemon)
+ * when there are, otherwise by watching the checkpoints that the worker process stores with the
+ * views: told of them by the store where it can (PostgreSQL's notices), else polling.
  */
 @Injectable()
 export class ProjectionHost extends ViewProgress {
   private readonly logger = new Logger('Projections');
   private readonly runners = new Map<string, ProjectionRunner>();
+  /** The one subscription that keeps every view, where the views live on a server (see `startAll`). */
+  private daemon: ProjectionDaemon | null = null;
   /** Checkpoints of other processes' views being watched, with the responses waiting on each. */
   private readonly watches = new Map<string, CheckpointWatch>();
+  /** Whether the store tells of checkpoints (undefined: not asked yet; asked on the first wait). */
+  private notices: boolean | undefined;
+  private stopNotices: (() => void) | null = null;
+  private stopSwitches: (() => void) | null = null;
   private viewsByType: Map<string, string[]> | null = null;
   private readonly committedListeners = new Map<string, Array<(documents: readonly ViewDocument[]) => void>>();
 
@@ -50,12 +77,29 @@ export class ProjectionHost extends ViewProgress {
     return defineViews(this.views, this.projections);
   }
 
+  /**
+   * Starts keeping the views. Embedded (views in this process), a runner a projection, as ever: each
+   * view's own subscription over the in-process log, whose pages cost nothing to read again, and a
+   * slow view holds no other back. On a server (PostgreSQL, MongoDB), one daemon for them all: one
+   * read of each page of the log and one commit a page, where a runner a view paid a round trip and
+   * a transaction each. Decided here, where the process's views are started, by the store's kind:
+   * the kernel offers both and the stores need not know who writes them.
+   */
   async startAll(): Promise<void> {
+    const logger = {
+      log: (message: string) => this.logger.log(message),
+      error: (message: string, error?: unknown) => this.logger.error(`${message}: ${error instanceof Error ? error.stack : String(error)}`),
+    };
+    if (!this.views.inProcess) {
+      const daemon = new ProjectionDaemon(this.store, this.views, this.projections, logger);
+      for (const [collection, listeners] of this.committedListeners)
+        for (const listener of listeners) if (daemon.keeps(collection)) daemon.onCommitted(collection, listener);
+      this.daemon = daemon;
+      await daemon.start();
+      return;
+    }
     for (const projection of this.projections) {
-      const runner = new ProjectionRunner(this.store, this.views, projection, {
-        log: (message) => this.logger.log(message),
-        error: (message, error) => this.logger.error(`${message}: ${error instanceof Error ? error.stack : String(error)}`),
-      });
+      const runner = new ProjectionRunner(this.store, this.views, projection, logger);
       for (const listener of this.committedListeners.get(projection.name) ?? []) runner.onCommitted(listener);
       this.runners.set(projection.name, runner);
       await runner.start();
@@ -69,11 +113,17 @@ export class ProjectionHost extends ViewProgress {
   onCommitted(collection: string, listener: (documents: readonly ViewDocument[]) => void): void {
     this.committedListeners.set(collection, [...(this.committedListeners.get(collection) ?? []), listener]);
     this.runners.get(collection)?.onCommitted(listener);
+    if (this.daemon?.keeps(collection)) this.daemon.onCommitted(collection, listener);
   }
 
   async stopAll(): Promise<void> {
     await Promise.all([...this.runners.values()].map((runner) => runner.stop()));
     this.runners.clear();
+    await this.daemon?.stop();
+    this.daemon = null;
+    this.stopNotices?.();
+    this.stopSwitches?.();
+    this.stopNotices = this.stopSwitches = null;
   }
 
   async waitFor(collections: string[], position: LogPosition | null): Promise<void> {
@@ -92,8 +142,7 @@ export class ProjectionHost extends ViewProgress {
 
   private async waitForView(collection: string, position: LogPosition): Promise<void> {
     const timeout = this.config.readYourWritesTimeoutMs;
-    const runner = this.runners.get(collection);
-    const caughtUp = runner ? await runner.waitFor(position, timeout) : await this.pollCheckpoint(collection, position, timeout);
+    const caughtUp = await this.reached(collection, position, timeout);
     if (!caughtUp) this.logger.warn(`view ${collection} did not reach ${position} within ${timeout} ms; answering with what it holds`);
   }
 
@@ -112,12 +161,7 @@ export class ProjectionHost extends ViewProgress {
   async lagging(timeoutMs: number): Promise<string[]> {
     const head = await this.store.head();
     if (head === null) return [];
-    const reached = await Promise.all(
-      this.projections.map(async ({ name }) => {
-        const runner = this.runners.get(name);
-        return runner ? runner.waitFor(head, timeoutMs) : this.pollCheckpoint(name, head, timeoutMs);
-      }),
-    );
+    const reached = await Promise.all(this.projections.map(({ name }) => this.reached(name, head, timeoutMs)));
     return this.projections.filter((_, i) => !reached[i]).map((p) => p.name);
   }
 
@@ -129,38 +173,119 @@ export class ProjectionHost extends ViewProgress {
     );
   }
 
+  /** Resolves true once `collection` includes `position`, false after `timeout`: kept here, or by another process. */
+  private reached(collection: string, position: LogPosition, timeout: number): Promise<boolean> {
+    const runner = this.runners.get(collection);
+    if (runner) return runner.waitFor(position, timeout);
+    if (this.daemon?.keeps(collection)) return this.daemon.waitFor(collection, position, timeout);
+    return this.watchCheckpoint(collection, position, timeout);
+  }
+
   /**
-   * Waits until another process's checkpoint of `collection` reaches `position`. One read of the
-   * checkpoint every {@link POLL_MS} serves every response waiting on that collection: fifty
-   * purchases in flight would otherwise read it fifty times as often.
+   * Waits until another process's checkpoint of `collection` reaches `position`. Where the store
+   * tells of checkpoints, its notices release the waiters, and the checkpoint is read only after
+   * {@link FALLBACK_READ_MS} without one (and at once when the listening connection opens again).
+   * Otherwise, one read every {@link POLL_MS} serves every response waiting on that collection:
+   * fifty purchases in flight would otherwise read it fifty times as often.
    */
-  private pollCheckpoint(collection: string, position: LogPosition, timeout: number): Promise<boolean> {
+  private watchCheckpoint(collection: string, position: LogPosition, timeout: number): Promise<boolean> {
+    const notices = this.listenForCheckpoints();
     return new Promise((resolve) => {
-      let watch = this.watches.get(collection);
-      if (!watch) this.watches.set(collection, (watch = { waiters: new Set(), checkpoint: null }));
+      const watch = this.watchOf(collection);
       if (watch.checkpoint !== null && watch.checkpoint >= position) return resolve(true);
-      const waiter = { position, deadline: Date.now() + timeout, resolve };
+      const waiter: Waiter = {
+        position,
+        resolve,
+        since: Date.now(),
+        timeout: setTimeout(() => this.settle(watch, waiter, false), timeout),
+      };
+      waiter.timeout.unref();
       watch.waiters.add(waiter);
-      if (watch.waiters.size === 1) void this.watch(collection, watch);
+      if (notices) watch.fallback ??= setInterval(() => this.fallBack(collection, watch), FALLBACK_READ_MS).unref();
+      else if (!watch.polling) void this.poll(collection, watch);
     });
   }
 
-  private async watch(collection: string, watch: CheckpointWatch): Promise<void> {
-    while (watch.waiters.size) {
-      try {
-        watch.checkpoint = await this.views.writer(collection).checkpoint();
-      } catch {
-        // Read again on the next turn; the waiters' deadlines bound the wait.
+  private watchOf(collection: string): CheckpointWatch {
+    let watch = this.watches.get(collection);
+    if (!watch)
+      this.watches.set(collection, (watch = { waiters: new Set(), checkpoint: null, reading: null, polling: false, fallback: null }));
+    return watch;
+  }
+
+  /** Listens for the store's notices once (true), or learns that it has none (false). */
+  private listenForCheckpoints(): boolean {
+    if (this.notices !== undefined) return this.notices;
+    this.stopNotices = this.views.onCheckpoints({
+      reached: (collection, position) => {
+        const watch = this.watchOf(collection);
+        this.heard(watch, position);
+      },
+      resync: () => {
+        for (const [collection, watch] of this.watches) if (watch.waiters.size) void this.read(collection, watch);
+      },
+    });
+    this.notices = this.stopNotices !== null;
+    // A rebuilt generation starts from its own checkpoint: what was heard of the old one no longer holds.
+    this.stopSwitches = this.views.onGenerationSwitch((collection) => {
+      const watch = this.watches.get(collection);
+      if (!watch) return;
+      watch.checkpoint = null;
+      if (watch.waiters.size) void this.read(collection, watch);
+    });
+    return this.notices;
+  }
+
+  /** Reads the checkpoint (one read at a time a collection) and releases whom it satisfies. */
+  private read(collection: string, watch: CheckpointWatch): Promise<void> {
+    watch.reading ??= this.views
+      .writer(collection)
+      .checkpoint()
+      .then(
+        (checkpoint) => this.heard(watch, checkpoint),
+        () => undefined, // read again on the next turn; the waiters' deadlines bound the wait
+      )
+      .finally(() => (watch.reading = null));
+    return watch.reading;
+  }
+
+  private heard(watch: CheckpointWatch, checkpoint: LogPosition | null): void {
+    watch.checkpoint = laterPosition(watch.checkpoint, checkpoint);
+    if (watch.checkpoint === null) return;
+    for (const waiter of watch.waiters) if (watch.checkpoint >= waiter.position) this.settle(watch, waiter, true);
+  }
+
+  private settle(watch: CheckpointWatch, waiter: Waiter, reached: boolean): void {
+    if (!watch.waiters.delete(waiter)) return;
+    clearTimeout(waiter.timeout);
+    waiter.resolve(reached);
+  }
+
+  /** Reads the checkpoint when a response has waited {@link FALLBACK_READ_MS} for a notice; stops once none waits. */
+  private fallBack(collection: string, watch: CheckpointWatch): void {
+    if (watch.waiters.size === 0) {
+      clearInterval(watch.fallback!);
+      watch.fallback = null;
+      return;
+    }
+    const since = Date.now() - FALLBACK_READ_MS;
+    for (const waiter of watch.waiters)
+      if (waiter.since <= since) {
+        void this.read(collection, watch);
+        return;
       }
-      const now = Date.now();
-      for (const waiter of watch.waiters) {
-        const reached = watch.checkpoint !== null && watch.checkpoint >= waiter.position;
-        if (reached || now >= waiter.deadline) {
-          watch.waiters.delete(waiter);
-          waiter.resolve(reached);
-        }
+  }
+
+  /** Reads the checkpoint every {@link POLL_MS} while responses wait (a store without notices). */
+  private async poll(collection: string, watch: CheckpointWatch): Promise<void> {
+    watch.polling = true;
+    try {
+      while (watch.waiters.size) {
+        await this.read(collection, watch);
+        if (watch.waiters.size) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
-      if (watch.waiters.size) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    } finally {
+      watch.polling = false;
     }
   }
 }

@@ -3,10 +3,12 @@ import {
   AppendResult,
   EventStore,
   ExpectedRevision,
+  LogPosition,
   LogSubscription,
   NewEvent,
   RecordedEvent,
   SnapshotStore,
+  SubscribeOptions,
   WrongExpectedRevision,
 } from '@deals/kernel';
 
@@ -17,12 +19,16 @@ export interface MemoryLog {
 }
 
 /**
- * Enough of an event store for the command engine's specs: append (checking the expected revision
- * unless told not to) and read a stream; `elsewhere` appends as another process would, behind this
- * one's cache and unseen by spies on `append`. Not a port adapter: no log reads or subscriptions.
+ * Enough of an event store for the kernel's specs: append (checking the expected revision unless
+ * told not to), read a stream, read the log and subscribe to it (pages of `pageSize`, a failed
+ * delivery retried from the last delivered position); `elsewhere` appends as another process
+ * would, behind this one's cache and unseen by spies on `append`. Not a port adapter: not durable.
  */
 export class MemoryEventStore extends EventStore {
   readonly backend = 'memory';
+  /** Events a subscription delivers at most at once. */
+  pageSize = 500;
+  private readonly wakers = new Set<() => void>();
 
   constructor(
     readonly log: MemoryLog = { streams: new Map(), last: 0 },
@@ -61,17 +67,57 @@ export class MemoryEventStore extends EventStore {
     const stream = this.log.streams.get(streamId) ?? [];
     this.log.streams.set(streamId, stream);
     for (const e of events) stream.push({ ...e, streamId, revision: stream.length, position: String(++this.log.last).padStart(12, '0') });
+    for (const wake of this.wakers) wake();
     return stream[stream.length - 1];
   }
 
-  readAll(): Promise<RecordedEvent[]> {
-    throw new Error('not kept in memory');
+  async readAll({ after, maxCount }: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]> {
+    return [...this.log.streams.values()]
+      .flat()
+      .filter((e) => after === null || e.position > after)
+      .sort((a, b) => (a.position < b.position ? -1 : 1))
+      .slice(0, maxCount);
   }
-  subscribe(): LogSubscription {
-    throw new Error('not kept in memory');
+
+  subscribe({ after, onEvents, onError }: SubscribeOptions): LogSubscription {
+    let position = after;
+    let closed = false;
+    let wake: () => void = () => undefined;
+    const waker = () => wake();
+    this.wakers.add(waker);
+    const loop = (async () => {
+      while (!closed) {
+        try {
+          const page = await this.readAll({ after: position, maxCount: this.pageSize });
+          if (page.length) {
+            await onEvents(page);
+            position = page[page.length - 1].position;
+            continue;
+          }
+        } catch (error) {
+          onError?.(error);
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 20);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    })();
+    return {
+      close: async () => {
+        closed = true;
+        this.wakers.delete(waker);
+        wake();
+        await loop;
+      },
+    };
   }
+
   async head() {
-    return null;
+    return (await this.readAll({ after: null, maxCount: Number.MAX_SAFE_INTEGER })).at(-1)?.position ?? null;
   }
   async ping() {}
   async close() {}

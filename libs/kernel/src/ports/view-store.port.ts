@@ -57,6 +57,30 @@ export interface RebuildTarget extends ViewWriter {
   abandon(): Promise<void>;
 }
 
+/**
+ * One collection's part of a commit across collections (`ViewStore.commitAll`): its documents and
+ * the position its view now includes.
+ */
+export interface ViewBatch {
+  writer: ViewWriter;
+  documents: readonly ViewDocument[];
+  /** The view includes the log up to here. */
+  checkpoint: LogPosition;
+  /**
+   * False: the checkpoint need not be stored now (the view changed nothing up to it, and a restart
+   * may replay from an older one); a store that tells of checkpoints still tells it. Default true.
+   */
+  store?: boolean;
+}
+
+/** Told of the checkpoints committed by any process (`ViewStore.onCheckpoints`). */
+export interface CheckpointListener {
+  /** `collection`'s active generation includes the log up to `position`. */
+  reached(collection: string, position: LogPosition): void;
+  /** Notices may have been missed (the listening connection was opened, or opened again): read the checkpoints. */
+  resync(): void;
+}
+
 /** How a collection is kept, where a store offers a choice. */
 export interface DefineOptions {
   /**
@@ -75,10 +99,17 @@ export interface DefineOptions {
  * readers. `onGenerationSwitch` tells a running projection that another process (the CLI's
  * rebuild) activated a new generation, so it must restart from that generation's checkpoint.
  *
- * Leaves out: transactions across collections, deletion, change streams.
+ * Leaves out: deletion, change streams. Transactions across collections only where `commitAll`
+ * says so.
  */
 export abstract class ViewStore {
   abstract readonly backend: string;
+
+  /**
+   * Whether the views live in this process (the embedded store: memory and files of its own) rather
+   * than on a server other processes read too.
+   */
+  readonly inProcess: boolean = false;
 
   /** Declares a collection and its indexes; idempotent; call before the collection is used. */
   abstract define(collection: string, indexes: IndexSpec[], options?: DefineOptions): Promise<void>;
@@ -98,6 +129,27 @@ export abstract class ViewStore {
 
   /** Active generation and checkpoint of every defined collection. */
   abstract status(): Promise<Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number }>>;
+
+  /**
+   * Commits several collections' batches: every batch's documents and stored checkpoint (the same
+   * rules as `ViewWriter.commit`: a document never over a newer one, a checkpoint never backwards).
+   * A store that can commits them all in one step (all or none); by default, writer by writer in
+   * the order given, so a failure may leave the first ones committed (their replay changes nothing).
+   */
+  async commitAll(batches: readonly ViewBatch[]): Promise<void> {
+    for (const batch of batches)
+      if (batch.documents.length > 0 || batch.store !== false) await batch.writer.commit(batch.documents, batch.checkpoint);
+  }
+
+  /**
+   * Tells `listener` of each checkpoint committed from now on, by this process or another, soon after
+   * the commit; returns an unsubscribe, or null where the store cannot tell (the caller then reads
+   * `ViewWriter.checkpoint` itself). Notices can be lost (`resync` says when).
+   */
+  onCheckpoints(listener: CheckpointListener): (() => void) | null {
+    void listener;
+    return null;
+  }
 
   /** Registers a listener for generation switches made elsewhere; returns an unsubscribe. */
   abstract onGenerationSwitch(listener: (collection: string) => void): () => void;

@@ -1,4 +1,4 @@
-import { ViewDocument, ViewStore } from '@deals/kernel';
+import { CheckpointListener, LogPosition, ViewDocument, ViewStore } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 
 export interface ViewStoreUnderTest {
@@ -30,11 +30,30 @@ const deal = (id: string, n: number, extra: Partial<Deal> = {}): Deal => ({
   ...extra,
 });
 
+/** What a store offers beyond every store's promises. */
+export interface ViewStoreCapabilities {
+  /** `commitAll` commits all its batches or none. */
+  commitsAllAtOnce?: boolean;
+  /** `onCheckpoints` tells of the checkpoints committed, in this instance and in others on the same storage. */
+  tellsOfCheckpoints?: boolean;
+}
+
+/** Resolves with `check()`'s value once truthy; throws after `ms`. */
+async function eventually<T>(check: () => T | undefined | false, what: string, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /**
  * What every ViewStore adapter promises (ports/view-store.port.ts). Each test uses fresh collection
  * names, so the suite can share a server with other data.
  */
-export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnderTest>): void {
+export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnderTest>, capabilities: ViewStoreCapabilities = {}): void {
   describe(`ViewStore contract: ${name}`, () => {
     let subject: ViewStoreUnderTest;
     let views: ViewStore;
@@ -161,6 +180,113 @@ export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnd
       expect(await views.count(collection, {})).toBe(2);
       expect(await views.writer(collection).checkpoint()).toBe(pos(2));
     });
+
+    it('commits several collections at once, each document only over an older one, each checkpoint only forward', async () => {
+      await seed(3);
+      const other = `${collection}_b`;
+      const quiet = `${collection}_c`;
+      for (const c of [other, quiet]) await views.define(c, [{ keys: { partnerId: 1 } }]);
+      await views.writer(other).commit([deal('b1', 5)], pos(8));
+      await views.writer(quiet).commit([], pos(2));
+      await views.commitAll([
+        {
+          writer: views.writer(collection),
+          documents: [
+            { ...deal('d2', 2), title: 'newer', _pos: pos(9) },
+            { ...deal('d3', 3), title: 'older', _pos: pos(1) },
+            deal('d4', 9),
+          ],
+          checkpoint: pos(9),
+        },
+        { writer: views.writer(other), documents: [{ ...deal('b1', 5), title: 'replayed' }, deal('b2', 7)], checkpoint: pos(7) },
+        { writer: views.writer(quiet), documents: [], checkpoint: pos(9), store: false },
+      ]);
+      expect((await views.find<Deal>(collection, {}, { sort: { _id: 1 } })).map((d) => [d._id, d.title])).toEqual([
+        ['d1', 'Deal number 1'],
+        ['d2', 'newer'],
+        ['d3', 'Deal number 3'],
+        ['d4', 'Deal number 9'],
+      ]);
+      expect((await views.find<Deal>(other, {}, { sort: { _id: 1 } })).map((d) => [d._id, d.title])).toEqual([
+        ['b1', 'Deal number 5'],
+        ['b2', 'Deal number 7'],
+      ]);
+      expect(await views.writer(collection).checkpoint()).toBe(pos(9));
+      expect(await views.writer(other).checkpoint()).toBe(pos(8));
+      // A batch not to be stored leaves its checkpoint where it was.
+      expect(await views.writer(quiet).checkpoint()).toBe(pos(2));
+      await views.commitAll([{ writer: views.writer(quiet), documents: [], checkpoint: pos(10) }]);
+      expect(await views.writer(quiet).checkpoint()).toBe(pos(10));
+    });
+
+    if (capabilities.commitsAllAtOnce)
+      it('commits all the batches of commitAll, or none', async () => {
+        await seed(2);
+        const other = `${collection}_b`;
+        await views.define(other, [{ keys: { partnerId: 1 } }]);
+        await views.writer(other).commit([deal('b1', 1)], pos(1));
+        // The second batch's document cannot be stored (a NUL character): the first is not stored either.
+        const changed: Deal = { ...deal('d1', 1), title: 'changed', _pos: pos(5) };
+        const unstorable: Deal = { ...deal('b1', 1), title: 'bad \u0000', _pos: pos(5) };
+        await expect(
+          views.commitAll([
+            { writer: views.writer(collection), documents: [changed], checkpoint: pos(5) },
+            { writer: views.writer(other), documents: [unstorable], checkpoint: pos(5) },
+          ]),
+        ).rejects.toThrow();
+        expect((await views.findById<Deal>(collection, 'd1'))?.title).toBe('Deal number 1');
+        expect(await views.writer(collection).checkpoint()).toBe(pos(2));
+        expect(await views.writer(other).checkpoint()).toBe(pos(1));
+      });
+
+    if (capabilities.tellsOfCheckpoints)
+      it('tells this and another instance of every checkpoint committed, stored or not, for the generation each reads', async () => {
+        const other = await subject.openAgain();
+        const heard = (store: ViewStore) => {
+          const told = { reached: [] as Array<[string, LogPosition]>, resyncs: 0 };
+          const listener: CheckpointListener = {
+            reached: (c, p) => void told.reached.push([c, p]),
+            resync: () => void told.resyncs++,
+          };
+          return { told, stop: store.onCheckpoints(listener)! };
+        };
+        try {
+          const second = `${collection}_b`;
+          await views.define(second, []);
+          for (const c of [collection, second]) await other.define(c, []);
+          const here = heard(views);
+          const there = heard(other);
+          expect(here.stop).toEqual(expect.any(Function));
+          // Listening begins with a resync: what was committed before is in no notice.
+          await eventually(() => here.told.resyncs > 0 && there.told.resyncs > 0, 'the listening connections');
+          await views.writer(collection).commit([deal('d1', 1)], pos(3));
+          await views.commitAll([
+            { writer: views.writer(collection), documents: [deal('d2', 4)], checkpoint: pos(4) },
+            { writer: views.writer(second), documents: [], checkpoint: pos(4), store: false },
+          ]);
+          // A rebuild's commits are of a generation nobody reads yet.
+          const target = await views.beginRebuild(second);
+          await target.commit([deal('r1', 1)], pos(6));
+          await views.writer(second).commit([], pos(5));
+          const expected: Array<[string, LogPosition]> = [
+            [collection, pos(3)],
+            [collection, pos(4)],
+            [second, pos(4)],
+            [second, pos(5)],
+          ];
+          for (const { told } of [here, there]) {
+            await eventually(() => told.reached.length >= expected.length, 'the notices');
+            expect(told.reached).toEqual(expected);
+          }
+          here.stop();
+          await views.writer(collection).commit([], pos(7));
+          await eventually(() => there.told.reached.length > expected.length, 'the last notice');
+          expect(here.told.reached).toHaveLength(expected.length);
+          await target.abandon();
+        } finally {
+          await other.close();
+        }
+      });
 
     it('tells another instance on the same storage that a rebuilt generation was activated', async () => {
       await seed(2);

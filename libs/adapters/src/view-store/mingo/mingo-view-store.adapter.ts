@@ -291,6 +291,7 @@ const QUERY_CACHE_LIMIT = 1000;
  */
 export class MingoViewStore extends ViewStore {
   readonly backend = 'in-process';
+  override readonly inProcess = true;
   private readonly files: GenerationFiles;
   private readonly active = new Map<string, Generation>();
   private readonly indexes = new Map<string, IndexSpec[]>();

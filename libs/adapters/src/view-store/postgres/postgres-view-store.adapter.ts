@@ -1,15 +1,32 @@
-import { FindOptions, IndexSpec, LogPosition, RebuildTarget, ViewDocument, ViewFilter, ViewStore, ViewWriter } from '@deals/kernel';
+import {
+  CheckpointListener,
+  FindOptions,
+  IndexSpec,
+  LogPosition,
+  RebuildTarget,
+  ViewBatch,
+  ViewDocument,
+  ViewFilter,
+  ViewStore,
+  ViewWriter,
+} from '@deals/kernel';
 import { Query } from 'mingo';
 import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { geoContext } from '../mingo/geo-within.operator';
 import { sortDocuments } from '../mingo/sort-order';
-import { inTransaction } from '../../postgres-transaction';
 
 const FIRST_GENERATION = 'g1';
 const POLL_MS = 500;
 /** Readers in other processes switch within one poll; the old generation outlives that. */
 const DROP_DELAY_MS = 4 * POLL_MS;
+/** The channel every commit notifies with the checkpoints it reached (see {@link CheckpointNotice}). */
+const CHANNEL = 'deals_views';
+/** PostgreSQL refuses a payload of 8000 bytes or more; a longer notice says "read the checkpoints" (an empty payload). */
+const MAX_PAYLOAD = 7900;
+
+/** A commit's notice: the positions reached, each with the generations (`collection@generation`) that reached it. */
+type CheckpointNotice = Array<{ p: LogPosition; c: string[] }>;
 
 const META = `
 CREATE TABLE IF NOT EXISTS view_generations (collection text PRIMARY KEY, generation text NOT NULL);
@@ -63,10 +80,12 @@ interface Row {
  * The read side on PostgreSQL (`DATABASE_URL`): one table per generation of a collection, a
  * document per row (`id`, `pos`, `doc` as JSONB) with a GIN index on the documents, the active
  * generation in `view_generations` and each generation's checkpoint in `view_checkpoints`. A
- * commit writes its documents (position-guarded upserts: replaying changes nothing) and the
- * checkpoint in one transaction, so a view is never ahead of or behind its checkpoint. Queries run
- * the filter's top-level equalities in SQL and the whole filter, sort, skip and limit with mingo
- * over the rows they select, so both view stores answer every query alike.
+ * commit, of one collection or of several (`commitAll`), is one statement, so one transaction: its
+ * documents (position-guarded upserts: replaying changes nothing), its checkpoints (never back) and
+ * a notice on {@link CHANNEL} of the checkpoints reached, which `onCheckpoints` listeners in every
+ * process hear through one LISTEN connection a process. Queries run the filter's top-level
+ * equalities in SQL and the whole filter, sort, skip and limit with mingo over the rows they
+ * select, so both view stores answer every query alike.
  */
 export class PostgresViewStore extends ViewStore {
   readonly backend = 'postgresql';
@@ -80,8 +99,11 @@ export class PostgresViewStore extends ViewStore {
   private readonly poller: NodeJS.Timeout;
   private epoch = 0;
   private polling = false;
+  private readonly checkpointListeners = new Set<CheckpointListener>();
+  /** The LISTEN connection, while some listener is registered. */
+  private listening: Client | null = null;
 
-  constructor(url: string) {
+  constructor(private readonly url: string) {
     super();
     // Small, as the event store's: replicas, a worker and a CLI share the server's connections.
     this.pool = new Pool({ connectionString: url, max: 6 });
@@ -217,6 +239,120 @@ export class PostgresViewStore extends ViewStore {
     );
   }
 
+  /**
+   * One statement for all the batches (data-modifying WITH clauses: one transaction, one round
+   * trip): each table's newest documents over older ones, every stored checkpoint forward, and the
+   * notice of what each batch reached.
+   */
+  override async commitAll(batches: readonly ViewBatch[]): Promise<void> {
+    await this.commitBatches(
+      batches.map(({ writer, ...batch }) => ({ ...batch, collection: writer.collection, generation: writer.generation })),
+    );
+  }
+
+  private async commitBatches(
+    batches: ReadonlyArray<Omit<ViewBatch, 'writer'> & { collection: string; generation: string }>,
+  ): Promise<void> {
+    if (batches.length === 0) return;
+    // By table: a statement may write a row once, so each id's newest document and each table's furthest checkpoint.
+    const tables = new Map<string, { documents: Map<string, ViewDocument>; checkpoint: LogPosition | null }>();
+    const notice = new Map<LogPosition, string[]>();
+    for (const { collection, generation, documents, checkpoint, store } of batches) {
+      const name = table(collection, generation);
+      if (this.retired.has(name)) throw new Error(`generation ${generation} of ${collection} was replaced; write to the active one`);
+      let entry = tables.get(name);
+      if (!entry) tables.set(name, (entry = { documents: new Map(), checkpoint: null }));
+      for (const doc of documents) {
+        const seen = entry.documents.get(doc._id);
+        if (!seen || doc._pos > seen._pos) entry.documents.set(doc._id, doc);
+      }
+      if ((store !== false || documents.length > 0) && (entry.checkpoint === null || checkpoint > entry.checkpoint))
+        entry.checkpoint = checkpoint;
+      notice.set(checkpoint, [...(notice.get(checkpoint) ?? []), `${collection}@${generation}`]);
+    }
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const clauses: string[] = [];
+    for (const [name, { documents }] of tables) {
+      if (documents.size === 0) continue;
+      const docs = [...documents.values()];
+      clauses.push(
+        `d${clauses.length} AS (INSERT INTO ${name} AS t (id, pos, doc)
+           SELECT * FROM unnest(${param(docs.map((d) => d._id))}::text[], ${param(docs.map((d) => d._pos))}::text[], ${param(docs.map((d) => JSON.stringify(d)))}::jsonb[])
+           ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos)`,
+      );
+    }
+    const checkpoints = [...tables].filter(([, entry]) => entry.checkpoint !== null);
+    if (checkpoints.length)
+      clauses.push(
+        `c AS (INSERT INTO view_checkpoints AS c (name, position)
+           SELECT * FROM unnest(${param(checkpoints.map(([name]) => name))}::text[], ${param(checkpoints.map(([, e]) => e.checkpoint))}::text[])
+           ON CONFLICT (name) DO UPDATE SET position = EXCLUDED.position WHERE c.position < EXCLUDED.position)`,
+      );
+    const payload = JSON.stringify([...notice].map(([p, c]) => ({ p, c })) satisfies CheckpointNotice);
+    await this.pool.query(
+      `${clauses.length ? `WITH ${clauses.join(',\n')}\n` : ''}SELECT pg_notify('${CHANNEL}', ${param(payload.length <= MAX_PAYLOAD ? payload : '')})`,
+      params,
+    );
+  }
+
+  override onCheckpoints(listener: CheckpointListener): () => void {
+    this.checkpointListeners.add(listener);
+    if (this.listening) listener.resync();
+    else void this.listen();
+    return () => {
+      this.checkpointListeners.delete(listener);
+    };
+  }
+
+  /**
+   * Opens the LISTEN connection (one for the process's listeners), then tells them to read the
+   * checkpoints: what was committed before it listened is in no notice. Lost, it is opened again
+   * on the next poll.
+   */
+  private async listen(): Promise<void> {
+    if (this.listening || this.closed || this.checkpointListeners.size === 0) return;
+    const client = new Client({ connectionString: this.url });
+    this.listening = client;
+    const lost = () => {
+      if (this.listening === client) this.listening = null;
+      void client.end().catch(() => undefined);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', ({ payload }) => this.heard(payload));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch {
+      lost();
+      return;
+    }
+    if (this.listening !== client) return;
+    for (const listener of this.checkpointListeners) listener.resync();
+  }
+
+  /** Tells the listeners what a notice says of the generations this process reads. */
+  private heard(payload: string | undefined): void {
+    let notice: CheckpointNotice;
+    try {
+      notice = payload ? (JSON.parse(payload) as CheckpointNotice) : [];
+    } catch {
+      notice = [];
+    }
+    if (notice.length === 0) {
+      for (const listener of this.checkpointListeners) listener.resync();
+      return;
+    }
+    for (const { p, c } of notice)
+      for (const named of c) {
+        const at = named.lastIndexOf('@');
+        const collection = named.slice(0, at);
+        if (this.active.get(collection) !== named.slice(at + 1)) continue;
+        for (const listener of this.checkpointListeners) listener.reached(collection, p);
+      }
+  }
+
   onGenerationSwitch(listener: (collection: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -231,6 +367,9 @@ export class PostgresViewStore extends ViewStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.poller);
+    const listening = this.listening;
+    this.listening = null;
+    await listening?.end().catch(() => undefined);
     await Promise.all(this.pendingDrops);
     await this.pool.end();
   }
@@ -261,27 +400,7 @@ export class PostgresViewStore extends ViewStore {
         return new Map(found.rows.map((r) => [r.doc._id, r.doc as T]));
       },
       commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
-        if (this.retired.has(name)) throw new Error(`generation ${generation} of ${collection} was replaced; write to the active one`);
-        // The newest of each id: one row may be written once in a statement.
-        const newest = new Map<string, T>();
-        for (const doc of documents) {
-          const seen = newest.get(doc._id);
-          if (!seen || doc._pos > seen._pos) newest.set(doc._id, doc);
-        }
-        const docs = [...newest.values()];
-        await inTransaction(this.pool, async (client) => {
-          if (docs.length)
-            await client.query(
-              `INSERT INTO ${name} AS t (id, pos, doc) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
-             ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos`,
-              [docs.map((d) => d._id), docs.map((d) => d._pos), docs.map((d) => JSON.stringify(d))],
-            );
-          await client.query(
-            `INSERT INTO view_checkpoints AS c (name, position) VALUES ($1, $2)
-           ON CONFLICT (name) DO UPDATE SET position = GREATEST(c.position, EXCLUDED.position)`,
-            [name, checkpoint],
-          );
-        });
+        await this.commitBatches([{ collection, generation, documents, checkpoint }]);
       },
       checkpoint: () => this.checkpointOf(name),
     };
@@ -302,6 +421,7 @@ export class PostgresViewStore extends ViewStore {
   }
 
   private async poll(): Promise<void> {
+    if (!this.listening && this.checkpointListeners.size) void this.listen();
     if (this.polling || this.active.size === 0) return;
     this.polling = true;
     const epoch = this.epoch;

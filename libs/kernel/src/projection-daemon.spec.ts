@@ -1,0 +1,265 @@
+import { MingoViewStore } from '@deals/adapters';
+import { MemoryEventStore } from '@deals/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineProjection, Projection } from './projection';
+import { ProjectionDaemon } from './projection-daemon';
+import { ProjectionRunner } from './projection-runner';
+import { ViewBatch, ViewDocument, ViewStore } from './ports/view-store.port';
+
+interface Counted extends ViewDocument {
+  count: number;
+  last: string;
+}
+
+interface Total extends ViewDocument {
+  total: number;
+}
+
+interface Feed extends ViewDocument {
+  ids: string[];
+}
+
+/** Counts each stream's A and B events. */
+const counts = defineProjection<Counted>({
+  name: 'counts',
+  handles: ['A', 'B'],
+  indexes: [],
+  documentIds: (event) => [event.streamId],
+  evolve: (view, event, id) => ({ _id: id, _pos: event.position, count: (view?.count ?? 0) + 1, last: event.type }),
+});
+
+/** Sums the B events' amounts by key. */
+const totals = defineProjection<Total>({
+  name: 'totals',
+  handles: ['B'],
+  indexes: [],
+  documentIds: (event) => [(event.data as { key: string }).key],
+  evolve: (view, event, id) => ({ _id: id, _pos: event.position, total: (view?.total ?? 0) + (event.data as { n: number }).n }),
+});
+
+/** Lists the C events' streams in one document, folding the batch itself. */
+const feed = defineProjection<Feed>({
+  name: 'feed',
+  handles: ['C'],
+  indexes: [],
+  documentIds: () => ['all'],
+  evolve: () => null,
+  async applyBatch(events, documents) {
+    let doc = (await documents.get(['all'])).get('all') ?? { _id: 'all', _pos: '', ids: [] };
+    for (const event of events)
+      if (event.position > doc._pos) doc = { _id: 'all', _pos: event.position, ids: [...doc.ids, event.streamId] };
+    return doc._pos ? [doc] : [];
+  },
+});
+
+/** Handles an event type the log never holds: its checkpoint moves with no document. */
+const idle = defineProjection<ViewDocument>({
+  name: 'idle',
+  handles: ['Z'],
+  indexes: [],
+  documentIds: () => ['z'],
+  evolve: (_view, event, id) => ({ _id: id, _pos: event.position }),
+});
+
+const PROJECTIONS: Projection[] = [counts, totals, feed, idle] as Projection[];
+
+const quiet = { log: () => undefined, error: jest.fn() };
+
+/** Appends `n` events of every kind: A and B on a few streams, C now and then. */
+function appendSome(store: MemoryEventStore, n: number, from = 0): void {
+  for (let i = from; i < from + n; i++) {
+    const stream = `s-${i % 4}`;
+    if (i % 3 === 0) store.elsewhere(stream, { type: 'A', data: {} });
+    else if (i % 3 === 1) store.elsewhere(stream, { type: 'B', data: { key: `k${i % 2}`, n: i } });
+    else store.elsewhere(stream, { type: 'C', data: {} }, { type: 'D', data: {} });
+  }
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; !(await check()); i++) {
+    if (i > 500) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Every collection's documents (by id) and checkpoint. */
+async function contents(views: ViewStore): Promise<Record<string, { docs: ViewDocument[]; checkpoint: string | null }>> {
+  const all: Record<string, { docs: ViewDocument[]; checkpoint: string | null }> = {};
+  for (const { name } of PROJECTIONS)
+    all[name] = { docs: await views.find(name, {}, { sort: { _id: 1 } }), checkpoint: await views.writer(name).checkpoint() };
+  return all;
+}
+
+describe('ProjectionDaemon', () => {
+  let dir: string;
+  let store: MemoryEventStore;
+  const opened: ViewStore[] = [];
+
+  async function viewStore(name: string): Promise<ViewStore> {
+    const views = new MingoViewStore(join(dir, name));
+    opened.push(views);
+    for (const p of PROJECTIONS) await views.define(p.name, p.indexes);
+    return views;
+  }
+
+  /** The same log kept by a runner a projection, the reference the daemon must match. */
+  async function byRunners(): Promise<Record<string, { docs: ViewDocument[]; checkpoint: string | null }>> {
+    const views = await viewStore('runners');
+    const runners = PROJECTIONS.map((p) => new ProjectionRunner(store, views, p, quiet));
+    for (const runner of runners) await runner.start();
+    const head = (await store.head())!;
+    await Promise.all(runners.map((r) => r.waitFor(head, 5000)));
+    for (const runner of runners) await runner.stop();
+    return contents(views);
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'daemon-'));
+    store = new MemoryEventStore();
+    store.pageSize = 7;
+    quiet.error.mockClear();
+  });
+
+  afterEach(async () => {
+    for (const views of opened.splice(0)) await views.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('makes the same documents and checkpoints as a runner a projection, history and live, telling of each commit', async () => {
+    appendSome(store, 40);
+    const views = await viewStore('daemon');
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
+    const told: ViewDocument[] = [];
+    daemon.onCommitted('totals', (documents) => told.push(...documents));
+    await daemon.start();
+    appendSome(store, 25, 40);
+    const head = (await store.head())!;
+    expect(await daemon.waitFor('counts', head, 5000)).toBe(true);
+    expect(await daemon.waitFor('idle', head, 5000)).toBe(true);
+    expect(daemon.caughtUpTo('feed')).toBe(head);
+    // The listener heard of every document the view holds, at its last position.
+    const stored = await views.find<Total>('totals', {});
+    for (const doc of stored) expect(told.filter((d) => d._id === doc._id).at(-1)).toEqual(doc);
+    await daemon.stop();
+    expect(await contents(views)).toEqual(await byRunners());
+    expect(quiet.error).not.toHaveBeenCalled();
+  });
+
+  it('commits every view of a page in one commitAll, storing only the checkpoints of views that handled events, the others at most every interval', async () => {
+    const views = await viewStore('daemon');
+    const commits: ViewBatch[][] = [];
+    const commitAll = views.commitAll.bind(views);
+    jest.spyOn(views, 'commitAll').mockImplementation(async (batches) => {
+      commits.push([...batches]);
+      return commitAll(batches);
+    });
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { idleCheckpointMs: 60_000 });
+    await daemon.start();
+    store.elsewhere('s-1', { type: 'A', data: {} });
+    await until(() => commits.length === 1, 'the first page');
+    // The first page stores every checkpoint (none was stored for a while).
+    expect(commits[0].map((b) => [b.writer.collection, b.documents.length, b.store])).toEqual([
+      ['counts', 1, true],
+      ['totals', 0, true],
+      ['feed', 0, true],
+      ['idle', 0, true],
+    ]);
+    const first = commits[0][0].checkpoint;
+    store.elsewhere('s-2', { type: 'B', data: { key: 'k', n: 1 } });
+    await until(() => commits.length === 2, 'the second page');
+    expect(commits[1].map((b) => [b.writer.collection, b.documents.length, b.store])).toEqual([
+      ['counts', 1, true],
+      ['totals', 1, true],
+      ['feed', 0, false],
+      ['idle', 0, false],
+    ]);
+    expect(await views.writer('idle').checkpoint()).toBe(first);
+    // A page no view handles stores every checkpoint.
+    store.elsewhere('s-3', { type: 'D', data: {} });
+    await until(() => commits.length === 3, 'the third page');
+    expect(commits[2].every((b) => b.store && b.documents.length === 0)).toBe(true);
+    const head = (await store.head())!;
+    expect(await views.writer('idle').checkpoint()).toBe(head);
+    // Stopping stores what a page left behind.
+    store.elsewhere('s-2', { type: 'B', data: { key: 'k', n: 2 } });
+    await until(() => commits.length === 4, 'the fourth page');
+    await daemon.stop();
+    expect(await views.writer('feed').checkpoint()).toBe(await store.head());
+  });
+
+  it('stores the checkpoints a page left behind a while after it', async () => {
+    const views = await viewStore('daemon');
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { idleCheckpointMs: 100 });
+    await daemon.start();
+    store.elsewhere('s-1', { type: 'A', data: {} });
+    await until(async () => (await views.writer('idle').checkpoint()) !== null, 'the first page');
+    store.elsewhere('s-1', { type: 'A', data: {} });
+    const head = (await store.head())!;
+    await until(() => daemon.caughtUpTo('idle') === head, 'the second page');
+    expect(await views.writer('idle').checkpoint()).not.toBe(head);
+    await until(async () => (await views.writer('idle').checkpoint()) === head, 'the idle checkpoint');
+    await daemon.stop();
+  });
+
+  it('retries a page whose commit failed, even when some writers had committed, to the same views', async () => {
+    appendSome(store, 30);
+    const views = await viewStore('daemon');
+    const commitAll = views.commitAll.bind(views);
+    let failures = 0;
+    jest.spyOn(views, 'commitAll').mockImplementation(async (batches) => {
+      if (failures < 2 && batches.length > 1) {
+        failures++;
+        // The default commits writer by writer: the first commits, then the store fails.
+        await commitAll(batches.slice(0, 1));
+        throw new Error('the store went away');
+      }
+      return commitAll(batches);
+    });
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
+    await daemon.start();
+    const head = (await store.head())!;
+    expect(await daemon.waitFor('totals', head, 5000)).toBe(true);
+    await daemon.stop();
+    expect(failures).toBe(2);
+    expect(quiet.error).toHaveBeenCalledWith('projections failed; retrying', expect.any(Error));
+    expect(await contents(views)).toEqual(await byRunners());
+  });
+
+  it('restarts a projection from its rebuilt generation, the others skipping what they hold', async () => {
+    appendSome(store, 30);
+    const views = await viewStore('daemon');
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
+    const countsTold: ViewDocument[] = [];
+    daemon.onCommitted('counts', (documents) => countsTold.push(...documents));
+    await daemon.start();
+    const before = (await store.head())!;
+    await daemon.waitFor('counts', before, 5000);
+    await daemon.waitFor('totals', before, 5000);
+    countsTold.length = 0;
+    // A rebuild elsewhere activates an empty generation of `totals`: the daemon folds the whole log into it.
+    const rebuilt = await views.beginRebuild('totals');
+    await rebuilt.activate();
+    expect(await views.count('totals', {})).toBe(0);
+    appendSome(store, 6, 30);
+    const head = (await store.head())!;
+    expect(await daemon.waitFor('totals', head, 5000)).toBe(true);
+    expect(await daemon.waitFor('counts', head, 5000)).toBe(true);
+    // `counts` was told only of the new events' documents, each once.
+    expect(countsTold.every((doc) => doc._pos > before)).toBe(true);
+    await daemon.stop();
+    expect(await contents(views)).toEqual(await byRunners());
+  });
+
+  it('waits for a position it has not reached, and gives up after the timeout', async () => {
+    const views = await viewStore('daemon');
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
+    await daemon.start();
+    expect(await daemon.waitFor('counts', '000000000009', 30)).toBe(false);
+    const waiting = daemon.waitFor('idle', '000000000001', 5000);
+    store.elsewhere('s-1', { type: 'A', data: {} });
+    expect(await waiting).toBe(true);
+    await daemon.stop();
+  });
+});

@@ -1,0 +1,257 @@
+import { Projection } from './projection';
+import { foldBatch, RunnerLogger } from './projection-runner';
+import { EventStore, laterPosition, LogPosition, LogSubscription, RecordedEvent } from './ports/event-store.port';
+import { ViewBatch, ViewDocument, ViewStore, ViewWriter } from './ports/view-store.port';
+
+/** How often, at most, the checkpoints of views that changed nothing are stored while pages come. */
+const IDLE_CHECKPOINT_MS = 1000;
+/** Wait before reading a rebuilt generation's checkpoint again. */
+const RETRY_MS = 500;
+
+export interface DaemonOptions {
+  /** See {@link IDLE_CHECKPOINT_MS}. */
+  idleCheckpointMs?: number;
+}
+
+/** One projection as the daemon keeps it. */
+interface Kept {
+  readonly projection: Projection;
+  readonly handled: ReadonlySet<string>;
+  writer: ViewWriter;
+  /** The view includes the log up to here: committed by this daemon, or read from the store. */
+  applied: LogPosition | null;
+  /** The checkpoint stored, as far as this daemon knows (behind `applied` while the view changed nothing). */
+  stored: LogPosition | null;
+  waiters: Array<{ position: LogPosition; resolve: () => void }>;
+  readonly committedListeners: Array<(documents: readonly ViewDocument[]) => void>;
+}
+
+/**
+ * Keeps several projections' active generations caught up with the log through one subscription:
+ * where the views live on a server (PostgreSQL), one read of each page of the log and one commit a
+ * page for all the views, instead of a subscription, a read and a commit per view.
+ *
+ * Each page: every projection folds the events past its own checkpoint (as `ProjectionRunner`
+ * does), and one `ViewStore.commitAll` writes every changed document with the checkpoints of the
+ * projections that handled events of the page. The others' checkpoints go into that commit at most
+ * every {@link IDLE_CHECKPOINT_MS} (a restart replays at most that much for them), in every commit
+ * of a page no projection handles (it would otherwise commit nothing), a while after the last page,
+ * and at stop. Documents keep their `_pos` guard and checkpoints never go back, so a page applied
+ * twice (a retried failure, a restart) changes nothing.
+ *
+ * A rebuild activated elsewhere (`onGenerationSwitch`) restarts the subscription: the switched
+ * projection from its new generation's checkpoint, the others from where they are; the daemon reads
+ * from the lowest of them, and each projection skips the events it already holds.
+ */
+export class ProjectionDaemon {
+  private readonly kept = new Map<string, Kept>();
+  private subscription: LogSubscription | null = null;
+  private stopSwitchListener: (() => void) | null = null;
+  private restarting: Promise<void> = Promise.resolve();
+  /** Collections switched to a rebuilt generation, waiting for the restart that adopts them. */
+  private readonly switched = new Set<string>();
+  private stopped = false;
+  private idleStoredAt = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly idleCheckpointMs: number;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly views: ViewStore,
+    projections: readonly Projection[],
+    private readonly logger: RunnerLogger,
+    options: DaemonOptions = {},
+  ) {
+    this.idleCheckpointMs = options.idleCheckpointMs ?? IDLE_CHECKPOINT_MS;
+    for (const projection of projections)
+      this.kept.set(projection.name, {
+        projection,
+        handled: new Set(projection.handles),
+        writer: views.writer(projection.name),
+        applied: null,
+        stored: null,
+        waiters: [],
+        committedListeners: [],
+      });
+  }
+
+  async start(): Promise<void> {
+    this.stopSwitchListener = this.views.onGenerationSwitch((collection) => {
+      if (!this.kept.has(collection)) return;
+      if (this.switched.size === 0) this.restarting = this.restarting.then(() => this.restart());
+      this.switched.add(collection);
+    });
+    const all = [...this.kept.values()];
+    const stored = await Promise.all(all.map((kept) => kept.writer.checkpoint()));
+    all.forEach((kept, i) => (kept.applied = kept.stored = stored[i]));
+    this.subscribe();
+  }
+
+  /** Whether this daemon keeps `projection`'s view. */
+  keeps(projection: string): boolean {
+    return this.kept.has(projection);
+  }
+
+  /** Position `projection`'s view has applied up to, as far as this process knows. */
+  caughtUpTo(projection: string): LogPosition | null {
+    return this.get(projection).applied;
+  }
+
+  /** As `ProjectionRunner.onCommitted`, for one of the projections. */
+  onCommitted(projection: string, listener: (documents: readonly ViewDocument[]) => void): void {
+    this.get(projection).committedListeners.push(listener);
+  }
+
+  /** Resolves true once `projection`'s view includes `position`, false after `timeoutMs`. */
+  waitFor(projection: string, position: LogPosition, timeoutMs: number): Promise<boolean> {
+    const kept = this.get(projection);
+    if (kept.applied !== null && kept.applied >= position) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = { position, resolve: () => resolve(true) };
+      kept.waiters.push(waiter);
+      setTimeout(() => {
+        const i = kept.waiters.indexOf(waiter);
+        if (i >= 0) {
+          kept.waiters.splice(i, 1);
+          resolve(false);
+        }
+      }, timeoutMs).unref();
+    });
+  }
+
+  /** Stops reading the log, then stores the checkpoints left behind (a restart then replays nothing). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopSwitchListener?.();
+    await this.restarting;
+    await this.subscription?.close();
+    this.subscription = null;
+    this.clearIdleTimer();
+    await this.storeIdleCheckpoints();
+  }
+
+  private get(projection: string): Kept {
+    const kept = this.kept.get(projection);
+    if (!kept) throw new Error(`projection ${projection} is not kept by this daemon`);
+    return kept;
+  }
+
+  private subscribe(): void {
+    const all = [...this.kept.values()];
+    // From the lowest checkpoint (null, the start of the log, is the lowest).
+    const from = all.some((k) => k.applied === null)
+      ? null
+      : all.reduce<LogPosition | null>((low, k) => (low === null || k.applied! < low ? k.applied : low), null);
+    for (const kept of all) this.release(kept);
+    this.subscription = this.store.subscribe({
+      after: from,
+      onEvents: (events) => this.applyPage(events),
+      onError: (error) => this.logger.error('projections failed; retrying', error),
+    });
+  }
+
+  /** Folds a page into every view that has not applied it yet and commits them all in one step. */
+  private async applyPage(events: readonly RecordedEvent[]): Promise<void> {
+    const end = events[events.length - 1].position;
+    const folded = await Promise.all(
+      [...this.kept.values()].map(async (kept) => {
+        const start = kept.applied === null ? 0 : events.findIndex((event) => event.position > kept.applied!);
+        if (start < 0) return null;
+        const mine = start === 0 ? events : events.slice(start);
+        const handles = mine.some((event) => kept.handled.has(event.type));
+        const documents = handles ? await foldBatch(kept.projection, kept.writer, mine) : [];
+        return { kept, handles, documents };
+      }),
+    );
+    const moved = folded.filter((f) => f !== null);
+    if (moved.length === 0) return;
+    const now = Date.now();
+    // A page no view handles commits checkpoints only: all of them then, else nothing would say the views reached it.
+    const storeIdle = now - this.idleStoredAt >= this.idleCheckpointMs || !moved.some((f) => f.handles);
+    const batches: ViewBatch[] = moved.map(({ kept, handles, documents }) => ({
+      writer: kept.writer,
+      documents,
+      checkpoint: end,
+      store: handles || storeIdle,
+    }));
+    await this.views.commitAll(batches);
+    if (storeIdle) this.idleStoredAt = now;
+    moved.forEach(({ kept }, i) => {
+      kept.applied = end;
+      if (batches[i].store) kept.stored = laterPosition(kept.stored, end);
+    });
+    for (const { kept, documents } of moved) {
+      this.release(kept);
+      if (documents.length) for (const listener of kept.committedListeners) listener(documents);
+    }
+    if (!storeIdle) this.armIdleTimer();
+  }
+
+  /** Stores, a while after a page, the checkpoints that page left behind (the view changed nothing up to them). */
+  private armIdleTimer(): void {
+    if (this.idleTimer || this.stopped) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      void this.storeIdleCheckpoints();
+    }, this.idleCheckpointMs);
+    this.idleTimer.unref();
+  }
+
+  private clearIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+  }
+
+  /**
+   * Stores every checkpoint behind what its view holds, with no document: safe beside a page's
+   * commit (a checkpoint never goes back). A failure (a generation replaced meanwhile) is left to
+   * the next page's commit.
+   */
+  private async storeIdleCheckpoints(): Promise<void> {
+    const behind = [...this.kept.values()].filter((k) => k.applied !== null && (k.stored === null || k.stored < k.applied));
+    if (behind.length === 0) return;
+    const batches = behind.map((kept) => ({ kept, writer: kept.writer, documents: [], checkpoint: kept.applied! }));
+    try {
+      await this.views.commitAll(batches);
+      this.idleStoredAt = Date.now();
+      for (const { kept, checkpoint } of batches) kept.stored = laterPosition(kept.stored, checkpoint);
+    } catch (error) {
+      this.logger.error('storing the checkpoints of views that changed nothing failed; the next page stores them', error);
+    }
+  }
+
+  /** Adopts the rebuilt generations: subscribes again, the switched projections from their new checkpoints. */
+  private async restart(): Promise<void> {
+    if (this.stopped) return;
+    await this.subscription?.close();
+    this.subscription = null;
+    const switched = [...this.switched];
+    this.switched.clear();
+    for (const kept of this.kept.values()) kept.writer = this.views.writer(kept.projection.name);
+    // Until each switched checkpoint is read, no page: one applied past it would skip events for good.
+    for (const name of switched) {
+      const kept = this.get(name);
+      for (;;) {
+        try {
+          kept.applied = kept.stored = await kept.writer.checkpoint();
+          break;
+        } catch (error) {
+          this.logger.error(`projection ${name}: reading its rebuilt generation's checkpoint failed; retrying`, error);
+          await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+          if (this.stopped) return;
+        }
+      }
+      this.logger.log(`projection ${name}: switched to a rebuilt generation`);
+    }
+    if (!this.stopped) this.subscribe();
+  }
+
+  private release(kept: Kept): void {
+    if (kept.applied === null) return;
+    const reached = kept.applied;
+    const ready = kept.waiters.filter((w) => w.position <= reached);
+    if (ready.length === 0) return;
+    kept.waiters = kept.waiters.filter((w) => w.position > reached);
+    for (const w of ready) w.resolve();
+  }
+}

@@ -1,0 +1,87 @@
+import { CheckpointListener, EventStore, LogPosition, Projection, ViewStore } from '@deals/kernel';
+import { ProjectionHost } from './projection-host';
+import { ServiceConfig } from './service-config';
+
+const pos = (n: number) => String(n).padStart(20, '0');
+
+/** The views of another process (a worker keeps them): checkpoints to read, and notices when `tells`. */
+class OtherProcessViews {
+  readonly inProcess = false;
+  listener: CheckpointListener | null = null;
+  readonly checkpoints = new Map<string, LogPosition>();
+  reads = 0;
+
+  constructor(private readonly tells: boolean) {}
+
+  onCheckpoints(listener: CheckpointListener): (() => void) | null {
+    if (!this.tells) return null;
+    this.listener = listener;
+    return () => (this.listener = null);
+  }
+
+  onGenerationSwitch(): () => void {
+    return () => undefined;
+  }
+
+  writer(collection: string) {
+    return {
+      checkpoint: async () => {
+        this.reads++;
+        return this.checkpoints.get(collection) ?? null;
+      },
+    };
+  }
+}
+
+function host(views: OtherProcessViews): ProjectionHost {
+  const projection = { name: 'deal_details', handles: ['DealCreated'] } as unknown as Projection;
+  return new ProjectionHost({} as EventStore, views as unknown as ViewStore, [projection], {
+    readYourWritesTimeoutMs: 2000,
+  } as ServiceConfig);
+}
+
+/** How long `promise` takes to settle, in ms. */
+async function timed(promise: Promise<unknown>): Promise<number> {
+  const start = Date.now();
+  await promise;
+  return Date.now() - start;
+}
+
+describe('ProjectionHost in a process that keeps no views', () => {
+  it('answers once a notice says the view reached the position, reading the checkpoint only when listening begins', async () => {
+    const views = new OtherProcessViews(true);
+    const projections = host(views);
+    const waiting = projections.waitFor(['deal_details'], pos(5));
+    // Listening began: the store asks for a read (what was committed before is in no notice).
+    views.listener!.resync();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(views.reads).toBe(1);
+    views.listener!.reached('deal_details', pos(4));
+    setTimeout(() => views.listener!.reached('deal_details', pos(5)), 50);
+    expect(await timed(waiting)).toBeLessThan(400);
+    expect(views.reads).toBe(1);
+    // A position already heard of is answered at once.
+    expect(await timed(projections.waitFor(['deal_details'], pos(5)))).toBeLessThan(20);
+  });
+
+  it('reads the checkpoint after half a second without a notice (one lost while reconnecting)', async () => {
+    const views = new OtherProcessViews(true);
+    const projections = host(views);
+    const waiting = Promise.all([projections.waitFor(['deal_details'], pos(7)), projections.waitFor(['deal_details'], pos(6))]);
+    views.checkpoints.set('deal_details', pos(7));
+    const took = await timed(waiting);
+    expect(took).toBeGreaterThanOrEqual(450);
+    expect(took).toBeLessThan(1500);
+    // One read served both waiters.
+    expect(views.reads).toBe(1);
+  });
+
+  it('polls the checkpoint where the store tells of none', async () => {
+    const views = new OtherProcessViews(false);
+    const projections = host(views);
+    const waiting = projections.waitFor(['deal_details'], pos(3));
+    setTimeout(() => views.checkpoints.set('deal_details', pos(3)), 100);
+    expect(await timed(waiting)).toBeLessThan(400);
+    expect(views.reads).toBeGreaterThan(2);
+  });
+});
