@@ -1,4 +1,5 @@
 import { Projection } from './projection';
+import { PositionWaiters } from './position-waiters';
 import { foldBatch, RunnerLogger } from './projection-runner';
 import { EventStore, laterPosition, LogPosition, LogSubscription, RecordedEvent } from './ports/event-store.port';
 import { ViewBatch, ViewDocument, ViewStore, ViewWriter } from './ports/view-store.port';
@@ -22,7 +23,7 @@ interface Kept {
   applied: LogPosition | null;
   /** The checkpoint stored, as far as this daemon knows (behind `applied` while the view changed nothing). */
   stored: LogPosition | null;
-  waiters: Array<{ position: LogPosition; resolve: () => void }>;
+  waiters: PositionWaiters;
   readonly committedListeners: Array<(documents: readonly ViewDocument[]) => void>;
 }
 
@@ -70,7 +71,7 @@ export class ProjectionDaemon {
         writer: views.writer(projection.name),
         applied: null,
         stored: null,
-        waiters: [],
+        waiters: new PositionWaiters(),
         committedListeners: [],
       });
   }
@@ -105,18 +106,7 @@ export class ProjectionDaemon {
   /** Resolves true once `projection`'s view includes `position`, false after `timeoutMs`. */
   waitFor(projection: string, position: LogPosition, timeoutMs: number): Promise<boolean> {
     const kept = this.get(projection);
-    if (kept.applied !== null && kept.applied >= position) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter = { position, resolve: () => resolve(true) };
-      kept.waiters.push(waiter);
-      setTimeout(() => {
-        const i = kept.waiters.indexOf(waiter);
-        if (i >= 0) {
-          kept.waiters.splice(i, 1);
-          resolve(false);
-        }
-      }, timeoutMs).unref();
-    });
+    return kept.waiters.wait(kept.applied, position, timeoutMs);
   }
 
   /** Stops reading the log, then stores the checkpoints left behind (a restart then replays nothing). */
@@ -247,11 +237,6 @@ export class ProjectionDaemon {
   }
 
   private release(kept: Kept): void {
-    if (kept.applied === null) return;
-    const reached = kept.applied;
-    const ready = kept.waiters.filter((w) => w.position <= reached);
-    if (ready.length === 0) return;
-    kept.waiters = kept.waiters.filter((w) => w.position > reached);
-    for (const w of ready) w.resolve();
+    kept.waiters.reached(kept.applied);
   }
 }

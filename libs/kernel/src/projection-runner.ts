@@ -1,6 +1,7 @@
 import { applyEvents, BatchDocuments, Projection, touchedIds } from './projection';
 import { EventStore, LogPosition, LogSubscription, RecordedEvent } from './ports/event-store.port';
 import { ViewDocument, ViewStore, ViewWriter } from './ports/view-store.port';
+import { PositionWaiters } from './position-waiters';
 
 export interface RunnerLogger {
   log(message: string): void;
@@ -55,7 +56,7 @@ function batchDocuments(writer: ViewWriter): BatchDocuments<ViewDocument> {
 export class ProjectionRunner {
   private subscription: LogSubscription | null = null;
   private position: LogPosition | null = null;
-  private waiters: Array<{ position: LogPosition; resolve: () => void }> = [];
+  private readonly waiters = new PositionWaiters();
   private stopSwitchListener: (() => void) | null = null;
   private restarting: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -89,20 +90,9 @@ export class ProjectionRunner {
     this.committedListeners.push(listener);
   }
 
-  /** Resolves once the view includes `position` (or rejects after `timeoutMs`). */
+  /** Resolves true once the view includes `position`, false after `timeoutMs`. */
   waitFor(position: LogPosition, timeoutMs: number): Promise<boolean> {
-    if (this.position !== null && this.position >= position) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter = { position, resolve: () => resolve(true) };
-      this.waiters.push(waiter);
-      setTimeout(() => {
-        const i = this.waiters.indexOf(waiter);
-        if (i >= 0) {
-          this.waiters.splice(i, 1);
-          resolve(false);
-        }
-      }, timeoutMs).unref();
-    });
+    return this.waiters.wait(this.position, position, timeoutMs);
   }
 
   async stop(): Promise<void> {
@@ -137,12 +127,7 @@ export class ProjectionRunner {
   }
 
   private release(): void {
-    if (this.position === null) return;
-    const reached = this.position;
-    const ready = this.waiters.filter((w) => w.position <= reached);
-    if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((w) => w.position > reached);
-    for (const w of ready) w.resolve();
+    this.waiters.reached(this.position);
   }
 }
 
