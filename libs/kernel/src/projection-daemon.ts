@@ -204,7 +204,7 @@ export class ProjectionDaemon {
     try {
       await this.views.commitAll(batches);
       this.idleStoredAt = Date.now();
-      for (const { kept, checkpoint } of batches) kept.stored = laterPosition(kept.stored, checkpoint);
+      for (const { kept, writer, checkpoint } of batches) if (kept.writer === writer) kept.stored = laterPosition(kept.stored, checkpoint);
     } catch (error) {
       this.logger.error('storing the checkpoints of views that changed nothing failed; the next page stores them', error);
     }
@@ -217,13 +217,17 @@ export class ProjectionDaemon {
     this.subscription = null;
     const switched = [...this.switched];
     this.switched.clear();
-    for (const kept of this.kept.values()) kept.writer = this.views.writer(kept.projection.name);
+    for (const kept of this.kept.values())
+      if (!switched.includes(kept.projection.name)) kept.writer = this.views.writer(kept.projection.name);
     // Until each switched checkpoint is read, no page: one applied past it would skip events for good.
+    // Its writer changes with its position, so that no idle store writes the old position to the new generation.
     for (const name of switched) {
       const kept = this.get(name);
+      const writer = this.views.writer(name);
       for (;;) {
         try {
-          kept.applied = kept.stored = await kept.writer.checkpoint();
+          const checkpoint = await writer.checkpoint();
+          [kept.writer, kept.applied, kept.stored] = [writer, checkpoint, checkpoint];
           break;
         } catch (error) {
           this.logger.error(`projection ${name}: reading its rebuilt generation's checkpoint failed; retrying`, error);
