@@ -2596,7 +2596,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such coupon (part 7.3) */
+            /** @description no such coupon (the reseller coupon error body) */
             404: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -2637,7 +2637,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the coupon cannot be cancelled (part 7.3); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            /** @description the coupon cannot be cancelled: the reseller coupon error body, with the reasons in errors.coupons; or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
             422: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */

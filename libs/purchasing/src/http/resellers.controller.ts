@@ -77,10 +77,14 @@ export class ResellersController {
     description: "Part 4.7 with 7.3's bodies: only coupons of reseller purchases.",
   })
   @ApiAnswer(CancelAnswer)
-  @ApiResponse({ status: 404, description: 'no such coupon (part 7.3)', schema: openApiSchema(ResellerNotFound, 'output') })
+  @ApiResponse({
+    status: 404,
+    description: 'no such coupon (the reseller coupon error body)',
+    schema: openApiSchema(ResellerNotFound, 'output'),
+  })
   @ApiResponse({
     status: 422,
-    description: 'the coupon cannot be cancelled (part 7.3)',
+    description: 'the coupon cannot be cancelled: the reseller coupon error body, with the reasons in errors.coupons',
     schema: openApiSchema(ResellerNotCancelled, 'output'),
   })
   async cancel(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) reply: FastifyReply) {
