@@ -402,6 +402,12 @@ function catalogue(): Catalogue {
   return { records, many: deals.slice(0, MANY_DEALS), hot: deals.slice(MANY_DEALS) };
 }
 
+/** A signal exits without running the `finally` blocks: the folder is removed then too. */
+function removedOnAbort(run: Run, folder: string): string {
+  run.groups.onAbort.push(() => rmSync(folder, { recursive: true, force: true }));
+  return folder;
+}
+
 async function createDatabase(run: Run, suffix: string): Promise<string> {
   const name = `${run.name}_${suffix}`;
   await run.admin.query(`CREATE DATABASE ${name}`);
@@ -424,7 +430,7 @@ async function pgSide(run: Run, database: string): Promise<Configuration['pg']> 
 /** (a) The conventional design. */
 async function conventional(run: Run, cat: Catalogue): Promise<ConfigurationResult> {
   const database = await createDatabase(run, 'conventional');
-  const folder = mkdtempSync(join(tmpdir(), 'deals-bench-conventional-'));
+  const folder = removedOnAbort(run, mkdtempSync(join(tmpdir(), 'deals-bench-conventional-')));
   let server: ChildProcess | null = null;
   try {
     const client = new Client({ connectionString: databaseUrl(database) });
@@ -476,6 +482,7 @@ async function conventional(run: Run, cat: Catalogue): Promise<ConfigurationResu
 /** (e) The embedded service: one process, SQLite. */
 async function embedded(run: Run, cat: Catalogue): Promise<ConfigurationResult> {
   return withTempDir('distributed-embedded', async (dataDir) => {
+    removedOnAbort(run, dataDir);
     const env = {
       DATA_DIR: dataDir,
       DATABASE_URL: '',
@@ -524,6 +531,7 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
   const started: ChildProcess[] = [];
   try {
     return await withTempDir('distributed', async (dataDir) => {
+      removedOnAbort(run, dataDir);
       const env = {
         DATA_DIR: dataDir,
         DATABASE_URL: databaseUrl(database),
