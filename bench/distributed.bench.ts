@@ -14,7 +14,8 @@
  * configuration's database, plus its shared processes (WAL writer, checkpointer, background writer,
  * autovacuum), which work for every database: so the server should serve no other load meanwhile
  * (the notes say how many transactions other databases committed). The quotas are set once the
- * setup (users and cards, whose scrypt alone would take minutes under 0.5 CPU) is done.
+ * setup (users and cards, whose scrypt alone would take minutes under 0.5 CPU) is done and the
+ * processes are primed.
  *
  * Configurations, in this order, each with its own data (databases made for the run and dropped;
  * Redis keys under a prefix of the run's own, deleted after):
@@ -24,8 +25,9 @@
  * - two API replicas + the worker (the same database, the second replica started then);
  * - four API replicas + the worker, every process at {@link CPU_FOUR} (200 deals only).
  * The catalogue is the purchases bench's ({@link MANY_DEALS} daily deals, quantity 1,000,000, no
- * limit a user) and a hot deal of each configuration's own (unsold before its run); {@link USERS}
- * users with one stored card each.
+ * limit a user) and a hot deal of each configuration's own (unsold before it is primed); {@link USERS}
+ * users with one stored card each ({@link QUICK_USERS} with `--quick`: their cards' scrypt is most
+ * of a setup).
  *
  * Measures, per configuration, {@link CONNECTIONS} connections in all (split evenly over the
  * replicas, each replica's share buying for users of its own, as the replicas bench does), two
@@ -100,6 +102,9 @@ const CPU_FOUR = cpuSetting('DISTRIBUTED_CPU_FOUR', 0.3);
 const PERIOD_US = Math.round(cpuSetting('DISTRIBUTED_CPU_PERIOD_US', DEFAULT_PERIOD_US));
 /** Sequential purchases of the lone-purchase measurement. */
 const LONE = { full: 60, quick: 30 };
+/** Users (one stored card each) with `--quick`: 200 requests apart, a user's purchases still never meet its charge lock. */
+const QUICK_USERS = 200;
+const usersOf = (options: BenchOptions) => (options.quick ? QUICK_USERS : USERS);
 const measuredSec = (options: BenchOptions) => (options.quick ? 3 : 6);
 /**
  * Every run is of a set number of purchases, each answered before it ends: a run of a set time
@@ -397,6 +402,12 @@ function catalogue(): Catalogue {
   return { records, many: deals.slice(0, MANY_DEALS), hot: deals.slice(MANY_DEALS) };
 }
 
+/** A signal exits without running the `finally` blocks: the folder is removed then too. */
+function removedOnAbort(run: Run, folder: string): string {
+  run.groups.onAbort.push(() => rmSync(folder, { recursive: true, force: true }));
+  return folder;
+}
+
 async function createDatabase(run: Run, suffix: string): Promise<string> {
   const name = `${run.name}_${suffix}`;
   await run.admin.query(`CREATE DATABASE ${name}`);
@@ -419,7 +430,7 @@ async function pgSide(run: Run, database: string): Promise<Configuration['pg']> 
 /** (a) The conventional design. */
 async function conventional(run: Run, cat: Catalogue): Promise<ConfigurationResult> {
   const database = await createDatabase(run, 'conventional');
-  const folder = mkdtempSync(join(tmpdir(), 'deals-bench-conventional-'));
+  const folder = removedOnAbort(run, mkdtempSync(join(tmpdir(), 'deals-bench-conventional-')));
   let server: ChildProcess | null = null;
   try {
     const client = new Client({ connectionString: databaseUrl(database) });
@@ -427,7 +438,7 @@ async function conventional(run: Run, cat: Catalogue): Promise<ConfigurationResu
     const seed = await prepareConventionalDatabase(
       client,
       cat.records.map((r) => ({ id: r.id, price: r.current_price, quantity: r.quantity!, startAt: r.start_at!, endAt: r.end_at! })),
-      USERS,
+      usersOf(run.options),
     ).finally(() => client.end());
     const tls = await localCaCertificate('conventional purchase server', 'rsa');
     writeFileSync(join(folder, 'cert.pem'), tls.cert);
@@ -471,6 +482,7 @@ async function conventional(run: Run, cat: Catalogue): Promise<ConfigurationResu
 /** (e) The embedded service: one process, SQLite. */
 async function embedded(run: Run, cat: Catalogue): Promise<ConfigurationResult> {
   return withTempDir('distributed-embedded', async (dataDir) => {
+    removedOnAbort(run, dataDir);
     const env = {
       DATA_DIR: dataDir,
       DATABASE_URL: '',
@@ -492,7 +504,7 @@ async function embedded(run: Run, cat: Catalogue): Promise<ConfigurationResult> 
     try {
       const target = { origin: `https://127.0.0.1:${port}`, ca: await serviceCertificate(dataDir), apiKey: encodeURIComponent(apiKey) };
       await serving(target, cat.hot[0].id);
-      const buyers = await makeBuyers(target.origin, target.ca, target.apiKey, USERS);
+      const buyers = await makeBuyers(target.origin, target.ca, target.apiKey, usersOf(run.options));
       return await measureConfiguration(run, {
         hold: () => group.setCpus(CPU),
         name: 'embedded',
@@ -519,6 +531,7 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
   const started: ChildProcess[] = [];
   try {
     return await withTempDir('distributed', async (dataDir) => {
+      removedOnAbort(run, dataDir);
       const env = {
         DATA_DIR: dataDir,
         DATABASE_URL: databaseUrl(database),
@@ -576,7 +589,7 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
         });
 
       await startReplicas(1);
-      const buyers = await makeBuyers(replicas[0].target.origin, replicas[0].target.ca, apiKey, USERS);
+      const buyers = await makeBuyers(replicas[0].target.origin, replicas[0].target.ca, apiKey, usersOf(run.options));
       const one = await configuration('one replica', CPU, cat.hot[0], true);
       // Every process primed again without quotas, through the new replicas too.
       hold(null);
@@ -721,7 +734,7 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
         `load generator (autocannon) in a group of its own, not counted; ${CONNECTIONS} connections in all over HTTPS, split over the replicas; ` +
         `each load primed without quotas (${primeOf('hot', options)} purchases; ${primeOf('many', options)} on the 200 deals), then held: a warm-up (${warmupPurchases(options)}), ~${REWARM_SEC} s of it again after the statistics settled, ` +
         `then as many purchases as the warm-up's rate makes in ${measuredSec(options)} s (at least ${CONNECTIONS * 4}), every run's purchases all answered; ` +
-        `transactions and WAL syncs read ${STATS_SETTLE_MS / 1000} s after each run; lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ${USERS} users with one stored card each; whole bench ${sec} s (setups included: ${took.join(', ')})`,
+        `transactions and WAL syncs read ${STATS_SETTLE_MS / 1000} s after each run; lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ${usersOf(options)} users with one stored card each; whole bench ${sec} s (setups included: ${took.join(', ')})`,
       inspectorProblem
         ? `  WAL bytes and writing transactions server-wide (the WAL position, the transaction id counter): ${inspectorProblem}`
         : "  WAL bytes and writing transactions: the measured run's WAL read back (pg_walinspect) and attributed to the configuration's database " +
