@@ -63,4 +63,34 @@ if (unavailable) {
       }
     });
   });
+
+  describe('PostgresViewStore: look-ups by id', () => {
+    it('reads the look-ups asked in one turn in one statement, across collections, each answered with its own document or null', async () => {
+      const views = new PostgresViewStore(database.url);
+      try {
+        await views.define('lookups_a', []);
+        await views.define('lookups_b', []);
+        const at = (n: number) => String(n).padStart(20, '0');
+        await views.writer('lookups_a').commit([{ _id: 'x', _pos: at(1), n: 1 }, { _id: 'y', _pos: at(1), n: 2 }], at(1));
+        await views.writer('lookups_b').commit([{ _id: 'x', _pos: at(1), n: 3 }], at(1));
+        const pool = (views as unknown as { pool: { query: (...args: unknown[]) => unknown } }).pool;
+        const query = jest.spyOn(pool, 'query');
+        const found = await Promise.all([
+          views.findById<{ _id: string; _pos: string; n: number }>('lookups_a', 'x'),
+          views.findById<{ _id: string; _pos: string; n: number }>('lookups_b', 'x'),
+          views.findById('lookups_b', 'y'),
+          views.findById<{ _id: string; _pos: string; n: number }>('lookups_a', 'y'),
+          views.findById<{ _id: string; _pos: string; n: number }>('lookups_a', 'x'),
+        ]);
+        expect(found.map((doc) => (doc as { n?: number } | null)?.n ?? null)).toEqual([1, 3, null, 2, 1]);
+        expect(query).toHaveBeenCalledTimes(1);
+        // A look-up of a later turn reads what was committed meanwhile.
+        await views.writer('lookups_b').commit([{ _id: 'y', _pos: at(2), n: 4 }], at(2));
+        expect(((await views.findById('lookups_b', 'y')) as { n: number } | null)?.n).toBe(4);
+        await expect(views.findById('lookups_none', 'x')).rejects.toThrow();
+      } finally {
+        await views.close();
+      }
+    });
+  });
 }

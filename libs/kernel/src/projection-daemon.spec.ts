@@ -227,6 +227,43 @@ describe('ProjectionDaemon', () => {
     expect(await contents(views)).toEqual(await byRunners());
   });
 
+  it('reads a document from the store only the first time it meets it, after a failed page again', async () => {
+    const views = await viewStore('daemon');
+    const asked: string[] = [];
+    const writer = views.writer.bind(views);
+    jest.spyOn(views, 'writer').mockImplementation((collection) => {
+      const inner = writer(collection);
+      const getMany = inner.getMany.bind(inner);
+      inner.getMany = (ids) => {
+        asked.push(...ids.map((id) => `${collection}/${id}`));
+        return getMany(ids);
+      };
+      return inner;
+    });
+    const commitAll = views.commitAll.bind(views);
+    let fail = false;
+    jest.spyOn(views, 'commitAll').mockImplementation(async (batches) => {
+      if (fail && batches.some((b) => b.documents.length)) {
+        fail = false;
+        throw new Error('the store went away');
+      }
+      return commitAll(batches);
+    });
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
+    await daemon.start();
+    for (let n = 0; n < 3; n++) {
+      store.elsewhere('s-1', { type: 'B', data: { key: 'k', n } }, { type: 'C', data: {} });
+      expect(await daemon.waitFor('totals', (await store.head())!, 5000)).toBe(true);
+    }
+    expect(asked.sort()).toEqual(['counts/s-1', 'feed/all', 'totals/k']);
+    fail = true;
+    store.elsewhere('s-1', { type: 'B', data: { key: 'k', n: 3 } });
+    expect(await daemon.waitFor('totals', (await store.head())!, 5000)).toBe(true);
+    await daemon.stop();
+    expect(asked.filter((id) => id === 'totals/k')).toHaveLength(2);
+    expect(await contents(views)).toEqual(await byRunners());
+  });
+
   it('restarts a projection from its rebuilt generation, the others skipping what they hold', async () => {
     appendSome(store, 30);
     const views = await viewStore('daemon');

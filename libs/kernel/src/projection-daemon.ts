@@ -2,7 +2,8 @@ import { Projection } from './projection';
 import { PositionWaiters } from './position-waiters';
 import { foldBatch, RunnerLogger } from './projection-runner';
 import { EventStore, laterPosition, LogPosition, LogSubscription, RecordedEvent } from './ports/event-store.port';
-import { ViewBatch, ViewDocument, ViewStore, ViewWriter } from './ports/view-store.port';
+import { ViewBatch, ViewDocument, ViewStore } from './ports/view-store.port';
+import { RememberingWriter } from './remembering-writer';
 
 /** How often, at most, the checkpoints of views that changed nothing are stored while pages come. */
 const IDLE_CHECKPOINT_MS = 1000;
@@ -18,7 +19,8 @@ export interface DaemonOptions {
 interface Kept {
   readonly projection: Projection;
   readonly handled: ReadonlySet<string>;
-  writer: ViewWriter;
+  /** Remembers what it committed: the daemon is the one that folds the view. */
+  writer: RememberingWriter;
   /** The view includes the log up to here: committed by this daemon, or read from the store. */
   applied: LogPosition | null;
   /** The checkpoint stored, as far as this daemon knows (behind `applied` while the view changed nothing). */
@@ -68,7 +70,7 @@ export class ProjectionDaemon {
       this.kept.set(projection.name, {
         projection,
         handled: new Set(projection.handles),
-        writer: views.writer(projection.name),
+        writer: new RememberingWriter(views.writer(projection.name)),
         applied: null,
         stored: null,
         waiters: new PositionWaiters(),
@@ -142,6 +144,16 @@ export class ProjectionDaemon {
 
   /** Folds a page into every view that has not applied it yet and commits them all in one step. */
   private async applyPage(events: readonly RecordedEvent[]): Promise<void> {
+    try {
+      await this.foldAndCommit(events);
+    } catch (error) {
+      // A projection may have changed a remembered document in place, and the commit may have happened in part.
+      for (const kept of this.kept.values()) kept.writer.forgetAll();
+      throw error;
+    }
+  }
+
+  private async foldAndCommit(events: readonly RecordedEvent[]): Promise<void> {
     const end = events[events.length - 1].position;
     const folded = await Promise.all(
       [...this.kept.values()].map(async (kept) => {
@@ -165,6 +177,7 @@ export class ProjectionDaemon {
       store: handles || storeIdle,
     }));
     await this.views.commitAll(batches);
+    for (const { kept, documents } of moved) kept.writer.remember(documents);
     if (storeIdle) this.idleStoredAt = now;
     moved.forEach(({ kept }, i) => {
       kept.applied = end;
@@ -218,12 +231,12 @@ export class ProjectionDaemon {
     const switched = [...this.switched];
     this.switched.clear();
     for (const kept of this.kept.values())
-      if (!switched.includes(kept.projection.name)) kept.writer = this.views.writer(kept.projection.name);
+      if (!switched.includes(kept.projection.name)) kept.writer = new RememberingWriter(this.views.writer(kept.projection.name));
     // Until each switched checkpoint is read, no page: one applied past it would skip events for good.
     // Its writer changes with its position, so that no idle store writes the old position to the new generation.
     for (const name of switched) {
       const kept = this.get(name);
-      const writer = this.views.writer(name);
+      const writer = new RememberingWriter(this.views.writer(name));
       for (;;) {
         try {
           const checkpoint = await writer.checkpoint();

@@ -10,6 +10,7 @@ import {
   ViewStore,
   ViewWriter,
 } from '@deals/kernel';
+import DataLoader from 'dataloader';
 import { Query } from 'mingo';
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
@@ -32,6 +33,15 @@ const META = `
 CREATE TABLE IF NOT EXISTS view_generations (collection text PRIMARY KEY, generation text NOT NULL);
 CREATE TABLE IF NOT EXISTS view_checkpoints (name text PRIMARY KEY, position text NOT NULL);
 `;
+
+/** Look-ups by id read in one statement, at most. */
+const MAX_LOOKUPS = 500;
+
+/** One look-up by id: the active generation's table when it was asked. */
+interface ByIdKey {
+  table: string;
+  id: string;
+}
 
 const NAME = /^[a-z0-9_]{1,40}$/;
 /** The table of one generation of one collection (names checked: they go into SQL as identifiers). */
@@ -102,6 +112,7 @@ export class PostgresViewStore extends ViewStore {
   private readonly checkpointListeners = new Set<CheckpointListener>();
   /** The LISTEN connection, while some listener is registered. */
   private listening: Client | null = null;
+  private readonly byId: DataLoader<ByIdKey, ViewDocument | null>;
 
   constructor(private readonly url: string) {
     super();
@@ -109,6 +120,7 @@ export class PostgresViewStore extends ViewStore {
     this.pool = new Pool({ connectionString: url, max: 6 });
     this.pool.on('error', () => undefined);
     this.poller = setInterval(() => void this.poll(), POLL_MS).unref();
+    this.byId = new DataLoader((keys) => this.readByIds(keys), { cache: false, maxBatchSize: MAX_LOOKUPS });
   }
 
   private meta(): Promise<void> {
@@ -152,15 +164,39 @@ export class PostgresViewStore extends ViewStore {
   }
 
   async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
-    const found = await this.pool.query<Row>(`SELECT doc FROM ${this.live(collection)} WHERE id = $1`, [id]);
-    return found.rows.length ? (found.rows[0].doc as T) : null;
+    return (await this.byId.load({ table: this.live(collection), id })) as T | null;
+  }
+
+  /**
+   * The documents of look-ups by id asked in one turn of the event loop, by every request at once,
+   * read in one statement (one transaction instead of one a look-up): a table's ids together, the
+   * tables joined with UNION ALL. Each look-up is asked after its own request's reasons to ask
+   * (a wait for a view included), so it sees at least what it would have seen alone.
+   */
+  private async readByIds(keys: readonly ByIdKey[]): Promise<Array<ViewDocument | null>> {
+    const tables = new Map<string, string[]>();
+    for (const { table: name, id } of keys) {
+      const ids = tables.get(name);
+      if (ids) ids.push(id);
+      else tables.set(name, [id]);
+    }
+    const names = [...tables.keys()];
+    const index = new Map(names.map((name, i) => [name, i]));
+    const found = await this.pool.query<Row & { t: number }>(
+      names.map((name, i) => `SELECT ${i}::int AS t, doc FROM ${name} WHERE id = ANY($${i + 1}::text[])`).join(' UNION ALL '),
+      names.map((name) => tables.get(name)),
+    );
+    const docs = new Map(found.rows.map((r) => [`${r.t}:${r.doc._id}`, r.doc]));
+    return keys.map(({ table: name, id }) => docs.get(`${index.get(name)}:${id}`) ?? null);
   }
 
   async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
-    if (ids.length === 0) return [];
-    const found = await this.pool.query<Row>(`SELECT doc FROM ${this.live(collection)} WHERE id = ANY($1::text[])`, [[...ids]]);
-    const byId = new Map(found.rows.map((r) => [r.doc._id, r.doc as T]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
+    const name = this.live(collection);
+    const docs = await this.byId.loadMany(ids.map((id) => ({ table: name, id })));
+    return docs.flatMap((doc) => {
+      if (doc instanceof Error) throw doc;
+      return doc ? [doc as T] : [];
+    });
   }
 
   async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
@@ -395,9 +431,14 @@ export class PostgresViewStore extends ViewStore {
       collection,
       generation,
       getMany: async <T extends ViewDocument>(ids: string[]) => {
-        if (!ids.length) return new Map<string, T>();
-        const found = await this.pool.query<Row>(`SELECT doc FROM ${name} WHERE id = ANY($1::text[])`, [ids]);
-        return new Map(found.rows.map((r) => [r.doc._id, r.doc as T]));
+        // With the other look-ups of the turn (a page's other views'), in one statement.
+        const docs = await this.byId.loadMany(ids.map((id) => ({ table: name, id })));
+        const found = new Map<string, T>();
+        for (const doc of docs) {
+          if (doc instanceof Error) throw doc;
+          if (doc) found.set(doc._id, doc as T);
+        }
+        return found;
       },
       commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
         await this.commitBatches([{ collection, generation, documents, checkpoint }]);
