@@ -18,44 +18,114 @@ if (unavailable) {
     beforeAll(async () => (database = await createTestDatabase('ordering')));
     afterAll(async () => database?.drop());
 
-    it('never lets a subscriber skip an event whose transaction committed after later ones, nor see one twice or out of order', async () => {
+    it('never lets a subscriber skip an event whose transaction committed after later ones, nor see one twice or out of order, and lets appends go on meanwhile', async () => {
       const [a, b] = [new PostgresEventStore(database.url), new PostgresEventStore(database.url)];
       await a.head(); // the tables exist
       const seen: RecordedEvent[] = [];
       const subscription = a.subscribe({ after: null, onEvents: async (events) => void seen.push(...events) });
-      // An append held open on purpose, as a writer does it (the lock, then its rows), committing late.
+      // An append held open on purpose, as a writer does it (its stream's row, then its rows), committing late.
       const held = new Client({ connectionString: database.url });
       held.on('error', () => undefined);
       await held.connect();
       await held.query('BEGIN');
-      await held.query('SELECT pg_advisory_xact_lock(7216002)');
-      await held.query('INSERT INTO event_streams (stream_id, revision) VALUES ($1, 2)', ['held']);
+      await held.query('INSERT INTO event_streams (stream_id, revision, tx) VALUES ($1, 2, pg_current_xact_id())', ['held']);
       for (let i = 0; i < 3; i++)
         await held.query(
           `INSERT INTO events (stream_id, revision, event_id, type, data, metadata) VALUES ('held', $1, $2::uuid, 'Held', '{}'::jsonb, '{"occurredAt":"1970-01-01T00:00:00.000Z"}'::jsonb)`,
           [i, randomUUID()],
         );
-      // Meanwhile two connections start appending 400 events to many streams: they wait for it.
-      const busy = Promise.all(
+      // Meanwhile two connections append 400 events to many streams: none waits for it.
+      await Promise.all(
         [a, b].flatMap((store, s) =>
           Array.from({ length: 8 }, async (_, k) => {
             for (let i = 0; i < 25; i++) await store.append(`busy-${s}-${k}`, [event(i)], i === 0 ? 'no_stream' : i - 1);
           }),
         ),
       );
-      await new Promise((r) => setTimeout(r, 500));
+      // They are committed, but a reader sees none of them before the transaction that began first has ended.
+      expect(await a.countAfter(null)).toBe(400);
+      await new Promise((r) => setTimeout(r, 300));
       expect(seen).toHaveLength(0);
       await held.query('COMMIT');
       await held.end();
-      await busy;
       for (let i = 0; seen.length < 403 && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
       await subscription.close();
       const all = await a.readAll({ after: null, maxCount: 10_000 });
       expect(all).toHaveLength(403);
+      expect(all.slice(0, 3).map((e) => e.streamId)).toEqual(['held', 'held', 'held']);
       expect(seen.map((e) => e.position)).toEqual(all.map((e) => e.position));
       expect(new Set(seen.map((e) => e.position)).size).toBe(403);
       expect(seen.map((e) => e.position)).toEqual([...seen.map((e) => e.position)].sort());
       await Promise.all([a.close(), b.close()]);
+    });
+
+    it("writes a stream's events after those of a transaction that began later but wrote the stream first", async () => {
+      const store = new PostgresEventStore(database.url);
+      await store.append('raced', [event(0)], 'no_stream');
+      // Another writer holds the stream's row...
+      const other = new Client({ connectionString: database.url });
+      await other.connect();
+      await other.query('BEGIN');
+      await other.query(`SELECT 1 FROM event_streams WHERE stream_id = 'raced' FOR UPDATE`);
+      // ...while this store's append begins (its transaction id drawn) and waits for the row.
+      const appended = store.append('raced', [event(1)], 0);
+      await new Promise((r) => setTimeout(r, 300));
+      // A transaction begun after it writes the stream first (as the other writer, on its behalf).
+      const later = new Client({ connectionString: database.url });
+      await later.connect();
+      const { rows } = await later.query<{ tx: string }>('SELECT pg_current_xact_id()::text AS tx');
+      await later.end();
+      await other.query(
+        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata, tx) VALUES ('raced', 1, $1::uuid, 'Noted', '{}'::jsonb, '{"occurredAt":"1970-01-01T00:00:00.000Z"}'::jsonb, $2::xid8)`,
+        [randomUUID(), rows[0].tx],
+      );
+      await other.query(`UPDATE event_streams SET revision = 1, tx = $1::xid8 WHERE stream_id = 'raced'`, [rows[0].tx]);
+      await other.query('COMMIT');
+      await other.end();
+      // The append is refused on what the stream now holds, not written before the later events.
+      await expect(appended).rejects.toThrow(/revision/i);
+      const result = await store.append('raced', [event(2)], 1);
+      const stream = await store.readStream('raced');
+      expect(stream.map((e) => e.revision)).toEqual([0, 1, 2]);
+      expect(stream.map((e) => e.position)).toEqual([...stream.map((e) => e.position)].sort());
+      expect(result.position).toBe(stream[2].position);
+      await store.close();
+    });
+
+    it('takes over a log written before its order named transactions: the old positions kept, every new one after them', async () => {
+      const older = await createTestDatabase('ordering_upgrade');
+      const admin = new Client({ connectionString: older.url });
+      await admin.connect();
+      try {
+        await admin.query(`
+          CREATE TABLE event_streams (stream_id text PRIMARY KEY, revision integer NOT NULL);
+          CREATE TABLE events (position bigserial PRIMARY KEY, stream_id text NOT NULL, revision integer NOT NULL, event_id uuid NOT NULL,
+            type text NOT NULL, data jsonb NOT NULL, metadata jsonb NOT NULL, UNIQUE (stream_id, revision));
+          INSERT INTO event_streams VALUES ('old', 1);`);
+        for (let i = 0; i < 2; i++)
+          await admin.query(
+            `INSERT INTO events (stream_id, revision, event_id, type, data, metadata) VALUES ('old', $1, $2::uuid, 'Noted', '{}'::jsonb, '{"occurredAt":"1970-01-01T00:00:00.000Z"}'::jsonb)`,
+            [i, randomUUID()],
+          );
+        const store = new PostgresEventStore(older.url);
+        const before = await store.readAll({ after: null, maxCount: 10 });
+        expect(before.map((e) => e.position)).toEqual(['00000000000000000001', '00000000000000000002']);
+        const { position } = await store.append('old', [event(2)], 1);
+        await store.append('new', [event(0)], 'no_stream');
+        expect(position > before[1].position).toBe(true);
+        const after = await store.readAll({ after: before[0].position, maxCount: 10 });
+        expect(after.map((e) => [e.streamId, e.revision])).toEqual([
+          ['old', 1],
+          ['old', 2],
+          ['new', 0],
+        ]);
+        expect((await store.readAll({ after: position, maxCount: 10 })).map((e) => e.streamId)).toEqual(['new']);
+        expect(await store.head()).toBe(after[2].position);
+        await store.close();
+      } finally {
+        await admin.end();
+        await older.drop();
+      }
     });
   });
 }

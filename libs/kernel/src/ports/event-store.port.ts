@@ -2,8 +2,10 @@ import type { SnapshotStore } from './snapshot-store.port';
 
 /**
  * A position in the whole event log. Opaque to callers, but with two promises every adapter keeps:
- * it is a fixed-width decimal string, so plain string comparison orders positions exactly as the
- * log orders them (and mingo and MongoDB can filter and sort on it), and it is JSON-safe (no BigInt).
+ * plain string comparison orders positions exactly as the log orders them (each adapter writes
+ * fixed-width digits, so mingo and MongoDB can filter and sort on them too; a PostgreSQL log begun
+ * before its positions named transactions keeps its older, shorter ones, all ordered before the
+ * rest), and it is JSON-safe (no BigInt).
  */
 export type LogPosition = string;
 

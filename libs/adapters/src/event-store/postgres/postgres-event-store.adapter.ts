@@ -23,7 +23,8 @@ const WIDTH = 20;
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS event_streams (
   stream_id text PRIMARY KEY,
-  revision integer NOT NULL
+  revision integer NOT NULL,
+  tx xid8 NOT NULL DEFAULT '0'
 );
 CREATE TABLE IF NOT EXISTS events (
   position bigserial PRIMARY KEY,
@@ -33,11 +34,26 @@ CREATE TABLE IF NOT EXISTS events (
   type text NOT NULL,
   data jsonb NOT NULL,
   metadata jsonb NOT NULL,
+  tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
   UNIQUE (stream_id, revision)
 );
+CREATE INDEX IF NOT EXISTS events_in_order ON events (tx, position);
+`;
+
+/**
+ * A log made before appends were ordered by transaction: its events keep transaction 0 (ordered
+ * before every later one, as they were written: one writer at a time) and the positions already
+ * given out for them.
+ */
+const ORDER_BY_TRANSACTION = `
+ALTER TABLE events ADD COLUMN IF NOT EXISTS tx xid8 NOT NULL DEFAULT '0';
+ALTER TABLE events ALTER COLUMN tx SET DEFAULT pg_current_xact_id();
+ALTER TABLE event_streams ADD COLUMN IF NOT EXISTS tx xid8 NOT NULL DEFAULT '0';
+CREATE INDEX IF NOT EXISTS events_in_order ON events (tx, position);
 `;
 
 interface Row {
+  tx: string;
   position: string;
   stream_id: string;
   revision: number;
@@ -48,17 +64,54 @@ interface Row {
 }
 
 /**
- * One writer at a time: every append takes this transaction-level advisory lock before it draws its
- * sequence numbers, and holds it until it has committed. Sequence numbers are drawn at insert time
- * and transactions could otherwise commit in another order, so a reader going by position could
- * pass an event whose transaction committed late and never see it; with the lock, positions commit
- * in their order, and "after my last position" skips nothing (docs/decisions.md "PostgreSQL
- * adapters", one writer at a time: why not the xmin horizon).
+ * The log's order is its events' (transaction id, sequence number). Sequence numbers are drawn at
+ * insert and transactions commit in another order, so a reader going by sequence number alone
+ * could pass an event whose transaction committed late and never see it. Ordered by the writing
+ * transaction's id first, and read only below the oldest transaction still running
+ * (`pg_snapshot_xmin`), the log is read in an order no later commit can insert into: every
+ * transaction that could still commit has an id at or above that horizon. No append waits for
+ * another's commit, except on the streams both write (their rows' locks).
+ *
+ * A position is that pair: `1`, the transaction id and the sequence number, 20 digits each
+ * (`1<tx>:<seq>`); an event written before this order (transaction 0) keeps the 20-digit sequence
+ * number it was given, which compares before every later position.
  */
-const APPEND_LOCK = 7216002;
+const positionOf = (row: { tx: string; position: string }): LogPosition =>
+  row.tx === '0' ? row.position.padStart(WIDTH, '0') : `1${row.tx.padStart(WIDTH, '0')}:${row.position.padStart(WIDTH, '0')}`;
 
-/** A log position: the row's sequence number as 20 digits. */
-const positionOf = (row: { position: string }): LogPosition => row.position.padStart(WIDTH, '0');
+const LEGACY = /^\d{20}$/;
+const ORDERED = /^1(\d{20}):(\d{20})$/;
+
+/** The (transaction id, sequence number) of a position this store gave. */
+function orderOf(position: LogPosition | null): [string, string] {
+  if (position === null) return ['0', '0'];
+  if (LEGACY.test(position)) return ['0', BigInt(position).toString()];
+  const found = ORDERED.exec(position);
+  if (!found) throw new Error(`not a position of this log: ${position}`);
+  return [BigInt(found[1]).toString(), BigInt(found[2]).toString()];
+}
+
+/**
+ * The oldest transaction that may still write events: the lowest id of the transactions running
+ * when the statement's snapshot was taken, leaving out those that run now in another database of
+ * the server (they cannot write this log, and a long one there must not hold this log's readers
+ * back), or else the next id to be given out. A transaction of this database that ended since the
+ * snapshot, or one whose database cannot be read (another role's session), counts: at worst the
+ * horizon is lower for one read.
+ */
+const HORIZON = `
+  SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot()))
+    FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+   WHERE (x::text::bigint % 4294967296) NOT IN (
+     SELECT backend_xid::text::bigint FROM pg_stat_activity WHERE datname <> current_database() AND backend_xid IS NOT NULL)`;
+
+/** Appends of a group decided again, at most, when a conflict with another transaction showed only once written. */
+const GROUP_ATTEMPTS = 5;
+
+/** Raised inside a group's transaction when another transaction's commit makes it start again. */
+class GroupRetry extends Error {}
+
+const UNIQUE_VIOLATION = '23505';
 
 const recorded = (row: Row): RecordedEvent => ({
   id: row.event_id,
@@ -87,12 +140,14 @@ interface PendingAppend {
   reject: (error: unknown) => void;
 }
 
-const COLUMNS = 'position::text AS position, stream_id, revision, event_id::text AS event_id, type, data, metadata';
+/** The columns read (ordering by the table's own columns: `events.tx`, `events.position`, not these texts). */
+const COLUMNS = 'tx::text AS tx, position::text AS position, stream_id, revision, event_id::text AS event_id, type, data, metadata';
 
 /**
  * The EventStore on PostgreSQL (`DATABASE_URL`): one `events` table, one row per stream holding its
- * revision (the expected-revision check), each append one transaction acknowledged once PostgreSQL
- * has committed it (its own fsync), one writer at a time ({@link APPEND_LOCK}) across every process;
+ * revision and its last writer (the expected-revision check, under the row's lock), each group of
+ * appends one transaction acknowledged once PostgreSQL has committed it (its own fsync); appends of
+ * every process write at once, in the order of their transactions (see {@link positionOf});
  * subscriptions wake on LISTEN/NOTIFY and poll.
  */
 export class PostgresEventStore extends EventStore {
@@ -119,9 +174,13 @@ export class PostgresEventStore extends EventStore {
    */
   private schema(): Promise<void> {
     this.ready ??= this.pool
-      .query<{ made: boolean }>(`SELECT to_regclass('events') IS NOT NULL AS made`)
+      .query<{ made: boolean; ordered: boolean }>(
+        `SELECT to_regclass('events') IS NOT NULL AS made,
+                EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('events') AND attname = 'tx' AND NOT attisdropped) AS ordered`,
+      )
       .then(async ({ rows }) => {
         if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(7216001); ${SCHEMA}`);
+        else if (!rows[0].ordered) await this.pool.query(`SELECT pg_advisory_xact_lock(7216001); ${ORDER_BY_TRANSACTION}`);
       })
       .catch((error) => {
         this.ready = null;
@@ -150,29 +209,71 @@ export class PostgresEventStore extends EventStore {
   }
 
   /**
-   * One transaction for a group of appends (group commit: one lock, one commit for them all). With
-   * the writer lock held no other process changes a stream, so each append's expected revision is
-   * checked here against the revisions read once, in arrival order; a refused one fails alone.
+   * One transaction for a group of appends (group commit: one commit for them all). The rows of
+   * the streams it writes are locked first, in one order (no deadlock between groups), so no other
+   * transaction changes them meanwhile; each append's expected revision is checked against them,
+   * in arrival order, and a refused one fails alone. Started again, whole, when another
+   * transaction turns out to have written one of its streams since this one began (see
+   * {@link writeOnce}).
    */
   private async writeGroup(group: PendingAppend[]): Promise<void> {
-    let client: PoolClient | null = null;
     const started = performance.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { written, refused } = await this.writeOnce(group);
+        for (const { append, error } of refused) append.reject(error);
+        if (written.length) this.reportCommitted(written.length, (performance.now() - started) / 1000);
+        for (const { append, result } of written) {
+          this.reportAppended(append.events);
+          append.resolve(result);
+        }
+        return;
+      } catch (error) {
+        if (error instanceof GroupRetry && attempt < GROUP_ATTEMPTS) continue;
+        for (const append of group) append.reject(error);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Writes the group in one transaction: the appends accepted, with their results, once committed
+   * (the others are rejected here). A stream's events must follow in the log's order the events
+   * already in it, so when the last transaction to write one of the group's streams has a later id
+   * than this one (it began later and committed first), or another transaction created one of its
+   * new streams meanwhile, this transaction is abandoned for a new one ({@link GroupRetry}).
+   */
+  private async writeOnce(group: PendingAppend[]): Promise<{
+    written: Array<{ append: PendingAppend; result: AppendResult }>;
+    refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }>;
+  }> {
+    let client: PoolClient | null = null;
     try {
       client = await this.pool.connect();
       await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
-      const streams = [...new Set(group.map((a) => a.streamId))];
-      const found = await client.query<{ stream_id: string; revision: number }>(
-        'SELECT stream_id, revision FROM event_streams WHERE stream_id = ANY($1::text[])',
+      const streams = [...new Set(group.map((a) => a.streamId))].sort();
+      const found = await client.query<{ stream_id: string; revision: number; later: boolean; me: string }>(
+        `SELECT s.stream_id, s.revision, s.tx > me.tx AS later, me.tx::text AS me
+           FROM (SELECT pg_current_xact_id() AS tx) AS me
+           LEFT JOIN LATERAL (SELECT stream_id, revision, tx FROM event_streams WHERE stream_id = ANY($1::text[]) ORDER BY stream_id FOR UPDATE) AS s ON true`,
         [streams],
       );
-      const revisions = new Map<string, number>(found.rows.map((r) => [r.stream_id, r.revision]));
+      if (found.rows.some((r) => r.later)) throw new GroupRetry('a later transaction wrote one of the streams first');
+      const me = found.rows[0].me;
+      const existing = new Set<string>();
+      const revisions = new Map<string, number>();
+      for (const row of found.rows)
+        if (row.stream_id !== null) {
+          existing.add(row.stream_id);
+          revisions.set(row.stream_id, row.revision);
+        }
       const accepted: Array<{ append: PendingAppend; first: number }> = [];
+      const refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }> = [];
       for (const append of group) {
         const current = revisions.get(append.streamId);
         const ok = append.expected === 'any' || (append.expected === 'no_stream' ? current === undefined : current === append.expected);
         if (!ok) {
-          append.reject(new WrongExpectedRevision(append.streamId, append.expected, current ?? 'no_stream'));
+          refused.push({ append, error: new WrongExpectedRevision(append.streamId, append.expected, current ?? 'no_stream') });
           continue;
         }
         const first = (current ?? -1) + 1;
@@ -181,24 +282,40 @@ export class PostgresEventStore extends EventStore {
       }
       if (!accepted.length) {
         await client.query('ROLLBACK');
-        return;
+        return { written: [], refused };
       }
       const touched = [...new Set(accepted.map((a) => a.append.streamId))];
-      await client.query(
-        `INSERT INTO event_streams (stream_id, revision) SELECT * FROM unnest($1::text[], $2::int[])
-         ON CONFLICT (stream_id) DO UPDATE SET revision = EXCLUDED.revision`,
-        [touched, touched.map((id) => revisions.get(id)!)],
-      );
+      const updated = touched.filter((id) => existing.has(id));
+      const created = touched.filter((id) => !existing.has(id));
       const rows = accepted.flatMap(({ append, first }) =>
         append.events.map((event, i) => ({ streamId: append.streamId, revision: first + i, event })),
       );
-      // Positions are drawn in the rows' order (WITH ORDINALITY), so each append's come back together.
-      const inserted = await client.query<{ position: string }>(
-        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
-         SELECT s, r, i, t, d, m FROM unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])
-           WITH ORDINALITY AS x(s, r, i, t, d, m, n) ORDER BY n
-         RETURNING position::text AS position`,
+      // One statement: the streams' rows, the events (sequence numbers drawn in the rows' order, WITH
+      // ORDINALITY, so each append's come back together) and the notice that wakes the subscriptions.
+      const inserted = await client.query<{ created: number; positions: string[] }>(
+        `WITH moved AS (
+           UPDATE event_streams AS s SET revision = u.revision, tx = pg_current_xact_id()
+             FROM unnest($1::text[], $2::int[]) AS u(stream_id, revision) WHERE s.stream_id = u.stream_id
+         ),
+         made AS (
+           INSERT INTO event_streams (stream_id, revision, tx)
+             SELECT id, r, pg_current_xact_id() FROM unnest($3::text[], $4::int[]) AS n(id, r)
+             ON CONFLICT (stream_id) DO NOTHING RETURNING 1
+         ),
+         added AS (
+           INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
+             SELECT s, r, i, t, d, m FROM unnest($5::text[], $6::int[], $7::uuid[], $8::text[], $9::jsonb[], $10::jsonb[])
+               WITH ORDINALITY AS x(s, r, i, t, d, m, n) ORDER BY n
+             RETURNING position
+         )
+         SELECT (SELECT count(*)::int FROM made) AS created,
+                (SELECT array_agg(position::text ORDER BY position) FROM added) AS positions,
+                pg_notify('${CHANNEL}', '')`,
         [
+          updated,
+          updated.map((id) => revisions.get(id)!),
+          created,
+          created.map((id) => revisions.get(id)!),
           rows.map((r) => r.streamId),
           rows.map((r) => r.revision),
           rows.map((r) => r.event.id),
@@ -207,19 +324,21 @@ export class PostgresEventStore extends EventStore {
           rows.map((r) => JSON.stringify(r.event.metadata)),
         ],
       );
-      await client.query(`SELECT pg_notify('${CHANNEL}', '')`);
+      if (inserted.rows[0].created !== created.length) throw new GroupRetry('another transaction created one of the streams first');
       await client.query('COMMIT');
-      this.reportCommitted(accepted.length, (performance.now() - started) / 1000);
-      const positions = inserted.rows.map((r) => r.position).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+      const positions = inserted.rows[0].positions;
       let at = 0;
-      for (const { append, first } of accepted) {
+      const written = accepted.map(({ append, first }) => {
         at += append.events.length;
-        this.reportAppended(append.events);
-        append.resolve({ nextExpectedRevision: first + append.events.length - 1, position: positionOf({ position: positions[at - 1] }) });
-      }
+        const position = positionOf({ tx: me, position: positions[at - 1] });
+        return { append, result: { nextExpectedRevision: first + append.events.length - 1, position } };
+      });
+      return { written, refused };
     } catch (error) {
       await client?.query('ROLLBACK').catch(() => undefined);
-      for (const append of group) append.reject(error);
+      // Another transaction created one of the new streams and wrote its first events meanwhile.
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new GroupRetry('another transaction created one of the streams first');
+      throw error;
     } finally {
       client?.release();
     }
@@ -234,20 +353,29 @@ export class PostgresEventStore extends EventStore {
     return found.rows.map(recorded);
   }
 
+  /**
+   * Events after `after` in the log's order, up to the oldest transaction still running (see
+   * {@link positionOf}): an event committed above it is read once every transaction before it has
+   * ended, so no page is ever followed by an event that belongs before it.
+   */
   async readAll({ after, maxCount }: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]> {
     await this.schema();
+    const [tx, position] = orderOf(after);
     const found = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM events WHERE events.position > $1::bigint ORDER BY events.position LIMIT $2`,
-      [after === null ? '0' : BigInt(after).toString(), maxCount],
+      `SELECT ${COLUMNS} FROM events
+        WHERE (tx, position) > ($1::xid8, $2::bigint) AND tx < (${HORIZON})
+        ORDER BY events.tx, events.position LIMIT $3`,
+      [tx, position, maxCount],
     );
     return found.rows.map(recorded);
   }
 
   override async countAfter(after: LogPosition | null, limit = Number.POSITIVE_INFINITY): Promise<number> {
     await this.schema();
+    const [tx, position] = orderOf(after);
     const found = await this.pool.query<{ n: string }>(
-      `SELECT count(*)::text AS n FROM (SELECT 1 FROM events WHERE position > $1::bigint LIMIT $2) AS counted`,
-      [after === null ? '0' : BigInt(after).toString(), Number.isFinite(limit) ? limit : null],
+      `SELECT count(*)::text AS n FROM (SELECT 1 FROM events WHERE (tx, position) > ($1::xid8, $2::bigint) LIMIT $3) AS counted`,
+      [tx, position, Number.isFinite(limit) ? limit : null],
     );
     return Number(found.rows[0].n);
   }
@@ -285,8 +413,8 @@ export class PostgresEventStore extends EventStore {
 
   async head(): Promise<LogPosition | null> {
     await this.schema();
-    const found = await this.pool.query<{ position: string }>(
-      'SELECT position::text AS position FROM events ORDER BY events.position DESC LIMIT 1',
+    const found = await this.pool.query<{ tx: string; position: string }>(
+      'SELECT tx::text AS tx, position::text AS position FROM events ORDER BY events.tx DESC, events.position DESC LIMIT 1',
     );
     return found.rows.length ? positionOf(found.rows[0]) : null;
   }
