@@ -92,5 +92,46 @@ if (unavailable) {
         await views.close();
       }
     });
+
+    it("indexes only the fields the collection's indexes name, answers equalities on them through that index, and drops an older table's whole-document index", async () => {
+      const views = new PostgresViewStore(database.url);
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        await views.define('keyed_first', []); // the store's own tables exist
+        // A table as an older version made it: its index holds the whole document.
+        await admin.query(`INSERT INTO view_generations (collection, generation) VALUES ('keyed', 'g1') ON CONFLICT DO NOTHING`);
+        await admin.query(`CREATE TABLE "view__keyed__g1" (id text PRIMARY KEY, pos text NOT NULL, doc jsonb NOT NULL)`);
+        await admin.query(`CREATE INDEX "view__keyed__g1__doc" ON "view__keyed__g1" USING gin (doc jsonb_path_ops)`);
+        await views.define('keyed', [{ keys: { userId: 1 } }, { keys: { state: 1, createdAt: -1 } }, { keys: { 'deal.id': 1 } }]);
+        const indexes = await admin.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE tablename = 'view__keyed__g1'`);
+        const gin = indexes.rows.map((r) => r.indexdef).filter((d) => d.includes('gin'));
+        expect(gin).toHaveLength(1);
+        expect(gin[0]).toContain("deals_view_keys(doc, '{createdAt,state,userId}'::text[])");
+        const at = (n: number) => String(n).padStart(20, '0');
+        const docs = Array.from({ length: 300 }, (_, n) => ({
+          _id: `d${n}`,
+          _pos: at(1),
+          userId: `u${n % 30}`,
+          state: n % 2 ? 'open' : ['open', 'closed'],
+          deal: { id: `x${n % 3}` },
+          note: `n${n}`,
+        }));
+        await views.writer('keyed').commit(docs, at(1));
+        expect((await views.find('keyed', { userId: 'u7' }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(
+          docs.filter((d) => d.userId === 'u7').map((d) => d._id).sort(),
+        );
+        expect(await views.count('keyed', { state: 'closed', note: 'n4' })).toBe(1);
+        expect(await views.count('keyed', { note: { $in: ['n1', 'n2'] }, 'deal.id': 'x1' })).toBe(1);
+        await admin.query('SET enable_seqscan = off');
+        const plan = await admin.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT doc FROM "view__keyed__g1" WHERE deals_view_keys(doc, '{createdAt,state,userId}'::text[]) @> '{"userId": "u7"}'::jsonb`,
+        );
+        expect(plan.rows.map((r) => r['QUERY PLAN']).join(' ')).toMatch(/Bitmap Index Scan on "?vk_/);
+      } finally {
+        await admin.end();
+        await views.close();
+      }
+    });
   });
 }

@@ -12,7 +12,7 @@ import {
 } from '@deals/kernel';
 import DataLoader from 'dataloader';
 import { Query } from 'mingo';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import { geoContext } from '../mingo/geo-within.operator';
 import { sortDocuments } from '../mingo/sort-order';
@@ -32,6 +32,8 @@ type CheckpointNotice = Array<{ p: LogPosition; c: string[] }>;
 const META = `
 CREATE TABLE IF NOT EXISTS view_generations (collection text PRIMARY KEY, generation text NOT NULL);
 CREATE TABLE IF NOT EXISTS view_checkpoints (name text PRIMARY KEY, position text NOT NULL);
+CREATE OR REPLACE FUNCTION deals_view_keys(doc jsonb, fields text[]) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT coalesce(jsonb_object_agg(f, doc -> f), '{}'::jsonb) FROM unnest(fields) AS f WHERE doc ? f $$;
 `;
 
 /** Look-ups by id read in one statement, at most. */
@@ -57,15 +59,17 @@ const isScalar = (value: unknown): value is string | number | boolean =>
 /**
  * The SQL conditions a filter implies, with their parameters: for each top-level field compared to
  * a scalar (or `$in` scalars), "the field is that value, or an array holding it" (MongoDB's equality),
- * as JSONB containment, which the collection's GIN index answers. Every document the filter
+ * as JSONB containment: on the collection's indexed fields (see {@link CollectionKeys}), which its
+ * GIN index answers, for the fields it does not index on the whole document. Every document the filter
  * matches satisfies them; what else the filter says is decided by mingo over what they select
  * (docs/decisions.md "PostgreSQL adapters").
  */
-function pushdown(filter: ViewFilter, params: unknown[]): string[] {
+function pushdown(filter: ViewFilter, params: unknown[], keys: CollectionKeys): string[] {
   const where: string[] = [];
   const equal = (key: string, value: string | number | boolean) => {
     params.push(JSON.stringify({ [key]: value }), JSON.stringify({ [key]: [value] }));
-    return `(doc @> $${params.length - 1}::jsonb OR doc @> $${params.length}::jsonb)`;
+    const of = keys.fields.includes(key) ? keys.expression : 'doc';
+    return `(${of} @> $${params.length - 1}::jsonb OR ${of} @> $${params.length}::jsonb)`;
   };
   for (const [key, condition] of Object.entries(filter)) {
     if (key.startsWith('$') || key.includes('.')) continue;
@@ -85,6 +89,34 @@ function pushdown(filter: ViewFilter, params: unknown[]): string[] {
 interface Row {
   doc: ViewDocument;
 }
+
+const FIELD = /^[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * What a collection's GIN index holds: the top-level fields its declared indexes name (a dotted or
+ * geographic key is left to mingo), as one JSONB object of those fields, not the whole document, so
+ * that each write indexes a few values instead of every value of the document.
+ */
+interface CollectionKeys {
+  fields: string[];
+  /** The SQL expression of that object, the same in the index and in the queries. */
+  expression: string;
+}
+
+function collectionKeys(indexes: IndexSpec[]): CollectionKeys {
+  const fields = new Set<string>();
+  for (const index of indexes)
+    for (const [key, kind] of Object.entries(index.keys)) if (kind !== '2dsphere' && key !== '_id' && FIELD.test(key)) fields.add(key);
+  const sorted = [...fields].sort();
+  // deals_view_keys (made with the store's tables): the document's fields named, an immutable function an index can use.
+  return { fields: sorted, expression: `deals_view_keys(doc, '{${sorted.join(',')}}'::text[])` };
+}
+
+const NO_KEYS: CollectionKeys = { fields: [], expression: 'doc' };
+
+/** The index of `keys` on a table: named by both, so that another set of fields is another index. */
+const keysIndex = (name: string, keys: CollectionKeys): string =>
+  `"vk_${createHash('sha256').update(`${name} ${keys.expression}`).digest('hex').slice(0, 24)}"`;
 
 /**
  * The read side on PostgreSQL (`DATABASE_URL`): one table per generation of a collection, a
@@ -113,6 +145,8 @@ export class PostgresViewStore extends ViewStore {
   /** The LISTEN connection, while some listener is registered. */
   private listening: Client | null = null;
   private readonly byId: DataLoader<ByIdKey, ViewDocument | null>;
+  /** Each defined collection's indexed fields. */
+  private readonly keys = new Map<string, CollectionKeys>();
 
   constructor(private readonly url: string) {
     super();
@@ -125,7 +159,9 @@ export class PostgresViewStore extends ViewStore {
 
   private meta(): Promise<void> {
     this.ready ??= this.pool
-      .query<{ made: boolean }>(`SELECT to_regclass('view_checkpoints') IS NOT NULL AS made`)
+      .query<{ made: boolean }>(
+        `SELECT to_regclass('view_checkpoints') IS NOT NULL AND to_regprocedure('deals_view_keys(jsonb,text[])') IS NOT NULL AS made`,
+      )
       .then(async ({ rows }) => {
         if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(7216003); ${META}`);
       })
@@ -137,7 +173,7 @@ export class PostgresViewStore extends ViewStore {
   }
 
   async define(collection: string, indexes: IndexSpec[]): Promise<void> {
-    void indexes; // equality lookups go through the GIN index on the whole document
+    this.keys.set(collection, collectionKeys(indexes));
     await this.meta();
     const found = await this.pool.query<{ generation: string }>(
       `INSERT INTO view_generations (collection, generation) VALUES ($1, $2)
@@ -151,16 +187,32 @@ export class PostgresViewStore extends ViewStore {
     else this.active.set(collection, generation);
   }
 
+  /**
+   * Makes the generation's table and its index of the collection's keys, where missing; a table
+   * made before its index held only the keys loses its index of the whole document. Looked for
+   * first: DDL on an existing table takes its lock, and would wait behind every write in flight.
+   */
   private async createTable(collection: string, generation: string): Promise<void> {
     const name = table(collection, generation);
-    const exists = await this.pool.query<{ made: boolean }>('SELECT to_regclass($1) IS NOT NULL AS made', [name]);
-    if (exists.rows[0].made) return;
-    const index = `"view__${collection}__${generation}__doc"`;
+    const keys = this.keysOf(collection);
+    const index = keysIndex(name, keys);
+    const whole = `"view__${collection}__${generation}__doc"`;
+    const found = await this.pool.query<{ made: boolean; indexed: boolean; whole: boolean }>(
+      `SELECT to_regclass($1) IS NOT NULL AS made, to_regclass($2) IS NOT NULL AS indexed, to_regclass($3) IS NOT NULL AS whole`,
+      [name, index, whole],
+    );
+    const { made, indexed, whole: wholeIndexed } = found.rows[0];
+    if (made && (indexed || keys.fields.length === 0) && !wholeIndexed) return;
     await this.pool.query(
       `SELECT pg_advisory_xact_lock(7216003);
        CREATE TABLE IF NOT EXISTS ${name} (id text PRIMARY KEY, pos text NOT NULL, doc jsonb NOT NULL);
-       CREATE INDEX IF NOT EXISTS ${index} ON ${name} USING gin (doc jsonb_path_ops);`,
+       ${keys.fields.length ? `CREATE INDEX IF NOT EXISTS ${index} ON ${name} USING gin ((${keys.expression}) jsonb_path_ops);` : ''}
+       DROP INDEX IF EXISTS ${whole};`,
     );
+  }
+
+  private keysOf(collection: string): CollectionKeys {
+    return this.keys.get(collection) ?? NO_KEYS;
   }
 
   async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
@@ -220,7 +272,7 @@ export class PostgresViewStore extends ViewStore {
   /** The documents the filter matches: SQL selects by its top-level equalities, mingo decides. */
   private async matching<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T[]> {
     const params: unknown[] = [];
-    const where = pushdown(filter, params);
+    const where = pushdown(filter, params, this.keysOf(collection));
     const found = await this.pool.query<Row>(
       `SELECT doc FROM ${this.live(collection)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`,
       params,
