@@ -68,7 +68,8 @@ if (unavailable) {
       await other.query('BEGIN');
       await other.query(`SELECT 1 FROM event_streams WHERE stream_id = 'raced' FOR UPDATE`);
       // ...while this store's append begins (its transaction id drawn) and waits for the row.
-      const appended = store.append('raced', [event(1)], 0);
+      // 'any': no revision check to refuse it, so only the order of transactions can put it right.
+      const appended = store.append('raced', [event(1)], 'any');
       await new Promise((r) => setTimeout(r, 300));
       // A transaction begun after it writes the stream first (as the other writer, on its behalf).
       const later = new Client({ connectionString: database.url });
@@ -82,13 +83,43 @@ if (unavailable) {
       await other.query(`UPDATE event_streams SET revision = 1, tx = $1::xid8 WHERE stream_id = 'raced'`, [rows[0].tx]);
       await other.query('COMMIT');
       await other.end();
-      // The append is refused on what the stream now holds, not written before the later events.
-      await expect(appended).rejects.toThrow(/revision/i);
-      const result = await store.append('raced', [event(2)], 1);
+      // The append is written after the later events, in a transaction begun after theirs.
+      const result = await appended;
+      expect(result.nextExpectedRevision).toBe(2);
+      const refused = store.append('raced', [event(3)], 1);
+      await expect(refused).rejects.toThrow(/revision/i);
       const stream = await store.readStream('raced');
       expect(stream.map((e) => e.revision)).toEqual([0, 1, 2]);
       expect(stream.map((e) => e.position)).toEqual([...stream.map((e) => e.position)].sort());
       expect(result.position).toBe(stream[2].position);
+      expect((await store.readAll({ after: null, maxCount: 10_000 })).filter((e) => e.streamId === 'raced').map((e) => e.revision)).toEqual([0, 1, 2]);
+      await store.close();
+    });
+
+    it('tries again an append whose new stream another transaction created meanwhile, and writes the rest of its group at once', async () => {
+      const store = new PostgresEventStore(database.url);
+      await store.head();
+      const other = new Client({ connectionString: database.url });
+      await other.connect();
+      await other.query('BEGIN');
+      await other.query(`INSERT INTO event_streams (stream_id, revision, tx) VALUES ('contested', 0, pg_current_xact_id())`);
+      await other.query(
+        `INSERT INTO events (stream_id, revision, event_id, type, data, metadata) VALUES ('contested', 0, $1::uuid, 'Noted', '{}'::jsonb, '{"occurredAt":"1970-01-01T00:00:00.000Z"}'::jsonb)`,
+        [randomUUID()],
+      );
+      const blocker = store.append('blocker', [event(0)], 'no_stream'); // a group of its own, written now
+      await blocker;
+      // One group: a new stream of its own, and the contested one (it waits for the other transaction's row).
+      const mine = store.append('uncontested', [event(0)], 'no_stream');
+      const contested = store.append('contested', [event(1)], 'any');
+      const another = store.append('contested-too', [event(0)], 'no_stream');
+      await new Promise((r) => setTimeout(r, 300));
+      await other.query('COMMIT');
+      await other.end();
+      expect((await contested).nextExpectedRevision).toBe(1);
+      expect((await mine).nextExpectedRevision).toBe(0);
+      expect((await another).nextExpectedRevision).toBe(0);
+      expect((await store.readStream('contested')).map((e) => e.revision)).toEqual([0, 1]);
       await store.close();
     });
 

@@ -112,6 +112,11 @@ const GROUP_ATTEMPTS = 5;
 class GroupRetry extends Error {}
 
 const UNIQUE_VIOLATION = '23505';
+const DEADLOCK = '40P01';
+
+/** An expected revision in SQL: `any`, `no_stream`, or the revision itself (0 or more). */
+const ANY_REVISION = -2;
+const NO_STREAM = -1;
 
 const recorded = (row: Row): RecordedEvent => ({
   id: row.event_id,
@@ -218,22 +223,121 @@ export class PostgresEventStore extends EventStore {
    */
   private async writeGroup(group: PendingAppend[]): Promise<void> {
     const started = performance.now();
-    for (let attempt = 1; ; attempt++) {
+    let left = group;
+    for (let attempt = 1; left.length; attempt++) {
       try {
-        const { written, refused } = await this.writeOnce(group);
+        const distinct = new Set(left.map((a) => a.streamId)).size === left.length;
+        const { written, refused, again = [] } = distinct ? await this.writeStatement(left) : await this.writeOnce(left);
         for (const { append, error } of refused) append.reject(error);
         if (written.length) this.reportCommitted(written.length, (performance.now() - started) / 1000);
         for (const { append, result } of written) {
           this.reportAppended(append.events);
           append.resolve(result);
         }
-        return;
+        if (again.length && attempt >= GROUP_ATTEMPTS) throw new GroupRetry('another transaction created one of the streams first');
+        left = again;
       } catch (error) {
         if (error instanceof GroupRetry && attempt < GROUP_ATTEMPTS) continue;
-        for (const append of group) append.reject(error);
+        for (const append of left) append.reject(error);
         return;
       }
     }
+  }
+
+  /**
+   * A group whose appends name different streams (the command engine's: one write a stream at a
+   * time) as one statement, its own transaction: one round trip. It locks the streams' rows in one
+   * order, checks each append's expected revision (a refused one writes nothing), and writes the
+   * accepted ones' stream rows, events and notice, unless the last writer of one of the streams
+   * began after it ({@link GroupRetry}, nothing written). An append whose new stream another
+   * transaction created meanwhile writes nothing and is tried again (`again`); the rest stand.
+   */
+  private async writeStatement(group: PendingAppend[]): Promise<{
+    written: Array<{ append: PendingAppend; result: AppendResult }>;
+    refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }>;
+    again: PendingAppend[];
+  }> {
+    const events = group.flatMap((append, k) => append.events.map((event, offset) => ({ k: k + 1, offset, event })));
+    const { rows } = await this.pool.query<{
+      go: boolean;
+      me: string;
+      verdicts: Array<{ k: number; current: number | null; ok: boolean; known: boolean }>;
+      made: string[] | null;
+      added: Array<{ k: number; position: string }> | null;
+    }>(
+      `WITH me AS (SELECT pg_current_xact_id() AS tx),
+       req AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) WITH ORDINALITY AS r(stream_id, expected, n, k)),
+       cur AS MATERIALIZED (
+         SELECT stream_id, revision, tx FROM event_streams WHERE stream_id = ANY($1::text[]) ORDER BY stream_id FOR UPDATE),
+       verdict AS MATERIALIZED (
+         SELECT req.k, req.stream_id, req.n, cur.revision AS current, cur.stream_id IS NOT NULL AS known,
+                coalesce(cur.tx > me.tx, false) AS later,
+                CASE WHEN req.expected = ${ANY_REVISION} THEN true
+                     WHEN req.expected = ${NO_STREAM} THEN cur.stream_id IS NULL
+                     ELSE cur.revision IS NOT DISTINCT FROM req.expected END AS ok
+           FROM req CROSS JOIN me LEFT JOIN cur ON cur.stream_id = req.stream_id),
+       go AS (SELECT NOT EXISTS (SELECT 1 FROM verdict WHERE later) AS go),
+       moved AS (
+         UPDATE event_streams AS s SET revision = v.current + v.n, tx = me.tx FROM verdict AS v, me, go
+          WHERE s.stream_id = v.stream_id AND v.ok AND v.known AND go.go),
+       made AS (
+         INSERT INTO event_streams (stream_id, revision, tx)
+           SELECT v.stream_id, v.n - 1, me.tx FROM verdict AS v, me, go WHERE v.ok AND NOT v.known AND go.go
+           ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id),
+       added AS (
+         INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
+           SELECT v.stream_id, coalesce(v.current, -1) + 1 + e.o, e.i, e.t, e.d, e.m
+             FROM unnest($4::int[], $5::int[], $6::uuid[], $7::text[], $8::jsonb[], $9::jsonb[]) WITH ORDINALITY AS e(k, o, i, t, d, m, n)
+             JOIN verdict AS v ON v.k = e.k CROSS JOIN go
+            WHERE v.ok AND go.go AND (v.known OR v.stream_id IN (SELECT stream_id FROM made))
+            ORDER BY e.n
+           RETURNING position, stream_id)
+       SELECT go.go, me.tx::text AS me,
+              (SELECT json_agg(json_build_object('k', k, 'current', current, 'ok', ok, 'known', known)) FROM verdict) AS verdicts,
+              (SELECT array_agg(stream_id) FROM made) AS made,
+              (SELECT json_agg(json_build_object('k', req.k, 'position', added.position::text) ORDER BY added.position)
+                 FROM added JOIN req ON req.stream_id = added.stream_id) AS added,
+              CASE WHEN EXISTS (SELECT 1 FROM added) THEN pg_notify('${CHANNEL}', '') END AS notified
+         FROM go, me`,
+      [
+        group.map((a) => a.streamId),
+        group.map((a) => (a.expected === 'any' ? ANY_REVISION : a.expected === 'no_stream' ? NO_STREAM : a.expected)),
+        group.map((a) => a.events.length),
+        events.map((e) => e.k),
+        events.map((e) => e.offset),
+        events.map((e) => e.event.id),
+        events.map((e) => e.event.type),
+        events.map((e) => JSON.stringify(e.event.data)),
+        events.map((e) => JSON.stringify(e.event.metadata)),
+      ],
+    ).catch((error: unknown) => {
+      // Not expected (new streams are created ON CONFLICT DO NOTHING, known ones under their locks), but a retry is the answer.
+      if ([UNIQUE_VIOLATION, DEADLOCK].includes((error as { code?: string }).code ?? '')) throw new GroupRetry(String(error));
+      throw error;
+    });
+    const [{ go, me, verdicts, made, added }] = rows;
+    if (!go) throw new GroupRetry('a later transaction wrote one of the streams first');
+    const verdictOf = new Map(verdicts.map((v) => [v.k, v]));
+    const created = new Set(made ?? []);
+    const last = new Map<number, string>();
+    for (const { k, position } of added ?? []) last.set(k, position);
+    const written: Array<{ append: PendingAppend; result: AppendResult }> = [];
+    const refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }> = [];
+    const again: PendingAppend[] = [];
+    group.forEach((append, i) => {
+      const verdict = verdictOf.get(i + 1)!;
+      if (!verdict.ok) {
+        refused.push({ append, error: new WrongExpectedRevision(append.streamId, append.expected, verdict.current ?? 'no_stream') });
+        return;
+      }
+      if (!verdict.known && !created.has(append.streamId)) {
+        again.push(append);
+        return;
+      }
+      const nextExpectedRevision = (verdict.current ?? -1) + append.events.length;
+      written.push({ append, result: { nextExpectedRevision, position: positionOf({ tx: me, position: last.get(i + 1)! }) } });
+    });
+    return { written, refused, again };
   }
 
   /**
@@ -246,6 +350,7 @@ export class PostgresEventStore extends EventStore {
   private async writeOnce(group: PendingAppend[]): Promise<{
     written: Array<{ append: PendingAppend; result: AppendResult }>;
     refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }>;
+    again?: PendingAppend[];
   }> {
     let client: PoolClient | null = null;
     try {
