@@ -2,8 +2,11 @@ import { LogPosition } from './ports/event-store.port';
 import { ViewDocument, ViewWriter } from './ports/view-store.port';
 import { RecentMap } from './recent-map';
 
-/** Documents (and absences) a writer remembers, by default: a few thousand a view. */
-export const REMEMBERED_DOCUMENTS = 4096;
+/**
+ * Documents (and absences) a writer remembers, by default: enough for a few hundred purchases in
+ * flight, and at most some tens of MB for a worker's ~20 views of a few kB a document.
+ */
+export const REMEMBERED_DOCUMENTS = 2048;
 
 /**
  * A view writer that remembers the documents it committed and those it read (an id found nowhere
