@@ -84,4 +84,29 @@ describe('ProjectionHost in a process that keeps no views', () => {
     expect(await timed(waiting)).toBeLessThan(400);
     expect(views.reads).toBeGreaterThan(2);
   });
+
+  it('keeps polling, without an unhandled failure, when the store is closed under a waiting answer', async () => {
+    const views = new OtherProcessViews(false);
+    const projections = host(views);
+    const waiting = projections.waitFor(['deal_details'], pos(3));
+    let closed = false;
+    views.writer = (collection: string) => {
+      if (closed) throw new Error(`view collection ${collection} is not defined`);
+      return { checkpoint: async () => views.checkpoints.get(collection) ?? null };
+    };
+    closed = true;
+    const unhandled = jest.fn();
+    process.on('unhandledRejection', unhandled);
+    try {
+      setTimeout(() => {
+        closed = false;
+        views.checkpoints.set('deal_details', pos(3));
+      }, 150);
+      expect(await timed(waiting)).toBeLessThan(1000);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).not.toHaveBeenCalled();
+    } finally {
+      process.off('unhandledRejection', unhandled);
+    }
+  });
 });

@@ -238,9 +238,9 @@ export class ProjectionHost extends ViewProgress {
 
   /** Reads the checkpoint (one read at a time a collection) and releases whom it satisfies. */
   private read(collection: string, watch: CheckpointWatch): Promise<void> {
-    watch.reading ??= this.views
-      .writer(collection)
-      .checkpoint()
+    // Begun in a promise: a store closed meanwhile (the service stopping) throws, and that is a failed read too.
+    watch.reading ??= Promise.resolve()
+      .then(() => this.views.writer(collection).checkpoint())
       .then(
         (checkpoint) => this.heard(watch, checkpoint),
         () => undefined, // read again on the next turn; the waiters' deadlines bound the wait
