@@ -1,7 +1,7 @@
 import { runWorkflow, Workflow } from './workflow';
 
 type In = { type: 'Start'; n: number } | { type: 'Done'; id: number };
-type Out = { type: 'Work'; id: number; ms: number } | { type: 'Note'; id: number };
+type Out = { type: 'Work'; id: number } | { type: 'Note'; id: number };
 interface S {
   started: number[];
   done: number[];
@@ -13,7 +13,7 @@ const toy: Workflow<In, S, Out> = {
   initialState: () => ({ started: [], done: [], seen: [] }),
   decide: (input) =>
     input.type === 'Start'
-      ? Array.from({ length: input.n }, (_, i) => ({ type: 'Work' as const, id: i, ms: (input.n - i) * 5 }))
+      ? Array.from({ length: input.n }, (_, i) => ({ type: 'Work' as const, id: i }))
       : [{ type: 'Note', id: input.id }],
   evolve: (state, message) => {
     const seen = [...state.seen, `${message.type}${'id' in message ? message.id : ''}`];
@@ -29,22 +29,31 @@ describe('runWorkflow', () => {
     const begun: number[] = [];
     let inFlight = 0;
     let most = 0;
-    const state = await runWorkflow(
+    // Each piece of work ends when the test says so: the last started first, then the others.
+    const finish = new Map<number, () => void>();
+    const running = runWorkflow(
       toy,
       { type: 'Start', n: 3 },
       async (command) => {
         if (command.type === 'Note') return null;
         begun.push(command.id);
         most = Math.max(most, ++inFlight);
-        await new Promise((resolve) => setTimeout(resolve, command.ms));
+        await new Promise<void>((resolve) => finish.set(command.id, resolve));
         inFlight--;
         return { type: 'Done' as const, id: command.id };
       },
       clock,
     );
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await settle();
+    for (const id of [2, 1, 0]) {
+      finish.get(id)!();
+      await settle();
+    }
+    const state = await running;
     expect(most).toBe(3);
     expect(begun).toEqual([0, 1, 2]);
-    // The shortest work (the last started) answers first; its input and note are folded in that order.
+    // The results are folded as they come: each one's input, then the note it asks for.
     expect(state.done).toEqual([2, 1, 0]);
     expect(state.seen).toEqual(['Start', 'Work0', 'Work1', 'Work2', 'Done2', 'Note2', 'Done1', 'Note1', 'Done0', 'Note0']);
   });
