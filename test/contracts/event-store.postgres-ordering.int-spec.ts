@@ -123,6 +123,32 @@ if (unavailable) {
       await store.close();
     });
 
+    it('reads again soon when events wait behind a transaction that writes none, instead of waiting for a notice or the poll', async () => {
+      const store = new PostgresEventStore(database.url);
+      const start = await store.head();
+      const seen: RecordedEvent[] = [];
+      const subscription = store.subscribe({ after: start, onEvents: async (events) => void seen.push(...events) });
+      // Another transaction of this database holds a transaction id and writes no event (no notice when it ends).
+      const other = new Client({ connectionString: database.url });
+      await other.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query('SELECT pg_current_xact_id()');
+        await store.append('behind-a-quiet-one', [event(0)], 'no_stream');
+        await new Promise((r) => setTimeout(r, 200));
+        expect(seen).toHaveLength(0);
+        const ended = Date.now();
+        await other.query('COMMIT');
+        for (let i = 0; seen.length === 0 && i < 100; i++) await new Promise((r) => setTimeout(r, 10));
+        expect(seen.map((e) => e.streamId)).toEqual(['behind-a-quiet-one']);
+        expect(Date.now() - ended).toBeLessThan(250);
+      } finally {
+        await other.end();
+        await subscription.close();
+        await store.close();
+      }
+    });
+
     it('takes over a log written before its order named transactions: the old positions kept, every new one after them', async () => {
       const older = await createTestDatabase('ordering_upgrade');
       const admin = new Client({ connectionString: older.url });

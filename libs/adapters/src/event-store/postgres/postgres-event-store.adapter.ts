@@ -16,6 +16,8 @@ import { Client, Pool, PoolClient } from 'pg';
 const CHANNEL = 'deals_events';
 /** How often a subscription looks for new events without a notification (one lost while reconnecting). */
 const POLL_MS = 500;
+/** How soon a subscription reads again when committed events wait behind an older transaction (which may send no notice). */
+const HELD_BACK_MS = 5;
 /** Events one subscription read fetches at most. */
 const PAGE = 500;
 const WIDTH = 20;
@@ -464,15 +466,32 @@ export class PostgresEventStore extends EventStore {
    * ended, so no page is ever followed by an event that belongs before it.
    */
   async readAll({ after, maxCount }: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]> {
+    return (await this.readPage(after, maxCount)).events;
+  }
+
+  /**
+   * {@link readAll}, and whether events committed after the page are held back by the horizon (a
+   * transaction begun before theirs still running, perhaps one that writes no event and so will
+   * send no notice when it ends): a subscription then reads again soon instead of waiting.
+   */
+  async readPage(after: LogPosition | null, maxCount: number): Promise<{ events: RecordedEvent[]; heldBack: boolean }> {
     await this.schema();
     const [tx, position] = orderOf(after);
-    const found = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM events
-        WHERE (tx, position) > ($1::xid8, $2::bigint) AND tx < (${HORIZON})
-        ORDER BY events.tx, events.position LIMIT $3`,
+    const found = await this.pool.query<Partial<Row> & { held: boolean }>(
+      `WITH horizon(h) AS MATERIALIZED (${HORIZON}),
+       page AS MATERIALIZED (
+         SELECT ${COLUMNS}, events.tx AS order_tx, events.position AS order_position FROM events, horizon
+          WHERE (events.tx, events.position) > ($1::xid8, $2::bigint) AND events.tx < horizon.h
+          ORDER BY events.tx, events.position LIMIT $3),
+       held AS (
+         SELECT EXISTS (SELECT 1 FROM events, horizon WHERE events.tx >= horizon.h AND (events.tx, events.position) > ($1::xid8, $2::bigint)) AS held)
+       SELECT page.tx, page.position, page.stream_id, page.revision, page.event_id, page.type, page.data, page.metadata, held.held
+         FROM held LEFT JOIN page ON true ORDER BY page.order_tx, page.order_position`,
       [tx, position, maxCount],
     );
-    return found.rows.map(recorded);
+    const heldBack = found.rows[0]?.held ?? false;
+    const events = found.rows.filter((row) => row.position !== null).map((row) => recorded(row as Row));
+    return { events, heldBack };
   }
 
   override async countAfter(after: LogPosition | null, limit = Number.POSITIVE_INFINITY): Promise<number> {
@@ -561,20 +580,22 @@ class PostgresSubscription implements LogSubscription {
   private async run(): Promise<void> {
     let after = this.options.after;
     while (!this.closed) {
+      let wait = POLL_MS;
       try {
         await this.store.listen();
-        const page = await this.store.readAll({ after, maxCount: PAGE });
+        const { events: page, heldBack } = await this.store.readPage(after, PAGE);
         if (this.closed) break;
         if (page.length) {
           await this.options.onEvents(page);
           after = page[page.length - 1].position;
           continue;
         }
+        if (heldBack) wait = HELD_BACK_MS;
       } catch (error) {
         this.options.onError?.(error);
       }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, POLL_MS);
+        const timer = setTimeout(resolve, wait);
         this.wake = () => {
           clearTimeout(timer);
           resolve();
