@@ -92,7 +92,9 @@ if (unavailable) {
       expect(stream.map((e) => e.revision)).toEqual([0, 1, 2]);
       expect(stream.map((e) => e.position)).toEqual([...stream.map((e) => e.position)].sort());
       expect(result.position).toBe(stream[2].position);
-      expect((await store.readAll({ after: null, maxCount: 10_000 })).filter((e) => e.streamId === 'raced').map((e) => e.revision)).toEqual([0, 1, 2]);
+      expect((await store.readAll({ after: null, maxCount: 10_000 })).filter((e) => e.streamId === 'raced').map((e) => e.revision)).toEqual(
+        [0, 1, 2],
+      );
       await store.close();
     });
 

@@ -71,7 +71,13 @@ if (unavailable) {
         await views.define('lookups_a', []);
         await views.define('lookups_b', []);
         const at = (n: number) => String(n).padStart(20, '0');
-        await views.writer('lookups_a').commit([{ _id: 'x', _pos: at(1), n: 1 }, { _id: 'y', _pos: at(1), n: 2 }], at(1));
+        await views.writer('lookups_a').commit(
+          [
+            { _id: 'x', _pos: at(1), n: 1 },
+            { _id: 'y', _pos: at(1), n: 2 },
+          ],
+          at(1),
+        );
         await views.writer('lookups_b').commit([{ _id: 'x', _pos: at(1), n: 3 }], at(1));
         const pool = (views as unknown as { pool: { query: (...args: unknown[]) => unknown } }).pool;
         const query = jest.spyOn(pool, 'query');
@@ -119,7 +125,10 @@ if (unavailable) {
         }));
         await views.writer('keyed').commit(docs, at(1));
         expect((await views.find('keyed', { userId: 'u7' }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(
-          docs.filter((d) => d.userId === 'u7').map((d) => d._id).sort(),
+          docs
+            .filter((d) => d.userId === 'u7')
+            .map((d) => d._id)
+            .sort(),
         );
         expect(await views.count('keyed', { state: 'closed', note: 'n4' })).toBe(1);
         expect(await views.count('keyed', { note: { $in: ['n1', 'n2'] }, 'deal.id': 'x1' })).toBe(1);

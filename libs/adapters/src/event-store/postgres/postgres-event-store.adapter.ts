@@ -260,14 +260,15 @@ export class PostgresEventStore extends EventStore {
     again: PendingAppend[];
   }> {
     const events = group.flatMap((append, k) => append.events.map((event, offset) => ({ k: k + 1, offset, event })));
-    const { rows } = await this.pool.query<{
-      go: boolean;
-      me: string;
-      verdicts: Array<{ k: number; current: number | null; ok: boolean; known: boolean }>;
-      made: string[] | null;
-      added: Array<{ k: number; position: string }> | null;
-    }>(
-      `WITH me AS (SELECT pg_current_xact_id() AS tx),
+    const { rows } = await this.pool
+      .query<{
+        go: boolean;
+        me: string;
+        verdicts: Array<{ k: number; current: number | null; ok: boolean; known: boolean }>;
+        made: string[] | null;
+        added: Array<{ k: number; position: string }> | null;
+      }>(
+        `WITH me AS (SELECT pg_current_xact_id() AS tx),
        req AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) WITH ORDINALITY AS r(stream_id, expected, n, k)),
        cur AS MATERIALIZED (
          SELECT stream_id, revision, tx FROM event_streams WHERE stream_id = ANY($1::text[]) ORDER BY stream_id FOR UPDATE),
@@ -301,22 +302,23 @@ export class PostgresEventStore extends EventStore {
                  FROM added JOIN req ON req.stream_id = added.stream_id) AS added,
               CASE WHEN EXISTS (SELECT 1 FROM added) THEN pg_notify('${CHANNEL}', '') END AS notified
          FROM go, me`,
-      [
-        group.map((a) => a.streamId),
-        group.map((a) => (a.expected === 'any' ? ANY_REVISION : a.expected === 'no_stream' ? NO_STREAM : a.expected)),
-        group.map((a) => a.events.length),
-        events.map((e) => e.k),
-        events.map((e) => e.offset),
-        events.map((e) => e.event.id),
-        events.map((e) => e.event.type),
-        events.map((e) => JSON.stringify(e.event.data)),
-        events.map((e) => JSON.stringify(e.event.metadata)),
-      ],
-    ).catch((error: unknown) => {
-      // Not expected (new streams are created ON CONFLICT DO NOTHING, known ones under their locks), but a retry is the answer.
-      if ([UNIQUE_VIOLATION, DEADLOCK].includes((error as { code?: string }).code ?? '')) throw new GroupRetry(String(error));
-      throw error;
-    });
+        [
+          group.map((a) => a.streamId),
+          group.map((a) => (a.expected === 'any' ? ANY_REVISION : a.expected === 'no_stream' ? NO_STREAM : a.expected)),
+          group.map((a) => a.events.length),
+          events.map((e) => e.k),
+          events.map((e) => e.offset),
+          events.map((e) => e.event.id),
+          events.map((e) => e.event.type),
+          events.map((e) => JSON.stringify(e.event.data)),
+          events.map((e) => JSON.stringify(e.event.metadata)),
+        ],
+      )
+      .catch((error: unknown) => {
+        // Not expected (new streams are created ON CONFLICT DO NOTHING, known ones under their locks), but a retry is the answer.
+        if ([UNIQUE_VIOLATION, DEADLOCK].includes((error as { code?: string }).code ?? '')) throw new GroupRetry(String(error));
+        throw error;
+      });
     const [{ go, me, verdicts, made, added }] = rows;
     if (!go) throw new GroupRetry('a later transaction wrote one of the streams first');
     const verdictOf = new Map(verdicts.map((v) => [v.k, v]));
@@ -444,7 +446,8 @@ export class PostgresEventStore extends EventStore {
     } catch (error) {
       await client?.query('ROLLBACK').catch(() => undefined);
       // Another transaction created one of the new streams and wrote its first events meanwhile.
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new GroupRetry('another transaction created one of the streams first');
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION)
+        throw new GroupRetry('another transaction created one of the streams first');
       throw error;
     } finally {
       client?.release();
