@@ -110,6 +110,14 @@ const HORIZON = `
 /** Appends of a group decided again, at most, when a conflict with another transaction showed only once written. */
 const GROUP_ATTEMPTS = 5;
 
+/** The id, type, data and metadata columns of events to insert, as the statements' array parameters. */
+const eventColumns = (rows: ReadonlyArray<{ event: NewEvent }>) => [
+  rows.map((r) => r.event.id),
+  rows.map((r) => r.event.type),
+  rows.map((r) => JSON.stringify(r.event.data)),
+  rows.map((r) => JSON.stringify(r.event.metadata)),
+];
+
 /** Raised inside a group's transaction when another transaction's commit makes it start again. */
 class GroupRetry extends Error {}
 
@@ -148,6 +156,13 @@ interface PendingAppend {
 }
 
 /** The columns read (ordering by the table's own columns: `events.tx`, `events.position`, not these texts). */
+/** What writing a group came to: appends written, refused, and to try again (a stream created meanwhile). */
+interface GroupOutcome {
+  written: Array<{ append: PendingAppend; result: AppendResult }>;
+  refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }>;
+  again?: PendingAppend[];
+}
+
 const COLUMNS = 'tx::text AS tx, position::text AS position, stream_id, revision, event_id::text AS event_id, type, data, metadata';
 
 /**
@@ -254,11 +269,7 @@ export class PostgresEventStore extends EventStore {
    * began after it ({@link GroupRetry}, nothing written). An append whose new stream another
    * transaction created meanwhile writes nothing and is tried again (`again`); the rest stand.
    */
-  private async writeStatement(group: PendingAppend[]): Promise<{
-    written: Array<{ append: PendingAppend; result: AppendResult }>;
-    refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }>;
-    again: PendingAppend[];
-  }> {
+  private async writeStatement(group: PendingAppend[]): Promise<GroupOutcome> {
     const events = group.flatMap((append, k) => append.events.map((event, offset) => ({ k: k + 1, offset, event })));
     const { rows } = await this.pool
       .query<{
@@ -308,10 +319,7 @@ export class PostgresEventStore extends EventStore {
           group.map((a) => a.events.length),
           events.map((e) => e.k),
           events.map((e) => e.offset),
-          events.map((e) => e.event.id),
-          events.map((e) => e.event.type),
-          events.map((e) => JSON.stringify(e.event.data)),
-          events.map((e) => JSON.stringify(e.event.metadata)),
+          ...eventColumns(events),
         ],
       )
       .catch((error: unknown) => {
@@ -351,11 +359,7 @@ export class PostgresEventStore extends EventStore {
    * than this one (it began later and committed first), or another transaction created one of its
    * new streams meanwhile, this transaction is abandoned for a new one ({@link GroupRetry}).
    */
-  private async writeOnce(group: PendingAppend[]): Promise<{
-    written: Array<{ append: PendingAppend; result: AppendResult }>;
-    refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }>;
-    again?: PendingAppend[];
-  }> {
+  private async writeOnce(group: PendingAppend[]): Promise<GroupOutcome> {
     let client: PoolClient | null = null;
     try {
       client = await this.pool.connect();
@@ -427,10 +431,7 @@ export class PostgresEventStore extends EventStore {
           created.map((id) => revisions.get(id)!),
           rows.map((r) => r.streamId),
           rows.map((r) => r.revision),
-          rows.map((r) => r.event.id),
-          rows.map((r) => r.event.type),
-          rows.map((r) => JSON.stringify(r.event.data)),
-          rows.map((r) => JSON.stringify(r.event.metadata)),
+          ...eventColumns(rows),
         ],
       );
       if (inserted.rows[0].created !== created.length) throw new GroupRetry('another transaction created one of the streams first');
