@@ -64,6 +64,85 @@ if (unavailable) {
     });
   });
 
+  describe('PostgresViewStore: leases dividing the views among keepers', () => {
+    const VIEWS = Array.from({ length: 11 }, (_, i) => `view_${String(i).padStart(2, '0')}`);
+    let views: PostgresViewStore;
+    beforeEach(async () => {
+      views = new PostgresViewStore(database.url);
+      await views.define('leased', []);
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      await admin.query('TRUNCATE view_keepers, view_leases');
+      await admin.end();
+    });
+    afterEach(() => views.close());
+
+    /** Who holds each view, from the keepers' own answers (each view at most once). */
+    const holders = (answers: Record<string, string[]>) => {
+      const byView = new Map<string, string>();
+      for (const [keeper, held] of Object.entries(answers))
+        for (const view of held) {
+          expect(byView.get(view)).toBeUndefined();
+          byView.set(view, keeper);
+        }
+      return byView;
+    };
+
+    it('gives a lone keeper every view; a second and a third take their fair parts as the first gives them up', async () => {
+      const leases = views.leases();
+      expect(await leases.balance('a', VIEWS, 3000)).toEqual(VIEWS);
+      // The second finds none free until the first balances again and gives up what is above its part (6 of 11).
+      expect(await leases.balance('b', VIEWS, 3000)).toEqual([]);
+      const a = await leases.balance('a', VIEWS, 3000);
+      expect(a).toHaveLength(6);
+      const b = await leases.balance('b', VIEWS, 3000);
+      expect(b).toHaveLength(5);
+      expect(holders({ a, b }).size).toBe(11);
+      // A third: parts of at most 4.
+      expect(await leases.balance('c', VIEWS, 3000)).toEqual([]);
+      const answers = { a: await leases.balance('a', VIEWS, 3000), b: await leases.balance('b', VIEWS, 3000) };
+      const c = await leases.balance('c', VIEWS, 3000);
+      expect([answers.a.length, answers.b.length, c.length]).toEqual([4, 4, 3]);
+      expect(holders({ ...answers, c }).size).toBe(11);
+    });
+
+    it("hands a keeper's views to the others when it leaves, and when its leases lapse unrenewed", async () => {
+      const leases = views.leases();
+      await leases.balance('a', VIEWS, 3000);
+      await leases.balance('b', VIEWS, 300);
+      await leases.balance('a', VIEWS, 3000);
+      expect(await leases.balance('b', VIEWS, 300)).toHaveLength(5);
+      // b stops renewing (frozen, killed): within its 300 ms a takes nothing of it, after them everything.
+      expect(await leases.balance('a', VIEWS, 3000)).toHaveLength(6);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await leases.balance('a', VIEWS, 3000)).toEqual(VIEWS);
+      // b comes back: it holds none of what was taken, and takes its part once a gives it up.
+      expect(await leases.balance('b', VIEWS, 3000)).toEqual([]);
+      await leases.balance('a', VIEWS, 3000);
+      expect(await leases.balance('b', VIEWS, 3000)).toHaveLength(5);
+      // a leaves (stopping): b takes everything at its next balance.
+      await leases.leave('a');
+      expect(await leases.balance('b', VIEWS, 3000)).toEqual(VIEWS);
+    });
+
+    it('gives each view to one keeper when four balance at once, through stores of their own', async () => {
+      const stores = [views, ...Array.from({ length: 3 }, () => new PostgresViewStore(database.url))];
+      try {
+        const keepers = ['a', 'b', 'c', 'd'];
+        let answers: Record<string, string[]> = {};
+        for (let round = 0; round < 4; round++) {
+          const held = await Promise.all(keepers.map((k, i) => stores[i].leases().balance(k, VIEWS, 3000)));
+          answers = Object.fromEntries(keepers.map((k, i) => [k, held[i]]));
+          holders(answers);
+        }
+        expect(holders(answers).size).toBe(11);
+        expect(Object.values(answers).every((held) => held.length <= 3)).toBe(true);
+      } finally {
+        for (const store of stores.slice(1)) await store.close();
+      }
+    });
+  });
+
   describe('PostgresViewStore: look-ups by id', () => {
     it('reads the look-ups asked in one turn in one statement, across collections, each answered with its own document or null', async () => {
       const views = new PostgresViewStore(database.url);

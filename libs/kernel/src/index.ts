@@ -7,6 +7,7 @@ export * from './keyed-mutex';
 export * from './projection';
 export * from './projection-runner';
 export * from './projection-daemon';
+export * from './view-lease-keeper';
 export * from './geo';
 export * from './json-value';
 export * from './read-your-writes';

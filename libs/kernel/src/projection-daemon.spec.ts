@@ -299,4 +299,58 @@ describe('ProjectionDaemon', () => {
     expect(await waiting).toBe(true);
     await daemon.stop();
   });
+
+  it('keeps only the projections it is given, and takes one on from its stored checkpoint while running', async () => {
+    appendSome(store, 20);
+    const views = await viewStore('daemon');
+    // Another keeper folded `totals` up to the head of these 20 events and stored its checkpoint.
+    const other = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { keep: ['totals'] });
+    await other.start();
+    expect(await other.waitFor('totals', (await store.head())!, 5000)).toBe(true);
+    await other.stop();
+    const stored = await views.writer('totals').checkpoint();
+    const froms: Array<string | null> = [];
+    const subscribe = store.subscribe.bind(store);
+    jest.spyOn(store, 'subscribe').mockImplementation((options) => (froms.push(options.after), subscribe(options)));
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { keep: ['counts', 'feed', 'idle'] });
+    const adopted: string[] = [];
+    daemon.onAdopted('totals', () => adopted.push('totals'));
+    await daemon.start();
+    expect(daemon.keptNames().sort()).toEqual(['counts', 'feed', 'idle']);
+    expect(await daemon.waitFor('totals', (await store.head())!, 50)).toBeNull();
+    appendSome(store, 6, 20);
+    expect(await daemon.waitFor('counts', (await store.head())!, 5000)).toBe(true);
+    // Not kept: its view stays where the other keeper left it.
+    expect(await views.writer('totals').checkpoint()).toBe(stored);
+    await daemon.keepOnly(['counts', 'feed', 'idle', 'totals']);
+    expect(adopted).toEqual(['totals']);
+    // Read again from its stored checkpoint (the others are further on), not from the start of the log.
+    expect(froms[froms.length - 1]).toBe(stored);
+    appendSome(store, 6, 26);
+    const head = (await store.head())!;
+    for (const name of ['counts', 'totals', 'feed', 'idle']) expect(await daemon.waitFor(name, head, 5000)).toBe(true);
+    await daemon.stop();
+    expect(await contents(views)).toEqual(await byRunners());
+  });
+
+  it('drops a projection at once: its waits end with null, its view is no longer written', async () => {
+    const views = await viewStore('daemon');
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
+    await daemon.start();
+    const waiting = daemon.waitFor('totals', '000000000009', 5000);
+    await daemon.keepOnly(['counts', 'feed', 'idle']);
+    expect(await waiting).toBeNull();
+    expect(daemon.keeps('totals')).toBe(false);
+    appendSome(store, 6);
+    const head = (await store.head())!;
+    expect(await daemon.waitFor('counts', head, 5000)).toBe(true);
+    expect(await views.count('totals', {})).toBe(0);
+    expect(await views.writer('totals').checkpoint()).toBeNull();
+    // Nothing kept: no subscription, and taking one on again starts it.
+    await daemon.keepOnly([]);
+    await daemon.keepOnly(['totals']);
+    expect(await daemon.waitFor('totals', head, 5000)).toBe(true);
+    expect(await views.count('totals', {})).toBeGreaterThan(0);
+    await daemon.stop();
+  });
 });

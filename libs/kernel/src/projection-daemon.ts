@@ -13,6 +13,8 @@ const RETRY_MS = 500;
 export interface DaemonOptions {
   /** See {@link IDLE_CHECKPOINT_MS}. */
   idleCheckpointMs?: number;
+  /** The projections kept from the start (all by default); see {@link ProjectionDaemon.keepOnly}. */
+  keep?: readonly string[];
 }
 
 /** One projection as the daemon keeps it. */
@@ -26,7 +28,6 @@ interface Kept {
   /** The checkpoint stored, as far as this daemon knows (behind `applied` while the view changed nothing). */
   stored: LogPosition | null;
   waiters: PositionWaiters;
-  readonly committedListeners: Array<(documents: readonly ViewDocument[]) => void>;
 }
 
 /**
@@ -44,15 +45,21 @@ interface Kept {
  *
  * A rebuild activated elsewhere (`onGenerationSwitch`) restarts the subscription: the switched
  * projection from its new generation's checkpoint, the others from where they are; the daemon reads
- * from the lowest of them, and each projection skips the events it already holds.
+ * from the lowest of them, and each projection skips the events it already holds. A projection
+ * taken on while running (`keepOnly`, a view's lease moving here) joins the same way.
  */
 export class ProjectionDaemon {
+  private readonly projections = new Map<string, Projection>();
   private readonly kept = new Map<string, Kept>();
+  private readonly committedListeners = new Map<string, Array<(documents: readonly ViewDocument[]) => void>>();
+  private readonly adoptedListeners = new Map<string, Array<() => void>>();
   private subscription: LogSubscription | null = null;
   private stopSwitchListener: (() => void) | null = null;
   private restarting: Promise<void> = Promise.resolve();
-  /** Collections switched to a rebuilt generation, waiting for the restart that adopts them. */
-  private readonly switched = new Set<string>();
+  /** Collections switched to a rebuilt generation or taken on, waiting for the restart that reads their checkpoints. */
+  private readonly toRead = new Set<string>();
+  /** Collections taken on whose checkpoints are not read yet. */
+  private readonly adopting = new Set<string>();
   private stopped = false;
   private idleStoredAt = 0;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -66,23 +73,26 @@ export class ProjectionDaemon {
     options: DaemonOptions = {},
   ) {
     this.idleCheckpointMs = options.idleCheckpointMs ?? IDLE_CHECKPOINT_MS;
-    for (const projection of projections)
-      this.kept.set(projection.name, {
-        projection,
-        handled: new Set(projection.handles),
-        writer: new RememberingWriter(views.writer(projection.name)),
-        applied: null,
-        stored: null,
-        waiters: new PositionWaiters(),
-        committedListeners: [],
-      });
+    for (const projection of projections) this.projections.set(projection.name, projection);
+    for (const name of options.keep ?? this.projections.keys()) this.kept.set(name, this.keeping(name, null));
+  }
+
+  private keeping(name: string, checkpoint: LogPosition | null, writer?: RememberingWriter): Kept {
+    const projection = this.projections.get(name);
+    if (!projection) throw new Error(`projection ${name} is not one of this daemon's`);
+    return {
+      projection,
+      handled: new Set(projection.handles),
+      writer: writer ?? new RememberingWriter(this.views.writer(name)),
+      applied: checkpoint,
+      stored: checkpoint,
+      waiters: new PositionWaiters(),
+    };
   }
 
   async start(): Promise<void> {
     this.stopSwitchListener = this.views.onGenerationSwitch((collection) => {
-      if (!this.kept.has(collection)) return;
-      if (this.switched.size === 0) this.restarting = this.restarting.then(() => this.restart());
-      this.switched.add(collection);
+      if (this.kept.has(collection)) this.readAgain(collection);
     });
     const all = [...this.kept.values()];
     const stored = await Promise.all(all.map((kept) => kept.writer.checkpoint()));
@@ -90,9 +100,36 @@ export class ProjectionDaemon {
     this.subscribe();
   }
 
+  /**
+   * Keeps exactly these projections from now on: the others are dropped at once (their waits end
+   * with null), the new ones join from their stored checkpoints once read (`onAdopted` then tells).
+   * Resolves once the new ones are kept.
+   */
+  keepOnly(names: readonly string[]): Promise<void> {
+    const wanted = new Set(names);
+    for (const [name, kept] of this.kept)
+      if (!wanted.has(name)) {
+        this.kept.delete(name);
+        kept.waiters.abandon();
+      }
+    for (const name of this.adopting) if (!wanted.has(name)) this.adopting.delete(name);
+    for (const name of wanted)
+      if (!this.kept.has(name) && !this.adopting.has(name)) {
+        if (!this.projections.has(name)) throw new Error(`projection ${name} is not one of this daemon's`);
+        this.adopting.add(name);
+        this.readAgain(name);
+      }
+    return this.restarting;
+  }
+
   /** Whether this daemon keeps `projection`'s view. */
   keeps(projection: string): boolean {
     return this.kept.has(projection);
+  }
+
+  /** The projections kept now. */
+  keptNames(): string[] {
+    return [...this.kept.keys()];
   }
 
   /** Position `projection`'s view has applied up to, as far as this process knows. */
@@ -100,14 +137,23 @@ export class ProjectionDaemon {
     return this.get(projection).applied;
   }
 
-  /** As `ProjectionRunner.onCommitted`, for one of the projections. */
+  /** As `ProjectionRunner.onCommitted`, for one of the projections, whenever this daemon keeps it. */
   onCommitted(projection: string, listener: (documents: readonly ViewDocument[]) => void): void {
-    this.get(projection).committedListeners.push(listener);
+    this.committedListeners.set(projection, [...(this.committedListeners.get(projection) ?? []), listener]);
   }
 
-  /** Resolves true once `projection`'s view includes `position`, false after `timeoutMs`. */
-  waitFor(projection: string, position: LogPosition, timeoutMs: number): Promise<boolean> {
-    const kept = this.get(projection);
+  /** Tells `listener` each time `projection` is taken on while running (not at start). */
+  onAdopted(projection: string, listener: () => void): void {
+    this.adoptedListeners.set(projection, [...(this.adoptedListeners.get(projection) ?? []), listener]);
+  }
+
+  /**
+   * Resolves true once `projection`'s view includes `position`, false after `timeoutMs`, null if the
+   * daemon stops keeping it first.
+   */
+  waitFor(projection: string, position: LogPosition, timeoutMs: number): Promise<boolean | null> {
+    const kept = this.kept.get(projection);
+    if (!kept) return Promise.resolve(null);
     return kept.waiters.wait(kept.applied, position, timeoutMs);
   }
 
@@ -128,8 +174,15 @@ export class ProjectionDaemon {
     return kept;
   }
 
+  /** Reads `collection`'s checkpoint again before the next page (a generation switched, a view taken on). */
+  private readAgain(collection: string): void {
+    if (this.toRead.size === 0) this.restarting = this.restarting.then(() => this.restart());
+    this.toRead.add(collection);
+  }
+
   private subscribe(): void {
     const all = [...this.kept.values()];
+    if (all.length === 0) return; // nothing to keep: no reading of the log
     // From the lowest checkpoint (null, the start of the log, is the lowest).
     const from = all.some((k) => k.applied === null)
       ? null
@@ -185,7 +238,7 @@ export class ProjectionDaemon {
     });
     for (const { kept, documents } of moved) {
       this.release(kept);
-      if (documents.length) for (const listener of kept.committedListeners) listener(documents);
+      if (documents.length) for (const listener of this.committedListeners.get(kept.projection.name) ?? []) listener(documents);
     }
     if (!storeIdle) this.armIdleTimer();
   }
@@ -223,32 +276,39 @@ export class ProjectionDaemon {
     }
   }
 
-  /** Adopts the rebuilt generations: subscribes again, the switched projections from their new checkpoints. */
+  /**
+   * Subscribes again once the checkpoints to read again are read: a switched projection's of its
+   * new generation, a taken-on projection's as stored.
+   */
   private async restart(): Promise<void> {
     if (this.stopped) return;
     await this.subscription?.close();
     this.subscription = null;
-    const switched = [...this.switched];
-    this.switched.clear();
+    const toRead = [...this.toRead];
+    this.toRead.clear();
     for (const kept of this.kept.values())
-      if (!switched.includes(kept.projection.name)) kept.writer = new RememberingWriter(this.views.writer(kept.projection.name));
-    // Until each switched checkpoint is read, no page: one applied past it would skip events for good.
-    // Its writer changes with its position, so that no idle store writes the old position to the new generation.
-    for (const name of switched) {
-      const kept = this.get(name);
+      if (!toRead.includes(kept.projection.name)) kept.writer = new RememberingWriter(this.views.writer(kept.projection.name));
+    // Until each checkpoint is read, no page: one applied past it would skip events for good.
+    // A writer changes with its position, so that no idle store writes the old position to a new generation.
+    for (const name of toRead) {
+      const adopted = this.adopting.has(name);
+      if (!adopted && !this.kept.has(name)) continue; // dropped meanwhile
       const writer = new RememberingWriter(this.views.writer(name));
       for (;;) {
         try {
           const checkpoint = await writer.checkpoint();
-          [kept.writer, kept.applied, kept.stored] = [writer, checkpoint, checkpoint];
+          const kept = this.kept.get(name);
+          if (kept) [kept.writer, kept.applied, kept.stored] = [writer, checkpoint, checkpoint];
+          else if (this.adopting.delete(name)) this.kept.set(name, this.keeping(name, checkpoint, writer));
           break;
         } catch (error) {
-          this.logger.error(`projection ${name}: reading its rebuilt generation's checkpoint failed; retrying`, error);
+          this.logger.error(`projection ${name}: reading its checkpoint failed; retrying`, error);
           await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
           if (this.stopped) return;
         }
       }
-      this.logger.log(`projection ${name}: switched to a rebuilt generation`);
+      if (!adopted) this.logger.log(`projection ${name}: switched to a rebuilt generation`);
+      else if (this.kept.has(name)) for (const listener of this.adoptedListeners.get(name) ?? []) listener();
     }
     if (!this.stopped) this.subscribe();
   }

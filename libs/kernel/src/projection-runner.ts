@@ -92,7 +92,8 @@ export class ProjectionRunner {
 
   /** Resolves true once the view includes `position`, false after `timeoutMs`. */
   waitFor(position: LogPosition, timeoutMs: number): Promise<boolean> {
-    return this.waiters.wait(this.position, position, timeoutMs);
+    // A runner keeps its view until it stops: no wait is abandoned.
+    return this.waiters.wait(this.position, position, timeoutMs).then((reached) => reached === true);
   }
 
   async stop(): Promise<void> {

@@ -21,6 +21,13 @@ export abstract class ViewProgress {
    * starts: a process stopped between a commit and its listener told nobody.
    */
   abstract onCommitted(collection: string, listener: (documents: readonly ViewDocument[]) => void): void;
+
+  /**
+   * Tells `listener` each time this process takes on keeping `collection` while it runs (its lease
+   * moved here from a process stopped, killed or with more than its part): a reaction that reads
+   * the view at start reads it again then, for what the other process committed and told nobody.
+   */
+  abstract onAdopted(collection: string, listener: () => void): void;
 }
 
 /**

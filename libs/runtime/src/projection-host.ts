@@ -8,6 +8,7 @@ import {
   RequestWrites,
   ViewDocument,
   ViewProgress,
+  ViewLeaseKeeper,
   ViewStore,
 } from '@deals/kernel';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -53,8 +54,10 @@ interface CheckpointWatch {
 export class ProjectionHost extends ViewProgress {
   private readonly logger = new Logger('Projections');
   private readonly runners = new Map<string, ProjectionRunner>();
-  /** The one subscription that keeps every view, where the views live on a server (see `startAll`). */
+  /** The one subscription that keeps the views, where they live on a server (see `startAll`). */
   private daemon: ProjectionDaemon | null = null;
+  /** Where several processes keep the views: which of them this one keeps. */
+  private leaseKeeper: ViewLeaseKeeper | null = null;
   /** Checkpoints of other processes' views being watched, with the responses waiting on each. */
   private readonly watches = new Map<string, CheckpointWatch>();
   /** Whether the store tells of checkpoints (undefined: not asked yet; asked on the first wait). */
@@ -63,6 +66,7 @@ export class ProjectionHost extends ViewProgress {
   private stopSwitches: (() => void) | null = null;
   private viewsByType: Map<string, string[]> | null = null;
   private readonly committedListeners = new Map<string, Array<(documents: readonly ViewDocument[]) => void>>();
+  private readonly adoptedListeners = new Map<string, Array<() => void>>();
 
   constructor(
     private readonly store: EventStore,
@@ -82,8 +86,10 @@ export class ProjectionHost extends ViewProgress {
    * view's own subscription over the in-process log, whose pages cost nothing to read again, and a
    * slow view holds no other back. On a server (PostgreSQL, MongoDB), one daemon for them all: one
    * read of each page of the log and one commit a page, where a runner a view paid a round trip and
-   * a transaction each. Decided here, where the process's views are started, by the store's kind:
-   * the kernel offers both and the stores need not know who writes them.
+   * a transaction each. Where the store holds leases (PostgreSQL), the daemon keeps only the views
+   * this process holds leases for, so that several worker processes divide the views among them
+   * and take over a stopped one's. Decided here, where the process's views are started, by the
+   * store's kind: the kernel offers both and the stores need not know who writes them.
    */
   async startAll(): Promise<void> {
     const logger = {
@@ -91,11 +97,21 @@ export class ProjectionHost extends ViewProgress {
       error: (message: string, error?: unknown) => this.logger.error(`${message}: ${error instanceof Error ? error.stack : String(error)}`),
     };
     if (!this.views.inProcess) {
-      const daemon = new ProjectionDaemon(this.store, this.views, this.projections, logger);
+      const leases = this.views.leases();
+      const names = this.projections.map((p) => p.name);
+      const keeper = leases ? new ViewLeaseKeeper(leases, names, logger) : null;
+      const keep = keeper ? await keeper.first() : undefined;
+      const daemon = new ProjectionDaemon(this.store, this.views, this.projections, logger, { keep });
       for (const [collection, listeners] of this.committedListeners)
-        for (const listener of listeners) if (daemon.keeps(collection)) daemon.onCommitted(collection, listener);
+        for (const listener of listeners) daemon.onCommitted(collection, listener);
+      for (const [collection, listeners] of this.adoptedListeners) for (const listener of listeners) daemon.onAdopted(collection, listener);
       this.daemon = daemon;
       await daemon.start();
+      if (keeper) {
+        this.logger.log(`keeping ${keep!.length} of ${names.length} views (leases held as ${keeper.keeper})`);
+        this.leaseKeeper = keeper;
+        keeper.start(daemon);
+      }
       return;
     }
     for (const projection of this.projections) {
@@ -113,14 +129,23 @@ export class ProjectionHost extends ViewProgress {
   onCommitted(collection: string, listener: (documents: readonly ViewDocument[]) => void): void {
     this.committedListeners.set(collection, [...(this.committedListeners.get(collection) ?? []), listener]);
     this.runners.get(collection)?.onCommitted(listener);
-    if (this.daemon?.keeps(collection)) this.daemon.onCommitted(collection, listener);
+    this.daemon?.onCommitted(collection, listener);
+  }
+
+  /** See `ViewProgress.onAdopted`. Register before `startAll`. */
+  onAdopted(collection: string, listener: () => void): void {
+    this.adoptedListeners.set(collection, [...(this.adoptedListeners.get(collection) ?? []), listener]);
+    this.daemon?.onAdopted(collection, listener);
   }
 
   async stopAll(): Promise<void> {
     await Promise.all([...this.runners.values()].map((runner) => runner.stop()));
     this.runners.clear();
+    await this.leaseKeeper?.stop();
     await this.daemon?.stop();
+    await this.leaseKeeper?.leave();
     this.daemon = null;
+    this.leaseKeeper = null;
     this.stopNotices?.();
     this.stopSwitches?.();
     this.stopNotices = this.stopSwitches = null;
@@ -177,7 +202,13 @@ export class ProjectionHost extends ViewProgress {
   private reached(collection: string, position: LogPosition, timeout: number): Promise<boolean> {
     const runner = this.runners.get(collection);
     if (runner) return runner.waitFor(position, timeout);
-    if (this.daemon?.keeps(collection)) return this.daemon.waitFor(collection, position, timeout);
+    if (this.daemon?.keeps(collection)) {
+      const deadline = Date.now() + timeout;
+      // Null: the view's lease moved elsewhere meanwhile; its keeper's checkpoint says the rest.
+      return this.daemon
+        .waitFor(collection, position, timeout)
+        .then((reached) => reached ?? this.watchCheckpoint(collection, position, Math.max(0, deadline - Date.now())));
+    }
     return this.watchCheckpoint(collection, position, timeout);
   }
 

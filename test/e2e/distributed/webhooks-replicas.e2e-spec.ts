@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -233,6 +234,54 @@ if (why) {
         expect(fresh.map((e) => all.get(e.id))).toEqual(Array(fresh.length).fill(1));
       } finally {
         await second.stop();
+      }
+    });
+
+    // Where several workers run, the views are divided among them by leases: a killed worker's
+    // views are taken over once its leases lapse (3 s), the feed's pending deliveries armed again.
+    it("divides the views between two workers, and the one left takes a killed one's over within seconds: every event sent once", async () => {
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      const keepers = async () =>
+        (
+          await admin.query<{ keeper: string; views: number }>(
+            `SELECT keeper, count(*)::int AS views FROM view_leases WHERE keeper IS NOT NULL AND expires_at > clock_timestamp() GROUP BY keeper`,
+          )
+        ).rows;
+      const second = await WorkerProcess.start(dir.path, env);
+      try {
+        const total = (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM view_leases')).rows[0].n;
+        for (let i = 0; (await keepers()).length < 2; i++) {
+          if (i > 100) throw new Error(`the views were not divided: ${JSON.stringify(await keepers())}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const divided = await keepers();
+        expect(divided.map((k) => k.views).sort()).toEqual([Math.floor(total / 2), Math.ceil(total / 2)]);
+        const before = new Set((await feedOf(replicas[0])).map((e) => e.id));
+        await worker.kill();
+        const killedAt = Date.now();
+        await makeUsers('takeover', 20);
+        for (let i = 0; (await keepers()).length !== 1 || (await keepers())[0].views !== total; i++) {
+          if (i > 100) throw new Error(`the views were not taken over: ${JSON.stringify(await keepers())}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(Date.now() - killedAt).toBeLessThan(8_000);
+        let fresh: Array<{ id: string }> = [];
+        for (let i = 0; fresh.length < 20 && i < 100; i++) {
+          fresh = (await feedOf(replicas[1])).filter((e) => !before.has(e.id));
+          if (fresh.length < 20) await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(fresh).toHaveLength(20);
+        await receiver.waitFor(before.size + fresh.length, at('/all'), 30_000);
+        await new Promise((r) => setTimeout(r, QUIET_MS));
+        const all = countsAt('/all');
+        expect(fresh.map((e) => all.get(e.id))).toEqual(Array(fresh.length).fill(1));
+        worker = second; // the one left serves the tests after this one
+      } catch (error) {
+        await second.stop();
+        throw error;
+      } finally {
+        await admin.end();
       }
     });
 

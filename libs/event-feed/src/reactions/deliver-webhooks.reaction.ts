@@ -26,7 +26,7 @@ const SYSTEM: CommandCaller = { actor: 'system' };
 /**
  * Sends the feed's deliveries: each attempt is a job (timers embedded, BullMQ distributed), armed
  * when the feed commits a pending delivery and again for every pending one when a job-running
- * process starts, so a crash loses none; each attempt's outcome is recorded once on the delivery's
+ * process starts or takes the feed over from another, so a crash loses none; each attempt's outcome is recorded once on the delivery's
  * stream, and the next armed by the schedule. A receiver answering 410 Gone disables its endpoint;
  * one that fails every delivery for 5 days is disabled and its partner's people told by email.
  */
@@ -51,6 +51,10 @@ export class DeliverWebhooks {
     this.scheduler.handle(DELIVER_WEBHOOK_JOB, (job) => this.attempt(String(job.data.deliveryId), Number(job.data.attempt)));
     progress.onCommitted(EVENT_FEED, (documents) => {
       for (const doc of documents) if (isPending(doc)) void this.arm(doc);
+    });
+    // The feed taken over from a worker that stopped: what it committed and armed no job for.
+    progress.onAdopted(EVENT_FEED, () => {
+      this.rearm().catch((error) => this.logger.error(`pending deliveries not armed again after taking over the feed: ${String(error)}`));
     });
   }
 

@@ -73,6 +73,24 @@ export interface ViewBatch {
   store?: boolean;
 }
 
+/**
+ * Leases that divide the views among the processes keeping them (`ViewStore.leases`): each view is
+ * kept by one live keeper at a time, and each keeper holds its fair part. A keeper that stops
+ * renewing (stopped, killed, frozen) loses its leases when they lapse and the others take them.
+ * Two keepers folding one view for a moment (a lease moving) is harmless: documents and
+ * checkpoints never go back.
+ */
+export interface ViewLeases {
+  /**
+   * Says `keeper` is alive for `ttlMs` more and renews its leases; gives up those above its fair
+   * part of `collections` (their number over the live keepers, rounded up) and takes free or lapsed
+   * ones up to it. Returns the collections `keeper` holds now.
+   */
+  balance(keeper: string, collections: readonly string[], ttlMs: number): Promise<string[]>;
+  /** Gives up every lease of `keeper` and its presence: the others take its views at their next balance. */
+  leave(keeper: string): Promise<void>;
+}
+
 /** Told of the checkpoints committed by any process (`ViewStore.onCheckpoints`). */
 export interface CheckpointListener {
   /** `collection`'s active generation includes the log up to `position`. */
@@ -148,6 +166,14 @@ export abstract class ViewStore {
    */
   onCheckpoints(listener: CheckpointListener): (() => void) | null {
     void listener;
+    return null;
+  }
+
+  /**
+   * The leases dividing the views among several keeping processes, where the store can hold them;
+   * null where it cannot (each keeping process then keeps every view).
+   */
+  leases(): ViewLeases | null {
     return null;
   }
 

@@ -16,6 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import { geoContext } from '../mingo/geo-within.operator';
 import { sortDocuments } from '../mingo/sort-order';
+import { LEASE_TABLES, PostgresViewLeases } from './postgres-view-leases';
 
 const FIRST_GENERATION = 'g1';
 const POLL_MS = 500;
@@ -34,7 +35,7 @@ CREATE TABLE IF NOT EXISTS view_generations (collection text PRIMARY KEY, genera
 CREATE TABLE IF NOT EXISTS view_checkpoints (name text PRIMARY KEY, position text NOT NULL);
 CREATE OR REPLACE FUNCTION deals_view_keys(doc jsonb, fields text[]) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
   AS $$ SELECT coalesce(jsonb_object_agg(f, doc -> f), '{}'::jsonb) FROM unnest(fields) AS f WHERE doc ? f $$;
-`;
+${LEASE_TABLES}`;
 
 /** Look-ups by id read in one statement, at most. */
 const MAX_LOOKUPS = 500;
@@ -148,6 +149,8 @@ export class PostgresViewStore extends ViewStore {
   /** Each defined collection's indexed fields. */
   private readonly keys = new Map<string, CollectionKeys>();
 
+  private viewLeases: PostgresViewLeases | null = null;
+
   constructor(private readonly url: string) {
     super();
     // Small, as the event store's: replicas, a worker and a CLI share the server's connections.
@@ -160,7 +163,8 @@ export class PostgresViewStore extends ViewStore {
   private meta(): Promise<void> {
     this.ready ??= this.pool
       .query<{ made: boolean }>(
-        `SELECT to_regclass('view_checkpoints') IS NOT NULL AND to_regprocedure('deals_view_keys(jsonb,text[])') IS NOT NULL AS made`,
+        `SELECT to_regclass('view_checkpoints') IS NOT NULL AND to_regprocedure('deals_view_keys(jsonb,text[])') IS NOT NULL
+                AND to_regclass('view_leases') IS NOT NULL AS made`,
       )
       .then(async ({ rows }) => {
         if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(7216003); ${META}`);
@@ -382,6 +386,10 @@ export class PostgresViewStore extends ViewStore {
       `${clauses.length ? `WITH ${clauses.join(',\n')}\n` : ''}SELECT pg_notify('${CHANNEL}', ${param(payload.length <= MAX_PAYLOAD ? payload : '')})`,
       params,
     );
+  }
+
+  override leases(): PostgresViewLeases {
+    return (this.viewLeases ??= new PostgresViewLeases(this.pool, () => this.meta()));
   }
 
   override onCheckpoints(listener: CheckpointListener): () => void {
