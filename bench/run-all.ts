@@ -27,6 +27,7 @@ import { replicasBench } from './replicas.bench';
 import { historyBench } from './history.bench';
 import { webhooksBench } from './webhooks.bench';
 import { distributedBench } from './distributed.bench';
+import { workersBench } from './workers.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -42,6 +43,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'history', run: historyBench },
   { name: 'webhooks', run: webhooksBench },
   { name: 'distributed', run: distributedBench },
+  { name: 'workers', run: workersBench },
 ];
 
 class UsageError extends Error {}

@@ -1,0 +1,218 @@
+/**
+ * Several workers keeping the views of the distributed mode: how fast one worker, then two, bring
+ * every view up to a backlog of purchases, each worker held to a CPU budget of its own
+ * ({@link CPU}, `WORKERS_CPU` to change; a cgroup v1 quota, as the distributed bench holds its
+ * processes), the views divided between the two by their leases.
+ *
+ * Setup: a database made for the run (`POSTGRES_BENCH_URL`, default the machine's own), Redis
+ * (`REDIS_BENCH_URL`) under a prefix of the run's own; the purchases bench's {@link MANY_DEALS}
+ * deals and {@link BUYERS} users with a stored card, made through the built API with a worker
+ * keeping the views. Then the worker stops and the API alone (its answers not waiting for the
+ * views) makes the backlog: {@link BACKLOG} purchases on the 200 deals (`--quick`: a third). That
+ * database is the template of each trial's copy (`CREATE DATABASE … TEMPLATE`), so every trial
+ * starts from the same views and the same log.
+ *
+ * Trials alternate one worker and two ({@link PAIRS} pairs): the workers start together, each in
+ * its group; the clock starts once all of them hold their leases (`view_keepers`: booted) and stops
+ * when every view's active checkpoint reaches the head of the log. Figures: events a second brought
+ * into the views (the backlog's events over that time), the median of each configuration's trials,
+ * and the workers' CPU over the same time.
+ */
+import { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { Client } from 'pg';
+import { benchDeals, makeBuyers, MANY_DEALS, purchaseBodies } from './purchases.bench';
+import { BENCH_BUDGETS } from './support/bench-api';
+import { BenchOptions, BenchRow, row } from './support/bench-row';
+import { CpuGroups, cpuGroupsUnavailable } from './support/cpu-groups';
+import { runLoad } from './support/load';
+import {
+  API_SCRIPT,
+  createPartner,
+  freePort,
+  importCatalogue,
+  serviceCertificate,
+  startBuilt,
+  until,
+  WORKER_SCRIPT,
+} from './support/service-processes';
+import { httpsGet } from './support/https-get';
+import { withTempDir } from './support/temp-dir';
+
+const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
+/** Each worker's quota, in CPUs. */
+const CPU = Number(process.env.WORKERS_CPU ?? 0.25);
+const BUYERS = 200;
+const BACKLOG = { full: 6_000, quick: 2_000 };
+const PAIRS = { full: 2, quick: 1 };
+const CONNECTIONS = 50;
+
+const databaseUrl = (name: string) => {
+  const url = new URL(PG);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+
+export async function workersBench(options: BenchOptions): Promise<BenchRow[]> {
+  const unavailable = cpuGroupsUnavailable();
+  if (unavailable) {
+    process.stderr.write(`workers bench skipped: ${unavailable}\n`);
+    return [];
+  }
+  const run = `deals_bench_workers_${randomUUID().slice(0, 8)}`;
+  const admin = new Client({ connectionString: PG });
+  await admin.connect();
+  const groups = new CpuGroups(run.replace(/_/g, '-'));
+  const databases: string[] = [];
+  const makeDatabase = async (name: string, template?: string) => {
+    await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+    databases.push(name);
+    return name;
+  };
+  groups.onAbort.push(() => {
+    for (const name of databases) void admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
+  try {
+    return await withTempDir('workers', async (dataDir) => {
+      const base = await makeDatabase(`${run}_base`);
+      const env = (database: string, prefix: string) => ({
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl(database),
+        REDIS_URL: REDIS,
+        REDIS_PREFIX: prefix,
+        MONGO_URL: '',
+        EVENTSTORE_URL: '',
+        LOG_LEVEL: 'warn',
+        DEMO_DATA: 'off',
+        ...BENCH_BUDGETS,
+      });
+      const baseEnv = env(base, `${run}-base`);
+      const apiKey = encodeURIComponent(createPartner(baseEnv, 'Workers bench'));
+      const deals = benchDeals(new Date(), MANY_DEALS);
+      importCatalogue(dataDir, baseEnv, deals);
+      const many = deals.map((d) => ({ id: d.id, price: d.current_price }));
+      const backlog = options.quick ? BACKLOG.quick : BACKLOG.full;
+
+      // The users, their cards and the catalogue in the views; then the backlog with no worker.
+      const worker = startBuilt(WORKER_SCRIPT, baseEnv, 'worker');
+      const api = async (extra: Record<string, string>) => {
+        const port = await freePort();
+        const child = startBuilt(
+          API_SCRIPT,
+          { ...baseEnv, PORT: String(port), HOST: '127.0.0.1', RUN_PROJECTIONS: 'off', ...extra },
+          'api',
+        );
+        const origin = `https://127.0.0.1:${port}`;
+        const ca = await serviceCertificate(dataDir);
+        await until(
+          async () => (await httpsGet(`${origin}/deals/${many[0].id}?api_key=${apiKey}`, ca).catch(() => null))?.status === 200,
+          'the API',
+        );
+        return { child, origin, ca };
+      };
+      let serving = await api({});
+      const buyers = await makeBuyers(serving.origin, serving.ca, apiKey, BUYERS);
+      await groups.stop(worker);
+      await groups.stop(serving.child);
+      serving = await api({ READ_YOUR_WRITES_TIMEOUT_MS: '1' });
+      const made = await runLoad({
+        origin: serving.origin,
+        paths: [`/purchases?api_key=${apiKey}`],
+        connections: CONNECTIONS,
+        ca: serving.ca,
+        durationSec: 0,
+        amount: backlog,
+        post: { template: '{item}', items: purchaseBodies(buyers, many, many[0], 'many') },
+      });
+      await groups.stop(serving.child);
+      if (made.ok < backlog * 0.99)
+        throw new Error(`the backlog: ${made.ok} purchases of ${backlog} answered (${JSON.stringify(made.statuses)})`);
+      const probe = new Client({ connectionString: databaseUrl(base) });
+      await probe.connect();
+      const events = (await probe.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0].n;
+      await probe.end();
+
+      const trials: Record<1 | 2, Array<{ sec: number; cpuSec: number }>> = { 1: [], 2: [] };
+      const pairs = options.quick ? PAIRS.quick : PAIRS.full;
+      for (let pair = 0; pair < pairs; pair++)
+        for (const count of [1, 2] as const) {
+          const name = await makeDatabase(`${run}_t${pair}_${count}`, base);
+          trials[count].push(await catchUp(groups, env(name, `${run}-t${pair}-${count}`), databaseUrl(name), count));
+          await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+          databases.splice(databases.indexOf(name), 1);
+        }
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+      const one = median(trials[1].map((t) => t.sec));
+      const two = median(trials[2].map((t) => t.sec));
+      const notes = [
+        `a backlog of ${backlog} purchases on ${MANY_DEALS} deals (${events} events in the log in all), each worker at ${CPU} CPU; ` +
+          `trials one worker / two: ${trials[1].map((t) => t.sec.toFixed(1)).join(', ')} s / ${trials[2].map((t) => t.sec.toFixed(1)).join(', ')} s; ` +
+          `workers' CPU ${median(trials[1].map((t) => t.cpuSec)).toFixed(1)} s / ${median(trials[2].map((t) => t.cpuSec)).toFixed(1)} s`,
+      ];
+      return [
+        row('views brought up to a backlog, two workers', backlog / two, 'purchases/s', `one worker, ${CPU} CPU each`, backlog / one, {
+          aim: { min: 1.5 },
+          notes,
+        }),
+      ];
+    });
+  } finally {
+    groups.close();
+    for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+    const redis = new Redis(REDIS);
+    const keys = await redis.keys(`${run}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  }
+}
+
+/** Starts `count` workers on the database, each held to {@link CPU}; seconds from all holding leases to every view at the head. */
+async function catchUp(
+  groups: CpuGroups,
+  env: Record<string, string>,
+  url: string,
+  count: number,
+): Promise<{ sec: number; cpuSec: number }> {
+  const probe = new Client({ connectionString: url });
+  await probe.connect();
+  const children: ChildProcess[] = [];
+  try {
+    const held = Array.from({ length: count }, (_, i) => {
+      const group = groups.group(`${env.REDIS_PREFIX}-w${i}`);
+      group.setCpus(CPU);
+      children.push(startBuilt(WORKER_SCRIPT, env, `worker-${i}`, { group: { groups, group } }));
+      return group;
+    });
+    const before = held.map((g) => g.sample().usageNs);
+    for (;;) {
+      const { rows } = await probe
+        .query<{ n: number }>(`SELECT count(*)::int AS n FROM view_keepers WHERE seen_until > clock_timestamp()`)
+        .catch(() => ({ rows: [{ n: 0 }] }));
+      if (rows[0].n >= count) break;
+      await sleep(10);
+    }
+    const t0 = performance.now();
+    const head = (await probe.query<{ p: string }>(`SELECT max(position) AS p FROM events`)).rows[0].p;
+    for (;;) {
+      const { rows } = await probe.query<{ behind: number }>(
+        `SELECT count(*)::int AS behind FROM view_generations g
+           LEFT JOIN view_checkpoints c ON c.name = '"view__' || g.collection || '__' || g.generation || '"'
+          WHERE c.position IS NULL OR c.position < $1`,
+        [head],
+      );
+      if (rows[0].behind === 0) break;
+      await sleep(20);
+    }
+    const sec = (performance.now() - t0) / 1000;
+    const cpuSec = held.reduce((n, g, i) => n + (g.sample().usageNs - before[i]), 0) / 1e9;
+    return { sec, cpuSec };
+  } finally {
+    for (const child of children) await groups.stop(child);
+    await probe.end();
+  }
+}
