@@ -1,22 +1,21 @@
 /**
  * Several workers keeping the views of the distributed mode: how fast one worker, then two, bring
- * every view up to a backlog of purchases, each worker held to a CPU budget of its own
+ * every view from nothing up to a log of purchases, each worker held to a CPU budget of its own
  * ({@link CPU}, `WORKERS_CPU` to change; a cgroup v1 quota, as the distributed bench holds its
  * processes), the views divided between the two by their leases.
  *
  * Setup: a database made for the run (`POSTGRES_BENCH_URL`, default the machine's own), Redis
  * (`REDIS_BENCH_URL`) under a prefix of the run's own; the purchases bench's {@link MANY_DEALS}
- * deals and {@link BUYERS} users with a stored card, made through the built API with a worker
- * keeping the views. Then the worker stops and the API alone (its answers not waiting for the
- * views) makes the backlog: {@link BACKLOG} purchases on the 200 deals (`--quick`: a third). That
- * database is the template of each trial's copy (`CREATE DATABASE … TEMPLATE`), so every trial
- * starts from the same views and the same log.
+ * deals, {@link BUYERS} users with a stored card and {@link BACKLOG} purchases on the 200 deals
+ * (`--quick`: a third), made through the built API with a worker keeping the views. Then every
+ * view is emptied (rows, checkpoints, leases), and that database is the template of each trial's
+ * copy (`CREATE DATABASE … TEMPLATE`), so every trial folds the same log from nothing.
  *
  * Trials alternate one worker and two ({@link PAIRS} pairs): the workers start together, each in
  * its group; the clock starts once all of them hold their leases (`view_keepers`: booted) and stops
- * when every view's active checkpoint reaches the head of the log. Figures: events a second brought
- * into the views (the backlog's events over that time), the median of each configuration's trials,
- * and the workers' CPU over the same time.
+ * when every view's active checkpoint reaches the head of the log. Figures: events of the log a
+ * second brought into the views, the median of each configuration's trials, and the workers' CPU
+ * over the same time.
  */
 import { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -24,6 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
+import { PostgresEventStore } from '@deals/adapters';
 import { benchDeals, makeBuyers, MANY_DEALS, purchaseBodies } from './purchases.bench';
 import { BENCH_BUDGETS } from './support/bench-api';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
@@ -50,6 +50,8 @@ const BUYERS = 200;
 const BACKLOG = { full: 6_000, quick: 2_000 };
 const PAIRS = { full: 2, quick: 1 };
 const CONNECTIONS = 50;
+/** A trial whose views are not all at the head by then fails the bench. */
+const CATCH_UP_LIMIT_MS = 600_000;
 
 const databaseUrl = (name: string) => {
   const url = new URL(PG);
@@ -97,7 +99,7 @@ export async function workersBench(options: BenchOptions): Promise<BenchRow[]> {
       const many = deals.map((d) => ({ id: d.id, price: d.current_price }));
       const backlog = options.quick ? BACKLOG.quick : BACKLOG.full;
 
-      // The users, their cards and the catalogue in the views; then the backlog with no worker.
+      // The users, their cards, the catalogue and the purchases, with a worker keeping the views.
       const worker = startBuilt(WORKER_SCRIPT, baseEnv, 'worker');
       const api = async (extra: Record<string, string>) => {
         const port = await freePort();
@@ -114,11 +116,8 @@ export async function workersBench(options: BenchOptions): Promise<BenchRow[]> {
         );
         return { child, origin, ca };
       };
-      let serving = await api({});
+      const serving = await api({});
       const buyers = await makeBuyers(serving.origin, serving.ca, apiKey, BUYERS);
-      await groups.stop(worker);
-      await groups.stop(serving.child);
-      serving = await api({ READ_YOUR_WRITES_TIMEOUT_MS: '1' });
       const made = await runLoad({
         origin: serving.origin,
         paths: [`/purchases?api_key=${apiKey}`],
@@ -129,11 +128,19 @@ export async function workersBench(options: BenchOptions): Promise<BenchRow[]> {
         post: { template: '{item}', items: purchaseBodies(buyers, many, many[0], 'many') },
       });
       await groups.stop(serving.child);
+      await groups.stop(worker);
       if (made.ok < backlog * 0.99)
-        throw new Error(`the backlog: ${made.ok} purchases of ${backlog} answered (${JSON.stringify(made.statuses)})`);
+        throw new Error(
+          `the backlog: ${made.ok} purchases of ${backlog} answered (${JSON.stringify(made.statuses)}; ${made.failureSamples.join(' | ')})`,
+        );
       const probe = new Client({ connectionString: databaseUrl(base) });
       await probe.connect();
       const events = (await probe.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0].n;
+      // Every view emptied: each trial brings them from nothing to the head of the log.
+      await probe.query(`DO $$ DECLARE t text; BEGIN
+           FOR t IN SELECT quote_ident(tablename) FROM pg_tables WHERE tablename LIKE 'view\\_\\_%' LOOP EXECUTE 'TRUNCATE ' || t; END LOOP;
+         END $$;
+         DELETE FROM view_checkpoints; DELETE FROM view_leases; DELETE FROM view_keepers;`);
       await probe.end();
 
       const trials: Record<1 | 2, Array<{ sec: number; cpuSec: number }>> = { 1: [], 2: [] };
@@ -149,12 +156,12 @@ export async function workersBench(options: BenchOptions): Promise<BenchRow[]> {
       const one = median(trials[1].map((t) => t.sec));
       const two = median(trials[2].map((t) => t.sec));
       const notes = [
-        `a backlog of ${backlog} purchases on ${MANY_DEALS} deals (${events} events in the log in all), each worker at ${CPU} CPU; ` +
+        `a log of ${events} events (${backlog} purchases on ${MANY_DEALS} deals, ${BUYERS} users and cards, the catalogue), each worker at ${CPU} CPU; ` +
           `trials one worker / two: ${trials[1].map((t) => t.sec.toFixed(1)).join(', ')} s / ${trials[2].map((t) => t.sec.toFixed(1)).join(', ')} s; ` +
           `workers' CPU ${median(trials[1].map((t) => t.cpuSec)).toFixed(1)} s / ${median(trials[2].map((t) => t.cpuSec)).toFixed(1)} s`,
       ];
       return [
-        row('views brought up to a backlog, two workers', backlog / two, 'purchases/s', `one worker, ${CPU} CPU each`, backlog / one, {
+        row('views folded from nothing, two workers', events / two, 'events/s', `one worker, ${CPU} CPU each`, events / one, {
           aim: { min: 1.5 },
           notes,
         }),
@@ -188,7 +195,6 @@ async function catchUp(
       children.push(startBuilt(WORKER_SCRIPT, env, `worker-${i}`, { group: { groups, group } }));
       return group;
     });
-    const before = held.map((g) => g.sample().usageNs);
     for (;;) {
       const { rows } = await probe
         .query<{ n: number }>(`SELECT count(*)::int AS n FROM view_keepers WHERE seen_until > clock_timestamp()`)
@@ -197,7 +203,11 @@ async function catchUp(
       await sleep(10);
     }
     const t0 = performance.now();
-    const head = (await probe.query<{ p: string }>(`SELECT max(position) AS p FROM events`)).rows[0].p;
+    const before = held.map((g) => g.sample().usageNs);
+    const deadline = Date.now() + CATCH_UP_LIMIT_MS;
+    const log = new PostgresEventStore(url);
+    const head = await log.head();
+    await log.close();
     for (;;) {
       const { rows } = await probe.query<{ behind: number }>(
         `SELECT count(*)::int AS behind FROM view_generations g
@@ -206,6 +216,8 @@ async function catchUp(
         [head],
       );
       if (rows[0].behind === 0) break;
+      if (Date.now() > deadline)
+        throw new Error(`${count} worker(s): ${rows[0].behind} views still behind ${head} after ${CATCH_UP_LIMIT_MS} ms`);
       await sleep(20);
     }
     const sec = (performance.now() - t0) / 1000;

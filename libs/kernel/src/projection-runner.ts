@@ -92,8 +92,8 @@ export class ProjectionRunner {
 
   /** Resolves true once the view includes `position`, false after `timeoutMs`. */
   waitFor(position: LogPosition, timeoutMs: number): Promise<boolean> {
-    // A runner keeps its view until it stops: no wait is abandoned.
-    return this.waiters.wait(this.position, position, timeoutMs).then((reached) => reached === true);
+    // A runner never abandons its waits (only a daemon that stops keeping a view does): never null.
+    return this.waiters.wait(this.position, position, timeoutMs) as Promise<boolean>;
   }
 
   async stop(): Promise<void> {
