@@ -1,4 +1,5 @@
 import { PostgresEventStore } from '@deals/adapters/event-store/postgres/postgres-event-store.adapter';
+import { IDLE_IN_TRANSACTION_MS, servicePool } from '@deals/adapters/postgres-pool';
 import type { RecordedEvent } from '@deals/kernel';
 import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
@@ -58,6 +59,29 @@ if (unavailable) {
       expect(seen.map((e) => e.position)).toEqual([...seen.map((e) => e.position)].sort());
       await Promise.all([a.close(), b.close()]);
     });
+
+    it("frees a stream held by a writer frozen mid-transaction within the service's bound: the server ends the idle transaction", async () => {
+      const store = new PostgresEventStore(database.url);
+      await store.append('frozen', [event(0)], 'no_stream');
+      // A writer of the service (its pool's session settings) takes the stream's row, then stops
+      // sending anything: as a process frozen (SIGSTOP) or cut off between two statements.
+      const pool = servicePool(database.url, 1);
+      const frozen = await pool.connect();
+      await frozen.query('BEGIN');
+      await frozen.query(`SELECT 1 FROM event_streams WHERE stream_id = 'frozen' FOR UPDATE`);
+      const began = Date.now();
+      await store.append('frozen', [event(1)], 0);
+      const waited = Date.now() - began;
+      expect(waited).toBeGreaterThan(IDLE_IN_TRANSACTION_MS - 1000);
+      expect(waited).toBeLessThan(IDLE_IN_TRANSACTION_MS + 3000);
+      // The frozen writer's transaction was ended for it: its next statement fails, and the pool drops it.
+      await expect(frozen.query('SELECT 1')).rejects.toThrow();
+      frozen.release(true);
+      expect((await pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
+      await pool.end();
+      expect((await store.readStream('frozen')).map((e) => e.revision)).toEqual([0, 1]);
+      await store.close();
+    }, 20_000);
 
     it("writes a stream's events after those of a transaction that began later but wrote the stream first", async () => {
       const store = new PostgresEventStore(database.url);

@@ -45,12 +45,19 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /**
- * Starts a throwaway redis-server on a free loopback port, without persistence, and resolves once
- * it answers PING. `stop()` kills it and waits for it to exit.
+ * Starts a throwaway redis-server on a free loopback port (or `port`), without persistence (or,
+ * with `appendOnlyDir`, writing every change to its append-only file there before answering, so
+ * that one killed and started again on the same port and folder keeps everything), and resolves
+ * once it answers PING. `stop()` ends it and waits for it to exit; `kill()` SIGKILLs it.
  */
-export async function startRedisServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const args = ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'];
+export async function startRedisServer(
+  options: { port?: number; appendOnlyDir?: string } = {},
+): Promise<{ url: string; port: number; stop(): Promise<void>; kill(): Promise<void> }> {
+  const port = options.port ?? (await freePort());
+  const persistence = options.appendOnlyDir
+    ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.appendOnlyDir]
+    : ['--appendonly', 'no'];
+  const args = ['--port', String(port), '--save', '', ...persistence, '--bind', '127.0.0.1'];
   const child = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
@@ -69,6 +76,12 @@ export async function startRedisServer(): Promise<{ url: string; stop(): Promise
     await gone;
     clearTimeout(timer);
   };
+  const kill = async () => {
+    process.off('exit', orphanGuard);
+    const gone = exited(child);
+    child.kill('SIGKILL');
+    await gone;
+  };
 
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!(await answersPing(port))) {
@@ -79,5 +92,5 @@ export async function startRedisServer(): Promise<{ url: string; stop(): Promise
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { url: `redis://127.0.0.1:${port}`, stop };
+  return { url: `redis://127.0.0.1:${port}`, port, stop, kill };
 }

@@ -28,6 +28,16 @@ export class WorkerProcess {
     return worker;
   }
 
+  /** The exit code once it has exited (null while it runs, or when a signal ended it). */
+  get exitCode(): number | null {
+    return this.child.exitCode;
+  }
+
+  /** Everything it wrote (stdout and stderr), to see why it failed. */
+  get log(): string {
+    return this.output;
+  }
+
   kill(): Promise<void> {
     return new Promise((resolve) => {
       if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();

@@ -22,8 +22,14 @@ const HealthReport = z.object({ status: z.enum(['ok', 'error']), info: parts.opt
 
 const Liveness = z.object({ status: z.literal('ok') }).meta({ example: { status: 'ok' } });
 const Readiness = z
-  .object({ status: z.enum(['ready', 'not_ready']), ports: z.enum(['up', 'down']), lagging_views: z.array(z.string()) })
-  .meta({ example: { status: 'ready', ports: 'up', lagging_views: [] } });
+  .object({
+    status: z.enum(['ready', 'not_ready']),
+    ports: z.enum(['up', 'down']),
+    /** The ports that do not answer: which, on what backend, and why. */
+    down: z.array(z.object({ port: z.string(), backend: z.string(), message: z.string() })),
+    lagging_views: z.array(z.string()),
+  })
+  .meta({ example: { status: 'ready', ports: 'up', down: [], lagging_views: [] } });
 /** How long readiness waits for the views to reach the log's head. */
 const READY_WAIT_MS = 2000;
 
@@ -63,16 +69,21 @@ export class HealthController {
   @Get('ready')
   @ApiOperation({
     summary: 'Ready to take traffic',
-    description: `Readiness: every port answers and every view has applied the log up to its head within ${READY_WAIT_MS} ms; else 503 naming what is not.`,
+    description: `Readiness: every port answers and every view has applied the log up to its head within ${READY_WAIT_MS} ms; else 503 naming the ports that do not answer (\`down\`: which, its backend, why) and the views behind.`,
   })
   @ApiResponse({ status: 200, description: 'ready', schema: openApiSchema(Readiness, 'output') })
   @ApiResponse({ status: 503, description: 'not ready', schema: openApiSchema(Readiness, 'output') })
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
-    const [report, lagging] = await Promise.all([this.ports(reply), this.progress.lagging(READY_WAIT_MS)]);
+    // With the log away, how far the views are cannot be known: the ports down say why.
+    const [report, lagging] = await Promise.all([this.ports(reply), this.progress.lagging(READY_WAIT_MS).catch(() => [])]);
+    const details = (report as { details?: Record<string, { status: string; backend: string; message?: string }> }).details ?? {};
+    const down = Object.entries(details)
+      .filter(([, part]) => part.status !== 'up')
+      .map(([port, part]) => ({ port, backend: part.backend, message: part.message ?? '' }));
     const portsUp = (report as { status?: string }).status === 'ok';
     const ready = portsUp && lagging.length === 0;
     void reply.status(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'not_ready', ports: portsUp ? 'up' : 'down', lagging_views: lagging };
+    return { status: ready ? 'ready' : 'not_ready', ports: portsUp ? 'up' : 'down', down, lagging_views: lagging };
   }
 
   private async ports(reply: FastifyReply) {

@@ -16,6 +16,8 @@ export abstract class DomainError extends Error {
   readonly issues: ValidationIssue[] = [];
   /** Extra top-level fields of the error body (e.g. `user_id`, `credit_card_id`). */
   readonly extra: Record<string, unknown> = {};
+  /** Whole seconds to send as `Retry-After`, when the same request may succeed later. */
+  readonly retryAfterSeconds: number | null = null;
 }
 
 export class NotFound extends DomainError {
@@ -33,9 +35,42 @@ export class CannotFulfilReseller extends CannotFulfil {
   override readonly errorType = 'cannot_fulfill';
 }
 
+/** Another purchase of the user holds its charge lock (`holder`, until `until`, ms since the epoch). */
 export class AlreadyCharging extends DomainError {
   readonly errorType = 'already_charging';
   readonly httpStatus = 409;
+  constructor(
+    message: string,
+    readonly holder: string | null = null,
+    readonly until: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A request sent with an `Idempotency-Key` whose earlier run's outcome is not known yet (its
+ * purchase may still be charged): ask again after `Retry-After`, never a refusal.
+ */
+export class IdempotencyKeyInUse extends DomainError {
+  readonly errorType = 'idempotency_key_in_use';
+  readonly httpStatus = 409;
+  override readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterMs: number) {
+    super(message);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  }
+}
+
+/** A server the service needs (its database, Redis) does not answer: the same request may succeed after `Retry-After`. */
+export class ServiceUnavailable extends DomainError {
+  readonly errorType = 'service_unavailable';
+  readonly httpStatus = 503;
+  override readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
 }
 
 export class Declined extends DomainError {

@@ -2,6 +2,7 @@ import { DomainError } from '@deals/kernel';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from './error-body';
+import { serverUnavailable, UNAVAILABLE_RETRY_AFTER_S } from './server-unavailable';
 
 interface FastifyError {
   code?: string;
@@ -10,9 +11,10 @@ interface FastifyError {
 }
 
 /**
- * Every failure leaves the service in the part 7 body: domain errors with their own status and
- * `error_type`, framework errors (unknown route, bad JSON, too many requests) translated, and
- * anything else as a 500 that never carries a stack trace.
+ * Every failure leaves the service in the error body: domain errors with their own status and
+ * `error_type`, framework errors (unknown route, bad JSON, too many requests) translated, a server
+ * the service needs away as a 503 with `Retry-After`, and anything else as a 500 that never
+ * carries a stack trace.
  */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -40,6 +42,13 @@ export class ErrorFilter implements ExceptionFilter {
       else this.logger.warn(`${exception.errorType} (${status}): ${exception.message}`);
       return;
     }
+    if (status === 503 && serverUnavailable(exception)) {
+      // One line each, without a stack: while a server is away every call says the same.
+      const line = `a server is not answering: ${exception instanceof Error ? exception.message : String(exception)}`;
+      if (log) log.warn({ status }, line);
+      else this.logger.warn(line);
+      return;
+    }
     if (log) log.error({ err: exception, status }, 'the service failed to answer');
     else this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
   }
@@ -47,6 +56,7 @@ export class ErrorFilter implements ExceptionFilter {
   private translate(exception: unknown) {
     const headers: Record<string, string> = {};
     if (exception instanceof DomainError) {
+      if (exception.retryAfterSeconds !== null) headers['retry-after'] = String(exception.retryAfterSeconds);
       return {
         status: exception.httpStatus,
         body: errorBody(exception.errorType, exception.message, exception.issues, exception.extra),
@@ -70,6 +80,17 @@ export class ErrorFilter implements ExceptionFilter {
     }
     if (typeof fastify?.statusCode === 'number' && fastify.statusCode < 500) {
       return { status: fastify.statusCode, body: errorBody('bad_request', fastify.message ?? 'bad request'), headers };
+    }
+    if (serverUnavailable(exception)) {
+      headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_S);
+      return {
+        status: 503,
+        body: errorBody(
+          'service_unavailable',
+          'a server the service depends on is not answering; send the request again after Retry-After',
+        ),
+        headers,
+      };
     }
     return { status: 500, body: errorBody('internal_error', 'the service failed to answer; the failure is logged'), headers };
   }

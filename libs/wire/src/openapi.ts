@@ -66,10 +66,11 @@ const ERROR_STATUSES: Record<number, string> = {
   414: 'a part of the address is longer than the router takes: error_type bad_request',
   431: 'the request line and headers are too large: error_type bad_request',
   429: "over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again",
-  409: 'a purchase of this user is still being charged: error_type already_charging',
+  409: "another purchase of this user is still being charged: error_type already_charging; a request whose Idempotency-Key's earlier run has not ended (its purchase may still be charged): idempotency_key_in_use with Retry-After",
   422: 'the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed)',
   500: 'the service failed: error_type internal_error; the failure is logged',
   502: 'the payment processor failed or did not answer: error_type payment_failed',
+  503: 'a server the service depends on (its database, Redis) is not answering: error_type service_unavailable; Retry-After says when to ask again (a write sent again with the same Idempotency-Key is answered as it ended, never done twice)',
 };
 
 /** The error answers of an operation beyond those every operation may give (COMMON_ERROR_STATUSES). */
@@ -79,7 +80,7 @@ export const ApiErrors = (...statuses: number[]) =>
   );
 
 /** Statuses every authenticated operation may answer. */
-export const COMMON_ERROR_STATUSES = [400, 401, 403, 414, 429, 431, 500];
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 414, 429, 431, 500, 503];
 
 const RETRY_AFTER = {
   'Retry-After': { description: 'seconds until the caller may ask again', schema: { type: 'integer', minimum: 1 } },
@@ -95,7 +96,7 @@ export function commonErrorResponses(): Record<
       {
         description: ERROR_STATUSES[status],
         content: { 'application/json': { schema: { $ref: ERROR_ANSWER_REF } } },
-        ...(status === 429 ? { headers: RETRY_AFTER } : {}),
+        ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
       },
     ]),
   );

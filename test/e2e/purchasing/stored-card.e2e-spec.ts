@@ -1,4 +1,5 @@
 import { EventStore, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
+import { randomUUID } from 'node:crypto';
 import { CouponQr } from '@deals/purchasing/coupon-images/coupon-qr';
 import { chargeLockStream } from '@deals/purchasing/domain/charge-lock/charge-lock';
 import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.events';
@@ -30,6 +31,7 @@ describe('POST /purchases: buying with a stored card', () => {
       { ...spaDay, id: 'chicago-spa-expired', expires_at: '2026-06-15T11:00:00Z', quantity: 10 },
       { ...ongoingShipped, quantity: 5 },
       { ...spaDay, id: 'chicago-spa-free', current_price: 0, quantity: 10 },
+      { ...spaDay, id: 'chicago-spa-relock', quantity: 10 },
       { ...spaDay, id: 'chicago-spa-priceless', current_price: Number.MAX_SAFE_INTEGER, quantity: 10, max_per_user: undefined },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-buyer@example.com' } })).body.user_id;
@@ -92,6 +94,39 @@ describe('POST /purchases: buying with a stored card', () => {
     expect(reply.status).toBe(502);
     expect(reply.body).toMatchObject({ error_type: 'payment_failed', error_msg: 'the payment processor failed; nothing was charged' });
     expect(await numLeft()).toBe(8);
+  });
+
+  it("takes over a charge lock whose purchase is settled (its end never written: a write failed) instead of refusing the user's next purchase", async () => {
+    // A buyer of its own: the deal's limit a user is the other tests'.
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'relocked@example.com' } })).body.user_id as string;
+    const card = await storeCard(buyer, TEST_CARDS.visa);
+    const first = await buy({ deal_id: 'chicago-spa-relock', user_id: buyer, credit_card_id: card });
+    expect(first.status).toBe(200);
+    const settled = first.body.purchase.id as string;
+    // The lock's end lost: the lock stream says the settled purchase still holds it.
+    await api.get(EventStore).append(
+      chargeLockStream(buyer),
+      [
+        {
+          id: randomUUID(),
+          type: 'ChargeBegun',
+          data: { userId: buyer, purchaseId: settled, at: clock.now().toISOString() },
+          metadata: { occurredAt: clock.now().toISOString(), actor: 'test' },
+        },
+      ],
+      'any',
+    );
+    const next = await buy({ deal_id: 'chicago-spa-relock', user_id: buyer, credit_card_id: card });
+    expect(next.status).toBe(200);
+    const lock = (await api.get(EventStore).readStream(chargeLockStream(buyer)))
+      .slice(-4)
+      .map((e) => [e.type, (e.data as { purchaseId: string }).purchaseId]);
+    expect(lock).toEqual([
+      ['ChargeBegun', settled],
+      ['ChargeEnded', settled],
+      ['ChargeBegun', next.body.purchase.id],
+      ['ChargeEnded', next.body.purchase.id],
+    ]);
   });
 
   it('answers 409 already_charging while the same user is being charged', async () => {

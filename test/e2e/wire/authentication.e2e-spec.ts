@@ -201,12 +201,17 @@ describe('authentication and the wire', () => {
 
   it('tells liveness from readiness: /health/live always, /health/ready once every port answers and every view is caught up', async () => {
     expect((await api.call('GET', '/health/live')).body).toEqual({ status: 'ok' });
-    expect((await api.call('GET', '/health/ready')).body).toEqual({ status: 'ready', ports: 'up', lagging_views: [] });
+    expect((await api.call('GET', '/health/ready')).body).toEqual({ status: 'ready', ports: 'up', down: [], lagging_views: [] });
     const ping = jest.spyOn(api.get(Scheduler), 'ping').mockRejectedValue(new Error('redis is not reachable'));
     try {
       const reply = await api.call('GET', '/health/ready');
       expect(reply.status).toBe(503);
-      expect(reply.body).toEqual({ status: 'not_ready', ports: 'down', lagging_views: [] });
+      expect(reply.body).toEqual({
+        status: 'not_ready',
+        ports: 'down',
+        down: [{ port: 'scheduler', backend: 'in-process', message: 'redis is not reachable' }],
+        lagging_views: [],
+      });
       expect((await api.call('GET', '/health/live')).status).toBe(200);
     } finally {
       ping.mockRestore();

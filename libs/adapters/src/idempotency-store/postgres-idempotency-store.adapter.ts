@@ -1,3 +1,4 @@
+import { servicePool } from '../postgres-pool';
 import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES, RecordedAnswer } from '@deals/kernel';
 import { randomInt } from 'node:crypto';
 import { Client, Pool } from 'pg';
@@ -57,8 +58,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
 
   constructor(private readonly url: string) {
     super();
-    this.pool = new Pool({ connectionString: url, max: 4 });
-    this.pool.on('error', () => undefined);
+    this.pool = servicePool(url, 4);
   }
 
   /** Makes the table once, and holds this process's owner lock (again, after its connection was lost). */

@@ -1,3 +1,4 @@
+import { servicePool } from '../postgres-pool';
 import { SnapshotStore, StoredSnapshot, StreamRevision } from '@deals/kernel';
 import { Pool } from 'pg';
 import { schemaOnce } from '../postgres-schema';
@@ -32,8 +33,7 @@ export class PostgresSnapshotStore extends SnapshotStore {
 
   constructor(url: string) {
     super();
-    this.pool = new Pool({ connectionString: url, max: 2 });
-    this.pool.on('error', () => undefined);
+    this.pool = servicePool(url, 2);
     this.schema = schemaOnce(this.pool, 'snapshot_entries', 7216003, SCHEMA);
   }
 

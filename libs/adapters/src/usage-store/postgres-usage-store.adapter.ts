@@ -1,3 +1,4 @@
+import { servicePool } from '../postgres-pool';
 import { DailyUsage, UsageDelta, UsageStore } from '@deals/kernel';
 import { Pool } from 'pg';
 import { schemaOnce } from '../postgres-schema';
@@ -44,8 +45,7 @@ export class PostgresUsageStore extends UsageStore {
 
   constructor(url: string) {
     super();
-    this.pool = new Pool({ connectionString: url, max: 2 });
-    this.pool.on('error', () => undefined);
+    this.pool = servicePool(url, 2);
     this.schema = schemaOnce(this.pool, 'credential_last_use', SCHEMA_LOCK, SCHEMA);
   }
 

@@ -79,7 +79,7 @@ function deliverWebhooks(
   const mails: OutgoingEmail[] = [];
   const reaction = new DeliverWebhooks(
     { handle: () => undefined } as unknown as Scheduler,
-    { onCommitted: () => undefined } as unknown as ViewProgress,
+    { onCommitted: () => undefined, onAdopted: () => undefined } as unknown as ViewProgress,
     { delivery: async () => pending, event: async () => event } as unknown as EventFeedQueries,
     { byId: async () => options.shown ?? endpoint } as unknown as WebhookEndpointQueries,
     { render: async (e: FeedEvent) => ({ id: e._id }) } as unknown as FeedRenderer,

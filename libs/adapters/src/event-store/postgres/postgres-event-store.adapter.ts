@@ -1,3 +1,4 @@
+import { servicePool } from '../../postgres-pool';
 import {
   AppendResult,
   EventStore,
@@ -185,9 +186,8 @@ export class PostgresEventStore extends EventStore {
 
   constructor(private readonly url: string) {
     super();
-    this.pool = new Pool({ connectionString: url, max: POOL_SIZE });
+    this.pool = servicePool(url, POOL_SIZE);
     // A client lost while idle is dropped by the pool; the error must not crash the process.
-    this.pool.on('error', () => undefined);
   }
 
   /**
@@ -361,6 +361,7 @@ export class PostgresEventStore extends EventStore {
    */
   private async writeOnce(group: PendingAppend[]): Promise<GroupOutcome> {
     let client: PoolClient | null = null;
+    let broken: Error | undefined;
     try {
       client = await this.pool.connect();
       await client.query('BEGIN');
@@ -445,13 +446,14 @@ export class PostgresEventStore extends EventStore {
       });
       return { written, refused };
     } catch (error) {
-      await client?.query('ROLLBACK').catch(() => undefined);
+      // A connection that cannot roll back (lost, timed out) is dropped, not given back to the pool.
+      await client?.query('ROLLBACK').catch((failed: Error) => (broken = failed));
       // Another transaction created one of the new streams and wrote its first events meanwhile.
       if ((error as { code?: string }).code === UNIQUE_VIOLATION)
         throw new GroupRetry('another transaction created one of the streams first');
       throw error;
     } finally {
-      client?.release();
+      client?.release(broken);
     }
   }
 

@@ -1,3 +1,4 @@
+import { servicePool } from '../../postgres-pool';
 import {
   CheckpointListener,
   FindOptions,
@@ -154,8 +155,7 @@ export class PostgresViewStore extends ViewStore {
   constructor(private readonly url: string) {
     super();
     // Small, as the event store's: replicas, a worker and a CLI share the server's connections.
-    this.pool = new Pool({ connectionString: url, max: 6 });
-    this.pool.on('error', () => undefined);
+    this.pool = servicePool(url, 6);
     this.poller = setInterval(() => void this.poll(), POLL_MS).unref();
     this.byId = new DataLoader((keys) => this.readByIds(keys), { cache: false, maxBatchSize: MAX_LOOKUPS });
   }

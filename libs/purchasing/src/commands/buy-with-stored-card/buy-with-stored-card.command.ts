@@ -1,6 +1,15 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { AlreadyCharging, Clock, CommandCaller, IdempotentRun, IdGenerator, LogPosition, NotFound, ValidationFailed } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  IdempotencyKeyInUse,
+  IdempotentRun,
+  IdGenerator,
+  LogPosition,
+  NotFound,
+  ValidationFailed,
+} from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { KeyedPurchaseStartedBefore } from '../../domain/purchase/keyed-purchases';
 import { dealSnapshot } from '../../domain/purchase/purchase.events';
@@ -90,9 +99,9 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (run !== null && answer.error instanceof KeyedPurchaseStartedBefore) {
       const earlier = await this.keyed.resume(run, answer.error.purchaseIds);
       if (earlier.resumed) return { purchaseId: earlier.purchaseId, position: earlier.position };
-      throw new AlreadyCharging('an earlier purchase of this Idempotency-Key stopped before its charge; send the request again');
+      throw new IdempotencyKeyInUse('an earlier purchase of this Idempotency-Key stopped before its charge; send the request again', 1000);
     }
-    throw answer.error;
+    throw this.keyed.refusal(run, answer.error);
   }
 
   /** The deal and the card's token, once the user, the card, the deal and the price are as the order says. */

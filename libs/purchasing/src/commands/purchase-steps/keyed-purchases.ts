@@ -5,6 +5,7 @@ import {
   Declined,
   EventStore,
   fold,
+  IdempotencyKeyInUse,
   IdempotentRun,
   loadAggregate,
   LogPosition,
@@ -37,7 +38,8 @@ const ATTEMPTS = 100;
  * charge; its id comes from the key's run (its start and random id). A run resumed (its process died
  * before answering, or its answer was not kept), or a new run whose entry is refused (the store
  * lost its claim), answers the purchases the key started instead of buying again: settled first
- * if open and its charge lock is over, and skipped if stopped before any charge (the next buys).
+ * if open and its charge answered or its charge lock over (until then: 409 idempotency_key_in_use
+ * with Retry-After), and skipped if stopped before any charge (the next buys).
  */
 @Injectable()
 export class KeyedPurchases {
@@ -80,13 +82,15 @@ export class KeyedPurchases {
     let purchase = found.purchase;
     if (purchase.status === 'none') return null;
     if (purchase.status === 'reserved') {
-      // Its charge may still be under way in another process until its lock ends; after, settled
-      // from the processor's record as the recovery would.
-      if (found.reservedAt + CHARGE_LOCK_MS > this.clock.now().getTime())
-        throw new AlreadyCharging(`purchase ${purchaseId} is still being charged; ask again shortly`);
+      // Its charge may still be under way in another process until its lock ends, unless the
+      // processor has answered it (its sale's write failed, its process died after the charge);
+      // then settled from the processor's record as the recovery would.
+      const lockEnds = found.reservedAt + CHARGE_LOCK_MS;
+      if (lockEnds > this.clock.now().getTime() && (await this.gateway.chargeOutcome(purchaseId)) === null)
+        throw underWay(purchaseId, lockEnds - this.clock.now().getTime());
       await this.recovery.settleNow(purchaseId);
       purchase = (await this.purchase(purchaseId)).purchase;
-      if (purchase.status === 'reserved') throw new AlreadyCharging(`purchase ${purchaseId} is still being settled; ask again shortly`);
+      if (purchase.status === 'reserved') throw underWay(purchaseId, 1000);
     }
     if (purchase.status === 'fulfilled') return { resumed: true, purchaseId, position: await this.store.head() };
     if (purchase.status === 'declined') throw new Declined('the card was declined');
@@ -95,6 +99,17 @@ export class KeyedPurchases {
     if (charge.status === 'approved' && (await this.gateway.refundOutcome(refundKey(purchaseId)))?.status === 'refunded')
       throw new CannotFulfil('the units sold out while the card was charged; the charge was refunded');
     throw new PaymentFailed('the payment processor failed; nothing was charged');
+  }
+
+  /**
+   * The refusal to answer a keyed run: `already_charging` from a purchase of the same key (one an
+   * earlier run of this request started, whose charge may still complete) is no refusal but an
+   * outcome not known yet.
+   */
+  refusal(run: IdempotentRun | null, error: Error): Error {
+    if (run === null || !(error instanceof AlreadyCharging) || error.holder === null) return error;
+    if (!sameRun(run, error.holder)) return error;
+    return underWay(error.holder, (error.until ?? 0) - this.clock.now().getTime());
   }
 
   /** A reservation's id, or the one a resumed run made (answered as it is now). */
@@ -112,6 +127,19 @@ export class KeyedPurchases {
     const reservedAt = first?.type === 'PurchaseReserved' ? Date.parse(first.data.reservedAt) : 0;
     return { purchase: fold(purchaseDecider, events), reservedAt };
   }
+}
+
+/** The answer while a keyed purchase's outcome is not known: ask again once its charge lock ends, or in a second. */
+const underWay = (purchaseId: string, retryAfterMs: number) =>
+  new IdempotencyKeyInUse(
+    `purchase ${purchaseId} of this Idempotency-Key is still being charged: its outcome is not known yet; send the request again after Retry-After`,
+    retryAfterMs,
+  );
+
+/** Whether `purchaseId` is one of the purchases `run` names (any attempt): the same time and run. */
+function sameRun(run: IdempotentRun, purchaseId: string): boolean {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) if (keyedPurchaseId(run, attempt) === purchaseId) return true;
+  return false;
 }
 
 /**

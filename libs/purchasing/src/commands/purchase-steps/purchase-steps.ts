@@ -1,9 +1,11 @@
 import {
+  AlreadyCharging,
   CannotFulfil,
   Clock,
   CommandCaller,
   DomainError,
   EventStore,
+  fold,
   handleCommand,
   PaymentGateway,
   runWorkflow,
@@ -15,7 +17,7 @@ import { inventoryDecider } from '../../domain/inventory/inventory.decider';
 import { inventoryStream } from '../../domain/inventory/inventory.events';
 import { keyedPurchasesDecider, keyedPurchasesStream } from '../../domain/purchase/keyed-purchases';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
-import { purchaseStream } from '../../domain/purchase/purchase.events';
+import { PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
 import {
   PurchaseWorkflowCommand,
   PurchaseWorkflowInput,
@@ -75,7 +77,10 @@ export class PurchaseSteps {
         const step = command.type;
         return error instanceof DomainError
           ? { type: 'StepRefused', data: { step, error } }
-          : { type: 'StepFailed', data: { step, error: error instanceof Error ? error : new Error(String(error)) } };
+          : {
+              type: 'StepFailed',
+              data: { step, error: error instanceof Error ? error : new Error(String(error)), at: this.clock.now().getTime() },
+            };
       }
     };
     const { answer } = await runWorkflow(purchaseWorkflow, start, perform, this.clock, startedAt);
@@ -91,13 +96,39 @@ export class PurchaseSteps {
     throw answer.error;
   }
 
+  /**
+   * Takes the user's charge lock. A lock still held by a purchase already settled (fulfilled, or
+   * its non-payment recorded) is one whose end was not written (a write failed, a process died):
+   * it is ended, then taken, rather than refusing the user's purchases until it lapses. A purchase
+   * still open keeps it, charged or not: a retry of it without a key must not charge again.
+   */
+  private async beginCharge(command: Extract<Command, { type: 'BeginCharge' }>, context: PartnerContext): Promise<void> {
+    const stream = chargeLockStream(command.data.userId);
+    try {
+      await handleCommand(this.store, stream, chargeLockDecider, command, context);
+    } catch (error) {
+      if (!(error instanceof AlreadyCharging) || error.holder === null || !(await this.settled(error.holder))) throw error;
+      const end = { type: 'EndCharge' as const, data: { userId: command.data.userId, purchaseId: error.holder } };
+      await handleCommand(this.store, stream, chargeLockDecider, end, context);
+      await handleCommand(this.store, stream, chargeLockDecider, command, context);
+    }
+  }
+
+  /** Whether a purchase is settled: neither unknown nor still open. */
+  private async settled(purchaseId: string): Promise<boolean> {
+    const purchase = fold(purchaseDecider, (await this.store.readStream(purchaseStream(purchaseId))) as unknown as PurchaseEvent[]);
+    return purchase.status !== 'none' && purchase.status !== 'reserved';
+  }
+
   private async perform(command: Command, context: PartnerContext, codes: Map<string, CouponCodes> | undefined): Promise<Input | null> {
     const none = {} as Record<string, never>;
     switch (command.type) {
       case 'BeginCharge':
+        await this.beginCharge(command, context);
+        return { type: 'ChargeLockTaken', data: none };
       case 'EndCharge':
         await handleCommand(this.store, chargeLockStream(command.data.userId), chargeLockDecider, command, context);
-        return { type: command.type === 'BeginCharge' ? 'ChargeLockTaken' : 'ChargeLockEnded', data: none };
+        return { type: 'ChargeLockEnded', data: none };
       case 'ReservePurchase':
         await handleCommand(this.store, purchaseStream(command.data.purchaseId), purchaseDecider, command, context, { freshStream: true });
         return { type: 'PurchaseReserved', data: none };

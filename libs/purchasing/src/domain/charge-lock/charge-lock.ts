@@ -40,7 +40,7 @@ export const chargeLockDecider: SnapshottedDecider<ChargeLock, BeginCharge | End
     const { userId, purchaseId } = command.data;
     if (command.type === 'EndCharge') return lock.purchaseId === purchaseId ? [{ type: 'ChargeEnded', data: { userId, purchaseId } }] : [];
     if (lock.purchaseId !== null && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS) {
-      throw new AlreadyCharging('an earlier purchase of this user is still being charged');
+      throw new AlreadyCharging('an earlier purchase of this user is still being charged', lock.purchaseId, lock.since + CHARGE_LOCK_MS);
     }
     return [{ type: 'ChargeBegun', data: { userId, purchaseId, at: now.toISOString() } }];
   },

@@ -65,14 +65,17 @@ export function decideCardPurchaseStart(input: StartInput, state: State, now: Da
     case 'ChargeFailed':
     case 'ChargeUnanswered':
       return afterCharge(state, now);
-    case 'RecoveryArmed':
+    case 'RecoveryArmed': {
+      const why =
+        state.charge?.status === 'unanswered'
+          ? `the processor did not answer its charge (${state.charge.reason})`
+          : `its card was charged and its sale could not be written (${state.sale.failure?.message ?? 'a write failed'})`;
       return [
         report(
-          `purchase ${state.order.purchaseId}: the processor did not answer its charge (${(state.charge as { reason: string }).reason}); ${
-            input.data.armed ? `settled at ${state.settleAt}` : 'settled at the next start'
-          }`,
+          `purchase ${state.order.purchaseId}: ${why}; ${input.data.armed ? `settled at ${state.settleAt}` : 'settled at the next start'}`,
         ),
       ];
+    }
   }
 }
 

@@ -91,8 +91,8 @@ export type PurchaseWorkflowInput =
   | { type: 'Waited'; data: Nothing }
   /** A decider refused a command (a domain error, the answer to give). */
   | { type: 'StepRefused'; data: { step: Step; error: Error } }
-  /** A command could not be carried out (a failed write, a store away). */
-  | { type: 'StepFailed'; data: { step: Step; error: Error } }
+  /** A command could not be carried out (a failed write, a store away); `at`: when (ms since the epoch). */
+  | { type: 'StepFailed'; data: { step: Step; error: Error; at?: number } }
   | ResaleStartInput;
 
 /** What a sale records, but the hold it sold (known once sold). */
@@ -174,6 +174,8 @@ export interface SaleProgress {
   steps: number;
   failure: Error | null;
   attempts: number;
+  /** When the sale's first write failed (ms since the epoch), if it was told. */
+  firstFailedAt: number | null;
   /** A try is due (decided next). */
   retryDue: boolean;
   /** The units were gone (the error, for the answer). */

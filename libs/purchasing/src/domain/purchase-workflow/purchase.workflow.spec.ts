@@ -6,6 +6,7 @@ import {
   PurchaseWorkflowInput,
   PurchaseWorkflowState,
   purchaseWorkflow,
+  SALE_ATTEMPTS,
   SOLD_OUT_DURING_CHARGE,
 } from './purchase.workflow';
 
@@ -217,7 +218,7 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(unrefunded.answer).toMatchObject({ outcome: 'failed' });
   });
 
-  it('tries a sale whose write failed again from what was written, once its other steps answered, at most three times', () => {
+  it('tries a sale whose write failed again from what was written, once its other steps answered, at once, then with waits doubling from 50 ms, then arms its recovery', () => {
     const charged = [started, lockTaken, reserved, held, approved, armed, sold];
     given(...charged)
       .when(failed('RecordSale'))
@@ -233,19 +234,53 @@ describe('purchase workflow: a stored-card purchase', () => {
     given(...retried, { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } }, sold)
       .when({ type: 'SaleRecorded', data: { position: at(5), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
       .thenAsks('IssueCoupons');
-    given(...retried)
-      .when(failed('ReadPurchase'))
-      .then([{ type: 'Wait', data: { ms: 50 } }]);
-    given(...retried, failed('ReadPurchase'), { type: 'Waited', data: none }, failed('ReadPurchase'))
-      .when({ type: 'Waited', data: none })
-      .thenAsks('ReadPurchase');
-    const last = given(...retried, failed('ReadPurchase'), { type: 'Waited', data: none }, failed('ReadPurchase'), {
-      type: 'Waited',
-      data: none,
-    })
+    // Each later try waits first: 50, 100, 200, … ms.
+    const waited: Input = { type: 'Waited', data: none };
+    let history: Input[] = retried;
+    for (let attempt = 2; attempt <= SALE_ATTEMPTS; attempt++) {
+      given(...history)
+        .when(failed('ReadPurchase'))
+        .then([{ type: 'Wait', data: { ms: 50 * 2 ** (attempt - 2) } }]);
+      given(...history, failed('ReadPurchase'))
+        .when(waited)
+        .thenAsks('ReadPurchase');
+      history = [...history, failed('ReadPurchase'), waited];
+    }
+    // The last try fails: the answer is that failure, and the recovery job sells it 10 s later.
+    const last = given(...history)
       .when(failed('ReadPurchase', new Error('still failing')))
-      .then([]);
+      .then([{ type: 'ArmRecovery', data: { purchaseId: 'p1', at: '2026-06-15T12:00:10.000Z' } }]);
     expect(last.answer).toEqual({ outcome: 'failed', error: new Error('still failing') });
+    given(...history, failed('ReadPurchase', new Error('still failing')))
+      .when({ type: 'RecoveryArmed', data: { armed: true } })
+      .then([
+        {
+          type: 'Report',
+          data: {
+            level: 'error',
+            message:
+              'purchase p1: its card was charged and its sale could not be written (still failing); settled at 2026-06-15T12:00:10.000Z',
+          },
+        },
+      ]);
+  });
+
+  it('starts no try of a charged sale later than 6.5 s after its first failure (each try may take a statement bound)', () => {
+    const charged = [started, lockTaken, reserved, held, approved, armed, sold];
+    const failedAt = (step: PurchaseWorkflowCommand['type'], ms: number): Input => ({
+      type: 'StepFailed',
+      data: { step, error: new Error('Query read timeout'), at: now.getTime() + ms },
+    });
+    const first = [...charged, failedAt('RecordSale', 0), { type: 'CouponsIssued', data: { position: at(3) } } as Input];
+    // 5 s later the second try fails: the next (after 50 ms) still starts within the window.
+    given(...first)
+      .when(failedAt('ReadPurchase', 5_000))
+      .then([{ type: 'Wait', data: { ms: 50 } }]);
+    // 6.5 s after the first failure: no further try; the failure is answered and the recovery armed.
+    const last = given(...first)
+      .when(failedAt('ReadPurchase', 6_500))
+      .thenAsks('ArmRecovery');
+    expect(last.state.answer).toEqual({ outcome: 'failed', error: new Error('Query read timeout') });
   });
 
   it('reports a charge lock it could not end, and still answers the sale', () => {

@@ -43,7 +43,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
     order: NO_ORDER,
     start: { awaiting: [], lockTaken: false, reserved: false, holdExpiresAt: null, refusals: [] },
     charge: null,
-    sale: { steps: 0, failure: null, attempts: 0, retryDue: false, unitsGone: null, recorded: null, issued: null },
+    sale: { steps: 0, failure: null, attempts: 0, firstFailedAt: null, retryDue: false, unitsGone: null, recorded: null, issued: null },
     refunded: false,
     holdReleased: false,
     nonPaymentRecorded: false,
@@ -89,7 +89,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
         return decideSale(input, state);
       case 'StepRefused':
       case 'StepFailed':
-        return decideTrouble(input, state);
+        return decideTrouble(input, state, now);
       case 'ResaleRequested':
       case 'ReferenceClaimed':
       case 'ReferenceClaimedBefore':

@@ -43,8 +43,19 @@ type SaleMessage =
   | Extract<PurchaseWorkflowInput, { type: 'RefundFailed' | 'NonPaymentRecorded' | 'CouponsIssued' }>
   | Extract<PurchaseWorkflowMessage, { type: 'ReadPurchase' | 'SellUnits' | 'RecordSale' | 'IssueCoupons' | 'Wait' }>;
 
-/** How many times the sale of a charged card purchase is tried again from what was written, after a failed write. */
-export const SALE_ATTEMPTS = 3;
+/**
+ * How many times the sale of a charged card purchase is tried again after a failed write: at once,
+ * then after waits doubling from 50 ms, so the last try is ~6.4 s after the first failure and a
+ * database away for a few seconds (a restart, a fail-over) still ends in the sale.
+ */
+export const SALE_ATTEMPTS = 8;
+/**
+ * No try starts later than this after the first failure: a try against a server cut off (packets
+ * dropped) takes its statement's bound, and the answer must still come within the service's.
+ */
+export const SALE_RETRY_WINDOW_MS = 6_500;
+/** After the last try failed, the purchase is settled by its recovery job this long after. */
+export const SETTLE_FAILED_SALE_MS = 10_000;
 
 /** The sale's steps a failed write of which is tried again, for a charged card purchase. */
 export const SALE: readonly Step[] = ['ReadPurchase', 'SellUnits', 'RecordSale', 'IssueCoupons'];
@@ -54,13 +65,13 @@ const quickSale = (state: State) => state.order.path === 'stored_card' && state.
 
 /**
  * The card is charged: a failed write must not leave it without its units and coupons. The sale is
- * tried again from what was written (every step is idempotent), at once and then after a short
- * wait; what still fails is finished by recovery at the next start.
+ * tried again from what was written (every step is idempotent), at once and then after waits that
+ * double; what still fails is settled by its recovery job (armed then, see `decideTrouble`).
  */
 export function retrySale(state: State): Command[] {
   return state.sale.attempts === 1
     ? [command('ReadPurchase', { purchaseId: state.order.purchaseId })]
-    : [command('Wait', { ms: 50 * (state.sale.attempts - 1) })];
+    : [command('Wait', { ms: 50 * 2 ** (state.sale.attempts - 2) })];
 }
 
 export function decideSale(input: SaleInput, state: State): Command[] {
@@ -204,10 +215,15 @@ function issue(state: State, couponIds: string[], userId: string | null): Comman
  * One of the sale's steps answered. Once none of a try is under way and one of them failed to
  * write: the sale is tried again from what was written, or, past its tries, fails with that error.
  */
-export function saleStepDone(state: State, change: Partial<SaleProgress>): State {
+export function saleStepDone(state: State, change: Partial<SaleProgress>, failedAt?: number): State {
   const sale = { ...state.sale, ...change, steps: state.sale.steps - 1 };
+  if (failedAt !== undefined && sale.firstFailedAt === null) sale.firstFailedAt = failedAt;
   if (sale.steps > 0 || !sale.failure) return { ...state, sale };
-  if (sale.attempts < SALE_ATTEMPTS) return { ...state, sale: { ...sale, failure: null, attempts: sale.attempts + 1, retryDue: true } };
+  const nextWaitMs = sale.attempts === 0 ? 0 : 50 * 2 ** (sale.attempts - 1);
+  const inWindow =
+    failedAt === undefined || sale.firstFailedAt === null || failedAt + nextWaitMs - sale.firstFailedAt <= SALE_RETRY_WINDOW_MS;
+  if (sale.attempts < SALE_ATTEMPTS && inWindow)
+    return { ...state, sale: { ...sale, failure: null, attempts: sale.attempts + 1, retryDue: true } };
   return { ...state, sale, answer: { outcome: 'failed', error: sale.failure } };
 }
 

@@ -1,13 +1,14 @@
 import { afterStart, START, startAnswered } from './card-purchase-start';
 import { charged, command, report } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
-import { SALE, saleStepDone } from './sale';
+import { SALE, saleStepDone, SETTLE_FAILED_SALE_MS } from './sale';
 
 /**
  * A step refused (a decider's domain error) or failed (a write, a store away): the stored-card
  * start's refusals are gathered, and once all its writes answered what was written is undone (see
  * `afterStart`); an undo that fails is reported and lapses by itself; a charged sale's failed write
- * is tried again; the rest end the purchase with its error.
+ * is tried again, and past its tries settled by its recovery job; the rest end the purchase with
+ * its error.
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -15,9 +16,21 @@ type State = PurchaseWorkflowState;
 type Trouble = Extract<PurchaseWorkflowInput, { type: 'StepRefused' | 'StepFailed' }>;
 
 /** What follows a step's refusal or failure (most end the purchase with that error, see `evolveTrouble`). */
-export function decideTrouble(input: Trouble, state: State): Command[] {
+export function decideTrouble(input: Trouble, state: State, now: Date): Command[] {
   const { step, error } = input.data;
   if (state.start.refusals.some((refusal) => refusal.error === error)) return afterStart(state);
+  // The charged sale failed its last try: its recovery job sells it from what was written (the
+  // charge has answered, so nothing is in flight), without waiting for a process to start.
+  if (
+    input.type === 'StepFailed' &&
+    state.answer?.outcome === 'failed' &&
+    charged(state) &&
+    state.order.path === 'stored_card' &&
+    SALE.includes(step)
+  )
+    return [
+      command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + SETTLE_FAILED_SALE_MS).toISOString() }),
+    ];
   const undoing = state.start.refusals.length > 0;
   if (step === 'EndCharge' && state.order.path !== 'resumed')
     return [report(`purchase ${state.order.purchaseId}: its charge lock could not be ended (${error.message}); it lapses by itself`)];
@@ -42,7 +55,7 @@ export function evolveTrouble(state: State, input: Trouble): State {
   if (state.start.refusals.length && (step === 'EndCharge' || step === 'RecordNonPayment' || step === 'ReleaseHold')) return state;
   // The card is charged: a failed write of its sale is tried again (see `saleStepDone`).
   if (input.type === 'StepFailed' && charged(state) && state.order.path === 'stored_card' && SALE.includes(step))
-    return saleStepDone(state, { failure: state.sale.failure ?? error });
+    return saleStepDone(state, { failure: state.sale.failure ?? error }, input.type === 'StepFailed' ? input.data.at : undefined);
   const next = SALE.includes(step) ? saleStepDone(state, {}) : state;
   return { ...next, answer: { outcome: input.type === 'StepRefused' ? 'refused' : 'failed', error } };
 }
