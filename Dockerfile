@@ -11,7 +11,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json ./
 # `npm install`, not `npm ci`: the lockfile is written where the registry lacks some other-platform
-# optional binaries, so `npm ci` refuses it (shared/design/libraries.md, first section).
+# optional binaries, so `npm ci` refuses it.
 RUN npm install --no-audit --no-fund
 COPY . .
 RUN npm run build \

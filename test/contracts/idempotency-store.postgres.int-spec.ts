@@ -1,5 +1,6 @@
 import { PostgresIdempotencyStore } from '@deals/adapters/idempotency-store/postgres-idempotency-store.adapter';
 import { idempotencyStoreContract } from '@deals/testing/contracts/idempotency-store.contract';
+import { Client } from 'pg';
 import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
 
 const unavailable = postgresUnavailableSync();
@@ -23,5 +24,81 @@ if (unavailable) {
       concurrentProcesses: true,
       cleanup: () => store.close(),
     };
+  });
+
+  describe('PostgresIdempotencyStore: its owner lock terminated', () => {
+    it('takes its owner lock again (its old session may still hold it a moment) and claims on', async () => {
+      const store = new PostgresIdempotencyStore(database.url);
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      const claim = (n: number) => ({
+        keyId: `terminated-${Date.now()}-${n}`,
+        partnerId: 'p',
+        fingerprint: 'request',
+        now: Date.now(),
+        expiresAt: Date.now() + 3_600_000,
+        runId: `run-${n}`,
+      });
+      try {
+        expect(await store.claim(claim(0))).toMatchObject({ kind: 'new' });
+        for (let round = 1; round <= 3; round++) {
+          await admin.query(
+            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+          );
+          // Every claim right after: none fails for the lock still held by the session being ended.
+          const outcomes = await Promise.all(
+            Array.from({ length: 4 }, (_, i) => store.claim(claim(round * 10 + i)).catch((e: Error) => e)),
+          );
+          expect(outcomes.filter((o) => o instanceof Error && !/terminat|Connection/i.test(o.message))).toEqual([]);
+          for (let i = 0; i < 4; i++) expect(await store.claim(claim(round * 100 + i))).toMatchObject({ kind: 'new' });
+        }
+      } finally {
+        await admin.end();
+        await store.close();
+      }
+    });
+  });
+
+  describe('PostgresIdempotencyStore: the database away while a key is released', () => {
+    it('writes a release that failed once the database answers, and meanwhile resumes the key itself as a run that ended', async () => {
+      const [store, other] = [new PostgresIdempotencyStore(database.url), new PostgresIdempotencyStore(database.url)];
+      const claim = {
+        keyId: `away-${Date.now()}`,
+        partnerId: 'p',
+        fingerprint: 'request-a',
+        now: Date.now(),
+        expiresAt: Date.now() + 3_600_000,
+        runId: 'first',
+      };
+      try {
+        expect(await store.claim(claim)).toMatchObject({ kind: 'new' });
+        // The release's write fails (the database away for it).
+        const pool = (store as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
+        const query = pool.query.bind(pool);
+        const away = jest
+          .spyOn(pool, 'query')
+          .mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+        await expect(store.release(claim.keyId)).rejects.toThrow('ECONNREFUSED');
+        // Meanwhile the key is still this live process's: another sees it running, this one resumes it.
+        away.mockImplementation(query);
+        expect(await other.claim({ ...claim, runId: 'other' })).toEqual({ kind: 'running' });
+        expect(await store.claim({ ...claim, runId: 'second' })).toEqual({
+          kind: 'resumed',
+          startedAt: claim.now,
+          runId: 'first',
+          ended: true,
+        });
+        // Released again (its second run failing too), the release is written within a second or so.
+        away.mockRejectedValueOnce(Object.assign(new Error('Connection terminated unexpectedly'), {}));
+        await expect(store.release(claim.keyId)).rejects.toThrow('terminated');
+        for (let i = 0; (await other.claim({ ...claim, runId: 'other' })).kind === 'running'; i++) {
+          if (i > 50) throw new Error('the failed release was never written');
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        await store.close();
+        await other.close();
+      }
+    });
   });
 }

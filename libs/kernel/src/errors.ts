@@ -173,3 +173,15 @@ export function requiredTextIssue(value: unknown, resource: string, field: strin
   if (typeof value !== 'string') return { type: 'invalid', resource, field, message: 'must be a string' };
   return null;
 }
+
+/**
+ * A write was made, and the views its answer is read from do not show it yet (the worker behind or
+ * away past the wait for them): `extra` names what was written; a repeat with the same
+ * Idempotency-Key, or a read after `Retry-After`, finds it.
+ */
+export class WrittenNotShown extends ServiceUnavailable {
+  constructor(message: string, written: Record<string, unknown>) {
+    super(`${message} (the views are behind); send the request again with the same Idempotency-Key, or read it after Retry-After`, 2);
+    Object.assign(this.extra, written);
+  }
+}

@@ -205,6 +205,7 @@ async function claim(request: KeyedRequest, reply: FastifyReply, options: Idempo
         startedAt: outcome.startedAt,
         runId: outcome.runId,
         resumed: outcome.kind === 'resumed',
+        ended: outcome.kind === 'resumed' && outcome.ended,
         sealing: sealingKey(secret, scope, key),
         partnerId: request.partner!.id,
       };
@@ -305,7 +306,7 @@ function open(sealing: Buffer, kept: Buffer): Buffer {
  */
 export const IdempotentRequest = createParamDecorator((_: unknown, context: ExecutionContext): IdempotentRun | null => {
   const run = context.switchToHttp().getRequest<KeyedRequest>().idempotency;
-  return run ? { keyId: run.keyId, startedAt: run.startedAt, runId: run.runId, resumed: run.resumed } : null;
+  return run ? { keyId: run.keyId, startedAt: run.startedAt, runId: run.runId, resumed: run.resumed, ended: run.ended } : null;
 });
 
 /** Forgets expired keys now and every `everyMs` (each process of the service may: a purge is idempotent); returns the stop. */

@@ -1,5 +1,5 @@
 import { servicePool } from '../postgres-pool';
-import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES, RecordedAnswer } from '@deals/kernel';
+import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES, RecordedAnswer, ServiceUnavailable } from '@deals/kernel';
 import { randomInt } from 'node:crypto';
 import { Client, Pool } from 'pg';
 
@@ -23,6 +23,12 @@ CREATE TABLE IF NOT EXISTS idempotency_usage (partner text PRIMARY KEY, bytes bi
 
 /** How often a process adds its own changes of size to the shared counts, and reads everyone's. */
 const SIZES_EVERY_MS = 5000;
+
+/** Taking this process's owner lock again after its session was lost: tries, and the wait between them. */
+const OWNER_LOCK_TRIES = 60;
+const OWNER_LOCK_WAIT_MS = 50;
+/** How often releases that failed are tried again. */
+const RELEASE_AGAIN_MS = 1_000;
 
 /** The first key of the advisory locks that say which processes are alive (the second is the process's owner number). */
 const OWNERS_LOCK_SPACE = 7216004;
@@ -55,6 +61,12 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   private unsent = new Map<string, number>();
   private sizeTimer: NodeJS.Timeout | null = null;
   private sending: Promise<void> | null = null;
+  /**
+   * Keys whose release failed (the database away): released again every second until it works.
+   * Meanwhile this process, their owner, resumes them itself when asked (their runs have ended).
+   */
+  private readonly unreleased = new Set<string>();
+  private releaseTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly url: string) {
     super();
@@ -78,9 +90,10 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
       });
       await client.connect();
       try {
-        // The same owner number again after a lost connection (its claims in flight stay its own);
-        // a new one no live process holds at first (a dead one's is free again: its rows are taken over).
-        for (;;) {
+        // The same owner number again after a lost connection (its claims in flight stay its own):
+        // its old session may take a moment to end, holding the lock meanwhile. A new one no live
+        // process holds at first (a dead one's is free again: its rows are taken over).
+        for (let tries = 1; ; tries++) {
           const owner = this.owner || randomInt(1, 2 ** 31 - 1);
           const { rows: got } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS locked', [
             OWNERS_LOCK_SPACE,
@@ -90,7 +103,10 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
             this.owner = owner;
             break;
           }
-          if (this.owner) throw new Error(`owner ${owner}'s lock is held by another session: this process's claims were taken over`);
+          if (!this.owner) continue;
+          if (tries >= OWNER_LOCK_TRIES)
+            throw new ServiceUnavailable(`this process's idempotency owner lock ${owner} is still held by its lost session`, 2);
+          await new Promise((resolve) => setTimeout(resolve, OWNER_LOCK_WAIT_MS));
         }
       } catch (error) {
         await client.end().catch(() => undefined);
@@ -142,8 +158,22 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     return this.sending;
   }
 
-  async claim({ keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
+  async claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
     await this.start();
+    let outcome: ClaimOutcome;
+    try {
+      outcome = await this.claimOnce(claim);
+    } catch (error) {
+      // Its write may have claimed the key with the answer lost: released once the database
+      // answers, so that its repeats do not find it running for as long as this process lives.
+      this.releaseLater(claim.keyId);
+      throw error;
+    }
+    if (outcome.kind === 'new' || outcome.kind === 'resumed') this.unreleased.delete(claim.keyId);
+    return outcome;
+  }
+
+  private async claimOnce({ keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
     for (;;) {
       // New, or forgotten (expired and not yet purged): this process's now.
       const inserted = await this.pool.query(
@@ -166,12 +196,15 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
       if (!row) continue; // purged meanwhile
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (row.status !== null) return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: row.body! } };
+      if (row.owner === this.owner && this.unreleased.delete(keyId))
+        return { kind: 'resumed', startedAt: Number(row.started_at), runId: row.run_id, ended: true };
       if (row.owner === this.owner || (await this.ownerAlive(row.owner))) return { kind: 'running' };
       const taken = await this.pool.query(
         'UPDATE idempotency_keys SET owner = $2 WHERE key_id = $1 AND owner = $3 AND status IS NULL RETURNING 1',
         [keyId, this.owner, row.owner],
       );
-      if (taken.rowCount === 1) return { kind: 'resumed', startedAt: Number(row.started_at), runId: row.run_id };
+      // Owner 0: released by its run (see `release`), not left by a process that died.
+      if (taken.rowCount === 1) return { kind: 'resumed', startedAt: Number(row.started_at), runId: row.run_id, ended: row.owner === 0 };
     }
   }
 
@@ -202,7 +235,42 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
 
   /** Owner 0 is no process's: the next claim takes the run over (resumed). */
   async release(keyId: string): Promise<void> {
-    await this.pool.query('UPDATE idempotency_keys SET owner = 0 WHERE key_id = $1 AND owner = $2 AND status IS NULL', [keyId, this.owner]);
+    try {
+      await this.writeRelease(keyId);
+    } catch (error) {
+      // Left claimed, its repeats would be answered "running" for as long as this process lives.
+      this.releaseLater(keyId);
+      throw error;
+    }
+  }
+
+  private releaseLater(keyId: string): void {
+    this.unreleased.add(keyId);
+    this.releaseTimer ??= setInterval(() => void this.releaseAgain(), RELEASE_AGAIN_MS).unref();
+  }
+
+  private writeRelease(keyId: string) {
+    return this.pool.query('UPDATE idempotency_keys SET owner = 0 WHERE key_id = $1 AND owner = $2 AND status IS NULL', [
+      keyId,
+      this.owner,
+    ]);
+  }
+
+  /** Releases the keys whose release failed, until one fails again (then at the next tick). */
+  private async releaseAgain(): Promise<void> {
+    for (const keyId of [...this.unreleased]) {
+      if (!this.unreleased.has(keyId)) continue; // resumed here meanwhile
+      try {
+        await this.writeRelease(keyId);
+      } catch {
+        return;
+      }
+      this.unreleased.delete(keyId);
+    }
+    if (this.unreleased.size === 0 && this.releaseTimer) {
+      clearInterval(this.releaseTimer);
+      this.releaseTimer = null;
+    }
   }
 
   async purge(now: number): Promise<number> {
@@ -225,6 +293,8 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   async close(): Promise<void> {
     if (this.sizeTimer) clearInterval(this.sizeTimer);
     this.sizeTimer = null;
+    if (this.releaseTimer) clearInterval(this.releaseTimer);
+    this.releaseTimer = null;
     if (this.ready && this.unsent.size) await this.sendSizes().catch(() => undefined);
     const client = this.lockClient;
     this.lockClient = null;

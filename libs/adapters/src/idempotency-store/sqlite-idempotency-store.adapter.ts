@@ -27,6 +27,9 @@ interface Queued {
  * runs are known from its memory, and a claim in the file that it does not run was left by a
  * process that died, or released.
  */
+/** How many released keys are remembered as such (see `release`). */
+const MAX_RELEASED = 10_000;
+
 export class SqliteIdempotencyStore extends IdempotencyStore {
   private db: Database.Database | null = null;
   private programs: Programs | null = null;
@@ -34,6 +37,8 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   private queue: Queued[] = [];
   /** The keys this process is running, with their requests' fingerprints. */
   private readonly running = new Map<string, string>();
+  /** Keys this process released unanswered since it started: their next claim resumes a run that ended. */
+  private readonly released = new Set<string>();
   private unwatch: (() => void) | null = null;
   private closed = false;
   /** What each partner's kept keys take up, as committed (read from the file as it opens). */
@@ -131,8 +136,9 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
     if (row.status !== null)
       return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: Buffer.from(row.body!) } };
-    // Claimed in the file, and not by this process: by one that died before answering.
-    return { kind: 'resumed', startedAt: row.started_at, runId: row.run_id };
+    // Claimed in the file, and not running here: released by this process, or left by one that died.
+    const ended = this.released.delete(keyId);
+    return { kind: 'resumed', startedAt: row.started_at, runId: row.run_id, ended };
   }
 
   async holds(keyId: string, now: number): Promise<boolean> {
@@ -150,9 +156,12 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     this.running.delete(keyId);
   }
 
-  /** The claim stays in the file; no longer in this process's memory, its next claim resumes it. */
+  /** The claim stays in the file; no longer in this process's memory, its next claim resumes it (as ended). */
   async release(keyId: string): Promise<void> {
-    this.running.delete(keyId);
+    if (!this.running.delete(keyId)) return;
+    this.released.add(keyId);
+    // Bounded: past it the oldest count as left by a process that died (the cautious reading).
+    if (this.released.size > MAX_RELEASED) this.released.delete(this.released.values().next().value!);
   }
 
   purge(now: number): Promise<number> {

@@ -25,6 +25,8 @@ export interface IdempotencyClaim {
  *   it {@link IdempotencyStore.answer}s or {@link IdempotencyStore.release}s it;
  * - `resumed`: the run that held the key died before answering, or released it unanswered; this
  *   claim owns it now and runs it again (the handlers find what the earlier run wrote under its ids);
+ *   `ended` when it was released (its process answered and runs nothing of it any more), false when
+ *   its process died (something of it may still be under way: a charge sent before the crash);
  * - `answered`: the request was answered; the answer is sent again;
  * - `running`: another request with this key is being run, by a process still alive;
  * - `mismatch`: the key was used for another request.
@@ -34,7 +36,7 @@ export interface IdempotencyClaim {
  */
 export type ClaimOutcome =
   | { kind: 'new'; startedAt: number; runId: string }
-  | { kind: 'resumed'; startedAt: number; runId: string }
+  | { kind: 'resumed'; startedAt: number; runId: string; ended: boolean }
   | { kind: 'answered'; answer: RecordedAnswer }
   | { kind: 'running' }
   | { kind: 'mismatch' };
@@ -90,6 +92,8 @@ export interface IdempotentRun {
   /** When the run that owns the key first claimed it, and its id ({@link ClaimOutcome}). */
   startedAt: number;
   runId: string;
-  /** A run again of a request whose process died before answering. */
+  /** A run again of a request whose process died before answering, or that released its key unanswered. */
   resumed: boolean;
+  /** Resumed from a run that released its key (it answered a 5xx or 409, and nothing of it runs any more). */
+  ended: boolean;
 }

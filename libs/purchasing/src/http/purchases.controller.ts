@@ -1,6 +1,6 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
-import { Clock, IdempotentRun, NotFound, ViewProgress } from '@deals/kernel';
+import { Clock, IdempotentRun, NotFound, ViewProgress, WrittenNotShown } from '@deals/kernel';
 import {
   actingUser,
   ApiAnswer,
@@ -58,7 +58,7 @@ export class PurchasesController {
   @ApiRequest({ body: ReserveUnitsBody })
   async reserve(@Body() body: ReserveUnitsBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
     const { purchaseId, position } = await this.commands.execute(new ReserveUnits(body.deal_id, body.num_bought, caller, keyed));
-    return this.answer(caller.partnerId, purchaseId, position);
+    return this.answer(caller.partnerId, purchaseId, position, { written: true });
   }
 
   @Post('purchases')
@@ -73,7 +73,7 @@ export class PurchasesController {
   @ApiRequest({ body: BuyWithStoredCardBody })
   async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
     const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed));
-    return this.answer(caller.partnerId, purchaseId, position);
+    return this.answer(caller.partnerId, purchaseId, position, { written: true });
   }
 
   @Post('v1/purchases/full.json')
@@ -89,7 +89,7 @@ export class PurchasesController {
   @ApiRequest({ body: FullPurchaseBody })
   async full(@Body() order: FullPurchaseBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
     const { purchaseId, position } = await this.commands.execute(new FullPurchase(order, caller, keyed));
-    return this.answer(caller.partnerId, purchaseId, position);
+    return this.answer(caller.partnerId, purchaseId, position, { written: true });
   }
 
   @Put(['purchases/:purchase_id/claim', 'purchases/:purchase_id/claim.json'])
@@ -98,7 +98,7 @@ export class PurchasesController {
   @ApiRequest({ body: ClaimReservationBody })
   async claim(@Param('purchase_id') purchaseId: string, @Body() body: ClaimReservationBody, @CurrentCaller() caller: Caller) {
     const { position } = await this.commands.execute(new ClaimReservation(purchaseId, body.user_id, caller));
-    return this.answer(caller.partnerId, purchaseId, position);
+    return this.answer(caller.partnerId, purchaseId, position, { written: true });
   }
 
   @Put(['purchases/:purchase_id/release', 'purchases/:purchase_id/release.json'])
@@ -106,7 +106,7 @@ export class PurchasesController {
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   async release(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
     const { position } = await this.commands.execute(new ReleaseReservation(purchaseId, caller));
-    return this.answer(caller.partnerId, purchaseId, position);
+    return this.answer(caller.partnerId, purchaseId, position, { written: true });
   }
 
   @Get('purchases/:purchase_id')
@@ -115,7 +115,7 @@ export class PurchasesController {
   @ApiAnswer(PurchaseAnswer, { errors: [404] })
   async one(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     // A user's access token reads its own user's purchases only: another user's is not found.
-    return this.answer(caller.partnerId, purchaseId.replace(/\.json$/, ''), null, actingUser(request, undefined));
+    return this.answer(caller.partnerId, purchaseId.replace(/\.json$/, ''), null, { forUser: actingUser(request, undefined) });
   }
 
   @Get('users/:user_id/purchases')
@@ -131,9 +131,21 @@ export class PurchasesController {
     return { status: 'success', purchases: await Promise.all(list.map((p) => this.body(p))) };
   }
 
-  private async answer(partnerId: string, purchaseId: string, position: string | null, forUser?: string) {
+  /**
+   * The purchase as the views show it, once they include `position`. After a write (`written`), a
+   * purchase they do not show yet (the worker behind or away past the wait) is no "not found": the
+   * answer is 503 naming it, and a repeat with the same Idempotency-Key answers it once shown.
+   */
+  private async answer(
+    partnerId: string,
+    purchaseId: string,
+    position: string | null,
+    { written = false, forUser }: { written?: boolean; forUser?: string } = {},
+  ) {
     await this.progress.waitFor(VIEWS, position);
     const purchase = await this.purchases.purchase(partnerId, purchaseId);
+    if (!purchase && written)
+      throw new WrittenNotShown(`purchase ${purchaseId} was recorded; its details are not readable yet`, { purchase_id: purchaseId });
     if (!purchase || (forUser !== undefined && purchase.userId !== forUser)) throw new NotFound(`purchase ${purchaseId} not found`);
     return { status: 'success', purchase: await this.body(purchase) };
   }

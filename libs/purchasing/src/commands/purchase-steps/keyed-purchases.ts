@@ -64,7 +64,7 @@ export class KeyedPurchases {
    */
   async resume(run: IdempotentRun, started: string[]): Promise<KeyedPurchase> {
     for (const purchaseId of started) {
-      const outcome = await this.outcome(purchaseId);
+      const outcome = await this.outcome(purchaseId, run.ended);
       if (outcome !== null) return outcome;
     }
     // A purchase of the run without its entry never reached its charge: its id is only skipped.
@@ -76,17 +76,21 @@ export class KeyedPurchases {
     throw new PaymentFailed(`this Idempotency-Key has started ${ATTEMPTS} purchases already; use a new key`);
   }
 
-  /** A started purchase's outcome to answer, or null when it stopped before any charge. */
-  private async outcome(purchaseId: string): Promise<KeyedPurchase | null> {
+  /**
+   * A started purchase's outcome to answer, or null when it stopped before any charge. `ended`: the
+   * run that started it released the key, so no charge of it is under way.
+   */
+  private async outcome(purchaseId: string, ended: boolean): Promise<KeyedPurchase | null> {
     const found = await this.purchase(purchaseId);
     let purchase = found.purchase;
     if (purchase.status === 'none') return null;
     if (purchase.status === 'reserved') {
-      // Its charge may still be under way in another process until its lock ends, unless the
-      // processor has answered it (its sale's write failed, its process died after the charge);
-      // then settled from the processor's record as the recovery would.
+      // Its charge may still be under way in a process that died until its lock ends, unless the
+      // processor has answered it or the run that started it ended (answered and released the
+      // key: its charge, if it sent one, was answered); then settled from the processor's record
+      // as the recovery would.
       const lockEnds = found.reservedAt + CHARGE_LOCK_MS;
-      if (lockEnds > this.clock.now().getTime() && (await this.gateway.chargeOutcome(purchaseId)) === null)
+      if (lockEnds > this.clock.now().getTime() && !ended && (await this.gateway.chargeOutcome(purchaseId)) === null)
         throw underWay(purchaseId, lockEnds - this.clock.now().getTime());
       await this.recovery.settleNow(purchaseId);
       purchase = (await this.purchase(purchaseId)).purchase;

@@ -10,6 +10,7 @@ import {
   PaymentGateway,
   runWorkflow,
   Scheduler,
+  ServiceUnavailable,
 } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { chargeLockDecider, chargeLockStream } from '../../domain/charge-lock/charge-lock';
@@ -147,7 +148,14 @@ export class PurchaseSteps {
       }
       case 'HoldUnits': {
         const held = await handleCommand(this.store, inventoryStream(command.data.dealId), inventoryDecider, command, context);
-        return { type: 'UnitsHeld', data: { expiresAt: (held.events[0].data as { expiresAt: string }).expiresAt } };
+        if (held.events.length) return { type: 'UnitsHeld', data: { expiresAt: (held.events[0].data as { expiresAt: string }).expiresAt } };
+        // Held already: by this command's earlier try, whose commit's answer was lost (a connection cut).
+        const hold = held.state.holds.get(command.data.holdId);
+        // Or held and given back since (an earlier run undid it): nothing was charged in this run,
+        // and a repeat with the same key goes on under a purchase id of its own.
+        if (!hold)
+          throw new ServiceUnavailable(`the units of purchase ${command.data.holdId} were held and given back by an earlier try`, 1);
+        return { type: 'UnitsHeld', data: { expiresAt: new Date(hold.expiresAt).toISOString() } };
       }
       case 'ReleaseHold':
         await handleCommand(this.store, inventoryStream(command.data.dealId), inventoryDecider, command, context);
