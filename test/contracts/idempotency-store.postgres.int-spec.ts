@@ -42,14 +42,22 @@ if (unavailable) {
       try {
         expect(await store.claim(claim(0))).toMatchObject({ kind: 'new' });
         for (let round = 1; round <= 3; round++) {
-          await admin.query(
-            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+          const { rows: ended } = await admin.query<{ pid: number }>(
+            `SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
           );
           // Every claim right after: none fails for the lock still held by the session being ended.
           const outcomes = await Promise.all(
             Array.from({ length: 4 }, (_, i) => store.claim(claim(round * 10 + i)).catch((e: Error) => e)),
           );
           expect(outcomes.filter((o) => o instanceof Error && !/terminat|Connection/i.test(o.message))).toEqual([]);
+          // Once those sessions have ended (a signalled backend takes a moment to exit, and a pooled
+          // connection learns of it only then), every claim succeeds.
+          for (let i = 0; ; i++) {
+            const { rows } = await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1)', [ended.map((row) => row.pid)]);
+            if (rows.length === 0) break;
+            if (i > 100) throw new Error('the terminated sessions never ended');
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
           for (let i = 0; i < 4; i++) expect(await store.claim(claim(round * 100 + i))).toMatchObject({ kind: 'new' });
         }
       } finally {
