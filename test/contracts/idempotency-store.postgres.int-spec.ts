@@ -109,4 +109,78 @@ if (unavailable) {
       }
     });
   });
+
+  describe('PostgresIdempotencyStore: a claim whose answer was lost', () => {
+    const claimOf = (keyId: string, runId: string) => ({
+      keyId,
+      partnerId: 'p',
+      fingerprint: 'request',
+      now: Date.now(),
+      expiresAt: Date.now() + 3_600_000,
+      runId,
+    });
+    /** Fails the store's next statement as a cut connection does, and lands its claim afterwards, as a statement delayed on the way. */
+    const lostThenLanded = async (store: PostgresIdempotencyStore, keyId: string, landAfterMs: number) => {
+      const pool = (store as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
+      const owner = (store as unknown as { owner: number }).owner;
+      jest.spyOn(pool, 'query').mockRejectedValueOnce(new Error('Query read timeout'));
+      await expect(store.claim(claimOf(keyId, 'lost'))).rejects.toThrow('Query read timeout');
+      await new Promise((resolve) => setTimeout(resolve, landAfterMs));
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      await admin.query(
+        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at, partner, size) VALUES ($1, 'request', $2, $3, 'lost', $4, 'p', 0)`,
+        [keyId, owner, Date.now(), Date.now() + 3_600_000],
+      );
+      await admin.end();
+    };
+
+    it('is resumed by its own process at once, as a run that ended, though its release found nothing to release', async () => {
+      const store = new PostgresIdempotencyStore(database.url);
+      try {
+        await store.claim(claimOf(`warm-${Date.now()}`, 'warm'));
+        const keyId = `landed-${Date.now()}`;
+        await lostThenLanded(store, keyId, 1_200);
+        expect(await store.claim(claimOf(keyId, 'retry'))).toMatchObject({ kind: 'resumed', runId: 'lost', ended: true });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('is released when it lands late, so that another process resumes it', async () => {
+      const [store, other] = [new PostgresIdempotencyStore(database.url), new PostgresIdempotencyStore(database.url)];
+      try {
+        await store.claim(claimOf(`warm-${Date.now()}`, 'warm'));
+        const keyId = `late-${Date.now()}`;
+        await lostThenLanded(store, keyId, 1_200);
+        for (let i = 0; ; i++) {
+          const outcome = await other.claim(claimOf(keyId, 'other'));
+          if (outcome.kind === 'resumed') {
+            expect(outcome).toMatchObject({ runId: 'lost', ended: true });
+            break;
+          }
+          expect(outcome).toEqual({ kind: 'running' });
+          if (i > 30) throw new Error('the claim that landed late was never released');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      } finally {
+        await store.close();
+        await other.close();
+      }
+    });
+
+    it('is not resumed by its own process while a run of its key is under way there', async () => {
+      const store = new PostgresIdempotencyStore(database.url);
+      try {
+        const keyId = `together-${Date.now()}`;
+        const outcomes = await Promise.all([store.claim(claimOf(keyId, 'a')), store.claim(claimOf(keyId, 'b'))]);
+        expect(outcomes.map((o) => o.kind).sort()).toEqual(['new', 'running']);
+        expect(await store.claim(claimOf(keyId, 'c'))).toEqual({ kind: 'running' });
+        await store.release(keyId);
+        expect(await store.claim(claimOf(keyId, 'd'))).toMatchObject({ kind: 'resumed', ended: true });
+      } finally {
+        await store.close();
+      }
+    });
+  });
 }

@@ -29,6 +29,11 @@ const OWNER_LOCK_TRIES = 60;
 const OWNER_LOCK_WAIT_MS = 50;
 /** How often releases that failed are tried again. */
 const RELEASE_AGAIN_MS = 1_000;
+/**
+ * How long a release that failed is written again even once it finds no row of this process's: a
+ * claim whose answer was lost (its statement cut off on the way) may still land on the server late.
+ */
+const LATE_CLAIM_MS = 60_000;
 
 /** The first key of the advisory locks that say which processes are alive (the second is the process's owner number). */
 const OWNERS_LOCK_SPACE = 7216004;
@@ -62,10 +67,17 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   private sizeTimer: NodeJS.Timeout | null = null;
   private sending: Promise<void> | null = null;
   /**
-   * Keys whose release failed (the database away): released again every second until it works.
-   * Meanwhile this process, their owner, resumes them itself when asked (their runs have ended).
+   * Keys whose release failed (the database away), with when: released again every second until it
+   * works. Meanwhile this process, their owner, resumes them itself when asked (their runs have ended).
    */
-  private readonly unreleased = new Set<string>();
+  private readonly unreleased = new Map<string, number>();
+  /** Releases of {@link unreleased} keys under way: a claim of such a key waits for its release first. */
+  private readonly releasing = new Map<string, Promise<unknown>>();
+  /**
+   * Keys whose run is under way in this process (claimed, not yet answered or released). A row of
+   * this process's whose key is not among them was left by a run that ended without its answer kept.
+   */
+  private readonly running = new Set<string>();
   private releaseTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly url: string) {
@@ -159,21 +171,33 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   }
 
   async claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
-    await this.start();
+    // The same key again while this process runs it: running (or a mismatch, or answered meanwhile).
+    const busyHere = this.running.has(claim.keyId);
+    if (busyHere) {
+      await this.start();
+      return this.claimOnce(claim, true);
+    }
+    this.running.add(claim.keyId);
     let outcome: ClaimOutcome;
     try {
-      outcome = await this.claimOnce(claim);
+      await this.start();
+      outcome = await this.claimOnce(claim, false);
     } catch (error) {
       // Its write may have claimed the key with the answer lost: released once the database
-      // answers, so that its repeats do not find it running for as long as this process lives.
+      // answers, so that its repeats elsewhere do not find it running for as long as this process lives.
+      this.running.delete(claim.keyId);
       this.releaseLater(claim.keyId);
       throw error;
     }
     if (outcome.kind === 'new' || outcome.kind === 'resumed') this.unreleased.delete(claim.keyId);
+    else this.running.delete(claim.keyId);
     return outcome;
   }
 
-  private async claimOnce({ keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
+  private async claimOnce(
+    { keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim,
+    busyHere: boolean,
+  ): Promise<ClaimOutcome> {
     for (;;) {
       // New, or forgotten (expired and not yet purged): this process's now.
       const inserted = await this.pool.query(
@@ -196,9 +220,20 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
       if (!row) continue; // purged meanwhile
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (row.status !== null) return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: row.body! } };
-      if (row.owner === this.owner && this.unreleased.delete(keyId))
+      if (row.owner === this.owner) {
+        if (busyHere) return { kind: 'running' };
+        // This process's, and not running here: its run ended with neither answer nor release kept.
+        // A release of it under way is waited for, and the row taken back either way.
+        await this.releasing.get(keyId)?.catch(() => undefined);
+        const resumed = await this.pool.query(
+          'UPDATE idempotency_keys SET owner = $2 WHERE key_id = $1 AND owner IN ($2, 0) AND status IS NULL RETURNING 1',
+          [keyId, this.owner],
+        );
+        if (resumed.rowCount !== 1) continue; // taken or answered meanwhile: read again
+        this.unreleased.delete(keyId);
         return { kind: 'resumed', startedAt: Number(row.started_at), runId: row.run_id, ended: true };
-      if (row.owner === this.owner || (await this.ownerAlive(row.owner))) return { kind: 'running' };
+      }
+      if (await this.ownerAlive(row.owner)) return { kind: 'running' };
       const taken = await this.pool.query(
         'UPDATE idempotency_keys SET owner = $2 WHERE key_id = $1 AND owner = $3 AND status IS NULL RETURNING 1',
         [keyId, this.owner, row.owner],
@@ -224,6 +259,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   }
 
   async answer(keyId: string, { status, contentType, body }: RecordedAnswer): Promise<void> {
+    this.running.delete(keyId);
     const { rows } = await this.pool.query<{ partner: string }>(
       `UPDATE idempotency_keys SET status = $2, content_type = $3, body = $4, size = size + $6
        WHERE key_id = $1 AND owner = $5 AND status IS NULL RETURNING partner`,
@@ -235,6 +271,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
 
   /** Owner 0 is no process's: the next claim takes the run over (resumed). */
   async release(keyId: string): Promise<void> {
+    this.running.delete(keyId);
     try {
       await this.writeRelease(keyId);
     } catch (error) {
@@ -245,7 +282,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   }
 
   private releaseLater(keyId: string): void {
-    this.unreleased.add(keyId);
+    if (!this.unreleased.has(keyId)) this.unreleased.set(keyId, Date.now());
     this.releaseTimer ??= setInterval(() => void this.releaseAgain(), RELEASE_AGAIN_MS).unref();
   }
 
@@ -256,16 +293,24 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     ]);
   }
 
-  /** Releases the keys whose release failed, until one fails again (then at the next tick). */
+  /**
+   * Releases the keys whose release failed, until one fails again (then at the next tick). A key
+   * whose row is not (yet) this process's is tried again for {@link LATE_CLAIM_MS}.
+   */
   private async releaseAgain(): Promise<void> {
-    for (const keyId of [...this.unreleased]) {
-      if (!this.unreleased.has(keyId)) continue; // resumed here meanwhile
+    for (const [keyId, failedAt] of [...this.unreleased]) {
+      if (!this.unreleased.has(keyId) || this.running.has(keyId)) continue; // resumed meanwhile
+      const release = this.writeRelease(keyId);
+      this.releasing.set(keyId, release);
+      let released: boolean;
       try {
-        await this.writeRelease(keyId);
+        released = (await release).rowCount === 1;
       } catch {
         return;
+      } finally {
+        this.releasing.delete(keyId);
       }
-      this.unreleased.delete(keyId);
+      if (released || Date.now() - failedAt > LATE_CLAIM_MS) this.unreleased.delete(keyId);
     }
     if (this.unreleased.size === 0 && this.releaseTimer) {
       clearInterval(this.releaseTimer);
