@@ -48,29 +48,31 @@ export class AlreadyCharging extends DomainError {
   }
 }
 
+/** A refusal of the moment: the same request may succeed after `Retry-After` (whole seconds, at least one). */
+export abstract class RetryLater extends DomainError {
+  override readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
 /**
  * A request sent with an `Idempotency-Key` whose earlier run's outcome is not known yet (its
  * purchase may still be charged): ask again after `Retry-After`, never a refusal.
  */
-export class IdempotencyKeyInUse extends DomainError {
+export class IdempotencyKeyInUse extends RetryLater {
   readonly errorType = 'idempotency_key_in_use';
   readonly httpStatus = 409;
-  override readonly retryAfterSeconds: number;
   constructor(message: string, retryAfterMs: number) {
-    super(message);
-    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    super(message, retryAfterMs / 1000);
   }
 }
 
-/** A server the service needs (its database, Redis) does not answer: the same request may succeed after `Retry-After`. */
-export class ServiceUnavailable extends DomainError {
+/** A server the service needs (its database, Redis) does not answer. */
+export class ServiceUnavailable extends RetryLater {
   readonly errorType = 'service_unavailable';
   readonly httpStatus = 503;
-  override readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number) {
-    super(message);
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
 }
 
 export class Declined extends DomainError {

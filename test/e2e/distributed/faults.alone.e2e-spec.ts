@@ -11,6 +11,7 @@ import { PrivatePostgres, privatePostgresUnavailable } from '../../support/priva
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
 import { TcpProxy } from '../../support/tcp-proxy';
 import { tempDir } from '../../support/temp-dir';
+import { buyerWithCard } from '../../support/test-cards';
 import { WorkerProcess } from '../../support/worker-process';
 
 const why = privatePostgresUnavailable() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
@@ -58,6 +59,7 @@ if (why) {
     let env: Record<string, string>;
     let worker: WorkerProcess;
     let replicas: ApiProcess[] = [];
+    let apiKey: string;
     let key: string;
     /** Every buyer made (a user with a stored card), by index. */
     const buyers: Array<{ userId: string; cardId: string }> = [];
@@ -80,7 +82,8 @@ if (why) {
         REDIS_URL: redis.url,
         REDIS_PREFIX: 'faults',
       };
-      key = `api_key=${JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Faulted', '--json'], env)).stdout).api_key}`;
+      apiKey = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Faulted', '--json'], env)).stdout).api_key;
+      key = `api_key=${apiKey}`;
       writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
       const [start, end] = [new Date(Date.now() - DAY_MS).toISOString(), new Date(Date.now() + 7 * DAY_MS).toISOString()];
       writeFileSync(
@@ -121,19 +124,7 @@ if (why) {
     async function newBuyers(count: number): Promise<number[]> {
       const made: number[] = [];
       for (let i = 0; i < count; i++) {
-        const api = replicas[i % 2];
-        const userId = (await api.call('POST', `/users?${key}`, { email: `faulted${buyers.length}@example.com` })).body.user_id;
-        const cardId = (
-          await api.call('POST', `/credit_cards?${key}`, {
-            user_id: userId,
-            number: '4242424242424242',
-            verification_value: '123',
-            month: 12,
-            year: 2030,
-            zip_code: '60601',
-          })
-        ).body.credit_card_id;
-        made.push(buyers.push({ userId, cardId }) - 1);
+        made.push(buyers.push(await buyerWithCard(replicas[i % 2], apiKey, `faulted${buyers.length}@example.com`)) - 1);
       }
       return made;
     }

@@ -11,7 +11,7 @@ import { createTestDatabase, postgresUnavailableSync } from '../../support/postg
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
 import { exclusive } from '../../support/exclusive';
 import { tempDir } from '../../support/temp-dir';
-import { TEST_CARDS } from '../../support/test-cards';
+import { buyerWithCard, TEST_CARDS } from '../../support/test-cards';
 import { WorkerProcess } from '../../support/worker-process';
 
 const why = postgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
@@ -39,6 +39,7 @@ if (why) {
     let worker: WorkerProcess;
     let workerMetricsPort: number;
     let replicas: ApiProcess[] = [];
+    let apiKey: string;
     let key: string;
     let basic: string;
 
@@ -49,7 +50,8 @@ if (why) {
       redis = await startRedisServer();
       env = { DATABASE_URL: database.url, REDIS_URL: redis.url, REDIS_PREFIX: 'replicas' };
       const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Replicated', '--json'], env)).stdout);
-      key = `api_key=${partner.api_key}`;
+      apiKey = partner.api_key;
+      key = `api_key=${apiKey}`;
       basic = Buffer.from(`${partner.username}:${partner.password}`).toString('base64');
       writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
       const [start, end] = [new Date(Date.now() - DAY_MS).toISOString(), new Date(Date.now() + 7 * DAY_MS).toISOString()];
@@ -106,11 +108,7 @@ if (why) {
 
     it("answers a declined card only once both replicas show the deal's units back", async () => {
       const buyers = await Promise.all(
-        Array.from({ length: 3 }, async (_, i) => {
-          const userId = (await replicas[0].call('POST', `/users?${key}`, { email: `declined${i}@example.com` })).body.user_id;
-          const card = { user_id: userId, number: DECLINED_CARD, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
-          return { userId, cardId: (await replicas[0].call('POST', `/credit_cards?${key}`, card)).body.credit_card_id };
-        }),
+        Array.from({ length: 3 }, (_, i) => buyerWithCard(replicas[0], apiKey, `declined${i}@example.com`, DECLINED_CARD)),
       );
       // One purchase at a time: another's hold, live while its card is tried, would rightly count.
       const seen: unknown[] = [];
@@ -263,9 +261,7 @@ if (why) {
     });
 
     it('charges once for one Idempotency-Key sent to both replicas at once; a repeat to either answers the purchase', async () => {
-      const userId = (await replicas[0].call('POST', `/users?${key}`, { email: 'keyed@replicas.test' })).body.user_id;
-      const card = { user_id: userId, number: TEST_CARDS.visa, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
-      const cardId = (await replicas[0].call('POST', `/credit_cards?${key}`, card)).body.credit_card_id;
+      const { userId, cardId } = await buyerWithCard(replicas[0], apiKey, 'keyed@replicas.test');
       const sold = async () => (await replicas[1].call('GET', `/deals/repeated-spa?${key}`)).body.deal.number_sold;
       const before = await sold();
       for (let round = 0; round < 3; round++) {
@@ -323,21 +319,7 @@ if (why) {
 
     it('loses no unit and sells none twice when a replica is killed mid-load and the worker is killed and restarted; no charge is left without its coupons or its recovery', async () => {
       const buyers: Array<{ userId: string; cardId: string }> = [];
-      for (let i = 0; i < 12; i++) {
-        const api = replicas[i % 2];
-        const userId = (await api.call('POST', `/users?${key}`, { email: `killed${i}@example.com` })).body.user_id;
-        const cardId = (
-          await api.call('POST', `/credit_cards?${key}`, {
-            user_id: userId,
-            number: '4242424242424242',
-            verification_value: '123',
-            month: 12,
-            year: 2030,
-            zip_code: '60601',
-          })
-        ).body.credit_card_id;
-        buyers.push({ userId, cardId });
-      }
+      for (let i = 0; i < 12; i++) buyers.push(await buyerWithCard(replicas[i % 2], apiKey, `killed${i}@example.com`));
       let stop = false;
       const statuses: number[] = [];
       const load = buyers.map(async ({ userId, cardId }, i) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { buyerWithCard } from '../../support/test-cards';
 import { tempDir } from '../../support/temp-dir';
 
 const TOTAL = 60;
@@ -35,20 +36,7 @@ describe('a SIGKILL in the middle of purchases', () => {
     const port = await freePort();
     let api = await ApiProcess.start(dir.path, port);
     const buyers: Array<{ userId: string; cardId: string }> = [];
-    for (let i = 0; i < 12; i++) {
-      const userId = (await api.call('POST', `/users${key}`, { email: `load${i}@example.com` })).body.user_id;
-      const cardId = (
-        await api.call('POST', `/credit_cards${key}`, {
-          user_id: userId,
-          number: '4242424242424242',
-          verification_value: '123',
-          month: 12,
-          year: 2030,
-          zip_code: '60601',
-        })
-      ).body.credit_card_id;
-      buyers.push({ userId, cardId });
-    }
+    for (let i = 0; i < 12; i++) buyers.push(await buyerWithCard(api, partner.api_key, `load${i}@example.com`));
     let stop = false;
     let bought = 0;
     const load = buyers.map(async ({ userId, cardId }) => {
