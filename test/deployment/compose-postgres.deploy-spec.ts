@@ -1,0 +1,217 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { freePort } from '../support/api-process';
+import { buyerWithCard } from '../support/test-cards';
+import { dockerEngine } from './engine-state';
+
+const engine = dockerEngine();
+const REPOSITORY = join(__dirname, '..', '..');
+const PROJECT = 'dealsdeploy';
+const COMPOSE_FILES = ['-f', 'docker-compose.postgres.yml', '-f', 'deploy/offline/docker-compose.offline.yml'];
+/** The service serves again within this of a server's return (as the README states). */
+const BACK_WITHIN_MS = 5_000;
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+if (engine.why !== undefined) {
+  describe.skip(`docker-compose.postgres.yml deployed on Docker — skipped: ${engine.why}`, () => {
+    it('needs a Docker engine', () => undefined);
+  });
+} else {
+  /**
+   * The compose deployment for real: images made without a registry, the service's image built from
+   * the Dockerfile, docker-compose.postgres.yml brought up (PostgreSQL, Redis, the worker, two API
+   * replicas behind HAProxy), the walkthrough run against it, a replica and the database restarted
+   * through Docker, then everything torn down with its volumes.
+   */
+  describe('docker-compose.postgres.yml deployed on Docker', () => {
+    jest.setTimeout(15 * 60_000);
+    const env = { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER: 'docker' };
+    let port: number;
+    let apiKey: string;
+
+    const run = (command: string, args: string[], timeoutMs = 10 * 60_000): Promise<Ran> =>
+      new Promise((resolve) => {
+        execFile(
+          command,
+          args,
+          { cwd: REPOSITORY, env: { ...env, DEALS_PORT: String(port) }, timeout: timeoutMs, maxBuffer: 64 << 20 },
+          (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const compose = (...args: string[]) => run('docker-compose', ['-p', PROJECT, ...COMPOSE_FILES, ...args]);
+    const expectRan = (ran: Ran, what: string) => {
+      if (ran.code !== 0) throw new Error(`${what} failed (${ran.code}):\n${ran.stdout.slice(-2000)}\n${ran.stderr.slice(-4000)}`);
+      return ran.stdout;
+    };
+    const timed = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+      const began = Date.now();
+      const done = await work();
+      process.stdout.write(`${what}: ${((Date.now() - began) / 1000).toFixed(1)} s\n`);
+      return done;
+    };
+    /** A call through the proxy's published port. */
+    const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any; retryAfter?: string }> => {
+      const reply = await request(`https://127.0.0.1:${port}${path}`, {
+        method: method as never,
+        dispatcher: insecure,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
+      const text = await reply.body.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: kept as text
+      }
+      return { status: reply.statusCode, body: parsed, retryAfter: reply.headers['retry-after'] as string | undefined };
+    };
+    /** Polls `probe` until it holds; the time it took, or a failure naming `what` after `withinMs`. */
+    const until = async (what: string, probe: () => Promise<boolean>, withinMs: number): Promise<number> => {
+      const began = Date.now();
+      for (;;) {
+        if (await probe().catch(() => false)) return Date.now() - began;
+        if (Date.now() - began > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const ready = async () => (await call('GET', '/health/ready')).status === 200;
+
+    beforeAll(async () => {
+      port = await freePort();
+      await compose('down', '-v', '--remove-orphans'); // a run cut short before
+      await timed('images made without a registry (deploy/offline/make-images.sh)', async () =>
+        expectRan(await run(join(REPOSITORY, 'deploy', 'offline', 'make-images.sh'), [], 10 * 60_000), 'make-images.sh'),
+      );
+      await timed('docker-compose up --build -d', async () => expectRan(await compose('up', '--build', '-d'), 'docker-compose up'));
+      const waited = await until('/health/ready through the proxy', ready, 120_000);
+      process.stdout.write(`ready through the proxy ${(waited / 1000).toFixed(1)} s after up\n`);
+    });
+
+    afterAll(async () => {
+      if (port === undefined) return;
+      const logs = await compose('logs', '--no-color', '--tail=200');
+      if (logs.code === 0) writeFileSync(join(REPOSITORY, 'test-output', 'deployment-compose.log'), logs.stdout);
+      await timed('docker-compose down -v', async () => expectRan(await compose('down', '-v', '--remove-orphans'), 'docker-compose down'));
+    });
+
+    it('runs every service: PostgreSQL and Redis healthy, the worker, two API replicas and the proxy up', async () => {
+      const listed = expectRan(await compose('ps'), 'docker-compose ps');
+      for (const service of ['postgres_1', 'redis_1', 'worker_1', 'api_1', 'api_2', 'proxy_1'])
+        expect(listed).toMatch(new RegExp(`${PROJECT}_${service}\\s.*Up`));
+      expect(listed).toMatch(new RegExp(`${PROJECT}_postgres_1\\s.*\\(healthy\\)`));
+      const health = await call('GET', '/health');
+      expect(health.status).toBe(200);
+      expect(JSON.stringify(health.body)).toContain('postgresql');
+    });
+
+    it("serves the walkthrough: the demo partner's file, a partner made by the CLI, deals listed, a card stored and a purchase made and read back", async () => {
+      const demo = JSON.parse(
+        expectRan(await compose('exec', '-T', '--index=1', 'api', 'cat', '/data/demo-partner.json'), 'reading demo-partner.json'),
+      );
+      expect((await call('GET', `/v1/deals?api_key=${demo.api_key}`)).status).toBe(200);
+      const made = expectRan(
+        await compose('run', '--rm', '-T', 'worker', 'node', 'dist/apps/cli/src/main.js', 'partners:create', '--name', 'Acme', '--json'),
+        'partners:create',
+      );
+      apiKey = JSON.parse(made.slice(made.indexOf('{'))).api_key;
+      // The worker projects the new partner; either replica then knows its key.
+      await until(
+        'the new partner known to both replicas',
+        async () =>
+          (await call('GET', `/v1/deals?api_key=${apiKey}`)).status === 200 &&
+          (await call('GET', `/v1/deals?api_key=${apiKey}`)).status === 200,
+        10_000,
+      );
+      const deals: Array<{ id: string; current_price: number }> = (await call('GET', `/v1/deals?api_key=${apiKey}`)).body.deals;
+      expect(deals.length).toBeGreaterThan(0);
+      const { userId, cardId } = await buyerWithCard({ call }, apiKey, 'deployed@example.com');
+      let bought: { status: number; body: any } | undefined;
+      for (const deal of deals.filter((d) => d.current_price > 0).slice(0, 10)) {
+        bought = await call('POST', `/purchases?api_key=${apiKey}`, {
+          deal_id: deal.id,
+          quantity: 1,
+          user_id: userId,
+          credit_card_id: cardId,
+          expected_price_per_unit: deal.current_price,
+        });
+        if (bought.status === 200) break;
+      }
+      expect(bought?.status).toBe(200);
+      const purchase = bought!.body.purchase;
+      for (let i = 0; i < 2; i++)
+        expect((await call('GET', `/purchases/${purchase.id}?api_key=${apiKey}`)).body.purchase.id).toBe(purchase.id);
+    });
+
+    it('serves through the other replica while one is restarted, and through both after', async () => {
+      const statuses: number[] = [];
+      let restarting = true;
+      const load = (async () => {
+        // Ten calls a second: within the partner's request budget.
+        while (restarting) {
+          statuses.push((await call('GET', `/v1/deals?api_key=${apiKey}`).catch(() => ({ status: 0 }))).status);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const began = Date.now();
+      expectRan(await run('docker', ['restart', `${PROJECT}_api_1`]), 'docker restart api_1');
+      // The restarted replica itself ready (asked inside its container, not through the proxy).
+      const probe = `fetch('https://127.0.0.1:3000/health/ready').then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))`;
+      await until(
+        'the restarted replica ready',
+        async () =>
+          (await run('docker', ['exec', '-e', 'NODE_TLS_REJECT_UNAUTHORIZED=0', `${PROJECT}_api_1`, 'node', '-e', probe])).code === 0,
+        60_000,
+      );
+      const back = Date.now() - began;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      restarting = false;
+      await load;
+      const served = statuses.filter((s) => s === 200).length;
+      process.stdout.write(
+        `an API replica restarted (ready again ${(back / 1000).toFixed(1)} s after the restart began): ${served} of ${statuses.length} calls 200 meanwhile\n`,
+      );
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    });
+
+    it(`answers 503 with Retry-After while the database restarts, never a 500, and serves again within ${BACK_WITHIN_MS} ms of its return`, async () => {
+      const answers: Array<{ status: number; retryAfter?: string }> = [];
+      expectRan(await run('docker', ['stop', `${PROJECT}_postgres_1`]), 'docker stop postgres');
+      for (let i = 0; i < 6; i++) answers.push(await call('GET', `/v1/deals?api_key=${apiKey}`));
+      const health = await call('GET', '/health/ready');
+      expect(health.status).toBe(503);
+      expect(JSON.stringify(health.body)).toMatch(/postgresql/);
+      expectRan(await run('docker', ['start', `${PROJECT}_postgres_1`]), 'docker start postgres');
+      const started = Date.now();
+      await until(
+        'PostgreSQL healthy',
+        async () => (await run('docker', ['exec', `${PROJECT}_postgres_1`, 'pg_isready', '-U', 'deals', '-d', 'deals'])).code === 0,
+        60_000,
+      );
+      const accepting = Date.now() - started;
+      const serving = await until(
+        'serving again',
+        async () => (await call('GET', `/v1/deals?api_key=${apiKey}`)).status === 200 && ready(),
+        BACK_WITHIN_MS,
+      );
+      process.stdout.write(
+        `the database stopped and started: ${answers.map((a) => a.status).join(', ')} meanwhile; accepting ${(accepting / 1000).toFixed(1)} s after its start, serving again ${serving} ms after\n`,
+      );
+      expect(answers.filter((a) => a.status !== 200 && a.status !== 503)).toEqual([]);
+      for (const answer of answers.filter((a) => a.status === 503)) expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+      const { userId, cardId } = await buyerWithCard({ call }, apiKey, 'after-restart@example.com');
+      expect(userId && cardId).toBeTruthy();
+    });
+  });
+}
