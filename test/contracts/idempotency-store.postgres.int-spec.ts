@@ -119,19 +119,19 @@ if (unavailable) {
       expiresAt: Date.now() + 3_600_000,
       runId,
     });
-    /** Fails the store's next statement as a cut connection does, and lands its claim afterwards, as a statement delayed on the way. */
+    /** Fails the claim's write as a cut connection does (no answer), and lands it afterwards, as a statement delayed on the way. */
     const lostThenLanded = async (store: PostgresIdempotencyStore, keyId: string, landAfterMs: number) => {
-      const pool = (store as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
-      const owner = (store as unknown as { owner: number }).owner;
-      jest.spyOn(pool, 'query').mockRejectedValueOnce(new Error('Query read timeout'));
+      const pool = (store as unknown as { pool: { query: (text: string, values: unknown[]) => Promise<unknown> } }).pool;
+      let lost: [string, unknown[]] | undefined;
+      jest.spyOn(pool, 'query').mockImplementationOnce(async (text, values) => {
+        lost = [text, values];
+        throw new Error('Query read timeout');
+      });
       await expect(store.claim(claimOf(keyId, 'lost'))).rejects.toThrow('Query read timeout');
       await new Promise((resolve) => setTimeout(resolve, landAfterMs));
       const admin = new Client({ connectionString: database.url });
       await admin.connect();
-      await admin.query(
-        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at, partner, size) VALUES ($1, 'request', $2, $3, 'lost', $4, 'p', 0)`,
-        [keyId, owner, Date.now(), Date.now() + 3_600_000],
-      );
+      expect((await admin.query(...lost!)).rowCount).toBe(1);
       await admin.end();
     };
 
@@ -166,6 +166,52 @@ if (unavailable) {
       } finally {
         await store.close();
         await other.close();
+      }
+    });
+
+    it('is not freed for another process by its release landing late, once this process has claimed the key again', async () => {
+      const [store, other] = [new PostgresIdempotencyStore(database.url), new PostgresIdempotencyStore(database.url)];
+      try {
+        const keyId = `late-release-${Date.now()}`;
+        expect(await store.claim(claimOf(keyId, 'first'))).toMatchObject({ kind: 'new' });
+        const pool = (store as unknown as { pool: { query: (text: string, values: unknown[]) => Promise<unknown> } }).pool;
+        let lost: [string, unknown[]] | undefined;
+        jest.spyOn(pool, 'query').mockImplementationOnce(async (text, values) => {
+          lost = [text, values];
+          throw new Error('Query read timeout');
+        });
+        await expect(store.release(keyId)).rejects.toThrow('Query read timeout');
+        // A repeat here runs the key again; the first release then reaches the server.
+        expect(await store.claim(claimOf(keyId, 'second'))).toMatchObject({ kind: 'resumed', runId: 'first', ended: true });
+        const admin = new Client({ connectionString: database.url });
+        await admin.connect();
+        expect((await admin.query(...lost!)).rowCount).toBe(0);
+        await admin.end();
+        expect(await other.claim(claimOf(keyId, 'other'))).toEqual({ kind: 'running' });
+        await new Promise((resolve) => setTimeout(resolve, 1_500)); // the failed release is written again meanwhile
+        expect(await other.claim(claimOf(keyId, 'other'))).toEqual({ kind: 'running' });
+      } finally {
+        await store.close();
+        await other.close();
+      }
+    });
+
+    it("runs one of two claims of a key sent to one process at once, even when the first one's write arrives last", async () => {
+      const store = new PostgresIdempotencyStore(database.url);
+      try {
+        await store.claim(claimOf(`warm-${Date.now()}`, 'warm'));
+        const keyId = `overtaken-${Date.now()}`;
+        const pool = (store as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
+        const query = pool.query.bind(pool);
+        // The first claim's first statement held up on its way: the second claim's statements go ahead of it.
+        jest.spyOn(pool, 'query').mockImplementationOnce(async (...args: unknown[]) => {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return query(...args);
+        });
+        const outcomes = await Promise.all([store.claim(claimOf(keyId, 'a')), store.claim(claimOf(keyId, 'b'))]);
+        expect(outcomes.map((o) => o.kind)).toEqual(['new', 'running']);
+      } finally {
+        await store.close();
       }
     });
 

@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import { ENGINE_STATE, ENGINE_SCRIPT } from './engine-state';
+import { rmSync } from 'node:fs';
+import { ENGINE_SCRIPT, ENGINE_STATE } from './engine-state';
 
-/** Stops the engine the setup started, if it did. */
+/** Stops the engine the setup started (and one an earlier run cut short left), and forgets it. */
 export default function stopEngine(): void {
-  const state = JSON.parse(readFileSync(ENGINE_STATE, 'utf8')) as { dockerHost?: string };
-  if (state.dockerHost) execFileSync(ENGINE_SCRIPT, ['stop'], { stdio: 'inherit' });
-  rmSync(ENGINE_STATE, { force: true });
+  try {
+    execFileSync(ENGINE_SCRIPT, ['stop'], { stdio: 'inherit' });
+  } finally {
+    rmSync(ENGINE_STATE, { force: true });
+  }
 }

@@ -1,6 +1,6 @@
 import { servicePool } from '../postgres-pool';
 import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES, RecordedAnswer, ServiceUnavailable } from '@deals/kernel';
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
 
 const SCHEMA = `
@@ -17,9 +17,13 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
 );
 CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at);
 ALTER TABLE idempotency_keys ADD COLUMN IF NOT EXISTS partner text NOT NULL DEFAULT '',
-  ADD COLUMN IF NOT EXISTS size integer NOT NULL DEFAULT 0;
+  ADD COLUMN IF NOT EXISTS size integer NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS claim_token text;
 CREATE TABLE IF NOT EXISTS idempotency_usage (partner text PRIMARY KEY, bytes bigint NOT NULL);
 `;
+/** True once {@link SCHEMA} has been applied whole (its last column there). */
+const SCHEMA_MADE = `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+  WHERE table_schema = current_schema() AND table_name = 'idempotency_keys' AND column_name = 'claim_token') AS made`;
 
 /** How often a process adds its own changes of size to the shared counts, and reads everyone's. */
 const SIZES_EVERY_MS = 5000;
@@ -67,18 +71,21 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   private sizeTimer: NodeJS.Timeout | null = null;
   private sending: Promise<void> | null = null;
   /**
-   * Keys whose release failed (the database away), with when: released again every second until it
-   * works. Meanwhile this process, their owner, resumes them itself when asked (their runs have ended).
+   * Keys whose release failed (the database away), with when and the claim's token: released again
+   * every second until it works. Meanwhile this process, their owner, resumes them itself when asked
+   * (their runs have ended).
    */
-  private readonly unreleased = new Map<string, number>();
-  /** Releases of {@link unreleased} keys under way: a claim of such a key waits for its release first. */
-  private readonly releasing = new Map<string, Promise<unknown>>();
+  private readonly unreleased = new Map<string, { since: number; token: string }>();
   /**
-   * Keys whose run is under way in this process (claimed, not yet answered or released). A row of
-   * this process's whose key is not among them was left by a run that ended without its answer kept.
+   * Keys claimed in this process and not yet answered or released, with their claim's token: one
+   * claim of a key at a time here (another meanwhile only reads). A row of this process's whose key
+   * is not among them was left by a run that ended without its answer kept. Every write of a claim
+   * (its answer, its release) names its token: a write that lands late, after the key was taken
+   * again, changes nothing.
    */
-  private readonly running = new Set<string>();
+  private readonly running = new Map<string, string>();
   private releaseTimer: NodeJS.Timeout | null = null;
+  private releasingAll: Promise<void> | null = null;
 
   constructor(private readonly url: string) {
     super();
@@ -88,7 +95,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   /** Makes the table once, and holds this process's owner lock (again, after its connection was lost). */
   private start(): Promise<void> {
     this.ready ??= (async () => {
-      const { rows } = await this.pool.query<{ made: boolean }>(`SELECT to_regclass('idempotency_usage') IS NOT NULL AS made`);
+      const { rows } = await this.pool.query<{ made: boolean }>(SCHEMA_MADE);
       if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK}); ${SCHEMA}`);
       this.sizeTimer ??= setInterval(() => void this.sendSizes(), SIZES_EVERY_MS).unref();
       void this.sendSizes();
@@ -171,22 +178,19 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   }
 
   async claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
-    // The same key again while this process runs it: running (or a mismatch, or answered meanwhile).
-    const busyHere = this.running.has(claim.keyId);
-    if (busyHere) {
-      await this.start();
-      return this.claimOnce(claim, true);
-    }
-    this.running.add(claim.keyId);
+    await this.start();
+    // The same key again while this process claims or runs it: only read (running, a mismatch, or answered meanwhile).
+    if (this.running.has(claim.keyId)) return this.readClaimed(claim);
+    const token = randomUUID();
+    this.running.set(claim.keyId, token);
     let outcome: ClaimOutcome;
     try {
-      await this.start();
-      outcome = await this.claimOnce(claim, false);
+      outcome = await this.claimOnce(claim, token);
     } catch (error) {
       // Its write may have claimed the key with the answer lost: released once the database
       // answers, so that its repeats elsewhere do not find it running for as long as this process lives.
       this.running.delete(claim.keyId);
-      this.releaseLater(claim.keyId);
+      this.releaseLater(claim.keyId, token);
       throw error;
     }
     if (outcome.kind === 'new' || outcome.kind === 'resumed') this.unreleased.delete(claim.keyId);
@@ -194,19 +198,33 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     return outcome;
   }
 
+  /** A key claimed here already: what a repeat is told, without writing. */
+  private async readClaimed({ keyId, fingerprint }: IdempotencyClaim): Promise<ClaimOutcome> {
+    const { rows } = await this.pool.query<Row>('SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE key_id = $1', [
+      keyId,
+    ]);
+    const row = rows[0];
+    if (!row) return { kind: 'running' }; // its claim's write under way
+    if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (row.status !== null) return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: row.body! } };
+    return { kind: 'running' };
+  }
+
   private async claimOnce(
     { keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim,
-    busyHere: boolean,
+    token: string,
   ): Promise<ClaimOutcome> {
     for (;;) {
       // New, or forgotten (expired and not yet purged): this process's now.
       const inserted = await this.pool.query(
-        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at, partner, size) VALUES ($1, $2, $3, $5, $6, $4, $7, ${KEPT_ROW_BYTES})
+        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at, partner, size, claim_token)
+         VALUES ($1, $2, $3, $5, $6, $4, $7, ${KEPT_ROW_BYTES}, $8)
          ON CONFLICT (key_id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, started_at = excluded.started_at, run_id = excluded.run_id,
-           status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at, partner = excluded.partner, size = excluded.size
+           status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at, partner = excluded.partner, size = excluded.size,
+           claim_token = excluded.claim_token
          WHERE idempotency_keys.expires_at <= $5
          RETURNING 1`,
-        [keyId, fingerprint, this.owner, expiresAt, now, runId, partnerId],
+        [keyId, fingerprint, this.owner, expiresAt, now, runId, partnerId, token],
       );
       if (inserted.rowCount === 1) {
         this.count(partnerId, KEPT_ROW_BYTES);
@@ -220,26 +238,17 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
       if (!row) continue; // purged meanwhile
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (row.status !== null) return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: row.body! } };
-      if (row.owner === this.owner) {
-        if (busyHere) return { kind: 'running' };
-        // This process's, and not running here: its run ended with neither answer nor release kept.
-        // A release of it under way is waited for, and the row taken back either way.
-        await this.releasing.get(keyId)?.catch(() => undefined);
-        const resumed = await this.pool.query(
-          'UPDATE idempotency_keys SET owner = $2 WHERE key_id = $1 AND owner IN ($2, 0) AND status IS NULL RETURNING 1',
-          [keyId, this.owner],
-        );
-        if (resumed.rowCount !== 1) continue; // taken or answered meanwhile: read again
-        this.unreleased.delete(keyId);
-        return { kind: 'resumed', startedAt: Number(row.started_at), runId: row.run_id, ended: true };
-      }
-      if (await this.ownerAlive(row.owner)) return { kind: 'running' };
+      // This process's and no claim of it runs here: its run ended with neither answer nor release
+      // kept. Another process's that is alive: running there. Else (released, or its process dead) taken over.
+      const mine = row.owner === this.owner;
+      if (!mine && (await this.ownerAlive(row.owner))) return { kind: 'running' };
       const taken = await this.pool.query(
-        'UPDATE idempotency_keys SET owner = $2 WHERE key_id = $1 AND owner = $3 AND status IS NULL RETURNING 1',
-        [keyId, this.owner, row.owner],
+        'UPDATE idempotency_keys SET owner = $2, claim_token = $4 WHERE key_id = $1 AND owner = $3 AND status IS NULL RETURNING 1',
+        [keyId, this.owner, row.owner, token],
       );
       // Owner 0: released by its run (see `release`), not left by a process that died.
-      if (taken.rowCount === 1) return { kind: 'resumed', startedAt: Number(row.started_at), runId: row.run_id, ended: row.owner === 0 };
+      if (taken.rowCount === 1)
+        return { kind: 'resumed', startedAt: Number(row.started_at), runId: row.run_id, ended: mine || row.owner === 0 };
     }
   }
 
@@ -259,63 +268,74 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   }
 
   async answer(keyId: string, { status, contentType, body }: RecordedAnswer): Promise<void> {
-    this.running.delete(keyId);
-    const { rows } = await this.pool.query<{ partner: string }>(
-      `UPDATE idempotency_keys SET status = $2, content_type = $3, body = $4, size = size + $6
-       WHERE key_id = $1 AND owner = $5 AND status IS NULL RETURNING partner`,
-      [keyId, status, contentType, body, this.owner, body.byteLength],
-    );
-    if (rows.length !== 1) throw new Error(`the claim of idempotency key ${keyId} is no longer this process's: its answer is not kept`);
-    this.count(rows[0].partner, body.byteLength);
+    const token = this.running.get(keyId);
+    try {
+      const { rows } = await this.pool.query<{ partner: string }>(
+        `UPDATE idempotency_keys SET status = $2, content_type = $3, body = $4, size = size + $6
+         WHERE key_id = $1 AND claim_token = $5 AND status IS NULL RETURNING partner`,
+        [keyId, status, contentType, body, token ?? null, body.byteLength],
+      );
+      if (rows.length !== 1) throw new Error(`the claim of idempotency key ${keyId} is no longer this process's: its answer is not kept`);
+      this.count(rows[0].partner, body.byteLength);
+    } finally {
+      this.ended(keyId, token);
+    }
   }
 
   /** Owner 0 is no process's: the next claim takes the run over (resumed). */
   async release(keyId: string): Promise<void> {
-    this.running.delete(keyId);
+    const token = this.running.get(keyId);
+    if (token === undefined) return;
     try {
-      await this.writeRelease(keyId);
+      await this.writeRelease(keyId, token);
     } catch (error) {
       // Left claimed, its repeats would be answered "running" for as long as this process lives.
-      this.releaseLater(keyId);
+      this.releaseLater(keyId, token);
       throw error;
+    } finally {
+      this.ended(keyId, token);
     }
   }
 
-  private releaseLater(keyId: string): void {
-    if (!this.unreleased.has(keyId)) this.unreleased.set(keyId, Date.now());
+  /** The claim `token` of `keyId` no longer runs here (a later claim's entry left alone). */
+  private ended(keyId: string, token: string | undefined): void {
+    if (token !== undefined && this.running.get(keyId) === token) this.running.delete(keyId);
+  }
+
+  private releaseLater(keyId: string, token: string): void {
+    if (this.unreleased.get(keyId)?.token !== token) this.unreleased.set(keyId, { since: Date.now(), token });
     this.releaseTimer ??= setInterval(() => void this.releaseAgain(), RELEASE_AGAIN_MS).unref();
   }
 
-  private writeRelease(keyId: string) {
-    return this.pool.query('UPDATE idempotency_keys SET owner = 0 WHERE key_id = $1 AND owner = $2 AND status IS NULL', [
+  private writeRelease(keyId: string, token: string) {
+    return this.pool.query('UPDATE idempotency_keys SET owner = 0 WHERE key_id = $1 AND claim_token = $2 AND status IS NULL', [
       keyId,
-      this.owner,
+      token,
     ]);
   }
 
   /**
-   * Releases the keys whose release failed, until one fails again (then at the next tick). A key
-   * whose row is not (yet) this process's is tried again for {@link LATE_CLAIM_MS}.
+   * Releases the keys whose release failed, until one fails again (then at the next tick); one pass
+   * at a time. A key whose row is not (yet) its claim's is tried again for {@link LATE_CLAIM_MS}.
    */
-  private async releaseAgain(): Promise<void> {
-    for (const [keyId, failedAt] of [...this.unreleased]) {
-      if (!this.unreleased.has(keyId) || this.running.has(keyId)) continue; // resumed meanwhile
-      const release = this.writeRelease(keyId);
-      this.releasing.set(keyId, release);
-      let released: boolean;
-      try {
-        released = (await release).rowCount === 1;
-      } catch {
-        return;
-      } finally {
-        this.releasing.delete(keyId);
+  private releaseAgain(): Promise<void> {
+    this.releasingAll ??= (async () => {
+      for (const [keyId, { since, token }] of [...this.unreleased]) {
+        if (this.unreleased.get(keyId)?.token !== token) continue; // claimed again meanwhile
+        let released: boolean;
+        try {
+          released = (await this.writeRelease(keyId, token)).rowCount === 1;
+        } catch {
+          return;
+        }
+        if ((released || Date.now() - since > LATE_CLAIM_MS) && this.unreleased.get(keyId)?.token === token) this.unreleased.delete(keyId);
       }
-      if (released || Date.now() - failedAt > LATE_CLAIM_MS) this.unreleased.delete(keyId);
-    }
-    if (this.unreleased.size === 0 && this.releaseTimer) {
-      clearInterval(this.releaseTimer);
-      this.releaseTimer = null;
-    }
+      if (this.unreleased.size === 0 && this.releaseTimer) {
+        clearInterval(this.releaseTimer);
+        this.releaseTimer = null;
+      }
+    })().finally(() => (this.releasingAll = null));
+    return this.releasingAll;
   }
 
   async purge(now: number): Promise<number> {
