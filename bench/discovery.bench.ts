@@ -1,6 +1,6 @@
 /**
- * Deal discovery on a large catalogue: the v3 deal list (part 4.2) and the regional deal list
- * (part 4.4) of the real API, each against a bare Fastify 5 HTTPS route.
+ * Deal discovery on a large catalogue: the v3 deal list and the regional deal list
+ * of the real API, each against a bare Fastify 5 HTTPS route.
  *
  * Setup: the whole API (`startApi`: Nest, auth, request logging, the embedded views) on a fresh data
  * directory without demo data; a partner made with `CreatePartner`, then `demoRegions()` and

@@ -110,7 +110,7 @@ export interface LoadSummary {
 export function runLoad(spec: LoadSpec, { onStart }: { onStart?: (pid: number) => void } = {}): Promise<LoadRun> {
   return new Promise((resolve, reject) => {
     const child = fork(join(__dirname, 'load-child.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
-    // Before it is sent the spec, so before its first request (e.g. to place it in a CPU group).
+    // Before it is sent its LoadSpec, so before its first request (e.g. to place it in a CPU group).
     if (onStart && child.pid !== undefined) {
       try {
         onStart(child.pid);

@@ -10,7 +10,7 @@ export function prepareWrites(db: Database.Database) {
   const insert = db.prepare('INSERT INTO rows (value) VALUES (?)');
   const count = db.prepare('SELECT COUNT(*) FROM rows').pluck();
   return {
-    /** Marks `gate` entered (1) and waits inside the commit until the spec releases it (2), 10 s at most. */
+    /** Marks `gate` entered (1) and waits inside the commit until the test releases it (2), 10 s at most. */
     pause({ gate }: { gate: SharedArrayBuffer }) {
       const state = new Int32Array(gate);
       Atomics.store(state, 0, 1);

@@ -42,7 +42,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
     .setTitle('Deals, purchases and users service')
     .setDescription(
       'The partner API: deals, regions, users, stored cards, purchases, coupons, reseller sales, audit. ' +
-        'Money is in integer cents. Every refusal is answered in the part 7 error body (Error).',
+        'Money is in integer cents. Every refusal is answered in the error body (Error).',
     )
     .setVersion(API_VERSION)
     .addServer(serverUrl)
@@ -51,7 +51,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
       SECURITY.apiKey,
     )
     .addBasicAuth({ type: 'http', scheme: 'basic', description: 'v3 calls: partner username and password' }, SECURITY.basic)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: "a user's temporary access token (part 4.15)" }, SECURITY.bearer);
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: "a user's temporary access token (deprecated)" }, SECURITY.bearer);
   for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
   const config = builder.build();
   const document = SwaggerModule.createDocument(app, config);

@@ -70,7 +70,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const logger = serviceLogger(config.logLevel, config.logFile);
   const adapter = new FastifyAdapter({
     // Node's own refusal of a request without Host is an empty 400: refuseRequestsWithoutHost
-    // answers it in part 7's body instead.
+    // answers it in the error body instead.
     ...(config.behindTlsProxy
       ? { http: { requireHostHeader: false } }
       : { https: { ...(await tlsMaterial(config)), requireHostHeader: false } }),
@@ -89,12 +89,12 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     // a byte at a time hold its socket for good. Headers alone: Node's 60 s.
     requestTimeout: 30_000,
     // A path part may be as long as an email address (update_by_email) or longer; past this the
-    // router answers 414, in part 7's body below.
+    // router answers 414, in the error body below.
     routerOptions: { maxParamLength: MAX_PATH_PART },
-    // Errors the router meets before any hook (a malformed escape, a path part too long): part 7's
+    // Errors the router meets before any hook (a malformed escape, a path part too long): the error
     // body, never Fastify's own, which echoes the address and so the api_key in its query.
     // Requests Node's parser refuses before Fastify sees them (oversized headers, a control
-    // character in a header): part 7's body too.
+    // character in a header): the error body too.
     clientErrorHandler: answerClientError,
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;

@@ -43,7 +43,7 @@ class ProgramName implements OnModuleInit {
 
 /**
  * The operator CLI: the shared core without HTTP, projection runners or job processing, so that it
- * exits as soon as its command is done (libraries.md 6.5).
+ * exits as soon as its command is done.
  */
 @Module({})
 export class CliModule {

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List the regions
-         * @description Part 4.5: every region (part 2.12).
+         * @description Every region.
          */
         get: operations["listRegions"];
         put?: never;
@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Show a region
-         * @description Part 4.5. Unknown: 404 find_failed.
+         * @description One region. Unknown: 404 find_failed.
          */
         get: operations["getRegion"];
         put?: never;
@@ -54,7 +54,7 @@ export interface paths {
         get?: never;
         /**
          * Update or create a user by email
-         * @description Part 4.9's four rules: a token sent unchanged, or where none was stored, updates as usual; a different token is replaced only with overwrite_token=true, else 422 update_failed; an unknown email creates the user. No password is taken here (PUT /users/:user_id sets it). Answers the user (part 2.7).
+         * @description A token sent unchanged, or where none was stored, updates as usual; a different token is replaced only with overwrite_token=true, else 422 update_failed; an unknown email creates the user. No password is taken here (PUT /users/:user_id sets it). Answers the user.
          */
         put: operations["updateUserByEmail"];
         post?: never;
@@ -73,7 +73,7 @@ export interface paths {
         };
         /**
          * A reseller sale's coupon
-         * @description Part 4.7 (a `.json` suffix is accepted); 2.6 without print_url.
+         * @description The coupon without print_url (a `.json` suffix is accepted).
          */
         get: operations["getResellerCoupon"];
         put?: never;
@@ -96,7 +96,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a reseller sale's coupon
-         * @description Part 4.7 with 7.3's bodies: only coupons of reseller purchases.
+         * @description Only coupons of reseller purchases; refusals in the reseller coupon error bodies.
          */
         delete: operations["cancelResellerCoupon"];
         options?: never;
@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * List in-flight deals (v3)
-         * @description Part 4.2: `fields` (sub-fields in brackets), `sort=attribute(asc|desc)`, `filter` (category, subcategory, price, region, region_city, lat_long, sold_out, ANDed), `page`/`per_page`; `next_page` carries the same query. HTTP basic credentials.
+         * @description `fields` (sub-fields in brackets), `sort=attribute(asc|desc)`, `filter` (category, subcategory, price, region, region_city, lat_long, sold_out, ANDed), `page`/`per_page`; `next_page` carries the same query. HTTP basic credentials.
          */
         get: operations["listDealsV3"];
         put?: never;
@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Record a sale a reseller made
-         * @description Part 4.6.2: a repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.
+         * @description A repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.
          */
         post: operations["createResellerPurchase"];
         delete?: never;
@@ -155,7 +155,7 @@ export interface paths {
         put?: never;
         /**
          * Record a sale a reseller made
-         * @description Part 4.6.2: a repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.
+         * @description A repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.
          */
         post: operations["createResellerPurchaseJson"];
         delete?: never;
@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Link a user to card-linked deals
-         * @description Part 4.13: `user_id` and `deal_id`, or `deal_ids` (comma-separated, or an array; `deal_ids[]` in the query), in the JSON body or the query. Only card-linked deals on sale, for a live user. One link per user and deal: linking again answers the link (relinked if it was unlinked). Each deal's `max_linkage` bounds the users that ever link it. With `deal_ids`, all or nothing: a refusal names the deal and no link is made.
+         * @description `user_id` and `deal_id`, or `deal_ids` (comma-separated, or an array; `deal_ids[]` in the query), in the JSON body or the query. Only card-linked deals on sale, for a live user. One link per user and deal: linking again answers the link (relinked if it was unlinked). Each deal's `max_linkage` bounds the users that ever link it. With `deal_ids`, all or nothing: a refusal names the deal and no link is made.
          */
         post: operations["createCardLinks"];
         delete?: never;
@@ -234,7 +234,7 @@ export interface paths {
         get?: never;
         /**
          * Link a card link again
-         * @description Part 3.3: unlinked → linked (a linked link stays so), for a live user. A fulfilled link moves no more; the user's place is kept while unlinked.
+         * @description Unlinked → linked (a linked link stays so), for a live user. A fulfilled link moves no more; the user's place is kept while unlinked.
          */
         put: operations["relinkCardLink"];
         post?: never;
@@ -254,7 +254,7 @@ export interface paths {
         get?: never;
         /**
          * Record a card link's transaction
-         * @description Part 4.13: one of the user's card transactions at the merchant, on a linked link. Below the deal's `min_spend` it does not qualify; a qualifying one earns `incentive_amount` or `incentive_percentage` of the amount, within `maximum_allowance`, and costs the partner `fixed_fee` plus `percent_fee`. `max_redemption` true, or the `num_qualifying`-th qualifying transaction, fulfils the link. A `transaction_reference` is recorded once per link: a repeat answers success and records nothing.
+         * @description One of the user's card transactions at the merchant, on a linked link. Below the deal's `min_spend` it does not qualify; a qualifying one earns `incentive_amount` or `incentive_percentage` of the amount, within `maximum_allowance`, and costs the partner `fixed_fee` plus `percent_fee`. `max_redemption` true, or the `num_qualifying`-th qualifying transaction, fulfils the link. A `transaction_reference` is recorded once per link: a repeat answers success and records nothing.
          */
         put: operations["redeemCardLink"];
         post?: never;
@@ -274,7 +274,7 @@ export interface paths {
         get?: never;
         /**
          * Unlink a card link
-         * @description Part 3.3: linked → unlinked (an unlinked link stays so). A fulfilled link moves no more.
+         * @description Linked → unlinked (an unlinked link stays so). A fulfilled link moves no more.
          */
         put: operations["unlinkCardLink"];
         post?: never;
@@ -334,7 +334,7 @@ export interface paths {
         get?: never;
         /**
          * Redeem a coupon
-         * @description Part 4.8: any of the partner's coupons, or the token's user's.
+         * @description Any of the partner's coupons, or the token's user's.
          */
         put: operations["redeemCoupon"];
         post?: never;
@@ -353,13 +353,13 @@ export interface paths {
         };
         /**
          * List a user's stored cards
-         * @description Part 4.10, with part 4.1's count, per_page and page; the cards of part 2.8, masked. With count=true: {status, count}.
+         * @description With `count`, `per_page` and `page`; the cards, masked. With count=true: {status, count}.
          */
         get: operations["listCreditCards"];
         put?: never;
         /**
          * Store a card for a user
-         * @description Part 4.10: the card is checked, exchanged with the payment processor for a token, and only the token, brand, last four digits and expiry are kept. The same card stored again for the user is the card already stored. A user's first card is its default.
+         * @description The card is checked, exchanged with the payment processor for a token, and only the token, brand, last four digits and expiry are kept. The same card stored again for the user is the card already stored. A user's first card is its default.
          */
         post: operations["createCreditCard"];
         delete?: never;
@@ -378,7 +378,7 @@ export interface paths {
         get?: never;
         /**
          * Make a card its user's default
-         * @description Part 4.10. A user's only card is its default.
+         * @description A user's only card is its default.
          */
         put: operations["setDefaultCreditCard"];
         post?: never;
@@ -397,7 +397,7 @@ export interface paths {
         };
         /**
          * Show a deal
-         * @description Part 4.3: the whole v1 deal of part 2.1 (a `.json` suffix on the id is accepted). Unknown: 404 find_failed.
+         * @description The whole v1 deal (a `.json` suffix on the id is accepted). Unknown: 404 find_failed.
          */
         get: operations["getDeal"];
         put?: never;
@@ -417,7 +417,7 @@ export interface paths {
         };
         /**
          * Deals on sale around a point
-         * @description Part 4.3: latitude, longitude and radius (miles), all required, in the query or a JSON body; ordered by start, earliest first.
+         * @description Latitude, longitude and radius (miles), all required, in the query or a JSON body; ordered by start, earliest first.
          */
         get: operations["locateDeals"];
         put?: never;
@@ -499,7 +499,7 @@ export interface paths {
         put?: never;
         /**
          * Buy with a stored card
-         * @description Part 4.6: `deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; a shipping address for shipped deals. One charge at a time per user (409 already_charging).
+         * @description `deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; a shipping address for shipped deals. One charge at a time per user (409 already_charging).
          */
         post: operations["createPurchase"];
         delete?: never;
@@ -517,7 +517,7 @@ export interface paths {
         };
         /**
          * Show a purchase
-         * @description Part 4.6 and 2.5 (a `.json` suffix is accepted), with its coupons.
+         * @description The purchase (a `.json` suffix is accepted), with its coupons.
          */
         get: operations["getPurchase"];
         put?: never;
@@ -538,7 +538,7 @@ export interface paths {
         get?: never;
         /**
          * Claim a reservation for a user
-         * @description Part 3.2: `user_id`; counts against the deal's max_per_user.
+         * @description `user_id`; counts against the deal's max_per_user.
          */
         put: operations["claimPurchase"];
         post?: never;
@@ -558,7 +558,7 @@ export interface paths {
         get?: never;
         /**
          * Claim a reservation for a user
-         * @description Part 3.2: `user_id`; counts against the deal's max_per_user.
+         * @description `user_id`; counts against the deal's max_per_user.
          */
         put: operations["claimPurchaseJson"];
         post?: never;
@@ -578,7 +578,7 @@ export interface paths {
         get?: never;
         /**
          * Release a reservation
-         * @description Part 3.2: its units go back; refused once a claim has sold them.
+         * @description Its units go back; refused once a claim has sold them.
          */
         put: operations["releasePurchase"];
         post?: never;
@@ -598,7 +598,7 @@ export interface paths {
         get?: never;
         /**
          * Release a reservation
-         * @description Part 3.2: its units go back; refused once a claim has sold them.
+         * @description Its units go back; refused once a claim has sold them.
          */
         put: operations["releasePurchaseJson"];
         post?: never;
@@ -619,7 +619,7 @@ export interface paths {
         put?: never;
         /**
          * Reserve units for five minutes
-         * @description Part 4.6 and 3.2: `deal_id`, `num_bought` (1 to 1,000); the purchase answers reserved, its units held five minutes.
+         * @description `deal_id`, `num_bought` (1 to 1,000); the purchase answers reserved, its units held five minutes.
          */
         post: operations["reservePurchase"];
         delete?: never;
@@ -637,7 +637,7 @@ export interface paths {
         };
         /**
          * A region's deals
-         * @description Part 4.4: the place is a region slug, a zip code or a spelled-out city,ST; filter words in_flight, offer, current, not_bg; parameters in the query or a JSON body; ordered by start, earliest first. With `user_id`: only deals that user may still buy (not those whose max_per_user it has bought, nor card-linked deals whose link it has fulfilled), its saved deals first, and each purchasable_number counting what it bought.
+         * @description The place is a region slug, a zip code or a spelled-out city,ST; filter words in_flight, offer, current, not_bg; parameters in the query or a JSON body; ordered by start, earliest first. With `user_id`: only deals that user may still buy (not those whose max_per_user it has bought, nor card-linked deals whose link it has fulfilled), its saved deals first, and each purchasable_number counting what it bought.
          */
         get: operations["listRegionDeals"];
         put?: never;
@@ -659,7 +659,7 @@ export interface paths {
         put?: never;
         /**
          * Save a deal for a user
-         * @description Part 4.11 and 2.10: a public deal (not submitted, in review, rejected, cancelled or deleted), for a live user. Saving it again answers the one saved; saved again after a delete, it is the same saved deal.
+         * @description A public deal (not submitted, in review, rejected, cancelled or deleted), for a live user. Saving it again answers the one saved; saved again after a delete, it is the same saved deal.
          */
         post: operations["createSavedDeal"];
         delete?: never;
@@ -680,7 +680,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a saved deal
-         * @description Part 4.11. A saved deal already deleted is not found.
+         * @description A saved deal already deleted is not found.
          */
         delete: operations["deleteSavedDeal"];
         options?: never;
@@ -697,12 +697,12 @@ export interface paths {
         };
         /**
          * A subscription
-         * @description Part 4.12 and 2.11.
+         * @description One subscription, by its id.
          */
         get: operations["getSubscription"];
         /**
          * Set a subscription's status
-         * @description Part 3.6: `status` active or inactive.
+         * @description `status` active or inactive.
          */
         put: operations["updateSubscription"];
         post?: never;
@@ -747,7 +747,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Part 4.9. The email is unique per partner (compared case-insensitively): a taken one is refused (422). source and token are taken with partner credentials only (part 5); credits default to the new-user signup credit.
+         * @description The email is unique per partner (compared case-insensitively): a taken one is refused (422). source and token are taken with partner credentials only; credits default to the new-user signup credit.
          */
         post: operations["createUser"];
         delete?: never;
@@ -765,12 +765,12 @@ export interface paths {
         };
         /**
          * Show a user
-         * @description Part 4.9; the user object of part 2.7. A deleted user is not found.
+         * @description The user. A deleted user is not found.
          */
         get: operations["getUser"];
         /**
          * Update a user
-         * @description Part 4.9: profile fields, a password (at least 5 characters, with its confirmation; pass or password), is_deleted (soft delete; only is_deleted=false changes a deleted user). source and token with partner credentials only. Answers the user (part 2.7).
+         * @description Profile fields, a password (at least 5 characters, with its confirmation; pass or password), is_deleted (soft delete; only is_deleted=false changes a deleted user). source and token with partner credentials only. Answers the user.
          */
         put: operations["updateUser"];
         post?: never;
@@ -789,7 +789,7 @@ export interface paths {
         };
         /**
          * A user's card links
-         * @description Part 4.13: `filter` (linked, unlinked, fulfilled, comma-separated), `count`, `per_page`, `page`; newest first.
+         * @description `filter` (linked, unlinked, fulfilled, comma-separated), `count`, `per_page`, `page`; newest first.
          */
         get: operations["listUserCardLinks"];
         put?: never;
@@ -809,7 +809,7 @@ export interface paths {
         };
         /**
          * A user's coupons
-         * @description Part 4.8: `filter` (valid, redeemed, expired), `count`, `per_page`, `page`.
+         * @description `filter` (valid, redeemed, expired), `count`, `per_page`, `page`.
          */
         get: operations["listUserCoupons"];
         put?: never;
@@ -830,7 +830,7 @@ export interface paths {
         get?: never;
         /**
          * Redeem a user's coupon
-         * @description Part 4.8 and 3.4: valid → redeemed, redeemed_at set.
+         * @description Valid → redeemed, redeemed_at set.
          */
         put: operations["redeemUserCoupon"];
         post?: never;
@@ -849,7 +849,7 @@ export interface paths {
         };
         /**
          * A user's purchases
-         * @description Part 4.6: `count`, `per_page`, `page` (part 4.1).
+         * @description `count`, `per_page`, `page`.
          */
         get: operations["listUserPurchases"];
         put?: never;
@@ -869,7 +869,7 @@ export interface paths {
         };
         /**
          * A user's saved deals
-         * @description Part 4.11: `count`, `per_page`, `page`; the latest saved first.
+         * @description `count`, `per_page`, `page`; the latest saved first.
          */
         get: operations["listUserSavedDeals"];
         put?: never;
@@ -889,13 +889,13 @@ export interface paths {
         };
         /**
          * A user's subscriptions
-         * @description Part 4.12: the user by id, or by the email of one of the partner's users (`/users/ann@example.com/subscriptions`); `count`, `per_page`, `page`.
+         * @description The user by id, or by the email of one of the partner's users (`/users/ann@example.com/subscriptions`); `count`, `per_page`, `page`.
          */
         get: operations["listUserSubscriptions"];
         put?: never;
         /**
          * Subscribe a user to the region of a zip
-         * @description Part 4.12 and 2.11: the region that serves `zip` (as the regional lists find it); one subscription per user and region: subscribing again answers it, active again if it was inactive. A zip no region serves is 422.
+         * @description The region that serves `zip` (as the regional lists find it); one subscription per user and region: subscribing again answers it, active again if it was inactive. A zip no region serves is 422.
          */
         post: operations["createSubscription"];
         delete?: never;
@@ -916,7 +916,7 @@ export interface paths {
         /**
          * Issue a temporary access token for the user (deprecated: to be removed in a future release)
          * @deprecated
-         * @description Part 4.15; the access token of part 2.14. Marked for removal in a future release.
+         * @description A token acting for the user within its scope, access and lifetime. Marked for removal in a future release.
          */
         post: operations["createAccessToken"];
         delete?: never;
@@ -934,7 +934,7 @@ export interface paths {
         };
         /**
          * List deals (v1)
-         * @description Part 4.3: the parameters come in the query string or as a JSON body on the GET, combined with AND; ordered by start, earliest first.
+         * @description The parameters come in the query string or as a JSON body on the GET, combined with AND; ordered by start, earliest first.
          */
         get: operations["listDealsV1"];
         put?: never;
@@ -954,7 +954,7 @@ export interface paths {
         };
         /**
          * Show a deal
-         * @description Part 4.3: the whole v1 deal of part 2.1 (a `.json` suffix on the id is accepted). Unknown: 404 find_failed.
+         * @description The whole v1 deal (a `.json` suffix on the id is accepted). Unknown: 404 find_failed.
          */
         get: operations["getDealV1"];
         put?: never;
@@ -1056,7 +1056,7 @@ export interface paths {
         put?: never;
         /**
          * Buy in one call: make the user, store the card, buy
-         * @description Part 4.6.1: a user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. Answers the purchase of part 2.5 with its coupons (2.6); a refusal after the user or card was made names them (user_id, credit_card_id).
+         * @description A user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id).
          */
         post: operations["createFullPurchase"];
         delete?: never;
@@ -1076,7 +1076,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule a targeted-email batch
-         * @description Part 4.14: `deal_id` (in flight or approved), `user_ids` (at most 1000), `mode` (suppress or augment), `send_at` (UTC, tomorrow, within the deal's run). Unknown users and users already in another batch of that day are dropped; at most 10,000 users a partner's day. Every refusal in part 7.4's words.
+         * @description `deal_id` (in flight or approved), `user_ids` (at most 1000), `mode` (suppress or augment), `send_at` (UTC, tomorrow, within the deal's run). Unknown users and users already in another batch of that day are dropped; at most 10,000 users a partner's day. Every refusal is a 422 naming its field, in a fixed message.
          */
         post: operations["createTargetedEmailBatch"];
         delete?: never;
@@ -1094,14 +1094,14 @@ export interface paths {
         };
         /**
          * A targeted-email batch
-         * @description Part 4.14: `deal_id` guards that the batch is that deal's.
+         * @description `deal_id` guards that the batch is that deal's.
          */
         get: operations["getTargetedEmailBatch"];
         put?: never;
         post?: never;
         /**
          * Cancel a targeted-email batch
-         * @description Part 3.5: pending → cancelled (never sent, even if its job was queued); a batch being sent or sent: 422.
+         * @description Pending → cancelled (never sent, even if its job was queued); a batch being sent or sent: 422.
          */
         delete: operations["cancelTargetedEmailBatch"];
         options?: never;
@@ -1225,7 +1225,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description a user's temporary access token (part 2.14; deprecated with its call) */
+        /** @description a user's temporary access token (deprecated with its call) */
         AccessToken: {
             /** @description read, write, or read,write */
             access: string;
@@ -1255,7 +1255,7 @@ export interface components {
             type: string;
         };
         /**
-         * @description a user's link to a card-linked deal (part 2.9)
+         * @description a user's link to a card-linked deal
          * @example {
          *       "id": "k7Qp2",
          *       "deal_id": "chicago-coffee-back",
@@ -1274,7 +1274,7 @@ export interface components {
             user_id: string;
         };
         /**
-         * @description a coupon (part 2.6)
+         * @description a coupon
          * @example {
          *       "id": "p7Hc2-1",
          *       "slug": "p7Hc2-1",
@@ -1330,7 +1330,7 @@ export interface components {
             /** @enum {string} */
             state: "valid" | "cancelled" | "expired" | "redeemed" | "reissued";
         };
-        /** @description a stored card (part 2.8) */
+        /** @description a stored card */
         CreditCard: {
             /** @description the same identifier */
             credit_card_id: string;
@@ -1350,17 +1350,17 @@ export interface components {
             type: string;
         };
         /**
-         * @description the deal's workflow state (part 3.1); only in-flight deals are on sale
+         * @description the deal's workflow state; only in-flight deals are on sale
          * @enum {string}
          */
         DealState: "submitted" | "in-review" | "rejected" | "approved" | "in-flight" | "paused" | "cancelled" | "landed" | "deleted";
-        /** @description a deal, v1 shape (part 2.1): /v1 calls, /deals/{deal_id}, /deals/locate, regional lists */
+        /** @description a deal, v1 shape: /v1 calls, /deals/{deal_id}, /deals/locate, regional lists */
         DealV1: {
             affinity_score: number;
             campaign: string;
             category: string;
             category_id: number | string | (null);
-            /** @description appears in answers; its meaning is not given (part 2.1) */
+            /** @description appears in answers, kept for compatibility; it has no defined meaning */
             combine_linked_offers: unknown;
             /** @description current price, cents */
             current_price: number;
@@ -1563,7 +1563,7 @@ export interface components {
             /** @description value of the deal, cents */
             value: number;
         };
-        /** @description a deal, v3 shape (part 2.3): the attributes `fields` asked for, every one that applies when none were */
+        /** @description a deal, v3 shape: the attributes `fields` asked for, every one that applies when none were */
         DealV3: {
             campaign?: string;
             category?: string;
@@ -1631,7 +1631,7 @@ export interface components {
             value?: number;
         };
         /**
-         * @description the error body (part 7.1) of every refusal and failure
+         * @description the error body of every refusal and failure
          * @example {
          *       "status": "error",
          *       "error_type": "validation_failed",
@@ -1683,7 +1683,7 @@ export interface components {
              * @example 2026-06-15T12:00:00.000Z
              */
             created_at: string;
-            /** @description the resource in its own shape (part 2: Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then */
+            /** @description the resource in its own API shape (Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then */
             data: {
                 [key: string]: unknown;
             };
@@ -1713,7 +1713,7 @@ export interface components {
             /** @enum {string} */
             type: "purchase.completed" | "purchase.refunded" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
         };
-        /** @description a place where the deal is redeemed (part 2.4) */
+        /** @description a place where the deal is redeemed */
         Location: {
             address: {
                 country: string;
@@ -1727,7 +1727,7 @@ export interface components {
             hours: string;
             phone: string;
         };
-        /** @description a purchase (part 2.5) */
+        /** @description a purchase */
         Purchase: {
             /** @description total paid, cents */
             amount: number;
@@ -1757,7 +1757,7 @@ export interface components {
             /** @description purchasing user; null on a reservation */
             user_id: string | null;
         };
-        /** @description the purchase's deal, in summary (part 2.5) */
+        /** @description the purchase's deal, in summary */
         PurchaseDeal: {
             deal_id: string;
             id: string;
@@ -1768,14 +1768,14 @@ export interface components {
             title: string;
             type: string;
         };
-        /** @description a region (part 2.12) */
+        /** @description a region */
         Region: {
             active: boolean;
             /** @description the region slug */
             id: string;
             name: string;
         };
-        /** @description a coupon as the reseller calls answer it (part 2.6, without print_url) */
+        /** @description a coupon as the reseller calls answer it (without print_url) */
         ResellerCoupon: {
             /** @description barcode for redemption */
             barcode: string;
@@ -1812,7 +1812,7 @@ export interface components {
             state: "valid" | "cancelled" | "expired" | "redeemed" | "reissued";
         };
         /**
-         * @description a sale a reseller recorded (part 2.5, the smaller object)
+         * @description a sale a reseller recorded (the smaller purchase object)
          * @example {
          *       "id": "Pq3Rt9x",
          *       "transaction_reference": "order-20260615-0042",
@@ -1864,7 +1864,7 @@ export interface components {
             transaction_reference: string;
         };
         /**
-         * @description a deal a user saved (part 2.10)
+         * @description a deal a user saved
          * @example {
          *       "id": "3f9a0c1d2b7e4a5c6d8e",
          *       "deal_id": "chicago-spa-day",
@@ -1877,7 +1877,7 @@ export interface components {
             user_id: string;
         };
         /**
-         * @description a user's regional email subscription (part 2.11)
+         * @description a user's regional email subscription
          * @example {
          *       "id": "7c2e9b0a4d1f3e5a6b8c",
          *       "user_id": "u4Kd8",
@@ -1905,7 +1905,7 @@ export interface components {
             zip: string;
         };
         /**
-         * @description a targeted-email batch (part 2.13)
+         * @description a targeted-email batch
          * @example {
          *       "id": "b7Kq2",
          *       "deal_id": "chicago-spa-day",
@@ -1930,7 +1930,7 @@ export interface components {
             /** @description the users kept: unknown ones and those already in a batch of that day are dropped */
             user_ids: string[];
         };
-        /** @description a user (part 2.7) */
+        /** @description a user */
         User: {
             /** @description first name; empty when none was given */
             firstname: string;
@@ -1944,7 +1944,7 @@ export interface components {
             /** @description the partner's token for the user; null when none was given */
             token: string | null;
         };
-        /** @description one problem found (part 7.2) */
+        /** @description one problem found */
         ValidationIssue: {
             field?: string;
             message: string;
@@ -2257,7 +2257,7 @@ export interface operations {
     updateUserByEmail: {
         parameters: {
             query?: {
-                /** @description true: a different token replaces the stored one (rule 3) */
+                /** @description true: a different token replaces the stored one (else 422) */
                 overwrite_token?: boolean | string | number;
             };
             header?: {
@@ -2265,7 +2265,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description the email of the user to update, or to create with it (rule 4) */
+                /** @description the email of the user to update, or to create when unknown */
                 email: string;
             };
             cookie?: never;
@@ -2326,12 +2326,12 @@ export interface operations {
                      */
                     session_id?: string;
                     /**
-                     * @description for reporting: where the user came from; with partner credentials only (part 5); null clears it
+                     * @description for reporting: where the user came from; with partner credentials only (not a user's access token); null clears it
                      * @example web
                      */
                     source?: string | null;
                     /**
-                     * @description the partner's own token for the user; with partner credentials only (part 5); null clears it
+                     * @description the partner's own token for the user; with partner credentials only (not a user's access token); null clears it
                      * @example partner-1
                      */
                     token?: string | null;
@@ -7443,12 +7443,12 @@ export interface operations {
                      */
                     session_id?: string;
                     /**
-                     * @description for reporting: where the user came from; with partner credentials only (part 5); null clears it
+                     * @description for reporting: where the user came from; with partner credentials only (not a user's access token); null clears it
                      * @example web
                      */
                     source?: string | null;
                     /**
-                     * @description the partner's own token for the user; with partner credentials only (part 5); null clears it
+                     * @description the partner's own token for the user; with partner credentials only (not a user's access token); null clears it
                      * @example partner-1
                      */
                     token?: string | null;
@@ -7772,12 +7772,12 @@ export interface operations {
                      */
                     postal_code?: string | null;
                     /**
-                     * @description for reporting: where the user came from; with partner credentials only (part 5); null clears it
+                     * @description for reporting: where the user came from; with partner credentials only (not a user's access token); null clears it
                      * @example web
                      */
                     source?: string | null;
                     /**
-                     * @description the partner's own token for the user; with partner credentials only (part 5); null clears it
+                     * @description the partner's own token for the user; with partner credentials only (not a user's access token); null clears it
                      * @example partner-1
                      */
                     token?: string | null;
@@ -9140,7 +9140,7 @@ export interface operations {
                 show_all?: boolean;
                 /** @description a deal slug */
                 slug?: string;
-                /** @description a workflow state (part 3.1) */
+                /** @description a workflow state */
                 state?: string;
                 /** @description a subcategory */
                 subcategory?: string;

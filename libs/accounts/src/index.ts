@@ -22,7 +22,7 @@ export { StoreCard, MakeCardDefault } from './commands/store-card.command';
 export { AccountQueries } from './queries/account.queries';
 export type { NewProfile, NewUser, PurchaseUser, UserChanges } from './domain/user/user-profile';
 export { cardExpiryIssue } from './commands/store-card.command';
-/** The request schemas of a user and a card, for calls of other contexts that take them (the full purchase, part 4.6.1). */
+/** The request schemas of a user and a card, for calls of other contexts that take them (the full purchase). */
 export { emailField, passwordFields, profileFields, purchaseUserFields } from './http/user.request';
 export { cardFields, cardObject } from './http/credit-card.request';
 export { UserWrites } from './commands/user-writes';
@@ -37,5 +37,5 @@ export { STORED_CARDS } from './projections/stored-cards/stored-cards.projection
 export { ACCESS_TOKENS } from './projections/access-tokens/access-tokens.projection';
 
 export { accountsProjections } from './projections';
-/** A user in part 2.7's shape (the partner event feed renders it too). */
+/** A user in its API shape (the partner event feed renders it too). */
 export { toUser } from './http/account.answers';

@@ -12,6 +12,6 @@ export { SUBSCRIPTIONS } from './projections/subscriptions/subscriptions.project
 export { CARD_LINK_DETAILS } from './projections/card-link-details/card-link-details.projection';
 
 export { engagementProjections } from './projections';
-/** A card link and a subscription in part 2.9's and 2.11's shapes (the partner event feed renders them too). */
+/** A card link and a subscription in their API shapes (the partner event feed renders them too). */
 export { toCardLink } from './http/card-links.answers';
 export { toSubscription } from './http/engagement.answers';

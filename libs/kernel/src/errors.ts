@@ -1,4 +1,4 @@
-/** One entry of a validation error body (interface part 7.2). */
+/** One entry of a validation error body's `errors`. */
 export interface ValidationIssue {
   type: 'missing_field' | 'missing' | 'invalid' | 'not_owner' | 'not_found';
   message: string;
@@ -8,7 +8,7 @@ export interface ValidationIssue {
 
 /**
  * A refusal the partner should see. Each subclass is one wire `error_type`; the filter in
- * libs/wire maps it to its HTTP status and the part 7 body.
+ * libs/wire maps it to its HTTP status and the error body.
  */
 export abstract class DomainError extends Error {
   abstract readonly errorType: string;
@@ -26,7 +26,7 @@ export class NotFound extends DomainError {
 }
 
 export class CannotFulfil extends DomainError {
-  /** The interface spells it so (part 7.1); the reseller call uses {@link CannotFulfilReseller}. */
+  /** The interface's documented spelling, kept for compatibility; the reseller call uses {@link CannotFulfilReseller}. */
   readonly errorType: string = 'cannot_fufill';
   readonly httpStatus = 422;
 }

@@ -10,5 +10,5 @@ export type { BatchDetails } from './projections/batch-details/batch-details.pro
 export { BatchQueries } from './queries/batch.queries';
 
 export { messagingProjections } from './projections';
-/** A batch in part 2.13's shape (the partner event feed renders it too). */
+/** A batch in its API shape (the partner event feed renders it too). */
 export { toBatch } from './http/batches.answers';

@@ -19,6 +19,6 @@ export type { PurchaseDetails } from './projections/purchase-details/purchase-de
 export { couponState } from './domain/coupon/coupon.decider';
 
 export { purchasingProjections } from './projections';
-/** A purchase and a coupon in part 2.5's and 2.6's shapes (the partner event feed renders them too). */
+/** A purchase and a coupon in their API shapes (the partner event feed renders them too). */
 export { toCoupon, toPurchase } from './http/purchase.answers';
 export { CouponQr } from './coupon-images/coupon-qr';

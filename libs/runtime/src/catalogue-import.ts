@@ -4,7 +4,7 @@ import { StockInventory, stockTotalIssues } from '@deals/purchasing';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 
-/** A deal as an import file gives it: part 2.1's fields plus the total inventory `quantity`. */
+/** A deal as an import file gives it: the v1 deal's fields plus the total inventory `quantity`. */
 export type DealImportRecord = DealTerms & { quantity?: number; state?: WorkflowState };
 
 export interface ImportOutcome {

@@ -17,7 +17,7 @@ function classify(code: string | undefined): { status: number; text: string; mes
 
 /**
  * Fastify's `clientErrorHandler`: the answer to a request Node's parser refuses (oversized headers,
- * a control character in a header, a timeout) in part 7's body, as every other error, instead of
+ * a control character in a header, a timeout) in the error body, as every other error, instead of
  * Fastify's own `{error, message, statusCode}`. It echoes nothing of the request. A reset or
  * destroyed connection gets nothing; the socket is closed after the answer.
  */
@@ -54,7 +54,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   setTimeout(() => socket.destroy(), 5_000).unref();
 }
 
-/** Answers through a response no route will write, in part 7's body, and closes the connection after it. */
+/** Answers through a response no route will write, in the error body, and closes the connection after it. */
 function answerThrough(response: ServerResponse, status: number, message: string): void {
   const body = JSON.stringify(errorBody('bad_request', message));
   response.writeHead(status, {
@@ -65,7 +65,7 @@ function answerThrough(response: ServerResponse, status: number, message: string
   response.end(body);
 }
 
-/** A whole HTTP/1.1 answer in part 7's body, for a socket no route will answer. */
+/** A whole HTTP/1.1 answer in the error body, for a socket no route will answer. */
 function rawAnswer(status: number, text: string, message: string): string {
   const body = JSON.stringify(errorBody('bad_request', message));
   return `HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`;
@@ -74,7 +74,7 @@ function rawAnswer(status: number, text: string, message: string): string {
 /**
  * Requests Node answers itself, before any route or hook, with an empty body: an `Expect` other
  * than `100-continue` (417) and `CONNECT` (Node closes the connection without a word when nothing
- * listens). Here they get part 7's body, echoing nothing of the request. (A request without `Host`
+ * listens). Here they get the error body, echoing nothing of the request. (A request without `Host`
  * is refused by {@link refuseRequestsWithoutHost}, once Node's own check is turned off.)
  */
 export function answerUnservedRequests(server: Server): void {
@@ -90,7 +90,7 @@ export function answerUnservedRequests(server: Server): void {
 
 /**
  * HTTP/1.1 requires a `Host` header. Node refuses a request without one with an empty 400 unless
- * `requireHostHeader` is off; with it off, this hook refuses it in part 7's body, before
+ * `requireHostHeader` is off; with it off, this hook refuses it in the error body, before
  * authentication (it runs first among the `onRequest` hooks).
  */
 export function refuseRequestsWithoutHost(fastify: FastifyInstance): void {

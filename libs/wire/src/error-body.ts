@@ -3,7 +3,7 @@ import { clipText, type ValidationIssue } from '@deals/kernel';
 /** The longest `error_msg`: a message that names what a client sent is cut there. */
 export const MAX_ERROR_MESSAGE = 2000;
 
-/** The error body of part 7.1 of the interface. */
+/** The error body of every refusal and failure (docs/api.md, Errors). */
 export interface ErrorBody {
   status: 'error';
   error_type: string;

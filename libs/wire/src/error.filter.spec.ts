@@ -18,7 +18,7 @@ function answer(exception: unknown) {
 describe('error filter', () => {
   beforeAll(() => jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined));
 
-  it('writes domain errors as part 7 bodies with their status', () => {
+  it('writes domain errors as error bodies with their status', () => {
     expect(answer(new NotFound('deal x not found'))).toMatchObject({
       status: 404,
       body: { status: 'error', error_type: 'find_failed', error_msg: 'deal x not found' },

@@ -11,11 +11,11 @@ class TooDeep extends Error {
 }
 
 /**
- * Some calls carry the parameters of a GET as a JSON body (interface part 4), and Fastify parses a
- * body on GET only once GET is re-registered as a method with a body (libraries.md 6.3). The JSON
+ * Some calls carry the parameters of a GET as a JSON body, and Fastify parses a
+ * body on GET only once GET is re-registered as a method with a body. The JSON
  * parser is replaced by one that wraps Fastify's own (which guards against prototype poisoning):
  * an empty body is no body, so a client that sends `Content-Type: application/json` on every GET
- * is not refused; a malformed body is a validation failure with the part 7 body, which Nest's own
+ * is not refused; a malformed body is a validation failure in the error body, which Nest's own
  * mapping of parser errors would lose; a body that nests deeper than {@link MAX_JSON_DEPTH} is
  * refused (400) before it is parsed.
  */

@@ -76,7 +76,7 @@ describe('the HTTPS front', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*ok$/);
   });
 
-  it("answers 408 in part 7's body to a request whose headers never end, and closes it", async () => {
+  it('answers 408 in the error body to a request whose headers never end, and closes it', async () => {
     const { answer, ms } = await sendOverTls('GET / HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n');
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
@@ -87,7 +87,7 @@ describe('the HTTPS front', () => {
     expect(ms).toBeLessThan(5_000);
   });
 
-  it("answers 408 in part 7's body to a request whose body never ends, and closes it", async () => {
+  it('answers 408 in the error body to a request whose body never ends, and closes it', async () => {
     const { answer, ms } = await sendOverTls(
       'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"em',
     );

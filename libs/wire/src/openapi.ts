@@ -5,7 +5,7 @@ import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec
 import { z } from 'zod';
 import { MAX_JSON_DEPTH } from './json-depth';
 
-/** Part 7.2's entry of a validation error body. */
+/** One entry of a validation error body's `errors`. */
 export const validationIssueSchema = z
   .object({
     type: z.enum(['missing_field', 'missing', 'invalid', 'not_owner', 'not_found']),
@@ -13,9 +13,9 @@ export const validationIssueSchema = z
     field: z.string().optional(),
     message: z.string(),
   })
-  .meta({ id: 'ValidationIssue', description: 'one problem found (part 7.2)' });
+  .meta({ id: 'ValidationIssue', description: 'one problem found' });
 
-/** Part 7.1's error body: every refusal and failure of the service is answered in it. */
+/** The error body: every refusal and failure of the service is answered in it. */
 export const errorBodySchema = z
   .looseObject({
     status: z.literal('error'),
@@ -28,7 +28,7 @@ export const errorBodySchema = z
   })
   .meta({
     id: 'Error',
-    description: 'the error body (part 7.1) of every refusal and failure',
+    description: 'the error body of every refusal and failure',
     example: {
       status: 'error',
       error_type: 'validation_failed',
@@ -37,10 +37,10 @@ export const errorBodySchema = z
     },
   });
 
-/** Where the description keeps part 7.1's body, shared by every operation. */
+/** Where the description keeps the error body, shared by every operation. */
 export const ERROR_ANSWER_REF = `${COMPONENT_SCHEMAS}Error`;
 
-/** The named schemas of the description (part 7.1's body and every named resource), by name. */
+/** The named schemas of the description (the error body and every named resource), by name. */
 export const sharedSchemas = () => {
   openApiSchema(errorBodySchema, 'output');
   return componentSchemas();
@@ -57,7 +57,7 @@ function answerSchema(body: z.ZodType): SchemaObject {
   return { allOf: [{ $ref: schema.$ref }], ...(named?.example !== undefined ? { example: named.example } : {}) };
 }
 
-/** What each status of the part 7 body means, in the description of every operation that may answer it. */
+/** What each status of the error body means, in the description of every operation that may answer it. */
 const ERROR_STATUSES: Record<number, string> = {
   400: `the request cannot be read (a malformed address or header, a JSON body nested more than ${MAX_JSON_DEPTH} levels deep): error_type bad_request`,
   401: 'missing or wrong credentials: error_type unauthorized',

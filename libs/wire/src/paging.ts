@@ -1,6 +1,6 @@
 import { ValidationFailed, ValidationIssue } from '@deals/kernel';
 
-/** Part 4.1: count, per_page (default 100, at most 1000), page (default 1). */
+/** A list's paging: count, per_page (default 100, at most 1000), page (default 1). */
 export interface Paging {
   count: boolean;
   page: number;
@@ -30,12 +30,12 @@ export function flagValue(value: unknown): boolean | undefined | null {
   return null;
 }
 
-/** Reads part 4.1's parameters: the paging, or the problems found (each naming its field). */
+/** Reads count, per_page and page: the paging, or the problems found (each naming its field). */
 export function pagingIssues(params: Record<string, unknown>, resource = 'request'): { paging: Paging | null; issues: ValidationIssue[] } {
   const issues: ValidationIssue[] = [];
   const count = flagValue(params.count);
   if (count === null) issues.push({ type: 'invalid', resource, field: 'count', message: 'must be true or false' });
-  // With count, per_page and page are ignored (part 4.1), whatever they hold.
+  // With count, per_page and page are ignored, whatever they hold.
   if (count === true) return { paging: { count: true, page: 1, perPage: PER_PAGE_DEFAULT, skip: 0 }, issues };
   const perPage = wholeNumber(params.per_page);
   if (perPage === null || (perPage !== undefined && (perPage < 1 || perPage > PER_PAGE_MAX))) {

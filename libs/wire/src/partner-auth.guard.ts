@@ -19,7 +19,7 @@ export interface PartnerRef {
   credentialId?: string;
 }
 
-/** A user's temporary access token (part 4.15), as a request presents it. */
+/** A user's temporary access token (deprecated), as a request presents it. */
 export interface UserTokenRef {
   userId: string;
   /** Resource names, or `all`. */

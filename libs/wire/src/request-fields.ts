@@ -51,7 +51,7 @@ export const wholeNumberField = (message: string, check: (n: number) => boolean 
     })
     .meta({ description });
 
-/** Part 4.1's list parameters, as they are documented (read by `pagingIssues`, whatever they hold). */
+/** The list parameters count, per_page and page, as they are documented (read by `pagingIssues`, whatever they hold). */
 const pagingShape = {
   count: documented('boolean', 'true: answer {status, count} instead of the list'),
   per_page: documented('integer', 'list size, 1 to 1000 (default 100); ignored with count'),
@@ -59,7 +59,7 @@ const pagingShape = {
 };
 
 /**
- * A list call's parameters: `shape` plus part 4.1's count, per_page and page, read into `paging`
+ * A list call's parameters: `shape` plus count, per_page and page (docs/api.md, Paging), read into `paging`
  * (with count, per_page and page are ignored whatever they hold). `resource` names the entries' resource.
  */
 export function withPaging<T extends z.ZodRawShape>(shape: T, resource: string) {

@@ -250,7 +250,7 @@ export function attemptedIdentity(kind: 'username' | 'api_key' | 'token', value:
     : `${kind}:${value.slice(0, KEY_PREFIX)}`;
 }
 
-/** Answers 429 with `Retry-After` (whole seconds, at least 1) and part 7's body. */
+/** Answers 429 with `Retry-After` (whole seconds, at least 1) and the error body. */
 export function refuse(reply: FastifyReply, refusal: Refusal): FastifyReply {
   return reply
     .status(429)

@@ -5,9 +5,9 @@ import type { AuthenticatedRequest } from './partner-auth.guard';
 import type { RequestDto } from './request-dto';
 
 /**
- * Metadata a request schema carries: `x-resource` names the part 7.2 resource of the fields below it
+ * Metadata a request schema carries: `x-resource` names the validation entries' `resource` for the fields below it
  * (the nearest one up the path wins), `issueType` the entry type of a refinement's failure.
- * `x-section` marks an object inside the body whose fields are named from it (part 4.6.1's user,
+ * `x-section` marks an object inside the body whose fields are named from it (the full purchase's user,
  * credit_card and shipping_address: the user's `email`, not `user.email`); an entry on the section
  * itself names the section.
  */
@@ -20,7 +20,7 @@ export interface RequestMeta {
 /** The issue `type` a custom refinement reports (`invalid` unless it says otherwise). */
 export type IssueType = ValidationIssue['type'];
 
-/** Fields whose message begins so are reported as `missing_field` (part 7.2's word for an absent field). */
+/** Fields whose message begins so are reported as `missing_field` (the entry type of an absent field). */
 const MISSING = /^is required\b/;
 
 function unwrap(schema: z.ZodType): z.ZodType {
@@ -67,7 +67,7 @@ function locate(schema: z.ZodType, path: PropertyKey[], fallback: string): { res
   return { resource, field: path.slice(from).map(String).join('.') };
 }
 
-/** Part 7.2's entries for a failed parse: one per problem, naming the field as the interface names it. */
+/** The validation entries of a failed parse: one per problem, naming the field as the API names it. */
 export function validationIssues(error: z.ZodError, schema: z.ZodType, fallbackResource = 'request'): ValidationIssue[] {
   return error.issues.map((issue) => {
     const { resource, field } = locate(schema, issue.path, fallbackResource);
@@ -80,7 +80,7 @@ export function validationIssues(error: z.ZodError, schema: z.ZodType, fallbackR
 /**
  * Validates every `@Body()`, `@Query()`, `@Param()` and {@link RequestParameters} typed with a
  * request DTO (`createZodDto`) against its schema and hands the controller the parsed, typed value;
- * a failure is one `ValidationFailed` with every problem found (part 7: 422 `validation_failed`).
+ * a failure is one `ValidationFailed` with every problem found (422 `validation_failed`).
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
@@ -128,7 +128,7 @@ export const documented = (type: 'string' | 'integer' | 'number' | 'boolean', de
 const CREDENTIALS = ['api_key', 'access_token'];
 
 /**
- * The parameters of a GET call that takes them as a JSON object (parts 4.3, 4.4) or in the query
+ * The parameters of a GET call that takes them as a JSON object (the v1 and regional deal lists) or in the query
  * string: both merged (the body's win), without the credentials. A body that is not an object is refused.
  */
 export const RequestParameters = createParamDecorator((_: unknown, context: ExecutionContext): Record<string, unknown> => {

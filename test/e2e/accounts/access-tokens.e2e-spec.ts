@@ -23,7 +23,7 @@ describe('access tokens: POST /users/:user/access_tokens and acting for the user
   const issue = (userId: string, body: unknown) => api.call('POST', `/users/${userId}/access_tokens`, { apiKey, body });
   const as = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 
-  it('issues a token (part 2.14), marked deprecated', async () => {
+  it('issues a token, marked deprecated', async () => {
     const reply = await issue(ann, { expires_in: 3600, scope: 'user,credit_card', access: 'read,write' });
     expect(reply.status).toBe(200);
     expect(reply.headers.deprecation).toBe('true');

@@ -84,7 +84,7 @@ describe("email addresses stay one user's, under concurrency and refused updates
     expect(new Set(replies.map((r) => r.body.user.id)).size).toBe(1);
   });
 
-  it('keeps rule 3 when update_by_email calls with different tokens arrive at once: one token is set, the others refused', async () => {
+  it('keeps the token rule when update_by_email calls with different tokens arrive at once: one token is set, the others refused', async () => {
     await post({ email: 'tokens@claims.test' });
     const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => byEmail('tokens@claims.test', { token: `t${i}` })));
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);

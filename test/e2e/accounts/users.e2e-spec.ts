@@ -18,7 +18,7 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
       body,
     });
 
-  it('creates a user, answering its id, and shows it (part 2.7)', async () => {
+  it('creates a user, answering its id, and shows it', async () => {
     const created = await post({
       email: 'ann@example.com',
       first_name: 'Ann',
@@ -120,7 +120,7 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     expect((await post({ email: 'carlos@example.com' })).status).toBe(422);
   });
 
-  it('takes the password under both names of part 4.9, checking each the same way', async () => {
+  it('takes the password under both names (pass, password), checking each the same way', async () => {
     const { body } = await post({ email: 'names@example.com' });
     const short = await put(body.user_id, { password: 'abc', password_confirmation: 'zzz' });
     expect([short.status, short.body.errors.map((e: { message: string }) => e.message).length > 0]).toEqual([422, true]);
@@ -200,8 +200,8 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
     expect((await put('nobody', { first_name: 'x' })).status).toBe(404);
   });
 
-  describe('update_by_email, the four rules of part 4.9', () => {
-    it('takes no password (part 4.9 lists none for it), and changes nothing when one is sent', async () => {
+  describe('update_by_email, its token rules', () => {
+    it('takes no password, and changes nothing when one is sent', async () => {
       await post({ email: 'nopass@example.com', first_name: 'Kept' });
       const reply = await byEmail('nopass@example.com', { first_name: 'Changed', pass: 'secret99', pass_confirmation: 'secret99' });
       expect([reply.status, reply.body.errors?.map((e: { field: string }) => e.field)]).toEqual([422, ['pass', 'pass_confirmation']]);

@@ -5,7 +5,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { TestApi } from '../../support/api-harness';
 import { affiliate, cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
-/** The size names of `primary_image`, as part 2.1 of the interface lists them. */
+/** The size names of `primary_image`, as the v1 deal documents them. */
 const SIZE_NAMES = [
   '_103',
   '_135',
@@ -44,7 +44,7 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
   afterAll(() => api.close());
   afterEach(() => clock.set('2026-06-15T12:00:00Z'));
 
-  it('answers a daily printed deal with every field of part 2.1', async () => {
+  it('answers a daily printed deal with every field of the v1 deal', async () => {
     const reply = await api.call('GET', '/deals/chicago-spa-day', { apiKey });
     expect(reply.status).toBe(200);
     const { primary_image, ...deal } = reply.body.deal;

@@ -21,7 +21,7 @@ async function trustingFetch(request: Request): Promise<Response> {
   return new Response(text, { status: answer.status, statusText: answer.statusText, headers: [...answer.headers] });
 }
 
-/** An answer the client read as an error: its status and part 7 body. */
+/** An answer the client read as an error: its status and error body. */
 const failure = (result: { error?: ErrorBody; response: Response }) => ({
   status: result.response.status,
   error_type: result.error?.error_type,
@@ -120,7 +120,7 @@ describe('the generated TypeScript client', () => {
     expect([link?.deal_id, link?.user_id, link?.state]).toEqual([cardLinked.id, userId, 'linked']);
   });
 
-  it('reads the other refusals as the part 7 error body: not found, invalid, wrong credentials', async () => {
+  it('reads the other refusals as the error body: not found, invalid, wrong credentials', async () => {
     expect(failure(await deals.GET('/deals/{deal_id}', { params: { path: { deal_id: 'no-such-deal' } } }))).toEqual({
       status: 404,
       error_type: 'find_failed',

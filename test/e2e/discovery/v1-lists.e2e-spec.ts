@@ -174,7 +174,7 @@ describe('v1 deal lists: /v1/deals, /deals/locate and /regions/:place/deals', ()
       const reply = await get('/v1/deals?runs_min=2024-02-30');
       expect([reply.status, reply.body.errors?.[0]?.field]).toEqual([422, 'runs_min']);
     });
-    it('refuses parameters of the wrong shape with part 7 bodies, never a 500: nested arrays, overlong text, numbers in other notations, unbounded radii', async () => {
+    it('refuses parameters of the wrong shape with error bodies, never a 500: nested arrays, overlong text, numbers in other notations, unbounded radii', async () => {
       const nested = await api.call('GET', '/v1/deals', { apiKey, jsonText: `{"count":${'['.repeat(40)}${']'.repeat(40)}}` });
       expect([nested.status, nested.body.errors]).toEqual([
         422,

@@ -215,7 +215,7 @@ if (why) {
       for (const api of replicas) expect((await api.call('GET', `/deals/resold-spa?${key}`)).body.deal.num_left).toBe(before.num_left - 1);
     });
 
-    // A hold lasts five real minutes (part 3.2): this test waits for it.
+    // A hold lasts five real minutes: this test waits for it.
     it('releases a hold taken through one replica by its BullMQ job in the worker, and the other replica sees it', async () => {
       const reserved = await replicas[0].call('POST', `/purchases/reserve?${key}`, { deal_id: 'held-spa', num_bought: 2 });
       expect(reserved.status).toBe(200);
@@ -227,7 +227,7 @@ if (why) {
         expect(job).toBeDefined();
         const runAt = job!.timestamp + (job!.opts.delay ?? 0);
         await new Promise((r) => setTimeout(r, Math.max(0, runAt - Date.now()) + 1000));
-        // The lapsed reservation stays as it is (part 3.2: a claim may still be attempted); its units are back.
+        // The lapsed reservation stays as it is (a claim may still be attempted); its units are back.
         for (let i = 0; (await replicas[1].call('GET', `/deals/held-spa?${key}`)).body.deal.num_left !== 3; i++) {
           if (i > 150) throw new Error('the hold was not released by its job');
           await new Promise((r) => setTimeout(r, 200));

@@ -2,7 +2,7 @@ import { EventStore, ManualClock } from '@deals/kernel';
 import { Reply, runCli, TestApi } from '../../support/api-harness';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 
-describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user_id/card_links (4.13, 3.3, 2.9)', () => {
+describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user_id/card_links', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
@@ -52,7 +52,7 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
   const redemptions = async (cardLinkId: string) =>
     (await api.get(EventStore).readStream(`cardlink-${cardLinkId}`)).filter((e) => e.type === 'CardLinkRedeemed').map((e) => e.data as any);
 
-  it('links a user to a card-linked deal: {status, card_link} of part 2.9, listed by the user', async () => {
+  it('links a user to a card-linked deal: {status, card_link}, listed by the user', async () => {
     const user = await newUser();
     const reply = await link({ user_id: user, deal_id: 'chicago-coffee-back' });
     expect(reply.status).toBe(200);
@@ -122,7 +122,7 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
     expect((await list(user)).body.card_links).toEqual([{ ...linked, state: 'unlinked' }]);
   });
 
-  it('refuses malformed calls with part 7 bodies naming the field', async () => {
+  it('refuses malformed calls with error bodies naming the field', async () => {
     const user = await newUser();
     failure(await link({ deal_id: 'chicago-coffee-back' }), 422, 'validation_failed', 'user_id');
     failure(await link({ user_id: user }), 422, 'validation_failed', 'deal_id');

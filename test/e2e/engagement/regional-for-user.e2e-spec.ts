@@ -2,7 +2,7 @@ import { ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 
-describe("regional lists for a user: GET /regions/:place/deals?user_id= (4.4's preferences)", () => {
+describe("regional lists for a user: GET /regions/:place/deals?user_id= (the user's preferences)", () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;

@@ -2,7 +2,7 @@ import { ManualClock } from '@deals/kernel';
 import { Reply, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
-describe('saved deals: POST /saved_deals, DELETE /saved_deals/:id, GET /users/:user_id/saved_deals (4.11, 2.10)', () => {
+describe('saved deals: POST /saved_deals, DELETE /saved_deals/:id, GET /users/:user_id/saved_deals', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
@@ -37,7 +37,7 @@ describe('saved deals: POST /saved_deals, DELETE /saved_deals/:id, GET /users/:u
     if (field) expect(reply.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
   };
 
-  it('saves a deal: {status, saved_deal} of part 2.10, listed by the user', async () => {
+  it('saves a deal: {status, saved_deal}, listed by the user', async () => {
     const user = await newUser();
     const reply = await save({ user_id: user, deal_id: 'chicago-spa-day' });
     expect(reply.status).toBe(200);
@@ -80,7 +80,7 @@ describe('saved deals: POST /saved_deals, DELETE /saved_deals/:id, GET /users/:u
     failure(await list(user, '?per_page=1001'), 422, 'validation_failed', 'per_page');
   });
 
-  it('refuses malformed calls, unknown and deleted users, with part 7 bodies', async () => {
+  it('refuses malformed calls, unknown and deleted users, with error bodies', async () => {
     const user = await newUser();
     failure(await save({ deal_id: 'chicago-spa-day' }), 422, 'validation_failed', 'user_id');
     failure(await save({ user_id: user }), 422, 'validation_failed', 'deal_id');

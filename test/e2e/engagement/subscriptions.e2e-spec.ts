@@ -15,7 +15,7 @@ const boston: RegionTerms = {
   postal_codes: ['02134'],
 };
 
-describe('subscriptions: POST/GET /users/:user_id/subscriptions, GET/PUT /subscriptions/:id (4.12, 3.6, 2.11)', () => {
+describe('subscriptions: POST/GET /users/:user_id/subscriptions, GET/PUT /subscriptions/:id', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
@@ -45,7 +45,7 @@ describe('subscriptions: POST/GET /users/:user_id/subscriptions, GET/PUT /subscr
     if (field) expect(reply.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
   };
 
-  it('subscribes a user to the region of a zip: every field of part 2.11', async () => {
+  it('subscribes a user to the region of a zip: every field of a subscription', async () => {
     const { id: user } = await newUser({ source: 'spring-campaign' });
     const reply = await subscribe(user, { zip: 60601 });
     expect(reply.status).toBe(200);

@@ -5,7 +5,7 @@ import { SmtpSink } from '../../support/smtp-sink';
 
 const longSpa = { ...spaDay, id: 'chicago-spa-season', start_at: '2026-06-01T00:00:00Z', end_at: '2026-12-31T00:00:00Z' };
 
-describe('batch delivery at send_at, over SMTP to a real server (3.5, 4.14)', () => {
+describe('batch delivery at send_at, over SMTP to a real server', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let sink: SmtpSink;
   let api: TestApi;

@@ -3,7 +3,7 @@ import { BatchDelivery } from '@deals/messaging';
 import { Reply, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
-describe('targeted-email batches: POST, GET and DELETE /v1/targeted_email/batches (4.14, 3.5, 7.4, 2.13)', () => {
+describe('targeted-email batches: POST, GET and DELETE /v1/targeted_email/batches', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
@@ -47,7 +47,7 @@ describe('targeted-email batches: POST, GET and DELETE /v1/targeted_email/batche
     expect(reply.body.errors.map((e: { field: string; message: string }) => [e.field, e.message])).toEqual(entries);
   };
 
-  it('schedules a batch: 201 {status, batch} with every field of 2.13, pending; GET answers it', async () => {
+  it('schedules a batch: 201 {status, batch} with every field of a batch, pending; GET answers it', async () => {
     const reply = await create(batch({ send_at: '2026-06-16T09:00:00Z', user_ids: [users[2]] }));
     expect(reply.status).toBe(201);
     expect(reply.body).toEqual({
@@ -85,7 +85,7 @@ describe('targeted-email batches: POST, GET and DELETE /v1/targeted_email/batche
     for (const r of replies.filter((r) => r.status !== 201)) refused(r, [['user_ids', 'are all already scheduled for that day']]);
   });
 
-  it('refuses with every message of 7.4 that applies, several at once', async () => {
+  it('refuses with every fixed message that applies, several at once', async () => {
     refused(await create({}), [
       ['deal_id', 'is required'],
       ['user_ids', 'is required'],

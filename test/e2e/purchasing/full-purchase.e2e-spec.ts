@@ -3,7 +3,7 @@ import { EventStore, ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
-describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
+describe('POST /v1/purchases/full.json', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
@@ -82,7 +82,7 @@ describe('POST /v1/purchases/full.json (part 4.6.1)', () => {
     });
     expect(reply.status).toBe(422);
     expect(reply.body.errors).toEqual([
-      // Named as sent (`password`, the user object's name in part 4.6.1), not by its other name.
+      // Named as sent (`password`, the user object's documented name), not by its other name.
       { type: 'invalid', resource: 'user', field: 'password', message: 'must be at least 5 characters' },
       { type: 'invalid', resource: 'credit_card', field: 'number', message: 'fails the Luhn check' },
     ]);

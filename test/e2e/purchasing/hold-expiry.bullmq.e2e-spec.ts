@@ -114,8 +114,8 @@ if (!source) {
       let running: TestApi | undefined = await TestApi.start({ clock, env, dataDir: dir.path });
       try {
         const apiKey = await setUp(running);
-        // A reservation that lapsed and whose hold was released: it stays `reserved` (part 3.2 has
-        // no expired state), and its job must not come back at every start.
+        // A reservation that lapsed and whose hold was released: it stays `reserved` (a reservation
+        // has no expired state), and its job must not come back at every start.
         const lapsed: string = (await running.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } }))
           .body.purchase.id;
         clock.advance(HOLD_TTL_MS + 1000);

@@ -3,7 +3,7 @@ import { transactionReferenceDecider, transactionReferenceStream } from '@deals/
 import { TestApi } from '../../support/api-harness';
 import { affiliate, cardLinked, chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 
-describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/coupons (4.6.2, 4.7, 7.3)', () => {
+describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/coupons', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let basic: { username: string; password: string };
@@ -152,7 +152,7 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     expect(linked.body.number_bought).toBe(1);
   });
 
-  it('checks and cancels a coupon once, with the part 7.3 bodies', async () => {
+  it('checks and cancels a coupon once, with the reseller coupon bodies', async () => {
     const coupon = (
       await sale({
         ...voucher,

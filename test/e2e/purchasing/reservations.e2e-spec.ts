@@ -3,7 +3,7 @@ import { inventoryDecider } from '@deals/purchasing/domain/inventory/inventory.d
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
-describe('reserve, claim and release (part 3.2), coupons (part 4.8)', () => {
+describe("reserve, claim and release, and a user's coupons", () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;

@@ -88,7 +88,7 @@ describe('authentication and the wire', () => {
     });
   });
 
-  it("answers a malformed address or an overlong path part with part 7's body, never echoing the address", async () => {
+  it('answers a malformed address or an overlong path part with the error body, never echoing the address', async () => {
     const bad = await api.call('GET', `/regions/%E0%A4%A/deals?api_key=${partner.apiKey}`);
     expect([bad.status, bad.body]).toEqual([
       400,
@@ -120,7 +120,7 @@ describe('authentication and the wire', () => {
   /** The status line and the JSON body of a raw answer. */
   const split = (answer: string) => [answer.split('\r\n')[0], JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))];
 
-  it("answers what Node's HTTP parser refuses (oversized headers, a control character in a header) with part 7's body, echoing nothing", async () => {
+  it("answers what Node's HTTP parser refuses (oversized headers, a control character in a header) with the error body, echoing nothing", async () => {
     const secret = `api_key=${partner.apiKey}`;
     const big = await raw(`GET /deals?${secret} HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(split(big)).toEqual([
@@ -139,7 +139,7 @@ describe('authentication and the wire', () => {
     for (const answer of [big, control]) expect(answer).not.toContain(partner.apiKey);
   });
 
-  it("answers what Node would answer with an empty body (no Host, an unknown Expect, CONNECT) with part 7's body", async () => {
+  it('answers what Node would answer with an empty body (no Host, an unknown Expect, CONNECT) with the error body', async () => {
     const secret = `api_key=${partner.apiKey}`;
     const noHost = await raw(`GET /api/v1/regions/chicago?${secret} HTTP/1.1\r\n\r\n`);
     expect(split(noHost)).toEqual([

@@ -6,7 +6,7 @@ import { chicago, spaDay } from '../../support/catalogue-fixtures';
  * Requests made from the API description itself: for every operation, path ids, query parameters
  * and JSON bodies drawn from its schemas and from their violations (wrong types, missing and extra
  * fields, oversized and odd strings, deep nesting, odd path parts). Every answer must be below 500,
- * every 4xx a part 7 body, and (through the harness) every answer one the description lists.
+ * every 4xx an error body, and (through the harness) every answer one the description lists.
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
@@ -113,7 +113,7 @@ describe('fuzzing every described operation', () => {
 
   const document = () => api.responses.document;
 
-  it(`answers ${RUNS} generated requests per operation below 500, each 4xx in the part 7 body`, async () => {
+  it(`answers ${RUNS} generated requests per operation below 500, each 4xx in the error body`, async () => {
     const operations = Object.entries(document().paths).flatMap(([path, item]) =>
       METHODS.filter((m) => item[m]).map((method) => ({ path, method, operation: item[method]! })),
     );

@@ -14,7 +14,7 @@ describe('request budgets: 429 with Retry-After, per partner and per user token,
   });
   afterAll(() => api.close());
 
-  it("refuses a partner's calls past its own budget with 429, Retry-After and part 7's body, and leaves other partners alone", async () => {
+  it("refuses a partner's calls past its own budget with 429, Retry-After and the error body, and leaves other partners alone", async () => {
     const flooding = await api.createPartner('Flooding', 'partner', 20);
     const quiet = await api.createPartner('Quiet');
     const answers = [];

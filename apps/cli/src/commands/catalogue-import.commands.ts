@@ -43,7 +43,7 @@ export class RegionsImportCommand extends CommandRunner {
   }
 }
 
-@Command({ name: 'deals:import', arguments: '<file>', description: 'load deals (part 2.1 fields plus quantity) from a JSON array' })
+@Command({ name: 'deals:import', arguments: '<file>', description: 'load deals (v1 deal fields plus quantity) from a JSON array' })
 export class DealsImportCommand extends CommandRunner {
   constructor(private readonly catalogue: CatalogueImport) {
     super();

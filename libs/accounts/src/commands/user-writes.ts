@@ -85,7 +85,8 @@ export class UserWrites {
    * Changes of one user run one at a time in this process: an email change works from the address
    * it read, and two at once would each release the other's (two users then shared an address).
    * Across processes, a release also keeps an address the user holds again (`release`).
-   * `refuseOtherToken`: update_by_email's rule 3, decided on the stream as written.
+   * `refuseOtherToken`: update_by_email without overwrite_token=true refuses a different token,
+   * decided on the stream as written.
    */
   update(
     userId: string,
@@ -186,7 +187,7 @@ export class UserWrites {
     return released.position;
   }
 
-  /** Source and token are the partner's to set (part 5): a user's access token may not. */
+  /** Source and token are the partner's to set: a user's access token may not. */
   private partnerOnly(profile: Partial<UserProfile>, byPartner: boolean): ValidationIssue[] {
     if (byPartner) return [];
     return (['source', 'token'] as const)

@@ -31,7 +31,7 @@ export class UpdateUser extends Command<UserOutcome> {
   }
 }
 
-/** PUT /api/v1/users/:email/update_by_email: the four rules of part 4.9. */
+/** PUT /api/v1/users/:email/update_by_email: its token rules (docs/api.md). */
 export class UpdateUserByEmail extends Command<UserOutcome> {
   constructor(
     readonly email: string,
@@ -52,7 +52,7 @@ export interface IssuedToken {
   position: LogPosition | null;
 }
 
-/** POST /users/:user/access_tokens (deprecated in the interface, served while it exists). */
+/** POST /users/:user/access_tokens (deprecated, served while it exists). */
 export class IssueAccessToken extends Command<IssuedToken> {
   constructor(
     readonly userId: string,

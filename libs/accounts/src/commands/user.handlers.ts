@@ -24,7 +24,7 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
 }
 
 /**
- * Part 4.9's rules: a token sent and unchanged, or sent where none was stored, updates as usual;
+ * update_by_email's rules: a token sent and unchanged, or sent where none was stored, updates as usual;
  * a different token is replaced only with overwrite_token=true, else 422 update_failed; an unknown
  * email creates the user.
  */
@@ -44,8 +44,8 @@ export class UpdateUserByEmailHandler implements ICommandHandler<UpdateUserByEma
         // Sent with is_deleted: true, the user is made as asked: deleted (a later is_deleted: false restores it).
         return update.deleted === true ? await this.users.update(created.userId, { profile: {}, deleted: true }, true, caller) : created;
       } catch (error) {
-        // Another call is making the user with this email at this moment (rule 4 sent twice at
-        // once): this one then updates that user, as if it had come a moment later.
+        // Another call is making the user with this email at this moment (an unknown email sent
+        // twice at once): this one then updates that user, as if it had come a moment later.
         if (!(error instanceof ValidationFailed) || !error.issues.some((i) => i.field === 'email')) throw error;
         owner = await this.users.ownerOnceRegistered(caller.partnerId, email);
         if (!owner) throw error;

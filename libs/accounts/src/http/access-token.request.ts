@@ -7,7 +7,7 @@ const EXPIRES_IN = `must be whole seconds from 1 to ${MAX_TOKEN_LIFE_SECONDS}`;
 const SCOPE_REQUIRED = 'is required: resource names separated by commas, or all';
 const ACCESS_REQUIRED = 'is required: read, write or read,write';
 
-/** Part 4.15's body: how long the token lives, what it may touch, and how. */
+/** POST /users/:user/access_tokens body: how long the token lives, what it may touch, and how. */
 export const issueAccessTokenBody = z
   .object({
     expires_in: z

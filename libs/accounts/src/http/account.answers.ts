@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import type { UserAccount } from '../projections/user-accounts/user-accounts.projection';
 
-/** Part 2.7. `points` is the user's credit balance in cents. */
+/** A user as the API answers it. `points` is the user's credit balance in cents. */
 export const toUser = (user: UserAccount, avatarUrl: string) => ({
   id: user._id,
   firstname: user.profile.firstName ?? '',
@@ -13,7 +13,7 @@ export const toUser = (user: UserAccount, avatarUrl: string) => ({
 });
 
 /**
- * Part 2.8. The only card a user has is the default even before one was chosen; with several, the
+ * A stored card. The only card a user has is the default even before one was chosen; with several, the
  * chosen default (the first stored, until another is chosen).
  */
 export const toCard = (card: StoredCard, defaultCardId: string | null, onlyCard: boolean) => ({
@@ -25,7 +25,7 @@ export const toCard = (card: StoredCard, defaultCardId: string | null, onlyCard:
   deleted: card.deleted,
 });
 
-/** Part 2.7, as {@link toUser} writes it. */
+/** The user, as {@link toUser} writes it. */
 export const userSchema = z
   .object({
     id: z.string(),
@@ -35,7 +35,7 @@ export const userSchema = z
     points: z.number().int().meta({ description: "the user's credit, in cents" }),
     token: z.string().nullable().meta({ description: "the partner's token for the user; null when none was given" }),
   })
-  .meta({ id: 'User', description: 'a user (part 2.7)' });
+  .meta({ id: 'User', description: 'a user' });
 
 const exampleUser = {
   id: 'u4Kd8',
@@ -46,17 +46,17 @@ const exampleUser = {
   token: 'partner-1',
 };
 
-/** `{status, user}`: GET and PUT /users/:user_id, update_by_email (part 4.9). */
+/** `{status, user}`: GET and PUT /users/:user_id, update_by_email. */
 export const UserAnswer = z
   .object({ status: z.literal('success'), user: userSchema })
   .meta({ example: { status: 'success', user: exampleUser } });
 
-/** `{status, user_id}`: POST /users (part 4.9). */
+/** `{status, user_id}`: POST /users. */
 export const UserIdAnswer = z
   .object({ status: z.literal('success'), user_id: z.string().meta({ description: 'the new user' }) })
   .meta({ example: { status: 'success', user_id: 'u4Kd8' } });
 
-/** Part 2.8, as {@link toCard} writes it. */
+/** The stored card, as {@link toCard} writes it. */
 export const creditCardSchema = z
   .object({
     id: z.string(),
@@ -66,7 +66,7 @@ export const creditCardSchema = z
     primary: z.boolean().meta({ description: "the user's default card (a user's only card is)" }),
     deleted: z.boolean(),
   })
-  .meta({ id: 'CreditCard', description: 'a stored card (part 2.8)' });
+  .meta({ id: 'CreditCard', description: 'a stored card' });
 
 const exampleCard = {
   id: 'c2Wm5',
@@ -77,7 +77,7 @@ const exampleCard = {
   deleted: false,
 };
 
-/** GET /credit_cards (part 4.10): the cards, or with count=true their number (part 4.1). */
+/** GET /credit_cards: the cards, or with count=true their number. */
 export const CreditCardsAnswer = z
   .union([
     z.object({ status: z.literal('success'), credit_cards: z.array(creditCardSchema) }),
@@ -85,7 +85,7 @@ export const CreditCardsAnswer = z
   ])
   .meta({ example: { status: 'success', credit_cards: [exampleCard] } });
 
-/** `{status, credit_card_id}`: POST /credit_cards (part 4.10). */
+/** `{status, credit_card_id}`: POST /credit_cards. */
 export const CreditCardIdAnswer = z
   .object({ status: z.literal('success'), credit_card_id: z.string().meta({ description: 'the stored card' }) })
   .meta({ example: { status: 'success', credit_card_id: 'c2Wm5' } });
@@ -93,7 +93,7 @@ export const CreditCardIdAnswer = z
 /** `{status}`: a call that answers only its success. */
 export const StatusAnswer = z.object({ status: z.literal('success') }).meta({ example: { status: 'success' } });
 
-/** Part 2.14, as POST /users/:user/access_tokens answers it. */
+/** A user's access token, as POST /users/:user/access_tokens answers it. */
 export const AccessTokenAnswer = z
   .object({
     status: z.literal('success'),
@@ -105,7 +105,7 @@ export const AccessTokenAnswer = z
         scope: z.string().meta({ description: 'comma-separated resource names (user, credit_card, ...) or all' }),
         access: z.string().meta({ description: 'read, write, or read,write' }),
       })
-      .meta({ id: 'AccessToken', description: "a user's temporary access token (part 2.14; deprecated with its call)" }),
+      .meta({ id: 'AccessToken', description: "a user's temporary access token (deprecated with its call)" }),
   })
   .meta({
     example: {

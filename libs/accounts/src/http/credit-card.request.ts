@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { CARD_BRANDS, CARD_DIGITS, cardBrand, cardMonth, cardYear, normaliseCardNumber, passesLuhn, ZIP } from '../domain/card/card-number';
 
 /**
- * A card as entered (part 4.10's POST /credit_cards, part 4.6.1's credit_card object): the same
+ * A card as entered (POST /credit_cards, the full purchase's credit_card object): the same
  * rules and messages in both calls. Each field is text or a whole number (month and year are
  * integers in one call, strings in the other); absent, null or blank is "is required". Messages
  * never quote the number or the verification value. Whether the card has expired is the clock's
@@ -40,7 +40,7 @@ const MONTH = 'must be a month from 1 to 12';
 const YEAR = 'must be four digits';
 const ZIP_CODE = 'must be a 5-digit US zip code or ZIP+4 (12345-6789)';
 
-/** Part 4.10's card fields. */
+/** A stored card's fields. */
 const cardShape = {
   number: cardField(NUMBER_TEXT, (value, ctx) => {
     const number = text(value);
@@ -82,7 +82,7 @@ const toCard = ({ number, verification_value, month, year, zip_code }: CardField
 });
 
 /**
- * A card as entered, as `CardDetails` (the number as its digits): part 4.6.1's credit_card object.
+ * A card as entered, as `CardDetails` (the number as its digits): the full purchase's credit_card object.
  * `notAnObject`: the message for a card that is not an object.
  */
 export const cardObject = (notAnObject: string) => z.object(cardShape, { error: notAnObject }).transform(toCard);
@@ -99,7 +99,7 @@ const userIdField = z
   .optional()
   .meta({ description: "the card holder; a user's access token may leave it out (it acts for its user)", example: 'u4Kd8' });
 
-/** Part 4.10's POST /credit_cards body: the holder and the card. */
+/** POST /credit_cards body: the holder and the card. */
 export const storeCardBody = z
   .object({ user_id: userIdField, ...cardShape })
   .transform(({ user_id, ...card }) => ({ userId: user_id, card: toCard(card) }))
@@ -107,7 +107,7 @@ export const storeCardBody = z
 
 const REPEATED = 'is given more than once, with different values';
 
-/** Part 4.10's GET /credit_cards parameters: the holder and part 4.1's paging. */
+/** GET /credit_cards parameters: the holder and `count`, `per_page`, `page`. */
 export const cardListQuery = withPaging(
   {
     user_id: z

@@ -14,7 +14,7 @@ import { CardListQuery, CardParams, StoreCardBody } from './credit-card.request'
 const missingUser = () =>
   new ValidationFailed([{ type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' }]);
 
-/** Part 4.10: a user's stored cards, masked. */
+/** A user's stored cards, masked. */
 @ApiTags('accounts')
 @Controller('credit_cards')
 @TokenResource('credit_card')
@@ -28,7 +28,7 @@ export class CreditCardsController {
   @Get()
   @ApiOperation({
     summary: "List a user's stored cards",
-    description: "Part 4.10, with part 4.1's count, per_page and page; the cards of part 2.8, masked. With count=true: {status, count}.",
+    description: 'With `count`, `per_page` and `page`; the cards, masked. With count=true: {status, count}.',
   })
   @ApiAnswer(CreditCardsAnswer, { errors: [404, 422] })
   @ApiRequest({ query: CardListQuery })
@@ -49,7 +49,7 @@ export class CreditCardsController {
   @ApiOperation({
     summary: 'Store a card for a user',
     description:
-      'Part 4.10: the card is checked, exchanged with the payment processor for a token, and only the token, brand, ' +
+      'The card is checked, exchanged with the payment processor for a token, and only the token, brand, ' +
       "last four digits and expiry are kept. The same card stored again for the user is the card already stored. A user's first card is its default.",
   })
   @ApiAnswer(CreditCardIdAnswer, { errors: [404, 422] })
@@ -63,7 +63,7 @@ export class CreditCardsController {
   }
 
   @Put(':credit_card_id/default')
-  @ApiOperation({ summary: "Make a card its user's default", description: "Part 4.10. A user's only card is its default." })
+  @ApiOperation({ summary: "Make a card its user's default", description: "A user's only card is its default." })
   @ApiAnswer(StatusAnswer, { errors: [404, 422] })
   @ApiRequest({ params: CardParams })
   async makeDefault(@Param() params: CardParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {

@@ -17,8 +17,8 @@ import type { NewProfile, NewUser, PurchaseUser, UserChanges, UserChangesByEmail
 import type { UserProfile } from '../domain/user/user.events';
 
 /**
- * Part 4.9's user fields, one schema each, as POST /users, PUT /users/:user_id, update_by_email and
- * the full purchase's user object (part 4.6.1) take them: the same rules and messages everywhere.
+ * A user's fields, one schema each, as POST /users, PUT /users/:user_id, update_by_email and
+ * the full purchase's user object take them: the same rules and messages everywhere.
  * Text is trimmed; null clears a field (not the email); entries name the field as sent.
  */
 
@@ -54,9 +54,9 @@ const nameField = (description: string, example: string) =>
 const partnerText = (description: string, example: string) =>
   clearableText((text) => (text === '' || text.length > PARTNER_TEXT_MAX ? `must be 1 to ${PARTNER_TEXT_MAX} characters` : null))
     .optional()
-    .meta({ description: `${description}; with partner credentials only (part 5); null clears it`, example });
+    .meta({ description: `${description}; with partner credentials only (not a user's access token); null clears it`, example });
 
-/** Every profile field but the email, by its name in the interface. */
+/** Every profile field but the email, by its name in the API. */
 export const profileFields = {
   first_name: nameField('first name', 'Ann'),
   last_name: nameField('last name', 'Lee'),
@@ -98,13 +98,13 @@ const isDeleted = z
   .optional()
   .meta({ description: 'true: soft delete; false: restore a deleted user', example: false });
 
-/** The two names part 4.9 gives each password field: the field list's and the full purchase's. */
+/** The two names of each password field (`pass`, the full purchase's `password`), both accepted for compatibility. */
 const PASSWORD_NAMES = [
   ['pass', 'password'],
   ['pass_confirmation', 'password_confirmation'],
 ] as const;
 
-/** The password fields, under both names (architecture part 5): `pass`/`password`, `pass_confirmation`/`password_confirmation`. */
+/** The password fields, under both names: `pass`/`password`, `pass_confirmation`/`password_confirmation`. */
 export const passwordFields = {
   pass: z
     .string({ error: TEXT })
@@ -118,7 +118,7 @@ export const passwordFields = {
 type PasswordFields = { [K in keyof typeof passwordFields]?: unknown };
 
 /**
- * Part 4.9's password rules, on an object holding {@link passwordFields}: both names of a field
+ * The password rules, on an object holding {@link passwordFields}: both names of a field
  * with different values is a conflict (neither can be taken as the one meant); else a password (or
  * a confirmation alone) needs at least five characters as a reader counts them (an emoji, even of
  * several joined code points, is one) and a matching confirmation. Entries name the fields as sent.
@@ -172,7 +172,7 @@ function profileOf(fields: Partial<Record<keyof typeof profileFields | 'email', 
   return profile as Partial<UserProfile>;
 }
 
-/** Part 4.9's POST /users body. */
+/** POST /users body. */
 export const createUserBody = z
   .object({ email: emailField(), ...profileFields, credits, session_id: sessionId })
   .transform(({ credits, session_id, ...fields }): NewUser => ({
@@ -182,7 +182,7 @@ export const createUserBody = z
   }))
   .meta({ 'x-resource': 'user' });
 
-/** Part 4.9's PUT /users/:user_id body. */
+/** PUT /users/:user_id body. */
 export const updateUserBody = z
   .object({ email: emailField().optional(), ...profileFields, is_deleted: isDeleted, ...passwordFields })
   .superRefine(passwordRules, always)
@@ -194,7 +194,7 @@ export const updateUserBody = z
   .meta({ 'x-resource': 'user' });
 
 const NO_PASSWORD = 'is not taken by update_by_email: set a password with PUT /users/:user_id';
-/** Part 4.9 lists no password for update_by_email (it may create the user): sent, it is refused rather than taken. */
+/** update_by_email takes no password (it may create the user): sent, it is refused rather than taken. */
 const refusedPassword = () =>
   z
     .never({ error: NO_PASSWORD })
@@ -202,8 +202,8 @@ const refusedPassword = () =>
     .meta({ description: 'not taken by this call: a password is set by PUT /users/:user_id, with its confirmation' });
 
 /**
- * Part 4.9's update_by_email body. The email is the path's (a body's email is not taken); credits
- * and session_id count only when the call creates the user (rule 4).
+ * update_by_email body. The email is the path's (a body's email is not taken); credits
+ * and session_id count only when the call creates the user (an unknown email).
  */
 export const updateByEmailBody = z
   .object({
@@ -225,8 +225,8 @@ export const updateByEmailBody = z
   .meta({ 'x-resource': 'user' });
 
 /**
- * Part 4.6.1's user object, for the full purchase's request schema: email, password and its
- * confirmation (under either name), first and last name; the same schemas and rules as part 4.9's.
+ * The full purchase's user object, for its request schema: email, password and its
+ * confirmation (under either name), first and last name; the same schemas and rules as the user calls'.
  * `notAnObject`: the message for a user that is not an object.
  */
 export const purchaseUserFields = (notAnObject: string) =>
@@ -252,12 +252,12 @@ export const userParams = z
 
 export const byEmailParams = z
   .object({
-    email: emailField().meta({ description: 'the email of the user to update, or to create with it (rule 4)', example: 'ann@example.com' }),
+    email: emailField().meta({ description: 'the email of the user to update, or to create when unknown', example: 'ann@example.com' }),
   })
   .meta({ 'x-resource': 'user' });
 
 export const byEmailQuery = z
-  .object({ overwrite_token: flag('must be true or false', 'true: a different token replaces the stored one (rule 3)') })
+  .object({ overwrite_token: flag('must be true or false', 'true: a different token replaces the stored one (else 422)') })
   .meta({ 'x-resource': 'request' });
 
 export class CreateUserBody extends requestDto(createUserBody) {}

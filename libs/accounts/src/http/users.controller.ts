@@ -22,7 +22,7 @@ import { AccessTokenAnswer, toUser, UserAnswer, UserIdAnswer } from './account.a
 import { IssueAccessTokenBody } from './access-token.request';
 import { ByEmailParams, ByEmailQuery, CreateUserBody, UpdateByEmailBody, UpdateUserBody, UserParams } from './user.request';
 
-/** Part 4.9 and 4.15: users and their temporary access tokens. */
+/** Users and their temporary access tokens. */
 @ApiTags('accounts')
 @Controller()
 export class UsersController {
@@ -38,8 +38,8 @@ export class UsersController {
   @ApiOperation({
     summary: 'Create a user',
     description:
-      'Part 4.9. The email is unique per partner (compared case-insensitively): a taken one is refused (422). ' +
-      'source and token are taken with partner credentials only (part 5); credits default to the new-user signup credit.',
+      'The email is unique per partner (compared case-insensitively): a taken one is refused (422). ' +
+      'source and token are taken with partner credentials only; credits default to the new-user signup credit.',
   })
   @ApiAnswer(UserIdAnswer, { errors: [422] })
   @ApiRequest({ body: CreateUserBody })
@@ -51,7 +51,7 @@ export class UsersController {
 
   @Get('users/:user_id')
   @TokenResource('user')
-  @ApiOperation({ summary: 'Show a user', description: 'Part 4.9; the user object of part 2.7. A deleted user is not found.' })
+  @ApiOperation({ summary: 'Show a user', description: 'The user. A deleted user is not found.' })
   @ApiAnswer(UserAnswer, { errors: [404] })
   @ApiRequest({ params: UserParams })
   async one(@Param() params: UserParams, @CurrentCaller() caller: Caller) {
@@ -63,9 +63,9 @@ export class UsersController {
   @ApiOperation({
     summary: 'Update a user',
     description:
-      'Part 4.9: profile fields, a password (at least 5 characters, with its confirmation; pass or password), ' +
+      'Profile fields, a password (at least 5 characters, with its confirmation; pass or password), ' +
       'is_deleted (soft delete; only is_deleted=false changes a deleted user). source and token with partner credentials only. ' +
-      'Answers the user (part 2.7).',
+      'Answers the user.',
   })
   @ApiAnswer(UserAnswer, { errors: [404, 422] })
   @ApiRequest({ params: UserParams, body: UpdateUserBody })
@@ -84,9 +84,9 @@ export class UsersController {
   @ApiOperation({
     summary: 'Update or create a user by email',
     description:
-      "Part 4.9's four rules: a token sent unchanged, or where none was stored, updates as usual; a different token is " +
+      'A token sent unchanged, or where none was stored, updates as usual; a different token is ' +
       'replaced only with overwrite_token=true, else 422 update_failed; an unknown email creates the user. ' +
-      'No password is taken here (PUT /users/:user_id sets it). Answers the user (part 2.7).',
+      'No password is taken here (PUT /users/:user_id sets it). Answers the user.',
   })
   @ApiAnswer(UserAnswer, { errors: [422] })
   @ApiRequest({ params: ByEmailParams, query: ByEmailQuery, body: UpdateByEmailBody })
@@ -103,14 +103,14 @@ export class UsersController {
     return { status: 'success', user: await this.userBody(caller.partnerId, userId, true) };
   }
 
-  /** Deprecated in the interface (part 4.15); served while it exists, answered with a Deprecation header. */
+  /** Deprecated (docs/versioning.md); served while it exists, answered with a Deprecation header. */
   @Post('users/:user/access_tokens')
   @HttpCode(200)
   @Header('Deprecation', 'true')
   @ApiOperation({
     deprecated: true,
     summary: 'Issue a temporary access token for the user (deprecated: to be removed in a future release)',
-    description: 'Part 4.15; the access token of part 2.14. Marked for removal in a future release.',
+    description: 'A token acting for the user within its scope, access and lifetime. Marked for removal in a future release.',
   })
   @ApiAnswer(AccessTokenAnswer, { errors: [404, 422] })
   @ApiRequest({ body: IssueAccessTokenBody })

@@ -7,8 +7,7 @@ const BUSY_TIMEOUT_MS = 2000;
 
 /**
  * Opens a SQLite file in WAL mode with synchronous=FULL, checked on every open: a connection that
- * reopens an existing WAL database silently falls back to NORMAL and can lose commits on a crash
- * (libraries.md 5.1).
+ * reopens an existing WAL database silently falls back to NORMAL and can lose commits on a crash.
  */
 export function openDurableDatabase(file: string, durability: 'full' | 'normal' = 'full'): Database.Database {
   // A new data folder is the service's own: it holds emails and card metadata (0700, as secrets/ is).

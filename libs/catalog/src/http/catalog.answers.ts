@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { IMAGE_SIZES } from './deal-v1.answers';
 
-/** Answer schemas of the catalogue's calls (parts 2.1 to 2.4, 2.12), as the API description shows them. */
+/** Answer schemas of the catalogue's calls (deals, locations, regions), as the API description shows them. */
 
 const deprecated = (replacement: string, unit = '') => ({ deprecated: true, description: `deprecated: use ${replacement}${unit}` });
 const text = z.string();
@@ -26,15 +26,15 @@ const address = {
 };
 const locationV1 = z
   .object({ address: z.object(address), hours: text, phone: text })
-  .meta({ id: 'Location', description: 'a place where the deal is redeemed (part 2.4)' });
+  .meta({ id: 'Location', description: 'a place where the deal is redeemed' });
 
 const image = z.object({ size: text, dimensions: text, url: text });
 
 const workflowState = z
   .enum(['submitted', 'in-review', 'rejected', 'approved', 'in-flight', 'paused', 'cancelled', 'landed', 'deleted'])
-  .meta({ id: 'DealState', description: "the deal's workflow state (part 3.1); only in-flight deals are on sale" });
+  .meta({ id: 'DealState', description: "the deal's workflow state; only in-flight deals are on sale" });
 
-/** Part 2.1. Card-linked terms appear on card-linked deals only; `fine_print_legalese` on printed ones. */
+/** The v1 deal. Card-linked terms appear on card-linked deals only; `fine_print_legalese` on printed ones. */
 export const dealV1 = z
   .object({
     id: text,
@@ -46,7 +46,7 @@ export const dealV1 = z
     subcategory: text,
     category_id: z.union([z.number(), z.string(), z.null()]),
     subcategory_id: z.union([z.number(), z.string(), z.null()]),
-    combine_linked_offers: z.unknown().meta({ description: 'appears in answers; its meaning is not given (part 2.1)' }),
+    combine_linked_offers: z.unknown().meta({ description: 'appears in answers, kept for compatibility; it has no defined meaning' }),
     custom_data: z.record(z.string(), z.unknown()),
     current_price: cents.meta({ description: 'current price, cents' }),
     description1: text,
@@ -98,7 +98,7 @@ export const dealV1 = z
     offer_construct: text.nullable().optional(),
     percent_fee: z.number().nullable().optional(),
   })
-  .meta({ id: 'DealV1', description: 'a deal, v1 shape (part 2.1): /v1 calls, /deals/{deal_id}, /deals/locate, regional lists' });
+  .meta({ id: 'DealV1', description: 'a deal, v1 shape: /v1 calls, /deals/{deal_id}, /deals/locate, regional lists' });
 
 const IMAGES = 'https://images.example.com/images/deals';
 const SITE = 'https://deals.example.com/deals';
@@ -174,7 +174,7 @@ const EXAMPLE_DEAL = {
   value: 12000,
 };
 
-/** `{status, count}`: a list call's answer with `count=true` (part 4.1). */
+/** `{status, count}`: a list call's answer with `count=true` (docs/api.md, Paging). */
 const countAnswer = z.object({ status: z.literal('success'), count: z.number().int() });
 
 export const DealAnswer = z
@@ -188,7 +188,7 @@ export const DealListAnswer = z
 const partial = <T extends z.ZodRawShape>(shape: T) => z.object(shape).partial();
 
 /**
- * Part 2.3: the attributes `fields` asked for (every one that applies when none were), sub-fields
+ * The v3 deal: the attributes `fields` asked for (every one that applies when none were), sub-fields
  * picked from hashes and lists; an attribute asked for that does not apply to the deal is null.
  */
 export const dealV3 = partial({
@@ -245,7 +245,7 @@ export const dealV3 = partial({
   value: cents.meta({ description: 'value of the deal, cents' }),
 }).meta({
   id: 'DealV3',
-  description: 'a deal, v3 shape (part 2.3): the attributes `fields` asked for, every one that applies when none were',
+  description: 'a deal, v3 shape: the attributes `fields` asked for, every one that applies when none were',
 });
 
 export const DealV3ListAnswer = z
@@ -262,7 +262,7 @@ export const DealV3ListAnswer = z
 
 const region = z
   .object({ id: text.meta({ description: 'the region slug' }), active: z.boolean(), name: text })
-  .meta({ id: 'Region', description: 'a region (part 2.12)' });
+  .meta({ id: 'Region', description: 'a region' });
 
 export const RegionAnswer = z
   .object({ status: z.literal('success'), region })

@@ -12,13 +12,13 @@ import { parseV3Query } from '../queries/v3-query';
  * their parsers inside the schema, so a controller receives parsed values and paging.
  */
 
-/** Part 4.3's GET /v1/deals parameters (query string or a JSON body on the GET). */
+/** GET /v1/deals parameters (query string or a JSON body on the GET). */
 export const v1DealListParams = withPaging(
   {
     slug: documented('string', 'a deal slug'),
     marketplace_slug: documented('string', 'a marketplace slug'),
     title: documented('string', 'words of the title'),
-    state: documented('string', 'a workflow state (part 3.1)', 'in-flight'),
+    state: documented('string', 'a workflow state', 'in-flight'),
     show_all: documented('boolean', 'true: deals in every state'),
     category: documented('string', 'a category'),
     subcategory: documented('string', 'a subcategory'),
@@ -45,7 +45,7 @@ export const v1DealListParams = withPaging(
 });
 export class V1DealListParams extends requestDto(v1DealListParams) {}
 
-/** Part 4.3's GET /deals/locate parameters. */
+/** GET /deals/locate parameters. */
 export const locateParams = withPaging(
   {
     latitude: documented('number', 'from -90 to 90', 41.88),
@@ -59,7 +59,7 @@ export const locateParams = withPaging(
 });
 export class LocateParams extends requestDto(locateParams) {}
 
-/** Part 4.4's regional list parameters. */
+/** The regional list parameters. */
 export const regionalParams = withPaging(
   {
     filter: documented('string', `comma-separated words from ${REGIONAL_WORDS.join(', ')} (default in_flight,current,not_bg)`, 'in_flight'),
@@ -77,7 +77,7 @@ export const regionalParams = withPaging(
 });
 export class RegionalParams extends requestDto(regionalParams) {}
 
-/** Part 4.2's GET /api/v3/deals keywords, and `page`/`per_page` (this list has no `count`). */
+/** GET /api/v3/deals keywords, and `page`/`per_page` (this list has no `count`). */
 export const v3DealListQuery = z
   .object({
     fields: documented('string', 'attributes to return, comma-separated; sub-fields in brackets', 'id,title,images[small]'),

@@ -16,10 +16,10 @@ import { DealV1Bodies } from './deal-v1-bodies';
 import { CatalogQueries } from '../queries/catalog.queries';
 import { UserDealPreference, UserDealPreferences } from '../queries/user-deal-preferences.port';
 
-/** Lists in the v1 shape are ordered by start, earliest first (architecture.md part 6). */
+/** Lists in the v1 shape are ordered by start, earliest first (docs/decisions.md). */
 const BY_START: SortSpec = { startAt: 1 };
 
-/** GET /v1/deals (4.3), GET /deals/locate (4.3), GET /regions/:place/deals (4.4). */
+/** GET /v1/deals, GET /deals/locate, GET /regions/:place/deals. */
 @ApiTags('catalog')
 @Controller()
 export class DealListsController {
@@ -36,7 +36,7 @@ export class DealListsController {
   @ApiOperation({
     summary: 'List deals (v1)',
     description:
-      'Part 4.3: the parameters come in the query string or as a JSON body on the GET, combined with AND; ordered by start, earliest first.',
+      'The parameters come in the query string or as a JSON body on the GET, combined with AND; ordered by start, earliest first.',
   })
   @ApiAnswer(DealListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: V1DealListParams })
@@ -54,8 +54,7 @@ export class DealListsController {
   @Get('deals/locate')
   @ApiOperation({
     summary: 'Deals on sale around a point',
-    description:
-      'Part 4.3: latitude, longitude and radius (miles), all required, in the query or a JSON body; ordered by start, earliest first.',
+    description: 'Latitude, longitude and radius (miles), all required, in the query or a JSON body; ordered by start, earliest first.',
   })
   @ApiAnswer(DealListAnswer, { errors: [422] })
   @ApiRequest({ query: LocateParams })
@@ -68,7 +67,7 @@ export class DealListsController {
   @ApiOperation({
     summary: "A region's deals",
     description:
-      'Part 4.4: the place is a region slug, a zip code or a spelled-out city,ST; filter words in_flight, offer, current, not_bg; ' +
+      'The place is a region slug, a zip code or a spelled-out city,ST; filter words in_flight, offer, current, not_bg; ' +
       'parameters in the query or a JSON body; ordered by start, earliest first. With `user_id`: only deals that user may still buy ' +
       '(not those whose max_per_user it has bought, nor card-linked deals whose link it has fulfilled), its saved deals first, ' +
       'and each purchasable_number counting what it bought.',

@@ -5,7 +5,7 @@ import { DealDetails, unitsLeftAt } from '../projections/deal-details/deal-detai
 import type { RegionView } from '../projections/regions/regions.projection';
 import type { CatalogLinks } from '../queries/catalog-links';
 
-/** Image sizes of `primary_image` (part 2.1) with their dimensions, width x height. */
+/** Image sizes of `primary_image` with their dimensions, width x height. */
 export const IMAGE_SIZES: Record<string, string> = {
   _103: '103x62',
   _135: '135x81',
@@ -85,7 +85,7 @@ function imageUrls(deal: DealTerms, links: CatalogLinks) {
   return { image_url: relative, image_url_abs: `${links.imageBaseUrl}${relative}`, primary_image: primary };
 }
 
-/** The v1 deal of part 2.1: every field, deprecated aliases carrying their replacements' values. */
+/** The v1 deal: every field, deprecated aliases carrying their replacements' values. */
 export function toDealV1(
   view: DealDetails,
   region: RegionView | null,

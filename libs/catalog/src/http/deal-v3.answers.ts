@@ -47,7 +47,7 @@ const cardLinked =
     deal.type === 'card-linked' ? (deal[field] ?? null) : undefined;
 
 /**
- * Each attribute of the v3 deal (part 2.3), computed only when asked for. `undefined` means the
+ * Each attribute of the v3 deal, computed only when asked for. `undefined` means the
  * attribute does not apply to this deal (a card-linked term on a voucher deal, legal text on an
  * unprinted one): left out of a whole deal, null when asked for by name.
  */

@@ -10,7 +10,7 @@ import { DealSearch } from '../queries/deal-search';
 import { v3Filter } from '../queries/v3-filter';
 import { DealV3Bodies } from './deal-v3-bodies';
 
-/** GET /api/v3/deals (part 4.2): in-flight deals by the v3 query language, paged. */
+/** GET /api/v3/deals: in-flight deals by the v3 query language, paged. */
 @ApiTags('catalog')
 @Controller('api/v3/deals')
 export class DealsV3Controller {
@@ -25,7 +25,7 @@ export class DealsV3Controller {
   @ApiOperation({
     summary: 'List in-flight deals (v3)',
     description:
-      'Part 4.2: `fields` (sub-fields in brackets), `sort=attribute(asc|desc)`, `filter` (category, subcategory, price, region, ' +
+      '`fields` (sub-fields in brackets), `sort=attribute(asc|desc)`, `filter` (category, subcategory, price, region, ' +
       'region_city, lat_long, sold_out, ANDed), `page`/`per_page`; `next_page` carries the same query. HTTP basic credentials.',
   })
   @ApiAnswer(DealV3ListAnswer, { errors: [422] })
@@ -44,7 +44,7 @@ export class DealsV3Controller {
     return this.bodies.list(page.deals, page.regions, now, query.fields, String(sent.fields ?? ''), next);
   }
 
-  /** The same fields, filter and sort, with the next page number (part 2.3). */
+  /** The same fields, filter and sort, with the next page number (`next_page`). */
   private nextPage(params: Record<string, unknown>, page: number, perPage: number): string {
     const query = new URLSearchParams();
     for (const key of ['fields', 'filter', 'sort']) if (typeof params[key] === 'string') query.set(key, params[key] as string);

@@ -19,7 +19,7 @@ export class DealsController {
   @Get(['deals/:deal_id', 'v1/deals/:deal_id'])
   @ApiOperation({
     summary: 'Show a deal',
-    description: 'Part 4.3: the whole v1 deal of part 2.1 (a `.json` suffix on the id is accepted). Unknown: 404 find_failed.',
+    description: 'The whole v1 deal (a `.json` suffix on the id is accepted). Unknown: 404 find_failed.',
   })
   @ApiAnswer(DealAnswer, { errors: [404] })
   async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {

@@ -1,4 +1,4 @@
 import type { RegionView } from '../projections/regions/regions.projection';
 
-/** Part 2.12. */
+/** A region as the API answers it. */
 export const toRegion = (view: RegionView) => ({ id: view.region.id, active: view.region.active, name: view.region.name });

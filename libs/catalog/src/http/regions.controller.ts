@@ -12,14 +12,14 @@ export class RegionsController {
   constructor(private readonly catalog: CatalogQueries) {}
 
   @Get()
-  @ApiOperation({ summary: 'List the regions', description: 'Part 4.5: every region (part 2.12).' })
+  @ApiOperation({ summary: 'List the regions', description: 'Every region.' })
   @ApiAnswer(RegionListAnswer)
   async list() {
     return { status: 'success', regions: (await this.catalog.regions()).map(toRegion) };
   }
 
   @Get(':region_id')
-  @ApiOperation({ summary: 'Show a region', description: 'Part 4.5. Unknown: 404 find_failed.' })
+  @ApiOperation({ summary: 'Show a region', description: 'One region. Unknown: 404 find_failed.' })
   @ApiAnswer(RegionAnswer, { errors: [404] })
   async one(@Param('region_id') regionId: string) {
     const region = await this.catalog.region(regionId);

@@ -2,7 +2,7 @@ import { ValidationFailed, ValidationIssue, ViewFilter } from '@deals/kernel';
 import { withinMiles } from './deal-filters';
 import { decimalValue } from './v1-query';
 
-/** GET /deals/locate: latitude, longitude and radius (miles), all required (part 4.3). */
+/** GET /deals/locate: latitude, longitude and radius (miles), all required. */
 export function parseLocate(params: Record<string, unknown>): { within: ViewFilter } {
   const issues: ValidationIssue[] = [];
   const read = (field: string, range: string, within: (n: number) => boolean) => {

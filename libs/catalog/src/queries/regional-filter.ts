@@ -4,10 +4,10 @@ import { mergeFilters } from './merge-filters';
 
 export const REGIONAL_WORDS = ['in_flight', 'offer', 'current', 'not_bg'] as const;
 export type RegionalWord = (typeof REGIONAL_WORDS)[number];
-/** Part 4.4: the default kept for backwards compatibility. */
+/** The default filter words, kept for backwards compatibility. */
 export const REGIONAL_DEFAULT: RegionalWord[] = ['in_flight', 'current', 'not_bg'];
 
-/** Workflow states a regional list never shows: never approved, or withdrawn (part 3.1: "deleted (removed)"). */
+/** Workflow states a regional list never shows: never approved, or withdrawn (deleted: removed). */
 export const NOT_PUBLIC_STATES = ['submitted', 'in-review', 'rejected', 'cancelled', 'deleted'];
 
 /** The tag that marks a background deal, hidden by `not_bg` (docs/decisions.md). */
@@ -40,7 +40,7 @@ export function parseRegionalFilter(params: Record<string, unknown>): RegionalWo
  * offer: an offer rather than a voucher (affiliate or card-linked); not_bg: not a background deal.
  */
 export function regionalFilter(words: RegionalWord[], regionId: string, now: number): ViewFilter {
-  // Whatever the words, never a deal that is not public: not yet approved, rejected, cancelled or deleted (part 3.1).
+  // Whatever the words, never a deal that is not public: not yet approved, rejected, cancelled or deleted.
   const parts: ViewFilter[] = [{ regionId }, { state: { $nin: NOT_PUBLIC_STATES } }];
   for (const word of new Set(words)) {
     if (word === 'in_flight') parts.push(onSaleFilter(now));

@@ -1,6 +1,6 @@
 /**
- * What the service knows of a user that shapes its regional list (part 4.4's `user_id`, "filters by
- * user preferences"; docs/decisions.md "A regional list for a user"): its saved deals, the units it
+ * What the service knows of a user that shapes its regional list (its `user_id` parameter, which
+ * filters by the user's preferences; docs/decisions.md "A regional list for a user"): its saved deals, the units it
  * has bought of each deal, and the card-linked deals whose link it has used up (fulfilled).
  */
 export interface UserDealPreference {

@@ -7,7 +7,7 @@ import { mergeFilters } from './merge-filters';
 /** Radius around latitude/longitude when the caller gives none, in miles. */
 export const DEFAULT_RADIUS_MILES = 25;
 
-/** The parameters of GET /v1/deals (part 4.3), checked and typed. */
+/** The parameters of GET /v1/deals, checked and typed. */
 export interface V1DealQuery {
   slug?: string;
   marketplaceSlug?: string;

@@ -1,6 +1,6 @@
 import { ValidationFailed, ValidationIssue } from '@deals/kernel';
 
-/** Attributes of the v3 deal (part 2.3) a caller may ask for in `fields`. */
+/** Attributes of the v3 deal a caller may ask for in `fields`. */
 export const V3_FIELDS = [
   'id',
   'campaign',
@@ -239,7 +239,7 @@ function parseCondition(part: string, issues: Issues): V3Condition | null {
   }
 }
 
-/** Parses the `fields`, `sort` and `filter` keywords of GET /api/v3/deals (part 4.2). */
+/** Parses the `fields`, `sort` and `filter` keywords of GET /api/v3/deals. */
 export function parseV3Query(params: Record<string, unknown>): V3Query {
   const issues = new Issues();
   const text = (key: string) => {

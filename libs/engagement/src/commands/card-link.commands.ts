@@ -42,7 +42,7 @@ function termsOf(view: DealDetails): CardLinkTerms {
 }
 
 /**
- * POST /card_links: links a live user of the partner to one deal or several (part 4.13). All or
+ * POST /card_links: links a live user of the partner to one deal or several. All or
  * nothing: every deal is checked first (known, card-linked, on sale); then a place is taken on each
  * deal's linkage, and if one is refused (its `max_linkage` reached meanwhile) the places this call
  * took are given back before the refusal is answered. A user's existing link is answered (relinked
@@ -173,7 +173,7 @@ async function onCardLink(
   }
 }
 
-/** PUT /card_links/:id/unlink and /link (part 3.3). `userId`: the access token's user, who may move only its own links. */
+/** PUT /card_links/:id/unlink and /link. `userId`: the access token's user, who may move only its own links. */
 export class MoveCardLink extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly cardLinkId: string,
@@ -210,7 +210,7 @@ async function refuseDeletedUser(links: CardLinkQueries, accounts: AccountQuerie
     throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'user_id', message: `${view.userId} is deleted` }]);
 }
 
-/** What a partner reports of one of the user's card transactions (part 4.13's redeem). */
+/** What a partner reports of one of the user's card transactions (PUT /card_links/:id/redeem). */
 export interface CardTransaction {
   reference: string;
   amountCents: number;

@@ -62,7 +62,7 @@ export class SubscribeUserHandler implements ICommandHandler<SubscribeUser> {
   }
 }
 
-/** PUT /subscriptions/:id (part 3.6). `userId`: an access token's user. */
+/** PUT /subscriptions/:id. `userId`: an access token's user. */
 export class SetSubscriptionStatus extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly subscriptionId: string,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CardLinkDetails } from '../projections/card-link-details/card-link-details.projection';
 
-/** Part 2.9. */
+/** A card link as the API answers it. */
 export const cardLinkSchema = z
   .object({
     id: z.string(),
@@ -12,7 +12,7 @@ export const cardLinkSchema = z
   })
   .meta({
     id: 'CardLink',
-    description: "a user's link to a card-linked deal (part 2.9)",
+    description: "a user's link to a card-linked deal",
     example: { id: 'k7Qp2', deal_id: 'chicago-coffee-back', user_id: 'u4Kd8', merchant_id: 'bean-there', state: 'linked' },
   });
 

@@ -20,7 +20,7 @@ import { CardLinkQueries } from '../queries/card-link.queries';
 import { CardLinkAnswer, CardLinkListAnswer, LinkCardsAnswer, RedeemAnswer, toCardLink } from './card-links.answers';
 import { CardLinkListQuery, CardLinkParams, LinkCardsParams, RedeemCardLinkBody } from './card-links.request';
 
-/** Part 4.13 and 3.3: linking users to card-linked deals, moving links, and recording their transactions. */
+/** Linking users to card-linked deals, moving links, and recording their transactions. */
 @ApiTags('engagement')
 @Controller()
 @TokenResource('card_link')
@@ -37,7 +37,7 @@ export class CardLinksController {
   @ApiOperation({
     summary: 'Link a user to card-linked deals',
     description:
-      'Part 4.13: `user_id` and `deal_id`, or `deal_ids` (comma-separated, or an array; `deal_ids[]` in the query), in the JSON body or the query. ' +
+      '`user_id` and `deal_id`, or `deal_ids` (comma-separated, or an array; `deal_ids[]` in the query), in the JSON body or the query. ' +
       'Only card-linked deals on sale, for a live user. One link per user and deal: linking again answers the link (relinked if it was unlinked). ' +
       "Each deal's `max_linkage` bounds the users that ever link it. With `deal_ids`, all or nothing: a refusal names the deal and no link is made.",
   })
@@ -55,7 +55,7 @@ export class CardLinksController {
   @Put('card_links/:card_link_id/unlink')
   @ApiOperation({
     summary: 'Unlink a card link',
-    description: 'Part 3.3: linked → unlinked (an unlinked link stays so). A fulfilled link moves no more.',
+    description: 'Linked → unlinked (an unlinked link stays so). A fulfilled link moves no more.',
   })
   @ApiAnswer(CardLinkAnswer, { errors: [404, 422] })
   @ApiRequest({ params: CardLinkParams })
@@ -67,7 +67,7 @@ export class CardLinksController {
   @ApiOperation({
     summary: 'Link a card link again',
     description:
-      "Part 3.3: unlinked → linked (a linked link stays so), for a live user. A fulfilled link moves no more; the user's place is kept while unlinked.",
+      "Unlinked → linked (a linked link stays so), for a live user. A fulfilled link moves no more; the user's place is kept while unlinked.",
   })
   @ApiAnswer(CardLinkAnswer, { errors: [404, 422] })
   @ApiRequest({ params: CardLinkParams })
@@ -79,7 +79,7 @@ export class CardLinksController {
   @ApiOperation({
     summary: "Record a card link's transaction",
     description:
-      "Part 4.13: one of the user's card transactions at the merchant, on a linked link. Below the deal's `min_spend` it does not qualify; " +
+      "One of the user's card transactions at the merchant, on a linked link. Below the deal's `min_spend` it does not qualify; " +
       'a qualifying one earns `incentive_amount` or `incentive_percentage` of the amount, within `maximum_allowance`, and costs the partner ' +
       '`fixed_fee` plus `percent_fee`. `max_redemption` true, or the `num_qualifying`-th qualifying transaction, fulfils the link. ' +
       'A `transaction_reference` is recorded once per link: a repeat answers success and records nothing.',
@@ -102,7 +102,7 @@ export class CardLinksController {
   @Get('users/:user_id/card_links')
   @ApiOperation({
     summary: "A user's card links",
-    description: 'Part 4.13: `filter` (linked, unlinked, fulfilled, comma-separated), `count`, `per_page`, `page`; newest first.',
+    description: '`filter` (linked, unlinked, fulfilled, comma-separated), `count`, `per_page`, `page`; newest first.',
   })
   @ApiAnswer(CardLinkListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: CardLinkListQuery })

@@ -35,7 +35,7 @@ interface LinkRequest {
 }
 
 /**
- * POST /card_links (part 4.13): `user_id` and either `deal_id` or `deal_ids`, in the JSON body or
+ * POST /card_links: `user_id` and either `deal_id` or `deal_ids`, in the JSON body or
  * the query. With partner credentials `user_id` is required; a user's access token links its own user.
  */
 export const linkCardsParams = z
@@ -73,7 +73,7 @@ export const MAX_TRANSACTION_CENTS = 1_000_000_000_000;
 const AMOUNT = `must be a whole number of cents from 1 to ${MAX_TRANSACTION_CENTS}`;
 const DATE = 'must be an XML dateTime: YYYY-MM-DDThh:mm:ss with an optional zone offset';
 
-/** PUT /card_links/:id/redeem (part 4.13): one of the user's card transactions. */
+/** PUT /card_links/:id/redeem: one of the user's card transactions. */
 export const redeemCardLinkBody = z
   .object({
     transaction_amount: z
@@ -107,7 +107,7 @@ export const redeemCardLinkBody = z
   }));
 export class RedeemCardLinkBody extends requestDto(redeemCardLinkBody) {}
 
-/** GET /users/:user_id/card_links: the state words and part 4.1's paging. */
+/** GET /users/:user_id/card_links: the state words and `count`, `per_page`, `page`. */
 export const cardLinkListQuery = withPaging(
   {
     filter: z

@@ -5,10 +5,10 @@ import type { SubscriptionView } from '../projections/subscriptions/subscription
 
 const countAnswer = z.object({ status: z.literal('success'), count: z.number().int() });
 
-/** Part 2.10. */
+/** A saved deal as the API answers it. */
 export const savedDealSchema = z.object({ id: z.string(), deal_id: z.string(), user_id: z.string() }).meta({
   id: 'SavedDeal',
-  description: 'a deal a user saved (part 2.10)',
+  description: 'a deal a user saved',
   example: { id: '3f9a0c1d2b7e4a5c6d8e', deal_id: 'chicago-spa-day', user_id: 'u4Kd8' },
 });
 const exampleSaved = (savedDealSchema.meta() as { example: Record<string, unknown> }).example;
@@ -23,7 +23,7 @@ export const SavedDealListAnswer = z
   .meta({ example: { status: 'success', saved_deals: [exampleSaved] } });
 export const StatusOnlyAnswer = z.object({ status: z.literal('success') }).meta({ example: { status: 'success' } });
 
-/** Part 2.11. */
+/** A subscription as the API answers it. */
 export const subscriptionSchema = z
   .object({
     id: z.string(),
@@ -38,7 +38,7 @@ export const subscriptionSchema = z
   })
   .meta({
     id: 'Subscription',
-    description: "a user's regional email subscription (part 2.11)",
+    description: "a user's regional email subscription",
     example: {
       id: '7c2e9b0a4d1f3e5a6b8c',
       user_id: 'u4Kd8',

@@ -10,7 +10,7 @@ const idText = (description: string, example: string) =>
     .max(MAX_ID, `must be at most ${MAX_ID} characters`)
     .meta({ description, example });
 
-/** POST /saved_deals (part 4.11). With partner credentials `user_id` is required; a user's access token saves for its own user. */
+/** POST /saved_deals. With partner credentials `user_id` is required; a user's access token saves for its own user. */
 export const saveDealBody = z
   .object({
     deal_id: idText('a public deal', 'chicago-spa-day'),
@@ -24,7 +24,7 @@ export const savedDealParams = z
   .meta({ 'x-resource': 'saved_deal' });
 export class SavedDealParams extends requestDto(savedDealParams) {}
 
-/** Part 4.11's and 4.12's lists: part 4.1's paging. */
+/** The saved-deal and subscription lists: `count`, `per_page`, `page`. */
 export const savedDealListQuery = withPaging({}, 'saved_deal');
 export class SavedDealListQuery extends requestDto(savedDealListQuery) {}
 export const subscriptionListQuery = withPaging({}, 'subscription');
@@ -33,7 +33,7 @@ export class SubscriptionListQuery extends requestDto(subscriptionListQuery) {}
 const ZIP = 'must be a US zip code: up to 5 digits (leading zeros may be left out), as a number or a string';
 
 /**
- * Part 4.12's `zip` (an Integer there): a whole number or digits, read as five digits with the
+ * The subscription's `zip` (documented as an integer): a whole number or digits, read as five digits with the
  * leading zeros a number cannot carry (`2134` and `"02134"` are one Boston zip); ZIP+4 keeps its first five.
  */
 export const zipField = z
@@ -73,7 +73,7 @@ export const subscriptionParams = z
 export class SubscriptionParams extends requestDto(subscriptionParams) {}
 
 const STATUSES: SubscriptionStatus[] = ['active', 'inactive'];
-/** PUT /subscriptions/:id (part 3.6). */
+/** PUT /subscriptions/:id. */
 export const subscriptionStatusBody = z
   .object({
     status: z

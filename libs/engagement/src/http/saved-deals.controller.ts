@@ -10,7 +10,7 @@ import { EngagementQueries } from '../queries/engagement.queries';
 import { SavedDealAnswer, SavedDealListAnswer, StatusOnlyAnswer, toSavedDeal } from './engagement.answers';
 import { SaveDealBody, SavedDealListQuery, SavedDealParams } from './engagement.request';
 
-/** Part 4.11: a user's saved deals. */
+/** A user's saved deals. */
 @ApiTags('engagement')
 @Controller()
 @TokenResource('saved_deal')
@@ -27,7 +27,7 @@ export class SavedDealsController {
   @ApiOperation({
     summary: 'Save a deal for a user',
     description:
-      'Part 4.11 and 2.10: a public deal (not submitted, in review, rejected, cancelled or deleted), for a live user. ' +
+      'A public deal (not submitted, in review, rejected, cancelled or deleted), for a live user. ' +
       'Saving it again answers the one saved; saved again after a delete, it is the same saved deal.',
   })
   @ApiAnswer(SavedDealAnswer, { errors: [404, 422] })
@@ -43,7 +43,7 @@ export class SavedDealsController {
   }
 
   @Delete('saved_deals/:saved_deal_id')
-  @ApiOperation({ summary: 'Delete a saved deal', description: 'Part 4.11. A saved deal already deleted is not found.' })
+  @ApiOperation({ summary: 'Delete a saved deal', description: 'A saved deal already deleted is not found.' })
   @ApiAnswer(StatusOnlyAnswer, { errors: [404, 422] })
   @ApiRequest({ params: SavedDealParams })
   async remove(@Param() params: SavedDealParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
@@ -53,7 +53,7 @@ export class SavedDealsController {
   }
 
   @Get('users/:user_id/saved_deals')
-  @ApiOperation({ summary: "A user's saved deals", description: 'Part 4.11: `count`, `per_page`, `page`; the latest saved first.' })
+  @ApiOperation({ summary: "A user's saved deals", description: '`count`, `per_page`, `page`; the latest saved first.' })
   @ApiAnswer(SavedDealListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: SavedDealListQuery })
   async ofUser(@Param('user_id') userId: string, @Query() query: SavedDealListQuery, @CurrentCaller() caller: Caller) {

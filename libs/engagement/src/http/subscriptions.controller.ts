@@ -10,7 +10,7 @@ import { EngagementQueries } from '../queries/engagement.queries';
 import { SubscriptionAnswer, SubscriptionListAnswer, toSubscription } from './engagement.answers';
 import { SubscribeBody, SubscriptionListQuery, SubscriptionParams, SubscriptionStatusBody } from './engagement.request';
 
-/** Part 4.12 and 3.6: a user's regional email subscriptions. */
+/** A user's regional email subscriptions. */
 @ApiTags('engagement')
 @Controller()
 @TokenResource('subscription')
@@ -27,7 +27,7 @@ export class SubscriptionsController {
   @ApiOperation({
     summary: 'Subscribe a user to the region of a zip',
     description:
-      'Part 4.12 and 2.11: the region that serves `zip` (as the regional lists find it); one subscription per user and region: subscribing again answers it, active again if it was inactive. A zip no region serves is 422.',
+      'The region that serves `zip` (as the regional lists find it); one subscription per user and region: subscribing again answers it, active again if it was inactive. A zip no region serves is 422.',
   })
   @ApiAnswer(SubscriptionAnswer, { errors: [404, 422] })
   @ApiRequest({ body: SubscribeBody })
@@ -37,7 +37,7 @@ export class SubscriptionsController {
   }
 
   @Get('subscriptions/:subscription_id')
-  @ApiOperation({ summary: 'A subscription', description: 'Part 4.12 and 2.11.' })
+  @ApiOperation({ summary: 'A subscription', description: 'One subscription, by its id.' })
   @ApiAnswer(SubscriptionAnswer, { errors: [404, 422] })
   @ApiRequest({ params: SubscriptionParams })
   async one(@Param() params: SubscriptionParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
@@ -48,7 +48,7 @@ export class SubscriptionsController {
   }
 
   @Put('subscriptions/:subscription_id')
-  @ApiOperation({ summary: "Set a subscription's status", description: 'Part 3.6: `status` active or inactive.' })
+  @ApiOperation({ summary: "Set a subscription's status", description: '`status` active or inactive.' })
   @ApiAnswer(SubscriptionAnswer, { errors: [404, 422] })
   @ApiRequest({ params: SubscriptionParams, body: SubscriptionStatusBody })
   async setStatus(
@@ -68,7 +68,7 @@ export class SubscriptionsController {
   @ApiOperation({
     summary: "A user's subscriptions",
     description:
-      "Part 4.12: the user by id, or by the email of one of the partner's users (`/users/ann@example.com/subscriptions`); `count`, `per_page`, `page`.",
+      "The user by id, or by the email of one of the partner's users (`/users/ann@example.com/subscriptions`); `count`, `per_page`, `page`.",
   })
   @ApiParam({ name: 'user_id', description: 'the user’s id, or its email' })
   @ApiAnswer(SubscriptionListAnswer, { errors: [404, 422] })

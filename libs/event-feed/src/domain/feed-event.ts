@@ -20,7 +20,7 @@ export const FEED_EVENT_TYPES = [
 
 export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
 
-/** The resources the feed speaks of, as part 2 of the interface names them. */
+/** The resources the feed speaks of, by their API names. */
 export type FeedResourceType = 'purchase' | 'coupon' | 'card_link' | 'targeted_email_batch' | 'subscription' | 'user';
 
 export const isFeedEventType = (type: string): type is FeedEventType => (FEED_EVENT_TYPES as readonly string[]).includes(type);

@@ -15,7 +15,7 @@ export const feedEventSchema = z
     sequence: z.number().int().meta({ description: "the event's number among its resource's events, from 1: order them by it" }),
     data: z.record(z.string(), z.unknown()).meta({
       description:
-        'the resource in its own shape (part 2: Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
+        'the resource in its own API shape (Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
     }),
     redemption: z
       .object({

@@ -10,7 +10,7 @@ type View<T extends (...args: never[]) => unknown> = Parameters<T>[0];
 
 /**
  * A feed event as partners read it (GET /v1/events) and receive it (webhooks): its resource in the
- * resource's own interface shape, as it was when the event happened, by the same functions that
+ * resource's own API shape, as it was when the event happened, by the same functions that
  * write the resource's own answers.
  */
 @Injectable()

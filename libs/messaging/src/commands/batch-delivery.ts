@@ -41,7 +41,7 @@ const RETRY_MS = 500;
 export type DeliveryRun = { outcome: 'nothing' | 'delivered' } | { outcome: 'early'; sendAt: string };
 
 /**
- * Delivers a batch at `send_at` (part 3.5): marks it sending on its day stream (from then it is not
+ * Delivers a batch at `send_at`: marks it sending on its day stream (from then it is not
  * cancelled; a cancelled batch is never sent), then emails each of its users still live, recording
  * every recipient's outcome as an event, and finally the batch's status. A run that stopped half-way
  * (a crash) resumes with the users not yet recorded: only the one whose message was under way may

@@ -23,7 +23,7 @@ type Caller = CommandCaller & { partnerId: string };
 
 const logger = new Logger('Batches');
 
-/** POST /v1/targeted_email/batches (part 4.14). */
+/** POST /v1/targeted_email/batches. */
 export class ScheduleTargetedBatch extends Command<{ batchId: string; position: LogPosition | null }> {
   constructor(
     readonly dealId: string,
@@ -59,7 +59,7 @@ export class ScheduleTargetedBatchHandler implements ICommandHandler<ScheduleTar
         }
       : { found: false };
     const issues = dealAndTimeIssues(deal, sendAt, now);
-    // An id that names no live user of the partner is dropped (part 4.14); none left: "are all invalid".
+    // An id that names no live user of the partner is dropped; none left: "are all invalid".
     const unique = [...new Set(userIds)];
     const live = await Promise.all(unique.map((id) => this.accounts.user(caller.partnerId, id)));
     const valid = unique.filter((_, i) => live[i] !== null);
@@ -88,7 +88,7 @@ export class ScheduleTargetedBatchHandler implements ICommandHandler<ScheduleTar
   }
 }
 
-/** DELETE /v1/targeted_email/batches/:batch_id (part 3.5): pending → cancelled; its job does nothing when it fires. */
+/** DELETE /v1/targeted_email/batches/:batch_id: pending → cancelled; its job does nothing when it fires. */
 export class CancelTargetedBatch extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly batchId: string,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BatchDetails } from '../projections/batch-details/batch-details.projection';
 
-/** Part 2.13. */
+/** A targeted-email batch as the API answers it. */
 export const batchSchema = z
   .object({
     id: z.string(),
@@ -15,7 +15,7 @@ export const batchSchema = z
   })
   .meta({
     id: 'TargetedEmailBatch',
-    description: 'a targeted-email batch (part 2.13)',
+    description: 'a targeted-email batch',
     example: {
       id: 'b7Kq2',
       deal_id: 'chicago-spa-day',

@@ -10,7 +10,7 @@ import { BatchQueries } from '../queries/batch.queries';
 import { BatchAnswer, CancelledBatchAnswer, toBatch } from './batches.answers';
 import { BatchGuardParams, BatchPathParams, CreateBatchParams } from './batches.request';
 
-/** Part 4.14, 3.5 and 7.4: targeted-email batches of a deal. */
+/** Targeted-email batches of a deal: scheduled, read, cancelled. */
 @ApiTags('messaging')
 @Controller('v1/targeted_email/batches')
 export class BatchesController {
@@ -26,8 +26,8 @@ export class BatchesController {
   @ApiOperation({
     summary: 'Schedule a targeted-email batch',
     description:
-      "Part 4.14: `deal_id` (in flight or approved), `user_ids` (at most 1000), `mode` (suppress or augment), `send_at` (UTC, tomorrow, within the deal's run). " +
-      "Unknown users and users already in another batch of that day are dropped; at most 10,000 users a partner's day. Every refusal in part 7.4's words.",
+      "`deal_id` (in flight or approved), `user_ids` (at most 1000), `mode` (suppress or augment), `send_at` (UTC, tomorrow, within the deal's run). " +
+      "Unknown users and users already in another batch of that day are dropped; at most 10,000 users a partner's day. Every refusal is a 422 naming its field, in a fixed message.",
   })
   @ApiAnswer(BatchAnswer, { status: 201, errors: [422] })
   @ApiRequest({ body: CreateBatchParams })
@@ -39,7 +39,7 @@ export class BatchesController {
   }
 
   @Get(':batch_id')
-  @ApiOperation({ summary: 'A targeted-email batch', description: "Part 4.14: `deal_id` guards that the batch is that deal's." })
+  @ApiOperation({ summary: 'A targeted-email batch', description: "`deal_id` guards that the batch is that deal's." })
   @ApiAnswer(BatchAnswer, { errors: [404, 422] })
   @ApiRequest({ params: BatchPathParams, query: BatchGuardParams })
   async one(@Param() path: BatchPathParams, @RequestParameters() guard: BatchGuardParams, @CurrentCaller() caller: Caller) {
@@ -50,7 +50,7 @@ export class BatchesController {
   @Delete(':batch_id')
   @ApiOperation({
     summary: 'Cancel a targeted-email batch',
-    description: 'Part 3.5: pending → cancelled (never sent, even if its job was queued); a batch being sent or sent: 422.',
+    description: 'Pending → cancelled (never sent, even if its job was queued); a batch being sent or sent: 422.',
   })
   @ApiAnswer(CancelledBatchAnswer, { errors: [404, 422] })
   @ApiRequest({ params: BatchPathParams, query: BatchGuardParams })
@@ -60,7 +60,7 @@ export class BatchesController {
     return { status: 'success', batch: toBatch(await this.read(caller, path.batch_id, position)) };
   }
 
-  /** The partner's batch, once `deal_id` names its deal (part 7.4: unknown deal, or another deal's batch). */
+  /** The partner's batch, once `deal_id` names its deal (else `unknown deal` or `does not match this batch`). */
   private async guarded(caller: Caller, batchId: string, dealId: string): Promise<BatchDetails> {
     const batch = await this.batches.batch(caller.partnerId, batchId);
     if (!batch) throw new NotFound(`batch ${batchId} not found`);

@@ -8,7 +8,7 @@ const REQUIRED = 'is required';
 const absent = (value: unknown) => value === undefined || value === null || value === '';
 const MAX_ID = 128;
 
-/** A field that must be there: absent, null or '' is part 7.4's "is required". */
+/** A field that must be there: absent, null or '' is "is required". */
 const required = <T extends z.ZodType>(schema: T) =>
   z
     .unknown()
@@ -48,8 +48,8 @@ const userIds = z
 const mode = z.enum(['suppress', 'augment'], { error: 'must be either (suppress or augment)' });
 
 /**
- * POST /v1/targeted_email/batches (part 4.14): every field checked at once, each refusal in part
- * 7.4's words on its field. Parameters in the JSON body (or the query).
+ * POST /v1/targeted_email/batches: every field checked at once, each refusal a fixed message on
+ * its field. Parameters in the JSON body (or the query).
  */
 export const createBatchParams = z
   .object({
@@ -86,7 +86,7 @@ export const createBatchParams = z
   }));
 export class CreateBatchParams extends requestDto(createBatchParams) {}
 
-/** GET and DELETE /v1/targeted_email/batches/:batch_id: the `deal_id` guard (part 7.4), in the query or the body. */
+/** GET and DELETE /v1/targeted_email/batches/:batch_id: the `deal_id` guard, in the query or the body. */
 export const batchGuardParams = z
   .object({
     deal_id: required(dealId).meta({

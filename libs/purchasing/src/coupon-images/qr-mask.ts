@@ -3,7 +3,7 @@
  * lowest penalty, the first of them on a tie, as `qrcode` chooses it. `qrcode` scores each of the
  * eight masks by re-masking its own matrix and reading it module by module; this scores them on
  * flat byte arrays from one symbol made with a known mask, and returns the symbol under the best
- * one without making it again. The spec checks it picks what `qrcode` picks, module for module.
+ * one without making it again. qr-mask.spec.ts checks it picks what `qrcode` picks, module for module.
  */
 
 /** The modules of a symbol as `qrcode` gives them: row-major, 1 = dark; `reservedBit` marks function patterns. */
@@ -266,7 +266,7 @@ function linePenalty(line: number, size: number): number {
   return points;
 }
 
-/** {@link penalty} of a symbol's modules, scored on the packed form (for the spec). */
+/** {@link penalty} of a symbol's modules, scored on the packed form (for qr-mask.spec.ts). */
 export function packedPenaltyOf(modules: Uint8Array, size: number): number {
   const { rows, cols } = packBoth(modules, size);
   return packedPenalty(rows, cols, size);

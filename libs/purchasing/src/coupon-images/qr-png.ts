@@ -68,7 +68,7 @@ const NOT_A_DIGIT = /[A-Z $%*+\-./:]/;
 const DIGIT_RUN = /[0-9]{5}/;
 
 /**
- * `qrcode`'s symbol for `text` at level M, module for module (the spec checks it), made faster:
+ * `qrcode`'s symbol for `text` at level M, module for module (qr-mask.spec.ts checks it), made faster:
  * a coupon's code (capitals and digits) goes in as one alphanumeric segment, which is what
  * `qrcode`'s search for the shortest segmentation returns for it unless it holds a long run of
  * digits; and the mask is chosen by {@link bestMaskLevelM} from the symbol made with mask 0.

@@ -5,7 +5,7 @@ import { quantity, section, shippingAddress } from './full-purchase.request';
 
 const PRICE = 'must be a whole number from 0';
 
-/** Part 4.6's POST /purchases: the deal, the units, the user and stored card, the price the caller expects. */
+/** POST /purchases: the deal, the units, the user and stored card, the price the caller expects. */
 export const buyWithStoredCardBody = z
   .object({
     deal_id: requiredText('the deal to buy').meta({ example: 'chicago-spa-day' }),

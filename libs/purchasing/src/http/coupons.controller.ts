@@ -18,7 +18,7 @@ import { couponState } from '../domain/coupon/coupon.decider';
 import { couponTerms, printableCoupon, PRINTABLE_PAGE_POLICY } from './printable-coupon';
 import { CouponLinks, toCoupon } from './purchase.answers';
 
-/** Part 4.8: a user's coupons, redeeming them, and their QR image and printable page. */
+/** A user's coupons, redeeming them, and their QR image and printable page. */
 @ApiTags('purchasing')
 @Controller()
 export class CouponsController {
@@ -35,7 +35,7 @@ export class CouponsController {
 
   @Get('users/:user_id/coupons')
   @TokenResource('coupon')
-  @ApiOperation({ summary: "A user's coupons", description: 'Part 4.8: `filter` (valid, redeemed, expired), `count`, `per_page`, `page`.' })
+  @ApiOperation({ summary: "A user's coupons", description: '`filter` (valid, redeemed, expired), `count`, `per_page`, `page`.' })
   @ApiAnswer(CouponListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: CouponListQuery })
   async ofUser(@Param('user_id') userId: string, @Query() query: CouponListQuery, @CurrentCaller() caller: Caller) {
@@ -53,16 +53,16 @@ export class CouponsController {
 
   @Put('users/:user_id/coupons/:coupon_id/redeem')
   @TokenResource('coupon')
-  @ApiOperation({ summary: "Redeem a user's coupon", description: 'Part 4.8 and 3.4: valid → redeemed, redeemed_at set.' })
+  @ApiOperation({ summary: "Redeem a user's coupon", description: 'Valid → redeemed, redeemed_at set.' })
   @ApiAnswer(CouponAnswer, { errors: [404, 422] })
   redeemForUser(@Param('user_id') userId: string, @Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller) {
     return this.redeem(couponId, userId, caller);
   }
 
-  /** With partner credentials, any of the partner's coupons; with a user's access token, that user's only (part 5). */
+  /** With partner credentials, any of the partner's coupons; with a user's access token, that user's only. */
   @Put('coupons/:coupon_id/redeem')
   @TokenResource('coupon')
-  @ApiOperation({ summary: 'Redeem a coupon', description: "Part 4.8: any of the partner's coupons, or the token's user's." })
+  @ApiOperation({ summary: 'Redeem a coupon', description: "Any of the partner's coupons, or the token's user's." })
   @ApiAnswer(CouponAnswer, { errors: [404, 422] })
   redeemAny(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     return this.redeem(couponId, actingUser(request, undefined), caller);

@@ -6,7 +6,7 @@ import type { ShippingAddress } from '../domain/purchase/shipping-address';
 import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
 
 /**
- * Part 4.6.1's body: the deal and quantity, a user section (user_id or a user object), a card
+ * The full purchase's body: the deal and quantity, a user section (user_id or a user object), a card
  * section (credit_card_id or a credit_card object) and a shipping section. The user and card objects
  * are checked by the schemas of POST /users and POST /credit_cards (@deals/accounts), with their
  * messages; each section's entries name its resource and the field within it (`email`, not
@@ -63,7 +63,7 @@ const twoLetters = (example: string) =>
     })
     .meta({ description: 'two letters', example });
 
-/** Part 4.6.1's shipping_address object. */
+/** The full purchase's shipping_address object. */
 export const shippingAddress = z.object(
   {
     name: addressText('Fay Lee'),

@@ -8,12 +8,12 @@ export { PRINTABLE_PAGE_POLICY } from './printable-coupon.style';
 /** Every text the page shows comes from a partner's catalogue or a coupon: escaped for text and attributes alike. */
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The deal's terms a holder needs at the merchant's counter (part 2.1), as the page shows them. */
+/** The deal's terms a holder needs at the merchant's counter, as the page shows them. */
 export interface CouponTerms {
   merchant?: string;
   instructions?: string;
   finePrint?: string;
-  /** Part 2.1: only for printed deals. */
+  /** Only for printed deals. */
   legalese?: string;
   locations: DealLocation[];
 }
@@ -33,7 +33,7 @@ export interface PrintableCouponPage {
   coupon: CouponDetails;
   title: string;
   terms: CouponTerms;
-  /** The IANA zone of the deal's region: the coupon's times are shown in it (part 2.1's `expires_at`). */
+  /** The IANA zone of the deal's region: the coupon's times are shown in it (as the deal's `expires_at`). */
   timeZone: string;
   now: number;
 }

@@ -40,7 +40,7 @@ export class KeyedCouponLinks extends CouponLinks {
   }
 }
 
-/** Part 2.6, with both names the interface gives for the QR image and data. */
+/** A coupon, with both documented names of the QR image and data (kept for compatibility). */
 export function toCoupon(coupon: CouponDetails, now: number, links: CouponLinks, qrBase64: string | null, withPrintUrl = true) {
   const key = links.keyOf(coupon._id);
   const qrUrl = `${links.apiBaseUrl}/coupons/${coupon._id}/qr.png?key=${key}`;
@@ -63,7 +63,7 @@ export function toCoupon(coupon: CouponDetails, now: number, links: CouponLinks,
   };
 }
 
-/** Part 2.5. `amount` is the purchase total (unit price × number bought) in cents. */
+/** A purchase. `amount` is the purchase total (unit price × number bought) in cents. */
 export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null, catalog: CatalogLinks) {
   const image = purchase.deal.imageUrl ?? `/images/deals/${purchase.deal.dealId}.jpg`;
   return {
@@ -96,7 +96,7 @@ const HUMAN_UTC = 'human-readable UTC text (not ISO 8601)';
 const EXAMPLE_QR = 'iVBORw0KGgoAAAANSUhEUgAAAB0AAAAdAQAAAAB+6FqiAAAA...';
 const EXAMPLE_API = 'https://api.example.com';
 
-/** Part 2.6, as {@link toCoupon} writes it: one coupon of a purchase (reseller answers omit print_url). */
+/** The coupon, as {@link toCoupon} writes it: one coupon of a purchase (reseller answers omit print_url). */
 export const couponSchema = z
   .object({
     id: z.string().meta({ description: 'coupon identifier: the purchase id and the coupon number', example: 'p7Hc2-1' }),
@@ -123,7 +123,7 @@ export const couponSchema = z
   })
   .meta({
     id: 'Coupon',
-    description: 'a coupon (part 2.6)',
+    description: 'a coupon',
     example: {
       id: 'p7Hc2-1',
       slug: 'p7Hc2-1',
@@ -143,7 +143,7 @@ export const couponSchema = z
     },
   });
 
-/** Part 2.5, as {@link toPurchase} writes it, with its coupons (2.6). */
+/** The purchase, as {@link toPurchase} writes it, with its coupons. */
 export const purchaseSchema = z
   .object({
     id: z.string().meta({ description: 'purchase identifier' }),
@@ -167,10 +167,10 @@ export const purchaseSchema = z
         image_url: z.string().meta({ description: 'relative' }),
         image_url_abs: z.string().meta({ description: 'absolute' }),
       })
-      .meta({ id: 'PurchaseDeal', description: "the purchase's deal, in summary (part 2.5)" }),
+      .meta({ id: 'PurchaseDeal', description: "the purchase's deal, in summary" }),
     coupons: z.array(couponSchema).nullable(),
   })
-  .meta({ id: 'Purchase', description: 'a purchase (part 2.5)' });
+  .meta({ id: 'Purchase', description: 'a purchase' });
 
 const examplePurchase = {
   id: 'p7Hc2',
@@ -196,7 +196,7 @@ const examplePurchase = {
   coupons: [(couponSchema.meta() as { example: unknown }).example],
 };
 
-/** `{status, purchase}`: what the purchase calls of part 4.6 answer. */
+/** `{status, purchase}`: what the purchase calls answer. */
 export const PurchaseAnswer = z
   .object({ status: z.literal('success'), purchase: purchaseSchema })
   .meta({ example: { status: 'success', purchase: examplePurchase } });

@@ -33,7 +33,7 @@ import { PurchaseListQuery } from './purchasing-lists.request';
 
 const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];
 
-/** Part 4.6: reserve, claim, release, one purchase, a user's purchases. */
+/** Reserve, claim, release, one purchase, a user's purchases. */
 @ApiTags('purchasing')
 @Controller()
 export class PurchasesController {
@@ -52,7 +52,7 @@ export class PurchasesController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Reserve units for five minutes',
-    description: 'Part 4.6 and 3.2: `deal_id`, `num_bought` (1 to 1,000); the purchase answers reserved, its units held five minutes.',
+    description: '`deal_id`, `num_bought` (1 to 1,000); the purchase answers reserved, its units held five minutes.',
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   @ApiRequest({ body: ReserveUnitsBody })
@@ -66,7 +66,7 @@ export class PurchasesController {
   @ApiOperation({
     summary: 'Buy with a stored card',
     description:
-      'Part 4.6: `deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; ' +
+      '`deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; ' +
       'a shipping address for shipped deals. One charge at a time per user (409 already_charging).',
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
@@ -81,9 +81,9 @@ export class PurchasesController {
   @ApiOperation({
     summary: 'Buy in one call: make the user, store the card, buy',
     description:
-      'Part 4.6.1: a user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, ' +
+      'A user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, ' +
       'for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. ' +
-      'Answers the purchase of part 2.5 with its coupons (2.6); a refusal after the user or card was made names them (user_id, credit_card_id).',
+      'Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id).',
   })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: FullPurchaseBody })
@@ -93,7 +93,7 @@ export class PurchasesController {
   }
 
   @Put(['purchases/:purchase_id/claim', 'purchases/:purchase_id/claim.json'])
-  @ApiOperation({ summary: 'Claim a reservation for a user', description: "Part 3.2: `user_id`; counts against the deal's max_per_user." })
+  @ApiOperation({ summary: 'Claim a reservation for a user', description: "`user_id`; counts against the deal's max_per_user." })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   @ApiRequest({ body: ClaimReservationBody })
   async claim(@Param('purchase_id') purchaseId: string, @Body() body: ClaimReservationBody, @CurrentCaller() caller: Caller) {
@@ -102,7 +102,7 @@ export class PurchasesController {
   }
 
   @Put(['purchases/:purchase_id/release', 'purchases/:purchase_id/release.json'])
-  @ApiOperation({ summary: 'Release a reservation', description: 'Part 3.2: its units go back; refused once a claim has sold them.' })
+  @ApiOperation({ summary: 'Release a reservation', description: 'Its units go back; refused once a claim has sold them.' })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   async release(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
     const { position } = await this.commands.execute(new ReleaseReservation(purchaseId, caller));
@@ -111,7 +111,7 @@ export class PurchasesController {
 
   @Get('purchases/:purchase_id')
   @TokenResource('purchase')
-  @ApiOperation({ summary: 'Show a purchase', description: 'Part 4.6 and 2.5 (a `.json` suffix is accepted), with its coupons.' })
+  @ApiOperation({ summary: 'Show a purchase', description: 'The purchase (a `.json` suffix is accepted), with its coupons.' })
   @ApiAnswer(PurchaseAnswer, { errors: [404] })
   async one(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     // A user's access token reads its own user's purchases only: another user's is not found.
@@ -120,7 +120,7 @@ export class PurchasesController {
 
   @Get('users/:user_id/purchases')
   @TokenResource('purchase')
-  @ApiOperation({ summary: "A user's purchases", description: 'Part 4.6: `count`, `per_page`, `page` (part 4.1).' })
+  @ApiOperation({ summary: "A user's purchases", description: '`count`, `per_page`, `page`.' })
   @ApiAnswer(PurchaseListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: PurchaseListQuery })
   async ofUser(@Param('user_id') userId: string, @Query() query: PurchaseListQuery, @CurrentCaller() caller: Caller) {

@@ -3,13 +3,13 @@ import { requestDto, withPaging } from '@deals/wire';
 import { z } from 'zod';
 import type { CouponFilterWord } from '../queries/purchase.queries';
 
-/** Part 4.6's GET /users/:user_id/purchases: part 4.1's paging. */
+/** GET /users/:user_id/purchases: `count`, `per_page`, `page`. */
 export const purchaseListQuery = withPaging({}, 'purchase');
 export class PurchaseListQuery extends requestDto(purchaseListQuery) {}
 
 const WORDS: CouponFilterWord[] = ['valid', 'redeemed', 'expired'];
 
-/** Part 4.8's GET /users/:user_id/coupons: the filter words and part 4.1's paging. */
+/** GET /users/:user_id/coupons: the filter words and `count`, `per_page`, `page`. */
 export const couponListQuery = withPaging(
   {
     filter: z

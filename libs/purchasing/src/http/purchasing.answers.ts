@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { couponSchema, purchaseSchema } from './purchase.answers';
 
-/** Answer schemas of the purchasing calls beyond a single purchase (`PurchaseAnswer`), parts 2.5, 2.6, 4.6 to 4.8, 7.3. */
+/** Answer schemas of the purchasing calls beyond a single purchase (`PurchaseAnswer`): lists, coupons, reseller sales. */
 
-/** `{status, count}`: a list call's answer with `count=true` (part 4.1). */
+/** `{status, count}`: a list call's answer with `count=true` (docs/api.md, Paging). */
 const countAnswer = z.object({ status: z.literal('success'), count: z.number().int() });
 
 const exampleCoupon = (couponSchema.meta() as { example: Record<string, unknown> }).example;
@@ -20,13 +20,13 @@ export const CouponListAnswer = z
   .union([z.object({ status: z.literal('success'), coupons: z.array(couponSchema) }), countAnswer])
   .meta({ example: { status: 'success', coupons: [exampleCoupon] } });
 
-/** Part 2.6 as the reseller calls answer it: without `print_url`. */
+/** A coupon as the reseller calls answer it: without `print_url`. */
 const resellerCoupon = couponSchema
   .omit({ print_url: true })
-  .meta({ id: 'ResellerCoupon', description: 'a coupon as the reseller calls answer it (part 2.6, without print_url)' });
+  .meta({ id: 'ResellerCoupon', description: 'a coupon as the reseller calls answer it (without print_url)' });
 const { print_url: _printUrl, ...exampleResellerCoupon } = exampleCoupon;
 
-/** Part 2.5's smaller object, for a sale a reseller recorded (4.6.2). */
+/** The purchase's smaller object, for a sale a reseller recorded. */
 export const ResellerPurchaseAnswer = z
   .object({
     id: z.string(),
@@ -40,7 +40,7 @@ export const ResellerPurchaseAnswer = z
   })
   .meta({
     id: 'ResellerPurchase',
-    description: 'a sale a reseller recorded (part 2.5, the smaller object)',
+    description: 'a sale a reseller recorded (the smaller purchase object)',
     example: {
       id: 'Pq3Rt9x',
       transaction_reference: 'order-20260615-0042',
@@ -61,12 +61,12 @@ export const ResellerCouponAnswer = z.object({ coupon: resellerCoupon }).meta({ 
 
 export const CancelAnswer = z.object({ status: z.literal('success') }).meta({ example: { status: 'success' } });
 
-/** Part 7.3: a reseller coupon that is not found. */
+/** The reseller coupon error body: a coupon that is not found. */
 export const ResellerNotFound = z
   .object({ status: z.literal('error'), message: z.string(), type: z.literal('find_failed') })
   .meta({ example: { status: 'error', message: 'coupon Pq3Rt9x-1 not found', type: 'find_failed' } });
 
-/** Part 7.3: a coupon that cannot be cancelled, with the reason. */
+/** The reseller coupon error body: a coupon that cannot be cancelled, with the reason. */
 export const ResellerNotCancelled = z
   .object({ status: z.literal('error'), message: z.string(), code: z.literal('422'), errors: z.object({ coupons: z.array(z.string()) }) })
   .meta({

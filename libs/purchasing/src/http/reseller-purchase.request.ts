@@ -28,7 +28,7 @@ const twoLetters = (description: string, example: string) =>
 const UNITS = `must be a whole number from 1 to ${MAX_UNITS_PER_PURCHASE}`;
 
 /**
- * Part 4.6.2's body. Every field is optional here: the deal's kind decides which are required
+ * The reseller sale's body. Every field is optional here: the deal's kind decides which are required
  * (daily and on-going: the buyer's name and quantity; shipped: the address too; card-linked: the
  * transaction alone), and a repeat of a recorded transaction_reference answers the first sale
  * whatever else it holds.

@@ -17,7 +17,7 @@ import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, toCoupon } from './purchase.answers';
 
-/** Part 4.6.2 and 4.7: sales recorded by resellers, and their coupons (HTTP basic, /api/v3). */
+/** Sales recorded by resellers, and their coupons (HTTP basic, /api/v3). */
 @ApiTags('purchasing')
 @Controller('api/v3')
 export class ResellersController {
@@ -35,8 +35,7 @@ export class ResellersController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Record a sale a reseller made',
-    description:
-      'Part 4.6.2: a repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.',
+    description: 'A repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.',
   })
   @ApiAnswer(ResellerPurchaseAnswer, { errors: [404, 422] })
   @ApiRequest({ body: ResellerSaleBody })
@@ -60,7 +59,7 @@ export class ResellersController {
   }
 
   @Get('coupons/:coupon_id')
-  @ApiOperation({ summary: "A reseller sale's coupon", description: 'Part 4.7 (a `.json` suffix is accepted); 2.6 without print_url.' })
+  @ApiOperation({ summary: "A reseller sale's coupon", description: 'The coupon without print_url (a `.json` suffix is accepted).' })
   @ApiAnswer(ResellerCouponAnswer, { errors: [404] })
   async coupon(@Param('coupon_id') given: string, @CurrentCaller() caller: Caller) {
     // `.json` is taken as on the other v3 and get-purchase calls.
@@ -70,11 +69,11 @@ export class ResellersController {
     return { coupon: toCoupon(coupon, this.clock.now().getTime(), this.links, await this.qr.base64(coupon.redemptionCode), false) };
   }
 
-  /** Part 7.3's own bodies: 404 with `message`/`type`, 422 with `code` and `errors.coupons`. */
+  /** The reseller coupon error bodies: 404 with `message`/`type`, 422 with `code` and `errors.coupons`. */
   @Delete('coupons/:coupon_id/cancel')
   @ApiOperation({
     summary: "Cancel a reseller sale's coupon",
-    description: "Part 4.7 with 7.3's bodies: only coupons of reseller purchases.",
+    description: 'Only coupons of reseller purchases; refusals in the reseller coupon error bodies.',
   })
   @ApiAnswer(CancelAnswer)
   @ApiResponse({

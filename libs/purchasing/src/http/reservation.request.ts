@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
 import { quantity } from './full-purchase.request';
 
-/** Part 4.6's POST /purchases/reserve: the deal and how many units to hold. */
+/** POST /purchases/reserve: the deal and how many units to hold. */
 export const reserveUnitsBody = z
   .object({
     deal_id: requiredText('the deal whose units to hold').meta({ example: 'chicago-spa-day' }),
@@ -13,7 +13,7 @@ export const reserveUnitsBody = z
 
 export class ReserveUnitsBody extends requestDto(reserveUnitsBody) {}
 
-/** Part 3.2's claim: the user the reservation is sold to. */
+/** The claim: the user the reservation is sold to. */
 export const claimReservationBody = z
   .object({ user_id: requiredText('the buyer, a user of this partner').meta({ example: 'u4Kd8' }) })
   .meta({ 'x-resource': 'purchase' });

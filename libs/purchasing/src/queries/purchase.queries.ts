@@ -6,7 +6,7 @@ import type { ShippingAddress } from '../domain/purchase/shipping-address';
 
 export type CouponFilterWord = 'valid' | 'redeemed' | 'expired';
 
-/** Coupons in a state at `now` (part 4.8's filter words), as a view filter. */
+/** Coupons in a state at `now` (the filter words valid, redeemed, expired), as a view filter. */
 export function couponStateFilter(words: CouponFilterWord[], now: number): ViewFilter {
   const by: Record<CouponFilterWord, ViewFilter> = {
     valid: { redeemedAt: null, cancelledAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] },

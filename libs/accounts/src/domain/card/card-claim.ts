@@ -6,8 +6,8 @@ export type ClaimCard = DomainCommand<'ClaimCard', { partnerId: string; userId: 
 
 /**
  * One stream per (partner, user, card fingerprint) names the id the card is stored under, so the
- * same card stored for a user by calls at the same moment is one card (part 4.6.1: "existing
- * matching records are reused"), across processes too. The fingerprint is a peppered scrypt hash,
+ * same card stored for a user by calls at the same moment is one card (the full purchase reuses
+ * a matching card), across processes too. The fingerprint is a peppered scrypt hash,
  * hashed again here: the stream's name reveals nothing of the card.
  */
 export const cardClaimStream = (partnerId: string, userId: string, fingerprint: string) =>

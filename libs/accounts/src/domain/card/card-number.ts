@@ -1,5 +1,5 @@
 /**
- * A card's rules (interface 4.10 and the full purchase's `credit_card`), as the request schema
+ * A card's rules (POST /credit_cards and the full purchase's `credit_card`), as the request schema
  * (http/credit-card.request.ts) and the card writes apply them. No card number or verification
  * value may be logged, stored or put into an event.
  */

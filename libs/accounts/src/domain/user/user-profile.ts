@@ -1,7 +1,7 @@
 import type { UserProfile } from './user.events';
 
 /**
- * The rules of a user's profile fields (part 4.9), as the request schemas (http/user.request.ts)
+ * The rules of a user's profile fields, as the request schemas (http/user.request.ts)
  * and the user writes apply them.
  */
 
@@ -49,7 +49,7 @@ const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
 /**
  * Characters as a reader counts them: a letter with its accents, an emoji with its joiners, is one
- * (a password's length, part 4.9 and 8, is counted so, not in UTF-16 units or code points).
+ * (a password's length, at least 5, is counted so, not in UTF-16 units or code points).
  */
 export function characterCount(text: string): number {
   let count = 0;
@@ -75,13 +75,13 @@ export interface UserChanges {
   password?: string;
 }
 
-/** update_by_email's changes, and what a user it creates starts with (rule 4). */
+/** update_by_email's changes, and what a user it creates (an unknown email) starts with. */
 export interface UserChangesByEmail extends UserChanges {
   credits?: number;
   sessionId: string | null;
 }
 
-/** A user as the full purchase's user object gives it (part 4.6.1): made with this profile and password unless its email names one. */
+/** A user as the full purchase's user object gives it: made with this profile and password unless its email names one. */
 export interface PurchaseUser {
   profile: NewProfile;
   password?: string;

@@ -3,7 +3,7 @@ import { DefaultCardChosen, UserEvent, UserProfile, UserRegistered } from './use
 
 export type RegisterUser = DomainCommand<'RegisterUser', UserRegistered['data']>;
 /**
- * `refuseOtherToken`: part 4.9's rule 3 (update_by_email without overwrite_token): a token that
+ * `refuseOtherToken`: update_by_email without overwrite_token=true: a token that
  * differs from a stored one is refused, decided on the stream as it is written.
  */
 export type UpdateUser = DomainCommand<

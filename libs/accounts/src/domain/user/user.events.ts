@@ -1,6 +1,6 @@
 import type { DomainEvent } from '@deals/kernel';
 
-/** What a partner may set on a user (part 4.9), as the user aggregate keeps it. */
+/** What a partner may set on a user, as the user aggregate keeps it. */
 export interface UserProfile {
   email: string;
   firstName: string | null;

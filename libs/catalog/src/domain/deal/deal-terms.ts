@@ -35,7 +35,7 @@ export interface DealLocation {
 }
 
 /**
- * What the catalogue knows of a deal, named as in part 2.1 of the interface (deprecated aliases
+ * What the catalogue knows of a deal, named as the v1 deal names them (deprecated aliases
  * and live figures are derived, never stored). Money is integer cents; instants are ISO 8601 UTC.
  */
 export interface DealTerms {

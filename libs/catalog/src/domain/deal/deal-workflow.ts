@@ -2,7 +2,7 @@ import type { WorkflowState } from './deal-terms';
 
 const LIVE: WorkflowState[] = ['submitted', 'in-review', 'approved', 'in-flight', 'paused'];
 
-/** The workflow the interface leaves open (architecture.md part 6). */
+/** The deal workflow's transitions (docs/decisions.md, "Deal workflow"). */
 const NEXT: Record<WorkflowState, WorkflowState[]> = {
   submitted: ['in-review'],
   'in-review': ['approved', 'rejected'],

@@ -1,5 +1,5 @@
 /**
- * A card-linked deal's terms (part 2.1's card-linked fields) as they stood when the user linked:
+ * A card-linked deal's terms (the deal's card-linked fields) as they stood when the user linked:
  * what each of the link's transactions earns is decided by these, whatever the deal says later.
  * Cents and whole percents; null where the deal does not say.
  */

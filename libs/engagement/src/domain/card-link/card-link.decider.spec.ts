@@ -65,7 +65,7 @@ const redeemed = (
   },
 });
 
-describe('card link decider (part 3.3)', () => {
+describe('card link decider', () => {
   it('opens a link, and relinks it when it was unlinked; a linked or fulfilled link stays', () => {
     given([])
       .when({ type: 'EnsureCardLinked', data: { ...creation, at: 'x' } }, now)

@@ -67,7 +67,7 @@ function owned(link: CardLink, actor: Actor): CardLink {
 const FUTURE_LEEWAY_MS = 24 * 3_600_000;
 
 /**
- * A card link (part 3.3): linked ⇄ unlinked, and fulfilled for good by a redemption with
+ * A card link: linked ⇄ unlinked, and fulfilled for good by a redemption with
  * `max_redemption`, or by its `num_qualifying`-th qualifying one. Redeeming is allowed from linked
  * only; a transaction reference is recorded once per link (a repeat with the same facts changes
  * nothing; with other facts it is refused).

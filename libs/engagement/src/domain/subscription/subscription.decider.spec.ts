@@ -21,7 +21,7 @@ const set = (status: 'active' | 'inactive', who: { partnerId?: string; userId?: 
   data: { subscriptionId: 'm1', partnerId: 'p1', status, ...who },
 });
 
-describe('subscription decider (part 3.6)', () => {
+describe('subscription decider', () => {
   it('starts once; subscribing again reactivates an inactive one, else changes nothing', () => {
     given([])
       .when({ type: 'Subscribe', data: terms }, now)

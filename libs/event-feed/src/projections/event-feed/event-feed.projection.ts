@@ -39,7 +39,7 @@ export interface FeedEvent extends ViewDocument {
   createdAt: string;
   /** The feed's order: the log position, then the event's place among those of one log event. */
   order: string;
-  /** The resource's view as of this event (a purchase with its coupons), rendered in the interface's shape when read. */
+  /** The resource's view as of this event (a purchase with its coupons), rendered in its API shape when read. */
   snapshot: { state: ViewDocument; coupons?: ViewDocument[] };
   /** What the event adds to the resource (a card-link redemption's amounts). */
   details?: Record<string, unknown>;

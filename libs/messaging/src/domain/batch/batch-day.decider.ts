@@ -2,7 +2,7 @@ import { Decider, DomainCommand, NotFound, ValidationFailed, ValidationIssue } f
 import { Map as ImmutableMap } from 'immutable';
 import type { BatchDayEvent, BatchTerms } from './batch.events';
 
-/** Part 8: user ids a partner may have scheduled on one `send_at` day (docs/decisions.md "Targeted-email batches"). */
+/** User ids a partner may have scheduled on one `send_at` day (docs/decisions.md "Targeted-email batches"). */
 export const SCHEDULED_PER_DAY = 10_000;
 
 /** `userIds`: the ids of the request that name live users of the partner, in order (the others were dropped already). */
@@ -26,11 +26,11 @@ export interface BatchDay {
 
 const issue = (field: string, message: string): ValidationIssue => ({ type: 'invalid', resource: 'batch', field, message });
 
-/** Part 7.4's words for a batch that can no longer be cancelled. */
+/** The message for a batch that can no longer be cancelled. */
 export const ALREADY_PROCESSED = 'is already processed, cannot be cancelled';
 
 /**
- * One user in one batch per partner and `send_at` day (part 4.14): a user already in another live
+ * One user in one batch per partner and `send_at` day: a user already in another live
  * batch of the day is dropped from a new one, decided on the day's stream, so two batches made at
  * once never both keep a user. A cancelled batch gives its users back.
  */

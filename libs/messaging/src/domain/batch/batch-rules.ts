@@ -1,6 +1,6 @@
 import type { ValidationIssue } from '@deals/kernel';
 
-/** Part 8: user ids one request may name. */
+/** User ids one request may name. */
 export const USER_IDS_PER_REQUEST = 1000;
 
 const DAY_MS = 86_400_000;
@@ -15,7 +15,7 @@ const issue = (field: string, message: string): ValidationIssue => ({
 export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 /**
- * Part 4.14 and 8: `send_at` falls tomorrow (UTC): from tonight's midnight, inclusive, to
+ * `send_at` falls tomorrow (UTC): from tonight's midnight, inclusive, to
  * tomorrow's, exclusive. `now` is the service's clock.
  */
 export function isTomorrow(sendAt: Date, now: Date): boolean {
@@ -27,7 +27,7 @@ export function isTomorrow(sendAt: Date, now: Date): boolean {
 export type BatchDeal = { found: false } | { found: true; state: string; startAt: number; endAt: number };
 
 /**
- * Part 7.4's refusals of a batch's deal and `send_at`, every one that applies, word for word. The
+ * The refusals of a batch's deal and `send_at`, every one that applies, in their fixed messages. The
  * users are checked against the partner's accounts and the day's schedule afterwards.
  */
 export function dealAndTimeIssues(deal: BatchDeal, sendAt: Date, now: Date): ValidationIssue[] {

@@ -22,7 +22,7 @@ const scheduled = (batchId: string, userIds: string[]): BatchDayEvent => ({
 });
 const day = deciderSpec(batchDayDecider);
 
-describe("a partner's send_at day (part 4.14, 8)", () => {
+describe("a partner's send_at day (one batch a user, 10,000 users a day)", () => {
   it('keeps the users not in another batch of the day, once each', () => {
     day([scheduled('b1', ['u1', 'u2'])])
       .when({ type: 'ScheduleBatch', data: terms('b2', ['u2', 'u3', 'u3', 'u4']) }, now)
@@ -119,7 +119,7 @@ describe('batch delivery', () => {
   });
 });
 
-describe('the rules of send_at and the deal (part 7.4)', () => {
+describe('the rules of send_at and the deal', () => {
   it("takes tomorrow (UTC) from tonight's midnight, inclusive, to tomorrow's, exclusive", () => {
     expect(isTomorrow(new Date('2026-06-15T23:59:59.999Z'), now)).toBe(false);
     expect(isTomorrow(new Date('2026-06-16T00:00:00Z'), now)).toBe(true);

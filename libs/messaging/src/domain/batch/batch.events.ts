@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 
 export type BatchMode = 'suppress' | 'augment';
 
-/** A batch as it is scheduled (part 2.13): the users kept, after the invalid and already scheduled ones were dropped. */
+/** A batch as it is scheduled: the users kept, after the invalid and already scheduled ones were dropped. */
 export interface BatchTerms {
   batchId: string;
   partnerId: string;

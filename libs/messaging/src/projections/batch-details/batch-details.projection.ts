@@ -9,7 +9,7 @@ export interface BatchDetails extends ViewDocument {
   mode: BatchMode;
   sendAt: string;
   sendDay: string;
-  /** Part 2.13's status; a batch being sent is still `pending`. */
+  /** The answered `status`; a batch being sent is still `pending`. */
   status: 'pending' | 'processed' | 'failed' | 'cancelled';
   sending: boolean;
   sent: number;

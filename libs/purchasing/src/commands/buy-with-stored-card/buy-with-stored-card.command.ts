@@ -34,7 +34,7 @@ export interface StoredCardOrder {
 }
 
 /**
- * POST /purchases: buy with a stored card (part 4.6). The full purchase (part 4.6.1) names no
+ * POST /purchases: buy with a stored card. The full purchase names no
  * price: its order's `expectedPrice` is null, and the deal's price when the units are held is charged.
  */
 export class BuyWithStoredCard extends Command<{ purchaseId: string; position: LogPosition | null }> {
@@ -126,7 +126,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
     refuseFreeCardPurchase(view);
     refuseUnchargeableAmount(view, order.quantity);
-    // Part 2.1: shipped goods need an address to buy (the full purchase requires its section too).
+    // Shipped goods need an address to buy (the full purchase requires its section too).
     if (deal.fulfillment_method === 'shipped' && !order.shipping)
       throw new ValidationFailed([
         { type: 'missing_field', resource: 'shipping_address', field: 'shipping_address', message: 'is required for a shipped deal' },

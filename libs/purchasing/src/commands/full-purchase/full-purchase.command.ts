@@ -32,7 +32,7 @@ import {
 
 type Caller = CommandCaller & { partnerId: string };
 
-/** Part 4.6.1's order, its fields checked: each section is a record the caller has, or one to make. */
+/** The full purchase's order, its fields checked: each section is a record the caller has, or one to make. */
 export interface FullPurchaseOrder {
   dealId: string;
   quantity: number;
@@ -43,7 +43,7 @@ export interface FullPurchaseOrder {
   sessionId: string | null;
 }
 
-/** POST /v1/purchases/full.json: user, card and purchase in one call (part 4.6.1). */
+/** POST /v1/purchases/full.json: user, card and purchase in one call. */
 export class FullPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
   constructor(
     readonly order: FullPurchaseOrder,
@@ -108,7 +108,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     // The deal's own refusals (not on sale, free, over the limit, sold out, a known user's earlier
     // units) come before any user or card is made for a purchase that cannot happen. Only units sold
     // between these checks and the hold leave the user and card made: the refusal then names them.
-    // The live user the email names, reused by the purchase (part 4.6.1); looked up once.
+    // The live user the email names, reused by the purchase; looked up once.
     const { buyer, quantity } = order;
     const reusable = 'userId' in buyer ? null : await this.reusableUser(caller.partnerId, buyer.user.profile.email);
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
@@ -158,7 +158,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       created = await this.users.register({ profile, sessionId: null }, true, caller);
     } catch (error) {
       // Another call is registering the same email at this moment (two full purchases at once):
-      // that user is reused once it exists, as any matching user is (part 4.6.1).
+      // that user is reused once it exists, as any matching user is.
       if (!(error instanceof ValidationFailed) || !error.issues.some((i) => i.field === 'email')) throw error;
       const other = await this.users.ownerOnceRegistered(caller.partnerId, profile.email);
       // Not one to reuse: none appeared, or its user is deleted.

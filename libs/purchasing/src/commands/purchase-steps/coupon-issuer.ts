@@ -22,8 +22,8 @@ import { CouponCodeKey, CouponCodes, couponCodes } from './coupon-codes';
 import { refuseOffSale } from './sale-rules';
 
 /**
- * When a coupon issued at `now` expires: `expiration_days` after it (part 2.3: "if set, days after
- * which a voucher expires"), but never after the deal's `expires_at`; either alone when only one is
+ * When a coupon issued at `now` expires: `expiration_days` after it (when set, the days after
+ * which a voucher expires), but never after the deal's `expires_at`; either alone when only one is
  * set; null when neither is.
  */
 export function couponExpiry(deal: Pick<DealSnapshot, 'expiresAt' | 'expirationDays'>, now: Date): string | null {

@@ -4,13 +4,13 @@ import { overPerUserLimit, shortOfUnits } from '../../domain/inventory/inventory
 
 /** Deal types the service sells vouchers of itself (stored-card, full and reserved purchases). */
 export const SOLD_TYPES: readonly string[] = ['daily-deal', 'on-going'];
-/** Deal types a reseller may record sales of (part 4.6.2's kinds: vouchers, shipped goods, card-linked offers). */
+/** Deal types a reseller may record sales of (vouchers, shipped goods, card-linked offers). */
 export const RESOLD_TYPES: readonly string[] = ['daily-deal', 'on-going', 'card-linked'];
 
 /**
  * Refuses a new sale of `view`'s deal at `now` (422 cannot_fufill, or cannot_fulfill on the reseller
- * call): a type not sold this way (an affiliate deal has no purchases or vouchers, part 2.2), a deal
- * not in flight (part 3.1: submitted, in review, approved but not started, paused, landed,
+ * call): a type not sold this way (an affiliate deal has no purchases or vouchers), a deal
+ * not in flight (submitted, in review, approved but not started, paused, landed,
  * cancelled...), and vouchers that have already expired (they could never be redeemed).
  */
 export function refuseUnsellable(view: DealDetails, now: number, types: readonly string[]): void {

@@ -27,7 +27,7 @@ import { resoldDeal } from '../purchase-steps/resale-steps';
 
 type Caller = CommandCaller & { partnerId: string };
 
-/** Part 4.6.2's fields as the request schema reads them: each checked for its form, none yet required. */
+/** The reseller sale's fields as the request schema reads them: each checked for its form, none yet required. */
 export interface ResellerSaleFields {
   deal_id?: string;
   transaction_reference?: string;
@@ -46,7 +46,7 @@ export interface ResellerSaleFields {
   telephone?: string;
 }
 
-/** POST /api/v3/resellers/purchases (part 4.6.2). */
+/** POST /api/v3/resellers/purchases. */
 export class RecordResellerPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
   constructor(
     readonly input: ResellerSaleFields,
@@ -81,7 +81,7 @@ function termsOf(input: ResellerSaleFields): ResaleTerms {
   return { amountCents: input.transaction_amount as number, transactionDate: input.transaction_date as string, buyer };
 }
 
-/** Fields required by deal kind (part 4.6.2's table). */
+/** Fields required by deal kind. */
 function requiredResellerFields(type: string, fulfillment: string): string[] {
   if (type === 'card-linked') return BASE;
   return fulfillment === 'shipped' ? SHIPPED : VOUCHER;

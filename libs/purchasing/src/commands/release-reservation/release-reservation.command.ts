@@ -31,7 +31,7 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
   /**
    * The units go back first, then the purchase is marked released: a claim running at the same
    * time has either sold them already (the release is refused, and the claim answers fulfilled) or
-   * finds them released (it buys fresh units, part 3.2, and this release is then refused as claimed).
+   * finds them released (it buys fresh units, and this release is then refused as claimed).
    * A release is never answered while the claim keeps its units.
    */
   async execute({ purchaseId, caller }: ReleaseReservation) {

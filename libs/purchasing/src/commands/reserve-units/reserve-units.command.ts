@@ -13,7 +13,7 @@ import { PurchaseOutcome } from '../purchase-steps/purchase-outcome';
 
 type Caller = CommandCaller & { partnerId: string };
 
-/** POST /purchases/reserve: hold units for five minutes (part 3.2). */
+/** POST /purchases/reserve: hold units for five minutes. */
 export class ReserveUnits extends Command<PurchaseOutcome> {
   constructor(
     readonly dealId: string,

@@ -9,7 +9,7 @@ export type EndCharge = DomainCommand<'EndCharge', { userId: string; purchaseId:
 export const CHARGE_LOCK_MS = 2 * 60 * 1000;
 
 /**
- * One charge at a time per user (part 7.1 `already_charging`): a stream per user, appended with
+ * One charge at a time per user (409 `already_charging`): a stream per user, appended with
  * the expected revision, so the rule holds across processes too.
  */
 export const chargeLockStream = (userId: string) => `usercharge-${userId}`;

@@ -40,7 +40,7 @@ describe('coupon decider', () => {
     given([issued()]).when(redeem('a', 'u2'), now).thenThrows(NotFound);
     given([]).when(redeem(), now).thenThrows(NotFound);
   });
-  it('cancels a valid coupon of a reseller purchase once; refuses the coupons of other purchases, shipped goods, and used coupons with part 7.3 reasons', () => {
+  it('cancels a valid coupon of a reseller purchase once; refuses the coupons of other purchases, shipped goods, and used coupons with the reseller reasons', () => {
     const cancel = (resold = true, partnerId = 'a') => ({ type: 'CancelCoupon' as const, data: { couponId: 'c1', partnerId, resold } });
     given([issued()])
       .when(cancel(), now)

@@ -4,8 +4,8 @@ import { CouponEvent, CouponIssued } from './coupon.events';
 export type IssueCoupon = DomainCommand<'IssueCoupon', CouponIssued['data']>;
 export type RedeemCoupon = DomainCommand<'RedeemCoupon', { couponId: string; partnerId: string; userId?: string }>;
 /**
- * `resold`: whether the coupon's purchase is a reseller's (part 4.6.2). Only those are cancelled
- * through the reseller call (part 1: resellers "check or cancel the coupons of those purchases"); a
+ * `resold`: whether the coupon's purchase is a reseller's. Only those are cancelled
+ * through the reseller call (resellers check or cancel the coupons of their own sales); a
  * coupon of a card purchase or a claimed reservation is non-refundable there: voiding it would
  * leave its buyer charged with nothing to redeem.
  */
@@ -14,7 +14,7 @@ export type CancelCoupon = DomainCommand<'CancelCoupon', { couponId: string; par
 export type ExpireCoupon = DomainCommand<'ExpireCoupon', { couponId: string }>;
 export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon | ExpireCoupon;
 
-/** A cancel refused for one of part 7.3's reasons; the reseller body lists them. */
+/** A cancel refused for one of the reseller reasons; the reseller body lists them. */
 export class CouponNotRefundable extends ValidationFailed {
   constructor(readonly reason: string) {
     super([{ type: 'invalid', resource: 'coupon', field: 'state', message: reason }], reason);

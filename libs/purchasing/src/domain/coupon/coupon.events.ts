@@ -17,7 +17,7 @@ export type CouponIssued = DomainEvent<
     refundable?: boolean;
   }
 >;
-/** Cancelled and refunded (part 4.7). Its unit is not put back on sale (docs/decisions.md). */
+/** Cancelled and refunded (a reseller's cancel). Its unit is not put back on sale (docs/decisions.md). */
 export type CouponCancelled = DomainEvent<'CouponCancelled', { couponId: string; cancelledAt: string }>;
 export type CouponRedeemed = DomainEvent<'CouponRedeemed', { couponId: string; redeemedAt: string }>;
 /**

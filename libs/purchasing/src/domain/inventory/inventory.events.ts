@@ -32,7 +32,7 @@ export const inventoryStream = (dealId: string) => `inventory-${dealId}`;
 /** Who a deal's per-user limit (`max_per_user`) counts for: a user is one partner's. */
 export const buyerKey = (partnerId: string, userId: string) => `${partnerId}/${userId}`;
 
-/** How long a hold lasts (interface part 3.2, 8). */
+/** How long a hold lasts: five minutes. */
 export const HOLD_TTL_MS = 5 * 60 * 1000;
 
 /**

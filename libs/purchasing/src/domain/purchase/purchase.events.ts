@@ -48,14 +48,14 @@ export type PurchaseReserved = DomainEvent<
     holdExpiresAt: string;
     /** Set when the service itself charges a stored card (POST /purchases): whom, with which card. */
     payment?: { userId: string; creditCardId: string; sessionId: string | null };
-    /** 'reseller' for a sale a reseller recorded (part 4.6.2); absent for the others. */
+    /** 'reseller' for a sale a reseller recorded; absent for the others. */
     via?: 'reseller';
     /** A reseller's sale: its `transaction_reference` (absent from the oldest events), under which its terms are kept. */
     transactionReference?: string;
     shipping?: ShippingAddress;
   }
 >;
-/** The partner processed the payment and names the user (part 3.2 claim). */
+/** The partner processed the payment and names the user (a reservation's claim). */
 export type PurchaseClaimed = DomainEvent<
   'PurchaseClaimed',
   { purchaseId: string; userId: string; amountCents: number; holdId: string; couponIds: string[]; claimedAt: string }
@@ -79,7 +79,7 @@ export type PurchasePaid = DomainEvent<
 /** The processor declined the card, or failed; nothing was charged and the hold was released. */
 export type PurchaseNotPaid = DomainEvent<'PurchaseNotPaid', { purchaseId: string; outcome: 'declined' | 'error'; reason: string }>;
 
-/** A sale made and paid entirely by a third-party reseller (part 4.6.2). */
+/** A sale made and paid entirely by a third-party reseller. */
 export type PurchaseResold = DomainEvent<
   'PurchaseResold',
   {

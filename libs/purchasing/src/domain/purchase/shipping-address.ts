@@ -1,6 +1,6 @@
 import type { ValidationIssue } from '@deals/kernel';
 
-/** Part 4.6.1's shipping address. */
+/** The full purchase's shipping address. */
 export interface ShippingAddress {
   id: string;
   name: string;
