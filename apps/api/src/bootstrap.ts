@@ -1,6 +1,6 @@
 import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
 import { MemberSessions, serveSite, SiteDependencies, SitePages, SiteSecrets } from '@deals/partner-site';
-import { DemoSeed, installationSecret, operatorPassword, ServiceConfig, ServiceMetrics } from '@deals/runtime';
+import { DemoSeed, installationSecret, operatorPassword, recordApiAddress, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import {
   answerAfterTheViewsShowTheWrites,
   answerClientError,
@@ -212,11 +212,14 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     // Connections past the cap are closed as soon as they are accepted.
     (app.getHttpServer() as HttpServer).maxConnections = maxConnections;
     await app.listen(config.port, config.host);
+    const port = (app.getHttpServer().address() as AddressInfo).port;
+    const forget = recordAddress(config, port);
     return {
       app,
-      port: (app.getHttpServer().address() as AddressInfo).port,
+      port,
       routes,
       close: async () => {
+        forget();
         await app.close();
         await closeOperations();
       },
@@ -226,16 +229,31 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     handshakeTimeoutMs: config.handshakeTimeoutMs,
     maxConnections,
   });
+  const port = (front.server.address() as AddressInfo).port;
+  const forget = recordAddress(config, port);
   return {
     app,
-    port: (front.server.address() as AddressInfo).port,
+    port,
     routes,
     close: async (graceMs?: number) => {
+      forget();
       await front.close(graceMs);
       await app.close();
       await closeOperations();
     },
   };
+}
+
+/** Records in the data folder where this API answers, for the operator's commands; returns what removes it. */
+function recordAddress(config: ServiceConfig, port: number): () => void {
+  const host =
+    config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return recordApiAddress(config.dataDir, {
+    localUrl: `${config.behindTlsProxy ? 'http' : 'https'}://${host}:${port}`,
+    // The default address names the configured port: the one bound when that was 0 (any free port).
+    publicBaseUrl: config.publicBaseUrl === `https://localhost:${config.port}` ? `https://localhost:${port}` : config.publicBaseUrl,
+    behindTlsProxy: config.behindTlsProxy,
+  });
 }
 
 /**

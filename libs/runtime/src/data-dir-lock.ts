@@ -22,7 +22,7 @@ export class DataDirLock {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const holder = Number.parseInt(readFileSync(file, 'utf8'), 10);
-        if (Number.isSafeInteger(holder) && holder > 0 && isAlive(holder)) {
+        if (Number.isSafeInteger(holder) && holder > 0 && processAlive(holder)) {
           throw new Error(
             `another API process (pid ${holder}) serves ${dataDir}: one embedded API per data folder (remove ${file} if that process is not this service)`,
             { cause: error },
@@ -43,7 +43,8 @@ export class DataDirLock {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this machine has the pid (one of another user's too). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -168,19 +168,44 @@ describe('METRICS_PORT: the metrics on a port of their own, plain HTTP, without 
   });
 });
 
+describe("partners:invite: the link names the running API's address", () => {
+  jest.setTimeout(120_000);
+  const dir = tempDir('invite-link');
+  afterAll(() => dir.remove());
+
+  it('names the address the API serving the data folder recorded, and says when no API serves it', async () => {
+    const port = await freePort();
+    const api = await ApiProcess.start(dir.path, port);
+    let partnerId: string;
+    try {
+      partnerId = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Invited', '--json'], {})).stdout).partner_id;
+      const invited = await runCli(dir.path, ['partners:invite', partnerId, 'first@example.com', '--json'], {});
+      expect(invited.code).toBe(0);
+      expect(JSON.parse(invited.stdout).sign_up_url).toMatch(new RegExp(`^https://localhost:${port}/partner/sign-up\\?token=`));
+    } finally {
+      await api.stop();
+    }
+    const later = await runCli(dir.path, ['partners:invite', partnerId, 'second@example.com'], {});
+    expect(later.code).toBe(0);
+    expect(later.stdout).toContain('https://localhost:3000/partner/sign-up?token=');
+    expect(later.stdout).toContain('No API serves');
+  });
+});
+
 describe('jobs:list on the embedded mode: the running API is asked for its timers', () => {
   jest.setTimeout(120_000);
   const dir = tempDir('jobs-list');
   afterAll(() => dir.remove());
 
-  it("lists the running API's jobs, and says plainly when no API runs on the data folder", async () => {
+  it("lists the running API's jobs, found by the address it recorded whatever the CLI's PORT, and says plainly when no API runs on the data folder", async () => {
     const port = await freePort();
-    const env = { PORT: String(port) };
-    const absent = await runCli(dir.path, ['jobs:list'], env);
+    const absent = await runCli(dir.path, ['jobs:list'], { PORT: String(port) });
     expect(absent.code).toBe(1);
-    expect(absent.stderr).toContain(`no API answers at 127.0.0.1:${port} (PORT)`);
+    expect(absent.stderr).toContain(`no API answers at 127.0.0.1:${port} (no API recorded its address in`);
     const api = await ApiProcess.start(dir.path, port);
     try {
+      // No PORT here: the CLI's own would be 3000.
+      const env = {};
       const listed = await runCli(dir.path, ['jobs:list'], env);
       expect(listed.code).toBe(0);
       // Armed at every start: the hourly re-arming of the batches' and the daily emails' jobs, and the

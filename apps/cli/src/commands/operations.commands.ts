@@ -1,5 +1,5 @@
 import { Scheduler } from '@deals/kernel';
-import { JobList, listJobs, operatorPassword, ServiceConfig } from '@deals/runtime';
+import { JobList, listJobs, operatorPassword, runningApiAddress, ServiceConfig } from '@deals/runtime';
 import { OPERATOR_USERNAME } from '@deals/wire';
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { request as httpRequest } from 'node:http';
@@ -31,13 +31,19 @@ export class JobsListCommand extends CommandRunner {
       );
   }
 
-  /** The embedded API holds its jobs on timers in its own memory: it is asked at `/admin/jobs`, with the operator's credentials. */
+  /**
+   * The embedded API holds its jobs on timers in its own memory: it is asked at `/admin/jobs`, with
+   * the operator's credentials, where it recorded that it answers (else at this process's HOST and PORT).
+   */
   private fromEmbeddedApi(limit: number): Promise<JobList> {
-    const plain = this.config.behindTlsProxy;
-    const host = this.config.host === '0.0.0.0' || this.config.host === '::' ? '127.0.0.1' : this.config.host;
+    const recorded = runningApiAddress(this.config.dataDir);
+    const configured = `${this.config.behindTlsProxy ? 'http' : 'https'}://${this.config.host === '0.0.0.0' || this.config.host === '::' ? '127.0.0.1' : this.config.host}:${this.config.port}`;
+    const url = new URL(recorded?.localUrl ?? configured);
+    const plain = url.protocol === 'http:';
+    const where = recorded ? url.host : `${url.host} (no API recorded its address in ${this.config.dataDir}; HOST and PORT)`;
     const options = {
-      host,
-      port: this.config.port,
+      host: url.hostname.replace(/^\[|\]$/g, ''),
+      port: Number(url.port),
       path: `/admin/jobs?limit=${limit}`,
       // The API's own certificate, often self-signed: this is a call to this machine's process.
       rejectUnauthorized: false,
@@ -52,13 +58,11 @@ export class JobsListCommand extends CommandRunner {
         response.on('end', () =>
           response.statusCode === 200
             ? resolve(JSON.parse(text) as JobList)
-            : reject(new Error(`the API at ${host}:${this.config.port} answered ${response.statusCode}: ${text}`)),
+            : reject(new Error(`the API at ${url.host} answered ${response.statusCode}: ${text}`)),
         );
       });
       asked.on('error', (error) =>
-        reject(
-          new Error(`no API answers at ${host}:${this.config.port} (PORT): the embedded jobs live in the running API (${error.message})`),
-        ),
+        reject(new Error(`no API answers at ${where}: the embedded jobs live in the running API (${error.message})`)),
       );
       asked.end();
     });

@@ -1,7 +1,7 @@
 import { OPERATOR, ViewStore } from '@deals/kernel';
 import { InviteMember, PARTNER_MEMBERS, RemoveMember } from '@deals/partner-site';
 import type { PartnerMember } from '@deals/partner-site';
-import { ServiceConfig } from '@deals/runtime';
+import { linkBaseUrl, ServiceConfig } from '@deals/runtime';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, CommandRunner, Option } from 'nest-commander';
 
@@ -21,7 +21,8 @@ export class PartnersInviteCommand extends CommandRunner {
 
   async run([partnerId, email]: string[], options: { json?: boolean }): Promise<void> {
     const invited = await this.commands.execute(new InviteMember(partnerId, email, OPERATOR));
-    const link = `${this.config.publicBaseUrl}/partner/sign-up?token=${invited.token}`;
+    const base = linkBaseUrl(this.config);
+    const link = `${base.url}/partner/sign-up?token=${invited.token}`;
     const out = {
       partner_id: partnerId,
       member_id: invited.memberId,
@@ -33,7 +34,10 @@ export class PartnersInviteCommand extends CommandRunner {
     else
       process.stdout.write(
         `Invited ${out.email} to partner ${partnerId}'s site. Send them this link; it works once, until ${out.expires_at}:\n  ${link}\n` +
-          'The service keeps only its hash: inviting the same email again makes a new link and ends this one.\n',
+          'The service keeps only its hash: inviting the same email again makes a new link and ends this one.\n' +
+          (base.guessed
+            ? `No API serves ${this.config.dataDir} now: the link assumes it will answer at ${base.url} (PUBLIC_BASE_URL sets it).\n`
+            : ''),
       );
   }
 
