@@ -10,7 +10,8 @@
 //   libs/*/src/**/*.{hbs,css}) are copied to the same place under dist/ when newer.
 // Exits with the failing step's status.
 const { spawnSync } = require('node:child_process');
-const { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } = require('node:fs');
+const { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
 const { dirname, join, relative } = require('node:path');
 
 const root = join(__dirname, '..');
@@ -60,4 +61,28 @@ for (const source of filesUnder(join(root, 'libs'), ['.hbs', '.css'])) {
   if (mtimeOf(target) !== null && Number(mtimeOf(target)) >= Number(mtimeOf(source))) continue;
   mkdirSync(dirname(target), { recursive: true });
   copyFileSync(source, target);
+}
+
+// The CLI's help texts, written after a build that changed something (bin/deals.js answers
+// `--help` from them without starting the service), on a throwaway data folder and the embedded mode.
+const helpFile = join(root, 'dist', 'apps', 'cli', 'help.json');
+const builtAt = statSync(buildInfo).mtimeMs;
+let helpBuiltAt = null;
+try {
+  helpBuiltAt = JSON.parse(readFileSync(helpFile, 'utf8')).builtAt;
+} catch {
+  // not written yet
+}
+if (helpBuiltAt !== builtAt) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'deals-cli-help-'));
+  try {
+    const written = spawnSync(process.execPath, [join(root, 'dist', 'apps', 'cli', 'src', 'main.js')], {
+      cwd: root,
+      stdio: 'inherit',
+      env: { PATH: process.env.PATH, DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEALS_CLI_WRITE_HELP: String(builtAt) },
+    });
+    if (written.status !== 0) process.exit(written.status ?? 1);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }

@@ -1,7 +1,7 @@
 import { ServiceCoreModule, ServiceConfig } from '@deals/runtime';
 import { DynamicModule, Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { InjectCommander } from 'nest-commander';
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { AuditPartnerCommand } from './commands/audit-partner.command';
 import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
@@ -23,11 +23,12 @@ import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/
 
 /**
  * How the user started the CLI, for its usage lines (commander names the program after the
- * script's file otherwise: `main`): `npm run cli --`, or node and the script's path.
+ * script's file otherwise: `main`): `npm run cli --`, `deals` (installed), or node and the script's path.
  */
-function programName(): string {
+export function programName(): string {
   if (process.env.npm_lifecycle_event === 'cli') return 'npm run cli --';
   const script = process.argv[1] ?? 'main.js';
+  if (basename(script) === 'deals') return 'deals';
   return `node ${relative(process.cwd(), script) || script}`;
 }
 
@@ -38,6 +39,27 @@ class ProgramName implements OnModuleInit {
 
   onModuleInit(): void {
     this.program.name(programName());
+  }
+}
+
+/** What the CLI uses of commander's program (nest-commander's). */
+interface CommanderProgram {
+  name(name: string): unknown;
+  helpInformation(): string;
+  readonly commands: ReadonlyArray<{ name(): string; helpInformation(): string }>;
+}
+
+/** Every help text of the program, its own and each command's, with `name` as the program's name. */
+@Injectable()
+export class HelpTexts {
+  constructor(@InjectCommander() private readonly program: CommanderProgram) {}
+
+  all(name: string): { root: string; commands: Record<string, string> } {
+    this.program.name(name);
+    return {
+      root: this.program.helpInformation(),
+      commands: Object.fromEntries(this.program.commands.map((command) => [command.name(), command.helpInformation()])),
+    };
   }
 }
 
@@ -53,6 +75,7 @@ export class CliModule {
       imports: [ServiceCoreModule.forRoot({ config, role: 'cli' })],
       providers: [
         ProgramName,
+        HelpTexts,
         AuditPurchaseCommand,
         AuditCardLinkCommand,
         AuditPartnerCommand,

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { DomainError } from '@deals/kernel';
 import { loadServiceConfig, ServiceConfig } from '@deals/runtime/service-config';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 function fail(error: unknown): never {
   const detail =
@@ -31,8 +33,30 @@ async function quickStatus(config: ServiceConfig, args: string[]): Promise<boole
   return true;
 }
 
+/** Marks the program's name in the help texts written for `bin/deals.js`, which puts its own there. */
+const PROGRAM_NAME_MARK = '\u0000program\u0000';
+
+/**
+ * Writes every help text beside the build (`dist/apps/cli/help.json`, or `DEALS_CLI_HELP_FILE`,
+ * tagged with the build's `builtAt`), so that `bin/deals.js` answers `--help` without starting the service's modules. Run by
+ * `npm run build` (scripts/build.js) after a build that changed something.
+ */
+async function writeHelpTexts(config: ServiceConfig, builtAt: number, file: string): Promise<void> {
+  const { CommandFactory } = await import('nest-commander');
+  const { CliModule, HelpTexts } = await import('./cli.module');
+  const app = await CommandFactory.createWithoutRunning(CliModule.forRoot(config), { logger: false });
+  const texts = app.get(HelpTexts).all(PROGRAM_NAME_MARK);
+  await app.close();
+  writeFileSync(file, `${JSON.stringify({ builtAt, mark: PROGRAM_NAME_MARK, ...texts })}\n`);
+}
+
 async function main() {
   const config = loadServiceConfig();
+  const writeHelpFor = process.env.DEALS_CLI_WRITE_HELP;
+  if (writeHelpFor) {
+    await writeHelpTexts(config, Number(writeHelpFor), process.env.DEALS_CLI_HELP_FILE ?? join(__dirname, '..', 'help.json'));
+    process.exit(0);
+  }
   if (await quickStatus(config, process.argv.slice(2))) process.exit(0);
   // Loaded only for the commands that need them (see quickStatus).
   const { CommandFactory } = await import('nest-commander');
