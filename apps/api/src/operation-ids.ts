@@ -17,6 +17,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/deals': 'listDealsV1',
   'GET /deals/locate': 'locateDeals',
   'GET /regions/{place}/deals': 'listRegionDeals',
+  'GET /images/deals/{file}': 'getDealPicture',
+  'GET /images/deals/{size}/{file}': 'getDealPictureAtSize',
   // accounts
   'POST /users': 'createUser',
   'GET /users/{user_id}': 'getUser',

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ImportDealHandler, ImportRegionHandler, TransitionDealHandler } from './commands/catalog.handlers';
+import { DealPicturesController } from './http/deal-pictures.controller';
 import { DealsController } from './http/deals.controller';
 import { DealV1Bodies } from './http/deal-v1-bodies';
 import { DealV3Bodies } from './http/deal-v3-bodies';
@@ -28,7 +29,7 @@ export class CatalogModule {}
 /** The catalogue's HTTP routes. */
 @Module({
   imports: [CatalogModule],
-  controllers: [RegionsController, DealsController, DealsV3Controller, DealListsController],
+  controllers: [RegionsController, DealsController, DealsV3Controller, DealListsController, DealPicturesController],
   providers: [DealV1Bodies, DealV3Bodies, DealSearch],
 })
 export class CatalogHttpModule {}

@@ -14,3 +14,4 @@ export * from './read-your-writes';
 export * from './worker-module';
 export * from './calendar';
 export * from './fair-slots';
+export { RecentMap } from './recent-map';

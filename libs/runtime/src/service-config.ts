@@ -175,20 +175,23 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
   // Shared views: the worker keeps them, the API replicas read them.
   const distributed = mongoUrl !== null || databaseUrl !== null;
   const siteBaseUrl = baseUrl('SITE_BASE_URL', env.SITE_BASE_URL, 'https://deals.example.com');
+  const publicBaseUrl = baseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL, `https://localhost:${port}`);
+  const demoData = flag('DEMO_DATA', env.DEMO_DATA, true);
   return {
     dataDir: resolve(text(env.DATA_DIR) ?? './data'),
     port,
     host: text(env.HOST) ?? '0.0.0.0',
-    publicBaseUrl: baseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL, `https://localhost:${port}`),
+    publicBaseUrl,
     siteBaseUrl,
-    imageBaseUrl: baseUrl('IMAGE_BASE_URL', env.IMAGE_BASE_URL, siteBaseUrl),
+    // With the demo catalogue, its pictures are the service's own (drawn at /images/deals/).
+    imageBaseUrl: baseUrl('IMAGE_BASE_URL', env.IMAGE_BASE_URL, demoData ? publicBaseUrl : siteBaseUrl),
     eventStoreUrl,
     databaseUrl,
     mongoUrl,
     mongoDb: text(env.MONGO_DB) ?? 'deals',
     redisUrl: url('REDIS_URL', env.REDIS_URL, ['redis', 'rediss']),
     redisPrefix: text(env.REDIS_PREFIX) ?? 'deals',
-    demoData: flag('DEMO_DATA', env.DEMO_DATA, true),
+    demoData,
     tlsCertFile,
     tlsKeyFile,
     behindTlsProxy: flag('BEHIND_TLS_PROXY', env.BEHIND_TLS_PROXY, false),

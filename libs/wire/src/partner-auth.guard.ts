@@ -39,14 +39,15 @@ export abstract class CredentialVerifier {
 }
 
 /**
- * Paths anyone may call: the health report, the API description and its Swagger UI, and a coupon's QR image and
- * printable page (opened by the coupon's holder; coupon ids carry 72 random bits).
+ * Paths anyone may call: the health report, the API description and its Swagger UI, a coupon's QR image and
+ * printable page (opened by the coupon's holder; coupon ids carry 72 random bits), and deals' pictures.
  */
 export const PUBLIC_PATHS = [
   /^\/health(\/|\?|$)/,
   /^\/api-docs(\.json|\/|\?|$)/,
   /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/,
   /^\/subscriptions\/[^/?]+\/unsubscribe(\?|$)/,
+  /^\/images\/deals\/([^/?]+\/)?[^/?]+(\?|$)/,
 ];
 
 /** The partner site's pages: people of a partner, signed in with their own session (libs/partner-site), never API credentials. */

@@ -70,7 +70,7 @@ describe('demo catalogue', () => {
     it('produces the requested count with unique ids', () => {
       expect(deals).toHaveLength(300);
       expect(new Set(deals.map((d) => d.id)).size).toBe(deals.length);
-      for (const d of deals) expect(d.image_url).toBe(`/images/deals/${d.id}.jpg`);
+      for (const d of deals) expect(d.image_url).toBe(`/images/deals/${d.id}.png`);
     });
 
     it('covers every type x fulfilment method combination', () => {

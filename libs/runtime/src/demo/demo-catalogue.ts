@@ -323,7 +323,7 @@ export function demoDeals(now: Date, count = 300): DealImport[] {
       ...(expiration_days !== undefined ? { expiration_days } : {}),
       fulfillment_method: method,
       shipping_address_required: method === 'shipped',
-      image_url: `/images/deals/${id}.jpg`,
+      image_url: `/images/deals/${id}.png`,
       locations,
       max_per_user,
       max_gift_per_user: int(0, 5),
