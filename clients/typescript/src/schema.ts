@@ -1399,7 +1399,7 @@ export interface components {
             affinity_score: number;
             campaign: string;
             category: string;
-            category_id: number | string | (null);
+            category_id: (number | null) | string;
             /** @description appears in answers, kept for compatibility; it has no defined meaning */
             combine_linked_offers: unknown;
             /** @description current price, cents */
@@ -1589,7 +1589,7 @@ export interface components {
             starting_price: number;
             state: components["schemas"]["DealState"];
             subcategory: string;
-            subcategory_id: number | string | (null);
+            subcategory_id: (number | null) | string;
             supplier_id: string;
             /**
              * @deprecated

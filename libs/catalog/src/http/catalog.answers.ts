@@ -44,8 +44,9 @@ export const dealV1 = z
     campaign: text,
     category: text,
     subcategory: text,
-    category_id: z.union([z.number(), z.string(), z.null()]),
-    subcategory_id: z.union([z.number(), z.string(), z.null()]),
+    // `nullable` on a member, not a `null` member: the latter becomes `enum: [null]`, which some client generators cannot write.
+    category_id: z.union([z.number().nullable(), z.string()]),
+    subcategory_id: z.union([z.number().nullable(), z.string()]),
     combine_linked_offers: z.unknown().meta({ description: 'appears in answers, kept for compatibility; it has no defined meaning' }),
     custom_data: z.record(z.string(), z.unknown()),
     current_price: cents.meta({ description: 'current price, cents' }),
