@@ -2036,8 +2036,11 @@ export interface components {
             /** @description ISO 8601 UTC */
             created_at: string;
             description: string;
-            /** @description why the service disabled it: its receiver answered 410 Gone, or failed every delivery for 5 days */
-            disabled_reason: ("gone" | "failing") | (null);
+            /**
+             * @description why the service disabled it: its receiver answered 410 Gone, or failed every delivery for 5 days
+             * @enum {string|null}
+             */
+            disabled_reason: "gone" | "failing" | null;
             enabled: boolean;
             /** @description ISO 8601: since when every delivery failed; null while they succeed */
             failing_since: string | null;

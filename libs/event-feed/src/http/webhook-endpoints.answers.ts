@@ -9,8 +9,13 @@ export const webhookEndpointSchema = z
     types: z.array(z.string()).meta({ description: 'the event types sent, or ["*"] for every type' }),
     enabled: z.boolean(),
     disabled_reason: z
-      .union([z.enum(['gone', 'failing']), z.null()])
-      .meta({ description: 'why the service disabled it: its receiver answered 410 Gone, or failed every delivery for 5 days' }),
+      .enum(['gone', 'failing'])
+      .nullable()
+      // null among the values, as OpenAPI 3.0 asks of a nullable enum (a `null` member instead breaks some generators).
+      .meta({
+        enum: ['gone', 'failing', null],
+        description: 'why the service disabled it: its receiver answered 410 Gone, or failed every delivery for 5 days',
+      }),
     failing_since: z.string().nullable().meta({ description: 'ISO 8601: since when every delivery failed; null while they succeed' }),
     created_at: z.string().meta({ description: 'ISO 8601 UTC' }),
   })
