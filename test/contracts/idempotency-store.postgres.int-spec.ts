@@ -119,20 +119,33 @@ if (unavailable) {
       expiresAt: Date.now() + 3_600_000,
       runId,
     });
-    /** Fails the claim's write as a cut connection does (no answer), and lands it afterwards, as a statement delayed on the way. */
-    const lostThenLanded = async (store: PostgresIdempotencyStore, keyId: string, landAfterMs: number) => {
+    /**
+     * Fails the store's next statement as a cut connection does (no answer); what lands it on the
+     * server afterwards, as a statement delayed on the way, answering its row count.
+     */
+    const loseNextStatement = (store: PostgresIdempotencyStore) => {
       const pool = (store as unknown as { pool: { query: (text: string, values: unknown[]) => Promise<unknown> } }).pool;
       let lost: [string, unknown[]] | undefined;
       jest.spyOn(pool, 'query').mockImplementationOnce(async (text, values) => {
         lost = [text, values];
         throw new Error('Query read timeout');
       });
+      return async () => {
+        const admin = new Client({ connectionString: database.url });
+        await admin.connect();
+        try {
+          return (await admin.query(...lost!)).rowCount;
+        } finally {
+          await admin.end();
+        }
+      };
+    };
+    /** A claim whose write got no answer, landing `landAfterMs` later. */
+    const lostThenLanded = async (store: PostgresIdempotencyStore, keyId: string, landAfterMs: number) => {
+      const land = loseNextStatement(store);
       await expect(store.claim(claimOf(keyId, 'lost'))).rejects.toThrow('Query read timeout');
       await new Promise((resolve) => setTimeout(resolve, landAfterMs));
-      const admin = new Client({ connectionString: database.url });
-      await admin.connect();
-      expect((await admin.query(...lost!)).rowCount).toBe(1);
-      await admin.end();
+      expect(await land()).toBe(1);
     };
 
     it('is resumed by its own process at once, as a run that ended, though its release found nothing to release', async () => {
@@ -174,19 +187,11 @@ if (unavailable) {
       try {
         const keyId = `late-release-${Date.now()}`;
         expect(await store.claim(claimOf(keyId, 'first'))).toMatchObject({ kind: 'new' });
-        const pool = (store as unknown as { pool: { query: (text: string, values: unknown[]) => Promise<unknown> } }).pool;
-        let lost: [string, unknown[]] | undefined;
-        jest.spyOn(pool, 'query').mockImplementationOnce(async (text, values) => {
-          lost = [text, values];
-          throw new Error('Query read timeout');
-        });
+        const land = loseNextStatement(store);
         await expect(store.release(keyId)).rejects.toThrow('Query read timeout');
         // A repeat here runs the key again; the first release then reaches the server.
         expect(await store.claim(claimOf(keyId, 'second'))).toMatchObject({ kind: 'resumed', runId: 'first', ended: true });
-        const admin = new Client({ connectionString: database.url });
-        await admin.connect();
-        expect((await admin.query(...lost!)).rowCount).toBe(0);
-        await admin.end();
+        expect(await land()).toBe(0);
         expect(await other.claim(claimOf(keyId, 'other'))).toEqual({ kind: 'running' });
         await new Promise((resolve) => setTimeout(resolve, 1_500)); // the failed release is written again meanwhile
         expect(await other.claim(claimOf(keyId, 'other'))).toEqual({ kind: 'running' });

@@ -1,5 +1,7 @@
 /** Card numbers the simulated processor approves (its documented test cards), for tests that store cards. */
 export const TEST_CARDS = { visa: '4242424242424242', mastercard: '5105105105105100' } as const;
+/** The simulated processor's test card that it declines. */
+export const DECLINED_TEST_CARD = '4000000000000002';
 
 /** Something that calls the running service (an {@link ApiProcess} or a harness). */
 interface Caller {

@@ -1,6 +1,15 @@
 import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
 import { MemberSessions, serveSite, SiteDependencies, SitePages, SiteSecrets } from '@deals/partner-site';
-import { DemoSeed, installationSecret, operatorPassword, recordApiAddress, ServiceConfig, ServiceMetrics } from '@deals/runtime';
+import {
+  defaultPublicBaseUrl,
+  DemoSeed,
+  installationSecret,
+  localApiUrl,
+  operatorPassword,
+  recordApiAddress,
+  ServiceConfig,
+  ServiceMetrics,
+} from '@deals/runtime';
 import {
   answerAfterTheViewsShowTheWrites,
   answerClientError,
@@ -246,12 +255,10 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
 
 /** Records in the data folder where this API answers, for the operator's commands; returns what removes it. */
 function recordAddress(config: ServiceConfig, port: number): () => void {
-  const host =
-    config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   return recordApiAddress(config.dataDir, {
-    localUrl: `${config.behindTlsProxy ? 'http' : 'https'}://${host}:${port}`,
+    localUrl: localApiUrl(config, port),
     // The default address names the configured port: the one bound when that was 0 (any free port).
-    publicBaseUrl: config.publicBaseUrl === `https://localhost:${config.port}` ? `https://localhost:${port}` : config.publicBaseUrl,
+    publicBaseUrl: defaultPublicBaseUrl(config) ? `https://localhost:${port}` : config.publicBaseUrl,
     behindTlsProxy: config.behindTlsProxy,
   });
 }

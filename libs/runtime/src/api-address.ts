@@ -43,13 +43,25 @@ function readApiAddress(dataDir: string): ApiAddress | null {
   }
 }
 
+/** Where a process on this machine reaches an API listening on `host`:`port` (any address: the loopback one). */
+export function localApiUrl(config: { host: string; behindTlsProxy: boolean }, port: number): string {
+  const host =
+    config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `${config.behindTlsProxy ? 'http' : 'https'}://${host}:${port}`;
+}
+
+/** Whether `PUBLIC_BASE_URL` was left to its default (`https://localhost:<PORT>`). */
+export function defaultPublicBaseUrl(config: { port: number; publicBaseUrl: string }): boolean {
+  return config.publicBaseUrl === `https://localhost:${config.port}`;
+}
+
 /**
  * The address the service's links should name: `PUBLIC_BASE_URL` when this process was given one,
  * else the one the API serving the data folder recorded, else the default for this process's `PORT`
  * (`guessed`: no API runs there to say).
  */
 export function linkBaseUrl(config: { dataDir: string; port: number; publicBaseUrl: string }): { url: string; guessed: boolean } {
-  if (config.publicBaseUrl !== `https://localhost:${config.port}`) return { url: config.publicBaseUrl, guessed: false };
+  if (!defaultPublicBaseUrl(config)) return { url: config.publicBaseUrl, guessed: false };
   const running = runningApiAddress(config.dataDir);
   return running ? { url: running.publicBaseUrl, guessed: false } : { url: config.publicBaseUrl, guessed: true };
 }

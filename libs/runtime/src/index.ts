@@ -12,5 +12,5 @@ export { formatProjectionStatus, projectionStatus } from './embedded-status';
 export type { ProjectionStatusRow } from './embedded-status';
 export { installationSecret } from './installation-secret';
 export { underFolderLock, writeWhole } from './shared-folder';
-export { linkBaseUrl, recordApiAddress, runningApiAddress } from './api-address';
+export { defaultPublicBaseUrl, linkBaseUrl, localApiUrl, recordApiAddress, runningApiAddress } from './api-address';
 export type { ApiAddress } from './api-address';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { tempDir } from '../../support/temp-dir';
-import { TEST_CARDS } from '../../support/test-cards';
+import { DECLINED_TEST_CARD, TEST_CARDS } from '../../support/test-cards';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const NODE_TLS_WARNING = /^\(node:\d+\) Warning: Setting the NODE_TLS_REJECT_UNAUTHORIZED[^\n]*\n\(Use `node --trace-warnings[^\n]*\n/;
@@ -52,7 +52,7 @@ describe('the quick start (clients/typescript/examples/quickstart.ts)', () => {
   });
 
   it("prints the API's error body and ends with status 1 when the card is declined", async () => {
-    const ran = await quickstart(dir.path, '4000000000000002');
+    const ran = await quickstart(dir.path, DECLINED_TEST_CARD);
     expect(ran.code).toBe(1);
     expect(ran.stdout).toBe('');
     expect(ran.stderr).toMatch(/^buying: 422/);

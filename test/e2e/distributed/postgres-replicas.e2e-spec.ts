@@ -11,7 +11,7 @@ import { createTestDatabase, postgresUnavailableSync } from '../../support/postg
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
 import { exclusive } from '../../support/exclusive';
 import { tempDir } from '../../support/temp-dir';
-import { buyerWithCard, TEST_CARDS } from '../../support/test-cards';
+import { buyerWithCard, DECLINED_TEST_CARD, TEST_CARDS } from '../../support/test-cards';
 import { WorkerProcess } from '../../support/worker-process';
 
 const why = postgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
@@ -20,7 +20,6 @@ const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 /** Rounds of each race of one request sent to both replicas: one round lost it 3 times in 4 before repeats reported their stream's last event. */
 const ROUNDS = 5;
 /** The simulated processor's test card that is always declined (README). */
-const DECLINED_CARD = '4000000000000002';
 
 if (why) {
   describe.skip(`two API replicas and a worker on PostgreSQL and Redis — skipped: ${why}`, () => {
@@ -108,7 +107,7 @@ if (why) {
 
     it("answers a declined card only once both replicas show the deal's units back", async () => {
       const buyers = await Promise.all(
-        Array.from({ length: 3 }, (_, i) => buyerWithCard(replicas[0], apiKey, `declined${i}@example.com`, DECLINED_CARD)),
+        Array.from({ length: 3 }, (_, i) => buyerWithCard(replicas[0], apiKey, `declined${i}@example.com`, DECLINED_TEST_CARD)),
       );
       // One purchase at a time: another's hold, live while its card is tried, would rightly count.
       const seen: unknown[] = [];

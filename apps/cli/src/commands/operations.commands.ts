@@ -1,5 +1,5 @@
 import { Scheduler } from '@deals/kernel';
-import { JobList, listJobs, operatorPassword, runningApiAddress, ServiceConfig } from '@deals/runtime';
+import { JobList, listJobs, localApiUrl, operatorPassword, runningApiAddress, ServiceConfig } from '@deals/runtime';
 import { OPERATOR_USERNAME } from '@deals/wire';
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { request as httpRequest } from 'node:http';
@@ -37,8 +37,7 @@ export class JobsListCommand extends CommandRunner {
    */
   private fromEmbeddedApi(limit: number): Promise<JobList> {
     const recorded = runningApiAddress(this.config.dataDir);
-    const configured = `${this.config.behindTlsProxy ? 'http' : 'https'}://${this.config.host === '0.0.0.0' || this.config.host === '::' ? '127.0.0.1' : this.config.host}:${this.config.port}`;
-    const url = new URL(recorded?.localUrl ?? configured);
+    const url = new URL(recorded?.localUrl ?? localApiUrl(this.config, this.config.port));
     const plain = url.protocol === 'http:';
     const where = recorded ? url.host : `${url.host} (no API recorded its address in ${this.config.dataDir}; HOST and PORT)`;
     const options = {
