@@ -3660,11 +3660,6 @@ export interface operations {
                      */
                     deal_ids?: string | string[];
                     /**
-                     * @description deals to link: a comma-separated string, or an array (`deal_ids[]` in the query)
-                     * @example deal-a,deal-b
-                     */
-                    "deal_ids[]"?: string | string[];
-                    /**
                      * @description the user (a user’s access token links its own user)
                      * @example u4Kd8
                      */

@@ -21,7 +21,7 @@ const idText = (description: string, example: string) =>
     .max(MAX_ID, `must be at most ${MAX_ID} characters`)
     .meta({ description, example });
 
-/** `deal_ids` as a comma-separated string or an array of strings (`deal_ids[]` in a query). */
+/** `deal_ids` as a comma-separated string or an array of strings. */
 const dealIdList = z
   .union([z.string(), z.array(z.string())], { error: 'must be a comma-separated string or an array of strings' })
   .optional()
@@ -35,34 +35,48 @@ interface LinkRequest {
 }
 
 /**
+ * A query's `deal_ids[]` read as `deal_ids`, so that the description names the list once. Given
+ * both, their deals are joined; a value of neither form is kept for the refusal.
+ */
+function dealIdsOnce(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || !('deal_ids[]' in input)) return input;
+  const { 'deal_ids[]': bracketed, ...rest } = input as Record<string, unknown>;
+  if (rest.deal_ids === undefined) return { ...rest, deal_ids: bracketed };
+  const listed = [rest.deal_ids, bracketed];
+  const invalid = listed.find((v) => typeof v !== 'string' && !Array.isArray(v));
+  if (invalid !== undefined) return { ...rest, deal_ids: invalid };
+  return { ...rest, deal_ids: listed.flatMap((v) => (typeof v === 'string' ? v.split(',') : (v as unknown[]))) };
+}
+
+/**
  * POST /card_links: `user_id` and either `deal_id` or `deal_ids`, in the JSON body or
  * the query. With partner credentials `user_id` is required; a user's access token links its own user.
  */
-export const linkCardsParams = z
-  .object({
-    user_id: idText('the user (a user’s access token links its own user)', 'u4Kd8').optional(),
-    deal_id: idText('one card-linked deal', 'chicago-coffee-back').optional(),
-    deal_ids: dealIdList,
-    'deal_ids[]': dealIdList,
-  })
-  .meta({ 'x-resource': 'card_link' })
-  .transform((value, ctx): LinkRequest => {
-    const listed = [value.deal_ids, value['deal_ids[]']].filter((v) => v !== undefined);
-    if (value.deal_id !== undefined && listed.length) return fail(ctx, 'give deal_id or deal_ids, not both', ['deal_ids']);
-    if (value.deal_id !== undefined) return { userId: value.user_id, dealIds: [value.deal_id], field: 'deal_id' };
-    if (!listed.length) return fail(ctx, 'is required (or deal_ids)', ['deal_id']);
-    const dealIds = listed
-      .flatMap((v) => (typeof v === 'string' ? v.split(',') : v))
-      .map((id) => id.trim())
-      .filter((id) => id !== '');
-    if (!dealIds.length) return fail(ctx, 'names no deal', ['deal_ids']);
-    if (dealIds.length > MAX_DEALS_PER_CALL) return fail(ctx, `names more than ${MAX_DEALS_PER_CALL} deals`, ['deal_ids']);
-    const long = dealIds.find((id) => id.length > MAX_ID);
-    if (long) return fail(ctx, `has an id longer than ${MAX_ID} characters`, ['deal_ids']);
-    const twice = dealIds.find((id, i) => dealIds.indexOf(id) !== i);
-    if (twice) return fail(ctx, `names ${twice} twice`, ['deal_ids']);
-    return { userId: value.user_id, dealIds, field: 'deal_ids' };
-  });
+export const linkCardsParams = z.preprocess(
+  dealIdsOnce,
+  z
+    .object({
+      user_id: idText('the user (a user’s access token links its own user)', 'u4Kd8').optional(),
+      deal_id: idText('one card-linked deal', 'chicago-coffee-back').optional(),
+      deal_ids: dealIdList,
+    })
+    .meta({ 'x-resource': 'card_link' })
+    .transform((value, ctx): LinkRequest => {
+      if (value.deal_id !== undefined && value.deal_ids !== undefined) return fail(ctx, 'give deal_id or deal_ids, not both', ['deal_ids']);
+      if (value.deal_id !== undefined) return { userId: value.user_id, dealIds: [value.deal_id], field: 'deal_id' };
+      if (value.deal_ids === undefined) return fail(ctx, 'is required (or deal_ids)', ['deal_id']);
+      const dealIds = (typeof value.deal_ids === 'string' ? value.deal_ids.split(',') : value.deal_ids)
+        .map((id) => id.trim())
+        .filter((id) => id !== '');
+      if (!dealIds.length) return fail(ctx, 'names no deal', ['deal_ids']);
+      if (dealIds.length > MAX_DEALS_PER_CALL) return fail(ctx, `names more than ${MAX_DEALS_PER_CALL} deals`, ['deal_ids']);
+      const long = dealIds.find((id) => id.length > MAX_ID);
+      if (long) return fail(ctx, `has an id longer than ${MAX_ID} characters`, ['deal_ids']);
+      const twice = dealIds.find((id, i) => dealIds.indexOf(id) !== i);
+      if (twice) return fail(ctx, `names ${twice} twice`, ['deal_ids']);
+      return { userId: value.user_id, dealIds, field: 'deal_ids' };
+    }),
+);
 export class LinkCardsParams extends requestDto(linkCardsParams) {}
 
 export const cardLinkParams = z.object({ card_link_id: idText('the card link', 'k7Qp2') }).meta({ 'x-resource': 'card_link' });
