@@ -13,6 +13,7 @@ import { tempDir } from './temp-dir';
 import { UNLIMITED } from './unlimited';
 import { describeApi } from '../../apps/api/src/api-description';
 import { ResponseCheck } from './response-check';
+import { compiledEntry } from './compiled-service';
 
 const ROOT = join(__dirname, '..', '..');
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
@@ -151,7 +152,7 @@ export class TestApi {
   }
 }
 
-/** Runs the operator CLI from source as its own process on a data folder (`env` added to this process's). */
+/** Runs the operator CLI (its sources, compiled once: compiled-service.ts) as its own process on a data folder (`env` added to this process's). */
 export async function runCli(
   dataDir: string,
   args: string[],
@@ -159,7 +160,7 @@ export async function runCli(
   timeoutMs = 60_000,
 ): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-r', '@swc-node/register', 'apps/cli/src/main.ts', ...args], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [compiledEntry('apps/cli/src/main.ts'), ...args], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env },
       timeout: timeoutMs,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { ResponseCheck } from './response-check';
 import { UNLIMITED } from './unlimited';
+import { compiledEntry } from './compiled-service';
 
 const ROOT = join(__dirname, '..', '..');
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
@@ -19,7 +20,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The API as its own process, from source, on a data folder: killable like a real one. */
+/** The API as its own process (its sources, compiled once: compiled-service.ts) on a data folder: killable like a real one. */
 export class ApiProcess {
   private check?: ResponseCheck;
   private output = '';
@@ -40,7 +41,7 @@ export class ApiProcess {
     env: Record<string, string> = {},
     { captureStdout = false }: { captureStdout?: boolean } = {},
   ): Promise<ApiProcess> {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/api/src/main.ts'], {
+    const child = spawn(process.execPath, [compiledEntry('apps/api/src/main.ts')], {
       cwd: ROOT,
       env: {
         ...process.env,

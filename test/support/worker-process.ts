@@ -1,9 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { compiledEntry } from './compiled-service';
 
 const ROOT = join(__dirname, '..', '..');
 
-/** The worker (projections and jobs) as its own process, from source: killable like a real one. */
+/** The worker (projections and jobs) as its own process (its sources, compiled once: compiled-service.ts): killable like a real one. */
 export class WorkerProcess {
   private output = '';
 
@@ -14,7 +15,7 @@ export class WorkerProcess {
 
   /** Starts it and waits for its "running" line (its views defined, projections and jobs started). */
   static async start(dataDir: string, env: Record<string, string>): Promise<WorkerProcess> {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/worker/src/main.ts'], {
+    const child = spawn(process.execPath, [compiledEntry('apps/worker/src/main.ts')], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', DEMO_DATA: 'off', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
