@@ -196,8 +196,16 @@ export class DiskGeneration {
    * the file has none or was keyed for other fields.
    */
   private reindexIfFieldsChanged(): void {
-    const keyed = this.db.prepare("SELECT value FROM meta WHERE key = 'keyed_fields'").pluck().get() as string | undefined;
-    if (keyed !== this.keyedFields()) this.db.transaction(() => this.rekey())();
+    const keyed = this.db.prepare("SELECT value FROM meta WHERE key = 'keyed_fields'").pluck();
+    if (keyed.get() === this.keyedFields()) return;
+    // Another process opening the file may be keying it too: the transaction takes the write lock
+    // first (waiting for the other's), as a read turned write fails at once once the other has
+    // written, and keys the file only if the other has not.
+    this.db
+      .transaction(() => {
+        if (keyed.get() !== this.keyedFields()) this.rekey();
+      })
+      .immediate();
   }
 
   private keyedFields(): string {
