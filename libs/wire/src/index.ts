@@ -2,6 +2,7 @@ export * from './answer-after-writes';
 export * from './error-body';
 export * from './error.filter';
 export * from './get-body';
+export * from './form-bodies';
 export * from './https-front';
 export * from './partner-auth.guard';
 export * from './wire-time';

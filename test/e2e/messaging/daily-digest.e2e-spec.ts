@@ -116,18 +116,35 @@ describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppr
     expect(sink.received.length).toBe(before);
   });
 
-  it('unsubscribes in one click with the link the email carries; without its key, nothing', async () => {
-    const link = unsubscribeLink(digests('plain')[0].raw);
-    const wrong = await request(link.replace(/key=[^&]+/, 'key=nope').replace(/^https:\/\/localhost:\d+/, api.url), {
+  it('unsubscribes in one click with the link the email carries, and the form body a mail client sends; without its key, nothing', async () => {
+    const link = unsubscribeLink(digests('plain')[0].raw).replace(/^https:\/\/localhost:\d+/, api.url);
+    // RFC 8058: a POST of `List-Unsubscribe=One-Click`, URL-encoded or multipart (or, from some clients, no body).
+    const oneClick = {
+      'application/x-www-form-urlencoded': 'List-Unsubscribe=One-Click',
+      'multipart/form-data; boundary=b0': '--b0\r\nContent-Disposition: form-data; name="List-Unsubscribe"\r\n\r\nOne-Click\r\n--b0--\r\n',
+    };
+    const post = async (url: string, type?: keyof typeof oneClick) => {
+      const reply = await request(url, {
+        method: 'POST',
+        dispatcher: insecure,
+        ...(type ? { headers: { 'content-type': type }, body: oneClick[type] } : {}),
+      });
+      await reply.body.text();
+      return reply.statusCode;
+    };
+    expect(await post(link.replace(/key=[^&]+/, 'key=nope'), 'application/x-www-form-urlencoded')).toBe(404);
+    for (const type of Object.keys(oneClick) as Array<keyof typeof oneClick>) expect(await post(link, type)).toBe(200);
+    expect(await post(link)).toBe(200);
+    expect((await api.call('GET', `/subscriptions/${subscriptions.plain}`, { apiKey })).body.subscription.status).toBe('inactive');
+    // A form body anywhere else is still refused: the API takes JSON.
+    const form = await request(`${api.url}/users?api_key=${apiKey}`, {
       method: 'POST',
       dispatcher: insecure,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'email=a%40example.com',
     });
-    expect(wrong.statusCode).toBe(404);
-    await wrong.body.text();
-    const reply = await request(link.replace(/^https:\/\/localhost:\d+/, api.url), { method: 'POST', dispatcher: insecure });
-    expect(reply.statusCode).toBe(200);
-    await reply.body.text();
-    expect((await api.call('GET', `/subscriptions/${subscriptions.plain}`, { apiKey })).body.subscription.status).toBe('inactive');
+    expect(form.statusCode).toBe(415);
+    expect(await form.body.json()).toMatchObject({ status: 'error', error_type: 'bad_request' });
   });
 
   it("sends a region's email of today now: npm run cli -- mail:digest <region_id>", async () => {

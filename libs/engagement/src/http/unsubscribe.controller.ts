@@ -1,15 +1,14 @@
 import { NotFound, ViewProgress } from '@deals/kernel';
-import { ApiErrors, requestDto } from '@deals/wire';
+import { ApiErrors, ApiRequest, requestDto, TakesFormBodies } from '@deals/wire';
 import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { SetSubscriptionStatus } from '../commands/subscription.commands';
 import { SUBSCRIPTIONS } from '../projections/subscriptions/subscriptions.projection';
 import { EngagementQueries } from '../queries/engagement.queries';
 import { UnsubscribeLinks } from './unsubscribe-links';
-import { ApiRequest } from '@deals/wire';
 
 const unsubscribeQuery = z
   .object({
@@ -21,15 +20,19 @@ const unsubscribeQuery = z
   })
   .meta({ 'x-resource': 'subscription' });
 class UnsubscribeQuery extends requestDto(unsubscribeQuery) {}
-const subscriptionIdParams = z.object({ subscription_id: z.string().max(128) }).meta({ 'x-resource': 'subscription' });
+const subscriptionIdParams = z
+  .object({
+    subscription_id: z.string().max(128, 'must be at most 128 characters').meta({ description: 'the subscription the link names' }),
+  })
+  .meta({ 'x-resource': 'subscription' });
 class SubscriptionIdParams extends requestDto(subscriptionIdParams) {}
 
 const PAGE =
   '<!doctype html><html><body style="font-family:sans-serif"><p>You will get no more daily emails for this region.</p></body></html>';
 
 /**
- * The daily email's one-click unsubscribe (RFC 8058: POST from the mail client; GET from a reader
- * who follows the link): public, opened only with the link's key; anything else is not found.
+ * The daily email's one-click unsubscribe (RFC 8058: POST from the mail client, with its form body;
+ * GET from a reader who follows the link): public, opened only with the link's key; anything else is not found.
  */
 @ApiTags('engagement')
 @Controller('subscriptions/:subscription_id/unsubscribe')
@@ -43,9 +46,18 @@ export class UnsubscribeController {
 
   @Post()
   @HttpCode(200)
+  @TakesFormBodies()
   @ApiOperation({
     summary: 'Unsubscribe from the daily email (one click)',
-    description: 'Public, with the `key` of the daily email’s link; without it, 404.',
+    description:
+      'Public, with the `key` of the daily email’s link; without it, 404. The body a mail client sends (`List-Unsubscribe=One-Click`, ' +
+      'URL-encoded or multipart) is taken and not read; no body does the same.',
+  })
+  @ApiConsumes('application/x-www-form-urlencoded', 'multipart/form-data')
+  @ApiBody({
+    required: false,
+    description: 'what RFC 8058 has a mail client send',
+    schema: { type: 'object', properties: { 'List-Unsubscribe': { type: 'string', enum: ['One-Click'] } } },
   })
   @ApiResponse({ status: 200, description: 'unsubscribed', content: { 'text/html': { schema: { type: 'string' }, example: PAGE } } })
   @ApiErrors(404)

@@ -1,7 +1,7 @@
 import { PARTNER_ACCOUNTS } from '@deals/accounts';
 import type { ViewDocument, ViewStore } from '@deals/kernel';
-import { AuthenticatedRequest, PartnerRef, refuse, RequestLimits } from '@deals/wire';
-import { errorCodes, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import { AuthenticatedRequest, parseFormBodies, PartnerRef, refuse, RequestLimits } from '@deals/wire';
+import { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { newSecret, secretHash, SiteSecrets } from '../commands/site-secrets';
 import { SESSION_LIFETIME_MS } from '../domain/member/member-rules';
@@ -140,7 +140,7 @@ function postedFromThisSite(request: FastifyRequest): boolean {
  * registers its routes; `dependencies` is asked once the application is up.
  */
 export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDependencies): void {
-  parseFormsOfTheSite(fastify);
+  parseFormBodies(fastify, [SITE_PREFIX]);
   const onRequest = authenticate(dependencies);
   const preHandler = checkCsrf(dependencies);
   fastify.addHook('onRoute', (route: RouteOptions) => {
@@ -160,16 +160,6 @@ export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDepe
     },
     { prefix: SITE_PREFIX },
   );
-}
-
-/** HTML forms' bodies, on the site's paths (its unknown ones too); elsewhere refused as before (the API takes JSON). */
-function parseFormsOfTheSite(fastify: FastifyInstance): void {
-  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (request, body, done) => {
-    const route = request.routeOptions.url ?? request.url;
-    if (!route.startsWith(`${SITE_PREFIX}/`))
-      return done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']), undefined);
-    done(null, Object.fromEntries(new URLSearchParams(String(body))));
-  });
 }
 
 function authenticate(dependencies: () => SiteDependencies) {
