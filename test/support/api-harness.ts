@@ -85,10 +85,23 @@ export class TestApi {
     return this.running.routes;
   }
 
-  /** A call whose answer is read as text (a page, an image's bytes as text), without checks. */
+  /**
+   * A call whose answer is read as text (a page, an image's bytes as text): its status and media
+   * type checked against the description, and its body too when it is JSON.
+   */
   async raw(method: string, path: string): Promise<{ status: number; text: string }> {
-    const reply = await request(new URL(path, this.url), { method: method as never, dispatcher: insecure });
-    return { status: reply.statusCode, text: await reply.body.text() };
+    const url = new URL(path, this.url);
+    const reply = await request(url, { method: method as never, dispatcher: insecure });
+    const text = await reply.body.text();
+    const type = String(reply.headers['content-type'] ?? '');
+    this.responses.check(
+      method,
+      url.pathname,
+      reply.statusCode,
+      type.startsWith('application/json') && text ? JSON.parse(text) : undefined,
+      type,
+    );
+    return { status: reply.statusCode, text };
   }
 
   get<T>(type: abstract new (...args: never[]) => T): T {
@@ -109,7 +122,7 @@ export class TestApi {
     const reply = await request(url, { method: method as never, headers, body, dispatcher: insecure });
     const text = await reply.body.text();
     const parsed = text ? JSON.parse(text) : undefined;
-    this.responses.check(method, url.pathname, reply.statusCode, parsed);
+    this.responses.check(method, url.pathname, reply.statusCode, parsed, String(reply.headers['content-type'] ?? ''));
     return { status: reply.statusCode, headers: reply.headers, body: parsed };
   }
 

@@ -90,7 +90,7 @@ export class ApiProcess {
     if (path !== '/api-docs.json') {
       // Every answer is checked against the description this process serves (read once).
       this.check ??= new ResponseCheck((await this.call('GET', '/api-docs.json')).body);
-      this.check.check(method, path, reply.statusCode, parsed);
+      this.check.check(method, path, reply.statusCode, parsed, String(reply.headers['content-type'] ?? ''));
     }
     return { status: reply.statusCode, body: parsed };
   }

@@ -66,13 +66,20 @@ export class ResponseCheck {
     return this.routes.find((r) => r.method === method.toUpperCase() && r.pattern.test(bare));
   }
 
-  /** Throws, naming the operation and what differs, when an answer is not what the description says. */
-  check(method: string, path: string, status: number, body: unknown): void {
+  /**
+   * Throws, naming the operation and what differs, when an answer is not what the description says:
+   * a status it does not list, a media type other than those it lists for that status (when the
+   * answer's `contentType` is given), a JSON body its schema refuses.
+   */
+  check(method: string, path: string, status: number, body: unknown, contentType?: string): void {
     const route = this.route(method, path);
     if (!route) return; // Unknown paths answer 404 before any operation; the routes test covers the rest.
-    if (!described(route)) return;
     const response = route.responses[String(status)];
     if (!response) throw new Error(`${method} ${route.template} answered ${status}, which its description does not list`);
+    const types = Object.keys(response.content ?? {});
+    const type = contentType?.split(';')[0].trim();
+    if (type && types.length && !types.includes(type))
+      throw new Error(`${method} ${route.template} ${status} answered ${type}, where its description lists ${types.join(', ')}`);
     const schema = response.content?.['application/json']?.schema;
     if (!schema || body === undefined) return;
     let validate = this.compiled.get(schema);

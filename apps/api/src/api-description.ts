@@ -2,6 +2,7 @@ import {
   commonErrorResponses,
   describeIdempotency,
   IDEMPOTENCY_KEY_PARAMETER,
+  PUBLIC_ERROR_STATUSES,
   PUBLIC_PATHS,
   SECURITY,
   sharedSchemas,
@@ -67,8 +68,10 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
       const operation = item[method];
       if (!operation) continue;
       operation.operationId = OPERATION_IDS[`${method.toUpperCase()} ${path}`] ?? operation.operationId;
-      if (isPublic) operation.security = [];
-      else {
+      if (isPublic) {
+        operation.security = [];
+        operation.responses = { ...commonErrorResponses(PUBLIC_ERROR_STATUSES), ...operation.responses };
+      } else {
         const own = operation.security ?? [];
         const partner: Record<string, string[]> = { [path.startsWith('/api/v3') ? SECURITY.basic : SECURITY.apiKey]: [] };
         operation.security = [partner, ...own.filter((s) => !(SECURITY.apiKey in s) && !(SECURITY.basic in s))];

@@ -63,7 +63,11 @@ const ERROR_STATUSES: Record<number, string> = {
   401: 'missing or wrong credentials: error_type unauthorized',
   403: 'the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden',
   404: 'no such record for this partner: error_type find_failed',
+  408: 'the request was not received in time: error_type bad_request',
+  413: 'the body is larger than the service takes: error_type bad_request',
   414: 'a part of the address is longer than the router takes: error_type bad_request',
+  415: 'a body that is not JSON (its Content-Type): error_type bad_request',
+  417: 'an Expect header other than 100-continue: error_type bad_request',
   431: 'the request line and headers are too large: error_type bad_request',
   429: "over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again",
   409: "another purchase of this user is still being charged: error_type already_charging; a request whose Idempotency-Key's earlier run has not ended (its purchase may still be charged): idempotency_key_in_use with Retry-After",
@@ -80,18 +84,19 @@ export const ApiErrors = (...statuses: number[]) =>
   );
 
 /** Statuses every authenticated operation may answer. */
-export const COMMON_ERROR_STATUSES = [400, 401, 403, 414, 429, 431, 500, 503];
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 408, 413, 414, 415, 417, 422, 429, 431, 500, 503];
+/** Statuses every operation without credentials may answer: what the edge refuses before any route, a body that is not JSON, a too long id. */
+export const PUBLIC_ERROR_STATUSES = [400, 408, 413, 414, 415, 417, 422, 431, 500];
 
 const RETRY_AFTER = {
   'Retry-After': { description: 'seconds until the caller may ask again', schema: { type: 'integer', minimum: 1 } },
 };
 
-export function commonErrorResponses(): Record<
-  string,
-  { description: string; content: Record<string, { schema: { $ref: string } }>; headers?: typeof RETRY_AFTER }
-> {
+export function commonErrorResponses(
+  statuses = COMMON_ERROR_STATUSES,
+): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }>; headers?: typeof RETRY_AFTER }> {
   return Object.fromEntries(
-    COMMON_ERROR_STATUSES.map((status) => [
+    statuses.map((status) => [
       String(status),
       {
         description: ERROR_STATUSES[status],

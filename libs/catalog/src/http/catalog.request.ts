@@ -53,10 +53,13 @@ export const locateParams = withPaging(
     radius: documented('number', 'miles, above 0 and at most 12500', 10),
   },
   'deal',
-).transform((params, ctx) => {
-  const { paging, ...rest } = params;
-  return { paging, ...parsedBy(ctx, () => parseLocate(rest as Record<string, unknown>)) };
-});
+)
+  .transform((params, ctx) => {
+    const { paging, ...rest } = params;
+    return { paging, ...parsedBy(ctx, () => parseLocate(rest as Record<string, unknown>)) };
+  })
+  // The parser refuses each one left out with its own message: described as required here.
+  .meta({ 'x-resource': 'deal', required: ['latitude', 'longitude', 'radius'] });
 export class LocateParams extends requestDto(locateParams) {}
 
 /** The regional list parameters. */

@@ -96,7 +96,14 @@ export const redeemCardLinkBody = z
         const n = typeof value === 'number' ? value : /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
         return Number.isSafeInteger(n) && n >= 1 && n <= MAX_TRANSACTION_CENTS ? n : fail(ctx, AMOUNT);
       })
-      .meta({ type: 'integer', description: 'the transaction’s amount, cents', example: 2450 }),
+      .meta({
+        anyOf: [
+          { type: 'integer', minimum: 1, maximum: MAX_TRANSACTION_CENTS },
+          { type: 'string', pattern: '^\\s*\\d+\\s*$' },
+        ],
+        description: 'the transaction’s amount, cents: a whole number, or its digits',
+        example: 2450,
+      }),
     transaction_date: z
       .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : DATE) })
       .transform((text, ctx) => {

@@ -49,8 +49,11 @@ export const zipField = z
     return m[1].padStart(5, '0');
   })
   .meta({
-    type: 'integer',
-    description: 'the zip whose region to subscribe to; leading zeros may be left out (2134 is 02134)',
+    anyOf: [
+      { type: 'integer', minimum: 0, maximum: 99_999 },
+      { type: 'string', pattern: '^\\s*(\\d{1,5}|\\d{5}-\\d{4})\\s*$' },
+    ],
+    description: 'the zip whose region to subscribe to, a number or digits; leading zeros may be left out (2134 is 02134)',
     example: 2134,
   });
 

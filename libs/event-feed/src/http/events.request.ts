@@ -24,7 +24,8 @@ export const eventTypes = (description: string) =>
       }
       return [...new Set(words)] as FeedEventType[];
     })
-    .meta({ type: 'string', description, example: 'purchase.completed,coupon.redeemed' });
+    // Described as the query's text (a repeated parameter is taken too), not as the union it parses.
+    .meta({ type: 'string', anyOf: undefined, description, example: 'purchase.completed,coupon.redeemed' });
 
 /** GET /v1/events: the partner's events in log order, after a cursor. */
 export const eventListQuery = z

@@ -28,9 +28,7 @@ const types = z
     return words.includes('*') ? ['*'] : words;
   })
   .meta({
-    type: 'array',
-    items: { type: 'string' },
-    description: 'the event types to send, or ["*"] for every type',
+    description: 'the event types to send (a list, or comma-separated text), or ["*"] for every type',
     example: ['purchase.completed', 'coupon.redeemed'],
   });
 

@@ -53,7 +53,7 @@ export const resellerSaleBody = z
         type: 'integer',
         minimum: 1,
         maximum: MAX_UNITS_PER_PURCHASE,
-        description: 'units sold (1 when the kind does not require it)',
+        description: 'units sold: required but for card-linked deals (1 when absent there)',
       }),
     transaction_amount: z
       .unknown()
@@ -70,18 +70,19 @@ export const resellerSaleBody = z
       .refine((value) => value === undefined || isIsoDateText(value, 'optional'), 'must be an ISO 8601 date and time')
       .transform((value) => value as string | undefined)
       .meta({ type: 'string', description: 'ISO 8601 date and time of the sale', example: '2026-06-15T10:00:00Z' }),
-    first_name: saleText("the buyer's first name", 'Ann'),
-    last_name: saleText("the buyer's last name", 'Lee'),
-    address_type: saleText('shipped deals: the kind of address', 'home'),
-    address1: saleText('shipped deals', '1 Lake St'),
-    address2: saleText('shipped deals', 'Apt 4'),
-    postal_code: saleText('shipped deals', '60601'),
-    city: saleText('shipped deals', 'Chicago'),
-    state: twoLetters('shipped deals: two letters', 'IL'),
-    country: twoLetters('shipped deals: two letters', 'US'),
-    telephone: saleText('shipped deals', '+1 312 555 0100'),
+    first_name: saleText("the buyer's first name (required but for card-linked deals)", 'Ann'),
+    last_name: saleText("the buyer's last name (required but for card-linked deals)", 'Lee'),
+    address_type: saleText('required for shipped deals: the kind of address', 'home'),
+    address1: saleText('required for shipped deals', '1 Lake St'),
+    address2: saleText('required for shipped deals', 'Apt 4'),
+    postal_code: saleText('required for shipped deals', '60601'),
+    city: saleText('required for shipped deals', 'Chicago'),
+    state: twoLetters('required for shipped deals: two letters', 'IL'),
+    country: twoLetters('required for shipped deals: two letters', 'US'),
+    telephone: saleText('required for shipped deals', '+1 312 555 0100'),
     transaction_reference: saleText("the partner's own reference of the sale: a repeat answers the first sale", 'order-20260615-0042'),
   })
-  .meta({ 'x-resource': 'purchase' });
+  // What every deal's kind requires (the handler refuses each missing one with its own message).
+  .meta({ 'x-resource': 'purchase', required: ['deal_id', 'transaction_reference', 'transaction_date', 'transaction_amount'] });
 
 export class ResellerSaleBody extends requestDto(resellerSaleBody) {}

@@ -3,7 +3,7 @@ import { Clock, NotFound, ViewProgress } from '@deals/kernel';
 import { Caller, CurrentCaller, humanUtc } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer, ApiRequest, openApiSchema } from '@deals/wire';
+import { ApiAnswer, ApiRequest, ERROR_ANSWER_REF, openApiSchema } from '@deals/wire';
 import { ResellerSaleBody } from './reseller-purchase.request';
 import { CancelAnswer, ResellerCouponAnswer, ResellerNotCancelled, ResellerNotFound, ResellerPurchaseAnswer } from './purchasing.answers';
 import { CommandBus } from '@nestjs/cqrs';
@@ -35,7 +35,11 @@ export class ResellersController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Record a sale a reseller made',
-    description: 'A repeated `transaction_reference` answers the first sale. Refusals: 422 cannot_fulfill or validation_failed.',
+    description:
+      'Every sale needs `deal_id`, `transaction_reference`, `transaction_date` and `transaction_amount`; daily and on-going deals ' +
+      'also `quantity`, `first_name` and `last_name`; shipped deals those and the address (`address_type`, `address1`, `address2`, ' +
+      '`postal_code`, `city`, `state`, `country`, `telephone`). A repeated `transaction_reference` answers the first sale. ' +
+      'Refusals: 422 cannot_fulfill or validation_failed (each missing field named).',
   })
   @ApiAnswer(ResellerPurchaseAnswer, { errors: [404, 422] })
   @ApiRequest({ body: ResellerSaleBody })
@@ -83,8 +87,10 @@ export class ResellersController {
   })
   @ApiResponse({
     status: 422,
-    description: 'the coupon cannot be cancelled: the reseller coupon error body, with the reasons in errors.coupons',
-    schema: openApiSchema(ResellerNotCancelled, 'output'),
+    description:
+      'the coupon cannot be cancelled: the reseller coupon error body, with the reasons in errors.coupons; ' +
+      'a request refused before the coupon is looked at (an Idempotency-Key used for another request, a body that is not JSON): the error body',
+    schema: { anyOf: [openApiSchema(ResellerNotCancelled, 'output'), { $ref: ERROR_ANSWER_REF }] },
   })
   async cancel(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) reply: FastifyReply) {
     try {
