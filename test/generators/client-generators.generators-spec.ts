@@ -12,10 +12,16 @@ const PACKAGES = [
   '@hey-api/openapi-ts@0.95.0',
   'swagger-typescript-api@13.13.0',
   'openapi-typescript-codegen@0.31.0',
+  'orval@7.13.2',
+  // orval 7.13's axios client types its calls as axios 1.12 did (later versions type `axios.get`'s answer otherwise).
+  'axios-1.12@npm:axios@1.12.2',
 ];
 
-/** Each generator's command (run with npx in the folder), its output folder, and the DOM libraries its code uses. */
-const GENERATORS: Array<{ name: string; args: string[]; out: string; lib: string[] }> = [
+/**
+ * Each generator's command (run with npx in the folder), its output folder, the DOM libraries its
+ * code uses, and where its imports are found when not in the folder's node_modules by their name.
+ */
+const GENERATORS: Array<{ name: string; args: string[]; out: string; lib: string[]; paths?: Record<string, string[]> }> = [
   {
     name: '@hey-api/openapi-ts (fetch client)',
     args: ['openapi-ts', '-i', DESCRIPTION, '-o', 'gen/heyapi', '-c', '@hey-api/client-fetch', '--no-log-file', '-s'],
@@ -46,6 +52,19 @@ const GENERATORS: Array<{ name: string; args: string[]; out: string; lib: string
     out: 'gen/otc-axios',
     lib: ['es2022', 'dom'],
   },
+  {
+    name: 'orval (fetch)',
+    args: ['orval', '-i', DESCRIPTION, '-o', 'gen/orval-fetch/api.ts', '--client', 'fetch'],
+    out: 'gen/orval-fetch',
+    lib: ['es2022', 'dom', 'dom.iterable'],
+  },
+  {
+    name: 'orval (axios)',
+    args: ['orval', '-i', DESCRIPTION, '-o', 'gen/orval-axios/api.ts', '--client', 'axios'],
+    out: 'gen/orval-axios',
+    lib: ['es2022', 'dom'],
+    paths: { axios: ['./node_modules/axios-1.12'] },
+  },
 ];
 
 function run(command: string, args: string[], cwd: string, timeoutMs = 5 * 60_000): Promise<{ code: number; output: string }> {
@@ -72,7 +91,7 @@ describe('clients generated from openapi.json by other generators', () => {
     if (installed.code !== 0) throw new Error(`npm install of the generators failed:\n${installed.output.slice(-3000)}`);
   });
 
-  it.each(GENERATORS)('$name: generates a client that compiles under tsc --strict', async ({ args, out, lib }) => {
+  it.each(GENERATORS)('$name: generates a client that compiles under tsc --strict', async ({ args, out, lib, paths }) => {
     const generated = await run('npx', ['--no-install', ...args], dir.path);
     if (generated.code !== 0) throw new Error(`generation failed:\n${generated.output.slice(-3000)}`);
     const tsconfig = `tsconfig.${out.replace(/\W/g, '_')}.json`;
@@ -85,6 +104,7 @@ describe('clients generated from openapi.json by other generators', () => {
       lib,
       skipLibCheck: false,
       types: [],
+      ...(paths ? { paths } : {}),
     };
     writeFileSync(join(dir.path, tsconfig), JSON.stringify({ compilerOptions, include: [`${out}/**/*.ts`] }));
     const compiled = await run('npx', ['--no-install', 'tsc', '-p', tsconfig], dir.path);
