@@ -46,12 +46,23 @@ export class ResponseCheck {
           template,
           pattern: new RegExp(`^${source}$`),
           statics: template.split('/').filter((part) => part && !part.includes('{')).length,
-          responses: operation.responses as Route['responses'],
+          responses: Object.fromEntries(
+            Object.entries(operation.responses).map(([status, response]) => [status, this.resolved(response)]),
+          ) as Route['responses'],
         });
       }
     }
     // Fastify prefers a static segment to a parameter (`/deals/locate` over `/deals/{deal_id}`).
     this.routes.sort((a, b) => b.statics - a.statics);
+  }
+
+  /** A response, or the shared one (`components.responses`) it refers to. */
+  private resolved(response: unknown): Route['responses'][string] {
+    const ref = (response as { $ref?: string }).$ref;
+    if (!ref) return response as Route['responses'][string];
+    const shared = this.document.components?.responses?.[ref.replace('#/components/responses/', '')];
+    if (!shared) throw new Error(`the description refers to ${ref}, which it does not hold`);
+    return shared as Route['responses'][string];
   }
 
   /** The operation serving `method path`, if the description has one. */

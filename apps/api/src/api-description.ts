@@ -5,6 +5,7 @@ import {
   PUBLIC_ERROR_STATUSES,
   PUBLIC_PATHS,
   SECURITY,
+  sharedErrorResponses,
   sharedSchemas,
   WRITE_METHODS,
 } from '@deals/wire';
@@ -60,6 +61,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
     ...document.components,
     schemas: { ...document.components?.schemas, ...sharedSchemas() },
     parameters: { ...document.components?.parameters, IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER },
+    responses: { ...document.components?.responses, ...sharedErrorResponses() },
   };
   for (const [path, item] of Object.entries(document.paths)) {
     const concrete = path.replace(/\{[^}]+\}/g, 'x');

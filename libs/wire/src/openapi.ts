@@ -92,12 +92,18 @@ const RETRY_AFTER = {
   'Retry-After': { description: 'seconds until the caller may ask again', schema: { type: 'integer', minimum: 1 } },
 };
 
-export function commonErrorResponses(
-  statuses = COMMON_ERROR_STATUSES,
-): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }>; headers?: typeof RETRY_AFTER }> {
+/** Where the description keeps the error answers operations share (`components.responses`), by status. */
+const COMMON_RESPONSE = (status: number) => `Error${status}`;
+
+/** The error answers operations share, described once (`components.responses`): every status of the common lists. */
+export function sharedErrorResponses(): Record<
+  string,
+  { description: string; content: Record<string, { schema: { $ref: string } }>; headers?: typeof RETRY_AFTER }
+> {
+  const statuses = [...new Set([...COMMON_ERROR_STATUSES, ...PUBLIC_ERROR_STATUSES])].sort((a, b) => a - b);
   return Object.fromEntries(
     statuses.map((status) => [
-      String(status),
+      COMMON_RESPONSE(status),
       {
         description: ERROR_STATUSES[status],
         content: { 'application/json': { schema: { $ref: ERROR_ANSWER_REF } } },
@@ -105,6 +111,11 @@ export function commonErrorResponses(
       },
     ]),
   );
+}
+
+/** An operation's answers for the shared `statuses`, each a reference to its shared description. */
+export function commonErrorResponses(statuses = COMMON_ERROR_STATUSES): Record<string, { $ref: string }> {
+  return Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/${COMMON_RESPONSE(status)}` }]));
 }
 
 /**
@@ -157,14 +168,16 @@ const REPLAYED = {
 
 type DescribedOperation = {
   parameters?: unknown[];
-  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>;
+  responses: Record<string, { $ref?: string; description: string; headers?: Record<string, unknown>; content?: unknown }>;
 };
 
 /** Describes the `Idempotency-Key` on an operation that writes: the header, its refusals, and the replay's header on every answer. */
 export function describeIdempotency(operation: DescribedOperation, parameterRef: string): void {
   operation.parameters = [...(operation.parameters ?? []), { $ref: parameterRef }];
   for (const [status, description] of Object.entries(IDEMPOTENCY_ANSWERS)) {
-    const given = operation.responses[status];
+    const answer = operation.responses[status];
+    // A shared answer is copied here, to be told apart for this operation.
+    const given = answer?.$ref ? sharedErrorResponses()[answer.$ref.slice(answer.$ref.lastIndexOf('/') + 1)] : answer;
     operation.responses[status] = given
       ? {
           ...given,
@@ -177,5 +190,7 @@ export function describeIdempotency(operation: DescribedOperation, parameterRef:
           ...(status === '409' ? { headers: RETRY_AFTER } : {}),
         };
   }
-  for (const answer of Object.values(operation.responses)) answer.headers = { ...answer.headers, ...REPLAYED };
+  // The shared error answers (references) are refused before the key is read, or never kept: no replay of them.
+  for (const answer of Object.values(operation.responses))
+    if (answer.$ref === undefined) answer.headers = { ...answer.headers, ...REPLAYED };
 }
