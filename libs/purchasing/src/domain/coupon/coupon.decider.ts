@@ -12,7 +12,14 @@ export type RedeemCoupon = DomainCommand<'RedeemCoupon', { couponId: string; par
 export type CancelCoupon = DomainCommand<'CancelCoupon', { couponId: string; partnerId: string; resold: boolean }>;
 /** Records the expiry of a coupon whose time has passed, once (the expiry sweep's command). */
 export type ExpireCoupon = DomainCommand<'ExpireCoupon', { couponId: string }>;
-export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon | ExpireCoupon;
+/**
+ * Holds the coupon for a refund of its purchase. `forced`: an operator refunds a coupon the rules
+ * keep (redeemed, expired, or goods whose barcode is not refundable).
+ */
+export type StartRefund = DomainCommand<'StartRefund', { couponId: string; partnerId: string; refundId: string; forced: boolean }>;
+/** Ends the coupon's part in a refund: `succeeded` voids it, `released` (failed or given up) gives it back. */
+export type FinishRefund = DomainCommand<'FinishRefund', { couponId: string; refundId: string; outcome: 'succeeded' | 'released' }>;
+export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon | ExpireCoupon | StartRefund | FinishRefund;
 
 /** A cancel refused for one of the reseller reasons; the reseller body lists them. */
 export class CouponNotRefundable extends ValidationFailed {
@@ -35,6 +42,10 @@ export interface Coupon {
   redeemedAt: string | null;
   cancelled: boolean;
   refundable: boolean;
+  /** The refund under way that holds it; null when none does. */
+  refundingIn: string | null;
+  /** The refund that paid it back (the coupon is then `cancelled`). */
+  refundedIn: string | null;
   /** Whether `CouponExpired` is in the stream (the state is `expired` by the clock either way). */
   expiryRecorded: boolean;
 }
@@ -43,10 +54,16 @@ const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', res
 
 /** The state of a coupon at `now`: valid until redeemed or past its expiry. */
 export function couponState(
-  coupon: { redeemedAt: string | null; expiresAt: number | null; cancelledAt?: string | null; cancelled?: boolean },
+  coupon: {
+    redeemedAt: string | null;
+    expiresAt: number | null;
+    cancelledAt?: string | null;
+    cancelled?: boolean;
+    refundedIn?: string | null;
+  },
   now: number,
 ): 'valid' | 'redeemed' | 'expired' | 'cancelled' {
-  if (coupon.cancelled || coupon.cancelledAt) return 'cancelled';
+  if (coupon.cancelled || coupon.cancelledAt || coupon.refundedIn) return 'cancelled';
   if (coupon.redeemedAt) return 'redeemed';
   if (coupon.expiresAt !== null && coupon.expiresAt <= now) return 'expired';
   return 'valid';
@@ -62,6 +79,8 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
     cancelled: false,
     refundable: true,
     expiryRecorded: false,
+    refundingIn: null,
+    refundedIn: null,
   }),
   decide(command, coupon, now) {
     switch (command.type) {
@@ -70,7 +89,7 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
       case 'CancelCoupon': {
         const { couponId, partnerId } = command.data;
         if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
-        if (coupon.cancelled) throw new CouponNotRefundable(REFUND_REASONS.refunded);
+        if (coupon.cancelled || coupon.refundedIn || coupon.refundingIn) throw new CouponNotRefundable(REFUND_REASONS.refunded);
         if (!command.data.resold || !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
         if (couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
         return [{ type: 'CouponCancelled', data: { couponId, cancelledAt: now.toISOString() } }];
@@ -88,9 +107,26 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
           throw new NotFound(`coupon ${couponId} not found`);
         const state = couponState(coupon, now.getTime());
         if (state === 'cancelled') throw refuse('is cancelled');
+        if (coupon.refundingIn) throw refuse('is being refunded');
         if (state === 'redeemed') throw refuse('is already redeemed');
         if (state === 'expired') throw refuse('has expired');
         return [{ type: 'CouponRedeemed', data: { couponId, redeemedAt: now.toISOString() } }];
+      }
+      case 'StartRefund': {
+        const { couponId, partnerId, refundId, forced } = command.data;
+        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
+        if (coupon.refundingIn === refundId) return [];
+        if (coupon.cancelled || coupon.refundedIn || coupon.refundingIn) throw new CouponNotRefundable(REFUND_REASONS.refunded);
+        if (!forced && !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
+        if (!forced && couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
+        return [{ type: 'CouponRefundStarted', data: { couponId, refundId, startedAt: now.toISOString() } }];
+      }
+      case 'FinishRefund': {
+        const { couponId, refundId, outcome } = command.data;
+        if (coupon.refundingIn !== refundId) return [];
+        return outcome === 'succeeded'
+          ? [{ type: 'CouponRefunded', data: { couponId, refundId, refundedAt: now.toISOString() } }]
+          : [{ type: 'CouponRefundReleased', data: { couponId, refundId, releasedAt: now.toISOString() } }];
       }
     }
   },
@@ -106,6 +142,8 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
           cancelled: false,
           refundable: event.data.refundable !== false,
           expiryRecorded: false,
+          refundingIn: null,
+          refundedIn: null,
         };
       case 'CouponRedeemed':
         return { ...coupon, redeemedAt: event.data.redeemedAt };
@@ -113,6 +151,12 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
         return { ...coupon, cancelled: true };
       case 'CouponExpired':
         return { ...coupon, expiryRecorded: true };
+      case 'CouponRefundStarted':
+        return { ...coupon, refundingIn: event.data.refundId };
+      case 'CouponRefunded':
+        return { ...coupon, refundingIn: null, refundedIn: event.data.refundId };
+      case 'CouponRefundReleased':
+        return { ...coupon, refundingIn: null };
     }
   },
 };

@@ -26,6 +26,13 @@ export type CouponRedeemed = DomainEvent<'CouponRedeemed', { couponId: string; r
  * `expired` by the clock; this makes it a fact of the log that projections can see.
  */
 export type CouponExpired = DomainEvent<'CouponExpired', { couponId: string; expiredAt: string }>;
-export type CouponEvent = CouponIssued | CouponRedeemed | CouponCancelled | CouponExpired;
+/** Held for a refund under way (`refundId`): it cannot be redeemed until the refund ends. */
+export type CouponRefundStarted = DomainEvent<'CouponRefundStarted', { couponId: string; refundId: string; startedAt: string }>;
+/** Its money went back with the refund: the coupon is void (state `cancelled`). */
+export type CouponRefunded = DomainEvent<'CouponRefunded', { couponId: string; refundId: string; refundedAt: string }>;
+/** The refund that held it failed or was given up: the coupon is as it was. */
+export type CouponRefundReleased = DomainEvent<'CouponRefundReleased', { couponId: string; refundId: string; releasedAt: string }>;
+export type CouponEvent =
+  CouponIssued | CouponRedeemed | CouponCancelled | CouponExpired | CouponRefundStarted | CouponRefunded | CouponRefundReleased;
 
 export const couponStream = (couponId: string) => `coupon-${couponId}`;

@@ -1,4 +1,5 @@
 import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { couponShares, RefundReason, RefundState } from '../refund/refund-rules';
 import { couponIdsFor, PurchaseEvent, PurchaseReserved } from './purchase.events';
 
 export type ReservePurchase = DomainCommand<'ReservePurchase', PurchaseReserved['data']>;
@@ -32,7 +33,28 @@ export type RecordResale = DomainCommand<
     buyer: Record<string, string>;
   }
 >;
-export type PurchaseCommand = ReservePurchase | ClaimPurchase | ReleasePurchase | RecordPayment | RecordNonPayment | RecordResale;
+/** Refunds `couponIds` (its coupons already held for it: see the coupon decider's `StartRefund`). */
+export type RequestRefund = DomainCommand<
+  'RequestRefund',
+  {
+    purchaseId: string;
+    partnerId: string;
+    refundId: string;
+    couponIds: string[];
+    reason: RefundReason;
+    note: string | null;
+    forced: boolean;
+  }
+>;
+/** What became of a requested refund's money: `processorRefundId` null for a claimed reservation's, which the partner pays back. */
+export type RecordRefundOutcome = DomainCommand<
+  'RecordRefundOutcome',
+  { purchaseId: string; partnerId: string; refundId: string } & (
+    { outcome: 'succeeded'; processorRefundId: string | null } | { outcome: 'failed'; reason: string }
+  )
+>;
+export type PurchaseCommand =
+  ReservePurchase | ClaimPurchase | ReleasePurchase | RecordPayment | RecordNonPayment | RecordResale | RequestRefund | RecordRefundOutcome;
 
 export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released' | 'declined' | 'failed';
 /**
@@ -53,6 +75,18 @@ export interface Purchase {
   holdId: string | null;
   userId: string | null;
   couponIds: string[];
+  /** What was paid for it, cents (0 until it is). */
+  amountCents: number;
+  /** The processor's charge of a card purchase. */
+  chargeId: string | null;
+  refunds: PurchaseRefund[];
+}
+
+export interface PurchaseRefund {
+  refundId: string;
+  couponIds: string[];
+  amountCents: number;
+  state: RefundState;
 }
 
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message }]);
@@ -73,6 +107,9 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
     holdId: null,
     userId: null,
     couponIds: [],
+    amountCents: 0,
+    chargeId: null,
+    refunds: [],
   }),
 
   decide(command, purchase, now) {
@@ -125,6 +162,17 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
         },
       ];
     }
+    if (command.type === 'RequestRefund') return requestRefund(command.data, purchase, now);
+    if (command.type === 'RecordRefundOutcome') {
+      const refund = purchase.refunds.find((r) => r.refundId === command.data.refundId);
+      if (!refund) throw new NotFound(`refund ${command.data.refundId} not found`);
+      if (refund.state !== 'pending') return [];
+      const { refundId } = command.data;
+      const settledAt = now.toISOString();
+      return command.data.outcome === 'succeeded'
+        ? [{ type: 'RefundSucceeded', data: { refundId, purchaseId, processorRefundId: command.data.processorRefundId, settledAt } }]
+        : [{ type: 'RefundFailed', data: { refundId, purchaseId, reason: command.data.reason, settledAt } }];
+    }
     if (command.type === 'RecordNonPayment') {
       if (purchase.status !== 'reserved') return [];
       return [{ type: 'PurchaseNotPaid', data: { purchaseId, outcome: command.data.outcome, reason: command.data.reason } }];
@@ -171,16 +219,88 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
           unitPrice: event.data.deal.unitPrice,
           holdId: event.data.holdId,
         };
-      case 'PurchaseClaimed':
-        return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };
+      case 'PurchaseClaimed': {
+        const { userId, holdId, couponIds, amountCents } = event.data;
+        return { ...purchase, status: 'fulfilled', userId, holdId, couponIds, amountCents };
+      }
       case 'PurchaseReleased':
         return { ...purchase, status: 'released' };
-      case 'PurchasePaid':
-        return { ...purchase, status: 'fulfilled', userId: event.data.userId, holdId: event.data.holdId, couponIds: event.data.couponIds };
+      case 'PurchasePaid': {
+        const { userId, holdId, couponIds, amountCents, chargeId } = event.data;
+        return { ...purchase, status: 'fulfilled', userId, holdId, couponIds, amountCents, chargeId };
+      }
       case 'PurchaseResold':
-        return { ...purchase, status: 'fulfilled', holdId: event.data.holdId, couponIds: event.data.couponIds };
+        return {
+          ...purchase,
+          status: 'fulfilled',
+          holdId: event.data.holdId,
+          couponIds: event.data.couponIds,
+          amountCents: event.data.amountCents,
+        };
+      case 'RefundRequested': {
+        const { refundId, couponIds, amountCents } = event.data;
+        return { ...purchase, refunds: [...purchase.refunds, { refundId, couponIds, amountCents, state: 'pending' }] };
+      }
+      case 'RefundSucceeded':
+      case 'RefundFailed': {
+        const state: RefundState = event.type === 'RefundSucceeded' ? 'succeeded' : 'failed';
+        return { ...purchase, refunds: purchase.refunds.map((r) => (r.refundId === event.data.refundId ? { ...r, state } : r)) };
+      }
       case 'PurchaseNotPaid':
         return { ...purchase, status: event.data.outcome === 'declined' ? 'declined' : 'failed' };
     }
   },
 };
+
+/** The coupons of the purchase no refund holds: neither one under way nor one that paid back. */
+export function refundableCoupons(purchase: Purchase): string[] {
+  const taken = new Set(purchase.refunds.filter((r) => r.state !== 'failed').flatMap((r) => r.couponIds));
+  return purchase.couponIds.filter((id) => !taken.has(id));
+}
+
+/** What has been paid back of the purchase, cents, and what refunds under way would pay back. */
+export function refundedCents(purchase: Purchase): { succeeded: number; pending: number } {
+  const sum = (state: RefundState) => purchase.refunds.filter((r) => r.state === state).reduce((total, r) => total + r.amountCents, 0);
+  return { succeeded: sum('succeeded'), pending: sum('pending') };
+}
+
+function requestRefund(data: RequestRefund['data'], purchase: Purchase, now: Date): PurchaseEvent[] {
+  const { purchaseId, refundId, couponIds, reason, note, forced } = data;
+  const known = purchase.refunds.find((r) => r.refundId === refundId);
+  if (known) return [];
+  if (purchase.kind === 'resale')
+    throw refuse("is a reseller's sale: its coupons are cancelled with DELETE /api/v3/coupons/:coupon_id/cancel");
+  if (purchase.status !== 'fulfilled') throw refuse(`is ${purchase.status}: only a paid purchase is refunded`);
+  if (couponIds.length === 0) throw refundRefused('names no coupon to refund');
+  const open = new Set(refundableCoupons(purchase));
+  const foreign = couponIds.find((id) => !purchase.couponIds.includes(id));
+  if (foreign) throw refundRefused(`names ${foreign}, which is not a coupon of this purchase`);
+  const taken = couponIds.find((id) => !open.has(id));
+  if (taken) throw refundRefused(`names ${taken}, which is already part of another refund`);
+  if (new Set(couponIds).size !== couponIds.length) throw refundRefused('names a coupon twice');
+  const shares = couponShares(purchase.amountCents, purchase.couponIds);
+  const amountCents = couponIds.reduce((total, id) => total + shares.get(id)!, 0);
+  const { succeeded, pending } = refundedCents(purchase);
+  // Shares add up to the amount, and no coupon is in two refunds: this holds by construction; checked all the same.
+  if (succeeded + pending + amountCents > purchase.amountCents) throw refundRefused('would pay back more than was paid');
+  return [
+    {
+      type: 'RefundRequested',
+      data: {
+        refundId,
+        purchaseId,
+        partnerId: data.partnerId,
+        userId: purchase.userId,
+        couponIds,
+        amountCents,
+        reason,
+        note,
+        forced,
+        requestedAt: now.toISOString(),
+      },
+    },
+  ];
+}
+
+const refundRefused = (message: string) =>
+  new ValidationFailed([{ type: 'invalid', resource: 'refund', field: 'coupon_ids', message }], `coupon_ids ${message}`);

@@ -1,4 +1,5 @@
 import type { DomainEvent } from '@deals/kernel';
+import type { RefundReason } from '../refund/refund-rules';
 import type { ShippingAddress } from './shipping-address';
 
 /** What a purchase keeps of its deal at the time of sale (for its answers and for auditors). */
@@ -94,7 +95,45 @@ export type PurchaseResold = DomainEvent<
   }
 >;
 
-export type PurchaseEvent = PurchaseReserved | PurchaseClaimed | PurchaseReleased | PurchasePaid | PurchaseNotPaid | PurchaseResold;
+/**
+ * Money of some of the purchase's coupons to be given back: decided, its coupons held from
+ * redemption, not yet paid back. `forced`: an operator refunds coupons the rules keep (redeemed,
+ * expired, shipped), with the reason recorded.
+ */
+export type RefundRequested = DomainEvent<
+  'RefundRequested',
+  {
+    refundId: string;
+    purchaseId: string;
+    partnerId: string;
+    /** The purchase's buyer. */
+    userId: string | null;
+    couponIds: string[];
+    amountCents: number;
+    reason: RefundReason;
+    note: string | null;
+    forced: boolean;
+    requestedAt: string;
+  }
+>;
+/** The money went back: through the processor (`processorRefundId`), or the partner's own for a claimed reservation (null). */
+export type RefundSucceeded = DomainEvent<
+  'RefundSucceeded',
+  { refundId: string; purchaseId: string; processorRefundId: string | null; settledAt: string }
+>;
+/** The processor refused the refund: nothing went back, and its coupons may be refunded again. */
+export type RefundFailed = DomainEvent<'RefundFailed', { refundId: string; purchaseId: string; reason: string; settledAt: string }>;
+
+export type PurchaseEvent =
+  | PurchaseReserved
+  | PurchaseClaimed
+  | PurchaseReleased
+  | PurchasePaid
+  | PurchaseNotPaid
+  | PurchaseResold
+  | RefundRequested
+  | RefundSucceeded
+  | RefundFailed;
 
 export const purchaseStream = (purchaseId: string) => `purchase-${purchaseId}`;
 

@@ -19,18 +19,28 @@ export interface CouponDetails extends ViewDocument {
   cancelledAt: string | null;
   /** `CouponExpired` is in the log (the expiry sweep's); absent in documents written before it was handled. */
   expiryRecorded?: boolean;
+  /** The refund under way that holds it, or that paid it back (then `cancelledAt` is set); absent: none. */
+  refundId?: string | null;
 }
 
 /**
  * v2 adds `number`, so a user's list orders a purchase's coupons -2 before -10. `CouponExpired`
- * joined later without a new name: no event before it changes meaning, and a document without
- * `expiryRecorded` reads as not recorded.
+ * and the refund events joined later without a new name: no event before them changes meaning, and
+ * a document without `expiryRecorded` or `refundId` reads as not recorded, not refunded.
  */
 export const COUPON_DETAILS = 'coupon_details_v2';
 
 export const couponDetailsProjection = defineProjection<CouponDetails>({
   name: COUPON_DETAILS,
-  handles: ['CouponIssued', 'CouponRedeemed', 'CouponCancelled', 'CouponExpired'],
+  handles: [
+    'CouponIssued',
+    'CouponRedeemed',
+    'CouponCancelled',
+    'CouponExpired',
+    'CouponRefundStarted',
+    'CouponRefunded',
+    'CouponRefundReleased',
+  ],
   indexes: [
     { keys: { userId: 1 } },
     { keys: { purchaseId: 1 } },
@@ -45,6 +55,9 @@ export const couponDetailsProjection = defineProjection<CouponDetails>({
     if (event.type === 'CouponRedeemed') return view && { ...view, redeemedAt: event.data.redeemedAt };
     if (event.type === 'CouponCancelled') return view && { ...view, cancelledAt: event.data.cancelledAt };
     if (event.type === 'CouponExpired') return view && { ...view, expiryRecorded: true };
+    if (event.type === 'CouponRefundStarted') return view && { ...view, refundId: event.data.refundId };
+    if (event.type === 'CouponRefunded') return view && { ...view, refundId: event.data.refundId, cancelledAt: event.data.refundedAt };
+    if (event.type === 'CouponRefundReleased') return view && { ...view, refundId: null };
     const { partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt, issuedAt } = event.data;
     const number = Number(id.slice(purchaseId.length + 1));
     return {

@@ -155,6 +155,10 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
         const couponsIssued = view.couponsIssued + 1;
         return { ...view, couponsIssued, couponsOwed: Math.max(0, view.couponIds.length - couponsIssued) };
       }
+      case 'RefundRequested':
+      case 'RefundSucceeded':
+      case 'RefundFailed':
+        return null; // not handled here: the refunds view keeps them
     }
   },
 });

@@ -1,0 +1,220 @@
+import { NotFound, ValidationFailed } from '@deals/kernel';
+import { deciderSpec } from '@deals/testing';
+import fc from 'fast-check';
+import { CouponNotRefundable, couponDecider, REFUND_REASONS } from '../coupon/coupon.decider';
+import { CouponEvent } from '../coupon/coupon.events';
+import { purchaseDecider, RequestRefund } from '../purchase/purchase.decider';
+import { PurchaseEvent } from '../purchase/purchase.events';
+import { couponShares } from './refund-rules';
+
+const now = new Date('2026-06-15T12:00:00Z');
+const at = now.toISOString();
+
+describe('coupon shares', () => {
+  it('splits the amount evenly, the cents left over one each to the first coupons', () => {
+    expect([...couponShares(1000, ['p-1', 'p-2', 'p-3']).values()]).toEqual([334, 333, 333]);
+    expect([...couponShares(2500 * 2, ['p-1', 'p-2']).values()]).toEqual([2500, 2500]);
+    expect([...couponShares(2, ['p-1', 'p-2', 'p-3']).values()]).toEqual([1, 1, 0]);
+  });
+  it('adds up to the amount exactly, for any amount and number of coupons', () =>
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1e12 }), fc.integer({ min: 1, max: 1000 }), (amount, n) => {
+        const shares = [
+          ...couponShares(
+            amount,
+            Array.from({ length: n }, (_, i) => `p-${i + 1}`),
+          ).values(),
+        ];
+        expect(shares.reduce((a, b) => a + b, 0)).toBe(amount);
+        expect(Math.max(...shares) - Math.min(...shares)).toBeLessThanOrEqual(1);
+      }),
+    ));
+});
+
+describe('purchase refunds', () => {
+  const given = deciderSpec(purchaseDecider);
+  const deal = { dealId: 'd1', title: 'Spa', type: 'daily-deal', imageUrl: null, unitPrice: 1000, expiresAt: null, expirationDays: null };
+  const reserved = (payment = true): PurchaseEvent => ({
+    type: 'PurchaseReserved',
+    data: {
+      purchaseId: 'p1',
+      partnerId: 'a',
+      deal,
+      quantity: 3,
+      holdId: 'p1',
+      reservedAt: at,
+      holdExpiresAt: at,
+      ...(payment ? { payment: { userId: 'u1', creditCardId: 'c1', sessionId: null } } : {}),
+    },
+  });
+  const paid: PurchaseEvent = {
+    type: 'PurchasePaid',
+    data: {
+      purchaseId: 'p1',
+      userId: 'u1',
+      creditCardId: 'c1',
+      amountCents: 3000,
+      chargeId: 'ch_1',
+      holdId: 'p1',
+      couponIds: ['p1-1', 'p1-2', 'p1-3'],
+      sessionId: null,
+      paidAt: at,
+    },
+  };
+  const request = (refundId: string, couponIds: string[], partnerId = 'a'): RequestRefund => ({
+    type: 'RequestRefund',
+    data: { purchaseId: 'p1', partnerId, refundId, couponIds, reason: 'requested_by_customer', note: null, forced: false },
+  });
+  const requested = (refundId: string, couponIds: string[], amountCents: number): PurchaseEvent => ({
+    type: 'RefundRequested',
+    data: {
+      refundId,
+      purchaseId: 'p1',
+      partnerId: 'a',
+      userId: 'u1',
+      couponIds,
+      amountCents,
+      reason: 'requested_by_customer',
+      note: null,
+      forced: false,
+      requestedAt: at,
+    },
+  });
+  const failed = (refundId: string): PurchaseEvent => ({
+    type: 'RefundFailed',
+    data: { refundId, purchaseId: 'p1', reason: 'refused', settledAt: at },
+  });
+
+  it('refunds coupons of a paid purchase, each its share of what was paid; asked again, the refund is the one made', () => {
+    given([reserved(), paid])
+      .when(request('r1', ['p1-2', 'p1-3']), now)
+      .then([requested('r1', ['p1-2', 'p1-3'], 2000)]);
+    given([reserved(), paid, requested('r1', ['p1-2', 'p1-3'], 2000)])
+      .when(request('r1', ['p1-2', 'p1-3']), now)
+      .then([]);
+  });
+  it('never refunds a coupon twice, nor one of another purchase, nor the same coupon twice in one refund', () => {
+    const after = [reserved(), paid, requested('r1', ['p1-1'], 1000)];
+    given(after)
+      .when(request('r2', ['p1-1']), now)
+      .thenThrows(ValidationFailed, { message: 'coupon_ids names p1-1, which is already part of another refund' });
+    given(after)
+      .when(request('r2', ['p2-1']), now)
+      .thenThrows(ValidationFailed, { message: 'coupon_ids names p2-1, which is not a coupon of this purchase' });
+    given(after)
+      .when(request('r2', ['p1-2', 'p1-2']), now)
+      .thenThrows(ValidationFailed, { message: 'coupon_ids names a coupon twice' });
+    given(after).when(request('r2', []), now).thenThrows(ValidationFailed);
+  });
+  it('refunds the coupons of a failed refund again', () =>
+    given([reserved(), paid, requested('r1', ['p1-1'], 1000), failed('r1')])
+      .when(request('r2', ['p1-1']), now)
+      .then([requested('r2', ['p1-1'], 1000)]));
+  it("refuses a purchase not paid, a reseller's sale, and another partner's", () => {
+    given([reserved()])
+      .when(request('r1', ['p1-1']), now)
+      .thenThrows(ValidationFailed, { message: 'id is reserved: only a paid purchase is refunded' });
+    given([reserved(), paid])
+      .when(request('r1', ['p1-1'], 'b'), now)
+      .thenThrows(NotFound);
+    const resale = { ...reserved(false), data: { ...(reserved(false).data as object), via: 'reseller' } } as PurchaseEvent;
+    given([resale])
+      .when(request('r1', ['p1-1']), now)
+      .thenThrows(ValidationFailed);
+  });
+  it('records the outcome once', () => {
+    const outcome = {
+      type: 'RecordRefundOutcome' as const,
+      data: { purchaseId: 'p1', partnerId: 'a', refundId: 'r1', outcome: 'succeeded' as const, processorRefundId: 're_1' },
+    };
+    const succeeded: PurchaseEvent = {
+      type: 'RefundSucceeded',
+      data: { refundId: 'r1', purchaseId: 'p1', processorRefundId: 're_1', settledAt: at },
+    };
+    given([reserved(), paid, requested('r1', ['p1-1'], 1000)])
+      .when(outcome, now)
+      .then([succeeded]);
+    given([reserved(), paid, requested('r1', ['p1-1'], 1000), succeeded])
+      .when(outcome, now)
+      .then([]);
+    given([reserved(), paid]).when(outcome, now).thenThrows(NotFound);
+  });
+});
+
+describe('coupon refunds', () => {
+  const given = deciderSpec(couponDecider);
+  const issued = (refundable = true): CouponEvent => ({
+    type: 'CouponIssued',
+    data: {
+      couponId: 'c1',
+      purchaseId: 'p1',
+      partnerId: 'a',
+      userId: 'u1',
+      dealId: 'd1',
+      dealType: 'daily-deal',
+      barcode: 'b',
+      redemptionCode: 'r',
+      expiresAt: '2026-12-31T00:00:00Z',
+      issuedAt: at,
+      refundable,
+    },
+  });
+  const start = (refundId: string, forced = false) => ({
+    type: 'StartRefund' as const,
+    data: { couponId: 'c1', partnerId: 'a', refundId, forced },
+  });
+  const started = (refundId: string): CouponEvent => ({ type: 'CouponRefundStarted', data: { couponId: 'c1', refundId, startedAt: at } });
+  const redeemed: CouponEvent = { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: at } };
+
+  it('is held for a refund, and cannot be redeemed while it is', () => {
+    given([issued()])
+      .when(start('r1'), now)
+      .then([started('r1')]);
+    given([issued(), started('r1')])
+      .when(start('r1'), now)
+      .then([]);
+    given([issued(), started('r1')])
+      .when({ type: 'RedeemCoupon', data: { couponId: 'c1', partnerId: 'a' } }, now)
+      .thenThrows(ValidationFailed, { message: 'state is being refunded' });
+  });
+  it('refuses a redeemed or expired coupon, and goods whose barcode is not refundable, unless an operator forces it', () => {
+    given([issued(), redeemed]).when(start('r1'), now).thenThrows(CouponNotRefundable, { message: REFUND_REASONS.state });
+    given([issued(false)])
+      .when(start('r1'), now)
+      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.barcode });
+    given([issued(), redeemed])
+      .when(start('r1', true), now)
+      .then([started('r1')]);
+    given([issued(false)])
+      .when(start('r1', true), now)
+      .then([started('r1')]);
+  });
+  it('is held by one refund at a time, and never refunded twice', () => {
+    given([issued(), started('r1')])
+      .when(start('r2'), now)
+      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.refunded });
+    const refunded: CouponEvent = { type: 'CouponRefunded', data: { couponId: 'c1', refundId: 'r1', refundedAt: at } };
+    given([issued(), started('r1')])
+      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'succeeded' } }, now)
+      .then([refunded]);
+    given([issued(), started('r1'), refunded])
+      .when(start('r2', true), now)
+      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.refunded });
+  });
+  it('is given back when its refund fails, and may be refunded or redeemed again', () => {
+    const released: CouponEvent = { type: 'CouponRefundReleased', data: { couponId: 'c1', refundId: 'r1', releasedAt: at } };
+    given([issued(), started('r1')])
+      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'released' } }, now)
+      .then([released]);
+    given([issued(), started('r1'), released])
+      .when(start('r2'), now)
+      .then([started('r2')]);
+    given([issued(), started('r1'), released])
+      .when({ type: 'RedeemCoupon', data: { couponId: 'c1', partnerId: 'a' } }, now)
+      .then([{ type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: at } }]);
+    // A late outcome of another refund changes nothing.
+    given([issued(), started('r2')])
+      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'succeeded' } }, now)
+      .then([]);
+  });
+});
