@@ -27,6 +27,7 @@ import { AuditController } from './http/audit.controller';
 import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
 import { ExpireCouponHandler } from './commands/expire-coupon/expire-coupon.command';
 import { ExpireCoupons } from './reactions/expire-coupons.reaction';
+import { RefundPurchaseHandler, RefundSteps } from './commands/refund-purchase/refund-purchase.command';
 
 /** Inventory, purchases and coupons: commands, handlers, queries, the hold-expiry job and the coupon-expiry sweep. */
 @Module({
@@ -43,6 +44,8 @@ import { ExpireCoupons } from './reactions/expire-coupons.reaction';
     RecordResellerPurchaseHandler,
     CancelCouponHandler,
     ExpireCouponHandler,
+    RefundPurchaseHandler,
+    RefundSteps,
     CouponIssuer,
     PurchaseSteps,
     ResaleSteps,

@@ -1,0 +1,84 @@
+import { EventStore, ManualClock, PaymentGateway } from '@deals/kernel';
+import { RefundPurchase } from '@deals/purchasing/commands/refund-purchase/refund-purchase.command';
+import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
+import { CommandBus } from '@nestjs/cqrs';
+import { TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { buyerWithCard } from '../../support/test-cards';
+
+/** Refunds of card purchases and claimed reservations, through the command the refund call issues. */
+describe('refunding a purchase', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let partner: { apiKey: string; partnerId: string };
+  let buyer: { userId: string; cardId: string };
+
+  beforeAll(async () => {
+    api = await TestApi.start({ clock });
+    const made = await api.createPartner();
+    partner = { apiKey: made.apiKey, partnerId: made.partnerId };
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, current_price: 1000, quantity: 50, max_per_user: undefined }]);
+    buyer = await buyerWithCard(
+      { call: (method, path, body) => api.call(method, path, { apiKey: partner.apiKey, body }) },
+      partner.apiKey,
+      'refunded@example.com',
+    );
+  });
+  afterAll(() => api.close());
+
+  const buy = async (quantity: number) => {
+    const reply = await api.call('POST', '/purchases', {
+      apiKey: partner.apiKey,
+      body: { deal_id: spaDay.id, user_id: buyer.userId, credit_card_id: buyer.cardId, quantity, expected_price_per_unit: 1000 },
+    });
+    if (reply.status !== 200) throw new Error(`the purchase was refused: ${JSON.stringify(reply.body)}`);
+    return reply.body.purchase as { id: string; coupons: Array<{ id: string }> };
+  };
+  const refund = (purchaseId: string, couponIds: string[] | null, forced = false) =>
+    api.get(CommandBus).execute(
+      new RefundPurchase(purchaseId, { couponIds, reason: 'requested_by_customer', note: null, forced }, {
+        partnerId: partner.partnerId,
+        actor: 'test',
+      } as never),
+    );
+  const events = async (purchaseId: string) => (await api.get(EventStore).readStream(purchaseStream(purchaseId))).map((e) => e.type);
+
+  it('pays back each coupon its share through the processor, once, and voids the coupons', async () => {
+    const purchase = await buy(3);
+    const first = await refund(purchase.id, [purchase.coupons[0].id]);
+    const gateway = api.get(PaymentGateway);
+    expect(await gateway.refundOutcome(`refund-${first.refundId}`)).toMatchObject({ status: 'refunded' });
+    expect(await events(purchase.id)).toEqual(expect.arrayContaining(['RefundRequested', 'RefundSucceeded']));
+    await api.settle();
+    const coupon = await api.call('GET', `/users/${buyer.userId}/coupons?filter=valid`, { apiKey: partner.apiKey });
+    expect(coupon.body.coupons.map((c: { id: string }) => c.id)).not.toContain(purchase.coupons[0].id);
+    // The same coupon again: refused; the rest by default: the two others.
+    await expect(refund(purchase.id, [purchase.coupons[0].id])).rejects.toThrow(/already part of another refund/);
+    const rest = await refund(purchase.id, null);
+    const requested = (await api.get(EventStore).readStream(purchaseStream(purchase.id))).filter((e) => e.type === 'RefundRequested');
+    expect(requested.map((e) => (e.data as { amountCents: number }).amountCents)).toEqual([1000, 2000]);
+    expect((requested[1].data as { refundId: string }).refundId).toBe(rest.refundId);
+    await expect(refund(purchase.id, null)).rejects.toThrow(/names no coupon/);
+  });
+
+  it('keeps a redeemed coupon unless an operator forces it', async () => {
+    const purchase = await buy(1);
+    const couponId = purchase.coupons[0].id;
+    expect((await api.call('PUT', `/coupons/${couponId}/redeem`, { apiKey: partner.apiKey })).status).toBe(200);
+    await expect(refund(purchase.id, [couponId])).rejects.toThrow(/non-refundable state/);
+    await refund(purchase.id, [couponId], true);
+    expect(await events(purchase.id)).toContain('RefundSucceeded');
+  });
+
+  it("refunds a claimed reservation's coupons without the processor: the partner took the money", async () => {
+    const reserved = await api.call('POST', '/purchases/reserve', { apiKey: partner.apiKey, body: { deal_id: spaDay.id, num_bought: 2 } });
+    const purchaseId = reserved.body.purchase.id;
+    expect(
+      (await api.call('PUT', `/purchases/${purchaseId}/claim`, { apiKey: partner.apiKey, body: { user_id: buyer.userId } })).status,
+    ).toBe(200);
+    const { refundId } = await refund(purchaseId, null);
+    expect(await api.get(PaymentGateway).refundOutcome(`refund-${refundId}`)).toBeNull();
+    expect(await events(purchaseId)).toContain('RefundSucceeded');
+  });
+});
