@@ -608,6 +608,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/purchases/{purchase_id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A purchase's refunds
+         * @description Oldest first.
+         */
+        get: operations["listPurchaseRefunds"];
+        put?: never;
+        /**
+         * Refund a purchase's coupons
+         * @description A paid purchase (stored card, full, claimed reservation; a reseller sale is cancelled with its own call). `coupon_ids` left out: every coupon that may still be refunded. A redeemed or expired coupon, or shipped goods, stay the buyer’s (422). Each coupon pays back its share of what was paid: the amount split evenly, the cents left over one each to the first coupons. The answer is the refund: `succeeded`, `failed` (the processor refused; its coupons may be refunded again) or `pending` (no answer yet: settled within minutes).
+         */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/purchases/{purchase_id}/release": {
         parameters: {
             query?: never;
@@ -892,6 +916,26 @@ export interface paths {
          * @description `count`, `per_page`, `page`.
          */
         get: operations["listUserPurchases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's refunds
+         * @description Newest first; `count`, `per_page`, `page`.
+         */
+        get: operations["listUserRefunds"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1808,6 +1852,33 @@ export interface components {
             title: string;
             type: string;
         };
+        /** @description money of some coupons of a purchase given back */
+        Refund: {
+            /** @description what it pays back, cents: the sum of its coupons’ shares of what was paid */
+            amount: number;
+            /** @description the coupons it pays back (void once it succeeds) */
+            coupon_ids: string[];
+            /** @description human-readable UTC text */
+            created_at: string;
+            /** @description why it failed: its coupons may be refunded again */
+            failure_reason: string | null;
+            /** @description an operator refunded coupons the rules keep (redeemed, expired, shipped) */
+            forced: boolean;
+            /** @description refund identifier */
+            id: string;
+            note: string | null;
+            purchase_id: string;
+            /** @enum {string} */
+            reason: "requested_by_customer" | "duplicate" | "fraudulent" | "merchant_unable_to_fulfil" | "expired_unused";
+            /** @description when it succeeded or failed, human-readable UTC text */
+            settled_at: string | null;
+            /**
+             * @description pending until the processor answers
+             * @enum {string}
+             */
+            state: "pending" | "succeeded" | "failed";
+            user_id: string | null;
+        };
         /** @description a region */
         Region: {
             active: boolean;
@@ -2194,6 +2265,7 @@ export type Event = components['schemas']['Event'];
 export type Location = components['schemas']['Location'];
 export type Purchase = components['schemas']['Purchase'];
 export type PurchaseDeal = components['schemas']['PurchaseDeal'];
+export type Refund = components['schemas']['Refund'];
 export type Region = components['schemas']['Region'];
 export type ResellerCoupon = components['schemas']['ResellerCoupon'];
 export type ResellerPurchase = components['schemas']['ResellerPurchase'];
@@ -4617,6 +4689,159 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    listPurchaseRefunds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                purchase_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        refunds: components["schemas"]["Refund"][];
+                        /** @enum {string} */
+                        status: "success";
+                    } | {
+                        count: number;
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                purchase_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description the coupons to refund; left out: every coupon of the purchase that may still be refunded
+                     * @example [
+                     *       "p7Hc2-1"
+                     *     ]
+                     */
+                    coupon_ids?: string[];
+                    /**
+                     * @description what support noted about it, kept with the refund
+                     * @example customer moved away
+                     */
+                    note?: string;
+                    /**
+                     * @description why the money goes back
+                     * @example requested_by_customer
+                     * @enum {string}
+                     */
+                    reason: "requested_by_customer" | "duplicate" | "fraudulent" | "merchant_unable_to_fulfil" | "expired_unused";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        refund: components["schemas"]["Refund"];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
     releasePurchase: {
         parameters: {
             query?: never;
@@ -5917,6 +6142,73 @@ export interface operations {
                 content: {
                     "application/json": {
                         purchases: components["schemas"]["Purchase"][];
+                        /** @enum {string} */
+                        status: "success";
+                    } | {
+                        count: number;
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listUserRefunds: {
+        parameters: {
+            query?: {
+                /** @description true: answer {status, count} instead of the list */
+                count?: boolean;
+                /** @description page number from 1 (default 1); ignored with count */
+                page?: number;
+                /** @description list size, 1 to 1000 (default 100); ignored with count */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        refunds: components["schemas"]["Refund"][];
                         /** @enum {string} */
                         status: "success";
                     } | {

@@ -17,6 +17,7 @@ import { StockInventoryHandler } from './commands/stock-inventory/stock-inventor
 import { CouponQr } from './coupon-images/coupon-qr';
 import { CouponsController } from './http/coupons.controller';
 import { PurchasesController } from './http/purchases.controller';
+import { RefundsController } from './http/refunds.controller';
 import { ResellersController } from './http/resellers.controller';
 import { OpenHolds } from './queries/open-holds';
 import { PurchaseQueries } from './queries/purchase.queries';
@@ -65,6 +66,6 @@ export class PurchasingModule {}
 /** Purchasing's HTTP routes. */
 @Module({
   imports: [PurchasingModule, AccountsModule],
-  controllers: [PurchasesController, CouponsController, ResellersController, AuditController],
+  controllers: [PurchasesController, RefundsController, CouponsController, ResellersController, AuditController],
 })
 export class PurchasingHttpModule {}

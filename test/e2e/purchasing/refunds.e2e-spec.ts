@@ -6,7 +6,7 @@ import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { buyerWithCard } from '../../support/test-cards';
 
-/** Refunds of card purchases and claimed reservations, through the command the refund call issues. */
+/** Refunds of card purchases and claimed reservations: the command, and the calls over HTTPS. */
 describe('refunding a purchase', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
@@ -80,5 +80,46 @@ describe('refunding a purchase', () => {
     const { refundId } = await refund(purchaseId, null);
     expect(await api.get(PaymentGateway).refundOutcome(`refund-${refundId}`)).toBeNull();
     expect(await events(purchaseId)).toContain('RefundSucceeded');
+  });
+
+  it('refunds over HTTPS: POST /purchases/:id/refunds answers the refund; the purchase and the user list it; refusals name the coupon', async () => {
+    const purchase = await buy(2);
+    const path = `/purchases/${purchase.id}/refunds`;
+    const created = await api.call('POST', path, {
+      apiKey: partner.apiKey,
+      body: { coupon_ids: [purchase.coupons[1].id], reason: 'duplicate', note: 'bought twice' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.refund).toMatchObject({
+      purchase_id: purchase.id,
+      user_id: buyer.userId,
+      coupon_ids: [purchase.coupons[1].id],
+      amount: 1000,
+      reason: 'duplicate',
+      note: 'bought twice',
+      forced: false,
+      state: 'succeeded',
+      failure_reason: null,
+    });
+    const again = await api.call('POST', path, {
+      apiKey: partner.apiKey,
+      body: { coupon_ids: [purchase.coupons[1].id], reason: 'duplicate' },
+    });
+    expect(again.status).toBe(422);
+    expect(again.body.error_msg).toMatch(/already part of another refund/);
+    const bad = await api.call('POST', path, { apiKey: partner.apiKey, body: { reason: 'changed_mind' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors).toEqual([expect.objectContaining({ field: 'reason' })]);
+    expect((await api.call('POST', '/purchases/nope/refunds', { apiKey: partner.apiKey, body: { reason: 'duplicate' } })).status).toBe(404);
+    const listed = await api.call('GET', path, { apiKey: partner.apiKey });
+    expect(listed.body.refunds.map((r: { id: string }) => r.id)).toEqual([created.body.refund.id]);
+    const ofUser = await api.call('GET', `/users/${buyer.userId}/refunds?count=true`, { apiKey: partner.apiKey });
+    expect(ofUser.body.count).toBeGreaterThanOrEqual(1);
+    const coupon = await api.call('GET', `/purchases/${purchase.id}`, { apiKey: partner.apiKey });
+    expect(coupon.body.purchase.coupons.map((c: { state: string }) => c.state)).toEqual(['valid', 'cancelled']);
+    // Another partner sees none of it.
+    const other = await api.createPartner('Other');
+    expect((await api.call('GET', path, { apiKey: other.apiKey })).status).toBe(404);
+    expect((await api.call('POST', path, { apiKey: other.apiKey, body: { reason: 'duplicate' } })).status).toBe(404);
   });
 });

@@ -2,6 +2,7 @@ import { ViewFilter, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { COUPON_DETAILS, CouponDetails } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
+import { REFUND_DETAILS, RefundDetails } from '../projections/refund-details/refund-details.projection';
 import type { ShippingAddress } from '../domain/purchase/shipping-address';
 
 export type CouponFilterWord = 'valid' | 'redeemed' | 'expired';
@@ -87,5 +88,24 @@ export class PurchaseQueries {
 
   countUserCoupons(partnerId: string, userId: string, state: ViewFilter | null): Promise<number> {
     return this.views.count(COUPON_DETAILS, { userId, partnerId, ...(state ?? {}) });
+  }
+
+  async refund(partnerId: string, refundId: string): Promise<RefundDetails | null> {
+    const refund = await this.views.findById<RefundDetails>(REFUND_DETAILS, refundId);
+    return refund && refund.partnerId === partnerId ? refund : null;
+  }
+
+  /** A purchase's refunds, oldest first. */
+  purchaseRefunds(partnerId: string, purchaseId: string): Promise<RefundDetails[]> {
+    return this.views.find<RefundDetails>(REFUND_DETAILS, { purchaseId, partnerId }, { sort: { createdAt: 1, _id: 1 } });
+  }
+
+  /** A user's refunds, newest first. */
+  userRefunds(partnerId: string, userId: string, skip: number, limit: number): Promise<RefundDetails[]> {
+    return this.views.find<RefundDetails>(REFUND_DETAILS, { partnerId, userId }, { sort: { createdAt: -1, _id: 1 }, skip, limit });
+  }
+
+  countUserRefunds(partnerId: string, userId: string): Promise<number> {
+    return this.views.count(REFUND_DETAILS, { partnerId, userId });
   }
 }
