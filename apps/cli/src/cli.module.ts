@@ -18,6 +18,7 @@ import {
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
+import { RefundsForceCommand } from './commands/refunds-force.command';
 import { JobsListCommand, OperatorPasswordCommand } from './commands/operations.commands';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
 
@@ -80,6 +81,7 @@ export class CliModule {
         AuditCardLinkCommand,
         AuditPartnerCommand,
         MailDigestCommand,
+        RefundsForceCommand,
         JobsListCommand,
         OperatorPasswordCommand,
         PartnersCreateCommand,

@@ -22,3 +22,6 @@ export { purchasingProjections } from './projections';
 /** A purchase and a coupon in their API shapes (the partner event feed renders them too). */
 export { toCoupon, toPurchase } from './http/purchase.answers';
 export { CouponQr } from './coupon-images/coupon-qr';
+export { RefundPurchase, RefundSteps } from './commands/refund-purchase/refund-purchase.command';
+export { REFUND_REASONS } from './domain/refund/refund-rules';
+export type { RefundReason } from './domain/refund/refund-rules';

@@ -59,7 +59,7 @@ import { RefundPurchaseHandler, RefundSteps } from './commands/refund-purchase/r
     KeyedPurchases,
     CouponQr,
   ],
-  exports: [PurchaseQueries, ReleaseExpiredHolds, ExpireCoupons, PurchaseAudit, RecoverInterruptedPayments, CouponQr],
+  exports: [PurchaseQueries, ReleaseExpiredHolds, ExpireCoupons, PurchaseAudit, RecoverInterruptedPayments, CouponQr, RefundSteps],
 })
 export class PurchasingModule {}
 

@@ -2,7 +2,7 @@ import { EventStore, ManualClock, PaymentGateway } from '@deals/kernel';
 import { RefundPurchase } from '@deals/purchasing/commands/refund-purchase/refund-purchase.command';
 import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
 import { CommandBus } from '@nestjs/cqrs';
-import { TestApi } from '../../support/api-harness';
+import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { buyerWithCard } from '../../support/test-cards';
 
@@ -121,5 +121,41 @@ describe('refunding a purchase', () => {
     const other = await api.createPartner('Other');
     expect((await api.call('GET', path, { apiKey: other.apiKey })).status).toBe(404);
     expect((await api.call('POST', path, { apiKey: other.apiKey, body: { reason: 'duplicate' } })).status).toBe(404);
+  });
+
+  it("refunds a redeemed coupon only through the operator's refunds:force, with its reason and note recorded", async () => {
+    const purchase = await buy(1);
+    const couponId = purchase.coupons[0].id;
+    expect((await api.call('PUT', `/coupons/${couponId}/redeem`, { apiKey: partner.apiKey })).status).toBe(200);
+    const refused = await api.call('POST', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey, body: { reason: 'fraudulent' } });
+    expect(refused.status).toBe(422);
+    const without = await runCli(api.dataDir, ['refunds:force', purchase.id, '--reason', 'fraudulent']);
+    expect(without.code).not.toBe(0);
+    const forced = await runCli(api.dataDir, [
+      'refunds:force',
+      purchase.id,
+      '--reason',
+      'fraudulent',
+      '--note',
+      'card reported stolen',
+      '--json',
+    ]);
+    expect(forced.code).toBe(0);
+    expect(JSON.parse(forced.stdout)).toMatchObject({ purchase_id: purchase.id, coupon_ids: [couponId], amount: 1000, state: 'succeeded' });
+    for (let i = 0; ; i++) {
+      const listed = await api.call('GET', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey });
+      // The API's views take in what the CLI's process wrote as they tail the log.
+      if (listed.body.refunds[0]?.state === 'succeeded') {
+        expect(listed.body.refunds[0]).toMatchObject({
+          forced: true,
+          note: 'card reported stolen',
+          reason: 'fraudulent',
+          state: 'succeeded',
+        });
+        break;
+      }
+      if (i > 100) throw new Error('the forced refund was not shown');
+      await new Promise((r) => setTimeout(r, 50));
+    }
   });
 });
