@@ -30,19 +30,19 @@ let tree: string | undefined;
  * The service's sources (apps/ and libs/) compiled to JavaScript once for all the processes the tests
  * start, with the compiler and options jest uses: started from it, a process saves the second or so
  * a TypeScript loader takes to compile them at each start. Kept under node_modules/.cache (where
- * packages resolve), keyed by the sources' content, so an edited source is compiled again; written
+ * packages resolve), keyed by the sources' content and the compiler's version, so an edited source is compiled again; written
  * apart and renamed, as another jest worker may compile the same tree at the same time.
  */
 function compiledTree(): string {
   if (tree) return tree;
   const files = ['apps', 'libs'].flatMap((dir) => filesUnder(join(ROOT, dir))).sort();
   const options = compilerOptions();
-  const hash = createHash('sha256').update(JSON.stringify(options));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const swc = require('@swc/core') as typeof import('@swc/core');
+  const hash = createHash('sha256').update(JSON.stringify(options)).update(swc.version);
   for (const file of files) hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
   const dir = join(CACHE, hash.digest('hex').slice(0, 16));
   if (!existsSync(dir)) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const swc = require('@swc/core') as typeof import('@swc/core');
     const partial = `${dir}.${process.pid}.${Math.random().toString(36).slice(2)}`;
     for (const file of files) {
       const target = join(partial, relative(ROOT, file));
@@ -56,9 +56,18 @@ function compiledTree(): string {
     } catch {
       rmSync(partial, { recursive: true, force: true }); // another worker's came first
     }
-    // Trees of sources a day out of date go.
-    for (const other of readdirSync(CACHE).map((name) => join(CACHE, name)))
-      if (other !== dir && Date.now() - statSync(other).mtimeMs > DAY_MS) rmSync(other, { recursive: true, force: true });
+  }
+  // Marked as used now: trees (and partial ones) unused for a day go, never one a run still uses.
+  writeFileSync(join(dir, '.used'), '');
+  for (const name of readdirSync(CACHE)) {
+    const other = join(CACHE, name);
+    if (other === dir) continue;
+    try {
+      const used = existsSync(join(other, '.used')) ? statSync(join(other, '.used')).mtimeMs : statSync(other).mtimeMs;
+      if (Date.now() - used > DAY_MS) rmSync(other, { recursive: true, force: true });
+    } catch {
+      // removed or renamed by another worker meanwhile
+    }
   }
   return (tree = dir);
 }

@@ -28,7 +28,8 @@ if (file) {
   };
   function MovedDate(...args) {
     if (!new.target) return new RealDate(now()).toString();
-    return args.length === 0 ? new RealDate(now()) : new RealDate(...args);
+    // Made for `new.target`, so that a subclass of Date gets instances of its own.
+    return Reflect.construct(RealDate, args.length === 0 ? [now()] : args, new.target);
   }
   MovedDate.prototype = RealDate.prototype;
   MovedDate.now = now;

@@ -1,5 +1,5 @@
 import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
-import { MemberSessions, serveSite, SiteDependencies, SitePages, SiteSecrets } from '@deals/partner-site';
+import { MemberSessions, serveSite, SITE_PREFIX, SiteDependencies, SitePages, SiteSecrets } from '@deals/partner-site';
 import {
   defaultPublicBaseUrl,
   DemoSeed,
@@ -23,6 +23,7 @@ import {
   listenHttpsOnly,
   logAbortedRequests,
   logRefusedBeforeRouting,
+  parseFormBodies,
   parseJsonBodies,
   purgeExpiredKeys,
   PURGE_EVERY_S,
@@ -124,6 +125,8 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   logAbortedRequests(fastify);
   answerUnservedRequests(fastify.server);
   parseJsonBodies(fastify);
+  // Form bodies: the partner site's pages, and the routes marked as taking them (the one-click unsubscribe).
+  parseFormBodies(fastify, [SITE_PREFIX]);
   // Registered before Nest adds its routes (the hooks go on the routes that write); the store and
   // clock are the application's, known once it is made.
   let idempotency: { store: IdempotencyStore; clock: Clock; metrics: ServiceMetrics } | null = null;

@@ -2140,7 +2140,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden */
+        /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
         Error403: {
             headers: {
                 [name: string]: unknown;
@@ -2752,7 +2752,7 @@ export interface operations {
                      * @description the deal sold
                      * @example chicago-spa-day
                      */
-                    deal_id: string | null;
+                    deal_id: string;
                     /**
                      * @description the buyer's first name (required but for card-linked deals)
                      * @example Ann
@@ -2901,7 +2901,7 @@ export interface operations {
                      * @description the deal sold
                      * @example chicago-spa-day
                      */
-                    deal_id: string | null;
+                    deal_id: string;
                     /**
                      * @description the buyer's first name (required but for card-linked deals)
                      * @example Ann
@@ -3524,6 +3524,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -3541,6 +3542,7 @@ export interface operations {
             422: components["responses"]["Error422"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getCouponQrImage: {
@@ -3567,6 +3569,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -3584,6 +3587,7 @@ export interface operations {
             422: components["responses"]["Error422"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     redeemCoupon: {
@@ -4082,6 +4086,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             414: components["responses"]["Error414"];
@@ -4154,6 +4159,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             414: components["responses"]["Error414"];
@@ -4162,6 +4168,7 @@ export interface operations {
             422: components["responses"]["Error422"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getReadiness: {
@@ -4194,6 +4201,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             414: components["responses"]["Error414"];
@@ -4245,6 +4253,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -4262,6 +4271,7 @@ export interface operations {
             422: components["responses"]["Error422"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getDealPictureAtSize: {
@@ -4286,6 +4296,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -4303,6 +4314,7 @@ export interface operations {
             422: components["responses"]["Error422"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createPurchase: {
@@ -5502,6 +5514,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5519,6 +5532,7 @@ export interface operations {
             422: components["responses"]["Error422"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     unsubscribeOneClick: {
@@ -5559,6 +5573,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5576,6 +5591,7 @@ export interface operations {
             422: components["responses"]["Error422"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createUser: {

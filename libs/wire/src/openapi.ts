@@ -61,7 +61,7 @@ function answerSchema(body: z.ZodType): SchemaObject {
 const ERROR_STATUSES: Record<number, string> = {
   400: `the request cannot be read (a malformed address or header, a JSON body nested more than ${MAX_JSON_DEPTH} levels deep): error_type bad_request`,
   401: 'missing or wrong credentials: error_type unauthorized',
-  403: 'the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden',
+  403: 'the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required',
   404: 'no such record for this partner: error_type find_failed',
   408: 'the request was not received in time: error_type bad_request',
   413: 'the body is larger than the service takes: error_type bad_request',
@@ -85,8 +85,8 @@ export const ApiErrors = (...statuses: number[]) =>
 
 /** Statuses every authenticated operation may answer. */
 export const COMMON_ERROR_STATUSES = [400, 401, 403, 408, 413, 414, 415, 417, 422, 429, 431, 500, 503];
-/** Statuses every operation without credentials may answer: what the edge refuses before any route, a body that is not JSON, a too long id. */
-export const PUBLIC_ERROR_STATUSES = [400, 408, 413, 414, 415, 417, 422, 431, 500];
+/** Statuses every operation without credentials may answer: what the edge refuses before any route (plain HTTP: 403), a body that is not JSON, a too long id, a store away. */
+export const PUBLIC_ERROR_STATUSES = [400, 403, 408, 413, 414, 415, 417, 422, 431, 500, 503];
 
 const RETRY_AFTER = {
   'Retry-After': { description: 'seconds until the caller may ask again', schema: { type: 'integer', minimum: 1 } },

@@ -29,10 +29,16 @@ function unwrap(schema: z.ZodType): z.ZodType {
     const def = (current as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
     if (def.type === 'optional' || def.type === 'nullable' || def.type === 'default' || def.type === 'prefault' || def.type === 'readonly')
       current = def.innerType as z.ZodType;
-    else if (def.type === 'pipe') current = def.in as z.ZodType;
+    else if (def.type === 'pipe') current = pipeSource(def);
     else break;
   }
   return current;
+}
+
+/** The schema a pipe validates against: its input's, or, after a preprocessing function (`z.preprocess`), its output's. */
+function pipeSource(def: Record<string, unknown>): z.ZodType {
+  const input = def.in as z.ZodType;
+  return (input as unknown as { _zod: { def: { type: string } } })._zod.def.type === 'transform' ? (def.out as z.ZodType) : input;
 }
 
 /**
@@ -49,7 +55,7 @@ function locate(schema: z.ZodType, path: PropertyKey[], fallback: string): { res
       break;
     }
     const def: Record<string, unknown> = (root as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
-    root = def.type === 'pipe' ? (def.in as z.ZodType) : undefined;
+    root = def.type === 'pipe' ? pipeSource(def) : undefined;
   }
   let from = 0;
   let current: z.ZodType | undefined = schema;

@@ -125,7 +125,14 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
   it('refuses malformed calls with error bodies naming the field', async () => {
     const user = await newUser();
     failure(await link({ deal_id: 'chicago-coffee-back' }), 422, 'validation_failed', 'user_id');
-    failure(await link({ user_id: user }), 422, 'validation_failed', 'deal_id');
+    const missing = await link({ user_id: user });
+    failure(missing, 422, 'validation_failed', 'deal_id');
+    // The schema's refusals name the card link, as the handler's do.
+    expect(missing.body.errors[0].resource).toBe('card_link');
+    expect((await link({ user_id: user }, apiKey, '?deal_ids[]=')).body.errors[0]).toMatchObject({
+      resource: 'card_link',
+      field: 'deal_ids',
+    });
     failure(
       await link({ user_id: user, deal_id: 'chicago-coffee-back', deal_ids: 'chicago-bagel-back' }),
       422,

@@ -145,6 +145,14 @@ describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppr
     });
     expect(form.statusCode).toBe(415);
     expect(await form.body.json()).toMatchObject({ status: 'error', error_type: 'bad_request' });
+    const multipart = await request(`${api.url}/users?api_key=${apiKey}`, {
+      method: 'POST',
+      dispatcher: insecure,
+      headers: { 'content-type': 'multipart/form-data; boundary=b0' },
+      body: oneClick['multipart/form-data; boundary=b0'],
+    });
+    expect(multipart.statusCode).toBe(415);
+    await multipart.body.text();
   });
 
   it("sends a region's email of today now: npm run cli -- mail:digest <region_id>", async () => {

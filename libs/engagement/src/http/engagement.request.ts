@@ -33,7 +33,7 @@ export class SubscriptionListQuery extends requestDto(subscriptionListQuery) {}
 const ZIP = 'must be a US zip code: up to 5 digits (leading zeros may be left out), as a number or a string';
 
 /**
- * The subscription's `zip` (documented as an integer): a whole number or digits, read as five digits with the
+ * The subscription's `zip`: a whole number or digits, read as five digits with the
  * leading zeros a number cannot carry (`2134` and `"02134"` are one Boston zip); ZIP+4 keeps its first five.
  */
 export const zipField = z

@@ -55,12 +55,16 @@ export const createBatchParams = z
   .object({
     deal_id: required(dealId).meta({
       type: 'string',
+      minLength: 1,
+      maxLength: MAX_ID,
       description: 'the deal the email is about',
       example: 'chicago-spa-day',
     }),
     user_ids: required(userIds).meta({
       type: 'array',
-      items: { type: 'string' },
+      items: { type: 'string', maxLength: MAX_ID },
+      minItems: 1,
+      maxItems: USER_IDS_PER_REQUEST,
       description: `the users to email, at most ${USER_IDS_PER_REQUEST}; unknown ones, and those already in another batch of that day, are dropped`,
       example: ['u4Kd8', 'u9Tz1'],
     }),
@@ -92,6 +96,8 @@ export const batchGuardParams = z
   .object({
     deal_id: required(dealId).meta({
       type: 'string',
+      minLength: 1,
+      maxLength: MAX_ID,
       description: "the batch's deal: a guard that the batch is this deal's",
       example: 'chicago-spa-day',
     }),

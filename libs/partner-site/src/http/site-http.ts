@@ -1,6 +1,6 @@
 import { PARTNER_ACCOUNTS } from '@deals/accounts';
 import type { ViewDocument, ViewStore } from '@deals/kernel';
-import { AuthenticatedRequest, parseFormBodies, PartnerRef, refuse, RequestLimits } from '@deals/wire';
+import { AuthenticatedRequest, PartnerRef, refuse, RequestLimits } from '@deals/wire';
 import { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { newSecret, secretHash, SiteSecrets } from '../commands/site-secrets';
@@ -134,13 +134,13 @@ function postedFromThisSite(request: FastifyRequest): boolean {
 
 /**
  * The partner site's plumbing on Fastify, for the routes under /partner only (route hooks, added as
- * Nest registers them; the API's routes pay nothing): form bodies, the session or visitor cookie,
+ * Nest registers them; the API's routes pay nothing; its form bodies are read by the bootstrap's
+ * `parseFormBodies`): the session or visitor cookie,
  * the partner's request budget, the origin and CSRF checks of every POST, and the security headers;
  * and the site's own 404 page for unknown paths under /partner. Call before the application
  * registers its routes; `dependencies` is asked once the application is up.
  */
 export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDependencies): void {
-  parseFormBodies(fastify, [SITE_PREFIX]);
   const onRequest = authenticate(dependencies);
   const preHandler = checkCsrf(dependencies);
   fastify.addHook('onRoute', (route: RouteOptions) => {

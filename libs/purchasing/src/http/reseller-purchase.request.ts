@@ -39,7 +39,8 @@ export const resellerSaleBody = z
       .string({ error: 'must be a string' })
       .nullish()
       .transform((id) => id ?? undefined)
-      .meta({ description: 'the deal sold', example: 'chicago-spa-day' }),
+      // Described as the string it must be: null reads as left out, and is refused as such.
+      .meta({ type: 'string', nullable: undefined, description: 'the deal sold', example: 'chicago-spa-day' }),
     quantity: z
       .unknown()
       .optional()
