@@ -119,8 +119,7 @@ export class RefundSteps {
         ),
       );
     if (refund.state === 'pending') {
-      const forced = await this.forced(purchaseId, refundId);
-      const refusal = await this.holdCoupons(refund.couponIds, refundId, caller.partnerId, forced, context, wrote);
+      const refusal = await this.holdCoupons(refund.couponIds, refundId, caller.partnerId, refund.forced, context, wrote);
       if (refusal) await record({ outcome: 'failed', reason: refusal });
       // A claimed reservation's money is the partner's to give back; a free coupon has none.
       else if (purchase.chargeId === null || refund.amountCents === 0) await record({ outcome: 'succeeded', processorRefundId: null });
@@ -154,17 +153,6 @@ export class RefundSteps {
           ),
         );
     return { state: ended.state, position };
-  }
-
-  /** Whether the refund was an operator's forced one (as its request recorded). */
-  private async forced(purchaseId: string, refundId: string): Promise<boolean> {
-    const events = await this.store.readStream(purchaseStream(purchaseId));
-    return events.some(
-      (e) =>
-        e.type === 'RefundRequested' &&
-        (e.data as { refundId: string; forced: boolean }).refundId === refundId &&
-        (e.data as { forced: boolean }).forced,
-    );
   }
 
   /** Holds each coupon for the refund; the first refusal's reason, the coupons held so far given back, or null when all are held. */

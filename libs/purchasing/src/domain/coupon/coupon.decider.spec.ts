@@ -1,6 +1,6 @@
 import { NotFound, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '@deals/testing';
-import { couponDecider } from './coupon.decider';
+import { couponDecider, CouponNotRefundable, REFUND_REASONS } from './coupon.decider';
 import { CouponEvent } from './coupon.events';
 
 const given = deciderSpec(couponDecider);
@@ -124,5 +124,69 @@ describe('expire coupon', () => {
 
   describe('no coupon', () => {
     it('is not found', () => given([]).when(expire, at('2026-06-15T12:10:00Z')).thenThrows(NotFound));
+  });
+});
+
+describe('coupon refunds', () => {
+  const start = (refundId: string, forced = false) => ({
+    type: 'StartRefund' as const,
+    data: { couponId: 'c1', partnerId: 'a', refundId, forced },
+  });
+  const started = (refundId: string): CouponEvent => ({
+    type: 'CouponRefundStarted',
+    data: { couponId: 'c1', refundId, startedAt: now.toISOString() },
+  });
+  const redeemed: CouponEvent = { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } };
+
+  it('is held for a refund, and cannot be redeemed while it is', () => {
+    given([issued()])
+      .when(start('r1'), now)
+      .then([started('r1')]);
+    given([issued(), started('r1')])
+      .when(start('r1'), now)
+      .then([]);
+    given([issued(), started('r1')])
+      .when({ type: 'RedeemCoupon', data: { couponId: 'c1', partnerId: 'a' } }, now)
+      .thenThrows(ValidationFailed, { message: 'state is being refunded' });
+  });
+  it('refuses a redeemed or expired coupon, and goods whose barcode is not refundable, unless an operator forces it', () => {
+    given([issued(), redeemed]).when(start('r1'), now).thenThrows(CouponNotRefundable, { message: REFUND_REASONS.state });
+    given([{ ...issued(), data: { ...(issued().data as object), refundable: false } } as CouponEvent])
+      .when(start('r1'), now)
+      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.barcode });
+    given([issued(), redeemed])
+      .when(start('r1', true), now)
+      .then([started('r1')]);
+    given([{ ...issued(), data: { ...(issued().data as object), refundable: false } } as CouponEvent])
+      .when(start('r1', true), now)
+      .then([started('r1')]);
+  });
+  it('is held by one refund at a time, and never refunded twice', () => {
+    given([issued(), started('r1')])
+      .when(start('r2'), now)
+      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.refunded });
+    const refunded: CouponEvent = { type: 'CouponRefunded', data: { couponId: 'c1', refundId: 'r1', refundedAt: now.toISOString() } };
+    given([issued(), started('r1')])
+      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'succeeded' } }, now)
+      .then([refunded]);
+    given([issued(), started('r1'), refunded])
+      .when(start('r2', true), now)
+      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.refunded });
+  });
+  it('is given back when its refund fails, and may be refunded or redeemed again', () => {
+    const released: CouponEvent = { type: 'CouponRefundReleased', data: { couponId: 'c1', refundId: 'r1', releasedAt: now.toISOString() } };
+    given([issued(), started('r1')])
+      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'released' } }, now)
+      .then([released]);
+    given([issued(), started('r1'), released])
+      .when(start('r2'), now)
+      .then([started('r2')]);
+    given([issued(), started('r1'), released])
+      .when({ type: 'RedeemCoupon', data: { couponId: 'c1', partnerId: 'a' } }, now)
+      .then([{ type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: now.toISOString() } }]);
+    // A late outcome of another refund changes nothing.
+    given([issued(), started('r2')])
+      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'succeeded' } }, now)
+      .then([]);
   });
 });

@@ -87,6 +87,8 @@ export interface PurchaseRefund {
   couponIds: string[];
   amountCents: number;
   state: RefundState;
+  /** An operator's refund of coupons the rules keep. */
+  forced: boolean;
 }
 
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message }]);
@@ -238,8 +240,8 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
           amountCents: event.data.amountCents,
         };
       case 'RefundRequested': {
-        const { refundId, couponIds, amountCents } = event.data;
-        return { ...purchase, refunds: [...purchase.refunds, { refundId, couponIds, amountCents, state: 'pending' }] };
+        const { refundId, couponIds, amountCents, forced } = event.data;
+        return { ...purchase, refunds: [...purchase.refunds, { refundId, couponIds, amountCents, state: 'pending', forced }] };
       }
       case 'RefundSucceeded':
       case 'RefundFailed': {

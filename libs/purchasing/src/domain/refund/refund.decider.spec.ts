@@ -1,8 +1,6 @@
 import { NotFound, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '@deals/testing';
 import fc from 'fast-check';
-import { CouponNotRefundable, couponDecider, REFUND_REASONS } from '../coupon/coupon.decider';
-import { CouponEvent } from '../coupon/coupon.events';
 import { purchaseDecider, RequestRefund } from '../purchase/purchase.decider';
 import { PurchaseEvent } from '../purchase/purchase.events';
 import { couponShares } from './refund-rules';
@@ -138,83 +136,5 @@ describe('purchase refunds', () => {
       .when(outcome, now)
       .then([]);
     given([reserved(), paid]).when(outcome, now).thenThrows(NotFound);
-  });
-});
-
-describe('coupon refunds', () => {
-  const given = deciderSpec(couponDecider);
-  const issued = (refundable = true): CouponEvent => ({
-    type: 'CouponIssued',
-    data: {
-      couponId: 'c1',
-      purchaseId: 'p1',
-      partnerId: 'a',
-      userId: 'u1',
-      dealId: 'd1',
-      dealType: 'daily-deal',
-      barcode: 'b',
-      redemptionCode: 'r',
-      expiresAt: '2026-12-31T00:00:00Z',
-      issuedAt: at,
-      refundable,
-    },
-  });
-  const start = (refundId: string, forced = false) => ({
-    type: 'StartRefund' as const,
-    data: { couponId: 'c1', partnerId: 'a', refundId, forced },
-  });
-  const started = (refundId: string): CouponEvent => ({ type: 'CouponRefundStarted', data: { couponId: 'c1', refundId, startedAt: at } });
-  const redeemed: CouponEvent = { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: at } };
-
-  it('is held for a refund, and cannot be redeemed while it is', () => {
-    given([issued()])
-      .when(start('r1'), now)
-      .then([started('r1')]);
-    given([issued(), started('r1')])
-      .when(start('r1'), now)
-      .then([]);
-    given([issued(), started('r1')])
-      .when({ type: 'RedeemCoupon', data: { couponId: 'c1', partnerId: 'a' } }, now)
-      .thenThrows(ValidationFailed, { message: 'state is being refunded' });
-  });
-  it('refuses a redeemed or expired coupon, and goods whose barcode is not refundable, unless an operator forces it', () => {
-    given([issued(), redeemed]).when(start('r1'), now).thenThrows(CouponNotRefundable, { message: REFUND_REASONS.state });
-    given([issued(false)])
-      .when(start('r1'), now)
-      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.barcode });
-    given([issued(), redeemed])
-      .when(start('r1', true), now)
-      .then([started('r1')]);
-    given([issued(false)])
-      .when(start('r1', true), now)
-      .then([started('r1')]);
-  });
-  it('is held by one refund at a time, and never refunded twice', () => {
-    given([issued(), started('r1')])
-      .when(start('r2'), now)
-      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.refunded });
-    const refunded: CouponEvent = { type: 'CouponRefunded', data: { couponId: 'c1', refundId: 'r1', refundedAt: at } };
-    given([issued(), started('r1')])
-      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'succeeded' } }, now)
-      .then([refunded]);
-    given([issued(), started('r1'), refunded])
-      .when(start('r2', true), now)
-      .thenThrows(CouponNotRefundable, { message: REFUND_REASONS.refunded });
-  });
-  it('is given back when its refund fails, and may be refunded or redeemed again', () => {
-    const released: CouponEvent = { type: 'CouponRefundReleased', data: { couponId: 'c1', refundId: 'r1', releasedAt: at } };
-    given([issued(), started('r1')])
-      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'released' } }, now)
-      .then([released]);
-    given([issued(), started('r1'), released])
-      .when(start('r2'), now)
-      .then([started('r2')]);
-    given([issued(), started('r1'), released])
-      .when({ type: 'RedeemCoupon', data: { couponId: 'c1', partnerId: 'a' } }, now)
-      .then([{ type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: at } }]);
-    // A late outcome of another refund changes nothing.
-    given([issued(), started('r2')])
-      .when({ type: 'FinishRefund', data: { couponId: 'c1', refundId: 'r1', outcome: 'succeeded' } }, now)
-      .then([]);
   });
 });
