@@ -31,7 +31,8 @@ if (unavailable) {
       expect(api.get(ViewStore).backend).toBe('postgresql');
       const { apiKey } = await api.createPartner();
       await api.importRegions([chicago]);
-      await api.importDeals([{ ...spaDay, quantity: 5 }, cardLinked]);
+      // A per-user limit above three: three purchases of one user may all be sold, so the only refusal is the charge lock's.
+      await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: 5 }, cardLinked]);
       const user = (await api.call('POST', '/users', { apiKey, body: { email: 'pg@example.com' } })).body.user_id;
       const card = (
         await api.call('POST', '/credit_cards', {
@@ -48,7 +49,7 @@ if (unavailable) {
         ),
       );
       // One charge at a time per user: the others are 409 already_charging.
-      expect(bought.every((r) => r.status === 200 || r.status === 409)).toBe(true);
+      expect(bought.filter((r) => r.status !== 200 && r.status !== 409).map((r) => [r.status, r.body])).toEqual([]);
       expect(bought.some((r) => r.status === 200)).toBe(true);
       const link = await api.call('POST', '/card_links', { apiKey, body: { user_id: user, deal_id: cardLinked.id } });
       expect(link.status).toBe(200);
