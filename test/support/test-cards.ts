@@ -2,6 +2,9 @@
 export const TEST_CARDS = { visa: '4242424242424242', mastercard: '5105105105105100' } as const;
 /** The simulated processor's test card that it declines. */
 export const DECLINED_TEST_CARD = '4000000000000002';
+/** Test cards whose charges it approves and whose refunds it refuses, or answers late (the money back, the answer lost). */
+export const REFUND_REFUSED_TEST_CARD = '4000000000005126';
+export const REFUND_LATE_TEST_CARD = '4000000000007726';
 
 /** Something that calls the running service (an {@link ApiProcess} or a harness). */
 interface Caller {

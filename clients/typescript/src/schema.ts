@@ -1760,14 +1760,14 @@ export interface components {
          *     }
          */
         Event: {
-            /** @description purchase.refunded only: the coupon cancelled and refunded */
+            /** @description purchase.refunded after a reseller's cancel: the coupon cancelled and refunded */
             coupon_id?: string;
             /**
              * @description when it happened, ISO 8601 UTC
              * @example 2026-06-15T12:00:00.000Z
              */
             created_at: string;
-            /** @description the resource in its own API shape (Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then */
+            /** @description the resource in its own API shape (Purchase with coupons, Coupon, Refund, CardLink, TargetedEmailBatch, Subscription, User) as it was then */
             data: {
                 [key: string]: unknown;
             };
@@ -1789,13 +1789,15 @@ export interface components {
                 transaction_date: string;
                 transaction_reference: string;
             };
+            /** @description purchase.refunded after a refund of a card purchase: the refund that succeeded */
+            refund_id?: string;
             /** @enum {string} */
-            resource: "purchase" | "coupon" | "card_link" | "targeted_email_batch" | "subscription" | "user";
+            resource: "purchase" | "coupon" | "refund" | "card_link" | "targeted_email_batch" | "subscription" | "user";
             resource_id: string;
             /** @description the event's number among its resource's events, from 1: order them by it */
             sequence: number;
             /** @enum {string} */
-            type: "purchase.completed" | "purchase.refunded" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
+            type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
         };
         /** @description a place where the deal is redeemed */
         Location: {
@@ -1815,6 +1817,8 @@ export interface components {
         Purchase: {
             /** @description total paid, cents */
             amount: number;
+            /** @description what its refunds gave back, cents (those that succeeded); payment_state stays `charged` */
+            amount_refunded: number;
             coupons: components["schemas"]["Coupon"][] | null;
             /** @description human-readable UTC text (not ISO 8601) */
             created_at: string;
@@ -1838,6 +1842,8 @@ export interface components {
             price: number;
             /** @description the same identifier */
             purchase_id: string;
+            /** @description its refunds, oldest first */
+            refunds: components["schemas"]["Refund"][];
             /** @description purchasing user; null on a reservation */
             user_id: string | null;
         };
@@ -2081,7 +2087,7 @@ export interface components {
             endpoint_id: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "purchase.completed" | "purchase.refunded" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
+            event_type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
             id: string;
             /** @description ISO 8601 UTC; null once it succeeded or failed for good */
             next_attempt_at: string | null;

@@ -21,6 +21,7 @@ export { couponState } from './domain/coupon/coupon.decider';
 export { purchasingProjections } from './projections';
 /** A purchase and a coupon in their API shapes (the partner event feed renders them too). */
 export { toCoupon, toPurchase } from './http/purchase.answers';
+export { toRefund } from './http/refunds.answers';
 export { CouponQr } from './coupon-images/coupon-qr';
 export { RefundPurchase, RefundSteps } from './commands/refund-purchase/refund-purchase.command';
 export { REFUND_REASONS } from './domain/refund/refund-rules';

@@ -9,7 +9,7 @@ import { ApiProcess, freePort } from '../../support/api-process';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { SmtpSink } from '../../support/smtp-sink';
 import { tempDir } from '../../support/temp-dir';
-import { TEST_CARDS } from '../../support/test-cards';
+import { buyerWithCard, REFUND_REFUSED_TEST_CARD, TEST_CARDS } from '../../support/test-cards';
 import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver';
 
 const TYPES = FEED_EVENT_TYPES;
@@ -138,6 +138,20 @@ describe('webhooks to a real HTTPS receiver', () => {
     });
     expect(bought.status).toBe(200);
     await call('PUT', `/coupons/${bought.body.purchase.coupons[0].id}/redeem`);
+    // A refund that succeeds (its coupon cancelled), and one the card's issuer refuses.
+    const refunded = await call('POST', `/purchases/${bought.body.purchase.id}/refunds`, { reason: 'requested_by_customer' });
+    expect(refunded.body.refund).toMatchObject({ state: 'succeeded', coupon_ids: [bought.body.purchase.coupons[1].id] });
+    const refuser = await buyerWithCard({ call }, apiKey, 'refuser@example.com', REFUND_REFUSED_TEST_CARD);
+    const refusedPurchase = await call('POST', '/purchases', {
+      deal_id: spaDay.id,
+      quantity: 1,
+      user_id: refuser.userId,
+      credit_card_id: refuser.cardId,
+      expected_price_per_unit: spaDay.current_price,
+    });
+    expect((await call('POST', `/purchases/${refusedPurchase.body.purchase.id}/refunds`, { reason: 'duplicate' })).body.refund.state).toBe(
+      'failed',
+    );
     const reserved = (await call('POST', '/purchases/reserve', { deal_id: spaDay.id, num_bought: 1 })).body.purchase;
     await call('PUT', `/purchases/${reserved.id}/release`);
     const resale = await api.callWithHeaders(

@@ -1,10 +1,10 @@
-import { EventStore, ManualClock, PaymentGateway } from '@deals/kernel';
+import { EventStore, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
 import { RefundPurchase } from '@deals/purchasing/commands/refund-purchase/refund-purchase.command';
 import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
 import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
-import { buyerWithCard } from '../../support/test-cards';
+import { buyerWithCard, REFUND_LATE_TEST_CARD, REFUND_REFUSED_TEST_CARD } from '../../support/test-cards';
 
 /** Refunds of card purchases and claimed reservations: the command, and the calls over HTTPS. */
 describe('refunding a purchase', () => {
@@ -27,10 +27,10 @@ describe('refunding a purchase', () => {
   });
   afterAll(() => api.close());
 
-  const buy = async (quantity: number) => {
+  const buy = async (quantity: number, who = buyer) => {
     const reply = await api.call('POST', '/purchases', {
       apiKey: partner.apiKey,
-      body: { deal_id: spaDay.id, user_id: buyer.userId, credit_card_id: buyer.cardId, quantity, expected_price_per_unit: 1000 },
+      body: { deal_id: spaDay.id, user_id: who.userId, credit_card_id: who.cardId, quantity, expected_price_per_unit: 1000 },
     });
     if (reply.status !== 200) throw new Error(`the purchase was refused: ${JSON.stringify(reply.body)}`);
     return reply.body.purchase as { id: string; coupons: Array<{ id: string }> };
@@ -115,12 +115,90 @@ describe('refunding a purchase', () => {
     expect(listed.body.refunds.map((r: { id: string }) => r.id)).toEqual([created.body.refund.id]);
     const ofUser = await api.call('GET', `/users/${buyer.userId}/refunds?count=true`, { apiKey: partner.apiKey });
     expect(ofUser.body.count).toBeGreaterThanOrEqual(1);
-    const coupon = await api.call('GET', `/purchases/${purchase.id}`, { apiKey: partner.apiKey });
-    expect(coupon.body.purchase.coupons.map((c: { state: string }) => c.state)).toEqual(['valid', 'cancelled']);
+    const own = await api.call('GET', `/purchases/${purchase.id}`, { apiKey: partner.apiKey });
+    expect(own.body.purchase.coupons.map((c: { state: string }) => c.state)).toEqual(['valid', 'cancelled']);
+    expect(own.body.purchase).toMatchObject({
+      payment_state: 'charged',
+      amount: 2000,
+      amount_refunded: 1000,
+      refunds: [created.body.refund],
+    });
+    // The feed tells the refund, the purchase refunded and its coupon cancelled.
+    await api.settle();
+    const feed = await api.call('GET', '/v1/events?limit=100', { apiKey: partner.apiKey });
+    const told = (feed.body.events as Array<{ type: string; resource_id: string; data: { state?: string }; refund_id?: string }>).filter(
+      (e) => e.resource_id === created.body.refund.id || e.resource_id === purchase.id || e.resource_id === purchase.coupons[1].id,
+    );
+    expect(told.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['refund.created', 'refund.succeeded', 'purchase.refunded', 'coupon.cancelled']),
+    );
+    expect(told.find((e) => e.type === 'refund.created')?.data).toMatchObject({ id: created.body.refund.id, state: 'pending' });
+    expect(told.find((e) => e.type === 'refund.succeeded')?.data).toEqual(created.body.refund);
+    expect(told.find((e) => e.type === 'purchase.refunded')?.refund_id).toBe(created.body.refund.id);
     // Another partner sees none of it.
     const other = await api.createPartner('Other');
     expect((await api.call('GET', path, { apiKey: other.apiKey })).status).toBe(404);
     expect((await api.call('POST', path, { apiKey: other.apiKey, body: { reason: 'duplicate' } })).status).toBe(404);
+  });
+
+  it("tells a refund the card's issuer refused as failed, its coupons still valid to refund again", async () => {
+    const refused = await buyerWithCard(
+      { call: (method, path, body) => api.call(method, path, { apiKey: partner.apiKey, body }) },
+      partner.apiKey,
+      'refund-refused@example.com',
+      REFUND_REFUSED_TEST_CARD,
+    );
+    const purchase = await buy(1, refused);
+    const created = await api.call('POST', `/purchases/${purchase.id}/refunds`, {
+      apiKey: partner.apiKey,
+      body: { reason: 'requested_by_customer' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.refund).toMatchObject({ state: 'failed', failure_reason: expect.stringMatching(/issuer refused/), amount: 1000 });
+    const own = (await api.call('GET', `/purchases/${purchase.id}`, { apiKey: partner.apiKey })).body.purchase;
+    expect(own).toMatchObject({ amount_refunded: 0, refunds: [created.body.refund] });
+    expect(own.coupons.map((c: { state: string }) => c.state)).toEqual(['valid']);
+    await api.settle();
+    const feed = await api.call('GET', '/v1/events?limit=100&types=refund.failed', { apiKey: partner.apiKey });
+    expect(feed.body.events.map((e: { data: unknown }) => e.data)).toContainEqual(created.body.refund);
+    // Its coupon may be refunded again (and is refused again, by the same issuer).
+    const again = await api.call('POST', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey, body: { reason: 'duplicate' } });
+    expect(again.body.refund).toMatchObject({ state: 'failed', coupon_ids: created.body.refund.coupon_ids });
+  });
+
+  it('keeps a refund whose processor answer was lost pending; its settling job asks again under its key and pays once', async () => {
+    const late = await buyerWithCard(
+      { call: (method, path, body) => api.call(method, path, { apiKey: partner.apiKey, body }) },
+      partner.apiKey,
+      'refund-late@example.com',
+      REFUND_LATE_TEST_CARD,
+    );
+    const purchase = await buy(2, late);
+    const armed = jest.spyOn(api.get(Scheduler), 'schedule');
+    try {
+      const created = await api.call('POST', `/purchases/${purchase.id}/refunds`, {
+        apiKey: partner.apiKey,
+        body: { reason: 'merchant_unable_to_fulfil' },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.refund).toMatchObject({ state: 'pending', amount: 2000, failure_reason: null, settled_at: null });
+      const job = armed.mock.calls.map(([j]) => j).find((j) => j.kind === 'settle-refund' && j.data.refundId === created.body.refund.id);
+      expect(job).toBeDefined();
+      // The job, run now rather than 30 s of real time away.
+      await api.get(Scheduler).schedule({ ...job!, runAt: clock.now() });
+      let refund = created.body.refund;
+      for (let i = 0; refund.state === 'pending'; i++) {
+        if (i > 100) throw new Error('the refund was not settled');
+        await new Promise((r) => setTimeout(r, 20));
+        refund = (await api.call('GET', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey })).body.refunds[0];
+      }
+      expect(refund).toMatchObject({ id: created.body.refund.id, state: 'succeeded', amount: 2000 });
+      const outcome = await api.get(PaymentGateway).refundOutcome(`refund-${refund.id}`);
+      expect(outcome).toMatchObject({ status: 'refunded' });
+      expect((await events(purchase.id)).filter((t) => t === 'RefundSucceeded')).toHaveLength(1);
+    } finally {
+      armed.mockRestore();
+    }
   });
 
   it("refunds a redeemed coupon only through the operator's refunds:force, with its reason and note recorded", async () => {

@@ -2,6 +2,9 @@
 export const FEED_EVENT_TYPES = [
   'purchase.completed',
   'purchase.refunded',
+  'refund.created',
+  'refund.succeeded',
+  'refund.failed',
   'reservation.released',
   'reservation.expired',
   'coupon.redeemed',
@@ -21,6 +24,6 @@ export const FEED_EVENT_TYPES = [
 export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
 
 /** The resources the feed speaks of, by their API names. */
-export type FeedResourceType = 'purchase' | 'coupon' | 'card_link' | 'targeted_email_batch' | 'subscription' | 'user';
+export type FeedResourceType = 'purchase' | 'coupon' | 'refund' | 'card_link' | 'targeted_email_batch' | 'subscription' | 'user';
 
 export const isFeedEventType = (type: string): type is FeedEventType => (FEED_EVENT_TYPES as readonly string[]).includes(type);

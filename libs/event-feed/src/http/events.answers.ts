@@ -10,12 +10,12 @@ export const feedEventSchema = z
       .meta({ description: 'the event; derived from the log, the same after a rebuild', example: 'evt_9bQ1xV0cKp3sWm2LrT8aYd4e' }),
     type: z.enum(FEED_EVENT_TYPES),
     created_at: z.string().meta({ description: 'when it happened, ISO 8601 UTC', example: '2026-06-15T12:00:00.000Z' }),
-    resource: z.enum(['purchase', 'coupon', 'card_link', 'targeted_email_batch', 'subscription', 'user']),
+    resource: z.enum(['purchase', 'coupon', 'refund', 'card_link', 'targeted_email_batch', 'subscription', 'user']),
     resource_id: z.string(),
     sequence: z.number().int().meta({ description: "the event's number among its resource's events, from 1: order them by it" }),
     data: z.record(z.string(), z.unknown()).meta({
       description:
-        'the resource in its own API shape (Purchase with coupons, Coupon, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
+        'the resource in its own API shape (Purchase with coupons, Coupon, Refund, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
     }),
     redemption: z
       .object({
@@ -29,7 +29,14 @@ export const feedEventSchema = z
       })
       .optional()
       .meta({ description: 'card_link.redeemed only: the transaction and what it earned' }),
-    coupon_id: z.string().optional().meta({ description: 'purchase.refunded only: the coupon cancelled and refunded' }),
+    coupon_id: z
+      .string()
+      .optional()
+      .meta({ description: "purchase.refunded after a reseller's cancel: the coupon cancelled and refunded" }),
+    refund_id: z
+      .string()
+      .optional()
+      .meta({ description: 'purchase.refunded after a refund of a card purchase: the refund that succeeded' }),
   })
   .meta({
     id: 'Event',

@@ -2,7 +2,7 @@ import { AccountsSettings, toUser } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
 import { toCardLink, toSubscription } from '@deals/engagement';
 import { toBatch } from '@deals/messaging';
-import { CouponLinks, CouponQr, toCoupon, toPurchase } from '@deals/purchasing';
+import { CouponLinks, CouponQr, toCoupon, toPurchase, toRefund } from '@deals/purchasing';
 import { Injectable } from '@nestjs/common';
 import type { FeedEvent } from '../projections/event-feed/event-feed.projection';
 
@@ -45,6 +45,8 @@ export class FeedRenderer {
         return toPurchase(state, await Promise.all((event.snapshot.coupons ?? []).map((c) => coupon(c as never))), this.catalog);
       case 'coupon':
         return coupon(state);
+      case 'refund':
+        return toRefund(state);
       case 'card_link':
         return toCardLink(state);
       case 'targeted_email_batch':

@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { couponState } from '../domain/coupon/coupon.decider';
 import type { CouponDetails } from '../projections/coupon-details/coupon-details.projection';
 import type { PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
+import type { RefundDetails } from '../projections/refund-details/refund-details.projection';
+import { refundSchema, toRefund } from './refunds.answers';
 
 export abstract class CouponLinks {
   /** This API's address, where coupons' QR images and printable pages are served. */
@@ -89,8 +91,14 @@ export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null,
       image_url_abs: `${catalog.imageBaseUrl}${image}`,
     },
     coupons,
+    amount_refunded: refundedCents(purchase.refunds ?? []),
+    refunds: (purchase.refunds ?? []).map(toRefund),
   };
 }
+
+/** What its refunds gave back so far: those that succeeded. */
+const refundedCents = (refunds: readonly RefundDetails[]) =>
+  refunds.reduce((sum, refund) => sum + (refund.state === 'succeeded' ? refund.amountCents : 0), 0);
 
 const HUMAN_UTC = 'human-readable UTC text (not ISO 8601)';
 const EXAMPLE_QR = 'iVBORw0KGgoAAAANSUhEUgAAAB0AAAAdAQAAAAB+6FqiAAAA...';
@@ -169,6 +177,11 @@ export const purchaseSchema = z
       })
       .meta({ id: 'PurchaseDeal', description: "the purchase's deal, in summary" }),
     coupons: z.array(couponSchema).nullable(),
+    amount_refunded: z
+      .number()
+      .int()
+      .meta({ description: 'what its refunds gave back, cents (those that succeeded); payment_state stays `charged`' }),
+    refunds: z.array(refundSchema).meta({ description: 'its refunds, oldest first' }),
   })
   .meta({ id: 'Purchase', description: 'a purchase' });
 
@@ -194,6 +207,8 @@ const examplePurchase = {
     image_url_abs: 'https://images.example.com/images/deals/chicago-spa-day.jpg',
   },
   coupons: [(couponSchema.meta() as { example: unknown }).example],
+  amount_refunded: 0,
+  refunds: [],
 };
 
 /** `{status, purchase}`: what the purchase calls answer. */

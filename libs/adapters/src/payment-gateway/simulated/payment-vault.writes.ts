@@ -5,7 +5,12 @@
  */
 import type Database from 'better-sqlite3';
 
-export type Behaviour = 'approve' | 'decline' | 'processor_error' | 'slow';
+/**
+ * A test card's behaviour: its charges approved, declined, failed or answered slowly; or approved,
+ * with refunds the issuer refuses (`refund_refused`) or whose first answer is lost although the
+ * money went back (`refund_late`: asked again under its key, the refund answers refunded).
+ */
+export type Behaviour = 'approve' | 'decline' | 'processor_error' | 'slow' | 'refund_refused' | 'refund_late';
 
 export const VAULT_SCHEMA = `
   CREATE TABLE IF NOT EXISTS cards (
@@ -60,7 +65,9 @@ export function prepareWrites(db: Database.Database) {
     'INSERT INTO charges (idempotency_key, token, amount_cents, status, charge_id, reason) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const refundByKey = db.prepare('SELECT * FROM refunds WHERE idempotency_key = ?');
-  const approvedCharge = db.prepare("SELECT amount_cents FROM charges WHERE charge_id = ? AND status = 'approved'").pluck();
+  const approvedCharge = db.prepare(
+    "SELECT charges.amount_cents AS charged, cards.behaviour FROM charges LEFT JOIN cards ON cards.token = charges.token WHERE charge_id = ? AND status = 'approved'",
+  );
   const refunded = db.prepare("SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE charge_id = ? AND status = 'refunded'").pluck();
   const insertRefund = db.prepare(
     'INSERT INTO refunds (idempotency_key, charge_id, amount_cents, status, refund_id, reason) VALUES (?, ?, ?, ?, ?, ?)',
@@ -96,20 +103,29 @@ export function prepareWrites(db: Database.Database) {
       };
     },
 
-    refund({ chargeId, amountCents, idempotencyKey, newRefundId }: RefundArgs): { row: RefundRow; first: boolean } {
+    /** The first record of the key, or a new one decided from the charge and its card's test behaviour. */
+    refund({ chargeId, amountCents, idempotencyKey, newRefundId }: RefundArgs): {
+      row: RefundRow;
+      behaviour: Behaviour | null;
+      first: boolean;
+    } {
+      const charge = approvedCharge.get(chargeId) as { charged: number; behaviour: Behaviour | null } | undefined;
+      const behaviour = charge?.behaviour ?? null;
       const earlier = refundByKey.get(idempotencyKey) as RefundRow | undefined;
-      if (earlier) return { row: earlier, first: false };
-      const charged = approvedCharge.get(chargeId) as number | undefined;
+      if (earlier) return { row: earlier, behaviour, first: false };
       const done = refunded.get(chargeId) as number;
       const [status, refundId, reason]: [RefundRow['status'], string | null, string | null] =
-        charged === undefined
+        charge === undefined
           ? ['refused', null, 'unknown charge']
-          : amountCents > charged - done
+          : amountCents > charge.charged - done
             ? ['refused', null, 'refund exceeds what is left of the charge']
-            : ['refunded', newRefundId, null];
+            : behaviour === 'refund_refused'
+              ? ['refused', null, "the card's issuer refused the refund"]
+              : ['refunded', newRefundId, null];
       insertRefund.run(idempotencyKey, chargeId, amountCents, status, refundId, reason);
       return {
         row: { idempotency_key: idempotencyKey, charge_id: chargeId, amount_cents: amountCents, status, refund_id: refundId, reason },
+        behaviour,
         first: true,
       };
     },

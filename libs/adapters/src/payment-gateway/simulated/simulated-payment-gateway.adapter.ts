@@ -29,6 +29,8 @@ const TEST_CARDS: Record<string, Behaviour> = {
   '4000000000000002': 'decline',
   '4000000000000119': 'processor_error',
   '4000000000000259': 'slow',
+  '4000000000005126': 'refund_refused',
+  '4000000000007726': 'refund_late',
 };
 
 /**
@@ -116,8 +118,13 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { chargeId, amountCents, idempotencyKey } = request;
     const args = { chargeId, amountCents, idempotencyKey, newRefundId: `re_${this.newIdText()}` } satisfies RefundArgs;
-    const { row, first } = await this.idempotent(() => this.writer.run<{ row: RefundRow; first: boolean }>('refund', args));
+    const { row, behaviour, first } = await this.idempotent(() =>
+      this.writer.run<{ row: RefundRow; behaviour: Behaviour | null; first: boolean }>('refund', args),
+    );
     if (!first && (row.charge_id !== chargeId || row.amount_cents !== amountCents)) return keyReused;
+    // The money went back; the answer to the first asking is lost on its way.
+    if (first && behaviour === 'refund_late' && row.status === 'refunded')
+      return { status: 'error', reason: 'the processor did not answer in time' };
     return refundOutcome(row);
   }
 

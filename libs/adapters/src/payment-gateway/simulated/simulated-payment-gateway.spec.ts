@@ -210,6 +210,32 @@ describe('SimulatedPaymentGateway', () => {
       expect(await gateway.refund({ chargeId, amountCents: 1, idempotencyKey: 'r2' })).toMatchObject({ status: 'refused' });
     });
 
+    const chargedTo = async (number: string) => {
+      const { token } = await gateway.tokenize(card(number));
+      const outcome = await gateway.charge(charge(token, `purchase-${number}`, 1500));
+      if (outcome.status !== 'approved') throw new Error('charge not approved');
+      return outcome.chargeId;
+    };
+
+    it("approves 4000000000005126's charges and refuses its refunds, once for each key", async () => {
+      const refused = await chargedTo('4000000000005126');
+      const outcome = await gateway.refund({ chargeId: refused, amountCents: 1500, idempotencyKey: 'r1' });
+      expect(outcome).toEqual({ status: 'refused', reason: "the card's issuer refused the refund" });
+      expect(await gateway.refundOutcome('r1')).toEqual(outcome);
+    });
+
+    it("refunds 4000000000007726's charges with the first answer lost: asked again, the key answers refunded, refunded once", async () => {
+      const late = await chargedTo('4000000000007726');
+      expect(await gateway.refund({ chargeId: late, amountCents: 1500, idempotencyKey: 'r1' })).toEqual({
+        status: 'error',
+        reason: 'the processor did not answer in time',
+      });
+      const again = await gateway.refund({ chargeId: late, amountCents: 1500, idempotencyKey: 'r1' });
+      expect(again).toEqual({ status: 'refunded', refundId: expect.stringMatching(/^re_/) });
+      expect(await gateway.refundOutcome('r1')).toEqual(again);
+      expect(await gateway.refund({ chargeId: late, amountCents: 1, idempotencyKey: 'r2' })).toMatchObject({ status: 'refused' });
+    });
+
     it('refuses an unknown charge', async () => {
       expect(await gateway.refund({ chargeId: 'ch_nope', amountCents: 100, idempotencyKey: 'r1' })).toEqual({
         status: 'refused',

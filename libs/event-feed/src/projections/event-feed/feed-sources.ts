@@ -2,7 +2,7 @@ import { userAccountsProjection } from '@deals/accounts/projections';
 import { cardLinkDetailsProjection, subscriptionsProjection } from '@deals/engagement/projections';
 import type { Projection, RecordedEvent, ViewDocument } from '@deals/kernel';
 import { batchDetailsProjection } from '@deals/messaging/projections';
-import { couponDetailsProjection, purchaseDetailsProjection, purchasesOfHold } from '@deals/purchasing/projections';
+import { couponDetailsProjection, purchaseDetailsProjection, purchasesOfHold, refundDetailsProjection } from '@deals/purchasing/projections';
 import type { FeedEventType, FeedResourceType } from '../../domain/feed-event';
 
 /** What a resource's view held before and after one log event, to decide which feed events it makes. */
@@ -41,6 +41,8 @@ export const purchaseSource: FeedSource = {
     switch (event.type) {
       case 'PurchaseReleased':
         return ['reservation.released'];
+      case 'RefundSucceeded':
+        return ['purchase.refunded'];
       case 'UnitsReleased': {
         const { reason } = data<{ reason: string }>(event);
         return reason === 'expired' && purchase.fulfillmentState === 'reserved' && !purchase.paymentIntent ? ['reservation.expired'] : [];
@@ -63,9 +65,27 @@ export const couponSource: FeedSource = {
       case 'CouponRedeemed':
         return ['coupon.redeemed'];
       case 'CouponCancelled':
+      case 'CouponRefunded':
         return ['coupon.cancelled'];
       case 'CouponExpired':
         return ['coupon.expired'];
+    }
+    return [];
+  },
+};
+
+/** A refund of a card purchase: asked for, then settled one way or the other. */
+export const refundSource: FeedSource = {
+  resource: 'refund',
+  projection: refundDetailsProjection as unknown as Projection,
+  emits({ event }) {
+    switch (event.type) {
+      case 'RefundRequested':
+        return ['refund.created'];
+      case 'RefundSucceeded':
+        return ['refund.succeeded'];
+      case 'RefundFailed':
+        return ['refund.failed'];
     }
     return [];
   },
@@ -124,4 +144,4 @@ export const userSource: FeedSource = {
 };
 
 /** The sources whose resources have records of their own (a coupon's is its purchase's: see the projection). */
-export const FEED_SOURCES: readonly FeedSource[] = [purchaseSource, cardLinkSource, batchSource, subscriptionSource, userSource];
+export const FEED_SOURCES: readonly FeedSource[] = [purchaseSource, refundSource, cardLinkSource, batchSource, subscriptionSource, userSource];

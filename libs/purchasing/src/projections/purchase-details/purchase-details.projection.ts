@@ -3,6 +3,7 @@ import type { CouponIssued } from '../../domain/coupon/coupon.events';
 import { purchasesOfHold, type UnitsSold } from '../../domain/inventory/inventory.events';
 import type { DealSnapshot, PurchaseEvent } from '../../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../../domain/purchase/shipping-address';
+import { refundDetailsProjection, type RefundDetails } from '../refund-details/refund-details.projection';
 
 /** "What is purchase X now?" */
 export interface PurchaseDetails extends ViewDocument {
@@ -37,6 +38,8 @@ export interface PurchaseDetails extends ViewDocument {
    * Card purchases are settled from their payment intent instead, and are never marked.
    */
   saleInProgress: boolean;
+  /** Its refunds, oldest first, as the refunds view keeps each (absent until the first). */
+  refunds?: RefundDetails[];
 }
 
 /**
@@ -61,6 +64,9 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     'PurchaseResold',
     'CouponIssued',
     'UnitsSold',
+    'RefundRequested',
+    'RefundSucceeded',
+    'RefundFailed',
   ],
   indexes: [
     { keys: { userId: 1 } },
@@ -157,8 +163,18 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
       }
       case 'RefundRequested':
       case 'RefundSucceeded':
-      case 'RefundFailed':
-        return null; // not handled here: the refunds view keeps them
+      case 'RefundFailed': {
+        if (!view) return view;
+        const { refundId } = event.data;
+        const refunds = view.refunds ?? [];
+        const refund = refundDetailsProjection.evolve(refunds.find((r) => r._id === refundId) ?? null, recorded, refundId);
+        if (!refund) return null;
+        const others = refunds.filter((r) => r._id !== refundId);
+        return {
+          ...view,
+          refunds: event.type === 'RefundRequested' ? [...others, refund] : refunds.map((r) => (r._id === refundId ? refund : r)),
+        };
+      }
     }
   },
 });
