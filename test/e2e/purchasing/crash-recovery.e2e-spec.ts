@@ -11,6 +11,7 @@ import { RecoverInterruptedPayments } from '@deals/purchasing/reactions/recover-
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
+import { buyerWithCard, REFUND_LATE_TEST_CARD } from '../../support/test-cards';
 
 /**
  * A process that dies between charging a card and recording the sale leaves a reservation with a
@@ -704,5 +705,64 @@ describe('recovery of card purchases interrupted by a crash', () => {
     } finally {
       crashDir.remove();
     }
+  });
+
+  it('settles after a restart the refunds a stop left pending, each paid back once: one whose processor answer was lost, one never asked', async () => {
+    await acrossRestart(
+      'recovery-refunds',
+      async (api) => {
+        const { apiKey } = await api.createPartner();
+        await api.importRegions([chicago]);
+        await api.importDeals([{ ...spaDay, quantity: 10, max_per_user: undefined }]);
+        const caller = { call: (method: string, path: string, body?: unknown) => api.call(method, path, { apiKey, body }) };
+        const late = await buyerWithCard(caller, apiKey, 'late@example.com', REFUND_LATE_TEST_CARD);
+        const plain = await buyerWithCard(caller, apiKey, 'plain@example.com');
+        const buy = async (who: { userId: string; cardId: string }) =>
+          (
+            await caller.call('POST', '/purchases', {
+              deal_id: spaDay.id,
+              quantity: 1,
+              user_id: who.userId,
+              credit_card_id: who.cardId,
+              expected_price_per_unit: spaDay.current_price,
+            })
+          ).body.purchase.id as string;
+        const lost = await buy(late);
+        const unasked = await buy(plain);
+        expect((await caller.call('POST', `/purchases/${lost}/refunds`, { reason: 'duplicate' })).body.refund.state).toBe('pending');
+        // The process stops after recording the refund, before asking the processor.
+        const gateway = api.get(PaymentGateway);
+        const refund = jest.spyOn(gateway, 'refund').mockRejectedValueOnce(new Error('the process stopped'));
+        expect((await caller.call('POST', `/purchases/${unasked}/refunds`, { reason: 'duplicate' })).status).toBe(500);
+        expect(refund).toHaveBeenCalledTimes(1);
+        refund.mockRestore();
+        return { apiKey, lost, unasked };
+      },
+      async (api, { apiKey, lost, unasked }) => {
+        // The start armed their jobs (in this process's memory); run again to see them, then run them now.
+        const armed = jest.spyOn(api.get(Scheduler), 'schedule');
+        try {
+          expect(await api.get(RecoverInterruptedPayments).run({ othersMayBeBuying: false })).toBeGreaterThanOrEqual(2);
+          const jobs = armed.mock.calls.map(([job]) => job).filter((job) => job.kind === 'settle-refund');
+          expect(jobs.map((job) => job.data.purchaseId).sort()).toEqual([lost, unasked].sort());
+          for (const job of jobs) await api.get(Scheduler).schedule({ ...job, runAt: clock.now() });
+        } finally {
+          armed.mockRestore();
+        }
+        for (const purchaseId of [lost, unasked]) {
+          let purchase = { amount: 0, amount_refunded: 0, refunds: [{ state: 'pending', id: '' }] };
+          for (let i = 0; purchase.refunds[0].state === 'pending'; i++) {
+            if (i > 200) throw new Error(`the refund of ${purchaseId} was not settled`);
+            await new Promise((r) => setTimeout(r, 20));
+            purchase = (await api.call('GET', `/purchases/${purchaseId}`, { apiKey })).body.purchase;
+          }
+          expect(purchase.refunds[0].state).toBe('succeeded');
+          expect(purchase.amount_refunded).toBe(purchase.amount);
+          expect(await api.get(PaymentGateway).refundOutcome(`refund-${purchase.refunds[0].id}`)).toMatchObject({ status: 'refunded' });
+          const events = await api.get(EventStore).readStream(purchaseStream(purchaseId));
+          expect(events.filter((e) => e.type === 'RefundSucceeded')).toHaveLength(1);
+        }
+      },
+    );
   });
 });

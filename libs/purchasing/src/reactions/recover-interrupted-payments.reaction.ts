@@ -13,6 +13,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/purchase-steps/coupon-issuer';
 import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/purchase-steps/purchase-recovery-job';
 import { PurchaseSteps } from '../commands/purchase-steps/purchase-steps';
+import { RefundSteps, SETTLE_AFTER_MS } from '../commands/refund-purchase/refund-purchase.command';
 import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { OpenHolds } from '../queries/open-holds';
@@ -20,6 +21,7 @@ import { HOLD_TTL_MS, inventoryStream, purchasesOfHold, replacementHoldId } from
 import { purchaseStream } from '../domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
+import { REFUND_DETAILS, RefundDetails } from '../projections/refund-details/refund-details.projection';
 
 const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
 
@@ -35,7 +37,9 @@ const SYSTEM = { ...OPERATOR, actor: 'system:recovery' };
  * stopped between taking its units and its record: `finishInterruptedSales`). Last, releases every open hold no purchase was recorded for:
  * a reseller sale takes its hold before it records its purchase, so a process stopped between the
  * two leaves a hold nobody owns. Such a hold would lapse by itself within five minutes; this gives
- * its units back at once (a retry of the sale then takes a fresh hold).
+ * its units back at once (a retry of the sale then takes a fresh hold). Refunds still pending (a
+ * process stopped before its processor answered, or with their settling job in its memory) get
+ * their settling job again: it asks the processor under the refund's own key, so none pays twice.
  *
  * When other processes may be buying at the same moment (the distributed worker starting beside
  * running APIs), a purchase younger than the charge lock may still be in their hands: it is left
@@ -55,6 +59,7 @@ export class RecoverInterruptedPayments {
     private readonly scheduler: Scheduler,
     private readonly clock: Clock,
     private readonly openHolds: OpenHolds,
+    private readonly refunds: RefundSteps,
   ) {
     // Settles, at the end of its charge lock, a purchase another process may still have been
     // charging, or whose charge had no answer. Until the processor answers, it is tried again later
@@ -116,7 +121,20 @@ export class RecoverInterruptedPayments {
         );
       }
     }
+    recovered += await this.rearmPendingRefunds();
     return recovered + (await this.releaseAbandonedHolds(othersMayBeBuying));
+  }
+
+  /** Arms the settling job of every refund still pending, due when its own would have been (now, if that has passed). */
+  private async rearmPendingRefunds(): Promise<number> {
+    const pending = await this.views.find<RefundDetails>(REFUND_DETAILS, { state: 'pending' });
+    const now = this.clock.now().getTime();
+    for (const refund of pending) {
+      const dueIn = Math.max(0, Date.parse(refund.createdAt) + SETTLE_AFTER_MS - now);
+      await this.refunds.arm(refund.purchaseId, refund._id, refund.partnerId, dueIn);
+      this.logger.warn(`refund ${refund._id} of purchase ${refund.purchaseId} is pending: settled by its job`);
+    }
+    return pending.length;
   }
 
   /**

@@ -23,7 +23,7 @@ import { RefundReason } from '../../domain/refund/refund-rules';
 /** The scheduled job that ends a refund a process left pending (its processor answer lost, or the process stopped). */
 export const SETTLE_REFUND_JOB = 'settle-refund';
 /** How long after its request a refund is settled by its job when its own request did not end it. */
-const SETTLE_AFTER_MS = 30_000;
+export const SETTLE_AFTER_MS = 30_000;
 /** A refund the processor did not answer is asked again: a minute, doubling, at most half an hour. */
 const retryDelayMs = (attempt: number) => Math.min(60_000 * 2 ** Math.max(0, attempt - 1), 30 * 60_000);
 

@@ -25,7 +25,7 @@ export const REFUND_DETAILS = 'refund_details_v1';
 export const refundDetailsProjection = defineProjection<RefundDetails>({
   name: REFUND_DETAILS,
   handles: ['RefundRequested', 'RefundSucceeded', 'RefundFailed'],
-  indexes: [{ keys: { purchaseId: 1 } }, { keys: { partnerId: 1, userId: 1 } }, { keys: { createdAt: 1 } }],
+  indexes: [{ keys: { purchaseId: 1 } }, { keys: { state: 1 } }, { keys: { partnerId: 1, userId: 1 } }, { keys: { createdAt: 1 } }],
   documentIds: (event) => [(event.data as { refundId: string }).refundId],
   evolve(view, recorded, id) {
     const event = recorded as unknown as PurchaseEvent;
