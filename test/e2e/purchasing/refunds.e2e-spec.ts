@@ -201,6 +201,25 @@ describe('refunding a purchase', () => {
     }
   });
 
+  it('answers a refund asked again with its Idempotency-Key as first answered, paying back once', async () => {
+    const purchase = await buy(1);
+    const ask = (key: string) =>
+      api.call('POST', `/purchases/${purchase.id}/refunds`, {
+        apiKey: partner.apiKey,
+        headers: { 'idempotency-key': key },
+        body: { reason: 'requested_by_customer' },
+      });
+    const first = await ask('refund-once');
+    expect(first.status).toBe(201);
+    const again = await ask('refund-once');
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    const listed = await api.call('GET', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey });
+    expect(listed.body.refunds).toHaveLength(1);
+    // Another key is another request: nothing is left to refund.
+    expect((await ask('refund-twice')).status).toBe(422);
+  });
+
   it("refunds a redeemed coupon only through the operator's refunds:force, with its reason and note recorded", async () => {
     const purchase = await buy(1);
     const couponId = purchase.coupons[0].id;
