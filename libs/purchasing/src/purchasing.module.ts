@@ -8,6 +8,7 @@ import { ResaleSteps } from './commands/purchase-steps/resale-steps';
 import { FullPurchaseHandler } from './commands/full-purchase/full-purchase.command';
 import { CancelCouponHandler } from './commands/cancel-coupon/cancel-coupon.command';
 import { RedeemCouponHandler } from './commands/redeem-coupon/redeem-coupon.command';
+import { RollBackRedemptionHandler } from './commands/roll-back-redemption/roll-back-redemption.command';
 import { RecordResellerPurchaseHandler } from './commands/record-reseller-purchase/record-reseller-purchase.command';
 import { ClaimReservationHandler } from './commands/claim-reservation/claim-reservation.command';
 import { ReleaseExpiredHoldHandler } from './commands/release-expired-hold/release-expired-hold.command';
@@ -40,6 +41,7 @@ import { RefundPurchaseHandler, RefundSteps } from './commands/refund-purchase/r
     ReleaseReservationHandler,
     ReleaseExpiredHoldHandler,
     RedeemCouponHandler,
+    RollBackRedemptionHandler,
     BuyWithStoredCardHandler,
     FullPurchaseHandler,
     RecordResellerPurchaseHandler,

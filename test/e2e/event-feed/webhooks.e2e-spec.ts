@@ -141,6 +141,9 @@ describe('webhooks to a real HTTPS receiver', () => {
     // A refund that succeeds (its coupon cancelled), and one the card's issuer refuses.
     const refunded = await call('POST', `/purchases/${bought.body.purchase.id}/refunds`, { reason: 'requested_by_customer' });
     expect(refunded.body.refund).toMatchObject({ state: 'succeeded', coupon_ids: [bought.body.purchase.coupons[1].id] });
+    expect((await call('POST', `/coupons/${bought.body.purchase.coupons[0].id}/redemption_rollbacks`, { reason: 'other' })).status).toBe(
+      200,
+    );
     const refuser = await buyerWithCard({ call }, apiKey, 'refuser@example.com', REFUND_REFUSED_TEST_CARD);
     const refusedPurchase = await call('POST', '/purchases', {
       deal_id: spaDay.id,

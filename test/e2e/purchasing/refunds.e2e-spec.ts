@@ -255,4 +255,43 @@ describe('refunding a purchase', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
   });
+
+  it("rolls back a coupon's redemption within 24 hours, once, with the reason and who asked; not later, not another partner's", async () => {
+    const purchase = await buy(1);
+    const couponId = purchase.coupons[0].id;
+    const path = `/coupons/${couponId}/redemption_rollbacks`;
+    const rollBack = (body: unknown, apiKey = partner.apiKey) => api.call('POST', path, { apiKey, body });
+    expect((await rollBack({ reason: 'redeemed_by_mistake' })).body.errors).toEqual([expect.objectContaining({ field: 'state' })]);
+    expect((await api.call('PUT', `/coupons/${couponId}/redeem`, { apiKey: partner.apiKey })).status).toBe(200);
+    const bad = await rollBack({ reason: 'because' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors).toEqual([expect.objectContaining({ field: 'reason' })]);
+    const other = await api.createPartner('Rollback other');
+    expect((await rollBack({ reason: 'wrong_coupon' }, other.apiKey)).status).toBe(404);
+    const rolled = await rollBack({ reason: 'wrong_coupon', note: 'scanned the wrong phone' });
+    expect(rolled.status).toBe(200);
+    expect(rolled.body.coupon).toMatchObject({ id: couponId, state: 'valid', redeemed_at: null });
+    const again = await rollBack({ reason: 'wrong_coupon' });
+    expect(again.status).toBe(422);
+    expect(again.body.error_msg).toMatch(/is not redeemed/);
+    // Redeemed again, it may be rolled back within its own 24 hours only.
+    expect((await api.call('PUT', `/coupons/${couponId}/redeem`, { apiKey: partner.apiKey })).status).toBe(200);
+    clock.advance(24 * 3_600_000 + 1000);
+    const late = await rollBack({ reason: 'redeemed_by_mistake' });
+    expect(late.status).toBe(422);
+    expect(late.body.error_msg).toMatch(/more than 24 hours ago/);
+    const recorded = (await api.get(EventStore).readStream(`coupon-${couponId}`)).filter((e) => e.type === 'CouponRedemptionRolledBack');
+    expect(recorded.map((e) => e.data)).toEqual([
+      expect.objectContaining({ reason: 'wrong_coupon', note: 'scanned the wrong phone', by: `partner:${partner.partnerId}` }),
+    ]);
+    await api.settle();
+    const feed = await api.call('GET', '/v1/events?limit=100&types=coupon.redemption_rolled_back', { apiKey: partner.apiKey });
+    expect(feed.body.events).toEqual([
+      expect.objectContaining({
+        resource_id: couponId,
+        data: expect.objectContaining({ state: 'valid' }),
+        rollback: expect.objectContaining({ reason: 'wrong_coupon', note: 'scanned the wrong phone' }),
+      }),
+    ]);
+  });
 });

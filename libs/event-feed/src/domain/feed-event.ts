@@ -8,6 +8,7 @@ export const FEED_EVENT_TYPES = [
   'reservation.released',
   'reservation.expired',
   'coupon.redeemed',
+  'coupon.redemption_rolled_back',
   'coupon.cancelled',
   'coupon.expired',
   'card_link.linked',

@@ -29,6 +29,14 @@ export const feedEventSchema = z
       })
       .optional()
       .meta({ description: 'card_link.redeemed only: the transaction and what it earned' }),
+    rollback: z
+      .object({
+        redeemed_at: z.string().meta({ description: 'when the redemption undone was made, ISO 8601 UTC' }),
+        reason: z.string(),
+        note: z.string().nullable(),
+      })
+      .optional()
+      .meta({ description: 'coupon.redemption_rolled_back only: the redemption undone and why' }),
     coupon_id: z
       .string()
       .optional()

@@ -1,8 +1,8 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, NotFound, ViewProgress } from '@deals/kernel';
+import { Clock, LogPosition, NotFound, ViewProgress } from '@deals/kernel';
 import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
-import { Controller, Get, Param, Put, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiAnswer, ApiErrors, ApiRequest } from '@deals/wire';
 import { CouponAnswer, CouponListAnswer } from './purchasing.answers';
@@ -10,6 +10,8 @@ import { CouponLinkQuery, CouponListQuery } from './purchasing-lists.request';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { RedeemCoupon } from '../commands/redeem-coupon/redeem-coupon.command';
+import { RollBackRedemption } from '../commands/roll-back-redemption/roll-back-redemption.command';
+import { RollbackBody } from './refunds.request';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { couponStateFilter, PurchaseQueries } from '../queries/purchase.queries';
 import { barcodeSvg } from '../coupon-images/coupon-barcode';
@@ -66,6 +68,22 @@ export class CouponsController {
   @ApiAnswer(CouponAnswer, { errors: [404, 422] })
   redeemAny(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     return this.redeem(couponId, actingUser(request, undefined), caller);
+  }
+
+  // Partner credentials only: a buyer undoing a redemption would use the coupon twice.
+  @Post('coupons/:coupon_id/redemption_rollbacks')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Roll back a coupon's redemption",
+    description:
+      'A redemption made by mistake, undone within 24 hours of it: the coupon answers as before it (valid, or expired if its expiry ' +
+      'passed meanwhile), the rollback recorded with its reason, note and who asked. A coupon not redeemed, or redeemed longer ago: 422.',
+  })
+  @ApiAnswer(CouponAnswer, { errors: [404, 422] })
+  @ApiRequest({ body: RollbackBody })
+  async rollBack(@Param('coupon_id') couponId: string, @Body() body: RollbackBody, @CurrentCaller() caller: Caller) {
+    const { position } = await this.commands.execute(new RollBackRedemption(couponId, body, caller));
+    return this.answer(couponId, position);
   }
 
   /**
@@ -132,6 +150,10 @@ export class CouponsController {
 
   private async redeem(couponId: string, userId: string | undefined, caller: Caller) {
     const { position } = await this.commands.execute(new RedeemCoupon(couponId, userId, caller));
+    return this.answer(couponId, position);
+  }
+
+  private async answer(couponId: string, position: LogPosition | null) {
     await this.progress.waitFor([COUPON_DETAILS], position);
     const coupon = await this.purchases.coupon(couponId);
     const now = this.clock.now().getTime();

@@ -1,5 +1,6 @@
 import { requestDto, withPaging } from '@deals/wire';
 import { z } from 'zod';
+import { MAX_ROLLBACK_NOTE, ROLLBACK_REASONS } from '../domain/coupon/redemption-rollback';
 import { MAX_REFUND_NOTE, REFUND_REASONS } from '../domain/refund/refund-rules';
 import type { RefundTerms } from '../commands/refund-purchase/refund-purchase.command';
 
@@ -42,3 +43,21 @@ export class RefundBody extends requestDto(refundBody) {}
 /** GET /users/:user_id/refunds: `count`, `per_page`, `page`. */
 export const refundListQuery = withPaging({}, 'refund');
 export class RefundListQuery extends requestDto(refundListQuery) {}
+
+/** POST /coupons/:coupon_id/redemption_rollbacks. */
+export const rollbackBody = z
+  .object({
+    reason: z
+      .enum(ROLLBACK_REASONS, {
+        error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${ROLLBACK_REASONS.join(', ')}`),
+      })
+      .meta({ description: 'why the redemption is undone', example: 'redeemed_by_mistake' }),
+    note: z
+      .string({ error: 'must be a string' })
+      .max(MAX_ROLLBACK_NOTE, `must be at most ${MAX_ROLLBACK_NOTE} characters`)
+      .optional()
+      .meta({ description: 'what the till or support noted, kept with the rollback', example: 'scanned the wrong phone' }),
+  })
+  .meta({ 'x-resource': 'coupon' })
+  .transform((body) => ({ reason: body.reason, note: body.note ?? null }));
+export class RollbackBody extends requestDto(rollbackBody) {}

@@ -363,6 +363,10 @@ const number = (coupon: ViewDocument) => (coupon as unknown as { number?: number
 /** A card-link redemption's own figures: the transaction, the incentive owed and the fee, in cents. */
 function detailsOf(event: RecordedEvent): Record<string, unknown> | undefined {
   if (event.type === 'RefundSucceeded') return { refund_id: (event.data as { refundId: string }).refundId };
+  if (event.type === 'CouponRedemptionRolledBack') {
+    const { redeemedAt, reason, note } = event.data as { redeemedAt: string; reason: string; note: string | null };
+    return { rollback: { redeemed_at: redeemedAt, reason, note } };
+  }
   if (event.type !== 'CardLinkRedeemed') return undefined;
   const d = event.data as {
     transactionReference: string;

@@ -64,6 +64,8 @@ export const couponSource: FeedSource = {
     switch (event.type) {
       case 'CouponRedeemed':
         return ['coupon.redeemed'];
+      case 'CouponRedemptionRolledBack':
+        return ['coupon.redemption_rolled_back'];
       case 'CouponCancelled':
       case 'CouponRefunded':
         return ['coupon.cancelled'];

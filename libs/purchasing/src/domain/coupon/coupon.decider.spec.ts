@@ -190,3 +190,63 @@ describe('coupon refunds', () => {
       .then([]);
   });
 });
+
+describe('redemption rollbacks', () => {
+  const redeemedAt = now.toISOString();
+  const redeemed: CouponEvent = { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt } };
+  const rollBack = (partnerId = 'a') => ({
+    type: 'RollBackRedemption' as const,
+    data: {
+      couponId: 'c1',
+      partnerId,
+      reason: 'redeemed_by_mistake' as const,
+      note: 'wrong phone',
+      by: 'partner:a',
+      windowMs: 24 * 3_600_000,
+    },
+  });
+  const later = (ms: number) => new Date(now.getTime() + ms);
+  const rolledBack = (at: Date): CouponEvent => ({
+    type: 'CouponRedemptionRolledBack',
+    data: {
+      couponId: 'c1',
+      redeemedAt,
+      rolledBackAt: at.toISOString(),
+      reason: 'redeemed_by_mistake',
+      note: 'wrong phone',
+      by: 'partner:a',
+    },
+  });
+
+  it('undoes a redemption within the window, recording the reason and who asked; the coupon redeems again', () => {
+    given([issued(), redeemed])
+      .when(rollBack(), later(3_600_000))
+      .then([rolledBack(later(3_600_000))]);
+    given([issued(), redeemed, rolledBack(later(1000))])
+      .when(redeem(), later(2000))
+      .then([{ type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt: later(2000).toISOString() } }]);
+  });
+  it('undoes each redemption at most once: a coupon rolled back is no longer redeemed', () =>
+    given([issued(), redeemed, rolledBack(later(1000))])
+      .when(rollBack(), later(2000))
+      .thenThrows(ValidationFailed, { message: 'state is not redeemed' }));
+  it('refuses past the window, at the window it still undoes', () => {
+    given([issued(), redeemed])
+      .when(rollBack(), later(24 * 3_600_000 + 1))
+      .thenThrows(ValidationFailed, { message: 'state was redeemed more than 24 hours ago: its redemption can no longer be rolled back' });
+    given([issued(), redeemed])
+      .when(rollBack(), later(24 * 3_600_000))
+      .then([rolledBack(later(24 * 3_600_000))]);
+  });
+  it('refuses a valid, cancelled or refunded coupon, and does not find one of another partner', () => {
+    given([issued()]).when(rollBack(), now).thenThrows(ValidationFailed, { message: 'state is not redeemed' });
+    given([issued(), { type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: redeemedAt } }])
+      .when(rollBack(), now)
+      .thenThrows(ValidationFailed, { message: 'state is not redeemed' });
+    given([issued(), redeemed]).when(rollBack('b'), now).thenThrows(NotFound);
+  });
+  it('gives back an expired coupon as expired: its redemption undone does not extend it', () =>
+    given([issued('2026-06-15T12:30:00Z'), redeemed, rolledBack(later(3_600_000))])
+      .when(redeem(), later(3_600_000))
+      .thenThrows(ValidationFailed, { message: 'state has expired' }));
+});

@@ -1,4 +1,5 @@
 import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import type { RollbackReason } from './redemption-rollback';
 import { CouponEvent, CouponIssued } from './coupon.events';
 
 export type IssueCoupon = DomainCommand<'IssueCoupon', CouponIssued['data']>;
@@ -19,7 +20,12 @@ export type ExpireCoupon = DomainCommand<'ExpireCoupon', { couponId: string }>;
 export type StartRefund = DomainCommand<'StartRefund', { couponId: string; partnerId: string; refundId: string; forced: boolean }>;
 /** Ends the coupon's part in a refund: `succeeded` voids it, `released` (failed or given up) gives it back. */
 export type FinishRefund = DomainCommand<'FinishRefund', { couponId: string; refundId: string; outcome: 'succeeded' | 'released' }>;
-export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon | ExpireCoupon | StartRefund | FinishRefund;
+/** Undoes the coupon's redemption within `windowMs` of it, the reason and who asked recorded. */
+export type RollBackRedemption = DomainCommand<
+  'RollBackRedemption',
+  { couponId: string; partnerId: string; reason: RollbackReason; note: string | null; by: string; windowMs: number }
+>;
+export type CouponCommand = IssueCoupon | RedeemCoupon | CancelCoupon | ExpireCoupon | StartRefund | FinishRefund | RollBackRedemption;
 
 /** A cancel refused for one of the reseller reasons; the reseller body lists them. */
 export class CouponNotRefundable extends ValidationFailed {
@@ -121,6 +127,19 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
         if (!forced && couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
         return [{ type: 'CouponRefundStarted', data: { couponId, refundId, startedAt: now.toISOString() } }];
       }
+      case 'RollBackRedemption': {
+        const { couponId, partnerId, reason, note, by, windowMs } = command.data;
+        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
+        if (couponState(coupon, now.getTime()) !== 'redeemed' || !coupon.redeemedAt) throw refuse('is not redeemed');
+        if (now.getTime() - Date.parse(coupon.redeemedAt) > windowMs)
+          throw refuse(`was redeemed more than ${windowMs / 3_600_000} hours ago: its redemption can no longer be rolled back`);
+        return [
+          {
+            type: 'CouponRedemptionRolledBack',
+            data: { couponId, redeemedAt: coupon.redeemedAt, rolledBackAt: now.toISOString(), reason, note, by },
+          },
+        ];
+      }
       case 'FinishRefund': {
         const { couponId, refundId, outcome } = command.data;
         if (coupon.refundingIn !== refundId) return [];
@@ -157,6 +176,8 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
         return { ...coupon, refundingIn: null, refundedIn: event.data.refundId };
       case 'CouponRefundReleased':
         return { ...coupon, refundingIn: null };
+      case 'CouponRedemptionRolledBack':
+        return { ...coupon, redeemedAt: null };
     }
   },
 };

@@ -1,4 +1,5 @@
 import type { DomainEvent } from '@deals/kernel';
+import type { RollbackReason } from './redemption-rollback';
 
 export type CouponIssued = DomainEvent<
   'CouponIssued',
@@ -32,7 +33,22 @@ export type CouponRefundStarted = DomainEvent<'CouponRefundStarted', { couponId:
 export type CouponRefunded = DomainEvent<'CouponRefunded', { couponId: string; refundId: string; refundedAt: string }>;
 /** The refund that held it failed or was given up: the coupon is as it was. */
 export type CouponRefundReleased = DomainEvent<'CouponRefundReleased', { couponId: string; refundId: string; releasedAt: string }>;
+/**
+ * Its redemption (at `redeemedAt`) undone, with the reason and who asked (`by`, the caller's
+ * actor): the coupon is as before it, valid unless it expired meanwhile.
+ */
+export type CouponRedemptionRolledBack = DomainEvent<
+  'CouponRedemptionRolledBack',
+  { couponId: string; redeemedAt: string; rolledBackAt: string; reason: RollbackReason; note: string | null; by: string }
+>;
 export type CouponEvent =
-  CouponIssued | CouponRedeemed | CouponCancelled | CouponExpired | CouponRefundStarted | CouponRefunded | CouponRefundReleased;
+  | CouponIssued
+  | CouponRedeemed
+  | CouponCancelled
+  | CouponExpired
+  | CouponRefundStarted
+  | CouponRefunded
+  | CouponRefundReleased
+  | CouponRedemptionRolledBack;
 
 export const couponStream = (couponId: string) => `coupon-${couponId}`;

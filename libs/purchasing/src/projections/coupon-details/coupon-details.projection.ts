@@ -40,6 +40,7 @@ export const couponDetailsProjection = defineProjection<CouponDetails>({
     'CouponRefundStarted',
     'CouponRefunded',
     'CouponRefundReleased',
+    'CouponRedemptionRolledBack',
   ],
   indexes: [
     { keys: { userId: 1 } },
@@ -58,6 +59,7 @@ export const couponDetailsProjection = defineProjection<CouponDetails>({
     if (event.type === 'CouponRefundStarted') return view && { ...view, refundId: event.data.refundId };
     if (event.type === 'CouponRefunded') return view && { ...view, refundId: event.data.refundId, cancelledAt: event.data.refundedAt };
     if (event.type === 'CouponRefundReleased') return view && { ...view, refundId: null };
+    if (event.type === 'CouponRedemptionRolledBack') return view && { ...view, redeemedAt: null };
     const { partnerId, userId, purchaseId, dealId, dealType, barcode, redemptionCode, expiresAt, issuedAt } = event.data;
     const number = Number(id.slice(purchaseId.length + 1));
     return {
