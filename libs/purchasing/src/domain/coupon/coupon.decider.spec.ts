@@ -238,12 +238,15 @@ describe('redemption rollbacks', () => {
       .when(rollBack(), later(24 * 3_600_000))
       .then([rolledBack(later(24 * 3_600_000))]);
   });
-  it('refuses a valid, cancelled or refunded coupon, and does not find one of another partner', () => {
+  it('refuses a valid, cancelled or refunded coupon, or one a forced refund holds, and does not find one of another partner', () => {
     given([issued()]).when(rollBack(), now).thenThrows(ValidationFailed, { message: 'state is not redeemed' });
     given([issued(), { type: 'CouponCancelled', data: { couponId: 'c1', cancelledAt: redeemedAt } }])
       .when(rollBack(), now)
       .thenThrows(ValidationFailed, { message: 'state is not redeemed' });
     given([issued(), redeemed]).when(rollBack('b'), now).thenThrows(NotFound);
+    given([issued(), redeemed, { type: 'CouponRefundStarted', data: { couponId: 'c1', refundId: 'r1', startedAt: redeemedAt } }])
+      .when(rollBack(), now)
+      .thenThrows(ValidationFailed, { message: 'state is being refunded' });
   });
   it('gives back an expired coupon as expired: its redemption undone does not extend it', () =>
     given([issued('2026-06-15T12:30:00Z'), redeemed, rolledBack(later(3_600_000))])

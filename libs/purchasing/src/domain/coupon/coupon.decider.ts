@@ -131,6 +131,7 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
         const { couponId, partnerId, reason, note, by, windowMs } = command.data;
         if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
         if (couponState(coupon, now.getTime()) !== 'redeemed' || !coupon.redeemedAt) throw refuse('is not redeemed');
+        if (coupon.refundingIn) throw refuse('is being refunded');
         if (now.getTime() - Date.parse(coupon.redeemedAt) > windowMs)
           throw refuse(`was redeemed more than ${windowMs / 3_600_000} hours ago: its redemption can no longer be rolled back`);
         return [
