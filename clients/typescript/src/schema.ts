@@ -1844,8 +1844,8 @@ export interface components {
         Purchase: {
             /** @description total paid, cents */
             amount: number;
-            /** @description what its refunds gave back, cents (those that succeeded); payment_state stays `charged` */
-            amount_refunded: number;
+            /** @description once it has a refund: what its refunds gave back, cents (those that succeeded); payment_state stays `charged` */
+            amount_refunded?: number;
             coupons: components["schemas"]["Coupon"][] | null;
             /** @description human-readable UTC text (not ISO 8601) */
             created_at: string;
@@ -1869,8 +1869,8 @@ export interface components {
             price: number;
             /** @description the same identifier */
             purchase_id: string;
-            /** @description its refunds, oldest first */
-            refunds: components["schemas"]["Refund"][];
+            /** @description once it has a refund: its refunds, oldest first */
+            refunds?: components["schemas"]["Refund"][];
             /** @description purchasing user; null on a reservation */
             user_id: string | null;
         };

@@ -19,14 +19,18 @@ describe('refunding a purchase', () => {
     partner = { apiKey: made.apiKey, partnerId: made.partnerId };
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, current_price: 1000, quantity: 50, max_per_user: undefined }]);
-    buyer = await buyerWithCard(
-      { call: (method, path, body) => api.call(method, path, { apiKey: partner.apiKey, body }) },
-      partner.apiKey,
-      'refunded@example.com',
-    );
+    buyer = await buyerPaying('refunded@example.com');
   });
   afterAll(() => api.close());
 
+  /** A new user of the partner's, with a stored card (an approved one unless `number` says otherwise). */
+  const buyerPaying = (email: string, number?: string) =>
+    buyerWithCard(
+      { call: (method, path, body) => api.call(method, path, { apiKey: partner.apiKey, body }) },
+      partner.apiKey,
+      email,
+      number,
+    );
   const buy = async (quantity: number, who = buyer) => {
     const reply = await api.call('POST', '/purchases', {
       apiKey: partner.apiKey,
@@ -142,12 +146,7 @@ describe('refunding a purchase', () => {
   });
 
   it("tells a refund the card's issuer refused as failed, its coupons still valid to refund again", async () => {
-    const refused = await buyerWithCard(
-      { call: (method, path, body) => api.call(method, path, { apiKey: partner.apiKey, body }) },
-      partner.apiKey,
-      'refund-refused@example.com',
-      REFUND_REFUSED_TEST_CARD,
-    );
+    const refused = await buyerPaying('refund-refused@example.com', REFUND_REFUSED_TEST_CARD);
     const purchase = await buy(1, refused);
     const created = await api.call('POST', `/purchases/${purchase.id}/refunds`, {
       apiKey: partner.apiKey,
@@ -167,12 +166,7 @@ describe('refunding a purchase', () => {
   });
 
   it('keeps a refund whose processor answer was lost pending; its settling job asks again under its key and pays once', async () => {
-    const late = await buyerWithCard(
-      { call: (method, path, body) => api.call(method, path, { apiKey: partner.apiKey, body }) },
-      partner.apiKey,
-      'refund-late@example.com',
-      REFUND_LATE_TEST_CARD,
-    );
+    const late = await buyerPaying('refund-late@example.com', REFUND_LATE_TEST_CARD);
     const purchase = await buy(2, late);
     const armed = jest.spyOn(api.get(Scheduler), 'schedule');
     try {

@@ -91,8 +91,8 @@ export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null,
       image_url_abs: `${catalog.imageBaseUrl}${image}`,
     },
     coupons,
-    amount_refunded: refundedCents(purchase.refunds ?? []),
-    refunds: (purchase.refunds ?? []).map(toRefund),
+    // Only once it has a refund: every other purchase answers exactly as it always has.
+    ...(purchase.refunds?.length ? { amount_refunded: refundedCents(purchase.refunds), refunds: purchase.refunds.map(toRefund) } : {}),
   };
 }
 
@@ -177,11 +177,10 @@ export const purchaseSchema = z
       })
       .meta({ id: 'PurchaseDeal', description: "the purchase's deal, in summary" }),
     coupons: z.array(couponSchema).nullable(),
-    amount_refunded: z
-      .number()
-      .int()
-      .meta({ description: 'what its refunds gave back, cents (those that succeeded); payment_state stays `charged`' }),
-    refunds: z.array(refundSchema).meta({ description: 'its refunds, oldest first' }),
+    amount_refunded: z.number().int().optional().meta({
+      description: 'once it has a refund: what its refunds gave back, cents (those that succeeded); payment_state stays `charged`',
+    }),
+    refunds: z.array(refundSchema).optional().meta({ description: 'once it has a refund: its refunds, oldest first' }),
   })
   .meta({ id: 'Purchase', description: 'a purchase' });
 
@@ -207,8 +206,6 @@ const examplePurchase = {
     image_url_abs: 'https://images.example.com/images/deals/chicago-spa-day.jpg',
   },
   coupons: [(couponSchema.meta() as { example: unknown }).example],
-  amount_refunded: 0,
-  refunds: [],
 };
 
 /** `{status, purchase}`: what the purchase calls answer. */
