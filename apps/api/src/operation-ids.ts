@@ -45,7 +45,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /users/{user_id}/coupons': 'listUserCoupons',
   'PUT /users/{user_id}/coupons/{coupon_id}/redeem': 'redeemUserCoupon',
   'PUT /coupons/{coupon_id}/redeem': 'redeemCoupon',
-  'POST /coupons/{coupon_id}/redemption_rollbacks': 'rollBackCouponRedemption',
+  'POST /coupons/{coupon_id}/redemption_rollbacks': 'createRedemptionRollback',
   'GET /coupons/{coupon_id}/qr.png': 'getCouponQrImage',
   'GET /coupons/{coupon_id}/print': 'getCouponPrintPage',
   'POST /api/v3/resellers/purchases': 'createResellerPurchase',

@@ -357,7 +357,7 @@ export interface paths {
          * Roll back a coupon's redemption
          * @description A redemption made by mistake, undone within 24 hours of it: the coupon answers as before it (valid, or expired if its expiry passed meanwhile), the rollback recorded with its reason, note and who asked. A coupon not redeemed, or redeemed longer ago: 422.
          */
-        post: operations["rollBackCouponRedemption"];
+        post: operations["createRedemptionRollback"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3701,7 +3701,7 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
-    rollBackCouponRedemption: {
+    createRedemptionRollback: {
         parameters: {
             query?: never;
             header?: {

@@ -2,7 +2,12 @@ import { userAccountsProjection } from '@deals/accounts/projections';
 import { cardLinkDetailsProjection, subscriptionsProjection } from '@deals/engagement/projections';
 import type { Projection, RecordedEvent, ViewDocument } from '@deals/kernel';
 import { batchDetailsProjection } from '@deals/messaging/projections';
-import { couponDetailsProjection, purchaseDetailsProjection, purchasesOfHold, refundDetailsProjection } from '@deals/purchasing/projections';
+import {
+  couponDetailsProjection,
+  purchaseDetailsProjection,
+  purchasesOfHold,
+  refundDetailsProjection,
+} from '@deals/purchasing/projections';
 import type { FeedEventType, FeedResourceType } from '../../domain/feed-event';
 
 /** What a resource's view held before and after one log event, to decide which feed events it makes. */
@@ -146,4 +151,11 @@ export const userSource: FeedSource = {
 };
 
 /** The sources whose resources have records of their own (a coupon's is its purchase's: see the projection). */
-export const FEED_SOURCES: readonly FeedSource[] = [purchaseSource, refundSource, cardLinkSource, batchSource, subscriptionSource, userSource];
+export const FEED_SOURCES: readonly FeedSource[] = [
+  purchaseSource,
+  refundSource,
+  cardLinkSource,
+  batchSource,
+  subscriptionSource,
+  userSource,
+];
