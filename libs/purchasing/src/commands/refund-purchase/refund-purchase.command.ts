@@ -108,16 +108,19 @@ export class RefundSteps {
     let position: LogPosition | null = null;
     const context = () => ({ now: this.clock.now(), metadata: caller });
     const wrote = (outcome: { position: LogPosition | null }) => (position = outcome.position ?? position);
-    const record = async (outcome: { outcome: 'succeeded'; processorRefundId: string | null } | { outcome: 'failed'; reason: string }) =>
-      wrote(
-        await handleCommand(
-          this.store,
-          purchaseStream(purchaseId),
-          purchaseDecider,
-          { type: 'RecordRefundOutcome', data: { purchaseId, partnerId: caller.partnerId, refundId, ...outcome } },
-          context(),
-        ),
+    // The refund as it stands: as read, then as each recorded outcome leaves it.
+    let ended: typeof refund = refund;
+    const record = async (outcome: { outcome: 'succeeded'; processorRefundId: string | null } | { outcome: 'failed'; reason: string }) => {
+      const recorded = await handleCommand(
+        this.store,
+        purchaseStream(purchaseId),
+        purchaseDecider,
+        { type: 'RecordRefundOutcome', data: { purchaseId, partnerId: caller.partnerId, refundId, ...outcome } },
+        context(),
       );
+      wrote(recorded);
+      ended = recorded.state.refunds.find((r) => r.refundId === refundId) ?? ended;
+    };
     if (refund.state === 'pending') {
       const refusal = await this.holdCoupons(refund.couponIds, refundId, caller.partnerId, refund.forced, context, wrote);
       if (refusal) await record({ outcome: 'failed', reason: refusal });
@@ -140,7 +143,6 @@ export class RefundSteps {
         );
       }
     }
-    const ended = (await this.purchase(purchaseId)).refunds.find((r) => r.refundId === refundId)!;
     if (ended.state !== 'pending')
       for (const couponId of ended.couponIds)
         wrote(

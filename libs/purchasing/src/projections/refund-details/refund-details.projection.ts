@@ -1,17 +1,12 @@
 import { defineProjection, ViewDocument } from '@deals/kernel';
-import type { PurchaseEvent } from '../../domain/purchase/purchase.events';
-import type { RefundReason, RefundState } from '../../domain/refund/refund-rules';
+import type { PurchaseEvent, RefundRequested } from '../../domain/purchase/purchase.events';
+import type { RefundState } from '../../domain/refund/refund-rules';
 
-/** "What became of refund X; which refunds has purchase Y, or user Z?" */
-export interface RefundDetails extends ViewDocument {
-  purchaseId: string;
-  partnerId: string;
-  userId: string | null;
-  couponIds: string[];
-  amountCents: number;
-  reason: RefundReason;
-  note: string | null;
-  forced: boolean;
+/** "What became of refund X; which refunds has purchase Y, or user Z?" The request's terms, and how it ended. */
+export interface RefundDetails
+  extends
+    ViewDocument,
+    Pick<RefundRequested['data'], 'purchaseId' | 'partnerId' | 'userId' | 'couponIds' | 'amountCents' | 'reason' | 'note' | 'forced'> {
   state: RefundState;
   failureReason: string | null;
   /** The processor's id of the money sent back; null for a claimed reservation's, or until it succeeds. */
