@@ -28,6 +28,11 @@ export abstract class ServiceConfig {
   abstract readonly trustedProxyHops: number;
   /** Whether this process keeps the views up to date (embedded: the API; distributed: the worker). */
   abstract readonly runProjections: boolean;
+  /**
+   * Longest wait of an answer for the views to show its own write. Longer than a killed keeper's
+   * leases take to lapse plus a worker's start, so that answers made while the only worker is
+   * restarted, or its views move to another, wait for them rather than answer 503.
+   */
   abstract readonly readYourWritesTimeoutMs: number;
   /** Credit a new user gets when the partner gives no `credits` (cents). */
   abstract readonly signupCreditCents: number;
@@ -197,7 +202,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     behindTlsProxy: flag('BEHIND_TLS_PROXY', env.BEHIND_TLS_PROXY, false),
     trustedProxyHops: atLeast('TRUSTED_PROXY_HOPS', env.TRUSTED_PROXY_HOPS, 1, 16),
     runProjections: flag('RUN_PROJECTIONS', env.RUN_PROJECTIONS, !distributed),
-    readYourWritesTimeoutMs: integer('READ_YOUR_WRITES_TIMEOUT_MS', env.READ_YOUR_WRITES_TIMEOUT_MS, 3000),
+    readYourWritesTimeoutMs: integer('READ_YOUR_WRITES_TIMEOUT_MS', env.READ_YOUR_WRITES_TIMEOUT_MS, 10_000),
     signupCreditCents: integer('SIGNUP_CREDIT_CENTS', env.SIGNUP_CREDIT_CENTS, 500),
     slowCardMs: integer('SLOW_CARD_MS', env.SLOW_CARD_MS, 3000),
     cardLinkClockSkewS: integer('CARD_LINK_CLOCK_SKEW_S', env.CARD_LINK_CLOCK_SKEW_S, 300),
