@@ -28,6 +28,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /credit_cards': 'listCreditCards',
   'POST /credit_cards': 'createCreditCard',
   'PUT /credit_cards/{credit_card_id}/default': 'setDefaultCreditCard',
+  'GET /v1/partner_settings': 'getPartnerSettings',
+  'PUT /v1/partner_settings': 'updatePartnerSettings',
   'GET /audit/partners/{partner_id}': 'getPartnerAudit',
   // purchasing
   'POST /purchases/reserve': 'reservePurchase',

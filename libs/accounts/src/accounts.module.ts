@@ -2,6 +2,7 @@ import { CredentialVerifier } from '@deals/wire';
 import { Module } from '@nestjs/common';
 import {
   ChangePartnerRateLimitHandler,
+  ChangePartnerRollbackWindowHandler,
   CreatePartnerHandler,
   IssuePartnerApiKeyHandler,
   RenamePartnerApiKeyHandler,
@@ -19,12 +20,14 @@ import { UsersController } from './http/users.controller';
 import { PartnerAudit } from './audit/partner-audit';
 import { AccountQueries } from './queries/account.queries';
 import { PartnerQueries } from './queries/partner.queries';
+import { PartnerSettingsController } from './http/partner-settings.controller';
 
 /** Partners, users, stored cards and access tokens: commands, handlers and queries (no HTTP). */
 @Module({
   providers: [
     CreatePartnerHandler,
     ChangePartnerRateLimitHandler,
+    ChangePartnerRollbackWindowHandler,
     IssuePartnerApiKeyHandler,
     RotatePartnerApiKeyHandler,
     RevokePartnerApiKeyHandler,
@@ -47,5 +50,8 @@ import { PartnerQueries } from './queries/partner.queries';
 export class AccountsModule {}
 
 /** The accounts' HTTP routes. */
-@Module({ imports: [AccountsModule], controllers: [UsersController, CreditCardsController, PartnerAuditController] })
+@Module({
+  imports: [AccountsModule],
+  controllers: [UsersController, CreditCardsController, PartnerSettingsController, PartnerAuditController],
+})
 export class AccountsHttpModule {}

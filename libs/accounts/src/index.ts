@@ -3,6 +3,7 @@ export { AccountsHttpModule, AccountsModule } from './accounts.module';
 export { AccountsSettings } from './commands/accounts-settings';
 export {
   ChangePartnerRateLimit,
+  ChangePartnerRollbackWindow,
   CreatePartner,
   IssuePartnerApiKey,
   RenamePartnerApiKey,
@@ -16,7 +17,7 @@ export type { KeyState } from './domain/partner/partner.decider';
 export { PartnerQueries, partnerApiKeys } from './queries/partner.queries';
 export { PartnerAudit } from './audit/partner-audit';
 export type { PartnerAuditEntry, PartnerAuditSource } from './audit/partner-audit';
-export type { PartnerApiKey, PartnerSummary } from './queries/partner.queries';
+export type { PartnerApiKey, PartnerSettings, PartnerSummary } from './queries/partner.queries';
 export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken } from './commands/user.commands';
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';
 export { AccountQueries } from './queries/account.queries';
@@ -28,7 +29,7 @@ export { cardFields, cardObject } from './http/credit-card.request';
 export { UserWrites } from './commands/user-writes';
 /** The memory-hard password hash (scrypt) of users' and partner members' passwords. */
 export { hashPassword, verifyPassword } from './commands/password-hash';
-export { PARTNER_ROLES } from './domain/partner/partner.events';
+export { DEFAULT_ROLLBACK_WINDOW_HOURS, MAX_ROLLBACK_WINDOW_HOURS, PARTNER_ROLES } from './domain/partner/partner.events';
 export type { PartnerRole } from './domain/partner/partner.events';
 export { partnerAccountsProjection, PARTNER_ACCOUNTS } from './projections/partner-accounts/partner-accounts.projection';
 export { partnerApiKeysProjection, PARTNER_API_KEYS } from './projections/partner-api-keys/partner-api-keys.projection';

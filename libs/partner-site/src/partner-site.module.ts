@@ -18,6 +18,7 @@ import { AccountController } from './http/account.controller';
 import { KeysController } from './http/keys.controller';
 import { MemberSessions } from './http/member-sessions';
 import { SecurityController } from './http/security.controller';
+import { SettingsController } from './http/settings.controller';
 import { SecretCheckThrottle } from './http/secret-check-throttle';
 import { SitePages } from './http/site-pages';
 import { SitePageErrors } from './http/site-request';
@@ -56,7 +57,7 @@ export class PartnerSiteHttpModule {
       module: PartnerSiteHttpModule,
       // The webhooks pages use the event feed's writes and queries, the API's own.
       imports: [EventFeedModule],
-      controllers: [AccountController, SecurityController, KeysController, SupportController, WebhooksController],
+      controllers: [AccountController, SecurityController, KeysController, SettingsController, SupportController, WebhooksController],
       providers: [
         SitePages,
         MemberSessions,

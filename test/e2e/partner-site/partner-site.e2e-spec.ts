@@ -417,6 +417,34 @@ describe('the partner site', () => {
     expect(keys.text).not.toContain('never');
   });
 
+  it("sets the partner's redemption rollback window: shown, refused when not whole hours from 0 to 720, blank back to the default", async () => {
+    const client = await member('settings@example.com');
+    const page = await client.get('/partner/settings');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Now: 24 hours (the default).');
+    const bad = await client.submit('/partner/settings', '/partner/settings', { rollback_window_hours: '721' });
+    expect(bad.status).toBe(422);
+    expect(bad.text).toContain('redemption rollback window hours must be a whole number of hours from 0 to 720');
+    expect(bad.text).toContain('value="721"');
+    const saved = await client.submit('/partner/settings', '/partner/settings', { rollback_window_hours: '2' });
+    expect([saved.status, saved.headers.location]).toEqual([303, '/partner/settings?saved=1']);
+    expect((await client.get('/partner/settings?saved=1')).text).toContain('Now: 2 hours.');
+    const apiSettings = await api.call('GET', '/v1/partner_settings', { apiKey: partner.apiKey });
+    expect(apiSettings.body.partner_settings).toEqual({
+      redemption_rollback_window_hours: 2,
+      redemption_rollback_window_is_default: false,
+    });
+    expect((await client.submit('/partner/settings', '/partner/settings', { rollback_window_hours: '' })).status).toBe(303);
+    expect((await client.get('/partner/settings')).text).toContain('Now: 24 hours (the default).');
+    const recorded = (await api.get(EventStore).readStream(`partner-${partner.partnerId}`)).filter(
+      (e) => e.type === 'PartnerRollbackWindowChanged',
+    );
+    expect(recorded.map((e) => [e.data, e.metadata.actor])).toEqual([
+      [{ partnerId: partner.partnerId, hours: 2 }, expect.stringMatching(/^member:/)],
+      [{ partnerId: partner.partnerId, hours: null }, expect.stringMatching(/^member:/)],
+    ]);
+  });
+
   it('refuses a form posted without its CSRF token, or with another session’s (403)', async () => {
     const client = await member('csrf@example.com');
     const other = await member('csrf2@example.com');

@@ -288,4 +288,51 @@ describe('refunding a purchase', () => {
       }),
     ]);
   });
+
+  it('takes the rollback window the partner sets through /v1/partner_settings: an hour, none at all, or back to the default', async () => {
+    const settingsOf = async (apiKey = partner.apiKey) => (await api.call('GET', '/v1/partner_settings', { apiKey })).body;
+    const set = (hours: unknown, apiKey = partner.apiKey) =>
+      api.call('PUT', '/v1/partner_settings', { apiKey, body: { redemption_rollback_window_hours: hours } });
+    expect(await settingsOf()).toEqual({
+      status: 'success',
+      partner_settings: { redemption_rollback_window_hours: 24, redemption_rollback_window_is_default: true },
+    });
+    for (const hours of [-1, 721, 1.5, '24']) {
+      const refused = await set(hours);
+      expect([refused.status, refused.body.errors]).toEqual([
+        422,
+        [expect.objectContaining({ field: 'redemption_rollback_window_hours' })],
+      ]);
+    }
+    const missing = await api.call('PUT', '/v1/partner_settings', { apiKey: partner.apiKey, body: {} });
+    expect(missing.body.errors).toEqual([expect.objectContaining({ field: 'redemption_rollback_window_hours', message: 'is required' })]);
+    const one = await set(1);
+    expect([one.status, one.body.partner_settings]).toEqual([
+      200,
+      { redemption_rollback_window_hours: 1, redemption_rollback_window_is_default: false },
+    ]);
+    // Another partner's window is its own.
+    const other = await api.createPartner('Settings other');
+    expect((await settingsOf(other.apiKey)).partner_settings.redemption_rollback_window_hours).toBe(24);
+
+    const couponId = (await buy(1)).coupons[0].id;
+    const redeem = () => api.call('PUT', `/coupons/${couponId}/redeem`, { apiKey: partner.apiKey });
+    const rollBack = () =>
+      api.call('POST', `/coupons/${couponId}/redemption_rollbacks`, { apiKey: partner.apiKey, body: { reason: 'other' } });
+    expect((await redeem()).status).toBe(200);
+    clock.advance(3_600_000 + 1000);
+    const late = await rollBack();
+    expect([late.status, late.body.error_msg]).toEqual([422, expect.stringMatching(/more than 1 hour ago/)]);
+    // Back to the default: the same redemption, an hour old, may be rolled back again.
+    expect((await set(null)).body.partner_settings).toEqual({
+      redemption_rollback_window_hours: 24,
+      redemption_rollback_window_is_default: true,
+    });
+    expect((await rollBack()).status).toBe(200);
+    expect((await set(0)).status).toBe(200);
+    expect((await redeem()).status).toBe(200);
+    const never = await rollBack();
+    expect([never.status, never.body.error_msg]).toEqual([422, expect.stringMatching(/rollback window is 0 hours/)]);
+    expect((await set(24)).body.partner_settings.redemption_rollback_window_is_default).toBe(false);
+  });
 });

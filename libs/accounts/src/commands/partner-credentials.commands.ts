@@ -96,6 +96,24 @@ export class ChangePartnerRateLimitHandler extends PartnerCommandHandler impleme
   }
 }
 
+/** Sets how long after a redemption the partner's coupons may be rolled back, in hours (null: the default). */
+export class ChangePartnerRollbackWindow extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly hours: number | null,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ChangePartnerRollbackWindow)
+export class ChangePartnerRollbackWindowHandler extends PartnerCommandHandler implements ICommandHandler<ChangePartnerRollbackWindow> {
+  async execute({ partnerId, hours, caller }: ChangePartnerRollbackWindow) {
+    return { position: await this.run({ type: 'ChangePartnerRollbackWindow', data: { partnerId, hours } }, caller) };
+  }
+}
+
 /** A key made by {@link IssuePartnerApiKey} or {@link RotatePartnerApiKey}: its secret exists in clear only here. */
 export interface IssuedApiKey {
   keyId: string;

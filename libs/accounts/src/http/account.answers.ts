@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PartnerSettings } from '../queries/partner.queries';
 import type { StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import type { UserAccount } from '../projections/user-accounts/user-accounts.projection';
 
@@ -113,3 +114,29 @@ export const AccessTokenAnswer = z
       access_token: { id: 'q3L…', user_id: 'u1', expires_in: 3600, scope: 'user,credit_card', access: 'read,write' },
     },
   });
+
+/** `{status, partner_settings}`: GET and PUT /v1/partner_settings. */
+export const PartnerSettingsAnswer = z
+  .object({
+    status: z.literal('success'),
+    partner_settings: z
+      .object({
+        redemption_rollback_window_hours: z
+          .number()
+          .int()
+          .meta({ description: "how long after its redemption a coupon's redemption may be rolled back, in hours (0: never)" }),
+        redemption_rollback_window_is_default: z
+          .boolean()
+          .meta({ description: "whether that is the service's default (the partner set none)" }),
+      })
+      .meta({ id: 'PartnerSettings', description: 'how the service treats the partner’s coupons' }),
+  })
+  .meta({
+    example: { status: 'success', partner_settings: { redemption_rollback_window_hours: 24, redemption_rollback_window_is_default: true } },
+  });
+
+/** The settings, as {@link PartnerSettingsAnswer} writes them. */
+export const toPartnerSettings = (settings: PartnerSettings) => ({
+  redemption_rollback_window_hours: settings.rollbackWindowHours,
+  redemption_rollback_window_is_default: settings.rollbackWindowIsDefault,
+});

@@ -1,7 +1,7 @@
 import { Clock, EventStore, loadAggregate, NotFound, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { KeyState, keyState, partnerDecider } from '../domain/partner/partner.decider';
-import { PartnerRole, partnerStream } from '../domain/partner/partner.events';
+import { DEFAULT_ROLLBACK_WINDOW_HOURS, PartnerRole, partnerStream } from '../domain/partner/partner.events';
 import { PARTNER_ACCOUNTS, PartnerAccount } from '../projections/partner-accounts/partner-accounts.projection';
 import { PARTNER_API_KEYS, PartnerApiKeyView } from '../projections/partner-api-keys/partner-api-keys.projection';
 
@@ -46,6 +46,14 @@ export async function partnerApiKeys(views: ViewStore, partnerId: string, now: D
   return keys.map((key) => withState(key, now));
 }
 
+/** What a partner set of how the service treats its coupons. */
+export interface PartnerSettings {
+  /** Hours after a redemption it may be rolled back (0: never). */
+  rollbackWindowHours: number;
+  /** Whether that is the service's default (the partner set none). */
+  rollbackWindowIsDefault: boolean;
+}
+
 /** What operators and a partner's administrators read of partners and their keys. */
 @Injectable()
 export class PartnerQueries {
@@ -81,6 +89,16 @@ export class PartnerQueries {
     if (!state.registered) throw new NotFound(`partner ${partnerId} not found`);
     const now = this.clock.now();
     return Object.entries(state.keys).map(([keyId, key]) => withState({ keyId, ...key }, now));
+  }
+
+  /** The partner's settings as its stream holds them (a change applies to the next request). */
+  async settings(partnerId: string): Promise<PartnerSettings> {
+    const { state } = await loadAggregate(this.store, partnerStream(partnerId), partnerDecider);
+    if (!state.registered) throw new NotFound(`partner ${partnerId} not found`);
+    return {
+      rollbackWindowHours: state.rollbackWindowHours ?? DEFAULT_ROLLBACK_WINDOW_HOURS,
+      rollbackWindowIsDefault: state.rollbackWindowHours === null,
+    };
   }
 
   /** The key of the partner whose id or shown prefix is `idOrPrefix`. */

@@ -139,3 +139,38 @@ describe('partner decider: credentials with a life cycle', () => {
         },
       ]));
 });
+
+describe('partner decider: settings', () => {
+  const window = (hours: unknown) => ({
+    type: 'ChangePartnerRollbackWindow' as const,
+    data: { partnerId: 'p1', hours: hours as number | null },
+  });
+  const changed = (hours: number | null): PartnerEvent => ({ type: 'PartnerRollbackWindowChanged', data: { partnerId: 'p1', hours } });
+
+  it('sets the redemption rollback window in whole hours from 0 to 720, back to the default with null, nothing when unchanged', () => {
+    given([registered])
+      .when(window(1), NOW)
+      .then([changed(1)]);
+    given([registered])
+      .when(window(0), NOW)
+      .then([changed(0)]);
+    given([registered])
+      .when(window(720), NOW)
+      .then([changed(720)]);
+    given([registered, changed(48)])
+      .when(window(null), NOW)
+      .then([changed(null)]);
+    given([registered, changed(48)])
+      .when(window(48), NOW)
+      .then([]);
+    given([registered]).when(window(null), NOW).then([]);
+  });
+
+  it('refuses a window that is not a whole number of hours from 0 to 720, and an unknown partner', () => {
+    for (const hours of [-1, 721, 1.5, Number.NaN, '24'])
+      given([registered]).when(window(hours), NOW).thenThrows(ValidationFailed, {
+        message: 'redemption_rollback_window_hours must be a whole number of hours from 0 to 720, or null for the default',
+      });
+    given([]).when(window(24), NOW).thenThrows(NotFound);
+  });
+});

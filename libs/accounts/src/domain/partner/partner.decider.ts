@@ -4,13 +4,16 @@ import {
   PARTNER_ROLES,
   PartnerApiKeyIssued,
   PartnerEvent,
+  MAX_ROLLBACK_WINDOW_HOURS,
   PartnerRateLimitChanged,
   PartnerRegistered,
   PartnerRole,
+  PartnerRollbackWindowChanged,
 } from './partner.events';
 
 export type RegisterPartner = DomainCommand<'RegisterPartner', Omit<PartnerRegistered['data'], 'issuedAt'>>;
 export type ChangePartnerRateLimit = DomainCommand<'ChangePartnerRateLimit', PartnerRateLimitChanged['data']>;
+export type ChangePartnerRollbackWindow = DomainCommand<'ChangePartnerRollbackWindow', PartnerRollbackWindowChanged['data']>;
 /** A new key made by the caller (its secret never enters the command: its hash and shown prefix do). */
 type NewKey = Omit<PartnerApiKeyIssued['data'], 'issuedAt' | 'name'> & { name?: string };
 export type IssuePartnerApiKey = DomainCommand<'IssuePartnerApiKey', NewKey>;
@@ -25,6 +28,7 @@ export type RotatePartnerPassword = DomainCommand<
 export type PartnerCommand =
   | RegisterPartner
   | ChangePartnerRateLimit
+  | ChangePartnerRollbackWindow
   | IssuePartnerApiKey
   | RotatePartnerApiKey
   | RevokePartnerApiKey
@@ -46,6 +50,8 @@ export interface Partner {
   registered: boolean;
   role: PartnerRole | null;
   requestsPerMinute: number | null;
+  /** Hours a redemption may be rolled back (null: the default). */
+  rollbackWindowHours: number | null;
   /** The v3 username (null before registration). */
   username: string | null;
   keys: Record<string, PartnerKey>;
@@ -151,7 +157,7 @@ function decideRegistration(command: RegisterPartner, partner: Partner, now: Dat
 }
 
 export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
-  initialState: () => ({ registered: false, role: null, requestsPerMinute: null, username: null, keys: {} }),
+  initialState: () => ({ registered: false, role: null, requestsPerMinute: null, rollbackWindowHours: null, username: null, keys: {} }),
   decide(command, partner, now) {
     if (command.type === 'RegisterPartner') return decideRegistration(command, partner, now);
     const { partnerId } = command.data;
@@ -163,6 +169,19 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
         return partner.requestsPerMinute === command.data.requestsPerMinute
           ? []
           : [{ type: 'PartnerRateLimitChanged', data: command.data }];
+      }
+      case 'ChangePartnerRollbackWindow': {
+        const { hours } = command.data;
+        if (hours !== null && !(Number.isSafeInteger(hours) && hours >= 0 && hours <= MAX_ROLLBACK_WINDOW_HOURS))
+          throw new ValidationFailed([
+            {
+              type: 'invalid',
+              resource: 'partner_settings',
+              field: 'redemption_rollback_window_hours',
+              message: `must be a whole number of hours from 0 to ${MAX_ROLLBACK_WINDOW_HOURS}, or null for the default`,
+            },
+          ]);
+        return partner.rollbackWindowHours === hours ? [] : [{ type: 'PartnerRollbackWindowChanged', data: command.data }];
       }
       case 'IssuePartnerApiKey': {
         const count = Object.keys(partner.keys).length + 1;
@@ -231,6 +250,8 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
       }
       case 'PartnerRateLimitChanged':
         return { ...partner, requestsPerMinute: event.data.requestsPerMinute };
+      case 'PartnerRollbackWindowChanged':
+        return { ...partner, rollbackWindowHours: event.data.hours };
       case 'PartnerApiKeyIssued': {
         const { keyId, keyHash, prefix, name, issuedAt } = event.data;
         return { ...partner, keys: { ...partner.keys, [keyId]: { keyHash, prefix, name, issuedAt, expiresAt: null, revokedAt: null } } };

@@ -26,6 +26,12 @@ export type PartnerRegistered = DomainEvent<
 /** An operator changed the partner's request budget; null: back to the service's default. */
 export type PartnerRateLimitChanged = DomainEvent<'PartnerRateLimitChanged', { partnerId: string; requestsPerMinute: number | null }>;
 
+/**
+ * The partner set how long after a coupon's redemption it may be rolled back, in hours (0: never);
+ * null: back to the service's default.
+ */
+export type PartnerRollbackWindowChanged = DomainEvent<'PartnerRollbackWindowChanged', { partnerId: string; hours: number | null }>;
+
 /** Every key event names its key by id and by hash (the views find a key by the hash of what a request presents). */
 interface KeyRef {
   partnerId: string;
@@ -51,7 +57,12 @@ export type PartnerPasswordRotated = DomainEvent<
 
 export type PartnerKeyEvent = PartnerApiKeyIssued | PartnerApiKeyExpirySet | PartnerApiKeyRevoked | PartnerApiKeyRenamed;
 
-export type PartnerEvent = PartnerRegistered | PartnerRateLimitChanged | PartnerKeyEvent | PartnerPasswordRotated;
+export type PartnerEvent =
+  PartnerRegistered | PartnerRateLimitChanged | PartnerRollbackWindowChanged | PartnerKeyEvent | PartnerPasswordRotated;
+
+/** How long a redemption may be rolled back when the partner set nothing, and the longest it may set. */
+export const DEFAULT_ROLLBACK_WINDOW_HOURS = 24;
+export const MAX_ROLLBACK_WINDOW_HOURS = 720;
 
 export const partnerStream = (partnerId: string) => `partner-${partnerId}`;
 

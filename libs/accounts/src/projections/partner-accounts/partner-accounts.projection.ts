@@ -16,6 +16,8 @@ export interface PartnerAccount extends ViewDocument {
   passwords: PartnerPassword[];
   /** null: the service's default budget. */
   requestsPerMinute: number | null;
+  /** Hours after a redemption it may be rolled back; null or absent: the default. */
+  rollbackWindowHours?: number | null;
   registeredAt: string;
 }
 
@@ -26,7 +28,7 @@ const IN_GRACE_PASSWORDS_KEPT = 10;
 
 export const partnerAccountsProjection = defineProjection<PartnerAccount>({
   name: PARTNER_ACCOUNTS,
-  handles: ['PartnerRegistered', 'PartnerRateLimitChanged', 'PartnerPasswordRotated'],
+  handles: ['PartnerRegistered', 'PartnerRateLimitChanged', 'PartnerRollbackWindowChanged', 'PartnerPasswordRotated'],
   // One document a partner, read by every request: held in memory by the embedded store.
   keepInMemory: true,
   indexes: [{ keys: { username: 1 }, unique: true }],
@@ -35,6 +37,8 @@ export const partnerAccountsProjection = defineProjection<PartnerAccount>({
     const event = recorded as unknown as PartnerEvent;
     if (event.type === 'PartnerRateLimitChanged')
       return view && { ...view, _pos: recorded.position, requestsPerMinute: event.data.requestsPerMinute };
+    if (event.type === 'PartnerRollbackWindowChanged')
+      return view && { ...view, _pos: recorded.position, rollbackWindowHours: event.data.hours };
     if (event.type === 'PartnerPasswordRotated') {
       if (!view) return null;
       const { passwordHash, issuedAt: rotatedAt, previousExpiresAt } = event.data;

@@ -194,7 +194,7 @@ describe('coupon refunds', () => {
 describe('redemption rollbacks', () => {
   const redeemedAt = now.toISOString();
   const redeemed: CouponEvent = { type: 'CouponRedeemed', data: { couponId: 'c1', redeemedAt } };
-  const rollBack = (partnerId = 'a') => ({
+  const rollBack = (partnerId = 'a', windowMs = 24 * 3_600_000) => ({
     type: 'RollBackRedemption' as const,
     data: {
       couponId: 'c1',
@@ -202,7 +202,7 @@ describe('redemption rollbacks', () => {
       reason: 'redeemed_by_mistake' as const,
       note: 'wrong phone',
       by: 'partner:a',
-      windowMs: 24 * 3_600_000,
+      windowMs,
     },
   });
   const later = (ms: number) => new Date(now.getTime() + ms);
@@ -237,6 +237,14 @@ describe('redemption rollbacks', () => {
     given([issued(), redeemed])
       .when(rollBack(), later(24 * 3_600_000))
       .then([rolledBack(later(24 * 3_600_000))]);
+  });
+  it("takes the partner's window: one hour, or none at all", () => {
+    given([issued(), redeemed])
+      .when(rollBack('a', 3_600_000), later(3_600_001))
+      .thenThrows(ValidationFailed, { message: 'state was redeemed more than 1 hour ago: its redemption can no longer be rolled back' });
+    given([issued(), redeemed]).when(rollBack('a', 0), now).thenThrows(ValidationFailed, {
+      message: "state was redeemed: the partner's rollback window is 0 hours, so no redemption is rolled back",
+    });
   });
   it('refuses a valid, cancelled or refunded coupon, or one a forced refund holds, and does not find one of another partner', () => {
     given([issued()]).when(rollBack(), now).thenThrows(ValidationFailed, { message: 'state is not redeemed' });

@@ -132,8 +132,11 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
         if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
         if (couponState(coupon, now.getTime()) !== 'redeemed' || !coupon.redeemedAt) throw refuse('is not redeemed');
         if (coupon.refundingIn) throw refuse('is being refunded');
-        if (now.getTime() - Date.parse(coupon.redeemedAt) > windowMs)
-          throw refuse(`was redeemed more than ${windowMs / 3_600_000} hours ago: its redemption can no longer be rolled back`);
+        if (windowMs === 0) throw refuse("was redeemed: the partner's rollback window is 0 hours, so no redemption is rolled back");
+        if (now.getTime() - Date.parse(coupon.redeemedAt) > windowMs) {
+          const hours = windowMs / 3_600_000;
+          throw refuse(`was redeemed more than ${hours} hour${hours === 1 ? '' : 's'} ago: its redemption can no longer be rolled back`);
+        }
         return [
           {
             type: 'CouponRedemptionRolledBack',

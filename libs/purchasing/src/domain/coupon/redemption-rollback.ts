@@ -2,7 +2,4 @@
 export const ROLLBACK_REASONS = ['redeemed_by_mistake', 'wrong_coupon', 'not_provided', 'duplicate_scan', 'other'] as const;
 export type RollbackReason = (typeof ROLLBACK_REASONS)[number];
 
-/** How long after its redemption a coupon's redemption may be rolled back. */
-export const ROLLBACK_WINDOW_MS = 24 * 60 * 60 * 1000;
-
 export const MAX_ROLLBACK_NOTE = 500;
