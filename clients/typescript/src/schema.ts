@@ -264,6 +264,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/card_links/{card_link_id}/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A card link's transactions
+         * @description In the order first reported; `count`, `per_page`, `page`.
+         */
+        get: operations["listCardTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/card_links/{card_link_id}/transactions/{transaction_reference}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A card transaction
+         * @description Its phase, amounts, and what it earned and gave back.
+         */
+        get: operations["getCardTransaction"];
+        /**
+         * Report a phase of a card transaction
+         * @description What the card network says of one of the user's transactions, by the partner's reference: `authorised` (recorded, earns nothing yet; the link must be linked), `cleared` (earns as a redemption does: the incentive credited, the fee charged, counted towards `num_qualifying` and `maximum_allowance`, `max_redemption` fulfilling the link; a transaction authorised while linked clears though the link moved since), `refunded` (`transaction_amount` refunded, at most what cleared: the incentive and fee reversed down to what the amount kept earns, and a link whose fulfilment the refund took away is linked again; refunded before clearing, the authorisation is voided). Each phase is recorded once: its repeat answers the transaction, another amount is refused, an earlier phase arriving after a later one changes nothing. A redemption recorded with `PUT /card_links/:id/redeem` is a cleared transaction here.
+         */
+        put: operations["setCardTransactionPhase"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/card_links/{card_link_id}/unlink": {
         parameters: {
             query?: never;
@@ -1402,6 +1446,63 @@ export interface components {
             user_id: string;
         };
         /**
+         * @description one of a card link's transactions, in phases
+         * @example {
+         *       "id": "txn-20260615-0093",
+         *       "card_link_id": "k7Qp2",
+         *       "deal_id": "chicago-coffee-back",
+         *       "user_id": "u4Kd8",
+         *       "phase": "cleared",
+         *       "transaction_date": "2026-06-15T09:30:00-05:00",
+         *       "authorised_amount": 2450,
+         *       "cleared_amount": 2450,
+         *       "refunded_amount": null,
+         *       "max_redemption": false,
+         *       "qualifies": true,
+         *       "incentive_cents": 500,
+         *       "incentive_reversed_cents": 0,
+         *       "fee_cents": 270,
+         *       "fee_reversed_cents": 0,
+         *       "authorised_at": "2026-06-15T14:30:05.000Z",
+         *       "cleared_at": "2026-06-17T03:00:00.000Z",
+         *       "refunded_at": null
+         *     }
+         */
+        CardTransaction: {
+            /** @description cents; null when no authorisation was reported */
+            authorised_amount: number | null;
+            authorised_at: string | null;
+            card_link_id: string;
+            /** @description cents; null until cleared */
+            cleared_amount: number | null;
+            cleared_at: string | null;
+            deal_id: string;
+            /** @description the partner’s fee charged on clearing */
+            fee_cents: number;
+            /** @description of it, reversed by the refund */
+            fee_reversed_cents: number;
+            /** @description the partner’s transaction reference */
+            id: string;
+            /** @description the user’s incentive credited on clearing */
+            incentive_cents: number;
+            /** @description of it, reversed by the refund */
+            incentive_reversed_cents: number;
+            max_redemption: boolean;
+            /**
+             * @description the latest phase reported
+             * @enum {string}
+             */
+            phase: "authorised" | "cleared" | "refunded";
+            /** @description counts towards the link’s `num_qualifying` now */
+            qualifies: boolean;
+            /** @description cents; null until refunded */
+            refunded_amount: number | null;
+            refunded_at: string | null;
+            /** @description as the partner wrote it */
+            transaction_date: string;
+            user_id: string;
+        };
+        /**
          * @description a coupon
          * @example {
          *       "id": "p7Hc2-1",
@@ -1804,6 +1905,23 @@ export interface components {
          *     }
          */
         Event: {
+            /** @description card_link.transaction_* only: the phase reported and what it earned or gave back */
+            card_transaction?: {
+                /** @description cleared: the partner's fee, cents */
+                fee_amount: number;
+                /** @description refunded: the fee reversed, cents */
+                fee_reversed: number;
+                /** @description cleared: the incentive credited, cents */
+                incentive_amount: number;
+                /** @description refunded: the incentive reversed, cents */
+                incentive_reversed: number;
+                /** @enum {string} */
+                phase: "authorised" | "cleared" | "refunded";
+                /** @description the amount of that phase, cents */
+                transaction_amount: number;
+                transaction_date: string;
+                transaction_reference: string;
+            };
             /** @description purchase.refunded after a reseller's cancel: the coupon cancelled and refunded */
             coupon_id?: string;
             /**
@@ -1848,7 +1966,7 @@ export interface components {
             /** @description the event's number among its resource's events, from 1: order them by it */
             sequence: number;
             /** @enum {string} */
-            type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
+            type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
         };
         /** @description a place where the deal is redeemed */
         Location: {
@@ -2145,7 +2263,7 @@ export interface components {
             endpoint_id: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
+            event_type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
             id: string;
             /** @description ISO 8601 UTC; null once it succeeded or failed for good */
             next_attempt_at: string | null;
@@ -2319,6 +2437,7 @@ export interface components {
 export type AccessToken = components['schemas']['AccessToken'];
 export type AuditEvent = components['schemas']['AuditEvent'];
 export type CardLink = components['schemas']['CardLink'];
+export type CardTransaction = components['schemas']['CardTransaction'];
 export type Coupon = components['schemas']['Coupon'];
 export type CreditCard = components['schemas']['CreditCard'];
 export type DealState = components['schemas']['DealState'];
@@ -3432,6 +3551,229 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listCardTransactions: {
+        parameters: {
+            query?: {
+                /** @description true: answer {status, count} instead of the list */
+                count?: boolean;
+                /** @description page number from 1 (default 1); ignored with count */
+                page?: number;
+                /** @description list size, 1 to 1000 (default 100); ignored with count */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the card link */
+                card_link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        card_transactions: components["schemas"]["CardTransaction"][];
+                        /** @enum {string} */
+                        status: "success";
+                    } | {
+                        count: number;
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getCardTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the card link */
+                card_link_id: string;
+                /** @description the partner’s reference of the transaction (URL-encoded) */
+                transaction_reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        card_transaction: components["schemas"]["CardTransaction"];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    setCardTransactionPhase: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the card link */
+                card_link_id: string;
+                /** @description the partner’s reference of the transaction (URL-encoded) */
+                transaction_reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description with `cleared`: true, this transaction fulfils the link */
+                    max_redemption?: boolean | string | number;
+                    /**
+                     * @description what the card network reports: authorised, cleared, or refunded
+                     * @example cleared
+                     * @enum {string}
+                     */
+                    phase: "authorised" | "cleared" | "refunded";
+                    /**
+                     * @description the transaction’s amount, cents: a whole number, or its digits
+                     * @example 2450
+                     */
+                    transaction_amount: number | string;
+                    /**
+                     * @description when the transaction was made; no offset is UTC
+                     * @example 2026-06-15T09:30:00-05:00
+                     */
+                    transaction_date: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        card_transaction: components["schemas"]["CardTransaction"];
                         /** @enum {string} */
                         status: "success";
                     };

@@ -2,7 +2,12 @@ import { AccountsModule } from '@deals/accounts';
 import { CatalogModule, UserDealPreferences } from '@deals/catalog';
 import { PurchasingModule } from '@deals/purchasing';
 import { Module } from '@nestjs/common';
-import { LinkCardsHandler, MoveCardLinkHandler, RedeemCardLinkTransactionHandler } from './commands/card-link.commands';
+import {
+  LinkCardsHandler,
+  MoveCardLinkHandler,
+  RedeemCardLinkTransactionHandler,
+  ReportCardTransactionPhaseHandler,
+} from './commands/card-link.commands';
 import { CardLinksController } from './http/card-links.controller';
 import { SavedDealsController } from './http/saved-deals.controller';
 import { SubscriptionsController } from './http/subscriptions.controller';
@@ -21,6 +26,7 @@ import { UserDealPreferencesFromViews } from './queries/user-deal-preferences';
     LinkCardsHandler,
     MoveCardLinkHandler,
     RedeemCardLinkTransactionHandler,
+    ReportCardTransactionPhaseHandler,
     SaveDealHandler,
     RemoveSavedDealHandler,
     SubscribeUserHandler,

@@ -260,6 +260,102 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
     }
   });
 
+  it('takes a transaction in phases: authorised earns nothing, cleared credits, refunded reverses; the link follows', async () => {
+    const user = await newUser();
+    const id = (await link({ user_id: user, deal_id: 'chicago-bagel-back' })).body.card_link.id;
+    const phase = (reference: string, body: Record<string, unknown>, key = apiKey) =>
+      api.call('PUT', `/card_links/${id}/transactions/${encodeURIComponent(reference)}`, {
+        apiKey: key,
+        body: { transaction_date: '2026-06-15T12:30:00', ...body },
+      });
+    const state = async () => (await list(user)).body.card_links[0].state;
+
+    const authorised = await phase('t/1', { phase: 'authorised', transaction_amount: 3000 });
+    expect(authorised.status).toBe(200);
+    expect(authorised.body.card_transaction).toMatchObject({
+      id: 't/1',
+      card_link_id: id,
+      phase: 'authorised',
+      authorised_amount: 3000,
+      cleared_amount: null,
+      incentive_cents: 0,
+      fee_cents: 0,
+      qualifies: false,
+    });
+    // The cleared amount earns: 20% of 3200, and a fee of 25 + 10%.
+    const cleared = await phase('t/1', { phase: 'cleared', transaction_amount: 3200 });
+    expect(cleared.body.card_transaction).toMatchObject({
+      phase: 'cleared',
+      cleared_amount: 3200,
+      incentive_cents: 640,
+      fee_cents: 345,
+      qualifies: true,
+    });
+    expect((await phase('t/1', { phase: 'cleared', transaction_amount: 3200 })).body.card_transaction).toEqual(
+      cleared.body.card_transaction,
+    );
+    failure(await phase('t/1', { phase: 'cleared', transaction_amount: 3100 }), 422, 'validation_failed', 'transaction_amount');
+    failure(await phase('t/1', { phase: 'paid', transaction_amount: 3100 }), 422, 'validation_failed', 'phase');
+    // The second qualifying transaction earns what is left of the 1000 allowed, and fulfils the link.
+    expect((await phase('t-2', { phase: 'cleared', transaction_amount: 2500 })).body.card_transaction).toMatchObject({
+      incentive_cents: 360,
+      fee_cents: 275,
+    });
+    expect(await state()).toBe('fulfilled');
+    // Refunded whole: everything reversed, it no longer counts, and the link is linked again.
+    const refunded = await phase('t-2', { phase: 'refunded', transaction_amount: 2500 });
+    expect(refunded.body.card_transaction).toMatchObject({
+      phase: 'refunded',
+      refunded_amount: 2500,
+      qualifies: false,
+      incentive_reversed_cents: 360,
+      fee_reversed_cents: 275,
+    });
+    expect(await state()).toBe('linked');
+    // Refunded in part: 2200 kept earns 440 of its 640 and a fee of 245 of its 345.
+    expect((await phase('t/1', { phase: 'refunded', transaction_amount: 1000 })).body.card_transaction).toMatchObject({
+      qualifies: true,
+      incentive_reversed_cents: 200,
+      fee_reversed_cents: 100,
+    });
+    failure(await phase('t-9', { phase: 'refunded', transaction_amount: 100 }), 422, 'validation_failed', 'transaction_reference');
+    // A redemption is a cleared transaction: refundable in phases.
+    expect((await redeem(id, tx('t-3', 2000))).status).toBe(200);
+    expect((await phase('t-3', { phase: 'refunded', transaction_amount: 2001 })).status).toBe(422);
+    expect((await phase('t-3', { phase: 'refunded', transaction_amount: 2000 })).body.card_transaction.incentive_reversed_cents).toBe(400);
+
+    const listed = await api.call('GET', `/card_links/${id}/transactions`, { apiKey });
+    expect(listed.body.card_transactions.map((t: { id: string; phase: string }) => [t.id, t.phase])).toEqual([
+      ['t/1', 'refunded'],
+      ['t-2', 'refunded'],
+      ['t-3', 'refunded'],
+    ]);
+    expect((await api.call('GET', `/card_links/${id}/transactions?count=true`, { apiKey })).body).toEqual({ status: 'success', count: 3 });
+    expect((await api.call('GET', `/card_links/${id}/transactions/t-2`, { apiKey })).body.card_transaction).toEqual(
+      refunded.body.card_transaction,
+    );
+    // Another partner knows nothing of them.
+    expect((await api.call('GET', `/card_links/${id}/transactions`, { apiKey: otherKey })).status).toBe(404);
+    expect((await api.call('GET', `/card_links/${id}/transactions/t-2`, { apiKey: otherKey })).status).toBe(404);
+    expect((await phase('t-4', { phase: 'cleared', transaction_amount: 2500 }, otherKey)).status).toBe(404);
+    const events = (await api.get(EventStore).readStream(`cardlink-${id}`)).map((e) => e.type);
+    expect(events).toEqual([
+      'CardLinkOpened',
+      'CardTransactionAuthorised',
+      'CardTransactionCleared',
+      'CardTransactionCleared',
+      'CardLinkFulfilled',
+      'CardTransactionRefunded',
+      'CardLinkFulfilmentReversed',
+      'CardTransactionRefunded',
+      // t/1 still counts: t-3 is the second qualifying transaction again, and its refund undoes that.
+      'CardLinkRedeemed',
+      'CardLinkFulfilled',
+      'CardTransactionRefunded',
+      'CardLinkFulfilmentReversed',
+    ]);
+  });
+
   it("is another partner's to know nothing of: 404 on every call", async () => {
     const user = await newUser();
     const coffee = (await link({ user_id: user, deal_id: 'chicago-coffee-back' })).body.card_link;

@@ -185,6 +185,12 @@ describe('webhooks to a real HTTPS receiver', () => {
       transaction_reference: 't-1',
       max_redemption: true,
     });
+    // Its refund links it again; then a transaction in phases.
+    const phase = (reference: string, body: Record<string, unknown>) =>
+      call('PUT', `/card_links/${link.id}/transactions/${reference}`, { transaction_date: new Date().toISOString().slice(0, 19), ...body });
+    expect((await phase('t-1', { phase: 'refunded', transaction_amount: 2500 })).status).toBe(200);
+    expect((await phase('t-2', { phase: 'authorised', transaction_amount: 3000 })).status).toBe(200);
+    expect((await phase('t-2', { phase: 'cleared', transaction_amount: 3000 })).status).toBe(200);
     const subscription = (await call('POST', `/users/${userId}/subscriptions`, { zip: 60601 })).body.subscription;
     await call('PUT', `/subscriptions/${subscription.id}`, { status: 'inactive' });
 

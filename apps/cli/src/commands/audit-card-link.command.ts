@@ -19,13 +19,24 @@ export class AuditCardLinkCommand extends CommandRunner {
       `card link ${cardLinkId}: ${entries.length} events; incentives ${last?.incentiveCents ?? 0} cents, fees ${last?.feeCents ?? 0} cents\n`,
     );
     for (const e of entries) {
-      const data = e.data as { transactionReference?: string; transactionAmount?: number; incentiveCents?: number; feeCents?: number };
+      const data = e.data as {
+        transactionReference?: string;
+        transactionAmount?: number;
+        incentiveCents?: number;
+        feeCents?: number;
+        incentiveReversedCents?: number;
+        feeReversedCents?: number;
+      };
       const transaction =
-        e.type === 'CardLinkRedeemed'
+        e.type === 'CardLinkRedeemed' || e.type === 'CardTransactionCleared'
           ? `  ${data.transactionReference}: ${data.transactionAmount} cents, earned ${data.incentiveCents}, fee ${data.feeCents}`
-          : '';
+          : e.type === 'CardTransactionRefunded'
+            ? `  ${data.transactionReference}: ${data.transactionAmount} cents back, reversed ${data.incentiveReversedCents}, fee ${data.feeReversedCents}`
+            : e.type === 'CardTransactionAuthorised'
+              ? `  ${data.transactionReference}: ${data.transactionAmount} cents authorised`
+              : '';
       process.stdout.write(
-        `${e.position}  ${e.occurredAt}  ${e.type.padEnd(22)} ${(e.actor ?? '-').padEnd(24)} request ${e.requestId ?? '-'}  -> ${e.linkState}${transaction}\n`,
+        `${e.position}  ${e.occurredAt}  ${e.type.padEnd(26)} ${(e.actor ?? '-').padEnd(24)} request ${e.requestId ?? '-'}  -> ${e.linkState}${transaction}\n`,
       );
     }
   }

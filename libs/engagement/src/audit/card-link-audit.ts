@@ -14,7 +14,7 @@ export interface CardLinkAuditEntry {
   requestId: string | null;
   correlationId: string | null;
   data: unknown;
-  /** The link after this event: its state, and what its transactions earned the user and cost the partner so far, cents. */
+  /** The link after this event: its state, and what its transactions earned the user and cost the partner so far, refunds' reversals taken off, cents. */
   linkState: string;
   incentiveCents: number;
   feeCents: number;
@@ -22,7 +22,8 @@ export interface CardLinkAuditEntry {
 
 /**
  * Every event of a card link, in log order: its place on the deal's linkage (taken, given back),
- * its own stream (opened, unlinked, relinked, each transaction with what it earned, fulfilled),
+ * its own stream (opened, unlinked, relinked, each transaction's phases with what they earned or
+ * reversed, fulfilled and its fulfilment reversed),
  * with who caused each and the running totals a settlement sums.
  */
 @Injectable()
@@ -45,10 +46,15 @@ export class CardLinkAudit {
     let feeCents = 0;
     return events.map((event: RecordedEvent) => {
       if (event.streamId === cardLinkStream(cardLinkId)) link = cardLinkDecider.evolve(link, event as unknown as CardLinkEvent);
-      if (event.type === 'CardLinkRedeemed') {
+      if (event.type === 'CardLinkRedeemed' || event.type === 'CardTransactionCleared') {
         const data = event.data as { incentiveCents: number; feeCents: number };
         incentiveCents += data.incentiveCents;
         feeCents += data.feeCents;
+      }
+      if (event.type === 'CardTransactionRefunded') {
+        const data = event.data as { incentiveReversedCents: number; feeReversedCents: number };
+        incentiveCents -= data.incentiveReversedCents;
+        feeCents -= data.feeReversedCents;
       }
       const linkState = event.type === 'CardLinkPlaceReturned' ? 'withdrawn' : event.type === 'CardLinkPlaceTaken' ? 'linked' : link.state;
       return {

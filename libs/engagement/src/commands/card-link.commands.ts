@@ -13,7 +13,7 @@ import {
   ValidationFailed,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CardLinkCommand, cardLinkDecider, CardLinkNotOpened } from '../domain/card-link/card-link.decider';
+import { CardLinkCommand, cardLinkDecider, CardLinkNotOpened, CardTransactionPhase } from '../domain/card-link/card-link.decider';
 import { CardLinkCreation, cardLinkageStream, cardLinkStream } from '../domain/card-link/card-link.events';
 import type { CardLinkTerms } from '../domain/card-link/card-link-terms';
 import { cardLinkageDecider } from '../domain/card-link/card-linkage.decider';
@@ -255,6 +255,61 @@ export class RedeemCardLinkTransactionHandler implements ICommandHandler<RedeemC
         transactionDate: t.date,
         transactionAt: t.at.toISOString(),
         maxRedemption: t.maxRedemption,
+        clockSkewMs: this.settings.clockSkewMs,
+      },
+    };
+    return { position: await onCardLink(this.store, this.links, cardLinkId, command, { now: this.clock.now(), metadata: caller }) };
+  }
+}
+
+/** One phase of a card transaction, as the card network's partner reports it. */
+export interface CardTransactionPhaseReport {
+  phase: CardTransactionPhase;
+  amountCents: number;
+  /** As written, and the instant it names. */
+  date: string;
+  at: Date;
+  maxRedemption: boolean;
+}
+
+/** PUT /card_links/:card_link_id/transactions/:transaction_reference: one phase of a card transaction. */
+export class ReportCardTransactionPhase extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly cardLinkId: string,
+    readonly reference: string,
+    readonly report: CardTransactionPhaseReport,
+    readonly userId: string | undefined,
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ReportCardTransactionPhase)
+export class ReportCardTransactionPhaseHandler implements ICommandHandler<ReportCardTransactionPhase> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly links: CardLinkQueries,
+    private readonly accounts: AccountQueries,
+    private readonly settings: CardLinkSettings,
+  ) {}
+
+  async execute({ cardLinkId, reference, report, userId, caller }: ReportCardTransactionPhase) {
+    // A deleted user's link earns nothing more; what it earned may still be refunded.
+    if (report.phase !== 'refunded') await refuseDeletedUser(this.links, this.accounts, caller.partnerId, cardLinkId);
+    const command: CardLinkCommand = {
+      type: 'ReportCardTransaction',
+      data: {
+        cardLinkId,
+        partnerId: caller.partnerId,
+        userId,
+        phase: report.phase,
+        transactionReference: reference,
+        transactionAmount: report.amountCents,
+        transactionDate: report.date,
+        transactionAt: report.at.toISOString(),
+        maxRedemption: report.maxRedemption,
         clockSkewMs: this.settings.clockSkewMs,
       },
     };

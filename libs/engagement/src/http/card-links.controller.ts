@@ -14,11 +14,29 @@ import {
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { LinkCards, MoveCardLink, RedeemCardLinkTransaction } from '../commands/card-link.commands';
+import { LinkCards, MoveCardLink, RedeemCardLinkTransaction, ReportCardTransactionPhase } from '../commands/card-link.commands';
 import { CARD_LINK_DETAILS } from '../projections/card-link-details/card-link-details.projection';
+import { CARD_TRANSACTIONS } from '../projections/card-transactions/card-transactions.projection';
 import { CardLinkQueries } from '../queries/card-link.queries';
-import { CardLinkAnswer, CardLinkListAnswer, LinkCardsAnswer, RedeemAnswer, toCardLink } from './card-links.answers';
-import { CardLinkListQuery, CardLinkParams, LinkCardsParams, RedeemCardLinkBody } from './card-links.request';
+import {
+  CardLinkAnswer,
+  CardLinkListAnswer,
+  CardTransactionAnswer,
+  CardTransactionListAnswer,
+  LinkCardsAnswer,
+  RedeemAnswer,
+  toCardLink,
+  toCardTransaction,
+} from './card-links.answers';
+import {
+  CardLinkListQuery,
+  CardLinkParams,
+  CardTransactionBody,
+  CardTransactionListQuery,
+  CardTransactionParams,
+  LinkCardsParams,
+  RedeemCardLinkBody,
+} from './card-links.request';
 
 /** Linking users to card-linked deals, moving links, and recording their transactions. */
 @ApiTags('engagement')
@@ -99,6 +117,61 @@ export class CardLinksController {
     return { status: 'success' };
   }
 
+  @Put('card_links/:card_link_id/transactions/:transaction_reference')
+  @ApiOperation({
+    summary: 'Report a phase of a card transaction',
+    description:
+      "What the card network says of one of the user's transactions, by the partner's reference: `authorised` (recorded, earns nothing yet; " +
+      'the link must be linked), `cleared` (earns as a redemption does: the incentive credited, the fee charged, counted towards ' +
+      '`num_qualifying` and `maximum_allowance`, `max_redemption` fulfilling the link; a transaction authorised while linked clears though ' +
+      'the link moved since), `refunded` (`transaction_amount` refunded, at most what cleared: the incentive and fee reversed down to what ' +
+      'the amount kept earns, and a link whose fulfilment the refund took away is linked again; refunded before clearing, the authorisation ' +
+      'is voided). Each phase is recorded once: its repeat answers the transaction, another amount is refused, an earlier phase arriving ' +
+      'after a later one changes nothing. A redemption recorded with `PUT /card_links/:id/redeem` is a cleared transaction here.',
+  })
+  @ApiAnswer(CardTransactionAnswer, { errors: [404, 422] })
+  @ApiRequest({ params: CardTransactionParams, body: CardTransactionBody })
+  async reportTransaction(
+    @Param() params: CardTransactionParams,
+    @Body() report: CardTransactionBody,
+    @CurrentCaller() caller: Caller,
+    @AuthRequest() request: AuthenticatedRequest,
+  ) {
+    const { card_link_id: cardLinkId, transaction_reference: reference } = params;
+    const { position } = await this.commands.execute(
+      new ReportCardTransactionPhase(cardLinkId, reference, report, request.userToken?.userId, caller),
+    );
+    await this.progress.waitFor([CARD_TRANSACTIONS, CARD_LINK_DETAILS], position);
+    return this.transactionAnswer(caller, cardLinkId, reference);
+  }
+
+  @Get('card_links/:card_link_id/transactions/:transaction_reference')
+  @ApiOperation({ summary: 'A card transaction', description: 'Its phase, amounts, and what it earned and gave back.' })
+  @ApiAnswer(CardTransactionAnswer, { errors: [404] })
+  @ApiRequest({ params: CardTransactionParams })
+  getTransaction(@Param() params: CardTransactionParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+    return this.transactionAnswer(caller, params.card_link_id, params.transaction_reference, request.userToken?.userId);
+  }
+
+  @Get('card_links/:card_link_id/transactions')
+  @ApiOperation({ summary: "A card link's transactions", description: 'In the order first reported; `count`, `per_page`, `page`.' })
+  @ApiAnswer(CardTransactionListAnswer, { errors: [404, 422] })
+  @ApiRequest({ params: CardLinkParams, query: CardTransactionListQuery })
+  async listTransactions(
+    @Param() params: CardLinkParams,
+    @Query() query: CardTransactionListQuery,
+    @CurrentCaller() caller: Caller,
+    @AuthRequest() request: AuthenticatedRequest,
+  ) {
+    const link = await this.links.link(caller.partnerId, params.card_link_id);
+    const userId = request.userToken?.userId;
+    if (!link || (userId !== undefined && link.userId !== userId)) throw new NotFound(`card link ${params.card_link_id} not found`);
+    const { paging } = query;
+    if (paging.count) return { status: 'success', count: await this.links.countTransactions(link._id) };
+    const list = await this.links.transactions(link._id, paging.skip, paging.perPage);
+    return { status: 'success', card_transactions: list.map(toCardTransaction) };
+  }
+
   @Get('users/:user_id/card_links')
   @ApiOperation({
     summary: "A user's card links",
@@ -113,6 +186,13 @@ export class CardLinksController {
     if (paging.count) return { status: 'success', count: await this.links.countUserLinks(caller.partnerId, userId, states) };
     const links = await this.links.userLinks(caller.partnerId, userId, states, paging.skip, paging.perPage);
     return { status: 'success', card_links: links.map(toCardLink) };
+  }
+
+  private async transactionAnswer(caller: Caller, cardLinkId: string, reference: string, userId?: string) {
+    const transaction = await this.links.transaction(caller.partnerId, cardLinkId, reference);
+    if (!transaction || (userId !== undefined && transaction.userId !== userId))
+      throw new NotFound(`card transaction ${reference} of card link ${cardLinkId} not found`);
+    return { status: 'success', card_transaction: toCardTransaction(transaction) };
   }
 
   private async move(cardLinkId: string, to: 'linked' | 'unlinked', caller: Caller, request: AuthenticatedRequest) {

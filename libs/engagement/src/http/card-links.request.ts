@@ -1,7 +1,8 @@
 import { nameSome, xmlDateTimeInstant } from '@deals/kernel';
 import { flag, requestDto, withPaging } from '@deals/wire';
 import { z } from 'zod';
-import type { CardTransaction } from '../commands/card-link.commands';
+import type { CardTransaction, CardTransactionPhaseReport } from '../commands/card-link.commands';
+import { CARD_TRANSACTION_PHASES } from '../domain/card-link/card-link.decider';
 import { CARD_LINK_STATES, CardLinkState } from '../queries/card-link.queries';
 
 /** Ids and references are at most this long: anything longer names nothing the service made. */
@@ -87,30 +88,35 @@ export const MAX_TRANSACTION_CENTS = 1_000_000_000_000;
 const AMOUNT = `must be a whole number of cents from 1 to ${MAX_TRANSACTION_CENTS}`;
 const DATE = 'must be an XML dateTime: YYYY-MM-DDThh:mm:ss with an optional zone offset';
 
+/** The amount and date every report of a transaction carries. */
+const transactionFields = {
+  transaction_amount: z
+    .union([z.number(), z.string()], { error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : AMOUNT) })
+    .transform((value, ctx) => {
+      const n = typeof value === 'number' ? value : /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+      return Number.isSafeInteger(n) && n >= 1 && n <= MAX_TRANSACTION_CENTS ? n : fail(ctx, AMOUNT);
+    })
+    .meta({
+      anyOf: [
+        { type: 'integer', minimum: 1, maximum: MAX_TRANSACTION_CENTS },
+        { type: 'string', pattern: '^\\s*\\d+\\s*$' },
+      ],
+      description: 'the transaction’s amount, cents: a whole number, or its digits',
+      example: 2450,
+    }),
+  transaction_date: z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : DATE) })
+    .transform((text, ctx) => {
+      const at = text.length <= 64 ? xmlDateTimeInstant(text) : null;
+      return at ? { text, at } : fail(ctx, DATE);
+    })
+    .meta({ description: 'when the transaction was made; no offset is UTC', example: '2026-06-15T09:30:00-05:00' }),
+};
+
 /** PUT /card_links/:id/redeem: one of the user's card transactions. */
 export const redeemCardLinkBody = z
   .object({
-    transaction_amount: z
-      .union([z.number(), z.string()], { error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : AMOUNT) })
-      .transform((value, ctx) => {
-        const n = typeof value === 'number' ? value : /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
-        return Number.isSafeInteger(n) && n >= 1 && n <= MAX_TRANSACTION_CENTS ? n : fail(ctx, AMOUNT);
-      })
-      .meta({
-        anyOf: [
-          { type: 'integer', minimum: 1, maximum: MAX_TRANSACTION_CENTS },
-          { type: 'string', pattern: '^\\s*\\d+\\s*$' },
-        ],
-        description: 'the transaction’s amount, cents: a whole number, or its digits',
-        example: 2450,
-      }),
-    transaction_date: z
-      .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : DATE) })
-      .transform((text, ctx) => {
-        const at = text.length <= 64 ? xmlDateTimeInstant(text) : null;
-        return at ? { text, at } : fail(ctx, DATE);
-      })
-      .meta({ description: 'when the transaction was made; no offset is UTC', example: '2026-06-15T09:30:00-05:00' }),
+    ...transactionFields,
     transaction_reference: z
       .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string') })
       .min(1, 'is required')
@@ -127,6 +133,44 @@ export const redeemCardLinkBody = z
     maxRedemption: value.max_redemption === true,
   }));
 export class RedeemCardLinkBody extends requestDto(redeemCardLinkBody) {}
+
+/** PUT /card_links/:card_link_id/transactions/:transaction_reference: the link, and the partner's reference of the transaction. */
+export const cardTransactionParams = z
+  .object({
+    card_link_id: idText('the card link', 'k7Qp2'),
+    transaction_reference: z
+      .string({ error: 'is required' })
+      .min(1, 'is required')
+      .max(255, 'must be at most 255 characters')
+      .meta({ description: 'the partner’s reference of the transaction (URL-encoded)', example: 'txn-20260615-0093' }),
+  })
+  .meta({ 'x-resource': 'card_transaction' });
+export class CardTransactionParams extends requestDto(cardTransactionParams) {}
+
+/** PUT /card_links/:card_link_id/transactions/:transaction_reference. */
+export const cardTransactionBody = z
+  .object({
+    phase: z
+      .enum(CARD_TRANSACTION_PHASES, {
+        error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${CARD_TRANSACTION_PHASES.join(', ')}`),
+      })
+      .meta({ description: 'what the card network reports: authorised, cleared, or refunded', example: 'cleared' }),
+    ...transactionFields,
+    max_redemption: flag('must be true or false', 'with `cleared`: true, this transaction fulfils the link'),
+  })
+  .meta({ 'x-resource': 'card_transaction' })
+  .transform((value): CardTransactionPhaseReport => ({
+    phase: value.phase,
+    amountCents: value.transaction_amount,
+    date: value.transaction_date.text,
+    at: value.transaction_date.at,
+    maxRedemption: value.max_redemption === true,
+  }));
+export class CardTransactionBody extends requestDto(cardTransactionBody) {}
+
+/** GET /card_links/:card_link_id/transactions: `count`, `per_page`, `page`. */
+export const cardTransactionListQuery = withPaging({}, 'card_transaction');
+export class CardTransactionListQuery extends requestDto(cardTransactionListQuery) {}
 
 /** GET /users/:user_id/card_links: the state words and `count`, `per_page`, `page`. */
 export const cardLinkListQuery = withPaging(

@@ -1,6 +1,11 @@
 import { ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { CARD_LINK_DETAILS, CardLinkDetails } from '../projections/card-link-details/card-link-details.projection';
+import {
+  CARD_TRANSACTIONS,
+  CardTransactionDetails,
+  cardTransactionId,
+} from '../projections/card-transactions/card-transactions.projection';
 
 export type CardLinkState = CardLinkDetails['state'];
 export const CARD_LINK_STATES: readonly CardLinkState[] = ['linked', 'unlinked', 'fulfilled'];
@@ -41,6 +46,20 @@ export class CardLinkQueries {
   async fulfilledDealIds(partnerId: string, userId: string): Promise<string[]> {
     const links = await this.views.find<CardLinkDetails>(CARD_LINK_DETAILS, { userId, partnerId, withdrawn: false, state: 'fulfilled' });
     return links.map((l) => l.dealId);
+  }
+
+  async transaction(partnerId: string, cardLinkId: string, reference: string): Promise<CardTransactionDetails | null> {
+    const view = await this.views.findById<CardTransactionDetails>(CARD_TRANSACTIONS, cardTransactionId(cardLinkId, reference));
+    return view && view.partnerId === partnerId ? view : null;
+  }
+
+  /** A link's transactions, in the order they were first reported. */
+  transactions(cardLinkId: string, skip: number, limit: number): Promise<CardTransactionDetails[]> {
+    return this.views.find<CardTransactionDetails>(CARD_TRANSACTIONS, { cardLinkId }, { sort: { firstPosition: 1 }, skip, limit });
+  }
+
+  countTransactions(cardLinkId: string): Promise<number> {
+    return this.views.count(CARD_TRANSACTIONS, { cardLinkId });
   }
 
   private filter(partnerId: string, userId: string, states: readonly CardLinkState[]) {

@@ -29,6 +29,19 @@ export const feedEventSchema = z
       })
       .optional()
       .meta({ description: 'card_link.redeemed only: the transaction and what it earned' }),
+    card_transaction: z
+      .object({
+        transaction_reference: z.string(),
+        phase: z.enum(['authorised', 'cleared', 'refunded']),
+        transaction_amount: z.number().int().meta({ description: 'the amount of that phase, cents' }),
+        transaction_date: z.string(),
+        incentive_amount: z.number().int().meta({ description: 'cleared: the incentive credited, cents' }),
+        fee_amount: z.number().int().meta({ description: "cleared: the partner's fee, cents" }),
+        incentive_reversed: z.number().int().meta({ description: 'refunded: the incentive reversed, cents' }),
+        fee_reversed: z.number().int().meta({ description: 'refunded: the fee reversed, cents' }),
+      })
+      .optional()
+      .meta({ description: 'card_link.transaction_* only: the phase reported and what it earned or gave back' }),
     rollback: z
       .object({
         redeemed_at: z.string().meta({ description: 'when the redemption undone was made, ISO 8601 UTC' }),

@@ -62,3 +62,38 @@ export function redemptionOutcome(
       : null;
   return { qualifies, incentiveCents, feeCents, fulfils };
 }
+
+/** What a cleared transaction keeps once `keptCents` of its amount is left after a refund. */
+export interface RefundOutcome {
+  /** Still at least `min_spend` (and above 0): it still counts towards the link. */
+  qualifies: boolean;
+  incentiveReversedCents: number;
+  feeReversedCents: number;
+}
+
+/**
+ * A refund's arithmetic (docs/decisions.md, "Card links"): the transaction keeps what its amount
+ * left would have earned when it cleared, never more than it did earn (the allowance it used stays
+ * used by what it keeps); the rest of its incentive and fee is reversed. Below `min_spend`, or
+ * nothing left, it keeps nothing and no longer counts.
+ */
+export function refundOutcome(
+  terms: CardLinkTerms,
+  cleared: { qualifies: boolean; incentiveCents: number; feeCents: number },
+  keptCents: number,
+): RefundOutcome {
+  const qualifies = cleared.qualifies && keptCents > 0 && keptCents >= (terms.minSpend ?? 0);
+  let incentiveKept = 0;
+  let feeKept = 0;
+  if (qualifies) {
+    const earns =
+      terms.incentiveAmount !== null
+        ? terms.incentiveAmount
+        : terms.incentivePercentage !== null
+          ? percentOf(keptCents, terms.incentivePercentage)
+          : 0;
+    incentiveKept = Math.min(cleared.incentiveCents, earns);
+    feeKept = Math.min(cleared.feeCents, (terms.fixedFee ?? 0) + percentOf(keptCents, terms.percentFee ?? 0));
+  }
+  return { qualifies, incentiveReversedCents: cleared.incentiveCents - incentiveKept, feeReversedCents: cleared.feeCents - feeKept };
+}

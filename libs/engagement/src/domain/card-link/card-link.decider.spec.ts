@@ -129,7 +129,10 @@ describe('card link decider', () => {
       .when(tx('t1', 100, true), now)
       .then([
         redeemed('t1', 100, false, 0, 0, true),
-        { type: 'CardLinkFulfilled', data: { cardLinkId: 'l1', reason: 'max_redemption', at: now.toISOString() } },
+        {
+          type: 'CardLinkFulfilled',
+          data: { cardLinkId: 'l1', reason: 'max_redemption', at: now.toISOString(), transactionReference: 't1' },
+        },
       ]);
   });
 
@@ -140,7 +143,10 @@ describe('card link decider', () => {
       .when(tx('t4', 2500), now)
       .then([
         redeemed('t4', 2500, true, 200, 275),
-        { type: 'CardLinkFulfilled', data: { cardLinkId: 'l1', reason: 'num_qualifying', at: now.toISOString() } },
+        {
+          type: 'CardLinkFulfilled',
+          data: { cardLinkId: 'l1', reason: 'num_qualifying', at: now.toISOString(), transactionReference: 't4' },
+        },
       ]);
   });
 
@@ -293,5 +299,185 @@ describe('card linkage decider: max_linkage places', () => {
     linkage([...history, { type: 'CardLinkPlaceReturned', data: { dealId: 'coffee', cardLinkId: 'l2', userId: 'u2' } }])
       .when(take('u3', 'l3'))
       .then([taken('u3', 'l3')]);
+  });
+});
+
+describe('card transactions in phases', () => {
+  const at = now.toISOString();
+  const facts = (reference: string, amount: number) => ({
+    cardLinkId: 'l1',
+    dealId: 'coffee',
+    partnerId: 'p1',
+    userId: 'u1',
+    transactionReference: reference,
+    transactionAmount: amount,
+    transactionDate: '2026-06-16T09:30:00',
+    transactionAt: '2026-06-16T09:30:00.000Z',
+  });
+  const report = (phase: 'authorised' | 'cleared' | 'refunded', reference: string, amount: number, maxRedemption = false) => ({
+    type: 'ReportCardTransaction' as const,
+    data: {
+      ...actor,
+      phase,
+      transactionReference: reference,
+      transactionAmount: amount,
+      transactionDate: '2026-06-16T09:30:00',
+      transactionAt: '2026-06-16T09:30:00.000Z',
+      maxRedemption,
+      clockSkewMs: 0,
+    },
+  });
+  const authorised = (reference: string, amount: number): CardLinkEvent => ({
+    type: 'CardTransactionAuthorised',
+    data: { ...facts(reference, amount), authorisedAt: at },
+  });
+  const cleared = (
+    reference: string,
+    amount: number,
+    qualifies: boolean,
+    incentiveCents: number,
+    feeCents: number,
+    maxRedemption = false,
+  ): CardLinkEvent => ({
+    type: 'CardTransactionCleared',
+    data: { ...facts(reference, amount), maxRedemption, qualifies, incentiveCents, feeCents, clearedAt: at },
+  });
+  const refunded = (
+    reference: string,
+    amount: number,
+    qualifies: boolean,
+    qualifyingLost: boolean,
+    incentiveReversedCents: number,
+    feeReversedCents: number,
+  ): CardLinkEvent => ({
+    type: 'CardTransactionRefunded',
+    data: { ...facts(reference, amount), qualifies, qualifyingLost, incentiveReversedCents, feeReversedCents, refundedAt: at },
+  });
+  const fulfilled = (reason: 'max_redemption' | 'num_qualifying', reference: string): CardLinkEvent => ({
+    type: 'CardLinkFulfilled',
+    data: { cardLinkId: 'l1', reason, at, transactionReference: reference },
+  });
+  const reversed = (reason: 'max_redemption' | 'num_qualifying', reference: string): CardLinkEvent => ({
+    type: 'CardLinkFulfilmentReversed',
+    data: { cardLinkId: 'l1', transactionReference: reference, reason, at },
+  });
+
+  it('records an authorisation and credits nothing; the clearing credits the incentive and fee on the cleared amount', () => {
+    given([opened])
+      .when(report('authorised', 't1', 3000), now)
+      .then([authorised('t1', 3000)]);
+    // The cleared amount may differ from the authorised one (a tip): it is what earns.
+    given([opened, authorised('t1', 3000)])
+      .when(report('cleared', 't1', 3500), now)
+      .then([cleared('t1', 3500, true, 500, 375)]);
+    // Cleared without an authorisation seen first: as a redemption.
+    given([opened])
+      .when(report('cleared', 't1', 3000), now)
+      .then([cleared('t1', 3000, true, 500, 325)]);
+  });
+
+  it('clears a transaction authorised while linked though the link was unlinked since; a new one needs the link linked', () => {
+    const unlinked: CardLinkEvent = { type: 'CardUnlinked', data: { cardLinkId: 'l1', at } };
+    given([opened, authorised('t1', 3000), unlinked])
+      .when(report('cleared', 't1', 3000), now)
+      .then([cleared('t1', 3000, true, 500, 325)]);
+    given([opened, unlinked])
+      .when(report('cleared', 't2', 3000), now)
+      .thenThrows(ValidationFailed, { message: /state is unlinked/ });
+    given([opened, unlinked])
+      .when(report('authorised', 't2', 3000), now)
+      .thenThrows(ValidationFailed, { message: /state is unlinked/ });
+  });
+
+  it('records each phase once: a repeat changes nothing, another amount is refused, an earlier phase arriving late changes nothing', () => {
+    const history = [opened, authorised('t1', 3000), cleared('t1', 3000, true, 500, 325)];
+    given(history)
+      .when(report('cleared', 't1', 3000), now)
+      .then([]);
+    given(history)
+      .when(report('authorised', 't1', 9999), now)
+      .then([]);
+    given(history)
+      .when(report('cleared', 't1', 2900), now)
+      .thenThrows(ValidationFailed, { message: /transaction_amount differs from the cleared amount already recorded for t1 \(3000\)/ });
+    given([...history, refunded('t1', 3000, false, true, 500, 325)])
+      .when(report('cleared', 't1', 3000), now)
+      .then([]);
+  });
+
+  it('reverses the whole incentive and fee on a full refund, and the transaction no longer counts', () =>
+    given([opened, cleared('t1', 3000, true, 500, 325)])
+      .when(report('refunded', 't1', 3000), now)
+      .then([refunded('t1', 3000, false, true, 500, 325)]));
+
+  it('keeps on a partial refund what the amount left earns: a fixed incentive stays above min_spend, the fee shrinks', () => {
+    // 3000 cleared, 500 back: 2500 kept, still >= 2000; the fee 25 + 10% of 2500 = 275 (was 325).
+    given([opened, cleared('t1', 3000, true, 500, 325)])
+      .when(report('refunded', 't1', 500), now)
+      .then([refunded('t1', 500, true, false, 0, 50)]);
+    // 1500 back: 1500 kept, below min_spend: nothing kept.
+    given([opened, cleared('t1', 3000, true, 500, 325)])
+      .when(report('refunded', 't1', 1500), now)
+      .then([refunded('t1', 1500, false, true, 500, 325)]);
+  });
+
+  it('scales a percentage incentive down with a partial refund, never above what was earned', () => {
+    const percent: CardLinkEvent = {
+      type: 'CardLinkOpened',
+      data: { ...creation, terms: { ...terms, incentiveAmount: null, incentivePercentage: 10 } },
+    };
+    given([percent, cleared('t1', 4000, true, 400, 425)])
+      .when(report('refunded', 't1', 1000), now)
+      .then([refunded('t1', 1000, true, false, 100, 100)]);
+  });
+
+  it('voids an authorisation refunded before clearing: nothing was earned, nothing reversed', () =>
+    given([opened, authorised('t1', 3000)])
+      .when(report('refunded', 't1', 3000), now)
+      .then([refunded('t1', 3000, false, false, 0, 0)]));
+
+  it('refuses a refund above the amount cleared, or of a transaction never reported; a refund is recorded once', () => {
+    given([opened, cleared('t1', 3000, true, 500, 325)])
+      .when(report('refunded', 't1', 3001), now)
+      .thenThrows(ValidationFailed, { message: /is more than the cleared amount of t1 \(3000\)/ });
+    given([opened])
+      .when(report('refunded', 't9', 100), now)
+      .thenThrows(ValidationFailed, { message: /t9|never authorised or cleared/ });
+    const done = [opened, cleared('t1', 3000, true, 500, 325), refunded('t1', 3000, false, true, 500, 325)];
+    given(done)
+      .when(report('refunded', 't1', 3000), now)
+      .then([]);
+    given(done)
+      .when(report('refunded', 't1', 100), now)
+      .thenThrows(ValidationFailed, { message: /differs from the refunded amount/ });
+  });
+
+  it('refunds a redemption recorded by PUT /card_links/:id/redeem as a cleared transaction', () =>
+    given([opened, redeemed('t1', 3000, true, 500, 325)])
+      .when(report('refunded', 't1', 3000), now)
+      .then([refunded('t1', 3000, false, true, 500, 325)]));
+
+  it('links a fulfilled link again when the refund takes away what fulfilled it: its max_redemption transaction, or a qualifying one short of num_qualifying', () => {
+    given([opened, cleared('t1', 3000, true, 500, 325, true), fulfilled('max_redemption', 't1')])
+      .when(report('refunded', 't1', 3000), now)
+      .then([refunded('t1', 3000, false, true, 500, 325), reversed('max_redemption', 't1')]);
+    // A partial refund of the max_redemption transaction leaves the link fulfilled.
+    given([opened, cleared('t1', 3000, true, 500, 325, true), fulfilled('max_redemption', 't1')])
+      .when(report('refunded', 't1', 100), now)
+      .then([refunded('t1', 100, true, false, 0, 10)]);
+    const three = [
+      opened,
+      cleared('t1', 3000, true, 500, 325),
+      cleared('t2', 3000, true, 500, 325),
+      cleared('t3', 3000, true, 200, 325),
+      fulfilled('num_qualifying', 't3'),
+    ];
+    given(three)
+      .when(report('refunded', 't1', 3000), now)
+      .then([refunded('t1', 3000, false, true, 500, 325), reversed('num_qualifying', 't1')]);
+    // Linked again, what was reversed is allowance to earn again: 1200 - 700 = 500 left.
+    given([...three, refunded('t1', 3000, false, true, 500, 325), reversed('num_qualifying', 't1')])
+      .when(report('cleared', 't4', 3000), now)
+      .then([cleared('t4', 3000, true, 500, 325), fulfilled('num_qualifying', 't4')]);
   });
 });

@@ -1,7 +1,7 @@
 import { Decider, DomainCommand, NotFound, ValidationFailed, xmlDateTimeSpanMs } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import type { CardLinkCreation, CardLinkEvent } from './card-link.events';
-import { CardLinkTerms, redemptionOutcome } from './card-link-terms';
+import { CardLinkTerms, redemptionOutcome, refundOutcome } from './card-link-terms';
 
 /** Who may act on a link: its partner, and with a user's access token only that user. */
 interface Actor {
@@ -26,13 +26,37 @@ export type RedeemCardLink = DomainCommand<
     clockSkewMs: number;
   }
 >;
-export type CardLinkCommand = EnsureCardLinked | UnlinkCard | RelinkCard | RedeemCardLink;
+export const CARD_TRANSACTION_PHASES = ['authorised', 'cleared', 'refunded'] as const;
+export type CardTransactionPhase = (typeof CARD_TRANSACTION_PHASES)[number];
+/** One phase of a card transaction, as the card network's partner reports it. */
+export type ReportCardTransaction = DomainCommand<
+  'ReportCardTransaction',
+  Actor & {
+    phase: CardTransactionPhase;
+    transactionReference: string;
+    transactionAmount: number;
+    transactionDate: string;
+    transactionAt: string;
+    maxRedemption: boolean;
+    clockSkewMs: number;
+  }
+>;
+export type CardLinkCommand = EnsureCardLinked | UnlinkCard | RelinkCard | RedeemCardLink | ReportCardTransaction;
 
-/** A transaction already recorded on the link, to recognise its repeats. */
+/** A transaction recorded on the link: to recognise its repeats, and what its later phases may undo. */
 interface RecordedTransaction {
+  /** The amount its first phase named (authorised, or cleared). */
   amount: number;
   at: string;
   maxRedemption: boolean;
+  phase: CardTransactionPhase;
+  /** Set once cleared: the amount cleared and what it earned (a redemption is a cleared transaction). */
+  clearedAmount: number;
+  qualifies: boolean;
+  incentiveCents: number;
+  feeCents: number;
+  /** Set once refunded. */
+  refundedAmount: number;
 }
 
 export interface CardLink {
@@ -43,6 +67,8 @@ export interface CardLink {
   terms: CardLinkTerms | null;
   linkedAt: string | null;
   state: 'linked' | 'unlinked' | 'fulfilled';
+  /** Why and by which transaction it was fulfilled (null: not fulfilled, or fulfilled before this was kept). */
+  fulfilment: { reason: 'max_redemption' | 'num_qualifying'; transactionReference: string | null } | null;
   /** Qualifying transactions so far, and the incentive they earned, cents. */
   qualifying: number;
   earned: number;
@@ -81,6 +107,7 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
     terms: null,
     linkedAt: null,
     state: 'linked',
+    fulfilment: null,
     qualifying: 0,
     earned: 0,
     transactions: ImmutableMap<string, RecordedTransaction>(),
@@ -116,12 +143,7 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
           throw refuse('transaction_reference', 'was already recorded on this card link with another amount, date or max_redemption');
         }
         if (link.state !== 'linked') throw refuse('state', `is ${link.state}: only a linked card link is redeemed`);
-        const at = Date.parse(transactionAt);
-        // The date covers its whole last digit (a second without a fraction): any of it within the skew counts.
-        const through = at + (xmlDateTimeSpanMs(transactionDate) ?? 1);
-        if (through <= Date.parse(link.linkedAt!) - clockSkewMs)
-          throw refuse('transaction_date', `is before the card was linked (${link.linkedAt})`);
-        if (at > now.getTime() + FUTURE_LEEWAY_MS) throw refuse('transaction_date', 'is in the future');
+        checkDate(link, transactionDate, transactionAt, clockSkewMs, now);
         const outcome = redemptionOutcome(link.terms!, link, transactionAmount, maxRedemption);
         const redeemedAt = now.toISOString();
         const events: CardLinkEvent[] = [
@@ -144,9 +166,12 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
             },
           },
         ];
-        if (outcome.fulfils) events.push({ type: 'CardLinkFulfilled', data: { cardLinkId, reason: outcome.fulfils, at: redeemedAt } });
+        if (outcome.fulfils)
+          events.push({ type: 'CardLinkFulfilled', data: { cardLinkId, reason: outcome.fulfils, at: redeemedAt, transactionReference } });
         return events;
       }
+      case 'ReportCardTransaction':
+        return decidePhase(command.data, owned(link, command.data), now);
     }
   },
   evolve(link, event) {
@@ -159,17 +184,159 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
         return { ...link, state: 'unlinked' };
       case 'CardRelinked':
         return { ...link, state: 'linked' };
-      case 'CardLinkRedeemed': {
-        const { transactionReference, transactionAmount, transactionAt, maxRedemption, qualifies, incentiveCents } = event.data;
+      case 'CardLinkRedeemed':
+      case 'CardTransactionCleared': {
+        const { transactionReference, transactionAmount, transactionAt, maxRedemption, qualifies, incentiveCents, feeCents } = event.data;
+        const before = link.transactions.get(transactionReference);
+        const cleared = { phase: 'cleared' as const, clearedAmount: transactionAmount, maxRedemption, qualifies, incentiveCents, feeCents };
         return {
           ...link,
           qualifying: link.qualifying + (qualifies ? 1 : 0),
           earned: link.earned + incentiveCents,
-          transactions: link.transactions.set(transactionReference, { amount: transactionAmount, at: transactionAt, maxRedemption }),
+          transactions: link.transactions.set(
+            transactionReference,
+            before ? { ...before, ...cleared } : { amount: transactionAmount, at: transactionAt, refundedAmount: 0, ...cleared },
+          ),
+        };
+      }
+      case 'CardTransactionAuthorised': {
+        const { transactionReference, transactionAmount, transactionAt } = event.data;
+        const authorised: RecordedTransaction = {
+          amount: transactionAmount,
+          at: transactionAt,
+          maxRedemption: false,
+          phase: 'authorised',
+          clearedAmount: 0,
+          qualifies: false,
+          incentiveCents: 0,
+          feeCents: 0,
+          refundedAmount: 0,
+        };
+        return { ...link, transactions: link.transactions.set(transactionReference, authorised) };
+      }
+      case 'CardTransactionRefunded': {
+        const { transactionReference, transactionAmount, qualifies, incentiveReversedCents, feeReversedCents } = event.data;
+        const before = link.transactions.get(transactionReference)!;
+        return {
+          ...link,
+          qualifying: link.qualifying - (event.data.qualifyingLost ? 1 : 0),
+          earned: link.earned - incentiveReversedCents,
+          transactions: link.transactions.set(transactionReference, {
+            ...before,
+            phase: 'refunded',
+            qualifies,
+            incentiveCents: before.incentiveCents - incentiveReversedCents,
+            feeCents: before.feeCents - feeReversedCents,
+            refundedAmount: transactionAmount,
+          }),
         };
       }
       case 'CardLinkFulfilled':
-        return { ...link, state: 'fulfilled' };
+        return {
+          ...link,
+          state: 'fulfilled',
+          fulfilment: { reason: event.data.reason, transactionReference: event.data.transactionReference ?? null },
+        };
+      case 'CardLinkFulfilmentReversed':
+        return { ...link, state: 'linked', fulfilment: null };
     }
   },
 };
+
+/** A transaction's date: not before the link (within the partners' clock skew), not in the future. */
+function checkDate(link: CardLink, transactionDate: string, transactionAt: string, clockSkewMs: number, now: Date): void {
+  const at = Date.parse(transactionAt);
+  // The date covers its whole last digit (a second without a fraction): any of it within the skew counts.
+  const through = at + (xmlDateTimeSpanMs(transactionDate) ?? 1);
+  if (through <= Date.parse(link.linkedAt!) - clockSkewMs)
+    throw refuse('transaction_date', `is before the card was linked (${link.linkedAt})`);
+  if (at > now.getTime() + FUTURE_LEEWAY_MS) throw refuse('transaction_date', 'is in the future');
+}
+
+const PHASE_ORDER: Record<CardTransactionPhase, number> = { authorised: 0, cleared: 1, refunded: 2 };
+
+/**
+ * One phase of a card transaction. Authorised: recorded, nothing earned, on a linked link.
+ * Cleared: earns as a redemption does (`PUT /card_links/:id/redeem` is a transaction reported
+ * cleared at once); a transaction authorised while linked clears whatever the link's state since,
+ * one never authorised needs the link linked. Refunded: of a cleared transaction, at most its
+ * cleared amount, reversing what the amount refunded took away (`refundOutcome`) and the link's
+ * fulfilment if the refund took away what fulfilled it; of an authorised one, its authorisation
+ * voided (nothing was earned). Each phase is recorded once: its repeat with the same amount
+ * changes nothing, with another is refused; a phase reported after a later one (networks deliver
+ * out of order) changes nothing.
+ */
+function decidePhase(command: ReportCardTransaction['data'], link: CardLink, now: Date): CardLinkEvent[] {
+  const { cardLinkId, phase, transactionReference, transactionAmount, transactionDate, transactionAt, maxRedemption, clockSkewMs } =
+    command;
+  const known = link.transactions.get(transactionReference);
+  const facts = {
+    cardLinkId,
+    dealId: link.dealId!,
+    partnerId: link.partnerId!,
+    userId: link.userId!,
+    transactionReference,
+    transactionAmount,
+    transactionDate,
+    transactionAt,
+  };
+  const at = now.toISOString();
+  if (known && PHASE_ORDER[known.phase] >= PHASE_ORDER[phase]) {
+    const recorded = phase === 'authorised' ? known.amount : phase === 'cleared' ? known.clearedAmount : known.refundedAmount;
+    // An authorisation or clearing reported after a later phase was never recorded: nothing to compare it with.
+    if (known.phase !== phase || recorded === transactionAmount) return [];
+    throw refuse('transaction_amount', `differs from the ${phase} amount already recorded for ${transactionReference} (${recorded})`);
+  }
+  switch (phase) {
+    case 'authorised':
+      if (link.state !== 'linked') throw refuse('state', `is ${link.state}: only a linked card link takes new transactions`);
+      checkDate(link, transactionDate, transactionAt, clockSkewMs, now);
+      return [{ type: 'CardTransactionAuthorised', data: { ...facts, authorisedAt: at } }];
+    case 'cleared': {
+      if (!known) {
+        if (link.state !== 'linked') throw refuse('state', `is ${link.state}: only a linked card link takes new transactions`);
+        checkDate(link, transactionDate, transactionAt, clockSkewMs, now);
+      }
+      const outcome = redemptionOutcome(link.terms!, link, transactionAmount, maxRedemption);
+      const events: CardLinkEvent[] = [
+        {
+          type: 'CardTransactionCleared',
+          data: {
+            ...facts,
+            maxRedemption,
+            qualifies: outcome.qualifies,
+            incentiveCents: outcome.incentiveCents,
+            feeCents: outcome.feeCents,
+            clearedAt: at,
+          },
+        },
+      ];
+      if (outcome.fulfils && link.state !== 'fulfilled')
+        events.push({ type: 'CardLinkFulfilled', data: { cardLinkId, reason: outcome.fulfils, at, transactionReference } });
+      return events;
+    }
+    case 'refunded': {
+      if (!known) throw refuse('transaction_reference', `was never authorised or cleared on this card link`);
+      const ceiling = known.phase === 'cleared' ? known.clearedAmount : known.amount;
+      if (transactionAmount > ceiling)
+        throw refuse('transaction_amount', `is more than the ${known.phase} amount of ${transactionReference} (${ceiling})`);
+      const outcome =
+        known.phase === 'cleared'
+          ? refundOutcome(link.terms!, known, known.clearedAmount - transactionAmount)
+          : { qualifies: false, incentiveReversedCents: 0, feeReversedCents: 0 };
+      const qualifyingLost = known.qualifies && !outcome.qualifies;
+      const events: CardLinkEvent[] = [{ type: 'CardTransactionRefunded', data: { ...facts, ...outcome, qualifyingLost, refundedAt: at } }];
+      const { fulfilment, terms } = link;
+      const qualifyingAfter = link.qualifying - (qualifyingLost ? 1 : 0);
+      const undone =
+        link.state === 'fulfilled' &&
+        fulfilment !== null &&
+        (fulfilment.reason === 'max_redemption'
+          ? fulfilment.transactionReference === transactionReference && transactionAmount === ceiling
+          : qualifyingAfter < (terms!.numQualifying ?? 0));
+      if (undone)
+        events.push({ type: 'CardLinkFulfilmentReversed', data: { cardLinkId, transactionReference, reason: fulfilment.reason, at } });
+      return events;
+    }
+  }
+}

@@ -48,11 +48,61 @@ export type CardLinkRedeemed = DomainEvent<
     redeemedAt: string;
   }
 >;
+/** `transactionReference`: the transaction that fulfilled it (absent on links fulfilled before it was kept). */
 export type CardLinkFulfilled = DomainEvent<
   'CardLinkFulfilled',
-  { cardLinkId: string; reason: 'max_redemption' | 'num_qualifying'; at: string }
+  { cardLinkId: string; reason: 'max_redemption' | 'num_qualifying'; at: string; transactionReference?: string }
 >;
-export type CardLinkEvent = CardLinkOpened | CardUnlinked | CardRelinked | CardLinkRedeemed | CardLinkFulfilled;
+
+/** What every phase of a card transaction names. */
+interface CardTransactionFacts {
+  cardLinkId: string;
+  dealId: string;
+  partnerId: string;
+  userId: string;
+  transactionReference: string;
+  /** Cents: what was authorised, cleared, or refunded in that phase. */
+  transactionAmount: number;
+  /** As the partner wrote it, and the instant it names. */
+  transactionDate: string;
+  transactionAt: string;
+}
+
+/** The card network authorised the transaction: recorded, nothing earned yet. */
+export type CardTransactionAuthorised = DomainEvent<'CardTransactionAuthorised', CardTransactionFacts & { authorisedAt: string }>;
+/**
+ * The transaction cleared (settled between the banks): what it earned is credited, as a redemption's
+ * is, and it counts towards the link's `num_qualifying` and `maximum_allowance`.
+ */
+export type CardTransactionCleared = DomainEvent<
+  'CardTransactionCleared',
+  CardTransactionFacts & { maxRedemption: boolean; qualifies: boolean; incentiveCents: number; feeCents: number; clearedAt: string }
+>;
+/**
+ * The transaction was refunded, in whole or part (`transactionAmount`), or its authorisation voided
+ * before clearing: the incentive and fee it earned are reversed down to what the amount kept still
+ * earns; `qualifies` says whether it still counts towards the link, `qualifyingLost` whether it
+ * counted until this refund.
+ */
+export type CardTransactionRefunded = DomainEvent<
+  'CardTransactionRefunded',
+  CardTransactionFacts & {
+    qualifies: boolean;
+    qualifyingLost: boolean;
+    incentiveReversedCents: number;
+    feeReversedCents: number;
+    refundedAt: string;
+  }
+>;
+/** A refund took away what fulfilled the link: it is linked again and earns again. */
+export type CardLinkFulfilmentReversed = DomainEvent<
+  'CardLinkFulfilmentReversed',
+  { cardLinkId: string; transactionReference: string; reason: 'max_redemption' | 'num_qualifying'; at: string }
+>;
+export type CardTransactionEvent = CardTransactionAuthorised | CardTransactionCleared | CardTransactionRefunded;
+
+export type CardLinkEvent =
+  CardLinkOpened | CardUnlinked | CardRelinked | CardLinkRedeemed | CardLinkFulfilled | CardTransactionEvent | CardLinkFulfilmentReversed;
 
 export const cardLinkStream = (cardLinkId: string) => `cardlink-${cardLinkId}`;
 /** A card-linked deal's places (`max_linkage`), and who holds them. */

@@ -47,6 +47,10 @@ export const cardLinkDetailsProjection = defineProjection<CardLinkDetails>({
     'CardRelinked',
     'CardLinkRedeemed',
     'CardLinkFulfilled',
+    'CardTransactionAuthorised',
+    'CardTransactionCleared',
+    'CardTransactionRefunded',
+    'CardLinkFulfilmentReversed',
   ],
   indexes: [{ keys: { userId: 1 } }, { keys: { partnerId: 1 } }, { keys: { dealId: 1 } }],
   documentIds: (event) => [(event.data as { cardLinkId: string }).cardLinkId],
@@ -64,7 +68,21 @@ export const cardLinkDetailsProjection = defineProjection<CardLinkDetails>({
         return view && { ...view, state: 'linked' };
       case 'CardLinkFulfilled':
         return view && { ...view, state: 'fulfilled' };
+      case 'CardLinkFulfilmentReversed':
+        return view && { ...view, state: 'linked' };
+      case 'CardTransactionRefunded':
+        return (
+          view && {
+            ...view,
+            qualifying: view.qualifying - (event.data.qualifyingLost ? 1 : 0),
+            incentiveCents: view.incentiveCents - event.data.incentiveReversedCents,
+            feeCents: view.feeCents - event.data.feeReversedCents,
+          }
+        );
+      case 'CardTransactionAuthorised':
+        return view;
       case 'CardLinkRedeemed':
+      case 'CardTransactionCleared':
         return (
           view && {
             ...view,

@@ -113,6 +113,15 @@ export const cardLinkSource: FeedSource = {
         return ['card_link.redeemed'];
       case 'CardLinkFulfilled':
         return ['card_link.fulfilled'];
+      case 'CardTransactionAuthorised':
+        return ['card_link.transaction_authorised'];
+      case 'CardTransactionCleared':
+        return ['card_link.transaction_cleared'];
+      case 'CardTransactionRefunded':
+        return ['card_link.transaction_refunded'];
+      // A refund took away what fulfilled it: the link is linked again.
+      case 'CardLinkFulfilmentReversed':
+        return ['card_link.linked'];
     }
     return [];
   },
