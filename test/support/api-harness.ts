@@ -89,8 +89,13 @@ export class TestApi {
    * A call whose answer is read as text (a page, an image's bytes as text): its status and media
    * type checked against the description, and its body too when it is JSON.
    */
-  async raw(method: string, path: string): Promise<{ status: number; text: string }> {
+  async raw(
+    method: string,
+    path: string,
+    options: { apiKey?: string } = {},
+  ): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
     const url = new URL(path, this.url);
+    if (options.apiKey !== undefined) url.searchParams.set('api_key', options.apiKey);
     const reply = await request(url, { method: method as never, dispatcher: insecure });
     const text = await reply.body.text();
     const type = String(reply.headers['content-type'] ?? '');
@@ -101,7 +106,7 @@ export class TestApi {
       type.startsWith('application/json') && text ? JSON.parse(text) : undefined,
       type,
     );
-    return { status: reply.statusCode, text };
+    return { status: reply.statusCode, text, headers: reply.headers };
   }
 
   get<T>(type: abstract new (...args: never[]) => T): T {
@@ -121,9 +126,12 @@ export class TestApi {
     }
     const reply = await request(url, { method: method as never, headers, body, dispatcher: insecure });
     const text = await reply.body.text();
-    const parsed = text ? JSON.parse(text) : undefined;
-    this.responses.check(method, url.pathname, reply.statusCode, parsed, String(reply.headers['content-type'] ?? ''));
-    return { status: reply.statusCode, headers: reply.headers, body: parsed };
+    const type = String(reply.headers['content-type'] ?? '');
+    // An answer in another media type (a CSV) is its text.
+    const json = text && (type.startsWith('application/json') || type === '');
+    const parsed = json ? JSON.parse(text) : undefined;
+    this.responses.check(method, url.pathname, reply.statusCode, parsed, type);
+    return { status: reply.statusCode, headers: reply.headers, body: json ? parsed : (text as never) };
   }
 
   /** The checker of answers against the API description this application serves (made once). */

@@ -3,6 +3,7 @@ import { CatalogHttpModule } from '@deals/catalog';
 import { EngagementHttpModule } from '@deals/engagement';
 import { EventFeedHttpModule } from '@deals/event-feed';
 import { MessagingHttpModule } from '@deals/messaging';
+import { SettlementHttpModule } from '@deals/settlement';
 import { PartnerSiteHttpModule } from '@deals/partner-site';
 import { PurchasingHttpModule } from '@deals/purchasing';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
@@ -32,6 +33,7 @@ export class ApiModule {
         EngagementHttpModule,
         EventFeedHttpModule,
         MessagingHttpModule,
+        SettlementHttpModule,
         PartnerSiteHttpModule.forRoot({ limits: options.limits }),
       ],
       controllers: [HealthController],

@@ -90,4 +90,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/webhook_endpoints/{endpoint_id}/rotate_secret': 'rotateWebhookSecret',
   'GET /v1/webhook_endpoints/{endpoint_id}/deliveries': 'listWebhookDeliveries',
   'POST /v1/webhook_endpoints/{endpoint_id}/replay': 'replayWebhookEvents',
+  // settlement
+  'GET /v1/settlements': 'listSettlements',
+  'GET /v1/settlements/{date}': 'getSettlement',
+  'GET /v1/settlements/{date}/line_items.csv': 'getSettlementCsv',
 };

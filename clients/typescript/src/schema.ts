@@ -1237,6 +1237,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Daily statements over a range
+         * @description `from` and `to` (UTC days, both included, at most 92): each day’s figures, state and digest, oldest first; days without a line too.
+         */
+        get: operations["listSettlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settlements/{date}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A day's statement
+         * @description The UTC day’s figures and the line items behind them, in log order. Open until an hour after the day ends (figures may still grow); closed, it never changes and carries the SHA-256 of its CSV. Something that happens later (a refund, a reversal) lands on the day it happens.
+         */
+        get: operations["getSettlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settlements/{date}/line_items.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A day's line items as CSV
+         * @description The statement’s line items, in log order, LF line ends: the digest of a closed day is the SHA-256 of exactly this.
+         */
+        get: operations["getSettlementCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/targeted_email/batches": {
         parameters: {
             query?: never;
@@ -2169,6 +2229,55 @@ export interface components {
             id: string;
             user_id: string;
         };
+        /** @description a partner's statement of one UTC day */
+        Settlement: {
+            /** @description when it closes (closed: when it did), ISO 8601 UTC */
+            closes_at: string;
+            /** @description the UTC day */
+            date: string;
+            /** @description closed: SHA-256 (hex) of the day’s line items CSV, which an auditor rebuilds from the events; open: null */
+            digest: string | null;
+            /** @description the deals’ fixed and percent fees on card-link transactions, cents */
+            fees_cents: number;
+            /** @description fees taken back by refunded transactions, cents */
+            fees_reversed_cents: number;
+            /** @description sales booked that day: card charges, claimed reservations, resellers’ sales, cents */
+            gross_sales_cents: number;
+            /** @description card-link incentives credited (transactions cleared or redeemed), cents */
+            incentives_credited_cents: number;
+            /** @description card-link incentives taken back by refunded transactions, cents */
+            incentives_reversed_cents: number;
+            line_item_count: number;
+            /** @description gross sales − refunds − incentives credited + reversed − fees + reversed, cents */
+            net_cents: number;
+            /** @description refunds that succeeded that day, cents */
+            refunds_cents: number;
+            /**
+             * @description closed an hour after the day ends; a closed statement never changes
+             * @enum {string}
+             */
+            state: "open" | "closed";
+        };
+        /** @description one line of a statement: what one event moved */
+        SettlementLineItem: {
+            /** @description when it happened, ISO 8601 UTC */
+            at: string;
+            /** @description sales only: how it was paid, `card`, `reservation` or `reseller`; null for the rest */
+            channel: string | null;
+            fee_cents: number;
+            fee_reversed_cents: number;
+            gross_cents: number;
+            incentive_cents: number;
+            incentive_reversed_cents: number;
+            /** @enum {string} */
+            kind: "sale" | "refund" | "card_transaction_cleared" | "card_transaction_refunded";
+            line_id: string;
+            /** @description the log position of the event that booked it */
+            position: string;
+            /** @description the purchase, the refund, or `<card link id>/<transaction reference>` */
+            reference: string;
+            refund_cents: number;
+        };
         /**
          * @description a user's regional email subscription
          * @example {
@@ -2454,6 +2563,8 @@ export type Region = components['schemas']['Region'];
 export type ResellerCoupon = components['schemas']['ResellerCoupon'];
 export type ResellerPurchase = components['schemas']['ResellerPurchase'];
 export type SavedDeal = components['schemas']['SavedDeal'];
+export type Settlement = components['schemas']['Settlement'];
+export type SettlementLineItem = components['schemas']['SettlementLineItem'];
 export type Subscription = components['schemas']['Subscription'];
 export type TargetedEmailBatch = components['schemas']['TargetedEmailBatch'];
 export type User = components['schemas']['User'];
@@ -7821,6 +7932,153 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Error503"];
+        };
+    };
+    listSettlements: {
+        parameters: {
+            query: {
+                /** @description the first day, included */
+                from: string;
+                /** @description the last day, included */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        settlements: components["schemas"]["Settlement"][];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getSettlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the UTC day */
+                date: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        line_items: components["schemas"]["SettlementLineItem"][];
+                        settlement: components["schemas"]["Settlement"];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getSettlementCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the UTC day */
+                date: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the line items */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example position,line_id,kind,reference,channel,at,gross_cents,refund_cents,incentive_cents,incentive_reversed_cents,fee_cents,fee_reversed_cents
+                     *     00000000000000001234,sale:P7P72Z9DDJ3Ix1zDc4n,sale,P7P72Z9DDJ3Ix1zDc4n,card,2026-06-15T14:02:11.000Z,9800,0,0,0,0,0
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
         };
     };

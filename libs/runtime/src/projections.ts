@@ -6,6 +6,7 @@ import type { Projection, ViewStore } from '@deals/kernel';
 import { messagingProjections } from '@deals/messaging/projections';
 import { partnerSiteProjections } from '@deals/partner-site/projections';
 import { purchasingProjections } from '@deals/purchasing/projections';
+import { settlementProjections } from '@deals/settlement/projections';
 
 /**
  * Every read model the service keeps, by name: from each context's projections entry (free of HTTP
@@ -17,6 +18,7 @@ export const ALL_PROJECTIONS: Projection[] = [
   ...purchasingProjections,
   ...engagementProjections,
   ...messagingProjections,
+  ...settlementProjections,
   ...partnerSiteProjections,
   ...eventFeedProjections,
 ] as Projection[];

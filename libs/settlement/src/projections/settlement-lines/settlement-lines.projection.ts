@@ -1,0 +1,148 @@
+import { defineProjection, RecordedEvent, ViewDocument } from '@deals/kernel';
+import { dayOf, LineFigures, LineKind, SaleChannel, ZERO_FIGURES } from '../../domain/settlement-day';
+
+/**
+ * "Which line items make partner P's statement of day D?" A line is made pending by the event that
+ * names its partner and amount (a purchase reserved, a refund asked) and booked, on the UTC day it
+ * happened, by the event that moved the money (paid, claimed or resold; the refund succeeded; a
+ * card transaction cleared or refunded). Only booked lines are read.
+ */
+export interface SettlementLine extends ViewDocument, LineFigures {
+  partnerId: string;
+  booked: boolean;
+  kind: LineKind;
+  reference: string;
+  channel: SaleChannel | null;
+  /** Set once booked: the day, the instant, and the log position of the booking event. */
+  day: string | null;
+  at: string | null;
+  position: string | null;
+  /** A refund's amount, known when it is asked and booked when it succeeds. */
+  pendingCents: number;
+}
+
+export const SETTLEMENT_LINES = 'settlement_lines';
+
+type Data = Record<string, unknown> & { partnerId?: string };
+
+/** The documents an event touches: none for card transactions that move no money. */
+function lineIds(event: RecordedEvent): string[] {
+  const d = event.data as Data;
+  switch (event.type) {
+    case 'PurchaseReserved':
+    case 'PurchasePaid':
+    case 'PurchaseClaimed':
+    case 'PurchaseResold':
+      return [`sale:${d.purchaseId as string}`];
+    case 'RefundRequested':
+    case 'RefundSucceeded':
+      return [`refund:${d.refundId as string}`];
+    case 'CardLinkRedeemed':
+    case 'CardTransactionCleared':
+      return (d.incentiveCents as number) + (d.feeCents as number) > 0
+        ? [`ct:${d.cardLinkId as string}/${d.transactionReference as string}:cleared`]
+        : [];
+    case 'CardTransactionRefunded':
+      return (d.incentiveReversedCents as number) + (d.feeReversedCents as number) > 0
+        ? [`ct:${d.cardLinkId as string}/${d.transactionReference as string}:refunded`]
+        : [];
+  }
+  return [];
+}
+
+const pending = (
+  id: string,
+  position: string,
+  partnerId: string,
+  kind: LineKind,
+  reference: string,
+  pendingCents: number,
+): SettlementLine => ({
+  _id: id,
+  _pos: position,
+  partnerId,
+  booked: false,
+  kind,
+  reference,
+  channel: null,
+  day: null,
+  at: null,
+  position: null,
+  pendingCents,
+  ...ZERO_FIGURES,
+});
+
+const booked = (line: SettlementLine, at: string, position: string, figures: Partial<LineFigures>, channel: SaleChannel | null = null) => ({
+  ...line,
+  booked: true,
+  channel,
+  day: dayOf(at),
+  at,
+  position,
+  ...figures,
+});
+
+export const settlementLinesProjection = defineProjection<SettlementLine>({
+  name: SETTLEMENT_LINES,
+  handles: [
+    'PurchaseReserved',
+    'PurchasePaid',
+    'PurchaseClaimed',
+    'PurchaseResold',
+    'RefundRequested',
+    'RefundSucceeded',
+    'CardLinkRedeemed',
+    'CardTransactionCleared',
+    'CardTransactionRefunded',
+  ],
+  indexes: [{ keys: { partnerId: 1, day: 1 } }],
+  // Statements are read by their partner's finance, never as a write's answer.
+  answersWait: false,
+  documentIds: lineIds,
+  evolve(view, event, id) {
+    const d = event.data as Data;
+    const position = event.position;
+    switch (event.type) {
+      case 'PurchaseReserved':
+        return view ?? pending(id, position, d.partnerId!, 'sale', d.purchaseId as string, 0);
+      case 'RefundRequested':
+        return view ?? pending(id, position, d.partnerId!, 'refund', d.refundId as string, d.amountCents as number);
+      case 'PurchasePaid':
+        return view && booked(view, d.paidAt as string, position, { grossCents: d.amountCents as number }, 'card');
+      case 'PurchaseClaimed':
+        return view && booked(view, d.claimedAt as string, position, { grossCents: d.amountCents as number }, 'reservation');
+      case 'PurchaseResold':
+        return view && booked(view, d.resoldAt as string, position, { grossCents: d.amountCents as number }, 'reseller');
+      case 'RefundSucceeded':
+        return view && booked(view, d.settledAt as string, position, { refundCents: view.pendingCents });
+      case 'CardLinkRedeemed':
+      case 'CardTransactionCleared': {
+        const at = (event.type === 'CardLinkRedeemed' ? d.redeemedAt : d.clearedAt) as string;
+        const line = pending(
+          id,
+          position,
+          d.partnerId!,
+          'card_transaction_cleared',
+          `${d.cardLinkId as string}/${d.transactionReference as string}`,
+          0,
+        );
+        return booked(view ?? line, at, position, { incentiveCents: d.incentiveCents as number, feeCents: d.feeCents as number });
+      }
+      case 'CardTransactionRefunded': {
+        const line = pending(
+          id,
+          position,
+          d.partnerId!,
+          'card_transaction_refunded',
+          `${d.cardLinkId as string}/${d.transactionReference as string}`,
+          0,
+        );
+        return booked(view ?? line, d.refundedAt as string, position, {
+          incentiveReversedCents: d.incentiveReversedCents as number,
+          feeReversedCents: d.feeReversedCents as number,
+        });
+      }
+    }
+    return view;
+  },
+});

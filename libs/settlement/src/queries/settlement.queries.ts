@@ -1,0 +1,76 @@
+import { Clock, ViewStore } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { closesAt, daysBetween, digestOf, SettlementLineItem, SettlementTotals, totalsOf } from '../domain/settlement-day';
+import { SETTLEMENT_LINES, SettlementLine } from '../projections/settlement-lines/settlement-lines.projection';
+
+/** A partner's statement of one UTC day. */
+export interface SettlementStatement {
+  day: string;
+  /** Open until an hour after the day ends; closed, it never changes. */
+  state: 'open' | 'closed';
+  closesAt: string;
+  totals: SettlementTotals;
+  /** SHA-256 of the day's CSV, once closed (null while open). */
+  digest: string | null;
+}
+
+const itemOf = (line: SettlementLine): SettlementLineItem => ({
+  lineId: line._id,
+  kind: line.kind,
+  reference: line.reference,
+  channel: line.channel,
+  at: line.at!,
+  position: line.position!,
+  grossCents: line.grossCents,
+  refundCents: line.refundCents,
+  incentiveCents: line.incentiveCents,
+  incentiveReversedCents: line.incentiveReversedCents,
+  feeCents: line.feeCents,
+  feeReversedCents: line.feeReversedCents,
+});
+
+/** Reads of statements, always within one partner. */
+@Injectable()
+export class SettlementQueries {
+  constructor(
+    private readonly views: ViewStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The day's line items, in log order. */
+  async lineItems(partnerId: string, day: string): Promise<SettlementLineItem[]> {
+    const lines = await this.views.find<SettlementLine>(SETTLEMENT_LINES, { partnerId, day, booked: true }, { sort: { position: 1 } });
+    return lines.map(itemOf);
+  }
+
+  async statement(partnerId: string, day: string): Promise<{ statement: SettlementStatement; lineItems: SettlementLineItem[] }> {
+    const lineItems = await this.lineItems(partnerId, day);
+    return { statement: this.statementOf(day, lineItems), lineItems };
+  }
+
+  /** The statements of the days from `from` to `to`, oldest first (days without a line too). */
+  async statements(partnerId: string, from: string, to: string): Promise<SettlementStatement[]> {
+    const days = daysBetween(from, to);
+    // The days named one by one: the stores find each through the (partnerId, day) index.
+    const lines = await this.views.find<SettlementLine>(
+      SETTLEMENT_LINES,
+      { partnerId, booked: true, day: { $in: days } },
+      { sort: { position: 1 } },
+    );
+    const byDay = new Map<string, SettlementLineItem[]>();
+    for (const line of lines) byDay.set(line.day!, [...(byDay.get(line.day!) ?? []), itemOf(line)]);
+    return days.map((day) => this.statementOf(day, byDay.get(day) ?? []));
+  }
+
+  private statementOf(day: string, lineItems: SettlementLineItem[]): SettlementStatement {
+    const closes = closesAt(day);
+    const closed = this.clock.now().getTime() >= closes.getTime();
+    return {
+      day,
+      state: closed ? 'closed' : 'open',
+      closesAt: closes.toISOString(),
+      totals: totalsOf(lineItems),
+      digest: closed ? digestOf(lineItems) : null,
+    };
+  }
+}
