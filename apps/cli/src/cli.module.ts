@@ -17,6 +17,7 @@ import {
 } from './commands/partners-credentials.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
+import { SettlementsShowCommand } from './commands/settlements-show.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
 import { RefundsForceCommand } from './commands/refunds-force.command';
 import { JobsListCommand, OperatorPasswordCommand } from './commands/operations.commands';
@@ -79,6 +80,7 @@ export class CliModule {
         HelpTexts,
         AuditPurchaseCommand,
         AuditCardLinkCommand,
+        SettlementsShowCommand,
         AuditPartnerCommand,
         MailDigestCommand,
         RefundsForceCommand,

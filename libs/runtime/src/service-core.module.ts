@@ -1,4 +1,5 @@
 import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } from '@deals/messaging';
+import { SettlementModule } from '@deals/settlement';
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import { AccountsModule, AccountsSettings } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
@@ -153,6 +154,7 @@ export class ServiceCoreModule {
         PurchasingModule,
         EngagementModule,
         MessagingModule,
+        SettlementModule,
         PartnerSiteModule,
         EventFeedModule,
       ],
@@ -249,6 +251,7 @@ export class ServiceCoreModule {
         PurchasingModule,
         EngagementModule,
         MessagingModule,
+        SettlementModule,
         EventFeedModule,
       ],
     };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EventStore, ManualClock } from '@deals/kernel';
-import { TestApi } from '../../support/api-harness';
+import { runCli, TestApi } from '../../support/api-harness';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { auditedDay, auditedLines } from '../../support/settlement-audit';
 import { buyerWithCard } from '../../support/test-cards';
@@ -168,4 +168,18 @@ describe('settlements', () => {
       }
     }
   });
+
+  it('prints a statement with the operator CLI: npm run cli -- settlements:show', async () => {
+    await api.settle();
+    const text = await runCli(api.dataDir, ['settlements:show', partner.partnerId, '2026-06-15']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`partner ${partner.partnerId}, 2026-06-15 (UTC): closed, digest `);
+    expect(text.stdout).toMatch(/gross sales\s+30\.00\n/);
+    expect(text.stdout).toMatch(/net\s+11\.75\n/);
+    expect(text.stdout).toContain('4 line items:');
+    const csv = await runCli(api.dataDir, ['settlements:show', partner.partnerId, '2026-06-15', '--csv']);
+    expect(csv.stdout).toBe((await api.raw('GET', '/v1/settlements/2026-06-15/line_items.csv', { apiKey: partner.apiKey })).text);
+    const refused = await runCli(api.dataDir, ['settlements:show', partner.partnerId, 'June']);
+    expect(refused.code).not.toBe(0);
+  }, 120_000);
 });
