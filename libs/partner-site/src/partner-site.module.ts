@@ -18,7 +18,9 @@ import { AccountController } from './http/account.controller';
 import { KeysController } from './http/keys.controller';
 import { MemberSessions } from './http/member-sessions';
 import { SecurityController } from './http/security.controller';
+import { SettlementModule } from '@deals/settlement';
 import { SettingsController } from './http/settings.controller';
+import { SettlementsController } from './http/settlements.controller';
 import { SecretCheckThrottle } from './http/secret-check-throttle';
 import { SitePages } from './http/site-pages';
 import { SitePageErrors } from './http/site-request';
@@ -56,8 +58,16 @@ export class PartnerSiteHttpModule {
     return {
       module: PartnerSiteHttpModule,
       // The webhooks pages use the event feed's writes and queries, the API's own.
-      imports: [EventFeedModule],
-      controllers: [AccountController, SecurityController, KeysController, SettingsController, SupportController, WebhooksController],
+      imports: [EventFeedModule, SettlementModule],
+      controllers: [
+        AccountController,
+        SecurityController,
+        KeysController,
+        SettingsController,
+        SettlementsController,
+        SupportController,
+        WebhooksController,
+      ],
       providers: [
         SitePages,
         MemberSessions,

@@ -143,6 +143,21 @@ browserSuite('The partner site in a browser', () => {
     await expect(page.locator('main').textContent()).resolves.toContain(purchaseId);
     await shot(page, 'lookup');
 
+    // The claimed reservation is on today's statement, under its chart; the settings page sets the rollback window.
+    await page.getByRole('link', { name: 'Statements' }).click();
+    await expect(page.getByRole('img').first().getAttribute('aria-labelledby')).resolves.toBe('chart-desc');
+    await shot(page, 'statements');
+    const today = clock.now().toISOString().slice(0, 10);
+    await page.getByRole('link', { name: today }).click();
+    await expect(page.locator('main').textContent()).resolves.toContain(purchaseId);
+    await shot(page, 'statement');
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel(/Hours after a redemption/).fill('48');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(/\/partner\/settings\?saved=1$/);
+    await expect(page.locator('main').textContent()).resolves.toContain('Now: 48 hours.');
+    await shot(page, 'settings');
+
     const rival = await api.createPartner('Rival Tours');
     const other = watch(await (await browser.newContext({ ignoreHTTPSErrors: true })).newPage());
     await signUpAndIn(other, await invite(rival.partnerId, 'bo@rival.example'), 'bo@rival.example');

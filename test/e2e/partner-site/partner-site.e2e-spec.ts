@@ -445,6 +445,24 @@ describe('the partner site', () => {
     ]);
   });
 
+  it("shows the partner's statements: the last 30 days as a chart drawn in the page, a day's figures and line items, its CSV", async () => {
+    const client = await member('statements@example.com');
+    const page = await client.get('/partner/settlements');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<svg role="img"');
+    expect(page.text.match(/<rect /g)).toHaveLength(30);
+    expect(page.text).toContain('<a href="/partner/settlements/2026-06-15">2026-06-15</a>');
+    const day = await client.get('/partner/settlements/2026-06-14');
+    expect(day.status).toBe(200);
+    expect(day.text).toContain('Closed. SHA-256 of its CSV: <code>');
+    expect(day.text).toContain('Nothing moved this day.');
+    const csv = await client.get('/partner/settlements/2026-06-14/line_items.csv');
+    expect([csv.status, csv.headers['content-type']]).toEqual([200, 'text/csv; charset=utf-8']);
+    expect(csv.text).toMatch(/^position,line_id,kind,/);
+    expect((await client.get('/partner/settlements/2026-13-01')).status).toBe(404);
+    expect((await client.get('/partner/settlements/2099-01-01')).status).toBe(404);
+  });
+
   it('refuses a form posted without its CSRF token, or with another session’s (403)', async () => {
     const client = await member('csrf@example.com');
     const other = await member('csrf2@example.com');

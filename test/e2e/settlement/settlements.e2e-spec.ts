@@ -135,6 +135,7 @@ describe('settlements', () => {
       ]);
     };
     await refused('/v1/settlements/2026-02-30', 'date');
+    await refused('/v1/settlements/2026-13-01', 'date');
     await refused('/v1/settlements/yesterday', 'date');
     await refused('/v1/settlements/2099-01-01', 'date');
     await refused('/v1/settlements/2099-01-01/line_items.csv', 'date');

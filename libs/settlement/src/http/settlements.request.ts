@@ -9,7 +9,13 @@ const DAY_RULE = 'must be a UTC day, YYYY-MM-DD';
 const day = (description: string, example: string) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? 'is required' : DAY_RULE) })
-    .refine((text) => /^\d{4}-\d{2}-\d{2}$/.test(text) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text), DAY_RULE)
+    .refine(
+      (text) =>
+        /^\d{4}-\d{2}-\d{2}$/.test(text) &&
+        !Number.isNaN(Date.parse(`${text}T00:00:00Z`)) &&
+        new Date(`${text}T00:00:00Z`).toISOString().startsWith(text),
+      DAY_RULE,
+    )
     .meta({ description, example });
 
 /** GET /v1/settlements/:date (and its CSV). */
