@@ -256,7 +256,7 @@ if (why) {
           await new Promise((r) => setTimeout(r, 100));
         }
         const divided = await keepers();
-        expect(divided.map((k) => k.views).sort()).toEqual([Math.floor(total / 2), Math.ceil(total / 2)]);
+        expect(divided.map((k) => k.views).sort((a, b) => a - b)).toEqual([Math.floor(total / 2), Math.ceil(total / 2)]);
         const before = new Set((await feedOf(replicas[0])).map((e) => e.id));
         await worker.kill();
         const killedAt = Date.now();
