@@ -21,6 +21,7 @@ import { eventStoreBench } from './event-store.bench';
 import { httpDealBench } from './http-deal.bench';
 import { purchasesBench } from './purchases.bench';
 import { cardLinksBench } from './card-links.bench';
+import { refundsBench } from './refunds.bench';
 import { batchEmailBench } from './batch-email.bench';
 import { postgresBench } from './postgres.bench';
 import { replicasBench } from './replicas.bench';
@@ -36,6 +37,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'discovery', run: discoveryBench },
   { name: 'accounts', run: accountsBench },
   { name: 'purchases', run: purchasesBench },
+  { name: 'refunds', run: refundsBench },
   { name: 'card-links', run: cardLinksBench },
   { name: 'batch-email', run: batchEmailBench },
   { name: 'postgres', run: postgresBench },

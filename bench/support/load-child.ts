@@ -35,8 +35,9 @@ function postRequest(path: string, post: PostSpec, tally: PostTally): autocannon
       const body = parts
         .map((p) => (p === '{n}' ? String(n) : p === '{item}' ? (items.length ? items[n % items.length] : '') : p))
         .join('');
-      if (post.idempotencyKeyPrefix === undefined) return { ...request, body };
-      return { ...request, body, headers: { ...request.headers, 'idempotency-key': `${post.idempotencyKeyPrefix}${n}` } };
+      const own = post.paths?.length ? { path: post.paths[n % post.paths.length] } : {};
+      if (post.idempotencyKeyPrefix === undefined) return { ...request, ...own, body };
+      return { ...request, ...own, body, headers: { ...request.headers, 'idempotency-key': `${post.idempotencyKeyPrefix}${n}` } };
     },
     onResponse: (status: number, body: string) => {
       tally.statuses[status] = (tally.statuses[status] ?? 0) + 1;

@@ -45,6 +45,8 @@ export interface PostSpec {
   expectField?: string;
   /** Send every request with an `Idempotency-Key` of its own: this prefix and the request's number. */
   idempotencyKeyPrefix?: string;
+  /** When set, request n goes to `paths[n]` (wrapping round) instead of the spec's first path. */
+  paths?: string[];
 }
 
 /** What the child sends back of one autocannon run. */

@@ -95,6 +95,15 @@ export class ApiProcess {
     return { status: reply.statusCode, body: parsed };
   }
 
+  /** A GET answered in another media type than JSON (a CSV): its text, and its status and type checked. */
+  async text(path: string): Promise<string> {
+    const reply = await request(`https://127.0.0.1:${this.port}${path}`, { dispatcher: insecure });
+    const text = await reply.body.text();
+    this.check ??= new ResponseCheck((await this.call('GET', '/api-docs.json')).body);
+    this.check.check('GET', path, reply.statusCode, undefined, String(reply.headers['content-type'] ?? ''));
+    return text;
+  }
+
   /**
    * A GET's status, its body read and dropped: what a client waiting for the answer sees, without
    * the checks `call` makes of it (for timing the answer alone).

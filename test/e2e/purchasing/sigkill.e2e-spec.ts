@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { auditedDay, auditedLines } from '../../support/settlement-audit';
 import { buyerWithCard } from '../../support/test-cards';
 import { tempDir } from '../../support/temp-dir';
 
@@ -13,14 +14,15 @@ const TOTAL = 60;
  * Kills the API process (SIGKILL) in the middle of a purchase load, starts it again on the same
  * data, and checks: no unit lost or sold twice (the log's inventory adds up and the API agrees),
  * and no charge without coupons (every approved charge at the processor is a fulfilled purchase
- * with one coupon per unit).
+ * with one coupon per unit). Refunds run beside the purchases; the statements after the restart are
+ * what an auditor computes from the log.
  */
 describe('a SIGKILL in the middle of purchases', () => {
   const dir = tempDir('sigkill');
   afterAll(() => dir.remove());
 
   // Three CLI runs and two API starts from TypeScript sources: ~25 s alone, more beside other suites.
-  it('loses no unit, sells none twice, and leaves no charge without coupons', async () => {
+  it('loses no unit, sells none twice, and leaves no charge without coupons; the statements match the log', async () => {
     const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Load', '--json'])).stdout);
     writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
     const start = new Date(Date.now() - 86_400_000).toISOString();
@@ -51,8 +53,14 @@ describe('a SIGKILL in the middle of purchases', () => {
           })
           .catch(() => undefined);
         if (reply?.status === 200) bought++;
+        // Every third purchase refunded at once: refunds are cut by the kill too.
+        if (reply?.status === 200 && bought % 3 === 0)
+          await api
+            .call('POST', `/purchases/${reply.body.purchase.id}/refunds${key}`, { reason: 'requested_by_customer' })
+            .catch(() => undefined);
       }
     });
+    const firstDay = new Date().toISOString().slice(0, 10);
     // Killed mid-load: after 1.2 s, and once some purchases are through (a loaded machine is slower to get there).
     const started = Date.now();
     while (Date.now() - started < 1200 || (bought < 3 && Date.now() - started < 60_000)) await new Promise((r) => setTimeout(r, 50));
@@ -107,6 +115,32 @@ describe('a SIGKILL in the middle of purchases', () => {
           'fulfilled',
           purchase.number_bought,
         ]);
+      }
+
+      // The statements of the days the load ran: what the log alone says, to the cent and line by line.
+      await api.ready();
+      const events = new Database(join(dir.path, 'events.sqlite'), { readonly: true });
+      const log = (events.prepare('SELECT position, type, data FROM events ORDER BY position').all() as Array<Record<string, string>>).map(
+        (row) => ({ ...row, position: String(row.position).padStart(20, '0'), data: JSON.parse(row.data) }),
+      );
+      events.close();
+      const lines = auditedLines(log as never);
+      expect(lines.filter((l) => l.row[2] === 'refund').length).toBeGreaterThan(0);
+      const today = new Date().toISOString().slice(0, 10);
+      for (const day of [...new Set([firstDay, today])]) {
+        const { csv, ...audited } = auditedDay(lines, partner.partner_id, day);
+        const statement = (await api.call('GET', `/v1/settlements/${day}${key}`)).body.settlement;
+        expect(
+          Object.fromEntries(
+            Object.keys(audited)
+              .filter((k) => k !== 'digest')
+              .map((k) => [k, statement[k]]),
+          ),
+        ).toEqual({
+          ...audited,
+          digest: undefined,
+        } as never);
+        expect(await api.text(`/v1/settlements/${day}/line_items.csv${key}`)).toBe(csv);
       }
     } finally {
       await api.stop();

@@ -2,10 +2,11 @@ import { defineProjection, RecordedEvent, ViewDocument } from '@deals/kernel';
 import { dayOf, LineFigures, LineKind, SaleChannel, ZERO_FIGURES } from '../../domain/settlement-day';
 
 /**
- * "Which line items make partner P's statement of day D?" A line is made pending by the event that
- * names its partner and amount (a purchase reserved, a refund asked) and booked, on the UTC day it
- * happened, by the event that moved the money (paid, claimed or resold; the refund succeeded; a
- * card transaction cleared or refunded). Only booked lines are read.
+ * "Which line items make partner P's statement of day D?" A line is booked, on the UTC day it
+ * happened, by the event that moved the money: a purchase paid, claimed or resold (its partner the
+ * one every purchase command records in the event's metadata), a refund succeeded (made pending,
+ * with its partner and amount, by the refund asked), a card transaction cleared or refunded. Only
+ * booked lines are read.
  */
 export interface SettlementLine extends ViewDocument, LineFigures {
   partnerId: string;
@@ -25,11 +26,17 @@ export const SETTLEMENT_LINES = 'settlement_lines';
 
 type Data = Record<string, unknown> & { partnerId?: string };
 
+/** Each kind of sale: the field of its time, and its channel. */
+const SALES: Record<string, [string, SaleChannel]> = {
+  PurchasePaid: ['paidAt', 'card'],
+  PurchaseClaimed: ['claimedAt', 'reservation'],
+  PurchaseResold: ['resoldAt', 'reseller'],
+};
+
 /** The documents an event touches: none for card transactions that move no money. */
 function lineIds(event: RecordedEvent): string[] {
   const d = event.data as Data;
   switch (event.type) {
-    case 'PurchaseReserved':
     case 'PurchasePaid':
     case 'PurchaseClaimed':
     case 'PurchaseResold':
@@ -85,7 +92,6 @@ const booked = (line: SettlementLine, at: string, position: string, figures: Par
 export const settlementLinesProjection = defineProjection<SettlementLine>({
   name: SETTLEMENT_LINES,
   handles: [
-    'PurchaseReserved',
     'PurchasePaid',
     'PurchaseClaimed',
     'PurchaseResold',
@@ -103,16 +109,15 @@ export const settlementLinesProjection = defineProjection<SettlementLine>({
     const d = event.data as Data;
     const position = event.position;
     switch (event.type) {
-      case 'PurchaseReserved':
-        return view ?? pending(id, position, d.partnerId!, 'sale', d.purchaseId as string, 0);
       case 'RefundRequested':
         return view ?? pending(id, position, d.partnerId!, 'refund', d.refundId as string, d.amountCents as number);
       case 'PurchasePaid':
-        return view && booked(view, d.paidAt as string, position, { grossCents: d.amountCents as number }, 'card');
       case 'PurchaseClaimed':
-        return view && booked(view, d.claimedAt as string, position, { grossCents: d.amountCents as number }, 'reservation');
-      case 'PurchaseResold':
-        return view && booked(view, d.resoldAt as string, position, { grossCents: d.amountCents as number }, 'reseller');
+      case 'PurchaseResold': {
+        const [at, channel] = SALES[event.type];
+        const sale = pending(id, position, event.metadata.partnerId ?? '', 'sale', d.purchaseId as string, 0);
+        return booked(view ?? sale, d[at] as string, position, { grossCents: d.amountCents as number }, channel);
+      }
       case 'RefundSucceeded':
         return view && booked(view, d.settledAt as string, position, { refundCents: view.pendingCents });
       case 'CardLinkRedeemed':
