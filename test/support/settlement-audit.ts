@@ -13,6 +13,12 @@ export interface AuditedLine {
   figures: number[];
 }
 
+/** RFC 4180, with text a spreadsheet would run as a formula behind a single quote (as docs/api.md says). */
+const csvField = (value: string) => {
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+};
+
 export function auditedLines(events: readonly RecordedEvent[]): AuditedLine[] {
   const partnerOfPurchase = new Map<string, string>();
   const refundAsked = new Map<string, { partnerId: string; amount: number }>();
@@ -95,7 +101,7 @@ export function auditedDay(lines: readonly AuditedLine[], partnerId: string, day
   const sum = [0, 1, 2, 3, 4, 5].map((i) => mine.reduce((n, l) => n + l.figures[i], 0));
   const header =
     'position,line_id,kind,reference,channel,at,gross_cents,refund_cents,incentive_cents,incentive_reversed_cents,fee_cents,fee_reversed_cents';
-  const csv = [header, ...mine.map((l) => l.row.join(','))].map((r) => `${r}\n`).join('');
+  const csv = [header, ...mine.map((l) => l.row.map(csvField).join(','))].map((r) => `${r}\n`).join('');
   return {
     gross_sales_cents: sum[0],
     refunds_cents: sum[1],

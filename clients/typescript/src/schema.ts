@@ -298,7 +298,7 @@ export interface paths {
         get: operations["getCardTransaction"];
         /**
          * Report a phase of a card transaction
-         * @description What the card network says of one of the user's transactions, by the partner's reference: `authorised` (recorded, earns nothing yet; the link must be linked), `cleared` (earns as a redemption does: the incentive credited, the fee charged, counted towards `num_qualifying` and `maximum_allowance`, `max_redemption` fulfilling the link; a transaction authorised while linked clears though the link moved since), `refunded` (`transaction_amount` refunded, at most what cleared: the incentive and fee reversed down to what the amount kept earns, and a link whose fulfilment the refund took away is linked again; refunded before clearing, the authorisation is voided). Each phase is recorded once: its repeat answers the transaction, another amount is refused, an earlier phase arriving after a later one changes nothing. A redemption recorded with `PUT /card_links/:id/redeem` is a cleared transaction here.
+         * @description What the card network says of one of the user's transactions, by the partner's reference: `authorised` (recorded, earns nothing yet; the link must be linked), `cleared` (earns as a redemption does: the incentive credited, the fee charged, counted towards `num_qualifying` and `maximum_allowance`, `max_redemption` fulfilling the link; a transaction authorised while linked clears though the link moved since), `refunded` (`transaction_amount` refunded, at most what cleared: the incentive and fee reversed down to what the amount kept earns, and a link whose fulfilment the refund took away is linked again; refunded before clearing, the authorisation is voided). Each phase is recorded once: its repeat answers the transaction, another amount is refused, an earlier phase arriving after a later one changes nothing. A redemption recorded with `PUT /card_links/:id/redeem` is a cleared transaction here. Partner credentials only: a user's access token is refused (403).
          */
         put: operations["setCardTransactionPhase"];
         post?: never;
@@ -3892,7 +3892,17 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {

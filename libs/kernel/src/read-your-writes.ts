@@ -8,6 +8,9 @@ import type { ViewDocument } from './ports/view-store.port';
 export abstract class ViewProgress {
   abstract waitFor(collections: string[], position: LogPosition | null): Promise<void>;
 
+  /** Whether `collection` has applied the log up to `position`, waiting for it as {@link waitFor} does. */
+  abstract shows(collection: string, position: LogPosition | null): Promise<boolean>;
+
   /**
    * Waits until every view that shows an event type of `writes` has applied the log up to the
    * latest position written of the types it shows (bounded, as {@link waitFor}); at once when

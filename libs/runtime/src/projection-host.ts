@@ -156,6 +156,10 @@ export class ProjectionHost extends ViewProgress {
     await Promise.all(collections.map((collection) => this.waitForView(collection, position)));
   }
 
+  shows(collection: string, position: LogPosition | null): Promise<boolean> {
+    return position === null ? Promise.resolve(true) : this.reached(collection, position, this.config.readYourWritesTimeoutMs);
+  }
+
   async waitForWrites({ positions }: RequestWrites): Promise<void> {
     if (positions.size === 0) return;
     // Each view, up to the latest position written of the types it shows.

@@ -386,6 +386,11 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
     failure(await api.call('PUT', `/card_links/${otherLink.id}/unlink`, as), 404, 'find_failed');
     failure(await api.call('PUT', `/card_links/${otherLink.id}/redeem`, { ...as, body: tx('t-1', 3000) }), 404, 'find_failed');
     failure(await api.call('GET', `/users/${other}/card_links`, as), 404, 'find_failed');
+    // Its own link's transactions it may read, never report: what the card network says is the partner's word.
+    const reported = { ...as, body: { phase: 'cleared', transaction_amount: 3000, transaction_date: '2026-06-15T12:30:00' } };
+    failure(await api.call('PUT', `/card_links/${mine.body.card_link.id}/transactions/t-own`, reported), 403, 'forbidden');
+    expect((await api.call('GET', `/card_links/${mine.body.card_link.id}/transactions`, as)).body.card_transactions).toEqual([]);
+    failure(await api.call('GET', `/card_links/${otherLink.id}/transactions`, as), 404, 'find_failed');
     const coupons = { headers: { authorization: `Bearer ${await issue('coupon')}` } };
     failure(await api.call('GET', `/users/${user}/card_links`, coupons), 403, 'forbidden');
     const all = { headers: { authorization: `Bearer ${await issue('all')}` } };

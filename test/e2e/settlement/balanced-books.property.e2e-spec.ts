@@ -5,6 +5,8 @@ import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { auditedDay, auditedLines } from '../../support/settlement-audit';
 import { buyerWithCard } from '../../support/test-cards';
 
+/** Transaction references, some that CSV must quote or keep a spreadsheet from running. */
+const REFERENCES = ['tx-0', '=SUM(A1:A9)', 'a,b', 'say "hi"', '-12', '@cmd'];
 /** An odd price, so that refunds of some of a purchase's coupons split cents. */
 const PRICE = 999;
 
@@ -146,7 +148,7 @@ describe('balanced books (property)', () => {
               break;
             }
             case 'card': {
-              const reply = await as('PUT', `/card_links/${link.id}/transactions/tx-${step.pick}`, {
+              const reply = await as('PUT', `/card_links/${link.id}/transactions/${encodeURIComponent(REFERENCES[step.pick])}`, {
                 phase: step.phase,
                 transaction_amount: step.amount,
                 transaction_date: new Date(clock.now().getTime() - 60_000).toISOString().slice(0, 19),

@@ -1,5 +1,5 @@
 import { AccountQueries } from '@deals/accounts';
-import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { Forbidden, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
 import {
   actingUser,
   ApiAnswer,
@@ -127,9 +127,10 @@ export class CardLinksController {
       'the link moved since), `refunded` (`transaction_amount` refunded, at most what cleared: the incentive and fee reversed down to what ' +
       'the amount kept earns, and a link whose fulfilment the refund took away is linked again; refunded before clearing, the authorisation ' +
       'is voided). Each phase is recorded once: its repeat answers the transaction, another amount is refused, an earlier phase arriving ' +
-      'after a later one changes nothing. A redemption recorded with `PUT /card_links/:id/redeem` is a cleared transaction here.',
+      'after a later one changes nothing. A redemption recorded with `PUT /card_links/:id/redeem` is a cleared transaction here. ' +
+      "Partner credentials only: a user's access token is refused (403).",
   })
-  @ApiAnswer(CardTransactionAnswer, { errors: [404, 422] })
+  @ApiAnswer(CardTransactionAnswer, { errors: [403, 404, 422] })
   @ApiRequest({ params: CardTransactionParams, body: CardTransactionBody })
   async reportTransaction(
     @Param() params: CardTransactionParams,
@@ -137,10 +138,10 @@ export class CardLinksController {
     @CurrentCaller() caller: Caller,
     @AuthRequest() request: AuthenticatedRequest,
   ) {
+    // What the card network reports, and what it earns: the partner's word, never a user's token.
+    if (request.userToken) throw new Forbidden("a user's access token cannot report card transactions: use the partner's credentials");
     const { card_link_id: cardLinkId, transaction_reference: reference } = params;
-    const { position } = await this.commands.execute(
-      new ReportCardTransactionPhase(cardLinkId, reference, report, request.userToken?.userId, caller),
-    );
+    const { position } = await this.commands.execute(new ReportCardTransactionPhase(cardLinkId, reference, report, undefined, caller));
     await this.progress.waitFor([CARD_TRANSACTIONS, CARD_LINK_DETAILS], position);
     return this.transactionAnswer(caller, cardLinkId, reference);
   }

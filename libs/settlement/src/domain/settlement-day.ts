@@ -86,9 +86,14 @@ export const CSV_HEADER = [
   'fee_reversed_cents',
 ];
 
-/** A field as CSV writes it: quoted when it holds a comma, a quote or a line break. */
+/**
+ * A field as CSV writes it: text a spreadsheet would run as a formula (beginning with =, +, -, @, a
+ * tab or a carriage return: a partner's transaction reference may) behind a single quote, then
+ * quoted when it holds a comma, a quote or a line break.
+ */
 const field = (value: string | number | null) => {
-  const text = value === null ? '' : String(value);
+  const raw = value === null ? '' : String(value);
+  const text = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 };
 

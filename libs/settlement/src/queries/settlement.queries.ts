@@ -1,4 +1,4 @@
-import { Clock, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, ServiceUnavailable, ViewProgress, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { closesAt, daysBetween, digestOf, SettlementLineItem, SettlementTotals, totalsOf } from '../domain/settlement-day';
 import { SETTLEMENT_LINES, SettlementLine } from '../projections/settlement-lines/settlement-lines.projection';
@@ -35,10 +35,26 @@ export class SettlementQueries {
   constructor(
     private readonly views: ViewStore,
     private readonly clock: Clock,
+    private readonly store: EventStore,
+    private readonly progress: ViewProgress,
   ) {}
+
+  /**
+   * A day past its close is read only once the lines view has applied the whole log as it stands
+   * now (statements wait for nothing else: no answer waits for that view). Behind past the wait
+   * (its worker away, a rebuild under way), a closed day's figures and digest could still grow,
+   * so the answer is 503 rather than a closed statement that later changes.
+   */
+  private async current(days: readonly string[]): Promise<void> {
+    const now = this.clock.now().getTime();
+    if (!days.some((day) => closesAt(day).getTime() <= now)) return;
+    if (!(await this.progress.shows(SETTLEMENT_LINES, await this.store.head())))
+      throw new ServiceUnavailable('the statements are behind the event log: ask again after Retry-After', 5);
+  }
 
   /** The day's line items, in log order. */
   async lineItems(partnerId: string, day: string): Promise<SettlementLineItem[]> {
+    await this.current([day]);
     const lines = await this.views.find<SettlementLine>(SETTLEMENT_LINES, { partnerId, day, booked: true }, { sort: { position: 1 } });
     return lines.map(itemOf);
   }
@@ -51,6 +67,7 @@ export class SettlementQueries {
   /** The statements of the days from `from` to `to`, oldest first (days without a line too). */
   async statements(partnerId: string, from: string, to: string): Promise<SettlementStatement[]> {
     const days = daysBetween(from, to);
+    await this.current(days);
     // The days named one by one: the stores find each through the (partnerId, day) index.
     const lines = await this.views.find<SettlementLine>(
       SETTLEMENT_LINES,

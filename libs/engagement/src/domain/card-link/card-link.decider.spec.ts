@@ -357,9 +357,13 @@ describe('card transactions in phases', () => {
     type: 'CardLinkFulfilled',
     data: { cardLinkId: 'l1', reason, at, transactionReference: reference },
   });
-  const reversed = (reason: 'max_redemption' | 'num_qualifying', reference: string): CardLinkEvent => ({
+  const reversed = (
+    reason: 'max_redemption' | 'num_qualifying',
+    reference: string,
+    state: 'linked' | 'unlinked' = 'linked',
+  ): CardLinkEvent => ({
     type: 'CardLinkFulfilmentReversed',
-    data: { cardLinkId: 'l1', transactionReference: reference, reason, at },
+    data: { cardLinkId: 'l1', transactionReference: reference, reason, state, at },
   });
 
   it('records an authorisation and credits nothing; the clearing credits the incentive and fee on the cleared amount', () => {
@@ -480,4 +484,39 @@ describe('card transactions in phases', () => {
       .when(report('cleared', 't4', 3000), now)
       .then([cleared('t4', 3000, true, 500, 325), fulfilled('num_qualifying', 't4')]);
   });
+
+  it('puts the link back as it was before its fulfilment: unlinked when a transaction authorised earlier cleared while it was', () => {
+    const unlinked: CardLinkEvent = { type: 'CardUnlinked', data: { cardLinkId: 'l1', at } };
+    given([opened, authorised('t1', 3000), unlinked])
+      .when(report('cleared', 't1', 3000, true), now)
+      .then([cleared('t1', 3000, true, 500, 325, true), fulfilled('max_redemption', 't1')]);
+    given([opened, authorised('t1', 3000), unlinked, cleared('t1', 3000, true, 500, 325, true), fulfilled('max_redemption', 't1')])
+      .when(report('refunded', 't1', 3000), now)
+      .then([refunded('t1', 3000, false, true, 500, 325), reversed('max_redemption', 't1', 'unlinked')]);
+  });
+
+  it('keeps a max_redemption fulfilment whose link reached num_qualifying all the same', () =>
+    given([
+      opened,
+      authorised('t2', 3000),
+      authorised('t3', 3000),
+      authorised('t4', 3000),
+      cleared('t1', 100, false, 0, 0, true),
+      fulfilled('max_redemption', 't1'),
+      cleared('t2', 3000, true, 500, 325),
+      cleared('t3', 3000, true, 500, 325),
+      cleared('t4', 3000, true, 200, 325),
+    ])
+      .when(report('refunded', 't1', 100), now)
+      .then([refunded('t1', 100, false, false, 0, 0)]));
+
+  it('clears a transaction reported authorised when PUT /card_links/:id/redeem records it', () =>
+    given([opened, authorised('t1', 3000)])
+      .when(tx('t1', 3200), now)
+      .then([cleared('t1', 3200, true, 500, 345)]));
+
+  it('voids an authorisation whole only: a part of it is refused', () =>
+    given([opened, authorised('t1', 3000)])
+      .when(report('refunded', 't1', 1000), now)
+      .thenThrows(ValidationFailed, { message: /voids the authorisation of t1 whole: give its amount \(3000\)/ }));
 });

@@ -67,8 +67,12 @@ export interface CardLink {
   terms: CardLinkTerms | null;
   linkedAt: string | null;
   state: 'linked' | 'unlinked' | 'fulfilled';
-  /** Why and by which transaction it was fulfilled (null: not fulfilled, or fulfilled before this was kept). */
-  fulfilment: { reason: 'max_redemption' | 'num_qualifying'; transactionReference: string | null } | null;
+  /** Why and by which transaction it was fulfilled, and the state it left (null: not fulfilled). */
+  fulfilment: {
+    reason: 'max_redemption' | 'num_qualifying';
+    transactionReference: string | null;
+    before: 'linked' | 'unlinked';
+  } | null;
   /** Qualifying transactions so far, and the incentive they earned, cents. */
   qualifying: number;
   earned: number;
@@ -138,6 +142,8 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
           command.data;
         owned(link, command.data);
         const known = link.transactions.get(transactionReference);
+        // A redemption of a transaction reported authorised is its clearing.
+        if (known?.phase === 'authorised') return decidePhase({ ...command.data, phase: 'cleared' }, link, now);
         if (known) {
           if (known.amount === transactionAmount && known.at === transactionAt && known.maxRedemption === maxRedemption) return [];
           throw refuse('transaction_reference', 'was already recorded on this card link with another amount, date or max_redemption');
@@ -231,14 +237,13 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
           }),
         };
       }
-      case 'CardLinkFulfilled':
-        return {
-          ...link,
-          state: 'fulfilled',
-          fulfilment: { reason: event.data.reason, transactionReference: event.data.transactionReference ?? null },
-        };
+      case 'CardLinkFulfilled': {
+        const before = link.state === 'fulfilled' ? 'linked' : link.state;
+        const fulfilment = { reason: event.data.reason, transactionReference: event.data.transactionReference ?? null, before };
+        return { ...link, state: 'fulfilled', fulfilment };
+      }
       case 'CardLinkFulfilmentReversed':
-        return { ...link, state: 'linked', fulfilment: null };
+        return { ...link, state: event.data.state, fulfilment: null };
     }
   },
 };
@@ -318,6 +323,8 @@ function decidePhase(command: ReportCardTransaction['data'], link: CardLink, now
     case 'refunded': {
       if (!known) throw refuse('transaction_reference', `was never authorised or cleared on this card link`);
       const ceiling = known.phase === 'cleared' ? known.clearedAmount : known.amount;
+      if (known.phase === 'authorised' && transactionAmount !== ceiling)
+        throw refuse('transaction_amount', `voids the authorisation of ${transactionReference} whole: give its amount (${ceiling})`);
       if (transactionAmount > ceiling)
         throw refuse('transaction_amount', `is more than the ${known.phase} amount of ${transactionReference} (${ceiling})`);
       const outcome =
@@ -328,14 +335,19 @@ function decidePhase(command: ReportCardTransaction['data'], link: CardLink, now
       const events: CardLinkEvent[] = [{ type: 'CardTransactionRefunded', data: { ...facts, ...outcome, qualifyingLost, refundedAt: at } }];
       const { fulfilment, terms } = link;
       const qualifyingAfter = link.qualifying - (qualifyingLost ? 1 : 0);
+      // Fulfilled by its count (if set), the link stays so while the count still holds.
+      const countHolds = (terms!.numQualifying ?? 0) > 0 && qualifyingAfter >= terms!.numQualifying!;
       const undone =
         link.state === 'fulfilled' &&
         fulfilment !== null &&
-        (fulfilment.reason === 'max_redemption'
-          ? fulfilment.transactionReference === transactionReference && transactionAmount === ceiling
-          : qualifyingAfter < (terms!.numQualifying ?? 0));
+        !countHolds &&
+        (fulfilment.reason === 'num_qualifying' ||
+          (fulfilment.transactionReference === transactionReference && transactionAmount === ceiling));
       if (undone)
-        events.push({ type: 'CardLinkFulfilmentReversed', data: { cardLinkId, transactionReference, reason: fulfilment.reason, at } });
+        events.push({
+          type: 'CardLinkFulfilmentReversed',
+          data: { cardLinkId, transactionReference, reason: fulfilment.reason, state: fulfilment.before, at },
+        });
       return events;
     }
   }

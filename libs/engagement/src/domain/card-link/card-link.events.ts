@@ -94,10 +94,19 @@ export type CardTransactionRefunded = DomainEvent<
     refundedAt: string;
   }
 >;
-/** A refund took away what fulfilled the link: it is linked again and earns again. */
+/**
+ * A refund took away what fulfilled the link: it is back in the state it was in before (`state`:
+ * linked, and earning again; or unlinked, when a transaction authorised earlier cleared while it was).
+ */
 export type CardLinkFulfilmentReversed = DomainEvent<
   'CardLinkFulfilmentReversed',
-  { cardLinkId: string; transactionReference: string; reason: 'max_redemption' | 'num_qualifying'; at: string }
+  {
+    cardLinkId: string;
+    transactionReference: string;
+    reason: 'max_redemption' | 'num_qualifying';
+    state: 'linked' | 'unlinked';
+    at: string;
+  }
 >;
 export type CardTransactionEvent = CardTransactionAuthorised | CardTransactionCleared | CardTransactionRefunded;
 

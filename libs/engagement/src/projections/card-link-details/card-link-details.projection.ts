@@ -69,7 +69,7 @@ export const cardLinkDetailsProjection = defineProjection<CardLinkDetails>({
       case 'CardLinkFulfilled':
         return view && { ...view, state: 'fulfilled' };
       case 'CardLinkFulfilmentReversed':
-        return view && { ...view, state: 'linked' };
+        return view && { ...view, state: event.data.state };
       case 'CardTransactionRefunded':
         return (
           view && {

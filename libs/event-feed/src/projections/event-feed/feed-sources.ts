@@ -119,9 +119,9 @@ export const cardLinkSource: FeedSource = {
         return ['card_link.transaction_cleared'];
       case 'CardTransactionRefunded':
         return ['card_link.transaction_refunded'];
-      // A refund took away what fulfilled it: the link is linked again.
+      // A refund took away what fulfilled it: the link is back as it was, linked or unlinked.
       case 'CardLinkFulfilmentReversed':
-        return ['card_link.linked'];
+        return [(after as unknown as { state: string }).state === 'unlinked' ? 'card_link.unlinked' : 'card_link.linked'];
     }
     return [];
   },
