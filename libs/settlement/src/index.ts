@@ -7,6 +7,7 @@ export {
   daysBetween,
   digestOf,
   netOf,
+  signedFigures,
   statementCsv,
   totalsOf,
   CLOSE_AFTER_MS,

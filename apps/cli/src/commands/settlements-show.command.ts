@@ -1,4 +1,4 @@
-import { SettlementQueries, statementCsv } from '@deals/settlement';
+import { netOf, SettlementQueries, signedFigures, statementCsv } from '@deals/settlement';
 import { Command, CommandRunner, Option } from 'nest-commander';
 
 const money = (cents: number) =>
@@ -20,23 +20,14 @@ export class SettlementsShowCommand extends CommandRunner {
     const { statement, lineItems } = await this.settlements.statement(partnerId, day);
     if (options.csv) return void process.stdout.write(statementCsv(lineItems));
     if (options.json) return void process.stdout.write(`${JSON.stringify({ statement, lineItems })}\n`);
-    const t = statement.totals;
-    const rows: Array<[string, number]> = [
-      ['gross sales', t.grossCents],
-      ['refunds', -t.refundCents],
-      ['incentives credited', -t.incentiveCents],
-      ['incentives reversed', t.incentiveReversedCents],
-      ['fees', -t.feeCents],
-      ['fees reversed', t.feeReversedCents],
-      ['net', t.netCents],
-    ];
+    const rows = signedFigures(statement.totals);
     process.stdout.write(
       `partner ${partnerId}, ${day} (UTC): ${statement.state}${statement.state === 'open' ? `, closes ${statement.closesAt}` : `, digest ${statement.digest}`}\n`,
     );
-    for (const [name, cents] of rows) process.stdout.write(`  ${name.padEnd(20)} ${money(cents).padStart(14)}\n`);
+    for (const [name, cents] of rows) process.stdout.write(`  ${name.toLowerCase().padEnd(20)} ${money(cents).padStart(14)}\n`);
     process.stdout.write(`${lineItems.length} line items:\n`);
     for (const l of lineItems) {
-      const moved = l.grossCents - l.refundCents - l.incentiveCents + l.incentiveReversedCents - l.feeCents + l.feeReversedCents;
+      const moved = netOf(l);
       process.stdout.write(
         `  ${l.at}  ${l.kind.padEnd(26)} ${l.reference.padEnd(32)} ${(l.channel ?? '').padEnd(11)} ${money(moved).padStart(12)}\n`,
       );

@@ -1,5 +1,5 @@
 import { Clock, NotFound } from '@deals/kernel';
-import { daysBetween, SettlementQueries, SettlementStatement, statementCsv } from '@deals/settlement';
+import { daysBetween, netOf, SettlementQueries, SettlementStatement, signedFigures, statementCsv } from '@deals/settlement';
 import { Controller, Get, Param, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -65,20 +65,8 @@ export class SettlementsController {
   async day(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Param('date') date: string) {
     this.known(date);
     const { statement, lineItems } = await this.settlements.statement(member.partnerId, date);
-    const t = statement.totals;
-    const figures = [
-      ['Gross sales', t.grossCents],
-      ['Refunds', -t.refundCents],
-      ['Incentives credited', -t.incentiveCents],
-      ['Incentives reversed', t.incentiveReversedCents],
-      ['Fees', -t.feeCents],
-      ['Fees reversed', t.feeReversedCents],
-      ['Net', t.netCents],
-    ].map(([name, cents]) => ({ name, amount: money(cents as number) }));
-    const lines = lineItems.map((l) => ({
-      ...l,
-      moved: money(l.grossCents - l.refundCents - l.incentiveCents + l.incentiveReversedCents - l.feeCents + l.feeReversedCents),
-    }));
+    const figures = signedFigures(statement.totals).map(([name, cents]) => ({ name, amount: money(cents) }));
+    const lines = lineItems.map((l) => ({ ...l, moved: money(netOf(l)) }));
     return this.pages.send(request, reply, 'settlement', { title: `Statement of ${date}`, statement, figures, lines });
   }
 

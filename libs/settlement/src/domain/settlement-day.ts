@@ -64,6 +64,17 @@ export const ZERO_FIGURES: LineFigures = {
 export const netOf = (f: LineFigures): number =>
   f.grossCents - f.refundCents - f.incentiveCents + f.incentiveReversedCents - f.feeCents + f.feeReversedCents;
 
+/** The day's figures as a statement shows them, each signed as it counts towards the net. */
+export const signedFigures = (t: SettlementTotals): Array<[string, number]> => [
+  ['Gross sales', t.grossCents],
+  ['Refunds', -t.refundCents],
+  ['Incentives credited', -t.incentiveCents],
+  ['Incentives reversed', t.incentiveReversedCents],
+  ['Fees', -t.feeCents],
+  ['Fees reversed', t.feeReversedCents],
+  ['Net', t.netCents],
+];
+
 /** The day's figures: each the sum of its line items' (integers: nothing is rounded). */
 export function totalsOf(lines: readonly LineFigures[]): SettlementTotals {
   const sum = { ...ZERO_FIGURES };

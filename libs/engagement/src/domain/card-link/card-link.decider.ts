@@ -1,6 +1,6 @@
 import { Decider, DomainCommand, NotFound, ValidationFailed, xmlDateTimeSpanMs } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
-import type { CardLinkCreation, CardLinkEvent } from './card-link.events';
+import type { CardLinkCreation, CardLinkEvent, CardTransactionFacts } from './card-link.events';
 import { CardLinkTerms, redemptionOutcome, refundOutcome } from './card-link-terms';
 
 /** Who may act on a link: its partner, and with a user's access token only that user. */
@@ -156,14 +156,7 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
           {
             type: 'CardLinkRedeemed',
             data: {
-              cardLinkId,
-              dealId: link.dealId!,
-              partnerId: link.partnerId!,
-              userId: link.userId!,
-              transactionReference,
-              transactionAmount,
-              transactionDate,
-              transactionAt,
+              ...factsOf(link, command.data),
               maxRedemption,
               qualifies: outcome.qualifies,
               incentiveCents: outcome.incentiveCents,
@@ -258,6 +251,24 @@ function checkDate(link: CardLink, transactionDate: string, transactionAt: strin
   if (at > now.getTime() + FUTURE_LEEWAY_MS) throw refuse('transaction_date', 'is in the future');
 }
 
+/** What a record of one of the link's transactions names: the link's own facts and the partner's report. */
+function factsOf(
+  link: CardLink,
+  report: Pick<CardTransactionFacts, 'cardLinkId' | 'transactionReference' | 'transactionAmount' | 'transactionDate' | 'transactionAt'>,
+): CardTransactionFacts {
+  const { cardLinkId, transactionReference, transactionAmount, transactionDate, transactionAt } = report;
+  return {
+    cardLinkId,
+    dealId: link.dealId!,
+    partnerId: link.partnerId!,
+    userId: link.userId!,
+    transactionReference,
+    transactionAmount,
+    transactionDate,
+    transactionAt,
+  };
+}
+
 const PHASE_ORDER: Record<CardTransactionPhase, number> = { authorised: 0, cleared: 1, refunded: 2 };
 
 /**
@@ -275,16 +286,7 @@ function decidePhase(command: ReportCardTransaction['data'], link: CardLink, now
   const { cardLinkId, phase, transactionReference, transactionAmount, transactionDate, transactionAt, maxRedemption, clockSkewMs } =
     command;
   const known = link.transactions.get(transactionReference);
-  const facts = {
-    cardLinkId,
-    dealId: link.dealId!,
-    partnerId: link.partnerId!,
-    userId: link.userId!,
-    transactionReference,
-    transactionAmount,
-    transactionDate,
-    transactionAt,
-  };
+  const facts = factsOf(link, command);
   const at = now.toISOString();
   if (known && PHASE_ORDER[known.phase] >= PHASE_ORDER[phase]) {
     const recorded = phase === 'authorised' ? known.amount : phase === 'cleared' ? known.clearedAmount : known.refundedAmount;

@@ -25,22 +25,27 @@ export type CardLinkageEvent = CardLinkPlaceTaken | CardLinkPlaceReturned;
 export type CardLinkOpened = DomainEvent<'CardLinkOpened', CardLinkCreation>;
 export type CardUnlinked = DomainEvent<'CardUnlinked', { cardLinkId: string; at: string }>;
 export type CardRelinked = DomainEvent<'CardRelinked', { cardLinkId: string; at: string }>;
+/** What every record of a card transaction names (a redemption's, and each phase's). */
+export interface CardTransactionFacts {
+  cardLinkId: string;
+  dealId: string;
+  partnerId: string;
+  userId: string;
+  transactionReference: string;
+  /** Cents: what was authorised, cleared, or refunded in that phase. */
+  transactionAmount: number;
+  /** As the partner wrote it, and the instant it names. */
+  transactionDate: string;
+  transactionAt: string;
+}
+
 /**
  * One of the user's card transactions, reported by the partner, and what it earned: the incentive
  * owed to the user and the partner's fee, in cents (both 0 when it does not qualify).
  */
 export type CardLinkRedeemed = DomainEvent<
   'CardLinkRedeemed',
-  {
-    cardLinkId: string;
-    dealId: string;
-    partnerId: string;
-    userId: string;
-    transactionReference: string;
-    transactionAmount: number;
-    /** As the partner wrote it, and the instant it names. */
-    transactionDate: string;
-    transactionAt: string;
+  CardTransactionFacts & {
     maxRedemption: boolean;
     qualifies: boolean;
     incentiveCents: number;
@@ -53,20 +58,6 @@ export type CardLinkFulfilled = DomainEvent<
   'CardLinkFulfilled',
   { cardLinkId: string; reason: 'max_redemption' | 'num_qualifying'; at: string; transactionReference?: string }
 >;
-
-/** What every phase of a card transaction names. */
-interface CardTransactionFacts {
-  cardLinkId: string;
-  dealId: string;
-  partnerId: string;
-  userId: string;
-  transactionReference: string;
-  /** Cents: what was authorised, cleared, or refunded in that phase. */
-  transactionAmount: number;
-  /** As the partner wrote it, and the instant it names. */
-  transactionDate: string;
-  transactionAt: string;
-}
 
 /** The card network authorised the transaction: recorded, nothing earned yet. */
 export type CardTransactionAuthorised = DomainEvent<'CardTransactionAuthorised', CardTransactionFacts & { authorisedAt: string }>;
