@@ -7,7 +7,7 @@
  * processor), not measured.
  *
  * Measures, with 50 connections (autocannon in a forked child, HTTPS, pipelining 1):
- * - purchases/s on the hot deal, as the purchases bench does (a warm-up run, then the measured one);
+ * - purchases/s on the hot deal (`measure`: a warm-up run, then the measured one);
  * - then refunds/s of the purchases those two runs made, each refunded once, whole (body
  *   `{reason: requested_by_customer}`; the simulated processor pays back at once): the first fifth
  *   of them as a warm-up, the rest measured, every request answered before the run ends.

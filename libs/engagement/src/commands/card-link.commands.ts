@@ -13,7 +13,13 @@ import {
   ValidationFailed,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CardLinkCommand, cardLinkDecider, CardLinkNotOpened, CardTransactionPhase } from '../domain/card-link/card-link.decider';
+import {
+  CardLinkCommand,
+  cardLinkDecider,
+  CardLinkNotOpened,
+  CardTransactionPhase,
+  TransactionReport,
+} from '../domain/card-link/card-link.decider';
 import { CardLinkCreation, cardLinkageStream, cardLinkStream } from '../domain/card-link/card-link.events';
 import type { CardLinkTerms } from '../domain/card-link/card-link-terms';
 import { cardLinkageDecider } from '../domain/card-link/card-linkage.decider';
@@ -246,30 +252,35 @@ export class RedeemCardLinkTransactionHandler implements ICommandHandler<RedeemC
     await refuseDeletedUser(this.links, this.accounts, caller.partnerId, cardLinkId);
     const command: CardLinkCommand = {
       type: 'RedeemCardLink',
-      data: {
-        cardLinkId,
-        partnerId: caller.partnerId,
-        userId,
-        transactionReference: t.reference,
-        transactionAmount: t.amountCents,
-        transactionDate: t.date,
-        transactionAt: t.at.toISOString(),
-        maxRedemption: t.maxRedemption,
-        clockSkewMs: this.settings.clockSkewMs,
-      },
+      data: reportOf(cardLinkId, t.reference, t, userId, caller, this.settings.clockSkewMs),
     };
     return { position: await onCardLink(this.store, this.links, cardLinkId, command, { now: this.clock.now(), metadata: caller }) };
   }
 }
 
-/** One phase of a card transaction, as the card network's partner reports it. */
-export interface CardTransactionPhaseReport {
-  phase: CardTransactionPhase;
-  amountCents: number;
-  /** As written, and the instant it names. */
-  date: string;
-  at: Date;
-  maxRedemption: boolean;
+/** One phase of a card transaction, as the card network's partner reports it (its reference in the path). */
+export type CardTransactionPhaseReport = Omit<CardTransaction, 'reference'> & { phase: CardTransactionPhase };
+
+/** A transaction the partner reported, as the link's commands take it. */
+function reportOf(
+  cardLinkId: string,
+  reference: string,
+  t: Omit<CardTransaction, 'reference'>,
+  userId: string | undefined,
+  caller: Caller,
+  clockSkewMs: number,
+): TransactionReport {
+  return {
+    cardLinkId,
+    partnerId: caller.partnerId,
+    userId,
+    transactionReference: reference,
+    transactionAmount: t.amountCents,
+    transactionDate: t.date,
+    transactionAt: t.at.toISOString(),
+    maxRedemption: t.maxRedemption,
+    clockSkewMs,
+  };
 }
 
 /** PUT /card_links/:card_link_id/transactions/:transaction_reference: one phase of a card transaction. */
@@ -300,18 +311,7 @@ export class ReportCardTransactionPhaseHandler implements ICommandHandler<Report
     if (report.phase !== 'refunded') await refuseDeletedUser(this.links, this.accounts, caller.partnerId, cardLinkId);
     const command: CardLinkCommand = {
       type: 'ReportCardTransaction',
-      data: {
-        cardLinkId,
-        partnerId: caller.partnerId,
-        userId,
-        phase: report.phase,
-        transactionReference: reference,
-        transactionAmount: report.amountCents,
-        transactionDate: report.date,
-        transactionAt: report.at.toISOString(),
-        maxRedemption: report.maxRedemption,
-        clockSkewMs: this.settings.clockSkewMs,
-      },
+      data: { ...reportOf(cardLinkId, reference, report, userId, caller, this.settings.clockSkewMs), phase: report.phase },
     };
     return { position: await onCardLink(this.store, this.links, cardLinkId, command, { now: this.clock.now(), metadata: caller }) };
   }

@@ -113,36 +113,38 @@ const transactionFields = {
     .meta({ description: 'when the transaction was made; no offset is UTC', example: '2026-06-15T09:30:00-05:00' }),
 };
 
+/** A partner's reference of a transaction: 1 to 255 characters. */
+const transactionReference = (description: string) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string') })
+    .min(1, 'is required')
+    .max(255, 'must be at most 255 characters')
+    .meta({ description, example: 'txn-20260615-0093' });
+
+/** What a report of a transaction says of it, beside its reference. */
+const reported = (value: { transaction_amount: number; transaction_date: { text: string; at: Date }; max_redemption?: unknown }) => ({
+  amountCents: value.transaction_amount,
+  date: value.transaction_date.text,
+  at: value.transaction_date.at,
+  maxRedemption: value.max_redemption === true,
+});
+
 /** PUT /card_links/:id/redeem: one of the user's card transactions. */
 export const redeemCardLinkBody = z
   .object({
     ...transactionFields,
-    transaction_reference: z
-      .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string') })
-      .min(1, 'is required')
-      .max(255, 'must be at most 255 characters')
-      .meta({ description: 'the partner’s reference of the transaction: recorded once per card link', example: 'txn-20260615-0093' }),
+    transaction_reference: transactionReference('the partner’s reference of the transaction: recorded once per card link'),
     max_redemption: flag('must be true or false', 'true: this redemption fulfils the link'),
   })
   .meta({ 'x-resource': 'card_link' })
-  .transform((value): CardTransaction => ({
-    reference: value.transaction_reference,
-    amountCents: value.transaction_amount,
-    date: value.transaction_date.text,
-    at: value.transaction_date.at,
-    maxRedemption: value.max_redemption === true,
-  }));
+  .transform((value): CardTransaction => ({ reference: value.transaction_reference, ...reported(value) }));
 export class RedeemCardLinkBody extends requestDto(redeemCardLinkBody) {}
 
 /** PUT /card_links/:card_link_id/transactions/:transaction_reference: the link, and the partner's reference of the transaction. */
 export const cardTransactionParams = z
   .object({
     card_link_id: idText('the card link', 'k7Qp2'),
-    transaction_reference: z
-      .string({ error: 'is required' })
-      .min(1, 'is required')
-      .max(255, 'must be at most 255 characters')
-      .meta({ description: 'the partner’s reference of the transaction (URL-encoded)', example: 'txn-20260615-0093' }),
+    transaction_reference: transactionReference('the partner’s reference of the transaction (URL-encoded)'),
   })
   .meta({ 'x-resource': 'card_transaction' });
 export class CardTransactionParams extends requestDto(cardTransactionParams) {}
@@ -159,13 +161,7 @@ export const cardTransactionBody = z
     max_redemption: flag('must be true or false', 'with `cleared`: true, this transaction fulfils the link'),
   })
   .meta({ 'x-resource': 'card_transaction' })
-  .transform((value): CardTransactionPhaseReport => ({
-    phase: value.phase,
-    amountCents: value.transaction_amount,
-    date: value.transaction_date.text,
-    at: value.transaction_date.at,
-    maxRedemption: value.max_redemption === true,
-  }));
+  .transform((value): CardTransactionPhaseReport => ({ phase: value.phase, ...reported(value) }));
 export class CardTransactionBody extends requestDto(cardTransactionBody) {}
 
 /** GET /card_links/:card_link_id/transactions: `count`, `per_page`, `page`. */

@@ -1,5 +1,5 @@
 import { Clock, NotFound } from '@deals/kernel';
-import { daysBetween, netOf, SettlementQueries, SettlementStatement, signedFigures, statementCsv } from '@deals/settlement';
+import { netOf, SettlementQueries, SettlementStatement, signedFigures, statementCsv } from '@deals/settlement';
 import { Controller, Get, Param, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -55,7 +55,7 @@ export class SettlementsController {
   @Get()
   async list(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
     const today = this.clock.now().toISOString().slice(0, 10);
-    const from = daysBetween(new Date(Date.parse(today) - (CHART_DAYS - 1) * 86_400_000).toISOString().slice(0, 10), today)[0];
+    const from = new Date(Date.parse(today) - (CHART_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
     const statements = await this.settlements.statements(member.partnerId, from, today);
     const days = [...statements].reverse().map((s) => ({ ...s, net: money(s.totals.netCents), gross: money(s.totals.grossCents) }));
     return this.pages.send(request, reply, 'settlements', { title: 'Statements', chart: chartOf(statements), days, from, today });

@@ -8,6 +8,21 @@ const MAX_ID = 128;
 /** Coupons one refund may name: a purchase has at most this many. */
 const MAX_COUPONS = 1000;
 
+/** A reason from `reasons`, required, and an optional note of at most `maxNote` characters. */
+function reasonAndNote<R extends readonly [string, ...string[]]>(
+  reasons: R,
+  maxNote: number,
+  reason: { description: string; example: R[number] },
+  note: { description: string; example: string },
+) {
+  return {
+    reason: z
+      .enum(reasons, { error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${reasons.join(', ')}`) })
+      .meta(reason),
+    note: z.string({ error: 'must be a string' }).max(maxNote, `must be at most ${maxNote} characters`).optional().meta(note),
+  };
+}
+
 /** POST /purchases/:purchase_id/refunds. */
 export const refundBody = z
   .object({
@@ -25,16 +40,12 @@ export const refundBody = z
         description: 'the coupons to refund; left out: every coupon of the purchase that may still be refunded',
         example: ['p7Hc2-1'],
       }),
-    reason: z
-      .enum(REFUND_REASONS, {
-        error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${REFUND_REASONS.join(', ')}`),
-      })
-      .meta({ description: 'why the money goes back', example: 'requested_by_customer' }),
-    note: z
-      .string({ error: 'must be a string' })
-      .max(MAX_REFUND_NOTE, `must be at most ${MAX_REFUND_NOTE} characters`)
-      .optional()
-      .meta({ description: 'what support noted about it, kept with the refund', example: 'customer moved away' }),
+    ...reasonAndNote(
+      REFUND_REASONS,
+      MAX_REFUND_NOTE,
+      { description: 'why the money goes back', example: 'requested_by_customer' },
+      { description: 'what support noted about it, kept with the refund', example: 'customer moved away' },
+    ),
   })
   .meta({ 'x-resource': 'refund' })
   .transform((body): RefundTerms => ({ couponIds: body.coupon_ids ?? null, reason: body.reason, note: body.note ?? null, forced: false }));
@@ -47,16 +58,12 @@ export class RefundListQuery extends requestDto(refundListQuery) {}
 /** POST /coupons/:coupon_id/redemption_rollbacks. */
 export const rollbackBody = z
   .object({
-    reason: z
-      .enum(ROLLBACK_REASONS, {
-        error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${ROLLBACK_REASONS.join(', ')}`),
-      })
-      .meta({ description: 'why the redemption is undone', example: 'redeemed_by_mistake' }),
-    note: z
-      .string({ error: 'must be a string' })
-      .max(MAX_ROLLBACK_NOTE, `must be at most ${MAX_ROLLBACK_NOTE} characters`)
-      .optional()
-      .meta({ description: 'what the till or support noted, kept with the rollback', example: 'scanned the wrong phone' }),
+    ...reasonAndNote(
+      ROLLBACK_REASONS,
+      MAX_ROLLBACK_NOTE,
+      { description: 'why the redemption is undone', example: 'redeemed_by_mistake' },
+      { description: 'what the till or support noted, kept with the rollback', example: 'scanned the wrong phone' },
+    ),
   })
   .meta({ 'x-resource': 'coupon' })
   .transform((body) => ({ reason: body.reason, note: body.note ?? null }));

@@ -75,8 +75,9 @@ export class SettlementQueries {
       { sort: { position: 1 } },
     );
     const byDay = new Map<string, SettlementLineItem[]>();
-    for (const line of lines) byDay.set(line.day!, [...(byDay.get(line.day!) ?? []), itemOf(line)]);
-    return days.map((day) => this.statementOf(day, byDay.get(day) ?? []));
+    for (const day of days) byDay.set(day, []);
+    for (const line of lines) byDay.get(line.day!)!.push(itemOf(line));
+    return days.map((day) => this.statementOf(day, byDay.get(day)!));
   }
 
   private statementOf(day: string, lineItems: SettlementLineItem[]): SettlementStatement {

@@ -14,33 +14,21 @@ interface Actor {
 export type EnsureCardLinked = DomainCommand<'EnsureCardLinked', CardLinkCreation & { at: string }>;
 export type UnlinkCard = DomainCommand<'UnlinkCard', Actor>;
 export type RelinkCard = DomainCommand<'RelinkCard', Actor>;
-export type RedeemCardLink = DomainCommand<
-  'RedeemCardLink',
-  Actor & {
-    transactionReference: string;
-    transactionAmount: number;
-    transactionDate: string;
-    transactionAt: string;
-    maxRedemption: boolean;
-    /** How long before the link a transaction may be dated and still count as after it (partners' clocks drift), ms. */
-    clockSkewMs: number;
-  }
->;
+/** What a partner reports of one of the link's transactions. */
+export type TransactionReport = Actor & {
+  transactionReference: string;
+  transactionAmount: number;
+  transactionDate: string;
+  transactionAt: string;
+  maxRedemption: boolean;
+  /** How long before the link a transaction may be dated and still count as after it (partners' clocks drift), ms. */
+  clockSkewMs: number;
+};
+export type RedeemCardLink = DomainCommand<'RedeemCardLink', TransactionReport>;
 export const CARD_TRANSACTION_PHASES = ['authorised', 'cleared', 'refunded'] as const;
 export type CardTransactionPhase = (typeof CARD_TRANSACTION_PHASES)[number];
 /** One phase of a card transaction, as the card network's partner reports it. */
-export type ReportCardTransaction = DomainCommand<
-  'ReportCardTransaction',
-  Actor & {
-    phase: CardTransactionPhase;
-    transactionReference: string;
-    transactionAmount: number;
-    transactionDate: string;
-    transactionAt: string;
-    maxRedemption: boolean;
-    clockSkewMs: number;
-  }
->;
+export type ReportCardTransaction = DomainCommand<'ReportCardTransaction', TransactionReport & { phase: CardTransactionPhase }>;
 export type CardLinkCommand = EnsureCardLinked | UnlinkCard | RelinkCard | RedeemCardLink | ReportCardTransaction;
 
 /** A transaction recorded on the link: to recognise its repeats, and what its later phases may undo. */
