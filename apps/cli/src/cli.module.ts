@@ -4,7 +4,7 @@ import { InjectCommander } from 'nest-commander';
 import { basename, relative } from 'node:path';
 import { DealsImportCommand, DealsTransitionCommand, RegionsImportCommand } from './commands/catalogue-import.commands';
 import { AuditPartnerCommand } from './commands/audit-partner.command';
-import { PartnersCreateCommand, PartnersUpdateCommand } from './commands/partners-create.command';
+import { PartnersCreateCommand, PartnersSandboxCommand, PartnersUpdateCommand } from './commands/partners-create.command';
 import { PartnersInviteCommand, PartnersMembersCommand, PartnersRemoveMemberCommand } from './commands/partners-invite.command';
 import {
   PartnersAddKeyCommand,
@@ -87,6 +87,7 @@ export class CliModule {
         JobsListCommand,
         OperatorPasswordCommand,
         PartnersCreateCommand,
+        PartnersSandboxCommand,
         PartnersUpdateCommand,
         PartnersInviteCommand,
         PartnersMembersCommand,

@@ -1957,6 +1957,7 @@ export interface components {
          *       "resource": "coupon",
          *       "resource_id": "p7Hc2-1",
          *       "sequence": 1,
+         *       "livemode": true,
          *       "data": {
          *         "id": "p7Hc2-1",
          *         "state": "redeemed",
@@ -1998,6 +1999,8 @@ export interface components {
              * @example evt_9bQ1xV0cKp3sWm2LrT8aYd4e
              */
             id: string;
+            /** @description false: an event of the partner's sandbox (test credentials); true: a live one */
+            livemode: boolean;
             /** @description card_link.redeemed only: the transaction and what it earned */
             redemption?: {
                 /** @description the partner's fee, cents */
@@ -2248,6 +2251,8 @@ export interface components {
             /** @description card-link incentives taken back by refunded transactions, cents */
             incentives_reversed_cents: number;
             line_item_count: number;
+            /** @description false: the sandbox's statement (test credentials), apart from the live one */
+            livemode: boolean;
             /** @description gross sales − refunds − incentives credited + reversed − fees + reversed, cents */
             net_cents: number;
             /** @description refunds that succeeded that day, cents */

@@ -8,6 +8,7 @@ import {
   RenamePartnerApiKeyHandler,
   RevokePartnerApiKeyHandler,
   RotatePartnerApiKeyHandler,
+  OpenSandboxHandler,
   RotatePartnerPasswordHandler,
 } from './commands/partner-credentials.commands';
 import { MakeCardDefaultHandler, StoreCardHandler } from './commands/store-card.command';
@@ -30,6 +31,7 @@ import { PartnerSettingsController } from './http/partner-settings.controller';
     ChangePartnerRollbackWindowHandler,
     IssuePartnerApiKeyHandler,
     RotatePartnerApiKeyHandler,
+    OpenSandboxHandler,
     RevokePartnerApiKeyHandler,
     RenamePartnerApiKeyHandler,
     RotatePartnerPasswordHandler,

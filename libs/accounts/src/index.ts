@@ -9,9 +9,10 @@ export {
   RenamePartnerApiKey,
   RevokePartnerApiKey,
   RotatePartnerApiKey,
+  OpenSandbox,
   RotatePartnerPassword,
 } from './commands/partner-credentials.commands';
-export type { CreatedPartner, IssuedApiKey, RotatedApiKey, RotatedPassword } from './commands/partner-credentials.commands';
+export type { CreatedPartner, IssuedApiKey, OpenedSandbox, RotatedApiKey, RotatedPassword } from './commands/partner-credentials.commands';
 export { MAX_REQUESTS_PER_MINUTE, MAX_WORKING_KEYS, keyState } from './domain/partner/partner.decider';
 export type { KeyState } from './domain/partner/partner.decider';
 export { PartnerQueries, partnerApiKeys } from './queries/partner.queries';

@@ -15,3 +15,4 @@ export * from './worker-module';
 export * from './calendar';
 export * from './fair-slots';
 export { RecentMap } from './recent-map';
+export * from './sandbox';

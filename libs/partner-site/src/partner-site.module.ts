@@ -16,6 +16,7 @@ import {
 import { MemberAuditSource } from './commands/member-audit-source';
 import { AccountController } from './http/account.controller';
 import { KeysController } from './http/keys.controller';
+import { ModeController } from './http/mode.controller';
 import { MemberSessions } from './http/member-sessions';
 import { SecurityController } from './http/security.controller';
 import { SettlementModule } from '@deals/settlement';
@@ -62,6 +63,7 @@ export class PartnerSiteHttpModule {
       controllers: [
         AccountController,
         SecurityController,
+        ModeController,
         KeysController,
         SettingsController,
         SettlementsController,

@@ -1,7 +1,7 @@
 /** Purchasing: inventory, purchases, coupons. */
 export { PurchasingHttpModule, PurchasingModule } from './purchasing.module';
 export { StockInventory } from './commands/stock-inventory/stock-inventory.command';
-export { inventoryStream } from './domain/inventory/inventory.events';
+export { inventoryStream, partnerInventoryStream } from './domain/inventory/inventory.events';
 export { stockTotalIssues } from './domain/inventory/inventory.decider';
 export { CouponLinks, KeyedCouponLinks } from './http/purchase.answers';
 export { CouponCodeKey } from './commands/purchase-steps/coupon-codes';

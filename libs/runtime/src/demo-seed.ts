@@ -45,6 +45,12 @@ export class DemoSeed {
       api_key: partner.apiKey,
       username: partner.username,
       password: partner.password,
+      test: partner.sandbox && {
+        partner_id: partner.sandbox.partnerId,
+        api_key: partner.sandbox.apiKey,
+        username: partner.sandbox.username,
+        password: partner.sandbox.password,
+      },
     };
     writeWhole(file, `${JSON.stringify(credentials, null, 2)}\n`, 0o600);
     this.logger.log(
@@ -52,7 +58,7 @@ export class DemoSeed {
       `demo catalogue loaded: ${regions.outcomes.length} regions, ${deals.outcomes.length} deals`,
     );
     // The secrets stay out of the log (which may be shipped elsewhere): the line names the file.
-    this.logger.log({ partnerId: partner.partnerId, file }, `demo partner created: its api_key, username and password are in ${file}`);
+    this.logger.log({ partnerId: partner.partnerId, file }, `demo partner created: its live and test credentials are in ${file}`);
     return true;
   }
 }

@@ -38,6 +38,8 @@ export abstract class ServiceConfig {
   abstract readonly signupCreditCents: number;
   /** How long before a card link was made a transaction may be dated and still count (`PUT /card_links/:id/redeem`), seconds. */
   abstract readonly cardLinkClockSkewS: number;
+  /** Whether live calls may store the published test cards: on while the one processor is the simulated one. */
+  abstract readonly liveTakesTestCards: boolean;
   /** How long the simulated processor's slow test card (4000000000000259) takes, in ms. */
   abstract readonly slowCardMs: number;
   /** `smtp://host:port` or `smtps://user:pass@host:port`; null: emails go to `DATA_DIR/outbox`. */
@@ -205,6 +207,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     readYourWritesTimeoutMs: integer('READ_YOUR_WRITES_TIMEOUT_MS', env.READ_YOUR_WRITES_TIMEOUT_MS, 10_000),
     signupCreditCents: integer('SIGNUP_CREDIT_CENTS', env.SIGNUP_CREDIT_CENTS, 500),
     slowCardMs: integer('SLOW_CARD_MS', env.SLOW_CARD_MS, 3000),
+    liveTakesTestCards: oneOf('TEST_CARDS_IN_LIVE', env.TEST_CARDS_IN_LIVE, ['allow', 'refuse'], 'allow') === 'allow',
     cardLinkClockSkewS: integer('CARD_LINK_CLOCK_SKEW_S', env.CARD_LINK_CLOCK_SKEW_S, 300),
     smtpUrl: url('SMTP_URL', env.SMTP_URL, ['smtp', 'smtps']),
     mailFrom: text(env.MAIL_FROM) ?? 'Deals <deals@deals.example.com>',

@@ -167,6 +167,7 @@ export class ServiceCoreModule {
           useValue: {
             signupCreditCents: config.signupCreditCents,
             defaultAvatarUrl: `${config.siteBaseUrl}/images/users/default-avatar.png`,
+            liveTakesTestCards: config.liveTakesTestCards,
           },
         },
         { provide: CouponLinks, useValue: new KeyedCouponLinks(config.publicBaseUrl, installationSecret(config.dataDir, 'coupon-links')) },

@@ -32,6 +32,7 @@ describe('answers kept for repeats: bounded in size and per partner', () => {
         name: '',
         role: 'partner',
         requestsPerMinute: null,
+        livemode: true,
       };
     });
     answerRepeatedRequests(app, {

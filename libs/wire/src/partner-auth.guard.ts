@@ -15,6 +15,8 @@ export interface PartnerRef {
   role: 'partner' | 'auditor';
   /** The partner's own request budget; null: the service's default. */
   requestsPerMinute: number | null;
+  /** false: a sandbox's test credentials (the partner id is the sandbox's). */
+  livemode: boolean;
   /** The credential the request presented: the API key's id, or `password` (v3); absent for a user's access token. */
   credentialId?: string;
 }
@@ -56,6 +58,9 @@ export const SESSION_PATHS = [/^\/partner(\/|\?|$)/];
 /** Paths for the service's operator (its metrics, the jobs' board): the operator's credentials, never a partner's. */
 export const OPERATOR_PATHS = [/^\/metrics(\?|$)/, /^\/admin(\/|\?|$)/];
 export const OPERATOR_USERNAME = 'operator';
+
+/** Says on every authenticated answer whether live or test credentials (a sandbox's) made the call. */
+export const LIVEMODE_HEADER = 'deals-livemode';
 
 export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
 
@@ -163,6 +168,7 @@ export function authenticateEveryRequest(
     try {
       presented = v3 ? presentedBasic(request) : presentedKeyOrToken(request);
       request.partner = await verified(verifier(), request, presented, now());
+      void reply.header(LIVEMODE_HEADER, request.partner.livemode ? 'true' : 'false');
       // Counted here rather than in a hook of its own: one hook less on every request.
       const spent = limits ? await limits.spend(request, reply) : null;
       if (spent) return refuse(reply, spent);

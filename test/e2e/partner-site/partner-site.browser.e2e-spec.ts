@@ -243,4 +243,33 @@ browserSuite('The partner site in a browser', () => {
     await shot(page, 'events');
     expect(problems).toEqual([]);
   }, 120_000);
+  it('test mode: switch to the sandbox, see its test keys and issue one that acts as the sandbox, its statements apart; leave it', async () => {
+    const partner = await api.createPartner('Sandboxed Travel');
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1200, height: 800 } });
+    const page = watch(await context.newPage());
+    await signUpAndIn(page, await invite(partner.partnerId, 'tess@sandboxed.example'), 'tess@sandboxed.example');
+    await expect(page.locator('main').textContent()).resolves.not.toContain('dk_test_');
+
+    await page.getByRole('button', { name: 'Switch to test mode' }).click();
+    await page.waitForURL(/\/partner\/keys$/);
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain('Test mode');
+    await expect(page.locator('main').textContent()).resolves.toContain(partner.sandbox!.prefix);
+    await shot(page, 'test-mode-keys');
+    await page.getByLabel('Name', { exact: true }).fill('test runner');
+    await page.getByRole('button', { name: 'Issue a key' }).click();
+    const testKey = (await page.locator('#api-key').textContent())!.trim();
+    expect(testKey.startsWith('dk_test_')).toBe(true);
+    const answer = await api.call('GET', '/v1/deals', { apiKey: testKey });
+    expect([answer.status, answer.headers['deals-livemode']]).toEqual([200, 'false']);
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Statements' }).click();
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain('Test mode');
+    await shot(page, 'test-mode-statements');
+    await page.getByRole('button', { name: 'Leave test mode' }).click();
+    await page.waitForURL(/\/partner\/settlements$/);
+    expect(await page.locator('.test-mode').count()).toBe(0);
+    await page.getByRole('navigation').getByRole('link', { name: 'API keys' }).click();
+    await expect(page.locator('main').textContent()).resolves.not.toContain('dk_test_');
+    expect(problems).toEqual([]);
+  }, 120_000);
 });

@@ -65,6 +65,7 @@ describe('settlements', () => {
     const open = await statement('2026-06-15');
     expect(open.settlement).toEqual({
       date: '2026-06-15',
+      livemode: true,
       state: 'open',
       closes_at: '2026-06-16T01:00:00.000Z',
       gross_sales_cents: 3000,

@@ -1,5 +1,6 @@
-import { ChangePartnerRateLimit, CreatePartner, MAX_REQUESTS_PER_MINUTE, PARTNER_ROLES, PartnerRole } from '@deals/accounts';
+import { ChangePartnerRateLimit, CreatePartner, OpenSandbox, MAX_REQUESTS_PER_MINUTE, PARTNER_ROLES, PartnerRole } from '@deals/accounts';
 import { OPERATOR } from '@deals/kernel';
+import { sandboxJson, sandboxText } from './sandbox-credentials';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, CommandRunner, Option } from 'nest-commander';
 
@@ -35,13 +36,15 @@ export class PartnersCreateCommand extends CommandRunner {
       username: partner.username,
       password: partner.password,
       requests_per_minute: partner.requestsPerMinute,
+      test: partner.sandbox && sandboxJson(partner.sandbox),
     };
     if (options.json) process.stdout.write(`${JSON.stringify(out)}\n`);
     else
       process.stdout.write(
         `Partner ${out.name} (${out.role}) registered as ${out.partner_id}.\nThese credentials are shown only now; the service keeps only their hashes.\n` +
           `  api_key  ${out.api_key}\n  username ${out.username}\n  password ${out.password}\n` +
-          `  budget   ${out.requests_per_minute === null ? "the service's default (RATE_LIMIT_PER_MINUTE)" : `${out.requests_per_minute} requests a minute`}\n`,
+          `  budget   ${out.requests_per_minute === null ? "the service's default (RATE_LIMIT_PER_MINUTE)" : `${out.requests_per_minute} requests a minute`}\n` +
+          (out.test ? sandboxText(out.test) : ''),
       );
   }
 
@@ -95,5 +98,28 @@ export class PartnersUpdateCommand extends CommandRunner {
   parseRateLimit(value: string): number | 'default' {
     // (A parser's null would read as the option left out.)
     return value === 'default' ? value : requestsPerMinute(value);
+  }
+}
+
+@Command({
+  name: 'partners:sandbox',
+  arguments: '<partner_id>',
+  argsDescription: { partner_id: 'the live partner' },
+  description: "open a partner's sandbox (partners registered before sandboxes) and print its test credentials, once",
+})
+export class PartnersSandboxCommand extends CommandRunner {
+  constructor(private readonly commands: CommandBus) {
+    super();
+  }
+
+  async run([partnerId]: string[], options: { json?: boolean }): Promise<void> {
+    const sandbox = sandboxJson(await this.commands.execute(new OpenSandbox(partnerId, OPERATOR)));
+    if (options.json) process.stdout.write(`${JSON.stringify(sandbox)}\n`);
+    else process.stdout.write(`These credentials are shown only now; the service keeps only their hashes.\n${sandboxText(sandbox)}`);
+  }
+
+  @Option({ flags: '--json', description: 'print one machine-readable JSON line' })
+  parseJson() {
+    return true;
   }
 }

@@ -60,11 +60,12 @@ export class PartnersListCommand extends PartnerCredentialsCommand {
       requests_per_minute: p.requestsPerMinute,
       registered_at: p.registeredAt,
       working_keys: p.workingKeys,
+      livemode: p.sandboxOf === null,
     }));
     if (options.json) return void json(rows);
     for (const r of rows)
       process.stdout.write(
-        `${r.partner_id}  ${r.role.padEnd(8)} ${String(r.working_keys).padStart(2)} keys  ${r.username.padEnd(32)} ${r.name}\n`,
+        `${r.partner_id}  ${(r.livemode ? r.role : 'sandbox').padEnd(8)} ${String(r.working_keys).padStart(2)} keys  ${r.username.padEnd(32)} ${r.name}\n`,
       );
     process.stdout.write(`${rows.length} partners\n`);
   }

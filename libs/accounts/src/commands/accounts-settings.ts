@@ -4,4 +4,6 @@ export abstract class AccountsSettings {
   abstract readonly signupCreditCents: number;
   /** The picture shown for users (`image_url`): the site's default avatar. */
   abstract readonly defaultAvatarUrl: string;
+  /** Whether live calls may store the published test cards (refused where real money moves). */
+  abstract readonly liveTakesTestCards: boolean;
 }

@@ -1,4 +1,16 @@
-import { Clock, CommandCaller, EventStore, handleCommand, IdGenerator, LogPosition } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  IdGenerator,
+  isSandbox,
+  loadAggregate,
+  LogPosition,
+  NotFound,
+  sandboxOf,
+  ValidationFailed,
+} from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { hashSecret, IssuedCredentials, issueCredentials, keyPrefix, newApiKey, newPassword } from '../domain/partner/partner-credentials';
@@ -11,8 +23,13 @@ abstract class PartnerCommandHandler {
   constructor(
     protected readonly store: EventStore,
     protected readonly clock: Clock,
-    protected readonly ids: IdGenerator,
+    readonly ids: IdGenerator,
   ) {}
+
+  /** For {@link openSandbox}, which registers on the handler's behalf. */
+  register(command: PartnerCommand, caller: CommandCaller): Promise<LogPosition | null> {
+    return this.run(command, caller);
+  }
 
   protected async run(command: PartnerCommand, caller: CommandCaller): Promise<LogPosition | null> {
     const now = this.clock.now();
@@ -32,6 +49,41 @@ export interface CreatedPartner extends IssuedCredentials {
   prefix: string;
   requestsPerMinute: number | null;
   position: LogPosition | null;
+  /** The sandbox's test credentials (a partner's; an auditor has none). */
+  sandbox: OpenedSandbox | null;
+}
+
+/** A sandbox's account and its first test credentials, in clear only here. */
+export interface OpenedSandbox extends IssuedCredentials {
+  partnerId: string;
+  keyId: string;
+  prefix: string;
+  position: LogPosition | null;
+}
+
+/** The registration of an account with fresh credentials: the event's data and the secrets, apart. */
+function registration(
+  ids: IdGenerator,
+  partnerId: string,
+  name: string,
+  role: PartnerRole,
+  extra: { requestsPerMinute?: number; sandboxOf?: string },
+) {
+  const keyId = ids.next();
+  const credentials = issueCredentials(name, undefined, extra.sandboxOf !== undefined);
+  const data = {
+    partnerId,
+    name: name.trim(),
+    role,
+    apiKeyHash: hashSecret(credentials.apiKey),
+    apiKeyId: keyId,
+    apiKeyPrefix: keyPrefix(credentials.apiKey),
+    username: credentials.username,
+    passwordHash: hashSecret(credentials.password),
+    ...(extra.requestsPerMinute !== undefined ? { requestsPerMinute: extra.requestsPerMinute } : {}),
+    ...(extra.sandboxOf !== undefined ? { sandboxOf: extra.sandboxOf } : {}),
+  };
+  return { data, credentials, keyId };
 }
 
 /** Registers a partner; the only moment its secrets exist in clear is this command's result. */
@@ -51,20 +103,10 @@ export class CreatePartner extends Command<CreatedPartner> {
 export class CreatePartnerHandler extends PartnerCommandHandler implements ICommandHandler<CreatePartner> {
   async execute({ name, role, caller, requestsPerMinute }: CreatePartner): Promise<CreatedPartner> {
     const partnerId = this.ids.next();
-    const keyId = this.ids.next();
-    const credentials = issueCredentials(name);
-    const data = {
-      partnerId,
-      name: name.trim(),
-      role,
-      apiKeyHash: hashSecret(credentials.apiKey),
-      apiKeyId: keyId,
-      apiKeyPrefix: keyPrefix(credentials.apiKey),
-      username: credentials.username,
-      passwordHash: hashSecret(credentials.password),
-      ...(requestsPerMinute !== undefined ? { requestsPerMinute } : {}),
-    };
+    const { data, credentials, keyId } = registration(this.ids, partnerId, name, role, { requestsPerMinute });
     const position = await this.run({ type: 'RegisterPartner', data }, caller);
+    // A second append: should it not happen (a crash between), `OpenSandbox` opens the sandbox later.
+    const sandbox = role === 'partner' ? await openSandbox(this, partnerId, data.name, caller) : null;
     return {
       partnerId,
       name: data.name,
@@ -73,8 +115,51 @@ export class CreatePartnerHandler extends PartnerCommandHandler implements IComm
       prefix: data.apiKeyPrefix,
       position,
       requestsPerMinute: requestsPerMinute ?? null,
+      sandbox,
       ...credentials,
     };
+  }
+}
+
+async function openSandbox(
+  handler: { ids: IdGenerator; register(command: PartnerCommand, caller: CommandCaller): Promise<LogPosition | null> },
+  livePartnerId: string,
+  liveName: string,
+  caller: CommandCaller,
+): Promise<OpenedSandbox> {
+  const partnerId = sandboxOf(livePartnerId);
+  const { data, credentials, keyId } = registration(handler.ids, partnerId, liveName, 'partner', { sandboxOf: livePartnerId });
+  const position = await handler.register({ type: 'RegisterPartner', data }, caller);
+  return { partnerId, keyId, prefix: data.apiKeyPrefix, position, ...credentials };
+}
+
+/**
+ * Opens a live partner's sandbox (for partners registered before sandboxes, or whose sandbox a
+ * crash kept from opening): its account and first test credentials. Refused for an auditor, a
+ * sandbox, or a partner whose sandbox is open (its credentials are rotated instead).
+ */
+export class OpenSandbox extends Command<OpenedSandbox> {
+  constructor(
+    readonly livePartnerId: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(OpenSandbox)
+export class OpenSandboxHandler extends PartnerCommandHandler implements ICommandHandler<OpenSandbox> {
+  async execute({ livePartnerId, caller }: OpenSandbox): Promise<OpenedSandbox> {
+    const { state: live } = await loadAggregate(this.store, partnerStream(livePartnerId), partnerDecider);
+    if (!live.registered || isSandbox(livePartnerId)) throw new NotFound(`partner ${livePartnerId} not found`);
+    if (live.role !== 'partner')
+      throw new ValidationFailed([{ type: 'invalid', resource: 'partner', field: 'role', message: 'an auditor has no sandbox' }]);
+    const { state: sandbox } = await loadAggregate(this.store, partnerStream(sandboxOf(livePartnerId)), partnerDecider);
+    if (sandbox.registered)
+      throw new ValidationFailed([
+        { type: 'invalid', resource: 'partner', field: 'sandbox', message: 'is open already: rotate its test key or password instead' },
+      ]);
+    return openSandbox(this, livePartnerId, live.name!, caller);
   }
 }
 
@@ -134,15 +219,16 @@ export class IssuePartnerApiKey extends Command<IssuedApiKey> {
   }
 }
 
-function madeKey(ids: IdGenerator) {
-  const apiKey = newApiKey();
+/** A new key: a test one (`dk_test_`) for a sandbox. */
+function madeKey(ids: IdGenerator, partnerId: string) {
+  const apiKey = newApiKey(undefined, isSandbox(partnerId));
   return { keyId: ids.next(), apiKey, prefix: keyPrefix(apiKey), keyHash: hashSecret(apiKey) };
 }
 
 @CommandHandler(IssuePartnerApiKey)
 export class IssuePartnerApiKeyHandler extends PartnerCommandHandler implements ICommandHandler<IssuePartnerApiKey> {
   async execute({ partnerId, name, caller }: IssuePartnerApiKey): Promise<IssuedApiKey> {
-    const { keyHash, ...key } = madeKey(this.ids);
+    const { keyHash, ...key } = madeKey(this.ids, partnerId);
     const position = await this.run(
       { type: 'IssuePartnerApiKey', data: { partnerId, keyId: key.keyId, keyHash, prefix: key.prefix, name } },
       caller,
@@ -177,7 +263,7 @@ export class RotatePartnerApiKey extends Command<RotatedApiKey> {
 @CommandHandler(RotatePartnerApiKey)
 export class RotatePartnerApiKeyHandler extends PartnerCommandHandler implements ICommandHandler<RotatePartnerApiKey> {
   async execute({ partnerId, keyId, oldExpiresAt, caller, name }: RotatePartnerApiKey): Promise<RotatedApiKey> {
-    const { keyHash, ...key } = madeKey(this.ids);
+    const { keyHash, ...key } = madeKey(this.ids, partnerId);
     const now = this.clock.now();
     const { position, events } = await handleCommand(
       this.store,

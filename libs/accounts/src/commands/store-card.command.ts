@@ -6,11 +6,13 @@ import {
   EventStore,
   handleCommand,
   IdGenerator,
+  isSandbox,
   laterPosition,
   loadAggregate,
   LogPosition,
   NotFound,
   PaymentGateway,
+  TEST_CARD_NUMBERS,
   ValidationFailed,
   ValidationIssue,
   ViewStore,
@@ -20,7 +22,8 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { cardClaimDecider, cardClaimStream } from '../domain/card/card-claim';
 import { cardDecider } from '../domain/card/card.decider';
 import { cardStream } from '../domain/card/card.events';
-import { hasExpired } from '../domain/card/card-number';
+import { cardModeIssue, hasExpired, normaliseCardNumber } from '../domain/card/card-number';
+import { AccountsSettings } from './accounts-settings';
 import { userDecider } from '../domain/user/user.decider';
 import { userStream } from '../domain/user/user.events';
 
@@ -58,12 +61,20 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     private readonly gateway: PaymentGateway,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly settings: AccountsSettings,
   ) {}
 
   async execute({ userId, card, caller }: StoreCard): Promise<StoredCardOutcome> {
     const now = this.clock.now();
     const expired = cardExpiryIssue(card, now);
     if (expired) throw new ValidationFailed([expired]);
+    const modeIssue = cardModeIssue(
+      normaliseCardNumber(card.number),
+      isSandbox(caller.partnerId),
+      this.settings.liveTakesTestCards,
+      TEST_CARD_NUMBERS,
+    );
+    if (modeIssue) throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'number', message: modeIssue }]);
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
     if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)
       throw new NotFound(`user ${userId} not found`);

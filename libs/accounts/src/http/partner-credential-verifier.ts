@@ -15,6 +15,7 @@ const toRef = (view: PartnerAccount, credentialId?: string): PartnerRef => ({
   name: view.name,
   role: view.role,
   requestsPerMinute: view.requestsPerMinute,
+  livemode: view.sandboxOf === undefined,
   ...(credentialId === undefined ? {} : { credentialId }),
 });
 

@@ -26,6 +26,8 @@ export interface PartnerSummary {
   registeredAt: string;
   /** Keys that work now (live or expiring). */
   workingKeys: number;
+  /** The live partner whose sandbox this is; null for a live account. */
+  sandboxOf: string | null;
 }
 
 type KeyFacts = Omit<PartnerApiKey, 'state'>;
@@ -80,6 +82,7 @@ export class PartnerQueries {
       requestsPerMinute: a.requestsPerMinute,
       registeredAt: a.registeredAt,
       workingKeys: working.get(a._id) ?? 0,
+      sandboxOf: a.sandboxOf ?? null,
     }));
   }
 

@@ -1,7 +1,7 @@
 import { EventStore, NotFound, RecordedEvent } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { cardLinkDecider, CardLink } from '../domain/card-link/card-link.decider';
-import { CardLinkEvent, cardLinkageStream, cardLinkStream } from '../domain/card-link/card-link.events';
+import { CardLinkEvent, cardLinkStream, partnerCardLinkageStream } from '../domain/card-link/card-link.events';
 import { CardLinkQueries } from '../queries/card-link.queries';
 
 export interface CardLinkAuditEntry {
@@ -35,9 +35,10 @@ export class CardLinkAudit {
 
   async history(cardLinkId: string): Promise<CardLinkAuditEntry[]> {
     const own = await this.store.readStream(cardLinkStream(cardLinkId));
-    const dealId = own.length ? (own[0].data as { dealId: string }).dealId : (await this.links.anyLink(cardLinkId))?.dealId;
-    if (!dealId) throw new NotFound(`card link ${cardLinkId} not found`);
-    const place = (await this.store.readStream(cardLinkageStream(dealId))).filter(
+    const made = own.length ? (own[0].data as { dealId: string; partnerId: string }) : await this.links.anyLink(cardLinkId);
+    if (!made) throw new NotFound(`card link ${cardLinkId} not found`);
+    // A sandbox's link took its place on the sandbox's own places of the deal.
+    const place = (await this.store.readStream(partnerCardLinkageStream(made.dealId, made.partnerId))).filter(
       (e) => (e.data as { cardLinkId?: string }).cardLinkId === cardLinkId,
     );
     const events = [...place, ...own].sort((a, b) => (a.position < b.position ? -1 : 1));

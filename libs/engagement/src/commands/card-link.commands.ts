@@ -20,7 +20,7 @@ import {
   CardTransactionPhase,
   TransactionReport,
 } from '../domain/card-link/card-link.decider';
-import { CardLinkCreation, cardLinkageStream, cardLinkStream } from '../domain/card-link/card-link.events';
+import { CardLinkCreation, cardLinkStream, partnerCardLinkageStream } from '../domain/card-link/card-link.events';
 import type { CardLinkTerms } from '../domain/card-link/card-link-terms';
 import { cardLinkageDecider } from '../domain/card-link/card-linkage.decider';
 import { CardLinkQueries } from '../queries/card-link.queries';
@@ -94,9 +94,10 @@ export class LinkCardsHandler implements ICommandHandler<LinkCards> {
     try {
       for (const view of deals as DealDetails[]) {
         const deal = view.deal!;
+        // A sandbox's links take places of its own on the deal.
         const outcome = await handleCommand(
           this.store,
-          cardLinkageStream(deal.id),
+          partnerCardLinkageStream(deal.id, caller.partnerId),
           cardLinkageDecider,
           {
             type: 'TakeLinkagePlace',
@@ -123,7 +124,7 @@ export class LinkCardsHandler implements ICommandHandler<LinkCards> {
       for (const place of taken) {
         await handleCommand(
           this.store,
-          cardLinkageStream(place.dealId),
+          partnerCardLinkageStream(place.dealId, caller.partnerId),
           cardLinkageDecider,
           { type: 'ReturnLinkagePlace', data: { dealId: place.dealId, cardLinkId: place.cardLinkId, userId } },
           context,
@@ -166,7 +167,8 @@ async function onCardLink(
     if (!(error instanceof CardLinkNotOpened)) throw error;
     const view = await queries.anyLink(cardLinkId);
     if (!view || view.withdrawn) throw error;
-    const place = (await loadCachedAggregate(store, cardLinkageStream(view.dealId), cardLinkageDecider)).state.places.get(view.userId);
+    const linkage = partnerCardLinkageStream(view.dealId, view.partnerId);
+    const place = (await loadCachedAggregate(store, linkage, cardLinkageDecider)).state.places.get(view.userId);
     if (place?.cardLinkId !== cardLinkId) throw error;
     await handleCommand(
       store,

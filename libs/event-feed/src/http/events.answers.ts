@@ -13,6 +13,7 @@ export const feedEventSchema = z
     resource: z.enum(['purchase', 'coupon', 'refund', 'card_link', 'targeted_email_batch', 'subscription', 'user']),
     resource_id: z.string(),
     sequence: z.number().int().meta({ description: "the event's number among its resource's events, from 1: order them by it" }),
+    livemode: z.boolean().meta({ description: "false: an event of the partner's sandbox (test credentials); true: a live one" }),
     data: z.record(z.string(), z.unknown()).meta({
       description:
         'the resource in its own API shape (Purchase with coupons, Coupon, Refund, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
@@ -69,6 +70,7 @@ export const feedEventSchema = z
       resource: 'coupon',
       resource_id: 'p7Hc2-1',
       sequence: 1,
+      livemode: true,
       data: { id: 'p7Hc2-1', state: 'redeemed', redeemed_at: 'Mon Jun 15 12:00:00 UTC 2026' },
     },
   });

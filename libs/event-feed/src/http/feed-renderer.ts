@@ -3,6 +3,7 @@ import { CatalogLinks } from '@deals/catalog';
 import { toCardLink, toSubscription } from '@deals/engagement';
 import { toBatch } from '@deals/messaging';
 import { CouponLinks, CouponQr, toCoupon, toPurchase, toRefund } from '@deals/purchasing';
+import { isSandbox } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import type { FeedEvent } from '../projections/event-feed/event-feed.projection';
 
@@ -30,6 +31,7 @@ export class FeedRenderer {
       resource: event.resourceType,
       resource_id: event.resourceId,
       sequence: event.sequence,
+      livemode: !isSandbox(event.partnerId),
       data: await this.data(event),
       ...(event.details ?? {}),
     };

@@ -9,6 +9,23 @@ export interface CardDetails {
   zip: string;
 }
 
+/**
+ * The card numbers published for testing (the usual convention): a sandbox takes only these, and
+ * a live installation taking real money refuses them. The simulated processor gives each its
+ * behaviour (the first four approve).
+ */
+export const TEST_CARD_NUMBERS: readonly string[] = [
+  '4242424242424242',
+  '4111111111111111',
+  '5555555555554444',
+  '5105105105105100',
+  '4000000000000002',
+  '4000000000000119',
+  '4000000000000259',
+  '4000000000005126',
+  '4000000000007726',
+];
+
 /** What the service may keep of a card. */
 export interface TokenizedCard {
   /** Stands for the card in later charges; meaningless outside this processor. */

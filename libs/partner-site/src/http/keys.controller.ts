@@ -38,7 +38,7 @@ export class KeysController {
   @Get('keys')
   async keys(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
     const [found, usage] = await Promise.all([
-      partnerApiKeys(this.views, member.partnerId, this.clock.now()),
+      partnerApiKeys(this.views, member.accountId, this.clock.now()),
       this.usage.usageOf(request.site!.partner!),
     ]);
     const lastUsed = usage.credentialsLastUsed;
@@ -56,7 +56,7 @@ export class KeysController {
   @Post('keys')
   async issue(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Body() body: unknown) {
     const name = field(body, 'name').trim() || undefined;
-    const issued = await this.commands.execute(new IssuePartnerApiKey(member.partnerId, name, memberCaller(request, member)));
+    const issued = await this.commands.execute(new IssuePartnerApiKey(member.accountId, name, memberCaller(request, member)));
     const model = { title: 'New API key', apiKey: issued.apiKey, name: name ?? issued.prefix };
     return this.pages.sendSecretOnce(request, reply, 'key-issued', model, { ...model, apiKey: null, shownBefore: true });
   }
@@ -71,7 +71,7 @@ export class KeysController {
   ) {
     const oldExpiresAt = this.graceEnd(field(body, 'grace'));
     const rotated = await this.commands.execute(
-      new RotatePartnerApiKey(member.partnerId, keyId, oldExpiresAt, memberCaller(request, member)),
+      new RotatePartnerApiKey(member.accountId, keyId, oldExpiresAt, memberCaller(request, member)),
     );
     const model = {
       title: 'New API key',
@@ -91,7 +91,7 @@ export class KeysController {
     @CurrentMember() member: SignedInMember,
     @Param('keyId') keyId: string,
   ) {
-    await this.commands.execute(new RevokePartnerApiKey(member.partnerId, keyId, memberCaller(request, member)));
+    await this.commands.execute(new RevokePartnerApiKey(member.accountId, keyId, memberCaller(request, member)));
     return reply.redirect('/partner/keys', 303);
   }
 
@@ -104,14 +104,14 @@ export class KeysController {
     @Body() body: unknown,
   ) {
     await this.commands.execute(
-      new RenamePartnerApiKey(member.partnerId, keyId, field(body, 'name').trim(), memberCaller(request, member)),
+      new RenamePartnerApiKey(member.accountId, keyId, field(body, 'name').trim(), memberCaller(request, member)),
     );
     return reply.redirect('/partner/keys', 303);
   }
 
   @Get('password')
   async password(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
-    const account = await this.views.findById<ViewDocument & { username: string }>(PARTNER_ACCOUNTS, member.partnerId);
+    const account = await this.views.findById<ViewDocument & { username: string }>(PARTNER_ACCOUNTS, member.accountId);
     if (!account) throw new NotFound('partner not found');
     return this.pages.send(request, reply, 'password', { title: 'v3 password', username: account.username });
   }
@@ -124,7 +124,7 @@ export class KeysController {
     @Body() body: unknown,
   ) {
     const oldExpiresAt = this.graceEnd(field(body, 'grace'));
-    const rotated = await this.commands.execute(new RotatePartnerPassword(member.partnerId, oldExpiresAt, memberCaller(request, member)));
+    const rotated = await this.commands.execute(new RotatePartnerPassword(member.accountId, oldExpiresAt, memberCaller(request, member)));
     const model = {
       title: 'New v3 password',
       username: rotated.username,

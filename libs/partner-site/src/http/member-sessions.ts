@@ -10,7 +10,11 @@ import { PARTNER_MEMBERS, PartnerMember } from '../projections/partner-members/p
 /** The person a page is shown to, from their session. */
 export interface SignedInMember {
   memberId: string;
+  /** The live partner the member belongs to. */
   partnerId: string;
+  /** The account the member's pages show and change: the live partner's, or in test mode its sandbox's. */
+  accountId: string;
+  livemode: boolean;
   email: string;
   totpEnrolled: boolean;
   sessionHash: string;
@@ -53,6 +57,14 @@ export class MemberSessions {
         throw error;
       }
     }
-    return { memberId: member._id, partnerId: member.partnerId, email: member.email, totpEnrolled: member.totpEnrolled, sessionHash };
+    return {
+      memberId: member._id,
+      partnerId: member.partnerId,
+      accountId: member.partnerId,
+      livemode: true,
+      email: member.email,
+      totpEnrolled: member.totpEnrolled,
+      sessionHash,
+    };
   }
 }

@@ -37,7 +37,7 @@ export class SettingsController {
     const typed = field(body, 'rollback_window_hours').trim();
     const hours = typed === '' ? null : /^\d{1,4}$/.test(typed) ? Number(typed) : Number.NaN;
     try {
-      await this.commands.execute(new ChangePartnerRollbackWindow(member.partnerId, hours, memberCaller(request, member)));
+      await this.commands.execute(new ChangePartnerRollbackWindow(member.accountId, hours, memberCaller(request, member)));
     } catch (error) {
       if (!(error instanceof ValidationFailed)) throw error;
       return this.form(request, reply, member, { errors: issueTexts(error), typed }, 422);
@@ -52,7 +52,7 @@ export class SettingsController {
     { notice, errors, typed }: { notice?: string; errors?: string[]; typed?: string },
     status = 200,
   ) {
-    const settings = await this.partners.settings(member.partnerId);
+    const settings = await this.partners.settings(member.accountId);
     const shown = typed ?? (settings.rollbackWindowIsDefault ? '' : String(settings.rollbackWindowHours));
     return this.pages.send(
       request,

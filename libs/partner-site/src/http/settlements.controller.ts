@@ -56,7 +56,7 @@ export class SettlementsController {
   async list(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
     const today = this.clock.now().toISOString().slice(0, 10);
     const from = new Date(Date.parse(today) - (CHART_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
-    const statements = await this.settlements.statements(member.partnerId, from, today);
+    const statements = await this.settlements.statements(member.accountId, from, today);
     const days = [...statements].reverse().map((s) => ({ ...s, net: money(s.totals.netCents), gross: money(s.totals.grossCents) }));
     return this.pages.send(request, reply, 'settlements', { title: 'Statements', chart: chartOf(statements), days, from, today });
   }
@@ -64,7 +64,7 @@ export class SettlementsController {
   @Get(':date')
   async day(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Param('date') date: string) {
     this.known(date);
-    const { statement, lineItems } = await this.settlements.statement(member.partnerId, date);
+    const { statement, lineItems } = await this.settlements.statement(member.accountId, date);
     const figures = signedFigures(statement.totals).map(([name, cents]) => ({ name, amount: money(cents) }));
     const lines = lineItems.map((l) => ({ ...l, moved: money(netOf(l)) }));
     return this.pages.send(request, reply, 'settlement', { title: `Statement of ${date}`, statement, figures, lines });
@@ -73,7 +73,7 @@ export class SettlementsController {
   @Get(':date/line_items.csv')
   async csv(@Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Param('date') date: string) {
     this.known(date);
-    const csv = statementCsv(await this.settlements.lineItems(member.partnerId, date));
+    const csv = statementCsv(await this.settlements.lineItems(member.accountId, date));
     return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="settlement-${date}.csv"`).send(csv);
   }
 

@@ -1,5 +1,5 @@
 import { PARTNER_ACCOUNTS } from '@deals/accounts';
-import type { ViewDocument, ViewStore } from '@deals/kernel';
+import { sandboxOf, type ViewDocument, type ViewStore } from '@deals/kernel';
 import { AuthenticatedRequest, PartnerRef, refuse, RequestLimits } from '@deals/wire';
 import { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -162,24 +162,36 @@ export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDepe
   );
 }
 
+/** The cookie that keeps a member's choice of test mode (its value `test`); it selects between two accounts of their partner. */
+export const MODE_COOKIE = 'site_mode';
+
+/** The member acting on their partner's sandbox when they chose test mode and the sandbox is open; else on the live account. */
+async function inChosenMode(member: SignedInMember, mode: string | undefined, views: ViewStore): Promise<SignedInMember> {
+  if (mode !== 'test') return member;
+  const sandbox = await views.findById<ViewDocument>(PARTNER_ACCOUNTS, sandboxOf(member.partnerId));
+  return sandbox ? { ...member, accountId: sandbox._id, livemode: false } : member;
+}
+
 function authenticate(dependencies: () => SiteDependencies) {
   return async (request: SiteRequest, reply: FastifyReply) => {
     const { sessions, secrets, views, limits } = dependencies();
     const cookies = cookiesOf(request.headers.cookie);
     const sessionId = cookies.get(SESSION_COOKIE);
-    const member = sessionId
+    const signedIn = sessionId
       ? await sessions.authenticate(sessionId, { requestId: String(request.id), correlationId: String(request.id) })
       : null;
-    if (member) {
+    if (signedIn) {
+      const member = await inChosenMode(signedIn, cookies.get(MODE_COOKIE), views);
       const partner = await views.findById<ViewDocument & { name: string; requestsPerMinute: number | null }>(
         PARTNER_ACCOUNTS,
-        member.partnerId,
+        member.accountId,
       );
       const ref: PartnerRef = {
-        id: member.partnerId,
+        id: member.accountId,
         name: partner?.name ?? '',
         role: 'partner',
         requestsPerMinute: partner?.requestsPerMinute ?? null,
+        livemode: member.livemode,
       };
       request.partner = ref;
       request.site = { member, partner: ref, csrfToken: csrfToken(secrets, `session:${member.sessionHash}`) };

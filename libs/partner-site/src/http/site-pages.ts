@@ -67,6 +67,7 @@ export class SitePages {
       csrf: site?.csrfToken ?? '',
       member: site?.member ?? null,
       partner: site?.partner ?? null,
+      path: request.url.split('?')[0],
     };
     const body = template(context);
     const sections = site?.member ? SECTIONS.map((s) => ({ ...s, current: path === s.path || path.startsWith(`${s.path}/`) })) : [];

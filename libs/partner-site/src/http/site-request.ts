@@ -18,7 +18,7 @@ export const CurrentMember = createParamDecorator((_: unknown, context: Executio
 export function memberCaller(request: SiteRequest, member: SignedInMember): CommandCaller {
   const requestId = String(request.id);
   return {
-    partnerId: member.partnerId,
+    partnerId: member.accountId,
     actor: `member:${member.memberId}`,
     requestId,
     correlationId: requestId,

@@ -45,7 +45,7 @@ export class SupportController {
   async batches(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
     return this.pages.send(request, reply, 'batches', {
       title: 'Email batches',
-      batches: await this.lookup.recentBatches(member.partnerId),
+      batches: await this.lookup.recentBatches(member.accountId),
     });
   }
 
@@ -53,7 +53,7 @@ export class SupportController {
   async find(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Query('q') q?: string) {
     const query = typeof q === 'string' ? q : '';
     if (!query) return this.pages.send(request, reply, 'lookup', { title: 'Look-up', searched: false });
-    const result = await this.lookup.find(member.partnerId, query);
+    const result = await this.lookup.find(member.accountId, query);
     const shown = shownBack(query, MAX_QUERY_LENGTH);
     return this.pages.send(
       request,

@@ -212,7 +212,7 @@ export class WebhooksController {
     const endpoint = await this.found(member, endpointId);
     const page = typeof pageText === 'string' && /^[1-9][0-9]{0,5}$/.test(pageText) ? Number(pageText) : 1;
     const found = await this.feed.deliveriesOfEndpoint(
-      member.partnerId,
+      member.accountId,
       endpointId,
       (page - 1) * DELIVERIES_PER_PAGE,
       DELIVERIES_PER_PAGE + 1,
@@ -240,7 +240,7 @@ export class WebhooksController {
   ) {
     const endpoint = await this.found(member, endpointId);
     const eventId = field(body, 'event_id');
-    const event = eventId && eventId.length <= MAX_ID ? await this.feed.event(member.partnerId, eventId) : null;
+    const event = eventId && eventId.length <= MAX_ID ? await this.feed.event(member.accountId, eventId) : null;
     if (!event) throw new NotFound(`event ${eventId} not found`);
     const position = await this.writes.redeliver(endpoint._id, [event._id], this.caller(request, member));
     await this.progress.waitFor([EVENT_FEED], position);
@@ -256,11 +256,11 @@ export class WebhooksController {
   ) {
     let beforeOrder: string | null = null;
     if (typeof before === 'string' && before !== '') {
-      const from = before.length <= MAX_ID ? await this.feed.event(member.partnerId, before) : null;
+      const from = before.length <= MAX_ID ? await this.feed.event(member.accountId, before) : null;
       if (!from) throw new NotFound(`event ${before} not found`);
       beforeOrder = from.order;
     }
-    const found = await this.feed.latest(member.partnerId, beforeOrder, EVENTS_PER_PAGE + 1);
+    const found = await this.feed.latest(member.accountId, beforeOrder, EVENTS_PER_PAGE + 1);
     const events = found.slice(0, EVENTS_PER_PAGE).map((e) => ({
       id: e._id,
       type: e.type,
@@ -284,7 +284,7 @@ export class WebhooksController {
     model: { notice?: string; errors?: string[]; form: Record<string, unknown> },
     status = 200,
   ) {
-    const endpoints = (await this.endpoints.ofPartner(member.partnerId)).map(endpointRow);
+    const endpoints = (await this.endpoints.ofPartner(member.accountId)).map(endpointRow);
     return this.pages.send(
       request,
       reply,
@@ -311,12 +311,12 @@ export class WebhooksController {
 
   /** The member, as the actor of the feed's events, for their partner. */
   private caller(request: SiteRequest, member: SignedInMember): CommandCaller & { partnerId: string } {
-    return { ...memberCaller(request, member), partnerId: member.partnerId };
+    return { ...memberCaller(request, member), partnerId: member.accountId };
   }
 
   /** The partner's endpoint; another partner's, a removed one or none is not found (404). */
   private async found(member: SignedInMember, endpointId: string): Promise<WebhookEndpointView> {
-    const endpoint = endpointId.length <= MAX_ID ? await this.endpoints.endpoint(member.partnerId, endpointId) : null;
+    const endpoint = endpointId.length <= MAX_ID ? await this.endpoints.endpoint(member.accountId, endpointId) : null;
     if (!endpoint) throw new NotFound(`webhook endpoint ${endpointId} not found`);
     return endpoint;
   }

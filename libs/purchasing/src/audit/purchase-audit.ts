@@ -1,7 +1,7 @@
 import { EventStore, fold, NotFound, RecordedEvent } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { couponStream } from '../domain/coupon/coupon.events';
-import { inventoryStream } from '../domain/inventory/inventory.events';
+import { partnerInventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
 import { chargeLockStream } from '../domain/charge-lock/charge-lock';
@@ -55,7 +55,8 @@ export class PurchaseAudit {
     const couponIds = fold(purchaseDecider, own as unknown as PurchaseEvent[]).couponIds;
     const related = [
       ...own,
-      ...(await this.store.readStream(inventoryStream(reserved.deal.dealId))).filter(mine),
+      // A sandbox's purchase took its units from the sandbox's own inventory of the deal.
+      ...(await this.store.readStream(partnerInventoryStream(reserved.deal.dealId, reserved.partnerId))).filter(mine),
       ...(await Promise.all(couponIds.map((id) => this.store.readStream(couponStream(id))))).flat(),
       ...(reserved.payment ? (await this.store.readStream(chargeLockStream(reserved.payment.userId))).filter(mine) : []),
       // A reseller's sale: its claim of the reference (with the terms it recorded), its mark as selling.

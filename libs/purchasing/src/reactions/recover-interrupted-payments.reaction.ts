@@ -17,7 +17,7 @@ import { RefundSteps, SETTLE_AFTER_MS } from '../commands/refund-purchase/refund
 import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../domain/inventory/inventory.decider';
 import { OpenHolds } from '../queries/open-holds';
-import { HOLD_TTL_MS, inventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
+import { HOLD_TTL_MS, partnerInventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
 import { purchaseStream } from '../domain/purchase/purchase.events';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
@@ -179,8 +179,13 @@ export class RecoverInterruptedPayments {
         // The reservation's hold, or the one a claim after its lapse or release took in its place (`-r`).
         const holds =
           purchase.fulfillmentState === 'released' ? [replacementHoldId(purchase._id)] : [purchase._id, replacementHoldId(purchase._id)];
-        // Read from its cached fold or snapshot, with the closed holds named here.
-        const { state: inventory } = await loadCachedAggregate(this.store, inventoryStream(purchase.deal.dealId), inventoryDecider, holds);
+        // Read from its cached fold or snapshot, with the closed holds named here; a sandbox's from its own inventory of the deal.
+        const { state: inventory } = await loadCachedAggregate(
+          this.store,
+          partnerInventoryStream(purchase.deal.dealId, purchase.partnerId),
+          inventoryDecider,
+          holds,
+        );
         const sale = holds.map((holdId) => inventory.closed.get(holdId)).find((closed) => typeof closed === 'object');
         const buyer = typeof sale === 'object' ? sale.soldTo : null;
         const prefix = `${purchase.partnerId}/`;
@@ -215,13 +220,13 @@ export class RecoverInterruptedPayments {
   private async releaseAbandonedHolds(othersMayBeBuying: boolean): Promise<number> {
     let released = 0;
     const now = this.clock.now();
-    for (const { dealId, holdId, expiresAt } of await this.openHolds.list()) {
+    for (const { dealId, holdId, expiresAt, partnerId } of await this.openHolds.list()) {
       if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) continue;
       try {
         if (await this.anyPurchaseRecorded(purchasesOfHold(holdId))) continue;
         await handleCommand(
           this.store,
-          inventoryStream(dealId),
+          partnerInventoryStream(dealId, partnerId),
           inventoryDecider,
           { type: 'ReleaseHold', data: { dealId, holdId, reason: 'abandoned' } },
           { now, metadata: SYSTEM },

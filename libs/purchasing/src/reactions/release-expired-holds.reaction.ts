@@ -1,7 +1,7 @@
 import { Scheduler } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { RELEASE_HOLD_JOB, releaseHoldJobId } from '../commands/purchase-steps/hold-release-job';
+import { RELEASE_HOLD_JOB, releaseHoldJobData, releaseHoldJobId } from '../commands/purchase-steps/hold-release-job';
 import { ReleaseExpiredHold } from '../commands/release-expired-hold/release-expired-hold.command';
 import { OpenHolds } from '../queries/open-holds';
 
@@ -20,8 +20,10 @@ export class ReleaseExpiredHolds {
     private readonly openHolds: OpenHolds,
   ) {
     this.scheduler.handle(RELEASE_HOLD_JOB, async (job) => {
+      // A job without a partner is of the live deal's inventory (see `releaseHoldJobData`).
+      const partnerId = typeof job.data.partnerId === 'string' ? job.data.partnerId : null;
       const { liveUntil } = await this.commands.execute<ReleaseExpiredHold, { liveUntil: number | null }>(
-        new ReleaseExpiredHold(String(job.data.dealId), String(job.data.holdId)),
+        new ReleaseExpiredHold(String(job.data.dealId), String(job.data.holdId), partnerId),
       );
       // A timer may fire a moment before its time (Node measures it from the loop's cached clock,
       // late when the loop is busy): the hold, still live, was not released. Failing the run has
@@ -34,12 +36,12 @@ export class ReleaseExpiredHolds {
 
   /** Called by the process that runs jobs, once its views are defined and its scheduler started. */
   async rearm(): Promise<void> {
-    for (const { dealId, holdId, expiresAt } of await this.openHolds.list()) {
+    for (const { dealId, holdId, expiresAt, partnerId } of await this.openHolds.list()) {
       await this.scheduler.schedule({
         id: releaseHoldJobId(holdId),
         kind: RELEASE_HOLD_JOB,
         runAt: new Date(expiresAt),
-        data: { dealId, holdId },
+        data: releaseHoldJobData(dealId, holdId, partnerId),
       });
     }
   }

@@ -11,6 +11,7 @@ const cents = (description: string) =>
 export const settlementSchema = z
   .object({
     date: z.string().meta({ description: 'the UTC day' }),
+    livemode: z.boolean().meta({ description: "false: the sandbox's statement (test credentials), apart from the live one" }),
     state: z.enum(['open', 'closed']).meta({ description: 'closed an hour after the day ends; a closed statement never changes' }),
     closes_at: z.string().meta({ description: 'when it closes (closed: when it did), ISO 8601 UTC' }),
     gross_sales_cents: cents('sales booked that day: card charges, claimed reservations, resellers’ sales'),
@@ -50,6 +51,7 @@ export const lineItemSchema = z
 
 const exampleSettlement = {
   date: '2026-06-15',
+  livemode: true,
   state: 'closed',
   closes_at: '2026-06-16T01:00:00.000Z',
   gross_sales_cents: 9800,
@@ -85,8 +87,9 @@ export const SettlementListAnswer = z
   .object({ status: z.literal('success'), settlements: z.array(settlementSchema) })
   .meta({ example: { status: 'success', settlements: [exampleSettlement] } });
 
-export const toSettlement = (s: SettlementStatement) => ({
+export const toSettlement = (s: SettlementStatement, livemode: boolean) => ({
   date: s.day,
+  livemode,
   state: s.state,
   closes_at: s.closesAt,
   gross_sales_cents: s.totals.grossCents,

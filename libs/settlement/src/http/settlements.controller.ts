@@ -1,4 +1,4 @@
-import { Clock, ValidationFailed } from '@deals/kernel';
+import { Clock, isSandbox, ValidationFailed } from '@deals/kernel';
 import { ApiAnswer, ApiErrors, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -32,7 +32,7 @@ export class SettlementsController {
   async list(@Query() query: SettlementRangeQuery, @CurrentCaller() caller: Caller) {
     this.notFuture(query.to, 'to');
     const statements = await this.settlements.statements(caller.partnerId, query.from, query.to);
-    return { status: 'success', settlements: statements.map(toSettlement) };
+    return { status: 'success', settlements: statements.map((s) => toSettlement(s, !isSandbox(caller.partnerId))) };
   }
 
   @Get(':date')
@@ -47,7 +47,7 @@ export class SettlementsController {
   async get(@Param() params: SettlementParams, @CurrentCaller() caller: Caller) {
     this.notFuture(params.date, 'date');
     const { statement, lineItems } = await this.settlements.statement(caller.partnerId, params.date);
-    return { status: 'success', settlement: toSettlement(statement), line_items: lineItems.map(toLineItem) };
+    return { status: 'success', settlement: toSettlement(statement, !isSandbox(caller.partnerId)), line_items: lineItems.map(toLineItem) };
   }
 
   @Get(':date/line_items.csv')

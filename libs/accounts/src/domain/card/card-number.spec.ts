@@ -1,7 +1,8 @@
 import { validationIssues } from '@deals/wire';
 import { cardExpiryIssue } from '../../commands/store-card.command';
 import { cardFields } from '../../http/credit-card.request';
-import { cardBrand, cardExpiresAt, maskedNumber, normaliseCardNumber, passesLuhn } from './card-number';
+import { TEST_CARD_NUMBERS } from '@deals/kernel';
+import { cardBrand, cardExpiresAt, cardModeIssue, maskedNumber, normaliseCardNumber, passesLuhn } from './card-number';
 
 type CardInput = Record<string, unknown>;
 
@@ -185,5 +186,22 @@ describe('validateCardInput', () => {
     it('accepts a zip code given as a number', () => {
       expect(issuesOf({ zip_code: 94107 })).toEqual([]);
     });
+  });
+});
+
+describe('test cards by mode', () => {
+  const issue = (number: string, sandbox: boolean, liveTakesTestCards: boolean) =>
+    cardModeIssue(number, sandbox, liveTakesTestCards, TEST_CARD_NUMBERS);
+
+  it('lets a sandbox store only the published test cards', () => {
+    expect(issue('4242424242424242', true, false)).toBeNull();
+    expect(issue('4000000000000002', true, false)).toBeNull();
+    expect(issue('6011000990139424', true, true)).toMatch(/^is not a test card/);
+  });
+
+  it('lets a live call store test cards only where the installation allows them', () => {
+    expect(issue('4242424242424242', false, true)).toBeNull();
+    expect(issue('4242424242424242', false, false)).toMatch(/^is a test card: use test credentials/);
+    expect(issue('6011000990139424', false, false)).toBeNull();
   });
 });

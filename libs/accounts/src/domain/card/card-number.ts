@@ -73,3 +73,15 @@ function wholeNumber(value: unknown, shape: RegExp): number | null {
   if (typeof value === 'string' && shape.test(value.trim())) return Number(value.trim());
   return null;
 }
+
+/**
+ * A card number's issue in the mode it is given in: a sandbox takes only the published test cards
+ * (a real card has no business there), and a live call takes none of them when `liveTakesTestCards`
+ * is off. `number` is normalised.
+ */
+export function cardModeIssue(number: string, sandbox: boolean, liveTakesTestCards: boolean, testCards: readonly string[]): string | null {
+  const test = testCards.includes(number);
+  if (sandbox && !test) return 'is not a test card: test credentials take only the published test card numbers';
+  if (!sandbox && test && !liveTakesTestCards) return 'is a test card: use test credentials (your sandbox) to buy with it';
+  return null;
+}

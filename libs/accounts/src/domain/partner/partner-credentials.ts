@@ -12,19 +12,28 @@ export interface IssuedCredentials {
  */
 export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
-/** Characters of a key shown to tell it apart (`dk_` and 9 more): too few to help a guess. */
+/** Characters of a key shown to tell it apart (`dk_` and 9 more, `dk_test_` and 4 more): too few to help a guess. */
 export const KEY_PREFIX_LENGTH = 12;
 
-export const newApiKey = (random: (bytes: number) => Buffer = randomBytes) => `dk_${random(24).toString('base64url')}`;
+/** What a sandbox's keys start with, so that a person tells a test key from a live one at a glance. */
+export const TEST_KEY_START = 'dk_test_';
+
+export const newApiKey = (random: (bytes: number) => Buffer = randomBytes, test = false) =>
+  `${test ? TEST_KEY_START : 'dk_'}${random(24).toString('base64url')}`;
 export const newPassword = (random: (bytes: number) => Buffer = randomBytes) => random(24).toString('base64url');
 export const keyPrefix = (apiKey: string) => apiKey.slice(0, KEY_PREFIX_LENGTH);
 
-export function issueCredentials(name: string, random: (bytes: number) => Buffer = randomBytes): IssuedCredentials {
+/** A partner's first credentials; a sandbox's (`test`) have a test key and a username saying `test`. */
+export function issueCredentials(name: string, random: (bytes: number) => Buffer = randomBytes, test = false): IssuedCredentials {
   const slug =
     name
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, '-')
       .replace(/^-|-$/g, '')
       .slice(0, 24) || 'partner';
-  return { apiKey: newApiKey(random), username: `${slug}-${random(3).toString('hex')}`, password: newPassword(random) };
+  return {
+    apiKey: newApiKey(random, test),
+    username: `${slug}${test ? '-test' : ''}-${random(3).toString('hex')}`,
+    password: newPassword(random),
+  };
 }

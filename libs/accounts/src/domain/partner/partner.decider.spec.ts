@@ -174,3 +174,24 @@ describe('partner decider: settings', () => {
     given([]).when(window(24), NOW).thenThrows(NotFound);
   });
 });
+
+describe('partner decider: sandboxes', () => {
+  const register = (data: Record<string, unknown>) => ({
+    type: 'RegisterPartner' as const,
+    data: { ...(registered.data as object), ...data } as never,
+  });
+
+  it("registers a sandbox under its live partner's id with `_test` after it, as a partner", () =>
+    given([])
+      .when(register({ partnerId: 'p1_test', sandboxOf: 'p1' }), NOW)
+      .then([{ ...registered, data: { ...registered.data, partnerId: 'p1_test', sandboxOf: 'p1' } } as PartnerEvent]));
+
+  it('refuses a sandbox under another id, or as an auditor', () => {
+    for (const data of [
+      { partnerId: 'p2_test', sandboxOf: 'p1' },
+      { partnerId: 'p1', sandboxOf: 'p1' },
+      { partnerId: 'p1_test', sandboxOf: 'p1', role: 'auditor' },
+    ])
+      given([]).when(register(data), NOW).thenThrows(ValidationFailed, { message: "id is not the sandbox's of its live partner" });
+  });
+});

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { Decider, DomainCommand, NotFound, sandboxOf, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import {
   INITIAL_KEY_ID,
   PARTNER_ROLES,
@@ -48,6 +48,8 @@ export interface PartnerKey {
 
 export interface Partner {
   registered: boolean;
+  /** The name it was registered with (null before registration). */
+  name: string | null;
   role: PartnerRole | null;
   requestsPerMinute: number | null;
   /** Hours a redemption may be rolled back (null: the default). */
@@ -152,12 +154,24 @@ function decideRegistration(command: RegisterPartner, partner: Partner, now: Dat
   if (!PARTNER_ROLES.includes(command.data.role))
     issues.push({ type: 'invalid', resource: 'partner', field: 'role', message: `must be one of ${PARTNER_ROLES.join(', ')}` });
   issues.push(...rateLimitIssue(command.data.requestsPerMinute));
+  const { sandboxOf: live, partnerId, role } = command.data;
+  // A sandbox is named after its live partner and acts as a partner (an auditor has no sandbox).
+  if (live !== undefined && (partnerId !== sandboxOf(live) || role !== 'partner'))
+    issues.push({ type: 'invalid', resource: 'partner', field: 'id', message: "is not the sandbox's of its live partner" });
   if (issues.length) throw new ValidationFailed(issues);
   return [{ type: 'PartnerRegistered', data: { ...command.data, issuedAt: now.toISOString() } }];
 }
 
 export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
-  initialState: () => ({ registered: false, role: null, requestsPerMinute: null, rollbackWindowHours: null, username: null, keys: {} }),
+  initialState: () => ({
+    registered: false,
+    name: null,
+    role: null,
+    requestsPerMinute: null,
+    rollbackWindowHours: null,
+    username: null,
+    keys: {},
+  }),
   decide(command, partner, now) {
     if (command.type === 'RegisterPartner') return decideRegistration(command, partner, now);
     const { partnerId } = command.data;
@@ -246,7 +260,15 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
           revokedAt: null,
         };
         const keys = { [apiKeyId ?? INITIAL_KEY_ID]: first };
-        return { ...partner, registered: true, role, requestsPerMinute: requestsPerMinute ?? null, username: event.data.username, keys };
+        return {
+          ...partner,
+          registered: true,
+          name: event.data.name,
+          role,
+          requestsPerMinute: requestsPerMinute ?? null,
+          username: event.data.username,
+          keys,
+        };
       }
       case 'PartnerRateLimitChanged':
         return { ...partner, requestsPerMinute: event.data.requestsPerMinute };

@@ -20,6 +20,8 @@ export type PartnerRegistered = DomainEvent<
     requestsPerMinute?: number;
     /** When the credentials were made (absent on older events: the event's time). */
     issuedAt?: string;
+    /** The live partner whose sandbox this account is (the account's id is that id with `_test` after it); absent: a live account. */
+    sandboxOf?: string;
   }
 >;
 

@@ -19,6 +19,8 @@ export interface PartnerAccount extends ViewDocument {
   /** Hours after a redemption it may be rolled back; null or absent: the default. */
   rollbackWindowHours?: number | null;
   registeredAt: string;
+  /** The live partner whose sandbox this is; absent on a live account. */
+  sandboxOf?: string;
 }
 
 export const PARTNER_ACCOUNTS = 'partner_accounts';
@@ -54,7 +56,7 @@ export const partnerAccountsProjection = defineProjection<PartnerAccount>({
       return { ...view, _pos: recorded.position, passwords: [{ hash: passwordHash, expiresAt: null }, ...replacedKept] };
     }
     if (event.type !== 'PartnerRegistered') return view;
-    const { partnerId, name, role, username, passwordHash, requestsPerMinute, issuedAt } = event.data;
+    const { partnerId, name, role, username, passwordHash, requestsPerMinute, issuedAt, sandboxOf } = event.data;
     return {
       _id: partnerId,
       _pos: recorded.position,
@@ -64,6 +66,7 @@ export const partnerAccountsProjection = defineProjection<PartnerAccount>({
       passwords: [{ hash: passwordHash, expiresAt: null }],
       requestsPerMinute: requestsPerMinute ?? null,
       registeredAt: issuedAt ?? recorded.metadata.occurredAt,
+      ...(sandboxOf === undefined ? {} : { sandboxOf }),
     };
   },
 });

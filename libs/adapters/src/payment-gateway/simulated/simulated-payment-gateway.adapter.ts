@@ -25,7 +25,7 @@ export interface SimulatedPaymentGatewayOptions {
 }
 
 /** The common test-card convention; every other acceptable number approves. */
-const TEST_CARDS: Record<string, Behaviour> = {
+export const TEST_CARDS: Record<string, Behaviour> = {
   '4000000000000002': 'decline',
   '4000000000000119': 'processor_error',
   '4000000000000259': 'slow',

@@ -1,11 +1,11 @@
-import { CardDetails, CardRejected } from '@deals/kernel';
+import { CardDetails, CardRejected, TEST_CARD_NUMBERS } from '@deals/kernel';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The processor names brands itself; this checks it names them as the service's card rules do.
 import { cardBrand } from '@deals/accounts/domain/card/card-number';
 import { WriteOutcomeUnknown } from '../../sqlite/write-thread';
-import { SimulatedPaymentGateway } from './simulated-payment-gateway.adapter';
+import { SimulatedPaymentGateway, TEST_CARDS } from './simulated-payment-gateway.adapter';
 
 const pepper = Buffer.alloc(32, 1);
 const card = (number: string, cvv = '123'): CardDetails => ({ number, cvv, month: 12, year: 2030, zip: '94107' });
@@ -17,6 +17,10 @@ const charge = (token: string, idempotencyKey: string, amountCents = 1500) => ({
 });
 
 describe('SimulatedPaymentGateway', () => {
+  it('gives behaviours to published test cards only (the sandbox takes those)', () => {
+    for (const number of Object.keys(TEST_CARDS)) expect(TEST_CARD_NUMBERS).toContain(number);
+  });
+
   let dir: string;
   let file: string;
   let gateway: SimulatedPaymentGateway;

@@ -67,6 +67,26 @@ describe('deal details projection', () => {
     });
   });
 
+  it("leaves a sandbox's inventory events out: the live deal's figures never move with test purchases", () => {
+    const [view] = applyEvents(dealDetailsProjection, new Map(), events);
+    const sandbox = { sandbox: '6f1c2b9e-0d4a-4c1e-9a57-3b8f2e1d7c40_test' };
+    const expiresAt = '2026-01-01T00:05:00Z';
+    const tests = [
+      recorded('InventoryStocked', { dealId: 'spa', total: 40, ...sandbox }, '2026-01-01T00:00:01Z'),
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 30, expiresAt, ...sandbox }, '2026-01-01T00:00:01Z'),
+      recorded('UnitsSold', { dealId: 'spa', holdId: 'h1', quantity: 30, expiresAt, ...sandbox }, '2026-01-01T00:00:02Z'),
+      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 10, expiresAt, ...sandbox }, '2026-01-01T00:00:03Z'),
+      recorded('UnitsReleased', { dealId: 'spa', holdId: 'h2', quantity: 10, expiresAt, reason: 'released', ...sandbox }),
+      recorded('InventoryStocked', { dealId: 'spa', total: 7, ...sandbox }),
+    ];
+    const stored = new Map<string, DealDetails>([['spa', view]]);
+    expect(applyEvents(dealDetailsProjection, stored, tests)).toEqual([]);
+    // Among live ones, only the live ones count.
+    const live = recorded('UnitsHeld', { dealId: 'spa', holdId: 'h3', quantity: 5, expiresAt }, '2026-01-01T00:00:04Z');
+    const [after] = applyEvents(dealDetailsProjection, stored, [tests[1], live, tests[2]]);
+    expect(after).toMatchObject({ _pos: live.position, inventory: { total: 40, sold: 0 }, numLeft: 35, numberSold: 0 });
+  });
+
   it('changes nothing when the same events are applied again', () => {
     const [view] = applyEvents(dealDetailsProjection, new Map(), events);
     expect(applyEvents(dealDetailsProjection, new Map<string, DealDetails>([['spa', view]]), events)).toEqual([]);

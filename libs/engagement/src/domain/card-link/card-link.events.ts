@@ -1,4 +1,4 @@
-import type { DomainEvent } from '@deals/kernel';
+import { type DomainEvent, sandboxScoped } from '@deals/kernel';
 import type { CardLinkTerms } from './card-link-terms';
 
 /** A link as it is made: who linked which deal, and on what terms. */
@@ -107,3 +107,9 @@ export type CardLinkEvent =
 export const cardLinkStream = (cardLinkId: string) => `cardlink-${cardLinkId}`;
 /** A card-linked deal's places (`max_linkage`), and who holds them. */
 export const cardLinkageStream = (dealId: string) => `cardlinkage-${dealId}`;
+/**
+ * The places a partner's links of a deal take: the deal's own for a live partner, a copy of the
+ * sandbox's own for a sandbox, so that test links never take a live deal's places.
+ */
+export const partnerCardLinkageStream = (dealId: string, partnerId: string | null | undefined) =>
+  sandboxScoped(cardLinkageStream(dealId), partnerId);

@@ -14,11 +14,12 @@ import { Injectable } from '@nestjs/common';
 import { couponDecider } from '../../domain/coupon/coupon.decider';
 import { couponStream } from '../../domain/coupon/coupon.events';
 import { ForBuyer, inventoryDecider, OverPerUserLimit } from '../../domain/inventory/inventory.decider';
-import { inventoryStream, replacementHoldId } from '../../domain/inventory/inventory.events';
+import { partnerInventoryStream, replacementHoldId } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
 import { CouponQr } from '../../coupon-images/coupon-qr';
 import { CouponCodeKey, CouponCodes, couponCodes } from './coupon-codes';
+import { holdPartnerUnits } from './partner-inventory';
 import { refuseOffSale } from './sale-rules';
 
 /**
@@ -75,7 +76,8 @@ export class CouponIssuer {
   /**
    * Sells the held units, or, when the hold lapsed or was released, fresh ones (refused if the deal
    * sold out meanwhile); returns the hold sold. The buyer's units count against the deal's per-user
-   * limit (`forBuyer`) unless their hold already did.
+   * limit (`forBuyer`) unless their hold already did. The units are the purchase's partner's (the
+   * caller's): a sandbox's come from its own inventory of the deal.
    */
   async sell(
     purchaseId: string,
@@ -83,12 +85,14 @@ export class CouponIssuer {
     holdId: string,
     quantity: number,
     forBuyer: ForBuyer,
-    context: CommandContext,
+    context: PartnerContext,
   ): Promise<string> {
+    const { partnerId } = context.metadata;
+    const inventory = partnerInventoryStream(dealId, partnerId);
     try {
       await handleCommand(
         this.store,
-        inventoryStream(dealId),
+        inventory,
         inventoryDecider,
         { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } },
         context,
@@ -101,39 +105,33 @@ export class CouponIssuer {
       const fresh = replacementHoldId(purchaseId);
       // Taken already, by an earlier try of this purchase stopped after it (sold, or held and live):
       // that hold is sold, whatever the deal's state now, as a live hold is.
-      if (await this.sellIfTaken(dealId, fresh, forBuyer, context)) return fresh;
+      if (await this.sellIfTaken(inventory, dealId, fresh, forBuyer, context)) return fresh;
       // Fresh units only while the deal is on sale: a paused or ended deal sells none (a card
       // purchase refunds its charge then; a claim is refused).
       const view = await this.catalog.deal(dealId);
       if (!view) throw new CannotFulfil('the deal is no longer listed');
       refuseOffSale(view, context.now.getTime());
-      await handleCommand(
-        this.store,
-        inventoryStream(dealId),
-        inventoryDecider,
-        { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity, ...forBuyer } },
-        context,
-      );
-      await handleCommand(
-        this.store,
-        inventoryStream(dealId),
-        inventoryDecider,
-        { type: 'SellHeldUnits', data: { dealId, holdId: fresh } },
-        context,
-      );
+      await holdPartnerUnits(this.store, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity, ...forBuyer } }, partnerId, context);
+      await handleCommand(this.store, inventory, inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId: fresh } }, context);
       return fresh;
     }
   }
 
   /**
-   * Sells `holdId` if it is held and live, or finds it sold already (to this buyer, when one is
-   * named); false when there is no such hold to sell (never taken, lapsed or released).
+   * Sells `holdId` if `inventory` holds it live, or finds it sold already (to this buyer, when one
+   * is named); false when there is no such hold to sell (never taken, lapsed or released).
    */
-  private async sellIfTaken(dealId: string, holdId: string, forBuyer: ForBuyer, context: CommandContext): Promise<boolean> {
+  private async sellIfTaken(
+    inventory: string,
+    dealId: string,
+    holdId: string,
+    forBuyer: ForBuyer,
+    context: CommandContext,
+  ): Promise<boolean> {
     try {
       await handleCommand(
         this.store,
-        inventoryStream(dealId),
+        inventory,
         inventoryDecider,
         { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } },
         context,

@@ -15,7 +15,7 @@ import {
 import { Injectable, Logger } from '@nestjs/common';
 import { chargeLockDecider, chargeLockStream } from '../../domain/charge-lock/charge-lock';
 import { inventoryDecider } from '../../domain/inventory/inventory.decider';
-import { inventoryStream } from '../../domain/inventory/inventory.events';
+import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { keyedPurchasesDecider, keyedPurchasesStream } from '../../domain/purchase/keyed-purchases';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
@@ -29,6 +29,7 @@ import {
 import { CouponCodes } from './coupon-codes';
 import { CouponIssuer, PartnerContext } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './hold-release-job';
+import { holdPartnerUnits } from './partner-inventory';
 import { armPurchaseRecovery } from './purchase-recovery-job';
 import { PurchaseOutcome } from './purchase-outcome';
 import { ResaleSteps } from './resale-steps';
@@ -123,6 +124,8 @@ export class PurchaseSteps {
 
   private async perform(command: Command, context: PartnerContext, codes: Map<string, CouponCodes> | undefined): Promise<Input | null> {
     const none = {} as Record<string, never>;
+    // The purchase's partner (its caller): a sandbox's purchase takes units from its own inventory of the deal.
+    const { partnerId } = context.metadata;
     switch (command.type) {
       case 'BeginCharge':
         await this.beginCharge(command, context);
@@ -147,8 +150,10 @@ export class PurchaseSteps {
         return { type: 'KeyedPurchaseEntered', data: none };
       }
       case 'HoldUnits': {
-        const held = await handleCommand(this.store, inventoryStream(command.data.dealId), inventoryDecider, command, context);
-        if (held.events.length) return { type: 'UnitsHeld', data: { expiresAt: (held.events[0].data as { expiresAt: string }).expiresAt } };
+        const held = await holdPartnerUnits(this.store, command, partnerId, context);
+        // The hold's event is the last (a sandbox's first hold stocks its copy of the inventory before it).
+        const taken = held.events[held.events.length - 1];
+        if (taken) return { type: 'UnitsHeld', data: { expiresAt: (taken.data as { expiresAt: string }).expiresAt } };
         // Held already: by this command's earlier try, whose commit's answer was lost (a connection cut).
         const hold = held.state.holds.get(command.data.holdId);
         // Or held and given back since (an earlier run undid it): nothing was charged in this run,
@@ -158,14 +163,14 @@ export class PurchaseSteps {
         return { type: 'UnitsHeld', data: { expiresAt: new Date(hold.expiresAt).toISOString() } };
       }
       case 'ReleaseHold':
-        await handleCommand(this.store, inventoryStream(command.data.dealId), inventoryDecider, command, context);
+        await handleCommand(this.store, partnerInventoryStream(command.data.dealId, partnerId), inventoryDecider, command, context);
         return { type: 'HoldReleased', data: none };
       case 'RecordNonPayment':
         await handleCommand(this.store, purchaseStream(command.data.purchaseId), purchaseDecider, command, context);
         return { type: 'NonPaymentRecorded', data: none };
       case 'ArmHoldRelease':
         // Timeliness only (it logs its own failure): an expired hold stops counting whether or not its job runs.
-        await armHoldRelease(this.scheduler, command.data.dealId, command.data.holdId, command.data.at);
+        await armHoldRelease(this.scheduler, command.data.dealId, command.data.holdId, command.data.at, partnerId);
         return { type: 'HoldReleaseArmed', data: none };
       case 'DisarmHoldRelease':
         await disarmHoldRelease(this.scheduler, command.data.holdId);

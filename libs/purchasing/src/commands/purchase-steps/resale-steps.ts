@@ -1,13 +1,12 @@
 import { CatalogQueries, DealDetails } from '@deals/catalog';
 import { CannotFulfil, EventStore, handleCommand } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
-import { inventoryDecider } from '../../domain/inventory/inventory.decider';
-import { inventoryStream } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.events';
 import { ResaleClaimSuperseded, transactionReferenceDecider, transactionReferenceStream } from '../../domain/purchase/resale-claim';
 import type { ResaleStartCommand, ResaleStartInput, ResoldDeal } from '../../domain/purchase-workflow/resale-start';
 import type { PartnerContext } from './coupon-issuer';
+import { holdPartnerUnits } from './partner-inventory';
 import { refuseOverLimit, refuseUnsellable, RESOLD_TYPES } from './sale-rules';
 
 /**
@@ -59,8 +58,8 @@ export class ResaleSteps {
       }
       case 'HoldResaleUnits':
         try {
-          const hold = { type: 'HoldUnits', data: command.data } as const;
-          await handleCommand(this.store, inventoryStream(command.data.dealId), inventoryDecider, hold, context);
+          // The reseller's own units: a sandbox's come from its own inventory of the deal.
+          await holdPartnerUnits(this.store, { type: 'HoldUnits', data: command.data }, context.metadata.partnerId, context);
           return { type: 'ResaleUnitsHeld', data: none };
         } catch (error) {
           if (error instanceof CannotFulfil) return { type: 'ResaleUnitsRefused', data: { error } };

@@ -1,13 +1,17 @@
 import { Clock, EventStore, handleCommand, LogPosition, OPERATOR } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../../domain/inventory/inventory.decider';
-import { inventoryStream } from '../../domain/inventory/inventory.events';
+import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 
-/** The scheduled release of a hold past its expiry (a no-op when it was sold or released). */
+/**
+ * The scheduled release of a hold past its expiry (a no-op when it was sold or released).
+ * `partnerId`: the sandbox whose own inventory of the deal holds it; none: the live deal's.
+ */
 export class ReleaseExpiredHold extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly dealId: string,
     readonly holdId: string,
+    readonly partnerId: string | null = null,
   ) {
     super();
   }
@@ -21,11 +25,11 @@ export class ReleaseExpiredHoldHandler implements ICommandHandler<ReleaseExpired
   ) {}
 
   /** `liveUntil`: the hold's expiry (epoch ms) when it is still open and live, so nothing was released. */
-  async execute({ dealId, holdId }: ReleaseExpiredHold): Promise<{ position: LogPosition | null; liveUntil: number | null }> {
+  async execute({ dealId, holdId, partnerId }: ReleaseExpiredHold): Promise<{ position: LogPosition | null; liveUntil: number | null }> {
     const now = this.clock.now();
     const { position, state } = await handleCommand(
       this.store,
-      inventoryStream(dealId),
+      partnerInventoryStream(dealId, partnerId),
       inventoryDecider,
       { type: 'ReleaseExpiredHold', data: { dealId, holdId } },
       {

@@ -1,7 +1,7 @@
 import { Clock, EventStore, handleCommand, laterPosition, loadAggregate, LogPosition, NotFound, Scheduler } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../../domain/inventory/inventory.decider';
-import { inventoryStream } from '../../domain/inventory/inventory.events';
+import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { notAReservation, purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
 import { disarmHoldRelease } from '../purchase-steps/hold-release-job';
@@ -45,7 +45,7 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
       const dealId = before.dealId!;
       inventory = await handleCommand(
         this.store,
-        inventoryStream(dealId),
+        partnerInventoryStream(dealId, before.partnerId),
         inventoryDecider,
         { type: 'ReleaseHold', data: { dealId, holdId: before.holdId!, reason: 'released' } },
         context,

@@ -1,12 +1,12 @@
 import { CatalogQueries } from '@deals/catalog';
 import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, NotFound, Scheduler } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { inventoryDecider } from '../../domain/inventory/inventory.decider';
-import { holdExpiry, inventoryStream } from '../../domain/inventory/inventory.events';
+import { holdExpiry } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.events';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
 import { armHoldRelease } from '../purchase-steps/hold-release-job';
+import { holdPartnerUnits } from '../purchase-steps/partner-inventory';
 import { refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from '../purchase-steps/sale-rules';
 import type { CommandCaller, IdempotentRun } from '@deals/kernel';
 import { PurchaseOutcome } from '../purchase-steps/purchase-outcome';
@@ -72,11 +72,11 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     );
     let held;
     try {
-      held = await handleCommand(
+      // A sandbox's reservation holds units of its own inventory of the deal.
+      held = await holdPartnerUnits(
         this.store,
-        inventoryStream(deal.id),
-        inventoryDecider,
         { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity } },
+        caller.partnerId,
         context,
       );
     } catch (error) {
@@ -89,9 +89,10 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
       );
       throw error;
     }
-    const holdExpiresAt = (held.events[0].data as { expiresAt: string }).expiresAt;
+    // The hold's event is the last (a sandbox's first hold stocks its copy of the inventory before it).
+    const holdExpiresAt = (held.events[held.events.length - 1].data as { expiresAt: string }).expiresAt;
     // Timeliness only: an expired hold stops counting whether or not its job runs.
-    await armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt);
+    await armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt, caller.partnerId);
     return { purchaseId, position: laterPosition(held.position, reserved.position) };
   }
 }

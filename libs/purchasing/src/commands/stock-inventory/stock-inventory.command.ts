@@ -3,7 +3,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../../domain/inventory/inventory.decider';
 import { inventoryStream } from '../../domain/inventory/inventory.events';
 
-/** Sets the total units of a deal. */
+/** Sets the total units of a deal: its live inventory's (a sandbox's copy is stocked by its first hold, see `SandboxStock`). */
 export class StockInventory extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly dealId: string,

@@ -356,6 +356,64 @@ describe('inventory decider', () => {
     });
   });
 
+  describe("a sandbox's own copy", () => {
+    const SANDBOX = '6f1c2b9e-0d4a-4c1e-9a57-3b8f2e1d7c40_test';
+    const mark = { sandbox: SANDBOX };
+    const stockedCopy = (total: number): InventoryEvent => ({ type: 'InventoryStocked', data: { dealId: 'd1', total, ...mark } });
+    const marked = (event: InventoryEvent): InventoryEvent => ({ ...event, data: { ...event.data, ...mark } }) as InventoryEvent;
+    const holdStocking = (holdId: string, quantity: number, total: number) => ({
+      type: 'HoldUnits' as const,
+      data: { dealId: 'd1', holdId, quantity, stock: { total, sandbox: SANDBOX } },
+    });
+
+    it('is stocked by its first hold with the total given, then holds on it', () => {
+      given([])
+        .when(holdStocking('h1', 4, 10), t0)
+        .then([stockedCopy(10), marked(held('h1', 4))]);
+    });
+    it('takes the stocking only while not stocked: a later hold holds on what the copy has', () => {
+      given([stockedCopy(10), marked(held('h1', 8))])
+        .when(holdStocking('h2', 2, 500), t0)
+        .then([marked(held('h2', 2))]);
+      given([stockedCopy(10), marked(held('h1', 8))])
+        .when(holdStocking('h2', 3, 500), t0)
+        .thenThrows(CannotFulfil, { message: 'only 2 units left' });
+    });
+    it('refuses a first hold beyond the total, stocking nothing', () => {
+      given([])
+        .when(holdStocking('h1', 11, 10), t0)
+        .thenThrows(CannotFulfil, { message: 'only 10 units left' });
+      given([])
+        .when(holdStocking('h1', 1, 0), t0)
+        .thenThrows(CannotFulfil, { message: 'the deal is sold out' });
+      given([])
+        .when(holdStocking('h1', 1, -1), t0)
+        .thenThrows(ValidationFailed);
+    });
+    it('marks every event it decides with the sandbox', () => {
+      const history = [stockedCopy(10), marked(held('h1', 3)), marked(held('h2', 2))];
+      given(history)
+        .when(sell('h1'), t0)
+        .then([marked(sold('h1', 3))]);
+      given(history)
+        .when(release('h2'), t0)
+        .then([marked(released('h2', 2, 'released'))]);
+      given(history)
+        .when(expire('h2'), at(6))
+        .then([marked(released('h2', 2, 'expired'))]);
+      given(history)
+        .when(stock(12), t0)
+        .then([stockedCopy(12)]);
+    });
+    it("leaves the deal's own inventory as it was: no mark, and a hold there without stocking is refused until it is stocked", () => {
+      given([]).when(hold('h1', 1), t0).thenThrows(CannotFulfil, { message: 'the deal is sold out' });
+      given([stocked(10)])
+        .when(hold('h1', 4), t0)
+        .then([held('h1', 4)]);
+      expect(inventoryDecider.evolve(inventoryDecider.initialState(), stocked(10))).not.toHaveProperty('sandbox');
+    });
+  });
+
   describe('a deal with a long history', () => {
     const history = (sales: number): InventoryEvent[] => [
       stocked(sales + 10),

@@ -1,6 +1,6 @@
 import { CannotFulfil, DomainCommand, SnapshotCodec, SnapshottedDecider, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
-import { holdExpiry, InventoryEvent } from './inventory.events';
+import { holdExpiry, InventoryEvent, InventoryStocked, SandboxMark } from './inventory.events';
 
 export type StockUnits = DomainCommand<'StockUnits', { dealId: string; total: number }>;
 /**
@@ -13,7 +13,16 @@ export interface ForBuyer {
   buyer?: string;
   maxPerBuyer?: number;
 }
-export type HoldUnits = DomainCommand<'HoldUnits', { dealId: string; holdId: string; quantity: number } & ForBuyer>;
+/**
+ * A sandbox's stocking of its own copy of a deal's inventory (see `partnerInventoryStream`): the
+ * live deal's total, read by the caller. Used only while the copy is not stocked yet, so its first
+ * hold stocks it and the ones after take from it.
+ */
+export interface SandboxStock {
+  total: number;
+  sandbox: string;
+}
+export type HoldUnits = DomainCommand<'HoldUnits', { dealId: string; holdId: string; quantity: number; stock?: SandboxStock } & ForBuyer>;
 /** A claim names its buyer here: the hold of a reservation was taken before the user was known. */
 export type SellHeldUnits = DomainCommand<'SellHeldUnits', { dealId: string; holdId: string } & ForBuyer>;
 /**
@@ -54,6 +63,8 @@ export type ClosedHold = 'released' | 'sold' | { readonly soldTo: string };
  */
 export interface Inventory {
   stocked: boolean;
+  /** The sandbox whose copy of the deal's inventory this is (set by its stocking); none: the deal's own. */
+  sandbox?: string;
   total: number;
   sold: number;
   holds: ImmutableMap<string, Hold>;
@@ -73,6 +84,9 @@ export interface Inventory {
   /** Units sold per buyer (`buyerKey`), for the per-user limit; sales with no known buyer are not in it. */
   bought: ImmutableMap<string, number>;
 }
+
+/** The mark of the inventory's events: its sandbox, on a sandbox's copy; nothing on the deal's own. */
+const marked = (inventory: Inventory): SandboxMark => (inventory.sandbox === undefined ? {} : { sandbox: inventory.sandbox });
 
 /** Units of open holds that expired by `now` (`expiresAt <= now`). */
 function expiredHeld(expiring: ExpiryIndex, now: number): number {
@@ -201,6 +215,7 @@ export function unitCountIssue(value: unknown, field: string): ValidationIssue |
 /** The state's body in a snapshot: what the rest is derived from (`closed` is kept by key). */
 interface InventoryJson {
   stocked: boolean;
+  sandbox?: string;
   total: number;
   sold: number;
   holds: Array<[string, Hold]>;
@@ -223,14 +238,16 @@ export const inventorySnapshots: SnapshotCodec<Inventory> = {
   every: 1000,
   toJson: (inventory): InventoryJson => ({
     stocked: inventory.stocked,
+    ...(inventory.sandbox === undefined ? {} : { sandbox: inventory.sandbox }),
     total: inventory.total,
     sold: inventory.sold,
     holds: [...inventory.holds.entries()],
     bought: [...inventory.bought.entries()],
   }),
   fromJson(json) {
-    const { stocked, total, sold, holds, bought } = json as InventoryJson;
+    const { stocked, sandbox, total, sold, holds, bought } = json as InventoryJson;
     let inventory: Inventory = { ...inventoryDecider.initialState(), stocked, total, sold, bought: ImmutableMap(bought) };
+    if (sandbox !== undefined) inventory = { ...inventory, sandbox };
     for (const [holdId, hold] of holds) inventory = open(inventory, holdId, hold);
     return inventory;
   },
@@ -276,10 +293,18 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
           ]);
         }
         if (inventory.stocked && total === inventory.total) return [];
-        return [{ type: 'InventoryStocked', data: { dealId, total } }];
+        return [{ type: 'InventoryStocked', data: { dealId, total, ...marked(inventory) } }];
       }
       case 'HoldUnits': {
-        const { dealId, holdId, quantity, buyer } = command.data;
+        const { dealId, holdId, quantity, buyer, stock } = command.data;
+        if (stock && !inventory.stocked) {
+          // A sandbox's copy, stocked by its first hold with the live deal's total; the hold is decided on it.
+          const issues = stockTotalIssues(stock.total);
+          if (issues.length) throw new ValidationFailed(issues);
+          const stocked: InventoryStocked = { type: 'InventoryStocked', data: { dealId, total: stock.total, sandbox: stock.sandbox } };
+          const { stock: _used, ...hold } = command.data;
+          return [stocked, ...inventoryDecider.decide({ type: 'HoldUnits', data: hold }, inventoryDecider.evolve(inventory, stocked), now)];
+        }
         if (inventory.holds.has(holdId) || inventory.closed.has(holdId)) return [];
         const badCount = unitCountIssue(quantity, 'quantity');
         if (badCount) throw new ValidationFailed([badCount]);
@@ -289,7 +314,14 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
         return [
           {
             type: 'UnitsHeld',
-            data: { dealId, holdId, quantity, expiresAt: new Date(holdExpiry(t)).toISOString(), ...(buyer === undefined ? {} : { buyer }) },
+            data: {
+              dealId,
+              holdId,
+              quantity,
+              expiresAt: new Date(holdExpiry(t)).toISOString(),
+              ...(buyer === undefined ? {} : { buyer }),
+              ...marked(inventory),
+            },
           },
         ];
       }
@@ -316,6 +348,7 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
               quantity: hold.quantity,
               expiresAt: new Date(hold.expiresAt).toISOString(),
               ...(buyer === undefined ? {} : { buyer }),
+              ...marked(inventory),
             },
           },
         ];
@@ -330,7 +363,14 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
         return [
           {
             type: 'UnitsReleased',
-            data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason },
+            data: {
+              dealId,
+              holdId,
+              quantity: hold.quantity,
+              expiresAt: new Date(hold.expiresAt).toISOString(),
+              reason,
+              ...marked(inventory),
+            },
           },
         ];
       }
@@ -341,7 +381,14 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
         return [
           {
             type: 'UnitsReleased',
-            data: { dealId, holdId, quantity: hold.quantity, expiresAt: new Date(hold.expiresAt).toISOString(), reason: 'expired' },
+            data: {
+              dealId,
+              holdId,
+              quantity: hold.quantity,
+              expiresAt: new Date(hold.expiresAt).toISOString(),
+              reason: 'expired',
+              ...marked(inventory),
+            },
           },
         ];
       }
@@ -350,8 +397,10 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
 
   evolve(inventory, event) {
     switch (event.type) {
-      case 'InventoryStocked':
-        return { ...inventory, stocked: true, total: event.data.total };
+      case 'InventoryStocked': {
+        const { total, sandbox } = event.data;
+        return sandbox === undefined ? { ...inventory, stocked: true, total } : { ...inventory, stocked: true, total, sandbox };
+      }
       case 'UnitsHeld': {
         const { holdId, quantity, expiresAt, buyer } = event.data;
         return open(

@@ -1,18 +1,33 @@
-import type { DomainEvent } from '@deals/kernel';
+import { type DomainEvent, sandboxScoped } from '@deals/kernel';
 
-/** The deal's total units were set (by the catalogue import or an operator). */
-export type InventoryStocked = DomainEvent<'InventoryStocked', { dealId: string; total: number }>;
+/**
+ * On a sandbox's own inventory of a deal (see `partnerInventoryStream`), every event names the
+ * sandbox, so that a reader of the deal's live units (the deal view) can leave it out; an event
+ * without it is the live deal's.
+ */
+export interface SandboxMark {
+  sandbox?: string;
+}
+
+/** The deal's total units were set (by the catalogue import or an operator; a sandbox's copy by its first hold). */
+export type InventoryStocked = DomainEvent<'InventoryStocked', { dealId: string; total: number } & SandboxMark>;
 /**
  * Units set aside for a purchase until `expiresAt` (five minutes); they lapse by themselves.
  * `buyer` (see `buyerKey`) when the purchase's user is known when it holds (a card purchase).
  */
-export type UnitsHeld = DomainEvent<'UnitsHeld', { dealId: string; holdId: string; quantity: number; expiresAt: string; buyer?: string }>;
+export type UnitsHeld = DomainEvent<
+  'UnitsHeld',
+  { dealId: string; holdId: string; quantity: number; expiresAt: string; buyer?: string } & SandboxMark
+>;
 /**
  * A live hold became a sale; `buyer` when known (the hold's, or the claiming user's). `expiresAt`
  * is the hold's (here and on a release), so that a reader can count open holds by expiry without
  * keeping each hold.
  */
-export type UnitsSold = DomainEvent<'UnitsSold', { dealId: string; holdId: string; quantity: number; expiresAt?: string; buyer?: string }>;
+export type UnitsSold = DomainEvent<
+  'UnitsSold',
+  { dealId: string; holdId: string; quantity: number; expiresAt?: string; buyer?: string } & SandboxMark
+>;
 /** A hold was given back: released by the caller, failed payment, or expiry. */
 export type UnitsReleased = DomainEvent<
   'UnitsReleased',
@@ -22,12 +37,19 @@ export type UnitsReleased = DomainEvent<
     quantity: number;
     expiresAt?: string;
     reason: 'released' | 'payment_failed' | 'expired' | 'abandoned' | 'refused';
-  }
+  } & SandboxMark
 >;
 
 export type InventoryEvent = InventoryStocked | UnitsHeld | UnitsSold | UnitsReleased;
 
 export const inventoryStream = (dealId: string) => `inventory-${dealId}`;
+
+/**
+ * The inventory a partner's purchases of a deal take units from: the deal's own for a live partner
+ * (or none), a copy of the sandbox's own for a sandbox, so that test purchases never take live units.
+ */
+export const partnerInventoryStream = (dealId: string, partnerId: string | null | undefined) =>
+  sandboxScoped(inventoryStream(dealId), partnerId);
 
 /** Who a deal's per-user limit (`max_per_user`) counts for: a user is one partner's. */
 export const buyerKey = (partnerId: string, userId: string) => `${partnerId}/${userId}`;

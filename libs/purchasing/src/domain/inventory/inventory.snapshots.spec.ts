@@ -135,6 +135,25 @@ describe('inventory snapshots', () => {
     );
   });
 
+  it("keeps a sandbox's copy as its sandbox's, and the deal's own as it was (no sandbox in its body)", () => {
+    const sandbox = '6f1c2b9e-0d4a-4c1e-9a57-3b8f2e1d7c40_test';
+    const now = new Date(t0);
+    const copy = inventoryDecider
+      .decide(
+        { type: 'HoldUnits', data: { dealId: 'd1', holdId: 'h1', quantity: 2, stock: { total: 5, sandbox } } },
+        inventoryDecider.initialState(),
+        now,
+      )
+      .reduce(inventoryDecider.evolve, inventoryDecider.initialState());
+    const restored = inventorySnapshots.fromJson(JSON.parse(JSON.stringify(inventorySnapshots.toJson(copy))));
+    expect(restored.sandbox).toBe(sandbox);
+    expect(inventoryDecider.decide({ type: 'SellHeldUnits', data: { dealId: 'd1', holdId: 'h1' } }, restored, now)).toEqual([
+      expect.objectContaining({ type: 'UnitsSold', data: expect.objectContaining({ sandbox }) }),
+    ]);
+    const own = inventoryDecider.evolve(inventoryDecider.initialState(), { type: 'InventoryStocked', data: { dealId: 'd1', total: 5 } });
+    expect(Object.keys(inventorySnapshots.toJson(own) as object)).toEqual(['stocked', 'total', 'sold', 'holds', 'bought']);
+  });
+
   it('has one shape name, and a body that is plain JSON', () => {
     const { events } = history(
       Array.from({ length: 30 }, (_, i) => ({
