@@ -25,6 +25,7 @@ const TAGS: Record<string, string> = {
   purchasing: 'purchases (stored card, full, reserve/claim/release), coupons, reseller sales',
   engagement: 'card links, saved deals, regional email subscriptions',
   messaging: 'targeted-email batches',
+  sandbox: "test mode only (test credentials): what a sandbox may simulate, such as a card network's transactions",
   settlement: "the partner's daily statements: sales, refunds, card-link incentives and fees by UTC day, with line items, CSV and a digest",
   events: "the partner's event feed: every event of its resources, in log order, kept for ever",
   webhooks: 'webhook endpoints: events pushed as they happen, signed as Standard Webhooks says, retried, replayable',

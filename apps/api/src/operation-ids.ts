@@ -63,6 +63,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'PUT /card_links/{card_link_id}/transactions/{transaction_reference}': 'setCardTransactionPhase',
   'GET /card_links/{card_link_id}/transactions/{transaction_reference}': 'getCardTransaction',
   'GET /card_links/{card_link_id}/transactions': 'listCardTransactions',
+  'POST /v1/test_helpers/card_transactions': 'createTestCardTransaction',
   'GET /users/{user_id}/card_links': 'listUserCardLinks',
   'POST /saved_deals': 'createSavedDeal',
   'DELETE /saved_deals/{saved_deal_id}': 'deleteSavedDeal',

@@ -1341,6 +1341,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/card_transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a card transaction on a sandbox's card link
+         * @description Test credentials only (live ones: 403). Reports a phase of a transaction as the card network would, through the same rules as `PUT /card_links/:card_link_id/transactions/:transaction_reference`: the link redeems, fulfils and reverses, with its events and webhooks. `transaction_reference` and `transaction_date` default to a new reference and now; report the later phases of one transaction under its `id`.
+         */
+        post: operations["createTestCardTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook_endpoints": {
         parameters: {
             query?: never;
@@ -1514,6 +1534,7 @@ export interface components {
          *       "user_id": "u4Kd8",
          *       "phase": "cleared",
          *       "transaction_date": "2026-06-15T09:30:00-05:00",
+         *       "merchant": "Blue Door Coffee, 12 Main St",
          *       "authorised_amount": 2450,
          *       "cleared_amount": 2450,
          *       "refunded_amount": null,
@@ -1548,6 +1569,8 @@ export interface components {
             /** @description of it, reversed by the refund */
             incentive_reversed_cents: number;
             max_redemption: boolean;
+            /** @description where the card was used, as a report named it; null when none did */
+            merchant: string | null;
             /**
              * @description the latest phase reported
              * @enum {string}
@@ -3860,6 +3883,11 @@ export interface operations {
                 "application/json": {
                     /** @description with `cleared`: true, this transaction fulfils the link */
                     max_redemption?: boolean | string | number;
+                    /**
+                     * @description where the card was used, as the card network names it
+                     * @example Blue Door Coffee, 12 Main St
+                     */
+                    merchant?: string;
                     /**
                      * @description what the card network reports: authorised, cleared, or refunded
                      * @example cleared
@@ -8288,6 +8316,130 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createTestCardTransaction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description the sandbox’s card link
+                     * @example k7Qp2
+                     */
+                    card_link_id: string;
+                    /** @description with `cleared`: true, this transaction fulfils the link */
+                    max_redemption?: boolean | string | number;
+                    /**
+                     * @description where the card was used, as the card network names it
+                     * @example Blue Door Coffee, 12 Main St
+                     */
+                    merchant?: string;
+                    /**
+                     * @description authorised, cleared, or refunded
+                     * @example cleared
+                     * @enum {string}
+                     */
+                    phase: "authorised" | "cleared" | "refunded";
+                    /**
+                     * @description the transaction’s amount, cents: a whole number, or its digits
+                     * @example 2450
+                     */
+                    transaction_amount: number | string;
+                    /**
+                     * @description when the transaction was made; none: now
+                     * @example 2026-06-15T09:30:00Z
+                     */
+                    transaction_date?: string;
+                    /**
+                     * @description the transaction’s reference; none: a new one (`test_…`), answered as `id`
+                     * @example txn-20260615-0093
+                     */
+                    transaction_reference?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        card_transaction: components["schemas"]["CardTransaction"];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {

@@ -9,6 +9,7 @@ import {
   ReportCardTransactionPhaseHandler,
 } from './commands/card-link.commands';
 import { CardLinksController } from './http/card-links.controller';
+import { TestHelpersController } from './http/test-helpers.controller';
 import { SavedDealsController } from './http/saved-deals.controller';
 import { SubscriptionsController } from './http/subscriptions.controller';
 import { UnsubscribeController } from './http/unsubscribe.controller';
@@ -43,6 +44,6 @@ export class EngagementModule {}
 /** Engagement's HTTP routes. */
 @Module({
   imports: [EngagementModule, AccountsModule, CatalogModule],
-  controllers: [CardLinksController, SavedDealsController, SubscriptionsController, UnsubscribeController],
+  controllers: [CardLinksController, SavedDealsController, SubscriptionsController, UnsubscribeController, TestHelpersController],
 })
 export class EngagementHttpModule {}

@@ -1,7 +1,7 @@
 import { ManualClock } from '@deals/kernel';
 import { CreatedPartner } from '@deals/accounts';
 import { runCli, TestApi } from '../../support/api-harness';
-import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { buyerWithCard, TEST_CARDS } from '../../support/test-cards';
 
 /** A partner's sandbox beside its live account, over HTTPS: nothing of one shows in the other. */
@@ -18,7 +18,7 @@ describe('test mode: a sandbox beside the live account', () => {
     live = partner.apiKey;
     test = partner.sandbox!.apiKey;
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, current_price: 1000, quantity: 3, max_per_user: undefined }]);
+    await api.importDeals([{ ...spaDay, current_price: 1000, quantity: 3, max_per_user: undefined }, cardLinked]);
   });
   afterAll(() => api.close());
 
@@ -111,8 +111,8 @@ describe('test mode: a sandbox beside the live account', () => {
 
   it('keeps the event feed and the statements apart, each saying its mode', async () => {
     await api.settle();
-    const testFeed = (await api.call('GET', '/v1/events?limit=100', { apiKey: test })).body.events;
-    const liveFeed = (await api.call('GET', '/v1/events?limit=100', { apiKey: live })).body.events;
+    const testFeed = (await api.call('GET', '/v1/events?per_page=1000', { apiKey: test })).body.events;
+    const liveFeed = (await api.call('GET', '/v1/events?per_page=1000', { apiKey: live })).body.events;
     expect(testFeed.length).toBeGreaterThan(0);
     expect(testFeed.every((e: { livemode: boolean }) => e.livemode === false)).toBe(true);
     expect(liveFeed.every((e: { livemode: boolean }) => e.livemode === true)).toBe(true);
@@ -124,6 +124,45 @@ describe('test mode: a sandbox beside the live account', () => {
     // Sandbox: three units of 10.00; live: three more.
     expect([testDay.livemode, testDay.gross_sales_cents]).toEqual([false, 3000]);
     expect([liveDay.livemode, liveDay.gross_sales_cents]).toEqual([true, 3000]);
+  });
+
+  it("simulates a card network's transactions on a sandbox's card link: cleared, then refunded, with their events", async () => {
+    const user = (await api.call('POST', '/users', { apiKey: test, body: { email: 'linked@example.com' } })).body.user_id;
+    const link = (await api.call('POST', '/card_links', { apiKey: test, body: { user_id: user, deal_id: cardLinked.id } })).body.card_link;
+    const simulate = (body: Record<string, unknown>, apiKey = test) =>
+      api.call('POST', '/v1/test_helpers/card_transactions', { apiKey, body: { card_link_id: link.id, ...body } });
+    const cleared = await simulate({ phase: 'cleared', transaction_amount: 2400, merchant: 'Bean There, 1 Lake St' });
+    expect(cleared.status).toBe(200);
+    const transaction = cleared.body.card_transaction;
+    expect(transaction).toMatchObject({ phase: 'cleared', cleared_amount: 2400, incentive_cents: 500, merchant: 'Bean There, 1 Lake St' });
+    expect(transaction.id).toMatch(/^test_/);
+    expect((await api.call('GET', `/users/${user}/card_links`, { apiKey: test })).body.card_links[0].state).toBe('fulfilled');
+    const refunded = await simulate({ phase: 'refunded', transaction_amount: 2400, transaction_reference: transaction.id });
+    expect(refunded.body.card_transaction).toMatchObject({
+      phase: 'refunded',
+      incentive_reversed_cents: 500,
+      merchant: 'Bean There, 1 Lake St',
+    });
+    expect((await api.call('GET', `/users/${user}/card_links`, { apiKey: test })).body.card_links[0].state).toBe('linked');
+    await api.settle();
+    const feed = (await api.call('GET', `/v1/events?resource_id=${link.id}`, { apiKey: test })).body.events;
+    expect(feed.map((e: { type: string; livemode: boolean }) => [e.type, e.livemode])).toEqual(
+      expect.arrayContaining([
+        ['card_link.transaction_cleared', false],
+        ['card_link.transaction_refunded', false],
+      ]),
+    );
+    // Live credentials cannot simulate, and a live link is not found by a sandbox's helper.
+    const refused = await simulate({ phase: 'cleared', transaction_amount: 2400 }, live);
+    expect([refused.status, refused.body.error_type]).toEqual([403, 'forbidden']);
+    const liveUser = (await api.call('POST', '/users', { apiKey: live, body: { email: 'linked@example.com' } })).body.user_id;
+    const liveLink = (await api.call('POST', '/card_links', { apiKey: live, body: { user_id: liveUser, deal_id: cardLinked.id } })).body
+      .card_link;
+    const crossed = await api.call('POST', '/v1/test_helpers/card_transactions', {
+      apiKey: test,
+      body: { card_link_id: liveLink.id, phase: 'cleared', transaction_amount: 2400 },
+    });
+    expect(crossed.status).toBe(404);
   });
 
   it('opens a sandbox for a partner registered without one, once', async () => {

@@ -9,11 +9,15 @@ const ROOT = join(__dirname, '..', '..', '..');
 const NODE_TLS_WARNING = /^\(node:\d+\) Warning: Setting the NODE_TLS_REJECT_UNAUTHORIZED[^\n]*\n\(Use `node --trace-warnings[^\n]*\n/;
 
 /** Runs the README's quick start as a newcomer does, beside the API serving `dataDir` (found by the address it recorded there). */
-function quickstart(dataDir: string, cardNumber: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function quickstart(
+  dataDir: string,
+  cardNumber: string,
+  example = 'quickstart',
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['-r', '@swc-node/register', 'clients/typescript/examples/quickstart.ts'],
+      ['-r', '@swc-node/register', `clients/typescript/examples/${example}.ts`],
       {
         cwd: ROOT,
         env: { ...process.env, DATA_DIR: dataDir, CARD_NUMBER: cardNumber, NODE_TLS_REJECT_UNAUTHORIZED: '0', PORT: '' },
@@ -57,5 +61,12 @@ describe('the quick start (clients/typescript/examples/quickstart.ts)', () => {
     expect(ran.stdout).toBe('');
     expect(ran.stderr).toMatch(/^buying: 422/);
     expect(JSON.parse(ran.stderr.slice(ran.stderr.indexOf('{')))).toMatchObject({ status: 'error', error_type: 'declined' });
+  });
+
+  it('the sandbox example (docs/sandbox.md) acts on the sandbox with the test key: a decline, a purchase, its own feed', async () => {
+    const ran = await quickstart(dir.path, '', 'sandbox');
+    expect(ran.stderr).toBe('');
+    expect(ran.code).toBe(0);
+    expect(ran.stdout.trim().split('\n')).toEqual(['livemode false', '422 declined', 'charged', 'purchase.completed false']);
   });
 });

@@ -68,6 +68,12 @@ describe('data survives restarts, and the operator CLI works beside the running 
         username: expect.stringMatching(/^from-the-cli-/),
         password: expect.any(String),
         requests_per_minute: null,
+        test: {
+          partner_id: `${cliPartner.partner_id}_test`,
+          api_key: expect.stringMatching(/^dk_test_/),
+          username: expect.stringMatching(/^from-the-cli-test-/),
+          password: expect.any(String),
+        },
       });
       // Its budget, set and put back by partners:update; a budget that is not a whole number, or an unknown partner, is refused.
       const updated = await runCli(dir.path, ['partners:update', cliPartner.partner_id, '--rate-limit', '120']);

@@ -104,6 +104,7 @@ describe('the API description', () => {
       'messaging',
       'operations',
       'purchasing',
+      'sandbox',
       'settlement',
       'webhooks',
     ]);

@@ -226,6 +226,7 @@ export interface CardTransaction {
   date: string;
   at: Date;
   maxRedemption: boolean;
+  merchant?: string;
 }
 
 /** PUT /card_links/:id/redeem. */
@@ -281,6 +282,7 @@ function reportOf(
     transactionDate: t.date,
     transactionAt: t.at.toISOString(),
     maxRedemption: t.maxRedemption,
+    ...(t.merchant === undefined ? {} : { merchant: t.merchant }),
     clockSkewMs,
   };
 }

@@ -121,12 +121,28 @@ const transactionReference = (description: string) =>
     .max(255, 'must be at most 255 characters')
     .meta({ description, example: 'txn-20260615-0093' });
 
+/** Where the card was used: a name and address as the card network gives it, shown back on the transaction. */
+const merchant = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .refine((text) => !/[\p{Cc}\p{Cf}]/u.test(text), 'must not hold control or format characters')
+  .optional()
+  .meta({ description: 'where the card was used, as the card network names it', example: 'Blue Door Coffee, 12 Main St' });
+
 /** What a report of a transaction says of it, beside its reference. */
-const reported = (value: { transaction_amount: number; transaction_date: { text: string; at: Date }; max_redemption?: unknown }) => ({
+const reported = (value: {
+  transaction_amount: number;
+  transaction_date: { text: string; at: Date };
+  max_redemption?: unknown;
+  merchant?: string;
+}) => ({
   amountCents: value.transaction_amount,
   date: value.transaction_date.text,
   at: value.transaction_date.at,
   maxRedemption: value.max_redemption === true,
+  ...(value.merchant === undefined ? {} : { merchant: value.merchant }),
 });
 
 /** PUT /card_links/:id/redeem: one of the user's card transactions. */
@@ -159,10 +175,34 @@ export const cardTransactionBody = z
       .meta({ description: 'what the card network reports: authorised, cleared, or refunded', example: 'cleared' }),
     ...transactionFields,
     max_redemption: flag('must be true or false', 'with `cleared`: true, this transaction fulfils the link'),
+    merchant,
   })
   .meta({ 'x-resource': 'card_transaction' })
   .transform((value): CardTransactionPhaseReport => ({ phase: value.phase, ...reported(value) }));
 export class CardTransactionBody extends requestDto(cardTransactionBody) {}
+
+/**
+ * POST /v1/test_helpers/card_transactions: a transaction a sandbox's card link sees, as the card
+ * network would report it; the reference and the date may be left to the service.
+ */
+export const testCardTransactionBody = z
+  .object({
+    card_link_id: idText('the sandbox’s card link', 'k7Qp2'),
+    phase: z
+      .enum(CARD_TRANSACTION_PHASES, {
+        error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${CARD_TRANSACTION_PHASES.join(', ')}`),
+      })
+      .meta({ description: 'authorised, cleared, or refunded', example: 'cleared' }),
+    transaction_amount: transactionFields.transaction_amount,
+    transaction_date: transactionFields.transaction_date
+      .optional()
+      .meta({ description: 'when the transaction was made; none: now', example: '2026-06-15T09:30:00Z' }),
+    transaction_reference: transactionReference('the transaction’s reference; none: a new one (`test_…`), answered as `id`').optional(),
+    max_redemption: flag('must be true or false', 'with `cleared`: true, this transaction fulfils the link'),
+    merchant,
+  })
+  .meta({ 'x-resource': 'card_transaction' });
+export class TestCardTransactionBody extends requestDto(testCardTransactionBody) {}
 
 /** GET /card_links/:card_link_id/transactions: `count`, `per_page`, `page`. */
 export const cardTransactionListQuery = withPaging({}, 'card_transaction');

@@ -21,6 +21,8 @@ export type TransactionReport = Actor & {
   transactionDate: string;
   transactionAt: string;
   maxRedemption: boolean;
+  /** Where the card was used, when the report says. */
+  merchant?: string;
   /** How long before the link a transaction may be dated and still count as after it (partners' clocks drift), ms. */
   clockSkewMs: number;
 };
@@ -242,9 +244,12 @@ function checkDate(link: CardLink, transactionDate: string, transactionAt: strin
 /** What a record of one of the link's transactions names: the link's own facts and the partner's report. */
 function factsOf(
   link: CardLink,
-  report: Pick<CardTransactionFacts, 'cardLinkId' | 'transactionReference' | 'transactionAmount' | 'transactionDate' | 'transactionAt'>,
+  report: Pick<
+    CardTransactionFacts,
+    'cardLinkId' | 'transactionReference' | 'transactionAmount' | 'transactionDate' | 'transactionAt' | 'merchant'
+  >,
 ): CardTransactionFacts {
-  const { cardLinkId, transactionReference, transactionAmount, transactionDate, transactionAt } = report;
+  const { cardLinkId, transactionReference, transactionAmount, transactionDate, transactionAt, merchant } = report;
   return {
     cardLinkId,
     dealId: link.dealId!,
@@ -254,6 +259,7 @@ function factsOf(
     transactionAmount,
     transactionDate,
     transactionAt,
+    ...(merchant === undefined ? {} : { merchant }),
   };
 }
 

@@ -37,6 +37,8 @@ export interface CardTransactionFacts {
   /** As the partner wrote it, and the instant it names. */
   transactionDate: string;
   transactionAt: string;
+  /** Where the card was used, as the report named it (absent when none did). */
+  merchant?: string;
 }
 
 /**

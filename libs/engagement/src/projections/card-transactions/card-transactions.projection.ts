@@ -1,4 +1,4 @@
-import { defineProjection, ViewDocument } from '@deals/kernel';
+import { defineProjection, RecordedEvent, ViewDocument } from '@deals/kernel';
 import type { CardLinkEvent } from '../../domain/card-link/card-link.events';
 
 /** "Which transactions did card link X see, in which phase, and what did each earn and give back?" */
@@ -10,6 +10,8 @@ export interface CardTransactionDetails extends ViewDocument {
   reference: string;
   phase: 'authorised' | 'cleared' | 'refunded';
   transactionDate: string;
+  /** Where the card was used, as the first report naming it said; null when none did. */
+  merchant?: string | null;
   /** Cents; null until that phase is reported. */
   authorisedAmount: number | null;
   clearedAmount: number | null;
@@ -74,47 +76,54 @@ export const cardTransactionsProjection = defineProjection<CardTransactionDetail
     return [cardTransactionId(cardLinkId, transactionReference)];
   },
   evolve(view, recorded) {
-    const event = recorded as unknown as CardLinkEvent;
-    const position = recorded.position;
-    switch (event.type) {
-      case 'CardTransactionAuthorised':
-        return {
-          ...(view ?? blank(event.data, position)),
-          _pos: position,
-          authorisedAmount: event.data.transactionAmount,
-          authorisedAt: event.data.authorisedAt,
-        };
-      case 'CardTransactionCleared':
-      case 'CardLinkRedeemed': {
-        const clearedAt = event.type === 'CardTransactionCleared' ? event.data.clearedAt : event.data.redeemedAt;
-        const { transactionAmount, maxRedemption, qualifies, incentiveCents, feeCents } = event.data;
-        return {
-          ...(view ?? blank(event.data, position)),
-          _pos: position,
-          phase: 'cleared',
-          clearedAmount: transactionAmount,
-          maxRedemption,
-          qualifies,
-          incentiveCents,
-          feeCents,
-          clearedAt,
-        };
-      }
-      case 'CardTransactionRefunded':
-        return (
-          view && {
-            ...view,
-            _pos: position,
-            phase: 'refunded',
-            refundedAmount: event.data.transactionAmount,
-            qualifies: event.data.qualifies,
-            incentiveReversedCents: event.data.incentiveReversedCents,
-            feeReversedCents: event.data.feeReversedCents,
-            refundedAt: event.data.refundedAt,
-          }
-        );
-      default:
-        return view;
-    }
+    const next = phaseFolded(view, recorded);
+    // The first report that names where the card was used names it for every phase.
+    const merchant = view?.merchant ?? (recorded.data as { merchant?: string }).merchant ?? null;
+    return next && { ...next, merchant };
   },
 });
+
+function phaseFolded(view: CardTransactionDetails | null, recorded: RecordedEvent): CardTransactionDetails | null {
+  const event = recorded as unknown as CardLinkEvent;
+  const position = recorded.position;
+  switch (event.type) {
+    case 'CardTransactionAuthorised':
+      return {
+        ...(view ?? blank(event.data, position)),
+        _pos: position,
+        authorisedAmount: event.data.transactionAmount,
+        authorisedAt: event.data.authorisedAt,
+      };
+    case 'CardTransactionCleared':
+    case 'CardLinkRedeemed': {
+      const clearedAt = event.type === 'CardTransactionCleared' ? event.data.clearedAt : event.data.redeemedAt;
+      const { transactionAmount, maxRedemption, qualifies, incentiveCents, feeCents } = event.data;
+      return {
+        ...(view ?? blank(event.data, position)),
+        _pos: position,
+        phase: 'cleared',
+        clearedAmount: transactionAmount,
+        maxRedemption,
+        qualifies,
+        incentiveCents,
+        feeCents,
+        clearedAt,
+      };
+    }
+    case 'CardTransactionRefunded':
+      return (
+        view && {
+          ...view,
+          _pos: position,
+          phase: 'refunded',
+          refundedAmount: event.data.transactionAmount,
+          qualifies: event.data.qualifies,
+          incentiveReversedCents: event.data.incentiveReversedCents,
+          feeReversedCents: event.data.feeReversedCents,
+          refundedAt: event.data.refundedAt,
+        }
+      );
+    default:
+      return view;
+  }
+}
