@@ -10,6 +10,7 @@ export {
   RevokePartnerApiKey,
   RotatePartnerApiKey,
   OpenSandbox,
+  sandboxCredentialsJson,
   RotatePartnerPassword,
 } from './commands/partner-credentials.commands';
 export type { CreatedPartner, IssuedApiKey, OpenedSandbox, RotatedApiKey, RotatedPassword } from './commands/partner-credentials.commands';

@@ -1,4 +1,4 @@
-import { CreatePartner } from '@deals/accounts';
+import { CreatePartner, sandboxCredentialsJson } from '@deals/accounts';
 import { Clock, EventStore, OPERATOR } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -45,12 +45,7 @@ export class DemoSeed {
       api_key: partner.apiKey,
       username: partner.username,
       password: partner.password,
-      test: partner.sandbox && {
-        partner_id: partner.sandbox.partnerId,
-        api_key: partner.sandbox.apiKey,
-        username: partner.sandbox.username,
-        password: partner.sandbox.password,
-      },
+      test: partner.sandbox && sandboxCredentialsJson(partner.sandbox),
     };
     writeWhole(file, `${JSON.stringify(credentials, null, 2)}\n`, 0o600);
     this.logger.log(

@@ -637,6 +637,40 @@ describe('the partner site', () => {
     );
   });
 
+  it("test mode: a form drawn in one mode is refused once the mode changed; sign-out ends it; people are the live partner's", async () => {
+    const client = await member('modes@example.com');
+    const toTest = await client.submit('/partner/keys', '/partner/mode', { mode: 'test', back: '/partner/settings' });
+    expect(toTest).toMatchObject({ status: 303, location: '/partner/settings' });
+    const testPage = await client.get('/partner/settings');
+    expect(testPage.text).toContain('Test mode.');
+    const drawnInTest = inputValue(testPage.text, '_csrf')!;
+    // Left in another tab: the form drawn in test mode must not change the live settings.
+    expect((await client.submit('/partner/settings', '/partner/mode', { mode: 'live', back: '/partner/settings' })).status).toBe(303);
+    const stale = await client.post('/partner/settings', { _csrf: drawnInTest, rollback_window_hours: '1' });
+    expect(stale.status).toBe(403);
+    expect((await api.call('GET', '/v1/partner_settings', { apiKey: partner.apiKey })).body).toMatchObject({
+      partner_settings: { redemption_rollback_window_hours: 24 },
+    });
+    // Back in test mode, the same change lands on the sandbox only.
+    await client.submit('/partner/keys', '/partner/mode', { mode: 'test', back: '/partner/settings' });
+    expect((await client.submit('/partner/settings', '/partner/settings', { rollback_window_hours: '2' })).status).toBe(303);
+    const settings = (apiKey: string) => api.call('GET', '/v1/partner_settings', { apiKey });
+    expect((await settings(partner.sandbox!.apiKey)).body.partner_settings.redemption_rollback_window_hours).toBe(2);
+    expect((await settings(partner.apiKey)).body.partner_settings.redemption_rollback_window_hours).toBe(24);
+    // A back address off the site is not followed.
+    expect(await client.submit('/partner/keys', '/partner/mode', { mode: 'test', back: '//evil.example/x' })).toMatchObject({
+      status: 303,
+      location: '/partner/keys',
+    });
+    await client.submit('/partner/keys', '/partner/sign-out', {});
+    await client.signIn('modes@example.com', PASSWORD);
+    expect((await client.get('/partner/keys')).text).not.toContain('Test mode.');
+    // People are invited to the live partner, never to its sandbox.
+    await expect(
+      api.get(CommandBus).execute(new InviteMember(partner.sandbox!.partnerId, 'sandboxed@example.com', OPERATOR)),
+    ).rejects.toThrow("id is a sandbox's: invite people to its live partner");
+  });
+
   it('records who did what in the log an auditor reads, and keeps every secret out of the logs', async () => {
     const link = await invite('audit@example.com');
     const client = new SiteClient(api.url);

@@ -47,7 +47,7 @@ describe('two API processes started together on one fresh data folder', () => {
     const db = new Database(join(dir.path, 'events.sqlite'), { readonly: true });
     try {
       const partners = db.prepare(`SELECT data FROM events WHERE type = 'PartnerRegistered'`).all() as Array<{ data: string }>;
-      expect(partners.map((p) => JSON.parse(p.data).partnerId)).toEqual([demo.partner_id]);
+      expect(partners.map((p) => JSON.parse(p.data).partnerId)).toEqual([demo.partner_id, demo.test.partner_id]);
     } finally {
       db.close();
     }

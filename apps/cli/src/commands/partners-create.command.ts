@@ -1,6 +1,14 @@
-import { ChangePartnerRateLimit, CreatePartner, OpenSandbox, MAX_REQUESTS_PER_MINUTE, PARTNER_ROLES, PartnerRole } from '@deals/accounts';
+import {
+  ChangePartnerRateLimit,
+  CreatePartner,
+  OpenSandbox,
+  sandboxCredentialsJson,
+  MAX_REQUESTS_PER_MINUTE,
+  PARTNER_ROLES,
+  PartnerRole,
+} from '@deals/accounts';
 import { OPERATOR } from '@deals/kernel';
-import { sandboxJson, sandboxText } from './sandbox-credentials';
+import { sandboxText } from './sandbox-credentials';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, CommandRunner, Option } from 'nest-commander';
 
@@ -36,7 +44,8 @@ export class PartnersCreateCommand extends CommandRunner {
       username: partner.username,
       password: partner.password,
       requests_per_minute: partner.requestsPerMinute,
-      test: partner.sandbox && sandboxJson(partner.sandbox),
+      test: partner.sandbox && sandboxCredentialsJson(partner.sandbox),
+      ...(partner.sandboxFailure ? { sandbox_failure: partner.sandboxFailure } : {}),
     };
     if (options.json) process.stdout.write(`${JSON.stringify(out)}\n`);
     else
@@ -44,7 +53,10 @@ export class PartnersCreateCommand extends CommandRunner {
         `Partner ${out.name} (${out.role}) registered as ${out.partner_id}.\nThese credentials are shown only now; the service keeps only their hashes.\n` +
           `  api_key  ${out.api_key}\n  username ${out.username}\n  password ${out.password}\n` +
           `  budget   ${out.requests_per_minute === null ? "the service's default (RATE_LIMIT_PER_MINUTE)" : `${out.requests_per_minute} requests a minute`}\n` +
-          (out.test ? sandboxText(out.test) : ''),
+          (out.test ? sandboxText(out.test) : '') +
+          (partner.sandboxFailure
+            ? `Its sandbox did not open (${partner.sandboxFailure}): partners:sandbox ${out.partner_id} opens it.\n`
+            : ''),
       );
   }
 
@@ -105,7 +117,7 @@ export class PartnersUpdateCommand extends CommandRunner {
   name: 'partners:sandbox',
   arguments: '<partner_id>',
   argsDescription: { partner_id: 'the live partner' },
-  description: "open a partner's sandbox (partners registered before sandboxes) and print its test credentials, once",
+  description: 'open the sandbox of a partner that has none and print its test credentials, once',
 })
 export class PartnersSandboxCommand extends CommandRunner {
   constructor(private readonly commands: CommandBus) {
@@ -113,7 +125,7 @@ export class PartnersSandboxCommand extends CommandRunner {
   }
 
   async run([partnerId]: string[], options: { json?: boolean }): Promise<void> {
-    const sandbox = sandboxJson(await this.commands.execute(new OpenSandbox(partnerId, OPERATOR)));
+    const sandbox = sandboxCredentialsJson(await this.commands.execute(new OpenSandbox(partnerId, OPERATOR)));
     if (options.json) process.stdout.write(`${JSON.stringify(sandbox)}\n`);
     else process.stdout.write(`These credentials are shown only now; the service keeps only their hashes.\n${sandboxText(sandbox)}`);
   }

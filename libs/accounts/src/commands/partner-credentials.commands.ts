@@ -51,6 +51,8 @@ export interface CreatedPartner extends IssuedCredentials {
   position: LogPosition | null;
   /** The sandbox's test credentials (a partner's; an auditor has none). */
   sandbox: OpenedSandbox | null;
+  /** Why a partner's sandbox did not open (`OpenSandbox` opens it later); null when it did, or for an auditor. */
+  sandboxFailure: string | null;
 }
 
 /** A sandbox's account and its first test credentials, in clear only here. */
@@ -60,6 +62,14 @@ export interface OpenedSandbox extends IssuedCredentials {
   prefix: string;
   position: LogPosition | null;
 }
+
+/** A sandbox's credentials as the operator's tools print them (JSON). */
+export const sandboxCredentialsJson = (sandbox: OpenedSandbox) => ({
+  partner_id: sandbox.partnerId,
+  api_key: sandbox.apiKey,
+  username: sandbox.username,
+  password: sandbox.password,
+});
 
 /** The registration of an account with fresh credentials: the event's data and the secrets, apart. */
 function registration(
@@ -105,8 +115,16 @@ export class CreatePartnerHandler extends PartnerCommandHandler implements IComm
     const partnerId = this.ids.next();
     const { data, credentials, keyId } = registration(this.ids, partnerId, name, role, { requestsPerMinute });
     const position = await this.run({ type: 'RegisterPartner', data }, caller);
-    // A second append: should it not happen (a crash between), `OpenSandbox` opens the sandbox later.
-    const sandbox = role === 'partner' ? await openSandbox(this, partnerId, data.name, caller) : null;
+    // A second append, whose failure must not lose the live credentials, shown only in this answer:
+    // `OpenSandbox` opens the sandbox later.
+    let sandbox: OpenedSandbox | null = null;
+    let sandboxFailure: string | null = null;
+    if (role === 'partner')
+      try {
+        sandbox = await openSandbox(this, partnerId, data.name, caller);
+      } catch (error) {
+        sandboxFailure = error instanceof Error ? error.message : String(error);
+      }
     return {
       partnerId,
       name: data.name,
@@ -116,6 +134,7 @@ export class CreatePartnerHandler extends PartnerCommandHandler implements IComm
       position,
       requestsPerMinute: requestsPerMinute ?? null,
       sandbox,
+      sandboxFailure,
       ...credentials,
     };
   }
@@ -134,9 +153,9 @@ async function openSandbox(
 }
 
 /**
- * Opens a live partner's sandbox (for partners registered before sandboxes, or whose sandbox a
- * crash kept from opening): its account and first test credentials. Refused for an auditor, a
- * sandbox, or a partner whose sandbox is open (its credentials are rotated instead).
+ * Opens a live partner's sandbox where it has none (its registration made none, or its opening
+ * failed): its account and first test credentials. Refused for an auditor, a sandbox, or a partner
+ * whose sandbox is open (its credentials are rotated instead).
  */
 export class OpenSandbox extends Command<OpenedSandbox> {
   constructor(

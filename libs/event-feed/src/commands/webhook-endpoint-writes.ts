@@ -7,6 +7,7 @@ import {
   IdGenerator,
   loadCachedAggregate,
   LogPosition,
+  ServiceUnavailable,
   ValidationFailed,
   ViewProgress,
 } from '@deals/kernel';
@@ -119,12 +120,9 @@ export class WebhookEndpointWrites {
    */
   private async earlierEndpoints(partnerId: string): Promise<string[]> {
     const head = await this.store.head();
-    await this.progress.waitFor([WEBHOOK_ENDPOINTS], head);
-    const checkpoint = await this.endpoints.checkpoint();
-    if (head !== null && (checkpoint === null || checkpoint < head))
-      throw new Error(
-        `view ${WEBHOOK_ENDPOINTS} is behind the log (${checkpoint} < ${head}): the partner's endpoints cannot be counted yet`,
-      );
+    // Shown: applied up to the head, which a checkpoint need not say when the last events are none of the view's.
+    if (!(await this.progress.shows(WEBHOOK_ENDPOINTS, head)))
+      throw new ServiceUnavailable(`the partner's webhook endpoints cannot be counted yet: their view is behind the log`, 1);
     return (await this.endpoints.ofPartner(partnerId)).map((endpoint) => endpoint._id);
   }
 

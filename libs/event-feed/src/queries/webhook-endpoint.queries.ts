@@ -1,4 +1,4 @@
-import { LogPosition, ViewStore } from '@deals/kernel';
+import { ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { WEBHOOK_ENDPOINTS, WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
 
@@ -20,10 +20,5 @@ export class WebhookEndpointQueries {
 
   ofPartner(partnerId: string): Promise<WebhookEndpointView[]> {
     return this.views.find<WebhookEndpointView>(WEBHOOK_ENDPOINTS, { partnerId, deleted: false }, { sort: { createdAt: 1 } });
-  }
-
-  /** The log position the view has applied up to. */
-  checkpoint(): Promise<LogPosition | null> {
-    return this.views.writer(WEBHOOK_ENDPOINTS).checkpoint();
   }
 }

@@ -6,6 +6,7 @@ import {
   FairSlots,
   handleCommand,
   invalid,
+  isSandbox,
   loadCachedAggregate,
   LogPosition,
   NotFound,
@@ -78,6 +79,8 @@ export class InviteMemberHandler implements ICommandHandler<InviteMember> {
     const partner = await this.views.findById<ViewDocument & { role: string }>(PARTNER_ACCOUNTS, partnerId);
     if (!partner) throw new NotFound(`partner ${partnerId} not found`);
     if (partner.role !== 'partner') throw invalid('partner', 'role', 'must be partner: auditors have no partner site');
+    // People belong to the live partner and reach its sandbox in test mode.
+    if (isSandbox(partnerId)) throw invalid('partner', 'id', "is a sandbox's: invite people to its live partner");
     const email = normalEmail(given);
     const memberId = memberIdOf(email);
     const secret = newSecret();

@@ -19,7 +19,7 @@ import { MAX_EMAIL_LENGTH, MIN_PASSWORD_LENGTH, normalEmail } from '../domain/me
 import { deviceCookie, throttledAccount } from './device-cookies';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
-import { endedSessionCookie, FORM_COOKIE, sessionCookie, siteCookie, SiteRequest } from './site-http';
+import { endedSessionCookie, FORM_COOKIE, MODE_COOKIE, sessionCookie, siteCookie, SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
 import { issueTexts, memberCaller, SitePageErrors, visitorCaller } from './site-request';
 
@@ -127,7 +127,7 @@ export class AccountController {
   async signOut(@Req() request: SiteRequest, @Res() reply: FastifyReply) {
     const member = request.site!.member!;
     await this.commands.execute(new ChangeMemberSession('sign-out', member.memberId, member.sessionHash, memberCaller(request, member)));
-    void reply.header('set-cookie', endedSessionCookie());
+    void reply.header('set-cookie', [endedSessionCookie(), siteCookie(MODE_COOKIE, 'live', 0)]);
     return reply.redirect('/partner/sign-in', 303);
   }
 

@@ -17,7 +17,7 @@ import { field } from './form-fields';
 import type { SignedInMember } from './member-sessions';
 import { SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
-import { CurrentMember, memberCaller, SitePageErrors } from './site-request';
+import { accountCaller, CurrentMember, SitePageErrors } from './site-request';
 
 /** How long a replaced credential keeps working: a day for an orderly change, not at all for a compromised one. */
 const GRACE_MS: Record<string, number> = { '24h': 24 * 3_600_000, now: 0 };
@@ -56,7 +56,7 @@ export class KeysController {
   @Post('keys')
   async issue(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Body() body: unknown) {
     const name = field(body, 'name').trim() || undefined;
-    const issued = await this.commands.execute(new IssuePartnerApiKey(member.accountId, name, memberCaller(request, member)));
+    const issued = await this.commands.execute(new IssuePartnerApiKey(member.accountId, name, accountCaller(request, member)));
     const model = { title: 'New API key', apiKey: issued.apiKey, name: name ?? issued.prefix };
     return this.pages.sendSecretOnce(request, reply, 'key-issued', model, { ...model, apiKey: null, shownBefore: true });
   }
@@ -71,7 +71,7 @@ export class KeysController {
   ) {
     const oldExpiresAt = this.graceEnd(field(body, 'grace'));
     const rotated = await this.commands.execute(
-      new RotatePartnerApiKey(member.accountId, keyId, oldExpiresAt, memberCaller(request, member)),
+      new RotatePartnerApiKey(member.accountId, keyId, oldExpiresAt, accountCaller(request, member)),
     );
     const model = {
       title: 'New API key',
@@ -91,7 +91,7 @@ export class KeysController {
     @CurrentMember() member: SignedInMember,
     @Param('keyId') keyId: string,
   ) {
-    await this.commands.execute(new RevokePartnerApiKey(member.accountId, keyId, memberCaller(request, member)));
+    await this.commands.execute(new RevokePartnerApiKey(member.accountId, keyId, accountCaller(request, member)));
     return reply.redirect('/partner/keys', 303);
   }
 
@@ -104,7 +104,7 @@ export class KeysController {
     @Body() body: unknown,
   ) {
     await this.commands.execute(
-      new RenamePartnerApiKey(member.accountId, keyId, field(body, 'name').trim(), memberCaller(request, member)),
+      new RenamePartnerApiKey(member.accountId, keyId, field(body, 'name').trim(), accountCaller(request, member)),
     );
     return reply.redirect('/partner/keys', 303);
   }
@@ -124,7 +124,7 @@ export class KeysController {
     @Body() body: unknown,
   ) {
     const oldExpiresAt = this.graceEnd(field(body, 'grace'));
-    const rotated = await this.commands.execute(new RotatePartnerPassword(member.accountId, oldExpiresAt, memberCaller(request, member)));
+    const rotated = await this.commands.execute(new RotatePartnerPassword(member.accountId, oldExpiresAt, accountCaller(request, member)));
     const model = {
       title: 'New v3 password',
       username: rotated.username,

@@ -44,7 +44,7 @@ export class ModeController {
     return reply.redirect(back, 303);
   }
 
-  /** For a partner registered before sandboxes: what test mode is, and the button that opens it. */
+  /** What test mode is, and for a partner without a sandbox the button that opens it. */
   @Get('sandbox')
   async sandbox(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
     return this.pages.send(request, reply, 'sandbox', { title: 'Test mode', open: await this.sandboxOpen(member) });
@@ -52,9 +52,7 @@ export class ModeController {
 
   @Post('sandbox')
   async open(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
-    const opened = await this.commands.execute(
-      new OpenSandbox(member.partnerId, { ...memberCaller(request, member), partnerId: member.partnerId }),
-    );
+    const opened = await this.commands.execute(new OpenSandbox(member.partnerId, memberCaller(request, member)));
     void reply.header('set-cookie', siteCookie(MODE_COOKIE, 'test', MODE_COOKIE_LIFETIME_S));
     const model = { title: 'Your sandbox is open', apiKey: opened.apiKey, username: opened.username, password: opened.password };
     return this.pages.sendSecretOnce(request, reply, 'sandbox-opened', model, {

@@ -8,7 +8,7 @@ import type { SignedInMember } from './member-sessions';
 import { field } from './form-fields';
 import { SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
-import { CurrentMember, issueTexts, memberCaller, SitePageErrors } from './site-request';
+import { accountCaller, CurrentMember, issueTexts, SitePageErrors } from './site-request';
 
 /** The partner's settings: how long a coupon's redemption may be rolled back. */
 @ApiExcludeController()
@@ -37,7 +37,7 @@ export class SettingsController {
     const typed = field(body, 'rollback_window_hours').trim();
     const hours = typed === '' ? null : /^\d{1,4}$/.test(typed) ? Number(typed) : Number.NaN;
     try {
-      await this.commands.execute(new ChangePartnerRollbackWindow(member.accountId, hours, memberCaller(request, member)));
+      await this.commands.execute(new ChangePartnerRollbackWindow(member.accountId, hours, accountCaller(request, member)));
     } catch (error) {
       if (!(error instanceof ValidationFailed)) throw error;
       return this.form(request, reply, member, { errors: issueTexts(error), typed }, 422);

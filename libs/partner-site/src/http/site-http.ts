@@ -194,7 +194,7 @@ function authenticate(dependencies: () => SiteDependencies) {
         livemode: member.livemode,
       };
       request.partner = ref;
-      request.site = { member, partner: ref, csrfToken: csrfToken(secrets, `session:${member.sessionHash}`) };
+      request.site = { member, partner: ref, csrfToken: csrfToken(secrets, `session:${member.sessionHash}:${member.accountId}`) };
       // A budget of the partner's size for each person: a flood through a leaked key cannot keep them from revoking it.
       const spent = limits ? await limits.spend(request as AuthenticatedRequest, reply, `site:${member.memberId}`) : null;
       if (spent) return refuse(reply, spent);

@@ -14,17 +14,23 @@ export const CurrentMember = createParamDecorator((_: unknown, context: Executio
   return member;
 });
 
-/** Who acts, for the events a page's command appends: the member, under the request's id. */
+/** Who acts, for the events a page's command appends: the member of their (live) partner, under the request's id. */
 export function memberCaller(request: SiteRequest, member: SignedInMember): CommandCaller {
   const requestId = String(request.id);
   return {
-    partnerId: member.accountId,
+    partnerId: member.partnerId,
     actor: `member:${member.memberId}`,
     requestId,
     correlationId: requestId,
     writes: requestWrites(request),
   };
 }
+
+/** Who acts on the account the pages show (the sandbox in test mode): for its keys, password, webhooks and settings. */
+export const accountCaller = (request: SiteRequest, member: SignedInMember): CommandCaller & { partnerId: string } => ({
+  ...memberCaller(request, member),
+  partnerId: member.accountId,
+});
 
 /** A visitor's request, for the events of a sign-up or sign-in (the actor is set by the command). */
 export function visitorCaller(request: SiteRequest): Omit<CommandCaller, 'actor'> {

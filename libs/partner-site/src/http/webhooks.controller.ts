@@ -21,7 +21,7 @@ import { field, shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
 import { SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
-import { CurrentMember, issueTexts, memberCaller, SitePageErrors } from './site-request';
+import { accountCaller, CurrentMember, issueTexts, SitePageErrors } from './site-request';
 
 const DESCRIPTION_MAX = 500;
 /** Deliveries a page of an endpoint's deliveries shows, and events a page of events. */
@@ -311,7 +311,7 @@ export class WebhooksController {
 
   /** The member, as the actor of the feed's events, for their partner. */
   private caller(request: SiteRequest, member: SignedInMember): CommandCaller & { partnerId: string } {
-    return { ...memberCaller(request, member), partnerId: member.accountId };
+    return accountCaller(request, member);
   }
 
   /** The partner's endpoint; another partner's, a removed one or none is not found (404). */

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, sandboxOf, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { Decider, DomainCommand, isSandbox, NotFound, sandboxOf, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import {
   INITIAL_KEY_ID,
   PARTNER_ROLES,
@@ -158,6 +158,8 @@ function decideRegistration(command: RegisterPartner, partner: Partner, now: Dat
   // A sandbox is named after its live partner and acts as a partner (an auditor has no sandbox).
   if (live !== undefined && (partnerId !== sandboxOf(live) || role !== 'partner'))
     issues.push({ type: 'invalid', resource: 'partner', field: 'id', message: "is not the sandbox's of its live partner" });
+  if (live === undefined && isSandbox(partnerId))
+    issues.push({ type: 'invalid', resource: 'partner', field: 'id', message: "names a sandbox: a live partner's id cannot" });
   if (issues.length) throw new ValidationFailed(issues);
   return [{ type: 'PartnerRegistered', data: { ...command.data, issuedAt: now.toISOString() } }];
 }

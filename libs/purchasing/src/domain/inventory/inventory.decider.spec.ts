@@ -371,13 +371,24 @@ describe('inventory decider', () => {
         .when(holdStocking('h1', 4, 10), t0)
         .then([stockedCopy(10), marked(held('h1', 4))]);
     });
-    it('takes the stocking only while not stocked: a later hold holds on what the copy has', () => {
+    it('holds on what the copy has while the live total stays, and is stocked again when it changes', () => {
       given([stockedCopy(10), marked(held('h1', 8))])
-        .when(holdStocking('h2', 2, 500), t0)
+        .when(holdStocking('h2', 2, 10), t0)
         .then([marked(held('h2', 2))]);
       given([stockedCopy(10), marked(held('h1', 8))])
-        .when(holdStocking('h2', 3, 500), t0)
+        .when(holdStocking('h2', 3, 10), t0)
         .thenThrows(CannotFulfil, { message: 'only 2 units left' });
+      given([stockedCopy(10), marked(held('h1', 8))])
+        .when(holdStocking('h2', 3, 500), t0)
+        .then([stockedCopy(500), marked(held('h2', 3))]);
+    });
+    it('is never stocked below what it sold and holds when the live total falls', () => {
+      given([stockedCopy(10), marked(held('h1', 8)), marked(sold('h1', 8))])
+        .when(holdStocking('h2', 1, 5), t0)
+        .thenThrows(CannotFulfil, { message: 'the deal is sold out' });
+      given([stockedCopy(10), marked(held('h1', 8)), marked(sold('h1', 8)), stockedCopy(8)])
+        .when(holdStocking('h2', 1, 5), t0)
+        .thenThrows(CannotFulfil, { message: 'the deal is sold out' });
     });
     it('refuses a first hold beyond the total, stocking nothing', () => {
       given([])

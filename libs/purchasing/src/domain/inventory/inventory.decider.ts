@@ -15,8 +15,9 @@ export interface ForBuyer {
 }
 /**
  * A sandbox's stocking of its own copy of a deal's inventory (see `partnerInventoryStream`): the
- * live deal's total, read by the caller. Used only while the copy is not stocked yet, so its first
- * hold stocks it and the ones after take from it.
+ * live deal's total, read by the caller. Its first hold stocks the copy, and a hold after the live
+ * total changed stocks it again (never below the units it sold and holds), so that a restocked
+ * deal is restocked in the sandbox too.
  */
 export interface SandboxStock {
   total: number;
@@ -297,11 +298,12 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
       }
       case 'HoldUnits': {
         const { dealId, holdId, quantity, buyer, stock } = command.data;
-        if (stock && !inventory.stocked) {
-          // A sandbox's copy, stocked by its first hold with the live deal's total; the hold is decided on it.
-          const issues = stockTotalIssues(stock.total);
-          if (issues.length) throw new ValidationFailed(issues);
-          const stocked: InventoryStocked = { type: 'InventoryStocked', data: { dealId, total: stock.total, sandbox: stock.sandbox } };
+        const stockIssues = stock ? stockTotalIssues(stock.total) : [];
+        if (stockIssues.length) throw new ValidationFailed(stockIssues);
+        const restocked = stock && Math.max(stock.total, inventory.sold + liveHeld(inventory, t));
+        if (stock && restocked !== undefined && (!inventory.stocked || restocked !== inventory.total)) {
+          // A sandbox's copy, stocked with the live deal's total; the hold is decided on it.
+          const stocked: InventoryStocked = { type: 'InventoryStocked', data: { dealId, total: restocked, sandbox: stock.sandbox } };
           const { stock: _used, ...hold } = command.data;
           return [stocked, ...inventoryDecider.decide({ type: 'HoldUnits', data: hold }, inventoryDecider.evolve(inventory, stocked), now)];
         }
