@@ -16,6 +16,7 @@ import {
   answerRepeatedRequests,
   answerUnservedRequests,
   authenticateEveryRequest,
+  keepTestClocks,
   connectionCap,
   CredentialVerifier,
   RequestLimits,
@@ -193,6 +194,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     () => serviceClock.now().getTime(),
     { limits: limits?.limits ?? null, operatorPassword: operatorPassword(config) },
   );
+  keepTestClocks(fastify);
   const progress = app.get(ViewProgress);
   answerAfterTheViewsShowTheWrites(fastify, () => progress);
   const metricsServer = config.metrics ? await serveMetrics(fastify, metrics, config) : null;

@@ -1,4 +1,4 @@
-import type { BullmqScheduler } from '@deals/adapters';
+import { TestClockAgenda, type BullmqScheduler } from '@deals/adapters';
 import { Scheduler } from '@deals/kernel';
 import { listenForMetrics, listJobs, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import type { AuthenticatedRequest, UsageMeter } from '@deals/wire';
@@ -57,7 +57,8 @@ export async function mountQueueBoard(fastify: FastifyInstance, scheduler: Sched
     import('@bull-board/fastify'),
   ]);
   const board = new BullBoardAdapter();
-  createBullBoard({ queues: [new BullMQAdapter((scheduler as BullmqScheduler).boardQueue)], serverAdapter: board });
+  const bullmq = (scheduler instanceof TestClockAgenda ? scheduler.real : scheduler) as BullmqScheduler;
+  createBullBoard({ queues: [new BullMQAdapter(bullmq.boardQueue)], serverAdapter: board });
   board.setBasePath('/admin/queues');
   void fastify.register(board.registerPlugin(), { prefix: '/admin/queues' });
 }

@@ -1341,6 +1341,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_clocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox's test clocks
+         * @description Newest first, at most 100.
+         */
+        get: operations["listTestClocks"];
+        put?: never;
+        /**
+         * Make a test clock
+         * @description Test credentials only (live: 403). The clock stands at `frozen_time` until advanced. Calls sent with `Deals-Test-Clock: <id>` act under it: in its time, on users, purchases, coupons, card links and batches of its own, which advancing the clock moves through time.
+         */
+        post: operations["createTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_clocks/{test_clock_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A test clock
+         * @description Its time and status: `advancing` until every consequence of an advance ran.
+         */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_clocks/{test_clock_id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance a test clock
+         * @description Moves the clock forward to `frozen_time` (after its time, at most two years on). Everything that depends on time for what was made under it happens in order, each at its own instant: reservations lapse, batches are sent at their `send_at`, ... The answer comes at once with `status: advancing`; the clock is `ready` once every consequence ran. Calls that write under it wait for that (422 meanwhile).
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test_helpers/card_transactions": {
         parameters: {
             query?: never;
@@ -2360,6 +2424,24 @@ export interface components {
             /** @description the users kept: unknown ones and those already in a batch of that day are dropped */
             user_ids: string[];
         };
+        /** @description a sandbox's test clock: the time of the calls made under it (`Deals-Test-Clock`) */
+        TestClock: {
+            /** @description while advancing: where it moves to; else null */
+            advancing_to: string | null;
+            /** @description when it was made, in real time */
+            created_at: string;
+            /** @description the instant the clock stands at (while advancing: as far as it got) */
+            frozen_time: string;
+            id: string;
+            /** @enum {boolean} */
+            livemode: false;
+            name: string | null;
+            /**
+             * @description advancing until every consequence of an advance ran; then ready
+             * @enum {string}
+             */
+            status: "ready" | "advancing";
+        };
         /** @description a user */
         User: {
             /** @description first name; empty when none was given */
@@ -2595,6 +2677,7 @@ export type Settlement = components['schemas']['Settlement'];
 export type SettlementLineItem = components['schemas']['SettlementLineItem'];
 export type Subscription = components['schemas']['Subscription'];
 export type TargetedEmailBatch = components['schemas']['TargetedEmailBatch'];
+export type TestClock = components['schemas']['TestClock'];
 export type User = components['schemas']['User'];
 export type ValidationIssue = components['schemas']['ValidationIssue'];
 export type WebhookAttempt = components['schemas']['WebhookAttempt'];
@@ -8316,6 +8399,283 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listTestClocks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        test_clocks: components["schemas"]["TestClock"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description the instant the clock stands at until it is advanced
+                     * @example 2026-06-15T12:00:00Z
+                     */
+                    frozen_time: string;
+                    /**
+                     * @description what the clock is for
+                     * @example renewal tests
+                     */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        test_clock: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the test clock */
+                test_clock_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        test_clock: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the test clock */
+                test_clock_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description where the clock moves to: after its time, at most two years on
+                     * @example 2026-06-15T12:00:00Z
+                     */
+                    frozen_time: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        test_clock: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {

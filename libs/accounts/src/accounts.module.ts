@@ -22,6 +22,8 @@ import { PartnerAudit } from './audit/partner-audit';
 import { AccountQueries } from './queries/account.queries';
 import { PartnerQueries } from './queries/partner.queries';
 import { PartnerSettingsController } from './http/partner-settings.controller';
+import { TestClocksController } from './http/test-clocks.controller';
+import { AdvanceTestClockHandler, CreateTestClockHandler } from './commands/test-clock.commands';
 
 /** Partners, users, stored cards and access tokens: commands, handlers and queries (no HTTP). */
 @Module({
@@ -35,6 +37,8 @@ import { PartnerSettingsController } from './http/partner-settings.controller';
     RevokePartnerApiKeyHandler,
     RenamePartnerApiKeyHandler,
     RotatePartnerPasswordHandler,
+    CreateTestClockHandler,
+    AdvanceTestClockHandler,
     PartnerQueries,
     PartnerAudit,
     RegisterUserHandler,
@@ -54,6 +58,6 @@ export class AccountsModule {}
 /** The accounts' HTTP routes. */
 @Module({
   imports: [AccountsModule],
-  controllers: [UsersController, CreditCardsController, PartnerSettingsController, PartnerAuditController],
+  controllers: [UsersController, CreditCardsController, PartnerSettingsController, PartnerAuditController, TestClocksController],
 })
 export class AccountsHttpModule {}

@@ -17,6 +17,8 @@ export type { CreatedPartner, IssuedApiKey, OpenedSandbox, RotatedApiKey, Rotate
 export { MAX_REQUESTS_PER_MINUTE, MAX_WORKING_KEYS, keyState } from './domain/partner/partner.decider';
 export type { KeyState } from './domain/partner/partner.decider';
 export { PartnerQueries, partnerApiKeys } from './queries/partner.queries';
+export { TEST_CLOCKS } from './projections/test-clocks/test-clocks.projection';
+export type { TestClockView } from './projections/test-clocks/test-clocks.projection';
 export { PartnerAudit } from './audit/partner-audit';
 export type { PartnerAuditEntry, PartnerAuditSource } from './audit/partner-audit';
 export type { PartnerApiKey, PartnerSettings, PartnerSummary } from './queries/partner.queries';

@@ -8,6 +8,8 @@ import {
   RandomIdGenerator,
   Scheduler,
   SystemClock,
+  TestClockAwareClock,
+  TestClockRunner,
   UsageStore,
   ViewStore,
 } from '@deals/kernel';
@@ -23,6 +25,7 @@ import { PostgresUsageStore } from './usage-store/postgres-usage-store.adapter';
 import { SqliteUsageStore } from './usage-store/sqlite-usage-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
+import { TestClockAgenda } from './scheduler/test-clock-agenda';
 import { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
 import { MingoViewStore } from './view-store/mingo/mingo-view-store.adapter';
 import { PostgresViewStore } from './view-store/postgres/postgres-view-store.adapter';
@@ -85,7 +88,8 @@ export class AdaptersModule {
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
-      { provide: Clock, useValue: clock },
+      // Work done under a sandbox's test clock keeps the clock's time; everything else real time.
+      { provide: Clock, useValue: new TestClockAwareClock(clock) },
       { provide: IdGenerator, useValue: ids },
       {
         provide: EventStore,
@@ -141,15 +145,21 @@ export class AdaptersModule {
       },
       {
         provide: Scheduler,
-        useFactory: async () =>
-          settings.redisUrl
-            ? new (await import('./scheduler/bullmq/bullmq-scheduler.adapter')).BullmqScheduler({
-                url: settings.redisUrl,
-                prefix: settings.redisPrefix,
-                clock,
-              })
-            : new TimersScheduler(clock),
+        inject: [EventStore],
+        useFactory: async (store: EventStore) =>
+          new TestClockAgenda(
+            settings.redisUrl
+              ? new (await import('./scheduler/bullmq/bullmq-scheduler.adapter')).BullmqScheduler({
+                  url: settings.redisUrl,
+                  prefix: settings.redisPrefix,
+                  clock,
+                })
+              : new TimersScheduler(clock),
+            store,
+            clock,
+          ),
       },
+      { provide: TestClockRunner, useExisting: Scheduler },
     ];
     return { module: AdaptersModule, providers, exports: providers };
   }

@@ -7,3 +7,4 @@ export { PostgresViewStore } from './view-store/postgres/postgres-view-store.ada
 export type { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
 export { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adapter';
 export { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.adapter';
+export { TestClockAgenda, ADVANCE_TEST_CLOCK_JOB } from './scheduler/test-clock-agenda';

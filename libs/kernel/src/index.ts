@@ -16,3 +16,5 @@ export * from './calendar';
 export * from './fair-slots';
 export { RecentMap } from './recent-map';
 export * from './sandbox';
+export * from './test-clock/clock-scope';
+export * from './test-clock/test-clock';

@@ -1,7 +1,7 @@
 import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } from '@deals/messaging';
 import { SettlementModule } from '@deals/settlement';
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
-import { AccountsModule, AccountsSettings } from '@deals/accounts';
+import { AccountsModule, AccountsSettings, TEST_CLOCKS, TestClockView } from '@deals/accounts';
 import { AdaptersModule } from '@deals/adapters';
 import { MemberNoticeRecipients, PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
@@ -15,6 +15,7 @@ import {
   ViewProgress,
   ViewStore,
   Mailer,
+  TestClockRunner,
   UsageStore,
 } from '@deals/kernel';
 import { UsageMeter } from '@deals/wire';
@@ -81,6 +82,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly webhooks: DeliverWebhooks,
     private readonly webhookSender: WebhookSender,
     private readonly couponExpiry: ExpireCoupons,
+    private readonly clocks: TestClockRunner,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -108,6 +110,9 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.digests.rearm();
     await this.webhooks.rearm();
     await this.couponExpiry.rearm();
+    // An advance a stopped process left half done goes on (its jobs already run are recorded).
+    for (const clock of await this.views.find<TestClockView>(TEST_CLOCKS, { status: 'advancing' }))
+      await this.clocks.advanceSoon(clock._id);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -219,6 +224,7 @@ export class ServiceCoreModule {
             DeliverWebhooks,
             WebhookSender,
             ExpireCoupons,
+            TestClockRunner,
           ],
         },
         UsageMeter,

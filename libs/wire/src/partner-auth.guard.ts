@@ -1,4 +1,13 @@
-import { DomainError, Forbidden, NotFound, RequestWrites, Unauthorized, ValidationFailed } from '@deals/kernel';
+import {
+  DomainError,
+  inTestClock,
+  Forbidden,
+  NotFound,
+  RequestWrites,
+  TestClockScope,
+  Unauthorized,
+  ValidationFailed,
+} from '@deals/kernel';
 import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -34,6 +43,11 @@ export interface UserTokenRef {
 export abstract class CredentialVerifier {
   /** The key's partner; null for an unknown key; throws `Unauthorized` saying so for a revoked or expired one. */
   abstract byApiKey(apiKey: string): Promise<PartnerRef | null>;
+  /**
+   * The scope of a call made under one of the sandbox's test clocks (`Deals-Test-Clock`): refused
+   * for live credentials, a clock of another sandbox or none, and for a write while it advances.
+   */
+  abstract testClock(partner: PartnerRef, clockId: string, writes: boolean): Promise<TestClockScope>;
   /** Likewise for a v3 username and password (a replaced password works until its grace period ends). */
   abstract byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null>;
   /** The token and the partner it belongs to; null when unknown (expiry is checked by the caller). */
@@ -61,8 +75,10 @@ export const OPERATOR_USERNAME = 'operator';
 
 /** Says on every authenticated answer whether live or test credentials (a sandbox's) made the call. */
 export const LIVEMODE_HEADER = 'deals-livemode';
+/** Names the sandbox's test clock a call is made under. */
+export const TEST_CLOCK_HEADER = 'deals-test-clock';
 
-export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef };
+export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef; testClock?: TestClockScope };
 
 /** Credentials a request presents, read but not yet checked. */
 type Presented =
@@ -169,6 +185,14 @@ export function authenticateEveryRequest(
       presented = v3 ? presentedBasic(request) : presentedKeyOrToken(request);
       request.partner = await verified(verifier(), request, presented, now());
       void reply.header(LIVEMODE_HEADER, request.partner.livemode ? 'true' : 'false');
+      const clockId = request.headers[TEST_CLOCK_HEADER];
+      if (clockId !== undefined) {
+        const writes = request.method !== 'GET' && request.method !== 'HEAD';
+        const scope = await verifier().testClock(request.partner, String(clockId), writes);
+        // The rest of the call acts as the clock's world of the sandbox, in the clock's time.
+        request.partner = { ...request.partner, id: scope.partnerId };
+        request.testClock = scope;
+      }
       // Counted here rather than in a hook of its own: one hook less on every request.
       const spent = limits ? await limits.spend(request, reply) : null;
       if (spent) return refuse(reply, spent);
@@ -181,6 +205,19 @@ export function authenticateEveryRequest(
       if (v3) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
       return reply.status(error.httpStatus).send(errorBody(error.errorType, error.message));
     }
+  });
+}
+
+/**
+ * Runs the rest of a call made under a test clock (its later hooks, the route's handler and all
+ * they await) in the clock's time. A hook of its own, called back rather than awaited: the
+ * handler then starts inside `inTestClock`, which an awaited hook cannot arrange.
+ */
+export function keepTestClocks(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (request: AuthenticatedRequest, _reply, done) => {
+    const scope = request.testClock;
+    if (scope) inTestClock(scope, done);
+    else done();
   });
 }
 

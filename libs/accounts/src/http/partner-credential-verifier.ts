@@ -1,4 +1,18 @@
-import { Clock, Unauthorized, ViewStore } from '@deals/kernel';
+import {
+  accountOf,
+  Clock,
+  EventStore,
+  Forbidden,
+  loadAggregate,
+  NotFound,
+  testClockDecider,
+  TestClockScope,
+  testClockStream,
+  Unauthorized,
+  underTestClock,
+  ValidationFailed,
+  ViewStore,
+} from '@deals/kernel';
 import { CredentialVerifier, PartnerRef, UserTokenRef } from '@deals/wire';
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
@@ -53,6 +67,7 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
   constructor(
     private readonly views: ViewStore,
     private readonly clock: Clock,
+    private readonly store: EventStore,
   ) {
     super();
   }
@@ -103,6 +118,17 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
       partner: toRef(partner),
       token: { userId: token.userId, scope: token.scope, access: token.access, expiresAt: token.expiresAt },
     };
+  }
+
+  async testClock(partner: PartnerRef, clockId: string, writes: boolean): Promise<TestClockScope> {
+    if (partner.livemode) throw new Forbidden('test clocks are a sandbox’s: make calls under one with your test credentials');
+    const { state } = clockId.length <= 64 ? await loadAggregate(this.store, testClockStream(clockId), testClockDecider) : { state: null };
+    if (!state?.created || state.partnerId !== accountOf(partner.id)) throw new NotFound(`test clock ${clockId.slice(0, 64)} not found`);
+    if (writes && state.status === 'advancing')
+      throw new ValidationFailed([
+        { type: 'invalid', resource: 'test_clock', field: 'status', message: 'is advancing: make the call again once the clock is ready' },
+      ]);
+    return { clockId, partnerId: underTestClock(state.partnerId, clockId), at: new Date(state.frozenTime!) };
   }
 
   async byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null> {

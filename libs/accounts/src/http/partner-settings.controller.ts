@@ -1,3 +1,4 @@
+import { accountOf } from '@deals/kernel';
 import { ApiAnswer, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
 import { Body, Controller, Get, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -21,7 +22,7 @@ export class PartnerSettingsController {
   @ApiOperation({ summary: "The partner's settings", description: 'As the partner last set them, defaults filled in.' })
   @ApiAnswer(PartnerSettingsAnswer)
   async get(@CurrentCaller() caller: Caller) {
-    return { status: 'success', partner_settings: toPartnerSettings(await this.partners.settings(caller.partnerId)) };
+    return { status: 'success', partner_settings: toPartnerSettings(await this.partners.settings(accountOf(caller.partnerId))) };
   }
 
   @Put()
@@ -34,7 +35,8 @@ export class PartnerSettingsController {
   @ApiAnswer(PartnerSettingsAnswer, { errors: [422] })
   @ApiRequest({ body: PartnerSettingsBody })
   async set(@Body() body: PartnerSettingsBody, @CurrentCaller() caller: Caller) {
-    await this.commands.execute(new ChangePartnerRollbackWindow(caller.partnerId, body.redemption_rollback_window_hours, caller));
-    return { status: 'success', partner_settings: toPartnerSettings(await this.partners.settings(caller.partnerId)) };
+    const account = accountOf(caller.partnerId);
+    await this.commands.execute(new ChangePartnerRollbackWindow(account, body.redemption_rollback_window_hours, caller));
+    return { status: 'success', partner_settings: toPartnerSettings(await this.partners.settings(account)) };
   }
 }

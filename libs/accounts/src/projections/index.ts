@@ -2,6 +2,7 @@ import { accessTokensProjection } from './access-tokens/access-tokens.projection
 import { partnerAccountsProjection } from './partner-accounts/partner-accounts.projection';
 import { partnerApiKeysProjection } from './partner-api-keys/partner-api-keys.projection';
 import { storedCardsProjection } from './stored-cards/stored-cards.projection';
+import { testClocksProjection } from './test-clocks/test-clocks.projection';
 import { userAccountsProjection } from './user-accounts/user-accounts.projection';
 
 /** Every projection accounts owns; an entry of its own, free of HTTP and Nest, for the CLI's quick status. */
@@ -11,6 +12,7 @@ export const accountsProjections = [
   userAccountsProjection,
   storedCardsProjection,
   accessTokensProjection,
+  testClocksProjection,
 ];
 export { userAccountsProjection };
 export type { UserAccount } from './user-accounts/user-accounts.projection';

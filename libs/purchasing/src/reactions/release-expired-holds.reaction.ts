@@ -1,4 +1,4 @@
-import { Scheduler } from '@deals/kernel';
+import { Scheduler, testClockOf } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { RELEASE_HOLD_JOB, releaseHoldJobData, releaseHoldJobId } from '../commands/purchase-steps/hold-release-job';
@@ -37,6 +37,8 @@ export class ReleaseExpiredHolds {
   /** Called by the process that runs jobs, once its views are defined and its scheduler started. */
   async rearm(): Promise<void> {
     for (const { dealId, holdId, expiresAt, partnerId } of await this.openHolds.list()) {
+      // A test clock keeps its holds' jobs on its own stream, where none is lost, and runs them as it advances.
+      if (partnerId && testClockOf(partnerId) !== null) continue;
       await this.scheduler.schedule({
         id: releaseHoldJobId(holdId),
         kind: RELEASE_HOLD_JOB,

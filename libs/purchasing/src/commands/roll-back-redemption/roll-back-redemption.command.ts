@@ -1,5 +1,5 @@
 import { PartnerQueries } from '@deals/accounts';
-import { Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
+import { accountOf, Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { couponDecider } from '../../domain/coupon/coupon.decider';
 import { couponStream } from '../../domain/coupon/coupon.events';
@@ -28,7 +28,7 @@ export class RollBackRedemptionHandler implements ICommandHandler<RollBackRedemp
   ) {}
 
   async execute({ couponId, terms, caller }: RollBackRedemption) {
-    const windowMs = (await this.partners.settings(caller.partnerId)).rollbackWindowHours * 3_600_000;
+    const windowMs = (await this.partners.settings(accountOf(caller.partnerId))).rollbackWindowHours * 3_600_000;
     const { position } = await handleCommand(
       this.store,
       couponStream(couponId),

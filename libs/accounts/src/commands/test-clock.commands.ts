@@ -1,0 +1,89 @@
+import {
+  accountOf,
+  Clock,
+  CommandCaller,
+  EventStore,
+  Forbidden,
+  handleCommand,
+  IdGenerator,
+  isSandbox,
+  LogPosition,
+  TestClockRunner,
+  testClockDecider,
+  testClockStream,
+} from '@deals/kernel';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+
+/** Refuses a clock to anyone but a sandbox, working as itself (not under a clock already). */
+function sandboxAccount(partnerId: string): string {
+  if (!isSandbox(partnerId)) throw new Forbidden('test clocks are a sandbox’s: use your test credentials');
+  return accountOf(partnerId);
+}
+
+/** POST /v1/test_clocks: a clock standing at `frozenTime`. */
+export class CreateTestClock extends Command<{ clockId: string; position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly frozenTime: Date,
+    readonly name: string | null,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(CreateTestClock)
+export class CreateTestClockHandler implements ICommandHandler<CreateTestClock> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  async execute({ partnerId, frozenTime, name, caller }: CreateTestClock) {
+    const account = sandboxAccount(partnerId);
+    const clockId = `clock_${this.ids.short()}`;
+    const { position } = await handleCommand(
+      this.store,
+      testClockStream(clockId),
+      testClockDecider,
+      { type: 'CreateTestClock', data: { clockId, partnerId: account, name, frozenTime: frozenTime.toISOString() } },
+      { now: this.clock.now(), metadata: caller },
+    );
+    return { clockId, position };
+  }
+}
+
+/** POST /v1/test_clocks/:id/advance: moves the clock to `to`, its jobs due by then run where jobs run. */
+export class AdvanceTestClock extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly clockId: string,
+    readonly to: Date,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(AdvanceTestClock)
+export class AdvanceTestClockHandler implements ICommandHandler<AdvanceTestClock> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly runner: TestClockRunner,
+  ) {}
+
+  async execute({ partnerId, clockId, to, caller }: AdvanceTestClock) {
+    sandboxAccount(partnerId);
+    const { position } = await handleCommand(
+      this.store,
+      testClockStream(clockId),
+      testClockDecider,
+      { type: 'AdvanceTestClock', data: { clockId, to: to.toISOString() } },
+      { now: this.clock.now(), metadata: caller },
+    );
+    await this.runner.advanceSoon(clockId);
+    return { position };
+  }
+}

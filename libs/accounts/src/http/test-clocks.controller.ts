@@ -1,0 +1,88 @@
+import { accountOf, NotFound, ViewProgress, ViewStore } from '@deals/kernel';
+import { ApiAnswer, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdvanceTestClock, CreateTestClock } from '../commands/test-clock.commands';
+import { TEST_CLOCKS, TestClockView } from '../projections/test-clocks/test-clocks.projection';
+import { TestClockAnswer, TestClockListAnswer, toTestClock } from './test-clocks.answers';
+import { AdvanceTestClockBody, CreateTestClockBody, TestClockParams } from './test-clocks.request';
+
+/** The most clocks one list answers: a sandbox's own, newest first. */
+const LISTED = 100;
+
+/** A sandbox's test clocks (test credentials only). */
+@ApiTags('sandbox')
+@Controller('v1/test_clocks')
+export class TestClocksController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly views: ViewStore,
+    private readonly progress: ViewProgress,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Make a test clock',
+    description:
+      'Test credentials only (live: 403). The clock stands at `frozen_time` until advanced. Calls sent with `Deals-Test-Clock: <id>` act under it: ' +
+      'in its time, on users, purchases, coupons, card links and batches of its own, which advancing the clock moves through time.',
+  })
+  @ApiAnswer(TestClockAnswer, { errors: [403, 422] })
+  @ApiRequest({ body: CreateTestClockBody })
+  async create(@Body() body: CreateTestClockBody, @CurrentCaller() caller: Caller) {
+    const { clockId, position } = await this.commands.execute(
+      new CreateTestClock(caller.partnerId, body.frozen_time, body.name ?? null, caller),
+    );
+    await this.progress.waitFor([TEST_CLOCKS], position);
+    return { status: 'success', test_clock: toTestClock(await this.clock(caller, clockId)) };
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The sandbox's test clocks", description: `Newest first, at most ${LISTED}.` })
+  @ApiAnswer(TestClockListAnswer)
+  async list(@CurrentCaller() caller: Caller) {
+    const clocks = await this.views.find<TestClockView>(
+      TEST_CLOCKS,
+      { partnerId: accountOf(caller.partnerId) },
+      { sort: { createdAt: -1 }, limit: LISTED },
+    );
+    return { status: 'success', test_clocks: clocks.map(toTestClock) };
+  }
+
+  @Get(':test_clock_id')
+  @ApiOperation({ summary: 'A test clock', description: 'Its time and status: `advancing` until every consequence of an advance ran.' })
+  @ApiAnswer(TestClockAnswer, { errors: [404] })
+  @ApiRequest({ params: TestClockParams })
+  async one(@Param() params: TestClockParams, @CurrentCaller() caller: Caller) {
+    return { status: 'success', test_clock: toTestClock(await this.clock(caller, params.test_clock_id)) };
+  }
+
+  @Post(':test_clock_id/advance')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Advance a test clock',
+    description:
+      'Moves the clock forward to `frozen_time` (after its time, at most two years on). Everything that depends on time for what was made under it ' +
+      'happens in order, each at its own instant: reservations lapse, batches are sent at their `send_at`, ... The answer comes at once with ' +
+      '`status: advancing`; the clock is `ready` once every consequence ran. Calls that write under it wait for that (422 meanwhile).',
+  })
+  @ApiAnswer(TestClockAnswer, { errors: [403, 404, 422] })
+  @ApiRequest({ params: TestClockParams, body: AdvanceTestClockBody })
+  async advance(@Param() params: TestClockParams, @Body() body: AdvanceTestClockBody, @CurrentCaller() caller: Caller) {
+    await this.clock(caller, params.test_clock_id);
+    const { position } = await this.commands.execute(
+      new AdvanceTestClock(caller.partnerId, params.test_clock_id, body.frozen_time, caller),
+    );
+    await this.progress.waitFor([TEST_CLOCKS], position);
+    return { status: 'success', test_clock: toTestClock(await this.clock(caller, params.test_clock_id)) };
+  }
+
+  /** The caller's sandbox's clock; another's, or none, is not found. */
+  private async clock(caller: Caller, clockId: string): Promise<TestClockView> {
+    const clock = await this.views.findById<TestClockView>(TEST_CLOCKS, clockId);
+    if (!clock || clock.partnerId !== accountOf(caller.partnerId)) throw new NotFound(`test clock ${clockId} not found`);
+    return clock;
+  }
+}

@@ -1,0 +1,143 @@
+import {
+  Clock,
+  currentTestClock,
+  EventStore,
+  handleCommand,
+  inTestClock,
+  JobCounts,
+  JobHandler,
+  ListedJob,
+  loadAggregate,
+  nextDueJob,
+  Scheduler,
+  ScheduledJob,
+  TestClockCommand,
+  TestClockRunner,
+  testClockDecider,
+  testClockStream,
+  underTestClock,
+} from '@deals/kernel';
+import { Logger } from '@nestjs/common';
+
+/** The job that carries a clock's advance out in a process that runs jobs. */
+export const ADVANCE_TEST_CLOCK_JOB = 'advance-test-clock';
+
+/**
+ * The service's scheduler, which keeps the jobs armed under a test clock on that clock's stream
+ * instead of handing them to the real one (`inner`): they wait for the clock, not for time. An
+ * advance runs them in the order of their due times, each in the clock's time at its instant, with
+ * the handlers the process registered; jobs they arm under the clock join the same run.
+ */
+export class TestClockAgenda extends Scheduler implements TestClockRunner {
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly logger = new Logger('TestClocks');
+  private readonly advancing = new Set<string>();
+
+  constructor(
+    private readonly inner: Scheduler,
+    private readonly store: EventStore,
+    /** Real time, for the clock's own records. */
+    private readonly realClock: Clock,
+  ) {
+    super();
+    this.inner.handle(ADVANCE_TEST_CLOCK_JOB, (job) => this.advance(String(job.data.clockId)));
+  }
+
+  /** The scheduler the jobs of real time go to. */
+  get real(): Scheduler {
+    return this.inner;
+  }
+
+  get backend(): string {
+    return this.inner.backend;
+  }
+
+  async schedule(job: ScheduledJob): Promise<void> {
+    const clock = currentTestClock();
+    if (!clock) return this.inner.schedule(job);
+    await this.onClock(clock.clockId, { type: 'ArmClockJob', data: { clockId: clock.clockId, job } });
+  }
+
+  async cancel(id: string): Promise<void> {
+    const clock = currentTestClock();
+    if (!clock) return this.inner.cancel(id);
+    await this.onClock(clock.clockId, { type: 'CancelClockJob', data: { clockId: clock.clockId, jobId: id } });
+  }
+
+  handle(kind: string, handler: JobHandler): void {
+    this.handlers.set(kind, handler);
+    this.inner.handle(kind, handler);
+  }
+
+  /** Has a process that runs jobs carry out the clock's advance (now, in real time, whatever clock the caller keeps). */
+  advanceSoon(clockId: string): Promise<void> {
+    return this.inner.schedule({
+      id: `${ADVANCE_TEST_CLOCK_JOB}-${clockId}`,
+      kind: ADVANCE_TEST_CLOCK_JOB,
+      runAt: new Date(0),
+      data: { clockId },
+    });
+  }
+
+  /** Runs the clock's jobs due by the advance's end, one at a time in order, then marks the clock ready. */
+  async advance(clockId: string): Promise<void> {
+    // One run of a clock at a time in a process; another process's run of it writes the same records.
+    if (this.advancing.has(clockId)) return;
+    this.advancing.add(clockId);
+    try {
+      for (;;) {
+        const { state } = await loadAggregate(this.store, testClockStream(clockId), testClockDecider);
+        const job = nextDueJob(state);
+        if (!job) {
+          await this.onClock(clockId, { type: 'FinishClockAdvance', data: { clockId } });
+          return;
+        }
+        const at = new Date(Math.max(Date.parse(job.runAt), Date.parse(state.frozenTime!)));
+        const handler = this.handlers.get(job.kind);
+        let failed: string | undefined;
+        try {
+          if (!handler) throw new Error(`no handler of ${job.kind} jobs in this process`);
+          const scope = { clockId, partnerId: underTestClock(state.partnerId!, clockId), at };
+          await inTestClock(scope, () => handler({ id: job.id, kind: job.kind, runAt: new Date(job.runAt), data: job.data }));
+        } catch (error) {
+          failed = error instanceof Error ? error.message : String(error);
+          this.logger.warn(`test clock ${clockId}: job ${job.id} failed at ${at.toISOString()}: ${failed}`);
+        }
+        await this.onClock(clockId, {
+          type: 'RecordClockJobRan',
+          data: { clockId, jobId: job.id, seq: job.seq, at: at.toISOString(), ...(failed === undefined ? {} : { failed }) },
+        });
+      }
+    } finally {
+      this.advancing.delete(clockId);
+    }
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  counts(): Promise<JobCounts> {
+    return this.inner.counts();
+  }
+
+  list(limit: number): Promise<ListedJob[]> {
+    return this.inner.list(limit);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private async onClock(clockId: string, command: TestClockCommand): Promise<void> {
+    // The clock's own records are written in real time: its stream says when, not the time it keeps.
+    await handleCommand(this.store, testClockStream(clockId), testClockDecider, command, {
+      now: this.realClock.now(),
+      metadata: { actor: 'test-clock' },
+    });
+  }
+}

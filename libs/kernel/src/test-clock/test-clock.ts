@@ -1,0 +1,165 @@
+import type { Decider, DomainCommand, DomainEvent } from '../decider';
+import { NotFound, ValidationFailed } from '../errors';
+import type { ScheduledJob } from '../ports/scheduler.port';
+
+/**
+ * A sandbox's test clock: an instant that stands still until the partner moves it forward. The jobs
+ * armed under it (a hold's release, a batch's sending, ...) wait on its stream, not on the service's
+ * scheduler, and run in order, each at its own instant, when an advance passes them.
+ */
+export type TestClockCreated = DomainEvent<
+  'TestClockCreated',
+  { clockId: string; partnerId: string; name: string | null; frozenTime: string; createdAt: string }
+>;
+/** An advance began: the clock moves to `to` as its jobs due by then run. */
+export type TestClockAdvancing = DomainEvent<'TestClockAdvancing', { clockId: string; from: string; to: string }>;
+/** A job armed under the clock (`seq`: the arming's number, so that a job armed again while it runs is kept). */
+export type TestClockJobArmed = DomainEvent<'TestClockJobArmed', { clockId: string; seq: number; job: ArmedJob }>;
+export type TestClockJobCancelled = DomainEvent<'TestClockJobCancelled', { clockId: string; jobId: string }>;
+/** A job ran at `at` (the clock's time then), or failed with `failed`: either way it is done. */
+export type TestClockJobRan = DomainEvent<'TestClockJobRan', { clockId: string; jobId: string; seq: number; at: string; failed?: string }>;
+/** Every job due by the advance's end ran: the clock stands at `frozenTime`. */
+export type TestClockReady = DomainEvent<'TestClockReady', { clockId: string; frozenTime: string }>;
+
+export type TestClockEvent =
+  TestClockCreated | TestClockAdvancing | TestClockJobArmed | TestClockJobCancelled | TestClockJobRan | TestClockReady;
+
+/** A job as the clock's stream keeps it: its due time as text. */
+export interface ArmedJob {
+  id: string;
+  kind: string;
+  runAt: string;
+  data: Record<string, unknown>;
+}
+
+export type CreateTestClock = DomainCommand<'CreateTestClock', Omit<TestClockCreated['data'], 'createdAt'>>;
+export type AdvanceTestClock = DomainCommand<'AdvanceTestClock', { clockId: string; to: string }>;
+export type ArmClockJob = DomainCommand<'ArmClockJob', { clockId: string; job: ScheduledJob }>;
+export type CancelClockJob = DomainCommand<'CancelClockJob', { clockId: string; jobId: string }>;
+export type RecordClockJobRan = DomainCommand<
+  'RecordClockJobRan',
+  { clockId: string; jobId: string; seq: number; at: string; failed?: string }
+>;
+export type FinishClockAdvance = DomainCommand<'FinishClockAdvance', { clockId: string }>;
+export type TestClockCommand = CreateTestClock | AdvanceTestClock | ArmClockJob | CancelClockJob | RecordClockJobRan | FinishClockAdvance;
+
+export interface PendingJob extends ArmedJob {
+  seq: number;
+}
+
+export interface TestClock {
+  created: boolean;
+  partnerId: string | null;
+  name: string | null;
+  frozenTime: string | null;
+  createdAt: string | null;
+  status: 'ready' | 'advancing';
+  /** Where the advance under way ends. */
+  target: string | null;
+  seq: number;
+  pending: Record<string, PendingJob>;
+}
+
+export const testClockStream = (clockId: string) => `testclock-${clockId}`;
+
+/** The furthest one advance may move a clock: two years, as far as a deal's coupons usually run. */
+export const MAX_ADVANCE_MS = 2 * 366 * 24 * 3_600_000;
+
+const invalid = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'test_clock', field, message }]);
+
+/** The next job an advance runs: the earliest due by its end (armed first among equals); none when all ran. */
+export function nextDueJob(clock: TestClock): PendingJob | null {
+  if (clock.status !== 'advancing' || clock.target === null) return null;
+  const target = Date.parse(clock.target);
+  let next: PendingJob | null = null;
+  for (const job of Object.values(clock.pending)) {
+    const due = Date.parse(job.runAt);
+    if (due > target) continue;
+    if (!next || due < Date.parse(next.runAt) || (due === Date.parse(next.runAt) && job.seq < next.seq)) next = job;
+  }
+  return next;
+}
+
+export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEvent> = {
+  initialState: () => ({
+    created: false,
+    partnerId: null,
+    name: null,
+    frozenTime: null,
+    createdAt: null,
+    status: 'ready',
+    target: null,
+    seq: 0,
+    pending: {},
+  }),
+
+  decide(command, clock, now) {
+    if (command.type === 'CreateTestClock') {
+      if (clock.created) return [];
+      if (!Number.isFinite(Date.parse(command.data.frozenTime))) throw invalid('frozen_time', 'must be a date and time');
+      return [{ type: 'TestClockCreated', data: { ...command.data, createdAt: now.toISOString() } }];
+    }
+    const { clockId } = command.data;
+    if (!clock.created) throw new NotFound(`test clock ${clockId} not found`);
+    switch (command.type) {
+      case 'AdvanceTestClock': {
+        if (clock.status === 'advancing') throw invalid('status', 'is advancing: wait until it is ready');
+        const to = Date.parse(command.data.to);
+        const from = Date.parse(clock.frozenTime!);
+        if (!Number.isFinite(to)) throw invalid('frozen_time', 'must be a date and time');
+        if (to <= from) throw invalid('frozen_time', `must be after the clock's time, ${clock.frozenTime}`);
+        if (to - from > MAX_ADVANCE_MS) throw invalid('frozen_time', 'must be at most two years after the clock’s time: advance in steps');
+        return [{ type: 'TestClockAdvancing', data: { clockId, from: clock.frozenTime!, to: new Date(to).toISOString() } }];
+      }
+      case 'ArmClockJob': {
+        const { id, kind, runAt, data } = command.data.job;
+        return [{ type: 'TestClockJobArmed', data: { clockId, seq: clock.seq + 1, job: { id, kind, runAt: runAt.toISOString(), data } } }];
+      }
+      case 'CancelClockJob':
+        return Object.hasOwn(clock.pending, command.data.jobId) ? [{ type: 'TestClockJobCancelled', data: command.data }] : [];
+      case 'RecordClockJobRan': {
+        const { jobId, seq, at, failed } = command.data;
+        return [{ type: 'TestClockJobRan', data: { clockId, jobId, seq, at, ...(failed === undefined ? {} : { failed }) } }];
+      }
+      case 'FinishClockAdvance':
+        if (clock.status !== 'advancing' || nextDueJob(clock)) return [];
+        return [{ type: 'TestClockReady', data: { clockId, frozenTime: clock.target! } }];
+    }
+  },
+
+  evolve(clock, event) {
+    switch (event.type) {
+      case 'TestClockCreated': {
+        const { partnerId, name, frozenTime, createdAt } = event.data;
+        return { ...clock, created: true, partnerId, name, frozenTime, createdAt };
+      }
+      case 'TestClockAdvancing':
+        return { ...clock, status: 'advancing', target: event.data.to };
+      case 'TestClockJobArmed':
+        return {
+          ...clock,
+          seq: event.data.seq,
+          pending: { ...clock.pending, [event.data.job.id]: { ...event.data.job, seq: event.data.seq } },
+        };
+      case 'TestClockJobCancelled': {
+        const { [event.data.jobId]: _cancelled, ...pending } = clock.pending;
+        return { ...clock, pending };
+      }
+      case 'TestClockJobRan': {
+        // The clock's time passes through each job's instant; a job armed again while it ran stays.
+        const kept = clock.pending[event.data.jobId];
+        const pending = { ...clock.pending };
+        if (kept && kept.seq === event.data.seq) delete pending[event.data.jobId];
+        const later = Date.parse(event.data.at) > Date.parse(clock.frozenTime!) ? event.data.at : clock.frozenTime;
+        return { ...clock, pending, frozenTime: later };
+      }
+      case 'TestClockReady':
+        return { ...clock, status: 'ready', target: null, frozenTime: event.data.frozenTime };
+    }
+  },
+};
+
+/** Carries a test clock's advance out where jobs run (the scheduler that keeps clocks' jobs). */
+export abstract class TestClockRunner {
+  abstract advanceSoon(clockId: string): Promise<void>;
+}

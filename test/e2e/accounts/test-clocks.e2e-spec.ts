@@ -1,0 +1,118 @@
+import { CreatedPartner } from '@deals/accounts';
+import { ManualClock } from '@deals/kernel';
+import { TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { SmtpSink } from '../../support/smtp-sink';
+
+/**
+ * A sandbox's test clocks over HTTPS: calls made under one act in its time on a world of its own;
+ * advancing it runs what time brings (a reservation lapsing, a batch sent to a real SMTP server, a
+ * statement's day closing), in order, and nothing moves while it stands still.
+ */
+describe('test clocks', () => {
+  const real = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let smtp: SmtpSink;
+  let partner: CreatedPartner;
+  let test: string;
+
+  beforeAll(async () => {
+    smtp = await SmtpSink.start();
+    api = await TestApi.start({ clock: real, env: { SMTP_URL: smtp.url } });
+    partner = await api.createPartner('Time traveller');
+    test = partner.sandbox!.apiKey;
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, current_price: 1000, quantity: 10, max_per_user: undefined, end_at: '2027-06-18T05:00:00Z' }]);
+  });
+  afterAll(async () => {
+    await api.close();
+    await smtp.close();
+  });
+
+  const makeClock = async (frozen: string) => {
+    const made = await api.call('POST', '/v1/test_clocks', { apiKey: test, body: { frozen_time: frozen, name: 'lapse' } });
+    expect(made.status).toBe(200);
+    return made.body.test_clock as { id: string; frozen_time: string; status: string };
+  };
+  const under = (clockId: string, method: string, path: string, body?: unknown) =>
+    api.call(method, path, { apiKey: test, body, headers: { 'deals-test-clock': clockId } });
+  const advance = async (clockId: string, to: string) => {
+    const reply = await api.call('POST', `/v1/test_clocks/${clockId}/advance`, { apiKey: test, body: { frozen_time: to } });
+    expect(reply.status).toBe(200);
+    for (let i = 0; i < 200; i++) {
+      const clock = (await api.call('GET', `/v1/test_clocks/${clockId}`, { apiKey: test })).body.test_clock;
+      if (clock.status === 'ready') return clock;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`test clock ${clockId} still advancing`);
+  };
+
+  it('is a sandbox’s: live credentials can neither make one nor call under one; another sandbox finds none', async () => {
+    const clock = await makeClock('2026-07-01T00:00:00Z');
+    expect(clock).toMatchObject({ frozen_time: '2026-07-01T00:00:00.000Z', status: 'ready', livemode: false });
+    const live = await api.call('POST', '/v1/test_clocks', { apiKey: partner.apiKey, body: { frozen_time: '2026-07-01T00:00:00Z' } });
+    expect([live.status, live.body.error_type]).toEqual([403, 'forbidden']);
+    const liveUnder = await api.call('GET', `/deals/${spaDay.id}`, { apiKey: partner.apiKey, headers: { 'deals-test-clock': clock.id } });
+    expect(liveUnder.status).toBe(403);
+    const other = await api.createPartner('Someone else');
+    expect((await api.call('GET', `/v1/test_clocks/${clock.id}`, { apiKey: other.sandbox!.apiKey })).status).toBe(404);
+    const otherUnder = await api.call('GET', `/deals/${spaDay.id}`, {
+      apiKey: other.sandbox!.apiKey,
+      headers: { 'deals-test-clock': clock.id },
+    });
+    expect(otherUnder.status).toBe(404);
+    const past = await api.call('POST', `/v1/test_clocks/${clock.id}/advance`, {
+      apiKey: test,
+      body: { frozen_time: '2026-06-01T00:00:00Z' },
+    });
+    expect([past.status, past.body.error_type]).toEqual([422, 'validation_failed']);
+  });
+
+  it('lapses a reservation made under it only when advanced past its five minutes, whatever real time does', async () => {
+    const clock = await makeClock('2026-12-10T09:00:00Z');
+    const reserved = await under(clock.id, 'POST', '/purchases/reserve', { deal_id: spaDay.id, num_bought: 2 });
+    expect(reserved.status).toBe(200);
+    const purchaseId = reserved.body.purchase.id;
+    // Real time passes an hour: the clock stands still, and the hold with it.
+    real.advance(3_600_000);
+    await api.settle();
+    const held = await under(clock.id, 'GET', `/purchases/${purchaseId}`);
+    expect(held.body.purchase.fulfillment_state).toBe('reserved');
+    // The sandbox without the clock, and live, find nothing of the clock's world.
+    expect((await api.call('GET', `/purchases/${purchaseId}`, { apiKey: test })).status).toBe(404);
+    expect((await api.call('GET', `/purchases/${purchaseId}`, { apiKey: partner.apiKey })).status).toBe(404);
+
+    const ready = await advance(clock.id, '2026-12-10T09:06:00Z');
+    expect(ready.frozen_time).toBe('2026-12-10T09:06:00.000Z');
+    await api.settle();
+    // It lapsed at its own instant, five minutes after it was made, by the clock.
+    const events = (await under(clock.id, 'GET', `/v1/events?resource_id=${purchaseId}`)).body.events;
+    expect(events.map((e: { type: string; created_at: string; livemode: boolean }) => [e.type, e.created_at, e.livemode])).toEqual(
+      expect.arrayContaining([['reservation.expired', '2026-12-10T09:05:00.000Z', false]]),
+    );
+  });
+
+  it('sends a batch at its send_at in the clock’s time, to a real SMTP server, and closes the statement’s day', async () => {
+    const clock = await makeClock('2027-03-01T10:00:00Z');
+    const email = 'clocked@example.com';
+    const user = (await under(clock.id, 'POST', '/users', { email })).body.user_id;
+    const batch = await under(clock.id, 'POST', '/v1/targeted_email/batches', {
+      deal_id: spaDay.id,
+      user_ids: [user],
+      mode: 'suppress',
+      send_at: '2027-03-02T09:00:00Z',
+    });
+    expect(batch.status).toBe(201);
+    // Not sent while the clock stands before send_at.
+    await advance(clock.id, '2027-03-02T08:59:00Z');
+    expect(smtp.to(email)).toHaveLength(0);
+    await advance(clock.id, '2027-03-03T02:00:00Z');
+    for (let i = 0; i < 100 && smtp.to(email).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(smtp.to(email)).toHaveLength(1);
+    const sent = await under(clock.id, 'GET', `/v1/targeted_email/batches/${batch.body.batch.id}?deal_id=${spaDay.id}`);
+    expect(sent.body.batch.status).toBe('processed');
+    // The clock's statements close by its time: 2027-03-01 closed an hour after it ended.
+    const day = await under(clock.id, 'GET', '/v1/settlements/2027-03-01');
+    expect(day.body.settlement).toMatchObject({ livemode: false, state: 'closed' });
+  });
+});
