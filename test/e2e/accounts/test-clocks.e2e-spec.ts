@@ -3,6 +3,8 @@ import { ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { SmtpSink } from '../../support/smtp-sink';
+import { WebhookReceiver } from '../../support/webhook-receiver';
+import { WebhookSender } from '@deals/event-feed';
 
 /**
  * A sandbox's test clocks over HTTPS: calls made under one act in its time on a world of its own;
@@ -13,12 +15,15 @@ describe('test clocks', () => {
   const real = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let smtp: SmtpSink;
+  let receiver: WebhookReceiver;
   let partner: CreatedPartner;
   let test: string;
 
   beforeAll(async () => {
     smtp = await SmtpSink.start();
-    api = await TestApi.start({ clock: real, env: { SMTP_URL: smtp.url } });
+    receiver = await WebhookReceiver.start();
+    api = await TestApi.start({ clock: real, env: { SMTP_URL: smtp.url, WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'on' } });
+    (api.get(WebhookSender) as unknown as { agent: { options: { ca?: string } } }).agent.options.ca = receiver.ca;
     partner = await api.createPartner('Time traveller');
     test = partner.sandbox!.apiKey;
     await api.importRegions([chicago]);
@@ -27,6 +32,7 @@ describe('test clocks', () => {
   afterAll(async () => {
     await api.close();
     await smtp.close();
+    await receiver.close();
   });
 
   const makeClock = async (frozen: string) => {
@@ -90,6 +96,58 @@ describe('test clocks', () => {
     expect(events.map((e: { type: string; created_at: string; livemode: boolean }) => [e.type, e.created_at, e.livemode])).toEqual(
       expect.arrayContaining([['reservation.expired', '2026-12-10T09:05:00.000Z', false]]),
     );
+  });
+
+  it("delivers its events to the sandbox's webhook endpoints, dated in its time; keeps its idempotency keys by its time; expires coupons", async () => {
+    const endpoint = await api.call('POST', '/v1/webhook_endpoints', {
+      apiKey: test,
+      body: { url: receiver.url('/clocked'), types: ['user.created', 'coupon.expired'] },
+    });
+    expect(endpoint.status).toBe(201);
+    const clock = await makeClock('2026-12-31T23:00:00Z');
+    const keyed = (email: string) =>
+      api.call('POST', '/users', {
+        apiKey: test,
+        body: { email },
+        headers: { 'deals-test-clock': clock.id, 'idempotency-key': 'make-once' },
+      });
+    const first = await keyed('keyed@example.com');
+    expect(first.status).toBe(200);
+    expect((await keyed('keyed@example.com')).headers['idempotent-replayed']).toBe('true');
+    const delivered = await receiver.waitFor(1, (r) => r.path === '/clocked');
+    const body = JSON.parse(delivered[0].body);
+    expect([body.type, body.created_at, body.livemode, body.resource_id]).toEqual([
+      'user.created',
+      '2026-12-31T23:00:00.000Z',
+      false,
+      first.body.user_id,
+    ]);
+    // A coupon bought under the clock an hour before the deal's coupons expire (2026-12-31T23:59Z).
+    const card = await under(clock.id, 'POST', '/credit_cards', {
+      user_id: first.body.user_id,
+      number: '4242424242424242',
+      verification_value: '123',
+      month: 12,
+      year: 2030,
+      zip_code: '60601',
+    });
+    const bought = await under(clock.id, 'POST', '/purchases', {
+      deal_id: spaDay.id,
+      user_id: first.body.user_id,
+      credit_card_id: card.body.credit_card_id,
+      quantity: 1,
+      expected_price_per_unit: 1000,
+    });
+    expect(bought.status).toBe(200);
+    const couponId = bought.body.purchase.coupons[0].id;
+    // A day on, by the clock: the coupon expired (its event delivered), and the key is forgotten, so the same request runs again.
+    await advance(clock.id, '2027-01-02T00:00:00Z');
+    const coupons = (await under(clock.id, 'GET', `/users/${first.body.user_id}/coupons`)).body.coupons;
+    expect(coupons.map((c: { id: string; state: string }) => [c.id, c.state])).toEqual([[couponId, 'expired']]);
+    const expired = await receiver.waitFor(1, (r) => r.path === '/clocked' && r.body.includes('"coupon.expired"'));
+    expect(JSON.parse(expired[0].body)).toMatchObject({ resource_id: couponId, livemode: false, created_at: '2026-12-31T23:59:00.000Z' });
+    const again = await keyed('keyed@example.com');
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
   });
 
   it('sends a batch at its send_at in the clock’s time, to a real SMTP server, and closes the statement’s day', async () => {

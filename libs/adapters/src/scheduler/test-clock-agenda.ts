@@ -32,6 +32,7 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
   private readonly handlers = new Map<string, JobHandler>();
   private readonly logger = new Logger('TestClocks');
   private readonly advancing = new Set<string>();
+  private readonly sweeps: string[] = [];
 
   constructor(
     private readonly inner: Scheduler,
@@ -79,7 +80,11 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
     });
   }
 
-  /** Runs the clock's jobs due by the advance's end, one at a time in order, then marks the clock ready. */
+  sweepAtEachAdvance(kind: string): void {
+    if (!this.sweeps.includes(kind)) this.sweeps.push(kind);
+  }
+
+  /** Runs the clock's jobs due by the advance's end, one at a time in order, then its sweeps, then marks the clock ready. */
   async advance(clockId: string): Promise<void> {
     // One run of a clock at a time in a process; another process's run of it writes the same records.
     if (this.advancing.has(clockId)) return;
@@ -89,6 +94,7 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
         const { state } = await loadAggregate(this.store, testClockStream(clockId), testClockDecider);
         const job = nextDueJob(state);
         if (!job) {
+          if (state.status === 'advancing') await this.sweep(clockId, underTestClock(state.partnerId!, clockId), new Date(state.target!));
           await this.onClock(clockId, { type: 'FinishClockAdvance', data: { clockId } });
           return;
         }
@@ -110,6 +116,19 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
       }
     } finally {
       this.advancing.delete(clockId);
+    }
+  }
+
+  /** The sweeps, once each at the advance's end (a sweep is idempotent: a repeat after a stop records nothing twice). */
+  private async sweep(clockId: string, partnerId: string, at: Date): Promise<void> {
+    for (const kind of this.sweeps) {
+      const handler = this.handlers.get(kind);
+      if (!handler) continue;
+      try {
+        await inTestClock({ clockId, partnerId, at }, () => handler({ id: kind, kind, runAt: at, data: {} }));
+      } catch (error) {
+        this.logger.warn(`test clock ${clockId}: its ${kind} sweep failed at ${at.toISOString()}: ${String(error)}`);
+      }
     }
   }
 

@@ -1,4 +1,15 @@
-import { Clock, CommandCaller, EventStore, fold, handleCommand, Mailer, Scheduler, ViewDocument, ViewProgress } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  fold,
+  handleCommand,
+  Mailer,
+  Scheduler,
+  testClockOf,
+  ViewDocument,
+  ViewProgress,
+} from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { WebhookSettings } from '../commands/webhook-settings';
 import { WebhookSender } from '../delivery/webhook-sender';
@@ -75,7 +86,11 @@ export class DeliverWebhooks {
       await this.scheduler.schedule({
         id: `webhook-${delivery._id}-${attempt}`,
         kind: DELIVER_WEBHOOK_JOB,
-        runAt: new Date(delivery.nextAttemptAt ?? delivery.createdAt),
+        // A test clock's events are dated in its time: their first attempt goes now, in real time.
+        runAt:
+          attempt === 1 && testClockOf(delivery.partnerId) !== null
+            ? this.clock.now()
+            : new Date(delivery.nextAttemptAt ?? delivery.createdAt),
         data: { deliveryId: delivery._id, attempt },
       });
     } catch (error) {

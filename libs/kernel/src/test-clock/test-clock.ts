@@ -162,4 +162,9 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
 /** Carries a test clock's advance out where jobs run (the scheduler that keeps clocks' jobs). */
 export abstract class TestClockRunner {
   abstract advanceSoon(clockId: string): Promise<void>;
+  /**
+   * Has every advance run the jobs of `kind` once more at its end, in the clock's time: for the work
+   * real time does by sweeps (recording the coupons that expired), which a clock does not arm.
+   */
+  abstract sweepAtEachAdvance(kind: string): void;
 }

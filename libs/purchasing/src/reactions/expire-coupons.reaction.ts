@@ -1,4 +1,4 @@
-import { Clock, keepsTimeOf, Scheduler, ViewStore } from '@deals/kernel';
+import { Clock, currentTestClock, inTestClock, keepsTimeOf, Scheduler, TestClockRunner, ViewStore } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ExpireCoupon } from '../commands/expire-coupon/expire-coupon.command';
@@ -38,14 +38,17 @@ export class ExpireCoupons {
     private readonly views: ViewStore,
     private readonly clock: Clock,
     private readonly settings: CouponExpirySettings,
+    runner: TestClockRunner,
   ) {
     this.scheduler.handle(EXPIRE_COUPONS_JOB, async () => {
       try {
         await this.sweep();
       } finally {
-        await this.arm(this.clock.now().getTime() + this.settings.sweepMs);
+        // A test clock sweeps its own world at the end of each advance, armed by nothing.
+        if (!currentTestClock()) await this.arm(this.clock.now().getTime() + this.settings.sweepMs);
       }
     });
+    runner.sweepAtEachAdvance(EXPIRE_COUPONS_JOB);
   }
 
   /** Called by the process that runs jobs once its views are caught up: the first sweep runs at once. */
@@ -64,7 +67,10 @@ export class ExpireCoupons {
         if (!keepsTimeOf(coupon.partnerId)) continue;
         outcome.found++;
         try {
-          const { recorded } = await this.commands.execute(new ExpireCoupon(coupon._id, coupon.partnerId));
+          const expire = () => this.commands.execute(new ExpireCoupon(coupon._id, coupon.partnerId));
+          // Under a test clock, each expiry is recorded at its own instant, as if time had passed it.
+          const clock = currentTestClock();
+          const { recorded } = await (clock ? inTestClock({ ...clock, at: new Date(coupon.expiresAt as number) }, expire) : expire());
           if (recorded) outcome.recorded++;
         } catch (error) {
           outcome.failed++;

@@ -1,4 +1,4 @@
-import { BatchDocuments, defineProjection, RecordedEvent, ViewDocument } from '@deals/kernel';
+import { accountOf, BatchDocuments, defineProjection, RecordedEvent, ViewDocument } from '@deals/kernel';
 import type { FeedEventType, FeedResourceType } from '../../domain/feed-event';
 import { deliveryId, feedEventId, feedOrder } from '../../domain/feed-ids';
 import type { AttemptRecord, WebhookDeliveryAttempted } from '../../domain/webhook-delivery/webhook-delivery.events';
@@ -257,9 +257,9 @@ class FeedBatch {
     return { ...resource, sequence, made: [...made] };
   }
 
-  /** A delivery of the event to each endpoint of its partner listening for its type. */
+  /** A delivery of the event to each endpoint of its partner (a test clock's world: its sandbox) listening for its type. */
   private async deliver(feedEvent: FeedEvent, causeId: string, only?: string): Promise<void> {
-    const [listeners] = await this.load<FeedListeners>([listenersKey(feedEvent.partnerId)]);
+    const [listeners] = await this.load<FeedListeners>([listenersKey(accountOf(feedEvent.partnerId))]);
     for (const endpoint of listeners?.endpoints ?? []) {
       if (only !== undefined ? endpoint.id !== only : !endpoint.enabled || !listensTo(endpoint.types, feedEvent.type)) continue;
       const id = deliveryId(feedEvent._id, endpoint.id, causeId);
