@@ -1,6 +1,7 @@
 // Building against the sandbox (docs/sandbox.md): with the demo partner's test credentials, make a
-// user, store test cards, see a decline and a purchase, and read them back from the sandbox's own
-// event feed. Run beside `npm start`:
+// user, store test cards, see a decline and a purchase, read them back from the sandbox's own event
+// feed, then make a test clock, reserve under it and advance it past the reservation's five
+// minutes. Run beside `npm start`:
 //   NODE_TLS_REJECT_UNAUTHORIZED=0 node -r @swc-node/register clients/typescript/examples/sandbox.ts
 // (NODE_TLS_REJECT_UNAUTHORIZED trusts the demo's self-signed certificate; never set it against a real installation).
 import { readFileSync } from 'node:fs';
@@ -63,6 +64,33 @@ async function main() {
   const feed = must('reading the feed', await sandbox.GET('/v1/events', { params: { query: { resource_id: purchase.id } } }));
   const mine = feed.events.find((e) => e.type === 'purchase.completed');
   console.log(mine?.type, mine?.livemode); // purchase.completed false
+
+  // A test clock: calls sent with its id act in its time, on a world of its own in the sandbox.
+  const start = new Date(Math.ceil(Date.now() / 1000) * 1000);
+  const clock = must('making a clock', await sandbox.POST('/v1/test_clocks', { body: { frozen_time: start.toISOString() } })).test_clock;
+  const underClock = { headers: { 'Deals-Test-Clock': clock.id } };
+  const reserved = must(
+    'reserving',
+    await sandbox.POST('/purchases/reserve', { ...underClock, body: { deal_id: dealId, num_bought: 1 } }),
+  ).purchase;
+  // Five minutes and one second later, by the clock: the reservation lapses at its own instant.
+  must(
+    'advancing',
+    await sandbox.POST('/v1/test_clocks/{test_clock_id}/advance', {
+      params: { path: { test_clock_id: clock.id } },
+      body: { frozen_time: new Date(start.getTime() + 301_000).toISOString() },
+    }),
+  );
+  for (let ready = false; !ready; await new Promise((r) => setTimeout(r, 100)))
+    ready =
+      must('reading the clock', await sandbox.GET('/v1/test_clocks/{test_clock_id}', { params: { path: { test_clock_id: clock.id } } }))
+        .test_clock.status === 'ready';
+  const lapsed = must(
+    'reading its feed',
+    await sandbox.GET('/v1/events', { ...underClock, params: { query: { resource_id: reserved.id } } }),
+  );
+  const expiry = lapsed.events.find((e) => e.type === 'reservation.expired');
+  console.log(expiry?.type, expiry && (Date.parse(expiry.created_at) - start.getTime()) / 1000); // reservation.expired 300
 }
 
 main().catch((error: unknown) => {

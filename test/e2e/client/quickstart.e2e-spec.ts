@@ -63,10 +63,16 @@ describe('the quick start (clients/typescript/examples/quickstart.ts)', () => {
     expect(JSON.parse(ran.stderr.slice(ran.stderr.indexOf('{')))).toMatchObject({ status: 'error', error_type: 'declined' });
   });
 
-  it('the sandbox example (docs/sandbox.md) acts on the sandbox with the test key: a decline, a purchase, its own feed', async () => {
+  it('the sandbox example (docs/sandbox.md) acts on the sandbox with the test key: a decline, a purchase, its own feed, a test clock', async () => {
     const ran = await quickstart(dir.path, '', 'sandbox');
     expect(ran.stderr).toBe('');
     expect(ran.code).toBe(0);
-    expect(ran.stdout.trim().split('\n')).toEqual(['livemode false', '422 declined', 'charged', 'purchase.completed false']);
+    expect(ran.stdout.trim().split('\n')).toEqual([
+      'livemode false',
+      '422 declined',
+      'charged',
+      'purchase.completed false',
+      'reservation.expired 300',
+    ]);
   });
 });
