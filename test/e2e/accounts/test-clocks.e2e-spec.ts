@@ -169,6 +169,15 @@ describe('test clocks', () => {
     expect(smtp.to(email)).toHaveLength(1);
     const sent = await under(clock.id, 'GET', `/v1/targeted_email/batches/${batch.body.batch.id}?deal_id=${spaDay.id}`);
     expect(sent.body.batch.status).toBe('processed');
+    // The daily regional email of each day the advance passed, to the clock's subscriber only.
+    await under(clock.id, 'POST', `/users/${user}/subscriptions`, { zip: '60601' });
+    const realSubscriber = (await api.call('POST', '/users', { apiKey: test, body: { email: 'real-time@example.com' } })).body.user_id;
+    await api.call('POST', `/users/${realSubscriber}/subscriptions`, { apiKey: test, body: { zip: '60601' } });
+    await advance(clock.id, '2027-03-05T02:00:00Z');
+    for (let i = 0; i < 100 && smtp.to(email).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    // 7:00 in Chicago (13:00 UTC) on March 3 and 4: two emails beside the batch's.
+    expect(smtp.to(email).length).toBe(3);
+    expect(smtp.to('real-time@example.com')).toHaveLength(0);
     // The clock's statements close by its time: 2027-03-01 closed an hour after it ended.
     const day = await under(clock.id, 'GET', '/v1/settlements/2027-03-01');
     expect(day.body.settlement).toMatchObject({ livemode: false, state: 'closed' });

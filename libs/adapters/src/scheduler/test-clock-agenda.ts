@@ -94,7 +94,8 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
         const { state } = await loadAggregate(this.store, testClockStream(clockId), testClockDecider);
         const job = nextDueJob(state);
         if (!job) {
-          if (state.status === 'advancing') await this.sweep(clockId, underTestClock(state.partnerId!, clockId), new Date(state.target!));
+          if (state.status === 'advancing')
+            await this.sweep(clockId, underTestClock(state.partnerId!, clockId), new Date(state.from!), new Date(state.target!));
           await this.onClock(clockId, { type: 'FinishClockAdvance', data: { clockId } });
           return;
         }
@@ -120,12 +121,12 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
   }
 
   /** The sweeps, once each at the advance's end (a sweep is idempotent: a repeat after a stop records nothing twice). */
-  private async sweep(clockId: string, partnerId: string, at: Date): Promise<void> {
+  private async sweep(clockId: string, partnerId: string, from: Date, at: Date): Promise<void> {
     for (const kind of this.sweeps) {
       const handler = this.handlers.get(kind);
       if (!handler) continue;
       try {
-        await inTestClock({ clockId, partnerId, at }, () => handler({ id: kind, kind, runAt: at, data: {} }));
+        await inTestClock({ clockId, partnerId, at }, () => handler({ id: kind, kind, runAt: at, data: { from: from.toISOString() } }));
       } catch (error) {
         this.logger.warn(`test clock ${clockId}: its ${kind} sweep failed at ${at.toISOString()}: ${String(error)}`);
       }

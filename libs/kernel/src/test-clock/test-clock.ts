@@ -54,7 +54,8 @@ export interface TestClock {
   frozenTime: string | null;
   createdAt: string | null;
   status: 'ready' | 'advancing';
-  /** Where the advance under way ends. */
+  /** Where the advance under way began and ends. */
+  from: string | null;
   target: string | null;
   seq: number;
   pending: Record<string, PendingJob>;
@@ -88,6 +89,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
     frozenTime: null,
     createdAt: null,
     status: 'ready',
+    from: null,
     target: null,
     seq: 0,
     pending: {},
@@ -134,7 +136,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
         return { ...clock, created: true, partnerId, name, frozenTime, createdAt };
       }
       case 'TestClockAdvancing':
-        return { ...clock, status: 'advancing', target: event.data.to };
+        return { ...clock, status: 'advancing', from: event.data.from, target: event.data.to };
       case 'TestClockJobArmed':
         return {
           ...clock,
@@ -154,7 +156,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
         return { ...clock, pending, frozenTime: later };
       }
       case 'TestClockReady':
-        return { ...clock, status: 'ready', target: null, frozenTime: event.data.frozenTime };
+        return { ...clock, status: 'ready', from: null, target: null, frozenTime: event.data.frozenTime };
     }
   },
 };
@@ -164,7 +166,8 @@ export abstract class TestClockRunner {
   abstract advanceSoon(clockId: string): Promise<void>;
   /**
    * Has every advance run the jobs of `kind` once more at its end, in the clock's time: for the work
-   * real time does by sweeps (recording the coupons that expired), which a clock does not arm.
+   * real time does by sweeps (recording the coupons that expired, the daily emails), which a clock
+   * does not arm. The job's `runAt` is where the advance ends, its `data.from` where it began.
    */
   abstract sweepAtEachAdvance(kind: string): void;
 }

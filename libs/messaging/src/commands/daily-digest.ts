@@ -1,7 +1,19 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import { EngagementQueries, UnsubscribeLinks } from '@deals/engagement';
-import { Clock, EventStore, handleCommand, keepsTimeOf, loadAggregate, Mailer, MailNotSent, OPERATOR, ScheduledJob } from '@deals/kernel';
+import {
+  Clock,
+  currentTestClock,
+  EventStore,
+  handleCommand,
+  keepsTimeOf,
+  loadAggregate,
+  Mailer,
+  MailNotSent,
+  OPERATOR,
+  sandboxScoped,
+  ScheduledJob,
+} from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { utcDay } from '../domain/batch/batch-rules';
 import { digestDecider, digestStream, RecordDigestRecipient } from '../domain/digest/digest.decider';
@@ -56,7 +68,8 @@ export class DailyDigest {
     const run: DigestRun = { sent: 0, skipped: 0, failed: 0 };
     const region = await this.catalog.region(regionId);
     if (!region) return run;
-    const stream = digestStream(regionId, day);
+    // A test clock's world keeps the record of its own emails apart from the real day's.
+    const stream = sandboxScoped(digestStream(regionId, day), currentTestClock()?.partnerId);
     const tried = (await loadAggregate(this.store, stream, digestDecider)).state.tried;
     // Under a test clock, its own subscriptions; otherwise every other one.
     const todo = (await this.subscriptions.activeInRegion(regionId)).filter((s) => !tried.has(s._id) && keepsTimeOf(s.partnerId));

@@ -1,5 +1,6 @@
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, EventStore, Scheduler } from '@deals/kernel';
+import { Clock, currentTestClock, EventStore, inTestClock, Scheduler, TestClockRunner } from '@deals/kernel';
+import { EngagementQueries } from '@deals/engagement';
 import { Injectable } from '@nestjs/common';
 import { DailyDigest, digestJob, SEND_DIGEST_JOB } from '../commands/daily-digest';
 import { digestStream } from '../domain/digest/digest.decider';
@@ -11,6 +12,7 @@ export abstract class DigestSettings {
 }
 
 const ARM_DIGESTS_JOB = 'arm-digests';
+const CLOCK_DIGESTS_JOB = 'clock-digests';
 const HOUR_MS = 3_600_000;
 
 /**
@@ -28,6 +30,8 @@ export class DailyDigestJobs {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly settings: DigestSettings,
+    private readonly subscriptions: EngagementQueries,
+    runner: TestClockRunner,
   ) {
     this.scheduler.handle(SEND_DIGEST_JOB, async (job) => {
       const regionId = String(job.data.regionId);
@@ -42,6 +46,27 @@ export class DailyDigestJobs {
       await this.scheduler.schedule(digestJob(regionId, tomorrow, localHourInstant(tomorrow, this.settings.hour, region.region.time_zone)));
     });
     this.scheduler.handle(ARM_DIGESTS_JOB, () => this.rearm());
+    this.scheduler.handle(CLOCK_DIGESTS_JOB, (job) => this.sendUnderClock(new Date(String(job.data.from)), job.runAt));
+    runner.sweepAtEachAdvance(CLOCK_DIGESTS_JOB);
+  }
+
+  /**
+   * Under a test clock, at the end of an advance: each day's email whose hour the advance passed, in
+   * each region where the clock's world has subscribers, sent in order at that hour by the clock.
+   */
+  private async sendUnderClock(from: Date, to: Date): Promise<void> {
+    const clock = currentTestClock();
+    if (!clock) return;
+    for (const view of await this.catalog.regions()) {
+      if (!view.region.active || !(await this.subscriptions.activeInRegion(view._id)).some((s) => s.partnerId === clock.partnerId))
+        continue;
+      const zone = view.region.time_zone;
+      for (let day = localDate(from, zone); ; day = nextDate(day)) {
+        const at = localHourInstant(day, this.settings.hour, zone);
+        if (at.getTime() > to.getTime()) break;
+        if (at.getTime() > from.getTime()) await inTestClock({ ...clock, at }, () => this.digest.send(view._id, day, this.settings.hour));
+      }
+    }
   }
 
   async rearm(): Promise<void> {
