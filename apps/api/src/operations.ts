@@ -1,5 +1,5 @@
 import { TestClockAgenda, type BullmqScheduler } from '@deals/adapters';
-import { Scheduler } from '@deals/kernel';
+import { accountOf, Scheduler } from '@deals/kernel';
 import { listenForMetrics, listJobs, ServiceConfig, ServiceMetrics } from '@deals/runtime';
 import type { AuthenticatedRequest, UsageMeter } from '@deals/wire';
 import type { FastifyInstance } from 'fastify';
@@ -17,7 +17,8 @@ export function recordAnswers(fastify: FastifyInstance, metrics: ServiceMetrics 
       reply.elapsedTime / 1000,
     );
     const partner = request.partner;
-    if (partner !== undefined) usage.count(partner.id, partner.credentialId, reply.statusCode);
+    // A test clock's calls are its sandbox's.
+    if (partner !== undefined) usage.count(accountOf(partner.id), partner.credentialId, reply.statusCode);
     done();
   });
 }

@@ -24,9 +24,8 @@ export const underTestClock = (sandboxId: string, clockId: string): string => `$
 
 /** The test clock a partner id acts under; null for a live partner or a sandbox's own calls. */
 export function testClockOf(partnerId: string): string | null {
-  if (!isSandbox(partnerId)) return null;
   const at = partnerId.lastIndexOf(CLOCK_SEPARATOR);
-  return at < 0 ? null : partnerId.slice(at + 1);
+  return at < 0 || !isSandbox(partnerId) ? null : partnerId.slice(at + 1);
 }
 
 /** The account a partner id belongs to: a test clock's world is its sandbox's. */

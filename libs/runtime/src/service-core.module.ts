@@ -112,7 +112,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.couponExpiry.rearm();
     // An advance a stopped process left half done goes on (its jobs already run are recorded).
     for (const clock of await this.views.find<TestClockView>(TEST_CLOCKS, { status: 'advancing' }))
-      await this.clocks.advanceSoon(clock._id);
+      await this.clocks.advanceSoon(clock._id, clock.advancingTo!);
   }
 
   async onApplicationShutdown(): Promise<void> {

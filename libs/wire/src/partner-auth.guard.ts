@@ -185,6 +185,10 @@ export function authenticateEveryRequest(
       presented = v3 ? presentedBasic(request) : presentedKeyOrToken(request);
       request.partner = await verified(verifier(), request, presented, now());
       void reply.header(LIVEMODE_HEADER, request.partner.livemode ? 'true' : 'false');
+      // Counted here rather than in a hook of its own: one hook less on every request. Against the
+      // account, before a test clock is looked up: the sandbox's budget covers its clocks.
+      const spent = limits ? await limits.spend(request, reply) : null;
+      if (spent) return refuse(reply, spent);
       const clockId = request.headers[TEST_CLOCK_HEADER];
       if (clockId !== undefined) {
         const writes = request.method !== 'GET' && request.method !== 'HEAD';
@@ -193,9 +197,6 @@ export function authenticateEveryRequest(
         request.partner = { ...request.partner, id: scope.partnerId };
         request.testClock = scope;
       }
-      // Counted here rather than in a hook of its own: one hook less on every request.
-      const spent = limits ? await limits.spend(request, reply) : null;
-      if (spent) return refuse(reply, spent);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       if (limits && presented && error instanceof WrongCredentials) {
@@ -377,3 +378,16 @@ export const ByPartner = createParamDecorator(
 export const AuthRequest = createParamDecorator((_: unknown, context: ExecutionContext): AuthenticatedRequest =>
   context.switchToHttp().getRequest<AuthenticatedRequest>(),
 );
+
+/**
+ * Refuses a call made under a test clock where the sandbox's own account answers it (its webhook
+ * endpoints, its users' access tokens): those belong to no clock's world.
+ */
+@Injectable()
+export class NotUnderTestClock implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    if (context.switchToHttp().getRequest<AuthenticatedRequest>().testClock)
+      throw new Forbidden(`this call acts on the sandbox itself: make it without ${TEST_CLOCK_HEADER}`);
+    return true;
+  }
+}

@@ -1,4 +1,4 @@
-import { Clock, DailyUsage, SystemClock, UsageDelta, UsageStore } from '@deals/kernel';
+import { Clock, DailyUsage, SystemClock, TestClockAwareClock, UsageDelta, UsageStore } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import type { PartnerRef } from './partner-auth.guard';
 import type { RequestLimits } from './request-limits';
@@ -64,7 +64,9 @@ export class UsageMeter {
     private readonly store: UsageStore,
     clock: Clock,
   ) {
-    this.now = clock instanceof SystemClock ? Date.now : () => clock.now().getTime();
+    // Usage is counted in real time, the calls made under a test clock too.
+    const real = clock instanceof TestClockAwareClock ? clock.real : clock;
+    this.now = real instanceof SystemClock ? Date.now : () => real.now().getTime();
   }
 
   /** Reads "this minute" from the API's budget counters. */

@@ -67,6 +67,14 @@ describe('test clocks', () => {
       headers: { 'deals-test-clock': clock.id },
     });
     expect(otherUnder.status).toBe(404);
+    expect((await api.call('GET', '/v1/test_clocks', { apiKey: partner.apiKey })).status).toBe(403);
+    expect((await api.call('GET', `/v1/test_clocks/${clock.id}`, { apiKey: partner.apiKey })).status).toBe(403);
+    // What belongs to the sandbox itself is not made under a clock: clocks, webhook endpoints, users' access tokens.
+    expect((await under(clock.id, 'POST', '/v1/test_clocks', { frozen_time: '2026-08-01T00:00:00Z' })).status).toBe(403);
+    expect((await under(clock.id, 'GET', '/v1/webhook_endpoints')).status).toBe(403);
+    const user = (await under(clock.id, 'POST', '/users', { email: 'token@example.com' })).body.user_id;
+    const token = await under(clock.id, 'POST', `/users/${user}/access_tokens`, { expires_in: 60, scope: 'all', access: 'read' });
+    expect([token.status, token.body.error_type]).toEqual([403, 'forbidden']);
     const past = await api.call('POST', `/v1/test_clocks/${clock.id}/advance`, {
       apiKey: test,
       body: { frozen_time: '2026-06-01T00:00:00Z' },

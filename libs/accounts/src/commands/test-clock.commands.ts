@@ -8,13 +8,14 @@ import {
   IdGenerator,
   isSandbox,
   LogPosition,
+  testClockOf,
   TestClockRunner,
   testClockDecider,
   testClockStream,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 
-/** Refuses a clock to anyone but a sandbox, working as itself (not under a clock already). */
+/** Refuses a clock to anyone but a sandbox. */
 function sandboxAccount(partnerId: string): string {
   if (!isSandbox(partnerId)) throw new Forbidden('test clocks are a sandbox’s: use your test credentials');
   return accountOf(partnerId);
@@ -42,6 +43,8 @@ export class CreateTestClockHandler implements ICommandHandler<CreateTestClock> 
 
   async execute({ partnerId, frozenTime, name, caller }: CreateTestClock) {
     const account = sandboxAccount(partnerId);
+    if (testClockOf(partnerId) !== null)
+      throw new Forbidden('a test clock is made by the sandbox itself: make it without Deals-Test-Clock');
     const clockId = `clock_${this.ids.short()}`;
     const { position } = await handleCommand(
       this.store,
@@ -83,7 +86,7 @@ export class AdvanceTestClockHandler implements ICommandHandler<AdvanceTestClock
       { type: 'AdvanceTestClock', data: { clockId, to: to.toISOString() } },
       { now: this.clock.now(), metadata: caller },
     );
-    await this.runner.advanceSoon(clockId);
+    await this.runner.advanceSoon(clockId, to.toISOString());
     return { position };
   }
 }

@@ -1,13 +1,9 @@
 import {
   accountOf,
   Clock,
-  EventStore,
   Forbidden,
-  loadAggregate,
   NotFound,
-  testClockDecider,
   TestClockScope,
-  testClockStream,
   Unauthorized,
   underTestClock,
   ValidationFailed,
@@ -22,6 +18,7 @@ import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/acc
 import { PARTNER_ACCOUNTS, PartnerAccount } from '../projections/partner-accounts/partner-accounts.projection';
 import { PARTNER_API_KEYS, PartnerApiKeyView } from '../projections/partner-api-keys/partner-api-keys.projection';
 import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
+import { TEST_CLOCKS, TestClockView } from '../projections/test-clocks/test-clocks.projection';
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 const toRef = (view: PartnerAccount, credentialId?: string): PartnerRef => ({
@@ -67,7 +64,6 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
   constructor(
     private readonly views: ViewStore,
     private readonly clock: Clock,
-    private readonly store: EventStore,
   ) {
     super();
   }
@@ -122,13 +118,13 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
 
   async testClock(partner: PartnerRef, clockId: string, writes: boolean): Promise<TestClockScope> {
     if (partner.livemode) throw new Forbidden('test clocks are a sandbox’s: make calls under one with your test credentials');
-    const { state } = clockId.length <= 64 ? await loadAggregate(this.store, testClockStream(clockId), testClockDecider) : { state: null };
-    if (!state?.created || state.partnerId !== accountOf(partner.id)) throw new NotFound(`test clock ${clockId.slice(0, 64)} not found`);
-    if (writes && state.status === 'advancing')
+    const clock = clockId.length <= 64 ? await this.views.findById<TestClockView>(TEST_CLOCKS, clockId) : null;
+    if (!clock || clock.partnerId !== accountOf(partner.id)) throw new NotFound(`test clock ${clockId.slice(0, 64)} not found`);
+    if (writes && clock.status === 'advancing')
       throw new ValidationFailed([
         { type: 'invalid', resource: 'test_clock', field: 'status', message: 'is advancing: make the call again once the clock is ready' },
       ]);
-    return { clockId, partnerId: underTestClock(state.partnerId, clockId), at: new Date(state.frozenTime!) };
+    return { clockId, partnerId: underTestClock(clock.partnerId, clockId), at: new Date(clock.frozenTime) };
   }
 
   async byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null> {

@@ -1,4 +1,4 @@
-import { accountOf, NotFound, ViewProgress, ViewStore } from '@deals/kernel';
+import { accountOf, Forbidden, isSandbox, NotFound, ViewProgress, ViewStore } from '@deals/kernel';
 import { ApiAnswer, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -7,6 +7,11 @@ import { AdvanceTestClock, CreateTestClock } from '../commands/test-clock.comman
 import { TEST_CLOCKS, TestClockView } from '../projections/test-clocks/test-clocks.projection';
 import { TestClockAnswer, TestClockListAnswer, toTestClock } from './test-clocks.answers';
 import { AdvanceTestClockBody, CreateTestClockBody, TestClockParams } from './test-clocks.request';
+
+/** Test clocks answer test credentials only. */
+function sandboxOnly(caller: Caller): void {
+  if (!isSandbox(caller.partnerId)) throw new Forbidden('test clocks are a sandbox’s: use your test credentials');
+}
 
 /** The most clocks one list answers: a sandbox's own, newest first. */
 const LISTED = 100;
@@ -41,8 +46,9 @@ export class TestClocksController {
 
   @Get()
   @ApiOperation({ summary: "The sandbox's test clocks", description: `Newest first, at most ${LISTED}.` })
-  @ApiAnswer(TestClockListAnswer)
+  @ApiAnswer(TestClockListAnswer, { errors: [403] })
   async list(@CurrentCaller() caller: Caller) {
+    sandboxOnly(caller);
     const clocks = await this.views.find<TestClockView>(
       TEST_CLOCKS,
       { partnerId: accountOf(caller.partnerId) },
@@ -53,7 +59,7 @@ export class TestClocksController {
 
   @Get(':test_clock_id')
   @ApiOperation({ summary: 'A test clock', description: 'Its time and status: `advancing` until every consequence of an advance ran.' })
-  @ApiAnswer(TestClockAnswer, { errors: [404] })
+  @ApiAnswer(TestClockAnswer, { errors: [403, 404] })
   @ApiRequest({ params: TestClockParams })
   async one(@Param() params: TestClockParams, @CurrentCaller() caller: Caller) {
     return { status: 'success', test_clock: toTestClock(await this.clock(caller, params.test_clock_id)) };
@@ -81,6 +87,7 @@ export class TestClocksController {
 
   /** The caller's sandbox's clock; another's, or none, is not found. */
   private async clock(caller: Caller, clockId: string): Promise<TestClockView> {
+    sandboxOnly(caller);
     const clock = await this.views.findById<TestClockView>(TEST_CLOCKS, clockId);
     if (!clock || clock.partnerId !== accountOf(caller.partnerId)) throw new NotFound(`test clock ${clockId} not found`);
     return clock;

@@ -8,9 +8,10 @@ import {
   ByPartner,
   Caller,
   CurrentCaller,
+  NotUnderTestClock,
   TokenResource,
 } from '@deals/wire';
-import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountsSettings } from '../commands/accounts-settings';
@@ -114,6 +115,7 @@ export class UsersController {
   })
   @ApiAnswer(AccessTokenAnswer, { errors: [404, 422] })
   @ApiRequest({ body: IssueAccessTokenBody })
+  @UseGuards(NotUnderTestClock)
   async issueToken(
     @Param('user') userId: string,
     @Body() body: IssueAccessTokenBody,

@@ -7,7 +7,7 @@ import {
   JobCounts,
   JobHandler,
   ListedJob,
-  loadAggregate,
+  loadCachedAggregate,
   nextDueJob,
   Scheduler,
   ScheduledJob,
@@ -70,10 +70,14 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
     this.inner.handle(kind, handler);
   }
 
-  /** Has a process that runs jobs carry out the clock's advance (now, in real time, whatever clock the caller keeps). */
-  advanceSoon(clockId: string): Promise<void> {
+  /**
+   * Has a process that runs jobs carry out the clock's advance to `to` (now, in real time, whatever
+   * clock the caller keeps). One job id an advance: a finished advance's job, still closing, must
+   * not swallow the next.
+   */
+  advanceSoon(clockId: string, to: string): Promise<void> {
     return this.inner.schedule({
-      id: `${ADVANCE_TEST_CLOCK_JOB}-${clockId}`,
+      id: `${ADVANCE_TEST_CLOCK_JOB}-${clockId}-${Date.parse(to)}`,
       kind: ADVANCE_TEST_CLOCK_JOB,
       runAt: new Date(0),
       data: { clockId },
@@ -91,7 +95,8 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
     this.advancing.add(clockId);
     try {
       for (;;) {
-        const { state } = await loadAggregate(this.store, testClockStream(clockId), testClockDecider);
+        // The cached fold: each turn reads only what the last one wrote.
+        const { state } = await loadCachedAggregate(this.store, testClockStream(clockId), testClockDecider);
         const job = nextDueJob(state);
         if (!job) {
           if (state.status === 'advancing')

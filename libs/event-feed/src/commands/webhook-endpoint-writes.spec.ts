@@ -9,7 +9,7 @@ import type { WebhookSettings } from './webhook-settings';
 const caller = { partnerId: 'p1', actor: 'partner:p1' };
 const terms = (i: number) => ({ url: `https://127.0.0.1/hooks/${i}`, description: '', types: ['*'], enabled: true });
 const settings: WebhookSettings = { allowPrivateAddresses: true, retryDelaysMs: [], timeoutMs: 1000 };
-const progress = { waitFor: async () => undefined } as unknown as ViewProgress;
+const progress = { waitFor: async () => undefined, shows: async () => true } as unknown as ViewProgress;
 
 /**
  * One process's writes over a log several processes may share: each store has its own stream cache
@@ -18,7 +18,7 @@ const progress = { waitFor: async () => undefined } as unknown as ViewProgress;
  */
 function process(log: MemoryLog, name: string, earlier: string[] = []) {
   const store = new MemoryEventStore(log);
-  const endpoints = { ofPartner: async () => earlier.map((_id) => ({ _id })), checkpoint: async () => null };
+  const endpoints = { ofPartner: async () => earlier.map((_id) => ({ _id })) };
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   const writes = new WebhookEndpointWrites(
     store,

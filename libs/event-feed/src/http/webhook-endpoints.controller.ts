@@ -7,9 +7,10 @@ import {
   AuthRequest,
   Caller,
   CurrentCaller,
+  NotUnderTestClock,
   RequestParameters,
 } from '@deals/wire';
-import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { WebhookEndpointWrites } from '../commands/webhook-endpoint-writes';
 import { MAX_ENDPOINTS } from '../domain/webhook-endpoint/webhook-endpoint-places.decider';
@@ -26,6 +27,7 @@ const REPLAY_MAX = 1000;
 
 /** A partner's webhook endpoints: where its events are sent, signed as Standard Webhooks says (issue 37). */
 @ApiTags('webhooks')
+@UseGuards(NotUnderTestClock)
 @Controller('v1/webhook_endpoints')
 export class WebhookEndpointsController {
   constructor(

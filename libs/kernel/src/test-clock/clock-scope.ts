@@ -24,7 +24,8 @@ export const currentTestClock = (): TestClockScope | undefined => scopes.getStor
  * made with its header, its jobs as it advances) and the real time to everything else.
  */
 export class TestClockAwareClock extends Clock {
-  constructor(private readonly real: Clock) {
+  /** `real`: the clock of everything not under a test clock. */
+  constructor(readonly real: Clock) {
     super();
   }
 

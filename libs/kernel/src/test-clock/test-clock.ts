@@ -1,3 +1,4 @@
+import { Map as ImmutableMap } from 'immutable';
 import type { Decider, DomainCommand, DomainEvent } from '../decider';
 import { NotFound, ValidationFailed } from '../errors';
 import type { ScheduledJob } from '../ports/scheduler.port';
@@ -58,7 +59,8 @@ export interface TestClock {
   from: string | null;
   target: string | null;
   seq: number;
-  pending: Record<string, PendingJob>;
+  /** Jobs armed and not run nor cancelled, by id (a persistent map: an arming or a run is one entry, however many wait). */
+  pending: ImmutableMap<string, PendingJob>;
 }
 
 export const testClockStream = (clockId: string) => `testclock-${clockId}`;
@@ -73,7 +75,7 @@ export function nextDueJob(clock: TestClock): PendingJob | null {
   if (clock.status !== 'advancing' || clock.target === null) return null;
   const target = Date.parse(clock.target);
   let next: PendingJob | null = null;
-  for (const job of Object.values(clock.pending)) {
+  for (const job of clock.pending.values()) {
     const due = Date.parse(job.runAt);
     if (due > target) continue;
     if (!next || due < Date.parse(next.runAt) || (due === Date.parse(next.runAt) && job.seq < next.seq)) next = job;
@@ -92,7 +94,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
     from: null,
     target: null,
     seq: 0,
-    pending: {},
+    pending: ImmutableMap(),
   }),
 
   decide(command, clock, now) {
@@ -118,7 +120,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
         return [{ type: 'TestClockJobArmed', data: { clockId, seq: clock.seq + 1, job: { id, kind, runAt: runAt.toISOString(), data } } }];
       }
       case 'CancelClockJob':
-        return Object.hasOwn(clock.pending, command.data.jobId) ? [{ type: 'TestClockJobCancelled', data: command.data }] : [];
+        return clock.pending.has(command.data.jobId) ? [{ type: 'TestClockJobCancelled', data: command.data }] : [];
       case 'RecordClockJobRan': {
         const { jobId, seq, at, failed } = command.data;
         return [{ type: 'TestClockJobRan', data: { clockId, jobId, seq, at, ...(failed === undefined ? {} : { failed }) } }];
@@ -141,17 +143,14 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
         return {
           ...clock,
           seq: event.data.seq,
-          pending: { ...clock.pending, [event.data.job.id]: { ...event.data.job, seq: event.data.seq } },
+          pending: clock.pending.set(event.data.job.id, { ...event.data.job, seq: event.data.seq }),
         };
-      case 'TestClockJobCancelled': {
-        const { [event.data.jobId]: _cancelled, ...pending } = clock.pending;
-        return { ...clock, pending };
-      }
+      case 'TestClockJobCancelled':
+        return { ...clock, pending: clock.pending.delete(event.data.jobId) };
       case 'TestClockJobRan': {
         // The clock's time passes through each job's instant; a job armed again while it ran stays.
-        const kept = clock.pending[event.data.jobId];
-        const pending = { ...clock.pending };
-        if (kept && kept.seq === event.data.seq) delete pending[event.data.jobId];
+        const kept = clock.pending.get(event.data.jobId);
+        const pending = kept && kept.seq === event.data.seq ? clock.pending.delete(event.data.jobId) : clock.pending;
         const later = Date.parse(event.data.at) > Date.parse(clock.frozenTime!) ? event.data.at : clock.frozenTime;
         return { ...clock, pending, frozenTime: later };
       }
@@ -163,7 +162,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
 
 /** Carries a test clock's advance out where jobs run (the scheduler that keeps clocks' jobs). */
 export abstract class TestClockRunner {
-  abstract advanceSoon(clockId: string): Promise<void>;
+  abstract advanceSoon(clockId: string, to: string): Promise<void>;
   /**
    * Has every advance run the jobs of `kind` once more at its end, in the clock's time: for the work
    * real time does by sweeps (recording the coupons that expired, the daily emails), which a clock
