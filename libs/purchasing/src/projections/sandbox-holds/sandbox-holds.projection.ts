@@ -18,7 +18,7 @@ export const SANDBOX_HOLDS = 'sandbox_holds';
 
 type Handled = UnitsHeld | UnitsSold | UnitsReleased;
 
-const sandboxOf = (event: RecordedEvent) => (event.data as SandboxMark).sandbox;
+const sandboxMarkOf = (event: RecordedEvent) => (event.data as SandboxMark).sandbox;
 
 export const sandboxHoldsProjection = defineProjection<SandboxHolds>({
   name: SANDBOX_HOLDS,
@@ -27,7 +27,7 @@ export const sandboxHoldsProjection = defineProjection<SandboxHolds>({
   answersWait: false,
   indexes: [{ keys: { held: 1 } }],
   // A live deal's inventory events (no mark) are the deal view's, not this one's.
-  documentIds: (event) => (sandboxOf(event) === undefined ? [] : [event.streamId]),
+  documentIds: (event) => (sandboxMarkOf(event) === undefined ? [] : [event.streamId]),
   evolve(view, recorded, id) {
     const event = recorded as unknown as Handled;
     // The inventory records a sale or release of an open hold only, once: each closes what one hold held.
@@ -36,7 +36,7 @@ export const sandboxHoldsProjection = defineProjection<SandboxHolds>({
       _id: id,
       _pos: recorded.position,
       dealId: event.data.dealId,
-      partnerId: sandboxOf(recorded)!,
+      partnerId: sandboxMarkOf(recorded)!,
       held: Math.max(0, (view?.held ?? 0) + change),
     };
   },
