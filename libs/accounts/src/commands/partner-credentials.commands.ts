@@ -23,12 +23,15 @@ abstract class PartnerCommandHandler {
   constructor(
     protected readonly store: EventStore,
     protected readonly clock: Clock,
-    readonly ids: IdGenerator,
+    protected readonly ids: IdGenerator,
   ) {}
 
-  /** For {@link openSandbox}, which registers on the handler's behalf. */
-  register(command: PartnerCommand, caller: CommandCaller): Promise<LogPosition | null> {
-    return this.run(command, caller);
+  /** Registers a live partner's sandbox with its first test credentials. */
+  protected async openSandbox(livePartnerId: string, liveName: string, caller: CommandCaller): Promise<OpenedSandbox> {
+    const partnerId = sandboxOf(livePartnerId);
+    const { data, credentials, keyId } = registration(this.ids, partnerId, liveName, 'partner', { sandboxOf: livePartnerId });
+    const position = await this.run({ type: 'RegisterPartner', data }, caller);
+    return { partnerId, keyId, prefix: data.apiKeyPrefix, position, ...credentials };
   }
 
   protected async run(command: PartnerCommand, caller: CommandCaller): Promise<LogPosition | null> {
@@ -121,7 +124,7 @@ export class CreatePartnerHandler extends PartnerCommandHandler implements IComm
     let sandboxFailure: string | null = null;
     if (role === 'partner')
       try {
-        sandbox = await openSandbox(this, partnerId, data.name, caller);
+        sandbox = await this.openSandbox(partnerId, data.name, caller);
       } catch (error) {
         sandboxFailure = error instanceof Error ? error.message : String(error);
       }
@@ -138,18 +141,6 @@ export class CreatePartnerHandler extends PartnerCommandHandler implements IComm
       ...credentials,
     };
   }
-}
-
-async function openSandbox(
-  handler: { ids: IdGenerator; register(command: PartnerCommand, caller: CommandCaller): Promise<LogPosition | null> },
-  livePartnerId: string,
-  liveName: string,
-  caller: CommandCaller,
-): Promise<OpenedSandbox> {
-  const partnerId = sandboxOf(livePartnerId);
-  const { data, credentials, keyId } = registration(handler.ids, partnerId, liveName, 'partner', { sandboxOf: livePartnerId });
-  const position = await handler.register({ type: 'RegisterPartner', data }, caller);
-  return { partnerId, keyId, prefix: data.apiKeyPrefix, position, ...credentials };
 }
 
 /**
@@ -178,7 +169,7 @@ export class OpenSandboxHandler extends PartnerCommandHandler implements IComman
       throw new ValidationFailed([
         { type: 'invalid', resource: 'partner', field: 'sandbox', message: 'is open already: rotate its test key or password instead' },
       ]);
-    return openSandbox(this, livePartnerId, live.name!, caller);
+    return this.openSandbox(livePartnerId, live.name!, caller);
   }
 }
 

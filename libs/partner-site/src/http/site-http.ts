@@ -165,11 +165,20 @@ export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDepe
 /** The cookie that keeps a member's choice of test mode (its value `test`); it selects between two accounts of their partner. */
 export const MODE_COOKIE = 'site_mode';
 
-/** The member acting on their partner's sandbox when they chose test mode and the sandbox is open; else on the live account. */
-async function inChosenMode(member: SignedInMember, mode: string | undefined, views: ViewStore): Promise<SignedInMember> {
-  if (mode !== 'test') return member;
-  const sandbox = await views.findById<ViewDocument>(PARTNER_ACCOUNTS, sandboxOf(member.partnerId));
-  return sandbox ? { ...member, accountId: sandbox._id, livemode: false } : member;
+type SiteAccount = ViewDocument & { name: string; requestsPerMinute: number | null };
+
+/**
+ * The member acting on their partner's sandbox when they chose test mode and the sandbox is open,
+ * else on the live account; with that account's view (one look-up either way).
+ */
+async function inChosenMode(
+  member: SignedInMember,
+  mode: string | undefined,
+  views: ViewStore,
+): Promise<{ member: SignedInMember; account: SiteAccount | null }> {
+  const sandbox = mode === 'test' ? await views.findById<SiteAccount>(PARTNER_ACCOUNTS, sandboxOf(member.partnerId)) : null;
+  if (sandbox) return { member: { ...member, accountId: sandbox._id, livemode: false }, account: sandbox };
+  return { member, account: await views.findById<SiteAccount>(PARTNER_ACCOUNTS, member.partnerId) };
 }
 
 function authenticate(dependencies: () => SiteDependencies) {
@@ -181,11 +190,7 @@ function authenticate(dependencies: () => SiteDependencies) {
       ? await sessions.authenticate(sessionId, { requestId: String(request.id), correlationId: String(request.id) })
       : null;
     if (signedIn) {
-      const member = await inChosenMode(signedIn, cookies.get(MODE_COOKIE), views);
-      const partner = await views.findById<ViewDocument & { name: string; requestsPerMinute: number | null }>(
-        PARTNER_ACCOUNTS,
-        member.accountId,
-      );
+      const { member, account: partner } = await inChosenMode(signedIn, cookies.get(MODE_COOKIE), views);
       const ref: PartnerRef = {
         id: member.accountId,
         name: partner?.name ?? '',
