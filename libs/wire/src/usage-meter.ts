@@ -1,4 +1,4 @@
-import { Clock, DailyUsage, SystemClock, TestClockAwareClock, UsageDelta, UsageStore } from '@deals/kernel';
+import { Clock, DailyUsage, realClockOf, SystemClock, UsageDelta, UsageStore } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import type { PartnerRef } from './partner-auth.guard';
 import type { RequestLimits } from './request-limits';
@@ -65,7 +65,7 @@ export class UsageMeter {
     clock: Clock,
   ) {
     // Usage is counted in real time, the calls made under a test clock too.
-    const real = clock instanceof TestClockAwareClock ? clock.real : clock;
+    const real = realClockOf(clock);
     this.now = real instanceof SystemClock ? Date.now : () => real.now().getTime();
   }
 

@@ -158,6 +158,49 @@ describe('test clocks', () => {
     expect(again.headers['idempotent-replayed']).toBeUndefined();
   });
 
+  it('retries a failed delivery of its events by its time: the retry waits for an advance past it, then goes, signed in real time', async () => {
+    const endpoint = await api.call('POST', '/v1/webhook_endpoints', {
+      apiKey: test,
+      body: { url: receiver.url('/retried'), types: ['user.created'] },
+    });
+    expect(endpoint.status).toBe(201);
+    let failures = 1;
+    receiver.answerBy((r) => ({ status: r.path === '/retried' && failures-- > 0 ? 500 : 200 }));
+    const clock = await makeClock('2027-05-01T12:00:00Z');
+    const user = (await under(clock.id, 'POST', '/users', { email: 'retried@example.com' })).body.user_id;
+    await receiver.waitFor(1, (r) => r.path === '/retried');
+    await api.settle();
+    const [event] = (await under(clock.id, 'GET', `/v1/events?resource_id=${user}`)).body.events;
+    const endpointId = endpoint.body.webhook_endpoint.id;
+    const deliveriesOf = async () =>
+      (await under(clock.id, 'GET', `/v1/events/${event.id}/attempts`)).body.deliveries.filter(
+        (d: { endpoint_id: string }) => d.endpoint_id === endpointId,
+      );
+    // The first attempt went at once, recorded at the clock's instant; the retry is due 5 s later by the clock.
+    const [failed] = await deliveriesOf();
+    expect(failed).toMatchObject({ status: 'pending', next_attempt_at: '2027-05-01T12:00:05.000Z' });
+    expect(failed.attempts.map((a: { at: string; status: number }) => [a.at, a.status])).toEqual([['2027-05-01T12:00:00.000Z', 500]]);
+    // Real time runs an hour: the retry waits for the clock.
+    real.advance(3_600_000);
+    await api.settle();
+    expect(receiver.received.filter((r) => r.path === '/retried')).toHaveLength(1);
+    await advance(clock.id, '2027-05-01T12:01:00Z');
+    const [retried] = await receiver.waitFor(2, (r) => r.path === '/retried').then((all) => all.slice(1));
+    // Signed at the real time it was sent, for the receiver's check of its age.
+    expect(Number(retried.headers['webhook-timestamp'])).toBe(Math.floor(real.now().getTime() / 1000));
+    await api.settle();
+    const [succeeded] = await deliveriesOf();
+    expect(succeeded.status).toBe('succeeded');
+    expect(succeeded.attempts.map((a: { at: string; status: number }) => [a.at, a.status])).toEqual([
+      ['2027-05-01T12:00:00.000Z', 500],
+      ['2027-05-01T12:00:05.000Z', 200],
+    ]);
+    // The sandbox's endpoint lists its clocks' deliveries beside its own.
+    const listed = await api.call('GET', `/v1/webhook_endpoints/${endpointId}/deliveries`, { apiKey: test });
+    expect(listed.body.deliveries.map((d: { id: string }) => d.id)).toEqual([succeeded.id]);
+    receiver.answerBy(() => ({ status: 200 }));
+  });
+
   it('sends a batch at its send_at in the clock’s time, to a real SMTP server, and closes the statement’s day', async () => {
     const clock = await makeClock('2027-03-01T10:00:00Z');
     const email = 'clocked@example.com';

@@ -139,7 +139,7 @@ export class WebhookEndpointsController {
   async deliveries(@Param() path: EndpointPathParams, @RequestParameters() query: DeliveryListQuery, @CurrentCaller() caller: Caller) {
     await this.found(caller, path.endpoint_id);
     const { perPage, page } = query;
-    const deliveries = await this.feed.deliveriesOfEndpoint(caller.partnerId, path.endpoint_id, (page - 1) * perPage, perPage);
+    const deliveries = await this.feed.deliveriesOfEndpoint(path.endpoint_id, (page - 1) * perPage, perPage);
     return { status: 'success', deliveries: deliveries.map(toDelivery) };
   }
 

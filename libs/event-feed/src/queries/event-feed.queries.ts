@@ -63,9 +63,12 @@ export class EventFeedQueries {
     return this.views.find<WebhookDelivery>(EVENT_FEED, { kind: 'delivery', partnerId, eventId }, { sort: { order: 1 } });
   }
 
-  /** An endpoint's deliveries, latest first. */
-  deliveriesOfEndpoint(partnerId: string, endpointId: string, skip: number, limit: number): Promise<WebhookDelivery[]> {
-    return this.views.find<WebhookDelivery>(EVENT_FEED, { kind: 'delivery', partnerId, endpointId }, { sort: { order: -1 }, skip, limit });
+  /**
+   * An endpoint's deliveries, latest first: its owner's events and those of the owner's test clocks
+   * (whose worlds have partner ids of their own). The caller has checked the endpoint is theirs.
+   */
+  deliveriesOfEndpoint(endpointId: string, skip: number, limit: number): Promise<WebhookDelivery[]> {
+    return this.views.find<WebhookDelivery>(EVENT_FEED, { kind: 'delivery', endpointId }, { sort: { order: -1 }, skip, limit });
   }
 
   /** Deliveries not finished, soonest first (re-armed when a job-running process starts). */

@@ -2,11 +2,17 @@ import {
   Clock,
   CommandCaller,
   EventStore,
+  currentTestClock,
   fold,
   handleCommand,
+  inTestClock,
+  loadCachedAggregate,
   Mailer,
+  realClockOf,
   Scheduler,
+  testClockDecider,
   testClockOf,
+  testClockStream,
   ViewDocument,
   ViewProgress,
 } from '@deals/kernel';
@@ -40,10 +46,16 @@ const SYSTEM: CommandCaller = { actor: 'system' };
  * process starts or takes the feed over from another, so a crash loses none; each attempt's outcome is recorded once on the delivery's
  * stream, and the next armed by the schedule. A receiver answering 410 Gone disables its endpoint;
  * one that fails every delivery for 5 days is disabled and its partner's people told by email.
+ *
+ * A test clock's deliveries keep its time: the first attempt goes at once in real time, recorded at
+ * the clock's instant, and each retry waits on the clock, sent when an advance passes its due time.
+ * What is about the sending itself (the signature's timestamp, an endpoint failing) is real time.
  */
 @Injectable()
 export class DeliverWebhooks {
   private readonly logger = new Logger('Webhooks');
+  /** Real time, for what is about the sending itself, whatever clock a delivery keeps. */
+  private readonly realClock: Clock;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -59,6 +71,7 @@ export class DeliverWebhooks {
     private readonly mailer: Mailer,
     private readonly recipients: WebhookNoticeRecipients,
   ) {
+    this.realClock = realClockOf(clock);
     this.scheduler.handle(DELIVER_WEBHOOK_JOB, (job) => this.attempt(String(job.data.deliveryId), Number(job.data.attempt)));
     progress.onCommitted(EVENT_FEED, (documents) => {
       for (const doc of documents) if (isPending(doc)) void this.arm(doc);
@@ -82,17 +95,20 @@ export class DeliverWebhooks {
 
   private async arm(delivery: WebhookDelivery): Promise<void> {
     const attempt = delivery.attempts.length + 1;
+    const clockId = testClockOf(delivery.partnerId);
+    const job = {
+      id: `webhook-${delivery._id}-${attempt}`,
+      kind: DELIVER_WEBHOOK_JOB,
+      runAt: new Date(delivery.nextAttemptAt ?? delivery.createdAt),
+      data: { deliveryId: delivery._id, attempt },
+    };
     try {
-      await this.scheduler.schedule({
-        id: `webhook-${delivery._id}-${attempt}`,
-        kind: DELIVER_WEBHOOK_JOB,
-        // A test clock's events are dated in its time: their first attempt goes now, in real time.
-        runAt:
-          attempt === 1 && testClockOf(delivery.partnerId) !== null
-            ? this.clock.now()
-            : new Date(delivery.nextAttemptAt ?? delivery.createdAt),
-        data: { deliveryId: delivery._id, attempt },
-      });
+      if (clockId === null) await this.scheduler.schedule(job);
+      // A test clock's first attempt goes now, in real time (its events are dated in the clock's time).
+      else if (attempt === 1) await this.scheduler.schedule({ ...job, runAt: this.realClock.now() });
+      // Its retries wait on the clock (armed once: a start re-arms only what the clock does not hold).
+      else if (!(await loadCachedAggregate(this.store, testClockStream(clockId), testClockDecider)).state.pending.has(job.id))
+        await inTestClock({ clockId, partnerId: delivery.partnerId, at: job.runAt }, () => this.scheduler.schedule(job));
     } catch (error) {
       // Armed again at the next start (the delivery stays pending in the view).
       this.logger.error(`delivery ${delivery._id}: attempt ${attempt} not armed: ${String(error)}`);
@@ -103,6 +119,17 @@ export class DeliverWebhooks {
   async attempt(deliveryId: string, attempt: number): Promise<void> {
     const delivery = await this.feed.delivery(deliveryId);
     if (!delivery || delivery.status !== 'pending' || delivery.attempts.length >= attempt) return;
+    const clockId = testClockOf(delivery.partnerId);
+    if (clockId === null || currentTestClock()) return this.attemptNow(delivery, attempt);
+    // A test clock's first attempt, run in real time: recorded at the clock's instant (where it
+    // stands, or the event's own while an advance runs).
+    const { state } = await loadCachedAggregate(this.store, testClockStream(clockId), testClockDecider);
+    const at = new Date(Math.max(Date.parse(delivery.createdAt), Date.parse(state.frozenTime ?? delivery.createdAt)));
+    return inTestClock({ clockId, partnerId: delivery.partnerId, at }, () => this.attemptNow(delivery, attempt));
+  }
+
+  private async attemptNow(delivery: WebhookDelivery, attempt: number): Promise<void> {
+    const deliveryId = delivery._id;
     // The view may not show an attempt made a moment ago: armed again by another worker's commit,
     // or by a start's re-arming, the job runs again before the feed applies its record. The
     // delivery's stream says for sure.
@@ -110,7 +137,9 @@ export class DeliverWebhooks {
     if (made.finished || made.attempts >= attempt) return;
     const endpoint = await this.endpoints.byId(delivery.endpointId);
     const event = await this.feed.event(delivery.partnerId, delivery.eventId);
+    // The attempt's time (a test clock's, for its deliveries) and the sending's.
     const now = this.clock.now();
+    const sentAt = this.realClock.now();
     if (!endpoint || !endpoint.enabled || !event) {
       const why =
         !endpoint || endpoint.deleted
@@ -131,9 +160,9 @@ export class DeliverWebhooks {
     }
     const body = JSON.stringify(await this.renderer.render(event));
     const headers = webhookHeaders(
-      this.secrets.signing(endpoint._id, endpoint.salts, now),
+      this.secrets.signing(endpoint._id, endpoint.salts, sentAt),
       event._id,
-      Math.floor(now.getTime() / 1000),
+      Math.floor(sentAt.getTime() / 1000),
       body,
     );
     const sent = await this.sender.send({ url: endpoint.url, headers, body });
@@ -148,7 +177,7 @@ export class DeliverWebhooks {
     if (sent.outcome === 'succeeded') {
       if (endpoint.failingSince !== null) await this.endpointCommand(endpoint, { type: 'RecordEndpointSuccess' });
     } else if (sent.outcome === 'gone') await this.endpointCommand(endpoint, { type: 'DisableWebhookEndpoint', reason: 'gone' });
-    else await this.failed(endpoint, now);
+    else await this.failed(endpoint, sentAt);
   }
 
   private async record(
@@ -215,7 +244,7 @@ export class DeliverWebhooks {
       webhookEndpointDecider,
       { type: command.type, data } as WebhookEndpointCommand,
       {
-        now: this.clock.now(),
+        now: this.realClock.now(),
         metadata: { ...SYSTEM, partnerId: endpoint.partnerId },
       },
     );

@@ -35,6 +35,9 @@ export class TestClockAwareClock extends Clock {
   }
 }
 
+/** Real time, whatever test clock work under way keeps (`clock` the service's). */
+export const realClockOf = (clock: Clock): Clock => (clock instanceof TestClockAwareClock ? clock.real : clock);
+
 /**
  * Whether work under way keeps the time of what `partnerId` owns: work under a test clock that
  * clock's world only, other work everything but test clocks' worlds (their time is not real time).

@@ -211,12 +211,7 @@ export class WebhooksController {
   ) {
     const endpoint = await this.found(member, endpointId);
     const page = typeof pageText === 'string' && /^[1-9][0-9]{0,5}$/.test(pageText) ? Number(pageText) : 1;
-    const found = await this.feed.deliveriesOfEndpoint(
-      member.accountId,
-      endpointId,
-      (page - 1) * DELIVERIES_PER_PAGE,
-      DELIVERIES_PER_PAGE + 1,
-    );
+    const found = await this.feed.deliveriesOfEndpoint(endpointId, (page - 1) * DELIVERIES_PER_PAGE, DELIVERIES_PER_PAGE + 1);
     return this.pages.send(request, reply, 'webhook-deliveries', {
       title: 'Webhook deliveries',
       notice:
