@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EventStore, handleCommand, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
+import { EventStore, handleCommand, ManualClock, PaymentGateway, sandboxOf, Scheduler, underTestClock } from '@deals/kernel';
+import { holdPartnerUnits } from '@deals/purchasing/commands/purchase-steps/partner-inventory';
 import { inventoryDecider } from '@deals/purchasing/domain/inventory/inventory.decider';
 import { buyerKey, inventoryStream } from '@deals/purchasing/domain/inventory/inventory.events';
 import { purchaseDecider } from '@deals/purchasing/domain/purchase/purchase.decider';
@@ -579,6 +580,91 @@ describe('recovery of card purchases interrupted by a crash', () => {
       expect(await recovery.run({ othersMayBeBuying: true })).toBe(1);
       await api.settle();
       expect(await state()).toBe('fulfilled');
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("settles a test clock's interrupted purchase in the clock's time: beside other processes, once an advance passes its charge lock", async () => {
+    const api = await TestApi.start({ clock });
+    try {
+      const partner = await api.createPartner();
+      const test = partner.sandbox!.apiKey;
+      await api.importRegions([chicago]);
+      await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: undefined }]);
+      const made = await api.call('POST', '/v1/test_clocks', { apiKey: test, body: { frozen_time: '2027-02-01T10:00:00Z' } });
+      const clockId = made.body.test_clock.id as string;
+      const headers = { 'deals-test-clock': clockId };
+      const userId = (await api.call('POST', '/users', { apiKey: test, headers, body: { email: 'clocked-crash@example.com' } })).body
+        .user_id;
+      const cardId = (
+        await api.call('POST', '/credit_cards', {
+          apiKey: test,
+          headers,
+          body: { user_id: userId, number: '4242424242424242', verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+        })
+      ).body.credit_card_id;
+      // What a process under the clock left when it died after the charge: a reservation, its hold, the processor's record.
+      const partnerId = underTestClock(sandboxOf(partner.partnerId), clockId);
+      const store = api.get(EventStore);
+      const { token } = (await store.readStream(`card-${cardId}`))[0].data as { token: string };
+      const at = new Date('2027-02-01T10:00:00Z');
+      const context = { now: at, metadata: { actor: 'test', partnerId } };
+      const deal = {
+        dealId: spaDay.id,
+        title: 'Spa day for two',
+        type: 'daily-deal',
+        imageUrl: null,
+        unitPrice: 4900,
+        expiresAt: null,
+        expirationDays: null,
+      };
+      await handleCommand(
+        store,
+        purchaseStream('clocked-p'),
+        purchaseDecider,
+        {
+          type: 'ReservePurchase',
+          data: {
+            purchaseId: 'clocked-p',
+            partnerId,
+            deal,
+            quantity: 1,
+            holdId: 'clocked-p',
+            reservedAt: at.toISOString(),
+            holdExpiresAt: new Date(at.getTime() + 300_000).toISOString(),
+            payment: { userId, creditCardId: cardId, sessionId: null },
+          },
+        },
+        context,
+      );
+      const hold = { dealId: spaDay.id, holdId: 'clocked-p', quantity: 1, buyer: buyerKey(partnerId, userId) };
+      await holdPartnerUnits(store, { type: 'HoldUnits', data: hold }, partnerId, context);
+      const charge = await api.get(PaymentGateway).charge({ token, amountCents: 4900, idempotencyKey: 'clocked-p', description: 'x' });
+      expect(charge.status).toBe('approved');
+      await api.settle();
+      const purchase = async () => (await api.call('GET', '/purchases/clocked-p', { apiKey: test, headers })).body.purchase;
+      // However long ago in real time, by the clock it is younger than its charge lock: left to a job that waits on the clock.
+      clock.advance(10 * CHARGE_LOCK_MS);
+      expect(await api.get(RecoverInterruptedPayments).run({ othersMayBeBuying: true })).toBe(0);
+      await api.settle();
+      expect((await purchase()).fulfillment_state).toBe('reserved');
+      const advanced = await api.call('POST', `/v1/test_clocks/${clockId}/advance`, {
+        apiKey: test,
+        body: { frozen_time: '2027-02-01T10:03:00Z' },
+      });
+      expect(advanced.status).toBe(200);
+      for (let i = 0; i < 200 && (await purchase()).fulfillment_state === 'reserved'; i++) await new Promise((r) => setTimeout(r, 20));
+      const settled = await purchase();
+      expect(settled).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled' });
+      expect(settled.coupons).toHaveLength(1);
+      // Settled at the end of its charge lock by the clock.
+      await api.settle();
+      const events = (await api.call('GET', '/v1/events?resource_id=clocked-p', { apiKey: test, headers })).body.events;
+      expect(events.map((e: { type: string; created_at: string }) => [e.type, e.created_at])).toContainEqual([
+        'purchase.completed',
+        new Date(at.getTime() + CHARGE_LOCK_MS).toISOString(),
+      ]);
     } finally {
       await api.close();
     }

@@ -21,6 +21,12 @@ import { Logger } from '@nestjs/common';
 
 /** The job that carries a clock's advance out in a process that runs jobs. */
 export const ADVANCE_TEST_CLOCK_JOB = 'advance-test-clock';
+/**
+ * Runs of a clock's job in all before it is recorded failed, and the real wait before the first
+ * retry (doubling for each later one): a job failing in real time is tried again as often.
+ */
+const JOB_RUNS = 3;
+const RETRY_BACKOFF_MS = 500;
 
 /**
  * The service's scheduler, which keeps the jobs armed under a test clock on that clock's stream
@@ -107,13 +113,18 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
         const at = new Date(Math.max(Date.parse(job.runAt), Date.parse(state.frozenTime!)));
         const handler = this.handlers.get(job.kind);
         let failed: string | undefined;
-        try {
-          if (!handler) throw new Error(`no handler of ${job.kind} jobs in this process`);
-          const scope = { clockId, partnerId: underTestClock(state.partnerId!, clockId), at };
-          await inTestClock(scope, () => handler({ id: job.id, kind: job.kind, runAt: new Date(job.runAt), data: job.data }));
-        } catch (error) {
-          failed = error instanceof Error ? error.message : String(error);
-          this.logger.warn(`test clock ${clockId}: job ${job.id} failed at ${at.toISOString()}: ${failed}`);
+        for (let run = 1; run <= JOB_RUNS; run++) {
+          try {
+            if (!handler) throw new Error(`no handler of ${job.kind} jobs in this process`);
+            const scope = { clockId, partnerId: underTestClock(state.partnerId!, clockId), at };
+            await inTestClock(scope, () => handler({ id: job.id, kind: job.kind, runAt: new Date(job.runAt), data: job.data }));
+            failed = undefined;
+            break;
+          } catch (error) {
+            failed = error instanceof Error ? error.message : String(error);
+            this.logger.warn(`test clock ${clockId}: job ${job.id} failed at ${at.toISOString()} (run ${run} of ${JOB_RUNS}): ${failed}`);
+            if (run < JOB_RUNS) await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS * 2 ** (run - 1)));
+          }
         }
         await this.onClock(clockId, {
           type: 'RecordClockJobRan',

@@ -1,7 +1,11 @@
 import { Map as ImmutableMap } from 'immutable';
 import type { Decider, DomainCommand, DomainEvent } from '../decider';
 import { NotFound, ValidationFailed } from '../errors';
+import { loadCachedAggregate } from '../handle-command';
+import type { EventStore } from '../ports/event-store.port';
 import type { ScheduledJob } from '../ports/scheduler.port';
+import { testClockOf } from '../sandbox';
+import { currentTestClock, inTestClock } from './clock-scope';
 
 /**
  * A sandbox's test clock: an instant that stands still until the partner moves it forward. The jobs
@@ -169,4 +173,17 @@ export abstract class TestClockRunner {
    * does not arm. The job's `runAt` is where the advance ends, its `data.from` where it began.
    */
   abstract sweepAtEachAdvance(kind: string): void;
+}
+
+/**
+ * Runs `work` in the time of the world `partnerId` names: a test clock's where that clock stands
+ * (work done for it out of its advances, such as finishing what a stop interrupted), or as it is
+ * for any other partner (or none).
+ */
+export async function inTimeOf<T>(store: EventStore, partnerId: string | undefined, work: () => Promise<T>): Promise<T> {
+  const clockId = partnerId === undefined ? null : testClockOf(partnerId);
+  if (clockId === null || currentTestClock()?.clockId === clockId) return work();
+  const { state } = await loadCachedAggregate(store, testClockStream(clockId), testClockDecider);
+  if (!state.frozenTime) return work();
+  return inTestClock({ clockId, partnerId: partnerId!, at: new Date(state.frozenTime) }, work);
 }

@@ -8,7 +8,7 @@ import {
   Scheduler,
   ViewStore,
 } from '@deals/kernel';
-import { Clock, testClockOf } from '@deals/kernel';
+import { Clock, inTimeOf, testClockOf } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/purchase-steps/coupon-issuer';
 import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/purchase-steps/purchase-recovery-job';
@@ -90,28 +90,34 @@ export class RecoverInterruptedPayments {
     const open = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved', paymentIntent: { $ne: null } });
     for (const purchase of open) {
       if (!purchase.paymentIntent) continue;
-      const settledAt = Date.parse(purchase.createdAt) + CHARGE_LOCK_MS;
-      if (othersMayBeBuying && settledAt > this.clock.now().getTime()) {
-        // Not finished now even if the job cannot be armed: another process may be charging it.
-        await armPurchaseRecovery(this.scheduler, purchase._id, new Date(settledAt));
-        continue;
-      }
-      // One purchase that cannot be finished now must not keep the others (or the service) down.
-      try {
-        const outcome = await this.finishPayment(purchase);
-        this.logger.warn(`recovered purchase ${purchase._id}: ${outcome}`);
-        recovered++;
-      } catch (error) {
-        // The processor (or the log) could not be asked: tried again by a job, as a charge with
-        // no answer is, and at the next start if the job cannot be armed.
-        await this.retryLater(purchase._id, 1, error as Error);
-      }
+      // A test clock's purchase in the clock's time: its jobs wait on the clock, its records are dated by it.
+      recovered += await inTimeOf(this.store, purchase.partnerId, async () => {
+        const settledAt = Date.parse(purchase.createdAt) + CHARGE_LOCK_MS;
+        if (othersMayBeBuying && settledAt > this.clock.now().getTime()) {
+          // Not finished now even if the job cannot be armed: another process may be charging it.
+          await armPurchaseRecovery(this.scheduler, purchase._id, new Date(settledAt));
+          return 0;
+        }
+        // One purchase that cannot be finished now must not keep the others (or the service) down.
+        try {
+          const outcome = await this.finishPayment(purchase);
+          this.logger.warn(`recovered purchase ${purchase._id}: ${outcome}`);
+          return 1;
+        } catch (error) {
+          // The processor (or the log) could not be asked: tried again by a job, as a charge with
+          // no answer is, and at the next start if the job cannot be armed.
+          await this.retryLater(purchase._id, 1, error as Error);
+          return 0;
+        }
+      });
     }
     recovered += await this.finishInterruptedSales();
     const owing = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { couponsOwed: { $gt: 0 } });
     for (const purchase of owing) {
       try {
-        await this.coupons.issueOwed(purchase._id, { ...SYSTEM, partnerId: purchase.partnerId });
+        await inTimeOf(this.store, purchase.partnerId, () =>
+          this.coupons.issueOwed(purchase._id, { ...SYSTEM, partnerId: purchase.partnerId }),
+        );
         this.logger.warn(`issued the ${purchase.couponsOwed} coupon(s) purchase ${purchase._id} was owed`);
         recovered++;
       } catch (error) {
@@ -166,13 +172,16 @@ export class RecoverInterruptedPayments {
             transactionReferenceStream(purchase.partnerId, reference),
             transactionReferenceDecider,
           );
-          if (claim.purchaseId !== purchase._id || claim.status !== 'selling' || !claim.terms) continue;
-          await this.steps.complete(
-            {
-              type: 'ResaleStarted',
-              data: { purchaseId: purchase._id, partnerId: purchase.partnerId, transactionReference: reference, terms: claim.terms },
-            },
-            caller,
+          const terms = claim.terms;
+          if (claim.purchaseId !== purchase._id || claim.status !== 'selling' || !terms) continue;
+          await inTimeOf(this.store, purchase.partnerId, () =>
+            this.steps.complete(
+              {
+                type: 'ResaleStarted',
+                data: { purchaseId: purchase._id, partnerId: purchase.partnerId, transactionReference: reference, terms },
+              },
+              caller,
+            ),
           );
           this.logger.warn(`finished reseller sale ${purchase._id} (${reference}): its units were taken before a stop`);
           finished++;
@@ -193,12 +202,14 @@ export class RecoverInterruptedPayments {
         const prefix = `${purchase.partnerId}/`;
         if (!buyer?.startsWith(prefix)) continue;
         const userId = buyer.slice(prefix.length);
-        await this.steps.complete(
-          {
-            type: 'ReservationClaimStarted',
-            data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, maxPerUser: undefined },
-          },
-          caller,
+        await inTimeOf(this.store, purchase.partnerId, () =>
+          this.steps.complete(
+            {
+              type: 'ReservationClaimStarted',
+              data: { purchaseId: purchase._id, partnerId: purchase.partnerId, userId, maxPerUser: undefined },
+            },
+            caller,
+          ),
         );
         this.logger.warn(`finished the claim of reservation ${purchase._id} for user ${userId}: its units were sold before a stop`);
         finished++;
@@ -221,20 +232,23 @@ export class RecoverInterruptedPayments {
 
   private async releaseAbandonedHolds(othersMayBeBuying: boolean): Promise<number> {
     let released = 0;
-    const now = this.clock.now();
     for (const { dealId, holdId, expiresAt, partnerId } of await this.openHolds.list()) {
-      if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) continue;
       try {
-        if (await this.anyPurchaseRecorded(purchasesOfHold(holdId))) continue;
-        await handleCommand(
-          this.store,
-          partnerInventoryStream(dealId, partnerId),
-          inventoryDecider,
-          { type: 'ReleaseHold', data: { dealId, holdId, reason: 'abandoned' } },
-          { now, metadata: SYSTEM },
-        );
-        this.logger.warn(`released hold ${holdId} of deal ${dealId}: no purchase was recorded for it`);
-        released++;
+        // A test clock's hold by the clock's time.
+        released += await inTimeOf(this.store, partnerId, async () => {
+          const now = this.clock.now();
+          if (othersMayBeBuying && expiresAt - HOLD_TTL_MS + CHARGE_LOCK_MS > now.getTime()) return 0;
+          if (await this.anyPurchaseRecorded(purchasesOfHold(holdId))) return 0;
+          await handleCommand(
+            this.store,
+            partnerInventoryStream(dealId, partnerId),
+            inventoryDecider,
+            { type: 'ReleaseHold', data: { dealId, holdId, reason: 'abandoned' } },
+            { now, metadata: SYSTEM },
+          );
+          this.logger.warn(`released hold ${holdId} of deal ${dealId}: no purchase was recorded for it`);
+          return 1;
+        });
       } catch (error) {
         this.logger.error(`hold ${holdId} of deal ${dealId} could not be released; it lapses by itself`, error as Error);
       }
