@@ -10,7 +10,8 @@
  * moves everything made under it and nothing else.
  */
 const SANDBOX_SUFFIX = '_test';
-const CLOCK_SEPARATOR = '~';
+/** Between a sandbox's id and its test clock's in the partner id of the clock's world. */
+export const CLOCK_SEPARATOR = '~';
 const SANDBOX_ID = /_test(~[A-Za-z0-9_-]+)?$/;
 
 /** The sandbox account of a live partner. */

@@ -46,6 +46,7 @@ import {
   WebhookSettings,
 } from '@deals/event-feed';
 import { DataDirLock } from './data-dir-lock';
+import { ForgetTestClockKeys } from './forget-test-clock-keys';
 import { ServiceMetrics } from './service-metrics';
 
 /** Which process this is: what it runs beside the shared core. */
@@ -231,6 +232,7 @@ export class ServiceCoreModule {
         CatalogueImport,
         DemoSeed,
         ServiceMetrics,
+        ForgetTestClockKeys,
       ],
       exports: [
         ServiceMetrics,

@@ -1,5 +1,5 @@
 import { CreatedPartner } from '@deals/accounts';
-import { ManualClock } from '@deals/kernel';
+import { IdempotencyStore, ManualClock, sandboxOf, underTestClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { SmtpSink } from '../../support/smtp-sink';
@@ -156,6 +156,28 @@ describe('test clocks', () => {
     expect(JSON.parse(expired[0].body)).toMatchObject({ resource_id: couponId, livemode: false, created_at: '2026-12-31T23:59:00.000Z' });
     const again = await keyed('keyed@example.com');
     expect(again.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it("keeps its idempotency keys by its time alone: real time's purge leaves a clock standing in the past alone, its own advance purges them", async () => {
+    const clock = await makeClock('2026-01-10T08:00:00Z');
+    const keyed = () =>
+      api.call('POST', '/users', {
+        apiKey: test,
+        body: { email: 'past@example.com' },
+        headers: { 'deals-test-clock': clock.id, 'idempotency-key': 'in-the-past' },
+      });
+    expect((await keyed()).status).toBe(200);
+    const store = api.get(IdempotencyStore);
+    const world = underTestClock(sandboxOf(partner.partnerId), clock.id);
+    const kept = store.keptBytes().get(world);
+    expect(kept).toBeGreaterThan(0);
+    // By real time (five months on) the key expired long ago; by the clock it is a minute old.
+    await store.purge(real.now().getTime());
+    expect((await keyed()).headers['idempotent-replayed']).toBe('true');
+    expect(store.keptBytes().get(world)).toBe(kept);
+    await advance(clock.id, '2026-01-11T09:00:00Z');
+    expect(store.keptBytes().get(world) ?? 0).toBe(0);
+    expect((await keyed()).headers['idempotent-replayed']).toBeUndefined();
   });
 
   it('retries a failed delivery of its events by its time: the retry waits for an advance past it, then goes, signed in real time', async () => {

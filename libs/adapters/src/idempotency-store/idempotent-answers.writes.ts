@@ -1,5 +1,5 @@
 /** The embedded idempotency store's statements, run in its group transactions on the event loop. */
-import { KEPT_ROW_BYTES } from '@deals/kernel';
+import { CLOCK_SEPARATOR, KEPT_ROW_BYTES } from '@deals/kernel';
 import type Database from 'better-sqlite3';
 
 /** A key's row: claimed (`status` null) or answered; `size` is what it takes up, counted for its partner. */
@@ -76,10 +76,16 @@ export function prepareWrites(db: Database.Database, ledger: SizeLedger) {
   const answer = db.prepare<[number, string, Buffer, number, string]>(
     'UPDATE idempotency_keys SET status = ?, content_type = ?, body = ?, size = size + ? WHERE key_id = ? AND status IS NULL RETURNING partner',
   );
+  // Real time's purge leaves test clocks' worlds alone; a world's own is purged by its clock's time.
+  const realTime = `instr(partner, '${CLOCK_SEPARATOR}') = 0`;
   const expiredSizes = db.prepare<[number], { partner: string; size: number }>(
-    'SELECT partner, SUM(size) AS size FROM idempotency_keys WHERE expires_at <= ? GROUP BY partner',
+    `SELECT partner, SUM(size) AS size FROM idempotency_keys WHERE expires_at <= ? AND ${realTime} GROUP BY partner`,
   );
-  const purge = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?');
+  const purge = db.prepare(`DELETE FROM idempotency_keys WHERE expires_at <= ? AND ${realTime}`);
+  const expiredWorldSize = db.prepare<[number, string], { size: number | null }>(
+    'SELECT SUM(size) AS size FROM idempotency_keys WHERE expires_at <= ? AND partner = ?',
+  );
+  const purgeWorld = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ? AND partner = ?');
   const live = db.prepare<[string, number], { found: number }>(
     'SELECT 1 AS found FROM idempotency_keys WHERE key_id = ? AND expires_at > ?',
   );
@@ -111,7 +117,11 @@ export function prepareWrites(db: Database.Database, ledger: SizeLedger) {
       if (kept) addSize(ledger.current, kept.partner, body.byteLength);
       return null;
     },
-    purge({ now }: { now: number }): number {
+    purge({ now, world }: { now: number; world?: string }): number {
+      if (world !== undefined) {
+        addSize(ledger.current, world, -(expiredWorldSize.get(now, world)?.size ?? 0));
+        return purgeWorld.run(now, world).changes;
+      }
       for (const { partner, size } of expiredSizes.all(now)) addSize(ledger.current, partner, -size);
       return purge.run(now).changes;
     },

@@ -1,5 +1,5 @@
 import { servicePool } from '../postgres-pool';
-import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES, RecordedAnswer, ServiceUnavailable } from '@deals/kernel';
+import { ClaimOutcome, CLOCK_SEPARATOR, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES, RecordedAnswer, ServiceUnavailable } from '@deals/kernel';
 import { randomInt, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
 
@@ -338,10 +338,14 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     return this.releasingAll;
   }
 
-  async purge(now: number): Promise<number> {
+  async purge(now: number, world?: string): Promise<number> {
     if (!this.ready) return 0; // nothing claimed by this process yet: the table may not even exist
     await this.ready;
-    const { rowCount } = await this.pool.query('DELETE FROM idempotency_keys WHERE expires_at <= $1', [now]);
+    // Real time's purge leaves test clocks' worlds alone; a world's own is purged by its clock's time.
+    const { rowCount } =
+      world === undefined
+        ? await this.pool.query('DELETE FROM idempotency_keys WHERE expires_at <= $1 AND strpos(partner, $2) = 0', [now, CLOCK_SEPARATOR])
+        : await this.pool.query('DELETE FROM idempotency_keys WHERE expires_at <= $1 AND partner = $2', [now, world]);
     // The counts set from the rows, which hold this process's changes not yet added (dropped here);
     // another process's, added after, count twice until the next purge.
     await this.sending;

@@ -164,9 +164,9 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     if (this.released.size > MAX_RELEASED) this.released.delete(this.released.values().next().value!);
   }
 
-  purge(now: number): Promise<number> {
+  purge(now: number, world?: string): Promise<number> {
     if (this.closed) return Promise.resolve(0);
-    return this.write((programs) => programs.purge({ now }));
+    return this.write((programs) => programs.purge({ now, world }));
   }
 
   async close(): Promise<void> {

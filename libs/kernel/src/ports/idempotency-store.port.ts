@@ -66,8 +66,12 @@ export abstract class IdempotencyStore {
    */
   abstract release(keyId: string): Promise<void>;
 
-  /** Forgets the keys expired by `now`; how many were forgotten. */
-  abstract purge(now: number): Promise<number>;
+  /**
+   * Forgets the keys expired by `now`; how many were forgotten. Without `world`, every partner's
+   * but test clocks' worlds' (a partner id holding `CLOCK_SEPARATOR`), whose keys expire by their
+   * clock's time, not real time; with it, that one world's keys (`now` its clock's time).
+   */
+  abstract purge(now: number, world?: string): Promise<number>;
 
   /**
    * What the kept keys and answers take up, in bytes, per partner: each answer's body and a row's

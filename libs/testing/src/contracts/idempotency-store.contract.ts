@@ -1,4 +1,4 @@
-import { IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES } from '@deals/kernel';
+import { CLOCK_SEPARATOR, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 
 export interface IdempotencyStoreUnderTest {
@@ -111,6 +111,22 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
       expect(await subject.store.purge(t0 + 25 * HOUR)).toBeGreaterThanOrEqual(1);
       expect(await subject.store.claim({ ...young, now: t0 + 25 * HOUR })).toMatchObject({ kind: 'answered' });
       expect(await subject.store.claim({ ...old, now: t0 + 25 * HOUR, expiresAt: t0 + 49 * HOUR })).toMatchObject({ kind: 'new' });
+    });
+
+    it("leaves test clocks' worlds to purges of their own, each taking only its world's keys expired by its time", async () => {
+      const [world, another] = [`p-${randomUUID()}_test${CLOCK_SEPARATOR}a`, `p-${randomUUID()}_test${CLOCK_SEPARATOR}b`];
+      const [clocked, elsewhere] = [claimOf('a', t0, world), claimOf('b', t0, another)];
+      for (const claim of [clocked, elsewhere]) {
+        await subject.store.claim(claim);
+        await subject.store.answer(claim.keyId, answer(claim.fingerprint));
+      }
+      await subject.store.purge(t0 + 25 * HOUR);
+      expect(await subject.store.claim({ ...clocked, now: t0 + HOUR })).toMatchObject({ kind: 'answered' });
+      expect(await subject.store.purge(t0 + 2 * HOUR, world)).toBe(0);
+      expect(await subject.store.purge(t0 + 25 * HOUR, world)).toBe(1);
+      expect(subject.store.keptBytes().get(world) ?? 0).toBe(0);
+      expect(await subject.store.claim({ ...clocked, now: t0 + HOUR, runId: 'again' })).toMatchObject({ kind: 'new' });
+      expect(await subject.store.claim({ ...elsewhere, now: t0 + HOUR })).toMatchObject({ kind: 'answered' });
     });
 
     it("shares answers between the processes of the service, and a dead process's claim is taken over once", async () => {
