@@ -1,5 +1,13 @@
 import { servicePool } from '../postgres-pool';
-import { ClaimOutcome, CLOCK_SEPARATOR, IdempotencyClaim, IdempotencyStore, KEPT_ROW_BYTES, RecordedAnswer, ServiceUnavailable } from '@deals/kernel';
+import {
+  ClaimOutcome,
+  CLOCK_SEPARATOR,
+  IdempotencyClaim,
+  IdempotencyStore,
+  KEPT_ROW_BYTES,
+  RecordedAnswer,
+  ServiceUnavailable,
+} from '@deals/kernel';
 import { randomInt, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
 
