@@ -3,6 +3,7 @@ import { IdempotencyStore, ManualClock, sandboxOf, underTestClock } from '@deals
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { SmtpSink } from '../../support/smtp-sink';
+import { CLOCK_DIGEST_DAYS } from '@deals/messaging/reactions/daily-digest.reaction';
 import { WebhookReceiver } from '../../support/webhook-receiver';
 import { WebhookSender } from '@deals/event-feed';
 
@@ -198,8 +199,16 @@ describe('test clocks', () => {
       (await under(clock.id, 'GET', `/v1/events/${event.id}/attempts`)).body.deliveries.filter(
         (d: { endpoint_id: string }) => d.endpoint_id === endpointId,
       );
-    // The first attempt went at once, recorded at the clock's instant; the retry is due 5 s later by the clock.
-    const [failed] = await deliveriesOf();
+    // The first attempt went at once, recorded at the clock's instant (once its answer came); the retry is due 5 s later by the clock.
+    const attempted = async (count: number) => {
+      for (let i = 0; i < 200; i++) {
+        const [delivery] = await deliveriesOf();
+        if (delivery?.attempts.length === count) return delivery;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`no delivery with ${count} attempts`);
+    };
+    const failed = await attempted(1);
     expect(failed).toMatchObject({ status: 'pending', next_attempt_at: '2027-05-01T12:00:05.000Z' });
     expect(failed.attempts.map((a: { at: string; status: number }) => [a.at, a.status])).toEqual([['2027-05-01T12:00:00.000Z', 500]]);
     // Real time runs an hour: the retry waits for the clock.
@@ -210,8 +219,7 @@ describe('test clocks', () => {
     const [retried] = await receiver.waitFor(2, (r) => r.path === '/retried').then((all) => all.slice(1));
     // Signed at the real time it was sent, for the receiver's check of its age.
     expect(Number(retried.headers['webhook-timestamp'])).toBe(Math.floor(real.now().getTime() / 1000));
-    await api.settle();
-    const [succeeded] = await deliveriesOf();
+    const succeeded = await attempted(2);
     expect(succeeded.status).toBe('succeeded');
     expect(succeeded.attempts.map((a: { at: string; status: number }) => [a.at, a.status])).toEqual([
       ['2027-05-01T12:00:00.000Z', 500],
@@ -251,6 +259,11 @@ describe('test clocks', () => {
     // 7:00 in Chicago (13:00 UTC) on March 3 and 4: two emails beside the batch's.
     expect(smtp.to(email).length).toBe(3);
     expect(smtp.to('real-time@example.com')).toHaveLength(0);
+    // Two months in one advance: the daily emails of its last days only.
+    await advance(clock.id, '2027-05-05T02:00:00Z');
+    for (let i = 0; i < 200 && smtp.to(email).length < 3 + CLOCK_DIGEST_DAYS; i++) await new Promise((r) => setTimeout(r, 50));
+    await api.settle();
+    expect(smtp.to(email).length).toBe(3 + CLOCK_DIGEST_DAYS);
     // The clock's statements close by its time: 2027-03-01 closed an hour after it ended.
     const day = await under(clock.id, 'GET', '/v1/settlements/2027-03-01');
     expect(day.body.settlement).toMatchObject({ livemode: false, state: 'closed' });

@@ -13,6 +13,9 @@ export abstract class DigestSettings {
 
 const ARM_DIGESTS_JOB = 'arm-digests';
 const CLOCK_DIGESTS_JOB = 'clock-digests';
+/** The days of daily emails one advance of a test clock sends at most: its last ones. */
+export const CLOCK_DIGEST_DAYS = 31;
+const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 /**
@@ -52,11 +55,14 @@ export class DailyDigestJobs {
 
   /**
    * Under a test clock, at the end of an advance: each day's email whose hour the advance passed, in
-   * each region where the clock's world has subscribers, sent in order at that hour by the clock.
+   * each region where the clock's world has subscribers, sent in order at that hour by the clock;
+   * of a longer advance, its last {@link CLOCK_DIGEST_DAYS} days' only (one call moving a clock two
+   * years must not send each subscriber hundreds of emails).
    */
-  private async sendUnderClock(from: Date, to: Date): Promise<void> {
+  private async sendUnderClock(passedFrom: Date, to: Date): Promise<void> {
     const clock = currentTestClock();
     if (!clock) return;
+    const from = new Date(Math.max(passedFrom.getTime(), to.getTime() - CLOCK_DIGEST_DAYS * DAY_MS));
     for (const view of await this.catalog.regions()) {
       if (!view.region.active || !(await this.subscriptions.activeInRegion(view._id)).some((s) => s.partnerId === clock.partnerId))
         continue;

@@ -8,16 +8,23 @@ export interface ExpiryCursor {
 }
 
 /**
- * Coupons of every partner whose expiry has passed at `now` (epoch ms) and is not recorded, neither
- * redeemed nor cancelled: oldest expiry first, then by id, up to `limit` after `after`. Paging by
- * the last coupon seen rather than by skip: a sweep goes on to the next page without waiting for
- * the view to show the expiries it recorded on this one.
+ * Coupons of every partner (or of `partnerId` alone) whose expiry has passed at `now` (epoch ms)
+ * and is not recorded, neither redeemed nor cancelled: oldest expiry first, then by id, up to
+ * `limit` after `after`. Paging by the last coupon seen rather than by skip: a sweep goes on to the
+ * next page without waiting for the view to show the expiries it recorded on this one.
  */
-export function couponsDueForExpiry(views: ViewStore, now: number, after: ExpiryCursor | null, limit: number): Promise<CouponDetails[]> {
+export function couponsDueForExpiry(
+  views: ViewStore,
+  now: number,
+  after: ExpiryCursor | null,
+  limit: number,
+  partnerId?: string,
+): Promise<CouponDetails[]> {
   const next = after ? { $or: [{ expiresAt: { $gt: after.expiresAt } }, { expiresAt: after.expiresAt, _id: { $gt: after.id } }] } : {};
+  const whose = partnerId === undefined ? {} : { partnerId };
   return views.find<CouponDetails>(
     COUPON_DETAILS,
-    { expiresAt: { $lte: now }, redeemedAt: null, cancelledAt: null, expiryRecorded: { $ne: true }, ...next },
+    { expiresAt: { $lte: now }, redeemedAt: null, cancelledAt: null, expiryRecorded: { $ne: true }, ...whose, ...next },
     { sort: { expiresAt: 1, _id: 1 }, limit },
   );
 }

@@ -60,8 +60,10 @@ export class ExpireCoupons {
   async sweep(): Promise<ExpirySweep> {
     const now = this.clock.now().getTime();
     const outcome: ExpirySweep = { found: 0, recorded: 0, failed: 0 };
+    // A test clock's sweep reads its own world's coupons only.
+    const world = currentTestClock()?.partnerId;
     for (let after: ExpiryCursor | null = null; ;) {
-      const page = await couponsDueForExpiry(this.views, now, after, PAGE_SIZE);
+      const page = await couponsDueForExpiry(this.views, now, after, PAGE_SIZE, world);
       for (const coupon of page) {
         // Each test clock's coupons expire in its own time, as it advances; the sweep keeps the rest.
         if (!keepsTimeOf(coupon.partnerId)) continue;
