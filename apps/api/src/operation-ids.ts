@@ -68,6 +68,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/test_clocks': 'listTestClocks',
   'GET /v1/test_clocks/{test_clock_id}': 'getTestClock',
   'POST /v1/test_clocks/{test_clock_id}/advance': 'advanceTestClock',
+  'DELETE /v1/test_clocks/{test_clock_id}': 'deleteTestClock',
   'GET /users/{user_id}/card_links': 'listUserCardLinks',
   'POST /saved_deals': 'createSavedDeal',
   'DELETE /saved_deals/{saved_deal_id}': 'deleteSavedDeal',

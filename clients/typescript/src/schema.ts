@@ -1350,13 +1350,13 @@ export interface paths {
         };
         /**
          * The sandbox's test clocks
-         * @description Newest first, at most 100.
+         * @description Newest first (at most 100: a sandbox's limit).
          */
         get: operations["listTestClocks"];
         put?: never;
         /**
          * Make a test clock
-         * @description Test credentials only (live: 403). The clock stands at `frozen_time` until advanced. Calls sent with `Deals-Test-Clock: <id>` act under it: in its time, on users, purchases, coupons, card links and batches of its own, which advancing the clock moves through time.
+         * @description Test credentials only (live: 403). The clock stands at `frozen_time` until advanced. Calls sent with `Deals-Test-Clock: <id>` act under it: in its time, on users, purchases, coupons, card links and batches of its own, which advancing the clock moves through time. A sandbox has at most 100 (422 beyond: delete one).
          */
         post: operations["createTestClock"];
         delete?: never;
@@ -1379,7 +1379,11 @@ export interface paths {
         get: operations["getTestClock"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a test clock
+         * @description No call acts under it again (404) and its pending jobs never run; what was made under it stays out of sight of every other call. Frees its place among the sandbox’s clocks.
+         */
+        delete: operations["deleteTestClock"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2430,6 +2434,8 @@ export interface components {
             advancing_to: string | null;
             /** @description when it was made, in real time */
             created_at: string;
+            /** @description true in the answer to its deletion; no call acts under it again */
+            deleted: boolean;
             /** @description the instant the clock stands at (while advancing: as far as it got) */
             frozen_time: string;
             id: string;
@@ -8632,6 +8638,95 @@ export interface operations {
             415: components["responses"]["Error415"];
             417: components["responses"]["Error417"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deleteTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the test clock */
+                test_clock_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        test_clock: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["Error429"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];

@@ -23,7 +23,7 @@ import { AccountQueries } from './queries/account.queries';
 import { PartnerQueries } from './queries/partner.queries';
 import { PartnerSettingsController } from './http/partner-settings.controller';
 import { TestClocksController } from './http/test-clocks.controller';
-import { AdvanceTestClockHandler, CreateTestClockHandler } from './commands/test-clock.commands';
+import { AdvanceTestClockHandler, CreateTestClockHandler, DeleteTestClockHandler } from './commands/test-clock.commands';
 
 /** Partners, users, stored cards and access tokens: commands, handlers and queries (no HTTP). */
 @Module({
@@ -39,6 +39,7 @@ import { AdvanceTestClockHandler, CreateTestClockHandler } from './commands/test
     RotatePartnerPasswordHandler,
     CreateTestClockHandler,
     AdvanceTestClockHandler,
+    DeleteTestClockHandler,
     PartnerQueries,
     PartnerAudit,
     RegisterUserHandler,

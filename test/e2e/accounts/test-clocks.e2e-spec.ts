@@ -6,6 +6,7 @@ import { SmtpSink } from '../../support/smtp-sink';
 import { CLOCK_DIGEST_DAYS } from '@deals/messaging/reactions/daily-digest.reaction';
 import { WebhookReceiver } from '../../support/webhook-receiver';
 import { WebhookSender } from '@deals/event-feed';
+import { MAX_TEST_CLOCKS } from '@deals/accounts/domain/test-clock/test-clock-places';
 
 /**
  * A sandbox's test clocks over HTTPS: calls made under one act in its time on a world of its own;
@@ -81,6 +82,47 @@ describe('test clocks', () => {
       body: { frozen_time: '2026-06-01T00:00:00Z' },
     });
     expect([past.status, past.body.error_type]).toEqual([422, 'validation_failed']);
+  });
+
+  it(`is deleted by its sandbox (gone for every call after), and a sandbox has at most ${MAX_TEST_CLOCKS}: deleting one frees its place`, async () => {
+    const other = await api.createPartner('Many clocks');
+    const key = other.sandbox!.apiKey;
+    const make = (n: number) =>
+      api.call('POST', '/v1/test_clocks', { apiKey: key, body: { frozen_time: '2027-01-01T00:00:00Z', name: `c${n}` } });
+    const made: string[] = [];
+    for (let n = 0; n < MAX_TEST_CLOCKS; n++) {
+      const reply = await make(n);
+      expect(reply.status).toBe(200);
+      made.push(reply.body.test_clock.id);
+    }
+    const refused = await make(MAX_TEST_CLOCKS);
+    expect([refused.status, refused.body.error_type]).toEqual([422, 'validation_failed']);
+    expect(JSON.stringify(refused.body)).toContain(`at most ${MAX_TEST_CLOCKS} test clocks`);
+
+    const [gone] = made;
+    const user = await api.call('POST', '/users', {
+      apiKey: key,
+      body: { email: 'gone@example.com' },
+      headers: { 'deals-test-clock': gone },
+    });
+    expect(user.status).toBe(200);
+    const deleted = await api.call('DELETE', `/v1/test_clocks/${gone}`, { apiKey: key });
+    expect([deleted.status, deleted.body.test_clock.id, deleted.body.test_clock.deleted]).toEqual([200, gone, true]);
+    expect((await api.call('GET', `/v1/test_clocks/${gone}`, { apiKey: key })).status).toBe(404);
+    expect((await api.call('DELETE', `/v1/test_clocks/${gone}`, { apiKey: key })).status).toBe(404);
+    const advanced = await api.call('POST', `/v1/test_clocks/${gone}/advance`, {
+      apiKey: key,
+      body: { frozen_time: '2027-01-02T00:00:00Z' },
+    });
+    expect(advanced.status).toBe(404);
+    const underGone = await api.call('GET', `/users/${user.body.user_id}`, { apiKey: key, headers: { 'deals-test-clock': gone } });
+    expect(underGone.status).toBe(404);
+    const listed = (await api.call('GET', '/v1/test_clocks', { apiKey: key })).body.test_clocks.map((c: { id: string }) => c.id);
+    expect([listed.length, listed.includes(gone)]).toEqual([MAX_TEST_CLOCKS - 1, false]);
+    expect((await make(MAX_TEST_CLOCKS)).status).toBe(200);
+    // Another sandbox deletes none of them; live credentials none either.
+    expect((await api.call('DELETE', `/v1/test_clocks/${made[1]}`, { apiKey: test })).status).toBe(404);
+    expect((await api.call('DELETE', `/v1/test_clocks/${made[1]}`, { apiKey: other.apiKey })).status).toBe(403);
   });
 
   it('lapses a reservation made under it only when advanced past its five minutes, whatever real time does', async () => {

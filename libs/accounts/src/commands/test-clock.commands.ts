@@ -14,6 +14,7 @@ import {
   testClockStream,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { testClockPlacesDecider, testClockPlacesStream } from '../domain/test-clock/test-clock-places';
 
 /** Refuses a clock to anyone but a sandbox. */
 function sandboxAccount(partnerId: string): string {
@@ -46,6 +47,15 @@ export class CreateTestClockHandler implements ICommandHandler<CreateTestClock> 
     if (testClockOf(partnerId) !== null)
       throw new Forbidden('a test clock is made by the sandbox itself: make it without Deals-Test-Clock');
     const clockId = `clock_${this.ids.short()}`;
+    const context = { now: this.clock.now(), metadata: caller };
+    const place = { sandboxId: account, clockId };
+    await handleCommand(
+      this.store,
+      testClockPlacesStream(account),
+      testClockPlacesDecider,
+      { type: 'TakeTestClockPlace', data: place },
+      context,
+    );
     const { position } = await handleCommand(
       this.store,
       testClockStream(clockId),
@@ -87,6 +97,47 @@ export class AdvanceTestClockHandler implements ICommandHandler<AdvanceTestClock
       { now: this.clock.now(), metadata: caller },
     );
     await this.runner.advanceSoon(clockId, to.toISOString());
+    return { position };
+  }
+}
+
+/** DELETE /v1/test_clocks/:id: the clock and its world are gone; its place is free for another. */
+export class DeleteTestClock extends Command<{ position: LogPosition | null }> {
+  constructor(
+    readonly partnerId: string,
+    readonly clockId: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(DeleteTestClock)
+export class DeleteTestClockHandler implements ICommandHandler<DeleteTestClock> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute({ partnerId, clockId, caller }: DeleteTestClock) {
+    const account = sandboxAccount(partnerId);
+    const context = { now: this.clock.now(), metadata: caller };
+    const { position } = await handleCommand(
+      this.store,
+      testClockStream(clockId),
+      testClockDecider,
+      { type: 'DeleteTestClock', data: { clockId } },
+      context,
+    );
+    // Freed after the clock is gone (a delete sent again after a stop between the two frees it then).
+    const place = { sandboxId: account, clockId };
+    await handleCommand(
+      this.store,
+      testClockPlacesStream(account),
+      testClockPlacesDecider,
+      { type: 'FreeTestClockPlace', data: place },
+      context,
+    );
     return { position };
   }
 }

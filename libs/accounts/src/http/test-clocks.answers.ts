@@ -9,6 +9,7 @@ export const testClockSchema = z
     status: z.enum(['ready', 'advancing']).meta({ description: 'advancing until every consequence of an advance ran; then ready' }),
     advancing_to: z.string().nullable().meta({ description: 'while advancing: where it moves to; else null' }),
     created_at: z.string().meta({ description: 'when it was made, in real time' }),
+    deleted: z.boolean().meta({ description: 'true in the answer to its deletion; no call acts under it again' }),
     livemode: z.literal(false),
   })
   .meta({ id: 'TestClock', description: "a sandbox's test clock: the time of the calls made under it (`Deals-Test-Clock`)" });
@@ -20,6 +21,7 @@ const example = {
   status: 'ready',
   advancing_to: null,
   created_at: '2026-06-15T12:00:00.000Z',
+  deleted: false,
   livemode: false,
 };
 
@@ -38,5 +40,6 @@ export const toTestClock = (view: TestClockView) => ({
   status: view.status,
   advancing_to: view.advancingTo,
   created_at: view.createdAt,
+  deleted: view.deletedAt !== null,
   livemode: false as const,
 });

@@ -1,9 +1,10 @@
 import { accountOf, Forbidden, isSandbox, NotFound, ViewProgress, ViewStore } from '@deals/kernel';
 import { ApiAnswer, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdvanceTestClock, CreateTestClock } from '../commands/test-clock.commands';
+import { AdvanceTestClock, CreateTestClock, DeleteTestClock } from '../commands/test-clock.commands';
+import { MAX_TEST_CLOCKS } from '../domain/test-clock/test-clock-places';
 import { TEST_CLOCKS, TestClockView } from '../projections/test-clocks/test-clocks.projection';
 import { TestClockAnswer, TestClockListAnswer, toTestClock } from './test-clocks.answers';
 import { AdvanceTestClockBody, CreateTestClockBody, TestClockParams } from './test-clocks.request';
@@ -12,9 +13,6 @@ import { AdvanceTestClockBody, CreateTestClockBody, TestClockParams } from './te
 function sandboxOnly(caller: Caller): void {
   if (!isSandbox(caller.partnerId)) throw new Forbidden('test clocks are a sandbox’s: use your test credentials');
 }
-
-/** The most clocks one list answers: a sandbox's own, newest first. */
-const LISTED = 100;
 
 /** A sandbox's test clocks (test credentials only). */
 @ApiTags('sandbox')
@@ -32,7 +30,8 @@ export class TestClocksController {
     summary: 'Make a test clock',
     description:
       'Test credentials only (live: 403). The clock stands at `frozen_time` until advanced. Calls sent with `Deals-Test-Clock: <id>` act under it: ' +
-      'in its time, on users, purchases, coupons, card links and batches of its own, which advancing the clock moves through time.',
+      'in its time, on users, purchases, coupons, card links and batches of its own, which advancing the clock moves through time. ' +
+      `A sandbox has at most ${MAX_TEST_CLOCKS} (422 beyond: delete one).`,
   })
   @ApiAnswer(TestClockAnswer, { errors: [403, 422] })
   @ApiRequest({ body: CreateTestClockBody })
@@ -45,14 +44,14 @@ export class TestClocksController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The sandbox's test clocks", description: `Newest first, at most ${LISTED}.` })
+  @ApiOperation({ summary: "The sandbox's test clocks", description: `Newest first (at most ${MAX_TEST_CLOCKS}: a sandbox's limit).` })
   @ApiAnswer(TestClockListAnswer, { errors: [403] })
   async list(@CurrentCaller() caller: Caller) {
     sandboxOnly(caller);
     const clocks = await this.views.find<TestClockView>(
       TEST_CLOCKS,
-      { partnerId: accountOf(caller.partnerId) },
-      { sort: { createdAt: -1 }, limit: LISTED },
+      { partnerId: accountOf(caller.partnerId), deletedAt: null },
+      { sort: { createdAt: -1 }, limit: MAX_TEST_CLOCKS },
     );
     return { status: 'success', test_clocks: clocks.map(toTestClock) };
   }
@@ -85,11 +84,27 @@ export class TestClocksController {
     return { status: 'success', test_clock: toTestClock(await this.clock(caller, params.test_clock_id)) };
   }
 
-  /** The caller's sandbox's clock; another's, or none, is not found. */
+  @Delete(':test_clock_id')
+  @ApiOperation({
+    summary: 'Delete a test clock',
+    description:
+      'No call acts under it again (404) and its pending jobs never run; what was made under it stays out of sight of every other call. ' +
+      'Frees its place among the sandbox’s clocks.',
+  })
+  @ApiAnswer(TestClockAnswer, { errors: [403, 404] })
+  @ApiRequest({ params: TestClockParams })
+  async remove(@Param() params: TestClockParams, @CurrentCaller() caller: Caller) {
+    const clock = await this.clock(caller, params.test_clock_id);
+    const { position } = await this.commands.execute(new DeleteTestClock(caller.partnerId, params.test_clock_id, caller));
+    await this.progress.waitFor([TEST_CLOCKS], position);
+    return { status: 'success', test_clock: { ...toTestClock(clock), deleted: true } };
+  }
+
+  /** The caller's sandbox's clock; another's, a deleted one, or none, is not found. */
   private async clock(caller: Caller, clockId: string): Promise<TestClockView> {
     sandboxOnly(caller);
     const clock = await this.views.findById<TestClockView>(TEST_CLOCKS, clockId);
-    if (!clock || clock.partnerId !== accountOf(caller.partnerId)) throw new NotFound(`test clock ${clockId} not found`);
+    if (!clock || clock.deletedAt || clock.partnerId !== accountOf(caller.partnerId)) throw new NotFound(`test clock ${clockId} not found`);
     return clock;
   }
 }

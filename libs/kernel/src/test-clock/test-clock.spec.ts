@@ -60,4 +60,27 @@ describe('test clock decider', () => {
     expect(fold([...history, ran]).pending.get('a')?.runAt).toBe('2027-01-01T09:00:01.000Z');
     expect(fold([...history, { type: 'TestClockJobCancelled', data: { clockId: 'c1', jobId: 'a' } }]).pending.size).toBe(0);
   });
+
+  it('once deleted, takes no advance (not found), arms, runs and finishes nothing, and drops what was pending', () => {
+    const deleted: TestClockEvent = { type: 'TestClockDeleted', data: { clockId: 'c1', partnerId: 'p_test' } };
+    const history = [created, armed('a', '2027-01-01T09:00:00.000Z', 1), advancing('2027-01-02T00:00:00.000Z')];
+    given(history)
+      .when({ type: 'DeleteTestClock', data: { clockId: 'c1' } }, NOW)
+      .then([deleted]);
+    given([...history, deleted])
+      .when({ type: 'DeleteTestClock', data: { clockId: 'c1' } }, NOW)
+      .then([]);
+    given([...history, deleted])
+      .when({ type: 'AdvanceTestClock', data: { clockId: 'c1', to: '2027-01-03T00:00:00Z' } }, NOW)
+      .thenThrows(NotFound);
+    const job = { id: 'b', kind: 'release-hold', runAt: new Date('2027-01-01T10:00:00Z'), data: {} };
+    given([...history, deleted])
+      .when({ type: 'ArmClockJob', data: { clockId: 'c1', job } }, NOW)
+      .then([]);
+    given([...history, deleted])
+      .when({ type: 'FinishClockAdvance', data: { clockId: 'c1' } }, NOW)
+      .then([]);
+    const state = fold([...history, deleted]);
+    expect([state.deleted, state.pending.size, nextDueJob(state)]).toEqual([true, 0, null]);
+  });
 });

@@ -25,9 +25,11 @@ export type TestClockJobCancelled = DomainEvent<'TestClockJobCancelled', { clock
 export type TestClockJobRan = DomainEvent<'TestClockJobRan', { clockId: string; jobId: string; seq: number; at: string; failed?: string }>;
 /** Every job due by the advance's end ran: the clock stands at `frozenTime`. */
 export type TestClockReady = DomainEvent<'TestClockReady', { clockId: string; frozenTime: string }>;
+/** The sandbox deleted the clock: no call acts under it again, and its jobs never run. */
+export type TestClockDeleted = DomainEvent<'TestClockDeleted', { clockId: string; partnerId: string }>;
 
 export type TestClockEvent =
-  TestClockCreated | TestClockAdvancing | TestClockJobArmed | TestClockJobCancelled | TestClockJobRan | TestClockReady;
+  TestClockCreated | TestClockAdvancing | TestClockJobArmed | TestClockJobCancelled | TestClockJobRan | TestClockReady | TestClockDeleted;
 
 /** A job as the clock's stream keeps it: its due time as text. */
 export interface ArmedJob {
@@ -46,7 +48,9 @@ export type RecordClockJobRan = DomainCommand<
   { clockId: string; jobId: string; seq: number; at: string; failed?: string }
 >;
 export type FinishClockAdvance = DomainCommand<'FinishClockAdvance', { clockId: string }>;
-export type TestClockCommand = CreateTestClock | AdvanceTestClock | ArmClockJob | CancelClockJob | RecordClockJobRan | FinishClockAdvance;
+export type DeleteTestClock = DomainCommand<'DeleteTestClock', { clockId: string }>;
+export type TestClockCommand =
+  CreateTestClock | AdvanceTestClock | ArmClockJob | CancelClockJob | RecordClockJobRan | FinishClockAdvance | DeleteTestClock;
 
 export interface PendingJob extends ArmedJob {
   seq: number;
@@ -54,6 +58,8 @@ export interface PendingJob extends ArmedJob {
 
 export interface TestClock {
   created: boolean;
+  /** Deleted by its sandbox: it takes no job and no advance again. */
+  deleted: boolean;
   partnerId: string | null;
   name: string | null;
   frozenTime: string | null;
@@ -90,6 +96,7 @@ export function nextDueJob(clock: TestClock): PendingJob | null {
 export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEvent> = {
   initialState: () => ({
     created: false,
+    deleted: false,
     partnerId: null,
     name: null,
     frozenTime: null,
@@ -108,8 +115,12 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
       return [{ type: 'TestClockCreated', data: { ...command.data, createdAt: now.toISOString() } }];
     }
     const { clockId } = command.data;
-    if (!clock.created) throw new NotFound(`test clock ${clockId} not found`);
+    if (!clock.created || (clock.deleted && command.type === 'AdvanceTestClock')) throw new NotFound(`test clock ${clockId} not found`);
+    // A deleted clock's world is gone: what is armed, cancelled or run under it since changes nothing.
+    if (clock.deleted) return [];
     switch (command.type) {
+      case 'DeleteTestClock':
+        return [{ type: 'TestClockDeleted', data: { clockId, partnerId: clock.partnerId! } }];
       case 'AdvanceTestClock': {
         if (clock.status === 'advancing') throw invalid('status', 'is advancing: wait until it is ready');
         const to = Date.parse(command.data.to);
@@ -160,6 +171,8 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
       }
       case 'TestClockReady':
         return { ...clock, status: 'ready', from: null, target: null, frozenTime: event.data.frozenTime };
+      case 'TestClockDeleted':
+        return { ...clock, deleted: true, status: 'ready', from: null, target: null, pending: ImmutableMap() };
     }
   },
 };

@@ -1,0 +1,40 @@
+import { Decider, DomainCommand, DomainEvent, ValidationFailed } from '@deals/kernel';
+import { Set as ImmutableSet } from 'immutable';
+
+/** A sandbox's test clocks at most (deleting one frees its place). */
+export const MAX_TEST_CLOCKS = 100;
+
+export const testClockPlacesStream = (sandboxId: string) => `testclock-places-${sandboxId}`;
+
+export type TestClockPlaceTaken = DomainEvent<'TestClockPlaceTaken', { sandboxId: string; clockId: string }>;
+export type TestClockPlaceFreed = DomainEvent<'TestClockPlaceFreed', { sandboxId: string; clockId: string }>;
+export type TestClockPlacesEvent = TestClockPlaceTaken | TestClockPlaceFreed;
+
+export type TakeTestClockPlace = DomainCommand<'TakeTestClockPlace', { sandboxId: string; clockId: string }>;
+export type FreeTestClockPlace = DomainCommand<'FreeTestClockPlace', { sandboxId: string; clockId: string }>;
+export type TestClockPlacesCommand = TakeTestClockPlace | FreeTestClockPlace;
+
+/**
+ * How many test clocks a sandbox has, decided on a stream of its own: a clock is made only once it
+ * holds a place here, so two made at once never both take the last place (the append's expected
+ * revision). Deleting a clock frees its place; taking or freeing one twice changes nothing.
+ */
+export const testClockPlacesDecider: Decider<ImmutableSet<string>, TestClockPlacesCommand, TestClockPlacesEvent> = {
+  initialState: () => ImmutableSet(),
+  decide(command, held) {
+    const { clockId } = command.data;
+    if (command.type === 'FreeTestClockPlace') return held.has(clockId) ? [{ type: 'TestClockPlaceFreed', data: command.data }] : [];
+    if (held.has(clockId)) return [];
+    if (held.size >= MAX_TEST_CLOCKS)
+      throw new ValidationFailed([
+        {
+          type: 'invalid',
+          resource: 'test_clock',
+          field: 'frozen_time',
+          message: `a sandbox has at most ${MAX_TEST_CLOCKS} test clocks: delete one it no longer needs`,
+        },
+      ]);
+    return [{ type: 'TestClockPlaceTaken', data: command.data }];
+  },
+  evolve: (held, event) => (event.type === 'TestClockPlaceTaken' ? held.add(event.data.clockId) : held.delete(event.data.clockId)),
+};
