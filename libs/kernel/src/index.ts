@@ -18,3 +18,4 @@ export { RecentMap } from './recent-map';
 export * from './sandbox';
 export * from './test-clock/clock-scope';
 export * from './test-clock/test-clock';
+export * from './history-seal/seal';

@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The seal of the event log: every event's hash, chained along its stream, and the log's events
+ * gathered, in log order, into checkpoints whose Merkle root the service signs. An edit of a stored
+ * event changes its hash; a removal, insertion or reordering breaks its stream's chain or a
+ * checkpoint's root; and a signed checkpoint an auditor kept cannot be made again without the key.
+ *
+ * Every hash is SHA-256 over bytes laid out here, so that a script with `node:crypto` alone (or any
+ * other language's SHA-256 and Ed25519) checks a proof.
+ */
+
+/** An event as stored: its data and metadata as the store's JSON text (hashed byte for byte). */
+export interface StoredEventText {
+  streamId: string;
+  revision: number;
+  id: string;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+const sha256 = (...parts: Buffer[]) => {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+};
+
+/** A field as its length (4 bytes, big-endian) and its UTF-8 bytes: no two events' fields run together alike. */
+function field(text: string): Buffer {
+  const bytes = Buffer.from(text, 'utf8');
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(bytes.length);
+  return Buffer.concat([length, bytes]);
+}
+
+const EVENT_DOMAIN = Buffer.from('deals-event-v1\n');
+
+/** The event's own hash: of its stream, revision, id, type, data and metadata. */
+export function eventHash(event: StoredEventText): Buffer {
+  return sha256(
+    EVENT_DOMAIN,
+    field(event.streamId),
+    field(String(event.revision)),
+    field(event.id),
+    field(event.type),
+    field(event.data),
+    field(event.metadata),
+  );
+}
+
+/** The hash before a stream's first event: 32 zero bytes. */
+export const STREAM_START = Buffer.alloc(32);
+
+/** An event's link in its stream's chain: the hash of the link before it (its predecessor's) and of its own hash. */
+export const streamLink = (previousLink: Buffer, ownHash: Buffer): Buffer => sha256(previousLink, ownHash);
+
+/** A Merkle tree's leaf and inner node hashes (RFC 6962's, so that a leaf never passes for a node). */
+const leafHash = (link: Buffer) => sha256(Buffer.from([0]), link);
+const nodeHash = (left: Buffer, right: Buffer) => sha256(Buffer.from([1]), left, right);
+
+/** The largest power of two below `n` (n ≥ 2): where RFC 6962 splits a tree. */
+function split(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+/** The Merkle root of a checkpoint's links, in log order (RFC 6962 Merkle tree hash); of none, the hash of nothing. */
+export function merkleRoot(links: readonly Buffer[]): Buffer {
+  if (links.length === 0) return sha256();
+  if (links.length === 1) return leafHash(links[0]);
+  const k = split(links.length);
+  return nodeHash(merkleRoot(links.slice(0, k)), merkleRoot(links.slice(k)));
+}
+
+/** The audit path of the link at `index` among `links` (RFC 6962): the sibling hashes from the leaf up. */
+export function merkleProof(links: readonly Buffer[], index: number): Buffer[] {
+  if (index < 0 || index >= links.length) throw new RangeError(`no link ${index} among ${links.length}`);
+  if (links.length === 1) return [];
+  const k = split(links.length);
+  return index < k
+    ? [...merkleProof(links.slice(0, k), index), merkleRoot(links.slice(k))]
+    : [...merkleProof(links.slice(k), index - k), merkleRoot(links.slice(0, k))];
+}
+
+/** Whether `proof` shows the link at `index` of a tree of `count` links has the root `root`. */
+export function verifyMerkleProof(link: Buffer, index: number, count: number, proof: readonly Buffer[], root: Buffer): boolean {
+  if (index < 0 || index >= count) return false;
+  // From the leaf up: at each level, whether the node is a right child (and so its sibling on the left).
+  let hash = leafHash(link);
+  let [at, size] = [index, count];
+  const sides: boolean[] = [];
+  while (size > 1) {
+    const k = split(size);
+    sides.push(at >= k);
+    [at, size] = at < k ? [at, k] : [at - k, size - k];
+  }
+  if (sides.length !== proof.length) return false;
+  for (let i = 0; i < proof.length; i++) {
+    const right = sides[sides.length - 1 - i];
+    hash = right ? nodeHash(proof[i], hash) : nodeHash(hash, proof[i]);
+  }
+  return hash.equals(root);
+}
+
+/** A signed checkpoint: the links of the events from `fromPosition` to `toPosition` (log order) under one root. */
+export interface Checkpoint {
+  /** 1, 2, ...: each names the one before it. */
+  number: number;
+  /** The hash of the checkpoint before (hex); null for the first. */
+  previous: string | null;
+  fromPosition: string;
+  toPosition: string;
+  count: number;
+  /** The Merkle root of the events' stream links, hex. */
+  root: string;
+  /** When it was sealed (ISO 8601). */
+  sealedAt: string;
+}
+
+/** The bytes a checkpoint's hash and signature are over: its fields as one line of text, in this order. */
+export const checkpointText = (c: Checkpoint): string =>
+  `deals-checkpoint-v1 ${c.number} ${c.previous ?? '-'} ${c.fromPosition} ${c.toPosition} ${c.count} ${c.root} ${c.sealedAt}`;
+
+/** A checkpoint's hash, hex: what the next one names as `previous`. */
+export const checkpointHash = (c: Checkpoint): string => sha256(Buffer.from(checkpointText(c), 'utf8')).toString('hex');
