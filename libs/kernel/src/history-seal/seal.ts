@@ -10,14 +10,28 @@ import { createHash } from 'node:crypto';
  * other language's SHA-256 and Ed25519) checks a proof.
  */
 
-/** An event as stored: its data and metadata as the store's JSON text (hashed byte for byte). */
-export interface StoredEventText {
+/** What of an event is sealed: where it is, what it is, and its data and metadata (JSON values). */
+export interface SealedEvent {
   streamId: string;
   revision: number;
   id: string;
   type: string;
-  data: string;
-  metadata: string;
+  data: unknown;
+  metadata: unknown;
+}
+
+/**
+ * A JSON value as text with every object's keys in code-unit order, at every depth: what a store
+ * gives back (PostgreSQL's jsonb orders keys its own way) hashes as what was written.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
 }
 
 const sha256 = (...parts: Buffer[]) => {
@@ -36,16 +50,16 @@ function field(text: string): Buffer {
 
 const EVENT_DOMAIN = Buffer.from('deals-event-v1\n');
 
-/** The event's own hash: of its stream, revision, id, type, data and metadata. */
-export function eventHash(event: StoredEventText): Buffer {
+/** The event's own hash: of its stream, revision, id, type, and its data and metadata as canonical JSON. */
+export function eventHash(event: SealedEvent): Buffer {
   return sha256(
     EVENT_DOMAIN,
     field(event.streamId),
     field(String(event.revision)),
     field(event.id),
     field(event.type),
-    field(event.data),
-    field(event.metadata),
+    field(canonicalJson(event.data)),
+    field(canonicalJson(event.metadata)),
   );
 }
 
