@@ -8,3 +8,4 @@ export * from './mailer.port';
 export * from './snapshot-store.port';
 export * from './idempotency-store.port';
 export * from './usage-store.port';
+export * from './seal-store.port';

@@ -1,0 +1,118 @@
+import { EventSeal, SealRaced, SealStore, SignedCheckpoint } from '@deals/kernel';
+import { Pool } from 'pg';
+import { servicePool } from '../postgres-pool';
+import { schemaOnce } from '../postgres-schema';
+import { inTransaction } from '../postgres-transaction';
+import { CheckpointRow, SealRow, toCheckpoint, toSeal } from './seal-rows';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS audit_checkpoints (
+  number bigint PRIMARY KEY,
+  previous text,
+  from_position text NOT NULL,
+  to_position text NOT NULL,
+  count bigint NOT NULL,
+  root text NOT NULL,
+  sealed_at text NOT NULL,
+  signature text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS event_seals (
+  position text PRIMARY KEY,
+  stream_id text NOT NULL,
+  revision bigint NOT NULL,
+  hash text NOT NULL,
+  link text NOT NULL,
+  checkpoint bigint NOT NULL,
+  idx bigint NOT NULL,
+  UNIQUE (stream_id, revision)
+);
+CREATE INDEX IF NOT EXISTS event_seals_by_checkpoint ON event_seals (checkpoint, idx);
+`;
+const SCHEMA_LOCK = 7216007;
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The seals and signed checkpoints in the PostgreSQL database that holds the log (tables
+ * `audit_checkpoints` and `event_seals`); a checkpoint and its seals in one transaction, whose
+ * number's key refuses a second sealer's.
+ */
+export class PostgresSealStore extends SealStore {
+  private readonly pool: Pool;
+  private readonly schema: () => Promise<void>;
+
+  constructor(url: string) {
+    super();
+    this.pool = servicePool(url, 2);
+    this.schema = schemaOnce(this.pool, 'event_seals', SCHEMA_LOCK, SCHEMA);
+  }
+
+  async lastCheckpoint(): Promise<SignedCheckpoint | null> {
+    await this.schema();
+    const { rows } = await this.pool.query<CheckpointRow>('SELECT * FROM audit_checkpoints ORDER BY number DESC LIMIT 1');
+    return rows[0] ? toCheckpoint(rows[0]) : null;
+  }
+
+  async streamLinks(streamIds: readonly string[]): Promise<Map<string, { revision: number; link: string }>> {
+    await this.schema();
+    const { rows } = await this.pool.query<SealRow>(
+      `SELECT DISTINCT ON (stream_id) * FROM event_seals WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, revision DESC`,
+      [streamIds],
+    );
+    return new Map(rows.map((row) => [row.stream_id, { revision: Number(row.revision), link: row.link }]));
+  }
+
+  async write(checkpoint: SignedCheckpoint, seals: readonly EventSeal[]): Promise<void> {
+    await this.schema();
+    try {
+      await inTransaction(this.pool, async (client) => {
+        const c = checkpoint;
+        await client.query(
+          `INSERT INTO audit_checkpoints (number, previous, from_position, to_position, count, root, sealed_at, signature)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [c.number, c.previous, c.fromPosition, c.toPosition, c.count, c.root, c.sealedAt, c.signature],
+        );
+        await client.query(
+          `INSERT INTO event_seals (position, stream_id, revision, hash, link, checkpoint, idx)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])`,
+          [
+            seals.map((s) => s.position),
+            seals.map((s) => s.streamId),
+            seals.map((s) => s.revision),
+            seals.map((s) => s.hash),
+            seals.map((s) => s.link),
+            seals.map((s) => s.checkpoint),
+            seals.map((s) => s.index),
+          ],
+        );
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new SealRaced(checkpoint.number);
+      throw error;
+    }
+  }
+
+  async checkpoints(from: number, limit: number): Promise<SignedCheckpoint[]> {
+    await this.schema();
+    const { rows } = await this.pool.query<CheckpointRow>('SELECT * FROM audit_checkpoints WHERE number >= $1 ORDER BY number LIMIT $2', [
+      from,
+      limit,
+    ]);
+    return rows.map(toCheckpoint);
+  }
+
+  async sealsOf(checkpoint: number): Promise<EventSeal[]> {
+    await this.schema();
+    const { rows } = await this.pool.query<SealRow>('SELECT * FROM event_seals WHERE checkpoint = $1 ORDER BY idx', [checkpoint]);
+    return rows.map(toSeal);
+  }
+
+  async sealsOfStream(streamId: string): Promise<EventSeal[]> {
+    await this.schema();
+    const { rows } = await this.pool.query<SealRow>('SELECT * FROM event_seals WHERE stream_id = $1 ORDER BY revision', [streamId]);
+    return rows.map(toSeal);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
