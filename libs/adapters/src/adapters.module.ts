@@ -7,6 +7,7 @@ import {
   PaymentGateway,
   RandomIdGenerator,
   Scheduler,
+  SealStore,
   SystemClock,
   TestClockAwareClock,
   TestClockRunner,
@@ -22,6 +23,8 @@ import { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adap
 import { PostgresIdempotencyStore } from './idempotency-store/postgres-idempotency-store.adapter';
 import { SqliteIdempotencyStore } from './idempotency-store/sqlite-idempotency-store.adapter';
 import { PostgresUsageStore } from './usage-store/postgres-usage-store.adapter';
+import { PostgresSealStore } from './seal-store/postgres-seal-store.adapter';
+import { SqliteSealStore } from './seal-store/sqlite-seal-store.adapter';
 import { SqliteUsageStore } from './usage-store/sqlite-usage-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
@@ -65,6 +68,7 @@ export const dataPaths = (dataDir: string) => ({
   snapshots: join(dataDir, 'snapshots.sqlite'),
   idempotency: join(dataDir, 'idempotency.sqlite'),
   usage: join(dataDir, 'usage.sqlite'),
+  seals: join(dataDir, 'seals.sqlite'),
   views: join(dataDir, 'views'),
   paymentVault: join(dataDir, 'payment-vault.sqlite'),
   outbox: join(dataDir, 'outbox'),
@@ -120,6 +124,12 @@ export class AdaptersModule {
           settings.databaseUrl && !settings.eventStoreUrl
             ? new PostgresUsageStore(settings.databaseUrl)
             : new SqliteUsageStore(paths.usage),
+      },
+      // Beside the log: in its PostgreSQL database, or a file of the data folder (also beside EventStoreDB).
+      {
+        provide: SealStore,
+        useFactory: () =>
+          settings.databaseUrl && !settings.eventStoreUrl ? new PostgresSealStore(settings.databaseUrl) : new SqliteSealStore(paths.seals),
       },
       {
         provide: ViewStore,

@@ -19,3 +19,5 @@ export * from './sandbox';
 export * from './test-clock/clock-scope';
 export * from './test-clock/test-clock';
 export * from './history-seal/seal';
+export * from './history-seal/history-sealer';
+export * from './history-seal/history-verifier';

@@ -48,6 +48,8 @@ export abstract class ServiceConfig {
   abstract readonly mailReplyTo: string | null;
   /** How often the sweep that records coupons' expiries (`CouponExpired`) runs, in ms. */
   abstract readonly couponExpirySweepMs: number;
+  /** How often the log's new events are sealed under a signed checkpoint (`SEAL_EVERY_MS`). */
+  abstract readonly sealEveryMs: number;
   /** The local hour (0-23, in each region's time zone) of the daily regional email. */
   abstract readonly digestHour: number;
   /** Connections open at once past which a new one is closed as soon as it is accepted. */
@@ -214,6 +216,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     mailReplyTo: text(env.MAIL_REPLY_TO),
     digestHour: integer('DIGEST_HOUR', env.DIGEST_HOUR, 7, 23),
     couponExpirySweepMs: positive('COUPON_EXPIRY_SWEEP_MS', env.COUPON_EXPIRY_SWEEP_MS, 600_000),
+    sealEveryMs: positive('SEAL_EVERY_MS', env.SEAL_EVERY_MS, 10_000),
     maxConnections: positive('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 10_000),
     handshakeTimeoutMs: positive('HANDSHAKE_TIMEOUT_MS', env.HANDSHAKE_TIMEOUT_MS, 10_000),
     shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 25_000),

@@ -106,6 +106,15 @@ export class PostgresSealStore extends SealStore {
     return rows.map(toSeal);
   }
 
+  async sealOf(streamId: string, revision: number): Promise<EventSeal | null> {
+    await this.schema();
+    const { rows } = await this.pool.query<SealRow>('SELECT * FROM event_seals WHERE stream_id = $1 AND revision = $2', [
+      streamId,
+      revision,
+    ]);
+    return rows[0] ? toSeal(rows[0]) : null;
+  }
+
   async sealsOfStream(streamId: string): Promise<EventSeal[]> {
     await this.schema();
     const { rows } = await this.pool.query<SealRow>('SELECT * FROM event_seals WHERE stream_id = $1 ORDER BY revision', [streamId]);

@@ -27,6 +27,7 @@ function prepare(db: Database.Database) {
     streamLink: db.prepare<[string], SealRow>('SELECT * FROM event_seals WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
     checkpoints: db.prepare<[number, number], CheckpointRow>('SELECT * FROM checkpoints WHERE number >= ? ORDER BY number LIMIT ?'),
     sealsOf: db.prepare<[number], SealRow>('SELECT * FROM event_seals WHERE checkpoint = ? ORDER BY idx'),
+    sealOf: db.prepare<[string, number], SealRow>('SELECT * FROM event_seals WHERE stream_id = ? AND revision = ?'),
     sealsOfStream: db.prepare<[string], SealRow>('SELECT * FROM event_seals WHERE stream_id = ? ORDER BY revision'),
     write: db.transaction((checkpoint: SignedCheckpoint, seals: readonly EventSeal[]) => {
       if (insertCheckpoint.run(checkpoint).changes === 0) throw new SealRaced(checkpoint.number);
@@ -81,6 +82,11 @@ export class SqliteSealStore extends SealStore {
 
   async sealsOf(checkpoint: number): Promise<EventSeal[]> {
     return this.open().sealsOf.all(checkpoint).map(toSeal);
+  }
+
+  async sealOf(streamId: string, revision: number): Promise<EventSeal | null> {
+    const row = this.open().sealOf.get(streamId, revision);
+    return row ? toSeal(row) : null;
   }
 
   async sealsOfStream(streamId: string): Promise<EventSeal[]> {

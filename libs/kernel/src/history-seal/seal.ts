@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, createPrivateKey, createPublicKey, KeyObject, sign, verify } from 'node:crypto';
 
 /**
  * The seal of the event log: every event's hash, chained along its stream, and the log's events
@@ -139,3 +139,21 @@ export const checkpointText = (c: Checkpoint): string =>
 
 /** A checkpoint's hash, hex: what the next one names as `previous`. */
 export const checkpointHash = (c: Checkpoint): string => sha256(Buffer.from(checkpointText(c), 'utf8')).toString('hex');
+
+/** The DER prefix of an Ed25519 private key's PKCS #8 form, before its 32-byte seed. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** The installation's checkpoint-signing key, from a secret of it (any length: its seed is derived). */
+export function checkpointSigningKey(secret: Buffer): { privateKey: KeyObject; publicKey: KeyObject } {
+  const seed = createHmac('sha256', secret).update('deals checkpoint signing key v1').digest();
+  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  return { privateKey, publicKey: createPublicKey(privateKey) };
+}
+
+/** A checkpoint signed: the Ed25519 signature of its text, base64. */
+export const signCheckpoint = (checkpoint: Checkpoint, privateKey: KeyObject): string =>
+  sign(null, Buffer.from(checkpointText(checkpoint), 'utf8'), privateKey).toString('base64');
+
+/** Whether `signature` is the key's over the checkpoint's text. */
+export const checkpointSigned = (checkpoint: Checkpoint, signature: string, publicKey: KeyObject): boolean =>
+  verify(null, Buffer.from(checkpointText(checkpoint), 'utf8'), publicKey, Buffer.from(signature, 'base64'));

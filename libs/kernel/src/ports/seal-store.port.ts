@@ -41,6 +41,9 @@ export abstract class SealStore {
   /** The seals of one checkpoint, in order (its tree's leaves). */
   abstract sealsOf(checkpoint: number): Promise<EventSeal[]>;
 
+  /** The seal of a stream's event at `revision`, if sealed. */
+  abstract sealOf(streamId: string, revision: number): Promise<EventSeal | null>;
+
   /** A stream's seals, in order. */
   abstract sealsOfStream(streamId: string): Promise<EventSeal[]>;
 

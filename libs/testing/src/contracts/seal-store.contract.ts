@@ -49,6 +49,8 @@ export function sealStoreContract(name: string, open: () => Promise<SealStoreUnd
       expect(await subject.store.checkpoints(2, 10)).toEqual([checkpoint(2, '004', '004', 1)]);
       expect(await subject.store.sealsOf(1)).toEqual(first);
       expect(await subject.store.sealsOfStream('a')).toEqual([first[0], first[2], second[0]]);
+      expect(await subject.store.sealOf('a', 1)).toEqual(first[2]);
+      expect(await subject.store.sealOf('a', 3)).toBeNull();
       expect(await subject.store.streamLinks(['a', 'b', 'c'])).toEqual(
         new Map([
           ['a', { revision: 2, link: 'link-004' }],
