@@ -64,7 +64,9 @@ describe('TestClockAgenda', () => {
       if (flaky-- > 0) throw new Error('the store blinked');
       ran.push({ id: job.id, at: time.now().toISOString() });
     });
+    let brokenRuns = 0;
     agenda.handle('broken', async () => {
+      brokenRuns++;
       throw new Error('always');
     });
     await armUnder('flaky-job', '2027-01-01T01:00:00Z', 'flaky');
@@ -77,6 +79,18 @@ describe('TestClockAgenda', () => {
       expect.not.objectContaining({ failed: expect.anything() }),
       expect.objectContaining({ jobId: 'broken-job', failed: 'always' }),
     ]);
+    expect(brokenRuns).toBe(3);
     expect((await clockState()).status).toBe('ready');
   }, 10_000);
+
+  it('runs, before the clock is ready, a job armed while the advance ends (by a sweep, or from outside its run)', async () => {
+    agenda.handle('sweep', async () => {
+      if (ran.length === 0) await armUnder('from-the-sweep', '2027-01-01T05:00:00Z');
+    });
+    agenda.sweepAtEachAdvance('sweep');
+    await onClock({ type: 'AdvanceTestClock', data: { clockId, to: '2027-01-01T12:00:00.000Z' } });
+    await agenda.advance(clockId);
+    expect(ran).toEqual([{ id: 'from-the-sweep', at: '2027-01-01T05:00:00.000Z' }]);
+    expect((await clockState()).status).toBe('ready');
+  });
 });

@@ -27,6 +27,8 @@ export const ADVANCE_TEST_CLOCK_JOB = 'advance-test-clock';
  */
 const JOB_RUNS = 3;
 const RETRY_BACKOFF_MS = 500;
+/** How long after an advance stopped by a failure it is tried again. */
+const ADVANCE_RETRY_MS = 5_000;
 
 /**
  * The service's scheduler, which keeps the jobs armed under a test clock on that clock's stream
@@ -39,6 +41,9 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
   private readonly logger = new Logger('TestClocks');
   private readonly advancing = new Set<string>();
   private readonly sweeps: string[] = [];
+  /** Advances under way in this process, awaited by `close`. */
+  private readonly running = new Set<Promise<void>>();
+  private closing = false;
 
   constructor(
     private readonly inner: Scheduler,
@@ -47,7 +52,8 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
     private readonly realClock: Clock,
   ) {
     super();
-    this.inner.handle(ADVANCE_TEST_CLOCK_JOB, (job) => this.advance(String(job.data.clockId)));
+    // The job only starts the run: a long advance must not hold the slot other jobs run in.
+    this.inner.handle(ADVANCE_TEST_CLOCK_JOB, async (job) => this.advanceInBackground(String(job.data.clockId)));
   }
 
   /** The scheduler the jobs of real time go to. */
@@ -94,21 +100,53 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
     if (!this.sweeps.includes(kind)) this.sweeps.push(kind);
   }
 
-  /** Runs the clock's jobs due by the advance's end, one at a time in order, then its sweeps, then marks the clock ready. */
+  /**
+   * Runs the advance beside the job that asked for it; one that fails is asked for again a little
+   * later (a stop leaves the clock advancing, and the next start asks again).
+   */
+  private advanceInBackground(clockId: string): void {
+    const run = this.advance(clockId)
+      .catch(async (error) => {
+        this.logger.error(`test clock ${clockId}: its advance stopped (${String(error)}); tried again in ${ADVANCE_RETRY_MS} ms`);
+        if (this.closing) return;
+        await this.inner
+          .schedule({
+            id: `${ADVANCE_TEST_CLOCK_JOB}-${clockId}-again-${this.realClock.now().getTime()}`,
+            kind: ADVANCE_TEST_CLOCK_JOB,
+            runAt: new Date(this.realClock.now().getTime() + ADVANCE_RETRY_MS),
+            data: { clockId },
+          })
+          .catch((again) => this.logger.error(`test clock ${clockId}: its advance is tried again at the next start: ${String(again)}`));
+      })
+      .finally(() => this.running.delete(run));
+    this.running.add(run);
+  }
+
+  /**
+   * Runs the clock's jobs due by the advance's end, one at a time in order, then its sweeps, then
+   * marks the clock ready; a job armed meanwhile (by a sweep, or from outside the run) is run first.
+   */
   async advance(clockId: string): Promise<void> {
     // One run of a clock at a time in a process; another process's run of it writes the same records.
     if (this.advancing.has(clockId)) return;
     this.advancing.add(clockId);
+    let swept = false;
     try {
-      for (;;) {
+      // A stopping process leaves the rest to the next start (the clock stays advancing).
+      while (!this.closing) {
         // The cached fold: each turn reads only what the last one wrote.
         const { state } = await loadCachedAggregate(this.store, testClockStream(clockId), testClockDecider);
+        if (state.status !== 'advancing') return;
         const job = nextDueJob(state);
+        if (!job && !swept) {
+          await this.sweep(clockId, underTestClock(state.partnerId!, clockId), new Date(state.from!), new Date(state.target!));
+          swept = true;
+          continue;
+        }
+        // Ready, unless a job came due since the read: the next turn runs it.
         if (!job) {
-          if (state.status === 'advancing')
-            await this.sweep(clockId, underTestClock(state.partnerId!, clockId), new Date(state.from!), new Date(state.target!));
           await this.onClock(clockId, { type: 'FinishClockAdvance', data: { clockId } });
-          return;
+          continue;
         }
         const at = new Date(Math.max(Date.parse(job.runAt), Date.parse(state.frozenTime!)));
         const handler = this.handlers.get(job.kind);
@@ -165,7 +203,9 @@ export class TestClockAgenda extends Scheduler implements TestClockRunner {
     return this.inner.list(limit);
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.allSettled([...this.running]);
     return this.inner.close();
   }
 

@@ -114,8 +114,8 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
     });
 
     it("leaves test clocks' worlds to purges of their own, each taking only its world's keys expired by its time", async () => {
-      const [world, another] = [`p-${randomUUID()}_test${CLOCK_SEPARATOR}a`, `p-${randomUUID()}_test${CLOCK_SEPARATOR}b`];
-      const [clocked, elsewhere] = [claimOf('a', t0, world), claimOf('b', t0, another)];
+      const [world, otherWorld] = [`p-${randomUUID()}_test${CLOCK_SEPARATOR}a`, `p-${randomUUID()}_test${CLOCK_SEPARATOR}b`];
+      const [clocked, elsewhere] = [claimOf('a', t0, world), claimOf('b', t0, otherWorld)];
       for (const claim of [clocked, elsewhere]) {
         await subject.store.claim(claim);
         await subject.store.answer(claim.keyId, answer(claim.fingerprint));
@@ -123,8 +123,15 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
       await subject.store.purge(t0 + 25 * HOUR);
       expect(await subject.store.claim({ ...clocked, now: t0 + HOUR })).toMatchObject({ kind: 'answered' });
       expect(await subject.store.purge(t0 + 2 * HOUR, world)).toBe(0);
-      expect(await subject.store.purge(t0 + 25 * HOUR, world)).toBe(1);
-      expect(subject.store.keptBytes().get(world) ?? 0).toBe(0);
+      if (subject.concurrentProcesses) {
+        // Purged by a process that claims no key itself (the one running the clock's jobs), and counted there.
+        const jobs = await another();
+        expect(await jobs.purge(t0 + 25 * HOUR, world)).toBe(1);
+        expect(jobs.keptBytes().get(world) ?? 0).toBe(0);
+      } else {
+        expect(await subject.store.purge(t0 + 25 * HOUR, world)).toBe(1);
+        expect(subject.store.keptBytes().get(world) ?? 0).toBe(0);
+      }
       expect(await subject.store.claim({ ...clocked, now: t0 + HOUR, runId: 'again' })).toMatchObject({ kind: 'new' });
       expect(await subject.store.claim({ ...elsewhere, now: t0 + HOUR })).toMatchObject({ kind: 'answered' });
     });
