@@ -103,12 +103,19 @@ describe('test clocks', () => {
     const user = await api.call('POST', '/users', {
       apiKey: key,
       body: { email: 'gone@example.com' },
-      headers: { 'deals-test-clock': gone },
+      headers: { 'deals-test-clock': gone, 'idempotency-key': 'made-under-gone' },
     });
     expect(user.status).toBe(200);
+    const world = underTestClock(sandboxOf(other.partnerId), gone);
+    expect(api.get(IdempotencyStore).keptBytes().get(world)).toBeGreaterThan(0);
+    // Not under a clock: a clock is the sandbox's own.
+    const underIt = await api.call('DELETE', `/v1/test_clocks/${gone}`, { apiKey: key, headers: { 'deals-test-clock': gone } });
+    expect(underIt.status).toBe(403);
     const deleted = await api.call('DELETE', `/v1/test_clocks/${gone}`, { apiKey: key });
     expect([deleted.status, deleted.body.test_clock.id, deleted.body.test_clock.deleted]).toEqual([200, gone, true]);
     expect((await api.call('GET', `/v1/test_clocks/${gone}`, { apiKey: key })).status).toBe(404);
+    // Its world's idempotency keys are forgotten with it.
+    expect(api.get(IdempotencyStore).keptBytes().get(world) ?? 0).toBe(0);
     expect((await api.call('DELETE', `/v1/test_clocks/${gone}`, { apiKey: key })).status).toBe(404);
     const advanced = await api.call('POST', `/v1/test_clocks/${gone}/advance`, {
       apiKey: key,

@@ -2,16 +2,21 @@ import {
   accountOf,
   Clock,
   CommandCaller,
+  CommandContext,
   EventStore,
   Forbidden,
   handleCommand,
+  IdempotencyStore,
   IdGenerator,
   isSandbox,
+  loadAggregate,
   LogPosition,
   testClockOf,
   TestClockRunner,
   testClockDecider,
   testClockStream,
+  underTestClock,
+  ValidationFailed,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { testClockPlacesDecider, testClockPlacesStream } from '../domain/test-clock/test-clock-places';
@@ -49,13 +54,21 @@ export class CreateTestClockHandler implements ICommandHandler<CreateTestClock> 
     const clockId = `clock_${this.ids.short()}`;
     const context = { now: this.clock.now(), metadata: caller };
     const place = { sandboxId: account, clockId };
-    await handleCommand(
-      this.store,
-      testClockPlacesStream(account),
-      testClockPlacesDecider,
-      { type: 'TakeTestClockPlace', data: place },
-      context,
-    );
+    const take = () =>
+      handleCommand(
+        this.store,
+        testClockPlacesStream(account),
+        testClockPlacesDecider,
+        { type: 'TakeTestClockPlace', data: place },
+        context,
+      );
+    try {
+      await take();
+    } catch (error) {
+      // Full: first free the places a stop left held (a clock deleted, or never made), then try again.
+      if (!(error instanceof ValidationFailed) || (await this.freeLostPlaces(account, context)) === 0) throw error;
+      await take();
+    }
     const { position } = await handleCommand(
       this.store,
       testClockStream(clockId),
@@ -64,6 +77,26 @@ export class CreateTestClockHandler implements ICommandHandler<CreateTestClock> 
       { now: this.clock.now(), metadata: caller },
     );
     return { clockId, position };
+  }
+
+  /** Frees the places of clocks deleted, or never made (a stop between taking the place and making the clock); how many. */
+  private async freeLostPlaces(account: string, context: CommandContext): Promise<number> {
+    const { state: held } = await loadAggregate(this.store, testClockPlacesStream(account), testClockPlacesDecider);
+    let freed = 0;
+    for (const clockId of held) {
+      const { state } = await loadAggregate(this.store, testClockStream(clockId), testClockDecider);
+      if (state.created && !state.deleted) continue;
+      const place = { sandboxId: account, clockId };
+      await handleCommand(
+        this.store,
+        testClockPlacesStream(account),
+        testClockPlacesDecider,
+        { type: 'FreeTestClockPlace', data: place },
+        context,
+      );
+      freed++;
+    }
+    return freed;
   }
 }
 
@@ -117,6 +150,7 @@ export class DeleteTestClockHandler implements ICommandHandler<DeleteTestClock> 
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
+    private readonly keys: IdempotencyStore,
   ) {}
 
   async execute({ partnerId, clockId, caller }: DeleteTestClock) {
@@ -129,7 +163,8 @@ export class DeleteTestClockHandler implements ICommandHandler<DeleteTestClock> 
       { type: 'DeleteTestClock', data: { clockId } },
       context,
     );
-    // Freed after the clock is gone (a delete sent again after a stop between the two frees it then).
+    // After the clock is gone, its place freed and its world's idempotency keys forgotten (no advance
+    // purges them again); a delete sent again after a stop between these does what is left.
     const place = { sandboxId: account, clockId };
     await handleCommand(
       this.store,
@@ -138,6 +173,7 @@ export class DeleteTestClockHandler implements ICommandHandler<DeleteTestClock> 
       { type: 'FreeTestClockPlace', data: place },
       context,
     );
+    await this.keys.purge(Number.MAX_SAFE_INTEGER, underTestClock(account, clockId));
     return { position };
   }
 }

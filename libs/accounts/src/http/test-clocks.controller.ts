@@ -1,6 +1,6 @@
 import { accountOf, Forbidden, isSandbox, NotFound, ViewProgress, ViewStore } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiAnswer, ApiRequest, Caller, CurrentCaller, NotUnderTestClock } from '@deals/wire';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdvanceTestClock, CreateTestClock, DeleteTestClock } from '../commands/test-clock.commands';
@@ -14,9 +14,10 @@ function sandboxOnly(caller: Caller): void {
   if (!isSandbox(caller.partnerId)) throw new Forbidden('test clocks are a sandbox’s: use your test credentials');
 }
 
-/** A sandbox's test clocks (test credentials only). */
+/** A sandbox's test clocks (test credentials only; a call under a clock gets 403: a clock is the sandbox's own). */
 @ApiTags('sandbox')
 @Controller('v1/test_clocks')
+@UseGuards(NotUnderTestClock)
 export class TestClocksController {
   constructor(
     private readonly commands: CommandBus,
@@ -94,17 +95,20 @@ export class TestClocksController {
   @ApiAnswer(TestClockAnswer, { errors: [403, 404] })
   @ApiRequest({ params: TestClockParams })
   async remove(@Param() params: TestClockParams, @CurrentCaller() caller: Caller) {
-    const clock = await this.clock(caller, params.test_clock_id);
+    const clock = await this.clock(caller, params.test_clock_id, { deleted: true });
+    // Deleted already: what a stop left of its deletion is done again, and the answer is 404 as for any clock gone.
     const { position } = await this.commands.execute(new DeleteTestClock(caller.partnerId, params.test_clock_id, caller));
     await this.progress.waitFor([TEST_CLOCKS], position);
+    if (clock.deletedAt) throw new NotFound(`test clock ${params.test_clock_id} not found`);
     return { status: 'success', test_clock: { ...toTestClock(clock), deleted: true } };
   }
 
-  /** The caller's sandbox's clock; another's, a deleted one, or none, is not found. */
-  private async clock(caller: Caller, clockId: string): Promise<TestClockView> {
+  /** The caller's sandbox's clock; another's, none, or (unless asked for) a deleted one, is not found. */
+  private async clock(caller: Caller, clockId: string, { deleted = false } = {}): Promise<TestClockView> {
     sandboxOnly(caller);
     const clock = await this.views.findById<TestClockView>(TEST_CLOCKS, clockId);
-    if (!clock || clock.deletedAt || clock.partnerId !== accountOf(caller.partnerId)) throw new NotFound(`test clock ${clockId} not found`);
+    if (!clock || (clock.deletedAt && !deleted) || clock.partnerId !== accountOf(caller.partnerId))
+      throw new NotFound(`test clock ${clockId} not found`);
     return clock;
   }
 }

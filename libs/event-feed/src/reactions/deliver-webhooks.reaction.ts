@@ -106,9 +106,14 @@ export class DeliverWebhooks {
       if (clockId === null) await this.scheduler.schedule(job);
       // A test clock's first attempt goes now, in real time (its events are dated in the clock's time).
       else if (attempt === 1) await this.scheduler.schedule({ ...job, runAt: this.realClock.now() });
-      // Its retries wait on the clock (armed once: a start re-arms only what the clock does not hold).
-      else if (!(await loadCachedAggregate(this.store, testClockStream(clockId), testClockDecider)).state.pending.has(job.id))
-        await inTestClock({ clockId, partnerId: delivery.partnerId, at: job.runAt }, () => this.scheduler.schedule(job));
+      else {
+        const { state } = await loadCachedAggregate(this.store, testClockStream(clockId), testClockDecider);
+        // Its retries wait on the clock (armed once: a start re-arms only what the clock does not hold);
+        // a deleted clock runs none, so the delivery ends here.
+        if (state.deleted) await this.record(delivery, attempt, clockDeleted(job.runAt));
+        else if (!state.pending.has(job.id))
+          await inTestClock({ clockId, partnerId: delivery.partnerId, at: job.runAt }, () => this.scheduler.schedule(job));
+      }
     } catch (error) {
       // Armed again at the next start (the delivery stays pending in the view).
       this.logger.error(`delivery ${delivery._id}: attempt ${attempt} not armed: ${String(error)}`);
@@ -125,6 +130,10 @@ export class DeliverWebhooks {
     // stands, or the event's own while an advance runs).
     const { state } = await loadCachedAggregate(this.store, testClockStream(clockId), testClockDecider);
     const at = new Date(Math.max(Date.parse(delivery.createdAt), Date.parse(state.frozenTime ?? delivery.createdAt)));
+    if (state.deleted) {
+      await this.record(delivery, attempt, clockDeleted(at));
+      return;
+    }
     return inTestClock({ clockId, partnerId: delivery.partnerId, at }, () => this.attemptNow(delivery, attempt));
   }
 
@@ -272,6 +281,17 @@ export class DeliverWebhooks {
     }
   }
 }
+
+/** The last attempt of a deleted test clock's delivery: nothing sent. */
+const clockDeleted = (at: Date) => ({
+  at,
+  status: null,
+  latencyMs: 0,
+  responseExcerpt: '',
+  error: 'the test clock was deleted',
+  succeeded: false,
+  final: true,
+});
 
 const isPending = (doc: ViewDocument): doc is WebhookDelivery =>
   (doc as WebhookDelivery).kind === 'delivery' && (doc as WebhookDelivery).status === 'pending';

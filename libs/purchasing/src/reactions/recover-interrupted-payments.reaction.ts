@@ -90,26 +90,31 @@ export class RecoverInterruptedPayments {
     const open = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved', paymentIntent: { $ne: null } });
     for (const purchase of open) {
       if (!purchase.paymentIntent) continue;
-      // A test clock's purchase in the clock's time: its jobs wait on the clock, its records are dated by it.
-      recovered += await inTimeOf(this.store, purchase.partnerId, async () => {
-        const settledAt = Date.parse(purchase.createdAt) + CHARGE_LOCK_MS;
-        if (othersMayBeBuying && settledAt > this.clock.now().getTime()) {
-          // Not finished now even if the job cannot be armed: another process may be charging it.
-          await armPurchaseRecovery(this.scheduler, purchase._id, new Date(settledAt));
-          return 0;
-        }
-        // One purchase that cannot be finished now must not keep the others (or the service) down.
-        try {
-          const outcome = await this.finishPayment(purchase);
-          this.logger.warn(`recovered purchase ${purchase._id}: ${outcome}`);
-          return 1;
-        } catch (error) {
-          // The processor (or the log) could not be asked: tried again by a job, as a charge with
-          // no answer is, and at the next start if the job cannot be armed.
-          await this.retryLater(purchase._id, 1, error as Error);
-          return 0;
-        }
-      });
+      // A test clock's purchase in the clock's time: its jobs wait on the clock, its records are dated by
+      // it (its clock unread, the purchase waits for the next start; the others go on).
+      try {
+        recovered += await inTimeOf(this.store, purchase.partnerId, async () => {
+          const settledAt = Date.parse(purchase.createdAt) + CHARGE_LOCK_MS;
+          if (othersMayBeBuying && settledAt > this.clock.now().getTime()) {
+            // Not finished now even if the job cannot be armed: another process may be charging it.
+            await armPurchaseRecovery(this.scheduler, purchase._id, new Date(settledAt));
+            return 0;
+          }
+          // One purchase that cannot be finished now must not keep the others (or the service) down.
+          try {
+            const outcome = await this.finishPayment(purchase);
+            this.logger.warn(`recovered purchase ${purchase._id}: ${outcome}`);
+            return 1;
+          } catch (error) {
+            // The processor (or the log) could not be asked: tried again by a job, as a charge with
+            // no answer is, and at the next start if the job cannot be armed.
+            await this.retryLater(purchase._id, 1, error as Error);
+            return 0;
+          }
+        });
+      } catch (error) {
+        this.logger.error(`purchase ${purchase._id}: not settled now; tried again at the next start`, error as Error);
+      }
     }
     recovered += await this.finishInterruptedSales();
     const owing = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { couponsOwed: { $gt: 0 } });
