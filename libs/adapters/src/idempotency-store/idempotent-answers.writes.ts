@@ -9,8 +9,6 @@ export const KEYS_SCHEMA = `
     status INTEGER, content_type TEXT, body BLOB, partner TEXT NOT NULL DEFAULT '', size INTEGER NOT NULL DEFAULT 0);
   CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at);
 `;
-/** A test clock's world's keys, purged by its clock (added after the partners' counts: made once those columns are there). */
-const PARTNER_INDEX = 'CREATE INDEX IF NOT EXISTS idempotency_keys_by_partner ON idempotency_keys (partner, expires_at)';
 
 /** Bytes to add to (or, negative, take from) partners' counts. */
 export type SizeChanges = Map<string, number>;
@@ -62,7 +60,6 @@ export interface AnswerArgs {
 export function prepareWrites(db: Database.Database, ledger: SizeLedger) {
   db.exec(KEYS_SCHEMA);
   addSizeColumns(db);
-  db.exec(PARTNER_INDEX);
   const find = db.prepare(
     'SELECT fingerprint, started_at, run_id, status, content_type, body FROM idempotency_keys WHERE key_id = ? AND expires_at > ?',
   );
