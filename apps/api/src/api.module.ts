@@ -14,6 +14,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { HealthController } from './health.controller';
+import { HistorySealController } from './history-seal.controller';
 
 /** The HTTPS API process: the shared core plus the contexts' routes, auth, errors and logs. */
 @Module({})
@@ -36,7 +37,7 @@ export class ApiModule {
         SettlementHttpModule,
         PartnerSiteHttpModule.forRoot({ limits: options.limits }),
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, HistorySealController],
       providers: [
         { provide: APP_GUARD, useClass: AccessGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },

@@ -55,6 +55,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /api/v3/coupons/{coupon_id}': 'getResellerCoupon',
   'DELETE /api/v3/coupons/{coupon_id}/cancel': 'cancelResellerCoupon',
   'GET /audit/purchases/{purchase_id}': 'getPurchaseAudit',
+  'GET /audit/checkpoint-key': 'getCheckpointKey',
+  'GET /audit/checkpoints': 'listCheckpoints',
   // engagement
   'POST /card_links': 'createCardLinks',
   'PUT /card_links/{card_link_id}/unlink': 'unlinkCardLink',

@@ -16,6 +16,7 @@ import {
   PartnersRotatePasswordCommand,
 } from './commands/partners-credentials.command';
 import { AuditPurchaseCommand } from './commands/audit-purchase.command';
+import { AuditVerifyCommand } from './commands/audit-verify.command';
 import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { SettlementsShowCommand } from './commands/settlements-show.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
@@ -79,6 +80,7 @@ export class CliModule {
         ProgramName,
         HelpTexts,
         AuditPurchaseCommand,
+        AuditVerifyCommand,
         AuditCardLinkCommand,
         SettlementsShowCommand,
         AuditPartnerCommand,

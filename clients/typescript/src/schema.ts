@@ -164,6 +164,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit/checkpoint-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key checkpoints are signed with
+         * @description No credentials needed: the installation’s Ed25519 public key, to check signed checkpoints with.
+         */
+        get: operations["getCheckpointKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed checkpoints
+         * @description For auditor credentials: the log's checkpoints in order from `from`, 100 a page; keep them, to check the log against later.
+         */
+        get: operations["listCheckpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit/partners/{partner_id}": {
         parameters: {
             query?: never;
@@ -193,7 +233,7 @@ export interface paths {
         };
         /**
          * A purchase's whole history
-         * @description For auditor credentials: every event in log order with the purchase state after each; `as_of` an ISO 8601 instant.
+         * @description For auditor credentials: every event in log order with the purchase state after each; `as_of` an ISO 8601 instant. `seal`: the purchase stream’s events as stored, each with its hash, its link in the stream’s chain and its Merkle audit path, and the signed checkpoints holding them, for the auditor to check by themselves (the README shows how).
          */
         get: operations["getPurchaseAudit"];
         put?: never;
@@ -2143,6 +2183,28 @@ export interface components {
             /** @description whether that is the service's default (the partner set none) */
             redemption_rollback_window_is_default: boolean;
         };
+        /** @description one event of a stream as stored, with its seal and audit path */
+        ProvenEvent: {
+            checkpoint: number | null;
+            data: unknown;
+            /** @description SHA-256 of the event (see the README’s check); null until sealed */
+            hash: string | null;
+            id: string;
+            /** @description its leaf among its checkpoint’s events */
+            index: number | null;
+            /** @description SHA-256 of the stream link before it (32 zero bytes for the first) and its hash; null until sealed */
+            link: string | null;
+            metadata: unknown;
+            position: string;
+            /** @description its audit path: the siblings (hex) from its leaf up to the root, each with the side it stands on */
+            proof: {
+                hash: string;
+                /** @enum {string} */
+                side: "left" | "right";
+            }[];
+            revision: number;
+            type: string;
+        };
         /** @description a purchase */
         Purchase: {
             /** @description total paid, cents */
@@ -2373,6 +2435,30 @@ export interface components {
             /** @description the purchase, the refund, or `<card link id>/<transaction reference>` */
             reference: string;
             refund_cents: number;
+        };
+        /** @description a run of the log’s events under one signed Merkle root */
+        SignedCheckpoint: {
+            count: number;
+            from_position: string;
+            number: number;
+            /** @description SHA-256 (hex) of the checkpoint before’s text; null for the first */
+            previous: string | null;
+            /** @description the RFC 6962 Merkle root (hex) of its events’ stream links, in log order */
+            root: string;
+            sealed_at: string;
+            /** @description Ed25519 signature (base64) of the text `deals-checkpoint-v1 <number> <previous or -> <from_position> <to_position> <count> <root> <sealed_at>` */
+            signature: string;
+            to_position: string;
+        };
+        /** @description what an auditor checks a stream’s history with by themselves: its events, seals, audit paths and signed checkpoints */
+        StreamSeal: {
+            /** @enum {string} */
+            algorithm: "Ed25519";
+            checkpoints: components["schemas"]["SignedCheckpoint"][];
+            events: components["schemas"]["ProvenEvent"][];
+            /** @description the checkpoint-signing key, PEM (also at GET /audit/checkpoint-key) */
+            public_key: string;
+            stream: string;
         };
         /**
          * @description a user's regional email subscription
@@ -2672,6 +2758,7 @@ export type Error = components['schemas']['Error'];
 export type Event = components['schemas']['Event'];
 export type Location = components['schemas']['Location'];
 export type PartnerSettings = components['schemas']['PartnerSettings'];
+export type ProvenEvent = components['schemas']['ProvenEvent'];
 export type Purchase = components['schemas']['Purchase'];
 export type PurchaseDeal = components['schemas']['PurchaseDeal'];
 export type Refund = components['schemas']['Refund'];
@@ -2681,6 +2768,8 @@ export type ResellerPurchase = components['schemas']['ResellerPurchase'];
 export type SavedDeal = components['schemas']['SavedDeal'];
 export type Settlement = components['schemas']['Settlement'];
 export type SettlementLineItem = components['schemas']['SettlementLineItem'];
+export type SignedCheckpoint = components['schemas']['SignedCheckpoint'];
+export type StreamSeal = components['schemas']['StreamSeal'];
 export type Subscription = components['schemas']['Subscription'];
 export type TargetedEmailBatch = components['schemas']['TargetedEmailBatch'];
 export type TestClock = components['schemas']['TestClock'];
@@ -3420,6 +3509,102 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    getCheckpointKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        algorithm: "Ed25519";
+                        /** @description PEM (SPKI) */
+                        public_key: string;
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listCheckpoints: {
+        parameters: {
+            query?: {
+                /** @description the first checkpoint’s number */
+                from?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checkpoints: components["schemas"]["SignedCheckpoint"][];
+                        /** @description the `from` of the next page; null at the last checkpoint */
+                        next_from: number | null;
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
     getPartnerAudit: {
         parameters: {
             query?: {
@@ -3517,6 +3702,7 @@ export interface operations {
                     "application/json": {
                         events: components["schemas"]["AuditEvent"][];
                         purchase_id: string;
+                        seal: components["schemas"]["StreamSeal"];
                         /** @enum {string} */
                         status: "success";
                     };

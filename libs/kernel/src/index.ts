@@ -21,3 +21,4 @@ export * from './test-clock/test-clock';
 export * from './history-seal/seal';
 export * from './history-seal/history-sealer';
 export * from './history-seal/history-verifier';
+export * from './history-seal/stream-proof';

@@ -14,3 +14,4 @@ export { installationSecret } from './installation-secret';
 export { underFolderLock, writeWhole } from './shared-folder';
 export { defaultPublicBaseUrl, linkBaseUrl, localApiUrl, recordApiAddress, runningApiAddress } from './api-address';
 export type { ApiAddress } from './api-address';
+export { HistorySealing } from './history-sealing';

@@ -17,6 +17,9 @@ import {
   Mailer,
   TestClockRunner,
   UsageStore,
+  SealStore,
+  realClockOf,
+  HistoryProofs,
 } from '@deals/kernel';
 import { UsageMeter } from '@deals/wire';
 import {
@@ -47,6 +50,7 @@ import {
 } from '@deals/event-feed';
 import { DataDirLock } from './data-dir-lock';
 import { ForgetTestClockKeys } from './forget-test-clock-keys';
+import { HistorySealing } from './history-sealing';
 import { ServiceMetrics } from './service-metrics';
 
 /** Which process this is: what it runs beside the shared core. */
@@ -229,12 +233,24 @@ export class ServiceCoreModule {
           ],
         },
         UsageMeter,
+        {
+          provide: HistorySealing,
+          useFactory: (store: EventStore, seals: SealStore, serviceClock: Clock) =>
+            new HistorySealing(store, seals, realClockOf(serviceClock), installationSecret(config.dataDir, 'checkpoint-signing'), {
+              seals: role !== 'cli' && config.runProjections,
+              everyMs: config.sealEveryMs,
+            }),
+          inject: [EventStore, SealStore, Clock],
+        },
+        { provide: HistoryProofs, useExisting: HistorySealing },
         CatalogueImport,
         DemoSeed,
         ServiceMetrics,
         ForgetTestClockKeys,
       ],
       exports: [
+        HistorySealing,
+        HistoryProofs,
         ServiceMetrics,
         UsageMeter,
         ServiceConfig,

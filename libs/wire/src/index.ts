@@ -20,3 +20,4 @@ export * from './connection-cap';
 export * from './audit-query';
 export * from './usage-meter';
 export * from './json-depth';
+export * from './history-seal.answers';

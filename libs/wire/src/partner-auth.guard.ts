@@ -56,7 +56,8 @@ export abstract class CredentialVerifier {
 
 /**
  * Paths anyone may call: the health report, the API description and its Swagger UI, a coupon's QR image and
- * printable page (opened by the coupon's holder; coupon ids carry 72 random bits), and deals' pictures.
+ * printable page (opened by the coupon's holder; coupon ids carry 72 random bits), deals' pictures, and
+ * the key the log's checkpoints are signed with.
  */
 export const PUBLIC_PATHS = [
   /^\/health(\/|\?|$)/,
@@ -64,6 +65,7 @@ export const PUBLIC_PATHS = [
   /^\/coupons\/[^/?]+\/(qr\.png|print)(\?|$)/,
   /^\/subscriptions\/[^/?]+\/unsubscribe(\?|$)/,
   /^\/images\/deals\/([^/?]+\/)?[^/?]+(\?|$)/,
+  /^\/audit\/checkpoint-key(\?|$)/,
 ];
 
 /** The partner site's pages: people of a partner, signed in with their own session (libs/partner-site), never API credentials. */

@@ -88,34 +88,41 @@ export function merkleRoot(links: readonly Buffer[]): Buffer {
   return nodeHash(merkleRoot(links.slice(0, k)), merkleRoot(links.slice(k)));
 }
 
-/** The audit path of the link at `index` among `links` (RFC 6962): the sibling hashes from the leaf up. */
-export function merkleProof(links: readonly Buffer[], index: number): Buffer[] {
+/** One step of an audit path: the sibling's hash, and on which side of the path it stands. */
+export interface ProofStep {
+  side: 'left' | 'right';
+  hash: Buffer;
+}
+
+/** The audit path of the link at `index` among `links` (RFC 6962): the siblings from the leaf up, each with its side. */
+export function merkleProof(links: readonly Buffer[], index: number): ProofStep[] {
   if (index < 0 || index >= links.length) throw new RangeError(`no link ${index} among ${links.length}`);
   if (links.length === 1) return [];
   const k = split(links.length);
   return index < k
-    ? [...merkleProof(links.slice(0, k), index), merkleRoot(links.slice(k))]
-    : [...merkleProof(links.slice(k), index - k), merkleRoot(links.slice(0, k))];
+    ? [...merkleProof(links.slice(0, k), index), { side: 'right', hash: merkleRoot(links.slice(k)) }]
+    : [...merkleProof(links.slice(k), index - k), { side: 'left', hash: merkleRoot(links.slice(0, k)) }];
 }
 
-/** Whether `proof` shows the link at `index` of a tree of `count` links has the root `root`. */
-export function verifyMerkleProof(link: Buffer, index: number, count: number, proof: readonly Buffer[], root: Buffer): boolean {
-  if (index < 0 || index >= count) return false;
-  // From the leaf up: at each level, whether the node is a right child (and so its sibling on the left).
+/** The root an audit path leads to from a link: what a checkpoint's `root` must be. */
+export function rootOfPath(link: Buffer, path: readonly ProofStep[]): Buffer {
   let hash = leafHash(link);
+  for (const step of path) hash = step.side === 'left' ? nodeHash(step.hash, hash) : nodeHash(hash, step.hash);
+  return hash;
+}
+
+/** Whether `proof` shows the link at `index` of a tree of `count` links has the root `root` (its sides as the index puts them). */
+export function verifyMerkleProof(link: Buffer, index: number, count: number, proof: readonly ProofStep[], root: Buffer): boolean {
+  if (index < 0 || index >= count) return false;
+  // From the root down: at each level, on which side the path's sibling stands.
+  const sides: Array<'left' | 'right'> = [];
   let [at, size] = [index, count];
-  const sides: boolean[] = [];
   while (size > 1) {
     const k = split(size);
-    sides.push(at >= k);
+    sides.unshift(at < k ? 'right' : 'left');
     [at, size] = at < k ? [at, k] : [at - k, size - k];
   }
-  if (sides.length !== proof.length) return false;
-  for (let i = 0; i < proof.length; i++) {
-    const right = sides[sides.length - 1 - i];
-    hash = right ? nodeHash(proof[i], hash) : nodeHash(hash, proof[i]);
-  }
-  return hash.equals(root);
+  return sides.length === proof.length && proof.every((step, i) => step.side === sides[i]) && rootOfPath(link, proof).equals(root);
 }
 
 /** A signed checkpoint: the links of the events from `fromPosition` to `toPosition` (log order) under one root. */

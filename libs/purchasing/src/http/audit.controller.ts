@@ -1,10 +1,11 @@
-import { Forbidden } from '@deals/kernel';
+import { Forbidden, HistoryProofs } from '@deals/kernel';
 import { CurrentPartner, PartnerRef } from '@deals/wire';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer, ApiRequest, AuditQuery } from '@deals/wire';
+import { ApiAnswer, ApiRequest, AuditQuery, toStreamSeal } from '@deals/wire';
 import { AuditAnswer } from './purchasing.answers';
 import { PurchaseAudit, withMaskedCouponCodes } from '../audit/purchase-audit';
+import { purchaseStream } from '../domain/purchase/purchase.events';
 
 /**
  * A purchase's history for auditor credentials (`partners:create --role auditor`): read only, with
@@ -13,18 +14,26 @@ import { PurchaseAudit, withMaskedCouponCodes } from '../audit/purchase-audit';
 @ApiTags('audit')
 @Controller('audit/purchases')
 export class AuditController {
-  constructor(private readonly audit: PurchaseAudit) {}
+  constructor(
+    private readonly audit: PurchaseAudit,
+    private readonly proofs: HistoryProofs,
+  ) {}
 
   @Get(':purchase_id')
   @ApiOperation({
     summary: "A purchase's whole history",
-    description: 'For auditor credentials: every event in log order with the purchase state after each; `as_of` an ISO 8601 instant.',
+    description:
+      'For auditor credentials: every event in log order with the purchase state after each; `as_of` an ISO 8601 instant. ' +
+      '`seal`: the purchase stream’s events as stored, each with its hash, its link in the stream’s chain and its Merkle audit path, ' +
+      'and the signed checkpoints holding them, for the auditor to check by themselves (the README shows how).',
   })
   @ApiAnswer(AuditAnswer, { errors: [404, 422] })
   @ApiRequest({ query: AuditQuery })
   async history(@Param('purchase_id') purchaseId: string, @Query() query: AuditQuery, @CurrentPartner() partner: PartnerRef) {
     if (partner.role !== 'auditor') throw new Forbidden('purchase histories are for auditor credentials');
     const cut = query.as_of;
-    return { status: 'success', purchase_id: purchaseId, events: (await this.audit.history(purchaseId, cut)).map(withMaskedCouponCodes) };
+    const events = (await this.audit.history(purchaseId, cut)).map(withMaskedCouponCodes);
+    const seal = toStreamSeal(await this.proofs.streamProof(purchaseStream(purchaseId)), this.proofs.publicKeyPem());
+    return { status: 'success', purchase_id: purchaseId, events, seal };
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { couponSchema, purchaseSchema } from './purchase.answers';
+import { streamSealSchema } from '@deals/wire';
 
 /** Answer schemas of the purchasing calls beyond a single purchase (`PurchaseAnswer`): lists, coupons, reseller sales. */
 
@@ -93,23 +94,57 @@ const auditEntry = z
   })
   .meta({ id: 'AuditEvent', description: 'one event of a purchase, with who caused it' });
 
-export const AuditAnswer = z.object({ status: z.literal('success'), purchase_id: z.string(), events: z.array(auditEntry) }).meta({
-  example: {
-    status: 'success',
-    purchase_id: 'Pq3Rt9x',
-    events: [
-      {
-        position: '00000000000000000042',
-        occurredAt: '2026-06-15T12:00:00.000Z',
-        stream: 'inventory-chicago-spa-day',
-        type: 'UnitsHeld',
-        actor: 'partner:p1',
-        partnerId: 'p1',
-        requestId: 'r-1',
-        correlationId: 'r-1',
-        data: { dealId: 'chicago-spa-day', holdId: 'Pq3Rt9x', quantity: 1 },
-        purchaseState: 'reserved',
+export const AuditAnswer = z
+  .object({ status: z.literal('success'), purchase_id: z.string(), events: z.array(auditEntry), seal: streamSealSchema })
+  .meta({
+    example: {
+      status: 'success',
+      purchase_id: 'Pq3Rt9x',
+      events: [
+        {
+          position: '00000000000000000042',
+          occurredAt: '2026-06-15T12:00:00.000Z',
+          stream: 'inventory-chicago-spa-day',
+          type: 'UnitsHeld',
+          actor: 'partner:p1',
+          partnerId: 'p1',
+          requestId: 'r-1',
+          correlationId: 'r-1',
+          data: { dealId: 'chicago-spa-day', holdId: 'Pq3Rt9x', quantity: 1 },
+          purchaseState: 'reserved',
+        },
+      ],
+      seal: {
+        algorithm: 'Ed25519',
+        public_key: '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n',
+        stream: 'purchase-Pq3Rt9x',
+        events: [
+          {
+            position: '00000000000000000041',
+            revision: 0,
+            id: 'e5b1c0de-8d1a-4f2e-9d7c-0b6f1c2a3d4e',
+            type: 'PurchaseReserved',
+            data: { purchaseId: 'Pq3Rt9x', quantity: 1 },
+            metadata: { occurredAt: '2026-06-15T12:00:00.000Z', actor: 'partner:p1' },
+            hash: '9f2c'.repeat(16),
+            link: '41d7'.repeat(16),
+            checkpoint: 7,
+            index: 3,
+            proof: [{ side: 'left', hash: '0c1e'.repeat(16) }],
+          },
+        ],
+        checkpoints: [
+          {
+            number: 7,
+            previous: '77aa'.repeat(16),
+            from_position: '00000000000000000038',
+            to_position: '00000000000000000045',
+            count: 8,
+            root: '5be0'.repeat(16),
+            sealed_at: '2026-06-15T12:00:10.000Z',
+            signature: 'q3Jx...',
+          },
+        ],
       },
-    ],
-  },
-});
+    },
+  });

@@ -1,0 +1,75 @@
+import { verifyHistory } from '@deals/kernel';
+import { HistorySealing } from '@deals/runtime';
+import { Presets, SingleBar } from 'cli-progress';
+import { Command, CommandRunner, Option } from 'nest-commander';
+
+/** How often the progress bar prints a line when its stream (stderr) is not a terminal. */
+const PROGRESS_LINE_EVERY_MS = 5_000;
+
+interface VerifyOptions {
+  from?: string;
+  to?: string;
+  json?: boolean;
+}
+
+@Command({
+  name: 'audit:verify',
+  description:
+    "check the event log against its seals and signed checkpoints: every event's hash and place in its stream's chain, each checkpoint's root, signature and line; names the first event that does not match (exit 1)",
+})
+export class AuditVerifyCommand extends CommandRunner {
+  constructor(private readonly sealing: HistorySealing) {
+    super();
+  }
+
+  async run(_: string[], options: VerifyOptions): Promise<void> {
+    const { log, seals, publicKey } = this.sealing;
+    const total = options.from || options.to ? 0 : await log.countAfter(null);
+    const bar = new SingleBar(
+      { format: '  {bar} {value}/{total} events checked', noTTYOutput: true, notTTYSchedule: PROGRESS_LINE_EVERY_MS },
+      Presets.shades_classic,
+    );
+    if (!options.json) bar.start(total, 0);
+    const result = await verifyHistory(log, seals, publicKey, {
+      from: options.from,
+      to: options.to,
+      onProgress: (events) => (events % 1000 === 0 ? bar.update(events) : undefined),
+    });
+    if (!options.json) {
+      bar.update(result.events);
+      bar.stop();
+    }
+    if (!result.verified) process.exitCode = 1;
+    if (options.json) return void process.stdout.write(`${JSON.stringify(result)}\n`);
+    const { failure } = result;
+    if (failure) {
+      const what =
+        failure.position === null
+          ? `checkpoint ${failure.checkpoint}`
+          : `the event at position ${failure.position} (${failure.streamId} revision ${failure.revision}, checkpoint ${failure.checkpoint})`;
+      process.stdout.write(`NOT VERIFIED: ${what} ${failure.problem}.\n`);
+      process.stdout.write(`${result.events} events in ${result.checkpoints} checkpoints matched before it.\n`);
+      return;
+    }
+    process.stdout.write(
+      `verified: ${result.events} events in ${result.checkpoints} signed checkpoints match their seals` +
+        (result.unsealed ? `; ${result.unsealed} newer events are not sealed yet (the next checkpoint seals them)` : '') +
+        '.\n',
+    );
+  }
+
+  @Option({ flags: '--from <position>', description: 'check the checkpoints holding events from this log position on' })
+  parseFrom(value: string) {
+    return value;
+  }
+
+  @Option({ flags: '--to <position>', description: 'check up to the checkpoint holding this log position' })
+  parseTo(value: string) {
+    return value;
+  }
+
+  @Option({ flags: '--json', description: 'print the result as JSON' })
+  parseJson() {
+    return true;
+  }
+}

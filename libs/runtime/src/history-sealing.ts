@@ -1,0 +1,91 @@
+import {
+  checkpointSigningKey,
+  Clock,
+  EventStore,
+  HistoryProofs,
+  HistorySealer,
+  proveStream,
+  SealStore,
+  SignedCheckpoint,
+  StreamProof,
+} from '@deals/kernel';
+import { BeforeApplicationShutdown, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { KeyObject } from 'node:crypto';
+
+export interface HistorySealingOptions {
+  /** Whether this process seals (the one that keeps the views and runs the jobs). */
+  seals: boolean;
+  everyMs: number;
+}
+
+/**
+ * The installation's sealing of its log: its checkpoint-signing key (from a secret of the data
+ * folder), and, in the process that keeps the views, a checkpoint of the new events every
+ * `everyMs`. Every process can verify with the public key; only one seals.
+ */
+export class HistorySealing extends HistoryProofs implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  readonly sealer: HistorySealer;
+  readonly publicKey: KeyObject;
+  private readonly logger = new Logger('HistorySeal');
+  private timer: NodeJS.Timeout | null = null;
+  private round: Promise<unknown> | null = null;
+
+  constructor(
+    readonly log: EventStore,
+    readonly seals: SealStore,
+    /** Real time: a checkpoint says when it was sealed. */
+    clock: Clock,
+    secret: Buffer,
+    private readonly options: HistorySealingOptions,
+  ) {
+    super();
+    const { privateKey, publicKey } = checkpointSigningKey(secret);
+    this.publicKey = publicKey;
+    this.sealer = new HistorySealer(log, seals, clock, privateKey);
+  }
+
+  /** The public key, PEM (SPKI): what an auditor checks checkpoints' signatures with. */
+  publicKeyPem(): string {
+    return this.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  }
+
+  streamProof(streamId: string): Promise<StreamProof> {
+    return proveStream(this.log, this.seals, streamId);
+  }
+
+  checkpoints(from: number, limit: number): Promise<SignedCheckpoint[]> {
+    return this.seals.checkpoints(from, limit);
+  }
+
+  /** Seals every event not sealed yet, now (after a round under way); how many checkpoints were written. */
+  async sealNow(): Promise<number> {
+    await this.round?.catch(() => undefined);
+    const round = this.sealer.sealAll();
+    this.round = round;
+    return round;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.options.seals) return;
+    this.timer = setInterval(() => {
+      if (this.round) return;
+      this.round = this.sealer
+        .sealAll()
+        .catch((error) =>
+          this.logger.error(`the log's new events were not sealed; tried again in ${this.options.everyMs} ms: ${String(error)}`),
+        )
+        .finally(() => (this.round = null));
+    }, this.options.everyMs);
+    this.timer.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.round?.catch(() => undefined);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.seals.close();
+  }
+}

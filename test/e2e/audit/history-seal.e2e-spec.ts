@@ -1,0 +1,150 @@
+import { ManualClock } from '@deals/kernel';
+import { HistorySealing } from '@deals/runtime';
+import Database from 'better-sqlite3';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { runCli, TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { tempDir } from '../../support/temp-dir';
+
+const CHECK_SCRIPT = join(__dirname, '..', '..', '..', 'clients', 'audit', 'check-seal.mjs');
+
+/**
+ * The log's seal end to end: purchases sealed under signed checkpoints; an auditor's own script
+ * (node:crypto alone) checks a purchase's history from the API's answer and the public key; and
+ * `audit:verify` names each row edited, removed or moved with plain SQL behind the service's back.
+ */
+describe('a history auditors can verify', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  const dir = tempDir('history-seal');
+  let api: TestApi;
+  let apiKey: string;
+  let auditorKey: string;
+  const purchases: string[] = [];
+
+  beforeAll(async () => {
+    api = await TestApi.start({ clock, dataDir: dir.path });
+    apiKey = (await api.createPartner('Seller')).apiKey;
+    auditorKey = (await api.createPartner('Audit office', 'auditor')).apiKey;
+    await api.importRegions([chicago]);
+    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: undefined }]);
+    const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'sealed@example.com' } })).body.user_id;
+    for (let i = 0; i < 3; i++) {
+      const reserved = await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } });
+      purchases.push(reserved.body.purchase.id);
+      await api.call('PUT', `/purchases/${reserved.body.purchase.id}/claim`, { apiKey, body: { user_id: userId } });
+    }
+    await api.settle();
+    expect(await api.get(HistorySealing).sealNow()).toBeGreaterThan(0);
+  });
+  afterAll(async () => {
+    await api?.stop();
+    dir.remove();
+  });
+
+  it("publishes its checkpoint key to anyone, lists signed checkpoints to auditors only, and proves a purchase's history to an auditor's own script", async () => {
+    const key = await api.call('GET', '/audit/checkpoint-key');
+    expect([key.status, key.body.algorithm]).toEqual([200, 'Ed25519']);
+    expect(key.body.public_key).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+    const listed = await api.call('GET', '/audit/checkpoints', { apiKey: auditorKey });
+    expect(listed.status).toBe(200);
+    expect(listed.body.checkpoints[0]).toMatchObject({ number: 1, previous: null });
+    expect((await api.call('GET', '/audit/checkpoints', { apiKey })).status).toBe(403);
+
+    const audit = await api.call('GET', `/audit/purchases/${purchases[0]}`, { apiKey: auditorKey });
+    expect(audit.status).toBe(200);
+    expect(audit.body.seal.events.map((e: { type: string; checkpoint: number }) => [e.type, e.checkpoint])).toEqual([
+      ['PurchaseReserved', 1],
+      ['PurchaseClaimed', 1],
+    ]);
+    const files = tempDir('history-seal-check');
+    try {
+      writeFileSync(join(files.path, 'audit.json'), JSON.stringify(audit.body));
+      writeFileSync(join(files.path, 'key.pem'), key.body.public_key);
+      const checked = await promisify(execFile)(process.execPath, [
+        CHECK_SCRIPT,
+        join(files.path, 'audit.json'),
+        join(files.path, 'key.pem'),
+      ]);
+      expect(checked.stdout.trim().split('\n')).toEqual([
+        expect.stringMatching(/PurchaseReserved: verified under checkpoint 1$/),
+        expect.stringMatching(/PurchaseClaimed: verified under checkpoint 1$/),
+      ]);
+      // The same answer with one fact changed does not check.
+      const forged = structuredClone(audit.body);
+      forged.seal.events[0].data.quantity = 5;
+      writeFileSync(join(files.path, 'forged.json'), JSON.stringify(forged));
+      const refused = await promisify(execFile)(process.execPath, [
+        CHECK_SCRIPT,
+        join(files.path, 'forged.json'),
+        join(files.path, 'key.pem'),
+      ]).catch((error: { code: number; stdout: string }) => error);
+      expect([refused.stdout.includes('DOES NOT MATCH'), (refused as { code?: number }).code]).toEqual([true, 1]);
+    } finally {
+      files.remove();
+    }
+  });
+
+  it('names, through audit:verify, a row edited, one removed and two swapped with plain SQL behind its back', async () => {
+    const verify = async () => runCli(dir.path, ['audit:verify']);
+    const sound = await verify();
+    expect([sound.code, sound.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^verified: \d+ events in \d+ signed checkpoints match their seals/),
+    ]);
+    const db = new Database(join(dir.path, 'events.sqlite'));
+    try {
+      const row = (stream: string, revision: number) =>
+        db.prepare('SELECT position, data FROM events WHERE stream_id = ? AND revision = ?').get(stream, revision) as {
+          position: number;
+          data: string;
+        };
+      // An amount edited.
+      const claimed = row(`purchase-${purchases[1]}`, 1);
+      const original = claimed.data;
+      db.prepare('UPDATE events SET data = ? WHERE position = ?').run(
+        original.replace('"amountCents":4900', '"amountCents":100'),
+        claimed.position,
+      );
+      const edited = await verify();
+      expect(edited.code).toBe(1);
+      expect(edited.stdout).toContain(
+        `NOT VERIFIED: the event at position ${String(claimed.position).padStart(20, '0')} (purchase-${purchases[1]} revision 1, checkpoint 1) was changed`,
+      );
+      db.prepare('UPDATE events SET data = ? WHERE position = ?').run(original, claimed.position);
+      expect((await verify()).code).toBe(0);
+
+      // A reservation's claim removed.
+      const removed = row(`purchase-${purchases[2]}`, 1);
+      const whole = db.prepare('SELECT * FROM events WHERE position = ?').get(removed.position) as Record<string, unknown>;
+      db.prepare('DELETE FROM events WHERE position = ?').run(removed.position);
+      const gone = await verify();
+      expect([gone.code, gone.stdout]).toEqual([
+        1,
+        expect.stringContaining(`(purchase-${purchases[2]} revision 1, checkpoint 1) was removed`),
+      ]);
+      db.prepare(
+        'INSERT INTO events (position, id, stream_id, revision, type, data, metadata) VALUES (@position, @id, @stream_id, @revision, @type, @data, @metadata)',
+      ).run(whole);
+
+      // Two purchases' reservations swapped (each row's content moved to the other's place).
+      const [a, b] = [row(`purchase-${purchases[0]}`, 0), row(`purchase-${purchases[1]}`, 0)];
+      const swap = db.prepare('UPDATE events SET stream_id = ?, data = ?, id = ? WHERE position = ?');
+      const [rowA, rowB] = [a, b].map(
+        (r) => db.prepare('SELECT * FROM events WHERE position = ?').get(r.position) as Record<string, string>,
+      );
+      db.transaction(() => {
+        swap.run(`${rowB.stream_id}~`, rowB.data, rowB.id, a.position);
+        swap.run(rowA.stream_id, rowA.data, rowA.id, b.position);
+        db.prepare('UPDATE events SET stream_id = ? WHERE position = ?').run(rowB.stream_id, a.position);
+      })();
+      const moved = await verify();
+      expect([moved.code, moved.stdout]).toEqual([1, expect.stringContaining(`position ${String(a.position).padStart(20, '0')}`)]);
+      expect(moved.stdout).toMatch(/was moved/);
+    } finally {
+      db.close();
+    }
+  }, 120_000);
+});
