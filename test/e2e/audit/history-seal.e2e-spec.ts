@@ -8,6 +8,8 @@ import { promisify } from 'node:util';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
+import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
+import { Client } from 'pg';
 
 const CHECK_SCRIPT = join(__dirname, '..', '..', '..', 'clients', 'audit', 'check-seal.mjs');
 
@@ -148,3 +150,66 @@ describe('a history auditors can verify', () => {
     }
   }, 120_000);
 });
+
+const unavailable = postgresUnavailableSync();
+
+if (unavailable) {
+  describe.skip(`a history auditors can verify, on PostgreSQL — skipped: ${unavailable}`, () => {
+    it('needs PostgreSQL', () => undefined);
+  });
+} else {
+  describe('a history auditors can verify, on PostgreSQL (DATABASE_URL)', () => {
+    const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+    const dir = tempDir('history-seal-pg');
+    let database: { url: string; drop: () => Promise<void> };
+    beforeAll(async () => (database = await createTestDatabase('history_seal')));
+    afterAll(async () => {
+      await database?.drop();
+      dir.remove();
+    });
+
+    it('seals its events in the database, and audit:verify names a row edited and one removed by SQL', async () => {
+      const env = { DATABASE_URL: database.url, RUN_PROJECTIONS: 'on' };
+      const api = await TestApi.start({ clock, dataDir: dir.path, env });
+      let purchaseId: string;
+      try {
+        const { apiKey } = await api.createPartner('Seller');
+        await api.importRegions([chicago]);
+        await api.importDeals([{ ...spaDay, quantity: 5, max_per_user: undefined }]);
+        purchaseId = (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 2 } })).body.purchase
+          .id;
+        await api.settle();
+        expect(await api.get(HistorySealing).sealNow()).toBeGreaterThan(0);
+      } finally {
+        await api.stop();
+      }
+      const verify = () => runCli(dir.path, ['audit:verify', '--json'], env);
+      const sound = await verify();
+      expect([sound.code, JSON.parse(sound.stdout)]).toEqual([0, expect.objectContaining({ verified: true, unsealed: 0 })]);
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        await admin.query(`UPDATE events SET data = jsonb_set(data, '{quantity}', '1') WHERE stream_id = $1 AND revision = 0`, [
+          `purchase-${purchaseId}`,
+        ]);
+        const edited = JSON.parse((await verify()).stdout);
+        expect(edited).toMatchObject({
+          verified: false,
+          failure: { streamId: `purchase-${purchaseId}`, revision: 0, problem: 'was changed: its content does not match its seal' },
+        });
+        await admin.query(`UPDATE events SET data = jsonb_set(data, '{quantity}', '2') WHERE stream_id = $1 AND revision = 0`, [
+          `purchase-${purchaseId}`,
+        ]);
+        expect(JSON.parse((await verify()).stdout)).toMatchObject({ verified: true });
+        await admin.query(`DELETE FROM events WHERE stream_id = $1 AND revision = 0`, [`purchase-${purchaseId}`]);
+        const removed = JSON.parse((await verify()).stdout);
+        expect(removed).toMatchObject({
+          verified: false,
+          failure: { streamId: `purchase-${purchaseId}`, problem: expect.stringMatching(/^was removed/) },
+        });
+      } finally {
+        await admin.end();
+      }
+    }, 120_000);
+  });
+}
