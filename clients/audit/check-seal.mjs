@@ -1,5 +1,4 @@
-// Checks a history's seal (the `seal` of GET /audit/purchases/:id) with node:crypto alone:
-//   node check-seal.mjs audit.json checkpoint-key.pem   (the key from GET /audit/checkpoint-key, kept apart)
+// node check-seal.mjs audit.json key.pem: GET /audit/purchases/:id's `seal` against GET /audit/checkpoint-key's key
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 const { seal } = JSON.parse(readFileSync(process.argv[2], 'utf8'));

@@ -2,7 +2,7 @@ import { ManualClock } from '@deals/kernel';
 import { HistorySealing } from '@deals/runtime';
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { runCli, TestApi } from '../../support/api-harness';
@@ -87,6 +87,8 @@ describe('a history auditors can verify', () => {
     } finally {
       files.remove();
     }
+    // The README shows this very script.
+    expect(readFileSync(join(__dirname, '..', '..', '..', 'README.md'), 'utf8')).toContain(readFileSync(CHECK_SCRIPT, 'utf8'));
   });
 
   it('names, through audit:verify, a row edited, one removed and two swapped with plain SQL behind its back', async () => {
