@@ -4,13 +4,11 @@ import { readFileSync } from 'node:fs';
 const { seal } = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const key = createPublicKey(readFileSync(process.argv[3], 'utf8'));
 const sha = (...parts) => parts.reduce((hash, part) => hash.update(part), createHash('sha256')).digest();
-const canon = (v) => Array.isArray(v) ? `[${v.map(canon)}]` : v !== null && typeof v === 'object'
-  ? `{${Object.keys(v).filter((k) => v[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`)}}` : JSON.stringify(v);
 const field = (text) => { const bytes = Buffer.from(text); const length = Buffer.alloc(4); length.writeUInt32BE(bytes.length); return Buffer.concat([length, bytes]); };
 const checkpoints = new Map(seal.checkpoints.map((c) => [c.number, c]));
 let link = Buffer.alloc(32);
 for (const e of seal.events) {
-  const hash = sha(Buffer.from('deals-event-v1\n'), ...[seal.stream, String(e.revision), e.id, e.type, canon(e.data), canon(e.metadata)].map(field));
+  const hash = sha(Buffer.from('deals-event-v1\n'), ...[seal.stream, String(e.revision), e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata)].map(field));
   link = sha(link, hash);
   if (e.checkpoint === null) { console.log(`${e.position} ${e.type}: not sealed yet`); continue; }
   const root = e.proof.reduce((node, s) => s.side === 'left' ? sha(Buffer.from([1]), Buffer.from(s.hash, 'hex'), node) : sha(Buffer.from([1]), node, Buffer.from(s.hash, 'hex')), sha(Buffer.from([0]), link));

@@ -1,6 +1,5 @@
 import { createHash, generateKeyPairSync, sign, verify } from 'node:crypto';
 import {
-  canonicalJson,
   Checkpoint,
   checkpointHash,
   checkpointText,
@@ -38,9 +37,8 @@ describe('the seal of the event log', () => {
       { streamId: 'purchase-p1', id: '', type: 'e1PurchaseReserved' },
     ])
       expect(eventHash({ ...event, ...changed }).equals(base)).toBe(false);
-    // The same values with their keys in another order (as a store may give them back) hash alike.
-    expect(eventHash({ ...event, data: { b: [1, { c: 'x', d: 2 }], a: 1 } }).equals(base)).toBe(true);
-    expect(canonicalJson({ b: 1, a: [true, null, 'é'], c: undefined })).toBe('{"a":[true,null,"é"],"b":1}');
+    // Its JSON text as read is what is hashed: keys in another order are another text.
+    expect(eventHash({ ...event, data: { b: [1, { d: 2, c: 'x' }], a: 1 } }).equals(base)).toBe(false);
   });
 
   it("chains a stream's events: each link over the one before and the event's own hash", () => {

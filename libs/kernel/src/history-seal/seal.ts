@@ -10,7 +10,11 @@ import { createHash, createHmac, createPrivateKey, createPublicKey, KeyObject, s
  * other language's SHA-256 and Ed25519) checks a proof.
  */
 
-/** What of an event is sealed: where it is, what it is, and its data and metadata (JSON values). */
+/**
+ * What of an event is sealed: where it is, what it is, and its data and metadata (JSON values, as
+ * the store gives them back: their JSON text, keys in the order read, is what is hashed; a store
+ * gives an event back alike every time it is read).
+ */
 export interface SealedEvent {
   streamId: string;
   revision: number;
@@ -18,20 +22,6 @@ export interface SealedEvent {
   type: string;
   data: unknown;
   metadata: unknown;
-}
-
-/**
- * A JSON value as text with every object's keys in code-unit order, at every depth: what a store
- * gives back (PostgreSQL's jsonb orders keys its own way) hashes as what was written.
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 const sha256 = (...parts: Buffer[]) => {
@@ -50,7 +40,7 @@ function field(text: string): Buffer {
 
 const EVENT_DOMAIN = Buffer.from('deals-event-v1\n');
 
-/** The event's own hash: of its stream, revision, id, type, and its data and metadata as canonical JSON. */
+/** The event's own hash: of its stream, revision, id, type, and its data's and metadata's JSON text. */
 export function eventHash(event: SealedEvent): Buffer {
   return sha256(
     EVENT_DOMAIN,
@@ -58,8 +48,8 @@ export function eventHash(event: SealedEvent): Buffer {
     field(String(event.revision)),
     field(event.id),
     field(event.type),
-    field(canonicalJson(event.data)),
-    field(canonicalJson(event.metadata)),
+    field(JSON.stringify(event.data)),
+    field(JSON.stringify(event.metadata)),
   );
 }
 
