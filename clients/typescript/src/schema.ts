@@ -2458,6 +2458,8 @@ export interface components {
             events: components["schemas"]["ProvenEvent"][];
             /** @description the checkpoint-signing key, PEM (also at GET /audit/checkpoint-key) */
             public_key: string;
+            /** @description positions sealed in this stream whose events are gone from the log: none in a sound history */
+            removed: string[];
             stream: string;
         };
         /**

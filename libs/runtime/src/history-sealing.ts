@@ -29,6 +29,8 @@ export class HistorySealing extends HistoryProofs implements OnApplicationBootst
   private readonly logger = new Logger('HistorySeal');
   private timer: NodeJS.Timeout | null = null;
   private round: Promise<unknown> | null = null;
+  /** Set as the process stops: a round ends after the checkpoint it is writing. */
+  private stopping = false;
 
   constructor(
     readonly log: EventStore,
@@ -57,29 +59,37 @@ export class HistorySealing extends HistoryProofs implements OnApplicationBootst
     return this.seals.checkpoints(from, limit);
   }
 
-  /** Seals every event not sealed yet, now (after a round under way); how many checkpoints were written. */
+  /** Seals every event not sealed yet, now, after the round under way; how many checkpoints were written. */
   async sealNow(): Promise<number> {
-    await this.round?.catch(() => undefined);
-    const round = this.sealer.sealAll();
+    while (this.round) await this.round.catch(() => undefined);
+    const round = this.sealer.sealAll(() => this.stopping);
     this.round = round;
-    return round;
+    try {
+      return await round;
+    } finally {
+      if (this.round === round) this.round = null;
+    }
   }
 
   onApplicationBootstrap(): void {
     if (!this.options.seals) return;
     this.timer = setInterval(() => {
       if (this.round) return;
-      this.round = this.sealer
-        .sealAll()
+      const round: Promise<unknown> = this.sealer
+        .sealAll(() => this.stopping)
         .catch((error) =>
           this.logger.error(`the log's new events were not sealed; tried again in ${this.options.everyMs} ms: ${String(error)}`),
         )
-        .finally(() => (this.round = null));
+        .finally(() => {
+          if (this.round === round) this.round = null;
+        });
+      this.round = round;
     }, this.options.everyMs);
     this.timer.unref();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.round?.catch(() => undefined);

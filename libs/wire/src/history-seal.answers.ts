@@ -43,6 +43,9 @@ export const streamSealSchema = z
     public_key: z.string().meta({ description: 'the checkpoint-signing key, PEM (also at GET /audit/checkpoint-key)' }),
     stream: z.string(),
     events: z.array(provenEventSchema),
+    removed: z
+      .array(z.string())
+      .meta({ description: 'positions sealed in this stream whose events are gone from the log: none in a sound history' }),
     checkpoints: z.array(signedCheckpointSchema),
   })
   .meta({
@@ -66,5 +69,6 @@ export const toStreamSeal = (proof: StreamProof, publicKeyPem: string) => ({
   public_key: publicKeyPem,
   stream: proof.stream,
   events: proof.events,
+  removed: proof.removed,
   checkpoints: proof.checkpoints.map(toSignedCheckpoint),
 });

@@ -67,6 +67,7 @@ describe('a history auditors can verify', () => {
       writeFileSync(join(files.path, 'key.pem'), key.body.public_key);
       const checked = await promisify(execFile)(process.execPath, [
         CHECK_SCRIPT,
+        purchases[0],
         join(files.path, 'audit.json'),
         join(files.path, 'key.pem'),
       ]);
@@ -80,10 +81,21 @@ describe('a history auditors can verify', () => {
       writeFileSync(join(files.path, 'forged.json'), JSON.stringify(forged));
       const refused = await promisify(execFile)(process.execPath, [
         CHECK_SCRIPT,
+        purchases[0],
         join(files.path, 'forged.json'),
         join(files.path, 'key.pem'),
       ]).catch((error: { code: number; stdout: string }) => error);
       expect([refused.stdout.includes('DOES NOT MATCH'), (refused as { code?: number }).code]).toEqual([true, 1]);
+      // Nor is one purchase's seal taken for another's.
+      const other = await promisify(execFile)(process.execPath, [
+        CHECK_SCRIPT,
+        purchases[1],
+        join(files.path, 'audit.json'),
+        join(files.path, 'key.pem'),
+      ]).catch((error: { code: number; stdout: string }) => error);
+      expect([other.stdout.includes(`DOES NOT MATCH: the seal is of purchase-${purchases[0]}`), (other as { code?: number }).code]).toEqual(
+        [true, 1],
+      );
     } finally {
       files.remove();
     }
@@ -129,6 +141,9 @@ describe('a history auditors can verify', () => {
         1,
         expect.stringContaining(`(purchase-${purchases[2]} revision 1, checkpoint 1) was removed`),
       ]);
+      // The purchase's own proof says so too (its stream read alone would not show it).
+      const proof = (await api.call('GET', `/audit/purchases/${purchases[2]}`, { apiKey: auditorKey })).body.seal;
+      expect(proof.removed).toEqual([String(removed.position).padStart(20, '0')]);
       db.prepare(
         'INSERT INTO events (position, id, stream_id, revision, type, data, metadata) VALUES (@position, @id, @stream_id, @revision, @type, @data, @metadata)',
       ).run(whole);

@@ -2,6 +2,8 @@ import { verifyHistory } from '@deals/kernel';
 import { HistorySealing } from '@deals/runtime';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, CommandRunner, Option } from 'nest-commander';
+import { createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 /** How often the progress bar prints a line when its stream (stderr) is not a terminal. */
 const PROGRESS_LINE_EVERY_MS = 5_000;
@@ -10,6 +12,7 @@ interface VerifyOptions {
   from?: string;
   to?: string;
   json?: boolean;
+  publicKey?: string;
 }
 
 @Command({
@@ -23,7 +26,9 @@ export class AuditVerifyCommand extends CommandRunner {
   }
 
   async run(_: string[], options: VerifyOptions): Promise<void> {
-    const { log, seals, publicKey } = this.sealing;
+    const { log, seals } = this.sealing;
+    // A key the auditor kept apart, rather than the one the data folder's secret gives.
+    const publicKey = options.publicKey ? createPublicKey(readFileSync(options.publicKey, 'utf8')) : this.sealing.publicKey;
     const total = options.from || options.to ? 0 : await log.countAfter(null);
     const bar = new SingleBar(
       { format: '  {bar} {value}/{total} events checked', noTTYOutput: true, notTTYSchedule: PROGRESS_LINE_EVERY_MS },
@@ -65,6 +70,11 @@ export class AuditVerifyCommand extends CommandRunner {
 
   @Option({ flags: '--to <position>', description: 'check up to the checkpoint holding this log position' })
   parseTo(value: string) {
+    return value;
+  }
+
+  @Option({ flags: '--public-key <file>', description: 'check the signatures with this PEM key (one kept apart), not the data folder’s' })
+  parsePublicKey(value: string) {
     return value;
   }
 

@@ -1,4 +1,5 @@
 import type { KeyObject } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../ports/clock.port';
 import type { EventStore } from '../ports/event-store.port';
 import { EventSeal, SealStore, SignedCheckpoint } from '../ports/seal-store.port';
@@ -6,6 +7,8 @@ import { Checkpoint, checkpointHash, eventHash, merkleRoot, signCheckpoint, STRE
 
 /** The most events one checkpoint seals: a proof of one is its tree's path, and reading it reads them all. */
 export const MAX_CHECKPOINT_EVENTS = 4096;
+/** Events hashed between two yields to the event loop: an embedded store answers synchronously, and requests wait meanwhile. */
+const EVENTS_A_TURN = 256;
 
 /**
  * Seals the log's events in log order: each event's hash and stream link, then the run of them under
@@ -29,14 +32,16 @@ export class HistorySealer {
     const links = new Map<string, Buffer>([...heads].map(([streamId, head]) => [streamId, Buffer.from(head.link, 'hex')]));
     const number = (last?.number ?? 0) + 1;
     const leaves: Buffer[] = [];
-    const sealed: EventSeal[] = events.map((event, index) => {
+    const sealed: EventSeal[] = [];
+    for (const [index, event] of events.entries()) {
+      if (index > 0 && index % EVENTS_A_TURN === 0) await nextTurn();
       const hash = eventHash(event);
       const link = streamLink(links.get(event.streamId) ?? STREAM_START, hash);
       links.set(event.streamId, link);
       leaves.push(link);
       const { position, streamId, revision } = event;
-      return { position, streamId, revision, hash: hash.toString('hex'), link: link.toString('hex'), checkpoint: number, index };
-    });
+      sealed.push({ position, streamId, revision, hash: hash.toString('hex'), link: link.toString('hex'), checkpoint: number, index });
+    }
     const checkpoint: Checkpoint = {
       number,
       previous: last ? checkpointHash(last) : null,
@@ -51,10 +56,16 @@ export class HistorySealer {
     return signed;
   }
 
-  /** Seals everything the log holds now, checkpoint after checkpoint; how many were written. */
-  async sealAll(): Promise<number> {
+  /**
+   * Seals everything the log holds now, checkpoint after checkpoint, yielding between them; how
+   * many were written. `stopping` ends it between two checkpoints (the rest waits for the next round).
+   */
+  async sealAll(stopping: () => boolean = () => false): Promise<number> {
     let written = 0;
-    while (await this.sealNext()) written++;
+    while (!stopping() && (await this.sealNext())) {
+      written++;
+      await nextTurn();
+    }
     return written;
   }
 }

@@ -64,7 +64,7 @@ export async function verifyHistory(
       const beyond = options.to !== undefined && checkpoint.fromPosition > options.to;
       if (beyond) return { ...result, unsealed: 0 };
       if (!skipped) {
-        const failure = await checkEvents(log, seals, checkpoint, previous, heads, () => {
+        const failure = await checkEvents(log, seals, checkpoint, previous, heads, options.from !== undefined, () => {
           result.events++;
           options.onProgress?.(result.events);
         });
@@ -85,6 +85,8 @@ async function checkEvents(
   checkpoint: SignedCheckpoint,
   previous: SignedCheckpoint | null,
   heads: Map<string, { revision: number; link: Buffer }>,
+  /** Verifying from the middle of the log: a stream's link before the first checkpoint checked is read from its seal. */
+  fromMiddle: boolean,
   checked: () => void,
 ): Promise<SealFailure | null> {
   const sealed = await seals.sealsOf(checkpoint.number);
@@ -97,6 +99,8 @@ async function checkEvents(
     problem,
   });
   if (sealed.length !== checkpoint.count) return at(null, null, null, `holds ${sealed.length} seals of its ${checkpoint.count} events`);
+  if (sealed[0]?.position !== checkpoint.fromPosition || sealed[sealed.length - 1]?.position !== checkpoint.toPosition)
+    return at(null, null, null, 'its seals do not run from its first position to its last');
   const leaves: Buffer[] = [];
   let i = 0;
   for (const seal of sealed) {
@@ -117,7 +121,7 @@ async function checkEvents(
     if (hash.toString('hex') !== seal.hash)
       return at(event.position, event.streamId, event.revision, 'was changed: its content does not match its seal');
     let head = heads.get(event.streamId);
-    if (!head && event.revision > 0) {
+    if (!head && event.revision > 0 && fromMiddle) {
       // Verifying from the middle of the log: the stream's seal before it, where its chain goes on from.
       const before = await seals.sealOf(event.streamId, event.revision - 1);
       if (before) head = { revision: before.revision, link: Buffer.from(before.link, 'hex') };

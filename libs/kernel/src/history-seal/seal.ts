@@ -72,10 +72,19 @@ function split(n: number): number {
 
 /** The Merkle root of a checkpoint's links, in log order (RFC 6962 Merkle tree hash); of none, the hash of nothing. */
 export function merkleRoot(links: readonly Buffer[]): Buffer {
-  if (links.length === 0) return sha256();
-  if (links.length === 1) return leafHash(links[0]);
-  const k = split(links.length);
-  return nodeHash(merkleRoot(links.slice(0, k)), merkleRoot(links.slice(k)));
+  return links.length === 0 ? sha256() : subtreeRoot(links, 0, links.length, null);
+}
+
+/** The root of `links[from, to)`; `memo` keeps the roots of subtrees already hashed (several paths of one tree share them). */
+function subtreeRoot(links: readonly Buffer[], from: number, to: number, memo: Map<number, Buffer> | null): Buffer {
+  if (to - from === 1) return leafHash(links[from]);
+  const key = from * (links.length + 1) + to;
+  const known = memo?.get(key);
+  if (known) return known;
+  const k = from + split(to - from);
+  const root = nodeHash(subtreeRoot(links, from, k, memo), subtreeRoot(links, k, to, memo));
+  memo?.set(key, root);
+  return root;
 }
 
 /** One step of an audit path: the sibling's hash, and on which side of the path it stands. */
@@ -84,14 +93,25 @@ export interface ProofStep {
   hash: Buffer;
 }
 
-/** The audit path of the link at `index` among `links` (RFC 6962): the siblings from the leaf up, each with its side. */
-export function merkleProof(links: readonly Buffer[], index: number): ProofStep[] {
+/**
+ * The audit path of the link at `index` among `links` (RFC 6962): the siblings from the leaf up,
+ * each with its side. Give the same `memo` for several paths of one tree: each subtree is hashed once.
+ */
+export function merkleProof(links: readonly Buffer[], index: number, memo: Map<number, Buffer> = new Map()): ProofStep[] {
   if (index < 0 || index >= links.length) throw new RangeError(`no link ${index} among ${links.length}`);
-  if (links.length === 1) return [];
-  const k = split(links.length);
-  return index < k
-    ? [...merkleProof(links.slice(0, k), index), { side: 'right', hash: merkleRoot(links.slice(k)) }]
-    : [...merkleProof(links.slice(k), index - k), { side: 'left', hash: merkleRoot(links.slice(0, k)) }];
+  const path: ProofStep[] = [];
+  let [from, to] = [0, links.length];
+  while (to - from > 1) {
+    const k = from + split(to - from);
+    if (index < k) {
+      path.unshift({ side: 'right', hash: subtreeRoot(links, k, to, memo) });
+      to = k;
+    } else {
+      path.unshift({ side: 'left', hash: subtreeRoot(links, from, k, memo) });
+      from = k;
+    }
+  }
+  return path;
 }
 
 /** The root an audit path leads to from a link: what a checkpoint's `root` must be. */

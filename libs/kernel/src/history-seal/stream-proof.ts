@@ -23,6 +23,8 @@ export interface ProvenEvent {
 export interface StreamProof {
   stream: string;
   events: ProvenEvent[];
+  /** Positions sealed in this stream whose events are no longer in the log (a proof that reads the stream alone would not show them). */
+  removed: string[];
   checkpoints: SignedCheckpoint[];
 }
 
@@ -34,19 +36,18 @@ export async function proveStream(log: EventStore, seals: SealStore, streamId: s
   const events = await log.readStream(streamId);
   const sealed = new Map((await seals.sealsOfStream(streamId)).map((seal) => [seal.position, seal]));
   const numbers = [...new Set([...sealed.values()].map((seal) => seal.checkpoint))].sort((a, b) => a - b);
-  const leaves = new Map<number, Buffer[]>();
+  const leaves = new Map<number, { links: Buffer[]; memo: Map<number, Buffer> }>();
   const checkpoints: SignedCheckpoint[] = [];
   for (const number of numbers) {
-    leaves.set(
-      number,
-      (await seals.sealsOf(number)).map((seal) => Buffer.from(seal.link, 'hex')),
-    );
+    leaves.set(number, { links: (await seals.sealsOf(number)).map((seal) => Buffer.from(seal.link, 'hex')), memo: new Map() });
     const [checkpoint] = await seals.checkpoints(number, 1);
     if (checkpoint) checkpoints.push(checkpoint);
   }
+  const present = new Set(events.map((event) => event.position));
   return {
     stream: streamId,
     checkpoints,
+    removed: [...sealed.keys()].filter((position) => !present.has(position)),
     events: events.map((event) => {
       const seal = sealed.get(event.position);
       const { position, revision, id, type, data, metadata } = event;
@@ -62,7 +63,10 @@ export async function proveStream(log: EventStore, seals: SealStore, streamId: s
         checkpoint: seal?.checkpoint ?? null,
         index: seal?.index ?? null,
         proof: seal
-          ? merkleProof(leaves.get(seal.checkpoint)!, seal.index).map((step) => ({ side: step.side, hash: step.hash.toString('hex') }))
+          ? merkleProof(leaves.get(seal.checkpoint)!.links, seal.index, leaves.get(seal.checkpoint)!.memo).map((step) => ({
+              side: step.side,
+              hash: step.hash.toString('hex'),
+            }))
           : [],
       };
     }),

@@ -133,6 +133,7 @@ export const AuditAnswer = z
             proof: [{ side: 'left', hash: '0c1e'.repeat(16) }],
           },
         ],
+        removed: [],
         checkpoints: [
           {
             number: 7,
