@@ -19,7 +19,11 @@ import {
   ValidationFailed,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { testClockPlacesDecider, testClockPlacesStream } from '../domain/test-clock/test-clock-places';
+import { TestClockPlacesCommand, testClockPlacesDecider, testClockPlacesStream } from '../domain/test-clock/test-clock-places';
+
+/** A command on the sandbox's clock places (its stream named by the command's sandbox). */
+const onPlaces = (store: EventStore, command: TestClockPlacesCommand, context: CommandContext) =>
+  handleCommand(store, testClockPlacesStream(command.data.sandboxId), testClockPlacesDecider, command, context);
 
 /** Refuses a clock to anyone but a sandbox. */
 function sandboxAccount(partnerId: string): string {
@@ -53,15 +57,7 @@ export class CreateTestClockHandler implements ICommandHandler<CreateTestClock> 
       throw new Forbidden('a test clock is made by the sandbox itself: make it without Deals-Test-Clock');
     const clockId = `clock_${this.ids.short()}`;
     const context = { now: this.clock.now(), metadata: caller };
-    const place = { sandboxId: account, clockId };
-    const take = () =>
-      handleCommand(
-        this.store,
-        testClockPlacesStream(account),
-        testClockPlacesDecider,
-        { type: 'TakeTestClockPlace', data: place },
-        context,
-      );
+    const take = () => onPlaces(this.store, { type: 'TakeTestClockPlace', data: { sandboxId: account, clockId } }, context);
     try {
       await take();
     } catch (error) {
@@ -86,14 +82,7 @@ export class CreateTestClockHandler implements ICommandHandler<CreateTestClock> 
     for (const clockId of held) {
       const { state } = await loadAggregate(this.store, testClockStream(clockId), testClockDecider);
       if (state.created && !state.deleted) continue;
-      const place = { sandboxId: account, clockId };
-      await handleCommand(
-        this.store,
-        testClockPlacesStream(account),
-        testClockPlacesDecider,
-        { type: 'FreeTestClockPlace', data: place },
-        context,
-      );
+      await onPlaces(this.store, { type: 'FreeTestClockPlace', data: { sandboxId: account, clockId } }, context);
       freed++;
     }
     return freed;
@@ -165,14 +154,7 @@ export class DeleteTestClockHandler implements ICommandHandler<DeleteTestClock> 
     );
     // After the clock is gone, its place freed and its world's idempotency keys forgotten (no advance
     // purges them again); a delete sent again after a stop between these does what is left.
-    const place = { sandboxId: account, clockId };
-    await handleCommand(
-      this.store,
-      testClockPlacesStream(account),
-      testClockPlacesDecider,
-      { type: 'FreeTestClockPlace', data: place },
-      context,
-    );
+    await onPlaces(this.store, { type: 'FreeTestClockPlace', data: { sandboxId: account, clockId } }, context);
     await this.keys.purge(Number.MAX_SAFE_INTEGER, underTestClock(account, clockId));
     return { position };
   }
