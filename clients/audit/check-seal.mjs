@@ -1,7 +1,7 @@
-// node check-seal.mjs <purchase id> audit.json key.pem: GET /audit/purchases/:id's `seal`, against GET /audit/checkpoint-key's key
+// node check-seal.mjs purchase-<id> audit.json key.pem: a history's `seal` (GET /audit/purchases/:id, ...), against GET /audit/checkpoint-key's key
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-const [id, answer, pem] = process.argv.slice(2);
+const [stream, answer, pem] = process.argv.slice(2);
 const { seal } = JSON.parse(readFileSync(answer, 'utf8'));
 const key = createPublicKey(readFileSync(pem, 'utf8'));
 const sha = (...parts) => parts.reduce((hash, part) => hash.update(part), createHash('sha256')).digest();
@@ -9,7 +9,7 @@ const field = (text) => { const bytes = Buffer.from(text); const length = Buffer
 // The sides of a leaf's path (RFC 6962), from the leaf up, as its index in a tree of `size` leaves puts them.
 const sides = (at, size) => { const out = []; while (size > 1) { let k = 1; while (k * 2 < size) k *= 2; out.unshift(at < k ? 'right' : 'left'); [at, size] = at < k ? [at, k] : [at - k, size - k]; } return out; };
 const fail = (why) => { console.log(`DOES NOT MATCH: ${why}`); process.exitCode = 1; };
-if (seal.stream !== `purchase-${id}`) fail(`the seal is of ${seal.stream}`);
+if (seal.stream !== stream) fail(`the seal is of ${seal.stream}`);
 for (const position of seal.removed) fail(`the event sealed at ${position} is gone from the log`);
 let link = Buffer.alloc(32);
 for (const e of seal.events) {

@@ -1,4 +1,6 @@
-import { Forbidden, HistoryProofs } from '@deals/kernel';
+import { cardLinkStream } from '@deals/engagement';
+import { Forbidden, HistoryProofs, NotFound } from '@deals/kernel';
+import { batchDeliveryStream } from '@deals/messaging';
 import {
   ApiAnswer,
   ApiRequest,
@@ -7,9 +9,11 @@ import {
   RequestParameters,
   requestDto,
   signedCheckpointSchema,
+  streamSealSchema,
   toSignedCheckpoint,
+  toStreamSeal,
 } from '@deals/wire';
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 
@@ -45,6 +49,24 @@ const checkpointQuery = z
   .meta({ 'x-resource': 'request' });
 class CheckpointQuery extends requestDto(checkpointQuery) {}
 
+const SealAnswer = z.object({ status: z.literal('success'), seal: streamSealSchema }).meta({
+  example: {
+    status: 'success',
+    seal: {
+      algorithm: 'Ed25519',
+      public_key: '-----BEGIN PUBLIC KEY-----\n…\n-----END PUBLIC KEY-----\n',
+      stream: 'cardlink-cl_8Qd2',
+      events: [],
+      removed: [],
+      checkpoints: [],
+    },
+  },
+});
+const cardLinkParams = z.object({ card_link_id: z.string().min(1).max(64) }).meta({ 'x-resource': 'card_link' });
+class CardLinkParams extends requestDto(cardLinkParams) {}
+const batchParams = z.object({ batch_id: z.string().min(1).max(64) }).meta({ 'x-resource': 'batch' });
+class BatchParams extends requestDto(batchParams) {}
+
 /**
  * The log's seal as auditors read it: the key its checkpoints are signed with (public: anyone may
  * check a checkpoint an auditor kept), and the signed checkpoints themselves (auditor credentials).
@@ -62,6 +84,37 @@ export class HistorySealController {
   @ApiAnswer(CheckpointKeyAnswer, { errors: [] })
   key() {
     return { status: 'success', algorithm: 'Ed25519', public_key: this.proofs.publicKeyPem() };
+  }
+
+  @Get('card_links/:card_link_id/seal')
+  @ApiOperation({
+    summary: "A card link's sealed history",
+    description:
+      'For auditor credentials: its stream’s events as stored, with their seals, audit paths and signed checkpoints (as a purchase’s `seal`).',
+  })
+  @ApiAnswer(SealAnswer, { errors: [403, 404] })
+  @ApiRequest({ params: CardLinkParams })
+  async cardLinkSeal(@Param() params: CardLinkParams, @CurrentPartner() partner: PartnerRef) {
+    return this.sealOf(partner, cardLinkStream(params.card_link_id), `card link ${params.card_link_id}`);
+  }
+
+  @Get('batches/:batch_id/seal')
+  @ApiOperation({
+    summary: "A targeted-email batch's sealed delivery",
+    description:
+      'For auditor credentials: its delivery stream’s events (each recipient’s outcome) as stored, with their seals, audit paths and signed checkpoints.',
+  })
+  @ApiAnswer(SealAnswer, { errors: [403, 404] })
+  @ApiRequest({ params: BatchParams })
+  async batchSeal(@Param() params: BatchParams, @CurrentPartner() partner: PartnerRef) {
+    return this.sealOf(partner, batchDeliveryStream(params.batch_id), `batch ${params.batch_id}`);
+  }
+
+  private async sealOf(partner: PartnerRef, streamId: string, what: string) {
+    if (partner.role !== 'auditor') throw new Forbidden('sealed histories are for auditor credentials');
+    const proof = await this.proofs.streamProof(streamId);
+    if (proof.events.length === 0 && proof.removed.length === 0) throw new NotFound(`${what} not found`);
+    return { status: 'success', seal: toStreamSeal(proof, this.proofs.publicKeyPem()) };
   }
 
   @Get('checkpoints')

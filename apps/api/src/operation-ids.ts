@@ -57,6 +57,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /audit/purchases/{purchase_id}': 'getPurchaseAudit',
   'GET /audit/checkpoint-key': 'getCheckpointKey',
   'GET /audit/checkpoints': 'listCheckpoints',
+  'GET /audit/card_links/{card_link_id}/seal': 'getCardLinkSeal',
+  'GET /audit/batches/{batch_id}/seal': 'getBatchSeal',
   // engagement
   'POST /card_links': 'createCardLinks',
   'PUT /card_links/{card_link_id}/unlink': 'unlinkCardLink',

@@ -15,3 +15,4 @@ export { engagementProjections } from './projections';
 /** A card link and a subscription in their API shapes (the partner event feed renders them too). */
 export { toCardLink } from './http/card-links.answers';
 export { toSubscription } from './http/engagement.answers';
+export { cardLinkStream } from './domain/card-link/card-link.events';

@@ -12,3 +12,4 @@ export { BatchQueries } from './queries/batch.queries';
 export { messagingProjections } from './projections';
 /** A batch in its API shape (the partner event feed renders it too). */
 export { toBatch } from './http/batches.answers';
+export { batchDeliveryStream } from './domain/batch/batch.events';

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { runCli, TestApi } from '../../support/api-harness';
-import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
 import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
 import { Client } from 'pg';
@@ -25,14 +25,18 @@ describe('a history auditors can verify', () => {
   let apiKey: string;
   let auditorKey: string;
   const purchases: string[] = [];
+  let cardLinkId: string;
 
   beforeAll(async () => {
     api = await TestApi.start({ clock, dataDir: dir.path });
     apiKey = (await api.createPartner('Seller')).apiKey;
     auditorKey = (await api.createPartner('Audit office', 'auditor')).apiKey;
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: undefined }]);
+    await api.importDeals([{ ...spaDay, quantity: 20, max_per_user: undefined }, cardLinked]);
     const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'sealed@example.com' } })).body.user_id;
+    const link = await api.call('POST', '/card_links', { apiKey, body: { user_id: userId, deal_id: cardLinked.id } });
+    expect(link.status).toBe(200);
+    cardLinkId = link.body.card_link.id;
     for (let i = 0; i < 3; i++) {
       const reserved = await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } });
       purchases.push(reserved.body.purchase.id);
@@ -67,7 +71,7 @@ describe('a history auditors can verify', () => {
       writeFileSync(join(files.path, 'key.pem'), key.body.public_key);
       const checked = await promisify(execFile)(process.execPath, [
         CHECK_SCRIPT,
-        purchases[0],
+        `purchase-${purchases[0]}`,
         join(files.path, 'audit.json'),
         join(files.path, 'key.pem'),
       ]);
@@ -81,7 +85,7 @@ describe('a history auditors can verify', () => {
       writeFileSync(join(files.path, 'forged.json'), JSON.stringify(forged));
       const refused = await promisify(execFile)(process.execPath, [
         CHECK_SCRIPT,
-        purchases[0],
+        `purchase-${purchases[0]}`,
         join(files.path, 'forged.json'),
         join(files.path, 'key.pem'),
       ]).catch((error: { code: number; stdout: string }) => error);
@@ -89,7 +93,7 @@ describe('a history auditors can verify', () => {
       // Nor is one purchase's seal taken for another's.
       const other = await promisify(execFile)(process.execPath, [
         CHECK_SCRIPT,
-        purchases[1],
+        `purchase-${purchases[1]}`,
         join(files.path, 'audit.json'),
         join(files.path, 'key.pem'),
       ]).catch((error: { code: number; stdout: string }) => error);
@@ -99,6 +103,30 @@ describe('a history auditors can verify', () => {
     } finally {
       files.remove();
     }
+    // A card link's history, sealed alike; a batch's unknown is 404; partners get 403.
+    const linkSeal = await api.call('GET', `/audit/card_links/${cardLinkId}/seal`, { apiKey: auditorKey });
+    expect([linkSeal.status, linkSeal.body.seal.stream, linkSeal.body.seal.events.length > 0]).toEqual([
+      200,
+      `cardlink-${cardLinkId}`,
+      true,
+    ]);
+    const linkFiles = tempDir('history-seal-link');
+    try {
+      writeFileSync(join(linkFiles.path, 'link.json'), JSON.stringify(linkSeal.body));
+      writeFileSync(join(linkFiles.path, 'key.pem'), key.body.public_key);
+      const checkedLink = await promisify(execFile)(process.execPath, [
+        CHECK_SCRIPT,
+        `cardlink-${cardLinkId}`,
+        join(linkFiles.path, 'link.json'),
+        join(linkFiles.path, 'key.pem'),
+      ]);
+      expect(checkedLink.stdout).toMatch(/verified under checkpoint 1/);
+      expect(checkedLink.stdout).not.toMatch(/DOES NOT MATCH/);
+    } finally {
+      linkFiles.remove();
+    }
+    expect((await api.call('GET', '/audit/batches/no-such-batch/seal', { apiKey: auditorKey })).status).toBe(404);
+    expect((await api.call('GET', `/audit/card_links/${cardLinkId}/seal`, { apiKey })).status).toBe(403);
     // The README shows this very script.
     expect(readFileSync(join(__dirname, '..', '..', '..', 'README.md'), 'utf8')).toContain(readFileSync(CHECK_SCRIPT, 'utf8'));
   });
