@@ -587,9 +587,19 @@ describe('embedded view store: collections on disk', () => {
       generation.write();
       const first = worker()!;
       // A write under way when its thread stops: failed, pending again, written by the next thread.
+      // The thread is stopped as soon as the write is handed to it (a poll for the write in flight
+      // could miss a fast one on a loaded machine).
+      const handOver = thread.write.bind(thread);
+      let stopped: Promise<number> | null = null;
+      thread.write = (...args: Parameters<typeof handOver>) => {
+        const seq = handOver(...args);
+        thread.write = handOver;
+        stopped = first.terminate();
+        return seq;
+      };
       generation.commit([{ _id: 'b', _pos: pos(2), userId: 'v' } as ViewDocument], pos(2));
-      while (!(generation as unknown as { inFlight: unknown }).inFlight) await new Promise((resolve) => setTimeout(resolve, 1));
-      await first.terminate();
+      while (!stopped) await new Promise((resolve) => setTimeout(resolve, 1));
+      await stopped;
       while (worker() === first || (generation as unknown as { inFlight: unknown }).inFlight || generation.saveFailing)
         await new Promise((resolve) => setTimeout(resolve, 5));
       expect(worker()).not.toBeNull();
