@@ -14,6 +14,17 @@ import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
 import { buyerWithCard, REFUND_LATE_TEST_CARD } from '../../support/test-cards';
 
+/** The spa day as a purchase records it (its deal snapshot). */
+const SPA_DAY_SNAPSHOT = {
+  dealId: spaDay.id,
+  title: 'Spa day for two',
+  type: 'daily-deal',
+  imageUrl: null,
+  unitPrice: 4900,
+  expiresAt: null,
+  expirationDays: null,
+};
+
 /**
  * A process that dies between charging a card and recording the sale leaves a reservation with a
  * payment intent and a charge at the processor. The next start finishes it from the processor's
@@ -70,15 +81,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
     const gateway = first.get(PaymentGateway);
     const token = (await first.get(EventStore).readStream(`card-${cardId}`))[0].data as { token: string };
     const context = { now: clock.now(), metadata: { actor: 'test', partnerId: partner.partnerId } };
-    const deal = {
-      dealId: 'chicago-spa-day',
-      title: 'Spa day for two',
-      type: 'daily-deal',
-      imageUrl: null,
-      unitPrice: 4900,
-      expiresAt: null,
-      expirationDays: null,
-    };
+    const deal = SPA_DAY_SNAPSHOT;
     for (const [purchaseId, charge] of [
       ['charged-p', true],
       ['uncharged-p', false],
@@ -229,15 +232,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
     ).body.credit_card_id;
     const { token } = (await store.readStream(`card-${cardId}`))[0].data as { token: string };
     const context = { now: clock.now(), metadata: { actor: 'test', partnerId } };
-    const deal = {
-      dealId: 'chicago-spa-day',
-      title: 'Spa day for two',
-      type: 'daily-deal',
-      imageUrl: null,
-      unitPrice: 4900,
-      expiresAt: null,
-      expirationDays: null,
-    };
+    const deal = SPA_DAY_SNAPSHOT;
     await handleCommand(
       store,
       purchaseStream(purchaseId),
@@ -610,15 +605,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
       const { token } = (await store.readStream(`card-${cardId}`))[0].data as { token: string };
       const at = new Date('2027-02-01T10:00:00Z');
       const context = { now: at, metadata: { actor: 'test', partnerId } };
-      const deal = {
-        dealId: spaDay.id,
-        title: 'Spa day for two',
-        type: 'daily-deal',
-        imageUrl: null,
-        unitPrice: 4900,
-        expiresAt: null,
-        expirationDays: null,
-      };
+      const deal = SPA_DAY_SNAPSHOT;
       await handleCommand(
         store,
         purchaseStream('clocked-p'),
