@@ -51,6 +51,12 @@ export default tseslint.config(
     },
   },
   {
+    // A worker thread's module is loaded by path, where only relative modules resolve: it reaches
+    // another lib's files (pure ones, importing nothing but Node and relative modules) directly.
+    files: ['libs/**/*.worker.ts'],
+    rules: { 'no-restricted-imports': 'off' },
+  },
+  {
     // Replies in tests and benches are whatever the service sent: typed loosely on purpose.
     files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts', '**/*.int-spec.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

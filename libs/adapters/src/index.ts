@@ -5,6 +5,8 @@ export { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
 export { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
 export { PostgresViewStore } from './view-store/postgres/postgres-view-store.adapter';
 export type { BullmqScheduler } from './scheduler/bullmq/bullmq-scheduler.adapter';
+export { SqliteSealStore } from './seal-store/sqlite-seal-store.adapter';
+export { sealingThreadFor, SqliteSealingThread } from './seal-store/sqlite-sealing-thread';
 export { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adapter';
 export { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.adapter';
 export { TestClockAgenda, ADVANCE_TEST_CLOCK_JOB } from './scheduler/test-clock-agenda';

@@ -20,5 +20,6 @@ export * from './test-clock/clock-scope';
 export * from './test-clock/test-clock';
 export * from './history-seal/seal';
 export * from './history-seal/history-sealer';
+export * from './history-seal/seal-run';
 export * from './history-seal/history-verifier';
 export * from './history-seal/stream-proof';

@@ -4,6 +4,7 @@ import {
   EventStore,
   HistoryProofs,
   HistorySealer,
+  LogSealer,
   proveStream,
   SealStore,
   SignedCheckpoint,
@@ -24,7 +25,7 @@ export interface HistorySealingOptions {
  * `everyMs`. Every process can verify with the public key; only one seals.
  */
 export class HistorySealing extends HistoryProofs implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
-  readonly sealer: HistorySealer;
+  readonly sealer: LogSealer;
   readonly publicKey: KeyObject;
   private readonly logger = new Logger('HistorySeal');
   private timer: NodeJS.Timeout | null = null;
@@ -39,11 +40,13 @@ export class HistorySealing extends HistoryProofs implements OnApplicationBootst
     clock: Clock,
     secret: Buffer,
     private readonly options: HistorySealingOptions,
+    /** Who seals, when not this process's event loop (the embedded log's sealing thread). */
+    sealer?: LogSealer | null,
   ) {
     super();
     const { privateKey, publicKey } = checkpointSigningKey(secret);
     this.publicKey = publicKey;
-    this.sealer = new HistorySealer(log, seals, clock, privateKey);
+    this.sealer = sealer ?? new HistorySealer(log, seals, clock, privateKey);
   }
 
   /** The public key, PEM (SPKI): what an auditor checks checkpoints' signatures with. */
@@ -96,6 +99,7 @@ export class HistorySealing extends HistoryProofs implements OnApplicationBootst
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.sealer.close?.();
     await this.seals.close();
   }
 }

@@ -2,7 +2,7 @@ import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } f
 import { SettlementModule } from '@deals/settlement';
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import { AccountsModule, AccountsSettings, TEST_CLOCKS, TestClockView } from '@deals/accounts';
-import { AdaptersModule } from '@deals/adapters';
+import { AdaptersModule, sealingThreadFor } from '@deals/adapters';
 import { MemberNoticeRecipients, PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import {
@@ -235,11 +235,17 @@ export class ServiceCoreModule {
         UsageMeter,
         {
           provide: HistorySealing,
-          useFactory: (store: EventStore, seals: SealStore, serviceClock: Clock) =>
-            new HistorySealing(store, seals, realClockOf(serviceClock), installationSecret(config.dataDir, 'checkpoint-signing'), {
-              seals: role !== 'cli' && config.runProjections,
-              everyMs: config.sealEveryMs,
-            }),
+          useFactory: (store: EventStore, seals: SealStore, serviceClock: Clock) => {
+            const [clock, secret] = [realClockOf(serviceClock), installationSecret(config.dataDir, 'checkpoint-signing')];
+            return new HistorySealing(
+              store,
+              seals,
+              clock,
+              secret,
+              { seals: role !== 'cli' && config.runProjections, everyMs: config.sealEveryMs },
+              sealingThreadFor(store, seals, secret, clock),
+            );
+          },
           inject: [EventStore, SealStore, Clock],
         },
         { provide: HistoryProofs, useExisting: HistorySealing },

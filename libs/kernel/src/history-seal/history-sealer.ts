@@ -2,20 +2,26 @@ import type { KeyObject } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../ports/clock.port';
 import type { EventStore } from '../ports/event-store.port';
-import { EventSeal, SealStore, SignedCheckpoint } from '../ports/seal-store.port';
-import { Checkpoint, checkpointHash, eventHash, merkleRoot, signCheckpoint, STREAM_START, streamLink } from './seal';
+import { SealStore, SignedCheckpoint } from '../ports/seal-store.port';
+import { eventHash } from './seal';
+import { HashedEvent, MAX_CHECKPOINT_EVENTS, sealRun } from './seal-run';
 
-/** The most events one checkpoint seals: a proof of one is its tree's path, and reading it reads them all. */
-export const MAX_CHECKPOINT_EVENTS = 4096;
 /** Events hashed between two yields to the event loop: an embedded store answers synchronously, and requests wait meanwhile. */
 const EVENTS_A_TURN = 256;
+
+/** What seals the log: everything not sealed yet, checkpoint after checkpoint, until `stopping` says so. */
+export interface LogSealer {
+  /** Seals what the log holds now; how many checkpoints were written. `stopping` ends it between two checkpoints. */
+  sealAll(stopping?: () => boolean): Promise<number>;
+  close?(): Promise<void>;
+}
 
 /**
  * Seals the log's events in log order: each event's hash and stream link, then the run of them under
  * a new checkpoint, named after the one before, signed, and written with its seals at once. What a
  * second sealer wrote first is not written again (the store refuses its number).
  */
-export class HistorySealer {
+export class HistorySealer implements LogSealer {
   constructor(
     private readonly log: EventStore,
     private readonly seals: SealStore,
@@ -29,31 +35,16 @@ export class HistorySealer {
     const events = await this.log.readAll({ after: last?.toPosition ?? null, maxCount: MAX_CHECKPOINT_EVENTS });
     if (events.length === 0) return null;
     const heads = await this.seals.streamLinks([...new Set(events.map((e) => e.streamId))]);
-    const links = new Map<string, Buffer>([...heads].map(([streamId, head]) => [streamId, Buffer.from(head.link, 'hex')]));
-    const number = (last?.number ?? 0) + 1;
-    const leaves: Buffer[] = [];
-    const sealed: EventSeal[] = [];
+    const hashed: HashedEvent[] = [];
     for (const [index, event] of events.entries()) {
       if (index > 0 && index % EVENTS_A_TURN === 0) await nextTurn();
-      const hash = eventHash(event);
-      const link = streamLink(links.get(event.streamId) ?? STREAM_START, hash);
-      links.set(event.streamId, link);
-      leaves.push(link);
       const { position, streamId, revision } = event;
-      sealed.push({ position, streamId, revision, hash: hash.toString('hex'), link: link.toString('hex'), checkpoint: number, index });
+      hashed.push({ position, streamId, revision, hash: eventHash(event) });
     }
-    const checkpoint: Checkpoint = {
-      number,
-      previous: last ? checkpointHash(last) : null,
-      fromPosition: events[0].position,
-      toPosition: events[events.length - 1].position,
-      count: events.length,
-      root: merkleRoot(leaves).toString('hex'),
-      sealedAt: this.clock.now().toISOString(),
-    };
-    const signed = { ...checkpoint, signature: signCheckpoint(checkpoint, this.signingKey) };
-    await this.seals.write(signed, sealed);
-    return signed;
+    const links = new Map([...heads].map(([streamId, head]) => [streamId, Buffer.from(head.link, 'hex')]));
+    const { checkpoint, seals } = sealRun(last, hashed, links, this.clock.now().toISOString(), this.signingKey);
+    await this.seals.write(checkpoint, seals);
+    return checkpoint;
   }
 
   /**

@@ -41,15 +41,23 @@ function field(text: string): Buffer {
 const EVENT_DOMAIN = Buffer.from('deals-event-v1\n');
 
 /** The event's own hash: of its stream, revision, id, type, and its data's and metadata's JSON text. */
-export function eventHash(event: SealedEvent): Buffer {
+export const eventHash = (event: SealedEvent): Buffer =>
+  eventHashOfText({ ...event, data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata) });
+
+/**
+ * {@link eventHash} of an event whose data and metadata are given as JSON text: a store that keeps
+ * the text `JSON.stringify` wrote hashes it as stored, with no parsing (stringifying what that text
+ * parses to gives the same text back).
+ */
+export function eventHashOfText(event: Omit<SealedEvent, 'data' | 'metadata'> & { data: string; metadata: string }): Buffer {
   return sha256(
     EVENT_DOMAIN,
     field(event.streamId),
     field(String(event.revision)),
     field(event.id),
     field(event.type),
-    field(JSON.stringify(event.data)),
-    field(JSON.stringify(event.metadata)),
+    field(event.data),
+    field(event.metadata),
   );
 }
 

@@ -28,8 +28,9 @@ interface Row {
   given?: NewEvent;
 }
 
-const WIDTH = 20;
-const sqlitePosition = (n: number | bigint): LogPosition => String(n).padStart(WIDTH, '0');
+/** Digits of a log position's text: zero-padded, so that positions compare as text in log order. */
+export const SQLITE_POSITION_WIDTH = 20;
+const sqlitePosition = (n: number | bigint): LogPosition => String(n).padStart(SQLITE_POSITION_WIDTH, '0');
 const positionNumber = (p: LogPosition | null) => (p === null ? 0 : Number(p));
 
 /** How often a subscription looks for events appended by another process (the CLI). */
@@ -84,7 +85,7 @@ export class SqliteEventStore extends EventStore {
     countAfter: Database.Statement;
   };
 
-  constructor(private readonly file: string) {
+  constructor(readonly file: string) {
     super();
     this.db = openDurableDatabase(file);
     this.db.exec(EVENTS_SCHEMA);
