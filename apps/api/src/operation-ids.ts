@@ -23,6 +23,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /users': 'createUser',
   'GET /users/{user_id}': 'getUser',
   'PUT /users/{user_id}': 'updateUser',
+  'DELETE /users/{user_id}/personal_data': 'deleteUserPersonalData',
   'PUT /api/v1/users/{email}/update_by_email': 'updateUserByEmail',
   'POST /users/{user}/access_tokens': 'createAccessToken',
   'GET /credit_cards': 'listCreditCards',

@@ -21,6 +21,7 @@ import { AuditCardLinkCommand } from './commands/audit-card-link.command';
 import { SettlementsShowCommand } from './commands/settlements-show.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
 import { RefundsForceCommand } from './commands/refunds-force.command';
+import { UsersEraseCommand } from './commands/users-erase.command';
 import { JobsListCommand, OperatorPasswordCommand } from './commands/operations.commands';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
 
@@ -86,6 +87,7 @@ export class CliModule {
         AuditPartnerCommand,
         MailDigestCommand,
         RefundsForceCommand,
+        UsersEraseCommand,
         JobsListCommand,
         OperatorPasswordCommand,
         PartnersCreateCommand,

@@ -1048,6 +1048,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{user_id}/personal_data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase a user's personal data
+         * @description For good: the email, names, birthday, postal code, partner_data and shipping addresses become unreadable everywhere the service keeps them (its log keeps only their ciphertext, and the key is deleted). The user is deleted and cannot be restored; its purchases, coupons and amounts stay. The email is free for a new user. A user.erased event goes to the feed and to webhooks. Asked again, answers the first erasure. Partner credentials only.
+         */
+        delete: operations["deleteUserPersonalData"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/{user_id}/purchases": {
         parameters: {
             query?: never;
@@ -2200,7 +2220,7 @@ export interface components {
             /** @description the event's number among its resource's events, from 1: order them by it */
             sequence: number;
             /** @enum {string} */
-            type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
+            type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated" | "user.erased";
         };
         /** @description a place where the deal is redeemed */
         Location: {
@@ -2616,7 +2636,7 @@ export interface components {
             endpoint_id: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated";
+            event_type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated" | "user.erased";
             id: string;
             /** @description ISO 8601 UTC; null once it succeeded or failed for good */
             next_attempt_at: string | null;
@@ -7164,6 +7184,87 @@ export interface operations {
                         coupon: components["schemas"]["Coupon"];
                         /** @enum {string} */
                         status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deleteUserPersonalData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the user */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description when the personal data was erased (ISO 8601); the first erasure's, asked again */
+                        erased_at: string;
+                        /** @enum {string} */
+                        status: "success";
+                        user_id: string;
                     };
                 };
             };

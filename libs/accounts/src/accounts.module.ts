@@ -13,7 +13,13 @@ import {
 } from './commands/partner-credentials.commands';
 import { MakeCardDefaultHandler, StoreCardHandler } from './commands/store-card.command';
 import { UserWrites } from './commands/user-writes';
-import { IssueAccessTokenHandler, RegisterUserHandler, UpdateUserByEmailHandler, UpdateUserHandler } from './commands/user.handlers';
+import {
+  EraseUserHandler,
+  IssueAccessTokenHandler,
+  RegisterUserHandler,
+  UpdateUserByEmailHandler,
+  UpdateUserHandler,
+} from './commands/user.handlers';
 import { CreditCardsController } from './http/credit-cards.controller';
 import { PartnerCredentialVerifier } from './http/partner-credential-verifier';
 import { PartnerAuditController } from './http/partner-audit.controller';
@@ -44,6 +50,7 @@ import { AdvanceTestClockHandler, CreateTestClockHandler, DeleteTestClockHandler
     PartnerAudit,
     RegisterUserHandler,
     UpdateUserHandler,
+    EraseUserHandler,
     UpdateUserByEmailHandler,
     IssueAccessTokenHandler,
     StoreCardHandler,

@@ -22,7 +22,7 @@ export type { TestClockView } from './projections/test-clocks/test-clocks.projec
 export { PartnerAudit } from './audit/partner-audit';
 export type { PartnerAuditEntry, PartnerAuditSource } from './audit/partner-audit';
 export type { PartnerApiKey, PartnerSettings, PartnerSummary } from './queries/partner.queries';
-export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken } from './commands/user.commands';
+export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken, EraseUser } from './commands/user.commands';
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';
 export { AccountQueries } from './queries/account.queries';
 export type { NewProfile, NewUser, PurchaseUser, UserChanges } from './domain/user/user-profile';
@@ -44,3 +44,4 @@ export { ACCESS_TOKENS } from './projections/access-tokens/access-tokens.project
 export { accountsProjections } from './projections';
 /** A user in its API shape (the partner event feed renders it too). */
 export { toUser } from './http/account.answers';
+export { ACCOUNTS_ERASURE_EVENTS, ACCOUNTS_PERSONAL_FIELDS } from './domain/user/user-personal-data';

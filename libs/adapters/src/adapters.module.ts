@@ -1,10 +1,13 @@
 import {
   Clock,
+  ErasureEvents,
   EventStore,
   IdempotencyStore,
   IdGenerator,
   Mailer,
   PaymentGateway,
+  PersonalDataEventStore,
+  PersonalFields,
   RandomIdGenerator,
   Scheduler,
   SealStore,
@@ -14,7 +17,7 @@ import {
   UsageStore,
   ViewStore,
 } from '@deals/kernel';
-import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
+import { DynamicModule, Global, Logger, Module, Provider } from '@nestjs/common';
 import { join } from 'node:path';
 import { SqliteEventStore } from './event-store/sqlite/sqlite-event-store.adapter';
 import { PostgresEventStore } from './event-store/postgres/postgres-event-store.adapter';
@@ -25,6 +28,8 @@ import { SqliteIdempotencyStore } from './idempotency-store/sqlite-idempotency-s
 import { PostgresUsageStore } from './usage-store/postgres-usage-store.adapter';
 import { PostgresSealStore } from './seal-store/postgres-seal-store.adapter';
 import { SqliteSealStore } from './seal-store/sqlite-seal-store.adapter';
+import { PostgresPersonalKeyStore } from './personal-key-store/postgres-personal-key-store.adapter';
+import { SqlitePersonalKeyStore } from './personal-key-store/sqlite-personal-key-store.adapter';
 import { SqliteUsageStore } from './usage-store/sqlite-usage-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
@@ -60,6 +65,8 @@ export interface AdaptersOptions {
   slowCardMs?: number;
   /** Load the embedded views when first used, not at start (the CLI). */
   viewsOnFirstUse?: boolean;
+  /** Which events hold personal data (encrypted under each user's key in the log), and which erase it. */
+  personalData?: { fields: PersonalFields; erasures: ErasureEvents };
 }
 
 /** The embedded file layout under DATA_DIR. */
@@ -69,6 +76,7 @@ export const dataPaths = (dataDir: string) => ({
   idempotency: join(dataDir, 'idempotency.sqlite'),
   usage: join(dataDir, 'usage.sqlite'),
   seals: join(dataDir, 'seals.sqlite'),
+  personalKeys: join(dataDir, 'personal-keys.sqlite'),
   views: join(dataDir, 'views'),
   paymentVault: join(dataDir, 'payment-vault.sqlite'),
   outbox: join(dataDir, 'outbox'),
@@ -89,6 +97,7 @@ export class AdaptersModule {
     cardFingerprintPepper,
     slowCardMs,
     viewsOnFirstUse = false,
+    personalData = { fields: new Map(), erasures: new Map() },
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
@@ -98,16 +107,26 @@ export class AdaptersModule {
       {
         provide: EventStore,
         useFactory: async () => {
-          if (settings.eventStoreUrl)
-            return new (await import('./event-store/esdb/esdb-event-store.adapter')).EsdbEventStore(settings.eventStoreUrl);
+          // Personal data's keys beside the log: in its PostgreSQL database, else a file of the data folder.
+          const keys =
+            settings.databaseUrl && !settings.eventStoreUrl
+              ? new PostgresPersonalKeyStore(settings.databaseUrl)
+              : new SqlitePersonalKeyStore(paths.personalKeys);
+          const { fields, erasures } = personalData;
+          const warn = (message: string) => new Logger('PersonalData').error(message);
+          if (settings.eventStoreUrl) {
+            const { EsdbEventStore } = await import('./event-store/esdb/esdb-event-store.adapter');
+            return new PersonalDataEventStore(new EsdbEventStore(settings.eventStoreUrl), keys, fields, erasures, warn);
+          }
           // Snapshots of long streams beside the log (none beside EventStoreDB: its streams are folded whole).
           const store = settings.databaseUrl ? new PostgresEventStore(settings.databaseUrl) : new SqliteEventStore(paths.events);
           store.snapshots = settings.databaseUrl
             ? new PostgresSnapshotStore(settings.databaseUrl)
             : new SqliteSnapshotStore(paths.snapshots);
-          return store;
+          return new PersonalDataEventStore(store, keys, fields, erasures, warn);
         },
       },
+      { provide: PersonalDataEventStore, useExisting: EventStore },
       // Beside the log: PostgreSQL's database, or a file of the data folder (also beside EventStoreDB,
       // where it serves one API process: replicas on EventStoreDB would not share their keys).
       {

@@ -18,6 +18,8 @@ export { RecentMap } from './recent-map';
 export * from './sandbox';
 export * from './test-clock/clock-scope';
 export * from './test-clock/test-clock';
+export * from './personal-data/personal-fields';
+export * from './personal-data/personal-data-event-store';
 export * from './history-seal/seal';
 export * from './history-seal/history-sealer';
 export * from './history-seal/seal-run';

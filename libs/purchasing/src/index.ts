@@ -27,3 +27,4 @@ export { CouponQr } from './coupon-images/coupon-qr';
 export { RefundPurchase, RefundSteps } from './commands/refund-purchase/refund-purchase.command';
 export { REFUND_REASONS } from './domain/refund/refund-rules';
 export type { RefundReason } from './domain/refund/refund-rules';
+export { PURCHASES_PERSONAL_FIELDS } from './domain/purchase/purchase-personal-data';

@@ -1,7 +1,14 @@
 import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } from '@deals/messaging';
 import { SettlementModule } from '@deals/settlement';
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
-import { AccountsModule, AccountsSettings, TEST_CLOCKS, TestClockView } from '@deals/accounts';
+import {
+  ACCOUNTS_ERASURE_EVENTS,
+  ACCOUNTS_PERSONAL_FIELDS,
+  AccountsModule,
+  AccountsSettings,
+  TEST_CLOCKS,
+  TestClockView,
+} from '@deals/accounts';
 import { AdaptersModule, sealingThreadFor } from '@deals/adapters';
 import { MemberNoticeRecipients, PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
@@ -18,6 +25,7 @@ import {
   TestClockRunner,
   UsageStore,
   SealStore,
+  storedLog,
   realClockOf,
   HistoryProofs,
 } from '@deals/kernel';
@@ -31,6 +39,7 @@ import {
   PurchasingModule,
   RecoverInterruptedPayments,
   ReleaseExpiredHolds,
+  PURCHASES_PERSONAL_FIELDS,
 } from '@deals/purchasing';
 import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -52,6 +61,12 @@ import { DataDirLock } from './data-dir-lock';
 import { ForgetTestClockKeys } from './forget-test-clock-keys';
 import { HistorySealing } from './history-sealing';
 import { ServiceMetrics } from './service-metrics';
+
+/** The events that hold personal data (encrypted under each user's key in the log), and the one that erases it. */
+const PERSONAL_DATA = {
+  fields: new Map([...ACCOUNTS_PERSONAL_FIELDS, ...PURCHASES_PERSONAL_FIELDS]),
+  erasures: ACCOUNTS_ERASURE_EVENTS,
+};
 
 /** Which process this is: what it runs beside the shared core. */
 export type ProcessRole = 'api' | 'worker' | 'cli';
@@ -157,6 +172,7 @@ export class ServiceCoreModule {
           slowCardMs: config.slowCardMs,
           // The CLI's commands use a few views or none: each is loaded when first used.
           viewsOnFirstUse: role === 'cli',
+          personalData: PERSONAL_DATA,
         }),
         CqrsModule.forRoot(),
         AccountsModule,
@@ -237,13 +253,15 @@ export class ServiceCoreModule {
           provide: HistorySealing,
           useFactory: (store: EventStore, seals: SealStore, serviceClock: Clock) => {
             const [clock, secret] = [realClockOf(serviceClock), installationSecret(config.dataDir, 'checkpoint-signing')];
+            // The seal is of the log as stored: personal data's ciphertext, which erasure leaves in place.
+            const log = storedLog(store);
             return new HistorySealing(
-              store,
+              log,
               seals,
               clock,
               secret,
               { seals: role !== 'cli' && config.runProjections, everyMs: config.sealEveryMs },
-              sealingThreadFor(store, seals, secret, clock),
+              sealingThreadFor(log, seals, secret, clock),
             );
           },
           inject: [EventStore, SealStore, Clock],

@@ -193,6 +193,9 @@ describe('webhooks to a real HTTPS receiver', () => {
     expect((await phase('t-2', { phase: 'cleared', transaction_amount: 3000 })).status).toBe(200);
     const subscription = (await call('POST', `/users/${userId}/subscriptions`, { zip: 60601 })).body.subscription;
     await call('PUT', `/subscriptions/${subscription.id}`, { status: 'inactive' });
+    // A user erased: the partner is told, without any of the user's personal data.
+    const forgotten = (await call('POST', '/users', { email: 'forget.me@example.com', first_name: 'Forgotten' })).body.user_id;
+    expect((await call('DELETE', `/users/${forgotten}/personal_data`)).status).toBe(200);
 
     // The feed is read by cursor: answers do not wait for it (docs/webhooks.md).
     await api.ready();
@@ -206,6 +209,10 @@ describe('webhooks to a real HTTPS receiver', () => {
     // What was delivered is what the feed lists.
     const completed = feed.find((e) => e.type === 'purchase.completed')!;
     expect(bodies.find((b) => b.id === completed.id)).toEqual(completed);
+    // An erased user's events, read after the erasure (its creation's too), carry none of its personal data.
+    const forgottenEvents = feed.filter((e) => (e as { resource_id?: string }).resource_id === forgotten);
+    expect(forgottenEvents.map((e) => e.type).sort()).toEqual(['user.created', 'user.erased']);
+    expect(JSON.stringify(forgottenEvents)).not.toMatch(/Forgotten|forget\.me/);
     // Every delivery succeeded at its first attempt, and says so.
     const attempts = (await call('GET', `/v1/events/${completed.id}/attempts`)).body.deliveries;
     expect(attempts).toEqual([

@@ -8,6 +8,7 @@ import {
   laterPosition,
   loadAggregate,
   LogPosition,
+  PersonalDataEventStore,
   slowHashes,
   ValidationFailed,
   ValidationIssue,
@@ -16,7 +17,7 @@ import { Injectable } from '@nestjs/common';
 import { ClaimEmail, emailClaimDecider, emailClaimStream } from '../domain/user/email-claim.decider';
 import { BIRTHDAY_MESSAGE, isPastDate, NewUser, UserChanges } from '../domain/user/user-profile';
 import { userDecider } from '../domain/user/user.decider';
-import { emailKey, UserProfile, userStream } from '../domain/user/user.events';
+import { emailKey, profileEmailKey, UserProfile, userStream } from '../domain/user/user.events';
 import { AccountsSettings } from './accounts-settings';
 import { hashPassword } from './password-hash';
 
@@ -42,6 +43,7 @@ export class UserWrites {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly settings: AccountsSettings,
+    private readonly personalData: PersonalDataEventStore,
   ) {}
 
   async register(user: NewUser, byPartner: boolean, caller: Caller): Promise<{ userId: string; position: LogPosition | null }> {
@@ -111,7 +113,7 @@ export class UserWrites {
     if (issues.length) throw new ValidationFailed(issues);
     const current = await loadAggregate(this.store, userStream(userId), userDecider);
     let position: LogPosition | null = null;
-    const oldKey = current.state.profile ? emailKey(current.state.profile.email) : null;
+    const oldKey = profileEmailKey(current.state.profile);
     const newKey = profile.email !== undefined ? emailKey(profile.email) : oldKey;
     const update = {
       type: 'UpdateUser' as const,
@@ -145,6 +147,32 @@ export class UserWrites {
   }
 
   /**
+   * Erases a user's personal data, for good: its email claim given back (the address is free for a
+   * new user), its key deleted (every event of theirs reads with their personal values gone, in
+   * every process, view and rebuild), then the erasure recorded on their stream. `partnerId` null:
+   * an operator's, of any partner's user. Asked again, it redoes what a stop left undone and
+   * records nothing more. The erasure's time and whether it was recorded by this call.
+   */
+  erase(userId: string, partnerId: string | null, caller: CommandCaller): Promise<{ erasedAt: string; position: LogPosition | null }> {
+    return this.changes.run(userId, async () => {
+      const by = partnerId === null ? 'operator' : 'partner';
+      const command = { type: 'EraseUserPersonalData' as const, data: { userId, partnerId, by } as const };
+      const now = this.clock.now();
+      const current = await loadAggregate(this.store, userStream(userId), userDecider);
+      // Refuses another partner's user, or one that never was, before anything is touched.
+      userDecider.decide(command, current.state, now);
+      const owner = current.state.partnerId!;
+      const metadata = { ...caller, partnerId: owner };
+      let position: LogPosition | null = null;
+      const key = profileEmailKey(current.state.profile);
+      if (key !== null) position = await this.release(metadata, key, userId, true);
+      await this.personalData.erase(userId, now);
+      const erased = await handleCommand(this.store, userStream(userId), userDecider, command, { now, metadata });
+      return { erasedAt: erased.state.erasedAt!, position: laterPosition(position, erased.position) };
+    });
+  }
+
+  /**
    * The user who holds an email address for this partner, if any: the owner of its claim whose
    * current address it is. (A claim its owner no longer matches, left by an update that lost a race
    * with another, names nobody.)
@@ -155,7 +183,7 @@ export class UserWrites {
     const owner = claim.state.owner;
     if (owner === null) return null;
     const user = await loadAggregate(this.store, userStream(owner), userDecider);
-    return user.state.profile && emailKey(user.state.profile.email) === key ? owner : null;
+    return profileEmailKey(user.state.profile) === key ? owner : null;
   }
 
   /**
@@ -170,10 +198,10 @@ export class UserWrites {
     }
   }
 
-  /** Gives `userId`'s claim of an address back, unless the user holds that address (again) now. */
-  private async release(caller: Caller, key: string, userId: string): Promise<LogPosition | null> {
+  /** Gives `userId`'s claim of an address back, unless the user holds that address (again) now (`evenHeld`: an erasure's, regardless). */
+  private async release(caller: Caller, key: string, userId: string, evenHeld = false): Promise<LogPosition | null> {
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (user.state.profile && emailKey(user.state.profile.email) === key) return null;
+    if (!evenHeld && profileEmailKey(user.state.profile) === key) return null;
     const released = await handleCommand(
       this.store,
       emailClaimStream(caller.partnerId, key),
@@ -217,7 +245,7 @@ export class UserWrites {
     const owner = last?.type === 'EmailClaimed' ? (last.data as { userId: string }).userId : null;
     if (owner !== null && owner !== userId && now.getTime() - Date.parse(last.metadata.occurredAt) >= STALE_CLAIM_MS) {
       const user = await loadAggregate(this.store, userStream(owner), userDecider);
-      if (!user.state.profile || emailKey(user.state.profile.email) !== key) {
+      if (profileEmailKey(user.state.profile) !== key) {
         await handleCommand(
           this.store,
           stream,

@@ -31,6 +31,22 @@ export class UpdateUser extends Command<UserOutcome> {
   }
 }
 
+export interface UserErasure {
+  userId: string;
+  erasedAt: string;
+  position: LogPosition | null;
+}
+
+/** DELETE /users/:user_id/personal_data (a partner's: `caller.partnerId`), or an operator's `users:erase` (no partner). */
+export class EraseUser extends Command<UserErasure> {
+  constructor(
+    readonly userId: string,
+    readonly caller: CommandCaller,
+  ) {
+    super();
+  }
+}
+
 /** PUT /api/v1/users/:email/update_by_email: its token rules (docs/api.md). */
 export class UpdateUserByEmail extends Command<UserOutcome> {
   constructor(

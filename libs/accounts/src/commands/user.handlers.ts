@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { accessTokenDecider, accessTokenStream, tokenHash } from '../domain/access-token/access-token';
 import { userDecider } from '../domain/user/user.decider';
 import { userStream } from '../domain/user/user.events';
-import { IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from './user.commands';
+import { EraseUser, IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from './user.commands';
 import { UserWrites } from './user-writes';
 
 @CommandHandler(RegisterUser)
@@ -20,6 +20,14 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
   constructor(private readonly users: UserWrites) {}
   execute({ userId, changes, byPartner, caller }: UpdateUser) {
     return this.users.update(userId, changes, byPartner, caller);
+  }
+}
+
+@CommandHandler(EraseUser)
+export class EraseUserHandler implements ICommandHandler<EraseUser> {
+  constructor(private readonly users: UserWrites) {}
+  async execute({ userId, caller }: EraseUser) {
+    return { userId, ...(await this.users.erase(userId, caller.partnerId ?? null, caller)) };
   }
 }
 

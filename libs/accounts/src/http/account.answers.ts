@@ -57,6 +57,15 @@ export const UserIdAnswer = z
   .object({ status: z.literal('success'), user_id: z.string().meta({ description: 'the new user' }) })
   .meta({ example: { status: 'success', user_id: 'u4Kd8' } });
 
+/** `{status, user_id, erased_at}`: DELETE /users/:user_id/personal_data. */
+export const UserErasureAnswer = z
+  .object({
+    status: z.literal('success'),
+    user_id: z.string(),
+    erased_at: z.string().meta({ description: "when the personal data was erased (ISO 8601); the first erasure's, asked again" }),
+  })
+  .meta({ example: { status: 'success', user_id: 'u4Kd8', erased_at: '2026-11-27T10:15:00.000Z' } });
+
 /** The stored card, as {@link toCard} writes it. */
 export const creditCardSchema = z
   .object({

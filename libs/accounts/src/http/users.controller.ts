@@ -11,15 +11,15 @@ import {
   NotUnderTestClock,
   TokenResource,
 } from '@deals/wire';
-import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountsSettings } from '../commands/accounts-settings';
-import { IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from '../commands/user.commands';
+import { EraseUser, IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from '../commands/user.commands';
 import { USER_ACCOUNTS } from '../projections/user-accounts/user-accounts.projection';
 import { ACCESS_TOKENS } from '../projections/access-tokens/access-tokens.projection';
 import { AccountQueries } from '../queries/account.queries';
-import { AccessTokenAnswer, toUser, UserAnswer, UserIdAnswer } from './account.answers';
+import { AccessTokenAnswer, toUser, UserAnswer, UserErasureAnswer, UserIdAnswer } from './account.answers';
 import { IssueAccessTokenBody } from './access-token.request';
 import { ByEmailParams, ByEmailQuery, CreateUserBody, UpdateByEmailBody, UpdateUserBody, UserParams } from './user.request';
 
@@ -81,6 +81,24 @@ export class UsersController {
     return { status: 'success', user: await this.userBody(caller.partnerId, params.user_id, true) };
   }
 
+  @Delete('users/:user_id/personal_data')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Erase a user's personal data",
+    description:
+      'For good: the email, names, birthday, postal code, partner_data and shipping addresses become unreadable ' +
+      'everywhere the service keeps them (its log keeps only their ciphertext, and the key is deleted). ' +
+      'The user is deleted and cannot be restored; its purchases, coupons and amounts stay. The email is free for a new user. ' +
+      'A user.erased event goes to the feed and to webhooks. Asked again, answers the first erasure. Partner credentials only.',
+  })
+  @ApiAnswer(UserErasureAnswer, { errors: [404] })
+  @ApiRequest({ params: UserParams })
+  async erase(@Param() params: UserParams, @CurrentCaller() caller: Caller) {
+    const { userId, erasedAt, position } = await this.commands.execute(new EraseUser(params.user_id, caller));
+    await this.progress.waitFor([USER_ACCOUNTS], position);
+    return { status: 'success', user_id: userId, erased_at: erasedAt };
+  }
+
   @Put('api/v1/users/:email/update_by_email')
   @ApiOperation({
     summary: 'Update or create a user by email',
@@ -134,8 +152,9 @@ export class UsersController {
 
   /** A deleted user can still be restored by PUT, and the answer then shows it. */
   private async userBody(partnerId: string, userId: string, evenDeleted = false) {
-    const user = evenDeleted ? await this.accounts.userEvenDeleted(partnerId, userId) : await this.accounts.user(partnerId, userId);
-    if (!user) throw new NotFound(`user ${userId} not found`);
+    const user = await this.accounts.userEvenDeleted(partnerId, userId);
+    if (user?.erasedAt) throw new NotFound(`user ${userId} not found: their personal data was erased`);
+    if (!user || (user.deleted && !evenDeleted)) throw new NotFound(`user ${userId} not found`);
     return toUser(user, this.settings.defaultAvatarUrl);
   }
 }

@@ -16,3 +16,4 @@ export const accountsProjections = [
 ];
 export { userAccountsProjection };
 export type { UserAccount } from './user-accounts/user-accounts.projection';
+export { erasedProfile } from '../domain/user/user.events';

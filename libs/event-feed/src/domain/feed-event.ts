@@ -23,6 +23,7 @@ export const FEED_EVENT_TYPES = [
   'subscription.updated',
   'user.created',
   'user.updated',
+  'user.erased',
 ] as const;
 
 export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];

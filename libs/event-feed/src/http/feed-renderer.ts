@@ -1,4 +1,4 @@
-import { AccountsSettings, toUser } from '@deals/accounts';
+import { AccountQueries, AccountsSettings, toUser } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
 import { toCardLink, toSubscription } from '@deals/engagement';
 import { toBatch } from '@deals/messaging';
@@ -11,8 +11,8 @@ type View<T extends (...args: never[]) => unknown> = Parameters<T>[0];
 
 /**
  * A feed event as partners read it (GET /v1/events) and receive it (webhooks): its resource in the
- * resource's own API shape, as it was when the event happened, by the same functions that
- * write the resource's own answers.
+ * resource's own API shape, as it was when the event happened (a user's names: as they are now), by
+ * the same functions that write the resource's own answers.
  */
 @Injectable()
 export class FeedRenderer {
@@ -21,6 +21,7 @@ export class FeedRenderer {
     private readonly qr: CouponQr,
     private readonly catalog: CatalogLinks,
     private readonly accounts: AccountsSettings,
+    private readonly users: AccountQueries,
   ) {}
 
   async render(event: FeedEvent) {
@@ -55,8 +56,15 @@ export class FeedRenderer {
         return toBatch(state);
       case 'subscription':
         return toSubscription(state);
-      case 'user':
-        return toUser(state, this.accounts.defaultAvatarUrl);
+      case 'user': {
+        // The feed keeps no personal data: a user's names are as the user's own view has them now (none once erased).
+        const kept = event.snapshot.state as View<typeof toUser>;
+        const now = await this.users.userEvenDeleted(event.partnerId, kept._id);
+        return toUser(
+          { ...kept, profile: { ...kept.profile, firstName: now?.profile.firstName ?? null, lastName: now?.profile.lastName ?? null } },
+          this.accounts.defaultAvatarUrl,
+        );
+      }
     }
   }
 }

@@ -9,3 +9,4 @@ export * from './snapshot-store.port';
 export * from './idempotency-store.port';
 export * from './usage-store.port';
 export * from './seal-store.port';
+export * from './personal-key-store.port';

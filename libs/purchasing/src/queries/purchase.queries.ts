@@ -1,9 +1,10 @@
-import { ViewFilter, ViewStore } from '@deals/kernel';
+import { EventStore, ViewFilter, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { COUPON_DETAILS, CouponDetails } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import { REFUND_DETAILS, RefundDetails } from '../projections/refund-details/refund-details.projection';
 import type { ShippingAddress } from '../domain/purchase/shipping-address';
+import { purchaseStream, type PurchaseReserved } from '../domain/purchase/purchase.events';
 
 export type CouponFilterWord = 'valid' | 'redeemed' | 'expired';
 
@@ -20,7 +21,10 @@ export function couponStateFilter(words: CouponFilterWord[], now: number): ViewF
 /** Reads of purchases and coupons, always within one partner. */
 @Injectable()
 export class PurchaseQueries {
-  constructor(private readonly views: ViewStore) {}
+  constructor(
+    private readonly views: ViewStore,
+    private readonly store: EventStore,
+  ) {}
 
   async purchase(partnerId: string, purchaseId: string): Promise<PurchaseDetails | null> {
     const view = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, purchaseId);
@@ -63,10 +67,16 @@ export class PurchaseQueries {
     return units;
   }
 
-  /** A shipping address given with an earlier purchase of this partner. */
+  /**
+   * A shipping address given with an earlier purchase of this partner: read from that purchase's
+   * reservation in the log (null once its buyer's personal data was erased).
+   */
   async shippingAddress(partnerId: string, addressId: string): Promise<ShippingAddress | null> {
-    const found = await this.views.findOne<PurchaseDetails>(PURCHASE_DETAILS, { 'shippingAddress.id': addressId, partnerId });
-    return found?.shippingAddress ?? null;
+    const found = await this.views.findOne<PurchaseDetails>(PURCHASE_DETAILS, { shippingAddressId: addressId, partnerId });
+    if (!found) return null;
+    const reserved = (await this.store.readStream(purchaseStream(found._id))).find((event) => event.type === 'PurchaseReserved');
+    const shipping = (reserved?.data as PurchaseReserved['data'] | undefined)?.shipping;
+    return shipping?.id === addressId ? shipping : null;
   }
 
   /** The coupons of these ids, in the order given (a purchase's: by coupon number). */

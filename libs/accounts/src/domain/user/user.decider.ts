@@ -1,5 +1,5 @@
 import { Decider, DomainCommand, NotFound, UpdateFailed, ValidationFailed } from '@deals/kernel';
-import { DefaultCardChosen, UserEvent, UserProfile, UserRegistered } from './user.events';
+import { DefaultCardChosen, erasedProfile, UserEvent, UserPersonalDataErased, UserProfile, UserRegistered } from './user.events';
 
 export type RegisterUser = DomainCommand<'RegisterUser', UserRegistered['data']>;
 /**
@@ -14,7 +14,12 @@ export type ChooseDefaultCard = DomainCommand<
   'ChooseDefaultCard',
   { userId: string; partnerId: string; cardId: string; onlyIfNone: boolean }
 >;
-export type UserCommand = RegisterUser | UpdateUser | ChooseDefaultCard;
+/** Erases a user's personal data: asked by its partner (`partnerId`), or by an operator (any partner's user, `partnerId` null). */
+export type EraseUserPersonalData = DomainCommand<
+  'EraseUserPersonalData',
+  { userId: string; partnerId: string | null; by: UserPersonalDataErased['data']['by'] }
+>;
+export type UserCommand = RegisterUser | UpdateUser | ChooseDefaultCard | EraseUserPersonalData;
 
 export interface User {
   registered: boolean;
@@ -23,18 +28,31 @@ export interface User {
   credits: number;
   deleted: boolean;
   defaultCardId: string | null;
+  /** Its personal data erased (when, ISO 8601): deleted for good, its profile read as gone. */
+  erased: boolean;
+  erasedAt: string | null;
 }
 
-/** A user of another partner does not exist for this one. */
+/** A user of another partner does not exist for this one; an erased one is no one's. */
 function owned(user: User, partnerId: string, userId: string): UserProfile {
   if (!user.registered || user.partnerId !== partnerId) throw new NotFound(`user ${userId} not found`);
+  if (user.erased) throw new NotFound(`user ${userId} not found: their personal data was erased`);
   return user.profile!;
 }
 
 export const userDecider: Decider<User, UserCommand, UserEvent> = {
-  initialState: () => ({ registered: false, partnerId: null, profile: null, credits: 0, deleted: false, defaultCardId: null }),
+  initialState: () => ({
+    registered: false,
+    partnerId: null,
+    profile: null,
+    credits: 0,
+    deleted: false,
+    defaultCardId: null,
+    erased: false,
+    erasedAt: null,
+  }),
 
-  decide(command, user) {
+  decide(command, user, now) {
     switch (command.type) {
       case 'RegisterUser':
         if (user.registered)
@@ -76,6 +94,16 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         const event: DefaultCardChosen = { type: 'DefaultCardChosen', data: { userId, cardId } };
         return [event];
       }
+      case 'EraseUserPersonalData': {
+        const { userId, partnerId, by } = command.data;
+        if (!user.registered || (partnerId !== null && user.partnerId !== partnerId)) throw new NotFound(`user ${userId} not found`);
+        if (user.erased) return [];
+        const event: UserPersonalDataErased = {
+          type: 'UserPersonalDataErased',
+          data: { userId, partnerId: user.partnerId!, by, erasedAt: now.toISOString() },
+        };
+        return [event];
+      }
     }
   },
 
@@ -93,6 +121,8 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         return { ...user, deleted: false };
       case 'DefaultCardChosen':
         return { ...user, defaultCardId: event.data.cardId };
+      case 'UserPersonalDataErased':
+        return { ...user, erased: true, erasedAt: event.data.erasedAt, deleted: true, profile: erasedProfile(user.profile) };
     }
   },
 };

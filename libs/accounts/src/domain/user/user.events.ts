@@ -22,10 +22,36 @@ export type UserPasswordSet = DomainEvent<'UserPasswordSet', { userId: string; p
 export type UserDeleted = DomainEvent<'UserDeleted', { userId: string }>;
 export type UserRestored = DomainEvent<'UserRestored', { userId: string }>;
 export type DefaultCardChosen = DomainEvent<'DefaultCardChosen', { userId: string; cardId: string }>;
+/**
+ * The user's personal data was erased (their key deleted: every event's personal values read as
+ * gone), asked by their partner or an operator. The user is deleted for good; purchases, coupons
+ * and amounts stay, for the books.
+ */
+export type UserPersonalDataErased = DomainEvent<
+  'UserPersonalDataErased',
+  { userId: string; partnerId: string; by: 'partner' | 'operator'; erasedAt: string }
+>;
 
-export type UserEvent = UserRegistered | UserProfileChanged | UserPasswordSet | UserDeleted | UserRestored | DefaultCardChosen;
+export type UserEvent =
+  UserRegistered | UserProfileChanged | UserPasswordSet | UserDeleted | UserRestored | DefaultCardChosen | UserPersonalDataErased;
 
 export const userStream = (userId: string) => `user-${userId}`;
 
 /** The email of a user is unique per partner, compared case-insensitively. */
 export const emailKey = (email: string) => email.trim().toLowerCase();
+
+/** The email key of a profile, or null once its email was erased. */
+export const profileEmailKey = (profile: Pick<UserProfile, 'email'> | null): string | null =>
+  typeof profile?.email === 'string' ? emailKey(profile.email) : null;
+
+/** A profile with its personal data gone (what every event of an erased user reads as). */
+export const erasedProfile = (profile: UserProfile | null): UserProfile => ({
+  email: null as unknown as string,
+  firstName: null,
+  lastName: null,
+  birthday: null,
+  postalCode: null,
+  source: profile?.source ?? null,
+  token: profile?.token ?? null,
+  partnerData: {},
+});

@@ -165,7 +165,8 @@ class FeedBatch {
         const before = doc?.state ?? null;
         const evolved = extra ? before : source.projection.evolve(before, event, id);
         if (!evolved) continue;
-        const after = stamped(evolved, id, event.position);
+        const stamp = stamped(evolved, id, event.position);
+        const after = source.kept?.(stamp) ?? stamp;
         const types = source.emits({ event, before, after, made: new Set(doc?.made ?? []) });
         // An event that leaves the view alone (a hold released) is kept only when it made feed events.
         if (extra && types.length === 0) continue;

@@ -1,4 +1,4 @@
-import { userAccountsProjection } from '@deals/accounts/projections';
+import { erasedProfile, userAccountsProjection, type UserAccount } from '@deals/accounts/projections';
 import { cardLinkDetailsProjection, subscriptionsProjection } from '@deals/engagement/projections';
 import type { Projection, RecordedEvent, ViewDocument } from '@deals/kernel';
 import { batchDetailsProjection } from '@deals/messaging/projections';
@@ -29,6 +29,8 @@ export interface FeedSource {
   projection: Projection;
   /** Log events that do not change the view but still make feed events, with the resources they touch. */
   extra?: Record<string, (event: RecordedEvent) => string[]>;
+  /** What of the resource's state the feed keeps, when not all of it (personal data is kept in one place only). */
+  kept?(state: ViewDocument): ViewDocument;
   emits(change: SourceChange): FeedEventType[];
 }
 
@@ -146,6 +148,11 @@ export const subscriptionSource: FeedSource = {
 export const userSource: FeedSource = {
   resource: 'user',
   projection: userAccountsProjection as unknown as Projection,
+  // A user's profile stays in the user's own view, which its erasure empties: the feed shows it as it is now.
+  kept: (state) => {
+    const user = state as UserAccount;
+    return { ...user, emailKey: null, profile: erasedProfile(user.profile) } as UserAccount;
+  },
   emits({ event }) {
     switch (event.type) {
       case 'UserRegistered':
@@ -154,6 +161,8 @@ export const userSource: FeedSource = {
       case 'UserDeleted':
       case 'UserRestored':
         return ['user.updated'];
+      case 'UserPersonalDataErased':
+        return ['user.erased'];
     }
     return [];
   },

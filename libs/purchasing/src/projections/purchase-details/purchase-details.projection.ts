@@ -2,7 +2,6 @@ import { defineProjection, ViewDocument } from '@deals/kernel';
 import type { CouponIssued } from '../../domain/coupon/coupon.events';
 import { purchasesOfHold, type UnitsSold } from '../../domain/inventory/inventory.events';
 import type { DealSnapshot, PurchaseEvent } from '../../domain/purchase/purchase.events';
-import type { ShippingAddress } from '../../domain/purchase/shipping-address';
 import { refundDetailsProjection, type RefundDetails } from '../refund-details/refund-details.projection';
 
 /** "What is purchase X now?" */
@@ -25,7 +24,11 @@ export interface PurchaseDetails extends ViewDocument {
   couponsOwed: number;
   couponsIssued: number;
   createdAt: string;
-  shippingAddress: ShippingAddress | null;
+  /**
+   * The id of the shipping address given with the purchase. The address itself is personal data:
+   * kept in the log only, under the buyer's key, so that erasing the buyer erases it.
+   */
+  shippingAddressId: string | null;
   /** Set on purchases the service charges itself: whom it charges, with which card. */
   paymentIntent?: { userId: string; creditCardId: string } | null;
   /** Set on sales a reseller recorded (from its reservation; absent from the oldest). */
@@ -75,7 +78,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     { keys: { createdAt: 1 } },
     { keys: { couponsOwed: 1 } },
     { keys: { saleInProgress: 1 } },
-    { keys: { 'shippingAddress.id': 1 } },
+    { keys: { shippingAddressId: 1 } },
   ],
   documentIds: (event) =>
     event.type === 'UnitsSold'
@@ -107,7 +110,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
           couponsOwed: 0,
           couponsIssued: 0,
           createdAt: reservedAt,
-          shippingAddress: shipping ?? null,
+          shippingAddressId: shipping?.id ?? null,
           paymentIntent: payment ? { userId: payment.userId, creditCardId: payment.creditCardId } : null,
           ...(transactionReference === undefined ? {} : { transactionReference }),
           saleInProgress: transactionReference !== undefined,

@@ -1,0 +1,20 @@
+/**
+ * Where each user's personal-data key is kept, beside the log in the same store (a file of the data
+ * folder, a table of the log's database).
+ *
+ * Promises: a key made is durable before it is given; a user has one key for good (two makers at
+ * once get the same); an erased user's key is deleted and a mark of its erasure kept instead, so no
+ * key is ever made for it again. Leaves out: what the keys encrypt, and caching them.
+ */
+export abstract class PersonalKeyStore {
+  /** The user's key, made on first use (32 random bytes); null when the user's data was erased. */
+  abstract keyFor(userId: string): Promise<Buffer | null>;
+
+  /** The user's key if one was made and not erased; `erased` tells those two apart. */
+  abstract keyOf(userId: string): Promise<{ key: Buffer | null; erased: boolean }>;
+
+  /** Deletes the user's key for good and marks it erased (an erasure again, or of a user with no key yet, marks it too). */
+  abstract erase(userId: string, erasedAt: Date): Promise<void>;
+
+  abstract close(): Promise<void>;
+}
