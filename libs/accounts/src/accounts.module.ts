@@ -13,7 +13,9 @@ import {
 } from './commands/partner-credentials.commands';
 import { MakeCardDefaultHandler, StoreCardHandler } from './commands/store-card.command';
 import { UserWrites } from './commands/user-writes';
+import { FinishErasures } from './commands/finish-erasures';
 import {
+  AcknowledgeUserErasureHandler,
   EraseUserHandler,
   IssueAccessTokenHandler,
   RegisterUserHandler,
@@ -51,15 +53,17 @@ import { AdvanceTestClockHandler, CreateTestClockHandler, DeleteTestClockHandler
     RegisterUserHandler,
     UpdateUserHandler,
     EraseUserHandler,
+    AcknowledgeUserErasureHandler,
     UpdateUserByEmailHandler,
     IssueAccessTokenHandler,
     StoreCardHandler,
     MakeCardDefaultHandler,
     UserWrites,
+    FinishErasures,
     AccountQueries,
     { provide: CredentialVerifier, useClass: PartnerCredentialVerifier },
   ],
-  exports: [CredentialVerifier, AccountQueries, PartnerQueries, PartnerAudit, UserWrites],
+  exports: [CredentialVerifier, AccountQueries, PartnerQueries, PartnerAudit, UserWrites, FinishErasures],
 })
 export class AccountsModule {}
 

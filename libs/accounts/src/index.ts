@@ -22,7 +22,7 @@ export type { TestClockView } from './projections/test-clocks/test-clocks.projec
 export { PartnerAudit } from './audit/partner-audit';
 export type { PartnerAuditEntry, PartnerAuditSource } from './audit/partner-audit';
 export type { PartnerApiKey, PartnerSettings, PartnerSummary } from './queries/partner.queries';
-export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken, EraseUser } from './commands/user.commands';
+export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken, EraseUser, AcknowledgeUserErasure } from './commands/user.commands';
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';
 export { AccountQueries } from './queries/account.queries';
 export type { NewProfile, NewUser, PurchaseUser, UserChanges } from './domain/user/user-profile';
@@ -45,3 +45,6 @@ export { accountsProjections } from './projections';
 /** A user in its API shape (the partner event feed renders it too). */
 export { toUser } from './http/account.answers';
 export { ACCOUNTS_ERASURE_EVENTS, ACCOUNTS_PERSONAL_FIELDS } from './domain/user/user-personal-data';
+export { USER_ERASURES } from './projections/user-erasures/user-erasures.projection';
+export type { UserErasure } from './projections/user-erasures/user-erasures.projection';
+export { FinishErasures } from './commands/finish-erasures';

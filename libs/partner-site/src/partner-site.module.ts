@@ -28,6 +28,7 @@ import { SitePageErrors } from './http/site-request';
 import { SupportController } from './http/support.controller';
 import { SupportLookup } from './http/support-lookup';
 import { WebhooksController } from './http/webhooks.controller';
+import { PrivacyController } from './http/privacy.controller';
 
 /** The partner site's members: invitations, sign-up, sign-in, sessions, TOTP (commands, no HTTP). Needs `SiteSecrets`. */
 @Module({
@@ -69,6 +70,7 @@ export class PartnerSiteHttpModule {
         SettlementsController,
         SupportController,
         WebhooksController,
+        PrivacyController,
       ],
       providers: [
         SitePages,

@@ -6,6 +6,7 @@ import {
   ACCOUNTS_PERSONAL_FIELDS,
   AccountsModule,
   AccountsSettings,
+  FinishErasures,
   TEST_CLOCKS,
   TestClockView,
 } from '@deals/accounts';
@@ -103,6 +104,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly webhookSender: WebhookSender,
     private readonly couponExpiry: ExpireCoupons,
     private readonly clocks: TestClockRunner,
+    private readonly erasures: FinishErasures,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -125,6 +127,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.host.waitForAll();
     // A worker starts beside API processes that may be in the middle of purchases; an embedded API is alone.
     await this.recovery.run({ othersMayBeBuying: this.options.role === 'worker' });
+    await this.erasures.run();
     await this.holds.rearm();
     await this.batches.rearm();
     await this.digests.rearm();
@@ -246,6 +249,7 @@ export class ServiceCoreModule {
             WebhookSender,
             ExpireCoupons,
             TestClockRunner,
+            FinishErasures,
           ],
         },
         UsageMeter,

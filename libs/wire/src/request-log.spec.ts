@@ -42,6 +42,14 @@ describe('loggableUrl', () => {
     expect(loggableUrl('/users/x?passwd=hunter22&token=t0k')).toBe('/users/x?passwd=[redacted]&token=[redacted]');
   });
 
+  it('writes no email address, in the path or a parameter, its @ escaped or not', () => {
+    expect(loggableUrl('/api/v1/users/Zoe.Q@example.com/update_by_email?overwrite_token=true')).toBe(
+      '/api/v1/users/[email]/update_by_email?overwrite_token=true',
+    );
+    expect(loggableUrl('/users/zoe%40example.com/subscriptions')).toBe('/users/[email]/subscriptions');
+    expect(loggableUrl('/partner/lookup?q=zoe%40example.com&x=1')).toBe('/partner/lookup?q=[email]&x=1');
+  });
+
   it('leaves addresses without secrets as they are', () => {
     expect(loggableUrl('/deals/chicago-spa-day?page=2&per_page=10')).toBe('/deals/chicago-spa-day?page=2&per_page=10');
     expect(loggableUrl('/deals/chicago-spa-day')).toBe('/deals/chicago-spa-day');

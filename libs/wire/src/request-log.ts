@@ -8,7 +8,7 @@ export function loggableUrl(url: string | undefined): string {
   // Parameters start at the first `?`, or at a `;` or `&` in the path: a client that malforms its
   // address (`/deals/x;api_key=…`, `/users/x&pass=…`, `??api_key=…`) still sent its secret.
   const start = url.search(/[?;&]/);
-  if (start < 0) return url.replace(API_KEY_LIKE, '[redacted]');
+  if (start < 0) return url.replace(API_KEY_LIKE, '[redacted]').replace(EMAIL_LIKE, '[email]');
   // Names are judged as the query parser reads them (`%61pi_key` is api_key), and by each word of
   // them (`api_key[]`, `credit_card[verification_value]`, ` api_key` from `+api_key`, `api_key%00`);
   // values of secret names, and any value that looks like a card number, are not written.
@@ -26,9 +26,13 @@ export function loggableUrl(url: string | undefined): string {
         names.some((name) => SECRET_NAMES.has(name)) || CARD_LIKE.test(decodedName(part.slice(eq + 1)).replace(/[\s./-]/g, ''));
       return secret ? `${part.slice(0, eq)}=[redacted]` : part;
     });
-  // And a partner's API key wherever it stands, whatever name it was given.
-  return `${url.slice(0, start + 1)}${parts.join('')}`.replace(API_KEY_LIKE, '[redacted]');
+  // And a partner's API key wherever it stands, whatever name it was given; and any email address
+  // (`/api/v1/users/<email>/update_by_email`): a log outlives a user's erasure.
+  return `${url.slice(0, start + 1)}${parts.join('')}`.replace(API_KEY_LIKE, '[redacted]').replace(EMAIL_LIKE, '[email]');
 }
+
+/** An email address in a path segment or a parameter's value, its `@` perhaps escaped. */
+const EMAIL_LIKE = /[^/?&;=]+(?:@|%40)[^/?&;=]+/gi;
 
 /** A partner API key (`dk_` and 32 base64url characters: partner-credentials.ts), its `_` perhaps escaped. */
 const API_KEY_LIKE = /dk(?:_|%5f)(?:[A-Za-z0-9_-]|%5f|%2d){20,}/gi;

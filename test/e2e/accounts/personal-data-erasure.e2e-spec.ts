@@ -1,4 +1,6 @@
-import { ManualClock, ViewStore } from '@deals/kernel';
+import { EventStore, handleCommand, ManualClock, OPERATOR, PersonalDataEventStore, ViewStore } from '@deals/kernel';
+import { userDecider } from '@deals/accounts/domain/user/user.decider';
+import { userStream } from '@deals/accounts/domain/user/user.events';
 import { PURCHASE_DETAILS, type PurchaseDetails } from '@deals/purchasing';
 import { HistorySealing } from '@deals/runtime';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -150,6 +152,21 @@ describe("a user's personal data erased", () => {
     const shown = await api.call('GET', `/users/${userId}`, { apiKey });
     expect([shown.status, shown.body.error_msg]).toEqual([404, expect.stringMatching(/personal data was erased/)]);
   }, 120_000);
+
+  it('finishes at the next start an erasure a stop interrupted once it was recorded (its key still kept)', async () => {
+    const made = await api.call('POST', '/users', { apiKey, body: { email: 'interrupted@example.com', first_name: 'Interrupted' } });
+    const id = made.body.user_id;
+    // The erasure recorded as its first steps do, and the process stopped before the key's deletion.
+    const command = { type: 'EraseUserPersonalData' as const, data: { userId: id, partnerId: null, by: 'operator' as const } };
+    await handleCommand(api.get(EventStore), userStream(id), userDecider, command, { now: clock.now(), metadata: OPERATOR });
+    await api.settle();
+    expect(await api.get(PersonalDataEventStore).isErased(id)).toBe(false);
+    await api.stop();
+    api = await TestApi.start({ clock, dataDir: dir.path });
+    expect(await api.get(PersonalDataEventStore).isErased(id)).toBe(true);
+    const events = await api.get(EventStore).readStream(userStream(id));
+    expect(JSON.stringify(events)).not.toMatch(/interrupted@|Interrupted/);
+  }, 60_000);
 
   it('is an operator’s to ask too, of any partner’s user (users:erase)', async () => {
     const made = await api.call('POST', '/users', {

@@ -143,6 +143,18 @@ browserSuite('The partner site in a browser', () => {
     await expect(page.locator('main').textContent()).resolves.toContain(purchaseId);
     await shot(page, 'lookup');
 
+    // The buyer's personal data erased from the Personal data page, then the erasure acknowledged.
+    await page.getByRole('link', { name: 'Personal data' }).click();
+    await page.getByLabel('User id').fill(userId);
+    await page.getByLabel('I understand this cannot be undone').check();
+    await page.getByRole('button', { name: 'Erase', exact: true }).click();
+    await page.waitForURL(/\/partner\/erasures\?done=erased$/);
+    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/personal data is erased/);
+    await shot(page, 'erasures');
+    await page.getByRole('button', { name: `Acknowledge the erasure of ${userId}` }).click();
+    await page.waitForURL(/\/partner\/erasures\?done=acknowledged$/);
+    await expect(page.locator('main').textContent()).resolves.toContain('None: every erasure is acknowledged.');
+
     // The claimed reservation is on today's statement, under its chart; the settings page sets the rollback window.
     await page.getByRole('link', { name: 'Statements' }).click();
     await expect(page.getByRole('img').first().getAttribute('aria-labelledby')).resolves.toBe('chart-desc');

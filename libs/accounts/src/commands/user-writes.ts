@@ -148,10 +148,10 @@ export class UserWrites {
 
   /**
    * Erases a user's personal data, for good: its email claim given back (the address is free for a
-   * new user), its key deleted (every event of theirs reads with their personal values gone, in
-   * every process, view and rebuild), then the erasure recorded on their stream. `partnerId` null:
-   * an operator's, of any partner's user. Asked again, it redoes what a stop left undone and
-   * records nothing more. The erasure's time and whether it was recorded by this call.
+   * new user), the erasure recorded on its stream, then its key deleted (every event of theirs reads
+   * with their personal values gone, in every process, view and rebuild). `partnerId` null: an
+   * operator's, of any partner's user. Asked again, it deletes the key if a stop left it, and
+   * records nothing more (a start does the same for every erasure: {@link FinishErasures}).
    */
   erase(userId: string, partnerId: string | null, caller: CommandCaller): Promise<{ erasedAt: string; position: LogPosition | null }> {
     return this.changes.run(userId, async () => {
@@ -161,15 +161,21 @@ export class UserWrites {
       const current = await loadAggregate(this.store, userStream(userId), userDecider);
       // Refuses another partner's user, or one that never was, before anything is touched.
       userDecider.decide(command, current.state, now);
-      const owner = current.state.partnerId!;
-      const metadata = { ...caller, partnerId: owner };
+      const metadata = { ...caller, partnerId: current.state.partnerId! };
       let position: LogPosition | null = null;
       const key = profileEmailKey(current.state.profile);
       if (key !== null) position = await this.release(metadata, key, userId, true);
-      await this.personalData.erase(userId, now);
       const erased = await handleCommand(this.store, userStream(userId), userDecider, command, { now, metadata });
+      await this.personalData.erase(userId, new Date(erased.state.erasedAt!));
       return { erasedAt: erased.state.erasedAt!, position: laterPosition(position, erased.position) };
     });
+  }
+
+  /** Records that the partner erased its own copies of an erased user's data (once; again: nothing more). */
+  async acknowledgeErasure(userId: string, caller: Caller): Promise<LogPosition | null> {
+    const command = { type: 'AcknowledgeUserErasure' as const, data: { userId, partnerId: caller.partnerId } };
+    return (await handleCommand(this.store, userStream(userId), userDecider, command, { now: this.clock.now(), metadata: caller }))
+      .position;
   }
 
   /**

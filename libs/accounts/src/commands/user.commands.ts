@@ -47,6 +47,16 @@ export class EraseUser extends Command<UserErasure> {
   }
 }
 
+/** The partner site's acknowledgement of an erasure (its member erased the partner's own copies). */
+export class AcknowledgeUserErasure extends Command<LogPosition | null> {
+  constructor(
+    readonly userId: string,
+    readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
+  ) {
+    super();
+  }
+}
+
 /** PUT /api/v1/users/:email/update_by_email: its token rules (docs/api.md). */
 export class UpdateUserByEmail extends Command<UserOutcome> {
   constructor(

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { accessTokenDecider, accessTokenStream, tokenHash } from '../domain/access-token/access-token';
 import { userDecider } from '../domain/user/user.decider';
 import { userStream } from '../domain/user/user.events';
-import { EraseUser, IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from './user.commands';
+import { AcknowledgeUserErasure, EraseUser, IssueAccessToken, RegisterUser, UpdateUser, UpdateUserByEmail } from './user.commands';
 import { UserWrites } from './user-writes';
 
 @CommandHandler(RegisterUser)
@@ -28,6 +28,14 @@ export class EraseUserHandler implements ICommandHandler<EraseUser> {
   constructor(private readonly users: UserWrites) {}
   async execute({ userId, caller }: EraseUser) {
     return { userId, ...(await this.users.erase(userId, caller.partnerId ?? null, caller)) };
+  }
+}
+
+@CommandHandler(AcknowledgeUserErasure)
+export class AcknowledgeUserErasureHandler implements ICommandHandler<AcknowledgeUserErasure> {
+  constructor(private readonly users: UserWrites) {}
+  execute({ userId, caller }: AcknowledgeUserErasure) {
+    return this.users.acknowledgeErasure(userId, caller);
   }
 }
 

@@ -2,6 +2,7 @@ import { ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
+import { USER_ERASURES, UserErasure } from '../projections/user-erasures/user-erasures.projection';
 import { emailKey } from '../domain/user/user.events';
 
 /** Reads of users and cards, always within one partner: another partner's records do not exist. */
@@ -29,6 +30,19 @@ export class AccountQueries {
       { sort: { registeredAt: -1 } },
     );
     return found.find((user) => !user.deleted) ?? found[0] ?? null;
+  }
+
+  /** A partner's erased users, the latest first: those not acknowledged yet, or those acknowledged. */
+  erasures(partnerId: string, acknowledged: boolean, limit: number): Promise<UserErasure[]> {
+    return this.views.find<UserErasure>(
+      USER_ERASURES,
+      { partnerId, acknowledgedAt: acknowledged ? { $ne: null } : null },
+      { sort: { erasedAt: -1, _id: 1 }, limit },
+    );
+  }
+
+  countErasures(partnerId: string, acknowledged: boolean): Promise<number> {
+    return this.views.count(USER_ERASURES, { partnerId, acknowledgedAt: acknowledged ? { $ne: null } : null });
   }
 
   async card(partnerId: string, cardId: string): Promise<StoredCard | null> {

@@ -1,9 +1,14 @@
 import { PersonalKeyStore } from '@deals/kernel';
+import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { openDurableDatabase } from '../sqlite/open-durable-database';
 import { SqliteWriteThread, WriteOutcomeUnknown } from '../sqlite/write-thread';
 import { preparePersonalKeysFile } from './personal-keys.writes';
+
+/** Checkpoints of the keys file an erasure tries, and the wait between two, while another connection keeps it busy. */
+const TRUNCATE_ATTEMPTS = 20;
+const TRUNCATE_WAIT_MS = 50;
 
 /**
  * The embedded personal-data keys: a file of the data folder (`personal-keys.sqlite`), written by a
@@ -46,8 +51,17 @@ export class SqlitePersonalKeyStore extends PersonalKeyStore {
 
   async erase(userId: string, erasedAt: Date): Promise<void> {
     await this.repeatable(() => this.writer.run('erase', { userId, erasedAt: erasedAt.toISOString() }));
-    // The key's page, zeroed in the database file, and the write-ahead log emptied of its earlier copies.
-    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    // The key's page, zeroed in the database file, and the write-ahead log emptied of its earlier
+    // copies: tried again while another connection (the CLI's, a reader) keeps it busy.
+    for (let attempt = 1; ; attempt++) {
+      const [{ busy }] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+      if (!busy) return;
+      if (attempt === TRUNCATE_ATTEMPTS)
+        return void new Logger('PersonalKeys').warn(
+          `${this.file}: its write-ahead log stayed busy; the erased key's copies in it go at its next checkpoint`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, TRUNCATE_WAIT_MS));
+    }
   }
 
   async close(): Promise<void> {

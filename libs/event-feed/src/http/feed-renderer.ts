@@ -1,9 +1,9 @@
-import { AccountQueries, AccountsSettings, toUser } from '@deals/accounts';
+import { AccountQueries, AccountsSettings, toUser, USER_ACCOUNTS } from '@deals/accounts';
 import { CatalogLinks } from '@deals/catalog';
 import { toCardLink, toSubscription } from '@deals/engagement';
 import { toBatch } from '@deals/messaging';
 import { CouponLinks, CouponQr, toCoupon, toPurchase, toRefund } from '@deals/purchasing';
-import { isSandbox } from '@deals/kernel';
+import { isSandbox, ViewProgress } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import type { FeedEvent } from '../projections/event-feed/event-feed.projection';
 
@@ -22,6 +22,7 @@ export class FeedRenderer {
     private readonly catalog: CatalogLinks,
     private readonly accounts: AccountsSettings,
     private readonly users: AccountQueries,
+    private readonly progress: ViewProgress,
   ) {}
 
   async render(event: FeedEvent) {
@@ -59,6 +60,8 @@ export class FeedRenderer {
       case 'user': {
         // The feed keeps no personal data: a user's names are as the user's own view has them now (none once erased).
         const kept = event.snapshot.state as View<typeof toUser>;
+        // Kept by another process, the user's view may be behind the feed: it is read once it shows the event.
+        await this.progress.waitFor([USER_ACCOUNTS], event._pos);
         const now = await this.users.userEvenDeleted(event.partnerId, kept._id);
         return toUser(
           { ...kept, profile: { ...kept.profile, firstName: now?.profile.firstName ?? null, lastName: now?.profile.lastName ?? null } },

@@ -10,12 +10,25 @@ import {
   StreamRevision,
   SubscribeOptions,
 } from '../ports/event-store.port';
+import { NotFound } from '../errors';
 import type { PersonalKeyStore } from '../ports/personal-key-store.port';
 import { RecentMap } from '../recent-map';
 import { openPersonalData, personalEnvelope, PersonalFields, personalOwner, sealPersonalData } from './personal-fields';
 
 /** Users whose keys (or erasure) one process keeps at hand. */
 const KEYS_KEPT = 20_000;
+/** How long a process uses a key it read without asking again: another process's erasure reaches it within this. */
+const KEY_TRUSTED_MS = 5_000;
+
+/** A write of personal data about a user whose personal data was erased: that user is no one now. */
+export class PersonalDataErased extends NotFound {
+  constructor(readonly userId: string) {
+    super(`user ${userId} not found: their personal data was erased`);
+  }
+}
+
+/** A key as this process knows it: read at some time, or known erased (for good). */
+type KnownKey = { key: Buffer; until: number } | 'erased';
 
 /** What tells the log that a user's personal data was erased: event types, each with whose. */
 export type ErasureEvents = ReadonlyMap<string, (data: Record<string, unknown>) => string>;
@@ -23,14 +36,16 @@ export type ErasureEvents = ReadonlyMap<string, (data: Record<string, unknown>) 
 /**
  * The event log as the service reads and writes it, with personal data encrypted under each user's
  * key: an append seals the personal values of the events that hold some (see {@link PersonalFields})
- * with their owner's key, made on first use (an erased owner's are not written at all); every read
- * opens them again, or, once the owner's key is erased, leaves their places null. Everything else passes to the log as it is; the log's own
+ * with their owner's key, made on first use (about an erased owner, the event is refused or written
+ * without them); every read opens them again, or, once the owner's key is erased, leaves their
+ * places null. A key read is used for {@link KEY_TRUSTED_MS} before it is asked again, so another
+ * process's erasure reaches this one within that time (or at once, when it reads the erasure). Everything else passes to the log as it is; the log's own
  * store (`inner`) holds only ciphertext, and is what the history seal hashes.
  */
 export class PersonalDataEventStore extends EventStore {
   readonly backend: string;
-  /** Each user's key as last read, or null once erased. */
-  private readonly keys = new RecentMap<string, Buffer | null>(KEYS_KEPT);
+  /** Each user's key as last read, or its erasure. */
+  private readonly keys = new RecentMap<string, KnownKey>(KEYS_KEPT);
 
   constructor(
     readonly inner: EventStore,
@@ -55,6 +70,7 @@ export class PersonalDataEventStore extends EventStore {
         continue;
       }
       const key = await this.writingKey(owner);
+      if (!key && this.fields.get(event.type)!.whenErased !== 'drop') throw new PersonalDataErased(owner);
       sealed.push(sealPersonalData(this.fields, event, key));
     }
     return this.inner.append(streamId, sealed, expected);
@@ -101,23 +117,36 @@ export class PersonalDataEventStore extends EventStore {
   /** Deletes a user's key for good: every event of theirs reads with its personal values gone from then on. */
   async erase(userId: string, erasedAt: Date): Promise<void> {
     await this.keyStore.erase(userId, erasedAt);
-    this.keys.set(userId, null);
+    this.keys.set(userId, 'erased');
   }
 
-  /** The key to seal a user's new personal data with, made on first use; null once the user's data was erased (none is written). */
+  /** Whether a user's key is erased (read from the store, not this process's memory). */
+  async isErased(userId: string): Promise<boolean> {
+    return (await this.keyStore.keyOf(userId)).erased;
+  }
+
+  /** The key to seal a user's new personal data with, made on first use; null once the user's data was erased. */
   private async writingKey(userId: string): Promise<Buffer | null> {
     const known = this.keys.get(userId);
-    if (known !== undefined) return known;
+    if (known === 'erased') return null;
+    if (known && known.until > Date.now()) return known.key;
     const key = await this.keyStore.keyFor(userId);
-    this.keys.set(userId, key);
+    this.keys.set(userId, key ? { key, until: Date.now() + KEY_TRUSTED_MS } : 'erased');
     return key;
   }
 
+  /** The key to open a user's personal data with; null once erased (or, wrongly, never kept: said, not remembered). */
   private async readingKey(userId: string): Promise<Buffer | null> {
     const known = this.keys.get(userId);
-    if (known !== undefined) return known;
-    const { key } = await this.keyStore.keyOf(userId);
-    this.keys.set(userId, key);
+    if (known === 'erased') return null;
+    if (known && known.until > Date.now()) return known.key;
+    const { key, erased } = await this.keyStore.keyOf(userId);
+    if (key) this.keys.set(userId, { key, until: Date.now() + KEY_TRUSTED_MS });
+    else if (erased) this.keys.set(userId, 'erased');
+    else
+      this.warn(
+        `user ${userId}: no personal-data key is kept, and the user was not erased: their personal data reads as gone (a keys file restored older than the log?)`,
+      );
     return key;
   }
 
@@ -128,7 +157,7 @@ export class PersonalDataEventStore extends EventStore {
       const event = events[i];
       const erased = this.erasures.get(event.type);
       // Another process may have erased the key this one keeps: the log says so to every reader.
-      if (erased) this.keys.set(erased(event.data as Record<string, unknown>), null);
+      if (erased) this.keys.set(erased(event.data as Record<string, unknown>), 'erased');
       const envelope = personalEnvelope(event);
       if (!envelope) continue;
       if (opened === events) opened = events.slice();

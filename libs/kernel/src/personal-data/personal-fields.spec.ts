@@ -58,6 +58,12 @@ describe('personal data sealed in an event', () => {
     const sealed = sealPersonalData(fields, event, key);
     expect(() => openPersonalData(sealed, randomBytes(32))).toThrow();
     expect(() => openPersonalData({ ...sealed, id: 'e-2' }, key)).toThrow();
+    // Its paths changed (values put in other fields), or its tag cut short.
+    const envelope = (sealed.data as unknown as Record<string, { paths: string[]; box: string }>)[PERSONAL_ENVELOPE];
+    const moved = { ...envelope, paths: [...envelope.paths].reverse() };
+    expect(() => openPersonalData({ ...sealed, data: { ...sealed.data, [PERSONAL_ENVELOPE]: moved } }, key)).toThrow();
+    const short = { ...envelope, box: Buffer.from(envelope.box, 'base64').subarray(0, -12).toString('base64') };
+    expect(() => openPersonalData({ ...sealed, data: { ...sealed.data, [PERSONAL_ENVELOPE]: short } }, key)).toThrow();
   });
 
   it('leaves an event without personal data, or of another type, as it is', () => {

@@ -14,6 +14,11 @@ export interface PersonalFieldsOf {
   owner(data: Record<string, unknown>): string | null;
   /** Paths into the event's data, each a list of property names; one absent or null in an event is skipped. */
   paths: ReadonlyArray<readonly string[]>;
+  /**
+   * When the owner was erased: the event is refused (the default: a write about someone who is no
+   * one), or written without its personal values (`drop`: what the event records stands without them).
+   */
+  whenErased?: 'refuse' | 'drop';
 }
 
 /** Each event type that holds personal data, with where. */
@@ -31,8 +36,9 @@ export interface PersonalEnvelope {
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-/** Binds a box to its owner, event and type: moved to another event, it does not open. */
-const aad = (owner: string, event: Pick<NewEvent, 'id' | 'type'>) => Buffer.from(`deals-personal-v1\n${owner}\n${event.type}\n${event.id}`);
+/** Binds a box to its owner, event, type and paths: moved to another event, or its paths changed, it does not open. */
+const aad = (owner: string, event: Pick<NewEvent, 'id' | 'type'>, paths: readonly string[]) =>
+  Buffer.from(JSON.stringify(['deals-personal-v1', owner, event.type, event.id, paths]));
 
 function valueAt(data: Record<string, unknown>, path: readonly string[]): unknown {
   let at: unknown = data;
@@ -89,7 +95,7 @@ export function sealPersonalData<E extends Pick<NewEvent, 'id' | 'type' | 'data'
   if (paths.length === 0) return event;
   if (!key) return { ...event, data };
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(aad(owner, event));
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES }).setAAD(aad(owner, event, paths));
   const text = Buffer.concat([cipher.update(JSON.stringify(values), 'utf8'), cipher.final()]);
   const envelope: PersonalEnvelope = { owner, paths, box: Buffer.concat([iv, cipher.getAuthTag(), text]).toString('base64') };
   return { ...event, data: { ...data, [PERSONAL_ENVELOPE]: envelope } };
@@ -114,7 +120,9 @@ export function openPersonalData<E extends Pick<NewEvent, 'id' | 'type' | 'data'
   const { [PERSONAL_ENVELOPE]: _sealed, ...rest } = event.data as Record<string, unknown>;
   if (!key) return { ...event, data: rest };
   const bytes = Buffer.from(envelope.box, 'base64');
-  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES)).setAAD(aad(envelope.owner, event));
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES }).setAAD(
+    aad(envelope.owner, event, envelope.paths),
+  );
   decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
   const values = JSON.parse(
     Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8'),

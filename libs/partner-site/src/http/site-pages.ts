@@ -20,6 +20,7 @@ const SECTIONS = [
   { path: '/partner/webhooks', label: 'Webhooks' },
   { path: '/partner/events', label: 'Events' },
   { path: '/partner/lookup', label: 'Look-up' },
+  { path: '/partner/erasures', label: 'Personal data' },
   { path: '/partner/settlements', label: 'Statements' },
   { path: '/partner/settings', label: 'Settings' },
   { path: '/partner/security', label: 'Sign-in and security' },

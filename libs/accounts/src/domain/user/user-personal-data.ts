@@ -20,9 +20,9 @@ const ofUser = (under: string): PersonalFieldsOf => ({
 export const ACCOUNTS_PERSONAL_FIELDS: PersonalFields = new Map([
   ['UserRegistered', ofUser('profile')],
   ['UserProfileChanged', ofUser('changes')],
-  // An email claim names the address it holds.
+  // An email claim names the address it holds; an erased user's claim is given back without it.
   ['EmailClaimed', { owner: (data) => data.userId as string, paths: [['emailKey']] }],
-  ['EmailReleased', { owner: (data) => data.userId as string, paths: [['emailKey']] }],
+  ['EmailReleased', { owner: (data) => data.userId as string, paths: [['emailKey']], whenErased: 'drop' }],
 ]);
 
 /** The event that says a user's personal data was erased. */

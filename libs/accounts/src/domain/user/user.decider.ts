@@ -19,7 +19,9 @@ export type EraseUserPersonalData = DomainCommand<
   'EraseUserPersonalData',
   { userId: string; partnerId: string | null; by: UserPersonalDataErased['data']['by'] }
 >;
-export type UserCommand = RegisterUser | UpdateUser | ChooseDefaultCard | EraseUserPersonalData;
+/** The partner says it erased its own copies of an erased user's data. */
+export type AcknowledgeUserErasure = DomainCommand<'AcknowledgeUserErasure', { userId: string; partnerId: string }>;
+export type UserCommand = RegisterUser | UpdateUser | ChooseDefaultCard | EraseUserPersonalData | AcknowledgeUserErasure;
 
 export interface User {
   registered: boolean;
@@ -31,6 +33,8 @@ export interface User {
   /** Its personal data erased (when, ISO 8601): deleted for good, its profile read as gone. */
   erased: boolean;
   erasedAt: string | null;
+  /** When its partner acknowledged the erasure. */
+  erasureAcknowledgedAt: string | null;
 }
 
 /** A user of another partner does not exist for this one; an erased one is no one's. */
@@ -50,6 +54,7 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
     defaultCardId: null,
     erased: false,
     erasedAt: null,
+    erasureAcknowledgedAt: null,
   }),
 
   decide(command, user, now) {
@@ -104,6 +109,13 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         };
         return [event];
       }
+      case 'AcknowledgeUserErasure': {
+        const { userId, partnerId } = command.data;
+        if (!user.registered || user.partnerId !== partnerId) throw new NotFound(`user ${userId} not found`);
+        if (!user.erased) throw new NotFound(`user ${userId} has no erasure to acknowledge`);
+        if (user.erasureAcknowledgedAt) return [];
+        return [{ type: 'UserErasureAcknowledged', data: { userId, partnerId, acknowledgedAt: now.toISOString() } }];
+      }
     }
   },
 
@@ -121,6 +133,8 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         return { ...user, deleted: false };
       case 'DefaultCardChosen':
         return { ...user, defaultCardId: event.data.cardId };
+      case 'UserErasureAcknowledged':
+        return { ...user, erasureAcknowledgedAt: event.data.acknowledgedAt };
       case 'UserPersonalDataErased':
         return { ...user, erased: true, erasedAt: event.data.erasedAt, deleted: true, profile: erasedProfile(user.profile) };
     }

@@ -32,8 +32,18 @@ export type UserPersonalDataErased = DomainEvent<
   { userId: string; partnerId: string; by: 'partner' | 'operator'; erasedAt: string }
 >;
 
+/** The user's partner acknowledged the erasure: it erased its own copies of the user's data. */
+export type UserErasureAcknowledged = DomainEvent<'UserErasureAcknowledged', { userId: string; partnerId: string; acknowledgedAt: string }>;
+
 export type UserEvent =
-  UserRegistered | UserProfileChanged | UserPasswordSet | UserDeleted | UserRestored | DefaultCardChosen | UserPersonalDataErased;
+  | UserRegistered
+  | UserProfileChanged
+  | UserPasswordSet
+  | UserDeleted
+  | UserRestored
+  | DefaultCardChosen
+  | UserPersonalDataErased
+  | UserErasureAcknowledged;
 
 export const userStream = (userId: string) => `user-${userId}`;
 

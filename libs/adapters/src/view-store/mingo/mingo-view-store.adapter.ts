@@ -457,8 +457,8 @@ export class MingoViewStore extends ViewStore {
     const fields = firstKeys.filter(([, kind]) => kind !== '2dsphere').map(([field]) => field);
     const geoFields = firstKeys.filter(([, kind]) => kind === '2dsphere').map(([field]) => field);
     const db = openDurableDatabase(this.files.file(collection, name), 'normal');
-    // A document replaced or deleted leaves no copy in its page (a user's erased profile among them).
-    db.pragma('secure_delete = FAST');
+    // A document replaced or deleted leaves no copy behind, in its page or a freed one (a user's erased profile among them).
+    db.pragma('secure_delete = ON');
     if (residence === 'disk' || (this.residence === 'as-defined' && !this.inMemory.has(collection)))
       return new DiskGeneration(collection, name, db, fields, rebuild, this.saveDelays.documentsMs);
     return new MemoryGeneration(collection, name, db, new CollectionIndex(fields, geoFields), this.saveDelays, this.checkpointer, load);

@@ -54,8 +54,8 @@ function writerOf(file: string, fields: readonly string[]) {
     // Never creates a file: the generation made it, with its tables, before its first write.
     const db = new Database(file, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
     db.pragma('synchronous = NORMAL');
-    // A document replaced or deleted leaves no copy in its page (a user's erased profile among them).
-    db.pragma('secure_delete = FAST');
+    // A document replaced or deleted leaves no copy behind, in its page or a freed one (a user's erased profile among them).
+    db.pragma('secure_delete = ON');
     writer = { db, keyed, write: prepareDocumentWrites(db, new DocumentKeys(fields)) };
     files.set(file, writer);
   } else if (writer.keyed !== keyed) {
