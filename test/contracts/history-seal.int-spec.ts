@@ -1,4 +1,13 @@
-import { checkpointSigningKey, HistorySealer, ManualClock, MAX_CHECKPOINT_EVENTS, RecordedEvent, verifyHistory } from '@deals/kernel';
+import {
+  checkpointSigningKey,
+  HistorySealer,
+  ManualClock,
+  MAX_CHECKPOINT_EVENTS,
+  proveStream,
+  RecordedEvent,
+  verifyHistory,
+  verifyStreamProof,
+} from '@deals/kernel';
 import { SqliteSealStore } from '@deals/adapters/seal-store/sqlite-seal-store.adapter';
 import { MemoryEventStore } from '@deals/testing';
 import { generateKeyPairSync } from 'node:crypto';
@@ -74,6 +83,29 @@ describe('the history seal: sealing and verifying', () => {
       revision: 1,
       problem: 'was changed: its content does not match its seal',
     });
+  });
+
+  it('checks one stream by its proof alone: verified, not sealed yet, an edit, a removal and a foreign key named', async () => {
+    const proof = () => proveStream(log, seals, 'purchase-a');
+    expect(verifyStreamProof(await proof(), publicKey)).toEqual({
+      verified: true,
+      failure: null,
+      events: [0, 1, 2, 3, 4].map((revision) => ({
+        position: stored('purchase-a', revision).position,
+        revision,
+        type: 'Happened',
+        result: revision < 3 ? 'verified' : 'not sealed yet',
+      })),
+    });
+    expect(verifyStreamProof(await proof(), generateKeyPairSync('ed25519').publicKey).failure).toMatch(/checkpoint 1 is not signed/);
+    (stored('purchase-a', 1).data as { n: number }).n = 9;
+    expect(verifyStreamProof(await proof(), publicKey)).toMatchObject({
+      verified: false,
+      failure: `the event at position ${stored('purchase-a', 1).position} (Happened, revision 1) does not match: its content was changed since it was sealed`,
+    });
+    (stored('purchase-a', 1).data as { n: number }).n = 1;
+    log.log.streams.get('purchase-a')!.splice(1, 1);
+    expect(verifyStreamProof(await proof(), publicKey).failure).toMatch(/revision 1 is missing before it/);
   });
 
   it('names an event removed, and one whose place another took', async () => {

@@ -1,6 +1,7 @@
+import type { KeyObject } from 'node:crypto';
 import type { EventStore } from '../ports/event-store.port';
 import { SealStore, SignedCheckpoint } from '../ports/seal-store.port';
-import { merkleProof } from './seal';
+import { checkpointSigned, eventHash, merkleProof, STREAM_START, streamLink, verifyMerkleProof } from './seal';
 
 /** One event of a stream as stored, with its seal and the audit path from its link to its checkpoint's root. */
 export interface ProvenEvent {
@@ -80,4 +81,55 @@ export abstract class HistoryProofs {
   abstract streamProof(streamId: string): Promise<StreamProof>;
   /** Signed checkpoints from number `from` on, up to `limit`. */
   abstract checkpoints(from: number, limit: number): Promise<SignedCheckpoint[]>;
+}
+
+/** What checking one stream's proof found: each event's result, and the first failure named. */
+export interface StreamVerification {
+  verified: boolean;
+  /** Sealed events that match, and those not sealed yet (the next checkpoint seals them). */
+  events: Array<{ position: string; revision: number; type: string; result: 'verified' | 'not sealed yet' | string }>;
+  /** The first thing that does not match, in words; null when everything sealed matches. */
+  failure: string | null;
+}
+
+/**
+ * Checks a stream's proof as an auditor's own script does: each sealed event's hash over its content,
+ * its link after the one before it in the stream, its audit path to its checkpoint's root, and the
+ * checkpoint's signature with `publicKey`; sealed events gone from the log fail it too.
+ */
+export function verifyStreamProof(proof: StreamProof, publicKey: KeyObject): StreamVerification {
+  const checkpoints = new Map(proof.checkpoints.map((c) => [c.number, c]));
+  const signed = new Map(proof.checkpoints.map((c) => [c.number, checkpointSigned(c, c.signature, publicKey)]));
+  let previous: { revision: number; link: Buffer } | null = null;
+  let failure: string | null = null;
+  const events = proof.events.map((event) => {
+    const { position, revision, type } = event;
+    const fail = (why: string) => {
+      const result = `does not match: ${why}`;
+      failure ??= `the event at position ${position} (${type}, revision ${revision}) ${result}`;
+      return { position, revision, type, result };
+    };
+    if (previous && revision !== previous.revision + 1) return fail(`the stream's revision ${previous.revision + 1} is missing before it`);
+    if (event.hash === null || event.link === null || event.checkpoint === null || event.index === null) {
+      previous = null;
+      return { position, revision, type, result: 'not sealed yet' };
+    }
+    const link = Buffer.from(event.link, 'hex');
+    const before = previous?.link ?? (revision === 0 ? STREAM_START : null);
+    previous = { revision, link };
+    if (eventHash({ streamId: proof.stream, ...event }).toString('hex') !== event.hash)
+      return fail('its content was changed since it was sealed');
+    if (before && !streamLink(before, Buffer.from(event.hash, 'hex')).equals(link))
+      return fail('its link does not follow the event before it');
+    const checkpoint = checkpoints.get(event.checkpoint);
+    if (!checkpoint) return fail(`its checkpoint ${event.checkpoint} is missing`);
+    if (!signed.get(event.checkpoint)) return fail(`checkpoint ${event.checkpoint} is not signed by the service's key`);
+    const steps = event.proof.map((step) => ({ side: step.side, hash: Buffer.from(step.hash, 'hex') }));
+    if (!verifyMerkleProof(link, event.index, checkpoint.count, steps, Buffer.from(checkpoint.root, 'hex')))
+      return fail(`its audit path does not lead to checkpoint ${event.checkpoint}'s root`);
+    return { position, revision, type, result: 'verified' as const };
+  });
+  if (!failure && proof.removed.length)
+    failure = `sealed events of the stream are gone from the log (positions ${proof.removed.join(', ')})`;
+  return { verified: failure === null, events, failure };
 }
