@@ -15,6 +15,7 @@ import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { HealthController } from './health.controller';
 import { HistorySealController } from './history-seal.controller';
+import { AuditPagesController } from './audit-pages/audit-pages.controller';
 
 /** The HTTPS API process: the shared core plus the contexts' routes, auth, errors and logs. */
 @Module({})
@@ -37,7 +38,7 @@ export class ApiModule {
         SettlementHttpModule,
         PartnerSiteHttpModule.forRoot({ limits: options.limits }),
       ],
-      controllers: [HealthController, HistorySealController],
+      controllers: [HealthController, HistorySealController, AuditPagesController],
       providers: [
         { provide: APP_GUARD, useClass: AccessGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },

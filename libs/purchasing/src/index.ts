@@ -28,3 +28,4 @@ export { RefundPurchase, RefundSteps } from './commands/refund-purchase/refund-p
 export { REFUND_REASONS } from './domain/refund/refund-rules';
 export type { RefundReason } from './domain/refund/refund-rules';
 export { PURCHASES_PERSONAL_FIELDS } from './domain/purchase/purchase-personal-data';
+export { purchaseStream } from './domain/purchase/purchase.events';

@@ -68,6 +68,9 @@ export const PUBLIC_PATHS = [
   /^\/audit\/checkpoint-key(\?|$)/,
 ];
 
+/** The auditor's pages, opened in a browser: they take the v3 username and password as basic credentials too, asked by the browser. */
+const AUDIT_PAGES = /^\/audit\/pages\//;
+
 /** The partner site's pages: people of a partner, signed in with their own session (libs/partner-site), never API credentials. */
 export const SESSION_PATHS = [/^\/partner(\/|\?|$)/];
 
@@ -182,9 +185,11 @@ export function authenticateEveryRequest(
     if (SESSION_PATHS.some((pattern) => pattern.test(path))) return;
     if (OPERATOR_PATHS.some((pattern) => pattern.test(path))) return operator(request, reply);
     const v3 = path.startsWith('/api/v3');
+    const page = !v3 && AUDIT_PAGES.test(path);
     let presented: Presented | null = null;
     try {
-      presented = v3 ? presentedBasic(request) : presentedKeyOrToken(request);
+      presented =
+        v3 || (page && /^Basic\s/i.test(request.headers.authorization ?? '')) ? presentedBasic(request) : presentedKeyOrToken(request);
       request.partner = await verified(verifier(), request, presented, now());
       void reply.header(LIVEMODE_HEADER, request.partner.livemode ? 'true' : 'false');
       // Counted here rather than in a hook of its own: one hook less on every request. Against the
@@ -205,7 +210,7 @@ export function authenticateEveryRequest(
         const refusal = await limits.failed(clientAddress(request), identityOf(presented));
         if (refusal) return refuse(reply, refusal);
       }
-      if (v3) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
+      if (v3 || page) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
       return reply.status(error.httpStatus).send(errorBody(error.errorType, error.message));
     }
   });

@@ -1,0 +1,101 @@
+import { CardLinkAudit, cardLinkStream } from '@deals/engagement';
+import { Forbidden, HistoryProofs, NotFound, RecordedEvent, verifyStreamProof } from '@deals/kernel';
+import { batchDeliveryStream } from '@deals/messaging';
+import { PurchaseAudit, purchaseStream } from '@deals/purchasing';
+import { AuditQuery, CurrentPartner, PartnerRef } from '@deals/wire';
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { createPublicKey, KeyObject } from 'node:crypto';
+import { AUDIT_PAGE_POLICY, auditPage, TimelineEntry } from './audit-page';
+
+/** Longer than any id the service makes: such a path names nothing (and is not looked up). */
+const MAX_ID = 64;
+
+/**
+ * The auditor's pages, for a browser: a purchase's, a card link's and a batch's delivery timeline,
+ * each checked against the log's seal, as of an instant. Auditor credentials only (the v3 username
+ * and password as basic credentials, which the browser asks for, or the API key); a partner's are
+ * refused. Server-rendered: no script, nothing loaded from elsewhere.
+ */
+@ApiExcludeController()
+@Controller('audit/pages')
+export class AuditPagesController {
+  private publicKey: KeyObject | null = null;
+
+  constructor(
+    private readonly proofs: HistoryProofs,
+    private readonly purchases: PurchaseAudit,
+    private readonly cardLinks: CardLinkAudit,
+  ) {}
+
+  @Get('purchases/:id')
+  async purchase(@Param('id') id: string, @Query() query: AuditQuery, @CurrentPartner() partner: PartnerRef, @Res() reply: FastifyReply) {
+    this.auditorOnly(partner, id);
+    const entries = (await this.purchases.history(id, query.as_of)).map((e) => ({ ...e, state: e.purchaseState }));
+    return this.send(reply, `Purchase ${id}`, purchaseStream(id), entries, query.as_of);
+  }
+
+  @Get('card_links/:id')
+  async cardLink(@Param('id') id: string, @Query() query: AuditQuery, @CurrentPartner() partner: PartnerRef, @Res() reply: FastifyReply) {
+    this.auditorOnly(partner, id);
+    const cents = (amount: number) => `$${(amount / 100).toFixed(2)}`;
+    const entries = (await this.cardLinks.history(id)).map((e) => ({
+      ...e,
+      state: `${e.linkState}; incentives ${cents(e.incentiveCents)}, fees ${cents(e.feeCents)}`,
+    }));
+    return this.send(reply, `Card link ${id}`, cardLinkStream(id), entries, query.as_of);
+  }
+
+  @Get('batches/:id')
+  async batch(@Param('id') id: string, @Query() query: AuditQuery, @CurrentPartner() partner: PartnerRef, @Res() reply: FastifyReply) {
+    this.auditorOnly(partner, id);
+    const stream = batchDeliveryStream(id);
+    const proof = await this.proofs.streamProof(stream);
+    if (proof.events.length === 0 && proof.removed.length === 0) throw new NotFound(`batch ${id} has no delivery`);
+    const counts = { sent: 0, failed: 0, skipped: 0 };
+    const entries = proof.events.map((event) => {
+      const outcome = (event.data as { outcome?: string; status?: string }).outcome;
+      if (outcome === 'sent' || outcome === 'failed' || outcome === 'skipped') counts[outcome]++;
+      const status = (event.data as { status?: string }).status;
+      return {
+        ...timelineOf({ ...event, streamId: stream } as RecordedEvent),
+        state: `${status ? `${status}: ` : ''}sent ${counts.sent}, failed ${counts.failed}, skipped ${counts.skipped}`,
+      };
+    });
+    return this.send(reply, `Email batch ${id}: delivery`, stream, entries, query.as_of);
+  }
+
+  private auditorOnly(partner: PartnerRef, id: string): void {
+    if (partner.role !== 'auditor') throw new Forbidden('the audit pages are for auditor credentials');
+    if (id.length > MAX_ID) throw new NotFound(`nothing is named ${id.slice(0, MAX_ID)}…`);
+  }
+
+  private async send(
+    reply: FastifyReply,
+    title: string,
+    stream: string,
+    entries: Array<Omit<TimelineEntry, 'stream'> & { stream: string }>,
+    asOf: Date | null,
+  ) {
+    this.publicKey ??= createPublicKey(this.proofs.publicKeyPem());
+    const verification = verifyStreamProof(await this.proofs.streamProof(stream), this.publicKey);
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', AUDIT_PAGE_POLICY)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', 'no-store')
+      .send(auditPage({ title, stream, entries, verification, asOf }));
+  }
+}
+
+/** A log event as a timeline entry (its state added by the page). */
+const timelineOf = (event: RecordedEvent): Omit<TimelineEntry, 'state'> => ({
+  position: event.position,
+  occurredAt: event.metadata.occurredAt,
+  stream: event.streamId,
+  type: event.type,
+  actor: event.metadata.actor ?? null,
+  requestId: event.metadata.requestId ?? null,
+});
