@@ -1,8 +1,9 @@
 /**
  * The embedded seal store's tables and statements, shared by the store and the sealing thread
- * (which loads this by path: relative imports only).
+ * (which loads this by path: relative imports only, and types, which compile away).
  */
 import type Database from 'better-sqlite3';
+import type { EventSeal, SignedCheckpoint } from '@deals/kernel';
 import type { CheckpointRow, SealRow } from './seal-rows';
 
 const SCHEMA = `
@@ -14,29 +15,6 @@ const SCHEMA = `
     link TEXT NOT NULL, checkpoint INTEGER NOT NULL, idx INTEGER NOT NULL, UNIQUE (stream_id, revision)) WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS event_seals_by_checkpoint ON event_seals (checkpoint, idx);
 `;
-
-/** A checkpoint as written: the kernel's shape. */
-interface CheckpointFields {
-  number: number;
-  previous: string | null;
-  fromPosition: string;
-  toPosition: string;
-  count: number;
-  root: string;
-  sealedAt: string;
-  signature: string;
-}
-
-/** An event's seal as written: the kernel's shape. */
-interface SealFields {
-  position: string;
-  streamId: string;
-  revision: number;
-  hash: string;
-  link: string;
-  checkpoint: number;
-  index: number;
-}
 
 export function prepareSealStatements(db: Database.Database) {
   db.exec(SCHEMA);
@@ -55,7 +33,7 @@ export function prepareSealStatements(db: Database.Database) {
     sealOf: db.prepare<[string, number], SealRow>('SELECT * FROM event_seals WHERE stream_id = ? AND revision = ?'),
     sealsOfStream: db.prepare<[string], SealRow>('SELECT * FROM event_seals WHERE stream_id = ? ORDER BY revision'),
     /** Writes a checkpoint and its seals in one transaction; false (nothing written) when its number is taken. */
-    write: db.transaction((checkpoint: CheckpointFields, seals: readonly SealFields[]): boolean => {
+    write: db.transaction((checkpoint: SignedCheckpoint, seals: readonly EventSeal[]): boolean => {
       const { number, previous, fromPosition, toPosition, count, root, sealedAt, signature } = checkpoint;
       if (insertCheckpoint.run({ number, previous, fromPosition, toPosition, count, root, sealedAt, signature }).changes === 0)
         return false;
