@@ -104,6 +104,14 @@ describe('the history seal: sealing and verifying', () => {
       failure: `the event at position ${stored('purchase-a', 1).position} (Happened, revision 1) does not match: its content was changed since it was sealed`,
     });
     (stored('purchase-a', 1).data as { n: number }).n = 1;
+    // An event whose seal was taken away (its row moved to another stream) reads as not sealed: it was.
+    const unsealed = await proof();
+    Object.assign(unsealed.events[1], { hash: null, link: null, checkpoint: null, index: null, proof: [] });
+    expect(verifyStreamProof(unsealed, publicKey).failure).toMatch(/revision 1\) does not match: it is not sealed, though events after it/);
+    // A stream cut at its start is not taken for a whole one.
+    const cut = await proof();
+    cut.events.splice(0, 2);
+    expect(verifyStreamProof(cut, publicKey).failure).toMatch(/revision 2\) does not match: the stream's revision 0 is missing/);
     log.log.streams.get('purchase-a')!.splice(1, 1);
     expect(verifyStreamProof(await proof(), publicKey).failure).toMatch(/revision 1 is missing before it/);
   });

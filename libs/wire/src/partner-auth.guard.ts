@@ -210,7 +210,7 @@ export function authenticateEveryRequest(
         const refusal = await limits.failed(clientAddress(request), identityOf(presented));
         if (refusal) return refuse(reply, refusal);
       }
-      if (v3 || page) void reply.header('www-authenticate', 'Basic realm="deals", charset="UTF-8"');
+      if (v3 || page) void reply.header('www-authenticate', `Basic realm="${page ? 'deals audit' : 'deals'}", charset="UTF-8"`);
       return reply.status(error.httpStatus).send(errorBody(error.errorType, error.message));
     }
   });

@@ -115,13 +115,24 @@ browserSuite('The auditor’s pages in a browser', () => {
       await page.goto(`${api.url}/audit/pages/purchases/${purchaseId}`);
       const alert = await page.getByRole('alert').textContent();
       expect(alert).toContain(
-        `Not verified: the event at position ${String(row.position).padStart(20, '0')} (PurchaseClaimed, revision 1)`,
+        `Not verified (the whole stream, now): the event at position ${String(row.position).padStart(20, '0')} (PurchaseClaimed, revision 1)`,
       );
       expect(alert).toContain('its content was changed since it was sealed');
       await expect(page.locator('tbody tr').filter({ hasText: 'PurchaseClaimed' }).locator('td.fails').textContent()).resolves.toMatch(
         /^does not match/,
       );
       await shot(page, 'purchase-tampered');
+
+      // Its first event deleted: the history no longer reads, and the page still says what is wrong.
+      db.prepare('DELETE FROM events WHERE stream_id = ? AND revision = 0').run(`purchase-${purchaseId}`);
+      await api.stop();
+      api = await TestApi.start({ clock, dataDir: dir.path });
+      const cut = await pageAs(auditor);
+      const answer = await cut.goto(`${api.url}/audit/pages/purchases/${purchaseId}?as_of=`);
+      expect(answer!.status()).toBe(200);
+      await expect(cut.getByRole('alert').textContent()).resolves.toMatch(
+        /revision 1\) does not match: the stream's revision 0 is missing/,
+      );
     } finally {
       db.close();
     }

@@ -36,9 +36,9 @@ const PAGE = Handlebars.compile(
 <h1>{{title}}</h1>
 <p class="hint">For auditors: every event that concerns it, in log order, with who caused it and its state after; its history checked against the log's seal and the checkpoints the service signed (key: <code>GET /audit/checkpoint-key</code>).</p>
 {{#if verification.verified}}
-<div class="verified" role="status"><p><strong>Verified</strong>: {{sealedCount}} sealed event{{#unless oneSealed}}s{{/unless}} of <code>{{stream}}</code> match their seals and signed checkpoints{{#if unsealedCount}}; {{unsealedCount}} not sealed yet (the next checkpoint seals them){{/if}}.</p></div>
+<div class="verified" role="status"><p><strong>Verified</strong>: {{sealedCount}} sealed event{{#unless oneSealed}}s{{/unless}} of <code>{{stream}}</code> (the whole stream, now) match their seals and signed checkpoints{{#if unsealedCount}}; {{unsealedCount}} not sealed yet (the next checkpoint seals them){{/if}}.</p></div>
 {{else}}
-<div class="failed" role="alert"><p><strong>Not verified</strong>: {{verification.failure}}.</p></div>
+<div class="failed" role="alert"><p><strong>Not verified</strong> (the whole stream, now): {{verification.failure}}.</p></div>
 {{/if}}
 <form method="get" role="search">
   <p><label for="as_of">As of (ISO 8601 instant)</label> <input id="as_of" name="as_of" value="{{asOf}}" placeholder="2026-06-15T12:00:00Z"> <button type="submit">Show</button>{{#if asOf}} <a href="?">Now</a>{{/if}}</p>

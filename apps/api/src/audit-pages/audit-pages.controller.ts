@@ -1,8 +1,8 @@
 import { CardLinkAudit, cardLinkStream } from '@deals/engagement';
-import { Forbidden, HistoryProofs, NotFound, RecordedEvent, verifyStreamProof } from '@deals/kernel';
+import { Forbidden, HistoryProofs, isoInstant, NotFound, RecordedEvent, ValidationFailed, verifyStreamProof } from '@deals/kernel';
 import { batchDeliveryStream } from '@deals/messaging';
 import { PurchaseAudit, purchaseStream } from '@deals/purchasing';
-import { AuditQuery, CurrentPartner, PartnerRef } from '@deals/wire';
+import { CurrentPartner, PartnerRef } from '@deals/wire';
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -30,26 +30,50 @@ export class AuditPagesController {
   ) {}
 
   @Get('purchases/:id')
-  async purchase(@Param('id') id: string, @Query() query: AuditQuery, @CurrentPartner() partner: PartnerRef, @Res() reply: FastifyReply) {
+  async purchase(
+    @Param('id') id: string,
+    @Query('as_of') asOfText: unknown,
+    @CurrentPartner() partner: PartnerRef,
+    @Res() reply: FastifyReply,
+  ) {
     this.auditorOnly(partner, id);
-    const entries = (await this.purchases.history(id, query.as_of)).map((e) => ({ ...e, state: e.purchaseState }));
-    return this.send(reply, `Purchase ${id}`, purchaseStream(id), entries, query.as_of);
+    const asOf = asOfOf(asOfText);
+    const stream = purchaseStream(id);
+    const entries = await this.timeline(stream, async () =>
+      (await this.purchases.history(id, asOf)).map((e) => ({ ...e, state: e.purchaseState })),
+    );
+    return this.send(reply, `Purchase ${id}`, stream, entries, asOf);
   }
 
   @Get('card_links/:id')
-  async cardLink(@Param('id') id: string, @Query() query: AuditQuery, @CurrentPartner() partner: PartnerRef, @Res() reply: FastifyReply) {
+  async cardLink(
+    @Param('id') id: string,
+    @Query('as_of') asOfText: unknown,
+    @CurrentPartner() partner: PartnerRef,
+    @Res() reply: FastifyReply,
+  ) {
     this.auditorOnly(partner, id);
+    const asOf = asOfOf(asOfText);
     const cents = (amount: number) => `$${(amount / 100).toFixed(2)}`;
-    const entries = (await this.cardLinks.history(id)).map((e) => ({
-      ...e,
-      state: `${e.linkState}; incentives ${cents(e.incentiveCents)}, fees ${cents(e.feeCents)}`,
-    }));
-    return this.send(reply, `Card link ${id}`, cardLinkStream(id), entries, query.as_of);
+    const stream = cardLinkStream(id);
+    const entries = await this.timeline(stream, async () =>
+      (await this.cardLinks.history(id)).map((e) => ({
+        ...e,
+        state: `${e.linkState}; incentives ${cents(e.incentiveCents)}, fees ${cents(e.feeCents)}`,
+      })),
+    );
+    return this.send(reply, `Card link ${id}`, stream, entries, asOf);
   }
 
   @Get('batches/:id')
-  async batch(@Param('id') id: string, @Query() query: AuditQuery, @CurrentPartner() partner: PartnerRef, @Res() reply: FastifyReply) {
+  async batch(
+    @Param('id') id: string,
+    @Query('as_of') asOfText: unknown,
+    @CurrentPartner() partner: PartnerRef,
+    @Res() reply: FastifyReply,
+  ) {
     this.auditorOnly(partner, id);
+    const asOf = asOfOf(asOfText);
     const stream = batchDeliveryStream(id);
     const proof = await this.proofs.streamProof(stream);
     if (proof.events.length === 0 && proof.removed.length === 0) throw new NotFound(`batch ${id} has no delivery`);
@@ -63,7 +87,25 @@ export class AuditPagesController {
         state: `${status ? `${status}: ` : ''}sent ${counts.sent}, failed ${counts.failed}, skipped ${counts.skipped}`,
       };
     });
-    return this.send(reply, `Email batch ${id}: delivery`, stream, entries, query.as_of);
+    return this.send(reply, `Email batch ${id}: delivery`, stream, entries, asOf);
+  }
+
+  /**
+   * The resource's timeline as `read` gives it; when its history cannot be read (its first events
+   * deleted from the log), the sealed stream's events as they are, so that the page still shows
+   * what its verification finds.
+   */
+  private async timeline(stream: string, read: () => Promise<TimelineEntry[]>): Promise<TimelineEntry[]> {
+    try {
+      return await read();
+    } catch (error) {
+      const proof = await this.proofs.streamProof(stream);
+      if (proof.events.length === 0 && proof.removed.length === 0) throw error;
+      return proof.events.map((event) => ({
+        ...timelineOf({ ...event, streamId: stream } as RecordedEvent),
+        state: '(its history does not read)',
+      }));
+    }
   }
 
   private auditorOnly(partner: PartnerRef, id: string): void {
@@ -71,13 +113,7 @@ export class AuditPagesController {
     if (id.length > MAX_ID) throw new NotFound(`nothing is named ${id.slice(0, MAX_ID)}…`);
   }
 
-  private async send(
-    reply: FastifyReply,
-    title: string,
-    stream: string,
-    entries: Array<Omit<TimelineEntry, 'stream'> & { stream: string }>,
-    asOf: Date | null,
-  ) {
+  private async send(reply: FastifyReply, title: string, stream: string, entries: TimelineEntry[], asOf: Date | null) {
     this.publicKey ??= createPublicKey(this.proofs.publicKeyPem());
     const verification = verifyStreamProof(await this.proofs.streamProof(stream), this.publicKey);
     return reply
@@ -88,6 +124,14 @@ export class AuditPagesController {
       .header('cache-control', 'no-store')
       .send(auditPage({ title, stream, entries, verification, asOf }));
   }
+}
+
+/** The `as_of` asked: none when absent or empty (the page's form sends it empty), else an ISO 8601 instant. */
+function asOfOf(text: unknown): Date | null {
+  if (text === undefined || text === '') return null;
+  const cut = typeof text === 'string' ? isoInstant(text.trim()) : null;
+  if (!cut) throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'as_of', message: 'must be an ISO 8601 instant' }]);
+  return cut;
 }
 
 /** A log event as a timeline entry (its state added by the page). */

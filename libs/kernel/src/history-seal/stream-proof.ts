@@ -93,34 +93,41 @@ export interface StreamVerification {
 }
 
 /**
- * Checks a stream's proof as an auditor's own script does: each sealed event's hash over its content,
- * its link after the one before it in the stream, its audit path to its checkpoint's root, and the
- * checkpoint's signature with `publicKey`; sealed events gone from the log fail it too.
+ * Checks a stream's proof as an auditor's own script does, and more: the stream's chain is made again
+ * from its first event (revision 0, 1, ... with none missing), each event's hash over its content
+ * and its link after the one before; a sealed event's hash and link must be its seal's, the link's
+ * audit path must lead to its checkpoint's root, and the checkpoint must be signed with
+ * `publicKey`. An event not sealed yet must come after every sealed one and after the last
+ * checkpoint that sealed any of them; sealed events gone from the log fail it too.
  */
 export function verifyStreamProof(proof: StreamProof, publicKey: KeyObject): StreamVerification {
   const checkpoints = new Map(proof.checkpoints.map((c) => [c.number, c]));
   const signed = new Map(proof.checkpoints.map((c) => [c.number, checkpointSigned(c, c.signature, publicKey)]));
-  let previous: { revision: number; link: Buffer } | null = null;
+  const lastSealedAt = proof.checkpoints.reduce<string | null>(
+    (last, c) => (last === null || c.toPosition > last ? c.toPosition : last),
+    null,
+  );
+  let link: Buffer = STREAM_START;
+  let unsealedSeen = false;
   let failure: string | null = null;
-  const events = proof.events.map((event) => {
+  const events = proof.events.map((event, index) => {
     const { position, revision, type } = event;
     const fail = (why: string) => {
       const result = `does not match: ${why}`;
       failure ??= `the event at position ${position} (${type}, revision ${revision}) ${result}`;
       return { position, revision, type, result };
     };
-    if (previous && revision !== previous.revision + 1) return fail(`the stream's revision ${previous.revision + 1} is missing before it`);
+    const hash = eventHash({ streamId: proof.stream, ...event });
+    link = streamLink(link, hash);
+    if (revision !== index) return fail(`the stream's revision ${index} is missing before it`);
     if (event.hash === null || event.link === null || event.checkpoint === null || event.index === null) {
-      previous = null;
+      unsealedSeen = true;
+      if (lastSealedAt !== null && position <= lastSealedAt) return fail('it is not sealed, though events after it in the log are');
       return { position, revision, type, result: 'not sealed yet' };
     }
-    const link = Buffer.from(event.link, 'hex');
-    const before = previous?.link ?? (revision === 0 ? STREAM_START : null);
-    previous = { revision, link };
-    if (eventHash({ streamId: proof.stream, ...event }).toString('hex') !== event.hash)
-      return fail('its content was changed since it was sealed');
-    if (before && !streamLink(before, Buffer.from(event.hash, 'hex')).equals(link))
-      return fail('its link does not follow the event before it');
+    if (unsealedSeen) return fail('it is sealed, though an event before it in its stream is not');
+    if (hash.toString('hex') !== event.hash) return fail('its content was changed since it was sealed');
+    if (!link.equals(Buffer.from(event.link, 'hex'))) return fail('its link does not follow the events before it in its stream');
     const checkpoint = checkpoints.get(event.checkpoint);
     if (!checkpoint) return fail(`its checkpoint ${event.checkpoint} is missing`);
     if (!signed.get(event.checkpoint)) return fail(`checkpoint ${event.checkpoint} is not signed by the service's key`);
