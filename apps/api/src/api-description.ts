@@ -78,7 +78,9 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
       } else {
         const own = operation.security ?? [];
         const partner: Record<string, string[]> = { [path.startsWith('/api/v3') ? SECURITY.basic : SECURITY.apiKey]: [] };
-        operation.security = [partner, ...own.filter((s) => !(SECURITY.apiKey in s) && !(SECURITY.basic in s))];
+        // The auditor's pages take the username and password a browser asks for, beside the key.
+        const pageBasic = path.startsWith('/audit/pages/') ? [{ [SECURITY.basic]: [] }] : [];
+        operation.security = [partner, ...pageBasic, ...own.filter((s) => !(SECURITY.apiKey in s) && !(SECURITY.basic in s))];
         operation.responses = { ...commonErrorResponses(), ...operation.responses };
         if (WRITE_METHODS.has(method.toUpperCase())) describeIdempotency(operation as never, '#/components/parameters/IdempotencyKey');
       }

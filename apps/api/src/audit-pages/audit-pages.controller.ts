@@ -2,9 +2,10 @@ import { CardLinkAudit, cardLinkStream } from '@deals/engagement';
 import { Forbidden, HistoryProofs, isoInstant, NotFound, RecordedEvent, ValidationFailed, verifyStreamProof } from '@deals/kernel';
 import { batchDeliveryStream } from '@deals/messaging';
 import { PurchaseAudit, purchaseStream } from '@deals/purchasing';
-import { CurrentPartner, PartnerRef } from '@deals/wire';
+import { ApiErrors, ApiRequest, CurrentPartner, PartnerRef, requestDto } from '@deals/wire';
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
 import type { FastifyReply } from 'fastify';
 import { createPublicKey, KeyObject } from 'node:crypto';
 import { AUDIT_PAGE_POLICY, auditPage, TimelineEntry } from './audit-page';
@@ -12,13 +13,35 @@ import { AUDIT_PAGE_POLICY, auditPage, TimelineEntry } from './audit-page';
 /** Longer than any id the service makes: such a path names nothing (and is not looked up). */
 const MAX_ID = 64;
 
+const pageQuery = z
+  .object({
+    as_of: z
+      .string()
+      .optional()
+      .meta({ description: 'the history as it stood at this instant (ISO 8601); empty or absent: now', example: '2026-06-15T12:00:00Z' }),
+  })
+  .meta({ 'x-resource': 'request' });
+class AuditPageQuery extends requestDto(pageQuery) {}
+const idOf = (name: string, resource: string) => z.object({ [name]: z.string().min(1) }).meta({ 'x-resource': resource });
+class PurchasePageParams extends requestDto(idOf('purchase_id', 'purchase')) {}
+class CardLinkPageParams extends requestDto(idOf('card_link_id', 'card_link')) {}
+class BatchPageParams extends requestDto(idOf('batch_id', 'batch')) {}
+
+/** What each page answers: HTML for a browser. */
+const HtmlPage = () =>
+  ApiResponse({
+    status: 200,
+    description: 'the page (HTML: no script, nothing loaded from elsewhere)',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  });
+
 /**
  * The auditor's pages, for a browser: a purchase's, a card link's and a batch's delivery timeline,
  * each checked against the log's seal, as of an instant. Auditor credentials only (the v3 username
  * and password as basic credentials, which the browser asks for, or the API key); a partner's are
  * refused. Server-rendered: no script, nothing loaded from elsewhere.
  */
-@ApiExcludeController()
+@ApiTags('audit')
 @Controller('audit/pages')
 export class AuditPagesController {
   private publicKey: KeyObject | null = null;
@@ -29,15 +52,25 @@ export class AuditPagesController {
     private readonly cardLinks: CardLinkAudit,
   ) {}
 
-  @Get('purchases/:id')
+  @Get('purchases/:purchase_id')
+  @ApiOperation({
+    summary: "A purchase's audit page",
+    description:
+      'For auditor credentials, in a browser: every event that concerns the purchase with who caused it and its state after, ' +
+      'each event’s seal result and the purchase stream verified against signed checkpoints; `as_of` cuts the timeline.',
+  })
+  @HtmlPage()
+  @ApiErrors(403, 404, 422)
+  @ApiRequest({ params: PurchasePageParams, query: AuditPageQuery })
   async purchase(
-    @Param('id') id: string,
-    @Query('as_of') asOfText: unknown,
+    @Param() params: PurchasePageParams,
+    @Query() query: AuditPageQuery,
     @CurrentPartner() partner: PartnerRef,
     @Res() reply: FastifyReply,
   ) {
+    const id = params.purchase_id as string;
     this.auditorOnly(partner, id);
-    const asOf = asOfOf(asOfText);
+    const asOf = asOfOf(query.as_of);
     const stream = purchaseStream(id);
     const entries = await this.timeline(stream, async () =>
       (await this.purchases.history(id, asOf)).map((e) => ({ ...e, state: e.purchaseState })),
@@ -45,15 +78,25 @@ export class AuditPagesController {
     return this.send(reply, `Purchase ${id}`, stream, entries, asOf);
   }
 
-  @Get('card_links/:id')
+  @Get('card_links/:card_link_id')
+  @ApiOperation({
+    summary: "A card link's audit page",
+    description:
+      'For auditor credentials, in a browser: its place on the deal and its own events with who caused each, its state and totals after, ' +
+      'each event’s seal result and its stream verified against signed checkpoints; `as_of` cuts the timeline.',
+  })
+  @HtmlPage()
+  @ApiErrors(403, 404, 422)
+  @ApiRequest({ params: CardLinkPageParams, query: AuditPageQuery })
   async cardLink(
-    @Param('id') id: string,
-    @Query('as_of') asOfText: unknown,
+    @Param() params: CardLinkPageParams,
+    @Query() query: AuditPageQuery,
     @CurrentPartner() partner: PartnerRef,
     @Res() reply: FastifyReply,
   ) {
+    const id = params.card_link_id as string;
     this.auditorOnly(partner, id);
-    const asOf = asOfOf(asOfText);
+    const asOf = asOfOf(query.as_of);
     const cents = (amount: number) => `$${(amount / 100).toFixed(2)}`;
     const stream = cardLinkStream(id);
     const entries = await this.timeline(stream, async () =>
@@ -65,15 +108,25 @@ export class AuditPagesController {
     return this.send(reply, `Card link ${id}`, stream, entries, asOf);
   }
 
-  @Get('batches/:id')
+  @Get('batches/:batch_id')
+  @ApiOperation({
+    summary: "A targeted-email batch's audit page",
+    description:
+      'For auditor credentials, in a browser: its delivery’s events (each recipient’s outcome) with the running counts, ' +
+      'each event’s seal result and the stream verified against signed checkpoints; `as_of` cuts the timeline.',
+  })
+  @HtmlPage()
+  @ApiErrors(403, 404, 422)
+  @ApiRequest({ params: BatchPageParams, query: AuditPageQuery })
   async batch(
-    @Param('id') id: string,
-    @Query('as_of') asOfText: unknown,
+    @Param() params: BatchPageParams,
+    @Query() query: AuditPageQuery,
     @CurrentPartner() partner: PartnerRef,
     @Res() reply: FastifyReply,
   ) {
+    const id = params.batch_id as string;
     this.auditorOnly(partner, id);
-    const asOf = asOfOf(asOfText);
+    const asOf = asOfOf(query.as_of);
     const stream = batchDeliveryStream(id);
     const proof = await this.proofs.streamProof(stream);
     if (proof.events.length === 0 && proof.removed.length === 0) throw new NotFound(`batch ${id} has no delivery`);
