@@ -1,5 +1,14 @@
 import { CardLinkAudit, cardLinkStream } from '@deals/engagement';
-import { Forbidden, HistoryProofs, isoInstant, NotFound, RecordedEvent, ValidationFailed, verifyStreamProof } from '@deals/kernel';
+import {
+  Forbidden,
+  HistoryProofs,
+  StreamProof,
+  isoInstant,
+  NotFound,
+  RecordedEvent,
+  ValidationFailed,
+  verifyStreamProof,
+} from '@deals/kernel';
 import { batchDeliveryStream } from '@deals/messaging';
 import { PurchaseAudit, purchaseStream } from '@deals/purchasing';
 import { ApiErrors, ApiRequest, CurrentPartner, PartnerRef, requestDto } from '@deals/wire';
@@ -71,11 +80,11 @@ export class AuditPagesController {
     const id = params.purchase_id as string;
     this.auditorOnly(partner, id);
     const asOf = asOfOf(query.as_of);
-    const stream = purchaseStream(id);
-    const entries = await this.timeline(stream, async () =>
+    const proof = await this.proofs.streamProof(purchaseStream(id));
+    const entries = await this.timeline(proof, async () =>
       (await this.purchases.history(id, asOf)).map((e) => ({ ...e, state: e.purchaseState })),
     );
-    return this.send(reply, `Purchase ${id}`, stream, entries, asOf);
+    return this.send(reply, `Purchase ${id}`, proof, entries, asOf);
   }
 
   @Get('card_links/:card_link_id')
@@ -98,14 +107,14 @@ export class AuditPagesController {
     this.auditorOnly(partner, id);
     const asOf = asOfOf(query.as_of);
     const cents = (amount: number) => `$${(amount / 100).toFixed(2)}`;
-    const stream = cardLinkStream(id);
-    const entries = await this.timeline(stream, async () =>
+    const proof = await this.proofs.streamProof(cardLinkStream(id));
+    const entries = await this.timeline(proof, async () =>
       (await this.cardLinks.history(id)).map((e) => ({
         ...e,
         state: `${e.linkState}; incentives ${cents(e.incentiveCents)}, fees ${cents(e.feeCents)}`,
       })),
     );
-    return this.send(reply, `Card link ${id}`, stream, entries, asOf);
+    return this.send(reply, `Card link ${id}`, proof, entries, asOf);
   }
 
   @Get('batches/:batch_id')
@@ -127,8 +136,7 @@ export class AuditPagesController {
     const id = params.batch_id as string;
     this.auditorOnly(partner, id);
     const asOf = asOfOf(query.as_of);
-    const stream = batchDeliveryStream(id);
-    const proof = await this.proofs.streamProof(stream);
+    const proof = await this.proofs.streamProof(batchDeliveryStream(id));
     if (proof.events.length === 0 && proof.removed.length === 0) throw new NotFound(`batch ${id} has no delivery`);
     const counts = { sent: 0, failed: 0, skipped: 0 };
     const entries = proof.events.map((event) => {
@@ -136,11 +144,11 @@ export class AuditPagesController {
       if (outcome === 'sent' || outcome === 'failed' || outcome === 'skipped') counts[outcome]++;
       const status = (event.data as { status?: string }).status;
       return {
-        ...timelineOf({ ...event, streamId: stream } as RecordedEvent),
+        ...timelineOf({ ...event, streamId: proof.stream } as RecordedEvent),
         state: `${status ? `${status}: ` : ''}sent ${counts.sent}, failed ${counts.failed}, skipped ${counts.skipped}`,
       };
     });
-    return this.send(reply, `Email batch ${id}: delivery`, stream, entries, asOf);
+    return this.send(reply, `Email batch ${id}: delivery`, proof, entries, asOf);
   }
 
   /**
@@ -148,14 +156,13 @@ export class AuditPagesController {
    * deleted from the log), the sealed stream's events as they are, so that the page still shows
    * what its verification finds.
    */
-  private async timeline(stream: string, read: () => Promise<TimelineEntry[]>): Promise<TimelineEntry[]> {
+  private async timeline(proof: StreamProof, read: () => Promise<TimelineEntry[]>): Promise<TimelineEntry[]> {
     try {
       return await read();
     } catch (error) {
-      const proof = await this.proofs.streamProof(stream);
       if (proof.events.length === 0 && proof.removed.length === 0) throw error;
       return proof.events.map((event) => ({
-        ...timelineOf({ ...event, streamId: stream } as RecordedEvent),
+        ...timelineOf({ ...event, streamId: proof.stream } as RecordedEvent),
         state: '(its history does not read)',
       }));
     }
@@ -166,16 +173,16 @@ export class AuditPagesController {
     if (id.length > MAX_ID) throw new NotFound(`nothing is named ${id.slice(0, MAX_ID)}…`);
   }
 
-  private async send(reply: FastifyReply, title: string, stream: string, entries: TimelineEntry[], asOf: Date | null) {
+  private send(reply: FastifyReply, title: string, proof: StreamProof, entries: TimelineEntry[], asOf: Date | null) {
     this.publicKey ??= createPublicKey(this.proofs.publicKeyPem());
-    const verification = verifyStreamProof(await this.proofs.streamProof(stream), this.publicKey);
+    const verification = verifyStreamProof(proof, this.publicKey);
     return reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', AUDIT_PAGE_POLICY)
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
       .header('cache-control', 'no-store')
-      .send(auditPage({ title, stream, entries, verification, asOf }));
+      .send(auditPage({ title, stream: proof.stream, entries, verification, asOf }));
   }
 }
 

@@ -55,6 +55,14 @@ export class PostgresPersonalKeyStore extends PersonalKeyStore {
     return { key: rows[0].key, erased: rows[0].erased };
   }
 
+  async keptOf(userIds: readonly string[]): Promise<string[]> {
+    await this.schema();
+    const { rows } = await this.pool.query<{ user_id: string }>('SELECT user_id FROM personal_data_keys WHERE user_id = ANY($1::text[])', [
+      userIds,
+    ]);
+    return rows.map((row) => row.user_id);
+  }
+
   async erase(userId: string, erasedAt: Date): Promise<void> {
     await this.schema();
     await inTransaction(this.pool, async (client) => {

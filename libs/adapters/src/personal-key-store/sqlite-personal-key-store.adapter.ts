@@ -49,6 +49,10 @@ export class SqlitePersonalKeyStore extends PersonalKeyStore {
     return { key, erased: key === null && Boolean(this.erasedUser.get(userId)) };
   }
 
+  async keptOf(userIds: readonly string[]): Promise<string[]> {
+    return userIds.filter((userId) => this.keyOfUser.get(userId) !== undefined);
+  }
+
   async erase(userId: string, erasedAt: Date): Promise<void> {
     await this.repeatable(() => this.writer.run('erase', { userId, erasedAt: erasedAt.toISOString() }));
     // The key's page, zeroed in the database file, and the write-ahead log emptied of its earlier

@@ -125,6 +125,11 @@ export class PersonalDataEventStore extends EventStore {
     return (await this.keyStore.keyOf(userId)).erased;
   }
 
+  /** Which of these users still have a key kept (read from the store). */
+  keptOf(userIds: readonly string[]): Promise<string[]> {
+    return this.keyStore.keptOf(userIds);
+  }
+
   /** The key to seal a user's new personal data with, made on first use; null once the user's data was erased. */
   private async writingKey(userId: string): Promise<Buffer | null> {
     const known = this.keys.get(userId);

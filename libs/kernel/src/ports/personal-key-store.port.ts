@@ -13,6 +13,9 @@ export abstract class PersonalKeyStore {
   /** The user's key if one was made and not erased; `erased` tells those two apart. */
   abstract keyOf(userId: string): Promise<{ key: Buffer | null; erased: boolean }>;
 
+  /** Which of these users still have a key kept (an erasure interrupted before its deletion, or keys restored from before it). */
+  abstract keptOf(userIds: readonly string[]): Promise<string[]>;
+
   /** Deletes the user's key for good and marks it erased (an erasure again, or of a user with no key yet, marks it too). */
   abstract erase(userId: string, erasedAt: Date): Promise<void>;
 
