@@ -32,6 +32,8 @@ import { PostgresPersonalKeyStore } from './personal-key-store/postgres-personal
 import { SqlitePersonalKeyStore } from './personal-key-store/sqlite-personal-key-store.adapter';
 import { SqliteUsageStore } from './usage-store/sqlite-usage-store.adapter';
 import { SimulatedPaymentGateway } from './payment-gateway/simulated/simulated-payment-gateway.adapter';
+import { PostgresPaymentVault } from './payment-gateway/simulated/postgres-payment-vault';
+import { SqlitePaymentVault } from './payment-gateway/simulated/sqlite-payment-vault';
 import { TimersScheduler } from './scheduler/timers/timers-scheduler.adapter';
 import { TestClockAgenda } from './scheduler/test-clock-agenda';
 import { OutboxMailer } from './mailer/outbox/outbox-mailer.adapter';
@@ -160,9 +162,17 @@ export class AdaptersModule {
               : new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse, 'as-defined'),
       },
       // The only processor so far is the simulated one (documented test cards); a real one plugs in here.
+      // Its vault beside the log: in its PostgreSQL database (the data folder's file copied in when the
+      // tables are first made), else a file of the data folder.
       {
         provide: PaymentGateway,
-        useFactory: () => new SimulatedPaymentGateway(paths.paymentVault, { pepper: cardFingerprintPepper, slowMs: slowCardMs }),
+        useFactory: () =>
+          new SimulatedPaymentGateway(
+            settings.databaseUrl && !settings.eventStoreUrl
+              ? new PostgresPaymentVault(settings.databaseUrl, paths.paymentVault)
+              : new SqlitePaymentVault(paths.paymentVault),
+            { pepper: cardFingerprintPepper, slowMs: slowCardMs },
+          ),
       },
       {
         provide: Mailer,

@@ -25,3 +25,4 @@ export * from './history-seal/history-sealer';
 export * from './history-seal/seal-run';
 export * from './history-seal/history-verifier';
 export * from './history-seal/stream-proof';
+export * from './server-unavailable';

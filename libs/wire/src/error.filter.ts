@@ -1,8 +1,7 @@
-import { DomainError } from '@deals/kernel';
+import { DomainError, serverUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '@deals/kernel';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from './error-body';
-import { serverUnavailable, UNAVAILABLE_RETRY_AFTER_S } from './server-unavailable';
 
 interface FastifyError {
   code?: string;

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -377,11 +376,12 @@ if (why) {
         expect([purchase.fulfillment_state, purchase.payment_state, purchase.coupons.length]).toEqual(['fulfilled', 'charged', 1]);
       }
       // The processor: each approved charge is an acknowledged purchase, or one of a key still unresolved.
-      const vault = new Database(join(dir.path, 'payment-vault.sqlite'), { readonly: true });
+      const vault = new Client({ connectionString: env.DATABASE_URL });
+      await vault.connect();
       const approved = (
-        vault.prepare("SELECT idempotency_key AS id FROM charges WHERE status = 'approved'").all() as Array<{ id: string }>
-      ).map((r) => r.id);
-      vault.close();
+        await vault.query<{ id: string }>("SELECT idempotency_key AS id FROM payment_charges WHERE status = 'approved'")
+      ).rows.map((r) => r.id);
+      await vault.end();
       const ackedIds = new Set(acked.map((o) => o.purchaseId));
       expect(approved.filter((id) => !ackedIds.has(id)).length).toBeLessThanOrEqual(unresolved.length);
       // Sold as the views show it: the acknowledged units, and at most those still unresolved.

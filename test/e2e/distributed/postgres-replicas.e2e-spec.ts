@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { writeFileSync } from 'node:fs';
 import { Client } from 'pg';
@@ -396,11 +395,12 @@ if (why) {
       }
       // The processor: every approved charge is a fulfilled purchase with a coupon a unit, or a
       // purchase the killed replica was charging, whose recovery job is armed on Redis.
-      const vault = new Database(join(dir.path, 'payment-vault.sqlite'), { readonly: true });
+      const vault = new Client({ connectionString: database.url });
+      await vault.connect();
       const approved = (
-        vault.prepare("SELECT idempotency_key AS id FROM charges WHERE status = 'approved'").all() as Array<{ id: string }>
-      ).map((r) => r.id);
-      vault.close();
+        await vault.query<{ id: string }>("SELECT idempotency_key AS id FROM payment_charges WHERE status = 'approved'")
+      ).rows.map((r) => r.id);
+      await vault.end();
       const queue = new Queue('scheduled-jobs', { connection: { url: redis.url }, prefix: 'replicas' });
       try {
         for (const id of approved) {

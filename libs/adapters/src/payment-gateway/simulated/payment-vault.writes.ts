@@ -42,6 +42,21 @@ export interface RefundRow {
   reason: string | null;
 }
 
+/** A tokenized card as the vault keeps it: no number, no security code. */
+export interface StoredCard {
+  token: string;
+  behaviour: Behaviour;
+  brand: string;
+  last4: string;
+}
+
+/** A charge's or a refund's record under its key, its card's test behaviour, and whether this call made it. */
+export interface VaultRecord<Row> {
+  row: Row;
+  behaviour: Behaviour | null;
+  first: boolean;
+}
+
 export interface ChargeArgs {
   token: string;
   amountCents: number;
@@ -55,6 +70,36 @@ export interface RefundArgs {
   amountCents: number;
   idempotencyKey: string;
   newRefundId: string;
+}
+
+/** The outcome a new charge gets from its card's test behaviour (null: the token is unknown). */
+export function chargeDecision(behaviour: Behaviour | null, newChargeId: string): [ChargeRow['status'], string | null, string | null] {
+  return behaviour === null
+    ? ['error', null, 'unknown card token']
+    : behaviour === 'decline'
+      ? ['declined', null, 'card declined']
+      : behaviour === 'processor_error'
+        ? ['error', null, 'processor error']
+        : ['approved', newChargeId, null];
+}
+
+/**
+ * The outcome a new refund gets: refused for an unknown (or not approved) charge, beyond what is
+ * left of it after the refunds already made, or for the card whose issuer refuses refunds.
+ */
+export function refundDecision(
+  charge: { charged: number; behaviour: Behaviour | null } | undefined,
+  alreadyRefunded: number,
+  amountCents: number,
+  newRefundId: string,
+): [RefundRow['status'], string | null, string | null] {
+  return charge === undefined
+    ? ['refused', null, 'unknown charge']
+    : amountCents > charge.charged - alreadyRefunded
+      ? ['refused', null, 'refund exceeds what is left of the charge']
+      : charge.behaviour === 'refund_refused'
+        ? ['refused', null, "the card's issuer refused the refund"]
+        : ['refunded', newRefundId, null];
 }
 
 export function prepareWrites(db: Database.Database) {
@@ -73,28 +118,17 @@ export function prepareWrites(db: Database.Database) {
     'INSERT INTO refunds (idempotency_key, charge_id, amount_cents, status, refund_id, reason) VALUES (?, ?, ?, ?, ?, ?)',
   );
   return {
-    storeCard({ token, behaviour, brand, last4 }: { token: string; behaviour: Behaviour; brand: string; last4: string }): null {
+    storeCard({ token, behaviour, brand, last4 }: StoredCard): null {
       insertCard.run(token, behaviour, brand, last4);
       return null;
     },
 
     /** The first record of the key, or a new one decided from the card's test behaviour. */
-    charge({ token, amountCents, idempotencyKey, newChargeId }: ChargeArgs): {
-      row: ChargeRow;
-      behaviour: Behaviour | null;
-      first: boolean;
-    } {
+    charge({ token, amountCents, idempotencyKey, newChargeId }: ChargeArgs): VaultRecord<ChargeRow> {
       const behaviour = (cardBehaviour.get(token) as Behaviour | undefined) ?? null;
       const earlier = chargeByKey.get(idempotencyKey) as ChargeRow | undefined;
       if (earlier) return { row: earlier, behaviour, first: false };
-      const [status, chargeId, reason]: [ChargeRow['status'], string | null, string | null] =
-        behaviour === null
-          ? ['error', null, 'unknown card token']
-          : behaviour === 'decline'
-            ? ['declined', null, 'card declined']
-            : behaviour === 'processor_error'
-              ? ['error', null, 'processor error']
-              : ['approved', newChargeId, null];
+      const [status, chargeId, reason] = chargeDecision(behaviour, newChargeId);
       insertCharge.run(idempotencyKey, token, amountCents, status, chargeId, reason);
       return {
         row: { idempotency_key: idempotencyKey, token, amount_cents: amountCents, status, charge_id: chargeId, reason },
@@ -104,24 +138,12 @@ export function prepareWrites(db: Database.Database) {
     },
 
     /** The first record of the key, or a new one decided from the charge and its card's test behaviour. */
-    refund({ chargeId, amountCents, idempotencyKey, newRefundId }: RefundArgs): {
-      row: RefundRow;
-      behaviour: Behaviour | null;
-      first: boolean;
-    } {
+    refund({ chargeId, amountCents, idempotencyKey, newRefundId }: RefundArgs): VaultRecord<RefundRow> {
       const charge = approvedCharge.get(chargeId) as { charged: number; behaviour: Behaviour | null } | undefined;
       const behaviour = charge?.behaviour ?? null;
       const earlier = refundByKey.get(idempotencyKey) as RefundRow | undefined;
       if (earlier) return { row: earlier, behaviour, first: false };
-      const done = refunded.get(chargeId) as number;
-      const [status, refundId, reason]: [RefundRow['status'], string | null, string | null] =
-        charge === undefined
-          ? ['refused', null, 'unknown charge']
-          : amountCents > charge.charged - done
-            ? ['refused', null, 'refund exceeds what is left of the charge']
-            : behaviour === 'refund_refused'
-              ? ['refused', null, "the card's issuer refused the refund"]
-              : ['refunded', newRefundId, null];
+      const [status, refundId, reason] = refundDecision(charge, refunded.get(chargeId) as number, amountCents, newRefundId);
       insertRefund.run(idempotencyKey, chargeId, amountCents, status, refundId, reason);
       return {
         row: { idempotency_key: idempotencyKey, charge_id: chargeId, amount_cents: amountCents, status, refund_id: refundId, reason },

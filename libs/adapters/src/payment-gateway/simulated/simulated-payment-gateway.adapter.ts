@@ -10,12 +10,10 @@ import {
   timeOrderedText,
   TokenizedCard,
 } from '@deals/kernel';
-import Database from 'better-sqlite3';
 import { randomBytes, scrypt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openDurableDatabase } from '../../sqlite/open-durable-database';
-import { SqliteWriteThread, WriteOutcomeUnknown } from '../../sqlite/write-thread';
-import { Behaviour, ChargeArgs, ChargeRow, RefundArgs, RefundRow, VAULT_SCHEMA } from './payment-vault.writes';
+import type { PaymentVault } from './payment-vault';
+import { Behaviour, ChargeArgs, ChargeRow, RefundArgs, RefundRow } from './payment-vault.writes';
 
 export interface SimulatedPaymentGatewayOptions {
   /** How long a charge on the slow test card takes; 3 s unless given. */
@@ -42,19 +40,14 @@ const FINGERPRINT_BYTES = 32;
 const DEFAULT_SLOW_MS = 3000;
 
 /**
- * A deterministic stand-in for a card processor, for the embedded mode and tests. Its vault is a
- * SQLite file mapping each token to the card's test behaviour, brand and last four digits; the
- * number and the CVV are checked, fingerprinted and dropped, never written. Charges and refunds
- * are recorded by idempotency key, so a repeated key answers its first outcome across restarts.
- * Writes go through a write thread (group commit, synchronous=FULL, off the event loop), as the
- * event log's do: a charge is answered only once its record is on disk.
+ * A deterministic stand-in for a card processor. Its vault (a file of the data folder, or tables
+ * of the distributed mode's database) maps each token to the card's test behaviour, brand and last
+ * four digits; the number and the CVV are checked, fingerprinted and dropped, never written.
+ * Charges and refunds are recorded by idempotency key, so a repeated key answers its first outcome
+ * across restarts and processes; a charge is answered only once its record is durable.
  */
 export class SimulatedPaymentGateway extends PaymentGateway {
   readonly backend = 'simulated';
-  private readonly db: Database.Database;
-  private readonly writer: SqliteWriteThread;
-  private readonly chargeByKey: Database.Statement;
-  private readonly refundByKey: Database.Statement;
   private readonly slowMs: number;
   private readonly pepper: Buffer;
   /**
@@ -63,27 +56,20 @@ export class SimulatedPaymentGateway extends PaymentGateway {
    */
   private readonly newIdText = timeOrderedText(18);
 
-  constructor(file: string, options: SimulatedPaymentGatewayOptions) {
+  constructor(
+    private readonly vault: PaymentVault,
+    options: SimulatedPaymentGatewayOptions,
+  ) {
     super();
     if (!Buffer.isBuffer(options.pepper) || options.pepper.length < 16) {
       throw new Error('the fingerprint pepper must be a secret of at least 16 bytes');
     }
     this.pepper = Buffer.from(options.pepper);
     this.slowMs = options.slowMs ?? DEFAULT_SLOW_MS;
-    this.db = openDurableDatabase(file);
-    this.db.exec(VAULT_SCHEMA);
-    this.chargeByKey = this.db.prepare('SELECT * FROM charges WHERE idempotency_key = ?');
-    this.refundByKey = this.db.prepare('SELECT * FROM refunds WHERE idempotency_key = ?');
-    this.writer = new SqliteWriteThread({
-      file,
-      durability: 'full',
-      programs: require.resolve('./payment-vault.writes'),
-      walLimitBytes: 0,
-    });
   }
 
   override warmUp(): void {
-    this.writer.prestart();
+    this.vault.warmUp();
   }
 
   async tokenize(card: CardDetails): Promise<TokenizedCard> {
@@ -98,7 +84,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     const fingerprint = await fingerprintOf(number, this.pepper);
     const token = `tok_${randomBytes(24).toString('base64url')}`;
     const last4 = number.slice(-4);
-    await this.writer.run('storeCard', { token, behaviour: TEST_CARDS[number] ?? 'approve', brand, last4 });
+    await this.vault.storeCard({ token, behaviour: TEST_CARDS[number] ?? 'approve', brand, last4 });
     return { token, brand, last4, fingerprint };
   }
 
@@ -106,9 +92,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { token, amountCents, idempotencyKey } = request;
     const args = { token, amountCents, idempotencyKey, newChargeId: `ch_${this.newIdText()}` } satisfies ChargeArgs;
-    const { row, behaviour, first } = await this.idempotent(() =>
-      this.writer.run<{ row: ChargeRow; behaviour: Behaviour | null; first: boolean }>('charge', args),
-    );
+    const { row, behaviour, first } = await this.vault.charge(args);
     if (!first && (row.token !== token || row.amount_cents !== amountCents)) return keyReused;
     if (behaviour === 'slow') await sleep(this.slowMs);
     return chargeOutcome(row);
@@ -118,9 +102,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     assertRequest(request.idempotencyKey, request.amountCents);
     const { chargeId, amountCents, idempotencyKey } = request;
     const args = { chargeId, amountCents, idempotencyKey, newRefundId: `re_${this.newIdText()}` } satisfies RefundArgs;
-    const { row, behaviour, first } = await this.idempotent(() =>
-      this.writer.run<{ row: RefundRow; behaviour: Behaviour | null; first: boolean }>('refund', args),
-    );
+    const { row, behaviour, first } = await this.vault.refund(args);
     if (!first && (row.charge_id !== chargeId || row.amount_cents !== amountCents)) return keyReused;
     // The money went back; the answer to the first asking is lost on its way.
     if (first && behaviour === 'refund_late' && row.status === 'refunded')
@@ -128,33 +110,18 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     return refundOutcome(row);
   }
 
-  /**
-   * Charges and refunds are written once per idempotency key, so when the write thread stopped
-   * before answering, the write is simply made again (on a new thread): it finds the first one if
-   * it was committed, and makes it if not.
-   */
-  private async idempotent<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      if (!(error instanceof WriteOutcomeUnknown)) throw error;
-      return write();
-    }
-  }
-
   async chargeOutcome(idempotencyKey: string): Promise<ChargeOutcome | null> {
-    const row = this.chargeByKey.get(idempotencyKey) as ChargeRow | undefined;
+    const row = await this.vault.chargeByKey(idempotencyKey);
     return row ? chargeOutcome(row) : null;
   }
 
   async refundOutcome(idempotencyKey: string): Promise<RefundOutcome | null> {
-    const row = this.refundByKey.get(idempotencyKey) as RefundRow | undefined;
+    const row = await this.vault.refundByKey(idempotencyKey);
     return row ? refundOutcome(row) : null;
   }
 
-  async close(): Promise<void> {
-    await this.writer.close();
-    if (this.db.open) this.db.close();
+  close(): Promise<void> {
+    return this.vault.close();
   }
 }
 

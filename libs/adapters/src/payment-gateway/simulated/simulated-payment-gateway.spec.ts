@@ -5,7 +5,9 @@ import { join } from 'node:path';
 // The processor names brands itself; this checks it names them as the service's card rules do.
 import { cardBrand } from '@deals/accounts/domain/card/card-number';
 import { WriteOutcomeUnknown } from '../../sqlite/write-thread';
+import { simulatedProcessorContract } from '@deals/testing/contracts/simulated-processor.contract';
 import { SimulatedPaymentGateway, TEST_CARDS } from './simulated-payment-gateway.adapter';
+import { SqlitePaymentVault } from './sqlite-payment-vault';
 
 const pepper = Buffer.alloc(32, 1);
 const card = (number: string, cvv = '123'): CardDetails => ({ number, cvv, month: 12, year: 2030, zip: '94107' });
@@ -27,7 +29,7 @@ describe('SimulatedPaymentGateway', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'gateway-'));
     file = join(dir, 'vault.sqlite');
-    gateway = new SimulatedPaymentGateway(file, { pepper, slowMs: 150 });
+    gateway = new SimulatedPaymentGateway(new SqlitePaymentVault(file), { pepper, slowMs: 150 });
   });
   afterEach(async () => {
     await gateway.close();
@@ -85,8 +87,8 @@ describe('SimulatedPaymentGateway', () => {
     });
 
     it('is the same in another gateway with the same pepper and different with another pepper', async () => {
-      const same = new SimulatedPaymentGateway(join(dir, 'same.sqlite'), { pepper });
-      const other = new SimulatedPaymentGateway(join(dir, 'other.sqlite'), { pepper: Buffer.alloc(32, 2) });
+      const same = new SimulatedPaymentGateway(new SqlitePaymentVault(join(dir, 'same.sqlite')), { pepper });
+      const other = new SimulatedPaymentGateway(new SqlitePaymentVault(join(dir, 'other.sqlite')), { pepper: Buffer.alloc(32, 2) });
       try {
         const mine = (await gateway.tokenize(card('4242424242424242'))).fingerprint;
         expect((await same.tokenize(card('4242424242424242'))).fingerprint).toBe(mine);
@@ -96,40 +98,18 @@ describe('SimulatedPaymentGateway', () => {
       }
     });
 
-    it('refuses to run without a real pepper', () => {
-      expect(() => new SimulatedPaymentGateway(join(dir, 'x.sqlite'), { pepper: Buffer.alloc(0) })).toThrow(/pepper/);
+    it('refuses to run without a real pepper', async () => {
+      const vault = new SqlitePaymentVault(join(dir, 'x.sqlite'));
+      expect(() => new SimulatedPaymentGateway(vault, { pepper: Buffer.alloc(0) })).toThrow(/pepper/);
+      return vault.close();
     });
   });
 
   describe('charge', () => {
-    it('approves 4242424242424242 and any other valid number', async () => {
-      for (const number of ['4242424242424242', '5555555555554444']) {
-        const { token } = await gateway.tokenize(card(number));
-        expect(await gateway.charge(charge(token, `k-${number}`))).toEqual({ status: 'approved', chargeId: expect.stringMatching(/^ch_/) });
-      }
-    });
-
-    it('declines 4000000000000002', async () => {
-      const { token } = await gateway.tokenize(card('4000000000000002'));
-      expect(await gateway.charge(charge(token, 'k1'))).toEqual({ status: 'declined', reason: 'card declined' });
-    });
-
-    it('fails 4000000000000119 with a processor error', async () => {
-      const { token } = await gateway.tokenize(card('4000000000000119'));
-      expect(await gateway.charge(charge(token, 'k1'))).toEqual({ status: 'error', reason: 'processor error' });
-    });
-
-    it('approves 4000000000000259 after the configured delay', async () => {
-      const { token } = await gateway.tokenize(card('4000000000000259'));
-      const started = performance.now();
-      const outcome = await gateway.charge(charge(token, 'k1'));
-      expect(performance.now() - started).toBeGreaterThanOrEqual(140);
-      expect(outcome).toEqual({ status: 'approved', chargeId: expect.stringMatching(/^ch_/) });
-    });
-
     it('charges once when its write thread stops before answering, whether or not the charge was committed', async () => {
       const { token } = await gateway.tokenize(card('4242424242424242'));
-      const writer = (gateway as unknown as { writer: { run: (...args: unknown[]) => Promise<unknown> } }).writer;
+      const vault = (gateway as unknown as { vault: SqlitePaymentVault }).vault;
+      const writer = (vault as unknown as { writer: { run: (...args: unknown[]) => Promise<unknown> } }).writer;
       const run = writer.run.bind(writer);
       const lost = new WriteOutcomeUnknown(file, new Error('stopped'));
       // Committed, answer lost: the repeated write finds it.
@@ -147,104 +127,8 @@ describe('SimulatedPaymentGateway', () => {
       expect(await gateway.chargeOutcome('lost-write')).toEqual(made);
     });
 
-    it('answers an unknown token with an error', async () => {
-      expect(await gateway.charge(charge('tok_unknown', 'k1'))).toEqual({ status: 'error', reason: 'unknown card token' });
-    });
-
-    it('returns the first outcome for a repeated key, also after a restart', async () => {
-      const { token } = await gateway.tokenize(card('4242424242424242'));
-      const first = await gateway.charge(charge(token, 'purchase-1'));
-      expect(await gateway.charge(charge(token, 'purchase-1'))).toEqual(first);
-      await gateway.close();
-      gateway = new SimulatedPaymentGateway(file, { pepper });
-      expect(await gateway.charge(charge(token, 'purchase-1'))).toEqual(first);
-      expect(await gateway.charge(charge(token, 'purchase-2'))).not.toEqual(first);
-    });
-
-    it('returns the first decline for a repeated key', async () => {
-      const { token } = await gateway.tokenize(card('4000000000000002'));
-      const first = await gateway.charge(charge(token, 'k1'));
-      expect(await gateway.charge(charge(token, 'k1'))).toEqual(first);
-    });
-
-    it('gives concurrent calls with one key one charge', async () => {
-      const { token } = await gateway.tokenize(card('4000000000000259'));
-      const outcomes = await Promise.all([1, 2, 3].map(() => gateway.charge(charge(token, 'k1'))));
-      expect(new Set(outcomes.map((o) => JSON.stringify(o))).size).toBe(1);
-    });
-
-    it('refuses a key reused with another amount', async () => {
-      const { token } = await gateway.tokenize(card('4242424242424242'));
-      await gateway.charge(charge(token, 'k1', 1500));
-      expect(await gateway.charge(charge(token, 'k1', 2500))).toEqual({
-        status: 'error',
-        reason: 'idempotency key reused with other parameters',
-      });
-    });
-
     it.each([0, -5, 12.5, Number.NaN])('rejects an amount of %p cents', async (amountCents) => {
       await expect(gateway.charge({ ...charge('tok_x', 'k1'), amountCents })).rejects.toThrow(RangeError);
-    });
-  });
-
-  describe('refund', () => {
-    let chargeId: string;
-    beforeEach(async () => {
-      const { token } = await gateway.tokenize(card('4242424242424242'));
-      const outcome = await gateway.charge(charge(token, 'purchase-1', 1500));
-      if (outcome.status !== 'approved') throw new Error('charge not approved');
-      chargeId = outcome.chargeId;
-    });
-
-    it('refunds up to the charged amount, in parts', async () => {
-      expect(await gateway.refund({ chargeId, amountCents: 1000, idempotencyKey: 'r1' })).toEqual({
-        status: 'refunded',
-        refundId: expect.stringMatching(/^re_/),
-      });
-      expect(await gateway.refund({ chargeId, amountCents: 600, idempotencyKey: 'r2' })).toEqual({
-        status: 'refused',
-        reason: 'refund exceeds what is left of the charge',
-      });
-      expect(await gateway.refund({ chargeId, amountCents: 500, idempotencyKey: 'r3' })).toMatchObject({ status: 'refunded' });
-    });
-
-    it('returns the first outcome for a repeated key without refunding twice', async () => {
-      const first = await gateway.refund({ chargeId, amountCents: 1500, idempotencyKey: 'r1' });
-      expect(await gateway.refund({ chargeId, amountCents: 1500, idempotencyKey: 'r1' })).toEqual(first);
-      expect(await gateway.refund({ chargeId, amountCents: 1, idempotencyKey: 'r2' })).toMatchObject({ status: 'refused' });
-    });
-
-    const chargedTo = async (number: string) => {
-      const { token } = await gateway.tokenize(card(number));
-      const outcome = await gateway.charge(charge(token, `purchase-${number}`, 1500));
-      if (outcome.status !== 'approved') throw new Error('charge not approved');
-      return outcome.chargeId;
-    };
-
-    it("approves 4000000000005126's charges and refuses its refunds, once for each key", async () => {
-      const refused = await chargedTo('4000000000005126');
-      const outcome = await gateway.refund({ chargeId: refused, amountCents: 1500, idempotencyKey: 'r1' });
-      expect(outcome).toEqual({ status: 'refused', reason: "the card's issuer refused the refund" });
-      expect(await gateway.refundOutcome('r1')).toEqual(outcome);
-    });
-
-    it("refunds 4000000000007726's charges with the first answer lost: asked again, the key answers refunded, refunded once", async () => {
-      const late = await chargedTo('4000000000007726');
-      expect(await gateway.refund({ chargeId: late, amountCents: 1500, idempotencyKey: 'r1' })).toEqual({
-        status: 'error',
-        reason: 'the processor did not answer in time',
-      });
-      const again = await gateway.refund({ chargeId: late, amountCents: 1500, idempotencyKey: 'r1' });
-      expect(again).toEqual({ status: 'refunded', refundId: expect.stringMatching(/^re_/) });
-      expect(await gateway.refundOutcome('r1')).toEqual(again);
-      expect(await gateway.refund({ chargeId: late, amountCents: 1, idempotencyKey: 'r2' })).toMatchObject({ status: 'refused' });
-    });
-
-    it('refuses an unknown charge', async () => {
-      expect(await gateway.refund({ chargeId: 'ch_nope', amountCents: 100, idempotencyKey: 'r1' })).toEqual({
-        status: 'refused',
-        reason: 'unknown charge',
-      });
     });
   });
 
@@ -279,4 +163,13 @@ describe('SimulatedPaymentGateway', () => {
     await gateway.close();
     scan(); // everything checkpointed into the main file
   });
+});
+
+simulatedProcessorContract('sqlite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vault-'));
+  return {
+    open: () => new SqlitePaymentVault(join(dir, 'vault.sqlite')),
+    concurrentProcesses: false,
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
 });
