@@ -8,10 +8,11 @@
  *
  *   npm run build   (in both checkouts)
  *   node dist/bench/purchases.compare.js <checkout A> <checkout B> [--pairs=10] [--seconds=5] [--mode=hot|many]
- *     [--node-a="<node flags>"] [--node-b="<node flags>"] [--keyed-b]
+ *     [--node-a="<node flags>"] [--node-b="<node flags>"] [--env-a="NAME=value ..."] [--env-b="NAME=value ..."] [--keyed-b]
  *
  * The checkouts may be the same, to compare Node flags alone (`--node-b="--max-semi-space-size=64"`),
- * or B's purchases sent with an `Idempotency-Key` each (`--keyed-b`) against A's without.
+ * a setting of the service alone (`--env-b="SEAL_EVERY_MS=86400000"`: the history seal off for the
+ * run), or B's purchases sent with an `Idempotency-Key` each (`--keyed-b`) against A's without.
  *
  * Prints each pair (rate, p50, CPU per purchase of the server process and of its main thread) and
  * the median, least and greatest B/A rate ratio.
@@ -31,13 +32,22 @@ interface RunResult {
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 
-/** In a child: the purchases API of `checkout`, measured on each request from the parent. */
-async function serve(checkout: string): Promise<void> {
+/** `NAME=value NAME=value` as the service's settings. */
+const settingsOf = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text
+      .split(' ')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+
+/** In a child: the purchases API of `checkout` (with `settings` added), measured on each request from the parent. */
+async function serve(checkout: string, settings: Record<string, string>): Promise<void> {
   // The checkout's own build, so that each side runs its own code.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const bench = require(join(checkout, 'dist/bench/purchases.bench.js')) as typeof import('./purchases.bench');
   const dir = mkdtempSync(join(tmpdir(), 'purchases-compare-'));
-  const session = await bench.startPurchasesApi(dir);
+  const session = await bench.startPurchasesApi(dir, settings);
   process.on('message', (ask: { seconds: number; mode: 'hot' | 'many'; keyed: boolean }) => {
     const options: BenchOptions = {
       quick: false,
@@ -66,9 +76,12 @@ async function serve(checkout: string): Promise<void> {
   process.send!('ready');
 }
 
-function start(checkout: string, nodeFlags: string): Promise<ChildProcess> {
+function start(checkout: string, nodeFlags: string, settings: string): Promise<ChildProcess> {
   const execArgv = [...process.execArgv, ...nodeFlags.split(' ').filter(Boolean)];
-  const child = fork(__filename, [`--serve=${checkout}`], { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(__filename, [`--serve=${checkout}`, `--settings=${settings}`], {
+    execArgv,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   return new Promise((ready, failed) => {
     child.once('message', () => ready(child));
     child.once('exit', (code) => failed(new Error(`the server of ${checkout} stopped (exit code ${code})`)));
@@ -97,11 +110,12 @@ async function compare(): Promise<void> {
   const seconds = Number(arg('seconds', '5'));
   const mode = arg('mode', 'hot');
   const [flagsA, flagsB] = [arg('node-a', ''), arg('node-b', '')];
+  const [envA, envB] = [arg('env-a', ''), arg('env-b', '')];
   const keyedB = process.argv.includes('--keyed-b');
   console.log(
-    `A: ${a} ${flagsA}\nB: ${b} ${flagsB}${keyedB ? ' (an Idempotency-Key on every purchase)' : ''}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`,
+    `A: ${a} ${flagsA} ${envA}\nB: ${b} ${flagsB} ${envB}${keyedB ? ' (an Idempotency-Key on every purchase)' : ''}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`,
   );
-  const [serverA, serverB] = await Promise.all([start(a, flagsA), start(b, flagsB)]);
+  const [serverA, serverB] = await Promise.all([start(a, flagsA, envA), start(b, flagsB, envB)]);
   try {
     const ratios: number[] = [];
     for (let i = 0; i < pairs; i++) {
@@ -123,7 +137,7 @@ async function compare(): Promise<void> {
 }
 
 const serving = process.argv.find((x) => x.startsWith('--serve='));
-(serving ? serve(serving.slice('--serve='.length)) : compare()).catch((error: unknown) => {
+(serving ? serve(serving.slice('--serve='.length), settingsOf(arg('settings', ''))) : compare()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

@@ -34,9 +34,10 @@ const REFUND_LOCK = 7216011;
 /**
  * How long a charge or a refund is made again while the database is away or its answer was lost
  * (each is keyed: made again, it finds the first one or makes it, never a second), and the pause
- * between two tries.
+ * between two tries. A processor's caller waits longer than for a read: an outage the service rides
+ * out must not leave a charge in doubt.
  */
-const REPEAT_WHILE_AWAY_MS = 6_000;
+const REPEAT_WHILE_AWAY_MS = 15_000;
 const REPEAT_PAUSE_MS = 250;
 /** Rows copied per statement from a vault file the tables replace. */
 const IMPORT_CHUNK = 5_000;
@@ -51,7 +52,7 @@ const refundRow = (row: RefundRow): RefundRow => ({ ...row, amount_cents: Number
  * process holds it locked past the database's own bounds: a charge is two statements, neither in a
  * transaction; a refund is one short transaction under its charge's lock, ended by the server if
  * its process stops in the middle. Both are made again while the database is away or an answer is
- * lost (see {@link REPEAT_WHILE_AWAY_MS}). When the tables are first made, a vault file of the data folder
+ * lost (see {@link repeatedWhileAway}). When the tables are first made, a vault file of the data folder
  * (`importFrom`, the earlier versions' store in every mode) is copied into them, so cards stored
  * before keep being charged.
  */
@@ -190,14 +191,18 @@ export class PostgresPaymentVault implements PaymentVault {
   }
 }
 
-/** A keyed write, made again while the database is away (within {@link REPEAT_WHILE_AWAY_MS}); then its failure. */
+/**
+ * A keyed write, made again while the database is away (within {@link REPEAT_WHILE_AWAY_MS}); then
+ * its failure. A second try is always made: a process stopped for a while (SIGSTOP, a paused VM)
+ * wakes with its statement's timer run out and the answer still unread.
+ */
 async function repeatedWhileAway<T>(write: () => Promise<T>): Promise<T> {
   const until = Date.now() + REPEAT_WHILE_AWAY_MS;
-  for (;;) {
+  for (let tries = 1; ; tries++) {
     try {
       return await write();
     } catch (error) {
-      if (!serverUnavailable(error) || Date.now() + REPEAT_PAUSE_MS > until) throw error;
+      if (!serverUnavailable(error) || (tries > 1 && Date.now() + REPEAT_PAUSE_MS > until)) throw error;
       await sleep(REPEAT_PAUSE_MS);
     }
   }
