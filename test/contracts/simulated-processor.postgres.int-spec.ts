@@ -77,6 +77,26 @@ if (unavailable) {
       } finally {
         await Promise.all([a.close(), b.close()]);
       }
+
+      // A process of the earlier version, still running, charges through the file meanwhile: the
+      // next start copies what changed, and the charge is found (its key answers it, never twice).
+      const late = new SimulatedPaymentGateway(new SqlitePaymentVault(file), { pepper });
+      const lateCharge = await late.charge({ token, amountCents: 400, idempotencyKey: 'p-late', description: 'deal' });
+      const lateCard = await late.tokenize(card('5555555555554444'));
+      await late.close();
+      const restarted = new SimulatedPaymentGateway(new PostgresPaymentVault(database.url, file), { pepper });
+      try {
+        expect(await restarted.chargeOutcome('p-late')).toEqual(lateCharge);
+        expect(await restarted.charge({ token, amountCents: 400, idempotencyKey: 'p-late', description: 'deal' })).toEqual(lateCharge);
+        expect(
+          await restarted.charge({ token: lateCard.token, amountCents: 400, idempotencyKey: 'p3', description: 'deal' }),
+        ).toMatchObject({
+          status: 'approved',
+        });
+        expect(await restarted.chargeOutcome('p1')).toEqual(charged);
+      } finally {
+        await restarted.close();
+      }
     });
 
     it('starts empty where there is no file to copy', async () => {
@@ -126,13 +146,6 @@ if (unavailable) {
           expect(outcome).toEqual({ status: 'approved', chargeId: expect.stringMatching(/^ch_/) });
           expect(await gateway.chargeOutcome(`cut-${i}`)).toEqual(outcome);
         }
-        const client = new Client({ connectionString: database.url });
-        await client.connect();
-        const { rows } = await client.query<{ keys: number; charges: number }>(
-          "SELECT count(DISTINCT idempotency_key)::int AS keys, count(*)::int AS charges FROM payment_charges WHERE idempotency_key LIKE 'cut-%'",
-        );
-        await client.end();
-        expect(rows[0]).toEqual({ keys: cutsAfterMs.length, charges: cutsAfterMs.length });
       } finally {
         proxy.delayMs = 0;
         await gateway.close();

@@ -1,6 +1,7 @@
 import { serverUnavailable } from '@deals/kernel';
 import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { Logger } from '@nestjs/common';
+import { existsSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, PoolClient } from 'pg';
 import { servicePool } from '../../postgres-pool';
@@ -27,6 +28,7 @@ CREATE TABLE payment_refunds (
   idempotency_key text PRIMARY KEY, charge_id text NOT NULL, amount_cents bigint NOT NULL,
   status text NOT NULL, refund_id text UNIQUE, reason text);
 CREATE INDEX payment_refunds_by_charge ON payment_refunds (charge_id);
+CREATE TABLE payment_vault_copies (file text PRIMARY KEY, signature text NOT NULL, copied_at timestamptz NOT NULL);
 `;
 const SCHEMA_LOCK = 7216010;
 /** The advisory lock space of a charge's refunds: one is decided at a time, against the sum of the others. */
@@ -39,6 +41,8 @@ const REFUND_LOCK = 7216011;
  */
 const REPEAT_WHILE_AWAY_MS = 15_000;
 const REPEAT_PAUSE_MS = 250;
+/** How long after its first try a second one is still made (well within the charge lock's 2 minutes, after which a purchase is settled without it). */
+const SECOND_TRY_WITHIN_MS = 60_000;
 /** Rows copied per statement from a vault file the tables replace. */
 const IMPORT_CHUNK = 5_000;
 
@@ -52,13 +56,15 @@ const refundRow = (row: RefundRow): RefundRow => ({ ...row, amount_cents: Number
  * process holds it locked past the database's own bounds: a charge is two statements, neither in a
  * transaction; a refund is one short transaction under its charge's lock, ended by the server if
  * its process stops in the middle. Both are made again while the database is away or an answer is
- * lost (see {@link repeatedWhileAway}). When the tables are first made, a vault file of the data folder
- * (`importFrom`, the earlier versions' store in every mode) is copied into them, so cards stored
- * before keep being charged.
+ * lost (see {@link repeatedWhileAway}). A vault file of the data folder (`importFrom`, the earlier
+ * versions' store in every mode) is copied into the tables at a process's start whenever it changed
+ * since its last copy, so cards stored before keep being charged (and a charge an earlier version's
+ * process made meanwhile is found by the next start, said in the log).
  */
 export class PostgresPaymentVault implements PaymentVault {
   private readonly pool: Pool;
   private ready: Promise<void> | null = null;
+  private readonly logger = new Logger('PaymentVault');
 
   constructor(
     url: string,
@@ -68,7 +74,8 @@ export class PostgresPaymentVault implements PaymentVault {
   }
 
   warmUp(): void {
-    void this.schema().catch(() => undefined);
+    // The first charge asks again (and fails with the cause); said here too, once.
+    void this.schema().catch((error: unknown) => this.logger.error(`the vault's tables could not be made or filled: ${String(error)}`));
   }
 
   async storeCard({ token, behaviour, brand, last4 }: StoredCard): Promise<void> {
@@ -162,55 +169,103 @@ export class PostgresPaymentVault implements PaymentVault {
   }
 
   /**
-   * Makes the tables once (two processes starting together: one makes them, under a lock), copying
-   * in the vault file they replace; a failure is not kept, the next call tries again.
+   * Makes the tables once (two processes starting together: one makes them, under a lock), then
+   * copies in the vault file they replace if it changed since its last copy; a failure is not kept,
+   * the next call tries again.
    */
   private schema(): Promise<void> {
     this.ready ??= (async () => {
-      // Read from pg_class under the statement's snapshot: the catalog cache (to_regclass) may not yet
-      // show tables another process committed while this one waited for the lock.
-      const made = async (client: Pool | PoolClient) =>
-        (
-          await client.query<{ made: boolean }>(
-            `SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                             WHERE c.relname = 'payment_charges' AND n.nspname = current_schema()) AS made`,
-          )
-        ).rows[0].made;
-      if (await made(this.pool)) return;
-      await inTransaction(this.pool, async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
-        if (await made(client)) return;
-        await client.query(SCHEMA);
-        if (this.importFrom && existsSync(this.importFrom)) await copyVaultFile(client, this.importFrom);
-      });
+      if (!(await tablesMade(this.pool)))
+        await inTransaction(this.pool, async (client) => {
+          await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+          if (!(await tablesMade(client))) await client.query(SCHEMA);
+        });
+      if (this.importFrom) await this.copyIfChanged(this.importFrom);
     })().catch((error: unknown) => {
       this.ready = null;
       throw error;
     });
     return this.ready;
   }
+
+  /** Copies the vault file in when its signature (sizes and times of it and its WAL) is not the one last copied. */
+  private async copyIfChanged(file: string): Promise<void> {
+    const signature = fileSignature(file);
+    if (signature === null) return;
+    const lastCopied = async (client: Pool | PoolClient) =>
+      (await client.query<{ signature: string }>('SELECT signature FROM payment_vault_copies WHERE file = $1', [file])).rows[0]?.signature;
+    const before = await lastCopied(this.pool);
+    if (before === signature) return;
+    const copied = await inTransaction(this.pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+      const earlier = await lastCopied(client);
+      if (earlier === signature) return null;
+      const counts = await copyVaultFile(client, file);
+      await client.query(
+        `INSERT INTO payment_vault_copies (file, signature, copied_at) VALUES ($1, $2, now())
+         ON CONFLICT (file) DO UPDATE SET signature = EXCLUDED.signature, copied_at = EXCLUDED.copied_at`,
+        [file, signature],
+      );
+      return { counts, again: earlier !== undefined };
+    });
+    if (!copied) return;
+    const { cards, charges, refunds } = copied.counts;
+    const what = `${cards} cards, ${charges} charges and ${refunds} refunds new to the tables`;
+    if (copied.again)
+      this.logger.warn(
+        `${file} changed since its last copy (a process of an earlier version still writing it?): copied again, ${what}; stop every earlier version's process`,
+      );
+    else this.logger.log(`${file} copied into the vault's tables: ${what}`);
+  }
+}
+
+/** Whether the vault's tables exist, read from pg_class under the statement's snapshot (the catalog cache may not yet show tables another process committed while this one waited for the lock). */
+async function tablesMade(client: Pool | PoolClient): Promise<boolean> {
+  const { rows } = await client.query<{ made: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                     WHERE c.relname = 'payment_vault_copies' AND n.nspname = current_schema()) AS made`,
+  );
+  return rows[0].made;
+}
+
+/** The vault file's sizes and modification times, with its write-ahead log's; null when there is no file. */
+function fileSignature(file: string): string | null {
+  if (!existsSync(file)) return null;
+  return [file, `${file}-wal`]
+    .filter((path) => existsSync(path))
+    .map((path) => {
+      const { size, mtimeMs } = statSync(path);
+      return `${size}:${Math.trunc(mtimeMs)}`;
+    })
+    .join('/');
 }
 
 /**
- * A keyed write, made again while the database is away (within {@link REPEAT_WHILE_AWAY_MS}); then
- * its failure. A second try is always made: a process stopped for a while (SIGSTOP, a paused VM)
- * wakes with its statement's timer run out and the answer still unread.
+ * A keyed write, made again while the database is away: tries begin within
+ * {@link REPEAT_WHILE_AWAY_MS} of the first (each bounded by the pool's connection and statement
+ * timeouts); then its failure. A second try is made past that too, within
+ * {@link SECOND_TRY_WITHIN_MS}: a process stopped for a while (SIGSTOP, a paused VM) wakes with its
+ * statement's timer run out and the answer unread, and a charge tried again long after would come
+ * after its purchase was settled without it.
  */
 async function repeatedWhileAway<T>(write: () => Promise<T>): Promise<T> {
-  const until = Date.now() + REPEAT_WHILE_AWAY_MS;
+  const began = Date.now();
   for (let tries = 1; ; tries++) {
     try {
       return await write();
     } catch (error) {
-      if (!serverUnavailable(error) || (tries > 1 && Date.now() + REPEAT_PAUSE_MS > until)) throw error;
+      const waited = Date.now() + REPEAT_PAUSE_MS - began;
+      const again = tries === 1 ? waited < SECOND_TRY_WITHIN_MS : waited < REPEAT_WHILE_AWAY_MS;
+      if (!serverUnavailable(error) || !again) throw error;
       await sleep(REPEAT_PAUSE_MS);
     }
   }
 }
 
-/** Copies every card, charge and refund of a vault file into the new tables (in their transaction). */
-async function copyVaultFile(client: PoolClient, file: string): Promise<void> {
+/** Copies every card, charge and refund of a vault file the tables do not hold yet (in the caller's transaction); how many of each. */
+async function copyVaultFile(client: PoolClient, file: string): Promise<{ cards: number; charges: number; refunds: number }> {
   const vault = new Database(file, { readonly: true, fileMustExist: true });
+  const counts = { cards: 0, charges: 0, refunds: 0 };
   try {
     const tables = [
       ['cards', 'payment_cards', ['token', 'behaviour', 'brand', 'last4']],
@@ -237,6 +292,7 @@ async function copyVaultFile(client: PoolClient, file: string): Promise<void> {
       }
       await flush();
     }
+    return counts;
   } finally {
     vault.close();
   }
