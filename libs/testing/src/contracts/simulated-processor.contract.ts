@@ -102,6 +102,21 @@ export function simulatedProcessorContract(name: string, setup: () => Promise<Va
         }
       });
 
+      it('answers many charges asked at once, each as its card decides, and a key asked twice with one charge', async () => {
+        const [approving, declining] = [await gateway.tokenize(card('4242424242424242')), await gateway.tokenize(card('4000000000000002'))];
+        const tokenOf = (k: number) => (k % 5 === 0 ? declining.token : k % 7 === 0 ? 'tok_unknown' : approving.token);
+        const keys = Array.from({ length: 60 }, (_, i) => i % 40);
+        const outcomes = await Promise.all(keys.map((k) => gateway.charge(charge(tokenOf(k), `many-${k}`))));
+        keys.forEach((k, i) => {
+          const expected = k % 5 === 0 ? 'declined' : k % 7 === 0 ? 'error' : 'approved';
+          expect(outcomes[i]).toMatchObject({ status: expected });
+          expect(outcomes[i]).toEqual(outcomes[keys.indexOf(k)]);
+        });
+        const approved = outcomes.filter((o) => o.status === 'approved').map((o) => (o as { chargeId: string }).chargeId);
+        expect(new Set(approved).size).toBe(new Set(keys.filter((k) => k % 5 !== 0 && k % 7 !== 0)).size);
+        for (const k of new Set(keys)) expect(await gateway.chargeOutcome(`many-${k}`)).toEqual(outcomes[keys.indexOf(k)]);
+      });
+
       it('refuses a key reused with another amount', async () => {
         const { token } = await gateway.tokenize(card('4242424242424242'));
         await gateway.charge(charge(token, 'k1', 1500));

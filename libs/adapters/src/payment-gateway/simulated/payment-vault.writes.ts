@@ -11,6 +11,7 @@ import type Database from 'better-sqlite3';
  * money went back (`refund_late`: asked again under its key, the refund answers refunded).
  */
 export type Behaviour = 'approve' | 'decline' | 'processor_error' | 'slow' | 'refund_refused' | 'refund_late';
+export const BEHAVIOURS: readonly Behaviour[] = ['approve', 'decline', 'processor_error', 'slow', 'refund_refused', 'refund_late'];
 
 export const VAULT_SCHEMA = `
   CREATE TABLE IF NOT EXISTS cards (

@@ -9,6 +9,7 @@ import { inTransaction } from '../../postgres-transaction';
 import type { PaymentVault } from './payment-vault';
 import {
   Behaviour,
+  BEHAVIOURS,
   chargeDecision,
   ChargeArgs,
   ChargeRow,
@@ -43,6 +44,106 @@ const REPEAT_WHILE_AWAY_MS = 15_000;
 const REPEAT_PAUSE_MS = 250;
 /** How long after its first try a second one is still made (well within the charge lock's 2 minutes, after which a purchase is settled without it). */
 const SECOND_TRY_WITHIN_MS = 60_000;
+/** Statements of charges under way at once from one process (the pool holds 4); the charges asked meanwhile wait for the next. */
+const CHARGE_BATCHES_AT_ONCE = 2;
+/** The most charges one statement writes. */
+const CHARGE_BATCH = 256;
+
+/** Each test behaviour (and an unknown token's null) with the charge it decides, as the charge statement's parameters. */
+const CHARGE_DECISIONS = (() => {
+  const decided = [null, ...BEHAVIOURS].map((behaviour) => [behaviour, ...chargeDecision(behaviour, 'approved')] as const);
+  return [decided.map((d) => d[0]), decided.map((d) => d[1]), decided.map((d) => d[3]), decided.map((d) => d[2] !== null)];
+})();
+
+/**
+ * A charge a key, for many keys in one statement (one transaction): each asked charge with its
+ * card's behaviour and the key's earlier record if any; the new ones written (`ON CONFLICT DO
+ * NOTHING`) as their card's behaviour decides. A key asked twice in the batch is written once.
+ */
+async function chargeMany(pool: Pool, asked: readonly ChargeArgs[]): Promise<Array<VaultRecord<ChargeRow>>> {
+  const first = new Map<string, number>();
+  asked.forEach((a, i) => first.has(a.idempotencyKey) || first.set(a.idempotencyKey, i));
+  const unique = [...first.values()].map((i) => asked[i]);
+  const { rows } = await pool.query<{ behaviour: Behaviour | null; earlier: ChargeRow | null; made: ChargeRow | null }>(
+    `WITH asked AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) WITH ORDINALITY AS a(idempotency_key, token, amount_cents, new_charge_id, n)),
+     decisions AS (SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::bool[]) AS d(behaviour, status, reason, approved)),
+     decided AS (
+       SELECT a.*, cards.behaviour, d.status, d.reason, d.approved,
+              (SELECT row_to_json(c) FROM payment_charges c WHERE c.idempotency_key = a.idempotency_key) AS earlier
+         FROM asked a
+         LEFT JOIN payment_cards cards ON cards.token = a.token
+         LEFT JOIN decisions d ON d.behaviour IS NOT DISTINCT FROM cards.behaviour),
+     made AS (
+       INSERT INTO payment_charges (idempotency_key, token, amount_cents, status, charge_id, reason)
+       SELECT idempotency_key, token, amount_cents, status, CASE WHEN approved THEN new_charge_id END, reason
+         FROM decided WHERE earlier IS NULL
+       ON CONFLICT (idempotency_key) DO NOTHING
+       RETURNING *)
+     SELECT decided.behaviour, decided.earlier, row_to_json(made) AS made
+       FROM decided LEFT JOIN made ON made.idempotency_key = decided.idempotency_key
+      ORDER BY decided.n`,
+    [
+      unique.map((a) => a.idempotencyKey),
+      unique.map((a) => a.token),
+      unique.map((a) => a.amountCents),
+      unique.map((a) => a.newChargeId),
+      ...CHARGE_DECISIONS,
+    ],
+  );
+  const records = await Promise.all(
+    rows.map(async ({ behaviour, earlier, made }, i): Promise<VaultRecord<ChargeRow>> => {
+      if (made) return { row: chargeRow(made), behaviour, first: true };
+      if (earlier) return { row: chargeRow(earlier), behaviour, first: false };
+      // Another transaction wrote the key's charge after this statement's snapshot: that one is the charge.
+      const { rows: written } = await pool.query<ChargeRow>('SELECT * FROM payment_charges WHERE idempotency_key = $1', [
+        unique[i].idempotencyKey,
+      ]);
+      return { row: chargeRow(written[0]), behaviour, first: false };
+    }),
+  );
+  const byKey = new Map(unique.map((a, i) => [a.idempotencyKey, records[i]]));
+  return asked.map((a, i) =>
+    first.get(a.idempotencyKey) === i ? byKey.get(a.idempotencyKey)! : { ...byKey.get(a.idempotencyKey)!, first: false },
+  );
+}
+
+/**
+ * Calls that wait and go together: at most `atOnce` runs of `run` under way; what is asked
+ * meanwhile is run together in the next (up to {@link CHARGE_BATCH}). An idle process's call goes at once.
+ */
+class Batches<Asked, Answer> {
+  private waiting: Array<{ asked: Asked; resolve: (answer: Answer) => void; reject: (error: unknown) => void }> = [];
+  private running = 0;
+
+  constructor(
+    private readonly run: (asked: readonly Asked[]) => Promise<Answer[]>,
+    private readonly atOnce: number,
+  ) {}
+
+  add(asked: Asked): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ asked, resolve, reject });
+      if (this.running < this.atOnce) void this.next();
+    });
+  }
+
+  private async next(): Promise<void> {
+    if (this.waiting.length === 0) return;
+    const batch = this.waiting.splice(0, CHARGE_BATCH);
+    this.running++;
+    try {
+      const answers = await this.run(batch.map((b) => b.asked));
+      batch.forEach((b, i) => b.resolve(answers[i]));
+    } catch (error) {
+      for (const b of batch) b.reject(error);
+    } finally {
+      this.running--;
+      void this.next();
+    }
+  }
+}
+
 /** Rows copied per statement from a vault file the tables replace. */
 const IMPORT_CHUNK = 5_000;
 
@@ -65,6 +166,10 @@ export class PostgresPaymentVault implements PaymentVault {
   private readonly pool: Pool;
   private ready: Promise<void> | null = null;
   private readonly logger = new Logger('PaymentVault');
+  private readonly charges = new Batches<ChargeArgs, VaultRecord<ChargeRow>>(
+    (asked) => chargeMany(this.pool, asked),
+    CHARGE_BATCHES_AT_ONCE,
+  );
 
   constructor(
     url: string,
@@ -96,26 +201,10 @@ export class PostgresPaymentVault implements PaymentVault {
     return repeatedWhileAway(() => this.refundOnce(args));
   }
 
-  private async chargeOnce({ token, amountCents, idempotencyKey, newChargeId }: ChargeArgs): Promise<VaultRecord<ChargeRow>> {
+  /** Charges asked while others are written wait and are written together, in one statement. */
+  private async chargeOnce(args: ChargeArgs): Promise<VaultRecord<ChargeRow>> {
     await this.schema();
-    const {
-      rows: [found],
-    } = await this.pool.query<{ behaviour: Behaviour | null; earlier: ChargeRow | null }>(
-      `SELECT (SELECT behaviour FROM payment_cards WHERE token = $1) AS behaviour,
-              (SELECT row_to_json(c) FROM payment_charges c WHERE idempotency_key = $2) AS earlier`,
-      [token, idempotencyKey],
-    );
-    const { behaviour } = found;
-    if (found.earlier) return { row: chargeRow(found.earlier), behaviour, first: false };
-    const [status, chargeId, reason] = chargeDecision(behaviour, newChargeId);
-    const { rows } = await this.pool.query<ChargeRow>(
-      `INSERT INTO payment_charges (idempotency_key, token, amount_cents, status, charge_id, reason)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
-      [idempotencyKey, token, amountCents, status, chargeId, reason],
-    );
-    if (rows[0]) return { row: chargeRow(rows[0]), behaviour, first: true };
-    // Another process made the key's charge between the two statements: that one is the charge.
-    return { row: (await this.chargeByKey(idempotencyKey))!, behaviour, first: false };
+    return this.charges.add(args);
   }
 
   private async refundOnce({ chargeId, amountCents, idempotencyKey, newRefundId }: RefundArgs): Promise<VaultRecord<RefundRow>> {
