@@ -1,7 +1,7 @@
 import { PostgresPaymentVault } from '@deals/adapters/payment-gateway/simulated/postgres-payment-vault';
 import { SimulatedPaymentGateway } from '@deals/adapters/payment-gateway/simulated/simulated-payment-gateway.adapter';
 import { SqlitePaymentVault } from '@deals/adapters/payment-gateway/simulated/sqlite-payment-vault';
-import { simulatedProcessorContract } from '@deals/testing/contracts/simulated-processor.contract';
+import { card, pepper, simulatedProcessorContract } from '@deals/testing/contracts/simulated-processor.contract';
 import { Client } from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,8 +10,6 @@ import { createTestDatabase, postgresUnavailableSync } from '../support/postgres
 import { TcpProxy } from '../support/tcp-proxy';
 
 const unavailable = postgresUnavailableSync();
-const pepper = Buffer.alloc(32, 1);
-const card = (number: string) => ({ number, cvv: '123', month: 12, year: 2030, zip: '94107' });
 
 if (unavailable) {
   describe.skip(`simulated processor contract: postgresql — skipped: ${unavailable}`, () => {

@@ -10,9 +10,10 @@ export interface VaultUnderTest {
   cleanup(): Promise<void>;
 }
 
-const pepper = Buffer.alloc(32, 1);
-const card = (number: string, cvv = '123'): CardDetails => ({ number, cvv, month: 12, year: 2030, zip: '94107' });
-const charge = (token: string, idempotencyKey: string, amountCents = 1500) => ({
+/** The fingerprint pepper, a card and a charge as the processor's tests give them. */
+export const pepper = Buffer.alloc(32, 1);
+export const card = (number: string, cvv = '123'): CardDetails => ({ number, cvv, month: 12, year: 2030, zip: '94107' });
+export const charge = (token: string, idempotencyKey: string, amountCents = 1500) => ({
   token,
   amountCents,
   idempotencyKey,

@@ -1,22 +1,13 @@
-import { CardDetails, CardRejected, TEST_CARD_NUMBERS } from '@deals/kernel';
+import { CardRejected, TEST_CARD_NUMBERS } from '@deals/kernel';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The processor names brands itself; this checks it names them as the service's card rules do.
 import { cardBrand } from '@deals/accounts/domain/card/card-number';
 import { WriteOutcomeUnknown } from '../../sqlite/write-thread';
-import { simulatedProcessorContract } from '@deals/testing/contracts/simulated-processor.contract';
+import { card, charge, pepper, simulatedProcessorContract } from '@deals/testing/contracts/simulated-processor.contract';
 import { SimulatedPaymentGateway, TEST_CARDS } from './simulated-payment-gateway.adapter';
 import { SqlitePaymentVault } from './sqlite-payment-vault';
-
-const pepper = Buffer.alloc(32, 1);
-const card = (number: string, cvv = '123'): CardDetails => ({ number, cvv, month: 12, year: 2030, zip: '94107' });
-const charge = (token: string, idempotencyKey: string, amountCents = 1500) => ({
-  token,
-  amountCents,
-  idempotencyKey,
-  description: 'deal 42',
-});
 
 describe('SimulatedPaymentGateway', () => {
   it('gives behaviours to published test cards only (the sandbox takes those)', () => {
