@@ -1,4 +1,5 @@
 import { PersonalKeyStore } from '@deals/kernel';
+import DataLoader from 'dataloader';
 import { Pool } from 'pg';
 import { randomBytes } from 'node:crypto';
 import { servicePool } from '../postgres-pool';
@@ -12,6 +13,8 @@ CREATE TABLE IF NOT EXISTS erased_users (user_id text PRIMARY KEY, erased_at tim
 const SCHEMA_LOCK = 7216008;
 /** The advisory lock space of a user's key: its making and its erasure never interleave. */
 const KEY_LOCK = 7216009;
+/** Most users whose keys one statement reads. */
+const MAX_READ = 500;
 
 /**
  * The personal-data keys in the PostgreSQL database that holds the log (`personal_data_keys`), and
@@ -22,11 +25,14 @@ const KEY_LOCK = 7216009;
 export class PostgresPersonalKeyStore extends PersonalKeyStore {
   private readonly pool: Pool;
   private readonly schema: () => Promise<void>;
+  /** The keys asked for in one turn of the event loop (a page of the log, the appends of many requests), read in one statement. */
+  private readonly keys: DataLoader<string, { key: Buffer | null; erased: boolean }>;
 
   constructor(url: string) {
     super();
     this.pool = servicePool(url, 2);
     this.schema = schemaOnce(this.pool, 'personal_data_keys', SCHEMA_LOCK, SCHEMA);
+    this.keys = new DataLoader((userIds) => this.readKeys(userIds), { cache: false, maxBatchSize: MAX_READ });
   }
 
   async keyFor(userId: string): Promise<Buffer | null> {
@@ -45,14 +51,21 @@ export class PostgresPersonalKeyStore extends PersonalKeyStore {
     });
   }
 
-  async keyOf(userId: string): Promise<{ key: Buffer | null; erased: boolean }> {
+  keyOf(userId: string): Promise<{ key: Buffer | null; erased: boolean }> {
+    return this.keys.load(userId);
+  }
+
+  private async readKeys(userIds: readonly string[]): Promise<Array<{ key: Buffer | null; erased: boolean }>> {
     await this.schema();
     const { rows } = await this.pool.query<{ key: Buffer | null; erased: boolean }>(
-      `SELECT (SELECT key FROM personal_data_keys WHERE user_id = $1) AS key,
-              EXISTS (SELECT 1 FROM erased_users WHERE user_id = $1) AS erased`,
-      [userId],
+      `SELECT k.key, e.user_id IS NOT NULL AS erased
+         FROM unnest($1::text[]) WITH ORDINALITY AS asked(user_id, n)
+         LEFT JOIN personal_data_keys k ON k.user_id = asked.user_id
+         LEFT JOIN erased_users e ON e.user_id = asked.user_id
+        ORDER BY asked.n`,
+      [userIds],
     );
-    return { key: rows[0].key, erased: rows[0].erased };
+    return rows.map((row) => ({ key: row.key, erased: row.erased }));
   }
 
   async keptOf(userIds: readonly string[]): Promise<string[]> {

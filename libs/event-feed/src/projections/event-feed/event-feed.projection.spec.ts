@@ -133,6 +133,31 @@ describe('the partner event feed', () => {
     expect(await fold(once, purchaseHistory())).toEqual([]);
   });
 
+  it('reads the resources a batch touches in one read, not one an event', async () => {
+    position = 0;
+    const reserved = (n: number) =>
+      recorded('PurchaseReserved', {
+        purchaseId: `pu${n}`,
+        partnerId: 'p1',
+        deal,
+        quantity: 1,
+        holdId: `pu${n}`,
+        reservedAt: at,
+        holdExpiresAt: at,
+        payment: { userId: 'u1', creditCardId: 'c1', sessionId: null },
+      });
+    const events = [1, 2, 3, 4, 5].map(reserved).filter((e) => eventFeedProjection.handles.includes(e.type));
+    const reads: string[][] = [];
+    await eventFeedProjection.applyBatch!(events, {
+      get: async (ids) => {
+        reads.push([...ids]);
+        return new Map();
+      },
+    });
+    expect(reads[0]).toEqual(expect.arrayContaining([1, 2, 3, 4, 5].map((n) => `resource:purchase:pu${n}`)));
+    expect(reads.flat().filter((id) => id.startsWith('resource:'))).toHaveLength(5);
+  });
+
   it('tells a batch processed or failed, once delivered', async () => {
     position = 100;
     const store = new Map<string, ViewDocument>();

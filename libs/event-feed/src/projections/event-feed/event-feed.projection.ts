@@ -104,6 +104,20 @@ export const eventFeedProjection = defineProjection<FeedDocument>({
   applyBatch: (events, documents) => new FeedBatch(documents as BatchDocuments<FeedDocument>).apply(events),
 });
 
+/** The resource records a log event of a resource touches: its coupon's purchase, and each feed source's resource. */
+function resourceKeysOf(event: RecordedEvent): string[] {
+  if (ENDPOINT_EVENTS.includes(event.type) || event.type === 'WebhookDeliveryAttempted') return [];
+  const keys = COUPON_EVENTS.has(event.type)
+    ? [resourceKey('purchase', purchaseOfCoupon((event.data as { couponId: string }).couponId))]
+    : [];
+  for (const source of FEED_SOURCES) {
+    const extra = source.extra?.[event.type];
+    if (!extra && !source.projection.handles.includes(event.type)) continue;
+    for (const id of extra ? extra(event) : source.projection.documentIds(event)) keys.push(resourceKey(source.resource, id));
+  }
+  return keys;
+}
+
 /** One batch of the feed: the documents it read and changed, and the events it makes. */
 class FeedBatch {
   private readonly docs = new Map<string, FeedDocument | null>();
@@ -116,6 +130,8 @@ class FeedBatch {
   constructor(private readonly stored: BatchDocuments<FeedDocument>) {}
 
   async apply(events: readonly RecordedEvent[]): Promise<FeedDocument[]> {
+    // The resources the batch's events touch, read in one go rather than one read an event.
+    await this.load([...new Set(events.flatMap(resourceKeysOf))]);
     for (const event of events) {
       if (ENDPOINT_EVENTS.includes(event.type)) await this.endpointEvent(event);
       else if (event.type === 'WebhookDeliveryAttempted') await this.attempt(event);
@@ -143,6 +159,7 @@ class FeedBatch {
   }
 
   private async resourceEvent(event: RecordedEvent): Promise<void> {
+    // The keys touched here are those resourceKeysOf names.
     // Each resource applies a log event once: decided when first touched by it.
     const fresh = new Set<string>();
     const touch = async (key: string): Promise<FeedResource | null | undefined> => {
