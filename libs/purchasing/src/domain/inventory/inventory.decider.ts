@@ -254,7 +254,8 @@ export const inventorySnapshots: SnapshotCodec<Inventory> = {
   },
   keyed: {
     keysOf: holdsNamed,
-    has: (inventory, holdId) => inventory.closed.has(holdId),
+    // An open hold is not closed (a closed hold id is never opened again): a sale of it needs no look-up.
+    has: (inventory, holdId) => inventory.closed.has(holdId) || inventory.holds.has(holdId),
     entries: (inventory) => [...inventory.closed.entries()],
     withEntries: (inventory, entries) => ({ ...inventory, closed: inventory.closed.merge(entries as Iterable<[string, ClosedHold]>) }),
     withoutEntries: (inventory) => ({ ...inventory, closed: ImmutableMap() }),
