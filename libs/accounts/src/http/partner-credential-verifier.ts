@@ -60,6 +60,8 @@ function refuseEnded(what: string, revokedAt: string | null, expiresAt: number |
 @Injectable()
 export class PartnerCredentialVerifier extends CredentialVerifier {
   private readonly knownKeys = new Map<string, KnownKey>();
+  /** Look-ups under way: the requests that find a key's entry stale together share one look-up. */
+  private readonly lookingUp = new Map<string, Promise<KnownKey | null>>();
 
   constructor(
     private readonly views: ViewStore,
@@ -73,7 +75,12 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     const elapsed = performance.now();
     let known = this.knownKeys.get(apiKey);
     if (!known || known.until <= elapsed) {
-      const found = await this.lookUp(apiKey, elapsed);
+      let pending = this.lookingUp.get(apiKey);
+      if (!pending) {
+        pending = this.lookUp(apiKey, elapsed).finally(() => this.lookingUp.delete(apiKey));
+        this.lookingUp.set(apiKey, pending);
+      }
+      const found = await pending;
       if (!found) return null;
       known = found;
     }
