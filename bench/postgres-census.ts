@@ -1,0 +1,191 @@
+/**
+ * What a stored-card purchase asks of PostgreSQL in the distributed mode, statement by statement:
+ * one API replica and a worker (built, no CPU quota) on a database made for the run, the purchases
+ * bench's catalogue and users; every user buys once (caches warm, as under a steady load), then
+ * statement logging is turned on for that database alone (`log_statement = all`, its sessions
+ * restarted), and a measured load runs. Prints the statements a purchase by their text (each one
+ * outside BEGIN/COMMIT is a transaction of its own) and the WAL a purchase by relation (read back
+ * with pg_walinspect). Not part of `npm run bench`.
+ *
+ *   npm run build && node dist/bench/postgres-census.js [--mode=hot|many] [--purchases=1000] [--connections=50] [--users=400]
+ *
+ * Needs a PostgreSQL server on this machine whose log this process can read (`POSTGRES_LOG`, default
+ * Debian's `/var/log/postgresql/postgresql-15-main.log`, with the default line prefix
+ * `%m [%p] %q%u@%d `), superuser rights on it (`POSTGRES_BENCH_URL`), and Redis (`REDIS_BENCH_URL`).
+ */
+import { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from 'pg';
+import { benchDeals, makeBuyers, MANY_DEALS, purchaseBodies } from './purchases.bench';
+import { BENCH_BUDGETS } from './support/bench-api';
+import { httpsGet } from './support/https-get';
+import { runLoad } from './support/load';
+import {
+  API_SCRIPT,
+  createPartner,
+  freePort,
+  importCatalogue,
+  serviceCertificate,
+  startBuilt,
+  until,
+  WORKER_SCRIPT,
+} from './support/service-processes';
+import { withTempDir } from './support/temp-dir';
+
+const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
+const LOG = process.env.POSTGRES_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
+
+const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const mode = arg('mode', 'hot') as 'hot' | 'many';
+const purchases = Number(arg('purchases', '1000'));
+const connections = Number(arg('connections', '50'));
+const users = Number(arg('users', '400'));
+/** Kept short of the statement so that the same statement with other lists of values counts as one. */
+const TEXT_CHARS = 110;
+
+const urlOf = (database: string) => {
+  const url = new URL(PG);
+  url.pathname = `/${database}`;
+  return url.toString();
+};
+
+/** The statements the server logged for `database` between two offsets of its log, by their text. */
+function statementsLogged(database: string, from: number, to: number): Map<string, number> {
+  const fd = openSync(LOG, 'r');
+  const bytes = Buffer.alloc(to - from);
+  readSync(fd, bytes, 0, bytes.length, from);
+  closeSync(fd);
+  const counts = new Map<string, number>();
+  let current: { database: string; text: string } | null = null;
+  const count = () => {
+    if (!current || current.database !== database) return;
+    const m = /^(?:statement|execute [^:]*): (.*)$/.exec(current.text);
+    if (!m) return;
+    const text = m[1]
+      .replace(/\s+/g, ' ')
+      .replace(/'[^']*'/g, "'?'")
+      .replace(/\$\d+/g, '$')
+      .slice(0, TEXT_CHARS);
+    counts.set(text, (counts.get(text) ?? 0) + 1);
+  };
+  for (const line of bytes.toString('utf8').split('\n')) {
+    const m = /^\S+ \S+ \S+ \[\d+\] \S*@(\S*) (\w+): {2}(.*)$/.exec(line);
+    if (m) {
+      count();
+      current = m[2] === 'LOG' ? { database: m[1], text: m[3] } : null;
+    } else if (current) current.text += ` ${line.trim()}`;
+  }
+  count();
+  return counts;
+}
+
+async function main() {
+  statSync(LOG); // fails early, naming the file, when the log is not readable here
+  const admin = new Client({ connectionString: PG });
+  await admin.connect();
+  const database = `deals_census_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  await admin.query(`CREATE DATABASE ${database}`);
+  const started: ChildProcess[] = [];
+  try {
+    await withTempDir('census', async (dataDir) => {
+      const env = {
+        DATA_DIR: dataDir,
+        DATABASE_URL: urlOf(database),
+        REDIS_URL: REDIS,
+        REDIS_PREFIX: database,
+        MONGO_URL: '',
+        EVENTSTORE_URL: '',
+        LOG_LEVEL: 'warn',
+        DEMO_DATA: 'off',
+        ...BENCH_BUDGETS,
+      };
+      const apiKey = encodeURIComponent(createPartner(env, 'Census'));
+      const records = benchDeals(new Date(), MANY_DEALS + 1);
+      importCatalogue(dataDir, env, records);
+      started.push(startBuilt(WORKER_SCRIPT, env, 'worker'));
+      const port = await freePort();
+      started.push(startBuilt(API_SCRIPT, { ...env, PORT: String(port), HOST: '127.0.0.1', RUN_PROJECTIONS: 'off' }, 'api'));
+      const origin = `https://127.0.0.1:${port}`;
+      const ca = await serviceCertificate(dataDir);
+      const deals = records.map((r) => ({ id: r.id, price: r.current_price }));
+      await until(async () => (await httpsGet(`${origin}/deals/${deals[0].id}?api_key=${apiKey}`, ca)).status === 200, `${origin} serving`);
+      const buyers = await makeBuyers(origin, ca, apiKey, users);
+      const bodies = purchaseBodies(buyers, deals.slice(0, MANY_DEALS), deals[MANY_DEALS], mode);
+      const load = (amount: number) =>
+        runLoad({
+          origin,
+          paths: [`/purchases?api_key=${apiKey}`],
+          connections,
+          ca,
+          durationSec: 0,
+          amount,
+          post: { template: '{item}', items: bodies },
+        });
+      // Every user (and on 200 deals every deal) bought once: the caches as a steady load keeps them.
+      await load(Math.max(users, mode === 'many' ? 2 * MANY_DEALS : 0) + connections);
+      await admin.query(`ALTER DATABASE ${database} SET log_statement = 'all'`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+      await sleep(2_000);
+      await load(2 * connections); // the pools' connections opened again, now logging
+      await sleep(1_000);
+      const lsnBefore = (await admin.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0].lsn;
+      const logBefore = statSync(LOG).size;
+      const run = await load(purchases);
+      await sleep(1_500); // the worker's pages of the last purchases
+      const lsnAfter = (await admin.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0].lsn;
+      const logAfter = statSync(LOG).size;
+      await admin.query(`ALTER DATABASE ${database} RESET log_statement`);
+      const ok = run.ok;
+      process.stdout.write(
+        `${mode === 'hot' ? 'hot deal' : `${MANY_DEALS} deals`}: ${ok} purchases answered 2xx (${run.non2xx} other) ` +
+          `in ${run.durationSec.toFixed(1)} s, ${connections} connections, ${users} users; one API replica and a worker, no quota\n`,
+      );
+      const statements = statementsLogged(database, logBefore, logAfter);
+      const all = [...statements.values()].reduce((a, b) => a + b, 0);
+      process.stdout.write(`\nstatements a purchase: ${(all / ok).toFixed(2)}\n`);
+      for (const [text, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 40))
+        process.stdout.write(`${(n / ok).toFixed(2).padStart(7)}  ${text}\n`);
+      const db = new Client({ connectionString: urlOf(database) });
+      await db.connect();
+      try {
+        await db.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+        const { rows } = await db.query<{ relation: string; records: string; bytes: string }>(
+          `WITH r AS (
+             SELECT record_length, resource_manager, record_type,
+                    (regexp_match(block_ref, 'rel \\d+/(\\d+)/(\\d+)'))[1]::oid AS db,
+                    (regexp_match(block_ref, 'rel \\d+/(\\d+)/(\\d+)'))[2]::oid AS file
+               FROM pg_get_wal_records_info($1, $2))
+           SELECT coalesce(c.relname, resource_manager || ' ' || record_type) AS relation, count(*) AS records, sum(record_length) AS bytes
+             FROM r LEFT JOIN pg_class c ON c.relfilenode = r.file AND r.db = (SELECT oid FROM pg_database WHERE datname = current_database())
+            WHERE r.db IS NULL OR r.db = (SELECT oid FROM pg_database WHERE datname = current_database())
+            GROUP BY 1 ORDER BY 3 DESC`,
+          [lsnBefore, lsnAfter],
+        );
+        const total = rows.reduce((a, r) => a + Number(r.bytes), 0);
+        process.stdout.write(`\nWAL a purchase: ${(total / ok).toFixed(0)} B (records of this database's blocks, and those of none)\n`);
+        for (const r of rows.slice(0, 30))
+          process.stdout.write(
+            `${(Number(r.bytes) / ok).toFixed(0).padStart(7)} B ${(Number(r.records) / ok).toFixed(2).padStart(6)} records  ${r.relation}\n`,
+          );
+      } finally {
+        await db.end();
+      }
+    });
+  } finally {
+    for (const child of started) child.kill('SIGTERM');
+    await sleep(2_000);
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`postgres-census: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
