@@ -58,7 +58,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { benchDeals, CONNECTIONS, makeBuyers, MANY_DEALS, purchaseBodies, USERS } from './purchases.bench';
 import { BENCH_BUDGETS } from './support/bench-api';
@@ -80,6 +79,7 @@ import {
   until,
   WORKER_SCRIPT,
 } from './support/service-processes';
+import { deleteRedisKeys } from './support/redis-keys';
 import { withTempDir } from './support/temp-dir';
 
 const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -603,24 +603,9 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
   } finally {
     await Promise.all(started.map((child) => run.groups.stop(child)));
     await dropDatabase(run, database);
-    await deleteRedisKeys(prefix).catch((error: unknown) =>
+    await deleteRedisKeys(REDIS, prefix).catch((error: unknown) =>
       process.stderr.write(`distributed bench: Redis keys ${prefix}* left: ${error instanceof Error ? error.message : String(error)}\n`),
     );
-  }
-}
-
-async function deleteRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
   }
 }
 

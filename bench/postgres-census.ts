@@ -32,6 +32,7 @@ import {
   until,
   WORKER_SCRIPT,
 } from './support/service-processes';
+import { deleteRedisKeys } from './support/redis-keys';
 import { withTempDir } from './support/temp-dir';
 
 const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -72,10 +73,11 @@ function statementsLogged(database: string, from: number, to: number): Map<strin
     counts.set(text, (counts.get(text) ?? 0) + 1);
   };
   for (const line of bytes.toString('utf8').split('\n')) {
-    const m = /^\S+ \S+ \S+ \[\d+\] \S*@(\S*) (\w+): {2}(.*)$/.exec(line);
-    if (m) {
+    // A line of the server's own processes (no user@database) starts an entry too.
+    if (/^\S+ \S+ \S+ \[\d+\] /.test(line)) {
       count();
-      current = m[2] === 'LOG' ? { database: m[1], text: m[3] } : null;
+      const m = /^\S+ \S+ \S+ \[\d+\] \S*@(\S*) (\w+): {2}(.*)$/.exec(line);
+      current = m && m[2] === 'LOG' ? { database: m[1], text: m[3] } : null;
     } else if (current) current.text += ` ${line.trim()}`;
   }
   count();
@@ -139,6 +141,8 @@ async function main() {
       const logAfter = statSync(LOG).size;
       await admin.query(`ALTER DATABASE ${database} RESET log_statement`);
       const ok = run.ok;
+      if (ok === 0) throw new Error(`no purchase was answered 2xx (${run.non2xx} other answers, ${run.errors} errors)`);
+      if (logAfter < logBefore) throw new Error(`${LOG} was rotated or truncated during the run: its statements are lost`);
       process.stdout.write(
         `${mode === 'hot' ? 'hot deal' : `${MANY_DEALS} deals`}: ${ok} purchases answered 2xx (${run.non2xx} other) ` +
           `in ${run.durationSec.toFixed(1)} s, ${connections} connections, ${users} users; one API replica and a worker, no quota\n`,
@@ -179,6 +183,7 @@ async function main() {
     await sleep(2_000);
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     await admin.end();
+    await deleteRedisKeys(REDIS, database);
   }
 }
 

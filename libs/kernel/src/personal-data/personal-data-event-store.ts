@@ -136,6 +136,8 @@ export class PersonalDataEventStore extends EventStore {
     if (known === 'erased') return null;
     if (known && known.until > Date.now()) return known.key;
     const key = await this.keyStore.keyFor(userId);
+    // An erasure heard meanwhile stands: the key read before it is not trusted again.
+    if (this.keys.get(userId) === 'erased') return null;
     this.keys.set(userId, key ? { key, until: Date.now() + KEY_TRUSTED_MS } : 'erased');
     return key;
   }
@@ -146,6 +148,7 @@ export class PersonalDataEventStore extends EventStore {
     if (known === 'erased') return null;
     if (known && known.until > Date.now()) return known.key;
     const { key, erased } = await this.keyStore.keyOf(userId);
+    if (this.keys.get(userId) === 'erased') return null;
     if (key) this.keys.set(userId, { key, until: Date.now() + KEY_TRUSTED_MS });
     else if (erased) this.keys.set(userId, 'erased');
     else

@@ -1,0 +1,79 @@
+import { MemoryEventStore } from '@deals/testing';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { PersonalKeyStore } from '../ports/personal-key-store.port';
+import { PersonalDataEventStore } from './personal-data-event-store';
+import { PersonalFields } from './personal-fields';
+
+const fields: PersonalFields = new Map([['UserRegistered', { owner: (data) => data.userId as string, paths: [['email']] }]]);
+
+/** Keys in memory; while `held`, each read waits until `release()`. */
+class HeldKeys extends PersonalKeyStore {
+  readonly keys = new Map<string, Buffer>();
+  readonly erased = new Set<string>();
+  readonly asked: string[] = [];
+  held = false;
+  private waiting: Array<() => void> = [];
+
+  async keyFor(userId: string): Promise<Buffer | null> {
+    if (this.erased.has(userId)) return null;
+    if (!this.keys.has(userId)) this.keys.set(userId, randomBytes(32));
+    return this.keys.get(userId)!;
+  }
+  async keyOf(userId: string): Promise<{ key: Buffer | null; erased: boolean }> {
+    this.asked.push(userId);
+    const answer = { key: this.keys.get(userId) ?? null, erased: this.erased.has(userId) };
+    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return answer;
+  }
+  release(): void {
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
+  async keptOf(userIds: readonly string[]): Promise<string[]> {
+    return userIds.filter((id) => this.keys.has(id));
+  }
+  async erase(userId: string): Promise<void> {
+    this.erased.add(userId);
+    this.keys.delete(userId);
+  }
+  async close(): Promise<void> {}
+}
+
+async function logWith(users: string[]) {
+  const keys = new HeldKeys();
+  const writer = new PersonalDataEventStore(new MemoryEventStore(), keys, fields, new Map());
+  for (const userId of users)
+    await writer.append(
+      `user-${userId}`,
+      [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email: `${userId}@example.com` }, metadata: { occurredAt: '' } }],
+      'no_stream',
+    );
+  // A reader of the same log that has read no key yet, as another process.
+  const reader = new PersonalDataEventStore(writer.inner, keys, fields, new Map());
+  return { keys, reader };
+}
+
+const emails = (events: Array<{ data: unknown }>) => events.map((e) => (e.data as { email: string | null }).email);
+
+describe('the log with personal data encrypted', () => {
+  it("asks for every owner's key of a page at once, each owner once", async () => {
+    const { keys, reader } = await logWith(['a', 'b', 'c']);
+    keys.held = true;
+    const reading = reader.readAll({ after: null, maxCount: 100 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(keys.asked.sort()).toEqual(['a', 'b', 'c']);
+    keys.release();
+    expect(emails(await reading)).toEqual(['a@example.com', 'b@example.com', 'c@example.com']);
+  });
+
+  it('keeps an erasure heard while a key was being read: the key read before it is not used again', async () => {
+    const { keys, reader } = await logWith(['a']);
+    keys.held = true;
+    const reading = reader.readAll({ after: null, maxCount: 100 });
+    await new Promise((resolve) => setImmediate(resolve));
+    await reader.erase('a', new Date());
+    keys.release();
+    expect(emails(await reading)).toEqual([null]);
+    keys.held = false;
+    expect(emails(await reader.readAll({ after: null, maxCount: 100 }))).toEqual([null]);
+  });
+});
