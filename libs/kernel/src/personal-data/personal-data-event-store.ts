@@ -166,7 +166,10 @@ export class PersonalDataEventStore extends EventStore {
       const envelope = personalEnvelope(event);
       if (envelope) owners.add(envelope.owner);
     }
-    const keys = new Map(await Promise.all([...owners].map(async (owner) => [owner, await this.readingKey(owner)] as const)));
+    const keys =
+      owners.size === 0
+        ? new Map<string, Buffer | null>()
+        : new Map(await Promise.all([...owners].map(async (owner) => [owner, await this.readingKey(owner)] as const)));
     let opened = events;
     for (let i = 0; i < events.length; i++) {
       const event = events[i];
