@@ -104,17 +104,26 @@ export const eventFeedProjection = defineProjection<FeedDocument>({
   applyBatch: (events, documents) => new FeedBatch(documents as BatchDocuments<FeedDocument>).apply(events),
 });
 
-/** The resource records a log event of a resource touches: its coupon's purchase, and each feed source's resource. */
-function resourceKeysOf(event: RecordedEvent): string[] {
-  if (ENDPOINT_EVENTS.includes(event.type) || event.type === 'WebhookDeliveryAttempted') return [];
-  const keys = COUPON_EVENTS.has(event.type)
-    ? [resourceKey('purchase', purchaseOfCoupon((event.data as { couponId: string }).couponId))]
-    : [];
+/** Each feed source's resource a log event touches, with the source's `extra` reading of that event if it has one. */
+function sourcesTouched(event: RecordedEvent): Array<{ source: FeedSource; id: string; extra: boolean }> {
+  const touched: Array<{ source: FeedSource; id: string; extra: boolean }> = [];
   for (const source of FEED_SOURCES) {
     const extra = source.extra?.[event.type];
     if (!extra && !source.projection.handles.includes(event.type)) continue;
-    for (const id of extra ? extra(event) : source.projection.documentIds(event)) keys.push(resourceKey(source.resource, id));
+    for (const id of extra ? extra(event) : source.projection.documentIds(event)) touched.push({ source, id, extra: !!extra });
   }
+  return touched;
+}
+
+/** The record of the purchase a coupon's event belongs to. */
+const couponPurchaseKey = (event: RecordedEvent) =>
+  resourceKey('purchase', purchaseOfCoupon((event.data as { couponId: string }).couponId));
+
+/** The resource records a log event of a resource touches: its coupon's purchase, and each feed source's resource. */
+function resourceKeysOf(event: RecordedEvent): string[] {
+  if (ENDPOINT_EVENTS.includes(event.type) || event.type === 'WebhookDeliveryAttempted') return [];
+  const keys = COUPON_EVENTS.has(event.type) ? [couponPurchaseKey(event)] : [];
+  for (const { source, id } of sourcesTouched(event)) keys.push(resourceKey(source.resource, id));
   return keys;
 }
 
@@ -159,7 +168,6 @@ class FeedBatch {
   }
 
   private async resourceEvent(event: RecordedEvent): Promise<void> {
-    // The keys touched here are those resourceKeysOf names.
     // Each resource applies a log event once: decided when first touched by it.
     const fresh = new Set<string>();
     const touch = async (key: string): Promise<FeedResource | null | undefined> => {
@@ -172,24 +180,20 @@ class FeedBatch {
     };
     // A coupon's events first: the purchase's record of its coupons is then current when the purchase decides.
     if (COUPON_EVENTS.has(event.type)) await this.couponEvent(event, touch);
-    for (const source of FEED_SOURCES) {
-      const extra = source.extra?.[event.type];
-      if (!extra && !source.projection.handles.includes(event.type)) continue;
-      for (const id of extra ? extra(event) : source.projection.documentIds(event)) {
-        const key = resourceKey(source.resource, id);
-        const doc = await touch(key);
-        if (doc === undefined) continue;
-        const before = doc?.state ?? null;
-        const evolved = extra ? before : source.projection.evolve(before, event, id);
-        if (!evolved) continue;
-        const stamp = stamped(evolved, id, event.position);
-        const after = source.kept?.(stamp) ?? stamp;
-        const types = source.emits({ event, before, after, made: new Set(doc?.made ?? []) });
-        // An event that leaves the view alone (a hold released) is kept only when it made feed events.
-        if (extra && types.length === 0) continue;
-        const resource: FeedResource = { ...(doc ?? newResource(key, source.resource)), _pos: event.position, state: after };
-        this.put(this.emit(source, event, resource, types));
-      }
+    for (const { source, id, extra } of sourcesTouched(event)) {
+      const key = resourceKey(source.resource, id);
+      const doc = await touch(key);
+      if (doc === undefined) continue;
+      const before = doc?.state ?? null;
+      const evolved = extra ? before : source.projection.evolve(before, event, id);
+      if (!evolved) continue;
+      const stamp = stamped(evolved, id, event.position);
+      const after = source.kept?.(stamp) ?? stamp;
+      const types = source.emits({ event, before, after, made: new Set(doc?.made ?? []) });
+      // An event that leaves the view alone (a hold released) is kept only when it made feed events.
+      if (extra && types.length === 0) continue;
+      const resource: FeedResource = { ...(doc ?? newResource(key, source.resource)), _pos: event.position, state: after };
+      this.put(this.emit(source, event, resource, types));
     }
   }
 
@@ -200,7 +204,7 @@ class FeedBatch {
    */
   private async couponEvent(event: RecordedEvent, touch: (key: string) => Promise<FeedResource | null | undefined>): Promise<void> {
     const couponId = (event.data as { couponId: string }).couponId;
-    const key = resourceKey('purchase', purchaseOfCoupon(couponId));
+    const key = couponPurchaseKey(event);
     const doc = await touch(key);
     if (doc === undefined) return;
     const purchase = doc ?? newResource(key, 'purchase');
