@@ -79,11 +79,11 @@ import {
   until,
   WORKER_SCRIPT,
 } from './support/service-processes';
-import { deleteRedisKeys } from './support/redis-keys';
+import { BENCH_POSTGRES, BENCH_REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
 import { withTempDir } from './support/temp-dir';
 
-const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
+const PG = BENCH_POSTGRES;
+const REDIS = BENCH_REDIS;
 /** With DISTRIBUTED_LOG_DIR the processes' output goes to `<dir>/<name>.log`. */
 const logDir = process.env.DISTRIBUTED_LOG_DIR;
 
@@ -209,12 +209,6 @@ interface Run {
   databases: string[];
   options: BenchOptions;
 }
-
-const databaseUrl = (name: string) => {
-  const url = new URL(PG);
-  url.pathname = `/${name}`;
-  return url.toString();
-};
 
 /** Rate of several runs at once: their answers over the longest run's time. */
 const rateOf = (runs: LoadRun[]) => runs.reduce((n, r) => n + r.ok, 0) / Math.max(...runs.map((r) => r.durationSec));
@@ -603,7 +597,7 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
   } finally {
     await Promise.all(started.map((child) => run.groups.stop(child)));
     await dropDatabase(run, database);
-    await deleteRedisKeys(REDIS, prefix).catch((error: unknown) =>
+    await deleteRedisKeys(prefix).catch((error: unknown) =>
       process.stderr.write(`distributed bench: Redis keys ${prefix}* left: ${error instanceof Error ? error.message : String(error)}\n`),
     );
   }

@@ -32,11 +32,11 @@ import {
   until,
   WORKER_SCRIPT,
 } from './support/service-processes';
-import { deleteRedisKeys } from './support/redis-keys';
+import { BENCH_POSTGRES, BENCH_REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
 import { withTempDir } from './support/temp-dir';
 
-const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
+const PG = BENCH_POSTGRES;
+const REDIS = BENCH_REDIS;
 const LOG = process.env.POSTGRES_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -44,14 +44,10 @@ const mode = arg('mode', 'hot') as 'hot' | 'many';
 const purchases = Number(arg('purchases', '1000'));
 const connections = Number(arg('connections', '50'));
 const users = Number(arg('users', '400'));
+/** How long a child is given to stop after SIGTERM. */
+const STOP_MS = 15_000;
 /** Kept short of the statement so that the same statement with other lists of values counts as one. */
 const TEXT_CHARS = 110;
-
-const urlOf = (database: string) => {
-  const url = new URL(PG);
-  url.pathname = `/${database}`;
-  return url.toString();
-};
 
 /** The statements the server logged for `database` between two offsets of its log, by their text. */
 function statementsLogged(database: string, from: number, to: number): Map<string, number> {
@@ -84,6 +80,19 @@ function statementsLogged(database: string, from: number, to: number): Map<strin
   return counts;
 }
 
+/** Stops a child (SIGTERM, then SIGKILL after {@link STOP_MS}); resolves once it exited. */
+function stopped(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill('SIGKILL'), STOP_MS);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
 async function main() {
   statSync(LOG); // fails early, naming the file, when the log is not readable here
   const admin = new Client({ connectionString: PG });
@@ -95,7 +104,7 @@ async function main() {
     await withTempDir('census', async (dataDir) => {
       const env = {
         DATA_DIR: dataDir,
-        DATABASE_URL: urlOf(database),
+        DATABASE_URL: databaseUrl(database),
         REDIS_URL: REDIS,
         REDIS_PREFIX: database,
         MONGO_URL: '',
@@ -152,7 +161,7 @@ async function main() {
       process.stdout.write(`\nstatements a purchase: ${(all / ok).toFixed(2)}\n`);
       for (const [text, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 40))
         process.stdout.write(`${(n / ok).toFixed(2).padStart(7)}  ${text}\n`);
-      const db = new Client({ connectionString: urlOf(database) });
+      const db = new Client({ connectionString: databaseUrl(database) });
       await db.connect();
       try {
         await db.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
@@ -179,11 +188,11 @@ async function main() {
       }
     });
   } finally {
-    for (const child of started) child.kill('SIGTERM');
-    await sleep(2_000);
+    // Stopped before their keys are deleted: a stopping worker still writes some.
+    await Promise.all(started.map(stopped));
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     await admin.end();
-    await deleteRedisKeys(REDIS, database);
+    await deleteRedisKeys(database);
   }
 }
 

@@ -21,7 +21,6 @@ import { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { PostgresEventStore } from '@deals/adapters';
 import { benchDeals, makeBuyers, MANY_DEALS, purchaseBodies } from './purchases.bench';
@@ -40,10 +39,11 @@ import {
   WORKER_SCRIPT,
 } from './support/service-processes';
 import { httpsGet } from './support/https-get';
+import { BENCH_POSTGRES, BENCH_REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
 import { withTempDir } from './support/temp-dir';
 
-const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
+const PG = BENCH_POSTGRES;
+const REDIS = BENCH_REDIS;
 /** Each worker's quota, in CPUs. */
 const CPU = Number(process.env.WORKERS_CPU ?? 0.25);
 const BUYERS = 200;
@@ -52,12 +52,6 @@ const PAIRS = { full: 2, quick: 1 };
 const CONNECTIONS = 50;
 /** A trial whose views are not all at the head by then fails the bench. */
 const CATCH_UP_LIMIT_MS = 600_000;
-
-const databaseUrl = (name: string) => {
-  const url = new URL(PG);
-  url.pathname = `/${name}`;
-  return url.toString();
-};
 
 export async function workersBench(options: BenchOptions): Promise<BenchRow[]> {
   const unavailable = cpuGroupsUnavailable();
@@ -171,10 +165,7 @@ export async function workersBench(options: BenchOptions): Promise<BenchRow[]> {
     groups.close();
     for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
     await admin.end();
-    const redis = new Redis(REDIS);
-    const keys = await redis.keys(`${run}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
+    await deleteRedisKeys(run);
   }
 }
 
