@@ -15,7 +15,7 @@ import { Client, Pool, PoolClient } from 'pg';
 
 /** The channel appends notify at commit, to wake the subscriptions at once. */
 const CHANNEL = 'deals_events';
-/** How often a subscription looks for new events without a notification (one lost while reconnecting). */
+/** How often a subscription looks for new events without a notification (one lost while reconnecting), unless told otherwise. */
 const POLL_MS = 500;
 /** How soon a subscription reads again when committed events wait behind an older transaction (which may send no notice). */
 const HELD_BACK_MS = 5;
@@ -184,8 +184,15 @@ export class PostgresEventStore extends EventStore {
   private readonly pending: PendingAppend[] = [];
   private flushing = false;
 
-  constructor(private readonly url: string) {
+  /** How often a subscription looks for new events without a notification. */
+  readonly pollMs: number;
+
+  constructor(
+    private readonly url: string,
+    options: { pollMs?: number } = {},
+  ) {
     super();
+    this.pollMs = options.pollMs ?? POLL_MS;
     this.pool = servicePool(url, POOL_SIZE);
     // A client lost while idle is dropped by the pool; the error must not crash the process.
   }
@@ -586,7 +593,7 @@ class PostgresSubscription implements LogSubscription {
   private async run(): Promise<void> {
     let after = this.options.after;
     while (!this.closed) {
-      let wait = POLL_MS;
+      let wait = this.store.pollMs;
       try {
         await this.store.listen();
         const { events: page, heldBack } = await this.store.readPage(after, PAGE);
