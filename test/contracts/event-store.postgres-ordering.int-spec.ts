@@ -176,6 +176,40 @@ if (unavailable) {
       }
     });
 
+    it('reads again at once when a notice came while it was reading, instead of waiting for the poll', async () => {
+      const store = new PostgresEventStore(database.url, { pollMs: 60_000 });
+      const start = await store.head();
+      const read = store.readPage.bind(store);
+      let reads = 0;
+      let readDone!: () => void;
+      const firstRead = new Promise<void>((resolve) => (readDone = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      // The first read's answer is held until the append's notice has come: the read began before the commit.
+      jest.spyOn(store, 'readPage').mockImplementation(async (...args) => {
+        const page = await read(...args);
+        if (reads++ === 0) {
+          readDone();
+          await released;
+        }
+        return page;
+      });
+      const seen: RecordedEvent[] = [];
+      const subscription = store.subscribe({ after: start, onEvents: async (events) => void seen.push(...events) });
+      try {
+        await firstRead;
+        await store.append('noticed-mid-read', [event(0)], 'no_stream');
+        await new Promise((r) => setTimeout(r, 300));
+        release();
+        const ended = Date.now();
+        while (seen.length === 0 && Date.now() - ended < 10_000) await new Promise((r) => setTimeout(r, 10));
+        expect(seen.map((e) => e.streamId)).toEqual(['noticed-mid-read']);
+      } finally {
+        await subscription.close();
+        await store.close();
+      }
+    });
+
     it('takes over a log written before its order named transactions: the old positions kept, every new one after them', async () => {
       const older = await createTestDatabase('ordering_upgrade');
       const admin = new Client({ connectionString: older.url });

@@ -180,6 +180,8 @@ export class PostgresEventStore extends EventStore {
   private closed = false;
   private readonly subscriptions = new Set<PostgresSubscription>();
   private listener: Client | null = null;
+  /** Settles once {@link listener} listens, or has failed to. */
+  private listening: Promise<void> = Promise.resolve();
   /** Appends waiting for the next group, and whether a group is being written. */
   private readonly pending: PendingAppend[] = [];
   private flushing = false;
@@ -526,26 +528,35 @@ export class PostgresEventStore extends EventStore {
 
   /**
    * One LISTEN connection for all of this store's subscriptions (a worker runs one a view): a
-   * notification wakes them all. Lost, it is opened again on the next subscription's poll.
+   * notification wakes them all. Resolves once it listens, so that a read after it misses no
+   * notice; lost, it is opened again on the next subscription's poll, and every subscription reads
+   * again once it listens (what was committed meanwhile sent no notice it heard).
    */
-  async listen(): Promise<void> {
-    if (this.listener || this.closed || !this.subscriptions.size) return;
+  listen(): Promise<void> {
+    if (this.closed || !this.subscriptions.size) return Promise.resolve();
+    if (this.listener) return this.listening;
     const client = new Client({ connectionString: this.url });
     this.listener = client;
     client.on('error', () => {
       if (this.listener === client) this.listener = null;
       void client.end().catch(() => undefined);
     });
-    client.on('notification', () => {
-      for (const subscription of this.subscriptions) subscription.wakeUp();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-    } catch {
-      if (this.listener === client) this.listener = null;
-      await client.end().catch(() => undefined);
-    }
+    client.on('notification', () => this.wakeAll());
+    this.listening = (async () => {
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${CHANNEL}`);
+        if (this.listener === client) this.wakeAll();
+      } catch {
+        if (this.listener === client) this.listener = null;
+        await client.end().catch(() => undefined);
+      }
+    })();
+    return this.listening;
+  }
+
+  private wakeAll(): void {
+    for (const subscription of this.subscriptions) subscription.wakeUp();
   }
 
   async head(): Promise<LogPosition | null> {
@@ -575,6 +586,8 @@ export class PostgresEventStore extends EventStore {
 class PostgresSubscription implements LogSubscription {
   private closed = false;
   private wake: (() => void) | null = null;
+  /** A notification came since the last read began: the next wait is skipped (it may have come mid-read). */
+  private woken = false;
   private readonly done: Promise<void>;
 
   constructor(
@@ -587,6 +600,7 @@ class PostgresSubscription implements LogSubscription {
 
   /** New events may be there (a notification came). */
   wakeUp(): void {
+    this.woken = true;
     this.wake?.();
   }
 
@@ -594,8 +608,10 @@ class PostgresSubscription implements LogSubscription {
     let after = this.options.after;
     while (!this.closed) {
       let wait = this.store.pollMs;
+      let failed = false;
       try {
         await this.store.listen();
+        this.woken = false;
         const { events: page, heldBack } = await this.store.readPage(after, PAGE);
         if (this.closed) break;
         if (page.length) {
@@ -605,8 +621,10 @@ class PostgresSubscription implements LogSubscription {
         }
         if (heldBack) wait = HELD_BACK_MS;
       } catch (error) {
+        failed = true;
         this.options.onError?.(error);
       }
+      if (this.woken && !failed) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, wait);
         this.wake = () => {
