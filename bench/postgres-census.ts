@@ -196,6 +196,9 @@ async function main() {
   }
 }
 
+// Output cut short (piped into `head`) must not end the run before it stops its children.
+process.stdout.on('error', () => undefined);
+
 main().then(
   () => process.exit(0),
   (error: unknown) => {
