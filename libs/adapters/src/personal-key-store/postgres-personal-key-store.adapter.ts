@@ -57,14 +57,16 @@ export class PostgresPersonalKeyStore extends PersonalKeyStore {
 
   private async readKeys(userIds: readonly string[]): Promise<Array<{ key: Buffer | null; erased: boolean }>> {
     await this.schema();
-    const { rows } = await this.pool.query<{ key: Buffer | null; erased: boolean }>(
-      `SELECT k.key, e.user_id IS NOT NULL AS erased
+    const { rows } = await this.pool.query<{ key: Buffer | null; erased: boolean }>({
+      // Named: each connection plans it once.
+      name: 'deals_read_keys',
+      text: `SELECT k.key, e.user_id IS NOT NULL AS erased
          FROM unnest($1::text[]) WITH ORDINALITY AS asked(user_id, n)
          LEFT JOIN personal_data_keys k ON k.user_id = asked.user_id
          LEFT JOIN erased_users e ON e.user_id = asked.user_id
         ORDER BY asked.n`,
-      [userIds],
-    );
+      values: [userIds],
+    });
     return rows.map((row) => ({ key: row.key, erased: row.erased }));
   }
 

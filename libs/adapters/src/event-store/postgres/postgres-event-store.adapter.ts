@@ -129,6 +129,42 @@ const DEADLOCK = '40P01';
 const ANY_REVISION = -2;
 const NO_STREAM = -1;
 
+/** A group of appends to distinct streams as one statement (see `writeStatement`); named, so each connection plans it once. */
+const APPEND_GROUP = `WITH me AS (SELECT pg_current_xact_id() AS tx),
+       req AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) WITH ORDINALITY AS r(stream_id, expected, n, k)),
+       cur AS MATERIALIZED (
+         SELECT stream_id, revision, tx FROM event_streams WHERE stream_id = ANY($1::text[]) ORDER BY stream_id FOR UPDATE),
+       verdict AS MATERIALIZED (
+         SELECT req.k, req.stream_id, req.n, cur.revision AS current, cur.stream_id IS NOT NULL AS known,
+                coalesce(cur.tx > me.tx, false) AS later,
+                CASE WHEN req.expected = ${ANY_REVISION} THEN true
+                     WHEN req.expected = ${NO_STREAM} THEN cur.stream_id IS NULL
+                     ELSE cur.revision IS NOT DISTINCT FROM req.expected END AS ok
+           FROM req CROSS JOIN me LEFT JOIN cur ON cur.stream_id = req.stream_id),
+       go AS (SELECT NOT EXISTS (SELECT 1 FROM verdict WHERE later) AS go),
+       moved AS (
+         UPDATE event_streams AS s SET revision = v.current + v.n, tx = me.tx FROM verdict AS v, me, go
+          WHERE s.stream_id = v.stream_id AND v.ok AND v.known AND go.go),
+       made AS (
+         INSERT INTO event_streams (stream_id, revision, tx)
+           SELECT v.stream_id, v.n - 1, me.tx FROM verdict AS v, me, go WHERE v.ok AND NOT v.known AND go.go
+           ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id),
+       added AS (
+         INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
+           SELECT v.stream_id, coalesce(v.current, -1) + 1 + e.o, e.i, e.t, e.d, e.m
+             FROM unnest($4::int[], $5::int[], $6::uuid[], $7::text[], $8::jsonb[], $9::jsonb[]) WITH ORDINALITY AS e(k, o, i, t, d, m, n)
+             JOIN verdict AS v ON v.k = e.k CROSS JOIN go
+            WHERE v.ok AND go.go AND (v.known OR v.stream_id IN (SELECT stream_id FROM made))
+            ORDER BY e.n
+           RETURNING position, stream_id)
+       SELECT go.go, me.tx::text AS me,
+              (SELECT json_agg(json_build_object('k', k, 'current', current, 'ok', ok, 'known', known)) FROM verdict) AS verdicts,
+              (SELECT array_agg(stream_id) FROM made) AS made,
+              (SELECT json_agg(json_build_object('k', req.k, 'position', added.position::text) ORDER BY added.position)
+                 FROM added JOIN req ON req.stream_id = added.stream_id) AS added,
+              CASE WHEN EXISTS (SELECT 1 FROM added) THEN pg_notify('${CHANNEL}', '') END AS notified
+         FROM go, me`;
+
 const recorded = (row: Row): RecordedEvent => ({
   id: row.event_id,
   type: row.type,
@@ -165,6 +201,17 @@ interface GroupOutcome {
 }
 
 const COLUMNS = 'tx::text AS tx, position::text AS position, stream_id, revision, event_id::text AS event_id, type, data, metadata';
+
+/** A page of the log after a position, and whether events wait behind the horizon (see `readPage`); named, planned once a connection. */
+const READ_PAGE = `WITH horizon(h) AS MATERIALIZED (${HORIZON}),
+       page AS MATERIALIZED (
+         SELECT ${COLUMNS}, events.tx AS order_tx, events.position AS order_position FROM events, horizon
+          WHERE (events.tx, events.position) > ($1::xid8, $2::bigint) AND events.tx < horizon.h
+          ORDER BY events.tx, events.position LIMIT $3),
+       held AS (
+         SELECT EXISTS (SELECT 1 FROM events, horizon WHERE events.tx >= horizon.h AND (events.tx, events.position) > ($1::xid8, $2::bigint)) AS held)
+       SELECT page.tx, page.position, page.stream_id, page.revision, page.event_id, page.type, page.data, page.metadata, held.held
+         FROM held LEFT JOIN page ON true ORDER BY page.order_tx, page.order_position`;
 
 /**
  * The EventStore on PostgreSQL (`DATABASE_URL`): one `events` table, one row per stream holding its
@@ -287,42 +334,10 @@ export class PostgresEventStore extends EventStore {
         verdicts: Array<{ k: number; current: number | null; ok: boolean; known: boolean }>;
         made: string[] | null;
         added: Array<{ k: number; position: string }> | null;
-      }>(
-        `WITH me AS (SELECT pg_current_xact_id() AS tx),
-       req AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) WITH ORDINALITY AS r(stream_id, expected, n, k)),
-       cur AS MATERIALIZED (
-         SELECT stream_id, revision, tx FROM event_streams WHERE stream_id = ANY($1::text[]) ORDER BY stream_id FOR UPDATE),
-       verdict AS MATERIALIZED (
-         SELECT req.k, req.stream_id, req.n, cur.revision AS current, cur.stream_id IS NOT NULL AS known,
-                coalesce(cur.tx > me.tx, false) AS later,
-                CASE WHEN req.expected = ${ANY_REVISION} THEN true
-                     WHEN req.expected = ${NO_STREAM} THEN cur.stream_id IS NULL
-                     ELSE cur.revision IS NOT DISTINCT FROM req.expected END AS ok
-           FROM req CROSS JOIN me LEFT JOIN cur ON cur.stream_id = req.stream_id),
-       go AS (SELECT NOT EXISTS (SELECT 1 FROM verdict WHERE later) AS go),
-       moved AS (
-         UPDATE event_streams AS s SET revision = v.current + v.n, tx = me.tx FROM verdict AS v, me, go
-          WHERE s.stream_id = v.stream_id AND v.ok AND v.known AND go.go),
-       made AS (
-         INSERT INTO event_streams (stream_id, revision, tx)
-           SELECT v.stream_id, v.n - 1, me.tx FROM verdict AS v, me, go WHERE v.ok AND NOT v.known AND go.go
-           ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id),
-       added AS (
-         INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
-           SELECT v.stream_id, coalesce(v.current, -1) + 1 + e.o, e.i, e.t, e.d, e.m
-             FROM unnest($4::int[], $5::int[], $6::uuid[], $7::text[], $8::jsonb[], $9::jsonb[]) WITH ORDINALITY AS e(k, o, i, t, d, m, n)
-             JOIN verdict AS v ON v.k = e.k CROSS JOIN go
-            WHERE v.ok AND go.go AND (v.known OR v.stream_id IN (SELECT stream_id FROM made))
-            ORDER BY e.n
-           RETURNING position, stream_id)
-       SELECT go.go, me.tx::text AS me,
-              (SELECT json_agg(json_build_object('k', k, 'current', current, 'ok', ok, 'known', known)) FROM verdict) AS verdicts,
-              (SELECT array_agg(stream_id) FROM made) AS made,
-              (SELECT json_agg(json_build_object('k', req.k, 'position', added.position::text) ORDER BY added.position)
-                 FROM added JOIN req ON req.stream_id = added.stream_id) AS added,
-              CASE WHEN EXISTS (SELECT 1 FROM added) THEN pg_notify('${CHANNEL}', '') END AS notified
-         FROM go, me`,
-        [
+      }>({
+        name: 'deals_append_group',
+        text: APPEND_GROUP,
+        values: [
           group.map((a) => a.streamId),
           group.map((a) => (a.expected === 'any' ? ANY_REVISION : a.expected === 'no_stream' ? NO_STREAM : a.expected)),
           group.map((a) => a.events.length),
@@ -330,7 +345,7 @@ export class PostgresEventStore extends EventStore {
           events.map((e) => e.offset),
           ...eventColumns(events),
         ],
-      )
+      })
       .catch((error: unknown) => {
         // Not expected (new streams are created ON CONFLICT DO NOTHING, known ones under their locks), but a retry is the answer.
         if ([UNIQUE_VIOLATION, DEADLOCK].includes((error as { code?: string }).code ?? '')) throw new GroupRetry(String(error));
@@ -492,18 +507,11 @@ export class PostgresEventStore extends EventStore {
   async readPage(after: LogPosition | null, maxCount: number): Promise<{ events: RecordedEvent[]; heldBack: boolean }> {
     await this.schema();
     const [tx, position] = orderOf(after);
-    const found = await this.pool.query<Partial<Row> & { held: boolean }>(
-      `WITH horizon(h) AS MATERIALIZED (${HORIZON}),
-       page AS MATERIALIZED (
-         SELECT ${COLUMNS}, events.tx AS order_tx, events.position AS order_position FROM events, horizon
-          WHERE (events.tx, events.position) > ($1::xid8, $2::bigint) AND events.tx < horizon.h
-          ORDER BY events.tx, events.position LIMIT $3),
-       held AS (
-         SELECT EXISTS (SELECT 1 FROM events, horizon WHERE events.tx >= horizon.h AND (events.tx, events.position) > ($1::xid8, $2::bigint)) AS held)
-       SELECT page.tx, page.position, page.stream_id, page.revision, page.event_id, page.type, page.data, page.metadata, held.held
-         FROM held LEFT JOIN page ON true ORDER BY page.order_tx, page.order_position`,
-      [tx, position, maxCount],
-    );
+    const found = await this.pool.query<Partial<Row> & { held: boolean }>({
+      name: 'deals_read_page',
+      text: READ_PAGE,
+      values: [tx, position, maxCount],
+    });
     const heldBack = found.rows[0]?.held ?? false;
     const events = found.rows.filter((row) => row.position !== null).map((row) => recorded(row as Row));
     return { events, heldBack };

@@ -55,17 +55,8 @@ const CHARGE_DECISIONS = (() => {
   return [decided.map((d) => d[0]), decided.map((d) => d[1]), decided.map((d) => d[3]), decided.map((d) => d[2] !== null)];
 })();
 
-/**
- * A charge a key, for many keys in one statement (one transaction): each asked charge with its
- * card's behaviour and the key's earlier record if any; the new ones written (`ON CONFLICT DO
- * NOTHING`) as their card's behaviour decides. A key asked twice in the batch is written once.
- */
-async function chargeMany(pool: Pool, asked: readonly ChargeArgs[]): Promise<Array<VaultRecord<ChargeRow>>> {
-  const first = new Map<string, number>();
-  asked.forEach((a, i) => first.has(a.idempotencyKey) || first.set(a.idempotencyKey, i));
-  const unique = [...first.values()].map((i) => asked[i]);
-  const { rows } = await pool.query<{ behaviour: Behaviour | null; earlier: ChargeRow | null; made: ChargeRow | null }>(
-    `WITH asked AS (
+/** {@link chargeMany}'s statement; named, so each connection plans it once. */
+const CHARGE_MANY = `WITH asked AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) WITH ORDINALITY AS a(idempotency_key, token, amount_cents, new_charge_id, n)),
      decisions AS (SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::bool[]) AS d(behaviour, status, reason, approved)),
      decided AS (
@@ -82,15 +73,28 @@ async function chargeMany(pool: Pool, asked: readonly ChargeArgs[]): Promise<Arr
        RETURNING *)
      SELECT decided.behaviour, decided.earlier, row_to_json(made) AS made
        FROM decided LEFT JOIN made ON made.idempotency_key = decided.idempotency_key
-      ORDER BY decided.n`,
-    [
+      ORDER BY decided.n`;
+
+/**
+ * A charge a key, for many keys in one statement (one transaction): each asked charge with its
+ * card's behaviour and the key's earlier record if any; the new ones written (`ON CONFLICT DO
+ * NOTHING`) as their card's behaviour decides. A key asked twice in the batch is written once.
+ */
+async function chargeMany(pool: Pool, asked: readonly ChargeArgs[]): Promise<Array<VaultRecord<ChargeRow>>> {
+  const first = new Map<string, number>();
+  asked.forEach((a, i) => first.has(a.idempotencyKey) || first.set(a.idempotencyKey, i));
+  const unique = [...first.values()].map((i) => asked[i]);
+  const { rows } = await pool.query<{ behaviour: Behaviour | null; earlier: ChargeRow | null; made: ChargeRow | null }>({
+    name: 'deals_vault_charge',
+    text: CHARGE_MANY,
+    values: [
       unique.map((a) => a.idempotencyKey),
       unique.map((a) => a.token),
       unique.map((a) => a.amountCents),
       unique.map((a) => a.newChargeId),
       ...CHARGE_DECISIONS,
     ],
-  );
+  });
   const records = await Promise.all(
     rows.map(async ({ behaviour, earlier, made }, i): Promise<VaultRecord<ChargeRow>> => {
       if (made) return { row: chargeRow(made), behaviour, first: true };
