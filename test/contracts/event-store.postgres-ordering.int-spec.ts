@@ -210,6 +210,31 @@ if (unavailable) {
       }
     });
 
+    it('waits the poll after a failed delivery, however many notices come meanwhile', async () => {
+      const store = new PostgresEventStore(database.url, { pollMs: 60_000 });
+      const start = await store.head();
+      const failures: unknown[] = [];
+      const subscription = store.subscribe({
+        after: start,
+        onEvents: async () => {
+          throw new Error('the consumer is down');
+        },
+        onError: (error) => void failures.push(error),
+      });
+      try {
+        await store.listen();
+        for (let i = 0; i < 10; i++) {
+          await store.append(`refused-delivery-${i}`, [event(0)], 'no_stream');
+          await new Promise((r) => setTimeout(r, 30));
+        }
+        await new Promise((r) => setTimeout(r, 200));
+        expect(failures).toHaveLength(1);
+      } finally {
+        await subscription.close();
+        await store.close();
+      }
+    });
+
     it('takes over a log written before its order named transactions: the old positions kept, every new one after them', async () => {
       const older = await createTestDatabase('ordering_upgrade');
       const admin = new Client({ connectionString: older.url });

@@ -1,4 +1,4 @@
-import { Pool, PoolConfig } from 'pg';
+import { Client, Pool, PoolConfig } from 'pg';
 
 /** How long taking a connection may wait (the server away or every connection busy) before the call fails. */
 export const CONNECT_TIMEOUT_MS = 3_000;
@@ -40,4 +40,19 @@ export function servicePool(url: string, max: number, more: Omit<PoolConfig, 'co
   // A connection taken out of the pool has no listener of the pool's: its failure reaches the query under way.
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+/**
+ * A connection of its own, outside the pools (a LISTEN session): it fails within the same bounds as
+ * the pools' connections (connecting, a statement unanswered) and keeps its socket alive, so that a
+ * link cut without a reset ends in an 'error' instead of a session that silently hears nothing.
+ */
+export function sessionClient(url: string): Client {
+  return new Client({
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
 }

@@ -1,4 +1,4 @@
-import { servicePool } from '../../postgres-pool';
+import { servicePool, sessionClient } from '../../postgres-pool';
 import {
   AppendResult,
   EventStore,
@@ -242,6 +242,7 @@ export class PostgresEventStore extends EventStore {
   ) {
     super();
     this.pollMs = options.pollMs ?? POLL_MS;
+    if (!(this.pollMs >= 1)) throw new Error(`pollMs must be at least 1 ms, not ${options.pollMs}`);
     this.pool = servicePool(url, POOL_SIZE);
     // A client lost while idle is dropped by the pool; the error must not crash the process.
   }
@@ -530,7 +531,7 @@ export class PostgresEventStore extends EventStore {
   subscribe(options: SubscribeOptions): LogSubscription {
     const subscription = new PostgresSubscription(this, options, () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);
-    void this.listen();
+    subscription.start();
     return subscription;
   }
 
@@ -543,11 +544,14 @@ export class PostgresEventStore extends EventStore {
   listen(): Promise<void> {
     if (this.closed || !this.subscriptions.size) return Promise.resolve();
     if (this.listener) return this.listening;
-    const client = new Client({ connectionString: this.url });
+    const client = sessionClient(this.url);
     this.listener = client;
     client.on('error', () => {
-      if (this.listener === client) this.listener = null;
+      if (this.listener !== client) return;
+      this.listener = null;
       void client.end().catch(() => undefined);
+      // Notices are unheard until it listens again: the subscriptions open it again, and read.
+      this.wakeAll();
     });
     client.on('notification', () => this.wakeAll());
     this.listening = (async () => {
@@ -583,9 +587,11 @@ export class PostgresEventStore extends EventStore {
     // Closing twice is closing once.
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.subscriptions].map((s) => s.close()));
-    await this.listener?.end().catch(() => undefined);
+    // The listener first: a subscription may be waiting for it to connect.
+    const listener = this.listener;
     this.listener = null;
+    await listener?.end().catch(() => undefined);
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
     await this.pool.end();
   }
 }
@@ -593,23 +599,29 @@ export class PostgresEventStore extends EventStore {
 /** A catch-up subscription: reads pages after its position, then waits for a notification or the poll. */
 class PostgresSubscription implements LogSubscription {
   private closed = false;
+  /** Ends the current wait early. */
   private wake: (() => void) | null = null;
   /** A notification came since the last read began: the next wait is skipped (it may have come mid-read). */
   private woken = false;
-  private readonly done: Promise<void>;
+  /** The last read failed: its wait is the poll's whole, whatever notices come meanwhile. */
+  private backingOff = false;
+  private done: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: PostgresEventStore,
     private readonly options: SubscribeOptions,
     private readonly forget: () => void,
-  ) {
+  ) {}
+
+  /** Starts reading (once the store counts it among its subscriptions, so that it listens for it). */
+  start(): void {
     this.done = this.run();
   }
 
   /** New events may be there (a notification came). */
   wakeUp(): void {
     this.woken = true;
-    this.wake?.();
+    if (!this.backingOff) this.wake?.();
   }
 
   private async run(): Promise<void> {
@@ -633,6 +645,7 @@ class PostgresSubscription implements LogSubscription {
         this.options.onError?.(error);
       }
       if (this.woken && !failed) continue;
+      this.backingOff = failed;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, wait);
         this.wake = () => {

@@ -1,4 +1,4 @@
-import { servicePool } from '../../postgres-pool';
+import { servicePool, sessionClient } from '../../postgres-pool';
 import {
   CheckpointListener,
   FindOptions,
@@ -408,7 +408,7 @@ export class PostgresViewStore extends ViewStore {
    */
   private async listen(): Promise<void> {
     if (this.listening || this.closed || this.checkpointListeners.size === 0) return;
-    const client = new Client({ connectionString: this.url });
+    const client = sessionClient(this.url);
     this.listening = client;
     const lost = () => {
       if (this.listening === client) this.listening = null;
