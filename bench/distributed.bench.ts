@@ -79,11 +79,9 @@ import {
   until,
   WORKER_SCRIPT,
 } from './support/service-processes';
-import { BENCH_POSTGRES, BENCH_REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { BENCH_POSTGRES as PG, BENCH_REDIS as REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
 import { withTempDir } from './support/temp-dir';
 
-const PG = BENCH_POSTGRES;
-const REDIS = BENCH_REDIS;
 /** With DISTRIBUTED_LOG_DIR the processes' output goes to `<dir>/<name>.log`. */
 const logDir = process.env.DISTRIBUTED_LOG_DIR;
 

@@ -29,14 +29,13 @@ import {
   importCatalogue,
   serviceCertificate,
   startBuilt,
+  stopChild,
   until,
   WORKER_SCRIPT,
 } from './support/service-processes';
-import { BENCH_POSTGRES, BENCH_REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { BENCH_POSTGRES as PG, BENCH_REDIS as REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
 import { withTempDir } from './support/temp-dir';
 
-const PG = BENCH_POSTGRES;
-const REDIS = BENCH_REDIS;
 const LOG = process.env.POSTGRES_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -78,19 +77,6 @@ function statementsLogged(database: string, from: number, to: number): Map<strin
   }
   count();
   return counts;
-}
-
-/** Stops a child (SIGTERM, then SIGKILL after {@link STOP_MS}); resolves once it exited. */
-function stopped(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const kill = setTimeout(() => child.kill('SIGKILL'), STOP_MS);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }
 
 async function main() {
@@ -189,7 +175,7 @@ async function main() {
     });
   } finally {
     // Stopped before their keys are deleted: a stopping worker still writes some.
-    await Promise.all(started.map(stopped));
+    await Promise.all(started.map((child) => stopChild(child, STOP_MS)));
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     await admin.end();
     await deleteRedisKeys(database);

@@ -39,11 +39,9 @@ import {
   WORKER_SCRIPT,
 } from './support/service-processes';
 import { httpsGet } from './support/https-get';
-import { BENCH_POSTGRES, BENCH_REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { BENCH_POSTGRES as PG, BENCH_REDIS as REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
 import { withTempDir } from './support/temp-dir';
 
-const PG = BENCH_POSTGRES;
-const REDIS = BENCH_REDIS;
 /** Each worker's quota, in CPUs. */
 const CPU = Number(process.env.WORKERS_CPU ?? 0.25);
 const BUYERS = 200;

@@ -12,6 +12,7 @@
 import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { stopChild } from './service-processes';
 
 const ROOT = '/sys/fs/cgroup';
 /** The CFS period: a quota of 0.3 CPU is 3 ms a period (the kernel takes no quota under 1 ms). */
@@ -193,13 +194,8 @@ export class CpuGroups {
   }
 
   /** Stops one process: SIGTERM, then SIGKILL after `graceMs`; resolves when it has exited. */
-  async stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await exited;
-    clearTimeout(timer);
+  stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
+    return stopChild(child, graceMs);
   }
 
   /** Stops every process started here (SIGTERM, then SIGKILL), then removes every group. */

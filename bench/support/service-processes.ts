@@ -31,6 +31,16 @@ export function startBuilt(
   return group ? group.groups.spawn(group.group, process.execPath, [file], options) : spawn(process.execPath, [file], options);
 }
 
+/** Stops a process: SIGTERM, then SIGKILL after `graceMs`; resolves when it has exited. */
+export async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
 /** Runs the built CLI with `args`; its standard output, or throws with its standard error. */
 export function cli(args: string[], env: Record<string, string>): string {
   const child = spawnSync(process.execPath, [join(ROOT, 'dist/apps/cli/src/main.js'), ...args], {
