@@ -4,7 +4,7 @@ import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/commo
 import type { FastifyReply } from 'fastify';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { openApiSchema } from '@deals/wire';
+import { openApiSchema, CalledBy } from '@deals/wire';
 import { z } from 'zod';
 
 const part = z.object({ status: z.enum(['up', 'down']), backend: z.string(), message: z.string().optional() });
@@ -47,6 +47,7 @@ export class HealthController {
   ) {}
 
   @Get()
+  @CalledBy('anyone')
   @ApiOperation({
     summary: "Each port's backend and state",
     description: 'No credentials needed. 503 names the part that is down and why.',
@@ -60,6 +61,7 @@ export class HealthController {
   }
 
   @Get('live')
+  @CalledBy('anyone')
   @ApiOperation({ summary: 'The process answers', description: 'Liveness: 200 whenever the process serves HTTP at all; no port is asked.' })
   @ApiResponse({ status: 200, description: 'alive', schema: openApiSchema(Liveness, 'output') })
   live() {
@@ -67,6 +69,7 @@ export class HealthController {
   }
 
   @Get('ready')
+  @CalledBy('anyone')
   @ApiOperation({
     summary: 'Ready to take traffic',
     description: `Readiness: every port answers and every view has applied the log up to its head within ${READY_WAIT_MS} ms; else 503 naming the ports that do not answer (\`down\`: which, its backend, why) and the views behind.`,

@@ -394,7 +394,7 @@ export interface paths {
         get?: never;
         /**
          * Record a card link's transaction
-         * @description One of the user's card transactions at the merchant, on a linked link. Below the deal's `min_spend` it does not qualify; a qualifying one earns `incentive_amount` or `incentive_percentage` of the amount, within `maximum_allowance`, and costs the partner `fixed_fee` plus `percent_fee`. `max_redemption` true, or the `num_qualifying`-th qualifying transaction, fulfils the link. A `transaction_reference` is recorded once per link: a repeat answers success and records nothing.
+         * @description One of the user's card transactions at the merchant, on a linked link. Below the deal's `min_spend` it does not qualify; a qualifying one earns `incentive_amount` or `incentive_percentage` of the amount, within `maximum_allowance`, and costs the partner `fixed_fee` plus `percent_fee`. `max_redemption` true, or the `num_qualifying`-th qualifying transaction, fulfils the link. A `transaction_reference` is recorded once per link: a repeat answers success and records nothing. What the card network reports, and what it earns, is the partner's word: a user's access token is refused (403).
          */
         put: operations["redeemCardLink"];
         post?: never;
@@ -4395,7 +4395,17 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {

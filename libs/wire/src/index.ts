@@ -5,6 +5,7 @@ export * from './get-body';
 export * from './form-bodies';
 export * from './https-front';
 export * from './partner-auth.guard';
+export * from './callers';
 export * from './wire-time';
 export * from './request-log';
 export * from './paging';

@@ -1,5 +1,5 @@
 import { applyDecorators, HttpCode } from '@nestjs/common';
-import { ApiBearerAuth, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { ApiResponse } from '@nestjs/swagger';
 import { COMPONENT_SCHEMAS, componentSchemas, openApiSchema } from './request-dto';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { z } from 'zod';
@@ -131,9 +131,6 @@ export const ApiAnswer = (body: z.ZodType, options: { status?: number; descripti
 
 /** Security schemes, as the API description names them. */
 export const SECURITY = { apiKey: 'api_key', basic: 'v3', bearer: 'access_token' } as const;
-
-/** An operation a user's access token may call (besides the partner's api_key). */
-export const ApiUserTokenAllowed = () => applyDecorators(ApiSecurity(SECURITY.apiKey), ApiBearerAuth(SECURITY.bearer));
 
 /** The `Idempotency-Key` header, described once and referenced by every operation that writes. */
 export const IDEMPOTENCY_KEY_PARAMETER = {

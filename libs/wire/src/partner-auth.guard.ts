@@ -8,13 +8,13 @@ import {
   Unauthorized,
   ValidationFailed,
 } from '@deals/kernel';
-import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { requestWrites } from './answer-after-writes';
 import { errorBody } from './error-body';
-import { ApiUserTokenAllowed } from './openapi';
+import { CALLERS, CallerKind, CallersDeclaration } from './callers';
 import { clientAddress } from './client-address';
 import { attemptedIdentity, refuse, RequestLimits } from './request-limits';
 
@@ -272,29 +272,27 @@ function routedPath(request: FastifyRequest): string {
   }
 }
 
-const TOKEN_RESOURCE = 'deals:token-resource';
+/** What each kind of caller is told when a call is not theirs to make. */
+const REFUSALS: Record<Exclude<CallerKind, 'anyone'>, string> = {
+  partner: "this call takes a sandbox's test credentials, not live ones",
+  sandbox: "this call takes live credentials, not a sandbox's test ones",
+  auditor: 'auditor credentials cannot make this call',
+};
+
+/** Why a partner's credentials may not make a call declared for `declared`; null when they may. */
+function refusalOf(declared: CallersDeclaration, partner: PartnerRef): string | null {
+  if (partner.role === 'auditor') return declared.kinds.includes('auditor') ? null : REFUSALS.auditor;
+  if (declared.kinds.includes(partner.livemode ? 'partner' : 'sandbox')) return null;
+  if (declared.kinds.length === 1 && declared.kinds[0] === 'auditor') return 'this call takes auditor credentials';
+  return partner.livemode ? REFUSALS.partner : REFUSALS.sandbox;
+}
 
 /**
- * Marks a call a user's access token may make, and the resource its scope must name. Calls without
- * it take partner credentials only.
- */
-export const TokenResource = (resource: string, options: { pathUserMayBeEmail?: boolean } = {}) =>
-  applyDecorators(
-    SetMetadata(TOKEN_RESOURCE, resource),
-    ...(options.pathUserMayBeEmail ? [SetMetadata(PATH_USER_MAY_BE_EMAIL, true)] : []),
-    ApiUserTokenAllowed(),
-  );
-
-/**
- * A call whose path names its user by id or by email (`GET /users/:user_email/subscriptions`): the
- * guard leaves an email to the controller, which finds the user and must check it is the token's.
- */
-const PATH_USER_MAY_BE_EMAIL = 'deals:path-user-may-be-email';
-
-/**
- * Rules on authenticated requests: an auditor reads and never writes; a user's access token works
- * only on calls marked with {@link TokenResource}, within its scope and access (GET reads, other
- * methods write), and only on its own user: another user's records are not found.
+ * Rules on authenticated requests, from the route's {@link CalledBy}: a route declared for none of
+ * the request's kind of credentials refuses it (403), and so does a route without a declaration;
+ * an auditor reads and never writes; a user's access token works only where the route names a
+ * resource for it, within its scope and access (GET reads, other methods write), and only on its
+ * own user: another user's records are not found.
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -302,21 +300,27 @@ export class AccessGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    // Public, session and operator paths carry no API credentials: their own hooks judged them.
+    if (!request.partner) return true;
+    const declared = this.reflector.get<CallersDeclaration | undefined>(CALLERS, context.getHandler());
+    if (!declared) throw new Forbidden('this call is not open to API credentials');
     const writes = request.method !== 'GET' && request.method !== 'HEAD';
-    if (request.partner?.role === 'auditor' && writes) throw new Forbidden('auditor credentials can read and never write');
     const token = request.userToken;
-    if (!token) return true;
-    const resource = this.reflector.getAllAndOverride<string | undefined>(TOKEN_RESOURCE, [context.getHandler(), context.getClass()]);
-    if (!resource) throw new Forbidden('this call takes partner credentials, not a user access token');
-    if (token.scope !== 'all' && !token.scope.includes(resource))
-      throw new Forbidden(`the access token's scope does not include ${resource}`);
+    if (!token) {
+      const refusal = refusalOf(declared, request.partner);
+      if (refusal) throw new Forbidden(refusal);
+      if (request.partner.role === 'auditor' && writes) throw new Forbidden('auditor credentials can read and never write');
+      return true;
+    }
+    const allowed = declared.userToken;
+    if (!allowed) throw new Forbidden('this call takes partner credentials, not a user access token');
+    if (token.scope !== 'all' && !token.scope.includes(allowed.userToken))
+      throw new Forbidden(`the access token's scope does not include ${allowed.userToken}`);
     const needed = writes ? 'write' : 'read';
     if (!token.access.includes(needed)) throw new Forbidden(`the access token does not allow ${needed} access`);
     const params = request.params as Record<string, string | undefined>;
     const pathUser = params.user_id ?? params.user;
-    const byEmail =
-      pathUser?.includes('@') &&
-      this.reflector.getAllAndOverride<boolean>(PATH_USER_MAY_BE_EMAIL, [context.getHandler(), context.getClass()]);
+    const byEmail = pathUser?.includes('@') && allowed.pathUserMayBeEmail === true;
     if (pathUser !== undefined && !byEmail && pathUser !== token.userId) throw new NotFound(`user ${pathUser} not found`);
     return true;
   }

@@ -384,11 +384,19 @@ describe('card links: POST /card_links, PUT link/unlink/redeem, GET /users/:user
     expect((await api.call('PUT', `/card_links/${mine.body.card_link.id}/unlink`, as)).body.card_link.state).toBe('unlinked');
     failure(await api.call('POST', '/card_links', { ...as, body: { user_id: other, deal_id: 'chicago-bagel-back' } }), 404, 'find_failed');
     failure(await api.call('PUT', `/card_links/${otherLink.id}/unlink`, as), 404, 'find_failed');
-    failure(await api.call('PUT', `/card_links/${otherLink.id}/redeem`, { ...as, body: tx('t-1', 3000) }), 404, 'find_failed');
     failure(await api.call('GET', `/users/${other}/card_links`, as), 404, 'find_failed');
     // Its own link's transactions it may read, never report: what the card network says is the partner's word.
     const reported = { ...as, body: { phase: 'cleared', transaction_amount: 3000, transaction_date: '2026-06-15T12:30:00' } };
     failure(await api.call('PUT', `/card_links/${mine.body.card_link.id}/transactions/t-own`, reported), 403, 'forbidden');
+    // A redemption is such a report (its clearing): refused too, at any amount, on its own link or another's.
+    await api.call('PUT', `/card_links/${mine.body.card_link.id}/link`, as);
+    failure(
+      await api.call('PUT', `/card_links/${mine.body.card_link.id}/redeem`, { ...as, body: tx('A1', 1_000_000_000) }),
+      403,
+      'forbidden',
+    );
+    failure(await api.call('PUT', `/card_links/${otherLink.id}/redeem`, { ...as, body: tx('t-1', 3000) }), 403, 'forbidden');
+    expect(await redemptions(mine.body.card_link.id)).toHaveLength(0);
     expect((await api.call('GET', `/card_links/${mine.body.card_link.id}/transactions`, as)).body.card_transactions).toEqual([]);
     failure(await api.call('GET', `/card_links/${otherLink.id}/transactions`, as), 404, 'find_failed');
     const coupons = { headers: { authorization: `Bearer ${await issue('coupon')}` } };

@@ -1,5 +1,16 @@
 import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { actingUser, ApiAnswer, ApiRequest, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
+import {
+  actingUser,
+  ApiAnswer,
+  ApiRequest,
+  AuthenticatedRequest,
+  AuthRequest,
+  Caller,
+  CurrentCaller,
+  CalledBy,
+  PARTNERS,
+  userToken,
+} from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -17,7 +28,6 @@ const missingUser = () =>
 /** A user's stored cards, masked. */
 @ApiTags('accounts')
 @Controller('credit_cards')
-@TokenResource('credit_card')
 export class CreditCardsController {
   constructor(
     private readonly commands: CommandBus,
@@ -26,6 +36,7 @@ export class CreditCardsController {
   ) {}
 
   @Get()
+  @CalledBy(...PARTNERS, userToken('credit_card'))
   @ApiOperation({
     summary: "List a user's stored cards",
     description: 'With `count`, `per_page` and `page`; the cards, masked. With count=true: {status, count}.',
@@ -45,6 +56,7 @@ export class CreditCardsController {
   }
 
   @Post()
+  @CalledBy(...PARTNERS, userToken('credit_card'))
   @HttpCode(200)
   @ApiOperation({
     summary: 'Store a card for a user',
@@ -63,6 +75,7 @@ export class CreditCardsController {
   }
 
   @Put(':credit_card_id/default')
+  @CalledBy(...PARTNERS, userToken('credit_card'))
   @ApiOperation({ summary: "Make a card its user's default", description: "A user's only card is its default." })
   @ApiAnswer(StatusAnswer, { errors: [404, 422] })
   @ApiRequest({ params: CardParams })

@@ -1,5 +1,5 @@
 import { accountOf } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
+import { ApiAnswer, ApiRequest, Caller, CurrentCaller, CalledBy, PARTNERS } from '@deals/wire';
 import { Body, Controller, Get, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -19,6 +19,7 @@ export class PartnerSettingsController {
   ) {}
 
   @Get()
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: "The partner's settings", description: 'As the partner last set them, defaults filled in.' })
   @ApiAnswer(PartnerSettingsAnswer)
   async get(@CurrentCaller() caller: Caller) {
@@ -26,6 +27,7 @@ export class PartnerSettingsController {
   }
 
   @Put()
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "Set the partner's settings",
     description:

@@ -1,5 +1,5 @@
-import { accountOf, Forbidden, isSandbox, NotFound, ViewProgress, ViewStore } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, Caller, CurrentCaller, NotUnderTestClock } from '@deals/wire';
+import { accountOf, NotFound, ViewProgress, ViewStore } from '@deals/kernel';
+import { ApiAnswer, ApiRequest, Caller, CurrentCaller, NotUnderTestClock, CalledBy } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -8,11 +8,6 @@ import { MAX_TEST_CLOCKS } from '../domain/test-clock/test-clock-places';
 import { TEST_CLOCKS, TestClockView } from '../projections/test-clocks/test-clocks.projection';
 import { TestClockAnswer, TestClockListAnswer, toTestClock } from './test-clocks.answers';
 import { AdvanceTestClockBody, CreateTestClockBody, TestClockParams } from './test-clocks.request';
-
-/** Test clocks answer test credentials only. */
-function sandboxOnly(caller: Caller): void {
-  if (!isSandbox(caller.partnerId)) throw new Forbidden('test clocks are a sandbox’s: use your test credentials');
-}
 
 /** A sandbox's test clocks (test credentials only; a call under a clock gets 403: a clock is the sandbox's own). */
 @ApiTags('sandbox')
@@ -26,6 +21,7 @@ export class TestClocksController {
   ) {}
 
   @Post()
+  @CalledBy('sandbox')
   @HttpCode(200)
   @ApiOperation({
     summary: 'Make a test clock',
@@ -45,10 +41,10 @@ export class TestClocksController {
   }
 
   @Get()
+  @CalledBy('sandbox')
   @ApiOperation({ summary: "The sandbox's test clocks", description: `Newest first (at most ${MAX_TEST_CLOCKS}: a sandbox's limit).` })
   @ApiAnswer(TestClockListAnswer, { errors: [403] })
   async list(@CurrentCaller() caller: Caller) {
-    sandboxOnly(caller);
     const clocks = await this.views.find<TestClockView>(
       TEST_CLOCKS,
       { partnerId: accountOf(caller.partnerId), deletedAt: null },
@@ -58,6 +54,7 @@ export class TestClocksController {
   }
 
   @Get(':test_clock_id')
+  @CalledBy('sandbox')
   @ApiOperation({ summary: 'A test clock', description: 'Its time and status: `advancing` until every consequence of an advance ran.' })
   @ApiAnswer(TestClockAnswer, { errors: [403, 404] })
   @ApiRequest({ params: TestClockParams })
@@ -66,6 +63,7 @@ export class TestClocksController {
   }
 
   @Post(':test_clock_id/advance')
+  @CalledBy('sandbox')
   @HttpCode(200)
   @ApiOperation({
     summary: 'Advance a test clock',
@@ -86,6 +84,7 @@ export class TestClocksController {
   }
 
   @Delete(':test_clock_id')
+  @CalledBy('sandbox')
   @ApiOperation({
     summary: 'Delete a test clock',
     description:
@@ -105,7 +104,6 @@ export class TestClocksController {
 
   /** The caller's sandbox's clock; another's, none, or (unless asked for) a deleted one, is not found. */
   private async clock(caller: Caller, clockId: string, { deleted = false } = {}): Promise<TestClockView> {
-    sandboxOnly(caller);
     const clock = await this.views.findById<TestClockView>(TEST_CLOCKS, clockId);
     if (!clock || (clock.deletedAt && !deleted) || clock.partnerId !== accountOf(caller.partnerId))
       throw new NotFound(`test clock ${clockId} not found`);

@@ -9,7 +9,9 @@ import {
   Caller,
   CurrentCaller,
   NotUnderTestClock,
-  TokenResource,
+  CalledBy,
+  PARTNERS,
+  userToken,
 } from '@deals/wire';
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -35,6 +37,7 @@ export class UsersController {
   ) {}
 
   @Post('users')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Create a user',
@@ -51,7 +54,7 @@ export class UsersController {
   }
 
   @Get('users/:user_id')
-  @TokenResource('user')
+  @CalledBy(...PARTNERS, userToken('user'))
   @ApiOperation({ summary: 'Show a user', description: 'The user. A deleted user is not found.' })
   @ApiAnswer(UserAnswer, { errors: [404] })
   @ApiRequest({ params: UserParams })
@@ -60,7 +63,7 @@ export class UsersController {
   }
 
   @Put('users/:user_id')
-  @TokenResource('user')
+  @CalledBy(...PARTNERS, userToken('user'))
   @ApiOperation({
     summary: 'Update a user',
     description:
@@ -82,6 +85,7 @@ export class UsersController {
   }
 
   @Delete('users/:user_id/personal_data')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: "Erase a user's personal data",
@@ -100,6 +104,7 @@ export class UsersController {
   }
 
   @Put('api/v1/users/:email/update_by_email')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: 'Update or create a user by email',
     description:
@@ -124,6 +129,7 @@ export class UsersController {
 
   /** Deprecated (docs/versioning.md); served while it exists, answered with a Deprecation header. */
   @Post('users/:user/access_tokens')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @Header('Deprecation', 'true')
   @ApiOperation({

@@ -1,5 +1,5 @@
 import { Clock, NotFound, SortSpec, ViewFilter } from '@deals/kernel';
-import { Caller, CurrentCaller } from '@deals/wire';
+import { Caller, CurrentCaller, CalledBy, PARTNERS } from '@deals/wire';
 import { ApiAnswer, ApiRequest, Paging, RequestParameters } from '@deals/wire';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -33,6 +33,7 @@ export class DealListsController {
   ) {}
 
   @Get('v1/deals')
+  @CalledBy(...PARTNERS, 'auditor')
   @ApiOperation({
     summary: 'List deals (v1)',
     description:
@@ -52,6 +53,7 @@ export class DealListsController {
   }
 
   @Get('deals/locate')
+  @CalledBy(...PARTNERS, 'auditor')
   @ApiOperation({
     summary: 'Deals on sale around a point',
     description: 'Latitude, longitude and radius (miles), all required, in the query or a JSON body; ordered by start, earliest first.',
@@ -64,6 +66,7 @@ export class DealListsController {
   }
 
   @Get('regions/:place/deals')
+  @CalledBy(...PARTNERS, 'auditor')
   @ApiOperation({
     summary: "A region's deals",
     description:

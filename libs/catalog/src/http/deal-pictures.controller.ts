@@ -1,5 +1,5 @@
 import { NotFound, RecentMap } from '@deals/kernel';
-import { ApiErrors } from '@deals/wire';
+import { ApiErrors, CalledBy } from '@deals/wire';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -26,6 +26,7 @@ export class DealPicturesController {
   constructor(private readonly catalog: CatalogQueries) {}
 
   @Get('images/deals/:file')
+  @CalledBy('anyone')
   @ApiOperation({ summary: "A deal's picture", description: 'Public. `<deal_id>.png`, 700x420. Unknown deal: 404.' })
   @ApiResponse({ status: 200, description: 'the picture', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors(404)
@@ -34,6 +35,7 @@ export class DealPicturesController {
   }
 
   @Get('images/deals/:size/:file')
+  @CalledBy('anyone')
   @ApiOperation({
     summary: "A deal's picture at a size",
     description: `Public. \`<size>/<deal_id>.png\`, a size a deal's \`primary_image\` or \`images\` names (${Object.keys(SIZES).join(', ')}). Unknown deal or size: 404.`,

@@ -1,7 +1,7 @@
 import { Clock } from '@deals/kernel';
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer, ApiRequest } from '@deals/wire';
+import { ApiAnswer, ApiRequest, CalledBy, PARTNERS } from '@deals/wire';
 import { V3DealListQuery } from './catalog.request';
 import { DealV3ListAnswer } from './catalog.answers';
 import type { FastifyReply } from 'fastify';
@@ -22,6 +22,7 @@ export class DealsV3Controller {
   ) {}
 
   @Get()
+  @CalledBy(...PARTNERS, 'auditor')
   @ApiOperation({
     summary: 'List in-flight deals (v3)',
     description:

@@ -1,7 +1,7 @@
 import { Clock, NotFound } from '@deals/kernel';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer } from '@deals/wire';
+import { ApiAnswer, CalledBy, PARTNERS } from '@deals/wire';
 import { DealAnswer } from './catalog.answers';
 import type { FastifyReply } from 'fastify';
 import { CatalogQueries } from '../queries/catalog.queries';
@@ -17,6 +17,7 @@ export class DealsController {
   ) {}
 
   @Get(['deals/:deal_id', 'v1/deals/:deal_id'])
+  @CalledBy(...PARTNERS, 'auditor')
   @ApiOperation({
     summary: 'Show a deal',
     description: 'The whole v1 deal (a `.json` suffix on the id is accepted). Unknown: 404 find_failed.',

@@ -1,7 +1,7 @@
 import { NotFound } from '@deals/kernel';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer } from '@deals/wire';
+import { ApiAnswer, CalledBy, PARTNERS } from '@deals/wire';
 import { RegionAnswer, RegionListAnswer } from './catalog.answers';
 import { CatalogQueries } from '../queries/catalog.queries';
 import { toRegion } from './region.answers';
@@ -12,6 +12,7 @@ export class RegionsController {
   constructor(private readonly catalog: CatalogQueries) {}
 
   @Get()
+  @CalledBy(...PARTNERS, 'auditor')
   @ApiOperation({ summary: 'List the regions', description: 'Every region.' })
   @ApiAnswer(RegionListAnswer)
   async list() {
@@ -19,6 +20,7 @@ export class RegionsController {
   }
 
   @Get(':region_id')
+  @CalledBy(...PARTNERS, 'auditor')
   @ApiOperation({ summary: 'Show a region', description: 'One region. Unknown: 404 find_failed.' })
   @ApiAnswer(RegionAnswer, { errors: [404] })
   async one(@Param('region_id') regionId: string) {

@@ -1,5 +1,5 @@
 import { AccountQueries } from '@deals/accounts';
-import { Forbidden, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
 import {
   actingUser,
   ApiAnswer,
@@ -9,7 +9,9 @@ import {
   Caller,
   CurrentCaller,
   RequestParameters,
-  TokenResource,
+  CalledBy,
+  PARTNERS,
+  userToken,
 } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -41,7 +43,6 @@ import {
 /** Linking users to card-linked deals, moving links, and recording their transactions. */
 @ApiTags('engagement')
 @Controller()
-@TokenResource('card_link')
 export class CardLinksController {
   constructor(
     private readonly commands: CommandBus,
@@ -51,6 +52,7 @@ export class CardLinksController {
   ) {}
 
   @Post('card_links')
+  @CalledBy(...PARTNERS, userToken('card_link'))
   @HttpCode(200)
   @ApiOperation({
     summary: 'Link a user to card-linked deals',
@@ -71,6 +73,7 @@ export class CardLinksController {
   }
 
   @Put('card_links/:card_link_id/unlink')
+  @CalledBy(...PARTNERS, userToken('card_link'))
   @ApiOperation({
     summary: 'Unlink a card link',
     description: 'Linked → unlinked (an unlinked link stays so). A fulfilled link moves no more.',
@@ -82,6 +85,7 @@ export class CardLinksController {
   }
 
   @Put('card_links/:card_link_id/link')
+  @CalledBy(...PARTNERS, userToken('card_link'))
   @ApiOperation({
     summary: 'Link a card link again',
     description:
@@ -94,30 +98,26 @@ export class CardLinksController {
   }
 
   @Put('card_links/:card_link_id/redeem')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "Record a card link's transaction",
     description:
       "One of the user's card transactions at the merchant, on a linked link. Below the deal's `min_spend` it does not qualify; " +
       'a qualifying one earns `incentive_amount` or `incentive_percentage` of the amount, within `maximum_allowance`, and costs the partner ' +
       '`fixed_fee` plus `percent_fee`. `max_redemption` true, or the `num_qualifying`-th qualifying transaction, fulfils the link. ' +
-      'A `transaction_reference` is recorded once per link: a repeat answers success and records nothing.',
+      'A `transaction_reference` is recorded once per link: a repeat answers success and records nothing. ' +
+      "What the card network reports, and what it earns, is the partner's word: a user's access token is refused (403).",
   })
-  @ApiAnswer(RedeemAnswer, { errors: [404, 422] })
+  @ApiAnswer(RedeemAnswer, { errors: [403, 404, 422] })
   @ApiRequest({ params: CardLinkParams, body: RedeemCardLinkBody })
-  async redeem(
-    @Param() params: CardLinkParams,
-    @Body() transaction: RedeemCardLinkBody,
-    @CurrentCaller() caller: Caller,
-    @AuthRequest() request: AuthenticatedRequest,
-  ) {
-    const { position } = await this.commands.execute(
-      new RedeemCardLinkTransaction(params.card_link_id, transaction, request.userToken?.userId, caller),
-    );
+  async redeem(@Param() params: CardLinkParams, @Body() transaction: RedeemCardLinkBody, @CurrentCaller() caller: Caller) {
+    const { position } = await this.commands.execute(new RedeemCardLinkTransaction(params.card_link_id, transaction, undefined, caller));
     await this.progress.waitFor([CARD_LINK_DETAILS], position);
     return { status: 'success' };
   }
 
   @Put('card_links/:card_link_id/transactions/:transaction_reference')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: 'Report a phase of a card transaction',
     description:
@@ -132,14 +132,7 @@ export class CardLinksController {
   })
   @ApiAnswer(CardTransactionAnswer, { errors: [403, 404, 422] })
   @ApiRequest({ params: CardTransactionParams, body: CardTransactionBody })
-  async reportTransaction(
-    @Param() params: CardTransactionParams,
-    @Body() report: CardTransactionBody,
-    @CurrentCaller() caller: Caller,
-    @AuthRequest() request: AuthenticatedRequest,
-  ) {
-    // What the card network reports, and what it earns: the partner's word, never a user's token.
-    if (request.userToken) throw new Forbidden("a user's access token cannot report card transactions: use the partner's credentials");
+  async reportTransaction(@Param() params: CardTransactionParams, @Body() report: CardTransactionBody, @CurrentCaller() caller: Caller) {
     const { card_link_id: cardLinkId, transaction_reference: reference } = params;
     const { position } = await this.commands.execute(new ReportCardTransactionPhase(cardLinkId, reference, report, undefined, caller));
     await this.progress.waitFor([CARD_TRANSACTIONS, CARD_LINK_DETAILS], position);
@@ -147,6 +140,7 @@ export class CardLinksController {
   }
 
   @Get('card_links/:card_link_id/transactions/:transaction_reference')
+  @CalledBy(...PARTNERS, userToken('card_link'))
   @ApiOperation({ summary: 'A card transaction', description: 'Its phase, amounts, and what it earned and gave back.' })
   @ApiAnswer(CardTransactionAnswer, { errors: [404] })
   @ApiRequest({ params: CardTransactionParams })
@@ -155,6 +149,7 @@ export class CardLinksController {
   }
 
   @Get('card_links/:card_link_id/transactions')
+  @CalledBy(...PARTNERS, userToken('card_link'))
   @ApiOperation({ summary: "A card link's transactions", description: 'In the order first reported; `count`, `per_page`, `page`.' })
   @ApiAnswer(CardTransactionListAnswer, { errors: [404, 422] })
   @ApiRequest({ params: CardLinkParams, query: CardTransactionListQuery })
@@ -174,6 +169,7 @@ export class CardLinksController {
   }
 
   @Get('users/:user_id/card_links')
+  @CalledBy(...PARTNERS, userToken('card_link'))
   @ApiOperation({
     summary: "A user's card links",
     description: '`filter` (linked, unlinked, fulfilled, comma-separated), `count`, `per_page`, `page`; newest first.',

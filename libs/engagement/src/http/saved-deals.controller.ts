@@ -1,6 +1,17 @@
 import { AccountQueries } from '@deals/accounts';
 import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { actingUser, ApiAnswer, ApiRequest, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
+import {
+  actingUser,
+  ApiAnswer,
+  ApiRequest,
+  AuthenticatedRequest,
+  AuthRequest,
+  Caller,
+  CurrentCaller,
+  CalledBy,
+  PARTNERS,
+  userToken,
+} from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -13,7 +24,6 @@ import { SaveDealBody, SavedDealListQuery, SavedDealParams } from './engagement.
 /** A user's saved deals. */
 @ApiTags('engagement')
 @Controller()
-@TokenResource('saved_deal')
 export class SavedDealsController {
   constructor(
     private readonly commands: CommandBus,
@@ -23,6 +33,7 @@ export class SavedDealsController {
   ) {}
 
   @Post('saved_deals')
+  @CalledBy(...PARTNERS, userToken('saved_deal'))
   @HttpCode(200)
   @ApiOperation({
     summary: 'Save a deal for a user',
@@ -43,6 +54,7 @@ export class SavedDealsController {
   }
 
   @Delete('saved_deals/:saved_deal_id')
+  @CalledBy(...PARTNERS, userToken('saved_deal'))
   @ApiOperation({ summary: 'Delete a saved deal', description: 'A saved deal already deleted is not found.' })
   @ApiAnswer(StatusOnlyAnswer, { errors: [404, 422] })
   @ApiRequest({ params: SavedDealParams })
@@ -53,6 +65,7 @@ export class SavedDealsController {
   }
 
   @Get('users/:user_id/saved_deals')
+  @CalledBy(...PARTNERS, userToken('saved_deal'))
   @ApiOperation({ summary: "A user's saved deals", description: '`count`, `per_page`, `page`; the latest saved first.' })
   @ApiAnswer(SavedDealListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: SavedDealListQuery })

@@ -1,6 +1,16 @@
 import { AccountQueries } from '@deals/accounts';
 import { NotFound, ViewProgress } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
+import {
+  ApiAnswer,
+  ApiRequest,
+  AuthenticatedRequest,
+  AuthRequest,
+  Caller,
+  CurrentCaller,
+  CalledBy,
+  PARTNERS,
+  userToken,
+} from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
@@ -13,7 +23,6 @@ import { SubscribeBody, SubscriptionListQuery, SubscriptionParams, SubscriptionS
 /** A user's regional email subscriptions. */
 @ApiTags('engagement')
 @Controller()
-@TokenResource('subscription')
 export class SubscriptionsController {
   constructor(
     private readonly commands: CommandBus,
@@ -23,6 +32,7 @@ export class SubscriptionsController {
   ) {}
 
   @Post('users/:user_id/subscriptions')
+  @CalledBy(...PARTNERS, userToken('subscription'))
   @HttpCode(200)
   @ApiOperation({
     summary: 'Subscribe a user to the region of a zip',
@@ -37,6 +47,7 @@ export class SubscriptionsController {
   }
 
   @Get('subscriptions/:subscription_id')
+  @CalledBy(...PARTNERS, userToken('subscription'))
   @ApiOperation({ summary: 'A subscription', description: 'One subscription, by its id.' })
   @ApiAnswer(SubscriptionAnswer, { errors: [404, 422] })
   @ApiRequest({ params: SubscriptionParams })
@@ -48,6 +59,7 @@ export class SubscriptionsController {
   }
 
   @Put('subscriptions/:subscription_id')
+  @CalledBy(...PARTNERS, userToken('subscription'))
   @ApiOperation({ summary: "Set a subscription's status", description: '`status` active or inactive.' })
   @ApiAnswer(SubscriptionAnswer, { errors: [404, 422] })
   @ApiRequest({ params: SubscriptionParams, body: SubscriptionStatusBody })
@@ -64,7 +76,7 @@ export class SubscriptionsController {
   }
 
   @Get('users/:user_id/subscriptions')
-  @TokenResource('subscription', { pathUserMayBeEmail: true })
+  @CalledBy(...PARTNERS, userToken('subscription', { pathUserMayBeEmail: true }))
   @ApiOperation({
     summary: "A user's subscriptions",
     description:

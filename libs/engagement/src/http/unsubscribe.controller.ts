@@ -1,5 +1,5 @@
 import { NotFound, ViewProgress } from '@deals/kernel';
-import { ApiErrors, ApiRequest, requestDto, TakesFormBodies } from '@deals/wire';
+import { ApiErrors, ApiRequest, requestDto, TakesFormBodies, CalledBy } from '@deals/wire';
 import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -45,6 +45,7 @@ export class UnsubscribeController {
   ) {}
 
   @Post()
+  @CalledBy('anyone')
   @HttpCode(200)
   @TakesFormBodies()
   @ApiOperation({
@@ -67,6 +68,7 @@ export class UnsubscribeController {
   }
 
   @Get()
+  @CalledBy('anyone')
   @ApiOperation({
     summary: 'Unsubscribe from the daily email (the link)',
     description: 'Public, with the `key` of the daily email’s link; without it, 404.',

@@ -1,5 +1,5 @@
 import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, Caller, CurrentCaller, RequestParameters } from '@deals/wire';
+import { ApiAnswer, ApiRequest, Caller, CurrentCaller, RequestParameters, CalledBy, PARTNERS } from '@deals/wire';
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { WebhookEndpointWrites } from '../commands/webhook-endpoint-writes';
@@ -23,6 +23,7 @@ export class EventsController {
   ) {}
 
   @Get()
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "The partner's events",
     description:
@@ -51,6 +52,7 @@ export class EventsController {
   }
 
   @Get(':event_id')
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: 'One event', description: 'The event with its resource as it was then.' })
   @ApiAnswer(EventAnswer, { errors: [404] })
   @ApiRequest({ params: EventPathParams })
@@ -59,6 +61,7 @@ export class EventsController {
   }
 
   @Get(':event_id/attempts')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "An event's deliveries",
     description: 'Each delivery of the event to an endpoint, with every attempt: time, status, latency, the first bytes of the answer.',
@@ -71,6 +74,7 @@ export class EventsController {
   }
 
   @Post(':event_id/redeliver')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Send an event again',

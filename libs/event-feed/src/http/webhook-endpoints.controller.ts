@@ -9,6 +9,8 @@ import {
   CurrentCaller,
   NotUnderTestClock,
   RequestParameters,
+  CalledBy,
+  PARTNERS,
 } from '@deals/wire';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -39,6 +41,7 @@ export class WebhookEndpointsController {
   ) {}
 
   @Post()
+  @CalledBy(...PARTNERS)
   @HttpCode(201)
   @ApiOperation({
     summary: 'Register a webhook endpoint',
@@ -62,6 +65,7 @@ export class WebhookEndpointsController {
   }
 
   @Get()
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "The partner's webhook endpoints",
     description: 'Every endpoint the partner registered and has not removed, oldest first.',
@@ -72,6 +76,7 @@ export class WebhookEndpointsController {
   }
 
   @Get(':endpoint_id')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: 'A webhook endpoint',
     description: 'Its url, event types, state, and why the service disabled it, if it did (never its secret).',
@@ -83,6 +88,7 @@ export class WebhookEndpointsController {
   }
 
   @Put(':endpoint_id')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: 'Change a webhook endpoint',
     description:
@@ -98,6 +104,7 @@ export class WebhookEndpointsController {
   }
 
   @Delete(':endpoint_id')
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: 'Remove a webhook endpoint', description: 'Nothing more is sent to it, retries included.' })
   @ApiAnswer(EndpointAnswer, { errors: [404] })
   @ApiRequest({ params: EndpointPathParams })
@@ -109,6 +116,7 @@ export class WebhookEndpointsController {
   }
 
   @Post(':endpoint_id/rotate_secret')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: "Replace an endpoint's signing secret",
@@ -130,6 +138,7 @@ export class WebhookEndpointsController {
   }
 
   @Get(':endpoint_id/deliveries')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "An endpoint's deliveries",
     description: 'Latest first, each with every attempt: time, status, latency, the first bytes of the answer.',
@@ -144,6 +153,7 @@ export class WebhookEndpointsController {
   }
 
   @Post(':endpoint_id/replay')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Send a range of events again',

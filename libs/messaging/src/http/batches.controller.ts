@@ -1,5 +1,5 @@
 import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, Caller, CurrentCaller, RequestParameters } from '@deals/wire';
+import { ApiAnswer, ApiRequest, Caller, CurrentCaller, RequestParameters, CalledBy, PARTNERS } from '@deals/wire';
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -22,6 +22,7 @@ export class BatchesController {
   ) {}
 
   @Post()
+  @CalledBy(...PARTNERS)
   @HttpCode(201)
   @ApiOperation({
     summary: 'Schedule a targeted-email batch',
@@ -39,6 +40,7 @@ export class BatchesController {
   }
 
   @Get(':batch_id')
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: 'A targeted-email batch', description: "`deal_id` guards that the batch is that deal's." })
   @ApiAnswer(BatchAnswer, { errors: [404, 422] })
   @ApiRequest({ params: BatchPathParams, query: BatchGuardParams })
@@ -48,6 +50,7 @@ export class BatchesController {
   }
 
   @Delete(':batch_id')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: 'Cancel a targeted-email batch',
     description: 'Pending → cancelled (never sent, even if its job was queued); a batch being sent or sent: 422.',

@@ -1,7 +1,7 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import { Clock, LogPosition, NotFound, ViewProgress } from '@deals/kernel';
-import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, TokenResource } from '@deals/wire';
+import { actingUser, AuthenticatedRequest, AuthRequest, Caller, CurrentCaller, CalledBy, PARTNERS, userToken } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiAnswer, ApiErrors, ApiRequest } from '@deals/wire';
@@ -36,7 +36,7 @@ export class CouponsController {
   ) {}
 
   @Get('users/:user_id/coupons')
-  @TokenResource('coupon')
+  @CalledBy(...PARTNERS, userToken('coupon'))
   @ApiOperation({ summary: "A user's coupons", description: '`filter` (valid, redeemed, expired), `count`, `per_page`, `page`.' })
   @ApiAnswer(CouponListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: CouponListQuery })
@@ -54,7 +54,7 @@ export class CouponsController {
   }
 
   @Put('users/:user_id/coupons/:coupon_id/redeem')
-  @TokenResource('coupon')
+  @CalledBy(...PARTNERS, userToken('coupon'))
   @ApiOperation({ summary: "Redeem a user's coupon", description: 'Valid → redeemed, redeemed_at set.' })
   @ApiAnswer(CouponAnswer, { errors: [404, 422] })
   redeemForUser(@Param('user_id') userId: string, @Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller) {
@@ -63,7 +63,7 @@ export class CouponsController {
 
   /** With partner credentials, any of the partner's coupons; with a user's access token, that user's only. */
   @Put('coupons/:coupon_id/redeem')
-  @TokenResource('coupon')
+  @CalledBy(...PARTNERS, userToken('coupon'))
   @ApiOperation({ summary: 'Redeem a coupon', description: "Any of the partner's coupons, or the token's user's." })
   @ApiAnswer(CouponAnswer, { errors: [404, 422] })
   redeemAny(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
@@ -72,6 +72,7 @@ export class CouponsController {
 
   // Partner credentials only: a buyer undoing a redemption would use the coupon twice.
   @Post('coupons/:coupon_id/redemption_rollbacks')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: "Roll back a coupon's redemption",
@@ -91,6 +92,7 @@ export class CouponsController {
    * or with another, the coupon is not found.
    */
   @Get('coupons/:coupon_id/qr.png')
+  @CalledBy('anyone')
   @ApiOperation({ summary: "A coupon's QR image", description: 'Public, with the `key` its `qr_code_url` carries; without it, 404.' })
   @ApiResponse({ status: 200, description: 'the QR image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors(404)
@@ -103,6 +105,7 @@ export class CouponsController {
   }
 
   @Get('coupons/:coupon_id/print')
+  @CalledBy('anyone')
   @ApiOperation({ summary: "A coupon's printable page", description: 'Public, with the `key` its `print_url` carries; without it, 404.' })
   @ApiResponse({ status: 200, description: 'the printable page', content: { 'text/html': { schema: { type: 'string' } } } })
   @ApiErrors(404)

@@ -10,7 +10,9 @@ import {
   Caller,
   CurrentCaller,
   IdempotentRequest,
-  TokenResource,
+  CalledBy,
+  PARTNERS,
+  userToken,
 } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -49,6 +51,7 @@ export class PurchasesController {
   ) {}
 
   @Post('purchases/reserve')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Reserve units for five minutes',
@@ -62,6 +65,7 @@ export class PurchasesController {
   }
 
   @Post('purchases')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Buy with a stored card',
@@ -77,6 +81,7 @@ export class PurchasesController {
   }
 
   @Post('v1/purchases/full.json')
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Buy in one call: make the user, store the card, buy',
@@ -93,6 +98,7 @@ export class PurchasesController {
   }
 
   @Put(['purchases/:purchase_id/claim', 'purchases/:purchase_id/claim.json'])
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: 'Claim a reservation for a user', description: "`user_id`; counts against the deal's max_per_user." })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   @ApiRequest({ body: ClaimReservationBody })
@@ -102,6 +108,7 @@ export class PurchasesController {
   }
 
   @Put(['purchases/:purchase_id/release', 'purchases/:purchase_id/release.json'])
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: 'Release a reservation', description: 'Its units go back; refused once a claim has sold them.' })
   @ApiAnswer(PurchaseAnswer, { errors: [404, 422] })
   async release(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
@@ -110,7 +117,7 @@ export class PurchasesController {
   }
 
   @Get('purchases/:purchase_id')
-  @TokenResource('purchase')
+  @CalledBy(...PARTNERS, userToken('purchase'))
   @ApiOperation({ summary: 'Show a purchase', description: 'The purchase (a `.json` suffix is accepted), with its coupons.' })
   @ApiAnswer(PurchaseAnswer, { errors: [404] })
   async one(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
@@ -119,7 +126,7 @@ export class PurchasesController {
   }
 
   @Get('users/:user_id/purchases')
-  @TokenResource('purchase')
+  @CalledBy(...PARTNERS, userToken('purchase'))
   @ApiOperation({ summary: "A user's purchases", description: '`count`, `per_page`, `page`.' })
   @ApiAnswer(PurchaseListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: PurchaseListQuery })

@@ -1,6 +1,6 @@
 import { AccountQueries } from '@deals/accounts';
 import { NotFound, ViewProgress } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
+import { ApiAnswer, ApiRequest, Caller, CurrentCaller, CalledBy, PARTNERS } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -23,6 +23,7 @@ export class RefundsController {
   ) {}
 
   @Post('purchases/:purchase_id/refunds')
+  @CalledBy(...PARTNERS)
   @HttpCode(201)
   @ApiOperation({
     summary: "Refund a purchase's coupons",
@@ -43,6 +44,7 @@ export class RefundsController {
   }
 
   @Get('purchases/:purchase_id/refunds')
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: "A purchase's refunds", description: 'Oldest first.' })
   @ApiAnswer(RefundListAnswer, { errors: [404] })
   async ofPurchase(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
@@ -51,6 +53,7 @@ export class RefundsController {
   }
 
   @Get('users/:user_id/refunds')
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: "A user's refunds", description: 'Newest first; `count`, `per_page`, `page`.' })
   @ApiAnswer(RefundListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: RefundListQuery })

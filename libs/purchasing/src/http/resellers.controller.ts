@@ -1,6 +1,6 @@
 import { CatalogLinks } from '@deals/catalog';
 import { Clock, NotFound, ViewProgress } from '@deals/kernel';
-import { Caller, CurrentCaller, humanUtc } from '@deals/wire';
+import { Caller, CurrentCaller, humanUtc, CalledBy, PARTNERS } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiAnswer, ApiRequest, ERROR_ANSWER_REF, openApiSchema } from '@deals/wire';
@@ -32,6 +32,7 @@ export class ResellersController {
   ) {}
 
   @Post(['resellers/purchases', 'resellers/purchases.json'])
+  @CalledBy(...PARTNERS)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Record a sale a reseller made',
@@ -63,6 +64,7 @@ export class ResellersController {
   }
 
   @Get('coupons/:coupon_id')
+  @CalledBy(...PARTNERS)
   @ApiOperation({ summary: "A reseller sale's coupon", description: 'The coupon without print_url (a `.json` suffix is accepted).' })
   @ApiAnswer(ResellerCouponAnswer, { errors: [404] })
   async coupon(@Param('coupon_id') given: string, @CurrentCaller() caller: Caller) {
@@ -75,6 +77,7 @@ export class ResellersController {
 
   /** The reseller coupon error bodies: 404 with `message`/`type`, 422 with `code` and `errors.coupons`. */
   @Delete('coupons/:coupon_id/cancel')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "Cancel a reseller sale's coupon",
     description: 'Only coupons of reseller purchases; refusals in the reseller coupon error bodies.',

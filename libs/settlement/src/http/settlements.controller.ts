@@ -1,5 +1,5 @@
 import { Clock, isSandbox, ValidationFailed } from '@deals/kernel';
-import { ApiAnswer, ApiErrors, ApiRequest, Caller, CurrentCaller } from '@deals/wire';
+import { ApiAnswer, ApiErrors, ApiRequest, Caller, CurrentCaller, CalledBy, PARTNERS } from '@deals/wire';
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -22,6 +22,7 @@ export class SettlementsController {
   ) {}
 
   @Get()
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: 'Daily statements over a range',
     description:
@@ -36,6 +37,7 @@ export class SettlementsController {
   }
 
   @Get(':date')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "A day's statement",
     description:
@@ -51,6 +53,7 @@ export class SettlementsController {
   }
 
   @Get(':date/line_items.csv')
+  @CalledBy(...PARTNERS)
   @ApiOperation({
     summary: "A day's line items as CSV",
     description: 'The statement’s line items, in log order, LF line ends: the digest of a closed day is the SHA-256 of exactly this.',
