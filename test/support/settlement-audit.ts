@@ -13,10 +13,19 @@ export interface AuditedLine {
   figures: number[];
 }
 
-/** RFC 4180, with text a spreadsheet would run as a formula behind a single quote (as docs/api.md says). */
+/**
+ * As docs/api.md says: digits (or nothing) bare; any other text quoted (RFC 4180), with a single quote before a
+ * formula's first character at its start and after each separator or line break inside it.
+ */
 const csvField = (value: string) => {
-  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  if (/^[0-9]*$/.test(value)) return value;
+  let text = '';
+  for (let i = 0; i < value.length; i++) {
+    const startsCell = i === 0 ? /[=+\-@\t\r]/ : /[=+\-@]/;
+    if ((i === 0 || '\r\n\t,;|'.includes(value[i - 1])) && startsCell.test(value[i])) text += "'";
+    text += value[i] === '"' ? '""' : value[i];
+  }
+  return `"${text}"`;
 };
 
 export function auditedLines(events: readonly RecordedEvent[]): AuditedLine[] {

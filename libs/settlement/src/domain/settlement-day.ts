@@ -98,14 +98,18 @@ export const CSV_HEADER = [
 ];
 
 /**
- * A field as CSV writes it: text a spreadsheet would run as a formula (beginning with =, +, -, @, a
- * tab or a carriage return: a partner's transaction reference may) behind a single quote, then
- * quoted when it holds a comma, a quote or a line break.
+ * A field as CSV writes it, safe in a spreadsheet whatever separator it splits on (`,` or `;`): a
+ * plain number (or nothing) bare; any other text quoted whole (quotes doubled), so no separator or line break
+ * in it starts a cell of its own; and a formula's first character (`=`, `+`, `-`, `@`; a tab or a
+ * carriage return at the start) behind a single quote, at the text's start and after any separator
+ * or line break inside it (a partner's transaction reference may hold anything).
  */
 const field = (value: string | number | null) => {
   const raw = value === null ? '' : String(value);
-  const text = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  if (/^\d*$/.test(raw)) return raw;
+  const inner = raw.replace(/([\r\n\t,;|])(?=[=+\-@])/g, "$1'");
+  const text = /^[=+\-@\t\r]/.test(inner) ? `'${inner}` : inner;
+  return `"${text.replace(/"/g, '""')}"`;
 };
 
 /** The day's line items as CSV, in log order, LF line ends: the form the digest is taken of. */
