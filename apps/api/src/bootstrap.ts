@@ -144,8 +144,10 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       request.log.warn({ reason, partner: partnerId }, 'an answer was not kept for repeats of its Idempotency-Key');
     },
   });
+  // Every answer, errors that echo a caller's text included, is read only as the type it says.
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    void reply.header('x-content-type-options', 'nosniff');
   });
   if (config.behindTlsProxy) {
     fastify.addHook('onRequest', async (request, reply) => {

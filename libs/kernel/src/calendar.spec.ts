@@ -1,4 +1,4 @@
-import { xmlDateTimeInstant, xmlDateTimeSpanMs, isoInstant } from './calendar';
+import { xmlDateTimeInstant, xmlDateTimeSpanMs, isoInstant, isIsoDateText } from './calendar';
 
 describe('isoInstant', () => {
   it('reads a date and time with its offset', () => {
@@ -57,5 +57,18 @@ describe('xmlDateTimeSpanMs', () => {
       ),
     ).toEqual([1000, 100, 10, 1]);
     expect(xmlDateTimeSpanMs('2026-06-15')).toBeNull();
+  });
+});
+
+describe('isIsoDateText', () => {
+  it('takes a date, or a date and time, on a day the calendar has', () => {
+    expect(isIsoDateText('2026-06-15T10:00:00Z', 'optional')).toBe(true);
+    expect(isIsoDateText('2028-02-29', 'optional')).toBe(true);
+    expect(isIsoDateText('2026-06-15T10:00', 'required')).toBe(false);
+  });
+
+  it('refuses a day the calendar lacks, which Date would roll into the next month', () => {
+    for (const text of ['2027-02-30T00:00:00Z', '2027-02-29', '2026-04-31T10:00:00+02:00', '2026-13-01'])
+      expect([text, isIsoDateText(text, 'optional')]).toEqual([text, false]);
   });
 });

@@ -17,6 +17,7 @@ export function isIsoDateText(text: unknown, offset: 'required' | 'optional'): t
   return (
     typeof text === 'string' &&
     (offset === 'required' ? ISO_WITH_OFFSET : ISO_OFFSET_OPTIONAL).test(text) &&
+    isCalendarDay(text.slice(0, 10)) &&
     !Number.isNaN(Date.parse(text))
   );
 }

@@ -82,6 +82,26 @@ describe('test clocks', () => {
       body: { frozen_time: '2026-06-01T00:00:00Z' },
     });
     expect([past.status, past.body.error_type]).toEqual([422, 'validation_failed']);
+    // A day the calendar lacks is refused, never rolled over into the next month.
+    for (const [path, frozen_time] of [
+      ['/v1/test_clocks', '2027-02-30T00:00:00Z'],
+      [`/v1/test_clocks/${clock.id}/advance`, '2027-02-30T00:00:00Z'],
+      ['/v1/test_clocks', '2027-04-31T12:00:00+02:00'],
+    ]) {
+      const reply = await api.call('POST', path, { apiKey: test, body: { frozen_time } });
+      expect([path, reply.status, reply.body.errors]).toEqual([
+        path,
+        422,
+        [
+          {
+            type: 'invalid',
+            resource: 'test_clock',
+            field: 'frozen_time',
+            message: 'must be a date and time in ISO 8601 with a zone (2026-06-15T12:00:00Z)',
+          },
+        ],
+      ]);
+    }
   });
 
   it(`is deleted by its sandbox (gone for every call after), and a sandbox has at most ${MAX_TEST_CLOCKS}: deleting one frees its place`, async () => {

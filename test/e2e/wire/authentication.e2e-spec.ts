@@ -240,6 +240,18 @@ describe('authentication and the wire', () => {
     expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it("tells every answer not to be sniffed: errors that echo what the caller sent, an auditor's among them", async () => {
+    const echoes = [
+      await api.call('GET', '/audit/purchases/<script>alert(1)</script>', { apiKey: auditor.apiKey }),
+      await api.call('GET', '/audit/pages/purchases/<b>x</b>', { apiKey: auditor.apiKey }),
+      await api.call('GET', '/deals/<b>x</b>', { apiKey: partner.apiKey }),
+      await api.call('GET', '/no/such/<b>path</b>'),
+      await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey }),
+      await api.call('GET', '/health'),
+    ];
+    expect(echoes.map((reply) => reply.headers['x-content-type-options'])).toEqual(echoes.map(() => 'nosniff'));
+  });
+
   it('accepts a GET that declares a JSON body but sends none', async () => {
     const reply = await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey, headers: { 'content-type': 'application/json' } });
     expect(reply.status).toBe(200);

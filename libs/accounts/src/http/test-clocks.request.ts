@@ -1,3 +1,4 @@
+import { isoInstant } from '@deals/kernel';
 import { requestDto } from '@deals/wire';
 import { z } from 'zod';
 
@@ -8,7 +9,8 @@ const instant = (description: string) =>
   z
     .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : INSTANT) })
     .transform((text, ctx) => {
-      const at = text.length <= 40 && /(Z|[+-]\d\d:\d\d)$/.test(text) ? Date.parse(text) : NaN;
+      // A day the calendar lacks (2027-02-30) is refused, not rolled over into the next month.
+      const at = text.length <= 40 ? (isoInstant(text)?.getTime() ?? NaN) : NaN;
       if (Number.isFinite(at) && at >= Date.UTC(2000, 0, 1) && at < Date.UTC(2100, 0, 1)) return new Date(at);
       ctx.addIssue({ code: 'custom', message: INSTANT });
       return z.NEVER;
