@@ -300,8 +300,9 @@ export class AccessGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    // Public, session and operator paths carry no API credentials: their own hooks judged them.
-    if (!request.partner) return true;
+    // Public and operator paths carry no API credentials, and the partner site's pages a member's
+    // session: their own hooks judged them.
+    if (!request.partner || SESSION_PATHS.some((pattern) => pattern.test(routedPath(request)))) return true;
     const declared = this.reflector.get<CallersDeclaration | undefined>(CALLERS, context.getHandler());
     if (!declared) throw new Forbidden('this call is not open to API credentials');
     const writes = request.method !== 'GET' && request.method !== 'HEAD';
