@@ -14,6 +14,7 @@ import {
 import { MakeCardDefaultHandler, StoreCardHandler } from './commands/store-card.command';
 import { UserWrites } from './commands/user-writes';
 import { FinishErasures } from './commands/finish-erasures';
+import { DiscardErasedCopies } from './reactions/discard-erased-copies.reaction';
 import {
   AcknowledgeUserErasureHandler,
   EraseUserHandler,
@@ -60,6 +61,7 @@ import { AdvanceTestClockHandler, CreateTestClockHandler, DeleteTestClockHandler
     MakeCardDefaultHandler,
     UserWrites,
     FinishErasures,
+    DiscardErasedCopies,
     AccountQueries,
     { provide: CredentialVerifier, useClass: PartnerCredentialVerifier },
   ],

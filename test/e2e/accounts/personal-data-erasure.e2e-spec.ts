@@ -116,6 +116,9 @@ describe("a user's personal data erased", () => {
     const erased = await api.call('DELETE', `/users/${userId}/personal_data`, { apiKey });
     expect(erased.status).toBe(200);
     expect(erased.body).toEqual({ status: 'success', user_id: userId, erased_at: clock.now().toISOString() });
+    // Gone from every file the moment the erasure is answered, while the service runs: no view's
+    // write-ahead log keeps an earlier copy of the profile.
+    expect(tracesInFolder(dir.path)).toEqual([]);
     clock.advance(60_000);
     expect((await api.call('DELETE', `/users/${userId}/personal_data`, { apiKey })).body.erased_at).toBe(erased.body.erased_at);
 

@@ -1,4 +1,4 @@
-import { NotFound, ViewProgress } from '@deals/kernel';
+import { NotFound, ViewProgress, ViewStore } from '@deals/kernel';
 import {
   answerRepeatsWithoutSecret,
   ApiAnswer,
@@ -34,6 +34,7 @@ export class UsersController {
     private readonly accounts: AccountQueries,
     private readonly progress: ViewProgress,
     private readonly settings: AccountsSettings,
+    private readonly views: ViewStore,
   ) {}
 
   @Post('users')
@@ -100,6 +101,8 @@ export class UsersController {
   async erase(@Param() params: UserParams, @CurrentCaller() caller: Caller) {
     const { userId, erasedAt, position } = await this.commands.execute(new EraseUser(params.user_id, caller));
     await this.progress.waitFor([USER_ACCOUNTS], position);
+    // Answered once no view file holds an earlier copy of what was erased.
+    await this.views.discardReplaced();
     return { status: 'success', user_id: userId, erased_at: erasedAt };
   }
 

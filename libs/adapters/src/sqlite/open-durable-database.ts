@@ -23,3 +23,9 @@ export function openDurableDatabase(file: string, durability: 'full' | 'normal' 
   }
   return db;
 }
+
+/** Checkpoints `db`'s WAL and truncates it to nothing; false when another connection kept it busy. */
+export function truncateWal(db: Database.Database): boolean {
+  const [{ busy }] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+  return busy === 0;
+}

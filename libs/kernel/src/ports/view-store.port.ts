@@ -177,6 +177,13 @@ export abstract class ViewStore {
     return null;
   }
 
+  /**
+   * Makes what replaced and deleted documents held unreadable in the store's own files, once their
+   * writes are done: an erasure's values must not linger in a file beside the views. Nothing where
+   * the server keeps the files (PostgreSQL's VACUUM, MongoDB's compaction are the operator's).
+   */
+  async discardReplaced(): Promise<void> {}
+
   /** Registers a listener for generation switches made elsewhere; returns an unsubscribe. */
   abstract onGenerationSwitch(listener: (collection: string) => void): () => void;
 

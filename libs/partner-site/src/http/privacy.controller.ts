@@ -1,5 +1,5 @@
 import { AccountQueries, AcknowledgeUserErasure, EraseUser, USER_ACCOUNTS, USER_ERASURES, UserErasure } from '@deals/accounts';
-import { DomainError, ViewProgress } from '@deals/kernel';
+import { DomainError, ViewProgress, ViewStore } from '@deals/kernel';
 import { humanUtc } from '@deals/wire';
 import { Body, Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
@@ -43,6 +43,7 @@ export class PrivacyController {
     private readonly accounts: AccountQueries,
     private readonly commands: CommandBus,
     private readonly progress: ViewProgress,
+    private readonly views: ViewStore,
   ) {}
 
   @Get('erasures')
@@ -73,6 +74,8 @@ export class PrivacyController {
       return this.page(request, reply, member, { ...form, errors: ['user id names no user of yours'] }, 404);
     }
     await this.progress.waitFor([USER_ACCOUNTS, USER_ERASURES], position);
+    // Answered once no view file holds an earlier copy of what was erased.
+    await this.views.discardReplaced();
     return reply.redirect('/partner/erasures?done=erased', 303);
   }
 

@@ -7,6 +7,7 @@ import { orderScalars, sortDocuments } from './sort-order';
 import { documentsOnFile, saveDocumentCount } from './generation-files';
 import { DocumentKeys, Key, keyOf } from './document-keys';
 import { viewWriteThread, ViewWriteThread } from './view-write-thread';
+import { truncateWal } from '../../sqlite/open-durable-database';
 
 type Doc = Record<string, unknown>;
 
@@ -443,6 +444,12 @@ export class DiskGeneration {
     const seq = this.sendOrRetry();
     this.writeThread.waitFor(seq, this.db.name);
     if (this.lastWriteError !== null) throw new Error(this.lastWriteError);
+  }
+
+  /** Writes everything committed, then empties the file's WAL of earlier copies of its pages; false while another connection keeps it busy. */
+  discardReplaced(): boolean {
+    this.write();
+    return truncateWal(this.db);
   }
 
   /** Whether the file is behind what is committed (documents, or a checkpoint that moved without any). */

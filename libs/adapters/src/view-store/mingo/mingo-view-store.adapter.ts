@@ -12,7 +12,7 @@ import {
 } from '@deals/kernel';
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
-import { openDurableDatabase } from '../../sqlite/open-durable-database';
+import { openDurableDatabase, truncateWal } from '../../sqlite/open-durable-database';
 import { viewCheckpointer, WalCheckpointer } from '../../sqlite/wal-checkpointer';
 import { CollectionIndex } from './collection-index';
 import { documentsOnFile, GenerationFiles, saveDocumentCount } from './generation-files';
@@ -212,6 +212,12 @@ class MemoryGeneration {
     this.saveFailing = null;
   }
 
+  /** Saves what memory holds beyond the file, then empties the file's WAL of earlier copies of its pages. */
+  discardReplaced(): boolean {
+    this.save();
+    return truncateWal(this.db);
+  }
+
   close(): void {
     try {
       if (this.db.open) this.save();
@@ -276,6 +282,10 @@ function cacheable(this: Record<string, unknown>, key: string, value: unknown): 
 }
 
 const WATCH_MS = 250;
+/** How often, and how far apart, `discardReplaced` tries a file whose WAL another connection keeps busy. */
+const DISCARD_ATTEMPTS = 20;
+const DISCARD_WAIT_MS = 50;
+
 const QUERY_CACHE_LIMIT = 1000;
 
 /**
@@ -439,6 +449,24 @@ export class MingoViewStore extends ViewStore {
         )
         .join('; ') + ': reads are served from memory; a restart now would replay the log from the last save',
     );
+  }
+
+  /**
+   * Every file's documents written, then its WAL checkpointed and cut to nothing: with
+   * `secure_delete`, the database file holds no replaced or deleted document, and the WAL was where
+   * its earlier versions stayed until a checkpoint reused them. Tried again while another
+   * connection (a reader, the CLI) keeps a file busy.
+   */
+  override async discardReplaced(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const busy = [...this.active.values()].filter((generation) => !generation.discardReplaced());
+      if (busy.length === 0) return;
+      if (attempt === DISCARD_ATTEMPTS)
+        throw new Error(
+          `${busy.map((g) => g.collection).join(', ')}: the write-ahead log stayed busy; its earlier copies go at its next checkpoint`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, DISCARD_WAIT_MS));
+    }
   }
 
   async close(): Promise<void> {
