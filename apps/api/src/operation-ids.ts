@@ -75,6 +75,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/test_clocks': 'createTestClock',
   'GET /v1/test_clocks': 'listTestClocks',
   'GET /v1/test_clocks/{test_clock_id}': 'getTestClock',
+  'GET /v1/sandbox_mail': 'listSandboxMail',
+  'GET /v1/sandbox_mail/{mail_id}': 'getSandboxMail',
   'POST /v1/test_clocks/{test_clock_id}/advance': 'advanceTestClock',
   'DELETE /v1/test_clocks/{test_clock_id}': 'deleteTestClock',
   'GET /users/{user_id}/card_links': 'listUserCardLinks',

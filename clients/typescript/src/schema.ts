@@ -1397,6 +1397,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox_mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sandbox's kept mail
+         * @description Newest first; `count`, `per_page`, `page`. The email a sandbox (or one of its test clocks) would have sent its users: a sandbox emails for real only an address of the partner's own people (the partner site's members), at most 100 a day, and keeps the rest here, at most 1000 a day (UTC). Test credentials only.
+         */
+        get: operations["listSandboxMail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox_mail/{mail_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A kept email, whole
+         * @description Its address and bodies as they would have been sent (null once the user was erased). Test credentials only.
+         */
+        get: operations["getSandboxMail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/settlements": {
         parameters: {
             query?: never;
@@ -2493,6 +2533,61 @@ export interface components {
             transaction_reference: string;
         };
         /**
+         * @description an email kept in a sandbox's outbox instead of sent, whole
+         * @example {
+         *       "id": "sm_4Jq0c2xTn8Wb1YkZrQe7Lm",
+         *       "user_id": "u4Kd8",
+         *       "test_clock": null,
+         *       "subject": "Spa day for two",
+         *       "message_id": "<batch-b7Kq2.u4Kd8@deals-service>",
+         *       "kept_at": "2026-06-15T12:00:00Z",
+         *       "to": "ann@example.com",
+         *       "text": "Spa day for two: $49.00 (a $120.00 value)",
+         *       "html": "<html><body><h1>Spa day for two</h1></body></html>"
+         *     }
+         */
+        SandboxMail: {
+            /** @description its HTML body; null once the user was erased */
+            html: string | null;
+            id: string;
+            /** @description when it was kept (real time, ISO 8601) */
+            kept_at: string;
+            /** @description its Message-ID */
+            message_id: string;
+            subject: string;
+            /** @description the test clock whose world sent it; null: the sandbox's own */
+            test_clock: string | null;
+            /** @description its plain-text body; null once the user was erased */
+            text: string | null;
+            /** @description the address it was for; null once the user was erased */
+            to: string | null;
+            /** @description the sandbox user it was for */
+            user_id: string;
+        };
+        /**
+         * @description an email kept in a sandbox's outbox instead of sent
+         * @example {
+         *       "id": "sm_4Jq0c2xTn8Wb1YkZrQe7Lm",
+         *       "user_id": "u4Kd8",
+         *       "test_clock": "clock_P7P72Z9DDJ3Ix1zDc4n",
+         *       "subject": "Chicago: today’s deals",
+         *       "message_id": "<digest-chicago-2027-01-10.s1@deals-service>",
+         *       "kept_at": "2026-06-15T12:00:00Z"
+         *     }
+         */
+        SandboxMailSummary: {
+            id: string;
+            /** @description when it was kept (real time, ISO 8601) */
+            kept_at: string;
+            /** @description its Message-ID */
+            message_id: string;
+            subject: string;
+            /** @description the test clock whose world sent it; null: the sandbox's own */
+            test_clock: string | null;
+            /** @description the sandbox user it was for */
+            user_id: string;
+        };
+        /**
          * @description a deal a user saved
          * @example {
          *       "id": "3f9a0c1d2b7e4a5c6d8e",
@@ -2887,6 +2982,8 @@ export type Refund = components['schemas']['Refund'];
 export type Region = components['schemas']['Region'];
 export type ResellerCoupon = components['schemas']['ResellerCoupon'];
 export type ResellerPurchase = components['schemas']['ResellerPurchase'];
+export type SandboxMail = components['schemas']['SandboxMail'];
+export type SandboxMailSummary = components['schemas']['SandboxMailSummary'];
 export type SavedDeal = components['schemas']['SavedDeal'];
 export type Settlement = components['schemas']['Settlement'];
 export type SettlementLineItem = components['schemas']['SettlementLineItem'];
@@ -4358,6 +4455,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string;
                     /** @description true: this redemption fulfils the link */
                     max_redemption?: boolean | string | number;
                     /**
@@ -4589,6 +4691,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string;
                     /** @description with `cleared`: true, this transaction fulfils the link */
                     max_redemption?: boolean | string | number;
                     /**
@@ -5698,6 +5805,11 @@ export interface operations {
                      * @example c2Wm5
                      */
                     credit_card_id: string;
+                    /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string;
                     /**
                      * @description the deal to buy
                      * @example chicago-spa-day
@@ -8594,6 +8706,11 @@ export interface operations {
                      */
                     credit_card_id?: string | null;
                     /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string;
+                    /**
                      * @description the deal to buy
                      * @example chicago-spa-day
                      */
@@ -8764,6 +8881,127 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Error503"];
+        };
+    };
+    listSandboxMail: {
+        parameters: {
+            query?: {
+                /** @description true: answer {status, count} instead of the list */
+                count?: boolean;
+                /** @description page number from 1 (default 1); ignored with count */
+                page?: number;
+                /** @description list size, 1 to 1000 (default 100); ignored with count */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sandbox_mail: components["schemas"]["SandboxMailSummary"][];
+                        /** @enum {string} */
+                        status: "success";
+                    } | {
+                        count: number;
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getSandboxMail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the kept email */
+                mail_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sandbox_mail: components["schemas"]["SandboxMail"];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
         };
     };
@@ -9551,6 +9789,11 @@ export interface operations {
                      * @example k7Qp2
                      */
                     card_link_id: string;
+                    /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string;
                     /** @description with `cleared`: true, this transaction fulfils the link */
                     max_redemption?: boolean | string | number;
                     /**

@@ -13,3 +13,8 @@ export { messagingProjections } from './projections';
 /** A batch in its API shape (the partner event feed renders it too). */
 export { toBatch } from './http/batches.answers';
 export { batchDeliveryStream } from './domain/batch/batch.events';
+export { OwnAddresses, UserMail } from './sandbox-mail/user-mail';
+export { SandboxMailQueries } from './queries/sandbox-mail.queries';
+export { MESSAGING_PERSONAL_FIELDS } from './domain/sandbox-mail/sandbox-mail-personal-data';
+export { SANDBOX_MAIL_KEPT_A_DAY, SANDBOX_MAIL_SENT_A_DAY } from './domain/sandbox-mail/sandbox-mail.decider';
+export { toSandboxMail, toSandboxMailSummary } from './http/sandbox-mail.answers';

@@ -10,6 +10,9 @@ import { DealSummaries } from './email/deal-summaries';
 import { BatchesController } from './http/batches.controller';
 import { BatchQueries } from './queries/batch.queries';
 import { DeliverDueBatches } from './reactions/deliver-due-batches.reaction';
+import { UserMail } from './sandbox-mail/user-mail';
+import { SandboxMailQueries } from './queries/sandbox-mail.queries';
+import { SandboxMailController } from './http/sandbox-mail.controller';
 
 /** Targeted-email batches and the daily regional email: commands, delivery, jobs and queries. */
 @Module({
@@ -23,14 +26,16 @@ import { DeliverDueBatches } from './reactions/deliver-due-batches.reaction';
     DeliverDueBatches,
     DailyDigest,
     DailyDigestJobs,
+    UserMail,
+    SandboxMailQueries,
   ],
-  exports: [BatchQueries, BatchDelivery, DeliverDueBatches, DailyDigest, DailyDigestJobs],
+  exports: [BatchQueries, BatchDelivery, DeliverDueBatches, DailyDigest, DailyDigestJobs, SandboxMailQueries],
 })
 export class MessagingModule {}
 
 /** Messaging's HTTP routes. */
 @Module({
   imports: [MessagingModule, CatalogModule],
-  controllers: [BatchesController],
+  controllers: [BatchesController, SandboxMailController],
 })
 export class MessagingHttpModule {}

@@ -3,6 +3,7 @@ export { PartnerSiteHttpModule, PartnerSiteModule } from './partner-site.module'
 export { InviteMember, RemoveMember, SignInMember, SignUpMember } from './commands/member.commands';
 export { SiteSecrets } from './commands/site-secrets';
 export { MemberNoticeRecipients } from './commands/member-notice-recipients';
+export { MemberAddresses } from './commands/member-addresses';
 export { serveSite, SITE_PREFIX, SITE_POLICY, SESSION_COOKIE } from './http/site-http';
 export type { SiteDependencies } from './http/site-http';
 export { SitePages } from './http/site-pages';

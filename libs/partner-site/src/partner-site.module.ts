@@ -29,6 +29,7 @@ import { SupportController } from './http/support.controller';
 import { SupportLookup } from './http/support-lookup';
 import { WebhooksController } from './http/webhooks.controller';
 import { PrivacyController } from './http/privacy.controller';
+import { SandboxMailPagesController } from './http/sandbox-mail.controller';
 
 /** The partner site's members: invitations, sign-up, sign-in, sessions, TOTP (commands, no HTTP). Needs `SiteSecrets`. */
 @Module({
@@ -71,6 +72,7 @@ export class PartnerSiteHttpModule {
         SupportController,
         WebhooksController,
         PrivacyController,
+        SandboxMailPagesController,
       ],
       providers: [
         SitePages,

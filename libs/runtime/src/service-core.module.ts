@@ -1,4 +1,11 @@
-import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule } from '@deals/messaging';
+import {
+  DailyDigestJobs,
+  DeliverDueBatches,
+  DigestSettings,
+  MESSAGING_PERSONAL_FIELDS,
+  MessagingModule,
+  OwnAddresses,
+} from '@deals/messaging';
 import { SettlementModule } from '@deals/settlement';
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import {
@@ -11,7 +18,7 @@ import {
   TestClockView,
 } from '@deals/accounts';
 import { AdaptersModule, sealingThreadFor } from '@deals/adapters';
-import { MemberNoticeRecipients, PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
+import { MemberAddresses, MemberNoticeRecipients, PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import {
   Clock,
@@ -65,7 +72,7 @@ import { ServiceMetrics } from './service-metrics';
 
 /** The events that hold personal data (encrypted under each user's key in the log), and the one that erases it. */
 const PERSONAL_DATA = {
-  fields: new Map([...ACCOUNTS_PERSONAL_FIELDS, ...PURCHASES_PERSONAL_FIELDS]),
+  fields: new Map([...ACCOUNTS_PERSONAL_FIELDS, ...PURCHASES_PERSONAL_FIELDS, ...MESSAGING_PERSONAL_FIELDS]),
   erasures: ACCOUNTS_ERASURE_EVENTS,
 };
 
@@ -206,6 +213,8 @@ export class ServiceCoreModule {
         { provide: WebhookSecrets, useValue: new WebhookSecrets(installationSecret(config.dataDir, 'webhook-secrets')) },
         // The feed emails an endpoint's disabling to the partner site's people (a port: the feed does not depend on the site).
         { provide: WebhookNoticeRecipients, useClass: MemberNoticeRecipients },
+        // A sandbox emails for real only the partner site's people (a port: messaging does not depend on the site).
+        { provide: OwnAddresses, useClass: MemberAddresses },
         {
           provide: WebhookSettings,
           useValue: {
@@ -293,6 +302,7 @@ export class ServiceCoreModule {
         WebhookSecrets,
         WebhookSettings,
         WebhookNoticeRecipients,
+        OwnAddresses,
         AccountsSettings,
         CardLinkSettings,
         ProjectionHost,

@@ -75,3 +75,16 @@ export function withPaging<T extends z.ZodRawShape>(shape: T, resource: string) 
     })
     .meta({ 'x-resource': resource });
 }
+
+const CURRENCY = 'must be usd: every amount is in US cents';
+
+/**
+ * The currency a caller says its amounts are in: the service's amounts are US cents, so `usd` (any
+ * case) is taken and any other refused, rather than an amount in euros read as cents of a dollar.
+ */
+export const currencyField = () =>
+  z
+    .string({ error: CURRENCY })
+    .optional()
+    .refine((value) => value === undefined || value.toLowerCase() === 'usd', CURRENCY)
+    .meta({ description: "the amounts' currency: usd, the only one (any other is refused)", example: 'usd' });

@@ -20,6 +20,9 @@ export interface RequestMeta {
 /** The issue `type` a custom refinement reports (`invalid` unless it says otherwise). */
 export type IssueType = ValidationIssue['type'];
 
+/** What a field a call does not describe is told. */
+export const UNKNOWN_PARAMETER = 'is not a parameter of this call';
+
 /** Fields whose message begins so are reported as `missing_field` (the entry type of an absent field). */
 const MISSING = /^is required\b/;
 
@@ -75,11 +78,16 @@ function locate(schema: z.ZodType, path: PropertyKey[], fallback: string): { res
 
 /** The validation entries of a failed parse: one per problem, naming the field as the API names it. */
 export function validationIssues(error: z.ZodError, schema: z.ZodType, fallbackResource = 'request'): ValidationIssue[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue): ValidationIssue[] => {
+    // A call that refuses what it does not describe (a strict object) names each such field.
+    if (issue.code === 'unrecognized_keys') {
+      const { resource, field } = locate(schema, issue.path, fallbackResource);
+      return issue.keys.map((key) => ({ type: 'invalid', resource, field: field ? `${field}.${key}` : key, message: UNKNOWN_PARAMETER }));
+    }
     const { resource, field } = locate(schema, issue.path, fallbackResource);
     const params = (issue as { params?: { issueType?: IssueType; resource?: string } }).params;
     const type: IssueType = params?.issueType ?? (MISSING.test(issue.message) ? 'missing_field' : 'invalid');
-    return { type, resource: params?.resource ?? resource, ...(field ? { field } : {}), message: issue.message };
+    return [{ type, resource: params?.resource ?? resource, ...(field ? { field } : {}), message: issue.message }];
   });
 }
 
@@ -149,4 +157,16 @@ export const RequestParameters = createParamDecorator((_: unknown, context: Exec
   };
   for (const name of CREDENTIALS) delete merged[name];
   return merged;
+});
+
+/**
+ * The body of a call that takes none: a field sent there is refused (422 naming it), as on every
+ * call that refuses what it does not describe. Describes no body in the API description.
+ */
+export const NoBody = createParamDecorator((_: unknown, context: ExecutionContext): void => {
+  const body = context.switchToHttp().getRequest<AuthenticatedRequest>().body;
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const fields = Object.keys(body);
+  if (fields.length > 0)
+    throw new ValidationFailed(fields.map((field) => ({ type: 'invalid', resource: 'request', field, message: UNKNOWN_PARAMETER })));
 });

@@ -6,7 +6,7 @@ const WINDOW_RULE = `must be a whole number of hours from 0 to ${MAX_ROLLBACK_WI
 
 /** PUT /v1/partner_settings. */
 export const partnerSettingsBody = z
-  .object({
+  .strictObject({
     redemption_rollback_window_hours: z
       .number({ error: (issue) => (issue.input === undefined ? 'is required' : WINDOW_RULE) })
       .int(WINDOW_RULE)

@@ -1,5 +1,5 @@
 import { accountOf, NotFound, ViewProgress, ViewStore } from '@deals/kernel';
-import { ApiAnswer, ApiRequest, Caller, CurrentCaller, NotUnderTestClock, CalledBy } from '@deals/wire';
+import { ApiAnswer, ApiRequest, Caller, CurrentCaller, NotUnderTestClock, CalledBy, NoBody } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -93,7 +93,7 @@ export class TestClocksController {
   })
   @ApiAnswer(TestClockAnswer, { errors: [403, 404] })
   @ApiRequest({ params: TestClockParams })
-  async remove(@Param() params: TestClockParams, @CurrentCaller() caller: Caller) {
+  async remove(@Param() params: TestClockParams, @NoBody() _body: void, @CurrentCaller() caller: Caller) {
     const clock = await this.clock(caller, params.test_clock_id, { deleted: true });
     // Deleted already: what a stop left of its deletion is done again, and the answer is 404 as for any clock gone.
     const { position } = await this.commands.execute(new DeleteTestClock(caller.partnerId, params.test_clock_id, caller));

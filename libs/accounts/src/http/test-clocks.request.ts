@@ -19,7 +19,7 @@ const instant = (description: string) =>
 
 /** POST /v1/test_clocks. */
 export const createTestClockBody = z
-  .object({
+  .strictObject({
     frozen_time: instant('the instant the clock stands at until it is advanced'),
     name: z
       .string({ error: 'must be a string' })
@@ -35,7 +35,7 @@ export class CreateTestClockBody extends requestDto(createTestClockBody) {}
 
 /** POST /v1/test_clocks/:test_clock_id/advance. */
 export const advanceTestClockBody = z
-  .object({ frozen_time: instant('where the clock moves to: after its time, at most two years on') })
+  .strictObject({ frozen_time: instant('where the clock moves to: after its time, at most two years on') })
   .meta({ 'x-resource': 'test_clock' });
 export class AdvanceTestClockBody extends requestDto(advanceTestClockBody) {}
 

@@ -12,6 +12,7 @@ import {
   CalledBy,
   PARTNERS,
   userToken,
+  NoBody,
 } from '@deals/wire';
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -98,7 +99,7 @@ export class UsersController {
   })
   @ApiAnswer(UserErasureAnswer, { errors: [404] })
   @ApiRequest({ params: UserParams })
-  async erase(@Param() params: UserParams, @CurrentCaller() caller: Caller) {
+  async erase(@Param() params: UserParams, @NoBody() _body: void, @CurrentCaller() caller: Caller) {
     const { userId, erasedAt, position } = await this.commands.execute(new EraseUser(params.user_id, caller));
     await this.progress.waitFor([USER_ACCOUNTS], position);
     // Answered once no view file holds an earlier copy of what was erased.

@@ -1,5 +1,5 @@
 import { nameSome, xmlDateTimeInstant } from '@deals/kernel';
-import { flag, requestDto, withPaging } from '@deals/wire';
+import { currencyField, flag, requestDto, withPaging } from '@deals/wire';
 import { z } from 'zod';
 import type { CardTransaction, CardTransactionPhaseReport } from '../commands/card-link.commands';
 import { CARD_TRANSACTION_PHASES } from '../domain/card-link/card-link.decider';
@@ -151,6 +151,7 @@ export const redeemCardLinkBody = z
     ...transactionFields,
     transaction_reference: transactionReference('the partner’s reference of the transaction: recorded once per card link'),
     max_redemption: flag('must be true or false', 'true: this redemption fulfils the link'),
+    currency: currencyField(),
   })
   .meta({ 'x-resource': 'card_link' })
   .transform((value): CardTransaction => ({ reference: value.transaction_reference, ...reported(value) }));
@@ -167,7 +168,7 @@ export class CardTransactionParams extends requestDto(cardTransactionParams) {}
 
 /** PUT /card_links/:card_link_id/transactions/:transaction_reference. */
 export const cardTransactionBody = z
-  .object({
+  .strictObject({
     phase: z
       .enum(CARD_TRANSACTION_PHASES, {
         error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${CARD_TRANSACTION_PHASES.join(', ')}`),
@@ -176,6 +177,7 @@ export const cardTransactionBody = z
     ...transactionFields,
     max_redemption: flag('must be true or false', 'with `cleared`: true, this transaction fulfils the link'),
     merchant,
+    currency: currencyField(),
   })
   .meta({ 'x-resource': 'card_transaction' })
   .transform((value): CardTransactionPhaseReport => ({ phase: value.phase, ...reported(value) }));
@@ -186,7 +188,7 @@ export class CardTransactionBody extends requestDto(cardTransactionBody) {}
  * network would report it; the reference and the date may be left to the service.
  */
 export const testCardTransactionBody = z
-  .object({
+  .strictObject({
     card_link_id: idText('the sandbox’s card link', 'k7Qp2'),
     phase: z
       .enum(CARD_TRANSACTION_PHASES, {
@@ -200,6 +202,7 @@ export const testCardTransactionBody = z
     transaction_reference: transactionReference('the transaction’s reference; none: a new one (`test_…`), answered as `id`').optional(),
     max_redemption: flag('must be true or false', 'with `cleared`: true, this transaction fulfils the link'),
     merchant,
+    currency: currencyField(),
   })
   .meta({ 'x-resource': 'card_transaction' });
 export class TestCardTransactionBody extends requestDto(testCardTransactionBody) {}

@@ -48,7 +48,7 @@ export class EventPathParams extends requestDto(eventPathParams) {}
 
 /** POST /v1/events/:event_id/redeliver: to one endpoint, or to every enabled endpoint listening for its type. */
 export const redeliverBody = z
-  .object({ endpoint_id: id('the endpoint to send it to again; none: every enabled endpoint listening for its type').optional() })
+  .strictObject({ endpoint_id: id('the endpoint to send it to again; none: every enabled endpoint listening for its type').optional() })
   .meta({ 'x-resource': 'event' })
   .transform((v) => ({ endpointId: v.endpoint_id ?? null }));
 export class RedeliverBody extends requestDto(redeliverBody) {}

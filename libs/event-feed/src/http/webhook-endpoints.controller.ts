@@ -11,6 +11,7 @@ import {
   RequestParameters,
   CalledBy,
   PARTNERS,
+  NoBody,
 } from '@deals/wire';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -108,7 +109,7 @@ export class WebhookEndpointsController {
   @ApiOperation({ summary: 'Remove a webhook endpoint', description: 'Nothing more is sent to it, retries included.' })
   @ApiAnswer(EndpointAnswer, { errors: [404] })
   @ApiRequest({ params: EndpointPathParams })
-  async remove(@Param() path: EndpointPathParams, @CurrentCaller() caller: Caller) {
+  async remove(@Param() path: EndpointPathParams, @NoBody() _body: void, @CurrentCaller() caller: Caller) {
     const endpoint = await this.found(caller, path.endpoint_id);
     const position = await this.writes.delete(path.endpoint_id, caller);
     await this.progress.waitFor([WEBHOOK_ENDPOINTS, EVENT_FEED], position);
@@ -125,7 +126,12 @@ export class WebhookEndpointsController {
   })
   @ApiAnswer(EndpointWithSecretAnswer, { errors: [404] })
   @ApiRequest({ params: EndpointPathParams })
-  async rotate(@Param() path: EndpointPathParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
+  async rotate(
+    @Param() path: EndpointPathParams,
+    @NoBody() _body: void,
+    @CurrentCaller() caller: Caller,
+    @AuthRequest() request: AuthenticatedRequest,
+  ) {
     await this.found(caller, path.endpoint_id);
     const position = await this.writes.rotateSecret(path.endpoint_id, caller);
     const endpoint = await this.read(caller, path.endpoint_id, position);

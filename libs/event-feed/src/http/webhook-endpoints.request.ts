@@ -39,7 +39,7 @@ const description = z
 
 /** POST /v1/webhook_endpoints. */
 export const createEndpointBody = z
-  .object({
+  .strictObject({
     url,
     types,
     description: description.optional(),
@@ -51,7 +51,7 @@ export class CreateEndpointBody extends requestDto(createEndpointBody) {}
 
 /** PUT /v1/webhook_endpoints/:endpoint_id: what is given changes; `enabled: true` enables one the service disabled. */
 export const updateEndpointBody = z
-  .object({
+  .strictObject({
     url: url.optional(),
     types: types.optional(),
     description: description.optional(),
@@ -86,7 +86,7 @@ const eventId = (description: string) =>
 
 /** POST /v1/webhook_endpoints/:endpoint_id/replay: the endpoint's types of events after one, up to another, sent again. */
 export const replayBody = z
-  .object({
+  .strictObject({
     after: eventId('send the events after this one (a cursor, as GET /v1/events gives); none: from the first').optional(),
     until: eventId('and up to this one, included; none: up to the latest').optional(),
   })

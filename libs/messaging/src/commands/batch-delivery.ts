@@ -8,12 +8,12 @@ import {
   KeyedMutex,
   loadAggregate,
   loadCachedAggregate,
-  Mailer,
   MailNotSent,
   OPERATOR,
   ScheduledJob,
 } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
+import { UserMail } from '../sandbox-mail/user-mail';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { batchDayDecider } from '../domain/batch/batch-day.decider';
 import { batchDayStream, batchDeliveryStream } from '../domain/batch/batch.events';
@@ -56,7 +56,7 @@ export class BatchDelivery {
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
-    private readonly mailer: Mailer,
+    private readonly mail: UserMail,
     private readonly accounts: AccountQueries,
     private readonly catalog: CatalogQueries,
     private readonly summaries: DealSummaries,
@@ -100,7 +100,7 @@ export class BatchDelivery {
           continue;
         }
         const messageId = `<batch-${batchId}.${userId}@deals-service>`;
-        const sent = await this.sendWithRetries(dealEmail(summary, user.profile.email, messageId));
+        const sent = await this.sendWithRetries(partnerId, userId, dealEmail(summary, user.profile.email, messageId));
         await record(
           sent.ok
             ? { batchId, userId, outcome: 'sent', messageId }
@@ -126,11 +126,13 @@ export class BatchDelivery {
   }
 
   private async sendWithRetries(
+    partnerId: string,
+    userId: string,
     email: ReturnType<typeof dealEmail>,
   ): Promise<{ ok: true } | { ok: false; reason: string; permanent: boolean; attempts: number }> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.mailer.send(email);
+        await this.mail.send(partnerId, userId, email);
         return { ok: true };
       } catch (error) {
         const refusal = error instanceof MailNotSent ? error : new MailNotSent((error as Error).message, false);

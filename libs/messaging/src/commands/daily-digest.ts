@@ -8,13 +8,13 @@ import {
   handleCommand,
   keepsTimeOf,
   loadAggregate,
-  Mailer,
   MailNotSent,
   OPERATOR,
   sandboxScoped,
   ScheduledJob,
 } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
+import { UserMail } from '../sandbox-mail/user-mail';
 import { utcDay } from '../domain/batch/batch-rules';
 import { digestDecider, digestStream, RecordDigestRecipient } from '../domain/digest/digest.decider';
 import { localHourInstant } from '../domain/digest/local-time';
@@ -54,7 +54,7 @@ export class DailyDigest {
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
-    private readonly mailer: Mailer,
+    private readonly mail: UserMail,
     private readonly catalog: CatalogQueries,
     private readonly subscriptions: EngagementQueries,
     private readonly accounts: AccountQueries,
@@ -114,7 +114,8 @@ export class DailyDigest {
         }
         const messageId = `<digest-${regionId}-${day}.${s._id}@deals-service>`;
         try {
-          await this.mailer.send(digestEmail(region.region.name, summaries, user.profile.email, messageId, this.unsubscribe.urlOf(s._id)));
+          const email = digestEmail(region.region.name, summaries, user.profile.email, messageId, this.unsubscribe.urlOf(s._id));
+          await this.mail.send(s.partnerId, s.userId, email);
           await record({ ...base, outcome: 'sent', reason: null, messageId });
         } catch (error) {
           const reason = error instanceof MailNotSent ? error.message : String(error);

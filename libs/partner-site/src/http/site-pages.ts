@@ -19,6 +19,7 @@ const SECTIONS = [
   { path: '/partner/batches', label: 'Email batches' },
   { path: '/partner/webhooks', label: 'Webhooks' },
   { path: '/partner/events', label: 'Events' },
+  { path: '/partner/sandbox-mail', label: 'Sandbox mail' },
   { path: '/partner/lookup', label: 'Look-up' },
   { path: '/partner/erasures', label: 'Personal data' },
   { path: '/partner/settlements', label: 'Statements' },

@@ -1,4 +1,4 @@
-import { requestDto, requiredText } from '@deals/wire';
+import { currencyField, requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
 import type { StoredCardOrder } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
 import { quantity, section, shippingAddress } from './full-purchase.request';
@@ -26,6 +26,7 @@ export const buyWithStoredCardBody = z
       .optional()
       .meta({ description: 'an affiliate session: links the purchase to the affiliate of the session', example: 's-1' }),
     shipping_address: shippingAddress.optional().meta(section('shipping_address', 'where to ship; required for a shipped deal')),
+    currency: currencyField(),
   })
   .transform((body): StoredCardOrder => ({
     dealId: body.deal_id,

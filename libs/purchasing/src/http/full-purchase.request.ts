@@ -1,5 +1,5 @@
 import { cardObject, purchaseUserFields } from '@deals/accounts';
-import { RequestMeta, requestDto, requiredText } from '@deals/wire';
+import { currencyField, RequestMeta, requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
 import type { FullPurchaseOrder } from '../commands/full-purchase/full-purchase.command';
 import type { ShippingAddress } from '../domain/purchase/shipping-address';
@@ -112,6 +112,7 @@ const shape = {
     .string({ error: 'must be text' })
     .nullish()
     .meta({ description: 'an affiliate session: links the purchase to the affiliate of the session', example: 's-1' }),
+  currency: currencyField(),
 };
 
 /** Where each field's entries come in the answer: the body's order, section by section. */

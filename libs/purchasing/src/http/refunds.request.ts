@@ -25,7 +25,7 @@ function reasonAndNote<R extends readonly [string, ...string[]]>(
 
 /** POST /purchases/:purchase_id/refunds. */
 export const refundBody = z
-  .object({
+  .strictObject({
     coupon_ids: z
       .array(
         z.string({ error: 'must be coupon ids' }).min(1, 'must be coupon ids').max(MAX_ID, `has an id longer than ${MAX_ID} characters`),
@@ -57,7 +57,7 @@ export class RefundListQuery extends requestDto(refundListQuery) {}
 
 /** POST /coupons/:coupon_id/redemption_rollbacks. */
 export const rollbackBody = z
-  .object({
+  .strictObject({
     ...reasonAndNote(
       ROLLBACK_REASONS,
       MAX_ROLLBACK_NOTE,

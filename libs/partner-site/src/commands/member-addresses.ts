@@ -1,0 +1,20 @@
+import { OwnAddresses } from '@deals/messaging';
+import { ViewStore } from '@deals/kernel';
+import { Injectable } from '@nestjs/common';
+import { PARTNER_MEMBERS, PartnerMember } from '../projections/partner-members/partner-members.projection';
+
+/**
+ * The addresses a partner's people own: each active member's, which took the invitation sent to it.
+ * A sandbox emails these for real; its other mail is kept in its outbox.
+ */
+@Injectable()
+export class MemberAddresses extends OwnAddresses {
+  constructor(private readonly views: ViewStore) {
+    super();
+  }
+
+  async of(livePartnerId: string): Promise<ReadonlySet<string>> {
+    const people = await this.views.find<PartnerMember>(PARTNER_MEMBERS, { partnerId: livePartnerId, status: 'active' });
+    return new Set(people.map((person) => person.email.toLowerCase()));
+  }
+}
