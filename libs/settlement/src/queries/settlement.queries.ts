@@ -6,7 +6,10 @@ import { SETTLEMENT_LINES, SettlementLine } from '../projections/settlement-line
 /** A partner's statement of one UTC day. */
 export interface SettlementStatement {
   day: string;
-  /** Open until an hour after the day ends; closed, it never changes. */
+  /**
+   * Open until an hour after the day ends, and while a line dated that day may still come (a
+   * purchase being charged, a refund not yet settled); closed, it never changes.
+   */
   state: 'open' | 'closed';
   closesAt: string;
   totals: SettlementTotals;
@@ -61,7 +64,16 @@ export class SettlementQueries {
 
   async statement(partnerId: string, day: string): Promise<{ statement: SettlementStatement; lineItems: SettlementLineItem[] }> {
     const lineItems = await this.lineItems(partnerId, day);
-    return { statement: this.statementOf(day, lineItems), lineItems };
+    return { statement: this.statementOf(day, lineItems, await this.daysAwaiting(partnerId, [day])), lineItems };
+  }
+
+  /** Of `days`, those on which a line of the partner may still be booked (see `SettlementLine.blocking`). */
+  private async daysAwaiting(partnerId: string, days: readonly string[]): Promise<ReadonlySet<string>> {
+    const now = this.clock.now().getTime();
+    const past = days.filter((day) => closesAt(day).getTime() <= now);
+    if (past.length === 0) return new Set();
+    const pending = await this.views.find<SettlementLine>(SETTLEMENT_LINES, { partnerId, pendingDay: { $in: past }, blocking: true });
+    return new Set(pending.map((line) => line.pendingDay!));
   }
 
   /** The statements of the days from `from` to `to`, oldest first (days without a line too). */
@@ -77,12 +89,13 @@ export class SettlementQueries {
     const byDay = new Map<string, SettlementLineItem[]>();
     for (const day of days) byDay.set(day, []);
     for (const line of lines) byDay.get(line.day!)!.push(itemOf(line));
-    return days.map((day) => this.statementOf(day, byDay.get(day)!));
+    const awaiting = await this.daysAwaiting(partnerId, days);
+    return days.map((day) => this.statementOf(day, byDay.get(day)!, awaiting));
   }
 
-  private statementOf(day: string, lineItems: SettlementLineItem[]): SettlementStatement {
+  private statementOf(day: string, lineItems: SettlementLineItem[], awaiting: ReadonlySet<string>): SettlementStatement {
     const closes = closesAt(day);
-    const closed = this.clock.now().getTime() >= closes.getTime();
+    const closed = this.clock.now().getTime() >= closes.getTime() && !awaiting.has(day);
     return {
       day,
       state: closed ? 'closed' : 'open',

@@ -1,9 +1,10 @@
 import { AlreadyCharging, DomainCommand, DomainEvent, SnapshotCodec, SnapshottedDecider } from '@deals/kernel';
 
 export type ChargeBegun = DomainEvent<'ChargeBegun', { userId: string; purchaseId: string; at: string }>;
-export type ChargeEnded = DomainEvent<'ChargeEnded', { userId: string; purchaseId: string }>;
+/** `saleFollows`: the charge was approved and its sale is recorded next (a statement's day waits for it). */
+export type ChargeEnded = DomainEvent<'ChargeEnded', { userId: string; purchaseId: string; saleFollows?: true }>;
 export type BeginCharge = DomainCommand<'BeginCharge', { userId: string; purchaseId: string }>;
-export type EndCharge = DomainCommand<'EndCharge', { userId: string; purchaseId: string }>;
+export type EndCharge = DomainCommand<'EndCharge', { userId: string; purchaseId: string; saleFollows?: boolean }>;
 
 /** A charge left open by a crash stops blocking the user after this long. */
 export const CHARGE_LOCK_MS = 2 * 60 * 1000;
@@ -38,7 +39,10 @@ export const chargeLockDecider: SnapshottedDecider<ChargeLock, BeginCharge | End
   initialState: () => ({ purchaseId: null, since: 0 }),
   decide(command, lock, now) {
     const { userId, purchaseId } = command.data;
-    if (command.type === 'EndCharge') return lock.purchaseId === purchaseId ? [{ type: 'ChargeEnded', data: { userId, purchaseId } }] : [];
+    if (command.type === 'EndCharge')
+      return lock.purchaseId === purchaseId
+        ? [{ type: 'ChargeEnded', data: { userId, purchaseId, ...(command.data.saleFollows ? { saleFollows: true as const } : {}) } }]
+        : [];
     if (lock.purchaseId !== null && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS) {
       throw new AlreadyCharging('an earlier purchase of this user is still being charged', lock.purchaseId, lock.since + CHARGE_LOCK_MS);
     }

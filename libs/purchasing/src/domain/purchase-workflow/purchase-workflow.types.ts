@@ -106,7 +106,7 @@ export type Lock = { userId: string; purchaseId: string };
 /** The commands the workflow asks for: the deciders' own, the gateway's and scheduler's, and a line for the log. */
 export type PurchaseWorkflowCommand =
   | { type: 'BeginCharge'; data: Lock }
-  | { type: 'EndCharge'; data: Lock }
+  | { type: 'EndCharge'; data: Lock & { saleFollows?: boolean } }
   | ReservePurchase
   | { type: 'HoldUnits'; data: { dealId: string; holdId: string; quantity: number } & ForBuyer }
   | { type: 'StartKeyedPurchase'; data: { keyId: string; purchaseId: string; attempt: number } }

@@ -124,12 +124,12 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(answerOf(state)).toEqual({ outcome: 'refused', error: soldOut });
   });
 
-  it('ends the lock and sells once the charge is approved and the release armed', () => {
+  it('ends the lock (saying its sale follows) and sells once the charge is approved and the release armed', () => {
     given(started, lockTaken, reserved, held).when(approved).then([]);
     given(started, lockTaken, reserved, held, approved)
       .when(armed)
       .then([
-        { type: 'EndCharge', data: lock },
+        { type: 'EndCharge', data: { ...lock, saleFollows: true } },
         { type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } },
       ]);
   });
