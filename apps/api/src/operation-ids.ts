@@ -58,6 +58,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /api/v3/resellers/purchases.json': 'createResellerPurchaseJson',
   'GET /api/v3/coupons/{coupon_id}': 'getResellerCoupon',
   'DELETE /api/v3/coupons/{coupon_id}/cancel': 'cancelResellerCoupon',
+  'DELETE /api/v3/resellers/purchases/{purchase_id}/buyer': 'deleteResellerPurchaseBuyer',
   'GET /audit/purchases/{purchase_id}': 'getPurchaseAudit',
   'GET /audit/checkpoint-key': 'getCheckpointKey',
   'GET /audit/checkpoints': 'listCheckpoints',

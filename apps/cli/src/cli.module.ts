@@ -22,6 +22,7 @@ import { SettlementsShowCommand } from './commands/settlements-show.command';
 import { MailDigestCommand } from './commands/mail-digest.command';
 import { RefundsForceCommand } from './commands/refunds-force.command';
 import { UsersEraseCommand } from './commands/users-erase.command';
+import { ResellersEraseBuyerCommand } from './commands/resellers-erase-buyer.command';
 import { JobsListCommand, OperatorPasswordCommand } from './commands/operations.commands';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
 
@@ -88,6 +89,7 @@ export class CliModule {
         MailDigestCommand,
         RefundsForceCommand,
         UsersEraseCommand,
+        ResellersEraseBuyerCommand,
         JobsListCommand,
         OperatorPasswordCommand,
         PartnersCreateCommand,

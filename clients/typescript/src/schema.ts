@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/resellers/purchases/{purchase_id}/buyer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase a reseller sale's buyer
+         * @description For good: the first and last names, the address and the telephone the sale gave become unreadable everywhere the service keeps them (its log keeps only their ciphertext, under a key of the sale of its own, and the key is deleted). The purchase, its coupons and amounts stay. Asked again, answers the first erasure. Refusals: 404 (no such sale of this partner), 422 (a purchase that is not a reseller's: its buyer is a user).
+         */
+        delete: operations["deleteResellerPurchaseBuyer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit/batches/{batch_id}/seal": {
         parameters: {
             query?: never;
@@ -3469,6 +3489,11 @@ export interface operations {
                      */
                     country?: string;
                     /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string;
+                    /**
                      * @description the deal sold
                      * @example chicago-spa-day
                      */
@@ -3618,6 +3643,11 @@ export interface operations {
                      */
                     country?: string;
                     /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string;
+                    /**
                      * @description the deal sold
                      * @example chicago-spa-day
                      */
@@ -3677,6 +3707,86 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ResellerPurchase"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deleteResellerPurchaseBuyer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                purchase_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description when the buyer was erased (ISO 8601); the first erasure's, asked again */
+                        erased_at: string;
+                        purchase_id: string;
+                        /** @enum {string} */
+                        status: "success";
+                    };
                 };
             };
             400: components["responses"]["Error400"];

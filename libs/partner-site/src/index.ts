@@ -9,6 +9,8 @@ export type { SiteDependencies } from './http/site-http';
 export { SitePages } from './http/site-pages';
 export { MemberSessions } from './http/member-sessions';
 export { MEMBER_EVENT_TYPES, memberStream } from './domain/member/member.events';
+/** Where the site's events keep a member's personal data (encrypted in the log under the member's key). */
+export { PARTNER_SITE_PERSONAL_FIELDS } from './domain/member/member-personal-data';
 export type { MemberEvent } from './domain/member/member.events';
 export { PARTNER_MEMBERS } from './projections/partner-members/partner-members.projection';
 export type { PartnerMember } from './projections/partner-members/partner-members.projection';

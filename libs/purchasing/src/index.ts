@@ -27,5 +27,9 @@ export { CouponQr } from './coupon-images/coupon-qr';
 export { RefundPurchase, RefundSteps } from './commands/refund-purchase/refund-purchase.command';
 export { REFUND_REASONS } from './domain/refund/refund-rules';
 export type { RefundReason } from './domain/refund/refund-rules';
-export { PURCHASES_PERSONAL_FIELDS } from './domain/purchase/purchase-personal-data';
+/** Where purchases keep personal data in the log (a shipping address, a reseller sale's buyer), and the event that erases a reseller sale's buyer. */
+export { PURCHASES_ERASURE_EVENTS, PURCHASES_PERSONAL_FIELDS } from './domain/purchase/purchase-personal-data';
+/** The erasure of a reseller sale's buyer (its partner's call, the operator's CLI), and its completion at start. */
+export { EraseResaleBuyer } from './commands/erase-resale-buyer/erase-resale-buyer.command';
+export { FinishResaleBuyerErasures } from './commands/erase-resale-buyer/finish-resale-buyer-erasures';
 export { purchaseStream } from './domain/purchase/purchase.events';

@@ -10,6 +10,8 @@ import { CancelCouponHandler } from './commands/cancel-coupon/cancel-coupon.comm
 import { RedeemCouponHandler } from './commands/redeem-coupon/redeem-coupon.command';
 import { RollBackRedemptionHandler } from './commands/roll-back-redemption/roll-back-redemption.command';
 import { RecordResellerPurchaseHandler } from './commands/record-reseller-purchase/record-reseller-purchase.command';
+import { EraseResaleBuyerHandler } from './commands/erase-resale-buyer/erase-resale-buyer.command';
+import { FinishResaleBuyerErasures } from './commands/erase-resale-buyer/finish-resale-buyer-erasures';
 import { ClaimReservationHandler } from './commands/claim-reservation/claim-reservation.command';
 import { ReleaseExpiredHoldHandler } from './commands/release-expired-hold/release-expired-hold.command';
 import { ReleaseReservationHandler } from './commands/release-reservation/release-reservation.command';
@@ -45,6 +47,8 @@ import { RefundPurchaseHandler, RefundSteps } from './commands/refund-purchase/r
     BuyWithStoredCardHandler,
     FullPurchaseHandler,
     RecordResellerPurchaseHandler,
+    EraseResaleBuyerHandler,
+    FinishResaleBuyerErasures,
     CancelCouponHandler,
     ExpireCouponHandler,
     RefundPurchaseHandler,
@@ -61,7 +65,16 @@ import { RefundPurchaseHandler, RefundSteps } from './commands/refund-purchase/r
     KeyedPurchases,
     CouponQr,
   ],
-  exports: [PurchaseQueries, ReleaseExpiredHolds, ExpireCoupons, PurchaseAudit, RecoverInterruptedPayments, CouponQr, RefundSteps],
+  exports: [
+    PurchaseQueries,
+    ReleaseExpiredHolds,
+    ExpireCoupons,
+    PurchaseAudit,
+    RecoverInterruptedPayments,
+    CouponQr,
+    RefundSteps,
+    FinishResaleBuyerErasures,
+  ],
 })
 export class PurchasingModule {}
 

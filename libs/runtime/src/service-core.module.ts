@@ -1,22 +1,7 @@
-import {
-  DailyDigestJobs,
-  DeliverDueBatches,
-  DigestSettings,
-  MESSAGING_PERSONAL_FIELDS,
-  MessagingModule,
-  OwnAddresses,
-} from '@deals/messaging';
+import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule, OwnAddresses } from '@deals/messaging';
 import { SettlementModule } from '@deals/settlement';
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
-import {
-  ACCOUNTS_ERASURE_EVENTS,
-  ACCOUNTS_PERSONAL_FIELDS,
-  AccountsModule,
-  AccountsSettings,
-  FinishErasures,
-  TEST_CLOCKS,
-  TestClockView,
-} from '@deals/accounts';
+import { AccountsModule, AccountsSettings, FinishErasures, TEST_CLOCKS, TestClockView } from '@deals/accounts';
 import { AdaptersModule, sealingThreadFor } from '@deals/adapters';
 import { MemberAddresses, MemberNoticeRecipients, PartnerSiteModule, SiteSecrets } from '@deals/partner-site';
 import { CatalogLinks, CatalogModule } from '@deals/catalog';
@@ -47,7 +32,7 @@ import {
   PurchasingModule,
   RecoverInterruptedPayments,
   ReleaseExpiredHolds,
-  PURCHASES_PERSONAL_FIELDS,
+  FinishResaleBuyerErasures,
 } from '@deals/purchasing';
 import { DynamicModule, Global, Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -69,12 +54,7 @@ import { DataDirLock } from './data-dir-lock';
 import { ForgetTestClockKeys } from './forget-test-clock-keys';
 import { HistorySealing } from './history-sealing';
 import { ServiceMetrics } from './service-metrics';
-
-/** The events that hold personal data (encrypted under each user's key in the log), and the one that erases it. */
-const PERSONAL_DATA = {
-  fields: new Map([...ACCOUNTS_PERSONAL_FIELDS, ...PURCHASES_PERSONAL_FIELDS, ...MESSAGING_PERSONAL_FIELDS]),
-  erasures: ACCOUNTS_ERASURE_EVENTS,
-};
+import { PERSONAL_DATA } from './personal-data';
 
 /** Which process this is: what it runs beside the shared core. */
 export type ProcessRole = 'api' | 'worker' | 'cli';
@@ -112,6 +92,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly couponExpiry: ExpireCoupons,
     private readonly clocks: TestClockRunner,
     private readonly erasures: FinishErasures,
+    private readonly buyerErasures: FinishResaleBuyerErasures,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -135,6 +116,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     // A worker starts beside API processes that may be in the middle of purchases; an embedded API is alone.
     await this.recovery.run({ othersMayBeBuying: this.options.role === 'worker' });
     await this.erasures.run();
+    await this.buyerErasures.run();
     await this.holds.rearm();
     await this.batches.rearm();
     await this.digests.rearm();
@@ -259,6 +241,7 @@ export class ServiceCoreModule {
             ExpireCoupons,
             TestClockRunner,
             FinishErasures,
+            FinishResaleBuyerErasures,
           ],
         },
         UsageMeter,

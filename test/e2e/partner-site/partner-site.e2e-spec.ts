@@ -1,4 +1,4 @@
-import { EventStore, ManualClock, OPERATOR } from '@deals/kernel';
+import { EventStore, ManualClock, OPERATOR, PERSONAL_ENVELOPE, storedLog } from '@deals/kernel';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -763,5 +763,12 @@ describe('the partner site behind a TLS proxy (BEHIND_TLS_PROXY): its origin is 
     expect((await direct.signIn('proxied@example.com', 'a guess')).status).toBe(401);
     const failed = (await api.get(EventStore).readStream(memberStream(invited.memberId))).filter((e) => e.type === 'MemberSignInFailed');
     expect(failed.map((e) => (e.data as { address: string }).address)).toEqual(['203.0.113.9', direct.address]);
+    // As stored, the member's email and addresses are ciphertext under the member's own key.
+    const stored = JSON.stringify(await storedLog(api.get(EventStore)).readStream(memberStream(invited.memberId)));
+    expect([stored.includes('proxied@example.com'), stored.includes('203.0.113.9'), stored.includes(PERSONAL_ENVELOPE)]).toEqual([
+      false,
+      false,
+      true,
+    ]);
   });
 });

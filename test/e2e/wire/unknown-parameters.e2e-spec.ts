@@ -116,13 +116,17 @@ describe('fields a call does not describe', () => {
     ['POST', '/v1/purchases/full.json'],
     ['PUT', '/card_links/x0/redeem'],
     ['PUT', '/card_links/x0/transactions/t-1'],
+    ['POST', '/api/v3/resellers/purchases'],
   ])('refuses a currency other than US dollars on %s %s, and takes usd', async (method, path) => {
-    const eur = await api.call(method, path, { apiKey: partner.apiKey, body: { currency: 'EUR' } });
+    const credentials = path.startsWith('/api/v3')
+      ? { basic: { username: partner.username, password: partner.password } }
+      : { apiKey: partner.apiKey };
+    const eur = await api.call(method, path, { ...credentials, body: { currency: 'EUR' } });
     expect(eur.status).toBe(422);
     expect(eur.body.errors).toContainEqual(
       expect.objectContaining({ field: 'currency', message: 'must be usd: every amount is in US cents' }),
     );
-    const usd = await api.call(method, path, { apiKey: partner.apiKey, body: { currency: 'usd' } });
+    const usd = await api.call(method, path, { ...credentials, body: { currency: 'usd' } });
     expect((usd.body.errors ?? []).filter((issue: { field?: string }) => issue.field === 'currency')).toEqual([]);
   });
 });

@@ -10,7 +10,10 @@ import type { NewEvent } from '../ports/event-store.port';
 
 /** Where an event type keeps personal data: whose it is, and at which paths of its data. */
 export interface PersonalFieldsOf {
-  /** The user the data is about (its key encrypts it); null when the event names none (left as it is). */
+  /**
+   * The subject the data is about, whose key encrypts it: a user's id, or another person's prefixed
+   * name (`resale-buyer:…`, `member:…`); null when the event names none (left as it is).
+   */
   owner(data: Record<string, unknown>): string | null;
   /** Paths into the event's data, each a list of property names; one absent or null in an event is skipped. */
   paths: ReadonlyArray<readonly string[]>;

@@ -1,6 +1,8 @@
 /**
- * Where each user's personal-data key is kept, beside the log in the same store (a file of the data
- * folder, a table of the log's database).
+ * Where each subject's personal-data key is kept, beside the log in the same store (a file of the
+ * data folder, a table of the log's database). A subject is a user, by its id, or another person
+ * the log speaks of (a reseller sale's buyer, a partner site member) by a prefixed name: the
+ * `userId` of these methods.
  *
  * Promises: a key made is durable before it is given; a user has one key for good (two makers at
  * once get the same); an erased user's key is deleted and a mark of its erasure kept instead, so no

@@ -62,6 +62,15 @@ export const ResellerCouponAnswer = z.object({ coupon: resellerCoupon }).meta({ 
 
 export const CancelAnswer = z.object({ status: z.literal('success') }).meta({ example: { status: 'success' } });
 
+/** DELETE /api/v3/resellers/purchases/:purchase_id/buyer. */
+export const ResaleBuyerErasureAnswer = z
+  .object({
+    status: z.literal('success'),
+    purchase_id: z.string(),
+    erased_at: z.string().meta({ description: "when the buyer was erased (ISO 8601); the first erasure's, asked again" }),
+  })
+  .meta({ example: { status: 'success', purchase_id: 'p7Qw2', erased_at: '2026-11-27T10:15:00.000Z' } });
+
 /** The reseller coupon error body: a coupon that is not found. */
 export const ResellerNotFound = z
   .object({ status: z.literal('error'), message: z.string(), type: z.literal('find_failed') })

@@ -1,5 +1,5 @@
 import { isIsoDateText } from '@deals/kernel';
-import { requestDto } from '@deals/wire';
+import { currencyField, requestDto } from '@deals/wire';
 import { z } from 'zod';
 import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
 
@@ -82,6 +82,7 @@ export const resellerSaleBody = z
     country: twoLetters('required for shipped deals: two letters', 'US'),
     telephone: saleText('required for shipped deals', '+1 312 555 0100'),
     transaction_reference: saleText("the partner's own reference of the sale: a repeat answers the first sale", 'order-20260615-0042'),
+    currency: currencyField(),
   })
   // What every deal's kind requires (the handler refuses each missing one with its own message).
   .meta({ 'x-resource': 'purchase', required: ['deal_id', 'transaction_reference', 'transaction_date', 'transaction_amount'] });

@@ -1,18 +1,27 @@
 import { CatalogLinks } from '@deals/catalog';
 import { Clock, NotFound, ViewProgress } from '@deals/kernel';
-import { Caller, CurrentCaller, humanUtc, CalledBy, PARTNERS } from '@deals/wire';
+import { Caller, CurrentCaller, humanUtc, CalledBy, NoBody, PARTNERS } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiAnswer, ApiRequest, ERROR_ANSWER_REF, openApiSchema } from '@deals/wire';
 import { ResellerSaleBody } from './reseller-purchase.request';
-import { CancelAnswer, ResellerCouponAnswer, ResellerNotCancelled, ResellerNotFound, ResellerPurchaseAnswer } from './purchasing.answers';
+import {
+  CancelAnswer,
+  ResaleBuyerErasureAnswer,
+  ResellerCouponAnswer,
+  ResellerNotCancelled,
+  ResellerNotFound,
+  ResellerPurchaseAnswer,
+} from './purchasing.answers';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { CancelCoupon } from '../commands/cancel-coupon/cancel-coupon.command';
 import { RecordResellerPurchase } from '../commands/record-reseller-purchase/record-reseller-purchase.command';
+import { EraseResaleBuyer } from '../commands/erase-resale-buyer/erase-resale-buyer.command';
 import { CouponNotRefundable } from '../domain/coupon/coupon.decider';
 import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS } from '../projections/purchase-details/purchase-details.projection';
+import { RESALE_BUYER_ERASURES } from '../projections/resale-buyer-erasures/resale-buyer-erasures.projection';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, toCoupon } from './purchase.answers';
@@ -61,6 +70,24 @@ export class ResellersController {
       deal: { id: purchase.deal.dealId, title: purchase.deal.title, image_url_abs: `${this.catalog.imageBaseUrl}${image}` },
       coupons: await Promise.all(coupons.map(async (c) => toCoupon(c, now, this.links, await this.qr.base64(c.redemptionCode), false))),
     };
+  }
+
+  @Delete('resellers/purchases/:purchase_id/buyer')
+  @CalledBy(...PARTNERS)
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Erase a reseller sale's buyer",
+    description:
+      'For good: the first and last names, the address and the telephone the sale gave become unreadable everywhere the ' +
+      'service keeps them (its log keeps only their ciphertext, under a key of the sale of its own, and the key is deleted). ' +
+      'The purchase, its coupons and amounts stay. Asked again, answers the first erasure. ' +
+      "Refusals: 404 (no such sale of this partner), 422 (a purchase that is not a reseller's: its buyer is a user).",
+  })
+  @ApiAnswer(ResaleBuyerErasureAnswer, { errors: [404, 422] })
+  async eraseBuyer(@Param('purchase_id') purchaseId: string, @NoBody() _body: void, @CurrentCaller() caller: Caller) {
+    const { erasedAt, position } = await this.commands.execute(new EraseResaleBuyer(purchaseId, caller.partnerId, caller));
+    await this.progress.waitFor([RESALE_BUYER_ERASURES], position);
+    return { status: 'success', purchase_id: purchaseId, erased_at: erasedAt };
   }
 
   @Get('coupons/:coupon_id')

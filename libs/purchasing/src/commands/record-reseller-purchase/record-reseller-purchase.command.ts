@@ -16,6 +16,7 @@ import {
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
+import { RESALE_BUYER_FIELDS } from '../../domain/purchase/resale-buyer';
 import {
   ResaleClaimSuperseded,
   ResaleTerms,
@@ -59,25 +60,12 @@ export class RecordResellerPurchase extends Command<{ purchaseId: string; positi
 const BASE = ['deal_id', 'transaction_reference', 'transaction_date', 'transaction_amount'];
 const VOUCHER = [...BASE, 'quantity', 'first_name', 'last_name'];
 const SHIPPED = [...VOUCHER, 'address_type', 'address1', 'address2', 'postal_code', 'city', 'state', 'country', 'telephone'];
-const TEXT = [
-  'first_name',
-  'last_name',
-  'address_type',
-  'address1',
-  'address2',
-  'postal_code',
-  'city',
-  'state',
-  'country',
-  'telephone',
-] as const;
-
 /** How many times a sale starts again when its claim is given up under it (see `execute`). */
 const SALE_ROUNDS = 3;
 
 /** The terms one body records: amount, date and the buyer's text fields. */
 function termsOf(input: ResellerSaleFields): ResaleTerms {
-  const buyer = Object.fromEntries(TEXT.filter((f) => typeof input[f] === 'string').map((f) => [f, input[f] as string]));
+  const buyer = Object.fromEntries(RESALE_BUYER_FIELDS.filter((f) => typeof input[f] === 'string').map((f) => [f, input[f] as string]));
   return { amountCents: input.transaction_amount as number, transactionDate: input.transaction_date as string, buyer };
 }
 

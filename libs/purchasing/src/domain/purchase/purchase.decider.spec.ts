@@ -102,4 +102,51 @@ describe('purchase decider', () => {
         .when(release(), now)
         .then([]));
   });
+  describe("a reseller sale's buyer", () => {
+    const resale: PurchaseEvent = {
+      ...reserved,
+      data: { ...(reserved.data as object), via: 'reseller', transactionReference: 'tx-1' },
+    } as PurchaseEvent;
+    const resold: PurchaseEvent = {
+      type: 'PurchaseResold',
+      data: {
+        purchaseId: 'p1',
+        partnerId: 'a',
+        holdId: 'p1',
+        transactionReference: 'tx-1',
+        transactionDate: '2026-06-15T11:59:00Z',
+        amountCents: 4000,
+        buyer: { first_name: 'Ann', last_name: 'Lee' },
+        couponIds: ['p1-1', 'p1-2'],
+        resoldAt: now.toISOString(),
+      },
+    };
+    const erase = (partnerId: string | null = 'a') => ({
+      type: 'EraseResaleBuyer' as const,
+      data: { purchaseId: 'p1', partnerId, by: partnerId === null ? ('operator' as const) : ('partner' as const) },
+    });
+    const erased = (by: 'partner' | 'operator' = 'partner'): PurchaseEvent => ({
+      type: 'ResaleBuyerErased',
+      data: { purchaseId: 'p1', partnerId: 'a', transactionReference: 'tx-1', by, erasedAt: now.toISOString() },
+    });
+
+    it('is erased by its partner, or an operator, naming the transaction whose key goes', () => {
+      given([resale, resold]).when(erase(), now).then([erased()]);
+      given([resale, resold])
+        .when(erase(null), now)
+        .then([erased('operator')]);
+      // A sale still being recorded too: what is written of it from then on is without its buyer.
+      given([resale]).when(erase(), now).then([erased()]);
+    });
+    it('is erased once: asked again, nothing more is recorded', () => given([resale, resold, erased()]).when(erase(), now).then([]));
+    it("is another partner's, or no sale at all: not found", () => {
+      given([resale, resold]).when(erase('b'), now).thenThrows(NotFound);
+      given([]).when(erase(), now).thenThrows(NotFound);
+    });
+    it("is a user's when the purchase is not a reseller's: refused", () => {
+      given([reserved, claimed('u1')])
+        .when(erase(), now)
+        .thenThrows(ValidationFailed);
+    });
+  });
 });

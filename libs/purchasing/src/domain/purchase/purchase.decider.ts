@@ -1,6 +1,7 @@
 import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
 import { couponShares, RefundReason, RefundState } from '../refund/refund-rules';
-import { couponIdsFor, PurchaseEvent, PurchaseReserved } from './purchase.events';
+import { couponIdsFor, PurchaseEvent, PurchaseReserved, ResaleBuyerErased } from './purchase.events';
+import type { ResaleBuyer } from './resale-buyer';
 
 export type ReservePurchase = DomainCommand<'ReservePurchase', PurchaseReserved['data']>;
 export type ClaimPurchase = DomainCommand<'ClaimPurchase', { purchaseId: string; partnerId: string; userId: string; holdId: string }>;
@@ -30,8 +31,13 @@ export type RecordResale = DomainCommand<
     transactionReference: string;
     transactionDate: string;
     amountCents: number;
-    buyer: Record<string, string>;
+    buyer: ResaleBuyer;
   }
+>;
+/** Erases a reseller sale's buyer: asked by its partner (`partnerId`), or by an operator (any partner's sale, `partnerId` null). */
+export type EraseResaleBuyer = DomainCommand<
+  'EraseResaleBuyer',
+  { purchaseId: string; partnerId: string | null; by: ResaleBuyerErased['data']['by'] }
 >;
 /** Refunds `couponIds` (its coupons already held for it: see the coupon decider's `StartRefund`). */
 export type RequestRefund = DomainCommand<
@@ -54,7 +60,15 @@ export type RecordRefundOutcome = DomainCommand<
   )
 >;
 export type PurchaseCommand =
-  ReservePurchase | ClaimPurchase | ReleasePurchase | RecordPayment | RecordNonPayment | RecordResale | RequestRefund | RecordRefundOutcome;
+  | ReservePurchase
+  | ClaimPurchase
+  | ReleasePurchase
+  | RecordPayment
+  | RecordNonPayment
+  | RecordResale
+  | RequestRefund
+  | RecordRefundOutcome
+  | EraseResaleBuyer;
 
 export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released' | 'declined' | 'failed';
 /**
@@ -80,6 +94,10 @@ export interface Purchase {
   /** The processor's charge of a card purchase. */
   chargeId: string | null;
   refunds: PurchaseRefund[];
+  /** A reseller's sale: its `transaction_reference` (from the reservation, or the sale for the oldest). */
+  transactionReference: string | null;
+  /** When a reseller sale's buyer was erased (ISO 8601), or null. */
+  buyerErasedAt: string | null;
 }
 
 export interface PurchaseRefund {
@@ -112,6 +130,8 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
     amountCents: 0,
     chargeId: null,
     refunds: [],
+    transactionReference: null,
+    buyerErasedAt: null,
   }),
 
   decide(command, purchase, now) {
@@ -122,6 +142,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
       if (purchase.status !== 'none') throw refuse('is already reserved');
       return [{ type: 'PurchaseReserved', data: command.data }];
     }
+    if (command.type === 'EraseResaleBuyer') return eraseResaleBuyer(command.data, purchase, now);
     const { purchaseId, partnerId } = command.data;
     if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
     if (command.type === 'RecordPayment') {
@@ -153,6 +174,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
           type: 'PurchaseResold',
           data: {
             purchaseId,
+            partnerId,
             holdId,
             transactionReference,
             transactionDate,
@@ -220,6 +242,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
           quantity: event.data.quantity,
           unitPrice: event.data.deal.unitPrice,
           holdId: event.data.holdId,
+          transactionReference: event.data.transactionReference ?? null,
         };
       case 'PurchaseClaimed': {
         const { userId, holdId, couponIds, amountCents } = event.data;
@@ -238,7 +261,10 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
           holdId: event.data.holdId,
           couponIds: event.data.couponIds,
           amountCents: event.data.amountCents,
+          transactionReference: event.data.transactionReference,
         };
+      case 'ResaleBuyerErased':
+        return { ...purchase, buyerErasedAt: event.data.erasedAt };
       case 'RefundRequested': {
         const { refundId, couponIds, amountCents, forced } = event.data;
         return { ...purchase, refunds: [...purchase.refunds, { refundId, couponIds, amountCents, state: 'pending', forced }] };
@@ -253,6 +279,26 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
     }
   },
 };
+
+/**
+ * The erasure of a reseller sale's buyer, once: another partner's sale or one that never was is
+ * not found; a purchase that is not a reseller's has no such buyer (its buyer is a user).
+ */
+function eraseResaleBuyer(data: EraseResaleBuyer['data'], purchase: Purchase, now: Date): PurchaseEvent[] {
+  const { purchaseId, partnerId, by } = data;
+  if (purchase.status === 'none' || (partnerId !== null && purchase.partnerId !== partnerId))
+    throw new NotFound(`purchase ${purchaseId} not found`);
+  if (purchase.kind !== 'resale' || purchase.transactionReference === null)
+    throw refuse("is not a reseller's sale: its buyer is a user, erased with DELETE /users/:user_id/personal_data");
+  if (purchase.buyerErasedAt !== null) return [];
+  const { transactionReference } = purchase;
+  return [
+    {
+      type: 'ResaleBuyerErased',
+      data: { purchaseId, partnerId: purchase.partnerId!, transactionReference, by, erasedAt: now.toISOString() },
+    },
+  ];
+}
 
 /** The coupons of the purchase no refund holds: neither one under way nor one that paid back. */
 export function refundableCoupons(purchase: Purchase): string[] {

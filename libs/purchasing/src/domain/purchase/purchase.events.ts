@@ -1,5 +1,6 @@
 import type { DomainEvent } from '@deals/kernel';
 import type { RefundReason } from '../refund/refund-rules';
+import type { ResaleBuyer } from './resale-buyer';
 import type { ShippingAddress } from './shipping-address';
 
 /** What a purchase keeps of its deal at the time of sale (for its answers and for auditors). */
@@ -80,19 +81,33 @@ export type PurchasePaid = DomainEvent<
 /** The processor declined the card, or failed; nothing was charged and the hold was released. */
 export type PurchaseNotPaid = DomainEvent<'PurchaseNotPaid', { purchaseId: string; outcome: 'declined' | 'error'; reason: string }>;
 
-/** A sale made and paid entirely by a third-party reseller. */
+/**
+ * A sale made and paid entirely by a third-party reseller. `partnerId` (absent from the oldest
+ * events) names, with the reference, the key its buyer is encrypted under.
+ */
 export type PurchaseResold = DomainEvent<
   'PurchaseResold',
   {
     purchaseId: string;
+    partnerId?: string;
     transactionReference: string;
     transactionDate: string;
     amountCents: number;
     holdId: string;
     couponIds: string[];
-    buyer: Record<string, string>;
+    buyer: ResaleBuyer;
     resoldAt: string;
   }
+>;
+
+/**
+ * The buyer of a reseller's sale was erased, asked by its partner or an operator: the key of the
+ * sale's transaction is deleted, and every event that carried the buyer reads without it. The
+ * sale, its coupons and amounts stay.
+ */
+export type ResaleBuyerErased = DomainEvent<
+  'ResaleBuyerErased',
+  { purchaseId: string; partnerId: string; transactionReference: string; by: 'partner' | 'operator'; erasedAt: string }
 >;
 
 /**
@@ -131,6 +146,7 @@ export type PurchaseEvent =
   | PurchasePaid
   | PurchaseNotPaid
   | PurchaseResold
+  | ResaleBuyerErased
   | RefundRequested
   | RefundSucceeded
   | RefundFailed;

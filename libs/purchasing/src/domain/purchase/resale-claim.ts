@@ -1,11 +1,12 @@
 import { Decider, DomainCommand, DomainEvent } from '@deals/kernel';
-import { createHash } from 'node:crypto';
+import { ResaleBuyer, resaleTransactionKey } from './resale-buyer';
 
 /** What a reseller's sale records beside its deal and quantity: taken from one body only. */
 export interface ResaleTerms {
   amountCents: number;
   transactionDate: string;
-  buyer: Record<string, string>;
+  /** Personal data: encrypted in the log under the buyer's own key (see `resale-buyer.ts`). */
+  buyer: ResaleBuyer;
 }
 
 /**
@@ -33,7 +34,7 @@ export type TransactionReferenceCommand = ClaimTransactionReference | MarkResale
  * owns the reference stream, and a repeat finds that purchase there instead of recording another.
  */
 export const transactionReferenceStream = (partnerId: string, reference: string) =>
-  `resellertx-${createHash('sha256').update(`${partnerId}\n${reference}`).digest('hex').slice(0, 40)}`;
+  `resellertx-${resaleTransactionKey(partnerId, reference)}`;
 
 export interface TransactionReferenceClaim {
   purchaseId: string | null;

@@ -157,6 +157,8 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
             saleInProgress: false,
           }
         );
+      case 'ResaleBuyerErased':
+        return null;
       case 'PurchaseNotPaid':
         return view && { ...view, paymentState: event.data.outcome === 'declined' ? 'declined' : 'failed', fulfillmentState: 'released' };
       case 'CouponIssued': {
