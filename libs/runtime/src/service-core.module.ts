@@ -105,6 +105,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly couponExpiry: ExpireCoupons,
     private readonly clocks: TestClockRunner,
     private readonly erasures: FinishErasures,
+    private readonly sealing: HistorySealing,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -148,6 +149,8 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.gateway.close();
     await this.idempotency.close();
     await this.usageStore.close();
+    // Everything this process wrote is committed by now: sealed before the log closes.
+    await this.sealing.close();
     await this.store.close();
     await this.store.snapshots?.close();
     await this.views.close();
@@ -250,6 +253,7 @@ export class ServiceCoreModule {
             ExpireCoupons,
             TestClockRunner,
             FinishErasures,
+            HistorySealing,
           ],
         },
         UsageMeter,
@@ -264,7 +268,7 @@ export class ServiceCoreModule {
               seals,
               clock,
               secret,
-              { seals: role !== 'cli' && config.runProjections, everyMs: config.sealEveryMs },
+              { seals: role !== 'cli' && config.runProjections, everyMs: config.sealEveryMs, sealsOwnWrites: role === 'cli' },
               sealingThreadFor(log, seals, secret, clock),
             );
           },
