@@ -82,7 +82,10 @@ export class SqliteSealStore extends SealStore {
   }
 
   async declareSealer(): Promise<void> {
-    if (this.declared && this.sealerPid() === process.pid) return;
+    const named = this.sealerPid();
+    if (named === process.pid) return void (this.declared = true);
+    // Another live process seals this folder (a second start that is refused must not hide it).
+    if (named !== null && processAlive(named)) return;
     writeFileSync(this.sealerFile, `${process.pid}\n`, { mode: 0o600 });
     this.declared = true;
   }
