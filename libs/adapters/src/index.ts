@@ -10,3 +10,4 @@ export { sealingThreadFor, SqliteSealingThread } from './seal-store/sqlite-seali
 export { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adapter';
 export { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.adapter';
 export { TestClockAgenda, ADVANCE_TEST_CLOCK_JOB } from './scheduler/test-clock-agenda';
+export { processAlive } from './process-alive';

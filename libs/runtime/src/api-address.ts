@@ -1,6 +1,6 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { processAlive } from './data-dir-lock';
+import { processAlive } from '@deals/adapters';
 import { writeWhole } from './shared-folder';
 
 /** Where the API serving a data folder answers, as it recorded on starting (`DATA_DIR/api-address.json`). */

@@ -1,5 +1,6 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { processAlive } from '@deals/adapters';
 
 /**
  * The one process that serves a data folder as the embedded API. It recovers interrupted
@@ -40,15 +41,5 @@ export class DataDirLock {
     } catch {
       // gone already
     }
-  }
-}
-
-/** Whether a process of this machine has the pid (one of another user's too). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

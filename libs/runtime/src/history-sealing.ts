@@ -6,25 +6,32 @@ import {
   HistorySealer,
   LogSealer,
   proveStream,
+  SealRaced,
   SealStore,
   SignedCheckpoint,
   StreamProof,
 } from '@deals/kernel';
-import { BeforeApplicationShutdown, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { KeyObject } from 'node:crypto';
 
 export interface HistorySealingOptions {
   /** Whether this process seals (the one that keeps the views and runs the jobs). */
   seals: boolean;
   everyMs: number;
+  /** Whether, not sealing, it seals what it appended as it stops when no process that seals runs (an operator's command). */
+  sealsOwnWrites: boolean;
 }
+
+/** How often a last pass that a second sealer raced is made again. */
+const RACED_TRIES = 3;
 
 /**
  * The installation's sealing of its log: its checkpoint-signing key (from a secret of the data
  * folder), and, in the process that keeps the views, a checkpoint of the new events every
- * `everyMs`. Every process can verify with the public key; only one seals.
+ * `everyMs` and a last one of everything as it stops. Every process can verify with the public
+ * key; only one seals (an operator's command seals what it wrote when none runs).
  */
-export class HistorySealing extends HistoryProofs implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class HistorySealing extends HistoryProofs implements OnApplicationBootstrap, BeforeApplicationShutdown {
   readonly sealer: LogSealer;
   readonly publicKey: KeyObject;
   private readonly logger = new Logger('HistorySeal');
@@ -74,12 +81,15 @@ export class HistorySealing extends HistoryProofs implements OnApplicationBootst
     }
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (!this.options.seals) return;
+    await this.seals.declareSealer();
     this.timer = setInterval(() => {
       if (this.round) return;
-      const round: Promise<unknown> = this.sealer
-        .sealAll(() => this.stopping)
+      // Said again each round: a connection lost since is replaced.
+      const round: Promise<unknown> = this.seals
+        .declareSealer()
+        .then(() => this.sealer.sealAll(() => this.stopping))
         .catch((error) =>
           this.logger.error(`the log's new events were not sealed; tried again in ${this.options.everyMs} ms: ${String(error)}`),
         )
@@ -98,8 +108,37 @@ export class HistorySealing extends HistoryProofs implements OnApplicationBootst
     await this.round?.catch(() => undefined);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.sealer.close?.();
-    await this.seals.close();
+  /**
+   * As the process stops, once nothing more of its own is written (its requests answered, its
+   * projections and jobs stopped) and before the log closes: the process that seals seals everything
+   * committed; an operator's command seals what it appended when no process that seals is running,
+   * which would otherwise leave it open to an unseen edit until the next start. Then closes the seals.
+   */
+  async close(): Promise<void> {
+    try {
+      const sealing =
+        this.options.seals || (this.options.sealsOwnWrites && this.log.appendsAcknowledged > 0 && !(await this.seals.sealerRunning()));
+      if (sealing) {
+        const written = await this.sealToEnd();
+        if (written > 0) this.logger.log(`sealed the log's last events under ${written} checkpoints before stopping`);
+      }
+    } catch (error) {
+      this.logger.error(`the log's last events were not sealed as the process stopped: ${String(error)}`);
+    } finally {
+      await this.sealer.close?.();
+      await this.seals.close();
+    }
+  }
+
+  /** Seals everything the log holds, to its end, after any round under way; a checkpoint another sealer wrote first is gone on from. */
+  private async sealToEnd(): Promise<number> {
+    while (this.round) await this.round.catch(() => undefined);
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.sealer.sealAll();
+      } catch (error) {
+        if (!(error instanceof SealRaced) || tries >= RACED_TRIES) throw error;
+      }
+    }
   }
 }

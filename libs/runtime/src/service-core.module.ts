@@ -93,6 +93,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly clocks: TestClockRunner,
     private readonly erasures: FinishErasures,
     private readonly buyerErasures: FinishResaleBuyerErasures,
+    private readonly sealing: HistorySealing,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -137,6 +138,8 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.gateway.close();
     await this.idempotency.close();
     await this.usageStore.close();
+    // Everything this process wrote is committed by now: sealed before the log closes.
+    await this.sealing.close();
     await this.store.close();
     await this.store.snapshots?.close();
     await this.views.close();
@@ -242,6 +245,7 @@ export class ServiceCoreModule {
             TestClockRunner,
             FinishErasures,
             FinishResaleBuyerErasures,
+            HistorySealing,
           ],
         },
         UsageMeter,
@@ -256,7 +260,7 @@ export class ServiceCoreModule {
               seals,
               clock,
               secret,
-              { seals: role !== 'cli' && config.runProjections, everyMs: config.sealEveryMs },
+              { seals: role !== 'cli' && config.runProjections, everyMs: config.sealEveryMs, sealsOwnWrites: role === 'cli' },
               sealingThreadFor(log, seals, secret, clock),
             );
           },

@@ -167,3 +167,39 @@ describe('the operator CLI for partner credentials', () => {
     }
   }, 120_000);
 });
+
+/**
+ * A script creates a partner, or rotates a key, with the CLI beside a running API and calls at once:
+ * the key works on its first call (the API finds a key its views do not show yet in the log), even
+ * from an address that a retired key still in use has put past its limit of wrong credentials.
+ */
+describe('a key the CLI has just shown, beside a running API', () => {
+  it('is answered 200 on the first call after the command exits: a new partner’s key, its test key, and a rotated key', async () => {
+    const dir = tempDir('credentials-at-once');
+    const api = await TestApi.start({ dataDir: dir.path, env: { AUTH_FAILURES_PER_ADDRESS: '3', AUTH_FAILURES_PER_ACCOUNT: '3' } });
+    const regions = (apiKey: string) => api.call('GET', '/api/v1/regions', { apiKey });
+    const cli = async (...args: string[]) => {
+      const run = await runCli(dir.path, args);
+      if (run.code !== 0) throw new Error(`${args.join(' ')}: ${run.stderr}`);
+      return JSON.parse(run.stdout);
+    };
+    try {
+      // A retired key a script still sends: its address is past its limit of wrong credentials.
+      const retired = 'dk_retiredretiredretiredretiredre';
+      const refusals = [];
+      for (let i = 0; i < 4; i++) refusals.push((await regions(retired)).status);
+      expect(refusals).toEqual([401, 401, 401, 429]);
+
+      const partner = await cli('partners:create', '--name', 'Scripted', '--json');
+      expect((await regions(partner.api_key)).status).toBe(200);
+      expect((await regions(partner.test.api_key)).status).toBe(200);
+      const rotated = await cli('partners:rotate-key', partner.partner_id, '--json');
+      expect((await regions(rotated.api_key)).status).toBe(200);
+      const added = await cli('partners:add-key', partner.partner_id, '--name', 'second', '--json');
+      expect((await regions(added.api_key)).status).toBe(200);
+    } finally {
+      await api.stop();
+      dir.remove();
+    }
+  }, 120_000);
+});

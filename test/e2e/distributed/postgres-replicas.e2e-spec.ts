@@ -165,6 +165,22 @@ if (why) {
       for (const i of [0, 1]) expect(await status(i, rotated.api_key)).toBe(200);
     });
 
+    it('answers a key the CLI has just shown on both replicas at once, with no worker to project it', async () => {
+      const status = async (i: number, apiKey: string) => (await replicas[i].call('GET', `/api/v1/regions?api_key=${apiKey}`)).status;
+      // The worker stopped, the replicas' views do not learn of the new keys: only the log knows them.
+      await worker.stop();
+      try {
+        const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Scripted', '--json'], env)).stdout);
+        expect([await status(0, partner.api_key), await status(1, partner.api_key)]).toEqual([200, 200]);
+        expect([await status(1, partner.test.api_key), await status(0, partner.test.api_key)]).toEqual([200, 200]);
+        const rotated = JSON.parse((await runCli(dir.path, ['partners:rotate-key', partner.partner_id, '--json'], env)).stdout);
+        expect([await status(1, rotated.api_key), await status(0, rotated.api_key)]).toEqual([200, 200]);
+        expect(await status(0, 'dk_wrongwrongwrongwrongwrongwrongw')).toBe(401);
+      } finally {
+        worker = await WorkerProcess.start(dir.path, { ...env, ...workerClock.env(), METRICS_PORT: String(workerMetricsPort) });
+      }
+    });
+
     it("shows the queue on Bull Board at /admin/queues and its jobs at /admin/jobs, behind the operator's credentials", async () => {
       const password = (await runCli(dir.path, ['operator:password'], env)).stdout.trim();
       const operator = { authorization: `Basic ${Buffer.from(`operator:${password}`).toString('base64')}` };

@@ -11,11 +11,12 @@ import {
   sandboxOf,
   ValidationFailed,
 } from '@deals/kernel';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { hashSecret, IssuedCredentials, issueCredentials, keyPrefix, newApiKey, newPassword } from '../domain/partner/partner-credentials';
 import { PartnerCommand, partnerDecider } from '../domain/partner/partner.decider';
-import { PartnerRole, partnerStream } from '../domain/partner/partner.events';
+import { INITIAL_KEY_ID, PartnerRole, partnerStream } from '../domain/partner/partner.events';
+import { ApiKeyClaimed, apiKeyClaimDecider, apiKeyStream } from '../domain/partner/api-key-claim.decider';
 
 /** Runs one command on a partner's stream with the service's clock and the caller in the events' metadata. */
 @Injectable()
@@ -40,7 +41,34 @@ abstract class PartnerCommandHandler {
       now,
       metadata: caller,
     });
+    const { partnerId } = command.data;
+    if (command.type === 'RegisterPartner')
+      await this.claimKey({ keyHash: command.data.apiKeyHash, partnerId, keyId: command.data.apiKeyId ?? INITIAL_KEY_ID }, caller, now);
+    if (command.type === 'IssuePartnerApiKey')
+      await this.claimKey({ keyHash: command.data.keyHash, partnerId, keyId: command.data.keyId }, caller, now);
     return position;
+  }
+
+  /**
+   * Records whose key a new key's hash is, once the partner's stream holds the key (a refused
+   * command claims nothing): a process whose views do not show the key yet finds it in the log, so
+   * a key works the moment it is shown. A claim that fails is not the command's failure (its secret
+   * is shown only in its answer): the key then works once the views show it.
+   */
+  protected async claimKey(data: ApiKeyClaimed['data'], caller: CommandCaller, now: Date): Promise<void> {
+    try {
+      await handleCommand(
+        this.store,
+        apiKeyStream(data.keyHash),
+        apiKeyClaimDecider,
+        { type: 'ClaimApiKey', data },
+        { now, metadata: caller },
+      );
+    } catch (error) {
+      new Logger('PartnerCredentials').warn(
+        `key ${data.keyId} of partner ${data.partnerId} works once the views show it: its claim was not recorded (${String(error)})`,
+      );
+    }
   }
 }
 
@@ -285,6 +313,7 @@ export class RotatePartnerApiKeyHandler extends PartnerCommandHandler implements
       },
       { now, metadata: caller },
     );
+    await this.claimKey({ keyHash, partnerId, keyId: key.keyId }, caller, now);
     const expiry = events.find((event) => event.type === 'PartnerApiKeyExpirySet');
     return {
       ...key,

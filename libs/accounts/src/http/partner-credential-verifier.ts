@@ -1,7 +1,10 @@
 import {
   accountOf,
   Clock,
+  EventStore,
   Forbidden,
+  isSandbox,
+  loadAggregate,
   NotFound,
   TestClockScope,
   Unauthorized,
@@ -14,6 +17,9 @@ import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import { tokenHash } from '../domain/access-token/access-token';
 import { hashSecret } from '../domain/partner/partner-credentials';
+import { ApiKeyClaimed, apiKeyStream } from '../domain/partner/api-key-claim.decider';
+import { partnerDecider } from '../domain/partner/partner.decider';
+import { partnerStream } from '../domain/partner/partner.events';
 import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/access-tokens.projection';
 import { PARTNER_ACCOUNTS, PartnerAccount } from '../projections/partner-accounts/partner-accounts.projection';
 import { PARTNER_API_KEYS, PartnerApiKeyView } from '../projections/partner-api-keys/partner-api-keys.projection';
@@ -56,6 +62,11 @@ function refuseEnded(what: string, revokedAt: string | null, expiresAt: number |
  * Checks partner credentials against the hashes in the partner views: a key by its hash (it may be
  * revoked or expired), a v3 username and one of its passwords (the current one, or a replaced one
  * in its grace period). Keys found are remembered for a moment: every request presents one.
+ *
+ * A key the views do not show is looked for in the log: the views follow it a little behind, and a
+ * key shown by a command a moment ago must work at once, on every replica. Its claim stream, named
+ * by its hash, leads to its partner's stream, which says whether it works; a wrong key costs one
+ * read by stream id that finds nothing (and is counted against its caller as any wrong key is).
  */
 @Injectable()
 export class PartnerCredentialVerifier extends CredentialVerifier {
@@ -66,6 +77,7 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
   constructor(
     private readonly views: ViewStore,
     private readonly clock: Clock,
+    private readonly log: EventStore,
   ) {
     super();
   }
@@ -89,18 +101,44 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
   }
 
   private async lookUp(apiKey: string, elapsed: number): Promise<KnownKey | null> {
-    const key = await this.views.findById<PartnerApiKeyView>(PARTNER_API_KEYS, hashSecret(apiKey));
+    const keyHash = hashSecret(apiKey);
+    const key = await this.views.findById<PartnerApiKeyView>(PARTNER_API_KEYS, keyHash);
     const account = key && (await this.views.findById<PartnerAccount>(PARTNER_ACCOUNTS, key.partnerId));
-    if (!key || !account) return null;
-    const known = {
-      partner: toRef(account, key.keyId),
-      expiresAt: key.expiresAt === null ? null : Date.parse(key.expiresAt),
-      revokedAt: key.revokedAt,
-      until: elapsed + KNOWN_KEY_TTL_MS,
-    };
+    const found =
+      key && account
+        ? {
+            partner: toRef(account, key.keyId),
+            expiresAt: key.expiresAt === null ? null : Date.parse(key.expiresAt),
+            revokedAt: key.revokedAt,
+          }
+        : await this.fromLog(keyHash);
+    if (!found) return null;
+    const known = { ...found, until: elapsed + KNOWN_KEY_TTL_MS };
     if (this.knownKeys.size >= KNOWN_KEY_CAPACITY) this.knownKeys.clear();
     this.knownKeys.set(apiKey, known);
     return known;
+  }
+
+  /** A key the views do not show yet, from the log: its claim, then its partner's stream. */
+  private async fromLog(keyHash: string): Promise<Omit<KnownKey, 'until'> | null> {
+    const [claim] = (await this.log.readStream(apiKeyStream(keyHash))) as unknown as ApiKeyClaimed[];
+    if (claim?.type !== 'ApiKeyClaimed') return null;
+    const { partnerId, keyId } = claim.data;
+    const { state } = await loadAggregate(this.log, partnerStream(partnerId), partnerDecider);
+    const key = Object.hasOwn(state.keys, keyId) ? state.keys[keyId] : undefined;
+    if (!state.registered || !key || key.keyHash !== keyHash) return null;
+    return {
+      partner: {
+        id: partnerId,
+        name: state.name!,
+        role: state.role!,
+        requestsPerMinute: state.requestsPerMinute,
+        livemode: !isSandbox(partnerId),
+        credentialId: keyId,
+      },
+      expiresAt: key.expiresAt === null ? null : Date.parse(key.expiresAt),
+      revokedAt: key.revokedAt,
+    };
   }
 
   async byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null> {

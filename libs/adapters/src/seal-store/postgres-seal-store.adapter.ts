@@ -1,5 +1,5 @@
 import { EventSeal, SealRaced, SealStore, SignedCheckpoint } from '@deals/kernel';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { servicePool } from '../postgres-pool';
 import { schemaOnce } from '../postgres-schema';
 import { inTransaction } from '../postgres-transaction';
@@ -29,18 +29,23 @@ CREATE TABLE IF NOT EXISTS event_seals (
 CREATE INDEX IF NOT EXISTS event_seals_by_checkpoint ON event_seals (checkpoint, idx);
 `;
 const SCHEMA_LOCK = 7216007;
+/** The advisory lock (shared: several workers may seal) that every process that seals holds while it runs. */
+const SEALERS_LOCK: [number, number] = [7216008, 1];
 const UNIQUE_VIOLATION = '23505';
 
 /**
  * The seals and signed checkpoints in the PostgreSQL database that holds the log (tables
  * `audit_checkpoints` and `event_seals`); a checkpoint and its seals in one transaction, whose
- * number's key refuses a second sealer's.
+ * number's key refuses a second sealer's. A process that seals holds a shared session-level advisory
+ * lock, on a connection of its own, while it runs: PostgreSQL drops it with the session when the
+ * process dies, so whoever asks sees only live sealers (of this database).
  */
 export class PostgresSealStore extends SealStore {
   private readonly pool: Pool;
   private readonly schema: () => Promise<void>;
+  private sealerClient: Client | null = null;
 
-  constructor(url: string) {
+  constructor(private readonly url: string) {
     super();
     this.pool = servicePool(url, 2);
     this.schema = schemaOnce(this.pool, 'event_seals', SCHEMA_LOCK, SCHEMA);
@@ -121,7 +126,37 @@ export class PostgresSealStore extends SealStore {
     return rows.map(toSeal);
   }
 
+  async declareSealer(): Promise<void> {
+    if (this.sealerClient) return;
+    const client = new Client({ connectionString: this.url, keepAlive: true });
+    client.on('error', () => undefined);
+    client.on('end', () => {
+      if (this.sealerClient === client) this.sealerClient = null;
+    });
+    await client.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock_shared($1, $2)', SEALERS_LOCK);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    this.sealerClient = client;
+  }
+
+  async sealerRunning(): Promise<boolean> {
+    const { rows } = await this.pool.query<{ running: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND classid = $1::int::oid AND objid = $2::int::oid) AS running`,
+      SEALERS_LOCK,
+    );
+    return rows[0].running;
+  }
+
   async close(): Promise<void> {
+    const client = this.sealerClient;
+    this.sealerClient = null;
+    await client?.end().catch(() => undefined);
     await this.pool.end();
   }
 }

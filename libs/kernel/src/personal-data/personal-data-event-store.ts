@@ -108,6 +108,10 @@ export class PersonalDataEventStore extends EventStore {
     this.inner.observe(observer);
   }
 
+  override get appendsAcknowledged(): number {
+    return this.inner.appendsAcknowledged;
+  }
+
   /** Closes the log, then its keys. */
   async close(): Promise<void> {
     await this.inner.close();

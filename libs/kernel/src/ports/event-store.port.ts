@@ -153,6 +153,12 @@ export abstract class EventStore {
   abstract close(): Promise<void>;
 
   private observer: StoreObserver | null = null;
+  private acknowledged = 0;
+
+  /** How many appends this store has acknowledged since it was opened in this process. */
+  get appendsAcknowledged(): number {
+    return this.acknowledged;
+  }
 
   /** Tells `observer` of every append acknowledged and every group committed from now on (one observer). */
   observe(observer: StoreObserver): void {
@@ -160,6 +166,7 @@ export abstract class EventStore {
   }
 
   protected reportAppended(events: readonly NewEvent[]): void {
+    this.acknowledged++;
     this.observer?.appended(events);
   }
 

@@ -23,7 +23,9 @@ export interface SignedCheckpoint extends Checkpoint {
  *
  * Promises: a checkpoint is written with the seals of all its events at once, or not at all; two
  * sealers at once never both write checkpoint N (the second is refused with {@link SealRaced}), so
- * the checkpoints form one line. Leaves out: computing hashes (the sealer's), the log's own events.
+ * the checkpoints form one line. A process that seals says so ({@link declareSealer}) for as long as
+ * it runs, and every process can ask whether one does ({@link sealerRunning}): what is not sealed
+ * while none runs was left so. Leaves out: computing hashes (the sealer's), the log's own events.
  */
 export abstract class SealStore {
   /** The newest checkpoint, if any (its `toPosition` is where sealing goes on from). */
@@ -47,6 +49,17 @@ export abstract class SealStore {
   /** A stream's seals, in order. */
   abstract sealsOfStream(streamId: string): Promise<EventSeal[]>;
 
+  /**
+   * Says, to every process that asks {@link sealerRunning}, that this process seals the log: until
+   * it closes this store, or dies. Saying it again is harmless (and says it anew after a lost
+   * connection).
+   */
+  abstract declareSealer(): Promise<void>;
+
+  /** Whether a process that declared itself the sealer (this one or another) is running now. */
+  abstract sealerRunning(): Promise<boolean>;
+
+  /** Closes the store; a sealer declared by this process stops being one. */
   abstract close(): Promise<void>;
 }
 

@@ -67,5 +67,17 @@ export function sealStoreContract(name: string, open: () => Promise<SealStoreUnd
       expect(await subject.store.sealsOfStream('b')).toEqual([]);
       expect((await subject.store.lastCheckpoint())?.fromPosition).toBe('001');
     });
+
+    it('says whether a process that seals is running: one that declared itself, until it closes its store', async () => {
+      expect(await subject.store.sealerRunning()).toBe(false);
+      const sealer = await subject.openAnother();
+      others.push(sealer);
+      await sealer.declareSealer();
+      await sealer.declareSealer();
+      expect(await subject.store.sealerRunning()).toBe(true);
+      expect(await sealer.sealerRunning()).toBe(true);
+      await sealer.close();
+      expect(await subject.store.sealerRunning()).toBe(false);
+    });
   });
 }
