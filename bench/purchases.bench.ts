@@ -519,10 +519,16 @@ const QUIET_MS = 500;
 const SETTLE_TIMEOUT_MS = 120_000;
 
 /**
- * Lets the purchases cut off by the end of a run finish on the server (the log head stops moving
- * for {@link QUIET_MS}) and the views catch up.
+ * Lets the purchases cut off by the end of a run finish on the server (every request it received
+ * answered, then the log head still for {@link QUIET_MS}) and the views catch up. A quiet log alone
+ * is no proof: a purchase may be between its hold and its sale for longer (a slow charge, a write
+ * tried again), and a check then finds its unit held.
  */
 export async function settle(session: PurchasesSession): Promise<void> {
+  if (!(await session.api.requestsInFlight.drained(SETTLE_TIMEOUT_MS)))
+    throw new Error(
+      `the server was still working on ${session.api.requestsInFlight.size} requests ${SETTLE_TIMEOUT_MS} ms after the load stopped`,
+    );
   const store = session.api.app.get(EventStore);
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   let head = await store.head();

@@ -163,8 +163,22 @@ export class TestApi {
     return this.get(ProjectionHost).waitForAll();
   }
 
-  async stop(): Promise<void> {
-    await this.running.close();
+  /** The requests the server is working on (those whose client went away included). */
+  get requestsInFlight(): RunningApi['requestsInFlight'] {
+    return this.running.requestsInFlight;
+  }
+
+  /**
+   * Waits until the server works on no request, those whose client went away included (an
+   * aborted request's handler runs to its end); false when some still run after `timeoutMs`.
+   */
+  requestsDone(timeoutMs = 60_000): Promise<boolean> {
+    return this.running.requestsInFlight.drained(timeoutMs);
+  }
+
+  /** A graceful stop: the requests in flight are finished for up to `graceMs` (the front's default, 2 s, unless given). */
+  async stop(graceMs?: number): Promise<void> {
+    await this.running.close(graceMs);
   }
 
   async close(): Promise<void> {

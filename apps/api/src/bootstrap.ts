@@ -31,8 +31,10 @@ import {
   purgeOldUsage,
   refuseRequestsWithoutHost,
   RequestLogController,
+  RequestsInFlight,
   serviceLogger,
   ServiceLogLines,
+  trackRequestsInFlight,
   trustedProxyHops,
   UsageMeter,
 } from '@deals/wire';
@@ -55,7 +57,14 @@ export interface RunningApi {
   port: number;
   /** Every route the server serves (method and Fastify's path pattern). */
   routes: Array<{ method: string; url: string }>;
-  /** Stops accepting, answers the requests already received (for up to `graceMs`), then closes every adapter. */
+  /**
+   * The requests being worked on, whether or not their client still waits for the answer.
+   */
+  requestsInFlight: RequestsInFlight;
+  /**
+   * Stops accepting, finishes the requests already received (for up to `graceMs`), those whose
+   * client went away included, then closes every adapter.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -67,6 +76,8 @@ export interface ApiOptions {
 
 const HOUR_MS = 3_600_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** How long a stop waits for the requests in flight when not told (SHUTDOWN_GRACE_MS is the service's). */
+const STOP_GRACE_MS = 2_000;
 /** The longest part of an address the router takes (Fastify's default is 100). */
 const MAX_PATH_PART = 1024;
 
@@ -123,6 +134,8 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
   refuseRequestsWithoutHost(fastify);
+  // Before any other onSend hook: it must see every answer.
+  const requestsInFlight = trackRequestsInFlight(fastify);
   logAbortedRequests(fastify);
   answerUnservedRequests(fastify.server);
   parseJsonBodies(fastify);
@@ -234,8 +247,17 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       app,
       port,
       routes,
-      close: async () => {
+      requestsInFlight,
+      close: async (graceMs = STOP_GRACE_MS) => {
         forget();
+        // Stops accepting; the requests already received are finished before the adapters close,
+        // those whose client left included (they hold no connection for the server's close to wait
+        // on). Then what is left is dropped, as the HTTPS front does: connections that sent nothing
+        // (they held the stop until Node's headers timeout) and requests past the grace.
+        const server = app.getHttpServer() as HttpServer;
+        server.close();
+        await requestsInFlight.drained(graceMs);
+        server.closeAllConnections();
         await app.close();
         await closeOperations();
       },
@@ -244,6 +266,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host, {
     handshakeTimeoutMs: config.handshakeTimeoutMs,
     maxConnections,
+    requestsInFlight,
   });
   const port = (front.server.address() as AddressInfo).port;
   const forget = recordAddress(config, port);
@@ -251,6 +274,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     app,
     port,
     routes,
+    requestsInFlight,
     close: async (graceMs?: number) => {
       forget();
       await front.close(graceMs);

@@ -13,6 +13,8 @@ export { PurchaseQueries } from './queries/purchase.queries';
 export { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments.reaction';
 export type { AuditEntry } from './audit/purchase-audit';
 export { PURCHASE_DETAILS } from './projections/purchase-details/purchase-details.projection';
+/** A purchase's fulfilment at an instant: a reservation whose hold lapsed reads released. */
+export { fulfillmentStateAt } from './projections/purchase-details/purchase-details.projection';
 export { REFUND_DETAILS } from './projections/refund-details/refund-details.projection';
 export { COUPON_DETAILS } from './projections/coupon-details/coupon-details.projection';
 export type { CouponDetails } from './projections/coupon-details/coupon-details.projection';

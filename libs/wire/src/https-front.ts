@@ -24,7 +24,10 @@ const refusal = (() => {
  */
 export interface HttpsFront {
   server: Server;
-  /** Stops accepting, lets requests in flight finish (up to `graceMs`), then drops what is left. */
+  /**
+   * Stops accepting, lets requests in flight finish (up to `graceMs`; those whose client left too,
+   * given `requestsInFlight`), then drops what is left.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -35,6 +38,11 @@ export interface HttpsFrontOptions {
   refusalLingerMs?: number;
   /** Connections past this many at once are closed as soon as they are accepted (default: no cap). */
   maxConnections?: number;
+  /**
+   * The requests being worked on, whether or not their client still waits: a stop waits for them
+   * too (within its grace), since a request whose client left holds no connection.
+   */
+  requestsInFlight?: { readonly size: number };
 }
 
 /** Where a connection stands: before its first byte, refused (plain HTTP), in its TLS handshake, or secure. */
@@ -116,7 +124,8 @@ export function listenHttpsOnly(https: HttpsServer, port: number, host: string, 
     dropUnserved();
     https.closeIdleConnections();
     const deadline = Date.now() + graceMs;
-    while (sockets.size > 0 && Date.now() < deadline) {
+    const working = () => sockets.size > 0 || (options.requestsInFlight?.size ?? 0) > 0;
+    while (working() && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       dropUnserved();
       https.closeIdleConnections();

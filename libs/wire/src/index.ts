@@ -22,3 +22,4 @@ export * from './audit-query';
 export * from './usage-meter';
 export * from './json-depth';
 export * from './history-seal.answers';
+export * from './requests-in-flight';

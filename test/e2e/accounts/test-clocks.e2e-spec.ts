@@ -177,6 +177,8 @@ describe('test clocks', () => {
     expect(events.map((e: { type: string; created_at: string; livemode: boolean }) => [e.type, e.created_at, e.livemode])).toEqual(
       expect.arrayContaining([['reservation.expired', '2026-12-10T09:05:00.000Z', false]]),
     );
+    const lapsed = (await under(clock.id, 'GET', `/purchases/${purchaseId}`)).body.purchase;
+    expect([lapsed.payment_state, lapsed.fulfillment_state]).toEqual(['pending', 'released']);
   });
 
   it("delivers its events to the sandbox's webhook endpoints, dated in its time; keeps its idempotency keys by its time; expires coupons", async () => {

@@ -176,6 +176,9 @@ describe('the partner event feed: GET /v1/events', () => {
     await api.get(CommandBus).execute(new ReleaseExpiredHold(spaDay.id, reserved.id));
     await api.settle();
     const lapsed = (await events('?types=reservation.expired')).events;
-    expect(lapsed.map((e: any) => [e.resource_id, e.data.fulfillment_state])).toEqual([[reserved.id, 'reserved']]);
+    // The purchase as it was then: its hold lapsed, released with its payment pending.
+    expect(lapsed.map((e: any) => [e.resource_id, e.data.payment_state, e.data.fulfillment_state])).toEqual([
+      [reserved.id, 'pending', 'released'],
+    ]);
   });
 });

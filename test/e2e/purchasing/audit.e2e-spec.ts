@@ -1,4 +1,6 @@
 import { ManualClock } from '@deals/kernel';
+import { ReleaseExpiredHold } from '@deals/purchasing/commands/release-expired-hold/release-expired-hold.command';
+import { CommandBus } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -150,4 +152,25 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
       expect([bad, refused.code, refused.stderr]).toEqual([bad, 1, expect.stringContaining('--as-of needs an ISO 8601 instant')]);
     }
   }, 120_000);
+
+  it('shows a reservation released from its hold lapse on, and fulfilled by a claim of fresh units after it', async () => {
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'late@example.com' } })).body.user_id;
+    const lapsed: string = (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'chicago-spa-day', num_bought: 1 } }))
+      .body.purchase.id;
+    clock.advance(5 * 60_000);
+    await api.get(CommandBus).execute(new ReleaseExpiredHold('chicago-spa-day', lapsed));
+    clock.advance(60_000);
+    expect((await api.call('PUT', `/purchases/${lapsed}/claim`, { apiKey, body: { user_id: buyer } })).status).toBe(200);
+    await api.settle();
+    const events = (await api.call('GET', `/audit/purchases/${lapsed}`, { apiKey: auditorKey })).body.events;
+    expect(events.map((e: { type: string; purchaseState: string }) => [e.type, e.purchaseState])).toEqual([
+      ['PurchaseReserved', 'reserved'],
+      ['UnitsHeld', 'reserved'],
+      ['UnitsReleased', 'released'],
+      ['UnitsHeld', 'released'],
+      ['UnitsSold', 'released'],
+      ['PurchaseClaimed', 'fulfilled'],
+      ['CouponIssued', 'fulfilled'],
+    ]);
+  });
 });

@@ -114,8 +114,8 @@ if (!source) {
       let running: TestApi | undefined = await TestApi.start({ clock, env, dataDir: dir.path });
       try {
         const apiKey = await setUp(running);
-        // A reservation that lapsed and whose hold was released: it stays `reserved` (a reservation
-        // has no expired state), and its job must not come back at every start.
+        // A reservation that lapsed and whose hold was released: it reads released, and its job
+        // must not come back at every start.
         const lapsed: string = (await running.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } }))
           .body.purchase.id;
         clock.advance(HOLD_TTL_MS + 1000);
@@ -147,7 +147,7 @@ if (!source) {
         expect(await rearmed!.getState()).toBe('delayed');
         // Armed for the hold's expiry: five minutes from the reservation, by the unchanged clock.
         expect(rearmed!.opts.delay).toBe(HOLD_TTL_MS);
-        expect((await running.call('GET', `/purchases/${lapsed}`, { apiKey })).body.purchase.fulfillment_state).toBe('reserved');
+        expect((await running.call('GET', `/purchases/${lapsed}`, { apiKey })).body.purchase.fulfillment_state).toBe('released');
         expect(await jobs.getJob(`release-hold-${lapsed}`)).toBeUndefined();
       } finally {
         await running?.stop();

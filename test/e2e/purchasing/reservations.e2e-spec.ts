@@ -25,6 +25,7 @@ describe("reserve, claim and release, and a user's coupons", () => {
       { ...spaDay, id: 'pausing-deal', quantity: 10, max_per_user: undefined },
       { ...spaDay, id: 'dozen-deal', quantity: 12, max_per_user: undefined },
       { ...spaDay, id: 'typed-deal', quantity: 5, max_per_user: undefined },
+      { ...spaDay, id: 'lapsing-deal', quantity: 3, max_per_user: undefined },
       { ...spaDay, id: 'expiring-deal', quantity: 10, max_per_user: undefined, expires_at: '2026-06-15T12:02:00Z' },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'buyer@example.com' } })).body.user_id;
@@ -155,6 +156,39 @@ describe("reserve, claim and release, and a user's coupons", () => {
     const late = await reserve(1);
     expect(late.status).toBe(422);
     expect(late.body).toEqual({ status: 'error', error_type: 'cannot_fufill', error_msg: 'the deal is sold out' });
+  });
+
+  it('reads a reservation released from the instant its hold lapsed, with no job run; a claim then buys fresh units, or fails sold out', async () => {
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'late-buyer@example.com' } })).body.user_id;
+    const lapsing = (await reserve(2, 'lapsing-deal')).body.purchase.id;
+    const shown = async (id: string) => {
+      const { payment_state, fulfillment_state } = (await api.call('GET', `/purchases/${id}`, { apiKey })).body.purchase;
+      return [payment_state, fulfillment_state];
+    };
+    clock.advance(5 * 60_000 - 1);
+    expect(await shown(lapsing)).toEqual(['pending', 'reserved']);
+    clock.advance(1);
+    expect(await shown(lapsing)).toEqual(['pending', 'released']);
+    // No release job ran (its timer counts real time): the hold lapsed by the clock alone.
+    const inventory = await api.get(EventStore).readStream('inventory-lapsing-deal');
+    expect(inventory.some((e) => e.type === 'UnitsReleased')).toBe(false);
+    expect(await numLeft('lapsing-deal')).toBe(3);
+
+    // Two of the three units reserved by another: the claim finds one, and sells nothing.
+    const other = (await reserve(2, 'lapsing-deal')).body.purchase.id;
+    const refused = await claim(lapsing, buyer);
+    expect(refused.status).toBe(422);
+    expect(refused.body.error_type).toBe('cannot_fufill');
+    expect(await shown(lapsing)).toEqual(['pending', 'released']);
+    expect(await numLeft('lapsing-deal')).toBe(1);
+    // Released, they are there again: the claim buys them.
+    expect((await release(other)).status).toBe(200);
+    const claimed = await claim(lapsing, buyer);
+    expect(claimed.status).toBe(200);
+    expect(claimed.body.purchase).toMatchObject({ payment_state: 'charged', fulfillment_state: 'fulfilled', user_id: buyer });
+    expect(claimed.body.purchase.coupons).toHaveLength(2);
+    expect(await shown(lapsing)).toEqual(['charged', 'fulfilled']);
+    expect(await numLeft('lapsing-deal')).toBe(1);
   });
 
   it("releases a hold whose job ran a moment before its expiry, on the job's next try", async () => {

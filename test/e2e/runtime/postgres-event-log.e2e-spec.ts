@@ -64,5 +64,26 @@ if (unavailable) {
         await api.stop();
       }
     });
+
+    it('reads a reservation released from the instant its hold lapsed, from the PostgreSQL views, and claims it on fresh units', async () => {
+      const clock = new ManualClock(new Date('2026-06-16T12:00:00Z'));
+      const api = await TestApi.start({ clock, dataDir: dir.path, env: { DATABASE_URL: database.url, RUN_PROJECTIONS: 'on' } });
+      try {
+        const { apiKey } = await api.createPartner('Lapsing');
+        await api.importRegions([chicago]);
+        await api.importDeals([{ ...spaDay, id: 'pg-lapsing', quantity: 2, max_per_user: undefined }]);
+        const reserved = (await api.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: 'pg-lapsing', num_bought: 2 } })).body
+          .purchase;
+        expect(reserved.fulfillment_state).toBe('reserved');
+        clock.advance(5 * 60_000);
+        const shown = (await api.call('GET', `/purchases/${reserved.id}`, { apiKey })).body.purchase;
+        expect([shown.payment_state, shown.fulfillment_state]).toEqual(['pending', 'released']);
+        const user = (await api.call('POST', '/users', { apiKey, body: { email: 'late-pg@example.com' } })).body.user_id;
+        const claimed = await api.call('PUT', `/purchases/${reserved.id}/claim`, { apiKey, body: { user_id: user } });
+        expect([claimed.status, claimed.body.purchase.fulfillment_state]).toEqual([200, 'fulfilled']);
+      } finally {
+        await api.stop();
+      }
+    });
   });
 }

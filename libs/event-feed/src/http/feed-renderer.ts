@@ -46,7 +46,7 @@ export class FeedRenderer {
       toCoupon(view, at, this.links, await this.qr.base64(view.redemptionCode), withPrintUrl);
     switch (event.resourceType) {
       case 'purchase':
-        return toPurchase(state, await Promise.all((event.snapshot.coupons ?? []).map((c) => coupon(c as never))), this.catalog);
+        return toPurchase(state, await Promise.all((event.snapshot.coupons ?? []).map((c) => coupon(c as never))), this.catalog, at);
       case 'coupon':
         return coupon(state);
       case 'refund':

@@ -1,7 +1,7 @@
 import { AccountQueries } from '@deals/accounts';
 import { Clock } from '@deals/kernel';
 import { BatchQueries } from '@deals/messaging';
-import { CouponDetails, couponState, PurchaseDetails, PurchaseQueries } from '@deals/purchasing';
+import { CouponDetails, couponState, fulfillmentStateAt, PurchaseDetails, PurchaseQueries } from '@deals/purchasing';
 import { humanUtc } from '@deals/wire';
 import { Injectable } from '@nestjs/common';
 
@@ -84,7 +84,7 @@ export class SupportLookup {
       quantity: p.quantity,
       amount: money(p.amountCents),
       payment: p.paymentState,
-      state: p.fulfillmentState,
+      state: fulfillmentStateAt(p, this.clock.now().getTime()),
       reference: p.transactionReference ?? '',
       coupons: p.couponIds,
       createdAt: humanUtc(p.createdAt),

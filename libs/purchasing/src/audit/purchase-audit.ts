@@ -5,6 +5,7 @@ import { partnerInventoryStream } from '../domain/inventory/inventory.events';
 import { purchaseDecider } from '../domain/purchase/purchase.decider';
 import { DealSnapshot, PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
 import { chargeLockStream } from '../domain/charge-lock/charge-lock';
+import { reservationLapsed } from '../domain/purchase/reservation-lapse';
 import { transactionReferenceStream } from '../domain/purchase/resale-claim';
 
 export interface AuditEntry {
@@ -17,7 +18,7 @@ export interface AuditEntry {
   requestId: string | null;
   correlationId: string | null;
   data: unknown;
-  /** The purchase's status after this event. */
+  /** The purchase's status after this event (a reservation whose hold lapsed by then: released). */
   purchaseState: string;
 }
 
@@ -48,7 +49,13 @@ export class PurchaseAudit {
   async history(purchaseId: string, asOf: Date | null = null): Promise<AuditEntry[]> {
     const own = await this.store.readStream(purchaseStream(purchaseId));
     if (own.length === 0) throw new NotFound(`purchase ${purchaseId} not found`);
-    const reserved = own[0].data as { partnerId: string; deal: DealSnapshot; payment?: { userId: string }; transactionReference?: string };
+    const reserved = own[0].data as {
+      partnerId: string;
+      deal: DealSnapshot;
+      holdExpiresAt: string;
+      payment?: { userId: string };
+      transactionReference?: string;
+    };
     const mine = (event: RecordedEvent) =>
       String((event.data as { holdId?: string }).holdId ?? '').startsWith(purchaseId) ||
       (event.data as { purchaseId?: string }).purchaseId === purchaseId;
@@ -66,8 +73,16 @@ export class PurchaseAudit {
     ].sort((a, b) => (a.position < b.position ? -1 : 1));
     const cut = asOf ? related.filter((e) => Date.parse(e.metadata.occurredAt) <= asOf.getTime()) : related;
     const purchaseEvents: PurchaseEvent[] = [];
+    let holdSold = false;
     return cut.map((event) => {
       if (event.streamId === purchaseStream(purchaseId)) purchaseEvents.push(event as unknown as PurchaseEvent);
+      if (event.type === 'UnitsSold' && (event.data as { holdId: string }).holdId === purchaseId) holdSold = true;
+      const purchase = fold(purchaseDecider, purchaseEvents);
+      // A reservation whose hold lapsed unclaimed is released from its expiry on, with or without an event.
+      const lapsed =
+        purchase.status === 'reserved' &&
+        purchase.kind === 'reservation' &&
+        reservationLapsed({ holdExpiresAt: reserved.holdExpiresAt, holdSold }, Date.parse(event.metadata.occurredAt));
       return {
         position: event.position,
         occurredAt: event.metadata.occurredAt,
@@ -78,7 +93,7 @@ export class PurchaseAudit {
         requestId: event.metadata.requestId ?? null,
         correlationId: event.metadata.correlationId ?? null,
         data: event.data,
-        purchaseState: fold(purchaseDecider, purchaseEvents).status,
+        purchaseState: lapsed ? 'released' : purchase.status,
       };
     });
   }

@@ -4,7 +4,7 @@ import { humanUtc } from '@deals/wire';
 import { z } from 'zod';
 import { couponState } from '../domain/coupon/coupon.decider';
 import type { CouponDetails } from '../projections/coupon-details/coupon-details.projection';
-import type { PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
+import { fulfillmentStateAt, type PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import type { RefundDetails } from '../projections/refund-details/refund-details.projection';
 import { refundSchema, toRefund } from './refunds.answers';
 
@@ -65,8 +65,11 @@ export function toCoupon(coupon: CouponDetails, now: number, links: CouponLinks,
   };
 }
 
-/** A purchase. `amount` is the purchase total (unit price × number bought) in cents. */
-export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null, catalog: CatalogLinks) {
+/**
+ * A purchase as it stands at `now` (epoch ms: a reservation whose hold lapsed reads released).
+ * `amount` is the purchase total (unit price × number bought) in cents.
+ */
+export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null, catalog: CatalogLinks, now: number) {
   const image = purchase.deal.imageUrl ?? `/images/deals/${purchase.deal.dealId}.jpg`;
   return {
     id: purchase._id,
@@ -77,7 +80,7 @@ export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null,
     amount: purchase.amountCents,
     number_bought: purchase.quantity,
     payment_state: purchase.paymentState,
-    fulfillment_state: purchase.fulfillmentState,
+    fulfillment_state: fulfillmentStateAt(purchase, now),
     created_at: humanUtc(purchase.createdAt),
     // A card purchase still being charged (or settled later) names its buyer and card already.
     user_id: purchase.userId ?? purchase.paymentIntent?.userId ?? null,

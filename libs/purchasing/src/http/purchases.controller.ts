@@ -161,6 +161,6 @@ export class PurchasesController {
     const now = this.clock.now().getTime();
     const coupons = await this.purchases.coupons(purchase.couponIds);
     const bodies = await Promise.all(coupons.map(async (c) => toCoupon(c, now, this.links, await this.qr.base64(c.redemptionCode))));
-    return toPurchase(purchase, bodies, this.catalog);
+    return toPurchase(purchase, bodies, this.catalog, now);
   }
 }

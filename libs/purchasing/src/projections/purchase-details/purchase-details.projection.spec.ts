@@ -1,5 +1,5 @@
 import { applyEvents, RecordedEvent } from '@deals/kernel';
-import { PurchaseDetails, purchaseDetailsProjection } from './purchase-details.projection';
+import { fulfillmentStateAt, PurchaseDetails, purchaseDetailsProjection } from './purchase-details.projection';
 
 let n = 0;
 const recorded = (type: string, data: unknown): RecordedEvent => ({
@@ -80,5 +80,40 @@ describe('purchase details projection: sales in progress, for start-up recovery'
     const views = fold([card, sold('card'), sold('nobody'), sold('nobody-r')]);
     expect(inProgress(views)).toEqual([]);
     expect([...views.keys()]).toEqual(['card']);
+  });
+});
+
+describe('purchase details: a reservation whose hold lapsed', () => {
+  const expiry = Date.parse('2026-06-15T12:05:00Z');
+  const stateAt = (events: RecordedEvent[], id: string, at: number) => fulfillmentStateAt(fold(events).get(id)!, at);
+
+  it('reads released from its hold expiry on, with no event of the lapse', () => {
+    expect(stateAt([reserved('r')], 'r', expiry - 1)).toBe('reserved');
+    expect(stateAt([reserved('r')], 'r', expiry)).toBe('released');
+    expect(fold([reserved('r')]).get('r')!.fulfillmentState).toBe('reserved');
+  });
+
+  it('stays released while a claim after the lapse sells it fresh units, and reads fulfilled once claimed', () => {
+    const events = [reserved('late'), sold('late-r')];
+    expect(stateAt(events, 'late', expiry + 1)).toBe('released');
+    const claimed = recorded('PurchaseClaimed', {
+      purchaseId: 'late',
+      userId: 'u',
+      holdId: 'late-r',
+      amountCents: 4900,
+      couponIds: ['late-1'],
+    });
+    expect(stateAt([...events, claimed], 'late', expiry + 1)).toBe('fulfilled');
+  });
+
+  it('never lapses once its own hold was sold to it (a claim of the live hold, recorded after the expiry)', () => {
+    expect(stateAt([reserved('held'), sold('held')], 'held', expiry + 1)).toBe('reserved');
+  });
+
+  it('leaves a card purchase and a reseller sale as they are: they settle on their own paths', () => {
+    const card = reserved('card', { payment: { userId: 'u', creditCardId: 'c' } });
+    const resale = reserved('resale', { via: 'reseller', transactionReference: 'tx-1' });
+    expect(stateAt([card], 'card', expiry + 1)).toBe('reserved');
+    expect(stateAt([resale], 'resale', expiry + 1)).toBe('reserved');
   });
 });

@@ -2,6 +2,7 @@ import { defineProjection, ViewDocument } from '@deals/kernel';
 import type { CouponIssued } from '../../domain/coupon/coupon.events';
 import { purchasesOfHold, type UnitsSold } from '../../domain/inventory/inventory.events';
 import type { DealSnapshot, PurchaseEvent } from '../../domain/purchase/purchase.events';
+import { reservationLapsed } from '../../domain/purchase/reservation-lapse';
 import { refundDetailsProjection, type RefundDetails } from '../refund-details/refund-details.projection';
 
 /** "What is purchase X now?" */
@@ -41,6 +42,11 @@ export interface PurchaseDetails extends ViewDocument {
    * Card purchases are settled from their payment intent instead, and are never marked.
    */
   saleInProgress: boolean;
+  /**
+   * A reservation's own hold was sold to it (a claim of the live hold): it never lapses after that.
+   * Absent otherwise (and from documents older than the field, read as not sold).
+   */
+  holdSold?: true;
   /** Its refunds, oldest first, as the refunds view keeps each (absent until the first). */
   refunds?: RefundDetails[];
 }
@@ -50,6 +56,18 @@ export interface PurchaseDetails extends ViewDocument {
  * v3: marks the sales in progress (`saleInProgress`).
  */
 export const PURCHASE_DETAILS = 'purchase_details_v3';
+
+/**
+ * The purchase's fulfilment at `now` (epoch ms): as the view keeps it, except a reservation whose
+ * hold lapsed unclaimed, which reads released from its expiry on until a claim records its sale
+ * (the view keeps it reserved: a lapse needs no event, and a claim reads the log, not the view).
+ */
+export function fulfillmentStateAt(view: PurchaseDetails, now: number): PurchaseDetails['fulfillmentState'] {
+  const reservation = view.fulfillmentState === 'reserved' && !view.paymentIntent && view.transactionReference === undefined;
+  return reservation && reservationLapsed({ holdExpiresAt: view.holdExpiresAt, holdSold: view.holdSold === true }, now)
+    ? 'released'
+    : view.fulfillmentState;
+}
 
 const fulfilled = (view: PurchaseDetails, couponIds: string[]) => ({
   couponIds,
@@ -90,7 +108,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
       case 'UnitsSold':
         // Only a reservation's sale is marked here (a resale is from its reservation on).
         return view && !view.saleInProgress && !view.paymentIntent && view.fulfillmentState !== 'fulfilled'
-          ? { ...view, saleInProgress: true }
+          ? { ...view, saleInProgress: true, ...((event.data as UnitsSold['data']).holdId === id ? { holdSold: true as const } : {}) }
           : null;
       case 'PurchaseReserved': {
         const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping, payment, transactionReference } = event.data;

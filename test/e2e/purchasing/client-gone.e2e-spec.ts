@@ -1,0 +1,163 @@
+import { SqliteEventStore } from '@deals/adapters';
+import { EventStore, loadAggregate, ManualClock, PaymentGateway, ViewStore } from '@deals/kernel';
+import { PURCHASE_DETAILS, PurchaseDetails } from '@deals/purchasing';
+import { chargeLockStream } from '@deals/purchasing/domain/charge-lock/charge-lock';
+import { inventoryDecider } from '@deals/purchasing/domain/inventory/inventory.decider';
+import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.events';
+import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { TEST_CARDS } from '../../support/test-cards';
+import { tempDir } from '../../support/temp-dir';
+
+const SLOW_CARD = '4000000000000259';
+
+/** A purchase's outcome never depends on its client staying for the answer. */
+describe('POST /purchases whose client goes away before the answer', () => {
+  const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 64 });
+  afterAll(() => insecure.close());
+
+  /** The service under test and how it is reached: over HTTPS, or as behind a TLS proxy (plain HTTP, `X-Forwarded-Proto`). */
+  interface Reached {
+    api: TestApi;
+    origin: string;
+    headers: Record<string, string>;
+  }
+  const reach = (api: TestApi, proxied: boolean): Reached =>
+    proxied
+      ? { api, origin: `http://127.0.0.1:${api.port}`, headers: { 'x-forwarded-proto': 'https' } }
+      : { api, origin: api.url, headers: {} };
+  const post = (to: Reached, path: string, body: unknown, signal?: AbortSignal) =>
+    request(`${to.origin}${path}`, {
+      method: 'POST',
+      dispatcher: insecure,
+      signal,
+      headers: { ...to.headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const storeCard = async (to: Reached, apiKey: string, email: string, number: string) => {
+    const userId: string = ((await (await post(to, `/users?api_key=${apiKey}`, { email })).body.json()) as { user_id: string }).user_id;
+    const card = await post(to, `/credit_cards?api_key=${apiKey}`, {
+      user_id: userId,
+      number,
+      verification_value: '123',
+      month: 12,
+      year: 2030,
+      zip_code: '60601',
+    });
+    return { userId, cardId: ((await card.body.json()) as { credit_card_id: string }).credit_card_id };
+  };
+  /** A stored-card purchase of one unit, sent as its own request: `signal` cuts its connection. */
+  const purchase = (to: Reached, apiKey: string, dealId: string, buyer: { userId: string; cardId: string }, signal: AbortSignal) =>
+    post(
+      to,
+      `/purchases?api_key=${apiKey}`,
+      { deal_id: dealId, quantity: 1, user_id: buyer.userId, credit_card_id: buyer.cardId, expected_price_per_unit: 4900 },
+      signal,
+    );
+
+  it('sells every unit charged and leaves none held when many clients of a hot deal go away at random points', async () => {
+    const api = await TestApi.start({ clock: new ManualClock(new Date('2026-06-15T12:00:00Z')) });
+    try {
+      const apiKey = (await api.createPartner()).apiKey;
+      await api.importRegions([chicago]);
+      await api.importDeals([{ ...spaDay, id: 'hot-deal', quantity: 100_000, max_per_user: undefined }]);
+      const buyers: Array<{ userId: string; cardId: string }> = [];
+      const to = reach(api, false);
+      for (let i = 0; i < 40; i++) buyers.push(await storeCard(to, apiKey, `buyer-${i}@example.com`, TEST_CARDS.visa));
+
+      // 600 purchases over 64 connections, half of them cut off at a random point of their first
+      // 200 ms (before they are sent, while they wait, while the server works on them).
+      let next = 0;
+      const answered: Record<string, number> = {};
+      const client = async () => {
+        for (let n = next++; n < 600; n = next++) {
+          const cut = new AbortController();
+          const timer = n % 2 ? setTimeout(() => cut.abort(), Math.random() * 200) : null;
+          const outcome = await purchase(to, apiKey, 'hot-deal', buyers[n % buyers.length], cut.signal).then(
+            async (reply) => (await reply.body.text(), String(reply.statusCode)),
+            () => 'cut off',
+          );
+          if (timer) clearTimeout(timer);
+          answered[outcome] = (answered[outcome] ?? 0) + 1;
+        }
+      };
+      await Promise.all(Array.from({ length: 64 }, client));
+      expect(await api.requestsDone()).toBe(true);
+      await api.settle();
+
+      const { state: inventory } = await loadAggregate(api.get(EventStore), inventoryStream('hot-deal'), inventoryDecider);
+      const deal = (await api.call('GET', '/deals/hot-deal', { apiKey })).body.deal;
+      // Stocked = left + sold, to the unit, with the clock still at the start: no hold open, none to lapse.
+      expect([inventory.held, inventory.holds.size]).toEqual([0, 0]);
+      expect(deal.num_left + deal.number_sold).toBe(100_000);
+      expect(deal.number_sold).toBe(inventory.sold);
+      const purchases = await api.get(ViewStore).find<PurchaseDetails>(PURCHASE_DETAILS, { 'deal.dealId': 'hot-deal' });
+      const fulfilled = purchases.filter((p) => p.fulfillmentState === 'fulfilled');
+      expect(fulfilled).toHaveLength(inventory.sold);
+      // Every purchase ended: sold, or refused (a buyer's earlier purchase still being charged) with its units given back.
+      expect(
+        purchases.filter((p) => !['charged/fulfilled', 'failed/released'].includes(`${p.paymentState}/${p.fulfillmentState}`)),
+      ).toEqual([]);
+      // Every charge the processor approved has its units sold, and every sale its charge.
+      const gateway = api.get(PaymentGateway);
+      const charged = [];
+      for (const p of purchases) if ((await gateway.chargeOutcome(p._id))?.status === 'approved') charged.push(p._id);
+      expect(charged.sort()).toEqual(fulfilled.map((p) => p._id).sort());
+      // Purchases whose client went away while the server worked on them were carried out all the same.
+      expect(fulfilled.length).toBeGreaterThan(answered['200'] ?? 0);
+    } finally {
+      await api.close();
+    }
+  }, 300_000);
+
+  it.each([
+    ['over HTTPS', false],
+    ['behind a TLS proxy', true],
+  ])(
+    'is finished by a graceful stop %s, as one whose client waits: charged, sold, its lock ended, nothing held',
+    async (_, proxied) => {
+      const dir = tempDir('client-gone');
+      const api = await TestApi.start({
+        clock: new ManualClock(new Date('2026-06-15T12:00:00Z')),
+        dataDir: dir.path,
+        env: { SLOW_CARD_MS: '1000', ...(proxied ? { BEHIND_TLS_PROXY: 'on' } : {}) },
+      });
+      const to = reach(api, proxied);
+      let buyer: { userId: string; cardId: string };
+      let purchaseId: string;
+      try {
+        const apiKey = (await api.createPartner()).apiKey;
+        await api.importRegions([chicago]);
+        await api.importDeals([{ ...spaDay, quantity: 5 }]);
+        buyer = await storeCard(to, apiKey, 'slow@example.com', SLOW_CARD);
+        const cut = new AbortController();
+        const buying = purchase(to, apiKey, spaDay.id, buyer, cut.signal).catch((error: Error) => error.name);
+        // In its charge (the slow card answers after a second), the client goes away.
+        const lock = async () => (await api.get(EventStore).readStream(chargeLockStream(buyer.userId))).at(-1);
+        while ((await lock())?.type !== 'ChargeBegun') await new Promise((resolve) => setTimeout(resolve, 10));
+        purchaseId = ((await lock())!.data as { purchaseId: string }).purchaseId;
+        cut.abort();
+        expect(await buying).toBe('AbortError');
+        while (api.requestsInFlight.clientGone === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        await api.stop(30_000);
+      } catch (error) {
+        await api.close();
+        throw error;
+      }
+      const written = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+      try {
+        const { state: inventory } = await loadAggregate(written, inventoryStream(spaDay.id), inventoryDecider);
+        expect([inventory.sold, inventory.held]).toEqual([1, 0]);
+        expect((await written.readStream(purchaseStream(purchaseId))).map((e) => e.type)).toEqual(['PurchaseReserved', 'PurchasePaid']);
+        expect((await written.readStream(chargeLockStream(buyer.userId))).map((e) => e.type)).toEqual(['ChargeBegun', 'ChargeEnded']);
+      } finally {
+        await written.close();
+        dir.remove();
+      }
+    },
+    120_000,
+  );
+});
