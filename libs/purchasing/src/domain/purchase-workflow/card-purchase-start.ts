@@ -214,7 +214,8 @@ export function afterStart(state: State): Command[] {
 function afterCharge(state: State, now: Date): Command[] {
   if (state.start.awaiting.length || !state.charge) return [];
   const charge = state.charge;
-  if (charge.status === 'approved') return [command('EndCharge', { ...lock(state), saleFollows: true }), sell(state, state.order.purchaseId)];
+  if (charge.status === 'approved')
+    return [command('EndCharge', { ...lock(state), saleFollows: true }), sell(state, state.order.purchaseId)];
   // Kept locked to its settling: a retry meanwhile answers 409 already_charging instead of perhaps charging twice.
   if (charge.status === 'unanswered')
     return [command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + CHARGE_LOCK_MS).toISOString() })];
