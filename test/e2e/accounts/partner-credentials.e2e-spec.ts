@@ -197,6 +197,15 @@ describe('a key the CLI has just shown, beside a running API', () => {
       expect((await regions(rotated.api_key)).status).toBe(200);
       const added = await cli('partners:add-key', partner.partner_id, '--name', 'second', '--json');
       expect((await regions(added.api_key)).status).toBe(200);
+      // The v3 username and password the same (on /api/v3), and a password rotated a moment ago.
+      const deals = (username: string, password: string) => api.call('GET', '/api/v3/deals', { basic: { username, password } });
+      expect((await deals(partner.username, partner.password)).status).toBe(200);
+      expect((await deals(partner.test.username, partner.test.password)).status).toBe(200);
+      const newPassword = await cli('partners:rotate-password', partner.partner_id, '--json');
+      expect((await deals(partner.username, newPassword.password)).status).toBe(200);
+      // The replaced one still works in its grace period; a wrong one is refused (429: this address is past its limit).
+      expect((await deals(partner.username, partner.password)).status).toBe(200);
+      expect((await deals(partner.username, 'not-the-password')).status).toBe(429);
     } finally {
       await api.stop();
       dir.remove();

@@ -17,6 +17,7 @@ import { hashSecret, IssuedCredentials, issueCredentials, keyPrefix, newApiKey, 
 import { PartnerCommand, partnerDecider } from '../domain/partner/partner.decider';
 import { INITIAL_KEY_ID, PartnerRole, partnerStream } from '../domain/partner/partner.events';
 import { ApiKeyClaimed, apiKeyClaimDecider, apiKeyStream } from '../domain/partner/api-key-claim.decider';
+import { v3UsernameClaimDecider, v3UsernameStream } from '../domain/partner/v3-username-claim.decider';
 
 /** Runs one command on a partner's stream with the service's clock and the caller in the events' metadata. */
 @Injectable()
@@ -42,8 +43,10 @@ abstract class PartnerCommandHandler {
       metadata: caller,
     });
     const { partnerId } = command.data;
-    if (command.type === 'RegisterPartner')
+    if (command.type === 'RegisterPartner') {
       await this.claimKey({ keyHash: command.data.apiKeyHash, partnerId, keyId: command.data.apiKeyId ?? INITIAL_KEY_ID }, caller, now);
+      await this.claimUsername(command.data.username, partnerId, caller, now);
+    }
     if (command.type === 'IssuePartnerApiKey')
       await this.claimKey({ keyHash: command.data.keyHash, partnerId, keyId: command.data.keyId }, caller, now);
     return position;
@@ -55,6 +58,23 @@ abstract class PartnerCommandHandler {
    * a key works the moment it is shown. A claim that fails is not the command's failure (its secret
    * is shown only in its answer): the key then works once the views show it.
    */
+  /** As {@link claimKey}, for the partner's v3 username: its password works the moment it is shown too. */
+  protected async claimUsername(username: string, partnerId: string, caller: CommandCaller, now: Date): Promise<void> {
+    try {
+      await handleCommand(
+        this.store,
+        v3UsernameStream(username),
+        v3UsernameClaimDecider,
+        { type: 'ClaimV3Username', data: { usernameHash: hashSecret(username), partnerId } },
+        { now, metadata: caller },
+      );
+    } catch (error) {
+      new Logger('PartnerCredentials').warn(
+        `the v3 password of partner ${partnerId} works once the views show it: its username's claim was not recorded (${String(error)})`,
+      );
+    }
+  }
+
   protected async claimKey(data: ApiKeyClaimed['data'], caller: CommandCaller, now: Date): Promise<void> {
     try {
       await handleCommand(

@@ -20,6 +20,7 @@ import { hashSecret } from '../domain/partner/partner-credentials';
 import { ApiKeyClaimed, apiKeyStream } from '../domain/partner/api-key-claim.decider';
 import { partnerDecider } from '../domain/partner/partner.decider';
 import { partnerStream } from '../domain/partner/partner.events';
+import { V3UsernameClaimed, v3UsernameStream } from '../domain/partner/v3-username-claim.decider';
 import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/access-tokens.projection';
 import { PARTNER_ACCOUNTS, PartnerAccount } from '../projections/partner-accounts/partner-accounts.projection';
 import { PARTNER_API_KEYS, PartnerApiKeyView } from '../projections/partner-api-keys/partner-api-keys.projection';
@@ -177,8 +178,32 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     const view = await this.views.findOne<PartnerAccount>(PARTNER_ACCOUNTS, { username });
     const hash = hashSecret(password);
     const matched = view?.passwords.find((p) => sameHash(p.hash, hash));
-    if (!view || !matched) return null;
-    refuseEnded('password', null, matched.expiresAt === null ? null : Date.parse(matched.expiresAt), this.clock.now().getTime());
-    return toRef(view, 'password');
+    // A partner or a password the views do not show yet (made or rotated a moment ago): from the log.
+    const found =
+      view && matched ? { partner: toRef(view, 'password'), expiresAt: matched.expiresAt } : await this.passwordFromLog(username, hash);
+    if (!found) return null;
+    refuseEnded('password', null, found.expiresAt === null ? null : Date.parse(found.expiresAt), this.clock.now().getTime());
+    return found.partner;
+  }
+
+  /** A username and password the views do not show yet, from the log: the username's claim, then its partner's stream. */
+  private async passwordFromLog(username: string, hash: string): Promise<{ partner: PartnerRef; expiresAt: string | null } | null> {
+    const [claim] = (await this.log.readStream(v3UsernameStream(username))) as unknown as V3UsernameClaimed[];
+    if (claim?.type !== 'V3UsernameClaimed') return null;
+    const { partnerId } = claim.data;
+    const { state } = await loadAggregate(this.log, partnerStream(partnerId), partnerDecider);
+    const matched = state.passwords.find((p) => sameHash(p.hash, hash));
+    if (!state.registered || state.username !== username || !matched) return null;
+    return {
+      partner: {
+        id: partnerId,
+        name: state.name!,
+        role: state.role!,
+        requestsPerMinute: state.requestsPerMinute,
+        livemode: !isSandbox(partnerId),
+        credentialId: 'password',
+      },
+      expiresAt: matched.expiresAt,
+    };
   }
 }

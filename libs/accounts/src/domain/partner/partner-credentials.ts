@@ -37,3 +37,32 @@ export function issueCredentials(name: string, random: (bytes: number) => Buffer
     password: newPassword(random),
   };
 }
+
+/** A v3 password of a partner, by its hash; null `expiresAt`: the current one. */
+export interface PartnerPassword {
+  hash: string;
+  expiresAt: string | null;
+}
+
+/** Ended passwords kept, so that a client still sending one is told it expired, not that it is wrong. */
+const ENDED_PASSWORDS_KEPT = 5;
+/** Rotations within one grace period that keep their passwords working (each request checks them all). */
+const IN_GRACE_PASSWORDS_KEPT = 10;
+
+/**
+ * The passwords after a rotation to `passwordHash` at `rotatedAt`: the new one current; the replaced
+ * ones end at `previousExpiresAt`, or earlier if they already had an end, those in their grace period
+ * kept, and the last few ended ones too.
+ */
+export function passwordsAfterRotation(
+  passwords: readonly PartnerPassword[],
+  { passwordHash, rotatedAt, previousExpiresAt }: { passwordHash: string; rotatedAt: string; previousExpiresAt: string },
+): PartnerPassword[] {
+  const replaced = passwords.map((p) => ({
+    hash: p.hash,
+    expiresAt: p.expiresAt !== null && p.expiresAt < previousExpiresAt ? p.expiresAt : previousExpiresAt,
+  }));
+  const ended = replaced.filter((p) => p.expiresAt <= rotatedAt).slice(0, ENDED_PASSWORDS_KEPT);
+  const inGrace = replaced.filter((p) => p.expiresAt > rotatedAt).slice(0, IN_GRACE_PASSWORDS_KEPT);
+  return [{ hash: passwordHash, expiresAt: null }, ...inGrace, ...ended];
+}

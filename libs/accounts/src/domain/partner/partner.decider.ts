@@ -10,6 +10,7 @@ import {
   PartnerRole,
   PartnerRollbackWindowChanged,
 } from './partner.events';
+import { PartnerPassword, passwordsAfterRotation } from './partner-credentials';
 
 export type RegisterPartner = DomainCommand<'RegisterPartner', Omit<PartnerRegistered['data'], 'issuedAt'>>;
 export type ChangePartnerRateLimit = DomainCommand<'ChangePartnerRateLimit', PartnerRateLimitChanged['data']>;
@@ -56,6 +57,8 @@ export interface Partner {
   rollbackWindowHours: number | null;
   /** The v3 username (null before registration). */
   username: string | null;
+  /** The v3 passwords' hashes, the current one first (as the accounts view keeps them). */
+  passwords: PartnerPassword[];
   keys: Record<string, PartnerKey>;
 }
 
@@ -172,6 +175,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
     requestsPerMinute: null,
     rollbackWindowHours: null,
     username: null,
+    passwords: [],
     keys: {},
   }),
   decide(command, partner, now) {
@@ -269,6 +273,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
           role,
           requestsPerMinute: requestsPerMinute ?? null,
           username: event.data.username,
+          passwords: [{ hash: event.data.passwordHash, expiresAt: null }],
           keys,
         };
       }
@@ -294,8 +299,10 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
               : { name: event.data.name };
         return { ...partner, keys: { ...partner.keys, [event.data.keyId]: { ...key, ...changed } } };
       }
-      case 'PartnerPasswordRotated':
-        return partner;
+      case 'PartnerPasswordRotated': {
+        const { passwordHash, issuedAt: rotatedAt, previousExpiresAt } = event.data;
+        return { ...partner, passwords: passwordsAfterRotation(partner.passwords, { passwordHash, rotatedAt, previousExpiresAt }) };
+      }
     }
   },
 };

@@ -1,11 +1,8 @@
 import { defineProjection, ViewDocument } from '@deals/kernel';
 import type { PartnerEvent, PartnerRole } from '../../domain/partner/partner.events';
+import { PartnerPassword, passwordsAfterRotation } from '../../domain/partner/partner-credentials';
 
-/** A v3 password's hash and when it stops working (null: until rotated). */
-export interface PartnerPassword {
-  hash: string;
-  expiresAt: string | null;
-}
+export type { PartnerPassword };
 
 /** "Which partner is this, and which username and passwords does it sign v3 calls with?" Hashes only, and its budget. */
 export interface PartnerAccount extends ViewDocument {
@@ -24,9 +21,6 @@ export interface PartnerAccount extends ViewDocument {
 }
 
 export const PARTNER_ACCOUNTS = 'partner_accounts';
-const ENDED_PASSWORDS_KEPT = 5;
-/** Rotations within one grace period that keep their passwords working (each request checks them all). */
-const IN_GRACE_PASSWORDS_KEPT = 10;
 
 export const partnerAccountsProjection = defineProjection<PartnerAccount>({
   name: PARTNER_ACCOUNTS,
@@ -44,16 +38,11 @@ export const partnerAccountsProjection = defineProjection<PartnerAccount>({
     if (event.type === 'PartnerPasswordRotated') {
       if (!view) return null;
       const { passwordHash, issuedAt: rotatedAt, previousExpiresAt } = event.data;
-      // Replaced passwords end at the rotation's expiry, or earlier if they already had one. Those in their grace period
-      // are kept, and the last few ended ones too, so that a client still sending one is told it expired, not that it is wrong.
-      const replaced = view.passwords.map((p) => ({
-        hash: p.hash,
-        expiresAt: p.expiresAt !== null && p.expiresAt < previousExpiresAt ? p.expiresAt : previousExpiresAt,
-      }));
-      const ended = replaced.filter((p) => p.expiresAt <= rotatedAt).slice(0, ENDED_PASSWORDS_KEPT);
-      const inGrace = replaced.filter((p) => p.expiresAt > rotatedAt).slice(0, IN_GRACE_PASSWORDS_KEPT);
-      const replacedKept = [...inGrace, ...ended];
-      return { ...view, _pos: recorded.position, passwords: [{ hash: passwordHash, expiresAt: null }, ...replacedKept] };
+      return {
+        ...view,
+        _pos: recorded.position,
+        passwords: passwordsAfterRotation(view.passwords, { passwordHash, rotatedAt, previousExpiresAt }),
+      };
     }
     if (event.type !== 'PartnerRegistered') return view;
     const { partnerId, name, role, username, passwordHash, requestsPerMinute, issuedAt, sandboxOf } = event.data;
