@@ -3492,7 +3492,7 @@ export interface operations {
                      * @description the amounts' currency: usd, the only one (any other is refused)
                      * @example usd
                      */
-                    currency?: string;
+                    currency?: string | null;
                     /**
                      * @description the deal sold
                      * @example chicago-spa-day
@@ -3646,7 +3646,7 @@ export interface operations {
                      * @description the amounts' currency: usd, the only one (any other is refused)
                      * @example usd
                      */
-                    currency?: string;
+                    currency?: string | null;
                     /**
                      * @description the deal sold
                      * @example chicago-spa-day
@@ -4569,7 +4569,7 @@ export interface operations {
                      * @description the amounts' currency: usd, the only one (any other is refused)
                      * @example usd
                      */
-                    currency?: string;
+                    currency?: string | null;
                     /** @description true: this redemption fulfils the link */
                     max_redemption?: boolean | string | number;
                     /**
@@ -4805,7 +4805,7 @@ export interface operations {
                      * @description the amounts' currency: usd, the only one (any other is refused)
                      * @example usd
                      */
-                    currency?: string;
+                    currency?: string | null;
                     /** @description with `cleared`: true, this transaction fulfils the link */
                     max_redemption?: boolean | string | number;
                     /**
@@ -5919,7 +5919,7 @@ export interface operations {
                      * @description the amounts' currency: usd, the only one (any other is refused)
                      * @example usd
                      */
-                    currency?: string;
+                    currency?: string | null;
                     /**
                      * @description the deal to buy
                      * @example chicago-spa-day
@@ -8819,7 +8819,7 @@ export interface operations {
                      * @description the amounts' currency: usd, the only one (any other is refused)
                      * @example usd
                      */
-                    currency?: string;
+                    currency?: string | null;
                     /**
                      * @description the deal to buy
                      * @example chicago-spa-day
@@ -9903,7 +9903,7 @@ export interface operations {
                      * @description the amounts' currency: usd, the only one (any other is refused)
                      * @example usd
                      */
-                    currency?: string;
+                    currency?: string | null;
                     /** @description with `cleared`: true, this transaction fulfils the link */
                     max_redemption?: boolean | string | number;
                     /**

@@ -315,6 +315,9 @@ export class AccessGuard implements CanActivate {
     }
     const allowed = declared.userToken;
     if (!allowed) throw new Forbidden('this call takes partner credentials, not a user access token');
+    // The token's partner, live or sandbox, must be one the call is declared for.
+    const refusal = refusalOf(declared, request.partner);
+    if (refusal) throw new Forbidden(refusal);
     if (token.scope !== 'all' && !token.scope.includes(allowed.userToken))
       throw new Forbidden(`the access token's scope does not include ${allowed.userToken}`);
     const needed = writes ? 'write' : 'read';

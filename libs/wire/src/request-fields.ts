@@ -85,6 +85,6 @@ const CURRENCY = 'must be usd: every amount is in US cents';
 export const currencyField = () =>
   z
     .string({ error: CURRENCY })
-    .optional()
-    .refine((value) => value === undefined || value.toLowerCase() === 'usd', CURRENCY)
+    .nullish()
+    .refine((value) => value === undefined || value === null || value.toLowerCase() === 'usd', CURRENCY)
     .meta({ description: "the amounts' currency: usd, the only one (any other is refused)", example: 'usd' });

@@ -117,7 +117,7 @@ describe('fields a call does not describe', () => {
     ['PUT', '/card_links/x0/redeem'],
     ['PUT', '/card_links/x0/transactions/t-1'],
     ['POST', '/api/v3/resellers/purchases'],
-  ])('refuses a currency other than US dollars on %s %s, and takes usd', async (method, path) => {
+  ])('refuses a currency other than US dollars on %s %s, and takes usd (or null)', async (method, path) => {
     const credentials = path.startsWith('/api/v3')
       ? { basic: { username: partner.username, password: partner.password } }
       : { apiKey: partner.apiKey };
@@ -126,7 +126,9 @@ describe('fields a call does not describe', () => {
     expect(eur.body.errors).toContainEqual(
       expect.objectContaining({ field: 'currency', message: 'must be usd: every amount is in US cents' }),
     );
-    const usd = await api.call(method, path, { ...credentials, body: { currency: 'usd' } });
-    expect((usd.body.errors ?? []).filter((issue: { field?: string }) => issue.field === 'currency')).toEqual([]);
+    for (const currency of ['usd', 'USD', null]) {
+      const taken = await api.call(method, path, { ...credentials, body: { currency } });
+      expect((taken.body.errors ?? []).filter((issue: { field?: string }) => issue.field === 'currency')).toEqual([]);
+    }
   });
 });

@@ -10,6 +10,7 @@ import {
   OPERATOR,
   OutgoingEmail,
   realClockOf,
+  ValidationFailed,
 } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
@@ -22,8 +23,8 @@ import {
 } from '../domain/sandbox-mail/sandbox-mail.decider';
 
 /**
- * The addresses a partner's own people proved they own (the partner site's members, each of whom
- * took the invitation sent to the address). A port, so that messaging does not depend on the site.
+ * The addresses of a partner's own people: the partner site's members, whom the service's operator
+ * invited by address and who signed up. A port, so that messaging does not depend on the site.
  */
 export abstract class OwnAddresses {
   /** Lowercased. */
@@ -72,7 +73,8 @@ export class UserMail {
         { now: this.realClock.now(), metadata: { ...OPERATOR, partnerId } },
       );
     } catch (error) {
-      throw new MailNotSent(error instanceof Error ? error.message : String(error), true);
+      // The day's outbox full is final for the day; a store that did not answer may answer a retry.
+      throw new MailNotSent(error instanceof Error ? error.message : String(error), error instanceof ValidationFailed);
     }
     if (taken.state.places.get(mailId) === 'sent') {
       await this.mailer.send(email);

@@ -4,8 +4,8 @@ import { Injectable } from '@nestjs/common';
 import { PARTNER_MEMBERS, PartnerMember } from '../projections/partner-members/partner-members.projection';
 
 /**
- * The addresses a partner's people own: each active member's, which took the invitation sent to it.
- * A sandbox emails these for real; its other mail is kept in its outbox.
+ * The addresses of a partner's people: each active member's (invited by the service's operator, and
+ * signed up). A sandbox emails these for real; its other mail is kept in its outbox.
  */
 @Injectable()
 export class MemberAddresses extends OwnAddresses {

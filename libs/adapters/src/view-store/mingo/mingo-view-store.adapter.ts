@@ -455,11 +455,28 @@ export class MingoViewStore extends ViewStore {
    * Every file's documents written, then its WAL checkpointed and cut to nothing: with
    * `secure_delete`, the database file holds no replaced or deleted document, and the WAL was where
    * its earlier versions stayed until a checkpoint reused them. Tried again while another
-   * connection (a reader, the CLI) keeps a file busy.
+   * connection (a reader, the CLI) keeps a file busy. A call waits for the run under way, then
+   * shares the next one: erasures asked in a burst checkpoint the files once or twice, not once each.
    */
-  override async discardReplaced(): Promise<void> {
+  override discardReplaced(): Promise<void> {
+    this.nextDiscard ??= this.lastDiscard
+      .catch(() => undefined)
+      .then(() => {
+        this.nextDiscard = null;
+        return this.discardEvery();
+      });
+    this.lastDiscard = this.nextDiscard;
+    return this.nextDiscard;
+  }
+
+  private lastDiscard: Promise<void> = Promise.resolve();
+  private nextDiscard: Promise<void> | null = null;
+
+  private async discardEvery(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const busy = [...this.active.values()].filter((generation) => !generation.discardReplaced());
+      // The views served and those being built (a rebuild's) alike.
+      const generations = [...this.active.values(), ...this.loading.values()];
+      const busy = generations.filter((generation) => !generation.discardReplaced());
       if (busy.length === 0) return;
       if (attempt === DISCARD_ATTEMPTS)
         throw new Error(
