@@ -6,20 +6,11 @@ import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { SiteClient } from '../../support/site-client';
 import { SmtpSink } from '../../support/smtp-sink';
+import { eventually } from '../../support/eventually';
 
 const PASSWORD = 'a long enough passphrase';
 const MEMBER = 'dev@partner.example';
 const STRANGER = 'someone.else@example.org';
-
-/** Waits for `check` to hold, asking again as the work it waits on goes on; fails only when it never does (hung). */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
 
 /**
  * A sandbox reaches no stranger: its mail (batches, the daily email, under a test clock or not) is

@@ -2,19 +2,10 @@ import { EventStore, ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { TEST_CARDS } from '../../support/test-cards';
+import { eventually } from '../../support/eventually';
 
 /** The simulated processor's test card that answers slowly (SLOW_CARD_MS), then approves. */
 const SLOW_TEST_CARD = '4000000000000259';
-
-/** Waits for `check` to hold, asking again as the work it waits on goes on; gives up only when it never does (hung). */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
 
 /**
  * A day's statement closes only when nothing dated in it can still be written: a purchase under a

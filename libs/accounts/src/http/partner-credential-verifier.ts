@@ -18,7 +18,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { tokenHash } from '../domain/access-token/access-token';
 import { hashSecret } from '../domain/partner/partner-credentials';
 import { ApiKeyClaimed, apiKeyStream } from '../domain/partner/api-key-claim.decider';
-import { partnerDecider } from '../domain/partner/partner.decider';
+import { Partner, partnerDecider } from '../domain/partner/partner.decider';
 import { partnerStream } from '../domain/partner/partner.events';
 import { V3UsernameClaimed, v3UsernameStream } from '../domain/partner/v3-username-claim.decider';
 import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/access-tokens.projection';
@@ -35,6 +35,16 @@ const toRef = (view: PartnerAccount, credentialId?: string): PartnerRef => ({
   requestsPerMinute: view.requestsPerMinute,
   livemode: view.sandboxOf === undefined,
   ...(credentialId === undefined ? {} : { credentialId }),
+});
+
+/** A partner as its stream holds it (registered), presenting `credentialId`. */
+const refFromLog = (partnerId: string, state: Partner, credentialId: string): PartnerRef => ({
+  id: partnerId,
+  name: state.name!,
+  role: state.role!,
+  requestsPerMinute: state.requestsPerMinute,
+  livemode: !isSandbox(partnerId),
+  credentialId,
 });
 
 /**
@@ -129,14 +139,7 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     const key = Object.hasOwn(state.keys, keyId) ? state.keys[keyId] : undefined;
     if (!state.registered || !key || key.keyHash !== keyHash) return null;
     return {
-      partner: {
-        id: partnerId,
-        name: state.name!,
-        role: state.role!,
-        requestsPerMinute: state.requestsPerMinute,
-        livemode: !isSandbox(partnerId),
-        credentialId: keyId,
-      },
+      partner: refFromLog(partnerId, state, keyId),
       expiresAt: key.expiresAt === null ? null : Date.parse(key.expiresAt),
       revokedAt: key.revokedAt,
     };
@@ -195,14 +198,7 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     const matched = state.passwords.find((p) => sameHash(p.hash, hash));
     if (!state.registered || state.username !== username || !matched) return null;
     return {
-      partner: {
-        id: partnerId,
-        name: state.name!,
-        role: state.role!,
-        requestsPerMinute: state.requestsPerMinute,
-        livemode: !isSandbox(partnerId),
-        credentialId: 'password',
-      },
+      partner: refFromLog(partnerId, state, 'password'),
       expiresAt: matched.expiresAt,
     };
   }
