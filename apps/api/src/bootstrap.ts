@@ -157,10 +157,14 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       request.log.warn({ reason, partner: partnerId }, 'an answer was not kept for repeats of its Idempotency-Key');
     },
   });
+  // Once the process stops, what it still answers closes its connection: a kept-alive one (a TLS
+  // proxy's) would otherwise bring it new requests through the whole grace, which its end cuts short.
+  let stopping = false;
   // Every answer, errors that echo a caller's text included, is read only as the type it says.
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
     void reply.header('x-content-type-options', 'nosniff');
+    if (stopping) void reply.header('connection', 'close');
   });
   if (config.behindTlsProxy) {
     fastify.addHook('onRequest', async (request, reply) => {
@@ -249,6 +253,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       routes,
       requestsInFlight,
       close: async (graceMs = STOP_GRACE_MS) => {
+        stopping = true;
         forget();
         // Stops accepting; the requests already received are finished before the adapters close,
         // those whose client left included (they hold no connection for the server's close to wait
@@ -276,6 +281,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
     routes,
     requestsInFlight,
     close: async (graceMs?: number) => {
+      stopping = true;
       forget();
       await front.close(graceMs);
       await app.close();

@@ -160,4 +160,57 @@ describe('POST /purchases whose client goes away before the answer', () => {
     },
     120_000,
   );
+
+  it.each([
+    ['over HTTPS', false],
+    ['behind a TLS proxy', true],
+  ])(
+    'closes a kept-alive connection with what it answers once stopping %s, so that no new request comes on it',
+    async (_, proxied) => {
+      const dir = tempDir('stopping-keep-alive');
+      const api = await TestApi.start({
+        clock: new ManualClock(new Date('2026-06-15T12:00:00Z')),
+        dataDir: dir.path,
+        env: { SLOW_CARD_MS: '1000', ...(proxied ? { BEHIND_TLS_PROXY: 'on' } : {}) },
+      });
+      const to = reach(api, proxied);
+      // One connection, kept alive between requests, as a proxy keeps its connections to a replica.
+      const kept = new Agent({ connect: { rejectUnauthorized: false }, connections: 1, pipelining: 1 });
+      try {
+        const apiKey = (await api.createPartner()).apiKey;
+        await api.importRegions([chicago]);
+        await api.importDeals([{ ...spaDay, quantity: 5 }]);
+        const buyer = await storeCard(to, apiKey, 'kept@example.com', SLOW_CARD);
+        const send = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+          request(`${to.origin}${path}`, {
+            method,
+            dispatcher: kept,
+            headers: { ...to.headers, 'content-type': 'application/json' },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+        const before = await send('GET', `/api/v1/regions?api_key=${apiKey}`);
+        await before.body.text();
+        expect(before.headers.connection).not.toBe('close');
+        const buying = send('POST', `/purchases?api_key=${apiKey}`, {
+          deal_id: spaDay.id,
+          quantity: 1,
+          user_id: buyer.userId,
+          credit_card_id: buyer.cardId,
+          expected_price_per_unit: 4900,
+        });
+        const lock = async () => (await api.get(EventStore).readStream(chargeLockStream(buyer.userId))).at(-1);
+        while ((await lock())?.type !== 'ChargeBegun') await new Promise((resolve) => setTimeout(resolve, 10));
+        const stopped = api.stop(30_000);
+        const answer = await buying;
+        await answer.body.text();
+        expect([answer.statusCode, answer.headers.connection]).toEqual([200, 'close']);
+        await stopped;
+      } finally {
+        await kept.close();
+        await api.close().catch(() => undefined);
+        dir.remove();
+      }
+    },
+    120_000,
+  );
 });
