@@ -164,4 +164,16 @@ describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppr
     expect(second.stdout).toMatch(/: 0 sent, 0 skipped, 0 failed/);
     expect((await runCli(api.dataDir, ['mail:digest', 'nowhere'])).code).not.toBe(0);
   }, 120_000);
+
+  it("sends a region's day once when two runs of it start together (a job re-armed while one sends)", async () => {
+    clock.set('2026-07-11T12:00:00Z');
+    // Chicago's active subscribers by now (plain unsubscribed above): augmented and suppressed.
+    const before = new Map(['augmented', 'suppressed'].map((name) => [name, digests(name).length]));
+    const runs = await Promise.all([1, 2].map(() => api.get(DailyDigest).send('chicago', '2026-07-11', 7)));
+    expect(runs.map((run) => run.sent).sort()).toEqual([0, 2]);
+    expect([...before].map(([name, count]) => [name, digests(name).length - count])).toEqual([
+      ['augmented', 1],
+      ['suppressed', 1],
+    ]);
+  });
 });

@@ -6,6 +6,7 @@ import {
   currentTestClock,
   EventStore,
   handleCommand,
+  KeyedMutex,
   keepsTimeOf,
   loadAggregate,
   MailNotSent,
@@ -50,6 +51,7 @@ export interface DigestRun {
 @Injectable()
 export class DailyDigest {
   private readonly logger = new Logger('DailyDigest');
+  private readonly running = new KeyedMutex();
 
   constructor(
     private readonly store: EventStore,
@@ -64,12 +66,18 @@ export class DailyDigest {
   ) {}
 
   /** Sends one region's email of local day `day` (the CLI's `mail:digest` gives today's), to those not yet tried. */
-  async send(regionId: string, day: string, hour: number): Promise<DigestRun> {
+  send(regionId: string, day: string, hour: number): Promise<DigestRun> {
+    // A test clock's world keeps the record of its own emails apart from the real day's.
+    const stream = sandboxScoped(digestStream(regionId, day), currentTestClock()?.partnerId);
+    // One run of a region's day at a time in this process: a run started while another sends (a job
+    // re-armed at a start or on the hour) would find its recipients not yet recorded and send again.
+    return this.running.run(stream, () => this.sendOnce(regionId, day, hour, stream));
+  }
+
+  private async sendOnce(regionId: string, day: string, hour: number, stream: string): Promise<DigestRun> {
     const run: DigestRun = { sent: 0, skipped: 0, failed: 0 };
     const region = await this.catalog.region(regionId);
     if (!region) return run;
-    // A test clock's world keeps the record of its own emails apart from the real day's.
-    const stream = sandboxScoped(digestStream(regionId, day), currentTestClock()?.partnerId);
     const tried = (await loadAggregate(this.store, stream, digestDecider)).state.tried;
     // Under a test clock, its own subscriptions; otherwise every other one.
     const todo = (await this.subscriptions.activeInRegion(regionId)).filter((s) => !tried.has(s._id) && keepsTimeOf(s.partnerId));
