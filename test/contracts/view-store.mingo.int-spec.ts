@@ -600,7 +600,10 @@ describe('embedded view store: collections on disk', () => {
       generation.commit([{ _id: 'b', _pos: pos(2), userId: 'v' } as ViewDocument], pos(2));
       while (!stopped) await new Promise((resolve) => setTimeout(resolve, 1));
       await stopped;
-      while (worker() === first || (generation as unknown as { inFlight: unknown }).inFlight || generation.saveFailing)
+      // Until the write is done again on a new thread: none yet (the lost one's failure comes before
+      // the retry starts another), or the retry still in flight or pending.
+      const state = generation as unknown as { inFlight: unknown; pending: Map<string, unknown> };
+      while (worker() === first || worker() === null || state.inFlight || state.pending.size > 0 || generation.saveFailing)
         await new Promise((resolve) => setTimeout(resolve, 5));
       expect(worker()).not.toBeNull();
       const onFile = new Database(`${path}/purchases.sqlite`, { readonly: true });
