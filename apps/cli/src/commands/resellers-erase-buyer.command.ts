@@ -1,7 +1,8 @@
-import { DomainError, OPERATOR } from '@deals/kernel';
+import { OPERATOR } from '@deals/kernel';
 import { EraseResaleBuyer } from '@deals/purchasing';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, CommandRunner, Option } from 'nest-commander';
+import { toldIfRefused } from './refusal';
 
 @Command({
   name: 'resellers:erase-buyer',
@@ -15,17 +16,13 @@ export class ResellersEraseBuyerCommand extends CommandRunner {
   }
 
   async run([purchaseId]: string[], options: { json?: boolean }): Promise<void> {
-    try {
+    await toldIfRefused(async () => {
       const { erasedAt } = await this.commands.execute(
         new EraseResaleBuyer(purchaseId, null, { ...OPERATOR, actor: 'operator:resellers:erase-buyer' }),
       );
       const out = { purchase_id: purchaseId, erased_at: erasedAt };
       process.stdout.write(options.json ? `${JSON.stringify(out)}\n` : `purchase ${purchaseId}: its buyer erased at ${erasedAt}\n`);
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = 1;
-    }
+    });
   }
 
   @Option({ flags: '--json', description: 'print the outcome as one line of JSON' })

@@ -1,7 +1,8 @@
 import { EraseUser } from '@deals/accounts';
-import { DomainError, OPERATOR } from '@deals/kernel';
+import { OPERATOR } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, CommandRunner, Option } from 'nest-commander';
+import { toldIfRefused } from './refusal';
 
 @Command({
   name: 'users:erase',
@@ -15,15 +16,11 @@ export class UsersEraseCommand extends CommandRunner {
   }
 
   async run([userId]: string[], options: { json?: boolean }): Promise<void> {
-    try {
+    await toldIfRefused(async () => {
       const { erasedAt } = await this.commands.execute(new EraseUser(userId, { ...OPERATOR, actor: 'operator:users:erase' }));
       const out = { user_id: userId, erased_at: erasedAt };
       process.stdout.write(options.json ? `${JSON.stringify(out)}\n` : `user ${userId}: personal data erased at ${erasedAt}\n`);
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = 1;
-    }
+    });
   }
 
   @Option({ flags: '--json', description: 'print the outcome as one line of JSON' })
