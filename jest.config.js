@@ -20,5 +20,10 @@ module.exports = {
   reporters: ['default', '<rootDir>/test/support/skipped-suites-reporter.js'],
   // Of the suites that take turns on the machine's PostgreSQL, one first and the others last.
   testSequencer: '<rootDir>/test/support/suite-order.js',
+  // V8's code cache of every module kept across a worker's suites (each suite loads the same ones afresh).
+  runtime: '<rootDir>/test/support/code-cached-runtime.js',
+  // Temporary folders in memory (/dev/shm): the stores' fsyncs are the run's largest wait otherwise.
+  globalSetup: '<rootDir>/test/support/temp-in-memory.setup.js',
+  globalTeardown: '<rootDir>/test/support/temp-in-memory.teardown.js',
   maxWorkers: 2,
 };
