@@ -23,7 +23,7 @@ module.exports = {
   // V8's code cache of every module kept across a worker's suites (each suite loads the same ones afresh).
   runtime: '<rootDir>/test/support/code-cached-runtime.js',
   // Temporary folders in memory (/dev/shm): the stores' fsyncs are the run's largest wait otherwise.
-  globalSetup: '<rootDir>/test/support/temp-in-memory.setup.js',
-  globalTeardown: '<rootDir>/test/support/temp-in-memory.teardown.js',
+  globalSetup: '<rootDir>/test/support/run-environment.setup.js',
+  globalTeardown: '<rootDir>/test/support/run-environment.teardown.js',
   maxWorkers: 2,
 };
