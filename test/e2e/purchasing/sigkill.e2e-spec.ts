@@ -41,6 +41,10 @@ describe('a SIGKILL in the middle of purchases', () => {
     for (let i = 0; i < 12; i++) buyers.push(await buyerWithCard(api, partner.api_key, `load${i}@example.com`));
     let stop = false;
     let bought = 0;
+    let refunded = 0;
+    // The kill comes once purchases and a refund are through, the load still running.
+    let underWay!: () => void;
+    const killTime = new Promise<void>((resolve) => (underWay = resolve));
     const load = buyers.map(async ({ userId, cardId }) => {
       while (!stop) {
         const reply = await api
@@ -54,16 +58,17 @@ describe('a SIGKILL in the middle of purchases', () => {
           .catch(() => undefined);
         if (reply?.status === 200) bought++;
         // Every third purchase refunded at once: refunds are cut by the kill too.
-        if (reply?.status === 200 && bought % 3 === 0)
-          await api
+        if (reply?.status === 200 && bought % 3 === 0) {
+          const refund = await api
             .call('POST', `/purchases/${reply.body.purchase.id}/refunds${key}`, { reason: 'requested_by_customer' })
             .catch(() => undefined);
+          if (refund && refund.status < 300) refunded++;
+        }
+        if (bought >= 6 && refunded >= 1) underWay();
       }
     });
     const firstDay = new Date().toISOString().slice(0, 10);
-    // Killed mid-load: after 1.2 s, and once some purchases are through (a loaded machine is slower to get there).
-    const started = Date.now();
-    while (Date.now() - started < 1200 || (bought < 3 && Date.now() - started < 60_000)) await new Promise((r) => setTimeout(r, 50));
+    await killTime;
     await api.kill();
     stop = true;
     await Promise.all(load);
