@@ -47,7 +47,10 @@ function readPair(files: { cert: string; key: string }): TlsMaterial | null {
 async function selfSigned(): Promise<TlsMaterial> {
   const made = await generate([{ name: 'commonName', value: 'localhost' }], {
     algorithm: 'sha256',
-    keySize: 2048,
+    // ECDSA P-256: made in a millisecond (an RSA key took a fifth of a second of CPU at each first
+    // start) and cheaper for both sides of every handshake.
+    keyType: 'ec',
+    curve: 'P-256',
     notAfterDate: new Date(Date.now() + 825 * 24 * 3600 * 1000),
     extensions: [
       {
