@@ -1,3 +1,4 @@
+import { createSecureContext } from 'node:tls';
 import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { execFile } from 'node:child_process';
 import { CreatePartner, CreatedPartner, PartnerRole } from '@deals/accounts';
@@ -16,7 +17,8 @@ import { ResponseCheck } from './response-check';
 import { compiledEntry } from './compiled-service';
 
 const ROOT = join(__dirname, '..', '..');
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+// One TLS context for every connection (the service's certificate is self-signed, so not verified).
+const insecure = new Agent({ connect: { rejectUnauthorized: false, secureContext: createSecureContext() } });
 
 export interface CallOptions {
   apiKey?: string;

@@ -1,3 +1,4 @@
+import { createSecureContext } from 'node:tls';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -7,7 +8,8 @@ import { UNLIMITED } from './unlimited';
 import { compiledEntry } from './compiled-service';
 
 const ROOT = join(__dirname, '..', '..');
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+// One TLS context for every connection (the service's certificate is self-signed, so not verified).
+const insecure = new Agent({ connect: { rejectUnauthorized: false, secureContext: createSecureContext() } });
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
