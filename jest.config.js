@@ -18,7 +18,5 @@ module.exports = {
   testTimeout: 30000,
   // Beside jest's summary: which suites were skipped, with the reason their titles give.
   reporters: ['default', '<rootDir>/test/support/skipped-suites-reporter.js'],
-  // Of the suites that take turns on the machine's PostgreSQL, one first and the others last.
-  testSequencer: '<rootDir>/test/support/suite-order.js',
   maxWorkers: 2,
 };

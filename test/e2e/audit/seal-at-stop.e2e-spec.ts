@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
-import { exclusive } from '../../support/exclusive';
-import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
+import { databaseOfItsOwn, processesPostgresUnavailableSync } from '../../support/private-postgres';
 import { tempDir } from '../../support/temp-dir';
 import { WorkerProcess } from '../../support/worker-process';
 
@@ -119,7 +118,7 @@ describe('the history sealed as the service stops', () => {
   }, 180_000);
 });
 
-const unavailable = postgresUnavailableSync();
+const unavailable = processesPostgresUnavailableSync();
 
 if (unavailable) {
   describe.skip(`the history sealed as the worker stops, on PostgreSQL — skipped: ${unavailable}`, () => {
@@ -130,15 +129,12 @@ if (unavailable) {
   describe('the history sealed as the worker stops, on PostgreSQL', () => {
     const dir = tempDir('seal-at-stop-pg');
     let database: { url: string; drop: () => Promise<void> };
-    let release: (() => void) | undefined;
     beforeAll(async () => {
-      release = await exclusive('postgres-processes');
-      database = await createTestDatabase('seal_at_stop');
-    });
+      database = await databaseOfItsOwn('seal_at_stop');
+    }, 300_000);
     afterAll(async () => {
       await database?.drop();
       dir.remove();
-      release?.();
     });
 
     it('seals at the worker’s SIGTERM what the API wrote, and audit:verify names a row edited after it', async () => {

@@ -6,15 +6,14 @@ import { Agent, request } from 'undici';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
-import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
-import { exclusive } from '../../support/exclusive';
 import { MovableClock } from '../../support/movable-clock';
+import { databaseOfItsOwn, processesPostgresUnavailableSync } from '../../support/private-postgres';
 import { tempDir } from '../../support/temp-dir';
 import { buyerWithCard, DECLINED_TEST_CARD, TEST_CARDS } from '../../support/test-cards';
 import { WorkerProcess } from '../../support/worker-process';
 
-const why = postgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
+const why = processesPostgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
 const DAY_MS = 86_400_000;
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 /** Rounds of each race of one request sent to both replicas: one round lost it 3 times in 4 before repeats reported their stream's last event. */
@@ -43,10 +42,8 @@ if (why) {
     let key: string;
     let basic: string;
 
-    let release: (() => void) | undefined;
     beforeAll(async () => {
-      release = await exclusive('postgres-processes');
-      database = await createTestDatabase('replicas');
+      database = await databaseOfItsOwn('replicas');
       redis = await startRedisServer();
       env = { DATABASE_URL: database.url, REDIS_URL: redis.url, REDIS_PREFIX: 'replicas' };
       const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Replicated', '--json'], env)).stdout);
@@ -79,7 +76,7 @@ if (why) {
           if (i > 200) throw new Error('the worker did not project the deals');
           await new Promise((r) => setTimeout(r, 100));
         }
-    }, 1_020_000); // the other suite's whole run (see exclusive), then this one's start
+    }, 300_000);
 
     afterAll(async () => {
       await Promise.all(replicas.map((api) => api.stop()));
@@ -87,7 +84,6 @@ if (why) {
       await redis?.stop();
       await database?.drop();
       dir.remove();
-      release?.();
     }, 60_000);
 
     it('sells exactly the units of a deal that 300 buyers reserve at once through both replicas, with no 5xx', async () => {

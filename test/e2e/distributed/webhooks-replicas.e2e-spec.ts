@@ -4,15 +4,14 @@ import { Client } from 'pg';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
-import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
+import { databaseOfItsOwn, processesPostgresUnavailableSync } from '../../support/private-postgres';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
-import { exclusive } from '../../support/exclusive';
 import { tempDir } from '../../support/temp-dir';
 import { TEST_CARDS } from '../../support/test-cards';
 import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver';
 import { WorkerProcess } from '../../support/worker-process';
 
-const why = postgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
+const why = processesPostgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
 const DAY_MS = 86_400_000;
 const RETRY_MS = 300;
 /** How long after the last expected request the receiver is watched for one more (a duplicate, a third attempt). */
@@ -47,11 +46,9 @@ if (why) {
     let apiKey: string;
     let env: Record<string, string>;
 
-    let release: (() => void) | undefined;
     beforeAll(async () => {
-      release = await exclusive('postgres-processes');
       receiver = await WebhookReceiver.start();
-      database = await createTestDatabase('webhooks');
+      database = await databaseOfItsOwn('webhooks');
       redis = await startRedisServer();
       env = {
         DATABASE_URL: database.url,
@@ -77,7 +74,7 @@ if (why) {
           if (i > 200) throw new Error('the worker did not project the deal');
           await new Promise((r) => setTimeout(r, 100));
         }
-    }, 1_020_000); // the other suite's whole run (see exclusive), then this one's start
+    }, 300_000);
 
     afterAll(async () => {
       await Promise.all(replicas.map((api) => api.stop()));
@@ -86,7 +83,6 @@ if (why) {
       await database?.drop();
       await receiver?.close();
       dir.remove();
-      release?.();
     }, 60_000);
 
     const call = (api: ApiProcess, method: string, path: string, body?: unknown) =>
