@@ -16,9 +16,12 @@ interface Verification {
   result: { verified: boolean; passed: boolean; unsealed: number; events: number; sealerRunning: boolean; failure: unknown };
 }
 
+/** `audit:verify` read twice at once, as JSON and as text. */
 async function verify(dataDir: string, options: string[] = [], env: Record<string, string> = {}): Promise<Verification> {
-  const json = await runCli(dataDir, ['audit:verify', '--json', ...options], env);
-  const text = await runCli(dataDir, ['audit:verify', ...options], env);
+  const [json, text] = await Promise.all([
+    runCli(dataDir, ['audit:verify', '--json', ...options], env),
+    runCli(dataDir, ['audit:verify', ...options], env),
+  ]);
   expect(text.code).toBe(json.code);
   return { code: json.code, stdout: text.stdout, result: JSON.parse(json.stdout) };
 }
@@ -139,9 +142,13 @@ if (unavailable) {
 
     it('seals at the worker’s SIGTERM what the API wrote, and audit:verify names a row edited after it', async () => {
       const env = { DATABASE_URL: database.url };
-      const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Distributed', '--json'], env)).stdout);
-      const worker = await WorkerProcess.start(dir.path, { ...env, ...NO_ROUND });
-      const api = await ApiProcess.start(dir.path, await freePort(), env);
+      // The partner made while the processes start.
+      const [created, worker, api] = await Promise.all([
+        runCli(dir.path, ['partners:create', '--name', 'Distributed', '--json'], env),
+        WorkerProcess.start(dir.path, { ...env, ...NO_ROUND }),
+        freePort().then((port) => ApiProcess.start(dir.path, port, env)),
+      ]);
+      const partner = JSON.parse(created.stdout);
       let userId: string;
       try {
         const made = await api.call('POST', `/users?api_key=${partner.api_key}`, { email: 'replica@example.com' });
