@@ -18,8 +18,6 @@ module.exports = {
   testTimeout: 30000,
   // Beside jest's summary: which suites were skipped, with the reason their titles give.
   reporters: ['default', '<rootDir>/test/support/skipped-suites-reporter.js'],
-  // Of the suites that take turns on the machine's PostgreSQL, one first and the others last.
-  testSequencer: '<rootDir>/test/support/suite-order.js',
   // V8's code cache of every module kept across a worker's suites (each suite loads the same ones afresh).
   runtime: '<rootDir>/test/support/code-cached-runtime.js',
   // Temporary folders in memory (/dev/shm): the stores' fsyncs are the run's largest wait otherwise.

@@ -14,6 +14,7 @@ if (file) {
   const realNow = RealDate.now;
   let offset = 0;
   let readAt = -Infinity;
+  // READ_AGAIN_MS in movable-clock.ts: a test's advance resolves once that has passed.
   const now = () => {
     const wall = realNow();
     if (wall - readAt >= 50) {

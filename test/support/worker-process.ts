@@ -13,7 +13,7 @@ export class WorkerProcess {
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
   }
 
-  /** Starts it and waits for its "running" line (its views defined, projections and jobs started). */
+  /** Starts it and awaits its "running" line (its views defined, projections and jobs started). */
   static async start(dataDir: string, env: Record<string, string>): Promise<WorkerProcess> {
     const child = spawn(process.execPath, [compiledEntry('apps/worker/src/main.ts')], {
       cwd: ROOT,
@@ -21,11 +21,24 @@ export class WorkerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const worker = new WorkerProcess(child);
-    const deadline = Date.now() + 60_000;
-    while (!worker.output.includes('deals worker running')) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the worker did not start:\n${worker.output.slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await new Promise<void>((started, failed) => {
+      const end = (error?: Error) => {
+        clearTimeout(hung);
+        child.stdout!.off('data', read);
+        child.stderr!.off('data', read);
+        child.off('exit', exited);
+        if (error) failed(error);
+        else started();
+      };
+      const read = () => {
+        if (worker.output.includes('deals worker running')) end();
+      };
+      const exited = () => end(new Error(`the worker exited as it started:\n${worker.output.slice(-2000)}`));
+      const hung = setTimeout(() => end(new Error(`the worker did not start within 60 s:\n${worker.output.slice(-2000)}`)), 60_000);
+      child.stdout!.on('data', read);
+      child.stderr!.on('data', read);
+      child.once('exit', exited);
+    });
     return worker;
   }
 

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
-import { exclusive } from '../../support/exclusive';
-import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
+import { databaseOfItsOwn, processesPostgresUnavailableSync } from '../../support/private-postgres';
 import { tempDir } from '../../support/temp-dir';
 import { WorkerProcess } from '../../support/worker-process';
 
@@ -17,9 +16,12 @@ interface Verification {
   result: { verified: boolean; passed: boolean; unsealed: number; events: number; sealerRunning: boolean; failure: unknown };
 }
 
+/** `audit:verify` read twice at once, as JSON and as text. */
 async function verify(dataDir: string, options: string[] = [], env: Record<string, string> = {}): Promise<Verification> {
-  const json = await runCli(dataDir, ['audit:verify', '--json', ...options], env);
-  const text = await runCli(dataDir, ['audit:verify', ...options], env);
+  const [json, text] = await Promise.all([
+    runCli(dataDir, ['audit:verify', '--json', ...options], env),
+    runCli(dataDir, ['audit:verify', ...options], env),
+  ]);
   expect(text.code).toBe(json.code);
   return { code: json.code, stdout: text.stdout, result: JSON.parse(json.stdout) };
 }
@@ -119,7 +121,7 @@ describe('the history sealed as the service stops', () => {
   }, 180_000);
 });
 
-const unavailable = postgresUnavailableSync();
+const unavailable = processesPostgresUnavailableSync();
 
 if (unavailable) {
   describe.skip(`the history sealed as the worker stops, on PostgreSQL — skipped: ${unavailable}`, () => {
@@ -130,22 +132,23 @@ if (unavailable) {
   describe('the history sealed as the worker stops, on PostgreSQL', () => {
     const dir = tempDir('seal-at-stop-pg');
     let database: { url: string; drop: () => Promise<void> };
-    let release: (() => void) | undefined;
     beforeAll(async () => {
-      release = await exclusive('postgres-processes');
-      database = await createTestDatabase('seal_at_stop');
-    });
+      database = await databaseOfItsOwn('seal_at_stop');
+    }, 300_000);
     afterAll(async () => {
       await database?.drop();
       dir.remove();
-      release?.();
     });
 
     it('seals at the worker’s SIGTERM what the API wrote, and audit:verify names a row edited after it', async () => {
       const env = { DATABASE_URL: database.url };
-      const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Distributed', '--json'], env)).stdout);
-      const worker = await WorkerProcess.start(dir.path, { ...env, ...NO_ROUND });
-      const api = await ApiProcess.start(dir.path, await freePort(), env);
+      // The partner made while the processes start.
+      const [created, worker, api] = await Promise.all([
+        runCli(dir.path, ['partners:create', '--name', 'Distributed', '--json'], env),
+        WorkerProcess.start(dir.path, { ...env, ...NO_ROUND }),
+        freePort().then((port) => ApiProcess.start(dir.path, port, env)),
+      ]);
+      const partner = JSON.parse(created.stdout);
       let userId: string;
       try {
         const made = await api.call('POST', `/users?api_key=${partner.api_key}`, { email: 'replica@example.com' });

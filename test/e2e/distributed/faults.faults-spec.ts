@@ -5,7 +5,6 @@ import { Agent, request } from 'undici';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { spaDay, chicago } from '../../support/catalogue-fixtures';
-import { exclusive } from '../../support/exclusive';
 import { PrivatePostgres, privatePostgresUnavailable } from '../../support/private-postgres';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
 import { TcpProxy } from '../../support/tcp-proxy';
@@ -65,10 +64,8 @@ if (why) {
     const outcomes: Outcome[] = [];
     /** Every answer the buyers got: status, error_type, how long it took. */
     const answers: Array<{ status: number; errorType?: string; ms: number; retryAfter?: string }> = [];
-    let release: (() => void) | undefined;
 
     beforeAll(async () => {
-      release = await exclusive('postgres-processes');
       pg = await PrivatePostgres.start();
       const admin = new Client({ connectionString: pg.url });
       await admin.connect();
@@ -100,7 +97,7 @@ if (why) {
           if (i > 200) throw new Error('the worker did not project the deal');
           await new Promise((r) => setTimeout(r, 100));
         }
-    }, 1_020_000); // the other suites' whole runs (see exclusive), then this one's start
+    }, 300_000);
 
     afterAll(async () => {
       await Promise.all(replicas.map((api) => api.stop()));
@@ -113,7 +110,6 @@ if (why) {
       await pg?.remove();
       dir.remove();
       redisDir.remove();
-      release?.();
     }, 60_000);
 
     /**

@@ -1,22 +1,23 @@
+import { Queue } from 'bullmq';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
-import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
+import { eventually } from '../../support/eventually';
+import { databaseOfItsOwn, processesPostgresUnavailableSync } from '../../support/private-postgres';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
-import { exclusive } from '../../support/exclusive';
 import { tempDir } from '../../support/temp-dir';
 import { TEST_CARDS } from '../../support/test-cards';
 import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver';
 import { WorkerProcess } from '../../support/worker-process';
 
-const why = postgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
+const why = processesPostgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
 const DAY_MS = 86_400_000;
 const RETRY_MS = 300;
-/** How long after the last expected request the receiver is watched for one more (a duplicate, a third attempt). */
-const QUIET_MS = 4 * RETRY_MS + 1500;
+/** How long a wait for what the service does may take before it is taken as hung. */
+const HUNG_MS = 60_000;
 
 interface Delivery {
   endpoint_id: string;
@@ -42,17 +43,19 @@ if (why) {
     let receiver: WebhookReceiver;
     let database: { url: string; drop: () => Promise<void> };
     let redis: { url: string; stop(): Promise<void> };
+    /** The jobs' queue on Redis, to see which deliveries are still to run. */
+    let queue: Queue;
     let worker: WorkerProcess;
+    /** A second worker, started by the test that needs one and kept for the next. */
+    let second: WorkerProcess | undefined;
     let replicas: ApiProcess[] = [];
     let apiKey: string;
+    /** A partner of its own for the registrations' race. */
+    let racingKey: string;
     let env: Record<string, string>;
 
-    let release: (() => void) | undefined;
     beforeAll(async () => {
-      release = await exclusive('postgres-processes');
-      receiver = await WebhookReceiver.start();
-      database = await createTestDatabase('webhooks');
-      redis = await startRedisServer();
+      [receiver, database, redis] = await Promise.all([WebhookReceiver.start(), databaseOfItsOwn('webhooks'), startRedisServer()]);
       env = {
         DATABASE_URL: database.url,
         REDIS_URL: redis.url,
@@ -61,32 +64,40 @@ if (why) {
         WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'on',
         WEBHOOK_RETRY_DELAYS_MS: Array(7).fill(RETRY_MS).join(','),
       };
-      apiKey = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Hooked', '--json'], env)).stdout).api_key;
+      queue = new Queue('scheduled-jobs', { connection: { url: redis.url }, prefix: 'webhooks' });
       writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
       const [start, end] = [new Date(Date.now() - DAY_MS).toISOString(), new Date(Date.now() + 7 * DAY_MS).toISOString()];
       writeFileSync(
         join(dir.path, 'deals.json'),
         JSON.stringify([{ ...spaDay, quantity: 100, max_per_user: undefined, start_at: start, end_at: end }]),
       );
-      expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')], env)).code).toBe(0);
-      expect((await runCli(dir.path, ['deals:import', join(dir.path, 'deals.json')], env)).code).toBe(0);
-      worker = await WorkerProcess.start(dir.path, env);
-      replicas = await Promise.all([freePort(), freePort()].map(async (port) => ApiProcess.start(dir.path, await port, env)));
-      for (const api of replicas)
-        for (let i = 0; (await call(api, 'GET', `/deals/${spaDay.id}`)).status !== 200; i++) {
-          if (i > 200) throw new Error('the worker did not project the deal');
-          await new Promise((r) => setTimeout(r, 100));
-        }
-    }, 1_020_000); // the other suite's whole run (see exclusive), then this one's start
+      // The partner made and the catalogue imported while the processes start.
+      const partnerMade = (name: string) =>
+        runCli(dir.path, ['partners:create', '--name', name, '--json'], env).then((r) => JSON.parse(r.stdout).api_key as string);
+      [apiKey, racingKey, worker, replicas] = await Promise.all([
+        partnerMade('Hooked'),
+        partnerMade('Racing'),
+        WorkerProcess.start(dir.path, env),
+        Promise.all([freePort(), freePort()].map(async (port) => ApiProcess.start(dir.path, await port, env))),
+        (async () => {
+          expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')], env)).code).toBe(0);
+          expect((await runCli(dir.path, ['deals:import', join(dir.path, 'deals.json')], env)).code).toBe(0);
+        })(),
+      ]);
+      // The worker has projected everything written: each replica reads the deal.
+      await Promise.all(replicas.map((api) => api.ready()));
+      for (const api of replicas) expect((await call(api, 'GET', `/deals/${spaDay.id}`)).status).toBe(200);
+    }, 300_000);
 
     afterAll(async () => {
       await Promise.all(replicas.map((api) => api.stop()));
       await worker?.stop();
+      await second?.stop();
+      await queue?.close();
       await redis?.stop();
       await database?.drop();
       await receiver?.close();
       dir.remove();
-      release?.();
     }, 60_000);
 
     const call = (api: ApiProcess, method: string, path: string, body?: unknown) =>
@@ -119,16 +130,26 @@ if (why) {
       expect(reply.status).toBe(200);
       return reply.body.events as Array<{ id: string; type: string }>;
     };
-    /** The deliveries of an event to `endpointId` as replica B lists them, once none is pending. */
-    const settledDeliveries = async (eventId: string, endpointId: string): Promise<Delivery[]> => {
-      for (let i = 0; ; i++) {
-        const deliveries = ((await call(replicas[1], 'GET', `/v1/events/${eventId}/attempts`)).body.deliveries as Delivery[]).filter(
-          (d) => d.endpoint_id === endpointId,
-        );
-        if (deliveries.length && deliveries.every((d) => d.status !== 'pending')) return deliveries;
-        if (i > 100) return deliveries;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+    /** The deliveries of an event (to `endpointId`, or to every endpoint) as replica B lists them, once none is pending. */
+    const settledDeliveries = async (eventId: string, endpointId?: string): Promise<Delivery[]> =>
+      eventually(
+        async () =>
+          ((await call(replicas[1], 'GET', `/v1/events/${eventId}/attempts`)).body.deliveries as Delivery[]).filter(
+            (d) => endpointId === undefined || d.endpoint_id === endpointId,
+          ),
+        (deliveries) => deliveries.length > 0 && deliveries.every((d) => d.status !== 'pending'),
+        HUNG_MS,
+      );
+    /**
+     * Once nothing more of `events` can be sent (a duplicate, an attempt too many): every delivery
+     * of each settled as replica B lists it, and no delivery job left on the queue, waiting, due or
+     * running (a job still to run finds its delivery settled and sends nothing).
+     */
+    const nothingMoreToSend = async (events: Array<{ id: string }>) => {
+      await Promise.all(events.map((event) => settledDeliveries(event.id)));
+      const deliveryJobs = async () =>
+        (await queue.getJobs(['active', 'waiting', 'delayed', 'prioritized'])).filter((job) => job?.name === 'deliver-webhook');
+      expect(await eventually(deliveryJobs, (jobs) => jobs.length === 0, HUNG_MS)).toEqual([]);
     };
 
     it('sends each event made through both replicas at once to an endpoint exactly once, and both replicas list the same feed', async () => {
@@ -151,8 +172,8 @@ if (why) {
       const feed = await feedOf(replicas[0]);
       expect(feed.filter((e) => e.type === 'user.created')).toHaveLength(30);
       expect(feed.filter((e) => e.type === 'purchase.completed')).toHaveLength(4);
-      await receiver.waitFor(feed.length, at('/all'), 30_000);
-      await new Promise((r) => setTimeout(r, QUIET_MS));
+      await receiver.waitFor(feed.length, at('/all'), HUNG_MS);
+      await nothingMoreToSend(feed);
       // Once each, nothing else.
       const counts = countsAt('/all');
       expect(new Set(counts.keys())).toEqual(new Set(feed.map((e) => e.id)));
@@ -192,8 +213,8 @@ if (why) {
       await replicas[1].ready();
       const fresh = (await feedOf(replicas[1])).filter((e) => !before.has(e.id));
       expect(fresh).toHaveLength(10);
-      await receiver.waitFor(2 * fresh.length, at('/flaky'), 30_000);
-      await new Promise((r) => setTimeout(r, QUIET_MS));
+      await receiver.waitFor(2 * fresh.length, at('/flaky'), HUNG_MS);
+      await nothingMoreToSend(fresh);
       const counts = countsAt('/flaky');
       expect(new Set(counts.keys())).toEqual(new Set(fresh.map((e) => e.id)));
       expect([...counts.values()].filter((n) => n !== 2)).toEqual([]);
@@ -221,20 +242,16 @@ if (why) {
     // Both workers keep the feed and arm each delivery from their commits: a job armed again after
     // it ran, before the feed showed its record, once sent the event a second time (1 run in 3).
     it('sends each event once with a second worker beside the first', async () => {
-      const second = await WorkerProcess.start(dir.path, env);
-      try {
-        const before = new Set((await feedOf(replicas[0])).map((e) => e.id));
-        await makeUsers('twice', 30);
-        await replicas[1].ready();
-        const fresh = (await feedOf(replicas[1])).filter((e) => !before.has(e.id));
-        expect(fresh).toHaveLength(30);
-        await receiver.waitFor(before.size + fresh.length, at('/all'), 30_000);
-        await new Promise((r) => setTimeout(r, QUIET_MS));
-        const all = countsAt('/all');
-        expect(fresh.map((e) => all.get(e.id))).toEqual(Array(fresh.length).fill(1));
-      } finally {
-        await second.stop();
-      }
+      second = await WorkerProcess.start(dir.path, env);
+      const before = new Set((await feedOf(replicas[0])).map((e) => e.id));
+      await makeUsers('twice', 30);
+      await replicas[1].ready();
+      const fresh = (await feedOf(replicas[1])).filter((e) => !before.has(e.id));
+      expect(fresh).toHaveLength(30);
+      await receiver.waitFor(before.size + fresh.length, at('/all'), HUNG_MS);
+      await nothingMoreToSend(fresh);
+      const all = countsAt('/all');
+      expect(fresh.map((e) => all.get(e.id))).toEqual(Array(fresh.length).fill(1));
     });
 
     // Where several workers run, the views are divided among them by leases: a killed worker's
@@ -248,48 +265,42 @@ if (why) {
             `SELECT keeper, count(*)::int AS views FROM view_leases WHERE keeper IS NOT NULL AND expires_at > clock_timestamp() GROUP BY keeper`,
           )
         ).rows;
-      const second = await WorkerProcess.start(dir.path, env);
+      // The second worker of the test before (started here when that one failed before it).
+      second ??= await WorkerProcess.start(dir.path, env);
       try {
         const total = (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM view_leases')).rows[0].n;
-        for (let i = 0; (await keepers()).length < 2; i++) {
-          if (i > 100) throw new Error(`the views were not divided: ${JSON.stringify(await keepers())}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        const divided = await keepers();
+        const divided = await eventually(keepers, (held) => held.length === 2, HUNG_MS);
         expect(divided.map((k) => k.views).sort((a, b) => a - b)).toEqual([Math.floor(total / 2), Math.ceil(total / 2)]);
         const before = new Set((await feedOf(replicas[0])).map((e) => e.id));
         await worker.kill();
         const killedAt = Date.now();
         const made = makeUsers('takeover', 20);
-        for (let i = 0; (await keepers()).length !== 1 || (await keepers())[0].views !== total; i++) {
-          if (i > 100) throw new Error(`the views were not taken over: ${JSON.stringify(await keepers())}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        const tookOver = await eventually(keepers, (held) => held.length === 1 && held[0].views === total, HUNG_MS);
         const tookMs = Date.now() - killedAt;
+        expect(tookOver.map((k) => k.views)).toEqual([total]);
         process.stdout.write(`a worker killed: all ${total} views held by the other ${tookMs} ms later\n`);
         expect(tookMs).toBeLessThan(8_000);
         await made;
-        let fresh: Array<{ id: string }> = [];
-        for (let i = 0; fresh.length < 20 && i < 100; i++) {
-          fresh = (await feedOf(replicas[1])).filter((e) => !before.has(e.id));
-          if (fresh.length < 20) await new Promise((r) => setTimeout(r, 100));
-        }
+        const fresh = await eventually(
+          async () => (await feedOf(replicas[1])).filter((e) => !before.has(e.id)),
+          (events) => events.length >= 20,
+          HUNG_MS,
+        );
         expect(fresh).toHaveLength(20);
-        await receiver.waitFor(before.size + fresh.length, at('/all'), 30_000);
-        await new Promise((r) => setTimeout(r, QUIET_MS));
+        await receiver.waitFor(before.size + fresh.length, at('/all'), HUNG_MS);
+        await nothingMoreToSend(fresh);
         const all = countsAt('/all');
         expect(fresh.map((e) => all.get(e.id))).toEqual(Array(fresh.length).fill(1));
-        worker = second; // the one left serves the tests after this one
-      } catch (error) {
-        await second.stop();
-        throw error;
+        // The one left serves the tests after this one.
+        worker = second;
+        second = undefined;
       } finally {
         await admin.end();
       }
     });
 
     it('makes at most 16 endpoints of 60 registrations at once, half through each replica', async () => {
-      const key = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Racing', '--json'], env)).stdout).api_key;
+      const key = racingKey;
       const replies = await Promise.all(
         Array.from({ length: 60 }, (_, i) =>
           replicas[i % 2].call('POST', `/v1/webhook_endpoints?api_key=${key}`, {
