@@ -5,7 +5,8 @@ delete swc.$schema;
 const ESM_ONLY = '/node_modules/(@scure|@noble)/';
 
 module.exports = {
-  testEnvironment: 'node',
+  // Node's, failing a suite that leaves a server, process or timer open after its teardown.
+  testEnvironment: '<rootDir>/test/support/leak-checking-environment.js',
   rootDir: __dirname,
   roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
   testRegex: '\\.(spec|int-spec|e2e-spec)\\.ts$',

@@ -1,5 +1,5 @@
 import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
-import { AddressInfo, connect as netConnect } from 'node:net';
+import { AddressInfo, connect as netConnect, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { generate } from 'selfsigned';
 import { answerClientError } from './client-errors';
@@ -41,14 +41,22 @@ describe('the HTTPS front', () => {
     }
   };
 
+  /** The raw connections of the test: their side is closed after it (the server's FIN leaves them half open). */
+  const rawSockets = new Set<Socket>();
+  afterEach(() => {
+    for (const socket of rawSockets) socket.destroy();
+    rawSockets.clear();
+  });
+
   /**
-   * A raw TCP connection that sends `bytes` and never closes its own side: what it read, how long
-   * until the server ended the connection, and whether it was reset.
+   * A raw TCP connection that sends `bytes` and never closes its own side during the test: what it
+   * read, how long until the server ended the connection, and whether it was reset.
    */
   const sendRaw = (bytes: Buffer | string, target = port) =>
     new Promise<{ answer: string; ms: number; reset: boolean }>((resolve) => {
       const started = Date.now();
       const socket = netConnect({ host: '127.0.0.1', port: target, allowHalfOpen: true }, () => socket.write(bytes));
+      rawSockets.add(socket);
       let answer = '';
       let reset = false;
       const ended = () => resolve({ answer, ms: Date.now() - started, reset });
