@@ -6,6 +6,7 @@ import { decodeAppend, decodeAppendReply, encodeAppend } from '@deals/adapters/e
 import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
 import { WriteOutcomeUnknown } from '@deals/adapters/sqlite/write-thread';
 import { eventStoreContract } from '@deals/testing/contracts/event-store.contract';
+import { eventually } from '../support/eventually';
 import { tempDir } from '../support/temp-dir';
 
 eventStoreContract('sqlite', async () => {
@@ -85,8 +86,13 @@ describe('SqliteEventStore when its write thread dies', () => {
       await expect(store.append('answer-lost', [event(1), event(2)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 1 });
       lost.mockRestore();
       await store.append('answer-lost', [event(3)], 1);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(seen).toEqual(['answer-lost', 'answer-lost', 'answer-lost']);
+      // Delivered in log order: once an append made after them is seen, they all were (each once).
+      await store.append('seen-after', [event(9)], 'no_stream');
+      await eventually(
+        async () => seen,
+        (streams) => streams.includes('seen-after'),
+      );
+      expect(seen).toEqual(['answer-lost', 'answer-lost', 'answer-lost', 'seen-after']);
       // Not committed: made again (on the next thread), once.
       jest.spyOn(writer, 'run').mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped')));
       await expect(store.append('written-again', [event(4)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 0 });
@@ -108,14 +114,22 @@ describe('SqliteEventStore when its write thread dies', () => {
   it('after an uncaught error in its write thread, sends it nothing more, and writes on a new thread once it has exited', async () => {
     const dir = tempDir('events-dying-thread');
     const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
-    const writer = (store as unknown as { writer: { worker: Worker | null; inFlight: unknown[][] } }).writer;
+    const writer = (store as unknown as { writer: { worker: Worker | null; queue: unknown[]; inFlight: unknown[][] } }).writer;
     try {
       await store.append('before', [event(0)], 'no_stream');
       const dying = writer.worker!;
       dying.emit('error', new Error('an uncaught error in the worker'));
       const later = store.append('after-the-error', [event(1)], 'no_stream');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Handed to the thread (each look after the loop's pending work, a send among it): queued, not sent.
+      await eventually(
+        async () => {
+          await new Promise((resolve) => setImmediate(resolve));
+          return writer.queue.length + writer.inFlight.length;
+        },
+        (handed) => handed > 0,
+      );
       expect(writer.inFlight).toEqual([]);
+      expect(writer.queue).toHaveLength(1);
       await dying.terminate();
       await expect(later).resolves.toMatchObject({ nextExpectedRevision: 0 });
       expect(writer.worker).not.toBe(dying);
@@ -333,7 +347,6 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
 describe('SqliteEventStore own rows kept for the subscriptions', () => {
   const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
   const ownRows = (store: SqliteEventStore) => (store as unknown as { ownRows: Map<number, unknown> }).ownRows;
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
   it('drops a row once every open subscription has read it, keeps it while one has not, and a later subscription reads the file', async () => {
     const dir = tempDir('events-own-rows');
@@ -354,19 +367,31 @@ describe('SqliteEventStore own rows kept for the subscriptions', () => {
     ];
     try {
       await store.append('a', [{ id: randomUUID(), type: 'First', data: {}, metadata }], 'no_stream');
-      await settle();
+      await eventually(
+        async () => fast.length,
+        (n) => n === 1,
+      );
       await store.append('a', [{ id: randomUUID(), type: 'Second', data: {}, metadata }], 0);
-      await settle();
+      await eventually(
+        async () => fast.length,
+        (n) => n === 2,
+      );
       expect(fast).toEqual(['First', 'Second']);
       expect([...ownRows(store).keys()]).toEqual([1, 2]); // the slow one has read neither
       release();
-      await settle();
+      await eventually(
+        async () => null,
+        () => slow.length === 2 && ownRows(store).size === 0,
+      );
       expect(slow).toEqual(['First', 'Second']);
       expect(ownRows(store).size).toBe(0);
       // Read by all, dropped: a subscription from the start reads them from the file.
       const late: string[] = [];
       const lateOne = store.subscribe({ after: null, onEvents: async (events) => void late.push(...events.map((e) => e.type)) });
-      await settle();
+      await eventually(
+        async () => late.length,
+        (n) => n === 2,
+      );
       await lateOne.close();
       expect(late).toEqual(['First', 'Second']);
       // A subscription closed while it delivers does not drop rows for the next one.

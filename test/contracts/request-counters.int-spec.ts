@@ -6,40 +6,60 @@ import { hasRedisServer, startRedisServer } from '../support/redis-server';
 
 const source = hasRedisServer() ? 'redis-server' : process.env.REDIS_URL ? 'REDIS_URL' : undefined;
 const settings = { partnerPerMinute: 100, userTokenPerMinute: 100, failuresPerAddress: 10, failuresPerIdentity: 10 };
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Ten minutes: the time a test's own steps take on the wall clock is nothing beside it. */
+const WINDOW_SECONDS = 600;
+const MINUTE = 60_000;
+
+/** A counter store, and its time moved forward: the windows end by it, not by the wall clock. */
+interface CounterStore {
+  counters: CounterFactory;
+  elapse(ms: number): Promise<void>;
+}
 
 /**
- * The counters of both stores, with windows of two seconds (Redis expires keys in whole seconds):
- * a fixed window ends two seconds after the first count, a sliding one two seconds after the last.
+ * The counters of both stores, with windows of ten minutes: a fixed window ends ten minutes after
+ * the first count, a sliding one ten minutes after the last. `fakeTimers`: the store keeps time
+ * by this process's clock, which jest's fake timers move.
  */
-function countersContract(name: string, make: () => CounterFactory) {
+function countersContract(name: string, make: () => CounterStore, { fakeTimers = false } = {}) {
   describe(`request counters: ${name}`, () => {
+    if (fakeTimers) {
+      beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] }));
+      afterEach(() => jest.useRealTimers());
+    }
+
     it('forgets a fixed-window key after its first count, a sliding one after its last', async () => {
-      const counters = make();
+      const { counters, elapse } = make();
       const prefix = randomUUID();
-      const fixed = counters({ keyPrefix: `${prefix}-fixed`, points: Number.MAX_SAFE_INTEGER, duration: 2 });
-      const sliding = counters({ keyPrefix: `${prefix}-sliding`, points: Number.MAX_SAFE_INTEGER, duration: 2, sliding: true });
+      const fixed = counters({ keyPrefix: `${prefix}-fixed`, points: Number.MAX_SAFE_INTEGER, duration: WINDOW_SECONDS });
+      const sliding = counters({
+        keyPrefix: `${prefix}-sliding`,
+        points: Number.MAX_SAFE_INTEGER,
+        duration: WINDOW_SECONDS,
+        sliding: true,
+      });
       for (const counter of [fixed, sliding]) await counter.consume('k');
-      await pause(1200);
+      await elapse(6 * MINUTE);
       expect((await fixed.consume('k')).consumedPoints).toBe(2);
       expect((await sliding.consume('k')).consumedPoints).toBe(2);
-      await pause(1200);
-      // 2.4 s after the first count, 1.2 s after the last.
+      await elapse(6 * MINUTE);
+      // 12 minutes after the first count, 6 after the last.
       expect((await fixed.consume('k')).consumedPoints).toBe(1);
       expect((await sliding.consume('k')).consumedPoints).toBe(3);
-      await pause(2300);
+      await elapse(11.5 * MINUTE);
       expect(await sliding.get('k')).toBeNull();
     });
 
     it('counts a sliding key exactly when counted at once', async () => {
-      const sliding = make()({ keyPrefix: randomUUID(), points: Number.MAX_SAFE_INTEGER, duration: 60, sliding: true });
+      const sliding = make().counters({ keyPrefix: randomUUID(), points: Number.MAX_SAFE_INTEGER, duration: 60, sliding: true });
       const counts = (await Promise.all(Array.from({ length: 50 }, () => sliding.consume('k')))).map((r) => r.consumedPoints);
       expect(counts.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
       expect((await sliding.get('k'))?.consumedPoints).toBe(50);
     });
 
     it("keeps the site throttle's count of an account while attempts keep coming, and forgets it a window after the last", async () => {
-      const throttle = new SecretCheckThrottle(make(), { windowSeconds: 2 });
+      const { counters, elapse } = make();
+      const throttle = new SecretCheckThrottle(counters, { windowSeconds: WINDOW_SECONDS });
       const account = randomUUID().replace(/-/g, '').slice(0, 24);
       let n = 0;
       const wrong = () =>
@@ -50,19 +70,21 @@ function countersContract(name: string, make: () => CounterFactory) {
           (ok) => ok,
         );
       expect([await wrong(), await wrong()]).toEqual([false, false]);
-      await pause(1200);
+      await elapse(6 * MINUTE);
       expect(await wrong()).toBe(false);
-      await pause(1200);
+      await elapse(6 * MINUTE);
       // Past the first attempt's window, within the last's: the fourth makes the account wait.
       expect(await wrong()).toBeInstanceOf(TooSoon);
       // Left alone for a window (and the wait), the account starts afresh.
-      await pause(2600);
+      await elapse(13 * MINUTE);
       expect(await wrong()).toBe(false);
     });
   });
 }
 
-countersContract('in memory', () => memoryCounters);
+countersContract('in memory', () => ({ counters: memoryCounters, elapse: async (ms) => void jest.advanceTimersByTime(ms) }), {
+  fakeTimers: true,
+});
 
 if (!source) {
   const reason = 'no redis-server binary on PATH and REDIS_URL is unset';
@@ -86,6 +108,20 @@ if (!source) {
     await stopServer?.();
   });
 
-  // A prefix per run: nothing is shared with another run on a shared REDIS_URL.
-  countersContract(`Redis (${source})`, () => RequestLimits.onRedis(settings, client, `counters-${randomUUID()}`).counters);
+  // A prefix per run: nothing is shared with another run on a shared REDIS_URL. Redis keeps its own
+  // time: the keys' time to live is shortened as the time that passes would.
+  countersContract(`Redis (${source})`, () => {
+    const prefix = `counters-${randomUUID()}`;
+    return {
+      counters: RequestLimits.onRedis(settings, client, prefix).counters,
+      elapse: async (ms) => {
+        for (const key of await client.keys(`${prefix}:*`)) {
+          const left = await client.pttl(key);
+          if (left < 0) continue; // no expiry, or gone
+          if (left > ms) await client.pexpire(key, left - ms);
+          else await client.del(key);
+        }
+      },
+    };
+  });
 }

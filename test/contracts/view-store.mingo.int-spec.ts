@@ -9,7 +9,21 @@ import { MingoViewStore } from '@deals/adapters/view-store/mingo/mingo-view-stor
 import { DiskGeneration } from '@deals/adapters/view-store/mingo/disk-generation';
 import { ViewWriteThread } from '@deals/adapters/view-store/mingo/view-write-thread';
 import { viewStoreContract } from '@deals/testing/contracts/view-store.contract';
+import { eventually } from '../support/eventually';
 import { tempDir } from '../support/temp-dir';
+
+/**
+ * The store's health check as it would answer `ms` from now: it reads the time once, as the call
+ * begins (a save failing since is reported once it has failed for `failingReportMs`).
+ */
+function pingLater(views: MingoViewStore, ms: number): Promise<void> {
+  const moved = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + ms);
+  try {
+    return views.ping();
+  } finally {
+    moved.mockRestore();
+  }
+}
 
 viewStoreContract('embedded (mingo)', async () => {
   const dir = tempDir('views');
@@ -86,12 +100,19 @@ describe('embedded view store: saving commits to its file', () => {
       await writer.commit([doc('a', 1, 'first')], pos(1));
       await writer.commit([doc('a', 2, 'second'), doc('b', 3, 'first')], pos(3));
       await writer.commit([], pos(5));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(await reopened(path)).toEqual({ checkpoint: pos(5), docs: [doc('a', 2, 'second'), doc('b', 3, 'first')] });
+      // Saved with its checkpoint: the documents are on the file once the checkpoint is.
+      const saved = await eventually(
+        () => reopened(path),
+        (state) => state.checkpoint === pos(5),
+      );
+      expect(saved).toEqual({ checkpoint: pos(5), docs: [doc('a', 2, 'second'), doc('b', 3, 'first')] });
       // A checkpoint that moves alone is saved too.
       await writer.commit([], pos(9));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect((await reopened(path)).checkpoint).toBe(pos(9));
+      const moved = await eventually(
+        () => reopened(path),
+        (state) => state.checkpoint === pos(9),
+      );
+      expect(moved.checkpoint).toBe(pos(9));
     } finally {
       await views.close();
     }
@@ -192,7 +213,8 @@ describe('embedded view store: saving commits to its file', () => {
 
   it('reports through ping (the health check) when saves keep failing, and recovers when one succeeds', async () => {
     const path = `${dir.path}/failing`;
-    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10, failingReportMs: 1000 });
+    // Reported after a minute of failing saves: the test moves the health check's time past it.
+    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10, failingReportMs: 60_000 });
     try {
       await views.define('things', []);
       const generation = (views as unknown as { active: Map<string, { save: () => void; saveFailing: unknown }> }).active.get('things')!;
@@ -207,8 +229,7 @@ describe('embedded view store: saving commits to its file', () => {
       // Failing, but not for long yet: healthy; reads are served meanwhile.
       await expect(views.ping()).resolves.toBeUndefined();
       expect((await views.findById<ReturnType<typeof doc>>('things', 'a'))?.title).toBe('first');
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      await expect(views.ping()).rejects.toThrow(
+      await expect(pingLater(views, 60_000)).rejects.toThrow(
         /^view things not saved to its file for \d+ s \(database or disk is full\): reads are served from memory/,
       );
       diskFull = false;
@@ -273,7 +294,8 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
   afterAll(() => dir.remove());
   const pos = (n: number) => String(n).padStart(20, '0');
   const padding = 'x'.repeat(1000);
-  const settle = async (until: () => boolean, ms = 5000) => {
+  /** Until `until` holds, or a ceiling that means hung (the caller's assertion then fails). */
+  const settle = async (until: () => boolean, ms = 20_000) => {
     for (const end = Date.now() + ms; !until() && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
   };
   const connectionOf = (views: MingoViewStore) =>
@@ -363,8 +385,9 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
       await views.define('things', []);
       const before = readdirSync(path).sort();
       for (let i = 0; i < 20; i++) await (await views.beginRebuild('things')).abandon();
-      await new Promise((r) => setTimeout(r, 200));
-      expect(readdirSync(path).sort()).toEqual(before);
+      // Removed once the checkpointer's thread has let go of them.
+      const same = (names: string[]) => names.length === before.length && names.every((name, i) => name === before[i]);
+      expect(await eventually(async () => readdirSync(path).sort(), same)).toEqual(before);
     }));
 
   it('has the thread’s connections closed once the store is, so its folder may be removed', () =>
@@ -539,7 +562,7 @@ describe('embedded view store: collections on disk', () => {
 
   it('keeps serving reads when its file is locked by another process, fails queries, reports it through ping, and writes once it is free', async () => {
     const path = `${dir.path}/locked`;
-    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10, failingReportMs: 1000 }, undefined, false, 'as-defined');
+    const views = new MingoViewStore(path, { documentsMs: 10, checkpointMs: 10, failingReportMs: 60_000 }, undefined, false, 'as-defined');
     const file = () => `${path}/${readdirSync(path).find((name) => /^purchases@.*\.sqlite$/.test(name))!}`;
     const generation = () => (views as unknown as { active: Map<string, { saveFailing: unknown }> }).active.get('purchases')!;
     try {
@@ -553,9 +576,9 @@ describe('embedded view store: collections on disk', () => {
       expect(await views.findById('purchases', 'b')).toMatchObject({ userId: 'u' });
       // A query must read the keys table with every commit in it: it fails rather than answer without one.
       await expect(views.find('purchases', { userId: 'u' })).rejects.toThrow(/locked|busy/);
-      while (Date.now() - (generation().saveFailing as { since: number }).since < 1000)
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      await expect(views.ping()).rejects.toThrow(/^view purchases not saved to its file for \d+ s \(database is locked\)/);
+      // Failing, but not for long yet: healthy. A minute on, reported.
+      await expect(views.ping()).resolves.toBeUndefined();
+      await expect(pingLater(views, 60_000)).rejects.toThrow(/^view purchases not saved to its file for \d+ s \(database is locked\)/);
       other.exec('COMMIT');
       other.close();
       while (generation().saveFailing) await new Promise((resolve) => setTimeout(resolve, 20));

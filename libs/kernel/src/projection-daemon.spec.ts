@@ -77,9 +77,12 @@ function appendSome(store: MemoryEventStore, n: number, from = 0): void {
   }
 }
 
+/** How long a wait may take before it counts as hung (the views reach a few dozen events in milliseconds). */
+const HUNG_MS = 20_000;
+
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; !(await check()); i++) {
-    if (i > 500) throw new Error(`timed out waiting for ${what}`);
+  for (const deadline = Date.now() + HUNG_MS; !(await check());) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -110,7 +113,7 @@ describe('ProjectionDaemon', () => {
     const runners = PROJECTIONS.map((p) => new ProjectionRunner(store, views, p, quiet));
     for (const runner of runners) await runner.start();
     const head = (await store.head())!;
-    await Promise.all(runners.map((r) => r.waitFor(head, 5000)));
+    await Promise.all(runners.map((r) => r.waitFor(head, HUNG_MS)));
     for (const runner of runners) await runner.stop();
     return contents(views);
   }
@@ -136,8 +139,8 @@ describe('ProjectionDaemon', () => {
     await daemon.start();
     appendSome(store, 25, 40);
     const head = (await store.head())!;
-    expect(await daemon.waitFor('counts', head, 5000)).toBe(true);
-    expect(await daemon.waitFor('idle', head, 5000)).toBe(true);
+    expect(await daemon.waitFor('counts', head, HUNG_MS)).toBe(true);
+    expect(await daemon.waitFor('idle', head, HUNG_MS)).toBe(true);
     expect(daemon.caughtUpTo('feed')).toBe(head);
     // The listener heard of every document the view holds, at its last position.
     const stored = await views.find<Total>('totals', {});
@@ -190,17 +193,29 @@ describe('ProjectionDaemon', () => {
   });
 
   it('stores the checkpoints a page left behind a while after it', async () => {
+    // An hour: no second page comes within it on any machine, and the test fires the timer itself.
+    const idleCheckpointMs = 3_600_000;
     const views = await viewStore('daemon');
-    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { idleCheckpointMs: 100 });
-    await daemon.start();
-    store.elsewhere('s-1', { type: 'A', data: {} });
-    await until(async () => (await views.writer('idle').checkpoint()) !== null, 'the first page');
-    store.elsewhere('s-1', { type: 'A', data: {} });
-    const head = (await store.head())!;
-    await until(() => daemon.caughtUpTo('idle') === head, 'the second page');
-    expect(await views.writer('idle').checkpoint()).not.toBe(head);
-    await until(async () => (await views.writer('idle').checkpoint()) === head, 'the idle checkpoint');
-    await daemon.stop();
+    const timers = jest.spyOn(global, 'setTimeout');
+    try {
+      const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { idleCheckpointMs });
+      await daemon.start();
+      store.elsewhere('s-1', { type: 'A', data: {} });
+      await until(async () => (await views.writer('idle').checkpoint()) !== null, 'the first page');
+      store.elsewhere('s-1', { type: 'A', data: {} });
+      const head = (await store.head())!;
+      await until(() => daemon.caughtUpTo('idle') === head, 'the second page');
+      expect(await views.writer('idle').checkpoint()).not.toBe(head);
+      // The hour passes: the timer the page armed fires.
+      const armed = timers.mock.calls.findIndex(([, ms]) => ms === idleCheckpointMs);
+      expect(armed).toBeGreaterThanOrEqual(0);
+      clearTimeout(timers.mock.results[armed].value as NodeJS.Timeout);
+      (timers.mock.calls[armed][0] as () => void)();
+      await until(async () => (await views.writer('idle').checkpoint()) === head, 'the idle checkpoint');
+      await daemon.stop();
+    } finally {
+      timers.mockRestore();
+    }
   });
 
   it('retries a page whose commit failed, even when some writers had committed, to the same views', async () => {
@@ -220,7 +235,7 @@ describe('ProjectionDaemon', () => {
     const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
     await daemon.start();
     const head = (await store.head())!;
-    expect(await daemon.waitFor('totals', head, 5000)).toBe(true);
+    expect(await daemon.waitFor('totals', head, HUNG_MS)).toBe(true);
     await daemon.stop();
     expect(failures).toBe(2);
     expect(quiet.error).toHaveBeenCalledWith('projections failed; retrying', expect.any(Error));
@@ -253,12 +268,12 @@ describe('ProjectionDaemon', () => {
     await daemon.start();
     for (let n = 0; n < 3; n++) {
       store.elsewhere('s-1', { type: 'B', data: { key: 'k', n } }, { type: 'C', data: {} });
-      expect(await daemon.waitFor('totals', (await store.head())!, 5000)).toBe(true);
+      expect(await daemon.waitFor('totals', (await store.head())!, HUNG_MS)).toBe(true);
     }
     expect(asked.sort()).toEqual(['counts/s-1', 'feed/all', 'totals/k']);
     fail = true;
     store.elsewhere('s-1', { type: 'B', data: { key: 'k', n: 3 } });
-    expect(await daemon.waitFor('totals', (await store.head())!, 5000)).toBe(true);
+    expect(await daemon.waitFor('totals', (await store.head())!, HUNG_MS)).toBe(true);
     await daemon.stop();
     expect(asked.filter((id) => id === 'totals/k')).toHaveLength(2);
     expect(await contents(views)).toEqual(await byRunners());
@@ -272,8 +287,8 @@ describe('ProjectionDaemon', () => {
     daemon.onCommitted('counts', (documents) => countsTold.push(...documents));
     await daemon.start();
     const before = (await store.head())!;
-    await daemon.waitFor('counts', before, 5000);
-    await daemon.waitFor('totals', before, 5000);
+    await daemon.waitFor('counts', before, HUNG_MS);
+    await daemon.waitFor('totals', before, HUNG_MS);
     countsTold.length = 0;
     // A rebuild elsewhere activates an empty generation of `totals`: the daemon folds the whole log into it.
     const rebuilt = await views.beginRebuild('totals');
@@ -281,8 +296,8 @@ describe('ProjectionDaemon', () => {
     expect(await views.count('totals', {})).toBe(0);
     appendSome(store, 6, 30);
     const head = (await store.head())!;
-    expect(await daemon.waitFor('totals', head, 5000)).toBe(true);
-    expect(await daemon.waitFor('counts', head, 5000)).toBe(true);
+    expect(await daemon.waitFor('totals', head, HUNG_MS)).toBe(true);
+    expect(await daemon.waitFor('counts', head, HUNG_MS)).toBe(true);
     // `counts` was told only of the new events' documents, each once.
     expect(countsTold.every((doc) => doc._pos > before)).toBe(true);
     await daemon.stop();
@@ -294,7 +309,7 @@ describe('ProjectionDaemon', () => {
     const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
     await daemon.start();
     expect(await daemon.waitFor('counts', '000000000009', 30)).toBe(false);
-    const waiting = daemon.waitFor('idle', '000000000001', 5000);
+    const waiting = daemon.waitFor('idle', '000000000001', HUNG_MS);
     store.elsewhere('s-1', { type: 'A', data: {} });
     expect(await waiting).toBe(true);
     await daemon.stop();
@@ -306,7 +321,7 @@ describe('ProjectionDaemon', () => {
     // Another keeper folded `totals` up to the head of these 20 events and stored its checkpoint.
     const other = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { keep: ['totals'] });
     await other.start();
-    expect(await other.waitFor('totals', (await store.head())!, 5000)).toBe(true);
+    expect(await other.waitFor('totals', (await store.head())!, HUNG_MS)).toBe(true);
     await other.stop();
     const stored = await views.writer('totals').checkpoint();
     const froms: Array<string | null> = [];
@@ -319,7 +334,7 @@ describe('ProjectionDaemon', () => {
     expect(daemon.keptNames().sort()).toEqual(['counts', 'feed', 'idle']);
     expect(await daemon.waitFor('totals', (await store.head())!, 50)).toBeNull();
     appendSome(store, 6, 20);
-    expect(await daemon.waitFor('counts', (await store.head())!, 5000)).toBe(true);
+    expect(await daemon.waitFor('counts', (await store.head())!, HUNG_MS)).toBe(true);
     // Not kept: its view stays where the other keeper left it.
     expect(await views.writer('totals').checkpoint()).toBe(stored);
     await daemon.keepOnly(['counts', 'feed', 'idle', 'totals']);
@@ -328,7 +343,7 @@ describe('ProjectionDaemon', () => {
     expect(froms[froms.length - 1]).toBe(stored);
     appendSome(store, 6, 26);
     const head = (await store.head())!;
-    for (const name of ['counts', 'totals', 'feed', 'idle']) expect(await daemon.waitFor(name, head, 5000)).toBe(true);
+    for (const name of ['counts', 'totals', 'feed', 'idle']) expect(await daemon.waitFor(name, head, HUNG_MS)).toBe(true);
     await daemon.stop();
     expect(await contents(views)).toEqual(await byRunners());
   });
@@ -337,19 +352,19 @@ describe('ProjectionDaemon', () => {
     const views = await viewStore('daemon');
     const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet);
     await daemon.start();
-    const waiting = daemon.waitFor('totals', '000000000009', 5000);
+    const waiting = daemon.waitFor('totals', '000000000009', HUNG_MS);
     await daemon.keepOnly(['counts', 'feed', 'idle']);
     expect(await waiting).toBeNull();
     expect(daemon.keeps('totals')).toBe(false);
     appendSome(store, 6);
     const head = (await store.head())!;
-    expect(await daemon.waitFor('counts', head, 5000)).toBe(true);
+    expect(await daemon.waitFor('counts', head, HUNG_MS)).toBe(true);
     expect(await views.count('totals', {})).toBe(0);
     expect(await views.writer('totals').checkpoint()).toBeNull();
     // Nothing kept: no subscription, and taking one on again starts it.
     await daemon.keepOnly([]);
     await daemon.keepOnly(['totals']);
-    expect(await daemon.waitFor('totals', head, 5000)).toBe(true);
+    expect(await daemon.waitFor('totals', head, HUNG_MS)).toBe(true);
     expect(await views.count('totals', {})).toBeGreaterThan(0);
     await daemon.stop();
   });

@@ -40,28 +40,40 @@ function host(views: OtherProcessViews): ProjectionHost {
   } as ServiceConfig);
 }
 
-/** How long `promise` takes to settle, in ms. */
-async function timed(promise: Promise<unknown>): Promise<number> {
-  const start = Date.now();
-  await promise;
-  return Date.now() - start;
+/** Lets the loop run what is pending: with the timers faked, only those the test moves past fire. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Whether `promise` has settled once the work pending has run. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => (done = true));
+  await turn();
+  return done;
 }
 
+/**
+ * Time moves only as a test says (`advanceTimersByTimeAsync`): a wait answered without it was
+ * answered by a notice or a read, never by its timeout (2 s here).
+ */
 describe('ProjectionHost in a process that keeps no views', () => {
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
+  afterEach(() => jest.useRealTimers());
+
   it('answers once a notice says the view reached the position, reading the checkpoint only when listening begins', async () => {
     const views = new OtherProcessViews(true);
     const projections = host(views);
     const waiting = projections.waitFor(['deal_details'], pos(5));
     // Listening began: the store asks for a read (what was committed before is in no notice).
     views.listener!.resync();
-    await new Promise((r) => setTimeout(r, 20));
+    await turn();
     expect(views.reads).toBe(1);
     views.listener!.reached('deal_details', pos(4));
-    setTimeout(() => views.listener!.reached('deal_details', pos(5)), 50);
-    expect(await timed(waiting)).toBeLessThan(400);
+    expect(await settled(waiting)).toBe(false);
+    views.listener!.reached('deal_details', pos(5));
+    expect(await settled(waiting)).toBe(true);
     expect(views.reads).toBe(1);
     // A position already heard of is answered at once.
-    expect(await timed(projections.waitFor(['deal_details'], pos(5)))).toBeLessThan(20);
+    expect(await settled(projections.waitFor(['deal_details'], pos(5)))).toBe(true);
   });
 
   it('reads the checkpoint after half a second without a notice (one lost while reconnecting)', async () => {
@@ -69,9 +81,11 @@ describe('ProjectionHost in a process that keeps no views', () => {
     const projections = host(views);
     const waiting = Promise.all([projections.waitFor(['deal_details'], pos(7)), projections.waitFor(['deal_details'], pos(6))]);
     views.checkpoints.set('deal_details', pos(7));
-    const took = await timed(waiting);
-    expect(took).toBeGreaterThanOrEqual(450);
-    expect(took).toBeLessThan(1500);
+    await jest.advanceTimersByTimeAsync(499);
+    expect(await settled(waiting)).toBe(false);
+    expect(views.reads).toBe(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(await settled(waiting)).toBe(true);
     // One read served both waiters.
     expect(views.reads).toBe(1);
   });
@@ -80,8 +94,12 @@ describe('ProjectionHost in a process that keeps no views', () => {
     const views = new OtherProcessViews(false);
     const projections = host(views);
     const waiting = projections.waitFor(['deal_details'], pos(3));
-    setTimeout(() => views.checkpoints.set('deal_details', pos(3)), 100);
-    expect(await timed(waiting)).toBeLessThan(400);
+    await jest.advanceTimersByTimeAsync(100);
+    expect(await settled(waiting)).toBe(false);
+    views.checkpoints.set('deal_details', pos(3));
+    // Read again within a poll's interval.
+    await jest.advanceTimersByTimeAsync(20);
+    expect(await settled(waiting)).toBe(true);
     expect(views.reads).toBeGreaterThan(2);
   });
 
@@ -98,12 +116,13 @@ describe('ProjectionHost in a process that keeps no views', () => {
     const unhandled = jest.fn();
     process.on('unhandledRejection', unhandled);
     try {
-      setTimeout(() => {
-        closed = false;
-        views.checkpoints.set('deal_details', pos(3));
-      }, 150);
-      expect(await timed(waiting)).toBeLessThan(1000);
-      await new Promise((resolve) => setImmediate(resolve));
+      await jest.advanceTimersByTimeAsync(150);
+      expect(await settled(waiting)).toBe(false);
+      closed = false;
+      views.checkpoints.set('deal_details', pos(3));
+      await jest.advanceTimersByTimeAsync(20);
+      expect(await settled(waiting)).toBe(true);
+      await turn();
       expect(unhandled).not.toHaveBeenCalled();
     } finally {
       process.off('unhandledRejection', unhandled);

@@ -6,6 +6,13 @@ import { answerClientError } from './client-errors';
 import { HttpsFront, listenHttpsOnly } from './https-front';
 
 /**
+ * How long a wait may take before it counts as hung: far past every timer these tests set (300 ms
+ * here), far short of those that would otherwise end a connection (60 s, or the TLS server's own
+ * 120 s), and under the test's own timeout.
+ */
+const HUNG_MS = 20_000;
+
+/**
  * The front hands sockets to an HTTPS server that never listens itself: Node's request timeouts
  * must still hold, and a connection that says nothing must not be kept.
  */
@@ -31,7 +38,7 @@ describe('the HTTPS front', () => {
   afterAll(() => front.close(100));
 
   /** Resolves once the front holds no connection (the server's own count, as the kernel's files go). */
-  const frontEmpty = async (server = front.server, withinMs = 2_000) => {
+  const frontEmpty = async (server = front.server, withinMs = HUNG_MS) => {
     const deadline = Date.now() + withinMs;
     for (;;) {
       const open = await new Promise<number>((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
@@ -50,9 +57,10 @@ describe('the HTTPS front', () => {
 
   /**
    * A raw TCP connection that sends `bytes` and never closes its own side during the test: what it
-   * read, how long until the server ended the connection, and whether it was reset.
+   * read, how long until the server ended the connection, and whether it was reset. `onAnswer`
+   * hears each chunk read.
    */
-  const sendRaw = (bytes: Buffer | string, target = port) =>
+  const sendRaw = (bytes: Buffer | string, target = port, onAnswer: () => void = () => undefined) =>
     new Promise<{ answer: string; ms: number; reset: boolean }>((resolve) => {
       const started = Date.now();
       const socket = netConnect({ host: '127.0.0.1', port: target, allowHalfOpen: true }, () => socket.write(bytes));
@@ -61,7 +69,10 @@ describe('the HTTPS front', () => {
       let reset = false;
       const ended = () => resolve({ answer, ms: Date.now() - started, reset });
       socket.setEncoding('latin1');
-      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('data', (chunk) => {
+        answer += chunk;
+        onAnswer();
+      });
       socket.on('error', () => (reset = true));
       socket.on('end', ended);
       socket.on('close', ended);
@@ -92,7 +103,7 @@ describe('the HTTPS front', () => {
       error_type: 'bad_request',
       error_msg: 'the request was not received in time',
     });
-    expect(ms).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(HUNG_MS);
   });
 
   it('answers 408 in the error body to a request whose body never ends, and closes it', async () => {
@@ -105,7 +116,7 @@ describe('the HTTPS front', () => {
       error_type: 'bad_request',
       error_msg: 'the request was not received in time',
     });
-    expect(ms).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(HUNG_MS);
   });
 
   it('still answers a request pipelined before a malformed one (it ran), then closes', async () => {
@@ -120,12 +131,15 @@ describe('the HTTPS front', () => {
       socket.on('close', () => resolve(Date.now() - started));
       socket.on('error', () => undefined);
     });
-    expect(ms).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(HUNG_MS);
   });
 
   it('refuses plain HTTP with 403 and its body, and the connection is gone once the client closes', async () => {
+    // A linger past the ceiling: only the client's close can end the connection in time.
+    const lingering = await listenHttpsOnly(https, 0, '127.0.0.1', { handshakeTimeoutMs: 60_000, refusalLingerMs: 60_000 });
+    const lingeringPort = (lingering.server.address() as AddressInfo).port;
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = netConnect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+      const socket = netConnect(lingeringPort, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
       let text = '';
       socket.setEncoding('latin1');
       socket.on('data', (chunk) => (text += chunk));
@@ -134,7 +148,11 @@ describe('the HTTPS front', () => {
     });
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ error_type: 'https_required' });
-    await frontEmpty(front.server, 200);
+    try {
+      await frontEmpty(lingering.server);
+    } finally {
+      await lingering.close(100);
+    }
   });
 
   it('drops a refused client that never closes its side after the linger, its answer read whole', async () => {
@@ -149,7 +167,7 @@ describe('the HTTPS front', () => {
   it('closes a connection whose TLS handshake starts and never finishes', async () => {
     const { ms } = await sendRaw(Buffer.from([0x16, 0x03, 0x01]));
     expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(2_000);
+    expect(ms).toBeLessThan(HUNG_MS);
     await frontEmpty();
   });
 
@@ -157,17 +175,22 @@ describe('the HTTPS front', () => {
     const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
     let answer = '';
     socket.setEncoding('latin1').on('data', (chunk) => (answer += chunk));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
     await new Promise((resolve) => socket.once('secureConnect', resolve));
     socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
-    await new Promise((r) => setTimeout(r, 500));
+    // A connection opened after this one and silent: once its deadline has closed it, this one's
+    // (as long, and set earlier) has passed too.
+    const { ms } = await sendRaw(Buffer.alloc(0));
+    expect(ms).toBeGreaterThanOrEqual(250);
     expect(socket.destroyed).toBe(false);
     socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-    await new Promise((resolve) => socket.on('close', resolve));
+    await closed;
     expect(answer.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
   });
 
   it('closes connections past maxConnections at once, counting those the HTTPS server holds, and serves again once they are gone', async () => {
-    const capped = await listenHttpsOnly(https, 0, '127.0.0.1', { maxConnections: 2 });
+    // A handshake deadline past the ceiling: only the cap can close a connection in time.
+    const capped = await listenHttpsOnly(https, 0, '127.0.0.1', { maxConnections: 2, handshakeTimeoutMs: 60_000 });
     const cappedPort = (capped.server.address() as AddressInfo).port;
     try {
       const held = await Promise.all(
@@ -185,7 +208,7 @@ describe('the HTTPS front', () => {
         socket.on('close', () => resolve('closed'));
       });
       expect(refused).toBe('closed');
-      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(Date.now() - started).toBeLessThan(HUNG_MS);
       for (const socket of held) socket.destroy();
       await frontEmpty(capped.server);
       const again = await new Promise<string>((resolve, reject) => {
@@ -206,12 +229,17 @@ describe('the HTTPS front', () => {
   it('stops at once while a refused client and a half-done handshake are still open', async () => {
     const other = await listenHttpsOnly(https, 0, '127.0.0.1', { handshakeTimeoutMs: 60_000, refusalLingerMs: 60_000 });
     const otherPort = (other.server.address() as AddressInfo).port;
-    const refused = sendRaw('GET / HTTP/1.1\r\nHost: x\r\n\r\n', otherPort);
+    // Open once the refused client has its answer and the half-done handshake is the HTTPS server's.
+    const handed = new Promise((resolve) => https.once('connection', resolve));
+    let answered!: () => void;
+    const heard = new Promise<void>((resolve) => (answered = resolve));
+    const refused = sendRaw('GET / HTTP/1.1\r\nHost: x\r\n\r\n', otherPort, () => answered());
     const half = sendRaw(Buffer.from([0x16, 0x03, 0x01]), otherPort);
-    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all([heard, handed]);
+    // A grace past the ceiling: waiting on either connection would outlast it.
     const started = Date.now();
-    await other.close(10_000);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    await other.close(60_000);
+    expect(Date.now() - started).toBeLessThan(HUNG_MS);
     expect((await refused).answer).toMatch(/^HTTP\/1\.1 403/);
     await half;
   });

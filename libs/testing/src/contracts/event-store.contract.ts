@@ -15,7 +15,10 @@ const event = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
   metadata: { occurredAt: '2026-01-01T00:00:00.000Z', partnerId: 'p1', actor: 'operator', requestId: 'r1' },
 });
 
-async function collect(store: EventStore, after: string | null, until: (events: RecordedEvent[]) => boolean, ms = 5000) {
+/** How long a delivery may take before it counts as hung: the caller's assertion then fails on what came. */
+const HUNG_MS = 20_000;
+
+async function collect(store: EventStore, after: string | null, until: (events: RecordedEvent[]) => boolean, ms = HUNG_MS) {
   const seen: RecordedEvent[] = [];
   let done!: () => void;
   const finished = new Promise<void>((resolve) => (done = resolve));
@@ -146,8 +149,14 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       await store.append(s, [event('Before')], 'no_stream');
       const from = await store.head();
       await store.append(s, [event('History', { i: 1 })], 0);
-      const seenPromise = collect(store, from, (seen) => seen.filter((e) => e.streamId === s).length >= 3);
-      await new Promise((r) => setTimeout(r, 100));
+      let heardHistory!: () => void;
+      const history = new Promise<void>((resolve) => (heardHistory = resolve));
+      const seenPromise = collect(store, from, (seen) => {
+        if (seen.some((e) => e.streamId === s)) heardHistory();
+        return seen.filter((e) => e.streamId === s).length >= 3;
+      });
+      // Live once the history has been delivered.
+      await history;
       await store.append(s, [event('Live', { i: 2 }), event('Live', { i: 3 })], 1);
       const seen = (await seenPromise).filter((e) => e.streamId === s);
       expect(seen.map((e) => e.type)).toEqual(['History', 'Live', 'Live']);

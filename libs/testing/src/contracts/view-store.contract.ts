@@ -38,8 +38,11 @@ export interface ViewStoreCapabilities {
   tellsOfCheckpoints?: boolean;
 }
 
+/** How long a wait may take before it counts as hung. */
+const HUNG_MS = 20_000;
+
 /** Resolves with `check()`'s value once truthy; throws after `ms`. */
-async function eventually<T>(check: () => T | undefined | false, what: string, ms = 5000): Promise<T> {
+async function eventually<T>(check: () => T | undefined | false, what: string, ms = HUNG_MS): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = check();
@@ -298,7 +301,7 @@ export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnd
         await target.commit([deal('r9', 9)], pos(9));
         await target.activate();
         let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise((r) => (timer = setTimeout(() => r('timeout'), 5000)));
+        const timeout = new Promise((r) => (timer = setTimeout(() => r('timeout'), HUNG_MS)));
         expect(await Promise.race([switched, timeout])).toBe(collection);
         clearTimeout(timer);
         expect((await other.find<Deal>(collection, {})).map((d) => d._id)).toEqual(['r9']);
