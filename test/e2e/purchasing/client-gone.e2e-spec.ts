@@ -7,9 +7,10 @@ import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.ev
 import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { TestApi } from '../../support/api-harness';
+import { TestApi, TestApiOptions } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { eventually } from '../../support/eventually';
+import { testCertificate } from '../../support/test-certificate';
 import { TEST_CARDS } from '../../support/test-cards';
 import { tempDir } from '../../support/temp-dir';
 
@@ -37,7 +38,11 @@ function holdNextCharge(api: TestApi) {
 /** A purchase's outcome never depends on its client staying for the answer. */
 describe('POST /purchases whose client goes away before the answer', () => {
   const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 64 });
+  let certificate: Record<string, string>;
+  beforeAll(async () => (certificate = await testCertificate()));
   afterAll(() => insecure.close());
+  /** A service started with the suite's certificate (each fresh data folder would make its own key). */
+  const start = (options: TestApiOptions) => TestApi.start({ ...options, env: { ...certificate, ...options.env } });
 
   /** The service under test and how it is reached: over HTTPS, or as behind a TLS proxy (plain HTTP, `X-Forwarded-Proto`). */
   interface Reached {
@@ -79,7 +84,7 @@ describe('POST /purchases whose client goes away before the answer', () => {
     );
 
   it('sells every unit charged and leaves none held when many clients of a hot deal go away at random points', async () => {
-    const api = await TestApi.start({ clock: new ManualClock(new Date('2026-06-15T12:00:00Z')) });
+    const api = await start({ clock: new ManualClock(new Date('2026-06-15T12:00:00Z')) });
     try {
       const apiKey = (await api.createPartner()).apiKey;
       await api.importRegions([chicago]);
@@ -141,7 +146,7 @@ describe('POST /purchases whose client goes away before the answer', () => {
     'is finished by a graceful stop %s, as one whose client waits: charged, sold, its lock ended, nothing held',
     async (_, proxied) => {
       const dir = tempDir('client-gone');
-      const api = await TestApi.start({
+      const api = await start({
         clock: new ManualClock(new Date('2026-06-15T12:00:00Z')),
         dataDir: dir.path,
         env: proxied ? { BEHIND_TLS_PROXY: 'on' } : {},
@@ -196,7 +201,7 @@ describe('POST /purchases whose client goes away before the answer', () => {
     'closes a kept-alive connection with what it answers once stopping %s, so that no new request comes on it',
     async (_, proxied) => {
       const dir = tempDir('stopping-keep-alive');
-      const api = await TestApi.start({
+      const api = await start({
         clock: new ManualClock(new Date('2026-06-15T12:00:00Z')),
         dataDir: dir.path,
         env: proxied ? { BEHIND_TLS_PROXY: 'on' } : {},
