@@ -10,30 +10,10 @@ import { Agent, request } from 'undici';
 import { TestApi, TestApiOptions } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { eventually } from '../../support/eventually';
+import { holdNextCharge } from '../../support/held-charge';
 import { testCertificate } from '../../support/test-certificate';
 import { TEST_CARDS } from '../../support/test-cards';
 import { tempDir } from '../../support/temp-dir';
-
-/**
- * Holds the service's next charge once the processor has made it, its answer kept back until
- * `release`: the purchase is being charged for as long as the test needs, whatever the machine's
- * speed. `charging` resolves once it is held.
- */
-function holdNextCharge(api: TestApi) {
-  const gateway = api.get(PaymentGateway);
-  const charge = gateway.charge.bind(gateway);
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let held!: () => void;
-  const charging = new Promise<void>((resolve) => (held = resolve));
-  jest.spyOn(gateway, 'charge').mockImplementationOnce(async (request) => {
-    const outcome = await charge(request);
-    held();
-    await released;
-    return outcome;
-  });
-  return { charging, release };
-}
 
 /** A purchase's outcome never depends on its client staying for the answer. */
 describe('POST /purchases whose client goes away before the answer', () => {
