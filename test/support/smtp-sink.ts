@@ -19,6 +19,13 @@ export class SmtpSink {
   readonly refuse = new Map<string, 450 | 550>();
   /** Connections opened, to tell a pool from a connection a message. */
   connections = 0;
+  /**
+   * Once this many messages are kept, the next ones are neither answered nor kept: their sender
+   * waits, as on a server that stopped answering (a delivery held in its middle for as long as a
+   * test needs).
+   */
+  stallAt = Infinity;
+  private readonly waiters = new Set<() => void>();
 
   private constructor(
     private readonly server: SMTPServer,
@@ -50,12 +57,15 @@ export class SmtpSink {
           const raw = Buffer.concat(chunks).toString('utf8');
           simpleParser(raw).then(
             (parsed) => {
-              holder.sink!.received.push({
+              const sink = holder.sink!;
+              if (sink.received.length >= sink.stallAt) return;
+              sink.received.push({
                 from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
                 to: session.envelope.rcptTo.map((r) => r.address),
                 raw,
                 parsed,
               });
+              for (const wake of [...sink.waiters]) wake();
               callback();
             },
             (error: Error) => callback(error),
@@ -72,6 +82,23 @@ export class SmtpSink {
 
   get url(): string {
     return `smtp://127.0.0.1:${this.port}`;
+  }
+
+  /** Waits until `count` messages are kept: true, or false once `ceilingMs` (a ceiling that means hung) passed first. */
+  whenReceived(count: number, ceilingMs = 60_000): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (reached: boolean) => {
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve(reached);
+      };
+      const wake = () => {
+        if (this.received.length >= count) done(true);
+      };
+      const timer = setTimeout(() => done(false), ceilingMs);
+      this.waiters.add(wake);
+      wake();
+    });
   }
 
   to(address: string): Received[] {

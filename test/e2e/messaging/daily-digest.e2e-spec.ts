@@ -1,9 +1,10 @@
 import { CatalogQueries, type RegionTerms } from '@deals/catalog';
-import { EventStore, ManualClock } from '@deals/kernel';
+import { EventStore, ManualClock, Scheduler } from '@deals/kernel';
 import { DailyDigest, DailyDigestJobs } from '@deals/messaging';
 import { request, Agent } from 'undici';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
 import { SmtpSink } from '../../support/smtp-sink';
 
 const maui: RegionTerms = {
@@ -64,19 +65,30 @@ describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppr
   const digests = (name: string) => sink.to(`${name}@example.com`).filter((m) => m.parsed.subject?.startsWith("Today's deals"));
   /** The URL of a message's List-Unsubscribe header (folded lines unfolded). */
   const unsubscribeLink = (raw: string) => /^List-Unsubscribe:\s*<([^>]+)>/m.exec(raw.replace(/\r?\n[ \t]+/g, ''))?.[1] ?? '';
-  const eventually = async (check: () => boolean, what: string) => {
-    for (let i = 0; !check(); i++) {
-      if (i > 200) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  /** The daily jobs armed as a start arms them, with the clock at `at`: a region whose hour has come that day has its job run now. */
+  const armAt = async (at: string) => {
+    clock.set(at);
+    await api.get(DailyDigestJobs).rearm();
+  };
+  /** When each daily job held is armed for, by its id. */
+  const armed = async () => Object.fromEntries((await api.get(Scheduler).list(1000)).map((job) => [job.id, job.runAt.toISOString()]));
+  /** Waits until the scheduler holds the job no more (never armed, or run to its end): it sends nothing after. */
+  const ended = async (id: string) => {
+    const held = async () => (await api.get(Scheduler).list(1000)).some((job) => job.id === id && job.state !== 'failed');
+    expect(await eventually(held, (still) => !still)).toBe(false);
   };
 
   it("sends each region's email at 7:00 its local time: the region's deals, to active subscriptions, suppress honoured, augment not", async () => {
-    clock.set('2026-07-10T11:59:59Z'); // 06:59:59 in Chicago
-    await api.get(DailyDigestJobs).rearm();
-    clock.advance(2000);
-    await eventually(() => digests('plain').length === 1 && digests('augmented').length === 1, "Chicago's email");
-    await new Promise((r) => setTimeout(r, 300));
+    await armAt('2026-07-10T11:59:59Z'); // 06:59:59 in Chicago, 01:59:59 in Maui
+    expect(await armed()).toMatchObject({
+      'send-digest-chicago-2026-07-10': '2026-07-10T12:00:00.000Z',
+      'send-digest-maui-2026-07-10': '2026-07-10T17:00:00.000Z',
+    });
+    // Their timers count real time from the arming: armed again once the clock is past 7:00 in Chicago, its job runs now.
+    await armAt('2026-07-10T12:00:01Z');
+    await ended('send-digest-chicago-2026-07-10');
+    expect(digests('plain')).toHaveLength(1);
+    expect(digests('augmented')).toHaveLength(1);
     expect(digests('suppressed')).toHaveLength(0);
     expect(digests('inactive')).toHaveLength(0);
     expect(digests('deleted')).toHaveLength(0);
@@ -94,10 +106,9 @@ describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppr
     expect(recorded.find((r) => r.userId === ids.suppressed)).toMatchObject({ outcome: 'skipped', reason: 'a suppress batch of that day' });
     expect(recorded.find((r) => r.userId === ids.deleted)).toMatchObject({ outcome: 'skipped' });
 
-    clock.set('2026-07-10T16:59:59Z'); // 06:59:59 in Maui
-    await api.get(DailyDigestJobs).rearm();
-    clock.advance(2000);
-    await eventually(() => digests('islander').length === 1, "Maui's email");
+    await armAt('2026-07-10T17:00:01Z'); // 07:00:01 in Maui
+    await ended('send-digest-maui-2026-07-10');
+    expect(digests('islander')).toHaveLength(1);
     expect(digests('islander')[0].parsed.text).toContain('Surf lesson');
   });
 
@@ -112,7 +123,9 @@ describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppr
       searches.mockRestore();
     }
     await api.get(DailyDigestJobs).rearm();
-    await new Promise((r) => setTimeout(r, 500));
+    // Today's jobs, had the start armed them again, run to their end before the count.
+    await ended('send-digest-chicago-2026-07-10');
+    await ended('send-digest-maui-2026-07-10');
     expect(sink.received.length).toBe(before);
   });
 

@@ -7,17 +7,22 @@ import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.ev
 import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { TestApi } from '../../support/api-harness';
+import { TestApi, TestApiOptions } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
+import { holdNextCharge } from '../../support/held-charge';
+import { testCertificate } from '../../support/test-certificate';
 import { TEST_CARDS } from '../../support/test-cards';
 import { tempDir } from '../../support/temp-dir';
-
-const SLOW_CARD = '4000000000000259';
 
 /** A purchase's outcome never depends on its client staying for the answer. */
 describe('POST /purchases whose client goes away before the answer', () => {
   const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 64 });
+  let certificate: Record<string, string>;
+  beforeAll(async () => (certificate = await testCertificate()));
   afterAll(() => insecure.close());
+  /** A service started with the suite's certificate (each fresh data folder would make its own key). */
+  const start = (options: TestApiOptions) => TestApi.start({ ...options, env: { ...certificate, ...options.env } });
 
   /** The service under test and how it is reached: over HTTPS, or as behind a TLS proxy (plain HTTP, `X-Forwarded-Proto`). */
   interface Reached {
@@ -59,14 +64,15 @@ describe('POST /purchases whose client goes away before the answer', () => {
     );
 
   it('sells every unit charged and leaves none held when many clients of a hot deal go away at random points', async () => {
-    const api = await TestApi.start({ clock: new ManualClock(new Date('2026-06-15T12:00:00Z')) });
+    const api = await start({ clock: new ManualClock(new Date('2026-06-15T12:00:00Z')) });
     try {
       const apiKey = (await api.createPartner()).apiKey;
       await api.importRegions([chicago]);
       await api.importDeals([{ ...spaDay, id: 'hot-deal', quantity: 100_000, max_per_user: undefined }]);
-      const buyers: Array<{ userId: string; cardId: string }> = [];
       const to = reach(api, false);
-      for (let i = 0; i < 40; i++) buyers.push(await storeCard(to, apiKey, `buyer-${i}@example.com`, TEST_CARDS.visa));
+      const buyers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => storeCard(to, apiKey, `buyer-${i}@example.com`, TEST_CARDS.visa)),
+      );
 
       // 600 purchases over 64 connections, half of them cut off at a random point of their first
       // 200 ms (before they are sent, while they wait, while the server works on them).
@@ -120,10 +126,10 @@ describe('POST /purchases whose client goes away before the answer', () => {
     'is finished by a graceful stop %s, as one whose client waits: charged, sold, its lock ended, nothing held',
     async (_, proxied) => {
       const dir = tempDir('client-gone');
-      const api = await TestApi.start({
+      const api = await start({
         clock: new ManualClock(new Date('2026-06-15T12:00:00Z')),
         dataDir: dir.path,
-        env: { SLOW_CARD_MS: '1000', ...(proxied ? { BEHIND_TLS_PROXY: 'on' } : {}) },
+        env: proxied ? { BEHIND_TLS_PROXY: 'on' } : {},
       });
       const to = reach(api, proxied);
       let buyer: { userId: string; cardId: string };
@@ -132,17 +138,24 @@ describe('POST /purchases whose client goes away before the answer', () => {
         const apiKey = (await api.createPartner()).apiKey;
         await api.importRegions([chicago]);
         await api.importDeals([{ ...spaDay, quantity: 5 }]);
-        buyer = await storeCard(to, apiKey, 'slow@example.com', SLOW_CARD);
+        buyer = await storeCard(to, apiKey, 'held@example.com', TEST_CARDS.visa);
+        const held = holdNextCharge(api);
         const cut = new AbortController();
         const buying = purchase(to, apiKey, spaDay.id, buyer, cut.signal).catch((error: Error) => error.name);
-        // In its charge (the slow card answers after a second), the client goes away.
-        const lock = async () => (await api.get(EventStore).readStream(chargeLockStream(buyer.userId))).at(-1);
-        while ((await lock())?.type !== 'ChargeBegun') await new Promise((resolve) => setTimeout(resolve, 10));
-        purchaseId = ((await lock())!.data as { purchaseId: string }).purchaseId;
+        // In its charge (its answer held until the stop has begun), the client goes away.
+        await held.charging;
+        const lock = (await api.get(EventStore).readStream(chargeLockStream(buyer.userId))).at(-1)!;
+        expect(lock.type).toBe('ChargeBegun');
+        purchaseId = (lock.data as { purchaseId: string }).purchaseId;
         cut.abort();
         expect(await buying).toBe('AbortError');
-        while (api.requestsInFlight.clientGone === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-        await api.stop(30_000);
+        const clientGone = async () => api.requestsInFlight.clientGone;
+        expect(await eventually(clientGone, (count) => count > 0)).toBe(1);
+        // The processor answers once the stop is done, or a second into it: a stop that did not wait
+        // for the purchase has closed the stores by then, and the purchase cannot be written.
+        const stopped = api.stop(30_000);
+        void Promise.race([stopped.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000))]).then(held.release);
+        await stopped;
       } catch (error) {
         await api.close();
         throw error;
@@ -168,10 +181,10 @@ describe('POST /purchases whose client goes away before the answer', () => {
     'closes a kept-alive connection with what it answers once stopping %s, so that no new request comes on it',
     async (_, proxied) => {
       const dir = tempDir('stopping-keep-alive');
-      const api = await TestApi.start({
+      const api = await start({
         clock: new ManualClock(new Date('2026-06-15T12:00:00Z')),
         dataDir: dir.path,
-        env: { SLOW_CARD_MS: '1000', ...(proxied ? { BEHIND_TLS_PROXY: 'on' } : {}) },
+        env: proxied ? { BEHIND_TLS_PROXY: 'on' } : {},
       });
       const to = reach(api, proxied);
       // One connection, kept alive between requests, as a proxy keeps its connections to a replica.
@@ -180,7 +193,7 @@ describe('POST /purchases whose client goes away before the answer', () => {
         const apiKey = (await api.createPartner()).apiKey;
         await api.importRegions([chicago]);
         await api.importDeals([{ ...spaDay, quantity: 5 }]);
-        const buyer = await storeCard(to, apiKey, 'kept@example.com', SLOW_CARD);
+        const buyer = await storeCard(to, apiKey, 'kept@example.com', TEST_CARDS.visa);
         const send = (method: 'GET' | 'POST', path: string, body?: unknown) =>
           request(`${to.origin}${path}`, {
             method,
@@ -191,6 +204,7 @@ describe('POST /purchases whose client goes away before the answer', () => {
         const before = await send('GET', `/api/v1/regions?api_key=${apiKey}`);
         await before.body.text();
         expect(before.headers.connection).not.toBe('close');
+        const held = holdNextCharge(api);
         const buying = send('POST', `/purchases?api_key=${apiKey}`, {
           deal_id: spaDay.id,
           quantity: 1,
@@ -198,9 +212,10 @@ describe('POST /purchases whose client goes away before the answer', () => {
           credit_card_id: buyer.cardId,
           expected_price_per_unit: 4900,
         });
-        const lock = async () => (await api.get(EventStore).readStream(chargeLockStream(buyer.userId))).at(-1);
-        while ((await lock())?.type !== 'ChargeBegun') await new Promise((resolve) => setTimeout(resolve, 10));
+        // Its answer held until the stop has begun.
+        await held.charging;
         const stopped = api.stop(30_000);
+        held.release();
         const answer = await buying;
         await answer.body.text();
         expect([answer.statusCode, answer.headers.connection]).toEqual([200, 'close']);

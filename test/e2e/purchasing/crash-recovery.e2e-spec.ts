@@ -9,8 +9,10 @@ import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.event
 import { transactionReferenceDecider, transactionReferenceStream } from '@deals/purchasing/domain/purchase/resale-claim';
 import { CHARGE_LOCK_MS } from '@deals/purchasing/domain/charge-lock/charge-lock';
 import { RecoverInterruptedPayments } from '@deals/purchasing/reactions/recover-interrupted-payments.reaction';
-import { TestApi } from '../../support/api-harness';
+import { TestApi, TestApiOptions } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
+import { testCertificate } from '../../support/test-certificate';
 import { tempDir } from '../../support/temp-dir';
 import { buyerWithCard, REFUND_LATE_TEST_CARD } from '../../support/test-cards';
 
@@ -31,9 +33,15 @@ const SPA_DAY_SNAPSHOT = {
  * record: no charge without coupons, no unit lost.
  */
 describe('recovery of card purchases interrupted by a crash', () => {
+  // Two starts of the service in most tests, and states awaited up to a ceiling that means hung (eventually's).
+  jest.setTimeout(60_000);
   const dir = tempDir('recovery');
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let certificate: Record<string, string>;
+  beforeAll(async () => (certificate = await testCertificate()));
   afterAll(() => dir.remove());
+  /** A service started with the suite's certificate (each fresh data folder would make its own key). */
+  const start = (options: TestApiOptions) => TestApi.start({ ...options, env: { ...certificate, ...options.env } });
 
   /**
    * `before` on a service over a fresh data folder, then the stop (what a crash leaves is what
@@ -46,14 +54,14 @@ describe('recovery of card purchases interrupted by a crash', () => {
   ): Promise<void> {
     const folder = tempDir(name);
     try {
-      const first = await TestApi.start({ dataDir: folder.path, clock });
+      const first = await start({ dataDir: folder.path, clock });
       let made: T;
       try {
         made = await before(first);
       } finally {
         await first.stop();
       }
-      const second = await TestApi.start({ dataDir: folder.path, clock });
+      const second = await start({ dataDir: folder.path, clock });
       try {
         await second.settle();
         await after(second, made);
@@ -66,7 +74,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
   }
 
   it('completes a charged purchase and releases an uncharged one on the next start', async () => {
-    const first = await TestApi.start({ dataDir: dir.path, clock });
+    const first = await start({ dataDir: dir.path, clock });
     const partner = await first.createPartner();
     await first.importRegions([chicago]);
     await first.importDeals([{ ...spaDay, quantity: 10 }]);
@@ -121,7 +129,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
     expect((await first.call('GET', '/deals/chicago-spa-day', { apiKey: partner.apiKey })).body.deal.num_left).toBe(6);
     await first.stop(); // the "crash": nothing after the charge was recorded
 
-    const second = await TestApi.start({ dataDir: dir.path, clock });
+    const second = await start({ dataDir: dir.path, clock });
     try {
       await second.settle();
       const charged = (await second.call('GET', '/purchases/charged-p', { apiKey: partner.apiKey })).body.purchase;
@@ -140,7 +148,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
   it('issues the coupons of a fulfilled purchase whose process stopped before issuing them', async () => {
     const crashDir = tempDir('recovery-coupons');
     try {
-      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const first = await start({ dataDir: crashDir.path, clock });
       const partner = await first.createPartner();
       await first.importRegions([chicago]);
       await first.importDeals([{ ...spaDay, quantity: 10 }]);
@@ -200,7 +208,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
       expect((await first.call('GET', '/purchases/owed-p', { apiKey: partner.apiKey })).body.purchase.coupons).toEqual([]);
       await first.stop();
 
-      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      const second = await start({ dataDir: crashDir.path, clock });
       try {
         await second.settle();
         const purchase = (await second.call('GET', '/purchases/owed-p', { apiKey: partner.apiKey })).body.purchase;
@@ -264,7 +272,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
   it('sells a charged purchase whose hold lapsed while it was down on fresh units counted for its buyer: the per-user limit still holds', async () => {
     const crashDir = tempDir('recovery-limit');
     try {
-      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const first = await start({ dataDir: crashDir.path, clock });
       const partner = await first.createPartner();
       partnerKeys.set(partner.partnerId, partner.apiKey);
       await first.importRegions([chicago]);
@@ -272,7 +280,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
       const { userId, cardId } = await chargedBeforeCrash(first, partner.partnerId, 'limit-p', 2, 2);
       await first.stop();
       clock.advance(5 * 60_000 + 1000);
-      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      const second = await start({ dataDir: crashDir.path, clock });
       try {
         await second.settle();
         const key = { apiKey: partner.apiKey };
@@ -476,7 +484,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
   it('closes without selling a charge that was refunded before the crash, and refunds one whose units sold out while it was down', async () => {
     const crashDir = tempDir('recovery-refunds');
     try {
-      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const first = await start({ dataDir: crashDir.path, clock });
       const partner = await first.createPartner();
       partnerKeys.set(partner.partnerId, partner.apiKey);
       await first.importRegions([chicago]);
@@ -501,7 +509,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
       await first.settle();
       await first.stop();
 
-      const second = await TestApi.start({ dataDir: crashDir.path, clock });
+      const second = await start({ dataDir: crashDir.path, clock });
       try {
         await second.settle();
         for (const id of ['refunded-p', 'lapsed-p']) {
@@ -524,7 +532,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
 
   /** A running API with one card purchase charged and left unrecorded (as a crash leaves it). */
   const startWithChargedPurchase = async (purchaseId: string) => {
-    const api = await TestApi.start({ clock });
+    const api = await start({ clock });
     const partner = await api.createPartner();
     partnerKeys.set(partner.partnerId, partner.apiKey);
     await api.importRegions([chicago]);
@@ -550,8 +558,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
         await api.get(Scheduler).schedule({ ...job!, runAt: clock.now() });
         const state = async () =>
           (await api.call('GET', '/purchases/unasked-p', { apiKey: partner.apiKey })).body.purchase.fulfillment_state;
-        for (let i = 0; i < 100 && (await state()) === 'reserved'; i++) await new Promise((r) => setTimeout(r, 20));
-        expect(await state()).toBe('fulfilled');
+        expect(await eventually(state, (s) => s !== 'reserved')).toBe('fulfilled');
       } finally {
         unreachable.mockRestore();
         armed.mockRestore();
@@ -581,7 +588,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
   });
 
   it("settles a test clock's interrupted purchase in the clock's time: beside other processes, once an advance passes its charge lock", async () => {
-    const api = await TestApi.start({ clock });
+    const api = await start({ clock });
     try {
       const partner = await api.createPartner();
       const test = partner.sandbox!.apiKey;
@@ -643,7 +650,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
       expect(advanced.status).toBe(200);
       // Settled once its coupons are issued too (they are written after the sale, on streams of their
       // own): a read between the two shows the purchase fulfilled with none yet.
-      for (let i = 0; i < 400 && !((await purchase()).coupons?.length > 0); i++) await new Promise((r) => setTimeout(r, 20));
+      await eventually(purchase, (p) => p.coupons?.length > 0);
       // Its coupons are another view's, folded apart from the purchase's: every view caught up first.
       await api.settle();
       const settled = await purchase();
@@ -664,7 +671,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
   it('releases at start a hold no purchase was recorded for (a reseller sale stopped between its hold and its purchase), and only one old enough beside other processes', async () => {
     const crashDir = tempDir('recovery-abandoned');
     try {
-      const first = await TestApi.start({ dataDir: crashDir.path, clock });
+      const first = await start({ dataDir: crashDir.path, clock });
       const partner = await first.createPartner();
       await first.importRegions([chicago]);
       await first.importDeals([{ ...spaDay, quantity: 10, max_per_user: undefined }]);
@@ -725,7 +732,7 @@ describe('recovery of card purchases interrupted by a crash', () => {
 
       // The service's own log says what recovery did (Nest's buffered lines once went nowhere).
       const logFile = join(crashDir.path, 'service.log');
-      const second = await TestApi.start({ dataDir: crashDir.path, clock, env: { LOG_LEVEL: 'warn', LOG_FILE: logFile } });
+      const second = await start({ dataDir: crashDir.path, clock, env: { LOG_LEVEL: 'warn', LOG_FILE: logFile } });
       try {
         await second.settle();
         const said = readFileSync(logFile, 'utf8')
@@ -827,12 +834,10 @@ describe('recovery of card purchases interrupted by a crash', () => {
           armed.mockRestore();
         }
         for (const purchaseId of [lost, unasked]) {
-          let purchase = { amount: 0, amount_refunded: 0, refunds: [{ state: 'pending', id: '' }] };
-          for (let i = 0; purchase.refunds[0].state === 'pending'; i++) {
-            if (i > 200) throw new Error(`the refund of ${purchaseId} was not settled`);
-            await new Promise((r) => setTimeout(r, 20));
-            purchase = (await api.call('GET', `/purchases/${purchaseId}`, { apiKey })).body.purchase;
-          }
+          const purchase = await eventually(
+            async () => (await api.call('GET', `/purchases/${purchaseId}`, { apiKey })).body.purchase,
+            (p) => p.refunds[0].state !== 'pending',
+          );
           expect(purchase.refunds[0].state).toBe('succeeded');
           expect(purchase.amount_refunded).toBe(purchase.amount);
           expect(await api.get(PaymentGateway).refundOutcome(`refund-${purchase.refunds[0].id}`)).toMatchObject({ status: 'refunded' });

@@ -2,14 +2,15 @@ import { CatalogQueries } from '@deals/catalog';
 import { EventStore, ManualClock } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
+import { holdNextCharge } from '../../support/held-charge';
+import { TEST_CARDS } from '../../support/test-cards';
 
 describe('POST /v1/purchases/full.json', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
   beforeAll(async () => {
-    // The slow test card keeps a charge in flight long enough for a second call to meet it.
-    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '2000' } });
+    api = await TestApi.start({ clock });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([
@@ -196,11 +197,19 @@ describe('POST /v1/purchases/full.json', () => {
 
   it('answers 409 already_charging while an earlier purchase of the same user is being charged', async () => {
     const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'charging@example.com' } })).body.user_id;
-    const slow = full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card: { ...card, number: '4000000000000259' } });
+    // Its charge held (made, its answer kept back) until the second call has its answer.
+    const held = holdNextCharge(api);
+    const inFlight = full({
+      deal_id: 'chicago-spa-day',
+      quantity: 1,
+      user_id: userId,
+      credit_card: { ...card, number: TEST_CARDS.mastercard },
+    });
+    await held.charging;
     const charging = async () => (await api.get(EventStore).readStream(`usercharge-${userId}`)).at(-1)?.type === 'ChargeBegun';
-    while (!(await charging())) await new Promise((r) => setTimeout(r, 10));
+    expect(await charging()).toBe(true);
 
-    const second = await full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card: card });
+    const second = await full({ deal_id: 'chicago-spa-day', quantity: 1, user_id: userId, credit_card: card }).finally(held.release);
     expect(second.status).toBe(409);
     expect(second.body).toEqual({
       status: 'error',
@@ -209,7 +218,7 @@ describe('POST /v1/purchases/full.json', () => {
       user_id: userId,
       credit_card_id: expect.any(String),
     });
-    const first = await slow;
+    const first = await inFlight;
     expect(first.status).toBe(200);
     expect(first.body.purchase).toMatchObject({
       payment_state: 'charged',

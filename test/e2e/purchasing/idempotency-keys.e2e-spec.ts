@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { holdNextCharge } from '../../support/held-charge';
 
 /** Every call that writes takes an `Idempotency-Key`: a repeat is answered, never run again. */
 describe('Idempotency-Key on the calls that write', () => {
@@ -14,14 +15,14 @@ describe('Idempotency-Key on the calls that write', () => {
   let userId: string;
   const cards: Record<string, string> = {};
   /** The simulated processor's documented test cards (README). */
-  const TEST_CARDS = { approved: '4242424242424242', declined: '4000000000000002', slow: '4000000000000259' };
+  const TEST_CARDS = { approved: '4242424242424242', declined: '4000000000000002' };
   beforeAll(async () => {
-    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '4000' } });
+    api = await TestApi.start({ clock });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, quantity: 100, max_per_user: undefined }]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'keyed@example.com' } })).body.user_id;
-    for (const [name, number] of Object.entries({ visa: TEST_CARDS.approved, decline: TEST_CARDS.declined, slow: TEST_CARDS.slow }))
+    for (const [name, number] of Object.entries({ visa: TEST_CARDS.approved, decline: TEST_CARDS.declined }))
       cards[name] = (
         await api.call('POST', '/credit_cards', {
           apiKey,
@@ -113,13 +114,15 @@ describe('Idempotency-Key on the calls that write', () => {
   });
 
   it('keeps no answer of a conflict: a purchase refused while another charge ran buys when sent again', async () => {
-    const slow = api.call('POST', '/purchases', { apiKey, body: order({ credit_card_id: cards.slow }) });
-    const events = api.get(EventStore);
-    while ((await events.readStream(chargeLockStream(userId))).at(-1)?.type !== 'ChargeBegun') await new Promise((r) => setTimeout(r, 10));
+    // Its charge held (made, its answer kept back) until the keyed purchase has its answer.
+    const held = holdNextCharge(api);
+    const inFlight = api.call('POST', '/purchases', { apiKey, body: order() });
+    await held.charging;
+    expect((await api.get(EventStore).readStream(chargeLockStream(userId))).at(-1)?.type).toBe('ChargeBegun');
     const key = randomUUID();
-    const refused = await keyed('POST', '/purchases', key, order());
+    const refused = await keyed('POST', '/purchases', key, order()).finally(held.release);
     expect([refused.status, refused.body.error_type]).toEqual([409, 'already_charging']);
-    expect((await slow).status).toBe(200);
+    expect((await inFlight).status).toBe(200);
     const left = await numLeft();
     const retried = await keyed('POST', '/purchases', key, order());
     expect([retried.status, retried.headers['idempotent-replayed']]).toEqual([200, undefined]);

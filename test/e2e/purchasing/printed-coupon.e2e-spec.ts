@@ -58,6 +58,7 @@ browserSuite('a printed coupon in a browser', () => {
     return { page, complaints };
   }
 
+  // A page scanned in a process of its own and printed twice: a ceiling above the scan's own (scanCodes).
   it('prints a valid coupon on one page whose QR code and barcode scan to its codes', async () => {
     const [coupon] = coupons;
     const { page, complaints } = await opened(coupon.print_url);
@@ -93,8 +94,9 @@ browserSuite('a printed coupon in a browser', () => {
       writeFileSync(process.env.PRINTED_COUPON_SCREENSHOT, await page.screenshot({ fullPage: true, scale: 'css' }));
     }
     await page.close();
-  }, 60_000);
+  }, 120_000);
 
+  // Two pages, each scanned in a process of its own: a ceiling above both scans' own (scanCodes).
   it('shows a redeemed or expired coupon as not valid, with nothing to scan or key in', async () => {
     const [redeemed, expiring] = coupons;
     expect((await api.call('PUT', `/coupons/${redeemed.id}/redeem`, { apiKey })).status).toBe(200);
@@ -118,5 +120,5 @@ browserSuite('a printed coupon in a browser', () => {
       expect(complaints).toEqual([]);
       await page.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -4,6 +4,7 @@ import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.event
 import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
 import { buyerWithCard, REFUND_LATE_TEST_CARD, REFUND_REFUSED_TEST_CARD } from '../../support/test-cards';
 
 /** Refunds of card purchases and claimed reservations: the command, and the calls over HTTPS. */
@@ -180,12 +181,10 @@ describe('refunding a purchase', () => {
       expect(job).toBeDefined();
       // The job, run now rather than 30 s of real time away.
       await api.get(Scheduler).schedule({ ...job!, runAt: clock.now() });
-      let refund = created.body.refund;
-      for (let i = 0; refund.state === 'pending'; i++) {
-        if (i > 100) throw new Error('the refund was not settled');
-        await new Promise((r) => setTimeout(r, 20));
-        refund = (await api.call('GET', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey })).body.refunds[0];
-      }
+      const refund = await eventually(
+        async () => (await api.call('GET', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey })).body.refunds[0],
+        (r) => r.state !== 'pending',
+      );
       expect(refund).toMatchObject({ id: created.body.refund.id, state: 'succeeded', amount: 2000 });
       const outcome = await api.get(PaymentGateway).refundOutcome(`refund-${refund.id}`);
       expect(outcome).toMatchObject({ status: 'refunded' });
@@ -193,7 +192,7 @@ describe('refunding a purchase', () => {
     } finally {
       armed.mockRestore();
     }
-  });
+  }, 90_000);
 
   it('answers a refund asked again with its Idempotency-Key as first answered, paying back once', async () => {
     const purchase = await buy(1);
@@ -233,22 +232,13 @@ describe('refunding a purchase', () => {
     ]);
     expect(forced.code).toBe(0);
     expect(JSON.parse(forced.stdout)).toMatchObject({ purchase_id: purchase.id, coupon_ids: [couponId], amount: 1000, state: 'succeeded' });
-    for (let i = 0; ; i++) {
-      const listed = await api.call('GET', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey });
-      // The API's views take in what the CLI's process wrote as they tail the log.
-      if (listed.body.refunds[0]?.state === 'succeeded') {
-        expect(listed.body.refunds[0]).toMatchObject({
-          forced: true,
-          note: 'card reported stolen',
-          reason: 'fraudulent',
-          state: 'succeeded',
-        });
-        break;
-      }
-      if (i > 100) throw new Error('the forced refund was not shown');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  });
+    // The API's views take in what the CLI's process wrote as they tail the log.
+    const listed = await eventually(
+      async () => (await api.call('GET', `/purchases/${purchase.id}/refunds`, { apiKey: partner.apiKey })).body.refunds,
+      (refunds) => refunds[0]?.state === 'succeeded',
+    );
+    expect(listed[0]).toMatchObject({ forced: true, note: 'card reported stolen', reason: 'fraudulent', state: 'succeeded' });
+  }, 120_000);
 
   it("rolls back a coupon's redemption within 24 hours, once, with the reason and who asked; not later, not another partner's", async () => {
     const purchase = await buy(1);

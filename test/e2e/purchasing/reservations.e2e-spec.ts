@@ -1,6 +1,7 @@
 import { EventStore, handleCommand, ManualClock, OPERATOR, Scheduler } from '@deals/kernel';
 import { inventoryDecider } from '@deals/purchasing/domain/inventory/inventory.decider';
 import { TestApi } from '../../support/api-harness';
+import { eventually } from '../../support/eventually';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 
 describe("reserve, claim and release, and a user's coupons", () => {
@@ -202,14 +203,15 @@ describe("reserve, claim and release, and a user's coupons", () => {
     await api
       .get(Scheduler)
       .schedule({ id: `release-hold-${id}`, kind: 'release-hold', runAt: clock.now(), data: { dealId: 'dozen-deal', holdId: id } });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Its first try over, it is armed again for its next, after the scheduler's back-off (500 ms).
+    const job = async () => (await api.get(Scheduler).list(1000)).find((j) => j.id === `release-hold-${id}`);
+    const tried = await eventually(job, (j) => j?.attemptsMade === 1 && j.state !== 'running');
+    expect(tried).toMatchObject({ attemptsMade: 1, state: 'waiting' });
     expect(await released()).toBe(false);
     clock.advance(5 * 60_000);
-    // Its next try, after the scheduler's back-off (500 ms), finds it lapsed.
-    const deadline = Date.now() + 5_000;
-    while (!(await released()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await released()).toBe(true);
-  });
+    // Its next try finds it lapsed.
+    expect(await eventually(released, (done) => done)).toBe(true);
+  }, 90_000);
 
   it('lists the user purchases and coupons, filters coupons and redeems them once', async () => {
     const purchases = await api.call('GET', `/users/${userId}/purchases`, { apiKey });

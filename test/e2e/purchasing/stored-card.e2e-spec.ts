@@ -5,6 +5,8 @@ import { chargeLockStream } from '@deals/purchasing/domain/charge-lock/charge-lo
 import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.events';
 import { TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
+import { holdNextCharge } from '../../support/held-charge';
 
 describe('POST /purchases: buying with a stored card', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
@@ -12,8 +14,8 @@ describe('POST /purchases: buying with a stored card', () => {
   let apiKey: string;
   let userId: string;
   const cards: Record<string, string> = {};
-  /** The simulated processor's documented test cards (README): approve, decline, fail, answer slowly. */
-  const TEST_CARDS = { visa: '4242424242424242', decline: '4000000000000002', error: '4000000000000119', slow: '4000000000000259' };
+  /** The simulated processor's documented test cards (README): approve, decline, fail. */
+  const TEST_CARDS = { visa: '4242424242424242', decline: '4000000000000002', error: '4000000000000119' };
   /** Stores `number` for `user`; its credit card id. */
   const storeCard = async (user: string, number: string): Promise<string> =>
     (
@@ -23,7 +25,7 @@ describe('POST /purchases: buying with a stored card', () => {
       })
     ).body.credit_card_id;
   beforeAll(async () => {
-    api = await TestApi.start({ clock, env: { SLOW_CARD_MS: '2000' } });
+    api = await TestApi.start({ clock });
     apiKey = (await api.createPartner()).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([
@@ -39,11 +41,6 @@ describe('POST /purchases: buying with a stored card', () => {
   });
   afterAll(() => api.close());
 
-  /** Waits until the user's charge lock is taken (its last event is ChargeBegun): a purchase of theirs is being charged. */
-  const charging = async (user: string) => {
-    const events = api.get(EventStore);
-    while ((await events.readStream(chargeLockStream(user))).at(-1)?.type !== 'ChargeBegun') await new Promise((r) => setTimeout(r, 10));
-  };
   const buy = (overrides: Record<string, unknown> = {}) =>
     api.call('POST', '/purchases', {
       apiKey,
@@ -130,9 +127,11 @@ describe('POST /purchases: buying with a stored card', () => {
   });
 
   it('answers 409 already_charging while the same user is being charged', async () => {
-    const slow = buy({ credit_card_id: cards.slow });
-    await charging(userId);
-    const second = await buy();
+    // Its charge held (made, its answer kept back) until the second purchase has its answer.
+    const held = holdNextCharge(api);
+    const slow = buy({ credit_card_id: cards.visa });
+    await held.charging;
+    const second = await buy().finally(held.release);
     expect(second.status).toBe(409);
     expect(second.body).toEqual({
       status: 'error',
@@ -269,10 +268,11 @@ describe('POST /purchases: buying with a stored card', () => {
 
   it("still answers the refusal when giving back a refused purchase's hold fails: the hold lapses at its expiry, its release job armed", async () => {
     const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'refused-undo@example.com' } })).body.user_id;
-    const slowCard = await storeCard(buyer, TEST_CARDS.slow);
     const visa = await storeCard(buyer, TEST_CARDS.visa);
-    const slow = buy({ user_id: buyer, credit_card_id: slowCard });
-    await charging(buyer);
+    // Its charge held (made, its answer kept back) until the second purchase has its answer.
+    const held = holdNextCharge(api);
+    const slow = buy({ user_id: buyer, credit_card_id: visa });
+    await held.charging;
     const events = api.get(EventStore);
     const append = events.append.bind(events);
     const spy = jest.spyOn(events, 'append').mockImplementation((stream, batch, expected) => {
@@ -291,6 +291,7 @@ describe('POST /purchases: buying with a stored card', () => {
     } finally {
       spy.mockRestore();
       schedule.mockRestore();
+      held.release();
     }
     expect((await slow).status).toBe(200);
   });
@@ -343,20 +344,17 @@ describe('POST /purchases: buying with a stored card', () => {
       await api.get(Scheduler).schedule({ ...job, runAt: clock.now() });
     };
     const purchaseOf = async (id: string) => (await api.call('GET', `/purchases/${id}`, { apiKey })).body.purchase;
-    const settled = async (id: string) => {
-      for (let i = 0; i < 100; i++) {
-        const purchase = await purchaseOf(id);
-        // Settled: released, or fulfilled with every coupon (the job records the sale, then issues
-        // the coupons in a write of their own; a read between the two sees none yet).
-        if (
+    /**
+     * The purchase once settled: released, or fulfilled with every coupon (the job records the sale,
+     * then issues the coupons in a write of their own; a read between the two sees none yet).
+     */
+    const settled = (id: string) =>
+      eventually(
+        () => purchaseOf(id),
+        (purchase) =>
           purchase.fulfillment_state === 'released' ||
-          (purchase.fulfillment_state === 'fulfilled' && purchase.coupons.length === purchase.number_bought)
-        )
-          return purchase;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error(`purchase ${id} was not settled`);
-    };
+          (purchase.fulfillment_state === 'fulfilled' && purchase.coupons.length === purchase.number_bought),
+      );
 
     it("answers 502 naming the purchase, keeps the charge lock, and sells the units with their coupons once the processor's record shows the charge", async () => {
       const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'lost-answer@example.com' } })).body.user_id;
@@ -393,13 +391,12 @@ describe('POST /purchases: buying with a stored card', () => {
         expect(await numLeft()).toBe(before - 1);
         // Settled, the lock ends at once (the job's last write, just after the coupons), not when it lapses.
         const lockEvents = async () => (await api.get(EventStore).readStream(`usercharge-${buyer}`)).map((e) => e.type);
-        for (let i = 0; i < 100 && (await lockEvents()).length < 2; i++) await new Promise((r) => setTimeout(r, 20));
-        expect(await lockEvents()).toEqual(['ChargeBegun', 'ChargeEnded']);
+        expect(await eventually(lockEvents, (types) => types.length >= 2)).toEqual(['ChargeBegun', 'ChargeEnded']);
       } finally {
         restore();
         armed.mockRestore();
       }
-    });
+    }, 90_000);
 
     it('releases the units when the processor has no record of the charge, and tries again later while it cannot be asked', async () => {
       const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'never-reached@example.com' } })).body.user_id;
@@ -417,9 +414,10 @@ describe('POST /purchases: buying with a stored card', () => {
 
         await settleNow(id, armed);
         // The processor could not be asked: a new job a minute later, the purchase still open.
-        for (let i = 0; i < 100 && !armed.mock.calls.some(([j]) => j.id === `recover-purchase-${id}-1`); i++)
-          await new Promise((r) => setTimeout(r, 20));
-        const retry = armed.mock.calls.map(([j]) => j).find((j) => j.id === `recover-purchase-${id}-1`);
+        const retry = await eventually(
+          async () => armed.mock.calls.map(([j]) => j).find((j) => j.id === `recover-purchase-${id}-1`),
+          (job) => job !== undefined,
+        );
         expect(retry).toMatchObject({
           kind: 'recover-purchase',
           runAt: new Date(clock.now().getTime() + 60_000),
@@ -435,6 +433,6 @@ describe('POST /purchases: buying with a stored card', () => {
         unreachable.mockRestore();
         armed.mockRestore();
       }
-    });
+    }, 90_000);
   });
 });

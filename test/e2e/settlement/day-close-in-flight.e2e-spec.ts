@@ -3,9 +3,7 @@ import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { TEST_CARDS } from '../../support/test-cards';
 import { eventually } from '../../support/eventually';
-
-/** The simulated processor's test card that answers slowly (SLOW_CARD_MS), then approves. */
-const SLOW_TEST_CARD = '4000000000000259';
+import { holdNextCharge } from '../../support/held-charge';
 
 /**
  * A day's statement closes only when nothing dated in it can still be written: a purchase under a
@@ -19,7 +17,7 @@ describe('a statement day closes only once nothing dated in it can come', () => 
   let test: string;
 
   beforeAll(async () => {
-    api = await TestApi.start({ clock: real, env: { SLOW_CARD_MS: '3000' } });
+    api = await TestApi.start({ clock: real });
     test = (await api.createPartner('Slow payer')).sandbox!.apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([{ ...spaDay, current_price: 1000, quantity: 100, max_per_user: undefined, end_at: '2027-06-18T05:00:00Z' }]);
@@ -54,13 +52,12 @@ describe('a statement day closes only once nothing dated in it can come', () => 
     const quick = await card('quick@example.com', TEST_CARDS.visa);
     const first = await buy(quick);
     expect(first.status).toBe(200);
-    const slow = await card('slow@example.com', SLOW_TEST_CARD);
+    const slow = await card('slow@example.com', TEST_CARDS.visa);
+    // Its charge made, the processor's answer held until the day has been seen open past its close.
+    const held = holdNextCharge(api);
     const slowPurchase = buy(slow);
-    // Its charge has begun (the user's charge lock is taken): the processor answers in seconds.
-    await eventually(
-      () => api.get(EventStore).readStream(`usercharge-${slow.user}`),
-      (events) => events.some((e) => e.type === 'ChargeBegun'),
-    );
+    await held.charging;
+    expect((await api.get(EventStore).readStream(`usercharge-${slow.user}`)).map((e) => e.type)).toEqual(['ChargeBegun']);
 
     expect(
       (await api.call('POST', `/v1/test_clocks/${clock.id}/advance`, { apiKey: test, body: { frozen_time: '2026-09-03T00:00:00Z' } }))
@@ -74,6 +71,7 @@ describe('a statement day closes only once nothing dated in it can come', () => 
     const during = await under('GET', '/v1/settlements/2026-09-01');
     expect(during.body.settlement).toMatchObject({ state: 'open', line_item_count: 1, digest: null });
 
+    held.release();
     expect((await slowPurchase).status).toBe(200);
     await api.settle();
     const after = await under('GET', '/v1/settlements/2026-09-01');
