@@ -3,11 +3,74 @@ import { IDLE_IN_TRANSACTION_MS, servicePool } from '@deals/adapters/postgres-po
 import type { RecordedEvent } from '@deals/kernel';
 import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
+import { eventually } from '../support/eventually';
 import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
 
 const unavailable = postgresUnavailableSync();
 
 const event = (i: number) => ({ id: randomUUID(), type: 'Noted', data: { i }, metadata: { occurredAt: new Date(0).toISOString() } });
+/** How long a wait for what the store does may take before it is taken as hung. */
+const HUNG_MS = 60_000;
+/** A poll so far apart that an event seen within {@link HUNG_MS} was read again for another reason. */
+const NO_POLL_MS = 600_000;
+
+/**
+ * The store's reads of the log, watched: `next()` resolves once a read begun after it was asked
+ * for has returned and its page has been handed on (what its subscriptions saw by then), and
+ * `count` says how many have begun.
+ */
+function watchReads(store: PostgresEventStore): { next: () => Promise<void>; count: () => number } {
+  const read = store.readPage.bind(store);
+  let begun = 0;
+  const waiting: Array<{ after: number; done: () => void }> = [];
+  jest.spyOn(store, 'readPage').mockImplementation(async (...args) => {
+    const n = ++begun;
+    try {
+      return await read(...args);
+    } finally {
+      // Once the page has been handed on (after the turn that returns it).
+      for (const w of waiting.filter((w) => n > w.after)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        setImmediate(w.done);
+      }
+    }
+  });
+  return { next: () => new Promise<void>((done) => waiting.push({ after: begun, done })), count: () => begun };
+}
+
+/** The notices of new events the store has heard, and a wait for the next `n` of them. */
+function watchNotices(store: PostgresEventStore): { heard: (n?: number) => Promise<void> } {
+  const spied = store as unknown as { wakeAll: () => void };
+  const wakeAll = spied.wakeAll.bind(store);
+  let count = 0;
+  const waiting: Array<{ until: number; done: () => void }> = [];
+  jest.spyOn(spied, 'wakeAll').mockImplementation(() => {
+    count++;
+    wakeAll();
+    for (const w of waiting.filter((w) => count >= w.until)) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.done();
+    }
+  });
+  return { heard: (n = 1) => new Promise<void>((done) => waiting.push({ until: count + n, done })) };
+}
+
+/** Resolves once a session of the database waits for a lock (an append waiting for a row another transaction holds). */
+async function someoneWaitsForALock(url: string): Promise<void> {
+  const admin = new Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const waiting = async () =>
+      (
+        await admin.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )
+      ).rows[0].n;
+    expect(await eventually(waiting, (n) => n > 0, HUNG_MS)).toBeGreaterThan(0);
+  } finally {
+    await admin.end();
+  }
+}
 
 if (unavailable) {
   describe.skip(`PostgreSQL event log order under concurrent, late-committing appends — skipped: ${unavailable}`, () => {
@@ -15,6 +78,8 @@ if (unavailable) {
   });
 } else {
   describe('PostgreSQL event log order under concurrent, late-committing appends', () => {
+    // Past the waits' own ceiling, so that a hung wait fails on what it waited for.
+    jest.setTimeout(2 * HUNG_MS);
     let database: { url: string; drop: () => Promise<void> };
     beforeAll(async () => (database = await createTestDatabase('ordering')));
     afterAll(async () => database?.drop());
@@ -22,6 +87,7 @@ if (unavailable) {
     it('never lets a subscriber skip an event whose transaction committed after later ones, nor see one twice or out of order, and lets appends go on meanwhile', async () => {
       const [a, b] = [new PostgresEventStore(database.url), new PostgresEventStore(database.url)];
       await a.head(); // the tables exist
+      const reads = watchReads(a);
       const seen: RecordedEvent[] = [];
       const subscription = a.subscribe({ after: null, onEvents: async (events) => void seen.push(...events) });
       // An append held open on purpose, as a writer does it (its stream's row, then its rows), committing late.
@@ -45,11 +111,15 @@ if (unavailable) {
       );
       // They are committed, but a reader sees none of them before the transaction that began first has ended.
       expect(await a.countAfter(null)).toBe(400);
-      await new Promise((r) => setTimeout(r, 300));
+      await reads.next();
       expect(seen).toHaveLength(0);
       await held.query('COMMIT');
       await held.end();
-      for (let i = 0; seen.length < 403 && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
+      await eventually(
+        async () => seen.length,
+        (n) => n >= 403,
+        HUNG_MS,
+      );
       await subscription.close();
       const all = await a.readAll({ after: null, maxCount: 10_000 });
       expect(all).toHaveLength(403);
@@ -67,21 +137,22 @@ if (unavailable) {
       // sending anything: as a process frozen (SIGSTOP) or cut off between two statements.
       const pool = servicePool(database.url, 1);
       const frozen = await pool.connect();
+      const ended = new Promise<Error & { code?: string }>((resolve) => frozen.once('error', resolve));
       await frozen.query('BEGIN');
       await frozen.query(`SELECT 1 FROM event_streams WHERE stream_id = 'frozen' FOR UPDATE`);
       const began = Date.now();
       await store.append('frozen', [event(1)], 0);
-      const waited = Date.now() - began;
-      expect(waited).toBeGreaterThan(IDLE_IN_TRANSACTION_MS - 1000);
-      expect(waited).toBeLessThan(IDLE_IN_TRANSACTION_MS + 3000);
-      // The frozen writer's transaction was ended for it: its next statement fails, and the pool drops it.
+      expect(Date.now() - began).toBeGreaterThan(IDLE_IN_TRANSACTION_MS - 1000);
+      // The server ended the frozen writer's session for its idle transaction (not the append's
+      // lock wait running out): it says so, the writer's next statement fails, and the pool drops it.
+      expect((await ended).code).toBe('25P03');
       await expect(frozen.query('SELECT 1')).rejects.toThrow();
       frozen.release(true);
       expect((await pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
       await pool.end();
       expect((await store.readStream('frozen')).map((e) => e.revision)).toEqual([0, 1]);
       await store.close();
-    }, 20_000);
+    });
 
     it("writes a stream's events after those of a transaction that began later but wrote the stream first", async () => {
       const store = new PostgresEventStore(database.url);
@@ -94,7 +165,7 @@ if (unavailable) {
       // ...while this store's append begins (its transaction id drawn) and waits for the row.
       // 'any': no revision check to refuse it, so only the order of transactions can put it right.
       const appended = store.append('raced', [event(1)], 'any');
-      await new Promise((r) => setTimeout(r, 300));
+      await someoneWaitsForALock(database.url);
       // A transaction begun after it writes the stream first (as the other writer, on its behalf).
       const later = new Client({ connectionString: database.url });
       await later.connect();
@@ -139,7 +210,7 @@ if (unavailable) {
       const mine = store.append('uncontested', [event(0)], 'no_stream');
       const contested = store.append('contested', [event(1)], 'any');
       const another = store.append('contested-too', [event(0)], 'no_stream');
-      await new Promise((r) => setTimeout(r, 300));
+      await someoneWaitsForALock(database.url);
       await other.query('COMMIT');
       await other.end();
       expect((await contested).nextExpectedRevision).toBe(1);
@@ -150,9 +221,10 @@ if (unavailable) {
     });
 
     it('reads again soon when events wait behind a transaction that writes none, instead of waiting for a notice or the poll', async () => {
-      // The poll a minute apart: an event seen within seconds was read again by the subscription itself.
-      const store = new PostgresEventStore(database.url, { pollMs: 60_000 });
+      // The poll ten minutes apart: an event seen within a minute was read again by the subscription itself.
+      const store = new PostgresEventStore(database.url, { pollMs: NO_POLL_MS });
       const start = await store.head();
+      const reads = watchReads(store);
       const seen: RecordedEvent[] = [];
       const subscription = store.subscribe({ after: start, onEvents: async (events) => void seen.push(...events) });
       // Another transaction of this database holds a transaction id and writes no event (no notice when it ends).
@@ -162,13 +234,16 @@ if (unavailable) {
         await other.query('BEGIN');
         await other.query('SELECT pg_current_xact_id()');
         await store.append('behind-a-quiet-one', [event(0)], 'no_stream');
-        await new Promise((r) => setTimeout(r, 200));
+        // A read after the append finds it held back.
+        await reads.next();
         expect(seen).toHaveLength(0);
-        const ended = Date.now();
         await other.query('COMMIT');
-        while (seen.length === 0 && Date.now() - ended < 10_000) await new Promise((r) => setTimeout(r, 10));
+        await eventually(
+          async () => seen.length,
+          (n) => n > 0,
+          HUNG_MS,
+        );
         expect(seen.map((e) => e.streamId)).toEqual(['behind-a-quiet-one']);
-        expect(Date.now() - ended).toBeLessThan(10_000);
       } finally {
         await other.end();
         await subscription.close();
@@ -177,7 +252,7 @@ if (unavailable) {
     });
 
     it('reads again at once when a notice came while it was reading, instead of waiting for the poll', async () => {
-      const store = new PostgresEventStore(database.url, { pollMs: 60_000 });
+      const store = new PostgresEventStore(database.url, { pollMs: NO_POLL_MS });
       const start = await store.head();
       const read = store.readPage.bind(store);
       let reads = 0;
@@ -198,11 +273,16 @@ if (unavailable) {
       const subscription = store.subscribe({ after: start, onEvents: async (events) => void seen.push(...events) });
       try {
         await firstRead;
+        const notices = watchNotices(store);
+        const noticed = notices.heard();
         await store.append('noticed-mid-read', [event(0)], 'no_stream');
-        await new Promise((r) => setTimeout(r, 300));
+        await noticed;
         release();
-        const ended = Date.now();
-        while (seen.length === 0 && Date.now() - ended < 10_000) await new Promise((r) => setTimeout(r, 10));
+        await eventually(
+          async () => seen.length,
+          (n) => n > 0,
+          HUNG_MS,
+        );
         expect(seen.map((e) => e.streamId)).toEqual(['noticed-mid-read']);
       } finally {
         await subscription.close();
@@ -211,8 +291,9 @@ if (unavailable) {
     });
 
     it('waits the poll after a failed delivery, however many notices come meanwhile', async () => {
-      const store = new PostgresEventStore(database.url, { pollMs: 60_000 });
+      const store = new PostgresEventStore(database.url, { pollMs: NO_POLL_MS });
       const start = await store.head();
+      const reads = watchReads(store);
       const failures: unknown[] = [];
       const subscription = store.subscribe({
         after: start,
@@ -223,11 +304,23 @@ if (unavailable) {
       });
       try {
         await store.listen();
-        for (let i = 0; i < 10; i++) {
+        const notices = watchNotices(store);
+        // The first append's notice wakes the subscription, whose delivery fails.
+        await store.append('refused-delivery-0', [event(0)], 'no_stream');
+        await eventually(
+          async () => failures.length,
+          (n) => n > 0,
+          HUNG_MS,
+        );
+        const readsBefore = reads.count();
+        for (let i = 1; i < 10; i++) {
+          const heard = notices.heard();
           await store.append(`refused-delivery-${i}`, [event(0)], 'no_stream');
-          await new Promise((r) => setTimeout(r, 30));
+          await heard;
         }
-        await new Promise((r) => setTimeout(r, 200));
+        // A read woken by a notice would have begun within the turn that heard it.
+        await new Promise((r) => setImmediate(r));
+        expect(reads.count()).toBe(readsBefore);
         expect(failures).toHaveLength(1);
       } finally {
         await subscription.close();
