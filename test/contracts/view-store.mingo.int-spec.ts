@@ -411,6 +411,29 @@ describe('embedded view store: WAL checkpoints off the event loop', () => {
     });
   });
 
+  it('ends its thread soon once no file is watched (a process whose stores closed keeps none), and starts another for the next', async () => {
+    const checkpointer = new WalCheckpointer({ intervalMs: 50 });
+    const thread = () => (checkpointer as unknown as { worker: Worker | null }).worker;
+    const file = `${dir.path}/watched.sqlite`;
+    new Database(file).close();
+    try {
+      const unwatch = checkpointer.watch(file, () => undefined)!;
+      const first = thread()!;
+      const exited = new Promise((resolve) => first.once('exit', resolve));
+      unwatch();
+      await exited;
+      expect(thread()).toBeNull();
+      let handedBack = false;
+      expect(checkpointer.watch(file, () => (handedBack = true))).not.toBeNull();
+      expect(thread()).not.toBeNull();
+      expect(thread()).not.toBe(first);
+      await checkpointer.settled();
+      expect(handedBack).toBe(false);
+    } finally {
+      await checkpointer.close();
+    }
+  });
+
   it('checkpoints in its saves again when that thread fails, and opens later files that way', async () => {
     const checkpointer = new WalCheckpointer({ intervalMs: 60_000 });
     const views = new MingoViewStore(`${dir.path}/failing`, { documentsMs: 10, checkpointMs: 10 }, checkpointer);
@@ -640,6 +663,30 @@ describe('embedded view store: collections on disk', () => {
     } finally {
       generation.close();
     }
+  });
+
+  it('ends its write thread soon once every file it wrote is released (a process whose views closed keeps none)', async () => {
+    const path = `${dir.path}/thread-released`;
+    mkdirSync(path, { recursive: true });
+    const thread = new ViewWriteThread();
+    const worker = () => (thread as unknown as { worker: Worker | null }).worker;
+    const open = (name: string) => {
+      const db = new Database(`${path}/${name}.sqlite`);
+      db.pragma('journal_mode = WAL');
+      return new DiskGeneration(name, 'g', db, ['userId'], false, 5, thread);
+    };
+    const purchases = open('purchases');
+    const users = open('users');
+    purchases.commit([{ _id: 'a', _pos: pos(1), userId: 'u' } as ViewDocument], pos(1));
+    purchases.write();
+    users.commit([{ _id: 'u', _pos: pos(1), userId: 'u' } as ViewDocument], pos(1));
+    users.write();
+    const running = worker()!;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    purchases.close();
+    users.close();
+    await exited;
+    expect(worker()).toBeNull();
   });
 
   it('keeps what it could not send pending, and never saves a later checkpoint without it', async () => {

@@ -2,6 +2,9 @@ import { workerModulePath } from '@deals/kernel';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
+/** How long the thread outlives the last file watched: a store closed and another opened at once on its folder keep it. */
+const IDLE_STOP_MS = 1000;
+
 /**
  * Checkpoints the WAL of SQLite files from a thread of its own. A connection that commits on the
  * event loop otherwise checkpoints inside its commits (SQLite's `wal_autocheckpoint`): it copies
@@ -12,16 +15,21 @@ import { Worker } from 'node:worker_threads';
  *
  * A file the thread cannot open or keep checkpointing is handed back: its `handBack` callback runs
  * (the writer turns its own checkpoints on again). If the thread itself fails, every file is handed
- * back and `watch` refuses from then on, so no WAL is ever left to grow.
+ * back and `watch` refuses from then on, so no WAL is ever left to grow. The thread runs while some
+ * file is watched: a moment after the last is unwatched it closes its connections and ends.
  */
 export class WalCheckpointer {
   private worker: Worker | null = null;
   private failed = false;
   private pings = 0;
-  /** Pings sent and not yet answered, by id: one listener on the thread answers them all (a store closing its collections pings once for each). */
-  private readonly waiting = new Map<number, () => void>();
+  /** Pings sent and not yet answered, by id, with the thread asked: one listener on each thread answers them all (a store closing its collections pings once for each). */
+  private readonly waiting = new Map<number, { worker: Worker; answer: () => void }>();
   /** Watched files: how many writers watch each (stores on one folder share a file), and their hand-back callbacks. */
   private readonly files = new Map<string, Set<() => void>>();
+  /** Until the threads stopped once no file was watched have closed their connections and exited. */
+  private stopping: Promise<void> = Promise.resolve();
+  /** Ends the thread, set while no file is watched. */
+  private idle: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: { intervalMs: number }) {}
 
@@ -32,6 +40,8 @@ export class WalCheckpointer {
    */
   watch(file: string, handBack: () => void): (() => void) | null {
     if (this.failed) return null;
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
     let writers = this.files.get(file);
     if (!writers) {
       this.files.set(file, (writers = new Set()));
@@ -45,6 +55,15 @@ export class WalCheckpointer {
       if (!current?.delete(writer) || current.size > 0) return;
       this.files.delete(file);
       this.worker?.postMessage({ unwatch: file });
+      // The last file unwatched ends the thread soon: a process whose stores have all closed keeps
+      // no thread, and the next watch starts another.
+      if (this.files.size === 0) {
+        this.idle = setTimeout(() => {
+          this.idle = null;
+          this.stop();
+        }, IDLE_STOP_MS);
+        this.idle.unref();
+      }
     };
   }
 
@@ -53,42 +72,66 @@ export class WalCheckpointer {
    * are closed there (and their WAL removed when it held the last connection), so that their folder
    * may be removed.
    */
-  settled(): Promise<void> {
+  async settled(): Promise<void> {
+    const stopped = this.stopping;
     const worker = this.worker;
-    if (!worker) return Promise.resolve();
-    const id = ++this.pings;
-    return new Promise((resolve) => {
-      this.waiting.set(id, () => {
-        this.waiting.delete(id);
-        // Once nothing is awaited, the thread no longer keeps the process alive.
-        if (this.waiting.size === 0) worker.unref();
-        resolve();
+    if (worker) {
+      const id = ++this.pings;
+      await new Promise<void>((resolve) => {
+        this.waiting.set(id, {
+          worker,
+          answer: () => {
+            this.waiting.delete(id);
+            // Once nothing is awaited, the thread no longer keeps the process alive.
+            if (![...this.waiting.values()].some((ping) => ping.worker === worker)) worker.unref();
+            resolve();
+          },
+        });
+        // The process waits for the answer, as for any pending close.
+        worker.ref();
+        worker.postMessage({ ping: id });
       });
-      // The process waits for the answer, as for any pending close.
-      worker.ref();
-      worker.postMessage({ ping: id });
-    });
+    }
+    await stopped;
   }
 
   /** Stops the thread (its connections closed); files still watched are handed back. */
   async close(): Promise<void> {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
+    const worker = this.worker;
+    if (worker) {
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.ref();
+      worker.postMessage({ close: true });
+      await exited;
+    }
+    await this.stopping;
+  }
+
+  /** Ends the thread, which watches no file: it closes what connections it has left and exits. */
+  private stop(): void {
     const worker = this.worker;
     if (!worker) return;
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    this.worker = null;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // The process waits for the files to be closed, as for any pending close.
     worker.ref();
     worker.postMessage({ close: true });
-    await exited;
+    const before = this.stopping;
+    this.stopping = Promise.all([before, exited]).then(() => undefined);
   }
 
   private start(): Worker {
     const worker = new Worker(workerModulePath(join(__dirname, 'wal-checkpointer.worker')), { workerData: this.options });
     worker.on('message', ({ handBack, pong }: { handBack?: string; pong?: number }) => {
       if (handBack) this.handBack(handBack);
-      if (pong !== undefined) this.waiting.get(pong)?.();
+      if (pong !== undefined) this.waiting.get(pong)?.answer();
     });
     const fail = () => {
       // A thread that is gone answers nothing more: whoever waits for it is done waiting.
-      for (const answer of [...this.waiting.values()]) answer();
+      for (const ping of [...this.waiting.values()]) if (ping.worker === worker) ping.answer();
+      // One stopped once it watched no file ended as asked.
       if (this.worker !== worker) return;
       this.worker = null;
       this.failed = true;
@@ -110,5 +153,5 @@ export class WalCheckpointer {
   }
 }
 
-/** The process's one checkpointer for the embedded views' files (started on first use). */
+/** The process's one checkpointer for the embedded views' files (started on first use, ended once its stores have closed). */
 export const viewCheckpointer = new WalCheckpointer({ intervalMs: 1000 });

@@ -9,6 +9,9 @@ const WAIT_LIMIT_MS = 15_000;
 /** A blocked wait checks for the answer at least this often (the thread may have stopped without one). */
 const WAIT_SLICE_MS = 50;
 
+/** How long the thread outlives the last file released: views closed and opened again at once on a folder keep it. */
+const IDLE_STOP_MS = 1000;
+
 /** The thread did not answer within {@link WAIT_LIMIT_MS}; the write is still under way there. */
 export class ViewWriteNotAnswered extends Error {
   constructor(file: string) {
@@ -33,10 +36,16 @@ export class ViewWriteThread {
   private sent = 0;
   /** Requests sent and not answered yet: what to call with each answer (an error's message or null). */
   private readonly waiting = new Map<number, (error: string | null) => void>();
+  /** The files the thread may hold a connection to: written, and not released since. */
+  private readonly files = new Set<string>();
+  /** Ends the thread, set while it holds no file. */
+  private idle: NodeJS.Timeout | null = null;
 
   /** Sends `writes` for `file` (keyed on `fields`); `done` is called with null once committed, else with why it failed. Returns the request's number. */
   write(file: string, fields: readonly string[], writes: DocumentWrites, done: (error: string | null) => void): number {
-    return this.send({ file, fields: [...fields], writes }, done);
+    const seq = this.send({ file, fields: [...fields], writes }, done);
+    this.files.add(file);
+    return seq;
   }
 
   /** Blocks until request `seq` is answered (its `done` called), handling the answers that come before it. */
@@ -60,15 +69,28 @@ export class ViewWriteThread {
     }
   }
 
-  /** Closes the thread's connection to `file` and waits for that (before the file is closed here, or removed). */
+  /**
+   * Closes the thread's connection to `file` and waits for that (before the file is closed here, or
+   * removed). The last file released ends the thread soon, as it then holds no connection: a
+   * process whose views have all closed keeps no thread, and the next write starts another.
+   */
   release(file: string): void {
+    this.files.delete(file);
     if (!this.worker) return;
     const seq = this.send({ release: file }, () => undefined);
     this.waitFor(seq, file);
+    if (this.files.size > 0) return;
+    this.idle = setTimeout(() => {
+      this.idle = null;
+      if (this.files.size === 0 && this.waiting.size === 0) this.stop();
+    }, IDLE_STOP_MS);
+    this.idle.unref();
   }
 
   /** Posts a request; throws (registering nothing) when the thread cannot be started or reached. */
   private send(request: Omit<ViewWriteRequest, 'seq'>, done: (error: string | null) => void): number {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
     const port = this.port ?? this.start();
     const seq = ++this.sent;
     port.postMessage({ ...request, seq } satisfies ViewWriteRequest);
@@ -100,6 +122,15 @@ export class ViewWriteThread {
     this.waiting.delete(seq);
     if (this.waiting.size === 0) this.worker?.unref();
     done?.(error);
+  }
+
+  /** Ends the thread once it holds no connection (every file released) and no request: it has nothing left to finish. */
+  private stop(): void {
+    const worker = this.worker;
+    this.port?.close();
+    this.worker = null;
+    this.port = null;
+    void worker?.terminate();
   }
 
   /** The thread stopped: what it held is failed (written again from what is pending: the rows are the same), and the next write starts another. */
