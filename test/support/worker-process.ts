@@ -21,11 +21,24 @@ export class WorkerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const worker = new WorkerProcess(child);
-    const deadline = Date.now() + 60_000;
-    while (!worker.output.includes('deals worker running')) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the worker did not start:\n${worker.output.slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // Told by its output as it comes (the listeners above have added each chunk), or by its exit.
+    await new Promise<void>((resolve, reject) => {
+      const settle = (error?: Error) => {
+        clearTimeout(hung);
+        child.stdout?.off('data', look);
+        child.stderr?.off('data', look);
+        child.off('exit', exited);
+        if (error) reject(error);
+        else resolve();
+      };
+      const failed = (why: string) => new Error(`the worker did not start (${why}):\n${worker.output.slice(-2000)}`);
+      const look = () => worker.output.includes('deals worker running') && settle();
+      const exited = () => settle(failed('it exited'));
+      const hung = setTimeout(() => settle(failed('no "running" line within 60 s')), 60_000);
+      child.stdout?.on('data', look);
+      child.stderr?.on('data', look);
+      child.once('exit', exited);
+    });
     return worker;
   }
 
