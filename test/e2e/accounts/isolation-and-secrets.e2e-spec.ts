@@ -1,8 +1,11 @@
+import { HttpAdapterHost } from '@nestjs/core';
 import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { IncomingMessage, Server } from 'node:http';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { TestApi } from '../../support/api-harness';
+import { eventually } from '../../support/eventually';
 import { tempDir } from '../../support/temp-dir';
 
 describe('isolation between partners, and card data kept out of the log, views and logs', () => {
@@ -96,32 +99,43 @@ describe('isolation between partners, and card data kept out of the log, views a
 
   it('logs a request its client gave up on, with its id and the address redacted: while its body was coming, or while it was being served', async () => {
     const url = new URL(api.url);
-    /** Sends `text`, waits `ms`, then closes the connection without reading an answer. */
-    const sendAndLeave = (text: string, ms: number) =>
+    const server = api.get(HttpAdapterHost).httpAdapter.getHttpServer() as Server;
+    /** Resolves once the server has the request `requestId` names: its headers, or (`whole`) its body too. */
+    const received = (requestId: string, whole: boolean) =>
+      new Promise<void>((resolve) => {
+        const seen = (request: IncomingMessage) => {
+          if (request.headers['x-request-id'] !== requestId) return;
+          server.off('request', seen);
+          if (whole) request.once('end', () => resolve());
+          else resolve();
+        };
+        server.on('request', seen);
+      });
+    /** Sends `text`, waits for `leaveWhen`, then closes the connection without reading an answer. */
+    const sendAndLeave = (text: string, leaveWhen: Promise<void>) =>
       new Promise<void>((resolve, reject) => {
         const socket = tlsConnect({ host: url.hostname, port: Number(url.port), rejectUnauthorized: false }, () => {
           socket.write(text);
-          setTimeout(() => socket.destroy(), ms);
+          void leaveWhen.then(() => socket.destroy());
         });
         socket.on('close', () => resolve());
         socket.on('error', reject);
       });
-    const lineOf = async (requestId: string) => {
-      for (let i = 0; i < 100; i++) {
-        const found = readFileSync(logFile, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l))
-          .filter((l) => l.requestId === requestId);
-        if (found.length) return found;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return [];
-    };
-    // Headers announce a body that never comes whole.
+    const linesOf = (requestId: string) =>
+      readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.requestId === requestId);
+    const lineOf = (requestId: string) =>
+      eventually(
+        async () => linesOf(requestId),
+        (found) => found.length > 0,
+      );
+    // Headers announce a body that never comes whole: the client leaves once the server has them.
     await sendAndLeave(
       `POST /users?api_key=${mine} HTTP/1.1\r\nHost: x\r\nX-Request-Id: given-up-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":`,
-      200,
+      received('given-up-1', false),
     );
     // A whole request the service works on (a card's fingerprint takes tens of milliseconds) while the client leaves.
     const card = JSON.stringify({
@@ -134,7 +148,7 @@ describe('isolation between partners, and card data kept out of the log, views a
     });
     await sendAndLeave(
       `POST /credit_cards?api_key=${mine} HTTP/1.1\r\nHost: x\r\nX-Request-Id: given-up-2\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(card)}\r\n\r\n${card}`,
-      0,
+      received('given-up-2', true),
     );
     for (const [id, path] of [
       ['given-up-1', '/users'],

@@ -8,8 +8,24 @@ import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { SmtpSink } from '../../support/smtp-sink';
 import { CLOCK_DIGEST_DAYS } from '@deals/messaging/reactions/daily-digest.reaction';
 import { WebhookReceiver } from '../../support/webhook-receiver';
+import { eventually } from '../../support/eventually';
 import { WebhookSender } from '@deals/event-feed';
 import { MAX_TEST_CLOCKS } from '@deals/accounts/domain/test-clock/test-clock-places';
+
+/** How long a wait may take before it counts as hung (under the test's own timeout). */
+const HUNG_MS = 20_000;
+
+/**
+ * Reads until `check` holds, a little apart (each read is a request the app answers beside the
+ * work awaited), or gives the last read back after a ceiling that means hung.
+ */
+async function polled<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+  for (const deadline = Date.now() + HUNG_MS; ;) {
+    const value = await read();
+    if (check(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 /**
  * A sandbox's test clocks over HTTPS: calls made under one act in its time on a world of its own;
@@ -50,12 +66,12 @@ describe('test clocks', () => {
   const advance = async (clockId: string, to: string) => {
     const reply = await api.call('POST', `/v1/test_clocks/${clockId}/advance`, { apiKey: test, body: { frozen_time: to } });
     expect(reply.status).toBe(200);
-    for (let i = 0; i < 200; i++) {
-      const clock = (await api.call('GET', `/v1/test_clocks/${clockId}`, { apiKey: test })).body.test_clock;
-      if (clock.status === 'ready') return clock;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`test clock ${clockId} still advancing`);
+    const clock = await polled(
+      async () => (await api.call('GET', `/v1/test_clocks/${clockId}`, { apiKey: test })).body.test_clock,
+      (read) => read.status === 'ready',
+    );
+    if (clock.status !== 'ready') throw new Error(`test clock ${clockId} still advancing`);
+    return clock;
   };
 
   it('is a sandbox’s: live credentials can neither make one nor call under one; another sandbox finds none', async () => {
@@ -197,7 +213,7 @@ describe('test clocks', () => {
     const first = await keyed('keyed@example.com');
     expect(first.status).toBe(200);
     expect((await keyed('keyed@example.com')).headers['idempotent-replayed']).toBe('true');
-    const delivered = await receiver.waitFor(1, (r) => r.path === '/clocked');
+    const delivered = await receiver.waitFor(1, (r) => r.path === '/clocked', HUNG_MS);
     const body = JSON.parse(delivered[0].body);
     expect([body.type, body.created_at, body.livemode, body.resource_id]).toEqual([
       'user.created',
@@ -227,7 +243,7 @@ describe('test clocks', () => {
     await advance(clock.id, '2027-01-02T00:00:00Z');
     const coupons = (await under(clock.id, 'GET', `/users/${first.body.user_id}/coupons`)).body.coupons;
     expect(coupons.map((c: { id: string; state: string }) => [c.id, c.state])).toEqual([[couponId, 'expired']]);
-    const expired = await receiver.waitFor(1, (r) => r.path === '/clocked' && r.body.includes('"coupon.expired"'));
+    const expired = await receiver.waitFor(1, (r) => r.path === '/clocked' && r.body.includes('"coupon.expired"'), HUNG_MS);
     expect(JSON.parse(expired[0].body)).toMatchObject({ resource_id: couponId, livemode: false, created_at: '2026-12-31T23:59:00.000Z' });
     const again = await keyed('keyed@example.com');
     expect(again.headers['idempotent-replayed']).toBeUndefined();
@@ -265,7 +281,7 @@ describe('test clocks', () => {
     receiver.answerBy((r) => ({ status: r.path === '/retried' && failures-- > 0 ? 500 : 200 }));
     const clock = await makeClock('2027-05-01T12:00:00Z');
     const user = (await under(clock.id, 'POST', '/users', { email: 'retried@example.com' })).body.user_id;
-    await receiver.waitFor(1, (r) => r.path === '/retried');
+    await receiver.waitFor(1, (r) => r.path === '/retried', HUNG_MS);
     await api.settle();
     const [event] = (await under(clock.id, 'GET', `/v1/events?resource_id=${user}`)).body.events;
     const endpointId = endpoint.body.webhook_endpoint.id;
@@ -275,12 +291,9 @@ describe('test clocks', () => {
       );
     // The first attempt went at once, recorded at the clock's instant (once its answer came); the retry is due 5 s later by the clock.
     const attempted = async (count: number) => {
-      for (let i = 0; i < 200; i++) {
-        const [delivery] = await deliveriesOf();
-        if (delivery?.attempts.length === count) return delivery;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error(`no delivery with ${count} attempts`);
+      const [delivery] = await polled(deliveriesOf, ([read]) => read?.attempts.length === count);
+      if (delivery?.attempts.length !== count) throw new Error(`no delivery with ${count} attempts`);
+      return delivery;
     };
     const failed = await attempted(1);
     expect(failed).toMatchObject({ status: 'pending', next_attempt_at: '2027-05-01T12:00:05.000Z' });
@@ -290,7 +303,7 @@ describe('test clocks', () => {
     await api.settle();
     expect(receiver.received.filter((r) => r.path === '/retried')).toHaveLength(1);
     await advance(clock.id, '2027-05-01T12:01:00Z');
-    const [retried] = await receiver.waitFor(2, (r) => r.path === '/retried').then((all) => all.slice(1));
+    const [retried] = await receiver.waitFor(2, (r) => r.path === '/retried', HUNG_MS).then((all) => all.slice(1));
     // Signed at the real time it was sent, for the receiver's check of its age.
     expect(Number(retried.headers['webhook-timestamp'])).toBe(Math.floor(real.now().getTime() / 1000));
     const succeeded = await attempted(2);
@@ -330,7 +343,11 @@ describe('test clocks', () => {
     await advance(clock.id, '2027-03-02T08:59:00Z');
     expect(smtp.to(email)).toHaveLength(0);
     await advance(clock.id, '2027-03-03T02:00:00Z');
-    for (let i = 0; i < 100 && smtp.to(email).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually(
+      async () => smtp.to(email).length,
+      (sent) => sent > 0,
+      HUNG_MS,
+    );
     expect(smtp.to(email)).toHaveLength(1);
     const sent = await under(clock.id, 'GET', `/v1/targeted_email/batches/${batch.body.batch.id}?deal_id=${spaDay.id}`);
     expect(sent.body.batch.status).toBe('processed');
@@ -339,13 +356,21 @@ describe('test clocks', () => {
     const realSubscriber = (await api.call('POST', '/users', { apiKey: test, body: { email: 'real-time@example.com' } })).body.user_id;
     await api.call('POST', `/users/${realSubscriber}/subscriptions`, { apiKey: test, body: { zip: '60601' } });
     await advance(clock.id, '2027-03-05T02:00:00Z');
-    for (let i = 0; i < 100 && smtp.to(email).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually(
+      async () => smtp.to(email).length,
+      (sent) => sent >= 3,
+      HUNG_MS,
+    );
     // 7:00 in Chicago (13:00 UTC) on March 3 and 4: two emails beside the batch's.
     expect(smtp.to(email).length).toBe(3);
     expect(smtp.to('real-time@example.com')).toHaveLength(0);
     // Two months in one advance: the daily emails of its last days only.
     await advance(clock.id, '2027-05-05T02:00:00Z');
-    for (let i = 0; i < 200 && smtp.to(email).length < 3 + CLOCK_DIGEST_DAYS; i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually(
+      async () => smtp.to(email).length,
+      (sent) => sent >= 3 + CLOCK_DIGEST_DAYS,
+      HUNG_MS,
+    );
     await api.settle();
     expect(smtp.to(email).length).toBe(3 + CLOCK_DIGEST_DAYS);
     // The clock's statements close by its time: 2027-03-01 closed an hour after it ended.

@@ -3,16 +3,22 @@ import { OPERATOR } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { request } from 'undici';
 import { TestApi } from '../../support/api-harness';
+import { movableMonotonicClock } from '../../support/monotonic-clock';
 
 const basic = (username: string, password: string) => ({ username, password });
 
 describe('request budgets: 429 with Retry-After, per partner and per user token, over HTTPS', () => {
   let api: TestApi;
+  let monotonic: ReturnType<typeof movableMonotonicClock>;
 
   beforeAll(async () => {
+    monotonic = movableMonotonicClock();
     api = await TestApi.start({ env: { RATE_LIMIT_PER_MINUTE: '40', USER_TOKEN_RATE_LIMIT_PER_MINUTE: '5' } });
   });
-  afterAll(() => api.close());
+  afterAll(async () => {
+    await api.close();
+    monotonic.restore();
+  });
 
   it("refuses a partner's calls past its own budget with 429, Retry-After and the error body, and leaves other partners alone", async () => {
     const flooding = await api.createPartner('Flooding', 'partner', 20);
@@ -50,8 +56,8 @@ describe('request budgets: 429 with Retry-After, per partner and per user token,
     expect((await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey })).status).toBe(429);
     await api.get(CommandBus).execute(new ChangePartnerRateLimit(partner.partnerId, 1000, OPERATOR));
     await api.settle();
-    // A partner found by its key is trusted for a moment without asking the view again.
-    await new Promise((r) => setTimeout(r, 500));
+    // A partner found by its key is trusted for a moment (real time) without asking the view again.
+    monotonic.advance(1000);
     const again = await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey });
     expect(again.status).toBe(200);
     expect(again.headers['x-ratelimit-limit']).toBeUndefined();

@@ -3,9 +3,12 @@ import { TestApi } from '../../support/api-harness';
 import { tempDir } from '../../support/temp-dir';
 import { UNLIMITED } from '../../support/unlimited';
 
-/** Re-reads until `check` passes or a second has gone: an answer is counted once sent, which its client may see first. */
+/**
+ * Re-reads until `check` passes, or throws its failure after a ceiling that means hung: an answer is
+ * counted once sent, which its client may see first.
+ */
 async function eventually<T>(read: () => Promise<T>, check: (value: T) => void): Promise<T> {
-  const deadline = Date.now() + 1000;
+  const deadline = Date.now() + 20_000;
   for (;;) {
     const value = await read();
     try {
