@@ -9,6 +9,8 @@ import { SmtpSink } from '../../support/smtp-sink';
 const longSpa = { ...spaDay, id: 'chicago-spa-season', start_at: '2026-06-01T00:00:00Z', end_at: '2026-12-31T00:00:00Z' };
 
 describe('batch delivery at send_at, over SMTP to a real server', () => {
+  // States awaited up to a ceiling that means hung (eventually's), below each test's own.
+  jest.setTimeout(60_000);
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let sink: SmtpSink;
   let api: TestApi;

@@ -25,6 +25,8 @@ const deals = [
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
 describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppress and augment batches', () => {
+  // States awaited up to a ceiling that means hung (eventually's), below each test's own.
+  jest.setTimeout(60_000);
   const clock = new ManualClock(new Date('2026-07-09T12:00:00Z'));
   let sink: SmtpSink;
   let api: TestApi;

@@ -5,6 +5,7 @@ import { humanUtc } from '@deals/wire';
 import { CommandBus } from '@nestjs/cqrs';
 import { Webhook } from 'standardwebhooks';
 import { TestApi } from '../../support/api-harness';
+import { eventually } from '../../support/eventually';
 import { inputValue, SiteClient } from '../../support/site-client';
 import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver';
 
@@ -24,6 +25,8 @@ const secretOn = (html: string) => /<code id="secret">(whsec_[^<]+)<\/code>/.exe
  * endpoint not found, the member as the actor of the feed's events.
  */
 describe("the partner site's webhooks pages", () => {
+  // Deliveries and the pages that show them awaited up to ceilings that mean hung.
+  jest.setTimeout(90_000);
   // The real time (the receiver's verification refuses timestamps five minutes off), kept still.
   const clock = new ManualClock(new Date(Math.floor(Date.now() / 1000) * 1000));
   let api: TestApi;
@@ -60,15 +63,8 @@ describe("the partner site's webhooks pages", () => {
     (await api.call('GET', '/v1/webhook_endpoints', { apiKey: partner.apiKey })).body.webhook_endpoints.find(
       (e: { id: string }) => e.id === id,
     );
-  /** Waits for the views to show what `test` looks for (deliveries are recorded by the jobs, after the answer). */
-  const eventually = async <T>(read: () => Promise<T>, test: (value: T) => boolean): Promise<T> => {
-    for (let i = 0; i < 100; i++) {
-      const value = await read();
-      if (test(value)) return value;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('waited 10 s in vain');
-  };
+  /** The deliveries to the receiver's `path` once there are `count` (after each answer, a retry's back-off or a sending again). */
+  const deliveriesTo = (path: string, count: number) => receiver.waitFor(count, (r) => r.path === path, 30_000);
 
   beforeAll(async () => {
     receiver = await WebhookReceiver.start();
@@ -131,7 +127,7 @@ describe("the partner site's webhooks pages", () => {
     // A user made through the API: its event is delivered, signed with the secret the page showed.
     receiver.answerBy(() => ({ status: 200, body: '<script>alert("hi")</script> & thanks' }));
     const userId = await newUser('hooked@example.com');
-    const [delivered] = await receiver.waitFor(1, (r) => r.path === '/site');
+    const [delivered] = await deliveriesTo('/site', 1);
     const event = verified(secret, delivered);
     expect(event.type).toBe('user.created');
 
@@ -150,7 +146,7 @@ describe("the partner site's webhooks pages", () => {
     // Sent again: a second delivery of the same event, with the same webhook-id.
     const again = await site.submit(`/partner/webhooks/${endpointId}`, `/partner/webhooks/${endpointId}/redeliver`, { event_id: event.id });
     expect(again).toMatchObject({ status: 303, location: `/partner/webhooks/${endpointId}?sent=1` });
-    const both = await receiver.waitFor(2, (r) => r.path === '/site');
+    const both = await deliveriesTo('/site', 2);
     expect(both[1].headers['webhook-id']).toBe(event.id);
     const after = await eventually(
       () => site.get(`/partner/webhooks/${endpointId}?sent=1`),
@@ -210,7 +206,7 @@ describe("the partner site's webhooks pages", () => {
     expect(rotated.text).toContain(`keeps signing until ${humanUtc(new Date(clock.now().getTime() + 24 * 3_600_000))} (24 hours)`);
     expect((await site.get('/partner/webhooks')).text).not.toContain(second.slice(0, 40));
     await newUser('rotated@example.com');
-    const [signed] = await receiver.waitFor(1, (r) => r.path === '/rotated');
+    const [signed] = await deliveriesTo('/rotated', 1);
     expect(verified(first, signed).type).toBe('user.created');
     expect(verified(second, signed).type).toBe('user.created');
 
@@ -220,7 +216,7 @@ describe("the partner site's webhooks pages", () => {
     const goneSoFar = () => receiver.received.filter((r) => r.path === '/gone').length;
     receiver.answerBy((r) => ({ status: r.path !== '/gone' ? 200 : goneSoFar() === 1 ? 500 : 410 }));
     await newUser('gone@example.com');
-    await receiver.waitFor(2, (r) => r.path === '/gone');
+    await deliveriesTo('/gone', 2);
     const goneRow = await eventually(
       () => site.get('/partner/webhooks'),
       (page) => page.text.includes('by the service: your receiver answered 410 Gone'),

@@ -3,10 +3,11 @@ import { InviteMember } from '@deals/partner-site';
 import { CommandBus } from '@nestjs/cqrs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { browserSuite, launchChromium } from '../../support/chromium';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
 import { totpAt } from '../../support/site-client';
 import { WebhookReceiver } from '../../support/webhook-receiver';
 import { WebhookSender } from '@deals/event-feed';
@@ -50,6 +51,11 @@ browserSuite('The partner site in a browser', () => {
     await page.waitForURL(/\/partner\/keys$/);
   };
   const apiStatus = async (apiKey: string) => (await api.call('GET', '/v1/deals', { apiKey })).status;
+  /** The text of `locator` once the page is loaded again (what the jobs recorded after an answer shows on a new load). */
+  const reloadedText = async (page: Page, locator: Locator) => {
+    await page.reload();
+    return (await locator.textContent()) ?? '';
+  };
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -218,13 +224,14 @@ browserSuite('The partner site in a browser', () => {
     // Three users made through the API: three deliveries to each endpoint.
     for (const email of ['ana@example.com', 'ben@example.com', 'chloe@example.com'])
       expect((await api.call('POST', '/users', { apiKey: partner.apiKey, body: { email } })).status).toBe(200);
-    await receiver.waitFor(4, (r) => r.path === '/orders');
+    await receiver.waitFor(4, (r) => r.path === '/orders', 30_000);
     const legacyRow = page.locator('tbody tr', { hasText: receiver.url('/legacy') });
-    for (let i = 0; i < 100 && !(await legacyRow.textContent())!.includes('410 Gone'); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      await page.reload();
-    }
-    await expect(legacyRow.textContent()).resolves.toContain('by the service: your receiver answered 410 Gone');
+    // Loaded again until it shows the service's reason (the jobs record it after the answers).
+    const legacyText = await eventually(
+      () => reloadedText(page, legacyRow),
+      (text) => text.includes('410 Gone'),
+    );
+    expect(legacyText).toContain('by the service: your receiver answered 410 Gone');
     await shot(page, 'webhooks');
 
     await page.getByRole('link', { name: `Deliveries to ${receiver.url('/orders')}` }).click();
@@ -235,11 +242,13 @@ browserSuite('The partner site in a browser', () => {
       .getByRole('button', { name: /^Send .* again$/ })
       .click();
     await page.waitForURL(/\?sent=1$/);
-    await receiver.waitFor(5, (r) => r.path === '/orders');
-    for (let i = 0; i < 100 && (await page.locator('main').textContent())!.includes('No attempt yet'); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      await page.reload();
-    }
+    await receiver.waitFor(5, (r) => r.path === '/orders', 30_000);
+    // Loaded again until the sending again shows its attempt.
+    const sentAgain = await eventually(
+      () => reloadedText(page, page.locator('main')),
+      (text) => !text.includes('No attempt yet'),
+    );
+    expect(sentAgain).not.toContain('No attempt yet');
     expect(await page.locator('tbody').count()).toBe(4);
     await expect(page.locator('[role="status"]').textContent()).resolves.toContain('sent again');
     await shot(page, 'webhook-deliveries');

@@ -3,20 +3,12 @@ import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
 
 /** The BullMQ scheduler's queue (libs/adapters/src/scheduler/bullmq/bullmq-scheduler.adapter.ts). */
 const QUEUE = 'scheduled-jobs';
 const source = hasRedisServer() ? 'redis-server' : process.env.REDIS_URL ? 'REDIS_URL' : undefined;
-
-/** Polls `check` until it returns true, failing after `ms`. */
-async function eventually(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 if (!source) {
   const reason = 'no redis-server binary on PATH and REDIS_URL is unset';
@@ -56,11 +48,12 @@ if (!source) {
         // The start's sweep is long over: only one the sweeps armed since can record this.
         clock.set('2026-06-15T12:05:00Z');
         const expired = async () => (await api.get(EventStore).readStream(`coupon-${couponId}`)).filter((e) => e.type === 'CouponExpired');
-        await eventually(async () => (await expired()).length > 0, 'a later sweep to record the expiry');
+        // A later sweep records it.
+        await eventually(expired, (events) => events.length > 0);
         expect((await expired()).map((e) => e.data)).toEqual([{ couponId, expiredAt: '2026-06-15T12:02:00.000Z' }]);
       } finally {
         await api.close();
       }
-    });
+    }, 60_000);
   });
 }

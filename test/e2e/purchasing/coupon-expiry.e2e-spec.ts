@@ -3,15 +3,7 @@ import { ExpireCoupons } from '@deals/purchasing';
 import { couponsDueForExpiry, ExpiryCursor } from '@deals/purchasing/queries/coupons-due-for-expiry';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
-
-/** Polls `check` until it returns true, failing after `ms`. */
-async function eventually(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { eventually } from '../../support/eventually';
 
 describe('the recorded coupon expiry: the expire-coupons sweep (issue 37)', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
@@ -52,7 +44,9 @@ describe('the recorded coupon expiry: the expire-coupons sweep (issue 37)', () =
     clock.set('2026-06-15T12:05:00Z');
     // Expired by the clock already (the sweep, every 200 ms, has most likely not run yet).
     const byClock = await list();
-    await eventually(async () => (await types(due)).includes('CouponExpired'), 'the sweep to record the expiry');
+    // The sweep records it.
+    const dueTypes = () => types(due);
+    expect(await eventually(dueTypes, (recorded) => recorded.includes('CouponExpired'))).toContain('CouponExpired');
 
     const expired = (await stream(due)).filter((e) => e.type === 'CouponExpired');
     expect(expired).toHaveLength(1);
@@ -76,7 +70,7 @@ describe('the recorded coupon expiry: the expire-coupons sweep (issue 37)', () =
         [lasting, 'valid'],
       ].sort(),
     );
-  });
+  }, 60_000);
 
   it('finds the coupons due oldest expiry first, then by id, page after page', async () => {
     const userId = (await api.call('POST', '/users', { apiKey, body: { email: 'paged@example.com' } })).body.user_id;

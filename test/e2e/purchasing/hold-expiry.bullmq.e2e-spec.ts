@@ -5,6 +5,7 @@ import { ReleaseExpiredHold } from '@deals/purchasing/commands/release-expired-h
 import { randomUUID } from 'node:crypto';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
 import { tempDir } from '../../support/temp-dir';
 
@@ -12,15 +13,6 @@ import { tempDir } from '../../support/temp-dir';
 const QUEUE = 'scheduled-jobs';
 const HOLD_TTL_MS = 5 * 60_000;
 const source = hasRedisServer() ? 'redis-server' : process.env.REDIS_URL ? 'REDIS_URL' : undefined;
-
-/** Polls `check` until it returns true, failing after `ms` with what it last saw. */
-async function eventually(check: () => Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 if (!source) {
   const reason = 'no redis-server binary on PATH and REDIS_URL is unset';
@@ -93,8 +85,8 @@ if (!source) {
               (e.data as { reason: string }).reason === 'expired',
           );
         };
-        await eventually(releasedByJob, 10_000, 'UnitsReleased (expired) from the job');
-        await eventually(async () => (await numLeft()) === 5, 10_000, 'num_left back to 5');
+        expect(await eventually(releasedByJob, (released) => released)).toBe(true);
+        expect(await eventually(numLeft, (left) => left === 5)).toBe(5);
 
         const released = (await api.get(EventStore).readStream(`inventory-${dealId}`)).filter((e) => e.type === 'UnitsReleased');
         // The release names the hold's expiry (five minutes after the clock's 12:00).
@@ -104,7 +96,7 @@ if (!source) {
       } finally {
         await api.close();
       }
-    });
+    }, 60_000);
 
     it('a restart re-arms the jobs of live holds, and not those of holds released already', async () => {
       const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import { writeFileSync } from 'node:fs';
+import { SystemClock } from '@deals/kernel';
 import { join } from 'node:path';
-import { runCli } from '../../support/api-harness';
+import { TestApi } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
@@ -26,14 +26,15 @@ describe('an Idempotency-Key across a SIGKILL in the middle of a purchase', () =
   afterAll(() => dir.remove());
 
   it('answers the purchase the killed process started, charged once', async () => {
-    const partner = JSON.parse((await runCli(dir.path, ['partners:create', '--name', 'Crash', '--json'])).stdout);
-    writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
+    // The partner and the catalogue written by a service in this process, stopped before the API process starts on its data.
+    const setup = await TestApi.start({ dataDir: dir.path, clock: new SystemClock() });
+    const partner = await setup.createPartner('Crash');
+    await setup.importRegions([chicago]);
     const start = new Date(Date.now() - 86_400_000).toISOString();
     const end = new Date(Date.now() + 7 * 86_400_000).toISOString();
-    writeFileSync(join(dir.path, 'deals.json'), JSON.stringify([{ ...spaDay, quantity: 10, start_at: start, end_at: end }]));
-    expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')])).code).toBe(0);
-    expect((await runCli(dir.path, ['deals:import', join(dir.path, 'deals.json')])).code).toBe(0);
-    const key = `?api_key=${partner.api_key}`;
+    await setup.importDeals([{ ...spaDay, quantity: 10, start_at: start, end_at: end }]);
+    await setup.stop();
+    const key = `?api_key=${partner.apiKey}`;
     const port = await freePort();
     // The slow test card: the processor records the charge, then answers after SLOW_CARD_MS.
     let api = await ApiProcess.start(dir.path, port, { SLOW_CARD_MS: '20000' });
