@@ -16,7 +16,9 @@ module.exports = {
   // ESM-only packages (otplib's base32 and hashes): Node 20.19 requires them as they are, Jest only compiled to CommonJS.
   transformIgnorePatterns: [`^(?!.*${ESM_ONLY}).*/node_modules/`],
   moduleNameMapper: { '^@deals/([a-z-]+)$': '<rootDir>/libs/$1/src', '^@deals/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2' },
-  testTimeout: 30000,
+  // A test's ceiling says it hung, never that the machine was slow: tests await what they check, and
+  // a shared machine at several times its cores' load takes minutes for what takes seconds alone.
+  testTimeout: 180_000,
   // Beside jest's summary: which suites were skipped, with the reason their titles give.
   reporters: ['default', '<rootDir>/test/support/skipped-suites-reporter.js'],
   // V8's code cache of every module kept across a worker's suites (each suite loads the same ones afresh).
