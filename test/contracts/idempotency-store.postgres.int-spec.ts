@@ -1,9 +1,35 @@
-import { PostgresIdempotencyStore } from '@deals/adapters/idempotency-store/postgres-idempotency-store.adapter';
+import { PostgresIdempotencyStore, RELEASE_AGAIN_MS } from '@deals/adapters/idempotency-store/postgres-idempotency-store.adapter';
 import { idempotencyStoreContract } from '@deals/testing/contracts/idempotency-store.contract';
 import { Client } from 'pg';
+import { eventually } from '../support/eventually';
 import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
 
 const unavailable = postgresUnavailableSync();
+
+/**
+ * The store's timers moved by the test (jest's, for `setInterval` alone: the driver's own timeouts
+ * keep real time): its retry of the releases that failed runs when the test moves time on.
+ */
+const movedIntervals = () =>
+  jest.useFakeTimers({
+    doNotFake: [
+      'Date',
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'setImmediate',
+      'clearImmediate',
+      'setTimeout',
+      'clearTimeout',
+    ],
+  });
+
+/** The store's retry of the releases that failed, its second moved on, run to its end. */
+async function releasedAgain(store: PostgresIdempotencyStore): Promise<void> {
+  jest.advanceTimersByTime(RELEASE_AGAIN_MS);
+  await (store as unknown as { releasingAll: Promise<void> | null }).releasingAll;
+}
 
 if (unavailable) {
   describe.skip(`IdempotencyStore contract: postgresql — skipped: ${unavailable}`, () => {
@@ -52,12 +78,9 @@ if (unavailable) {
           expect(outcomes.filter((o) => o instanceof Error && !/terminat|Connection/i.test(o.message))).toEqual([]);
           // Once those sessions have ended (a signalled backend takes a moment to exit, and a pooled
           // connection learns of it only then), every claim succeeds.
-          for (let i = 0; ; i++) {
-            const { rows } = await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1)', [ended.map((row) => row.pid)]);
-            if (rows.length === 0) break;
-            if (i > 100) throw new Error('the terminated sessions never ended');
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
+          const left = async () =>
+            (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1)', [ended.map((row) => row.pid)])).rows.length;
+          expect(await eventually(left, (n) => n === 0, 60_000)).toBe(0);
           for (let i = 0; i < 4; i++) expect(await store.claim(claim(round * 100 + i))).toMatchObject({ kind: 'new' });
         }
       } finally {
@@ -68,6 +91,9 @@ if (unavailable) {
   });
 
   describe('PostgresIdempotencyStore: the database away while a key is released', () => {
+    beforeEach(movedIntervals);
+    afterEach(() => jest.useRealTimers());
+
     it('writes a release that failed once the database answers, and meanwhile resumes the key itself as a run that ended', async () => {
       const [store, other] = [new PostgresIdempotencyStore(database.url), new PostgresIdempotencyStore(database.url)];
       const claim = {
@@ -96,13 +122,12 @@ if (unavailable) {
           runId: 'first',
           ended: true,
         });
-        // Released again (its second run failing too), the release is written within a second or so.
+        // Released again (its second run failing too), the release is written at the next retry, a second on.
         away.mockRejectedValueOnce(Object.assign(new Error('Connection terminated unexpectedly'), {}));
         await expect(store.release(claim.keyId)).rejects.toThrow('terminated');
-        for (let i = 0; (await other.claim({ ...claim, runId: 'other' })).kind === 'running'; i++) {
-          if (i > 50) throw new Error('the failed release was never written');
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        expect(await other.claim({ ...claim, runId: 'other' })).toEqual({ kind: 'running' });
+        await releasedAgain(store);
+        expect(await other.claim({ ...claim, runId: 'other' })).toMatchObject({ kind: 'resumed', runId: 'first', ended: true });
       } finally {
         await store.close();
         await other.close();
@@ -111,6 +136,9 @@ if (unavailable) {
   });
 
   describe('PostgresIdempotencyStore: a claim whose answer was lost', () => {
+    beforeEach(movedIntervals);
+    afterEach(() => jest.useRealTimers());
+
     const claimOf = (keyId: string, runId: string) => ({
       keyId,
       partnerId: 'p',
@@ -140,11 +168,11 @@ if (unavailable) {
         }
       };
     };
-    /** A claim whose write got no answer, landing `landAfterMs` later. */
-    const lostThenLanded = async (store: PostgresIdempotencyStore, keyId: string, landAfterMs: number) => {
+    /** A claim whose write got no answer, landing after the store's retry of its release has found nothing to release. */
+    const lostThenLanded = async (store: PostgresIdempotencyStore, keyId: string) => {
       const land = loseNextStatement(store);
       await expect(store.claim(claimOf(keyId, 'lost'))).rejects.toThrow('Query read timeout');
-      await new Promise((resolve) => setTimeout(resolve, landAfterMs));
+      await releasedAgain(store);
       expect(await land()).toBe(1);
     };
 
@@ -153,7 +181,7 @@ if (unavailable) {
       try {
         await store.claim(claimOf(`warm-${Date.now()}`, 'warm'));
         const keyId = `landed-${Date.now()}`;
-        await lostThenLanded(store, keyId, 1_200);
+        await lostThenLanded(store, keyId);
         expect(await store.claim(claimOf(keyId, 'retry'))).toMatchObject({ kind: 'resumed', runId: 'lost', ended: true });
       } finally {
         await store.close();
@@ -165,17 +193,11 @@ if (unavailable) {
       try {
         await store.claim(claimOf(`warm-${Date.now()}`, 'warm'));
         const keyId = `late-${Date.now()}`;
-        await lostThenLanded(store, keyId, 1_200);
-        for (let i = 0; ; i++) {
-          const outcome = await other.claim(claimOf(keyId, 'other'));
-          if (outcome.kind === 'resumed') {
-            expect(outcome).toMatchObject({ runId: 'lost', ended: true });
-            break;
-          }
-          expect(outcome).toEqual({ kind: 'running' });
-          if (i > 30) throw new Error('the claim that landed late was never released');
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await lostThenLanded(store, keyId);
+        expect(await other.claim(claimOf(keyId, 'other'))).toEqual({ kind: 'running' });
+        // The next retry, a second on, releases it.
+        await releasedAgain(store);
+        expect(await other.claim(claimOf(keyId, 'other'))).toMatchObject({ kind: 'resumed', runId: 'lost', ended: true });
       } finally {
         await store.close();
         await other.close();
@@ -193,7 +215,9 @@ if (unavailable) {
         expect(await store.claim(claimOf(keyId, 'second'))).toMatchObject({ kind: 'resumed', runId: 'first', ended: true });
         expect(await land()).toBe(0);
         expect(await other.claim(claimOf(keyId, 'other'))).toEqual({ kind: 'running' });
-        await new Promise((resolve) => setTimeout(resolve, 1_500)); // the failed release is written again meanwhile
+        // The store's retries of the failed release, two seconds on, free nothing.
+        await releasedAgain(store);
+        await releasedAgain(store);
         expect(await other.claim(claimOf(keyId, 'other'))).toEqual({ kind: 'running' });
       } finally {
         await store.close();
@@ -208,13 +232,17 @@ if (unavailable) {
         const keyId = `overtaken-${Date.now()}`;
         const pool = (store as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
         const query = pool.query.bind(pool);
-        // The first claim's first statement held up on its way: the second claim's statements go ahead of it.
+        // The first claim's first statement held up on its way until the second claim has been answered.
+        let letGo!: () => void;
+        const heldUp = new Promise<void>((resolve) => (letGo = resolve));
         jest.spyOn(pool, 'query').mockImplementationOnce(async (...args: unknown[]) => {
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          await heldUp;
           return query(...args);
         });
-        const outcomes = await Promise.all([store.claim(claimOf(keyId, 'a')), store.claim(claimOf(keyId, 'b'))]);
-        expect(outcomes.map((o) => o.kind)).toEqual(['new', 'running']);
+        const first = store.claim(claimOf(keyId, 'a'));
+        const second = await store.claim(claimOf(keyId, 'b'));
+        letGo();
+        expect([(await first).kind, second.kind]).toEqual(['new', 'running']);
       } finally {
         await store.close();
       }

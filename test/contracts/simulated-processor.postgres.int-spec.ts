@@ -130,22 +130,20 @@ if (unavailable) {
       const gateway = new SimulatedPaymentGateway(new PostgresPaymentVault(url.toString()), { pepper });
       try {
         const { token } = await gateway.tokenize(card('4242424242424242'));
-        proxy.delayMs = 25;
-        // Each statement takes ~50 ms through the proxy: the cuts fall on the read, the write, and after it.
-        const cutsAfterMs = [10, 40, 70, 90, 120, 150];
+        // The charge's statement (named: a connection sends it by its name once it has prepared it) cut off before
+        // it reaches the server, once the server has it, and in place of its answer.
+        const charging = (chunk: Buffer) => chunk.includes('deals_vault_charge');
         const outcomes = [];
-        for (const [i, ms] of cutsAfterMs.entries()) {
-          const cut = setTimeout(() => proxy.cut(), ms);
+        for (const [i, at] of (['before', 'sent', 'answered'] as const).entries()) {
+          const cut = proxy.cutAt(charging, at);
           outcomes.push(await gateway.charge({ token, amountCents: 700, idempotencyKey: `cut-${i}`, description: 'deal' }));
-          clearTimeout(cut);
+          await cut;
         }
-        proxy.delayMs = 0;
         for (const [i, outcome] of outcomes.entries()) {
           expect(outcome).toEqual({ status: 'approved', chargeId: expect.stringMatching(/^ch_/) });
           expect(await gateway.chargeOutcome(`cut-${i}`)).toEqual(outcome);
         }
       } finally {
-        proxy.delayMs = 0;
         await gateway.close();
       }
     });

@@ -1,9 +1,12 @@
 import { PostgresViewStore } from '@deals/adapters/view-store/postgres/postgres-view-store.adapter';
 import { viewStoreContract } from '@deals/testing/contracts/view-store.contract';
 import { Client } from 'pg';
+import { eventually } from '../support/eventually';
 import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
 
 const unavailable = postgresUnavailableSync();
+/** How long a wait for what the store does may take before it is taken as hung. */
+const HUNG_MS = 60_000;
 
 if (unavailable) {
   describe.skip(`ViewStore contract: postgresql — skipped: ${unavailable}`, () => {
@@ -32,6 +35,9 @@ if (unavailable) {
       return found.rows.map((r) => r.pid);
     }
 
+    // Past the waits' own ceiling, so that a hung wait fails on what it waited for.
+    jest.setTimeout(2 * HUNG_MS);
+
     it('listens through one connection for all its listeners, and opens it again when lost, asking them to read the checkpoints', async () => {
       const views = new PostgresViewStore(database.url);
       const admin = new Client({ connectionString: database.url });
@@ -43,10 +49,14 @@ if (unavailable) {
         views.onCheckpoints({ reached: (_c, p) => void heard.push(p), resync: () => void resyncs[0]++ });
         views.onCheckpoints({ reached: () => undefined, resync: () => void resyncs[1]++ });
         const until = async (check: () => boolean | Promise<boolean>, what: string) => {
-          for (let i = 0; !(await check()); i++) {
-            if (i > 300) throw new Error(`timed out waiting for ${what}`);
-            await new Promise((r) => setTimeout(r, 20));
-          }
+          if (
+            !(await eventually(
+              async () => check(),
+              (done) => done,
+              HUNG_MS,
+            ))
+          )
+            throw new Error(`hung waiting for ${what}`);
         };
         await until(() => resyncs[0] > 0 && resyncs[1] > 0, 'the first resync');
         const [pid, ...more] = await listeners(admin);
@@ -109,12 +119,25 @@ if (unavailable) {
     it("hands a keeper's views to the others when it leaves, and when its leases lapse unrenewed", async () => {
       const leases = views.leases();
       await leases.balance('a', VIEWS, 3000);
-      await leases.balance('b', VIEWS, 300);
+      await leases.balance('b', VIEWS, 1000);
       await leases.balance('a', VIEWS, 3000);
-      expect(await leases.balance('b', VIEWS, 300)).toHaveLength(5);
-      // b stops renewing (frozen, killed): within its 300 ms a takes nothing of it, after them everything.
+      expect(await leases.balance('b', VIEWS, 1000)).toHaveLength(5);
+      // b stops renewing (frozen, killed): within its second a takes nothing of it; once its leases
+      // have lapsed by the server's clock, everything.
       expect(await leases.balance('a', VIEWS, 3000)).toHaveLength(6);
-      await new Promise((r) => setTimeout(r, 400));
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        const liveOfB = async () =>
+          (
+            await admin.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM view_leases WHERE keeper = 'b' AND expires_at > clock_timestamp()`,
+            )
+          ).rows[0].n;
+        expect(await eventually(liveOfB, (n) => n === 0, HUNG_MS)).toBe(0);
+      } finally {
+        await admin.end();
+      }
       expect(await leases.balance('a', VIEWS, 3000)).toEqual(VIEWS);
       // b comes back: it holds none of what was taken, and takes its part once a gives it up.
       expect(await leases.balance('b', VIEWS, 3000)).toEqual([]);

@@ -1,13 +1,18 @@
 import { AddressInfo, createServer, Server, Socket } from 'node:net';
 
+/** Where a cut falls about the chunk it waits for (see {@link TcpProxy.cutAt}). */
+type CutPoint = 'before' | 'sent' | 'answered';
+
 /**
  * A TCP proxy in a test, between the service and a server: forwards both ways, with a latency
  * added to every chunk (`delayMs`), or holds everything back (`blackhole`: packets dropped, as a
- * network cut without resets), or cuts every connection (`cut`).
+ * network cut without resets), or cuts every connection (`cut`), at once or at a given chunk (`cutAt`).
  */
 export class TcpProxy {
   delayMs = 0;
   private holding = false;
+  /** The cut waiting for its chunk, and, once that was sent, the connection whose answer it waits for. */
+  private trap: { matches: (chunk: Buffer) => boolean; at: CutPoint; cut: () => void; answerTo?: Socket } | null = null;
   private readonly pairs = new Set<[Socket, Socket]>();
   private readonly held: Array<() => void> = [];
 
@@ -32,6 +37,15 @@ export class TcpProxy {
   blackhole(on: boolean): void {
     this.holding = on;
     if (!on) for (const release of this.held.splice(0)) release();
+  }
+
+  /**
+   * Cuts every connection once a chunk on its way to the server `matches` (a statement): `before`
+   * it reaches the server (dropped), once it is `sent` to it, or in place of the server's next chunk
+   * on that connection (`answered`: the statement ran, its answer is lost). Resolves once it has cut.
+   */
+  cutAt(matches: (chunk: Buffer) => boolean, at: CutPoint): Promise<void> {
+    return new Promise((cut) => (this.trap = { matches, at, cut }));
   }
 
   /** Closes every connection open now, as a reset. */
@@ -61,23 +75,38 @@ export class TcpProxy {
       };
       client.on('error', end).on('close', end);
       upstream.on('error', end).on('close', end);
-      this.pipe(client, upstream);
-      this.pipe(upstream, client);
+      this.pipe(client, upstream, true);
+      this.pipe(upstream, client, false);
       upstream.connect(this.target.port, this.target.host);
     };
     if (this.holding) this.held.push(start);
     else start();
   }
 
-  /** Forwards `from` to `to`, each chunk after the latency, and none while held (in order). */
-  private pipe(from: Socket, to: Socket): void {
+  /** Forwards `from` to `to`, each chunk after the latency, and none while held (in order); cuts where {@link cutAt} says. */
+  private pipe(from: Socket, to: Socket, toServer: boolean): void {
     let chain = Promise.resolve();
-    from.on('data', (chunk) => {
+    from.on('data', (chunk: Buffer) => {
       chain = chain.then(async () => {
         if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
         if (this.holding) await new Promise<void>((resolve) => this.held.push(resolve));
-        if (!to.destroyed) to.write(chunk);
+        if (to.destroyed) return;
+        const trap = this.trap;
+        if (trap && !trap.answerTo && toServer && trap.matches(chunk)) {
+          if (trap.at === 'before') return this.sprung();
+          if (trap.at === 'sent') return void to.write(chunk, () => this.sprung());
+          trap.answerTo = from;
+        } else if (trap?.answerTo === to && !toServer) return this.sprung();
+        to.write(chunk);
       });
     });
+  }
+
+  /** The waiting cut made: every connection closed, and its promise resolved. */
+  private sprung(): void {
+    const { cut } = this.trap!;
+    this.trap = null;
+    this.cut();
+    cut();
   }
 }

@@ -5,6 +5,7 @@ import { Agent, request } from 'undici';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { spaDay, chicago } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
 import { PrivatePostgres, privatePostgresUnavailable } from '../../support/private-postgres';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
 import { TcpProxy } from '../../support/tcp-proxy';
@@ -19,6 +20,8 @@ const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 const ANSWER_BOUND_MS = 20_000;
 /** The service serves again within this of a server's return. */
 const BACK_WITHIN_MS = 5_000;
+/** How long a wait for what the service does may take before it is taken as hung. */
+const HUNG_MS = 60_000;
 const BUYERS = 8;
 /** Buyers of their own for the probes of a replica serving again (a user has one charge at a time). */
 const PROBES = 2;
@@ -48,7 +51,7 @@ if (why) {
    * idempotency_key_in_use, after Retry-After), while the servers are stopped, crashed and cut.
    */
   describe('the distributed mode under faults', () => {
-    jest.setTimeout(180_000);
+    jest.setTimeout(300_000);
     const dir = tempDir('faults');
     let pg: PrivatePostgres;
     let proxy: TcpProxy;
@@ -62,8 +65,40 @@ if (why) {
     /** Every buyer made (a user with a stored card), by index. */
     const buyers: Array<{ userId: string; cardId: string }> = [];
     const outcomes: Outcome[] = [];
-    /** Every answer the buyers got: status, error_type, how long it took. */
-    const answers: Array<{ status: number; errorType?: string; ms: number; retryAfter?: string }> = [];
+    /** Every answer the buyers got: status, error_type, how long it took, whose, and when it came. */
+    const answers: Array<{ status: number; errorType?: string; ms: number; retryAfter?: string; buyer: number; at: number }> = [];
+    /** What waits for answers (see {@link metBy}): each told of every new one. */
+    const listening = new Set<() => void>();
+    const answered = (answer: Omit<(typeof answers)[number], 'at'>) => {
+      answers.push({ ...answer, at: Date.now() });
+      for (const told of listening) told();
+    };
+
+    /**
+     * Resolves once each of `buyers` (or `any` one) has had an answer (one that `counts`) since
+     * `since`: a fault lasts until the load has met it, not for a time a loaded machine may spend
+     * before any buyer asked. Fails, saying what, past {@link HUNG_MS}.
+     */
+    function metBy(buyers: number[] | 'any', since: number, what: string, counts: (a: (typeof answers)[number]) => boolean = () => true) {
+      return new Promise<void>((met, hung) => {
+        const check = () => {
+          const by = new Set(answers.filter((a) => a.at >= since && counts(a)).map((a) => a.buyer));
+          if (buyers === 'any' ? by.size === 0 : !buyers.every((b) => by.has(b))) return;
+          end();
+          met();
+        };
+        const timer = setTimeout(() => {
+          end();
+          hung(new Error(`hung: not every buyer had ${what} within ${HUNG_MS} ms`));
+        }, HUNG_MS);
+        const end = () => {
+          clearTimeout(timer);
+          listening.delete(check);
+        };
+        listening.add(check);
+        check();
+      });
+    }
 
     beforeAll(async () => {
       pg = await PrivatePostgres.start();
@@ -92,11 +127,9 @@ if (why) {
       replicas = await Promise.all(
         [freePort(), freePort()].map(async (port) => ApiProcess.start(dir.path, await port, env, { captureStdout: true })),
       );
-      for (const api of replicas)
-        for (let i = 0; (await api.call('GET', `/deals/${DEAL}?${key}`)).status !== 200; i++) {
-          if (i > 200) throw new Error('the worker did not project the deal');
-          await new Promise((r) => setTimeout(r, 100));
-        }
+      // The worker has projected everything written: each replica reads the deal.
+      await Promise.all(replicas.map((api) => api.ready()));
+      for (const api of replicas) expect((await api.call('GET', `/deals/${DEAL}?${key}`)).status).toBe(200);
     }, 300_000);
 
     afterAll(async () => {
@@ -141,34 +174,39 @@ if (why) {
           });
           const body = (await reply.body.json().catch(() => ({}))) as { purchase?: { id: string }; error_type?: string };
           const retryAfter = reply.headers['retry-after'] as string | undefined;
-          answers.push({ status: reply.statusCode, errorType: body.error_type, ms: Date.now() - began, retryAfter });
+          answered({ status: reply.statusCode, errorType: body.error_type, ms: Date.now() - began, retryAfter, buyer });
           if (reply.statusCode === 200) return { key: purchaseKey, buyer, kind: 'acked', purchaseId: body.purchase!.id };
           const retry = reply.statusCode >= 500 || body.error_type === 'idempotency_key_in_use';
           if (!retry) return { key: purchaseKey, buyer, kind: 'refused', errorType: body.error_type };
           if (until()) return { key: purchaseKey, buyer, kind: 'unresolved' };
           await new Promise((r) => setTimeout(r, Math.min(1000, 1000 * Number(retryAfter ?? 0.2))));
         } catch {
-          answers.push({ status: 0, ms: Date.now() - began });
+          answered({ status: 0, ms: Date.now() - began, buyer });
           if (until()) return { key: purchaseKey, buyer, kind: 'unresolved' };
           await new Promise((r) => setTimeout(r, 200));
         }
       }
     }
 
-    /** Runs the load around `fault`: every buyer buys one purchase after another, a key each. */
-    async function underLoad(label: string, fault: (probes: number[]) => Promise<void>): Promise<Outcome[]> {
+    /**
+     * Runs the load around `fault` (given its buyers, and buyers of its own to probe with): every
+     * buyer buys one purchase after another, a key each, from before the fault until after it.
+     */
+    async function underLoad(label: string, fault: (probes: number[], loaders: number[]) => Promise<void>): Promise<Outcome[]> {
       let stop = false;
       let deadline = Infinity;
       const mine: Outcome[] = [];
       const [loaders, probes] = [await newBuyers(BUYERS), await newBuyers(PROBES)];
+      const began = Date.now();
       const load = loaders.map(async (buyer) => {
         for (let n = 0; !stop; n++) mine.push(await buyUntilAnswered(buyer, `${label}-${buyer}-${n}`, () => Date.now() > deadline));
       });
-      await new Promise((r) => setTimeout(r, 1000));
-      await fault(probes);
-      await new Promise((r) => setTimeout(r, 1000));
+      await metBy(loaders, began, 'an answer before the fault');
+      await fault(probes, loaders);
+      await metBy(loaders, Date.now(), 'an answer after the fault');
+      // A purchase still refused as in use (or unanswered) a hung time after is unresolved.
       stop = true;
-      deadline = Date.now() + 8_000;
+      deadline = Date.now() + HUNG_MS;
       await Promise.all(load);
       outcomes.push(...mine);
       return mine;
@@ -221,11 +259,12 @@ if (why) {
         let backMs = 0;
         let ready: { status: number; body: any } | null = null;
         let away: { status: number; retryAfter: unknown; errorType?: string } | null = null;
+        let awayMs = 0;
         await underLoad(`stopped-${mode}`, async (probes) => {
           await pg.stop(mode);
-          await new Promise((r) => setTimeout(r, 1500));
+          const stoppedAt = Date.now();
           // A new purchase while the server is away: 503 with Retry-After at once (the load's own
-          // requests may have ridden the outage out: a charged sale is tried again for 6.5 s).
+          // requests may ride the outage out: a charged sale is tried again for 6.5 s).
           const { userId, cardId } = buyers[probes[0]];
           const reply = await request(`https://127.0.0.1:${replicas[0].port}/purchases?${key}`, {
             method: 'POST',
@@ -235,8 +274,10 @@ if (why) {
           });
           const body = (await reply.body.json()) as { error_type?: string };
           away = { status: reply.statusCode, retryAfter: reply.headers['retry-after'], errorType: body.error_type };
-          await new Promise((r) => setTimeout(r, 1500));
           ready = await replicas[0].call('GET', '/health/ready');
+          // Away until the load too has been answered 503 meanwhile.
+          await metBy('any', stoppedAt, 'a 503 while PostgreSQL was away', (a) => a.status === 503);
+          awayMs = Date.now() - stoppedAt;
           await pg.up();
           backMs = await servingAgain(probes);
         });
@@ -250,31 +291,35 @@ if (why) {
         expect(ready!.status).toBe(503);
         expect(JSON.stringify(ready!.body)).toMatch(/event|views|database/i);
         expect(backMs).toBeLessThan(BACK_WITHIN_MS);
-        process.stdout.write(`PostgreSQL ${mode} stop, 3 s away: ${summary(mine)}; serving again ${backMs} ms after its return\n`);
+        process.stdout.write(`PostgreSQL ${mode} stop, ${awayMs} ms away: ${summary(mine)}; serving again ${backMs} ms after its return\n`);
       });
 
     it('keeps answering through 50 ms of latency to PostgreSQL', async () => {
       const before = answers.length;
-      await underLoad('latency', async () => {
+      let slowMs = 0;
+      await underLoad('latency', async (_probes, loaders) => {
         proxy.delayMs = 50;
-        await new Promise((r) => setTimeout(r, 3000));
+        const from = Date.now();
+        // Until every buyer has bought a unit asked for, and answered, through the latency.
+        await metBy(loaders, from, 'a purchase through the latency', (a) => a.status === 200 && a.at - a.ms >= from);
+        slowMs = Date.now() - from;
         proxy.delayMs = 0;
       });
       alive();
       const mine = answers.slice(before);
       expect(mine.filter((a) => a.status >= 500)).toEqual([]);
       expect(mine.filter((a) => a.status === 200).length).toBeGreaterThan(0);
-      process.stdout.write(`50 ms latency to PostgreSQL for 3 s: ${summary(mine)}\n`);
+      process.stdout.write(`50 ms latency to PostgreSQL for ${slowMs} ms: ${summary(mine)}\n`);
     });
 
-    it('answers within the bound while the network to PostgreSQL drops every packet for 10 s, and serves again within 5 s of its return', async () => {
+    it('answers within the bound while the network to PostgreSQL drops every packet, and serves again within 5 s of its return', async () => {
       const before = answers.length;
       let backMs = 0;
+      let cutMs = 0;
       let cut: { status: number; retryAfter: unknown; errorType?: string; ms: number } | null = null;
       await underLoad('cut', async (probes) => {
         proxy.blackhole(true);
         const cutAt = Date.now();
-        await new Promise((r) => setTimeout(r, 1000));
         // A new purchase during the cut: 503 with Retry-After once its statement goes unanswered (the
         // load's requests under way when the cut came may ride it out: a charged sale is tried again).
         const { userId, cardId } = buyers[probes[0]];
@@ -288,7 +333,9 @@ if (why) {
         });
         const body = (await reply.body.json()) as { error_type?: string };
         cut = { status: reply.statusCode, retryAfter: reply.headers['retry-after'], errorType: body.error_type, ms: Date.now() - began };
-        await new Promise((r) => setTimeout(r, Math.max(0, cutAt + 10_000 - Date.now())));
+        // Cut until the load too has had a call failed by a bound (a statement's unanswered, or connecting).
+        await metBy('any', cutAt, 'a 503 during the cut', (a) => a.status === 503);
+        cutMs = Date.now() - cutAt;
         proxy.blackhole(false);
         backMs = await servingAgain(probes);
       });
@@ -300,16 +347,19 @@ if (why) {
       expect(Math.max(cut!.ms, ...mine.map((a) => a.ms))).toBeLessThan(ANSWER_BOUND_MS);
       expect(backMs).toBeLessThan(BACK_WITHIN_MS);
       process.stdout.write(
-        `the network to PostgreSQL cut 10 s (packets dropped): ${summary(mine)}; a purchase 1 s into the cut answered ${cut!.status} in ${cut!.ms} ms; serving again ${backMs} ms after\n`,
+        `the network to PostgreSQL cut ${cutMs} ms (packets dropped): ${summary(mine)}; a purchase at the cut answered ${cut!.status} in ${cut!.ms} ms; serving again ${backMs} ms after\n`,
       );
     });
 
     it('goes on while Redis is killed and started again (its jobs on disk): no 500, no process exits, serving within 5 s of its return', async () => {
       const before = answers.length;
       let backMs = 0;
-      await underLoad('redis', async (probes) => {
+      let awayMs = 0;
+      await underLoad('redis', async (probes, loaders) => {
         await redis.kill();
-        await new Promise((r) => setTimeout(r, 3000));
+        const killedAt = Date.now();
+        await metBy(loaders, killedAt, 'an answer while Redis was away');
+        awayMs = Date.now() - killedAt;
         redis = await startRedisServer({ port: redis.port, appendOnlyDir: redisDir.path });
         backMs = await servingAgain(probes);
       });
@@ -318,24 +368,45 @@ if (why) {
       expect(mine.filter((a) => a.status === 500)).toEqual([]);
       expect(Math.max(...mine.map((a) => a.ms))).toBeLessThan(ANSWER_BOUND_MS);
       expect(backMs).toBeLessThan(BACK_WITHIN_MS);
-      process.stdout.write(`Redis killed, 3 s away: ${summary(mine)}; serving again ${backMs} ms after its return\n`);
+      process.stdout.write(`Redis killed, ${awayMs} ms away: ${summary(mine)}; serving again ${backMs} ms after its return\n`);
     });
 
-    it('goes on past a replica frozen for 6 s: the other serves meanwhile, the frozen one serves once resumed', async () => {
+    it('goes on past a replica frozen: the other serves meanwhile, the frozen one serves once resumed', async () => {
       const before = answers.length;
       let servedWhileFrozen = 0;
-      await underLoad('frozen', async () => {
+      let frozenMs = 0;
+      await underLoad('frozen', async (_probes, loaders) => {
         process.kill(replicas[0].pid, 'SIGSTOP');
-        const frozenAt = answers.length;
-        await new Promise((r) => setTimeout(r, 6000));
-        servedWhileFrozen = answers.slice(frozenAt).filter((a) => a.status === 200).length;
+        const [frozenAt, answeredBefore] = [Date.now(), answers.length];
+        // Frozen until the server has ended any transaction the frozen replica had open (the rows it
+        // locked freed by the server's bound), and every buyer on the other replica has bought a
+        // unit asked for meanwhile.
+        const admin = new Client({ connectionString: pg.url });
+        await admin.connect();
+        try {
+          const open = async () =>
+            (
+              await admin.query<{ n: number }>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'deals' AND state LIKE 'idle in transaction%'`,
+              )
+            ).rows[0].n;
+          expect(await eventually(open, (n) => n === 0, HUNG_MS)).toBe(0);
+        } finally {
+          await admin.end();
+        }
+        const others = loaders.filter((buyer) => buyer % 2 === 1);
+        await metBy(others, frozenAt, 'a purchase through the other replica', (a) => a.status === 200 && a.at - a.ms >= frozenAt);
+        servedWhileFrozen = answers.slice(answeredBefore).filter((a) => a.status === 200).length;
+        frozenMs = Date.now() - frozenAt;
         process.kill(replicas[0].pid, 'SIGCONT');
       });
       alive();
       expect(servedWhileFrozen).toBeGreaterThan(0);
       const mine = answers.slice(before);
       expect(mine.filter((a) => a.status === 500)).toEqual([]);
-      process.stdout.write(`a replica frozen 6 s: ${servedWhileFrozen} purchases through the other meanwhile; ${summary(mine)}\n`);
+      process.stdout.write(
+        `a replica frozen ${frozenMs} ms: ${servedWhileFrozen} purchases through the other meanwhile; ${summary(mine)}\n`,
+      );
     });
 
     it('goes on while the worker is killed and started again: purchases answered (their views late, or 503 naming the purchase), the new worker catches up', async () => {

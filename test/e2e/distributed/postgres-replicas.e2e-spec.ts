@@ -166,7 +166,7 @@ if (why) {
       const refused = await replicas[1].call('GET', `/api/v1/regions?api_key=${rotating.api_key}`);
       expect(refused.body.error_msg).toMatch(/^this api_key was revoked at /);
       for (const i of [0, 1]) expect(await status(i, rotated.api_key)).toBe(200);
-    });
+    }, 180_000);
 
     it('answers a key the CLI has just shown on both replicas at once, with no worker to project it', async () => {
       const status = async (i: number, apiKey: string) => (await replicas[i].call('GET', `/api/v1/regions?api_key=${apiKey}`)).status;
@@ -280,7 +280,7 @@ if (why) {
         await workerClock.reset();
         await queue.close();
       }
-    }, 90_000);
+    }, 180_000);
 
     it('records one purchase for one transaction_reference sent to both replicas at once', async () => {
       const body = {
@@ -492,7 +492,7 @@ if (why) {
       } finally {
         replicas[0] = await restarted;
       }
-    }, 120_000);
+    }, 240_000);
 
     /**
      * One request sent to both replicas at the same moment (a client's retry, a load balancer's

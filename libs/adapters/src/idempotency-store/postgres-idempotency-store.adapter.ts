@@ -40,7 +40,7 @@ const SIZES_EVERY_MS = 5000;
 const OWNER_LOCK_TRIES = 60;
 const OWNER_LOCK_WAIT_MS = 50;
 /** How often releases that failed are tried again. */
-const RELEASE_AGAIN_MS = 1_000;
+export const RELEASE_AGAIN_MS = 1_000;
 /**
  * How long a release that failed is written again even once it finds no row of this process's: a
  * claim whose answer was lost (its statement cut off on the way) may still land on the server late.
