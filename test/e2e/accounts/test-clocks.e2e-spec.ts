@@ -9,23 +9,12 @@ import { SmtpSink } from '../../support/smtp-sink';
 import { CLOCK_DIGEST_DAYS } from '@deals/messaging/reactions/daily-digest.reaction';
 import { WebhookReceiver } from '../../support/webhook-receiver';
 import { eventually } from '../../support/eventually';
+import { polled } from '../../support/polled';
 import { WebhookSender } from '@deals/event-feed';
 import { MAX_TEST_CLOCKS } from '@deals/accounts/domain/test-clock/test-clock-places';
 
 /** How long a wait may take before it counts as hung (under the test's own timeout). */
 const HUNG_MS = 20_000;
-
-/**
- * Reads until `check` holds, a little apart (each read is a request the app answers beside the
- * work awaited), or gives the last read back after a ceiling that means hung.
- */
-async function polled<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-  for (const deadline = Date.now() + HUNG_MS; ;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /**
  * A sandbox's test clocks over HTTPS: calls made under one act in its time on a world of its own;

@@ -8,11 +8,14 @@ import { TestApi } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { SmtpSink } from '../../support/smtp-sink';
+import { polled } from '../../support/polled';
 import { tempDir } from '../../support/temp-dir';
 import { buyerWithCard, REFUND_REFUSED_TEST_CARD, TEST_CARDS } from '../../support/test-cards';
 import { ReceivedWebhook, WebhookReceiver } from '../../support/webhook-receiver';
 
 const TYPES = FEED_EVENT_TYPES;
+/** How long a wait may take before it counts as hung (under the tests' own two minutes). */
+const HUNG_MS = 30_000;
 
 /**
  * Webhooks (issue 37) from a real API process to a real HTTPS receiver, whose certificate the
@@ -75,8 +78,7 @@ describe('webhooks to a real HTTPS receiver', () => {
       Promise.all(
         batches.map(async (id) => (await call('GET', `/v1/targeted_email/batches/${id}?deal_id=${spaDay.id}`)).body.batch.status),
       );
-    for (let i = 0; i < 200 && (await statuses()).includes('pending'); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(await statuses()).toEqual(['processed', 'failed']);
+    expect(await polled(statuses, (now) => !now.includes('pending'), HUNG_MS, 100)).toEqual(['processed', 'failed']);
     await setup.stop();
 
     env = {
@@ -230,12 +232,12 @@ describe('webhooks to a real HTTPS receiver', () => {
       r.path === '/flaky' && receiver.received.filter(at('/flaky')).length <= 3 ? { status: 500, body: 'not now' } : { status: 200 },
     );
     await call('POST', '/users', { email: 'flaky@example.com' });
-    await receiver.waitFor(4, at('/flaky'), 20_000);
-    let delivery: any;
-    for (let i = 0; i < 50 && delivery?.status !== 'succeeded'; i++) {
-      [delivery] = (await call('GET', `/v1/webhook_endpoints/${endpoint.id}/deliveries`)).body.deliveries;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await receiver.waitFor(4, at('/flaky'), HUNG_MS);
+    const [delivery] = await polled(
+      async () => (await call('GET', `/v1/webhook_endpoints/${endpoint.id}/deliveries`)).body.deliveries,
+      ([latest]: any[]) => latest?.status === 'succeeded',
+      HUNG_MS,
+    );
     expect(delivery.status).toBe('succeeded');
     expect(delivery.attempts.map((a: any) => [a.attempt, a.status, a.response])).toEqual([
       [1, 500, 'not now'],
@@ -250,12 +252,12 @@ describe('webhooks to a real HTTPS receiver', () => {
     const { webhook_endpoint: endpoint } = await register('/gone', ['user.created']);
     receiver.answerBy((r) => (r.path === '/gone' ? { status: 410 } : { status: 200 }));
     await call('POST', '/users', { email: 'gone1@example.com' });
-    await receiver.waitFor(1, at('/gone'));
-    let state: any;
-    for (let i = 0; i < 50 && state?.enabled !== false; i++) {
-      state = (await call('GET', `/v1/webhook_endpoints/${endpoint.id}`)).body.webhook_endpoint;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await receiver.waitFor(1, at('/gone'), HUNG_MS);
+    const state = await polled(
+      async () => (await call('GET', `/v1/webhook_endpoints/${endpoint.id}`)).body.webhook_endpoint,
+      (now) => now?.enabled === false,
+      HUNG_MS,
+    );
     expect(state).toMatchObject({ enabled: false, disabled_reason: 'gone' });
     await call('POST', '/users', { email: 'gone2@example.com' });
     receiver.answerBy(() => ({ status: 200 }));
@@ -264,7 +266,7 @@ describe('webhooks to a real HTTPS receiver', () => {
       disabled_reason: null,
     });
     await call('POST', '/users', { email: 'gone3@example.com' });
-    const [, second] = await receiver.waitFor(2, at('/gone'));
+    const [, second] = await receiver.waitFor(2, at('/gone'), HUNG_MS);
     expect(JSON.parse(second.body).data).toMatchObject({ id: expect.any(String) });
     // The user made while it was disabled was not sent.
     expect(receiver.received.filter(at('/gone'))).toHaveLength(2);
@@ -277,7 +279,7 @@ describe('webhooks to a real HTTPS receiver', () => {
     const fresh = rotated.body.secret as string;
     expect(fresh).not.toBe(old);
     await call('POST', '/users', { email: 'rotated@example.com' });
-    const [request] = await receiver.waitFor(1, at('/rotated'));
+    const [request] = await receiver.waitFor(1, at('/rotated'), HUNG_MS);
     expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verified(old, request).type).toBe('user.created');
     expect(verified(fresh, request).type).toBe('user.created');
@@ -294,13 +296,11 @@ describe('webhooks to a real HTTPS receiver', () => {
     receiver.answerBy(() => ({ status: 200 }));
     api = await ApiProcess.start(dir.path, await freePort(), env);
     const created = (r: ReceivedWebhook) => r.path === '/slow';
-    await receiver.waitFor(1, created);
-    for (let i = 0; i < 100; i++) {
-      const got = new Set(receiver.received.filter(created).map((r) => JSON.parse(r.body).resource_id));
-      if (users.every((u) => got.has(u))) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const got = new Set(receiver.received.filter(created).map((r) => JSON.parse(r.body).resource_id));
+    const got = await polled(
+      async () => new Set(receiver.received.filter(created).map((r) => JSON.parse(r.body).resource_id)),
+      (now) => users.every((u) => now.has(u)),
+      HUNG_MS,
+    );
     expect(users.filter((u) => !got.has(u))).toEqual([]);
   });
 });

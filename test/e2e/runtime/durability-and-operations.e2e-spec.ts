@@ -8,11 +8,12 @@ import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, honolulu, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
 
-async function eventually<T>(probe: () => Promise<T>, ok: (value: T) => boolean, ms = 1000): Promise<{ value: T; elapsed: number }> {
+/** Probes until `ok` holds, or gives the last probe back after a ceiling that means hung. */
+async function eventually<T>(probe: () => Promise<T>, ok: (value: T) => boolean, ms = 30_000): Promise<{ value: T }> {
   const started = Date.now();
   for (;;) {
     const value = await probe();
-    if (ok(value) || Date.now() - started > ms) return { value, elapsed: Date.now() - started };
+    if (ok(value) || Date.now() - started > ms) return { value };
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -46,7 +47,7 @@ describe('data survives restarts, and the operator CLI works beside the running 
     // Each CLI call is a process of its own that compiles the CLI from source (~3 s here, two to
     // three times that while other suites load the machine): six of them outgrow jest's 30 s. The
     // one timing the service promises (what the CLI writes is seen within a second) is asserted
-    // on its own below.
+    // where suites run alone (cli-writes-seen.alone.e2e-spec.ts).
     jest.setTimeout(240_000);
     let api: TestApi;
     let apiKey: string;
@@ -56,7 +57,7 @@ describe('data survives restarts, and the operator CLI works beside the running 
     });
     afterAll(() => api.stop());
 
-    it('shows what the CLI writes within a second: a partner, regions, deals and a state move', async () => {
+    it('shows what the CLI writes: a partner, regions, deals and a state move', async () => {
       const created = await runCli(dir.path, ['partners:create', '--name', 'From the CLI', '--json']);
       expect(created.code).toBe(0);
       const cliPartner = JSON.parse(created.stdout.trim());
@@ -98,7 +99,6 @@ describe('data survives restarts, and the operator CLI works beside the running 
         (r) => r.status === 200,
       );
       expect(seen.value.status).toBe(200);
-      expect(seen.elapsed).toBeLessThan(1000);
 
       const regionsFile = join(dir.path, 'regions.json');
       writeFileSync(regionsFile, JSON.stringify([honolulu, { ...honolulu, id: 'Bad Id', time_zone: 'Nowhere/Else' }]));
@@ -148,7 +148,6 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const switched = await eventually(
         () => views.status(),
         (s) => s.every((c, i) => c.generation !== generations[i]),
-        3000,
       );
       expect(switched.value.map((s) => s.generation)).not.toEqual(generations);
       expect(await snapshot()).toEqual(live);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { polled } from '../../support/polled';
 import { tempDir } from '../../support/temp-dir';
 
 const SLOW_CARD = '4000000000000259';
@@ -65,7 +66,9 @@ describe('a graceful stop (SIGTERM)', () => {
       expected_price_per_unit: spaDay.current_price,
     });
     const idle = await idleKeepAlive(port);
-    await new Promise((r) => setTimeout(r, 500)); // in its charge (the slow card takes 2 s)
+    // Under way (the slow card's charge takes 2 s): its unit is held, which the deal's count shows.
+    const left = async () => (await api.call('GET', `/deals/${spaDay.id}${key}`)).body.deal.num_left;
+    expect(await polled(left, (n) => n === 4, 30_000)).toBe(4);
     const stopped = api.stop();
     const bought = await buying;
     await stopped;
