@@ -11,18 +11,14 @@ import { TestApi, TestApiOptions } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { eventually } from '../../support/eventually';
 import { holdNextCharge } from '../../support/held-charge';
-import { testCertificate } from '../../support/test-certificate';
 import { TEST_CARDS } from '../../support/test-cards';
 import { tempDir } from '../../support/temp-dir';
 
 /** A purchase's outcome never depends on its client staying for the answer. */
 describe('POST /purchases whose client goes away before the answer', () => {
   const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 64 });
-  let certificate: Record<string, string>;
-  beforeAll(async () => (certificate = await testCertificate()));
   afterAll(() => insecure.close());
-  /** A service started with the suite's certificate (each fresh data folder would make its own key). */
-  const start = (options: TestApiOptions) => TestApi.start({ ...options, env: { ...certificate, ...options.env } });
+  const start = (options: TestApiOptions) => TestApi.start(options);
 
   /** The service under test and how it is reached: over HTTPS, or as behind a TLS proxy (plain HTTP, `X-Forwarded-Proto`). */
   interface Reached {

@@ -12,7 +12,6 @@ import { RecoverInterruptedPayments } from '@deals/purchasing/reactions/recover-
 import { TestApi, TestApiOptions } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { eventually } from '../../support/eventually';
-import { testCertificate } from '../../support/test-certificate';
 import { tempDir } from '../../support/temp-dir';
 import { buyerWithCard, REFUND_LATE_TEST_CARD } from '../../support/test-cards';
 
@@ -37,11 +36,8 @@ describe('recovery of card purchases interrupted by a crash', () => {
   jest.setTimeout(60_000);
   const dir = tempDir('recovery');
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
-  let certificate: Record<string, string>;
-  beforeAll(async () => (certificate = await testCertificate()));
   afterAll(() => dir.remove());
-  /** A service started with the suite's certificate (each fresh data folder would make its own key). */
-  const start = (options: TestApiOptions) => TestApi.start({ ...options, env: { ...certificate, ...options.env } });
+  const start = (options: TestApiOptions) => TestApi.start(options);
 
   /**
    * `before` on a service over a fresh data folder, then the stop (what a crash leaves is what
