@@ -82,7 +82,7 @@ export async function startRedisServer(
     await started;
   } catch (error) {
     await stop();
-    throw new Error(`redis-server did not start on port ${port}: ${(error as Error).message}`);
+    throw new Error(`redis-server did not start on port ${port}: ${(error as Error).message}`, { cause: error });
   } finally {
     clearTimeout(hung);
   }
