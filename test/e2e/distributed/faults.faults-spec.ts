@@ -390,7 +390,7 @@ if (why) {
                 `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'deals' AND state LIKE 'idle in transaction%'`,
               )
             ).rows[0].n;
-          expect(await eventually(open, (n) => n === 0, HUNG_MS)).toBe(0);
+          expect(await eventually(open, (n) => n === 0, HUNG_MS, 50)).toBe(0);
         } finally {
           await admin.end();
         }
