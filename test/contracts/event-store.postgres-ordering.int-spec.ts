@@ -66,7 +66,7 @@ async function someoneWaitsForALock(url: string): Promise<void> {
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         )
       ).rows[0].n;
-    expect(await eventually(waiting, (n) => n > 0, HUNG_MS)).toBeGreaterThan(0);
+    expect(await eventually(waiting, (n) => n > 0, HUNG_MS, 10)).toBeGreaterThan(0);
   } finally {
     await admin.end();
   }

@@ -80,7 +80,7 @@ if (unavailable) {
           // connection learns of it only then), every claim succeeds.
           const left = async () =>
             (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1)', [ended.map((row) => row.pid)])).rows.length;
-          expect(await eventually(left, (n) => n === 0, 60_000)).toBe(0);
+          expect(await eventually(left, (n) => n === 0, 60_000, 10)).toBe(0);
           for (let i = 0; i < 4; i++) expect(await store.claim(claim(round * 100 + i))).toMatchObject({ kind: 'new' });
         }
       } finally {

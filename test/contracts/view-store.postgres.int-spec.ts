@@ -54,6 +54,7 @@ if (unavailable) {
               async () => check(),
               (done) => done,
               HUNG_MS,
+              10,
             ))
           )
             throw new Error(`hung waiting for ${what}`);
@@ -134,7 +135,7 @@ if (unavailable) {
               `SELECT count(*)::int AS n FROM view_leases WHERE keeper = 'b' AND expires_at > clock_timestamp()`,
             )
           ).rows[0].n;
-        expect(await eventually(liveOfB, (n) => n === 0, HUNG_MS)).toBe(0);
+        expect(await eventually(liveOfB, (n) => n === 0, HUNG_MS, 10)).toBe(0);
       } finally {
         await admin.end();
       }

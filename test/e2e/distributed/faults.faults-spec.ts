@@ -75,21 +75,28 @@ if (why) {
     };
 
     /**
-     * Resolves once each of `buyers` (or `any` one) has had an answer (one that `counts`) since
-     * `since`: a fault lasts until the load has met it, not for a time a loaded machine may spend
-     * before any buyer asked. Fails, saying what, past {@link HUNG_MS}.
+     * Resolves once each of `buyers` has had `times` answers (that `counts`) since `since`, or the
+     * load `times` answers in all (`any` buyer): a fault lasts until the load has met it, not for a
+     * time a loaded machine may spend before any buyer asked. Fails, saying what, past {@link HUNG_MS}.
      */
-    function metBy(buyers: number[] | 'any', since: number, what: string, counts: (a: (typeof answers)[number]) => boolean = () => true) {
+    function metBy(
+      buyers: number[] | 'any',
+      since: number,
+      what: string,
+      counts: (a: (typeof answers)[number]) => boolean = () => true,
+      times = 1,
+    ) {
       return new Promise<void>((met, hung) => {
         const check = () => {
-          const by = new Set(answers.filter((a) => a.at >= since && counts(a)).map((a) => a.buyer));
-          if (buyers === 'any' ? by.size === 0 : !buyers.every((b) => by.has(b))) return;
+          const found = answers.filter((a) => a.at >= since && counts(a));
+          const each = (buyer: number) => found.filter((a) => a.buyer === buyer).length >= times;
+          if (buyers === 'any' ? found.length < times : !buyers.every(each)) return;
           end();
           met();
         };
         const timer = setTimeout(() => {
           end();
-          hung(new Error(`hung: not every buyer had ${what} within ${HUNG_MS} ms`));
+          hung(new Error(`hung: the load had no ${what} within ${HUNG_MS} ms`));
         }, HUNG_MS);
         const end = () => {
           clearTimeout(timer);
@@ -201,9 +208,9 @@ if (why) {
       const load = loaders.map(async (buyer) => {
         for (let n = 0; !stop; n++) mine.push(await buyUntilAnswered(buyer, `${label}-${buyer}-${n}`, () => Date.now() > deadline));
       });
-      await metBy(loaders, began, 'an answer before the fault');
+      await metBy(loaders, began, 'answer from each buyer before the fault');
       await fault(probes, loaders);
-      await metBy(loaders, Date.now(), 'an answer after the fault');
+      await metBy(loaders, Date.now(), 'answer from each buyer after the fault');
       // A purchase still refused as in use (or unanswered) a hung time after is unresolved.
       stop = true;
       deadline = Date.now() + HUNG_MS;
@@ -275,8 +282,8 @@ if (why) {
           const body = (await reply.body.json()) as { error_type?: string };
           away = { status: reply.statusCode, retryAfter: reply.headers['retry-after'], errorType: body.error_type };
           ready = await replicas[0].call('GET', '/health/ready');
-          // Away until the load too has been answered 503 meanwhile.
-          await metBy('any', stoppedAt, 'a 503 while PostgreSQL was away', (a) => a.status === 503);
+          // Away until the load too has been answered 503 meanwhile, once a buyer under load.
+          await metBy('any', stoppedAt, '503s while PostgreSQL was away', (a) => a.status === 503, BUYERS);
           awayMs = Date.now() - stoppedAt;
           await pg.up();
           backMs = await servingAgain(probes);
@@ -301,7 +308,7 @@ if (why) {
         proxy.delayMs = 50;
         const from = Date.now();
         // Until every buyer has bought a unit asked for, and answered, through the latency.
-        await metBy(loaders, from, 'a purchase through the latency', (a) => a.status === 200 && a.at - a.ms >= from);
+        await metBy(loaders, from, 'purchase by each buyer through the latency', (a) => a.status === 200 && a.at - a.ms >= from);
         slowMs = Date.now() - from;
         proxy.delayMs = 0;
       });
@@ -358,7 +365,7 @@ if (why) {
       await underLoad('redis', async (probes, loaders) => {
         await redis.kill();
         const killedAt = Date.now();
-        await metBy(loaders, killedAt, 'an answer while Redis was away');
+        await metBy(loaders, killedAt, 'answer to each buyer while Redis was away');
         awayMs = Date.now() - killedAt;
         redis = await startRedisServer({ port: redis.port, appendOnlyDir: redisDir.path });
         backMs = await servingAgain(probes);
@@ -379,8 +386,8 @@ if (why) {
         process.kill(replicas[0].pid, 'SIGSTOP');
         const [frozenAt, answeredBefore] = [Date.now(), answers.length];
         // Frozen until the server has ended any transaction the frozen replica had open (the rows it
-        // locked freed by the server's bound), and every buyer on the other replica has bought a
-        // unit asked for meanwhile.
+        // locked freed by the server's bound), and every buyer on the other replica has bought
+        // three units asked for meanwhile.
         const admin = new Client({ connectionString: pg.url });
         await admin.connect();
         try {
@@ -390,12 +397,18 @@ if (why) {
                 `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'deals' AND state LIKE 'idle in transaction%'`,
               )
             ).rows[0].n;
-          expect(await eventually(open, (n) => n === 0, HUNG_MS)).toBe(0);
+          expect(await eventually(open, (n) => n === 0, HUNG_MS, 50)).toBe(0);
         } finally {
           await admin.end();
         }
         const others = loaders.filter((buyer) => buyer % 2 === 1);
-        await metBy(others, frozenAt, 'a purchase through the other replica', (a) => a.status === 200 && a.at - a.ms >= frozenAt);
+        await metBy(
+          others,
+          frozenAt,
+          'three purchases by each buyer through the other replica',
+          (a) => a.status === 200 && a.at - a.ms >= frozenAt,
+          3,
+        );
         servedWhileFrozen = answers.slice(answeredBefore).filter((a) => a.status === 200).length;
         frozenMs = Date.now() - frozenAt;
         process.kill(replicas[0].pid, 'SIGCONT');

@@ -16,6 +16,8 @@ import { WorkerProcess } from '../../support/worker-process';
 
 const why = processesPostgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
 const DAY_MS = 86_400_000;
+/** Between two reads of a state awaited from the service or its servers: they cost what they wait on. */
+const ASK_EVERY_MS = 50;
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 /** Rounds of each race of one request sent to both replicas: one round lost it 3 times in 4 before repeats reported their stream's last event. */
 const ROUNDS = 5;
@@ -158,6 +160,7 @@ if (why) {
             () => status(i, rotating.api_key),
             (s) => s === 401,
             60_000,
+            10,
           ),
         ).toBe(401);
         refusedAfter.push(Date.now() - shownAt);
@@ -263,6 +266,7 @@ if (why) {
             () => before.getState(),
             (state) => state === 'completed',
             60_000,
+            ASK_EVERY_MS,
           ),
         ).toBe('completed');
         expect(await job!.getState()).toBe('delayed');
@@ -272,7 +276,7 @@ if (why) {
         await probe(runAt - 1);
         // The lapsed reservation stays as it is (a claim may still be attempted); its units are back.
         const left = () => replicas[1].call('GET', `/deals/held-spa?${key}`).then((r) => r.body.deal.num_left);
-        expect(await eventually(left, (n) => n === 3, 60_000)).toBe(3);
+        expect(await eventually(left, (n) => n === 3, 60_000, ASK_EVERY_MS)).toBe(3);
         const released = (await runCli(dir.path, ['audit:purchase', id, '--json'], env)).stdout;
         expect(JSON.parse(released).map((e: { type: string }) => e.type)).toContain('UnitsReleased');
         expect((await replicas[0].call('GET', `/deals/held-spa?${key}`)).body.deal.num_left).toBe(3);
@@ -427,6 +431,7 @@ if (why) {
               () => replicas[1].call('GET', `/purchases/${id}?${key}`),
               (r) => r.status === 200,
               60_000,
+              ASK_EVERY_MS,
             )
           ).body.purchase;
           expect([id, purchase.fulfillment_state, purchase.payment_state, purchase.coupons.length]).toEqual([
@@ -466,7 +471,7 @@ if (why) {
         expect(sold + held).toBeLessThanOrEqual(total);
         // The views caught up with the log, on both replicas.
         const shownSold = () => replicas[1].call('GET', `/deals/killed-spa?${key}`).then((r) => r.body.deal.number_sold);
-        expect(await eventually(shownSold, (n) => n === sold, 60_000)).toBe(sold);
+        expect(await eventually(shownSold, (n) => n === sold, 60_000, ASK_EVERY_MS)).toBe(sold);
         // The processor: every approved charge is a fulfilled purchase with a coupon a unit, or a
         // purchase the killed replica was charging, whose recovery job is armed on Redis.
         const vault = new Client({ connectionString: database.url });

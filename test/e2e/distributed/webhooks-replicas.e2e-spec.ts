@@ -18,6 +18,8 @@ const DAY_MS = 86_400_000;
 const RETRY_MS = 300;
 /** How long a wait for what the service does may take before it is taken as hung. */
 const HUNG_MS = 60_000;
+/** Between two reads of a state awaited from the service or its servers: they cost what they wait on. */
+const ASK_EVERY_MS = 50;
 
 interface Delivery {
   endpoint_id: string;
@@ -139,6 +141,7 @@ if (why) {
           ),
         (deliveries) => deliveries.length > 0 && deliveries.every((d) => d.status !== 'pending'),
         HUNG_MS,
+        ASK_EVERY_MS,
       );
     /**
      * Once nothing more of `events` can be sent (a duplicate, an attempt too many): every delivery
@@ -149,7 +152,7 @@ if (why) {
       await Promise.all(events.map((event) => settledDeliveries(event.id)));
       const deliveryJobs = async () =>
         (await queue.getJobs(['active', 'waiting', 'delayed', 'prioritized'])).filter((job) => job?.name === 'deliver-webhook');
-      expect(await eventually(deliveryJobs, (jobs) => jobs.length === 0, HUNG_MS)).toEqual([]);
+      expect(await eventually(deliveryJobs, (jobs) => jobs.length === 0, HUNG_MS, ASK_EVERY_MS)).toEqual([]);
     };
 
     it('sends each event made through both replicas at once to an endpoint exactly once, and both replicas list the same feed', async () => {
@@ -269,13 +272,13 @@ if (why) {
       second ??= await WorkerProcess.start(dir.path, env);
       try {
         const total = (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM view_leases')).rows[0].n;
-        const divided = await eventually(keepers, (held) => held.length === 2, HUNG_MS);
+        const divided = await eventually(keepers, (held) => held.length === 2, HUNG_MS, ASK_EVERY_MS);
         expect(divided.map((k) => k.views).sort((a, b) => a - b)).toEqual([Math.floor(total / 2), Math.ceil(total / 2)]);
         const before = new Set((await feedOf(replicas[0])).map((e) => e.id));
         await worker.kill();
         const killedAt = Date.now();
         const made = makeUsers('takeover', 20);
-        const tookOver = await eventually(keepers, (held) => held.length === 1 && held[0].views === total, HUNG_MS);
+        const tookOver = await eventually(keepers, (held) => held.length === 1 && held[0].views === total, HUNG_MS, ASK_EVERY_MS);
         const tookMs = Date.now() - killedAt;
         expect(tookOver.map((k) => k.views)).toEqual([total]);
         process.stdout.write(`a worker killed: all ${total} views held by the other ${tookMs} ms later\n`);
@@ -285,6 +288,7 @@ if (why) {
           async () => (await feedOf(replicas[1])).filter((e) => !before.has(e.id)),
           (events) => events.length >= 20,
           HUNG_MS,
+          ASK_EVERY_MS,
         );
         expect(fresh).toHaveLength(20);
         await receiver.waitFor(before.size + fresh.length, at('/all'), HUNG_MS);
