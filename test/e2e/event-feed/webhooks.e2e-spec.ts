@@ -290,7 +290,7 @@ describe('webhooks to a real HTTPS receiver', () => {
     // The receiver holds its answers: the process is killed with deliveries in flight and pending.
     receiver.answerBy((r) => (r.path === '/slow' ? { status: 200, delayMs: 3000 } : { status: 200 }));
     const emails = Array.from({ length: 20 }, (_, i) => `kill${i}@example.com`);
-    const users = [];
+    const users: string[] = [];
     for (const email of emails) users.push((await call('POST', '/users', { email })).body.user_id);
     await api.kill();
     receiver.answerBy(() => ({ status: 200 }));
