@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GenerationFiles } from '@deals/adapters/view-store/mingo/generation-files';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -13,6 +14,20 @@ const DEALS = 20_000;
  * timed that suite's load as much as the service's.
  */
 const SLOWEST_MS = 200;
+
+/** The view generations (`<collection>@<generation>`) whose files a process holds open, read under /proc. */
+function heldGenerations(pid: number): Set<string> {
+  const held = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const file = /\/views\/([^/]+?)\.sqlite/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (file) held.add(file[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return held;
+}
 
 describe('projections:rebuild with the API serving', () => {
   jest.setTimeout(300_000);
@@ -44,8 +59,10 @@ describe('projections:rebuild with the API serving', () => {
       const before = await Promise.all(paths.map((path) => api.call('GET', path)));
       expect(before.map((r) => r.status)).toEqual([200, 200, 200]);
       const pointer = join(dir.path, 'views', 'deal_details_v3.current');
-      const generation = () => (existsSync(pointer) ? readFileSync(pointer, 'utf8') : 'initial');
+      const generation = () => (existsSync(pointer) ? readFileSync(pointer, 'utf8').trim() : GenerationFiles.INITIAL);
       const first = generation();
+      const heldBefore = heldGenerations(api.pid);
+      expect(heldBefore.has(`deal_details_v3@${first}`)).toBe(true);
 
       const timings: number[] = [];
       let polling = true;
@@ -60,9 +77,21 @@ describe('projections:rebuild with the API serving', () => {
       const rebuilt = await runCli(dir.path, ['projections:rebuild']);
       expect(rebuilt.code).toBe(0);
       expect(generation()).not.toBe(first);
-      // The API takes the new generations over within a poll, the catalogue once loaded: polled through.
-      await new Promise((r) => setTimeout(r, 3000));
+      // The API takes the new generations over, the catalogue once loaded (the old one serving
+      // meanwhile): polled through until it holds the new catalogue and lets go of every generation
+      // it held before.
+      const next = `deal_details_v3@${generation()}`;
+      const switched = () => {
+        const held = heldGenerations(api.pid);
+        return held.has(next) && [...heldBefore].every((old) => !held.has(old));
+      };
+      const rebuiltAt = Date.now();
+      for (const deadline = Date.now() + 120_000; !switched() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 100));
+      process.stdout.write(
+        `waited ${Date.now() - rebuiltAt} ms after the rebuild for the API to take the new generations over; ${timings.length} answers timed\n`,
+      );
       polling = false;
+      expect(switched()).toBe(true);
       await poll;
 
       const after = await Promise.all(paths.map((path) => api.call('GET', path)));

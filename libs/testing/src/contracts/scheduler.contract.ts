@@ -32,7 +32,7 @@ const at = (msFromNow: number) => new Date(Date.now() + msFromNow);
 
 /**
  * What every Scheduler adapter promises (ports/scheduler.port.ts). The adapter under test must be
- * given a `SystemClock`: delays are real, short (100 to 600 ms), and outcomes are awaited by polling.
+ * given a `SystemClock`: delays are real, short (50 to 600 ms), and outcomes are awaited by polling.
  * "Does not run" is checked once the scheduler holds no job (none waiting, due, running or failed):
  * no run is left to come. Where a job must not run before something else is asked, it is armed for
  * a minute on, or before `start()`, so that no machine's pause lets it run first.
