@@ -8,6 +8,7 @@ import { ApiProcess, freePort } from '../../support/api-process';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { hasRedisServer, startRedisServer } from '../../support/redis-server';
 import { MovableClock } from '../../support/movable-clock';
+import { auditedInventory } from '../../support/inventory-audit';
 import { eventually } from '../../support/eventually';
 import { databaseOfItsOwn, processesPostgresUnavailableSync } from '../../support/private-postgres';
 import { tempDir } from '../../support/temp-dir';
@@ -451,22 +452,7 @@ if (why) {
           data: { total: number; holdId: string; quantity: number; expiresAt: string };
         }>;
         await db.end();
-        let total = 0;
-        let sold = 0;
-        const open = new Map<string, { quantity: number; expiresAt: number }>();
-        const soldHolds = new Set<string>();
-        for (const { type, data: d } of rows) {
-          if (type === 'InventoryStocked') total = d.total;
-          if (type === 'UnitsHeld') open.set(d.holdId, { quantity: d.quantity, expiresAt: Date.parse(d.expiresAt) });
-          if (type === 'UnitsSold') {
-            expect(soldHolds.has(d.holdId)).toBe(false);
-            soldHolds.add(d.holdId);
-            sold += d.quantity;
-            open.delete(d.holdId);
-          }
-          if (type === 'UnitsReleased') open.delete(d.holdId);
-        }
-        const held = [...open.values()].filter((h) => h.expiresAt > Date.now()).reduce((n, h) => n + h.quantity, 0);
+        const { total, sold, held } = auditedInventory(rows);
         expect(sold).toBeGreaterThan(0);
         expect(sold + held).toBeLessThanOrEqual(total);
         // The views caught up with the log, on both replicas.

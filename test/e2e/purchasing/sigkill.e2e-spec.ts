@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { TestApi } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { auditedInventory } from '../../support/inventory-audit';
 import { auditedDay, auditedLines } from '../../support/settlement-audit';
 import { buyerWithCard } from '../../support/test-cards';
 import { tempDir } from '../../support/temp-dir';
@@ -79,23 +80,7 @@ describe('a SIGKILL in the middle of purchases', () => {
         .prepare("SELECT type, data FROM events WHERE stream_id = 'inventory-chicago-spa-day' ORDER BY revision")
         .all() as Array<{ type: string; data: string }>;
       db.close();
-      let total = 0;
-      let sold = 0;
-      const open = new Map<string, { quantity: number; expiresAt: number }>();
-      const soldHolds = new Set<string>();
-      for (const { type, data } of rows) {
-        const d = JSON.parse(data);
-        if (type === 'InventoryStocked') total = d.total;
-        if (type === 'UnitsHeld') open.set(d.holdId, { quantity: d.quantity, expiresAt: Date.parse(d.expiresAt) });
-        if (type === 'UnitsSold') {
-          expect(soldHolds.has(d.holdId)).toBe(false);
-          soldHolds.add(d.holdId);
-          sold += d.quantity;
-          open.delete(d.holdId);
-        }
-        if (type === 'UnitsReleased') open.delete(d.holdId);
-      }
-      const held = [...open.values()].filter((h) => h.expiresAt > Date.now()).reduce((n, h) => n + h.quantity, 0);
+      const { total, sold, held } = auditedInventory(rows.map(({ type, data }) => ({ type, data: JSON.parse(data) })));
       expect(sold).toBeGreaterThan(0);
       expect(sold + held).toBeLessThanOrEqual(total);
       // Recovery finished every card purchase the crash interrupted: no hold of one stays open.
