@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { freePort } from '../support/api-process';
 import { buyerWithCard } from '../support/test-cards';
 import { dockerEngine } from './engine-state';
+import { InsecureHttps } from '../support/insecure-https';
 
 const engine = dockerEngine();
 const REPOSITORY = join(__dirname, '..', '..');
@@ -12,7 +13,7 @@ const PROJECT = 'dealsdeploy';
 const COMPOSE_FILES = ['-f', 'docker-compose.postgres.yml', '-f', 'deploy/offline/docker-compose.offline.yml'];
 /** The service serves again within this of a server's return (as the README states). */
 const BACK_WITHIN_MS = 5_000;
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 
 interface Ran {
   code: number;

@@ -1,4 +1,3 @@
-import { createSecureContext } from 'node:tls';
 import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { execFile } from 'node:child_process';
 import { CreatePartner, CreatedPartner, PartnerRole } from '@deals/accounts';
@@ -8,7 +7,8 @@ import type { RegionTerms } from '@deals/catalog';
 import { CommandBus } from '@nestjs/cqrs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
+import { insecureHttps } from './insecure-https';
 import { RunningApi, startApi } from '../../apps/api/src/bootstrap';
 import { tempDir } from './temp-dir';
 import { UNLIMITED } from './unlimited';
@@ -17,8 +17,6 @@ import { ResponseCheck } from './response-check';
 import { compiledEntry } from './compiled-service';
 
 const ROOT = join(__dirname, '..', '..');
-// One TLS context for every connection (the service's certificate is self-signed, so not verified).
-const insecure = new Agent({ connect: { rejectUnauthorized: false, secureContext: createSecureContext() } });
 
 export interface CallOptions {
   apiKey?: string;
@@ -98,7 +96,7 @@ export class TestApi {
   ): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
     const url = new URL(path, this.url);
     if (options.apiKey !== undefined) url.searchParams.set('api_key', options.apiKey);
-    const reply = await request(url, { method: method as never, dispatcher: insecure });
+    const reply = await request(url, { method: method as never, dispatcher: insecureHttps });
     const text = await reply.body.text();
     const type = String(reply.headers['content-type'] ?? '');
     this.responses.check(
@@ -126,7 +124,7 @@ export class TestApi {
       body = options.jsonText ?? JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
-    const reply = await request(url, { method: method as never, headers, body, dispatcher: insecure });
+    const reply = await request(url, { method: method as never, headers, body, dispatcher: insecureHttps });
     const text = await reply.body.text();
     const type = String(reply.headers['content-type'] ?? '');
     // An answer in another media type (a CSV) is its text.

@@ -1,15 +1,13 @@
-import { createSecureContext } from 'node:tls';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
+import { insecureHttps } from './insecure-https';
 import { ResponseCheck } from './response-check';
 import { UNLIMITED } from './unlimited';
 import { compiledEntry } from './compiled-service';
 
 const ROOT = join(__dirname, '..', '..');
-// One TLS context for every connection (the service's certificate is self-signed, so not verified).
-const insecure = new Agent({ connect: { rejectUnauthorized: false, secureContext: createSecureContext() } });
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -83,7 +81,7 @@ export class ApiProcess {
   ): Promise<{ status: number; body: any }> {
     const reply = await request(`https://127.0.0.1:${this.port}${path}`, {
       method: method as never,
-      dispatcher: insecure,
+      dispatcher: insecureHttps,
       headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
@@ -99,7 +97,7 @@ export class ApiProcess {
 
   /** A GET answered in another media type than JSON (a CSV): its text, and its status and type checked. */
   async text(path: string): Promise<string> {
-    const reply = await request(`https://127.0.0.1:${this.port}${path}`, { dispatcher: insecure });
+    const reply = await request(`https://127.0.0.1:${this.port}${path}`, { dispatcher: insecureHttps });
     const text = await reply.body.text();
     this.check ??= new ResponseCheck((await this.call('GET', '/api-docs.json')).body);
     this.check.check('GET', path, reply.statusCode, undefined, String(reply.headers['content-type'] ?? ''));
@@ -111,7 +109,7 @@ export class ApiProcess {
    * the checks `call` makes of it (for timing the answer alone).
    */
   async status(path: string): Promise<number> {
-    const reply = await request(`https://127.0.0.1:${this.port}${path}`, { dispatcher: insecure });
+    const reply = await request(`https://127.0.0.1:${this.port}${path}`, { dispatcher: insecureHttps });
     await reply.body.arrayBuffer();
     return reply.statusCode;
   }

@@ -11,6 +11,14 @@
 const { TestEnvironment } = require('jest-environment-node');
 const { relative } = require('node:path');
 const workerThreads = require('node:worker_threads');
+const { appendFileSync, readFileSync } = require('node:fs');
+
+/** This process's CPU and that of its children it has reaped, in ms (Linux: /proc/self/stat, in 10 ms ticks). */
+const cpuMs = () => {
+  const own = process.cpuUsage();
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (own.user + own.system) / 1000 + (Number(fields[13]) + Number(fields[14])) * 10;
+};
 
 /** How long a suite's resources may take to finish closing after its last afterAll: past it, they are left open. */
 const SETTLE_CEILING_MS = 5000;
@@ -83,6 +91,17 @@ class LeakCheckingEnvironment extends TestEnvironment {
     await super.setup();
     this.before = countByType();
     this.workersBefore = workersStarted;
+    if (process.env.TEST_CPU_LOG) this.started = { cpu: cpuMs(), wall: performance.now() };
+  }
+
+  async teardown() {
+    await super.teardown();
+    // With TEST_CPU_LOG set, a line per suite: its CPU (this worker's and its reaped children's) and wall time, in ms.
+    if (this.started)
+      appendFileSync(
+        process.env.TEST_CPU_LOG,
+        `${Math.round(cpuMs() - this.started.cpu)}\t${Math.round(performance.now() - this.started.wall)}\t${this.suite}\n`,
+      );
   }
 
   /** What the suite left open, as "2 × TCPWRAP" entries (and where its ref'ed timers were set); empty when nothing. */

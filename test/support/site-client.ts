@@ -1,5 +1,6 @@
 import { generate } from 'otplib';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
+import { InsecureHttps } from './insecure-https';
 
 let clients = 0;
 
@@ -50,7 +51,7 @@ export interface SiteClientOptions {
  */
 export class SiteClient {
   readonly jar = new Map<string, string>();
-  private readonly agent: Agent;
+  private readonly agent: InsecureHttps;
 
   /** The client's own address, which the site's throttle counts by. */
   readonly address: string;
@@ -60,7 +61,7 @@ export class SiteClient {
     private readonly options: SiteClientOptions = {},
   ) {
     this.address = options.address ?? nextLoopbackAddress();
-    this.agent = new Agent({ localAddress: this.address, connect: { rejectUnauthorized: false } });
+    this.agent = new InsecureHttps({ localAddress: this.address });
   }
 
   get origin(): string {

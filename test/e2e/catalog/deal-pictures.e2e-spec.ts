@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { ServiceConfig } from '@deals/runtime';
 import { TestApi } from '../../support/api-harness';
+import { InsecureHttps } from '../../support/insecure-https';
 
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 
 describe("deals' pictures, drawn by the service", () => {
   jest.setTimeout(60_000);

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { fetch as undiciFetch } from 'undici';
 import { createDealsClient, type DealsClient, type Error as ErrorBody } from '../../../clients/typescript/src';
 import { TestApi } from '../../support/api-harness';
 import { TEST_CARDS } from '../../support/test-cards';
+import { InsecureHttps } from '../../support/insecure-https';
 
 /** The demo partner's credentials, as the first start writes them (README, "Five minutes with it"). */
 interface DemoPartner {
@@ -13,7 +14,7 @@ interface DemoPartner {
 }
 
 // The service's certificate is self-signed: this fetch trusts it (a partner's code uses the global fetch).
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 async function trustingFetch(request: Request): Promise<Response> {
   const body = request.body ? await request.arrayBuffer() : undefined;
   const answer = await undiciFetch(request.url, { method: request.method, headers: [...request.headers], body, dispatcher: insecure });

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { spaDay, chicago } from '../../support/catalogue-fixtures';
@@ -12,10 +12,11 @@ import { TcpProxy } from '../../support/tcp-proxy';
 import { tempDir } from '../../support/temp-dir';
 import { buyerWithCard } from '../../support/test-cards';
 import { WorkerProcess } from '../../support/worker-process';
+import { InsecureHttps } from '../../support/insecure-https';
 
 const why = privatePostgresUnavailable() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
 const DAY_MS = 86_400_000;
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 /** The bound the README states: a call answers within it while a server is away (refusing, or cut off). */
 const ANSWER_BOUND_MS = 20_000;
 /** The service serves again within this of a server's return. */

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { writeFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -14,12 +14,13 @@ import { databaseOfItsOwn, processesPostgresUnavailableSync } from '../../suppor
 import { tempDir } from '../../support/temp-dir';
 import { buyerWithCard, DECLINED_TEST_CARD, TEST_CARDS } from '../../support/test-cards';
 import { WorkerProcess } from '../../support/worker-process';
+import { InsecureHttps } from '../../support/insecure-https';
 
 const why = processesPostgresUnavailableSync() ?? (hasRedisServer() ? null : 'no redis-server binary on PATH');
 const DAY_MS = 86_400_000;
 /** Between two reads of a state awaited from the service or its servers: they cost what they wait on. */
 const ASK_EVERY_MS = 50;
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 /** Rounds of each race of one request sent to both replicas: one round lost it 3 times in 4 before repeats reported their stream's last event. */
 const ROUNDS = 5;
 /** The simulated processor's test card that is always declined (README). */

@@ -1,11 +1,12 @@
 import { CatalogQueries, type RegionTerms } from '@deals/catalog';
 import { EventStore, ManualClock, Scheduler } from '@deals/kernel';
 import { DailyDigest, DailyDigestJobs } from '@deals/messaging';
-import { request, Agent } from 'undici';
+import { request } from 'undici';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { eventually } from '../../support/eventually';
 import { SmtpSink } from '../../support/smtp-sink';
+import { InsecureHttps } from '../../support/insecure-https';
 
 const maui: RegionTerms = {
   ...chicago,
@@ -22,7 +23,7 @@ const deals = [
   { ...spaDay, id: 'chicago-spa-season', start_at: '2026-06-01T00:00:00Z', end_at: '2026-12-31T00:00:00Z' },
   { ...spaDay, id: 'maui-surf', title: 'Surf lesson', region_id: 'maui', start_at: '2026-06-01T00:00:00Z', end_at: '2026-12-31T00:00:00Z' },
 ];
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 
 describe('the daily regional email at the local hour (DIGEST_HOUR 7), with suppress and augment batches', () => {
   // States awaited up to a ceiling that means hung (eventually's), below each test's own.

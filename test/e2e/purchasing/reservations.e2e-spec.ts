@@ -3,6 +3,7 @@ import { inventoryDecider } from '@deals/purchasing/domain/inventory/inventory.d
 import { TestApi } from '../../support/api-harness';
 import { eventually } from '../../support/eventually';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { InsecureHttps } from '../../support/insecure-https';
 
 describe("reserve, claim and release, and a user's coupons", () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
@@ -108,8 +109,8 @@ describe("reserve, claim and release, and a user's coupons", () => {
       print_url: expect.stringMatching(new RegExp(`/coupons/${id}-1/print\\?key=[\\w-]{22}$`)),
     });
     expect(await numLeft()).toBe(3);
-    const { request, Agent } = await import('undici');
-    const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
+    const { request } = await import('undici');
+    const dispatcher = new InsecureHttps();
     const opened = (link: string) => request(`${api.url}${new URL(link).pathname}${new URL(link).search}`, { dispatcher });
     const raw = await opened(coupons[0].qr_code_url);
     expect(raw.statusCode).toBe(200);

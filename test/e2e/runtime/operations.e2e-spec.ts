@@ -1,14 +1,15 @@
 import { ManualClock } from '@deals/kernel';
 import { operatorPassword, ServiceConfig } from '@deals/runtime';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { tempDir } from '../../support/temp-dir';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { InsecureHttps } from '../../support/insecure-https';
 
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 const OPERATOR_PASSWORD = 'operator-password-for-tests';
 const operator = (password = OPERATOR_PASSWORD) => ({ authorization: `Basic ${Buffer.from(`operator:${password}`).toString('base64')}` });
 

@@ -1,15 +1,16 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPI } from 'openapi-types';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { TestApi } from '../../support/api-harness';
 import { described } from '../../support/response-check';
+import { InsecureHttps } from '../../support/insecure-https';
 
 /** Every route Fastify serves, as `METHOD /path/{param}` (HEAD twins of GET left out). */
 function servedRoutes(api: TestApi): string[] {
   return api.servedRoutes.filter((r) => r.method !== 'HEAD').map((r) => `${r.method} ${r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
 }
 
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 
 describe('the API description', () => {
   let api: TestApi;

@@ -3,6 +3,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { Scheduler } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { chicago } from '../../support/catalogue-fixtures';
+import { InsecureHttps } from '../../support/insecure-https';
 
 const unauthorized = (msg: string) => ({ status: 'error', error_type: 'unauthorized', error_msg: msg });
 
@@ -258,12 +259,12 @@ describe('authentication and the wire', () => {
   });
 
   it('refuses a malformed JSON body with a 422 naming the body', async () => {
-    const { request, Agent } = await import('undici');
+    const { request } = await import('undici');
     const reply = await request(`${api.url}/api/v1/regions?api_key=${partner.apiKey}`, {
       method: 'GET',
       headers: { 'content-type': 'application/json' },
       body: '{"broken":',
-      dispatcher: new Agent({ connect: { rejectUnauthorized: false } }),
+      dispatcher: new InsecureHttps(),
     });
     expect(reply.statusCode).toBe(422);
     expect(await reply.body.json()).toMatchObject({

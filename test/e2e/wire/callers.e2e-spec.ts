@@ -1,9 +1,10 @@
 import { OPERATOR } from '@deals/kernel';
 import { InviteMember } from '@deals/partner-site';
 import { CommandBus } from '@nestjs/cqrs';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { TestApi } from '../../support/api-harness';
 import { SiteClient } from '../../support/site-client';
+import { InsecureHttps } from '../../support/insecure-https';
 
 const PASSWORD = 'a long enough passphrase';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
@@ -23,7 +24,7 @@ interface Operation {
  * declaration: a kind it names is never refused (401, 403), every other kind is.
  */
 describe('who may call each route', () => {
-  const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+  const insecure = new InsecureHttps();
   let api: TestApi;
   let operations: Operation[];
   let credentials: Record<Exclude<Kind, 'none'>, { query?: Record<string, string>; headers?: Record<string, string> }>;

@@ -3,11 +3,12 @@ import { InviteMember } from '@deals/partner-site';
 import { MAX_ERROR_MESSAGE, MAX_JSON_DEPTH } from '@deals/wire';
 import { CommandBus } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { TestApi } from '../../support/api-harness';
 import { inputValue, SiteClient } from '../../support/site-client';
+import { InsecureHttps } from '../../support/insecure-https';
 
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+const insecure = new InsecureHttps();
 const PASSWORD = 'a long and private passphrase';
 const OPERATOR_PASSWORD = 'operator password of the hostile-input suite';
 

@@ -1,5 +1,6 @@
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { TestApi } from '../../support/api-harness';
+import { InsecureHttps } from '../../support/insecure-https';
 
 const WRITES = ['put', 'post', 'delete', 'patch'] as const;
 
@@ -46,7 +47,7 @@ const UNKNOWN = { status: 'error', error_type: 'validation_failed' };
  * alone. Where money moves, an amount's `currency` other than the service's is refused on every call.
  */
 describe('fields a call does not describe', () => {
-  const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+  const insecure = new InsecureHttps();
   let api: TestApi;
   let partner: Awaited<ReturnType<TestApi['createPartner']>>;
   let operations: Array<{ method: string; path: string; callers: string[] }>;
