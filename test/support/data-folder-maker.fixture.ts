@@ -4,7 +4,9 @@
  * it and exits. Forked several at a time by the specs of those makers, each told to go only once
  * all are loaded, so that they race.
  */
-import { installationSecret, loadServiceConfig } from '@deals/runtime';
+// The modules themselves, not their library's index: each of the racing processes loads only what it runs.
+import { installationSecret } from '@deals/runtime/installation-secret';
+import { loadServiceConfig } from '@deals/runtime/service-config';
 import { tlsMaterial } from '../../apps/api/src/tls-material';
 
 export type MakerOrder = { make: 'tls'; dataDir: string } | { make: 'secret'; dataDir: string; name: string };

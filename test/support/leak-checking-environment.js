@@ -71,6 +71,24 @@ if (!workerThreads.Worker.followedByLeakCheck) {
   };
 }
 
+/** The suite this worker ran last: what it left is named if jest has to stop the worker (below). */
+let lastSuite;
+
+// jest stops a worker with SIGTERM when it has not ended on its own half a second after its last
+// suite (a handle opened after that suite's check, during its teardown); without this the run says
+// only that "a worker process has failed to exit gracefully". The signal's default is to end the
+// process, which it still does here, after naming what held it.
+if (!process.listenerCount('SIGTERM') && process.env.JEST_WORKER_ID) {
+  process.once('SIGTERM', () => {
+    const left = lastSuite?.leftOpen() ?? [];
+    process.stderr.write(
+      `\njest stopped worker ${process.env.JEST_WORKER_ID} after ${lastSuite?.suite ?? 'no suite'}: ` +
+        `${left.length ? left.join(', ') : 'nothing of that suite'} open; all open: ${process.getActiveResourcesInfo().join(', ')}\n`,
+    );
+    process.exit(143);
+  });
+}
+
 class LeakCheckingEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
@@ -91,6 +109,7 @@ class LeakCheckingEnvironment extends TestEnvironment {
     await super.setup();
     this.before = countByType();
     this.workersBefore = workersStarted;
+    lastSuite = this;
     if (process.env.TEST_CPU_LOG) this.started = { cpu: cpuMs(), wall: performance.now() };
   }
 

@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { ServiceConfig, underFolderLock, writeWhole } from '@deals/runtime';
+import type { ServiceConfig } from '@deals/runtime/service-config';
+import { underFolderLock, writeWhole } from '@deals/runtime/shared-folder';
 
 export interface TlsMaterial {
   key: string;
