@@ -95,7 +95,7 @@ if (!process.listenerCount('SIGTERM') && process.env.JEST_WORKER_ID) {
 // jest waits before force-exiting a worker and reporting a leak (its 'exit' event came 1 ms after
 // jest's end message, the process itself ended later). Anything that keeps the loop busy still
 // keeps the worker alive, so a real leak is still reported (and named, above).
-if (typeof process.send === 'function' && process.env.JEST_WORKER_ID && !process.listenerCount('beforeExit')) {
+if (typeof process.send === 'function' && process.env.JEST_WORKER_ID) {
   process.once('beforeExit', () => process.exit());
 }
 
