@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   AppendResult,
+  checkStreamAppends,
   EventStore,
   ExpectedRevision,
   LogPosition,
@@ -8,6 +9,7 @@ import {
   NewEvent,
   RecordedEvent,
   SnapshotStore,
+  StreamAppend,
   SubscribeOptions,
   WrongExpectedRevision,
 } from '@deals/kernel';
@@ -49,6 +51,23 @@ export class MemoryEventStore extends EventStore {
     if (this.checksRevision && expected !== 'any' && expected !== actual) throw new WrongExpectedRevision(streamId, expected, actual);
     const last = this.push(streamId, events);
     return { nextExpectedRevision: last.revision, position: last.position };
+  }
+
+  override readonly atomicAcrossStreams = true;
+
+  /** Every append checked first, then all written (or none). */
+  override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    checkStreamAppends(appends);
+    if (this.checksRevision)
+      for (const { streamId, expected } of appends) {
+        const stream = this.log.streams.get(streamId) ?? [];
+        const actual = stream.length ? stream.length - 1 : 'no_stream';
+        if (expected !== 'any' && expected !== actual) throw new WrongExpectedRevision(streamId, expected, actual);
+      }
+    return appends.map(({ streamId, events }) => {
+      const last = this.push(streamId, events);
+      return { nextExpectedRevision: last.revision, position: last.position };
+    });
   }
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {

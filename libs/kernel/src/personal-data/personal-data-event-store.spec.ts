@@ -55,6 +55,35 @@ async function logWith(users: string[]) {
 const emails = (events: Array<{ data: unknown }>) => events.map((e) => (e.data as { email: string | null }).email);
 
 describe('the log with personal data encrypted', () => {
+  it('seals the personal values of every append to several streams, and tells whether its log makes them one transaction', async () => {
+    const keys = new HeldKeys();
+    const inner = new MemoryEventStore();
+    const log = new PersonalDataEventStore(inner, keys, fields, new Map());
+    const registered = (userId: string) => ({
+      id: randomUUID(),
+      type: 'UserRegistered',
+      data: { userId, email: `${userId}@example.com` },
+      metadata: { occurredAt: '' },
+    });
+    await log.appendToStreams([
+      { streamId: 'user-a', events: [registered('a')], expected: 'no_stream' },
+      {
+        streamId: 'other',
+        events: [{ id: randomUUID(), type: 'Other', data: { email: 'plain' }, metadata: { occurredAt: '' } }],
+        expected: 'any',
+      },
+      { streamId: 'user-b', events: [registered('b')], expected: 'no_stream' },
+    ]);
+    const stored = await inner.readAll({ after: null, maxCount: 10 });
+    expect(stored.map((e) => (e.data as { email: unknown }).email)).toEqual([
+      expect.not.stringContaining('@'),
+      'plain',
+      expect.not.stringContaining('@'),
+    ]);
+    expect(emails(await log.readAll({ after: null, maxCount: 10 }))).toEqual(['a@example.com', 'plain', 'b@example.com']);
+    expect(log.atomicAcrossStreams).toBe(inner.atomicAcrossStreams);
+  });
+
   it("asks for every owner's key of a page at once, each owner once", async () => {
     const { keys, reader } = await logWith(['a', 'b', 'c']);
     keys.held = true;

@@ -7,6 +7,7 @@ import {
   NewEvent,
   RecordedEvent,
   StoreObserver,
+  StreamAppend,
   StreamRevision,
   SubscribeOptions,
 } from '../ports/event-store.port';
@@ -44,6 +45,7 @@ export type ErasureEvents = ReadonlyMap<string, (data: Record<string, unknown>) 
  */
 export class PersonalDataEventStore extends EventStore {
   readonly backend: string;
+  override readonly atomicAcrossStreams: boolean;
   /** Each user's key as last read, or its erasure. */
   private readonly keys = new RecentMap<string, KnownKey>(KEYS_KEPT);
 
@@ -57,11 +59,25 @@ export class PersonalDataEventStore extends EventStore {
   ) {
     super();
     this.backend = inner.backend;
+    this.atomicAcrossStreams = inner.atomicAcrossStreams;
     this.snapshots = inner.snapshots;
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (!events.some((event) => this.fields.has(event.type))) return this.inner.append(streamId, events, expected);
+    return this.inner.append(streamId, await this.sealed(events), expected);
+  }
+
+  override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    if (!appends.some(({ events }) => events.some((event) => this.fields.has(event.type)))) return this.inner.appendToStreams(appends);
+    const sealed: StreamAppend[] = [];
+    for (const { streamId, events, expected } of appends) sealed.push({ streamId, events: await this.sealed(events), expected });
+    return this.inner.appendToStreams(sealed);
+  }
+
+  /** The events with their personal values sealed under their owners' keys (refused about an erased owner, unless dropped). */
+  private async sealed(events: NewEvent[]): Promise<NewEvent[]> {
+    if (!events.some((event) => this.fields.has(event.type))) return events;
     const sealed: NewEvent[] = [];
     for (const event of events) {
       const owner = personalOwner(this.fields, event);
@@ -73,7 +89,7 @@ export class PersonalDataEventStore extends EventStore {
       if (!key && this.fields.get(event.type)!.whenErased !== 'drop') throw new PersonalDataErased(owner);
       sealed.push(sealPersonalData(this.fields, event, key));
     }
-    return this.inner.append(streamId, sealed, expected);
+    return sealed;
   }
 
   async readStream(streamId: string, fromRevision?: StreamRevision): Promise<RecordedEvent[]> {

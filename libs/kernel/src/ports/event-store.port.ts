@@ -49,6 +49,24 @@ export interface RecordedEvent<T extends string = string, D = unknown> extends N
   position: LogPosition;
 }
 
+/** One stream's part of an append to several streams (see `EventStore.appendToStreams`). */
+export interface StreamAppend {
+  streamId: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+}
+
+/** Refuses what no store may be asked: no append, an append without events, a stream named twice. */
+export function checkStreamAppends(appends: readonly StreamAppend[]): void {
+  if (appends.length === 0) throw new TypeError('appendToStreams needs at least one append');
+  const streams = new Set<string>();
+  for (const { streamId, events } of appends) {
+    if (events.length === 0) throw new TypeError(`appendToStreams: the append to ${streamId} has no events`);
+    if (streams.has(streamId)) throw new TypeError(`appendToStreams: stream ${streamId} is named twice`);
+    streams.add(streamId);
+  }
+}
+
 export interface AppendResult {
   nextExpectedRevision: StreamRevision;
   /** Position of the last appended event. */
@@ -112,6 +130,26 @@ export abstract class EventStore {
   snapshots: SnapshotStore | null = null;
 
   abstract append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+
+  /**
+   * Whether {@link appendToStreams} is one transaction (all of its appends written, or none). A store
+   * without transactions across streams appends them one after the other.
+   */
+  readonly atomicAcrossStreams: boolean = false;
+
+  /**
+   * Appends to several distinct streams, each at its expected revision, their events in the order
+   * given, and answers each append's result in that order. Where {@link atomicAcrossStreams}, in one
+   * transaction: if a stream is not at its expected revision, throws that stream's
+   * {@link WrongExpectedRevision} (the first in the order given) and writes nothing. Here, for a store
+   * without such transactions: one append after the other, so a refusal leaves those before it written.
+   */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    checkStreamAppends(appends);
+    const results: AppendResult[] = [];
+    for (const { streamId, events, expected } of appends) results.push(await this.append(streamId, events, expected));
+    return results;
+  }
 
   /**
    * The events of a stream in order, from revision `fromRevision` (0, the whole stream, when not

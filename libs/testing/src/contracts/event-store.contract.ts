@@ -125,6 +125,147 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       expect(await store.readStream(s)).toHaveLength(2);
     });
 
+    describe('appending to several streams at once', () => {
+      it('writes each append at its expected revision, in the order given, and answers each one', async () => {
+        const [known, fresh, other] = [stream('many-known'), stream('many-fresh'), stream('many-other')];
+        await store.append(known, [event('A')], 'no_stream');
+        const head = await store.head();
+        const results = await store.appendToStreams([
+          { streamId: known, events: [event('B', { n: 1 }), event('B', { n: 2 })], expected: 0 },
+          { streamId: fresh, events: [event('C')], expected: 'no_stream' },
+          { streamId: other, events: [event('D')], expected: 'any' },
+        ]);
+        expect(results.map((r) => r.nextExpectedRevision)).toEqual([2, 0, 0]);
+        expect((await store.readStream(known)).map((e) => [e.revision, e.type, e.data])).toEqual([
+          [0, 'A', {}],
+          [1, 'B', { n: 1 }],
+          [2, 'B', { n: 2 }],
+        ]);
+        const log = await store.readAll({ after: head, maxCount: 10 });
+        expect(log.map((e) => [e.streamId, e.type])).toEqual([
+          [known, 'B'],
+          [known, 'B'],
+          [fresh, 'C'],
+          [other, 'D'],
+        ]);
+        // Each result is its append's last event's position.
+        expect(results.map((r) => r.position)).toEqual([log[1].position, log[2].position, log[3].position]);
+        expect((await store.append(known, [event('E')], 2)).nextExpectedRevision).toBe(3);
+      });
+
+      it('refuses a stream named twice, an append without events, or none at all, writing nothing', async () => {
+        const [a, b] = [stream('twice-a'), stream('twice-b')];
+        await expect(
+          store.appendToStreams([
+            { streamId: a, events: [event('A')], expected: 'no_stream' },
+            { streamId: a, events: [event('B')], expected: 0 },
+          ]),
+        ).rejects.toThrow(/named twice/);
+        await expect(
+          store.appendToStreams([
+            { streamId: b, events: [event('A')], expected: 'no_stream' },
+            { streamId: a, events: [], expected: 'no_stream' },
+          ]),
+        ).rejects.toThrow(/no events/);
+        await expect(store.appendToStreams([])).rejects.toThrow(/at least one/);
+        expect([await store.readStream(a), await store.readStream(b)]).toEqual([[], []]);
+      });
+
+      it('is one transaction where the store says so: a stream off its expected revision fails them all, naming it', async () => {
+        const [ok, behind, fresh] = [stream('all-ok'), stream('all-behind'), stream('all-fresh')];
+        await store.append(ok, [event('A')], 'no_stream');
+        await store.append(behind, [event('A'), event('B')], 'no_stream');
+        const head = await store.head();
+        const error = await store
+          .appendToStreams([
+            { streamId: ok, events: [event('C')], expected: 0 },
+            { streamId: fresh, events: [event('C')], expected: 'no_stream' },
+            { streamId: behind, events: [event('C')], expected: 0 },
+          ])
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(WrongExpectedRevision);
+        expect(error).toMatchObject({ streamId: behind, expected: 0, actual: 1 });
+        if (!store.atomicAcrossStreams) return;
+        expect(await store.readAll({ after: head, maxCount: 10 })).toEqual([]);
+        expect(await store.readStream(fresh)).toEqual([]);
+        // Nothing of the refused call stands in the way of the next.
+        const again = await store.appendToStreams([
+          { streamId: ok, events: [event('C')], expected: 0 },
+          { streamId: fresh, events: [event('C')], expected: 'no_stream' },
+          { streamId: behind, events: [event('C')], expected: 1 },
+        ]);
+        expect(again.map((r) => r.nextExpectedRevision)).toEqual([1, 0, 2]);
+      });
+
+      it('lets exactly one of several concurrent calls sharing a stream win, the others writing nothing anywhere', async () => {
+        const shared = stream('shared');
+        await store.append(shared, [event('A')], 'no_stream');
+        const own = Array.from({ length: 6 }, (_, i) => stream(`own${i}`));
+        const settled = await Promise.allSettled(
+          own.map((s, i) =>
+            store.appendToStreams([
+              { streamId: s, events: [event('Mine', { i })], expected: 'no_stream' },
+              { streamId: shared, events: [event('Shared', { i })], expected: 0 },
+            ]),
+          ),
+        );
+        expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        for (const r of settled) if (r.status === 'rejected') expect(r.reason).toMatchObject({ streamId: shared, actual: 1 });
+        const sharedEvents = await store.readStream(shared);
+        expect(sharedEvents).toHaveLength(2);
+        if (!store.atomicAcrossStreams) return;
+        const winner = (sharedEvents[1].data as { i: number }).i;
+        const written = await Promise.all(own.map((s) => store.readStream(s)));
+        expect(written.map((events) => events.length)).toEqual(own.map((_, i) => (i === winner ? 1 : 0)));
+      });
+
+      it('lets one of two connections make a new stream both name, the other writing nothing anywhere', async () => {
+        if (!subject.connectAgain) return;
+        const other = await subject.connectAgain();
+        try {
+          for (let round = 0; round < 5; round++) {
+            const contested = stream(`contested${round}`);
+            const [mine, theirs] = [stream(`mine${round}`), stream(`theirs${round}`)];
+            const settled = await Promise.allSettled([
+              store.appendToStreams([
+                { streamId: mine, events: [event('Mine')], expected: 'no_stream' },
+                { streamId: contested, events: [event('First', { by: 'me' })], expected: 'no_stream' },
+              ]),
+              other.appendToStreams([
+                { streamId: theirs, events: [event('Theirs')], expected: 'no_stream' },
+                { streamId: contested, events: [event('First', { by: 'them' })], expected: 'no_stream' },
+              ]),
+            ]);
+            expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+            const lost = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+            expect(lost.reason).toMatchObject({ streamId: contested, actual: 0 });
+            const first = await store.readStream(contested);
+            expect(first).toHaveLength(1);
+            if (!store.atomicAcrossStreams) continue;
+            const by = (first[0].data as { by: string }).by;
+            expect([(await store.readStream(mine)).length, (await store.readStream(theirs)).length]).toEqual(by === 'me' ? [1, 0] : [0, 1]);
+          }
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('delivers to a subscription the events of every append, in the order written', async () => {
+        const head = await store.head();
+        const [a, b] = [stream('sub-a'), stream('sub-b')];
+        await store.appendToStreams([
+          { streamId: a, events: [event('A1'), event('A2')], expected: 'no_stream' },
+          { streamId: b, events: [event('B1')], expected: 'no_stream' },
+        ]);
+        const seen = await collect(store, head, (events) => events.length >= 3);
+        expect(seen.map((e) => [e.streamId, e.type])).toEqual([
+          [a, 'A1'],
+          [a, 'A2'],
+          [b, 'B1'],
+        ]);
+      });
+    });
+
     it('pages through the whole log after a position, exclusively and without overlap', async () => {
       const start = await store.head();
       const s = stream('page');

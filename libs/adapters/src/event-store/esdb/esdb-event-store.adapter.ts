@@ -119,6 +119,9 @@ async function drain<E>(read: AsyncIterable<E>): Promise<E[]> {
  * Events that are not JSON (written by other tools) are left out of `readAll` and `subscribe`.
  * Needs EventStoreDB 22.10 or later, which gives events read from a stream their log position.
  * A subscription's `close()` waits for the running handler, so it must not be awaited inside it.
+ * Appends to several streams go one after the other (`atomicAcrossStreams` is false): this client
+ * has no multi-stream append (KurrentDB 25.1's is in its successor, `@kurrent/kurrentdb-client`),
+ * so a refusal leaves the appends before it written.
  */
 export class EsdbEventStore extends EventStore {
   readonly backend = 'eventstoredb';

@@ -1,12 +1,14 @@
 import { servicePool, sessionClient } from '../../postgres-pool';
 import {
   AppendResult,
+  checkStreamAppends,
   EventStore,
   ExpectedRevision,
   LogPosition,
   LogSubscription,
   NewEvent,
   RecordedEvent,
+  StreamAppend,
   StreamRevision,
   SubscribeOptions,
   WrongExpectedRevision,
@@ -129,32 +131,43 @@ const DEADLOCK = '40P01';
 const ANY_REVISION = -2;
 const NO_STREAM = -1;
 
-/** A group of appends to distinct streams as one statement (see `writeStatement`); named, so each connection plans it once. */
+/**
+ * A group of appends to distinct streams as one statement (see `writeStatement`); named, so each
+ * connection plans it once. Appends of one unit (`$10`, an appendToStreams') stand or fall
+ * together: written only if every one of them is at its expected revision; their new streams are
+ * made without `ON CONFLICT`, so one made meanwhile by another transaction fails the whole statement
+ * (then tried again) instead of leaving the unit half written.
+ */
 const APPEND_GROUP = `WITH me AS (SELECT pg_current_xact_id() AS tx),
-       req AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) WITH ORDINALITY AS r(stream_id, expected, n, k)),
+       req AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $10::int[]) WITH ORDINALITY AS r(stream_id, expected, n, u, k)),
        cur AS MATERIALIZED (
          SELECT stream_id, revision, tx FROM event_streams WHERE stream_id = ANY($1::text[]) ORDER BY stream_id FOR UPDATE),
-       verdict AS MATERIALIZED (
-         SELECT req.k, req.stream_id, req.n, cur.revision AS current, cur.stream_id IS NOT NULL AS known,
+       checked AS MATERIALIZED (
+         SELECT req.k, req.u, req.stream_id, req.n, cur.revision AS current, cur.stream_id IS NOT NULL AS known,
                 coalesce(cur.tx > me.tx, false) AS later,
                 CASE WHEN req.expected = ${ANY_REVISION} THEN true
                      WHEN req.expected = ${NO_STREAM} THEN cur.stream_id IS NULL
                      ELSE cur.revision IS NOT DISTINCT FROM req.expected END AS ok
            FROM req CROSS JOIN me LEFT JOIN cur ON cur.stream_id = req.stream_id),
+       verdict AS MATERIALIZED (
+         SELECT checked.*, bool_and(ok) OVER (PARTITION BY u) AS whole, count(*) OVER (PARTITION BY u) > 1 AS multi FROM checked),
        go AS (SELECT NOT EXISTS (SELECT 1 FROM verdict WHERE later) AS go),
        moved AS (
          UPDATE event_streams AS s SET revision = v.current + v.n, tx = me.tx FROM verdict AS v, me, go
-          WHERE s.stream_id = v.stream_id AND v.ok AND v.known AND go.go),
+          WHERE s.stream_id = v.stream_id AND v.whole AND v.known AND go.go),
        made AS (
          INSERT INTO event_streams (stream_id, revision, tx)
-           SELECT v.stream_id, v.n - 1, me.tx FROM verdict AS v, me, go WHERE v.ok AND NOT v.known AND go.go
+           SELECT v.stream_id, v.n - 1, me.tx FROM verdict AS v, me, go WHERE v.whole AND NOT v.known AND NOT v.multi AND go.go
            ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id),
+       made_together AS (
+         INSERT INTO event_streams (stream_id, revision, tx)
+           SELECT v.stream_id, v.n - 1, me.tx FROM verdict AS v, me, go WHERE v.whole AND NOT v.known AND v.multi AND go.go),
        added AS (
          INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
            SELECT v.stream_id, coalesce(v.current, -1) + 1 + e.o, e.i, e.t, e.d, e.m
              FROM unnest($4::int[], $5::int[], $6::uuid[], $7::text[], $8::jsonb[], $9::jsonb[]) WITH ORDINALITY AS e(k, o, i, t, d, m, n)
              JOIN verdict AS v ON v.k = e.k CROSS JOIN go
-            WHERE v.ok AND go.go AND (v.known OR v.stream_id IN (SELECT stream_id FROM made))
+            WHERE v.whole AND go.go AND (v.known OR v.multi OR v.stream_id IN (SELECT stream_id FROM made))
             ORDER BY e.n
            RETURNING position, stream_id)
        SELECT go.go, me.tx::text AS me,
@@ -184,22 +197,21 @@ const POOL_SIZE = 8;
 /** Appends written together in one transaction, at most. */
 const MAX_GROUP = 500;
 
-interface PendingAppend {
-  streamId: string;
-  events: NewEvent[];
-  expected: ExpectedRevision;
-  resolve: (result: AppendResult) => void;
+/** Appends that stand or fall together: one `append`, or an `appendToStreams`' (distinct streams). */
+interface PendingUnit {
+  appends: readonly StreamAppend[];
+  resolve: (results: AppendResult[]) => void;
   reject: (error: unknown) => void;
 }
 
-/** The columns read (ordering by the table's own columns: `events.tx`, `events.position`, not these texts). */
-/** What writing a group came to: appends written, refused, and to try again (a stream created meanwhile). */
+/** What writing a group came to: units written, refused, and to try again (a stream created meanwhile). */
 interface GroupOutcome {
-  written: Array<{ append: PendingAppend; result: AppendResult }>;
-  refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }>;
-  again?: PendingAppend[];
+  written: Array<{ unit: PendingUnit; results: AppendResult[] }>;
+  refused: Array<{ unit: PendingUnit; error: WrongExpectedRevision }>;
+  again?: PendingUnit[];
 }
 
+/** The columns read (ordering by the table's own columns: `events.tx`, `events.position`, not these texts). */
 const COLUMNS = 'tx::text AS tx, position::text AS position, stream_id, revision, event_id::text AS event_id, type, data, metadata';
 
 /** A page of the log after a position, and whether events wait behind the horizon (see `readPage`); named, planned once a connection. */
@@ -230,7 +242,7 @@ export class PostgresEventStore extends EventStore {
   /** Settles once {@link listener} listens, or has failed to. */
   private listening: Promise<void> = Promise.resolve();
   /** Appends waiting for the next group, and whether a group is being written. */
-  private readonly pending: PendingAppend[] = [];
+  private readonly pending: PendingUnit[] = [];
   private flushing = false;
 
   /** How often a subscription looks for new events without a notification. */
@@ -268,16 +280,28 @@ export class PostgresEventStore extends EventStore {
     return this.ready;
   }
 
+  override readonly atomicAcrossStreams = true;
+
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (!events.length) throw new Error('append needs at least one event');
+    return (await this.enqueue([{ streamId, events, expected }]))[0];
+  }
+
+  /** The appends as one unit of a group: written in its transaction only if every one of them is at its expected revision. */
+  override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    checkStreamAppends(appends);
+    return this.enqueue(appends);
+  }
+
+  private async enqueue(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     await this.schema();
     return new Promise((resolve, reject) => {
-      this.pending.push({ streamId, events, expected, resolve, reject });
+      this.pending.push({ appends, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
 
-  /** Writes the appends waiting, as groups of at most {@link MAX_GROUP}, one transaction each, until none waits. */
+  /** Writes the units waiting, as groups of at most {@link MAX_GROUP}, one transaction each, until none waits. */
   private async flush(): Promise<void> {
     this.flushing = true;
     try {
@@ -288,31 +312,33 @@ export class PostgresEventStore extends EventStore {
   }
 
   /**
-   * One transaction for a group of appends (group commit: one commit for them all). The rows of
-   * the streams it writes are locked first, in one order (no deadlock between groups), so no other
+   * One transaction for a group of units (group commit: one commit for them all). The rows of the
+   * streams it writes are locked first, in one order (no deadlock between groups), so no other
    * transaction changes them meanwhile; each append's expected revision is checked against them,
-   * in arrival order, and a refused one fails alone. Started again, whole, when another
+   * in arrival order, and a refused unit fails alone. Started again, whole, when another
    * transaction turns out to have written one of its streams since this one began (see
    * {@link writeOnce}).
    */
-  private async writeGroup(group: PendingAppend[]): Promise<void> {
+  private async writeGroup(group: PendingUnit[]): Promise<void> {
     const started = performance.now();
     let left = group;
     for (let attempt = 1; left.length; attempt++) {
       try {
-        const distinct = new Set(left.map((a) => a.streamId)).size === left.length;
+        const streams = left.flatMap((unit) => unit.appends.map((a) => a.streamId));
+        const distinct = new Set(streams).size === streams.length;
         const { written, refused, again = [] } = distinct ? await this.writeStatement(left) : await this.writeOnce(left);
-        for (const { append, error } of refused) append.reject(error);
-        if (written.length) this.reportCommitted(written.length, (performance.now() - started) / 1000);
-        for (const { append, result } of written) {
-          this.reportAppended(append.events);
-          append.resolve(result);
+        for (const { unit, error } of refused) unit.reject(error);
+        const appends = written.reduce((sum, { unit }) => sum + unit.appends.length, 0);
+        if (appends) this.reportCommitted(appends, (performance.now() - started) / 1000);
+        for (const { unit, results } of written) {
+          for (const append of unit.appends) this.reportAppended(append.events);
+          unit.resolve(results);
         }
         if (again.length && attempt >= GROUP_ATTEMPTS) throw new GroupRetry('another transaction created one of the streams first');
         left = again;
       } catch (error) {
         if (error instanceof GroupRetry && attempt < GROUP_ATTEMPTS) continue;
-        for (const append of left) append.reject(error);
+        for (const unit of left) unit.reject(error);
         return;
       }
     }
@@ -321,13 +347,15 @@ export class PostgresEventStore extends EventStore {
   /**
    * A group whose appends name different streams (the command engine's: one write a stream at a
    * time) as one statement, its own transaction: one round trip. It locks the streams' rows in one
-   * order, checks each append's expected revision (a refused one writes nothing), and writes the
-   * accepted ones' stream rows, events and notice, unless the last writer of one of the streams
-   * began after it ({@link GroupRetry}, nothing written). An append whose new stream another
-   * transaction created meanwhile writes nothing and is tried again (`again`); the rest stand.
+   * order, checks each append's expected revision (a unit with one refused writes nothing), and
+   * writes the accepted units' stream rows, events and notice, unless the last writer of one of the
+   * streams began after it ({@link GroupRetry}, nothing written). A lone append whose new stream
+   * another transaction created meanwhile writes nothing and is tried again (`again`); the rest
+   * stand. Such a stream of a unit of several appends fails the statement, and the group is tried again.
    */
-  private async writeStatement(group: PendingAppend[]): Promise<GroupOutcome> {
-    const events = group.flatMap((append, k) => append.events.map((event, offset) => ({ k: k + 1, offset, event })));
+  private async writeStatement(group: PendingUnit[]): Promise<GroupOutcome> {
+    const appends = group.flatMap((unit, u) => unit.appends.map((append) => ({ append, u: u + 1 })));
+    const events = appends.flatMap(({ append }, k) => append.events.map((event, offset) => ({ k: k + 1, offset, event })));
     const { rows } = await this.pool
       .query<{
         go: boolean;
@@ -336,19 +364,21 @@ export class PostgresEventStore extends EventStore {
         made: string[] | null;
         added: Array<{ k: number; position: string }> | null;
       }>({
-        name: 'deals_append_group',
+        name: 'deals_append_units',
         text: APPEND_GROUP,
         values: [
-          group.map((a) => a.streamId),
-          group.map((a) => (a.expected === 'any' ? ANY_REVISION : a.expected === 'no_stream' ? NO_STREAM : a.expected)),
-          group.map((a) => a.events.length),
+          appends.map(({ append }) => append.streamId),
+          appends.map(({ append: { expected } }) => (expected === 'any' ? ANY_REVISION : expected === 'no_stream' ? NO_STREAM : expected)),
+          appends.map(({ append }) => append.events.length),
           events.map((e) => e.k),
           events.map((e) => e.offset),
           ...eventColumns(events),
+          appends.map(({ u }) => u),
         ],
       })
       .catch((error: unknown) => {
-        // Not expected (new streams are created ON CONFLICT DO NOTHING, known ones under their locks), but a retry is the answer.
+        // A unit's new stream made meanwhile by another transaction; else not expected (known streams
+        // are written under their locks), but a retry is the answer.
         if ([UNIQUE_VIOLATION, DEADLOCK].includes((error as { code?: string }).code ?? '')) throw new GroupRetry(String(error));
         throw error;
       });
@@ -358,39 +388,45 @@ export class PostgresEventStore extends EventStore {
     const created = new Set(made ?? []);
     const last = new Map<number, string>();
     for (const { k, position } of added ?? []) last.set(k, position);
-    const written: Array<{ append: PendingAppend; result: AppendResult }> = [];
-    const refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }> = [];
-    const again: PendingAppend[] = [];
-    group.forEach((append, i) => {
-      const verdict = verdictOf.get(i + 1)!;
-      if (!verdict.ok) {
-        refused.push({ append, error: new WrongExpectedRevision(append.streamId, append.expected, verdict.current ?? 'no_stream') });
-        return;
+    const outcome: Required<GroupOutcome> = { written: [], refused: [], again: [] };
+    let k = 0;
+    for (const unit of group) {
+      const ks = unit.appends.map(() => ++k);
+      const refusedAt = ks.findIndex((key) => !verdictOf.get(key)!.ok);
+      if (refusedAt >= 0) {
+        const { streamId, expected } = unit.appends[refusedAt];
+        const error = new WrongExpectedRevision(streamId, expected, verdictOf.get(ks[refusedAt])!.current ?? 'no_stream');
+        outcome.refused.push({ unit, error });
+        continue;
       }
-      if (!verdict.known && !created.has(append.streamId)) {
-        again.push(append);
-        return;
+      const lone = unit.appends.length === 1;
+      if (lone && !verdictOf.get(ks[0])!.known && !created.has(unit.appends[0].streamId)) {
+        outcome.again.push(unit);
+        continue;
       }
-      const nextExpectedRevision = (verdict.current ?? -1) + append.events.length;
-      written.push({ append, result: { nextExpectedRevision, position: positionOf({ tx: me, position: last.get(i + 1)! }) } });
-    });
-    return { written, refused, again };
+      const results = unit.appends.map((append, i) => ({
+        nextExpectedRevision: (verdictOf.get(ks[i])!.current ?? -1) + append.events.length,
+        position: positionOf({ tx: me, position: last.get(ks[i])! }),
+      }));
+      outcome.written.push({ unit, results });
+    }
+    return outcome;
   }
 
   /**
-   * Writes the group in one transaction: the appends accepted, with their results, once committed
+   * Writes the group in one transaction: the units accepted, with their results, once committed
    * (the others are rejected here). A stream's events must follow in the log's order the events
    * already in it, so when the last transaction to write one of the group's streams has a later id
    * than this one (it began later and committed first), or another transaction created one of its
    * new streams meanwhile, this transaction is abandoned for a new one ({@link GroupRetry}).
    */
-  private async writeOnce(group: PendingAppend[]): Promise<GroupOutcome> {
+  private async writeOnce(group: PendingUnit[]): Promise<GroupOutcome> {
     let client: PoolClient | null = null;
     let broken: Error | undefined;
     try {
       client = await this.pool.connect();
       await client.query('BEGIN');
-      const streams = [...new Set(group.map((a) => a.streamId))].sort();
+      const streams = [...new Set(group.flatMap((unit) => unit.appends.map((a) => a.streamId)))].sort();
       const found = await client.query<{ stream_id: string; revision: number; later: boolean; me: string }>(
         `SELECT s.stream_id, s.revision, s.tx > me.tx AS later, me.tx::text AS me
            FROM (SELECT pg_current_xact_id() AS tx) AS me
@@ -406,28 +442,36 @@ export class PostgresEventStore extends EventStore {
           existing.add(row.stream_id);
           revisions.set(row.stream_id, row.revision);
         }
-      const accepted: Array<{ append: PendingAppend; first: number }> = [];
-      const refused: Array<{ append: PendingAppend; error: WrongExpectedRevision }> = [];
-      for (const append of group) {
-        const current = revisions.get(append.streamId);
-        const ok = append.expected === 'any' || (append.expected === 'no_stream' ? current === undefined : current === append.expected);
-        if (!ok) {
-          refused.push({ append, error: new WrongExpectedRevision(append.streamId, append.expected, current ?? 'no_stream') });
+      const accepted: Array<{ unit: PendingUnit; firsts: number[] }> = [];
+      const refused: Array<{ unit: PendingUnit; error: WrongExpectedRevision }> = [];
+      for (const unit of group) {
+        const currents = unit.appends.map((a) => revisions.get(a.streamId));
+        const refusedAt = unit.appends.findIndex(
+          ({ expected }, i) => !(expected === 'any' || (expected === 'no_stream' ? currents[i] === undefined : currents[i] === expected)),
+        );
+        if (refusedAt >= 0) {
+          const { streamId, expected } = unit.appends[refusedAt];
+          refused.push({ unit, error: new WrongExpectedRevision(streamId, expected, currents[refusedAt] ?? 'no_stream') });
           continue;
         }
-        const first = (current ?? -1) + 1;
-        revisions.set(append.streamId, first + append.events.length - 1);
-        accepted.push({ append, first });
+        const firsts = unit.appends.map((append, i) => {
+          const first = (currents[i] ?? -1) + 1;
+          revisions.set(append.streamId, first + append.events.length - 1);
+          return first;
+        });
+        accepted.push({ unit, firsts });
       }
       if (!accepted.length) {
         await client.query('ROLLBACK');
         return { written: [], refused };
       }
-      const touched = [...new Set(accepted.map((a) => a.append.streamId))];
+      const touched = [...new Set(accepted.flatMap(({ unit }) => unit.appends.map((a) => a.streamId)))];
       const updated = touched.filter((id) => existing.has(id));
       const created = touched.filter((id) => !existing.has(id));
-      const rows = accepted.flatMap(({ append, first }) =>
-        append.events.map((event, i) => ({ streamId: append.streamId, revision: first + i, event })),
+      const rows = accepted.flatMap(({ unit, firsts }) =>
+        unit.appends.flatMap((append, a) =>
+          append.events.map((event, i) => ({ streamId: append.streamId, revision: firsts[a] + i, event })),
+        ),
       );
       // One statement: the streams' rows, the events (sequence numbers drawn in the rows' order, WITH
       // ORDINALITY, so each append's come back together) and the notice that wakes the subscriptions.
@@ -464,10 +508,15 @@ export class PostgresEventStore extends EventStore {
       await client.query('COMMIT');
       const positions = inserted.rows[0].positions;
       let at = 0;
-      const written = accepted.map(({ append, first }) => {
-        at += append.events.length;
-        const position = positionOf({ tx: me, position: positions[at - 1] });
-        return { append, result: { nextExpectedRevision: first + append.events.length - 1, position } };
+      const written = accepted.map(({ unit, firsts }) => {
+        const results = unit.appends.map((append, a) => {
+          at += append.events.length;
+          return {
+            nextExpectedRevision: firsts[a] + append.events.length - 1,
+            position: positionOf({ tx: me, position: positions[at - 1] }),
+          };
+        });
+        return { unit, results };
       });
       return { written, refused };
     } catch (error) {

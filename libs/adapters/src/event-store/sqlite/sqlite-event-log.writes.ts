@@ -58,6 +58,13 @@ export function decodeAppend(text: string): AppendArgs {
 /** What the write program answers, as numbers (cheap to send back): `[1, revision, position]` or `[0, actual revision or -1]`. */
 export type AppendReply = [1, number, number] | [0, number];
 
+/**
+ * What the program appending to several streams answers: `[1, revision, position, revision,
+ * position, …]`, an append's pair each, or `[0, index of the first append refused, its stream's
+ * actual revision or -1]`.
+ */
+export type AppendAllReply = [1, ...number[]] | [0, number, number];
+
 export function decodeAppendReply(reply: AppendReply): AppendWritten {
   return reply[0] === 1
     ? { written: true, revision: reply[1], position: reply[2] }
@@ -79,22 +86,39 @@ export const EVENTS_SCHEMA = `
 export function prepareWrites(db: Database.Database) {
   const insert = db.prepare('INSERT INTO events (id, stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
   const lastRevision = db.prepare('SELECT MAX(revision) AS revision FROM events WHERE stream_id = ?').pluck();
+  /** A stream's revision: as this group already wrote it, else as the file holds it (null: no stream). */
+  const actualOf = (streamId: string, revisions: Map<string, unknown>) =>
+    revisions.has(streamId) ? (revisions.get(streamId) as number | null) : (lastRevision.get(streamId) as number | null);
+  const matches = (expected: AppendArgs['expected'], actual: number | null) =>
+    expected === 'any' || (expected === 'no_stream' ? actual === null : actual === expected);
+  /** Inserts an append's events after revision `actual`: its last revision and position. */
+  const write = ({ streamId, events }: AppendArgs, actual: number | null, revisions: Map<string, unknown>): [number, number] => {
+    let revision = actual;
+    let position = 0;
+    for (const [id, type, data, metadata] of events) {
+      revision = revision === null ? 0 : revision + 1;
+      const info = insert.run(id, streamId, revision, type, data, metadata);
+      position = Number(info.lastInsertRowid);
+    }
+    revisions.set(streamId, revision);
+    return [revision as number, position];
+  };
   return {
     /** Checks the expected revision against the file (or what this batch already wrote), then inserts. */
     append(args: string | AppendArgs, revisions: Map<string, unknown>): AppendReply {
-      const { streamId, events, expected } = typeof args === 'string' ? decodeAppend(args) : args;
-      const actual = revisions.has(streamId) ? (revisions.get(streamId) as number | null) : (lastRevision.get(streamId) as number | null);
-      const matches = expected === 'any' || (expected === 'no_stream' ? actual === null : actual === expected);
-      if (!matches) return [0, actual ?? -1];
-      let revision = actual;
-      let position = 0;
-      for (const [id, type, data, metadata] of events) {
-        revision = revision === null ? 0 : revision + 1;
-        const info = insert.run(id, streamId, revision, type, data, metadata);
-        position = Number(info.lastInsertRowid);
-      }
-      revisions.set(streamId, revision);
-      return [1, revision as number, position];
+      const append = typeof args === 'string' ? decodeAppend(args) : args;
+      const actual = actualOf(append.streamId, revisions);
+      if (!matches(append.expected, actual)) return [0, actual ?? -1];
+      return [1, ...write(append, actual, revisions)];
+    },
+    /** Appends to distinct streams, all or none: every expected revision checked before anything is inserted. */
+    appendAll(list: Array<string | AppendArgs>, revisions: Map<string, unknown>): AppendAllReply {
+      const appends = list.map((args) => (typeof args === 'string' ? decodeAppend(args) : args));
+      const actuals = appends.map(({ streamId }) => actualOf(streamId, revisions));
+      for (let i = 0; i < appends.length; i++) if (!matches(appends[i].expected, actuals[i])) return [0, i, actuals[i] ?? -1];
+      const reply: AppendAllReply = [1];
+      appends.forEach((append, i) => reply.push(...write(append, actuals[i], revisions)));
+      return reply;
     },
   };
 }

@@ -1,5 +1,6 @@
 import {
   AppendResult,
+  checkStreamAppends,
   EventStore,
   ExpectedRevision,
   freezeJson,
@@ -7,6 +8,7 @@ import {
   LogSubscription,
   NewEvent,
   RecordedEvent,
+  StreamAppend,
   SubscribeOptions,
   WrongExpectedRevision,
 } from '@deals/kernel';
@@ -14,7 +16,7 @@ import Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
 import { SqliteWriteThread, WriteOutcomeUnknown } from '../../sqlite/write-thread';
-import { AppendReply, AppendWritten, decodeAppendReply, encodeAppend, EVENTS_SCHEMA } from './sqlite-event-log.writes';
+import { AppendAllReply, AppendReply, AppendWritten, decodeAppendReply, encodeAppend, EVENTS_SCHEMA } from './sqlite-event-log.writes';
 
 interface Row {
   position: number;
@@ -111,15 +113,33 @@ export class SqliteEventStore extends EventStore {
     };
   }
 
+  override readonly atomicAcrossStreams = true;
+
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const result = await this.appendRows(streamId, events, expected, 2);
+    const { rows, given } = this.encode(events);
+    const result = await this.appendRows({ streamId, expected, rows, given }, 2);
     this.reportAppended(events);
     return result;
   }
 
-  /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */
-  private async appendRows(streamId: string, events: NewEvent[], expected: ExpectedRevision, attempts: number): Promise<AppendResult> {
-    // A command's events share one metadata object, and so may several commands (handleCommand): it is encoded once.
+  /** One program of the write thread for all the appends: in one savepoint of its group, so all or none. */
+  override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    checkStreamAppends(appends);
+    const encoded = appends.map(({ streamId, events, expected }): EncodedAppend => {
+      const { rows, given } = this.encode(events);
+      return { streamId, expected, rows, given };
+    });
+    const results = await this.appendAllRows(encoded, 2);
+    for (const { events } of appends) this.reportAppended(events);
+    return results;
+  }
+
+  /**
+   * An append's rows as the write thread takes them, and the events the subscriptions may be given
+   * as they are. A command's events share one metadata object, and so may several commands
+   * (handleCommand): it is encoded once.
+   */
+  private encode(events: NewEvent[]): Pick<EncodedAppend, 'rows' | 'given'> {
     let lastMetadata: unknown = NOT_ENCODED_YET;
     let metadataJson = '';
     const rows = events.map((e): [string, string, string, string] => {
@@ -130,6 +150,12 @@ export class SqliteEventStore extends EventStore {
     // whatever the appender does afterwards and whenever they read it.
     const given = events.map((e) => (freezeJson(e.data) && freezeJson(e.metadata) ? e : undefined));
     given.forEach((e, i) => e && this.rememberMetadataText(e.metadata, rows[i][3]));
+    return { rows, given };
+  }
+
+  /** The append, made again (up to `attempts` in all) while a write thread stops before it and it is not in the file. */
+  private async appendRows(append: EncodedAppend, attempts: number): Promise<AppendResult> {
+    const { streamId, rows, given, expected } = append;
     let outcome: AppendWritten;
     try {
       const reply = await this.writer.run<AppendReply>('append', encodeAppend({ streamId, events: rows, expected }), (answer) => {
@@ -139,16 +165,41 @@ export class SqliteEventStore extends EventStore {
       outcome = decodeAppendReply(reply);
     } catch (error) {
       if (!(error instanceof WriteOutcomeUnknown)) throw error;
-      const committed = this.committedAppend(streamId, rows);
-      if (committed) return committed;
+      const committed = this.committedAppends([append]);
+      if (committed) return committed[0];
       // Not written, and the stopped thread can no longer write it: made again on a new one.
-      if (attempts > 1) return this.appendRows(streamId, events, expected, attempts - 1);
+      if (attempts > 1) return this.appendRows(append, attempts - 1);
       throw new Error(`${this.file}: the write thread stopped before committing an append to ${streamId}; nothing was written`, {
         cause: error,
       });
     }
     if (!outcome.written) throw new WrongExpectedRevision(streamId, expected, outcome.actual ?? 'no_stream');
     return { nextExpectedRevision: outcome.revision, position: sqlitePosition(outcome.position) };
+  }
+
+  /** {@link appendRows} for several streams at once, all or none. */
+  private async appendAllRows(appends: EncodedAppend[], attempts: number): Promise<AppendResult[]> {
+    let reply: AppendAllReply;
+    try {
+      const list = appends.map(({ streamId, rows, expected }) => encodeAppend({ streamId, events: rows, expected }));
+      reply = await this.writer.run<AppendAllReply>('appendAll', list, (answer) => {
+        if (answer[0] === 1) appends.forEach((a, i) => this.remember(a.streamId, a.given, a.rows, answer[1 + 2 * i], answer[2 + 2 * i]));
+      });
+    } catch (error) {
+      if (!(error instanceof WriteOutcomeUnknown)) throw error;
+      const committed = this.committedAppends(appends);
+      if (committed) return committed;
+      if (attempts > 1) return this.appendAllRows(appends, attempts - 1);
+      const streams = appends.map((a) => a.streamId).join(', ');
+      throw new Error(`${this.file}: the write thread stopped before committing an append to ${streams}; nothing was written`, {
+        cause: error,
+      });
+    }
+    if (reply[0] === 0) {
+      const { streamId, expected } = appends[reply[1]];
+      throw new WrongExpectedRevision(streamId, expected, reply[2] === -1 ? 'no_stream' : reply[2]);
+    }
+    return appends.map((_, i) => ({ nextExpectedRevision: reply[1 + 2 * i], position: sqlitePosition(reply[2 + 2 * i]) }));
   }
 
   /**
@@ -168,19 +219,23 @@ export class SqliteEventStore extends EventStore {
   }
 
   /**
-   * The write thread stopped before answering this append (it has exited, so nothing more will be
-   * committed by it): the file tells whether it was committed, by its events' ids (UUIDs, unique);
-   * null when it was not.
+   * The write thread stopped before answering these appends (it has exited, so nothing more will be
+   * committed by it): the file tells whether they were committed (all of them, or none: one
+   * program), by their events' ids (UUIDs, unique); null when they were not.
    */
-  private committedAppend(streamId: string, rows: Array<[string, string, string, string]>): AppendResult | null {
-    const last = this.statements.eventInStream.get(streamId, rows[rows.length - 1][0]) as
-      { position: number; revision: number } | undefined;
-    if (!last) return null;
+  private committedAppends(appends: ReadonlyArray<Pick<EncodedAppend, 'streamId' | 'rows'>>): AppendResult[] | null {
+    const results: AppendResult[] = [];
+    for (const { streamId, rows } of appends) {
+      const last = this.statements.eventInStream.get(streamId, rows[rows.length - 1][0]) as
+        { position: number; revision: number } | undefined;
+      if (!last) return null;
+      results.push({ nextExpectedRevision: last.revision, position: sqlitePosition(last.position) });
+    }
     // Committed: the subscriptions may not have seen it (they were woken by no answer).
     this.commits++;
     this.livePages.clear();
     this.appended.emit('appended');
-    return { nextExpectedRevision: last.revision, position: sqlitePosition(last.position) };
+    return results;
   }
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
@@ -335,6 +390,14 @@ export class SqliteEventStore extends EventStore {
 }
 
 const NOT_ENCODED_YET = Symbol('not encoded yet');
+
+/** An append as the write thread takes it: its rows, and the events the subscriptions may be given as they are. */
+interface EncodedAppend {
+  streamId: string;
+  expected: ExpectedRevision;
+  rows: Array<[string, string, string, string]>;
+  given: Array<NewEvent | undefined>;
+}
 /**
  * Metadata texts kept at most (cleared when full). A purchase's commands share one metadata object
  * (or three, see handleCommand); the 50 purchases of the bench in flight hold ~150.
