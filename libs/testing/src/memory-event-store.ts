@@ -46,9 +46,7 @@ export class MemoryEventStore extends EventStore {
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const stream = this.log.streams.get(streamId) ?? [];
-    const actual = stream.length ? stream.length - 1 : 'no_stream';
-    if (this.checksRevision && expected !== 'any' && expected !== actual) throw new WrongExpectedRevision(streamId, expected, actual);
+    this.check(streamId, expected);
     const last = this.push(streamId, events);
     return { nextExpectedRevision: last.revision, position: last.position };
   }
@@ -58,12 +56,7 @@ export class MemoryEventStore extends EventStore {
   /** Every append checked first, then all written (or none). */
   override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     checkStreamAppends(appends);
-    if (this.checksRevision)
-      for (const { streamId, expected } of appends) {
-        const stream = this.log.streams.get(streamId) ?? [];
-        const actual = stream.length ? stream.length - 1 : 'no_stream';
-        if (expected !== 'any' && expected !== actual) throw new WrongExpectedRevision(streamId, expected, actual);
-      }
+    for (const { streamId, expected } of appends) this.check(streamId, expected);
     return appends.map(({ streamId, events }) => {
       const last = this.push(streamId, events);
       return { nextExpectedRevision: last.revision, position: last.position };
@@ -72,6 +65,13 @@ export class MemoryEventStore extends EventStore {
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
     return (this.log.streams.get(streamId) ?? []).slice(fromRevision);
+  }
+
+  /** Throws unless the stream is at `expected` (or revisions go unchecked). */
+  private check(streamId: string, expected: ExpectedRevision): void {
+    const stream = this.log.streams.get(streamId) ?? [];
+    const actual = stream.length ? stream.length - 1 : 'no_stream';
+    if (this.checksRevision && expected !== 'any' && expected !== actual) throw new WrongExpectedRevision(streamId, expected, actual);
   }
 
   /** Another process's append of these events. */

@@ -69,13 +69,12 @@ export class PersonalDataEventStore extends EventStore {
   }
 
   override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    if (!appends.some(({ events }) => events.some((event) => this.fields.has(event.type)))) return this.inner.appendToStreams(appends);
     const sealed: StreamAppend[] = [];
     for (const { streamId, events, expected } of appends) sealed.push({ streamId, events: await this.sealed(events), expected });
     return this.inner.appendToStreams(sealed);
   }
 
-  /** The events with their personal values sealed under their owners' keys (refused about an erased owner, unless dropped). */
+  /** The events with their personal values sealed under their owners' keys (refused about an erased owner, unless dropped); as given when none has any. */
   private async sealed(events: NewEvent[]): Promise<NewEvent[]> {
     if (!events.some((event) => this.fields.has(event.type))) return events;
     const sealed: NewEvent[] = [];
