@@ -193,6 +193,22 @@ if (unavailable) {
       await store.close();
     });
 
+    it('commits the appends started in one turn of the loop together, the first one included', async () => {
+      const store = new PostgresEventStore(database.url);
+      await store.head(); // the tables exist
+      const groups: number[] = [];
+      store.observe({ appended: () => undefined, committed: (appends) => groups.push(appends) });
+      // As a purchase's start: its appends leave from code that awaits nothing but settled promises.
+      const later = Promise.resolve().then(() => store.append(`turn-${randomUUID()}`, [event(2)], 'no_stream'));
+      await Promise.all([
+        store.append(`turn-${randomUUID()}`, [event(0)], 'no_stream'),
+        store.appendToStreams([{ streamId: `turn-${randomUUID()}`, events: [event(1)], expected: 'no_stream' }]),
+        later,
+      ]);
+      expect(groups).toEqual([3]);
+      await store.close();
+    });
+
     it('tries again an append whose new stream another transaction created meanwhile, and writes the rest of its group at once', async () => {
       const store = new PostgresEventStore(database.url);
       await store.head();
