@@ -1,46 +1,11 @@
 import { Decider, DomainCommand, DomainEvent, fold, SnapshotCodec } from './decider';
-import { BatchWriter, Waiting } from './command-engine/write-batch';
+import type { CommandContext, CommandOutcome, CommandPart, HandleOptions, Part, Waiting } from './command-engine/command';
+import { BatchWriter } from './command-engine/write-batch';
 import { AnyDecider, StreamCache } from './command-engine/stream-cache';
 import { StreamLanes } from './command-engine/stream-lanes';
-import type { RequestWrites } from './read-your-writes';
-import { EventMetadata, EventStore, LogPosition, StreamRevision } from './ports/event-store.port';
+import { EventStore, StreamRevision } from './ports/event-store.port';
 
-/**
- * Who asks, and when: everything a command needs from outside the domain. A context given to
- * `handleCommand` may be given again (its commands' events then share one metadata object), and
- * its `now` may be replaced, but the caller object (`metadata`) is not changed in place once given:
- * give a new object instead.
- */
-export interface CommandContext {
-  now: Date;
-  /** `writes`: the request's tracker, told each append (never in the events' metadata). */
-  metadata: Omit<EventMetadata, 'occurredAt'> & { writes?: RequestWrites };
-}
-
-export interface CommandOutcome<S, E> {
-  /** Events appended by this command (empty when the decider had nothing to say). */
-  events: E[];
-  /** State after the new events. */
-  state: S;
-  /** Stream revision after the command, or null for a stream that still does not exist. */
-  revision: StreamRevision | null;
-  /**
-   * Log position of the last event its batch appended (see handleCommand); when the batch appended
-   * nothing, of the stream's last event, which the outcome rests on (perhaps another process's,
-   * not yet in the views: a caller waits for it as for its own); null for a stream without events.
-   */
-  position: LogPosition | null;
-}
-
-/** Options of {@link handleCommand}. */
-export interface HandleOptions {
-  /**
-   * The stream's id was drawn a moment ago for this command (a new purchase, its coupons): decide
-   * on the empty stream without reading it first. The append expects no stream, so if the stream
-   * exists after all (a retry after a crash) it is refused and the batch decided again on a read.
-   */
-  freshStream?: boolean;
-}
+export type { CommandContext, CommandOutcome, CommandPart, HandleOptions } from './command-engine/command';
 
 /** The lanes of each store's streams, each written by a batch writer over the store's stream cache. */
 const lanes = new WeakMap<EventStore, StreamLanes<Waiting>>();
@@ -80,14 +45,53 @@ export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>
   options: HandleOptions = {},
 ): Promise<CommandOutcome<S, E>> {
   return new Promise((resolve, reject) => {
+    const part: Part = { streamId, decider: decider as unknown as Part['decider'], command, fresh: options.freshStream === true };
     lanesOf(store).enqueue(streamId, {
-      decider: decider as unknown as Waiting['decider'],
-      command,
+      decider: part.decider,
+      parts: [part],
       context,
-      fresh: options.freshStream === true,
-      resolve: resolve as Waiting['resolve'],
+      resolve: (outcomes) => resolve(outcomes[0] as unknown as CommandOutcome<S, E>),
       reject,
     });
+  });
+}
+
+/**
+ * Decides several commands, each on its stream, as one unit of work: all their events are appended
+ * together (one transaction across the streams where the store has it, see
+ * `EventStore.atomicAcrossStreams`), or none is. The parts are decided in the order given, a part
+ * on a stream named before it against the state that part leaves; the first part refused is the
+ * unit's refusal, and nothing of it is written. Resolves with each part's outcome, in that order;
+ * their position is the last event's of the write that carried them.
+ *
+ * The unit takes its turn in its lane part's stream (see `CommandPart.lane`) as `handleCommand`'s
+ * commands do: the units and commands waiting on that stream (purchases on one deal's inventory)
+ * are decided one after the other and written in one append together with their other streams'
+ * events. Those other streams are decided on their cached folds, their expected revisions checked
+ * by the write: another process's or lane's write to one meanwhile makes the batch be decided again.
+ *
+ * Where the store appends stream by stream, the lane's stream is written first: a conflict or a
+ * failure on a later stream leaves the earlier written (each part's decider must then tolerate
+ * what is left: a hold lapses, a lock ends by itself).
+ */
+export function handleCommands(
+  store: EventStore,
+  parts: readonly CommandPart[],
+  context: CommandContext,
+): Promise<Array<CommandOutcome<unknown, DomainEvent>>> {
+  if (parts.length === 0) return Promise.reject(new TypeError('handleCommands needs at least one command'));
+  const lanePart = parts.find((p) => p.lane) ?? parts[0];
+  for (const p of parts)
+    if (p.streamId === lanePart.streamId && p.decider !== lanePart.decider)
+      return Promise.reject(new TypeError(`handleCommands: stream ${p.streamId} is given two deciders`));
+  return new Promise((resolve, reject) => {
+    const unit: Part[] = parts.map((p) => ({
+      streamId: p.streamId,
+      decider: p.decider as Part['decider'],
+      command: p.command,
+      fresh: p.freshStream === true,
+    }));
+    lanesOf(store).enqueue(lanePart.streamId, { decider: lanePart.decider as Part['decider'], parts: unit, context, resolve, reject });
   });
 }
 

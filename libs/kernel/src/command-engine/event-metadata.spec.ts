@@ -1,4 +1,4 @@
-import type { CommandContext } from '../handle-command';
+import type { CommandContext } from './command';
 import { RequestWrites } from '../read-your-writes';
 import { metadataFrom, metadataOf, RECENT_CONTEXTS } from './event-metadata';
 

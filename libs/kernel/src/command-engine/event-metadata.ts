@@ -1,4 +1,4 @@
-import type { CommandContext } from '../handle-command';
+import type { CommandContext } from './command';
 import { EventMetadata } from '../ports/event-store.port';
 
 /**

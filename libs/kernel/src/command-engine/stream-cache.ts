@@ -110,7 +110,9 @@ export class StreamCache {
         // Only a cache: the fold stays whole in memory, and the next append tries again.
       }
     }
-    this.folds.set(streamId, entry);
+    // Never back: a fold read before another batch of this process appended is older than what that batch kept.
+    const kept = this.folds.get(streamId);
+    if (!kept || kept.decider !== entry.decider || kept.revision <= entry.revision) this.folds.set(streamId, entry);
     return entry;
   }
 

@@ -1,10 +1,10 @@
 import { MemoryEventStore } from '@deals/testing';
 import { Decider, DomainEvent } from '../decider';
-import type { CommandContext, CommandOutcome } from '../handle-command';
+import type { CommandContext, CommandOutcome, Part, Waiting } from './command';
 import { WrongExpectedRevision } from '../ports/event-store.port';
 import { RequestWrites } from '../read-your-writes';
 import { StreamCache } from './stream-cache';
-import { BatchWriter, Waiting } from './write-batch';
+import { BatchWriter } from './write-batch';
 
 /** A log in memory whose appends check the expected revision. */
 class MemoryStore extends MemoryEventStore {}
@@ -43,14 +43,42 @@ async function write(
   const batch = commands.map((command) => {
     let waiting!: Waiting;
     const decider = stock as unknown as Waiting['decider'];
-    answers.push(new Promise((resolve, reject) => (waiting = { decider, command, context, fresh, resolve, reject })));
+    answers.push(
+      new Promise((resolve, reject) => {
+        const parts = [{ streamId, decider, command, fresh }];
+        waiting = { decider, parts, context, resolve: (outcomes) => resolve(outcomes[0]), reject };
+      }),
+    );
     return waiting;
   });
   await writer.write(streamId, batch);
   return Promise.allSettled(answers);
 }
 
-const outcome = (settled: Settled) => (settled.status === 'fulfilled' ? settled.value : settled.reason);
+type UnitSettled = PromiseSettledResult<Array<CommandOutcome<unknown, DomainEvent>>>;
+
+/** A unit's command: `take` on `streamId`. */
+const on = (streamId: string, command: StockCommand, fresh = false): Part => ({
+  streamId,
+  decider: stock as unknown as Part['decider'],
+  command,
+  fresh,
+});
+
+/** Writes one batch of units on the lane `streamId` (each unit's first part is on it), and waits for every answer. */
+async function writeUnits(writer: BatchWriter, streamId: string, units: Part[][]): Promise<UnitSettled[]> {
+  const context = { now: new Date(), metadata: { actor: 'test' } };
+  const answers: Array<Promise<Array<CommandOutcome<unknown, DomainEvent>>>> = [];
+  const batch = units.map((parts) => {
+    let waiting!: Waiting;
+    answers.push(new Promise((resolve, reject) => (waiting = { decider: parts[0].decider, parts, context, resolve, reject })));
+    return waiting;
+  });
+  await writer.write(streamId, batch);
+  return Promise.allSettled(answers);
+}
+
+const outcome = (settled: Settled | UnitSettled) => (settled.status === 'fulfilled' ? settled.value : settled.reason);
 
 function engine() {
   const store = new MemoryStore();
@@ -164,5 +192,88 @@ describe('the write batching', () => {
       ['occurredAt', 'actor'],
       ['occurredAt', 'actor'],
     ]);
+  });
+
+  describe('units of work over several streams', () => {
+    it("appends a batch's units in one write across their streams, each part answered with its stream's outcome", async () => {
+      const { store, writer, appends } = engine();
+      const across = jest.spyOn(store, 'appendToStreams');
+      const [first, second] = await writeUnits(writer, 'lane-1', [
+        [on('lane-1', take(2)), on('a-1', take(1))],
+        [on('lane-1', take(3)), on('b-1', take(4), true), on('a-1', take(5))],
+      ]);
+      expect(appends).not.toHaveBeenCalled();
+      expect(across.mock.calls.map(([parts]) => parts.map((p) => [p.streamId, p.events.length, p.expected]))).toEqual([
+        [
+          ['lane-1', 2, 'no_stream'],
+          ['a-1', 2, 'no_stream'],
+          ['b-1', 1, 'no_stream'],
+        ],
+      ]);
+      const last = store.streams.get('b-1')![0].position;
+      expect(outcome(first)).toEqual([
+        { events: [taken(2)], state: { left: 8 }, revision: 0, position: last },
+        { events: [taken(1)], state: { left: 9 }, revision: 0, position: last },
+      ]);
+      // Its part on a-1 is decided against what the first unit left there.
+      expect(outcome(second)).toEqual([
+        { events: [taken(3)], state: { left: 5 }, revision: 1, position: last },
+        { events: [taken(4)], state: { left: 6 }, revision: 0, position: last },
+        { events: [taken(5)], state: { left: 4 }, revision: 1, position: last },
+      ]);
+    });
+
+    it('writes nothing of a unit one part of which is refused, and decides the next units without it', async () => {
+      const { store, writer } = engine();
+      const answers = await writeUnits(writer, 'lane-2', [
+        [on('lane-2', take(6)), on('a-2', take(11))],
+        [on('lane-2', take(4)), on('b-2', take(1))],
+      ]);
+      expect(outcome(answers[0])).toBeInstanceOf(Refused);
+      // The refused unit's 6 were not taken: the lane had 10 left for the second.
+      expect(outcome(answers[1])[0]).toMatchObject({ state: { left: 6 } });
+      expect(store.streams.has('a-2')).toBe(false);
+      expect(store.streams.get('lane-2')!.map((e) => e.data)).toEqual([{ n: 4 }]);
+    });
+
+    it('answers the first refused part, in the order the unit gives them', async () => {
+      const { writer } = engine();
+      const [answer] = await writeUnits(writer, 'lane-3', [[on('lane-3', take(12)), on('a-3', take(13))]]);
+      expect((outcome(answer) as Error).message).toBe('12 > 10');
+    });
+
+    it('reads again only the stream whose revision another process changed, and decides the batch again on it', async () => {
+      const { store, writer, reads } = engine();
+      await writeUnits(writer, 'lane-4', [[on('lane-4', take(1)), on('a-4', take(1))]]);
+      store.elsewhere('a-4', taken(8));
+      reads.mockClear();
+      // On the cached a-4 (9 left) both fit; on a-4 as it is (1 left), only the first unit.
+      const answers = await writeUnits(writer, 'lane-4', [
+        [on('lane-4', take(1)), on('a-4', take(1))],
+        [on('lane-4', take(1)), on('a-4', take(1))],
+      ]);
+      expect(reads.mock.calls).toEqual([['a-4', 1]]);
+      expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'rejected']);
+      expect(store.streams.get('lane-4')!.map((e) => e.data)).toEqual([{ n: 1 }, { n: 1 }]);
+      expect(store.streams.get('a-4')!.map((e) => e.data)).toEqual([{ n: 1 }, { n: 8 }, { n: 1 }]);
+    });
+
+    it("reads a part's stream before answering a refusal decided on its cached fold", async () => {
+      const { store, writer, reads } = engine();
+      await writeUnits(writer, 'lane-5', [[on('lane-5', take(1)), on('a-5', take(1))]]);
+      store.elsewhere('a-5', restocked(5));
+      reads.mockClear();
+      const [answer] = await writeUnits(writer, 'lane-5', [[on('lane-5', take(1)), on('a-5', take(12))]]);
+      expect(reads.mock.calls).toEqual([['a-5', 1]]);
+      expect(outcome(answer)[1]).toMatchObject({ events: [taken(12)], state: { left: 2 }, revision: 2 });
+    });
+
+    it('answers a unit whose parts all had nothing to say at the latest position of its streams', async () => {
+      const { store, writer } = engine();
+      await writeUnits(writer, 'lane-6', [[on('lane-6', take(1)), on('a-6', take(1))]]);
+      const [answer] = await writeUnits(writer, 'lane-6', [[on('lane-6', take(0)), on('a-6', take(0))]]);
+      const position = store.streams.get('a-6')![0].position;
+      expect(outcome(answer).map((o: CommandOutcome<unknown, DomainEvent>) => o.position)).toEqual([position, position]);
+    });
   });
 });

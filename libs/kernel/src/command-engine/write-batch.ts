@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Decider, DomainCommand, DomainEvent } from '../decider';
-import type { CommandContext, CommandOutcome } from '../handle-command';
-import { EventStore, LogPosition, NewEvent, StreamRevision, WrongExpectedRevision } from '../ports/event-store.port';
+import { DomainEvent } from '../decider';
+import {
+  AppendResult,
+  EventStore,
+  laterPosition,
+  LogPosition,
+  NewEvent,
+  StreamAppend,
+  StreamRevision,
+  WrongExpectedRevision,
+} from '../ports/event-store.port';
+import type { CommandOutcome, Part, Waiting } from './command';
 import { metadataOf } from './event-metadata';
 import { LaneWriter } from './stream-lanes';
 import { AnyDecider, StreamCache } from './stream-cache';
@@ -10,23 +19,33 @@ const MAX_ATTEMPTS = 12;
 
 const backOff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
-/** A command waiting for its stream's next write. */
-export interface Waiting {
-  decider: Decider<unknown, DomainCommand, DomainEvent>;
-  command: DomainCommand;
-  context: CommandContext;
+/** A part's decision: its events, with its stream's state and revision after them. */
+type PartDecided = { streamId: string; events: DomainEvent[]; state: unknown; revision: number };
+/** A unit's decision: each part's, or the first refusal (and the stream it rests on). */
+type Decided = { parts: PartDecided[] } | { error: unknown; streamId: string };
+
+/** A stream a batch decides on: its state as found, and as the batch's decisions so far leave it. */
+interface Track {
+  decider: AnyDecider<unknown>;
   fresh: boolean;
-  resolve: (outcome: CommandOutcome<unknown, DomainEvent>) => void;
-  reject: (error: unknown) => void;
+  keys: string[];
+  verified: boolean;
+  /** The revision and position the batch found it at. */
+  revision: StreamRevision | null;
+  position: LogPosition | null;
+  snapshotAt: StreamRevision | null;
+  /** State and revision after the events decided so far (-1: no stream). */
+  state: unknown;
+  next: number;
+  appended: NewEvent[];
 }
 
-/** A command's decision: its events, with the state and revision after them, or its refusal. */
-type Decided = { events: DomainEvent[]; state: unknown; revision: number } | { error: unknown };
-
 /**
- * Writes the batches of one store's streams, as `handleCommand` promises: decides a batch's commands
- * one after the other against one state, appends their events in one write with the expected
- * revision, decides the whole batch again on a conflict, and only then settles each command.
+ * Writes the batches of one store's lanes, as `handleCommand` and `handleCommands` promise: decides
+ * a batch's commands and units one after the other, each against the states the ones before it
+ * leave, appends all their events in one write (each stream at its expected revision: one atomic
+ * write across streams where the store has it), decides the whole batch again on a conflict, and
+ * only then settles each. A unit is whole or nothing: a part refused leaves its others undecided.
  */
 export class BatchWriter implements LaneWriter<Waiting> {
   constructor(
@@ -34,113 +53,144 @@ export class BatchWriter implements LaneWriter<Waiting> {
     private readonly cache: StreamCache,
   ) {}
 
-  async write(streamId: string, batch: Waiting[]): Promise<void> {
-    const decider = batch[0].decider;
-    const fresh = batch.every((w) => w.fresh);
-    let trustCache = true;
+  async write(laneStream: string, batch: Waiting[]): Promise<void> {
+    // The streams whose cached fold may be used unread; one found behind is read from then on.
+    const untrusted = new Set<string>();
     for (let attempt = 1; ; attempt++) {
-      const found = await this.cache.current(streamId, decider as AnyDecider<unknown>, { cache: trustCache, fresh });
-      const { revision, verified } = found;
-      let snapshotAt = found.snapshotAt;
-      // A fold just read is worth keeping even if the batch is refused (a cached one is kept already).
-      let state = found.state;
-      if (verified && revision !== null && found.position !== null)
-        ({ state, snapshotAt } = await this.cache.remember(
-          streamId,
-          { decider, state, revision, snapshotAt, position: found.position },
-          found.lastEventId,
-        ));
-      const codec = (decider as AnyDecider<unknown>).snapshot;
-      const keys = codec?.keyed ? batch.flatMap((w) => codec.keyed!.keysOf(w.command)) : [];
-      state = await this.cache.withEntries(streamId, codec, { state, revision, snapshotAt }, keys);
-      const decided: Decided[] = [];
-      const appended: NewEvent[] = [];
-      const after = decideBatch(decider, batch, state, revision, decided, appended);
-      if (!verified && decided.some((d) => 'error' in d || d.events.length === 0)) {
-        // Unchecked by any append: decide again on the stream as it is now (usually the same state).
-        trustCache = false;
+      const tracks = await this.load(laneStream, batch, untrusted);
+      const decided = batch.map((w) => decideUnit(w, tracks));
+      // A refusal or a part with nothing to say writes nothing, so no append checks it: one that
+      // rests on a cached fold is decided again on the stream as it is now (usually the same state).
+      const unchecked = [...uncheckedStreams(decided, tracks)];
+      if (unchecked.length) {
+        for (const streamId of unchecked) untrusted.add(streamId);
         attempt--;
         continue;
       }
-      let position: LogPosition | null = null;
-      let lastEventId: string | null = null;
-      let nextRevision: StreamRevision | null = null;
-      if (appended.length) {
-        try {
-          const result = await this.store.append(streamId, appended, revision ?? 'no_stream');
-          position = result.position;
-          lastEventId = appended[appended.length - 1].id;
-          nextRevision = result.nextExpectedRevision;
-        } catch (error) {
-          if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
-          trustCache = false;
-          // Another process wrote first; right away the first time (the cache was merely behind).
-          if (attempt > 1) await backOff(attempt);
-          continue;
-        }
+      const appends: StreamAppend[] = [];
+      for (const [streamId, track] of tracks)
+        if (track.appended.length) appends.push({ streamId, events: track.appended, expected: track.revision ?? 'no_stream' });
+      let results: AppendResult[] = [];
+      try {
+        if (appends.length === 1) results = [await this.store.append(appends[0].streamId, appends[0].events, appends[0].expected)];
+        else if (appends.length > 1) results = await this.store.appendToStreams(appends);
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
+        untrusted.add(error.streamId);
+        // Another process wrote first; right away the first time (the cache was merely behind).
+        if (attempt > 1) await backOff(attempt);
+        continue;
       }
-      // A no-op may rest on what a batch-mate wrote: it reports the batch's position too; in a
-      // batch that wrote nothing, the position of the stream's last event.
-      settle(batch, decided, appended.length ? position : found.position);
+      // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.
+      const position = results.reduce<LogPosition | null>((latest, r) => laterPosition(latest, r.position), null);
+      settle(batch, decided, position, tracks);
       // After the answers: a snapshot due now is saved before the stream's next batch is decided.
-      if (nextRevision !== null && position !== null)
-        await this.cache.remember(streamId, { decider, state: after, revision: nextRevision, snapshotAt, position }, lastEventId);
+      for (let i = 0; i < appends.length; i++) {
+        const track = tracks.get(appends[i].streamId)!;
+        const { nextExpectedRevision: revision, position: at } = results[i];
+        const lastEventId = track.appended[track.appended.length - 1].id;
+        const { decider, state, snapshotAt } = track;
+        await this.cache.remember(appends[i].streamId, { decider, state, revision, snapshotAt, position: at }, lastEventId);
+      }
       return;
     }
   }
+
+  /** The state of every stream the batch names, the lane's first: cached where trusted, else read (and kept). */
+  private async load(laneStream: string, batch: Waiting[], untrusted: Set<string>): Promise<Map<string, Track>> {
+    const named = new Map<string, { decider: AnyDecider<unknown>; fresh: boolean; keys: string[] }>();
+    named.set(laneStream, { decider: batch[0].decider as AnyDecider<unknown>, fresh: true, keys: [] });
+    for (const { parts } of batch)
+      for (const part of parts) {
+        let stream = named.get(part.streamId);
+        if (!stream) named.set(part.streamId, (stream = { decider: part.decider as AnyDecider<unknown>, fresh: true, keys: [] }));
+        stream.fresh &&= part.fresh;
+        const keyed = stream.decider.snapshot?.keyed;
+        if (keyed) stream.keys.push(...keyed.keysOf(part.command as never));
+      }
+    const tracks = new Map<string, Track>();
+    for (const [streamId, { decider, fresh, keys }] of named) {
+      const found = await this.cache.current(streamId, decider, { cache: !untrusted.has(streamId), fresh });
+      const { revision, verified, position } = found;
+      let { state, snapshotAt } = found;
+      // A fold just read is worth keeping even if the batch is refused (a cached one is kept already).
+      if (verified && revision !== null && position !== null)
+        ({ state, snapshotAt } = await this.cache.remember(
+          streamId,
+          { decider, state, revision, snapshotAt, position },
+          found.lastEventId,
+        ));
+      state = await this.cache.withEntries(streamId, decider.snapshot, { state, revision, snapshotAt }, keys);
+      tracks.set(streamId, { decider, fresh, keys, verified, revision, position, snapshotAt, state, next: revision ?? -1, appended: [] });
+    }
+    return tracks;
+  }
 }
 
 /**
- * Decides the batch's commands in order, each against the state the ones before it leave, from
- * `state` at `revision`: fills `decided` (one entry per command) and `appended` (the events to
- * write), the caller's arrays, and returns the state after them all.
+ * Decides a unit's parts in order, each against the state its stream is left in by what was
+ * decided before it; all accepted: their events join the batch's appends and the streams' states
+ * move on; one refused: nothing of the unit does.
  */
-function decideBatch(
-  decider: Waiting['decider'],
-  batch: Waiting[],
-  state: unknown,
-  revision: StreamRevision | null,
-  decided: Decided[],
-  appended: NewEvent[],
-): unknown {
-  let after = state;
-  let next = revision ?? -1;
-  for (const { command, context } of batch) {
+function decideUnit({ parts, context }: Waiting, tracks: Map<string, Track>): Decided {
+  const decided: PartDecided[] = [];
+  // The states the unit's own parts leave, kept apart until the whole unit is accepted.
+  const after = new Map<string, { state: unknown; next: number }>();
+  for (const part of parts) {
+    const track = tracks.get(part.streamId)!;
+    const at = after.get(part.streamId) ?? { state: track.state, next: track.next };
     let events: DomainEvent[];
     try {
-      events = decider.decide(command, after, context.now);
+      events = part.decider.decide(part.command, at.state, context.now);
     } catch (error) {
-      decided.push({ error });
-      continue;
+      return { error, streamId: part.streamId };
     }
-    const metadata = metadataOf(context);
-    for (const e of events) {
-      // Event ids are technical (EventStoreDB deduplicates retried appends by them) and must be UUIDs.
-      appended.push({ id: randomUUID(), type: e.type, data: e.data, metadata });
-      after = decider.evolve(after, e);
-    }
-    next += events.length;
-    decided.push({ events, state: after, revision: next });
+    let state = at.state;
+    for (const event of events) state = part.decider.evolve(state, event);
+    const next = at.next + events.length;
+    after.set(part.streamId, { state, next });
+    decided.push({ streamId: part.streamId, events, state, revision: next });
   }
-  return after;
+  const metadata = metadataOf(context);
+  for (const { streamId, events } of decided) {
+    const track = tracks.get(streamId)!;
+    // Event ids are technical (EventStoreDB deduplicates retried appends by them) and must be UUIDs.
+    for (const e of events) track.appended.push({ id: randomUUID(), type: e.type, data: e.data, metadata });
+  }
+  for (const [streamId, { state, next }] of after) Object.assign(tracks.get(streamId)!, { state, next });
+  return { parts: decided };
+}
+
+/** The streams a refusal or a part with nothing to say rests on without their fold having been read. */
+function* uncheckedStreams(decided: Decided[], tracks: Map<string, Track>): Iterable<string> {
+  const seen = new Set<string>();
+  for (const unit of decided) {
+    const resting = 'error' in unit ? [unit.streamId] : unit.parts.filter((p) => p.events.length === 0).map((p) => p.streamId);
+    for (const streamId of resting)
+      if (!tracks.get(streamId)!.verified && !seen.has(streamId)) {
+        seen.add(streamId);
+        yield streamId;
+      }
+  }
 }
 
 /**
- * Answers each command of a written batch: its refusal, or its outcome at `position`. A command
- * that appended reports it to its caller's `writes` too, if the caller carries the request's tracker.
+ * Answers each command or unit of a written batch: its refusal, or its parts' outcomes at
+ * `written`, the position of the batch's last event; in a batch that wrote nothing, at the latest
+ * position of the streams the unit names as they were found. A part that appended reports it to its
+ * caller's `writes` too, if the caller carries the request's tracker.
  */
-function settle(batch: Waiting[], decided: Decided[], position: LogPosition | null): void {
+function settle(batch: Waiting[], decided: Decided[], written: LogPosition | null, tracks: Map<string, Track>): void {
   batch.forEach((w, i) => {
-    const outcome = decided[i];
-    if ('error' in outcome) w.reject(outcome.error);
-    else {
-      if (outcome.events.length) w.context.metadata.writes?.note(position!, outcome.events);
-      w.resolve({
-        events: outcome.events,
-        state: outcome.state,
-        revision: outcome.revision < 0 ? null : outcome.revision,
-        position,
-      });
-    }
+    const unit = decided[i];
+    if ('error' in unit) return w.reject(unit.error);
+    const position = written ?? unit.parts.reduce<LogPosition | null>((at, p) => laterPosition(at, tracks.get(p.streamId)!.position), null);
+    const outcomes: Array<CommandOutcome<unknown, DomainEvent>> = unit.parts.map(({ events, state, revision }) => {
+      if (events.length) w.context.metadata.writes?.note(position!, events);
+      return { events, state, revision: revision < 0 ? null : revision, position };
+    });
+    w.resolve(outcomes);
   });
 }
+
+export type { Part, Waiting };
