@@ -3,10 +3,14 @@ import {
   CannotFulfil,
   Clock,
   CommandCaller,
+  CommandOutcome,
+  CommandPart,
   DomainError,
+  DomainEvent,
   EventStore,
   fold,
   handleCommand,
+  handleCommands,
   PaymentGateway,
   runWorkflow,
   Scheduler,
@@ -14,7 +18,7 @@ import {
 } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { chargeLockDecider, chargeLockStream } from '../../domain/charge-lock/charge-lock';
-import { inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { Inventory, inventoryDecider } from '../../domain/inventory/inventory.decider';
 import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { keyedPurchasesDecider, keyedPurchasesStream } from '../../domain/purchase/keyed-purchases';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
@@ -29,7 +33,7 @@ import {
 import { CouponCodes } from './coupon-codes';
 import { CouponIssuer, PartnerContext } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './hold-release-job';
-import { holdPartnerUnits } from './partner-inventory';
+import { holdAs } from './partner-inventory';
 import { armPurchaseRecovery } from './purchase-recovery-job';
 import { PurchaseOutcome } from './purchase-outcome';
 import { ResaleSteps } from './resale-steps';
@@ -99,21 +103,61 @@ export class PurchaseSteps {
   }
 
   /**
-   * Takes the user's charge lock. A lock still held by a purchase already settled (fulfilled, or
-   * its non-payment recorded) is one whose end was not written (a write failed, a process died):
-   * it is ended, then taken, rather than refusing the user's purchases until it lapses. A purchase
-   * still open keeps it, charged or not: a retry of it without a key must not charge again.
+   * Writes a stored-card purchase's start as one unit: the user's charge lock taken, the purchase
+   * reserved, its units held (in the turns of the deal's inventory, with the purchases waiting on
+   * it), and its key's entry. Returns when the hold lapses. A lock still held by a purchase already
+   * settled (fulfilled, or its non-payment recorded) is one whose end was not written (a write
+   * failed, a process died): the unit then ends it before taking it, rather than refusing the
+   * user's purchases until it lapses. A purchase still open keeps it, charged or not: a retry of it
+   * without a key must not charge again.
    */
-  private async beginCharge(command: Extract<Command, { type: 'BeginCharge' }>, context: PartnerContext): Promise<void> {
-    const stream = chargeLockStream(command.data.userId);
+  private async startPurchase(command: Extract<Command, { type: 'StartPurchase' }>, context: PartnerContext): Promise<string> {
+    const { lock, reserve, hold, keyed } = command.data;
+    const { partnerId } = context.metadata;
+    const lockStream = chargeLockStream(lock.userId);
+    const parts: CommandPart[] = [
+      { streamId: lockStream, decider: chargeLockDecider, command: { type: 'BeginCharge', data: lock } },
+      {
+        streamId: purchaseStream(reserve.purchaseId),
+        decider: purchaseDecider,
+        command: { type: 'ReservePurchase', data: reserve },
+        freshStream: true,
+      },
+      {
+        streamId: partnerInventoryStream(hold.dealId, partnerId),
+        decider: inventoryDecider,
+        command: await holdAs(this.store, { type: 'HoldUnits', data: hold }, partnerId),
+        lane: true,
+      },
+    ];
+    // A new run's first purchase: the key's stream is new but for a run the store forgot.
+    if (keyed)
+      parts.push({
+        streamId: keyedPurchasesStream(keyed.keyId),
+        decider: keyedPurchasesDecider,
+        command: { type: 'StartKeyedPurchase', data: { purchaseId: lock.purchaseId, attempt: keyed.attempt } },
+        freshStream: keyed.attempt === 0,
+      });
+    let outcomes;
     try {
-      await handleCommand(this.store, stream, chargeLockDecider, command, context);
+      outcomes = await handleCommands(this.store, parts, context);
     } catch (error) {
       if (!(error instanceof AlreadyCharging) || error.holder === null || !(await this.settled(error.holder))) throw error;
-      const end = { type: 'EndCharge' as const, data: { userId: command.data.userId, purchaseId: error.holder } };
-      await handleCommand(this.store, stream, chargeLockDecider, end, context);
-      await handleCommand(this.store, stream, chargeLockDecider, command, context);
+      const end = { type: 'EndCharge' as const, data: { userId: lock.userId, purchaseId: error.holder } };
+      outcomes = (
+        await handleCommands(this.store, [{ streamId: lockStream, decider: chargeLockDecider, command: end }, ...parts], context)
+      ).slice(1);
     }
+    const held = outcomes[2] as CommandOutcome<Inventory, DomainEvent>;
+    // The hold's event is the last (a sandbox's first hold stocks its copy of the inventory before it).
+    const taken = held.events[held.events.length - 1];
+    if (taken) return (taken.data as { expiresAt: string }).expiresAt;
+    // Held already, with its purchase not reserved: only a store that appends stream by stream
+    // leaves that (a unit cut between its writes). Nothing was charged; a repeat with the same key
+    // goes on under a purchase id of its own.
+    const live = held.state.holds.get(hold.holdId);
+    if (!live) throw new ServiceUnavailable(`the units of purchase ${hold.holdId} were held and given back by an earlier try`, 1);
+    return new Date(live.expiresAt).toISOString();
   }
 
   /** Whether a purchase is settled: neither unknown nor still open. */
@@ -127,41 +171,11 @@ export class PurchaseSteps {
     // The purchase's partner (its caller): a sandbox's purchase takes units from its own inventory of the deal.
     const { partnerId } = context.metadata;
     switch (command.type) {
-      case 'BeginCharge':
-        await this.beginCharge(command, context);
-        return { type: 'ChargeLockTaken', data: none };
+      case 'StartPurchase':
+        return { type: 'PurchaseStartWritten', data: { holdExpiresAt: await this.startPurchase(command, context) } };
       case 'EndCharge':
         await handleCommand(this.store, chargeLockStream(command.data.userId), chargeLockDecider, command, context);
         return { type: 'ChargeLockEnded', data: none };
-      case 'ReservePurchase':
-        await handleCommand(this.store, purchaseStream(command.data.purchaseId), purchaseDecider, command, context, { freshStream: true });
-        return { type: 'PurchaseReserved', data: none };
-      case 'StartKeyedPurchase': {
-        const { keyId, purchaseId, attempt } = command.data;
-        // A new run's first purchase: the key's stream is new but for a run the store forgot.
-        await handleCommand(
-          this.store,
-          keyedPurchasesStream(keyId),
-          keyedPurchasesDecider,
-          { type: 'StartKeyedPurchase', data: { purchaseId, attempt } },
-          context,
-          { freshStream: attempt === 0 },
-        );
-        return { type: 'KeyedPurchaseEntered', data: none };
-      }
-      case 'HoldUnits': {
-        const held = await holdPartnerUnits(this.store, command, partnerId, context);
-        // The hold's event is the last (a sandbox's first hold stocks its copy of the inventory before it).
-        const taken = held.events[held.events.length - 1];
-        if (taken) return { type: 'UnitsHeld', data: { expiresAt: (taken.data as { expiresAt: string }).expiresAt } };
-        // Held already: by this command's earlier try, whose commit's answer was lost (a connection cut).
-        const hold = held.state.holds.get(command.data.holdId);
-        // Or held and given back since (an earlier run undid it): nothing was charged in this run,
-        // and a repeat with the same key goes on under a purchase id of its own.
-        if (!hold)
-          throw new ServiceUnavailable(`the units of purchase ${command.data.holdId} were held and given back by an earlier try`, 1);
-        return { type: 'UnitsHeld', data: { expiresAt: new Date(hold.expiresAt).toISOString() } };
-      }
       case 'ReleaseHold':
         await handleCommand(this.store, partnerInventoryStream(command.data.dealId, partnerId), inventoryDecider, command, context);
         return { type: 'HoldReleased', data: none };

@@ -8,7 +8,6 @@ import type {
   PurchaseWorkflowMessage,
   PurchaseWorkflowState,
   SaleRecord,
-  StartProgress,
   Step,
   StoredCardPurchaseStarted,
 } from './purchase-workflow.types';
@@ -16,9 +15,9 @@ import { sell } from './sale';
 
 /**
  * A stored-card purchase's start, the purchase workflow's part before its sale: the user's charge
- * lock, the purchase recorded and its units held at once (one commit, usually), and the
- * `Idempotency-Key`'s entry with one; any refused (gathered in `trouble.ts`) undoes the others and
- * answers the refusal. Then the card is charged (idempotent by purchase id) and the hold's release armed;
+ * lock, the purchase recorded, its units held and the `Idempotency-Key`'s entry, written as one
+ * unit (all or none; its first refusal is the answer, `trouble.ts`). Then the card is charged
+ * (idempotent by purchase id) and the hold's release armed;
  * approved: the lock ends and the units are sold (`sale.ts`); declined or failed: the lock ends,
  * the hold is released and the non-payment recorded; no answer: the lock is kept and the settling
  * armed at its end (`card-purchase-resumed.ts`).
@@ -32,10 +31,7 @@ type StartInput = Extract<
   {
     type:
       | 'StoredCardPurchaseStarted'
-      | 'ChargeLockTaken'
-      | 'PurchaseReserved'
-      | 'UnitsHeld'
-      | 'KeyedPurchaseEntered'
+      | 'PurchaseStartWritten'
       | 'HoldReleaseArmed'
       | 'ChargeApproved'
       | 'ChargeDeclined'
@@ -46,18 +42,13 @@ type StartInput = Extract<
 >;
 type StartMessage = Exclude<StartInput, { type: 'RecoveryArmed' }> | Extract<PurchaseWorkflowMessage, { type: 'ArmRecovery' }>;
 
-/** The start's writes, in the order their refusals are told (the lock's `already_charging` first). */
-export const START: readonly Step[] = ['BeginCharge', 'ReservePurchase', 'HoldUnits', 'StartKeyedPurchase'];
 const CHARGING: readonly Step[] = ['Charge', 'ArmHoldRelease'];
 
 export function decideCardPurchaseStart(input: StartInput, state: State, now: Date): Command[] {
   switch (input.type) {
     case 'StoredCardPurchaseStarted':
-      return startWrites(input.data, state, now);
-    case 'ChargeLockTaken':
-    case 'PurchaseReserved':
-    case 'UnitsHeld':
-    case 'KeyedPurchaseEntered':
+      return [startWrite(input.data, state, now)];
+    case 'PurchaseStartWritten':
       return afterStart(state);
     case 'HoldReleaseArmed':
     case 'ChargeApproved':
@@ -83,27 +74,21 @@ export function evolveCardPurchaseStart(state: State, message: StartMessage): St
   switch (message.type) {
     case 'StoredCardPurchaseStarted':
       return started(state, message.data);
-    case 'ChargeLockTaken':
-      return startAnswered(state, 'BeginCharge', { lockTaken: true });
-    case 'PurchaseReserved':
-      return startAnswered(state, 'ReservePurchase', { reserved: true });
-    case 'UnitsHeld':
-      return startAnswered(state, 'HoldUnits', { holdExpiresAt: message.data.expiresAt });
-    case 'KeyedPurchaseEntered':
-      return startAnswered(state, 'StartKeyedPurchase', {});
+    case 'PurchaseStartWritten':
+      return { ...state, start: { awaiting: CHARGING, holdExpiresAt: message.data.holdExpiresAt } };
     case 'HoldReleaseArmed':
-      return startAnswered(state, 'ArmHoldRelease', {});
+      return startAnswered(state, 'ArmHoldRelease');
     case 'ChargeApproved':
-      return approved(startAnswered(state, 'Charge', {}), message.data.chargeId);
+      return approved(startAnswered(state, 'Charge'), message.data.chargeId);
     case 'ChargeDeclined':
       return {
-        ...startAnswered(state, 'Charge', {}),
+        ...startAnswered(state, 'Charge'),
         charge: { status: 'declined', reason: message.data.reason },
         answer: { outcome: 'refused', error: new Declined(`the card was declined: ${message.data.reason}`) },
       };
     case 'ChargeFailed':
       return {
-        ...startAnswered(state, 'Charge', {}),
+        ...startAnswered(state, 'Charge'),
         charge: { status: 'error', reason: message.data.reason },
         answer: { outcome: 'refused', error: new PaymentFailed('the payment processor failed; nothing was charged') },
       };
@@ -114,29 +99,25 @@ export function evolveCardPurchaseStart(state: State, message: StartMessage): St
   }
 }
 
-/** The start's writes, asked for together. */
-function startWrites(data: StoredCardPurchaseStarted['data'], state: State, now: Date): Command[] {
+/** The start's writes, asked for as one unit: the lock's refusal (`already_charging`) is told first. */
+function startWrite(data: StoredCardPurchaseStarted['data'], state: State, now: Date): Command {
   const { purchaseId, partnerId, userId, creditCardId, sessionId, deal, quantity, shipping, keyed } = data;
-  const start: Command[] = [
-    command('BeginCharge', { userId, purchaseId }),
-    {
-      type: 'ReservePurchase',
-      data: {
-        purchaseId,
-        partnerId,
-        deal,
-        quantity,
-        holdId: purchaseId,
-        reservedAt: now.toISOString(),
-        holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
-        payment: { userId, creditCardId, sessionId },
-        ...(shipping ? { shipping } : {}),
-      },
+  return command('StartPurchase', {
+    lock: { userId, purchaseId },
+    reserve: {
+      purchaseId,
+      partnerId,
+      deal,
+      quantity,
+      holdId: purchaseId,
+      reservedAt: now.toISOString(),
+      holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+      payment: { userId, creditCardId, sessionId },
+      ...(shipping ? { shipping } : {}),
     },
-    command('HoldUnits', { dealId: deal.dealId, holdId: purchaseId, quantity, ...state.order.buyer }),
-  ];
-  if (keyed) start.push(command('StartKeyedPurchase', { keyId: keyed.keyId, purchaseId, attempt: keyed.attempt }));
-  return start;
+    hold: { dealId: deal.dealId, holdId: purchaseId, quantity, ...state.order.buyer },
+    keyed,
+  });
 }
 
 function started(state: State, d: StoredCardPurchaseStarted['data']): State {
@@ -159,14 +140,13 @@ function started(state: State, d: StoredCardPurchaseStarted['data']): State {
         data: { purchaseId, partnerId, userId, creditCardId: d.creditCardId, chargeId: '', sessionId: d.sessionId },
       },
     },
-    // The start's writes, awaited together.
-    start: { ...state.start, awaiting: d.keyed ? START : START.slice(0, 3) },
+    start: { ...state.start, awaiting: ['StartPurchase'] },
   };
 }
 
 function unanswered(state: State, reason: string): State {
   return {
-    ...startAnswered(state, 'Charge', {}),
+    ...startAnswered(state, 'Charge'),
     charge: { status: 'unanswered', reason },
     answer: {
       outcome: 'refused',
@@ -178,25 +158,8 @@ function unanswered(state: State, reason: string): State {
   };
 }
 
-function firstRefusal(refusals: StartProgress['refusals']): Error {
-  return [...refusals].sort((a, b) => START.indexOf(a.step) - START.indexOf(b.step))[0].error;
-}
-
-/** Once the start's writes all answered: the charge, or (one was refused) the undo of the others. */
-export function afterStart(state: State): Command[] {
-  if (state.start.awaiting.some((step) => START.includes(step))) return [];
-  if (state.start.refusals.length) {
-    const reason = `refused before charging: ${firstRefusal(state.start.refusals).message}`;
-    const undo: Command[] = [];
-    if (state.start.lockTaken) undo.push(command('EndCharge', lock(state)));
-    if (state.start.reserved)
-      undo.push(
-        command('RecordNonPayment', { purchaseId: state.order.purchaseId, partnerId: state.order.partnerId, outcome: 'error', reason }),
-      );
-    if (state.start.holdExpiresAt !== null)
-      undo.push(command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'refused' }));
-    return undo;
-  }
+/** Once the start is written: the charge. */
+function afterStart(state: State): Command[] {
   // The coupons' images are drawn on their thread while the card is charged, not after the sale.
   return [
     command('DrawCouponImages', { purchaseId: state.order.purchaseId, quantity: state.order.quantity }),
@@ -227,18 +190,10 @@ function afterCharge(state: State, now: Date): Command[] {
   ];
 }
 
-/**
- * One awaited write of the start (or the charge, or its hold's release job) answered. Once all the
- * start's did: the charge and the release job are awaited next, or, if one was refused, the first
- * refusal is the answer (and what was written is undone).
- */
-export function startAnswered(state: State, step: Step, change: Partial<StartProgress>): State {
+/** One awaited step of the charge (the charge, its hold's release job) answered. */
+function startAnswered(state: State, step: Step): State {
   if (!state.start.awaiting.includes(step)) return state;
-  const awaiting = state.start.awaiting.filter((awaited) => awaited !== step);
-  const start = { ...state.start, ...change, awaiting };
-  if (awaiting.length || !START.includes(step)) return { ...state, start };
-  if (start.refusals.length) return { ...state, start, answer: { outcome: 'refused', error: firstRefusal(start.refusals) } };
-  return { ...state, start: { ...start, awaiting: CHARGING } };
+  return { ...state, start: { ...state.start, awaiting: state.start.awaiting.filter((awaited) => awaited !== step) } };
 }
 
 export function approved(state: State, chargeId: string): State {

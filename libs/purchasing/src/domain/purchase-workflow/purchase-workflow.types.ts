@@ -55,10 +55,8 @@ export type RecordedCharge = { status: 'approved'; chargeId: string } | { status
 /** What happens to a purchase: how it starts, and what each command carried out led to. */
 export type PurchaseWorkflowInput =
   | PurchaseStarted
-  | { type: 'ChargeLockTaken'; data: Nothing }
-  | { type: 'PurchaseReserved'; data: Nothing }
-  | { type: 'UnitsHeld'; data: { expiresAt: string } }
-  | { type: 'KeyedPurchaseEntered'; data: Nothing }
+  /** The start's unit written: the lock taken, the purchase reserved, its units held until `holdExpiresAt`. */
+  | { type: 'PurchaseStartWritten'; data: { holdExpiresAt: string } }
   | { type: 'HoldReleaseArmed'; data: Nothing }
   | { type: 'ChargeApproved'; data: { chargeId: string } }
   | { type: 'ChargeDeclined'; data: { reason: string } }
@@ -105,11 +103,20 @@ export type Lock = { userId: string; purchaseId: string };
 
 /** The commands the workflow asks for: the deciders' own, the gateway's and scheduler's, and a line for the log. */
 export type PurchaseWorkflowCommand =
-  | { type: 'BeginCharge'; data: Lock }
+  /**
+   * A stored-card purchase's start, one unit of work: the user's charge lock taken, the purchase
+   * reserved, its units held, and its place among its `Idempotency-Key`'s purchases (null: no key).
+   */
+  | {
+      type: 'StartPurchase';
+      data: {
+        lock: Lock;
+        reserve: ReservePurchase['data'];
+        hold: { dealId: string; holdId: string; quantity: number } & ForBuyer;
+        keyed: { keyId: string; attempt: number } | null;
+      };
+    }
   | { type: 'EndCharge'; data: Lock & { saleFollows?: boolean } }
-  | ReservePurchase
-  | { type: 'HoldUnits'; data: { dealId: string; holdId: string; quantity: number } & ForBuyer }
-  | { type: 'StartKeyedPurchase'; data: { keyId: string; purchaseId: string; attempt: number } }
   | { type: 'ReleaseHold'; data: { dealId: string; holdId: string; reason: 'refused' | 'payment_failed' } }
   | { type: 'RecordNonPayment'; data: Caller & { purchaseId: string; outcome: 'declined' | 'error'; reason: string } }
   | { type: 'ArmHoldRelease'; data: { dealId: string; holdId: string; at: string } }
@@ -158,15 +165,11 @@ export interface PurchaseOrder {
   resale?: { refusal: string | null };
 }
 
-/** A stored-card purchase's start: its writes awaited, those done (to undo on a refusal), and its refusals. */
+/** A stored-card purchase's start: the commands awaited, and when its hold lapses once written. */
 export interface StartProgress {
-  /** Commands whose results the next decision waits for (the start's writes; then the charge and its hold's release job). */
+  /** Commands whose results the next decision waits for (the start's write; then the charge and its hold's release job). */
   awaiting: readonly Step[];
-  lockTaken: boolean;
-  reserved: boolean;
   holdExpiresAt: string | null;
-  /** Once all the start's writes answered with one, what was written is undone. */
-  refusals: ReadonlyArray<{ step: Step; error: Error }>;
 }
 
 /** The sale: its steps under way, the first failed write among them, its tries from what was written, and what it wrote. */

@@ -42,9 +42,7 @@ const started: Input = {
     keyed: null,
   },
 };
-const lockTaken: Input = { type: 'ChargeLockTaken', data: none };
-const reserved: Input = { type: 'PurchaseReserved', data: none };
-const held: Input = { type: 'UnitsHeld', data: { expiresAt: '2026-06-15T12:05:00.000Z' } };
+const written: Input = { type: 'PurchaseStartWritten', data: { holdExpiresAt: '2026-06-15T12:05:00.000Z' } };
 const armed: Input = { type: 'HoldReleaseArmed', data: none };
 const approved: Input = { type: 'ChargeApproved', data: { chargeId: 'ch1' } };
 const sold: Input = { type: 'UnitsSold', data: { holdId: 'p1' } };
@@ -59,37 +57,40 @@ const lock = { userId: 'u1', purchaseId: 'p1' };
 const answerOf = (state: PurchaseWorkflowState) => state.answer;
 
 describe('purchase workflow: a stored-card purchase', () => {
-  it('takes the charge lock, records the purchase and holds its units together', () => {
+  it('takes the charge lock, records the purchase and holds its units in one write', () => {
     given()
       .when(started)
       .then([
-        { type: 'BeginCharge', data: lock },
         {
-          type: 'ReservePurchase',
+          type: 'StartPurchase',
           data: {
-            purchaseId: 'p1',
-            partnerId: 'P',
-            deal,
-            quantity: 2,
-            holdId: 'p1',
-            reservedAt: '2026-06-15T12:00:00.000Z',
-            holdExpiresAt: '2026-06-15T12:05:00.000Z',
-            payment: { userId: 'u1', creditCardId: 'c1', sessionId: null },
+            lock,
+            reserve: {
+              purchaseId: 'p1',
+              partnerId: 'P',
+              deal,
+              quantity: 2,
+              holdId: 'p1',
+              reservedAt: '2026-06-15T12:00:00.000Z',
+              holdExpiresAt: '2026-06-15T12:05:00.000Z',
+              payment: { userId: 'u1', creditCardId: 'c1', sessionId: null },
+            },
+            hold: { dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 },
+            keyed: null,
           },
         },
-        { type: 'HoldUnits', data: { dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } },
       ]);
   });
 
-  it("enters a keyed purchase among its key's purchases in the same step", () => {
+  it("enters a keyed purchase among its key's purchases in the same write", () => {
     const keyed = { ...started, data: { ...started.data, keyed: { keyId: 'k1', attempt: 0 } } } as Input;
-    given().when(keyed).thenAsks('BeginCharge', 'ReservePurchase', 'HoldUnits', 'StartKeyedPurchase');
+    const [write] = given().when(keyed).thenAsks('StartPurchase').commands;
+    expect(write.data).toMatchObject({ keyed: { keyId: 'k1', attempt: 0 } });
   });
 
-  it('charges the card once all three are written, arming the hold’s release and drawing the coupons beside it', () => {
-    given(started).when(lockTaken).then([]);
-    given(started, lockTaken, held)
-      .when(reserved)
+  it('charges the card once the start is written, arming the hold’s release and drawing the coupons beside it', () => {
+    given(started)
+      .when(written)
       .then([
         { type: 'DrawCouponImages', data: { purchaseId: 'p1', quantity: 2 } },
         { type: 'Charge', data: { purchaseId: 'p1', cardToken: 'tok', amountCents: 3000, description: 'deal d1 x2' } },
@@ -97,36 +98,18 @@ describe('purchase workflow: a stored-card purchase', () => {
       ]);
   });
 
-  it('undoes what was written when one of them is refused, and answers the lock’s refusal first', () => {
+  it('answers the refusal of its start, which wrote nothing, with nothing to undo', () => {
     const busy = new AlreadyCharging('a charge is running');
-    const soldOut = new CannotFulfil('sold out');
-    given(started, refused('HoldUnits', soldOut), reserved)
-      .when(refused('BeginCharge', busy))
-      .then([
-        {
-          type: 'RecordNonPayment',
-          data: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'refused before charging: a charge is running' },
-        },
-      ]);
-    const state = given(started, lockTaken, refused('ReservePurchase', new Error('x')) as Input)
-      .when(held)
-      .thenAsks('EndCharge', 'ReleaseHold').state;
-    expect(answerOf(state)).toEqual({ outcome: 'refused', error: new Error('x') });
-  });
-
-  it('keeps the refusal when an undo fails, and lets the hold lapse by its job', () => {
-    const soldOut = new CannotFulfil('sold out');
-    const keyed = { ...started, data: { ...started.data, keyed: { keyId: 'k1', attempt: 0 } } } as Input;
-    const { state, commands } = given(keyed, lockTaken, reserved, held, refused('StartKeyedPurchase', soldOut))
-      .when(failed('ReleaseHold'))
-      .thenAsks('Report', 'ArmHoldRelease');
-    expect(commands[1]).toEqual({ type: 'ArmHoldRelease', data: { dealId: 'd1', holdId: 'p1', at: '2026-06-15T12:05:00.000Z' } });
-    expect(answerOf(state)).toEqual({ outcome: 'refused', error: soldOut });
+    const state = given(started).when(refused('StartPurchase', busy)).then([]);
+    expect(answerOf(state)).toEqual({ outcome: 'refused', error: busy });
+    const down = new Error('connection refused');
+    const failedStart = given(started).when(failed('StartPurchase', down)).then([]);
+    expect(answerOf(failedStart)).toEqual({ outcome: 'failed', error: down });
   });
 
   it('ends the lock (saying its sale follows) and sells once the charge is approved and the release armed', () => {
-    given(started, lockTaken, reserved, held).when(approved).then([]);
-    given(started, lockTaken, reserved, held, approved)
+    given(started, written).when(approved).then([]);
+    given(started, written, approved)
       .when(armed)
       .then([
         { type: 'EndCharge', data: { ...lock, saleFollows: true } },
@@ -135,7 +118,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('records the payment and issues the coupons together once sold, and answers with the later position', () => {
-    given(started, lockTaken, reserved, held, approved, armed)
+    given(started, written, approved, armed)
       .when({ type: 'UnitsSold', data: { holdId: 'p1-r' } })
       .then([
         {
@@ -150,21 +133,21 @@ describe('purchase workflow: a stored-card purchase', () => {
         { type: 'DisarmHoldRelease', data: { holdId: 'p1' } },
       ]);
     const recorded: Input = { type: 'SaleRecorded', data: { position: at(7), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } };
-    const state = given(started, lockTaken, reserved, held, approved, armed, sold, recorded)
+    const state = given(started, written, approved, armed, sold, recorded)
       .when({ type: 'CouponsIssued', data: { position: at(9) } })
       .then([]);
     expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
   });
 
   it('gives the units back when the card is declined, and answers declined', () => {
-    const { state } = given(started, lockTaken, reserved, held, armed)
+    const { state } = given(started, written, armed)
       .when({ type: 'ChargeDeclined', data: { reason: 'insufficient funds' } })
       .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment', 'DisarmHoldRelease');
     expect(state.answer).toEqual({ outcome: 'refused', error: new Declined('the card was declined: insufficient funds') });
   });
 
   it('gives the units back when the processor fails, and answers that nothing was charged', () => {
-    const { state, commands } = given(started, lockTaken, reserved, held, armed)
+    const { state, commands } = given(started, written, armed)
       .when({ type: 'ChargeFailed', data: { reason: 'processor down' } })
       .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment', 'DisarmHoldRelease');
     expect(commands[2].data).toEqual({ purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'processor down' });
@@ -173,19 +156,19 @@ describe('purchase workflow: a stored-card purchase', () => {
 
   it('answers the failure when giving the units back after a declined charge fails', () => {
     const error = new Error('disk full');
-    const state = given(started, lockTaken, reserved, held, armed, { type: 'ChargeDeclined', data: { reason: 'x' } })
+    const state = given(started, written, armed, { type: 'ChargeDeclined', data: { reason: 'x' } })
       .when(failed('RecordNonPayment', error))
       .then([]);
     expect(state.answer).toEqual({ outcome: 'failed', error });
   });
 
   it('keeps the lock and arms the settling at its end when the processor does not answer', () => {
-    const { state } = given(started, lockTaken, reserved, held, armed)
+    const { state } = given(started, written, armed)
       .when({ type: 'ChargeUnanswered', data: { reason: 'socket hang up' } })
       .thenAsks('ArmRecovery');
     expect(state.settleAt).toBe('2026-06-15T12:02:00.000Z');
     expect(state.answer).toMatchObject({ outcome: 'refused', error: expect.any(PaymentOutcomeUnknown) });
-    const report = given(started, lockTaken, reserved, held, armed, { type: 'ChargeUnanswered', data: { reason: 'socket hang up' } }).when({
+    const report = given(started, written, armed, { type: 'ChargeUnanswered', data: { reason: 'socket hang up' } }).when({
       type: 'RecoveryArmed',
       data: { armed: true },
     });
@@ -201,7 +184,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('refunds a charge whose units are gone, records the non-payment, then answers that they are gone', () => {
-    const charged = [started, lockTaken, reserved, held, approved, armed];
+    const charged = [started, written, approved, armed];
     given(...charged)
       .when({ type: 'UnitsGone', data: { error: gone } })
       .then([{ type: 'Refund', data: { purchaseId: 'p1', chargeId: 'ch1', amountCents: 3000 } }]);
@@ -219,7 +202,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('tries a sale whose write failed again from what was written, once its other steps answered, at once, then with waits doubling from 50 ms, then arms its recovery', () => {
-    const charged = [started, lockTaken, reserved, held, approved, armed, sold];
+    const charged = [started, written, approved, armed, sold];
     given(...charged)
       .when(failed('RecordSale'))
       .then([]);
@@ -266,7 +249,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('starts no try of a charged sale later than 6.5 s after its first failure (each try may take a statement bound)', () => {
-    const charged = [started, lockTaken, reserved, held, approved, armed, sold];
+    const charged = [started, written, approved, armed, sold];
     const failedAt = (step: PurchaseWorkflowCommand['type'], ms: number): Input => ({
       type: 'StepFailed',
       data: { step, error: new Error('Query read timeout'), at: now.getTime() + ms },
@@ -284,7 +267,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('reports a charge lock it could not end, and still answers the sale', () => {
-    given(started, lockTaken, reserved, held, approved, armed).when(failed('EndCharge')).thenAsks('Report');
+    given(started, written, approved, armed).when(failed('EndCharge')).thenAsks('Report');
   });
 });
 

@@ -18,8 +18,8 @@ export { SALE_ATTEMPTS } from './sale';
  * to the purchase; its outputs the commands the deciders and ports take. `runWorkflow` carries them
  * out and feeds each result back; the handlers read the answer from the final state.
  *
- * A stored-card purchase takes the user's charge lock, records the purchase and holds its units at
- * once (one commit, usually); any refused undoes the others and answers the refusal. Then it
+ * A stored-card purchase takes the user's charge lock, records the purchase and holds its units in
+ * one unit of work (all or none), answering its refusal if refused. Then it
  * charges the card (idempotent by purchase id) and arms the hold's release; approved: ends the
  * lock and sells; declined or failed: ends the lock, releases the hold, records the non-payment;
  * no answer: keeps the lock and arms the settling at its end. A sale sells the held units (or
@@ -30,7 +30,7 @@ export { SALE_ATTEMPTS } from './sale';
  *
  * Each path is a part of its own, handed its inputs here: `card-purchase-start.ts` (the stored
  * card's start and charge), `sale.ts` (the sale and coupons every path shares), `trouble.ts` (a
- * step refused or failed, and the undo), `card-purchase-resumed.ts` (the settling), and
+ * step refused or failed), `card-purchase-resumed.ts` (the settling), and
  * `resale-start.ts`. The cases keep the order they had in one switch: the stored card's first.
  */
 
@@ -41,7 +41,7 @@ type State = PurchaseWorkflowState;
 export const purchaseWorkflow: Workflow<Input, State, Command> = {
   initialState: () => ({
     order: NO_ORDER,
-    start: { awaiting: [], lockTaken: false, reserved: false, holdExpiresAt: null, refusals: [] },
+    start: { awaiting: [], holdExpiresAt: null },
     charge: null,
     sale: { steps: 0, failure: null, attempts: 0, firstFailedAt: null, retryDue: false, unitsGone: null, recorded: null, issued: null },
     refunded: false,
@@ -61,10 +61,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
         return decideSale(input, state);
       case 'CardPurchaseResumed':
         return decideCardPurchaseResumed(input, state);
-      case 'ChargeLockTaken':
-      case 'PurchaseReserved':
-      case 'UnitsHeld':
-      case 'KeyedPurchaseEntered':
+      case 'PurchaseStartWritten':
       case 'HoldReleaseArmed':
       case 'ChargeApproved':
       case 'ChargeDeclined':
@@ -115,10 +112,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
         return evolveSale(state, message);
       case 'CardPurchaseResumed':
         return evolveCardPurchaseResumed(state, message);
-      case 'ChargeLockTaken':
-      case 'PurchaseReserved':
-      case 'UnitsHeld':
-      case 'KeyedPurchaseEntered':
+      case 'PurchaseStartWritten':
       case 'HoldReleaseArmed':
       case 'ChargeApproved':
       case 'ChargeDeclined':

@@ -1,5 +1,6 @@
 import { CannotFulfil, CannotFulfilReseller, NotFound } from '@deals/kernel';
 import { holdExpiry } from '../inventory/inventory.events';
+import type { ReservePurchase } from '../purchase/purchase.decider';
 import type { DealSnapshot } from '../purchase/purchase.events';
 import type { ClaimTransactionReference, ResaleClaimSuperseded, ResaleTerms } from '../purchase/resale-claim';
 import type { PurchaseOrder, PurchaseWorkflowCommand, PurchaseWorkflowState } from './purchase-workflow.types';
@@ -70,7 +71,7 @@ export type ResaleStartCommand =
   | { type: 'HoldResaleUnits'; data: { dealId: string; holdId: string; quantity: number } }
   | { type: 'MarkResaleSelling'; data: OnReference }
   | { type: 'ReleaseTransactionReference'; data: OnReference & { reason: string } }
-  | { type: 'ReserveResale'; data: Extract<PurchaseWorkflowCommand, { type: 'ReservePurchase' }>['data'] };
+  | { type: 'ReserveResale'; data: ReservePurchase['data'] };
 
 type State = PurchaseWorkflowState;
 type Input = ResaleRequested | ResaleStartInput;

@@ -1,14 +1,12 @@
-import { afterStart, START, startAnswered } from './card-purchase-start';
 import { charged, command, report } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
 import { SALE, saleStepDone, SETTLE_FAILED_SALE_MS } from './sale';
 
 /**
- * A step refused (a decider's domain error) or failed (a write, a store away): the stored-card
- * start's refusals are gathered, and once all its writes answered what was written is undone (see
- * `afterStart`); an undo that fails is reported and lapses by itself; a charged sale's failed write
- * is tried again, and past its tries settled by its recovery job; the rest end the purchase with
- * its error.
+ * A step refused (a decider's domain error) or failed (a write, a store away): a charge lock that
+ * could not be ended is reported (it lapses by itself); a charged sale's failed write is tried
+ * again, and past its tries settled by its recovery job; the rest end the purchase with its error
+ * (a stored-card start's refusal among them: it wrote nothing).
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -18,7 +16,6 @@ type Trouble = Extract<PurchaseWorkflowInput, { type: 'StepRefused' | 'StepFaile
 /** What follows a step's refusal or failure (most end the purchase with that error, see `evolveTrouble`). */
 export function decideTrouble(input: Trouble, state: State, now: Date): Command[] {
   const { step, error } = input.data;
-  if (state.start.refusals.some((refusal) => refusal.error === error)) return afterStart(state);
   // The charged sale failed its last try: its recovery job sells it from what was written (the
   // charge has answered, so nothing is in flight), without waiting for a process to start.
   if (
@@ -31,28 +28,15 @@ export function decideTrouble(input: Trouble, state: State, now: Date): Command[
     return [
       command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + SETTLE_FAILED_SALE_MS).toISOString() }),
     ];
-  const undoing = state.start.refusals.length > 0;
   if (step === 'EndCharge' && state.order.path !== 'resumed')
     return [report(`purchase ${state.order.purchaseId}: its charge lock could not be ended (${error.message}); it lapses by itself`)];
-  if (undoing && (step === 'EndCharge' || step === 'RecordNonPayment' || step === 'ReleaseHold')) {
-    // An undo that fails must not hide the refusal: what it leaves ends by itself (the lock after
-    // CHARGE_LOCK_MS, the purchase at recovery, the hold at its expiry, its job armed now).
-    const lapse =
-      step === 'ReleaseHold'
-        ? [command('ArmHoldRelease', { dealId: state.order.dealId, holdId: state.order.purchaseId, at: state.start.holdExpiresAt! })]
-        : [];
-    return [report(`purchase ${state.order.purchaseId} was refused, and undoing one of its writes failed: ${error.message}`), ...lapse];
-  }
   return [];
 }
 
-/** A step refused or failed: the start's refusals are gathered; a charged sale's failed write is tried again; the rest end the purchase with its error. */
+/** A step refused or failed: a charged sale's failed write is tried again; the rest end the purchase with its error. */
 export function evolveTrouble(state: State, input: Trouble): State {
   const { step, error } = input.data;
-  if (START.includes(step) && state.start.awaiting.includes(step))
-    return startAnswered({ ...state, start: { ...state.start, refusals: [...state.start.refusals, { step, error }] } }, step, {});
   if (step === 'EndCharge' && state.order.path !== 'resumed') return state;
-  if (state.start.refusals.length && (step === 'EndCharge' || step === 'RecordNonPayment' || step === 'ReleaseHold')) return state;
   // The card is charged: a failed write of its sale is tried again (see `saleStepDone`).
   if (input.type === 'StepFailed' && charged(state) && state.order.path === 'stored_card' && SALE.includes(step))
     return saleStepDone(state, { failure: state.sale.failure ?? error }, input.type === 'StepFailed' ? input.data.at : undefined);
