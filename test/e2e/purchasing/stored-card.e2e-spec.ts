@@ -1,4 +1,4 @@
-import { EventStore, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
+import { EventStore, ManualClock, NewEvent, PaymentGateway, Scheduler } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 import { CouponQr } from '@deals/purchasing/coupon-images/coupon-qr';
 import { chargeLockStream } from '@deals/purchasing/domain/charge-lock/charge-lock';
@@ -247,14 +247,17 @@ describe('POST /purchases: buying with a stored card', () => {
     const card = await storeCard(buyer, TEST_CARDS.visa);
     const store = api.get(EventStore);
     const append = store.append.bind(store);
+    const appendToStreams = store.appendToStreams.bind(store);
     let failed = 0;
-    const spy = jest.spyOn(store, 'append').mockImplementation((stream, events, expected) => {
-      if (failed === 0 && events.some((e) => e.type === 'PurchasePaid')) {
-        failed++;
-        return Promise.reject(new Error('SQLITE_BUSY: database is locked'));
-      }
-      return append(stream, events, expected);
-    });
+    // The first write that carries the payment fails, whether alone or with the sale's other streams.
+    const failsOnce = (events: NewEvent[]) => failed === 0 && events.some((e) => e.type === 'PurchasePaid') && ++failed === 1;
+    const busy = () => Promise.reject(new Error('SQLITE_BUSY: database is locked'));
+    const spy = jest
+      .spyOn(store, 'append')
+      .mockImplementation((stream, events, expected) => (failsOnce(events) ? busy() : append(stream, events, expected)));
+    const spyAcross = jest
+      .spyOn(store, 'appendToStreams')
+      .mockImplementation((appends) => (failsOnce(appends.flatMap((a) => a.events)) ? busy() : appendToStreams(appends)));
     try {
       const reply = await buy({ user_id: buyer, credit_card_id: card });
       expect(failed).toBe(1);
@@ -263,6 +266,7 @@ describe('POST /purchases: buying with a stored card', () => {
       expect(reply.body.purchase.coupons).toHaveLength(1);
     } finally {
       spy.mockRestore();
+      spyAcross.mockRestore();
     }
   });
 

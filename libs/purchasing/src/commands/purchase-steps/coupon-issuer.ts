@@ -4,9 +4,11 @@ import {
   Clock,
   CommandCaller,
   CommandContext,
+  CommandPart,
   EventStore,
   fold,
   handleCommand,
+  handleCommands,
   laterPosition,
   LogPosition,
 } from '@deals/kernel';
@@ -18,6 +20,7 @@ import { partnerInventoryStream, replacementHoldId } from '../../domain/inventor
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
 import { CouponQr } from '../../coupon-images/coupon-qr';
+import type { IssueCouponsData, PurchaseWorkflowCommand } from '../../domain/purchase-workflow/purchase.workflow';
 import { CouponCodeKey, CouponCodes, couponCodes } from './coupon-codes';
 import { holdPartnerUnits } from './partner-inventory';
 import { refuseOffSale } from './sale-rules';
@@ -33,6 +36,9 @@ export function couponExpiry(deal: Pick<DealSnapshot, 'expiresAt' | 'expirationD
   if (byDays === null) return deal.expiresAt ?? null;
   return byDate !== null && byDate <= byDays ? deal.expiresAt : new Date(byDays).toISOString();
 }
+
+type SellUnitsStep = Extract<PurchaseWorkflowCommand, { type: 'SellUnits' }>['data'];
+type RecordSaleStep = Extract<PurchaseWorkflowCommand, { type: 'RecordSale' }>['data'];
 
 /** A command context whose caller is a partner (the coupons record which one). */
 export type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: string } };
@@ -160,36 +166,76 @@ export class CouponIssuer {
     context: PartnerContext,
     codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
-    const { now, metadata: caller } = context;
-    const expiresAt = couponExpiry(deal, now);
     // From the state, not the new events: a second run issues the coupons a crash left out.
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
     const issued = await Promise.all(
-      purchase.couponIds.map((couponId) =>
-        handleCommand(
-          this.store,
-          couponStream(couponId),
-          couponDecider,
-          {
-            type: 'IssueCoupon',
-            data: {
-              couponId,
-              purchaseId,
-              partnerId: caller.partnerId,
-              userId: purchase.userId,
-              dealId: deal.dealId,
-              dealType: deal.type,
-              ...(codes?.get(couponId) ?? couponCodes(couponId, this.codeKey.secret)),
-              expiresAt,
-              issuedAt: now.toISOString(),
-              refundable: deal.fulfillmentMethod !== 'shipped',
-            },
-          },
-          context,
-          { freshStream: true },
-        ),
+      this.couponIssues(purchaseId, deal, purchase, context, codes).map((part) =>
+        handleCommand(this.store, part.streamId, part.decider, part.command, context, { freshStream: true }),
       ),
     );
     return issued.reduce<LogPosition | null>((latest, { position }) => laterPosition(latest, position), null);
+  }
+
+  /**
+   * A charged purchase's sale in one unit of work: its held units sold (in the turns of the deal's
+   * inventory, with the purchases waiting on it), its payment recorded and its coupons issued, all
+   * or none. Refused (the hold lapsed or was released, the purchase is no longer reserved): nothing
+   * is written, and the caller sells step by step. Returns the position of the write.
+   */
+  async finishSale(
+    sale: { sell: SellUnitsStep; record: RecordSaleStep; issue: IssueCouponsData },
+    context: PartnerContext,
+    codes?: Map<string, CouponCodes>,
+  ): Promise<LogPosition | null> {
+    const { sell, record, issue } = sale;
+    const type = record.kind === 'payment' ? 'RecordPayment' : record.kind === 'claim' ? 'ClaimPurchase' : 'RecordResale';
+    const parts: CommandPart[] = [
+      {
+        streamId: partnerInventoryStream(sell.dealId, context.metadata.partnerId),
+        decider: inventoryDecider,
+        command: { type: 'SellHeldUnits', data: { dealId: sell.dealId, holdId: sell.holdId, buyer: sell.buyer, maxPerBuyer: sell.maxPerBuyer } },
+        lane: true,
+      },
+      {
+        streamId: purchaseStream(sell.purchaseId),
+        decider: purchaseDecider,
+        command: { type, data: { ...record.data, holdId: record.holdId } } as Parameters<typeof purchaseDecider.decide>[0],
+      },
+      ...this.couponIssues(issue.purchaseId, issue.deal, issue, context, codes),
+    ];
+    const outcomes = await handleCommands(this.store, parts, context);
+    return outcomes[0].position;
+  }
+
+  /** The coupons' issue, one command on each coupon's new stream. */
+  private couponIssues(
+    purchaseId: string,
+    deal: DealSnapshot,
+    purchase: { couponIds: string[]; userId: string | null },
+    context: PartnerContext,
+    codes?: Map<string, CouponCodes>,
+  ): CommandPart[] {
+    const { now, metadata: caller } = context;
+    const expiresAt = couponExpiry(deal, now);
+    return purchase.couponIds.map((couponId) => ({
+      streamId: couponStream(couponId),
+      decider: couponDecider,
+      command: {
+        type: 'IssueCoupon',
+        data: {
+          couponId,
+          purchaseId,
+          partnerId: caller.partnerId,
+          userId: purchase.userId,
+          dealId: deal.dealId,
+          dealType: deal.type,
+          ...(codes?.get(couponId) ?? couponCodes(couponId, this.codeKey.secret)),
+          expiresAt,
+          issuedAt: now.toISOString(),
+          refundable: deal.fulfillmentMethod !== 'shipped',
+        },
+      },
+      freshStream: true,
+    }));
   }
 }

@@ -235,6 +235,8 @@ export class PurchaseSteps {
         const { couponIds, userId } = recorded.state;
         return { type: 'SaleRecorded', data: { position: recorded.position, couponIds, userId } };
       }
+      case 'FinishSale':
+        return { type: 'SaleWritten', data: { position: await this.coupons.finishSale(command.data, context, codes) } };
       case 'IssueCoupons': {
         const { purchaseId, deal, couponIds, userId } = command.data;
         const position = await this.coupons.issueCoupons(purchaseId, deal, { couponIds, userId }, context, codes);

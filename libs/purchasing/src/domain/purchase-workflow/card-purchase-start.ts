@@ -11,14 +11,14 @@ import type {
   Step,
   StoredCardPurchaseStarted,
 } from './purchase-workflow.types';
-import { sell } from './sale';
+import { finish } from './sale';
 
 /**
  * A stored-card purchase's start, the purchase workflow's part before its sale: the user's charge
  * lock, the purchase recorded, its units held and the `Idempotency-Key`'s entry, written as one
  * unit (all or none; its first refusal is the answer, `trouble.ts`). Then the card is charged
  * (idempotent by purchase id) and the hold's release armed;
- * approved: the lock ends and the units are sold (`sale.ts`); declined or failed: the lock ends,
+ * approved: the lock ends and the sale is written in one unit (`sale.ts`); declined or failed: the lock ends,
  * the hold is released and the non-payment recorded; no answer: the lock is kept and the settling
  * armed at its end (`card-purchase-resumed.ts`).
  */
@@ -177,8 +177,8 @@ function afterStart(state: State): Command[] {
 function afterCharge(state: State, now: Date): Command[] {
   if (state.start.awaiting.length || !state.charge) return [];
   const charge = state.charge;
-  if (charge.status === 'approved')
-    return [command('EndCharge', { ...lock(state), saleFollows: true }), sell(state, state.order.purchaseId)];
+  // The lock's end goes beside the sale's write (started in one turn, they share a commit).
+  if (charge.status === 'approved') return [command('EndCharge', { ...lock(state), saleFollows: true }), finish(state)];
   // Kept locked to its settling: a retry meanwhile answers 409 already_charging instead of perhaps charging twice.
   if (charge.status === 'unanswered')
     return [command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + CHARGE_LOCK_MS).toISOString() })];

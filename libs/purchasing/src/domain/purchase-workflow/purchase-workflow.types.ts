@@ -80,6 +80,8 @@ export type PurchaseWorkflowInput =
   /** The units could not be sold: the hold lapsed or was released, and the deal sold out or went off sale. */
   | { type: 'UnitsGone'; data: { error: CannotFulfil } }
   | { type: 'SaleRecorded'; data: { position: LogPosition | null; couponIds: string[]; userId: string | null } }
+  /** The quick sale's unit written: sold, recorded and its coupons issued, at `position`. */
+  | { type: 'SaleWritten'; data: { position: LogPosition | null } }
   | { type: 'CouponsIssued'; data: { position: LogPosition | null } }
   | { type: 'ChargeRefunded'; data: Nothing }
   | { type: 'RefundFailed'; data: { reason: string } }
@@ -100,6 +102,9 @@ export type SaleRecord =
   | { kind: 'resale'; data: Omit<RecordResale['data'], 'holdId'> };
 
 export type Lock = { userId: string; purchaseId: string };
+
+/** The coupons a sale issues: those its record names, for its user. */
+export type IssueCouponsData = Caller & { purchaseId: string; deal: DealSnapshot; couponIds: string[]; userId: string | null };
 
 /** The commands the workflow asks for: the deciders' own, the gateway's and scheduler's, and a line for the log. */
 export type PurchaseWorkflowCommand =
@@ -131,7 +136,20 @@ export type PurchaseWorkflowCommand =
   /** Sells the held units, or, when the hold lapsed or was released, fresh ones while the deal is on sale. */
   | { type: 'SellUnits'; data: { purchaseId: string; dealId: string; holdId: string; quantity: number } & ForBuyer }
   | { type: 'RecordSale'; data: SaleRecord & { holdId: string } }
-  | { type: 'IssueCoupons'; data: Caller & { purchaseId: string; deal: DealSnapshot; couponIds: string[]; userId: string | null } }
+  | { type: 'IssueCoupons'; data: IssueCouponsData }
+  /**
+   * A sale written the quick way, one unit of work: the held units sold, the sale recorded and its
+   * coupons issued, all or none. Refused (the hold lapsed or was released meanwhile): the sale goes
+   * step by step instead, which finds fresh units or refunds.
+   */
+  | {
+      type: 'FinishSale';
+      data: {
+        sell: Extract<PurchaseWorkflowCommand, { type: 'SellUnits' }>['data'];
+        record: SaleRecord & { holdId: string };
+        issue: IssueCouponsData;
+      };
+    }
   | { type: 'Refund'; data: { purchaseId: string; chargeId: string; amountCents: number } }
   | { type: 'Wait'; data: { ms: number } }
   | { type: 'Report'; data: { level: 'warn' | 'error'; message: string } }

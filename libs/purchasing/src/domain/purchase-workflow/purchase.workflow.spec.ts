@@ -107,14 +107,44 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(answerOf(failedStart)).toEqual({ outcome: 'failed', error: down });
   });
 
-  it('ends the lock (saying its sale follows) and sells once the charge is approved and the release armed', () => {
+  it('ends the lock (saying its sale follows) and writes the sale in one unit once the charge is approved and the release armed', () => {
     given(started, written).when(approved).then([]);
     given(started, written, approved)
       .when(armed)
       .then([
         { type: 'EndCharge', data: { ...lock, saleFollows: true } },
-        { type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } },
+        {
+          type: 'FinishSale',
+          data: {
+            sell: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 },
+            record: {
+              kind: 'payment',
+              data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
+              holdId: 'p1',
+            },
+            issue: { purchaseId: 'p1', partnerId: 'P', deal, couponIds: ['p1-1', 'p1-2'], userId: 'u1' },
+          },
+        },
       ]);
+  });
+
+  it('answers sold at the sale’s write once it is written, and disarms the hold’s release', () => {
+    const state = given(started, written, approved, armed)
+      .when({ type: 'SaleWritten', data: { position: at(9) } })
+      .then([{ type: 'DisarmHoldRelease', data: { holdId: 'p1' } }]);
+    expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
+  });
+
+  it('sells step by step when the sale’s write is refused (its hold lapsed), without answering yet', () => {
+    const state = given(started, written, approved, armed)
+      .when(refused('FinishSale', new CannotFulfil('the hold lapsed')))
+      .then([{ type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } }]);
+    expect(answerOf(state)).toBeNull();
+  });
+
+  it('tries the sale again from what was written when its write fails', () => {
+    const state = given(started, written, approved, armed).when(failed('FinishSale')).thenAsks('ReadPurchase').state;
+    expect(answerOf(state)).toBeNull();
   });
 
   it('records the payment and issues the coupons together once sold, and answers with the later position', () => {

@@ -77,6 +77,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'UnitsGone':
       case 'ChargeRefunded':
       case 'SaleRecorded':
+      case 'SaleWritten':
         return decideSale(input, state);
       case 'CouponsIssued':
       case 'HoldReleased':
@@ -132,6 +133,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'HoldReleased':
         return evolveCardPurchaseResumed(state, message);
       case 'SaleRecorded':
+      case 'SaleWritten':
       case 'CouponsIssued':
         return evolveSale(state, message);
       case 'ChargeLockEnded':
@@ -144,6 +146,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'SellUnits':
       case 'RecordSale':
       case 'IssueCoupons':
+      case 'FinishSale':
       case 'Wait':
         return evolveSale(state, message);
       case 'ArmRecovery':

@@ -35,13 +35,14 @@ type SaleInput = Extract<
       | 'UnitsGone'
       | 'ChargeRefunded'
       | 'SaleRecorded'
+      | 'SaleWritten'
       | 'Waited';
   }
 >;
 type SaleMessage =
   | Exclude<SaleInput, { type: 'Waited' }>
   | Extract<PurchaseWorkflowInput, { type: 'RefundFailed' | 'NonPaymentRecorded' | 'CouponsIssued' }>
-  | Extract<PurchaseWorkflowMessage, { type: 'ReadPurchase' | 'SellUnits' | 'RecordSale' | 'IssueCoupons' | 'Wait' }>;
+  | Extract<PurchaseWorkflowMessage, { type: 'ReadPurchase' | 'SellUnits' | 'RecordSale' | 'IssueCoupons' | 'FinishSale' | 'Wait' }>;
 
 /**
  * How many times the sale of a charged card purchase is tried again after a failed write: at once,
@@ -58,7 +59,7 @@ export const SALE_RETRY_WINDOW_MS = 6_500;
 export const SETTLE_FAILED_SALE_MS = 10_000;
 
 /** The sale's steps a failed write of which is tried again, for a charged card purchase. */
-export const SALE: readonly Step[] = ['ReadPurchase', 'SellUnits', 'RecordSale', 'IssueCoupons'];
+export const SALE: readonly Step[] = ['ReadPurchase', 'SellUnits', 'RecordSale', 'IssueCoupons', 'FinishSale'];
 
 /** Whether the sale is written the quick way: the payment and the coupons together (a card purchase charged a moment ago, first try). */
 const quickSale = (state: State) => state.order.path === 'stored_card' && state.sale.attempts === 0;
@@ -97,6 +98,8 @@ export function decideSale(input: SaleInput, state: State): Command[] {
       return [command('RecordNonPayment', nonPayment(state))];
     case 'SaleRecorded':
       return quickSale(state) ? [] : [issue(state, input.data.couponIds, input.data.userId)];
+    case 'SaleWritten':
+      return [command('DisarmHoldRelease', { holdId: state.order.purchaseId })];
     case 'Waited':
       return [command('ReadPurchase', { purchaseId: state.order.purchaseId })];
   }
@@ -139,12 +142,17 @@ export function evolveSale(state: State, message: SaleMessage): State {
       return sold(saleStepDone(state, { recorded: { position: message.data.position } }));
     case 'CouponsIssued':
       return sold(saleStepDone(state, { issued: { position: message.data.position } }));
+    case 'SaleWritten': {
+      const at = { position: message.data.position };
+      return sold(saleStepDone(state, { recorded: at, issued: at }));
+    }
     // Commands decided that the state follows: the sale's steps under way.
     case 'ReadPurchase':
       return { ...state, sale: { ...state.sale, steps: state.sale.steps + 1, recorded: null, issued: null, retryDue: false } };
     case 'SellUnits':
     case 'RecordSale':
     case 'IssueCoupons':
+    case 'FinishSale':
       return { ...state, sale: { ...state.sale, steps: state.sale.steps + 1 } };
     case 'Wait':
       return { ...state, sale: { ...state.sale, retryDue: false } };
@@ -189,6 +197,16 @@ export function sell(state: State, holdId: string): Command {
     holdId,
     quantity: state.order.quantity,
     ...state.order.buyer,
+  });
+}
+
+/** A charged card purchase's sale the quick way: its held units sold, the payment recorded and the coupons issued in one write. */
+export function finish(state: State): Command {
+  const { purchaseId, quantity, userId } = state.order;
+  return command('FinishSale', {
+    sell: (sell(state, purchaseId) as Extract<Command, { type: 'SellUnits' }>).data,
+    record: { ...state.order.record, holdId: purchaseId } as Extract<Command, { type: 'RecordSale' }>['data'],
+    issue: (issue(state, couponIdsFor(purchaseId, quantity), userId) as Extract<Command, { type: 'IssueCoupons' }>).data,
   });
 }
 

@@ -1,10 +1,10 @@
 import { charged, command, report } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
-import { SALE, saleStepDone, SETTLE_FAILED_SALE_MS } from './sale';
+import { SALE, saleStepDone, sell, SETTLE_FAILED_SALE_MS } from './sale';
 
 /**
  * A step refused (a decider's domain error) or failed (a write, a store away): a charge lock that
- * could not be ended is reported (it lapses by itself); a charged sale's failed write is tried
+ * could not be ended is reported (it lapses by itself); a quick sale refused goes step by step; a charged sale's failed write is tried
  * again, and past its tries settled by its recovery job; the rest end the purchase with its error
  * (a stored-card start's refusal among them: it wrote nothing).
  */
@@ -16,6 +16,8 @@ type Trouble = Extract<PurchaseWorkflowInput, { type: 'StepRefused' | 'StepFaile
 /** What follows a step's refusal or failure (most end the purchase with that error, see `evolveTrouble`). */
 export function decideTrouble(input: Trouble, state: State, now: Date): Command[] {
   const { step, error } = input.data;
+  // The quick sale refused (its hold lapsed or was released): sold step by step, on fresh units if any.
+  if (input.type === 'StepRefused' && step === 'FinishSale') return [sell(state, state.order.purchaseId)];
   // The charged sale failed its last try: its recovery job sells it from what was written (the
   // charge has answered, so nothing is in flight), without waiting for a process to start.
   if (
@@ -37,6 +39,7 @@ export function decideTrouble(input: Trouble, state: State, now: Date): Command[
 export function evolveTrouble(state: State, input: Trouble): State {
   const { step, error } = input.data;
   if (step === 'EndCharge' && state.order.path !== 'resumed') return state;
+  if (input.type === 'StepRefused' && step === 'FinishSale') return saleStepDone(state, {});
   // The card is charged: a failed write of its sale is tried again (see `saleStepDone`).
   if (input.type === 'StepFailed' && charged(state) && state.order.path === 'stored_card' && SALE.includes(step))
     return saleStepDone(state, { failure: state.sale.failure ?? error }, input.type === 'StepFailed' ? input.data.at : undefined);
