@@ -51,5 +51,10 @@ export class InsecureHttps extends Dispatcher {
   }
 }
 
-/** The dispatcher shared by the test helpers that call the service. */
-export const insecureHttps = new InsecureHttps();
+/**
+ * The dispatcher shared by the test helpers that call the service. At most 64 connections an
+ * origin: a test that sends hundreds of requests at once still races them in the service, queued
+ * on the connections it has, instead of opening hundreds of TLS connections at once, whose
+ * handshakes on a busy machine outlasted undici's connect timeout.
+ */
+export const insecureHttps = new InsecureHttps({ connections: 64 });
