@@ -193,7 +193,10 @@ export class CouponIssuer {
       {
         streamId: partnerInventoryStream(sell.dealId, context.metadata.partnerId),
         decider: inventoryDecider,
-        command: { type: 'SellHeldUnits', data: { dealId: sell.dealId, holdId: sell.holdId, buyer: sell.buyer, maxPerBuyer: sell.maxPerBuyer } },
+        command: {
+          type: 'SellHeldUnits',
+          data: { dealId: sell.dealId, holdId: sell.holdId, buyer: sell.buyer, maxPerBuyer: sell.maxPerBuyer },
+        },
         lane: true,
       },
       {

@@ -260,10 +260,8 @@ export class PurchaseSteps {
         return null;
       case 'ClaimTransactionReference':
       case 'CheckResaleDeal':
-      case 'HoldResaleUnits':
-      case 'MarkResaleSelling':
+      case 'StartResale':
       case 'ReleaseTransactionReference':
-      case 'ReserveResale':
         return this.resale.perform(command, context);
     }
   }

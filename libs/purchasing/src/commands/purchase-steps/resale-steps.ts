@@ -1,12 +1,14 @@
 import { CatalogQueries, DealDetails } from '@deals/catalog';
-import { CannotFulfil, EventStore, handleCommand } from '@deals/kernel';
+import { CannotFulfil, EventStore, handleCommand, handleCommands } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
+import { inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.events';
 import { ResaleClaimSuperseded, transactionReferenceDecider, transactionReferenceStream } from '../../domain/purchase/resale-claim';
 import type { ResaleStartCommand, ResaleStartInput, ResoldDeal } from '../../domain/purchase-workflow/resale-start';
 import type { PartnerContext } from './coupon-issuer';
-import { holdPartnerUnits } from './partner-inventory';
+import { holdAs } from './partner-inventory';
 import { refuseOverLimit, refuseUnsellable, RESOLD_TYPES } from './sale-rules';
 
 /**
@@ -28,9 +30,9 @@ export function resoldDeal(view: DealDetails, quantity: number, now: Date): Reso
 
 /**
  * Carries out the commands of a resale's start (see `resale-start.ts`) for `PurchaseSteps`: the
- * transaction reference's through its decider on the reference's stream, the hold and the
- * reservation through the inventory's and the purchase's. A hold refused for want of units, and a
- * claim lost meanwhile, are inputs of their own: the workflow undoes what they leave.
+ * transaction reference's through its decider on the reference's stream; the hold, the claim marked
+ * selling and the reservation as one unit of work. A hold refused for want of units, and a claim
+ * lost meanwhile, are inputs of their own.
  */
 @Injectable()
 export class ResaleSteps {
@@ -56,29 +58,38 @@ export class ResaleSteps {
         const view = await this.catalog.deal(command.data.dealId);
         return { type: 'ResaleDealChecked', data: { deal: view ? resoldDeal(view, command.data.quantity, context.now) : null } };
       }
-      case 'HoldResaleUnits':
+      case 'StartResale': {
+        const { hold, mark, reserve } = command.data;
+        const { partnerId } = context.metadata;
         try {
-          // The reseller's own units: a sandbox's come from its own inventory of the deal.
-          await holdPartnerUnits(this.store, { type: 'HoldUnits', data: command.data }, context.metadata.partnerId, context);
-          return { type: 'ResaleUnitsHeld', data: none };
-        } catch (error) {
-          if (error instanceof CannotFulfil) return { type: 'ResaleUnitsRefused', data: { error } };
-          throw error;
-        }
-      case 'MarkResaleSelling': {
-        const { partnerId, transactionReference, purchaseId } = command.data;
-        const stream = transactionReferenceStream(partnerId, transactionReference);
-        try {
-          await handleCommand(
+          await handleCommands(
             this.store,
-            stream,
-            transactionReferenceDecider,
-            { type: 'MarkResaleSelling', data: { purchaseId } },
+            [
+              {
+                // The reseller's own units: a sandbox's come from its own inventory of the deal.
+                streamId: partnerInventoryStream(hold.dealId, partnerId),
+                decider: inventoryDecider,
+                command: await holdAs(this.store, { type: 'HoldUnits', data: hold }, partnerId),
+                lane: true,
+              },
+              {
+                streamId: transactionReferenceStream(mark.partnerId, mark.transactionReference),
+                decider: transactionReferenceDecider,
+                command: { type: 'MarkResaleSelling', data: { purchaseId: mark.purchaseId } },
+              },
+              // Not on a fresh stream: the same sale sent twice at once reserves it once (see the purchase decider).
+              {
+                streamId: purchaseStream(reserve.purchaseId),
+                decider: purchaseDecider,
+                command: { type: 'ReservePurchase', data: reserve },
+              },
+            ],
             context,
           );
-          return { type: 'ResaleMarkedSelling', data: none };
+          return { type: 'ResaleReserved', data: none };
         } catch (error) {
           if (error instanceof ResaleClaimSuperseded) return { type: 'ReferenceClaimSuperseded', data: { error } };
+          if (error instanceof CannotFulfil) return { type: 'ResaleUnitsRefused', data: { error } };
           throw error;
         }
       }
@@ -94,16 +105,6 @@ export class ResaleSteps {
         );
         return { type: 'ReferenceGivenUp', data: none };
       }
-      case 'ReserveResale':
-        // Not on a fresh stream: the same sale sent twice at once reserves it once (see the purchase decider).
-        await handleCommand(
-          this.store,
-          purchaseStream(command.data.purchaseId),
-          purchaseDecider,
-          { ...command, type: 'ReservePurchase' },
-          context,
-        );
-        return { type: 'ResaleReserved', data: none };
     }
   }
 }

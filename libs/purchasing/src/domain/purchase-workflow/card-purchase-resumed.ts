@@ -17,7 +17,10 @@ type State = PurchaseWorkflowState;
 
 type ResumedInput = Extract<
   PurchaseWorkflowInput,
-  { type: 'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'CouponsIssued' | 'HoldReleased' | 'NonPaymentRecorded' }
+  {
+    type:
+      'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'CouponsIssued' | 'SaleWritten' | 'HoldReleased' | 'NonPaymentRecorded';
+  }
 >;
 type ResumedMessage = Extract<
   PurchaseWorkflowInput,
@@ -37,6 +40,7 @@ export function decideCardPurchaseResumed(input: ResumedInput, state: State): Co
         return [command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'payment_failed' })];
       return [command('ReadPurchase', { purchaseId: state.order.purchaseId })];
     case 'CouponsIssued':
+    case 'SaleWritten':
       return state.answer?.outcome === 'sold' && state.order.path === 'resumed' ? afterSettled(state) : [];
     case 'HoldReleased':
       if (state.order.path !== 'resumed') return [];

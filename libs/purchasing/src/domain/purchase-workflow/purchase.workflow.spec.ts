@@ -240,13 +240,14 @@ describe('purchase workflow: a stored-card purchase', () => {
       .when({ type: 'CouponsIssued', data: { position: at(3) } })
       .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
     const retried = [...charged, failed('RecordSale'), { type: 'CouponsIssued', data: { position: at(3) } } as Input];
-    // The second try writes the steps one after the other, from what the log holds.
+    // The second try writes the sale again in one write, from what the log holds.
     given(...retried)
       .when({ type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
-      .thenAsks('DrawCouponImages', 'SellUnits');
-    given(...retried, { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } }, sold)
-      .when({ type: 'SaleRecorded', data: { position: at(5), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
-      .thenAsks('IssueCoupons');
+      .thenAsks('DrawCouponImages', 'FinishSale');
+    const soldAgain = given(...retried, { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
+      .when({ type: 'SaleWritten', data: { position: at(5) } })
+      .thenAsks('DisarmHoldRelease');
+    expect(soldAgain.state.answer).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(5) });
     // Each later try waits first: 50, 100, 200, … ms.
     const waited: Input = { type: 'Waited', data: none };
     let history: Input[] = retried;
@@ -308,7 +309,7 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
     data: { deal, quantity: 1, holdId: 'p2', sold },
   });
 
-  it('reads the purchase, sells its held units to the user (counted against the limit), records the claim, then issues what it names', () => {
+  it('reads the purchase, then sells its held units to the user (counted against the limit), records the claim and issues its coupons in one write', () => {
     given()
       .when(claim)
       .then([{ type: 'ReadPurchase', data: { purchaseId: 'p2' } }]);
@@ -316,15 +317,33 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
       .when(read())
       .then([
         { type: 'DrawCouponImages', data: { purchaseId: 'p2', quantity: 1 } },
-        { type: 'SellUnits', data: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 } },
+        {
+          type: 'FinishSale',
+          data: {
+            sell: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 },
+            record: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' },
+            issue: { purchaseId: 'p2', partnerId: 'P', deal, couponIds: ['p2-1'], userId: 'u2' },
+          },
+        },
       ]);
+    const state = given(claim, read())
+      .when({ type: 'SaleWritten', data: { position: at(4) } })
+      .then([{ type: 'DisarmHoldRelease', data: { holdId: 'p2' } }]);
+    expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p2', position: at(4) });
+  });
+
+  it('claims step by step when the write is refused: sells, records the claim, then issues what it names', () => {
+    const refusedWrite = refused('FinishSale', new CannotFulfil('the hold was released'));
     given(claim, read())
+      .when(refusedWrite)
+      .then([{ type: 'SellUnits', data: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 } }]);
+    given(claim, read(), refusedWrite)
       .when({ type: 'UnitsSold', data: { holdId: 'p2' } })
       .then([
         { type: 'RecordSale', data: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' } },
         { type: 'DisarmHoldRelease', data: { holdId: 'p2' } },
       ]);
-    given(claim, read(), { type: 'UnitsSold', data: { holdId: 'p2' } })
+    given(claim, read(), refusedWrite, { type: 'UnitsSold', data: { holdId: 'p2' } })
       .when({ type: 'SaleRecorded', data: { position: at(4), couponIds: ['p2-1'], userId: 'u2' } })
       .then([{ type: 'IssueCoupons', data: { purchaseId: 'p2', partnerId: 'P', deal, couponIds: ['p2-1'], userId: 'u2' } }]);
   });
@@ -452,28 +471,33 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
     { type: 'RefundLookedUp', data: { refunded: false } } as Input,
   ];
 
-  it('charged, stopped before the sale: sells for the buyer (the limit not applied again) and records the payment', () => {
+  it('charged, stopped before the sale: sells for the buyer (the limit not applied again), records the payment and issues the coupons in one write, then ends the lock', () => {
     given(resumed, lookedUp({ status: 'approved', chargeId: 'ch1' }))
       .when({ type: 'RefundLookedUp', data: { refunded: false } })
       .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
+    const readNow: Input = { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } };
     given(...charged)
-      .when({ type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
+      .when(readNow)
       .then([
         { type: 'DrawCouponImages', data: { purchaseId: 'p1', quantity: 2 } },
-        { type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1' } },
-      ]);
-    given(...charged, { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
-      .when(sold)
-      .then([
         {
-          type: 'RecordSale',
+          type: 'FinishSale',
           data: {
-            kind: 'payment',
-            data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
-            holdId: 'p1',
+            sell: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1' },
+            record: {
+              kind: 'payment',
+              data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
+              holdId: 'p1',
+            },
+            issue: { purchaseId: 'p1', partnerId: 'P', deal, couponIds: ['p1-1', 'p1-2'], userId: 'u1' },
           },
         },
+      ]);
+    given(...charged, readNow)
+      .when({ type: 'SaleWritten', data: { position: at(6) } })
+      .then([
         { type: 'DisarmHoldRelease', data: { holdId: 'p1' } },
+        { type: 'EndCharge', data: lock },
       ]);
   });
 

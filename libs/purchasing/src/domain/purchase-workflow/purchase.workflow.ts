@@ -77,8 +77,9 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'UnitsGone':
       case 'ChargeRefunded':
       case 'SaleRecorded':
-      case 'SaleWritten':
         return decideSale(input, state);
+      case 'SaleWritten':
+        return [...decideSale(input, state), ...decideCardPurchaseResumed(input, state)];
       case 'CouponsIssued':
       case 'HoldReleased':
       case 'NonPaymentRecorded':
@@ -92,9 +93,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'ReferenceClaimed':
       case 'ReferenceClaimedBefore':
       case 'ResaleDealChecked':
-      case 'ResaleUnitsHeld':
       case 'ResaleUnitsRefused':
-      case 'ResaleMarkedSelling':
       case 'ReferenceClaimSuperseded':
       case 'ReferenceGivenUp':
       case 'ResaleReserved':

@@ -32,8 +32,6 @@ const claimedBefore = (reserved: boolean, sale: Partial<{ dealId: string; quanti
   type: 'ReferenceClaimedBefore',
   data: { purchaseId: 'p0', dealId: null, quantity: null, terms: null, reserved, ...sale },
 });
-const held: Input = { type: 'ResaleUnitsHeld', data: none };
-const marked: Input = { type: 'ResaleMarkedSelling', data: none };
 const reserved: Input = { type: 'ResaleReserved', data: none };
 const onReference = (purchaseId: string) => ({ partnerId: 'P', transactionReference: 'tx-1', purchaseId });
 const giveUp = (purchaseId: string, reason: string): PurchaseWorkflowCommand => ({
@@ -46,7 +44,7 @@ const failed = (step: PurchaseWorkflowCommand['type'], error = new Error('disk I
 });
 
 describe('purchase workflow: a reseller’s new sale', () => {
-  it('claims the reference with what it asks for, holds the units, marks the claim selling, reserves, then sells', () => {
+  it('claims the reference with what it asks for, then holds the units, marks the claim selling and reserves in one write, then sells', () => {
     given()
       .when(requested())
       .then([
@@ -57,40 +55,56 @@ describe('purchase workflow: a reseller’s new sale', () => {
       ]);
     given(requested())
       .when(claimed)
-      .then([{ type: 'HoldResaleUnits', data: { dealId: 'd1', holdId: 'p1', quantity: 2 } }]);
-    given(requested(), claimed)
-      .when(held)
-      .then([{ type: 'MarkResaleSelling', data: onReference('p1') }]);
-    given(requested(), claimed, held)
-      .when(marked)
       .then([
         {
-          type: 'ReserveResale',
+          type: 'StartResale',
           data: {
-            purchaseId: 'p1',
-            partnerId: 'P',
-            deal: snapshot('d1'),
-            quantity: 2,
-            holdId: 'p1',
-            reservedAt: '2026-06-15T12:00:00.000Z',
-            holdExpiresAt: '2026-06-15T12:05:00.000Z',
-            via: 'reseller',
-            transactionReference: 'tx-1',
+            hold: { dealId: 'd1', holdId: 'p1', quantity: 2 },
+            mark: onReference('p1'),
+            reserve: {
+              purchaseId: 'p1',
+              partnerId: 'P',
+              deal: snapshot('d1'),
+              quantity: 2,
+              holdId: 'p1',
+              reservedAt: '2026-06-15T12:00:00.000Z',
+              holdExpiresAt: '2026-06-15T12:05:00.000Z',
+              via: 'reseller',
+              transactionReference: 'tx-1',
+            },
           },
         },
       ]);
-    given(requested(), claimed, held, marked)
+    given(requested(), claimed)
       .when(reserved)
       .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
   });
 
-  it('records the sale with this body’s terms and answers it sold once its coupons are issued', () => {
+  it('sells, records the sale with this body’s terms and issues its coupons in one write, and answers it sold', () => {
     const read: Input = { type: 'PurchaseRead', data: { deal: snapshot('d1'), quantity: 2, holdId: 'p1', sold: null } };
-    const started = [requested(), claimed, held, marked, reserved];
-    given(...started)
+    const started = [requested(), claimed, reserved];
+    const [, finish] = given(...started)
       .when(read)
-      .thenAsks('DrawCouponImages', 'SellUnits');
-    given(...started, read)
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
+    expect(finish.data).toEqual({
+      sell: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2 },
+      record: { kind: 'resale', data: { purchaseId: 'p1', partnerId: 'P', transactionReference: 'tx-1', ...asked }, holdId: 'p1' },
+      issue: { purchaseId: 'p1', partnerId: 'P', deal: snapshot('d1'), couponIds: ['p1-1', 'p1-2'], userId: null },
+    });
+    const state = given(...started, read)
+      .when({ type: 'SaleWritten', data: { position: at(6) } })
+      .then([{ type: 'DisarmHoldRelease', data: { holdId: 'p1' } }]);
+    expect(state.answer).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(6) });
+  });
+
+  it('sells step by step when the write is refused: the units, then the sale, then its coupons', () => {
+    const read: Input = { type: 'PurchaseRead', data: { deal: snapshot('d1'), quantity: 2, holdId: 'p1', sold: null } };
+    const refused: Input = { type: 'StepRefused', data: { step: 'FinishSale', error: new CannotFulfil('the hold lapsed') } };
+    const started = [requested(), claimed, reserved, read];
+    given(...started)
+      .when(refused)
+      .thenAsks('SellUnits');
+    given(...started, refused)
       .when({ type: 'UnitsSold', data: { holdId: 'p1' } })
       .then([
         {
@@ -104,7 +118,7 @@ describe('purchase workflow: a reseller’s new sale', () => {
         { type: 'DisarmHoldRelease', data: { holdId: 'p1' } },
       ]);
     const recorded: Input = { type: 'SaleRecorded', data: { position: at(5), couponIds: ['p1-1', 'p1-2'], userId: null } };
-    const state = given(...started, read, { type: 'UnitsSold', data: { holdId: 'p1' } }, recorded)
+    const state = given(...started, refused, { type: 'UnitsSold', data: { holdId: 'p1' } }, recorded)
       .when({ type: 'CouponsIssued', data: { position: at(6) } })
       .then([]);
     expect(state.answer).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(6) });
@@ -117,10 +131,10 @@ describe('purchase workflow: a repeat of a reseller’s sale', () => {
       .when(claimedBefore(true, { dealId: 'd2', quantity: 1, terms: firsts }))
       .then([{ type: 'ReadPurchase', data: { purchaseId: 'p0' } }]);
     const read: Input = { type: 'PurchaseRead', data: { deal: snapshot('d2'), quantity: 1, holdId: 'p0', sold: null } };
-    const { commands } = given(requested(), claimedBefore(true, { dealId: 'd2', quantity: 1, terms: firsts }), read)
-      .when({ type: 'UnitsSold', data: { holdId: 'p0' } })
-      .thenAsks('RecordSale', 'DisarmHoldRelease');
-    expect(commands[0].data).toMatchObject({ kind: 'resale', data: { purchaseId: 'p0', ...firsts }, holdId: 'p0' });
+    const [, finish] = given(requested(), claimedBefore(true, { dealId: 'd2', quantity: 1, terms: firsts }))
+      .when(read)
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
+    expect(finish.data).toMatchObject({ record: { kind: 'resale', data: { purchaseId: 'p0', ...firsts }, holdId: 'p0' } });
   });
 
   it('sells a first sale still being recorded with its own deal, quantity and terms, its deal read again', () => {
@@ -128,13 +142,13 @@ describe('purchase workflow: a repeat of a reseller’s sale', () => {
     given(requested())
       .when(first)
       .then([{ type: 'CheckResaleDeal', data: { dealId: 'd2', quantity: 1 } }]);
-    given(requested(), first)
+    const [start] = given(requested(), first)
       .when({ type: 'ResaleDealChecked', data: { deal: sellable('d2') } })
-      .then([{ type: 'HoldResaleUnits', data: { dealId: 'd2', holdId: 'p0', quantity: 1 } }]);
-    const { commands } = given(requested(), first, { type: 'ResaleDealChecked', data: { deal: sellable('d2') } }, held)
-      .when(marked)
-      .thenAsks('ReserveResale');
-    expect(commands[0].data).toMatchObject({ purchaseId: 'p0', deal: snapshot('d2'), quantity: 1, holdId: 'p0' });
+      .thenAsks('StartResale').commands;
+    expect(start.data).toMatchObject({
+      hold: { dealId: 'd2', holdId: 'p0', quantity: 1 },
+      reserve: { purchaseId: 'p0', deal: snapshot('d2'), quantity: 1, holdId: 'p0' },
+    });
   });
 
   it('takes this body’s deal, quantity and terms where an old claim names none', () => {
@@ -151,7 +165,7 @@ describe('purchase workflow: a repeat of a reseller’s sale', () => {
   });
 });
 
-describe('purchase workflow: a reseller’s sale refused, and its undo', () => {
+describe('purchase workflow: a reseller’s sale refused', () => {
   it('gives the reference up without holding when its deal is not sold now, and answers cannot_fulfill', () => {
     const state = given(requested({ snapshot: snapshot('d1'), refusal: 'the deal is not on sale' }))
       .when(claimed)
@@ -182,36 +196,21 @@ describe('purchase workflow: a reseller’s sale refused, and its undo', () => {
     expect(state.answer).toEqual({ outcome: 'failed', error });
   });
 
-  it('releases the units just held when the claim was given up meanwhile, and answers that (the request starts again)', () => {
+  it('answers a claim given up meanwhile as failed, with nothing written to undo (the request starts again)', () => {
     const error = new ResaleClaimSuperseded('the claim of p1 was given up');
-    const superseded: Input = { type: 'ReferenceClaimSuperseded', data: { error } };
-    const state = given(requested(), claimed, held)
-      .when(superseded)
-      .then([{ type: 'ReleaseHold', data: { dealId: 'd1', holdId: 'p1', reason: 'refused' } }]);
+    const state = given(requested(), claimed).when({ type: 'ReferenceClaimSuperseded', data: { error } }).then([]);
     expect(state.answer).toEqual({ outcome: 'failed', error });
-    const released = given(requested(), claimed, held, superseded).when({ type: 'HoldReleased', data: none }).then([]);
-    expect(released.answer).toEqual({ outcome: 'failed', error });
-    const unreleased = new Error('store away');
-    const stuck = given(requested(), claimed, held, superseded).when(failed('ReleaseHold', unreleased)).then([]);
-    expect(stuck.answer).toEqual({ outcome: 'failed', error: unreleased });
   });
 
-  it('undoes nothing for a failure after the hold: the hold lapses, and recovery releases a hold with no purchase', () => {
+  it('answers a failed start as failed, undoing nothing (it was written whole or not at all)', () => {
     const error = new Error('disk I/O error');
-    expect(given(requested(), claimed, held).when(failed('MarkResaleSelling', error)).then([]).answer).toEqual({
-      outcome: 'failed',
-      error,
-    });
-    expect(given(requested(), claimed, held, marked).when(failed('ReserveResale', error)).then([]).answer).toEqual({
-      outcome: 'failed',
-      error,
-    });
+    expect(given(requested(), claimed).when(failed('StartResale', error)).then([]).answer).toEqual({ outcome: 'failed', error });
   });
 
   it('keeps the reference for a hold that fails otherwise than for want of units', () => {
     const invalid = new ValidationFailed([]);
     const state = given(requested(), claimed)
-      .when({ type: 'StepRefused', data: { step: 'HoldResaleUnits', error: invalid } })
+      .when({ type: 'StepRefused', data: { step: 'StartResale', error: invalid } })
       .then([]);
     expect(state.answer).toEqual({ outcome: 'refused', error: invalid });
     expect(given(requested()).when(failed('ClaimTransactionReference')).then([]).answer).toMatchObject({ outcome: 'failed' });

@@ -9,14 +9,13 @@ import type { PurchaseOrder, PurchaseWorkflowCommand, PurchaseWorkflowState } fr
  * The start of a reseller's sale, the purchase workflow's part before the sale it shares with the
  * other paths. The transaction reference is claimed first: by this request (a new sale), or by a
  * first request (a repeat: the first's sale is completed, with its own deal, quantity and terms,
- * never this body's). Then the units are held, the claim marked selling (from here it cannot be
- * given up) and the purchase reserved; the sale follows as for any purchase (`ReadPurchase`).
+ * never this body's). Then one unit of work holds the units, marks the claim selling (from here it
+ * cannot be given up) and reserves the purchase, all or none; the sale follows as for any purchase
+ * (`ReadPurchase`).
  *
- * Undo: a sale refused (its deal not sold now, or its units gone) gives the reference up, so that
- * a retry is a new sale; a claim given up under this request meanwhile (another request's sale of
- * it refused) releases the units just held, and the request starts again with a claim of its own.
- * A failure after the hold undoes nothing: the hold lapses by itself, and recovery releases a hold
- * no purchase was recorded for.
+ * A sale refused (its deal not sold now, or its units gone) gives the reference up, so that a retry
+ * is a new sale; a claim given up under this request meanwhile (another request's sale of it
+ * refused) refuses the unit, and the request starts again with a claim of its own.
  */
 
 type Caller = { partnerId: string };
@@ -53,11 +52,9 @@ export type ResaleStartInput =
     }
   /** The first request's deal, read again (null: it is gone). */
   | { type: 'ResaleDealChecked'; data: { deal: ResoldDeal | null } }
-  | { type: 'ResaleUnitsHeld'; data: Nothing }
   /** The inventory refused the hold (sold out). */
   | { type: 'ResaleUnitsRefused'; data: { error: CannotFulfil } }
-  | { type: 'ResaleMarkedSelling'; data: Nothing }
-  /** The claim was given up or passed on while the units were held. */
+  /** The claim was given up or passed on before the sale's start was written. */
   | { type: 'ReferenceClaimSuperseded'; data: { error: ResaleClaimSuperseded } }
   | { type: 'ReferenceGivenUp'; data: Nothing }
   | { type: 'ResaleReserved'; data: Nothing };
@@ -68,10 +65,12 @@ type OnReference = Caller & { transactionReference: string; purchaseId: string }
 export type ResaleStartCommand =
   | ClaimTransactionReference
   | { type: 'CheckResaleDeal'; data: { dealId: string; quantity: number } }
-  | { type: 'HoldResaleUnits'; data: { dealId: string; holdId: string; quantity: number } }
-  | { type: 'MarkResaleSelling'; data: OnReference }
-  | { type: 'ReleaseTransactionReference'; data: OnReference & { reason: string } }
-  | { type: 'ReserveResale'; data: ReservePurchase['data'] };
+  /** The sale's start, one unit of work: the units held, the claim marked selling, the purchase reserved. */
+  | {
+      type: 'StartResale';
+      data: { hold: { dealId: string; holdId: string; quantity: number }; mark: OnReference; reserve: ReservePurchase['data'] };
+    }
+  | { type: 'ReleaseTransactionReference'; data: OnReference & { reason: string } };
 
 type State = PurchaseWorkflowState;
 type Input = ResaleRequested | ResaleStartInput;
@@ -84,12 +83,31 @@ const onReference = (state: State): OnReference => ({
   purchaseId: state.order.purchaseId,
 });
 
-/** The sale to make: the units held once its deal is sold now; else the reference given up, with the refusal as its reason. */
-function holdOrGiveUp(state: State): Command[] {
+/** The sale to make: its start written once its deal is sold now; else the reference given up, with the refusal as its reason. */
+function startOrGiveUp(state: State, now: Date): Command[] {
   const { answer, order } = state;
   if (answer?.outcome === 'refused')
     return [{ type: 'ReleaseTransactionReference', data: { ...onReference(state), reason: answer.error.message } }];
-  return [{ type: 'HoldResaleUnits', data: { dealId: order.dealId, holdId: order.purchaseId, quantity: order.quantity } }];
+  return [
+    {
+      type: 'StartResale',
+      data: {
+        hold: { dealId: order.dealId, holdId: order.purchaseId, quantity: order.quantity },
+        mark: onReference(state),
+        reserve: {
+          purchaseId: order.purchaseId,
+          partnerId: order.partnerId,
+          deal: order.deal!,
+          quantity: order.quantity,
+          holdId: order.purchaseId,
+          reservedAt: now.toISOString(),
+          holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+          via: 'reseller',
+          transactionReference: resaleRecord(state).data.transactionReference,
+        },
+      },
+    },
+  ];
 }
 
 export function decideResaleStart(input: Input, state: State, now: Date): Command[] {
@@ -102,35 +120,16 @@ export function decideResaleStart(input: Input, state: State, now: Date): Comman
     }
     case 'ReferenceClaimed':
     case 'ResaleDealChecked':
-      return holdOrGiveUp(state);
+      return startOrGiveUp(state, now);
     case 'ReferenceClaimedBefore':
       // Its purchase written: completed as it was recorded. Else its deal is read again for its quantity.
       if (input.data.reserved) return [{ type: 'ReadPurchase', data: { purchaseId: order.purchaseId } }];
       return [{ type: 'CheckResaleDeal', data: { dealId: order.dealId, quantity: order.quantity } }];
     case 'ResaleUnitsRefused':
       return [{ type: 'ReleaseTransactionReference', data: { ...onReference(state), reason: input.data.error.message } }];
-    case 'ResaleUnitsHeld':
-      return [{ type: 'MarkResaleSelling', data: onReference(state) }];
-    case 'ResaleMarkedSelling':
-      return [
-        {
-          type: 'ReserveResale',
-          data: {
-            purchaseId: order.purchaseId,
-            partnerId: order.partnerId,
-            deal: order.deal!,
-            quantity: order.quantity,
-            holdId: order.purchaseId,
-            reservedAt: now.toISOString(),
-            holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
-            via: 'reseller',
-            transactionReference: resaleRecord(state).data.transactionReference,
-          },
-        },
-      ];
     case 'ReferenceClaimSuperseded':
-      // The units just held go back; the request starts again with a claim of its own.
-      return [{ type: 'ReleaseHold', data: { dealId: order.dealId, holdId: order.purchaseId, reason: 'refused' } }];
+      // Nothing was written; the request starts again with a claim of its own.
+      return [];
     case 'ResaleReserved':
       return [{ type: 'ReadPurchase', data: { purchaseId: order.purchaseId } }];
     case 'ReferenceGivenUp':

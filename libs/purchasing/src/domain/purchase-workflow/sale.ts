@@ -14,11 +14,13 @@ import type {
 } from './purchase-workflow.types';
 
 /**
- * The sale every path shares once paid for (a card charged, a claim, a resale): the held units sold
- * (or fresh ones when the hold lapsed), then the sale recorded and its coupons issued. A claim and
- * a resale whose purchase is written start here, from what was written. Units gone after a charge:
- * refund, then record the non-payment; nothing charged: refused. A charged card purchase's failed
- * write is tried again from what was written (see `saleStepDone`).
+ * The sale every path shares once paid for (a card charged, a claim, a resale): the held units sold,
+ * the sale recorded and its coupons issued in one write (`FinishSale`); refused (the hold lapsed or
+ * was released), step by step: the units sold (fresh ones when the hold lapsed), then the sale
+ * recorded and its coupons issued. A claim and a resale whose purchase is written start here, from
+ * what was written. Units gone after a charge: refund, then record the non-payment; nothing
+ * charged: refused. A charged card purchase's failed write is tried again from what was written
+ * (see `saleStepDone`).
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -83,7 +85,7 @@ export function decideSale(input: SaleInput, state: State): Command[] {
     case 'PurchaseRead': {
       const { sold, holdId } = input.data;
       const images = command('DrawCouponImages', { purchaseId: state.order.purchaseId, quantity: state.order.quantity });
-      return [images, ...(sold ? afterSold(state, sold.holdId) : [sell(state, holdId)])];
+      return [images, ...(sold ? afterSold(state, sold.holdId) : [finish(state, holdId)])];
     }
     case 'UnitsSold':
       return afterSold(state, input.data.holdId);
@@ -200,12 +202,15 @@ export function sell(state: State, holdId: string): Command {
   });
 }
 
-/** A charged card purchase's sale the quick way: its held units sold, the payment recorded and the coupons issued in one write. */
-export function finish(state: State): Command {
+/**
+ * The sale in one write: the units of `holdId` sold, the sale recorded and its coupons issued (a
+ * charged card purchase's, a claim's, a resale's). Refused, it goes step by step (`decideTrouble`).
+ */
+export function finish(state: State, holdId = state.order.purchaseId): Command {
   const { purchaseId, quantity, userId } = state.order;
   return command('FinishSale', {
-    sell: (sell(state, purchaseId) as Extract<Command, { type: 'SellUnits' }>).data,
-    record: { ...state.order.record, holdId: purchaseId } as Extract<Command, { type: 'RecordSale' }>['data'],
+    sell: (sell(state, holdId) as Extract<Command, { type: 'SellUnits' }>).data,
+    record: { ...state.order.record, holdId } as Extract<Command, { type: 'RecordSale' }>['data'],
     issue: (issue(state, couponIdsFor(purchaseId, quantity), userId) as Extract<Command, { type: 'IssueCoupons' }>).data,
   });
 }
