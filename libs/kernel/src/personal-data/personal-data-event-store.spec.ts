@@ -84,6 +84,22 @@ describe('the log with personal data encrypted', () => {
     expect(log.atomicAcrossStreams).toBe(inner.atomicAcrossStreams);
   });
 
+  it('reads no key to write an event of a personal type that holds no personal value, even of an erased owner', async () => {
+    const keys = new HeldKeys();
+    const inner = new MemoryEventStore();
+    const log = new PersonalDataEventStore(inner, keys, fields, new Map());
+    keys.erased.add('gone');
+    const asked = jest.spyOn(keys, 'keyFor');
+    const bare = { id: randomUUID(), type: 'UserRegistered', data: { userId: 'gone', email: null }, metadata: { occurredAt: '' } };
+    await log.append('user-gone', [bare], 'no_stream');
+    expect(asked).not.toHaveBeenCalled();
+    expect((await inner.readStream('user-gone'))[0].data).toEqual({ userId: 'gone', email: null });
+    // With a value, the erased owner's write is refused, as ever.
+    const withEmail = { ...bare, id: randomUUID(), data: { userId: 'gone', email: 'gone@example.com' } };
+    await expect(log.append('user-gone', [withEmail], 0)).rejects.toThrow('their personal data was erased');
+    expect(asked).toHaveBeenCalledWith('gone');
+  });
+
   it("asks for every owner's key of a page at once, each owner once", async () => {
     const { keys, reader } = await logWith(['a', 'b', 'c']);
     keys.held = true;

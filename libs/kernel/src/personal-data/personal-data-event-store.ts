@@ -14,7 +14,14 @@ import {
 import { NotFound } from '../errors';
 import type { PersonalKeyStore } from '../ports/personal-key-store.port';
 import { RecentMap } from '../recent-map';
-import { openPersonalData, personalEnvelope, PersonalFields, personalOwner, sealPersonalData } from './personal-fields';
+import {
+  holdsPersonalValues,
+  openPersonalData,
+  personalEnvelope,
+  PersonalFields,
+  personalOwner,
+  sealPersonalData,
+} from './personal-fields';
 
 /** Users whose keys (or erasure) one process keeps at hand. */
 const KEYS_KEPT = 20_000;
@@ -74,12 +81,16 @@ export class PersonalDataEventStore extends EventStore {
     return this.inner.appendToStreams(sealed);
   }
 
-  /** The events with their personal values sealed under their owners' keys (refused about an erased owner, unless dropped); as given when none has any. */
+  /**
+   * The events with their personal values sealed under their owners' keys (refused about an erased
+   * owner, unless dropped); as given when none has any. An event of a personal type that holds no
+   * personal value (a purchase without a shipping address) is no personal data: no key is read for it.
+   */
   private async sealed(events: NewEvent[]): Promise<NewEvent[]> {
     if (!events.some((event) => this.fields.has(event.type))) return events;
     const sealed: NewEvent[] = [];
     for (const event of events) {
-      const owner = personalOwner(this.fields, event);
+      const owner = holdsPersonalValues(this.fields, event) ? personalOwner(this.fields, event) : null;
       if (owner === null) {
         sealed.push(event);
         continue;

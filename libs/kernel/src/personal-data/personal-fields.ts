@@ -71,6 +71,17 @@ export function personalOwner(fields: PersonalFields, event: Pick<NewEvent, 'typ
   return of ? of.owner(event.data as Record<string, unknown>) : null;
 }
 
+/** Whether the event holds a personal value (one of its type's paths neither absent nor null). */
+export function holdsPersonalValues(fields: PersonalFields, event: Pick<NewEvent, 'type' | 'data'>): boolean {
+  const of = fields.get(event.type);
+  if (!of) return false;
+  const data = event.data as Record<string, unknown>;
+  return of.paths.some((path) => {
+    const value = valueAt(data, path);
+    return value !== undefined && value !== null;
+  });
+}
+
 /**
  * The event with its personal values sealed with `key` (the owner's): each value at one of its
  * type's paths (not absent, not null) moved into the envelope, its place left null. With no key
