@@ -40,6 +40,12 @@ export function couponExpiry(deal: Pick<DealSnapshot, 'expiresAt' | 'expirationD
 type SellUnitsStep = Extract<PurchaseWorkflowCommand, { type: 'SellUnits' }>['data'];
 type RecordSaleStep = Extract<PurchaseWorkflowCommand, { type: 'RecordSale' }>['data'];
 
+/** The purchase decider's command that records a sale: a payment, a claim or a resale, with the hold sold. */
+export function saleRecordCommand({ kind, data, holdId }: RecordSaleStep): Parameters<typeof purchaseDecider.decide>[0] {
+  const type = kind === 'payment' ? 'RecordPayment' : kind === 'claim' ? 'ClaimPurchase' : 'RecordResale';
+  return { type, data: { ...data, holdId } } as Parameters<typeof purchaseDecider.decide>[0];
+}
+
 /** A command context whose caller is a partner (the coupons record which one). */
 export type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: string } };
 
@@ -188,7 +194,6 @@ export class CouponIssuer {
     codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
     const { sell, record, issue } = sale;
-    const type = record.kind === 'payment' ? 'RecordPayment' : record.kind === 'claim' ? 'ClaimPurchase' : 'RecordResale';
     const parts: CommandPart[] = [
       {
         streamId: partnerInventoryStream(sell.dealId, context.metadata.partnerId),
@@ -202,7 +207,7 @@ export class CouponIssuer {
       {
         streamId: purchaseStream(sell.purchaseId),
         decider: purchaseDecider,
-        command: { type, data: { ...record.data, holdId: record.holdId } } as Parameters<typeof purchaseDecider.decide>[0],
+        command: saleRecordCommand(record),
       },
       ...this.couponIssues(issue.purchaseId, issue.deal, issue, context, codes),
     ];

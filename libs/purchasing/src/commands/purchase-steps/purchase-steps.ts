@@ -31,7 +31,7 @@ import {
   purchaseWorkflow,
 } from '../../domain/purchase-workflow/purchase.workflow';
 import { CouponCodes } from './coupon-codes';
-import { CouponIssuer, PartnerContext } from './coupon-issuer';
+import { CouponIssuer, PartnerContext, saleRecordCommand } from './coupon-issuer';
 import { armHoldRelease, disarmHoldRelease } from './hold-release-job';
 import { holdAs } from './partner-inventory';
 import { armPurchaseRecovery } from './purchase-recovery-job';
@@ -223,13 +223,11 @@ export class PurchaseSteps {
         return { type: 'UnitsSold', data: { holdId: sold } };
       }
       case 'RecordSale': {
-        const { kind, data, holdId } = command.data;
-        const type = kind === 'payment' ? 'RecordPayment' : kind === 'claim' ? 'ClaimPurchase' : 'RecordResale';
         const recorded = await handleCommand(
           this.store,
-          purchaseStream(data.purchaseId),
+          purchaseStream(command.data.data.purchaseId),
           purchaseDecider,
-          { type, data: { ...data, holdId } } as Parameters<typeof purchaseDecider.decide>[0],
+          saleRecordCommand(command.data),
           context,
         );
         const { couponIds, userId } = recorded.state;
