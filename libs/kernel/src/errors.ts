@@ -75,6 +75,16 @@ export class ServiceUnavailable extends RetryLater {
   readonly httpStatus = 503;
 }
 
+/**
+ * A write kept losing to other processes' writes to the same records (a burst on one deal, say)
+ * until its tries ran out; nothing of it was written, and it may be sent again.
+ */
+export class WriteContended extends ServiceUnavailable {
+  constructor(what: string) {
+    super(`${what} kept losing to other writes at the same moment; nothing was written, send the request again after Retry-After`, 1);
+  }
+}
+
 export class Declined extends DomainError {
   readonly errorType = 'declined';
   readonly httpStatus = 422;

@@ -1,3 +1,5 @@
+import { StoreBusy } from './ports/event-store.port';
+
 /** Seconds a caller is told to wait when a server the service needs does not answer. */
 export const UNAVAILABLE_RETRY_AFTER_S = 2;
 
@@ -32,11 +34,12 @@ const DRIVER_MESSAGES = [
 
 /**
  * Whether `error` (or what caused it) says that a server the service needs (PostgreSQL, Redis) is
- * away or past a bound: the same request may succeed once it is back, so the answer is 503 with
- * `Retry-After`, not a 500.
+ * away, past a bound or too busy to order a write in time: the same request may succeed once it is
+ * back, so the answer is 503 with `Retry-After`, not a 500.
  */
 export function serverUnavailable(error: unknown, depth = 0): boolean {
   if (depth > 4 || typeof error !== 'object' || error === null) return false;
+  if (error instanceof StoreBusy) return true;
   const { code, message, cause, errors } = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
   if (typeof code === 'string' && (NETWORK_CODES.has(code) || POSTGRES_STATES.has(code) || code.startsWith('08'))) return true;
   if (typeof message === 'string' && DRIVER_MESSAGES.some((pattern) => pattern.test(message))) return true;

@@ -1,7 +1,8 @@
 import { MemoryEventStore } from '@deals/testing';
 import { Decider, DomainEvent } from '../decider';
 import type { CommandContext, CommandOutcome, Part, Waiting } from './command';
-import { WrongExpectedRevision } from '../ports/event-store.port';
+import { StoreBusy, WrongExpectedRevision } from '../ports/event-store.port';
+import { WriteContended } from '../errors';
 import { RequestWrites } from '../read-your-writes';
 import { StreamCache } from './stream-cache';
 import { BatchWriter } from './write-batch';
@@ -122,7 +123,7 @@ describe('the write batching', () => {
     expect(store.streams.get('s-2')!.map((e) => e.data)).toEqual([{ n: 1 }, { n: 8 }, { n: 1 }]);
   });
 
-  it('retries conflicts with back-off, up to its last attempt, and then throws the conflict', async () => {
+  it('retries conflicts with back-off, up to its last attempt, and then answers that the write was contended (a 503)', async () => {
     const { store, writer, appends } = engine();
     jest.spyOn(Math, 'random').mockReturnValue(0);
     appends.mockImplementation(async (streamId) => {
@@ -130,11 +131,28 @@ describe('the write batching', () => {
     });
     const timers = jest.spyOn(global, 'setTimeout');
     try {
-      await expect(write(writer, 's-3', [take(1)])).rejects.toBeInstanceOf(WrongExpectedRevision);
+      const written = write(writer, 's-3', [take(1)]);
+      await expect(written).rejects.toBeInstanceOf(WriteContended);
+      await expect(written).rejects.toMatchObject({ httpStatus: 503, errorType: 'service_unavailable', retryAfterSeconds: 1 });
       expect(appends).toHaveBeenCalledTimes(12);
       // A back-off before each retry but the first.
       expect(timers).toHaveBeenCalledTimes(10);
       expect(store.streams.has('s-3')).toBe(false);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
+  it('tries again after a back-off when the store could not order the append in time, and then writes it', async () => {
+    const { store, writer, appends } = engine();
+    jest.spyOn(Math, 'random').mockReturnValue(0);
+    const real = appends.getMockImplementation() ?? MemoryEventStore.prototype.append.bind(store);
+    appends.mockRejectedValueOnce(new StoreBusy('not ordered')).mockImplementation(real);
+    try {
+      const [answer] = await write(writer, 's-3b', [take(2)]);
+      expect(outcome(answer)).toMatchObject({ state: { left: 8 }, revision: 0 });
+      expect(appends).toHaveBeenCalledTimes(2);
+      expect(store.streams.get('s-3b')!.map((e) => e.data)).toEqual([{ n: 2 }]);
     } finally {
       jest.restoreAllMocks();
     }

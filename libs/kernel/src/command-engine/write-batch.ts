@@ -7,9 +7,11 @@ import {
   LogPosition,
   NewEvent,
   StreamAppend,
+  StoreBusy,
   StreamRevision,
   WrongExpectedRevision,
 } from '../ports/event-store.port';
+import { WriteContended } from '../errors';
 import type { CommandOutcome, Part, Waiting } from './command';
 import { metadataOf } from './event-metadata';
 import { LaneWriter } from './stream-lanes';
@@ -75,10 +77,12 @@ export class BatchWriter implements LaneWriter<Waiting> {
         if (appends.length === 1) results = [await this.store.append(appends[0].streamId, appends[0].events, appends[0].expected)];
         else if (appends.length > 1) results = await this.store.appendToStreams(appends);
       } catch (error) {
-        if (!(error instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw error;
-        untrusted.add(error.streamId);
+        if (!(error instanceof WrongExpectedRevision || error instanceof StoreBusy)) throw error;
+        // Other processes' writes to these streams kept coming first: a busy moment, not a failure.
+        if (attempt >= MAX_ATTEMPTS) throw new WriteContended(`a write to ${laneStream}`);
+        if (error instanceof WrongExpectedRevision) untrusted.add(error.streamId);
         // Another process wrote first; right away the first time (the cache was merely behind).
-        if (attempt > 1) await backOff(attempt);
+        if (attempt > 1 || error instanceof StoreBusy) await backOff(attempt);
         continue;
       }
       // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.

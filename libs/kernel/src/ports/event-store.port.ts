@@ -85,6 +85,17 @@ export class WrongExpectedRevision extends Error {
   }
 }
 
+/**
+ * The store could not put the append in the log's order in time (other processes' writes to the
+ * same streams kept coming first); nothing of it was written, and it may be sent again.
+ */
+export class StoreBusy extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreBusy';
+  }
+}
+
 export interface EventBatchHandler {
   (events: RecordedEvent[]): Promise<void>;
 }

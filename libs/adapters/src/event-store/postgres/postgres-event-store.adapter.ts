@@ -8,6 +8,7 @@ import {
   LogSubscription,
   NewEvent,
   RecordedEvent,
+  StoreBusy,
   StreamAppend,
   StreamRevision,
   SubscribeOptions,
@@ -341,8 +342,14 @@ export class PostgresEventStore extends EventStore {
         if (again.length && attempt >= GROUP_ATTEMPTS) throw new GroupRetry('another transaction created one of the streams first');
         left = again;
       } catch (error) {
-        if (error instanceof GroupRetry && attempt < GROUP_ATTEMPTS) continue;
-        for (const unit of left) unit.reject(error);
+        if (error instanceof GroupRetry && attempt < GROUP_ATTEMPTS) {
+          // Other processes' transactions on these streams: let them through before the next try.
+          if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** attempt));
+          continue;
+        }
+        const failure =
+          error instanceof GroupRetry ? new StoreBusy(`appends not ordered after ${GROUP_ATTEMPTS} tries: ${error.message}`) : error;
+        for (const unit of left) unit.reject(failure);
         return;
       }
     }
