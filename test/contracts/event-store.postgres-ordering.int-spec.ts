@@ -193,6 +193,43 @@ if (unavailable) {
       await store.close();
     });
 
+    it("holds a stream's writes from the moment a holding append decides until it is written: another process's append waits, then finds it moved", async () => {
+      const [holder, other] = [new PostgresEventStore(database.url), new PostgresEventStore(database.url)];
+      const [held, beside] = [`held-${randomUUID()}`, `beside-${randomUUID()}`];
+      await holder.append(held, [event(0)], 'no_stream');
+      let theirs!: Promise<unknown>;
+      const results = await holder.appendHolding(held, async () => {
+        const seen = await holder.readStream(held);
+        // Another process's append at the revision this one decided on: it waits for the hold.
+        theirs = other.append(held, [event(9)], 0).catch((error: unknown) => error);
+        await someoneWaitsForALock(database.url);
+        return [
+          { streamId: held, events: [event(seen.length)], expected: 0 },
+          { streamId: beside, events: [event(0)], expected: 'no_stream' },
+        ];
+      });
+      expect(results.map((r) => r.nextExpectedRevision)).toEqual([1, 0]);
+      expect(await theirs).toMatchObject({ name: 'WrongExpectedRevision', streamId: held, actual: 1 });
+      expect((await holder.readStream(held)).map((e) => e.data)).toEqual([{ i: 0 }, { i: 1 }]);
+      await Promise.all([holder.close(), other.close()]);
+    });
+
+    it('writes nothing of a holding append whose decision is empty or refused, and frees the stream', async () => {
+      const store = new PostgresEventStore(database.url);
+      const [held, fresh] = [`held-${randomUUID()}`, `fresh-${randomUUID()}`];
+      await store.append(held, [event(0)], 'no_stream');
+      expect(await store.appendHolding(held, async () => [])).toEqual([]);
+      const refused = store.appendHolding(held, async () => [
+        { streamId: fresh, events: [event(0)], expected: 'no_stream' },
+        { streamId: held, events: [event(1)], expected: 5 },
+      ]);
+      await expect(refused).rejects.toMatchObject({ name: 'WrongExpectedRevision', streamId: held, actual: 0 });
+      expect(await store.readStream(fresh)).toEqual([]);
+      // Freed: a plain append goes through at once.
+      expect((await store.append(held, [event(1)], 0)).nextExpectedRevision).toBe(1);
+      await store.close();
+    });
+
     it('commits the appends started in one turn of the loop together, the first one included', async () => {
       const store = new PostgresEventStore(database.url);
       await store.head(); // the tables exist

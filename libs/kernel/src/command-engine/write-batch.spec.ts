@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { MemoryEventStore } from '@deals/testing';
 import { Decider, DomainEvent } from '../decider';
 import type { CommandContext, CommandOutcome, Part, Waiting } from './command';
@@ -135,9 +136,44 @@ describe('the write batching', () => {
       await expect(written).rejects.toBeInstanceOf(WriteContended);
       await expect(written).rejects.toMatchObject({ httpStatus: 503, errorType: 'service_unavailable', retryAfterSeconds: 1 });
       expect(appends).toHaveBeenCalledTimes(12);
-      // A back-off before each retry but the first.
-      expect(timers).toHaveBeenCalledTimes(10);
+      // A back-off before each retry but the first two (the stream read again, then held).
+      expect(timers).toHaveBeenCalledTimes(9);
       expect(store.streams.has('s-3')).toBe(false);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
+  it("decides with the lane's stream held once its writes lost twice, on the stream as the hold finds it", async () => {
+    const { store, writer } = engine();
+    await write(writer, 's-3h', [take(1)]);
+    // Another process keeps writing first: the next two appends of this one conflict.
+    const append: MemoryStore['append'] = (...args) => MemoryEventStore.prototype.append.apply(store, args);
+    let raced = 0;
+    let holding = false;
+    jest.spyOn(store, 'append').mockImplementation(async (streamId, events, expected) => {
+      if (raced < 2 && !holding) {
+        raced++;
+        await append(
+          streamId,
+          [{ id: randomUUID(), type: 'Taken', data: { n: 1 }, metadata: { occurredAt: new Date(0).toISOString() } }],
+          'any',
+        );
+      }
+      return append(streamId, events, expected);
+    });
+    const held: string[] = [];
+    const appendHolding: MemoryStore['appendHolding'] = (...args) => MemoryEventStore.prototype.appendHolding.apply(store, args);
+    jest.spyOn(store, 'appendHolding').mockImplementation(async (stream, decide) => {
+      held.push(stream);
+      holding = true;
+      return appendHolding(stream, decide);
+    });
+    try {
+      const [answer] = await write(writer, 's-3h', [take(2)]);
+      expect(held).toEqual(['s-3h']);
+      expect(outcome(answer)).toMatchObject({ state: { left: 5 }, revision: 3 });
+      expect(store.streams.get('s-3h')!.map((e) => e.data)).toEqual([{ n: 1 }, { n: 1 }, { n: 1 }, { n: 2 }]);
     } finally {
       jest.restoreAllMocks();
     }

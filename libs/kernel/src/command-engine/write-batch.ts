@@ -18,6 +18,8 @@ import { LaneWriter } from './stream-lanes';
 import { AnyDecider, StreamCache } from './stream-cache';
 
 const MAX_ATTEMPTS = 12;
+/** The attempt from which a batch is written with its lane's stream held (see `EventStore.appendHolding`). */
+const HOLD_FROM = 3;
 
 const backOff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
@@ -25,6 +27,13 @@ const backOff = (attempt: number) => new Promise((resolve) => setTimeout(resolve
 type PartDecided = { streamId: string; events: DomainEvent[]; state: unknown; revision: number };
 /** A unit's decision: each part's, or the first refusal (and the stream it rests on). */
 type Decided = { parts: PartDecided[] } | { error: unknown; streamId: string };
+
+/** A batch decided: its streams, each unit's decision, and the appends that write them. */
+interface Plan {
+  tracks: Map<string, Track>;
+  decided: Decided[];
+  appends: StreamAppend[];
+}
 
 /** A stream a batch decides on: its state as found, and as the batch's decisions so far leave it. */
 interface Track {
@@ -46,8 +55,9 @@ interface Track {
  * Writes the batches of one store's lanes, as `handleCommand` and `handleCommands` promise: decides
  * a batch's commands and units one after the other, each against the states the ones before it
  * leave, appends all their events in one write (each stream at its expected revision: one atomic
- * write across streams where the store has it), decides the whole batch again on a conflict, and
- * only then settles each. A unit is whole or nothing: a part refused leaves its others undecided.
+ * write across streams where the store has it), decides the whole batch again on a conflict (from
+ * the third attempt with the lane's stream held for it, so that a process which keeps losing the
+ * race for a hot stream gets its turn), and only then settles each. A unit is whole or nothing: a part refused leaves its others undecided.
  */
 export class BatchWriter implements LaneWriter<Waiting> {
   constructor(
@@ -59,32 +69,29 @@ export class BatchWriter implements LaneWriter<Waiting> {
     // The streams whose cached fold may be used unread; one found behind is read from then on.
     const untrusted = new Set<string>();
     for (let attempt = 1; ; attempt++) {
-      const tracks = await this.load(laneStream, batch, untrusted);
-      const decided = batch.map((w) => decideUnit(w, tracks));
-      // A refusal or a part with nothing to say writes nothing, so no append checks it: one that
-      // rests on a cached fold is decided again on the stream as it is now (usually the same state).
-      const unchecked = [...uncheckedStreams(decided, tracks)];
-      if (unchecked.length) {
-        for (const streamId of unchecked) untrusted.add(streamId);
-        attempt--;
-        continue;
-      }
-      const appends: StreamAppend[] = [];
-      for (const [streamId, track] of tracks)
-        if (track.appended.length) appends.push({ streamId, events: track.appended, expected: track.revision ?? 'no_stream' });
-      let results: AppendResult[] = [];
+      let plan: Plan | null = null;
+      const decide = async () => (plan = await this.decide(laneStream, batch, untrusted)).appends;
+      let results: AppendResult[];
       try {
-        if (appends.length === 1) results = [await this.store.append(appends[0].streamId, appends[0].events, appends[0].expected)];
-        else if (appends.length > 1) results = await this.store.appendToStreams(appends);
+        if (attempt >= HOLD_FROM) {
+          // Lost twice: decided on the lane's stream as it is with its writes held for this batch.
+          untrusted.add(laneStream);
+          results = await this.store.appendHolding(laneStream, decide);
+        } else {
+          const appends = await decide();
+          if (appends.length === 1) results = [await this.store.append(appends[0].streamId, appends[0].events, appends[0].expected)];
+          else results = appends.length ? await this.store.appendToStreams(appends) : [];
+        }
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision || error instanceof StoreBusy)) throw error;
         // Other processes' writes to these streams kept coming first: a busy moment, not a failure.
         if (attempt >= MAX_ATTEMPTS) throw new WriteContended(`a write to ${laneStream}`);
         if (error instanceof WrongExpectedRevision) untrusted.add(error.streamId);
-        // Another process wrote first; right away the first time (the cache was merely behind).
-        if (attempt > 1 || error instanceof StoreBusy) await backOff(attempt);
+        // Another process wrote first: at once while the next attempt reads again or holds the stream.
+        if (attempt >= HOLD_FROM || error instanceof StoreBusy) await backOff(attempt);
         continue;
       }
+      const { tracks, decided, appends } = plan!;
       // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.
       const position = results.reduce<LogPosition | null>((latest, r) => laterPosition(latest, r.position), null);
       settle(batch, decided, position, tracks);
@@ -97,6 +104,25 @@ export class BatchWriter implements LaneWriter<Waiting> {
         await this.cache.remember(appends[i].streamId, { decider, state, revision, snapshotAt, position: at }, lastEventId);
       }
       return;
+    }
+  }
+
+  /** Decides the batch on its streams' states, and the appends that write it (each stream at its expected revision). */
+  private async decide(laneStream: string, batch: Waiting[], untrusted: Set<string>): Promise<Plan> {
+    for (;;) {
+      const tracks = await this.load(laneStream, batch, untrusted);
+      const decided = batch.map((w) => decideUnit(w, tracks));
+      // A refusal or a part with nothing to say writes nothing, so no append checks it: one that
+      // rests on a cached fold is decided again on the stream as it is now (usually the same state).
+      const unchecked = [...uncheckedStreams(decided, tracks)];
+      if (unchecked.length) {
+        for (const streamId of unchecked) untrusted.add(streamId);
+        continue;
+      }
+      const appends: StreamAppend[] = [];
+      for (const [streamId, track] of tracks)
+        if (track.appended.length) appends.push({ streamId, events: track.appended, expected: track.revision ?? 'no_stream' });
+      return { tracks, decided, appends };
     }
   }
 

@@ -84,6 +84,22 @@ describe('the log with personal data encrypted', () => {
     expect(log.atomicAcrossStreams).toBe(inner.atomicAcrossStreams);
   });
 
+  it("seals the personal values of a holding append's decision, and holds the stream where its log does", async () => {
+    const inner = new MemoryEventStore();
+    const log = new PersonalDataEventStore(inner, new HeldKeys(), fields, new Map());
+    const holding = jest.spyOn(inner, 'appendHolding');
+    const registered = {
+      id: randomUUID(),
+      type: 'UserRegistered',
+      data: { userId: 'h', email: 'h@example.com' },
+      metadata: { occurredAt: '' },
+    };
+    await log.appendHolding('user-h', async () => [{ streamId: 'user-h', events: [registered], expected: 'no_stream' }]);
+    expect(holding).toHaveBeenCalledWith('user-h', expect.any(Function));
+    expect(emails(await inner.readStream('user-h'))).toEqual([expect.not.stringContaining('@')]);
+    expect(emails(await log.readStream('user-h'))).toEqual(['h@example.com']);
+  });
+
   it('reads no key to write an event of a personal type that holds no personal value, even of an erased owner', async () => {
     const keys = new HeldKeys();
     const inner = new MemoryEventStore();

@@ -76,9 +76,17 @@ export class PersonalDataEventStore extends EventStore {
   }
 
   override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    return this.inner.appendToStreams(await this.sealedAppends(appends));
+  }
+
+  override appendHolding(held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
+    return this.inner.appendHolding(held, async () => this.sealedAppends(await decide()));
+  }
+
+  private async sealedAppends(appends: readonly StreamAppend[]): Promise<StreamAppend[]> {
     const sealed: StreamAppend[] = [];
     for (const { streamId, events, expected } of appends) sealed.push({ streamId, events: await this.sealed(events), expected });
-    return this.inner.appendToStreams(sealed);
+    return sealed;
   }
 
   /**

@@ -163,6 +163,20 @@ export abstract class EventStore {
   }
 
   /**
+   * Writes the appends `decide` returns (none: nothing) with `held`'s writes held for them: no other
+   * process appends to that stream from the moment `decide` is called until they are written, so
+   * what `decide` reads of it is what the write will find. A process that keeps losing the race on
+   * a contended stream to one that decides on its cached state takes its turn this way. Here, for a
+   * store without such a hold: `decide`, then the appends as {@link appendToStreams} writes them.
+   */
+  async appendHolding(_held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
+    const appends = await decide();
+    if (appends.length === 0) return [];
+    if (appends.length === 1) return [await this.append(appends[0].streamId, appends[0].events, appends[0].expected)];
+    return this.appendToStreams(appends);
+  }
+
+  /**
    * The events of a stream in order, from revision `fromRevision` (0, the whole stream, when not
    * given); an empty array when the stream does not exist or has nothing from there.
    */

@@ -266,6 +266,25 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       });
     });
 
+    it('writes what a holding append decides on the stream as it reads it, and nothing when it decides nothing', async () => {
+      const [held, beside] = [stream('held'), stream('beside')];
+      await store.append(held, [event('A')], 'no_stream');
+      const results = await store.appendHolding(held, async () => {
+        const seen = await store.readStream(held);
+        return [
+          { streamId: held, events: [event('B', { after: seen.length })], expected: seen.length - 1 },
+          { streamId: beside, events: [event('C')], expected: 'no_stream' },
+        ];
+      });
+      expect(results.map((r) => r.nextExpectedRevision)).toEqual([1, 0]);
+      expect((await store.readStream(held)).map((e) => e.data)).toEqual([{}, { after: 1 }]);
+      expect(await store.appendHolding(held, async () => [])).toEqual([]);
+      await expect(store.appendHolding(held, async () => [{ streamId: held, events: [event('D')], expected: 0 }])).rejects.toBeInstanceOf(
+        WrongExpectedRevision,
+      );
+      expect(await store.readStream(held)).toHaveLength(2);
+    });
+
     it('pages through the whole log after a position, exclusively and without overlap', async () => {
       const start = await store.head();
       const s = stream('page');

@@ -3,6 +3,7 @@ import {
   AppendResult,
   checkStreamAppends,
   EventStore,
+  FairSlots,
   ExpectedRevision,
   LogPosition,
   LogSubscription,
@@ -198,6 +199,9 @@ const POOL_SIZE = 8;
 /** Appends written together in one transaction, at most. */
 const MAX_GROUP = 500;
 
+/** Transactions holding a stream at once (see `appendHolding`): half the pool, the rest left to reads. */
+const HOLDS = POOL_SIZE / 2;
+
 /** Appends that stand or fall together: one `append`, or an `appendToStreams`' (distinct streams). */
 interface PendingUnit {
   appends: readonly StreamAppend[];
@@ -206,10 +210,10 @@ interface PendingUnit {
 }
 
 /** What writing a group came to: units written, refused, and to try again (a stream created meanwhile). */
-interface GroupOutcome {
-  written: Array<{ unit: PendingUnit; results: AppendResult[] }>;
-  refused: Array<{ unit: PendingUnit; error: WrongExpectedRevision }>;
-  again?: PendingUnit[];
+interface GroupOutcome<U = PendingUnit> {
+  written: Array<{ unit: U; results: AppendResult[] }>;
+  refused: Array<{ unit: U; error: WrongExpectedRevision }>;
+  again?: U[];
 }
 
 /** The columns read (ordering by the table's own columns: `events.tx`, `events.position`, not these texts). */
@@ -245,6 +249,8 @@ export class PostgresEventStore extends EventStore {
   /** Appends waiting for the next group, and whether a group is being written. */
   private readonly pending: PendingUnit[] = [];
   private flushing = false;
+  /** The transactions of {@link appendHolding} under way, each with one connection. */
+  private readonly holds = new FairSlots(HOLDS);
 
   /** How often a subscription looks for new events without a notification. */
   readonly pollMs: number;
@@ -364,10 +370,13 @@ export class PostgresEventStore extends EventStore {
    * another transaction created meanwhile writes nothing and is tried again (`again`); the rest
    * stand. Such a stream of a unit of several appends fails the statement, and the group is tried again.
    */
-  private async writeStatement(group: PendingUnit[]): Promise<GroupOutcome> {
+  private async writeStatement<U extends Pick<PendingUnit, 'appends'>>(
+    group: readonly U[],
+    on: Pool | PoolClient = this.pool,
+  ): Promise<GroupOutcome<U>> {
     const appends = group.flatMap((unit, u) => unit.appends.map((append) => ({ append, u: u + 1 })));
     const events = appends.flatMap(({ append }, k) => append.events.map((event, offset) => ({ k: k + 1, offset, event })));
-    const { rows } = await this.pool
+    const { rows } = await on
       .query<{
         go: boolean;
         me: string;
@@ -399,7 +408,7 @@ export class PostgresEventStore extends EventStore {
     const created = new Set(made ?? []);
     const last = new Map<number, string>();
     for (const { k, position } of added ?? []) last.set(k, position);
-    const outcome: Required<GroupOutcome> = { written: [], refused: [], again: [] };
+    const outcome: Required<GroupOutcome<U>> = { written: [], refused: [], again: [] };
     let k = 0;
     for (const unit of group) {
       const ks = unit.appends.map(() => ++k);
@@ -540,6 +549,51 @@ export class PostgresEventStore extends EventStore {
     } finally {
       client?.release(broken);
     }
+  }
+
+  /**
+   * The appends `decide` returns, written in a transaction that first locks `held`'s stream row:
+   * every other append to that stream (each locks the row first too) waits from the moment `decide`
+   * is called until this commits, so what `decide` reads of it (on any connection: the lock is taken
+   * after every earlier write committed) is what the write finds. Nothing is written, and StoreBusy
+   * thrown, when a later transaction wrote one of the other streams first or made one of its new
+   * streams meanwhile. At most {@link HOLDS} at once, so that the reads of `decide` find connections.
+   */
+  override async appendHolding(held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
+    await this.schema();
+    return this.holds.run(held, async () => {
+      const started = performance.now();
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        await client.query({
+          name: 'deals_hold_stream',
+          text: 'SELECT 1 FROM event_streams WHERE stream_id = $1 FOR UPDATE',
+          values: [held],
+        });
+        const appends = await decide();
+        if (!appends.length) {
+          await client.query('ROLLBACK');
+          return [];
+        }
+        checkStreamAppends(appends);
+        const { written, refused, again } = await this.writeStatement([{ appends }], client).catch((error: unknown) => {
+          throw error instanceof GroupRetry ? new StoreBusy(error.message) : error;
+        });
+        if (refused.length) throw refused[0].error;
+        if (again?.length) throw new StoreBusy('another transaction created the stream first');
+        await client.query('COMMIT');
+        this.reportCommitted(appends.length, (performance.now() - started) / 1000);
+        for (const append of appends) this.reportAppended(append.events);
+        return written[0].results;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((failed: Error) => (broken = failed));
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    });
   }
 
   async readStream(streamId: string, fromRevision: StreamRevision = 0): Promise<RecordedEvent[]> {
