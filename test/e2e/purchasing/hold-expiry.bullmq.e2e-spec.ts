@@ -1,7 +1,5 @@
 import { EventStore, ManualClock, Scheduler } from '@deals/kernel';
-import { CommandBus } from '@nestjs/cqrs';
 import { Queue } from 'bullmq';
-import { ReleaseExpiredHold } from '@deals/purchasing/commands/release-expired-hold/release-expired-hold.command';
 import { randomUUID } from 'node:crypto';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -12,6 +10,8 @@ import { tempDir } from '../../support/temp-dir';
 /** The BullMQ scheduler's queue (libs/adapters/src/scheduler/bullmq/bullmq-scheduler.adapter.ts). */
 const QUEUE = 'scheduled-jobs';
 const HOLD_TTL_MS = 5 * 60_000;
+/** The holds' sweep: its job's kind and its one id. */
+const SWEEP = 'release-due-holds';
 const source = hasRedisServer() ? 'redis-server' : process.env.REDIS_URL ? 'REDIS_URL' : undefined;
 
 if (!source) {
@@ -54,7 +54,7 @@ if (!source) {
       return apiKey;
     }
 
-    it('the release-hold job, once due, gives the units of an expired hold back', async () => {
+    it('the sweep, once due, gives the units of an expired hold back', async () => {
       const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
       const api = await TestApi.start({ clock, env: { REDIS_URL: url, REDIS_PREFIX: newPrefix() } });
       try {
@@ -67,16 +67,11 @@ if (!source) {
         const purchaseId: string = reserved.body.purchase.id;
         expect(await numLeft()).toBe(3);
 
-        // Past the hold's expiry by the (manual) clock; then the job, due one real second from now.
+        // Past the hold's expiry by the (manual) clock; then the sweep, due one real second from now.
         clock.advance(HOLD_TTL_MS + 1000);
-        await api.get(Scheduler).schedule({
-          id: `release-hold-${purchaseId}`,
-          kind: 'release-hold',
-          runAt: new Date(clock.now().getTime() + 1000),
-          data: { dealId, holdId: purchaseId },
-        });
+        await api.get(Scheduler).schedule({ id: SWEEP, kind: SWEEP, runAt: new Date(clock.now().getTime() + 1000), data: {} });
 
-        const releasedByJob = async () => {
+        const releasedBySweep = async () => {
           const events = await api.get(EventStore).readStream(`inventory-${dealId}`);
           return events.some(
             (e) =>
@@ -85,7 +80,7 @@ if (!source) {
               (e.data as { reason: string }).reason === 'expired',
           );
         };
-        expect(await eventually(releasedByJob, (released) => released)).toBe(true);
+        expect(await eventually(releasedBySweep, (released) => released)).toBe(true);
         expect(await eventually(numLeft, (left) => left === 5)).toBe(5);
 
         const released = (await api.get(EventStore).readStream(`inventory-${dealId}`)).filter((e) => e.type === 'UnitsReleased');
@@ -98,7 +93,7 @@ if (!source) {
       }
     }, 60_000);
 
-    it('a restart re-arms the jobs of live holds, and not those of holds released already', async () => {
+    it('arms no job a hold; a start sweeps at once, releasing a hold that lapsed while the service was down, and arms the next sweep', async () => {
       const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
       const env = { REDIS_URL: url, REDIS_PREFIX: newPrefix() };
       const dir = tempDir('hold-expiry');
@@ -106,41 +101,38 @@ if (!source) {
       let running: TestApi | undefined = await TestApi.start({ clock, env, dataDir: dir.path });
       try {
         const apiKey = await setUp(running);
-        // A reservation that lapsed and whose hold was released: it reads released, and its job
-        // must not come back at every start.
-        const lapsed: string = (await running.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } }))
-          .body.purchase.id;
-        clock.advance(HOLD_TTL_MS + 1000);
-        await running.get(CommandBus).execute(new ReleaseExpiredHold(spaDay.id, lapsed));
-        await (await jobs.getJob(`release-hold-${lapsed}`))?.remove();
         const reserved = await running.call('POST', '/purchases/reserve', { apiKey, body: { deal_id: spaDay.id, num_bought: 1 } });
         expect(reserved.status).toBe(200);
         const purchaseId: string = reserved.body.purchase.id;
-        const jobId = `release-hold-${purchaseId}`;
+        // No job of the hold's own: the sweep, armed one hold's life on by its run at the start (the
+        // hold's expiry, were it run after the reservation: the same instant by the unmoved clock).
+        const delayed = await eventually(
+          () => jobs.getJobs(['delayed']),
+          (found) => found.some((job) => job.id === SWEEP),
+        );
+        expect(delayed.filter((job) => JSON.stringify(job.data).includes(purchaseId))).toEqual([]);
+        expect(delayed.filter((job) => job.id === SWEEP).map((job) => [job.name, job.opts.delay])).toEqual([[SWEEP, HOLD_TTL_MS]]);
         const stopping = running;
         running = undefined;
         await stopping.stop();
 
-        const armed = await jobs.getJob(jobId);
-        expect(armed).toBeDefined();
-        expect(armed!.name).toBe('release-hold');
-        expect(armed!.data).toEqual({ dealId: spaDay.id, holdId: purchaseId });
-        expect(await armed!.getState()).toBe('delayed');
-
-        // The job is lost (a Redis flush, a failover without persistence...).
-        await armed!.remove();
-        expect(await jobs.getJob(jobId)).toBeUndefined();
-
+        // Down past the hold's expiry; at the start, the sweep runs at once and releases it.
+        clock.advance(HOLD_TTL_MS + 1000);
+        const restarted = Date.now();
         running = await TestApi.start({ clock, env, dataDir: dir.path });
-        const rearmed = await jobs.getJob(jobId);
-        expect(rearmed).toBeDefined();
-        expect(rearmed!.name).toBe('release-hold');
-        expect(rearmed!.data).toEqual({ dealId: spaDay.id, holdId: purchaseId });
-        expect(await rearmed!.getState()).toBe('delayed');
-        // Armed for the hold's expiry: five minutes from the reservation, by the unchanged clock.
-        expect(rearmed!.opts.delay).toBe(HOLD_TTL_MS);
-        expect((await running.call('GET', `/purchases/${lapsed}`, { apiKey })).body.purchase.fulfillment_state).toBe('released');
-        expect(await jobs.getJob(`release-hold-${lapsed}`)).toBeUndefined();
+        const api = running;
+        const releases = async () =>
+          (await api.get(EventStore).readStream(`inventory-${spaDay.id}`)).filter((e) => e.type === 'UnitsReleased').map((e) => e.data);
+        expect(await eventually(releases, (found) => found.length > 0)).toEqual([
+          { dealId: spaDay.id, holdId: purchaseId, quantity: 1, expiresAt: '2026-06-15T12:05:00.000Z', reason: 'expired' },
+        ]);
+        // Armed again by that run (the job of the start's own, due at once, runs first), one hold's
+        // life on: no hold is open now.
+        const next = async () => {
+          const job = await jobs.getJob(SWEEP);
+          return job && job.timestamp >= restarted ? [await job.getState(), job.opts.delay] : null;
+        };
+        expect(await eventually(next, (found) => found?.[0] === 'delayed')).toEqual(['delayed', HOLD_TTL_MS]);
       } finally {
         await running?.stop();
         await jobs.close();

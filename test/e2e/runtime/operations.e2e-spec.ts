@@ -135,7 +135,7 @@ describe('operations over HTTPS: /metrics and /admin/jobs behind the operator cr
     expect(charted.filter((name) => !served.has(name))).toEqual([]);
   });
 
-  it('lists the jobs of the timers at /admin/jobs: the hold release armed by the reservation', async () => {
+  it("lists the jobs of the timers at /admin/jobs: the holds' sweep, armed at the start", async () => {
     const reply = await request(`${api.url}/admin/jobs`, { headers: operator(), dispatcher: insecure });
     expect(reply.statusCode).toBe(200);
     const list = (await reply.body.json()) as {
@@ -144,7 +144,7 @@ describe('operations over HTTPS: /metrics and /admin/jobs behind the operator cr
       jobs: Array<{ kind: string; state: string }>;
     };
     expect(list.backend).toBe('in-process');
-    expect(list.jobs.some((job) => job.kind === 'release-hold' && job.state === 'waiting')).toBe(true);
+    expect(list.jobs.some((job) => job.kind === 'release-due-holds' && job.state === 'waiting')).toBe(true);
     expect(list.counts.waiting).toBe(list.jobs.filter((job) => job.state === 'waiting').length);
   });
 });
@@ -210,12 +210,19 @@ describe('jobs:list on the embedded mode: the running API is asked for its timer
       const listed = await runCli(dir.path, ['jobs:list'], env);
       expect(listed.code).toBe(0);
       // Armed at every start: the hourly re-arming of the batches' and the daily emails' jobs, and the
-      // coupon-expiry sweep (its first run at the start, on an empty log at once; the next in 10 minutes).
-      expect(listed.stdout).toMatch(/^jobs \(in-process\): 3 waiting, 0 due, 0 running, 0 failed$/m);
+      // coupon-expiry and holds' sweeps (their first runs at the start, on an empty log at once; the
+      // next in 10 and 5 minutes).
+      expect(listed.stdout).toMatch(/^jobs \(in-process\): 4 waiting, 0 due, 0 running, 0 failed$/m);
       expect(listed.stdout).toMatch(/waiting\s+arm-batches\s+arm-batches/);
       expect(listed.stdout).toMatch(/waiting\s+expire-coupons\s+expire-coupons\b/);
+      expect(listed.stdout).toMatch(/waiting\s+release-due-holds\s+release-due-holds\b/);
       const json = JSON.parse((await runCli(dir.path, ['jobs:list', '--json'], env)).stdout);
-      expect(json.jobs.map((job: { kind: string }) => job.kind).sort()).toEqual(['arm-batches', 'arm-digests', 'expire-coupons']);
+      expect(json.jobs.map((job: { kind: string }) => job.kind).sort()).toEqual([
+        'arm-batches',
+        'arm-digests',
+        'expire-coupons',
+        'release-due-holds',
+      ]);
     } finally {
       await api.stop();
     }

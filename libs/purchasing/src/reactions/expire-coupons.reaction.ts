@@ -1,7 +1,6 @@
 import { Clock, currentTestClock, inTestClock, keepsTimeOf, Scheduler, TestClockRunner, ViewStore } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
-import { CommandBus } from '@nestjs/cqrs';
-import { ExpireCoupon } from '../commands/expire-coupon/expire-coupon.command';
+import { ExpireCoupon, ExpireCouponHandler } from '../commands/expire-coupon/expire-coupon.command';
 import { couponsDueForExpiry, ExpiryCursor } from '../queries/coupons-due-for-expiry';
 
 /** The sweep's job: its kind and its one id. */
@@ -26,7 +25,9 @@ export interface ExpirySweep {
  * the next. A job-running process arms it to run at once when it starts, so expiries passed while
  * the service was down are recorded then. The coupon was `expired` by the clock already: the record
  * is for the projections (the partner feed of issue 37), never what decides the state. One id for
- * every run: arming it at a start replaces the sweep armed before, so there is only ever one.
+ * every run: arming it at a start replaces the sweep armed before, so there is only ever one. The
+ * handler is called, not the command bus: the first sweep runs while the application starts,
+ * before the bus knows its handlers.
  */
 @Injectable()
 export class ExpireCoupons {
@@ -34,7 +35,7 @@ export class ExpireCoupons {
 
   constructor(
     private readonly scheduler: Scheduler,
-    private readonly commands: CommandBus,
+    private readonly expiries: ExpireCouponHandler,
     private readonly views: ViewStore,
     private readonly clock: Clock,
     private readonly settings: CouponExpirySettings,
@@ -69,7 +70,7 @@ export class ExpireCoupons {
         if (!keepsTimeOf(coupon.partnerId)) continue;
         outcome.found++;
         try {
-          const expire = () => this.commands.execute(new ExpireCoupon(coupon._id, coupon.partnerId));
+          const expire = () => this.expiries.execute(new ExpireCoupon(coupon._id, coupon.partnerId));
           // Under a test clock, each expiry is recorded at its own instant, as if time had passed it.
           const clock = currentTestClock();
           const { recorded } = await (clock ? inTestClock({ ...clock, at: new Date(coupon.expiresAt as number) }, expire) : expire());

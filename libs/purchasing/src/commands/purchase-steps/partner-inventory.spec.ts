@@ -12,24 +12,23 @@ import {
   ScheduledJob,
   Scheduler,
   SequentialIdGenerator,
+  TestClockRunner,
   ViewStore,
 } from '@deals/kernel';
 import { MemoryEventStore } from '@deals/testing';
-import type { CommandBus } from '@nestjs/cqrs';
 import type { CouponQr } from '../../coupon-images/coupon-qr';
 import { inventoryDecider } from '../../domain/inventory/inventory.decider';
 import { inventoryStream } from '../../domain/inventory/inventory.events';
 import { dealSnapshot } from '../../domain/purchase/purchase.events';
 import { sandboxHoldsProjection } from '../../projections/sandbox-holds/sandbox-holds.projection';
 import { OpenHolds } from '../../queries/open-holds';
-import { ReleaseExpiredHolds } from '../../reactions/release-expired-holds.reaction';
+import { RELEASE_DUE_HOLDS_JOB, ReleaseExpiredHolds } from '../../reactions/release-expired-holds.reaction';
 import { ClaimReservation, ClaimReservationHandler } from '../claim-reservation/claim-reservation.command';
 import { ReleaseExpiredHold, ReleaseExpiredHoldHandler } from '../release-expired-hold/release-expired-hold.command';
 import { ReleaseReservation, ReleaseReservationHandler } from '../release-reservation/release-reservation.command';
 import { ReserveUnits, ReserveUnitsHandler } from '../reserve-units/reserve-units.command';
 import type { KeyedPurchases } from './keyed-purchases';
 import { CouponIssuer } from './coupon-issuer';
-import { RELEASE_HOLD_JOB } from './hold-release-job';
 import { PurchaseSteps } from './purchase-steps';
 import { ResaleSteps } from './resale-steps';
 
@@ -76,9 +75,9 @@ function service() {
   const coupons = new CouponIssuer(store, clock, qr, catalog, { secret: Buffer.alloc(32, 7) });
   const steps = new PurchaseSteps(store, gateway, coupons, scheduler, clock, new ResaleSteps(store, catalog));
   const accounts = { user: async () => ({}) } as unknown as AccountQueries;
-  const reserve = new ReserveUnitsHandler(store, catalog, scheduler, clock, new SequentialIdGenerator('p'), {} as KeyedPurchases);
+  const reserve = new ReserveUnitsHandler(store, catalog, clock, new SequentialIdGenerator('p'), {} as KeyedPurchases);
   const claim = new ClaimReservationHandler(store, accounts, catalog, steps, clock);
-  const release = new ReleaseReservationHandler(store, scheduler, clock);
+  const release = new ReleaseReservationHandler(store, clock);
   const expire = new ReleaseExpiredHoldHandler(store, clock);
   // The sandbox holds view, folded from the whole log.
   const views = {
@@ -87,8 +86,8 @@ function service() {
       return applyEvents(sandboxHoldsProjection, new Map(), log).filter((doc) => doc.held > 0);
     },
   } as unknown as ViewStore;
-  const commands = { execute: (command: ReleaseExpiredHold) => expire.execute(command) } as unknown as CommandBus;
-  const releases = new ReleaseExpiredHolds(scheduler, commands, new OpenHolds(store, catalog, views));
+  const runner = { sweepAtEachAdvance: () => undefined } as unknown as TestClockRunner;
+  const releases = new ReleaseExpiredHolds(scheduler, expire, new OpenHolds(store, catalog, views), clock, runner);
   const types = async (stream: string) => (await store.readStream(stream)).map((e: RecordedEvent) => e.type);
   return { store, clock, jobs, handlers, steps, reserve, claim, release, expire, releases, types };
 }
@@ -114,8 +113,8 @@ describe("a sandbox's purchases take units of its own inventory of the deal", ()
       expect.objectContaining({ type: 'InventoryStocked', data: { dealId: 'spa', total: 10, sandbox: SANDBOX } }),
       expect.objectContaining({ type: 'UnitsHeld', data: expect.objectContaining({ holdId: purchaseId, quantity: 3, sandbox: SANDBOX }) }),
     ]);
-    // Its release job says whose inventory holds the hold.
-    expect([...s.jobs.values()]).toEqual([expect.objectContaining({ data: { dealId: 'spa', holdId: purchaseId, partnerId: SANDBOX } })]);
+    // No job of its own: the sweep finds the hold in the sandbox's inventory at its expiry.
+    expect([...s.jobs.values()]).toEqual([]);
 
     await s.claim.execute(new ClaimReservation(purchaseId, 'u-1', caller(SANDBOX)));
     expect(await s.types(SANDBOX_STREAM)).toEqual(['InventoryStocked', 'UnitsHeld', 'UnitsSold']);
@@ -149,7 +148,7 @@ describe("a sandbox's purchases take units of its own inventory of the deal", ()
     expect(await s.types(LIVE_STREAM)).toEqual(['InventoryStocked', 'UnitsHeld']);
   });
 
-  it('releases a reservation on its copy, by the partner or by its job at expiry (re-armed at a start)', async () => {
+  it('releases a reservation on its copy, by the partner or by the sweep at its expiry', async () => {
     const first = await s.reserve.execute(new ReserveUnits('spa', 2, caller(SANDBOX)));
     await s.release.execute(new ReleaseReservation(first.purchaseId, caller(SANDBOX)));
     expect((await s.store.readStream(SANDBOX_STREAM)).at(-1)).toMatchObject({
@@ -158,12 +157,15 @@ describe("a sandbox's purchases take units of its own inventory of the deal", ()
     });
 
     const second = await s.reserve.execute(new ReserveUnits('spa', 2, caller(SANDBOX)));
-    s.jobs.clear();
+    expect(s.jobs.size).toBe(0);
     await s.releases.rearm();
     const [job] = [...s.jobs.values()];
-    expect(job.data).toEqual({ dealId: 'spa', holdId: second.purchaseId, partnerId: SANDBOX });
+    expect(job).toMatchObject({ id: RELEASE_DUE_HOLDS_JOB, runAt: s.clock.now() });
+    // Before the expiry, the sweep arms itself for it.
+    await s.handlers.get(RELEASE_DUE_HOLDS_JOB)!(job);
+    expect(s.jobs.get(RELEASE_DUE_HOLDS_JOB)!.runAt).toEqual(new Date('2026-06-15T12:05:00.000Z'));
     s.clock.advance(6 * 60_000);
-    await s.handlers.get(RELEASE_HOLD_JOB)!(job);
+    await s.handlers.get(RELEASE_DUE_HOLDS_JOB)!(job);
     expect((await s.store.readStream(SANDBOX_STREAM)).at(-1)).toMatchObject({
       type: 'UnitsReleased',
       data: { holdId: second.purchaseId, reason: 'expired', sandbox: SANDBOX },
@@ -171,7 +173,7 @@ describe("a sandbox's purchases take units of its own inventory of the deal", ()
     expect(await s.types(LIVE_STREAM)).toEqual(['InventoryStocked']);
   });
 
-  it("leaves a live partner as it was: the deal's own stream, unmarked events, a job naming no partner", async () => {
+  it("leaves a live partner as it was: the deal's own stream, unmarked events, no job armed", async () => {
     const { purchaseId } = await s.reserve.execute(new ReserveUnits('spa', 3, caller(LIVE)));
     expect((await s.store.readStream(LIVE_STREAM))[1].data).toEqual({
       dealId: 'spa',
@@ -179,8 +181,8 @@ describe("a sandbox's purchases take units of its own inventory of the deal", ()
       quantity: 3,
       expiresAt: '2026-06-15T12:05:00.000Z',
     });
-    expect([...s.jobs.values()]).toEqual([expect.objectContaining({ data: { dealId: 'spa', holdId: purchaseId } })]);
-    // A job armed without a partner releases on the live inventory.
+    expect([...s.jobs.values()]).toEqual([]);
+    // A release naming no partner is of the live inventory.
     s.clock.advance(6 * 60_000);
     await s.expire.execute(new ReleaseExpiredHold('spa', purchaseId));
     expect(await s.types(LIVE_STREAM)).toEqual(['InventoryStocked', 'UnitsHeld', 'UnitsReleased']);

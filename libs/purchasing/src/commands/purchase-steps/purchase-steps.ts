@@ -32,7 +32,6 @@ import {
 } from '../../domain/purchase-workflow/purchase.workflow';
 import { CouponCodes } from './coupon-codes';
 import { CouponIssuer, PartnerContext, saleRecordCommand } from './coupon-issuer';
-import { armHoldRelease, disarmHoldRelease } from './hold-release-job';
 import { holdAs } from './partner-inventory';
 import { armPurchaseRecovery } from './purchase-recovery-job';
 import { PurchaseOutcome } from './purchase-outcome';
@@ -105,13 +104,13 @@ export class PurchaseSteps {
   /**
    * Writes a stored-card purchase's start as one unit: the user's charge lock taken, the purchase
    * reserved, its units held (in the turns of the deal's inventory, with the purchases waiting on
-   * it), and its key's entry. Returns when the hold lapses. A lock still held by a purchase already
+   * it), and its key's entry. A lock still held by a purchase already
    * settled (fulfilled, or its non-payment recorded) is one whose end was not written (a write
    * failed, a process died): the unit then ends it before taking it, rather than refusing the
    * user's purchases until it lapses. A purchase still open keeps it, charged or not: a retry of it
    * without a key must not charge again.
    */
-  private async startPurchase(command: Extract<Command, { type: 'StartPurchase' }>, context: PartnerContext): Promise<string> {
+  private async startPurchase(command: Extract<Command, { type: 'StartPurchase' }>, context: PartnerContext): Promise<void> {
     const { lock, reserve, hold, keyed } = command.data;
     const { partnerId } = context.metadata;
     const lockStream = chargeLockStream(lock.userId);
@@ -149,15 +148,12 @@ export class PurchaseSteps {
       ).slice(1);
     }
     const held = outcomes[2] as CommandOutcome<Inventory, DomainEvent>;
-    // The hold's event is the last (a sandbox's first hold stocks its copy of the inventory before it).
-    const taken = held.events[held.events.length - 1];
-    if (taken) return (taken.data as { expiresAt: string }).expiresAt;
+    if (held.events.length) return;
     // Held already, with its purchase not reserved: only a store that appends stream by stream
     // leaves that (a unit cut between its writes). Nothing was charged; a repeat with the same key
     // goes on under a purchase id of its own.
-    const live = held.state.holds.get(hold.holdId);
-    if (!live) throw new ServiceUnavailable(`the units of purchase ${hold.holdId} were held and given back by an earlier try`, 1);
-    return new Date(live.expiresAt).toISOString();
+    if (!held.state.holds.has(hold.holdId))
+      throw new ServiceUnavailable(`the units of purchase ${hold.holdId} were held and given back by an earlier try`, 1);
   }
 
   /** Whether a purchase is settled: neither unknown nor still open. */
@@ -172,7 +168,8 @@ export class PurchaseSteps {
     const { partnerId } = context.metadata;
     switch (command.type) {
       case 'StartPurchase':
-        return { type: 'PurchaseStartWritten', data: { holdExpiresAt: await this.startPurchase(command, context) } };
+        await this.startPurchase(command, context);
+        return { type: 'PurchaseStartWritten', data: none };
       case 'EndCharge':
         await handleCommand(this.store, chargeLockStream(command.data.userId), chargeLockDecider, command, context);
         return { type: 'ChargeLockEnded', data: none };
@@ -182,13 +179,6 @@ export class PurchaseSteps {
       case 'RecordNonPayment':
         await handleCommand(this.store, purchaseStream(command.data.purchaseId), purchaseDecider, command, context);
         return { type: 'NonPaymentRecorded', data: none };
-      case 'ArmHoldRelease':
-        // Timeliness only (it logs its own failure): an expired hold stops counting whether or not its job runs.
-        await armHoldRelease(this.scheduler, command.data.dealId, command.data.holdId, command.data.at, partnerId);
-        return { type: 'HoldReleaseArmed', data: none };
-      case 'DisarmHoldRelease':
-        await disarmHoldRelease(this.scheduler, command.data.holdId);
-        return null;
       case 'Charge': {
         const { purchaseId, cardToken, amountCents, description } = command.data;
         let outcome;

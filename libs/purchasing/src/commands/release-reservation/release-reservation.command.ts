@@ -1,10 +1,9 @@
-import { Clock, EventStore, handleCommand, laterPosition, loadAggregate, LogPosition, NotFound, Scheduler } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, laterPosition, loadAggregate, LogPosition, NotFound } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { inventoryDecider } from '../../domain/inventory/inventory.decider';
 import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { notAReservation, purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
-import { disarmHoldRelease } from '../purchase-steps/hold-release-job';
 import type { CommandCaller } from '@deals/kernel';
 import { PurchaseOutcome } from '../purchase-steps/purchase-outcome';
 
@@ -24,7 +23,6 @@ export class ReleaseReservation extends Command<PurchaseOutcome> {
 export class ReleaseReservationHandler implements ICommandHandler<ReleaseReservation> {
   constructor(
     private readonly store: EventStore,
-    private readonly scheduler: Scheduler,
     private readonly clock: Clock,
   ) {}
 
@@ -58,7 +56,6 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
       { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } },
       context,
     );
-    await disarmHoldRelease(this.scheduler, purchaseId);
     return { purchaseId, position: laterPosition(released.position, inventory.position) };
   }
 }

@@ -1,11 +1,10 @@
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, NotFound, Scheduler } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, NotFound } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { holdExpiry } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.events';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
-import { armHoldRelease } from '../purchase-steps/hold-release-job';
 import { holdPartnerUnits } from '../purchase-steps/partner-inventory';
 import { refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from '../purchase-steps/sale-rules';
 import type { CommandCaller, IdempotentRun } from '@deals/kernel';
@@ -31,7 +30,6 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
   constructor(
     private readonly store: EventStore,
     private readonly catalog: CatalogQueries,
-    private readonly scheduler: Scheduler,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly keyed: KeyedPurchases,
@@ -89,10 +87,6 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
       );
       throw error;
     }
-    // The hold's event is the last (a sandbox's first hold stocks its copy of the inventory before it).
-    const holdExpiresAt = (held.events[held.events.length - 1].data as { expiresAt: string }).expiresAt;
-    // Timeliness only: an expired hold stops counting whether or not its job runs.
-    await armHoldRelease(this.scheduler, deal.id, purchaseId, holdExpiresAt, caller.partnerId);
     return { purchaseId, position: laterPosition(held.position, reserved.position) };
   }
 }

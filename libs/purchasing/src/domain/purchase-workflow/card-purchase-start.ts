@@ -32,7 +32,6 @@ type StartInput = Extract<
     type:
       | 'StoredCardPurchaseStarted'
       | 'PurchaseStartWritten'
-      | 'HoldReleaseArmed'
       | 'ChargeApproved'
       | 'ChargeDeclined'
       | 'ChargeFailed'
@@ -42,7 +41,7 @@ type StartInput = Extract<
 >;
 type StartMessage = Exclude<StartInput, { type: 'RecoveryArmed' }> | Extract<PurchaseWorkflowMessage, { type: 'ArmRecovery' }>;
 
-const CHARGING: readonly Step[] = ['Charge', 'ArmHoldRelease'];
+const CHARGING: readonly Step[] = ['Charge'];
 
 export function decideCardPurchaseStart(input: StartInput, state: State, now: Date): Command[] {
   switch (input.type) {
@@ -50,7 +49,6 @@ export function decideCardPurchaseStart(input: StartInput, state: State, now: Da
       return [startWrite(input.data, state, now)];
     case 'PurchaseStartWritten':
       return afterStart(state);
-    case 'HoldReleaseArmed':
     case 'ChargeApproved':
     case 'ChargeDeclined':
     case 'ChargeFailed':
@@ -75,9 +73,7 @@ export function evolveCardPurchaseStart(state: State, message: StartMessage): St
     case 'StoredCardPurchaseStarted':
       return started(state, message.data);
     case 'PurchaseStartWritten':
-      return { ...state, start: { awaiting: CHARGING, holdExpiresAt: message.data.holdExpiresAt } };
-    case 'HoldReleaseArmed':
-      return startAnswered(state, 'ArmHoldRelease');
+      return { ...state, start: { awaiting: CHARGING } };
     case 'ChargeApproved':
       return approved(startAnswered(state, 'Charge'), message.data.chargeId);
     case 'ChargeDeclined':
@@ -169,11 +165,10 @@ function afterStart(state: State): Command[] {
       amountCents: state.order.amountCents,
       description: `deal ${state.order.dealId} x${state.order.quantity}`,
     }),
-    command('ArmHoldRelease', { dealId: state.order.dealId, holdId: state.order.purchaseId, at: state.start.holdExpiresAt! }),
   ];
 }
 
-/** Once the charge answered (and its hold's release job was armed): sell, give the units back, or wait for the settling. */
+/** Once the charge answered: sell, give the units back, or wait for the settling. */
 function afterCharge(state: State, now: Date): Command[] {
   if (state.start.awaiting.length || !state.charge) return [];
   const charge = state.charge;
@@ -186,11 +181,10 @@ function afterCharge(state: State, now: Date): Command[] {
     command('EndCharge', lock(state)),
     command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'payment_failed' }),
     command('RecordNonPayment', nonPayment(state)),
-    command('DisarmHoldRelease', { holdId: state.order.purchaseId }),
   ];
 }
 
-/** One awaited step of the charge (the charge, its hold's release job) answered. */
+/** One awaited step of the start answered. */
 function startAnswered(state: State, step: Step): State {
   if (!state.start.awaiting.includes(step)) return state;
   return { ...state, start: { ...state.start, awaiting: state.start.awaiting.filter((awaited) => awaited !== step) } };

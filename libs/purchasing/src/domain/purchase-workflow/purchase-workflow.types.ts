@@ -55,9 +55,8 @@ export type RecordedCharge = { status: 'approved'; chargeId: string } | { status
 /** What happens to a purchase: how it starts, and what each command carried out led to. */
 export type PurchaseWorkflowInput =
   | PurchaseStarted
-  /** The start's unit written: the lock taken, the purchase reserved, its units held until `holdExpiresAt`. */
-  | { type: 'PurchaseStartWritten'; data: { holdExpiresAt: string } }
-  | { type: 'HoldReleaseArmed'; data: Nothing }
+  /** The start's unit written: the lock taken, the purchase reserved, its units held. */
+  | { type: 'PurchaseStartWritten'; data: Nothing }
   | { type: 'ChargeApproved'; data: { chargeId: string } }
   | { type: 'ChargeDeclined'; data: { reason: string } }
   | { type: 'ChargeFailed'; data: { reason: string } }
@@ -124,8 +123,6 @@ export type PurchaseWorkflowCommand =
   | { type: 'EndCharge'; data: Lock & { saleFollows?: boolean } }
   | { type: 'ReleaseHold'; data: { dealId: string; holdId: string; reason: 'refused' | 'payment_failed' } }
   | { type: 'RecordNonPayment'; data: Caller & { purchaseId: string; outcome: 'declined' | 'error'; reason: string } }
-  | { type: 'ArmHoldRelease'; data: { dealId: string; holdId: string; at: string } }
-  | { type: 'DisarmHoldRelease'; data: { holdId: string } }
   /** A head start on the coupons' images (their codes derive from the purchase), so that the answer rarely waits for them. */
   | { type: 'DrawCouponImages'; data: { purchaseId: string; quantity: number } }
   | { type: 'Charge'; data: { purchaseId: string; cardToken: string; amountCents: number; description: string } }
@@ -183,11 +180,10 @@ export interface PurchaseOrder {
   resale?: { refusal: string | null };
 }
 
-/** A stored-card purchase's start: the commands awaited, and when its hold lapses once written. */
+/** A stored-card purchase's start: the commands awaited. */
 export interface StartProgress {
-  /** Commands whose results the next decision waits for (the start's write; then the charge and its hold's release job). */
+  /** Commands whose results the next decision waits for (the start's write; then the charge). */
   awaiting: readonly Step[];
-  holdExpiresAt: string | null;
 }
 
 /** The sale: its steps under way, the first failed write among them, its tries from what was written, and what it wrote. */

@@ -42,8 +42,7 @@ const started: Input = {
     keyed: null,
   },
 };
-const written: Input = { type: 'PurchaseStartWritten', data: { holdExpiresAt: '2026-06-15T12:05:00.000Z' } };
-const armed: Input = { type: 'HoldReleaseArmed', data: none };
+const written: Input = { type: 'PurchaseStartWritten', data: none };
 const approved: Input = { type: 'ChargeApproved', data: { chargeId: 'ch1' } };
 const sold: Input = { type: 'UnitsSold', data: { holdId: 'p1' } };
 const refused = (step: PurchaseWorkflowCommand['type'], error: Error): Input => ({ type: 'StepRefused', data: { step, error } });
@@ -88,13 +87,12 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(write.data).toMatchObject({ keyed: { keyId: 'k1', attempt: 0 } });
   });
 
-  it('charges the card once the start is written, arming the hold’s release and drawing the coupons beside it', () => {
+  it('charges the card once the start is written, drawing the coupons beside it', () => {
     given(started)
       .when(written)
       .then([
         { type: 'DrawCouponImages', data: { purchaseId: 'p1', quantity: 2 } },
         { type: 'Charge', data: { purchaseId: 'p1', cardToken: 'tok', amountCents: 3000, description: 'deal d1 x2' } },
-        { type: 'ArmHoldRelease', data: { dealId: 'd1', holdId: 'p1', at: '2026-06-15T12:05:00.000Z' } },
       ]);
   });
 
@@ -107,10 +105,9 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(answerOf(failedStart)).toEqual({ outcome: 'failed', error: down });
   });
 
-  it('ends the lock (saying its sale follows) and writes the sale in one unit once the charge is approved and the release armed', () => {
-    given(started, written).when(approved).then([]);
-    given(started, written, approved)
-      .when(armed)
+  it('ends the lock (saying its sale follows) and writes the sale in one unit once the charge is approved', () => {
+    given(started, written)
+      .when(approved)
       .then([
         { type: 'EndCharge', data: { ...lock, saleFollows: true } },
         {
@@ -128,27 +125,27 @@ describe('purchase workflow: a stored-card purchase', () => {
       ]);
   });
 
-  it('answers sold at the sale’s write once it is written, and disarms the hold’s release', () => {
-    const state = given(started, written, approved, armed)
+  it('answers sold at the sale’s write once it is written', () => {
+    const state = given(started, written, approved)
       .when({ type: 'SaleWritten', data: { position: at(9) } })
-      .then([{ type: 'DisarmHoldRelease', data: { holdId: 'p1' } }]);
+      .then([]);
     expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
   });
 
   it('sells step by step when the sale’s write is refused (its hold lapsed), without answering yet', () => {
-    const state = given(started, written, approved, armed)
+    const state = given(started, written, approved)
       .when(refused('FinishSale', new CannotFulfil('the hold lapsed')))
       .then([{ type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } }]);
     expect(answerOf(state)).toBeNull();
   });
 
   it('tries the sale again from what was written when its write fails', () => {
-    const state = given(started, written, approved, armed).when(failed('FinishSale')).thenAsks('ReadPurchase').state;
+    const state = given(started, written, approved).when(failed('FinishSale')).thenAsks('ReadPurchase').state;
     expect(answerOf(state)).toBeNull();
   });
 
   it('records the payment and issues the coupons together once sold, and answers with the later position', () => {
-    given(started, written, approved, armed)
+    given(started, written, approved)
       .when({ type: 'UnitsSold', data: { holdId: 'p1-r' } })
       .then([
         {
@@ -160,45 +157,44 @@ describe('purchase workflow: a stored-card purchase', () => {
           },
         },
         { type: 'IssueCoupons', data: { purchaseId: 'p1', partnerId: 'P', deal, couponIds: ['p1-1', 'p1-2'], userId: 'u1' } },
-        { type: 'DisarmHoldRelease', data: { holdId: 'p1' } },
       ]);
     const recorded: Input = { type: 'SaleRecorded', data: { position: at(7), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } };
-    const state = given(started, written, approved, armed, sold, recorded)
+    const state = given(started, written, approved, sold, recorded)
       .when({ type: 'CouponsIssued', data: { position: at(9) } })
       .then([]);
     expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
   });
 
   it('gives the units back when the card is declined, and answers declined', () => {
-    const { state } = given(started, written, armed)
+    const { state } = given(started, written)
       .when({ type: 'ChargeDeclined', data: { reason: 'insufficient funds' } })
-      .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment', 'DisarmHoldRelease');
+      .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment');
     expect(state.answer).toEqual({ outcome: 'refused', error: new Declined('the card was declined: insufficient funds') });
   });
 
   it('gives the units back when the processor fails, and answers that nothing was charged', () => {
-    const { state, commands } = given(started, written, armed)
+    const { state, commands } = given(started, written)
       .when({ type: 'ChargeFailed', data: { reason: 'processor down' } })
-      .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment', 'DisarmHoldRelease');
+      .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment');
     expect(commands[2].data).toEqual({ purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'processor down' });
     expect(state.answer).toEqual({ outcome: 'refused', error: new PaymentFailed('the payment processor failed; nothing was charged') });
   });
 
   it('answers the failure when giving the units back after a declined charge fails', () => {
     const error = new Error('disk full');
-    const state = given(started, written, armed, { type: 'ChargeDeclined', data: { reason: 'x' } })
+    const state = given(started, written, { type: 'ChargeDeclined', data: { reason: 'x' } })
       .when(failed('RecordNonPayment', error))
       .then([]);
     expect(state.answer).toEqual({ outcome: 'failed', error });
   });
 
   it('keeps the lock and arms the settling at its end when the processor does not answer', () => {
-    const { state } = given(started, written, armed)
+    const { state } = given(started, written)
       .when({ type: 'ChargeUnanswered', data: { reason: 'socket hang up' } })
       .thenAsks('ArmRecovery');
     expect(state.settleAt).toBe('2026-06-15T12:02:00.000Z');
     expect(state.answer).toMatchObject({ outcome: 'refused', error: expect.any(PaymentOutcomeUnknown) });
-    const report = given(started, written, armed, { type: 'ChargeUnanswered', data: { reason: 'socket hang up' } }).when({
+    const report = given(started, written, { type: 'ChargeUnanswered', data: { reason: 'socket hang up' } }).when({
       type: 'RecoveryArmed',
       data: { armed: true },
     });
@@ -214,7 +210,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('refunds a charge whose units are gone, records the non-payment, then answers that they are gone', () => {
-    const charged = [started, written, approved, armed];
+    const charged = [started, written, approved];
     given(...charged)
       .when({ type: 'UnitsGone', data: { error: gone } })
       .then([{ type: 'Refund', data: { purchaseId: 'p1', chargeId: 'ch1', amountCents: 3000 } }]);
@@ -232,7 +228,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('tries a sale whose write failed again from what was written, once its other steps answered, at once, then with waits doubling from 50 ms, then arms its recovery', () => {
-    const charged = [started, written, approved, armed, sold];
+    const charged = [started, written, approved, sold];
     given(...charged)
       .when(failed('RecordSale'))
       .then([]);
@@ -246,8 +242,8 @@ describe('purchase workflow: a stored-card purchase', () => {
       .thenAsks('DrawCouponImages', 'FinishSale');
     const soldAgain = given(...retried, { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
       .when({ type: 'SaleWritten', data: { position: at(5) } })
-      .thenAsks('DisarmHoldRelease');
-    expect(soldAgain.state.answer).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(5) });
+      .then([]);
+    expect(soldAgain.answer).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(5) });
     // Each later try waits first: 50, 100, 200, … ms.
     const waited: Input = { type: 'Waited', data: none };
     let history: Input[] = retried;
@@ -280,7 +276,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('starts no try of a charged sale later than 6.5 s after its first failure (each try may take a statement bound)', () => {
-    const charged = [started, written, approved, armed, sold];
+    const charged = [started, written, approved, sold];
     const failedAt = (step: PurchaseWorkflowCommand['type'], ms: number): Input => ({
       type: 'StepFailed',
       data: { step, error: new Error('Query read timeout'), at: now.getTime() + ms },
@@ -298,7 +294,7 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('reports a charge lock it could not end, and still answers the sale', () => {
-    given(started, written, approved, armed).when(failed('EndCharge')).thenAsks('Report');
+    given(started, written, approved).when(failed('EndCharge')).thenAsks('Report');
   });
 });
 
@@ -328,7 +324,7 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
       ]);
     const state = given(claim, read())
       .when({ type: 'SaleWritten', data: { position: at(4) } })
-      .then([{ type: 'DisarmHoldRelease', data: { holdId: 'p2' } }]);
+      .then([]);
     expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p2', position: at(4) });
   });
 
@@ -339,10 +335,7 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
       .then([{ type: 'SellUnits', data: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 } }]);
     given(claim, read(), refusedWrite)
       .when({ type: 'UnitsSold', data: { holdId: 'p2' } })
-      .then([
-        { type: 'RecordSale', data: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' } },
-        { type: 'DisarmHoldRelease', data: { holdId: 'p2' } },
-      ]);
+      .then([{ type: 'RecordSale', data: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' } }]);
     given(claim, read(), refusedWrite, { type: 'UnitsSold', data: { holdId: 'p2' } })
       .when({ type: 'SaleRecorded', data: { position: at(4), couponIds: ['p2-1'], userId: 'u2' } })
       .then([{ type: 'IssueCoupons', data: { purchaseId: 'p2', partnerId: 'P', deal, couponIds: ['p2-1'], userId: 'u2' } }]);
@@ -351,7 +344,7 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
   it('does not sell again a claim already sold (its retry), and issues the coupons it names', () => {
     given(claim)
       .when(read({ holdId: 'p2', couponIds: ['p2-1'], userId: 'u2' }))
-      .thenAsks('DrawCouponImages', 'RecordSale', 'DisarmHoldRelease');
+      .thenAsks('DrawCouponImages', 'RecordSale');
   });
 
   it('answers the refusal when the units are gone, refunding nothing', () => {
@@ -397,7 +390,6 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
             holdId: 'p3',
           },
         },
-        { type: 'DisarmHoldRelease', data: { holdId: 'p3' } },
       ]);
   });
 });
@@ -495,10 +487,7 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
       ]);
     given(...charged, readNow)
       .when({ type: 'SaleWritten', data: { position: at(6) } })
-      .then([
-        { type: 'DisarmHoldRelease', data: { holdId: 'p1' } },
-        { type: 'EndCharge', data: lock },
-      ]);
+      .then([{ type: 'EndCharge', data: lock }]);
   });
 
   it('charged and sold, stopped before its coupons: issues them, then ends the lock', () => {
@@ -508,7 +497,7 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
     };
     given(...charged)
       .when(read)
-      .thenAsks('DrawCouponImages', 'RecordSale', 'DisarmHoldRelease');
+      .thenAsks('DrawCouponImages', 'RecordSale');
     given(...charged, read)
       .when({ type: 'SaleRecorded', data: { position: at(2), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
       .thenAsks('IssueCoupons');

@@ -41,7 +41,7 @@ type State = PurchaseWorkflowState;
 export const purchaseWorkflow: Workflow<Input, State, Command> = {
   initialState: () => ({
     order: NO_ORDER,
-    start: { awaiting: [], holdExpiresAt: null },
+    start: { awaiting: [] },
     charge: null,
     sale: { steps: 0, failure: null, attempts: 0, firstFailedAt: null, retryDue: false, unitsGone: null, recorded: null, issued: null },
     refunded: false,
@@ -62,7 +62,6 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'CardPurchaseResumed':
         return decideCardPurchaseResumed(input, state);
       case 'PurchaseStartWritten':
-      case 'HoldReleaseArmed':
       case 'ChargeApproved':
       case 'ChargeDeclined':
       case 'ChargeFailed':
@@ -113,7 +112,6 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'CardPurchaseResumed':
         return evolveCardPurchaseResumed(state, message);
       case 'PurchaseStartWritten':
-      case 'HoldReleaseArmed':
       case 'ChargeApproved':
       case 'ChargeDeclined':
       case 'ChargeFailed':

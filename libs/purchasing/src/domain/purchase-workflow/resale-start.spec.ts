@@ -93,7 +93,7 @@ describe('purchase workflow: a reseller’s new sale', () => {
     });
     const state = given(...started, read)
       .when({ type: 'SaleWritten', data: { position: at(6) } })
-      .then([{ type: 'DisarmHoldRelease', data: { holdId: 'p1' } }]);
+      .then([]);
     expect(state.answer).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(6) });
   });
 
@@ -115,7 +115,6 @@ describe('purchase workflow: a reseller’s new sale', () => {
             holdId: 'p1',
           },
         },
-        { type: 'DisarmHoldRelease', data: { holdId: 'p1' } },
       ]);
     const recorded: Input = { type: 'SaleRecorded', data: { position: at(5), couponIds: ['p1-1', 'p1-2'], userId: null } };
     const state = given(...started, refused, { type: 'UnitsSold', data: { holdId: 'p1' } }, recorded)

@@ -101,7 +101,7 @@ export function decideSale(input: SaleInput, state: State): Command[] {
     case 'SaleRecorded':
       return quickSale(state) ? [] : [issue(state, input.data.couponIds, input.data.userId)];
     case 'SaleWritten':
-      return [command('DisarmHoldRelease', { holdId: state.order.purchaseId })];
+      return [];
     case 'Waited':
       return [command('ReadPurchase', { purchaseId: state.order.purchaseId })];
   }
@@ -220,7 +220,6 @@ function afterSold(state: State, holdId: string): Command[] {
   const record = { ...state.order.record!, holdId } as Extract<Command, { type: 'RecordSale' }>['data'];
   const commands: Command[] = [command('RecordSale', record)];
   if (quickSale(state)) commands.push(issue(state, couponIdsFor(state.order.purchaseId, state.order.quantity), state.order.userId));
-  commands.push(command('DisarmHoldRelease', { holdId: state.order.purchaseId }));
   return commands;
 }
 
