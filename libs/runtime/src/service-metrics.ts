@@ -109,6 +109,12 @@ export class ServiceMetrics implements OnModuleInit {
         registers,
       }),
     };
+    const contention = new Counter({
+      name: 'deals_event_store_contended_writes_total',
+      help: 'batches of commands whose streams another process wrote first, by what followed: decided_again (read again), held (written with the stream held for them), gave_up (answered 503)',
+      labelNames: ['outcome'],
+      registers,
+    });
     if (config.metrics)
       this.store.observe({
         appended(appended) {
@@ -121,6 +127,9 @@ export class ServiceMetrics implements OnModuleInit {
         committed(count, seconds) {
           groups.observe(count);
           commits.observe(seconds);
+        },
+        contended(outcome) {
+          contention.inc({ outcome });
         },
       });
     const lagEvents = new Gauge({

@@ -131,6 +131,8 @@ describe('the write batching', () => {
       throw new WrongExpectedRevision(streamId, 0, 1);
     });
     const timers = jest.spyOn(global, 'setTimeout');
+    const contended: string[] = [];
+    store.observe({ appended: () => undefined, committed: () => undefined, contended: (outcome) => void contended.push(outcome) });
     try {
       const written = write(writer, 's-3', [take(1)]);
       await expect(written).rejects.toBeInstanceOf(WriteContended);
@@ -138,6 +140,8 @@ describe('the write batching', () => {
       expect(appends).toHaveBeenCalledTimes(12);
       // A back-off before each retry but the first two (the stream read again, then held).
       expect(timers).toHaveBeenCalledTimes(9);
+      // Told to the store's observer (the service's metrics): read again once, held ten times, then given up.
+      expect(contended).toEqual(['decided_again', ...Array(10).fill('held'), 'gave_up']);
       expect(store.streams.has('s-3')).toBe(false);
     } finally {
       jest.restoreAllMocks();

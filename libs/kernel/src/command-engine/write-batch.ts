@@ -85,7 +85,11 @@ export class BatchWriter implements LaneWriter<Waiting> {
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision || error instanceof StoreBusy)) throw error;
         // Other processes' writes to these streams kept coming first: a busy moment, not a failure.
-        if (attempt >= MAX_ATTEMPTS) throw new WriteContended(`a write to ${laneStream}`);
+        if (attempt >= MAX_ATTEMPTS) {
+          this.store.reportContention('gave_up');
+          throw new WriteContended(`a write to ${laneStream}`);
+        }
+        this.store.reportContention(attempt + 1 >= HOLD_FROM ? 'held' : 'decided_again');
         if (error instanceof WrongExpectedRevision) untrusted.add(error.streamId);
         // Another process wrote first: at once while the next attempt reads again or holds the stream.
         if (attempt >= HOLD_FROM || error instanceof StoreBusy) await backOff(attempt);

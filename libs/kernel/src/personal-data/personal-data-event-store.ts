@@ -1,5 +1,6 @@
 import {
   AppendResult,
+  Contention,
   EventStore,
   ExpectedRevision,
   LogPosition,
@@ -136,6 +137,10 @@ export class PersonalDataEventStore extends EventStore {
 
   override warmUp(): void {
     this.inner.warmUp();
+  }
+
+  override reportContention(outcome: Contention): void {
+    this.inner.reportContention(outcome);
   }
 
   override observe(observer: StoreObserver): void {

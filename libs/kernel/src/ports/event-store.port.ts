@@ -120,7 +120,16 @@ export interface StoreObserver {
   appended(events: readonly NewEvent[]): void;
   /** A group of appends was committed together (one transaction, one sync), taking `seconds` from its start. */
   committed(appends: number, seconds: number): void;
+  /**
+   * A batch of the command engine found a stream moved by another writer (or the store too busy to
+   * order it), and what followed: decided again on the stream read again, decided again with the
+   * stream held for it, or given up (answered 503).
+   */
+  contended?(outcome: Contention): void;
 }
+
+/** What followed a batch's lost race for its streams (see {@link StoreObserver.contended}). */
+export type Contention = 'decided_again' | 'held' | 'gave_up';
 
 /**
  * The append-only log of events, grouped in streams (`<aggregate>-<id>`).
@@ -235,5 +244,10 @@ export abstract class EventStore {
 
   protected reportCommitted(appends: number, seconds: number): void {
     this.observer?.committed(appends, seconds);
+  }
+
+  /** Told by the command engine of a batch that lost its race for its streams, and what followed. */
+  reportContention(outcome: Contention): void {
+    this.observer?.contended?.(outcome);
   }
 }
