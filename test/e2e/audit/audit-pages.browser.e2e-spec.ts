@@ -73,9 +73,10 @@ browserSuite('The auditor’s pages in a browser', () => {
     expect(answer!.headers()['content-security-policy']).toMatch(/default-src 'none'/);
     await expect(page.getByRole('status').textContent()).resolves.toMatch(/^Verified: \d+ sealed events of purchase-/);
     const rows = page.locator('tbody tr');
+    // The reservation and its hold are one write, the deal's inventory first.
     await expect(rows.locator('.type').allTextContents()).resolves.toEqual([
-      'PurchaseReserved',
       'UnitsHeld',
+      'PurchaseReserved',
       'UnitsSold',
       'PurchaseClaimed',
       'CouponIssued',

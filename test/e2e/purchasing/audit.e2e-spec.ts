@@ -40,8 +40,9 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     expect(reply.status).toBe(200);
     const events = reply.body.events;
     expect(events.map((e: { type: string; purchaseState: string }) => [e.type, e.purchaseState])).toEqual([
+      // The reservation and its hold are one write, the deal's inventory first.
+      ['UnitsHeld', 'none'],
       ['PurchaseReserved', 'reserved'],
-      ['UnitsHeld', 'reserved'],
       ['UnitsSold', 'reserved'],
       ['PurchaseClaimed', 'fulfilled'],
       ['CouponIssued', 'fulfilled'],
@@ -72,7 +73,7 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     const positions = events.map((e: { position: string }) => e.position);
     expect([...positions].sort()).toEqual(positions);
     const asOf = await api.call('GET', `/audit/purchases/${purchaseId}?as_of=2026-06-15T12:00:30Z`, { apiKey: auditorKey });
-    expect(asOf.body.events.map((e: { type: string }) => e.type)).toEqual(['PurchaseReserved', 'UnitsHeld']);
+    expect(asOf.body.events.map((e: { type: string }) => e.type)).toEqual(['UnitsHeld', 'PurchaseReserved']);
     for (const bad of [
       'garbage',
       '1',
@@ -145,7 +146,7 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     const json = JSON.parse(
       (await runCli(api.dataDir, ['audit:purchase', purchaseId, '--json', '--as-of', '2026-06-15T12:00:30Z'])).stdout,
     );
-    expect(json.map((e: { type: string }) => e.type)).toEqual(['PurchaseReserved', 'UnitsHeld']);
+    expect(json.map((e: { type: string }) => e.type)).toEqual(['UnitsHeld', 'PurchaseReserved']);
     // Only an instant cuts the history: not a bare date, nor what Date would guess from `1`.
     for (const bad of ['1', '2026-06-15', '2026-06-15T12:00:30']) {
       const refused = await runCli(api.dataDir, ['audit:purchase', purchaseId, '--as-of', bad]);
@@ -164,8 +165,9 @@ describe('purchase history for auditors: audit:purchase and GET /audit/purchases
     await api.settle();
     const events = (await api.call('GET', `/audit/purchases/${lapsed}`, { apiKey: auditorKey })).body.events;
     expect(events.map((e: { type: string; purchaseState: string }) => [e.type, e.purchaseState])).toEqual([
+      // The reservation and its hold are one write, the deal's inventory first.
+      ['UnitsHeld', 'none'],
       ['PurchaseReserved', 'reserved'],
-      ['UnitsHeld', 'reserved'],
       ['UnitsReleased', 'released'],
       ['UnitsHeld', 'released'],
       ['UnitsSold', 'released'],

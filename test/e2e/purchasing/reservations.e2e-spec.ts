@@ -372,7 +372,7 @@ describe("reserve, claim and release, and a user's coupons", () => {
     expect((await api.call('GET', '/purchases/nothing', { apiKey })).status).toBe(404);
   });
 
-  it('sells exactly the units there are when 300 reservations race for 50', async () => {
+  it('sells exactly the units there are when 300 reservations race for 50; a refused one writes nothing', async () => {
     const outcomes = await Promise.all(Array.from({ length: 300 }, () => reserve(1, 'hot-deal')));
     const ok = outcomes.filter((r) => r.status === 200);
     const refused = outcomes.filter((r) => r.status === 422);
@@ -389,6 +389,11 @@ describe("reserve, claim and release, and a user's coupons", () => {
     expect(log.filter((e) => e.type === 'UnitsHeld')).toHaveLength(50);
     expect(new Set(log.filter((e) => e.type === 'UnitsSold').map((e) => (e.data as { holdId: string }).holdId)).size).toBe(50);
     expect(log.filter((e) => e.type === 'UnitsReleased')).toHaveLength(0);
+    // A reservation and its hold are one write: the 250 refused left no purchase behind, reserved or released.
+    const reservations = (await api.get(EventStore).readAll({ after: null, maxCount: 1_000_000 })).filter(
+      (e) => e.type === 'PurchaseReserved' && (e.data as { deal: { dealId: string } }).deal.dealId === 'hot-deal',
+    );
+    expect(reservations).toHaveLength(50);
   });
 
   it('never answers a release while a claim keeps the units: a release after the claim sold them is refused, one before it makes the claim buy fresh units', async () => {

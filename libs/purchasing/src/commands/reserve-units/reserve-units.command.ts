@@ -1,11 +1,12 @@
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, EventStore, handleCommand, IdGenerator, laterPosition, NotFound } from '@deals/kernel';
+import { Clock, EventStore, handleCommands, IdGenerator, laterPosition, NotFound } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { holdExpiry } from '../../domain/inventory/inventory.events';
+import { inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { holdExpiry, partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.events';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
-import { holdPartnerUnits } from '../purchase-steps/partner-inventory';
+import { holdAs } from '../purchase-steps/partner-inventory';
 import { refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from '../purchase-steps/sale-rules';
 import type { CommandCaller, IdempotentRun } from '@deals/kernel';
 import { PurchaseOutcome } from '../purchase-steps/purchase-outcome';
@@ -47,46 +48,33 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     refuseUnchargeableAmount(view, quantity, 'num_bought');
     const purchaseId = keyed?.purchaseId ?? this.ids.short();
     const context = { now, metadata: caller };
-    // The reservation is on disk before its hold, so a crash never leaves a hold nobody owns (a
-    // reservation without its hold is claimed on fresh units, or released, like a lapsed one).
-    const reserved = await handleCommand(
+    // One unit of work, in the turns of the deal's inventory: the reservation and its hold (a
+    // sandbox's of its own inventory of the deal), both written or neither (units gone: nothing).
+    const hold = await holdAs(this.store, { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity } }, caller.partnerId);
+    const [reserved, held] = await handleCommands(
       this.store,
-      purchaseStream(purchaseId),
-      purchaseDecider,
-      {
-        type: 'ReservePurchase',
-        data: {
-          purchaseId,
-          partnerId: caller.partnerId,
-          deal: dealSnapshot(deal),
-          quantity,
-          holdId: purchaseId,
-          reservedAt: now.toISOString(),
-          holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+      [
+        {
+          streamId: purchaseStream(purchaseId),
+          decider: purchaseDecider,
+          command: {
+            type: 'ReservePurchase',
+            data: {
+              purchaseId,
+              partnerId: caller.partnerId,
+              deal: dealSnapshot(deal),
+              quantity,
+              holdId: purchaseId,
+              reservedAt: now.toISOString(),
+              holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
+            },
+          },
+          freshStream: true,
         },
-      },
+        { streamId: partnerInventoryStream(deal.id, caller.partnerId), decider: inventoryDecider, command: hold, lane: true },
+      ],
       context,
-      { freshStream: true },
     );
-    let held;
-    try {
-      // A sandbox's reservation holds units of its own inventory of the deal.
-      held = await holdPartnerUnits(
-        this.store,
-        { type: 'HoldUnits', data: { dealId: deal.id, holdId: purchaseId, quantity } },
-        caller.partnerId,
-        context,
-      );
-    } catch (error) {
-      await handleCommand(
-        this.store,
-        purchaseStream(purchaseId),
-        purchaseDecider,
-        { type: 'ReleasePurchase', data: { purchaseId, partnerId: caller.partnerId } },
-        context,
-      );
-      throw error;
-    }
     return { purchaseId, position: laterPosition(held.position, reserved.position) };
   }
 }
