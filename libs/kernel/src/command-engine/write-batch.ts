@@ -57,7 +57,8 @@ interface Track {
  * leave, appends all their events in one write (each stream at its expected revision: one atomic
  * write across streams where the store has it), decides the whole batch again on a conflict (from
  * the third attempt with the lane's stream held for it, so that a process which keeps losing the
- * race for a hot stream gets its turn), and only then settles each. A unit is whole or nothing: a part refused leaves its others undecided.
+ * race for a hot stream gets its turn), and only then settles each. A unit is whole or nothing: a
+ * part refused leaves its others undecided.
  */
 export class BatchWriter implements LaneWriter<Waiting> {
   constructor(
@@ -77,11 +78,7 @@ export class BatchWriter implements LaneWriter<Waiting> {
           // Lost twice: decided on the lane's stream as it is with its writes held for this batch.
           untrusted.add(laneStream);
           results = await this.store.appendHolding(laneStream, decide);
-        } else {
-          const appends = await decide();
-          if (appends.length === 1) results = [await this.store.append(appends[0].streamId, appends[0].events, appends[0].expected)];
-          else results = appends.length ? await this.store.appendToStreams(appends) : [];
-        }
+        } else results = await this.store.appendAll(await decide());
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision || error instanceof StoreBusy)) throw error;
         // Other processes' writes to these streams kept coming first: a busy moment, not a failure.

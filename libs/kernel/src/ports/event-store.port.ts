@@ -179,7 +179,11 @@ export abstract class EventStore {
    * store without such a hold: `decide`, then the appends as {@link appendToStreams} writes them.
    */
   async appendHolding(_held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
-    const appends = await decide();
+    return this.appendAll(await decide());
+  }
+
+  /** Writes the appends as one {@link append} when there is one, as {@link appendToStreams} when more, and nothing when none. */
+  async appendAll(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     if (appends.length === 0) return [];
     if (appends.length === 1) return [await this.append(appends[0].streamId, appends[0].events, appends[0].expected)];
     return this.appendToStreams(appends);

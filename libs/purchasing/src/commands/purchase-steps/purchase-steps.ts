@@ -104,11 +104,10 @@ export class PurchaseSteps {
   /**
    * Writes a stored-card purchase's start as one unit: the user's charge lock taken, the purchase
    * reserved, its units held (in the turns of the deal's inventory, with the purchases waiting on
-   * it), and its key's entry. A lock still held by a purchase already
-   * settled (fulfilled, or its non-payment recorded) is one whose end was not written (a write
-   * failed, a process died): the unit then ends it before taking it, rather than refusing the
-   * user's purchases until it lapses. A purchase still open keeps it, charged or not: a retry of it
-   * without a key must not charge again.
+   * it), and its key's entry. A lock still held by a purchase already settled (fulfilled, or its
+   * non-payment recorded) is one whose end was not written (a write failed, a process died): the
+   * unit then ends it before taking it, rather than refusing the user's purchases until it lapses.
+   * A purchase still open keeps it, charged or not: a retry of it without a key must not charge again.
    */
   private async startPurchase(command: Extract<Command, { type: 'StartPurchase' }>, context: PartnerContext): Promise<void> {
     const { lock, reserve, hold, keyed } = command.data;
