@@ -43,6 +43,8 @@ const mode = arg('mode', 'hot') as 'hot' | 'many';
 const purchases = Number(arg('purchases', '1000'));
 const connections = Number(arg('connections', '50'));
 const users = Number(arg('users', '400'));
+/** With `--timeline=N`: the server's log of the run's last N purchases' time, line by line, milliseconds apart. */
+const timeline = Number(arg('timeline', '0'));
 /** How long a child is given to stop after SIGTERM. */
 const STOP_MS = 15_000;
 /** Kept short of the statement so that the same statement with other lists of values counts as one. */
@@ -77,6 +79,34 @@ function statementsLogged(database: string, from: number, to: number): Map<strin
   }
   count();
   return counts;
+}
+
+/**
+ * The log lines of `database` in the last `purchases` purchases' stretch of the log (from the
+ * `purchases`-th last lookup of a user on), each with the milliseconds since the one before: where a
+ * lone purchase waits between its statements.
+ */
+function printTimeline(database: string, from: number, to: number, purchases: number): void {
+  const fd = openSync(LOG, 'r');
+  const bytes = Buffer.alloc(to - from);
+  readSync(fd, bytes, 0, bytes.length, from);
+  closeSync(fd);
+  const lines = bytes
+    .toString('utf8')
+    .split('\n')
+    .map((line) => /^(\S+ \S+) \S+ \[(\d+)\] \S*@(\S*) (\w+): {2}(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null && m[3] === database && m[4] === 'LOG');
+  const starts = lines.flatMap((m, i) => (/FROM (\w+\.)?"?user/i.test(m[5]) || /users?_details/.test(m[5]) ? [i] : []));
+  const first = starts.length >= purchases ? starts[starts.length - purchases] : 0;
+  let before: number | null = null;
+  process.stdout.write(`\ntimeline of the last ${purchases} purchase(s): ms since the line before, backend pid, statement\n`);
+  for (const m of lines.slice(first)) {
+    const at = Date.parse(m[1].replace(' ', 'T') + 'Z');
+    process.stdout.write(
+      `${before === null ? '' : (at - before).toFixed(0).padStart(5)} ${m[2].padStart(7)} ${m[5].replace(/\s+/g, ' ').slice(0, 150)}\n`,
+    );
+    before = at;
+  }
 }
 
 async function main() {
@@ -142,6 +172,7 @@ async function main() {
         `${mode === 'hot' ? 'hot deal' : `${MANY_DEALS} deals`}: ${ok} purchases answered 2xx (${run.non2xx} other) ` +
           `in ${run.durationSec.toFixed(1)} s, ${connections} connections, ${users} users; one API replica and a worker, no quota\n`,
       );
+      if (timeline > 0) printTimeline(database, logBefore, logAfter, timeline);
       const statements = statementsLogged(database, logBefore, logAfter);
       const all = [...statements.values()].reduce((a, b) => a + b, 0);
       process.stdout.write(`\nstatements a purchase: ${(all / ok).toFixed(2)}\n`);

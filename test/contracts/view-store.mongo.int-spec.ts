@@ -10,23 +10,27 @@ if (!url) {
     it('needs a server', () => undefined);
   });
 } else {
-  viewStoreContract('mongodb', async () => {
-    // A database per test: nothing is shared with other data on the server, and all is dropped after.
-    const dbName = `contract_${Date.now()}_${randomBytes(3).toString('hex')}`;
-    const views = new MongoViewStore(url, dbName);
-    await views.ping();
-    return {
-      views,
-      openAgain: async () => new MongoViewStore(url, dbName),
-      cleanup: async () => {
-        await views.close();
-        const client = new MongoClient(url);
-        try {
-          await client.db(dbName).dropDatabase();
-        } finally {
-          await client.close();
-        }
-      },
-    };
-  });
+  viewStoreContract(
+    'mongodb',
+    async () => {
+      // A database per test: nothing is shared with other data on the server, and all is dropped after.
+      const dbName = `contract_${Date.now()}_${randomBytes(3).toString('hex')}`;
+      const views = new MongoViewStore(url, dbName);
+      await views.ping();
+      return {
+        views,
+        openAgain: async () => new MongoViewStore(url, dbName),
+        cleanup: async () => {
+          await views.close();
+          const client = new MongoClient(url);
+          try {
+            await client.db(dbName).dropDatabase();
+          } finally {
+            await client.close();
+          }
+        },
+      };
+    },
+    { writesAhead: true },
+  );
 }

@@ -23,7 +23,7 @@ if (unavailable) {
       const views = new PostgresViewStore(database.url);
       return { views, openAgain: async () => new PostgresViewStore(database.url), cleanup: () => views.close() };
     },
-    { commitsAllAtOnce: true, tellsOfCheckpoints: true },
+    { commitsAllAtOnce: true, tellsOfCheckpoints: true, writesAhead: true },
   );
 
   describe('PostgresViewStore: notices of checkpoints', () => {

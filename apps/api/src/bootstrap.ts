@@ -12,6 +12,7 @@ import {
 } from '@deals/runtime';
 import {
   answerAfterTheViewsShowTheWrites,
+  readAfterDeferredWrites,
   answerClientError,
   answerRepeatedRequests,
   answerUnservedRequests,
@@ -216,6 +217,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   keepTestClocks(fastify);
   const progress = app.get(ViewProgress);
   answerAfterTheViewsShowTheWrites(fastify, () => progress);
+  readAfterDeferredWrites(fastify, () => progress);
   const metricsServer = config.metrics ? await serveMetrics(fastify, metrics, config) : null;
   serveJobList(fastify, app.get(Scheduler));
   await mountQueueBoard(fastify, app.get(Scheduler));

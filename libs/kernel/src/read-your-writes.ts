@@ -1,5 +1,6 @@
-import type { LogPosition, NewEvent } from './ports/event-store.port';
+import type { LogPosition, NewEvent, RecordedEvent } from './ports/event-store.port';
 import type { ViewDocument } from './ports/view-store.port';
+import { applyEvents, type Projection } from './projection';
 
 /**
  * Read your writes: a call's response waits until the views it reads include the call's own
@@ -17,6 +18,19 @@ export abstract class ViewProgress {
    * nothing was written.
    */
   abstract waitForWrites(writes: RequestWrites): Promise<void>;
+
+  /**
+   * Leaves the views `writes` needs to `reader`'s next reads instead of the answer: each view that
+   * shows a type written (but those in `writes.shown`) is remembered with the latest position
+   * written of the types it shows, and {@link readerWaits} waits for it.
+   */
+  abstract deferWrites(reader: string, writes: RequestWrites): void;
+
+  /**
+   * Waits (bounded, as {@link waitFor}) until the views that `reader`'s deferred writes need show
+   * them; null when nothing is deferred.
+   */
+  abstract readerWaits(reader: string): Promise<void> | null;
 
   /**
    * Tells `listener` of the documents each live batch of `collection` commits, in the process that
@@ -43,12 +57,46 @@ export abstract class ViewProgress {
 export class RequestWrites {
   /** The latest position of each event type written. */
   readonly positions = new Map<string, LogPosition>();
+  /**
+   * Views that hold this request's writes already (written with its events, `ViewStore.writeAhead`):
+   * its answer waits for none of them.
+   */
+  readonly shown = new Set<string>();
+  /**
+   * The answer was built from the decision itself: the views not {@link shown} are left to the
+   * caller's next reads (`ViewProgress.deferWrites`) instead of holding this answer back.
+   */
+  deferred = false;
+  /** The events written, once {@link keepEvents} asked for them (in the order written). */
+  private kept: WrittenEvent[] | null = null;
 
-  note(position: LogPosition, events: readonly Pick<NewEvent, 'type'>[]): void {
+  note(position: LogPosition, events: readonly Pick<NewEvent, 'type' | 'data'>[], streamId = ''): void {
     for (const { type } of events) {
       const known = this.positions.get(type);
       if (known === undefined || position > known) this.positions.set(type, position);
     }
+    if (this.kept) for (const { type, data } of events) this.kept.push({ type, data, streamId, position });
+  }
+
+  /** Keeps the events written from now on, for an answer built from them ({@link documentsWritten}). */
+  keepEvents(): void {
+    this.kept ??= [];
+  }
+
+  /**
+   * The documents of `ids` in `projection`'s view as the events kept make them from nothing, each
+   * stamped with the position of the last write that changed it: what the view shows once it has
+   * folded them, provided no earlier event changed these documents (they were made by this request).
+   */
+  documentsWritten<V extends ViewDocument>(projection: Projection<V>, ids: readonly string[]): Map<string, V> {
+    const wanted = new Set(ids);
+    const events = (this.kept ?? []).filter(
+      (event) => projection.handles.includes(event.type) && projection.documentIds(event as RecordedEvent).some((id) => wanted.has(id)),
+    );
+    const documents = new Map<string, V>();
+    for (const doc of applyEvents(projection, new Map(), events as unknown as RecordedEvent[]))
+      if (wanted.has(doc._id)) documents.set(doc._id, doc);
+    return documents;
   }
 
   /** Never part of what a caller is serialized into. */
@@ -56,6 +104,9 @@ export class RequestWrites {
     return undefined;
   }
 }
+
+/** An event a request wrote, as its tracker keeps it: at the position of the write that carried it. */
+export type WrittenEvent = Pick<RecordedEvent, 'type' | 'data' | 'streamId' | 'position'>;
 
 /** Who caused a command: goes into every event's metadata (`writes`, the request's tracker, does not). */
 export interface CommandCaller {

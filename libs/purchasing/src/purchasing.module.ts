@@ -26,6 +26,7 @@ import { OpenHolds } from './queries/open-holds';
 import { PurchaseQueries } from './queries/purchase.queries';
 import { PurchaseAudit } from './audit/purchase-audit';
 import { RecoverInterruptedPayments } from './reactions/recover-interrupted-payments.reaction';
+import { DecidedPurchases } from './commands/purchase-steps/decided-purchases';
 import { KeyedPurchases } from './commands/purchase-steps/keyed-purchases';
 import { AuditController } from './http/audit.controller';
 import { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';
@@ -63,6 +64,7 @@ import { RefundPurchaseHandler, RefundSteps } from './commands/refund-purchase/r
     PurchaseAudit,
     RecoverInterruptedPayments,
     KeyedPurchases,
+    DecidedPurchases,
     CouponQr,
   ],
   exports: [

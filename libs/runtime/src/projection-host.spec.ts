@@ -1,4 +1,4 @@
-import { CheckpointListener, EventStore, LogPosition, Projection, ViewStore } from '@deals/kernel';
+import { CheckpointListener, EventStore, LogPosition, Projection, RequestWrites, ViewStore } from '@deals/kernel';
 import { ProjectionHost } from './projection-host';
 import { ServiceConfig } from './service-config';
 
@@ -127,5 +127,59 @@ describe('ProjectionHost in a process that keeps no views', () => {
     } finally {
       process.off('unhandledRejection', unhandled);
     }
+  });
+});
+
+describe("ProjectionHost: writes left to the caller's next reads", () => {
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
+  afterEach(() => jest.useRealTimers());
+
+  function twoViews(views: OtherProcessViews): ProjectionHost {
+    const projections = [
+      { name: 'deal_details', handles: ['UnitsSold'] },
+      { name: 'purchase_details', handles: ['UnitsSold', 'PurchasePaid'] },
+    ] as unknown as Projection[];
+    return new ProjectionHost({} as EventStore, views as unknown as ViewStore, projections, {
+      readYourWritesTimeoutMs: 2000,
+    } as ServiceConfig);
+  }
+
+  it("makes the writer's next read wait for the views it left, and no other reader's", async () => {
+    const views = new OtherProcessViews(true);
+    const projections = twoViews(views);
+    expect(projections.readerWaits('partner-a')).toBeNull();
+    const writes = new RequestWrites();
+    writes.note(pos(7), [
+      { type: 'UnitsSold', data: {} },
+      { type: 'PurchasePaid', data: {} },
+    ]);
+    // The purchase's view holds the writes already (written ahead): only the deal's is left.
+    writes.shown.add('purchase_details');
+    projections.deferWrites('partner-a', writes);
+    expect(projections.readerWaits('partner-b')).toBeNull();
+    const reading = projections.readerWaits('partner-a')!;
+    views.listener!.resync();
+    await turn();
+    views.listener!.reached('deal_details', pos(6));
+    expect(await settled(reading)).toBe(false);
+    views.listener!.reached('deal_details', pos(7));
+    expect(await settled(reading)).toBe(true);
+    // Shown: forgotten.
+    expect(projections.readerWaits('partner-a')).toBeNull();
+  });
+
+  it('lets a read go on with what the views hold after the bound, and forgets what it waited for', async () => {
+    const views = new OtherProcessViews(true);
+    const projections = twoViews(views);
+    const writes = new RequestWrites();
+    writes.note(pos(9), [{ type: 'PurchasePaid', data: {} }]);
+    projections.deferWrites('partner-a', writes);
+    const reading = projections.readerWaits('partner-a')!;
+    views.listener!.resync();
+    await jest.advanceTimersByTimeAsync(1999);
+    expect(await settled(reading)).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(await settled(reading)).toBe(true);
+    expect(projections.readerWaits('partner-a')).toBeNull();
   });
 });

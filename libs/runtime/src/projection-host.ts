@@ -67,6 +67,8 @@ export class ProjectionHost extends ViewProgress {
   private viewsByType: Map<string, string[]> | null = null;
   private readonly committedListeners = new Map<string, Array<(documents: readonly ViewDocument[]) => void>>();
   private readonly adoptedListeners = new Map<string, Array<() => void>>();
+  /** Each reader's deferred writes: the views its next reads wait for, each up to a position. */
+  private readonly deferred = new Map<string, Map<string, LogPosition>>();
 
   constructor(
     private readonly store: EventStore,
@@ -160,13 +162,41 @@ export class ProjectionHost extends ViewProgress {
     return position === null ? Promise.resolve(true) : this.reached(collection, position, this.config.readYourWritesTimeoutMs);
   }
 
-  async waitForWrites({ positions }: RequestWrites): Promise<void> {
-    if (positions.size === 0) return;
-    // Each view, up to the latest position written of the types it shows.
+  async waitForWrites(writes: RequestWrites): Promise<void> {
+    await Promise.all([...this.viewsOf(writes)].map(([collection, position]) => this.waitForView(collection, position)));
+  }
+
+  deferWrites(reader: string, writes: RequestWrites): void {
+    const views = this.viewsOf(writes);
+    if (views.size === 0) return;
+    let deferred = this.deferred.get(reader);
+    if (!deferred) this.deferred.set(reader, (deferred = new Map()));
+    for (const [collection, position] of views) deferred.set(collection, laterPosition(deferred.get(collection) ?? null, position)!);
+  }
+
+  readerWaits(reader: string): Promise<void> | null {
+    const deferred = this.deferred.get(reader);
+    return deferred ? this.waitForDeferred(reader, deferred) : null;
+  }
+
+  private async waitForDeferred(reader: string, deferred: Map<string, LogPosition>): Promise<void> {
+    await Promise.all(
+      [...deferred].map(async ([collection, position]) => {
+        await this.waitForView(collection, position);
+        // Reached (or waited for as long as an answer would have): forgotten, unless deferred further meanwhile.
+        if (deferred.get(collection) === position) deferred.delete(collection);
+      }),
+    );
+    if (deferred.size === 0 && this.deferred.get(reader) === deferred) this.deferred.delete(reader);
+  }
+
+  /** Each view that shows a type `writes` wrote (those it shows already left out), up to the latest position written of the types it shows. */
+  private viewsOf({ positions, shown }: RequestWrites): Map<string, LogPosition> {
     const upTo = new Map<string, LogPosition>();
     for (const [type, position] of positions)
-      for (const name of this.showing().get(type) ?? []) upTo.set(name, laterPosition(upTo.get(name) ?? null, position)!);
-    await Promise.all([...upTo].map(([collection, position]) => this.waitForView(collection, position)));
+      for (const name of this.showing().get(type) ?? [])
+        if (!shown.has(name)) upTo.set(name, laterPosition(upTo.get(name) ?? null, position)!);
+    return upTo;
   }
 
   private async waitForView(collection: string, position: LogPosition): Promise<void> {

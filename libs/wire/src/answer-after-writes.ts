@@ -1,5 +1,6 @@
 import { RequestWrites, ViewProgress } from '@deals/kernel';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthenticatedRequest } from './partner-auth.guard';
 
 type WritingRequest = FastifyRequest & { writes?: RequestWrites };
 
@@ -22,6 +23,12 @@ export function answerAfterTheViewsShowTheWrites(fastify: FastifyInstance, progr
     (request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
       const writes = (request as WritingRequest).writes;
       if (!writes || writes.positions.size === 0) return done(null, payload);
+      const reader = readerOf(request);
+      // An answer built from its own decision: the caller's next reads wait for the rest instead.
+      if (writes.deferred && reader !== null) {
+        progress().deferWrites(reader, writes);
+        return done(null, payload);
+      }
       // The wait logs a view that is late; the answer goes out either way.
       progress()
         .waitForWrites(writes)
@@ -31,4 +38,26 @@ export function answerAfterTheViewsShowTheWrites(fastify: FastifyInstance, progr
         );
     },
   );
+}
+
+/** Whose reads wait for a deferred write: the partner that made it (its users' tokens included). */
+function readerOf(request: FastifyRequest): string | null {
+  return (request as AuthenticatedRequest).partner?.id ?? null;
+}
+
+/**
+ * The other half of an answer built from its decision (`RequestWrites.deferred`): a read (GET,
+ * HEAD) by the same partner, once authenticated, waits (bounded) until the views its earlier
+ * answers left behind show them. Nothing to wait for is the usual case: no promise then.
+ */
+export function readAfterDeferredWrites(fastify: FastifyInstance, progress: () => ViewProgress): void {
+  fastify.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    const reader = request.method === 'GET' || request.method === 'HEAD' ? readerOf(request) : null;
+    const waiting = reader === null ? null : progress().readerWaits(reader);
+    if (waiting === null) return done();
+    waiting.then(
+      () => done(),
+      () => done(),
+    );
+  });
 }

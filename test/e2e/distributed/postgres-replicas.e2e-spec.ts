@@ -67,6 +67,7 @@ if (why) {
           { ...spaDay, id: 'held-spa', quantity: 3, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'repeated-spa', quantity: 1000, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'declined-spa', quantity: 20, max_per_user: undefined, start_at: start, end_at: end },
+          { ...spaDay, id: 'decided-spa', quantity: 20, max_per_user: undefined, start_at: start, end_at: end },
           { ...cardLinked, id: 'linked-coffee', start_at: start, end_at: end },
         ]),
       );
@@ -118,6 +119,28 @@ if (why) {
       const id = replies.find((r) => r.status === 200)!.body.purchase.id;
       expect((await replicas[0].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
       expect((await replicas[1].call('GET', `/purchases/${id}?${key}`)).body.purchase.fulfillment_state).toBe('reserved');
+    });
+
+    it("answers a purchase from its decision: the other replica shows it at once, the same, and lists it under its user; the deal's units follow", async () => {
+      const { userId, cardId } = await buyerWithCard(replicas[0], apiKey, 'decided@example.com');
+      for (let round = 0; round < 3; round++) {
+        const [buyer, other] = [replicas[round % 2], replicas[(round + 1) % 2]];
+        const order = { deal_id: 'decided-spa', quantity: 2, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 };
+        const { status, body } = await buyer.call('POST', `/purchases?${key}`, order);
+        expect(status).toBe(200);
+        const [shown, listed] = await Promise.all([
+          other.call('GET', `/purchases/${body.purchase.id}?${key}`),
+          other.call('GET', `/users/${userId}/purchases?${key}&per_page=50`),
+        ]);
+        // Each replica's links name its own origin.
+        const anyOrigin = (value: unknown) => JSON.parse(JSON.stringify(value).replace(/https:\/\/localhost:\d+/g, 'https://replica'));
+        expect(anyOrigin(shown.body)).toEqual(anyOrigin(body));
+        expect(anyOrigin(listed.body.purchases)).toContainEqual(anyOrigin(body.purchase));
+        // The replica that answered shows the deal's units at once; the other once the worker has folded them.
+        expect((await buyer.call('GET', `/deals/decided-spa?${key}`)).body.deal.num_left).toBe(20 - 2 * (round + 1));
+        const numLeft = async () => (await other.call('GET', `/deals/decided-spa?${key}`)).body.deal.num_left as number;
+        expect(await eventually(numLeft, (n) => n === 20 - 2 * (round + 1), 30_000, ASK_EVERY_MS)).toBe(20 - 2 * (round + 1));
+      }
     });
 
     it("answers a declined card only once both replicas show the deal's units back", async () => {

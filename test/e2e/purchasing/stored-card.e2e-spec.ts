@@ -34,6 +34,7 @@ describe('POST /purchases: buying with a stored card', () => {
       { ...ongoingShipped, quantity: 5 },
       { ...spaDay, id: 'chicago-spa-free', current_price: 0, quantity: 10 },
       { ...spaDay, id: 'chicago-spa-relock', quantity: 10 },
+      { ...spaDay, id: 'chicago-spa-decided', quantity: 10 },
       { ...spaDay, id: 'chicago-spa-priceless', current_price: Number.MAX_SAFE_INTEGER, quantity: 10, max_per_user: undefined },
     ]);
     userId = (await api.call('POST', '/users', { apiKey, body: { email: 'card-buyer@example.com' } })).body.user_id;
@@ -69,6 +70,20 @@ describe('POST /purchases: buying with a stored card', () => {
     });
     expect(reply.body.purchase.coupons).toHaveLength(2);
     expect(await numLeft()).toBe(8);
+  });
+
+  it("answers from the purchase's own decision exactly what its views show next: the purchase, the user's purchases, the deal's units", async () => {
+    const { status, body } = await buy({ deal_id: 'chicago-spa-decided', quantity: 2 });
+    expect(status).toBe(200);
+    // Read at once, with no wait of the test's own: the reads wait for the views the answer did not.
+    const [shown, listed, deal] = await Promise.all([
+      api.call('GET', `/purchases/${body.purchase.id}`, { apiKey }),
+      api.call('GET', `/users/${userId}/purchases?per_page=50`, { apiKey }),
+      api.call('GET', '/deals/chicago-spa-decided', { apiKey }),
+    ]);
+    expect(shown.body).toEqual(body);
+    expect(listed.body.purchases).toContainEqual(body.purchase);
+    expect(deal.body.deal.num_left).toBe(8);
   });
 
   it('answers 422 declined and releases the units when the card is declined', async () => {

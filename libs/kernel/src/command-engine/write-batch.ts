@@ -216,8 +216,8 @@ function settle(batch: Waiting[], decided: Decided[], written: LogPosition | nul
     const unit = decided[i];
     if ('error' in unit) return w.reject(unit.error);
     const position = written ?? unit.parts.reduce<LogPosition | null>((at, p) => laterPosition(at, tracks.get(p.streamId)!.position), null);
-    const outcomes: Array<CommandOutcome<unknown, DomainEvent>> = unit.parts.map(({ events, state, revision }) => {
-      if (events.length) w.context.metadata.writes?.note(position!, events);
+    const outcomes: Array<CommandOutcome<unknown, DomainEvent>> = unit.parts.map(({ streamId, events, state, revision }) => {
+      if (events.length) w.context.metadata.writes?.note(position!, events, streamId);
       return { events, state, revision: revision < 0 ? null : revision, position };
     });
     w.resolve(outcomes);

@@ -160,6 +160,22 @@ export abstract class ViewStore {
   }
 
   /**
+   * Writes documents ahead of their view's fold, for a request that answers from what it decided
+   * and whose caller may read them next through any process: each document (whose `_pos` is at or
+   * past the last event that made it) over a stored one that is older, never over a newer one; no
+   * checkpoint moves, and the fold of the same events later changes nothing. Only for documents made
+   * by the writes of the caller's own request, so that no event before them is left out. Batches
+   * are written in the order given, each in one step (a reader may see an earlier batch before a
+   * later one: give first the documents another leads to). True once written; false where the store keeps no document for other
+   * processes, so the caller waits for the fold instead (the default: an in-process store's readers
+   * wait for its own fold).
+   */
+  async writeAhead(batches: ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>): Promise<boolean> {
+    void batches;
+    return false;
+  }
+
+  /**
    * Tells `listener` of each checkpoint committed from now on, by this process or another, soon after
    * the commit; returns an unsubscribe, or null where the store cannot tell (the caller then reads
    * `ViewWriter.checkpoint` itself). Notices can be lost (`resync` says when).

@@ -23,7 +23,7 @@ import { FullPurchase } from '../commands/full-purchase/full-purchase.command';
 import { ClaimReservation } from '../commands/claim-reservation/claim-reservation.command';
 import { ReleaseReservation } from '../commands/release-reservation/release-reservation.command';
 import { ReserveUnits } from '../commands/reserve-units/reserve-units.command';
-import { COUPON_DETAILS } from '../projections/coupon-details/coupon-details.projection';
+import { COUPON_DETAILS, CouponDetails } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
@@ -76,7 +76,8 @@ export class PurchasesController {
   @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: BuyWithStoredCardBody })
   async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
-    const { purchaseId, position } = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed));
+    const { purchaseId, position, decided } = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed, true));
+    if (decided) return { status: 'success', purchase: await this.body(decided.purchase, decided.coupons) };
     return this.answer(caller.partnerId, purchaseId, position, { written: true });
   }
 
@@ -157,9 +158,10 @@ export class PurchasesController {
     return { status: 'success', purchase: await this.body(purchase) };
   }
 
-  private async body(purchase: PurchaseDetails) {
+  /** The purchase's answer; its coupons read from their view unless given. */
+  private async body(purchase: PurchaseDetails, given?: readonly CouponDetails[]) {
     const now = this.clock.now().getTime();
-    const coupons = await this.purchases.coupons(purchase.couponIds);
+    const coupons = given ?? (await this.purchases.coupons(purchase.couponIds));
     const bodies = await Promise.all(coupons.map(async (c) => toCoupon(c, now, this.links, await this.qr.base64(c.redemptionCode))));
     return toPurchase(purchase, bodies, this.catalog, now);
   }

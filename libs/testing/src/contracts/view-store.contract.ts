@@ -36,6 +36,8 @@ export interface ViewStoreCapabilities {
   commitsAllAtOnce?: boolean;
   /** `onCheckpoints` tells of the checkpoints committed, in this instance and in others on the same storage. */
   tellsOfCheckpoints?: boolean;
+  /** `writeAhead` stores documents for every process (true); false: it answers false and writes nothing. */
+  writesAhead?: boolean;
 }
 
 /** How long a wait may take before it counts as hung. */
@@ -221,6 +223,42 @@ export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnd
       await views.commitAll([{ writer: views.writer(quiet), documents: [], checkpoint: pos(10) }]);
       expect(await views.writer(quiet).checkpoint()).toBe(pos(10));
     });
+
+    if (capabilities.writesAhead)
+      it('writes documents ahead of the fold: readable by another instance at once, over older ones only, moving no checkpoint', async () => {
+        await seed(2);
+        const other = `${collection}_ahead`;
+        await views.define(other, []);
+        const again = await subject.openAgain();
+        try {
+          await again.define(collection, []);
+          await again.define(other, []);
+          const made = { ...deal('d9', 9), title: 'made by a request' };
+          expect(
+            await views.writeAhead([
+              { collection, documents: [made, { ...deal('d1', 1), title: 'older', _pos: pos(0) }] },
+              { collection: other, documents: [deal('o1', 7)] },
+            ]),
+          ).toBe(true);
+          expect(await again.findById<Deal>(collection, 'd9')).toEqual(made);
+          expect(await again.findById<Deal>(other, 'o1')).toEqual(deal('o1', 7));
+          expect((await again.findById<Deal>(collection, 'd1'))?.title).toBe('Deal number 1');
+          expect(await views.writer(collection).checkpoint()).toBe(pos(2));
+          expect(await views.writer(other).checkpoint()).toBeNull();
+          // The fold of the same events changes nothing; a later one moves it on.
+          await views.writer(collection).commit([{ ...made, title: 'folded' }], pos(9));
+          expect((await views.findById<Deal>(collection, 'd9'))?.title).toBe('made by a request');
+          await views.writer(collection).commit([{ ...made, title: 'refunded', _pos: pos(11) }], pos(11));
+          expect((await views.findById<Deal>(collection, 'd9'))?.title).toBe('refunded');
+        } finally {
+          await again.close();
+        }
+      });
+    else
+      it('writes nothing ahead of the fold, and says so', async () => {
+        expect(await views.writeAhead([{ collection, documents: [deal('d9', 9)] }])).toBe(false);
+        expect(await views.findById(collection, 'd9')).toBeNull();
+      });
 
     if (capabilities.commitsAllAtOnce)
       it('commits all the batches of commitAll, or none', async () => {

@@ -200,6 +200,18 @@ export class MongoViewStore extends ViewStore {
       .createIndexes(specs.map((s) => ({ key: s.keys, ...(s.unique ? { unique: true } : {}) })));
   }
 
+  /**
+   * Each collection's documents as a commit upserts them (over older ones only), with no checkpoint;
+   * collection by collection (no transaction): a failure part way leaves the first written, which
+   * the fold of the same events would write alike. False for a collection not defined here.
+   */
+  override async writeAhead(batches: ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>): Promise<boolean> {
+    if (batches.some(({ collection }) => !this.active.has(collection))) return false;
+    for (const { collection, documents } of batches)
+      if (documents.length) await this.upsertNewer(this.live(collection), this.storable(documents));
+    return true;
+  }
+
   private checkpointOf(name: string): Promise<LogPosition | null> {
     return this.checkpoints.findOne({ _id: name }).then((doc) => doc?.position ?? null);
   }

@@ -131,6 +131,11 @@ const keysIndex = (name: string, keys: CollectionKeys): string =>
  * equalities in SQL and the whole filter, sort, skip and limit with mingo over the rows they
  * select, so both view stores answer every query alike.
  */
+/** Documents in the order of their ids: every writer locks a table's rows in this order (no deadlock between writers). */
+function byId(documents: Iterable<ViewDocument>): ViewDocument[] {
+  return [...documents].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+}
+
 export class PostgresViewStore extends ViewStore {
   readonly backend = 'postgresql';
   private readonly pool: Pool;
@@ -151,6 +156,13 @@ export class PostgresViewStore extends ViewStore {
   private readonly keys = new Map<string, CollectionKeys>();
 
   private viewLeases: PostgresViewLeases | null = null;
+  /** Documents to write ahead of their fold, waiting for the next write (`writeAhead`). */
+  private readonly ahead: Array<{
+    batches: ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>;
+    done: () => void;
+    failed: (error: unknown) => void;
+  }> = [];
+  private writingAhead = false;
 
   constructor(private readonly url: string) {
     super();
@@ -367,7 +379,7 @@ export class PostgresViewStore extends ViewStore {
     const clauses: string[] = [];
     for (const [name, { documents }] of tables) {
       if (documents.size === 0) continue;
-      const docs = [...documents.values()];
+      const docs = byId(documents.values());
       clauses.push(
         `d${clauses.length} AS (INSERT INTO ${name} AS t (id, pos, doc)
            SELECT * FROM unnest(${param(docs.map((d) => d._id))}::text[], ${param(docs.map((d) => d._pos))}::text[], ${param(docs.map((d) => JSON.stringify(d)))}::jsonb[])
@@ -386,6 +398,60 @@ export class PostgresViewStore extends ViewStore {
       `${clauses.length ? `WITH ${clauses.join(',\n')}\n` : ''}SELECT pg_notify('${CHANNEL}', ${param(payload.length <= MAX_PAYLOAD ? payload : '')})`,
       params,
     );
+  }
+
+  /**
+   * Calls made in one turn of the loop (and while a write is out) are written together: a statement
+   * (a transaction) a collection, in the order the calls name them, each table's rows in the order
+   * of their ids, as a commit locks them. It never holds one table's rows while it waits for
+   * another's, so it cannot deadlock with the worker committing the same documents. Position-guarded
+   * as a commit's, with no checkpoint and no notice. False for a collection not defined here.
+   */
+  override writeAhead(batches: ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>): Promise<boolean> {
+    if (batches.some(({ collection }) => !this.active.has(collection))) return Promise.resolve(false);
+    return new Promise((resolve, reject) => {
+      this.ahead.push({ batches, done: () => resolve(true), failed: reject });
+      if (!this.writingAhead) {
+        this.writingAhead = true;
+        setImmediate(() => void this.flushAhead());
+      }
+    });
+  }
+
+  private async flushAhead(): Promise<void> {
+    try {
+      while (this.ahead.length) {
+        const calls = this.ahead.splice(0);
+        // Each collection's newest document of each id, collections in the order first named.
+        const tables = new Map<string, Map<string, ViewDocument>>();
+        for (const { batches } of calls)
+          for (const { collection, documents } of batches) {
+            let docs = tables.get(collection);
+            if (!docs) tables.set(collection, (docs = new Map()));
+            for (const doc of documents) {
+              const seen = docs.get(doc._id);
+              if (!seen || doc._pos > seen._pos) docs.set(doc._id, doc);
+            }
+          }
+        try {
+          for (const [collection, documents] of tables) {
+            if (documents.size === 0) continue;
+            const docs = byId(documents.values());
+            await this.pool.query(
+              `INSERT INTO ${table(collection, this.active.get(collection)!)} AS t (id, pos, doc)
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+                 ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos`,
+              [docs.map((d) => d._id), docs.map((d) => d._pos), docs.map((d) => JSON.stringify(d))],
+            );
+          }
+          for (const call of calls) call.done();
+        } catch (error) {
+          for (const call of calls) call.failed(error);
+        }
+      }
+    } finally {
+      this.writingAhead = false;
+    }
   }
 
   override leases(): PostgresViewLeases {

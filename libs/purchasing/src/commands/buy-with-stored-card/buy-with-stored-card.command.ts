@@ -14,6 +14,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { KeyedPurchaseStartedBefore } from '../../domain/purchase/keyed-purchases';
 import { dealSnapshot } from '../../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../../domain/purchase/shipping-address';
+import { DecidedPurchase, DecidedPurchases } from '../purchase-steps/decided-purchases';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
 import { PurchaseSteps } from '../purchase-steps/purchase-steps';
 import { refuseFreeCardPurchase, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from '../purchase-steps/sale-rules';
@@ -37,12 +38,17 @@ export interface StoredCardOrder {
  * POST /purchases: buy with a stored card. The full purchase names no
  * price: its order's `expectedPrice` is null, and the deal's price when the units are held is charged.
  */
-export class BuyWithStoredCard extends Command<{ purchaseId: string; position: LogPosition | null }> {
+export class BuyWithStoredCard extends Command<{ purchaseId: string; position: LogPosition | null; decided?: DecidedPurchase | null }> {
   constructor(
     readonly order: StoredCardOrder,
     readonly caller: Caller,
     /** The request's run under its `Idempotency-Key`, which names the purchase; null without one. */
     readonly keyed: IdempotentRun | null = null,
+    /**
+     * The answer is built from the purchase's own decision (`decided`, see `DecidedPurchases`), the
+     * views it does not write left to the caller's next reads; else it waits for the views.
+     */
+    readonly fromDecision = false,
   ) {
     super();
   }
@@ -61,9 +67,10 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly keyed: KeyedPurchases,
+    private readonly decided: DecidedPurchases,
   ) {}
 
-  async execute({ order, caller, keyed: run }: BuyWithStoredCard) {
+  async execute({ order, caller, keyed: run, fromDecision }: BuyWithStoredCard) {
     // A keyed request run again answers the purchase its first run made (before any check: the
     // deal or its price may have changed since).
     const keyed = run === null ? null : await this.keyed.card(run, () => this.ids.short());
@@ -73,6 +80,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const purchaseId = keyed?.purchaseId ?? this.ids.short();
     // An address given in this purchase gets a new id.
     const shipping = order.shipping && !('id' in order.shipping) ? { id: this.ids.short(), ...order.shipping } : order.shipping;
+    if (fromDecision) this.decided.keep(caller);
     const answer = await this.steps.run(
       {
         type: 'StoredCardPurchaseStarted',
@@ -93,7 +101,8 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       caller,
       now,
     );
-    if (answer.outcome === 'sold') return { purchaseId, position: answer.position };
+    if (answer.outcome === 'sold')
+      return { purchaseId, position: answer.position, decided: fromDecision ? await this.decided.shown(caller, purchaseId) : null };
     if (answer.outcome === 'settled') throw new Error(`purchase ${purchaseId}: a purchase's start was answered as a settling`);
     // The key started a purchase before (its claim was lost with the store): that one is answered.
     if (run !== null && answer.error instanceof KeyedPurchaseStartedBefore) {
