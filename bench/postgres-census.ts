@@ -7,7 +7,10 @@
  * outside BEGIN/COMMIT is a transaction of its own) and the WAL a purchase by relation (read back
  * with pg_walinspect). Not part of `npm run bench`.
  *
- *   npm run build && node dist/bench/postgres-census.js [--mode=hot|many] [--purchases=1000] [--connections=50] [--users=400]
+ *   npm run build && node dist/bench/postgres-census.js [--mode=hot|many] [--purchases=1000] [--connections=50] [--users=400] [--timeline=N]
+ *
+ * `--timeline=N` also prints the log of the last N purchases line by line with the milliseconds
+ * between lines: where a lone purchase (`--connections=1`) waits.
  *
  * Needs a PostgreSQL server on this machine whose log this process can read (`POSTGRES_LOG`, default
  * Debian's `/var/log/postgresql/postgresql-15-main.log`, with the default line prefix

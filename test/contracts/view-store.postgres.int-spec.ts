@@ -246,4 +246,32 @@ if (unavailable) {
       }
     });
   });
+
+  describe('PostgresViewStore: writing ahead of the fold', () => {
+    it('writes nothing into a generation that another process has replaced since this one looked, and says so', async () => {
+      const here = new PostgresViewStore(database.url);
+      const other = new PostgresViewStore(database.url);
+      try {
+        await here.define('ahead_rebuilt', []);
+        await other.define('ahead_rebuilt', []);
+        // This process has not looked since: its poll stopped (it runs every half second).
+        clearInterval((here as unknown as { poller: NodeJS.Timeout }).poller);
+        const target = await other.beginRebuild('ahead_rebuilt');
+        await target.activate();
+        const doc = { _id: 'p1', _pos: '00000000000000000007', title: 'made by a request' };
+        expect(await here.writeAhead([{ collection: 'ahead_rebuilt', documents: [doc] }])).toBe(false);
+        expect(await other.findById('ahead_rebuilt', 'p1')).toBeNull();
+        // Having looked again, it writes into the generation every reader uses.
+        await eventually(
+          () => here.writeAhead([{ collection: 'ahead_rebuilt', documents: [doc] }]),
+          (written) => written,
+          HUNG_MS,
+          10,
+        );
+        expect(await other.findById('ahead_rebuilt', 'p1')).toEqual(doc);
+      } finally {
+        await Promise.all([here.close(), other.close()]);
+      }
+    });
+  });
 }

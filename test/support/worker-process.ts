@@ -52,6 +52,15 @@ export class WorkerProcess {
     return this.output;
   }
 
+  /** Freezes it (SIGSTOP) until {@link resume}: alive to the operating system, doing nothing. */
+  freeze(): void {
+    this.child.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child.kill('SIGCONT');
+  }
+
   kill(): Promise<void> {
     return new Promise((resolve) => {
       if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();

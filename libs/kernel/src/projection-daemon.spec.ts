@@ -192,6 +192,37 @@ describe('ProjectionDaemon', () => {
     expect(await views.writer('feed').checkpoint()).toBe(await store.head());
   });
 
+  it('stores no checkpoint between intervals where the store tells of each one committed, changed documents or not', async () => {
+    const views = await viewStore('daemon');
+    Object.defineProperty(views, 'tellsOfCheckpoints', { value: true });
+    const commits: ViewBatch[][] = [];
+    const commitAll = views.commitAll.bind(views);
+    jest.spyOn(views, 'commitAll').mockImplementation(async (batches) => {
+      commits.push([...batches]);
+      return commitAll(batches);
+    });
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { idleCheckpointMs: 60_000 });
+    await daemon.start();
+    store.elsewhere('s-1', { type: 'A', data: {} });
+    await until(() => commits.length === 1, 'the first page');
+    // The first page stores every checkpoint (none was stored for a while); the next ones none.
+    expect(commits[0].every((b) => b.store)).toBe(true);
+    store.elsewhere('s-2', { type: 'B', data: { key: 'k', n: 1 } });
+    await until(() => commits.length === 2, 'the second page');
+    expect(commits[1].map((b) => [b.writer.collection, b.documents.length, b.store])).toEqual([
+      ['counts', 1, false],
+      ['totals', 1, false],
+      ['feed', 0, false],
+      ['idle', 0, false],
+    ]);
+    store.elsewhere('s-3', { type: 'D', data: {} });
+    await until(() => commits.length === 3, 'the third page');
+    expect(commits[2].some((b) => b.store)).toBe(false);
+    // Stopping stores what the pages left behind.
+    await daemon.stop();
+    for (const name of ['counts', 'totals', 'feed', 'idle']) expect(await views.writer(name).checkpoint()).toBe(await store.head());
+  });
+
   it('stores the checkpoints a page left behind a while after it', async () => {
     // An hour: no second page comes within it on any machine, and the test fires the timer itself.
     const idleCheckpointMs = 3_600_000;

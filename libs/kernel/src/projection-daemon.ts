@@ -221,13 +221,17 @@ export class ProjectionDaemon {
     const moved = folded.filter((f) => f !== null);
     if (moved.length === 0) return;
     const now = Date.now();
-    // A page no view handles commits checkpoints only: all of them then, else nothing would say the views reached it.
-    const storeIdle = now - this.idleStoredAt >= this.idleCheckpointMs || !moved.some((f) => f.handles);
+    // Where the store tells every process of each checkpoint committed, a checkpoint is stored at most
+    // every interval (and a while after the last page). Elsewhere a waiting answer reads stored ones:
+    // each view that handled events stores its own, and a page no view handles stores them all,
+    // else nothing would say the views reached it.
+    const told = this.views.tellsOfCheckpoints;
+    const storeIdle = now - this.idleStoredAt >= this.idleCheckpointMs || (!told && !moved.some((f) => f.handles));
     const batches: ViewBatch[] = moved.map(({ kept, handles, documents }) => ({
       writer: kept.writer,
       documents,
       checkpoint: end,
-      store: handles || storeIdle,
+      store: storeIdle || (handles && !told),
     }));
     await this.views.commitAll(batches);
     for (const { kept, documents } of moved) kept.writer.remember(documents);

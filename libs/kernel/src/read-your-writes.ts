@@ -27,10 +27,11 @@ export abstract class ViewProgress {
   abstract deferWrites(reader: string, writes: RequestWrites): void;
 
   /**
-   * Waits (bounded, as {@link waitFor}) until the views that `reader`'s deferred writes need show
-   * them; null when nothing is deferred.
+   * Waits until the views that `reader`'s deferred writes need (of `views` only, when given) show
+   * them, at most until the bound of {@link waitFor} after the latest of those writes (an answer
+   * would have waited no longer); null when nothing is deferred for them, or it lapsed.
    */
-  abstract readerWaits(reader: string): Promise<void> | null;
+  abstract readerWaits(reader: string, views?: readonly string[]): Promise<void> | null;
 
   /**
    * Tells `listener` of the documents each live batch of `collection` commits, in the process that

@@ -168,6 +168,49 @@ describe("ProjectionHost: writes left to the caller's next reads", () => {
     expect(projections.readerWaits('partner-a')).toBeNull();
   });
 
+  it('waits only for the views a route reads, when it says which', async () => {
+    const views = new OtherProcessViews(true);
+    const projections = twoViews(views);
+    const writes = new RequestWrites();
+    writes.note(pos(7), [{ type: 'UnitsSold', data: {} }]);
+    projections.deferWrites('partner-a', writes);
+    expect(projections.readerWaits('partner-a', ['other_view'])).toBeNull();
+    const purchase = projections.readerWaits('partner-a', ['purchase_details'])!;
+    views.listener!.resync();
+    await turn();
+    views.listener!.reached('purchase_details', pos(7));
+    expect(await settled(purchase)).toBe(true);
+    // The deal's view is still owed to a read that reads it (or says nothing).
+    const any = projections.readerWaits('partner-a')!;
+    expect(await settled(any)).toBe(false);
+    views.listener!.reached('deal_details', pos(7));
+    expect(await settled(any)).toBe(true);
+  });
+
+  it('holds no read past the bound after the write, and forgets readers that never read again', async () => {
+    const views = new OtherProcessViews(true);
+    const projections = twoViews(views);
+    const writes = new RequestWrites();
+    writes.note(pos(9), [{ type: 'PurchasePaid', data: {} }]);
+    projections.deferWrites('partner-a', writes);
+    await jest.advanceTimersByTimeAsync(1500);
+    // 500 ms of the bound are left: the read waits no longer.
+    const reading = projections.readerWaits('partner-a')!;
+    views.listener!.resync();
+    await jest.advanceTimersByTimeAsync(499);
+    expect(await settled(reading)).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(await settled(reading)).toBe(true);
+    projections.deferWrites('partner-a', writes);
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(projections.readerWaits('partner-a')).toBeNull();
+    const deferred = (projections as unknown as { deferred: Map<string, unknown> }).deferred;
+    for (let i = 0; i < 1024; i++) projections.deferWrites(`once-${i}`, writes);
+    await jest.advanceTimersByTimeAsync(2000);
+    for (let i = 0; i < 1024; i++) projections.deferWrites(`later-${i}`, writes);
+    expect(deferred.size).toBe(1024);
+  });
+
   it('lets a read go on with what the views hold after the bound, and forgets what it waited for', async () => {
     const views = new OtherProcessViews(true);
     const projections = twoViews(views);

@@ -24,6 +24,8 @@ const POLL_MS = 20;
  * anyway, and again as often: a notice is lost while the listening connection reconnects.
  */
 const FALLBACK_READ_MS = 500;
+/** How many deferrals go by between two sweeps of the readers whose deferrals lapsed. */
+const FORGET_LAPSED_EVERY = 1024;
 
 interface Waiter {
   position: LogPosition;
@@ -67,8 +69,9 @@ export class ProjectionHost extends ViewProgress {
   private viewsByType: Map<string, string[]> | null = null;
   private readonly committedListeners = new Map<string, Array<(documents: readonly ViewDocument[]) => void>>();
   private readonly adoptedListeners = new Map<string, Array<() => void>>();
-  /** Each reader's deferred writes: the views its next reads wait for, each up to a position. */
-  private readonly deferred = new Map<string, Map<string, LogPosition>>();
+  /** Each reader's deferred writes: the views its next reads wait for, each up to a position, until a time. */
+  private readonly deferred = new Map<string, { views: Map<string, LogPosition>; until: number }>();
+  private deferrals = 0;
 
   constructor(
     private readonly store: EventStore,
@@ -169,25 +172,46 @@ export class ProjectionHost extends ViewProgress {
   deferWrites(reader: string, writes: RequestWrites): void {
     const views = this.viewsOf(writes);
     if (views.size === 0) return;
+    const until = Date.now() + this.config.readYourWritesTimeoutMs;
     let deferred = this.deferred.get(reader);
-    if (!deferred) this.deferred.set(reader, (deferred = new Map()));
-    for (const [collection, position] of views) deferred.set(collection, laterPosition(deferred.get(collection) ?? null, position)!);
+    if (!deferred) this.deferred.set(reader, (deferred = { views: new Map(), until }));
+    deferred.until = until;
+    for (const [collection, position] of views)
+      deferred.views.set(collection, laterPosition(deferred.views.get(collection) ?? null, position)!);
+    // Readers that never read again: their lapsed deferrals are forgotten now and then.
+    if (++this.deferrals % FORGET_LAPSED_EVERY === 0)
+      for (const [name, { until: lapses }] of this.deferred) if (lapses <= Date.now()) this.deferred.delete(name);
   }
 
-  readerWaits(reader: string): Promise<void> | null {
+  readerWaits(reader: string, views?: readonly string[]): Promise<void> | null {
     const deferred = this.deferred.get(reader);
-    return deferred ? this.waitForDeferred(reader, deferred) : null;
+    if (!deferred) return null;
+    const left = deferred.until - Date.now();
+    if (left <= 0) {
+      this.deferred.delete(reader);
+      return null;
+    }
+    const wanted = [...deferred.views].filter(([collection]) => !views || views.includes(collection));
+    return wanted.length ? this.waitForDeferred(reader, deferred, wanted, left) : null;
   }
 
-  private async waitForDeferred(reader: string, deferred: Map<string, LogPosition>): Promise<void> {
+  private async waitForDeferred(
+    reader: string,
+    deferred: { views: Map<string, LogPosition> },
+    wanted: Array<[string, LogPosition]>,
+    left: number,
+  ): Promise<void> {
     await Promise.all(
-      [...deferred].map(async ([collection, position]) => {
-        await this.waitForView(collection, position);
+      wanted.map(async ([collection, position]) => {
+        if (!(await this.reached(collection, position, left)))
+          this.logger.warn(
+            `view ${collection} did not reach ${position} within the bound after the write; the read goes on with what it holds`,
+          );
         // Reached (or waited for as long as an answer would have): forgotten, unless deferred further meanwhile.
-        if (deferred.get(collection) === position) deferred.delete(collection);
+        if (deferred.views.get(collection) === position) deferred.views.delete(collection);
       }),
     );
-    if (deferred.size === 0 && this.deferred.get(reader) === deferred) this.deferred.delete(reader);
+    if (deferred.views.size === 0 && this.deferred.get(reader) === deferred) this.deferred.delete(reader);
   }
 
   /** Each view that shows a type `writes` wrote (those it shows already left out), up to the latest position written of the types it shows. */

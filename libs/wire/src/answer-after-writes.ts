@@ -1,4 +1,5 @@
 import { RequestWrites, ViewProgress } from '@deals/kernel';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticatedRequest } from './partner-auth.guard';
 
@@ -46,14 +47,22 @@ function readerOf(request: FastifyRequest): string | null {
 }
 
 /**
+ * Marks a read route with the views it reads: after an answer built from its decision, it waits
+ * for those only (a route not marked waits for every view the partner's writes left behind).
+ */
+export const ReadsViews = (...views: string[]) => RouteConfig({ readsViews: views });
+
+/**
  * The other half of an answer built from its decision (`RequestWrites.deferred`): a read (GET,
  * HEAD) by the same partner, once authenticated, waits (bounded) until the views its earlier
- * answers left behind show them. Nothing to wait for is the usual case: no promise then.
+ * answers left behind show them: those the route reads ({@link ReadsViews}), else all. Nothing to
+ * wait for is the usual case: no promise then.
  */
 export function readAfterDeferredWrites(fastify: FastifyInstance, progress: () => ViewProgress): void {
   fastify.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const reader = request.method === 'GET' || request.method === 'HEAD' ? readerOf(request) : null;
-    const waiting = reader === null ? null : progress().readerWaits(reader);
+    const reads = (request.routeOptions.config as { readsViews?: readonly string[] } | undefined)?.readsViews;
+    const waiting = reader === null ? null : progress().readerWaits(reader, reads);
     if (waiting === null) return done();
     waiting.then(
       () => done(),

@@ -23,6 +23,11 @@ const why = processesPostgresUnavailableSync() ?? (hasRedisServer() ? null : 'no
 const DAY_MS = 86_400_000;
 /** Between two reads of a state awaited from the service or its servers: they cost what they wait on. */
 const ASK_EVERY_MS = 50;
+/**
+ * How long an answer (or a read after an answer built from its decision) waits for the views: long
+ * enough that a wait for a frozen worker cannot pass for a slow machine.
+ */
+const READ_YOUR_WRITES_BOUND_MS = 60_000;
 const insecure = new InsecureHttps();
 /** Rounds of each race of one request sent to both replicas: one round lost it 3 times in 4 before repeats reported their stream's last event. */
 const ROUNDS = 5;
@@ -55,7 +60,12 @@ if (why) {
 
     beforeAll(async () => {
       [database, redis] = await Promise.all([databaseOfItsOwn('replicas'), startRedisServer()]);
-      env = { DATABASE_URL: database.url, REDIS_URL: redis.url, REDIS_PREFIX: 'replicas' };
+      env = {
+        DATABASE_URL: database.url,
+        REDIS_URL: redis.url,
+        REDIS_PREFIX: 'replicas',
+        READ_YOUR_WRITES_TIMEOUT_MS: String(READ_YOUR_WRITES_BOUND_MS),
+      };
       writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
       const [start, end] = [new Date(Date.now() - DAY_MS).toISOString(), new Date(Date.now() + 7 * DAY_MS).toISOString()];
       writeFileSync(
@@ -141,6 +151,30 @@ if (why) {
         const numLeft = async () => (await other.call('GET', `/deals/decided-spa?${key}`)).body.deal.num_left as number;
         expect(await eventually(numLeft, (n) => n === 20 - 2 * (round + 1), 30_000, ASK_EVERY_MS)).toBe(20 - 2 * (round + 1));
       }
+    });
+
+    it('answers a purchase and shows it through both replicas while the worker is frozen; the views it left follow once it is back', async () => {
+      const { userId, cardId } = await buyerWithCard(replicas[0], apiKey, 'frozen-worker@example.com');
+      const before = (await replicas[0].call('GET', `/deals/decided-spa?${key}`)).body.deal.num_left as number;
+      const order = { deal_id: 'decided-spa', quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 };
+      worker.freeze();
+      let shown: Array<{ status: number; body: any }>;
+      let answered: { status: number; body: any };
+      const began = Date.now();
+      try {
+        answered = await replicas[0].call('POST', `/purchases?${key}`, order);
+        expect(answered.status).toBe(200);
+        // Its documents were written ahead: neither read waits for the frozen worker (whose views the
+        // answering replica would otherwise wait for, up to the bound).
+        shown = await Promise.all(replicas.map((api) => api.call('GET', `/purchases/${answered.body.purchase.id}?${key}`)));
+      } finally {
+        worker.resume();
+      }
+      expect(Date.now() - began).toBeLessThan(READ_YOUR_WRITES_BOUND_MS);
+      expect(shown.map((r) => r.status)).toEqual([200, 200]);
+      expect(shown[0].body).toEqual(answered.body);
+      // The deal's units, left to the worker: the answering replica's next read of them waits for it.
+      expect((await replicas[0].call('GET', `/deals/decided-spa?${key}`)).body.deal.num_left).toBe(before - 1);
     });
 
     it("answers a declined card only once both replicas show the deal's units back", async () => {

@@ -67,8 +67,9 @@ export interface ViewBatch {
   /** The view includes the log up to here. */
   checkpoint: LogPosition;
   /**
-   * False: the checkpoint need not be stored now (the view changed nothing up to it, and a restart
-   * may replay from an older one); a store that tells of checkpoints still tells it. Default true.
+   * False: the checkpoint need not be stored now (a restart may replay from an older one, which
+   * changes no document); a store that tells of checkpoints still tells it, and one that keeps no
+   * document apart from its checkpoint stores it with the documents anyway. Default true.
    */
   store?: boolean;
 }
@@ -122,6 +123,13 @@ export interface DefineOptions {
  */
 export abstract class ViewStore {
   abstract readonly backend: string;
+
+  /**
+   * Whether `onCheckpoints` tells every process of each checkpoint committed, stored or not: then a
+   * keeper need not store a view's checkpoint at each page for waiting answers to see it (the
+   * stored one only tells where a restart or another keeper goes on from, and replaying is harmless).
+   */
+  readonly tellsOfCheckpoints: boolean = false;
 
   /**
    * Whether the views live in this process (the embedded store: memory and files of its own) rather

@@ -12,6 +12,7 @@ import {
   IdempotentRequest,
   CalledBy,
   PARTNERS,
+  ReadsViews,
   userToken,
 } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
@@ -119,6 +120,7 @@ export class PurchasesController {
 
   @Get('purchases/:purchase_id')
   @CalledBy(...PARTNERS, userToken('purchase'))
+  @ReadsViews(...VIEWS)
   @ApiOperation({ summary: 'Show a purchase', description: 'The purchase (a `.json` suffix is accepted), with its coupons.' })
   @ApiAnswer(PurchaseAnswer, { errors: [404] })
   async one(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
@@ -128,6 +130,7 @@ export class PurchasesController {
 
   @Get('users/:user_id/purchases')
   @CalledBy(...PARTNERS, userToken('purchase'))
+  @ReadsViews(...VIEWS)
   @ApiOperation({ summary: "A user's purchases", description: '`count`, `per_page`, `page`.' })
   @ApiAnswer(PurchaseListAnswer, { errors: [404, 422] })
   @ApiRequest({ query: PurchaseListQuery })

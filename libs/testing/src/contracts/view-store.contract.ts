@@ -305,6 +305,10 @@ export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnd
             { writer: views.writer(collection), documents: [deal('d2', 4)], checkpoint: pos(4) },
             { writer: views.writer(second), documents: [], checkpoint: pos(4), store: false },
           ]);
+          // A checkpoint not stored, documents or not: the documents are kept, the stored checkpoint stays, the notice goes.
+          await views.commitAll([{ writer: views.writer(collection), documents: [deal('d3', 5)], checkpoint: pos(5), store: false }]);
+          expect(await views.findById<Deal>(collection, 'd3')).toEqual(deal('d3', 5));
+          expect(await views.writer(collection).checkpoint()).toBe(pos(4));
           // A rebuild's commits are of a generation nobody reads yet.
           const target = await views.beginRebuild(second);
           await target.commit([deal('r1', 1)], pos(6));
@@ -313,6 +317,7 @@ export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnd
             [collection, pos(3)],
             [collection, pos(4)],
             [second, pos(4)],
+            [collection, pos(5)],
             [second, pos(5)],
           ];
           for (const { told } of [here, there]) {

@@ -138,6 +138,7 @@ function byId(documents: Iterable<ViewDocument>): ViewDocument[] {
 
 export class PostgresViewStore extends ViewStore {
   readonly backend = 'postgresql';
+  override readonly tellsOfCheckpoints = true;
   private readonly pool: Pool;
   private ready: Promise<void> | null = null;
   private closed = false;
@@ -159,7 +160,7 @@ export class PostgresViewStore extends ViewStore {
   /** Documents to write ahead of their fold, waiting for the next write (`writeAhead`). */
   private readonly ahead: Array<{
     batches: ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>;
-    done: () => void;
+    done: (written: boolean) => void;
     failed: (error: unknown) => void;
   }> = [];
   private writingAhead = false;
@@ -370,8 +371,7 @@ export class PostgresViewStore extends ViewStore {
         const seen = entry.documents.get(doc._id);
         if (!seen || doc._pos > seen._pos) entry.documents.set(doc._id, doc);
       }
-      if ((store !== false || documents.length > 0) && (entry.checkpoint === null || checkpoint > entry.checkpoint))
-        entry.checkpoint = checkpoint;
+      if (store !== false && (entry.checkpoint === null || checkpoint > entry.checkpoint)) entry.checkpoint = checkpoint;
       notice.set(checkpoint, [...(notice.get(checkpoint) ?? []), `${collection}@${generation}`]);
     }
     const params: unknown[] = [];
@@ -405,12 +405,13 @@ export class PostgresViewStore extends ViewStore {
    * (a transaction) a collection, in the order the calls name them, each table's rows in the order
    * of their ids, as a commit locks them. It never holds one table's rows while it waits for
    * another's, so it cannot deadlock with the worker committing the same documents. Position-guarded
-   * as a commit's, with no checkpoint and no notice. False for a collection not defined here.
+   * as a commit's, with no checkpoint and no notice. False for a collection not defined here, or
+   * whose generation another process has replaced since this one last looked (a rebuild).
    */
   override writeAhead(batches: ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>): Promise<boolean> {
     if (batches.some(({ collection }) => !this.active.has(collection))) return Promise.resolve(false);
     return new Promise((resolve, reject) => {
-      this.ahead.push({ batches, done: () => resolve(true), failed: reject });
+      this.ahead.push({ batches, done: resolve, failed: reject });
       if (!this.writingAhead) {
         this.writingAhead = true;
         setImmediate(() => void this.flushAhead());
@@ -434,17 +435,25 @@ export class PostgresViewStore extends ViewStore {
             }
           }
         try {
+          let written = true;
           for (const [collection, documents] of tables) {
             if (documents.size === 0) continue;
             const docs = byId(documents.values());
-            await this.pool.query(
-              `INSERT INTO ${table(collection, this.active.get(collection)!)} AS t (id, pos, doc)
-                 SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
-                 ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos`,
-              [docs.map((d) => d._id), docs.map((d) => d._pos), docs.map((d) => JSON.stringify(d))],
+            const generation = this.active.get(collection)!;
+            // Only into the generation readers use: one another process (a rebuild) has just
+            // replaced would hold them where no one reads; the caller then waits for the fold.
+            const { rows } = await this.pool.query<{ current: boolean }>(
+              `WITH g AS (SELECT generation = $5 AS current FROM view_generations WHERE collection = $4),
+               w AS (INSERT INTO ${table(collection, generation)} AS t (id, pos, doc)
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[]) WHERE (SELECT current FROM g)
+                 ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos)
+               SELECT coalesce((SELECT current FROM g), false) AS current`,
+              [docs.map((d) => d._id), docs.map((d) => d._pos), docs.map((d) => JSON.stringify(d)), collection, generation],
             );
+            if (!rows[0].current) written = false;
           }
-          for (const call of calls) call.done();
+          if (!written) void this.poll();
+          for (const call of calls) call.done(written);
         } catch (error) {
           for (const call of calls) call.failed(error);
         }
