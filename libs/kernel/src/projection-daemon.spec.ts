@@ -87,6 +87,17 @@ async function until(check: () => boolean | Promise<boolean>, what: string): Pro
   }
 }
 
+/** The batches of each `commitAll` of `views` from now on (committed as ever). */
+function commitsOf(views: ViewStore): ViewBatch[][] {
+  const commits: ViewBatch[][] = [];
+  const commitAll = views.commitAll.bind(views);
+  jest.spyOn(views, 'commitAll').mockImplementation(async (batches) => {
+    commits.push([...batches]);
+    return commitAll(batches);
+  });
+  return commits;
+}
+
 /** Every collection's documents (by id) and checkpoint. */
 async function contents(views: ViewStore): Promise<Record<string, { docs: ViewDocument[]; checkpoint: string | null }>> {
   const all: Record<string, { docs: ViewDocument[]; checkpoint: string | null }> = {};
@@ -152,12 +163,7 @@ describe('ProjectionDaemon', () => {
 
   it('commits every view of a page in one commitAll, storing only the checkpoints of views that handled events, the others at most every interval', async () => {
     const views = await viewStore('daemon');
-    const commits: ViewBatch[][] = [];
-    const commitAll = views.commitAll.bind(views);
-    jest.spyOn(views, 'commitAll').mockImplementation(async (batches) => {
-      commits.push([...batches]);
-      return commitAll(batches);
-    });
+    const commits = commitsOf(views);
     const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { idleCheckpointMs: 60_000 });
     await daemon.start();
     store.elsewhere('s-1', { type: 'A', data: {} });
@@ -195,12 +201,7 @@ describe('ProjectionDaemon', () => {
   it('stores no checkpoint between intervals where the store tells of each one committed, changed documents or not', async () => {
     const views = await viewStore('daemon');
     Object.defineProperty(views, 'tellsOfCheckpoints', { value: true });
-    const commits: ViewBatch[][] = [];
-    const commitAll = views.commitAll.bind(views);
-    jest.spyOn(views, 'commitAll').mockImplementation(async (batches) => {
-      commits.push([...batches]);
-      return commitAll(batches);
-    });
+    const commits = commitsOf(views);
     const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { idleCheckpointMs: 60_000 });
     await daemon.start();
     store.elsewhere('s-1', { type: 'A', data: {} });
