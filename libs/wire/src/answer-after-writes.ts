@@ -52,6 +52,8 @@ function readerOf(request: FastifyRequest): string | null {
  */
 export const ReadsViews = (...views: string[]) => RouteConfig({ readsViews: views });
 
+const readsOf = (request: FastifyRequest) => (request.routeOptions.config as { readsViews?: readonly string[] } | undefined)?.readsViews;
+
 /**
  * The other half of an answer built from its decision (`RequestWrites.deferred`): a read (GET,
  * HEAD) by the same partner, once authenticated, waits (bounded) until the views its earlier
@@ -61,8 +63,7 @@ export const ReadsViews = (...views: string[]) => RouteConfig({ readsViews: view
 export function readAfterDeferredWrites(fastify: FastifyInstance, progress: () => ViewProgress): void {
   fastify.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const reader = request.method === 'GET' || request.method === 'HEAD' ? readerOf(request) : null;
-    const reads = (request.routeOptions.config as { readsViews?: readonly string[] } | undefined)?.readsViews;
-    const waiting = reader === null ? null : progress().readerWaits(reader, reads);
+    const waiting = reader === null ? null : progress().readerWaits(reader, readsOf(request));
     if (waiting === null) return done();
     waiting.then(
       () => done(),

@@ -120,6 +120,29 @@ const NO_KEYS: CollectionKeys = { fields: [], expression: 'doc' };
 const keysIndex = (name: string, keys: CollectionKeys): string =>
   `"vk_${createHash('sha256').update(`${name} ${keys.expression}`).digest('hex').slice(0, 24)}"`;
 
+/** Documents in the order of their ids: every writer locks a table's rows in this order (no deadlock between writers). */
+function byId(documents: Iterable<ViewDocument>): ViewDocument[] {
+  return [...documents].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+}
+
+/** Keeps in `newest` each id's document of the highest position (a statement may write a row once). */
+function keepNewest(newest: Map<string, ViewDocument>, documents: Iterable<ViewDocument>): void {
+  for (const doc of documents) {
+    const seen = newest.get(doc._id);
+    if (!seen || doc._pos > seen._pos) newest.set(doc._id, doc);
+  }
+}
+
+/**
+ * An insert of `docs` into table `name`, each over a stored row only when newer (replaying changes
+ * nothing), its rows selected `where` given; `param` numbers the statement's parameters.
+ */
+function upsertNewer(name: string, docs: readonly ViewDocument[], param: (value: unknown) => string, where = ''): string {
+  return `INSERT INTO ${name} AS t (id, pos, doc)
+           SELECT * FROM unnest(${param(docs.map((d) => d._id))}::text[], ${param(docs.map((d) => d._pos))}::text[], ${param(docs.map((d) => JSON.stringify(d)))}::jsonb[])${where}
+           ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos`;
+}
+
 /**
  * The read side on PostgreSQL (`DATABASE_URL`): one table per generation of a collection, a
  * document per row (`id`, `pos`, `doc` as JSONB) with a GIN index on the documents, the active
@@ -131,11 +154,6 @@ const keysIndex = (name: string, keys: CollectionKeys): string =>
  * equalities in SQL and the whole filter, sort, skip and limit with mingo over the rows they
  * select, so both view stores answer every query alike.
  */
-/** Documents in the order of their ids: every writer locks a table's rows in this order (no deadlock between writers). */
-function byId(documents: Iterable<ViewDocument>): ViewDocument[] {
-  return [...documents].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-}
-
 export class PostgresViewStore extends ViewStore {
   readonly backend = 'postgresql';
   override readonly tellsOfCheckpoints = true;
@@ -367,10 +385,7 @@ export class PostgresViewStore extends ViewStore {
       if (this.retired.has(name)) throw new Error(`generation ${generation} of ${collection} was replaced; write to the active one`);
       let entry = tables.get(name);
       if (!entry) tables.set(name, (entry = { documents: new Map(), checkpoint: null }));
-      for (const doc of documents) {
-        const seen = entry.documents.get(doc._id);
-        if (!seen || doc._pos > seen._pos) entry.documents.set(doc._id, doc);
-      }
+      keepNewest(entry.documents, documents);
       if (store !== false && (entry.checkpoint === null || checkpoint > entry.checkpoint)) entry.checkpoint = checkpoint;
       notice.set(checkpoint, [...(notice.get(checkpoint) ?? []), `${collection}@${generation}`]);
     }
@@ -379,12 +394,7 @@ export class PostgresViewStore extends ViewStore {
     const clauses: string[] = [];
     for (const [name, { documents }] of tables) {
       if (documents.size === 0) continue;
-      const docs = byId(documents.values());
-      clauses.push(
-        `d${clauses.length} AS (INSERT INTO ${name} AS t (id, pos, doc)
-           SELECT * FROM unnest(${param(docs.map((d) => d._id))}::text[], ${param(docs.map((d) => d._pos))}::text[], ${param(docs.map((d) => JSON.stringify(d)))}::jsonb[])
-           ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos)`,
-      );
+      clauses.push(`d${clauses.length} AS (${upsertNewer(name, byId(documents.values()), param)})`);
     }
     const checkpoints = [...tables].filter(([, entry]) => entry.checkpoint !== null);
     if (checkpoints.length)
@@ -429,26 +439,22 @@ export class PostgresViewStore extends ViewStore {
           for (const { collection, documents } of batches) {
             let docs = tables.get(collection);
             if (!docs) tables.set(collection, (docs = new Map()));
-            for (const doc of documents) {
-              const seen = docs.get(doc._id);
-              if (!seen || doc._pos > seen._pos) docs.set(doc._id, doc);
-            }
+            keepNewest(docs, documents);
           }
         try {
           let written = true;
           for (const [collection, documents] of tables) {
             if (documents.size === 0) continue;
-            const docs = byId(documents.values());
             const generation = this.active.get(collection)!;
+            const params: unknown[] = [collection, generation];
+            const param = (value: unknown) => `$${params.push(value)}`;
             // Only into the generation readers use: one another process (a rebuild) has just
             // replaced would hold them where no one reads; the caller then waits for the fold.
             const { rows } = await this.pool.query<{ current: boolean }>(
-              `WITH g AS (SELECT generation = $5 AS current FROM view_generations WHERE collection = $4),
-               w AS (INSERT INTO ${table(collection, generation)} AS t (id, pos, doc)
-                 SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[]) WHERE (SELECT current FROM g)
-                 ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos)
+              `WITH g AS (SELECT generation = $2 AS current FROM view_generations WHERE collection = $1),
+               w AS (${upsertNewer(table(collection, generation), byId(documents.values()), param, ' WHERE (SELECT current FROM g)')})
                SELECT coalesce((SELECT current FROM g), false) AS current`,
-              [docs.map((d) => d._id), docs.map((d) => d._pos), docs.map((d) => JSON.stringify(d)), collection, generation],
+              params,
             );
             if (!rows[0].current) written = false;
           }
