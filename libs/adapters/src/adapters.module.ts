@@ -154,12 +154,17 @@ export class AdaptersModule {
       },
       {
         provide: ViewStore,
-        useFactory: async () =>
-          settings.mongoUrl
-            ? new (await import('./view-store/mongo/mongo-view-store.adapter')).MongoViewStore(settings.mongoUrl, settings.mongoDb)
-            : settings.databaseUrl
-              ? new PostgresViewStore(settings.databaseUrl)
-              : new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse, 'as-defined'),
+        inject: [EventStore],
+        useFactory: async (events: EventStore) => {
+          if (settings.mongoUrl)
+            return new (await import('./view-store/mongo/mongo-view-store.adapter')).MongoViewStore(settings.mongoUrl, settings.mongoDb);
+          if (!settings.databaseUrl) return new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse, 'as-defined');
+          const views = new PostgresViewStore(settings.databaseUrl);
+          // The log in the same database: documents a request writes with its events go in their transaction.
+          const log = events instanceof PersonalDataEventStore ? events.inner : events;
+          if (log instanceof PostgresEventStore) log.writeViewsInto(views);
+          return views;
+        },
       },
       // The only processor so far is the simulated one (documented test cards); a real one plugs in here.
       // Its vault beside the log: in its PostgreSQL database (the data folder's file copied in when the

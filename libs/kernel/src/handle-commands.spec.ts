@@ -1,6 +1,8 @@
 import { MemoryEventStore } from '@deals/testing';
 import { Decider } from './decider';
 import { handleCommand, handleCommands } from './handle-command';
+import type { AppendResult, InlineViews, StreamAppend } from './ports/event-store.port';
+import { PendingEvent, RequestWrites } from './read-your-writes';
 
 /** A counter: `Add` of 0 has nothing to say, one past 10 is refused. */
 type Added = { type: 'Added'; data: { n: number } };
@@ -74,5 +76,101 @@ describe('handleCommands', () => {
         context,
       ),
     ).rejects.toBeInstanceOf(TypeError);
+  });
+
+  describe('documents written with a unit (inline views)', () => {
+    /** A memory store that "writes" the documents given with appends: it keeps them, with whether it wrote them. */
+    class StoreWritingViews extends MemoryEventStore {
+      readonly written: Array<{ appends: string[]; views: InlineViews }> = [];
+      answer = true;
+      override get writesViews(): boolean {
+        return true;
+      }
+      override async appendWithViews(
+        appends: readonly StreamAppend[],
+        views: InlineViews,
+      ): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
+        const results = await this.appendAll(appends);
+        this.written.push({ appends: appends.map((a) => a.streamId), views });
+        return { results, viewsWritten: this.answer };
+      }
+    }
+
+    /** A request whose units each write one document per stream they append to, named after it. */
+    function request(asked: PendingEvent[][]): RequestWrites {
+      const writes = new RequestWrites();
+      writes.inlineViews = (pending) => {
+        asked.push([...pending]);
+        return [{ collection: 'totals', documents: pending.map((e) => ({ _id: e.streamId, _pos: '', n: (e.data as { n: number }).n })) }];
+      };
+      return writes;
+    }
+
+    it("writes the documents of a batch's accepted units with its appends, and tells each request its views are shown", async () => {
+      const store = new StoreWritingViews();
+      const asked: PendingEvent[][] = [];
+      const [first, second, refused] = [request(asked), request(asked), request(asked)];
+      const at = (writes: RequestWrites) => ({ ...context, metadata: { actor: 'test', writes } });
+      await Promise.allSettled([
+        handleCommands(
+          store,
+          [
+            { streamId: 'hot', decider: counter, command: add(2), lane: true },
+            { streamId: 'p1', decider: counter, command: add(1) },
+          ],
+          at(first),
+        ),
+        handleCommands(
+          store,
+          [
+            { streamId: 'hot', decider: counter, command: add(3), lane: true },
+            { streamId: 'p2', decider: counter, command: add(1) },
+          ],
+          at(second),
+        ),
+        handleCommands(
+          store,
+          [
+            { streamId: 'hot', decider: counter, command: add(9), lane: true },
+            { streamId: 'p3', decider: counter, command: add(1) },
+          ],
+          at(refused),
+        ),
+      ]);
+      // One write for the batch, with both accepted units' documents; the refused unit was not asked.
+      expect(store.written).toHaveLength(1);
+      expect(store.written[0].views).toEqual([
+        {
+          collection: 'totals',
+          documents: [
+            { _id: 'hot', _pos: '', n: 2 },
+            { _id: 'p1', _pos: '', n: 1 },
+            { _id: 'hot', _pos: '', n: 3 },
+            { _id: 'p2', _pos: '', n: 1 },
+          ],
+        },
+      ]);
+      expect(asked.map((events) => events.map((e) => e.streamId))).toEqual([
+        ['hot', 'p1'],
+        ['hot', 'p2'],
+      ]);
+      expect([...first.shown]).toEqual(['totals']);
+      expect([...second.shown]).toEqual(['totals']);
+      expect([...refused.shown]).toEqual([]);
+    });
+
+    it('leaves the views not shown when the store did not write them, and asks nothing of a store that cannot', async () => {
+      const store = new StoreWritingViews();
+      store.answer = false;
+      const writes = request([]);
+      await handleCommand(store, 'a', counter, add(1), { ...context, metadata: { actor: 'test', writes } });
+      expect(store.written).toHaveLength(1);
+      expect(writes.shown.size).toBe(0);
+
+      const plain = new MemoryEventStore();
+      const asked: PendingEvent[][] = [];
+      await handleCommand(plain, 'a', counter, add(1), { ...context, metadata: { actor: 'test', writes: request(asked) } });
+      expect(asked).toEqual([]);
+    });
   });
 });

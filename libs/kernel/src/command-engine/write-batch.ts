@@ -3,6 +3,7 @@ import { DomainEvent } from '../decider';
 import {
   AppendResult,
   EventStore,
+  InlineViews,
   laterPosition,
   LogPosition,
   NewEvent,
@@ -12,6 +13,8 @@ import {
   WrongExpectedRevision,
 } from '../ports/event-store.port';
 import { WriteContended } from '../errors';
+import type { ViewDocument } from '../ports/view-store.port';
+import type { RequestWrites } from '../read-your-writes';
 import type { CommandOutcome, Part, Waiting } from './command';
 import { metadataOf } from './event-metadata';
 import { LaneWriter } from './stream-lanes';
@@ -33,6 +36,9 @@ interface Plan {
   tracks: Map<string, Track>;
   decided: Decided[];
   appends: StreamAppend[];
+  /** The documents its units' requests write with it (`RequestWrites.inlineViews`), and the requests that asked. */
+  views: InlineViews;
+  viewers: Array<{ writes: RequestWrites; collections: string[] }>;
 }
 
 /** A stream a batch decides on: its state as found, and as the batch's decisions so far leave it. */
@@ -73,12 +79,18 @@ export class BatchWriter implements LaneWriter<Waiting> {
       let plan: Plan | null = null;
       const decide = async () => (plan = await this.decide(laneStream, batch, untrusted)).appends;
       let results: AppendResult[];
+      let viewsWritten = false;
       try {
         if (attempt >= HOLD_FROM) {
           // Lost twice: decided on the lane's stream as it is with its writes held for this batch.
+          // Its units' documents are then left to their requests (written after, or folded).
           untrusted.add(laneStream);
           results = await this.store.appendHolding(laneStream, decide);
-        } else results = await this.store.appendAll(await decide());
+        } else {
+          const appends = await decide();
+          if (plan!.views.length) ({ results, viewsWritten } = await this.store.appendWithViews(appends, plan!.views));
+          else results = await this.store.appendAll(appends);
+        }
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision || error instanceof StoreBusy)) throw error;
         // Other processes' writes to these streams kept coming first: a busy moment, not a failure.
@@ -92,7 +104,8 @@ export class BatchWriter implements LaneWriter<Waiting> {
         if (attempt >= HOLD_FROM || error instanceof StoreBusy) await backOff(attempt);
         continue;
       }
-      const { tracks, decided, appends } = plan!;
+      const { tracks, decided, appends, viewers } = plan!;
+      if (viewsWritten) for (const { writes, collections } of viewers) for (const c of collections) writes.shown.add(c);
       // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.
       const position = results.reduce<LogPosition | null>((latest, r) => laterPosition(latest, r.position), null);
       settle(batch, decided, position, tracks);
@@ -123,7 +136,7 @@ export class BatchWriter implements LaneWriter<Waiting> {
       const appends: StreamAppend[] = [];
       for (const [streamId, track] of tracks)
         if (track.appended.length) appends.push({ streamId, events: track.appended, expected: track.revision ?? 'no_stream' });
-      return { tracks, decided, appends };
+      return { tracks, decided, appends, ...(this.store.writesViews ? inlineViewsOf(batch, decided) : { views: [], viewers: [] }) };
     }
   }
 
@@ -190,6 +203,27 @@ function decideUnit({ parts, context }: Waiting, tracks: Map<string, Track>): De
   }
   for (const [streamId, { state, next }] of after) Object.assign(tracks.get(streamId)!, { state, next });
   return { parts: decided };
+}
+
+/** The documents the batch's accepted units' requests write with it (`RequestWrites.inlineViews`), by collection. */
+function inlineViewsOf(batch: Waiting[], decided: Decided[]): Pick<Plan, 'views' | 'viewers'> {
+  const byCollection = new Map<string, ViewDocument[]>();
+  const viewers: Plan['viewers'] = [];
+  batch.forEach(({ context }, i) => {
+    const unit = decided[i];
+    const writes = context.metadata.writes;
+    if (!writes?.inlineViews || 'error' in unit) return;
+    const pending = unit.parts.flatMap(({ streamId, events }) => events.map(({ type, data }) => ({ type, data, streamId })));
+    const views = pending.length ? writes.inlineViews(pending) : null;
+    if (!views?.length) return;
+    for (const { collection, documents } of views) {
+      let kept = byCollection.get(collection);
+      if (!kept) byCollection.set(collection, (kept = []));
+      kept.push(...documents);
+    }
+    viewers.push({ writes, collections: views.map((v) => v.collection) });
+  });
+  return { views: [...byCollection].map(([collection, documents]) => ({ collection, documents })), viewers };
 }
 
 /** The streams a refusal or a part with nothing to say rests on without their fold having been read. */

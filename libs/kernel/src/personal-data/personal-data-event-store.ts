@@ -3,6 +3,7 @@ import {
   Contention,
   EventStore,
   ExpectedRevision,
+  InlineViews,
   LogPosition,
   LogSubscription,
   NewEvent,
@@ -78,6 +79,18 @@ export class PersonalDataEventStore extends EventStore {
 
   override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     return this.inner.appendToStreams(await this.sealedAppends(appends));
+  }
+
+  override get writesViews(): boolean {
+    return this.inner.writesViews;
+  }
+
+  /** The views as given: they hold what every reader of the views sees (opened, as the projections fold it). */
+  override async appendWithViews(
+    appends: readonly StreamAppend[],
+    views: InlineViews,
+  ): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
+    return this.inner.appendWithViews(await this.sealedAppends(appends), views);
   }
 
   override appendHolding(held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {

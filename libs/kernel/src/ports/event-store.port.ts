@@ -1,4 +1,5 @@
 import type { SnapshotStore } from './snapshot-store.port';
+import type { ViewDocument } from './view-store.port';
 
 /**
  * A position in the whole event log. Opaque to callers, but with two promises every adapter keeps:
@@ -66,6 +67,13 @@ export function checkStreamAppends(appends: readonly StreamAppend[]): void {
     streams.add(streamId);
   }
 }
+
+/**
+ * Documents of the read side written in the same transaction as appends (inline views): each over a
+ * stored one that is older, never over a newer one, stamped with the position of the appends' last
+ * event, and only into the generation of its collection that readers use.
+ */
+export type InlineViews = ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>;
 
 export interface AppendResult {
   nextExpectedRevision: StreamRevision;
@@ -180,6 +188,24 @@ export abstract class EventStore {
    */
   async appendHolding(_held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
     return this.appendAll(await decide());
+  }
+
+  /**
+   * Whether {@link appendWithViews} writes view documents in the appends' own transaction: a store
+   * whose views live on the same server, so every reader finds them with the events.
+   */
+  get writesViews(): boolean {
+    return false;
+  }
+
+  /**
+   * {@link appendAll}, with `views` written in the same transaction where {@link writesViews} (then
+   * `viewsWritten` says whether they were: not into a generation a rebuild has just replaced, say);
+   * here, for a store that cannot, the appends alone, and `viewsWritten` false.
+   */
+  async appendWithViews(appends: readonly StreamAppend[], views: InlineViews): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
+    void views;
+    return { results: await this.appendAll(appends), viewsWritten: false };
   }
 
   /** Writes the appends as one {@link append} when there is one, as {@link appendToStreams} when more, and nothing when none. */

@@ -5,6 +5,7 @@ import {
   EventStore,
   FairSlots,
   ExpectedRevision,
+  InlineViews,
   LogPosition,
   LogSubscription,
   NewEvent,
@@ -13,9 +14,17 @@ import {
   StreamAppend,
   StreamRevision,
   SubscribeOptions,
+  ViewDocument,
   WrongExpectedRevision,
 } from '@deals/kernel';
+import { createHash } from 'node:crypto';
 import { Client, Pool, PoolClient } from 'pg';
+import type { InlineWrites, InlineDocuments } from '../../view-store/postgres/postgres-view-store.adapter';
+
+/** Where a view store of the same database writes documents within an append's statement (`PostgresViewStore.inlineWrites`). */
+export interface InlineViewTables {
+  inlineWrites(views: InlineDocuments, param: (value: unknown) => string, positions: string): InlineWrites | null;
+}
 
 /** The channel appends notify at commit, to wake the subscriptions at once. */
 const CHANNEL = 'deals_events';
@@ -127,6 +136,7 @@ const eventColumns = (rows: ReadonlyArray<{ event: NewEvent }>) => [
 class GroupRetry extends Error {}
 
 const UNIQUE_VIOLATION = '23505';
+const UNDEFINED_TABLE = '42P01';
 const DEADLOCK = '40P01';
 
 /** An expected revision in SQL: `any`, `no_stream`, or the revision itself (0 or more). */
@@ -140,7 +150,7 @@ const NO_STREAM = -1;
  * made without `ON CONFLICT`, so one made meanwhile by another transaction fails the whole statement
  * (then tried again) instead of leaving the unit half written.
  */
-const APPEND_GROUP = `WITH me AS (SELECT pg_current_xact_id() AS tx),
+const APPEND_WITH = `WITH me AS (SELECT pg_current_xact_id() AS tx),
        req AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $10::int[]) WITH ORDINALITY AS r(stream_id, expected, n, u, k)),
        cur AS MATERIALIZED (
          SELECT stream_id, revision, tx FROM event_streams WHERE stream_id = ANY($1::text[]) ORDER BY stream_id FOR UPDATE),
@@ -171,14 +181,26 @@ const APPEND_GROUP = `WITH me AS (SELECT pg_current_xact_id() AS tx),
              JOIN verdict AS v ON v.k = e.k CROSS JOIN go
             WHERE v.whole AND go.go AND (v.known OR v.multi OR v.stream_id IN (SELECT stream_id FROM made))
             ORDER BY e.n
-           RETURNING position, stream_id)
-       SELECT go.go, me.tx::text AS me,
+           RETURNING position, stream_id)`;
+
+/** The group statement's answer: `extra`, more columns (each `, expression AS name`). */
+const appendAnswer = (extra = '') => `SELECT go.go, me.tx::text AS me,
               (SELECT json_agg(json_build_object('k', k, 'current', current, 'ok', ok, 'known', known)) FROM verdict) AS verdicts,
               (SELECT array_agg(stream_id) FROM made) AS made,
               (SELECT json_agg(json_build_object('k', req.k, 'position', added.position::text) ORDER BY added.position)
                  FROM added JOIN req ON req.stream_id = added.stream_id) AS added,
-              CASE WHEN EXISTS (SELECT 1 FROM added) THEN pg_notify('${CHANNEL}', '') END AS notified
+              CASE WHEN EXISTS (SELECT 1 FROM added) THEN pg_notify('${CHANNEL}', '') END AS notified${extra}
          FROM go, me`;
+
+const APPEND_GROUP = `${APPEND_WITH}\n${appendAnswer()}`;
+
+/**
+ * Each written unit's position (`u`, `pos`: its last event's, as {@link positionOf} writes it), for
+ * the documents written with it: a clause of the group statement, after {@link APPEND_WITH}.
+ */
+const UNIT_POSITIONS = `unit_pos AS (
+         SELECT req.u, '1' || lpad(me.tx::text, ${WIDTH}, '0') || ':' || lpad(max(added.position)::text, ${WIDTH}, '0') AS pos
+           FROM added JOIN req ON req.stream_id = added.stream_id CROSS JOIN me GROUP BY req.u, me.tx)`;
 
 const recorded = (row: Row): RecordedEvent => ({
   id: row.event_id,
@@ -205,13 +227,16 @@ const HOLDS = POOL_SIZE / 2;
 /** Appends that stand or fall together: one `append`, or an `appendToStreams`' (distinct streams). */
 interface PendingUnit {
   appends: readonly StreamAppend[];
-  resolve: (results: AppendResult[]) => void;
+  /** Documents to write with it (`appendWithViews`). */
+  views?: InlineViews;
+  /** `viewsWritten`: its documents were written with it. */
+  resolve: (results: AppendResult[], viewsWritten: boolean) => void;
   reject: (error: unknown) => void;
 }
 
 /** What writing a group came to: units written, refused, and to try again (a stream created meanwhile). */
 interface GroupOutcome<U = PendingUnit> {
-  written: Array<{ unit: U; results: AppendResult[] }>;
+  written: Array<{ unit: U; results: AppendResult[]; viewsWritten?: boolean }>;
   refused: Array<{ unit: U; error: WrongExpectedRevision }>;
   again?: U[];
 }
@@ -300,10 +325,49 @@ export class PostgresEventStore extends EventStore {
     return this.enqueue(appends);
   }
 
-  private async enqueue(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+  /** Where {@link appendWithViews} writes documents: the view store of the same database, once given. */
+  private inlineViews: InlineViewTables | null = null;
+
+  /** Writes the documents given with appends into `views`' tables, in the appends' transaction (the same database). */
+  writeViewsInto(views: InlineViewTables): void {
+    this.inlineViews = views;
+  }
+
+  override get writesViews(): boolean {
+    return this.inlineViews !== null;
+  }
+
+  /**
+   * The appends as one unit of a group, with the documents `views` written in the group's statement
+   * when it is the one-statement kind (streams named once in the group; else, or when held, the
+   * documents are left out and `viewsWritten` is false).
+   */
+  override async appendWithViews(
+    appends: readonly StreamAppend[],
+    views: InlineViews,
+  ): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
+    checkStreamAppends(appends);
+    let viewsWritten = false;
+    const results = await this.enqueue(
+      appends,
+      this.inlineViews && views.length ? views : undefined,
+      (written) => (viewsWritten = written),
+    );
+    return { results, viewsWritten };
+  }
+
+  private async enqueue(
+    appends: readonly StreamAppend[],
+    views?: InlineViews,
+    told?: (viewsWritten: boolean) => void,
+  ): Promise<AppendResult[]> {
     await this.schema();
     return new Promise((resolve, reject) => {
-      this.pending.push({ appends, resolve, reject });
+      const done = (results: AppendResult[], viewsWritten: boolean) => {
+        told?.(viewsWritten);
+        resolve(results);
+      };
+      this.pending.push({ appends, views, resolve: done, reject });
       // The first group leaves at the end of this turn of the loop, so that the appends its code
       // starts together (a purchase's lock, record and hold) share one commit instead of two.
       if (!this.flushing) {
@@ -341,9 +405,9 @@ export class PostgresEventStore extends EventStore {
         for (const { unit, error } of refused) unit.reject(error);
         const appends = written.reduce((sum, { unit }) => sum + unit.appends.length, 0);
         if (appends) this.reportCommitted(appends, (performance.now() - started) / 1000);
-        for (const { unit, results } of written) {
+        for (const { unit, results, viewsWritten } of written) {
           for (const append of unit.appends) this.reportAppended(append.events);
-          unit.resolve(results);
+          unit.resolve(results, viewsWritten === true);
         }
         if (again.length && attempt >= GROUP_ATTEMPTS) throw new GroupRetry('another transaction created one of the streams first');
         left = again;
@@ -370,39 +434,47 @@ export class PostgresEventStore extends EventStore {
    * another transaction created meanwhile writes nothing and is tried again (`again`); the rest
    * stand. Such a stream of a unit of several appends fails the statement, and the group is tried again.
    */
-  private async writeStatement<U extends Pick<PendingUnit, 'appends'>>(
+  private async writeStatement<U extends Pick<PendingUnit, 'appends' | 'views'>>(
     group: readonly U[],
     on: Pool | PoolClient = this.pool,
   ): Promise<GroupOutcome<U>> {
     const appends = group.flatMap((unit, u) => unit.appends.map((append) => ({ append, u: u + 1 })));
     const events = appends.flatMap(({ append }, k) => append.events.map((event, offset) => ({ k: k + 1, offset, event })));
-    const { rows } = await on
+    const values = [
+      appends.map(({ append }) => append.streamId),
+      appends.map(({ append: { expected } }) => (expected === 'any' ? ANY_REVISION : expected === 'no_stream' ? NO_STREAM : expected)),
+      appends.map(({ append }) => append.events.length),
+      events.map((e) => e.k),
+      events.map((e) => e.offset),
+      ...eventColumns(events),
+      appends.map(({ u }) => u),
+    ];
+    const withViews = this.statementWithViews(group, values);
+    const answer = await on
       .query<{
         go: boolean;
         me: string;
         verdicts: Array<{ k: number; current: number | null; ok: boolean; known: boolean }>;
         made: string[] | null;
         added: Array<{ k: number; position: string }> | null;
-      }>({
-        name: 'deals_append_units',
-        text: APPEND_GROUP,
-        values: [
-          appends.map(({ append }) => append.streamId),
-          appends.map(({ append: { expected } }) => (expected === 'any' ? ANY_REVISION : expected === 'no_stream' ? NO_STREAM : expected)),
-          appends.map(({ append }) => append.events.length),
-          events.map((e) => e.k),
-          events.map((e) => e.offset),
-          ...eventColumns(events),
-          appends.map(({ u }) => u),
-        ],
-      })
+        views_current?: boolean;
+      }>(withViews ?? { name: 'deals_append_units', text: APPEND_GROUP, values })
       .catch((error: unknown) => {
+        const code = (error as { code?: string }).code ?? '';
         // A unit's new stream made meanwhile by another transaction; else not expected (known streams
         // are written under their locks), but a retry is the answer.
-        if ([UNIQUE_VIOLATION, DEADLOCK].includes((error as { code?: string }).code ?? '')) throw new GroupRetry(String(error));
+        if ([UNIQUE_VIOLATION, DEADLOCK].includes(code)) throw new GroupRetry(String(error));
+        // A view's table dropped since this process last looked (a rebuild replaced it elsewhere):
+        // the appends go without their documents, which their requests then wait for.
+        if (withViews && code === UNDEFINED_TABLE) return null;
         throw error;
       });
-    const [{ go, me, verdicts, made, added }] = rows;
+    if (answer === null)
+      return this.writeStatement(
+        group.map((unit) => ({ ...unit, views: undefined })),
+        on,
+      );
+    const [{ go, me, verdicts, made, added, views_current: viewsCurrent = false }] = answer.rows;
     if (!go) throw new GroupRetry('a later transaction wrote one of the streams first');
     const verdictOf = new Map(verdicts.map((v) => [v.k, v]));
     const created = new Set(made ?? []);
@@ -428,9 +500,37 @@ export class PostgresEventStore extends EventStore {
         nextExpectedRevision: (verdictOf.get(ks[i])!.current ?? -1) + append.events.length,
         position: positionOf({ tx: me, position: last.get(ks[i])! }),
       }));
-      outcome.written.push({ unit, results });
+      outcome.written.push({ unit, results, viewsWritten: viewsCurrent && unit.views !== undefined });
     }
     return outcome;
+  }
+
+  /**
+   * The group statement with the documents its units carry (`appendWithViews`), each stamped with
+   * its unit's last position; named by its text (the tables' generations are in it), so each
+   * connection plans each kind once. Null when none carries any, or a collection is not one the
+   * view store knows.
+   */
+  private statementWithViews(group: ReadonlyArray<Pick<PendingUnit, 'views'>>, values: unknown[]) {
+    if (!this.inlineViews || !group.some((unit) => unit.views?.length)) return null;
+    const byCollection = new Map<string, Array<{ unit: number; doc: ViewDocument }>>();
+    group.forEach(({ views }, i) => {
+      for (const { collection, documents } of views ?? []) {
+        let docs = byCollection.get(collection);
+        if (!docs) byCollection.set(collection, (docs = []));
+        for (const doc of documents) docs.push({ unit: i + 1, doc });
+      }
+    });
+    const params = [...values];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const writes = this.inlineViews.inlineWrites(
+      [...byCollection].map(([collection, documents]) => ({ collection, documents })),
+      param,
+      'unit_pos',
+    );
+    if (!writes) return null;
+    const text = `${APPEND_WITH},\n${UNIT_POSITIONS},\n${writes.clauses.join(',\n')}\n${appendAnswer(`,\n ${writes.current} AS views_current`)}`;
+    return { name: `deals_append_views_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text, values: params };
   }
 
   /**

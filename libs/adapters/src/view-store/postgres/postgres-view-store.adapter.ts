@@ -138,9 +138,27 @@ function keepNewest(newest: Map<string, ViewDocument>, documents: Iterable<ViewD
  * nothing), its rows selected `where` given; `param` numbers the statement's parameters.
  */
 function upsertNewer(name: string, docs: readonly ViewDocument[], param: (value: unknown) => string, where = ''): string {
-  return `INSERT INTO ${name} AS t (id, pos, doc)
-           SELECT * FROM unnest(${param(docs.map((d) => d._id))}::text[], ${param(docs.map((d) => d._pos))}::text[], ${param(docs.map((d) => JSON.stringify(d)))}::jsonb[])${where}
+  return upsertRows(
+    name,
+    `SELECT * FROM unnest(${param(docs.map((d) => d._id))}::text[], ${param(docs.map((d) => d._pos))}::text[], ${param(docs.map((d) => JSON.stringify(d)))}::jsonb[])${where}`,
+  );
+}
+
+/** An insert into table `name` of the (id, pos, doc) rows `rows` selects, each over a stored row only when newer. */
+const upsertRows = (name: string, rows: string): string =>
+  `INSERT INTO ${name} AS t (id, pos, doc)
+           ${rows}
            ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc WHERE t.pos < EXCLUDED.pos`;
+
+/** Documents an append writes in its own transaction, each with the number of the append's unit in its statement. */
+export type InlineDocuments = ReadonlyArray<{ collection: string; documents: ReadonlyArray<{ unit: number; doc: ViewDocument }> }>;
+
+/** The clauses of a statement that writes {@link InlineDocuments} (see {@link PostgresViewStore.inlineWrites}). */
+export interface InlineWrites {
+  /** Data-modifying WITH clauses (`name AS (...)`), one a collection. */
+  clauses: string[];
+  /** A condition: every collection's generation is the one its readers use. */
+  current: string;
 }
 
 /**
@@ -427,6 +445,40 @@ export class PostgresViewStore extends ViewStore {
         setImmediate(() => void this.flushAhead());
       }
     });
+  }
+
+  /**
+   * The clauses that write `views` within another statement of the same database (an append's, so
+   * in its transaction): each collection's documents into the generation this process reads, each
+   * stamped with its unit's position as relation `positions` (`u`, `pos`) gives it (a unit with no
+   * row there writes nothing), over a stored one only when newer, a table's rows in the order of
+   * their ids; none into a generation another process has replaced meanwhile (`current` is then
+   * false). Null when a collection is not defined here.
+   */
+  inlineWrites(views: InlineDocuments, param: (value: unknown) => string, positions: string): InlineWrites | null {
+    if (views.some(({ collection }) => !this.active.has(collection))) return null;
+    const clauses: string[] = [];
+    const current: string[] = [];
+    for (const { collection, documents } of views) {
+      const generation = this.active.get(collection)!;
+      const docs = [...new Map(documents.map((d) => [d.doc._id, d])).values()].sort((a, b) =>
+        a.doc._id < b.doc._id ? -1 : a.doc._id > b.doc._id ? 1 : 0,
+      );
+      const isCurrent = `coalesce((SELECT generation = ${param(generation)} FROM view_generations WHERE collection = ${param(collection)}), false)`;
+      current.push(isCurrent);
+      clauses.push(
+        `v${clauses.length} AS (${upsertRows(
+          table(collection, generation),
+          `SELECT d.id, p.pos, jsonb_set(d.doc, '{_pos}', to_jsonb(p.pos))
+             FROM unnest(${param(docs.map((d) => d.doc._id))}::text[], ${param(docs.map((d) => d.unit))}::int[], ${param(docs.map((d) => JSON.stringify(d.doc)))}::jsonb[])
+                  WITH ORDINALITY AS d(id, u, doc, n)
+             JOIN ${positions} AS p ON p.u = d.u
+            WHERE ${isCurrent}
+            ORDER BY d.n`,
+        )})`,
+      );
+    }
+    return { clauses, current: current.join(' AND ') };
   }
 
   private async flushAhead(): Promise<void> {

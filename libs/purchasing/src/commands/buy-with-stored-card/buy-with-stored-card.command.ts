@@ -80,7 +80,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const purchaseId = keyed?.purchaseId ?? this.ids.short();
     // An address given in this purchase gets a new id.
     const shipping = order.shipping && !('id' in order.shipping) ? { id: this.ids.short(), ...order.shipping } : order.shipping;
-    if (fromDecision) this.decided.keep(caller);
+    if (fromDecision) this.decided.keep(caller, purchaseId);
     const answer = await this.steps.run(
       {
         type: 'StoredCardPurchaseStarted',

@@ -1,0 +1,166 @@
+import { PostgresEventStore } from '@deals/adapters/event-store/postgres/postgres-event-store.adapter';
+import { PostgresViewStore } from '@deals/adapters/view-store/postgres/postgres-view-store.adapter';
+import type { NewEvent, ViewDocument } from '@deals/kernel';
+import { WrongExpectedRevision } from '@deals/kernel';
+import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
+
+const unavailable = postgresUnavailableSync();
+
+const event = (i: number): NewEvent => ({
+  id: randomUUID(),
+  type: 'Noted',
+  data: { i },
+  metadata: { occurredAt: new Date(0).toISOString() },
+});
+const doc = (id: string, n: number): ViewDocument => ({ _id: id, _pos: '', n });
+
+/** The stores of one process of the database: a log that writes the views' documents with its appends. */
+async function stores(
+  url: string,
+  collections: string[],
+): Promise<{ log: PostgresEventStore; views: PostgresViewStore; close: () => Promise<void> }> {
+  const log = new PostgresEventStore(url);
+  const views = new PostgresViewStore(url);
+  log.writeViewsInto(views);
+  for (const collection of collections) await views.define(collection, []);
+  return { log, views, close: async () => void (await Promise.all([log.close(), views.close()])) };
+}
+
+/** Stops a view store looking for generations switched by other processes (it looks every half second). */
+const stopLooking = (views: PostgresViewStore) => clearInterval((views as unknown as { poller: NodeJS.Timeout }).poller);
+
+if (unavailable) {
+  describe.skip(`PostgreSQL event log writing views with its appends — skipped: ${unavailable}`, () => {
+    it('needs PostgreSQL', () => undefined);
+  });
+} else {
+  describe('PostgreSQL event log writing views with its appends', () => {
+    let database: { url: string; drop: () => Promise<void> };
+    beforeAll(async () => (database = await createTestDatabase('inline')));
+    afterAll(async () => database?.drop());
+
+    it('writes the documents in the appends’ statement, each stamped with the position of the last event appended', async () => {
+      const { log, views, close } = await stores(database.url, ['inline_sales', 'inline_coupons']);
+      try {
+        expect(log.writesViews).toBe(true);
+        const { results, viewsWritten } = await log.appendWithViews(
+          [
+            { streamId: 'deal-1', events: [event(1), event(2)], expected: 'no_stream' },
+            { streamId: 'purchase-1', events: [event(3)], expected: 'no_stream' },
+          ],
+          [
+            { collection: 'inline_coupons', documents: [doc('c2', 2), doc('c1', 1)] },
+            { collection: 'inline_sales', documents: [doc('p1', 3)] },
+          ],
+        );
+        expect(viewsWritten).toBe(true);
+        const last = results[1].position;
+        expect(last > results[0].position).toBe(true);
+        expect(await views.findById('inline_sales', 'p1')).toEqual({ _id: 'p1', _pos: last, n: 3 });
+        expect(await views.findByIds('inline_coupons', ['c1', 'c2'])).toEqual([
+          { _id: 'c1', _pos: last, n: 1 },
+          { _id: 'c2', _pos: last, n: 2 },
+        ]);
+        // The fold of the same events changes nothing: its documents are no newer.
+        await views.writer('inline_sales').commit([{ _id: 'p1', _pos: results[1].position, n: 99 }], last);
+        expect(await views.findById('inline_sales', 'p1')).toEqual({ _id: 'p1', _pos: last, n: 3 });
+      } finally {
+        await close();
+      }
+    });
+
+    it('gives each unit of a group its own position, and writes nothing of a refused unit', async () => {
+      const { log, views, close } = await stores(database.url, ['inline_groups']);
+      try {
+        await log.append('taken', [event(0)], 'no_stream');
+        // Three units started in one turn go as one group, one statement.
+        const [a, refused, b] = await Promise.allSettled([
+          log.appendWithViews(
+            [{ streamId: 'unit-a', events: [event(1)], expected: 'no_stream' }],
+            [{ collection: 'inline_groups', documents: [doc('a', 1)] }],
+          ),
+          log.appendWithViews(
+            [{ streamId: 'taken', events: [event(2)], expected: 'no_stream' }],
+            [{ collection: 'inline_groups', documents: [doc('refused', 2)] }],
+          ),
+          log.appendWithViews(
+            [{ streamId: 'unit-b', events: [event(3), event(4)], expected: 'no_stream' }],
+            [{ collection: 'inline_groups', documents: [doc('b', 3)] }],
+          ),
+        ]);
+        expect(refused.status === 'rejected' && refused.reason).toBeInstanceOf(WrongExpectedRevision);
+        if (a.status !== 'fulfilled' || b.status !== 'fulfilled') throw new Error('an accepted unit was refused');
+        expect(await views.findById('inline_groups', 'a')).toEqual({ _id: 'a', _pos: a.value.results[0].position, n: 1 });
+        expect(await views.findById('inline_groups', 'b')).toEqual({ _id: 'b', _pos: b.value.results[0].position, n: 3 });
+        expect(await views.findById('inline_groups', 'refused')).toBeNull();
+        expect(await log.readStream('taken')).toHaveLength(1);
+      } finally {
+        await close();
+      }
+    });
+
+    it('never writes over a newer document', async () => {
+      const { log, views, close } = await stores(database.url, ['inline_newer']);
+      try {
+        const newest = '9'.repeat(20);
+        await views.writer('inline_newer').commit([{ _id: 'p', _pos: newest, n: 7 }], newest);
+        const { viewsWritten } = await log.appendWithViews(
+          [{ streamId: 'newer', events: [event(1)], expected: 'no_stream' }],
+          [{ collection: 'inline_newer', documents: [doc('p', 1)] }],
+        );
+        expect(viewsWritten).toBe(true);
+        expect(await views.findById('inline_newer', 'p')).toEqual({ _id: 'p', _pos: newest, n: 7 });
+      } finally {
+        await close();
+      }
+    });
+
+    it('appends without the documents into a generation another process has replaced, or whose table it has dropped, and says so', async () => {
+      const here = await stores(database.url, ['inline_rebuilt']);
+      const other = new PostgresViewStore(database.url);
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        await other.define('inline_rebuilt', []);
+        stopLooking(here.views);
+        const replaced = (await here.views.status()).find((s) => s.collection === 'inline_rebuilt')!.generation;
+        await (await other.beginRebuild('inline_rebuilt')).activate();
+        const first = await here.log.appendWithViews(
+          [{ streamId: 'rebuilt-1', events: [event(1)], expected: 'no_stream' }],
+          [{ collection: 'inline_rebuilt', documents: [doc('p1', 1)] }],
+        );
+        expect(first.viewsWritten).toBe(false);
+        expect(await here.log.readStream('rebuilt-1')).toHaveLength(1);
+        expect(await other.findById('inline_rebuilt', 'p1')).toBeNull();
+        // The replaced generation's table gone before this process looked again.
+        await admin.query(`DROP TABLE "view__inline_rebuilt__${replaced}"`);
+        const second = await here.log.appendWithViews(
+          [{ streamId: 'rebuilt-2', events: [event(2)], expected: 'no_stream' }],
+          [{ collection: 'inline_rebuilt', documents: [doc('p2', 2)] }],
+        );
+        expect(second.viewsWritten).toBe(false);
+        expect(await here.log.readStream('rebuilt-2')).toHaveLength(1);
+      } finally {
+        await admin.end();
+        await Promise.all([here.close(), other.close()]);
+      }
+    });
+
+    it('writes no documents where no view store was given', async () => {
+      const log = new PostgresEventStore(database.url);
+      try {
+        expect(log.writesViews).toBe(false);
+        const { viewsWritten } = await log.appendWithViews(
+          [{ streamId: 'plain', events: [event(1)], expected: 'no_stream' }],
+          [{ collection: 'inline_sales', documents: [doc('plain', 1)] }],
+        );
+        expect(viewsWritten).toBe(false);
+        expect(await log.readStream('plain')).toHaveLength(1);
+      } finally {
+        await log.close();
+      }
+    });
+  });
+}
