@@ -14,7 +14,7 @@ const event = (i: number): NewEvent => ({
   data: { i },
   metadata: { occurredAt: new Date(0).toISOString() },
 });
-const doc = (id: string, n: number): ViewDocument => ({ _id: id, _pos: '', n });
+const doc = (id: string, n: number, at = ''): ViewDocument & { n: number } => ({ _id: id, _pos: at, n });
 
 /** The stores of one process of the database: a log that writes the views' documents with its appends. */
 async function stores(
@@ -101,17 +101,33 @@ if (unavailable) {
       }
     });
 
-    it('never writes over a newer document', async () => {
+    it('never writes over a newer document, and stamps only the documents folded from the appends’ own events', async () => {
       const { log, views, close } = await stores(database.url, ['inline_newer']);
       try {
         const newest = '9'.repeat(20);
-        await views.writer('inline_newer').commit([{ _id: 'p', _pos: newest, n: 7 }], newest);
-        const { viewsWritten } = await log.appendWithViews(
+        const older = '0'.repeat(19) + '1';
+        await views.writer('inline_newer').commit(
+          [
+            { _id: 'p', _pos: newest, n: 7 },
+            { _id: 'changed-since', _pos: newest, n: 8 },
+            { _id: 'kept', _pos: older, n: 9 },
+          ],
+          newest,
+        );
+        const { results, viewsWritten } = await log.appendWithViews(
           [{ streamId: 'newer', events: [event(1)], expected: 'no_stream' }],
-          [{ collection: 'inline_newer', documents: [doc('p', 1)] }],
+          [
+            // Made by this write; made by an earlier write of the request, changed since by another; and made before, newer here.
+            { collection: 'inline_newer', documents: [doc('p', 1), doc('changed-since', 2, older), doc('kept', 3, '0'.repeat(19) + '2')] },
+          ],
         );
         expect(viewsWritten).toBe(true);
-        expect(await views.findById('inline_newer', 'p')).toEqual({ _id: 'p', _pos: newest, n: 7 });
+        expect(results[0].position > newest).toBe(false);
+        expect(await views.findByIds('inline_newer', ['p', 'changed-since', 'kept'])).toEqual([
+          { _id: 'p', _pos: newest, n: 7 },
+          { _id: 'changed-since', _pos: newest, n: 8 },
+          { _id: 'kept', _pos: '0'.repeat(19) + '2', n: 3 },
+        ]);
       } finally {
         await close();
       }
@@ -145,6 +161,22 @@ if (unavailable) {
       } finally {
         await admin.end();
         await Promise.all([here.close(), other.close()]);
+      }
+    });
+
+    it('appends without the documents when the server refuses one, and says so', async () => {
+      const { log, views, close } = await stores(database.url, ['inline_refused']);
+      try {
+        // PostgreSQL's jsonb takes no NUL character.
+        const { viewsWritten } = await log.appendWithViews(
+          [{ streamId: 'refused-doc', events: [event(1)], expected: 'no_stream' }],
+          [{ collection: 'inline_refused', documents: [Object.assign(doc('p', 1), { title: 'a\u0000b' })] }],
+        );
+        expect(viewsWritten).toBe(false);
+        expect(await log.readStream('refused-doc')).toHaveLength(1);
+        expect(await views.findById('inline_refused', 'p')).toBeNull();
+      } finally {
+        await close();
       }
     });
 

@@ -70,8 +70,9 @@ export function checkStreamAppends(appends: readonly StreamAppend[]): void {
 
 /**
  * Documents of the read side written in the same transaction as appends (inline views): each over a
- * stored one that is older, never over a newer one, stamped with the position of the appends' last
- * event, and only into the generation of its collection that readers use.
+ * stored one that is older, never over a newer one, and only into the generation of its collection
+ * that readers use. A document folded from events of these appends (`_pos` at `PENDING_POSITION`)
+ * is stamped with the position of their last event; any other keeps its own.
  */
 export type InlineViews = ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>;
 

@@ -136,7 +136,13 @@ const eventColumns = (rows: ReadonlyArray<{ event: NewEvent }>) => [
 class GroupRetry extends Error {}
 
 const UNIQUE_VIOLATION = '23505';
-const UNDEFINED_TABLE = '42P01';
+/**
+ * Whether a statement failed with this SQLSTATE for what it wrote, not for the connection or the
+ * transaction's race (those are tried again whole): data exceptions, integrity violations but a
+ * unique one, undefined objects (a dropped table) and program limits.
+ */
+const refusedDocuments = (code: string): boolean =>
+  /^[0-9A-Z]{5}$/.test(code) && code !== UNIQUE_VIOLATION && ['22', '23', '42', '54'].includes(code.slice(0, 2));
 const DEADLOCK = '40P01';
 
 /** An expected revision in SQL: `any`, `no_stream`, or the revision itself (0 or more). */
@@ -464,9 +470,11 @@ export class PostgresEventStore extends EventStore {
         // A unit's new stream made meanwhile by another transaction; else not expected (known streams
         // are written under their locks), but a retry is the answer.
         if ([UNIQUE_VIOLATION, DEADLOCK].includes(code)) throw new GroupRetry(String(error));
-        // A view's table dropped since this process last looked (a rebuild replaced it elsewhere):
-        // the appends go without their documents, which their requests then wait for.
-        if (withViews && code === UNDEFINED_TABLE) return null;
+        // The documents refused (a view's table dropped since this process last looked, when a
+        // rebuild replaced it elsewhere; a document the server would not take): the statement wrote
+        // nothing, and the appends go again without their documents, which their requests then
+        // write after or wait for. Appends made after a charge are not failed by a view.
+        if (withViews && refusedDocuments(code)) return null;
         throw error;
       });
     if (answer === null)

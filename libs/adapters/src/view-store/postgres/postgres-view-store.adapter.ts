@@ -4,6 +4,7 @@ import {
   FindOptions,
   IndexSpec,
   LogPosition,
+  PENDING_POSITION,
   RebuildTarget,
   ViewBatch,
   ViewDocument,
@@ -449,11 +450,12 @@ export class PostgresViewStore extends ViewStore {
 
   /**
    * The clauses that write `views` within another statement of the same database (an append's, so
-   * in its transaction): each collection's documents into the generation this process reads, each
-   * stamped with its unit's position as relation `positions` (`u`, `pos`) gives it (a unit with no
-   * row there writes nothing), over a stored one only when newer, a table's rows in the order of
-   * their ids; none into a generation another process has replaced meanwhile (`current` is then
-   * false). Null when a collection is not defined here.
+   * in its transaction): each collection's documents into the generation this process reads, those
+   * folded from events not yet written (at `PENDING_POSITION`) stamped with their unit's position as
+   * relation `positions` (`u`, `pos`) gives it, the others at their own (a unit with no row there
+   * writes nothing), each over a stored one only when newer, a table's rows in the order of their
+   * ids; none into a generation another process has replaced meanwhile (`current` is then false).
+   * Null when a collection is not defined here.
    */
   inlineWrites(views: InlineDocuments, param: (value: unknown) => string, positions: string): InlineWrites | null {
     if (views.some(({ collection }) => !this.active.has(collection))) return null;
@@ -469,9 +471,11 @@ export class PostgresViewStore extends ViewStore {
       clauses.push(
         `v${clauses.length} AS (${upsertRows(
           table(collection, generation),
-          `SELECT d.id, p.pos, jsonb_set(d.doc, '{_pos}', to_jsonb(p.pos))
-             FROM unnest(${param(docs.map((d) => d.doc._id))}::text[], ${param(docs.map((d) => d.unit))}::int[], ${param(docs.map((d) => JSON.stringify(d.doc)))}::jsonb[])
-                  WITH ORDINALITY AS d(id, u, doc, n)
+          `SELECT d.id, CASE WHEN d.stamp THEN p.pos ELSE d.doc ->> '_pos' END,
+                  CASE WHEN d.stamp THEN jsonb_set(d.doc, '{_pos}', to_jsonb(p.pos)) ELSE d.doc END
+             FROM unnest(${param(docs.map((d) => d.doc._id))}::text[], ${param(docs.map((d) => d.unit))}::int[], ${param(docs.map((d) => JSON.stringify(d.doc)))}::jsonb[],
+                         ${param(docs.map((d) => d.doc._pos === PENDING_POSITION))}::bool[])
+                  WITH ORDINALITY AS d(id, u, doc, stamp, n)
              JOIN ${positions} AS p ON p.u = d.u
             WHERE ${isCurrent}
             ORDER BY d.n`,
