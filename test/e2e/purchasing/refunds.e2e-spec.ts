@@ -1,5 +1,7 @@
-import { EventStore, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
-import { RefundPurchase } from '@deals/purchasing/commands/refund-purchase/refund-purchase.command';
+import { EventStore, handleCommand, ManualClock, PaymentGateway, Scheduler } from '@deals/kernel';
+import { RefundPurchase, RefundSteps } from '@deals/purchasing/commands/refund-purchase/refund-purchase.command';
+import { couponStream } from '@deals/purchasing/domain/coupon/coupon.events';
+import { purchaseDecider } from '@deals/purchasing/domain/purchase/purchase.decider';
 import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
 import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
@@ -74,6 +76,43 @@ describe('refunding a purchase', () => {
     await expect(refund(purchase.id, [couponId])).rejects.toThrow(/non-refundable state/);
     await refund(purchase.id, [couponId], true);
     expect(await events(purchase.id)).toContain('RefundSucceeded');
+  });
+
+  it('fails a refund whose coupon was redeemed after it was decided, naming it, and holds none of its coupons', async () => {
+    const purchase = await buy(2);
+    const [kept, redeemed] = purchase.coupons.map((c) => c.id);
+    // The refund decided on the purchase (both coupons checked then), and a coupon redeemed before its settling.
+    const refundId = 'race1';
+    await handleCommand(
+      api.get(EventStore),
+      purchaseStream(purchase.id),
+      purchaseDecider,
+      {
+        type: 'RequestRefund',
+        data: {
+          purchaseId: purchase.id,
+          partnerId: partner.partnerId,
+          refundId,
+          couponIds: [kept, redeemed],
+          reason: 'requested_by_customer',
+          note: null,
+          forced: false,
+        },
+      },
+      { now: clock.now(), metadata: { partnerId: partner.partnerId, actor: 'test' } },
+    );
+    expect((await api.call('PUT', `/coupons/${redeemed}/redeem`, { apiKey: partner.apiKey })).status).toBe(200);
+    const settled = await api.get(RefundSteps).settle(purchase.id, refundId, { partnerId: partner.partnerId, actor: 'test' });
+    expect(settled.state).toBe('failed');
+    const failed = (await api.get(EventStore).readStream(purchaseStream(purchase.id))).find((e) => e.type === 'RefundFailed');
+    expect(failed?.data).toMatchObject({ refundId, reason: `${redeemed}: the coupon is in a non-refundable state` });
+    expect(await api.get(PaymentGateway).refundOutcome(`refund-${refundId}`)).toBeNull();
+    // Neither coupon was held: the one still valid is refunded by the next refund.
+    const couponEvents = async (id: string) => (await api.get(EventStore).readStream(couponStream(id))).map((e) => e.type);
+    expect(await couponEvents(kept)).not.toContain('CouponRefundStarted');
+    expect(await couponEvents(redeemed)).not.toContain('CouponRefundStarted');
+    await refund(purchase.id, [kept]);
+    expect(await couponEvents(kept)).toContain('CouponRefunded');
   });
 
   it("refunds a claimed reservation's coupons without the processor: the partner took the money", async () => {

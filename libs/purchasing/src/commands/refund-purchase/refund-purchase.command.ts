@@ -3,12 +3,14 @@ import {
   CommandCaller,
   EventStore,
   handleCommand,
+  handleCommands,
   IdGenerator,
   loadAggregate,
   LogPosition,
   NotFound,
   OPERATOR,
   PaymentGateway,
+  runWorkflow,
   Scheduler,
   ValidationFailed,
 } from '@deals/kernel';
@@ -19,6 +21,7 @@ import { couponStream } from '../../domain/coupon/coupon.events';
 import { Purchase, purchaseDecider, refundableCoupons } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
 import { RefundReason } from '../../domain/refund/refund-rules';
+import { RefundWorkflowCommand, RefundWorkflowInput, refundWorkflow } from '../../domain/refund/refund.workflow';
 
 /** The scheduled job that ends a refund a process left pending (its processor answer lost, or the process stopped). */
 export const SETTLE_REFUND_JOB = 'settle-refund';
@@ -26,9 +29,6 @@ export const SETTLE_REFUND_JOB = 'settle-refund';
 export const SETTLE_AFTER_MS = 30_000;
 /** A refund the processor did not answer is asked again: a minute, doubling, at most half an hour. */
 const retryDelayMs = (attempt: number) => Math.min(60_000 * 2 ** Math.max(0, attempt - 1), 30 * 60_000);
-
-/** The processor's idempotency key of a refund: one per refund, however often it is asked. */
-const processorKey = (refundId: string) => `refund-${refundId}`;
 
 export interface RefundTerms {
   /** The coupons to refund; null: every coupon of the purchase the rules let be refunded. */
@@ -52,9 +52,10 @@ export class RefundPurchase extends Command<{ refundId: string; position: LogPos
 
 /**
  * A refund's steps, each idempotent so that its settling job can run them again: the decision on
- * the purchase (which coupons, how much), its coupons held from redemption, the money back through
- * the processor under the refund's own key (a claimed reservation's the partner took itself, so it
- * is recorded as paid back at once), the outcome on the purchase, its coupons voided or given back.
+ * the purchase (which coupons, how much), then its settling (`refundWorkflow`): its coupons held
+ * from redemption, the money back through the processor under the refund's own key (a claimed
+ * reservation's the partner took itself, so it is recorded as paid back at once), the outcome on
+ * the purchase, its coupons voided or given back.
  */
 @Injectable()
 export class RefundSteps {
@@ -93,9 +94,9 @@ export class RefundSteps {
   }
 
   /**
-   * Takes the refund from its decision to its end, as far as it can now: `pending` when the processor
-   * gave no answer (its job asks again later). A coupon that can no longer be held (redeemed since
-   * the request was checked) fails the refund, with the reason.
+   * Takes the refund from its decision to its end, as far as it can now (`refundWorkflow`): `pending`
+   * when the processor gave no answer (its job asks again later). A coupon that can no longer be held
+   * (redeemed since the request was checked) fails the refund, with the reason.
    */
   async settle(
     purchaseId: string,
@@ -107,84 +108,102 @@ export class RefundSteps {
     if (!refund) return { state: 'failed', position: null };
     let position: LogPosition | null = null;
     const context = () => ({ now: this.clock.now(), metadata: caller });
-    const wrote = (outcome: { position: LogPosition | null }) => (position = outcome.position ?? position);
-    // The refund as it stands: as read, then as each recorded outcome leaves it.
-    let ended: typeof refund = refund;
-    const record = async (outcome: { outcome: 'succeeded'; processorRefundId: string | null } | { outcome: 'failed'; reason: string }) => {
-      const recorded = await handleCommand(
-        this.store,
-        purchaseStream(purchaseId),
-        purchaseDecider,
-        { type: 'RecordRefundOutcome', data: { purchaseId, partnerId: caller.partnerId, refundId, ...outcome } },
-        context(),
-      );
-      wrote(recorded);
-      ended = recorded.state.refunds.find((r) => r.refundId === refundId) ?? ended;
+    const wrote = (outcomes: ReadonlyArray<{ position: LogPosition | null }>) => {
+      for (const outcome of outcomes) position = outcome.position ?? position;
     };
-    if (refund.state === 'pending') {
-      const refusal = await this.holdCoupons(refund.couponIds, refundId, caller.partnerId, refund.forced, context, wrote);
-      if (refusal) await record({ outcome: 'failed', reason: refusal });
-      // A claimed reservation's money is the partner's to give back; a free coupon has none.
-      else if (purchase.chargeId === null || refund.amountCents === 0) await record({ outcome: 'succeeded', processorRefundId: null });
-      else {
-        const answer = await this.gateway.refund({
-          chargeId: purchase.chargeId,
-          amountCents: refund.amountCents,
-          idempotencyKey: processorKey(refundId),
-        });
-        if (answer.status === 'error') {
-          this.logger.warn(`refund ${refundId}: the processor did not answer (${answer.reason}); asked again later`);
-          return { state: 'pending', position };
+    const none = {} as Record<string, never>;
+    const perform = async (command: RefundWorkflowCommand): Promise<RefundWorkflowInput | null> => {
+      switch (command.type) {
+        case 'HoldCoupons': {
+          const refusal = await this.holdCoupons(command.data, context(), wrote);
+          return refusal === null ? { type: 'CouponsHeld', data: none } : { type: 'CouponsRefused', data: { reason: refusal } };
         }
-        await record(
-          answer.status === 'refunded'
-            ? { outcome: 'succeeded', processorRefundId: answer.refundId }
-            : { outcome: 'failed', reason: answer.reason },
-        );
-      }
-    }
-    if (ended.state !== 'pending')
-      for (const couponId of ended.couponIds)
-        wrote(
-          await handleCommand(
+        case 'RefundCharge': {
+          const answer = await this.gateway.refund(command.data);
+          if (answer.status === 'error') {
+            this.logger.warn(`refund ${refundId}: the processor did not answer (${answer.reason}); asked again later`);
+            return { type: 'ChargeRefundUnanswered', data: { reason: answer.reason } };
+          }
+          return answer.status === 'refunded'
+            ? { type: 'ChargeRefunded', data: { processorRefundId: answer.refundId } }
+            : { type: 'ChargeRefundRefused', data: { reason: answer.reason } };
+        }
+        case 'RecordOutcome': {
+          const recorded = await handleCommand(
             this.store,
-            couponStream(couponId),
-            couponDecider,
-            { type: 'FinishRefund', data: { couponId, refundId, outcome: ended.state === 'succeeded' ? 'succeeded' : 'released' } },
+            purchaseStream(purchaseId),
+            purchaseDecider,
+            { type: 'RecordRefundOutcome', data: command.data },
             context(),
-          ),
-        );
-    return { state: ended.state, position };
+          );
+          wrote([recorded]);
+          const state = recorded.state.refunds.find((r) => r.refundId === refundId)?.state ?? 'pending';
+          return { type: 'OutcomeRecorded', data: { state } };
+        }
+        case 'FinishCoupons': {
+          const { couponIds, outcome } = command.data;
+          if (couponIds.length)
+            wrote(
+              await handleCommands(
+                this.store,
+                couponIds.map((couponId) => ({
+                  streamId: couponStream(couponId),
+                  decider: couponDecider,
+                  command: { type: 'FinishRefund', data: { couponId, refundId, outcome } },
+                })),
+                context(),
+              ),
+            );
+          return { type: 'CouponsFinished', data: none };
+        }
+      }
+    };
+    const settling: RefundWorkflowInput = {
+      type: 'RefundSettling',
+      data: { ...refund, purchaseId, partnerId: caller.partnerId, chargeId: purchase.chargeId },
+    };
+    const settled = await runWorkflow(refundWorkflow, settling, perform, this.clock);
+    return { state: settled.state, position };
   }
 
-  /** Holds each coupon for the refund; the first refusal's reason, the coupons held so far given back, or null when all are held. */
+  /**
+   * Holds every coupon for the refund in one unit of work (all or none); the reason of the first
+   * coupon that refuses, or null when all are held.
+   */
   private async holdCoupons(
-    couponIds: string[],
-    refundId: string,
-    partnerId: string,
-    forced: boolean,
-    context: () => { now: Date; metadata: CommandCaller },
-    wrote: (outcome: { position: LogPosition | null }) => void,
+    { couponIds, refundId, partnerId, forced }: Extract<RefundWorkflowCommand, { type: 'HoldCoupons' }>['data'],
+    context: { now: Date; metadata: CommandCaller },
+    wrote: (outcomes: ReadonlyArray<{ position: LogPosition | null }>) => void,
   ): Promise<string | null> {
-    for (const couponId of couponIds) {
-      try {
-        wrote(
-          await handleCommand(
-            this.store,
-            couponStream(couponId),
-            couponDecider,
-            { type: 'StartRefund', data: { couponId, partnerId, refundId, forced } },
-            context(),
-          ),
-        );
-      } catch (error) {
-        if (!(error instanceof ValidationFailed)) throw error;
-        return `${couponId}: ${error instanceof CouponNotRefundable ? error.reason : error.message}`;
+    const start = (couponId: string) => ({ type: 'StartRefund' as const, data: { couponId, partnerId, refundId, forced } });
+    if (couponIds.length === 0) return null;
+    try {
+      wrote(
+        await handleCommands(
+          this.store,
+          couponIds.map((couponId) => ({ streamId: couponStream(couponId), decider: couponDecider, command: start(couponId) })),
+          context,
+        ),
+      );
+      return null;
+    } catch (error) {
+      if (!(error instanceof ValidationFailed)) throw error;
+      // The unit's refusal names no coupon: the first that refuses on its own does.
+      for (const couponId of couponIds) {
+        const { state } = await loadAggregate(this.store, couponStream(couponId), couponDecider);
+        try {
+          couponDecider.decide(start(couponId), state, context.now);
+        } catch (refused) {
+          if (refused instanceof ValidationFailed) return `${couponId}: ${reasonOf(refused)}`;
+          throw refused;
+        }
       }
+      return reasonOf(error);
     }
-    return null;
   }
 }
+
+const reasonOf = (error: ValidationFailed) => (error instanceof CouponNotRefundable ? error.reason : error.message);
 
 /**
  * Refunds coupons of a paid purchase (stored card, full, claimed reservation). The coupons are
