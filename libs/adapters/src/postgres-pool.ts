@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { Client, Pool, PoolConfig, QueryConfig } from 'pg';
+import { Client, Pool, PoolConfig } from 'pg';
 
 /** How long taking a connection may wait (the server away or every connection busy) before the call fails. */
 export const CONNECT_TIMEOUT_MS = 3_000;
@@ -56,30 +55,4 @@ export function sessionClient(url: string): Client {
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });
-}
-
-/** Statement texts a store names at most: every connection of its pool keeps each one it ran prepared. */
-const NAMED_TEXTS = 256;
-
-/**
- * Names a store's statements by their text, so that each connection parses and plans each one once
- * instead of at every call: statements built from their tables and shapes (a view's look-ups and
- * commits) come in a few dozen texts. Past {@link NAMED_TEXTS} texts, the others go unnamed, so
- * that no connection keeps an unbounded number prepared.
- */
-export class StatementNames {
-  private readonly names = new Map<string, string>();
-
-  constructor(
-    private readonly prefix: string,
-    private readonly max = NAMED_TEXTS,
-  ) {}
-
-  /** `text` with its `values`, named when it is one of the first texts met. */
-  of(text: string, values: unknown[] = []): QueryConfig {
-    let name = this.names.get(text);
-    if (name === undefined && this.names.size < this.max)
-      this.names.set(text, (name = `${this.prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`));
-    return name === undefined ? { text, values } : { name, text, values };
-  }
 }

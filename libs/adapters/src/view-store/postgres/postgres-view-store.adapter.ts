@@ -1,4 +1,4 @@
-import { servicePool, sessionClient, StatementNames } from '../../postgres-pool';
+import { servicePool, sessionClient } from '../../postgres-pool';
 import {
   CheckpointListener,
   FindOptions,
@@ -201,8 +201,6 @@ export class PostgresViewStore extends ViewStore {
     failed: (error: unknown) => void;
   }> = [];
   private writingAhead = false;
-  /** Look-ups, queries and commits named by their text: each connection plans each kind once. */
-  private readonly statements = new StatementNames('deals_views');
 
   constructor(private readonly url: string) {
     super();
@@ -291,10 +289,8 @@ export class PostgresViewStore extends ViewStore {
     const names = [...tables.keys()];
     const index = new Map(names.map((name, i) => [name, i]));
     const found = await this.pool.query<Row & { t: number }>(
-      this.statements.of(
-        names.map((name, i) => `SELECT ${i}::int AS t, doc FROM ${name} WHERE id = ANY($${i + 1}::text[])`).join(' UNION ALL '),
-        names.map((name) => tables.get(name)),
-      ),
+      names.map((name, i) => `SELECT ${i}::int AS t, doc FROM ${name} WHERE id = ANY($${i + 1}::text[])`).join(' UNION ALL '),
+      names.map((name) => tables.get(name)),
     );
     const docs = new Map(found.rows.map((r) => [`${r.t}:${r.doc._id}`, r.doc]));
     return keys.map(({ table: name, id }) => docs.get(`${index.get(name)}:${id}`) ?? null);
@@ -332,7 +328,8 @@ export class PostgresViewStore extends ViewStore {
     const params: unknown[] = [];
     const where = pushdown(filter, params, this.keysOf(collection));
     const found = await this.pool.query<Row>(
-      this.statements.of(`SELECT doc FROM ${this.live(collection)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, params),
+      `SELECT doc FROM ${this.live(collection)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`,
+      params,
     );
     const query = new Query(filter, { context: geoContext });
     return found.rows.map((r) => r.doc as T).filter((doc) => query.test(doc as unknown as Record<string, unknown>));
@@ -427,10 +424,8 @@ export class PostgresViewStore extends ViewStore {
       );
     const payload = JSON.stringify([...notice].map(([p, c]) => ({ p, c })) satisfies CheckpointNotice);
     await this.pool.query(
-      this.statements.of(
-        `${clauses.length ? `WITH ${clauses.join(',\n')}\n` : ''}SELECT pg_notify('${CHANNEL}', ${param(payload.length <= MAX_PAYLOAD ? payload : '')})`,
-        params,
-      ),
+      `${clauses.length ? `WITH ${clauses.join(',\n')}\n` : ''}SELECT pg_notify('${CHANNEL}', ${param(payload.length <= MAX_PAYLOAD ? payload : '')})`,
+      params,
     );
   }
 
@@ -512,12 +507,10 @@ export class PostgresViewStore extends ViewStore {
             // Only into the generation readers use: one another process (a rebuild) has just
             // replaced would hold them where no one reads; the caller then waits for the fold.
             const { rows } = await this.pool.query<{ current: boolean }>(
-              this.statements.of(
-                `WITH g AS (SELECT generation = $2 AS current FROM view_generations WHERE collection = $1),
+              `WITH g AS (SELECT generation = $2 AS current FROM view_generations WHERE collection = $1),
                w AS (${upsertNewer(table(collection, generation), byId(documents.values()), param, ' WHERE (SELECT current FROM g)')})
                SELECT coalesce((SELECT current FROM g), false) AS current`,
-                params,
-              ),
+              params,
             );
             if (!rows[0].current) written = false;
           }
@@ -625,9 +618,7 @@ export class PostgresViewStore extends ViewStore {
   }
 
   private async checkpointOf(name: string): Promise<LogPosition | null> {
-    const found = await this.pool.query<{ position: string }>(
-      this.statements.of('SELECT position FROM view_checkpoints WHERE name = $1', [name]),
-    );
+    const found = await this.pool.query<{ position: string }>('SELECT position FROM view_checkpoints WHERE name = $1', [name]);
     return found.rows[0]?.position ?? null;
   }
 
@@ -674,9 +665,8 @@ export class PostgresViewStore extends ViewStore {
     const epoch = this.epoch;
     try {
       const found = await this.pool.query<{ collection: string; generation: string }>(
-        this.statements.of('SELECT collection, generation FROM view_generations WHERE collection = ANY($1::text[])', [
-          [...this.active.keys()],
-        ]),
+        'SELECT collection, generation FROM view_generations WHERE collection = ANY($1::text[])',
+        [[...this.active.keys()]],
       );
       if (epoch !== this.epoch) return;
       for (const { collection, generation } of found.rows) {
