@@ -71,6 +71,9 @@ export interface AdaptersOptions {
   personalData?: { fields: PersonalFields; erasures: ErasureEvents };
 }
 
+/** Whether this process's log writes view documents in its appends' transactions (its provider wires them). */
+const INLINE_VIEWS = Symbol('INLINE_VIEWS');
+
 /** The embedded file layout under DATA_DIR. */
 export const dataPaths = (dataDir: string) => ({
   events: join(dataDir, 'events.sqlite'),
@@ -154,16 +157,23 @@ export class AdaptersModule {
       },
       {
         provide: ViewStore,
-        inject: [EventStore],
-        useFactory: async (events: EventStore) => {
-          if (settings.mongoUrl)
-            return new (await import('./view-store/mongo/mongo-view-store.adapter')).MongoViewStore(settings.mongoUrl, settings.mongoDb);
-          if (!settings.databaseUrl) return new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse, 'as-defined');
-          const views = new PostgresViewStore(settings.databaseUrl);
-          // The log in the same database: documents a request writes with its events go in their transaction.
+        useFactory: async () =>
+          settings.mongoUrl
+            ? new (await import('./view-store/mongo/mongo-view-store.adapter')).MongoViewStore(settings.mongoUrl, settings.mongoDb)
+            : settings.databaseUrl
+              ? new PostgresViewStore(settings.databaseUrl)
+              : new MingoViewStore(paths.views, {}, undefined, viewsOnFirstUse, 'as-defined'),
+      },
+      // The log and the views in one PostgreSQL database: documents a request writes with its events
+      // go in their transaction (`EventStore.appendWithViews`).
+      {
+        provide: INLINE_VIEWS,
+        inject: [EventStore, ViewStore],
+        useFactory: (events: EventStore, views: ViewStore) => {
           const log = events instanceof PersonalDataEventStore ? events.inner : events;
-          if (log instanceof PostgresEventStore) log.writeViewsInto(views);
-          return views;
+          const inline = log instanceof PostgresEventStore && views instanceof PostgresViewStore;
+          if (inline) log.writeViewsInto(views);
+          return inline;
         },
       },
       // The only processor so far is the simulated one (documented test cards); a real one plugs in here.
