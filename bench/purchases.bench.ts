@@ -430,7 +430,7 @@ export async function measure(
   session: PurchasesSession,
   options: BenchOptions,
   mode: 'many' | 'hot',
-  { keyed = false }: { keyed?: boolean } = {},
+  { keyed = false, connections = CONNECTIONS }: { keyed?: boolean; connections?: number } = {},
 ): Promise<Measured> {
   const items = purchaseItems(session, mode);
   let loads = 0;
@@ -438,7 +438,7 @@ export async function measure(
     runLoad({
       origin: session.origin,
       paths: [`/purchases?api_key=${session.apiKey}`],
-      connections: CONNECTIONS,
+      connections,
       ca: session.ca,
       durationSec,
       // A key of its own for every request: the load generator numbers requests from 0 in each

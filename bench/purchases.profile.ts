@@ -4,7 +4,7 @@
  * group-commit flushes (synchronous, on the event loop) and the event loop's utilization, plus a V8
  * CPU profile of this process while the load runs. Not part of `npm run bench`.
  *
- *   npm run build && node dist/bench/purchases.profile.js [--mode=hot|many] [--seconds=5] [--out=<dir>] [--heap] [--keyed]
+ *   npm run build && node dist/bench/purchases.profile.js [--mode=hot|many] [--seconds=5] [--connections=50] [--out=<dir>] [--heap] [--keyed]
  *
  * `--heap` also writes a sampling heap profile of the measured run that counts every allocation,
  * including the objects the GC has collected since (what the scavenges pay for), one sample per
@@ -92,10 +92,12 @@ async function main() {
     try {
       const store = app.get(EventStore);
       wrap(store, 'append', 'EventStore.append (queued → committed)');
+      wrap(store, 'appendToStreams', 'EventStore.appendToStreams (a unit of work, queued → committed)');
       wrap(store, 'readStream', 'EventStore.readStream');
       // The write thread commits (and syncs) off the loop; `answer` is the loop's share of a batch.
+      const log = (store as unknown as { inner?: object }).inner ?? store;
       wrap(
-        (store as unknown as { writer: object }).writer,
+        (log as unknown as { writer: object }).writer,
         'answer',
         'EventStore batch answered (on the loop)',
         (self) => self.inFlight?.[0]?.length ?? 0,
@@ -153,7 +155,10 @@ async function main() {
           includeObjectsCollectedByMinorGC: true,
         });
       }
-      const m = await measure(session, options, mode, { keyed: process.argv.includes('--keyed') });
+      const m = await measure(session, options, mode, {
+        keyed: process.argv.includes('--keyed'),
+        connections: Number(arg('connections', '50')),
+      });
       const { profile } = (await inspector.post('Profiler.stop')) as unknown as { profile: unknown };
       const heapProfile = heap ? ((await inspector.post('HeapProfiler.stopSampling')) as unknown as { profile: unknown }).profile : null;
       loop.disable();
