@@ -6,6 +6,7 @@ import {
   installationSecret,
   localApiUrl,
   operatorPassword,
+  prepareServers,
   recordApiAddress,
   ServiceConfig,
   ServiceMetrics,
@@ -90,6 +91,7 @@ function requestId(req: IncomingMessage): string {
 
 /** Builds the API, loads demo data on a first start, and listens (HTTPS only). */
 export async function startApi({ config, clock, ids }: ApiOptions): Promise<RunningApi> {
+  await prepareServers(config);
   const logger = serviceLogger(config.logLevel, config.logFile);
   const adapter = new FastifyAdapter({
     // Node's own refusal of a request without Host is an empty 400: refuseRequestsWithoutHost

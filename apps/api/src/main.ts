@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { loadServiceConfig } from '@deals/runtime';
+import { loadServiceConfig, startFailure } from '@deals/runtime';
 import { Logger } from 'nestjs-pino';
 import { startApi } from './bootstrap';
 
@@ -32,6 +32,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`the deals API could not start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.stderr.write(`the deals API could not start: ${startFailure(error)}\n`);
   process.exit(1);
 });

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { listenForMetrics, loadServiceConfig, ServiceMetrics } from '@deals/runtime';
+import { listenForMetrics, loadServiceConfig, prepareServers, ServiceMetrics, startFailure } from '@deals/runtime';
 import { ServiceLogLines } from '@deals/wire';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
@@ -7,6 +7,7 @@ import { WorkerModule } from './worker.module';
 
 async function main() {
   const config = loadServiceConfig();
+  await prepareServers(config);
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
   app.useLogger(new ServiceLogLines(app.get(Logger)));
   await app.init();
@@ -34,6 +35,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`the deals worker could not start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.stderr.write(`the deals worker could not start: ${startFailure(error)}\n`);
   process.exit(1);
 });

@@ -11,3 +11,4 @@ export { SqliteSnapshotStore } from './snapshot-store/sqlite-snapshot-store.adap
 export { PostgresSnapshotStore } from './snapshot-store/postgres-snapshot-store.adapter';
 export { TestClockAgenda, ADVANCE_TEST_CLOCK_JOB } from './scheduler/test-clock-agenda';
 export { processAlive } from './process-alive';
+export { ensurePostgresDatabase, DatabaseMissingError } from './postgres-database';

@@ -15,3 +15,4 @@ export { underFolderLock, writeWhole } from './shared-folder';
 export { defaultPublicBaseUrl, linkBaseUrl, localApiUrl, recordApiAddress, runningApiAddress } from './api-address';
 export type { ApiAddress } from './api-address';
 export { HistorySealing } from './history-sealing';
+export { prepareServers, startFailure } from './prepare-servers';
