@@ -47,6 +47,45 @@ class ProgramName implements OnModuleInit {
   }
 }
 
+/** What an unknown command's error uses of commander's program. */
+interface CommanderErrors {
+  readonly commands: ReadonlyArray<{ name(): string }>;
+  on(event: 'command:*', listener: (operands: string[]) => void): unknown;
+  error(message: string, options: { code: string; exitCode: number }): never;
+  /** Commander's own answer: its nearest names by spelling (`projection:status`: `projections:status`). */
+  unknownCommand(): never;
+}
+
+/**
+ * An unknown command that is a part of commands' names (`status`, `erase`) is answered with those
+ * commands; any other, as commander answers it, with the names nearest in spelling.
+ */
+@Injectable()
+export class UnknownCommandHints implements OnModuleInit {
+  constructor(@InjectCommander() private readonly program: CommanderErrors) {}
+
+  onModuleInit(): void {
+    this.program.on('command:*', ([asked]) => {
+      const meant = commandsNamedWith(
+        asked,
+        this.program.commands.map((command) => command.name()),
+      );
+      if (meant.length === 0) this.program.unknownCommand();
+      this.program.error(`error: unknown command '${asked}'\n(Did you mean ${meant.join(', ')}?)`, {
+        code: 'commander.unknownCommand',
+        exitCode: 1,
+      });
+    });
+  }
+}
+
+/** The names of which `word` is one part (`projections:status` for `status`), or the start of one. */
+export function commandsNamedWith(word: string, names: readonly string[]): string[] {
+  const asked = word.toLowerCase();
+  if (asked.length < 3) return [];
+  return names.filter((name) => name.split(/[:-]/).some((part) => part === asked || part.startsWith(asked)));
+}
+
 /** What the CLI uses of commander's program (nest-commander's). */
 interface CommanderProgram {
   name(name: string): unknown;
@@ -80,6 +119,7 @@ export class CliModule {
       imports: [ServiceCoreModule.forRoot({ config, role: 'cli' })],
       providers: [
         ProgramName,
+        UnknownCommandHints,
         HelpTexts,
         AuditPurchaseCommand,
         AuditVerifyCommand,

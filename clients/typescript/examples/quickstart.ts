@@ -39,6 +39,7 @@ const cardNumber = process.env.CARD_NUMBER;
 
 async function main() {
   if (!cardNumber) throw new Error('set CARD_NUMBER to a card the simulated processor approves (docs/api.md)');
+  // #region README: from here to the region's end, the README shows these lines as they are.
   // v3 list (HTTP basic), then one deal's v1 shape (api_key): prices are integer cents.
   const list = must(
     'listing deals',
@@ -73,6 +74,7 @@ async function main() {
   // Redeeming again is refused: the error body says why.
   const again = await deals.PUT('/coupons/{coupon_id}/redeem', { params: { path: { coupon_id } } });
   console.log(again.response.status, again.error?.error_type, again.error?.error_msg); // 422 validation_failed state is already redeemed
+  // #endregion README
 }
 
 main().catch((error: unknown) => {

@@ -29,4 +29,18 @@ describe("the operator CLI's help", () => {
       .split(/\s+/);
     expect(listed).toEqual(ALL_PROJECTIONS.map((p) => p.name));
   });
+
+  it('answers an unknown command with the commands it may mean: those it names a part of, else the nearest spelling', async () => {
+    const part = await runCli(dir.path, ['status']);
+    expect(part.code).toBe(1);
+    expect(part.stderr).toContain("error: unknown command 'status'\n(Did you mean projections:status?)");
+    const parts = await runCli(dir.path, ['erase']);
+    expect(parts.stderr).toContain('(Did you mean users:erase, resellers:erase-buyer?)');
+    const misspelt = await runCli(dir.path, ['projection:status']);
+    expect(misspelt.code).toBe(1);
+    expect(misspelt.stderr).toContain('(Did you mean projections:status?)');
+    const nothing = await runCli(dir.path, ['zz']);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr.trim()).toBe("error: unknown command 'zz'");
+  });
 });
