@@ -2,8 +2,8 @@
 # (docker-compose.yml picks the entry point). See docs/distributed-mode.md.
 
 # The Node.js image both stages start from; deploy/offline/make-images.sh makes one where no
-# registry answers (`--build-arg BASE=deals-node:20`).
-ARG BASE=node:20-bookworm-slim
+# registry answers (`--build-arg BASE=deals-node:24`). Node.js 24, the version .node-version names.
+ARG BASE=node:24-bookworm-slim
 
 # ---- build: compile TypeScript and the native better-sqlite3 addon -------------------------------
 FROM ${BASE} AS build

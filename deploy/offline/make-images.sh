@@ -7,17 +7,18 @@
 # Needs root, debootstrap and a Docker engine; docker-compose.offline.yml then uses the images.
 #
 #   deploy/offline/make-images.sh
-#   docker-compose -f docker-compose.postgres.yml -f deploy/offline/docker-compose.offline.yml up --build -d
+#   export COMPOSE_FILE=docker-compose.postgres.yml:deploy/offline/docker-compose.offline.yml
+#   docker-compose up --build -d
 set -euo pipefail
 cd "$(dirname "$0")"
 DOCKER=${DOCKER:-docker}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-# The service runs on Node.js 20: the host's version when it is a 20, else NODE_VERSION must name one.
-NODE_VERSION=${NODE_VERSION:-$(node -p process.versions.node)}
+# The service runs on Node.js 24: the version .node-version names, unless NODE_VERSION names another 24.
+NODE_VERSION=${NODE_VERSION:-$(cat ../../.node-version)}
 NPM_VERSION=${NPM_VERSION:-$(npm -v)}
 case "$NODE_VERSION" in
-20.*) ;;
-*) echo "NODE_VERSION=$NODE_VERSION: the Dockerfile's BASE must be a Node.js 20 (set NODE_VERSION=20.x.y)" >&2; exit 1 ;;
+24.*) ;;
+*) echo "NODE_VERSION=$NODE_VERSION: the Dockerfile's BASE must be a Node.js 24 (set NODE_VERSION=24.x.y)" >&2; exit 1 ;;
 esac
 CA_BUNDLE=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 work=$(mktemp -d)
@@ -50,7 +51,7 @@ if ! made_from "deals-node:$NODE_VERSION" "$node_recipe"; then
   cp "$CA_BUNDLE" "$work/node-context/ca-certificates.crt"
   build --label "deals.recipe=$node_recipe" -t "deals-node:$NODE_VERSION" -f node/Dockerfile "$work/node-context"
 fi
-"$DOCKER" tag "deals-node:$NODE_VERSION" deals-node:20
+"$DOCKER" tag "deals-node:$NODE_VERSION" deals-node:24
 
 for server in postgres redis haproxy; do
   server_recipe=$(recipe "$server")

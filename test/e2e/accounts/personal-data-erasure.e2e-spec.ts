@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import { Client } from 'pg';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
+import { eventually } from '../../support/eventually';
 import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
 import { tempDir } from '../../support/temp-dir';
 
@@ -105,8 +106,14 @@ describe("a user's personal data erased", () => {
   it('is asked by the user’s partner alone, answered with its time, and the same time when asked again', async () => {
     expect((await api.call('DELETE', `/users/${userId}/personal_data`, { apiKey: otherKey })).status).toBe(404);
     expect((await api.call('DELETE', '/users/no-such-user/personal_data', { apiKey })).status).toBe(404);
-    // Until then the user's own record holds it, and no other file.
-    const before = tracesInFolder(dir.path);
+    // Until then the user's own record holds it, and no other file (once the view's write thread has
+    // written the record to its file: a little after the commit, later on a loaded machine).
+    const before = await eventually(
+      async () => tracesInFolder(dir.path),
+      (traces) => traces.length > 0,
+      30_000,
+      50,
+    );
     expect(before.length).toBeGreaterThan(0);
     expect(before.filter((trace) => !trace.startsWith('views/user_accounts@'))).toEqual([]);
 
