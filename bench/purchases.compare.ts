@@ -9,10 +9,12 @@
  *   npm run build   (in both checkouts)
  *   node dist/bench/purchases.compare.js <checkout A> <checkout B> [--pairs=10] [--seconds=5] [--mode=hot|many]
  *     [--node-a="<node flags>"] [--node-b="<node flags>"] [--env-a="NAME=value ..."] [--env-b="NAME=value ..."] [--keyed-b]
+ *     [--exec-a=<node binary>] [--exec-b=<node binary>]
  *
  * The checkouts may be the same, to compare Node flags alone (`--node-b="--max-semi-space-size=64"`),
  * a setting of the service alone (`--env-b="NAME=value"`), or B's purchases sent with an
- * `Idempotency-Key` each (`--keyed-b`) against A's without.
+ * `Idempotency-Key` each (`--keyed-b`) against A's without. `--exec-b` runs B's server on another
+ * Node.js (its checkout's node_modules installed under that one: native addons are built for one).
  *
  * Both servers run with the history seal's timer off ({@link DEFAULT_SETTINGS}; `--env-a` /
  * `--env-b` "SEAL_EVERY_MS=10000" to keep it): each server's seal, every 10 s on a thread of its
@@ -84,10 +86,14 @@ async function serve(checkout: string, settings: Record<string, string>): Promis
   process.send!('ready');
 }
 
-function start(checkout: string, nodeFlags: string, settings: string): Promise<ChildProcess> {
+function start(checkout: string, nodeFlags: string, settings: string, execPath: string): Promise<ChildProcess> {
   const execArgv = [...process.execArgv, ...nodeFlags.split(' ').filter(Boolean)];
-  const child = fork(__filename, [`--serve=${checkout}`, `--settings=${settings}`], {
+  // On another Node.js the server runs its checkout's copy of this file, so that every module it
+  // loads is of that checkout's node_modules (built for that Node.js).
+  const script = execPath === process.execPath ? __filename : join(checkout, 'dist', 'bench', 'purchases.compare.js');
+  const child = fork(script, [`--serve=${checkout}`, `--settings=${settings}`], {
     execArgv,
+    execPath,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((ready, failed) => {
@@ -118,12 +124,13 @@ async function compare(): Promise<void> {
   const seconds = Number(arg('seconds', '5'));
   const mode = arg('mode', 'hot');
   const [flagsA, flagsB] = [arg('node-a', ''), arg('node-b', '')];
+  const [execA, execB] = [arg('exec-a', process.execPath), arg('exec-b', process.execPath)];
   const [envA, envB] = [arg('env-a', ''), arg('env-b', '')].map((env) => `${DEFAULT_SETTINGS} ${env}`.trim());
   const keyedB = process.argv.includes('--keyed-b');
   console.log(
-    `A: ${a} ${flagsA} ${envA}\nB: ${b} ${flagsB} ${envB}${keyedB ? ' (an Idempotency-Key on every purchase)' : ''}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`,
+    `A: ${a} ${flagsA} ${envA} (${execA})\nB: ${b} ${flagsB} ${envB} (${execB})${keyedB ? ' (an Idempotency-Key on every purchase)' : ''}\n${pairs} pairs of ${seconds} s runs (after 1 s of warm-up each), ${mode === 'hot' ? 'one hot deal' : 'many deals'}, alternating which goes first`,
   );
-  const [serverA, serverB] = await Promise.all([start(a, flagsA, envA), start(b, flagsB, envB)]);
+  const [serverA, serverB] = await Promise.all([start(a, flagsA, envA, execA), start(b, flagsB, envB, execB)]);
   try {
     const ratios: number[] = [];
     for (let i = 0; i < pairs; i++) {
