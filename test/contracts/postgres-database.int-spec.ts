@@ -1,21 +1,11 @@
 import { DatabaseMissingError, ensurePostgresDatabase } from '@deals/adapters';
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { POSTGRES_ADMIN_URL, postgresUnavailableSync } from '../support/postgres';
+import { asAdmin, POSTGRES_ADMIN_URL, postgresUnavailableSync } from '../support/postgres';
 
 const unavailable = postgresUnavailableSync();
 
-async function admin<T>(work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: POSTGRES_ADMIN_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-const exists = (name: string) => admin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1);
+const exists = (name: string) =>
+  asAdmin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1);
 
 const urlOf = (name: string, user?: string) => {
   const url = new URL(POSTGRES_ADMIN_URL);
@@ -39,7 +29,7 @@ if (unavailable) {
     };
 
     afterAll(async () => {
-      await admin(async (c) => {
+      await asAdmin(async (c) => {
         for (const name of made) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         for (const role of roles) await c.query(`DROP ROLE IF EXISTS ${role}`);
       });
@@ -69,7 +59,7 @@ if (unavailable) {
     it('stops the start with what to run when the role may not make databases', async () => {
       const role = `deals_nocreate_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
       roles.push(role);
-      await admin((c) => c.query(`CREATE ROLE ${role} LOGIN NOCREATEDB`));
+      await asAdmin((c) => c.query(`CREATE ROLE ${role} LOGIN NOCREATEDB`));
       const name = fresh();
       const started = ensurePostgresDatabase(urlOf(name, role));
       await expect(started).rejects.toBeInstanceOf(DatabaseMissingError);

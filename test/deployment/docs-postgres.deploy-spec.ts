@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { freePort } from '../support/api-process';
 import { fencedBlocks } from '../support/doc-blocks';
-import { POSTGRES_ADMIN_URL, postgresUnavailableSync } from '../support/postgres';
+import { asAdmin, POSTGRES_ADMIN_URL, postgresUnavailableSync } from '../support/postgres';
 import { hasRedisServer, startRedisServer } from '../support/redis-server';
 import { tempDir } from '../support/temp-dir';
 
@@ -31,23 +31,13 @@ if (why !== null) {
     const database = `deals_docs_${Date.now().toString(36)}`;
     let redis: Awaited<ReturnType<typeof startRedisServer>>;
 
-    const admin = async <T>(work: (client: Client) => Promise<T>) => {
-      const client = new Client({ connectionString: POSTGRES_ADMIN_URL });
-      await client.connect();
-      try {
-        return await work(client);
-      } finally {
-        await client.end();
-      }
-    };
-
     beforeAll(async () => {
       redis = await startRedisServer();
     });
 
     afterAll(async () => {
       await redis?.stop();
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+      await asAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
       folder.remove();
     });
 

@@ -38,6 +38,17 @@ export function postgresUnavailableSync(): string | null {
     : `no PostgreSQL answers at ${POSTGRES_ADMIN_URL} (${(probe.stderr || 'no answer').trim()}); set POSTGRES_TEST_URL`;
 }
 
+/** `work` on a connection of the test server's administrator, closed after it. */
+export async function asAdmin<T>(work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: POSTGRES_ADMIN_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /** A database of its own for a test run: its URL, and `drop` to remove it (connections closed first). */
 export async function createTestDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `deals_${label}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;

@@ -41,30 +41,24 @@ async function main() {
   if (!cardNumber) throw new Error('set CARD_NUMBER to a card the simulated processor approves (docs/api.md)');
   // #region README: from here to the region's end, the README shows these lines as they are.
   // v3 list (HTTP basic), then one deal's v1 shape (api_key): prices are integer cents.
-  const list = must(
-    'listing deals',
-    await deals.GET('/api/v3/deals', { params: { query: { fields: 'id,title,type', filter: 'region[new-york]', per_page: 20 } } }),
-  );
+  const query = { fields: 'id,title,type', filter: 'region[new-york]', per_page: 20 };
+  const list = must('listing deals', await deals.GET('/api/v3/deals', { params: { query } }));
   const dealId = list.deals.find((d) => d.type === 'daily-deal' || d.type === 'on-going')?.id;
   if (!dealId) throw new Error('no deal of New York to buy: is the demo catalogue loaded (DEMO_DATA)?');
   const price = must('reading the deal', await deals.GET('/deals/{deal_id}', { params: { path: { deal_id: dealId } } })).deal.current_price;
 
-  const user = must(
-    'making the user',
-    await deals.POST('/users', { body: { email: `grace+${Date.now()}@example.com`, first_name: 'Grace', last_name: 'Hopper' } }),
-  );
-  const card = must(
-    'storing the card',
-    await deals.POST('/credit_cards', {
-      body: { user_id: user.user_id, number: cardNumber, verification_value: '123', month: 12, year: 2030, zip_code: '10001' },
-    }),
-  );
-  const { purchase } = must(
-    'buying',
-    await deals.POST('/purchases', {
-      body: { deal_id: dealId, quantity: 1, user_id: user.user_id, credit_card_id: card.credit_card_id, expected_price_per_unit: price },
-    }),
-  );
+  const person = { email: `grace+${Date.now()}@example.com`, first_name: 'Grace', last_name: 'Hopper' };
+  const user = must('making the user', await deals.POST('/users', { body: person }));
+  const stored = { user_id: user.user_id, number: cardNumber, verification_value: '123', month: 12, year: 2030, zip_code: '10001' };
+  const card = must('storing the card', await deals.POST('/credit_cards', { body: stored }));
+  const order = {
+    deal_id: dealId,
+    quantity: 1,
+    user_id: user.user_id,
+    credit_card_id: card.credit_card_id,
+    expected_price_per_unit: price,
+  };
+  const { purchase } = must('buying', await deals.POST('/purchases', { body: order }));
   // The purchase id is what `npm run cli -- audit:purchase <id>` takes.
   console.log(purchase.id, purchase.payment_state, purchase.amount, purchase.coupons![0].print_url); // P7… charged <cents> https://…/print?key=…
 
