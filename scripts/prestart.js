@@ -7,29 +7,43 @@ const { readFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 const { spawnSync } = require('node:child_process');
 
-const dataDir = resolve(process.env.DATA_DIR && process.env.DATA_DIR.trim() ? process.env.DATA_DIR.trim() : './data');
-const lock = join(dataDir, 'api.pid');
-
+/** Whether `pid` is a live process that may be this service's API (on Linux: its command line names the API's entry). */
 function alive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return error.code === 'EPERM';
+    if (error.code !== 'EPERM') return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('apps/api/src/main');
+  } catch {
+    return true; // no /proc to ask: taken as the API, as the lock itself does
   }
 }
 
-let holder = NaN;
-try {
-  holder = Number.parseInt(readFileSync(lock, 'utf8'), 10);
-} catch {
-  // no lock: no API serves the folder
+/** The pid of the API serving `dataDir` (its api.pid names a live API process), or null. */
+function apiServing(dataDir) {
+  let holder = NaN;
+  try {
+    holder = Number.parseInt(readFileSync(join(dataDir, 'api.pid'), 'utf8'), 10);
+  } catch {
+    // no lock: no API serves the folder
+  }
+  return Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && alive(holder) ? holder : null;
 }
-if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
-  process.stderr.write(
-    `another API process (pid ${holder}) serves ${dataDir}: stop it first (dist/ is not rebuilt under a running process; another data folder: DATA_DIR)\n`,
-  );
-  process.exit(1);
+
+function main() {
+  const dataDir = resolve(process.env.DATA_DIR && process.env.DATA_DIR.trim() ? process.env.DATA_DIR.trim() : './data');
+  const holder = apiServing(dataDir);
+  if (holder !== null) {
+    process.stderr.write(
+      `another API process (pid ${holder}) serves ${dataDir}: stop it first (dist/ is not rebuilt under a running process; another data folder: DATA_DIR; remove ${join(dataDir, 'api.pid')} if that process is not this service)\n`,
+    );
+    process.exit(1);
+  }
+  const built = spawnSync(process.execPath, [join(__dirname, 'build.js')], { stdio: 'inherit' });
+  process.exit(built.status ?? 1);
 }
-const built = spawnSync(process.execPath, [join(__dirname, 'build.js')], { stdio: 'inherit' });
-process.exit(built.status ?? 1);
+
+if (require.main === module) main();
+module.exports = { apiServing };

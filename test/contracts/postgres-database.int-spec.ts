@@ -1,5 +1,7 @@
 import { DatabaseMissingError, ensurePostgresDatabase } from '@deals/adapters';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { Client } from 'pg';
 import { asAdmin, POSTGRES_ADMIN_URL, postgresUnavailableSync } from '../support/postgres';
 
 const unavailable = postgresUnavailableSync();
@@ -54,6 +56,25 @@ if (unavailable) {
       made.push(`"${name}"`);
       expect(await ensurePostgresDatabase(urlOf(encodeURIComponent(name)))).toBe('created');
       expect(await exists(name)).toBe(true);
+    });
+
+    it('makes the database the driver then connects to: a name with escapes, a socket path in host=', async () => {
+      const escaped = `${fresh()}%231`;
+      made.push(`"${decodeURI(escaped)}"`);
+      expect(await ensurePostgresDatabase(urlOf(escaped))).toBe('created');
+      const reached = new Client({ connectionString: urlOf(escaped) });
+      await reached.connect();
+      await reached.end();
+      if (existsSync('/var/run/postgresql/.s.PGSQL.5432')) {
+        const name = fresh();
+        const socket = `postgres://postgres@/${name}?host=/var/run/postgresql`;
+        expect(await ensurePostgresDatabase(socket)).toBe('created');
+        expect(await ensurePostgresDatabase(socket)).toBe('existed');
+      }
+    });
+
+    it('leaves a URL the driver cannot read to the adapters', async () => {
+      expect(await ensurePostgresDatabase('postgres://[::1')).toBe('unanswered');
     });
 
     it('stops the start with what to run when the role may not make databases', async () => {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
@@ -39,6 +40,7 @@ if (why !== null) {
       await redis?.stop();
       await asAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
       folder.remove();
+      for (const file of ['worker.log', 'api-1.log', 'api-2.log']) rmSync(join(REPOSITORY, file), { force: true });
     });
 
     it('starts a worker and two replicas on a database it makes, serves across them, and stops cleanly', async () => {
@@ -52,18 +54,29 @@ if (why !== null) {
         REDIS_URL: redis.url,
         DATA_DIR: join(folder.path, 'data'),
         PORT: String(await freePort()),
-        LOG_LEVEL: 'warn',
       };
       const script = ['set -euo pipefail', `cd ${JSON.stringify(REPOSITORY)}`, ...blocks].join('\n');
       const ran = await new Promise<{ code: number | null; output: string }>((resolve) => {
-        const child = spawn('bash', ['-c', script], { env, cwd: folder.path, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn('bash', ['-c', script], { env, cwd: folder.path, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
         let output = '';
         child.stdout.on('data', (chunk) => (output += chunk));
         child.stderr.on('data', (chunk) => (output += chunk));
-        child.on('exit', (code) => resolve({ code, output }));
+        child.on('exit', (code) => {
+          // Whatever the blocks started and did not stop (a failure midway) goes with them.
+          try {
+            process.kill(-child.pid!, 'SIGKILL');
+          } catch {
+            // the group is gone: every process stopped
+          }
+          resolve({ code, output });
+        });
       });
       if (ran.code !== 0) throw new Error(`the section's blocks failed (${ran.code}):\n${ran.output.slice(-6000)}`);
-      // The database was made by the service, and holds the log the walkthrough wrote.
+      // The database was made by the service, which said so in its log, and holds the log the walkthrough wrote.
+      // The blocks run in the checkout, as an operator's would: their logs are written there.
+      const files = ['worker.log', 'api-1.log', 'api-2.log'].map((file) => join(REPOSITORY, file));
+      const logs = files.map((file) => readFileSync(file, 'utf8')).join('\n');
+      expect(logs).toContain('the database of DATABASE_URL did not exist: made it');
       const log = new Client({ connectionString: url.toString() });
       await log.connect();
       const events = Number((await log.query('SELECT count(*) AS n FROM events')).rows[0].n);

@@ -10,6 +10,7 @@ const NOT_SETTINGS = new Map([
   ['DEALS_CLI_WRITE_HELP', "the build's step that writes the CLI's help texts"],
   ['DEALS_CLI_HELP_FILE', 'where that step writes them (the build sets it)'],
   ['npm_lifecycle_event', 'set by npm: how the CLI names itself in its help'],
+  ['PATH', "passed on by the build to the step that writes the CLI's help"],
 ]);
 
 interface Row {
@@ -43,18 +44,24 @@ function readByConfiguration(env: Record<string, string>): Set<string> {
   return asked;
 }
 
-/** Every `process.env.NAME` the service's own code (apps, libs, bin; not its tests) reads. */
-function readFromProcessEnv(): Set<string> {
+/**
+ * Every variable the service's own code (apps, libs, bin, scripts; not its tests) names as
+ * `process.env.NAME` or `process.env['NAME']`, and every `env.NAME` of the configuration's source,
+ * read or not with the environments tried below (a read under a condition included).
+ */
+function readFromSources(): Set<string> {
   const found = new Set<string>();
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir)) {
       const path = join(dir, entry);
       if (statSync(path).isDirectory()) walk(path);
       else if (/\.(ts|js)$/.test(entry) && !/\.spec\.ts$/.test(entry))
-        for (const match of readFileSync(path, 'utf8').matchAll(/process\.env\.([A-Za-z_][A-Za-z0-9_]*)/g)) found.add(match[1]);
+        for (const match of readFileSync(path, 'utf8').matchAll(/process\.env(?:\.|\[['"`])([A-Za-z_][A-Za-z0-9_]*)/g)) found.add(match[1]);
     }
   };
-  for (const top of ['apps', 'libs', 'bin']) walk(join(REPOSITORY, top));
+  for (const top of ['apps', 'libs', 'bin', 'scripts']) walk(join(REPOSITORY, top));
+  const configuration = readFileSync(join(REPOSITORY, 'libs', 'runtime', 'src', 'service-config.ts'), 'utf8');
+  for (const match of configuration.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)) found.add(match[1]);
   return found;
 }
 
@@ -78,14 +85,14 @@ describe('docs/configuration.md: one table of every variable the service reads',
       ...readByConfiguration(EMBEDDED),
       ...readByConfiguration(DISTRIBUTED),
       ...readByConfiguration({ ...DISTRIBUTED, METRICS_PORT: '9100', TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', REDIS_URL: 'redis://r' }),
-      ...readFromProcessEnv(),
+      ...readFromSources(),
     ]);
     const missing = [...read].filter((name) => !documented.has(name) && !NOT_SETTINGS.has(name));
     expect(missing).toEqual([]);
   });
 
   it('lists no variable that nothing reads any more (none stale)', () => {
-    const read = new Set([...readByConfiguration(EMBEDDED), ...readByConfiguration(DISTRIBUTED), ...readFromProcessEnv()]);
+    const read = new Set([...readByConfiguration(EMBEDDED), ...readByConfiguration(DISTRIBUTED), ...readFromSources()]);
     expect([...documented].filter((name) => !read.has(name))).toEqual([]);
   });
 

@@ -91,8 +91,9 @@ function requestId(req: IncomingMessage): string {
 
 /** Builds the API, loads demo data on a first start, and listens (HTTPS only). */
 export async function startApi({ config, clock, ids }: ApiOptions): Promise<RunningApi> {
-  await prepareServers(config);
+  const prepared = await prepareServers(config);
   const logger = serviceLogger(config.logLevel, config.logFile);
+  if (prepared) logger.warn(prepared);
   const adapter = new FastifyAdapter({
     // Node's own refusal of a request without Host is an empty 400: refuseRequestsWithoutHost
     // answers it in the error body instead.

@@ -58,7 +58,6 @@ async function main() {
     process.exit(0);
   }
   if (await quickStatus(config, process.argv.slice(2))) process.exit(0);
-  if (config.databaseUrl) await (await import('@deals/runtime/prepare-servers')).prepareServers(config);
   // Loaded only for the commands that need them (see quickStatus).
   const { CommandFactory } = await import('nest-commander');
   const { CliModule } = await import('./cli.module');

@@ -7,9 +7,10 @@ import { WorkerModule } from './worker.module';
 
 async function main() {
   const config = loadServiceConfig();
-  await prepareServers(config);
+  const prepared = await prepareServers(config);
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
   app.useLogger(new ServiceLogLines(app.get(Logger)));
+  if (prepared) app.get(Logger).warn(prepared);
   await app.init();
   // The worker serves no API: its metrics (projections, jobs, the process) only on METRICS_PORT.
   const metricsServer =

@@ -1,5 +1,6 @@
 import { Client, DatabaseError, escapeIdentifier } from 'pg';
-import { sessionClient } from './postgres-pool';
+import { parse } from 'pg-connection-string';
+import { CONNECT_TIMEOUT_MS, sessionClient } from './postgres-pool';
 
 /** A start that cannot go on, told in one line an operator can act on (no stack). */
 export class DatabaseMissingError extends Error {}
@@ -7,34 +8,43 @@ export class DatabaseMissingError extends Error {}
 /** SQLSTATEs: the database named does not exist; made meanwhile by another process (two ways); not allowed. */
 const INVALID_CATALOG_NAME = '3D000';
 const DUPLICATE_DATABASE = '42P04';
-const INSUFFICIENT_PRIVILEGE = '42501';
 const UNIQUE_VIOLATION = '23505';
+const INSUFFICIENT_PRIVILEGE = '42501';
 
 /**
  * Makes the database `url` names when the server says it does not exist, from the server's
- * `postgres` database, so that a first start needs no `createdb`. Two processes starting together
- * may both try: the one that loses finds it made. A role that may not make databases stops the
- * start with a message saying what to run. Any other failure (the server away, a refused password)
- * is left to the adapters, which meet it as they would at any time.
+ * `postgres` database, so that a first start needs no `createdb`. The URL is read by the driver's
+ * own parser, so the name made is the one the driver then connects to (a socket path in `host=`,
+ * escapes in the name). Two processes starting together may both try: the one that loses finds
+ * it made. A role that may not make databases stops the start with a message saying what to run.
+ * Any other failure (the server away, a refused password, a URL the driver cannot read) is left
+ * to the adapters, which meet it as they would at any time.
  */
 export async function ensurePostgresDatabase(url: string): Promise<'existed' | 'created' | 'unanswered'> {
-  const name = databaseName(url);
+  let server: ReturnType<typeof parse>;
   try {
-    await connected(url, async () => undefined);
+    server = parse(url);
+  } catch {
+    return 'unanswered';
+  }
+  try {
+    await connected(sessionClient(url), async () => undefined);
     return 'existed';
   } catch (error) {
     if (!(error instanceof DatabaseError) || error.code !== INVALID_CATALOG_NAME) return 'unanswered';
   }
-  const server = new URL(url);
-  server.pathname = '/postgres';
+  // A URL that names no database leaves the choice to the driver (PGDATABASE, the user's name): not made here.
+  const name = server.database;
+  if (!name) return 'unanswered';
+  const maintenance = new Client({ ...(server as object), database: 'postgres', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   try {
-    await connected(server.toString(), (client) => client.query(`CREATE DATABASE ${escapeIdentifier(name)}`));
+    await connected(maintenance, (client) => client.query(`CREATE DATABASE ${escapeIdentifier(name)}`));
     return 'created';
   } catch (error) {
     // Made meanwhile by another process: refused as a duplicate, or as a unique violation of the
     // catalogue when both statements ran at once.
     if (error instanceof DatabaseError && (error.code === DUPLICATE_DATABASE || error.code === UNIQUE_VIOLATION)) return 'existed';
-    const user = decodeURIComponent(server.username) || 'the role of DATABASE_URL';
+    const user = server.user || 'the role of DATABASE_URL';
     const why =
       error instanceof DatabaseError && error.code === INSUFFICIENT_PRIVILEGE
         ? `${user} may not create databases`
@@ -45,14 +55,7 @@ export async function ensurePostgresDatabase(url: string): Promise<'existed' | '
   }
 }
 
-/** The database a connection string names (its path), or the user's name as libpq does without one. */
-function databaseName(url: string): string {
-  const parsed = new URL(url);
-  return decodeURIComponent(parsed.pathname.replace(/^\//, '')) || decodeURIComponent(parsed.username) || 'postgres';
-}
-
-async function connected<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = sessionClient(url);
+async function connected<T>(client: Client, work: (client: Client) => Promise<T>): Promise<T> {
   client.on('error', () => undefined);
   await client.connect();
   try {
