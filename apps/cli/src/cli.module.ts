@@ -47,22 +47,13 @@ class ProgramName implements OnModuleInit {
   }
 }
 
-/** What an unknown command's error uses of commander's program. */
-interface CommanderErrors {
-  readonly commands: ReadonlyArray<{ name(): string }>;
-  on(event: 'command:*', listener: (operands: string[]) => void): unknown;
-  error(message: string, options: { code: string; exitCode: number }): never;
-  /** Commander's own answer: its nearest names by spelling (`projection:status`: `projections:status`). */
-  unknownCommand(): never;
-}
-
 /**
  * An unknown command that is a part of commands' names (`status`, `erase`) is answered with those
  * commands; any other, as commander answers it, with the names nearest in spelling.
  */
 @Injectable()
 export class UnknownCommandHints implements OnModuleInit {
-  constructor(@InjectCommander() private readonly program: CommanderErrors) {}
+  constructor(@InjectCommander() private readonly program: CommanderProgram) {}
 
   onModuleInit(): void {
     this.program.on('command:*', ([asked]) => {
@@ -80,7 +71,7 @@ export class UnknownCommandHints implements OnModuleInit {
 }
 
 /** The names of which `word` is one part (`projections:status` for `status`), or the start of one. */
-export function commandsNamedWith(word: string, names: readonly string[]): string[] {
+function commandsNamedWith(word: string, names: readonly string[]): string[] {
   const asked = word.toLowerCase();
   if (asked.length < 3) return [];
   return names.filter((name) => name.split(/[:-]/).some((part) => part === asked || part.startsWith(asked)));
@@ -91,6 +82,10 @@ interface CommanderProgram {
   name(name: string): unknown;
   helpInformation(): string;
   readonly commands: ReadonlyArray<{ name(): string; helpInformation(): string }>;
+  on(event: 'command:*', listener: (operands: string[]) => void): unknown;
+  error(message: string, options: { code: string; exitCode: number }): never;
+  /** Commander's own answer to an unknown command: its nearest names by spelling (`projection:status`: `projections:status`). */
+  unknownCommand(): never;
 }
 
 /** Every help text of the program, its own and each command's, with `name` as the program's name. */
