@@ -6,7 +6,7 @@
  * hot deal made through `POST /purchases`. Its seven events (purchase, inventory, charge lock,
  * coupon) are the template: the history is that purchase again and again, appended straight through
  * the event store port with fresh ids (purchase, hold, charge, coupon, codes, event ids), one user
- * and card of the {@link USERS} in turn, {@link HOT_SHARE} of them on the hot deal and the rest
+ * and card of the {@link USERS} in turn, 70% of them on the hot deal and the rest
  * spread over the other deals, so the events are shaped exactly as the service writes them.
  *
  * The views follow the history as a running service's would: every 250,000 events the API is
@@ -21,13 +21,12 @@
  * (its heap exhausted, say) is reported as such, with its error, and the larger sizes are not built.
  */
 import { SqliteEventStore } from '@deals/adapters';
-import { EventStore, NewEvent, RecordedEvent } from '@deals/kernel';
+import { EventStore, RecordedEvent } from '@deals/kernel';
 import { CatalogueImport, ProjectionHost } from '@deals/runtime';
 import { CreatePartner } from '@deals/accounts';
 import { OPERATOR } from '@deals/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -38,24 +37,16 @@ import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { startBenchApi } from './support/bench-api';
 import { httpsGet, httpsPostJson } from './support/https-get';
 import { withTempDir } from './support/temp-dir';
+import { appendClones, PurchaseTemplate } from './support/cloned-purchases';
 
 const USERS = 500;
-const HOT_SHARE = 0.7;
 const CATCH_UP_EVERY = 250_000;
 const ROOT = join(__dirname, '..');
 const ENV = { LOG_LEVEL: 'warn', DEMO_DATA: 'off', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '10000000' };
 
-interface Template {
-  events: RecordedEvent[];
-  purchaseId: string;
-  userId: string;
-  cardId: string;
-  chargeId: string;
-  hotDeal: string;
-  otherDeals: string[];
+interface Template extends PurchaseTemplate {
   /** Each deal's price, for purchases of other deals than the hot one. */
   prices: Record<string, number>;
-  buyers: Array<{ userId: string; cardId: string }>;
   apiKey: string;
   price: number;
 }
@@ -209,57 +200,6 @@ async function makeTemplate(dataDir: string, dealCount: number): Promise<Templat
   } finally {
     await api.close();
   }
-}
-
-/** Appends `count` copies of the template purchase (copy numbers from `first`), 200 appends at a time. */
-async function appendClones(
-  store: EventStore,
-  template: Template,
-  first: number,
-  count: number,
-): Promise<{ clones: number; events: number }> {
-  const appends: Array<{ stream: string; events: NewEvent[] }> = [];
-  const hotSales: NewEvent[] = [];
-  for (let n = first; n < first + count; n++) {
-    const buyer = template.buyers[n % template.buyers.length];
-    const onHot = n % 10 < HOT_SHARE * 10;
-    const deal = onHot ? template.hotDeal : template.otherDeals[n % template.otherDeals.length];
-    const purchaseId = `hist${n.toString(36)}${randomUUID().slice(0, 8)}`;
-    const code = String(1_000_000_000_000 + n);
-    const replace = (text: string) =>
-      text
-        .split(template.purchaseId)
-        .join(purchaseId)
-        .split(template.userId)
-        .join(buyer.userId)
-        .split(template.cardId)
-        .join(buyer.cardId)
-        .split(template.chargeId)
-        .join(`ch_hist${n}`)
-        .split(template.hotDeal)
-        .join(deal)
-        .replace(/"barcode":"[^"]*"/, `"barcode":"${code}"`)
-        .replace(/"redemptionCode":"[^"]*"/, `"redemptionCode":"R${code}"`);
-    const byStream = new Map<string, NewEvent[]>();
-    for (const event of template.events) {
-      const stream = replace(event.streamId);
-      const copy: NewEvent = {
-        id: randomUUID(),
-        type: event.type,
-        data: JSON.parse(replace(JSON.stringify(event.data))),
-        metadata: event.metadata,
-      };
-      if (stream.startsWith('inventory-') && onHot) hotSales.push(copy);
-      else byStream.set(stream, [...(byStream.get(stream) ?? []), copy]);
-    }
-    for (const [stream, events] of byStream) appends.push({ stream, events });
-  }
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < appends.length; i = next++) await store.append(appends[i].stream, appends[i].events, 'any');
-  };
-  await Promise.all([...Array.from({ length: 200 }, worker), store.append(`inventory-${template.hotDeal}`, hotSales, 'any')]);
-  return { clones: count, events: count * template.events.length };
 }
 
 function freePort(): Promise<number> {

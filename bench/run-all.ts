@@ -29,6 +29,7 @@ import { historyBench } from './history.bench';
 import { webhooksBench } from './webhooks.bench';
 import { distributedBench } from './distributed.bench';
 import { workersBench } from './workers.bench';
+import { rebuildBench } from './rebuild.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -46,6 +47,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'webhooks', run: webhooksBench },
   { name: 'distributed', run: distributedBench },
   { name: 'workers', run: workersBench },
+  { name: 'rebuild', run: rebuildBench },
 ];
 
 class UsageError extends Error {}

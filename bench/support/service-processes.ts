@@ -17,18 +17,20 @@ export const WORKER_SCRIPT = 'apps/worker/src/main.js';
 /**
  * Starts a built script of dist/ (`apps/api/src/main.js`, …) with `env` added to this process's;
  * with `logDir` its output goes to `<logDir>/<name>.log` (to see why an answer failed), else
- * nowhere; with `group` it runs in that CPU group from its start.
+ * nowhere; with `group` it runs in that CPU group from its start; `args` follow the script.
  */
 export function startBuilt(
   script: string,
   env: Record<string, string>,
   name: string,
-  { logDir, group }: { logDir?: string; group?: { groups: CpuGroups; group: CpuGroup } } = {},
+  { logDir, group, args = [] }: { logDir?: string; group?: { groups: CpuGroups; group: CpuGroup }; args?: string[] } = {},
 ): ChildProcess {
   const out = logDir ? openSync(join(logDir, `${name}.log`), 'a') : 'ignore';
   const options = { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] as ['ignore', typeof out, typeof out] };
   const file = script.startsWith('/') ? script : join(ROOT, 'dist', script);
-  return group ? group.groups.spawn(group.group, process.execPath, [file], options) : spawn(process.execPath, [file], options);
+  return group
+    ? group.groups.spawn(group.group, process.execPath, [file, ...args], options)
+    : spawn(process.execPath, [file, ...args], options);
 }
 
 /** Stops a process: SIGTERM, then SIGKILL after `graceMs`; resolves when it has exited. */

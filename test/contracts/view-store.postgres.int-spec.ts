@@ -1,3 +1,4 @@
+import { ViewDocument } from '@deals/kernel';
 import { PostgresViewStore } from '@deals/adapters/view-store/postgres/postgres-view-store.adapter';
 import { viewStoreContract } from '@deals/testing/contracts/view-store.contract';
 import { Client } from 'pg';
@@ -240,6 +241,47 @@ if (unavailable) {
           `EXPLAIN SELECT doc FROM "view__keyed__g1" WHERE deals_view_keys(doc, '{createdAt,state,userId}'::text[]) @> '{"userId": "u7"}'::jsonb`,
         );
         expect(plan.rows.map((r) => r['QUERY PLAN']).join(' ')).toMatch(/Bitmap Index Scan on "?vk_/);
+      } finally {
+        await admin.end();
+        await views.close();
+      }
+    });
+  });
+
+  describe('PostgresViewStore: a rebuilt generation', () => {
+    it('is filled without its index, indexed once as it completes (before it serves), and its commits tell no listener', async () => {
+      const views = new PostgresViewStore(database.url);
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      const heard: string[] = [];
+      await admin.query('LISTEN deals_views');
+      admin.on('notification', ({ payload }) => heard.push(payload ?? ''));
+      try {
+        await views.define('rebuilt', [{ keys: { userId: 1 } }]);
+        const at = (n: number) => String(n).padStart(20, '0');
+        const target = await views.beginRebuild('rebuilt');
+        const name = `view__rebuilt__${target.generation}`;
+        const gin = async () =>
+          (await admin.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE tablename = $1`, [name])).rows.filter((r) =>
+            r.indexdef.includes('gin'),
+          ).length;
+        const doc = (id: string, n: number) => ({ _id: id, _pos: at(n), userId: `u${n}` }) as ViewDocument;
+        await views.commitAll([{ writer: target, documents: [doc('a', 1)], checkpoint: at(1) }]);
+        await target.commit([doc('b', 2)], at(2));
+        expect(await gin()).toBe(0);
+        await target.complete!();
+        expect(await gin()).toBe(1);
+        await target.activate();
+        expect(await gin()).toBe(1);
+        expect((await views.find('rebuilt', { userId: 'u2' })).map((d) => d._id)).toEqual(['b']);
+        // A live commit is told; the rebuild's two were not.
+        await views.writer('rebuilt').commit([doc('c', 3)], at(3));
+        await eventually(
+          async () => heard.length,
+          (n) => n > 0,
+        );
+        expect(heard).toHaveLength(1);
+        expect(heard[0]).toContain(`rebuilt@${target.generation}`);
       } finally {
         await admin.end();
         await views.close();

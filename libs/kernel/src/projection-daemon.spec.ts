@@ -1,5 +1,5 @@
 import { MingoViewStore } from '@deals/adapters';
-import { MemoryEventStore } from '@deals/testing';
+import { MemoryEventStore, streamCounts, streamFeed } from '@deals/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,27 +8,12 @@ import { ProjectionDaemon } from './projection-daemon';
 import { ProjectionRunner } from './projection-runner';
 import { ViewBatch, ViewDocument, ViewStore } from './ports/view-store.port';
 
-interface Counted extends ViewDocument {
-  count: number;
-  last: string;
-}
-
 interface Total extends ViewDocument {
   total: number;
 }
 
-interface Feed extends ViewDocument {
-  ids: string[];
-}
-
-/** Counts each stream's A and B events. */
-const counts = defineProjection<Counted>({
-  name: 'counts',
-  handles: ['A', 'B'],
-  indexes: [],
-  documentIds: (event) => [event.streamId],
-  evolve: (view, event, id) => ({ _id: id, _pos: event.position, count: (view?.count ?? 0) + 1, last: event.type }),
-});
+const counts = streamCounts;
+const feed = streamFeed;
 
 /** Sums the B events' amounts by key. */
 const totals = defineProjection<Total>({
@@ -37,21 +22,6 @@ const totals = defineProjection<Total>({
   indexes: [],
   documentIds: (event) => [(event.data as { key: string }).key],
   evolve: (view, event, id) => ({ _id: id, _pos: event.position, total: (view?.total ?? 0) + (event.data as { n: number }).n }),
-});
-
-/** Lists the C events' streams in one document, folding the batch itself. */
-const feed = defineProjection<Feed>({
-  name: 'feed',
-  handles: ['C'],
-  indexes: [],
-  documentIds: () => ['all'],
-  evolve: () => null,
-  async applyBatch(events, documents) {
-    let doc = (await documents.get(['all'])).get('all') ?? { _id: 'all', _pos: '', ids: [] };
-    for (const event of events)
-      if (event.position > doc._pos) doc = { _id: 'all', _pos: event.position, ids: [...doc.ids, event.streamId] };
-    return doc._pos ? [doc] : [];
-  },
 });
 
 /** Handles an event type the log never holds: its checkpoint moves with no document. */

@@ -133,16 +133,23 @@ export class ProjectionRunner {
 }
 
 export interface RebuildProgress {
+  /** Events the views handle, folded so far. */
   applied: number;
   total: number | null;
   position: LogPosition | null;
 }
 
+/** Documents a rebuild keeps of each view after folding them, so that the next pages fold them without reading them back. */
+const REBUILD_KEEPS = 2_000;
+
 /**
- * Replays the whole log, in one pass, into a fresh generation of each projection given, then
- * activates them. Readers keep the old generations until the switch; a live runner then continues
- * from the new checkpoint. If anything fails, the generations not yet activated are dropped; those
- * already activated are live and complete, and stay.
+ * Replays the log, in one pass, into a fresh generation of each projection given, then activates
+ * them. Only the events the projections handle are read (`readTypes`), the next page while the
+ * last is folded; each page's documents of every view are committed together (`commitAll`), and
+ * kept to fold the next pages (the rebuild is its generations' only writer until it activates
+ * them). Readers keep the old generations until the switch; a live runner then continues from the
+ * new checkpoint. If anything fails, the generations not yet activated are dropped; those already
+ * activated are live and complete, and stay.
  */
 export async function rebuildProjections(
   store: EventStore,
@@ -150,19 +157,40 @@ export async function rebuildProjections(
   projections: Projection[],
   onProgress: (progress: RebuildProgress) => void = () => undefined,
   pageSize = 2000,
+  keep = REBUILD_KEEPS,
 ): Promise<RebuildProgress> {
   const targets = await Promise.all(projections.map((p) => views.beginRebuild(p.name)));
   const progress: RebuildProgress = { applied: 0, total: null, position: null };
+  const types = [...new Set(projections.flatMap((p) => p.handles))];
+  const readers = targets.map((target) => cachedWriter(target, keep));
   let activated = 0;
   try {
-    for (;;) {
-      const page = await store.readAll({ after: progress.position, maxCount: pageSize });
-      if (page.length === 0) break;
-      await Promise.all(projections.map((p, i) => applyBatch(p, targets[i], page)));
-      progress.applied += page.length;
-      progress.position = page[page.length - 1].position;
-      onProgress(progress);
+    const read = (after: LogPosition | null) => store.readTypes({ after, maxCount: pageSize, types });
+    let next = read(null);
+    // The last page's commit, under way while the next page folds: the documents it writes are kept, so no fold reads them back.
+    let committing: Promise<void> = Promise.resolve();
+    try {
+      for (;;) {
+        const page = await next;
+        if (page.through === progress.position) break;
+        const through = page.through as LogPosition;
+        next = read(through);
+        // Awaited at the top of the loop, or dropped below when the fold fails.
+        next.catch(() => undefined);
+        const folded = await Promise.all(projections.map((p, i) => foldBatch(p, readers[i], page.events)));
+        folded.forEach((documents, i) => readers[i].keep(documents));
+        await committing;
+        committing = views.commitAll(targets.map((writer, i) => ({ writer, documents: folded[i], checkpoint: through })));
+        committing.catch(() => undefined);
+        progress.applied += page.events.length;
+        progress.position = through;
+        onProgress(progress);
+      }
+    } finally {
+      await committing.catch(() => undefined);
     }
+    await committing;
+    await Promise.all(targets.map((target) => target.complete?.()));
     for (const target of targets) {
       await target.activate();
       activated++;
@@ -173,4 +201,40 @@ export async function rebuildProjections(
     await Promise.allSettled(targets.slice(activated).map((t) => t.abandon()));
     throw error;
   }
+}
+
+/**
+ * A rebuild's writer that keeps the documents folded (up to `limit`, or the last page's when more;
+ * the newest kept), and reads only the others from the store, whose commits have ended.
+ */
+function cachedWriter(writer: ViewWriter, limit: number): ViewWriter & { keep(documents: readonly ViewDocument[]): void } {
+  const kept = new Map<string, ViewDocument>();
+  return {
+    collection: writer.collection,
+    generation: writer.generation,
+    commit: (documents, checkpoint) => writer.commit(documents, checkpoint),
+    checkpoint: () => writer.checkpoint(),
+    async getMany<T extends ViewDocument>(ids: string[]): Promise<Map<string, T>> {
+      const found = new Map<string, T>();
+      const missing: string[] = [];
+      for (const id of ids) {
+        const doc = kept.get(id);
+        if (doc) found.set(id, doc as T);
+        else missing.push(id);
+      }
+      if (missing.length) for (const [id, doc] of await writer.getMany<T>(missing)) found.set(id, doc);
+      return found;
+    },
+    keep(documents) {
+      for (const doc of documents) {
+        kept.delete(doc._id);
+        kept.set(doc._id, doc);
+      }
+      // The oldest go first, never those just kept: their commit may still be under way.
+      for (const id of kept.keys()) {
+        if (kept.size <= Math.max(limit, documents.length)) break;
+        kept.delete(id);
+      }
+    },
+  };
 }

@@ -4,3 +4,4 @@ export * from './contracts/scheduler.contract';
 export * from './contracts/view-store.contract';
 export * from './workflow-spec';
 export * from './memory-event-store';
+export * from './sample-projections';

@@ -1,3 +1,4 @@
+import { ALL_PROJECTIONS } from '@deals/runtime';
 import { Queue } from 'bullmq';
 import { writeFileSync } from 'node:fs';
 import { Client } from 'pg';
@@ -299,6 +300,42 @@ if (why) {
       expect((await replicas[1].call('GET', `/deals/resold-spa?${key}`)).body.deal).toEqual(before);
       expect((await replicas[0].call('POST', `/purchases/reserve?${key}`, { deal_id: 'resold-spa', num_bought: 1 })).status).toBe(200);
       for (const api of replicas) expect((await api.call('GET', `/deals/resold-spa?${key}`)).body.deal.num_left).toBe(before.num_left - 1);
+    });
+
+    it('rebuilds every view in two processes while the replicas serve and sell, each view switched and caught up', async () => {
+      const before = (await replicas[0].call('GET', `/deals/resold-spa?${key}`)).body.deal;
+      const plan = await runCli(dir.path, ['projections:rebuild', '--workers=2', '--plan', '--json'], env);
+      expect(plan.code).toBe(0);
+      const { parts } = JSON.parse(plan.stdout) as { parts: string[][] };
+      expect(parts).toHaveLength(2);
+      expect(parts.flat().sort()).toEqual(ALL_PROJECTIONS.map((p) => p.name).sort());
+      let serving = true;
+      const reads: number[] = [];
+      const sold: number[] = [];
+      const reading = (async () => {
+        while (serving) {
+          reads.push((await replicas[1].call('GET', `/deals/resold-spa?${key}`)).status);
+          // Writes go on meanwhile: each lands in the old generation, then in the new one's catch-up.
+          if (sold.length < 3)
+            sold.push((await replicas[0].call('POST', `/purchases/reserve?${key}`, { deal_id: 'resold-spa', num_bought: 1 })).status);
+        }
+      })();
+      const rebuilt = await runCli(dir.path, ['projections:rebuild', '--workers=2'], env);
+      serving = false;
+      await reading;
+      expect(rebuilt.code).toBe(0);
+      expect(rebuilt.stdout).toMatch(/and switched to them\.\n$/);
+      expect(rebuilt.stdout).toContain('2 processes');
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.every((s) => s === 200)).toBe(true);
+      expect(sold.every((s) => s === 200)).toBe(true);
+      for (const api of replicas)
+        await eventually(
+          async () => (await api.call('GET', `/deals/resold-spa?${key}`)).body.deal.num_left,
+          (left) => left === before.num_left - sold.length,
+        );
+      for (const api of replicas)
+        expect((await api.call('GET', `/deals/resold-spa?${key}`)).body.deal.num_left).toBe(before.num_left - sold.length);
     });
 
     // A hold lasts five minutes: the worker's clock is moved past them instead of waiting.

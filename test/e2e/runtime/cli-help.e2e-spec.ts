@@ -14,10 +14,10 @@ describe("the operator CLI's help", () => {
     const throughNpm = await runCli(dir.path, ['--help'], { npm_lifecycle_event: 'cli' });
     expect(throughNpm.code).toBe(0);
     expect(throughNpm.stdout).toMatch(/^Usage: npm run cli -- \[options\] \[command\]$/m);
-    expect(throughNpm.stdout).toContain('projections:rebuild [name]');
+    expect(throughNpm.stdout).toContain('projections:rebuild [options] [names...]');
     const throughNode = await runCli(dir.path, ['projections:rebuild', '--help'], { npm_lifecycle_event: '' });
     const script = relative(join(__dirname, '..', '..', '..'), compiledEntry('apps/cli/src/main.ts'));
-    expect(throughNode.stdout.split('\n')).toContain(`Usage: node ${script} projections:rebuild [options] [name]`);
+    expect(throughNode.stdout.split('\n')).toContain(`Usage: node ${script} projections:rebuild [options] [names...]`);
   });
 
   it('lists the view names projections:rebuild accepts: every registered projection', async () => {

@@ -12,6 +12,8 @@ import {
   StreamAppend,
   StreamRevision,
   SubscribeOptions,
+  TypesPage,
+  TypesRead,
 } from '../ports/event-store.port';
 import { NotFound } from '../errors';
 import type { PersonalKeyStore } from '../ports/personal-key-store.port';
@@ -130,6 +132,15 @@ export class PersonalDataEventStore extends EventStore {
 
   async readAll(options: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]> {
     return this.open(await this.inner.readAll(options));
+  }
+
+  override async readTypes(options: TypesRead): Promise<TypesPage> {
+    const page = await this.inner.readTypes(options);
+    return { events: await this.open(page.events), through: page.through };
+  }
+
+  override countByType(): Promise<Map<string, number>> {
+    return this.inner.countByType();
   }
 
   override countAfter(after: LogPosition | null, limit?: number): Promise<number> {

@@ -140,6 +140,19 @@ export interface StoreObserver {
 /** What followed a batch's lost race for its streams (see {@link StoreObserver.contended}). */
 export type Contention = 'decided_again' | 'held' | 'gave_up';
 
+/** What {@link EventStore.readTypes} reads: up to `maxCount` events of `types` after `after`. */
+export interface TypesRead {
+  after: LogPosition | null;
+  maxCount: number;
+  types: readonly string[];
+}
+
+/** A page of {@link EventStore.readTypes}: its events, and the position through which the log was read. */
+export interface TypesPage {
+  events: RecordedEvent[];
+  through: LogPosition | null;
+}
+
 /**
  * The append-only log of events, grouped in streams (`<aggregate>-<id>`).
  *
@@ -226,6 +239,28 @@ export abstract class EventStore {
   abstract readAll(options: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]>;
 
   /**
+   * Up to `maxCount` events of `types` strictly after `after`, in log order, and the position
+   * `through` which the log has been read: the last event's when the page is full, else the end of
+   * the log as far as it can be read now (no event committed later goes before it), `after` for a
+   * log with nothing more. A reader of a few types goes on from `through` and passes the rest of
+   * the log once. Here, pages of {@link readAll} filtered; a store that can filter where it reads does.
+   */
+  async readTypes({ after, maxCount, types }: TypesRead): Promise<TypesPage> {
+    const wanted = new Set(types);
+    const events: RecordedEvent[] = [];
+    let through = after;
+    while (events.length < maxCount) {
+      const page = await this.readAll({ after: through, maxCount: Math.max(maxCount, 1000) });
+      if (page.length === 0) break;
+      for (const event of page) {
+        through = event.position;
+        if (wanted.has(event.type) && events.push(event) === maxCount) break;
+      }
+    }
+    return { events, through };
+  }
+
+  /**
    * How many events the log holds after `after` (from the start when null), counting up to
    * `limit` when given. This reads the log page by page; stores that can count cheaply do.
    */
@@ -239,6 +274,17 @@ export abstract class EventStore {
       from = page[page.length - 1].position;
     }
     return count;
+  }
+
+  /** How many events of each type the log holds. This reads the whole log; stores that can count cheaply do. */
+  async countByType(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (let after: LogPosition | null = null; ;) {
+      const page = await this.readAll({ after, maxCount: 5000 });
+      if (page.length === 0) return counts;
+      for (const event of page) counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+      after = page[page.length - 1].position;
+    }
   }
 
   /** Catch-up subscription: history after `after`, then live events, in order. */

@@ -51,7 +51,13 @@ export interface ViewWriter {
 }
 
 export interface RebuildTarget extends ViewWriter {
-  /** Makes this generation the one every reader and the live runner use. */
+  /**
+   * Once every document is written: what the generation needs before it serves and was left out
+   * while it filled (its indexes, built once instead of at every write). Optional; the rebuild
+   * calls it for all its targets at once, before activating any.
+   */
+  complete?(): Promise<void>;
+  /** Makes this generation the one every reader and the live runner use (completing it first, if not yet). */
   activate(): Promise<void>;
   /** Drops this generation without using it. */
   abandon(): Promise<void>;
@@ -153,8 +159,13 @@ export abstract class ViewStore {
   /** A fresh, empty generation to replay the log into, invisible until activated. */
   abstract beginRebuild(collection: string): Promise<RebuildTarget>;
 
-  /** Active generation and checkpoint of every defined collection. */
-  abstract status(): Promise<Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number }>>;
+  /**
+   * Active generation and checkpoint of every defined collection; `bytes`, what that generation
+   * takes where the store can tell (a rebuild's plan weighs the views by it).
+   */
+  abstract status(): Promise<
+    Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number; bytes?: number }>
+  >;
 
   /**
    * Commits several collections' batches: every batch's documents and stored checkpoint (the same

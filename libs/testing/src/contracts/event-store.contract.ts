@@ -304,6 +304,47 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       expect(await store.head()).toBe(mine[mine.length - 1].position);
     });
 
+    it('reads the events of some types in pages, and through how far of the log each page went', async () => {
+      const start = await store.head();
+      const s = stream('types');
+      const tag = randomUUID().replace(/-/g, '').slice(0, 12);
+      const [wanted, other] = [`Wanted${tag}`, `Other${tag}`];
+      const kinds = [wanted, other, other, wanted, other, wanted, wanted, other];
+      for (let i = 0; i < kinds.length; i++) await store.append(s, [event(kinds[i], { i })], i === 0 ? 'no_stream' : i - 1);
+      const all = await store.readAll({ after: start, maxCount: 100 });
+      const seen: RecordedEvent[] = [];
+      const throughs: Array<string | null> = [];
+      let after = start;
+      for (;;) {
+        const page = await store.readTypes({ after, maxCount: 3, types: [wanted] });
+        expect(page.events.every((e) => e.type === wanted)).toBe(true);
+        if (page.events.length === 3) expect(page.through).toBe(page.events[2].position);
+        if (page.through === after) break;
+        seen.push(...page.events);
+        throughs.push(page.through);
+        after = page.through;
+      }
+      expect(seen.map((e) => (e.data as { i: number }).i)).toEqual([0, 3, 5, 6]);
+      // The last page, not full, went through the end of the log: the last event of the other type too.
+      expect(throughs[throughs.length - 1]).toBe(all[all.length - 1].position);
+      expect(await store.readTypes({ after: await store.head(), maxCount: 3, types: [wanted] })).toEqual({
+        events: [],
+        through: await store.head(),
+      });
+      expect(await store.readTypes({ after: start, maxCount: 10, types: [`None${tag}`] })).toEqual({
+        events: [],
+        through: all[all.length - 1].position,
+      });
+    });
+
+    it('counts the events of each type', async () => {
+      const tag = randomUUID().replace(/-/g, '').slice(0, 12);
+      const s = stream('bytype');
+      await store.append(s, [event(`One${tag}`), event(`Two${tag}`), event(`Two${tag}`)], 'no_stream');
+      const counts = await store.countByType();
+      expect([counts.get(`One${tag}`), counts.get(`Two${tag}`), counts.get(`Three${tag}`)]).toEqual([1, 2, undefined]);
+    });
+
     it('subscribes from a position: history after it, then live events, in order', async () => {
       const s = stream('sub');
       await store.append(s, [event('Before')], 'no_stream');

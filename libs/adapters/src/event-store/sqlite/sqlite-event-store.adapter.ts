@@ -10,6 +10,8 @@ import {
   RecordedEvent,
   StreamAppend,
   SubscribeOptions,
+  TypesPage,
+  TypesRead,
   WrongExpectedRevision,
 } from '@deals/kernel';
 import Database from 'better-sqlite3';
@@ -82,6 +84,8 @@ export class SqliteEventStore extends EventStore {
   private readonly statements: {
     readStream: Database.Statement;
     readAll: Database.Statement;
+    readTypes: Database.Statement;
+    countByType: Database.Statement;
     head: Database.Statement;
     eventInStream: Database.Statement;
     countAfter: Database.Statement;
@@ -94,6 +98,10 @@ export class SqliteEventStore extends EventStore {
     this.statements = {
       readStream: this.db.prepare('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      readTypes: this.db.prepare(
+        'SELECT * FROM events WHERE position > ? AND position <= ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position LIMIT ?',
+      ),
+      countByType: this.db.prepare('SELECT type, count(*) AS n FROM events GROUP BY type'),
       head: this.db.prepare('SELECT MAX(position) FROM events').pluck(),
       eventInStream: this.db.prepare('SELECT position, revision FROM events WHERE stream_id = ? AND id = ?'),
       countAfter: this.db.prepare('SELECT count(*) FROM (SELECT 1 FROM events WHERE position > ? LIMIT ?)').pluck(),
@@ -244,6 +252,23 @@ export class SqliteEventStore extends EventStore {
 
   async readAll({ after, maxCount }: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]> {
     return (this.statements.readAll.all(positionNumber(after), maxCount) as Row[]).map(toRecorded);
+  }
+
+  /**
+   * Filtered in SQL, up to the log's end as it was just before the page was read (the write thread
+   * gives positions in commit order, so nothing is committed later below it).
+   */
+  override async readTypes({ after, maxCount, types }: TypesRead): Promise<TypesPage> {
+    const end = this.statements.head.get() as number | null;
+    if (end === null || end <= positionNumber(after)) return { events: [], through: after };
+    const rows = this.statements.readTypes.all(positionNumber(after), end, JSON.stringify(types), maxCount) as Row[];
+    const events = rows.map(toRecorded);
+    return { events, through: events.length === maxCount ? events[events.length - 1].position : sqlitePosition(end) };
+  }
+
+  override async countByType(): Promise<Map<string, number>> {
+    const rows = this.statements.countByType.all() as Array<{ type: string; n: number }>;
+    return new Map(rows.map((row) => [row.type, row.n]));
   }
 
   /** Counted in SQL over the positions' index (5M events: a fraction of a second, nothing decoded). */

@@ -11,7 +11,7 @@ import {
   ViewWriter,
 } from '@deals/kernel';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { openDurableDatabase, truncateWal } from '../../sqlite/open-durable-database';
 import { viewCheckpointer, WalCheckpointer } from '../../sqlite/wal-checkpointer';
 import { CollectionIndex } from './collection-index';
@@ -409,15 +409,28 @@ export class MingoViewStore extends ViewStore {
       generation: g.name,
       checkpoint: g.checkpoint,
       documents: g.size,
+      bytes: this.bytesOnDisk(g.collection, g.name),
     }));
     return [...loaded, ...[...this.unopened].map((collection) => this.statusOnFile(collection))];
   }
 
+  /** What a generation's file and its WAL take on disk (0 when not written yet). */
+  private bytesOnDisk(collection: string, generation: string): number {
+    const file = this.files.file(collection, generation);
+    return [file, `${file}-wal`].reduce((n, path) => n + (existsSync(path) ? statSync(path).size : 0), 0);
+  }
+
   /** A collection's status read from its active file, without loading its documents. */
-  private statusOnFile(collection: string): { collection: string; generation: string; checkpoint: LogPosition | null; documents: number } {
+  private statusOnFile(collection: string): {
+    collection: string;
+    generation: string;
+    checkpoint: LogPosition | null;
+    documents: number;
+    bytes: number;
+  } {
     const generation = this.files.active(collection);
     const file = this.files.file(collection, generation);
-    if (!existsSync(file)) return { collection, generation, checkpoint: null, documents: 0 };
+    if (!existsSync(file)) return { collection, generation, checkpoint: null, documents: 0, bytes: 0 };
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
       const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
@@ -425,7 +438,7 @@ export class MingoViewStore extends ViewStore {
       const checkpoint = tables.has('meta')
         ? ((db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null)
         : null;
-      return { collection, generation, checkpoint, documents };
+      return { collection, generation, checkpoint, documents, bytes: this.bytesOnDisk(collection, generation) };
     } finally {
       db.close();
     }

@@ -1,4 +1,4 @@
-import { servicePool, sessionClient } from '../../postgres-pool';
+import { CONNECT_TIMEOUT_MS, servicePool, sessionClient } from '../../postgres-pool';
 import {
   CheckpointListener,
   FindOptions,
@@ -24,6 +24,9 @@ const FIRST_GENERATION = 'g1';
 const POLL_MS = 500;
 /** Readers in other processes switch within one poll; the old generation outlives that. */
 const DROP_DELAY_MS = 4 * POLL_MS;
+/** How long a rebuilt generation's index may take to build (millions of documents), against every other statement's few seconds. */
+const INDEX_TIMEOUT_MS = 3_600_000;
+
 /** The channel every commit notifies with the checkpoints it reached (see {@link CheckpointNotice}). */
 const CHANNEL = 'deals_views';
 /** PostgreSQL refuses a payload of 8000 bytes or more; a longer notice says "read the checkpoints" (an empty payload). */
@@ -145,6 +148,13 @@ function upsertNewer(name: string, docs: readonly ViewDocument[], param: (value:
   );
 }
 
+/**
+ * The (id, pos, doc) rows of `docs` sent as one JSON array, for a rebuild's large commits: one
+ * text to write and to parse instead of three arrays whose every document is escaped as an element.
+ */
+const wholeRows = (docs: readonly ViewDocument[], param: (value: unknown) => string): string =>
+  `SELECT d->>'_id', d->>'_pos', d FROM jsonb_array_elements(${param(JSON.stringify(docs))}::jsonb) AS d`;
+
 /** An insert into table `name` of the (id, pos, doc) rows `rows` selects, each over a stored row only when newer. */
 const upsertRows = (name: string, rows: string): string =>
   `INSERT INTO ${name} AS t (id, pos, doc)
@@ -183,6 +193,10 @@ export class PostgresViewStore extends ViewStore {
   private readonly listeners = new Set<(collection: string) => void>();
   private readonly pendingDrops = new Set<Promise<void>>();
   private readonly retired = new Set<string>();
+  /** The tables of this process's rebuilds not yet activated: no reader waits on their checkpoints, so no notice tells them. */
+  private readonly building = new Set<string>();
+  /** The last of the rebuilt generations' index builds, which run one after another. */
+  private indexing: Promise<void> = Promise.resolve();
   private readonly poller: NodeJS.Timeout;
   private epoch = 0;
   private polling = false;
@@ -245,8 +259,10 @@ export class PostgresViewStore extends ViewStore {
    * Makes the generation's table and its index of the collection's keys, where missing; a table
    * made before its index held only the keys loses its index of the whole document. Looked for
    * first: DDL on an existing table takes its lock, and would wait behind every write in flight.
+   * Without `indexed`, the table alone: a rebuild fills it first and indexes it once, as it
+   * activates it ({@link indexTable}), instead of updating the index at every write.
    */
-  private async createTable(collection: string, generation: string): Promise<void> {
+  private async createTable(collection: string, generation: string, { indexed = true }: { indexed?: boolean } = {}): Promise<void> {
     const name = table(collection, generation);
     const keys = this.keysOf(collection);
     const index = keysIndex(name, keys);
@@ -255,14 +271,47 @@ export class PostgresViewStore extends ViewStore {
       `SELECT to_regclass($1) IS NOT NULL AS made, to_regclass($2) IS NOT NULL AS indexed, to_regclass($3) IS NOT NULL AS whole`,
       [name, index, whole],
     );
-    const { made, indexed, whole: wholeIndexed } = found.rows[0];
-    if (made && (indexed || keys.fields.length === 0) && !wholeIndexed) return;
+    const { made, indexed: hasIndex, whole: wholeIndexed } = found.rows[0];
+    if (made && (hasIndex || keys.fields.length === 0 || !indexed) && !wholeIndexed) return;
     await this.pool.query(
       `SELECT pg_advisory_xact_lock(7216003);
        CREATE TABLE IF NOT EXISTS ${name} (id text PRIMARY KEY, pos text NOT NULL, doc jsonb NOT NULL);
-       ${keys.fields.length ? `CREATE INDEX IF NOT EXISTS ${index} ON ${name} USING gin ((${keys.expression}) jsonb_path_ops);` : ''}
+       ${indexed ? this.indexStatement(collection, generation) : ''}
        DROP INDEX IF EXISTS ${whole};`,
     );
+  }
+
+  /**
+   * Runs a rebuilt generation's index statement, one at a time a process, on a connection of its
+   * own that may wait {@link INDEX_TIMEOUT_MS} for it (the pool's bound is for statements of a request).
+   */
+  private buildIndex(statement: string): Promise<void> {
+    if (!statement) return Promise.resolve();
+    const built = this.indexing.then(async () => {
+      const client = new Client({
+        connectionString: this.url,
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        query_timeout: INDEX_TIMEOUT_MS,
+      });
+      client.on('error', () => undefined);
+      await client.connect();
+      try {
+        await client.query(statement);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    });
+    this.indexing = built.catch(() => undefined);
+    return built;
+  }
+
+  /** The statement making the index of the collection's keys on a generation's table, where missing (none for a collection without keys). */
+  private indexStatement(collection: string, generation: string): string {
+    const name = table(collection, generation);
+    const keys = this.keysOf(collection);
+    return keys.fields.length
+      ? `CREATE INDEX IF NOT EXISTS ${keysIndex(name, keys)} ON ${name} USING gin ((${keys.expression}) jsonb_path_ops);`
+      : '';
   }
 
   private keysOf(collection: string): CollectionKeys {
@@ -342,16 +391,22 @@ export class PostgresViewStore extends ViewStore {
   async beginRebuild(collection: string): Promise<RebuildTarget> {
     this.generationOf(collection);
     const generation = `g${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-    await this.createTable(collection, generation);
+    await this.createTable(collection, generation, { indexed: false });
+    this.building.add(table(collection, generation));
     let state: 'open' | 'activated' | 'abandoned' = 'open';
+    let indexed: Promise<void> | null = null;
+    const complete = (): Promise<void> => (indexed ??= this.buildIndex(this.indexStatement(collection, generation)));
     const settle = (next: typeof state) => {
       if (state !== 'open') throw new Error(`rebuild ${collection}/${generation} was already ${state}`);
       state = next;
     };
     return {
       ...this.generationWriter(collection, generation),
+      complete,
       activate: async () => {
+        await complete();
         settle('activated');
+        this.building.delete(table(collection, generation));
         this.epoch++;
         const before = await this.pool.query<{ generation: string }>(
           `UPDATE view_generations SET generation = $2 WHERE collection = $1
@@ -364,19 +419,25 @@ export class PostgresViewStore extends ViewStore {
       },
       abandon: async () => {
         settle('abandoned');
+        this.building.delete(table(collection, generation));
         await this.dropGeneration(collection, generation);
       },
     };
   }
 
-  async status(): Promise<Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number }>> {
+  async status(): Promise<
+    Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number; bytes: number }>
+  > {
     return Promise.all(
       [...this.active].map(async ([collection, generation]) => {
         const [checkpoint, counted] = await Promise.all([
           this.checkpointOf(table(collection, generation)),
-          this.pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table(collection, generation)}`),
+          this.pool.query<{ n: string; bytes: string }>(
+            `SELECT count(*)::text AS n, pg_total_relation_size($1::regclass)::text AS bytes FROM ${table(collection, generation)}`,
+            [table(collection, generation)],
+          ),
         ]);
-        return { collection, generation, checkpoint, documents: Number(counted.rows[0].n) };
+        return { collection, generation, checkpoint, documents: Number(counted.rows[0].n), bytes: Number(counted.rows[0].bytes) };
       }),
     );
   }
@@ -406,14 +467,15 @@ export class PostgresViewStore extends ViewStore {
       if (!entry) tables.set(name, (entry = { documents: new Map(), checkpoint: null }));
       keepNewest(entry.documents, documents);
       if (store !== false && (entry.checkpoint === null || checkpoint > entry.checkpoint)) entry.checkpoint = checkpoint;
-      notice.set(checkpoint, [...(notice.get(checkpoint) ?? []), `${collection}@${generation}`]);
+      if (!this.building.has(name)) notice.set(checkpoint, [...(notice.get(checkpoint) ?? []), `${collection}@${generation}`]);
     }
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const clauses: string[] = [];
     for (const [name, { documents }] of tables) {
       if (documents.size === 0) continue;
-      clauses.push(`d${clauses.length} AS (${upsertNewer(name, byId(documents.values()), param)})`);
+      const rows = this.building.has(name) ? wholeRows(byId(documents.values()), param) : undefined;
+      clauses.push(`d${clauses.length} AS (${rows ? upsertRows(name, rows) : upsertNewer(name, byId(documents.values()), param)})`);
     }
     const checkpoints = [...tables].filter(([, entry]) => entry.checkpoint !== null);
     if (checkpoints.length)
@@ -423,10 +485,8 @@ export class PostgresViewStore extends ViewStore {
            ON CONFLICT (name) DO UPDATE SET position = EXCLUDED.position WHERE c.position < EXCLUDED.position)`,
       );
     const payload = JSON.stringify([...notice].map(([p, c]) => ({ p, c })) satisfies CheckpointNotice);
-    await this.pool.query(
-      `${clauses.length ? `WITH ${clauses.join(',\n')}\n` : ''}SELECT pg_notify('${CHANNEL}', ${param(payload.length <= MAX_PAYLOAD ? payload : '')})`,
-      params,
-    );
+    const told = notice.size ? `pg_notify('${CHANNEL}', ${param(payload.length <= MAX_PAYLOAD ? payload : '')})` : 'true';
+    await this.pool.query(`${clauses.length ? `WITH ${clauses.join(',\n')}\n` : ''}SELECT ${told}`, params);
   }
 
   /**
