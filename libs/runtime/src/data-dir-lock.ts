@@ -1,12 +1,13 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, readFileSync, readlinkSync, rmSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { processAlive } from '@deals/adapters';
 
 /**
  * The one process that serves a data folder as the embedded API. It recovers interrupted
  * purchases at start and runs the release jobs as if alone (the SQLite log could take a second
  * API, but the second's start-up recovery would settle the first's purchases in the middle of
- * their charge). The lock is a file naming its process; one whose process is gone (a kill -9) is
+ * their charge). The lock is a file naming its process; one whose process is gone (a kill -9), or
+ * whose pid another program runs now (reused after a restart of the machine or the container), is
  * taken over. CLI commands beside the API do not take it.
  */
 export class DataDirLock {
@@ -23,7 +24,7 @@ export class DataDirLock {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const holder = Number.parseInt(readFileSync(file, 'utf8'), 10);
-        if (Number.isSafeInteger(holder) && holder > 0 && processAlive(holder)) {
+        if (Number.isSafeInteger(holder) && holder > 0 && processAlive(holder) && runsNode(holder)) {
           throw new Error(
             `another API process (pid ${holder}) serves ${dataDir}: one embedded API per data folder (remove ${file} if that process is not this service)`,
             { cause: error },
@@ -41,5 +42,17 @@ export class DataDirLock {
     } catch {
       // gone already
     }
+  }
+}
+
+/**
+ * Whether process `pid` runs Node.js, as far as /proc tells: yes where it cannot be told (no /proc,
+ * another user's process), so that only a pid plainly reused by another program is taken over.
+ */
+function runsNode(pid: number): boolean {
+  try {
+    return basename(readlinkSync(`/proc/${pid}/exe`)).startsWith('node');
+  } catch {
+    return true;
   }
 }

@@ -1,7 +1,7 @@
 import { DEAL_DETAILS } from '@deals/catalog';
 import { ALL_PROJECTIONS } from '@deals/runtime';
 import { ViewStore } from '@deals/kernel';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, TestApi } from '../../support/api-harness';
@@ -179,6 +179,16 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const second = await TestApi.start({ dataDir: folder.path });
       expect(readFileSync(join(folder.path, 'api.pid'), 'utf8').trim()).toBe(String(process.pid));
       await second.stop();
+      // A pid another program runs now (reused after a restart) names no API either.
+      const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+      try {
+        writeFileSync(join(folder.path, 'api.pid'), `${other.pid}\n`);
+        const third = await TestApi.start({ dataDir: folder.path });
+        expect(readFileSync(join(folder.path, 'api.pid'), 'utf8').trim()).toBe(String(process.pid));
+        await third.stop();
+      } finally {
+        other.kill();
+      }
     } finally {
       folder.remove();
     }
