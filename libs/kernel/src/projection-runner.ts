@@ -166,31 +166,37 @@ export async function rebuildProjections(
   let activated = 0;
   try {
     const read = (after: LogPosition | null) => store.readTypes({ after, maxCount: pageSize, types });
-    let next = read(null);
-    // The last page's commit, under way while the next page folds: the documents it writes are kept, so no fold reads them back.
-    let committing: Promise<void> = Promise.resolve();
-    try {
-      for (;;) {
-        const page = await next;
-        if (page.through === progress.position) break;
-        const through = page.through as LogPosition;
-        next = read(through);
-        // Awaited at the top of the loop, or dropped below when the fold fails.
-        next.catch(() => undefined);
-        const folded = await Promise.all(projections.map((p, i) => foldBatch(p, readers[i], page.events)));
-        folded.forEach((documents, i) => readers[i].keep(documents));
-        await committing;
-        committing = views.commitAll(targets.map((writer, i) => ({ writer, documents: folded[i], checkpoint: through })));
-        committing.catch(() => undefined);
-        progress.applied += page.events.length;
-        progress.position = through;
-        onProgress(progress);
+    /** Folds and commits the log from where the rebuild is to its end as it reads it now. */
+    const foldToEnd = async (): Promise<void> => {
+      let next = read(progress.position);
+      // The last page's commit, under way while the next page folds: the documents it writes are kept, so no fold reads them back.
+      let committing: Promise<void> = Promise.resolve();
+      try {
+        for (;;) {
+          const page = await next;
+          if (page.through === progress.position) break;
+          const through = page.through as LogPosition;
+          next = read(through);
+          // Awaited at the top of the loop, or dropped below when the fold fails.
+          next.catch(() => undefined);
+          const folded = await Promise.all(projections.map((p, i) => foldBatch(p, readers[i], page.events)));
+          folded.forEach((documents, i) => readers[i].keep(documents));
+          await committing;
+          committing = views.commitAll(targets.map((writer, i) => ({ writer, documents: folded[i], checkpoint: through })));
+          committing.catch(() => undefined);
+          progress.applied += page.events.length;
+          progress.position = through;
+          onProgress(progress);
+        }
+      } finally {
+        await committing.catch(() => undefined);
       }
-    } finally {
-      await committing.catch(() => undefined);
-    }
-    await committing;
+      await committing;
+    };
+    await foldToEnd();
     await Promise.all(targets.map((target) => target.complete?.()));
+    // What was written while the indexes were built: the generations switch as close to the log's end as they were.
+    await foldToEnd();
     for (const target of targets) {
       await target.activate();
       activated++;

@@ -2,7 +2,7 @@ import { eventsHandled, EventStore, planRebuild, Projection, RebuildPart, rebuil
 import { formatProjectionStatus, ProjectionHost, projectionStatus } from '@deals/runtime';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, CommandRunner, Help, Option } from 'nest-commander';
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -61,6 +61,7 @@ export class ProjectionsRebuildCommand extends CommandRunner {
 
   async run(names: string[], options: RebuildOptions): Promise<void> {
     const chosen = this.chosen(names);
+    if (options.partOf) return this.runPart(chosen);
     const counts = await this.store.countByType();
     const workers = options.workers ?? 1;
     const sizes = workers > 1 ? new Map((await this.views.status()).map((s) => [s.collection, s.bytes ?? 0])) : undefined;
@@ -68,16 +69,6 @@ export class ProjectionsRebuildCommand extends CommandRunner {
     if (options.plan) return this.printPlan(parts, options.json === true);
     const started = Date.now();
     const rate = (applied: number) => Math.round(applied / Math.max(0.001, (Date.now() - started) / 1000));
-    if (options.partOf) {
-      // A part of a rebuild run by --workers: progress as JSON lines for the process that started it.
-      let told = 0;
-      await rebuildProjections(this.store, this.views, chosen, ({ applied }) => {
-        if (Date.now() - told < PART_PROGRESS_EVERY_MS) return;
-        told = Date.now();
-        process.stdout.write(`${JSON.stringify({ applied } satisfies PartProgress)}\n`);
-      });
-      return;
-    }
     // Each part reads the events its views handle: an event two parts handle is read by both.
     const total = parts.length > 1 ? parts.reduce((n, part) => n + part.events, 0) : eventsHandled(chosen, counts);
     const bar = progressBar(total);
@@ -95,6 +86,18 @@ export class ProjectionsRebuildCommand extends CommandRunner {
       `rebuilt ${chosen.map((p) => p.name).join(', ')} from ${applied} events in ${seconds.toFixed(1)} s ` +
         `(${Math.round(applied / Math.max(seconds, 0.001))} events/s${parts.length > 1 ? `, ${parts.length} processes` : ''}) and switched to them.\n`,
     );
+  }
+
+  /** A part of a rebuild run by --workers: progress as JSON lines for the process that started it. */
+  private async runPart(chosen: Projection[]): Promise<void> {
+    let told = 0;
+    const tell = (applied: number) => process.stdout.write(`${JSON.stringify({ applied } satisfies PartProgress)}\n`);
+    const done = await rebuildProjections(this.store, this.views, chosen, ({ applied }) => {
+      if (Date.now() - told < PART_PROGRESS_EVERY_MS) return;
+      told = Date.now();
+      tell(applied);
+    });
+    tell(done.applied);
   }
 
   /** The projections named (all when none), or an error naming those that are not. */
@@ -121,12 +124,21 @@ export class ProjectionsRebuildCommand extends CommandRunner {
   private async runParts(parts: RebuildPart[], onApplied: (applied: number) => void): Promise<number> {
     const applied = parts.map(() => 0);
     const main = join(__dirname, '..', 'main.js');
+    // Stopping this process (Ctrl-C, SIGTERM) stops the parts too, not left running unseen.
+    const children: ChildProcess[] = [];
+    const stop = (signal: NodeJS.Signals) => {
+      for (const child of children) child.kill(signal);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    };
+    process.once('SIGINT', stop).once('SIGTERM', stop);
     const runs = parts.map(
       (part, i) =>
         new Promise<string | null>((resolve) => {
-          const child = spawn(process.execPath, [main, 'projections:rebuild', ...part.views, '--part-of'], {
+          // With this process's Node.js options (a heap size, say).
+          const child = spawn(process.execPath, [...process.execArgv, main, 'projections:rebuild', ...part.views, '--part-of'], {
             stdio: ['ignore', 'pipe', 'pipe'],
           });
+          children.push(child);
           let stderr = '';
           child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
           createInterface({ input: child.stdout }).on('line', (line) => {
@@ -144,9 +156,10 @@ export class ProjectionsRebuildCommand extends CommandRunner {
         }),
     );
     const failed = (await Promise.all(runs)).filter((failure): failure is string => failure !== null);
+    process.off('SIGINT', stop).off('SIGTERM', stop);
     if (failed.length)
       throw new Error(`the rebuild of some views failed (they serve as before; the others switched): ${failed.join('; ')}`);
-    return parts.reduce((n, part) => n + part.events, 0);
+    return applied.reduce((a, b) => a + b, 0);
   }
 
   @Option({

@@ -1,4 +1,4 @@
-import { servicePool, sessionClient } from '../../postgres-pool';
+import { CONNECT_TIMEOUT_MS, servicePool, sessionClient } from '../../postgres-pool';
 import {
   AppendResult,
   checkStreamAppends,
@@ -34,6 +34,8 @@ const CHANNEL = 'deals_events';
 const POLL_MS = 500;
 /** How soon a subscription reads again when committed events wait behind an older transaction (which may send no notice). */
 const HELD_BACK_MS = 5;
+/** How long counting the log's events by type may take (a whole-log scan), against a request's few seconds. */
+const COUNT_TIMEOUT_MS = 600_000;
 /** Events one subscription read fetches at most. */
 const PAGE = 500;
 const WIDTH = 20;
@@ -263,21 +265,32 @@ const READ_PAGE = `WITH horizon(h) AS MATERIALIZED (${HORIZON}),
        SELECT page.tx, page.position, page.stream_id, page.revision, page.event_id, page.type, page.data, page.metadata, held.held
          FROM held LEFT JOIN page ON true ORDER BY page.order_tx, page.order_position`;
 
+/** Events of the log a {@link READ_TYPES} statement passes over at most, so that a page of rare types stays a short statement. */
+const TYPES_WINDOW = 100_000;
+
 /**
- * A page of the log's events of some types after a position, and the log's last event readable
- * now (below the horizon: no later commit goes before it), read in the same snapshot: when the page
- * is not full, everything up to that event has been read. Named, planned once a connection.
+ * A page of the log's events of some types among the next {@link TYPES_WINDOW} events after a
+ * position, below the horizon (no later commit goes before them); when the page is not full, also
+ * the window's last event, read in the same snapshot: everything up to it has then been read.
+ * Named, planned once a connection.
  */
 const READ_TYPES = `WITH horizon(h) AS MATERIALIZED (${HORIZON}),
        page AS MATERIALIZED (
-         SELECT ${COLUMNS}, events.tx AS order_tx, events.position AS order_position FROM events, horizon
-          WHERE (events.tx, events.position) > ($1::xid8, $2::bigint) AND events.tx < horizon.h AND events.type = ANY($4::text[])
-          ORDER BY events.tx, events.position LIMIT $3),
+         SELECT win.* FROM (
+           SELECT ${COLUMNS}, events.tx AS order_tx, events.position AS order_position FROM events, horizon
+            WHERE (events.tx, events.position) > ($1::xid8, $2::bigint) AND events.tx < horizon.h
+            ORDER BY events.tx, events.position LIMIT ${TYPES_WINDOW}) AS win
+          WHERE win.type = ANY($4::text[]) ORDER BY win.order_tx, win.order_position LIMIT $3),
        last AS (
-         SELECT events.tx::text AS last_tx, events.position::text AS last_position FROM events, horizon
-          WHERE events.tx < horizon.h ORDER BY events.tx DESC, events.position DESC LIMIT 1)
-       SELECT page.tx, page.position, page.stream_id, page.revision, page.event_id, page.type, page.data, page.metadata, last.last_tx, last.last_position
-         FROM last LEFT JOIN page ON true ORDER BY page.order_tx, page.order_position`;
+         SELECT win.tx::text AS last_tx, win.position::text AS last_position FROM (
+           SELECT events.tx, events.position FROM events, horizon
+            WHERE (events.tx, events.position) > ($1::xid8, $2::bigint) AND events.tx < horizon.h
+            ORDER BY events.tx, events.position LIMIT ${TYPES_WINDOW}) AS win
+          WHERE (SELECT count(*) FROM page) < $3
+          ORDER BY win.tx DESC, win.position DESC LIMIT 1)
+       SELECT page.tx, page.position, page.stream_id, page.revision, page.event_id, page.type, page.data, page.metadata,
+              (SELECT last_tx FROM last) AS last_tx, (SELECT last_position FROM last) AS last_position
+         FROM (SELECT 1) AS one LEFT JOIN page ON true ORDER BY page.order_tx, page.order_position`;
 
 /**
  * The EventStore on PostgreSQL (`DATABASE_URL`): one `events` table, one row per stream holding its
@@ -758,25 +771,34 @@ export class PostgresEventStore extends EventStore {
     return { events, heldBack };
   }
 
+  /** On a connection of its own that may take {@link COUNT_TIMEOUT_MS}: the count scans the whole log (seconds at millions of events). */
   override async countByType(): Promise<Map<string, number>> {
     await this.schema();
-    const found = await this.pool.query<{ type: string; n: string }>('SELECT type, count(*)::text AS n FROM events GROUP BY type');
-    return new Map(found.rows.map((row) => [row.type, Number(row.n)]));
+    const client = new Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: COUNT_TIMEOUT_MS });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      const found = await client.query<{ type: string; n: string }>('SELECT type, count(*)::text AS n FROM events GROUP BY type');
+      return new Map(found.rows.map((row) => [row.type, Number(row.n)]));
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   }
 
   /** Filtered by type in the statement: the events of other types are passed over by the server, never sent. */
   override async readTypes({ after, maxCount, types }: TypesRead): Promise<TypesPage> {
     await this.schema();
     const [tx, position] = orderOf(after);
-    const found = await this.pool.query<Partial<Row> & { last_tx: string; last_position: string }>({
+    const found = await this.pool.query<Partial<Row> & { last_tx: string | null; last_position: string }>({
       name: 'deals_read_types',
       text: READ_TYPES,
       values: [tx, position, maxCount, types],
     });
     const events = found.rows.filter((row) => row.position !== null).map((row) => recorded(row as Row));
     if (events.length === maxCount) return { events, through: events[events.length - 1].position };
+    // The window's last event (none when nothing follows `after`): through it, every event of these types is in the page.
     const last = found.rows[0];
-    const end = last ? positionOf({ tx: last.last_tx, position: last.last_position }) : null;
+    const end = last?.last_tx != null ? positionOf({ tx: last.last_tx, position: last.last_position }) : null;
     return { events, through: end !== null && (after === null || end > after) ? end : after };
   }
 
