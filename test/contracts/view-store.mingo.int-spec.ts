@@ -633,8 +633,11 @@ describe('embedded view store: collections on disk', () => {
       generation.write();
       const first = worker()!;
       // A write under way when its thread stops: failed, pending again, written by the next thread.
-      // The thread is stopped as soon as the write is handed to it (a poll for the write in flight
-      // could miss a fast one on a loaded machine).
+      // Another connection holds the file's write lock, so that the write cannot be done before the
+      // thread stops (it waits there for the lock); the thread is stopped as soon as the write is
+      // handed to it, and the lock let go once it has stopped.
+      const other = new Database(`${path}/purchases.sqlite`);
+      other.exec('BEGIN IMMEDIATE');
       const handOver = thread.write.bind(thread);
       let stopped: Promise<number> | null = null;
       thread.write = (...args: Parameters<typeof handOver>) => {
@@ -646,6 +649,8 @@ describe('embedded view store: collections on disk', () => {
       generation.commit([{ _id: 'b', _pos: pos(2), userId: 'v' } as ViewDocument], pos(2));
       while (!stopped) await new Promise((resolve) => setTimeout(resolve, 1));
       await stopped;
+      other.exec('ROLLBACK');
+      other.close();
       // Until the write is done again on a new thread: none yet (the lost one's failure comes before
       // the retry starts another), or the retry still in flight or pending.
       const state = generation as unknown as { inFlight: unknown; pending: Map<string, unknown> };
