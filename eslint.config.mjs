@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 // Entries besides a lib's index, free of HTTP and Nest, for the CLI's quick commands (see apps/cli/src/main.ts)
 // and for the certificate's maker, which the tests start several of at once.
 const LIGHT_ENTRIES = ['projections', 'service-config', 'embedded-status', 'shared-folder'];
-const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'messaging', 'partner-site', 'event-feed', 'runtime', 'testing'];
+const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'settlement', 'bulk-jobs', 'messaging', 'partner-site', 'event-feed', 'runtime', 'testing'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.bench-builds/**', 'coverage/**', 'data/**', '**/*.js', '**/*.mjs'] },

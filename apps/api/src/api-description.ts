@@ -27,6 +27,7 @@ const TAGS: Record<string, string> = {
   messaging: 'targeted-email batches',
   sandbox: "test mode only (test credentials): what a sandbox may simulate, such as a card network's transactions",
   settlement: "the partner's daily statements: sales, refunds, card-link incentives and fees by UTC day, with line items, CSV and a digest",
+  'bulk jobs': 'many users, saved deals, subscriptions or coupon redemptions in one job, run in the background, with each item’s result',
   events: "the partner's event feed: every event of its resources, in log order, kept for ever",
   webhooks: 'webhook endpoints: events pushed as they happen, signed as Standard Webhooks says, retried, replayable',
   audit: "a purchase's or a partner's history, for auditor credentials",

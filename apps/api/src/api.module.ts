@@ -4,6 +4,7 @@ import { EngagementHttpModule } from '@deals/engagement';
 import { EventFeedHttpModule } from '@deals/event-feed';
 import { MessagingHttpModule } from '@deals/messaging';
 import { SettlementHttpModule } from '@deals/settlement';
+import { BulkJobsHttpModule } from '@deals/bulk-jobs';
 import { PartnerSiteHttpModule } from '@deals/partner-site';
 import { PurchasingHttpModule } from '@deals/purchasing';
 import { ServiceCoreModule, ServiceCoreOptions } from '@deals/runtime';
@@ -36,6 +37,7 @@ export class ApiModule {
         EventFeedHttpModule,
         MessagingHttpModule,
         SettlementHttpModule,
+        BulkJobsHttpModule,
         PartnerSiteHttpModule.forRoot({ limits: options.limits }),
       ],
       controllers: [HealthController, HistorySealController, AuditPagesController],

@@ -136,6 +136,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   const routes: RunningApi['routes'] = [];
   fastify.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    // A route that takes a larger body than the rest says so in its config (a bulk job's items).
+    const bodyLimit = (route.config as { bodyLimit?: number } | undefined)?.bodyLimit;
+    if (bodyLimit) route.bodyLimit = bodyLimit;
   });
   refuseRequestsWithoutHost(fastify);
   // Before any other onSend hook: it must see every answer.

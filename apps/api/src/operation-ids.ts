@@ -111,4 +111,10 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/settlements': 'listSettlements',
   'GET /v1/settlements/{date}': 'getSettlement',
   'GET /v1/settlements/{date}/line_items.csv': 'getSettlementCsv',
+  // bulk jobs
+  'POST /v1/bulk_jobs': 'createBulkJob',
+  'GET /v1/bulk_jobs': 'listBulkJobs',
+  'GET /v1/bulk_jobs/{bulk_job_id}': 'getBulkJob',
+  'GET /v1/bulk_jobs/{bulk_job_id}/results': 'listBulkJobResults',
+  'GET /v1/bulk_jobs/{bulk_job_id}/results.csv': 'getBulkJobResultsCsv',
 };

@@ -1253,6 +1253,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bulk_jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's bulk jobs
+         * @description Newest first; `count`, `per_page`, `page`.
+         */
+        get: operations["listBulkJobs"];
+        put?: never;
+        /**
+         * Start a bulk job
+         * @description `kind` and `items`, each with the fields of the single call it stands for and a `reference` of the partner’s own. Answered at once (202) with the job, queued behind the partner’s open job if any; its items then run in the background, through the same checks as the single calls, at a pace that leaves the partner’s requests their budget (items are not counted against it). Each item’s result (done, matched, already done by an earlier job, or refused with the error body its single call answers) is read from the job’s results; `bulk_job.completed` goes to the event feed and webhooks when the last is in. At most 10,000 items a job and 3 jobs open a partner (429 too_many_bulk_jobs).
+         */
+        post: operations["createBulkJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk_jobs/{bulk_job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk job
+         * @description Where it stands: its status and how many items have which result.
+         */
+        get: operations["getBulkJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk_jobs/{bulk_job_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk job's results
+         * @description Each item’s result so far, in the job’s order; `count`, `per_page`, `page`.
+         */
+        get: operations["listBulkJobResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk_jobs/{bulk_job_id}/results.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk job's results as CSV
+         * @description One line an item with a result so far, in the job’s order, LF line ends; a refusal by its error_type and error_msg.
+         */
+        get: operations["getBulkJobResultsCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deals": {
         parameters: {
             query?: never;
@@ -1793,6 +1877,63 @@ export interface components {
             stream: string;
             /** @description the event type, e.g. UnitsHeld, PurchaseCharged, CouponIssued */
             type: string;
+        };
+        /** @description a partner's bulk job: items run in the background through the single calls */
+        BulkJob: {
+            /** @description items whose reference an earlier job of the partner did */
+            already_done_count: number;
+            completed_at: string | null;
+            /** @description when it was accepted, ISO 8601 UTC */
+            created_at: string;
+            /** @description items refused, each with the error body its single call answers */
+            failed_count: number;
+            id: string;
+            /** @description items sent */
+            item_count: number;
+            /** @enum {string} */
+            kind: "users" | "saved_deals" | "subscriptions" | "coupon_redemptions";
+            /** @description false: a sandbox's job (test credentials) */
+            livemode: boolean;
+            /** @description users items whose email a live user held already: that user, unchanged */
+            matched_count: number;
+            /** @description items with a result so far */
+            processed_count: number;
+            /** @description its items’ results, CSV */
+            results_csv_url: string;
+            /** @description its items’ results, JSON pages */
+            results_url: string;
+            /** @description when its items began to run */
+            started_at: string | null;
+            /**
+             * @description queued behind the partner's earlier open job, running, or completed (every item has its result)
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed";
+            /** @description items done: the user made, the deal saved, the subscription made, the coupon redeemed */
+            succeeded_count: number;
+        };
+        /** @description what became of one item of a bulk job */
+        BulkJobItemResult: {
+            /** @description already_done: the job that did it */
+            done_by_job: string | null;
+            /** @description failed: the error body its single call answers (the Error schema) */
+            error: ({
+                error_msg: string;
+                error_type: string;
+                /** @enum {string} */
+                status: "error";
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description failed: the status its single call answers */
+            http_status: number | null;
+            /** @description the item’s place in the job, from 0 */
+            index: number;
+            reference: string;
+            /** @description the user, saved deal, subscription or coupon the item made, matched or acted on; null when it failed */
+            resource_id: string | null;
+            /** @enum {string} */
+            status: "succeeded" | "matched" | "already_done" | "failed";
         };
         /**
          * @description a user's link to a card-linked deal
@@ -2984,6 +3125,8 @@ export interface components {
 }
 export type AccessToken = components['schemas']['AccessToken'];
 export type AuditEvent = components['schemas']['AuditEvent'];
+export type BulkJob = components['schemas']['BulkJob'];
+export type BulkJobItemResult = components['schemas']['BulkJobItemResult'];
 export type CardLink = components['schemas']['CardLink'];
 export type CardTransaction = components['schemas']['CardTransaction'];
 export type Coupon = components['schemas']['Coupon'];
@@ -8252,6 +8395,345 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listBulkJobs: {
+        parameters: {
+            query?: {
+                /** @description true: answer {status, count} instead of the list */
+                count?: boolean;
+                /** @description page number from 1 (default 1); ignored with count */
+                page?: number;
+                /** @description list size, 1 to 1000 (default 100); ignored with count */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bulk_jobs: components["schemas"]["BulkJob"][];
+                        /** @description the bounds bulk jobs are held to */
+                        limits: {
+                            /** @description items whose results are recorded together: progress moves by as many */
+                            items_per_result_write: number;
+                            /** @description items a job takes at most */
+                            max_items: number;
+                            /** @description jobs a partner has queued or running at once, at most */
+                            max_open_jobs: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createBulkJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 10,000 items, run in this order */
+                    items: ({
+                        /**
+                         * @description the partner's own name of the item, unique in the job: an item whose reference an earlier job of the same kind did is answered `already_done`, not done again. An identifier, never personal data (it is kept as sent)
+                         * @example crm-000412
+                         */
+                        reference: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /**
+                     * @description what each item is: the single call it stands for
+                     * @example users
+                     * @enum {string}
+                     */
+                    kind: "users" | "saved_deals" | "subscriptions" | "coupon_redemptions";
+                };
+            };
+        };
+        responses: {
+            /** @description accepted: its items run in the background */
+            202: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bulk_job: components["schemas"]["BulkJob"];
+                        /** @description the bounds bulk jobs are held to */
+                        limits: {
+                            /** @description items whose results are recorded together: progress moves by as many */
+                            items_per_result_write: number;
+                            /** @description items a job takes at most */
+                            max_items: number;
+                            /** @description jobs a partner has queued or running at once, at most */
+                            max_open_jobs: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            408: components["responses"]["Error408"];
+            /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getBulkJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the bulk job */
+                bulk_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bulk_job: components["schemas"]["BulkJob"];
+                        /** @description the bounds bulk jobs are held to */
+                        limits: {
+                            /** @description items whose results are recorded together: progress moves by as many */
+                            items_per_result_write: number;
+                            /** @description items a job takes at most */
+                            max_items: number;
+                            /** @description jobs a partner has queued or running at once, at most */
+                            max_open_jobs: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listBulkJobResults: {
+        parameters: {
+            query?: {
+                /** @description true: answer {status, count} instead of the list */
+                count?: boolean;
+                /** @description page number from 1 (default 1); ignored with count */
+                page?: number;
+                /** @description list size, 1 to 1000 (default 100); ignored with count */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the bulk job */
+                bulk_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bulk_job: components["schemas"]["BulkJob"];
+                        results: components["schemas"]["BulkJobItemResult"][];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getBulkJobResultsCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the bulk job */
+                bulk_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the results */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example index,reference,status,resource_id,done_by_job,http_status,error_type,error_msg
+                     *     0,"crm-1","succeeded","0b5e3c9a-51f2-8d1e-9a7b-2c4d6e8f0a1b",,,,
+                     *     1,"crm-2","failed",,,422,"validation_failed","email is invalid"
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];

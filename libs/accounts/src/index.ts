@@ -28,7 +28,7 @@ export { AccountQueries } from './queries/account.queries';
 export type { NewProfile, NewUser, PurchaseUser, UserChanges } from './domain/user/user-profile';
 export { cardExpiryIssue } from './commands/store-card.command';
 /** The request schemas of a user and a card, for calls of other contexts that take them (the full purchase). */
-export { emailField, passwordFields, profileFields, purchaseUserFields } from './http/user.request';
+export { createUserBody, emailField, passwordFields, profileFields, purchaseUserFields } from './http/user.request';
 export { cardFields, cardObject } from './http/credit-card.request';
 export { UserWrites } from './commands/user-writes';
 /** The memory-hard password hash (scrypt) of users' and partner members' passwords. */

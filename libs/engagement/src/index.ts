@@ -16,3 +16,7 @@ export { engagementProjections } from './projections';
 export { toCardLink } from './http/card-links.answers';
 export { toSubscription } from './http/engagement.answers';
 export { cardLinkStream } from './domain/card-link/card-link.events';
+/** The calls a bulk job's saved-deal and subscription items stand for. */
+export { SaveDeal } from './commands/saved-deal.commands';
+export { SubscribeUser } from './commands/subscription.commands';
+export { saveDealBody, subscribeBody } from './http/engagement.request';

@@ -27,3 +27,4 @@ export * from './history-seal/seal-run';
 export * from './history-seal/history-verifier';
 export * from './history-seal/stream-proof';
 export * from './server-unavailable';
+export { csvField } from './csv';

@@ -35,3 +35,6 @@ export { PURCHASES_ERASURE_EVENTS, PURCHASES_PERSONAL_FIELDS } from './domain/pu
 export { EraseResaleBuyer } from './commands/erase-resale-buyer/erase-resale-buyer.command';
 export { FinishResaleBuyerErasures } from './commands/erase-resale-buyer/finish-resale-buyer-erasures';
 export { purchaseStream } from './domain/purchase/purchase.events';
+/** The call a bulk job's coupon-redemption items stand for. */
+export { RedeemCoupon } from './commands/redeem-coupon/redeem-coupon.command';
+export { couponStream } from './domain/coupon/coupon.events';

@@ -1,4 +1,5 @@
 import { accountsProjections } from '@deals/accounts/projections';
+import { bulkJobProjections } from '@deals/bulk-jobs/projections';
 import { catalogProjections } from '@deals/catalog/projections';
 import { engagementProjections } from '@deals/engagement/projections';
 import { eventFeedProjections } from '@deals/event-feed/projections';
@@ -19,6 +20,7 @@ export const ALL_PROJECTIONS: Projection[] = [
   ...engagementProjections,
   ...messagingProjections,
   ...settlementProjections,
+  ...bulkJobProjections,
   ...partnerSiteProjections,
   ...eventFeedProjections,
 ] as Projection[];

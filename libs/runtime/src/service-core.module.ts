@@ -1,5 +1,6 @@
 import { DailyDigestJobs, DeliverDueBatches, DigestSettings, MessagingModule, OwnAddresses } from '@deals/messaging';
 import { SettlementModule } from '@deals/settlement';
+import { BulkJobRunner, BulkJobsModule } from '@deals/bulk-jobs';
 import { CardLinkSettings, EngagementModule, KeyedUnsubscribeLinks, UnsubscribeLinks } from '@deals/engagement';
 import { AccountsModule, AccountsSettings, FinishErasures, TEST_CLOCKS, TestClockView } from '@deals/accounts';
 import { AdaptersModule, sealingThreadFor } from '@deals/adapters';
@@ -94,6 +95,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly erasures: FinishErasures,
     private readonly buyerErasures: FinishResaleBuyerErasures,
     private readonly sealing: HistorySealing,
+    private readonly bulkJobs: BulkJobRunner,
   ) {}
 
   private lock: DataDirLock | null = null;
@@ -123,6 +125,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.digests.rearm();
     await this.webhooks.rearm();
     await this.couponExpiry.rearm();
+    await this.bulkJobs.rearm();
     // An advance a stopped process left half done goes on (its jobs already run are recorded).
     for (const clock of await this.views.find<TestClockView>(TEST_CLOCKS, { status: 'advancing' }))
       await this.clocks.advanceSoon(clock._id, clock.advancingTo!);
@@ -176,6 +179,7 @@ export class ServiceCoreModule {
         EngagementModule,
         MessagingModule,
         SettlementModule,
+        BulkJobsModule,
         PartnerSiteModule,
         EventFeedModule,
       ],
@@ -246,6 +250,7 @@ export class ServiceCoreModule {
             FinishErasures,
             FinishResaleBuyerErasures,
             HistorySealing,
+            BulkJobRunner,
           ],
         },
         UsageMeter,
@@ -302,6 +307,7 @@ export class ServiceCoreModule {
         EngagementModule,
         MessagingModule,
         SettlementModule,
+        BulkJobsModule,
         EventFeedModule,
       ],
     };

@@ -1,7 +1,7 @@
 import { DomainError, serverUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '@deals/kernel';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody } from './error-body';
+import { ErrorBody, errorBody } from './error-body';
 
 interface FastifyError {
   code?: string;
@@ -22,7 +22,7 @@ export class ErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
-    const { status, body, headers } = this.translate(exception);
+    const { status, body, headers } = errorAnswer(exception);
     if (status >= 500) this.log(exception, status, http.getRequest<FastifyRequest | undefined>()?.log);
     for (const [name, value] of Object.entries(headers)) void reply.header(name, value);
     void reply.status(status).send(body);
@@ -51,46 +51,47 @@ export class ErrorFilter implements ExceptionFilter {
     if (log) log.error({ err: exception, status }, 'the service failed to answer');
     else this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
   }
+}
 
-  private translate(exception: unknown) {
-    const headers: Record<string, string> = {};
-    if (exception instanceof DomainError) {
-      if (exception.retryAfterSeconds !== null) headers['retry-after'] = String(exception.retryAfterSeconds);
-      return {
-        status: exception.httpStatus,
-        body: errorBody(exception.errorType, exception.message, exception.issues, exception.extra),
-        headers,
-      };
-    }
-    const fastify = exception as FastifyError;
-    if (typeof fastify?.code === 'string' && fastify.code.startsWith('FST_ERR_CTP_')) {
-      const issue = { type: 'invalid' as const, resource: 'request', field: 'body', message: fastify.message ?? 'cannot be read' };
-      return { status: 422, body: errorBody('validation_failed', `request body ${issue.message}`, [issue]), headers };
-    }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      if (status === HttpStatus.NOT_FOUND) return { status, body: errorBody('find_failed', 'no such resource or endpoint'), headers };
-      if (status === HttpStatus.TOO_MANY_REQUESTS) {
-        headers['retry-after'] = '1';
-        return { status, body: errorBody('rate_limited', 'too many requests; retry after the time in Retry-After'), headers };
-      }
-      const message = typeof exception.getResponse() === 'string' ? (exception.getResponse() as string) : exception.message;
-      return { status, body: errorBody(status < 500 ? 'bad_request' : 'internal_error', message), headers };
-    }
-    if (typeof fastify?.statusCode === 'number' && fastify.statusCode < 500) {
-      return { status: fastify.statusCode, body: errorBody('bad_request', fastify.message ?? 'bad request'), headers };
-    }
-    if (serverUnavailable(exception)) {
-      headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_S);
-      return {
-        status: 503,
-        body: errorBody(
-          'service_unavailable',
-          'a server the service depends on is not answering; send the request again after Retry-After',
-        ),
-        headers,
-      };
-    }
-    return { status: 500, body: errorBody('internal_error', 'the service failed to answer; the failure is logged'), headers };
+/**
+ * The status, error body and headers a failure is answered with: the filter's answer, and a bulk
+ * job's item's result (the answer its single call would have had).
+ */
+export function errorAnswer(exception: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  if (exception instanceof DomainError) {
+    if (exception.retryAfterSeconds !== null) headers['retry-after'] = String(exception.retryAfterSeconds);
+    return {
+      status: exception.httpStatus,
+      body: errorBody(exception.errorType, exception.message, exception.issues, exception.extra),
+      headers,
+    };
   }
+  const fastify = exception as FastifyError;
+  if (typeof fastify?.code === 'string' && fastify.code.startsWith('FST_ERR_CTP_')) {
+    const issue = { type: 'invalid' as const, resource: 'request', field: 'body', message: fastify.message ?? 'cannot be read' };
+    return { status: 422, body: errorBody('validation_failed', `request body ${issue.message}`, [issue]), headers };
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    if (status === HttpStatus.NOT_FOUND) return { status, body: errorBody('find_failed', 'no such resource or endpoint'), headers };
+    if (status === HttpStatus.TOO_MANY_REQUESTS) {
+      headers['retry-after'] = '1';
+      return { status, body: errorBody('rate_limited', 'too many requests; retry after the time in Retry-After'), headers };
+    }
+    const message = typeof exception.getResponse() === 'string' ? (exception.getResponse() as string) : exception.message;
+    return { status, body: errorBody(status < 500 ? 'bad_request' : 'internal_error', message), headers };
+  }
+  if (typeof fastify?.statusCode === 'number' && fastify.statusCode < 500) {
+    return { status: fastify.statusCode, body: errorBody('bad_request', fastify.message ?? 'bad request'), headers };
+  }
+  if (serverUnavailable(exception)) {
+    headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_S);
+    return {
+      status: 503,
+      body: errorBody('service_unavailable', 'a server the service depends on is not answering; send the request again after Retry-After'),
+      headers,
+    };
+  }
+  return { status: 500, body: errorBody('internal_error', 'the service failed to answer; the failure is logged'), headers };
 }

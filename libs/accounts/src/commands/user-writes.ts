@@ -46,12 +46,16 @@ export class UserWrites {
     private readonly personalData: PersonalDataEventStore,
   ) {}
 
-  async register(user: NewUser, byPartner: boolean, caller: Caller): Promise<{ userId: string; position: LogPosition | null }> {
+  async register(
+    user: NewUser,
+    byPartner: boolean,
+    caller: Caller,
+    userId = this.ids.next(),
+  ): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { profile } = user;
     const issues = [...this.pastBirthday(profile, now), ...this.partnerOnly(profile, byPartner)];
     if (issues.length) throw new ValidationFailed(issues);
-    const userId = this.ids.next();
     const claimed = await this.claim(caller, emailKey(profile.email), userId);
     const full: UserProfile = {
       firstName: null,

@@ -14,6 +14,8 @@ export class RegisterUser extends Command<UserOutcome> {
     readonly user: NewUser,
     readonly byPartner: boolean,
     readonly caller: Required<Pick<CommandCaller, 'partnerId'>> & CommandCaller,
+    /** The id to register the user under (a bulk job's item, which finds its user again when run twice); a new one by default. */
+    readonly userId?: string,
   ) {
     super();
   }

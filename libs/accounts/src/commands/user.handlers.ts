@@ -10,8 +10,8 @@ import { UserWrites } from './user-writes';
 @CommandHandler(RegisterUser)
 export class RegisterUserHandler implements ICommandHandler<RegisterUser> {
   constructor(private readonly users: UserWrites) {}
-  execute({ user, byPartner, caller }: RegisterUser) {
-    return this.users.register(user, byPartner, caller);
+  execute({ user, byPartner, caller, userId }: RegisterUser) {
+    return this.users.register(user, byPartner, caller, userId);
   }
 }
 

@@ -1,3 +1,4 @@
+import { csvField } from '@deals/kernel';
 import { createHash } from 'node:crypto';
 
 /** A day closes this long after it ends (UTC): commands take their time when decided and are appended within seconds. */
@@ -97,21 +98,6 @@ export const CSV_HEADER = [
   'fee_reversed_cents',
 ];
 
-/**
- * A field as CSV writes it, safe in a spreadsheet whatever separator it splits on (`,` or `;`): a
- * plain number (or nothing) bare; any other text quoted whole (quotes doubled), so no separator or line break
- * in it starts a cell of its own; and a formula's first character (`=`, `+`, `-`, `@`; a tab or a
- * carriage return at the start) behind a single quote, at the text's start and after any separator
- * or line break inside it (a partner's transaction reference may hold anything).
- */
-const field = (value: string | number | null) => {
-  const raw = value === null ? '' : String(value);
-  if (/^\d*$/.test(raw)) return raw;
-  const inner = raw.replace(/([\r\n\t,;|])(?=[=+\-@])/g, "$1'");
-  const text = /^[=+\-@\t\r]/.test(inner) ? `'${inner}` : inner;
-  return `"${text.replace(/"/g, '""')}"`;
-};
-
 /** The day's line items as CSV, in log order, LF line ends: the form the digest is taken of. */
 export function statementCsv(lines: readonly SettlementLineItem[]): string {
   const rows = lines.map((l) =>
@@ -129,7 +115,7 @@ export function statementCsv(lines: readonly SettlementLineItem[]): string {
       l.feeCents,
       l.feeReversedCents,
     ]
-      .map(field)
+      .map(csvField)
       .join(','),
   );
   return [CSV_HEADER.join(','), ...rows].map((row) => `${row}\n`).join('');

@@ -1,0 +1,25 @@
+import { AccountsModule } from '@deals/accounts';
+import { CatalogModule } from '@deals/catalog';
+import { EngagementModule } from '@deals/engagement';
+import { PurchasingModule } from '@deals/purchasing';
+import { Module } from '@nestjs/common';
+import { AcceptBulkJobHandler } from './commands/accept-bulk-job.command';
+import { BulkJobRunner } from './commands/bulk-job-runner';
+import { BulkJobsController } from './http/bulk-jobs.controller';
+import { BulkItems } from './items/bulk-items';
+import { BulkJobQueries } from './queries/bulk-job.queries';
+
+/** Bulk jobs: accepted, run in the background through the other contexts' commands, read back. */
+@Module({
+  imports: [AccountsModule, EngagementModule, PurchasingModule],
+  providers: [AcceptBulkJobHandler, BulkJobRunner, BulkItems, BulkJobQueries],
+  exports: [BulkJobRunner, BulkJobQueries],
+})
+export class BulkJobsModule {}
+
+/** Bulk jobs' HTTP routes. */
+@Module({
+  imports: [BulkJobsModule, CatalogModule],
+  controllers: [BulkJobsController],
+})
+export class BulkJobsHttpModule {}

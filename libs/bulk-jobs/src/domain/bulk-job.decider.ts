@@ -1,0 +1,171 @@
+import { Decider, DomainCommand, NotFound, RetryLater } from '@deals/kernel';
+import { BulkItemCounts, BulkItemResult, BulkJobEvent, BulkJobKind, BulkJobQueueEvent, chunkOf, noCounts } from './bulk-job.events';
+
+/** The most items a job takes. */
+export const MAX_BULK_ITEMS = 10_000;
+/** The most jobs a partner has open (queued or running) at once. */
+export const MAX_OPEN_BULK_JOBS = 3;
+/** Items a chunk holds: the unit the job's items are kept in, run and recorded by. */
+export const BULK_CHUNK_SIZE = 200;
+/** What a partner with its open jobs at the limit is told to wait before sending another. */
+const OPEN_JOBS_RETRY_S = 60;
+
+/** A partner's open jobs are at {@link MAX_OPEN_BULK_JOBS}: another is accepted once one completes. */
+export class TooManyBulkJobs extends RetryLater {
+  readonly errorType = 'too_many_bulk_jobs';
+  readonly httpStatus = 429;
+  constructor(partnerId: string) {
+    super(
+      `partner ${partnerId} has ${MAX_OPEN_BULK_JOBS} bulk jobs open, the most it may: send another once one completes`,
+      OPEN_JOBS_RETRY_S,
+    );
+  }
+}
+
+export type AcceptBulkJob = DomainCommand<
+  'AcceptBulkJob',
+  { jobId: string; partnerId: string; kind: BulkJobKind; items: Array<Record<string, unknown>> }
+>;
+export type StartBulkJob = DomainCommand<'StartBulkJob', { jobId: string }>;
+export type RecordBulkChunk = DomainCommand<'RecordBulkChunk', { jobId: string; chunk: number; results: BulkItemResult[] }>;
+export type CompleteBulkJob = DomainCommand<'CompleteBulkJob', { jobId: string }>;
+export type BulkJobCommand = AcceptBulkJob | StartBulkJob | RecordBulkChunk | CompleteBulkJob;
+
+export interface BulkJob {
+  status: 'none' | 'accepted' | 'running' | 'completed';
+  partnerId: string | null;
+  kind: BulkJobKind | null;
+  itemCount: number;
+  chunkSize: number;
+  /** Chunks whose results are recorded. */
+  recorded: ReadonlySet<number>;
+  counts: BulkItemCounts;
+}
+
+/** How many chunks a job of `itemCount` items has. */
+export const chunkCount = (job: Pick<BulkJob, 'itemCount' | 'chunkSize'>) => Math.ceil(job.itemCount / job.chunkSize);
+
+/** The first chunk whose results are not recorded; null when all are. */
+export function nextChunk(job: BulkJob): number | null {
+  for (let chunk = 0; chunk < chunkCount(job); chunk++) if (!job.recorded.has(chunk)) return chunk;
+  return null;
+}
+
+/**
+ * A bulk job: its items accepted (kept in chunks), each chunk's results recorded once, then
+ * completed once every chunk's are. Results recorded again for a chunk (a chunk run twice) are
+ * refused: the first record stands.
+ */
+export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
+  initialState: () => ({
+    status: 'none',
+    partnerId: null,
+    kind: null,
+    itemCount: 0,
+    chunkSize: BULK_CHUNK_SIZE,
+    recorded: new Set(),
+    counts: noCounts(),
+  }),
+  decide(command, job, now) {
+    const at = now.toISOString();
+    switch (command.type) {
+      case 'AcceptBulkJob': {
+        const { jobId, partnerId, kind, items } = command.data;
+        if (job.status !== 'none') return [];
+        const events: BulkJobEvent[] = [
+          {
+            type: 'BulkJobAccepted',
+            data: { jobId, partnerId, kind, itemCount: items.length, chunkSize: BULK_CHUNK_SIZE, acceptedAt: at },
+          },
+        ];
+        for (let first = 0; first < items.length; first += BULK_CHUNK_SIZE)
+          events.push({
+            type: 'BulkJobItemsAdded',
+            data: { jobId, chunk: chunkOf(first, BULK_CHUNK_SIZE), items: items.slice(first, first + BULK_CHUNK_SIZE) },
+          });
+        return events;
+      }
+      case 'StartBulkJob': {
+        const { jobId } = command.data;
+        if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status !== 'accepted') return [];
+        return [{ type: 'BulkJobStarted', data: { jobId, partnerId: job.partnerId!, startedAt: at } }];
+      }
+      case 'RecordBulkChunk': {
+        const { jobId, chunk, results } = command.data;
+        if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status === 'accepted') throw new Error(`bulk job ${jobId}: a chunk's results recorded before the job started`);
+        if (job.status === 'completed' || job.recorded.has(chunk)) return [];
+        if (!Number.isInteger(chunk) || chunk < 0 || chunk >= chunkCount(job))
+          throw new RangeError(`bulk job ${jobId} has no chunk ${chunk}`);
+        return [
+          {
+            type: 'BulkJobChunkProcessed',
+            data: { jobId, partnerId: job.partnerId!, kind: job.kind!, chunk, results, processedAt: at },
+          },
+        ];
+      }
+      case 'CompleteBulkJob': {
+        const { jobId } = command.data;
+        if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status === 'completed') return [];
+        if (nextChunk(job) !== null) throw new Error(`bulk job ${jobId} is completed before its chunk ${nextChunk(job)} was run`);
+        return [
+          { type: 'BulkJobCompleted', data: { jobId, partnerId: job.partnerId!, kind: job.kind!, counts: job.counts, completedAt: at } },
+        ];
+      }
+    }
+  },
+  evolve(job, event) {
+    switch (event.type) {
+      case 'BulkJobAccepted':
+        return {
+          ...job,
+          status: 'accepted',
+          partnerId: event.data.partnerId,
+          kind: event.data.kind,
+          itemCount: event.data.itemCount,
+          chunkSize: event.data.chunkSize,
+        };
+      case 'BulkJobItemsAdded':
+        return job;
+      case 'BulkJobStarted':
+        return { ...job, status: 'running' };
+      case 'BulkJobChunkProcessed': {
+        const counts = { ...job.counts };
+        for (const result of event.data.results) counts[result.status]++;
+        return { ...job, recorded: new Set([...job.recorded, event.data.chunk]), counts };
+      }
+      case 'BulkJobCompleted':
+        return { ...job, status: 'completed' };
+    }
+  },
+};
+
+export type QueueBulkJob = DomainCommand<'QueueBulkJob', { partnerId: string; jobId: string }>;
+export type DequeueBulkJob = DomainCommand<'DequeueBulkJob', { partnerId: string; jobId: string }>;
+export type BulkJobQueueCommand = QueueBulkJob | DequeueBulkJob;
+
+/** A partner's open jobs, oldest first. */
+export interface BulkJobQueue {
+  open: readonly string[];
+}
+
+/** The partner's open jobs: at most {@link MAX_OPEN_BULK_JOBS}, run one at a time in the order accepted. */
+export const bulkJobQueueDecider: Decider<BulkJobQueue, BulkJobQueueCommand, BulkJobQueueEvent> = {
+  initialState: () => ({ open: [] }),
+  decide(command, queue) {
+    const { partnerId, jobId } = command.data;
+    if (command.type === 'QueueBulkJob') {
+      if (queue.open.includes(jobId)) return [];
+      if (queue.open.length >= MAX_OPEN_BULK_JOBS) throw new TooManyBulkJobs(partnerId);
+      return [{ type: 'BulkJobQueued', data: { partnerId, jobId } }];
+    }
+    return queue.open.includes(jobId) ? [{ type: 'BulkJobLeftQueue', data: { partnerId, jobId } }] : [];
+  },
+  evolve(queue, event) {
+    return event.type === 'BulkJobQueued'
+      ? { open: [...queue.open, event.data.jobId] }
+      : { open: queue.open.filter((id) => id !== event.data.jobId) };
+  },
+};

@@ -1,0 +1,10 @@
+/** Bulk jobs: many items of one kind accepted at once, run in the background through the single calls' commands. */
+export { BulkJobsHttpModule, BulkJobsModule } from './bulk-jobs.module';
+export { BulkJobRunner } from './commands/bulk-job-runner';
+export { BulkJobQueries } from './queries/bulk-job.queries';
+export { BULK_JOBS } from './projections/bulk-jobs/bulk-jobs.projection';
+export { BULK_JOB_ITEMS } from './projections/bulk-job-items/bulk-job-items.projection';
+export { bulkJobProjections } from './projections';
+export { toBulkJob } from './http/bulk-jobs.answers';
+export { BULK_JOBS_PERSONAL_FIELDS } from './domain/bulk-job-personal-data';
+export { BULK_BODY_LIMIT } from './http/bulk-jobs.controller';

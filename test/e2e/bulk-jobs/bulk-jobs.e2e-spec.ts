@@ -1,0 +1,140 @@
+import { ManualClock } from '@deals/kernel';
+import { Reply, TestApi } from '../../support/api-harness';
+import { chicago, spaDay } from '../../support/catalogue-fixtures';
+
+describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]', () => {
+  const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  let api: TestApi;
+  let apiKey: string;
+  let otherKey: string;
+  beforeAll(async () => {
+    api = await TestApi.start({ clock });
+    apiKey = (await api.createPartner()).apiKey;
+    otherKey = (await api.createPartner('Other')).apiKey;
+    await api.importRegions([chicago]);
+    await api.importDeals([spaDay]);
+  });
+  afterAll(() => api.close());
+
+  const start = (body: unknown, key = apiKey) => api.call('POST', '/v1/bulk_jobs', { apiKey: key, body });
+  const job = (id: string, key = apiKey) => api.call('GET', `/v1/bulk_jobs/${id}`, { apiKey: key });
+  /** The job once completed: its status is polled (the items run in the background). */
+  const completed = async (id: string, key = apiKey): Promise<Reply> => {
+    for (;;) {
+      const reply = await job(id, key);
+      if (reply.status !== 200 || reply.body.bulk_job.status === 'completed') return reply;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const results = async (id: string, query = '') => (await api.call('GET', `/v1/bulk_jobs/${id}/results${query}`, { apiKey })).body;
+
+  it('makes users, matches one by email, refuses a bad one with the error body of POST /users, and says each', async () => {
+    const taken = (await api.call('POST', '/users', { apiKey, body: { email: 'taken@example.com' } })).body.user_id;
+    const accepted = await start({
+      kind: 'users',
+      items: [
+        { reference: 'r1', email: 'ana@example.com', first_name: 'Ana' },
+        { reference: 'r2', email: 'TAKEN@example.com' },
+        { reference: 'r3', email: 'not an email' },
+      ],
+    });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toMatchObject({
+      status: 'success',
+      bulk_job: { kind: 'users', item_count: 3, livemode: true },
+      limits: { max_items: 10_000, max_open_jobs: 3 },
+    });
+    const id = accepted.body.bulk_job.id as string;
+    expect((await completed(id)).body.bulk_job).toMatchObject({
+      status: 'completed',
+      processed_count: 3,
+      succeeded_count: 1,
+      matched_count: 1,
+      failed_count: 1,
+      already_done_count: 0,
+    });
+    const single = await api.call('POST', '/users', { apiKey, body: { email: 'not an email' } });
+    const { results: items } = await results(id);
+    expect(items).toEqual([
+      {
+        index: 0,
+        reference: 'r1',
+        status: 'succeeded',
+        resource_id: expect.any(String),
+        done_by_job: null,
+        http_status: null,
+        error: null,
+      },
+      { index: 1, reference: 'r2', status: 'matched', resource_id: taken, done_by_job: null, http_status: null, error: null },
+      { index: 2, reference: 'r3', status: 'failed', resource_id: null, done_by_job: null, http_status: single.status, error: single.body },
+    ]);
+    const made = await api.call('GET', `/users/${items[0].resource_id}`, { apiKey });
+    expect(made.body.user).toMatchObject({ id: items[0].resource_id, firstname: 'Ana' });
+    // Sent again: every reference done is done already, by the first job; the refused one is tried again.
+    const again = (
+      await start({
+        kind: 'users',
+        items: [
+          { reference: 'r1', email: 'ana@example.com' },
+          { reference: 'r3', email: 'x' },
+        ],
+      })
+    ).body;
+    expect((await completed(again.bulk_job.id)).body.bulk_job).toMatchObject({ already_done_count: 1, failed_count: 1 });
+    expect((await results(again.bulk_job.id)).results[0]).toMatchObject({
+      status: 'already_done',
+      done_by_job: id,
+      resource_id: items[0].resource_id,
+    });
+    // The CSV, and another partner sees no such job.
+    const csv = await api.raw('GET', `/v1/bulk_jobs/${id}/results.csv`, { apiKey });
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    expect(String(csv.text).split('\n')[0]).toBe('index,reference,status,resource_id,done_by_job,http_status,error_type,error_msg');
+    expect(String(csv.text).trim().split('\n')).toHaveLength(4);
+    expect((await job(id, otherKey)).status).toBe(404);
+  });
+
+  it('saves deals, subscribes and redeems through the single calls, each item refused as its call would be', async () => {
+    const user = (await api.call('POST', '/users', { apiKey, body: { email: 'saver@example.com' } })).body.user_id;
+    const saved = (
+      await start({
+        kind: 'saved_deals',
+        items: [
+          { reference: 's1', user_id: user, deal_id: 'chicago-spa-day' },
+          { reference: 's2', user_id: 'nobody', deal_id: 'chicago-spa-day' },
+          { reference: 's3', deal_id: 'chicago-spa-day' },
+        ],
+      })
+    ).body.bulk_job.id;
+    expect((await completed(saved)).body.bulk_job).toMatchObject({ succeeded_count: 1, failed_count: 2 });
+    const [one, two, three] = (await results(saved)).results;
+    expect(one).toMatchObject({ status: 'succeeded' });
+    expect(two).toMatchObject({ status: 'failed', http_status: 404, error: { error_type: 'find_failed' } });
+    expect(three).toMatchObject({ status: 'failed', http_status: 422, error: { errors: [expect.objectContaining({ field: 'user_id' })] } });
+    expect((await api.call('GET', `/users/${user}/saved_deals`, { apiKey })).body.saved_deals).toHaveLength(1);
+
+    const subscribed = (
+      await start({
+        kind: 'subscriptions',
+        items: [
+          { reference: 'z1', user_id: user, zip: '60601' },
+          { reference: 'z2', user_id: user, zip: '1' },
+        ],
+      })
+    ).body.bulk_job.id;
+    expect((await completed(subscribed)).body.bulk_job).toMatchObject({ succeeded_count: 1, failed_count: 1 });
+  });
+
+  it('refuses a job that is not one: no items, too many, a repeated reference, an unknown kind', async () => {
+    const refused = async (body: unknown, field: string) => {
+      const reply = await start(body);
+      expect(reply.status).toBe(422);
+      expect(reply.body).toMatchObject({ status: 'error', error_type: 'validation_failed' });
+      expect(reply.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
+    };
+    await refused({ kind: 'users', items: [] }, 'items');
+    await refused({ kind: 'users', items: Array.from({ length: 10_001 }, (_, i) => ({ reference: `r${i}` })) }, 'items');
+    await refused({ kind: 'users', items: [{ reference: 'a' }, { reference: 'a' }] }, 'items.1.reference');
+    await refused({ kind: 'refunds', items: [{ reference: 'a' }] }, 'kind');
+  });
+});
