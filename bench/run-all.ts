@@ -30,6 +30,7 @@ import { webhooksBench } from './webhooks.bench';
 import { distributedBench } from './distributed.bench';
 import { workersBench } from './workers.bench';
 import { rebuildBench } from './rebuild.bench';
+import { bulkJobsBench } from './bulk-jobs.bench';
 
 /** Every bench, in the order they run. Later issues add theirs here. */
 const BENCHES: Array<{ name: string; run: Bench }> = [
@@ -48,6 +49,7 @@ const BENCHES: Array<{ name: string; run: Bench }> = [
   { name: 'distributed', run: distributedBench },
   { name: 'workers', run: workersBench },
   { name: 'rebuild', run: rebuildBench },
+  { name: 'bulk-jobs', run: bulkJobsBench },
 ];
 
 class UsageError extends Error {}

@@ -2442,7 +2442,7 @@ export interface components {
              * @example 2026-06-15T12:00:00.000Z
              */
             created_at: string;
-            /** @description the resource in its own API shape (Purchase with coupons, Coupon, Refund, CardLink, TargetedEmailBatch, Subscription, User) as it was then */
+            /** @description the resource in its own API shape (Purchase with coupons, Coupon, Refund, CardLink, TargetedEmailBatch, Subscription, User, BulkJob) as it was then */
             data: {
                 [key: string]: unknown;
             };
@@ -2469,7 +2469,7 @@ export interface components {
             /** @description purchase.refunded after a refund of a card purchase: the refund that succeeded */
             refund_id?: string;
             /** @enum {string} */
-            resource: "purchase" | "coupon" | "refund" | "card_link" | "targeted_email_batch" | "subscription" | "user";
+            resource: "purchase" | "coupon" | "refund" | "card_link" | "targeted_email_batch" | "subscription" | "user" | "bulk_job";
             resource_id: string;
             /** @description coupon.redemption_rolled_back only: the redemption undone and why */
             rollback?: {
@@ -2481,7 +2481,7 @@ export interface components {
             /** @description the event's number among its resource's events, from 1: order them by it */
             sequence: number;
             /** @enum {string} */
-            type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated" | "user.erased";
+            type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated" | "user.erased" | "bulk_job.completed";
         };
         /** @description a place where the deal is redeemed */
         Location: {
@@ -2952,7 +2952,7 @@ export interface components {
             endpoint_id: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated" | "user.erased";
+            event_type: "purchase.completed" | "purchase.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "reservation.released" | "reservation.expired" | "coupon.redeemed" | "coupon.redemption_rolled_back" | "coupon.cancelled" | "coupon.expired" | "card_link.linked" | "card_link.unlinked" | "card_link.redeemed" | "card_link.fulfilled" | "card_link.transaction_authorised" | "card_link.transaction_cleared" | "card_link.transaction_refunded" | "targeted_email_batch.processed" | "targeted_email_batch.failed" | "subscription.updated" | "user.created" | "user.updated" | "user.erased" | "bulk_job.completed";
             id: string;
             /** @description ISO 8601 UTC; null once it succeeded or failed for good */
             next_attempt_at: string | null;
@@ -8436,6 +8436,10 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "success";
+                    } | {
+                        count: number;
+                        /** @enum {string} */
+                        status: "success";
                     };
                 };
             };
@@ -8653,6 +8657,10 @@ export interface operations {
                     "application/json": {
                         bulk_job: components["schemas"]["BulkJob"];
                         results: components["schemas"]["BulkJobItemResult"][];
+                        /** @enum {string} */
+                        status: "success";
+                    } | {
+                        count: number;
                         /** @enum {string} */
                         status: "success";
                     };

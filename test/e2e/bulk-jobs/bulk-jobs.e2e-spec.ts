@@ -1,15 +1,19 @@
 import { ManualClock } from '@deals/kernel';
 import { Reply, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { buyerWithCard } from '../../support/test-cards';
 
 describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   let api: TestApi;
   let apiKey: string;
   let otherKey: string;
+  let testKey: string;
   beforeAll(async () => {
     api = await TestApi.start({ clock });
-    apiKey = (await api.createPartner()).apiKey;
+    const partner = await api.createPartner();
+    apiKey = partner.apiKey;
+    testKey = partner.sandbox!.apiKey;
     otherKey = (await api.createPartner('Other')).apiKey;
     await api.importRegions([chicago]);
     await api.importDeals([spaDay]);
@@ -92,6 +96,23 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
     expect(String(csv.text).split('\n')[0]).toBe('index,reference,status,resource_id,done_by_job,http_status,error_type,error_msg');
     expect(String(csv.text).trim().split('\n')).toHaveLength(4);
     expect((await job(id, otherKey)).status).toBe(404);
+    // The feed says it completed, with the job as the resource.
+    const feed = async () =>
+      ((await api.call('GET', '/v1/events?per_page=1000', { apiKey })).body.events as Array<Record<string, unknown>>).filter(
+        (e) => e.type === 'bulk_job.completed' && e.resource_id === id,
+      );
+    let said = await feed();
+    while (said.length === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      said = await feed();
+    }
+    expect(said).toEqual([
+      expect.objectContaining({
+        resource: 'bulk_job',
+        livemode: true,
+        data: expect.objectContaining({ id, status: 'completed', item_count: 3 }),
+      }),
+    ]);
   });
 
   it('saves deals, subscribes and redeems through the single calls, each item refused as its call would be', async () => {
@@ -123,6 +144,57 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
       })
     ).body.bulk_job.id;
     expect((await completed(subscribed)).body.bulk_job).toMatchObject({ succeeded_count: 1, failed_count: 1 });
+  });
+
+  it('redeems coupons as PUT /coupons/:id/redeem does, each refusal that call’s', async () => {
+    const caller = { call: (method: string, path: string, body?: unknown) => api.call(method, path, { body }) };
+    const buyer = await buyerWithCard(caller, apiKey, 'redeemer@example.com');
+    const bought = await api.call('POST', '/purchases', {
+      apiKey,
+      body: {
+        deal_id: spaDay.id,
+        quantity: 2,
+        user_id: buyer.userId,
+        credit_card_id: buyer.cardId,
+        expected_price_per_unit: spaDay.current_price,
+      },
+    });
+    expect(bought.status).toBe(200);
+    const [first, second] = bought.body.purchase.coupons.map((c: { id: string }) => c.id);
+    const id = (
+      await start({
+        kind: 'coupon_redemptions',
+        items: [
+          { reference: 'c1', coupon_id: first },
+          { reference: 'c2', coupon_id: second, user_id: 'someone-else' },
+          { reference: 'c3', coupon_id: 'no-such-coupon' },
+        ],
+      })
+    ).body.bulk_job.id;
+    expect((await completed(id)).body.bulk_job).toMatchObject({ succeeded_count: 1, failed_count: 2 });
+    const [one, two, three] = (await results(id)).results;
+    expect(one).toMatchObject({ status: 'succeeded', resource_id: first });
+    const wrongUser = await api.call('PUT', `/users/someone-else/coupons/${second}/redeem`, { apiKey });
+    expect(two).toMatchObject({ status: 'failed', http_status: wrongUser.status, error: wrongUser.body });
+    const unknown = await api.call('PUT', '/coupons/no-such-coupon/redeem', { apiKey });
+    expect(three).toMatchObject({ status: 'failed', http_status: unknown.status, error: unknown.body });
+    const coupons = (await api.call('GET', `/users/${buyer.userId}/coupons`, { apiKey })).body.coupons as Array<{
+      id: string;
+      redeemed_at: string | null;
+    }>;
+    expect(coupons.find((c) => c.id === first)!.redeemed_at).toEqual(expect.any(String));
+    expect(coupons.find((c) => c.id === second)!.redeemed_at).toBeNull();
+  });
+
+  it("runs a sandbox's job on the sandbox's own records", async () => {
+    const accepted = await start({ kind: 'users', items: [{ reference: 't1', email: 'sandbox@example.com' }] }, testKey);
+    expect(accepted.body.bulk_job.livemode).toBe(false);
+    const id = accepted.body.bulk_job.id as string;
+    expect((await completed(id, testKey)).body.bulk_job).toMatchObject({ succeeded_count: 1 });
+    expect((await job(id)).status).toBe(404);
+    const made = (await api.call('GET', `/v1/bulk_jobs/${id}/results`, { apiKey: testKey })).body.results[0].resource_id;
+    expect((await api.call('GET', `/users/${made}`, { apiKey: testKey })).status).toBe(200);
+    expect((await api.call('GET', `/users/${made}`, { apiKey })).status).toBe(404);
   });
 
   it('refuses a job that is not one: no items, too many, a repeated reference, an unknown kind', async () => {

@@ -198,6 +198,11 @@ describe('webhooks to a real HTTPS receiver', () => {
     // A user erased: the partner is told, without any of the user's personal data.
     const forgotten = (await call('POST', '/users', { email: 'forget.me@example.com', first_name: 'Forgotten' })).body.user_id;
     expect((await call('DELETE', `/users/${forgotten}/personal_data`)).status).toBe(200);
+    // A bulk job, completed in the background.
+    const job = (
+      await call('POST', '/v1/bulk_jobs', { kind: 'saved_deals', items: [{ reference: 'w-1', user_id: userId, deal_id: spaDay.id }] })
+    ).body.bulk_job;
+    while ((await call('GET', `/v1/bulk_jobs/${job.id}`)).body.bulk_job.status !== 'completed') await new Promise((r) => setTimeout(r, 20));
 
     // The feed is read by cursor: answers do not wait for it (docs/webhooks.md).
     await api.ready();

@@ -99,6 +99,7 @@ describe('the API description', () => {
     expect([...tags].sort()).toEqual([
       'accounts',
       'audit',
+      'bulk jobs',
       'catalog',
       'engagement',
       'events',

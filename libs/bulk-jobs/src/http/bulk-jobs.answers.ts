@@ -79,14 +79,14 @@ export const BulkJobAnswer = z
   .object({ status: z.literal('success'), bulk_job: bulkJobSchema, limits: limitsSchema })
   .meta({ example: { status: 'success', bulk_job: { ...exampleJob, status: 'queued', processed_count: 0 }, limits: BULK_JOB_LIMITS } });
 
+const countAnswer = z.object({ status: z.literal('success'), count: z.number().int() });
+
 export const BulkJobListAnswer = z
-  .object({ status: z.literal('success'), bulk_jobs: z.array(bulkJobSchema), limits: limitsSchema })
+  .union([z.object({ status: z.literal('success'), bulk_jobs: z.array(bulkJobSchema), limits: limitsSchema }), countAnswer])
   .meta({ example: { status: 'success', bulk_jobs: [exampleJob], limits: BULK_JOB_LIMITS } });
 
-export const BulkJobCountAnswer = z.object({ status: z.literal('success'), count: z.number().int() });
-
 export const BulkJobResultsAnswer = z
-  .object({ status: z.literal('success'), bulk_job: bulkJobSchema, results: z.array(bulkItemResultSchema) })
+  .union([z.object({ status: z.literal('success'), bulk_job: bulkJobSchema, results: z.array(bulkItemResultSchema) }), countAnswer])
   .meta({
     example: {
       status: 'success',

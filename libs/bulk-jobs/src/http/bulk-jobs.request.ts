@@ -28,7 +28,7 @@ const item = z
 
 /** POST /v1/bulk_jobs. */
 export const createBulkJobBody = z
-  .object({
+  .strictObject({
     kind: z
       .enum(BULK_JOB_KINDS, { error: `must be one of ${BULK_JOB_KINDS.join(', ')}` })
       .meta({ description: 'what each item is: the single call it stands for', example: 'users' }),

@@ -24,11 +24,20 @@ export const FEED_EVENT_TYPES = [
   'user.created',
   'user.updated',
   'user.erased',
+  'bulk_job.completed',
 ] as const;
 
 export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
 
 /** The resources the feed speaks of, by their API names. */
-export type FeedResourceType = 'purchase' | 'coupon' | 'refund' | 'card_link' | 'targeted_email_batch' | 'subscription' | 'user';
+export type FeedResourceType =
+  | 'purchase'
+  | 'coupon'
+  | 'refund'
+  | 'card_link'
+  | 'targeted_email_batch'
+  | 'subscription'
+  | 'user'
+  | 'bulk_job';
 
 export const isFeedEventType = (type: string): type is FeedEventType => (FEED_EVENT_TYPES as readonly string[]).includes(type);

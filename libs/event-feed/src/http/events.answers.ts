@@ -10,13 +10,13 @@ export const feedEventSchema = z
       .meta({ description: 'the event; derived from the log, the same after a rebuild', example: 'evt_9bQ1xV0cKp3sWm2LrT8aYd4e' }),
     type: z.enum(FEED_EVENT_TYPES),
     created_at: z.string().meta({ description: 'when it happened, ISO 8601 UTC', example: '2026-06-15T12:00:00.000Z' }),
-    resource: z.enum(['purchase', 'coupon', 'refund', 'card_link', 'targeted_email_batch', 'subscription', 'user']),
+    resource: z.enum(['purchase', 'coupon', 'refund', 'card_link', 'targeted_email_batch', 'subscription', 'user', 'bulk_job']),
     resource_id: z.string(),
     sequence: z.number().int().meta({ description: "the event's number among its resource's events, from 1: order them by it" }),
     livemode: z.boolean().meta({ description: "false: an event of the partner's sandbox (test credentials); true: a live one" }),
     data: z.record(z.string(), z.unknown()).meta({
       description:
-        'the resource in its own API shape (Purchase with coupons, Coupon, Refund, CardLink, TargetedEmailBatch, Subscription, User) as it was then',
+        'the resource in its own API shape (Purchase with coupons, Coupon, Refund, CardLink, TargetedEmailBatch, Subscription, User, BulkJob) as it was then',
     }),
     redemption: z
       .object({

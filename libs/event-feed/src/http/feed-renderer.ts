@@ -1,4 +1,5 @@
 import { AccountQueries, AccountsSettings, toUser, USER_ACCOUNTS } from '@deals/accounts';
+import { toBulkJob } from '@deals/bulk-jobs';
 import { CatalogLinks } from '@deals/catalog';
 import { toCardLink, toSubscription } from '@deals/engagement';
 import { toBatch } from '@deals/messaging';
@@ -57,6 +58,8 @@ export class FeedRenderer {
         return toBatch(state);
       case 'subscription':
         return toSubscription(state);
+      case 'bulk_job':
+        return toBulkJob(state, this.catalog.apiBaseUrl, !isSandbox(event.partnerId));
       case 'user': {
         // The feed keeps no personal data: a user's names are as the user's own view has them now (none once erased).
         const kept = event.snapshot.state as View<typeof toUser>;

@@ -1,4 +1,5 @@
 import { erasedProfile, userAccountsProjection, type UserAccount } from '@deals/accounts/projections';
+import { bulkJobsProjection } from '@deals/bulk-jobs/projections';
 import { cardLinkDetailsProjection, subscriptionsProjection } from '@deals/engagement/projections';
 import type { Projection, RecordedEvent, ViewDocument } from '@deals/kernel';
 import { batchDetailsProjection } from '@deals/messaging/projections';
@@ -168,6 +169,13 @@ export const userSource: FeedSource = {
   },
 };
 
+/** A partner's bulk job: its completion, every item's result in. */
+export const bulkJobSource: FeedSource = {
+  resource: 'bulk_job',
+  projection: bulkJobsProjection as unknown as Projection,
+  emits: ({ event }) => (event.type === 'BulkJobCompleted' ? ['bulk_job.completed'] : []),
+};
+
 /** The sources whose resources have records of their own (a coupon's is its purchase's: see the projection). */
 export const FEED_SOURCES: readonly FeedSource[] = [
   purchaseSource,
@@ -176,4 +184,5 @@ export const FEED_SOURCES: readonly FeedSource[] = [
   batchSource,
   subscriptionSource,
   userSource,
+  bulkJobSource,
 ];

@@ -1,0 +1,119 @@
+import { fold } from '@deals/kernel';
+import {
+  BULK_CHUNK_SIZE,
+  BulkJob,
+  BulkJobCommand,
+  bulkJobDecider,
+  bulkJobQueueDecider,
+  MAX_OPEN_BULK_JOBS,
+  nextChunk,
+  TooManyBulkJobs,
+} from './bulk-job.decider';
+import type { BulkItemResult, BulkJobEvent } from './bulk-job.events';
+
+const now = new Date('2026-06-15T12:00:00Z');
+const items = (n: number) => Array.from({ length: n }, (_, i) => ({ reference: `r${i}`, email: `u${i}@example.com` }));
+const result = (index: number, status: BulkItemResult['status'] = 'succeeded'): BulkItemResult => ({
+  index,
+  reference: `r${index}`,
+  status,
+  resourceId: status === 'failed' ? null : `id${index}`,
+  doneBy: null,
+  error: status === 'failed' ? { status: 422, body: { status: 'error' } } : null,
+});
+
+/** Decides the commands one after the other, as the stream would hold them. */
+function run(commands: BulkJobCommand[]): { events: BulkJobEvent[]; state: BulkJob } {
+  const events: BulkJobEvent[] = [];
+  let state = bulkJobDecider.initialState();
+  for (const command of commands) {
+    const decided = bulkJobDecider.decide(command, state, now);
+    events.push(...decided);
+    state = decided.reduce(bulkJobDecider.evolve, state);
+  }
+  return { events, state };
+}
+
+describe('the bulk job decider', () => {
+  const accept = (n: number): BulkJobCommand => ({
+    type: 'AcceptBulkJob',
+    data: { jobId: 'j', partnerId: 'p', kind: 'users', items: items(n) },
+  });
+  const start: BulkJobCommand = { type: 'StartBulkJob', data: { jobId: 'j' } };
+  const record = (chunk: number, results: BulkItemResult[]): BulkJobCommand => ({
+    type: 'RecordBulkChunk',
+    data: { jobId: 'j', chunk, results },
+  });
+
+  it('keeps the items in chunks of their own, in order', () => {
+    const { events, state } = run([accept(2 * BULK_CHUNK_SIZE + 1)]);
+    expect(events.map((e) => e.type)).toEqual(['BulkJobAccepted', 'BulkJobItemsAdded', 'BulkJobItemsAdded', 'BulkJobItemsAdded']);
+    const added = events.slice(1) as Array<Extract<BulkJobEvent, { type: 'BulkJobItemsAdded' }>>;
+    expect(added.map((e) => [e.data.chunk, e.data.items.length])).toEqual([
+      [0, BULK_CHUNK_SIZE],
+      [1, BULK_CHUNK_SIZE],
+      [2, 1],
+    ]);
+    expect(added[2].data.items[0].reference).toBe(`r${2 * BULK_CHUNK_SIZE}`);
+    expect([state.status, state.itemCount, nextChunk(state)]).toEqual(['accepted', 2 * BULK_CHUNK_SIZE + 1, 0]);
+    // Accepted again (a retried write): nothing more.
+    expect(bulkJobDecider.decide(accept(3), state, now)).toEqual([]);
+  });
+
+  it("records each chunk's results once, counts them, and completes only once every chunk's are in", () => {
+    const { state } = run([
+      accept(BULK_CHUNK_SIZE + 2),
+      start,
+      record(1, [result(BULK_CHUNK_SIZE), result(BULK_CHUNK_SIZE + 1, 'failed')]),
+    ]);
+    expect(nextChunk(state)).toBe(0);
+    expect(() => bulkJobDecider.decide({ type: 'CompleteBulkJob', data: { jobId: 'j' } }, state, now)).toThrow(/chunk 0/);
+    expect(bulkJobDecider.decide(record(1, [result(BULK_CHUNK_SIZE, 'matched')]), state, now)).toEqual([]);
+    const done = run([
+      accept(BULK_CHUNK_SIZE + 2),
+      start,
+      record(1, [result(BULK_CHUNK_SIZE), result(BULK_CHUNK_SIZE + 1, 'failed')]),
+      record(0, [result(0, 'matched')]),
+      { type: 'CompleteBulkJob', data: { jobId: 'j' } },
+    ]);
+    expect(done.state.status).toBe('completed');
+    expect(done.events.at(-1)).toEqual({
+      type: 'BulkJobCompleted',
+      data: {
+        jobId: 'j',
+        partnerId: 'p',
+        kind: 'users',
+        counts: { succeeded: 1, matched: 1, already_done: 0, failed: 1 },
+        completedAt: now.toISOString(),
+      },
+    });
+    expect(fold(bulkJobDecider, done.events)).toEqual(done.state);
+  });
+
+  it('refuses results before the job started, of a chunk it has not, and of a job unknown', () => {
+    const accepted = run([accept(3)]).state;
+    expect(() => bulkJobDecider.decide(record(0, [result(0)]), accepted, now)).toThrow(/before the job started/);
+    const running = run([accept(3), start]).state;
+    expect(() => bulkJobDecider.decide(record(1, [result(0)]), running, now)).toThrow(RangeError);
+    expect(() => bulkJobDecider.decide(start, bulkJobDecider.initialState(), now)).toThrow(/not found/);
+    expect(bulkJobDecider.decide(start, running, now)).toEqual([]);
+  });
+});
+
+describe("a partner's bulk job queue", () => {
+  const queue = (jobId: string) => ({ type: 'QueueBulkJob' as const, data: { partnerId: 'p', jobId } });
+  const dequeue = (jobId: string) => ({ type: 'DequeueBulkJob' as const, data: { partnerId: 'p', jobId } });
+
+  it(`holds at most ${MAX_OPEN_BULK_JOBS} open jobs, in the order accepted, and takes another once one leaves`, () => {
+    let state = bulkJobQueueDecider.initialState();
+    for (let i = 0; i < MAX_OPEN_BULK_JOBS; i++)
+      state = bulkJobQueueDecider.decide(queue(`j${i}`), state, now).reduce(bulkJobQueueDecider.evolve, state);
+    expect(state.open).toEqual(Array.from({ length: MAX_OPEN_BULK_JOBS }, (_, i) => `j${i}`));
+    expect(() => bulkJobQueueDecider.decide(queue('late'), state, now)).toThrow(TooManyBulkJobs);
+    expect(bulkJobQueueDecider.decide(queue('j0'), state, now)).toEqual([]);
+    state = bulkJobQueueDecider.decide(dequeue('j0'), state, now).reduce(bulkJobQueueDecider.evolve, state);
+    expect(state.open[0]).toBe('j1');
+    expect(bulkJobQueueDecider.decide(dequeue('j0'), state, now)).toEqual([]);
+    expect(bulkJobQueueDecider.decide(queue('late'), state, now)).toHaveLength(1);
+  });
+});
