@@ -22,7 +22,13 @@ function merged<V>(...maps: ReadonlyArray<ReadonlyMap<string, V>>): ReadonlyMap<
  * the events that erase a subject.
  */
 export const PERSONAL_DATA: { fields: PersonalFields; erasures: ErasureEvents } = {
-  fields: merged(ACCOUNTS_PERSONAL_FIELDS, PURCHASES_PERSONAL_FIELDS, PARTNER_SITE_PERSONAL_FIELDS, MESSAGING_PERSONAL_FIELDS, BULK_JOBS_PERSONAL_FIELDS),
+  fields: merged(
+    ACCOUNTS_PERSONAL_FIELDS,
+    PURCHASES_PERSONAL_FIELDS,
+    PARTNER_SITE_PERSONAL_FIELDS,
+    MESSAGING_PERSONAL_FIELDS,
+    BULK_JOBS_PERSONAL_FIELDS,
+  ),
   erasures: merged(ACCOUNTS_ERASURE_EVENTS, PURCHASES_ERASURE_EVENTS),
 };
 
@@ -48,5 +54,8 @@ export const KEPT_IN_CLEAR: ReadonlyMap<string, string> = new Map([
   ['UnitsHeld.buyer', "ids only: the partner's and its user's, for the per-user limit"],
   ['UnitsSold.buyer', "ids only: the partner's and its user's, for the per-user limit"],
   ['TestClockJobArmed.job.data', "a scheduled job's ids and instants"],
-  ['BulkJobChunkProcessed.results', "a bulk job's results: the partner's references (identifiers, documented as never personal data), ids, statuses and error bodies"],
+  [
+    'BulkJobChunkProcessed.results',
+    "a bulk job's results: the partner's references (identifiers, documented as never personal data), ids, statuses and error bodies",
+  ],
 ]);

@@ -31,13 +31,6 @@ export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
 
 /** The resources the feed speaks of, by their API names. */
 export type FeedResourceType =
-  | 'purchase'
-  | 'coupon'
-  | 'refund'
-  | 'card_link'
-  | 'targeted_email_batch'
-  | 'subscription'
-  | 'user'
-  | 'bulk_job';
+  'purchase' | 'coupon' | 'refund' | 'card_link' | 'targeted_email_batch' | 'subscription' | 'user' | 'bulk_job';
 
 export const isFeedEventType = (type: string): type is FeedEventType => (FEED_EVENT_TYPES as readonly string[]).includes(type);
