@@ -2855,6 +2855,8 @@ export interface components {
         /** @description the request cannot be read (a malformed address or header, a JSON body nested more than 64 levels deep): error_type bad_request */
         Error400: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2873,6 +2875,8 @@ export interface components {
         /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
         Error403: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2891,6 +2895,8 @@ export interface components {
         /** @description the body is larger than the service takes: error_type bad_request */
         Error413: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2909,6 +2915,8 @@ export interface components {
         /** @description a body that is not JSON (its Content-Type): error_type bad_request */
         Error415: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2927,6 +2935,8 @@ export interface components {
         /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
         Error422: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2936,6 +2946,8 @@ export interface components {
         /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
         Error429: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 /** @description seconds until the caller may ask again */
                 "Retry-After"?: number;
                 [name: string]: unknown;
@@ -2956,6 +2968,8 @@ export interface components {
         /** @description the service failed: error_type internal_error; the failure is logged */
         Error500: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2964,6 +2978,109 @@ export interface components {
         };
         /** @description a server the service depends on (its database, Redis) is not answering: error_type service_unavailable; Retry-After says when to ask again (a write sent again with the same Idempotency-Key is answered as it ended, never done twice) */
         Error503: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description seconds until the caller may ask again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request cannot be read (a malformed address or header, a JSON body nested more than 64 levels deep): error_type bad_request */
+        PublicError400: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+        PublicError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request was not received in time: error_type bad_request */
+        PublicError408: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the body is larger than the service takes: error_type bad_request */
+        PublicError413: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a part of the address is longer than the router takes: error_type bad_request */
+        PublicError414: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a body that is not JSON (its Content-Type): error_type bad_request */
+        PublicError415: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description an Expect header other than 100-continue: error_type bad_request */
+        PublicError417: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+        PublicError422: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request line and headers are too large: error_type bad_request */
+        PublicError431: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the service failed: error_type internal_error; the failure is logged */
+        PublicError500: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a server the service depends on (its database, Redis) is not answering: error_type service_unavailable; Retry-After says when to ask again (a write sent again with the same Idempotency-Key is answered as it ended, never done twice) */
+        PublicError503: {
             headers: {
                 /** @description seconds until the caller may ask again */
                 "Retry-After"?: number;
@@ -2979,7 +3096,12 @@ export interface components {
         IdempotencyKey: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description What is left of each budget RateLimit-Policy names, counting this call: an RFC 9651 List of Items, each the budget's name (a String) with the Integer parameters `r` (the requests left in the current window, never below 0) and `t` (whole seconds, rounded up, until the window ends and the budget is whole again), in the order RateLimit-Policy names them: `"partner";r=5999;t=60`. A call past a budget is answered 429 with `r=0`. On every answer to a call whose credentials were accepted (and so counted against its budgets), refusals and failures included; never on an answer to a call without accepted credentials (401, and the 429 of too many wrong credentials), on what the HTTP server answers before any route (a malformed request, 408, 414, 417, 431), nor when the installation counts no budgets. */
+        RateLimit: string;
+        /** @description The request budgets this call was counted against (draft-ietf-httpapi-ratelimit-headers): an RFC 9651 List of Items, each a String naming a budget with the Integer parameters `q` (the requests it allows in a window) and `w` (the window, in seconds). `"partner";q=<budget>;w=60` is the partner's budget (a sandbox's test credentials have one of their own); a call made with a user's access token also names its user's tokens' budget: `"partner";q=6000;w=60, "user";q=600;w=60`. On every answer to a call whose credentials were accepted (and so counted against its budgets), refusals and failures included; never on an answer to a call without accepted credentials (401, and the 429 of too many wrong credentials), on what the HTTP server answers before any route (a malformed request, 408, 414, 417, 431), nor when the installation counts no budgets. */
+        "RateLimit-Policy": string;
+    };
     pathItems: never;
 }
 export type AccessToken = components['schemas']['AccessToken'];
@@ -3030,7 +3152,20 @@ export type ResponseError429 = components['responses']['Error429'];
 export type ResponseError431 = components['responses']['Error431'];
 export type ResponseError500 = components['responses']['Error500'];
 export type ResponseError503 = components['responses']['Error503'];
+export type ResponsePublicError400 = components['responses']['PublicError400'];
+export type ResponsePublicError403 = components['responses']['PublicError403'];
+export type ResponsePublicError408 = components['responses']['PublicError408'];
+export type ResponsePublicError413 = components['responses']['PublicError413'];
+export type ResponsePublicError414 = components['responses']['PublicError414'];
+export type ResponsePublicError415 = components['responses']['PublicError415'];
+export type ResponsePublicError417 = components['responses']['PublicError417'];
+export type ResponsePublicError422 = components['responses']['PublicError422'];
+export type ResponsePublicError431 = components['responses']['PublicError431'];
+export type ResponsePublicError500 = components['responses']['PublicError500'];
+export type ResponsePublicError503 = components['responses']['PublicError503'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
+export type HeaderRateLimit = components['headers']['RateLimit'];
+export type HeaderRateLimitPolicy = components['headers']['RateLimit-Policy'];
 export type $defs = Record<string, never>;
 export interface operations {
     listRegions: {
@@ -3045,6 +3180,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3084,6 +3221,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3100,6 +3239,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3208,6 +3349,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3227,6 +3370,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3244,6 +3389,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3270,6 +3417,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3284,6 +3433,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3321,6 +3472,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3338,6 +3491,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3356,6 +3511,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3373,6 +3530,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3417,6 +3576,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3438,6 +3599,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3549,6 +3712,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3563,6 +3728,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3575,6 +3742,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3592,6 +3761,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3703,6 +3874,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3717,6 +3890,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3729,6 +3904,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3746,6 +3923,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3777,6 +3956,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3797,6 +3978,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3809,6 +3992,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3826,6 +4011,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3852,6 +4039,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3867,6 +4056,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3876,6 +4067,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3908,6 +4101,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3923,6 +4118,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3932,6 +4129,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3975,17 +4174,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     listCheckpoints: {
@@ -4003,6 +4202,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4020,6 +4221,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4034,6 +4237,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4063,6 +4268,8 @@ export interface operations {
             /** @description the page (HTML: no script, nothing loaded from elsewhere) */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4074,6 +4281,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4083,6 +4292,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4097,6 +4308,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4126,6 +4339,8 @@ export interface operations {
             /** @description the page (HTML: no script, nothing loaded from elsewhere) */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4137,6 +4352,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4146,6 +4363,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4160,6 +4379,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4189,6 +4410,8 @@ export interface operations {
             /** @description the page (HTML: no script, nothing loaded from elsewhere) */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4200,6 +4423,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4209,6 +4434,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4223,6 +4450,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4252,6 +4481,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4283,6 +4514,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4297,6 +4530,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4326,6 +4561,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4344,6 +4581,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4358,6 +4597,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4407,6 +4648,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4429,6 +4672,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4441,6 +4686,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4458,6 +4705,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4490,6 +4739,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4508,6 +4759,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4520,6 +4773,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4537,6 +4792,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4596,6 +4853,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4612,6 +4871,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4623,6 +4884,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4635,6 +4898,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4652,6 +4917,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4686,6 +4953,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4706,6 +4975,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4720,6 +4991,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4749,6 +5022,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4765,6 +5040,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4838,6 +5115,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4855,6 +5134,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4866,6 +5147,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4878,6 +5161,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4895,6 +5180,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4927,6 +5214,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4945,6 +5234,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4957,6 +5248,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4974,6 +5267,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5009,8 +5304,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5020,15 +5315,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     getCouponQrImage: {
@@ -5054,8 +5349,8 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5065,15 +5360,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     redeemCoupon: {
@@ -5095,6 +5390,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5113,6 +5410,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5125,6 +5424,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5142,6 +5443,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5189,6 +5492,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5207,6 +5512,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5219,6 +5526,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5236,6 +5545,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5269,6 +5580,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5290,6 +5603,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5304,6 +5619,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5368,6 +5685,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5387,6 +5706,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5399,6 +5720,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5416,6 +5739,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5448,6 +5773,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5465,6 +5792,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5477,6 +5806,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5494,6 +5825,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5520,6 +5853,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5536,6 +5871,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5579,6 +5916,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5604,6 +5943,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5665,16 +6006,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
             /**
              * @description The Health Check is not successful
              *
@@ -5738,17 +6079,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     getReadiness: {
@@ -5780,16 +6121,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
             /** @description not ready */
             503: {
                 headers: {
@@ -5832,8 +6173,8 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5843,15 +6184,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     getDealPictureAtSize: {
@@ -5875,8 +6216,8 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5886,15 +6227,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     createPurchase: {
@@ -5992,6 +6333,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6010,6 +6353,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6022,6 +6367,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6039,6 +6386,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6053,6 +6402,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6076,6 +6427,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6092,6 +6445,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6139,6 +6494,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6157,6 +6514,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6169,6 +6528,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6186,6 +6547,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6227,6 +6590,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6245,6 +6610,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6257,6 +6624,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6274,6 +6643,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6300,6 +6671,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6320,6 +6693,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6380,6 +6755,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6398,6 +6775,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6410,6 +6789,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6427,6 +6808,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6458,6 +6841,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6476,6 +6861,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6488,6 +6875,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6505,6 +6894,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6536,6 +6927,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6554,6 +6947,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6566,6 +6961,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6583,6 +6980,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6627,6 +7026,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6645,6 +7046,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6657,6 +7060,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6674,6 +7079,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6711,6 +7118,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6731,6 +7140,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6745,6 +7156,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6789,6 +7202,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6807,6 +7222,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6819,6 +7236,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6836,6 +7255,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6868,6 +7289,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6885,6 +7308,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6897,6 +7322,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6914,6 +7341,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6941,6 +7370,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6957,6 +7388,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6971,6 +7404,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7014,6 +7449,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7032,6 +7469,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7044,6 +7483,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7061,6 +7502,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7098,8 +7541,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -7109,15 +7552,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     unsubscribeOneClick: {
@@ -7157,8 +7600,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -7168,15 +7611,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     createUser: {
@@ -7255,6 +7698,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7275,6 +7720,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7292,6 +7739,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7319,6 +7768,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7335,6 +7786,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7441,6 +7894,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7459,6 +7914,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7471,6 +7928,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7488,6 +7947,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7523,6 +7984,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7543,6 +8006,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7557,6 +8022,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7592,6 +8059,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7612,6 +8081,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7626,6 +8097,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7658,6 +8131,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7676,6 +8151,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7688,6 +8165,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7705,6 +8184,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7737,6 +8218,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7757,6 +8240,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7769,6 +8254,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7786,6 +8273,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7819,6 +8308,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7839,6 +8330,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7853,6 +8346,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7886,6 +8381,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7906,6 +8403,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7920,6 +8419,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7953,6 +8454,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7973,6 +8476,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7987,6 +8492,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8021,6 +8528,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8041,6 +8550,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8055,6 +8566,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8101,6 +8614,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8119,6 +8634,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8131,6 +8648,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -8148,6 +8667,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8199,6 +8720,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8217,6 +8740,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8229,6 +8754,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -8246,6 +8773,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8321,6 +8850,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8341,6 +8872,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8355,6 +8888,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8381,6 +8916,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8397,6 +8934,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8436,6 +8975,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8461,6 +9002,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8488,6 +9031,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8504,6 +9049,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8537,6 +9084,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8553,6 +9102,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8598,6 +9149,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8616,6 +9169,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8628,6 +9183,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -8645,6 +9202,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8669,6 +9228,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8721,6 +9282,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8740,6 +9303,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -8757,6 +9322,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8924,6 +9491,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8942,6 +9511,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8954,6 +9525,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -8971,6 +9544,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8985,6 +9560,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9013,6 +9590,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9032,6 +9611,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9046,6 +9627,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9073,6 +9656,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9088,6 +9673,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9097,6 +9684,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9132,6 +9721,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9153,6 +9744,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9180,6 +9773,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9202,6 +9797,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9229,6 +9826,8 @@ export interface operations {
             /** @description the line items */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9250,6 +9849,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9309,6 +9910,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9328,6 +9931,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9345,6 +9950,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9375,6 +9982,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9391,6 +10000,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9405,6 +10016,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9440,6 +10053,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9458,6 +10073,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9470,6 +10087,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9487,6 +10106,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9511,6 +10132,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9526,6 +10149,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9577,6 +10202,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9594,6 +10221,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9606,6 +10235,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9623,6 +10254,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9650,6 +10283,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9665,6 +10300,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9674,6 +10311,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9712,6 +10351,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9729,6 +10370,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9740,6 +10383,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9752,6 +10397,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9769,6 +10416,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9812,6 +10461,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9829,6 +10480,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9840,6 +10493,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9852,6 +10507,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9869,6 +10526,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9941,6 +10600,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9958,6 +10619,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9969,6 +10632,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9981,6 +10646,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9998,6 +10665,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10022,6 +10691,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10086,6 +10757,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10110,6 +10783,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10127,6 +10802,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10154,6 +10831,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10170,6 +10849,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10230,6 +10911,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10248,6 +10931,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10260,6 +10945,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10277,6 +10964,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10309,6 +10998,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10327,6 +11018,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10339,6 +11032,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10356,6 +11051,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10388,6 +11085,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10404,6 +11103,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10418,6 +11119,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10459,6 +11162,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10481,6 +11186,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10493,6 +11200,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10510,6 +11219,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10542,6 +11253,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10565,6 +11278,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10577,6 +11292,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10594,6 +11311,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
