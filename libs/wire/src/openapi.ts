@@ -96,8 +96,8 @@ const RETRY_AFTER = {
 const COUNTED_CALLS =
   'On every answer to a call whose credentials were accepted (and so counted against its budgets), refusals and failures ' +
   'included; never on an answer to a call without accepted credentials (401, and the 429 of too many wrong credentials), ' +
-  'on what the HTTP server answers before any route (a malformed request, 408, 414, 417, 431), nor when the installation ' +
-  'counts no budgets.';
+  'on what the HTTP server answers itself (a malformed request, a request not received in time: 408, 414, 417, 431), ' +
+  'nor when the installation counts no budgets.';
 
 /** The fields of draft-ietf-httpapi-ratelimit-headers, described once (`components.headers`). */
 export const RATE_LIMIT_HEADERS: HeadersObject = {
