@@ -1,9 +1,11 @@
 import {
   commonErrorResponses,
   describeIdempotency,
+  describeRateLimits,
   IDEMPOTENCY_KEY_PARAMETER,
-  PUBLIC_ERROR_STATUSES,
   PUBLIC_PATHS,
+  publicErrorResponses,
+  RATE_LIMIT_HEADERS,
   SECURITY,
   sharedErrorResponses,
   sharedSchemas,
@@ -65,6 +67,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
     schemas: { ...document.components?.schemas, ...sharedSchemas() },
     parameters: { ...document.components?.parameters, IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER },
     responses: { ...document.components?.responses, ...sharedErrorResponses() },
+    headers: { ...document.components?.headers, ...RATE_LIMIT_HEADERS },
   };
   for (const [path, item] of Object.entries(document.paths)) {
     const concrete = path.replace(/\{[^}]+\}/g, 'x');
@@ -75,7 +78,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
       operation.operationId = OPERATION_IDS[`${method.toUpperCase()} ${path}`] ?? operation.operationId;
       if (isPublic) {
         operation.security = [];
-        operation.responses = { ...commonErrorResponses(PUBLIC_ERROR_STATUSES), ...operation.responses };
+        operation.responses = { ...publicErrorResponses(), ...operation.responses };
       } else {
         const own = operation.security ?? [];
         const partner: Record<string, string[]> = { [path.startsWith('/api/v3') ? SECURITY.basic : SECURITY.apiKey]: [] };
@@ -84,6 +87,7 @@ export function describeApi(app: INestApplication, serverUrl: string): OpenAPIOb
         operation.security = [partner, ...pageBasic, ...own.filter((s) => !(SECURITY.apiKey in s) && !(SECURITY.basic in s))];
         operation.responses = { ...commonErrorResponses(), ...operation.responses };
         if (WRITE_METHODS.has(method.toUpperCase())) describeIdempotency(operation as never, '#/components/parameters/IdempotencyKey');
+        describeRateLimits(operation as never);
       }
     }
   }

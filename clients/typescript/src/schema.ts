@@ -2996,6 +2996,8 @@ export interface components {
         /** @description the request cannot be read (a malformed address or header, a JSON body nested more than 64 levels deep): error_type bad_request */
         Error400: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -3014,6 +3016,8 @@ export interface components {
         /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
         Error403: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -3032,6 +3036,8 @@ export interface components {
         /** @description the body is larger than the service takes: error_type bad_request */
         Error413: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -3050,6 +3056,8 @@ export interface components {
         /** @description a body that is not JSON (its Content-Type): error_type bad_request */
         Error415: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -3068,6 +3076,8 @@ export interface components {
         /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
         Error422: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -3077,6 +3087,8 @@ export interface components {
         /** @description over the partner's (or the user's tokens') request budget, or too many wrong credentials lately: error_type rate_limited; a new Idempotency-Key while the partner's kept keys fill their share of the store: idempotency_keys_full; Retry-After says when to ask again */
         Error429: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 /** @description seconds until the caller may ask again */
                 "Retry-After"?: number;
                 [name: string]: unknown;
@@ -3097,6 +3109,8 @@ export interface components {
         /** @description the service failed: error_type internal_error; the failure is logged */
         Error500: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -3105,6 +3119,109 @@ export interface components {
         };
         /** @description a server the service depends on (its database, Redis) is not answering: error_type service_unavailable; Retry-After says when to ask again (a write sent again with the same Idempotency-Key is answered as it ended, never done twice) */
         Error503: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description seconds until the caller may ask again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request cannot be read (a malformed address or header, a JSON body nested more than 64 levels deep): error_type bad_request */
+        PublicError400: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
+        PublicError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request was not received in time: error_type bad_request */
+        PublicError408: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the body is larger than the service takes: error_type bad_request */
+        PublicError413: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a part of the address is longer than the router takes: error_type bad_request */
+        PublicError414: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a body that is not JSON (its Content-Type): error_type bad_request */
+        PublicError415: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description an Expect header other than 100-continue: error_type bad_request */
+        PublicError417: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
+        PublicError422: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the request line and headers are too large: error_type bad_request */
+        PublicError431: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the service failed: error_type internal_error; the failure is logged */
+        PublicError500: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description a server the service depends on (its database, Redis) is not answering: error_type service_unavailable; Retry-After says when to ask again (a write sent again with the same Idempotency-Key is answered as it ended, never done twice) */
+        PublicError503: {
             headers: {
                 /** @description seconds until the caller may ask again */
                 "Retry-After"?: number;
@@ -3120,7 +3237,12 @@ export interface components {
         IdempotencyKey: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description What is left of each budget RateLimit-Policy names, counting this call: an RFC 9651 List of Items, each the budget's name (a String) with the Integer parameters `r` (the requests left in the current window, never below 0) and `t` (whole seconds, rounded up, until the window ends and the budget is whole again), in the order RateLimit-Policy names them: `"partner";r=5999;t=60`. A call past a budget is answered 429 with `r=0`. On every answer to a call whose credentials were accepted (and so counted against its budgets), refusals and failures included; never on an answer to a call without accepted credentials (401, and the 429 of too many wrong credentials), on what the HTTP server answers itself (a malformed request, a request not received in time: 408, 414, 417, 431), nor when the installation counts no budgets. */
+        RateLimit: string;
+        /** @description The request budgets this call was counted against (draft-ietf-httpapi-ratelimit-headers): an RFC 9651 List of Items, each a String naming a budget with the Integer parameters `q` (the requests it allows in a window) and `w` (the window, in seconds). `"partner";q=<budget>;w=60` is the partner's budget (a sandbox's test credentials have one of their own); a call made with a user's access token also names its user's tokens' budget: `"partner";q=6000;w=60, "user";q=600;w=60`. On every answer to a call whose credentials were accepted (and so counted against its budgets), refusals and failures included; never on an answer to a call without accepted credentials (401, and the 429 of too many wrong credentials), on what the HTTP server answers itself (a malformed request, a request not received in time: 408, 414, 417, 431), nor when the installation counts no budgets. */
+        "RateLimit-Policy": string;
+    };
     pathItems: never;
 }
 export type AccessToken = components['schemas']['AccessToken'];
@@ -3173,7 +3295,20 @@ export type ResponseError429 = components['responses']['Error429'];
 export type ResponseError431 = components['responses']['Error431'];
 export type ResponseError500 = components['responses']['Error500'];
 export type ResponseError503 = components['responses']['Error503'];
+export type ResponsePublicError400 = components['responses']['PublicError400'];
+export type ResponsePublicError403 = components['responses']['PublicError403'];
+export type ResponsePublicError408 = components['responses']['PublicError408'];
+export type ResponsePublicError413 = components['responses']['PublicError413'];
+export type ResponsePublicError414 = components['responses']['PublicError414'];
+export type ResponsePublicError415 = components['responses']['PublicError415'];
+export type ResponsePublicError417 = components['responses']['PublicError417'];
+export type ResponsePublicError422 = components['responses']['PublicError422'];
+export type ResponsePublicError431 = components['responses']['PublicError431'];
+export type ResponsePublicError500 = components['responses']['PublicError500'];
+export type ResponsePublicError503 = components['responses']['PublicError503'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
+export type HeaderRateLimit = components['headers']['RateLimit'];
+export type HeaderRateLimitPolicy = components['headers']['RateLimit-Policy'];
 export type $defs = Record<string, never>;
 export interface operations {
     listRegions: {
@@ -3188,6 +3323,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3227,6 +3364,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3243,6 +3382,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3351,6 +3492,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3370,6 +3513,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3387,6 +3532,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3413,6 +3560,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3427,6 +3576,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3464,6 +3615,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3481,6 +3634,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3499,6 +3654,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3516,6 +3673,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3560,6 +3719,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3581,6 +3742,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3692,6 +3855,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3706,6 +3871,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3718,6 +3885,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3735,6 +3904,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3846,6 +4017,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3860,6 +4033,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3872,6 +4047,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3889,6 +4066,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3920,6 +4099,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3940,6 +4121,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3952,6 +4135,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3969,6 +4154,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3995,6 +4182,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4010,6 +4199,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4019,6 +4210,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4051,6 +4244,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4066,6 +4261,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4075,6 +4272,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4118,17 +4317,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     listCheckpoints: {
@@ -4146,6 +4345,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4163,6 +4364,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4177,6 +4380,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4206,6 +4411,8 @@ export interface operations {
             /** @description the page (HTML: no script, nothing loaded from elsewhere) */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4217,6 +4424,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4226,6 +4435,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4240,6 +4451,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4269,6 +4482,8 @@ export interface operations {
             /** @description the page (HTML: no script, nothing loaded from elsewhere) */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4280,6 +4495,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4289,6 +4506,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4303,6 +4522,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4332,6 +4553,8 @@ export interface operations {
             /** @description the page (HTML: no script, nothing loaded from elsewhere) */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4343,6 +4566,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4352,6 +4577,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4366,6 +4593,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4395,6 +4624,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4426,6 +4657,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4440,6 +4673,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4469,6 +4704,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4487,6 +4724,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4501,6 +4740,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4550,6 +4791,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4572,6 +4815,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4584,6 +4829,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4601,6 +4848,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4633,6 +4882,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4651,6 +4902,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4663,6 +4916,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4680,6 +4935,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4739,6 +4996,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4755,6 +5014,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4766,6 +5027,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4778,6 +5041,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4795,6 +5060,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4829,6 +5096,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4849,6 +5118,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4863,6 +5134,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4892,6 +5165,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4908,6 +5183,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4981,6 +5258,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4998,6 +5277,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5009,6 +5290,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5021,6 +5304,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5038,6 +5323,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5070,6 +5357,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5088,6 +5377,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5100,6 +5391,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5117,6 +5410,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5152,8 +5447,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5163,15 +5458,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     getCouponQrImage: {
@@ -5197,8 +5492,8 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5208,15 +5503,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     redeemCoupon: {
@@ -5238,6 +5533,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5256,6 +5553,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5268,6 +5567,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5285,6 +5586,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5332,6 +5635,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5350,6 +5655,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5362,6 +5669,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5379,6 +5688,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5412,6 +5723,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5433,6 +5746,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5447,6 +5762,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5511,6 +5828,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5530,6 +5849,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5542,6 +5863,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5559,6 +5882,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5591,6 +5916,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5608,6 +5935,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5620,6 +5949,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5637,6 +5968,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5663,6 +5996,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,6 +6014,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5722,6 +6059,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5747,6 +6086,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5808,16 +6149,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
             /**
              * @description The Health Check is not successful
              *
@@ -5881,17 +6222,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     getReadiness: {
@@ -5923,16 +6264,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
             /** @description not ready */
             503: {
                 headers: {
@@ -5975,8 +6316,8 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -5986,15 +6327,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     getDealPictureAtSize: {
@@ -6018,8 +6359,8 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -6029,15 +6370,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     createPurchase: {
@@ -6135,6 +6476,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6153,6 +6496,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6165,6 +6510,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6182,6 +6529,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6196,6 +6545,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6219,6 +6570,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6235,6 +6588,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6282,6 +6637,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6300,6 +6657,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6312,6 +6671,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6329,6 +6690,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6370,6 +6733,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6388,6 +6753,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6400,6 +6767,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6417,6 +6786,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6443,6 +6814,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6463,6 +6836,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6523,6 +6898,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6541,6 +6918,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6553,6 +6932,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6570,6 +6951,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6601,6 +6984,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6619,6 +7004,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6631,6 +7018,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6648,6 +7037,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6679,6 +7070,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6697,6 +7090,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6709,6 +7104,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6726,6 +7123,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6770,6 +7169,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6788,6 +7189,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6800,6 +7203,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6817,6 +7222,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6854,6 +7261,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6874,6 +7283,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6888,6 +7299,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6932,6 +7345,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6950,6 +7365,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6962,6 +7379,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6979,6 +7398,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7011,6 +7432,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7028,6 +7451,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7040,6 +7465,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7057,6 +7484,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7084,6 +7513,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7100,6 +7531,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7114,6 +7547,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7157,6 +7592,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7175,6 +7612,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7187,6 +7626,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7204,6 +7645,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7241,8 +7684,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -7252,15 +7695,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     unsubscribeOneClick: {
@@ -7300,8 +7743,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["Error400"];
-            403: components["responses"]["Error403"];
+            400: components["responses"]["PublicError400"];
+            403: components["responses"]["PublicError403"];
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
@@ -7311,15 +7754,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: components["responses"]["Error408"];
-            413: components["responses"]["Error413"];
-            414: components["responses"]["Error414"];
-            415: components["responses"]["Error415"];
-            417: components["responses"]["Error417"];
-            422: components["responses"]["Error422"];
-            431: components["responses"]["Error431"];
-            500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            408: components["responses"]["PublicError408"];
+            413: components["responses"]["PublicError413"];
+            414: components["responses"]["PublicError414"];
+            415: components["responses"]["PublicError415"];
+            417: components["responses"]["PublicError417"];
+            422: components["responses"]["PublicError422"];
+            431: components["responses"]["PublicError431"];
+            500: components["responses"]["PublicError500"];
+            503: components["responses"]["PublicError503"];
         };
     };
     createUser: {
@@ -7398,6 +7841,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7418,6 +7863,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7435,6 +7882,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7462,6 +7911,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7478,6 +7929,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7584,6 +8037,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7602,6 +8057,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7614,6 +8071,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7631,6 +8090,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7666,6 +8127,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7686,6 +8149,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7700,6 +8165,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7735,6 +8202,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7755,6 +8224,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7769,6 +8240,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7801,6 +8274,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7819,6 +8294,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7831,6 +8308,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7848,6 +8327,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7880,6 +8361,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7900,6 +8383,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7912,6 +8397,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -7929,6 +8416,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7962,6 +8451,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7982,6 +8473,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7996,6 +8489,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8029,6 +8524,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8049,6 +8546,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8063,6 +8562,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8096,6 +8597,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8116,6 +8619,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8130,6 +8635,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8164,6 +8671,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8184,6 +8693,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8198,6 +8709,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8244,6 +8757,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8262,6 +8777,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8274,6 +8791,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -8291,6 +8810,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8342,6 +8863,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8360,6 +8883,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8372,6 +8897,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -8389,6 +8916,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8811,6 +9340,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8831,6 +9362,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8845,6 +9378,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8871,6 +9406,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8887,6 +9424,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8926,6 +9465,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8951,6 +9492,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8978,6 +9521,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8994,6 +9539,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9027,6 +9574,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9043,6 +9592,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9088,6 +9639,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9106,6 +9659,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9118,6 +9673,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9135,6 +9692,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9159,6 +9718,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9211,6 +9772,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9230,6 +9793,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9247,6 +9812,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9414,6 +9981,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9432,6 +10001,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9444,6 +10015,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9461,6 +10034,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9475,6 +10050,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9503,6 +10080,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9522,6 +10101,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9536,6 +10117,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9563,6 +10146,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9578,6 +10163,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9587,6 +10174,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9622,6 +10211,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9643,6 +10234,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9670,6 +10263,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9692,6 +10287,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9719,6 +10316,8 @@ export interface operations {
             /** @description the line items */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9740,6 +10339,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9799,6 +10400,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9818,6 +10421,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9835,6 +10440,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9865,6 +10472,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9881,6 +10490,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9895,6 +10506,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9930,6 +10543,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9948,6 +10563,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9960,6 +10577,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9977,6 +10596,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10001,6 +10622,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10016,6 +10639,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10067,6 +10692,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10084,6 +10711,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10096,6 +10725,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10113,6 +10744,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10140,6 +10773,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10155,6 +10790,8 @@ export interface operations {
             /** @description the credentials may not make this call (an auditor writing, a token outside its scope): error_type forbidden; plain HTTP behind the TLS proxy: https_required */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10164,6 +10801,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10202,6 +10841,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10219,6 +10860,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10230,6 +10873,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10242,6 +10887,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10259,6 +10906,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10302,6 +10951,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10319,6 +10970,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10330,6 +10983,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10342,6 +10997,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10359,6 +11016,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10431,6 +11090,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10448,6 +11109,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10459,6 +11122,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10471,6 +11136,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10488,6 +11155,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10512,6 +11181,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10576,6 +11247,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10600,6 +11273,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10617,6 +11292,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10644,6 +11321,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10660,6 +11339,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10720,6 +11401,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10738,6 +11421,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10750,6 +11435,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10767,6 +11454,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10799,6 +11488,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10817,6 +11508,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10829,6 +11522,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -10846,6 +11541,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10878,6 +11575,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10894,6 +11593,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10908,6 +11609,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10949,6 +11652,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10971,6 +11676,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10983,6 +11690,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -11000,6 +11709,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11032,6 +11743,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11055,6 +11768,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11067,6 +11782,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -11084,6 +11801,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,7 +1,7 @@
 import { applyDecorators, HttpCode } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { COMPONENT_SCHEMAS, componentSchemas, openApiSchema } from './request-dto';
-import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { HeadersObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { z } from 'zod';
 import { MAX_JSON_DEPTH } from './json-depth';
 
@@ -92,30 +92,91 @@ const RETRY_AFTER = {
   'Retry-After': { description: 'seconds until the caller may ask again', schema: { type: 'integer', minimum: 1 } },
 };
 
+/** Where an answer's fields are said to be given: on answers to calls whose credentials were accepted, and only those. */
+const COUNTED_CALLS =
+  'On every answer to a call whose credentials were accepted (and so counted against its budgets), refusals and failures ' +
+  'included; never on an answer to a call without accepted credentials (401, and the 429 of too many wrong credentials), ' +
+  'on what the HTTP server answers itself (a malformed request, a request not received in time: 408, 414, 417, 431), ' +
+  'nor when the installation counts no budgets.';
+
+/** The fields of draft-ietf-httpapi-ratelimit-headers, described once (`components.headers`). */
+export const RATE_LIMIT_HEADERS: HeadersObject = {
+  'RateLimit-Policy': {
+    description:
+      'The request budgets this call was counted against (draft-ietf-httpapi-ratelimit-headers): an RFC 9651 List of ' +
+      'Items, each a String naming a budget with the Integer parameters `q` (the requests it allows in a window) and `w` ' +
+      '(the window, in seconds). `"partner";q=<budget>;w=60` is the partner\'s budget (a sandbox\'s test credentials ' +
+      "have one of their own); a call made with a user's access token also names its user's tokens' budget: " +
+      '`"partner";q=6000;w=60, "user";q=600;w=60`. ' +
+      COUNTED_CALLS,
+    schema: { type: 'string', example: '"partner";q=6000;w=60' },
+  },
+  RateLimit: {
+    description:
+      'What is left of each budget RateLimit-Policy names, counting this call: an RFC 9651 List of Items, each the ' +
+      "budget's name (a String) with the Integer parameters `r` (the requests left in the current window, never below 0) " +
+      'and `t` (whole seconds, rounded up, until the window ends and the budget is whole again), in the order ' +
+      'RateLimit-Policy names them: `"partner";r=5999;t=60`. A call past a budget is answered 429 with `r=0`. ' +
+      COUNTED_CALLS,
+    schema: { type: 'string', example: '"partner";r=5999;t=60' },
+  },
+};
+
+/** How an answer refers to the rate-limit fields' descriptions. */
+const RATE_LIMIT_HEADER_REFS = Object.fromEntries(
+  Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+);
+
+/** Statuses answered before a request is counted against a budget: credentials not accepted, or the HTTP server's own refusals. */
+const UNCOUNTED_STATUSES = new Set([401, 408, 414, 417, 431]);
+
 /** Where the description keeps the error answers operations share (`components.responses`), by status. */
 const COMMON_RESPONSE = (status: number) => `Error${status}`;
+/** Likewise for operations without credentials, whose answers carry no rate-limit fields. */
+const PUBLIC_RESPONSE = (status: number) => `PublicError${status}`;
 
-/** The error answers operations share, described once (`components.responses`): every status of the common lists. */
-export function sharedErrorResponses(): Record<
-  string,
-  { description: string; content: Record<string, { schema: { $ref: string } }>; headers?: typeof RETRY_AFTER }
-> {
-  const statuses = [...new Set([...COMMON_ERROR_STATUSES, ...PUBLIC_ERROR_STATUSES])].sort((a, b) => a - b);
+type SharedResponse = {
+  description: string;
+  content: Record<string, { schema: { $ref: string } }>;
+  headers?: HeadersObject;
+};
+
+/** An error answer of `status`, with the headers it may carry. */
+function errorResponse(status: number, counted: boolean): SharedResponse {
+  const headers = {
+    ...(status === 429 || status === 503 ? RETRY_AFTER : {}),
+    ...(counted && !UNCOUNTED_STATUSES.has(status) ? RATE_LIMIT_HEADER_REFS : {}),
+  };
+  return {
+    description: ERROR_STATUSES[status],
+    content: { 'application/json': { schema: { $ref: ERROR_ANSWER_REF } } },
+    ...(Object.keys(headers).length ? { headers } : {}),
+  };
+}
+
+/**
+ * The error answers operations share, described once (`components.responses`): those of
+ * authenticated operations (with the rate-limit fields) and those of operations without credentials.
+ */
+export function sharedErrorResponses(): Record<string, SharedResponse> {
+  return Object.fromEntries([
+    ...COMMON_ERROR_STATUSES.map((status) => [COMMON_RESPONSE(status), errorResponse(status, true)]),
+    ...PUBLIC_ERROR_STATUSES.map((status) => [PUBLIC_RESPONSE(status), errorResponse(status, false)]),
+  ]);
+}
+
+/** An authenticated operation's shared error answers, each a reference to its shared description. */
+export function commonErrorResponses(): Record<string, { $ref: string }> {
   return Object.fromEntries(
-    statuses.map((status) => [
-      COMMON_RESPONSE(status),
-      {
-        description: ERROR_STATUSES[status],
-        content: { 'application/json': { schema: { $ref: ERROR_ANSWER_REF } } },
-        ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
-      },
-    ]),
+    COMMON_ERROR_STATUSES.map((status) => [String(status), { $ref: `#/components/responses/${COMMON_RESPONSE(status)}` }]),
   );
 }
 
-/** An operation's answers for the shared `statuses`, each a reference to its shared description. */
-export function commonErrorResponses(statuses = COMMON_ERROR_STATUSES): Record<string, { $ref: string }> {
-  return Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/${COMMON_RESPONSE(status)}` }]));
+/** Likewise for an operation without credentials. */
+export function publicErrorResponses(): Record<string, { $ref: string }> {
+  return Object.fromEntries(
+    PUBLIC_ERROR_STATUSES.map((status) => [String(status), { $ref: `#/components/responses/${PUBLIC_RESPONSE(status)}` }]),
+  );
 }
 
 /**
@@ -190,4 +251,11 @@ export function describeIdempotency(operation: DescribedOperation, parameterRef:
   // The shared error answers (references) are refused before the key is read, or never kept: no replay of them.
   for (const answer of Object.values(operation.responses))
     if (answer.$ref === undefined) answer.headers = { ...answer.headers, ...REPLAYED };
+}
+
+/** Describes the rate-limit fields on an authenticated operation's own answers (the shared ones describe them already). */
+export function describeRateLimits(operation: DescribedOperation): void {
+  for (const [status, answer] of Object.entries(operation.responses))
+    if (answer.$ref === undefined && !UNCOUNTED_STATUSES.has(Number(status)))
+      answer.headers = { ...answer.headers, ...RATE_LIMIT_HEADER_REFS };
 }

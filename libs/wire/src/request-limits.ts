@@ -17,6 +17,13 @@ export interface RequestLimitSettings {
 }
 
 const WINDOW_SECONDS = 60;
+
+/** The fields of draft-ietf-httpapi-ratelimit-headers, on every answer of a counted request: each budget's size, and what is left of it. */
+export const RATE_LIMIT_POLICY_HEADER = 'ratelimit-policy';
+export const RATE_LIMIT_HEADER = 'ratelimit';
+/** The policies the fields name: the partner's budget, and the budget of a user's access tokens. */
+export const PARTNER_POLICY = 'partner';
+export const USER_TOKEN_POLICY = 'user';
 export const FAILURE_WINDOW_SECONDS = 600;
 /** The longest delay a failing caller is told to wait. */
 export const MAX_DELAY_SECONDS = 900;
@@ -127,6 +134,8 @@ export class RequestLimits {
   private readonly requests: RateLimiterAbstract;
   private readonly failuresByAddress: RateLimiterAbstract;
   private readonly failuresByIdentity: RateLimiterAbstract;
+  /** RateLimit-Policy values by policy name and budget: they depend on nothing else, so each is made once. */
+  private readonly policies = new Map<string, Map<number, PolicyValues>>();
 
   private constructor(
     readonly settings: RequestLimitSettings,
@@ -150,17 +159,35 @@ export class RequestLimits {
 
   /**
    * Counts a request of an authenticated caller against its budgets; a refusal when one is spent.
-   * `counter`: whose budget of the partner's size it spends (default: the partner's own).
+   * `counter`: whose budget of the partner's size it spends (default: the partner's own), and
+   * `policy`: the name RateLimit-Policy and RateLimit give that budget.
    */
-  async spend(request: AuthenticatedRequest, reply: FastifyReply, counter = `p:${request.partner!.id}`): Promise<Refusal | null> {
+  async spend(
+    request: AuthenticatedRequest,
+    reply: FastifyReply,
+    counter = `p:${request.partner!.id}`,
+    policy = PARTNER_POLICY,
+  ): Promise<Refusal | null> {
     const partner = request.partner!;
     const budget = partner.requestsPerMinute ?? this.settings.partnerPerMinute;
     const token = request.userToken;
     const byPartner = await this.requests.consume(counter);
     const byUser = token ? await this.requests.consume(`u:${token.userId}`) : null;
+    const remaining = budget - byPartner.consumedPoints;
+    // RateLimit-Policy and RateLimit on every answer, the refusal included, kept cheap: the policy's
+    // value is made once per budget, what is left is one short template.
+    const policies = this.policyValues(policy, budget);
+    const left = `"${policy}";r=${Math.max(0, remaining)};t=${resetSeconds(byPartner)}`;
+    if (byUser) {
+      const userLeft = Math.max(0, this.settings.userTokenPerMinute - byUser.consumedPoints);
+      void reply.header(RATE_LIMIT_POLICY_HEADER, policies.withUserTokens);
+      void reply.header(RATE_LIMIT_HEADER, `${left}, "${USER_TOKEN_POLICY}";r=${userLeft};t=${resetSeconds(byUser)}`);
+    } else {
+      void reply.header(RATE_LIMIT_POLICY_HEADER, policies.alone);
+      void reply.header(RATE_LIMIT_HEADER, left);
+    }
     // Said once a fifth of the budget or less is left: three headers on every answer cost about 5% of
     // the fastest call's throughput (docs/performance.md), and a caller needs them only near the end.
-    const remaining = budget - byPartner.consumedPoints;
     if (remaining * 5 <= budget) {
       void reply.header('x-ratelimit-limit', budget);
       void reply.header('x-ratelimit-remaining', Math.max(0, remaining));
@@ -174,6 +201,20 @@ export class RequestLimits {
         message: `the access tokens of this user are over their budget of ${this.settings.userTokenPerMinute} requests a minute`,
       };
     return null;
+  }
+
+  /** The RateLimit-Policy values of the budget `policy` of `budget` requests a minute: alone, and with the user's tokens' budget. */
+  private policyValues(policy: string, budget: number): PolicyValues {
+    let byBudget = this.policies.get(policy);
+    if (!byBudget) this.policies.set(policy, (byBudget = new Map()));
+    let values = byBudget.get(budget);
+    if (!values) {
+      const alone = `"${policy}";q=${budget};w=${WINDOW_SECONDS}`;
+      const userTokens = `"${USER_TOKEN_POLICY}";q=${this.settings.userTokenPerMinute};w=${WINDOW_SECONDS}`;
+      values = { alone, withUserTokens: `${alone}, ${userTokens}` };
+      byBudget.set(budget, values);
+    }
+    return values;
   }
 
   /**
@@ -216,6 +257,15 @@ export class RequestLimits {
     };
   }
 }
+
+/** A budget's RateLimit-Policy value, without and with the budget of a user's access tokens. */
+interface PolicyValues {
+  alone: string;
+  withUserTokens: string;
+}
+
+/** Whole seconds until a counter's window ends, rounded up: when the budget is whole again. */
+const resetSeconds = (counted: RateLimiterRes) => Math.max(0, Math.ceil(counted.msBeforeNext / 1000));
 
 /** Counts one failure and returns the count in its window. */
 async function counted(counter: RateLimiterAbstract, key: string): Promise<RateLimiterRes> {

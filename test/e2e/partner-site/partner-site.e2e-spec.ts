@@ -6,6 +6,7 @@ import { InviteMember, memberStream, SITE_POLICY } from '@deals/partner-site';
 import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
+import { rateLimitFields } from '../../support/rate-limit-fields';
 import { inputValue, PostedFrom, SiteClient, totpAt } from '../../support/site-client';
 
 const PASSWORD = 'a long and private passphrase';
@@ -366,7 +367,11 @@ describe('the partner site', () => {
     const client = await member('flood@example.com', flooded.partnerId);
     for (let i = 0; i < 6; i++) await api.call('GET', '/api/v1/regions', { apiKey: flooded.apiKey });
     expect((await api.call('GET', '/api/v1/regions', { apiKey: flooded.apiKey })).status).toBe(429);
-    expect((await client.get('/partner/keys')).status).toBe(200);
+    const page = await client.get('/partner/keys');
+    expect(page.status).toBe(200);
+    // Its answers name the person's budget, and what is left of it.
+    expect(page.headers['ratelimit-policy']).toBe('"member";q=5;w=60');
+    expect(rateLimitFields(page.headers)?.get('member')?.remaining).toBeGreaterThan(0);
   });
 
   it("refuses key ids and form values that name an object's own machinery, without a 5xx or an event", async () => {

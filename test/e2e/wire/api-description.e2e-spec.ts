@@ -156,4 +156,28 @@ describe('the API description', () => {
     }
     expect(writes).toBeGreaterThan(20);
   });
+
+  it('describes RateLimit-Policy and RateLimit on every answer of an authenticated operation but those given before counting, and on no public one', () => {
+    const { paths, components } = api.responses.document;
+    expect(Object.keys(components?.headers ?? {}).sort()).toEqual(['RateLimit', 'RateLimit-Policy']);
+    const uncounted = new Set(['401', '408', '414', '417', '431']);
+    const carried: string[] = [];
+    const expected: string[] = [];
+    for (const [path, item] of Object.entries(paths)) {
+      for (const method of ['get', 'post', 'put', 'delete', 'patch'] as const) {
+        const operation = item?.[method];
+        if (!operation) continue;
+        for (const [status, answer] of Object.entries(operation.responses)) {
+          const name = `${method} ${path} ${status}`;
+          const ref = (answer as { $ref?: string }).$ref;
+          const resolved = ref ? components?.responses?.[ref.replace('#/components/responses/', '')] : answer;
+          const headers = Object.keys((resolved as { headers?: object }).headers ?? {});
+          if (headers.includes('RateLimit-Policy') && headers.includes('RateLimit')) carried.push(name);
+          if (operation.security?.length !== 0 && !uncounted.has(status)) expected.push(name);
+        }
+      }
+    }
+    expect(carried).toEqual(expected);
+    expect(carried.length).toBeGreaterThan(200);
+  });
 });

@@ -4,8 +4,20 @@ import { CommandBus } from '@nestjs/cqrs';
 import { request } from 'undici';
 import { TestApi } from '../../support/api-harness';
 import { movableMonotonicClock } from '../../support/monotonic-clock';
+import { rateLimitFields, RateLimitPolicy } from '../../support/rate-limit-fields';
 
 const basic = (username: string, password: string) => ({ username, password });
+
+/** The budgets an answer tells in RateLimit-Policy and RateLimit (checked against the draft's grammar), by policy name. */
+function told(reply: { status: number; headers: Record<string, string | string[] | undefined> }): Map<string, RateLimitPolicy> {
+  const fields = rateLimitFields(reply.headers);
+  if (!fields) throw new Error(`an answer ${reply.status} without RateLimit-Policy and RateLimit`);
+  for (const policy of fields.values()) {
+    expect(policy.window).toBe(60);
+    expect(Number.isInteger(policy.reset) && policy.reset! >= 0 && policy.reset! <= 60).toBe(true);
+  }
+  return fields;
+}
 
 describe('request budgets: 429 with Retry-After, per partner and per user token, over HTTPS', () => {
   let api: TestApi;
@@ -42,6 +54,16 @@ describe('request budgets: 429 with Retry-After, per partner and per user token,
     const retryAfter = Number(refused.headers['retry-after']);
     expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
     expect(answers.slice(20).every((a) => a.status === 429)).toBe(true);
+    // RateLimit-Policy and RateLimit on every answer, what is left moving down to 0 and staying there.
+    expect(answers.map((a) => [...told(a).keys()])).toEqual(Array(25).fill(['partner']));
+    expect(answers.map((a) => told(a).get('partner')!.quota)).toEqual(Array(25).fill(20));
+    expect(answers.map((a) => told(a).get('partner')!.remaining)).toEqual([
+      ...Array.from({ length: 20 }, (_, i) => 19 - i),
+      ...Array(5).fill(0),
+    ]);
+    const resets = answers.map((a) => told(a).get('partner')!.reset!);
+    expect(resets).toEqual([...resets].sort((a, b) => b - a));
+    expect(retryAfter).toBeGreaterThanOrEqual(told(refused).get('partner')!.reset!);
     // The v3 generation counts against the same budget.
     expect((await api.call('GET', '/api/v3/deals', { basic: basic(flooding.username, flooding.password) })).status).toBe(429);
     // Another partner, on the service's default budget (40 here), is not slowed.
@@ -61,6 +83,7 @@ describe('request budgets: 429 with Retry-After, per partner and per user token,
     const again = await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey });
     expect(again.status).toBe(200);
     expect(again.headers['x-ratelimit-limit']).toBeUndefined();
+    expect(told(again).get('partner')).toMatchObject({ quota: 1000, remaining: 1000 - 5 });
   }, 20_000);
 
   it("gives each user's access tokens a budget of their own within their partner's", async () => {
@@ -80,6 +103,99 @@ describe('request budgets: 429 with Retry-After, per partner and per user token,
     expect(refused.body.error_msg).toContain('access tokens of this user');
     // The partner's own calls go on.
     expect((await api.call('GET', `/users/${user}`, { apiKey: partner.apiKey })).status).toBe(200);
+  });
+
+  it("tells the partner's budget in RateLimit-Policy and RateLimit on every answer of an authenticated call, errors and the 429 included", async () => {
+    const partner = await api.createPartner('Told', 'partner', 9);
+    const apiKey = partner.apiKey;
+    const answers = [
+      await api.call('GET', '/api/v1/regions', { apiKey }),
+      // A handler's refusal, a validation's, a body that is not JSON, a route that does not exist.
+      await api.call('GET', '/users/no-such-user', { apiKey }),
+      await api.call('POST', '/users', { apiKey, body: { first_name: 'No email' } }),
+      await api.call('POST', '/users', { apiKey, jsonText: '{"email":' }),
+      await api.call('GET', '/no-such-call', { apiKey }),
+      // Refused after counting: a test clock with live credentials, a sandbox's call with live credentials.
+      await api.call('GET', '/api/v1/regions', { apiKey, headers: { 'deals-test-clock': 'clock_none' } }),
+      await api.call('GET', '/v1/test_clocks', { apiKey }),
+      // v3 spends the same budget.
+      await api.call('GET', '/api/v3/deals', { basic: basic(partner.username, partner.password) }),
+      await api.call('GET', '/api/v1/regions', { apiKey }),
+      await api.call('GET', '/api/v1/regions', { apiKey }),
+      await api.call('GET', '/api/v1/regions', { apiKey }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 404, 422, 422, 404, 403, 403, 200, 200, 429, 429]);
+    for (const answer of answers) expect(answer.headers['ratelimit-policy']).toBe('"partner";q=9;w=60');
+    expect(answers.map((a) => told(a).get('partner')!.remaining)).toEqual([8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0]);
+    const refused = answers[9];
+    expect(refused.body.error_type).toBe('rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(told(refused).get('partner')!.reset!);
+    // The X- fields as before: once a fifth of the budget or less is left.
+    expect(answers.map((a) => a.headers['x-ratelimit-remaining'])).toEqual([...Array(7).fill(undefined), '1', '0', '0', '0']);
+  });
+
+  it("adds the user's tokens' budget on a call made with an access token, the 429 of that budget included", async () => {
+    const partner = await api.createPartner('Told tokens');
+    const user = (await api.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'bo@limits.test', first_name: 'Bo' } })).body
+      .user_id;
+    const issued = await api.call('POST', `/users/${user}/access_tokens`, {
+      apiKey: partner.apiKey,
+      body: { expires_in: 3600, scope: 'all', access: 'read' },
+    });
+    expect(told(issued).get('partner')).toMatchObject({ quota: 40, remaining: 38 });
+    const asToken = () => api.call('GET', `/users/${user}`, { headers: { authorization: `Bearer ${issued.body.access_token.id}` } });
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await asToken());
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429]);
+    for (const answer of answers) expect(answer.headers['ratelimit-policy']).toBe('"partner";q=40;w=60, "user";q=5;w=60');
+    expect(answers.map((a) => [...told(a)].map(([name, { remaining }]) => `${name} ${remaining}`))).toEqual([
+      ['partner 37', 'user 4'],
+      ['partner 36', 'user 3'],
+      ['partner 35', 'user 2'],
+      ['partner 34', 'user 1'],
+      ['partner 33', 'user 0'],
+      ['partner 32', 'user 0'],
+    ]);
+    expect(Number(answers[5].headers['retry-after'])).toBeGreaterThanOrEqual(told(answers[5]).get('user')!.reset!);
+    // The partner's own calls tell its budget alone.
+    expect([...told(await api.call('GET', `/users/${user}`, { apiKey: partner.apiKey })).keys()]).toEqual(['partner']);
+  });
+
+  it("tells a sandbox's test key its own budget, apart from its live partner's", async () => {
+    const partner = await api.createPartner('Told sandbox', 'partner', 2);
+    const test = partner.sandbox!.apiKey;
+    expect(test.startsWith('dk_test_')).toBe(true);
+    const live = [];
+    for (let i = 0; i < 3; i++) live.push(await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey }));
+    expect(live.map((a) => [a.status, told(a).get('partner')!.remaining])).toEqual([
+      [200, 1],
+      [200, 0],
+      [429, 0],
+    ]);
+    // The sandbox's budget is the service's default here (40), counted apart from the live one's.
+    const sandbox = [];
+    for (let i = 0; i < 3; i++) sandbox.push(await api.call('GET', '/api/v1/regions', { apiKey: test }));
+    expect(
+      sandbox.map((a) => [a.status, a.headers['deals-livemode'], a.headers['ratelimit-policy'], told(a).get('partner')!.remaining]),
+    ).toEqual([
+      [200, 'false', '"partner";q=40;w=60', 39],
+      [200, 'false', '"partner";q=40;w=60', 38],
+      [200, 'false', '"partner";q=40;w=60', 37],
+    ]);
+    const v3 = await api.call('GET', '/api/v3/deals', { basic: basic(partner.sandbox!.username, partner.sandbox!.password) });
+    expect([v3.status, told(v3).get('partner')!.remaining]).toEqual([200, 36]);
+  });
+
+  it('gives neither field to an answer whose credentials were not accepted, nor to a call without credentials', async () => {
+    const partner = await api.createPartner('Untold');
+    const answers = [
+      await api.call('GET', '/api/v1/regions', { apiKey: `dk_${'w'.repeat(30)}` }),
+      await api.call('GET', '/api/v1/regions'),
+      await api.call('GET', '/api/v3/deals', { basic: basic(partner.username, 'wrong') }),
+      await api.call('GET', '/health', { apiKey: partner.apiKey }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 200]);
+    for (const answer of answers) expect([answer.headers['ratelimit-policy'], answer.headers.ratelimit]).toEqual([undefined, undefined]);
   });
 });
 
@@ -102,6 +218,8 @@ describe('wrong credentials: throttled per client address and per account, over 
       expect(refused.status).toBe(429);
       expect(refused.body).toMatchObject({ status: 'error', error_type: 'rate_limited' });
       expect(refused.body.error_msg).toContain('for this account');
+      // No partner is known: no budget is told.
+      expect([refused.headers['ratelimit-policy'], refused.headers.ratelimit]).toEqual([undefined, undefined]);
       delays.push(Number(refused.headers['retry-after']));
     }
     expect(delays).toEqual([1, 2, 4]);

@@ -16,6 +16,9 @@ export const FORM_COOKIE = 'partner_form';
 const FORM_COOKIE_SHAPE = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
 const FORM_COOKIE_LIFETIME_S = 3600;
 
+/** The name RateLimit-Policy and RateLimit give a signed-in person's own budget. */
+const MEMBER_POLICY = 'member';
+
 /** Pages for visitors not signed in. */
 const ANONYMOUS_ROUTES = new Set([`${SITE_PREFIX}/sign-in`, `${SITE_PREFIX}/sign-up`, `${SITE_PREFIX}/site.css`]);
 
@@ -201,7 +204,7 @@ function authenticate(dependencies: () => SiteDependencies) {
       request.partner = ref;
       request.site = { member, partner: ref, csrfToken: csrfToken(secrets, `session:${member.sessionHash}:${member.accountId}`) };
       // A budget of the partner's size for each person: a flood through a leaked key cannot keep them from revoking it.
-      const spent = limits ? await limits.spend(request as AuthenticatedRequest, reply, `site:${member.memberId}`) : null;
+      const spent = limits ? await limits.spend(request as AuthenticatedRequest, reply, `site:${member.memberId}`, MEMBER_POLICY) : null;
       if (spent) return refuse(reply, spent);
       return;
     }
