@@ -1,4 +1,4 @@
-import { EventStore, IdempotencyStore, ViewStore } from '@deals/kernel';
+import { EventStore, IdempotencyStore, ViewDocument, ViewStore } from '@deals/kernel';
 import type { TestApi } from './api-harness';
 
 /** What the service has written: the log's head, every view's documents and the kept Idempotency-Keys' bytes, once the views hold the log. */
@@ -15,7 +15,7 @@ export async function writtenState(api: TestApi): Promise<WrittenState> {
   const collections = (await views.status()).map((s) => s.collection).sort();
   const all: Record<string, unknown[]> = {};
   for (const collection of collections) {
-    const documents = await views.find<{ _id: string }>(collection, {});
+    const documents = await views.find<ViewDocument>(collection, {});
     all[collection] = documents.sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1));
   }
   return {
