@@ -121,4 +121,6 @@ export const DryRunAnswer = z
   });
 
 /** What the purchase calls answer: the purchase, or with `dry_run: true` what it would be. */
-export const PurchaseOrDryRunAnswer = z.union([PurchaseAnswer, DryRunAnswer]);
+export const PurchaseOrDryRunAnswer = z
+  .union([PurchaseAnswer, DryRunAnswer])
+  .meta({ example: (PurchaseAnswer.meta() as { example: unknown }).example });
