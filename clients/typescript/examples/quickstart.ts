@@ -58,7 +58,10 @@ async function main() {
     credit_card_id: card.credit_card_id,
     expected_price_per_unit: price,
   };
-  const { purchase } = must('buying', await deals.POST('/purchases', { body: order }));
+  const bought = must('buying', await deals.POST('/purchases', { body: order }));
+  // The purchase made; with `dry_run: true` in the order, what it would be (a DryRunAnswer).
+  if ('dry_run' in bought) throw new Error('a dry run was not asked for');
+  const { purchase } = bought;
   // The purchase id is what `npm run cli -- audit:purchase <id>` takes.
   console.log(purchase.id, purchase.payment_state, purchase.amount, purchase.coupons![0].print_url); // P7… charged <cents> https://…/print?key=…
 

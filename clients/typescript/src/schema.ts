@@ -763,7 +763,7 @@ export interface paths {
         put?: never;
         /**
          * Buy with a stored card
-         * @description `deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; a shipping address for shipped deals. One charge at a time per user (409 already_charging).
+         * @description `deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; a shipping address for shipped deals. One charge at a time per user (409 already_charging). `dry_run: true` answers what the purchase would be (DryRunAnswer), or the refusal it would get with the same status and body, and makes nothing: no purchase, hold, charge or kept Idempotency-Key. A processor's decline is not foreseen.
          */
         post: operations["createPurchase"];
         delete?: never;
@@ -1492,7 +1492,7 @@ export interface paths {
         put?: never;
         /**
          * Buy in one call: make the user, store the card, buy
-         * @description A user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id).
+         * @description A user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id). `dry_run: true` answers what the purchase would be (DryRunAnswer), or the refusal it would get with the same status and body, and makes nothing: no purchase, hold, charge or kept Idempotency-Key. A processor's decline is not foreseen. A dry run makes no user or card: it names those that exist only.
          */
         post: operations["createFullPurchase"];
         delete?: never;
@@ -2370,6 +2370,115 @@ export interface components {
             type?: string;
             /** @description value of the deal, cents */
             value?: number;
+        };
+        /**
+         * @description what a purchase would be (`dry_run: true`): nothing was made, held, charged or kept
+         * @example {
+         *       "status": "success",
+         *       "dry_run": true,
+         *       "purchase": {
+         *         "deal_type": "daily-deal",
+         *         "deal_id": "chicago-spa-day",
+         *         "price": 4900,
+         *         "amount": 9800,
+         *         "number_bought": 2,
+         *         "user_id": "u4Kd8",
+         *         "credit_card_id": "c2Wm5",
+         *         "deal": {
+         *           "id": "chicago-spa-day",
+         *           "deal_id": "chicago-spa-day",
+         *           "title": "A day at the spa",
+         *           "type": "daily-deal",
+         *           "image_url": "/images/deals/chicago-spa-day.jpg",
+         *           "image_url_abs": "https://images.example.com/images/deals/chicago-spa-day.jpg"
+         *         }
+         *       },
+         *       "card": {
+         *         "credit_card_id": "c2Wm5",
+         *         "number": "XXXX-XXXX-XXXX-4242",
+         *         "type": "Visa",
+         *         "month": 12,
+         *         "year": 2030
+         *       },
+         *       "limit": {
+         *         "max_per_user": 4,
+         *         "units_bought": 1,
+         *         "units_held": 0,
+         *         "units_allowed": 3
+         *       },
+         *       "availability": {
+         *         "start_at": "2026-06-01T00:00:00Z",
+         *         "end_at": "2026-06-30T00:00:00Z",
+         *         "expires_at": null,
+         *         "num_left": 42
+         *       }
+         *     }
+         */
+        DryRunAnswer: {
+            /** @description the deal's window and stock */
+            availability: {
+                /** @description UTC, ISO 8601 */
+                end_at: string;
+                /** @description voucher expiry, UTC, ISO 8601; null when none */
+                expires_at: string | null;
+                /** @description units left before this purchase (a sandbox counts its own) */
+                num_left: number;
+                /** @description UTC, ISO 8601 */
+                start_at: string;
+            };
+            /** @description the card that would be charged */
+            card: {
+                credit_card_id: string | null;
+                /** @description expiry month */
+                month: number;
+                /**
+                 * @description masked
+                 * @example XXXX-XXXX-XXXX-4242
+                 */
+                number: string;
+                /**
+                 * @description the card brand
+                 * @example Visa
+                 */
+                type: string;
+                /** @description expiry year */
+                year: number;
+            };
+            /**
+             * @description a dry run: nothing was made, held, charged or kept
+             * @enum {boolean}
+             */
+            dry_run: true;
+            /** @description what the deal's per-user limit counts of the user */
+            limit: {
+                /** @description the deal's per-user limit; null when it has none */
+                max_per_user: number | null;
+                /** @description units the user may still buy before this purchase; null without a limit */
+                units_allowed: number | null;
+                /** @description units of the deal the user has bought */
+                units_bought: number;
+                /** @description units held for the user's purchases still being charged */
+                units_held: number;
+            };
+            purchase: components["schemas"]["DryRunPurchase"];
+            /** @enum {string} */
+            status: "success";
+        };
+        /** @description the purchase as it would be made now, without its id, states and coupons */
+        DryRunPurchase: {
+            /** @description total it would charge, cents (price × number_bought) */
+            amount: number;
+            /** @description the card; null when the full purchase would store the card */
+            credit_card_id: string | null;
+            deal: components["schemas"]["PurchaseDeal"];
+            deal_id: string;
+            /** @example daily-deal */
+            deal_type: string;
+            number_bought: number;
+            /** @description unit price the purchase would charge, cents */
+            price: number;
+            /** @description the buyer; null when the full purchase would make the user */
+            user_id: string | null;
         };
         /**
          * @description the error body of every refusal and failure
@@ -3256,6 +3365,8 @@ export type CreditCard = components['schemas']['CreditCard'];
 export type DealState = components['schemas']['DealState'];
 export type DealV1 = components['schemas']['DealV1'];
 export type DealV3 = components['schemas']['DealV3'];
+export type DryRunAnswer = components['schemas']['DryRunAnswer'];
+export type DryRunPurchase = components['schemas']['DryRunPurchase'];
 export type Error = components['schemas']['Error'];
 export type Event = components['schemas']['Event'];
 export type Location = components['schemas']['Location'];
@@ -6410,6 +6521,11 @@ export interface operations {
                      */
                     deal_id: string;
                     /**
+                     * @description true: answer what the purchase would be (price, amount, the user's limit, the card, the deal's window and stock) or the exact refusal it would get, and make nothing: no user, card, purchase, hold, charge or kept Idempotency-Key. Default false
+                     * @example false
+                     */
+                    dry_run?: boolean;
+                    /**
                      * @description the deal's current price in cents: a purchase at another is refused
                      * @example 4900
                      */
@@ -6485,7 +6601,7 @@ export interface operations {
                         purchase: components["schemas"]["Purchase"];
                         /** @enum {string} */
                         status: "success";
-                    };
+                    } | components["schemas"]["DryRunAnswer"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -8949,6 +9065,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8983,6 +9101,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9033,6 +9153,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9061,6 +9183,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description seconds until the caller may ask again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -9078,6 +9202,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9089,6 +9215,8 @@ export interface operations {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9115,6 +9243,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9140,6 +9270,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9180,6 +9312,8 @@ export interface operations {
             /** @description success */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9201,6 +9335,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9215,6 +9351,8 @@ export interface operations {
             /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9242,6 +9380,8 @@ export interface operations {
             /** @description the results */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9259,6 +9399,8 @@ export interface operations {
             /** @description no such record for this partner: error_type find_failed */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9883,6 +10025,11 @@ export interface operations {
                      */
                     deal_id: string;
                     /**
+                     * @description true: answer what the purchase would be (price, amount, the user's limit, the card, the deal's window and stock) or the exact refusal it would get, and make nothing: no user, card, purchase, hold, charge or kept Idempotency-Key. Default false
+                     * @example false
+                     */
+                    dry_run?: boolean;
+                    /**
                      * @description units to buy
                      * @example 2
                      */
@@ -9990,7 +10137,7 @@ export interface operations {
                         purchase: components["schemas"]["Purchase"];
                         /** @enum {string} */
                         status: "success";
-                    };
+                    } | components["schemas"]["DryRunAnswer"];
                 };
             };
             400: components["responses"]["Error400"];

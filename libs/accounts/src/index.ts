@@ -26,7 +26,7 @@ export { RegisterUser, UpdateUser, UpdateUserByEmail, IssueAccessToken, EraseUse
 export { StoreCard, MakeCardDefault } from './commands/store-card.command';
 export { AccountQueries } from './queries/account.queries';
 export type { NewProfile, NewUser, PurchaseUser, UserChanges } from './domain/user/user-profile';
-export { cardExpiryIssue } from './commands/store-card.command';
+export { cardExpiryIssue, cardIssue, enteredCard } from './commands/store-card.command';
 /** The request schemas of a user and a card, for calls of other contexts that take them (the full purchase). */
 export { createUserBody, emailField, passwordFields, profileFields, purchaseUserFields } from './http/user.request';
 export { cardFields, cardObject } from './http/credit-card.request';

@@ -95,6 +95,32 @@ export function handleCommands(
   });
 }
 
+/**
+ * Decides a unit of work as `handleCommands` would, on its streams as they are now, and appends
+ * nothing (a dry run): resolves with each part's outcome, in the order given (the events each would
+ * append, the state after them, the position of the streams as read), or rejects with the unit's
+ * first refusal. Each stream is read past its cached fold first, as before a refusal. A command
+ * decided on a stream meanwhile may make the same unit decide otherwise a moment later.
+ */
+export function decideCommands(
+  store: EventStore,
+  parts: readonly CommandPart[],
+  context: CommandContext,
+): Promise<Array<CommandOutcome<unknown, DomainEvent>>> {
+  if (parts.length === 0) return Promise.reject(new TypeError('decideCommands needs at least one command'));
+  const unit: Part[] = parts.map((p) => ({
+    streamId: p.streamId,
+    decider: p.decider as Part['decider'],
+    command: p.command,
+    fresh: p.freshStream === true,
+  }));
+  for (const p of unit)
+    if (unit.some((q) => q.streamId === p.streamId && q.decider !== p.decider))
+      return Promise.reject(new TypeError(`decideCommands: stream ${p.streamId} is given two deciders`));
+  const writer = new BatchWriter(store, StreamCache.of(store));
+  return writer.decideAside({ decider: unit[0].decider, parts: unit, context, resolve: () => undefined, reject: () => undefined });
+}
+
 /** Reads and folds a stream without deciding anything. */
 export async function loadAggregate<S, E extends DomainEvent>(
   store: EventStore,

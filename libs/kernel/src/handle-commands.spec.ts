@@ -1,6 +1,6 @@
 import { MemoryEventStore } from '@deals/testing';
 import { Decider } from './decider';
-import { handleCommand, handleCommands } from './handle-command';
+import { decideCommands, handleCommand, handleCommands } from './handle-command';
 import type { AppendResult, InlineViews, StreamAppend } from './ports/event-store.port';
 import { PendingEvent, RequestWrites } from './read-your-writes';
 
@@ -172,5 +172,58 @@ describe('handleCommands', () => {
       await handleCommand(plain, 'a', counter, add(1), { ...context, metadata: { actor: 'test', writes: request(asked) } });
       expect(asked).toEqual([]);
     });
+  });
+});
+
+describe('decideCommands', () => {
+  const unit = (...ns: number[]) => ns.map((n, i) => ({ streamId: i === 1 ? 'hot' : `s${i}`, decider: counter, command: add(n) }));
+
+  it('decides a unit as handleCommands would, on the streams as they are, and appends nothing', async () => {
+    const store = new MemoryEventStore();
+    await handleCommand(store, 'hot', counter, add(5), context);
+    const written = await store.head();
+    const appends = jest.spyOn(store, 'appendToStreams');
+    const single = jest.spyOn(store, 'append');
+    const outcomes = await decideCommands(store, [...unit(1, 4), { streamId: 'hot', decider: counter, command: add(0) }], context);
+    expect(outcomes.map((o) => [o.events, o.state, o.revision])).toEqual([
+      [[{ type: 'Added', data: { n: 1 } }], { total: 1 }, 0],
+      [[{ type: 'Added', data: { n: 4 } }], { total: 9 }, 1],
+      [[], { total: 9 }, 1],
+    ]);
+    expect(new Set(outcomes.map((o) => o.position))).toEqual(new Set([written]));
+    expect(appends).not.toHaveBeenCalled();
+    expect(single).not.toHaveBeenCalled();
+    expect(await store.head()).toBe(written);
+    // The same unit written for real: the outcome the dry run foretold.
+    const real = await handleCommands(store, [...unit(1, 4), { streamId: 'hot', decider: counter, command: add(0) }], context);
+    expect(real.map((o) => [o.events, o.state, o.revision])).toEqual(outcomes.map((o) => [o.events, o.state, o.revision]));
+  });
+
+  it('rejects with the refusal a write would give, and reads past a fold another process left behind', async () => {
+    const store = new MemoryEventStore();
+    await handleCommand(store, 'hot', counter, add(5), context);
+    // Another process's write: not in this process's cached fold of the stream.
+    await store.append(
+      'hot',
+      [{ id: '00000000-0000-4000-8000-000000000001', type: 'Added', data: { n: 5 }, metadata: { occurredAt: '', actor: 'x' } }],
+      0,
+    );
+    await expect(decideCommands(store, unit(1, 1), context)).rejects.toThrow('10 + 1 > 10');
+    await expect(handleCommands(store, unit(1, 1), context)).rejects.toThrow('10 + 1 > 10');
+  });
+
+  it('refuses a unit without commands, or with two deciders for a stream', async () => {
+    const store = new MemoryEventStore();
+    await expect(decideCommands(store, [], context)).rejects.toBeInstanceOf(TypeError);
+    await expect(
+      decideCommands(
+        store,
+        [
+          { streamId: 'a', decider: counter, command: add(1) },
+          { streamId: 'a', decider: other, command: add(1) },
+        ],
+        context,
+      ),
+    ).rejects.toBeInstanceOf(TypeError);
   });
 });

@@ -1,5 +1,6 @@
 import { IdempotencyStore, IdempotentRun, pooledRandomText, RecordedAnswer } from '@deals/kernel';
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { errorBody } from './error-body';
@@ -36,6 +37,18 @@ interface KeyedRequest extends AuthenticatedRequest {
     secretShown?: { instead?: { contentType: string; body: Buffer } };
   };
 }
+
+/**
+ * Marks a write route that takes a dry run (`"dry_run": true` in its JSON body): a dry run writes
+ * nothing, so its `Idempotency-Key` is neither claimed nor kept, and the same key may then carry
+ * the request itself.
+ */
+export const TakesDryRuns = () => RouteConfig({ dryRuns: true });
+
+/** Whether the request is a dry run of a route that takes them ({@link TakesDryRuns}). */
+const isDryRun = (request: FastifyRequest) =>
+  (request.routeOptions.config as { dryRuns?: boolean } | undefined)?.dryRuns === true &&
+  (request.body as { dry_run?: unknown } | null | undefined)?.dry_run === true;
 
 /** How often each process purges expired keys (s): a partner whose share is full waits about this long. */
 export const PURGE_EVERY_S = 900;
@@ -75,7 +88,7 @@ export interface IdempotencyOptions {
  */
 export function answerRepeatedRequests(fastify: FastifyInstance, options: IdempotencyOptions): void {
   const claimKey = (request: KeyedRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (request.headers[HEADER] === undefined || !request.partner) return done();
+    if (request.headers[HEADER] === undefined || !request.partner || isDryRun(request)) return done();
     claim(request, reply, options).then(
       (run) => (run ? done() : undefined),
       (error: unknown) => (reply.sent ? request.log.warn({ err: error }, 'an idempotent reply could not be sent') : done(error as Error)),

@@ -22,7 +22,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { cardClaimDecider, cardClaimStream } from '../domain/card/card-claim';
 import { cardDecider } from '../domain/card/card.decider';
 import { cardStream } from '../domain/card/card.events';
-import { cardModeIssue, hasExpired, normaliseCardNumber } from '../domain/card/card-number';
+import { cardBrand, cardModeIssue, hasExpired, normaliseCardNumber } from '../domain/card/card-number';
 import { AccountsSettings } from './accounts-settings';
 import { userDecider } from '../domain/user/user.decider';
 import { userStream } from '../domain/user/user.events';
@@ -32,6 +32,28 @@ export function cardExpiryIssue(card: Pick<CardDetails, 'month' | 'year'>, now: 
   return hasExpired(card.month, card.year, now)
     ? { type: 'invalid', resource: 'credit_card', field: 'year', message: 'has expired' }
     : null;
+}
+
+/**
+ * What refuses a card as entered before it is tokenized (POST /credit_cards, the full purchase's
+ * card): its expiry, then its mode (a test card with live credentials, a real one in a sandbox).
+ */
+export function cardIssue(
+  card: CardDetails,
+  now: Date,
+  partnerId: string,
+  settings: Pick<AccountsSettings, 'liveTakesTestCards'>,
+): ValidationIssue | null {
+  const expired = cardExpiryIssue(card, now);
+  if (expired) return expired;
+  const modeIssue = cardModeIssue(normaliseCardNumber(card.number), isSandbox(partnerId), settings.liveTakesTestCards, TEST_CARD_NUMBERS);
+  return modeIssue ? { type: 'invalid', resource: 'credit_card', field: 'number', message: modeIssue } : null;
+}
+
+/** What may be shown of a card as entered, not stored: its brand, last four digits and expiry. */
+export function enteredCard(card: CardDetails): { brand: string; last4: string; month: number; year: number } {
+  const number = normaliseCardNumber(card.number);
+  return { brand: cardBrand(number) ?? 'unknown', last4: number.slice(-4), month: card.month, year: card.year };
 }
 
 export interface StoredCardOutcome {
@@ -66,15 +88,8 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
 
   async execute({ userId, card, caller }: StoreCard): Promise<StoredCardOutcome> {
     const now = this.clock.now();
-    const expired = cardExpiryIssue(card, now);
-    if (expired) throw new ValidationFailed([expired]);
-    const modeIssue = cardModeIssue(
-      normaliseCardNumber(card.number),
-      isSandbox(caller.partnerId),
-      this.settings.liveTakesTestCards,
-      TEST_CARD_NUMBERS,
-    );
-    if (modeIssue) throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'number', message: modeIssue }]);
+    const issue = cardIssue(card, now, caller.partnerId, this.settings);
+    if (issue) throw new ValidationFailed([issue]);
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
     if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)
       throw new NotFound(`user ${userId} not found`);

@@ -121,6 +121,20 @@ export class BatchWriter implements LaneWriter<Waiting> {
     }
   }
 
+  /**
+   * Decides one unit on its streams as they are now (each read past its cached fold), as `write`
+   * would decide it, and appends nothing: each part's outcome (its events are what it would
+   * append), at the latest position of the streams as read; or the unit's first refusal, thrown.
+   */
+  async decideAside(unit: Waiting): Promise<Array<CommandOutcome<unknown, DomainEvent>>> {
+    const untrusted = new Set(unit.parts.map((part) => part.streamId));
+    const tracks = await this.load(unit.parts[0].streamId, [unit], untrusted);
+    const decided = decideUnit(unit, tracks);
+    if ('error' in decided) throw decided.error;
+    const position = decided.parts.reduce<LogPosition | null>((at, p) => laterPosition(at, tracks.get(p.streamId)!.position), null);
+    return decided.parts.map(({ events, state, revision }) => ({ events, state, revision: revision < 0 ? null : revision, position }));
+  }
+
   /** Decides the batch on its streams' states, and the appends that write it (each stream at its expected revision). */
   private async decide(laneStream: string, batch: Waiting[], untrusted: Set<string>): Promise<Plan> {
     for (;;) {

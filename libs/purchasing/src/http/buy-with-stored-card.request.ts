@@ -1,7 +1,7 @@
 import { currencyField, requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
-import type { StoredCardOrder } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
-import { quantity, section, shippingAddress } from './full-purchase.request';
+import { DRY_RUN, type StoredCardOrder } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
+import { dryRun, quantity, section, shippingAddress } from './full-purchase.request';
 
 const PRICE = 'must be a whole number from 0';
 
@@ -27,6 +27,7 @@ export const buyWithStoredCardBody = z
       .meta({ description: 'an affiliate session: links the purchase to the affiliate of the session', example: 's-1' }),
     shipping_address: shippingAddress.optional().meta(section('shipping_address', 'where to ship; required for a shipped deal')),
     currency: currencyField(),
+    dry_run: dryRun,
   })
   .transform((body): StoredCardOrder => ({
     dealId: body.deal_id,
@@ -36,6 +37,7 @@ export const buyWithStoredCardBody = z
     expectedPrice: body.expected_price_per_unit,
     sessionId: body.session_id ?? null,
     shipping: body.shipping_address ?? null,
+    dryRun: body.dry_run === true ? DRY_RUN : null,
   }))
   .meta({ 'x-resource': 'purchase' });
 

@@ -34,6 +34,21 @@ export const quantity = z
   )
   .meta({ type: 'integer', minimum: 1, maximum: MAX_UNITS_PER_PURCHASE, description: 'units to buy', example: 2 });
 
+/**
+ * `dry_run`: true asks what the purchase would be, or the refusal it would get, making nothing
+ * (no user, card, purchase, hold, charge or kept `Idempotency-Key`). Read by the idempotency hook
+ * too (`TakesDryRuns`), which claims no key for a dry run.
+ */
+export const dryRun = z
+  .boolean({ error: 'must be true or false' })
+  .optional()
+  .meta({
+    description:
+      "true: answer what the purchase would be (price, amount, the user's limit, the card, the deal's window and stock) or the exact " +
+      'refusal it would get, and make nothing: no user, card, purchase, hold, charge or kept Idempotency-Key. Default false',
+    example: false,
+  });
+
 /** The id of a record the caller has, instead of the section's object; null is absent. */
 const recordId = (resource: string, description: string, example: string) =>
   z.string({ error: 'must be a string' }).nullish().meta({ 'x-resource': resource, description, example });
@@ -113,6 +128,7 @@ const shape = {
     .nullish()
     .meta({ description: 'an affiliate session: links the purchase to the affiliate of the session', example: 's-1' }),
   currency: currencyField(),
+  dry_run: dryRun,
 };
 
 /** Where each field's entries come in the answer: the body's order, section by section. */
@@ -145,6 +161,7 @@ export const fullPurchaseBody = z
           ? { address: body.shipping_address satisfies Omit<ShippingAddress, 'id'> }
           : null,
     sessionId: body.session_id ?? null,
+    dryRun: body.dry_run === true,
   }))
   .meta({ 'x-resource': 'purchase' });
 

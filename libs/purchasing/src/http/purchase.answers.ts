@@ -3,6 +3,7 @@ import type { CatalogLinks } from '@deals/catalog';
 import { humanUtc } from '@deals/wire';
 import { z } from 'zod';
 import { couponState } from '../domain/coupon/coupon.decider';
+import type { DealSnapshot } from '../domain/purchase/purchase.events';
 import type { CouponDetails } from '../projections/coupon-details/coupon-details.projection';
 import { fulfillmentStateAt, type PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import type { RefundDetails } from '../projections/refund-details/refund-details.projection';
@@ -70,7 +71,6 @@ export function toCoupon(coupon: CouponDetails, now: number, links: CouponLinks,
  * `amount` is the purchase total (unit price × number bought) in cents.
  */
 export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null, catalog: CatalogLinks, now: number) {
-  const image = purchase.deal.imageUrl ?? `/images/deals/${purchase.deal.dealId}.jpg`;
   return {
     id: purchase._id,
     purchase_id: purchase._id,
@@ -85,17 +85,23 @@ export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null,
     // A card purchase still being charged (or settled later) names its buyer and card already.
     user_id: purchase.userId ?? purchase.paymentIntent?.userId ?? null,
     credit_card_id: purchase.creditCardId ?? purchase.paymentIntent?.creditCardId ?? null,
-    deal: {
-      id: purchase.deal.dealId,
-      deal_id: purchase.deal.dealId,
-      title: purchase.deal.title,
-      type: purchase.deal.type,
-      image_url: image,
-      image_url_abs: `${catalog.imageBaseUrl}${image}`,
-    },
+    deal: toPurchaseDeal(purchase.deal, catalog),
     coupons,
     // Only once it has a refund: every other purchase answers exactly as it always has.
     ...(purchase.refunds?.length ? { amount_refunded: refundedCents(purchase.refunds), refunds: purchase.refunds.map(toRefund) } : {}),
+  };
+}
+
+/** A purchase's deal, in summary. */
+export function toPurchaseDeal(deal: DealSnapshot, catalog: CatalogLinks) {
+  const image = deal.imageUrl ?? `/images/deals/${deal.dealId}.jpg`;
+  return {
+    id: deal.dealId,
+    deal_id: deal.dealId,
+    title: deal.title,
+    type: deal.type,
+    image_url: image,
+    image_url_abs: `${catalog.imageBaseUrl}${image}`,
   };
 }
 
@@ -154,6 +160,18 @@ export const couponSchema = z
     },
   });
 
+/** A purchase's deal, as {@link toPurchaseDeal} writes it. */
+export const purchaseDealSchema = z
+  .object({
+    id: z.string(),
+    deal_id: z.string(),
+    title: z.string(),
+    type: z.string(),
+    image_url: z.string().meta({ description: 'relative' }),
+    image_url_abs: z.string().meta({ description: 'absolute' }),
+  })
+  .meta({ id: 'PurchaseDeal', description: "the purchase's deal, in summary" });
+
 /** The purchase, as {@link toPurchase} writes it, with its coupons. */
 export const purchaseSchema = z
   .object({
@@ -169,16 +187,7 @@ export const purchaseSchema = z
     created_at: z.string().meta({ description: HUMAN_UTC }),
     user_id: z.string().nullable().meta({ description: 'purchasing user; null on a reservation' }),
     credit_card_id: z.string().nullable().meta({ description: 'card used; null on a reservation and after claim' }),
-    deal: z
-      .object({
-        id: z.string(),
-        deal_id: z.string(),
-        title: z.string(),
-        type: z.string(),
-        image_url: z.string().meta({ description: 'relative' }),
-        image_url_abs: z.string().meta({ description: 'absolute' }),
-      })
-      .meta({ id: 'PurchaseDeal', description: "the purchase's deal, in summary" }),
+    deal: purchaseDealSchema,
     coupons: z.array(couponSchema).nullable(),
     amount_refunded: z.number().int().optional().meta({
       description: 'once it has a refund: what its refunds gave back, cents (those that succeeded); payment_state stays `charged`',

@@ -13,6 +13,7 @@ import {
   CalledBy,
   PARTNERS,
   ReadsViews,
+  TakesDryRuns,
   userToken,
 } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
@@ -30,11 +31,16 @@ import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, PurchaseAnswer, toCoupon, toPurchase } from './purchase.answers';
 import { FullPurchaseBody } from './full-purchase.request';
+import { PurchaseOrDryRunAnswer, toDryRun } from './dry-run.answers';
 import { BuyWithStoredCardBody } from './buy-with-stored-card.request';
 import { ClaimReservationBody, ReserveUnitsBody } from './reservation.request';
 import { PurchaseListQuery } from './purchasing-lists.request';
 
 const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];
+
+const DRY_RUNS =
+  '`dry_run: true` answers what the purchase would be (DryRunAnswer), or the refusal it would get with the same status and body, ' +
+  "and makes nothing: no purchase, hold, charge or kept Idempotency-Key. A processor's decline is not foreseen.";
 
 /** Reserve, claim, release, one purchase, a user's purchases. */
 @ApiTags('purchasing')
@@ -72,12 +78,16 @@ export class PurchasesController {
     summary: 'Buy with a stored card',
     description:
       '`deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; ' +
-      'a shipping address for shipped deals. One charge at a time per user (409 already_charging).',
+      'a shipping address for shipped deals. One charge at a time per user (409 already_charging). ' +
+      DRY_RUNS,
   })
-  @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
+  @ApiAnswer(PurchaseOrDryRunAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: BuyWithStoredCardBody })
+  @TakesDryRuns()
   async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
-    const { purchaseId, position, decided } = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed, true));
+    const outcome = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed, true));
+    if (outcome.preview) return toDryRun(outcome.preview, this.catalog);
+    const { purchaseId, position, decided } = outcome;
     if (decided) return { status: 'success', purchase: await this.body(decided.purchase, decided.coupons) };
     return this.answer(caller.partnerId, purchaseId, position, { written: true });
   }
@@ -90,13 +100,17 @@ export class PurchasesController {
     description:
       'A user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, ' +
       'for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. ' +
-      'Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id).',
+      'Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id). ' +
+      DRY_RUNS +
+      ' A dry run makes no user or card: it names those that exist only.',
   })
-  @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
+  @ApiAnswer(PurchaseOrDryRunAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: FullPurchaseBody })
+  @TakesDryRuns()
   async full(@Body() order: FullPurchaseBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
-    const { purchaseId, position } = await this.commands.execute(new FullPurchase(order, caller, keyed));
-    return this.answer(caller.partnerId, purchaseId, position, { written: true });
+    const outcome = await this.commands.execute(new FullPurchase(order, caller, keyed));
+    if (outcome.preview) return toDryRun(outcome.preview, this.catalog);
+    return this.answer(caller.partnerId, outcome.purchaseId, outcome.position, { written: true });
   }
 
   @Put(['purchases/:purchase_id/claim', 'purchases/:purchase_id/claim.json'])

@@ -1,5 +1,5 @@
-import { AccountQueries } from '@deals/accounts';
-import { CatalogQueries } from '@deals/catalog';
+import { AccountQueries, cardExpiryIssue } from '@deals/accounts';
+import { CatalogQueries, DealTerms } from '@deals/catalog';
 import {
   Clock,
   CommandCaller,
@@ -11,8 +11,11 @@ import {
   ValidationFailed,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { buyerStanding, unitsLeft } from '../../domain/inventory/inventory.decider';
+import { buyerKey } from '../../domain/inventory/inventory.events';
 import { KeyedPurchaseStartedBefore } from '../../domain/purchase/keyed-purchases';
-import { dealSnapshot } from '../../domain/purchase/purchase.events';
+import type { StoredCardPurchaseStarted } from '../../domain/purchase-workflow/purchase.workflow';
+import { DealSnapshot, dealSnapshot } from '../../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../../domain/purchase/shipping-address';
 import { DecidedPurchase, DecidedPurchases } from '../purchase-steps/decided-purchases';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
@@ -32,13 +35,55 @@ export interface StoredCardOrder {
   sessionId: string | null;
   /** Where to ship; an address without an id gets one. */
   shipping: ShippingAddress | Omit<ShippingAddress, 'id'> | null;
+  /** A dry run (`dry_run: true`, see {@link DryRun}); null or absent: the purchase. */
+  dryRun?: DryRun | null;
 }
+
+/** A card the full purchase would store first, as entered (see `enteredCard`). */
+export interface EnteredCard {
+  brand: string;
+  last4: string;
+  month: number;
+  year: number;
+}
+
+/**
+ * A dry run: the order checked and its start decided as the purchase's would be, nothing written,
+ * held or charged. `made`: what the full purchase would make before buying, so not there to read
+ * (a new user, under an id drawn for the run; a card to store, as entered).
+ */
+export interface DryRun {
+  made: { user: boolean; card: EnteredCard | null };
+}
+
+/** The stored-card call's dry run: the user and card are read as the purchase reads them. */
+export const DRY_RUN: DryRun = { made: { user: false, card: null } };
+
+/** What a dry run foresees of the purchase it was asked about: what it would take, and from whom. */
+export interface PurchasePreview {
+  deal: DealSnapshot;
+  window: { startAt: string; endAt: string; expiresAt: string | null };
+  quantity: number;
+  amountCents: number;
+  /** Null: the full purchase would make the user. */
+  userId: string | null;
+  card: EnteredCard & { creditCardId: string | null };
+  /** The deal's `max_per_user` (null: none), and what it counts of the user before this purchase. */
+  limit: { maxPerUser: number | null; bought: number; holding: number };
+  /** Units left before this purchase (the inventory the purchase would hold from: a sandbox's own). */
+  unitsLeft: number;
+}
+
+/** What the stored-card purchase answers: the purchase made, or, for a dry run, what it would be. */
+export type StoredCardOutcome =
+  | { purchaseId: string; position: LogPosition | null; decided?: DecidedPurchase | null; preview?: undefined }
+  | { preview: PurchasePreview };
 
 /**
  * POST /purchases: buy with a stored card. The full purchase names no
  * price: its order's `expectedPrice` is null, and the deal's price when the units are held is charged.
  */
-export class BuyWithStoredCard extends Command<{ purchaseId: string; position: LogPosition | null; decided?: DecidedPurchase | null }> {
+export class BuyWithStoredCard extends Command<StoredCardOutcome> {
   constructor(
     readonly order: StoredCardOrder,
     readonly caller: Caller,
@@ -70,34 +115,25 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     private readonly decided: DecidedPurchases,
   ) {}
 
-  async execute({ order, caller, keyed: run, fromDecision }: BuyWithStoredCard) {
+  async execute({ order, caller, keyed: run, fromDecision }: BuyWithStoredCard): Promise<StoredCardOutcome> {
+    if (order.dryRun) return { preview: await this.preview(order, order.dryRun, caller) };
     // A keyed request run again answers the purchase its first run made (before any check: the
     // deal or its price may have changed since).
     const keyed = run === null ? null : await this.keyed.card(run, () => this.ids.short());
     if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const now = this.clock.now();
-    const { deal, cardToken } = await this.checked(order, caller, now);
+    const { deal, card } = await this.checked(order, caller, now, DRY_RUN.made);
     const purchaseId = keyed?.purchaseId ?? this.ids.short();
-    // An address given in this purchase gets a new id.
-    const shipping = order.shipping && !('id' in order.shipping) ? { id: this.ids.short(), ...order.shipping } : order.shipping;
     if (fromDecision) this.decided.keep(caller, purchaseId);
     const answer = await this.steps.run(
-      {
-        type: 'StoredCardPurchaseStarted',
-        data: {
-          purchaseId,
-          partnerId: caller.partnerId,
-          userId: order.userId,
-          creditCardId: order.creditCardId,
-          cardToken,
-          sessionId: order.sessionId,
-          deal: dealSnapshot(deal),
-          quantity: order.quantity,
-          maxPerUser: deal.max_per_user,
-          shipping,
-          keyed: run !== null && keyed?.attempt != null ? { keyId: run.keyId, attempt: keyed.attempt } : null,
-        },
-      },
+      this.started(
+        order,
+        caller,
+        purchaseId,
+        deal,
+        card.token,
+        run !== null && keyed?.attempt != null ? { keyId: run.keyId, attempt: keyed.attempt } : null,
+      ),
       caller,
       now,
     );
@@ -113,15 +149,88 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     throw this.keyed.refusal(run, answer.error);
   }
 
-  /** The deal and the card's token, once the user, the card, the deal and the price are as the order says. */
-  private async checked(order: StoredCardOrder, caller: Caller, now: Date) {
+  /**
+   * A dry run: the same checks, then the same workflow's start decided on the streams as they are
+   * (`PurchaseSteps.preview`), up to the charge it would ask for. Its refusal is thrown as the
+   * purchase's would be; no key, lock, hold, charge or job is taken.
+   */
+  private async preview(order: StoredCardOrder, dry: DryRun, caller: Caller): Promise<PurchasePreview> {
+    const now = this.clock.now();
+    const { deal, card } = await this.checked(order, caller, now, dry.made);
+    const purchaseId = this.ids.short();
+    const answer = await this.steps.preview(this.started(order, caller, purchaseId, deal, card.token, null), caller, now);
+    if (answer.outcome === 'refused') throw this.keyed.refusal(null, answer.error);
+    const { bought, holding } = buyerStanding(answer.inventory, buyerKey(caller.partnerId, order.userId), now.getTime(), purchaseId);
+    return {
+      deal: dealSnapshot(deal),
+      window: { startAt: deal.start_at, endAt: deal.end_at, expiresAt: deal.expires_at ?? null },
+      quantity: order.quantity,
+      amountCents: answer.amountCents,
+      userId: dry.made.user ? null : order.userId,
+      card: {
+        creditCardId: dry.made.card ? null : order.creditCardId,
+        brand: card.brand,
+        last4: card.last4,
+        month: card.month,
+        year: card.year,
+      },
+      limit: { maxPerUser: deal.max_per_user ?? null, bought, holding },
+      // The hold decided is this purchase's: the units left before it.
+      unitsLeft: unitsLeft(answer.inventory, now.getTime()) + order.quantity,
+    };
+  }
+
+  /** How the purchase workflow starts for `order`. */
+  private started(
+    order: StoredCardOrder,
+    caller: Caller,
+    purchaseId: string,
+    deal: DealTerms,
+    cardToken: string,
+    keyed: { keyId: string; attempt: number } | null,
+  ): StoredCardPurchaseStarted {
+    // An address given in this purchase gets a new id.
+    const shipping = order.shipping && !('id' in order.shipping) ? { id: this.ids.short(), ...order.shipping } : order.shipping;
+    return {
+      type: 'StoredCardPurchaseStarted',
+      data: {
+        purchaseId,
+        partnerId: caller.partnerId,
+        userId: order.userId,
+        creditCardId: order.creditCardId,
+        cardToken,
+        sessionId: order.sessionId,
+        deal: dealSnapshot(deal),
+        quantity: order.quantity,
+        maxPerUser: deal.max_per_user,
+        shipping,
+        keyed,
+      },
+    };
+  }
+
+  /**
+   * The deal and the card, once the user, the card, the deal and the price are as the order says.
+   * `made`: what a dry run of the full purchase would have made first, taken as given instead of read.
+   */
+  private async checked(order: StoredCardOrder, caller: Caller, now: Date, made: DryRun['made']) {
     // Looked up together (a view store on a server reads them in one statement), checked in order.
-    const [user, card, view] = await Promise.all([
-      this.accounts.user(caller.partnerId, order.userId),
-      this.accounts.card(caller.partnerId, order.creditCardId),
+    const [user, stored, view] = await Promise.all([
+      made.user ? null : this.accounts.user(caller.partnerId, order.userId),
+      made.card ? null : this.accounts.card(caller.partnerId, order.creditCardId),
       this.catalog.deal(order.dealId),
     ]);
-    if (!user) throw new NotFound(`user ${order.userId} not found`);
+    if (!made.user && !user) throw new NotFound(`user ${order.userId} not found`);
+    const card = made.card
+      ? { ...made.card, userId: order.userId, token: '' }
+      : stored && {
+          brand: stored.brand,
+          last4: stored.last4,
+          month: stored.expMonth,
+          year: stored.expYear,
+          userId: stored.userId,
+          token: stored.token,
+        };
     if (!card)
       throw new ValidationFailed([
         { type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' },
@@ -129,6 +238,11 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (card.userId !== order.userId)
       throw new ValidationFailed([
         { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
+      ]);
+    // A card past its expiry month is declined by any processor: refused here, before a lock or a hold.
+    if (cardExpiryIssue(card, now))
+      throw new ValidationFailed([
+        { type: 'invalid', resource: 'credit_card', field: 'credit_card_id', message: `has expired (${card.month}/${card.year})` },
       ]);
     if (!view) throw new NotFound(`deal ${order.dealId} not found`);
     const deal = view.deal!;
@@ -149,6 +263,6 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
           message: `is ${order.expectedPrice}, but the price is now ${deal.current_price}`,
         },
       ]);
-    return { deal, cardToken: card.token };
+    return { deal, card };
   }
 }

@@ -1,4 +1,15 @@
-import { AccountQueries, cardExpiryIssue, PurchaseUser, STORED_CARDS, StoreCard, USER_ACCOUNTS, UserWrites } from '@deals/accounts';
+import {
+  AccountQueries,
+  AccountsSettings,
+  cardExpiryIssue,
+  cardIssue,
+  enteredCard,
+  PurchaseUser,
+  STORED_CARDS,
+  StoreCard,
+  USER_ACCOUNTS,
+  UserWrites,
+} from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
 import {
   CardDetails,
@@ -7,7 +18,6 @@ import {
   DomainError,
   EventStore,
   laterPosition,
-  LogPosition,
   NotFound,
   ValidationFailed,
   ValidationIssue,
@@ -19,7 +29,7 @@ import {
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ShippingAddress } from '../../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../../queries/purchase.queries';
-import { BuyWithStoredCard } from '../buy-with-stored-card/buy-with-stored-card.command';
+import { BuyWithStoredCard, EnteredCard, StoredCardOrder, StoredCardOutcome } from '../buy-with-stored-card/buy-with-stored-card.command';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
 import {
   refuseFreeCardPurchase,
@@ -42,10 +52,12 @@ export interface FullPurchaseOrder {
   /** Used only for a shipped deal. */
   shipping: { addressId: string } | { address: Omit<ShippingAddress, 'id'> } | null;
   sessionId: string | null;
+  /** A dry run (`dry_run: true`): checked and decided as the purchase would be, nothing made, written or charged. */
+  dryRun?: boolean;
 }
 
 /** POST /v1/purchases/full.json: user, card and purchase in one call. */
-export class FullPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
+export class FullPurchase extends Command<StoredCardOutcome> {
   constructor(
     readonly order: FullPurchaseOrder,
     readonly caller: Caller,
@@ -75,9 +87,10 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     private readonly store: EventStore,
     private readonly keyed: KeyedPurchases,
     private readonly ids: IdGenerator,
+    private readonly settings: AccountsSettings,
   ) {}
 
-  async execute({ order, caller, keyed: run }: FullPurchase) {
+  async execute({ order, caller, keyed: run }: FullPurchase): Promise<StoredCardOutcome> {
     // A keyed request run again answers the purchase its first run made, making nothing more.
     if (run?.resumed) {
       const keyed = await this.keyed.card(run, () => '');
@@ -123,6 +136,8 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
 
     const extra: Record<string, unknown> = {};
     try {
+      if (order.dryRun)
+        return await this.commands.execute(new BuyWithStoredCard(await this.dryRun(order, reusable, shipping, caller, extra), caller));
       const userId = await this.resolveUser(buyer, reusable, caller);
       extra.user_id = userId;
       const creditCardId = await this.resolveCard(order.card, userId, caller);
@@ -138,6 +153,51 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       if (error instanceof DomainError) Object.assign(error.extra, extra);
       throw error;
     }
+  }
+
+  /**
+   * The stored-card order a dry run decides: the user and card sections checked as `resolveUser`
+   * and `resolveCard` (and the card's storing) check them, in their order, naming in `extra` what
+   * the purchase would name; a user or card they would make is not made, but given as made (the
+   * user under an id drawn for the run, which no answer shows).
+   */
+  private async dryRun(
+    order: FullPurchaseOrder,
+    reusable: string | null,
+    shipping: ShippingAddress | null,
+    caller: Caller,
+    extra: Record<string, unknown>,
+  ): Promise<StoredCardOrder> {
+    const { buyer, card: given } = order;
+    let userId: string;
+    if ('userId' in buyer) {
+      if (!(await this.accounts.user(caller.partnerId, buyer.userId)))
+        throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
+      userId = buyer.userId;
+    } else userId = reusable ?? this.ids.short();
+    const madeUser = !('userId' in buyer) && !reusable;
+    if (!madeUser) extra.user_id = userId;
+    let madeCard: EnteredCard | null = null;
+    let creditCardId = '';
+    if ('creditCardId' in given) {
+      const stored = await this.accounts.card(caller.partnerId, given.creditCardId);
+      if (!stored)
+        throw new ValidationFailed([
+          { type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' },
+        ]);
+      if (stored.userId !== userId)
+        throw new ValidationFailed([
+          { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
+        ]);
+      creditCardId = extra.credit_card_id = given.creditCardId;
+    } else {
+      const issue = cardIssue(given.card, this.clock.now(), caller.partnerId, this.settings);
+      if (issue) throw new ValidationFailed([issue]);
+      madeCard = enteredCard(given.card);
+    }
+    const { dealId, quantity, sessionId } = order;
+    const dryRun = { made: { user: madeUser, card: madeCard } };
+    return { dealId, quantity, userId, creditCardId, expectedPrice: null, sessionId, shipping, dryRun };
   }
 
   /** The live user of this partner an email names, whom a user object with it reuses; null if none. */

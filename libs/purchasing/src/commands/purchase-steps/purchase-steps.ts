@@ -5,6 +5,7 @@ import {
   CommandCaller,
   CommandOutcome,
   CommandPart,
+  decideCommands,
   DomainError,
   DomainEvent,
   EventStore,
@@ -29,6 +30,8 @@ import {
   PurchaseAnswer,
   PurchaseStarted,
   purchaseWorkflow,
+  PurchaseWorkflowState,
+  StoredCardPurchaseStarted,
 } from '../../domain/purchase-workflow/purchase.workflow';
 import { CouponCodes } from './coupon-codes';
 import { CouponIssuer, PartnerContext, saleRecordCommand } from './coupon-issuer';
@@ -45,6 +48,13 @@ type Command = PurchaseWorkflowCommand;
 type Input = PurchaseWorkflowInput;
 
 const logger = new Logger('Purchase');
+
+/**
+ * What a dry run of a stored-card purchase foresees: the charge it would ask for, with the deal's
+ * inventory as its hold would leave it; or the refusal the purchase would answer.
+ */
+export type PurchasePreviewAnswer =
+  { outcome: 'would_charge'; inventory: Inventory; amountCents: number } | { outcome: 'refused'; error: Error };
 
 /**
  * Carries the purchase workflow out: each command it asks for, through `handleCommand` on its
@@ -65,32 +75,77 @@ export class PurchaseSteps {
 
   /** Runs one purchase from `start` to its answer, its events recorded as `caller`'s. */
   async run(start: PurchaseStarted, caller: Caller, startedAt: Date = this.clock.now()): Promise<PurchaseAnswer> {
-    // The commands one input asks for share one context (their events then share one metadata object).
-    let context: PartnerContext = { now: startedAt, metadata: caller };
     // The coupons' codes drawn ahead, for their issue.
     let codes: Map<string, CouponCodes> | undefined;
+    const { answer } = await this.carryOut(start, caller, startedAt, async (command, context) => {
+      if (command.type !== 'DrawCouponImages') return this.perform(command, context, codes);
+      codes = this.coupons.drawQrCodesAhead(command.data.purchaseId, command.data.quantity);
+      return null;
+    });
+    if (!answer) throw new Error(`the purchase workflow of ${start.data.purchaseId} ended without an answer`);
+    return answer;
+  }
+
+  /**
+   * A dry run of a stored-card purchase: the same workflow from `start`, its start's unit decided
+   * by the same deciders on the streams as they are (`decideCommands`) and written nowhere, up to
+   * the charge it would ask for, which is not made. Answers what was foreseen, or the refusal the
+   * purchase would answer.
+   */
+  async preview(start: StoredCardPurchaseStarted, caller: Caller, startedAt: Date): Promise<PurchasePreviewAnswer> {
+    let held: Inventory | null = null;
+    let charge: { amountCents: number } | null = null;
+    const { answer } = await this.carryOut(start, caller, startedAt, async (command, context) => {
+      switch (command.type) {
+        case 'StartPurchase':
+          held = await this.startPurchase(command, context, decideCommands);
+          return { type: 'PurchaseStartWritten', data: {} };
+        case 'DrawCouponImages':
+          return null;
+        case 'Charge':
+          charge = { amountCents: command.data.amountCents };
+          return null;
+        default:
+          throw new Error(`a dry run of purchase ${start.data.purchaseId} reached ${command.type}`);
+      }
+    });
+    if (answer) {
+      if (answer.outcome === 'refused' || answer.outcome === 'failed') return { outcome: 'refused', error: answer.error };
+      throw new Error(`a dry run of purchase ${start.data.purchaseId} was answered ${answer.outcome}`);
+    }
+    if (!held || !charge) throw new Error(`a dry run of purchase ${start.data.purchaseId} ended before its charge`);
+    return { outcome: 'would_charge', inventory: held, amountCents: (charge as { amountCents: number }).amountCents };
+  }
+
+  /**
+   * Carries the purchase workflow out from `start`, each command by `step`: a decider's refusal
+   * comes back to the workflow as `StepRefused`, any other failure as `StepFailed`.
+   */
+  private async carryOut(
+    start: PurchaseStarted,
+    caller: Caller,
+    startedAt: Date,
+    step: (command: Command, context: PartnerContext) => Promise<Input | null>,
+  ): Promise<PurchaseWorkflowState> {
+    // The commands one input asks for share one context (their events then share one metadata object).
+    let context: PartnerContext = { now: startedAt, metadata: caller };
     const perform = async (command: Command, now: Date): Promise<Input | null> => {
       if (context.now !== now) context = { now, metadata: caller };
-      if (command.type === 'DrawCouponImages') {
-        codes = this.coupons.drawQrCodesAhead(command.data.purchaseId, command.data.quantity);
-        return null;
-      }
+      if (command.type === 'DrawCouponImages') return step(command, context);
       try {
-        return await this.perform(command, context, codes);
+        return await step(command, context);
       } catch (error) {
         if (error instanceof CannotFulfil && command.type === 'SellUnits') return { type: 'UnitsGone', data: { error } };
-        const step = command.type;
+        const failed = command.type;
         return error instanceof DomainError
-          ? { type: 'StepRefused', data: { step, error } }
+          ? { type: 'StepRefused', data: { step: failed, error } }
           : {
               type: 'StepFailed',
-              data: { step, error: error instanceof Error ? error : new Error(String(error)), at: this.clock.now().getTime() },
+              data: { step: failed, error: error instanceof Error ? error : new Error(String(error)), at: this.clock.now().getTime() },
             };
       }
     };
-    const { answer } = await runWorkflow(purchaseWorkflow, start, perform, this.clock, startedAt);
-    if (!answer) throw new Error(`the purchase workflow of ${start.data.purchaseId} ended without an answer`);
-    return answer;
+    return runWorkflow(purchaseWorkflow, start, perform, this.clock, startedAt);
   }
 
   /** Runs a sale (a claim, a resale) to its answer: the purchase sold, or its refusal or failure thrown. */
@@ -109,7 +164,11 @@ export class PurchaseSteps {
    * unit then ends it before taking it, rather than refusing the user's purchases until it lapses.
    * A purchase still open keeps it, charged or not: a retry of it without a key must not charge again.
    */
-  private async startPurchase(command: Extract<Command, { type: 'StartPurchase' }>, context: PartnerContext): Promise<void> {
+  private async startPurchase(
+    command: Extract<Command, { type: 'StartPurchase' }>,
+    context: PartnerContext,
+    decide: typeof handleCommands = handleCommands,
+  ): Promise<Inventory> {
     const { lock, reserve, hold, keyed } = command.data;
     const { partnerId } = context.metadata;
     const lockStream = chargeLockStream(lock.userId);
@@ -138,21 +197,22 @@ export class PurchaseSteps {
       });
     let outcomes;
     try {
-      outcomes = await handleCommands(this.store, parts, context);
+      outcomes = await decide(this.store, parts, context);
     } catch (error) {
       if (!(error instanceof AlreadyCharging) || error.holder === null || !(await this.settled(error.holder))) throw error;
       const end = { type: 'EndCharge' as const, data: { userId: lock.userId, purchaseId: error.holder } };
-      outcomes = (
-        await handleCommands(this.store, [{ streamId: lockStream, decider: chargeLockDecider, command: end }, ...parts], context)
-      ).slice(1);
+      outcomes = (await decide(this.store, [{ streamId: lockStream, decider: chargeLockDecider, command: end }, ...parts], context)).slice(
+        1,
+      );
     }
     const held = outcomes[2] as CommandOutcome<Inventory, DomainEvent>;
-    if (held.events.length) return;
+    if (held.events.length) return held.state;
     // Held already, with its purchase not reserved: only a store that appends stream by stream
     // leaves that (a unit cut between its writes). Nothing was charged; a repeat with the same key
     // goes on under a purchase id of its own.
     if (!held.state.holds.has(hold.holdId))
       throw new ServiceUnavailable(`the units of purchase ${hold.holdId} were held and given back by an earlier try`, 1);
+    return held.state;
   }
 
   /** Whether a purchase is settled: neither unknown nor still open. */

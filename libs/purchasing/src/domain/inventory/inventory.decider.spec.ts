@@ -1,7 +1,7 @@
-import { CannotFulfil, ValidationFailed } from '@deals/kernel';
+import { CannotFulfil, fold, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '@deals/testing';
 import fc from 'fast-check';
-import { Inventory, inventoryDecider, liveHeld, OverPerUserLimit } from './inventory.decider';
+import { buyerStanding, Inventory, inventoryDecider, liveHeld, OverPerUserLimit, unitsLeft } from './inventory.decider';
 import { InventoryEvent } from './inventory.events';
 
 const given = deciderSpec(inventoryDecider);
@@ -442,5 +442,34 @@ describe('inventory decider', () => {
       expect(before.holds.has('new')).toBe(false);
       expect([next.holds.has('new'), next.closed.size]).toEqual([true, 20_000]);
     });
+  });
+});
+
+describe("a buyer's standing (what the per-user limit counts, and a dry run shows)", () => {
+  const forBuyer = (event: InventoryEvent, buyer: string): InventoryEvent =>
+    ({ ...event, data: { ...event.data, buyer } }) as InventoryEvent;
+  const inventory = fold(inventoryDecider, [
+    stocked(20),
+    forBuyer(held('h1', 2), 'u1'),
+    forBuyer(sold('h1', 2), 'u1'),
+    forBuyer(held('h2', 3, 2), 'u1'),
+    forBuyer(held('h3', 1, -10), 'u1'),
+    forBuyer(held('h4', 4), 'u2'),
+  ]);
+
+  it('counts units sold to the buyer and their live holds, but not an expired hold or the one named', () => {
+    expect(buyerStanding(inventory, 'u1', at(3).getTime())).toEqual({ bought: 2, holding: 3 });
+    expect(buyerStanding(inventory, 'u1', at(3).getTime(), 'h2')).toEqual({ bought: 2, holding: 0 });
+    expect(buyerStanding(inventory, 'nobody', at(3).getTime())).toEqual({ bought: 0, holding: 0 });
+    expect(unitsLeft(inventory, at(3).getTime())).toBe(20 - 2 - 3 - 4);
+  });
+
+  it('is what the decider refuses by', () => {
+    const limit = (maxPerBuyer: number, quantity: number) => ({
+      type: 'HoldUnits' as const,
+      data: { dealId: 'd1', holdId: 'h9', quantity, buyer: 'u1', maxPerBuyer },
+    });
+    expect(() => inventoryDecider.decide(limit(6, 2), inventory, at(3))).toThrow('at most 6 per user; already bought 2 and holding 3');
+    expect(inventoryDecider.decide(limit(6, 1), inventory, at(3))).toHaveLength(1);
   });
 });

@@ -102,19 +102,24 @@ function expiredHeld(expiring: ExpiryIndex, now: number): number {
 export const liveHeld = (inventory: Inventory, now: number) => inventory.held - expiredHeld(inventory.expiring, now);
 
 /** num_left: total − sold − live holds. */
-const unitsLeft = (inventory: Inventory, now: number) => Math.max(0, inventory.total - inventory.sold - liveHeld(inventory, now));
+export const unitsLeft = (inventory: Inventory, now: number) => Math.max(0, inventory.total - inventory.sold - liveHeld(inventory, now));
 
 /** A refusal by the per-user limit (a fresh hold would be refused the same way, unlike a lapsed one). */
 export class OverPerUserLimit extends CannotFulfil {}
 
-/** Refuses `quantity` more units for `buyer` beyond the limit: sold to them, and their live holds but `except`. */
-function checkBuyerLimit(inventory: Inventory, { buyer, maxPerBuyer }: ForBuyer, quantity: number, now: number, except?: string): void {
-  if (buyer === undefined || maxPerBuyer === undefined) return;
-  const bought = inventory.bought.get(buyer) ?? 0;
+/** What the per-user limit counts of `buyer` at `now`: units sold to them, and units in their live holds but `except`. */
+export function buyerStanding(inventory: Inventory, buyer: string, now: number, except?: string): { bought: number; holding: number } {
   const holds = inventory.buyerHolds.get(buyer);
   const holding = holds
     ? holds.reduce((sum, hold, holdId) => (hold.expiresAt > now && holdId !== except ? sum + hold.quantity : sum), 0)
     : 0;
+  return { bought: inventory.bought.get(buyer) ?? 0, holding };
+}
+
+/** Refuses `quantity` more units for `buyer` beyond the limit: sold to them, and their live holds but `except`. */
+function checkBuyerLimit(inventory: Inventory, { buyer, maxPerBuyer }: ForBuyer, quantity: number, now: number, except?: string): void {
+  if (buyer === undefined || maxPerBuyer === undefined) return;
+  const { bought, holding } = buyerStanding(inventory, buyer, now, except);
   if (bought + holding + quantity > maxPerBuyer) throw overPerUserLimit(maxPerBuyer, bought, holding);
 }
 
