@@ -59,8 +59,7 @@ async function main() {
     expected_price_per_unit: price,
   };
   const bought = must('buying', await deals.POST('/purchases', { body: order }));
-  // The purchase made; with `dry_run: true` in the order, what it would be (a DryRunAnswer).
-  if ('dry_run' in bought) throw new Error('a dry run was not asked for');
+  if ('dry_run' in bought) throw new Error('not asked for'); // `dry_run: true` answers what it would be
   const { purchase } = bought;
   // The purchase id is what `npm run cli -- audit:purchase <id>` takes.
   console.log(purchase.id, purchase.payment_state, purchase.amount, purchase.coupons![0].print_url); // P7… charged <cents> https://…/print?key=…

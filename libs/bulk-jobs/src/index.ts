@@ -5,6 +5,7 @@ export { BulkJobQueries } from './queries/bulk-job.queries';
 export { BULK_JOBS } from './projections/bulk-jobs/bulk-jobs.projection';
 export { BULK_JOB_ITEMS } from './projections/bulk-job-items/bulk-job-items.projection';
 export { bulkJobProjections } from './projections';
-export { toBulkJob } from './http/bulk-jobs.answers';
+export { bulkResultsCsv, toBulkJob } from './http/bulk-jobs.answers';
+export type { BulkJobView, BulkJobItemView } from './projections';
 export { BULK_JOBS_PERSONAL_FIELDS } from './domain/bulk-job-personal-data';
 export { BULK_BODY_LIMIT } from './http/bulk-jobs.controller';

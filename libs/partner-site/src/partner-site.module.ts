@@ -22,6 +22,8 @@ import { SecurityController } from './http/security.controller';
 import { SettlementModule } from '@deals/settlement';
 import { SettingsController } from './http/settings.controller';
 import { SettlementsController } from './http/settlements.controller';
+import { BulkJobsPagesController } from './http/bulk-jobs.controller';
+import { BulkJobsModule } from '@deals/bulk-jobs';
 import { SecretCheckThrottle } from './http/secret-check-throttle';
 import { SitePages } from './http/site-pages';
 import { SitePageErrors } from './http/site-request';
@@ -61,7 +63,7 @@ export class PartnerSiteHttpModule {
     return {
       module: PartnerSiteHttpModule,
       // The webhooks pages use the event feed's writes and queries, the API's own.
-      imports: [EventFeedModule, SettlementModule],
+      imports: [EventFeedModule, SettlementModule, BulkJobsModule],
       controllers: [
         AccountController,
         SecurityController,
@@ -69,6 +71,7 @@ export class PartnerSiteHttpModule {
         KeysController,
         SettingsController,
         SettlementsController,
+        BulkJobsPagesController,
         SupportController,
         WebhooksController,
         PrivacyController,

@@ -293,4 +293,61 @@ browserSuite('The partner site in a browser', () => {
     await expect(page.locator('main').textContent()).resolves.not.toContain('dk_test_');
     expect(problems).toEqual([]);
   }, 120_000);
+  it("bulk jobs: a job's progress and each item's result, page by page, its CSV", async () => {
+    const partner = await api.createPartner('Bulk Movers');
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1200, height: 800 } });
+    const page = watch(await context.newPage());
+    await signUpAndIn(page, await invite(partner.partnerId, 'bea@bulk.example'), 'bea@bulk.example');
+    const items = [
+      ...Array.from({ length: 120 }, (_, i) => ({ reference: `crm-${i}`, email: `mover${i}@example.com` })),
+      { reference: 'crm-bad', email: 'not an email' },
+    ];
+    const accepted = await api.call('POST', '/v1/bulk_jobs', { apiKey: partner.apiKey, body: { kind: 'users', items } });
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.bulk_job.id as string;
+    const done = await eventually(
+      async () => (await api.call('GET', `/v1/bulk_jobs/${id}`, { apiKey: partner.apiKey })).body.bulk_job.status,
+      (status) => status === 'completed',
+      60_000,
+      20,
+    );
+    expect(done).toBe('completed');
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Bulk jobs' }).click();
+    await page.waitForURL(/\/partner\/bulk-jobs$/);
+    const row = page.getByRole('row').filter({ hasText: id });
+    await expect(row.textContent()).resolves.toContain('completed');
+    await expect(row.getByRole('progressbar').getAttribute('value')).resolves.toBe('121');
+    await shot(page, 'bulk-jobs');
+    await row.getByRole('link', { name: id }).click();
+    await page.waitForURL(new RegExp(`/partner/bulk-jobs/${id}$`));
+    await expect(page.getByRole('table', { name: 'Results so far' }).textContent()).resolves.toMatch(/Succeeded\s*120/);
+    expect(
+      await page
+        .getByRole('table', { name: /Items, in the job's order \(page 1 of 2\)/ })
+        .getByRole('row')
+        .count(),
+    ).toBe(101);
+    await page.getByRole('link', { name: 'Next page' }).click();
+    const failed = page.getByRole('row').filter({ hasText: 'crm-bad' });
+    await expect(failed.textContent()).resolves.toContain('validation_failed');
+    await shot(page, 'bulk-job-results');
+    const download = page.waitForEvent('download');
+    await page.getByRole('link', { name: 'Download the results (CSV)' }).click();
+    const csv = await (await download).createReadStream();
+    let text = '';
+    for await (const chunk of csv) text += String(chunk);
+    expect(text.trim().split('\n')).toHaveLength(122);
+    // Another partner's job is no page of this one's.
+    const other = await api.createPartner('Other movers');
+    const theirs = (
+      await api.call('POST', '/v1/bulk_jobs', {
+        apiKey: other.apiKey,
+        body: { kind: 'users', items: [{ reference: 'x', email: 'x@example.com' }] },
+      })
+    ).body.bulk_job.id;
+    const response = await page.goto(`${api.url}/partner/bulk-jobs/${theirs}`);
+    expect(response!.status()).toBe(404);
+    expect(problems).toEqual([]);
+  }, 120_000);
 });

@@ -23,6 +23,7 @@ const SECTIONS = [
   { path: '/partner/lookup', label: 'Look-up' },
   { path: '/partner/erasures', label: 'Personal data' },
   { path: '/partner/settlements', label: 'Statements' },
+  { path: '/partner/bulk-jobs', label: 'Bulk jobs' },
   { path: '/partner/settings', label: 'Settings' },
   { path: '/partner/security', label: 'Sign-in and security' },
 ];

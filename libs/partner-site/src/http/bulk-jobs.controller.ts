@@ -1,0 +1,76 @@
+import { BulkJobQueries, bulkResultsCsv, BulkJobView } from '@deals/bulk-jobs';
+import { NotFound } from '@deals/kernel';
+import { Controller, Get, Param, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import type { SignedInMember } from './member-sessions';
+import { SiteRequest } from './site-http';
+import { SitePages } from './site-pages';
+import { CurrentMember, SitePageErrors } from './site-request';
+
+/** Jobs listed, and results shown, a page at a time. */
+const JOBS_SHOWN = 50;
+const RESULTS_A_PAGE = 100;
+/** A page of a job still running reloads itself this often (a meta refresh: no script). */
+const REFRESH_SECONDS = 2;
+
+const percent = (job: BulkJobView) => (job.itemCount === 0 ? 100 : Math.floor((job.processed * 100) / job.itemCount));
+
+/** The partner's bulk jobs: their progress, each item's result, the results' CSV. */
+@ApiExcludeController()
+@UseFilters(SitePageErrors)
+@Controller('partner/bulk-jobs')
+export class BulkJobsPagesController {
+  constructor(
+    private readonly pages: SitePages,
+    private readonly jobs: BulkJobQueries,
+  ) {}
+
+  @Get()
+  async list(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
+    const jobs = (await this.jobs.jobs(member.accountId, 0, JOBS_SHOWN)).map((job) => ({ ...job, percent: percent(job) }));
+    const refreshSeconds = jobs.some((job) => job.status !== 'completed') ? REFRESH_SECONDS : null;
+    return this.pages.send(request, reply, 'bulk-jobs', { title: 'Bulk jobs', jobs, refreshSeconds });
+  }
+
+  @Get(':id')
+  async one(
+    @Req() request: SiteRequest,
+    @Res() reply: FastifyReply,
+    @CurrentMember() member: SignedInMember,
+    @Param('id') id: string,
+    @Query('page') pageText?: string,
+  ) {
+    const job = await this.found(member, id);
+    const pages = Math.max(1, Math.ceil(job.processed / RESULTS_A_PAGE));
+    const page = Math.min(pages, Math.max(1, Number.parseInt(pageText ?? '1', 10) || 1));
+    const results = (await this.jobs.results(job._id, (page - 1) * RESULTS_A_PAGE, RESULTS_A_PAGE)).map((item) => ({
+      ...item,
+      errorType: item.error?.body.error_type ?? null,
+      errorMessage: item.error?.body.error_msg ?? null,
+    }));
+    return this.pages.send(request, reply, 'bulk-job', {
+      title: `Bulk job ${job._id}`,
+      job: { ...job, percent: percent(job) },
+      results,
+      page,
+      pages,
+      previous: page > 1 ? page - 1 : null,
+      next: page < pages ? page + 1 : null,
+      refreshSeconds: job.status === 'completed' ? null : REFRESH_SECONDS,
+    });
+  }
+
+  @Get(':id/results.csv')
+  async csv(@Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Param('id') id: string) {
+    const job = await this.found(member, id);
+    const csv = bulkResultsCsv(await this.jobs.allResults(job._id));
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="bulk-job-${job._id}.csv"`).send(csv);
+  }
+
+  private async found(member: SignedInMember, id: string): Promise<BulkJobView> {
+    const job = await this.jobs.job(member.accountId, id);
+    if (!job) throw new NotFound(`no bulk job ${id}`);
+    return job;
+  }
+}
