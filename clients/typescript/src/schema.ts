@@ -9225,7 +9225,19 @@ export interface operations {
             };
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
-            503: components["responses"]["Error503"];
+            /** @description a server the service depends on (its database, Redis) is not answering: error_type service_unavailable; Retry-After says when to ask again (a write sent again with the same Idempotency-Key is answered as it ended, never done twice) */
+            503: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getBulkJob: {

@@ -29,6 +29,11 @@ export class RecentMap<K, V> {
     }
   }
 
+  delete(key: K): void {
+    this.young.delete(key);
+    this.old.delete(key);
+  }
+
   /** Keys held, counting a key in both generations once per generation (at most `capacity`). */
   get size(): number {
     return this.young.size + this.old.size;

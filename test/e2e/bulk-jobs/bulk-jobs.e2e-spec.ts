@@ -1,4 +1,5 @@
-import { ManualClock } from '@deals/kernel';
+import { EventStore, ManualClock } from '@deals/kernel';
+import { eventually } from '../../support/eventually';
 import { Reply, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { buyerWithCard } from '../../support/test-cards';
@@ -186,6 +187,31 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
     expect(coupons.find((c) => c.id === second)!.redeemed_at).toBeNull();
   });
 
+  it('refuses an item larger than its single call takes as that call does, and leaves its items unreadable once completed', async () => {
+    const huge = { email: 'huge@example.com', partner_data: { blob: 'x'.repeat(1024 * 1024) } };
+    const single = await api.call('POST', '/users', { apiKey, body: huge });
+    const id = (
+      await start({
+        kind: 'users',
+        items: [
+          { reference: 'h1', ...huge },
+          { reference: 'h2', email: 'small@example.com' },
+        ],
+      })
+    ).body.bulk_job.id as string;
+    expect((await completed(id)).body.bulk_job).toMatchObject({ succeeded_count: 1, failed_count: 1 });
+    expect((await results(id)).results[0]).toMatchObject({ status: 'failed', http_status: single.status, error: single.body });
+    // The key its items were sealed under is deleted: the log holds them no more.
+    const stored = await eventually(
+      () => api.get(EventStore).readStream(`bulkjob-${id}`),
+      (events) => events.some((e) => e.type === 'BulkJobItemsErased'),
+    );
+    const added = stored.filter((e) => e.type === 'BulkJobItemsAdded');
+    expect(added.length).toBeGreaterThan(0);
+    expect(added.every((e) => (e.data as { items: unknown }).items === null)).toBe(true);
+    expect(JSON.stringify(stored)).not.toContain('small@example.com');
+  });
+
   it("runs a sandbox's job on the sandbox's own records", async () => {
     const accepted = await start({ kind: 'users', items: [{ reference: 't1', email: 'sandbox@example.com' }] }, testKey);
     expect(accepted.body.bulk_job.livemode).toBe(false);
@@ -208,5 +234,8 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
     await refused({ kind: 'users', items: Array.from({ length: 10_001 }, (_, i) => ({ reference: `r${i}` })) }, 'items');
     await refused({ kind: 'users', items: [{ reference: 'a' }, { reference: 'a' }] }, 'items.1.reference');
     await refused({ kind: 'refunds', items: [{ reference: 'a' }] }, 'kind');
+    await refused({ kind: 'users', items: [{ reference: 'a\u0000b' }] }, 'items.0.reference');
+    await refused({ kind: 'users', items: [{ reference: '\ud800' }] }, 'items.0.reference');
+    await refused({ kind: 'users', items: [{ reference: 'ana@example.com' }] }, 'items.0.reference');
   });
 });

@@ -1,4 +1,5 @@
 import { Clock, CommandCaller, EventStore, handleCommands, IdGenerator, LogPosition } from '@deals/kernel';
+import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { bulkJobDecider, bulkJobQueueDecider } from '../domain/bulk-job.decider';
 import { BulkJobKind, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
@@ -19,6 +20,8 @@ export class AcceptBulkJob extends Command<{ jobId: string; position: LogPositio
 
 @CommandHandler(AcceptBulkJob)
 export class AcceptBulkJobHandler implements ICommandHandler<AcceptBulkJob> {
+  private readonly logger = new Logger('BulkJobs');
+
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
@@ -31,22 +34,26 @@ export class AcceptBulkJobHandler implements ICommandHandler<AcceptBulkJob> {
     const { partnerId } = caller;
     const outcomes = await handleCommands(
       this.store,
+      // The job's stream is the unit's lane, written first where a store writes stream by stream:
+      // a queue never names a job that was not written.
       [
-        {
-          streamId: bulkJobQueueStream(partnerId),
-          decider: bulkJobQueueDecider,
-          command: { type: 'QueueBulkJob', data: { partnerId, jobId } },
-        },
         {
           streamId: bulkJobStream(jobId),
           decider: bulkJobDecider,
           command: { type: 'AcceptBulkJob', data: { jobId, partnerId, kind, items } },
           freshStream: true,
+          lane: true,
+        },
+        {
+          streamId: bulkJobQueueStream(partnerId),
+          decider: bulkJobQueueDecider,
+          command: { type: 'QueueBulkJob', data: { partnerId, jobId } },
         },
       ],
       { now: this.clock.now(), metadata: caller },
     );
-    await this.runner.arm(jobId);
-    return { jobId, position: outcomes[1].position };
+    // Accepted: armed now, or by the sweep or the next start if that fails.
+    await this.runner.arm(jobId).catch((error: unknown) => this.logger.warn(`bulk job ${jobId} accepted, not armed yet: ${String(error)}`));
+    return { jobId, position: outcomes[0].position };
   }
 }

@@ -4,14 +4,14 @@ import {
   EventStore,
   handleCommand,
   handleCommands,
-  loadAggregate,
+  loadCachedAggregate,
   PersonalDataEventStore,
   RecentMap,
   Scheduler,
   ViewProgress,
   ViewStore,
 } from '@deals/kernel';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkCount, nextChunk } from '../domain/bulk-job.decider';
 import { BulkItemResult, BulkJobItemsAdded, bulkJobItemsOwner, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
 import { BulkItems } from '../items/bulk-items';
@@ -19,23 +19,28 @@ import { BULK_JOB_ITEMS, BulkJobItemView, doneKey } from '../projections/bulk-jo
 import { BULK_JOBS, BulkJobView } from '../projections/bulk-jobs/bulk-jobs.projection';
 
 export const RUN_BULK_CHUNK_JOB = 'run-bulk-chunk';
+export const SWEEP_BULK_JOBS_JOB = 'sweep-bulk-jobs';
 /** Items of a chunk run at once: their writes share the store's commits, and the rest of the service keeps its share of the process. */
 const ITEMS_AT_ONCE = 8;
 /** Jobs whose items a process keeps read (a job's chunks run one after the other, mostly in one process). */
 const JOBS_KEPT = 4;
+/** While jobs are open, every open job's next step is armed again this often: a step whose tries all failed (a store away) goes on. */
+const SWEEP_MS = 60_000;
 const SYSTEM: CommandCaller = { actor: 'system' };
 
 /**
  * Runs the partners' bulk jobs in the background, a chunk of items at a time, each chunk a job of
  * the scheduler (timers embedded, BullMQ distributed): a partner's jobs one after the other, in the
  * order accepted; each chunk's results recorded once on the job's stream, then the next chunk
- * armed; after the last, the job completed, its items' key deleted (the items, sealed in the log
- * under it, are unreadable from then on) and the partner's next job armed. A process that stops
- * mid-chunk loses no item: the chunk's results were not recorded, so it runs again, and its items
- * find what their first run did (see `BulkItems`). Armed again when a job-running process starts.
+ * armed; after the last, the job completed and left the queue, the partner's next job armed, and
+ * the key its items are sealed under deleted (they are unreadable from then on). A process that
+ * stops mid-chunk loses no item: the chunk's results were not recorded, so it runs again, and its
+ * items find what their first run did (see `BulkItems`). Every open job's next step is armed again
+ * when a job-running process starts, and every minute while jobs are open.
  */
 @Injectable()
 export class BulkJobRunner {
+  private readonly logger = new Logger('BulkJobs');
   private readonly items = new RecentMap<string, Array<Array<Record<string, unknown>>>>(JOBS_KEPT);
 
   constructor(
@@ -48,36 +53,64 @@ export class BulkJobRunner {
     private readonly personalData: PersonalDataEventStore,
   ) {
     this.scheduler.handle(RUN_BULK_CHUNK_JOB, (job) => this.runChunk(String(job.data.jobId)));
+    this.scheduler.handle(SWEEP_BULK_JOBS_JOB, () => this.rearm());
   }
 
-  /** Arms every open job's next step (called when a job-running process starts). */
+  /**
+   * Arms every open job's next step, and deletes the items' keys a stopped process left (called
+   * when a job-running process starts, and by the sweep while jobs are open).
+   */
   async rearm(): Promise<void> {
-    for (const job of await this.views.find<BulkJobView>(BULK_JOBS, { status: { $in: ['queued', 'running'] } })) await this.arm(job._id);
+    const open = await this.views.find<BulkJobView>(BULK_JOBS, { status: { $in: ['queued', 'running'] } });
+    for (const partnerId of new Set(open.map((job) => job.partnerId))) await this.armQueue(partnerId);
+    for (const job of await this.views.find<BulkJobView>(BULK_JOBS, { status: 'completed', itemsErased: false }))
+      await this.eraseItems(job._id);
+    if (open.length > 0) await this.sweepLater();
   }
 
-  /** Arms the job's next chunk, or its completion, when its turn has come (the first of its partner's open jobs). */
+  /** Arms the next step of the job's partner's first open job (this job, once its turn has come). */
   async arm(jobId: string): Promise<void> {
-    const { state: job } = await loadAggregate(this.store, bulkJobStream(jobId), bulkJobDecider);
-    if (job.status === 'none') return;
-    if (job.status === 'completed') return this.finish(jobId, job);
-    const { state: queue } = await loadAggregate(this.store, bulkJobQueueStream(job.partnerId!), bulkJobQueueDecider);
-    if (queue.open[0] !== jobId) return;
-    const step = nextChunk(job) ?? 'end';
-    await this.scheduler.schedule({ id: `bulk-${jobId}-${step}`, kind: RUN_BULK_CHUNK_JOB, runAt: this.clock.now(), data: { jobId } });
+    const job = await this.job(jobId);
+    if (job.status !== 'none') await this.armQueue(job.partnerId!);
   }
 
-  /** Runs the job's next chunk whose results are not recorded, or completes it. */
+  /**
+   * Arms the next chunk (or the completion) of the partner's first open job. A first job that is
+   * completed (a process stopped before it left the queue) or was never written (a store that
+   * writes stream by stream failed between the two) leaves the queue here, and the next is armed.
+   */
+  private async armQueue(partnerId: string): Promise<void> {
+    for (;;) {
+      const { state: queue } = await loadCachedAggregate(this.store, bulkJobQueueStream(partnerId), bulkJobQueueDecider);
+      const head = queue.open[0];
+      if (head === undefined) return;
+      const job = await this.job(head);
+      if (job.status === 'accepted' || job.status === 'running') {
+        const step = nextChunk(job) ?? 'end';
+        await this.scheduler.schedule({
+          id: `bulk-${head}-${step}`,
+          kind: RUN_BULK_CHUNK_JOB,
+          runAt: this.clock.now(),
+          data: { jobId: head },
+        });
+        return this.sweepLater();
+      }
+      await this.leaveQueue(partnerId, head);
+    }
+  }
+
+  /** Runs the job's next chunk whose results are not recorded, or completes it; nothing unless it is its partner's first open job. */
   async runChunk(jobId: string): Promise<void> {
-    const now = () => ({ now: this.clock.now(), metadata: SYSTEM });
-    let { state: job } = await loadAggregate(this.store, bulkJobStream(jobId), bulkJobDecider);
-    if (job.status === 'none') return;
-    if (job.status === 'completed') return this.finish(jobId, job);
-    const { state: queue } = await loadAggregate(this.store, bulkJobQueueStream(job.partnerId!), bulkJobQueueDecider);
+    const context = () => ({ now: this.clock.now(), metadata: SYSTEM });
+    let job = await this.job(jobId);
+    if (job.status !== 'accepted' && job.status !== 'running') return;
+    const { state: queue } = await loadCachedAggregate(this.store, bulkJobQueueStream(job.partnerId!), bulkJobQueueDecider);
     if (queue.open[0] !== jobId) return;
     if (job.status === 'accepted') {
       // Its turn: the earlier jobs' items are in the view, for the references done there.
       await this.progress.waitFor([BULK_JOB_ITEMS], await this.store.head());
-      job = (await handleCommand(this.store, bulkJobStream(jobId), bulkJobDecider, { type: 'StartBulkJob', data: { jobId } }, now())).state;
+      job = (await handleCommand(this.store, bulkJobStream(jobId), bulkJobDecider, { type: 'StartBulkJob', data: { jobId } }, context()))
+        .state;
     }
     const chunk = nextChunk(job);
     if (chunk !== null) {
@@ -87,41 +120,71 @@ export class BulkJobRunner {
         bulkJobStream(jobId),
         bulkJobDecider,
         { type: 'RecordBulkChunk', data: { jobId, chunk, results } },
-        now(),
+        context(),
       );
       if (chunk + 1 < chunkCount(job)) return this.arm(jobId);
     }
-    const [completed] = await handleCommands(
+    const partnerId = job.partnerId!;
+    await handleCommands(
       this.store,
       [
         { streamId: bulkJobStream(jobId), decider: bulkJobDecider, command: { type: 'CompleteBulkJob', data: { jobId } } },
         {
-          streamId: bulkJobQueueStream(job.partnerId!),
+          streamId: bulkJobQueueStream(partnerId),
           decider: bulkJobQueueDecider,
-          command: { type: 'DequeueBulkJob', data: { partnerId: job.partnerId!, jobId } },
+          command: { type: 'DequeueBulkJob', data: { partnerId, jobId } },
         },
       ],
-      now(),
+      context(),
     );
-    await this.finish(jobId, completed.state as BulkJob);
+    this.items.delete(jobId);
+    // The next job first: a key store away must not hold the partner's jobs back (the sweep deletes the key later).
+    await this.armQueue(partnerId);
+    await this.eraseItems(jobId);
   }
 
-  /** A completed job: its items' key deleted, its partner's next job armed. */
-  private async finish(jobId: string, job: BulkJob): Promise<void> {
-    await this.personalData.erase(bulkJobItemsOwner(jobId), this.clock.now());
-    const { state: queue } = await loadAggregate(this.store, bulkJobQueueStream(job.partnerId!), bulkJobQueueDecider);
-    if (queue.open.includes(jobId)) {
-      // Completed, and left in the queue by a process that stopped between the two writes.
+  /** The job leaves its partner's queue (completed, or never written), its items' key deleted once it is completed. */
+  private async leaveQueue(partnerId: string, jobId: string): Promise<void> {
+    await handleCommand(
+      this.store,
+      bulkJobQueueStream(partnerId),
+      bulkJobQueueDecider,
+      { type: 'DequeueBulkJob', data: { partnerId, jobId } },
+      { now: this.clock.now(), metadata: SYSTEM },
+    );
+    this.items.delete(jobId);
+    if ((await this.job(jobId)).status === 'completed') await this.eraseItems(jobId);
+  }
+
+  /** Deletes the key a completed job's items are sealed under, and records it; a failure is logged and tried again by the sweep. */
+  private async eraseItems(jobId: string): Promise<void> {
+    try {
+      await this.personalData.erase(bulkJobItemsOwner(jobId), this.clock.now());
       await handleCommand(
         this.store,
-        bulkJobQueueStream(job.partnerId!),
-        bulkJobQueueDecider,
-        { type: 'DequeueBulkJob', data: { partnerId: job.partnerId!, jobId } },
+        bulkJobStream(jobId),
+        bulkJobDecider,
+        { type: 'RecordItemsErased', data: { jobId } },
         { now: this.clock.now(), metadata: SYSTEM },
       );
-      return this.finish(jobId, job);
+    } catch (error) {
+      this.logger.warn(`bulk job ${jobId}: the key of its items is not deleted yet (tried again within a minute): ${String(error)}`);
+      await this.sweepLater().catch(() => undefined);
     }
-    if (queue.open.length > 0) await this.arm(queue.open[0]);
+  }
+
+  /** Arms the sweep a minute from now (once: a sweep armed already keeps its time). */
+  private sweepLater(): Promise<void> {
+    return this.scheduler.schedule({
+      id: SWEEP_BULK_JOBS_JOB,
+      kind: SWEEP_BULK_JOBS_JOB,
+      runAt: new Date(this.clock.now().getTime() + SWEEP_MS),
+      data: {},
+    });
+  }
+
+  private async job(jobId: string): Promise<BulkJob> {
+    return (await loadCachedAggregate(this.store, bulkJobStream(jobId), bulkJobDecider)).state;
   }
 
   /** Runs a chunk's items, {@link ITEMS_AT_ONCE} at a time; an item whose reference an earlier job did is not run again. */
@@ -136,8 +199,10 @@ export class BulkJobRunner {
     const first = chunk * job.chunkSize;
     const results: BulkItemResult[] = new Array(items.length);
     let next = 0;
+    let failed = false;
     const work = async () => {
-      for (let i = next++; i < items.length; i = next++) {
+      // After one item failed (the chunk is run again), the others start no more.
+      for (let i = next++; i < items.length && !failed; i = next++) {
         const index = first + i;
         const reference = String(items[i].reference);
         const earlier = doneBefore.get(keys[i]);
@@ -145,13 +210,18 @@ export class BulkJobRunner {
           results[i] = { index, reference, status: 'already_done', resourceId: earlier.resourceId, doneBy: earlier.jobId, error: null };
           continue;
         }
-        const outcome = await this.bulkItems.run(kind, {
-          jobId,
-          index,
-          fields: items[i],
-          caller: { actor: `partner:${partnerId}`, partnerId },
-        });
-        results[i] = { index, reference, doneBy: null, ...outcome };
+        try {
+          const outcome = await this.bulkItems.run(kind, {
+            jobId,
+            index,
+            fields: items[i],
+            caller: { actor: `partner:${partnerId}`, partnerId },
+          });
+          results[i] = { index, reference, doneBy: null, ...outcome };
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(ITEMS_AT_ONCE, items.length) }, work));

@@ -88,6 +88,11 @@ describe('the bulk job decider', () => {
       },
     });
     expect(fold(bulkJobDecider, done.events)).toEqual(done.state);
+    const erased = bulkJobDecider.decide({ type: 'RecordItemsErased', data: { jobId: 'j' } }, done.state, now);
+    expect(erased).toEqual([{ type: 'BulkJobItemsErased', data: { jobId: 'j', partnerId: 'p', erasedAt: now.toISOString() } }]);
+    expect(
+      bulkJobDecider.decide({ type: 'RecordItemsErased', data: { jobId: 'j' } }, erased.reduce(bulkJobDecider.evolve, done.state), now),
+    ).toEqual([]);
   });
 
   it('refuses results before the job started, of a chunk it has not, and of a job unknown', () => {

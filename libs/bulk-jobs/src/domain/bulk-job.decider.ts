@@ -29,10 +29,13 @@ export type AcceptBulkJob = DomainCommand<
 export type StartBulkJob = DomainCommand<'StartBulkJob', { jobId: string }>;
 export type RecordBulkChunk = DomainCommand<'RecordBulkChunk', { jobId: string; chunk: number; results: BulkItemResult[] }>;
 export type CompleteBulkJob = DomainCommand<'CompleteBulkJob', { jobId: string }>;
-export type BulkJobCommand = AcceptBulkJob | StartBulkJob | RecordBulkChunk | CompleteBulkJob;
+/** Records that the key of the job's items is deleted (done before: this records it). */
+export type RecordItemsErased = DomainCommand<'RecordItemsErased', { jobId: string }>;
+export type BulkJobCommand = AcceptBulkJob | StartBulkJob | RecordBulkChunk | CompleteBulkJob | RecordItemsErased;
 
 export interface BulkJob {
   status: 'none' | 'accepted' | 'running' | 'completed';
+  itemsErased: boolean;
   partnerId: string | null;
   kind: BulkJobKind | null;
   itemCount: number;
@@ -59,6 +62,7 @@ export function nextChunk(job: BulkJob): number | null {
 export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
   initialState: () => ({
     status: 'none',
+    itemsErased: false,
     partnerId: null,
     kind: null,
     itemCount: 0,
@@ -114,6 +118,11 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
           { type: 'BulkJobCompleted', data: { jobId, partnerId: job.partnerId!, kind: job.kind!, counts: job.counts, completedAt: at } },
         ];
       }
+      case 'RecordItemsErased': {
+        const { jobId } = command.data;
+        if (job.status !== 'completed') throw new Error(`bulk job ${jobId}: its items erased before it completed`);
+        return job.itemsErased ? [] : [{ type: 'BulkJobItemsErased', data: { jobId, partnerId: job.partnerId!, erasedAt: at } }];
+      }
     }
   },
   evolve(job, event) {
@@ -138,6 +147,8 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
       }
       case 'BulkJobCompleted':
         return { ...job, status: 'completed' };
+      case 'BulkJobItemsErased':
+        return { ...job, itemsErased: true };
     }
   },
 };

@@ -52,7 +52,10 @@ export type BulkJobCompleted = DomainEvent<
   'BulkJobCompleted',
   { jobId: string; partnerId: string; kind: BulkJobKind; counts: BulkItemCounts; completedAt: string }
 >;
-export type BulkJobEvent = BulkJobAccepted | BulkJobItemsAdded | BulkJobStarted | BulkJobChunkProcessed | BulkJobCompleted;
+/** The key the job's items were sealed under is deleted: they are unreadable from now on. */
+export type BulkJobItemsErased = DomainEvent<'BulkJobItemsErased', { jobId: string; partnerId: string; erasedAt: string }>;
+export type BulkJobEvent =
+  BulkJobAccepted | BulkJobItemsAdded | BulkJobStarted | BulkJobChunkProcessed | BulkJobCompleted | BulkJobItemsErased;
 
 /** A partner's open jobs, oldest first: the first runs, the others wait for it. */
 export type BulkJobQueued = DomainEvent<'BulkJobQueued', { partnerId: string; jobId: string }>;

@@ -154,7 +154,8 @@ export function bulkResultsCsv(items: readonly BulkJobItemView[]): string {
   const rows = items.map((item) =>
     [
       item.index,
-      item.reference,
+      // A reference of digits quoted too: text (its leading zeros kept), never a number to a spreadsheet.
+      /^\d+$/.test(item.reference) ? `"${item.reference}"` : csvField(item.reference),
       item.status,
       item.resourceId,
       item.doneBy,
@@ -162,7 +163,7 @@ export function bulkResultsCsv(items: readonly BulkJobItemView[]): string {
       (item.error?.body.error_type as string | undefined) ?? null,
       (item.error?.body.error_msg as string | undefined) ?? null,
     ]
-      .map(csvField)
+      .map((field, i) => (i === 1 ? String(field) : csvField(field as string | number | null)))
       .join(','),
   );
   return [CSV_HEADER.join(','), ...rows].map((row) => `${row}\n`).join('');

@@ -1,5 +1,5 @@
 import { CatalogLinks } from '@deals/catalog';
-import { isSandbox, NotFound, ViewProgress } from '@deals/kernel';
+import { isSandbox, NotFound, ViewProgress, WrittenNotShown } from '@deals/kernel';
 import { ApiAnswer, ApiErrors, ApiRequest, Caller, CalledBy, CurrentCaller, NotUnderTestClock, PARTNERS, ReadsViews } from '@deals/wire';
 import { Body, Controller, Get, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -54,12 +54,15 @@ export class BulkJobsController {
       'from the job’s results; `bulk_job.completed` goes to the event feed and webhooks when the last is in. ' +
       `At most ${BULK_JOB_LIMITS.max_items.toLocaleString('en-US')} items a job and ${BULK_JOB_LIMITS.max_open_jobs} jobs open a partner (429 too_many_bulk_jobs).`,
   })
-  @ApiAnswer(BulkJobAnswer, { status: 202, description: 'accepted: its items run in the background', errors: [422, 429] })
+  @ApiAnswer(BulkJobAnswer, { status: 202, description: 'accepted: its items run in the background', errors: [422, 429, 503] })
   @ApiRequest({ body: CreateBulkJobBody })
   async create(@Body() body: CreateBulkJobBody, @CurrentCaller() caller: Caller) {
     const { jobId, position } = await this.commands.execute(new AcceptBulkJob(body.kind, body.items, caller));
     await this.progress.waitFor([BULK_JOBS], position);
-    return { status: 'success', bulk_job: this.body(await this.found(caller, jobId)), limits: BULK_JOB_LIMITS };
+    // Accepted, but the view does not show it yet (its worker behind or away): a 503 naming it, never "not found".
+    const job = await this.queries.job(caller.partnerId, jobId);
+    if (!job) throw new WrittenNotShown(`bulk job ${jobId} was accepted; it is not readable yet`, { bulk_job_id: jobId });
+    return { status: 'success', bulk_job: this.body(job), limits: BULK_JOB_LIMITS };
   }
 
   @Get()

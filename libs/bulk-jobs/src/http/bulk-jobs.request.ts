@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { MAX_BULK_ITEMS } from '../domain/bulk-job.decider';
 import { BULK_JOB_KINDS } from '../domain/bulk-job.events';
 
+/** A reference's characters: none a control character or a lone surrogate (which no store keeps as text). */
+const PRINTABLE = /^[^\p{Cc}\p{Cs}]*$/u;
+
 /** The most characters of an item's reference. */
 export const MAX_REFERENCE = 200;
 
@@ -12,6 +15,8 @@ const item = z
       .string({ error: 'must be a string' })
       .min(1, 'must not be empty')
       .max(MAX_REFERENCE, `must be at most ${MAX_REFERENCE} characters`)
+      .regex(PRINTABLE, 'must hold no control character and no lone surrogate')
+      .refine((reference) => !reference.includes('@'), 'must be an identifier of yours, never personal data such as an email address')
       .meta({
         description:
           "the partner's own name of the item, unique in the job: an item whose reference an earlier job of the same kind did is answered `already_done`, not done again. An identifier, never personal data (it is kept as sent)",

@@ -2,7 +2,7 @@ import { AccountQueries, createUserBody, RegisterUser, USER_ACCOUNTS, UserWrites
 import { SaveDeal, saveDealBody, subscribeBody, SubscribeUser } from '@deals/engagement';
 import { CommandCaller, EventStore, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { couponStream, RedeemCoupon } from '@deals/purchasing';
-import { errorAnswer, validationIssues } from '@deals/wire';
+import { errorAnswer, errorBody, validationIssues } from '@deals/wire';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
@@ -10,6 +10,11 @@ import { z } from 'zod';
 import type { BulkItemResult, BulkJobKind } from '../domain/bulk-job.events';
 
 type Caller = CommandCaller & { partnerId: string };
+
+/** The largest body a single call takes (the server's limit): an item's fields are held to it. */
+export const SINGLE_CALL_BODY_LIMIT = 1024 * 1024;
+/** What a single call answers a body larger than that. */
+const TOO_LARGE = { status: 413, body: { ...errorBody('bad_request', 'Request body is too large') } };
 
 /** One item to run: its fields as sent, where it stands in its job, and whose it is. */
 export interface BulkItem {
@@ -69,13 +74,16 @@ export class BulkItems {
 
   async run(kind: BulkJobKind, item: BulkItem): Promise<Pick<BulkItemResult, 'status' | 'resourceId' | 'error'>> {
     const { reference: _reference, ...fields } = item.fields;
+    // Larger than the single call takes: refused as its body would be.
+    if (Buffer.byteLength(JSON.stringify(fields)) > SINGLE_CALL_BODY_LIMIT) return { status: 'failed', resourceId: null, error: TOO_LARGE };
     const caller: Caller = { ...item.caller, requestId: itemRequestId(item) };
     try {
       const done = await this.runKind(kind, fields, { ...item, caller });
       return { ...done, error: null };
     } catch (error) {
       const { status, body } = errorAnswer(error);
-      if (status >= 500 && status !== 503) throw error;
+      // A failure of the service (a store away), not a refusal of the item: its chunk is run again.
+      if (status >= 500) throw error;
       return { status: 'failed', resourceId: null, error: { status, body: body as unknown as Record<string, unknown> } };
     }
   }

@@ -13,14 +13,16 @@ export interface BulkJobView extends ViewDocument {
   acceptedAt: string;
   startedAt: string | null;
   completedAt: string | null;
+  /** Whether the key of its items is deleted (once completed). */
+  itemsErased: boolean;
 }
 
 export const BULK_JOBS = 'bulk_jobs';
 
 export const bulkJobsProjection = defineProjection<BulkJobView>({
   name: BULK_JOBS,
-  handles: ['BulkJobAccepted', 'BulkJobStarted', 'BulkJobChunkProcessed', 'BulkJobCompleted'],
-  indexes: [{ keys: { partnerId: 1 } }],
+  handles: ['BulkJobAccepted', 'BulkJobStarted', 'BulkJobChunkProcessed', 'BulkJobCompleted', 'BulkJobItemsErased'],
+  indexes: [{ keys: { partnerId: 1 } }, { keys: { status: 1 } }],
   documentIds: (event) => [(event.data as { jobId: string }).jobId],
   evolve(view, recorded, id) {
     const event = recorded as unknown as BulkJobEvent;
@@ -38,6 +40,7 @@ export const bulkJobsProjection = defineProjection<BulkJobView>({
         acceptedAt,
         startedAt: null,
         completedAt: null,
+        itemsErased: false,
       };
     }
     if (!view) return null;
@@ -51,6 +54,8 @@ export const bulkJobsProjection = defineProjection<BulkJobView>({
       }
       case 'BulkJobCompleted':
         return { ...view, status: 'completed', completedAt: event.data.completedAt };
+      case 'BulkJobItemsErased':
+        return { ...view, itemsErased: true };
     }
     return null;
   },
