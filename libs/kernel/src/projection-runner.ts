@@ -110,6 +110,7 @@ export class ProjectionRunner {
     this.release();
     this.subscription = this.store.subscribe({
       after: this.position,
+      types: this.projection.handles,
       onEvents: async (events) => {
         const documents = await applyBatch(this.projection, writer, events);
         this.position = events[events.length - 1].position;

@@ -21,12 +21,14 @@ import { BULK_JOBS, BulkJobView } from '../projections/bulk-jobs/bulk-jobs.proje
 export const RUN_BULK_CHUNK_JOB = 'run-bulk-chunk';
 export const SWEEP_BULK_JOBS_JOB = 'sweep-bulk-jobs';
 /** Items of a chunk run at once: their writes share the store's commits, and the rest of the service keeps its share of the process. */
-const ITEMS_AT_ONCE = 8;
+const ITEMS_AT_ONCE = 32;
 /** Jobs whose items a process keeps read (a job's chunks run one after the other, mostly in one process). */
 const JOBS_KEPT = 4;
 /** While jobs are open, every open job's next step is armed again this often: a step whose tries all failed (a store away) goes on. */
 const SWEEP_MS = 60_000;
 const SYSTEM: CommandCaller = { actor: 'system' };
+/** References looked up in one query of the items done before. */
+const DONE_LOOKUP = 2000;
 
 /**
  * Runs the partners' bulk jobs in the background, a chunk of items at a time, each chunk a job of
@@ -42,6 +44,7 @@ const SYSTEM: CommandCaller = { actor: 'system' };
 export class BulkJobRunner {
   private readonly logger = new Logger('BulkJobs');
   private readonly items = new RecentMap<string, Array<Array<Record<string, unknown>>>>(JOBS_KEPT);
+  private readonly done = new RecentMap<string, Map<string, BulkJobItemView>>(JOBS_KEPT);
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -138,6 +141,7 @@ export class BulkJobRunner {
       context(),
     );
     this.items.delete(jobId);
+    this.done.delete(jobId);
     // The next job first: a key store away must not hold the partner's jobs back (the sweep deletes the key later).
     await this.armQueue(partnerId);
     await this.eraseItems(jobId);
@@ -153,6 +157,7 @@ export class BulkJobRunner {
       { now: this.clock.now(), metadata: SYSTEM },
     );
     this.items.delete(jobId);
+    this.done.delete(jobId);
     if ((await this.job(jobId)).status === 'completed') await this.eraseItems(jobId);
   }
 
@@ -193,9 +198,7 @@ export class BulkJobRunner {
     const partnerId = job.partnerId!;
     const kind = job.kind!;
     const keys = items.map((item) => doneKey(partnerId, kind, String(item.reference)));
-    const doneBefore = new Map<string, BulkJobItemView>();
-    for (const done of await this.views.find<BulkJobItemView>(BULK_JOB_ITEMS, { done: { $in: keys } }))
-      if (done.jobId !== jobId && !doneBefore.has(done.done!)) doneBefore.set(done.done!, done);
+    const doneBefore = await this.doneBefore(jobId, job);
     const first = chunk * job.chunkSize;
     const results: BulkItemResult[] = new Array(items.length);
     let next = 0;
@@ -226,6 +229,24 @@ export class BulkJobRunner {
     };
     await Promise.all(Array.from({ length: Math.min(ITEMS_AT_ONCE, items.length) }, work));
     return results;
+  }
+
+  /**
+   * The items of earlier jobs of the partner and kind that did one of this job's references, by
+   * their key: read once a process for the whole job (a query per chunk would also wait, each time,
+   * for the chunk before's results to be written to the view).
+   */
+  private async doneBefore(jobId: string, job: BulkJob): Promise<Map<string, BulkJobItemView>> {
+    const kept = this.done.get(jobId);
+    if (kept) return kept;
+    const keys = (await this.itemsOf(jobId)).flat().map((item) => doneKey(job.partnerId!, job.kind!, String(item.reference)));
+    const done = new Map<string, BulkJobItemView>();
+    for (let from = 0; from < keys.length; from += DONE_LOOKUP) {
+      const found = await this.views.find<BulkJobItemView>(BULK_JOB_ITEMS, { done: { $in: keys.slice(from, from + DONE_LOOKUP) } });
+      for (const item of found) if (item.jobId !== jobId && !done.has(item.done!)) done.set(item.done!, item);
+    }
+    this.done.set(jobId, done);
+    return done;
   }
 
   /** The job's items by chunk, read once a process (they are sealed in the log: opened with the job's key). */

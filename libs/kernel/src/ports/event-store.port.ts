@@ -121,6 +121,11 @@ export interface SubscribeOptions {
   onEvents: EventBatchHandler;
   /** Called when delivery failed and will be retried from the last delivered position. */
   onError?: (error: unknown) => void;
+  /**
+   * The event types the subscriber reads, when it reads only some: events of other types may come
+   * as stored (their personal data still sealed). All events are delivered either way.
+   */
+  types?: readonly string[];
 }
 
 /** Told of what a store writes (the service's metrics). Called synchronously: must be cheap and never throw. */
