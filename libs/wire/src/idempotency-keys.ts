@@ -88,7 +88,13 @@ export interface IdempotencyOptions {
  */
 export function answerRepeatedRequests(fastify: FastifyInstance, options: IdempotencyOptions): void {
   const claimKey = (request: KeyedRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (request.headers[HEADER] === undefined || !request.partner || isDryRun(request)) return done();
+    if (request.headers[HEADER] === undefined || !request.partner) return done();
+    // A dry run claims no key, but a malformed one is refused as the real call would refuse it.
+    if (isDryRun(request)) {
+      if (wellFormedKey(request)) return done();
+      void refuseMalformedKey(reply);
+      return;
+    }
     claim(request, reply, options).then(
       (run) => (run ? done() : undefined),
       (error: unknown) => (reply.sent ? request.log.warn({ err: error }, 'an idempotent reply could not be sent') : done(error as Error)),
@@ -171,13 +177,23 @@ export function answerRepeatsWithoutSecret(request: FastifyRequest, instead?: { 
   if (keyed) keyed.secretShown = { instead: instead && { contentType: instead.contentType, body: Buffer.from(instead.body) } };
 }
 
+/** Whether the request's key is sent once, 1 to 255 printable ASCII characters. */
+function wellFormedKey(request: KeyedRequest): boolean {
+  const key = request.headers[HEADER];
+  return typeof key === 'string' && IDEMPOTENCY_KEY_PATTERN.test(key) && !sentTwice(request);
+}
+
+function refuseMalformedKey(reply: FastifyReply) {
+  return reply
+    .status(400)
+    .send(errorBody('bad_request', `${IDEMPOTENCY_KEY_HEADER} must be sent once, 1 to 255 printable ASCII characters`));
+}
+
 /** Claims the request's key; true when the request is to run, false when it was answered here. */
 async function claim(request: KeyedRequest, reply: FastifyReply, options: IdempotencyOptions): Promise<boolean> {
   const key = request.headers[HEADER];
-  if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key) || sentTwice(request)) {
-    await reply
-      .status(400)
-      .send(errorBody('bad_request', `${IDEMPOTENCY_KEY_HEADER} must be sent once, 1 to 255 printable ASCII characters`));
+  if (typeof key !== 'string' || !wellFormedKey(request)) {
+    await refuseMalformedKey(reply);
     return false;
   }
   const { secret } = options;

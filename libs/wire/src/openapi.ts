@@ -106,8 +106,8 @@ export const RATE_LIMIT_HEADERS: HeadersObject = {
       'The request budgets this call was counted against (draft-ietf-httpapi-ratelimit-headers): an RFC 9651 List of ' +
       'Items, each a String naming a budget with the Integer parameters `q` (the requests it allows in a window) and `w` ' +
       '(the window, in seconds). `"partner";q=<budget>;w=60` is the partner\'s budget (a sandbox\'s test credentials ' +
-      "have one of their own); a call made with a user's access token also names its user's tokens' budget: " +
-      '`"partner";q=6000;w=60, "user";q=600;w=60`. ' +
+      "have one of their own); a call made with a user's access token names its user's tokens' budget " +
+      '(`"user";q=600;w=60`), and the partner\'s before it only once a fifth of that or less is left. ' +
       COUNTED_CALLS,
     schema: { type: 'string', example: '"partner";q=6000;w=60' },
   },

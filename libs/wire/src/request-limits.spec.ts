@@ -94,16 +94,23 @@ describe('RequestLimits.spend: RateLimit-Policy and RateLimit on every answer of
     const asToken = { partner: partner('p-5'), userToken: token };
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await spent(limits, asToken));
-    for (const { headers } of answers) expect(headers['ratelimit-policy']).toBe('"partner";q=40;w=60, "user";q=3;w=60');
+    // The partner's budget is not the token's business until a fifth of it or less is left.
+    for (const { headers } of answers) expect(headers['ratelimit-policy']).toBe('"user";q=3;w=60');
     expect(answers.map(({ headers }) => headers.ratelimit)).toEqual([
-      '"partner";r=39;t=60, "user";r=2;t=60',
-      '"partner";r=38;t=60, "user";r=1;t=60',
-      '"partner";r=37;t=60, "user";r=0;t=60',
-      '"partner";r=36;t=60, "user";r=0;t=60',
+      '"user";r=2;t=60',
+      '"user";r=1;t=60',
+      '"user";r=0;t=60',
+      '"user";r=0;t=60',
     ]);
     expect(answers[3].refusal?.message).toContain('access tokens of this user');
     // The partner's own calls tell its budget alone.
     expect((await spent(limits, { partner: partner('p-5') })).headers.ratelimit).toBe('"partner";r=35;t=60');
+    // Near its end, a token's call is told the partner's budget too (it may refuse it).
+    const small = { partner: partner('p-6', 5), userToken: token };
+    for (let i = 0; i < 3; i++) await spent(limits, small);
+    const near = await spent(limits, small);
+    expect(near.headers['ratelimit-policy']).toBe('"partner";q=5;w=60, "user";q=3;w=60');
+    expect(near.headers.ratelimit).toBe('"partner";r=1;t=60, "user";r=0;t=60');
   });
 
   it("names a budget of the partner's size spent by another counter as its caller says", async () => {

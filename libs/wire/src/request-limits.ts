@@ -178,17 +178,21 @@ export class RequestLimits {
     // value is made once per budget, what is left is one short template.
     const policies = this.policyValues(policy, budget);
     const left = `"${policy}";r=${Math.max(0, remaining)};t=${resetSeconds(byPartner)}`;
+    const nearlySpent = remaining * 5 <= budget;
     if (byUser) {
-      const userLeft = Math.max(0, this.settings.userTokenPerMinute - byUser.consumedPoints);
-      void reply.header(RATE_LIMIT_POLICY_HEADER, policies.withUserTokens);
-      void reply.header(RATE_LIMIT_HEADER, `${left}, "${USER_TOKEN_POLICY}";r=${userLeft};t=${resetSeconds(byUser)}`);
+      // A user's access token is told its own budget, and the partner's only once a fifth of it or
+      // less is left (as X-RateLimit-* are): its size and what the partner's servers spend each
+      // minute are the partner's business, not its users', until it may refuse them.
+      const userLeft = `"${USER_TOKEN_POLICY}";r=${Math.max(0, this.settings.userTokenPerMinute - byUser.consumedPoints)};t=${resetSeconds(byUser)}`;
+      void reply.header(RATE_LIMIT_POLICY_HEADER, nearlySpent ? `${policies.alone}, ${policies.userTokens}` : policies.userTokens);
+      void reply.header(RATE_LIMIT_HEADER, nearlySpent ? `${left}, ${userLeft}` : userLeft);
     } else {
       void reply.header(RATE_LIMIT_POLICY_HEADER, policies.alone);
       void reply.header(RATE_LIMIT_HEADER, left);
     }
     // Said once a fifth of the budget or less is left: three headers on every answer cost about 5% of
     // the fastest call's throughput (docs/performance.md), and a caller needs them only near the end.
-    if (remaining * 5 <= budget) {
+    if (nearlySpent) {
       void reply.header('x-ratelimit-limit', budget);
       void reply.header('x-ratelimit-remaining', Math.max(0, remaining));
       void reply.header('x-ratelimit-reset', Math.ceil(byPartner.msBeforeNext / 1000));
@@ -211,7 +215,7 @@ export class RequestLimits {
     if (!values) {
       const alone = `"${policy}";q=${budget};w=${WINDOW_SECONDS}`;
       const userTokens = `"${USER_TOKEN_POLICY}";q=${this.settings.userTokenPerMinute};w=${WINDOW_SECONDS}`;
-      values = { alone, withUserTokens: `${alone}, ${userTokens}` };
+      values = { alone, userTokens };
       byBudget.set(budget, values);
     }
     return values;
@@ -261,7 +265,7 @@ export class RequestLimits {
 /** A budget's RateLimit-Policy value, without and with the budget of a user's access tokens. */
 interface PolicyValues {
   alone: string;
-  withUserTokens: string;
+  userTokens: string;
 }
 
 /** Whole seconds until a counter's window ends, rounded up: when the budget is whole again. */

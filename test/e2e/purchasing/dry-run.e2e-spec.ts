@@ -165,6 +165,12 @@ describe('dry runs of a purchase', () => {
     const repeated = await buy(order({ quantity: 1 }), { headers });
     expect(repeated.headers['idempotent-replayed']).toBe('true');
     expect(repeated.body).toEqual(made.body);
+    // A malformed key is refused as the purchase would refuse it.
+    const malformed = { 'Idempotency-Key': 'x'.repeat(256) };
+    const real = await buy(order({ quantity: 1 }), { headers: malformed });
+    expect(real.status).toBe(400);
+    const dryMalformed = await dry(() => buy(order({ quantity: 1, dry_run: true }), { headers: malformed }));
+    expect([dryMalformed.status, dryMalformed.body]).toEqual([real.status, real.body]);
   });
 
   it('takes a full purchase: a user and card it would make are made nowhere, and named null', async () => {
