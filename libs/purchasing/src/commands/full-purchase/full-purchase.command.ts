@@ -180,15 +180,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     let madeCard: EnteredCard | null = null;
     let creditCardId = '';
     if ('creditCardId' in given) {
-      const stored = await this.accounts.card(caller.partnerId, given.creditCardId);
-      if (!stored)
-        throw new ValidationFailed([
-          { type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' },
-        ]);
-      if (stored.userId !== userId)
-        throw new ValidationFailed([
-          { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
-        ]);
+      await this.storedCardOf(caller, given.creditCardId, userId);
       creditCardId = extra.credit_card_id = given.creditCardId;
     } else {
       const issue = cardIssue(given.card, this.clock.now(), caller.partnerId, this.settings);
@@ -235,17 +227,22 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     return created.userId;
   }
 
+  /** Refuses a stored card that is not one of the user's, as the purchase with a stored card does. */
+  private async storedCardOf(caller: Caller, creditCardId: string, userId: string): Promise<void> {
+    const stored = await this.accounts.card(caller.partnerId, creditCardId);
+    if (!stored)
+      throw new ValidationFailed([
+        { type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' },
+      ]);
+    if (stored.userId !== userId)
+      throw new ValidationFailed([
+        { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
+      ]);
+  }
+
   private async resolveCard(given: FullPurchaseOrder['card'], userId: string, caller: Caller): Promise<string> {
     if ('creditCardId' in given) {
-      const stored = await this.accounts.card(caller.partnerId, given.creditCardId);
-      if (!stored)
-        throw new ValidationFailed([
-          { type: 'not_found', resource: 'credit_card', field: 'credit_card_id', message: 'names no stored card' },
-        ]);
-      if (stored.userId !== userId)
-        throw new ValidationFailed([
-          { type: 'not_owner', resource: 'credit_card', field: 'credit_card_id', message: 'is not a card of this user' },
-        ]);
+      await this.storedCardOf(caller, given.creditCardId, userId);
       return given.creditCardId;
     }
     const stored = await this.commands.execute(new StoreCard(userId, given.card, caller));
