@@ -15,7 +15,7 @@ const item = z
       .string({ error: 'must be a string' })
       .min(1, 'must not be empty')
       .max(MAX_REFERENCE, `must be at most ${MAX_REFERENCE} characters`)
-      .regex(PRINTABLE, 'must hold no control character and no lone surrogate')
+      .refine((reference) => PRINTABLE.test(reference), 'must hold no control character and no lone surrogate')
       .refine((reference) => !reference.includes('@'), 'must be an identifier of yours, never personal data such as an email address')
       .meta({
         description:
