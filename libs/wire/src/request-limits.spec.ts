@@ -113,6 +113,18 @@ describe('RequestLimits.spend: RateLimit-Policy and RateLimit on every answer of
     expect(near.headers.ratelimit).toBe('"partner";r=1;t=60, "user";r=0;t=60');
   });
 
+  it('tells a call over both budgets to wait for the later of their ends', async () => {
+    const limits = RequestLimits.inMemory(settings);
+    const asToken = { partner: partner('p-7', 2), userToken: token };
+    // The partner's window opens first (its own call), the token's a second later.
+    await spent(limits, { partner: partner('p-7', 2) });
+    jest.advanceTimersByTime(1000);
+    let last = await spent(limits, asToken);
+    for (let i = 0; i < 3; i++) last = await spent(limits, asToken);
+    expect(last.refusal?.message).toContain('partner p-7 is over its budget');
+    expect(last.refusal!.retryAfterMs).toBe(60_000);
+  });
+
   it("names a budget of the partner's size spent by another counter as its caller says", async () => {
     const limits = RequestLimits.inMemory(settings);
     const { headers, told } = await spent(limits, { partner: partner('p-6', 10) }, 'site:member-1', 'member');

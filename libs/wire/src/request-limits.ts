@@ -197,9 +197,14 @@ export class RequestLimits {
       void reply.header('x-ratelimit-remaining', Math.max(0, remaining));
       void reply.header('x-ratelimit-reset', Math.ceil(byPartner.msBeforeNext / 1000));
     }
+    const userOver = byUser !== null && byUser.consumedPoints > this.settings.userTokenPerMinute;
     if (byPartner.consumedPoints > budget)
-      return { retryAfterMs: byPartner.msBeforeNext, message: `partner ${partner.id} is over its budget of ${budget} requests a minute` };
-    if (byUser && byUser.consumedPoints > this.settings.userTokenPerMinute)
+      return {
+        // Both spent: the later end, or the retry is refused again by the other.
+        retryAfterMs: userOver ? Math.max(byPartner.msBeforeNext, byUser.msBeforeNext) : byPartner.msBeforeNext,
+        message: `partner ${partner.id} is over its budget of ${budget} requests a minute`,
+      };
+    if (userOver)
       return {
         retryAfterMs: byUser.msBeforeNext,
         message: `the access tokens of this user are over their budget of ${this.settings.userTokenPerMinute} requests a minute`,
