@@ -2,7 +2,7 @@ import type { CatalogLinks } from '@deals/catalog';
 import { isoUtc } from '@deals/wire';
 import { z } from 'zod';
 import type { PurchasePreview } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
-import { PurchaseAnswer, purchaseDealSchema, toPurchaseDeal } from './purchase.answers';
+import { EXAMPLE_PURCHASE_DEAL, PurchaseAnswer, purchaseDealSchema, toPurchaseDeal } from './purchase.answers';
 
 /** A dry run's answer (`dry_run: true`): what the purchase would be, and what its checks counted. */
 export function toDryRun(preview: PurchasePreview, catalog: CatalogLinks) {
@@ -105,14 +105,7 @@ export const DryRunAnswer = z
         number_bought: 2,
         user_id: 'u4Kd8',
         credit_card_id: 'c2Wm5',
-        deal: {
-          id: 'chicago-spa-day',
-          deal_id: 'chicago-spa-day',
-          title: 'A day at the spa',
-          type: 'daily-deal',
-          image_url: '/images/deals/chicago-spa-day.jpg',
-          image_url_abs: 'https://images.example.com/images/deals/chicago-spa-day.jpg',
-        },
+        deal: EXAMPLE_PURCHASE_DEAL,
       },
       card: { credit_card_id: 'c2Wm5', number: 'XXXX-XXXX-XXXX-4242', type: 'Visa', month: 12, year: 2030 },
       limit: { max_per_user: 4, units_bought: 1, units_held: 0, units_allowed: 3 },

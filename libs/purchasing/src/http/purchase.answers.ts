@@ -196,6 +196,16 @@ export const purchaseSchema = z
   })
   .meta({ id: 'Purchase', description: 'a purchase' });
 
+/** The deal a purchase's example names, in its summary form. */
+export const EXAMPLE_PURCHASE_DEAL = {
+  id: 'chicago-spa-day',
+  deal_id: 'chicago-spa-day',
+  title: 'A day at the spa',
+  type: 'daily-deal',
+  image_url: '/images/deals/chicago-spa-day.jpg',
+  image_url_abs: 'https://images.example.com/images/deals/chicago-spa-day.jpg',
+};
+
 const examplePurchase = {
   id: 'p7Hc2',
   purchase_id: 'p7Hc2',
@@ -209,14 +219,7 @@ const examplePurchase = {
   created_at: 'Mon Jun 15 12:00:00 UTC 2026',
   user_id: 'u4Kd8',
   credit_card_id: 'c2Wm5',
-  deal: {
-    id: 'chicago-spa-day',
-    deal_id: 'chicago-spa-day',
-    title: 'A day at the spa',
-    type: 'daily-deal',
-    image_url: '/images/deals/chicago-spa-day.jpg',
-    image_url_abs: 'https://images.example.com/images/deals/chicago-spa-day.jpg',
-  },
+  deal: EXAMPLE_PURCHASE_DEAL,
   coupons: [(couponSchema.meta() as { example: unknown }).example],
 };
 

@@ -1,17 +1,11 @@
 import { defineProjection, ViewDocument } from '@deals/kernel';
-import type { BulkItemError, BulkItemStatus, BulkJobChunkProcessed, BulkJobKind } from '../../domain/bulk-job.events';
+import type { BulkItemResult, BulkJobChunkProcessed, BulkJobKind } from '../../domain/bulk-job.events';
 
 /** "What became of each item of job J?", and "which job did partner P's item of this reference?" */
-export interface BulkJobItemView extends ViewDocument {
+export interface BulkJobItemView extends ViewDocument, BulkItemResult {
   jobId: string;
   partnerId: string;
   kind: BulkJobKind;
-  index: number;
-  reference: string;
-  status: BulkItemStatus;
-  resourceId: string | null;
-  doneBy: string | null;
-  error: BulkItemError | null;
   /** Set on an item done here ({@link doneKey}): a later job's item of the same reference is already done. */
   done: string | null;
 }
