@@ -1,6 +1,7 @@
 import { EventStore, handleCommand, ManualClock, OPERATOR } from '@deals/kernel';
 import { emailClaimDecider, emailClaimStream } from '@deals/accounts/domain/user/email-claim.decider';
 import { emailKey } from '@deals/accounts/domain/user/user.events';
+import { UserWrites } from '@deals/accounts/commands/user-writes';
 import { TestApi } from '../../support/api-harness';
 
 /** Found by an adversarial review: an email shared by two users, and addresses left claimed by updates that failed or lost a race. */
@@ -89,6 +90,15 @@ describe("email addresses stay one user's, under concurrency and refused updates
     const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => byEmail('tokens@claims.test', { token: `t${i}` })));
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of replies.filter((r) => r.status !== 200)) expect([r.status, r.body.error_type]).toEqual([422, 'update_failed']);
+  });
+
+  it('writes a registration refused by its user stream (an id already registered) with no claim of its address', async () => {
+    const kept = (await post({ email: 'kept@claims.test' })).body.user_id;
+    const caller = { ...OPERATOR, partnerId };
+    const again = api.get(UserWrites).register({ profile: { email: 'never@claims.test' }, sessionId: null }, true, caller, kept);
+    await expect(again).rejects.toMatchObject({ issues: [expect.objectContaining({ field: 'id', message: 'is already registered' })] });
+    expect(await api.get(EventStore).readStream(emailClaimStream(partnerId, emailKey('never@claims.test')))).toEqual([]);
+    expect((await post({ email: 'never@claims.test' })).status).toBe(200);
   });
 
   it('refuses addresses with control characters or over 254 characters', async () => {

@@ -3,6 +3,7 @@ import {
   CommandCaller,
   EventStore,
   handleCommand,
+  handleCommands,
   IdGenerator,
   KeyedMutex,
   laterPosition,
@@ -56,7 +57,8 @@ export class UserWrites {
     const { profile } = user;
     const issues = [...this.pastBirthday(profile, now), ...this.partnerOnly(profile, byPartner)];
     if (issues.length) throw new ValidationFailed(issues);
-    const claimed = await this.claim(caller, emailKey(profile.email), userId);
+    const key = emailKey(profile.email);
+    await this.releaseStaleClaim(caller, key, userId, now);
     const full: UserProfile = {
       firstName: null,
       lastName: null,
@@ -67,24 +69,38 @@ export class UserWrites {
       partnerData: {},
       ...profile,
     };
-    const { position } = await handleCommand(
+    // The address's claim and the new user's stream in one append (one transaction where the store
+    // has them across streams; else the claim first): an address taken refuses both, and no claim is
+    // left without its user. The claim's stream is the lane: registrations of one address take turns.
+    const [claimed, registered] = await handleCommands(
       this.store,
-      userStream(userId),
-      userDecider,
-      {
-        type: 'RegisterUser',
-        data: {
-          userId,
-          partnerId: caller.partnerId,
-          profile: full,
-          credits: user.credits ?? this.settings.signupCreditCents,
-          sessionId: user.sessionId,
-          registeredAt: now.toISOString(),
+      [
+        {
+          streamId: emailClaimStream(caller.partnerId, key),
+          decider: emailClaimDecider,
+          command: { type: 'ClaimEmail', data: { partnerId: caller.partnerId, emailKey: key, userId } } satisfies ClaimEmail,
+          lane: true,
         },
-      },
+        {
+          streamId: userStream(userId),
+          decider: userDecider,
+          command: {
+            type: 'RegisterUser',
+            data: {
+              userId,
+              partnerId: caller.partnerId,
+              profile: full,
+              credits: user.credits ?? this.settings.signupCreditCents,
+              sessionId: user.sessionId,
+              registeredAt: now.toISOString(),
+            },
+          },
+          freshStream: true,
+        },
+      ],
       { now, metadata: caller },
     );
-    return { userId, position: laterPosition(claimed, position) };
+    return { userId, position: laterPosition(claimed.position, registered.position) };
   }
 
   /**
@@ -241,30 +257,37 @@ export class UserWrites {
   }
 
   /**
-   * Claims an address for a user. A claim whose owner does not hold the address (its registration
-   * never completed, or an update that claimed it lost a race and its user has another address) is
-   * released first, but only once it is {@link STALE_CLAIM_MS} old: a younger one belongs to a
-   * registration or update still under way, which would otherwise share the address with this one.
+   * Claims an address for a user (an update's new address), once any stale claim of it is released
+   * ({@link releaseStaleClaim}).
    */
   private async claim(caller: Caller, key: string, userId: string): Promise<LogPosition | null> {
-    const stream = emailClaimStream(caller.partnerId, key);
     const now = this.clock.now();
+    await this.releaseStaleClaim(caller, key, userId, now);
     const claim: ClaimEmail = { type: 'ClaimEmail', data: { partnerId: caller.partnerId, emailKey: key, userId } };
+    return (await handleCommand(this.store, emailClaimStream(caller.partnerId, key), emailClaimDecider, claim, { now, metadata: caller }))
+      .position;
+  }
+
+  /**
+   * Releases a claim of an address whose owner does not hold it (its registration never completed,
+   * or an update that claimed it lost a race and its user has another address), but only once it is
+   * {@link STALE_CLAIM_MS} old: a younger one belongs to a registration or update still under way,
+   * which would otherwise share the address with `userId`.
+   */
+  private async releaseStaleClaim(caller: Caller, key: string, userId: string, now: Date): Promise<void> {
+    const stream = emailClaimStream(caller.partnerId, key);
     const history = await this.store.readStream(stream);
     const last = history[history.length - 1];
     const owner = last?.type === 'EmailClaimed' ? (last.data as { userId: string }).userId : null;
-    if (owner !== null && owner !== userId && now.getTime() - Date.parse(last.metadata.occurredAt) >= STALE_CLAIM_MS) {
-      const user = await loadAggregate(this.store, userStream(owner), userDecider);
-      if (profileEmailKey(user.state.profile) !== key) {
-        await handleCommand(
-          this.store,
-          stream,
-          emailClaimDecider,
-          { type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId: owner } },
-          { now, metadata: caller },
-        );
-      }
-    }
-    return (await handleCommand(this.store, stream, emailClaimDecider, claim, { now, metadata: caller })).position;
+    if (owner === null || owner === userId || now.getTime() - Date.parse(last.metadata.occurredAt) < STALE_CLAIM_MS) return;
+    const user = await loadAggregate(this.store, userStream(owner), userDecider);
+    if (profileEmailKey(user.state.profile) === key) return;
+    await handleCommand(
+      this.store,
+      stream,
+      emailClaimDecider,
+      { type: 'ReleaseEmail', data: { partnerId: caller.partnerId, emailKey: key, userId: owner } },
+      { now, metadata: caller },
+    );
   }
 }
