@@ -1,3 +1,6 @@
+import { UserWrites } from '@deals/accounts';
+import { BulkJobRunner } from '@deals/bulk-jobs';
+import { MAX_CHUNK_RUNS } from '@deals/bulk-jobs/domain/bulk-job.decider';
 import { EventStore, ManualClock } from '@deals/kernel';
 import { eventually } from '../../support/eventually';
 import { Reply, TestApi } from '../../support/api-harness';
@@ -210,6 +213,40 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
     expect(added.length).toBeGreaterThan(0);
     expect(added.every((e) => (e.data as { items: unknown }).items === null)).toBe(true);
     expect(JSON.stringify(stored)).not.toContain('small@example.com');
+  });
+
+  it("records an item the service keeps failing on as its call's 500 on its chunk's last run, and runs the partner's next job", async () => {
+    const users = api.get(UserWrites);
+    const register = users.register.bind(users);
+    // A fault of the service on one item, every time it is run.
+    const fault = jest.spyOn(users, 'register').mockImplementation((user, ...rest) => {
+      if (user.profile.email === 'poison@example.com') return Promise.reject(new Error('a fault of the service'));
+      return register(user, ...rest);
+    });
+    try {
+      const items = ['before', 'poison', 'after'].map((name) => ({ reference: `p-${name}`, email: `${name}@example.com` }));
+      const id = (await start({ kind: 'users', items })).body.bulk_job.id as string;
+      const next = (await start({ kind: 'users', items: [{ reference: 'p-next', email: 'next@example.com' }] })).body.bulk_job.id as string;
+      // Each arming runs the chunk three times (the scheduler's tries); the sweep a minute later arms it again: called here.
+      const failedRuns = async () =>
+        (await api.get(EventStore).readStream(`bulkjob-${id}`)).filter((e) => e.type === 'BulkJobChunkFailed').length;
+      for (let runs = 3; runs < MAX_CHUNK_RUNS; runs += 3) {
+        expect(await eventually(failedRuns, (n) => n >= runs)).toBe(runs);
+        expect((await job(id)).body.bulk_job.status).toBe('running');
+        await api.get(BulkJobRunner).rearm();
+      }
+      expect((await completed(id)).body.bulk_job).toMatchObject({ succeeded_count: 2, failed_count: 1 });
+      expect(await failedRuns()).toBe(MAX_CHUNK_RUNS - 1);
+      const { results: done } = await results(id);
+      expect(done.map((r: { status: string }) => r.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+      expect(done[1]).toMatchObject({
+        http_status: 500,
+        error: { status: 'error', error_type: 'internal_error', error_msg: 'the service failed to answer; the failure is logged' },
+      });
+      expect((await completed(next)).body.bulk_job).toMatchObject({ succeeded_count: 1 });
+    } finally {
+      fault.mockRestore();
+    }
   });
 
   it("runs a sandbox's job on the sandbox's own records", async () => {

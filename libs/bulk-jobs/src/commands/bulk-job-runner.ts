@@ -12,7 +12,7 @@ import {
   ViewStore,
 } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
-import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkCount, nextChunk } from '../domain/bulk-job.decider';
+import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkCount, isLastRun, nextChunk } from '../domain/bulk-job.decider';
 import { BulkItemResult, BulkJobItemsAdded, bulkJobItemsOwner, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
 import { BulkItems } from '../items/bulk-items';
 import { BULK_JOB_ITEMS, BulkJobItemView, doneKey } from '../projections/bulk-job-items/bulk-job-items.projection';
@@ -117,7 +117,20 @@ export class BulkJobRunner {
     }
     const chunk = nextChunk(job);
     if (chunk !== null) {
-      const results = await this.results(jobId, job, chunk);
+      let results: BulkItemResult[];
+      try {
+        results = await this.results(jobId, job, chunk, isLastRun(job, chunk));
+      } catch (error) {
+        // Counted (if the log takes the record), then run again by the scheduler or the sweep.
+        await handleCommand(
+          this.store,
+          bulkJobStream(jobId),
+          bulkJobDecider,
+          { type: 'RecordChunkFailure', data: { jobId, chunk } },
+          context(),
+        ).catch(() => undefined);
+        throw error;
+      }
       await handleCommand(
         this.store,
         bulkJobStream(jobId),
@@ -193,7 +206,7 @@ export class BulkJobRunner {
   }
 
   /** Runs a chunk's items, {@link ITEMS_AT_ONCE} at a time; an item whose reference an earlier job did is not run again. */
-  private async results(jobId: string, job: BulkJob, chunk: number): Promise<BulkItemResult[]> {
+  private async results(jobId: string, job: BulkJob, chunk: number, lastRun: boolean): Promise<BulkItemResult[]> {
     const items = (await this.itemsOf(jobId))[chunk];
     const partnerId = job.partnerId!;
     const kind = job.kind!;
@@ -214,12 +227,16 @@ export class BulkJobRunner {
           continue;
         }
         try {
-          const outcome = await this.bulkItems.run(kind, {
-            jobId,
-            index,
-            fields: items[i],
-            caller: { actor: `partner:${partnerId}`, partnerId },
-          });
+          const outcome = await this.bulkItems.run(
+            kind,
+            {
+              jobId,
+              index,
+              fields: items[i],
+              caller: { actor: `partner:${partnerId}`, partnerId },
+            },
+            lastRun,
+          );
           results[i] = { index, reference, doneBy: null, ...outcome };
         } catch (error) {
           failed = true;

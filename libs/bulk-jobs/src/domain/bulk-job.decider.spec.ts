@@ -5,6 +5,8 @@ import {
   BulkJobCommand,
   bulkJobDecider,
   bulkJobQueueDecider,
+  isLastRun,
+  MAX_CHUNK_RUNS,
   MAX_OPEN_BULK_JOBS,
   nextChunk,
   TooManyBulkJobs,
@@ -93,6 +95,22 @@ describe('the bulk job decider', () => {
     expect(
       bulkJobDecider.decide({ type: 'RecordItemsErased', data: { jobId: 'j' } }, erased.reduce(bulkJobDecider.evolve, done.state), now),
     ).toEqual([]);
+  });
+
+  it("counts a running chunk's failed runs until its results are recorded: the last of its runs is known", () => {
+    const fail = (chunk: number): BulkJobCommand => ({ type: 'RecordChunkFailure', data: { jobId: 'j', chunk } });
+    expect(bulkJobDecider.decide(fail(0), run([accept(3)]).state, now)).toEqual([]);
+    const failing = run([accept(BULK_CHUNK_SIZE + 1), start, ...Array.from({ length: MAX_CHUNK_RUNS - 2 }, () => fail(0)), fail(1)]);
+    expect(failing.events.at(-1)).toEqual({
+      type: 'BulkJobChunkFailed',
+      data: { jobId: 'j', partnerId: 'p', chunk: 1, failedAt: now.toISOString() },
+    });
+    expect([isLastRun(failing.state, 0), isLastRun(failing.state, 1)]).toEqual([false, false]);
+    const last = bulkJobDecider.decide(fail(0), failing.state, now).reduce(bulkJobDecider.evolve, failing.state);
+    expect([isLastRun(last, 0), isLastRun(last, 1)]).toEqual([true, false]);
+    const recorded = bulkJobDecider.decide(record(0, [result(0)]), last, now).reduce(bulkJobDecider.evolve, last);
+    expect([...recorded.failedRuns]).toEqual([[1, 1]]);
+    expect(bulkJobDecider.decide(fail(0), recorded, now)).toEqual([]);
   });
 
   it('refuses results before the job started, of a chunk it has not, and of a job unknown', () => {

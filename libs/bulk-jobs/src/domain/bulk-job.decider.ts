@@ -7,6 +7,15 @@ export const MAX_BULK_ITEMS = 10_000;
 export const MAX_OPEN_BULK_JOBS = 3;
 /** Items a chunk holds: the unit the job's items are kept in, run and recorded by. */
 export const BULK_CHUNK_SIZE = 200;
+/**
+ * Runs of a chunk in all: the chunk's failed runs are counted, and on its last run an item that
+ * fails with the service's fault is recorded as failed with the 500 or 503 its single call would
+ * answer, so that one item the service cannot run does not hold the partner's jobs for ever. (A
+ * failed run is retried twice within seconds, then by the sweep a minute later: nine runs span about
+ * three minutes; a run that failed because the event log is away records no failure: the record is
+ * a write to it.)
+ */
+export const MAX_CHUNK_RUNS = 9;
 /** What a partner with its open jobs at the limit is told to wait before sending another. */
 const OPEN_JOBS_RETRY_S = 60;
 
@@ -28,10 +37,11 @@ export type AcceptBulkJob = DomainCommand<
 >;
 export type StartBulkJob = DomainCommand<'StartBulkJob', { jobId: string }>;
 export type RecordBulkChunk = DomainCommand<'RecordBulkChunk', { jobId: string; chunk: number; results: BulkItemResult[] }>;
+export type RecordChunkFailure = DomainCommand<'RecordChunkFailure', { jobId: string; chunk: number }>;
 export type CompleteBulkJob = DomainCommand<'CompleteBulkJob', { jobId: string }>;
 /** Records that the key of the job's items is deleted (done before: this records it). */
 export type RecordItemsErased = DomainCommand<'RecordItemsErased', { jobId: string }>;
-export type BulkJobCommand = AcceptBulkJob | StartBulkJob | RecordBulkChunk | CompleteBulkJob | RecordItemsErased;
+export type BulkJobCommand = AcceptBulkJob | StartBulkJob | RecordBulkChunk | RecordChunkFailure | CompleteBulkJob | RecordItemsErased;
 
 export interface BulkJob {
   status: 'none' | 'accepted' | 'running' | 'completed';
@@ -42,6 +52,8 @@ export interface BulkJob {
   chunkSize: number;
   /** Chunks whose results are recorded. */
   recorded: ReadonlySet<number>;
+  /** Failed runs of each chunk whose results are not recorded. */
+  failedRuns: ReadonlyMap<number, number>;
   counts: BulkItemCounts;
 }
 
@@ -53,6 +65,9 @@ export function nextChunk(job: BulkJob): number | null {
   for (let chunk = 0; chunk < chunkCount(job); chunk++) if (!job.recorded.has(chunk)) return chunk;
   return null;
 }
+
+/** Whether the chunk's next run is its last: its items are then recorded whatever they meet. */
+export const isLastRun = (job: Pick<BulkJob, 'failedRuns'>, chunk: number) => (job.failedRuns.get(chunk) ?? 0) >= MAX_CHUNK_RUNS - 1;
 
 /**
  * A bulk job: its items accepted (kept in chunks), each chunk's results recorded once, then
@@ -68,6 +83,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
     itemCount: 0,
     chunkSize: BULK_CHUNK_SIZE,
     recorded: new Set(),
+    failedRuns: new Map(),
     counts: noCounts(),
   }),
   decide(command, job, now) {
@@ -109,6 +125,12 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
           },
         ];
       }
+      case 'RecordChunkFailure': {
+        const { jobId, chunk } = command.data;
+        if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status !== 'running' || job.recorded.has(chunk)) return [];
+        return [{ type: 'BulkJobChunkFailed', data: { jobId, partnerId: job.partnerId!, chunk, failedAt: at } }];
+      }
       case 'CompleteBulkJob': {
         const { jobId } = command.data;
         if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
@@ -143,7 +165,13 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
       case 'BulkJobChunkProcessed': {
         const counts = { ...job.counts };
         for (const result of event.data.results) counts[result.status]++;
-        return { ...job, recorded: new Set([...job.recorded, event.data.chunk]), counts };
+        const failedRuns = new Map(job.failedRuns);
+        failedRuns.delete(event.data.chunk);
+        return { ...job, recorded: new Set([...job.recorded, event.data.chunk]), failedRuns, counts };
+      }
+      case 'BulkJobChunkFailed': {
+        const { chunk } = event.data;
+        return { ...job, failedRuns: new Map(job.failedRuns).set(chunk, (job.failedRuns.get(chunk) ?? 0) + 1) };
       }
       case 'BulkJobCompleted':
         return { ...job, status: 'completed' };

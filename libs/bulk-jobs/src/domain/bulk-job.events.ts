@@ -48,6 +48,8 @@ export type BulkJobChunkProcessed = DomainEvent<
   'BulkJobChunkProcessed',
   { jobId: string; partnerId: string; kind: BulkJobKind; chunk: number; results: BulkItemResult[]; processedAt: string }
 >;
+/** A run of the chunk failed (a store away, a fault of the service): counted, so that its last run records its items whatever they meet. */
+export type BulkJobChunkFailed = DomainEvent<'BulkJobChunkFailed', { jobId: string; partnerId: string; chunk: number; failedAt: string }>;
 export type BulkJobCompleted = DomainEvent<
   'BulkJobCompleted',
   { jobId: string; partnerId: string; kind: BulkJobKind; counts: BulkItemCounts; completedAt: string }
@@ -55,7 +57,7 @@ export type BulkJobCompleted = DomainEvent<
 /** The key the job's items were sealed under is deleted: they are unreadable from now on. */
 export type BulkJobItemsErased = DomainEvent<'BulkJobItemsErased', { jobId: string; partnerId: string; erasedAt: string }>;
 export type BulkJobEvent =
-  BulkJobAccepted | BulkJobItemsAdded | BulkJobStarted | BulkJobChunkProcessed | BulkJobCompleted | BulkJobItemsErased;
+  BulkJobAccepted | BulkJobItemsAdded | BulkJobStarted | BulkJobChunkProcessed | BulkJobChunkFailed | BulkJobCompleted | BulkJobItemsErased;
 
 /** A partner's open jobs, oldest first: the first runs, the others wait for it. */
 export type BulkJobQueued = DomainEvent<'BulkJobQueued', { partnerId: string; jobId: string }>;

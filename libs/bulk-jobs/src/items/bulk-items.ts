@@ -3,7 +3,7 @@ import { SaveDeal, saveDealBody, subscribeBody, SubscribeUser } from '@deals/eng
 import { CommandCaller, EventStore, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { couponStream, RedeemCoupon } from '@deals/purchasing';
 import { errorAnswer, errorBody, validationIssues } from '@deals/wire';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -64,6 +64,8 @@ function split(fields: Record<string, unknown>, names: readonly string[]) {
  */
 @Injectable()
 export class BulkItems {
+  private readonly logger = new Logger('BulkJobs');
+
   constructor(
     private readonly commands: CommandBus,
     private readonly users: UserWrites,
@@ -72,7 +74,12 @@ export class BulkItems {
     private readonly store: EventStore,
   ) {}
 
-  async run(kind: BulkJobKind, item: BulkItem): Promise<Pick<BulkItemResult, 'status' | 'resourceId' | 'error'>> {
+  /**
+   * Runs one item. A fault of the service (a 5xx: a store away) is thrown, so that the item's chunk
+   * runs again; on the chunk's last run (`lastRun`) it is the item's result instead, with the body
+   * the single call would answer.
+   */
+  async run(kind: BulkJobKind, item: BulkItem, lastRun = false): Promise<Pick<BulkItemResult, 'status' | 'resourceId' | 'error'>> {
     const { reference: _reference, ...fields } = item.fields;
     // Larger than the single call takes: refused as its body would be.
     if (Buffer.byteLength(JSON.stringify(fields)) > SINGLE_CALL_BODY_LIMIT) return { status: 'failed', resourceId: null, error: TOO_LARGE };
@@ -82,8 +89,10 @@ export class BulkItems {
       return { ...done, error: null };
     } catch (error) {
       const { status, body } = errorAnswer(error);
-      // A failure of the service (a store away), not a refusal of the item: its chunk is run again.
-      if (status >= 500) throw error;
+      if (status >= 500) {
+        if (!lastRun) throw error;
+        this.logger.error(`bulk job ${item.jobId}: item ${item.index} failed on its chunk's last run: ${String(error)}`);
+      }
       return { status: 'failed', resourceId: null, error: { status, body: body as unknown as Record<string, unknown> } };
     }
   }
