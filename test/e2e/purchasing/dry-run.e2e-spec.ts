@@ -196,6 +196,20 @@ describe('dry runs of a purchase', () => {
     }
   });
 
+  it('refuses in a full purchase a user it would make whose address a deleted user holds, as its registration does', async () => {
+    const gone = await newUser(live, 'dry-deleted@example.com');
+    expect((await api.call('PUT', `/users/${gone}`, { apiKey: live, body: { is_deleted: true } })).status).toBe(200);
+    const body = { deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'DRY-deleted@example.com' }, credit_card: visa };
+    const dryVerdict = verdict(await dry(() => full({ ...body, dry_run: true })));
+    expect(dryVerdict).toEqual({
+      status: 422,
+      body: expect.objectContaining({
+        errors: [{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }],
+      }),
+    });
+    expect(verdict(await full(body))).toEqual(dryVerdict);
+  });
+
   it("takes sandbox credentials: the sandbox's own inventory and test cards", async () => {
     const user = await newUser(sandbox, 'dry-sandbox@example.com');
     const card = await storeCard(sandbox, user, '4242424242424242');

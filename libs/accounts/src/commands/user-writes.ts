@@ -15,7 +15,7 @@ import {
   ValidationIssue,
 } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
-import { ClaimEmail, emailClaimDecider, emailClaimStream } from '../domain/user/email-claim.decider';
+import { ClaimEmail, emailClaimDecider, emailClaimStream, emailTaken } from '../domain/user/email-claim.decider';
 import { BIRTHDAY_MESSAGE, isPastDate, NewUser, UserChanges } from '../domain/user/user-profile';
 import { userDecider } from '../domain/user/user.decider';
 import { emailKey, profileEmailKey, UserProfile, userStream } from '../domain/user/user.events';
@@ -55,8 +55,7 @@ export class UserWrites {
   ): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { profile } = user;
-    const issues = [...this.pastBirthday(profile, now), ...this.partnerOnly(profile, byPartner)];
-    if (issues.length) throw new ValidationFailed(issues);
+    this.checkFields(profile, byPartner, now);
     const key = emailKey(profile.email);
     await this.releaseStaleClaim(caller, key, userId, now);
     const full: UserProfile = {
@@ -104,6 +103,16 @@ export class UserWrites {
   }
 
   /**
+   * Refuses, as {@link register} would, a new user it would refuse: a field the clock or the caller
+   * rules out, or an address another user of the partner holds (a deleted one too). Writes nothing:
+   * a dry run's check.
+   */
+  async checkRegistration(user: NewUser, byPartner: boolean, caller: Caller): Promise<void> {
+    this.checkFields(user.profile, byPartner, this.clock.now());
+    if ((await this.owner(caller.partnerId, user.profile.email)) !== null) throw emailTaken();
+  }
+
+  /**
    * Changes of one user run one at a time in this process: an email change works from the address
    * it read, and two at once would each release the other's (two users then shared an address).
    * Across processes, a release also keeps an address the user holds again (`release`).
@@ -129,8 +138,7 @@ export class UserWrites {
   ): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
     const { profile } = changes;
-    const issues = [...this.pastBirthday(profile, now), ...this.partnerOnly(profile, byPartner)];
-    if (issues.length) throw new ValidationFailed(issues);
+    this.checkFields(profile, byPartner, now);
     const current = await loadAggregate(this.store, userStream(userId), userDecider);
     let position: LogPosition | null = null;
     const oldKey = profileEmailKey(current.state.profile);
@@ -239,6 +247,12 @@ export class UserWrites {
       { now: this.clock.now(), metadata: caller },
     );
     return released.position;
+  }
+
+  /** The fields' checks that need the clock or the caller (the request schemas checked the rest). */
+  private checkFields(profile: Partial<UserProfile>, byPartner: boolean, now: Date): void {
+    const issues = [...this.pastBirthday(profile, now), ...this.partnerOnly(profile, byPartner)];
+    if (issues.length) throw new ValidationFailed(issues);
   }
 
   /** Source and token are the partner's to set: a user's access token may not. */

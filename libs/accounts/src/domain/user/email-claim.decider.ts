@@ -15,6 +15,10 @@ export type ReleaseEmail = DomainCommand<'ReleaseEmail', { partnerId: string; em
 export const emailClaimStream = (partnerId: string, key: string) =>
   `useremail-${createHash('sha256').update(`${partnerId}\n${key}`).digest('hex').slice(0, 40)}`;
 
+/** The refusal of an address another user of the partner holds. */
+export const emailTaken = () =>
+  new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }]);
+
 export interface EmailClaim {
   owner: string | null;
 }
@@ -25,8 +29,7 @@ export const emailClaimDecider: Decider<EmailClaim, ClaimEmail | ReleaseEmail, E
     const { userId } = command.data;
     if (command.type === 'ReleaseEmail') return claim.owner === userId ? [{ type: 'EmailReleased', data: command.data }] : [];
     if (claim.owner === userId) return [];
-    if (claim.owner !== null)
-      throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'email', message: 'is already taken by another user' }]);
+    if (claim.owner !== null) throw emailTaken();
     return [{ type: 'EmailClaimed', data: command.data }];
   },
   evolve: (_claim, event) => ({ owner: event.type === 'EmailClaimed' ? event.data.userId : null }),

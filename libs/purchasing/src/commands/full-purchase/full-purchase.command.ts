@@ -174,7 +174,11 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       if (!(await this.accounts.user(caller.partnerId, buyer.userId)))
         throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
       userId = buyer.userId;
-    } else userId = reusable ?? this.ids.short();
+    } else {
+      // A user it would make: refused here as its registration would be (an address a deleted user holds, say).
+      if (!reusable) await this.users.checkRegistration({ profile: buyer.user.profile, sessionId: null }, true, caller);
+      userId = reusable ?? this.ids.short();
+    }
     const madeUser = !('userId' in buyer) && !reusable;
     if (!madeUser) extra.user_id = userId;
     let madeCard: EnteredCard | null = null;
