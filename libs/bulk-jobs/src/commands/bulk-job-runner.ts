@@ -14,7 +14,7 @@ import {
 import { Injectable, Logger } from '@nestjs/common';
 import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkCount, isLastRun, nextChunk } from '../domain/bulk-job.decider';
 import { BulkItemResult, BulkJobItemsAdded, bulkJobItemsOwner, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
-import { BulkItems } from '../items/bulk-items';
+import { BulkItems, TOO_LARGE } from '../items/bulk-items';
 import { BULK_JOB_ITEMS, BulkJobItemView, doneKey } from '../projections/bulk-job-items/bulk-job-items.projection';
 import { BULK_JOBS, BulkJobView } from '../projections/bulk-jobs/bulk-jobs.projection';
 
@@ -43,7 +43,7 @@ const DONE_LOOKUP = 2000;
 @Injectable()
 export class BulkJobRunner {
   private readonly logger = new Logger('BulkJobs');
-  private readonly items = new RecentMap<string, Array<Array<Record<string, unknown>>>>(JOBS_KEPT);
+  private readonly items = new RecentMap<string, JobItems>(JOBS_KEPT);
   private readonly done = new RecentMap<string, Map<string, BulkJobItemView>>(JOBS_KEPT);
 
   constructor(
@@ -207,7 +207,8 @@ export class BulkJobRunner {
 
   /** Runs a chunk's items, {@link ITEMS_AT_ONCE} at a time; an item whose reference an earlier job did is not run again. */
   private async results(jobId: string, job: BulkJob, chunk: number, lastRun: boolean): Promise<BulkItemResult[]> {
-    const items = (await this.itemsOf(jobId))[chunk];
+    const { chunks, oversize } = await this.itemsOf(jobId);
+    const items = chunks[chunk];
     const partnerId = job.partnerId!;
     const kind = job.kind!;
     const keys = items.map((item) => doneKey(partnerId, kind, String(item.reference)));
@@ -224,6 +225,10 @@ export class BulkJobRunner {
         const earlier = doneBefore.get(keys[i]);
         if (earlier) {
           results[i] = { index, reference, status: 'already_done', resourceId: earlier.resourceId, doneBy: earlier.jobId, error: null };
+          continue;
+        }
+        if (oversize.has(index)) {
+          results[i] = { index, reference, status: 'failed', resourceId: null, doneBy: null, error: TOO_LARGE };
           continue;
         }
         try {
@@ -256,7 +261,7 @@ export class BulkJobRunner {
   private async doneBefore(jobId: string, job: BulkJob): Promise<Map<string, BulkJobItemView>> {
     const kept = this.done.get(jobId);
     if (kept) return kept;
-    const keys = (await this.itemsOf(jobId)).flat().map((item) => doneKey(job.partnerId!, job.kind!, String(item.reference)));
+    const keys = (await this.itemsOf(jobId)).chunks.flat().map((item) => doneKey(job.partnerId!, job.kind!, String(item.reference)));
     const done = new Map<string, BulkJobItemView>();
     for (let from = 0; from < keys.length; from += DONE_LOOKUP) {
       const found = await this.views.find<BulkJobItemView>(BULK_JOB_ITEMS, { done: { $in: keys.slice(from, from + DONE_LOOKUP) } });
@@ -267,17 +272,25 @@ export class BulkJobRunner {
   }
 
   /** The job's items by chunk, read once a process (they are sealed in the log: opened with the job's key). */
-  private async itemsOf(jobId: string): Promise<Array<Array<Record<string, unknown>>>> {
+  private async itemsOf(jobId: string): Promise<JobItems> {
     const kept = this.items.get(jobId);
     if (kept) return kept;
-    const chunks: Array<Array<Record<string, unknown>>> = [];
+    const found = { chunks: [] as JobItems['chunks'], oversize: new Set<number>() };
     for (const event of await this.store.readStream(bulkJobStream(jobId)))
       if (event.type === 'BulkJobItemsAdded') {
-        const { chunk, items } = (event as unknown as BulkJobItemsAdded).data;
+        const { chunk, items, oversize } = (event as unknown as BulkJobItemsAdded).data;
         if (!Array.isArray(items)) throw new Error(`bulk job ${jobId}: the items of chunk ${chunk} are unreadable (their key is deleted)`);
-        chunks[chunk] = items;
+        // A chunk's items may come in several parts, in order.
+        (found.chunks[chunk] ??= []).push(...items);
+        for (const index of oversize ?? []) found.oversize.add(index);
       }
-    this.items.set(jobId, chunks);
-    return chunks;
+    this.items.set(jobId, found);
+    return found;
   }
+}
+
+/** A job's items by chunk, and the places of those kept as their reference alone (larger than their call takes). */
+interface JobItems {
+  chunks: Array<Array<Record<string, unknown>>>;
+  oversize: ReadonlySet<number>;
 }

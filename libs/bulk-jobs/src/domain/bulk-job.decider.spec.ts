@@ -6,9 +6,11 @@ import {
   bulkJobDecider,
   bulkJobQueueDecider,
   isLastRun,
+  ITEMS_EVENT_BYTES,
   MAX_CHUNK_RUNS,
   MAX_OPEN_BULK_JOBS,
   nextChunk,
+  SINGLE_CALL_BODY_LIMIT,
   TooManyBulkJobs,
 } from './bulk-job.decider';
 import type { BulkItemResult, BulkJobEvent } from './bulk-job.events';
@@ -60,6 +62,25 @@ describe('the bulk job decider', () => {
     expect([state.status, state.itemCount, nextChunk(state)]).toEqual(['accepted', 2 * BULK_CHUNK_SIZE + 1, 0]);
     // Accepted again (a retried write): nothing more.
     expect(bulkJobDecider.decide(accept(3), state, now)).toEqual([]);
+  });
+
+  it('keeps a chunk of large items in parts of a bounded size, and an item larger than its call takes as its reference', () => {
+    const big = 'x'.repeat(100 * 1024);
+    const sent = [
+      ...Array.from({ length: 5 }, (_, i) => ({ reference: `b${i}`, email: `b${i}@example.com`, partner_data: { big } })),
+      { reference: 'huge', email: 'huge@example.com', partner_data: { big: 'x'.repeat(SINGLE_CALL_BODY_LIMIT) } },
+      { reference: 'last', email: 'last@example.com' },
+    ];
+    const { events } = run([{ type: 'AcceptBulkJob', data: { jobId: 'j', partnerId: 'p', kind: 'users', items: sent } }]);
+    const added = events.slice(1) as Array<Extract<BulkJobEvent, { type: 'BulkJobItemsAdded' }>>;
+    expect(added.map((e) => e.data.items.map((item) => item.reference))).toEqual([
+      ['b0', 'b1'],
+      ['b2', 'b3'],
+      ['b4', 'huge', 'last'],
+    ]);
+    expect(added.every((e) => e.data.chunk === 0 && Buffer.byteLength(JSON.stringify(e.data)) < ITEMS_EVENT_BYTES + 1024)).toBe(true);
+    expect(added[2].data.items[1]).toEqual({ reference: 'huge' });
+    expect(added.map((e) => e.data.oversize)).toEqual([undefined, undefined, [5]]);
   });
 
   it("records each chunk's results once, counts them, and completes only once every chunk's are in", () => {

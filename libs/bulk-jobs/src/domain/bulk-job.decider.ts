@@ -1,12 +1,28 @@
 import { Decider, DomainCommand, NotFound, RetryLater } from '@deals/kernel';
-import { BulkItemCounts, BulkItemResult, BulkJobEvent, BulkJobKind, BulkJobQueueEvent, chunkOf, noCounts } from './bulk-job.events';
+import {
+  BulkItemCounts,
+  BulkItemResult,
+  BulkJobEvent,
+  BulkJobItemsAdded,
+  BulkJobKind,
+  BulkJobQueueEvent,
+  chunkOf,
+  noCounts,
+} from './bulk-job.events';
 
 /** The most items a job takes. */
 export const MAX_BULK_ITEMS = 10_000;
 /** The most jobs a partner has open (queued or running) at once. */
 export const MAX_OPEN_BULK_JOBS = 3;
-/** Items a chunk holds: the unit the job's items are kept in, run and recorded by. */
+/** Items a chunk holds: the unit the job's items are run and recorded by. */
 export const BULK_CHUNK_SIZE = 200;
+/** The largest body a single call takes (the server's limit): an item's fields are held to it. */
+export const SINGLE_CALL_BODY_LIMIT = 1024 * 1024;
+/**
+ * The most bytes of items one event of the job keeps (a chunk's items in as many events as it
+ * takes): every event well under the 1 MiB a log server may take in one write or one message.
+ */
+export const ITEMS_EVENT_BYTES = 256 * 1024;
 /**
  * Runs of a chunk in all: the chunk's failed runs are counted, and on its last run an item that
  * fails with the service's fault is recorded as failed with the 500 or 503 its single call would
@@ -66,6 +82,29 @@ export function nextChunk(job: BulkJob): number | null {
   return null;
 }
 
+/** The events that keep items `from` to `to` (one chunk's) of a job: parts of at most {@link ITEMS_EVENT_BYTES} each, an oversize item as its reference. */
+function itemsAdded(jobId: string, items: Array<Record<string, unknown>>, from: number, to: number): BulkJobItemsAdded[] {
+  const chunk = chunkOf(from, BULK_CHUNK_SIZE);
+  const parts: BulkJobItemsAdded[] = [];
+  let part: BulkJobItemsAdded | null = null;
+  let bytes = 0;
+  for (let index = from; index < to; index++) {
+    const { reference, ...fields } = items[index];
+    const size = Buffer.byteLength(JSON.stringify(fields));
+    const oversize = size > SINGLE_CALL_BODY_LIMIT;
+    const kept = oversize ? { reference } : items[index];
+    const keptBytes = oversize ? 0 : size;
+    if (part === null || (bytes + keptBytes > ITEMS_EVENT_BYTES && part.data.items.length > 0)) {
+      parts.push((part = { type: 'BulkJobItemsAdded', data: { jobId, chunk, items: [] } }));
+      bytes = 0;
+    }
+    part.data.items.push(kept);
+    bytes += keptBytes;
+    if (oversize) (part.data.oversize ??= []).push(index);
+  }
+  return parts;
+}
+
 /** Whether the chunk's next run is its last: its items are then recorded whatever they meet. */
 export const isLastRun = (job: Pick<BulkJob, 'failedRuns'>, chunk: number) => (job.failedRuns.get(chunk) ?? 0) >= MAX_CHUNK_RUNS - 1;
 
@@ -99,10 +138,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
           },
         ];
         for (let first = 0; first < items.length; first += BULK_CHUNK_SIZE)
-          events.push({
-            type: 'BulkJobItemsAdded',
-            data: { jobId, chunk: chunkOf(first, BULK_CHUNK_SIZE), items: items.slice(first, first + BULK_CHUNK_SIZE) },
-          });
+          events.push(...itemsAdded(jobId, items, first, Math.min(first + BULK_CHUNK_SIZE, items.length)));
         return events;
       }
       case 'StartBulkJob': {

@@ -40,8 +40,15 @@ export type BulkJobAccepted = DomainEvent<
   'BulkJobAccepted',
   { jobId: string; partnerId: string; kind: BulkJobKind; itemCount: number; chunkSize: number; acceptedAt: string }
 >;
-/** One chunk of the job's items, as sent (each with its `reference`); the items are the partner's data, sealed in the log. */
-export type BulkJobItemsAdded = DomainEvent<'BulkJobItemsAdded', { jobId: string; chunk: number; items: Array<Record<string, unknown>> }>;
+/**
+ * A chunk's items, or a part of them (a chunk's parts follow each other in order), as sent, each with
+ * its `reference`; the items are the partner's data, sealed in the log. An item larger than its
+ * single call takes is kept as its reference alone, its place in the job in `oversize`.
+ */
+export type BulkJobItemsAdded = DomainEvent<
+  'BulkJobItemsAdded',
+  { jobId: string; chunk: number; items: Array<Record<string, unknown>>; oversize?: number[] }
+>;
 /** The job's turn came: its items run from now on. */
 export type BulkJobStarted = DomainEvent<'BulkJobStarted', { jobId: string; partnerId: string; startedAt: string }>;
 export type BulkJobChunkProcessed = DomainEvent<

@@ -7,14 +7,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { SINGLE_CALL_BODY_LIMIT } from '../domain/bulk-job.decider';
 import type { BulkItemResult, BulkJobKind } from '../domain/bulk-job.events';
 
 type Caller = CommandCaller & { partnerId: string };
 
-/** The largest body a single call takes (the server's limit): an item's fields are held to it. */
-export const SINGLE_CALL_BODY_LIMIT = 1024 * 1024;
-/** What a single call answers a body larger than that. */
-const TOO_LARGE = { status: 413, body: { ...errorBody('bad_request', 'Request body is too large') } };
+/** What a single call answers a body larger than it takes ({@link SINGLE_CALL_BODY_LIMIT}). */
+export const TOO_LARGE = { status: 413, body: { ...errorBody('bad_request', 'Request body is too large') } };
 
 /** One item to run: its fields as sent, where it stands in its job, and whose it is. */
 export interface BulkItem {
