@@ -62,6 +62,13 @@ const JOB_OPTIONS: JobsOptions = {
   backoff: { type: 'exponential', delay: 500 },
 };
 
+/**
+ * Jobs a process runs at once (BullMQ's default is one): a long job (a bulk job's chunk, a delivery
+ * waiting on a slow endpoint) does not hold back the holds, expiries and deliveries due meanwhile,
+ * as the embedded scheduler's timers do not.
+ */
+const JOBS_AT_ONCE = 8;
+
 const BULLMQ_STATES = { delayed: 'waiting', waiting: 'due', active: 'running', failed: 'failed' } as const;
 
 /**
@@ -151,7 +158,7 @@ export class BullmqScheduler extends Scheduler {
     this.worker = new AttemptsWorker(
       this.queueName,
       (job: Job) => this.dispatch(job),
-      { connection: this.workerConnection, prefix: this.prefix },
+      { connection: this.workerConnection, prefix: this.prefix, concurrency: JOBS_AT_ONCE },
       { started: (id) => this.runningHere.set(id, undefined), ended: (id) => this.ranHere(id) },
     );
     this.worker.on('error', this.onError);

@@ -20,6 +20,8 @@ interface Entry {
   dueAt: number;
   timer?: NodeJS.Timeout;
   running?: boolean;
+  /** What was asked of the id while a run of it was under way, done once the run ends (the latest ask). */
+  asked?: ScheduledJob | 'cancel';
 }
 
 /** Failed jobs kept for `list` (the count goes on). */
@@ -61,17 +63,31 @@ export class TimersScheduler extends Scheduler {
       ((job, error) => logger.error({ err: error, jobId: job.id }, `scheduled job ${job.id} failed after ${this.attempts} attempts`));
   }
 
+  /**
+   * Arms a job, replacing what its id held. An id whose run is under way is armed once that run has
+   * ended (as BullMQ does): two runs of one id never overlap.
+   */
   async schedule(job: ScheduledJob): Promise<void> {
     assertJobId(job.id);
     if (this.closed) throw new Error('scheduler is closed');
-    this.disarm(job.id);
-    const entry: Entry = { job: { ...job, data: { ...job.data } }, attemptsMade: 0, dueAt: job.runAt.getTime() };
-    this.entries.set(job.id, entry);
-    this.arm(entry);
+    const copy = { ...job, data: { ...job.data } };
+    const running = this.entries.get(job.id);
+    if (running?.running) running.asked = copy;
+    else this.replace(copy);
   }
 
+  /** Drops a job; one under way runs to its end, and is neither retried nor armed again after it. */
   async cancel(id: string): Promise<void> {
-    this.disarm(id);
+    const running = this.entries.get(id);
+    if (running?.running) running.asked = 'cancel';
+    else this.disarm(id);
+  }
+
+  private replace(job: ScheduledJob): void {
+    this.disarm(job.id);
+    const entry: Entry = { job, attemptsMade: 0, dueAt: job.runAt.getTime() };
+    this.entries.set(job.id, entry);
+    this.arm(entry);
   }
 
   handle(kind: string, handler: JobHandler): void {
@@ -152,7 +168,7 @@ export class TimersScheduler extends Scheduler {
       await handler({ ...entry.job, data: { ...entry.job.data } });
       if (this.entries.get(entry.job.id) === entry) this.entries.delete(entry.job.id);
     } catch (error) {
-      if (this.entries.get(entry.job.id) !== entry) return; // cancelled or re-armed meanwhile
+      if (this.entries.get(entry.job.id) !== entry) return; // dropped by close meanwhile
       if (entry.attemptsMade >= this.attempts) {
         this.entries.delete(entry.job.id);
         this.keepFailed(entry, error);
@@ -163,6 +179,13 @@ export class TimersScheduler extends Scheduler {
       this.arm(entry);
     } finally {
       entry.running = false;
+      const { asked } = entry;
+      entry.asked = undefined;
+      if (asked !== undefined && !this.closed) {
+        // The run's retry, if it left one, gives way to what was asked meanwhile.
+        if (this.entries.get(entry.job.id) === entry) this.disarm(entry.job.id);
+        if (asked !== 'cancel') this.replace(asked);
+      }
     }
   }
 
