@@ -115,6 +115,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/bulk_jobs': 'createBulkJob',
   'GET /v1/bulk_jobs': 'listBulkJobs',
   'GET /v1/bulk_jobs/{bulk_job_id}': 'getBulkJob',
+  'POST /v1/bulk_jobs/{bulk_job_id}/cancel': 'cancelBulkJob',
   'GET /v1/bulk_jobs/{bulk_job_id}/results': 'listBulkJobResults',
   'GET /v1/bulk_jobs/{bulk_job_id}/results.csv': 'getBulkJobResultsCsv',
 };

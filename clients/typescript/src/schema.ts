@@ -1297,6 +1297,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bulk_jobs/{bulk_job_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a bulk job
+         * @description No chunk of the job starts from now on. A job not started yet is `cancelled` at once; a running one is `cancelling` until the items of its chunk under way (at most 200) have their results, then `cancelled`: the items done keep their results, the others have none. It then leaves the partner’s open jobs, its items are erased, and `bulk_job.completed` says `cancelled`. Cancelling a cancelled job answers it again; a completed job answers 409 bulk_job_completed.
+         */
+        post: operations["cancelBulkJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/bulk_jobs/{bulk_job_id}/results": {
         parameters: {
             query?: never;
@@ -1882,6 +1902,9 @@ export interface components {
         BulkJob: {
             /** @description items whose reference an earlier job of the partner did */
             already_done_count: number;
+            /** @description when the partner cancelled it */
+            cancelled_at: string | null;
+            /** @description when it completed or, cancelled, stopped */
             completed_at: string | null;
             /** @description when it was accepted, ISO 8601 UTC */
             created_at: string;
@@ -1905,10 +1928,10 @@ export interface components {
             /** @description when its items began to run */
             started_at: string | null;
             /**
-             * @description queued behind the partner's earlier open job, running, or completed (every item has its result)
+             * @description queued behind the partner's earlier open job, running, or completed (every item has its result); cancelling (cancelled while running: its chunk under way finishing), then cancelled (the items run before have results, the rest none)
              * @enum {string}
              */
-            status: "queued" | "running" | "completed";
+            status: "queued" | "running" | "cancelling" | "completed" | "cancelled";
             /** @description items done: the user made, the deal saved, the subscription made, the coupon redeemed */
             succeeded_count: number;
         };
@@ -9300,6 +9323,114 @@ export interface operations {
             431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
+        };
+    };
+    cancelBulkJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description the bulk job */
+                bulk_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bulk_job: components["schemas"]["BulkJob"];
+                        /** @description the bounds bulk jobs are held to */
+                        limits: {
+                            /** @description items whose results are recorded together: progress moves by as many */
+                            items_per_result_write: number;
+                            /** @description items a job takes at most */
+                            max_items: number;
+                            /** @description jobs a partner has queued or running at once, at most */
+                            max_open_jobs: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description another purchase of this user is still being charged: error_type already_charging; a request whose Idempotency-Key's earlier run has not ended (its purchase may still be charged): idempotency_key_in_use with Retry-After; or a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            /** @description a server the service depends on (its database, Redis) is not answering: error_type service_unavailable; Retry-After says when to ask again (a write sent again with the same Idempotency-Key is answered as it ended, never done twice) */
+            503: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listBulkJobResults: {

@@ -5,6 +5,7 @@ import { PurchasingModule } from '@deals/purchasing';
 import { Module } from '@nestjs/common';
 import { AcceptBulkJobHandler } from './commands/accept-bulk-job.command';
 import { BulkJobRunner } from './commands/bulk-job-runner';
+import { CancelBulkJobHandler } from './commands/cancel-bulk-job.command';
 import { BulkJobsController } from './http/bulk-jobs.controller';
 import { BulkItems } from './items/bulk-items';
 import { BulkJobQueries } from './queries/bulk-job.queries';
@@ -12,7 +13,7 @@ import { BulkJobQueries } from './queries/bulk-job.queries';
 /** Bulk jobs: accepted, run in the background through the other contexts' commands, read back. */
 @Module({
   imports: [AccountsModule, EngagementModule, PurchasingModule],
-  providers: [AcceptBulkJobHandler, BulkJobRunner, BulkItems, BulkJobQueries],
+  providers: [AcceptBulkJobHandler, CancelBulkJobHandler, BulkJobRunner, BulkItems, BulkJobQueries],
   exports: [BulkJobRunner, BulkJobQueries],
 })
 export class BulkJobsModule {}

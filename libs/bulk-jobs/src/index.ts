@@ -2,7 +2,7 @@
 export { BulkJobsHttpModule, BulkJobsModule } from './bulk-jobs.module';
 export { BulkJobRunner } from './commands/bulk-job-runner';
 export { BulkJobQueries } from './queries/bulk-job.queries';
-export { BULK_JOBS } from './projections/bulk-jobs/bulk-jobs.projection';
+export { BULK_JOBS, isOpenBulkJob } from './projections/bulk-jobs/bulk-jobs.projection';
 export { BULK_JOB_ITEMS } from './projections/bulk-job-items/bulk-job-items.projection';
 export { bulkJobProjections } from './projections';
 export { bulkResultsCsv, toBulkJob } from './http/bulk-jobs.answers';

@@ -249,6 +249,68 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
     }
   });
 
+  it('cancels a queued job at once and a running one after its chunk under way; a completed one is refused 409', async () => {
+    const users = api.get(UserWrites);
+    const register = users.register.bind(users);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    // The running job's first item waits until the test opens the gate.
+    const hold = jest.spyOn(users, 'register').mockImplementation(async (user, ...rest) => {
+      if (user.profile.email === 'c-0@example.com') {
+        held();
+        await gate;
+      }
+      return register(user, ...rest);
+    });
+    const settled = async (id: string): Promise<Reply> => {
+      for (;;) {
+        const reply = await job(id);
+        if (['completed', 'cancelled'].includes(reply.body.bulk_job.status)) return reply;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const cancel = (id: string, key = apiKey) => api.call('POST', `/v1/bulk_jobs/${id}/cancel`, { apiKey: key });
+    try {
+      const items = Array.from({ length: 250 }, (_, i) => ({ reference: `c-${i}`, email: `c-${i}@example.com` }));
+      const running = (await start({ kind: 'users', items })).body.bulk_job.id as string;
+      const queued = (await start({ kind: 'users', items: [{ reference: 'c-queued', email: 'c-queued@example.com' }] })).body.bulk_job.id;
+      const later = (await start({ kind: 'users', items: [{ reference: 'c-later', email: 'c-later@example.com' }] })).body.bulk_job.id;
+      await holding;
+      expect((await cancel(running, otherKey)).status).toBe(404);
+      // Not started: cancelled at once, out of the partner's open jobs (a third may be sent).
+      const off = await cancel(queued);
+      expect([off.status, off.body.bulk_job]).toEqual([200, expect.objectContaining({ status: 'cancelled', processed_count: 0 })]);
+      expect(off.body.bulk_job.cancelled_at).toEqual(expect.any(String));
+      const third = await start({ kind: 'users', items: [{ reference: 'c-third', email: 'c-third@example.com' }] });
+      expect(third.status).toBe(202);
+      // Running: cancelling until its chunk under way has its results.
+      expect((await cancel(running)).body.bulk_job).toMatchObject({ status: 'cancelling', processed_count: 0 });
+      open();
+      expect((await settled(running)).body.bulk_job).toMatchObject({ status: 'cancelled', processed_count: 200, succeeded_count: 200 });
+      expect((await results(running, '?per_page=1000')).results).toHaveLength(200);
+      expect((await cancel(running)).body.bulk_job).toMatchObject({ status: 'cancelled', processed_count: 200 });
+      expect((await api.call('POST', '/users', { apiKey, body: { email: 'c-249@example.com' } })).status).toBe(200);
+      // The partner's next jobs run; a completed one has nothing to cancel.
+      expect((await completed(later)).body.bulk_job).toMatchObject({ succeeded_count: 1 });
+      const refused = await cancel(later);
+      expect([refused.status, refused.body.error_type]).toEqual([409, 'bulk_job_completed']);
+      expect((await completed(third.body.bulk_job.id)).body.bulk_job).toMatchObject({ succeeded_count: 1 });
+      const feed = await eventually(
+        async () =>
+          ((await api.call('GET', '/v1/events?per_page=1000', { apiKey })).body.events as Array<Record<string, unknown>>).filter(
+            (e) => e.type === 'bulk_job.completed' && e.resource_id === running,
+          ),
+        (said) => said.length > 0,
+      );
+      expect(feed).toEqual([expect.objectContaining({ data: expect.objectContaining({ id: running, status: 'cancelled' }) })]);
+    } finally {
+      open();
+      hold.mockRestore();
+    }
+  });
+
   it("runs a sandbox's job on the sandbox's own records", async () => {
     const accepted = await start({ kind: 'users', items: [{ reference: 't1', email: 'sandbox@example.com' }] }, testKey);
     expect(accepted.body.bulk_job.livemode).toBe(false);

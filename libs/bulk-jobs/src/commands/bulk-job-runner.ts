@@ -16,7 +16,7 @@ import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkCount, isLastRun, ne
 import { BulkItemResult, BulkJobItemsAdded, bulkJobItemsOwner, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
 import { BulkItems, TOO_LARGE } from '../items/bulk-items';
 import { BULK_JOB_ITEMS, BulkJobItemView, doneKey } from '../projections/bulk-job-items/bulk-job-items.projection';
-import { BULK_JOBS, BulkJobView } from '../projections/bulk-jobs/bulk-jobs.projection';
+import { BULK_JOBS, BulkJobView, OPEN_BULK_JOB_STATUSES } from '../projections/bulk-jobs/bulk-jobs.projection';
 
 export const RUN_BULK_CHUNK_JOB = 'run-bulk-chunk';
 export const SWEEP_BULK_JOBS_JOB = 'sweep-bulk-jobs';
@@ -64,9 +64,9 @@ export class BulkJobRunner {
    * when a job-running process starts, and by the sweep while jobs are open).
    */
   async rearm(): Promise<void> {
-    const open = await this.views.find<BulkJobView>(BULK_JOBS, { status: { $in: ['queued', 'running'] } });
+    const open = await this.views.find<BulkJobView>(BULK_JOBS, { status: { $in: [...OPEN_BULK_JOB_STATUSES] } });
     for (const partnerId of new Set(open.map((job) => job.partnerId))) await this.armQueue(partnerId);
-    for (const job of await this.views.find<BulkJobView>(BULK_JOBS, { status: 'completed', itemsErased: false }))
+    for (const job of await this.views.find<BulkJobView>(BULK_JOBS, { status: { $in: ['completed', 'cancelled'] }, itemsErased: false }))
       await this.eraseItems(job._id);
     if (open.length > 0) await this.sweepLater();
   }
@@ -75,6 +75,17 @@ export class BulkJobRunner {
   async arm(jobId: string): Promise<void> {
     const job = await this.job(jobId);
     if (job.status !== 'none') await this.armQueue(job.partnerId!);
+  }
+
+  /**
+   * After a cancellation: a job it completed (one not started) leaves its partner's queue at once,
+   * its items' key deleted, and the next job is armed; a running one's next step is armed, which
+   * completes it once its chunk under way (if any) is recorded.
+   */
+  async cancelled(jobId: string): Promise<void> {
+    const job = await this.job(jobId);
+    if (job.status === 'completed') await this.leaveQueue(job.partnerId!, jobId);
+    await this.arm(jobId);
   }
 
   /**
@@ -109,13 +120,15 @@ export class BulkJobRunner {
     if (job.status !== 'accepted' && job.status !== 'running') return;
     const { state: queue } = await loadCachedAggregate(this.store, bulkJobQueueStream(job.partnerId!), bulkJobQueueDecider);
     if (queue.open[0] !== jobId) return;
-    if (job.status === 'accepted') {
+    if (job.status === 'accepted' && !job.cancelled) {
       // Its turn: the earlier jobs' items are in the view, for the references done there.
       await this.progress.waitFor([BULK_JOB_ITEMS], await this.store.head());
       job = (await handleCommand(this.store, bulkJobStream(jobId), bulkJobDecider, { type: 'StartBulkJob', data: { jobId } }, context()))
         .state;
     }
-    const chunk = nextChunk(job);
+    // Cancelled (before its start, or while it ran): no chunk starts; it completes below.
+    const chunk = job.status === 'running' && !job.cancelled ? nextChunk(job) : null;
+    if (job.status === 'completed') return this.armQueue(job.partnerId!);
     if (chunk !== null) {
       let results: BulkItemResult[];
       try {
@@ -131,14 +144,16 @@ export class BulkJobRunner {
         ).catch(() => undefined);
         throw error;
       }
-      await handleCommand(
-        this.store,
-        bulkJobStream(jobId),
-        bulkJobDecider,
-        { type: 'RecordBulkChunk', data: { jobId, chunk, results } },
-        context(),
-      );
-      if (chunk + 1 < chunkCount(job)) return this.arm(jobId);
+      job = (
+        await handleCommand(
+          this.store,
+          bulkJobStream(jobId),
+          bulkJobDecider,
+          { type: 'RecordBulkChunk', data: { jobId, chunk, results } },
+          context(),
+        )
+      ).state;
+      if (!job.cancelled && chunk + 1 < chunkCount(job)) return this.arm(jobId);
     }
     const partnerId = job.partnerId!;
     await handleCommands(

@@ -2,6 +2,7 @@ import { fold } from '@deals/kernel';
 import {
   BULK_CHUNK_SIZE,
   BulkJob,
+  BulkJobCompletedAlready,
   BulkJobCommand,
   bulkJobDecider,
   bulkJobQueueDecider,
@@ -132,6 +133,25 @@ describe('the bulk job decider', () => {
     const recorded = bulkJobDecider.decide(record(0, [result(0)]), last, now).reduce(bulkJobDecider.evolve, last);
     expect([...recorded.failedRuns]).toEqual([[1, 1]]);
     expect(bulkJobDecider.decide(fail(0), recorded, now)).toEqual([]);
+  });
+
+  it('cancels a job not started at once, and a running one once its chunk under way is recorded', () => {
+    const cancel = (partnerId = 'p'): BulkJobCommand => ({ type: 'CancelBulkJob', data: { jobId: 'j', partnerId } });
+    const complete: BulkJobCommand = { type: 'CompleteBulkJob', data: { jobId: 'j' } };
+    expect(() => bulkJobDecider.decide(cancel('other'), run([accept(3)]).state, now)).toThrow(/not found/);
+    const queued = run([accept(3), cancel()]);
+    expect(queued.events.slice(2).map((e) => e.type)).toEqual(['BulkJobCancelled', 'BulkJobCompleted']);
+    expect(queued.events.at(-1)!.data).toMatchObject({ cancelled: true, counts: { succeeded: 0, failed: 0 } });
+    expect(bulkJobDecider.decide(start, queued.state, now)).toEqual([]);
+    expect(bulkJobDecider.decide(cancel(), queued.state, now)).toEqual([]);
+    const running = run([accept(BULK_CHUNK_SIZE + 1), start, cancel()]);
+    expect([running.state.status, running.state.cancelled]).toEqual(['running', true]);
+    // The chunk under way is recorded, then the job completes with the other chunk never run.
+    const done = run([accept(BULK_CHUNK_SIZE + 1), start, cancel(), record(0, [result(0)]), complete]);
+    expect(done.events.at(-1)).toMatchObject({ type: 'BulkJobCompleted', data: { cancelled: true, counts: { succeeded: 1 } } });
+    expect(() => bulkJobDecider.decide(cancel(), run([accept(1), start, record(0, [result(0)]), complete]).state, now)).toThrow(
+      BulkJobCompletedAlready,
+    );
   });
 
   it('refuses results before the job started, of a chunk it has not, and of a job unknown', () => {

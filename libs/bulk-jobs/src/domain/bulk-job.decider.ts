@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, RetryLater } from '@deals/kernel';
+import { Decider, DomainCommand, DomainError, NotFound, RetryLater } from '@deals/kernel';
 import {
   BulkItemCounts,
   BulkItemResult,
@@ -47,6 +47,15 @@ export class TooManyBulkJobs extends RetryLater {
   }
 }
 
+/** A job that has completed has nothing left to cancel. */
+export class BulkJobCompletedAlready extends DomainError {
+  readonly errorType = 'bulk_job_completed';
+  readonly httpStatus = 409;
+  constructor(jobId: string) {
+    super(`bulk job ${jobId} has completed: nothing is left to cancel`);
+  }
+}
+
 export type AcceptBulkJob = DomainCommand<
   'AcceptBulkJob',
   { jobId: string; partnerId: string; kind: BulkJobKind; items: Array<Record<string, unknown>> }
@@ -55,12 +64,17 @@ export type StartBulkJob = DomainCommand<'StartBulkJob', { jobId: string }>;
 export type RecordBulkChunk = DomainCommand<'RecordBulkChunk', { jobId: string; chunk: number; results: BulkItemResult[] }>;
 export type RecordChunkFailure = DomainCommand<'RecordChunkFailure', { jobId: string; chunk: number }>;
 export type CompleteBulkJob = DomainCommand<'CompleteBulkJob', { jobId: string }>;
+/** The partner's cancellation: a job not started yet completes at once; a running one once its chunk under way is recorded. */
+export type CancelBulkJob = DomainCommand<'CancelBulkJob', { jobId: string; partnerId: string }>;
 /** Records that the key of the job's items is deleted (done before: this records it). */
 export type RecordItemsErased = DomainCommand<'RecordItemsErased', { jobId: string }>;
-export type BulkJobCommand = AcceptBulkJob | StartBulkJob | RecordBulkChunk | RecordChunkFailure | CompleteBulkJob | RecordItemsErased;
+export type BulkJobCommand =
+  AcceptBulkJob | StartBulkJob | RecordBulkChunk | RecordChunkFailure | CompleteBulkJob | CancelBulkJob | RecordItemsErased;
 
 export interface BulkJob {
   status: 'none' | 'accepted' | 'running' | 'completed';
+  /** Cancelled by the partner: no chunk starts; completed (as cancelled) once none is under way. */
+  cancelled: boolean;
   itemsErased: boolean;
   partnerId: string | null;
   kind: BulkJobKind | null;
@@ -105,6 +119,11 @@ function itemsAdded(jobId: string, items: Array<Record<string, unknown>>, from: 
   return parts;
 }
 
+function completed(job: BulkJob, jobId: string, at: string): BulkJobEvent {
+  const data = { jobId, partnerId: job.partnerId!, kind: job.kind!, counts: job.counts, completedAt: at };
+  return { type: 'BulkJobCompleted', data: job.cancelled ? { ...data, cancelled: true } : data };
+}
+
 /** Whether the chunk's next run is its last: its items are then recorded whatever they meet. */
 export const isLastRun = (job: Pick<BulkJob, 'failedRuns'>, chunk: number) => (job.failedRuns.get(chunk) ?? 0) >= MAX_CHUNK_RUNS - 1;
 
@@ -116,6 +135,7 @@ export const isLastRun = (job: Pick<BulkJob, 'failedRuns'>, chunk: number) => (j
 export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
   initialState: () => ({
     status: 'none',
+    cancelled: false,
     itemsErased: false,
     partnerId: null,
     kind: null,
@@ -144,7 +164,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
       case 'StartBulkJob': {
         const { jobId } = command.data;
         if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
-        if (job.status !== 'accepted') return [];
+        if (job.status !== 'accepted' || job.cancelled) return [];
         return [{ type: 'BulkJobStarted', data: { jobId, partnerId: job.partnerId!, startedAt: at } }];
       }
       case 'RecordBulkChunk': {
@@ -171,10 +191,18 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         const { jobId } = command.data;
         if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
         if (job.status === 'completed') return [];
-        if (nextChunk(job) !== null) throw new Error(`bulk job ${jobId} is completed before its chunk ${nextChunk(job)} was run`);
-        return [
-          { type: 'BulkJobCompleted', data: { jobId, partnerId: job.partnerId!, kind: job.kind!, counts: job.counts, completedAt: at } },
-        ];
+        if (!job.cancelled && nextChunk(job) !== null)
+          throw new Error(`bulk job ${jobId} is completed before its chunk ${nextChunk(job)} was run`);
+        return [completed(job, jobId, at)];
+      }
+      case 'CancelBulkJob': {
+        const { jobId, partnerId } = command.data;
+        if (job.status === 'none' || job.partnerId !== partnerId) throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.cancelled) return [];
+        if (job.status === 'completed') throw new BulkJobCompletedAlready(jobId);
+        const cancelled: BulkJobEvent = { type: 'BulkJobCancelled', data: { jobId, partnerId, cancelledAt: at } };
+        // Not started: no chunk can be under way, so it completes now.
+        return job.status === 'accepted' ? [cancelled, completed({ ...job, cancelled: true }, jobId, at)] : [cancelled];
       }
       case 'RecordItemsErased': {
         const { jobId } = command.data;
@@ -209,6 +237,8 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         const { chunk } = event.data;
         return { ...job, failedRuns: new Map(job.failedRuns).set(chunk, (job.failedRuns.get(chunk) ?? 0) + 1) };
       }
+      case 'BulkJobCancelled':
+        return { ...job, cancelled: true };
       case 'BulkJobCompleted':
         return { ...job, status: 'completed' };
       case 'BulkJobItemsErased':

@@ -57,14 +57,24 @@ export type BulkJobChunkProcessed = DomainEvent<
 >;
 /** A run of the chunk failed (a store away, a fault of the service): counted, so that its last run records its items whatever they meet. */
 export type BulkJobChunkFailed = DomainEvent<'BulkJobChunkFailed', { jobId: string; partnerId: string; chunk: number; failedAt: string }>;
+/** The partner cancelled the job: no chunk starts from now on (one under way is recorded), and the job completes as cancelled. */
+export type BulkJobCancelled = DomainEvent<'BulkJobCancelled', { jobId: string; partnerId: string; cancelledAt: string }>;
+/** Every chunk's results are in, or (`cancelled`) those of the chunks run before the job was cancelled. */
 export type BulkJobCompleted = DomainEvent<
   'BulkJobCompleted',
-  { jobId: string; partnerId: string; kind: BulkJobKind; counts: BulkItemCounts; completedAt: string }
+  { jobId: string; partnerId: string; kind: BulkJobKind; counts: BulkItemCounts; completedAt: string; cancelled?: boolean }
 >;
 /** The key the job's items were sealed under is deleted: they are unreadable from now on. */
 export type BulkJobItemsErased = DomainEvent<'BulkJobItemsErased', { jobId: string; partnerId: string; erasedAt: string }>;
 export type BulkJobEvent =
-  BulkJobAccepted | BulkJobItemsAdded | BulkJobStarted | BulkJobChunkProcessed | BulkJobChunkFailed | BulkJobCompleted | BulkJobItemsErased;
+  | BulkJobAccepted
+  | BulkJobItemsAdded
+  | BulkJobStarted
+  | BulkJobChunkProcessed
+  | BulkJobChunkFailed
+  | BulkJobCancelled
+  | BulkJobCompleted
+  | BulkJobItemsErased;
 
 /** A partner's open jobs, oldest first: the first runs, the others wait for it. */
 export type BulkJobQueued = DomainEvent<'BulkJobQueued', { partnerId: string; jobId: string }>;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { BULK_CHUNK_SIZE, MAX_BULK_ITEMS, MAX_OPEN_BULK_JOBS } from '../domain/bulk-job.decider';
 import { BULK_ITEM_STATUSES, BULK_JOB_KINDS } from '../domain/bulk-job.events';
 import type { BulkJobItemView } from '../projections/bulk-job-items/bulk-job-items.projection';
-import type { BulkJobView } from '../projections/bulk-jobs/bulk-jobs.projection';
+import { BULK_JOB_STATUSES, type BulkJobView } from '../projections/bulk-jobs/bulk-jobs.projection';
 
 const count = (description: string) => z.number().int().meta({ description });
 
@@ -12,9 +12,10 @@ export const bulkJobSchema = z
     id: z.string(),
     kind: z.enum(BULK_JOB_KINDS),
     livemode: z.boolean().meta({ description: "false: a sandbox's job (test credentials)" }),
-    status: z
-      .enum(['queued', 'running', 'completed'])
-      .meta({ description: "queued behind the partner's earlier open job, running, or completed (every item has its result)" }),
+    status: z.enum(BULK_JOB_STATUSES).meta({
+      description:
+        "queued behind the partner's earlier open job, running, or completed (every item has its result); cancelling (cancelled while running: its chunk under way finishing), then cancelled (the items run before have results, the rest none)",
+    }),
     item_count: count('items sent'),
     processed_count: count('items with a result so far'),
     succeeded_count: count('items done: the user made, the deal saved, the subscription made, the coupon redeemed'),
@@ -23,7 +24,8 @@ export const bulkJobSchema = z
     failed_count: count('items refused, each with the error body its single call answers'),
     created_at: z.string().meta({ description: 'when it was accepted, ISO 8601 UTC' }),
     started_at: z.string().nullable().meta({ description: 'when its items began to run' }),
-    completed_at: z.string().nullable(),
+    completed_at: z.string().nullable().meta({ description: 'when it completed or, cancelled, stopped' }),
+    cancelled_at: z.string().nullable().meta({ description: 'when the partner cancelled it' }),
     results_url: z.string().meta({ description: 'its items’ results, JSON pages' }),
     results_csv_url: z.string().meta({ description: 'its items’ results, CSV' }),
   })
@@ -71,6 +73,7 @@ const exampleJob = {
   created_at: '2026-11-29T10:00:00.000Z',
   started_at: '2026-11-29T10:00:00.020Z',
   completed_at: '2026-11-29T10:00:00.310Z',
+  cancelled_at: null,
   results_url: 'https://api.example.com/v1/bulk_jobs/bj_Px3mR0aQ7vK2sL9dN1/results',
   results_csv_url: 'https://api.example.com/v1/bulk_jobs/bj_Px3mR0aQ7vK2sL9dN1/results.csv',
 };
@@ -133,6 +136,7 @@ export const toBulkJob = (job: BulkJobView, apiBaseUrl: string, livemode: boolea
   created_at: job.acceptedAt,
   started_at: job.startedAt,
   completed_at: job.completedAt,
+  cancelled_at: job.cancelledAt ?? null,
   results_url: `${apiBaseUrl}/v1/bulk_jobs/${job._id}/results`,
   results_csv_url: `${apiBaseUrl}/v1/bulk_jobs/${job._id}/results.csv`,
 });

@@ -1,12 +1,13 @@
 import { CatalogLinks } from '@deals/catalog';
 import { isSandbox, NotFound, ViewProgress, WrittenNotShown } from '@deals/kernel';
 import { ApiAnswer, ApiErrors, ApiRequest, Caller, CalledBy, CurrentCaller, NotUnderTestClock, PARTNERS, ReadsViews } from '@deals/wire';
-import { Body, Controller, Get, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AcceptBulkJob } from '../commands/accept-bulk-job.command';
+import { CancelBulkJob } from '../commands/cancel-bulk-job.command';
 import { BULK_JOB_ITEMS } from '../projections/bulk-job-items/bulk-job-items.projection';
 import { BULK_JOBS, BulkJobView } from '../projections/bulk-jobs/bulk-jobs.projection';
 import { BulkJobQueries } from '../queries/bulk-job.queries';
@@ -86,6 +87,29 @@ export class BulkJobsController {
   @ApiRequest({ params: BulkJobParams })
   async one(@Param() params: BulkJobParams, @CurrentCaller() caller: Caller) {
     return { status: 'success', bulk_job: this.body(await this.found(caller, params.bulk_job_id)), limits: BULK_JOB_LIMITS };
+  }
+
+  @Post(':bulk_job_id/cancel')
+  @HttpCode(200)
+  @CalledBy(...PARTNERS)
+  @ApiOperation({
+    summary: 'Cancel a bulk job',
+    description:
+      'No chunk of the job starts from now on. A job not started yet is `cancelled` at once; a running one is `cancelling` ' +
+      'until the items of its chunk under way (at most ' +
+      `${BULK_JOB_LIMITS.items_per_result_write}) have their results, then \`cancelled\`: the items done keep their results, the others have none. ` +
+      'It then leaves the partner’s open jobs, its items are erased, and `bulk_job.completed` says `cancelled`. ' +
+      'Cancelling a cancelled job answers it again; a completed job answers 409 bulk_job_completed.',
+  })
+  @ApiAnswer(BulkJobAnswer, { errors: [404, 409, 503] })
+  @ApiRequest({ params: BulkJobParams })
+  async cancel(@Param() params: BulkJobParams, @CurrentCaller() caller: Caller) {
+    const jobId = params.bulk_job_id;
+    const { position } = await this.commands.execute(new CancelBulkJob(jobId, caller));
+    await this.progress.waitFor([BULK_JOBS], position);
+    const job = await this.queries.job(caller.partnerId, jobId);
+    if (!job) throw new WrittenNotShown(`bulk job ${jobId} was cancelled; it is not readable yet`, { bulk_job_id: jobId });
+    return { status: 'success', bulk_job: this.body(job), limits: BULK_JOB_LIMITS };
   }
 
   @Get(':bulk_job_id/results')

@@ -1,4 +1,4 @@
-import { BulkJobQueries, bulkResultsCsv, BulkJobView } from '@deals/bulk-jobs';
+import { BulkJobQueries, bulkResultsCsv, BulkJobView, isOpenBulkJob } from '@deals/bulk-jobs';
 import { NotFound } from '@deals/kernel';
 import { Controller, Get, Param, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
@@ -29,7 +29,7 @@ export class BulkJobsPagesController {
   @Get()
   async list(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember) {
     const jobs = (await this.jobs.jobs(member.accountId, 0, JOBS_SHOWN)).map((job) => ({ ...job, percent: percent(job) }));
-    const refreshSeconds = jobs.some((job) => job.status !== 'completed') ? REFRESH_SECONDS : null;
+    const refreshSeconds = jobs.some((job) => isOpenBulkJob(job)) ? REFRESH_SECONDS : null;
     return this.pages.send(request, reply, 'bulk-jobs', { title: 'Bulk jobs', jobs, refreshSeconds });
   }
 
@@ -57,7 +57,7 @@ export class BulkJobsPagesController {
       pages,
       previous: page > 1 ? page - 1 : null,
       next: page < pages ? page + 1 : null,
-      refreshSeconds: job.status === 'completed' ? null : REFRESH_SECONDS,
+      refreshSeconds: isOpenBulkJob(job) ? REFRESH_SECONDS : null,
     });
   }
 

@@ -5,23 +5,33 @@ import { BulkItemCounts, BulkJobEvent, BulkJobKind, noCounts } from '../../domai
 export interface BulkJobView extends ViewDocument {
   partnerId: string;
   kind: BulkJobKind;
-  /** `queued` until its turn (an earlier job of the partner runs), `running`, then `completed`. */
-  status: 'queued' | 'running' | 'completed';
+  /**
+   * `queued` until its turn (an earlier job of the partner runs), `running`, then `completed`; or,
+   * cancelled by the partner, `cancelling` while its chunk under way finishes, then `cancelled`.
+   */
+  status: BulkJobStatus;
   itemCount: number;
   processed: number;
   counts: BulkItemCounts;
   acceptedAt: string;
   startedAt: string | null;
   completedAt: string | null;
+  cancelledAt: string | null;
   /** Whether the key of its items is deleted (once completed). */
   itemsErased: boolean;
 }
+
+export const BULK_JOB_STATUSES = ['queued', 'running', 'cancelling', 'completed', 'cancelled'] as const;
+export type BulkJobStatus = (typeof BULK_JOB_STATUSES)[number];
+/** The statuses of a job not completed yet. */
+export const OPEN_BULK_JOB_STATUSES: readonly BulkJobStatus[] = ['queued', 'running', 'cancelling'];
+export const isOpenBulkJob = (job: Pick<BulkJobView, 'status'>) => OPEN_BULK_JOB_STATUSES.includes(job.status);
 
 export const BULK_JOBS = 'bulk_jobs';
 
 export const bulkJobsProjection = defineProjection<BulkJobView>({
   name: BULK_JOBS,
-  handles: ['BulkJobAccepted', 'BulkJobStarted', 'BulkJobChunkProcessed', 'BulkJobCompleted', 'BulkJobItemsErased'],
+  handles: ['BulkJobAccepted', 'BulkJobStarted', 'BulkJobChunkProcessed', 'BulkJobCancelled', 'BulkJobCompleted', 'BulkJobItemsErased'],
   indexes: [{ keys: { partnerId: 1 } }, { keys: { status: 1 } }],
   documentIds: (event) => [(event.data as { jobId: string }).jobId],
   evolve(view, recorded, id) {
@@ -40,6 +50,7 @@ export const bulkJobsProjection = defineProjection<BulkJobView>({
         acceptedAt,
         startedAt: null,
         completedAt: null,
+        cancelledAt: null,
         itemsErased: false,
       };
     }
@@ -52,8 +63,10 @@ export const bulkJobsProjection = defineProjection<BulkJobView>({
         for (const result of event.data.results) counts[result.status]++;
         return { ...view, processed: view.processed + event.data.results.length, counts };
       }
+      case 'BulkJobCancelled':
+        return { ...view, status: 'cancelling', cancelledAt: event.data.cancelledAt };
       case 'BulkJobCompleted':
-        return { ...view, status: 'completed', completedAt: event.data.completedAt };
+        return { ...view, status: event.data.cancelled ? 'cancelled' : 'completed', completedAt: event.data.completedAt };
       case 'BulkJobItemsErased':
         return { ...view, itemsErased: true };
     }

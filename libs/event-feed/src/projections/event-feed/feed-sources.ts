@@ -169,7 +169,7 @@ export const userSource: FeedSource = {
   },
 };
 
-/** A partner's bulk job: its completion, every item's result in. */
+/** A partner's bulk job: its completion, every item's result in (or, cancelled, those of the items run before). */
 export const bulkJobSource: FeedSource = {
   resource: 'bulk_job',
   projection: bulkJobsProjection as unknown as Projection,
