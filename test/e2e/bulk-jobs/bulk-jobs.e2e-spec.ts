@@ -1,5 +1,6 @@
 import { UserWrites } from '@deals/accounts';
 import { BulkJobRunner } from '@deals/bulk-jobs';
+import { BulkItems } from '@deals/bulk-jobs/items/bulk-items';
 import { MAX_CHUNK_RUNS } from '@deals/bulk-jobs/domain/bulk-job.decider';
 import { EventStore, ManualClock } from '@deals/kernel';
 import { eventually } from '../../support/eventually';
@@ -308,6 +309,76 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
     } finally {
       open();
       hold.mockRestore();
+    }
+  });
+
+  /** Holds the first registration of `email` until `open` (with `fail`: then a fault of the service). */
+  function holdRegister(email: string) {
+    const users = api.get(UserWrites);
+    const register = users.register.bind(users);
+    let open!: (fail?: boolean) => void;
+    const gate = new Promise<boolean>((resolve) => (open = (fail = false) => resolve(fail)));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    let first = true;
+    const spy = jest.spyOn(users, 'register').mockImplementation(async (user, ...rest) => {
+      if (user.profile.email === email && first) {
+        first = false;
+        held();
+        if (await gate) throw new Error('a fault of the service');
+      }
+      return register(user, ...rest);
+    });
+    return { open, holding, spy };
+  }
+
+  it('runs each item once when its job is armed again while a chunk runs (another job accepted meanwhile)', async () => {
+    const bulkItems = api.get(BulkItems);
+    const run = bulkItems.run.bind(bulkItems);
+    const runs = new Map<number, number>();
+    let jobId = '';
+    const count = jest.spyOn(bulkItems, 'run').mockImplementation((kind, item, last) => {
+      if (item.jobId === jobId) runs.set(item.index, (runs.get(item.index) ?? 0) + 1);
+      return run(kind, item, last);
+    });
+    const hold = holdRegister('d-0@example.com');
+    try {
+      const items = Array.from({ length: 600 }, (_, i) => ({ reference: `d-${i}`, email: `d-${i}@example.com` }));
+      jobId = (await start({ kind: 'users', items })).body.bulk_job.id as string;
+      await hold.holding;
+      // Accepted while chunk 0 runs: the first job's next step is armed again, to run once chunk 0 has ended.
+      const other = (await start({ kind: 'users', items: [{ reference: 'd-other', email: 'd-other@example.com' }] })).body.bulk_job.id;
+      hold.open();
+      expect((await completed(jobId)).body.bulk_job).toMatchObject({ succeeded_count: 600 });
+      expect((await completed(other)).body.bulk_job).toMatchObject({ succeeded_count: 1 });
+      expect([...runs.values()].filter((n) => n !== 1)).toEqual([]);
+      expect(runs.size).toBe(600);
+    } finally {
+      hold.open();
+      hold.spy.mockRestore();
+      count.mockRestore();
+    }
+  });
+
+  it('records the items its chunk under way did when a cancelled job’s chunk fails, run again before it completes', async () => {
+    const hold = holdRegister('e-0@example.com');
+    try {
+      const items = Array.from({ length: 250 }, (_, i) => ({ reference: `e-${i}`, email: `e-${i}@example.com` }));
+      const id = (await start({ kind: 'users', items })).body.bulk_job.id as string;
+      await hold.holding;
+      expect((await api.call('POST', `/v1/bulk_jobs/${id}/cancel`, { apiKey })).body.bulk_job).toMatchObject({ status: 'cancelling' });
+      hold.open(true);
+      for (;;) {
+        const reply = await job(id);
+        if (reply.body.bulk_job.status === 'cancelled') {
+          expect(reply.body.bulk_job).toMatchObject({ processed_count: 200, succeeded_count: 200 });
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      hold.open();
+      hold.spy.mockRestore();
     }
   });
 

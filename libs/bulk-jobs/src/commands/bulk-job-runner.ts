@@ -12,7 +12,7 @@ import {
   ViewStore,
 } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
-import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkCount, isLastRun, nextChunk } from '../domain/bulk-job.decider';
+import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkCount, chunkToRun, isLastRun, nextChunk } from '../domain/bulk-job.decider';
 import { BulkItemResult, BulkJobItemsAdded, bulkJobItemsOwner, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
 import { BulkItems, TOO_LARGE } from '../items/bulk-items';
 import { BULK_JOB_ITEMS, BulkJobItemView, doneKey } from '../projections/bulk-job-items/bulk-job-items.projection';
@@ -55,7 +55,7 @@ export class BulkJobRunner {
     private readonly views: ViewStore,
     private readonly personalData: PersonalDataEventStore,
   ) {
-    this.scheduler.handle(RUN_BULK_CHUNK_JOB, (job) => this.runChunk(String(job.data.jobId)));
+    this.scheduler.handle(RUN_BULK_CHUNK_JOB, (job) => this.runChunk(String(job.data.jobId), job.data.step as number | 'end' | undefined));
     this.scheduler.handle(SWEEP_BULK_JOBS_JOB, () => this.rearm());
   }
 
@@ -100,12 +100,12 @@ export class BulkJobRunner {
       if (head === undefined) return;
       const job = await this.job(head);
       if (job.status === 'accepted' || job.status === 'running') {
-        const step = nextChunk(job) ?? 'end';
+        const step = stepOf(job);
         await this.scheduler.schedule({
           id: `bulk-${head}-${step}`,
           kind: RUN_BULK_CHUNK_JOB,
           runAt: this.clock.now(),
-          data: { jobId: head },
+          data: { jobId: head, step },
         });
         return this.sweepLater();
       }
@@ -114,12 +114,15 @@ export class BulkJobRunner {
   }
 
   /** Runs the job's next chunk whose results are not recorded, or completes it; nothing unless it is its partner's first open job. */
-  async runChunk(jobId: string): Promise<void> {
+  async runChunk(jobId: string, step?: number | 'end'): Promise<void> {
     const context = () => ({ now: this.clock.now(), metadata: SYSTEM });
     let job = await this.job(jobId);
     if (job.status !== 'accepted' && job.status !== 'running') return;
     const { state: queue } = await loadCachedAggregate(this.store, bulkJobQueueStream(job.partnerId!), bulkJobQueueDecider);
     if (queue.open[0] !== jobId) return;
+    // An arming of a step done meanwhile (its id armed again while it ran, run once it ended): the
+    // step after it was armed by its run, and must not run twice at once.
+    if (step !== undefined && step !== stepOf(job)) return;
     if (job.status === 'accepted' && !job.cancelled) {
       // Its turn: the earlier jobs' items are in the view, for the references done there.
       await this.progress.waitFor([BULK_JOB_ITEMS], await this.store.head());
@@ -127,7 +130,7 @@ export class BulkJobRunner {
         .state;
     }
     // Cancelled (before its start, or while it ran): no chunk starts; it completes below.
-    const chunk = job.status === 'running' && !job.cancelled ? nextChunk(job) : null;
+    const chunk = chunkToRun(job);
     if (job.status === 'completed') return this.armQueue(job.partnerId!);
     if (chunk !== null) {
       let results: BulkItemResult[];
@@ -303,6 +306,9 @@ export class BulkJobRunner {
     return found;
   }
 }
+
+/** The id's step of a job's next arming: the chunk it runs next, or its completion. */
+const stepOf = (job: BulkJob): number | 'end' => (job.status === 'accepted' ? nextChunk(job) : chunkToRun(job)) ?? 'end';
 
 /** A job's items by chunk, and the places of those kept as their reference alone (larger than their call takes). */
 interface JobItems {

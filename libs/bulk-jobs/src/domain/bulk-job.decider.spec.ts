@@ -3,6 +3,7 @@ import {
   BULK_CHUNK_SIZE,
   BulkJob,
   BulkJobCompletedAlready,
+  chunkToRun,
   BulkJobCommand,
   bulkJobDecider,
   bulkJobQueueDecider,
@@ -145,7 +146,9 @@ describe('the bulk job decider', () => {
     expect(bulkJobDecider.decide(start, queued.state, now)).toEqual([]);
     expect(bulkJobDecider.decide(cancel(), queued.state, now)).toEqual([]);
     const running = run([accept(BULK_CHUNK_SIZE + 1), start, cancel()]);
-    expect([running.state.status, running.state.cancelled]).toEqual(['running', true]);
+    expect([running.state.status, running.state.cancelled, chunkToRun(running.state)]).toEqual(['running', true, 0]);
+    // The chunk that was next at the cancel (perhaps under way) has its results before the job completes; no other runs.
+    expect(() => bulkJobDecider.decide(complete, running.state, now)).toThrow(/chunk 0/);
     // The chunk under way is recorded, then the job completes with the other chunk never run.
     const done = run([accept(BULK_CHUNK_SIZE + 1), start, cancel(), record(0, [result(0)]), complete]);
     expect(done.events.at(-1)).toMatchObject({ type: 'BulkJobCompleted', data: { cancelled: true, counts: { succeeded: 1 } } });

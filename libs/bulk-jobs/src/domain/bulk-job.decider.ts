@@ -20,7 +20,7 @@ export const BULK_CHUNK_SIZE = 200;
 export const SINGLE_CALL_BODY_LIMIT = 1024 * 1024;
 /**
  * The most bytes of items one event of the job keeps (a chunk's items in as many events as it
- * takes): every event well under the 1 MiB a log server may take in one write or one message.
+ * takes); an item larger than that, up to its call's 1 MiB, is an event of its own.
  */
 export const ITEMS_EVENT_BYTES = 256 * 1024;
 /**
@@ -75,6 +75,8 @@ export interface BulkJob {
   status: 'none' | 'accepted' | 'running' | 'completed';
   /** Cancelled by the partner: no chunk starts; completed (as cancelled) once none is under way. */
   cancelled: boolean;
+  /** Cancelled while running: the chunk next at the cancel, whose results are recorded before the job completes. */
+  finishChunk: number | null;
   itemsErased: boolean;
   partnerId: string | null;
   kind: BulkJobKind | null;
@@ -89,6 +91,17 @@ export interface BulkJob {
 
 /** How many chunks a job of `itemCount` items has. */
 export const chunkCount = (job: Pick<BulkJob, 'itemCount' | 'chunkSize'>) => Math.ceil(job.itemCount / job.chunkSize);
+
+/**
+ * The chunk the job runs next: its next unrecorded one; cancelled, only the chunk that was next at
+ * the cancel (its items may be done in part: they keep their results), if not recorded yet. Null:
+ * the job's next step is its completion.
+ */
+export function chunkToRun(job: BulkJob): number | null {
+  if (job.status !== 'running') return null;
+  if (!job.cancelled) return nextChunk(job);
+  return job.finishChunk !== null && !job.recorded.has(job.finishChunk) ? job.finishChunk : null;
+}
 
 /** The first chunk whose results are not recorded; null when all are. */
 export function nextChunk(job: BulkJob): number | null {
@@ -136,6 +149,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
   initialState: () => ({
     status: 'none',
     cancelled: false,
+    finishChunk: null,
     itemsErased: false,
     partnerId: null,
     kind: null,
@@ -191,8 +205,8 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         const { jobId } = command.data;
         if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
         if (job.status === 'completed') return [];
-        if (!job.cancelled && nextChunk(job) !== null)
-          throw new Error(`bulk job ${jobId} is completed before its chunk ${nextChunk(job)} was run`);
+        const pending = job.cancelled ? chunkToRun(job) : nextChunk(job);
+        if (pending !== null) throw new Error(`bulk job ${jobId} is completed before its chunk ${pending} was run`);
         return [completed(job, jobId, at)];
       }
       case 'CancelBulkJob': {
@@ -200,7 +214,11 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         if (job.status === 'none' || job.partnerId !== partnerId) throw new NotFound(`bulk job ${jobId} not found`);
         if (job.cancelled) return [];
         if (job.status === 'completed') throw new BulkJobCompletedAlready(jobId);
-        const cancelled: BulkJobEvent = { type: 'BulkJobCancelled', data: { jobId, partnerId, cancelledAt: at } };
+        const finishChunk = job.status === 'running' ? nextChunk(job) : null;
+        const cancelled: BulkJobEvent = {
+          type: 'BulkJobCancelled',
+          data: finishChunk === null ? { jobId, partnerId, cancelledAt: at } : { jobId, partnerId, cancelledAt: at, finishChunk },
+        };
         // Not started: no chunk can be under way, so it completes now.
         return job.status === 'accepted' ? [cancelled, completed({ ...job, cancelled: true }, jobId, at)] : [cancelled];
       }
@@ -238,7 +256,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         return { ...job, failedRuns: new Map(job.failedRuns).set(chunk, (job.failedRuns.get(chunk) ?? 0) + 1) };
       }
       case 'BulkJobCancelled':
-        return { ...job, cancelled: true };
+        return { ...job, cancelled: true, finishChunk: event.data.finishChunk ?? null };
       case 'BulkJobCompleted':
         return { ...job, status: 'completed' };
       case 'BulkJobItemsErased':

@@ -58,7 +58,11 @@ export type BulkJobChunkProcessed = DomainEvent<
 /** A run of the chunk failed (a store away, a fault of the service): counted, so that its last run records its items whatever they meet. */
 export type BulkJobChunkFailed = DomainEvent<'BulkJobChunkFailed', { jobId: string; partnerId: string; chunk: number; failedAt: string }>;
 /** The partner cancelled the job: no chunk starts from now on (one under way is recorded), and the job completes as cancelled. */
-export type BulkJobCancelled = DomainEvent<'BulkJobCancelled', { jobId: string; partnerId: string; cancelledAt: string }>;
+export type BulkJobCancelled = DomainEvent<
+  'BulkJobCancelled',
+  /** `finishChunk`: a running job's chunk next at the cancel (maybe under way, or failed part-done): run to its results before the job completes. */
+  { jobId: string; partnerId: string; cancelledAt: string; finishChunk?: number }
+>;
 /** Every chunk's results are in, or (`cancelled`) those of the chunks run before the job was cancelled. */
 export type BulkJobCompleted = DomainEvent<
   'BulkJobCompleted',

@@ -1,6 +1,17 @@
 import { CatalogLinks } from '@deals/catalog';
 import { isSandbox, NotFound, ViewProgress, WrittenNotShown } from '@deals/kernel';
-import { ApiAnswer, ApiErrors, ApiRequest, Caller, CalledBy, CurrentCaller, NotUnderTestClock, PARTNERS, ReadsViews } from '@deals/wire';
+import {
+  ApiAnswer,
+  ApiErrors,
+  ApiRequest,
+  Caller,
+  CalledBy,
+  CurrentCaller,
+  NoBody,
+  NotUnderTestClock,
+  PARTNERS,
+  ReadsViews,
+} from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { RouteConfig } from '@nestjs/platform-fastify';
@@ -92,6 +103,7 @@ export class BulkJobsController {
   @Post(':bulk_job_id/cancel')
   @HttpCode(200)
   @CalledBy(...PARTNERS)
+  @UseGuards(NotUnderTestClock)
   @ApiOperation({
     summary: 'Cancel a bulk job',
     description:
@@ -103,7 +115,7 @@ export class BulkJobsController {
   })
   @ApiAnswer(BulkJobAnswer, { errors: [404, 409, 503] })
   @ApiRequest({ params: BulkJobParams })
-  async cancel(@Param() params: BulkJobParams, @CurrentCaller() caller: Caller) {
+  async cancel(@Param() params: BulkJobParams, @NoBody() _body: void, @CurrentCaller() caller: Caller) {
     const jobId = params.bulk_job_id;
     const { position } = await this.commands.execute(new CancelBulkJob(jobId, caller));
     await this.progress.waitFor([BULK_JOBS], position);
