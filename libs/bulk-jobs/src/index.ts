@@ -1,6 +1,8 @@
 /** Bulk jobs: many items of one kind accepted at once, run in the background through the single calls' commands. */
 export { BulkJobsHttpModule, BulkJobsModule } from './bulk-jobs.module';
 export { BulkJobRunner } from './commands/bulk-job-runner';
+export { CancelBulkJob } from './commands/cancel-bulk-job.command';
+export { BulkJobCompletedAlready } from './domain/bulk-job.decider';
 export { BulkJobQueries } from './queries/bulk-job.queries';
 export { BULK_JOBS, isOpenBulkJob } from './projections/bulk-jobs/bulk-jobs.projection';
 export { BULK_JOB_ITEMS } from './projections/bulk-job-items/bulk-job-items.projection';

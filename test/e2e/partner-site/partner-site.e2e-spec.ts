@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InviteMember, memberStream, SITE_POLICY } from '@deals/partner-site';
+import { UserWrites } from '@deals/accounts';
 import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
@@ -466,6 +467,51 @@ describe('the partner site', () => {
     expect(csv.text).toMatch(/^position,line_id,kind,/);
     expect((await client.get('/partner/settlements/2026-13-01')).status).toBe(404);
     expect((await client.get('/partner/settlements/2099-01-01')).status).toBe(404);
+  });
+
+  it('cancels a bulk job from its page: a job queued behind a running one at once; the button gone once it is', async () => {
+    const client = await member('bulk-cancel@example.com');
+    const users = api.get(UserWrites);
+    const register = users.register.bind(users);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // The first job's only item waits, so the second waits behind it.
+    const hold = jest.spyOn(users, 'register').mockImplementation(async (user, ...rest) => {
+      if (user.profile.email === 'held@bulk.example') await gate;
+      return register(user, ...rest);
+    });
+    try {
+      const start = async (email: string) =>
+        (
+          await api.call('POST', '/v1/bulk_jobs', {
+            apiKey: partner.apiKey,
+            body: { kind: 'users', items: [{ reference: email.split('@')[0], email }] },
+          })
+        ).body.bulk_job.id as string;
+      await start('held@bulk.example');
+      const queued = await start('queued@bulk.example');
+      const page = await client.get(`/partner/bulk-jobs/${queued}`);
+      expect(page.text).toContain('users: queued');
+      expect(page.text).toContain('Cancel this job');
+      const cancelled = await client.submit(`/partner/bulk-jobs/${queued}`, `/partner/bulk-jobs/${queued}/cancel`, {});
+      expect([cancelled.status, cancelled.headers.location]).toEqual([303, `/partner/bulk-jobs/${queued}`]);
+      const after = await client.get(`/partner/bulk-jobs/${queued}`);
+      expect(after.text).toContain('users: cancelled');
+      expect(after.text).not.toContain('Cancel this job');
+      expect((await api.call('GET', `/v1/bulk_jobs/${queued}`, { apiKey: partner.apiKey })).body.bulk_job.status).toBe('cancelled');
+      // Another partner's member finds no such job.
+      const stranger = await member('stranger@bulk.example', (await api.createPartner('Bulk stranger')).partnerId);
+      expect(
+        (
+          await stranger.post(`/partner/bulk-jobs/${queued}/cancel`, {
+            _csrf: inputValue((await stranger.get('/partner/bulk-jobs')).text, '_csrf')!,
+          })
+        ).status,
+      ).toBe(404);
+    } finally {
+      open();
+      hold.mockRestore();
+    }
   });
 
   it('refuses a form posted without its CSRF token, or with another session’s (403)', async () => {

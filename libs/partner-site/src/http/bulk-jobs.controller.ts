@@ -1,12 +1,21 @@
-import { BulkJobQueries, bulkResultsCsv, BulkJobView, isOpenBulkJob } from '@deals/bulk-jobs';
-import { NotFound } from '@deals/kernel';
-import { Controller, Get, Param, Query, Req, Res, UseFilters } from '@nestjs/common';
+import {
+  BULK_JOBS,
+  BulkJobCompletedAlready,
+  BulkJobQueries,
+  bulkResultsCsv,
+  BulkJobView,
+  CancelBulkJob,
+  isOpenBulkJob,
+} from '@deals/bulk-jobs';
+import { NotFound, ViewProgress } from '@deals/kernel';
+import { Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { SignedInMember } from './member-sessions';
 import { SiteRequest } from './site-http';
 import { SitePages } from './site-pages';
-import { CurrentMember, SitePageErrors } from './site-request';
+import { accountCaller, CurrentMember, SitePageErrors } from './site-request';
 
 /** Jobs listed, and results shown, a page at a time. */
 const JOBS_SHOWN = 50;
@@ -24,6 +33,8 @@ export class BulkJobsPagesController {
   constructor(
     private readonly pages: SitePages,
     private readonly jobs: BulkJobQueries,
+    private readonly commands: CommandBus,
+    private readonly progress: ViewProgress,
   ) {}
 
   @Get()
@@ -58,7 +69,21 @@ export class BulkJobsPagesController {
       previous: page > 1 ? page - 1 : null,
       next: page < pages ? page + 1 : null,
       refreshSeconds: isOpenBulkJob(job) ? REFRESH_SECONDS : null,
+      cancellable: job.status === 'queued' || job.status === 'running',
     });
+  }
+
+  /** The job's cancel button: back to its page, which shows it cancelling or cancelled (a job completed meanwhile: as it is). */
+  @Post(':id/cancel')
+  async cancel(@Req() request: SiteRequest, @Res() reply: FastifyReply, @CurrentMember() member: SignedInMember, @Param('id') id: string) {
+    const job = await this.found(member, id);
+    try {
+      const { position } = await this.commands.execute(new CancelBulkJob(job._id, accountCaller(request, member)));
+      await this.progress.waitFor([BULK_JOBS], position);
+    } catch (error) {
+      if (!(error instanceof BulkJobCompletedAlready)) throw error;
+    }
+    return reply.redirect(`/partner/bulk-jobs/${encodeURIComponent(job._id)}`, 303);
   }
 
   @Get(':id/results.csv')
