@@ -251,20 +251,8 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
   });
 
   it('cancels a queued job at once and a running one after its chunk under way; a completed one is refused 409', async () => {
-    const users = api.get(UserWrites);
-    const register = users.register.bind(users);
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let held!: () => void;
-    const holding = new Promise<void>((resolve) => (held = resolve));
     // The running job's first item waits until the test opens the gate.
-    const hold = jest.spyOn(users, 'register').mockImplementation(async (user, ...rest) => {
-      if (user.profile.email === 'c-0@example.com') {
-        held();
-        await gate;
-      }
-      return register(user, ...rest);
-    });
+    const { open, holding, spy: hold } = holdRegister('c-0@example.com');
     const settled = async (id: string): Promise<Reply> => {
       for (;;) {
         const reply = await job(id);
