@@ -12,7 +12,7 @@ import {
   ViewStore,
 } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
-import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkCount, chunkToRun, isLastRun, nextChunk } from '../domain/bulk-job.decider';
+import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkToRun, isLastRun, nextChunk } from '../domain/bulk-job.decider';
 import { BulkItemResult, BulkJobItemsAdded, bulkJobItemsOwner, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
 import { BulkItems, TOO_LARGE } from '../items/bulk-items';
 import { BULK_JOB_ITEMS, BulkJobItemView, doneKey } from '../projections/bulk-job-items/bulk-job-items.projection';
@@ -156,7 +156,7 @@ export class BulkJobRunner {
           context(),
         )
       ).state;
-      if (!job.cancelled && chunk + 1 < chunkCount(job)) return this.arm(jobId);
+      if (chunkToRun(job) !== null) return this.arm(jobId);
     }
     const partnerId = job.partnerId!;
     await handleCommands(
