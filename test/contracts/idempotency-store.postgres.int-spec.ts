@@ -31,6 +31,16 @@ async function releasedAgain(store: PostgresIdempotencyStore): Promise<void> {
   await (store as unknown as { releasingAll: Promise<void> | null }).releasingAll;
 }
 
+/** A claim of `keyId` now, for an hour, by partner p. */
+const claimOf = (keyId: string, runId: string) => ({
+  keyId,
+  partnerId: 'p',
+  fingerprint: 'request',
+  now: Date.now(),
+  expiresAt: Date.now() + 3_600_000,
+  runId,
+});
+
 if (unavailable) {
   describe.skip(`IdempotencyStore contract: postgresql — skipped: ${unavailable}`, () => {
     it('needs PostgreSQL', () => undefined);
@@ -139,14 +149,6 @@ if (unavailable) {
     beforeEach(movedIntervals);
     afterEach(() => jest.useRealTimers());
 
-    const claimOf = (keyId: string, runId: string) => ({
-      keyId,
-      partnerId: 'p',
-      fingerprint: 'request',
-      now: Date.now(),
-      expiresAt: Date.now() + 3_600_000,
-      runId,
-    });
     /**
      * Fails the store's next statement as a cut connection does (no answer); what lands it on the
      * server afterwards, as a statement delayed on the way, answering its row count.
@@ -259,6 +261,56 @@ if (unavailable) {
         expect(await store.claim(claimOf(keyId, 'd'))).toMatchObject({ kind: 'resumed', ended: true });
       } finally {
         await store.close();
+      }
+    });
+  });
+
+  describe('PostgresIdempotencyStore: a claim in one statement', () => {
+    beforeEach(movedIntervals);
+    afterEach(() => jest.useRealTimers());
+
+    it("tells a claim of an expired key made while this process's claim of it is under way that it runs, not its old answer", async () => {
+      const store = new PostgresIdempotencyStore(database.url);
+      try {
+        const keyId = `expired-${Date.now()}`;
+        const first = claimOf(keyId, 'first');
+        await store.claim(first);
+        await store.answer(keyId, { status: 200, contentType: 'text/plain', body: Buffer.from('old') });
+        const later = { ...first, now: first.expiresAt, expiresAt: first.expiresAt + 3_600_000 };
+        const pool = (store as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
+        const query = pool.query.bind(pool);
+        let letGo!: () => void;
+        const heldUp = new Promise<void>((resolve) => (letGo = resolve));
+        jest.spyOn(pool, 'query').mockImplementationOnce(async (...args: unknown[]) => {
+          await heldUp;
+          return query(...args);
+        });
+        const claiming = store.claim({ ...later, runId: 'a' });
+        const meanwhile = await store.claim({ ...later, runId: 'b' });
+        letGo();
+        expect([(await claiming).kind, meanwhile]).toEqual(['new', { kind: 'running' }]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it("claims a key, or answers a finished key's repeat, in one statement", async () => {
+      const [store, other] = [new PostgresIdempotencyStore(database.url), new PostgresIdempotencyStore(database.url)];
+      try {
+        await store.claim(claimOf(`warm-${Date.now()}`, 'warm'));
+        await other.claim(claimOf(`warm-other-${Date.now()}`, 'warm'));
+        const keyId = `one-statement-${Date.now()}`;
+        const statements = jest.spyOn((store as unknown as { pool: { query: () => unknown } }).pool, 'query');
+        expect(await store.claim(claimOf(keyId, 'a'))).toMatchObject({ kind: 'new' });
+        expect(statements).toHaveBeenCalledTimes(1);
+        await store.answer(keyId, { status: 201, contentType: 'text/plain', body: Buffer.from('kept') });
+        const repeats = jest.spyOn((other as unknown as { pool: { query: () => unknown } }).pool, 'query');
+        expect(await other.claim(claimOf(keyId, 'b'))).toMatchObject({ kind: 'answered' });
+        expect(await other.claim(claimOf(keyId, 'c'))).toMatchObject({ kind: 'answered' });
+        expect(repeats).toHaveBeenCalledTimes(2);
+      } finally {
+        await store.close();
+        await other.close();
       }
     });
   });

@@ -51,6 +51,33 @@ const LATE_CLAIM_MS = 60_000;
 const OWNERS_LOCK_SPACE = 7216004;
 const SCHEMA_LOCK = 7216005;
 
+/**
+ * A claim in one statement: the key inserted, or taken when forgotten (expired, not yet purged); else
+ * its live row as this statement found it, and whether its owner, another process, holds its lock
+ * (alive). No row: the key changed under this statement (claimed or purged elsewhere meanwhile).
+ * The row is read from the statement's snapshot, the insert waits for a claim under way elsewhere:
+ * a finished key is found finished by every claim at once.
+ */
+const CLAIM = `
+WITH claimed AS (
+  INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at, partner, size, claim_token)
+  VALUES ($1, $2, $3, $5, $6, $4, $7, ${KEPT_ROW_BYTES}, $8)
+  ON CONFLICT (key_id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, started_at = excluded.started_at,
+    run_id = excluded.run_id, status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at,
+    partner = excluded.partner, size = excluded.size, claim_token = excluded.claim_token
+  WHERE idempotency_keys.expires_at <= $5
+  RETURNING 1)
+SELECT true AS claimed, NULL AS fingerprint, NULL AS owner, NULL AS started_at, NULL AS run_id, NULL AS status,
+  NULL AS content_type, NULL AS body, false AS alive
+FROM claimed
+UNION ALL
+SELECT false, k.fingerprint, k.owner, k.started_at, k.run_id, k.status, k.content_type, k.body,
+  CASE WHEN k.status IS NULL AND k.owner <> 0 AND k.owner <> $3 THEN EXISTS (SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.classid = ${OWNERS_LOCK_SPACE}::oid AND l.objid = k.owner::oid AND l.objsubid = 2 AND l.granted)
+  ELSE false END
+FROM idempotency_keys k
+WHERE k.key_id = $1 AND k.expires_at > $5 AND NOT EXISTS (SELECT 1 FROM claimed)`;
+
 interface Row {
   fingerprint: string;
   owner: number;
@@ -207,49 +234,51 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   }
 
   /** A key claimed here already: what a repeat is told, without writing. */
-  private async readClaimed({ keyId, fingerprint }: IdempotencyClaim): Promise<ClaimOutcome> {
-    const { rows } = await this.pool.query<Row>('SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE key_id = $1', [
-      keyId,
-    ]);
+  private async readClaimed({ keyId, fingerprint, now }: IdempotencyClaim): Promise<ClaimOutcome> {
+    const { rows } = await this.pool.query<Row>(
+      'SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE key_id = $1 AND expires_at > $2',
+      [keyId, now],
+    );
     const row = rows[0];
-    if (!row) return { kind: 'running' }; // its claim's write under way
+    if (!row) return { kind: 'running' }; // its claim's write under way (a forgotten key's too)
     if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
     if (row.status !== null) return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: row.body! } };
     return { kind: 'running' };
   }
 
+  /**
+   * One statement claims the key or reads what holds it: a new (or forgotten) key is inserted, else
+   * its live row is read, with whether its owner is alive. A second statement only to take over a
+   * run that ended or whose process died, or when the row changed between the two halves (a claim
+   * elsewhere at the same moment): then it is read again.
+   */
   private async claimOnce(
     { keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim,
     token: string,
   ): Promise<ClaimOutcome> {
     for (;;) {
-      // New, or forgotten (expired and not yet purged): this process's now.
-      const inserted = await this.pool.query(
-        `INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at, partner, size, claim_token)
-         VALUES ($1, $2, $3, $5, $6, $4, $7, ${KEPT_ROW_BYTES}, $8)
-         ON CONFLICT (key_id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, started_at = excluded.started_at, run_id = excluded.run_id,
-           status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at, partner = excluded.partner, size = excluded.size,
-           claim_token = excluded.claim_token
-         WHERE idempotency_keys.expires_at <= $5
-         RETURNING 1`,
-        [keyId, fingerprint, this.owner, expiresAt, now, runId, partnerId, token],
-      );
-      if (inserted.rowCount === 1) {
+      const { rows } = await this.pool.query<Row & { claimed: boolean; alive: boolean }>(CLAIM, [
+        keyId,
+        fingerprint,
+        this.owner,
+        expiresAt,
+        now,
+        runId,
+        partnerId,
+        token,
+      ]);
+      const row = rows[0];
+      if (!row) continue; // claimed, answered or purged elsewhere since this statement began: read again
+      if (row.claimed) {
         this.count(partnerId, KEPT_ROW_BYTES);
         return { kind: 'new', startedAt: now, runId };
       }
-      const { rows } = await this.pool.query<Row>(
-        'SELECT fingerprint, owner, started_at, run_id, status, content_type, body FROM idempotency_keys WHERE key_id = $1',
-        [keyId],
-      );
-      const row = rows[0];
-      if (!row) continue; // purged meanwhile
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (row.status !== null) return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: row.body! } };
       // This process's and no claim of it runs here: its run ended with neither answer nor release
       // kept. Another process's that is alive: running there. Else (released, or its process dead) taken over.
       const mine = row.owner === this.owner;
-      if (!mine && (await this.ownerAlive(row.owner))) return { kind: 'running' };
+      if (row.alive) return { kind: 'running' };
       const taken = await this.pool.query(
         'UPDATE idempotency_keys SET owner = $2, claim_token = $4 WHERE key_id = $1 AND owner = $3 AND status IS NULL RETURNING 1',
         [keyId, this.owner, row.owner, token],
@@ -264,15 +293,6 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     await this.start();
     const { rowCount } = await this.pool.query('SELECT 1 FROM idempotency_keys WHERE key_id = $1 AND expires_at > $2', [keyId, now]);
     return rowCount === 1;
-  }
-
-  private async ownerAlive(owner: number): Promise<boolean> {
-    const { rows } = await this.pool.query<{ alive: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::int::oid AND objid = $2::int::oid
-         AND objsubid = 2 AND granted) AS alive`,
-      [OWNERS_LOCK_SPACE, owner],
-    );
-    return rows[0].alive;
   }
 
   async answer(keyId: string, { status, contentType, body }: RecordedAnswer): Promise<void> {

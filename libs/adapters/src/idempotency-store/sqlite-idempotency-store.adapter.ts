@@ -2,7 +2,7 @@ import { ClaimOutcome, IdempotencyClaim, IdempotencyStore, RecordedAnswer } from
 import Database from 'better-sqlite3';
 import { openDurableDatabase } from '../sqlite/open-durable-database';
 import { viewCheckpointer, WalCheckpointer } from '../sqlite/wal-checkpointer';
-import { addSize, KeyRow, prepareWrites, SizeChanges, SizeLedger } from './idempotent-answers.writes';
+import { addSize, prepareWrites, SizeChanges, SizeLedger } from './idempotent-answers.writes';
 
 type Programs = ReturnType<typeof prepareWrites>;
 
@@ -118,27 +118,42 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     return this.sizes;
   }
 
+  /**
+   * Reads the key's row and claims it in one step of a group transaction (the event loop runs one
+   * at a time): a finished key's claims all find its answer, however many come at once, and of the
+   * claims of a free key the first alone takes it. `running` is what this process runs, set in the
+   * same step as the claim that takes the key.
+   */
   async claim({ keyId, partnerId, fingerprint, now, expiresAt, runId }: IdempotencyClaim): Promise<ClaimOutcome> {
     if (this.closed) throw new Error(`${this.file}: the idempotency store is closed`);
-    const running = this.running.get(keyId);
-    if (running !== undefined) return running === fingerprint ? { kind: 'running' } : { kind: 'mismatch' };
-    // Held in memory at once, so that a claim of the same key meanwhile finds it running.
-    this.running.set(keyId, fingerprint);
-    let row: KeyRow | null;
+    let taken = false;
+    let ended = false;
+    const take = () => {
+      this.running.set(keyId, fingerprint);
+      taken = true;
+    };
     try {
-      row = await this.write((programs) => programs.claim({ keyId, partnerId, fingerprint, startedAt: now, runId, expiresAt }));
+      return await this.write((programs): ClaimOutcome => {
+        const row = programs.claim({ keyId, partnerId, fingerprint, startedAt: now, runId, expiresAt });
+        if (row === null) {
+          take();
+          return { kind: 'new', startedAt: now, runId };
+        }
+        if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+        if (row.status !== null)
+          return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: Buffer.from(row.body!) } };
+        if (this.running.has(keyId)) return { kind: 'running' };
+        // Claimed in the file, and not running here: released by this process, or left by one that died.
+        take();
+        ended = this.released.delete(keyId);
+        return { kind: 'resumed', startedAt: row.started_at, runId: row.run_id, ended };
+      });
     } catch (error) {
-      this.running.delete(keyId);
+      // Its transaction undone: the key is not this claim's.
+      if (taken) this.running.delete(keyId);
+      if (ended) this.released.add(keyId);
       throw error;
     }
-    if (row === null) return { kind: 'new', startedAt: now, runId };
-    if (row.fingerprint !== fingerprint || row.status !== null) this.running.delete(keyId);
-    if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
-    if (row.status !== null)
-      return { kind: 'answered', answer: { status: row.status, contentType: row.content_type!, body: Buffer.from(row.body!) } };
-    // Claimed in the file, and not running here: released by this process, or left by one that died.
-    const ended = this.released.delete(keyId);
-    return { kind: 'resumed', startedAt: row.started_at, runId: row.run_id, ended };
   }
 
   async holds(keyId: string, now: number): Promise<boolean> {

@@ -101,6 +101,38 @@ export function idempotencyStoreContract(name: string, open: () => Promise<Idemp
       expect(outcomes.filter((o) => o.kind === 'running')).toHaveLength(7);
     });
 
+    it('gives the answer of a finished key to every claim of many at once, in one process or several', async () => {
+      const claim = claimOf();
+      await subject.store.claim(claim);
+      await subject.store.answer(claim.keyId, answer('kept', 201));
+      const stores = subject.concurrentProcesses ? [subject.store, await another()] : [subject.store];
+      const again = { ...claim, now: t0 + 1000, runId: 'a repeat' };
+      const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % stores.length].claim(again)));
+      expect(outcomes).toEqual(Array.from({ length: 12 }, () => ({ kind: 'answered', answer: answer('kept', 201) })));
+      // And again, once those are over.
+      expect(await subject.store.claim(again)).toEqual({ kind: 'answered', answer: answer('kept', 201) });
+    });
+
+    it('runs a key once of many claims at once in one process or several; a key being run is running to them all', async () => {
+      const claim = claimOf();
+      const stores = subject.concurrentProcesses ? [subject.store, await another()] : [subject.store];
+      const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % stores.length].claim(claim)));
+      expect(outcomes.filter((o) => o.kind === 'new')).toEqual([{ kind: 'new', startedAt: t0, runId: claim.runId }]);
+      expect(outcomes.filter((o) => o.kind === 'running')).toHaveLength(11);
+      const repeats = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % stores.length].claim({ ...claim, runId: 'b' })));
+      expect(repeats).toEqual(Array.from({ length: 12 }, () => ({ kind: 'running' })));
+    });
+
+    it('runs an expired key, not yet purged, once of many claims at once', async () => {
+      const claim = claimOf();
+      await subject.store.claim(claim);
+      await subject.store.answer(claim.keyId, answer('old'));
+      const later = { ...claim, now: t0 + 25 * HOUR, expiresAt: t0 + 49 * HOUR, runId: 'later' };
+      const outcomes = await Promise.all(Array.from({ length: 8 }, () => subject.store.claim(later)));
+      expect(outcomes.filter((o) => o.kind === 'new')).toEqual([{ kind: 'new', startedAt: later.now, runId: 'later' }]);
+      expect(outcomes.filter((o) => o.kind === 'running')).toHaveLength(7);
+    });
+
     it('purges the expired keys only', async () => {
       const old = claimOf('a', t0);
       const young = claimOf('b', t0 + 2 * HOUR);
