@@ -91,6 +91,25 @@ describe('Idempotency-Key on the calls that write', () => {
     expect((await keyed('POST', '/purchases', key, order({ quantity: 2 }))).body).toEqual(ran[0].body);
   });
 
+  it('replays a request answered to every one of six repeats sent at once: a user, a purchase, a kept refusal', async () => {
+    const [left, charged] = [await numLeft(), charges()];
+    const requests: Array<[string, unknown, number]> = [
+      ['/users', { email: 'six-repeats@example.com' }, 200],
+      ['/purchases', order(), 200],
+      ['/purchases', order({ credit_card_id: cards.decline }), 422],
+    ];
+    for (const [path, body, status] of requests) {
+      const key = randomUUID();
+      const first = await keyed('POST', path, key, body);
+      expect(first.status).toBe(status);
+      const repeats = await Promise.all(Array.from({ length: 6 }, () => keyed('POST', path, key, body)));
+      for (const repeat of repeats)
+        expect([repeat.status, repeat.headers['idempotent-replayed'], repeat.body]).toEqual([status, 'true', first.body]);
+    }
+    // The purchase ran once, and the declined card was charged once.
+    expect([await numLeft(), charges()]).toEqual([left - 1, charged + 2]);
+  });
+
   it('refuses a key used for another request, and changes nothing', async () => {
     const key = randomUUID();
     const first = await keyed('POST', '/purchases', key, order());
