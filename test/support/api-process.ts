@@ -78,7 +78,7 @@ export class ApiProcess {
     path: string,
     body: unknown,
     headers: Record<string, string>,
-  ): Promise<{ status: number; body: any }> {
+  ): Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }> {
     const reply = await request(`https://127.0.0.1:${this.port}${path}`, {
       method: method as never,
       dispatcher: insecureHttps,
@@ -92,7 +92,7 @@ export class ApiProcess {
       this.check ??= new ResponseCheck((await this.call('GET', '/api-docs.json')).body);
       this.check.check(method, path, reply.statusCode, parsed, String(reply.headers['content-type'] ?? ''));
     }
-    return { status: reply.statusCode, body: parsed };
+    return { status: reply.statusCode, body: parsed, headers: reply.headers };
   }
 
   /** A GET answered in another media type than JSON (a CSV): its text, and its status and type checked. */

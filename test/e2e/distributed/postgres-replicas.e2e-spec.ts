@@ -436,6 +436,33 @@ if (why) {
       expect(purchases).toHaveLength(3);
     });
 
+    it('replays a request answered through one replica to six repeats sent at once through both: a user, a purchase, a kept 422', async () => {
+      const buyer = await buyerWithCard(replicas[0], apiKey, 'six-repeats@replicas.test');
+      const declined = await buyerWithCard(replicas[0], apiKey, 'six-repeats-declined@replicas.test', DECLINED_TEST_CARD);
+      const order = ({ userId, cardId }: typeof buyer) => ({
+        deal_id: 'repeated-spa',
+        quantity: 1,
+        user_id: userId,
+        credit_card_id: cardId,
+        expected_price_per_unit: 4900,
+      });
+      const requests: Array<[string, unknown, number]> = [
+        ['/users', { email: 'six-repeats-user@replicas.test' }, 200],
+        ['/purchases', order(buyer), 200],
+        ['/purchases', order(declined), 422],
+      ];
+      for (const [round, [path, body, status]] of requests.entries()) {
+        const headers = { 'idempotency-key': `six-repeats-${round}` };
+        const first = await replicas[round % 2].callWithHeaders('POST', `${path}?${key}`, body, headers);
+        expect(first.status).toBe(status);
+        const repeats = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => replicas[i % 2].callWithHeaders('POST', `${path}?${key}`, body, headers)),
+        );
+        for (const repeat of repeats)
+          expect([repeat.status, repeat.headers['idempotent-replayed'], repeat.body]).toEqual([status, 'true', first.body]);
+      }
+    });
+
     it('makes one full purchase and one reservation for one Idempotency-Key sent to both replicas at once', async () => {
       const deal = async () => (await replicas[1].call('GET', `/deals/repeated-spa?${key}`)).body.deal;
       for (let round = 0; round < 2; round++) {
