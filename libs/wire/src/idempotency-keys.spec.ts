@@ -57,6 +57,14 @@ describe('answers kept for repeats: bounded in size and per partner', () => {
   const post = (n: number, key: string, partner = 'p-a') =>
     app.inject({ method: 'POST', url: `/bytes/${n}`, headers: { 'idempotency-key': key, 'x-partner': partner } });
 
+  it('replays an answered request to every one of its repeats sent at once', async () => {
+    const first = await post(10, 'answered');
+    const repeats = await Promise.all(Array.from({ length: 6 }, () => post(10, 'answered')));
+    expect(repeats.map((r) => [r.statusCode, r.headers['idempotent-replayed'], r.body])).toEqual(
+      Array.from({ length: 6 }, () => [200, 'true', first.body]),
+    );
+  });
+
   it('answers the first request in full and a repeat with a refusal saying so, for an answer over the size kept', async () => {
     const first = await post(MAX_KEPT_ANSWER_BYTES + 1, 'big');
     expect(first.statusCode).toBe(200);
