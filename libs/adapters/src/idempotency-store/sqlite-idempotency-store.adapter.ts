@@ -35,8 +35,8 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
   private programs: Programs | null = null;
   private group: ((items: Queued[]) => void) | null = null;
   private queue: Queued[] = [];
-  /** The keys this process is running, with their requests' fingerprints. */
-  private readonly running = new Map<string, string>();
+  /** The keys this process is running (taken by a claim, not yet answered or released). */
+  private readonly running = new Set<string>();
   /** Keys this process released unanswered since it started: their next claim resumes a run that ended. */
   private readonly released = new Set<string>();
   private unwatch: (() => void) | null = null;
@@ -129,7 +129,7 @@ export class SqliteIdempotencyStore extends IdempotencyStore {
     let taken = false;
     let ended = false;
     const take = () => {
-      this.running.set(keyId, fingerprint);
+      this.running.add(keyId);
       taken = true;
     };
     try {
