@@ -47,10 +47,11 @@ export type ClaimOutcome =
  *
  * Promises: of any number of claims of one key at once, in any process, one alone is `new` or
  * `resumed`; a claim reads the key's state and takes it in one step, so the claims of an answered
- * key are all `answered`, however many come at once, and `running` means its run has not answered; a claim is kept (with its start and run id) until its key expires, across a crash of
- * its process, and is `resumed` only once that process is gone or has released it; an answer is
- * kept until its key expires and is then forgotten (`purge` deletes it; a claim after the expiry is
- * `new`). Leaves out: what an answer means (its body is sealed by the caller).
+ * key are all `answered`, however many come at once, and `running` means its run has not answered;
+ * a claim is kept (with its start and run id) until its key expires, across a crash of its process,
+ * and is `resumed` only once that process is gone or has released it; an answer is kept until its
+ * key expires and is then forgotten (`purge` deletes it; a claim after the expiry is `new`). Leaves
+ * out: what an answer means (its body is sealed by the caller).
  */
 export abstract class IdempotencyStore {
   abstract claim(claim: IdempotencyClaim): Promise<ClaimOutcome>;
