@@ -17,7 +17,8 @@ describe('text at the edge', () => {
       body: { first_name: 'Ana\ud800', partner_data: { note: 'fine', deep: [{ x: '\udfff' }] }, n: 1, b: null },
     });
     expect(refusal?.issues).toEqual([at('user_id'), at('q.1'), at('first_name'), at('partner_data.deep.0.x')]);
-    expect(refusal?.message).not.toMatch(/Ana|u\u0000/);
+    expect(refusal?.message).not.toContain('Ana');
+    expect(refusal?.message).not.toContain('\u0000');
   });
 
   it('names the object holding a bad field name (not the name), and a bad body or kept header by itself', () => {

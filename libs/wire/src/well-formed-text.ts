@@ -15,7 +15,10 @@ export const FIELD_NAME_RULE = 'holds a field whose name must be well-formed Uni
 export const KEPT_HEADERS = ['idempotency-key', 'x-correlation-id', 'deals-test-clock'] as const;
 
 /** Whether a text is one every store can keep: no lone surrogate, no U+0000. */
-export const isStorableText = (text: string): boolean => text.isWellFormed() && !text.includes('\u0000');
+export const isStorableText = (text: string): boolean => (text as WellFormedCheck).isWellFormed() && !text.includes('\u0000');
+
+/** `String.prototype.isWellFormed` (ES2024, in Node 20 and later), which the compiler's library (ES2023) does not declare. */
+type WellFormedCheck = string & { isWellFormed(): boolean };
 
 /**
  * Adds to `found` an entry for every string in `value` that is not storable text, and for every
