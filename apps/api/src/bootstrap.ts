@@ -1,5 +1,5 @@
 import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
-import { MemberSessions, serveSite, SITE_PREFIX, SiteDependencies, SitePages, SiteSecrets } from '@deals/partner-site';
+import { answerRefusalPage, MemberSessions, serveSite, SITE_PREFIX, SiteDependencies, SitePages, SiteSecrets } from '@deals/partner-site';
 import {
   defaultPublicBaseUrl,
   DemoSeed,
@@ -31,6 +31,7 @@ import {
   purgeExpiredKeys,
   PURGE_EVERY_S,
   purgeOldUsage,
+  refuseMalformedText,
   refuseRequestsWithoutHost,
   RequestLogController,
   RequestsInFlight,
@@ -184,6 +185,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   // The partner site's route hooks, on its routes only, as Nest registers them; its services are the application's.
   let site: SiteDependencies | null = null;
   serveSite(fastify, () => site!);
+  // Every route's text (path, query, body, kept headers) checked once, before any route's own hooks;
+  // the site's forms are refused on its page. Unknown paths keep their 404.
+  refuseMalformedText(fastify, { [SITE_PREFIX]: (request, reply, refusal) => answerRefusalPage(site!.pages, request, reply, refusal) });
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
   const app = await NestFactory.create<NestFastifyApplication>(
     ApiModule.forRoot({ config, clock, ids, logger, limits: limits?.limits ?? null }),

@@ -28,3 +28,4 @@ export * from './history-seal/history-verifier';
 export * from './history-seal/stream-proof';
 export * from './server-unavailable';
 export { csvField } from './csv';
+export * from './identity-text';

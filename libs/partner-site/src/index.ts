@@ -5,6 +5,7 @@ export { SiteSecrets } from './commands/site-secrets';
 export { MemberNoticeRecipients } from './commands/member-notice-recipients';
 export { MemberAddresses } from './commands/member-addresses';
 export { serveSite, SITE_PREFIX, SITE_POLICY, SESSION_COOKIE } from './http/site-http';
+export { answerRefusalPage } from './http/site-request';
 export type { SiteDependencies } from './http/site-http';
 export { SitePages } from './http/site-pages';
 export { MemberSessions } from './http/member-sessions';

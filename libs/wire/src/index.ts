@@ -23,3 +23,4 @@ export * from './usage-meter';
 export * from './json-depth';
 export * from './history-seal.answers';
 export * from './requests-in-flight';
+export * from './well-formed-text';

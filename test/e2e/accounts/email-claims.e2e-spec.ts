@@ -1,4 +1,5 @@
-import { EventStore, handleCommand, ManualClock, OPERATOR } from '@deals/kernel';
+import { EventStore, handleCommand, ManualClock, OPERATOR, ViewStore } from '@deals/kernel';
+import { USER_ACCOUNTS, UserAccount } from '@deals/accounts/projections/user-accounts/user-accounts.projection';
 import { emailClaimDecider, emailClaimStream } from '@deals/accounts/domain/user/email-claim.decider';
 import { emailKey } from '@deals/accounts/domain/user/user.events';
 import { UserWrites } from '@deals/accounts/commands/user-writes';
@@ -33,6 +34,50 @@ describe("email addresses stay one user's, under concurrency and refused updates
         ]);
       }
     }
+  });
+
+  it('makes one user of an address written composed or decomposed, in any case (NFC, case-folded), and keeps it as given', async () => {
+    const composed = 'caf\u00e9@claims.test';
+    const first = await post({ email: composed });
+    expect(first.status).toBe(200);
+    for (const email of ['cafe\u0301@claims.test', 'CAFE\u0301@Claims.Test', 'CAF\u00c9@claims.test']) {
+      const again = await post({ email });
+      expect([again.status, again.body.errors?.[0]?.message]).toEqual([422, 'is already taken by another user']);
+    }
+    const stored = await api.get(ViewStore).findById<UserAccount>(USER_ACCOUNTS, first.body.user_id);
+    expect(stored?.profile.email).toBe(composed);
+    const found = await byEmail('cafe\u0301@claims.test', { first_name: 'Found' });
+    expect([found.status, await firstName(first.body.user_id)]).toEqual([200, 'Found']);
+    expect(emailKey('STRASSE@claims.test')).toBe(emailKey('stra\u00dfe@claims.test'));
+  });
+
+  it('still finds an address outside ASCII claimed under its key of before (its lower case only)', async () => {
+    const decomposed = 'jose\u0301@claims.test';
+    const owner = 'claimed-before';
+    const caller = { ...OPERATOR, partnerId };
+    // A user and claim as written before addresses were folded: the claim under the lower case.
+    await api.get(UserWrites).register({ profile: { email: decomposed }, sessionId: null }, true, caller, owner);
+    const stream = emailClaimStream(partnerId, emailKey(decomposed));
+    const store = api.get(EventStore);
+    await handleCommand(
+      store,
+      stream,
+      emailClaimDecider,
+      { type: 'ReleaseEmail', data: { partnerId, emailKey: emailKey(decomposed), userId: owner } },
+      { now: clock.now(), metadata: caller },
+    );
+    const legacy = decomposed.toLowerCase();
+    await handleCommand(
+      store,
+      emailClaimStream(partnerId, legacy),
+      emailClaimDecider,
+      { type: 'ClaimEmail', data: { partnerId, emailKey: legacy, userId: owner } },
+      { now: clock.now(), metadata: caller },
+    );
+    await api.settle();
+    expect((await post({ email: decomposed })).status).toBe(422);
+    expect((await post({ email: 'JOSE\u0301@claims.test' })).status).toBe(422);
+    expect(await api.get(UserWrites).owner(partnerId, 'Jose\u0301@Claims.test')).toBe(owner);
   });
 
   it('leaves no claim behind for an update the user refuses (a deleted user)', async () => {

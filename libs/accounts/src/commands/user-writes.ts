@@ -18,7 +18,7 @@ import { Injectable } from '@nestjs/common';
 import { ClaimEmail, emailClaimDecider, emailClaimStream, emailTaken } from '../domain/user/email-claim.decider';
 import { BIRTHDAY_MESSAGE, isPastDate, NewUser, UserChanges } from '../domain/user/user-profile';
 import { userDecider } from '../domain/user/user.decider';
-import { emailKey, profileEmailKey, UserProfile, userStream } from '../domain/user/user.events';
+import { emailKey, legacyEmailKey, profileEmailKey, UserProfile, userStream } from '../domain/user/user.events';
 import { AccountsSettings } from './accounts-settings';
 import { hashPassword } from './password-hash';
 
@@ -57,6 +57,7 @@ export class UserWrites {
     const { profile } = user;
     this.checkFields(profile, byPartner, now);
     const key = emailKey(profile.email);
+    await this.refuseLegacyClaim(caller.partnerId, profile.email, userId);
     await this.releaseStaleClaim(caller, key, userId, now);
     const full: UserProfile = {
       firstName: null,
@@ -158,7 +159,10 @@ export class UserWrites {
     // claimed: a refused update must leave no claim behind. (The decider is pure: asked here, it
     // writes nothing; it decides again on the stream as it is when the update is appended.)
     userDecider.decide(update, current.state, now);
-    if (newKey !== oldKey) position = await this.claim(caller, newKey!, userId);
+    if (newKey !== oldKey) {
+      await this.refuseLegacyClaim(caller.partnerId, profile.email!, userId);
+      position = await this.claim(caller, newKey!, userId);
+    }
     const password = changes.password;
     update.data.passwordHash =
       password !== undefined ? await slowHashes.requests.run(caller.partnerId ?? '', () => hashPassword(password)) : undefined;
@@ -212,12 +216,29 @@ export class UserWrites {
    * with another, names nobody.)
    */
   async owner(partnerId: string, email: string): Promise<string | null> {
-    const key = emailKey(email);
+    const owner = await this.ownerOfClaim(partnerId, emailKey(email), emailKey);
+    const legacy = legacyEmailKey(email);
+    return owner ?? (legacy !== emailKey(email) ? this.ownerOfClaim(partnerId, legacy, legacyEmailKey) : null);
+  }
+
+  /** The owner of the claim under `key` (keyed by `keyOf`), if its current address still has that key. */
+  private async ownerOfClaim(partnerId: string, key: string, keyOf: (email: string) => string): Promise<string | null> {
     const claim = await loadAggregate(this.store, emailClaimStream(partnerId, key), emailClaimDecider);
     const owner = claim.state.owner;
     if (owner === null) return null;
-    const user = await loadAggregate(this.store, userStream(owner), userDecider);
-    return profileEmailKey(user.state.profile) === key ? owner : null;
+    const email = (await loadAggregate(this.store, userStream(owner), userDecider)).state.profile?.email;
+    return typeof email === 'string' && keyOf(email) === key ? owner : null;
+  }
+
+  /**
+   * An address whose key changed when addresses came to be compared in NFC, case-folded, is refused
+   * while a user holds it under its claim of before (its lower case): read only for such addresses.
+   */
+  private async refuseLegacyClaim(partnerId: string, email: string, userId: string): Promise<void> {
+    const legacy = legacyEmailKey(email);
+    if (legacy === emailKey(email)) return;
+    const owner = await this.ownerOfClaim(partnerId, legacy, legacyEmailKey);
+    if (owner !== null && owner !== userId) throw emailTaken();
   }
 
   /**

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
 import { USER_ERASURES, UserErasure } from '../projections/user-erasures/user-erasures.projection';
-import { emailKey } from '../domain/user/user.events';
+import { emailKey, legacyEmailKey } from '../domain/user/user.events';
 
 /** Reads of users and cards, always within one partner: another partner's records do not exist. */
 @Injectable()
@@ -26,7 +26,8 @@ export class AccountQueries {
   async userByEmailEvenDeleted(partnerId: string, email: string): Promise<UserAccount | null> {
     const found = await this.views.find<UserAccount>(
       USER_ACCOUNTS,
-      { emailKey: emailKey(email), partnerId },
+      // A view written before addresses were folded keeps some outside ASCII under their lower case.
+      { emailKey: { $in: [...new Set([emailKey(email), legacyEmailKey(email)])] }, partnerId },
       { sort: { registeredAt: -1 } },
     );
     return found.find((user) => !user.deleted) ?? found[0] ?? null;

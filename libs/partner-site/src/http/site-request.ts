@@ -1,7 +1,7 @@
 import { CommandCaller, DomainError, Unauthorized, ValidationFailed } from '@deals/kernel';
 import { requestWrites } from '@deals/wire';
 import { ArgumentsHost, Catch, createParamDecorator, ExceptionFilter, ExecutionContext, Injectable, Logger } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
 import type { SiteRequest } from './site-http';
@@ -42,6 +42,20 @@ export function visitorCaller(request: SiteRequest): Omit<CommandCaller, 'actor'
 export const issueTexts = (error: Pick<ValidationFailed, 'issues'>) =>
   error.issues.map((issue) => (issue.field ? `${issue.field.replace(/_/g, ' ')} ${issue.message}` : issue.message));
 
+/** A refusal as the site's page: its title, and a form's problems one per line (the refusal of a bad form, wherever it is found). */
+export function answerRefusalPage(pages: SitePages, request: FastifyRequest, reply: FastifyReply, refusal: DomainError) {
+  const errors = refusal instanceof ValidationFailed ? issueTexts(refusal) : undefined;
+  const title = refusal.httpStatus === 404 ? 'Not found' : 'Refused';
+  return pages.send(
+    request,
+    reply,
+    'message',
+    // A message may quote what the client sent (an id, a value): shown back bounded.
+    { title, message: errors ? 'The request could not be done.' : shownBack(refusal.message), errors },
+    refusal.httpStatus,
+  );
+}
+
 /** Refusals and failures of the site's pages, as pages (the API's filter answers JSON). */
 @Catch()
 @Injectable()
@@ -54,16 +68,7 @@ export class SitePageErrors implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<SiteRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     if (exception instanceof DomainError) {
-      const errors = exception instanceof ValidationFailed ? issueTexts(exception) : undefined;
-      const title = exception.httpStatus === 404 ? 'Not found' : 'Refused';
-      void this.pages.send(
-        request,
-        reply,
-        'message',
-        // A message may quote what the client sent (an id, a value): shown back bounded.
-        { title, message: errors ? 'The request could not be done.' : shownBack(exception.message), errors },
-        exception.httpStatus,
-      );
+      void answerRefusalPage(this.pages, request, reply, exception);
       return;
     }
     const status = (exception as { getStatus?: () => number }).getStatus?.();

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '@deals/kernel';
+import { foldedIdentity, type DomainEvent } from '@deals/kernel';
 
 /** What a partner may set on a user, as the user aggregate keeps it. */
 export interface UserProfile {
@@ -47,8 +47,15 @@ export type UserEvent =
 
 export const userStream = (userId: string) => `user-${userId}`;
 
-/** The email of a user is unique per partner, compared case-insensitively. */
-export const emailKey = (email: string) => email.trim().toLowerCase();
+/** The email of a user is unique per partner, compared trimmed, in NFC and case-folded (`foldedIdentity`): its claim's key. */
+export const emailKey = (email: string) => foldedIdentity(email.trim());
+
+/**
+ * An address's key before addresses were compared in NFC and case-folded: its lower case. The two
+ * differ only for some addresses outside ASCII (decomposed letters, `ß`, `ς`); claims of those made
+ * before are still found under this one.
+ */
+export const legacyEmailKey = (email: string) => email.trim().toLowerCase();
 
 /** The email key of a profile, or null once its email was erased. */
 export const profileEmailKey = (profile: Pick<UserProfile, 'email'> | null): string | null =>
