@@ -16,6 +16,7 @@ export * from './worker-module';
 export * from './calendar';
 export * from './fair-slots';
 export { RecentMap } from './recent-map';
+export * from './loop-slices';
 export * from './sandbox';
 export * from './test-clock/clock-scope';
 export * from './test-clock/test-clock';

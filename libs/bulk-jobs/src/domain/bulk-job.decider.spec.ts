@@ -8,6 +8,7 @@ import {
   bulkJobDecider,
   bulkJobQueueDecider,
   isLastRun,
+  itemBytes,
   ITEMS_EVENT_BYTES,
   MAX_CHUNK_RUNS,
   MAX_OPEN_BULK_JOBS,
@@ -43,7 +44,7 @@ function run(commands: BulkJobCommand[]): { events: BulkJobEvent[]; state: BulkJ
 describe('the bulk job decider', () => {
   const accept = (n: number): BulkJobCommand => ({
     type: 'AcceptBulkJob',
-    data: { jobId: 'j', partnerId: 'p', kind: 'users', items: items(n) },
+    data: { jobId: 'j', partnerId: 'p', kind: 'users', items: items(n), sizes: items(n).map(itemBytes) },
   });
   const start: BulkJobCommand = { type: 'StartBulkJob', data: { jobId: 'j' } };
   const record = (chunk: number, results: BulkItemResult[]): BulkJobCommand => ({
@@ -73,7 +74,9 @@ describe('the bulk job decider', () => {
       { reference: 'huge', email: 'huge@example.com', partner_data: { big: 'x'.repeat(SINGLE_CALL_BODY_LIMIT) } },
       { reference: 'last', email: 'last@example.com' },
     ];
-    const { events } = run([{ type: 'AcceptBulkJob', data: { jobId: 'j', partnerId: 'p', kind: 'users', items: sent } }]);
+    const { events } = run([
+      { type: 'AcceptBulkJob', data: { jobId: 'j', partnerId: 'p', kind: 'users', items: sent, sizes: sent.map(itemBytes) } },
+    ]);
     const added = events.slice(1) as Array<Extract<BulkJobEvent, { type: 'BulkJobItemsAdded' }>>;
     expect(added.map((e) => e.data.items.map((item) => item.reference))).toEqual([
       ['b0', 'b1'],

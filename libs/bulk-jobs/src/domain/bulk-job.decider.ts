@@ -56,9 +56,10 @@ export class BulkJobCompletedAlready extends DomainError {
   }
 }
 
+/** `sizes`: each item's {@link itemBytes}, in the items' order (worked out beforehand, a slice at a time). */
 export type AcceptBulkJob = DomainCommand<
   'AcceptBulkJob',
-  { jobId: string; partnerId: string; kind: BulkJobKind; items: Array<Record<string, unknown>> }
+  { jobId: string; partnerId: string; kind: BulkJobKind; items: Array<Record<string, unknown>>; sizes: readonly number[] }
 >;
 export type StartBulkJob = DomainCommand<'StartBulkJob', { jobId: string }>;
 export type RecordBulkChunk = DomainCommand<'RecordBulkChunk', { jobId: string; chunk: number; results: BulkItemResult[] }>;
@@ -109,17 +110,28 @@ export function nextChunk(job: BulkJob): number | null {
   return null;
 }
 
+/** The bytes of an item's fields as JSON, without its `reference` (the job's, not the call's): what its single call's body would be. */
+export function itemBytes(item: Record<string, unknown>): number {
+  const { reference: _reference, ...fields } = item;
+  return Buffer.byteLength(JSON.stringify(fields));
+}
+
 /** The events that keep items `from` to `to` (one chunk's) of a job: parts of at most {@link ITEMS_EVENT_BYTES} each, an oversize item as its reference. */
-function itemsAdded(jobId: string, items: Array<Record<string, unknown>>, from: number, to: number): BulkJobItemsAdded[] {
+function itemsAdded(
+  jobId: string,
+  items: Array<Record<string, unknown>>,
+  sizes: readonly number[],
+  from: number,
+  to: number,
+): BulkJobItemsAdded[] {
   const chunk = chunkOf(from, BULK_CHUNK_SIZE);
   const parts: BulkJobItemsAdded[] = [];
   let part: BulkJobItemsAdded | null = null;
   let bytes = 0;
   for (let index = from; index < to; index++) {
-    const { reference, ...fields } = items[index];
-    const size = Buffer.byteLength(JSON.stringify(fields));
+    const size = sizes[index];
     const oversize = size > SINGLE_CALL_BODY_LIMIT;
-    const kept = oversize ? { reference } : items[index];
+    const kept = oversize ? { reference: items[index].reference } : items[index];
     const keptBytes = oversize ? 0 : size;
     if (part === null || (bytes + keptBytes > ITEMS_EVENT_BYTES && part.data.items.length > 0)) {
       parts.push((part = { type: 'BulkJobItemsAdded', data: { jobId, chunk, items: [] } }));
@@ -163,8 +175,9 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
     const at = now.toISOString();
     switch (command.type) {
       case 'AcceptBulkJob': {
-        const { jobId, partnerId, kind, items } = command.data;
+        const { jobId, partnerId, kind, items, sizes } = command.data;
         if (job.status !== 'none') return [];
+        if (sizes.length !== items.length) throw new RangeError(`bulk job ${jobId}: ${sizes.length} sizes for ${items.length} items`);
         const events: BulkJobEvent[] = [
           {
             type: 'BulkJobAccepted',
@@ -172,7 +185,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
           },
         ];
         for (let first = 0; first < items.length; first += BULK_CHUNK_SIZE)
-          events.push(...itemsAdded(jobId, items, first, Math.min(first + BULK_CHUNK_SIZE, items.length)));
+          events.push(...itemsAdded(jobId, items, sizes, first, Math.min(first + BULK_CHUNK_SIZE, items.length)));
         return events;
       }
       case 'StartBulkJob': {

@@ -137,4 +137,33 @@ describe('the log with personal data encrypted', () => {
     keys.held = false;
     expect(emails(await reader.readAll({ after: null, maxCount: 100 }))).toEqual([null]);
   });
+
+  it('seals and opens many megabytes with turns of the event loop between them, so other requests are answered meanwhile', async () => {
+    const keys = new HeldKeys();
+    const inner = new MemoryEventStore();
+    const store = new PersonalDataEventStore(inner, keys, fields, new Map());
+    const turns: string[] = [];
+    const appendToStreams = inner.appendToStreams.bind(inner);
+    jest.spyOn(inner, 'appendToStreams').mockImplementation((appends) => {
+      turns.push('written');
+      return appendToStreams(appends);
+    });
+    const big = 'x'.repeat(300 * 1024);
+    const events = Array.from({ length: 8 }, (_, i) => ({
+      id: randomUUID(),
+      type: 'UserRegistered',
+      data: { userId: 'u1', email: `${i}${big}` },
+      metadata: { occurredAt: '' },
+    }));
+    setImmediate(() => turns.push('a turn of the loop'));
+    await store.appendToStreams([{ streamId: 'user-u1', events, expected: 'no_stream' }]);
+    expect(turns).toEqual(['a turn of the loop', 'written']);
+    const reading = store.readStream('user-u1');
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await Promise.resolve();
+    expect(turned).toBe(false);
+    expect(emails(await reading)).toEqual(events.map((e) => e.data.email));
+    expect(turned).toBe(true);
+  });
 });

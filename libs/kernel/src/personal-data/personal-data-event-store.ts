@@ -17,6 +17,7 @@ import {
 } from '../ports/event-store.port';
 import { NotFound } from '../errors';
 import type { PersonalKeyStore } from '../ports/personal-key-store.port';
+import { LoopSlices } from '../loop-slices';
 import { RecentMap } from '../recent-map';
 import {
   holdsPersonalValues,
@@ -29,6 +30,8 @@ import {
 
 /** Users whose keys (or erasure) one process keeps at hand. */
 const KEYS_KEPT = 20_000;
+/** Bytes of personal data sealed or opened in one turn of the event loop (a bulk job's many megabytes leave other requests their turns). */
+const SEALED_A_SLICE = 1024 * 1024;
 /** How long a process uses a key it read without asking again: another process's erasure reaches it within this. */
 const KEY_TRUSTED_MS = 5_000;
 
@@ -109,10 +112,12 @@ export class PersonalDataEventStore extends EventStore {
    * The events with their personal values sealed under their owners' keys (refused about an erased
    * owner, unless dropped); as given when none has any. An event of a personal type that holds no
    * personal value (a purchase without a shipping address) is no personal data: no key is read for it.
+   * Many megabytes of it (a bulk job's items) are sealed with a turn of the event loop after each megabyte.
    */
   private async sealed(events: NewEvent[]): Promise<NewEvent[]> {
     if (!events.some((event) => this.fields.has(event.type))) return events;
     const sealed: NewEvent[] = [];
+    const slices = new LoopSlices(SEALED_A_SLICE);
     for (const event of events) {
       const owner = holdsPersonalValues(this.fields, event) ? personalOwner(this.fields, event) : null;
       if (owner === null) {
@@ -121,7 +126,9 @@ export class PersonalDataEventStore extends EventStore {
       }
       const key = await this.writingKey(owner);
       if (!key && this.fields.get(event.type)!.whenErased !== 'drop') throw new PersonalDataErased(owner);
-      sealed.push(sealPersonalData(this.fields, event, key));
+      const done = sealPersonalData(this.fields, event, key);
+      sealed.push(done);
+      await slices.spend(personalEnvelope(done)?.box.length ?? 0);
     }
     return sealed;
   }
@@ -230,7 +237,8 @@ export class PersonalDataEventStore extends EventStore {
 
   /**
    * The events with their personal data opened (the same array and objects when none holds any);
-   * with `reads`, only the events of those types (the others are left as stored).
+   * with `reads`, only the events of those types (the others are left as stored); a turn of the
+   * event loop after each megabyte opened.
    */
   private async open(events: RecordedEvent[], reads?: ReadonlySet<string>): Promise<RecordedEvent[]> {
     // Every owner's key asked at once: a store on a server reads them in one statement.
@@ -244,6 +252,7 @@ export class PersonalDataEventStore extends EventStore {
         ? new Map<string, Buffer | null>()
         : new Map(await Promise.all([...owners].map(async (owner) => [owner, await this.readingKey(owner)] as const)));
     let opened = events;
+    const slices = new LoopSlices(SEALED_A_SLICE);
     for (let i = 0; i < events.length; i++) {
       const event = events[i];
       const erased = this.erasures.get(event.type);
@@ -261,6 +270,7 @@ export class PersonalDataEventStore extends EventStore {
         this.warn(`event ${event.id} (${event.type}): its personal data does not open: ${String(error)}`);
         opened[i] = openPersonalData(event, null);
       }
+      await slices.spend(envelope.box.length);
     }
     return opened;
   }

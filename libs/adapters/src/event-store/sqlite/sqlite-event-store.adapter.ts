@@ -13,6 +13,7 @@ import {
   TypesPage,
   TypesRead,
   WrongExpectedRevision,
+  LoopSlices,
 } from '@deals/kernel';
 import Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
@@ -40,6 +41,8 @@ const positionNumber = (p: LogPosition | null) => (p === null ? 0 : Number(p));
 /** How often a subscription looks for events appended by another process (the CLI). */
 const POLL_MS = 100;
 const PAGE = 1000;
+/** Characters of events' data encoded in one turn of the event loop. */
+const ENCODED_A_SLICE = 1024 * 1024;
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Rows of this process's own recent appends kept at most for the subscriptions (a few seconds' worth). */
 const OWN_ROWS = 20_000;
@@ -124,7 +127,7 @@ export class SqliteEventStore extends EventStore {
   override readonly atomicAcrossStreams = true;
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const { rows, given } = this.encode(events);
+    const { rows, given } = await this.encode(events);
     const result = await this.appendRows({ streamId, expected, rows, given }, 2);
     this.reportAppended(events);
     return result;
@@ -133,10 +136,8 @@ export class SqliteEventStore extends EventStore {
   /** One program of the write thread for all the appends: in one savepoint of its group, so all or none. */
   override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     checkStreamAppends(appends);
-    const encoded = appends.map(({ streamId, events, expected }): EncodedAppend => {
-      const { rows, given } = this.encode(events);
-      return { streamId, expected, rows, given };
-    });
+    const encoded: EncodedAppend[] = [];
+    for (const { streamId, events, expected } of appends) encoded.push({ streamId, expected, ...(await this.encode(events)) });
     const results = await this.appendAllRows(encoded, 2);
     for (const { events } of appends) this.reportAppended(events);
     return results;
@@ -145,15 +146,20 @@ export class SqliteEventStore extends EventStore {
   /**
    * An append's rows as the write thread takes them, and the events the subscriptions may be given
    * as they are. A command's events share one metadata object, and so may several commands
-   * (handleCommand): it is encoded once.
+   * (handleCommand): it is encoded once. Many megabytes (a bulk job's items) are encoded with a turn
+   * of the event loop after each megabyte.
    */
-  private encode(events: NewEvent[]): Pick<EncodedAppend, 'rows' | 'given'> {
+  private async encode(events: NewEvent[]): Promise<Pick<EncodedAppend, 'rows' | 'given'>> {
     let lastMetadata: unknown = NOT_ENCODED_YET;
     let metadataJson = '';
-    const rows = events.map((e): [string, string, string, string] => {
+    const slices = new LoopSlices(ENCODED_A_SLICE);
+    const rows: Array<[string, string, string, string]> = [];
+    for (const e of events) {
       if (e.metadata !== lastMetadata) metadataJson = this.metadataText(e, (lastMetadata = e.metadata));
-      return [e.id, e.type, jsonText(e, 'data', e.data), metadataJson];
-    });
+      const data = jsonText(e, 'data', e.data);
+      rows.push([e.id, e.type, data, metadataJson]);
+      if (events.length > 1) await slices.spend(data.length);
+    }
     // Checked (and frozen) as they are encoded: what the subscriptions get is then what was written,
     // whatever the appender does afterwards and whenever they read it.
     const given = events.map((e) => (freezeJson(e.data) && freezeJson(e.metadata) ? e : undefined));

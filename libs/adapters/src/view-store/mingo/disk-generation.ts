@@ -79,7 +79,11 @@ function selections(filter: ViewFilter, fields: ReadonlySet<string>): { selectio
       else {
         // One condition per kind (an OR per value passes SQLite's expression depth at 1,000).
         const byKind = new Map<Key[0], unknown[]>();
-        for (const [kind, value] of values as Key[]) byKind.set(kind, [...(byKind.get(kind) ?? []), value]);
+        for (const [kind, value] of values as Key[]) {
+          const list = byKind.get(kind);
+          if (list) list.push(value);
+          else byKind.set(kind, [value]);
+        }
         const kinds = [...byKind];
         keys(
           field,
