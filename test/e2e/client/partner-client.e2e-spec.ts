@@ -101,8 +101,8 @@ describe('the generated TypeScript client', () => {
     ]);
     const bought = await deals.POST('/purchases', { body: order });
     // The answer type is the purchase made: read with no narrowing.
-    if (!bought.data) throw new Error(`no purchase: ${JSON.stringify(bought.error ?? bought.data)}`);
-    const purchase = bought.data.purchase;
+    const purchase = bought.data?.purchase;
+    if (!purchase) throw new Error(`no purchase: ${JSON.stringify(bought.error)}`);
     expect([purchase.payment_state, purchase.fulfillment_state, purchase.amount]).toEqual(['charged', 'fulfilled', deal.price]);
 
     const reserved = await deals.POST('/purchases/reserve', { body: { deal_id: deal.id, num_bought: 1 } });

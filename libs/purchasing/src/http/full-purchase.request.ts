@@ -136,10 +136,12 @@ const orderShape = {
 /** Where each field's entries come in the answer: the body's order, section by section. */
 const ORDER = [...Object.keys(orderShape), 'dry_run'];
 
-/** The full purchase's body of `shape`: each section's id or object checked, then the order, a dry run when `isDryRun` says so. */
-const fullPurchaseSchema = <S extends typeof orderShape>(shape: S, isDryRun: (body: z.output<z.ZodObject<S>>) => boolean) =>
-  z
-    .object(shape)
+/** What the full purchase's bodies hold once parsed: the order's fields, and the deprecated `dry_run` where taken. */
+type OrderFields = z.output<z.ZodObject<typeof orderShape>> & { dry_run?: boolean };
+
+/** The full purchase's body of `object`: each section's id or object checked, then the order, a dry run when `isDryRun` says so. */
+const fullPurchaseSchema = (object: z.ZodType<OrderFields>, isDryRun: (body: OrderFields) => boolean) =>
+  object
     .superRefine(
       (body, ctx) => {
         // Each section needs its id or its object, whatever else the body holds.
@@ -171,13 +173,13 @@ const fullPurchaseSchema = <S extends typeof orderShape>(shape: S, isDryRun: (bo
 
 /** POST /v1/purchases/full.json: the order; the deprecated `dry_run: true` still makes it a dry run. */
 export const fullPurchaseBody = fullPurchaseSchema(
-  { ...orderShape, dry_run: legacyDryRun('POST /v1/purchases/full/dry_run.json') },
+  z.object({ ...orderShape, dry_run: legacyDryRun('POST /v1/purchases/full/dry_run.json') }),
   (body) => body.dry_run === true,
 );
 
 export class FullPurchaseBody extends requestDto(fullPurchaseBody) {}
 
 /** POST /v1/purchases/full/dry_run.json: the order, always a dry run. */
-export const dryRunFullPurchaseBody = fullPurchaseSchema(orderShape, () => true);
+export const dryRunFullPurchaseBody = fullPurchaseSchema(z.object(orderShape), () => true);
 
 export class DryRunFullPurchaseBody extends requestDto(dryRunFullPurchaseBody) {}
