@@ -47,7 +47,10 @@ export const buyWithStoredCardBody = storedCardOrder
 
 export class BuyWithStoredCardBody extends requestDto(buyWithStoredCardBody) {}
 
-/** POST /purchases/dry_run: the order, always a dry run. */
-export const dryRunStoredCardBody = storedCardOrder.transform((body) => toOrder(body, true)).meta({ 'x-resource': 'purchase' });
+/** POST /purchases/dry_run: the order, always a dry run; a field it does not describe (`dry_run` too) is refused, as on every call added beside the interface. */
+export const dryRunStoredCardBody = z
+  .strictObject(storedCardOrder.shape)
+  .transform((body) => toOrder(body, true))
+  .meta({ 'x-resource': 'purchase' });
 
 export class DryRunStoredCardBody extends requestDto(dryRunStoredCardBody) {}

@@ -179,7 +179,7 @@ export const fullPurchaseBody = fullPurchaseSchema(
 
 export class FullPurchaseBody extends requestDto(fullPurchaseBody) {}
 
-/** POST /v1/purchases/full/dry_run.json: the order, always a dry run. */
-export const dryRunFullPurchaseBody = fullPurchaseSchema(z.object(orderShape), () => true);
+/** POST /v1/purchases/full/dry_run.json: the order, always a dry run; a field it does not describe (`dry_run` too) is refused. */
+export const dryRunFullPurchaseBody = fullPurchaseSchema(z.strictObject(orderShape), () => true);
 
 export class DryRunFullPurchaseBody extends requestDto(dryRunFullPurchaseBody) {}
