@@ -39,6 +39,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /purchases/reserve': 'reservePurchase',
   'POST /purchases': 'createPurchase',
   'POST /v1/purchases/full.json': 'createFullPurchase',
+  'POST /purchases/dry_run': 'createPurchaseDryRun',
+  'POST /v1/purchases/full/dry_run.json': 'createFullPurchaseDryRun',
   'PUT /purchases/{purchase_id}/claim': 'claimPurchase',
   'PUT /purchases/{purchase_id}/claim.json': 'claimPurchaseJson',
   'PUT /purchases/{purchase_id}/release': 'releasePurchase',

@@ -58,9 +58,10 @@ async function main() {
     credit_card_id: card.credit_card_id,
     expected_price_per_unit: price,
   };
-  const bought = must('buying', await deals.POST('/purchases', { body: order }));
-  if ('dry_run' in bought) throw new Error('not asked for'); // `dry_run: true` answers what it would be
-  const { purchase } = bought;
+  // What it would be, making nothing (a dry run), then the purchase.
+  const foreseen = must('a dry run', await deals.POST('/purchases/dry_run', { body: order }));
+  console.log(foreseen.purchase.amount, foreseen.availability.num_left); // <cents> <units left>
+  const { purchase } = must('buying', await deals.POST('/purchases', { body: order }));
   // The purchase id is what `npm run cli -- audit:purchase <id>` takes.
   console.log(purchase.id, purchase.payment_state, purchase.amount, purchase.coupons![0].print_url); // P7… charged <cents> https://…/print?key=…
 

@@ -763,7 +763,7 @@ export interface paths {
         put?: never;
         /**
          * Buy with a stored card
-         * @description `deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; a shipping address for shipped deals. One charge at a time per user (409 already_charging). `dry_run: true` answers what the purchase would be (DryRunAnswer), or the refusal it would get with the same status and body, and makes nothing: no purchase, hold, charge or kept Idempotency-Key. A processor's decline is not foreseen.
+         * @description `deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; a shipping address for shipped deals. One charge at a time per user (409 already_charging). `dry_run` is deprecated: call POST /purchases/dry_run for a dry run (with `dry_run: true` this call still answers it, in that operation's answer).
          */
         post: operations["createPurchase"];
         delete?: never;
@@ -890,6 +890,26 @@ export interface paths {
          */
         put: operations["releasePurchaseJson"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/purchases/dry_run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry run of buying with a stored card
+         * @description The body of POST /purchases. Answers what the purchase would be (DryRunAnswer), or the refusal it would get with the same status and body, and makes nothing: no purchase, hold, charge or kept Idempotency-Key. A processor's decline is not foreseen.
+         */
+        post: operations["createPurchaseDryRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1512,9 +1532,29 @@ export interface paths {
         put?: never;
         /**
          * Buy in one call: make the user, store the card, buy
-         * @description A user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id). `dry_run: true` answers what the purchase would be (DryRunAnswer), or the refusal it would get with the same status and body, and makes nothing: no purchase, hold, charge or kept Idempotency-Key. A processor's decline is not foreseen. A dry run makes no user or card: it names those that exist only.
+         * @description A user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id). `dry_run` is deprecated: call POST /v1/purchases/full/dry_run.json for a dry run (with `dry_run: true` this call still answers it, in that operation's answer).
          */
         post: operations["createFullPurchase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/purchases/full/dry_run.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry run of buying in one call
+         * @description The body of POST /v1/purchases/full.json. Answers what the purchase would be (DryRunAnswer), or the refusal it would get with the same status and body, and makes nothing: no purchase, hold, charge or kept Idempotency-Key. A processor's decline is not foreseen. It makes no user or card: it names those that exist only.
+         */
+        post: operations["createFullPurchaseDryRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2395,7 +2435,7 @@ export interface components {
             value?: number;
         };
         /**
-         * @description what a purchase would be (`dry_run: true`): nothing was made, held, charged or kept
+         * @description a purchase's dry run: what the purchase would be; nothing was made, held, charged or kept
          * @example {
          *       "status": "success",
          *       "dry_run": true,
@@ -6544,7 +6584,8 @@ export interface operations {
                      */
                     deal_id: string;
                     /**
-                     * @description true: answer what the purchase would be (price, amount, the user's limit, the card, the deal's window and stock) or the exact refusal it would get, and make nothing: no user, card, purchase, hold, charge or kept Idempotency-Key. Default false
+                     * @deprecated
+                     * @description Deprecated: call POST /purchases/dry_run instead, which takes this body without dry_run. true still answers that dry run here (docs/api.md, "Dry runs of a purchase", says until when). Default false
                      * @example false
                      */
                     dry_run?: boolean;
@@ -6624,7 +6665,7 @@ export interface operations {
                         purchase: components["schemas"]["Purchase"];
                         /** @enum {string} */
                         status: "success";
-                    } | components["schemas"]["DryRunAnswer"];
+                    };
                 };
             };
             400: components["responses"]["Error400"];
@@ -7239,6 +7280,164 @@ export interface operations {
             };
             408: components["responses"]["Error408"];
             /** @description a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createPurchaseDryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description a stored card of the user
+                     * @example c2Wm5
+                     */
+                    credit_card_id: string;
+                    /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string | null;
+                    /**
+                     * @description the deal to buy
+                     * @example chicago-spa-day
+                     */
+                    deal_id: string;
+                    /**
+                     * @description the deal's current price in cents: a purchase at another is refused
+                     * @example 4900
+                     */
+                    expected_price_per_unit: number;
+                    /**
+                     * @description units to buy
+                     * @example 2
+                     */
+                    quantity: number;
+                    /**
+                     * @description an affiliate session: links the purchase to the affiliate of the session
+                     * @example s-1
+                     */
+                    session_id?: string;
+                    /** @description where to ship; required for a shipped deal */
+                    shipping_address?: {
+                        /**
+                         * @description text, at most 200 characters
+                         * @example 1 Lake St
+                         */
+                        address_one: string;
+                        /**
+                         * @description optional: text, at most 200 characters
+                         * @example Apt 4
+                         */
+                        address_two?: string | null;
+                        /**
+                         * @description text, at most 200 characters
+                         * @example Chicago
+                         */
+                        city: string;
+                        /**
+                         * @description two letters
+                         * @example US
+                         */
+                        country: string;
+                        /**
+                         * @description text, at most 200 characters
+                         * @example Fay Lee
+                         */
+                        name: string;
+                        /**
+                         * @description text, at most 200 characters
+                         * @example 60601
+                         */
+                        postal_code: string;
+                        /**
+                         * @description two letters
+                         * @example IL
+                         */
+                        state: string;
+                    };
+                    /**
+                     * @description the buyer, a user of this partner
+                     * @example u4Kd8
+                     */
+                    user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DryRunAnswer"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description another purchase of this user is still being charged: error_type already_charging; a request whose Idempotency-Key's earlier run has not ended (its purchase may still be charged): idempotency_key_in_use with Retry-After; or a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
             409: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -10168,7 +10367,8 @@ export interface operations {
                      */
                     deal_id: string;
                     /**
-                     * @description true: answer what the purchase would be (price, amount, the user's limit, the card, the deal's window and stock) or the exact refusal it would get, and make nothing: no user, card, purchase, hold, charge or kept Idempotency-Key. Default false
+                     * @deprecated
+                     * @description Deprecated: call POST /v1/purchases/full/dry_run.json instead, which takes this body without dry_run. true still answers that dry run here (docs/api.md, "Dry runs of a purchase", says until when). Default false
                      * @example false
                      */
                     dry_run?: boolean;
@@ -10280,7 +10480,7 @@ export interface operations {
                         purchase: components["schemas"]["Purchase"];
                         /** @enum {string} */
                         status: "success";
-                    } | components["schemas"]["DryRunAnswer"];
+                    };
                 };
             };
             400: components["responses"]["Error400"];
@@ -10348,6 +10548,224 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Error503"];
+        };
+    };
+    createFullPurchaseDryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: 1 to 255 printable ASCII characters (a new UUID per request), kept at least 24 hours for the partner (or the access token's user). A repeat of the same request (method, path, query and body) is answered with the first answer and `Idempotent-Replayed: true`, and nothing runs again; a key used for another request is refused (422 idempotency_key_reused); a repeat while the first is running answers 409 idempotency_key_in_use with Retry-After. Answers 401, 403, 409, 429, 500, 503 and 504 are not kept: a retry runs the request again. An answer that showed a secret once (a signing secret, an access token), or one over 256 KiB is not sent again: its repeat answers 422 idempotent_answer_not_kept with the first answer's status in answered_status. While the partner's keys and answers fill its share of the store, a new key is refused: 429 idempotency_keys_full with Retry-After. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the card, stored for the user (the same card stored before is reused) */
+                    credit_card?: {
+                        /**
+                         * @description expiry month, 1 to 12, as a number or text ("07")
+                         * @example 12
+                         */
+                        month: string | number;
+                        /**
+                         * @description 16 digits (spaces and dashes allowed); Visa, MasterCard, Discover, JCB, UnionPay
+                         * @example 4242 4242 4242 4242
+                         */
+                        number: string | number;
+                        /**
+                         * @description the 3-digit security code; used once, never kept
+                         * @example 123
+                         */
+                        verification_value: string | number;
+                        /**
+                         * @description expiry year, four digits, as a number or text
+                         * @example 2030
+                         */
+                        year: string | number;
+                        /**
+                         * @description billing zip code: 12345 or 12345-6789
+                         * @example 60601
+                         */
+                        zip_code: string | number;
+                    } | null;
+                    /**
+                     * @description a stored card of the user (instead of a credit_card object)
+                     * @example c2Wm5
+                     */
+                    credit_card_id?: string | null;
+                    /**
+                     * @description the amounts' currency: usd, the only one (any other is refused)
+                     * @example usd
+                     */
+                    currency?: string | null;
+                    /**
+                     * @description the deal to buy
+                     * @example chicago-spa-day
+                     */
+                    deal_id: string;
+                    /**
+                     * @description units to buy
+                     * @example 2
+                     */
+                    quantity: number;
+                    /**
+                     * @description an affiliate session: links the purchase to the affiliate of the session
+                     * @example s-1
+                     */
+                    session_id?: string | null;
+                    /** @description where to ship; required only for a shipped deal */
+                    shipping_address?: {
+                        /**
+                         * @description text, at most 200 characters
+                         * @example 1 Lake St
+                         */
+                        address_one: string;
+                        /**
+                         * @description optional: text, at most 200 characters
+                         * @example Apt 4
+                         */
+                        address_two?: string | null;
+                        /**
+                         * @description text, at most 200 characters
+                         * @example Chicago
+                         */
+                        city: string;
+                        /**
+                         * @description two letters
+                         * @example US
+                         */
+                        country: string;
+                        /**
+                         * @description text, at most 200 characters
+                         * @example Fay Lee
+                         */
+                        name: string;
+                        /**
+                         * @description text, at most 200 characters
+                         * @example 60601
+                         */
+                        postal_code: string;
+                        /**
+                         * @description two letters
+                         * @example IL
+                         */
+                        state: string;
+                    };
+                    /**
+                     * @description an address given in an earlier purchase (instead of a shipping_address object)
+                     * @example mbx1-k2
+                     */
+                    shipping_address_id?: string | null;
+                    /** @description the buyer, made unless its email names a user of this partner (then that user is the buyer) */
+                    user?: {
+                        /**
+                         * @description unique per partner, compared case-insensitively
+                         * @example ann@example.com
+                         */
+                        email: string;
+                        /**
+                         * @description first name, at most 100 characters; null clears it
+                         * @example Ann
+                         */
+                        first_name?: string | null;
+                        /**
+                         * @description last name, at most 100 characters; null clears it
+                         * @example Lee
+                         */
+                        last_name?: string | null;
+                        /**
+                         * @description the password, at least 5 characters; needs pass_confirmation
+                         * @example secret1
+                         */
+                        pass?: string;
+                        /**
+                         * @description the password again
+                         * @example secret1
+                         */
+                        pass_confirmation?: string;
+                        /** @description pass, by its other name */
+                        password?: string;
+                        /** @description pass_confirmation, by its other name */
+                        password_confirmation?: string;
+                    } | null;
+                    /**
+                     * @description a user of this partner (instead of a user object)
+                     * @example u4Kd8
+                     */
+                    user_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DryRunAnswer"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such record for this partner: error_type find_failed */
+            404: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["Error408"];
+            /** @description another purchase of this user is still being charged: error_type already_charging; a request whose Idempotency-Key's earlier run has not ended (its purchase may still be charged): idempotency_key_in_use with Retry-After; or a request with this Idempotency-Key is still being processed: error_type idempotency_key_in_use; Retry-After says when to ask again */
+            409: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description seconds until the caller may ask again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            414: components["responses"]["Error414"];
+            415: components["responses"]["Error415"];
+            417: components["responses"]["Error417"];
+            /** @description the request is refused: validation_failed with errors[], or the refusal of the call (cannot_fufill, declined, update_failed); or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            422: {
+                headers: {
+                    /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
         };
     };

@@ -20,6 +20,7 @@ import { StockInventoryHandler } from './commands/stock-inventory/stock-inventor
 import { CouponQr } from './coupon-images/coupon-qr';
 import { CouponsController } from './http/coupons.controller';
 import { PurchasesController } from './http/purchases.controller';
+import { DryRunsController } from './http/dry-runs.controller';
 import { RefundsController } from './http/refunds.controller';
 import { ResellersController } from './http/resellers.controller';
 import { OpenHolds } from './queries/open-holds';
@@ -83,6 +84,6 @@ export class PurchasingModule {}
 /** Purchasing's HTTP routes. */
 @Module({
   imports: [PurchasingModule, AccountsModule],
-  controllers: [PurchasesController, RefundsController, CouponsController, ResellersController, AuditController],
+  controllers: [PurchasesController, DryRunsController, RefundsController, CouponsController, ResellersController, AuditController],
 })
 export class PurchasingHttpModule {}

@@ -45,10 +45,14 @@ interface KeyedRequest extends AuthenticatedRequest {
  */
 export const TakesDryRuns = () => RouteConfig({ dryRuns: true });
 
-/** Whether the request is a dry run of a route that takes them ({@link TakesDryRuns}). */
-const isDryRun = (request: FastifyRequest) =>
-  (request.routeOptions.config as { dryRuns?: boolean } | undefined)?.dryRuns === true &&
-  (request.body as { dry_run?: unknown } | null | undefined)?.dry_run === true;
+/** Marks a write route whose every call is a dry run (its own operation): no key is claimed or kept. */
+export const AnswersDryRuns = () => RouteConfig({ dryRuns: 'always' });
+
+/** Whether the request is a dry run: of a route that is one ({@link AnswersDryRuns}), or that takes them ({@link TakesDryRuns}). */
+const isDryRun = (request: FastifyRequest) => {
+  const dryRuns = (request.routeOptions.config as { dryRuns?: boolean | 'always' } | undefined)?.dryRuns;
+  return dryRuns === 'always' || (dryRuns === true && (request.body as { dry_run?: unknown } | null | undefined)?.dry_run === true);
+};
 
 /** How often each process purges expired keys (s): a partner whose share is full waits about this long. */
 export const PURGE_EVERY_S = 900;

@@ -91,12 +91,18 @@ describe('the generated TypeScript client', () => {
     const cards = await deals.GET('/credit_cards', { params: { query: { user_id: userId } } });
     expect(cards.data && 'credit_cards' in cards.data ? cards.data.credit_cards.map((c) => c.id) : []).toEqual([cardId]);
 
-    const bought = await deals.POST('/purchases', {
-      body: { deal_id: deal.id, quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: deal.price },
-    });
-    // Without `dry_run` the answer is the purchase made (the answer type is that or a DryRunAnswer).
-    if (!bought.data || 'dry_run' in bought.data) throw new Error(`no purchase: ${JSON.stringify(bought.error ?? bought.data)}`);
-    const purchase = bought.data.purchase;
+    const order = { deal_id: deal.id, quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: deal.price };
+    // The dry run is an operation of its own, typed with its own answer.
+    const foreseen = await deals.POST('/purchases/dry_run', { body: order });
+    expect([foreseen.data?.dry_run, foreseen.data?.purchase.amount, foreseen.data?.card.credit_card_id]).toEqual([
+      true,
+      deal.price,
+      cardId,
+    ]);
+    const bought = await deals.POST('/purchases', { body: order });
+    // The answer type is the purchase made: read with no narrowing.
+    const purchase = bought.data?.purchase;
+    if (!purchase) throw new Error(`no purchase: ${JSON.stringify(bought.error)}`);
     expect([purchase.payment_state, purchase.fulfillment_state, purchase.amount]).toEqual(['charged', 'fulfilled', deal.price]);
 
     const reserved = await deals.POST('/purchases/reserve', { body: { deal_id: deal.id, num_bought: 1 } });

@@ -5,8 +5,9 @@ import { holdNextCharge } from '../../support/held-charge';
 import { writtenState } from '../../support/written-state';
 
 /**
- * `dry_run: true` on POST /purchases and POST /v1/purchases/full.json: the answer the purchase
- * would get (what it would be, or its exact refusal), and nothing written.
+ * POST /purchases/dry_run and POST /v1/purchases/full/dry_run.json, and the deprecated `dry_run: true`
+ * on the purchase calls: the answer the purchase would get (what it would be, or its exact refusal),
+ * and nothing written.
  */
 describe('dry runs of a purchase', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
@@ -59,9 +60,15 @@ describe('dry runs of a purchase', () => {
     expected_price_per_unit: 4900,
     ...overrides,
   });
+  /** A deprecated `dry_run: true` answers the dry run's own operation's body, which the purchase's description leaves out. */
+  const legacy = (body: Record<string, unknown>) => (body.dry_run === true ? 'the deprecated dry_run: true' : undefined);
   const buy = (body: Record<string, unknown>, options: { apiKey?: string; headers?: Record<string, string> } = {}) =>
-    api.call('POST', '/purchases', { apiKey: options.apiKey ?? live, headers: options.headers, body });
-  const full = (body: Record<string, unknown>, apiKey = live) => api.call('POST', '/v1/purchases/full.json', { apiKey, body });
+    api.call('POST', '/purchases', { apiKey: options.apiKey ?? live, headers: options.headers, body, undescribedBody: legacy(body) });
+  const full = (body: Record<string, unknown>, apiKey = live) =>
+    api.call('POST', '/v1/purchases/full.json', { apiKey, body, undescribedBody: legacy(body) });
+  const buyDry = (body: Record<string, unknown>, options: { apiKey?: string; headers?: Record<string, string> } = {}) =>
+    api.call('POST', '/purchases/dry_run', { apiKey: options.apiKey ?? live, headers: options.headers, body });
+  const fullDry = (body: Record<string, unknown>, apiKey = live) => api.call('POST', '/v1/purchases/full/dry_run.json', { apiKey, body });
   const verdict = (reply: Reply) => ({ status: reply.status, body: reply.body });
 
   /** The dry run's answer, having checked it wrote nothing. */
@@ -73,7 +80,7 @@ describe('dry runs of a purchase', () => {
   }
 
   it('answers what the purchase would be, and then the purchase is that', async () => {
-    const foreseen = await dry(() => buy(order({ dry_run: true })));
+    const foreseen = await dry(() => buyDry(order()));
     expect(foreseen.status).toBe(200);
     expect(foreseen.body).toEqual({
       status: 'success',
@@ -103,7 +110,7 @@ describe('dry runs of a purchase', () => {
     expect(made.status).toBe(200);
     const { deal_type, deal_id, price, amount, number_bought, user_id, credit_card_id, deal } = made.body.purchase;
     expect({ deal_type, deal_id, price, amount, number_bought, user_id, credit_card_id, deal }).toEqual(foreseen.body.purchase);
-    const next = await dry(() => buy(order({ quantity: 1, dry_run: true })));
+    const next = await dry(() => buyDry(order({ quantity: 1 })));
     expect(next.body.limit).toEqual({ max_per_user: 4, units_bought: 2, units_held: 0, units_allowed: 2 });
     expect(next.body.availability.num_left).toBe(8);
   });
@@ -125,7 +132,7 @@ describe('dry runs of a purchase', () => {
     ],
     ['a malformed request (422)', () => order({ quantity: 0 })],
   ])('refuses %s exactly as the purchase does', async (_, body) => {
-    const foreseen = await dry(() => buy({ ...body(), dry_run: true }));
+    const foreseen = await dry(() => buyDry(body()));
     expect(foreseen.status).not.toBe(200);
     expect(verdict(await buy(body()))).toEqual(verdict(foreseen));
   });
@@ -137,7 +144,7 @@ describe('dry runs of a purchase', () => {
     const charging = buy(order({ user_id: user, credit_card_id: card, quantity: 1 }));
     await held.charging;
     try {
-      const foreseen = await dry(() => buy(order({ user_id: user, credit_card_id: card, quantity: 1, dry_run: true })));
+      const foreseen = await dry(() => buyDry(order({ user_id: user, credit_card_id: card, quantity: 1 })));
       expect(foreseen.status).toBe(409);
       expect(verdict(await buy(order({ user_id: user, credit_card_id: card, quantity: 1 })))).toEqual(verdict(foreseen));
     } finally {
@@ -147,16 +154,16 @@ describe('dry runs of a purchase', () => {
   });
 
   it('does not foresee a processor decline: the dry run answers what would be charged, the purchase 422 declined', async () => {
-    const foreseen = await dry(() => buy(order({ quantity: 1, credit_card_id: cards.decline, dry_run: true })));
+    const foreseen = await dry(() => buyDry(order({ quantity: 1, credit_card_id: cards.decline })));
     expect(foreseen.status).toBe(200);
     expect((await buy(order({ quantity: 1, credit_card_id: cards.decline }))).body.error_type).toBe('declined');
   });
 
   it('claims and keeps no Idempotency-Key: the same key then makes the purchase', async () => {
     const headers = { 'Idempotency-Key': 'dry-then-real' };
-    const foreseen = await dry(() => buy(order({ quantity: 1, dry_run: true }), { headers }));
+    const foreseen = await dry(() => buyDry(order({ quantity: 1 }), { headers }));
     expect(foreseen.status).toBe(200);
-    const again = await dry(() => buy(order({ quantity: 1, dry_run: true }), { headers }));
+    const again = await dry(() => buyDry(order({ quantity: 1 }), { headers }));
     expect(again.headers['idempotent-replayed']).toBeUndefined();
     const made = await buy(order({ quantity: 1 }), { headers });
     expect(made.status).toBe(200);
@@ -169,13 +176,13 @@ describe('dry runs of a purchase', () => {
     const malformed = { 'Idempotency-Key': 'x'.repeat(256) };
     const real = await buy(order({ quantity: 1 }), { headers: malformed });
     expect(real.status).toBe(400);
-    const dryMalformed = await dry(() => buy(order({ quantity: 1, dry_run: true }), { headers: malformed }));
+    const dryMalformed = await dry(() => buyDry(order({ quantity: 1 }), { headers: malformed }));
     expect([dryMalformed.status, dryMalformed.body]).toEqual([real.status, real.body]);
   });
 
   it('takes a full purchase: a user and card it would make are made nowhere, and named null', async () => {
     const body = { deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'dry-full@example.com' }, credit_card: visa };
-    const foreseen = await dry(() => full({ ...body, dry_run: true }));
+    const foreseen = await dry(() => fullDry(body));
     expect(foreseen.status).toBe(200);
     expect(foreseen.body.purchase).toMatchObject({ amount: 4900, number_bought: 1, user_id: null, credit_card_id: null });
     expect(foreseen.body.card).toEqual({ credit_card_id: null, number: 'XXXX-XXXX-XXXX-4242', type: 'Visa', month: 12, year: 2030 });
@@ -190,7 +197,7 @@ describe('dry runs of a purchase', () => {
       { ...known, quantity: 5, credit_card_id: cards.visa },
       { ...known, quantity: 1, user_id: 'nobody' },
     ]) {
-      const dryVerdict = verdict(await dry(() => full({ ...refused, dry_run: true })));
+      const dryVerdict = verdict(await dry(() => fullDry(refused)));
       expect(dryVerdict.status).not.toBe(200);
       expect(verdict(await full(refused))).toEqual(dryVerdict);
     }
@@ -200,7 +207,7 @@ describe('dry runs of a purchase', () => {
     const gone = await newUser(live, 'dry-deleted@example.com');
     expect((await api.call('PUT', `/users/${gone}`, { apiKey: live, body: { is_deleted: true } })).status).toBe(200);
     const body = { deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'DRY-deleted@example.com' }, credit_card: visa };
-    const dryVerdict = verdict(await dry(() => full({ ...body, dry_run: true })));
+    const dryVerdict = verdict(await dry(() => fullDry(body)));
     expect(dryVerdict).toEqual({
       status: 422,
       body: expect.objectContaining({
@@ -214,15 +221,15 @@ describe('dry runs of a purchase', () => {
     const user = await newUser(sandbox, 'dry-sandbox@example.com');
     const card = await storeCard(sandbox, user, '4242424242424242');
     const sandboxOrder = order({ user_id: user, credit_card_id: card, quantity: 1 });
-    const foreseen = await dry(() => buy({ ...sandboxOrder, dry_run: true }, { apiKey: sandbox }));
+    const foreseen = await dry(() => buyDry(sandboxOrder, { apiKey: sandbox }));
     expect(foreseen.status).toBe(200);
     expect(foreseen.body.availability.num_left).toBe(10);
     expect((await buy(sandboxOrder, { apiKey: sandbox })).status).toBe(200);
-    const after = await dry(() => buy({ ...sandboxOrder, dry_run: true }, { apiKey: sandbox }));
+    const after = await dry(() => buyDry(sandboxOrder, { apiKey: sandbox }));
     expect(after.body.availability.num_left).toBe(9);
     // A card that is not a test card is refused in a sandbox, as the purchase refuses it.
     const real = { deal_id: 'chicago-spa-day', quantity: 1, user_id: user, credit_card: { ...visa, number: '4012888888881881' } };
-    const dryVerdict = verdict(await dry(() => full({ ...real, dry_run: true }, sandbox)));
+    const dryVerdict = verdict(await dry(() => fullDry(real, sandbox)));
     expect(dryVerdict.status).toBe(422);
     expect(verdict(await full(real, sandbox))).toEqual(dryVerdict);
   });
@@ -230,7 +237,7 @@ describe('dry runs of a purchase', () => {
   it('refuses a stored card past its expiry, as the purchase now does before any lock or hold', async () => {
     clock.set(new Date('2026-07-01T00:00:00Z'));
     const expired = order({ quantity: 1, credit_card_id: cards.soon });
-    const foreseen = await dry(() => buy({ ...expired, dry_run: true }));
+    const foreseen = await dry(() => buyDry(expired));
     expect(verdict(foreseen)).toEqual({
       status: 422,
       body: {
@@ -241,5 +248,21 @@ describe('dry runs of a purchase', () => {
       },
     });
     expect(verdict(await buy(expired))).toEqual(verdict(foreseen));
+  });
+
+  it('still answers the dry run to the deprecated dry_run: true on both purchase calls, claiming no key', async () => {
+    const headers = { 'Idempotency-Key': 'dry-legacy' };
+    const stored = order({ quantity: 1 });
+    const foreseen = await dry(() => buyDry(stored));
+    expect(foreseen.status).toBe(200);
+    const legacy = await dry(() => buy({ ...stored, dry_run: true }, { headers }));
+    expect(verdict(legacy)).toEqual(verdict(foreseen));
+    const entered = { deal_id: 'chicago-spa-day', quantity: 1, user: { email: 'dry-legacy@example.com' }, credit_card: visa };
+    const fullForeseen = await dry(() => fullDry(entered));
+    expect(fullForeseen.body.dry_run).toBe(true);
+    expect(verdict(await dry(() => full({ ...entered, dry_run: true }, live)))).toEqual(verdict(fullForeseen));
+    // Its key was neither claimed nor kept: the same key then makes the purchase.
+    const made = await buy(stored, { headers });
+    expect([made.status, made.headers['idempotent-replayed'], made.body.purchase.payment_state]).toEqual([200, undefined, 'charged']);
   });
 });

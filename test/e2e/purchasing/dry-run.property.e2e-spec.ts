@@ -13,6 +13,12 @@ import { writtenState } from '../../support/written-state';
  * cannot know).
  */
 
+/** Each purchase call's dry run. */
+const DRY_RUN_OF: Record<string, string> = {
+  '/purchases': '/purchases/dry_run',
+  '/v1/purchases/full.json': '/v1/purchases/full/dry_run.json',
+};
+
 type Who = 0 | 1 | 'unknown';
 type Step =
   | { kind: 'buy'; user: Who; card: 'own' | 'soon' | 'other' | 'unknown'; quantity: number; rightPrice: boolean; knownDeal: boolean }
@@ -151,7 +157,7 @@ describe('a dry run answers what the purchase made right after it answers, and w
           }
           const [path, body] = request(s);
           const before = await writtenState(api);
-          const dry = await call(path, { ...body, dry_run: true });
+          const dry = await call(DRY_RUN_OF[path], body);
           const where = `${log.join('\n')}\n${path} ${JSON.stringify(body)} dry -> ${dry.status} ${JSON.stringify(dry.body)}`;
           expect({ where, written: await writtenState(api) }).toEqual({ where, written: before });
           const real = await call(path, body);

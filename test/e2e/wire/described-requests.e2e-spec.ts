@@ -35,6 +35,7 @@ const NEEDED_IN_SOME_CASES: Record<string, string[]> = {
   'POST /credit_cards': ['user_id'],
   // "A user section (user_id or a user object), a card section (credit_card_id or a credit_card object)".
   'POST /v1/purchases/full.json': ['user', 'credit_card'],
+  'POST /v1/purchases/full/dry_run.json': ['user', 'credit_card'],
   // Daily and on-going deals also need the quantity and the buyer's name; shipped ones the address.
   'POST /api/v3/resellers/purchases': ['quantity', 'first_name', 'last_name'],
   'POST /api/v3/resellers/purchases.json': ['quantity', 'first_name', 'last_name'],

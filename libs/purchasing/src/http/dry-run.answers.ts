@@ -2,9 +2,9 @@ import type { CatalogLinks } from '@deals/catalog';
 import { isoUtc } from '@deals/wire';
 import { z } from 'zod';
 import type { PurchasePreview } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
-import { EXAMPLE_PURCHASE_DEAL, PurchaseAnswer, purchaseDealSchema, toPurchaseDeal } from './purchase.answers';
+import { EXAMPLE_PURCHASE_DEAL, purchaseDealSchema, toPurchaseDeal } from './purchase.answers';
 
-/** A dry run's answer (`dry_run: true`): what the purchase would be, and what its checks counted. */
+/** A dry run's answer: what the purchase would be, and what its checks counted. */
 export function toDryRun(preview: PurchasePreview, catalog: CatalogLinks) {
   const { deal, card, limit } = preview;
   return {
@@ -93,7 +93,7 @@ export const DryRunAnswer = z
   })
   .meta({
     id: 'DryRunAnswer',
-    description: 'what a purchase would be (`dry_run: true`): nothing was made, held, charged or kept',
+    description: "a purchase's dry run: what the purchase would be; nothing was made, held, charged or kept",
     example: {
       status: 'success',
       dry_run: true,
@@ -112,8 +112,3 @@ export const DryRunAnswer = z
       availability: { start_at: '2026-06-01T00:00:00Z', end_at: '2026-06-30T00:00:00Z', expires_at: null, num_left: 42 },
     },
   });
-
-/** What the purchase calls answer: the purchase, or with `dry_run: true` what it would be. */
-export const PurchaseOrDryRunAnswer = z
-  .union([PurchaseAnswer, DryRunAnswer])
-  .meta({ example: (PurchaseAnswer.meta() as { example: unknown }).example });

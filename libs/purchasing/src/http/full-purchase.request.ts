@@ -35,19 +35,21 @@ export const quantity = z
   .meta({ type: 'integer', minimum: 1, maximum: MAX_UNITS_PER_PURCHASE, description: 'units to buy', example: 2 });
 
 /**
- * `dry_run`: true asks what the purchase would be, or the refusal it would get, making nothing
- * (no user, card, purchase, hold, charge or kept `Idempotency-Key`). Read by the idempotency hook
- * too (`TakesDryRuns`), which claims no key for a dry run.
+ * The deprecated `dry_run` of a purchase call: true answers the dry run of `operation` (what the
+ * purchase would be, or the refusal it would get, making nothing), as that operation does. Read by
+ * the idempotency hook too (`TakesDryRuns`), which claims no key for a dry run.
  */
-export const dryRun = z
-  .boolean({ error: 'must be true or false' })
-  .optional()
-  .meta({
-    description:
-      "true: answer what the purchase would be (price, amount, the user's limit, the card, the deal's window and stock) or the exact " +
-      'refusal it would get, and make nothing: no user, card, purchase, hold, charge or kept Idempotency-Key. Default false',
-    example: false,
-  });
+export const legacyDryRun = (operation: string) =>
+  z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .meta({
+      deprecated: true,
+      description:
+        `Deprecated: call ${operation} instead, which takes this body without dry_run. true still answers that dry run here ` +
+        '(docs/api.md, "Dry runs of a purchase", says until when). Default false',
+      example: false,
+    });
 
 /** The id of a record the caller has, instead of the section's object; null is absent. */
 const recordId = (resource: string, description: string, example: string) =>
@@ -106,7 +108,8 @@ export const shippingAddress = z.object(
 const USER_CHOICE = 'give user_id or a user object';
 const CARD_CHOICE = 'give credit_card_id or a credit_card object';
 
-const shape = {
+/** The full purchase's order: the fields of the purchase and of its dry run. */
+const orderShape = {
   deal_id: requiredText('the deal to buy').meta({ example: 'chicago-spa-day' }),
   quantity,
   user_id: recordId('user', 'a user of this partner (instead of a user object)', 'u4Kd8'),
@@ -128,41 +131,55 @@ const shape = {
     .nullish()
     .meta({ description: 'an affiliate session: links the purchase to the affiliate of the session', example: 's-1' }),
   currency: currencyField(),
-  dry_run: dryRun,
 };
 
 /** Where each field's entries come in the answer: the body's order, section by section. */
-const ORDER = Object.keys(shape);
+const ORDER = [...Object.keys(orderShape), 'dry_run'];
 
-export const fullPurchaseBody = z
-  .object(shape)
-  .superRefine(
-    (body, ctx) => {
-      // Each section needs its id or its object, whatever else the body holds.
-      const absent = (value: unknown) => value === undefined || value === null;
-      if (absent(body.user_id) && absent(body.user))
-        ctx.addIssue({ code: 'custom', path: ['user'], message: USER_CHOICE, params: { issueType: 'missing_field' } });
-      if (absent(body.credit_card_id) && absent(body.credit_card))
-        ctx.addIssue({ code: 'custom', path: ['credit_card'], message: CARD_CHOICE, params: { issueType: 'missing_field' } });
-      const rank = (issue: { path?: PropertyKey[] }) => ORDER.indexOf(String(issue.path?.[0]));
-      ctx.issues.sort((a, b) => rank(a) - rank(b));
-    },
-    { when: () => true },
-  )
-  .transform((body): FullPurchaseOrder => ({
-    dealId: body.deal_id,
-    quantity: body.quantity,
-    buyer: typeof body.user_id === 'string' ? { userId: body.user_id } : { user: body.user! },
-    card: typeof body.credit_card_id === 'string' ? { creditCardId: body.credit_card_id } : { card: body.credit_card! },
-    shipping:
-      typeof body.shipping_address_id === 'string'
-        ? { addressId: body.shipping_address_id }
-        : body.shipping_address
-          ? { address: body.shipping_address satisfies Omit<ShippingAddress, 'id'> }
-          : null,
-    sessionId: body.session_id ?? null,
-    dryRun: body.dry_run === true,
-  }))
-  .meta({ 'x-resource': 'purchase' });
+/** What the full purchase's bodies hold once parsed: the order's fields, and the deprecated `dry_run` where taken. */
+type OrderFields = z.output<z.ZodObject<typeof orderShape>> & { dry_run?: boolean };
+
+/** The full purchase's body of `object`: each section's id or object checked, then the order, a dry run when `isDryRun` says so. */
+const fullPurchaseSchema = (object: z.ZodType<OrderFields>, isDryRun: (body: OrderFields) => boolean) =>
+  object
+    .superRefine(
+      (body, ctx) => {
+        // Each section needs its id or its object, whatever else the body holds.
+        const absent = (value: unknown) => value === undefined || value === null;
+        if (absent(body.user_id) && absent(body.user))
+          ctx.addIssue({ code: 'custom', path: ['user'], message: USER_CHOICE, params: { issueType: 'missing_field' } });
+        if (absent(body.credit_card_id) && absent(body.credit_card))
+          ctx.addIssue({ code: 'custom', path: ['credit_card'], message: CARD_CHOICE, params: { issueType: 'missing_field' } });
+        const rank = (issue: { path?: PropertyKey[] }) => ORDER.indexOf(String(issue.path?.[0]));
+        ctx.issues.sort((a, b) => rank(a) - rank(b));
+      },
+      { when: () => true },
+    )
+    .transform((body): FullPurchaseOrder => ({
+      dealId: body.deal_id,
+      quantity: body.quantity,
+      buyer: typeof body.user_id === 'string' ? { userId: body.user_id } : { user: body.user! },
+      card: typeof body.credit_card_id === 'string' ? { creditCardId: body.credit_card_id } : { card: body.credit_card! },
+      shipping:
+        typeof body.shipping_address_id === 'string'
+          ? { addressId: body.shipping_address_id }
+          : body.shipping_address
+            ? { address: body.shipping_address satisfies Omit<ShippingAddress, 'id'> }
+            : null,
+      sessionId: body.session_id ?? null,
+      dryRun: isDryRun(body),
+    }))
+    .meta({ 'x-resource': 'purchase' });
+
+/** POST /v1/purchases/full.json: the order; the deprecated `dry_run: true` still makes it a dry run. */
+export const fullPurchaseBody = fullPurchaseSchema(
+  z.object({ ...orderShape, dry_run: legacyDryRun('POST /v1/purchases/full/dry_run.json') }),
+  (body) => body.dry_run === true,
+);
 
 export class FullPurchaseBody extends requestDto(fullPurchaseBody) {}
+
+/** POST /v1/purchases/full/dry_run.json: the order, always a dry run; a field it does not describe (`dry_run` too) is refused. */
+export const dryRunFullPurchaseBody = fullPurchaseSchema(z.strictObject(orderShape), () => true);
+
+export class DryRunFullPurchaseBody extends requestDto(dryRunFullPurchaseBody) {}

@@ -31,16 +31,16 @@ import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, PurchaseAnswer, toCoupon, toPurchase } from './purchase.answers';
 import { FullPurchaseBody } from './full-purchase.request';
-import { PurchaseOrDryRunAnswer, toDryRun } from './dry-run.answers';
+import { toDryRun } from './dry-run.answers';
 import { BuyWithStoredCardBody } from './buy-with-stored-card.request';
 import { ClaimReservationBody, ReserveUnitsBody } from './reservation.request';
 import { PurchaseListQuery } from './purchasing-lists.request';
 
 const VIEWS = [PURCHASE_DETAILS, COUPON_DETAILS];
 
-const DRY_RUNS =
-  '`dry_run: true` answers what the purchase would be (DryRunAnswer), or the refusal it would get with the same status and body, ' +
-  "and makes nothing: no purchase, hold, charge or kept Idempotency-Key. A processor's decline is not foreseen.";
+/** What the purchase calls say of the `dry_run` field they still take. */
+const LEGACY_DRY_RUN = (operation: string) =>
+  ` \`dry_run\` is deprecated: call ${operation} for a dry run (with \`dry_run: true\` this call still answers it, in that operation's answer).`;
 
 /** Reserve, claim, release, one purchase, a user's purchases. */
 @ApiTags('purchasing')
@@ -78,14 +78,15 @@ export class PurchasesController {
     summary: 'Buy with a stored card',
     description:
       '`deal_id`, `quantity`, `user_id`, `credit_card_id`, `expected_price_per_unit` (the current price), `session_id`; ' +
-      'a shipping address for shipped deals. One charge at a time per user (409 already_charging). ' +
-      DRY_RUNS,
+      'a shipping address for shipped deals. One charge at a time per user (409 already_charging).' +
+      LEGACY_DRY_RUN('POST /purchases/dry_run'),
   })
-  @ApiAnswer(PurchaseOrDryRunAnswer, { errors: [404, 409, 422, 502] })
+  @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: BuyWithStoredCardBody })
   @TakesDryRuns()
   async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
     const outcome = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed, true));
+    // The deprecated `dry_run: true`: the dry run's answer, as POST /purchases/dry_run gives it.
     if (outcome.preview) return toDryRun(outcome.preview, this.catalog);
     const { purchaseId, position, decided } = outcome;
     if (decided) return { status: 'success', purchase: await this.body(decided.purchase, decided.coupons) };
@@ -100,15 +101,15 @@ export class PurchasesController {
     description:
       'A user section (user_id or a user object), a card section (credit_card_id or a credit_card object) and, ' +
       'for a deal shipped, a shipping section; records that match are reused. A failing section makes nothing. ' +
-      'Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id). ' +
-      DRY_RUNS +
-      ' A dry run makes no user or card: it names those that exist only.',
+      'Answers the purchase with its coupons; a refusal after the user or card was made names them (user_id, credit_card_id).' +
+      LEGACY_DRY_RUN('POST /v1/purchases/full/dry_run.json'),
   })
-  @ApiAnswer(PurchaseOrDryRunAnswer, { errors: [404, 409, 422, 502] })
+  @ApiAnswer(PurchaseAnswer, { errors: [404, 409, 422, 502] })
   @ApiRequest({ body: FullPurchaseBody })
   @TakesDryRuns()
   async full(@Body() order: FullPurchaseBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
     const outcome = await this.commands.execute(new FullPurchase(order, caller, keyed));
+    // The deprecated `dry_run: true`: the dry run's answer, as POST /v1/purchases/full/dry_run.json gives it.
     if (outcome.preview) return toDryRun(outcome.preview, this.catalog);
     return this.answer(caller.partnerId, outcome.purchaseId, outcome.position, { written: true });
   }
