@@ -145,6 +145,30 @@ if (unavailable) {
     });
   });
 
+  describe('PostgresIdempotencyStore: the database away while an answer is kept', () => {
+    beforeEach(movedIntervals);
+    afterEach(() => jest.useRealTimers());
+
+    it('frees a key whose answer could not be written once its run releases it, so that another process resumes it', async () => {
+      const [store, other] = [new PostgresIdempotencyStore(database.url), new PostgresIdempotencyStore(database.url)];
+      try {
+        const keyId = `answer-failed-${Date.now()}`;
+        expect(await store.claim(claimOf(keyId, 'first'))).toMatchObject({ kind: 'new' });
+        // The answer's write fails (the database away for it); its run then releases the key, as the wire does.
+        const pool = (store as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
+        jest.spyOn(pool, 'query').mockRejectedValueOnce(Object.assign(new Error('Connection terminated unexpectedly'), {}));
+        await expect(store.answer(keyId, { status: 201, contentType: 'text/plain', body: Buffer.from('lost') })).rejects.toThrow(
+          'terminated',
+        );
+        await store.release(keyId);
+        expect(await other.claim(claimOf(keyId, 'other'))).toMatchObject({ kind: 'resumed', runId: 'first', ended: true });
+      } finally {
+        await store.close();
+        await other.close();
+      }
+    });
+  });
+
   describe('PostgresIdempotencyStore: a claim whose answer was lost', () => {
     beforeEach(movedIntervals);
     afterEach(() => jest.useRealTimers());
