@@ -295,19 +295,17 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     return rowCount === 1;
   }
 
+  /** Kept: the key stays this process's when the write fails (its caller releases it, as on SQLite). */
   async answer(keyId: string, { status, contentType, body }: RecordedAnswer): Promise<void> {
     const token = this.running.get(keyId);
-    try {
-      const { rows } = await this.pool.query<{ partner: string }>(
-        `UPDATE idempotency_keys SET status = $2, content_type = $3, body = $4, size = size + $6
-         WHERE key_id = $1 AND claim_token = $5 AND status IS NULL RETURNING partner`,
-        [keyId, status, contentType, body, token ?? null, body.byteLength],
-      );
-      if (rows.length !== 1) throw new Error(`the claim of idempotency key ${keyId} is no longer this process's: its answer is not kept`);
-      this.count(rows[0].partner, body.byteLength);
-    } finally {
-      this.ended(keyId, token);
-    }
+    const { rows } = await this.pool.query<{ partner: string }>(
+      `UPDATE idempotency_keys SET status = $2, content_type = $3, body = $4, size = size + $6
+       WHERE key_id = $1 AND claim_token = $5 AND status IS NULL RETURNING partner`,
+      [keyId, status, contentType, body, token ?? null, body.byteLength],
+    );
+    this.ended(keyId, token);
+    if (rows.length !== 1) throw new Error(`the claim of idempotency key ${keyId} is no longer this process's: its answer is not kept`);
+    this.count(rows[0].partner, body.byteLength);
   }
 
   /** Owner 0 is no process's: the next claim takes the run over (resumed). */
