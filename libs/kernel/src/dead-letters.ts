@@ -53,6 +53,7 @@ export async function defineDeadLetters(views: ViewStore, projections: readonly 
 
 /** A projection's open dead letters (those of its active generation), in log order. */
 export async function listDeadLetters(views: ViewStore, projection: string): Promise<DeadLetter[]> {
+  await defineDeadLetters(views, [projection]);
   return views.find<DeadLetter>(deadLetterCollection(projection), {}, { sort: { _id: 1 } });
 }
 
