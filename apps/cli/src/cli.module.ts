@@ -24,6 +24,7 @@ import { RefundsForceCommand } from './commands/refunds-force.command';
 import { UsersEraseCommand } from './commands/users-erase.command';
 import { ResellersEraseBuyerCommand } from './commands/resellers-erase-buyer.command';
 import { JobsListCommand, OperatorPasswordCommand } from './commands/operations.commands';
+import { ProjectionsDeadLettersCommand } from './commands/dead-letters.command';
 import { ProjectionsRebuildCommand, ProjectionsStatusCommand } from './commands/projections.commands';
 
 /**
@@ -145,6 +146,7 @@ export class CliModule {
         DealsTransitionCommand,
         ProjectionsStatusCommand,
         ProjectionsRebuildCommand,
+        ProjectionsDeadLettersCommand,
       ],
     };
   }

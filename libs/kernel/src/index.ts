@@ -6,6 +6,8 @@ export * from './handle-command';
 export * from './keyed-mutex';
 export * from './projection';
 export * from './projection-runner';
+export * from './rebuild';
+export * from './dead-letters';
 export * from './rebuild-plan';
 export * from './projection-daemon';
 export * from './view-lease-keeper';

@@ -1,3 +1,4 @@
+import { applyOneByOne, deadLetterCollection, DeadLetterOptions, defineDeadLetters, reportDeadLetters, PoisonWatch } from './dead-letters';
 import { Projection } from './projection';
 import { PositionWaiters } from './position-waiters';
 import { foldBatch, RunnerLogger } from './projection-runner';
@@ -10,7 +11,7 @@ const IDLE_CHECKPOINT_MS = 1000;
 /** Wait before reading a rebuilt generation's checkpoint again. */
 const RETRY_MS = 500;
 
-export interface DaemonOptions {
+export interface DaemonOptions extends DeadLetterOptions {
   /** See {@link IDLE_CHECKPOINT_MS}. */
   idleCheckpointMs?: number;
   /** The projections kept from the start (all by default); see {@link ProjectionDaemon.keepOnly}. */
@@ -64,15 +65,17 @@ export class ProjectionDaemon {
   private idleStoredAt = 0;
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly idleCheckpointMs: number;
+  private readonly poison: PoisonWatch;
 
   constructor(
     private readonly store: EventStore,
     private readonly views: ViewStore,
     projections: readonly Projection[],
     private readonly logger: RunnerLogger,
-    options: DaemonOptions = {},
+    private readonly options: DaemonOptions = {},
   ) {
     this.idleCheckpointMs = options.idleCheckpointMs ?? IDLE_CHECKPOINT_MS;
+    this.poison = new PoisonWatch(options.isolateAfter);
     for (const projection of projections) this.projections.set(projection.name, projection);
     for (const name of options.keep ?? this.projections.keys()) this.kept.set(name, this.keeping(name, null));
   }
@@ -195,14 +198,49 @@ export class ProjectionDaemon {
     });
   }
 
-  /** Folds a page into every view that has not applied it yet and commits them all in one step. */
+  /**
+   * Folds a page into every view that has not applied it yet and commits them all in one step; once
+   * it failed as {@link PoisonWatch} says, applies it view by view, an event at a time (`setAside`).
+   */
   private async applyPage(events: readonly RecordedEvent[]): Promise<void> {
     try {
       await this.foldAndCommit(events);
+      this.poison.passed();
+      return;
     } catch (error) {
       // A projection may have changed a remembered document in place, and the commit may have happened in part.
       for (const kept of this.kept.values()) kept.writer.forgetAll();
-      throw error;
+      if (!this.poison.failed(events, error)) throw error;
+    }
+    await this.setAside(events);
+    this.poison.passed();
+  }
+
+  /**
+   * Applies a page to each view that has not applied it, an event at a time, setting aside the
+   * events a view cannot apply (see `applyOneByOne`); a store that is down fails it (retried as
+   * ever: the views done stay done).
+   */
+  private async setAside(events: readonly RecordedEvent[]): Promise<void> {
+    const end = events[events.length - 1].position;
+    await defineDeadLetters(this.views, [...this.kept.keys()]);
+    for (const kept of [...this.kept.values()]) {
+      if (kept.applied !== null && kept.applied >= end) continue;
+      const name = kept.projection.name;
+      const mine = kept.applied === null ? events : events.filter((event) => event.position > kept.applied!);
+      const letters = this.views.writer(deadLetterCollection(name));
+      const target = {
+        projection: kept.projection,
+        writer: kept.writer,
+        letters,
+        views: this.views,
+        now: this.options.now ?? (() => new Date()),
+      };
+      const done = await applyOneByOne(foldBatch, target, mine, end);
+      [kept.applied, kept.stored] = [end, laterPosition(kept.stored, end)];
+      reportDeadLetters(done.letters, this.logger, this.options);
+      this.release(kept);
+      if (done.documents.length) for (const listener of this.committedListeners.get(name) ?? []) listener(done.documents);
     }
   }
 

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineProjection, Projection } from './projection';
-import { ProjectionRunner, rebuildProjections } from './projection-runner';
+import { ProjectionRunner } from './projection-runner';
+import { rebuildProjections } from './rebuild';
 import { ViewDocument, ViewStore } from './ports/view-store.port';
 import { eventsHandled, planRebuild } from './rebuild-plan';
 
@@ -85,14 +86,14 @@ describe('rebuildProjections', () => {
     expect((await views.findById<StreamCount>('counts', 's-0'))?.count).toBe(6);
   });
 
-  it('drops every new generation when a commit fails, the old ones still serving', async () => {
+  it('drops every new generation when the commits fail (the store refuses even a dead letter), the old ones still serving', async () => {
     const views = await viewStore('failing');
     await rebuildProjections(store, views, PROJECTIONS, () => undefined, 100);
     const before = await contents(views);
     let commits = 0;
     const commitAll = views.commitAll.bind(views);
     jest.spyOn(views, 'commitAll').mockImplementation(async (batches) => {
-      if (++commits === 3) throw new Error('disk full');
+      if (++commits >= 3) throw new Error('disk full');
       return commitAll(batches);
     });
     await expect(rebuildProjections(store, views, PROJECTIONS, () => undefined, 4)).rejects.toThrow('disk full');

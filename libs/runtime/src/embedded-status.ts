@@ -1,5 +1,5 @@
 import { dataPaths, MingoViewStore, SqliteEventStore } from '@deals/adapters';
-import { EventStore, LogPosition, ViewStore } from '@deals/kernel';
+import { EventStore, isDeadLetterCollection, LogPosition, ViewStore } from '@deals/kernel';
 import { ALL_PROJECTIONS, defineViews } from './projections';
 import type { ServiceConfig } from './service-config';
 
@@ -24,6 +24,8 @@ export async function projectionStatus(
   const head = await store.head();
   const rows: ProjectionStatusRow[] = [];
   for (const status of await views.status()) {
+    // Dead letters are no view (`projections:dead-letters` lists them).
+    if (isDeadLetterCollection(status.collection)) continue;
     rows.push({ ...status, head, lag: await store.countAfter(status.checkpoint, LAG_SCAN_LIMIT) });
   }
   return { head, rows };

@@ -1,4 +1,6 @@
 import {
+  DeadLetter,
+  DeadLetterOptions,
   EventStore,
   laterPosition,
   LogPosition,
@@ -72,6 +74,7 @@ export class ProjectionHost extends ViewProgress {
   /** Each reader's deferred writes: the views its next reads wait for, each up to a position, until a time. */
   private readonly deferred = new Map<string, { views: Map<string, LogPosition>; until: number }>();
   private deferrals = 0;
+  private readonly deadLetterListeners: Array<(letter: DeadLetter) => void> = [];
 
   constructor(
     private readonly store: EventStore,
@@ -80,6 +83,11 @@ export class ProjectionHost extends ViewProgress {
     private readonly config: ServiceConfig,
   ) {
     super();
+  }
+
+  /** Tells `listener` of each event this process's views set aside (see `DeadLetter`); register before `startAll`. */
+  onDeadLetter(listener: (letter: DeadLetter) => void): void {
+    this.deadLetterListeners.push(listener);
   }
 
   defineAll(): Promise<void> {
@@ -99,14 +107,16 @@ export class ProjectionHost extends ViewProgress {
   async startAll(): Promise<void> {
     const logger = {
       log: (message: string) => this.logger.log(message),
-      error: (message: string, error?: unknown) => this.logger.error(`${message}: ${error instanceof Error ? error.stack : String(error)}`),
+      error: (message: string, error?: unknown) =>
+        this.logger.error(error === undefined ? message : `${message}: ${error instanceof Error ? error.stack : String(error)}`),
     };
+    const deadLetters: DeadLetterOptions = { onDeadLetter: (letter) => this.deadLetterListeners.forEach((listener) => listener(letter)) };
     if (!this.views.inProcess) {
       const leases = this.views.leases();
       const names = this.projections.map((p) => p.name);
       const keeper = leases ? new ViewLeaseKeeper(leases, names, logger) : null;
       const keep = keeper ? await keeper.first() : undefined;
-      const daemon = new ProjectionDaemon(this.store, this.views, this.projections, logger, { keep });
+      const daemon = new ProjectionDaemon(this.store, this.views, this.projections, logger, { keep, ...deadLetters });
       for (const [collection, listeners] of this.committedListeners)
         for (const listener of listeners) daemon.onCommitted(collection, listener);
       for (const [collection, listeners] of this.adoptedListeners) for (const listener of listeners) daemon.onAdopted(collection, listener);
@@ -120,7 +130,7 @@ export class ProjectionHost extends ViewProgress {
       return;
     }
     for (const projection of this.projections) {
-      const runner = new ProjectionRunner(this.store, this.views, projection, logger);
+      const runner = new ProjectionRunner(this.store, this.views, projection, logger, deadLetters);
       for (const listener of this.committedListeners.get(projection.name) ?? []) runner.onCommitted(listener);
       this.runners.set(projection.name, runner);
       await runner.start();

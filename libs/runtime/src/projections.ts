@@ -3,7 +3,7 @@ import { bulkJobProjections } from '@deals/bulk-jobs/projections';
 import { catalogProjections } from '@deals/catalog/projections';
 import { engagementProjections } from '@deals/engagement/projections';
 import { eventFeedProjections } from '@deals/event-feed/projections';
-import type { Projection, ViewStore } from '@deals/kernel';
+import { defineDeadLetters, type Projection, type ViewStore } from '@deals/kernel';
 import { messagingProjections } from '@deals/messaging/projections';
 import { partnerSiteProjections } from '@deals/partner-site/projections';
 import { purchasingProjections } from '@deals/purchasing/projections';
@@ -25,7 +25,11 @@ export const ALL_PROJECTIONS: Projection[] = [
   ...eventFeedProjections,
 ] as Projection[];
 
-/** Defines each projection's view collection in the store, with its indexes and residence. */
+/** Defines each projection's view collection in the store, with its indexes and residence, and its dead letters' collection. */
 export async function defineViews(views: ViewStore, projections: readonly Projection[]): Promise<void> {
   for (const projection of projections) await views.define(projection.name, projection.indexes, { keepInMemory: projection.keepInMemory });
+  await defineDeadLetters(
+    views,
+    projections.map((p) => p.name),
+  );
 }

@@ -1,7 +1,7 @@
-import { Clock, EventStore, IdempotencyStore, NewEvent, Scheduler, ViewStore } from '@deals/kernel';
+import { Clock, deadLetterCollection, EventStore, IdempotencyStore, NewEvent, Scheduler, ViewStore } from '@deals/kernel';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { PROJECTIONS } from './projection-host';
+import { PROJECTIONS, ProjectionHost } from './projection-host';
 import { ServiceConfig } from './service-config';
 import type { Projection } from '@deals/kernel';
 import { createServer, Server } from 'node:http';
@@ -71,6 +71,7 @@ export class ServiceMetrics implements OnModuleInit {
     private readonly clock: Clock,
     private readonly config: ServiceConfig,
     idempotency: IdempotencyStore,
+    host: ProjectionHost,
   ) {
     const registers = [this.registry];
     this.httpRequests = new Histogram({
@@ -148,6 +149,23 @@ export class ServiceMetrics implements OnModuleInit {
       registers,
       collect: async () => {
         for (const lag of await this.lags()) lagSeconds.set({ view: lag.view }, lag.seconds);
+      },
+    });
+    const deadLettered = new Counter({
+      name: 'deals_projection_dead_letters_total',
+      help: 'events a view could not apply and set aside as dead letters by this process, by view (projections:dead-letters lists them)',
+      labelNames: ['projection'],
+      registers,
+    });
+    host.onDeadLetter((letter) => deadLettered.inc({ projection: letter.projection }));
+    const openLetters = new Gauge({
+      name: 'deals_projection_dead_letters',
+      help: 'dead letters a view holds (events it set aside; a rebuild of the view applies again those it can), by view',
+      labelNames: ['projection'],
+      registers,
+      collect: async () => {
+        for (const { name } of this.projections)
+          openLetters.set({ projection: name }, await this.views.count(deadLetterCollection(name), {}));
       },
     });
     this.answersNotKept = new Counter({

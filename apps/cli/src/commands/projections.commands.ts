@@ -72,13 +72,15 @@ export class ProjectionsRebuildCommand extends CommandRunner {
     // Each part reads the events its views handle: an event two parts handle is read by both.
     const total = parts.length > 1 ? parts.reduce((n, part) => n + part.events, 0) : eventsHandled(chosen, counts);
     const bar = progressBar(total);
+    let setAside = 0;
     const applied =
       parts.length > 1
         ? await this.runParts(parts, (n) => bar.update(Math.min(n, total), { rate: rate(n) }))
         : (
-            await rebuildProjections(this.store, this.views, chosen, (p) =>
-              bar.update(Math.min(p.applied, total), { rate: rate(p.applied) }),
-            )
+            await rebuildProjections(this.store, this.views, chosen, (p) => {
+              setAside = p.setAside;
+              bar.update(Math.min(p.applied, total), { rate: rate(p.applied) });
+            })
           ).applied;
     bar.stop();
     const seconds = (Date.now() - started) / 1000;
@@ -86,6 +88,8 @@ export class ProjectionsRebuildCommand extends CommandRunner {
       `rebuilt ${chosen.map((p) => p.name).join(', ')} from ${applied} events in ${seconds.toFixed(1)} s ` +
         `(${Math.round(applied / Math.max(seconds, 0.001))} events/s${parts.length > 1 ? `, ${parts.length} processes` : ''}) and switched to them.\n`,
     );
+    if (setAside)
+      process.stdout.write(`${setAside} events could not be applied and were set aside: projections:dead-letters lists them.\n`);
   }
 
   /** A part of a rebuild run by --workers: progress as JSON lines for the process that started it. */
@@ -100,12 +104,8 @@ export class ProjectionsRebuildCommand extends CommandRunner {
     tell(done.applied);
   }
 
-  /** The projections named (all when none), or an error naming those that are not. */
   private chosen(names: readonly string[]): Projection[] {
-    const known = this.host.projections;
-    const unknown = names.filter((name) => !known.some((p) => p.name === name));
-    if (unknown.length) throw new Error(`no projection named ${unknown.join(', ')}; known: ${known.map((p) => p.name).join(', ')}`);
-    return names.length ? known.filter((p) => names.includes(p.name)) : [...known];
+    return chosenProjections(this.host.projections, names);
   }
 
   private printPlan(parts: RebuildPart[], json: boolean): void {
@@ -196,6 +196,13 @@ export class ProjectionsRebuildCommand extends CommandRunner {
   viewNames(): string {
     return `\nViews:\n${this.host.projections.map((p) => `  ${p.name}`).join('\n')}`;
   }
+}
+
+/** The projections named (all when none), or an error naming those that are not. */
+export function chosenProjections(known: readonly Projection[], names: readonly string[]): Projection[] {
+  const unknown = names.filter((name) => !known.some((p) => p.name === name));
+  if (unknown.length) throw new Error(`no projection named ${unknown.join(', ')}; known: ${known.map((p) => p.name).join(', ')}`);
+  return names.length ? known.filter((p) => names.includes(p.name)) : [...known];
 }
 
 /**
