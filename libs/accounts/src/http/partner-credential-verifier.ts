@@ -163,12 +163,16 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     if (!user || user.deleted) return null;
     const partner = await this.views.findById<PartnerAccount>(PARTNER_ACCOUNTS, token.partnerId);
     if (!partner) return null;
-    // A leaked key is revoked to end what its holder could do: the tokens it issued end with it.
+    // A token acts by its key's authority, and ends with it: at once when the key is revoked (a leak),
+    // at the end of its grace period when it expires (a rotation: the partner issues new tokens with
+    // the new key meanwhile).
     const key =
       token.keyId === undefined
         ? null
         : await this.views.findOne<PartnerApiKeyView>(PARTNER_API_KEYS, { partnerId: token.partnerId, keyId: token.keyId });
     if (key?.revokedAt) throw new Unauthorized(`the api_key that issued this access token was revoked at ${key.revokedAt}`);
+    if (key?.expiresAt && Date.parse(key.expiresAt) <= this.clock.now().getTime())
+      throw new Unauthorized(`the api_key that issued this access token expired at ${key.expiresAt}`);
     return {
       partner: toRef(partner),
       token: { userId: token.userId, scope: token.scope, access: token.access, expiresAt: token.expiresAt },
