@@ -1,4 +1,5 @@
-import { CounterFactory, memoryCounters, RequestLimits } from '@deals/wire';
+import type { FastifyReply } from 'fastify';
+import { AuthenticatedRequest, CounterFactory, memoryCounters, RequestLimits, RequestLimitSettings } from '@deals/wire';
 import { SecretCheckThrottle, TooSoon } from '@deals/partner-site/http/secret-check-throttle';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +15,8 @@ const MINUTE = 60_000;
 interface CounterStore {
   counters: CounterFactory;
   elapse(ms: number): Promise<void>;
+  /** Request budgets counted in this store. */
+  limits(settings: RequestLimitSettings): RequestLimits;
 }
 
 /**
@@ -57,6 +60,30 @@ function countersContract(name: string, make: () => CounterStore, { fakeTimers =
       expect((await sliding.get('k'))?.consumedPoints).toBe(50);
     });
 
+    it("spends none of the partner's budget on a token's calls its own budget refuses, counted at once", async () => {
+      const limits = make().limits({ ...settings, partnerPerMinute: 30, userTokenPerMinute: 10 });
+      const partner = { id: randomUUID(), name: 'p', role: 'partner' as const, requestsPerMinute: null, livemode: true };
+      const reply = { header: () => reply } as unknown as FastifyReply;
+      const call = (request: Partial<AuthenticatedRequest>) => limits.spend(request as AuthenticatedRequest, reply);
+      const asToken = (userId: string) => ({
+        partner,
+        userToken: { userId, scope: 'all' as const, access: ['read' as const], expiresAt: '' },
+      });
+      // 100 calls of one user's tokens at once: 10 let through, the partner's budget spent by those alone.
+      const flood = await Promise.all(Array.from({ length: 100 }, () => call(asToken('u-1'))));
+      expect(flood.filter((refusal) => refusal === null)).toHaveLength(10);
+      expect((await limits.partnerWindow(partner.id)).requests).toBe(10);
+      // The partner spends the rest; then another user's token is refused by the partner's budget and keeps its own.
+      const own = await Promise.all(Array.from({ length: 25 }, () => call({ partner })));
+      expect(own.filter((refusal) => refusal === null)).toHaveLength(20);
+      const refused = [];
+      for (let i = 0; i < 12; i++) refused.push(await call(asToken('u-2')));
+      expect(refused.every((refusal) => refusal !== null && !refusal.message.includes(partner.id))).toBe(true);
+      // Each refused by the partner's budget alone (counted there), its own budget given back each time.
+      expect(refused.every((refusal) => !refusal!.message.includes('access tokens of this user'))).toBe(true);
+      expect((await limits.partnerWindow(partner.id)).requests).toBe(10 + 25 + 12);
+    });
+
     it("keeps the site throttle's count of an account while attempts keep coming, and forgets it a window after the last", async () => {
       const { counters, elapse } = make();
       const throttle = new SecretCheckThrottle(counters, { windowSeconds: WINDOW_SECONDS });
@@ -82,9 +109,17 @@ function countersContract(name: string, make: () => CounterStore, { fakeTimers =
   });
 }
 
-countersContract('in memory', () => ({ counters: memoryCounters, elapse: async (ms) => void jest.advanceTimersByTime(ms) }), {
-  fakeTimers: true,
-});
+countersContract(
+  'in memory',
+  () => ({
+    counters: memoryCounters,
+    elapse: async (ms) => void jest.advanceTimersByTime(ms),
+    limits: (limitSettings) => RequestLimits.inMemory(limitSettings),
+  }),
+  {
+    fakeTimers: true,
+  },
+);
 
 if (!source) {
   const reason = 'no redis-server binary on PATH and REDIS_URL is unset';
@@ -114,6 +149,7 @@ if (!source) {
     const prefix = `counters-${randomUUID()}`;
     return {
       counters: RequestLimits.onRedis(settings, client, prefix).counters,
+      limits: (limitSettings: RequestLimitSettings) => RequestLimits.onRedis(limitSettings, client, prefix),
       elapse: async (ms) => {
         for (const key of await client.keys(`${prefix}:*`)) {
           const left = await client.pttl(key);

@@ -1942,7 +1942,12 @@ export interface components {
         BulkJob: {
             /** @description items whose reference an earlier job of the partner did */
             already_done_count: number;
-            /** @description when the partner cancelled it */
+            /**
+             * @description why it was cancelled: requested (the cancel call), credential_revoked (the API key that sent it was revoked); null when not cancelled
+             * @enum {string|null}
+             */
+            cancellation_reason: "requested" | "credential_revoked" | null;
+            /** @description when it was cancelled */
             cancelled_at: string | null;
             /** @description when it completed or, cancelled, stopped */
             completed_at: string | null;

@@ -37,6 +37,7 @@ export { DEFAULT_ROLLBACK_WINDOW_HOURS, MAX_ROLLBACK_WINDOW_HOURS, PARTNER_ROLES
 export type { PartnerRole } from './domain/partner/partner.events';
 export { partnerAccountsProjection, PARTNER_ACCOUNTS } from './projections/partner-accounts/partner-accounts.projection';
 export { partnerApiKeysProjection, PARTNER_API_KEYS } from './projections/partner-api-keys/partner-api-keys.projection';
+export type { PartnerApiKeyView } from './projections/partner-api-keys/partner-api-keys.projection';
 export { USER_ACCOUNTS } from './projections/user-accounts/user-accounts.projection';
 export { STORED_CARDS } from './projections/stored-cards/stored-cards.projection';
 export { ACCESS_TOKENS } from './projections/access-tokens/access-tokens.projection';

@@ -9,11 +9,12 @@ import { CancelBulkJobHandler } from './commands/cancel-bulk-job.command';
 import { BulkJobsController } from './http/bulk-jobs.controller';
 import { BulkItems } from './items/bulk-items';
 import { BulkJobQueries } from './queries/bulk-job.queries';
+import { CancelRevokedKeyJobs } from './reactions/cancel-revoked-key-jobs.reaction';
 
 /** Bulk jobs: accepted, run in the background through the other contexts' commands, read back. */
 @Module({
   imports: [AccountsModule, EngagementModule, PurchasingModule],
-  providers: [AcceptBulkJobHandler, CancelBulkJobHandler, BulkJobRunner, BulkItems, BulkJobQueries],
+  providers: [AcceptBulkJobHandler, CancelBulkJobHandler, BulkJobRunner, BulkItems, BulkJobQueries, CancelRevokedKeyJobs],
   exports: [BulkJobRunner, BulkJobQueries],
 })
 export class BulkJobsModule {}

@@ -103,26 +103,67 @@ describe('RequestLimits.spend: RateLimit-Policy and RateLimit on every answer of
       '"user";r=0;t=60',
     ]);
     expect(answers[3].refusal?.message).toContain('access tokens of this user');
-    // The partner's own calls tell its budget alone.
-    expect((await spent(limits, { partner: partner('p-5') })).headers.ratelimit).toBe('"partner";r=35;t=60');
-    // Near its end, a token's call is told the partner's budget too (it may refuse it).
+    // A refused call spent nothing of the partner's: its own calls tell its budget alone, 3 spent.
+    expect((await spent(limits, { partner: partner('p-5') })).headers.ratelimit).toBe('"partner";r=36;t=60');
+    // Near the partner's end, a token's call is still told its own budget alone, X-RateLimit-* included.
     const small = { partner: partner('p-6', 5), userToken: token };
-    for (let i = 0; i < 3; i++) await spent(limits, small);
+    for (let i = 0; i < 2; i++) await spent(limits, small);
     const near = await spent(limits, small);
-    expect(near.headers['ratelimit-policy']).toBe('"partner";q=5;w=60, "user";q=3;w=60');
-    expect(near.headers.ratelimit).toBe('"partner";r=1;t=60, "user";r=0;t=60');
+    expect([near.headers['ratelimit-policy'], near.headers.ratelimit]).toEqual(['"user";q=3;w=60', '"user";r=0;t=60']);
+    expect([near.headers['x-ratelimit-limit'], near.headers['x-ratelimit-remaining']]).toEqual(['3', '0']);
   });
 
-  it('tells a call over both budgets to wait for the later of their ends', async () => {
+  it("never spends the partner's budget on a call the token's own budget refuses", async () => {
     const limits = RequestLimits.inMemory(settings);
-    const asToken = { partner: partner('p-7', 2), userToken: token };
-    // The partner's window opens first (its own call), the token's a second later.
+    const asToken = { partner: partner('p-8', 10), userToken: { ...token, userId: 'user-8' } };
+    const answers = [];
+    for (let i = 0; i < 50; i++) answers.push(await spent(limits, asToken));
+    expect(answers.filter(({ refusal }) => refusal === null)).toHaveLength(3);
+    // The partner's key still has all of its budget but the 3 calls let through.
+    const own = [];
+    for (let i = 0; i < 8; i++) own.push(await spent(limits, { partner: partner('p-8', 10) }));
+    expect(own.map(({ refusal }) => refusal === null)).toEqual([...Array(7).fill(true), false]);
+    // No answer to the token names the partner, its budget or what is left of it.
+    for (const { refusal, headers } of answers) {
+      expect(JSON.stringify(headers)).not.toMatch(/partner|p-8|q=10|"10"/);
+      expect(refusal?.message ?? '').not.toMatch(/p-8|10/);
+    }
+  });
+
+  it("refuses a token once the partner's budget is spent, telling it neither the partner nor its budget, and gives its own call back", async () => {
+    const limits = RequestLimits.inMemory(settings);
+    const asToken = { partner: partner('p-7', 2), userToken: { ...token, userId: 'user-7' } };
+    // The partner's window opens first (its own calls), the token's 10 seconds later.
     await spent(limits, { partner: partner('p-7', 2) });
-    jest.advanceTimersByTime(1000);
-    let last = await spent(limits, asToken);
-    for (let i = 0; i < 3; i++) last = await spent(limits, asToken);
-    expect(last.refusal?.message).toContain('partner p-7 is over its budget');
-    expect(last.refusal!.retryAfterMs).toBe(60_000);
+    jest.advanceTimersByTime(10_000);
+    expect((await spent(limits, asToken)).refusal).toBeNull();
+    const refused = await spent(limits, asToken);
+    expect(refused.refusal).toEqual({ retryAfterMs: 50_000, message: expect.stringContaining('partner is over its request budget') });
+    expect(refused.refusal!.message).not.toMatch(/p-7|2/);
+    // Told its own budget, the refused call given back: 2 of its 3 left.
+    expect([refused.headers['ratelimit-policy'], refused.headers.ratelimit]).toEqual(['"user";q=3;w=60', '"user";r=2;t=60']);
+    expect(refused.headers['x-ratelimit-limit']).toBeUndefined();
+    // Past the partner's window, the token has its 2 calls left.
+    jest.advanceTimersByTime(50_000);
+    const after = [await spent(limits, asToken), await spent(limits, asToken), await spent(limits, asToken)];
+    expect(after.map(({ refusal }) => refusal === null)).toEqual([true, true, false]);
+  });
+
+  it("tells a token over its own budget to wait for the partner's window too when that is spent and ends later", async () => {
+    const limits = RequestLimits.inMemory({ ...settings, partnerPerMinute: 4 });
+    const asToken = { partner: partner('p-9'), userToken: { ...token, userId: 'user-9' } };
+    // The token's window opens at 0 with the partner's; the partner's ends at 60, the token's goes on to 70.
+    await spent(limits, { partner: partner('p-9') });
+    jest.advanceTimersByTime(10_000);
+    for (let i = 0; i < 3; i++) await spent(limits, asToken);
+    jest.advanceTimersByTime(50_000);
+    // A new window of the partner's, from 60 to 120, spent by its own calls.
+    for (let i = 0; i < 4; i++) await spent(limits, { partner: partner('p-9') });
+    const refused = await spent(limits, asToken);
+    expect(refused.refusal?.message).toContain('access tokens of this user');
+    expect(refused.refusal!.retryAfterMs).toBe(60_000);
+    // The partner's own next call is refused by its own budget alone: the token's refusal spent none of it.
+    expect((await spent(limits, { partner: partner('p-9') })).headers.ratelimit).toBe('"partner";r=0;t=60');
   });
 
   it("names a budget of the partner's size spent by another counter as its caller says", async () => {

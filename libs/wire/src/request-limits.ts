@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { errorBody } from './error-body';
-import type { AuthenticatedRequest } from './partner-auth.guard';
+import type { AuthenticatedRequest, UserTokenRef } from './partner-auth.guard';
 
 export interface RequestLimitSettings {
   /** A partner's budget when it has none of its own, in requests a minute. */
@@ -135,7 +135,9 @@ export class RequestLimits {
   private readonly failuresByAddress: RateLimiterAbstract;
   private readonly failuresByIdentity: RateLimiterAbstract;
   /** RateLimit-Policy values by policy name and budget: they depend on nothing else, so each is made once. */
-  private readonly policies = new Map<string, Map<number, PolicyValues>>();
+  private readonly policies = new Map<string, Map<number, string>>();
+  /** The RateLimit-Policy value of a user's access tokens' budget. */
+  private readonly userPolicy: string;
 
   private constructor(
     readonly settings: RequestLimitSettings,
@@ -147,6 +149,7 @@ export class RequestLimits {
     this.requests = counters({ keyPrefix: 'requests', ...counting, duration: WINDOW_SECONDS });
     this.failuresByAddress = counters({ keyPrefix: 'auth-address', ...counting, duration: FAILURE_WINDOW_SECONDS });
     this.failuresByIdentity = counters({ keyPrefix: 'auth-identity', ...counting, duration: FAILURE_WINDOW_SECONDS });
+    this.userPolicy = `"${USER_TOKEN_POLICY}";q=${settings.userTokenPerMinute};w=${WINDOW_SECONDS}`;
   }
 
   static inMemory(settings: RequestLimitSettings): RequestLimits {
@@ -160,7 +163,9 @@ export class RequestLimits {
   /**
    * Counts a request of an authenticated caller against its budgets; a refusal when one is spent.
    * `counter`: whose budget of the partner's size it spends (default: the partner's own), and
-   * `policy`: the name RateLimit-Policy and RateLimit give that budget.
+   * `policy`: the name RateLimit-Policy and RateLimit give that budget. A call refused by one budget
+   * spends no other: a user's access token is counted against its own budget first, and against the
+   * partner's only when its own lets it through.
    */
   async spend(
     request: AuthenticatedRequest,
@@ -170,60 +175,51 @@ export class RequestLimits {
   ): Promise<Refusal | null> {
     const partner = request.partner!;
     const budget = partner.requestsPerMinute ?? this.settings.partnerPerMinute;
-    const token = request.userToken;
+    if (request.userToken) return this.spendAsToken(request.userToken, counter, budget, reply);
     const byPartner = await this.requests.consume(counter);
-    const byUser = token ? await this.requests.consume(`u:${token.userId}`) : null;
-    const remaining = budget - byPartner.consumedPoints;
-    // RateLimit-Policy and RateLimit on every answer, the refusal included, kept cheap: the policy's
-    // value is made once per budget, what is left is one short template.
-    const policies = this.policyValues(policy, budget);
-    const left = `"${policy}";r=${Math.max(0, remaining)};t=${resetSeconds(byPartner)}`;
-    const nearlySpent = remaining * 5 <= budget;
-    if (byUser) {
-      // A user's access token is told its own budget, and the partner's only once a fifth of it or
-      // less is left (as X-RateLimit-* are): its size and what the partner's servers spend each
-      // minute are the partner's business, not its users', until it may refuse them.
-      const userLeft = `"${USER_TOKEN_POLICY}";r=${Math.max(0, this.settings.userTokenPerMinute - byUser.consumedPoints)};t=${resetSeconds(byUser)}`;
-      void reply.header(RATE_LIMIT_POLICY_HEADER, nearlySpent ? `${policies.alone}, ${policies.userTokens}` : policies.userTokens);
-      void reply.header(RATE_LIMIT_HEADER, nearlySpent ? `${left}, ${userLeft}` : userLeft);
-    } else {
-      void reply.header(RATE_LIMIT_POLICY_HEADER, policies.alone);
-      void reply.header(RATE_LIMIT_HEADER, left);
-    }
-    // Said once a fifth of the budget or less is left: three headers on every answer cost about 5% of
-    // the fastest call's throughput (docs/performance.md), and a caller needs them only near the end.
-    if (nearlySpent) {
-      void reply.header('x-ratelimit-limit', budget);
-      void reply.header('x-ratelimit-remaining', Math.max(0, remaining));
-      void reply.header('x-ratelimit-reset', Math.ceil(byPartner.msBeforeNext / 1000));
-    }
-    const userOver = byUser !== null && byUser.consumedPoints > this.settings.userTokenPerMinute;
-    if (byPartner.consumedPoints > budget)
-      return {
-        // Both spent: the later end, or the retry is refused again by the other.
-        retryAfterMs: userOver ? Math.max(byPartner.msBeforeNext, byUser.msBeforeNext) : byPartner.msBeforeNext,
-        message: `partner ${partner.id} is over its budget of ${budget} requests a minute`,
-      };
-    if (userOver)
-      return {
-        retryAfterMs: byUser.msBeforeNext,
-        message: `the access tokens of this user are over their budget of ${this.settings.userTokenPerMinute} requests a minute`,
-      };
-    return null;
+    tell(reply, this.policyValue(policy, budget), policy, budget, byPartner);
+    if (byPartner.consumedPoints <= budget) return null;
+    return { retryAfterMs: byPartner.msBeforeNext, message: `partner ${partner.id} is over its budget of ${budget} requests a minute` };
   }
 
-  /** The RateLimit-Policy values of the budget `policy` of `budget` requests a minute: alone, and with the user's tokens' budget. */
-  private policyValues(policy: string, budget: number): PolicyValues {
+  /**
+   * A call made with a user's access token: counted against the user's tokens' budget, then (let
+   * through) against the partner's, whose refusal gives the call back to the user's budget
+   * (consume, then reward: each step is atomic in memory and on Redis, so the budgets hold under
+   * concurrency and across replicas). The token is told its own budget alone: the partner's id,
+   * size and traffic are the partner's business, not its users'.
+   */
+  private async spendAsToken(token: UserTokenRef, partnerCounter: string, budget: number, reply: FastifyReply): Promise<Refusal | null> {
+    const own = this.settings.userTokenPerMinute;
+    const userCounter = `u:${token.userId}`;
+    const byUser = await this.requests.consume(userCounter);
+    if (byUser.consumedPoints > own) {
+      tell(reply, this.userPolicy, USER_TOKEN_POLICY, own, byUser);
+      // The partner's budget is read, not spent: a retry before its end would be refused by it.
+      const byPartner = await this.requests.get(partnerCounter);
+      const partnerSpent = byPartner !== null && byPartner.consumedPoints >= budget;
+      return {
+        retryAfterMs: partnerSpent ? Math.max(byPartner.msBeforeNext, byUser.msBeforeNext) : byUser.msBeforeNext,
+        message: `the access tokens of this user are over their budget of ${own} requests a minute`,
+      };
+    }
+    const byPartner = await this.requests.consume(partnerCounter);
+    if (byPartner.consumedPoints <= budget) {
+      tell(reply, this.userPolicy, USER_TOKEN_POLICY, own, byUser);
+      return null;
+    }
+    const givenBack = await this.requests.reward(userCounter);
+    tell(reply, this.userPolicy, USER_TOKEN_POLICY, own, givenBack);
+    return { retryAfterMs: byPartner.msBeforeNext, message: "this user's partner is over its request budget: try again after Retry-After" };
+  }
+
+  /** The RateLimit-Policy value of the budget `policy` of `budget` requests a minute, made once per budget. */
+  private policyValue(policy: string, budget: number): string {
     let byBudget = this.policies.get(policy);
     if (!byBudget) this.policies.set(policy, (byBudget = new Map()));
-    let values = byBudget.get(budget);
-    if (!values) {
-      const alone = `"${policy}";q=${budget};w=${WINDOW_SECONDS}`;
-      const userTokens = `"${USER_TOKEN_POLICY}";q=${this.settings.userTokenPerMinute};w=${WINDOW_SECONDS}`;
-      values = { alone, userTokens };
-      byBudget.set(budget, values);
-    }
-    return values;
+    let value = byBudget.get(budget);
+    if (value === undefined) byBudget.set(budget, (value = `"${policy}";q=${budget};w=${WINDOW_SECONDS}`));
+    return value;
   }
 
   /**
@@ -267,10 +263,21 @@ export class RequestLimits {
   }
 }
 
-/** A budget's RateLimit-Policy value, without and with the budget of a user's access tokens. */
-interface PolicyValues {
-  alone: string;
-  userTokens: string;
+/**
+ * Tells the caller the one budget its call was counted against: RateLimit-Policy and RateLimit on
+ * every answer, the refusal included, kept cheap (the policy's value is made once per budget, what
+ * is left is one short template); and X-RateLimit-* once a fifth of the budget or less is left: three
+ * headers on every answer cost about 5% of the fastest call's throughput (docs/performance.md), and
+ * a caller needs them only near the end.
+ */
+function tell(reply: FastifyReply, policyValue: string, policy: string, budget: number, counted: RateLimiterRes): void {
+  const remaining = Math.max(0, budget - counted.consumedPoints);
+  void reply.header(RATE_LIMIT_POLICY_HEADER, policyValue);
+  void reply.header(RATE_LIMIT_HEADER, `"${policy}";r=${remaining};t=${resetSeconds(counted)}`);
+  if (remaining * 5 > budget) return;
+  void reply.header('x-ratelimit-limit', budget);
+  void reply.header('x-ratelimit-remaining', remaining);
+  void reply.header('x-ratelimit-reset', Math.ceil(counted.msBeforeNext / 1000));
 }
 
 /** Whole seconds until a counter's window ends, rounded up: when the budget is whole again. */

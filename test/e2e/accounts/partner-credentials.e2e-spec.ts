@@ -59,7 +59,7 @@ describe("partner credentials' life cycle, over HTTPS", () => {
     expect((await regions(spare.apiKey)).status).toBe(200);
   });
 
-  it('ends the access tokens a key issued when the key is revoked, or rotated with `now`; a scheduled expiry leaves them be', async () => {
+  it('ends the access tokens a key issued when the key is revoked, or rotated with `now`, and when its grace period ends', async () => {
     const partner = await api.createPartner('Tokens');
     const user = (await api.call('POST', '/users', { apiKey: partner.apiKey, body: { email: 'tok@keys.test' } })).body.user_id;
     const token = async (apiKey: string) =>
@@ -70,9 +70,15 @@ describe("partner credentials' life cycle, over HTTPS", () => {
     const rotated = await api.get(CommandBus).execute(new RotatePartnerApiKey(partner.partnerId, null, later(HOUR), OPERATOR));
     await api.settle();
     const fromSecond = await token(rotated.apiKey);
-    // The first key's scheduled expiry passes: its tokens live on (a routine rotation must not sign users out).
-    clock.advance(2 * HOUR);
+    // Within the first key's grace period its tokens work; the partner issues new ones with the new key meanwhile.
+    clock.advance(HOUR - 1);
     expect((await asToken(fromFirst)).status).toBe(200);
+    // The grace period ends: the key and the tokens it issued stop together.
+    clock.advance(1);
+    const ended = await asToken(fromFirst);
+    expect([ended.status, ended.body.error_type]).toEqual([401, 'unauthorized']);
+    expect(ended.body.error_msg).toBe(`the api_key that issued this access token expired at ${rotated.oldExpiresAt}`);
+    expect((await asToken(fromSecond)).status).toBe(200);
     // The second key leaks: rotated with `now`, it is revoked, and so is what it issued.
     const third = await api
       .get(CommandBus)
@@ -82,7 +88,7 @@ describe("partner credentials' life cycle, over HTTPS", () => {
     expect(refused.status).toBe(401);
     expect(refused.body.error_msg).toMatch(/^the api_key that issued this access token was revoked at /);
     expect((await api.call('GET', `/users/${user}`, { apiKey: third.apiKey })).status).toBe(200);
-    expect((await asToken(fromFirst)).status).toBe(200);
+    expect((await asToken(await token(third.apiKey))).status).toBe(200);
   });
 
   it('rotates the v3 password with a grace period, and `now` ends the old one at once', async () => {

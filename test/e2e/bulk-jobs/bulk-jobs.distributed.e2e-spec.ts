@@ -1,4 +1,6 @@
-import { ManualClock } from '@deals/kernel';
+import { IssuePartnerApiKey, RevokePartnerApiKey, UserWrites } from '@deals/accounts';
+import { ManualClock, OPERATOR } from '@deals/kernel';
+import { CommandBus } from '@nestjs/cqrs';
 import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { TestApi } from '../../support/api-harness';
@@ -95,6 +97,71 @@ if (skipped) {
           20,
         ),
       ).toMatchObject({ succeeded_count: 1 });
+    });
+
+    it('cancels the open jobs of a key revoked meanwhile (credential_revoked), the running one after its chunk under way', async () => {
+      const partner = await api.createPartner('Revoked on PostgreSQL');
+      const spare = await api.get(CommandBus).execute(new IssuePartnerApiKey(partner.partnerId, 'spare', OPERATOR));
+      await api.settle();
+      // The running job's first item waits until the test lets it go.
+      const users = api.get(UserWrites);
+      const register = users.register.bind(users);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let held!: () => void;
+      const holding = new Promise<void>((resolve) => (held = resolve));
+      const hold = jest.spyOn(users, 'register').mockImplementation(async (user, ...rest) => {
+        if (user.profile.email === 'rv-0@example.com') {
+          held();
+          await gate;
+        }
+        return register(user, ...rest);
+      });
+      try {
+        const send = async (n: number, from: number) =>
+          (
+            await api.call('POST', '/v1/bulk_jobs', {
+              apiKey: partner.apiKey,
+              body: {
+                kind: 'users',
+                items: Array.from({ length: n }, (_, i) => ({ reference: `rv-${from + i}`, email: `rv-${from + i}@example.com` })),
+              },
+            })
+          ).body.bulk_job.id as string;
+        const running = await send(250, 0);
+        const queued = await send(1, 250);
+        await holding;
+        await api.get(CommandBus).execute(new RevokePartnerApiKey(partner.partnerId, partner.keyId, OPERATOR));
+        const seen = async (id: string) => (await api.call('GET', `/v1/bulk_jobs/${id}`, { apiKey: spare.apiKey })).body.bulk_job;
+        expect(
+          await eventually(
+            () => seen(queued),
+            (s) => s.status === 'cancelled',
+            60_000,
+            20,
+          ),
+        ).toMatchObject({ processed_count: 0, cancellation_reason: 'credential_revoked' });
+        expect(
+          await eventually(
+            () => seen(running),
+            (s) => s.status === 'cancelling',
+            60_000,
+            20,
+          ),
+        ).toMatchObject({ cancellation_reason: 'credential_revoked' });
+        release();
+        expect(
+          await eventually(
+            () => seen(running),
+            (s) => s.status === 'cancelled',
+            60_000,
+            20,
+          ),
+        ).toMatchObject({ processed_count: 200, cancellation_reason: 'credential_revoked' });
+      } finally {
+        release();
+        hold.mockRestore();
+      }
     });
   });
 }

@@ -1,15 +1,20 @@
-import { UserWrites } from '@deals/accounts';
+import { IssuePartnerApiKey, RevokePartnerApiKey, RotatePartnerApiKey, UserWrites } from '@deals/accounts';
 import { BulkJobRunner } from '@deals/bulk-jobs';
 import { BulkItems } from '@deals/bulk-jobs/items/bulk-items';
+import { CancelRevokedKeyJobs } from '@deals/bulk-jobs/reactions/cancel-revoked-key-jobs.reaction';
 import { MAX_CHUNK_RUNS } from '@deals/bulk-jobs/domain/bulk-job.decider';
-import { EventStore, ManualClock } from '@deals/kernel';
+import { EventStore, ManualClock, OPERATOR } from '@deals/kernel';
+import { CommandBus } from '@nestjs/cqrs';
 import { eventually } from '../../support/eventually';
 import { Reply, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { buyerWithCard } from '../../support/test-cards';
 
+const HOUR = 3_600_000;
+
 describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]', () => {
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
+  const later = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
   let api: TestApi;
   let apiKey: string;
   let otherKey: string;
@@ -270,7 +275,10 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
       expect((await cancel(running, otherKey)).status).toBe(404);
       // Not started: cancelled at once, out of the partner's open jobs (a third may be sent).
       const off = await cancel(queued);
-      expect([off.status, off.body.bulk_job]).toEqual([200, expect.objectContaining({ status: 'cancelled', processed_count: 0 })]);
+      expect([off.status, off.body.bulk_job]).toEqual([
+        200,
+        expect.objectContaining({ status: 'cancelled', processed_count: 0, cancellation_reason: 'requested' }),
+      ]);
       expect(off.body.bulk_job.cancelled_at).toEqual(expect.any(String));
       const third = await start({ kind: 'users', items: [{ reference: 'c-third', email: 'c-third@example.com' }] });
       expect(third.status).toBe(202);
@@ -297,6 +305,126 @@ describe('bulk jobs: POST /v1/bulk_jobs, GET /v1/bulk_jobs[/:id[/results[.csv]]]
     } finally {
       open();
       hold.mockRestore();
+    }
+  });
+
+  it('cancels the open jobs a revoked key sent (credential_revoked), and runs to the end those of a key that expired as planned', async () => {
+    const partner = await api.createPartner('Leaky keys');
+    const commands = api.get(CommandBus);
+    const spare = await commands.execute(new IssuePartnerApiKey(partner.partnerId, 'spare', OPERATOR));
+    await api.settle();
+    const { open, holding, spy: hold } = holdRegister('r-0@example.com');
+    const jobOf = async (id: string) => (await job(id, spare.apiKey)).body.bulk_job;
+    try {
+      const items = Array.from({ length: 250 }, (_, i) => ({ reference: `r-${i}`, email: `r-${i}@example.com` }));
+      const running = (await start({ kind: 'users', items }, partner.apiKey)).body.bulk_job.id as string;
+      const queued = (await start({ kind: 'users', items: [{ reference: 'r-q', email: 'r-q@example.com' }] }, partner.apiKey)).body.bulk_job
+        .id;
+      const bySpare = (await start({ kind: 'users', items: [{ reference: 'r-s', email: 'r-s@example.com' }] }, spare.apiKey)).body.bulk_job
+        .id;
+      await holding;
+      await commands.execute(new RevokePartnerApiKey(partner.partnerId, partner.keyId, OPERATOR));
+      await api.settle();
+      // Queued: cancelled at once; running: cancelling until its chunk under way has its results.
+      expect(
+        await eventually(
+          () => jobOf(queued),
+          (j) => j.status === 'cancelled',
+        ),
+      ).toMatchObject({
+        status: 'cancelled',
+        processed_count: 0,
+        cancellation_reason: 'credential_revoked',
+        cancelled_at: expect.any(String),
+      });
+      expect(await jobOf(running)).toMatchObject({ status: 'cancelling', cancellation_reason: 'credential_revoked' });
+      open();
+      expect(
+        await eventually(
+          () => jobOf(running),
+          (j) => j.status === 'cancelled',
+        ),
+      ).toMatchObject({
+        status: 'cancelled',
+        processed_count: 200,
+        cancellation_reason: 'credential_revoked',
+      });
+      // The other key's job runs.
+      expect(
+        await eventually(
+          () => jobOf(bySpare),
+          (j) => j.status === 'completed',
+        ),
+      ).toMatchObject({
+        succeeded_count: 1,
+        cancellation_reason: null,
+      });
+    } finally {
+      open();
+      hold.mockRestore();
+    }
+    // The spare key rotated with an hour's grace: its job, accepted while it worked, runs past its expiry.
+    const second = holdRegister('e-0@example.com');
+    try {
+      const rotated = await commands.execute(new RotatePartnerApiKey(partner.partnerId, spare.keyId, later(HOUR), OPERATOR));
+      await api.settle();
+      const items = Array.from({ length: 250 }, (_, i) => ({ reference: `e-${i}`, email: `e-${i}@example.com` }));
+      const expiring = (await start({ kind: 'users', items }, spare.apiKey)).body.bulk_job.id as string;
+      await second.holding;
+      clock.advance(2 * HOUR);
+      expect((await job(expiring, spare.apiKey)).status).toBe(401);
+      second.open();
+      const done = await eventually(
+        async () => (await job(expiring, rotated.apiKey)).body.bulk_job,
+        (j) => j.status === 'completed',
+      );
+      expect(done).toMatchObject({ status: 'completed', succeeded_count: 250, cancelled_at: null, cancellation_reason: null });
+    } finally {
+      second.open();
+      second.spy.mockRestore();
+    }
+  });
+
+  it("cancels a revoked key's queued job when its turn comes if its cancellation at the revocation was missed", async () => {
+    const partner = await api.createPartner('Missed revocation');
+    const commands = api.get(CommandBus);
+    const spare = await commands.execute(new IssuePartnerApiKey(partner.partnerId, 'spare', OPERATOR));
+    await api.settle();
+    // The process that folded the revocation stopped before cancelling: nothing is cancelled then.
+    const missed = jest.spyOn(api.get(CancelRevokedKeyJobs), 'cancelJobsOf').mockResolvedValue(undefined);
+    const { open, holding, spy: hold } = holdRegister('m-0@example.com');
+    try {
+      const first = (await start({ kind: 'users', items: [{ reference: 'm-0', email: 'm-0@example.com' }] }, spare.apiKey)).body.bulk_job
+        .id as string;
+      const revoked = (await start({ kind: 'users', items: [{ reference: 'm-1', email: 'm-1@example.com' }] }, partner.apiKey)).body
+        .bulk_job.id as string;
+      await holding;
+      await commands.execute(new RevokePartnerApiKey(partner.partnerId, partner.keyId, OPERATOR));
+      await api.settle();
+      expect(missed).toHaveBeenCalled();
+      expect((await job(revoked, spare.apiKey)).body.bulk_job.status).toBe('queued');
+      open();
+      const jobOf = async (id: string) => (await job(id, spare.apiKey)).body.bulk_job;
+      expect(
+        await eventually(
+          () => jobOf(first),
+          (j) => j.status === 'completed',
+        ),
+      ).toMatchObject({ succeeded_count: 1 });
+      expect(
+        await eventually(
+          () => jobOf(revoked),
+          (j) => j.status === 'cancelled',
+        ),
+      ).toMatchObject({
+        status: 'cancelled',
+        processed_count: 0,
+        cancellation_reason: 'credential_revoked',
+      });
+    } finally {
+      open();
+      hold.mockRestore();
+      missed.mockRestore();
     }
   });
 

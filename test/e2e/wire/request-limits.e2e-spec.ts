@@ -105,6 +105,42 @@ describe('request budgets: 429 with Retry-After, per partner and per user token,
     expect((await api.call('GET', `/users/${user}`, { apiKey: partner.apiKey })).status).toBe(200);
   });
 
+  it("spends none of the partner's budget on a token's calls its own budget refuses, and tells the token nothing of the partner's", async () => {
+    const partner = await api.createPartner('Narrow and wide', 'partner', 12);
+    const tokenOf = async (email: string) => {
+      const user = (await api.call('POST', '/users', { apiKey: partner.apiKey, body: { email, first_name: 'Cy' } })).body.user_id;
+      const issued = await api.call('POST', `/users/${user}/access_tokens`, {
+        apiKey: partner.apiKey,
+        body: { expires_in: 3600, scope: 'all', access: 'read' },
+      });
+      return () => api.call('GET', `/users/${user}`, { headers: { authorization: `Bearer ${issued.body.access_token.id}` } });
+    };
+    const [flooding, quiet] = [await tokenOf('cy@limits.test'), await tokenOf('di@limits.test')];
+    const flood = [];
+    for (let i = 0; i < 20; i++) flood.push(await flooding());
+    expect(flood.map((a) => a.status)).toEqual([...Array(5).fill(200), ...Array(15).fill(429)]);
+    // The partner's key has its budget but the 9 calls let through (4 of its own, 5 of the token's).
+    const own = [];
+    for (let i = 0; i < 4; i++) own.push(await api.call('GET', '/api/v1/regions', { apiKey: partner.apiKey }));
+    expect(own.map((a) => a.status)).toEqual([200, 200, 200, 429]);
+    // Now the partner's budget refuses another user's token: a 429 with Retry-After, its own budget told as it is.
+    const refused = await quiet();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.body).toEqual({ status: 'error', error_type: 'rate_limited', error_msg: expect.stringContaining('partner') });
+    expect([...told(refused)].map(([name, { remaining }]) => `${name} ${remaining}`)).toEqual(['user 5']);
+    // No answer to the token names the partner, its budget or what is left of it.
+    for (const answer of [...flood, refused]) {
+      expect([...told(answer).keys()]).toEqual(['user']);
+      expect(answer.headers['x-ratelimit-limit'] ?? '5').toBe('5');
+      expect(JSON.stringify(answer.headers)).not.toContain(partner.partnerId);
+      const budgets = Object.entries(answer.headers).filter(([name]) => /ratelimit|retry-after/.test(name));
+      const shown = JSON.stringify({ budgets, body: answer.status === 429 ? answer.body : null });
+      expect(shown).not.toContain(partner.partnerId);
+      expect(shown).not.toMatch(/\b12\b|"partner";/);
+    }
+  });
+
   it("tells the partner's budget in RateLimit-Policy and RateLimit on every answer of an authenticated call, errors and the 429 included", async () => {
     const partner = await api.createPartner('Told', 'partner', 9);
     const apiKey = partner.apiKey;

@@ -18,6 +18,7 @@ import { PartnerCommand, partnerDecider } from '../domain/partner/partner.decide
 import { INITIAL_KEY_ID, PartnerRole, partnerStream } from '../domain/partner/partner.events';
 import { ApiKeyClaimed, apiKeyClaimDecider, apiKeyStream } from '../domain/partner/api-key-claim.decider';
 import { v3UsernameClaimDecider, v3UsernameStream } from '../domain/partner/v3-username-claim.decider';
+import { v3PasswordClaimDecider, v3PasswordStream } from '../domain/partner/v3-password-claim.decider';
 
 /** Runs one command on a partner's stream with the service's clock and the caller in the events' metadata. */
 @Injectable()
@@ -46,19 +47,14 @@ abstract class PartnerCommandHandler {
     if (command.type === 'RegisterPartner') {
       await this.claimKey({ keyHash: command.data.apiKeyHash, partnerId, keyId: command.data.apiKeyId ?? INITIAL_KEY_ID }, caller, now);
       await this.claimUsername(command.data.username, partnerId, caller, now);
+      await this.claimPassword(command.data.passwordHash, partnerId, caller, now);
     }
     if (command.type === 'IssuePartnerApiKey')
       await this.claimKey({ keyHash: command.data.keyHash, partnerId, keyId: command.data.keyId }, caller, now);
     return position;
   }
 
-  /**
-   * Records whose key a new key's hash is, once the partner's stream holds the key (a refused
-   * command claims nothing): a process whose views do not show the key yet finds it in the log, so
-   * a key works the moment it is shown. A claim that fails is not the command's failure (its secret
-   * is shown only in its answer): the key then works once the views show it.
-   */
-  /** As {@link claimKey}, for the partner's v3 username: its password works the moment it is shown too. */
+  /** As {@link claimKey}, for the partner's v3 username. */
   protected async claimUsername(username: string, partnerId: string, caller: CommandCaller, now: Date): Promise<void> {
     try {
       await handleCommand(
@@ -75,6 +71,29 @@ abstract class PartnerCommandHandler {
     }
   }
 
+  /** As {@link claimKey}, for a new v3 password: it works the moment it is shown too. */
+  protected async claimPassword(passwordHash: string, partnerId: string, caller: CommandCaller, now: Date): Promise<void> {
+    try {
+      await handleCommand(
+        this.store,
+        v3PasswordStream(passwordHash),
+        v3PasswordClaimDecider,
+        { type: 'ClaimV3Password', data: { passwordHash, partnerId } },
+        { now, metadata: caller },
+      );
+    } catch (error) {
+      new Logger('PartnerCredentials').warn(
+        `the new v3 password of partner ${partnerId} works once the views show it: its claim was not recorded (${String(error)})`,
+      );
+    }
+  }
+
+  /**
+   * Records whose key a new key's hash is, once the partner's stream holds the key (a refused
+   * command claims nothing): a process whose views do not show the key yet finds it in the log, so
+   * a key works the moment it is shown. A claim that fails is not the command's failure (its secret
+   * is shown only in its answer): the key then works once the views show it.
+   */
   protected async claimKey(data: ApiKeyClaimed['data'], caller: CommandCaller, now: Date): Promise<void> {
     try {
       await handleCommand(
@@ -402,13 +421,16 @@ export class RotatePartnerPassword extends Command<RotatedPassword> {
 export class RotatePartnerPasswordHandler extends PartnerCommandHandler implements ICommandHandler<RotatePartnerPassword> {
   async execute({ partnerId, oldExpiresAt, caller }: RotatePartnerPassword): Promise<RotatedPassword> {
     const password = newPassword();
+    const passwordHash = hashSecret(password);
+    const now = this.clock.now();
     const { position, events, state } = await handleCommand(
       this.store,
       partnerStream(partnerId),
       partnerDecider,
-      { type: 'RotatePartnerPassword', data: { partnerId, passwordHash: hashSecret(password), previousExpiresAt: oldExpiresAt } },
-      { now: this.clock.now(), metadata: caller },
+      { type: 'RotatePartnerPassword', data: { partnerId, passwordHash, previousExpiresAt: oldExpiresAt } },
+      { now, metadata: caller },
     );
+    await this.claimPassword(passwordHash, partnerId, caller, now);
     const rotated = events[0];
     return {
       username: state.username!,

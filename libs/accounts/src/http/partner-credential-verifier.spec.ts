@@ -1,13 +1,18 @@
 import { OPERATOR, RandomIdGenerator, SystemClock, ViewDocument, ViewStore } from '@deals/kernel';
 import { MemoryEventStore } from '@deals/testing';
 import {
+  ChangePartnerRateLimit,
+  ChangePartnerRateLimitHandler,
   CreatePartner,
   CreatePartnerHandler,
   RotatePartnerApiKey,
   RotatePartnerApiKeyHandler,
+  RotatePartnerPassword,
+  RotatePartnerPasswordHandler,
 } from '../commands/partner-credentials.commands';
 import { apiKeyStream } from '../domain/partner/api-key-claim.decider';
-import { hashSecret } from '../domain/partner/partner-credentials';
+import { hashSecret, PartnerPassword } from '../domain/partner/partner-credentials';
+import { v3PasswordStream } from '../domain/partner/v3-password-claim.decider';
 import { PARTNER_ACCOUNTS } from '../projections/partner-accounts/partner-accounts.projection';
 import { PARTNER_API_KEYS } from '../projections/partner-api-keys/partner-api-keys.projection';
 import { PartnerCredentialVerifier } from './partner-credential-verifier';
@@ -15,9 +20,13 @@ import { PartnerCredentialVerifier } from './partner-credential-verifier';
 /** The log, counting the streams read. */
 class CountingLog extends MemoryEventStore {
   readonly streamsRead: string[] = [];
-  override readStream(streamId: string, fromRevision?: number) {
+  /** The events each read found, in the order read. */
+  readonly eventsRead: number[] = [];
+  override async readStream(streamId: string, fromRevision?: number) {
     this.streamsRead.push(streamId);
-    return super.readStream(streamId, fromRevision);
+    const events = await super.readStream(streamId, fromRevision);
+    this.eventsRead.push(events.length);
+    return events;
   }
 }
 
@@ -88,5 +97,75 @@ describe('partner API keys checked against the views', () => {
     reads.length = 0;
     expect(await verifier.byApiKey('dk_wrong')).toBeNull();
     expect([reads, log.streamsRead]).toEqual([[PARTNER_API_KEYS], [apiKeyStream(hashSecret('dk_wrong'))]]);
+  });
+});
+
+describe('v3 usernames and passwords checked against the views', () => {
+  /** The accounts view as a process sees it: `shown` partners by username, counting the look-ups. */
+  function accountViews(shown: Array<{ partnerId: string; username: string; passwords: PartnerPassword[] }>) {
+    const lookUps: unknown[] = [];
+    const views = {
+      findOne: async (collection: string, filter: { username: string }) => {
+        lookUps.push([collection, Object.keys(filter)]);
+        const found = shown.find((p) => p.username === filter.username);
+        return found ? { _id: found.partnerId, _pos: '1', name: 'Long', role: 'partner', requestsPerMinute: null, ...found } : null;
+      },
+    } as unknown as ViewStore;
+    return { views, lookUps };
+  }
+
+  it("does the same reads for a wrong password of a known username as of an unknown one, however long the partner's history", async () => {
+    const log = new CountingLog();
+    const [clock, ids] = [new SystemClock(), new RandomIdGenerator()];
+    const created = await new CreatePartnerHandler(log, clock, ids).execute(new CreatePartner('Long history', 'partner', OPERATOR));
+    const limits = new ChangePartnerRateLimitHandler(log, clock, ids);
+    for (let i = 0; i < 300; i++) await limits.execute(new ChangePartnerRateLimit(created.partnerId, 100 + i, OPERATOR));
+    const { views, lookUps } = accountViews([
+      { partnerId: created.partnerId, username: created.username, passwords: [{ hash: hashSecret(created.password), expiresAt: null }] },
+    ]);
+    const verifier = new PartnerCredentialVerifier(views, clock, log);
+    /** The reads one wrong attempt makes: of the views, of the log's streams (by kind), and the events found. */
+    const attempt = async (username: string, password: string) => {
+      [lookUps.length, log.streamsRead.length, log.eventsRead.length] = [0, 0, 0];
+      expect(await verifier.byUsernameAndPassword(username, password)).toBeNull();
+      return { views: [...lookUps], streams: log.streamsRead.map((id) => id.replace(/-.*/, '')), events: [...log.eventsRead] };
+    };
+    const known = await attempt(created.username, 'wrong-password-of-24-chars');
+    const unknown = await attempt('no-such-user-0a1b2c', 'wrong-password-of-24-chars');
+    expect(known).toEqual(unknown);
+    expect(known).toEqual({ views: [[PARTNER_ACCOUNTS, ['username']]], streams: ['v3password'], events: [0] });
+    expect(log.streamsRead).toEqual([v3PasswordStream(hashSecret('wrong-password-of-24-chars'))]);
+    // The right password, shown by the view: no read of the log at all.
+    log.streamsRead.length = 0;
+    expect(await verifier.byUsernameAndPassword(created.username, created.password)).toMatchObject({ id: created.partnerId });
+    expect(log.streamsRead).toEqual([]);
+  });
+
+  it('finds a password the views do not show yet in the log, by its claim, and only with its own username', async () => {
+    const log = new CountingLog();
+    const [clock, ids] = [new SystemClock(), new RandomIdGenerator()];
+    const created = await new CreatePartnerHandler(log, clock, ids).execute(new CreatePartner('Just made', 'partner', OPERATOR));
+    const { views } = accountViews([]);
+    const verifier = new PartnerCredentialVerifier(views, clock, log);
+    expect(await verifier.byUsernameAndPassword(created.username, created.password)).toMatchObject({
+      id: created.partnerId,
+      credentialId: 'password',
+    });
+    expect(await verifier.byUsernameAndPassword(created.sandbox!.username, created.sandbox!.password)).toMatchObject({
+      id: created.sandbox!.partnerId,
+      livemode: false,
+    });
+    // Another partner's username with this password: wrong.
+    expect(await verifier.byUsernameAndPassword(created.sandbox!.username, created.password)).toBeNull();
+    // A rotated password at once, beside the old one, which the view still shows alone.
+    const rotated = await new RotatePartnerPasswordHandler(log, clock, ids).execute(
+      new RotatePartnerPassword(created.partnerId, new Date(Date.now() + 3_600_000).toISOString(), OPERATOR),
+    );
+    const behind = accountViews([
+      { partnerId: created.partnerId, username: created.username, passwords: [{ hash: hashSecret(created.password), expiresAt: null }] },
+    ]);
+    const stale = new PartnerCredentialVerifier(behind.views, clock, log);
+    expect(await stale.byUsernameAndPassword(created.username, rotated.password)).toMatchObject({ id: created.partnerId });
+    expect(await stale.byUsernameAndPassword(created.username, created.password)).toMatchObject({ id: created.partnerId });
   });
 });

@@ -16,11 +16,11 @@ import { CredentialVerifier, PartnerRef, UserTokenRef } from '@deals/wire';
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import { tokenHash } from '../domain/access-token/access-token';
-import { hashSecret } from '../domain/partner/partner-credentials';
+import { hashSecret, PartnerPassword } from '../domain/partner/partner-credentials';
 import { ApiKeyClaimed, apiKeyStream } from '../domain/partner/api-key-claim.decider';
 import { Partner, partnerDecider } from '../domain/partner/partner.decider';
 import { partnerStream } from '../domain/partner/partner.events';
-import { V3UsernameClaimed, v3UsernameStream } from '../domain/partner/v3-username-claim.decider';
+import { V3PasswordClaimed, v3PasswordStream } from '../domain/partner/v3-password-claim.decider';
 import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/access-tokens.projection';
 import { PARTNER_ACCOUNTS, PartnerAccount } from '../projections/partner-accounts/partner-accounts.projection';
 import { PARTNER_API_KEYS, PartnerApiKeyView } from '../projections/partner-api-keys/partner-api-keys.projection';
@@ -28,6 +28,16 @@ import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-ac
 import { TEST_CLOCKS, TestClockView } from '../projections/test-clocks/test-clocks.projection';
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/** The password of `passwords` whose hash is `hash`, each compared (no early end); undefined when none. */
+function matchingPassword(passwords: readonly PartnerPassword[], hash: string): PartnerPassword | undefined {
+  let matched: PartnerPassword | undefined;
+  for (const password of passwords) if (sameHash(password.hash, hash) && matched === undefined) matched = password;
+  return matched;
+}
+
+/** What an unknown username's password is compared with: a hash of a password's size that no password has. */
+const STAND_IN_PASSWORDS: readonly PartnerPassword[] = [{ hash: hashSecret('no partner has this password'), expiresAt: null }];
 const toRef = (view: PartnerAccount, credentialId?: string): PartnerRef => ({
   id: view._id,
   name: view.name,
@@ -153,12 +163,16 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     if (!user || user.deleted) return null;
     const partner = await this.views.findById<PartnerAccount>(PARTNER_ACCOUNTS, token.partnerId);
     if (!partner) return null;
-    // A leaked key is revoked to end what its holder could do: the tokens it issued end with it.
+    // A token acts by its key's authority, and ends with it: at once when the key is revoked (a leak),
+    // at the end of its grace period when it expires (a rotation: the partner issues new tokens with
+    // the new key meanwhile).
     const key =
       token.keyId === undefined
         ? null
         : await this.views.findOne<PartnerApiKeyView>(PARTNER_API_KEYS, { partnerId: token.partnerId, keyId: token.keyId });
     if (key?.revokedAt) throw new Unauthorized(`the api_key that issued this access token was revoked at ${key.revokedAt}`);
+    if (key?.expiresAt && Date.parse(key.expiresAt) <= this.clock.now().getTime())
+      throw new Unauthorized(`the api_key that issued this access token expired at ${key.expiresAt}`);
     return {
       partner: toRef(partner),
       token: { userId: token.userId, scope: token.scope, access: token.access, expiresAt: token.expiresAt },
@@ -177,10 +191,16 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     return { clockId, partnerId: underTestClock(clock.partnerId, clockId), at: new Date(clock.frozenTime) };
   }
 
+  /**
+   * The same work for a known and an unknown username, and none that grows with the partner's
+   * history: one view look-up by username, the password's hash compared with each hash it holds
+   * (an unknown name's with a stand-in's), then, unmatched, one read by stream id of the password's
+   * claim, which finds nothing for a wrong password whatever the name.
+   */
   async byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null> {
-    const view = await this.views.findOne<PartnerAccount>(PARTNER_ACCOUNTS, { username });
     const hash = hashSecret(password);
-    const matched = view?.passwords.find((p) => sameHash(p.hash, hash));
+    const view = await this.views.findOne<PartnerAccount>(PARTNER_ACCOUNTS, { username });
+    const matched = matchingPassword(view?.passwords ?? STAND_IN_PASSWORDS, hash);
     // A partner or a password the views do not show yet (made or rotated a moment ago): from the log.
     const found =
       view && matched ? { partner: toRef(view, 'password'), expiresAt: matched.expiresAt } : await this.passwordFromLog(username, hash);
@@ -189,13 +209,13 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     return found.partner;
   }
 
-  /** A username and password the views do not show yet, from the log: the username's claim, then its partner's stream. */
+  /** A password the views do not show yet, from the log: its claim, then (a right password only) its partner's stream. */
   private async passwordFromLog(username: string, hash: string): Promise<{ partner: PartnerRef; expiresAt: string | null } | null> {
-    const [claim] = (await this.log.readStream(v3UsernameStream(username))) as unknown as V3UsernameClaimed[];
-    if (claim?.type !== 'V3UsernameClaimed') return null;
+    const [claim] = (await this.log.readStream(v3PasswordStream(hash))) as unknown as V3PasswordClaimed[];
+    if (claim?.type !== 'V3PasswordClaimed') return null;
     const { partnerId } = claim.data;
     const { state } = await loadAggregate(this.log, partnerStream(partnerId), partnerDecider);
-    const matched = state.passwords.find((p) => sameHash(p.hash, hash));
+    const matched = matchingPassword(state.passwords, hash);
     if (!state.registered || state.username !== username || !matched) return null;
     return {
       partner: refFromLog(partnerId, state, 'password'),

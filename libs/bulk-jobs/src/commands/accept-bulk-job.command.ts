@@ -16,6 +16,8 @@ export class AcceptBulkJob extends Command<{ jobId: string; position: LogPositio
     readonly kind: BulkJobKind,
     readonly items: Array<Record<string, unknown>>,
     readonly caller: Caller,
+    /** The partner's API key that sent the job: it is cancelled if that key is revoked. */
+    readonly keyId?: string,
   ) {
     super();
   }
@@ -32,7 +34,7 @@ export class AcceptBulkJobHandler implements ICommandHandler<AcceptBulkJob> {
     private readonly runner: BulkJobRunner,
   ) {}
 
-  async execute({ kind, items, caller }: AcceptBulkJob) {
+  async execute({ kind, items, caller, keyId }: AcceptBulkJob) {
     const jobId = `bj_${this.ids.short()}`;
     const { partnerId } = caller;
     const sizes: number[] = [];
@@ -45,7 +47,7 @@ export class AcceptBulkJobHandler implements ICommandHandler<AcceptBulkJob> {
         {
           streamId: bulkJobStream(jobId),
           decider: bulkJobDecider,
-          command: { type: 'AcceptBulkJob', data: { jobId, partnerId, kind, items, sizes } },
+          command: { type: 'AcceptBulkJob', data: { jobId, partnerId, kind, items, sizes, ...(keyId === undefined ? {} : { keyId }) } },
           freshStream: true,
           lane: true,
         },

@@ -11,6 +11,7 @@ import {
   ViewProgress,
   ViewStore,
 } from '@deals/kernel';
+import { PARTNER_API_KEYS, PartnerApiKeyView } from '@deals/accounts';
 import { Injectable, Logger } from '@nestjs/common';
 import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkToRun, isLastRun, nextChunk } from '../domain/bulk-job.decider';
 import { BulkItemResult, BulkJobItemsAdded, bulkJobItemsOwner, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
@@ -89,6 +90,36 @@ export class BulkJobRunner {
   }
 
   /**
+   * Cancels a job whose key was revoked, as the partner's cancel call does (its reason
+   * `credential_revoked`), and moves its queue on; nothing for a job completed or cancelled already.
+   */
+  async revokedKeyCancels(jobId: string, partnerId: string): Promise<void> {
+    const job = await this.job(jobId);
+    if (job.status === 'none' || job.status === 'completed' || job.cancelled) return;
+    await this.cancelForRevokedKey(jobId, partnerId);
+    await this.cancelled(jobId);
+  }
+
+  private async cancelForRevokedKey(jobId: string, partnerId: string): Promise<BulkJob> {
+    const { state } = await handleCommand(
+      this.store,
+      bulkJobStream(jobId),
+      bulkJobDecider,
+      { type: 'CancelBulkJob', data: { jobId, partnerId, reason: 'credential_revoked' } },
+      { now: this.clock.now(), metadata: SYSTEM },
+    );
+    this.logger.log(`bulk job ${jobId} cancelled: the API key that sent it was revoked`);
+    return state;
+  }
+
+  /** Whether the API key that sent the job is revoked (a key that expired as planned leaves its jobs to run). */
+  private async keyRevoked(job: BulkJob): Promise<boolean> {
+    if (job.keyId === null) return false;
+    const key = await this.views.findOne<PartnerApiKeyView>(PARTNER_API_KEYS, { partnerId: job.partnerId!, keyId: job.keyId });
+    return key !== null && key.revokedAt !== null;
+  }
+
+  /**
    * Arms the next chunk (or the completion) of the partner's first open job. A first job that is
    * completed (a process stopped before it left the queue) or was never written (a store that
    * writes stream by stream failed between the two) leaves the queue here, and the next is armed.
@@ -123,6 +154,8 @@ export class BulkJobRunner {
     // An arming of a step done meanwhile (its id armed again while it ran, run once it ended): the
     // step after it was armed by its run, and must not run twice at once.
     if (step !== undefined && step !== stepOf(job)) return;
+    // The key that sent it revoked (its cancellation missed, or not made yet): cancelled before anything more runs.
+    if (!job.cancelled && (await this.keyRevoked(job))) job = await this.cancelForRevokedKey(jobId, job.partnerId!);
     if (job.status === 'accepted' && !job.cancelled) {
       // Its turn: the earlier jobs' items are in the view, for the references done there.
       await this.progress.waitFor([BULK_JOB_ITEMS], await this.store.head());

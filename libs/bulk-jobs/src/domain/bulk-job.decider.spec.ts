@@ -160,6 +160,24 @@ describe('the bulk job decider', () => {
     );
   });
 
+  it('keeps the key that sent a job, and says why it was cancelled when its key was revoked', () => {
+    const byKey: BulkJobCommand = {
+      type: 'AcceptBulkJob',
+      data: { jobId: 'j', partnerId: 'p', kind: 'users', items: items(1), keyId: 'k1' },
+    };
+    const revoked: BulkJobCommand = { type: 'CancelBulkJob', data: { jobId: 'j', partnerId: 'p', reason: 'credential_revoked' } };
+    const accepted = run([byKey]);
+    expect([accepted.events[0].data, accepted.state.keyId]).toEqual([expect.objectContaining({ keyId: 'k1' }), 'k1']);
+    // Without a key (accepted before keys were kept, or by a v3 password): none said.
+    expect(run([accept(1)]).events[0].data).not.toHaveProperty('keyId');
+    expect(run([byKey, revoked]).events[2]).toEqual({
+      type: 'BulkJobCancelled',
+      data: { jobId: 'j', partnerId: 'p', cancelledAt: now.toISOString(), reason: 'credential_revoked' },
+    });
+    // The partner's own cancel says no reason.
+    expect(run([byKey, { type: 'CancelBulkJob', data: { jobId: 'j', partnerId: 'p' } }]).events[2].data).not.toHaveProperty('reason');
+  });
+
   it('refuses results before the job started, of a chunk it has not, and of a job unknown', () => {
     const accepted = run([accept(3)]).state;
     expect(() => bulkJobDecider.decide(record(0, [result(0)]), accepted, now)).toThrow(/before the job started/);

@@ -59,14 +59,17 @@ export class BulkJobCompletedAlready extends DomainError {
 /** `sizes`: each item's {@link itemBytes}, in the items' order (worked out beforehand, a slice at a time). */
 export type AcceptBulkJob = DomainCommand<
   'AcceptBulkJob',
-  { jobId: string; partnerId: string; kind: BulkJobKind; items: Array<Record<string, unknown>>; sizes: readonly number[] }
+  { jobId: string; partnerId: string; kind: BulkJobKind; items: Array<Record<string, unknown>>; sizes: readonly number[]; keyId?: string }
 >;
 export type StartBulkJob = DomainCommand<'StartBulkJob', { jobId: string }>;
 export type RecordBulkChunk = DomainCommand<'RecordBulkChunk', { jobId: string; chunk: number; results: BulkItemResult[] }>;
 export type RecordChunkFailure = DomainCommand<'RecordChunkFailure', { jobId: string; chunk: number }>;
 export type CompleteBulkJob = DomainCommand<'CompleteBulkJob', { jobId: string }>;
-/** The partner's cancellation: a job not started yet completes at once; a running one once its chunk under way is recorded. */
-export type CancelBulkJob = DomainCommand<'CancelBulkJob', { jobId: string; partnerId: string }>;
+/**
+ * The partner's cancellation, or (`credential_revoked`) the service's when the key that sent the job
+ * is revoked: a job not started yet completes at once; a running one once its chunk under way is recorded.
+ */
+export type CancelBulkJob = DomainCommand<'CancelBulkJob', { jobId: string; partnerId: string; reason?: 'credential_revoked' }>;
 /** Records that the key of the job's items is deleted (done before: this records it). */
 export type RecordItemsErased = DomainCommand<'RecordItemsErased', { jobId: string }>;
 export type BulkJobCommand =
@@ -80,6 +83,8 @@ export interface BulkJob {
   finishChunk: number | null;
   itemsErased: boolean;
   partnerId: string | null;
+  /** The API key that sent it; null when not kept. */
+  keyId: string | null;
   kind: BulkJobKind | null;
   itemCount: number;
   chunkSize: number;
@@ -164,6 +169,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
     finishChunk: null,
     itemsErased: false,
     partnerId: null,
+    keyId: null,
     kind: null,
     itemCount: 0,
     chunkSize: BULK_CHUNK_SIZE,
@@ -175,15 +181,11 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
     const at = now.toISOString();
     switch (command.type) {
       case 'AcceptBulkJob': {
-        const { jobId, partnerId, kind, items, sizes } = command.data;
+        const { jobId, partnerId, kind, items, sizes, keyId } = command.data;
         if (job.status !== 'none') return [];
         if (sizes.length !== items.length) throw new RangeError(`bulk job ${jobId}: ${sizes.length} sizes for ${items.length} items`);
-        const events: BulkJobEvent[] = [
-          {
-            type: 'BulkJobAccepted',
-            data: { jobId, partnerId, kind, itemCount: items.length, chunkSize: BULK_CHUNK_SIZE, acceptedAt: at },
-          },
-        ];
+        const accepted = { jobId, partnerId, kind, itemCount: items.length, chunkSize: BULK_CHUNK_SIZE, acceptedAt: at };
+        const events: BulkJobEvent[] = [{ type: 'BulkJobAccepted', data: keyId === undefined ? accepted : { ...accepted, keyId } }];
         for (let first = 0; first < items.length; first += BULK_CHUNK_SIZE)
           events.push(...itemsAdded(jobId, items, sizes, first, Math.min(first + BULK_CHUNK_SIZE, items.length)));
         return events;
@@ -223,14 +225,20 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         return [completed(job, jobId, at)];
       }
       case 'CancelBulkJob': {
-        const { jobId, partnerId } = command.data;
+        const { jobId, partnerId, reason } = command.data;
         if (job.status === 'none' || job.partnerId !== partnerId) throw new NotFound(`bulk job ${jobId} not found`);
         if (job.cancelled) return [];
         if (job.status === 'completed') throw new BulkJobCompletedAlready(jobId);
         const finishChunk = job.status === 'running' ? nextChunk(job) : null;
         const cancelled: BulkJobEvent = {
           type: 'BulkJobCancelled',
-          data: finishChunk === null ? { jobId, partnerId, cancelledAt: at } : { jobId, partnerId, cancelledAt: at, finishChunk },
+          data: {
+            jobId,
+            partnerId,
+            cancelledAt: at,
+            ...(finishChunk === null ? {} : { finishChunk }),
+            ...(reason === undefined ? {} : { reason }),
+          },
         };
         // Not started: no chunk can be under way, so it completes now.
         return job.status === 'accepted' ? [cancelled, completed({ ...job, cancelled: true }, jobId, at)] : [cancelled];
@@ -249,6 +257,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
           ...job,
           status: 'accepted',
           partnerId: event.data.partnerId,
+          keyId: event.data.keyId ?? null,
           kind: event.data.kind,
           itemCount: event.data.itemCount,
           chunkSize: event.data.chunkSize,

@@ -38,7 +38,16 @@ export const noCounts = (): BulkItemCounts => ({ succeeded: 0, matched: 0, alrea
 
 export type BulkJobAccepted = DomainEvent<
   'BulkJobAccepted',
-  { jobId: string; partnerId: string; kind: BulkJobKind; itemCount: number; chunkSize: number; acceptedAt: string }
+  {
+    jobId: string;
+    partnerId: string;
+    kind: BulkJobKind;
+    itemCount: number;
+    chunkSize: number;
+    acceptedAt: string;
+    /** The partner's API key that sent the job (absent on jobs accepted before it was kept): the job is cancelled if it is revoked. */
+    keyId?: string;
+  }
 >;
 /**
  * A chunk's items, or a part of them (a chunk's parts follow each other in order), as sent, each with
@@ -57,11 +66,18 @@ export type BulkJobChunkProcessed = DomainEvent<
 >;
 /** A run of the chunk failed (a store away, a fault of the service): counted, so that its last run records its items whatever they meet. */
 export type BulkJobChunkFailed = DomainEvent<'BulkJobChunkFailed', { jobId: string; partnerId: string; chunk: number; failedAt: string }>;
-/** The partner cancelled the job: no chunk starts from now on (one under way is recorded), and the job completes as cancelled. */
+/**
+ * Why a job was cancelled: `requested`, by the partner's call (the events say no reason then);
+ * `credential_revoked`, the API key that sent it was revoked.
+ */
+export const BULK_JOB_CANCELLATION_REASONS = ['requested', 'credential_revoked'] as const;
+export type BulkJobCancellationReason = (typeof BULK_JOB_CANCELLATION_REASONS)[number];
+
+/** The job was cancelled: no chunk starts from now on (one under way is recorded), and the job completes as cancelled. */
 export type BulkJobCancelled = DomainEvent<
   'BulkJobCancelled',
   /** `finishChunk`: a running job's chunk next at the cancel (maybe under way, or failed part-done): run to its results before the job completes. */
-  { jobId: string; partnerId: string; cancelledAt: string; finishChunk?: number }
+  { jobId: string; partnerId: string; cancelledAt: string; finishChunk?: number; reason?: 'credential_revoked' }
 >;
 /** Every chunk's results are in, or (`cancelled`) those of the chunks run before the job was cancelled. */
 export type BulkJobCompleted = DomainEvent<

@@ -1,7 +1,7 @@
 import { csvField } from '@deals/kernel';
 import { z } from 'zod';
 import { BULK_CHUNK_SIZE, MAX_BULK_ITEMS, MAX_OPEN_BULK_JOBS } from '../domain/bulk-job.decider';
-import { BULK_ITEM_STATUSES, BULK_JOB_KINDS } from '../domain/bulk-job.events';
+import { BULK_ITEM_STATUSES, BULK_JOB_CANCELLATION_REASONS, BULK_JOB_KINDS } from '../domain/bulk-job.events';
 import type { BulkJobItemView } from '../projections/bulk-job-items/bulk-job-items.projection';
 import { BULK_JOB_STATUSES, type BulkJobView } from '../projections/bulk-jobs/bulk-jobs.projection';
 
@@ -25,7 +25,16 @@ export const bulkJobSchema = z
     created_at: z.string().meta({ description: 'when it was accepted, ISO 8601 UTC' }),
     started_at: z.string().nullable().meta({ description: 'when its items began to run' }),
     completed_at: z.string().nullable().meta({ description: 'when it completed or, cancelled, stopped' }),
-    cancelled_at: z.string().nullable().meta({ description: 'when the partner cancelled it' }),
+    cancelled_at: z.string().nullable().meta({ description: 'when it was cancelled' }),
+    cancellation_reason: z
+      .enum(BULK_JOB_CANCELLATION_REASONS)
+      .nullable()
+      // null among the values, as OpenAPI 3.0 asks of a nullable enum.
+      .meta({
+        enum: [...BULK_JOB_CANCELLATION_REASONS, null],
+        description:
+          'why it was cancelled: requested (the cancel call), credential_revoked (the API key that sent it was revoked); null when not cancelled',
+      }),
     results_url: z.string().meta({ description: 'its items’ results, JSON pages' }),
     results_csv_url: z.string().meta({ description: 'its items’ results, CSV' }),
   })
@@ -74,6 +83,7 @@ const exampleJob = {
   started_at: '2026-11-29T10:00:00.020Z',
   completed_at: '2026-11-29T10:00:00.310Z',
   cancelled_at: null,
+  cancellation_reason: null,
   results_url: 'https://api.example.com/v1/bulk_jobs/bj_Px3mR0aQ7vK2sL9dN1/results',
   results_csv_url: 'https://api.example.com/v1/bulk_jobs/bj_Px3mR0aQ7vK2sL9dN1/results.csv',
 };
@@ -137,6 +147,7 @@ export const toBulkJob = (job: BulkJobView, apiBaseUrl: string, livemode: boolea
   started_at: job.startedAt,
   completed_at: job.completedAt,
   cancelled_at: job.cancelledAt ?? null,
+  cancellation_reason: job.cancelledAt ? (job.cancellationReason ?? 'requested') : null,
   results_url: `${apiBaseUrl}/v1/bulk_jobs/${job._id}/results`,
   results_csv_url: `${apiBaseUrl}/v1/bulk_jobs/${job._id}/results.csv`,
 });

@@ -7,8 +7,10 @@ import {
   Caller,
   CalledBy,
   CurrentCaller,
+  CurrentPartner,
   NoBody,
   NotUnderTestClock,
+  PartnerRef,
   PARTNERS,
   ReadsViews,
 } from '@deals/wire';
@@ -68,8 +70,10 @@ export class BulkJobsController {
   })
   @ApiAnswer(BulkJobAnswer, { status: 202, description: 'accepted: its items run in the background', errors: [422, 429, 503] })
   @ApiRequest({ body: CreateBulkJobBody })
-  async create(@Body() body: CreateBulkJobBody, @CurrentCaller() caller: Caller) {
-    const { jobId, position } = await this.commands.execute(new AcceptBulkJob(body.kind, body.items, caller));
+  async create(@Body() body: CreateBulkJobBody, @CurrentCaller() caller: Caller, @CurrentPartner() partner: PartnerRef) {
+    // The key that sent it (a v3 password sends none): the job ends with it if it is revoked.
+    const keyId = partner.credentialId === 'password' ? undefined : partner.credentialId;
+    const { jobId, position } = await this.commands.execute(new AcceptBulkJob(body.kind, body.items, caller, keyId));
     await this.progress.waitFor([BULK_JOBS], position);
     // Accepted, but the view does not show it yet (its worker behind or away): a 503 naming it, never "not found".
     const job = await this.queries.job(caller.partnerId, jobId);

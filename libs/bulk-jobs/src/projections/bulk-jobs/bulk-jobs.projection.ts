@@ -1,5 +1,5 @@
 import { defineProjection, ViewDocument } from '@deals/kernel';
-import { BulkItemCounts, BulkJobEvent, BulkJobKind, noCounts } from '../../domain/bulk-job.events';
+import { BulkItemCounts, BulkJobCancellationReason, BulkJobEvent, BulkJobKind, noCounts } from '../../domain/bulk-job.events';
 
 /** "What of partner P's bulk job J is done?" */
 export interface BulkJobView extends ViewDocument {
@@ -17,6 +17,10 @@ export interface BulkJobView extends ViewDocument {
   startedAt: string | null;
   completedAt: string | null;
   cancelledAt: string | null;
+  /** Why it was cancelled (absent: by the partner's call, or on views made before reasons were kept). */
+  cancellationReason?: BulkJobCancellationReason;
+  /** The API key that sent it (absent when not kept). */
+  keyId?: string;
   /** Whether the key of its items is deleted (once completed). */
   itemsErased: boolean;
 }
@@ -37,7 +41,7 @@ export const bulkJobsProjection = defineProjection<BulkJobView>({
   evolve(view, recorded, id) {
     const event = recorded as unknown as BulkJobEvent;
     if (event.type === 'BulkJobAccepted') {
-      const { partnerId, kind, itemCount, acceptedAt } = event.data;
+      const { partnerId, kind, itemCount, acceptedAt, keyId } = event.data;
       return {
         _id: id,
         _pos: recorded.position,
@@ -52,6 +56,7 @@ export const bulkJobsProjection = defineProjection<BulkJobView>({
         completedAt: null,
         cancelledAt: null,
         itemsErased: false,
+        ...(keyId === undefined ? {} : { keyId }),
       };
     }
     if (!view) return null;
@@ -64,7 +69,12 @@ export const bulkJobsProjection = defineProjection<BulkJobView>({
         return { ...view, processed: view.processed + event.data.results.length, counts };
       }
       case 'BulkJobCancelled':
-        return { ...view, status: 'cancelling', cancelledAt: event.data.cancelledAt };
+        return {
+          ...view,
+          status: 'cancelling',
+          cancelledAt: event.data.cancelledAt,
+          ...(event.data.reason === undefined ? {} : { cancellationReason: event.data.reason }),
+        };
       case 'BulkJobCompleted':
         return { ...view, status: event.data.cancelled ? 'cancelled' : 'completed', completedAt: event.data.completedAt };
       case 'BulkJobItemsErased':
