@@ -163,7 +163,7 @@ describe('the bulk job decider', () => {
   it('keeps the key that sent a job, and says why it was cancelled when its key was revoked', () => {
     const byKey: BulkJobCommand = {
       type: 'AcceptBulkJob',
-      data: { jobId: 'j', partnerId: 'p', kind: 'users', items: items(1), keyId: 'k1' },
+      data: { jobId: 'j', partnerId: 'p', kind: 'users', items: items(1), sizes: items(1).map(itemBytes), keyId: 'k1' },
     };
     const revoked: BulkJobCommand = { type: 'CancelBulkJob', data: { jobId: 'j', partnerId: 'p', reason: 'credential_revoked' } };
     const accepted = run([byKey]);
