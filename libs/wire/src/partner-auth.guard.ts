@@ -325,7 +325,7 @@ export class AccessGuard implements CanActivate {
     const params = request.params as Record<string, string | undefined>;
     const pathUser = params.user_id ?? params.user;
     const byEmail = pathUser?.includes('@') && allowed.pathUserMayBeEmail === true;
-    if (pathUser !== undefined && !byEmail && pathUser !== token.userId) throw new NotFound(`user ${pathUser} not found`);
+    if (pathUser !== undefined && !byEmail && pathUser !== token.userId) throw new NotFound('user not found');
     return true;
   }
 }
@@ -380,7 +380,7 @@ export function actingUser(request: AuthenticatedRequest, given: unknown): strin
   }
   const token = request.userToken;
   if (!token) return typeof given === 'string' && given !== '' ? given : undefined;
-  if (given !== undefined && given !== '' && given !== token.userId) throw new NotFound(`user ${String(given)} not found`);
+  if (given !== undefined && given !== '' && given !== token.userId) throw new NotFound('user not found');
   return token.userId;
 }
 

@@ -202,7 +202,7 @@ export class RequestLimits {
       return {
         // Both spent: the later end, or the retry is refused again by the other.
         retryAfterMs: userOver ? Math.max(byPartner.msBeforeNext, byUser.msBeforeNext) : byPartner.msBeforeNext,
-        message: `partner ${partner.id} is over its budget of ${budget} requests a minute`,
+        message: `this partner is over its budget of ${budget} requests a minute`,
       };
     if (userOver)
       return {

@@ -169,7 +169,7 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     if (partner.livemode) throw new Forbidden('test clocks are a sandbox’s: make calls under one with your test credentials');
     const clock = clockId.length <= 64 ? await this.views.findById<TestClockView>(TEST_CLOCKS, clockId) : null;
     if (!clock || clock.deletedAt || clock.partnerId !== accountOf(partner.id))
-      throw new NotFound(`test clock ${clockId.slice(0, 64)} not found`);
+      throw new NotFound('test clock not found');
     if (writes && clock.status === 'advancing')
       throw new ValidationFailed([
         { type: 'invalid', resource: 'test_clock', field: 'status', message: 'is advancing: make the call again once the clock is ready' },

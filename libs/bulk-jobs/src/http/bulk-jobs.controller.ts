@@ -160,7 +160,7 @@ export class BulkJobsController {
 
   private async found(caller: Caller, jobId: string): Promise<BulkJobView> {
     const job = await this.queries.job(caller.partnerId, jobId);
-    if (!job) throw new NotFound(`bulk job ${jobId} not found`);
+    if (!job) throw new NotFound('bulk job not found');
     return job;
   }
 

@@ -40,7 +40,7 @@ export class ImportDealHandler implements ICommandHandler<ImportDeal> {
     const region = await loadAggregate(this.store, regionStream(String(deal?.region_id)), regionDecider);
     if (!region.state.terms) {
       throw new ValidationFailed([
-        { type: 'not_found', resource: 'deal', field: 'region_id', message: `names no known region (${deal?.region_id})` },
+        { type: 'not_found', resource: 'deal', field: 'region_id', message: 'names no known region' },
       ]);
     }
     const command = { type: 'ListDeal' as const, data: { deal, state } };

@@ -27,9 +27,9 @@ export class SaveDealHandler implements ICommandHandler<SaveDeal> {
   ) {}
 
   async execute({ userId, dealId, caller }: SaveDeal) {
-    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound('user not found');
     const deal = await this.catalog.deal(dealId);
-    if (!deal?.deal) throw new NotFound(`deal ${dealId} not found`);
+    if (!deal?.deal) throw new NotFound('deal not found');
     if (NOT_PUBLIC_STATES.includes(deal.state))
       throw new ValidationFailed([
         { type: 'invalid', resource: 'saved_deal', field: 'deal_id', message: `is ${deal.state}: only a public deal is saved` },

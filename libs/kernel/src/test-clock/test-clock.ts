@@ -115,7 +115,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
       return [{ type: 'TestClockCreated', data: { ...command.data, createdAt: now.toISOString() } }];
     }
     const { clockId } = command.data;
-    if (!clock.created || (clock.deleted && command.type === 'AdvanceTestClock')) throw new NotFound(`test clock ${clockId} not found`);
+    if (!clock.created || (clock.deleted && command.type === 'AdvanceTestClock')) throw new NotFound('test clock not found');
     // A deleted clock's world is gone: what is armed, cancelled or run under it since changes nothing.
     if (clock.deleted) return [];
     switch (command.type) {

@@ -119,7 +119,7 @@ const workingKeys = (partner: Partner, now: Date) =>
   Object.entries(partner.keys).filter(([, key]) => ['live', 'expiring'].includes(keyState(key, now)));
 
 function mustBeRegistered(partner: Partner, partnerId: string) {
-  if (!partner.registered) throw new NotFound(`partner ${partnerId} not found`);
+  if (!partner.registered) throw new NotFound('partner not found');
 }
 
 /** `ending`: a key this decision ends at once, not counted against the limit. */
@@ -135,7 +135,7 @@ function issued(partner: Partner, data: NewKey, name: string, now: Date, ending:
 function keyToRotate(partner: Partner, oldKeyId: string | null, now: Date): [string, PartnerKey] | null {
   if (oldKeyId !== null) {
     const key = keyOf(partner, oldKeyId);
-    if (!key) throw new NotFound(`api key ${oldKeyId} not found`);
+    if (!key) throw new NotFound('api key not found');
     const state = keyState(key, now);
     if (state === 'revoked' || state === 'expired') throw invalidKey('key', `is ${state}: issue a new key instead`);
     return [oldKeyId, key];
@@ -225,7 +225,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
       }
       case 'RevokePartnerApiKey': {
         const key = keyOf(partner, command.data.keyId);
-        if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
+        if (!key) throw new NotFound('api key not found');
         if (key.revokedAt !== null) return [];
         return [
           {
@@ -236,7 +236,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
       }
       case 'RenamePartnerApiKey': {
         const key = keyOf(partner, command.data.keyId);
-        if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
+        if (!key) throw new NotFound('api key not found');
         const name = checkedName(command.data.name, 'api_key', MAX_KEY_NAME);
         return name === key.name
           ? []

@@ -39,8 +39,8 @@ export interface User {
 
 /** A user of another partner does not exist for this one; an erased one is no one's. */
 function owned(user: User, partnerId: string, userId: string): UserProfile {
-  if (!user.registered || user.partnerId !== partnerId) throw new NotFound(`user ${userId} not found`);
-  if (user.erased) throw new NotFound(`user ${userId} not found: their personal data was erased`);
+  if (!user.registered || user.partnerId !== partnerId) throw new NotFound('user not found');
+  if (user.erased) throw new NotFound('user not found: their personal data was erased');
   return user.profile!;
 }
 
@@ -101,7 +101,7 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       }
       case 'EraseUserPersonalData': {
         const { userId, partnerId, by } = command.data;
-        if (!user.registered || (partnerId !== null && user.partnerId !== partnerId)) throw new NotFound(`user ${userId} not found`);
+        if (!user.registered || (partnerId !== null && user.partnerId !== partnerId)) throw new NotFound('user not found');
         if (user.erased) return [];
         const event: UserPersonalDataErased = {
           type: 'UserPersonalDataErased',
@@ -111,8 +111,8 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       }
       case 'AcknowledgeUserErasure': {
         const { userId, partnerId } = command.data;
-        if (!user.registered || user.partnerId !== partnerId) throw new NotFound(`user ${userId} not found`);
-        if (!user.erased) throw new NotFound(`user ${userId} has no erasure to acknowledge`);
+        if (!user.registered || user.partnerId !== partnerId) throw new NotFound('user not found');
+        if (!user.erased) throw new NotFound('user has no erasure to acknowledge');
         if (user.erasureAcknowledgedAt) return [];
         return [{ type: 'UserErasureAcknowledged', data: { userId, partnerId, acknowledgedAt: now.toISOString() } }];
       }

@@ -55,7 +55,7 @@ export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
         return state === undefined ? events : [...events, ...transition(deal, terms.id, state)];
       }
       case 'TransitionDeal': {
-        if (!deal.terms) throw new NotFound(`deal ${command.data.dealId} not found`);
+        if (!deal.terms) throw new NotFound('deal not found');
         return transition(deal, command.data.dealId, command.data.to);
       }
     }

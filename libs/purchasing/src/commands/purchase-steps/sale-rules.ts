@@ -62,7 +62,7 @@ export function refuseUnchargeableAmount(view: DealDetails, quantity: number, fi
         type: 'invalid',
         resource: 'purchase',
         field,
-        message: `at the deal's price of ${price} cents, ${quantity} units cost more than can be charged`,
+        message: `at the deal's price of ${price} cents, that many units cost more than can be charged`,
       },
     ]);
   }

@@ -144,7 +144,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
     }
     if (command.type === 'EraseResaleBuyer') return eraseResaleBuyer(command.data, purchase, now);
     const { purchaseId, partnerId } = command.data;
-    if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound('purchase not found');
     if (command.type === 'RecordPayment') {
       if (purchase.status === 'fulfilled') return [];
       if (purchase.status !== 'reserved') throw refuse(`is ${purchase.status} and cannot be paid`);
@@ -189,7 +189,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
     if (command.type === 'RequestRefund') return requestRefund(command.data, purchase, now);
     if (command.type === 'RecordRefundOutcome') {
       const refund = purchase.refunds.find((r) => r.refundId === command.data.refundId);
-      if (!refund) throw new NotFound(`refund ${command.data.refundId} not found`);
+      if (!refund) throw new NotFound('refund not found');
       if (refund.state !== 'pending') return [];
       const { refundId } = command.data;
       const settledAt = now.toISOString();
@@ -287,7 +287,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
 function eraseResaleBuyer(data: EraseResaleBuyer['data'], purchase: Purchase, now: Date): PurchaseEvent[] {
   const { purchaseId, partnerId, by } = data;
   if (purchase.status === 'none' || (partnerId !== null && purchase.partnerId !== partnerId))
-    throw new NotFound(`purchase ${purchaseId} not found`);
+    throw new NotFound('purchase not found');
   if (purchase.kind !== 'resale' || purchase.transactionReference === null)
     throw refuse("is not a reseller's sale: its buyer is a user, erased with DELETE /users/:user_id/personal_data");
   if (purchase.buyerErasedAt !== null) return [];
