@@ -121,7 +121,7 @@ describe('RequestLimits.spend: RateLimit-Policy and RateLimit on every answer of
     jest.advanceTimersByTime(1000);
     let last = await spent(limits, asToken);
     for (let i = 0; i < 3; i++) last = await spent(limits, asToken);
-    expect(last.refusal?.message).toContain('partner p-7 is over its budget');
+    expect(last.refusal?.message).toContain('this partner is over its budget');
     expect(last.refusal!.retryAfterMs).toBe(60_000);
   });
 

@@ -322,9 +322,9 @@ function requestRefund(data: RequestRefund['data'], purchase: Purchase, now: Dat
   if (couponIds.length === 0) throw refundRefused('names no coupon to refund');
   const open = new Set(refundableCoupons(purchase));
   const foreign = couponIds.find((id) => !purchase.couponIds.includes(id));
-  if (foreign) throw refundRefused(`names ${foreign}, which is not a coupon of this purchase`);
+  if (foreign) throw refundRefused('names a coupon that is not one of this purchase');
   const taken = couponIds.find((id) => !open.has(id));
-  if (taken) throw refundRefused(`names ${taken}, which is already part of another refund`);
+  if (taken) throw refundRefused('names a coupon that is already part of another refund');
   if (new Set(couponIds).size !== couponIds.length) throw refundRefused('names a coupon twice');
   const shares = couponShares(purchase.amountCents, purchase.couponIds);
   const amountCents = couponIds.reduce((total, id) => total + shares.get(id)!, 0);
