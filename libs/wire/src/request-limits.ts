@@ -202,11 +202,13 @@ export class RequestLimits {
       return {
         // Both spent: the later end, or the retry is refused again by the other.
         retryAfterMs: userOver ? Math.max(byPartner.msBeforeNext, byUser.msBeforeNext) : byPartner.msBeforeNext,
+        // eslint-disable-next-line no-restricted-syntax -- limits of ours
         message: `this partner is over its budget of ${budget} requests a minute`,
       };
     if (userOver)
       return {
         retryAfterMs: byUser.msBeforeNext,
+        // eslint-disable-next-line no-restricted-syntax -- limits of ours
         message: `the access tokens of this user are over their budget of ${this.settings.userTokenPerMinute} requests a minute`,
       };
     return null;

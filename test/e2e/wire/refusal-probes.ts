@@ -26,7 +26,8 @@ class Markers {
   used: string[] = [];
   make(shape: Shape): string {
     const n = String(++made).padStart(5, '0');
-    const marker = shape === 'email' ? `mrk${n}x4929123456781234@example.com` : shape === 'digits' ? luhn(`492977${n}0000`) : `mrk4929123456781234x${n}`;
+    const marker =
+      shape === 'email' ? `mrk${n}x4929123456781234@example.com` : shape === 'digits' ? luhn(`492977${n}0000`) : `mrk4929123456781234x${n}`;
     this.used.push(marker);
     return marker;
   }
@@ -69,7 +70,8 @@ function plausible(name: string, raw: Schema, markers: Markers): unknown {
   switch (schema.type) {
     case 'object': {
       const out: Record<string, unknown> = {};
-      for (const [key, field] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) out[key] = plausible(key, field, markers);
+      for (const [key, field] of Object.entries((schema.properties ?? {}) as Record<string, Schema>))
+        out[key] = plausible(key, field, markers);
       return out;
     }
     case 'array':

@@ -73,7 +73,13 @@ describe('refusals echo nothing the caller sent', () => {
     const m = (n: number) => `mrk4929123456781234b${String(n).padStart(5, '0')}`;
     const jobs = [
       { kind: 'users', items: [{ email: m(1) }, { email: `${m(2)}@example.com`, first_name: m(3), birthday: m(4) }] },
-      { kind: 'saved_deals', items: [{ user_id: m(5), deal_id: m(6) }, { user_id: m(7), deal_id: spaDay.id }] },
+      {
+        kind: 'saved_deals',
+        items: [
+          { user_id: m(5), deal_id: m(6) },
+          { user_id: m(7), deal_id: spaDay.id },
+        ],
+      },
       { kind: 'subscriptions', items: [{ user_id: m(8), zip: m(9), source: m(10) }] },
       { kind: 'coupon_redemptions', items: [{ coupon_id: m(11) }, { coupon_id: m(12), user_id: m(13) }] },
     ];

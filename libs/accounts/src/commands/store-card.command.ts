@@ -91,8 +91,7 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     const issue = cardIssue(card, now, caller.partnerId, this.settings);
     if (issue) throw new ValidationFailed([issue]);
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)
-      throw new NotFound('user not found');
+    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted) throw new NotFound('user not found');
     const { month, year, zip } = card;
     let tokenized;
     try {
@@ -100,6 +99,7 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     } catch (error) {
       if (!(error instanceof CardRejected)) throw error;
       throw new ValidationFailed([
+        // eslint-disable-next-line no-restricted-syntax -- the processor's reason, not the caller's value
         { type: 'invalid', resource: 'credit_card', field: 'number', message: `was refused by the processor: ${error.reason}` },
       ]);
     }

@@ -108,6 +108,7 @@ export class PartnerQueries {
   async keyOf(partnerId: string, idOrPrefix: string): Promise<PartnerApiKey> {
     const keys = await this.keys(partnerId);
     const found = keys.filter((k) => k.keyId === idOrPrefix || k.prefix === idOrPrefix);
+    // eslint-disable-next-line no-restricted-syntax -- a count of keys the service holds
     if (found.length > 1) throw new NotFound(`the api key prefix names ${found.length} keys of the partner: give its id`);
     if (found.length === 0) throw new NotFound('api key not found for the partner');
     return found[0];

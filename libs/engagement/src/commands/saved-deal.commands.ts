@@ -32,6 +32,7 @@ export class SaveDealHandler implements ICommandHandler<SaveDeal> {
     if (!deal?.deal) throw new NotFound('deal not found');
     if (NOT_PUBLIC_STATES.includes(deal.state))
       throw new ValidationFailed([
+        // eslint-disable-next-line no-restricted-syntax -- the deal's state, one of ours
         { type: 'invalid', resource: 'saved_deal', field: 'deal_id', message: `is ${deal.state}: only a public deal is saved` },
       ]);
     const id = savedDealId(caller.partnerId, userId, dealId);

@@ -187,8 +187,7 @@ export class CardLinksController {
 
   private async transactionAnswer(caller: Caller, cardLinkId: string, reference: string, userId?: string) {
     const transaction = await this.links.transaction(caller.partnerId, cardLinkId, reference);
-    if (!transaction || (userId !== undefined && transaction.userId !== userId))
-      throw new NotFound('card transaction not found');
+    if (!transaction || (userId !== undefined && transaction.userId !== userId)) throw new NotFound('card transaction not found');
     return { status: 'success', card_transaction: toCardTransaction(transaction) };
   }
 

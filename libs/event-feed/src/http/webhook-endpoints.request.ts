@@ -20,8 +20,7 @@ const types = z
     if (words.length === 0 || unknown.length) {
       ctx.addIssue({
         code: 'custom',
-        message:
-          words.length === 0 ? 'is required' : `names ${unknownWords(unknown)}; known event types: ${FEED_EVENT_TYPES.join(', ')}`,
+        message: words.length === 0 ? 'is required' : `names ${unknownWords(unknown)}; known event types: ${FEED_EVENT_TYPES.join(', ')}`,
       });
       return z.NEVER;
     }

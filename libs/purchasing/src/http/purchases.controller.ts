@@ -170,6 +170,7 @@ export class PurchasesController {
     await this.progress.waitFor(VIEWS, position);
     const purchase = await this.purchases.purchase(partnerId, purchaseId);
     if (!purchase && written)
+      // eslint-disable-next-line no-restricted-syntax -- the id the service gave the purchase
       throw new WrittenNotShown(`purchase ${purchaseId} was recorded; its details are not readable yet`, { purchase_id: purchaseId });
     if (!purchase || (forUser !== undefined && purchase.userId !== forUser)) throw new NotFound('purchase not found');
     return { status: 'success', purchase: await this.body(purchase) };

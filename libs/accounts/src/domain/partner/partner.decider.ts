@@ -98,6 +98,7 @@ function checkedName(name: string, resource: 'partner' | 'api_key', max: number)
   if (!trimmed) throw new ValidationFailed([{ type: 'missing_field', resource, field: 'name', message: 'is required' }]);
   if (trimmed.length > max || /[\p{Cc}\p{Cf}]/u.test(trimmed))
     throw new ValidationFailed([
+      // eslint-disable-next-line no-restricted-syntax -- a limit of ours
       { type: 'invalid', resource, field: 'name', message: `must be at most ${max} characters, without control or format characters` },
     ]);
   return trimmed;
@@ -118,7 +119,7 @@ const keyOf = (partner: Partner, keyId: string): PartnerKey | undefined =>
 const workingKeys = (partner: Partner, now: Date) =>
   Object.entries(partner.keys).filter(([, key]) => ['live', 'expiring'].includes(keyState(key, now)));
 
-function mustBeRegistered(partner: Partner, partnerId: string) {
+function mustBeRegistered(partner: Partner) {
   if (!partner.registered) throw new NotFound('partner not found');
 }
 
@@ -181,7 +182,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
   decide(command, partner, now) {
     if (command.type === 'RegisterPartner') return decideRegistration(command, partner, now);
     const { partnerId } = command.data;
-    mustBeRegistered(partner, partnerId);
+    mustBeRegistered(partner);
     switch (command.type) {
       case 'ChangePartnerRateLimit': {
         const issues = rateLimitIssue(command.data.requestsPerMinute);

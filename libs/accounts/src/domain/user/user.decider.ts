@@ -38,7 +38,7 @@ export interface User {
 }
 
 /** A user of another partner does not exist for this one; an erased one is no one's. */
-function owned(user: User, partnerId: string, userId: string): UserProfile {
+function owned(user: User, partnerId: string): UserProfile {
   if (!user.registered || user.partnerId !== partnerId) throw new NotFound('user not found');
   if (user.erased) throw new NotFound('user not found: their personal data was erased');
   return user.profile!;
@@ -65,7 +65,7 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         return [{ type: 'UserRegistered', data: command.data }];
       case 'UpdateUser': {
         const { userId, partnerId, changes, deleted, passwordHash, refuseOtherToken } = command.data;
-        const profile = owned(user, partnerId, userId);
+        const profile = owned(user, partnerId);
         if (refuseOtherToken && changes.token !== undefined && profile.token !== null && changes.token !== profile.token) {
           throw new UpdateFailed('the user has a different token; add overwrite_token=true to replace it');
         }
@@ -90,7 +90,7 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       }
       case 'ChooseDefaultCard': {
         const { userId, partnerId, cardId, onlyIfNone } = command.data;
-        owned(user, partnerId, userId);
+        owned(user, partnerId);
         if (user.deleted)
           throw new ValidationFailed([
             { type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' },

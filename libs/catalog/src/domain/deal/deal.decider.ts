@@ -23,6 +23,7 @@ function transition(deal: Deal, dealId: string, to: WorkflowState): DealEvent[] 
   if (!WORKFLOW_STATES.includes(to)) throw new ValidationFailed([unknownState]);
   if (deal.state === to) return [];
   if (!canMove(deal.state, to)) {
+    // eslint-disable-next-line no-restricted-syntax -- workflow states of ours
     throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'state', message: `cannot move from ${deal.state} to ${to}` }]);
   }
   return [{ type: 'DealStateChanged', data: { dealId, from: deal.state, to } }];

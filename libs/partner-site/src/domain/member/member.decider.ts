@@ -141,7 +141,7 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
   decide(command, member, now) {
     const at = now.toISOString();
     if (command.type === 'InviteMember') {
-      const { partnerId, email } = command.data;
+      const { partnerId } = command.data;
       if (member.status === 'active') throw used('is for an email that has signed up already');
       if (member.partnerId !== null && member.partnerId !== partnerId) throw used('is for an email invited by another partner');
       return [{ type: 'MemberInvited', data: { ...command.data, invitedAt: at } }];

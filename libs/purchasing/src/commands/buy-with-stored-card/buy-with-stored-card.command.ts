@@ -241,9 +241,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       ]);
     // A card past its expiry month is declined by any processor: refused here, before a lock or a hold.
     if (cardExpiryIssue(card, now))
-      throw new ValidationFailed([
-        { type: 'invalid', resource: 'credit_card', field: 'credit_card_id', message: 'has expired' },
-      ]);
+      throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'credit_card_id', message: 'has expired' }]);
     if (!view) throw new NotFound('deal not found');
     const deal = view.deal!;
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
@@ -260,6 +258,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
           type: 'invalid',
           resource: 'purchase',
           field: 'expected_price_per_unit',
+          // eslint-disable-next-line no-restricted-syntax -- the deal's price, ours
           message: `differs from the deal's current price, ${deal.current_price}`,
         },
       ]);

@@ -286,8 +286,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
  */
 function eraseResaleBuyer(data: EraseResaleBuyer['data'], purchase: Purchase, now: Date): PurchaseEvent[] {
   const { purchaseId, partnerId, by } = data;
-  if (purchase.status === 'none' || (partnerId !== null && purchase.partnerId !== partnerId))
-    throw new NotFound('purchase not found');
+  if (purchase.status === 'none' || (partnerId !== null && purchase.partnerId !== partnerId)) throw new NotFound('purchase not found');
   if (purchase.kind !== 'resale' || purchase.transactionReference === null)
     throw refuse("is not a reseller's sale: its buyer is a user, erased with DELETE /users/:user_id/personal_data");
   if (purchase.buyerErasedAt !== null) return [];
@@ -351,4 +350,5 @@ function requestRefund(data: RequestRefund['data'], purchase: Purchase, now: Dat
 }
 
 const refundRefused = (message: string) =>
+  // eslint-disable-next-line no-restricted-syntax -- a message of ours, its field named
   new ValidationFailed([{ type: 'invalid', resource: 'refund', field: 'coupon_ids', message }], `coupon_ids ${message}`);
