@@ -7,7 +7,37 @@ import tseslint from 'typescript-eslint';
 // Entries besides a lib's index, free of HTTP and Nest, for the CLI's quick commands (see apps/cli/src/main.ts)
 // and for the certificate's maker, which the tests start several of at once.
 const LIGHT_ENTRIES = ['projections', 'service-config', 'embedded-status', 'shared-folder'];
-const LIBS = ['kernel', 'adapters', 'wire', 'catalog', 'accounts', 'purchasing', 'engagement', 'settlement', 'bulk-jobs', 'messaging', 'partner-site', 'event-feed', 'runtime', 'testing'];
+const LIBS = [
+  'kernel',
+  'adapters',
+  'wire',
+  'catalog',
+  'accounts',
+  'purchasing',
+  'engagement',
+  'settlement',
+  'bulk-jobs',
+  'messaging',
+  'partner-site',
+  'event-feed',
+  'runtime',
+  'testing',
+];
+
+// The errors a caller is answered with (libs/kernel/src/errors.ts and their subclasses).
+const ANSWERED_ERRORS =
+  'AlreadyCharging|AttemptAlreadyRecorded|BulkJobCompletedAlready|CannotFulfil|CannotFulfilReseller|CardLinkNotOpened|CouponNotRefundable|' +
+  'Declined|Forbidden|IdempotencyKeyInUse|KeyedPurchaseStartedBefore|NotFound|OverPerUserLimit|PaymentFailed|PaymentOutcomeUnknown|' +
+  'PersonalDataErased|ResaleClaimSuperseded|RetryLater|ServiceUnavailable|TooManyBulkJobs|Unauthorized|UpdateFailed|ValidationFailed|' +
+  'WriteContended|WrittenNotShown|WrongCredentials';
+// What a refusal's text may put in: a constant of ours (`MAX_ITEMS`, `LIMITS.max`, `WORDS.join(', ')`), or
+// how many unknown words a field holds; anything else may be what the caller sent.
+const OURS =
+  'Identifier[name=/^[A-Z][A-Z0-9_]*$/], MemberExpression[object.name=/^[A-Z][A-Z0-9_]*$/], ' +
+  "CallExpression[callee.object.name=/^[A-Z][A-Z0-9_]*$/], CallExpression[callee.name='unknownWords']";
+const ECHO_MESSAGE =
+  'A refusal names the field and the rule, never the value given (an id, an email, a number the caller sent): write the ' +
+  "message without it. Where the value is ours (a limit, the service's own id), say so in an eslint-disable-next-line comment.";
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.bench-builds/**', 'coverage/**', 'data/**', '**/*.js', '**/*.mjs'] },
@@ -17,7 +47,16 @@ export default tseslint.config(
   {
     languageOptions: { parserOptions: { sourceType: 'module' } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          caughtErrors: 'none',
+          ignoreRestSiblings: true,
+        },
+      ],
       '@typescript-eslint/no-explicit-any': 'error',
       'no-restricted-imports': [
         'error',
@@ -47,6 +86,25 @@ export default tseslint.config(
               message: 'Import a lib through its index (@deals/<lib>), not its files.',
             },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // Refusals echo nothing: no answered error, validation issue or zod message built from a value
+    // that is not a constant of ours.
+    files: ['apps/api/**/*.ts', 'libs/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.int-spec.ts', 'libs/testing/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `NewExpression[callee.name=/^(${ANSWERED_ERRORS})$/] > TemplateLiteral > .expressions:not(${OURS})`,
+          message: ECHO_MESSAGE,
+        },
+        {
+          selector: `:matches(Property[key.name=/^(message|error)$/], CallExpression[callee.name=/^(invalid|fail|used|refundRefused)$/]) > TemplateLiteral > .expressions:not(${OURS})`,
+          message: ECHO_MESSAGE,
         },
       ],
     },

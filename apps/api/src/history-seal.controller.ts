@@ -96,7 +96,7 @@ export class HistorySealController {
   @ApiAnswer(SealAnswer, { errors: [403, 404] })
   @ApiRequest({ params: CardLinkParams })
   async cardLinkSeal(@Param() params: CardLinkParams) {
-    return this.sealOf(cardLinkStream(params.card_link_id), `card link ${params.card_link_id}`);
+    return this.sealOf(cardLinkStream(params.card_link_id), 'card link');
   }
 
   @Get('batches/:batch_id/seal')
@@ -109,11 +109,12 @@ export class HistorySealController {
   @ApiAnswer(SealAnswer, { errors: [403, 404] })
   @ApiRequest({ params: BatchParams })
   async batchSeal(@Param() params: BatchParams) {
-    return this.sealOf(batchDeliveryStream(params.batch_id), `batch ${params.batch_id}`);
+    return this.sealOf(batchDeliveryStream(params.batch_id), 'batch');
   }
 
   private async sealOf(streamId: string, what: string) {
     const proof = await this.proofs.streamProof(streamId);
+    // eslint-disable-next-line no-restricted-syntax -- a resource's name of ours ('card link', 'batch')
     if (proof.events.length === 0 && proof.removed.length === 0) throw new NotFound(`${what} not found`);
     return { status: 'success', seal: toStreamSeal(proof, this.proofs.publicKeyPem()) };
   }

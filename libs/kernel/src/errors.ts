@@ -127,13 +127,11 @@ export function clipText(text: string, max: number): string {
 }
 
 /**
- * At most `max` of `values`, each cut to 64 characters, and how many more: for a message that
- * names what a client sent wrong (`a, b and 3 more`).
+ * What a message says of the words a client sent that a field does not take: how many, never which
+ * (a message names the field and its rule, not the value given).
  */
-export function nameSome(values: readonly string[], max = 5): string {
-  const named = values.slice(0, max).map((value) => clipText(value, 64));
-  const more = values.length - named.length;
-  return more > 0 ? `${named.join(', ')} and ${more.toLocaleString('en-US')} more` : named.join(', ');
+export function unknownWords(values: readonly string[]): string {
+  return values.length === 1 ? '1 unknown word' : `${values.length.toLocaleString('en-US')} unknown words`;
 }
 
 const clipIssue = (issue: ValidationIssue): ValidationIssue => {

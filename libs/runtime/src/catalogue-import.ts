@@ -51,6 +51,7 @@ export class CatalogueImport {
         throw new ValidationFailed(
           error.issues.map((issue) => ({
             ...issue,
+            // eslint-disable-next-line no-restricted-syntax -- an operator's import report, a message of ours and a record's position
             message: `${issue.message} (the listing changed meanwhile: the quantity was stocked)`,
           })),
         );
@@ -88,6 +89,7 @@ export class CatalogueImport {
         type: 'invalid',
         resource: 'request',
         field: 'id',
+        // eslint-disable-next-line no-restricted-syntax -- an operator's import report, a message of ours and a record's position
         message: `appears more than once in this file: only its first record (#${first + 1}) is imported`,
       };
     };

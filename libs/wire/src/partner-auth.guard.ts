@@ -106,6 +106,7 @@ function presentedBasic(request: FastifyRequest): Presented {
 function credentialParameter(request: FastifyRequest, name: string): string | undefined {
   const value = (request.query as Record<string, unknown> | undefined)?.[name];
   if (!Array.isArray(value)) return typeof value === 'string' ? value : undefined;
+  // eslint-disable-next-line no-restricted-syntax -- parameter names, counts and access words of ours
   if (value.some((v) => v !== value[0])) throw new Unauthorized(`${name} given ${value.length} times with different values: give it once`);
   return typeof value[0] === 'string' ? value[0] : undefined;
 }
@@ -319,13 +320,15 @@ export class AccessGuard implements CanActivate {
     const refusal = refusalOf(declared, request.partner);
     if (refusal) throw new Forbidden(refusal);
     if (token.scope !== 'all' && !token.scope.includes(allowed.userToken))
+      // eslint-disable-next-line no-restricted-syntax -- parameter names, counts and access words of ours
       throw new Forbidden(`the access token's scope does not include ${allowed.userToken}`);
     const needed = writes ? 'write' : 'read';
+    // eslint-disable-next-line no-restricted-syntax -- parameter names, counts and access words of ours
     if (!token.access.includes(needed)) throw new Forbidden(`the access token does not allow ${needed} access`);
     const params = request.params as Record<string, string | undefined>;
     const pathUser = params.user_id ?? params.user;
     const byEmail = pathUser?.includes('@') && allowed.pathUserMayBeEmail === true;
-    if (pathUser !== undefined && !byEmail && pathUser !== token.userId) throw new NotFound(`user ${pathUser} not found`);
+    if (pathUser !== undefined && !byEmail && pathUser !== token.userId) throw new NotFound('user not found');
     return true;
   }
 }
@@ -380,7 +383,7 @@ export function actingUser(request: AuthenticatedRequest, given: unknown): strin
   }
   const token = request.userToken;
   if (!token) return typeof given === 'string' && given !== '' ? given : undefined;
-  if (given !== undefined && given !== '' && given !== token.userId) throw new NotFound(`user ${String(given)} not found`);
+  if (given !== undefined && given !== '' && given !== token.userId) throw new NotFound('user not found');
   return token.userId;
 }
 

@@ -179,7 +179,8 @@ export class RequestLimits {
     const byPartner = await this.requests.consume(counter);
     tell(reply, this.policyValue(policy, budget), policy, budget, byPartner);
     if (byPartner.consumedPoints <= budget) return null;
-    return { retryAfterMs: byPartner.msBeforeNext, message: `partner ${partner.id} is over its budget of ${budget} requests a minute` };
+    // eslint-disable-next-line no-restricted-syntax -- limits of ours
+    return { retryAfterMs: byPartner.msBeforeNext, message: `this partner is over its budget of ${budget} requests a minute` };
   }
 
   /**
@@ -200,6 +201,7 @@ export class RequestLimits {
       const partnerSpent = byPartner !== null && byPartner.consumedPoints >= budget;
       return {
         retryAfterMs: partnerSpent ? Math.max(byPartner.msBeforeNext, byUser.msBeforeNext) : byUser.msBeforeNext,
+        // eslint-disable-next-line no-restricted-syntax -- limits of ours
         message: `the access tokens of this user are over their budget of ${own} requests a minute`,
       };
     }

@@ -1,4 +1,4 @@
-import { loggableUrl } from './request-log';
+import { loggableUrl, refusedUrl } from './request-log';
 
 describe('loggableUrl', () => {
   it('redacts the values of secret parameters, however their names are escaped', () => {
@@ -61,5 +61,14 @@ describe('loggableUrl', () => {
     expect(loggableUrl('/deals/chicago-spa-day?page=2&per_page=10')).toBe('/deals/chicago-spa-day?page=2&per_page=10');
     expect(loggableUrl('/deals/chicago-spa-day')).toBe('/deals/chicago-spa-day');
     expect(loggableUrl(undefined)).toBe('');
+  });
+});
+
+describe('refusedUrl', () => {
+  it('names a refused request by its route and its parameters’ names, without a value', () => {
+    const routed = { url: '/users/mrk4929123456781234x1/coupons?filter=mrk2&per_page=5', routeOptions: { url: '/users/:user_id/coupons' } };
+    expect(refusedUrl(routed)).toBe('/users/:user_id/coupons?filter=…&per_page=…');
+    expect(refusedUrl({ url: '/nowhere/ana.lee@example.com/x', routeOptions: {} })).toBe('/nowhere/…');
+    expect(refusedUrl({ url: '/deals/%?api_key=dk_secret;4929123456781234=1' })).toBe('/deals/…?api_key=…&…=…');
   });
 });

@@ -81,10 +81,34 @@ export function serviceLogger(level: string, file: string | null = null): pino.L
   return file ? pino(options, pino.destination({ dest: file, sync: true, mkdir: true })) : pino(options);
 }
 
-/** What a request-log line says of its request: method, address with secrets redacted, status. */
+/**
+ * What a request-log line says of its request: method, address with secrets redacted, status. A
+ * refused request (4xx) is named by its route and its parameters' names alone: what it was refused
+ * for may be the values it carries (an unknown id, a malformed email), and a log outlives them.
+ */
 function requestLine(request: FastifyRequest, statusCode: number | null) {
-  return { req: { method: request.method, url: loggableUrl(request.url) }, res: { statusCode } };
+  const refused = statusCode !== null && statusCode >= 400 && statusCode < 500;
+  return { req: { method: request.method, url: refused ? refusedUrl(request) : loggableUrl(request.url) }, res: { statusCode } };
 }
+
+/** A refused request's address without a value: its route (`/users/:user_id`), or the first part of its path, and its parameters' names. */
+export function refusedUrl(request: Pick<FastifyRequest, 'url'> & { routeOptions?: { url?: string } }): string {
+  const url = request.url ?? '';
+  const cut = url.search(/[?;&]/);
+  const path = cut < 0 ? url : url.slice(0, cut);
+  const first = /^\/[A-Za-z0-9_.-]*/.exec(path)?.[0] ?? '/';
+  const route = request.routeOptions?.url || (first.length < path.length ? `${first}/…` : first);
+  if (cut < 0) return route;
+  const names = url
+    .slice(cut + 1)
+    .split(/[&;]/)
+    .filter(Boolean)
+    .map((part) => `${part.split('=')[0].replace(URL_VALUE_LIKE, '…')}=…`);
+  return `${route}?${names.join('&')}`;
+}
+
+/** A parameter name unlike ours (letters, `_` and brackets: `per_page`, `credit_card[number]`), written `…`. */
+const URL_VALUE_LIKE = /^(?![A-Za-z_[\]]{1,40}$).*$/s;
 
 /**
  * One log line per request, written by Fastify's own logger when the response is done: request id,

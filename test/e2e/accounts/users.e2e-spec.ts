@@ -196,7 +196,7 @@ describe('users: POST /users, GET and PUT /users/:user_id, update_by_email', () 
   });
 
   it('answers 404 find_failed for an unknown user', async () => {
-    expect((await get('nobody')).body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'user nobody not found' });
+    expect((await get('nobody')).body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'user not found' });
     expect((await put('nobody', { first_name: 'x' })).status).toBe(404);
   });
 

@@ -186,7 +186,7 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
   it('answers 404 find_failed for an unknown deal', async () => {
     const reply = await api.call('GET', '/deals/no-such-deal', { apiKey });
     expect(reply.status).toBe(404);
-    expect(reply.body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'deal no-such-deal not found' });
+    expect(reply.body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'deal not found' });
   });
 
   it('shows a state move and a revised price made by a later import', async () => {

@@ -32,7 +32,7 @@ describe('GET /api/v1/regions', () => {
   it('answers 404 find_failed for an unknown region', async () => {
     const reply = await api.call('GET', '/api/v1/regions/atlantis', { apiKey });
     expect(reply.status).toBe(404);
-    expect(reply.body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'region atlantis not found' });
+    expect(reply.body).toEqual({ status: 'error', error_type: 'find_failed', error_msg: 'region not found' });
   });
 
   it('shows a region revised by a later import', async () => {

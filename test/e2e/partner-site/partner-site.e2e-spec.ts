@@ -669,7 +669,7 @@ describe('the partner site', () => {
     const listed = JSON.parse((await runCli(api.dataDir, ['partners:members', partner.partnerId, '--json'])).stdout);
     expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ email: 'leaving@example.com', status: 'removed' })]));
     const unknown = await runCli(api.dataDir, ['partners:remove-member', partner.partnerId, 'nobody@example.com']);
-    expect(unknown.stderr).toContain('is no person of partner');
+    expect(unknown.stderr).toContain('no person of this partner');
     // Invited again, they sign up afresh.
     expect(await member('leaving@example.com')).toBeDefined();
   }, 60_000);

@@ -202,11 +202,11 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     const goods = await api.call('DELETE', `/api/v3/coupons/${coupon.id}/cancel`, { basic });
     expect(goods.body.errors).toEqual({ coupons: ['the barcode is non-refundable'] });
     const unknown = await api.call('DELETE', '/api/v3/coupons/nothing/cancel', { basic });
-    expect([unknown.status, unknown.body]).toEqual([404, { status: 'error', message: 'coupon nothing not found', type: 'find_failed' }]);
+    expect([unknown.status, unknown.body]).toEqual([404, { status: 'error', message: 'coupon not found', type: 'find_failed' }]);
     expect((await api.call('GET', '/api/v3/coupons/nothing', { basic })).body).toEqual({
       status: 'error',
       error_type: 'find_failed',
-      error_msg: 'coupon nothing not found',
+      error_msg: 'coupon not found',
     });
     expect((await api.call('GET', `/api/v3/coupons/${spa.id}`, { basic: other })).status).toBe(404);
   });

@@ -83,7 +83,7 @@ describe('data survives restarts, and the operator CLI works beside the running 
       const bad = await runCli(dir.path, ['partners:update', cliPartner.partner_id, '--rate-limit', '1.5']);
       expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('--rate-limit must be a whole number')]);
       const unknown = await runCli(dir.path, ['partners:update', 'no-such-partner', '--rate-limit', '10']);
-      expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('partner no-such-partner not found')]);
+      expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('partner not found')]);
       const budgeted = JSON.parse(
         (await runCli(dir.path, ['partners:create', '--name', 'Budgeted', '--rate-limit', '300', '--json'])).stdout,
       );

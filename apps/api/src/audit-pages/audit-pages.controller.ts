@@ -116,7 +116,7 @@ export class AuditPagesController {
     this.knownLength(id);
     const asOf = asOfOf(query.as_of);
     const proof = await this.proofs.streamProof(batchDeliveryStream(id));
-    if (proof.events.length === 0 && proof.removed.length === 0) throw new NotFound(`batch ${id} has no delivery`);
+    if (proof.events.length === 0 && proof.removed.length === 0) throw new NotFound('batch has no delivery');
     const counts = { sent: 0, failed: 0, skipped: 0 };
     const entries = proof.events.map((event) => {
       const outcome = (event.data as { outcome?: string; status?: string }).outcome;
@@ -148,7 +148,7 @@ export class AuditPagesController {
   }
 
   private knownLength(id: string): void {
-    if (id.length > MAX_ID) throw new NotFound(`nothing is named ${id.slice(0, MAX_ID)}…`);
+    if (id.length > MAX_ID) throw new NotFound('not found');
   }
 
   private send(reply: FastifyReply, title: string, proof: StreamProof, entries: TimelineEntry[], asOf: Date | null) {

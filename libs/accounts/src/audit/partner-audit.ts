@@ -39,7 +39,7 @@ export class PartnerAudit {
 
   async history(partnerId: string, asOf: Date | null = null): Promise<PartnerAuditEntry[]> {
     const own = await this.store.readStream(partnerStream(partnerId));
-    if (own.length === 0) throw new NotFound(`partner ${partnerId} not found`);
+    if (own.length === 0) throw new NotFound('partner not found');
     const others = (await Promise.all(this.sources.map((source) => source(partnerId)))).flat();
     const cut = asOf?.toISOString();
     return [...own, ...others]

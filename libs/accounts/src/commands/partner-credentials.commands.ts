@@ -228,7 +228,7 @@ export class OpenSandbox extends Command<OpenedSandbox> {
 export class OpenSandboxHandler extends PartnerCommandHandler implements ICommandHandler<OpenSandbox> {
   async execute({ livePartnerId, caller }: OpenSandbox): Promise<OpenedSandbox> {
     const { state: live } = await loadAggregate(this.store, partnerStream(livePartnerId), partnerDecider);
-    if (!live.registered || isSandbox(livePartnerId)) throw new NotFound(`partner ${livePartnerId} not found`);
+    if (!live.registered || isSandbox(livePartnerId)) throw new NotFound('partner not found');
     if (live.role !== 'partner')
       throw new ValidationFailed([{ type: 'invalid', resource: 'partner', field: 'role', message: 'an auditor has no sandbox' }]);
     const { state: sandbox } = await loadAggregate(this.store, partnerStream(sandboxOf(livePartnerId)), partnerDecider);

@@ -91,8 +91,7 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     const issue = cardIssue(card, now, caller.partnerId, this.settings);
     if (issue) throw new ValidationFailed([issue]);
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted)
-      throw new NotFound(`user ${userId} not found`);
+    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted) throw new NotFound('user not found');
     const { month, year, zip } = card;
     let tokenized;
     try {
@@ -100,6 +99,7 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     } catch (error) {
       if (!(error instanceof CardRejected)) throw error;
       throw new ValidationFailed([
+        // eslint-disable-next-line no-restricted-syntax -- the processor's reason, not the caller's value
         { type: 'invalid', resource: 'credit_card', field: 'number', message: `was refused by the processor: ${error.reason}` },
       ]);
     }
@@ -186,7 +186,7 @@ export class MakeCardDefaultHandler implements ICommandHandler<MakeCardDefault> 
     const card = await loadAggregate(this.store, cardStream(cardId), cardDecider);
     const foreign =
       !card.state.stored || card.state.partnerId !== caller.partnerId || (actingUserId !== undefined && card.state.userId !== actingUserId);
-    if (foreign) throw new NotFound(`credit card ${cardId} not found`);
+    if (foreign) throw new NotFound('credit card not found');
     return handleCommand(
       this.store,
       userStream(card.state.userId!),

@@ -1,4 +1,4 @@
-import { nameSome } from '@deals/kernel';
+import { unknownWords } from '@deals/kernel';
 import { z } from 'zod';
 import { requestDto } from '@deals/wire';
 import { MAX_TOKEN_LIFE_SECONDS, TOKEN_RESOURCES, TokenAccess, TokenResource } from '../domain/access-token/access-token';
@@ -37,7 +37,7 @@ export const issueAccessTokenBody = z
         if (unknown.length) {
           ctx.addIssue({
             code: 'custom',
-            message: `names unknown resources (${nameSome(unknown)}); known: ${TOKEN_RESOURCES.join(', ')}, or all`,
+            message: `names ${unknownWords(unknown)}; known resources: ${TOKEN_RESOURCES.join(', ')}, or all`,
           });
           return z.NEVER;
         }

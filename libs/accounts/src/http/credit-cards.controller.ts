@@ -48,7 +48,7 @@ export class CreditCardsController {
     if (!userId) throw missingUser();
     const { paging } = query;
     const user = await this.accounts.user(caller.partnerId, userId);
-    if (!user) throw new NotFound(`user ${userId} not found`);
+    if (!user) throw new NotFound('user not found');
     const total = await this.accounts.countCards(caller.partnerId, userId);
     if (paging.count) return { status: 'success', count: total };
     const cards = await this.accounts.cards(caller.partnerId, userId, paging.skip, paging.perPage);

@@ -98,7 +98,7 @@ export class TestClocksController {
     // Deleted already: what a stop left of its deletion is done again, and the answer is 404 as for any clock gone.
     const { position } = await this.commands.execute(new DeleteTestClock(caller.partnerId, params.test_clock_id, caller));
     await this.progress.waitFor([TEST_CLOCKS], position);
-    if (clock.deletedAt) throw new NotFound(`test clock ${params.test_clock_id} not found`);
+    if (clock.deletedAt) throw new NotFound('test clock not found');
     return { status: 'success', test_clock: { ...toTestClock(clock), deleted: true } };
   }
 
@@ -106,7 +106,7 @@ export class TestClocksController {
   private async clock(caller: Caller, clockId: string, { deleted = false } = {}): Promise<TestClockView> {
     const clock = await this.views.findById<TestClockView>(TEST_CLOCKS, clockId);
     if (!clock || (clock.deletedAt && !deleted) || clock.partnerId !== accountOf(caller.partnerId))
-      throw new NotFound(`test clock ${clockId} not found`);
+      throw new NotFound('test clock not found');
     return clock;
   }
 }

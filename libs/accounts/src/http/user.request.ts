@@ -132,6 +132,7 @@ function passwordRules(value: PasswordFields, ctx: z.RefinementCtx): void {
   let conflict = false;
   for (const [short, long] of PASSWORD_NAMES) {
     if (fields[short] !== undefined && fields[long] !== undefined && fields[short] !== fields[long]) {
+      // eslint-disable-next-line no-restricted-syntax -- field names of ours
       fail(long, `differs from ${short}: give one of the two`);
       conflict = true;
     }
@@ -149,7 +150,9 @@ function passwordRules(value: PasswordFields, ctx: z.RefinementCtx): void {
   if (pass === undefined && confirmation === undefined) return;
   if (pass === undefined) fail(passName, TEXT);
   else if (characterCount(pass) < PASSWORD_MIN) fail(passName, `must be at least ${PASSWORD_MIN} characters`);
+  // eslint-disable-next-line no-restricted-syntax -- field names of ours
   else if (confirmation === undefined) fail(confirmationName, `is required with ${passName}`);
+  // eslint-disable-next-line no-restricted-syntax -- field names of ours
   else if (confirmation !== pass) fail(confirmationName, `does not match ${passName}`);
 }
 

@@ -164,8 +164,8 @@ export class UsersController {
   /** A deleted user can still be restored by PUT, and the answer then shows it. */
   private async userBody(partnerId: string, userId: string, evenDeleted = false) {
     const user = await this.accounts.userEvenDeleted(partnerId, userId);
-    if (user?.erasedAt) throw new NotFound(`user ${userId} not found: their personal data was erased`);
-    if (!user || (user.deleted && !evenDeleted)) throw new NotFound(`user ${userId} not found`);
+    if (user?.erasedAt) throw new NotFound('user not found: their personal data was erased');
+    if (!user || (user.deleted && !evenDeleted)) throw new NotFound('user not found');
     return toUser(user, this.settings.defaultAvatarUrl);
   }
 }

@@ -89,7 +89,7 @@ export class PartnerQueries {
   /** The partner's keys as its stream holds them (not the views, which may lag behind a CLI run). */
   async keys(partnerId: string): Promise<PartnerApiKey[]> {
     const { state } = await loadAggregate(this.store, partnerStream(partnerId), partnerDecider);
-    if (!state.registered) throw new NotFound(`partner ${partnerId} not found`);
+    if (!state.registered) throw new NotFound('partner not found');
     const now = this.clock.now();
     return Object.entries(state.keys).map(([keyId, key]) => withState({ keyId, ...key }, now));
   }
@@ -97,7 +97,7 @@ export class PartnerQueries {
   /** The partner's settings as its stream holds them (a change applies to the next request). */
   async settings(partnerId: string): Promise<PartnerSettings> {
     const { state } = await loadAggregate(this.store, partnerStream(partnerId), partnerDecider);
-    if (!state.registered) throw new NotFound(`partner ${partnerId} not found`);
+    if (!state.registered) throw new NotFound('partner not found');
     return {
       rollbackWindowHours: state.rollbackWindowHours ?? DEFAULT_ROLLBACK_WINDOW_HOURS,
       rollbackWindowIsDefault: state.rollbackWindowHours === null,
@@ -108,8 +108,9 @@ export class PartnerQueries {
   async keyOf(partnerId: string, idOrPrefix: string): Promise<PartnerApiKey> {
     const keys = await this.keys(partnerId);
     const found = keys.filter((k) => k.keyId === idOrPrefix || k.prefix === idOrPrefix);
-    if (found.length > 1) throw new NotFound(`api key ${idOrPrefix} names ${found.length} keys of partner ${partnerId}: give its id`);
-    if (found.length === 0) throw new NotFound(`api key ${idOrPrefix} not found for partner ${partnerId}`);
+    // eslint-disable-next-line no-restricted-syntax -- a count of keys the service holds
+    if (found.length > 1) throw new NotFound(`the api key prefix names ${found.length} keys of the partner: give its id`);
+    if (found.length === 0) throw new NotFound('api key not found for the partner');
     return found[0];
   }
 }

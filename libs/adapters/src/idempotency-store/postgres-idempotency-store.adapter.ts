@@ -159,6 +159,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
           }
           if (!this.owner) continue;
           if (tries >= OWNER_LOCK_TRIES)
+            // eslint-disable-next-line no-restricted-syntax -- the process's own lock name, for an operator
             throw new ServiceUnavailable(`this process's idempotency owner lock ${owner} is still held by its lost session`, 2);
           await new Promise((resolve) => setTimeout(resolve, OWNER_LOCK_WAIT_MS));
         }

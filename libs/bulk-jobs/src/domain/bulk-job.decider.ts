@@ -192,13 +192,13 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
       }
       case 'StartBulkJob': {
         const { jobId } = command.data;
-        if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status === 'none') throw new NotFound('bulk job not found');
         if (job.status !== 'accepted' || job.cancelled) return [];
         return [{ type: 'BulkJobStarted', data: { jobId, partnerId: job.partnerId!, startedAt: at } }];
       }
       case 'RecordBulkChunk': {
         const { jobId, chunk, results } = command.data;
-        if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status === 'none') throw new NotFound('bulk job not found');
         if (job.status === 'accepted') throw new Error(`bulk job ${jobId}: a chunk's results recorded before the job started`);
         if (job.status === 'completed' || job.recorded.has(chunk)) return [];
         if (!Number.isInteger(chunk) || chunk < 0 || chunk >= chunkCount(job))
@@ -212,13 +212,13 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
       }
       case 'RecordChunkFailure': {
         const { jobId, chunk } = command.data;
-        if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status === 'none') throw new NotFound('bulk job not found');
         if (job.status !== 'running' || job.recorded.has(chunk)) return [];
         return [{ type: 'BulkJobChunkFailed', data: { jobId, partnerId: job.partnerId!, chunk, failedAt: at } }];
       }
       case 'CompleteBulkJob': {
         const { jobId } = command.data;
-        if (job.status === 'none') throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status === 'none') throw new NotFound('bulk job not found');
         if (job.status === 'completed') return [];
         const pending = job.cancelled ? chunkToRun(job) : nextChunk(job);
         if (pending !== null) throw new Error(`bulk job ${jobId} is completed before its chunk ${pending} was run`);
@@ -226,7 +226,7 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
       }
       case 'CancelBulkJob': {
         const { jobId, partnerId, reason } = command.data;
-        if (job.status === 'none' || job.partnerId !== partnerId) throw new NotFound(`bulk job ${jobId} not found`);
+        if (job.status === 'none' || job.partnerId !== partnerId) throw new NotFound('bulk job not found');
         if (job.cancelled) return [];
         if (job.status === 'completed') throw new BulkJobCompletedAlready(jobId);
         const finishChunk = job.status === 'running' ? nextChunk(job) : null;

@@ -77,6 +77,7 @@ export class BulkJobsController {
     await this.progress.waitFor([BULK_JOBS], position);
     // Accepted, but the view does not show it yet (its worker behind or away): a 503 naming it, never "not found".
     const job = await this.queries.job(caller.partnerId, jobId);
+    // eslint-disable-next-line no-restricted-syntax -- the id the service gave the job
     if (!job) throw new WrittenNotShown(`bulk job ${jobId} was accepted; it is not readable yet`, { bulk_job_id: jobId });
     return { status: 'success', bulk_job: this.body(job), limits: BULK_JOB_LIMITS };
   }
@@ -124,6 +125,7 @@ export class BulkJobsController {
     const { position } = await this.commands.execute(new CancelBulkJob(jobId, caller));
     await this.progress.waitFor([BULK_JOBS], position);
     const job = await this.queries.job(caller.partnerId, jobId);
+    // eslint-disable-next-line no-restricted-syntax -- the id the service gave the job
     if (!job) throw new WrittenNotShown(`bulk job ${jobId} was cancelled; it is not readable yet`, { bulk_job_id: jobId });
     return { status: 'success', bulk_job: this.body(job), limits: BULK_JOB_LIMITS };
   }
@@ -164,7 +166,7 @@ export class BulkJobsController {
 
   private async found(caller: Caller, jobId: string): Promise<BulkJobView> {
     const job = await this.queries.job(caller.partnerId, jobId);
-    if (!job) throw new NotFound(`bulk job ${jobId} not found`);
+    if (!job) throw new NotFound('bulk job not found');
     return job;
   }
 

@@ -50,6 +50,7 @@ export const createBulkJobBody = z
             ctx.addIssue({
               code: 'custom',
               path: [index, 'reference'],
+              // eslint-disable-next-line no-restricted-syntax -- the other item's position, not its value
               message: `is the reference of item ${seen} too: each item's is its own`,
             });
         });

@@ -39,9 +39,7 @@ export class ImportDealHandler implements ICommandHandler<ImportDeal> {
     // A deal belongs to a region the catalogue knows; checked here because it crosses aggregates.
     const region = await loadAggregate(this.store, regionStream(String(deal?.region_id)), regionDecider);
     if (!region.state.terms) {
-      throw new ValidationFailed([
-        { type: 'not_found', resource: 'deal', field: 'region_id', message: `names no known region (${deal?.region_id})` },
-      ]);
+      throw new ValidationFailed([{ type: 'not_found', resource: 'deal', field: 'region_id', message: 'names no known region' }]);
     }
     const command = { type: 'ListDeal' as const, data: { deal, state } };
     if (checkOnly) {

@@ -46,7 +46,7 @@ export class DealListsController {
     let regionIds: string[] | null = null;
     if (q.region !== undefined) {
       const region = await this.regions.resolve(q.region);
-      if (!region) throw new NotFound(`region ${q.region} not found`);
+      if (!region) throw new NotFound('region not found');
       regionIds = [region._id];
     }
     return this.answer(v1Filter(q, this.clock.now().getTime(), regionIds), paging, reply);
@@ -85,11 +85,11 @@ export class DealListsController {
   ) {
     const { paging, words, userId } = params;
     const region = await this.regions.resolve(place);
-    if (!region) throw new NotFound(`region ${place} not found`);
+    if (!region) throw new NotFound('region not found');
     const filter = regionalFilter(words, region._id, this.clock.now().getTime());
     if (userId === undefined) return this.answer(filter, paging, reply);
     const preference = await this.preferences.of(caller.partnerId, userId);
-    if (!preference) throw new NotFound(`user ${userId} not found`);
+    if (!preference) throw new NotFound('user not found');
     return this.answerForUser(filter, preference, paging, reply);
   }
 

@@ -44,14 +44,14 @@ export class DealPicturesController {
   @ApiErrors(404)
   sized(@Param('size') size: string, @Param('file') file: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     const dimensions = Object.hasOwn(SIZES, size) ? SIZES[size] : null;
-    if (!dimensions) throw new NotFound(`no picture size ${size}`);
+    if (!dimensions) throw new NotFound('size: no such picture size');
     return this.answer(file, dimensions, reply);
   }
 
   private async answer(file: string, dimensions: string, reply: FastifyReply): Promise<Buffer> {
     const dealId = /^(.+)\.png$/.exec(file)?.[1];
     const deal = dealId === undefined ? null : await this.catalog.deal(dealId);
-    if (!deal?.deal) throw new NotFound(`no picture ${file}`);
+    if (!deal?.deal) throw new NotFound('file: no such picture');
     const key = `${dimensions}/${dealId}`;
     let png = this.drawn.get(key);
     if (!png) this.drawn.set(key, (png = dealPicture(dealId!, deal.deal.category ?? '', dimensions)));

@@ -25,7 +25,7 @@ export class DealsController {
   @ApiAnswer(DealAnswer, { errors: [404] })
   async one(@Param('deal_id') dealId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const view = await this.catalog.deal(dealId.replace(/\.json$/, ''));
-    if (!view) throw new NotFound(`deal ${dealId} not found`);
+    if (!view) throw new NotFound('deal not found');
     const region = await this.catalog.region(view.deal!.region_id);
     void reply.type('application/json; charset=utf-8');
     return this.bodies.one(view, region, this.clock.now());

@@ -25,7 +25,7 @@ export class RegionsController {
   @ApiAnswer(RegionAnswer, { errors: [404] })
   async one(@Param('region_id') regionId: string) {
     const region = await this.catalog.region(regionId);
-    if (!region) throw new NotFound(`region ${regionId} not found`);
+    if (!region) throw new NotFound('region not found');
     return { status: 'success', region: toRegion(region) };
   }
 }

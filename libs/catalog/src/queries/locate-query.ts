@@ -11,6 +11,7 @@ export function parseLocate(params: Record<string, unknown>): { within: ViewFilt
     if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === ''))
       return (issues.push({ type: 'missing_field', resource: 'deal', field, message: 'is required' }), NaN);
     const n = decimalValue(raw) ?? NaN;
+    // eslint-disable-next-line no-restricted-syntax -- the range of ours
     if (!Number.isFinite(n) || !within(n)) issues.push({ type: 'invalid', resource: 'deal', field, message: `must be a number ${range}` });
     return n;
   };

@@ -1,4 +1,4 @@
-import { nameSome, ValidationFailed, ViewFilter } from '@deals/kernel';
+import { unknownWords, ValidationFailed, ViewFilter } from '@deals/kernel';
 import { onSaleFilter } from './deal-filters';
 import { mergeFilters } from './merge-filters';
 
@@ -28,7 +28,7 @@ export function parseRegionalFilter(params: Record<string, unknown>): RegionalWo
         type: 'invalid',
         resource: 'deal',
         field: 'filter',
-        message: `takes words from ${REGIONAL_WORDS.join(', ')}; unknown: ${nameSome(unknown)}`,
+        message: `takes words from ${REGIONAL_WORDS.join(', ')}; it has ${unknownWords(unknown)}`,
       },
     ]);
   }

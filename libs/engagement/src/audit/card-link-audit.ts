@@ -36,7 +36,7 @@ export class CardLinkAudit {
   async history(cardLinkId: string): Promise<CardLinkAuditEntry[]> {
     const own = await this.store.readStream(cardLinkStream(cardLinkId));
     const made = own.length ? (own[0].data as { dealId: string; partnerId: string }) : await this.links.anyLink(cardLinkId);
-    if (!made) throw new NotFound(`card link ${cardLinkId} not found`);
+    if (!made) throw new NotFound('card link not found');
     // A sandbox's link took its place on the sandbox's own places of the deal.
     const place = (await this.store.readStream(partnerCardLinkageStream(made.dealId, made.partnerId))).filter(
       (e) => (e.data as { cardLinkId?: string }).cardLinkId === cardLinkId,

@@ -78,10 +78,10 @@ export class LinkCardsHandler implements ICommandHandler<LinkCards> {
 
   async execute({ userId, dealIds, field, caller }: LinkCards) {
     const now = this.clock.now();
-    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound('user not found');
     const deals = await Promise.all(dealIds.map((id) => this.catalog.deal(id)));
     deals.forEach((view, i) => {
-      if (!view?.deal) throw new NotFound(`deal ${dealIds[i]} not found`);
+      if (!view?.deal) throw new NotFound('deal not found');
       if (view.deal.type !== 'card-linked') throw dealIssue(field, `${dealIds[i]} is not a card-linked deal`);
       if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now.getTime()) !== 'in-flight')
         throw dealIssue(field, `${dealIds[i]} is not on sale`);
@@ -215,7 +215,7 @@ export class MoveCardLinkHandler implements ICommandHandler<MoveCardLink> {
 async function refuseDeletedUser(links: CardLinkQueries, accounts: AccountQueries, partnerId: string, cardLinkId: string): Promise<void> {
   const view = await links.link(partnerId, cardLinkId);
   if (view && !(await accounts.user(partnerId, view.userId)))
-    throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'user_id', message: `${view.userId} is deleted` }]);
+    throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'user_id', message: 'is a deleted user' }]);
 }
 
 /** What a partner reports of one of the user's card transactions (PUT /card_links/:id/redeem). */

@@ -27,11 +27,12 @@ export class SaveDealHandler implements ICommandHandler<SaveDeal> {
   ) {}
 
   async execute({ userId, dealId, caller }: SaveDeal) {
-    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound('user not found');
     const deal = await this.catalog.deal(dealId);
-    if (!deal?.deal) throw new NotFound(`deal ${dealId} not found`);
+    if (!deal?.deal) throw new NotFound('deal not found');
     if (NOT_PUBLIC_STATES.includes(deal.state))
       throw new ValidationFailed([
+        // eslint-disable-next-line no-restricted-syntax -- the deal's state, one of ours
         { type: 'invalid', resource: 'saved_deal', field: 'deal_id', message: `is ${deal.state}: only a public deal is saved` },
       ]);
     const id = savedDealId(caller.partnerId, userId, dealId);

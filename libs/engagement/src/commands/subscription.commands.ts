@@ -33,10 +33,10 @@ export class SubscribeUserHandler implements ICommandHandler<SubscribeUser> {
 
   async execute({ userId, zip, source, caller }: SubscribeUser) {
     const user = await this.accounts.user(caller.partnerId, userId);
-    if (!user) throw new NotFound(`user ${userId} not found`);
+    if (!user) throw new NotFound('user not found');
     const region = await this.regions.resolve(zip);
     if (!region)
-      throw new ValidationFailed([{ type: 'invalid', resource: 'subscription', field: 'zip', message: `${zip} is served by no region` }]);
+      throw new ValidationFailed([{ type: 'invalid', resource: 'subscription', field: 'zip', message: 'is served by no region' }]);
     const id = subscriptionId(caller.partnerId, userId, region._id);
     const { position } = await handleCommand(
       this.store,

@@ -161,7 +161,7 @@ export class CardLinksController {
   ) {
     const link = await this.links.link(caller.partnerId, params.card_link_id);
     const userId = request.userToken?.userId;
-    if (!link || (userId !== undefined && link.userId !== userId)) throw new NotFound(`card link ${params.card_link_id} not found`);
+    if (!link || (userId !== undefined && link.userId !== userId)) throw new NotFound('card link not found');
     const { paging } = query;
     if (paging.count) return { status: 'success', count: await this.links.countTransactions(link._id) };
     const list = await this.links.transactions(link._id, paging.skip, paging.perPage);
@@ -179,7 +179,7 @@ export class CardLinksController {
   async ofUser(@Param('user_id') userId: string, @Query() query: CardLinkListQuery, @CurrentCaller() caller: Caller) {
     const { paging, filter: states } = query;
     // A deleted user's links stay listed (the audit keeps them); another partner's user is not found.
-    if (!(await this.accounts.userEvenDeleted(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.userEvenDeleted(caller.partnerId, userId))) throw new NotFound('user not found');
     if (paging.count) return { status: 'success', count: await this.links.countUserLinks(caller.partnerId, userId, states) };
     const links = await this.links.userLinks(caller.partnerId, userId, states, paging.skip, paging.perPage);
     return { status: 'success', card_links: links.map(toCardLink) };
@@ -187,8 +187,7 @@ export class CardLinksController {
 
   private async transactionAnswer(caller: Caller, cardLinkId: string, reference: string, userId?: string) {
     const transaction = await this.links.transaction(caller.partnerId, cardLinkId, reference);
-    if (!transaction || (userId !== undefined && transaction.userId !== userId))
-      throw new NotFound(`card transaction ${reference} of card link ${cardLinkId} not found`);
+    if (!transaction || (userId !== undefined && transaction.userId !== userId)) throw new NotFound('card transaction not found');
     return { status: 'success', card_transaction: toCardTransaction(transaction) };
   }
 
@@ -196,7 +195,7 @@ export class CardLinksController {
     const { position } = await this.commands.execute(new MoveCardLink(cardLinkId, to, request.userToken?.userId, caller));
     await this.progress.waitFor([CARD_LINK_DETAILS], position);
     const link = await this.links.link(caller.partnerId, cardLinkId);
-    if (!link) throw new NotFound(`card link ${cardLinkId} not found`);
+    if (!link) throw new NotFound('card link not found');
     return { status: 'success', card_link: toCardLink(link) };
   }
 }

@@ -1,4 +1,4 @@
-import { nameSome, xmlDateTimeInstant } from '@deals/kernel';
+import { unknownWords, xmlDateTimeInstant } from '@deals/kernel';
 import { currencyField, flag, requestDto, withPaging } from '@deals/wire';
 import { z } from 'zod';
 import type { CardTransaction, CardTransactionPhaseReport } from '../commands/card-link.commands';
@@ -74,7 +74,7 @@ export const linkCardsParams = z.preprocess(
       const long = dealIds.find((id) => id.length > MAX_ID);
       if (long) return fail(ctx, `has an id longer than ${MAX_ID} characters`, ['deal_ids']);
       const twice = dealIds.find((id, i) => dealIds.indexOf(id) !== i);
-      if (twice) return fail(ctx, `names ${twice} twice`, ['deal_ids']);
+      if (twice) return fail(ctx, 'names a deal twice', ['deal_ids']);
       return { userId: value.user_id, dealIds, field: 'deal_ids' };
     }),
 );
@@ -220,7 +220,7 @@ export const cardLinkListQuery = withPaging(
       .transform((text, ctx): CardLinkState[] => {
         const words = text ? text.split(',').map((w) => w.trim()) : [];
         const unknown = words.filter((w) => !CARD_LINK_STATES.includes(w as CardLinkState));
-        if (unknown.length) return fail(ctx, `takes words from ${CARD_LINK_STATES.join(', ')}; unknown: ${nameSome(unknown)}`);
+        if (unknown.length) return fail(ctx, `takes words from ${CARD_LINK_STATES.join(', ')}; it has ${unknownWords(unknown)}`);
         return words as CardLinkState[];
       })
       .meta({ description: `comma-separated states from ${CARD_LINK_STATES.join(', ')}; none: every link`, example: 'linked,unlinked' }),

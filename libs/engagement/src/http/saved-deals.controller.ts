@@ -49,7 +49,7 @@ export class SavedDealsController {
     const { savedDealId, position } = await this.commands.execute(new SaveDeal(userId, body.deal_id, caller));
     await this.progress.waitFor([SAVED_DEALS], position);
     const saved = await this.queries.savedDeal(caller.partnerId, savedDealId);
-    if (!saved) throw new NotFound(`saved deal ${savedDealId} not found`);
+    if (!saved) throw new NotFound('saved deal not found');
     return { status: 'success', saved_deal: toSavedDeal(saved) };
   }
 
@@ -71,7 +71,7 @@ export class SavedDealsController {
   @ApiRequest({ query: SavedDealListQuery })
   async ofUser(@Param('user_id') userId: string, @Query() query: SavedDealListQuery, @CurrentCaller() caller: Caller) {
     const { paging } = query;
-    if (!(await this.accounts.userEvenDeleted(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.userEvenDeleted(caller.partnerId, userId))) throw new NotFound('user not found');
     if (paging.count) return { status: 'success', count: await this.queries.countSavedDeals(caller.partnerId, userId) };
     const saved = await this.queries.savedDeals(caller.partnerId, userId, paging.skip, paging.perPage);
     return { status: 'success', saved_deals: saved.map(toSavedDeal) };

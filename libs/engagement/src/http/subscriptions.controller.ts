@@ -54,7 +54,7 @@ export class SubscriptionsController {
   async one(@Param() params: SubscriptionParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
     const found = await this.queries.subscription(caller.partnerId, params.subscription_id);
     const token = request.userToken;
-    if (!found || (token && found.userId !== token.userId)) throw new NotFound(`subscription ${params.subscription_id} not found`);
+    if (!found || (token && found.userId !== token.userId)) throw new NotFound('subscription not found');
     return { status: 'success', subscription: toSubscription(found) };
   }
 
@@ -95,7 +95,7 @@ export class SubscriptionsController {
     const user = idOrEmail.includes('@')
       ? await this.accounts.userByEmailEvenDeleted(caller.partnerId, idOrEmail)
       : await this.accounts.userEvenDeleted(caller.partnerId, idOrEmail);
-    if (!user || (request.userToken && user._id !== request.userToken.userId)) throw new NotFound(`user ${idOrEmail} not found`);
+    if (!user || (request.userToken && user._id !== request.userToken.userId)) throw new NotFound('user not found');
     if (paging.count) return { status: 'success', count: await this.queries.countSubscriptions(caller.partnerId, user._id) };
     const found = await this.queries.subscriptions(caller.partnerId, user._id, paging.skip, paging.perPage);
     return { status: 'success', subscriptions: found.map(toSubscription) };
@@ -104,7 +104,7 @@ export class SubscriptionsController {
   private async answer(caller: Caller, subscriptionId: string, position: Parameters<ViewProgress['waitFor']>[1]) {
     await this.progress.waitFor([SUBSCRIPTIONS], position);
     const found = await this.queries.subscription(caller.partnerId, subscriptionId);
-    if (!found) throw new NotFound(`subscription ${subscriptionId} not found`);
+    if (!found) throw new NotFound('subscription not found');
     return { status: 'success', subscription: toSubscription(found) };
   }
 }

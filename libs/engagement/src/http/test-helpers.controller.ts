@@ -51,7 +51,7 @@ export class TestHelpersController {
     );
     await this.progress.waitFor([CARD_TRANSACTIONS, CARD_LINK_DETAILS], position);
     const transaction = await this.links.transaction(caller.partnerId, body.card_link_id, reference);
-    if (!transaction) throw new NotFound(`card transaction ${reference} of card link ${body.card_link_id} not found`);
+    if (!transaction) throw new NotFound('card transaction not found');
     return { status: 'success', card_transaction: toCardTransaction(transaction) };
   }
 }

@@ -83,7 +83,7 @@ export class UnsubscribeController {
   private async unsubscribe(subscriptionId: string, key: string | undefined, reply: FastifyReply): Promise<string> {
     void reply.header('cache-control', 'no-store');
     const found = this.links.opens(subscriptionId, key) ? await this.queries.anySubscription(subscriptionId) : null;
-    if (!found) throw new NotFound(`subscription ${subscriptionId} not found`);
+    if (!found) throw new NotFound('subscription not found');
     const { position } = await this.commands.execute(
       new SetSubscriptionStatus(subscriptionId, 'inactive', found.userId, {
         partnerId: found.partnerId,

@@ -21,7 +21,7 @@ export const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/,
 export function refusedLiteral(host: string): string | null {
   if (isIP(host) === 0) return null;
   const reason = refusedAddressReason(host);
-  return reason && `${host} is a ${reason} address`;
+  return reason && `the host is a ${reason} address`;
 }
 
 /**
@@ -33,8 +33,8 @@ export async function permittedAddresses(hostname: string, resolve: ResolveHost,
   if (allowPrivateAddresses) return addresses;
   const permitted = addresses.filter(({ address }) => refusedAddressReason(address) === null);
   if (permitted.length === 0) {
-    const reasons = addresses.map(({ address }) => `${address} ${refusedAddressReason(address)}`).join(', ');
-    throw new RefusedAddress(`${hostname} resolves only to refused addresses (${reasons})`);
+    const reasons = [...new Set(addresses.map(({ address }) => refusedAddressReason(address)))].join(', ');
+    throw new RefusedAddress(`the host resolves only to refused addresses (${reasons})`);
   }
   return permitted;
 }

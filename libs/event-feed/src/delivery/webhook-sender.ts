@@ -188,6 +188,7 @@ function attemptOf(status: number | null, responseExcerpt: string, started: numb
   }
   const statusText = `${status} ${STATUS_CODES[status] ?? ''}`.trim();
   if (status >= 200 && status < 300) return { status, latencyMs, responseExcerpt, error: null, outcome: 'succeeded' };
+  // eslint-disable-next-line no-restricted-syntax -- the endpoint's answer to a delivery, not a refusal
   if (status === 410) return { status, latencyMs, responseExcerpt, error: `answered ${statusText}`, outcome: 'gone' };
   const error = status >= 300 && status < 400 ? `answered ${statusText}: redirects are not followed` : `answered ${statusText}`;
   return { status, latencyMs, responseExcerpt, error, outcome: 'failed' };

@@ -29,7 +29,7 @@ describe('checkWebhookUrl', () => {
   });
 
   it('refuses what is not https', async () => {
-    expect(await check('http://partner.example/hooks')).toBe('the URL must use https, not http');
+    expect(await check('http://partner.example/hooks')).toBe('the URL must use https');
     expect(await check('partner.example/hooks')).toBe('not a valid URL');
   });
 
@@ -45,24 +45,24 @@ describe('checkWebhookUrl', () => {
   });
 
   it('refuses a host that does not resolve', async () => {
-    expect(await check('https://nowhere.example/hooks')).toBe('the host nowhere.example does not resolve (ENOTFOUND)');
+    expect(await check('https://nowhere.example/hooks')).toBe('the host does not resolve (ENOTFOUND)');
   });
 
   it('refuses private addresses, written out or resolved, unless allowed', async () => {
     expect(await check('https://internal.example/hooks')).toBe(
-      'refused: internal.example resolves only to refused addresses (10.0.0.7 private, fd00::7 unique-local)',
+      'refused: the host resolves only to refused addresses (private, unique-local)',
     );
-    expect(await check('https://127.0.0.1:8443/hooks')).toBe('refused: 127.0.0.1 is a loopback address');
-    expect(await check('https://[::ffff:169.254.169.254]/latest')).toBe('refused: ::ffff:a9fe:a9fe is a link-local address');
+    expect(await check('https://127.0.0.1:8443/hooks')).toBe('refused: the host is a loopback address');
+    expect(await check('https://[::ffff:169.254.169.254]/latest')).toBe('refused: the host is a link-local address');
     // The URL parser reads every IPv4 spelling as the address it is.
-    expect(await check('https://0x7f.1/hooks')).toBe('refused: 127.0.0.1 is a loopback address');
+    expect(await check('https://0x7f.1/hooks')).toBe('refused: the host is a loopback address');
     expect(await check('https://internal.example/hooks', true)).toBeNull();
     expect(await check('https://127.0.0.1:8443/hooks', true)).toBeNull();
   });
 
   it('resolves with the system resolver when given none', async () => {
     expect(await checkWebhookUrl('https://localhost/hooks', false)).toMatch(
-      /^refused: localhost resolves only to refused addresses \(.*loopback/,
+      /^refused: the host resolves only to refused addresses \(.*loopback/,
     );
     expect(await checkWebhookUrl('https://localhost/hooks', true)).toBeNull();
   });

@@ -18,7 +18,7 @@ export async function checkWebhookUrl(
   if (url.length > MAX_WEBHOOK_URL_LENGTH) return `the URL is longer than ${MAX_WEBHOOK_URL_LENGTH} characters`;
   const parsed = URL.canParse(url) ? new URL(url) : null;
   if (!parsed) return 'not a valid URL';
-  if (parsed.protocol !== 'https:') return `the URL must use https, not ${parsed.protocol.slice(0, -1)}`;
+  if (parsed.protocol !== 'https:') return 'the URL must use https';
   if (parsed.username || parsed.password) return 'the URL must not carry credentials (user:password@)';
   const host = bareHost(parsed);
   if (isIP(host) !== 0) {
@@ -30,6 +30,6 @@ export async function checkWebhookUrl(
     return null;
   } catch (error) {
     if (error instanceof RefusedAddress) return `refused: ${error.message}`;
-    return `the host ${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+    return `the host does not resolve (${(error as NodeJS.ErrnoException).code ?? 'no answer'})`;
   }
 }

@@ -109,7 +109,7 @@ export class EventsController {
 
   private async found(caller: Caller, eventId: string) {
     const event = await this.feed.event(caller.partnerId, eventId);
-    if (!event) throw new NotFound(`event ${eventId} not found`);
+    if (!event) throw new NotFound('event not found');
     return event;
   }
 }

@@ -1,4 +1,4 @@
-import { nameSome } from '@deals/kernel';
+import { unknownWords } from '@deals/kernel';
 import { requestDto, wholeNumberField } from '@deals/wire';
 import { z } from 'zod';
 import { FEED_EVENT_TYPES, FeedEventType, isFeedEventType } from '../domain/feed-event';
@@ -18,7 +18,7 @@ export const eventTypes = (description: string) =>
       if (unknown.length) {
         ctx.addIssue({
           code: 'custom',
-          message: `names unknown event types: ${nameSome(unknown)} (known: ${FEED_EVENT_TYPES.join(', ')})`,
+          message: `names ${unknownWords(unknown)}; known event types: ${FEED_EVENT_TYPES.join(', ')}`,
         });
         return z.NEVER;
       }

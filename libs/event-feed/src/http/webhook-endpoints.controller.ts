@@ -202,7 +202,7 @@ export class WebhookEndpointsController {
 
   private async found(caller: Caller, endpointId: string): Promise<WebhookEndpointView> {
     const endpoint = await this.endpoints.endpoint(caller.partnerId, endpointId);
-    if (!endpoint) throw new NotFound(`webhook endpoint ${endpointId} not found`);
+    if (!endpoint) throw new NotFound('webhook endpoint not found');
     return endpoint;
   }
 

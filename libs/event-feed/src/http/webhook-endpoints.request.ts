@@ -1,4 +1,4 @@
-import { nameSome } from '@deals/kernel';
+import { unknownWords } from '@deals/kernel';
 import { flag, requestDto, wholeNumberField } from '@deals/wire';
 import { z } from 'zod';
 import { FEED_EVENT_TYPES, isFeedEventType } from '../domain/feed-event';
@@ -20,8 +20,7 @@ const types = z
     if (words.length === 0 || unknown.length) {
       ctx.addIssue({
         code: 'custom',
-        message:
-          words.length === 0 ? 'is required' : `names unknown event types: ${nameSome(unknown)} (known: ${FEED_EVENT_TYPES.join(', ')})`,
+        message: words.length === 0 ? 'is required' : `names ${unknownWords(unknown)}; known event types: ${FEED_EVENT_TYPES.join(', ')}`,
       });
       return z.NEVER;
     }

@@ -96,7 +96,7 @@ export class BatchWriter implements LaneWriter<Waiting> {
         // Other processes' writes to these streams kept coming first: a busy moment, not a failure.
         if (attempt >= MAX_ATTEMPTS) {
           this.store.reportContention('gave_up');
-          throw new WriteContended(`a write to ${laneStream}`);
+          throw new WriteContended('a write');
         }
         this.store.reportContention(attempt + 1 >= HOLD_FROM ? 'held' : 'decided_again');
         if (error instanceof WrongExpectedRevision) untrusted.add(error.streamId);

@@ -119,6 +119,7 @@ export function verifyStreamProof(proof: StreamProof, publicKey: KeyObject): Str
     };
     const hash = eventHash({ streamId: proof.stream, ...event });
     link = streamLink(link, hash);
+    // eslint-disable-next-line no-restricted-syntax -- revisions and checkpoint ids of ours
     if (revision !== index) return fail(`the stream's revision ${index} is missing before it`);
     if (event.hash === null || event.link === null || event.checkpoint === null || event.index === null) {
       unsealedSeen = true;
@@ -129,10 +130,13 @@ export function verifyStreamProof(proof: StreamProof, publicKey: KeyObject): Str
     if (hash.toString('hex') !== event.hash) return fail('its content was changed since it was sealed');
     if (!link.equals(Buffer.from(event.link, 'hex'))) return fail('its link does not follow the events before it in its stream');
     const checkpoint = checkpoints.get(event.checkpoint);
+    // eslint-disable-next-line no-restricted-syntax -- revisions and checkpoint ids of ours
     if (!checkpoint) return fail(`its checkpoint ${event.checkpoint} is missing`);
+    // eslint-disable-next-line no-restricted-syntax -- revisions and checkpoint ids of ours
     if (!signed.get(event.checkpoint)) return fail(`checkpoint ${event.checkpoint} is not signed by the service's key`);
     const steps = event.proof.map((step) => ({ side: step.side, hash: Buffer.from(step.hash, 'hex') }));
     if (!verifyMerkleProof(link, event.index, checkpoint.count, steps, Buffer.from(checkpoint.root, 'hex')))
+      // eslint-disable-next-line no-restricted-syntax -- revisions and checkpoint ids of ours
       return fail(`its audit path does not lead to checkpoint ${event.checkpoint}'s root`);
     return { position, revision, type, result: 'verified' as const };
   });

@@ -115,7 +115,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
       return [{ type: 'TestClockCreated', data: { ...command.data, createdAt: now.toISOString() } }];
     }
     const { clockId } = command.data;
-    if (!clock.created || (clock.deleted && command.type === 'AdvanceTestClock')) throw new NotFound(`test clock ${clockId} not found`);
+    if (!clock.created || (clock.deleted && command.type === 'AdvanceTestClock')) throw new NotFound('test clock not found');
     // A deleted clock's world is gone: what is armed, cancelled or run under it since changes nothing.
     if (clock.deleted) return [];
     switch (command.type) {
@@ -126,6 +126,7 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
         const to = Date.parse(command.data.to);
         const from = Date.parse(clock.frozenTime!);
         if (!Number.isFinite(to)) throw invalid('frozen_time', 'must be a date and time');
+        // eslint-disable-next-line no-restricted-syntax -- the clock's own time
         if (to <= from) throw invalid('frozen_time', `must be after the clock's time, ${clock.frozenTime}`);
         if (to - from > MAX_ADVANCE_MS) throw invalid('frozen_time', 'must be at most two years after the clock’s time: advance in steps');
         return [{ type: 'TestClockAdvancing', data: { clockId, from: clock.frozenTime!, to: new Date(to).toISOString() } }];

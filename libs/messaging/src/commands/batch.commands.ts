@@ -109,7 +109,7 @@ export class CancelTargetedBatchHandler implements ICommandHandler<CancelTargete
 
   async execute({ batchId, caller }: CancelTargetedBatch) {
     const batch = await this.batches.batch(caller.partnerId, batchId);
-    if (!batch) throw new NotFound(`batch ${batchId} not found`);
+    if (!batch) throw new NotFound('batch not found');
     const { position } = await handleCommand(
       this.store,
       batchDayStream(caller.partnerId, batch.sendDay),

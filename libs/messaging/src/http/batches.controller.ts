@@ -66,7 +66,7 @@ export class BatchesController {
   /** The partner's batch, once `deal_id` names its deal (else `unknown deal` or `does not match this batch`). */
   private async guarded(caller: Caller, batchId: string, dealId: string): Promise<BatchDetails> {
     const batch = await this.batches.batch(caller.partnerId, batchId);
-    if (!batch) throw new NotFound(`batch ${batchId} not found`);
+    if (!batch) throw new NotFound('batch not found');
     const message = !(await this.catalog.deal(dealId)) ? 'unknown deal' : batch.dealId !== dealId ? 'does not match this batch' : null;
     if (message) throw new ValidationFailed([{ type: 'invalid', resource: 'batch', field: 'deal_id', message }]);
     return batch;
@@ -75,7 +75,7 @@ export class BatchesController {
   private async read(caller: Caller, batchId: string, position: Parameters<ViewProgress['waitFor']>[1]): Promise<BatchDetails> {
     await this.progress.waitFor([BATCH_DETAILS], position);
     const batch = await this.batches.batch(caller.partnerId, batchId);
-    if (!batch) throw new NotFound(`batch ${batchId} not found`);
+    if (!batch) throw new NotFound('batch not found');
     return batch;
   }
 }

@@ -42,7 +42,7 @@ export class SandboxMailController {
   @ApiRequest({ params: SandboxMailParams })
   async one(@Param() params: SandboxMailParams, @CurrentCaller() caller: Caller) {
     const found = await this.mail.one(accountOf(caller.partnerId), params.mail_id);
-    if (!found) throw new NotFound(`sandbox mail ${params.mail_id} not found`);
+    if (!found) throw new NotFound('sandbox mail not found');
     return { status: 'success', sandbox_mail: toSandboxMail(found.mail, found.kept) };
   }
 }

@@ -77,7 +77,7 @@ export class InviteMemberHandler implements ICommandHandler<InviteMember> {
     const issues = emailIssues(given);
     if (issues.length) throw new ValidationFailed(issues);
     const partner = await this.views.findById<ViewDocument & { role: string }>(PARTNER_ACCOUNTS, partnerId);
-    if (!partner) throw new NotFound(`partner ${partnerId} not found`);
+    if (!partner) throw new NotFound('partner not found');
     if (partner.role !== 'partner') throw invalid('partner', 'role', 'must be partner: auditors have no partner site');
     // People belong to the live partner and reach its sandbox in test mode.
     if (isSandbox(partnerId)) throw invalid('partner', 'id', "is a sandbox's: invite people to its live partner");
@@ -396,7 +396,7 @@ export class RemoveMemberHandler implements ICommandHandler<RemoveMember> {
   async execute({ partnerId, email, caller }: RemoveMember) {
     const memberId = memberIdOf(normalEmail(email));
     const member = await loadMember(this.store, memberId);
-    if (member.status === 'none' || member.partnerId !== partnerId) throw new NotFound(`${email} is no person of partner ${partnerId}`);
+    if (member.status === 'none' || member.partnerId !== partnerId) throw new NotFound('email: no person of this partner');
     const { position, events } = await run(this.store, memberId, { type: 'RemoveMember', data: { memberId } }, this.clock.now(), {
       ...caller,
       partnerId,

@@ -95,7 +95,7 @@ export class BulkJobsPagesController {
 
   private async found(member: SignedInMember, id: string): Promise<BulkJobView> {
     const job = await this.jobs.job(member.accountId, id);
-    if (!job) throw new NotFound(`no bulk job ${id}`);
+    if (!job) throw new NotFound('bulk job not found');
     return job;
   }
 }

@@ -56,7 +56,7 @@ export class SandboxMailPagesController {
     @Param('mailId') mailId: string,
   ) {
     const found = isSandbox(member.accountId) && mailId.length <= MAX_ID ? await this.mail.one(member.accountId, mailId) : null;
-    if (!found) throw new NotFound(`sandbox mail ${mailId.slice(0, MAX_ID)} not found`);
+    if (!found) throw new NotFound('sandbox mail not found');
     const { mail, kept } = found;
     return this.pages.send(request, reply, 'sandbox-mail-one', {
       title: mail.subject,

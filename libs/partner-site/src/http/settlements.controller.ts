@@ -83,6 +83,6 @@ export class SettlementsController {
       /^\d{4}-\d{2}-\d{2}$/.test(date) &&
       !Number.isNaN(Date.parse(`${date}T00:00:00Z`)) &&
       new Date(`${date}T00:00:00Z`).toISOString().startsWith(date);
-    if (!real || date > this.clock.now().toISOString().slice(0, 10)) throw new NotFound(`no statement of ${date}`);
+    if (!real || date > this.clock.now().toISOString().slice(0, 10)) throw new NotFound('date: no statement of that day');
   }
 }

@@ -236,7 +236,7 @@ export class WebhooksController {
     const endpoint = await this.found(member, endpointId);
     const eventId = field(body, 'event_id');
     const event = eventId && eventId.length <= MAX_ID ? await this.feed.event(member.accountId, eventId) : null;
-    if (!event) throw new NotFound(`event ${eventId} not found`);
+    if (!event) throw new NotFound('event not found');
     const position = await this.writes.redeliver(endpoint._id, [event._id], this.caller(request, member));
     await this.progress.waitFor([EVENT_FEED], position);
     return reply.redirect(`/partner/webhooks/${endpoint._id}?sent=1`, 303);
@@ -252,7 +252,7 @@ export class WebhooksController {
     let beforeOrder: string | null = null;
     if (typeof before === 'string' && before !== '') {
       const from = before.length <= MAX_ID ? await this.feed.event(member.accountId, before) : null;
-      if (!from) throw new NotFound(`event ${before} not found`);
+      if (!from) throw new NotFound('event not found');
       beforeOrder = from.order;
     }
     const found = await this.feed.latest(member.accountId, beforeOrder, EVENTS_PER_PAGE + 1);
@@ -312,7 +312,7 @@ export class WebhooksController {
   /** The partner's endpoint; another partner's, a removed one or none is not found (404). */
   private async found(member: SignedInMember, endpointId: string): Promise<WebhookEndpointView> {
     const endpoint = endpointId.length <= MAX_ID ? await this.endpoints.endpoint(member.accountId, endpointId) : null;
-    if (!endpoint) throw new NotFound(`webhook endpoint ${endpointId} not found`);
+    if (!endpoint) throw new NotFound('webhook endpoint not found');
     return endpoint;
   }
 

@@ -48,7 +48,7 @@ export class PurchaseAudit {
 
   async history(purchaseId: string, asOf: Date | null = null): Promise<AuditEntry[]> {
     const own = await this.store.readStream(purchaseStream(purchaseId));
-    if (own.length === 0) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (own.length === 0) throw new NotFound('purchase not found');
     const reserved = own[0].data as {
       partnerId: string;
       deal: DealSnapshot;

@@ -42,7 +42,7 @@ export class CouponsController {
   @ApiRequest({ query: CouponListQuery })
   async ofUser(@Param('user_id') userId: string, @Query() query: CouponListQuery, @CurrentCaller() caller: Caller) {
     const { paging, filter: words } = query;
-    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound('user not found');
     const now = this.clock.now().getTime();
     const state = words.length ? couponStateFilter(words, now) : null;
     if (paging.count) return { status: 'success', count: await this.purchases.countUserCoupons(caller.partnerId, userId, state) };
@@ -147,7 +147,7 @@ export class CouponsController {
   private async openedCoupon(couponId: string, key: string | undefined, reply: FastifyReply) {
     void reply.header('cache-control', 'no-store');
     const coupon = this.links.opens(couponId, key) ? await this.purchases.coupon(couponId) : null;
-    if (!coupon) throw new NotFound(`coupon ${couponId} not found`);
+    if (!coupon) throw new NotFound('coupon not found');
     return coupon;
   }
 

@@ -151,7 +151,7 @@ export class PurchasesController {
   @ApiRequest({ query: PurchaseListQuery })
   async ofUser(@Param('user_id') userId: string, @Query() query: PurchaseListQuery, @CurrentCaller() caller: Caller) {
     const { paging } = query;
-    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound('user not found');
     if (paging.count) return { status: 'success', count: await this.purchases.countUserPurchases(caller.partnerId, userId) };
     const list = await this.purchases.userPurchases(caller.partnerId, userId, paging.skip, paging.perPage);
     return { status: 'success', purchases: await Promise.all(list.map((p) => this.body(p))) };
@@ -171,8 +171,9 @@ export class PurchasesController {
     await this.progress.waitFor(VIEWS, position);
     const purchase = await this.purchases.purchase(partnerId, purchaseId);
     if (!purchase && written)
+      // eslint-disable-next-line no-restricted-syntax -- the id the service gave the purchase
       throw new WrittenNotShown(`purchase ${purchaseId} was recorded; its details are not readable yet`, { purchase_id: purchaseId });
-    if (!purchase || (forUser !== undefined && purchase.userId !== forUser)) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (!purchase || (forUser !== undefined && purchase.userId !== forUser)) throw new NotFound('purchase not found');
     return { status: 'success', purchase: await this.body(purchase) };
   }
 

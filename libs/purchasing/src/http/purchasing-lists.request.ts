@@ -1,4 +1,4 @@
-import { nameSome } from '@deals/kernel';
+import { unknownWords } from '@deals/kernel';
 import { requestDto, withPaging } from '@deals/wire';
 import { z } from 'zod';
 import type { CouponFilterWord } from '../queries/purchase.queries';
@@ -19,7 +19,7 @@ export const couponListQuery = withPaging(
         const words = text ? text.split(',').map((w) => w.trim()) : [];
         const unknown = words.filter((w) => !WORDS.includes(w as CouponFilterWord));
         if (unknown.length) {
-          ctx.addIssue({ code: 'custom', message: `takes words from ${WORDS.join(', ')}; unknown: ${nameSome(unknown)}` });
+          ctx.addIssue({ code: 'custom', message: `takes words from ${WORDS.join(', ')}; it has ${unknownWords(unknown)}` });
           return z.NEVER;
         }
         return words as CouponFilterWord[];

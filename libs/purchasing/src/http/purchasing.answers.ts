@@ -74,7 +74,7 @@ export const ResaleBuyerErasureAnswer = z
 /** The reseller coupon error body: a coupon that is not found. */
 export const ResellerNotFound = z
   .object({ status: z.literal('error'), message: z.string(), type: z.literal('find_failed') })
-  .meta({ example: { status: 'error', message: 'coupon Pq3Rt9x-1 not found', type: 'find_failed' } });
+  .meta({ example: { status: 'error', message: 'coupon not found', type: 'find_failed' } });
 
 /** The reseller coupon error body: a coupon that cannot be cancelled, with the reason. */
 export const ResellerNotCancelled = z

@@ -39,7 +39,7 @@ export class RefundsController {
     const { refundId, position } = await this.commands.execute(new RefundPurchase(purchaseId, body, caller));
     await this.progress.waitFor([REFUND_DETAILS, COUPON_DETAILS], position);
     const refund = await this.purchases.refund(caller.partnerId, refundId);
-    if (!refund) throw new NotFound(`refund ${refundId} not found`);
+    if (!refund) throw new NotFound('refund not found');
     return { status: 'success', refund: toRefund(refund) };
   }
 
@@ -48,7 +48,7 @@ export class RefundsController {
   @ApiOperation({ summary: "A purchase's refunds", description: 'Oldest first.' })
   @ApiAnswer(RefundListAnswer, { errors: [404] })
   async ofPurchase(@Param('purchase_id') purchaseId: string, @CurrentCaller() caller: Caller) {
-    if (!(await this.purchases.purchase(caller.partnerId, purchaseId))) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (!(await this.purchases.purchase(caller.partnerId, purchaseId))) throw new NotFound('purchase not found');
     return { status: 'success', refunds: (await this.purchases.purchaseRefunds(caller.partnerId, purchaseId)).map(toRefund) };
   }
 
@@ -59,7 +59,7 @@ export class RefundsController {
   @ApiRequest({ query: RefundListQuery })
   async ofUser(@Param('user_id') userId: string, @Query() query: RefundListQuery, @CurrentCaller() caller: Caller) {
     const { paging } = query;
-    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound('user not found');
     if (paging.count) return { status: 'success', count: await this.purchases.countUserRefunds(caller.partnerId, userId) };
     const list = await this.purchases.userRefunds(caller.partnerId, userId, paging.skip, paging.perPage);
     return { status: 'success', refunds: list.map(toRefund) };

@@ -98,7 +98,7 @@ export class ResellersController {
     // `.json` is taken as on the other v3 and get-purchase calls.
     const couponId = given.replace(/\.json$/, '');
     const coupon = await this.purchases.coupon(couponId);
-    if (!coupon || coupon.partnerId !== caller.partnerId) throw new NotFound(`coupon ${couponId} not found`);
+    if (!coupon || coupon.partnerId !== caller.partnerId) throw new NotFound('coupon not found');
     return { coupon: toCoupon(coupon, this.clock.now().getTime(), this.links, await this.qr.base64(coupon.redemptionCode), false) };
   }
 

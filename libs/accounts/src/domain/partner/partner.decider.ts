@@ -98,6 +98,7 @@ function checkedName(name: string, resource: 'partner' | 'api_key', max: number)
   if (!trimmed) throw new ValidationFailed([{ type: 'missing_field', resource, field: 'name', message: 'is required' }]);
   if (trimmed.length > max || /[\p{Cc}\p{Cf}]/u.test(trimmed))
     throw new ValidationFailed([
+      // eslint-disable-next-line no-restricted-syntax -- a limit of ours
       { type: 'invalid', resource, field: 'name', message: `must be at most ${max} characters, without control or format characters` },
     ]);
   return trimmed;
@@ -118,8 +119,8 @@ const keyOf = (partner: Partner, keyId: string): PartnerKey | undefined =>
 const workingKeys = (partner: Partner, now: Date) =>
   Object.entries(partner.keys).filter(([, key]) => ['live', 'expiring'].includes(keyState(key, now)));
 
-function mustBeRegistered(partner: Partner, partnerId: string) {
-  if (!partner.registered) throw new NotFound(`partner ${partnerId} not found`);
+function mustBeRegistered(partner: Partner) {
+  if (!partner.registered) throw new NotFound('partner not found');
 }
 
 /** `ending`: a key this decision ends at once, not counted against the limit. */
@@ -135,7 +136,7 @@ function issued(partner: Partner, data: NewKey, name: string, now: Date, ending:
 function keyToRotate(partner: Partner, oldKeyId: string | null, now: Date): [string, PartnerKey] | null {
   if (oldKeyId !== null) {
     const key = keyOf(partner, oldKeyId);
-    if (!key) throw new NotFound(`api key ${oldKeyId} not found`);
+    if (!key) throw new NotFound('api key not found');
     const state = keyState(key, now);
     if (state === 'revoked' || state === 'expired') throw invalidKey('key', `is ${state}: issue a new key instead`);
     return [oldKeyId, key];
@@ -181,7 +182,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
   decide(command, partner, now) {
     if (command.type === 'RegisterPartner') return decideRegistration(command, partner, now);
     const { partnerId } = command.data;
-    mustBeRegistered(partner, partnerId);
+    mustBeRegistered(partner);
     switch (command.type) {
       case 'ChangePartnerRateLimit': {
         const issues = rateLimitIssue(command.data.requestsPerMinute);
@@ -225,7 +226,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
       }
       case 'RevokePartnerApiKey': {
         const key = keyOf(partner, command.data.keyId);
-        if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
+        if (!key) throw new NotFound('api key not found');
         if (key.revokedAt !== null) return [];
         return [
           {
@@ -236,7 +237,7 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
       }
       case 'RenamePartnerApiKey': {
         const key = keyOf(partner, command.data.keyId);
-        if (!key) throw new NotFound(`api key ${command.data.keyId} not found`);
+        if (!key) throw new NotFound('api key not found');
         const name = checkedName(command.data.name, 'api_key', MAX_KEY_NAME);
         return name === key.name
           ? []

@@ -38,9 +38,9 @@ export interface User {
 }
 
 /** A user of another partner does not exist for this one; an erased one is no one's. */
-function owned(user: User, partnerId: string, userId: string): UserProfile {
-  if (!user.registered || user.partnerId !== partnerId) throw new NotFound(`user ${userId} not found`);
-  if (user.erased) throw new NotFound(`user ${userId} not found: their personal data was erased`);
+function owned(user: User, partnerId: string): UserProfile {
+  if (!user.registered || user.partnerId !== partnerId) throw new NotFound('user not found');
+  if (user.erased) throw new NotFound('user not found: their personal data was erased');
   return user.profile!;
 }
 
@@ -65,7 +65,7 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         return [{ type: 'UserRegistered', data: command.data }];
       case 'UpdateUser': {
         const { userId, partnerId, changes, deleted, passwordHash, refuseOtherToken } = command.data;
-        const profile = owned(user, partnerId, userId);
+        const profile = owned(user, partnerId);
         if (refuseOtherToken && changes.token !== undefined && profile.token !== null && changes.token !== profile.token) {
           throw new UpdateFailed('the user has a different token; add overwrite_token=true to replace it');
         }
@@ -90,7 +90,7 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       }
       case 'ChooseDefaultCard': {
         const { userId, partnerId, cardId, onlyIfNone } = command.data;
-        owned(user, partnerId, userId);
+        owned(user, partnerId);
         if (user.deleted)
           throw new ValidationFailed([
             { type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' },
@@ -101,7 +101,7 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       }
       case 'EraseUserPersonalData': {
         const { userId, partnerId, by } = command.data;
-        if (!user.registered || (partnerId !== null && user.partnerId !== partnerId)) throw new NotFound(`user ${userId} not found`);
+        if (!user.registered || (partnerId !== null && user.partnerId !== partnerId)) throw new NotFound('user not found');
         if (user.erased) return [];
         const event: UserPersonalDataErased = {
           type: 'UserPersonalDataErased',
@@ -111,8 +111,8 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
       }
       case 'AcknowledgeUserErasure': {
         const { userId, partnerId } = command.data;
-        if (!user.registered || user.partnerId !== partnerId) throw new NotFound(`user ${userId} not found`);
-        if (!user.erased) throw new NotFound(`user ${userId} has no erasure to acknowledge`);
+        if (!user.registered || user.partnerId !== partnerId) throw new NotFound('user not found');
+        if (!user.erased) throw new NotFound('user has no erasure to acknowledge');
         if (user.erasureAcknowledgedAt) return [];
         return [{ type: 'UserErasureAcknowledged', data: { userId, partnerId, acknowledgedAt: now.toISOString() } }];
       }

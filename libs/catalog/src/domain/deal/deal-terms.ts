@@ -178,8 +178,10 @@ export function validateDealTerms(terms: Partial<DealTerms>): ValidationIssue[] 
       terms.locations.forEach((location, i) => {
         const { latitude, longitude } = location?.address ?? {};
         if (latitude !== undefined && !(typeof latitude === 'number' && Math.abs(latitude) <= 90))
+          // eslint-disable-next-line no-restricted-syntax -- a field's position, not its value
           fail(`locations[${i}].address.latitude`, 'must be from -90 to 90');
         if (longitude !== undefined && !(typeof longitude === 'number' && Math.abs(longitude) <= 180))
+          // eslint-disable-next-line no-restricted-syntax -- a field's position, not its value
           fail(`locations[${i}].address.longitude`, 'must be from -180 to 180');
       });
   }

@@ -23,6 +23,7 @@ function transition(deal: Deal, dealId: string, to: WorkflowState): DealEvent[] 
   if (!WORKFLOW_STATES.includes(to)) throw new ValidationFailed([unknownState]);
   if (deal.state === to) return [];
   if (!canMove(deal.state, to)) {
+    // eslint-disable-next-line no-restricted-syntax -- workflow states of ours
     throw new ValidationFailed([{ type: 'invalid', resource: 'deal', field: 'state', message: `cannot move from ${deal.state} to ${to}` }]);
   }
   return [{ type: 'DealStateChanged', data: { dealId, from: deal.state, to } }];
@@ -55,7 +56,7 @@ export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
         return state === undefined ? events : [...events, ...transition(deal, terms.id, state)];
       }
       case 'TransitionDeal': {
-        if (!deal.terms) throw new NotFound(`deal ${command.data.dealId} not found`);
+        if (!deal.terms) throw new NotFound('deal not found');
         return transition(deal, command.data.dealId, command.data.to);
       }
     }

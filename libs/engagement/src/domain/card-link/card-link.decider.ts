@@ -77,9 +77,9 @@ const refuse = (field: string, message: string, resource = 'card_link') =>
 
 /** The link an actor may act on; not found for another partner, or another user's token. */
 function owned(link: CardLink, actor: Actor): CardLink {
-  if (!link.opened) throw new CardLinkNotOpened(`card link ${actor.cardLinkId} not found`);
+  if (!link.opened) throw new CardLinkNotOpened('card link not found');
   if (link.partnerId !== actor.partnerId || (actor.userId !== undefined && link.userId !== actor.userId))
-    throw new NotFound(`card link ${actor.cardLinkId} not found`);
+    throw new NotFound('card link not found');
   return link;
 }
 

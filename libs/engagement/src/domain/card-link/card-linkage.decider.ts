@@ -24,7 +24,8 @@ export const linkageFull = (dealId: string, maxLinkage: number) =>
       type: 'invalid',
       resource: 'card_link',
       field: 'deal_id',
-      message: `${dealId} has no place left: its max_linkage of ${maxLinkage} users have linked it`,
+      // eslint-disable-next-line no-restricted-syntax -- the deal's limit, ours
+      message: `the deal has no place left: its max_linkage of ${maxLinkage} users have linked it`,
     },
   ]);
 

@@ -34,7 +34,7 @@ export const savedDealDecider: Decider<SavedDeal, SavedDealCommand, SavedDealEve
       return saved.saved ? [] : [{ type: 'DealSaved', data: { ...command.data, savedAt: now.toISOString() } }];
     const { savedDealId, partnerId, userId } = command.data;
     if (!saved.saved || saved.partnerId !== partnerId || (userId !== undefined && saved.userId !== userId))
-      throw new NotFound(`saved deal ${savedDealId} not found`);
+      throw new NotFound('saved deal not found');
     return [
       {
         type: 'SavedDealRemoved',

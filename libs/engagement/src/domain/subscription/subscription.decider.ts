@@ -55,7 +55,7 @@ export const subscriptionDecider: Decider<Subscription, SubscriptionCommand, Sub
     }
     const { subscriptionId, partnerId, userId, status } = command.data;
     if (!subscription.started || subscription.partnerId !== partnerId || (userId !== undefined && subscription.userId !== userId))
-      throw new NotFound(`subscription ${subscriptionId} not found`);
+      throw new NotFound('subscription not found');
     return subscription.status === status ? [] : [{ type: 'SubscriptionStatusChanged', data: { subscriptionId, status, at } }];
   },
   evolve(subscription, event) {

@@ -35,6 +35,7 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryState, RecordAttempt
   initialState: () => ({ attempts: 0, finished: false }),
   decide({ data }, state) {
     if (state.finished || data.attempt !== state.attempts + 1)
+      // eslint-disable-next-line no-restricted-syntax -- ids and counts of ours, never answered
       throw new AttemptAlreadyRecorded(`attempt ${data.attempt} of ${data.deliveryId} was recorded`);
     const { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error } = data;
     const wait = data.succeeded || data.final ? undefined : data.delaysMs[attempt - 1];

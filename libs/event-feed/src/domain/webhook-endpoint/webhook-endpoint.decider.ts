@@ -63,7 +63,7 @@ export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCom
     }
     if (command.type === 'AbandonWebhookEndpoint')
       return state.exists || state.abandoned ? [] : [{ type: 'WebhookEndpointAbandoned', data: { endpointId, partnerId, at } }];
-    if (!state.exists || state.deleted || state.partnerId !== partnerId) throw new NotFound(`webhook endpoint ${endpointId} not found`);
+    if (!state.exists || state.deleted || state.partnerId !== partnerId) throw new NotFound('webhook endpoint not found');
     switch (command.type) {
       case 'UpdateWebhookEndpoint': {
         const { url, description, types, enabled } = command.data;

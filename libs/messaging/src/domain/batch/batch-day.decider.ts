@@ -51,7 +51,7 @@ export const batchDayDecider: Decider<BatchDay, BatchDayCommand, BatchDayEvent> 
       }
       case 'CancelBatch': {
         const batch = day.batches.get(command.data.batchId);
-        if (!batch || batch.terms.partnerId !== command.data.partnerId) throw new NotFound(`batch ${command.data.batchId} not found`);
+        if (!batch || batch.terms.partnerId !== command.data.partnerId) throw new NotFound('batch not found');
         if (batch.status === 'cancelled') return [];
         if (batch.status === 'sending') throw new ValidationFailed([issue('batch_id', ALREADY_PROCESSED)]);
         return [{ type: 'BatchCancelled', data: { batchId: command.data.batchId, cancelledAt: now.toISOString() } }];

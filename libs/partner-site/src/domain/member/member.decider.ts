@@ -141,9 +141,9 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
   decide(command, member, now) {
     const at = now.toISOString();
     if (command.type === 'InviteMember') {
-      const { partnerId, email } = command.data;
-      if (member.status === 'active') throw used(`${email} has signed up already`);
-      if (member.partnerId !== null && member.partnerId !== partnerId) throw used(`${email} is invited by another partner`);
+      const { partnerId } = command.data;
+      if (member.status === 'active') throw used('is for an email that has signed up already');
+      if (member.partnerId !== null && member.partnerId !== partnerId) throw used('is for an email invited by another partner');
       return [{ type: 'MemberInvited', data: { ...command.data, invitedAt: at } }];
     }
     if (member.status === 'none') throw new NotFound('no such member');

@@ -220,7 +220,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       made.card ? null : this.accounts.card(caller.partnerId, order.creditCardId),
       this.catalog.deal(order.dealId),
     ]);
-    if (!made.user && !user) throw new NotFound(`user ${order.userId} not found`);
+    if (!made.user && !user) throw new NotFound('user not found');
     const card = made.card
       ? { ...made.card, userId: order.userId, token: '' }
       : stored && {
@@ -241,10 +241,8 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       ]);
     // A card past its expiry month is declined by any processor: refused here, before a lock or a hold.
     if (cardExpiryIssue(card, now))
-      throw new ValidationFailed([
-        { type: 'invalid', resource: 'credit_card', field: 'credit_card_id', message: `has expired (${card.month}/${card.year})` },
-      ]);
-    if (!view) throw new NotFound(`deal ${order.dealId} not found`);
+      throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'credit_card_id', message: 'has expired' }]);
+    if (!view) throw new NotFound('deal not found');
     const deal = view.deal!;
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
     refuseFreeCardPurchase(view);
@@ -260,7 +258,8 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
           type: 'invalid',
           resource: 'purchase',
           field: 'expected_price_per_unit',
-          message: `is ${order.expectedPrice}, but the price is now ${deal.current_price}`,
+          // eslint-disable-next-line no-restricted-syntax -- the deal's price, ours
+          message: `differs from the deal's current price, ${deal.current_price}`,
         },
       ]);
     return { deal, card };

@@ -35,11 +35,11 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
 
   async execute({ purchaseId, userId, caller }: ClaimReservation) {
     const { state: purchase } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
-    if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound('purchase not found');
     // Checked before anything is sold: a card purchase or a resale completes on its own path.
     const refusal = notAReservation(purchase);
     if (refusal) throw refusal;
-    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound(`user ${userId} not found`);
+    if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound('user not found');
     if (purchase.status === 'fulfilled' && purchase.userId !== userId) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is already claimed by another user' }]);
     }

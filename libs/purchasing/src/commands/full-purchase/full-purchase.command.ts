@@ -98,7 +98,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     }
     const now = this.clock.now();
     const view = await this.catalog.deal(order.dealId);
-    if (!view) throw new NotFound(`deal ${order.dealId} not found`);
+    if (!view) throw new NotFound('deal not found');
     const issues: ValidationIssue[] = [];
     const expired = 'card' in order.card ? cardExpiryIssue(order.card.card, now) : null;
     if (expired) issues.push(expired);

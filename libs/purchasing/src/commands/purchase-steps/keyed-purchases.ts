@@ -136,6 +136,7 @@ export class KeyedPurchases {
 /** The answer while a keyed purchase's outcome is not known: ask again once its charge lock ends, or in a second. */
 const underWay = (purchaseId: string, retryAfterMs: number) =>
   new IdempotencyKeyInUse(
+    // eslint-disable-next-line no-restricted-syntax -- the id the service gave the purchase
     `purchase ${purchaseId} of this Idempotency-Key is still being charged: its outcome is not known yet; send the request again after Retry-After`,
     retryAfterMs,
   );

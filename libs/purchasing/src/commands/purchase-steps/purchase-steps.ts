@@ -211,7 +211,7 @@ export class PurchaseSteps {
     // leaves that (a unit cut between its writes). Nothing was charged; a repeat with the same key
     // goes on under a purchase id of its own.
     if (!held.state.holds.has(hold.holdId))
-      throw new ServiceUnavailable(`the units of purchase ${hold.holdId} were held and given back by an earlier try`, 1);
+      throw new ServiceUnavailable('the units of the purchase were held and given back by an earlier try', 1);
     return held.state;
   }
 

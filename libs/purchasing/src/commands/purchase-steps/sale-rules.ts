@@ -15,6 +15,7 @@ export const RESOLD_TYPES: readonly string[] = ['daily-deal', 'on-going', 'card-
  */
 export function refuseUnsellable(view: DealDetails, now: number, types: readonly string[]): void {
   const deal = view.deal!;
+  // eslint-disable-next-line no-restricted-syntax -- the deal's type, price and limit, ours
   if (!types.includes(deal.type)) throw new CannotFulfil(`${/^[aeiou]/.test(deal.type) ? 'an' : 'a'} ${deal.type} deal is not bought`);
   refuseOffSale(view, now);
 }
@@ -38,6 +39,7 @@ export function refuseExpiredVouchers(view: DealDetails, now: number): void {
 /** Refuses more units in one purchase than the deal's per-user limit allows (the inventory counts a known user's other units too). */
 export function refuseOverLimit(view: DealDetails, quantity: number): void {
   const limit = view.deal!.max_per_user;
+  // eslint-disable-next-line no-restricted-syntax -- the deal's type, price and limit, ours
   if (limit !== undefined && limit !== null && quantity > limit) throw new CannotFulfil(`at most ${limit} per user`);
 }
 
@@ -62,7 +64,8 @@ export function refuseUnchargeableAmount(view: DealDetails, quantity: number, fi
         type: 'invalid',
         resource: 'purchase',
         field,
-        message: `at the deal's price of ${price} cents, ${quantity} units cost more than can be charged`,
+        // eslint-disable-next-line no-restricted-syntax -- the deal's type, price and limit, ours
+        message: `at the deal's price of ${price} cents, that many units cost more than can be charged`,
       },
     ]);
   }

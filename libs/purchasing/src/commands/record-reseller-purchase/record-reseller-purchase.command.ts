@@ -132,7 +132,7 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
     if (typeof input.deal_id !== 'string' || input.deal_id === '')
       throw new ValidationFailed([requiredTextIssue(input.deal_id, 'purchase', 'deal_id')!]);
     const view = await this.catalog.deal(input.deal_id);
-    if (!view) throw new NotFound(`deal ${input.deal_id} not found`);
+    if (!view) throw new NotFound('deal not found');
     const required = requiredResellerFields(view.deal!.type, view.deal!.fulfillment_method);
     const issues: ValidationIssue[] = [];
     for (const field of required) {

@@ -240,8 +240,7 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchase> {
     if (terms.couponIds) {
       purchaseDecider.decide(decide(terms.couponIds, '-'), purchase, now);
       for (const couponId of terms.couponIds) await this.check(couponId, caller.partnerId, terms.forced, now);
-    } else if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId)
-      throw new NotFound(`purchase ${purchaseId} not found`);
+    } else if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound('purchase not found');
     const couponIds = terms.couponIds ?? (await this.refundable(refundableCoupons(purchase), caller.partnerId, terms.forced, now));
     if (couponIds.length === 0) purchaseDecider.decide(decide([], '-'), purchase, now);
     const refundId = this.ids.short();
@@ -275,8 +274,17 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchase> {
     } catch (error) {
       if (error instanceof CouponNotRefundable)
         return new ValidationFailed(
-          [{ type: 'invalid', resource: 'refund', field: 'coupon_ids', message: `names ${couponId}: ${error.reason}` }],
-          `coupon_ids names ${couponId}: ${error.reason}`,
+          [
+            {
+              type: 'invalid',
+              resource: 'refund',
+              field: 'coupon_ids',
+              // eslint-disable-next-line no-restricted-syntax -- a reason of ours (REFUND_REASONS)
+              message: `names a coupon that cannot be refunded: ${error.reason}`,
+            },
+          ],
+          // eslint-disable-next-line no-restricted-syntax -- a reason of ours (REFUND_REASONS)
+          `coupon_ids names a coupon that cannot be refunded: ${error.reason}`,
         );
       return error as Error;
     }

@@ -35,7 +35,7 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
   async execute({ purchaseId, caller }: ReleaseReservation) {
     const context = { now: this.clock.now(), metadata: caller };
     const { state: before } = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
-    if (before.status === 'none' || before.partnerId !== caller.partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (before.status === 'none' || before.partnerId !== caller.partnerId) throw new NotFound('purchase not found');
     const refusal = notAReservation(before);
     if (refusal) throw refusal;
     let inventory: { position: LogPosition | null } = { position: null };

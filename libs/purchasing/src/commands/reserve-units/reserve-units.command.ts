@@ -41,7 +41,7 @@ export class ReserveUnitsHandler implements ICommandHandler<ReserveUnits> {
     if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const now = this.clock.now();
     const view = await this.catalog.deal(dealId);
-    if (!view) throw new NotFound(`deal ${dealId} not found`);
+    if (!view) throw new NotFound('deal not found');
     const deal = view.deal!;
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
     refuseOverLimit(view, quantity);

@@ -94,7 +94,7 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
         return coupon.issued ? [] : [{ type: 'CouponIssued', data: command.data }];
       case 'CancelCoupon': {
         const { couponId, partnerId } = command.data;
-        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
+        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound('coupon not found');
         if (coupon.cancelled || coupon.refundedIn || coupon.refundingIn) throw new CouponNotRefundable(REFUND_REASONS.refunded);
         if (!command.data.resold || !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
         if (couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
@@ -102,7 +102,7 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
       }
       case 'ExpireCoupon': {
         const { couponId } = command.data;
-        if (!coupon.issued) throw new NotFound(`coupon ${couponId} not found`);
+        if (!coupon.issued) throw new NotFound('coupon not found');
         // A sweep may meet a coupon twice, or one redeemed or cancelled since it read the view: nothing to say then.
         if (coupon.expiryRecorded || coupon.expiresAt === null || couponState(coupon, now.getTime()) !== 'expired') return [];
         return [{ type: 'CouponExpired', data: { couponId, expiredAt: new Date(coupon.expiresAt).toISOString() } }];
@@ -110,7 +110,7 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
       case 'RedeemCoupon': {
         const { couponId, partnerId, userId } = command.data;
         if (!coupon.issued || coupon.partnerId !== partnerId || (userId !== undefined && coupon.userId !== userId))
-          throw new NotFound(`coupon ${couponId} not found`);
+          throw new NotFound('coupon not found');
         const state = couponState(coupon, now.getTime());
         if (state === 'cancelled') throw refuse('is cancelled');
         if (coupon.refundingIn) throw refuse('is being refunded');
@@ -120,7 +120,7 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
       }
       case 'StartRefund': {
         const { couponId, partnerId, refundId, forced } = command.data;
-        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
+        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound('coupon not found');
         if (coupon.refundingIn === refundId) return [];
         if (coupon.cancelled || coupon.refundedIn || coupon.refundingIn) throw new CouponNotRefundable(REFUND_REASONS.refunded);
         if (!forced && !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
@@ -129,7 +129,7 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
       }
       case 'RollBackRedemption': {
         const { couponId, partnerId, reason, note, by, windowMs } = command.data;
-        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound(`coupon ${couponId} not found`);
+        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound('coupon not found');
         if (couponState(coupon, now.getTime()) !== 'redeemed' || !coupon.redeemedAt) throw refuse('is not redeemed');
         if (coupon.refundingIn) throw refuse('is being refunded');
         if (windowMs === 0) throw refuse("was redeemed: the partner's rollback window is 0 hours, so no redemption is rolled back");

@@ -125,6 +125,7 @@ function checkBuyerLimit(inventory: Inventory, { buyer, maxPerBuyer }: ForBuyer,
 
 /** The refusal of more units than a buyer's limit leaves them, in the inventory's words. */
 export function overPerUserLimit(limit: number, bought: number, holding = 0): OverPerUserLimit {
+  // eslint-disable-next-line no-restricted-syntax -- the deal's limit and the units the service counted
   return new OverPerUserLimit(`at most ${limit} per user; already bought ${bought}${holding ? ` and holding ${holding}` : ''}`);
 }
 
@@ -296,6 +297,7 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
             ? `${inventory.sold} units already sold and the ${held} held in open reservations and purchases`
             : `${inventory.sold} units already sold`;
           throw new ValidationFailed([
+            // eslint-disable-next-line no-restricted-syntax -- the deal's limit and the units the service counted
             { type: 'invalid', resource: 'deal', field: 'quantity', message: `cannot be below the ${committed}` },
           ]);
         }

@@ -80,6 +80,7 @@ export function evolveCardPurchaseStart(state: State, message: StartMessage): St
       return {
         ...startAnswered(state, 'Charge'),
         charge: { status: 'declined', reason: message.data.reason },
+        // eslint-disable-next-line no-restricted-syntax -- the processor's reason, and a constant of ours
         answer: { outcome: 'refused', error: new Declined(`the card was declined: ${message.data.reason}`) },
       };
     case 'ChargeFailed':
@@ -147,6 +148,7 @@ function unanswered(state: State, reason: string): State {
     answer: {
       outcome: 'refused',
       error: new PaymentOutcomeUnknown(
+        // eslint-disable-next-line no-restricted-syntax -- the processor's reason, and a constant of ours
         `the payment processor did not answer; the purchase is settled from its record within ${CHARGE_LOCK_MS / 60_000} minutes: fulfilled if the card was charged, released if not`,
         state.order.purchaseId,
       ),

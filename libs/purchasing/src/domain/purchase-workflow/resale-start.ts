@@ -166,7 +166,7 @@ export function evolveResaleStart(state: State, input: Input): State {
     }
     case 'ResaleDealChecked': {
       const { deal } = input.data;
-      if (deal === null) return refused(state, new NotFound(`deal ${state.order.dealId} not found`));
+      if (deal === null) return refused(state, new NotFound('deal not found'));
       const next = { ...state, order: { ...state.order, deal: deal.snapshot } };
       return deal.refusal === null ? next : refused(next, new CannotFulfilReseller(deal.refusal));
     }

@@ -144,7 +144,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
     }
     if (command.type === 'EraseResaleBuyer') return eraseResaleBuyer(command.data, purchase, now);
     const { purchaseId, partnerId } = command.data;
-    if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound(`purchase ${purchaseId} not found`);
+    if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound('purchase not found');
     if (command.type === 'RecordPayment') {
       if (purchase.status === 'fulfilled') return [];
       if (purchase.status !== 'reserved') throw refuse(`is ${purchase.status} and cannot be paid`);
@@ -189,7 +189,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
     if (command.type === 'RequestRefund') return requestRefund(command.data, purchase, now);
     if (command.type === 'RecordRefundOutcome') {
       const refund = purchase.refunds.find((r) => r.refundId === command.data.refundId);
-      if (!refund) throw new NotFound(`refund ${command.data.refundId} not found`);
+      if (!refund) throw new NotFound('refund not found');
       if (refund.state !== 'pending') return [];
       const { refundId } = command.data;
       const settledAt = now.toISOString();
@@ -286,8 +286,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
  */
 function eraseResaleBuyer(data: EraseResaleBuyer['data'], purchase: Purchase, now: Date): PurchaseEvent[] {
   const { purchaseId, partnerId, by } = data;
-  if (purchase.status === 'none' || (partnerId !== null && purchase.partnerId !== partnerId))
-    throw new NotFound(`purchase ${purchaseId} not found`);
+  if (purchase.status === 'none' || (partnerId !== null && purchase.partnerId !== partnerId)) throw new NotFound('purchase not found');
   if (purchase.kind !== 'resale' || purchase.transactionReference === null)
     throw refuse("is not a reseller's sale: its buyer is a user, erased with DELETE /users/:user_id/personal_data");
   if (purchase.buyerErasedAt !== null) return [];
@@ -322,9 +321,9 @@ function requestRefund(data: RequestRefund['data'], purchase: Purchase, now: Dat
   if (couponIds.length === 0) throw refundRefused('names no coupon to refund');
   const open = new Set(refundableCoupons(purchase));
   const foreign = couponIds.find((id) => !purchase.couponIds.includes(id));
-  if (foreign) throw refundRefused(`names ${foreign}, which is not a coupon of this purchase`);
+  if (foreign) throw refundRefused('names a coupon that is not one of this purchase');
   const taken = couponIds.find((id) => !open.has(id));
-  if (taken) throw refundRefused(`names ${taken}, which is already part of another refund`);
+  if (taken) throw refundRefused('names a coupon that is already part of another refund');
   if (new Set(couponIds).size !== couponIds.length) throw refundRefused('names a coupon twice');
   const shares = couponShares(purchase.amountCents, purchase.couponIds);
   const amountCents = couponIds.reduce((total, id) => total + shares.get(id)!, 0);
@@ -351,4 +350,5 @@ function requestRefund(data: RequestRefund['data'], purchase: Purchase, now: Dat
 }
 
 const refundRefused = (message: string) =>
+  // eslint-disable-next-line no-restricted-syntax -- a message of ours, its field named
   new ValidationFailed([{ type: 'invalid', resource: 'refund', field: 'coupon_ids', message }], `coupon_ids ${message}`);

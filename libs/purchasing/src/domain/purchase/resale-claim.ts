@@ -65,7 +65,7 @@ export const transactionReferenceDecider: Decider<TransactionReferenceClaim, Tra
         return claim.status === 'free' ? [{ type: 'TransactionReferenceClaimed', data: command.data }] : [];
       case 'MarkResaleSelling':
         if (claim.purchaseId !== command.data.purchaseId || claim.status === 'free')
-          throw new ResaleClaimSuperseded(`the claim of ${command.data.purchaseId} was given up`);
+          throw new ResaleClaimSuperseded('the claim of the purchase was given up');
         return claim.status === 'selling' ? [] : [{ type: 'TransactionReferenceSelling', data: { purchaseId: command.data.purchaseId } }];
       case 'ReleaseTransactionReference':
         return claim.purchaseId === command.data.purchaseId && claim.status === 'claimed'

@@ -95,10 +95,10 @@ describe('purchase refunds', () => {
     const after = [reserved(), paid, requested('r1', ['p1-1'], 1000)];
     given(after)
       .when(request('r2', ['p1-1']), now)
-      .thenThrows(ValidationFailed, { message: 'coupon_ids names p1-1, which is already part of another refund' });
+      .thenThrows(ValidationFailed, { message: 'coupon_ids names a coupon that is already part of another refund' });
     given(after)
       .when(request('r2', ['p2-1']), now)
-      .thenThrows(ValidationFailed, { message: 'coupon_ids names p2-1, which is not a coupon of this purchase' });
+      .thenThrows(ValidationFailed, { message: 'coupon_ids names a coupon that is not one of this purchase' });
     given(after)
       .when(request('r2', ['p1-2', 'p1-2']), now)
       .thenThrows(ValidationFailed, { message: 'coupon_ids names a coupon twice' });
