@@ -32,6 +32,7 @@ import {
   PURGE_EVERY_S,
   purgeOldUsage,
   refuseMalformedText,
+  shapeErrorBodies,
   refuseRequestsWithoutHost,
   RequestLogController,
   RequestsInFlight,
@@ -165,6 +166,9 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
       request.log.warn({ reason, partner: partnerId }, 'an answer was not kept for repeats of its Idempotency-Key');
     },
   });
+  // A route that answers a status in a body of its own (the coupon cancel's 422) gets it from every
+  // hook and filter, its kept answers included: its shaping runs before the route's other onSend hooks.
+  shapeErrorBodies(fastify);
   // Once the process stops, what it still answers closes its connection: a kept-alive one (a TLS
   // proxy's) would otherwise bring it new requests through the whole grace, which its end cuts short.
   let stopping = false;

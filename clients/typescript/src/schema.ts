@@ -3847,7 +3847,7 @@ export interface operations {
             414: components["responses"]["Error414"];
             415: components["responses"]["Error415"];
             417: components["responses"]["Error417"];
-            /** @description the coupon cannot be cancelled: the reseller coupon error body, with the reasons in errors.coupons; a request refused before the coupon is looked at (an Idempotency-Key used for another request, a body that is not JSON): the error body; or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
+            /** @description the coupon cannot be cancelled: the reseller coupon error body, with the reasons in errors.coupons; a request refused before the coupon is looked at (its text or body, its Idempotency-Key) answers the same body, with the error body's error_type and error_msg beside; or this Idempotency-Key was used for another request: error_type idempotency_key_reused; or its request was answered and the answer is not sent again: error_type idempotent_answer_not_kept */
             422: {
                 headers: {
                     /** @description true when this is the kept answer of an earlier request with the same Idempotency-Key */
@@ -3858,15 +3858,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description with idempotent_answer_not_kept: the status the request sent first with this Idempotency-Key was answered */
+                        answered_status?: number;
                         /** @enum {string} */
                         code: "422";
+                        /** @description with error_type: the error body's message (the same as message) */
+                        error_msg?: string;
+                        /** @description only on a request refused before the coupon is looked at, as in the error body: idempotency_key_reused, idempotent_answer_not_kept, validation_failed */
+                        error_type?: string;
                         errors: {
+                            /** @description the reasons, each naming the rule broken */
                             coupons: string[];
                         };
                         message: string;
                         /** @enum {string} */
                         status: "error";
-                    } | components["schemas"]["Error"];
+                    };
                 };
             };
             429: components["responses"]["Error429"];

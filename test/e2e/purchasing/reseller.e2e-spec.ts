@@ -261,6 +261,64 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
     expect((await api.call('GET', `/api/v3/coupons/${coupon.id}`, { basic })).body.coupon.state).toBe('valid');
   });
 
+  it("answers every 422 of the cancel in the reseller coupon error body, a refusal made before the coupon is looked at with the error body's fields beside", async () => {
+    await api.importDeals([{ ...spaDay, id: 'chicago-spa-keyed', quantity: 5 }]);
+    const [first, second] = (await sale({ ...voucher, deal_id: 'chicago-spa-keyed', transaction_reference: 'tx-keyed' })).body.coupons;
+    const cancel = (id: string, key: string) =>
+      api.call('DELETE', `/api/v3/coupons/${id}/cancel`, { basic, headers: { 'Idempotency-Key': key } });
+    expect((await cancel(first.id, 'cancel-key-1')).status).toBe(200);
+
+    const reused = await cancel(second.id, 'cancel-key-1');
+    const reuse = 'this Idempotency-Key was used for another request (method, path, query or body differ); a new request needs a new key';
+    expect([reused.status, reused.body]).toEqual([
+      422,
+      {
+        status: 'error',
+        message: reuse,
+        code: '422',
+        errors: { coupons: [reuse] },
+        error_type: 'idempotency_key_reused',
+        error_msg: reuse,
+      },
+    ]);
+    expect((await api.call('GET', `/api/v3/coupons/${second.id}`, { basic })).body.coupon.state).toBe('valid');
+
+    // The coupon's own refusal is kept as it was sent, and sent again so.
+    const refused = await cancel(first.id, 'cancel-key-2');
+    const again = await cancel(first.id, 'cancel-key-2');
+    expect([refused.status, refused.body]).toEqual([
+      422,
+      {
+        status: 'error',
+        message: 'the coupon cannot be cancelled',
+        code: '422',
+        errors: { coupons: ['the coupons are already part of another refund'] },
+      },
+    ]);
+    expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([422, 'true', refused.body]);
+
+    // Text refused at the edge: the reason names the field and the rule, never the text sent.
+    const nul = await api.call('DELETE', `/api/v3/coupons/${second.id}%00x/cancel`, { basic });
+    expect(nul.status).toBe(422);
+    expect(nul.body).toMatchObject({
+      status: 'error',
+      code: '422',
+      error_type: 'validation_failed',
+      errors: { coupons: ['coupon_id must be well-formed Unicode text without NUL'] },
+    });
+    expect(JSON.stringify(nul.body)).not.toContain(second.id);
+
+    const notJson = await api.call('DELETE', `/api/v3/coupons/${second.id}/cancel`, { basic, jsonText: '{"reason":' });
+    expect(notJson.status).toBe(422);
+    expect(notJson.body).toMatchObject({
+      status: 'error',
+      code: '422',
+      error_type: 'validation_failed',
+      errors: { coupons: ['body is not valid JSON'] },
+    });
+    expect((await api.call('GET', `/api/v3/coupons/${second.id}`, { basic })).body.coupon.state).toBe('valid');
+  });
+
   it('answers the same purchase to every one of several sales sent at once with one transaction_reference, selling once', async () => {
     await api.importDeals([{ ...spaDay, id: 'chicago-spa-burst', quantity: 10 }]);
     const replies = await Promise.all(

@@ -76,9 +76,30 @@ export const ResellerNotFound = z
   .object({ status: z.literal('error'), message: z.string(), type: z.literal('find_failed') })
   .meta({ example: { status: 'error', message: 'coupon not found', type: 'find_failed' } });
 
-/** The reseller coupon error body: a coupon that cannot be cancelled, with the reason. */
+/**
+ * The reseller coupon error body: a coupon that cannot be cancelled, with the reasons; every 422 of
+ * the cancel is in it. A request refused before the coupon is looked at keeps the error body's
+ * `error_type` and `error_msg` (and `answered_status`) beside (reseller-coupon-errors.ts).
+ */
 export const ResellerNotCancelled = z
-  .object({ status: z.literal('error'), message: z.string(), code: z.literal('422'), errors: z.object({ coupons: z.array(z.string()) }) })
+  .object({
+    status: z.literal('error'),
+    message: z.string(),
+    code: z.literal('422'),
+    errors: z.object({ coupons: z.array(z.string()).meta({ description: 'the reasons, each naming the rule broken' }) }),
+    error_type: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'only on a request refused before the coupon is looked at, as in the error body: idempotency_key_reused, ' +
+          'idempotent_answer_not_kept, validation_failed',
+      }),
+    error_msg: z.string().optional().meta({ description: "with error_type: the error body's message (the same as message)" }),
+    answered_status: z.number().int().optional().meta({
+      description: 'with idempotent_answer_not_kept: the status the request sent first with this Idempotency-Key was answered',
+    }),
+  })
   .meta({
     example: {
       status: 'error',

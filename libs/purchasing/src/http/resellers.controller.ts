@@ -3,7 +3,7 @@ import { Clock, NotFound, ViewProgress } from '@deals/kernel';
 import { Caller, CurrentCaller, humanUtc, CalledBy, NoBody, PARTNERS } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer, ApiRequest, ERROR_ANSWER_REF, openApiSchema } from '@deals/wire';
+import { ApiAnswer, ApiRequest, openApiSchema, ShapesErrorBodies } from '@deals/wire';
 import { ResellerSaleBody } from './reseller-purchase.request';
 import {
   CancelAnswer,
@@ -25,6 +25,7 @@ import { RESALE_BUYER_ERASURES } from '../projections/resale-buyer-erasures/resa
 import { PurchaseQueries } from '../queries/purchase.queries';
 import { CouponQr } from '../coupon-images/coupon-qr';
 import { CouponLinks, toCoupon } from './purchase.answers';
+import { asResellerNotCancelled } from './reseller-coupon-errors';
 
 /** Sales recorded by resellers, and their coupons (HTTP basic, /api/v3). */
 @ApiTags('purchasing')
@@ -102,9 +103,13 @@ export class ResellersController {
     return { coupon: toCoupon(coupon, this.clock.now().getTime(), this.links, await this.qr.base64(coupon.redemptionCode), false) };
   }
 
-  /** The reseller coupon error bodies: 404 with `message`/`type`, 422 with `code` and `errors.coupons`. */
+  /**
+   * The reseller coupon error bodies: 404 with `message`/`type`, 422 with `code` and `errors.coupons`,
+   * every 422 of the route, those made before the handler included (ShapesErrorBodies).
+   */
   @Delete('coupons/:coupon_id/cancel')
   @CalledBy(...PARTNERS)
+  @ShapesErrorBodies({ 422: asResellerNotCancelled })
   @ApiOperation({
     summary: "Cancel a reseller sale's coupon",
     description: 'Only coupons of reseller purchases; refusals in the reseller coupon error bodies.',
@@ -118,9 +123,10 @@ export class ResellersController {
   @ApiResponse({
     status: 422,
     description:
-      'the coupon cannot be cancelled: the reseller coupon error body, with the reasons in errors.coupons; ' +
-      'a request refused before the coupon is looked at (an Idempotency-Key used for another request, a body that is not JSON): the error body',
-    schema: { anyOf: [openApiSchema(ResellerNotCancelled, 'output'), { $ref: ERROR_ANSWER_REF }] },
+      'the coupon cannot be cancelled: the reseller coupon error body, with the reasons in errors.coupons; a request refused ' +
+      "before the coupon is looked at (its text or body, its Idempotency-Key) answers the same body, with the error body's " +
+      'error_type and error_msg beside',
+    schema: openApiSchema(ResellerNotCancelled, 'output'),
   })
   async cancel(@Param('coupon_id') couponId: string, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) reply: FastifyReply) {
     try {
