@@ -127,12 +127,18 @@ describe('resellers: POST /api/v3/resellers/purchases, GET and cancel /api/v3/co
       ...voucher,
       transaction_reference: 'x'.repeat(256),
       first_name: 'Ann\u0085\u202eX',
-      last_name: 'Se\u0000ll',
+      last_name: 'Se\u0007ll',
     });
     expect(unbounded.body.errors).toEqual([
       { type: 'invalid', resource: 'purchase', field: 'first_name', message: 'must not hold control characters' },
       { type: 'invalid', resource: 'purchase', field: 'last_name', message: 'must not hold control characters' },
       { type: 'invalid', resource: 'purchase', field: 'transaction_reference', message: 'must be at most 255 characters' },
+    ]);
+    // A NUL is refused before the call's own checks, as in every call's text.
+    const nul = await sale({ ...voucher, transaction_reference: 'tx-nul', last_name: 'Se\u0000ll' });
+    expect([nul.status, nul.body.errors]).toEqual([
+      422,
+      [{ type: 'invalid', resource: 'request', field: 'last_name', message: 'must be well-formed Unicode text without NUL' }],
     ]);
     // 255 characters is the bound, counted as characters: 255 emoji (510 UTF-16 units) pass it.
     const long = await sale({
