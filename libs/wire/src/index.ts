@@ -24,3 +24,4 @@ export * from './json-depth';
 export * from './history-seal.answers';
 export * from './requests-in-flight';
 export * from './well-formed-text';
+export * from './unread-bodies';
