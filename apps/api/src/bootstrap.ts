@@ -31,6 +31,7 @@ import {
   purgeExpiredKeys,
   PURGE_EVERY_S,
   purgeOldUsage,
+  readBodiesBeforeClosing,
   refuseMalformedText,
   shapeErrorBodies,
   refuseRequestsWithoutHost,
@@ -146,6 +147,8 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   // Before any other onSend hook: it must see every answer.
   const requestsInFlight = trackRequestsInFlight(fastify);
   logAbortedRequests(fastify);
+  // An answer that closes its connection (a body refused as too large) waits for the rest of the body.
+  readBodiesBeforeClosing(fastify);
   answerUnservedRequests(fastify.server);
   parseJsonBodies(fastify);
   // Form bodies: the partner site's pages, and the routes marked as taking them (the one-click unsubscribe).

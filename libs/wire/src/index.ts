@@ -25,3 +25,4 @@ export * from './history-seal.answers';
 export * from './requests-in-flight';
 export * from './well-formed-text';
 export * from './error-body-shapes';
+export * from './unread-bodies';

@@ -8,10 +8,12 @@ import { promisify } from 'node:util';
 import { runCli, TestApi } from '../../support/api-harness';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { tempDir } from '../../support/temp-dir';
+import { fencedBlocks } from '../../support/doc-blocks';
 import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
 import { Client } from 'pg';
 
 const CHECK_SCRIPT = join(__dirname, '..', '..', '..', 'clients', 'audit', 'check-seal.mjs');
+const README = join(__dirname, '..', '..', '..', 'README.md');
 
 /** The auditor's check script run on a seal file for `stream`: what it printed and its exit code. */
 async function checkSeal(stream: string, sealFile: string, keyFile: string): Promise<{ stdout: string; code: number }> {
@@ -118,7 +120,21 @@ describe('a history auditors can verify', () => {
     expect((await api.call('GET', '/audit/batches/no-such-batch/seal', { apiKey: auditorKey })).status).toBe(404);
     expect((await api.call('GET', `/audit/card_links/${cardLinkId}/seal`, { apiKey })).status).toBe(403);
     // The README shows this very script.
-    expect(readFileSync(join(__dirname, '..', '..', '..', 'README.md'), 'utf8')).toContain(readFileSync(CHECK_SCRIPT, 'utf8'));
+    expect(readFileSync(README, 'utf8')).toContain(readFileSync(CHECK_SCRIPT, 'utf8'));
+    // Its command that saves the key for the script, run as printed: the PEM, taken out of the JSON answer.
+    const field = fencedBlocks(README, '## Five minutes with it', 'sh')[0]
+      .split('\n')
+      .find((line) => line.startsWith('field()'))!;
+    const saveKey = fencedBlocks(README, '## A history auditors can verify', 'sh')[0]
+      .split('\n')
+      .find((line) => line.includes('/audit/checkpoint-key'))!;
+    const saved = tempDir('history-seal-readme');
+    try {
+      await promisify(execFile)('bash', ['-ec', `${field}\n${saveKey}`], { cwd: saved.path, env: { ...process.env, API: api.url } });
+      expect(readFileSync(join(saved.path, 'key.pem'), 'utf8').trim()).toBe(key.body.public_key.trim());
+    } finally {
+      saved.remove();
+    }
   });
 
   it('names, through audit:verify, a row edited, one removed and two swapped with plain SQL behind its back', async () => {

@@ -8,6 +8,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { runCli, TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { rateLimitFields } from '../../support/rate-limit-fields';
+import { postInPieces } from '../../support/piecewise-post';
 import { inputValue, PostedFrom, SiteClient, totpAt } from '../../support/site-client';
 
 const PASSWORD = 'a long and private passphrase';
@@ -610,6 +611,22 @@ describe('the partner site', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.error_type).toBe('find_failed');
     expect(unknown.headers['content-security-policy']).toBeUndefined();
+  });
+
+  it("answers a 2 MiB form with the site's 413 page every time, never a reset connection: the body is read before the close", async () => {
+    const signedIn = await member('large-form@example.com');
+    const cookie = [...signedIn.jar].map(([name, value]) => `${name}=${value}`).join('; ');
+    const form = Buffer.from(`name=${'a'.repeat(2 * 1024 * 1024)}`);
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', origin: api.url };
+    // Ten in a row, each on a fresh connection and sent a piece at a time, a visitor's and a member's.
+    for (let i = 0; i < 10; i++) {
+      const page = await postInPieces(`${api.url}${i % 2 ? '/partner/sign-in' : '/partner/keys'}`, { ...headers, cookie }, form);
+      expect(page.status).toBe(413);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.text).toContain('<h1>Refused</h1>');
+      expect(page.text).toContain('The form is larger than the site takes.');
+      expect(page.headers).toMatchObject({ 'content-security-policy': SITE_POLICY, 'cache-control': 'no-store', connection: 'close' });
+    }
   });
 
   it('refuses an email longer than any without showing it back, and shows back a bounded part of a long look-up', async () => {

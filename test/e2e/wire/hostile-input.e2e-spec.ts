@@ -5,6 +5,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { TestApi } from '../../support/api-harness';
+import { postInPieces } from '../../support/piecewise-post';
 import { inputValue, SiteClient } from '../../support/site-client';
 import { InsecureHttps } from '../../support/insecure-https';
 
@@ -43,6 +44,22 @@ describe('hostile input: bodies nested deep, echoes, kept answers and secrets sh
     // Within the limit, the body is read and judged on its fields.
     const withinLimit = `{"email":"shallow@example.com","partner_data":{"x":${nestedArrays(MAX_JSON_DEPTH - 3)}}}`;
     expect((await api.call('POST', '/users', { apiKey: partner.apiKey, jsonText: withinLimit })).status).toBe(422);
+  });
+
+  it('answers a 2 MiB body with its 413 every time, never a reset connection: the body is read before the close', async () => {
+    const body = Buffer.from(JSON.stringify({ email: 'large@example.com', partner_data: { x: 'a'.repeat(2 * 1024 * 1024) } }));
+    const headers = { 'content-type': 'application/json' };
+    // Ten in a row, each on a fresh connection and sent a piece at a time.
+    for (let i = 0; i < 10; i++) {
+      const reply = await postInPieces(`${api.url}/users?api_key=${partner.apiKey}`, headers, body);
+      expect(reply.status).toBe(413);
+      expect(reply.headers.connection).toBe('close');
+      expect(JSON.parse(reply.text)).toEqual({
+        status: 'error',
+        error_type: 'bad_request',
+        error_msg: expect.stringContaining('too large'),
+      });
+    }
   });
 
   it('names none of the values a refused request sent, only how many, and keeps that small answer', async () => {

@@ -7,6 +7,7 @@ import { newSecret, secretHash, SiteSecrets } from '../commands/site-secrets';
 import { SESSION_LIFETIME_MS } from '../domain/member/member-rules';
 import { MemberSessions, SignedInMember } from './member-sessions';
 import { SitePages } from './site-pages';
+import { answerUnreadableForms } from './site-request';
 
 export const SITE_PREFIX = '/partner';
 export const SESSION_COOKIE = 'partner_session';
@@ -139,7 +140,8 @@ function postedFromThisSite(request: FastifyRequest): boolean {
  * The partner site's plumbing on Fastify, for the routes under /partner only (route hooks, added as
  * Nest registers them; the API's routes pay nothing; its form bodies are read by the bootstrap's
  * `parseFormBodies`): the session or visitor cookie,
- * the partner's request budget, the origin and CSRF checks of every POST, and the security headers;
+ * the partner's request budget, the origin and CSRF checks of every POST, the security headers, the
+ * page of a form refused before its handler (too large);
  * and the site's own 404 page for unknown paths under /partner. Call before the application
  * registers its routes; `dependencies` is asked once the application is up.
  */
@@ -151,6 +153,8 @@ export function serveSite(fastify: FastifyInstance, dependencies: () => SiteDepe
     route.onRequest = [...[route.onRequest ?? []].flat(), onRequest as onRequestHookHandler];
     route.preHandler = [...[route.preHandler ?? []].flat(), preHandler];
     route.onSend = [...[route.onSend ?? []].flat(), securityHeaders(route.url)];
+    // A form refused before its page's handler (too large, say) is answered as a page too.
+    route.errorHandler = answerUnreadableForms(() => dependencies().pages);
   });
   // A not-found handler of the prefix (Fastify's 404 router): unknown paths under /partner get the
   // site's page and headers; the API's 404 (Nest's, answered in JSON) and its routes are untouched.

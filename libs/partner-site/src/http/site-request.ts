@@ -56,6 +56,20 @@ export function answerRefusalPage(pages: SitePages, request: FastifyRequest, rep
   );
 }
 
+/**
+ * A route's error handler for the site: a form's body refused before the page's handler (larger
+ * than the site reads, of a type it does not take, unreadable) is answered as a page with the
+ * refusal's status; any other failure goes on to the service's handler.
+ */
+export function answerUnreadableForms(pages: () => SitePages) {
+  return (error: { code?: string; statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
+    const status = error.statusCode ?? 500;
+    if (!error.code?.startsWith('FST_ERR_CTP_') || status >= 500) throw error;
+    const message = status === 413 ? 'The form is larger than the site takes.' : 'The form could not be read.';
+    return pages().send(request, reply, 'message', { title: 'Refused', message }, status);
+  };
+}
+
 /** Refusals and failures of the site's pages, as pages (the API's filter answers JSON). */
 @Catch()
 @Injectable()
