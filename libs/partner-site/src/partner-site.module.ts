@@ -14,6 +14,7 @@ import {
   SignUpMemberHandler,
 } from './commands/member.commands';
 import { MemberAuditSource } from './commands/member-audit-source';
+import { MemberIdOfEmailHandler } from './commands/member-ids';
 import { AccountController } from './http/account.controller';
 import { KeysController } from './http/keys.controller';
 import { ModeController } from './http/mode.controller';
@@ -45,6 +46,7 @@ import { SandboxMailPagesController } from './http/sandbox-mail.controller';
     EnrolMemberTotpHandler,
     ChangeMemberSessionHandler,
     RemoveMemberHandler,
+    MemberIdOfEmailHandler,
     MemberAuditSource,
     // One for the process: the bound on its password hashes holds across every handler.
     // The people's lane of the process's slow hashes: a member's sign-in never queues behind a partner's users.

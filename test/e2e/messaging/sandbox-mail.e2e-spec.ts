@@ -132,4 +132,30 @@ describe("a sandbox's mail", () => {
     expect(outbox.body.sandbox_mail[0]).toMatchObject({ user_id: user, test_clock: null });
     expect(smtp.to('another.stranger@example.org')).toHaveLength(0);
   });
+
+  it('sends for real to a person of the partner whose address is written otherwise: compared in NFC, case-folded', async () => {
+    // Invited with a decomposed `é`; the user's address has it composed, in upper case, and `ß` for `ss`.
+    const invited = await api.get(CommandBus).execute(new InviteMember(partner.partnerId, 'jose\u0301.strasse@partner.example', OPERATOR));
+    await api.settle();
+    const token = invited.token;
+    await new SiteClient(api.url).submit(`/partner/sign-up?token=${token}`, '/partner/sign-up', {
+      token,
+      password: PASSWORD,
+      password_confirmation: PASSWORD,
+    });
+    await api.settle();
+    const address = 'JOS\u00c9.STRA\u00dfE@partner.example';
+    const user = (await api.call('POST', '/users', { apiKey: test, body: { email: address } })).body.user_id;
+    const before = { sent: smtp.received.length, kept: (await kept()).body.sandbox_mail.length as number };
+    real.set(new Date('2026-06-16T23:59:59Z'));
+    const batch = await api.call('POST', '/v1/targeted_email/batches', {
+      apiKey: test,
+      body: { deal_id: spaDay.id, user_ids: [user], mode: 'augment', send_at: '2026-06-17T00:00:00Z' },
+    });
+    expect(batch.status).toBe(201);
+    real.set(new Date('2026-06-17T00:00:01Z'));
+    expect(await smtp.whenReceived(before.sent + 1)).toBe(true);
+    expect(smtp.to(address)).toHaveLength(1);
+    expect((await kept()).body.sandbox_mail).toHaveLength(before.kept);
+  });
 });

@@ -2,6 +2,7 @@ import {
   accountOf,
   Clock,
   EventStore,
+  foldedIdentity,
   handleCommand,
   isSandbox,
   livePartnerOf,
@@ -27,7 +28,7 @@ import {
  * invited by address and who signed up. A port, so that messaging does not depend on the site.
  */
 export abstract class OwnAddresses {
-  /** Lowercased. */
+  /** Folded (`foldedIdentity`: NFC, case-folded), as an address sent to is before it is looked up. */
   abstract of(livePartnerId: string): Promise<ReadonlySet<string>>;
 }
 
@@ -61,7 +62,7 @@ export class UserMail {
     }
     const sandboxId = accountOf(partnerId);
     const mailId = sandboxMailId(partnerId, email.messageId);
-    const owned = (await this.addresses.of(livePartnerOf(partnerId))).has(email.to.toLowerCase());
+    const owned = (await this.addresses.of(livePartnerOf(partnerId))).has(foldedIdentity(email.to.trim()));
     const day = this.realClock.now().toISOString().slice(0, 10);
     let taken;
     try {

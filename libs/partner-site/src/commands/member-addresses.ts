@@ -1,11 +1,12 @@
 import { OwnAddresses } from '@deals/messaging';
-import { ViewStore } from '@deals/kernel';
+import { foldedIdentity, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { PARTNER_MEMBERS, PartnerMember } from '../projections/partner-members/partner-members.projection';
 
 /**
  * The addresses of a partner's people: each active member's (invited by the service's operator, and
- * signed up). A sandbox emails these for real; its other mail is kept in its outbox.
+ * signed up), folded (`foldedIdentity`), so that one invited before addresses were folded matches too.
+ * A sandbox emails these for real; its other mail is kept in its outbox.
  */
 @Injectable()
 export class MemberAddresses extends OwnAddresses {
@@ -15,6 +16,6 @@ export class MemberAddresses extends OwnAddresses {
 
   async of(livePartnerId: string): Promise<ReadonlySet<string>> {
     const people = await this.views.find<PartnerMember>(PARTNER_MEMBERS, { partnerId: livePartnerId, status: 'active' });
-    return new Set(people.map((person) => person.email.toLowerCase()));
+    return new Set(people.map((person) => foldedIdentity(person.email)));
   }
 }

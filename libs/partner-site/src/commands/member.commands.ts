@@ -7,7 +7,6 @@ import {
   handleCommand,
   invalid,
   isSandbox,
-  loadCachedAggregate,
   LogPosition,
   NotFound,
   ValidationFailed,
@@ -17,7 +16,6 @@ import {
 } from '@deals/kernel';
 import { addressKey } from '@deals/wire';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { createHash } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import { emailIssues, INVITE_LIFETIME_MS, normalEmail, passwordIssues, SESSION_LIFETIME_MS } from '../domain/member/member-rules';
 import {
@@ -29,14 +27,8 @@ import {
   totpSetUpAlready,
 } from '../domain/member/member.decider';
 import { memberStream, MemberSignInFailed, SignInFailure } from '../domain/member/member.events';
+import { loadMember, memberIdFor } from './member-ids';
 import { newSecret, seal, secretHash, SiteSecrets, unseal } from './site-secrets';
-
-/** A member's id: derived from the email, so that one email is one member and a sign-in finds its stream without a view. */
-export const memberIdOf = (email: string) =>
-  createHash('sha256')
-    .update(`partner-member\n${normalEmail(email)}`)
-    .digest('hex')
-    .slice(0, 24);
 
 /** A hash no password matches, checked when the email is unknown, so that an answer takes as long either way. */
 let decoy: Promise<string> | null = null;
@@ -82,7 +74,7 @@ export class InviteMemberHandler implements ICommandHandler<InviteMember> {
     // People belong to the live partner and reach its sandbox in test mode.
     if (isSandbox(partnerId)) throw invalid('partner', 'id', "is a sandbox's: invite people to its live partner");
     const email = normalEmail(given);
-    const memberId = memberIdOf(email);
+    const memberId = await memberIdFor(this.store, given);
     const secret = newSecret();
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + INVITE_LIFETIME_MS).toISOString();
@@ -101,11 +93,6 @@ export class InviteMemberHandler implements ICommandHandler<InviteMember> {
 export function invitationOf(token: string): { memberId: string; secret: string } | null {
   const match = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/.exec(token);
   return match ? { memberId: match[1], secret: match[2] } : null;
-}
-
-/** Reads a member's stream (the log, not a view: a sign-in right after a sign-up finds it), from its cached fold on. */
-export async function loadMember(store: EventStore, memberId: string): Promise<Member> {
-  return (await loadCachedAggregate(store, memberStream(memberId), memberDecider)).state;
 }
 
 /**
@@ -227,10 +214,13 @@ export type SignInOutcome =
   | { signedIn: true; memberId: string; partnerId: string; sessionId: string; expiresAt: string }
   | { signedIn: false; reason: SignInFailure | 'unknown' };
 
-/** A sign-in attempt with email, password and (once enrolled) a TOTP code; every attempt on a member is an event. */
+/**
+ * A sign-in attempt on the member the email given names (their id, `memberIdFor`), with password and
+ * (once enrolled) a TOTP code; every attempt on a member is an event.
+ */
 export class SignInMember extends Command<SignInOutcome> {
   constructor(
-    readonly email: string,
+    readonly memberId: string,
     readonly password: string,
     readonly code: string,
     readonly address: string,
@@ -249,8 +239,7 @@ export class SignInMemberHandler implements ICommandHandler<SignInMember> {
     private readonly hashing: FairSlots,
   ) {}
 
-  async execute({ email, password, code, address, caller }: SignInMember): Promise<SignInOutcome> {
-    const memberId = memberIdOf(email);
+  async execute({ memberId, password, code, address, caller }: SignInMember): Promise<SignInOutcome> {
     const member = await loadMember(this.store, memberId);
     // Someone unknown, or invited and not signed up, takes as long to refuse as anyone: the time tells nothing.
     const passwordMatches = await this.hashing.run(addressKey(address), async () =>
@@ -394,7 +383,7 @@ export class RemoveMemberHandler implements ICommandHandler<RemoveMember> {
   ) {}
 
   async execute({ partnerId, email, caller }: RemoveMember) {
-    const memberId = memberIdOf(normalEmail(email));
+    const memberId = await memberIdFor(this.store, email);
     const member = await loadMember(this.store, memberId);
     if (member.status === 'none' || member.partnerId !== partnerId) throw new NotFound('email: no person of this partner');
     const { position, events } = await run(this.store, memberId, { type: 'RemoveMember', data: { memberId } }, this.clock.now(), {

@@ -9,11 +9,11 @@ import {
   HasLiveInvitation,
   invitationGone,
   invitationOf,
-  memberIdOf,
   OpenInvitation,
   SignInMember,
   SignUpMember,
 } from '../commands/member.commands';
+import { MemberIdOfEmail } from '../commands/member-ids';
 import { SiteSecrets } from '../commands/site-secrets';
 import { MAX_EMAIL_LENGTH, MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
 import { deviceCookie, throttledAccount } from './device-cookies';
@@ -62,18 +62,20 @@ export class AccountController {
    */
   @Post('sign-in')
   async signIn(@Req() request: SiteRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
-    const email = normalEmail(field(body, 'email'));
+    const given = field(body, 'email');
+    const email = normalEmail(given);
     // No member has a longer one: refused as such, before any check, and not shown back.
     if (email.length > MAX_EMAIL_LENGTH) return this.signInForm(request, reply, { errors: [EMAIL_TOO_LONG] }, 422);
     const address = clientAddress(request);
-    const memberId = memberIdOf(email);
+    // From the spelling given: a member invited before addresses were folded is found under its lower case.
+    const memberId = await this.commands.execute(new MemberIdOfEmail(given));
     const refused = (status: number, message: string) => this.signInForm(request, reply, { email, errors: [message] }, status);
     const outcome = await this.throttle.attempt(
       address,
       throttledAccount(this.secrets, request, memberId, this.clock.now()),
       () =>
         this.commands.execute(
-          new SignInMember(email, field(body, 'password'), field(body, 'code').trim(), address, visitorCaller(request)),
+          new SignInMember(memberId, field(body, 'password'), field(body, 'code').trim(), address, visitorCaller(request)),
         ),
       (result) => result.signedIn,
     );

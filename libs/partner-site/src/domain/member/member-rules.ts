@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '@deals/kernel';
+import { foldedIdentity, type ValidationIssue } from '@deals/kernel';
 
 /** How long an invitation link works. */
 export const INVITE_LIFETIME_MS = 72 * 3_600_000;
@@ -17,8 +17,18 @@ export const MAX_EMAIL_LENGTH = 254;
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
 
-/** An email as the site keys it: trimmed, lower case. */
-export const normalEmail = (email: string) => email.trim().toLowerCase();
+/** An email as the site keys it: trimmed, in NFC and case-folded (`foldedIdentity`); for ASCII, its lower case. */
+export const normalEmail = (email: string) => foldedIdentity(email.trim());
+
+/**
+ * The keys an email may have had when the site keyed addresses by their lower case alone: that of
+ * the spelling given, composed and decomposed (a person invited as `café` with either may sign in
+ * with the other). Members invited then are found under these; none differs for ASCII.
+ */
+export const legacyEmailKeys = (email: string): string[] => {
+  const lower = email.trim().toLowerCase();
+  return [...new Set([lower, lower.normalize('NFC'), lower.normalize('NFD')])];
+};
 
 export function emailIssues(email: string): ValidationIssue[] {
   if (!email.trim()) return [{ type: 'missing_field', resource: 'member', field: 'email', message: 'is required' }];
@@ -35,10 +45,10 @@ export function passwordIssues(password: string, confirmation: string, email: st
   const issue = (message: string, field = 'password'): ValidationIssue => ({ type: 'invalid', resource: 'member', field, message });
   if (password.length < MIN_PASSWORD_LENGTH) return [issue(`must be at least ${MIN_PASSWORD_LENGTH} characters`)];
   if (password.length > MAX_PASSWORD_LENGTH) return [issue(`must be at most ${MAX_PASSWORD_LENGTH} characters`)];
-  const lower = password.toLowerCase();
+  const folded = foldedIdentity(password);
   const address = normalEmail(email);
   const name = address.split('@')[0];
-  if (lower.includes(address) || (name.length >= 3 && lower.includes(name)))
+  if (folded.includes(address) || (name.length >= 3 && folded.includes(name)))
     return [issue('must not contain your email address or its name')];
   if (new Set(password).size < 4) return [issue('must not repeat so few characters')];
   if (password !== confirmation) return [issue('does not match the password', 'password_confirmation')];
