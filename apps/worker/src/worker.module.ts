@@ -1,4 +1,5 @@
 import { ServiceConfig, ServiceCoreModule } from '@deals/runtime';
+import { LOG_SERIALIZERS } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 
@@ -13,7 +14,8 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [
         ServiceCoreModule.forRoot({ config: { ...config, runProjections: true }, role: 'worker' }),
-        LoggerModule.forRoot({ pinoHttp: { level: config.logLevel } }),
+        // Errors logged without the fields in which a database quotes data, as the API's are.
+        LoggerModule.forRoot({ pinoHttp: { level: config.logLevel, serializers: LOG_SERIALIZERS } }),
       ],
     };
   }

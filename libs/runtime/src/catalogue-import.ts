@@ -1,6 +1,7 @@
 import { ImportDeal, ImportRegion, RegionTerms, DealTerms, WorkflowState } from '@deals/catalog';
 import { CommandCaller, DomainError, laterPosition, LogPosition, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { StockInventory, stockTotalIssues } from '@deals/purchasing';
+import { findMalformedText } from '@deals/wire';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 
@@ -78,20 +79,25 @@ export class CatalogueImport {
       if (id !== undefined && id !== null && !firstOf.has(id)) firstOf.set(id, i);
     });
     /** Why the record at `i` is refused before it is imported, if it is. */
-    const refusal = (i: number): ValidationIssue | null => {
+    const own = (issue: ValidationIssue) => ({ message: issue.message, issues: [issue] });
+    const refusal = (i: number): { message: string; issues: ValidationIssue[] } | null => {
       const record = records[i] as unknown;
       // A record that is not an object (null, a number, a list) is refused like any bad record.
       if (record === null || typeof record !== 'object' || Array.isArray(record))
-        return { type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' };
+        return own({ type: 'invalid', resource: 'request', field: 'record', message: 'must be an object' });
+      // Text no store keeps (a NUL, a lone surrogate), as the API's edge refuses it: each field named.
+      const malformed: ValidationIssue[] = [];
+      findMalformedText(record, [], 'record', malformed);
+      if (malformed.length) return { message: new ValidationFailed(malformed).message, issues: malformed };
       const first = firstOf.get(idOf(i));
       if (first === undefined || first === i) return null;
-      return {
+      return own({
         type: 'invalid',
         resource: 'request',
         field: 'id',
         // eslint-disable-next-line no-restricted-syntax -- an operator's import report, a message of ours and a record's position
         message: `appears more than once in this file: only its first record (#${first + 1}) is imported`,
-      };
+      });
     };
     const worker = async () => {
       while (next < records.length && !failure) {
@@ -99,7 +105,7 @@ export class CatalogueImport {
         const id = String(idOf(i) ?? `#${i + 1}`);
         const refused = refusal(i);
         if (refused) {
-          outcomes[i] = { id, ok: false, message: refused.message, issues: [refused] };
+          outcomes[i] = { id, ok: false, ...refused };
           onEach?.();
           continue;
         }

@@ -17,6 +17,7 @@ import { errorBody } from './error-body';
 import { CALLERS, CallerKind, CallersDeclaration } from './callers';
 import { clientAddress } from './client-address';
 import { attemptedIdentity, refuse, RequestLimits } from './request-limits';
+import { isStorableText } from './well-formed-text';
 
 export interface PartnerRef {
   id: string;
@@ -94,7 +95,9 @@ function presentedBasic(request: FastifyRequest): Presented {
   if (!match) throw new Unauthorized('missing credentials: give your username and password as HTTP basic credentials');
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon <= 0) throw new Unauthorized('wrong username or password');
+  // Checked here, before the text check of the request (credentials are read first): a NUL no
+  // username holds, which a store asked for it (PostgreSQL) would fail on.
+  if (colon <= 0 || !isStorableText(decoded)) throw new Unauthorized('wrong username or password');
   return { kind: 'username', username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 

@@ -1,4 +1,7 @@
-import { loggableUrl, refusedUrl } from './request-log';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loggableError, loggableUrl, refusedUrl, serviceLogger } from './request-log';
 
 describe('loggableUrl', () => {
   it('redacts the values of secret parameters, however their names are escaped', () => {
@@ -70,5 +73,31 @@ describe('refusedUrl', () => {
     expect(refusedUrl(routed)).toBe('/users/:user_id/coupons?filter=…&per_page=…');
     expect(refusedUrl({ url: '/nowhere/ana.lee@example.com/x', routeOptions: {} })).toBe('/nowhere/…');
     expect(refusedUrl({ url: '/deals/%?api_key=dk_secret;4929123456781234=1' })).toBe('/deals/…?api_key=…&…=…');
+  });
+});
+
+describe('loggableError', () => {
+  it("keeps an error's name, message, code and stack, and none of the fields in which a database quotes data", () => {
+    const error = Object.assign(new Error('unsupported Unicode escape sequence'), {
+      code: '22P05',
+      detail: '\\u0000 cannot be converted to text.',
+      where: 'JSON data, line 1: {"username":"mrk-secret-name\\u0000...',
+      hint: 'mrk-secret-hint',
+    });
+    const shown = loggableError(error) as Record<string, unknown>;
+    expect(shown).toMatchObject({ type: 'Error', message: 'unsupported Unicode escape sequence', code: '22P05' });
+    expect(shown.stack).toEqual(expect.any(String));
+    expect(JSON.stringify(shown)).not.toMatch(/mrk-secret|cannot be converted/);
+    // The service's logger writes errors so.
+    const folder = mkdtempSync(join(tmpdir(), 'error-log-'));
+    try {
+      const file = join(folder, 'service.log');
+      serviceLogger('info', file).error({ err: error, status: 500 }, 'the service failed to answer');
+      const line = JSON.parse(readFileSync(file, 'utf8').trim());
+      expect(line.err).toMatchObject({ message: 'unsupported Unicode escape sequence', code: '22P05' });
+      expect(JSON.stringify(line)).not.toMatch(/mrk-secret|cannot be converted/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

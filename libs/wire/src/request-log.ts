@@ -75,9 +75,28 @@ function decodedName(text: string): string {
   }
 }
 
+/**
+ * Fields of a database's error that quote the data it failed on: PostgreSQL's `detail` (`Key (email)=(…)
+ * already exists`), `where` (the start of the JSON it could not read), `hint` and the query's text.
+ * A logged error keeps its name, message, code and stack without them: a log outlives the data.
+ */
+const ERROR_FIELDS_QUOTING_DATA = ['detail', 'where', 'hint', 'internalQuery', 'query', 'parameters'] as const;
+
+/** pino's serializer of an error (`err`), without the fields that quote data (see above). */
+export function loggableError(error: unknown): unknown {
+  const shown = pino.stdSerializers.err(error as Error) as unknown;
+  if (shown === null || typeof shown !== 'object') return shown;
+  const kept = { ...(shown as Record<string, unknown>) };
+  for (const field of ERROR_FIELDS_QUOTING_DATA) delete kept[field];
+  return kept;
+}
+
+/** The serializers of every logger of the service. */
+export const LOG_SERIALIZERS = { err: loggableError };
+
 /** The one pino logger of a process: JSON lines on stdout, or appended to `file` when given. */
 export function serviceLogger(level: string, file: string | null = null): pino.Logger {
-  const options = { level, base: { pid: process.pid } };
+  const options = { level, base: { pid: process.pid }, serializers: LOG_SERIALIZERS };
   return file ? pino(options, pino.destination({ dest: file, sync: true, mkdir: true })) : pino(options);
 }
 

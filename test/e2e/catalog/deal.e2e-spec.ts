@@ -237,6 +237,32 @@ describe('GET /deals/:deal_id and /v1/deals/:deal_id', () => {
     for (const { id } of good) expect((await api.call('GET', `/deals/${id}`, { apiKey })).body.deal).toMatchObject({ num_left: 4 });
   });
 
+  it('refuses a record holding text no store keeps (a NUL, a lone surrogate), naming its fields, and imports the others', async () => {
+    const report = await api.importDeals([
+      { ...spaDay, id: 'chicago-spa-nul-title', title: 'Spa\u0000day' },
+      {
+        ...spaDay,
+        id: 'chicago-spa-surrogate',
+        fine_print: 'x\ud800',
+        locations: [{ ...spaDay.locations![0], address: { ...spaDay.locations![0].address, street: '\u0000' } }],
+      },
+      { ...spaDay, id: 'chicago-spa-fine-text' },
+    ]);
+    expect(report.outcomes.map((o) => [o.id, o.ok, o.issues?.map((i) => `${i.field}: ${i.message}`)])).toEqual([
+      ['chicago-spa-nul-title', false, ['title: must be well-formed Unicode text without NUL']],
+      [
+        'chicago-spa-surrogate',
+        false,
+        [
+          'fine_print: must be well-formed Unicode text without NUL',
+          'locations.0.address.street: must be well-formed Unicode text without NUL',
+        ],
+      ],
+      ['chicago-spa-fine-text', true, undefined],
+    ]);
+    expect((await api.call('GET', '/deals/chicago-spa-nul-title', { apiKey })).status).toBe(404);
+  });
+
   it('refuses oversized records: a title past 500 characters, other texts past 20,000, a stock past a billion', async () => {
     const report = await api.importDeals([
       { ...spaDay, id: 'chicago-spa-long-title', title: 'x'.repeat(501) },

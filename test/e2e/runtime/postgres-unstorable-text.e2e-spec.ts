@@ -54,5 +54,16 @@ if (unavailable) {
       expect([read.status, read.body.user?.firstname]).toEqual([200, 'Bo']);
       expect((await api.call('GET', '/health/ready')).status).toBe(200);
     });
+
+    it('answers basic credentials holding a NUL as wrong ones, without asking PostgreSQL for them', async () => {
+      const partner = await api.createPartner('Basic');
+      for (const username of [`${partner.username}\u0000`, '\u0000']) {
+        const authorization = `Basic ${Buffer.from(`${username}:${partner.password}`).toString('base64')}`;
+        const refused = await api.call('GET', '/api/v3/deals', { headers: { authorization } });
+        expect([refused.status, refused.body.error_type]).toEqual([401, 'unauthorized']);
+      }
+      const authorization = `Basic ${Buffer.from(`${partner.username}:${partner.password}`).toString('base64')}`;
+      expect((await api.call('GET', '/api/v3/deals', { headers: { authorization } })).status).toBe(200);
+    });
   });
 }

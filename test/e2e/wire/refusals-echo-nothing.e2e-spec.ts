@@ -104,6 +104,21 @@ describe('refusals echo nothing the caller sent', () => {
     expect(problems).toEqual([]);
   });
 
+  it('refuses a body of a type the route does not take without naming the type it was sent', async () => {
+    const marker = 'mrkcontenttype4929123456781234';
+    for (const type of [`application/x-www-form-urlencoded; ${marker}=1`, `multipart/form-data; boundary=${marker}`]) {
+      const reply = await request(`${api.url}/users?api_key=${apiKey}`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: 'email=a%40example.com',
+        dispatcher: insecureHttps,
+      });
+      expect(reply.statusCode).toBe(415);
+      expect((await reply.body.text()).toLowerCase()).not.toContain(marker);
+    }
+    refused.add(marker);
+  });
+
   it('writes no refused value to its log, its data folder or its events', async () => {
     await api.settle();
     const events = (await api.get(EventStore).readAll({ after: null, maxCount: 1_000_000 })).map((e) => JSON.stringify(e)).join('\n');

@@ -93,6 +93,14 @@ describe('WebhookSender', () => {
     expect((await post()).responseExcerpt).toBe('✓'.repeat(341));
   });
 
+  it('keeps an excerpt every store can hold: a NUL the receiver answered is kept as U+FFFD', async () => {
+    // A NUL in an attempt's excerpt made its event one PostgreSQL cannot store: the attempt was never
+    // recorded and the delivery job failed, sending the event again on each of its retries.
+    receiver.answerBy(() => ({ status: 500, body: Buffer.from('oops\u0000nul \xed\xa0\x80', 'latin1') }));
+    const attempt = await post();
+    expect(attempt).toMatchObject({ status: 500, outcome: 'failed', responseExcerpt: 'oops\ufffdnul \ufffd\ufffd\ufffd' });
+  });
+
   it('refuses a loopback receiver unless allowed private addresses, by IP or by name', async () => {
     const guarded = new WebhookSender({ ca: receiver.ca });
     const byIp = await post(receiver.url('/hooks'), guarded);

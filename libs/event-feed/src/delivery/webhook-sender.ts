@@ -175,9 +175,12 @@ class Excerpt {
     return this.bytes < RESPONSE_EXCERPT_BYTES;
   }
 
-  /** As UTF-8, without a character cut in two at the limit. */
+  /**
+   * As UTF-8, without a character cut in two at the limit; bytes that are not UTF-8 and a NUL read as
+   * U+FFFD: the excerpt is kept in the delivery's event, and no store keeps a NUL.
+   */
   text(): string {
-    return new StringDecoder('utf8').write(Buffer.concat(this.chunks));
+    return new StringDecoder('utf8').write(Buffer.concat(this.chunks)).replaceAll('\u0000', '\ufffd');
   }
 }
 
