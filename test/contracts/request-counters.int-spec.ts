@@ -84,6 +84,23 @@ function countersContract(name: string, make: () => CounterStore, { fakeTimers =
       expect((await limits.partnerWindow(partner.id)).requests).toBe(10 + 25 + 12);
     });
 
+    it("leaves a user's budget whole after a burst of its tokens' calls that a spent partner's budget refuses, counted at once", async () => {
+      const limits = make().limits({ ...settings, partnerPerMinute: 5, userTokenPerMinute: 10 });
+      const spentPartner = { id: randomUUID(), name: 'p', role: 'partner' as const, requestsPerMinute: null, livemode: true };
+      const reply = { header: () => reply } as unknown as FastifyReply;
+      const call = (request: Partial<AuthenticatedRequest>) => limits.spend(request as AuthenticatedRequest, reply);
+      const userToken = { userId: randomUUID(), scope: 'all' as const, access: ['read' as const], expiresAt: '' };
+      for (let i = 0; i < 5; i++) expect(await call({ partner: spentPartner })).toBeNull();
+      // 40 calls of one user's tokens at once: every one refused, none served.
+      const burst = await Promise.all(Array.from({ length: 40 }, () => call({ partner: spentPartner, userToken })));
+      expect(burst.every((refusal) => refusal !== null)).toBe(true);
+      // None of them spent the user's budget: with a partner that has room, all 10 of its calls pass.
+      const roomy = { ...spentPartner, id: randomUUID(), requestsPerMinute: 100 };
+      const after = [];
+      for (let i = 0; i < 11; i++) after.push(await call({ partner: roomy, userToken }));
+      expect(after.map((refusal) => refusal === null)).toEqual([...Array(10).fill(true), false]);
+    });
+
     it("keeps the site throttle's count of an account while attempts keep coming, and forgets it a window after the last", async () => {
       const { counters, elapse } = make();
       const throttle = new SecretCheckThrottle(counters, { windowSeconds: WINDOW_SECONDS });

@@ -185,7 +185,7 @@ export class RequestLimits {
 
   /**
    * A call made with a user's access token: counted against the user's tokens' budget, then (let
-   * through) against the partner's, whose refusal gives the call back to the user's budget
+   * through) against the partner's; a call either refuses is given back to the user's budget
    * (consume, then reward: each step is atomic in memory and on Redis, so the budgets hold under
    * concurrency and across replicas). The token is told its own budget alone: the partner's id,
    * size and traffic are the partner's business, not its users'.
@@ -196,8 +196,10 @@ export class RequestLimits {
     const byUser = await this.requests.consume(userCounter);
     if (byUser.consumedPoints > own) {
       tell(reply, this.userPolicy, USER_TOKEN_POLICY, own, byUser);
+      // The refused call is given back: a burst of calls in flight, refused by the partner's budget
+      // and given back later, would otherwise leave the user's budget spent by calls never served.
       // The partner's budget is read, not spent: a retry before its end would be refused by it.
-      const byPartner = await this.requests.get(partnerCounter);
+      const [byPartner] = await Promise.all([this.requests.get(partnerCounter), this.requests.reward(userCounter)]);
       const partnerSpent = byPartner !== null && byPartner.consumedPoints >= budget;
       return {
         retryAfterMs: partnerSpent ? Math.max(byPartner.msBeforeNext, byUser.msBeforeNext) : byUser.msBeforeNext,

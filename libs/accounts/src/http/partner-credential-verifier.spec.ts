@@ -141,6 +141,33 @@ describe('v3 usernames and passwords checked against the views', () => {
     expect(log.streamsRead).toEqual([]);
   });
 
+  it('compares as many hashes for a known username with passwords in rotation grace as for an unknown one', async () => {
+    const inGrace = (n: number) => ({ hash: hashSecret(`password-${n}`), expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    const { views } = accountViews([
+      {
+        partnerId: 'p-rotating',
+        username: 'rotating-partner',
+        passwords: [{ hash: hashSecret('current'), expiresAt: null }, ...Array.from({ length: 6 }, (_, i) => inGrace(i))],
+      },
+      { partnerId: 'p-fresh', username: 'fresh-partner', passwords: [{ hash: hashSecret('fresh'), expiresAt: null }] },
+    ]);
+    const verifier = new PartnerCredentialVerifier(views, new SystemClock(), new CountingLog());
+    // The module itself (an `import * as` is a copy of its fields under esModuleInterop).
+    const compares = jest.spyOn(jest.requireActual<typeof import('node:crypto')>('node:crypto'), 'timingSafeEqual');
+    const comparesOf = async (username: string) => {
+      compares.mockClear();
+      expect(await verifier.byUsernameAndPassword(username, 'wrong-password-of-24-chars')).toBeNull();
+      return compares.mock.calls.length;
+    };
+    try {
+      const counts = [await comparesOf('rotating-partner'), await comparesOf('fresh-partner'), await comparesOf('no-such-user-0a1b2c')];
+      expect(counts[0]).toBeGreaterThan(0);
+      expect(new Set(counts).size).toBe(1);
+    } finally {
+      compares.mockRestore();
+    }
+  });
+
   it('finds a password the views do not show yet in the log, by its claim, and only with its own username', async () => {
     const log = new CountingLog();
     const [clock, ids] = [new SystemClock(), new RandomIdGenerator()];

@@ -16,7 +16,7 @@ import { CredentialVerifier, PartnerRef, UserTokenRef } from '@deals/wire';
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import { tokenHash } from '../domain/access-token/access-token';
-import { hashSecret, PartnerPassword } from '../domain/partner/partner-credentials';
+import { hashSecret, PartnerPassword, PASSWORDS_HELD } from '../domain/partner/partner-credentials';
 import { ApiKeyClaimed, apiKeyStream } from '../domain/partner/api-key-claim.decider';
 import { Partner, partnerDecider } from '../domain/partner/partner.decider';
 import { partnerStream } from '../domain/partner/partner.events';
@@ -29,15 +29,22 @@ import { TEST_CLOCKS, TestClockView } from '../projections/test-clocks/test-cloc
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-/** The password of `passwords` whose hash is `hash`, each compared (no early end); undefined when none. */
+/** What a password is compared with where a partner holds none (an unknown username, fewer than the most held): a hash no password has. */
+const STAND_IN_HASH = hashSecret('no partner has this password');
+
+/**
+ * The password of `passwords` whose hash is `hash`; undefined when none. Each is compared (no early
+ * end), and stand-ins up to {@link PASSWORDS_HELD}: as many compares for every username, known or
+ * not, whatever its partner's rotations.
+ */
 function matchingPassword(passwords: readonly PartnerPassword[], hash: string): PartnerPassword | undefined {
   let matched: PartnerPassword | undefined;
-  for (const password of passwords) if (sameHash(password.hash, hash) && matched === undefined) matched = password;
+  for (let i = 0; i < Math.max(PASSWORDS_HELD, passwords.length); i++) {
+    const password = i < passwords.length ? passwords[i] : undefined;
+    if (sameHash(password?.hash ?? STAND_IN_HASH, hash) && matched === undefined) matched = password;
+  }
   return matched;
 }
-
-/** What an unknown username's password is compared with: a hash of a password's size that no password has. */
-const STAND_IN_PASSWORDS: readonly PartnerPassword[] = [{ hash: hashSecret('no partner has this password'), expiresAt: null }];
 const toRef = (view: PartnerAccount, credentialId?: string): PartnerRef => ({
   id: view._id,
   name: view.name,
@@ -196,14 +203,14 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
 
   /**
    * The same work for a known and an unknown username, and none that grows with the partner's
-   * history: one view look-up by username, the password's hash compared with each hash it holds
-   * (an unknown name's with a stand-in's), then, unmatched, one read by stream id of the password's
+   * history: one view look-up by username, the password's hash compared with as many hashes for
+   * any name (see {@link matchingPassword}), then, unmatched, one read by stream id of the password's
    * claim, which finds nothing for a wrong password whatever the name.
    */
   async byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null> {
     const hash = hashSecret(password);
     const view = await this.views.findOne<PartnerAccount>(PARTNER_ACCOUNTS, { username });
-    const matched = matchingPassword(view?.passwords ?? STAND_IN_PASSWORDS, hash);
+    const matched = matchingPassword(view?.passwords ?? [], hash);
     // A partner or a password the views do not show yet (made or rotated a moment ago): from the log.
     const found =
       view && matched ? { partner: toRef(view, 'password'), expiresAt: matched.expiresAt } : await this.passwordFromLog(username, hash);

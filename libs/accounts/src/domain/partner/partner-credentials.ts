@@ -48,6 +48,8 @@ export interface PartnerPassword {
 const ENDED_PASSWORDS_KEPT = 5;
 /** Rotations within one grace period that keep their passwords working (each request checks them all). */
 const IN_GRACE_PASSWORDS_KEPT = 10;
+/** The most passwords a partner holds: the current one, those in their grace period, the ended ones kept. */
+export const PASSWORDS_HELD = 1 + IN_GRACE_PASSWORDS_KEPT + ENDED_PASSWORDS_KEPT;
 
 /**
  * The passwords after a rotation to `passwordHash` at `rotatedAt`: the new one current; the replaced
