@@ -46,7 +46,10 @@ export class SmtpSink {
       onRcptTo: (address, _session, callback) => {
         const code = holder.sink!.refuse.get(address.address);
         if (!code) return callback();
-        const error = new Error(code === 550 ? 'No such mailbox' : 'Try again later') as Error & { responseCode: number };
+        // As mail servers do, the refusal quotes the address.
+        const error = new Error(`${code === 550 ? 'No such mailbox' : 'Try again later'} <${address.address}>`) as Error & {
+          responseCode: number;
+        };
         error.responseCode = code;
         callback(error);
       },

@@ -145,6 +145,10 @@ describe('batch delivery at send_at, over SMTP to a real server', () => {
         expect.objectContaining({ userId: fay, permanent: false, attempts: 3 }),
       ]),
     );
+    // The server's refusal quoted the address: the batch's events keep its reason without it.
+    const events = JSON.stringify(await api.get(EventStore).readStream(`batch-${id}`));
+    expect(events).toContain('No such mailbox');
+    expect(events).not.toMatch(/eve@example\.com|fay@example\.com/);
   });
 
   it('advertises no deal that went off sale before send_at: its recipients are skipped, nothing is sent', async () => {

@@ -38,7 +38,7 @@ export class SmtpMailer extends Mailer {
       await this.transport.sendMail(messageOf(this.settings, email));
     } catch (error) {
       const code = (error as { responseCode?: number }).responseCode ?? null;
-      throw new MailNotSent(`SMTP: ${(error as Error).message}`, code !== null && code >= 500 && code < 600, code);
+      throw new MailNotSent(`SMTP: ${withoutAddresses((error as Error).message)}`, code !== null && code >= 500 && code < 600, code);
     }
   }
 
@@ -49,4 +49,12 @@ export class SmtpMailer extends Mailer {
   async close(): Promise<void> {
     this.transport.close();
   }
+}
+
+/**
+ * A server's refusal without the addresses it quotes (`550 <ana@example.com>: no such mailbox`): the
+ * reason is kept in the batch's events, which must hold no recipient's address.
+ */
+export function withoutAddresses(text: string): string {
+  return text.replace(/[^\s<>()[\]"',;:]+@[^\s<>()[\]"',;:]+/g, '<address>');
 }
