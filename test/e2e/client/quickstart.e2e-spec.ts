@@ -46,8 +46,11 @@ describe('the quick start (clients/typescript/examples/quickstart.ts)', () => {
     const ran = await quickstart(dir.path, TEST_CARDS.visa);
     expect(ran.stderr).toBe('');
     expect(ran.code).toBe(0);
-    const [bought, redeemed, again] = ran.stdout.trim().split('\n');
+    const [foreseen, bought, redeemed, again] = ran.stdout.trim().split('\n');
     const [purchaseId, paymentState, amount, printUrl] = bought.split(' ');
+    // The dry run foresaw the amount charged, and units left.
+    const [foreseenAmount, unitsLeft] = foreseen.split(' ');
+    expect([foreseenAmount, Number(unitsLeft) > 0]).toEqual([amount, true]);
     const demo = JSON.parse(readFileSync(join(dir.path, 'demo-partner.json'), 'utf8')) as { api_key: string };
     expect((await api.call('GET', `/purchases/${purchaseId}?api_key=${demo.api_key}`)).body.purchase.id).toBe(purchaseId);
     expect([paymentState, Number(amount) > 0, printUrl.startsWith('https://')]).toEqual(['charged', true, true]);
@@ -58,7 +61,8 @@ describe('the quick start (clients/typescript/examples/quickstart.ts)', () => {
   it("prints the API's error body and ends with status 1 when the card is declined", async () => {
     const ran = await quickstart(dir.path, DECLINED_TEST_CARD);
     expect(ran.code).toBe(1);
-    expect(ran.stdout).toBe('');
+    // The dry run's line (it charges nothing, so the card is not tried), then the purchase's refusal.
+    expect(ran.stdout).toMatch(/^\d+ \d+\n$/);
     expect(ran.stderr).toMatch(/^buying: 422/);
     expect(JSON.parse(ran.stderr.slice(ran.stderr.indexOf('{')))).toMatchObject({ status: 'error', error_type: 'declined' });
   });
