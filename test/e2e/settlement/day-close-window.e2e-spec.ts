@@ -20,7 +20,8 @@ describe('a day closed under a test clock gains no line from a call begun before
     api = await TestApi.start({ clock: real });
     test = (await api.createPartner('Slow writer')).sandbox!.apiKey;
     await api.importRegions([chicago]);
-    await api.importDeals([{ ...spaDay, current_price: 1000, quantity: 100, max_per_user: undefined, end_at: '2027-06-18T05:00:00Z' }]);
+    const deal = { ...spaDay, current_price: 1000, quantity: 100, max_per_user: undefined, end_at: '2027-06-18T05:00:00Z' };
+    await api.importDeals([deal, { ...deal, id: 'chicago-spa-night' }]);
   });
   afterAll(() => api.close());
 
@@ -42,9 +43,9 @@ describe('a day closed under a test clock gains no line from a call begun before
       });
       return { user: userId, card: card.body.credit_card_id as string };
     };
-    const buy = (buyer: { user: string; card: string }) =>
+    const buy = (buyer: { user: string; card: string }, dealId = spaDay.id) =>
       under('POST', '/purchases', {
-        deal_id: spaDay.id,
+        deal_id: dealId,
         user_id: buyer.user,
         credit_card_id: buyer.card,
         quantity: 1,
@@ -61,7 +62,7 @@ describe('a day closed under a test clock gains no line from a call begun before
       await api.settle();
       return (await under('GET', '/v1/settlements/2026-09-01')).body.settlement;
     };
-    return { under, user, buy, advancePastTheClose };
+    return { clockId: clock.id as string, under, user, buy, advancePastTheClose };
   }
 
   const refusedAsMoved = {
@@ -98,6 +99,35 @@ describe('a day closed under a test clock gains no line from a call begun before
     expect((await under('GET', '/v1/settlements/2026-09-03')).body.settlement).toMatchObject({
       line_item_count: 1,
       gross_sales_cents: 1000,
+    });
+  });
+
+  it('takes two purchases under one clock at once: the one written second decides again on the clock’s stream', async () => {
+    const { clockId, under, user, buy } = await newClock();
+    const [first, second] = [await user('first@example.com'), await user('second@example.com')];
+    // The first's start decided on the clock's stream as it was, and held before it is written.
+    const held = holdNextAppendOf(api, 'ChargeBegun');
+    const firstPurchase = buy(first);
+    await held.appending;
+    let secondPurchase;
+    try {
+      // Another deal's (another inventory's turn): written first, with its record on the clock's stream.
+      secondPurchase = await buy(second, 'chicago-spa-night');
+    } finally {
+      held.release();
+    }
+    expect(secondPurchase.status).toBe(200);
+    expect((await firstPurchase).status).toBe(200);
+    // One record a purchase: the held one's append, expecting the clock's stream as it was, was refused and decided again.
+    const records = (await api.get(EventStore).readStream(`testclock-${clockId}`)).filter((e) => e.type === 'TestClockWriteRecorded');
+    expect(records.map((e) => e.data)).toEqual([
+      { clockId, at: '2026-09-01T10:00:00.000Z' },
+      { clockId, at: '2026-09-01T10:00:00.000Z' },
+    ]);
+    await api.settle();
+    expect((await under('GET', '/v1/settlements/2026-09-01')).body.settlement).toMatchObject({
+      line_item_count: 2,
+      gross_sales_cents: 2000,
     });
   });
 
