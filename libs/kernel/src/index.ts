@@ -22,6 +22,7 @@ export * from './loop-slices';
 export * from './sandbox';
 export * from './test-clock/clock-scope';
 export * from './test-clock/test-clock';
+export * from './test-clock/dated-write';
 export * from './personal-data/personal-fields';
 export * from './personal-data/personal-data-event-store';
 export * from './history-seal/seal';

@@ -6,6 +6,7 @@ import {
   CommandContext,
   EventStore,
   handleCommand,
+  handleDatedCommand,
   IdGenerator,
   loadCachedAggregate,
   LogPosition,
@@ -161,8 +162,10 @@ async function onCardLink(
   command: CardLinkCommand,
   context: CommandContext,
 ): Promise<LogPosition | null> {
+  // A transaction's line is dated now (see `handleDatedCommand`); a link's move records none.
+  const decide = command.type === 'RedeemCardLink' || command.type === 'ReportCardTransaction' ? handleDatedCommand : handleCommand;
   try {
-    return (await handleCommand(store, cardLinkStream(cardLinkId), cardLinkDecider, command, context)).position;
+    return (await decide(store, cardLinkStream(cardLinkId), cardLinkDecider, command, context)).position;
   } catch (error) {
     if (!(error instanceof CardLinkNotOpened)) throw error;
     const view = await queries.anyLink(cardLinkId);
@@ -177,7 +180,7 @@ async function onCardLink(
       { type: 'EnsureCardLinked', data: { ...place, at: place.linkedAt } },
       context,
     );
-    return (await handleCommand(store, cardLinkStream(cardLinkId), cardLinkDecider, command, context)).position;
+    return (await decide(store, cardLinkStream(cardLinkId), cardLinkDecider, command, context)).position;
   }
 }
 

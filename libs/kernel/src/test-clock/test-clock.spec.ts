@@ -1,6 +1,6 @@
 import { deciderSpec } from '@deals/testing';
 import { NotFound, ValidationFailed } from '../errors';
-import { nextDueJob, TestClockEvent, testClockDecider } from './test-clock';
+import { nextDueJob, TestClockEvent, testClockDecider, TestClockMoved } from './test-clock';
 
 const given = deciderSpec(testClockDecider);
 const NOW = new Date('2026-06-15T12:00:00Z');
@@ -82,5 +82,26 @@ describe('test clock decider', () => {
       .then([]);
     const state = fold([...history, deleted]);
     expect([state.deleted, state.pending.size, nextDueJob(state)]).toEqual([true, 0, null]);
+  });
+
+  it('records a write dated at its time or later, even while advancing, and refuses one dated before it (the clock moved)', () => {
+    const write = (at: string) => ({ type: 'RecordClockWrite' as const, data: { clockId: 'c1', at } });
+    const recorded = (at: string): TestClockEvent => ({ type: 'TestClockWriteRecorded', data: { clockId: 'c1', at } });
+    given([created])
+      .when(write('2027-01-01T00:00:00.000Z'), NOW)
+      .then([recorded('2027-01-01T00:00:00.000Z')]);
+    // An advance under way has not moved the clock's time yet: a call begun before it is still in its day.
+    given([created, advancing('2027-01-03T00:00:00.000Z')])
+      .when(write('2027-01-01T00:00:00.000Z'), NOW)
+      .then([recorded('2027-01-01T00:00:00.000Z')]);
+    const ran: TestClockEvent = { type: 'TestClockJobRan', data: { clockId: 'c1', jobId: 'a', seq: 1, at: '2027-01-02T00:00:00.000Z' } };
+    given([created, advancing('2027-01-03T00:00:00.000Z'), ran])
+      .when(write('2027-01-01T00:00:00.000Z'), NOW)
+      .thenThrows(TestClockMoved, { message: 'the test clock moved while this call ran: make the call again' });
+    given([created, advancing('2027-01-03T00:00:00.000Z'), ran])
+      .when(write('2027-01-02T00:00:00.000Z'), NOW)
+      .then([recorded('2027-01-02T00:00:00.000Z')]);
+    expect(fold([created, recorded('2027-01-01T00:00:00.000Z')])).toEqual(fold([created]));
+    given([]).when(write('2027-01-01T00:00:00.000Z'), NOW).thenThrows(NotFound);
   });
 });

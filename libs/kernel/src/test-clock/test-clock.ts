@@ -25,11 +25,23 @@ export type TestClockJobCancelled = DomainEvent<'TestClockJobCancelled', { clock
 export type TestClockJobRan = DomainEvent<'TestClockJobRan', { clockId: string; jobId: string; seq: number; at: string; failed?: string }>;
 /** Every job due by the advance's end ran: the clock stands at `frozenTime`. */
 export type TestClockReady = DomainEvent<'TestClockReady', { clockId: string; frozenTime: string }>;
+/**
+ * A write under the clock recorded a money line dated `at` (the clock's time it keeps): written in
+ * the same unit as that line, so an advance is ordered after it, or it is refused (see `RecordClockWrite`).
+ */
+export type TestClockWriteRecorded = DomainEvent<'TestClockWriteRecorded', { clockId: string; at: string }>;
 /** The sandbox deleted the clock: no call acts under it again, and its jobs never run. */
 export type TestClockDeleted = DomainEvent<'TestClockDeleted', { clockId: string; partnerId: string }>;
 
 export type TestClockEvent =
-  TestClockCreated | TestClockAdvancing | TestClockJobArmed | TestClockJobCancelled | TestClockJobRan | TestClockReady | TestClockDeleted;
+  | TestClockCreated
+  | TestClockAdvancing
+  | TestClockJobArmed
+  | TestClockJobCancelled
+  | TestClockJobRan
+  | TestClockReady
+  | TestClockWriteRecorded
+  | TestClockDeleted;
 
 /** A job as the clock's stream keeps it: its due time as text. */
 export interface ArmedJob {
@@ -49,8 +61,20 @@ export type RecordClockJobRan = DomainCommand<
 >;
 export type FinishClockAdvance = DomainCommand<'FinishClockAdvance', { clockId: string }>;
 export type DeleteTestClock = DomainCommand<'DeleteTestClock', { clockId: string }>;
+/**
+ * A write dated `at` under the clock: refused once the clock's time is past `at` (it moved while
+ * the call ran, and a day it dates may be closed already), else recorded on the clock's stream.
+ */
+export type RecordClockWrite = DomainCommand<'RecordClockWrite', { clockId: string; at: string }>;
 export type TestClockCommand =
-  CreateTestClock | AdvanceTestClock | ArmClockJob | CancelClockJob | RecordClockJobRan | FinishClockAdvance | DeleteTestClock;
+  | CreateTestClock
+  | AdvanceTestClock
+  | ArmClockJob
+  | CancelClockJob
+  | RecordClockJobRan
+  | FinishClockAdvance
+  | RecordClockWrite
+  | DeleteTestClock;
 
 export interface PendingJob extends ArmedJob {
   seq: number;
@@ -79,6 +103,16 @@ export const testClockStream = (clockId: string) => `testclock-${clockId}`;
 export const MAX_ADVANCE_MS = 2 * 366 * 24 * 3_600_000;
 
 const invalid = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'test_clock', field, message }]);
+
+/** A write dated before the clock's time, refused (see `RecordClockWrite`): the call is made again. */
+export class TestClockMoved extends ValidationFailed {
+  constructor() {
+    super(
+      [{ type: 'invalid', resource: 'test_clock', field: 'frozen_time', message: 'moved while this call ran: make the call again' }],
+      'the test clock moved while this call ran: make the call again',
+    );
+  }
+}
 
 /** The next job an advance runs: the earliest due by its end (armed first among equals); none when all ran. */
 export function nextDueJob(clock: TestClock): PendingJob | null {
@@ -141,6 +175,10 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
         const { jobId, seq, at, failed } = command.data;
         return [{ type: 'TestClockJobRan', data: { clockId, jobId, seq, at, ...(failed === undefined ? {} : { failed }) } }];
       }
+      case 'RecordClockWrite':
+        // The clock's time only grows: once past `at`, a statement may have closed the day `at` falls on.
+        if (Date.parse(clock.frozenTime!) > Date.parse(command.data.at)) throw new TestClockMoved();
+        return [{ type: 'TestClockWriteRecorded', data: { clockId, at: command.data.at } }];
       case 'FinishClockAdvance':
         if (clock.status !== 'advancing' || nextDueJob(clock)) return [];
         return [{ type: 'TestClockReady', data: { clockId, frozenTime: clock.target! } }];
@@ -172,6 +210,8 @@ export const testClockDecider: Decider<TestClock, TestClockCommand, TestClockEve
       }
       case 'TestClockReady':
         return { ...clock, status: 'ready', from: null, target: null, frozenTime: event.data.frozenTime };
+      case 'TestClockWriteRecorded':
+        return clock;
       case 'TestClockDeleted':
         return { ...clock, deleted: true, status: 'ready', from: null, target: null, pending: ImmutableMap() };
     }

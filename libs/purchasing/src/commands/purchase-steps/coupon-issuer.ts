@@ -5,6 +5,7 @@ import {
   CommandCaller,
   CommandContext,
   CommandPart,
+  datedUnit,
   EventStore,
   fold,
   handleCommand,
@@ -211,7 +212,9 @@ export class CouponIssuer {
       },
       ...this.couponIssues(issue.purchaseId, issue.deal, issue, context, codes),
     ];
-    const outcomes = await handleCommands(this.store, parts, context);
+    // A claim's or a resale's line is booked here, dated now (a card sale's was to come since its charge began).
+    const unit = record.kind === 'payment' ? parts : datedUnit(parts, context.now);
+    const outcomes = await handleCommands(this.store, unit, context);
     return outcomes[0].position;
   }
 

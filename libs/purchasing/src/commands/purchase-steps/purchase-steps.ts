@@ -5,6 +5,7 @@ import {
   CommandCaller,
   CommandOutcome,
   CommandPart,
+  datedUnit,
   decideCommands,
   DomainError,
   DomainEvent,
@@ -12,6 +13,7 @@ import {
   fold,
   handleCommand,
   handleCommands,
+  handleDatedCommand,
   PaymentGateway,
   runWorkflow,
   Scheduler,
@@ -173,6 +175,7 @@ export class PurchaseSteps {
     const { partnerId } = context.metadata;
     const lockStream = chargeLockStream(lock.userId);
     const parts: CommandPart[] = [
+      // The charge's start is its line to come, dated now: the test clock's record of it goes with it (see `datedUnit`).
       { streamId: lockStream, decider: chargeLockDecider, command: { type: 'BeginCharge', data: lock } },
       {
         streamId: purchaseStream(reserve.purchaseId),
@@ -195,13 +198,14 @@ export class PurchaseSteps {
         command: { type: 'StartKeyedPurchase', data: { purchaseId: lock.purchaseId, attempt: keyed.attempt } },
         freshStream: keyed.attempt === 0,
       });
+    const unit = datedUnit(parts, context.now);
     let outcomes;
     try {
-      outcomes = await decide(this.store, parts, context);
+      outcomes = await decide(this.store, unit, context);
     } catch (error) {
       if (!(error instanceof AlreadyCharging) || error.holder === null || !(await this.settled(error.holder))) throw error;
       const end = { type: 'EndCharge' as const, data: { userId: lock.userId, purchaseId: error.holder } };
-      outcomes = (await decide(this.store, [{ streamId: lockStream, decider: chargeLockDecider, command: end }, ...parts], context)).slice(
+      outcomes = (await decide(this.store, [{ streamId: lockStream, decider: chargeLockDecider, command: end }, ...unit], context)).slice(
         1,
       );
     }
@@ -272,7 +276,8 @@ export class PurchaseSteps {
         return { type: 'UnitsSold', data: { holdId: sold } };
       }
       case 'RecordSale': {
-        const recorded = await handleCommand(
+        // A claim's or a resale's line is booked here, dated now (see `CouponIssuer.finishSale`).
+        const recorded = await (command.data.kind === 'payment' ? handleCommand : handleDatedCommand)(
           this.store,
           purchaseStream(command.data.data.purchaseId),
           purchaseDecider,

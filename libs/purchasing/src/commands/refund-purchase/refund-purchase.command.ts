@@ -4,6 +4,7 @@ import {
   EventStore,
   handleCommand,
   handleCommands,
+  handleDatedCommand,
   IdGenerator,
   loadAggregate,
   LogPosition,
@@ -244,7 +245,8 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchase> {
     const couponIds = terms.couponIds ?? (await this.refundable(refundableCoupons(purchase), caller.partnerId, terms.forced, now));
     if (couponIds.length === 0) purchaseDecider.decide(decide([], '-'), purchase, now);
     const refundId = this.ids.short();
-    const requested = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, decide(couponIds, refundId), {
+    // The refund's line to come, dated now (see `handleDatedCommand`).
+    const requested = await handleDatedCommand(this.store, purchaseStream(purchaseId), purchaseDecider, decide(couponIds, refundId), {
       now,
       metadata: caller,
     });

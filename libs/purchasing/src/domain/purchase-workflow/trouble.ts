@@ -1,3 +1,4 @@
+import { TestClockMoved } from '@deals/kernel';
 import { charged, command, report } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
 import { SALE, saleStepDone, sell, SETTLE_FAILED_SALE_MS } from './sale';
@@ -13,11 +14,18 @@ type Command = PurchaseWorkflowCommand;
 type State = PurchaseWorkflowState;
 type Trouble = Extract<PurchaseWorkflowInput, { type: 'StepRefused' | 'StepFailed' }>;
 
+/**
+ * The quick sale refused for its units: sold step by step. Refused because its test clock moved
+ * while the call ran, it ends with that refusal (nothing was written; the call is made again).
+ */
+const quickSaleRefused = (input: Trouble) =>
+  input.type === 'StepRefused' && input.data.step === 'FinishSale' && !(input.data.error instanceof TestClockMoved);
+
 /** What follows a step's refusal or failure (most end the purchase with that error, see `evolveTrouble`). */
 export function decideTrouble(input: Trouble, state: State, now: Date): Command[] {
   const { step, error } = input.data;
   // The quick sale refused (its hold lapsed or was released): sold step by step, on fresh units if any.
-  if (input.type === 'StepRefused' && step === 'FinishSale') return [sell(state, state.order.purchaseId)];
+  if (quickSaleRefused(input)) return [sell(state, state.order.purchaseId)];
   // The charged sale failed its last try: its recovery job sells it from what was written (the
   // charge has answered, so nothing is in flight), without waiting for a process to start.
   if (
@@ -39,7 +47,7 @@ export function decideTrouble(input: Trouble, state: State, now: Date): Command[
 export function evolveTrouble(state: State, input: Trouble): State {
   const { step, error } = input.data;
   if (step === 'EndCharge' && state.order.path !== 'resumed') return state;
-  if (input.type === 'StepRefused' && step === 'FinishSale') return saleStepDone(state, {});
+  if (quickSaleRefused(input)) return saleStepDone(state, {});
   // The card is charged: a failed write of its sale is tried again (see `saleStepDone`).
   if (input.type === 'StepFailed' && charged(state) && state.order.path === 'stored_card' && SALE.includes(step))
     return saleStepDone(state, { failure: state.sale.failure ?? error }, input.type === 'StepFailed' ? input.data.at : undefined);
