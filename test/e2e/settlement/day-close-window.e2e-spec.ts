@@ -148,6 +148,10 @@ describe('a day closed under a test clock gains no line from a call begun before
     expect(during).toMatchObject({ state: 'closed', line_item_count: 0, digest: expect.any(String) });
     const refused = await claim;
     expect([refused.status, refused.body]).toEqual([422, expect.objectContaining(refusedAsMoved)]);
+    // Refused before its fresh units (its hold lapsed in the advance) were sold: none left sold to no sale.
+    const log = await api.get(EventStore).readAll({ after: null, maxCount: 100_000 });
+    const sold = log.filter((e) => e.type === 'UnitsSold' && String((e.data as { holdId: string }).holdId).startsWith(reservation));
+    expect(sold).toEqual([]);
     await api.settle();
     expect((await under('GET', '/v1/settlements/2026-09-01')).body.settlement).toEqual(during);
 

@@ -15,6 +15,7 @@ import {
   handleCommands,
   handleDatedCommand,
   PaymentGateway,
+  refuseIfClockMoved,
   runWorkflow,
   Scheduler,
   ServiceUnavailable,
@@ -271,7 +272,9 @@ export class PurchaseSteps {
         return { type: 'PurchaseRead', data: { deal: reserved.deal, quantity: reserved.quantity, holdId: reserved.holdId, sold } };
       }
       case 'SellUnits': {
-        const { purchaseId, dealId, holdId, quantity, buyer, maxPerBuyer } = command.data;
+        const { purchaseId, dealId, holdId, quantity, buyer, maxPerBuyer, dated } = command.data;
+        // A claim's or a resale's units: refused before any is sold if its test clock moved (its record would be).
+        if (dated) await refuseIfClockMoved(this.store, context);
         const sold = await this.coupons.sell(purchaseId, dealId, holdId, quantity, { buyer, maxPerBuyer }, context);
         return { type: 'UnitsSold', data: { holdId: sold } };
       }

@@ -131,7 +131,11 @@ export type PurchaseWorkflowCommand =
   | { type: 'LookUpRefund'; data: { purchaseId: string } }
   | { type: 'ReadPurchase'; data: { purchaseId: string } }
   /** Sells the held units, or, when the hold lapsed or was released, fresh ones while the deal is on sale. */
-  | { type: 'SellUnits'; data: { purchaseId: string; dealId: string; holdId: string; quantity: number } & ForBuyer }
+  /**
+   * `dated`: the sale's record that follows books a line dated now (a claim's, a resale's), so a
+   * test clock that moved refuses it before any unit is sold (see `refuseIfClockMoved`).
+   */
+  | { type: 'SellUnits'; data: { purchaseId: string; dealId: string; holdId: string; quantity: number; dated?: true } & ForBuyer }
   | { type: 'RecordSale'; data: SaleRecord & { holdId: string } }
   | { type: 'IssueCoupons'; data: IssueCouponsData }
   /**

@@ -332,7 +332,13 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
     const refusedWrite = refused('FinishSale', new CannotFulfil('the hold was released'));
     given(claim, read())
       .when(refusedWrite)
-      .then([{ type: 'SellUnits', data: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 } }]);
+      // Dated: a test clock that moved refuses the claim before any unit is sold (its record would be).
+      .then([
+        {
+          type: 'SellUnits',
+          data: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1, dated: true },
+        },
+      ]);
     given(claim, read(), refusedWrite)
       .when({ type: 'UnitsSold', data: { holdId: 'p2' } })
       .then([{ type: 'RecordSale', data: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' } }]);

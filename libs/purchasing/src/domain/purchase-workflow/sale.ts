@@ -192,13 +192,14 @@ function resaleStarted(state: State, data: ResaleStarted['data']): State {
   };
 }
 
-export function sell(state: State, holdId: string): Command {
+export function sell(state: State, holdId: string, dated = false): Command {
   return command('SellUnits', {
     purchaseId: state.order.purchaseId,
     dealId: state.order.dealId,
     holdId,
     quantity: state.order.quantity,
     ...state.order.buyer,
+    ...(dated ? { dated: true as const } : {}),
   });
 }
 

@@ -24,8 +24,9 @@ const quickSaleRefused = (input: Trouble) =>
 /** What follows a step's refusal or failure (most end the purchase with that error, see `evolveTrouble`). */
 export function decideTrouble(input: Trouble, state: State, now: Date): Command[] {
   const { step, error } = input.data;
-  // The quick sale refused (its hold lapsed or was released): sold step by step, on fresh units if any.
-  if (quickSaleRefused(input)) return [sell(state, state.order.purchaseId)];
+  // The quick sale refused (its hold lapsed or was released): sold step by step, on fresh units if
+  // any; a claim's or a resale's (its record dated now) checked against a test clock before any is sold.
+  if (quickSaleRefused(input)) return [sell(state, state.order.purchaseId, state.order.record?.kind !== 'payment')];
   // The charged sale failed its last try: its recovery job sells it from what was written (the
   // charge has answered, so nothing is in flight), without waiting for a process to start.
   if (
