@@ -1,6 +1,7 @@
 import type { LogPosition, RecordedEvent } from './ports/event-store.port';
 import type { ViewDocument, ViewStore, ViewWriter } from './ports/view-store.port';
 import type { Projection } from './projection';
+import { serverUnavailable } from './server-unavailable';
 
 /**
  * An event a projection could not apply, set aside so that the events after it are applied: its
@@ -122,12 +123,28 @@ export class PoisonWatch {
   }
 }
 
+/**
+ * Whether a store's failure passes by itself, whatever the event: a server away or past a bound (a
+ * statement or lock timeout), a deadlock or a serialization failure (SQLSTATE class 40), a busy file.
+ * Such an event is retried as ever, never set aside: a letter would skip a good event until an operator acts.
+ */
+export function passingFailure(error: unknown): boolean {
+  if (serverUnavailable(error)) return true;
+  for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code } = e as { code?: unknown };
+    if (typeof code === 'string' && (/^40[0-9A-Z]{3}$/.test(code) || code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')))
+      return true;
+  }
+  return false;
+}
+
 /** A writer that may remember documents it read or folded (forgotten after a failure: a fold may have changed one in place). */
 type Writer = ViewWriter & { forgetAll?(): void; remember?(documents: readonly ViewDocument[]): void };
 
 /**
  * Applies `events` to one projection one at a time, each committed with its position as the view's
- * checkpoint. An event whose fold throws, or whose documents the store refuses twice, is set aside:
+ * checkpoint. An event whose fold throws, or whose documents the store refuses twice (not for a
+ * failure that passes by itself, see `passingFailure`), is set aside:
  * its letter and the view's checkpoint at its position are committed together (the letter first,
  * where the store commits writer by writer), so the letter is stored before the view moves past
  * it. If the store refuses that too, it is down (no event's fault): the error is thrown and
@@ -162,6 +179,8 @@ export async function applyOneByOne(
       }
     }
     if (failure === null) continue;
+    // A failure that passes by itself is no event's fault: thrown, retried as a store that is down is.
+    if (!(failure instanceof FoldError) && passingFailure(failure)) throw failure;
     const letter = deadLetter(projection.name, event, failure, target.now());
     await views.commitAll([
       { writer: letters, documents: [letter], checkpoint: event.position },

@@ -156,6 +156,41 @@ export function deadLettersContract(
       },
     );
 
+    it.each([
+      ['a deadlock', '40P01'],
+      ['a statement timeout', '57014'],
+    ])('sets no good event aside while its documents meet %s and letters go through', async (_, code) => {
+      // Only the view's documents are refused (a row another transaction holds), as PostgreSQL answers.
+      const contended = { on: true };
+      const refuse = () => Promise.reject(Object.assign(new Error('the commit was cancelled'), { code }));
+      const refused = (collection: string, documents: readonly unknown[]) =>
+        contended.on && collection === named.name && documents.length > 0;
+      const commitAll = views.commitAll.bind(views);
+      jest
+        .spyOn(views, 'commitAll')
+        .mockImplementation((batches) => (batches.some((b) => refused(b.writer.collection, b.documents)) ? refuse() : commitAll(batches)));
+      const writer = views.writer.bind(views);
+      jest.spyOn(views, 'writer').mockImplementation((collection): ViewWriter => {
+        const inner = writer(collection);
+        return {
+          collection: inner.collection,
+          generation: inner.generation,
+          getMany: (ids) => inner.getMany(ids),
+          checkpoint: () => inner.checkpoint(),
+          commit: (d, c) => (refused(inner.collection, d) ? refuse() : inner.commit(d, c)),
+        };
+      });
+      name('k1', 'first');
+      await keep({ isolateAfter: 1 });
+      await until(() => told.length > 0 || logger.error.mock.calls.length >= 6, 'several failed attempts');
+      expect(told).toEqual([]);
+      contended.on = false;
+      expect(await keeper!.waitFor((await store.head())!)).toBe(true);
+      expect(await views.findById<Named>(named.name, 'k1')).toMatchObject({ name: 'first' });
+      expect(told).toEqual([]);
+      expect(await listDeadLetters(views, named.name)).toEqual([]);
+    });
+
     it('sets nothing aside while the store refuses every commit, and catches up once it takes them', async () => {
       const down = { on: true };
       const refuse = () => Promise.reject(new Error('the store is down'));
