@@ -48,6 +48,11 @@ export interface ViewWriter {
   commit<T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition): Promise<void>;
   /** Last position applied to this generation, or null before the first event. */
   checkpoint(): Promise<LogPosition | null>;
+  /**
+   * Makes what was committed durable now, where the backend saves a little later (the embedded
+   * store); absent where a commit is durable once it resolves.
+   */
+  save?(): Promise<void>;
 }
 
 export interface RebuildTarget extends ViewWriter {
@@ -78,6 +83,11 @@ export interface ViewBatch {
    * document apart from its checkpoint stores it with the documents anyway. Default true.
    */
   store?: boolean;
+  /**
+   * True: this batch is durable before the later batches of the same commit are committed (a dead
+   * letter before the checkpoint that passes its event), where the backend saves later. Default false.
+   */
+  durable?: boolean;
 }
 
 /**
@@ -174,8 +184,10 @@ export abstract class ViewStore {
    * the order given, so a failure may leave the first ones committed (their replay changes nothing).
    */
   async commitAll(batches: readonly ViewBatch[]): Promise<void> {
-    for (const batch of batches)
+    for (const batch of batches) {
       if (batch.documents.length > 0 || batch.store !== false) await batch.writer.commit(batch.documents, batch.checkpoint);
+      if (batch.durable) await batch.writer.save?.();
+    }
   }
 
   /**

@@ -542,6 +542,7 @@ export class MingoViewStore extends ViewStore {
       },
       commit: async (documents, checkpoint) => generation.commit(documents, checkpoint),
       checkpoint: async () => generation.checkpoint,
+      save: async () => generation.save(),
     };
   }
 
