@@ -2,7 +2,7 @@ import { defineProjection, IndexSpec, rebuildProjections, SortSpec, ViewDocument
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readlinkSync, statSync } from 'node:fs';
-import type { Worker } from 'node:worker_threads';
+import type { MessagePort, Worker } from 'node:worker_threads';
 import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
 import { WalCheckpointer } from '@deals/adapters/sqlite/wal-checkpointer';
 import { MingoViewStore } from '@deals/adapters/view-store/mingo/mingo-view-store.adapter';
@@ -633,15 +633,17 @@ describe('embedded view store: collections on disk', () => {
       generation.write();
       const first = worker()!;
       // A write under way when its thread stops: failed, pending again, written by the next thread.
-      // Another connection holds the file's write lock, so that the write cannot be done before the
-      // thread stops (it waits there for the lock); the thread is stopped as soon as the write is
-      // handed to it, and the lock let go once it has stopped.
-      const other = new Database(`${path}/purchases.sqlite`);
-      other.exec('BEGIN IMMEDIATE');
+      // The thread is stopped from outside (as by a crash) as soon as the write is handed to it, with
+      // the write's message kept from it: it is then surely outside any statement (one stopped inside
+      // a statement that fails takes the whole process down), and the write cannot be done before.
+      const port = (thread as unknown as { port: MessagePort }).port;
       const handOver = thread.write.bind(thread);
       let stopped: Promise<number> | null = null;
       thread.write = (...args: Parameters<typeof handOver>) => {
+        const post = port.postMessage;
+        port.postMessage = () => undefined;
         const seq = handOver(...args);
+        port.postMessage = post;
         thread.write = handOver;
         stopped = first.terminate();
         return seq;
@@ -649,8 +651,6 @@ describe('embedded view store: collections on disk', () => {
       generation.commit([{ _id: 'b', _pos: pos(2), userId: 'v' } as ViewDocument], pos(2));
       while (!stopped) await new Promise((resolve) => setTimeout(resolve, 1));
       await stopped;
-      other.exec('ROLLBACK');
-      other.close();
       // Until the write is done again on a new thread: none yet (the lost one's failure comes before
       // the retry starts another), or the retry still in flight or pending.
       const state = generation as unknown as { inFlight: unknown; pending: Map<string, unknown> };

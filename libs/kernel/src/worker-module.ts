@@ -39,8 +39,11 @@ export function workerModulePath(module: string): string {
     .digest('hex')
     .slice(0, 16);
   const dir = join(nodeModules, '.cache', 'deals-worker-modules', key);
+  // Sources outside the folder holding node_modules (a git worktree sharing another's) stay under the
+  // key's folder: their `..` steps are renamed, not taken (which would share one folder for all contents).
+  const inCache = (file: string) => join(dir, relative(root, file).replace(/(^|[\\/])\.\.(?=[\\/]|$)/g, '$1_up'));
   for (const [file, code] of sources) {
-    const target = join(dir, relative(root, file)).replace(/\.ts$/, '.js');
+    const target = inCache(file).replace(/\.ts$/, '.js');
     if (existsSync(target)) continue;
     mkdirSync(dirname(target), { recursive: true });
     // Another test process may write the same file at the same time: write apart, then rename.
@@ -48,7 +51,7 @@ export function workerModulePath(module: string): string {
     writeFileSync(partial, code);
     renameSync(partial, target);
   }
-  const path = join(dir, relative(root, `${base}.js`));
+  const path = inCache(`${base}.js`);
   compiled.set(base, path);
   return path;
 }

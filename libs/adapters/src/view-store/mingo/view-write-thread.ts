@@ -2,7 +2,8 @@ import { workerModulePath } from '@deals/kernel';
 import { join } from 'node:path';
 import { MessageChannel, MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { DocumentWrites } from './document-writes';
-import type { ViewWriteReply, ViewWriteRequest, ViewWriteThreadData } from './view-write-thread.worker';
+import { ANSWERED, CONTROL_SLOTS, GONE, LEAVE } from './view-write-thread.protocol';
+import type { ViewWriteReply, ViewWriteRequest, ViewWriteThreadData } from './view-write-thread.protocol';
 
 /** The longest the event loop waits for the thread's answer to a write it must see done (a query's, a close's). */
 const WAIT_LIMIT_MS = 15_000;
@@ -12,12 +13,19 @@ const WAIT_SLICE_MS = 50;
 /** How long the thread outlives the last file released: views closed and opened again at once on a folder keep it. */
 const IDLE_STOP_MS = 1000;
 
-/** The thread did not answer within {@link WAIT_LIMIT_MS}; the write is still under way there. */
+/** The thread did not answer within the wait limit; the write may still be under way there. */
 export class ViewWriteNotAnswered extends Error {
-  constructor(file: string) {
-    super(`${file}: the view write thread did not answer within ${WAIT_LIMIT_MS / 1000} s`);
+  constructor(file: string, limitMs = WAIT_LIMIT_MS) {
+    super(`${file}: the view write thread did not answer within ${limitMs / 1000} s`);
     this.name = 'ViewWriteNotAnswered';
   }
+}
+
+interface Thread {
+  worker: Worker;
+  port: MessagePort;
+  /** The slots shared with it (see the protocol). */
+  control: Int32Array;
 }
 
 /**
@@ -27,12 +35,19 @@ export class ViewWriteNotAnswered extends Error {
  * are done in the order sent and each is answered once committed or failed. A caller that must see
  * a write done before it goes on (a query reading the keys table, a close) waits for it in place:
  * `waitFor` blocks the loop until the answer comes, by a shared counter the thread raises after each.
+ *
+ * The thread is never terminated: it may be inside a statement, and one that fails in a thread
+ * being terminated aborts the whole process. It is asked to leave instead, and does so between
+ * requests. One that does not answer in time is left that way; no other thread starts before it
+ * has closed its files, so that the writes reach each file in the order sent (one that was not
+ * answered may still be committed, but before anything sent after it).
  */
 export class ViewWriteThread {
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
-  /** The last request the thread has answered (raised after the answer is posted). */
-  private readonly answered = new Int32Array(new SharedArrayBuffer(4));
+  private control: Int32Array | null = null;
+  /** A thread asked to leave that may still be inside a statement; null once it has closed its files. */
+  private leaving: Thread | null = null;
   private sent = 0;
   /** Requests sent and not answered yet: what to call with each answer (an error's message or null). */
   private readonly waiting = new Map<number, (error: string | null) => void>();
@@ -41,6 +56,9 @@ export class ViewWriteThread {
   /** Ends the thread, set while it holds no file. */
   private idle: NodeJS.Timeout | null = null;
 
+  /** `waitLimitMs`: the longest `waitFor` blocks before the thread is taken as not answering. */
+  constructor(private readonly waitLimitMs = WAIT_LIMIT_MS) {}
+
   /** Sends `writes` for `file` (keyed on `fields`); `done` is called with null once committed, else with why it failed. Returns the request's number. */
   write(file: string, fields: readonly string[], writes: DocumentWrites, done: (error: string | null) => void): number {
     const seq = this.send({ file, fields: [...fields], writes }, done);
@@ -48,11 +66,14 @@ export class ViewWriteThread {
     return seq;
   }
 
-  /** Blocks until request `seq` is answered (its `done` called), handling the answers that come before it. */
+  /**
+   * Blocks until request `seq` is answered (its `done` called), handling the answers that come
+   * before it. Past the wait limit, the thread is left (see `detach`) and ViewWriteNotAnswered thrown.
+   */
   waitFor(seq: number, file: string): void {
-    const deadline = Date.now() + WAIT_LIMIT_MS;
-    while (this.waiting.has(seq)) {
-      const seen = Atomics.load(this.answered, 0);
+    const deadline = Date.now() + this.waitLimitMs;
+    while (this.waiting.has(seq) && this.control) {
+      const seen = Atomics.load(this.control, ANSWERED);
       const received = this.port && receiveMessageOnPort(this.port);
       if (received) {
         this.answer(received.message as ViewWriteReply);
@@ -60,12 +81,12 @@ export class ViewWriteThread {
       }
       const left = deadline - Date.now();
       if (left <= 0) {
-        // Hung or gone (its exit is an event, not seen while the loop waits here): stopped, so that
-        // its exit fails what it held and the next write starts another.
-        void this.worker?.terminate();
-        throw new ViewWriteNotAnswered(file);
+        // Hung, slow or gone (its exit is an event, not seen while the loop waits here).
+        const error = new ViewWriteNotAnswered(file, this.waitLimitMs);
+        this.detach(error.message);
+        throw error;
       }
-      Atomics.wait(this.answered, 0, seen, Math.min(left, WAIT_SLICE_MS));
+      Atomics.wait(this.control, ANSWERED, seen, Math.min(left, WAIT_SLICE_MS));
     }
   }
 
@@ -101,9 +122,13 @@ export class ViewWriteThread {
   }
 
   private start(): MessagePort {
+    if (this.leaving && Atomics.load(this.leaving.control, GONE) === 0)
+      throw new Error('the view write thread that did not answer has not finished its write yet');
+    this.leaving = null;
+    const control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * Int32Array.BYTES_PER_ELEMENT));
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(workerModulePath(join(__dirname, 'view-write-thread.worker')), {
-      workerData: { port: port2, answered: this.answered } satisfies ViewWriteThreadData,
+      workerData: { port: port2, control } satisfies ViewWriteThreadData,
       transferList: [port2],
     });
     port1.on('message', (reply: ViewWriteReply) => this.answer(reply));
@@ -114,6 +139,7 @@ export class ViewWriteThread {
     worker.unref();
     this.worker = worker;
     this.port = port1;
+    this.control = control;
     return port1;
   }
 
@@ -124,24 +150,52 @@ export class ViewWriteThread {
     done?.(error);
   }
 
-  /** Ends the thread once it holds no connection (every file released) and no request: it has nothing left to finish. */
-  private stop(): void {
-    const worker = this.worker;
-    this.port?.close();
+  /** Asks the thread to leave (between requests: see the worker) and forgets it; the next write starts another. */
+  private letGo(): Thread | null {
+    const { worker, port, control } = this;
     this.worker = null;
     this.port = null;
-    void worker?.terminate();
+    this.control = null;
+    if (!worker || !port || !control) return null;
+    Atomics.store(control, LEAVE, 1);
+    // Its side sees the port close once it is between requests, idle or not.
+    port.close();
+    return { worker, port, control };
   }
 
-  /** The thread stopped: what it held is failed (written again from what is pending: the rows are the same), and the next write starts another. */
+  /** Ends the thread once it holds no connection (every file released) and no request: it has nothing left to finish. */
+  private stop(): void {
+    this.letGo();
+  }
+
+  /**
+   * The thread did not answer in time: left to finish its statement and end (the process waits for
+   * that: ended in a statement at exit, it would abort too), and no other started before it has;
+   * what it held is failed now (written again from what is pending: the rows are the same).
+   */
+  private detach(error: string): void {
+    const left = this.letGo();
+    if (left) {
+      left.worker.ref();
+      this.leaving = left;
+    }
+    this.files.clear();
+    this.failWaiting(error);
+  }
+
+  /** The thread stopped: what it held is failed, and the next write starts another. */
   private lose(worker: Worker): void {
+    if (this.leaving?.worker === worker) this.leaving = null;
     if (this.worker !== worker) return;
-    this.port?.close();
-    this.worker = null;
-    this.port = null;
+    this.letGo();
+    this.files.clear();
+    this.failWaiting('the view write thread stopped');
+  }
+
+  private failWaiting(error: string): void {
     const waiting = [...this.waiting.values()];
     this.waiting.clear();
-    for (const done of waiting) done('the view write thread stopped');
+    for (const done of waiting) done(error);
   }
 }
 

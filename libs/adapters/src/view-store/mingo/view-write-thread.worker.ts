@@ -6,30 +6,11 @@
  */
 import Database from 'better-sqlite3';
 import { setPriority } from 'node:os';
-import { MessagePort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { HELPER_THREAD_NICE } from '../../sqlite/write-thread.protocol';
 import { DocumentKeys } from './document-keys';
 import { DocumentWrites, prepareDocumentWrites } from './document-writes';
-
-export interface ViewWriteThreadData {
-  port: MessagePort;
-  /** Raised to each request's number once it is answered. */
-  answered: Int32Array;
-}
-
-export interface ViewWriteRequest {
-  seq: number;
-  file?: string;
-  fields?: string[];
-  writes?: DocumentWrites;
-  /** Close the connection to this file. */
-  release?: string;
-}
-
-export interface ViewWriteReply {
-  seq: number;
-  error: string | null;
-}
+import { ANSWERED, GONE, LEAVE, ViewWriteReply, ViewWriteRequest, ViewWriteThreadData } from './view-write-thread.protocol';
 
 /** Milliseconds a write waits for another process's lock on a file. */
 const BUSY_TIMEOUT_MS = 2000;
@@ -44,7 +25,7 @@ if (process.platform === 'linux') {
   }
 }
 
-const { port, answered } = workerData as ViewWriteThreadData;
+const { port, control } = workerData as ViewWriteThreadData;
 const files = new Map<string, { db: Database.Database; keyed: string; write: (writes: DocumentWrites) => void }>();
 
 function writerOf(file: string, fields: readonly string[]) {
@@ -67,6 +48,8 @@ function writerOf(file: string, fields: readonly string[]) {
 }
 
 port.on('message', ({ seq, file, fields, writes, release }: ViewWriteRequest) => {
+  // Asked to leave: what was sent before is not done (its senders were told it was not answered).
+  if (Atomics.load(control, LEAVE) === 1) return leave();
   let error: string | null = null;
   try {
     if (file && fields && writes) writerOf(file, fields).write(writes);
@@ -78,6 +61,28 @@ port.on('message', ({ seq, file, fields, writes, release }: ViewWriteRequest) =>
     error = failure instanceof Error ? failure.message : String(failure);
   }
   port.postMessage({ seq, error } satisfies ViewWriteReply);
-  Atomics.store(answered, 0, seq);
-  Atomics.notify(answered, 0);
+  Atomics.store(control, ANSWERED, seq);
+  Atomics.notify(control, ANSWERED);
 });
+// The loop closed its side: no request comes any more.
+port.on('close', leave);
+
+/**
+ * Ends the thread by itself, between requests: it is never stopped from outside while it may be
+ * inside a statement (one failing in a thread being terminated cannot make its error, and the
+ * whole process aborts). Its files closed, it tells the loop it writes nothing more, and ends once
+ * its port is closed (nothing else keeps it).
+ */
+function leave(): void {
+  for (const { db } of files.values()) {
+    try {
+      db.close();
+    } catch {
+      // closed with the thread
+    }
+  }
+  files.clear();
+  Atomics.store(control, GONE, 1);
+  Atomics.notify(control, GONE);
+  port.close();
+}
