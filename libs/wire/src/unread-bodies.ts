@@ -18,9 +18,11 @@ export const DRAIN_BOUNDS: DrainBounds = { bytes: 16 * 1024 * 1024, ms: 5_000 };
  * past the bounds is answered anyway; what follows it may still reset.
  */
 export function readBodiesBeforeClosing(fastify: FastifyInstance, bounds: DrainBounds = DRAIN_BOUNDS): void {
-  fastify.addHook('onSend', async (request, reply) => {
-    if (String(reply.getHeader('connection')).toLowerCase() !== 'close') return;
-    await dropUnreadBody(request.raw, bounds);
+  // A callback hook, not an async one: every answer passes it, and nearly all go on at once.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    const connection = reply.getHeader('connection');
+    if (connection === undefined || String(connection).toLowerCase() !== 'close') return done(null, payload);
+    void dropUnreadBody(request.raw, bounds).then(() => done(null, payload));
   });
 }
 
