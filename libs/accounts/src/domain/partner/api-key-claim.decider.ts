@@ -23,7 +23,7 @@ export const apiKeyClaimDecider: Decider<ApiKeyClaim, ClaimApiKey, ApiKeyClaimed
     if (claim.owner === null) return [{ type: 'ApiKeyClaimed', data: command.data }];
     if (claim.owner.partnerId === partnerId && claim.owner.keyId === keyId) return [];
     // 192 random bits: two keys with one hash do not happen; the first claim stands.
-    throw new Error(`the key hash of ${partnerId}'s key ${keyId} is claimed already`);
+    throw new Error('the key hash is claimed already');
   },
   evolve: (_claim, event) => ({ owner: { partnerId: event.data.partnerId, keyId: event.data.keyId } }),
 };

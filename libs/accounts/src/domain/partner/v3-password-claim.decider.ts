@@ -19,7 +19,7 @@ export const v3PasswordClaimDecider: Decider<{ partnerId: string | null }, Claim
     if (claim.partnerId === null) return [{ type: 'V3PasswordClaimed', data: command.data }];
     if (claim.partnerId === command.data.partnerId) return [];
     // 192 random bits: two passwords with one hash do not happen; the first claim stands.
-    throw new Error(`the password hash of partner ${command.data.partnerId} is claimed already`);
+    throw new Error('the password hash is claimed already');
   },
   evolve: (_claim, event) => ({ partnerId: event.data.partnerId }),
 };

@@ -19,7 +19,7 @@ export const v3UsernameClaimDecider: Decider<{ partnerId: string | null }, Claim
     if (claim.partnerId === null) return [{ type: 'V3UsernameClaimed', data: command.data }];
     if (claim.partnerId === command.data.partnerId) return [];
     // Usernames are unique (the accounts view's index): the first claim stands.
-    throw new Error(`the v3 username of ${command.data.partnerId} is claimed already`);
+    throw new Error('the v3 username is claimed already');
   },
   evolve: (_claim, event) => ({ partnerId: event.data.partnerId }),
 };
