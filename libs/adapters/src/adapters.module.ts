@@ -11,6 +11,7 @@ import {
   RandomIdGenerator,
   Scheduler,
   SealStore,
+  StoreObserver,
   SystemClock,
   TestClockAwareClock,
   TestClockRunner,
@@ -69,6 +70,10 @@ export interface AdaptersOptions {
   viewsOnFirstUse?: boolean;
   /** Which events hold personal data (encrypted under each user's key in the log), and which erase it. */
   personalData?: { fields: PersonalFields; erasures: ErasureEvents };
+  /** Told of what the event log writes (the process's count of its appends, its metrics). */
+  storeObserver?: StoreObserver | null;
+  /** Start what the log's first append would start (the embedded log's write thread) as it opens: a serving process. */
+  warmUp?: boolean;
 }
 
 /** Whether this process's log writes view documents in its appends' transactions (its provider wires them). */
@@ -103,6 +108,8 @@ export class AdaptersModule {
     slowCardMs,
     viewsOnFirstUse = false,
     personalData = { fields: new Map(), erasures: new Map() },
+    storeObserver: observer = null,
+    warmUp = false,
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
@@ -121,10 +128,12 @@ export class AdaptersModule {
           const warn = (message: string) => new Logger('PersonalData').error(message);
           if (settings.eventStoreUrl) {
             const { EsdbEventStore } = await import('./event-store/esdb/esdb-event-store.adapter');
-            return new PersonalDataEventStore(new EsdbEventStore(settings.eventStoreUrl), keys, fields, erasures, warn);
+            return new PersonalDataEventStore(new EsdbEventStore(settings.eventStoreUrl, { observer }), keys, fields, erasures, warn);
           }
           // Snapshots of long streams beside the log (none beside EventStoreDB: its streams are folded whole).
-          const store = settings.databaseUrl ? new PostgresEventStore(settings.databaseUrl) : new SqliteEventStore(paths.events);
+          const store = settings.databaseUrl
+            ? new PostgresEventStore(settings.databaseUrl, { observer })
+            : new SqliteEventStore(paths.events, { observer, warm: warmUp });
           store.snapshots = settings.databaseUrl
             ? new PostgresSnapshotStore(settings.databaseUrl)
             : new SqliteSnapshotStore(paths.snapshots);

@@ -22,6 +22,9 @@ import {
   storedLog,
   realClockOf,
   HistoryProofs,
+  AppendsCounted,
+  observingAll,
+  snapshotsOf,
 } from '@deals/kernel';
 import { UsageMeter } from '@deals/wire';
 import {
@@ -55,6 +58,7 @@ import { DataDirLock } from './data-dir-lock';
 import { ForgetTestClockKeys } from './forget-test-clock-keys';
 import { HistorySealing } from './history-sealing';
 import { ServiceMetrics } from './service-metrics';
+import { StoreMetrics } from './store-metrics';
 import { PERSONAL_DATA } from './personal-data';
 
 /** Which process this is: what it runs beside the shared core. */
@@ -104,9 +108,9 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
   async onApplicationBootstrap(): Promise<void> {
     // The embedded API keeps the views, recovers and runs the jobs as if alone: one per data folder.
     if (this.options.role === 'api' && this.config.runProjections) this.lock = DataDirLock.claim(this.config.dataDir);
-    // The threads a first purchase would start and wait for boot beside the views' loading instead.
+    // The threads a first purchase would start and wait for boot beside the views' loading instead
+    // (the log's own starts as it opens: see `warmUp` of the adapters).
     if (this.options.role !== 'cli') {
-      this.store.warmUp();
       this.gateway.warmUp();
       if (this.options.role === 'api') this.idempotency.warmUp();
     }
@@ -144,7 +148,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     // Everything this process wrote is committed by now: sealed before the log closes.
     await this.sealing.close();
     await this.store.close();
-    await this.store.snapshots?.close();
+    await snapshotsOf(this.store)?.close();
     await this.views.close();
     this.lock?.release();
   }
@@ -159,6 +163,9 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
 @Module({})
 export class ServiceCoreModule {
   static forRoot({ config, role, clock, ids }: ServiceCoreOptions): DynamicModule {
+    // The log's observers, given to it as it opens: the count of its appends (for the seal), and the metrics when they are on.
+    const appends = new AppendsCounted();
+    const storeMetrics = new StoreMetrics();
     return {
       module: ServiceCoreModule,
       imports: [
@@ -171,6 +178,9 @@ export class ServiceCoreModule {
           // The CLI's commands use a few views or none: each is loaded when first used.
           viewsOnFirstUse: role === 'cli',
           personalData: PERSONAL_DATA,
+          storeObserver: config.metrics ? observingAll(appends, storeMetrics) : appends,
+          // A serving process starts the log's write thread as it opens, beside the views' loading.
+          warmUp: role !== 'cli',
         }),
         CqrsModule.forRoot(),
         AccountsModule,
@@ -185,6 +195,7 @@ export class ServiceCoreModule {
       ],
       providers: [
         { provide: ServiceConfig, useValue: config },
+        { provide: StoreMetrics, useValue: storeMetrics },
         { provide: ROLE, useValue: { role } },
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
         {
@@ -265,7 +276,12 @@ export class ServiceCoreModule {
               seals,
               clock,
               secret,
-              { seals: role !== 'cli' && config.runProjections, everyMs: config.sealEveryMs, sealsOwnWrites: role === 'cli' },
+              {
+                seals: role !== 'cli' && config.runProjections,
+                everyMs: config.sealEveryMs,
+                sealsOwnWrites: role === 'cli',
+                appendsAcknowledged: () => appends.count,
+              },
               sealingThreadFor(log, seals, secret, clock),
             );
           },
