@@ -123,8 +123,6 @@ export type PurchaseWorkflowCommand =
   | { type: 'EndCharge'; data: Lock & { saleFollows?: boolean } }
   | { type: 'ReleaseHold'; data: { dealId: string; holdId: string; reason: 'refused' | 'payment_failed' } }
   | { type: 'RecordNonPayment'; data: Caller & { purchaseId: string; outcome: 'declined' | 'error'; reason: string } }
-  /** A head start on the coupons' images (their codes derive from the purchase), so that the answer rarely waits for them. */
-  | { type: 'DrawCouponImages'; data: { purchaseId: string; quantity: number } }
   | { type: 'Charge'; data: { purchaseId: string; cardToken: string; amountCents: number; description: string } }
   | { type: 'ArmRecovery'; data: { purchaseId: string; at: string } }
   | { type: 'LookUpCharge'; data: { purchaseId: string } }
