@@ -46,7 +46,8 @@ const isPoint = (value: unknown): boolean => {
  * Each collection lives in generations: `<collection>__<generation>`, the active one named in
  * `view_generations`, its checkpoint in `view_checkpoints`. A rebuild fills a fresh generation and
  * activates it with one single-document update, so readers switch atomically; other processes
- * notice within {@link POLL_MS} and the old generation is dropped only once they have (see {@link ServerGenerations}).
+ * notice within {@link POLL_MS} and the old generation is dropped once they have
+ * ({@link ServerGenerations}).
  * Writes are position-guarded upserts, so replaying events changes nothing; the documents and the
  * checkpoint are two writes (no transaction, which would need a replica set), checkpoint last, and
  * the checkpoint never moves back. A `loc` that is not a valid GeoJSON point is left out of the
@@ -70,16 +71,7 @@ export class MongoViewStore extends ViewStore {
     this.db = this.client.db(dbName);
     this.generations = this.db.collection<GenerationDoc>('view_generations');
     this.checkpoints = this.db.collection<CheckpointDoc>('view_checkpoints');
-    this.poller = setInterval(
-      () =>
-        void this.active.poll(async (collections) =>
-          (await this.generations.find({ _id: { $in: collections } }).toArray()).map(({ _id, generation }) => ({
-            collection: _id,
-            generation,
-          })),
-        ),
-      POLL_MS,
-    ).unref();
+    this.poller = setInterval(() => void this.poll(), POLL_MS).unref();
   }
 
   async define(collection: string, indexes: IndexSpec[]): Promise<void> {
@@ -257,6 +249,14 @@ export class MongoViewStore extends ViewStore {
       const refused = clashed.filter((doc) => !(storedPos.get(doc._id)! >= doc._pos));
       if (refused.length) throw error;
     }
+  }
+
+  /** Switches to the generations other processes activated. */
+  private poll(): Promise<void> {
+    return this.active.poll(async (collections) => {
+      const found = await this.generations.find({ _id: { $in: collections } }).toArray();
+      return found.map(({ _id, generation }) => ({ collection: _id, generation }));
+    });
   }
 
   private async dropGeneration(collection: string, generation: string): Promise<void> {
