@@ -69,6 +69,8 @@ export interface AdaptersOptions {
   viewsOnFirstUse?: boolean;
   /** Which events hold personal data (encrypted under each user's key in the log), and which erase it. */
   personalData?: { fields: PersonalFields; erasures: ErasureEvents };
+  /** The log to keep instead of the configured one (tests: a log in memory); its personal data encrypted all the same. */
+  log?: EventStore;
 }
 
 /** Whether this process's log writes view documents in its appends' transactions (its provider wires them). */
@@ -103,6 +105,7 @@ export class AdaptersModule {
     slowCardMs,
     viewsOnFirstUse = false,
     personalData = { fields: new Map(), erasures: new Map() },
+    log,
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
@@ -119,6 +122,7 @@ export class AdaptersModule {
               : new SqlitePersonalKeyStore(paths.personalKeys);
           const { fields, erasures } = personalData;
           const warn = (message: string) => new Logger('PersonalData').error(message);
+          if (log) return new PersonalDataEventStore(log, keys, fields, erasures, warn);
           if (settings.eventStoreUrl) {
             const { EsdbEventStore } = await import('./event-store/esdb/esdb-event-store.adapter');
             return new PersonalDataEventStore(new EsdbEventStore(settings.eventStoreUrl), keys, fields, erasures, warn);

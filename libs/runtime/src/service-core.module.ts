@@ -65,6 +65,8 @@ export interface ServiceCoreOptions {
   role: ProcessRole;
   clock?: Clock;
   ids?: IdGenerator;
+  /** The log to keep instead of the configured one (tests: a log in memory). */
+  log?: EventStore;
 }
 
 const ROLE = Symbol('ROLE');
@@ -158,7 +160,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
 @Global()
 @Module({})
 export class ServiceCoreModule {
-  static forRoot({ config, role, clock, ids }: ServiceCoreOptions): DynamicModule {
+  static forRoot({ config, role, clock, ids, log }: ServiceCoreOptions): DynamicModule {
     return {
       module: ServiceCoreModule,
       imports: [
@@ -171,6 +173,7 @@ export class ServiceCoreModule {
           // The CLI's commands use a few views or none: each is loaded when first used.
           viewsOnFirstUse: role === 'cli',
           personalData: PERSONAL_DATA,
+          log,
         }),
         CqrsModule.forRoot(),
         AccountsModule,
