@@ -12,7 +12,7 @@ import {
   WebhookEndpointWrites,
   WebhookSecrets,
 } from '@deals/event-feed';
-import { Clock, CommandCaller, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { Clock, NotFound, PartnerCaller, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { humanUtc } from '@deals/wire';
 import { Body, Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
@@ -305,7 +305,7 @@ export class WebhooksController {
   }
 
   /** The member, as the actor of the feed's events, for their partner. */
-  private caller(request: SiteRequest, member: SignedInMember): CommandCaller & { partnerId: string } {
+  private caller(request: SiteRequest, member: SignedInMember): PartnerCaller {
     return accountCaller(request, member);
   }
 
