@@ -14,6 +14,7 @@ export * from './view-lease-keeper';
 export * from './geo';
 export * from './json-value';
 export * from './read-your-writes';
+export * from './audit-entry';
 export * from './worker-module';
 export * from './calendar';
 export * from './fair-slots';
