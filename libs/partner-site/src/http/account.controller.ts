@@ -19,7 +19,8 @@ import { MAX_EMAIL_LENGTH, MIN_PASSWORD_LENGTH, normalEmail } from '../domain/me
 import { deviceCookie, throttledAccount } from './device-cookies';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
-import { endedSessionCookie, FORM_COOKIE, MODE_COOKIE, sessionCookie, siteCookie, SiteRequest } from './site-http';
+import { endedSessionCookie, FORM_COOKIE, MODE_COOKIE, sessionCookie, siteCookie } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { issueTexts, memberCaller, SitePageErrors, visitorCaller } from './site-request';
 

@@ -11,7 +11,8 @@ import { throttledAccount } from './device-cookies';
 import type { SignedInMember } from './member-sessions';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
-import { endedSessionCookie, SiteRequest } from './site-http';
+import { endedSessionCookie } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { CurrentMember, memberCaller, SitePageErrors } from './site-request';
 

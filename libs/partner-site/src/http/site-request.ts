@@ -4,7 +4,7 @@ import { ArgumentsHost, Catch, createParamDecorator, ExceptionFilter, ExecutionC
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
-import type { SiteRequest } from './site-http';
+import type { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 
 /** The signed-in member of a page (the site's hook sent everyone else to the sign-in page). */
