@@ -1,5 +1,6 @@
 import type { RecordedEvent, ViewDocument } from '@deals/kernel';
-import { eventFeedProjection, FeedEvent, WebhookDelivery } from './event-feed.projection';
+import { eventFeedProjection } from './event-feed.projection';
+import type { FeedEvent, WebhookDelivery } from './feed-documents';
 
 let position = 0;
 const at = '2026-06-15T12:00:00.000Z';
