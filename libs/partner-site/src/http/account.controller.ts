@@ -4,15 +4,9 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Clock } from '@deals/kernel';
 import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
-import {
-  ChangeMemberSession,
-  HasLiveInvitation,
-  invitationGone,
-  invitationOf,
-  OpenInvitation,
-  SignInMember,
-  SignUpMember,
-} from '../commands/member.commands';
+import { ChangeMemberSession } from '../commands/member.commands';
+import { HasLiveInvitation, invitationGone, invitationOf, OpenInvitation, SignUpMember } from '../commands/member-invitation.commands';
+import { SignInMember } from '../commands/member-sign-in.commands';
 import { MemberIdOfEmail } from '../commands/member-ids';
 import { SiteSecrets } from '../commands/site-secrets';
 import { MAX_EMAIL_LENGTH, MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
