@@ -26,6 +26,7 @@ export * from './test-clock/test-clock';
 export * from './test-clock/dated-write';
 export * from './personal-data/personal-fields';
 export * from './personal-data/personal-data-event-store';
+export * from './personal-data/keys-still-kept';
 export * from './history-seal/seal';
 export * from './history-seal/history-sealer';
 export * from './history-seal/seal-run';
