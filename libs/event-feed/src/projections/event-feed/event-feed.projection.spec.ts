@@ -1,6 +1,7 @@
 import type { ViewDocument } from '@deals/kernel';
 import { batchProjectionSpec, SpecEvent } from '@deals/testing';
-import { eventFeedProjection, FeedEvent, WebhookDelivery } from './event-feed.projection';
+import { eventFeedProjection } from './event-feed.projection';
+import type { FeedEvent, WebhookDelivery } from './feed-documents';
 
 const at = '2026-06-15T12:00:00.000Z';
 const spec = batchProjectionSpec(eventFeedProjection, { streamId: 'x', occurredAt: at });
