@@ -4,7 +4,7 @@ import type { ClaimPurchase, RecordPayment, RecordResale, ReservePurchase } from
 import type { DealSnapshot } from '../purchase/purchase.events';
 import type { ResaleTerms } from '../purchase/resale-claim';
 import type { ShippingAddress } from '../purchase/shipping-address';
-import type { ResaleRequested, ResaleStartCommand, ResaleStartInput } from './resale-start';
+import type { ResaleRequested, ResaleStartCommand, ResaleStartInput } from './resale-start.types';
 
 /** The purchase workflow's inputs, commands and state (`purchase.workflow.ts`). */
 
