@@ -1,4 +1,4 @@
-/** Unit, contract and end-to-end tests (`npm test`); the suites that time the service run after them, alone (jest.alone.config.js). */
+/** Unit, API, contract and end-to-end tests (`npm test`); the suites that time the service run after them, alone (jest.alone.config.js). */
 const { readFileSync } = require('node:fs');
 const swc = JSON.parse(readFileSync(`${__dirname}/.swcrc`, 'utf8'));
 delete swc.$schema;
@@ -9,7 +9,7 @@ module.exports = {
   testEnvironment: '<rootDir>/test/support/leak-checking-environment.js',
   rootDir: __dirname,
   roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
-  testRegex: '\\.(spec|int-spec|e2e-spec)\\.ts$',
+  testRegex: '\\.(spec|int-spec|e2e-spec|api-spec)\\.ts$',
   // Suites that time the service run afterwards, on their own (jest.alone.config.js).
   testPathIgnorePatterns: ['/node_modules/', '\\.alone\\.e2e-spec\\.ts$'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc], [`${ESM_ONLY}.+\\.js$`]: ['@swc/jest', swc] },

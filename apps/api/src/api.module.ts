@@ -25,7 +25,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [
-        ServiceCoreModule.forRoot({ config: options.config, clock: options.clock, ids: options.ids, role: 'api' }),
+        ServiceCoreModule.forRoot({ config: options.config, clock: options.clock, ids: options.ids, log: options.log, role: 'api' }),
         // Application logs through the process's pino logger; request lines come from Fastify's
         // logger (RequestLogController), so no per-request Nest middleware runs.
         LoggerModule.forRoot({ pinoHttp: { logger: options.logger }, forRoutes: [] }),

@@ -1,4 +1,4 @@
-import { Clock, IdempotencyStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
+import { Clock, EventStore, IdempotencyStore, IdGenerator, Scheduler, ViewProgress, ViewStore } from '@deals/kernel';
 import { answerRefusalPage, MemberSessions, serveSite, SITE_PREFIX, SiteDependencies, SitePages, SiteSecrets } from '@deals/partner-site';
 import {
   defaultPublicBaseUrl,
@@ -77,6 +77,21 @@ export interface ApiOptions {
   config: ServiceConfig;
   clock?: Clock;
   ids?: IdGenerator;
+  /** The log to keep instead of the configured one (tests: a log in memory). */
+  log?: EventStore;
+}
+
+/** The API built and ready, not listening: Fastify's `inject` reaches it (the tests' API tier). */
+export interface BuiltApi {
+  app: NestFastifyApplication;
+  /** Every route the server serves (method and Fastify's path pattern). */
+  routes: Array<{ method: string; url: string }>;
+  requestsInFlight: RequestsInFlight;
+  logger: ReturnType<typeof serviceLogger>;
+  /** From now on every answer closes its connection (the process is stopping). */
+  stopping(): void;
+  /** Closes the application, then what runs beside it (the purges, Redis, the metrics server). */
+  close(): Promise<void>;
 }
 
 const HOUR_MS = 3_600_000;
@@ -93,7 +108,64 @@ function requestId(req: IncomingMessage): string {
 }
 
 /** Builds the API, loads demo data on a first start, and listens (HTTPS only). */
-export async function startApi({ config, clock, ids }: ApiOptions): Promise<RunningApi> {
+export async function startApi(options: ApiOptions): Promise<RunningApi> {
+  const { config } = options;
+  const built = await buildApi(options);
+  const { app, routes, requestsInFlight, logger } = built;
+  const { cap: maxConnections, limit } = connectionCap(config.maxConnections);
+  if (maxConnections < config.maxConnections)
+    logger.warn(
+      `MAX_CONNECTIONS is ${config.maxConnections} but the open-file limit is ${limit}: at most ${maxConnections} connections at once (raise the limit: ulimit -n, LimitNOFILE)`,
+    );
+  if (config.behindTlsProxy) {
+    // Connections past the cap are closed as soon as they are accepted.
+    (app.getHttpServer() as HttpServer).maxConnections = maxConnections;
+    await app.listen(config.port, config.host);
+    const port = (app.getHttpServer().address() as AddressInfo).port;
+    const forget = recordAddress(config, port);
+    return {
+      app,
+      port,
+      routes,
+      requestsInFlight,
+      close: async (graceMs = STOP_GRACE_MS) => {
+        built.stopping();
+        forget();
+        // Stops accepting; the requests already received are finished before the adapters close,
+        // those whose client left included (they hold no connection for the server's close to wait
+        // on). Then what is left is dropped, as the HTTPS front does: connections that sent nothing
+        // (they held the stop until Node's headers timeout) and requests past the grace.
+        const server = app.getHttpServer() as HttpServer;
+        server.close();
+        await requestsInFlight.drained(graceMs);
+        server.closeAllConnections();
+        await built.close();
+      },
+    };
+  }
+  const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host, {
+    handshakeTimeoutMs: config.handshakeTimeoutMs,
+    maxConnections,
+    requestsInFlight,
+  });
+  const port = (front.server.address() as AddressInfo).port;
+  const forget = recordAddress(config, port);
+  return {
+    app,
+    port,
+    routes,
+    requestsInFlight,
+    close: async (graceMs?: number) => {
+      built.stopping();
+      forget();
+      await front.close(graceMs);
+      await built.close();
+    },
+  };
+}
+
+/** Builds the API and loads demo data on a first start: everything but listening. */
+export async function buildApi({ config, clock, ids, log }: ApiOptions): Promise<BuiltApi> {
   const prepared = await prepareServers(config);
   const logger = serviceLogger(config.logLevel, config.logFile);
   if (prepared) logger.warn(prepared);
@@ -197,7 +269,7 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   refuseMalformedText(fastify, { [SITE_PREFIX]: (request, reply, refusal) => answerRefusalPage(site!.pages, request, reply, refusal) });
   // Nest's own body parsers stay off: parseJsonBodies has registered the JSON parser already.
   const app = await NestFactory.create<NestFastifyApplication>(
-    ApiModule.forRoot({ config, clock, ids, logger, limits: limits?.limits ?? null }),
+    ApiModule.forRoot({ config, clock, ids, log, logger, limits: limits?.limits ?? null }),
     adapter,
     {
       bufferLogs: true,
@@ -255,54 +327,15 @@ export async function startApi({ config, clock, ids }: ApiOptions): Promise<Runn
   };
   await app.get(DemoSeed).seedIfEmpty();
   await fastify.ready();
-  const { cap: maxConnections, limit } = connectionCap(config.maxConnections);
-  if (maxConnections < config.maxConnections)
-    logger.warn(
-      `MAX_CONNECTIONS is ${config.maxConnections} but the open-file limit is ${limit}: at most ${maxConnections} connections at once (raise the limit: ulimit -n, LimitNOFILE)`,
-    );
-  if (config.behindTlsProxy) {
-    // Connections past the cap are closed as soon as they are accepted.
-    (app.getHttpServer() as HttpServer).maxConnections = maxConnections;
-    await app.listen(config.port, config.host);
-    const port = (app.getHttpServer().address() as AddressInfo).port;
-    const forget = recordAddress(config, port);
-    return {
-      app,
-      port,
-      routes,
-      requestsInFlight,
-      close: async (graceMs = STOP_GRACE_MS) => {
-        stopping = true;
-        forget();
-        // Stops accepting; the requests already received are finished before the adapters close,
-        // those whose client left included (they hold no connection for the server's close to wait
-        // on). Then what is left is dropped, as the HTTPS front does: connections that sent nothing
-        // (they held the stop until Node's headers timeout) and requests past the grace.
-        const server = app.getHttpServer() as HttpServer;
-        server.close();
-        await requestsInFlight.drained(graceMs);
-        server.closeAllConnections();
-        await app.close();
-        await closeOperations();
-      },
-    };
-  }
-  const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host, {
-    handshakeTimeoutMs: config.handshakeTimeoutMs,
-    maxConnections,
-    requestsInFlight,
-  });
-  const port = (front.server.address() as AddressInfo).port;
-  const forget = recordAddress(config, port);
   return {
     app,
-    port,
     routes,
     requestsInFlight,
-    close: async (graceMs?: number) => {
+    logger,
+    stopping: () => {
       stopping = true;
-      forget();
-      await front.close(graceMs);
+    },
+    close: async () => {
       await app.close();
       await closeOperations();
     },

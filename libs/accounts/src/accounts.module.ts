@@ -4,11 +4,13 @@ import {
   ChangePartnerRateLimitHandler,
   ChangePartnerRollbackWindowHandler,
   CreatePartnerHandler,
+  OpenSandboxHandler,
+} from './commands/partner-account.commands';
+import {
   IssuePartnerApiKeyHandler,
   RenamePartnerApiKeyHandler,
   RevokePartnerApiKeyHandler,
   RotatePartnerApiKeyHandler,
-  OpenSandboxHandler,
   RotatePartnerPasswordHandler,
 } from './commands/partner-credentials.commands';
 import { MakeCardDefaultHandler, StoreCardHandler } from './commands/store-card.command';

@@ -5,15 +5,19 @@ export {
   ChangePartnerRateLimit,
   ChangePartnerRollbackWindow,
   CreatePartner,
+  OpenSandbox,
+  sandboxCredentialsJson,
+} from './commands/partner-account.commands';
+export type { CreatedPartner } from './commands/partner-account.commands';
+export type { OpenedSandbox } from './commands/partner-command-handler';
+export {
   IssuePartnerApiKey,
   RenamePartnerApiKey,
   RevokePartnerApiKey,
   RotatePartnerApiKey,
-  OpenSandbox,
-  sandboxCredentialsJson,
   RotatePartnerPassword,
 } from './commands/partner-credentials.commands';
-export type { CreatedPartner, IssuedApiKey, OpenedSandbox, RotatedApiKey, RotatedPassword } from './commands/partner-credentials.commands';
+export type { IssuedApiKey, RotatedApiKey, RotatedPassword } from './commands/partner-credentials.commands';
 export { MAX_REQUESTS_PER_MINUTE, MAX_WORKING_KEYS, keyState } from './domain/partner/partner.decider';
 export type { KeyState } from './domain/partner/partner.decider';
 export { PartnerQueries, partnerApiKeys } from './queries/partner.queries';

@@ -74,6 +74,8 @@ export interface AdaptersOptions {
   storeObserver?: StoreObserver | null;
   /** Start what the log's first append would start (the embedded log's write thread) as it opens: a serving process. */
   warmUp?: boolean;
+  /** The log to keep instead of the configured one (tests: a log in memory); its personal data encrypted all the same. */
+  log?: EventStore;
 }
 
 /** Whether this process's log writes view documents in its appends' transactions (its provider wires them). */
@@ -110,6 +112,7 @@ export class AdaptersModule {
     personalData = { fields: new Map(), erasures: new Map() },
     storeObserver: observer = null,
     warmUp = false,
+    log,
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
@@ -126,6 +129,7 @@ export class AdaptersModule {
               : new SqlitePersonalKeyStore(paths.personalKeys);
           const { fields, erasures } = personalData;
           const warn = (message: string) => new Logger('PersonalData').error(message);
+          if (log) return new PersonalDataEventStore(log, keys, fields, erasures, warn);
           if (settings.eventStoreUrl) {
             const { EsdbEventStore } = await import('./event-store/esdb/esdb-event-store.adapter');
             return new PersonalDataEventStore(new EsdbEventStore(settings.eventStoreUrl, { observer }), keys, fields, erasures, warn);

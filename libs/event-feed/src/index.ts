@@ -19,7 +19,7 @@ export { PREVIOUS_SECRET_MS } from './domain/webhook-endpoint/webhook-endpoint.d
 export { EVENT_FEED } from './projections/event-feed/event-feed.projection';
 export { WEBHOOK_ENDPOINTS } from './projections/webhook-endpoints/webhook-endpoints.projection';
 export type { WebhookEndpointView } from './projections/webhook-endpoints/webhook-endpoints.projection';
-export type { FeedEvent, WebhookDelivery } from './projections/event-feed/event-feed.projection';
+export type { FeedEvent, WebhookDelivery } from './projections/event-feed/feed-documents';
 export { webhookDeliveryDecider } from './domain/webhook-delivery/webhook-delivery.decider';
 export { webhookEndpointDecider } from './domain/webhook-endpoint/webhook-endpoint.decider';
 export { MAX_ENDPOINTS, UNMADE_PLACE_MS, webhookEndpointPlacesDecider } from './domain/webhook-endpoint/webhook-endpoint-places.decider';

@@ -141,4 +141,7 @@ export interface CommandCaller {
   writes?: RequestWrites;
 }
 
+/** A caller acting for one partner: every partner-scoped command takes this. */
+export type PartnerCaller = CommandCaller & { partnerId: string };
+
 export const OPERATOR: CommandCaller = { actor: 'operator' };

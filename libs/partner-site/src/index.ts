@@ -1,6 +1,8 @@
 /** The partner site: pages under /partner where the people of a partner manage its keys and look up its records. */
 export { PartnerSiteHttpModule, PartnerSiteModule } from './partner-site.module';
-export { InviteMember, RemoveMember, SignInMember, SignUpMember } from './commands/member.commands';
+export { RemoveMember } from './commands/member.commands';
+export { InviteMember, SignUpMember } from './commands/member-invitation.commands';
+export { SignInMember } from './commands/member-sign-in.commands';
 export { SiteSecrets } from './commands/site-secrets';
 export { MemberNoticeRecipients } from './commands/member-notice-recipients';
 export { MemberAddresses } from './commands/member-addresses';

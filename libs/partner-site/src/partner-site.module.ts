@@ -3,16 +3,14 @@ import { AccountsModule } from '@deals/accounts';
 import { EventFeedModule } from '@deals/event-feed';
 import { memoryCounters, RequestLimits } from '@deals/wire';
 import { DynamicModule, Module } from '@nestjs/common';
+import { ChangeMemberSessionHandler, RemoveMemberHandler } from './commands/member.commands';
 import {
-  ChangeMemberSessionHandler,
-  EnrolMemberTotpHandler,
   HasLiveInvitationHandler,
   InviteMemberHandler,
   OpenInvitationHandler,
-  RemoveMemberHandler,
-  SignInMemberHandler,
   SignUpMemberHandler,
-} from './commands/member.commands';
+} from './commands/member-invitation.commands';
+import { EnrolMemberTotpHandler, SignInMemberHandler } from './commands/member-sign-in.commands';
 import { MemberAuditSource } from './commands/member-audit-source';
 import { MemberIdOfEmailHandler } from './commands/member-ids';
 import { AccountController } from './http/account.controller';

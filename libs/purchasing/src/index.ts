@@ -2,7 +2,7 @@
 export { PurchasingHttpModule, PurchasingModule } from './purchasing.module';
 export { StockInventory } from './commands/stock-inventory/stock-inventory.command';
 export { inventoryStream, partnerInventoryStream } from './domain/inventory/inventory.events';
-export { stockTotalIssues } from './domain/inventory/inventory.decider';
+export { stockTotalIssues } from './domain/inventory/unit-counts';
 export { CouponLinks, KeyedCouponLinks } from './http/purchase.answers';
 export { CouponCodeKey } from './commands/purchase-steps/coupon-codes';
 export { ReleaseExpiredHolds } from './reactions/release-expired-holds.reaction';

@@ -69,6 +69,8 @@ export interface ServiceCoreOptions {
   role: ProcessRole;
   clock?: Clock;
   ids?: IdGenerator;
+  /** The log to keep instead of the configured one (tests: a log in memory). */
+  log?: EventStore;
 }
 
 const ROLE = Symbol('ROLE');
@@ -162,7 +164,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
 @Global()
 @Module({})
 export class ServiceCoreModule {
-  static forRoot({ config, role, clock, ids }: ServiceCoreOptions): DynamicModule {
+  static forRoot({ config, role, clock, ids, log }: ServiceCoreOptions): DynamicModule {
     // The log's observers, given to it as it opens: the count of its appends (for the seal), and the metrics when they are on.
     const appends = new AppendsCounted();
     const storeMetrics = new StoreMetrics();
@@ -181,6 +183,7 @@ export class ServiceCoreModule {
           storeObserver: config.metrics ? observingAll(appends, storeMetrics) : appends,
           // A serving process starts the log's write thread as it opens, beside the views' loading.
           warmUp: role !== 'cli',
+          log,
         }),
         CqrsModule.forRoot(),
         AccountsModule,

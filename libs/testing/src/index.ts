@@ -1,4 +1,5 @@
 export * from './decider-spec';
+export * from './projection-spec';
 export * from './contracts/event-store.contract';
 export * from './contracts/scheduler.contract';
 export * from './contracts/view-store.contract';

@@ -1,7 +1,7 @@
 import { RequestWrites, ViewProgress } from '@deals/kernel';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthenticatedRequest } from './partner-auth.guard';
+import type { AuthenticatedRequest } from './authenticated-request';
 
 type WritingRequest = FastifyRequest & { writes?: RequestWrites };
 

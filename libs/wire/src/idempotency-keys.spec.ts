@@ -3,7 +3,7 @@ import Fastify from 'fastify';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/temp-dir';
 import { answerRepeatedRequests, canonicalJson, MAX_KEPT_ANSWER_BYTES } from './idempotency-keys';
-import type { AuthenticatedRequest } from './partner-auth.guard';
+import type { AuthenticatedRequest } from './authenticated-request';
 
 describe('canonicalJson: what makes two bodies the same request', () => {
   it('orders object keys, at every depth, and leaves arrays in their order', () => {

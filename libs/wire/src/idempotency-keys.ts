@@ -4,7 +4,7 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { errorBody } from './error-body';
-import type { AuthenticatedRequest } from './partner-auth.guard';
+import type { AuthenticatedRequest } from './authenticated-request';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** 1 to 255 printable ASCII characters (a UUID is the usual choice). */

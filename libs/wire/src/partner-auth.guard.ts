@@ -1,59 +1,11 @@
-import {
-  DomainError,
-  inTestClock,
-  Forbidden,
-  NotFound,
-  RequestWrites,
-  TestClockScope,
-  Unauthorized,
-  ValidationFailed,
-} from '@deals/kernel';
-import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { DomainError, inTestClock, Unauthorized } from '@deals/kernel';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { requestWrites } from './answer-after-writes';
+import type { AuthenticatedRequest, CredentialVerifier, PartnerRef } from './authenticated-request';
 import { errorBody } from './error-body';
-import { CALLERS, CallerKind, CallersDeclaration } from './callers';
 import { clientAddress } from './client-address';
 import { attemptedIdentity, refuse, RequestLimits } from './request-limits';
 import { isStorableText } from './well-formed-text';
-
-export interface PartnerRef {
-  id: string;
-  name: string;
-  role: 'partner' | 'auditor';
-  /** The partner's own request budget; null: the service's default. */
-  requestsPerMinute: number | null;
-  /** false: a sandbox's test credentials (the partner id is the sandbox's). */
-  livemode: boolean;
-  /** The credential the request presented: the API key's id, or `password` (v3); absent for a user's access token. */
-  credentialId?: string;
-}
-
-/** A user's temporary access token (deprecated), as a request presents it. */
-export interface UserTokenRef {
-  userId: string;
-  /** Resource names, or `all`. */
-  scope: string[] | 'all';
-  access: Array<'read' | 'write'>;
-  expiresAt: string;
-}
-
-/** Looks partners (and users' access tokens) up by their credentials; implemented by accounts. */
-export abstract class CredentialVerifier {
-  /** The key's partner; null for an unknown key; throws `Unauthorized` saying so for a revoked or expired one. */
-  abstract byApiKey(apiKey: string): Promise<PartnerRef | null>;
-  /**
-   * The scope of a call made under one of the sandbox's test clocks (`Deals-Test-Clock`): refused
-   * for live credentials, a clock of another sandbox or none, and for a write while it advances.
-   */
-  abstract testClock(partner: PartnerRef, clockId: string, writes: boolean): Promise<TestClockScope>;
-  /** Likewise for a v3 username and password (a replaced password works until its grace period ends). */
-  abstract byUsernameAndPassword(username: string, password: string): Promise<PartnerRef | null>;
-  /** The token and the partner it belongs to; null when unknown (expiry is checked by the caller). */
-  abstract byAccessToken(tokenId: string): Promise<{ partner: PartnerRef; token: UserTokenRef } | null>;
-}
 
 /**
  * Paths anyone may call: the health report, the API description and its Swagger UI, a coupon's QR image and
@@ -83,8 +35,6 @@ export const OPERATOR_USERNAME = 'operator';
 export const LIVEMODE_HEADER = 'deals-livemode';
 /** Names the sandbox's test clock a call is made under. */
 export const TEST_CLOCK_HEADER = 'deals-test-clock';
-
-export type AuthenticatedRequest = FastifyRequest & { partner?: PartnerRef; userToken?: UserTokenRef; testClock?: TestClockScope };
 
 /** Credentials a request presents, read but not yet checked. */
 type Presented =
@@ -265,7 +215,7 @@ function operatorCheck(expected: Buffer, limits: RequestLimits | null) {
  * escapes, so `/%61pi/v3/...` reaches a v3 route and must be judged as one), or, where no route
  * matches, the request's path with its escapes decoded.
  */
-function routedPath(request: FastifyRequest): string {
+export function routedPath(request: FastifyRequest): string {
   const pattern = request.routeOptions?.url;
   if (typeof pattern === 'string' && pattern !== '') return pattern;
   const path = request.url.split('?')[0];
@@ -273,142 +223,5 @@ function routedPath(request: FastifyRequest): string {
     return decodeURIComponent(path);
   } catch {
     return path;
-  }
-}
-
-/** What each kind of caller is told when a call is not theirs to make. */
-const REFUSALS: Record<Exclude<CallerKind, 'anyone'>, string> = {
-  partner: "this call takes a sandbox's test credentials, not live ones",
-  sandbox: "this call takes live credentials, not a sandbox's test ones",
-  auditor: 'auditor credentials cannot make this call',
-};
-
-/** Why a partner's credentials may not make a call declared for `declared`; null when they may. */
-function refusalOf(declared: CallersDeclaration, partner: PartnerRef): string | null {
-  if (partner.role === 'auditor') return declared.kinds.includes('auditor') ? null : REFUSALS.auditor;
-  if (declared.kinds.includes(partner.livemode ? 'partner' : 'sandbox')) return null;
-  if (declared.kinds.length === 1 && declared.kinds[0] === 'auditor') return 'this call takes auditor credentials';
-  return partner.livemode ? REFUSALS.partner : REFUSALS.sandbox;
-}
-
-/**
- * Rules on authenticated requests, from the route's {@link CalledBy}: a route declared for none of
- * the request's kind of credentials refuses it (403), and so does a route without a declaration;
- * an auditor reads and never writes; a user's access token works only where the route names a
- * resource for it, within its scope and access (GET reads, other methods write), and only on its
- * own user: another user's records are not found.
- */
-@Injectable()
-export class AccessGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
-
-  canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    // Public and operator paths carry no API credentials, and the partner site's pages a member's
-    // session: their own hooks judged them.
-    if (!request.partner || SESSION_PATHS.some((pattern) => pattern.test(routedPath(request)))) return true;
-    const declared = this.reflector.get<CallersDeclaration | undefined>(CALLERS, context.getHandler());
-    if (!declared) throw new Forbidden('this call is not open to API credentials');
-    const writes = request.method !== 'GET' && request.method !== 'HEAD';
-    const token = request.userToken;
-    if (!token) {
-      const refusal = refusalOf(declared, request.partner);
-      if (refusal) throw new Forbidden(refusal);
-      if (request.partner.role === 'auditor' && writes) throw new Forbidden('auditor credentials can read and never write');
-      return true;
-    }
-    const allowed = declared.userToken;
-    if (!allowed) throw new Forbidden('this call takes partner credentials, not a user access token');
-    // The token's partner, live or sandbox, must be one the call is declared for.
-    const refusal = refusalOf(declared, request.partner);
-    if (refusal) throw new Forbidden(refusal);
-    if (token.scope !== 'all' && !token.scope.includes(allowed.userToken))
-      // eslint-disable-next-line no-restricted-syntax -- parameter names, counts and access words of ours
-      throw new Forbidden(`the access token's scope does not include ${allowed.userToken}`);
-    const needed = writes ? 'write' : 'read';
-    // eslint-disable-next-line no-restricted-syntax -- parameter names, counts and access words of ours
-    if (!token.access.includes(needed)) throw new Forbidden(`the access token does not allow ${needed} access`);
-    const params = request.params as Record<string, string | undefined>;
-    const pathUser = params.user_id ?? params.user;
-    const byEmail = pathUser?.includes('@') && allowed.pathUserMayBeEmail === true;
-    if (pathUser !== undefined && !byEmail && pathUser !== token.userId) throw new NotFound('user not found');
-    return true;
-  }
-}
-
-/** The authenticated partner of this request. */
-export const CurrentPartner = createParamDecorator((_: unknown, context: ExecutionContext): PartnerRef => {
-  const partner = context.switchToHttp().getRequest<AuthenticatedRequest>().partner;
-  if (!partner) throw new Unauthorized('not authenticated');
-  return partner;
-});
-
-/**
- * Who asks and under which request id: goes into the metadata of every event a call appends.
- * `writes`: the request's tracker of those appends, which its answer waits for the views to show.
- */
-export interface Caller {
-  partnerId: string;
-  actor: string;
-  requestId: string;
-  correlationId: string;
-  writes?: RequestWrites;
-}
-
-export const CurrentCaller = createParamDecorator((_: unknown, context: ExecutionContext): Caller => {
-  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-  if (!request.partner) throw new Unauthorized('not authenticated');
-  const requestId = String(request.id);
-  const correlation = request.headers['x-correlation-id'];
-  return {
-    partnerId: request.partner.id,
-    actor: request.userToken ? `user-token:${request.userToken.userId}` : `partner:${request.partner.id}`,
-    requestId,
-    correlationId: typeof correlation === 'string' && correlation.length <= 128 ? correlation : requestId,
-    writes: requestWrites(request),
-  };
-});
-
-/**
- * The user a call acts for: the access token's user when a token authenticated the request (it
- * must match an explicit `user_id`, else the user is not found), otherwise the `user_id` given.
- * A `user_id` repeated in the query with one value is that value (as `api_key` is); with two, it
- * is refused.
- */
-export function actingUser(request: AuthenticatedRequest, given: unknown): string | undefined {
-  if (Array.isArray(given)) {
-    const values = new Set(given);
-    if (values.size !== 1 || typeof given[0] !== 'string')
-      throw new ValidationFailed([
-        { type: 'invalid', resource: 'request', field: 'user_id', message: 'is given more than once, with different values' },
-      ]);
-    given = given[0];
-  }
-  const token = request.userToken;
-  if (!token) return typeof given === 'string' && given !== '' ? given : undefined;
-  if (given !== undefined && given !== '' && given !== token.userId) throw new NotFound('user not found');
-  return token.userId;
-}
-
-/** Whether partner credentials (not a user's access token) authenticated the request. */
-export const ByPartner = createParamDecorator(
-  (_: unknown, context: ExecutionContext): boolean => !context.switchToHttp().getRequest<AuthenticatedRequest>().userToken,
-);
-
-/** The authenticated request itself (for {@link actingUser}). */
-export const AuthRequest = createParamDecorator((_: unknown, context: ExecutionContext): AuthenticatedRequest =>
-  context.switchToHttp().getRequest<AuthenticatedRequest>(),
-);
-
-/**
- * Refuses a call made under a test clock where the sandbox's own account answers it (its webhook
- * endpoints, its users' access tokens): those belong to no clock's world.
- */
-@Injectable()
-export class NotUnderTestClock implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    if (context.switchToHttp().getRequest<AuthenticatedRequest>().testClock)
-      throw new Forbidden(`this call acts on the sandbox itself: make it without ${TEST_CLOCK_HEADER}`);
-    return true;
   }
 }

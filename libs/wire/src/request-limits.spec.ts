@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { rateLimitFields } from '../../../test/support/rate-limit-fields';
-import type { AuthenticatedRequest, PartnerRef, UserTokenRef } from './partner-auth.guard';
+import type { AuthenticatedRequest, PartnerRef, UserTokenRef } from './authenticated-request';
 import { addressKey, RequestLimits } from './request-limits';
 
 describe('addressKey: the address wrong credentials are counted against', () => {

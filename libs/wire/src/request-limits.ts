@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { errorBody } from './error-body';
-import type { AuthenticatedRequest, UserTokenRef } from './partner-auth.guard';
+import type { AuthenticatedRequest, UserTokenRef } from './authenticated-request';
 
 export interface RequestLimitSettings {
   /** A partner's budget when it has none of its own, in requests a minute. */

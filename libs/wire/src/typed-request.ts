@@ -1,7 +1,7 @@
 import { ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { ArgumentMetadata, createParamDecorator, ExecutionContext, Injectable, PipeTransform } from '@nestjs/common';
 import { z } from 'zod';
-import type { AuthenticatedRequest } from './partner-auth.guard';
+import type { AuthenticatedRequest } from './authenticated-request';
 import type { RequestDto } from './request-dto';
 
 /**

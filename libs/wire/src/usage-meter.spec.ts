@@ -1,6 +1,6 @@
 import { DailyUsage, ManualClock, UsageDelta, UsageStore } from '@deals/kernel';
 import type { FastifyReply } from 'fastify';
-import type { AuthenticatedRequest } from './partner-auth.guard';
+import type { AuthenticatedRequest } from './authenticated-request';
 import { RequestLimits } from './request-limits';
 import { UsageMeter } from './usage-meter';
 

@@ -1,6 +1,6 @@
 import { Clock, DailyUsage, realClockOf, SystemClock, UsageDelta, UsageStore } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
-import type { PartnerRef } from './partner-auth.guard';
+import type { PartnerRef } from './authenticated-request';
 import type { RequestLimits } from './request-limits';
 
 const DAY_MS = 86_400_000;

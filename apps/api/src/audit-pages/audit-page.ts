@@ -1,4 +1,4 @@
-import type { StreamVerification } from '@deals/kernel';
+import type { AuditedEvent, StreamVerification } from '@deals/kernel';
 import Handlebars from 'handlebars';
 import { createHash } from 'node:crypto';
 
@@ -60,13 +60,7 @@ const PAGE = Handlebars.compile(
 );
 
 /** One event of a page's timeline. */
-export interface TimelineEntry {
-  position: string;
-  occurredAt: string;
-  stream: string;
-  type: string;
-  actor: string | null;
-  requestId: string | null;
+export interface TimelineEntry extends AuditedEvent {
   /** The resource's state after it, in words. */
   state: string;
 }

@@ -1,5 +1,14 @@
 import { CardLinkAudit, cardLinkStream } from '@deals/engagement';
-import { HistoryProofs, StreamProof, isoInstant, NotFound, RecordedEvent, ValidationFailed, verifyStreamProof } from '@deals/kernel';
+import {
+  auditedEvent,
+  HistoryProofs,
+  StreamProof,
+  isoInstant,
+  NotFound,
+  RecordedEvent,
+  ValidationFailed,
+  verifyStreamProof,
+} from '@deals/kernel';
 import { batchDeliveryStream } from '@deals/messaging';
 import { PurchaseAudit, purchaseStream } from '@deals/purchasing';
 import { ApiErrors, ApiRequest, requestDto, CalledBy } from '@deals/wire';
@@ -123,7 +132,7 @@ export class AuditPagesController {
       if (outcome === 'sent' || outcome === 'failed' || outcome === 'skipped') counts[outcome]++;
       const status = (event.data as { status?: string }).status;
       return {
-        ...timelineOf({ ...event, streamId: proof.stream } as RecordedEvent),
+        ...auditedEvent({ ...event, streamId: proof.stream } as RecordedEvent),
         state: `${status ? `${status}: ` : ''}sent ${counts.sent}, failed ${counts.failed}, skipped ${counts.skipped}`,
       };
     });
@@ -141,7 +150,7 @@ export class AuditPagesController {
     } catch (error) {
       if (proof.events.length === 0 && proof.removed.length === 0) throw error;
       return proof.events.map((event) => ({
-        ...timelineOf({ ...event, streamId: proof.stream } as RecordedEvent),
+        ...auditedEvent({ ...event, streamId: proof.stream } as RecordedEvent),
         state: '(its history does not read)',
       }));
     }
@@ -171,13 +180,3 @@ function asOfOf(text: unknown): Date | null {
   if (!cut) throw new ValidationFailed([{ type: 'invalid', resource: 'request', field: 'as_of', message: 'must be an ISO 8601 instant' }]);
   return cut;
 }
-
-/** A log event as a timeline entry (its state added by the page). */
-const timelineOf = (event: RecordedEvent): Omit<TimelineEntry, 'state'> => ({
-  position: event.position,
-  occurredAt: event.metadata.occurredAt,
-  stream: event.streamId,
-  type: event.type,
-  actor: event.metadata.actor ?? null,
-  requestId: event.metadata.requestId ?? null,
-});

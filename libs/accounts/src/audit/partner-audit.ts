@@ -1,14 +1,8 @@
-import { EventStore, isoInstant, NotFound, RecordedEvent } from '@deals/kernel';
+import { AuditedEvent, auditedEvent, EventStore, isoInstant, NotFound, RecordedEvent } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { partnerStream } from '../domain/partner/partner.events';
 
-export interface PartnerAuditEntry {
-  position: string;
-  occurredAt: string;
-  stream: string;
-  type: string;
-  actor: string | null;
-  requestId: string | null;
+export interface PartnerAuditEntry extends AuditedEvent {
   data: Record<string, unknown>;
 }
 
@@ -45,14 +39,6 @@ export class PartnerAudit {
     return [...own, ...others]
       .filter((event) => cut === undefined || (isoInstant(event.metadata.occurredAt)?.toISOString() ?? '') <= cut)
       .sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))
-      .map((event) => ({
-        position: event.position,
-        occurredAt: event.metadata.occurredAt,
-        stream: event.streamId,
-        type: event.type,
-        actor: event.metadata.actor ?? null,
-        requestId: event.metadata.requestId ?? null,
-        data: withoutSecrets(event.data),
-      }));
+      .map((event) => ({ ...auditedEvent(event), data: withoutSecrets(event.data) }));
   }
 }

@@ -2,7 +2,6 @@ import {
   CardDetails,
   CardRejected,
   Clock,
-  CommandCaller,
   EventStore,
   handleCommand,
   IdGenerator,
@@ -11,6 +10,7 @@ import {
   loadAggregate,
   LogPosition,
   NotFound,
+  PartnerCaller,
   PaymentGateway,
   TEST_CARD_NUMBERS,
   ValidationFailed,
@@ -69,7 +69,7 @@ export class StoreCard extends Command<StoredCardOutcome> {
   constructor(
     readonly userId: string,
     readonly card: CardDetails,
-    readonly caller: CommandCaller & { partnerId: string },
+    readonly caller: PartnerCaller,
   ) {
     super();
   }
@@ -169,7 +169,7 @@ export class MakeCardDefault extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly cardId: string,
     readonly actingUserId: string | undefined,
-    readonly caller: CommandCaller & { partnerId: string },
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

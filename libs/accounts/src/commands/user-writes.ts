@@ -9,6 +9,7 @@ import {
   laterPosition,
   loadAggregate,
   LogPosition,
+  PartnerCaller,
   PersonalDataEventStore,
   slowHashes,
   ValidationFailed,
@@ -21,8 +22,6 @@ import { userDecider } from '../domain/user/user.decider';
 import { emailKey, legacyEmailKey, profileEmailKey, UserProfile, userStream } from '../domain/user/user.events';
 import { AccountsSettings } from './accounts-settings';
 import { hashPassword } from './password-hash';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /** How old a claim of an address its owner does not hold must be before another user may take it (see `claim`). */
 export const STALE_CLAIM_MS = 60_000;
@@ -50,7 +49,7 @@ export class UserWrites {
   async register(
     user: NewUser,
     byPartner: boolean,
-    caller: Caller,
+    caller: PartnerCaller,
     userId = this.ids.next(),
   ): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
@@ -108,7 +107,7 @@ export class UserWrites {
    * rules out, or an address another user of the partner holds (a deleted one too). Writes nothing:
    * a dry run's check.
    */
-  async checkRegistration(user: NewUser, byPartner: boolean, caller: Caller): Promise<void> {
+  async checkRegistration(user: NewUser, byPartner: boolean, caller: PartnerCaller): Promise<void> {
     this.checkFields(user.profile, byPartner, this.clock.now());
     if ((await this.owner(caller.partnerId, user.profile.email)) !== null) throw emailTaken();
   }
@@ -124,7 +123,7 @@ export class UserWrites {
     userId: string,
     changes: UserChanges,
     byPartner: boolean,
-    caller: Caller,
+    caller: PartnerCaller,
     refuseOtherToken = false,
   ): Promise<{ userId: string; position: LogPosition | null }> {
     return this.changes.run(userId, () => this.updateNow(userId, changes, byPartner, caller, refuseOtherToken));
@@ -134,7 +133,7 @@ export class UserWrites {
     userId: string,
     changes: UserChanges,
     byPartner: boolean,
-    caller: Caller,
+    caller: PartnerCaller,
     refuseOtherToken: boolean,
   ): Promise<{ userId: string; position: LogPosition | null }> {
     const now = this.clock.now();
@@ -204,7 +203,7 @@ export class UserWrites {
   }
 
   /** Records that the partner erased its own copies of an erased user's data (once; again: nothing more). */
-  async acknowledgeErasure(userId: string, caller: Caller): Promise<LogPosition | null> {
+  async acknowledgeErasure(userId: string, caller: PartnerCaller): Promise<LogPosition | null> {
     const command = { type: 'AcknowledgeUserErasure' as const, data: { userId, partnerId: caller.partnerId } };
     return (await handleCommand(this.store, userStream(userId), userDecider, command, { now: this.clock.now(), metadata: caller }))
       .position;
@@ -254,7 +253,7 @@ export class UserWrites {
   }
 
   /** Gives `userId`'s claim of an address back, unless the user holds that address (again) now (`evenHeld`: an erasure's, regardless). */
-  private async release(caller: Caller, key: string, userId: string, evenHeld = false): Promise<LogPosition | null> {
+  private async release(caller: PartnerCaller, key: string, userId: string, evenHeld = false): Promise<LogPosition | null> {
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
     if (!evenHeld && profileEmailKey(user.state.profile) === key) return null;
     const released = await handleCommand(
@@ -295,7 +294,7 @@ export class UserWrites {
    * Claims an address for a user (an update's new address), once any stale claim of it is released
    * ({@link releaseStaleClaim}).
    */
-  private async claim(caller: Caller, key: string, userId: string): Promise<LogPosition | null> {
+  private async claim(caller: PartnerCaller, key: string, userId: string): Promise<LogPosition | null> {
     const now = this.clock.now();
     await this.releaseStaleClaim(caller, key, userId, now);
     const claim: ClaimEmail = { type: 'ClaimEmail', data: { partnerId: caller.partnerId, emailKey: key, userId } };
@@ -309,7 +308,7 @@ export class UserWrites {
    * {@link STALE_CLAIM_MS} old: a younger one belongs to a registration or update still under way,
    * which would otherwise share the address with `userId`.
    */
-  private async releaseStaleClaim(caller: Caller, key: string, userId: string, now: Date): Promise<void> {
+  private async releaseStaleClaim(caller: PartnerCaller, key: string, userId: string, now: Date): Promise<void> {
     const stream = emailClaimStream(caller.partnerId, key);
     const history = await this.store.readStream(stream);
     const last = history[history.length - 1];

@@ -5,6 +5,8 @@ import {
   ChangePartnerRateLimitHandler,
   CreatePartner,
   CreatePartnerHandler,
+} from '../commands/partner-account.commands';
+import {
   RotatePartnerApiKey,
   RotatePartnerApiKeyHandler,
   RotatePartnerPassword,

@@ -3,7 +3,7 @@ import { ApiAnswer, ApiRequest, Caller, CurrentCaller, CalledBy, PARTNERS } from
 import { Body, Controller, Get, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ChangePartnerRollbackWindow } from '../commands/partner-credentials.commands';
+import { ChangePartnerRollbackWindow } from '../commands/partner-account.commands';
 import { DEFAULT_ROLLBACK_WINDOW_HOURS } from '../domain/partner/partner.events';
 import { PartnerQueries } from '../queries/partner.queries';
 import { PartnerSettingsAnswer, toPartnerSettings } from './account.answers';

@@ -10,31 +10,8 @@ import {
 } from '@deals/kernel';
 import { randomInt, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS idempotency_keys (
-  key_id text PRIMARY KEY,
-  fingerprint text NOT NULL,
-  owner integer NOT NULL,
-  started_at bigint NOT NULL,
-  run_id text NOT NULL,
-  status integer,
-  content_type text,
-  body bytea,
-  expires_at bigint NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at);
-ALTER TABLE idempotency_keys ADD COLUMN IF NOT EXISTS partner text NOT NULL DEFAULT '',
-  ADD COLUMN IF NOT EXISTS size integer NOT NULL DEFAULT 0,
-  ADD COLUMN IF NOT EXISTS claim_token text;
-CREATE TABLE IF NOT EXISTS idempotency_usage (partner text PRIMARY KEY, bytes bigint NOT NULL);
-`;
-/** True once {@link SCHEMA} has been applied whole (its last column there). */
-const SCHEMA_MADE = `SELECT EXISTS (SELECT 1 FROM information_schema.columns
-  WHERE table_schema = current_schema() AND table_name = 'idempotency_keys' AND column_name = 'claim_token') AS made`;
-
-/** How often a process adds its own changes of size to the shared counts, and reads everyone's. */
-const SIZES_EVERY_MS = 5000;
+import { CLAIM, OWNERS_LOCK_SPACE, Row, SCHEMA, SCHEMA_LOCK, SCHEMA_MADE } from './postgres-idempotency-schema';
+import { PartnerSizes } from './postgres-partner-sizes';
 
 /** Taking this process's owner lock again after its session was lost: tries, and the wait between them. */
 const OWNER_LOCK_TRIES = 60;
@@ -46,47 +23,6 @@ export const RELEASE_AGAIN_MS = 1_000;
  * claim whose answer was lost (its statement cut off on the way) may still land on the server late.
  */
 const LATE_CLAIM_MS = 60_000;
-
-/** The first key of the advisory locks that say which processes are alive (the second is the process's owner number). */
-const OWNERS_LOCK_SPACE = 7216004;
-const SCHEMA_LOCK = 7216005;
-
-/**
- * A claim in one statement: the key inserted, or taken when forgotten (expired, not yet purged); else
- * its live row as this statement found it, and whether its owner, another process, holds its lock
- * (alive). No row: the key changed under this statement (claimed or purged elsewhere meanwhile).
- * The row is read from the statement's snapshot, the insert waits for a claim under way elsewhere:
- * a finished key is found finished by every claim at once.
- */
-const CLAIM = `
-WITH claimed AS (
-  INSERT INTO idempotency_keys (key_id, fingerprint, owner, started_at, run_id, expires_at, partner, size, claim_token)
-  VALUES ($1, $2, $3, $5, $6, $4, $7, ${KEPT_ROW_BYTES}, $8)
-  ON CONFLICT (key_id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, started_at = excluded.started_at,
-    run_id = excluded.run_id, status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at,
-    partner = excluded.partner, size = excluded.size, claim_token = excluded.claim_token
-  WHERE idempotency_keys.expires_at <= $5
-  RETURNING 1)
-SELECT true AS claimed, NULL AS fingerprint, NULL AS owner, NULL AS started_at, NULL AS run_id, NULL AS status,
-  NULL AS content_type, NULL AS body, false AS alive
-FROM claimed
-UNION ALL
-SELECT false, k.fingerprint, k.owner, k.started_at, k.run_id, k.status, k.content_type, k.body,
-  CASE WHEN k.status IS NULL AND k.owner <> 0 AND k.owner <> $3 THEN EXISTS (SELECT 1 FROM pg_locks l
-    WHERE l.locktype = 'advisory' AND l.classid = ${OWNERS_LOCK_SPACE}::oid AND l.objid = k.owner::oid AND l.objsubid = 2 AND l.granted)
-  ELSE false END
-FROM idempotency_keys k
-WHERE k.key_id = $1 AND k.expires_at > $5 AND NOT EXISTS (SELECT 1 FROM claimed)`;
-
-interface Row {
-  fingerprint: string;
-  owner: number;
-  started_at: string;
-  run_id: string;
-  status: number | null;
-  content_type: string | null;
-  body: Buffer | null;
-}
 
 /**
  * Idempotency keys in the PostgreSQL database that holds the log (table `idempotency_keys`), shared
@@ -100,11 +36,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   private owner = 0;
   private lockClient: Client | null = null;
   private ready: Promise<void> | null = null;
-  /** Every partner's count as last read from `idempotency_usage`, and this process's changes since it last added them there. */
-  private sizes = new Map<string, number>();
-  private unsent = new Map<string, number>();
-  private sizeTimer: NodeJS.Timeout | null = null;
-  private sending: Promise<void> | null = null;
+  private readonly sizes: PartnerSizes;
   /**
    * Keys whose release failed (the database away), with when and the claim's token: released again
    * every second until it works. Meanwhile this process, their owner, resumes them itself when asked
@@ -125,6 +57,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
   constructor(private readonly url: string) {
     super();
     this.pool = servicePool(url, 4);
+    this.sizes = new PartnerSizes(this.pool);
   }
 
   /** Makes the table once, and holds this process's owner lock (again, after its connection was lost). */
@@ -132,8 +65,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     this.ready ??= (async () => {
       const { rows } = await this.pool.query<{ made: boolean }>(SCHEMA_MADE);
       if (!rows[0].made) await this.pool.query(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK}); ${SCHEMA}`);
-      this.sizeTimer ??= setInterval(() => void this.sendSizes(), SIZES_EVERY_MS).unref();
-      void this.sendSizes();
+      this.sizes.start();
       const client = new Client({ connectionString: this.url, keepAlive: true });
       client.on('error', () => undefined);
       client.on('end', () => {
@@ -181,36 +113,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
    * by a new claim, counted twice until then).
    */
   keptBytes(): ReadonlyMap<string, number> {
-    if (this.unsent.size === 0) return this.sizes;
-    const sizes = new Map(this.sizes);
-    for (const [partner, bytes] of this.unsent) sizes.set(partner, (sizes.get(partner) ?? 0) + bytes);
-    return sizes;
-  }
-
-  private count(partner: string, bytes: number): void {
-    this.unsent.set(partner, (this.unsent.get(partner) ?? 0) + bytes);
-  }
-
-  /** Adds this process's changes of size to the shared counts and reads them all (one at a time; a failure keeps the changes for the next). */
-  private sendSizes(): Promise<void> {
-    this.sending ??= (async () => {
-      const unsent = this.unsent;
-      this.unsent = new Map();
-      try {
-        const { rows } = await this.pool.query<{ partner: string; bytes: string }>(
-          `WITH added AS (
-             INSERT INTO idempotency_usage (partner, bytes) SELECT * FROM unnest($1::text[], $2::bigint[])
-             ON CONFLICT (partner) DO UPDATE SET bytes = idempotency_usage.bytes + excluded.bytes RETURNING partner, bytes)
-           SELECT partner, bytes FROM added
-           UNION ALL SELECT partner, bytes FROM idempotency_usage WHERE partner NOT IN (SELECT partner FROM added)`,
-          [[...unsent.keys()], [...unsent.values()]],
-        );
-        this.sizes = new Map(rows.map((row) => [row.partner, Number(row.bytes)]));
-      } catch {
-        for (const [partner, bytes] of unsent) this.count(partner, bytes);
-      }
-    })().finally(() => (this.sending = null));
-    return this.sending;
+    return this.sizes.kept();
   }
 
   async claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
@@ -271,7 +174,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
       const row = rows[0];
       if (!row) continue; // claimed, answered or purged elsewhere since this statement began: read again
       if (row.claimed) {
-        this.count(partnerId, KEPT_ROW_BYTES);
+        this.sizes.count(partnerId, KEPT_ROW_BYTES);
         return { kind: 'new', startedAt: now, runId };
       }
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
@@ -306,7 +209,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     );
     this.ended(keyId, token);
     if (rows.length !== 1) throw new Error(`the claim of idempotency key ${keyId} is no longer this process's: its answer is not kept`);
-    this.count(rows[0].partner, body.byteLength);
+    this.sizes.count(rows[0].partner, body.byteLength);
   }
 
   /** Owner 0 is no process's: the next claim takes the run over (resumed). */
@@ -374,16 +277,7 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
       now,
       CLOCK_SEPARATOR,
     ]);
-    // The counts set from the rows, which hold this process's changes not yet added (dropped here);
-    // another process's, added after, count twice until the next purge.
-    await this.sending;
-    this.unsent = new Map();
-    await this.pool.query(`
-      WITH counted AS (SELECT partner, sum(size) AS bytes FROM idempotency_keys GROUP BY partner),
-        gone AS (DELETE FROM idempotency_usage WHERE partner NOT IN (SELECT partner FROM counted))
-      INSERT INTO idempotency_usage (partner, bytes) SELECT partner, bytes FROM counted
-      ON CONFLICT (partner) DO UPDATE SET bytes = excluded.bytes`);
-    await this.sendSizes();
+    await this.sizes.recount();
     return rowCount ?? 0;
   }
 
@@ -403,20 +297,16 @@ export class PostgresIdempotencyStore extends IdempotencyStore {
     );
     const bytes = Number(rows[0].bytes ?? 0);
     if (bytes > 0) {
-      this.count(world, -bytes);
-      // Sent now, after any send under way (a process that claims nothing has no timer sending them).
-      await this.sending;
-      await this.sendSizes();
+      this.sizes.count(world, -bytes);
+      await this.sizes.sendNow();
     }
     return Number(rows[0].count);
   }
 
   async close(): Promise<void> {
-    if (this.sizeTimer) clearInterval(this.sizeTimer);
-    this.sizeTimer = null;
     if (this.releaseTimer) clearInterval(this.releaseTimer);
     this.releaseTimer = null;
-    if (this.ready && this.unsent.size) await this.sendSizes().catch(() => undefined);
+    await this.sizes.close(this.ready !== null);
     const client = this.lockClient;
     this.lockClient = null;
     await client?.end().catch(() => undefined);

@@ -1,11 +1,9 @@
-import { Clock, CommandCaller, eachInSlices, EventStore, handleCommands, IdGenerator, LogPosition } from '@deals/kernel';
+import { Clock, eachInSlices, EventStore, handleCommands, IdGenerator, LogPosition, PartnerCaller } from '@deals/kernel';
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { bulkJobDecider, bulkJobQueueDecider, itemBytes } from '../domain/bulk-job.decider';
 import { BulkJobKind, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
 import { BulkJobRunner } from './bulk-job-runner';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /** Items sized in one turn of the event loop: a job's 10,000 leave other requests their turns. */
 const ITEMS_A_SLICE = 500;
@@ -15,7 +13,7 @@ export class AcceptBulkJob extends Command<{ jobId: string; position: LogPositio
   constructor(
     readonly kind: BulkJobKind,
     readonly items: Array<Record<string, unknown>>,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
     /** The partner's API key that sent the job: it is cancelled if that key is revoked. */
     readonly keyId?: string,
   ) {

@@ -1,17 +1,15 @@
-import { Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, LogPosition, PartnerCaller } from '@deals/kernel';
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { bulkJobDecider } from '../domain/bulk-job.decider';
 import { bulkJobStream } from '../domain/bulk-job.events';
 import { BulkJobRunner } from './bulk-job-runner';
 
-type Caller = CommandCaller & { partnerId: string };
-
 /** POST /v1/bulk_jobs/:id/cancel: no chunk of the job starts from now on; a job not started completes at once. */
 export class CancelBulkJob extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly jobId: string,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

@@ -1,6 +1,6 @@
 import { AccountQueries, createUserBody, RegisterUser, USER_ACCOUNTS, UserWrites } from '@deals/accounts';
 import { SaveDeal, saveDealBody, subscribeBody, SubscribeUser } from '@deals/engagement';
-import { CommandCaller, EventStore, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { EventStore, PartnerCaller, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { couponStream, RedeemCoupon } from '@deals/purchasing';
 import { errorAnswer, errorBody, validationIssues } from '@deals/wire';
 import { Injectable, Logger } from '@nestjs/common';
@@ -10,8 +10,6 @@ import { z } from 'zod';
 import { SINGLE_CALL_BODY_LIMIT } from '../domain/bulk-job.decider';
 import type { BulkItemResult, BulkJobKind } from '../domain/bulk-job.events';
 
-type Caller = CommandCaller & { partnerId: string };
-
 /** What a single call answers a body larger than it takes ({@link SINGLE_CALL_BODY_LIMIT}). */
 export const TOO_LARGE = { status: 413, body: { ...errorBody('bad_request', 'Request body is too large') } };
 
@@ -20,7 +18,7 @@ export interface BulkItem {
   jobId: string;
   index: number;
   fields: Record<string, unknown>;
-  caller: Caller;
+  caller: PartnerCaller;
 }
 
 /** What an item did, when it was not refused. */
@@ -82,7 +80,7 @@ export class BulkItems {
     const { reference: _reference, ...fields } = item.fields;
     // Larger than the single call takes: refused as its body would be.
     if (Buffer.byteLength(JSON.stringify(fields)) > SINGLE_CALL_BODY_LIMIT) return { status: 'failed', resourceId: null, error: TOO_LARGE };
-    const caller: Caller = { ...item.caller, requestId: itemRequestId(item) };
+    const caller: PartnerCaller = { ...item.caller, requestId: itemRequestId(item) };
     try {
       const done = await this.runKind(kind, fields, { ...item, caller });
       return { ...done, error: null };

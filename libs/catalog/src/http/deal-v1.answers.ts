@@ -1,5 +1,5 @@
 import { isoInZone, isoUtc } from '@deals/wire';
-import type { DealTerms, WorkflowState } from '../domain/deal/deal-terms';
+import type { DealLocation, DealTerms, WorkflowState } from '../domain/deal/deal-terms';
 import { effectiveStateAt } from '../domain/deal/deal-workflow';
 import { DealDetails, unitsLeftAt } from '../projections/deal-details/deal-details.projection';
 import type { RegionView } from '../projections/regions/regions.projection';
@@ -73,6 +73,17 @@ export function dealClockFacts(view: DealDetails, now: Date): DealClockFacts {
   };
 }
 
+/** A location's address as the v1 and v3 deals answer it: every field, empty text or null where the terms have none. */
+export const answeredAddress = (address: DealLocation['address']) => ({
+  region: address.region ?? '',
+  postal_code: address.postal_code ?? '',
+  street: address.street ?? '',
+  latitude: address.latitude ?? null,
+  locality: address.locality ?? '',
+  longitude: address.longitude ?? null,
+  country: address.country ?? '',
+});
+
 function imageUrls(deal: DealTerms, links: CatalogLinks) {
   const relative = deal.image_url ?? `/images/deals/${deal.id}.jpg`;
   const slash = relative.lastIndexOf('/');
@@ -121,19 +132,7 @@ export function toDealV1(
     image_url: images.image_url,
     image_url_abs: images.image_url_abs,
     instructions: deal.instructions ?? '',
-    locations: (deal.locations ?? []).map((l) => ({
-      address: {
-        region: l.address.region ?? '',
-        postal_code: l.address.postal_code ?? '',
-        street: l.address.street ?? '',
-        latitude: l.address.latitude ?? null,
-        locality: l.address.locality ?? '',
-        longitude: l.address.longitude ?? null,
-        country: l.address.country ?? '',
-      },
-      hours: l.hours ?? '',
-      phone: l.phone ?? '',
-    })),
+    locations: (deal.locations ?? []).map((l) => ({ address: answeredAddress(l.address), hours: l.hours ?? '', phone: l.phone ?? '' })),
     low_down: deal.description1 ?? '',
     max_per_user: deal.max_per_user ?? null,
     max_gift_per_user: deal.max_gift_per_user ?? null,

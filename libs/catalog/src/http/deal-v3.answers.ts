@@ -4,7 +4,7 @@ import type { DealDetails } from '../projections/deal-details/deal-details.proje
 import type { RegionView } from '../projections/regions/regions.projection';
 import type { CatalogLinks } from '../queries/catalog-links';
 import type { FieldSelection } from '../queries/v3-query';
-import { DealClockFacts } from './deal-v1.answers';
+import { answeredAddress, DealClockFacts } from './deal-v1.answers';
 
 interface Source {
   deal: DealTerms;
@@ -25,16 +25,7 @@ function images({ deal, links }: Source): Record<string, string> {
 
 function locations({ deal }: Source) {
   return (deal.locations ?? []).map((l, i) => ({
-    address: {
-      address_id: l.address.address_id ?? `${deal.id}-${i + 1}`,
-      region: l.address.region ?? '',
-      postal_code: l.address.postal_code ?? '',
-      street: l.address.street ?? '',
-      latitude: l.address.latitude ?? null,
-      locality: l.address.locality ?? '',
-      longitude: l.address.longitude ?? null,
-      country: l.address.country ?? '',
-    },
+    address: { address_id: l.address.address_id ?? `${deal.id}-${i + 1}`, ...answeredAddress(l.address) },
     hours: l.hours ?? '',
     phone: l.phone ?? '',
   }));

@@ -1,19 +1,10 @@
-import { EventStore, NotFound, RecordedEvent } from '@deals/kernel';
+import { AttributedEvent, attributedEvent, EventStore, NotFound, RecordedEvent } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { cardLinkDecider, CardLink } from '../domain/card-link/card-link.decider';
 import { CardLinkEvent, cardLinkStream, partnerCardLinkageStream } from '../domain/card-link/card-link.events';
 import { CardLinkQueries } from '../queries/card-link.queries';
 
-export interface CardLinkAuditEntry {
-  position: string;
-  occurredAt: string;
-  stream: string;
-  type: string;
-  actor: string | null;
-  partnerId: string | null;
-  requestId: string | null;
-  correlationId: string | null;
-  data: unknown;
+export interface CardLinkAuditEntry extends AttributedEvent {
   /** The link after this event: its state, and what its transactions earned the user and cost the partner so far, refunds' reversals taken off, cents. */
   linkState: string;
   incentiveCents: number;
@@ -58,20 +49,7 @@ export class CardLinkAudit {
         feeCents -= data.feeReversedCents;
       }
       const linkState = event.type === 'CardLinkPlaceReturned' ? 'withdrawn' : event.type === 'CardLinkPlaceTaken' ? 'linked' : link.state;
-      return {
-        position: event.position,
-        occurredAt: event.metadata.occurredAt,
-        stream: event.streamId,
-        type: event.type,
-        actor: event.metadata.actor ?? null,
-        partnerId: event.metadata.partnerId ?? null,
-        requestId: event.metadata.requestId ?? null,
-        correlationId: event.metadata.correlationId ?? null,
-        data: event.data,
-        linkState,
-        incentiveCents,
-        feeCents,
-      };
+      return { ...attributedEvent(event), linkState, incentiveCents, feeCents };
     });
   }
 }

@@ -2,7 +2,6 @@ import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries, DealDetails, effectiveStateAt } from '@deals/catalog';
 import {
   Clock,
-  CommandCaller,
   CommandContext,
   EventStore,
   handleCommand,
@@ -11,6 +10,7 @@ import {
   loadCachedAggregate,
   LogPosition,
   NotFound,
+  PartnerCaller,
   ValidationFailed,
 } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
@@ -26,8 +26,6 @@ import type { CardLinkTerms } from '../domain/card-link/card-link-terms';
 import { cardLinkageDecider } from '../domain/card-link/card-linkage.decider';
 import { CardLinkQueries } from '../queries/card-link.queries';
 import { CardLinkSettings } from './card-link-settings';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /** The later of two log positions (null: nothing appended). */
 const later = (a: LogPosition | null, b: LogPosition | null) => (a === null ? b : b === null ? a : a > b ? a : b);
@@ -61,7 +59,7 @@ export class LinkCards extends Command<{ cardLinkIds: string[]; position: LogPos
     readonly dealIds: readonly string[],
     /** The request's field that named the deals, for the refusals: `deal_id` or `deal_ids`. */
     readonly field: 'deal_id' | 'deal_ids',
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }
@@ -190,7 +188,7 @@ export class MoveCardLink extends Command<{ position: LogPosition | null }> {
     readonly cardLinkId: string,
     readonly to: 'linked' | 'unlinked',
     readonly userId: string | undefined,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }
@@ -238,7 +236,7 @@ export class RedeemCardLinkTransaction extends Command<{ position: LogPosition |
     readonly cardLinkId: string,
     readonly transaction: CardTransaction,
     readonly userId: string | undefined,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }
@@ -273,7 +271,7 @@ function reportOf(
   reference: string,
   t: Omit<CardTransaction, 'reference'>,
   userId: string | undefined,
-  caller: Caller,
+  caller: PartnerCaller,
   clockSkewMs: number,
 ): TransactionReport {
   return {
@@ -297,7 +295,7 @@ export class ReportCardTransactionPhase extends Command<{ position: LogPosition 
     readonly reference: string,
     readonly report: CardTransactionPhaseReport,
     readonly userId: string | undefined,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

@@ -1,17 +1,15 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries, NOT_PUBLIC_STATES } from '@deals/catalog';
-import { Clock, CommandCaller, EventStore, handleCommand, LogPosition, NotFound, ValidationFailed } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, LogPosition, NotFound, PartnerCaller, ValidationFailed } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { savedDealDecider, savedDealId, savedDealStream } from '../domain/saved-deal/saved-deal.decider';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /** POST /saved_deals: a live user of the partner saves a public deal; saving it again answers the one saved. */
 export class SaveDeal extends Command<{ savedDealId: string; position: LogPosition | null }> {
   constructor(
     readonly userId: string,
     readonly dealId: string,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }
@@ -52,7 +50,7 @@ export class RemoveSavedDeal extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly savedDealId: string,
     readonly userId: string | undefined,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

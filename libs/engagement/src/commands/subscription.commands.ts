@@ -1,10 +1,8 @@
 import { AccountQueries } from '@deals/accounts';
 import { RegionResolver } from '@deals/catalog';
-import { Clock, CommandCaller, EventStore, handleCommand, LogPosition, NotFound, ValidationFailed } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, LogPosition, NotFound, PartnerCaller, ValidationFailed } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { subscriptionDecider, subscriptionId, SubscriptionStatus, subscriptionStream } from '../domain/subscription/subscription.decider';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /**
  * POST /users/:user_id/subscriptions: the region that serves `zip` (as regional lists find it),
@@ -16,7 +14,7 @@ export class SubscribeUser extends Command<{ subscriptionId: string; position: L
     /** Five digits. */
     readonly zip: string,
     readonly source: string | undefined,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }
@@ -68,7 +66,7 @@ export class SetSubscriptionStatus extends Command<{ position: LogPosition | nul
     readonly subscriptionId: string,
     readonly status: SubscriptionStatus,
     readonly userId: string | undefined,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

@@ -1,12 +1,12 @@
 import {
   Clock,
-  CommandCaller,
   EventStore,
   handleCommand,
   HandleOptions,
   IdGenerator,
   loadCachedAggregate,
   LogPosition,
+  PartnerCaller,
   ServiceUnavailable,
   ValidationFailed,
   ViewProgress,
@@ -27,8 +27,6 @@ import { WEBHOOK_ENDPOINTS } from '../projections/webhook-endpoints/webhook-endp
 import { WebhookEndpointQueries } from '../queries/webhook-endpoint.queries';
 import { WebhookSettings } from './webhook-settings';
 
-type Caller = CommandCaller & { partnerId: string };
-
 /**
  * A partner's writes to its webhook endpoints: each checked, then decided on the endpoint's stream.
  * How many it has is decided on its places stream: a new endpoint takes a place there first and is
@@ -47,7 +45,10 @@ export class WebhookEndpointWrites {
     private readonly progress: ViewProgress,
   ) {}
 
-  async create(terms: EndpointTerms & { enabled: boolean }, caller: Caller): Promise<{ endpointId: string; position: LogPosition | null }> {
+  async create(
+    terms: EndpointTerms & { enabled: boolean },
+    caller: PartnerCaller,
+  ): Promise<{ endpointId: string; position: LogPosition | null }> {
     await this.checkUrl(terms.url);
     const endpointId = `we_${this.ids.short()}`;
     await this.takePlace(endpointId, caller);
@@ -66,12 +67,16 @@ export class WebhookEndpointWrites {
     }
   }
 
-  async update(endpointId: string, changes: Partial<EndpointTerms> & { enabled?: boolean }, caller: Caller): Promise<LogPosition | null> {
+  async update(
+    endpointId: string,
+    changes: Partial<EndpointTerms> & { enabled?: boolean },
+    caller: PartnerCaller,
+  ): Promise<LogPosition | null> {
     if (changes.url !== undefined) await this.checkUrl(changes.url);
     return this.run(endpointId, { type: 'UpdateWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId, ...changes } }, caller);
   }
 
-  async delete(endpointId: string, caller: Caller): Promise<LogPosition | null> {
+  async delete(endpointId: string, caller: PartnerCaller): Promise<LogPosition | null> {
     const position = await this.run(
       endpointId,
       { type: 'DeleteWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId } },
@@ -81,7 +86,7 @@ export class WebhookEndpointWrites {
     return position;
   }
 
-  rotateSecret(endpointId: string, caller: Caller): Promise<LogPosition | null> {
+  rotateSecret(endpointId: string, caller: PartnerCaller): Promise<LogPosition | null> {
     return this.run(
       endpointId,
       { type: 'RotateWebhookSecret', data: { endpointId, partnerId: caller.partnerId, secretSalt: salt() } },
@@ -89,7 +94,7 @@ export class WebhookEndpointWrites {
     );
   }
 
-  redeliver(endpointId: string, eventIds: string[], caller: Caller): Promise<LogPosition | null> {
+  redeliver(endpointId: string, eventIds: string[], caller: PartnerCaller): Promise<LogPosition | null> {
     return this.run(endpointId, { type: 'RequestRedelivery', data: { endpointId, partnerId: caller.partnerId, eventIds } }, caller);
   }
 
@@ -98,7 +103,7 @@ export class WebhookEndpointWrites {
    * stream's first decision counts the endpoints made before places were kept; a full partner's
    * lost places are freed first.
    */
-  private async takePlace(endpointId: string, caller: Caller): Promise<void> {
+  private async takePlace(endpointId: string, caller: PartnerCaller): Promise<void> {
     const streamId = webhookEndpointPlacesStream(caller.partnerId);
     const places = (await loadCachedAggregate(this.store, streamId, webhookEndpointPlacesDecider)).state;
     const earlier = places.counted ? null : await this.earlierEndpoints(caller.partnerId);
@@ -131,7 +136,7 @@ export class WebhookEndpointWrites {
    * those of endpoints still not made long after their place was taken, once abandoned on their
    * own stream (so that the creation cannot finish after its place is gone).
    */
-  private async freeLostPlaces(places: EndpointPlaces, caller: Caller): Promise<void> {
+  private async freeLostPlaces(places: EndpointPlaces, caller: PartnerCaller): Promise<void> {
     const now = this.clock.now();
     await Promise.all(
       [...places.held].map(async ([endpointId, takenAt]) => {
@@ -144,7 +149,7 @@ export class WebhookEndpointWrites {
   }
 
   /** Abandons an endpoint not made yet, then frees its place; keeps the place of one made meanwhile. */
-  private async release(endpointId: string, caller: Caller): Promise<void> {
+  private async release(endpointId: string, caller: PartnerCaller): Promise<void> {
     const { state } = await handleCommand(
       this.store,
       webhookEndpointStream(endpointId),
@@ -155,7 +160,7 @@ export class WebhookEndpointWrites {
     if (state.abandoned) await this.freePlace(endpointId, caller);
   }
 
-  private async freePlace(endpointId: string, caller: Caller): Promise<void> {
+  private async freePlace(endpointId: string, caller: PartnerCaller): Promise<void> {
     await handleCommand(
       this.store,
       webhookEndpointPlacesStream(caller.partnerId),
@@ -168,7 +173,7 @@ export class WebhookEndpointWrites {
   private async run(
     endpointId: string,
     command: WebhookEndpointCommand,
-    caller: Caller,
+    caller: PartnerCaller,
     options?: HandleOptions,
   ): Promise<LogPosition | null> {
     const { position } = await handleCommand(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FEED_EVENT_TYPES } from '../domain/feed-event';
-import type { WebhookDelivery } from '../projections/event-feed/event-feed.projection';
+import type { WebhookDelivery } from '../projections/event-feed/feed-documents';
 
 /** A partner-facing event, as GET /v1/events lists it and a webhook delivers it. */
 export const feedEventSchema = z

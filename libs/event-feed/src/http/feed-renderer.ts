@@ -6,7 +6,7 @@ import { toBatch } from '@deals/messaging';
 import { CouponLinks, CouponQr, toCoupon, toPurchase, toRefund } from '@deals/purchasing';
 import { isSandbox, ViewProgress } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
-import type { FeedEvent } from '../projections/event-feed/event-feed.projection';
+import type { FeedEvent } from '../projections/event-feed/feed-documents';
 
 type View<T extends (...args: never[]) => unknown> = Parameters<T>[0];
 

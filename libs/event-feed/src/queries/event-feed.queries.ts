@@ -1,6 +1,7 @@
 import { ViewFilter, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
-import { EVENT_FEED, FeedEvent, WebhookDelivery } from '../projections/event-feed/event-feed.projection';
+import { EVENT_FEED } from '../projections/event-feed/event-feed.projection';
+import type { FeedEvent, WebhookDelivery } from '../projections/event-feed/feed-documents';
 
 export interface FeedPageQuery {
   /** The order of the event to start after; null from the partner's first. */

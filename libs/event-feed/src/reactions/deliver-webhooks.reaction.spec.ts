@@ -6,7 +6,7 @@ import { WebhookSecrets } from '../delivery/webhook-secrets';
 import { webhookDeliveryStream } from '../domain/webhook-delivery/webhook-delivery.events';
 import { webhookEndpointStream } from '../domain/webhook-endpoint/webhook-endpoint.events';
 import type { FeedRenderer } from '../http/feed-renderer';
-import type { FeedEvent, WebhookDelivery } from '../projections/event-feed/event-feed.projection';
+import type { FeedEvent, WebhookDelivery } from '../projections/event-feed/feed-documents';
 import type { WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
 import type { EventFeedQueries } from '../queries/event-feed.queries';
 import type { WebhookEndpointQueries } from '../queries/webhook-endpoint.queries';

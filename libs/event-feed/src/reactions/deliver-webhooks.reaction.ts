@@ -30,7 +30,8 @@ import {
 } from '../domain/webhook-endpoint/webhook-endpoint.decider';
 import { webhookEndpointStream } from '../domain/webhook-endpoint/webhook-endpoint.events';
 import { FeedRenderer } from '../http/feed-renderer';
-import { EVENT_FEED, WebhookDelivery } from '../projections/event-feed/event-feed.projection';
+import { EVENT_FEED } from '../projections/event-feed/event-feed.projection';
+import type { WebhookDelivery } from '../projections/event-feed/feed-documents';
 import type { WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
 import { EventFeedQueries } from '../queries/event-feed.queries';
 import { WebhookEndpointQueries } from '../queries/webhook-endpoint.queries';

@@ -2,12 +2,12 @@ import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries, effectiveStateAt } from '@deals/catalog';
 import {
   Clock,
-  CommandCaller,
   EventStore,
   handleCommand,
   IdGenerator,
   LogPosition,
   NotFound,
+  PartnerCaller,
   Scheduler,
   ValidationFailed,
 } from '@deals/kernel';
@@ -19,8 +19,6 @@ import { BatchDeal, dealAndTimeIssues, utcDay } from '../domain/batch/batch-rule
 import { BatchQueries } from '../queries/batch.queries';
 import { deliveryJob } from './batch-delivery';
 
-type Caller = CommandCaller & { partnerId: string };
-
 const logger = new Logger('Batches');
 
 /** POST /v1/targeted_email/batches. */
@@ -30,7 +28,7 @@ export class ScheduleTargetedBatch extends Command<{ batchId: string; position: 
     readonly userIds: readonly string[],
     readonly mode: BatchMode,
     readonly sendAt: Date,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }
@@ -92,7 +90,7 @@ export class ScheduleTargetedBatchHandler implements ICommandHandler<ScheduleTar
 export class CancelTargetedBatch extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly batchId: string,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

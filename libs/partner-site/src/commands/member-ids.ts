@@ -1,8 +1,8 @@
-import { EventStore, loadCachedAggregate } from '@deals/kernel';
+import { CommandCaller, EventStore, handleCommand, loadCachedAggregate } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { legacyEmailKeys, normalEmail } from '../domain/member/member-rules';
-import { Member, memberDecider } from '../domain/member/member.decider';
+import { Member, MemberCommand, memberDecider } from '../domain/member/member.decider';
 import { memberStream } from '../domain/member/member.events';
 
 const idOfKey = (key: string) => createHash('sha256').update(`partner-member\n${key}`).digest('hex').slice(0, 24);
@@ -14,6 +14,10 @@ export const memberIdOf = (email: string) => idOfKey(normalEmail(email));
 export async function loadMember(store: EventStore, memberId: string): Promise<Member> {
   return (await loadCachedAggregate(store, memberStream(memberId), memberDecider)).state;
 }
+
+/** Runs `command` on a member's stream with the caller in the events' metadata. */
+export const runOnMember = (store: EventStore, memberId: string, command: MemberCommand, now: Date, caller: CommandCaller) =>
+  handleCommand(store, memberStream(memberId), memberDecider, command, { now, metadata: caller });
 
 /**
  * The id of the member an email names: the one derived from its key (`normalEmail`), unless nobody

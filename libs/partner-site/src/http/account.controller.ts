@@ -4,22 +4,17 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Clock } from '@deals/kernel';
 import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
-import {
-  ChangeMemberSession,
-  HasLiveInvitation,
-  invitationGone,
-  invitationOf,
-  OpenInvitation,
-  SignInMember,
-  SignUpMember,
-} from '../commands/member.commands';
+import { ChangeMemberSession } from '../commands/member.commands';
+import { HasLiveInvitation, invitationGone, invitationOf, OpenInvitation, SignUpMember } from '../commands/member-invitation.commands';
+import { SignInMember } from '../commands/member-sign-in.commands';
 import { MemberIdOfEmail } from '../commands/member-ids';
 import { SiteSecrets } from '../commands/site-secrets';
 import { MAX_EMAIL_LENGTH, MIN_PASSWORD_LENGTH, normalEmail } from '../domain/member/member-rules';
 import { deviceCookie, throttledAccount } from './device-cookies';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
-import { endedSessionCookie, FORM_COOKIE, MODE_COOKIE, sessionCookie, siteCookie, SiteRequest } from './site-http';
+import { endedSessionCookie, FORM_COOKIE, MODE_COOKIE, sessionCookie, siteCookie } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { issueTexts, memberCaller, SitePageErrors, visitorCaller } from './site-request';
 

@@ -13,7 +13,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { SignedInMember } from './member-sessions';
-import { SiteRequest } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { accountCaller, CurrentMember, SitePageErrors } from './site-request';
 

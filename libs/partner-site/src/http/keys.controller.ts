@@ -15,7 +15,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { field } from './form-fields';
 import type { SignedInMember } from './member-sessions';
-import { SiteRequest } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { accountCaller, CurrentMember, SitePageErrors } from './site-request';
 

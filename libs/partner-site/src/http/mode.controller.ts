@@ -6,7 +6,8 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { field } from './form-fields';
 import type { SignedInMember } from './member-sessions';
-import { MODE_COOKIE, SITE_PREFIX, siteCookie, SiteRequest } from './site-http';
+import { MODE_COOKIE, SITE_PREFIX, siteCookie } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { CurrentMember, memberCaller, SitePageErrors } from './site-request';
 

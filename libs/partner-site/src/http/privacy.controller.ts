@@ -7,7 +7,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply } from 'fastify';
 import { field, shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
-import { SiteRequest } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { accountCaller, CurrentMember, SitePageErrors } from './site-request';
 

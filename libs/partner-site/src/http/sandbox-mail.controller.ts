@@ -5,7 +5,7 @@ import { Controller, Get, Param, Query, Req, Res, UseFilters } from '@nestjs/com
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { SignedInMember } from './member-sessions';
-import { SiteRequest } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { CurrentMember, SitePageErrors } from './site-request';
 

@@ -5,13 +5,15 @@ import { Clock } from '@deals/kernel';
 import { clientAddress } from '@deals/wire';
 import type { FastifyReply } from 'fastify';
 import { toString as qrText } from 'qrcode';
-import { ChangeMemberSession, EnrolMemberTotp, newTotpSecret, totpUri } from '../commands/member.commands';
+import { ChangeMemberSession } from '../commands/member.commands';
+import { EnrolMemberTotp, newTotpSecret, totpUri } from '../commands/member-sign-in.commands';
 import { seal, SiteSecrets, unseal } from '../commands/site-secrets';
 import { throttledAccount } from './device-cookies';
 import type { SignedInMember } from './member-sessions';
 import { field } from './form-fields';
 import { SecretCheckThrottle, TooSoon, tooSoonText } from './secret-check-throttle';
-import { endedSessionCookie, SiteRequest } from './site-http';
+import { endedSessionCookie } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { CurrentMember, memberCaller, SitePageErrors } from './site-request';
 

@@ -6,7 +6,7 @@ import { ValidationFailed } from '@deals/kernel';
 import type { FastifyReply } from 'fastify';
 import type { SignedInMember } from './member-sessions';
 import { field } from './form-fields';
-import { SiteRequest } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { accountCaller, CurrentMember, issueTexts, SitePageErrors } from './site-request';
 

@@ -8,6 +8,7 @@ import { SESSION_LIFETIME_MS } from '../domain/member/member-rules';
 import { MemberSessions, SignedInMember } from './member-sessions';
 import { SitePages } from './site-pages';
 import { answerUnreadableForms } from './site-request';
+import { SiteRequest } from './site-state';
 
 export const SITE_PREFIX = '/partner';
 export const SESSION_COOKIE = 'partner_session';
@@ -38,15 +39,6 @@ const SITE_HEADERS: Record<string, string> = {
   'cross-origin-resource-policy': 'same-origin',
   'strict-transport-security': 'max-age=31536000',
 };
-
-/** What the site's hooks learned of a request: its member (null for a visitor) and the CSRF token its forms carry. */
-export interface SiteState {
-  member: SignedInMember | null;
-  partner: PartnerRef | null;
-  csrfToken: string;
-}
-
-export type SiteRequest = FastifyRequest & { site?: SiteState; partner?: PartnerRef };
 
 export interface SiteDependencies {
   sessions: MemberSessions;

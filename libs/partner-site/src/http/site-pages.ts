@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { answerRepeatsWithoutSecret } from '@deals/wire';
 import { shownBack } from './form-fields';
-import type { SiteRequest } from './site-http';
+import type { SiteRequest } from './site-state';
 
 /** The templates and the stylesheet, beside the compiled code (scripts/build.js copies them into dist). */
 export const TEMPLATES_DIR = join(__dirname, '..', 'templates');

@@ -1,10 +1,10 @@
-import { CommandCaller, DomainError, Unauthorized, ValidationFailed } from '@deals/kernel';
+import { CommandCaller, DomainError, PartnerCaller, Unauthorized, ValidationFailed } from '@deals/kernel';
 import { requestWrites } from '@deals/wire';
 import { ArgumentsHost, Catch, createParamDecorator, ExceptionFilter, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
-import type { SiteRequest } from './site-http';
+import type { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 
 /** The signed-in member of a page (the site's hook sent everyone else to the sign-in page). */
@@ -27,7 +27,7 @@ export function memberCaller(request: SiteRequest, member: SignedInMember): Comm
 }
 
 /** Who acts on the account the pages show (the sandbox in test mode): for its keys, password, webhooks and settings. */
-export const accountCaller = (request: SiteRequest, member: SignedInMember): CommandCaller & { partnerId: string } => ({
+export const accountCaller = (request: SiteRequest, member: SignedInMember): PartnerCaller => ({
   ...memberCaller(request, member),
   partnerId: member.accountId,
 });

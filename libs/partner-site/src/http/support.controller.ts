@@ -4,7 +4,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
-import { SiteRequest } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { CurrentMember, SitePageErrors } from './site-request';
 import { MAX_QUERY_LENGTH, SupportLookup } from './support-lookup';

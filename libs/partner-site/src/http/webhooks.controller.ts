@@ -12,14 +12,14 @@ import {
   WebhookEndpointWrites,
   WebhookSecrets,
 } from '@deals/event-feed';
-import { Clock, CommandCaller, NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { Clock, NotFound, PartnerCaller, ValidationFailed, ViewProgress } from '@deals/kernel';
 import { humanUtc } from '@deals/wire';
 import { Body, Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { field, shownBack } from './form-fields';
 import type { SignedInMember } from './member-sessions';
-import { SiteRequest } from './site-http';
+import { SiteRequest } from './site-state';
 import { SitePages } from './site-pages';
 import { accountCaller, CurrentMember, issueTexts, SitePageErrors } from './site-request';
 
@@ -305,7 +305,7 @@ export class WebhooksController {
   }
 
   /** The member, as the actor of the feed's events, for their partner. */
-  private caller(request: SiteRequest, member: SignedInMember): CommandCaller & { partnerId: string } {
+  private caller(request: SiteRequest, member: SignedInMember): PartnerCaller {
     return accountCaller(request, member);
   }
 

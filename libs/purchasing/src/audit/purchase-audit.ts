@@ -1,4 +1,4 @@
-import { EventStore, fold, NotFound, RecordedEvent } from '@deals/kernel';
+import { AttributedEvent, attributedEvent, EventStore, fold, NotFound, RecordedEvent } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { couponStream } from '../domain/coupon/coupon.events';
 import { partnerInventoryStream } from '../domain/inventory/inventory.events';
@@ -8,16 +8,7 @@ import { chargeLockStream } from '../domain/charge-lock/charge-lock';
 import { reservationLapsed } from '../domain/purchase/reservation-lapse';
 import { transactionReferenceStream } from '../domain/purchase/resale-claim';
 
-export interface AuditEntry {
-  position: string;
-  occurredAt: string;
-  stream: string;
-  type: string;
-  actor: string | null;
-  partnerId: string | null;
-  requestId: string | null;
-  correlationId: string | null;
-  data: unknown;
+export interface AuditEntry extends AttributedEvent {
   /** The purchase's status after this event (a reservation whose hold lapsed by then: released). */
   purchaseState: string;
 }
@@ -83,18 +74,7 @@ export class PurchaseAudit {
         purchase.status === 'reserved' &&
         purchase.kind === 'reservation' &&
         reservationLapsed({ holdExpiresAt: reserved.holdExpiresAt, holdSold }, Date.parse(event.metadata.occurredAt));
-      return {
-        position: event.position,
-        occurredAt: event.metadata.occurredAt,
-        stream: event.streamId,
-        type: event.type,
-        actor: event.metadata.actor ?? null,
-        partnerId: event.metadata.partnerId ?? null,
-        requestId: event.metadata.requestId ?? null,
-        correlationId: event.metadata.correlationId ?? null,
-        data: event.data,
-        purchaseState: lapsed ? 'released' : purchase.status,
-      };
+      return { ...attributedEvent(event), purchaseState: lapsed ? 'released' : purchase.status };
     });
   }
 }

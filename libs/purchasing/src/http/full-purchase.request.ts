@@ -3,7 +3,7 @@ import { currencyField, RequestMeta, requestDto, requiredText } from '@deals/wir
 import { z } from 'zod';
 import type { FullPurchaseOrder } from '../commands/full-purchase/full-purchase.command';
 import type { ShippingAddress } from '../domain/purchase/shipping-address';
-import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
+import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/unit-counts';
 
 /**
  * The full purchase's body: the deal and quantity, a user section (user_id or a user object), a card

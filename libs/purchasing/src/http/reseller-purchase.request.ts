@@ -1,7 +1,7 @@
 import { isIsoDateText } from '@deals/kernel';
 import { currencyField, requestDto } from '@deals/wire';
 import { z } from 'zod';
-import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
+import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/unit-counts';
 
 /** The longest text field, the transaction reference included, in characters (code points). */
 const MAX_TEXT = 255;

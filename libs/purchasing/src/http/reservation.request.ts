@@ -1,6 +1,6 @@
 import { requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
-import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/inventory.decider';
+import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/unit-counts';
 import { quantity } from './full-purchase.request';
 
 /** POST /purchases/reserve: the deal and how many units to hold. */

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { DocumentKeys } from './document-keys';
-import { saveDocumentCount } from './generation-files';
+import { fileStatements } from './generation-files';
 
 /**
  * What a disk generation writes to its file at once: documents as JSON (the latest of each), the
@@ -21,13 +21,9 @@ export interface DocumentWrites {
  */
 export function prepareDocumentWrites(db: Database.Database, keys: DocumentKeys): (writes: DocumentWrites) => void {
   const body = db.prepare('SELECT body FROM docs WHERE id = ?').pluck();
-  const upsert = db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body');
+  const { upsert, saveCheckpoint, saveDocuments } = fileStatements(db);
   const addKey = db.prepare('INSERT OR IGNORE INTO keys (field, kind, value, id) VALUES (?, ?, ?, ?)');
   const dropKey = db.prepare('DELETE FROM keys WHERE field = ? AND kind = ? AND value = ? AND id = ?');
-  const saveCheckpoint = db.prepare(
-    "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-  );
-  const saveDocuments = saveDocumentCount(db);
   const write = db.transaction(({ ids, bodies, checkpoint, documents }: DocumentWrites) => {
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];

@@ -1,8 +1,22 @@
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type Database from 'better-sqlite3';
+
+/** A generation file's tables: its documents, and what is kept of them (the checkpoint, the count, the keyed fields). */
+export const GENERATION_TABLES = `
+  CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, body TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`;
+
+/** A collection's generation as a status tells it. */
+export interface GenerationStatus {
+  collection: string;
+  generation: string;
+  checkpoint: string | null;
+  documents: number;
+  bytes: number;
+}
 
 /**
  * Where the embedded view store keeps each collection: one SQLite file per generation
@@ -55,7 +69,33 @@ export class GenerationFiles {
       if (generation < active) this.remove(collection, generation).catch(() => undefined);
     }
   }
+
+  /** What a generation's file and its WAL take on disk (0 when not written yet). */
+  bytesOnDisk(collection: string, generation: string): number {
+    const file = this.file(collection, generation);
+    return [file, `${file}-wal`].reduce((n, path) => n + (existsSync(path) ? statSync(path).size : 0), 0);
+  }
+
+  /** A collection's status read from its active file, without loading its documents. */
+  statusOnFile(collection: string): GenerationStatus {
+    const generation = this.active(collection);
+    const file = this.file(collection, generation);
+    if (!existsSync(file)) return { collection, generation, checkpoint: null, documents: 0, bytes: 0 };
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+      const documents = tables.has('docs') && tables.has('meta') ? documentsOnFile(db) : 0;
+      const checkpoint = tables.has('meta') ? checkpointOnFile(db) : null;
+      return { collection, generation, checkpoint, documents, bytes: this.bytesOnDisk(collection, generation) };
+    } finally {
+      db.close();
+    }
+  }
 }
+
+/** The checkpoint a generation's file holds (null before its first). */
+export const checkpointOnFile = (db: Database.Database): string | null =>
+  (db.prepare("SELECT value FROM meta WHERE key = 'checkpoint'").pluck().get() as string | undefined) ?? null;
 
 /**
  * How many documents a generation's file holds, as its saves keep it in `meta` (`documents`), so
@@ -67,6 +107,17 @@ export function documentsOnFile(db: Database.Database): number {
   return kept === undefined ? (db.prepare('SELECT count(*) FROM docs').pluck().get() as number) : Number(kept);
 }
 
-/** The statement that keeps a file's count of documents (see {@link documentsOnFile}). */
-export const saveDocumentCount = (db: Database.Database): Database.Statement =>
-  db.prepare("INSERT INTO meta (key, value) VALUES ('documents', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+/** The statements that write a generation's file: a document (by id and JSON), the checkpoint, the count (see {@link documentsOnFile}). */
+export interface FileStatements {
+  upsert: Database.Statement;
+  saveCheckpoint: Database.Statement;
+  saveDocuments: Database.Statement;
+}
+
+export const fileStatements = (db: Database.Database): FileStatements => ({
+  upsert: db.prepare('INSERT INTO docs (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body'),
+  saveCheckpoint: db.prepare(
+    "INSERT INTO meta (key, value) VALUES ('checkpoint', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+  ),
+  saveDocuments: db.prepare("INSERT INTO meta (key, value) VALUES ('documents', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
+});

@@ -4,7 +4,7 @@ import { candidateBits, Candidates, rangeOf } from './candidate-sources';
 import type { CollectionIndex } from './collection-index';
 import type { Scalar } from './field-path';
 import type { DocTest } from './field-tests';
-import type { CompiledFilter } from './predicate-compiler';
+import { CompiledFilter, compileFilter } from './predicate-compiler';
 import type { Range, SortedIndex } from './sorted-index';
 import { orderScalars, sortDocuments } from './sort-order';
 
@@ -24,6 +24,33 @@ const COMPARE = 5;
 export interface PreparedFilter {
   filter: ViewFilter;
   compiled: CompiledFilter;
+}
+
+const QUERY_CACHE_LIMIT = 1000;
+
+/** JSON loses what tells some filters apart: regular expressions, dates, NaN and infinities, undefined. */
+function cacheable(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  const raw = this[key];
+  if (raw instanceof RegExp) return { $__regex: [raw.source, raw.flags] };
+  if (raw instanceof Date) return { $__date: raw.getTime() };
+  if (typeof raw === 'number' && !Number.isFinite(raw)) return { $__number: String(raw) };
+  return value === undefined ? { $__undefined: true } : value;
+}
+
+/** Filters compiled, once per distinct filter (compiled tests keep no reference to the caller's object). */
+export class CompiledFilters {
+  private readonly compiled = new Map<string, CompiledFilter>();
+
+  prepared(filter: ViewFilter): PreparedFilter {
+    const key = JSON.stringify(filter, cacheable);
+    let compiled = this.compiled.get(key);
+    if (!compiled) {
+      if (this.compiled.size >= QUERY_CACHE_LIMIT) this.compiled.clear();
+      compiled = compileFilter(filter);
+      this.compiled.set(key, compiled);
+    }
+    return { filter, compiled };
+  }
 }
 
 const ALWAYS: DocTest = () => true;

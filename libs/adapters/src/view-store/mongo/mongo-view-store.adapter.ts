@@ -1,11 +1,7 @@
 import { FindOptions, IndexSpec, LogPosition, RebuildTarget, ViewDocument, ViewFilter, ViewStore, ViewWriter } from '@deals/kernel';
 import { Collection, Db, Filter, MongoBulkWriteError, MongoClient, type AnyBulkWriteOperation } from 'mongodb';
-import { randomBytes } from 'node:crypto';
+import { FIRST_GENERATION, keepNewest, newGeneration, POLL_MS, ServerGenerations, settleOnce } from '../server-generations';
 
-const FIRST_GENERATION = 'g1';
-const POLL_MS = 500;
-/** Readers in other processes switch within one poll; the old generation outlives that. */
-const DROP_DELAY_MS = 4 * POLL_MS;
 const DUPLICATE_KEY = 11000;
 
 /**
@@ -50,7 +46,8 @@ const isPoint = (value: unknown): boolean => {
  * Each collection lives in generations: `<collection>__<generation>`, the active one named in
  * `view_generations`, its checkpoint in `view_checkpoints`. A rebuild fills a fresh generation and
  * activates it with one single-document update, so readers switch atomically; other processes
- * notice within {@link POLL_MS} and the old generation is dropped only after {@link DROP_DELAY_MS}.
+ * notice within {@link POLL_MS} and the old generation is dropped once they have
+ * ({@link ServerGenerations}).
  * Writes are position-guarded upserts, so replaying events changes nothing; the documents and the
  * checkpoint are two writes (no transaction, which would need a replica set), checkpoint last, and
  * the checkpoint never moves back. A `loc` that is not a valid GeoJSON point is left out of the
@@ -62,16 +59,10 @@ export class MongoViewStore extends ViewStore {
   private readonly db: Db;
   private readonly generations: Collection<GenerationDoc>;
   private readonly checkpoints: Collection<CheckpointDoc>;
-  private readonly active = new Map<string, string>();
+  /** The generations read; writing into a replaced one would recreate a dropped collection. */
+  private readonly active = new ServerGenerations((collection, generation) => this.dropGeneration(collection, generation));
   private readonly indexes = new Map<string, IndexSpec[]>();
-  private readonly listeners = new Set<(collection: string) => void>();
-  private readonly pendingDrops = new Set<Promise<void>>();
-  /** Physical collections replaced by a switch: writing there would recreate a dropped collection. */
-  private readonly retired = new Set<string>();
   private readonly poller: NodeJS.Timeout;
-  /** Bumped around every switch, so a poll that read the old generation cannot switch back to it. */
-  private epoch = 0;
-  private polling = false;
 
   constructor(url: string, dbName: string) {
     super();
@@ -91,9 +82,7 @@ export class MongoViewStore extends ViewStore {
       { upsert: true, returnDocument: 'after' },
     );
     const generation = meta?.generation ?? FIRST_GENERATION;
-    const cached = this.active.get(collection);
-    if (cached !== undefined && cached !== generation) this.switchTo(collection, generation);
-    else this.active.set(collection, generation);
+    this.active.defined(collection, generation);
     await this.createIndexes(collection, generation);
   }
 
@@ -125,41 +114,37 @@ export class MongoViewStore extends ViewStore {
   }
 
   writer(collection: string): ViewWriter {
-    return this.generationWriter(collection, this.generationOf(collection));
+    return this.generationWriter(collection, this.active.of(collection));
   }
 
   async beginRebuild(collection: string): Promise<RebuildTarget> {
-    this.generationOf(collection);
-    const generation = `g${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+    this.active.of(collection);
+    const generation = newGeneration();
     await this.createIndexes(collection, generation);
-    let state: 'open' | 'activated' | 'abandoned' = 'open';
-    const settle = (next: typeof state) => {
-      if (state !== 'open') throw new Error(`rebuild ${physical(collection, generation)} was already ${state}`);
-      state = next;
-    };
+    const settle = settleOnce(physical(collection, generation));
     return {
       ...this.generationWriter(collection, generation),
       activate: async () => {
         settle('activated');
-        this.epoch++;
-        const before = await this.generations.findOneAndUpdate(
-          { _id: collection },
-          { $set: { generation } },
-          { upsert: true, returnDocument: 'before' },
-        );
-        this.switchTo(collection, generation);
-        if (before && before.generation !== generation) this.dropLater(physical(collection, before.generation));
+        await this.active.activate(collection, generation, async () => {
+          const before = await this.generations.findOneAndUpdate(
+            { _id: collection },
+            { $set: { generation } },
+            { upsert: true, returnDocument: 'before' },
+          );
+          return before?.generation;
+        });
       },
       abandon: async () => {
         settle('abandoned');
-        await this.dropGeneration(physical(collection, generation));
+        await this.dropGeneration(collection, generation);
       },
     };
   }
 
   async status(): Promise<Array<{ collection: string; generation: string; checkpoint: LogPosition | null; documents: number }>> {
     return Promise.all(
-      [...this.active].map(async ([collection, generation]) => {
+      [...this.active.entries()].map(async ([collection, generation]) => {
         const name = physical(collection, generation);
         const [checkpoint, documents] = await Promise.all([this.checkpointOf(name), this.db.collection(name).estimatedDocumentCount()]);
         return { collection, generation, checkpoint, documents };
@@ -168,8 +153,7 @@ export class MongoViewStore extends ViewStore {
   }
 
   onGenerationSwitch(listener: (collection: string) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.active.onSwitch(listener);
   }
 
   async ping(): Promise<void> {
@@ -178,18 +162,12 @@ export class MongoViewStore extends ViewStore {
 
   async close(): Promise<void> {
     clearInterval(this.poller);
-    await Promise.all(this.pendingDrops);
+    await this.active.settled();
     await this.client.close();
   }
 
-  private generationOf(collection: string): string {
-    const generation = this.active.get(collection);
-    if (!generation) throw new Error(`view collection ${collection} is not defined; call define() first`);
-    return generation;
-  }
-
   private live(collection: string): Collection<ViewDocument> {
-    return this.db.collection(physical(collection, this.generationOf(collection)));
+    return this.db.collection(physical(collection, this.active.of(collection)));
   }
 
   private async createIndexes(collection: string, generation: string): Promise<void> {
@@ -227,7 +205,7 @@ export class MongoViewStore extends ViewStore {
         return new Map(found.map((doc) => [doc._id, doc as T]));
       },
       commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
-        if (this.retired.has(name)) throw new Error(`generation ${generation} of ${collection} was replaced; write to the active one`);
+        this.active.checkWritable(collection, generation);
         await this.upsertNewer(target, this.storable(documents));
         await this.checkpoints.updateOne(
           { _id: name },
@@ -241,12 +219,7 @@ export class MongoViewStore extends ViewStore {
 
   /** One document per `_id` (the newest), since an unordered bulk may apply its operations in any order. */
   private storable(documents: readonly ViewDocument[]): ViewDocument[] {
-    const newest = new Map<string, ViewDocument>();
-    for (const doc of documents) {
-      const seen = newest.get(doc._id);
-      if (!seen || doc._pos > seen._pos) newest.set(doc._id, doc);
-    }
-    return [...newest.values()].map((doc) => {
+    return [...keepNewest(new Map(), documents).values()].map((doc) => {
       if (!('loc' in doc) || isPoint((doc as { loc?: unknown }).loc)) return doc;
       const { loc: _invalid, ...rest } = doc as ViewDocument & { loc?: unknown };
       return rest;
@@ -278,46 +251,16 @@ export class MongoViewStore extends ViewStore {
     }
   }
 
-  private switchTo(collection: string, generation: string): void {
-    const previous = this.active.get(collection);
-    if (previous && previous !== generation) this.retired.add(physical(collection, previous));
-    this.active.set(collection, generation);
-    this.epoch++;
-    for (const listener of this.listeners) {
-      try {
-        listener(collection);
-      } catch {
-        // one failing listener must not keep the others from hearing of the switch
-      }
-    }
+  /** Switches to the generations other processes activated. */
+  private poll(): Promise<void> {
+    return this.active.poll(async (collections) => {
+      const found = await this.generations.find({ _id: { $in: collections } }).toArray();
+      return found.map(({ _id, generation }) => ({ collection: _id, generation }));
+    });
   }
 
-  private async poll(): Promise<void> {
-    if (this.polling || this.active.size === 0) return;
-    this.polling = true;
-    const epoch = this.epoch;
-    try {
-      const docs = await this.generations.find({ _id: { $in: [...this.active.keys()] } }).toArray();
-      if (epoch !== this.epoch) return;
-      for (const { _id, generation } of docs) {
-        if (this.active.has(_id) && this.active.get(_id) !== generation) this.switchTo(_id, generation);
-      }
-    } catch {
-      // A missed poll is retried on the next tick; reads report connection trouble themselves.
-    } finally {
-      this.polling = false;
-    }
-  }
-
-  private dropLater(name: string): void {
-    const drop: Promise<void> = new Promise<void>((resolve) => setTimeout(resolve, DROP_DELAY_MS))
-      .then(() => this.dropGeneration(name))
-      .catch(() => undefined) // the switch is done; a failed drop leaves only an unused collection
-      .finally(() => this.pendingDrops.delete(drop));
-    this.pendingDrops.add(drop);
-  }
-
-  private async dropGeneration(name: string): Promise<void> {
+  private async dropGeneration(collection: string, generation: string): Promise<void> {
+    const name = physical(collection, generation);
     await this.db.collection(name).drop();
     await this.checkpoints.deleteOne({ _id: name });
   }

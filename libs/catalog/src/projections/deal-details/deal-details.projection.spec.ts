@@ -1,16 +1,13 @@
-import { applyEvents, RecordedEvent } from '@deals/kernel';
+import { RecordedEvent } from '@deals/kernel';
+import { projectionSpec, SpecEvent } from '@deals/testing';
 import fc from 'fast-check';
 import { DealDetails, dealDetailsProjection, searchFields, unitsLeftAt } from './deal-details.projection';
 
-let n = 0;
-const recorded = (type: string, data: unknown, occurredAt = '2026-01-01T00:00:00Z'): RecordedEvent => ({
-  id: `e${++n}`,
+const spec = projectionSpec(dealDetailsProjection, { occurredAt: '2026-01-01T00:00:00Z' });
+const event = (type: string, data: unknown, occurredAt?: string): SpecEvent => ({
   type,
   data,
-  metadata: { occurredAt },
-  streamId: 's',
-  revision: 0,
-  position: String(n).padStart(20, '0'),
+  ...(occurredAt ? { metadata: { occurredAt } } : {}),
 });
 const at = (event: RecordedEvent) => Date.parse(event.metadata.occurredAt);
 const deal = {
@@ -30,18 +27,18 @@ const deal = {
 
 describe('deal details projection', () => {
   const events = [
-    recorded('DealListed', { deal, state: 'approved' }),
-    recorded('InventoryStocked', { dealId: 'spa', total: 40 }),
-    recorded('DealRevised', { dealId: 'spa', changes: { current_price: 90 }, removed: [] }),
-    recorded('DealStateChanged', { dealId: 'spa', from: 'approved', to: 'in-flight' }),
-    recorded('SomethingElse', { dealId: 'spa' }),
+    event('DealListed', { deal, state: 'approved' }),
+    event('InventoryStocked', { dealId: 'spa', total: 40 }),
+    event('DealRevised', { dealId: 'spa', changes: { current_price: 90 }, removed: [] }),
+    event('DealStateChanged', { dealId: 'spa', from: 'approved', to: 'in-flight' }),
+    event('SomethingElse', { dealId: 'spa' }),
   ];
 
   it('folds listing, stock, revision and state into one document', () => {
-    const [view] = applyEvents(dealDetailsProjection, new Map(), events);
-    expect(view).toEqual({
+    const listed = spec.when(...events);
+    listed.thenChanged({
       _id: 'spa',
-      _pos: events[3].position,
+      _pos: listed.positionOf(events[3]),
       deal: { ...deal, current_price: 90 },
       state: 'in-flight',
       inventory: { total: 40, sold: 0, held: {} },
@@ -68,43 +65,43 @@ describe('deal details projection', () => {
   });
 
   it("leaves a sandbox's inventory events out: the live deal's figures never move with test purchases", () => {
-    const [view] = applyEvents(dealDetailsProjection, new Map(), events);
     const sandbox = { sandbox: '6f1c2b9e-0d4a-4c1e-9a57-3b8f2e1d7c40_test' };
     const expiresAt = '2026-01-01T00:05:00Z';
     const tests = [
-      recorded('InventoryStocked', { dealId: 'spa', total: 40, ...sandbox }, '2026-01-01T00:00:01Z'),
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 30, expiresAt, ...sandbox }, '2026-01-01T00:00:01Z'),
-      recorded('UnitsSold', { dealId: 'spa', holdId: 'h1', quantity: 30, expiresAt, ...sandbox }, '2026-01-01T00:00:02Z'),
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 10, expiresAt, ...sandbox }, '2026-01-01T00:00:03Z'),
-      recorded('UnitsReleased', { dealId: 'spa', holdId: 'h2', quantity: 10, expiresAt, reason: 'released', ...sandbox }),
-      recorded('InventoryStocked', { dealId: 'spa', total: 7, ...sandbox }),
+      event('InventoryStocked', { dealId: 'spa', total: 40, ...sandbox }, '2026-01-01T00:00:01Z'),
+      event('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 30, expiresAt, ...sandbox }, '2026-01-01T00:00:01Z'),
+      event('UnitsSold', { dealId: 'spa', holdId: 'h1', quantity: 30, expiresAt, ...sandbox }, '2026-01-01T00:00:02Z'),
+      event('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 10, expiresAt, ...sandbox }, '2026-01-01T00:00:03Z'),
+      event('UnitsReleased', { dealId: 'spa', holdId: 'h2', quantity: 10, expiresAt, reason: 'released', ...sandbox }),
+      event('InventoryStocked', { dealId: 'spa', total: 7, ...sandbox }),
     ];
-    const stored = new Map<string, DealDetails>([['spa', view]]);
-    expect(applyEvents(dealDetailsProjection, stored, tests)).toEqual([]);
+    const listed = spec.when(...events);
+    listed.when(...tests).thenChanged();
     // Among live ones, only the live ones count.
-    const live = recorded('UnitsHeld', { dealId: 'spa', holdId: 'h3', quantity: 5, expiresAt }, '2026-01-01T00:00:04Z');
-    const [after] = applyEvents(dealDetailsProjection, stored, [tests[1], live, tests[2]]);
-    expect(after).toMatchObject({ _pos: live.position, inventory: { total: 40, sold: 0 }, numLeft: 35, numberSold: 0 });
+    const live = event('UnitsHeld', { dealId: 'spa', holdId: 'h3', quantity: 5, expiresAt }, '2026-01-01T00:00:04Z');
+    const mixed = listed.when(tests[1], live, tests[2]);
+    const [after] = mixed.changed();
+    expect(mixed.changed()).toHaveLength(1);
+    expect(after).toMatchObject({ _pos: mixed.positionOf(live), inventory: { total: 40, sold: 0 }, numLeft: 35, numberSold: 0 });
   });
 
   it('changes nothing when the same events are applied again', () => {
-    const [view] = applyEvents(dealDetailsProjection, new Map(), events);
-    expect(applyEvents(dealDetailsProjection, new Map<string, DealDetails>([['spa', view]]), events)).toEqual([]);
+    spec.when(...events).thenReplayChangesNothing();
   });
 
   it('keeps every search field equal to what the terms and inventory give, through holds, sales and releases', () => {
     const later = [
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 3, expiresAt: '2026-01-01T00:05:00Z' }),
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 37, expiresAt: '2026-01-01T00:05:00.500Z' }),
-      recorded('UnitsSold', { dealId: 'spa', holdId: 'h1', quantity: 3, expiresAt: '2026-01-01T00:05:00Z' }),
-      recorded('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }),
-      recorded('UnitsReleased', { dealId: 'spa', holdId: 'h2', quantity: 37, expiresAt: '2026-01-01T00:05:00.500Z' }),
-      recorded('InventoryStocked', { dealId: 'spa', total: 3 }),
+      event('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 3, expiresAt: '2026-01-01T00:05:00Z' }),
+      event('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 37, expiresAt: '2026-01-01T00:05:00.500Z' }),
+      event('UnitsSold', { dealId: 'spa', holdId: 'h1', quantity: 3, expiresAt: '2026-01-01T00:05:00Z' }),
+      event('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }),
+      event('UnitsReleased', { dealId: 'spa', holdId: 'h2', quantity: 37, expiresAt: '2026-01-01T00:05:00.500Z' }),
+      event('InventoryStocked', { dealId: 'spa', total: 3 }),
     ];
     let view: DealDetails | undefined;
     const seen: Array<DealDetails['inventory']['held']> = [];
-    for (const event of [...events, ...later]) {
-      [view = view] = applyEvents(dealDetailsProjection, new Map(view ? [['spa', view]] : []), [event]);
+    for (const { event, documents } of spec.given(...events, ...later).states()) {
+      view = documents.get('spa');
       expect(view).toEqual({ ...view, ...searchFields(view!.deal, view!.inventory, at(event)) });
       seen.push(view!.inventory.held);
     }
@@ -122,15 +119,13 @@ describe('deal details projection', () => {
   });
 
   it('counts a hold out of num_left once the second it expires in is over, and in the search fields as of the latest event', () => {
-    const [listed] = applyEvents(dealDetailsProjection, new Map(), events);
-    const [view] = applyEvents(dealDetailsProjection, new Map([['spa', listed]]), [
-      recorded(
-        'UnitsHeld',
-        { dealId: 'spa', holdId: 'h1', quantity: 5, expiresAt: '2026-01-01T00:05:00.200Z' },
-        '2026-01-01T00:00:00.200Z',
-      ),
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 1, expiresAt: '2026-01-01T00:09:00Z' }, '2026-01-01T00:04:00Z'),
-    ]);
+    const held = spec
+      .when(...events)
+      .when(
+        event('UnitsHeld', { dealId: 'spa', holdId: 'h1', quantity: 5, expiresAt: '2026-01-01T00:05:00.200Z' }, '2026-01-01T00:00:00.200Z'),
+        event('UnitsHeld', { dealId: 'spa', holdId: 'h2', quantity: 1, expiresAt: '2026-01-01T00:09:00Z' }, '2026-01-01T00:04:00Z'),
+      );
+    const [view] = held.changed();
     const left = (iso: string) => unitsLeftAt(view.inventory, Date.parse(iso));
     expect([
       left('2026-01-01T00:05:00.100Z'),
@@ -140,30 +135,31 @@ describe('deal details projection', () => {
       left('2026-01-01T00:09:00Z'),
     ]).toEqual([34, 34, 34, 39, 40]);
     expect(view.numLeft).toBe(34);
-    const [later] = applyEvents(dealDetailsProjection, new Map([['spa', view]]), [
-      recorded('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }, '2026-01-01T00:06:00Z'),
-    ]);
+    const [later] = held
+      .when(event('DealRevised', { dealId: 'spa', changes: { title: 'Spa day' }, removed: [] }, '2026-01-01T00:06:00Z'))
+      .changed();
     expect([later.numLeft, later.inventory.held]).toEqual([39, { 1767225901: 5, 1767226140: 1 }]);
   });
 
   it('takes holds written before expiries were whole seconds out when their sale or release (not naming the expiry) comes', () => {
-    const [listed] = applyEvents(dealDetailsProjection, new Map(), events);
-    const [view] = applyEvents(dealDetailsProjection, new Map([['spa', listed]]), [
-      recorded('InventoryStocked', { dealId: 'spa', total: 2 }),
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'old1', quantity: 1, expiresAt: '2026-01-01T00:05:00.123Z' }),
-      recorded('UnitsHeld', { dealId: 'spa', holdId: 'old2', quantity: 1, expiresAt: '2026-01-01T00:05:00.456Z' }),
-      recorded('UnitsSold', { dealId: 'spa', holdId: 'old1', quantity: 1 }),
-    ]);
+    const held = spec
+      .when(...events)
+      .when(
+        event('InventoryStocked', { dealId: 'spa', total: 2 }),
+        event('UnitsHeld', { dealId: 'spa', holdId: 'old1', quantity: 1, expiresAt: '2026-01-01T00:05:00.123Z' }),
+        event('UnitsHeld', { dealId: 'spa', holdId: 'old2', quantity: 1, expiresAt: '2026-01-01T00:05:00.456Z' }),
+        event('UnitsSold', { dealId: 'spa', holdId: 'old1', quantity: 1 }),
+      );
+    const [view] = held.changed();
     expect([view.inventory.held, view.inventory.uneven, view.numLeft, view.soldOut]).toEqual([
       { 1767225901: 1 },
       { old2: ['1767225901', 1] },
       0,
       true,
     ]);
-    const [after] = applyEvents(dealDetailsProjection, new Map([['spa', view]]), [
-      recorded('UnitsReleased', { dealId: 'spa', holdId: 'old2', quantity: 1 }),
-      recorded('InventoryStocked', { dealId: 'spa', total: 3 }),
-    ]);
+    const [after] = held
+      .when(event('UnitsReleased', { dealId: 'spa', holdId: 'old2', quantity: 1 }), event('InventoryStocked', { dealId: 'spa', total: 3 }))
+      .changed();
     expect(after.inventory).toEqual({ total: 3, sold: 1, held: {} });
     expect([after.numLeft, after.soldOut]).toEqual([2, false]);
   });
@@ -198,29 +194,27 @@ describe('deal details projection', () => {
         (steps, cut) => {
           const later = steps.map(({ type, hold, quantity, minutes }) =>
             type === 'DealRevised'
-              ? recorded(type, { dealId: 'spa', changes: { current_price: quantity }, removed: [] })
+              ? event(type, { dealId: 'spa', changes: { current_price: quantity }, removed: [] })
               : type === 'InventoryStocked'
-                ? recorded(type, { dealId: 'spa', total: quantity })
+                ? event(type, { dealId: 'spa', total: quantity })
                 : type === 'UnitsHeld'
                   ? // Odd holds expire off the whole second (written before holds were rounded).
-                    recorded(
+                    event(
                       type,
                       { dealId: 'spa', holdId: `h${hold}`, quantity, expiresAt: `2026-01-01T00:0${minutes}:00${hold % 2 ? '.500' : ''}Z` },
                       `2026-01-01T00:0${hold}:00Z`,
                     )
                   : // Every third hold's sale or release does not name its expiry (as before).
-                    recorded(
+                    event(
                       type,
                       { dealId: 'spa', holdId: `h${hold}`, quantity, ...(hold % 3 ? { expiresAt: `2026-01-01T00:0${minutes}:00Z` } : {}) },
                       `2026-01-01T00:0${hold}:00Z`,
                     ),
           );
-          const [start] = applyEvents(dealDetailsProjection, new Map(), [...events, ...later.slice(0, Math.min(cut, later.length))]);
-          const rest = later.slice(Math.min(cut, later.length));
-          let oneByOne: DealDetails | null = start;
-          for (const event of rest) oneByOne = dealDetailsProjection.evolve(oneByOne, event, 'spa') ?? oneByOne;
-          const atOnce = rest.length ? dealDetailsProjection.evolveRun!(start, rest, 'spa') : start;
-          expect(atOnce).toEqual(oneByOne);
+          spec
+            .when(...events, ...later.slice(0, cut))
+            .when(...later.slice(cut))
+            .thenRunFoldsAsOneByOne();
         },
       ),
       { numRuns: 300 },

@@ -1,4 +1,4 @@
-import { Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, LogPosition, PartnerCaller } from '@deals/kernel';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { couponDecider } from '../../domain/coupon/coupon.decider';
@@ -8,7 +8,7 @@ import { couponStream } from '../../domain/coupon/coupon.events';
 export class CancelCoupon extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly couponId: string,
-    readonly caller: CommandCaller & { partnerId: string },
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

@@ -1,6 +1,6 @@
 import { AccountQueries } from '@deals/accounts';
 import { CatalogQueries } from '@deals/catalog';
-import { Clock, CommandCaller, EventStore, loadAggregate, NotFound, ValidationFailed } from '@deals/kernel';
+import { Clock, EventStore, loadAggregate, NotFound, PartnerCaller, ValidationFailed } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { notAReservation, purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
@@ -13,7 +13,7 @@ export class ClaimReservation extends Command<PurchaseOutcome> {
   constructor(
     readonly purchaseId: string,
     readonly userId: string,
-    readonly caller: CommandCaller & { partnerId: string },
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

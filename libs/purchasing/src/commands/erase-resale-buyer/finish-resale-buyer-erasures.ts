@@ -1,9 +1,6 @@
-import { PersonalDataEventStore, ViewStore } from '@deals/kernel';
+import { eraseKeysStillKept, PersonalDataEventStore, ViewStore } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { RESALE_BUYER_ERASURES, ResaleBuyerErasure } from '../../projections/resale-buyer-erasures/resale-buyer-erasures.projection';
-
-/** Keys one question to the key store covers. */
-const ASKED_AT_ONCE = 500;
 
 /**
  * Deletes the key of every reseller sale's buyer whose erasure the log records and whose key is
@@ -22,13 +19,7 @@ export class FinishResaleBuyerErasures {
   /** How many keys it deleted. */
   async run(): Promise<number> {
     const erasures = await this.views.find<ResaleBuyerErasure>(RESALE_BUYER_ERASURES, {}, { sort: { erasedAt: 1, _id: 1 } });
-    const erasedAt = new Map(erasures.map((erasure) => [erasure.subject, erasure.erasedAt]));
-    let finished = 0;
-    for (let from = 0; from < erasures.length; from += ASKED_AT_ONCE) {
-      const kept = await this.personalData.keptOf(erasures.slice(from, from + ASKED_AT_ONCE).map((erasure) => erasure.subject));
-      for (const subject of kept) await this.personalData.erase(subject, new Date(erasedAt.get(subject)!));
-      finished += kept.length;
-    }
+    const finished = await eraseKeysStillKept(this.personalData, erasures);
     if (finished)
       this.logger.warn(
         `deleted the keys of ${finished} erased reseller buyers that were still kept (an interrupted erasure, or keys restored from before it)`,

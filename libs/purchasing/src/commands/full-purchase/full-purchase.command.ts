@@ -14,17 +14,17 @@ import { CatalogQueries } from '@deals/catalog';
 import {
   CardDetails,
   Clock,
-  CommandCaller,
   DomainError,
   EventStore,
-  laterPosition,
-  NotFound,
-  ValidationFailed,
-  ValidationIssue,
-  ViewProgress,
   IdempotentRun,
   IdGenerator,
   isSandbox,
+  laterPosition,
+  NotFound,
+  PartnerCaller,
+  ValidationFailed,
+  ValidationIssue,
+  ViewProgress,
 } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ShippingAddress } from '../../domain/purchase/shipping-address';
@@ -40,8 +40,6 @@ import {
   refuseUnsellable,
   SOLD_TYPES,
 } from '../purchase-steps/sale-rules';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /** The full purchase's order, its fields checked: each section is a record the caller has, or one to make. */
 export interface FullPurchaseOrder {
@@ -60,7 +58,7 @@ export interface FullPurchaseOrder {
 export class FullPurchase extends Command<StoredCardOutcome> {
   constructor(
     readonly order: FullPurchaseOrder,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
     /** The request's run under its `Idempotency-Key`, which names the purchase; null without one. */
     readonly keyed: IdempotentRun | null = null,
   ) {
@@ -165,7 +163,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     order: FullPurchaseOrder,
     reusable: string | null,
     shipping: ShippingAddress | null,
-    caller: Caller,
+    caller: PartnerCaller,
     extra: Record<string, unknown>,
   ): Promise<StoredCardOrder> {
     const { buyer, card: given } = order;
@@ -203,7 +201,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
   }
 
   /** `reusable`: the live user the user object's email names, if any ({@link reusableUser}). */
-  private async resolveUser(buyer: FullPurchaseOrder['buyer'], reusable: string | null, caller: Caller): Promise<string> {
+  private async resolveUser(buyer: FullPurchaseOrder['buyer'], reusable: string | null, caller: PartnerCaller): Promise<string> {
     if ('userId' in buyer) {
       if (!(await this.accounts.user(caller.partnerId, buyer.userId)))
         throw new ValidationFailed([{ type: 'not_found', resource: 'user', field: 'user_id', message: 'names no user' }]);
@@ -232,7 +230,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
   }
 
   /** Refuses a stored card that is not one of the user's, as the purchase with a stored card does. */
-  private async storedCardOf(caller: Caller, creditCardId: string, userId: string): Promise<void> {
+  private async storedCardOf(caller: PartnerCaller, creditCardId: string, userId: string): Promise<void> {
     const stored = await this.accounts.card(caller.partnerId, creditCardId);
     if (!stored)
       throw new ValidationFailed([
@@ -244,7 +242,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       ]);
   }
 
-  private async resolveCard(given: FullPurchaseOrder['card'], userId: string, caller: Caller): Promise<string> {
+  private async resolveCard(given: FullPurchaseOrder['card'], userId: string, caller: PartnerCaller): Promise<string> {
     if ('creditCardId' in given) {
       await this.storedCardOf(caller, given.creditCardId, userId);
       return given.creditCardId;

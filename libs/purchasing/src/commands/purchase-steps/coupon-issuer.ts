@@ -14,6 +14,7 @@ import {
   LogPosition,
 } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
+import { chargeLockDecider, chargeLockStream } from '../../domain/charge-lock/charge-lock';
 import { couponDecider } from '../../domain/coupon/coupon.decider';
 import { couponStream } from '../../domain/coupon/coupon.events';
 import { ForBuyer, inventoryDecider, OverPerUserLimit } from '../../domain/inventory/inventory.decider';
@@ -21,7 +22,7 @@ import { partnerInventoryStream, replacementHoldId } from '../../domain/inventor
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
 import { CouponQr } from '../../coupon-images/coupon-qr';
-import type { IssueCouponsData, PurchaseWorkflowCommand } from '../../domain/purchase-workflow/purchase.workflow';
+import type { IssueCouponsData, Lock, PurchaseWorkflowCommand } from '../../domain/purchase-workflow/purchase.workflow';
 import { CouponCodeKey, CouponCodes, couponCodes } from './coupon-codes';
 import { holdPartnerUnits } from './partner-inventory';
 import { refuseOffSale } from './sale-rules';
@@ -185,16 +186,16 @@ export class CouponIssuer {
 
   /**
    * A charged purchase's sale in one unit of work: its held units sold (in the turns of the deal's
-   * inventory, with the purchases waiting on it), its payment recorded and its coupons issued, all
-   * or none. Refused (the hold lapsed or was released, the purchase is no longer reserved): nothing
+   * inventory, with the purchases waiting on it), its payment recorded, its coupons issued and a
+   * card purchase's charge lock ended (`endCharge`), all or none. Refused (the hold lapsed or was released, the purchase is no longer reserved): nothing
    * is written, and the caller sells step by step. Returns the position of the write.
    */
   async finishSale(
-    sale: { sell: SellUnitsStep; record: RecordSaleStep; issue: IssueCouponsData },
+    sale: { sell: SellUnitsStep; record: RecordSaleStep; issue: IssueCouponsData; endCharge: Lock | null },
     context: PartnerContext,
     codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
-    const { sell, record, issue } = sale;
+    const { sell, record, issue, endCharge } = sale;
     const parts: CommandPart[] = [
       {
         streamId: partnerInventoryStream(sell.dealId, context.metadata.partnerId),
@@ -212,6 +213,13 @@ export class CouponIssuer {
       },
       ...this.couponIssues(issue.purchaseId, issue.deal, issue, context, codes),
     ];
+    // The charge approved and its sale written: the user's next purchase may charge.
+    if (endCharge)
+      parts.push({
+        streamId: chargeLockStream(endCharge.userId),
+        decider: chargeLockDecider,
+        command: { type: 'EndCharge', data: { ...endCharge, saleFollows: true } },
+      });
     // A claim's or a resale's line is booked here, dated now (a card sale's was to come since its charge began).
     const unit = record.kind === 'payment' ? parts : datedUnit(parts, context.now);
     const outcomes = await handleCommands(this.store, unit, context);

@@ -237,12 +237,28 @@ export class PurchaseSteps {
       case 'EndCharge':
         await handleCommand(this.store, chargeLockStream(command.data.userId), chargeLockDecider, command, context);
         return { type: 'ChargeLockEnded', data: none };
-      case 'ReleaseHold':
-        await handleCommand(this.store, partnerInventoryStream(command.data.dealId, partnerId), inventoryDecider, command, context);
-        return { type: 'HoldReleased', data: none };
-      case 'RecordNonPayment':
-        await handleCommand(this.store, purchaseStream(command.data.purchaseId), purchaseDecider, command, context);
-        return { type: 'NonPaymentRecorded', data: none };
+      case 'UndoStart': {
+        const { lock, hold, nonPayment } = command.data;
+        await handleCommands(
+          this.store,
+          [
+            {
+              streamId: partnerInventoryStream(hold.dealId, partnerId),
+              decider: inventoryDecider,
+              command: { type: 'ReleaseHold', data: { ...hold, reason: 'payment_failed' } },
+              lane: true,
+            },
+            {
+              streamId: purchaseStream(nonPayment.purchaseId),
+              decider: purchaseDecider,
+              command: { type: 'RecordNonPayment', data: nonPayment },
+            },
+            { streamId: chargeLockStream(lock.userId), decider: chargeLockDecider, command: { type: 'EndCharge', data: lock } },
+          ],
+          context,
+        );
+        return { type: 'StartUndone', data: none };
+      }
       case 'Charge': {
         const { purchaseId, cardToken, amountCents, description } = command.data;
         let outcome;

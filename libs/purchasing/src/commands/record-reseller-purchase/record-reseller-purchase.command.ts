@@ -3,12 +3,12 @@ import {
   CannotFulfil,
   CannotFulfilReseller,
   Clock,
-  CommandCaller,
   EventStore,
   IdGenerator,
   loadAggregate,
   LogPosition,
   NotFound,
+  PartnerCaller,
   requiredTextIssue,
   ValidationFailed,
   ValidationIssue,
@@ -25,8 +25,6 @@ import {
 } from '../../domain/purchase/resale-claim';
 import { PurchaseSteps } from '../purchase-steps/purchase-steps';
 import { resoldDeal } from '../purchase-steps/resale-steps';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /** The reseller sale's fields as the request schema reads them: each checked for its form, none yet required. */
 export interface ResellerSaleFields {
@@ -51,7 +49,7 @@ export interface ResellerSaleFields {
 export class RecordResellerPurchase extends Command<{ purchaseId: string; position: LogPosition | null }> {
   constructor(
     readonly input: ResellerSaleFields,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

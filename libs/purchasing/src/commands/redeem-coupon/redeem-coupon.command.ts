@@ -1,4 +1,4 @@
-import { Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
+import { Clock, EventStore, handleCommand, LogPosition, PartnerCaller } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { couponDecider } from '../../domain/coupon/coupon.decider';
 import { couponStream } from '../../domain/coupon/coupon.events';
@@ -8,7 +8,7 @@ export class RedeemCoupon extends Command<{ position: LogPosition | null }> {
   constructor(
     readonly couponId: string,
     readonly userId: string | undefined,
-    readonly caller: CommandCaller & { partnerId: string },
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

@@ -10,6 +10,7 @@ import {
   LogPosition,
   NotFound,
   OPERATOR,
+  PartnerCaller,
   PaymentGateway,
   runWorkflow,
   Scheduler,
@@ -45,7 +46,7 @@ export class RefundPurchase extends Command<{ refundId: string; position: LogPos
   constructor(
     readonly purchaseId: string,
     readonly terms: RefundTerms,
-    readonly caller: CommandCaller & { partnerId: string },
+    readonly caller: PartnerCaller,
   ) {
     super();
   }
@@ -102,7 +103,7 @@ export class RefundSteps {
   async settle(
     purchaseId: string,
     refundId: string,
-    caller: CommandCaller & { partnerId: string },
+    caller: PartnerCaller,
   ): Promise<{ state: 'succeeded' | 'failed' | 'pending'; position: LogPosition | null }> {
     const purchase = await this.purchase(purchaseId);
     const refund = purchase.refunds.find((r) => r.refundId === refundId);

@@ -4,16 +4,14 @@ import { inventoryDecider } from '../../domain/inventory/inventory.decider';
 import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { notAReservation, purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
-import type { CommandCaller } from '@deals/kernel';
+import type { PartnerCaller } from '@deals/kernel';
 import { PurchaseOutcome } from '../purchase-steps/purchase-outcome';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /** PUT /purchases/:id/release: the payment failed; give the units back. */
 export class ReleaseReservation extends Command<PurchaseOutcome> {
   constructor(
     readonly purchaseId: string,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

@@ -8,17 +8,15 @@ import { dealSnapshot, purchaseStream } from '../../domain/purchase/purchase.eve
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
 import { holdAs } from '../purchase-steps/partner-inventory';
 import { refuseOverLimit, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from '../purchase-steps/sale-rules';
-import type { CommandCaller, IdempotentRun } from '@deals/kernel';
+import type { IdempotentRun, PartnerCaller } from '@deals/kernel';
 import { PurchaseOutcome } from '../purchase-steps/purchase-outcome';
-
-type Caller = CommandCaller & { partnerId: string };
 
 /** POST /purchases/reserve: hold units for five minutes. */
 export class ReserveUnits extends Command<PurchaseOutcome> {
   constructor(
     readonly dealId: string,
     readonly quantity: number,
-    readonly caller: Caller,
+    readonly caller: PartnerCaller,
     /** The request's run under its `Idempotency-Key`, which names the reservation; null without one. */
     readonly keyed: IdempotentRun | null = null,
   ) {

@@ -1,5 +1,5 @@
 import { PartnerQueries } from '@deals/accounts';
-import { accountOf, Clock, CommandCaller, EventStore, handleCommand, LogPosition } from '@deals/kernel';
+import { accountOf, Clock, EventStore, handleCommand, LogPosition, PartnerCaller } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { couponDecider } from '../../domain/coupon/coupon.decider';
 import { couponStream } from '../../domain/coupon/coupon.events';
@@ -13,7 +13,7 @@ export class RollBackRedemption extends Command<{ position: LogPosition | null }
   constructor(
     readonly couponId: string,
     readonly terms: { reason: RollbackReason; note: string | null },
-    readonly caller: CommandCaller & { partnerId: string },
+    readonly caller: PartnerCaller,
   ) {
     super();
   }

@@ -1,6 +1,8 @@
-import { CannotFulfil, DomainCommand, SnapshotCodec, SnapshottedDecider, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { CannotFulfil, DomainCommand, SnapshotCodec, SnapshottedDecider, ValidationFailed } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
+import { ExpiryIndex, expiredHeld, fewer, Hold, withoutHold } from './inventory-holds';
 import { holdExpiry, InventoryEvent, InventoryStocked, SandboxMark } from './inventory.events';
+import { stockTotalIssues, unitCountIssue } from './unit-counts';
 
 export type StockUnits = DomainCommand<'StockUnits', { dealId: string; total: number }>;
 /**
@@ -39,19 +41,6 @@ export type ReleaseHold = DomainCommand<
 export type ReleaseExpiredHold = DomainCommand<'ReleaseExpiredHold', { dealId: string; holdId: string }>;
 export type InventoryCommand = StockUnits | HoldUnits | SellHeldUnits | ReleaseHold | ReleaseExpiredHold;
 
-export interface Hold {
-  quantity: number;
-  expiresAt: number;
-  buyer?: string;
-}
-
-/**
- * Units of open holds by the instant they expire. Holds expire on whole seconds (`holdExpiry`), so
- * this has at most one entry per second in which open holds expire (about 300 while they are
- * released on time), however many holds are open.
- */
-type ExpiryIndex = ImmutableMap<number, number>;
-
 /** How a hold was closed: released, or sold (to its buyer, when one was known). */
 export type ClosedHold = 'released' | 'sold' | { readonly soldTo: string };
 
@@ -88,15 +77,6 @@ export interface Inventory {
 
 /** The mark of the inventory's events: its sandbox, on a sandbox's copy; nothing on the deal's own. */
 const marked = (inventory: Inventory): SandboxMark => (inventory.sandbox === undefined ? {} : { sandbox: inventory.sandbox });
-
-/** Units of open holds that expired by `now` (`expiresAt <= now`). */
-function expiredHeld(expiring: ExpiryIndex, now: number): number {
-  let expired = 0;
-  expiring.forEach((units, expiresAt) => {
-    if (expiresAt <= now) expired += units;
-  });
-  return expired;
-}
 
 /** Units in holds that are open and not expired at `now`. */
 export const liveHeld = (inventory: Inventory, now: number) => inventory.held - expiredHeld(inventory.expiring, now);
@@ -148,24 +128,6 @@ function open(inventory: Inventory, holdId: string, hold: Hold): Inventory {
   };
 }
 
-/** Removes `holdId` from the map at `key`, and the key once its map is empty. */
-function without(
-  index: ImmutableMap<string, ImmutableMap<string, Hold>>,
-  key: string,
-  holdId: string,
-): ImmutableMap<string, ImmutableMap<string, Hold>> {
-  const holds = index.get(key);
-  if (!holds) return index;
-  const rest = holds.delete(holdId);
-  return rest.size === 0 ? index.delete(key) : index.set(key, rest);
-}
-
-/** `units` fewer at `expiresAt`, and no entry once none are left. */
-function fewer(expiring: ExpiryIndex, expiresAt: number, units: number): ExpiryIndex {
-  const left = (expiring.get(expiresAt) ?? 0) - units;
-  return left > 0 ? expiring.set(expiresAt, left) : expiring.delete(expiresAt);
-}
-
 /** The state with a hold closed (sold or released), or as it was when the hold is not open. */
 function close(inventory: Inventory, holdId: string, as: ClosedHold): Inventory {
   const hold = inventory.holds.get(holdId);
@@ -176,48 +138,12 @@ function close(inventory: Inventory, holdId: string, as: ClosedHold): Inventory 
     holds: inventory.holds.delete(holdId),
     held: inventory.held - hold.quantity,
     expiring: fewer(inventory.expiring, hold.expiresAt, hold.quantity),
-    buyerHolds: hold.buyer === undefined ? inventory.buyerHolds : without(inventory.buyerHolds, hold.buyer, holdId),
+    buyerHolds: hold.buyer === undefined ? inventory.buyerHolds : withoutHold(inventory.buyerHolds, hold.buyer, holdId),
     closed,
   };
 }
 
-/**
- * What is wrong with `total` as a deal's total units: none when it is a whole number from 0. Pure,
- * so that a catalogue import can refuse a whole record before writing any of it.
- */
-export function stockTotalIssues(total: unknown): ValidationIssue[] {
-  if (!(Number.isSafeInteger(total) && (total as number) >= 0))
-    return [{ type: 'invalid', resource: 'deal', field: 'quantity', message: 'must be a whole number, not negative' }];
-  if ((total as number) > MAX_STOCK)
-    return [{ type: 'invalid', resource: 'deal', field: 'quantity', message: `must be at most ${MAX_STOCK.toLocaleString('en-US')}` }];
-  return [];
-}
-
-/** The most units a deal is stocked with: past this a count is a mistake, not a deal. */
-export const MAX_STOCK = 1_000_000_000;
-
 const issue = (field: string, message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field, message }]);
-
-/**
- * The most units one purchase takes. Each unit is a coupon with its own event, QR image and entry
- * in the answer (~1.3 KB), so an unbounded purchase would take seconds, answer tens of megabytes
- * and hold every other call up meanwhile. A buyer of more makes several purchases.
- */
-export const MAX_UNITS_PER_PURCHASE = 1000;
-
-/**
- * What is wrong with `value` as the number of units of one purchase (`field`: its name in the
- * call), or null: a whole number from 1 to {@link MAX_UNITS_PER_PURCHASE}.
- */
-export function unitCountIssue(value: unknown, field: string): ValidationIssue | null {
-  if (Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= MAX_UNITS_PER_PURCHASE) return null;
-  return {
-    type: value === undefined || value === null ? 'missing_field' : 'invalid',
-    resource: 'purchase',
-    field,
-    message: `must be a whole number from 1 to ${MAX_UNITS_PER_PURCHASE}`,
-  };
-}
 
 /** The state's body in a snapshot: what the rest is derived from (`closed` is kept by key). */
 interface InventoryJson {

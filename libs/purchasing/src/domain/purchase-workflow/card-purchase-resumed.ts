@@ -1,15 +1,16 @@
 import { buyerKey } from '../inventory/inventory.events';
 import { approved } from './card-purchase-start';
-import { charged, command, lock, NO_ORDER, nonPayment } from './purchase-workflow.common';
+import { charged, command, lock, NO_ORDER, undoStart } from './purchase-workflow.common';
 import type { CardPurchaseResumed, PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
 
 /**
  * The settling of a card purchase a crash or a silent processor left open (start-up recovery, the
  * `recover-purchase` job): the processor is asked what it recorded under the purchase's id (never a
- * charge). Never charged, declined or failed: the hold released, the non-payment recorded. Approved
- * and refunded before the crash: the same. Approved: the sale (`sale.ts`, on a fresh hold if the
- * first lapsed; the limit not applied again), or a refund when the units are gone now. Each ends
- * with the user's charge lock, and the answer says what the settling did.
+ * charge). Never charged, declined or failed: the start undone in one unit (the hold released, the
+ * non-payment recorded, the lock ended). Approved and refunded before the crash: the same. Approved:
+ * the sale with the lock's end in one unit (`sale.ts`; step by step on a fresh hold if the first
+ * lapsed, the lock ended after; the limit not applied again), or a refund and the undo when the
+ * units are gone now. The answer says what the settling did.
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -18,13 +19,12 @@ type State = PurchaseWorkflowState;
 type ResumedInput = Extract<
   PurchaseWorkflowInput,
   {
-    type:
-      'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'CouponsIssued' | 'SaleWritten' | 'HoldReleased' | 'NonPaymentRecorded';
+    type: 'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'CouponsIssued';
   }
 >;
 type ResumedMessage = Extract<
   PurchaseWorkflowInput,
-  { type: 'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'HoldReleased' | 'ChargeLockEnded' }
+  { type: 'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'SaleWritten' | 'StartUndone' | 'ChargeLockEnded' }
 >;
 
 export function decideCardPurchaseResumed(input: ResumedInput, state: State): Command[] {
@@ -33,23 +33,14 @@ export function decideCardPurchaseResumed(input: ResumedInput, state: State): Co
       return [command('LookUpCharge', { purchaseId: input.data.purchaseId })];
     case 'ChargeLookedUp':
       if (charged(state)) return [command('LookUpRefund', { purchaseId: state.order.purchaseId })];
-      return [command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'payment_failed' })];
+      return [undoStart(state)];
     case 'RefundLookedUp':
       // Refunded before the crash (its units could not be sold): closed, never sold.
-      if (state.refunded)
-        return [command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'payment_failed' })];
+      if (state.refunded) return [undoStart(state)];
       return [command('ReadPurchase', { purchaseId: state.order.purchaseId })];
     case 'CouponsIssued':
-    case 'SaleWritten':
+      // Sold step by step: the lock ends after.
       return state.answer?.outcome === 'sold' && state.order.path === 'resumed' ? afterSettled(state) : [];
-    case 'HoldReleased':
-      if (state.order.path !== 'resumed') return [];
-      return state.nonPaymentRecorded ? afterSettled(state) : [command('RecordNonPayment', nonPayment(state))];
-    case 'NonPaymentRecorded':
-      if (state.order.path !== 'resumed') return [];
-      return state.holdReleased
-        ? afterSettled(state)
-        : [command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'payment_failed' })];
   }
 }
 
@@ -65,14 +56,21 @@ export function evolveCardPurchaseResumed(state: State, message: ResumedMessage)
     }
     case 'RefundLookedUp':
       return { ...state, refunded: message.data.refunded };
-    case 'HoldReleased':
-      return { ...state, holdReleased: true };
+    case 'SaleWritten':
+    case 'StartUndone':
+      // Written with the lock's end in its unit.
+      return settledBy(state);
     case 'ChargeLockEnded':
       // A settling's last step: what it did is its answer.
-      return state.order.path === 'resumed' && (state.answer === null || state.answer.outcome === 'sold')
-        ? { ...state, answer: { outcome: 'settled', purchaseId: state.order.purchaseId, summary: settlingSummary(state) } }
-        : state;
+      return settledBy(state);
   }
+}
+
+/** A settling whose last step is written: what it did is its answer (a card purchase's own run keeps its answer). */
+function settledBy(state: State): State {
+  return state.order.path === 'resumed' && (state.answer === null || state.answer.outcome === 'sold')
+    ? { ...state, answer: { outcome: 'settled', purchaseId: state.order.purchaseId, summary: settlingSummary(state) } }
+    : state;
 }
 
 function resumed(state: State, data: CardPurchaseResumed['data']): State {

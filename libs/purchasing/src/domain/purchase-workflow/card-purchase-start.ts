@@ -1,7 +1,7 @@
 import { Declined, PaymentFailed, PaymentOutcomeUnknown } from '@deals/kernel';
 import { CHARGE_LOCK_MS } from '../charge-lock/charge-lock';
 import { buyerKey, holdExpiry } from '../inventory/inventory.events';
-import { command, lock, nonPayment, report } from './purchase-workflow.common';
+import { command, report, undoStart } from './purchase-workflow.common';
 import type {
   PurchaseWorkflowCommand,
   PurchaseWorkflowInput,
@@ -17,10 +17,10 @@ import { finish } from './sale';
  * A stored-card purchase's start, the purchase workflow's part before its sale: the user's charge
  * lock, the purchase recorded, its units held and the `Idempotency-Key`'s entry, written as one
  * unit (all or none; its first refusal is the answer, `trouble.ts`). Then the card is charged
- * (idempotent by purchase id) and the hold's release armed;
- * approved: the lock ends and the sale is written in one unit (`sale.ts`); declined or failed: the lock ends,
- * the hold is released and the non-payment recorded; no answer: the lock is kept and the settling
- * armed at its end (`card-purchase-resumed.ts`).
+ * (idempotent by purchase id); approved: the sale and the lock's end are written in one unit
+ * (`sale.ts`); declined or failed: the start is undone in one unit (the lock ended, the hold
+ * released, the non-payment recorded); no answer: the lock is kept and the settling armed at its
+ * end (`card-purchase-resumed.ts`).
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -174,16 +174,12 @@ function afterStart(state: State): Command[] {
 function afterCharge(state: State, now: Date): Command[] {
   if (state.start.awaiting.length || !state.charge) return [];
   const charge = state.charge;
-  // The lock's end goes beside the sale's write (started in one turn, they share a commit).
-  if (charge.status === 'approved') return [command('EndCharge', { ...lock(state), saleFollows: true }), finish(state)];
+  // The lock's end is written with the sale, in its unit.
+  if (charge.status === 'approved') return [finish(state)];
   // Kept locked to its settling: a retry meanwhile answers 409 already_charging instead of perhaps charging twice.
   if (charge.status === 'unanswered')
     return [command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + CHARGE_LOCK_MS).toISOString() })];
-  return [
-    command('EndCharge', lock(state)),
-    command('ReleaseHold', { dealId: state.order.dealId, holdId: state.order.purchaseId, reason: 'payment_failed' }),
-    command('RecordNonPayment', nonPayment(state)),
-  ];
+  return [undoStart(state)];
 }
 
 /** One awaited step of the start answered. */

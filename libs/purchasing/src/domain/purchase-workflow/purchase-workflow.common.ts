@@ -1,4 +1,4 @@
-import type { Lock, PurchaseOrder, PurchaseWorkflowCommand, PurchaseWorkflowState, Step } from './purchase-workflow.types';
+import type { Lock, NonPayment, PurchaseOrder, PurchaseWorkflowCommand, PurchaseWorkflowState, Step } from './purchase-workflow.types';
 
 /** What every part of the purchase workflow uses: its commands' constructor, and what they read from the state. */
 
@@ -16,7 +16,7 @@ export const charged = (state: State) => state.charge?.status === 'approved';
 export const lock = (state: State): Lock => ({ userId: state.order.userId!, purchaseId: state.order.purchaseId });
 
 /** The non-payment a purchase records: its charge's refusal, or a refund of a charge whose units were gone. */
-export function nonPayment(state: State): Extract<Command, { type: 'RecordNonPayment' }>['data'] {
+export function nonPayment(state: State): NonPayment {
   const { purchaseId, partnerId } = state.order;
   const { charge } = state;
   if (state.refunded) return { purchaseId, partnerId, outcome: 'error', reason: SOLD_OUT_DURING_CHARGE };
@@ -24,6 +24,21 @@ export function nonPayment(state: State): Extract<Command, { type: 'RecordNonPay
   if (charge?.status === 'error') return { purchaseId, partnerId, outcome: 'error', reason: charge.reason };
   return { purchaseId, partnerId, outcome: 'error', reason: 'interrupted before charging' };
 }
+
+/** A card purchase's start undone in one unit: its lock, its held units, its non-payment. */
+export const undoStart = (state: State) =>
+  command('UndoStart', {
+    lock: lock(state),
+    hold: { dealId: state.order.dealId, holdId: state.order.purchaseId },
+    nonPayment: nonPayment(state),
+  });
+
+/**
+ * A card purchase's lock, whose end its sale's unit carries: a settling's, and a purchase's first
+ * try (a retry's lock was ended on its own); null for a claim's or a resale's sale.
+ */
+export const lockEndedBySale = (state: State): Lock | null =>
+  (state.order.path === 'stored_card' && state.sale.attempts === 0) || state.order.path === 'resumed' ? lock(state) : null;
 
 /** An order not started yet. */
 export const NO_ORDER: PurchaseOrder = {

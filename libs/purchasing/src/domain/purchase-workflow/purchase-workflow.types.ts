@@ -4,7 +4,7 @@ import type { ClaimPurchase, RecordPayment, RecordResale, ReservePurchase } from
 import type { DealSnapshot } from '../purchase/purchase.events';
 import type { ResaleTerms } from '../purchase/resale-claim';
 import type { ShippingAddress } from '../purchase/shipping-address';
-import type { ResaleRequested, ResaleStartCommand, ResaleStartInput } from './resale-start';
+import type { ResaleRequested, ResaleStartCommand, ResaleStartInput } from './resale-start.types';
 
 /** The purchase workflow's inputs, commands and state (`purchase.workflow.ts`). */
 
@@ -84,8 +84,8 @@ export type PurchaseWorkflowInput =
   | { type: 'CouponsIssued'; data: { position: LogPosition | null } }
   | { type: 'ChargeRefunded'; data: Nothing }
   | { type: 'RefundFailed'; data: { reason: string } }
-  | { type: 'HoldReleased'; data: Nothing }
-  | { type: 'NonPaymentRecorded'; data: Nothing }
+  /** The start undone in one unit: the lock ended, the units given back, the non-payment recorded. */
+  | { type: 'StartUndone'; data: Nothing }
   | { type: 'ChargeLockEnded'; data: Nothing }
   | { type: 'Waited'; data: Nothing }
   /** A decider refused a command (a domain error, the answer to give). */
@@ -101,6 +101,9 @@ export type SaleRecord =
   | { kind: 'resale'; data: Omit<RecordResale['data'], 'holdId'> };
 
 export type Lock = { userId: string; purchaseId: string };
+
+/** What a purchase never paid for records: its charge's refusal, or a refund of a charge whose units were gone. */
+export type NonPayment = Caller & { purchaseId: string; outcome: 'declined' | 'error'; reason: string };
 
 /** The coupons a sale issues: those its record names, for its user. */
 export type IssueCouponsData = Caller & { purchaseId: string; deal: DealSnapshot; couponIds: string[]; userId: string | null };
@@ -121,8 +124,14 @@ export type PurchaseWorkflowCommand =
       };
     }
   | { type: 'EndCharge'; data: Lock & { saleFollows?: boolean } }
-  | { type: 'ReleaseHold'; data: { dealId: string; holdId: string; reason: 'refused' | 'payment_failed' } }
-  | { type: 'RecordNonPayment'; data: Caller & { purchaseId: string; outcome: 'declined' | 'error'; reason: string } }
+  /**
+   * A card purchase's start undone, one unit of work: the user's charge lock ended, its held units
+   * given back and its non-payment recorded (each a no-op where done already).
+   */
+  | {
+      type: 'UndoStart';
+      data: { lock: Lock; hold: { dealId: string; holdId: string }; nonPayment: NonPayment };
+    }
   /** A head start on the coupons' images (their codes derive from the purchase), so that the answer rarely waits for them. */
   | { type: 'DrawCouponImages'; data: { purchaseId: string; quantity: number } }
   | { type: 'Charge'; data: { purchaseId: string; cardToken: string; amountCents: number; description: string } }
@@ -139,9 +148,10 @@ export type PurchaseWorkflowCommand =
   | { type: 'RecordSale'; data: SaleRecord & { holdId: string } }
   | { type: 'IssueCoupons'; data: IssueCouponsData }
   /**
-   * A sale written the quick way, one unit of work: the held units sold, the sale recorded and its
-   * coupons issued, all or none. Refused (the hold lapsed or was released meanwhile): the sale goes
-   * step by step instead, which finds fresh units or refunds.
+   * A sale written the quick way, one unit of work: the held units sold, the sale recorded, its
+   * coupons issued and (a card purchase's, `endCharge`) the user's charge lock ended, all or none.
+   * Refused (the hold lapsed or was released meanwhile): the sale goes step by step instead, which
+   * finds fresh units or refunds.
    */
   | {
       type: 'FinishSale';
@@ -149,6 +159,7 @@ export type PurchaseWorkflowCommand =
         sell: Extract<PurchaseWorkflowCommand, { type: 'SellUnits' }>['data'];
         record: SaleRecord & { holdId: string };
         issue: IssueCouponsData;
+        endCharge: Lock | null;
       };
     }
   | { type: 'Refund'; data: { purchaseId: string; chargeId: string; amountCents: number } }
@@ -214,8 +225,13 @@ export interface PurchaseWorkflowState {
   sale: SaleProgress;
   /** Whether the processor refunded the charge (asked by a settling, or done here). */
   refunded: boolean;
-  holdReleased: boolean;
-  nonPaymentRecorded: boolean;
+  /** The start undone (`UndoStart`): the lock ended, the units given back, the non-payment recorded. */
+  undone: boolean;
+  /**
+   * The user's charge lock is still to be ended on its own: the sale's unit that carried its end
+   * was refused or failed, and the sale goes on without it.
+   */
+  lockEndDue: boolean;
   /** When a charge with no answer is settled (its recovery job's time). */
   settleAt: string | null;
   answer: PurchaseAnswer | null;

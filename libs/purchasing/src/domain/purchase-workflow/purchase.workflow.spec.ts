@@ -105,11 +105,10 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(answerOf(failedStart)).toEqual({ outcome: 'failed', error: down });
   });
 
-  it('ends the lock (saying its sale follows) and writes the sale in one unit once the charge is approved', () => {
+  it('writes the sale and the lock’s end in one unit once the charge is approved', () => {
     given(started, written)
       .when(approved)
       .then([
-        { type: 'EndCharge', data: { ...lock, saleFollows: true } },
         {
           type: 'FinishSale',
           data: {
@@ -120,6 +119,7 @@ describe('purchase workflow: a stored-card purchase', () => {
               holdId: 'p1',
             },
             issue: { purchaseId: 'p1', partnerId: 'P', deal, couponIds: ['p1-1', 'p1-2'], userId: 'u1' },
+            endCharge: lock,
           },
         },
       ]);
@@ -132,16 +132,23 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
   });
 
-  it('sells step by step when the sale’s write is refused (its hold lapsed), without answering yet', () => {
+  it('ends the lock alone and sells step by step when the sale’s write is refused (its hold lapsed), without answering yet', () => {
     const state = given(started, written, approved)
       .when(refused('FinishSale', new CannotFulfil('the hold lapsed')))
-      .then([{ type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } }]);
+      .then([
+        { type: 'EndCharge', data: { ...lock, saleFollows: true } },
+        { type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } },
+      ]);
     expect(answerOf(state)).toBeNull();
+    expect(state.lockEndDue).toBe(false);
   });
 
-  it('tries the sale again from what was written when its write fails', () => {
-    const state = given(started, written, approved).when(failed('FinishSale')).thenAsks('ReadPurchase').state;
+  it('ends the lock alone and tries the sale again from what was written when its write fails; the retry’s unit carries no lock', () => {
+    const state = given(started, written, approved).when(failed('FinishSale')).thenAsks('EndCharge', 'ReadPurchase').state;
     expect(answerOf(state)).toBeNull();
+    const read: Input = { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } };
+    const retry = given(started, written, approved, failed('FinishSale')).when(read).thenAsks('DrawCouponImages', 'FinishSale');
+    expect(retry.commands[1].data).toMatchObject({ endCharge: null });
   });
 
   it('records the payment and issues the coupons together once sold, and answers with the later position', () => {
@@ -165,25 +172,36 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
   });
 
-  it('gives the units back when the card is declined, and answers declined', () => {
-    const { state } = given(started, written)
+  it('undoes its start in one unit (lock, units, non-payment) when the card is declined, and answers declined', () => {
+    const state = given(started, written)
       .when({ type: 'ChargeDeclined', data: { reason: 'insufficient funds' } })
-      .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment');
+      .then([
+        {
+          type: 'UndoStart',
+          data: {
+            lock,
+            hold: { dealId: 'd1', holdId: 'p1' },
+            nonPayment: { purchaseId: 'p1', partnerId: 'P', outcome: 'declined', reason: 'insufficient funds' },
+          },
+        },
+      ]);
     expect(state.answer).toEqual({ outcome: 'refused', error: new Declined('the card was declined: insufficient funds') });
   });
 
-  it('gives the units back when the processor fails, and answers that nothing was charged', () => {
+  it('undoes its start when the processor fails, and answers that nothing was charged', () => {
     const { state, commands } = given(started, written)
       .when({ type: 'ChargeFailed', data: { reason: 'processor down' } })
-      .thenAsks('EndCharge', 'ReleaseHold', 'RecordNonPayment');
-    expect(commands[2].data).toEqual({ purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'processor down' });
+      .thenAsks('UndoStart');
+    expect(commands[0].data).toMatchObject({
+      nonPayment: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'processor down' },
+    });
     expect(state.answer).toEqual({ outcome: 'refused', error: new PaymentFailed('the payment processor failed; nothing was charged') });
   });
 
   it('answers the failure when giving the units back after a declined charge fails', () => {
     const error = new Error('disk full');
     const state = given(started, written, { type: 'ChargeDeclined', data: { reason: 'x' } })
-      .when(failed('RecordNonPayment', error))
+      .when(failed('UndoStart', error))
       .then([]);
     expect(state.answer).toEqual({ outcome: 'failed', error });
   });
@@ -209,16 +227,25 @@ describe('purchase workflow: a stored-card purchase', () => {
     ]);
   });
 
-  it('refunds a charge whose units are gone, records the non-payment, then answers that they are gone', () => {
+  it('refunds a charge whose units are gone, undoes its start, then answers that they are gone', () => {
     const charged = [started, written, approved];
     given(...charged)
       .when({ type: 'UnitsGone', data: { error: gone } })
       .then([{ type: 'Refund', data: { purchaseId: 'p1', chargeId: 'ch1', amountCents: 3000 } }]);
     given(...charged, { type: 'UnitsGone', data: { error: gone } })
       .when({ type: 'ChargeRefunded', data: none })
-      .then([{ type: 'RecordNonPayment', data: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: SOLD_OUT_DURING_CHARGE } }]);
+      .then([
+        {
+          type: 'UndoStart',
+          data: {
+            lock,
+            hold: { dealId: 'd1', holdId: 'p1' },
+            nonPayment: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: SOLD_OUT_DURING_CHARGE },
+          },
+        },
+      ]);
     const state = given(...charged, { type: 'UnitsGone', data: { error: gone } }, { type: 'ChargeRefunded', data: none })
-      .when({ type: 'NonPaymentRecorded', data: none })
+      .when({ type: 'StartUndone', data: none })
       .then([]);
     expect(state.answer).toEqual({ outcome: 'refused', error: gone });
     const unrefunded = given(...charged, { type: 'UnitsGone', data: { error: gone } })
@@ -319,6 +346,7 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
             sell: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 },
             record: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' },
             issue: { purchaseId: 'p2', partnerId: 'P', deal, couponIds: ['p2-1'], userId: 'u2' },
+            endCharge: null,
           },
         },
       ]);
@@ -409,10 +437,12 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
     type: 'ChargeLookedUp',
     data: { charge },
   });
-  const released: Input = { type: 'HoldReleased', data: none };
-  const recorded: Input = { type: 'NonPaymentRecorded', data: none };
   const ended: Input = { type: 'ChargeLockEnded', data: none };
-  const releaseHold = { type: 'ReleaseHold', data: { dealId: 'd1', holdId: 'p1', reason: 'payment_failed' } };
+  const undone: Input = { type: 'StartUndone', data: none };
+  const undo = (nonPayment: { outcome: 'declined' | 'error'; reason: string }): PurchaseWorkflowCommand => ({
+    type: 'UndoStart',
+    data: { lock, hold: { dealId: 'd1', holdId: 'p1' }, nonPayment: { purchaseId: 'p1', partnerId: 'P', ...nonPayment } },
+  });
 
   it('asks the processor what it recorded, never charging', () => {
     given()
@@ -420,26 +450,18 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
       .then([{ type: 'LookUpCharge', data: { purchaseId: 'p1' } }]);
   });
 
-  it('stopped before its charge: releases the hold, records the non-payment, then ends the lock', () => {
+  it('stopped before its charge: undoes its start in one unit (hold, non-payment, lock), and is settled', () => {
     given(resumed)
       .when(lookedUp(null))
-      .then([releaseHold as PurchaseWorkflowCommand]);
-    given(resumed, lookedUp(null))
-      .when(released)
-      .then([
-        { type: 'RecordNonPayment', data: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: 'interrupted before charging' } },
-      ]);
-    given(resumed, lookedUp(null), released)
-      .when(recorded)
-      .then([{ type: 'EndCharge', data: lock }]);
-    const state = given(resumed, lookedUp(null), released, recorded).when(ended).then([]);
+      .then([undo({ outcome: 'error', reason: 'interrupted before charging' })]);
+    const state = given(resumed, lookedUp(null)).when(undone).then([]);
     expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'never charged' });
   });
 
   it('declined before the crash: records it as declined', () => {
-    given(resumed, lookedUp({ status: 'declined', reason: 'stolen card' }))
-      .when(released)
-      .then([{ type: 'RecordNonPayment', data: { purchaseId: 'p1', partnerId: 'P', outcome: 'declined', reason: 'stolen card' } }]);
+    given(resumed)
+      .when(lookedUp({ status: 'declined', reason: 'stolen card' }))
+      .then([undo({ outcome: 'declined', reason: 'stolen card' })]);
   });
 
   it('charged, and refunded before the crash (its units were gone): closed, never sold', () => {
@@ -448,17 +470,14 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
       .thenAsks('LookUpRefund');
     given(resumed, lookedUp({ status: 'approved', chargeId: 'ch1' }))
       .when({ type: 'RefundLookedUp', data: { refunded: true } })
-      .then([releaseHold as PurchaseWorkflowCommand]);
+      .then([undo({ outcome: 'error', reason: SOLD_OUT_DURING_CHARGE })]);
     const steps = [
       resumed,
       lookedUp({ status: 'approved', chargeId: 'ch1' }),
       { type: 'RefundLookedUp', data: { refunded: true } } as Input,
     ];
-    given(...steps)
-      .when(released)
-      .then([{ type: 'RecordNonPayment', data: { purchaseId: 'p1', partnerId: 'P', outcome: 'error', reason: SOLD_OUT_DURING_CHARGE } }]);
-    const state = given(...steps, released, recorded)
-      .when(ended)
+    const state = given(...steps)
+      .when(undone)
       .then([]);
     expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'refunded before the crash' });
   });
@@ -469,7 +488,7 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
     { type: 'RefundLookedUp', data: { refunded: false } } as Input,
   ];
 
-  it('charged, stopped before the sale: sells for the buyer (the limit not applied again), records the payment and issues the coupons in one write, then ends the lock', () => {
+  it('charged, stopped before the sale: sells for the buyer (the limit not applied again), records the payment, issues the coupons and ends the lock in one write', () => {
     given(resumed, lookedUp({ status: 'approved', chargeId: 'ch1' }))
       .when({ type: 'RefundLookedUp', data: { refunded: false } })
       .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
@@ -488,12 +507,14 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
               holdId: 'p1',
             },
             issue: { purchaseId: 'p1', partnerId: 'P', deal, couponIds: ['p1-1', 'p1-2'], userId: 'u1' },
+            endCharge: lock,
           },
         },
       ]);
-    given(...charged, readNow)
+    const state = given(...charged, readNow)
       .when({ type: 'SaleWritten', data: { position: at(6) } })
-      .then([{ type: 'EndCharge', data: lock }]);
+      .then([]);
+    expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'approved; sold and coupons issued' });
   });
 
   it('charged and sold, stopped before its coupons: issues them, then ends the lock', () => {
@@ -521,7 +542,7 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
     expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'approved; sold and coupons issued' });
   });
 
-  it('charged, and the units sold out while it was down: refunds, records, releases, ends the lock', () => {
+  it('charged, and the units sold out while it was down: refunds, then undoes its start in one unit', () => {
     const read: Input = { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } };
     given(...charged, read)
       .when({ type: 'UnitsGone', data: { error: gone } })
@@ -532,14 +553,8 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
       { type: 'UnitsGone', data: { error: gone } } as Input,
       { type: 'ChargeRefunded', data: none } as Input,
     ];
-    given(...refunded)
-      .when(recorded)
-      .then([releaseHold as PurchaseWorkflowCommand]);
-    given(...refunded, recorded)
-      .when(released)
-      .then([{ type: 'EndCharge', data: lock }]);
-    const state = given(...refunded, recorded, released)
-      .when(ended)
+    const state = given(...refunded)
+      .when(undone)
       .then([]);
     expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'approved, but sold out meanwhile: refunded' });
   });

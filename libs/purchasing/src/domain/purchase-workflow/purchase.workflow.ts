@@ -1,7 +1,7 @@
 import { Workflow } from '@deals/kernel';
 import { decideCardPurchaseResumed, evolveCardPurchaseResumed } from './card-purchase-resumed';
 import { decideCardPurchaseStart, evolveCardPurchaseStart } from './card-purchase-start';
-import { NO_ORDER } from './purchase-workflow.common';
+import { command, lock, NO_ORDER } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
 import { decideResaleStart, evolveResaleStart } from './resale-start';
 import { decideSale, evolveSale, retrySale } from './sale';
@@ -45,61 +45,16 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
     charge: null,
     sale: { steps: 0, failure: null, attempts: 0, firstFailedAt: null, retryDue: false, unitsGone: null, recorded: null, issued: null },
     refunded: false,
-    holdReleased: false,
-    nonPaymentRecorded: false,
+    undone: false,
+    lockEndDue: false,
     settleAt: null,
     answer: null,
   }),
 
   decide(input, state, now) {
-    if (state.sale.retryDue) return retrySale(state);
-    switch (input.type) {
-      case 'StoredCardPurchaseStarted':
-        return decideCardPurchaseStart(input, state, now);
-      case 'ReservationClaimStarted':
-      case 'ResaleStarted':
-        return decideSale(input, state);
-      case 'CardPurchaseResumed':
-        return decideCardPurchaseResumed(input, state);
-      case 'PurchaseStartWritten':
-      case 'ChargeApproved':
-      case 'ChargeDeclined':
-      case 'ChargeFailed':
-      case 'ChargeUnanswered':
-      case 'RecoveryArmed':
-        return decideCardPurchaseStart(input, state, now);
-      case 'ChargeLookedUp':
-      case 'RefundLookedUp':
-        return decideCardPurchaseResumed(input, state);
-      case 'PurchaseRead':
-      case 'UnitsSold':
-      case 'UnitsGone':
-      case 'ChargeRefunded':
-      case 'SaleRecorded':
-        return decideSale(input, state);
-      case 'SaleWritten':
-        return [...decideSale(input, state), ...decideCardPurchaseResumed(input, state)];
-      case 'CouponsIssued':
-      case 'HoldReleased':
-      case 'NonPaymentRecorded':
-        return decideCardPurchaseResumed(input, state);
-      case 'Waited':
-        return decideSale(input, state);
-      case 'StepRefused':
-      case 'StepFailed':
-        return decideTrouble(input, state, now);
-      case 'ResaleRequested':
-      case 'ReferenceClaimed':
-      case 'ReferenceClaimedBefore':
-      case 'ResaleDealChecked':
-      case 'ResaleUnitsRefused':
-      case 'ReferenceClaimSuperseded':
-      case 'ReferenceGivenUp':
-      case 'ResaleReserved':
-        return decideResaleStart(input, state, now);
-      default:
-        return [];
-    }
+    const next = state.sale.retryDue ? retrySale(state) : decideInput(input, state, now);
+    // The lock's end its sale's unit did not write goes first, on its own.
+    return state.lockEndDue ? [command('EndCharge', { ...lock(state), saleFollows: true }), ...next] : next;
   },
 
   evolve(state, message) {
@@ -125,19 +80,20 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'UnitsGone':
       case 'ChargeRefunded':
       case 'RefundFailed':
-      case 'NonPaymentRecorded':
-        return evolveSale(state, message);
-      case 'HoldReleased':
-        return evolveCardPurchaseResumed(state, message);
       case 'SaleRecorded':
-      case 'SaleWritten':
       case 'CouponsIssued':
         return evolveSale(state, message);
+      // A settling's sale or undo written with its lock's end: what it did is its answer.
+      case 'SaleWritten':
+      case 'StartUndone':
+        return evolveCardPurchaseResumed(evolveSale(state, message), message);
       case 'ChargeLockEnded':
         return evolveCardPurchaseResumed(state, message);
       case 'StepRefused':
       case 'StepFailed':
         return evolveTrouble(state, message);
+      case 'EndCharge':
+        return state.lockEndDue ? { ...state, lockEndDue: false } : state;
       // Commands decided that the state follows: the sale's steps under way, the settling's time.
       case 'ReadPurchase':
       case 'SellUnits':
@@ -160,3 +116,53 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
     }
   },
 };
+
+/** What an input leads to, by the part of the workflow it belongs to. */
+function decideInput(input: Input, state: State, now: Date): Command[] {
+  switch (input.type) {
+    case 'StoredCardPurchaseStarted':
+      return decideCardPurchaseStart(input, state, now);
+    case 'ReservationClaimStarted':
+    case 'ResaleStarted':
+      return decideSale(input, state);
+    case 'CardPurchaseResumed':
+      return decideCardPurchaseResumed(input, state);
+    case 'PurchaseStartWritten':
+    case 'ChargeApproved':
+    case 'ChargeDeclined':
+    case 'ChargeFailed':
+    case 'ChargeUnanswered':
+    case 'RecoveryArmed':
+      return decideCardPurchaseStart(input, state, now);
+    case 'ChargeLookedUp':
+    case 'RefundLookedUp':
+      return decideCardPurchaseResumed(input, state);
+    case 'PurchaseRead':
+    case 'UnitsSold':
+    case 'UnitsGone':
+    case 'ChargeRefunded':
+    case 'SaleRecorded':
+      return decideSale(input, state);
+    case 'SaleWritten':
+    case 'StartUndone':
+      return [];
+    case 'CouponsIssued':
+      return decideCardPurchaseResumed(input, state);
+    case 'Waited':
+      return decideSale(input, state);
+    case 'StepRefused':
+    case 'StepFailed':
+      return decideTrouble(input, state, now);
+    case 'ResaleRequested':
+    case 'ReferenceClaimed':
+    case 'ReferenceClaimedBefore':
+    case 'ResaleDealChecked':
+    case 'ResaleUnitsRefused':
+    case 'ReferenceClaimSuperseded':
+    case 'ReferenceGivenUp':
+    case 'ResaleReserved':
+      return decideResaleStart(input, state, now);
+    default:
+      return [];
+  }
+}

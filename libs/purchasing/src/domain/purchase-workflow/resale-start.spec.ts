@@ -90,6 +90,7 @@ describe('purchase workflow: a reseller’s new sale', () => {
       sell: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2 },
       record: { kind: 'resale', data: { purchaseId: 'p1', partnerId: 'P', transactionReference: 'tx-1', ...asked }, holdId: 'p1' },
       issue: { purchaseId: 'p1', partnerId: 'P', deal: snapshot('d1'), couponIds: ['p1-1', 'p1-2'], userId: null },
+      endCharge: null,
     });
     const state = given(...started, read)
       .when({ type: 'SaleWritten', data: { position: at(6) } })

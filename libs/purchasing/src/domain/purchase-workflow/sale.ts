@@ -1,7 +1,7 @@
 import { laterPosition } from '@deals/kernel';
 import { buyerKey } from '../inventory/inventory.events';
 import { couponIdsFor } from '../purchase/purchase.events';
-import { charged, command, NO_ORDER, nonPayment } from './purchase-workflow.common';
+import { charged, command, lockEndedBySale, NO_ORDER, undoStart } from './purchase-workflow.common';
 import type {
   PurchaseWorkflowCommand,
   PurchaseWorkflowInput,
@@ -43,7 +43,7 @@ type SaleInput = Extract<
 >;
 type SaleMessage =
   | Exclude<SaleInput, { type: 'Waited' }>
-  | Extract<PurchaseWorkflowInput, { type: 'RefundFailed' | 'NonPaymentRecorded' | 'CouponsIssued' }>
+  | Extract<PurchaseWorkflowInput, { type: 'RefundFailed' | 'StartUndone' | 'CouponsIssued' }>
   | Extract<PurchaseWorkflowMessage, { type: 'ReadPurchase' | 'SellUnits' | 'RecordSale' | 'IssueCoupons' | 'FinishSale' | 'Wait' }>;
 
 /**
@@ -97,7 +97,7 @@ export function decideSale(input: SaleInput, state: State): Command[] {
       }
       return [];
     case 'ChargeRefunded':
-      return [command('RecordNonPayment', nonPayment(state))];
+      return [undoStart(state)];
     case 'SaleRecorded':
       return quickSale(state) ? [] : [issue(state, input.data.couponIds, input.data.userId)];
     case 'SaleWritten':
@@ -134,8 +134,8 @@ export function evolveSale(state: State, message: SaleMessage): State {
           error: new Error(`purchase ${state.order.purchaseId}: the refund of its unfulfilled charge failed (${message.data.reason})`),
         },
       };
-    case 'NonPaymentRecorded': {
-      const next = { ...state, nonPaymentRecorded: true };
+    case 'StartUndone': {
+      const next = { ...state, undone: true };
       // The charge of units that were gone, refunded and recorded: the card purchase answers that they were gone.
       const { unitsGone } = state.sale;
       return state.order.path === 'stored_card' && unitsGone ? { ...next, answer: { outcome: 'refused', error: unitsGone } } : next;
@@ -204,8 +204,9 @@ export function sell(state: State, holdId: string, dated = false): Command {
 }
 
 /**
- * The sale in one write: the units of `holdId` sold, the sale recorded and its coupons issued (a
- * charged card purchase's, a claim's, a resale's). Refused, it goes step by step (`decideTrouble`).
+ * The sale in one write: the units of `holdId` sold, the sale recorded, its coupons issued and a
+ * card purchase's charge lock ended (a charged card purchase's, a claim's, a resale's). Refused, it
+ * goes step by step (`decideTrouble`).
  */
 export function finish(state: State, holdId = state.order.purchaseId): Command {
   const { purchaseId, quantity, userId } = state.order;
@@ -213,6 +214,7 @@ export function finish(state: State, holdId = state.order.purchaseId): Command {
     sell: (sell(state, holdId) as Extract<Command, { type: 'SellUnits' }>).data,
     record: { ...state.order.record, holdId } as Extract<Command, { type: 'RecordSale' }>['data'],
     issue: (issue(state, couponIdsFor(purchaseId, quantity), userId) as Extract<Command, { type: 'IssueCoupons' }>).data,
+    endCharge: lockEndedBySale(state),
   });
 }
 

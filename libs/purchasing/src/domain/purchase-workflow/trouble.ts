@@ -44,9 +44,14 @@ export function decideTrouble(input: Trouble, state: State, now: Date): Command[
   return [];
 }
 
-/** A step refused or failed: a charged sale's failed write is tried again; the rest end the purchase with its error. */
-export function evolveTrouble(state: State, input: Trouble): State {
+/**
+ * A step refused or failed: a charged sale's failed write is tried again; the rest end the purchase
+ * with its error. A card purchase's first sale unit carried its lock's end: that end is now due alone.
+ */
+export function evolveTrouble(before: State, input: Trouble): State {
   const { step, error } = input.data;
+  const state =
+    step === 'FinishSale' && before.order.path === 'stored_card' && before.sale.attempts === 0 ? { ...before, lockEndDue: true } : before;
   if (step === 'EndCharge' && state.order.path !== 'resumed') return state;
   if (quickSaleRefused(input)) return saleStepDone(state, {});
   // The card is charged: a failed write of its sale is tried again (see `saleStepDone`).

@@ -1,19 +1,11 @@
-import { applyEvents, RecordedEvent } from '@deals/kernel';
+import { projectionSpec, SpecEvent } from '@deals/testing';
 import { fulfillmentStateAt, PurchaseDetails, purchaseDetailsProjection } from './purchase-details.projection';
 
-let n = 0;
-const recorded = (type: string, data: unknown): RecordedEvent => ({
-  id: `e${++n}`,
-  type,
-  data,
-  metadata: { occurredAt: '2026-06-15T12:00:00Z' },
-  streamId: 's',
-  revision: 0,
-  position: String(n).padStart(20, '0'),
-});
+const spec = projectionSpec(purchaseDetailsProjection, { occurredAt: '2026-06-15T12:00:00Z' });
+const event = (type: string, data: unknown): SpecEvent => ({ type, data });
 const deal = { dealId: 'spa', title: 'Spa', type: 'daily-deal', imageUrl: null, unitPrice: 4900, expiresAt: null, expirationDays: 30 };
 const reserved = (purchaseId: string, extra: Record<string, unknown> = {}) =>
-  recorded('PurchaseReserved', {
+  event('PurchaseReserved', {
     purchaseId,
     partnerId: 'p',
     deal,
@@ -23,14 +15,7 @@ const reserved = (purchaseId: string, extra: Record<string, unknown> = {}) =>
     holdExpiresAt: '2026-06-15T12:05:00Z',
     ...extra,
   });
-const sold = (holdId: string) => recorded('UnitsSold', { dealId: 'spa', holdId, quantity: 1 });
-
-/** Folds `events` into the documents, one event at a time, as a live run may. */
-function fold(events: RecordedEvent[]): Map<string, PurchaseDetails> {
-  const views = new Map<string, PurchaseDetails>();
-  for (const event of events) for (const view of applyEvents(purchaseDetailsProjection, views, [event])) views.set(view._id, view);
-  return views;
-}
+const sold = (holdId: string) => event('UnitsSold', { dealId: 'spa', holdId, quantity: 1 });
 const inProgress = (views: Map<string, PurchaseDetails>) =>
   [...views.values()]
     .filter((v) => v.saleInProgress)
@@ -39,32 +24,36 @@ const inProgress = (views: Map<string, PurchaseDetails>) =>
 
 describe('purchase details projection: sales in progress, for start-up recovery', () => {
   it('marks a reservation from the sale of its hold, or of the hold its claim took in its place, until it is claimed', () => {
-    const views = fold([reserved('held'), reserved('lapsed'), reserved('untouched'), sold('held'), sold('lapsed-r')]);
+    const views = spec.given(reserved('held'), reserved('lapsed'), reserved('untouched'), sold('held'), sold('lapsed-r')).documents();
     expect(inProgress(views)).toEqual(['held', 'lapsed']);
-    const after = fold([
-      reserved('held'),
-      sold('held'),
-      recorded('PurchaseClaimed', {
-        purchaseId: 'held',
-        partnerId: 'p',
-        userId: 'u',
-        holdId: 'held',
-        amountCents: 4900,
-        couponIds: ['held-1'],
-      }),
-    ]);
+    const after = spec
+      .given(
+        reserved('held'),
+        sold('held'),
+        event('PurchaseClaimed', {
+          purchaseId: 'held',
+          partnerId: 'p',
+          userId: 'u',
+          holdId: 'held',
+          amountCents: 4900,
+          couponIds: ['held-1'],
+        }),
+      )
+      .documents();
     expect(inProgress(after)).toEqual([]);
   });
 
   it('marks a released reservation whose claim sold fresh units', () => {
-    const views = fold([reserved('gone'), recorded('PurchaseReleased', { purchaseId: 'gone', partnerId: 'p' }), sold('gone-r')]);
+    const views = spec
+      .given(reserved('gone'), event('PurchaseReleased', { purchaseId: 'gone', partnerId: 'p' }), sold('gone-r'))
+      .documents();
     expect([views.get('gone')?.fulfillmentState, views.get('gone')?.saleInProgress]).toEqual(['released', true]);
   });
 
   it('marks a reseller sale from its reservation until it is resold', () => {
     const events = [reserved('resale', { via: 'reseller', transactionReference: 'tx-1' }), sold('resale')];
-    expect(inProgress(fold(events))).toEqual(['resale']);
-    const resold = recorded('PurchaseResold', {
+    expect(inProgress(spec.given(...events).documents())).toEqual(['resale']);
+    const resold = event('PurchaseResold', {
       purchaseId: 'resale',
       partnerId: 'p',
       holdId: 'resale',
@@ -72,12 +61,12 @@ describe('purchase details projection: sales in progress, for start-up recovery'
       amountCents: 4900,
       couponIds: ['resale-1'],
     });
-    expect(inProgress(fold([...events, resold]))).toEqual([]);
+    expect(inProgress(spec.given(...events, resold).documents())).toEqual([]);
   });
 
   it('never marks a card purchase (settled from its payment intent), nor a sale of a hold no purchase owns', () => {
     const card = reserved('card', { payment: { userId: 'u', creditCardId: 'c' } });
-    const views = fold([card, sold('card'), sold('nobody'), sold('nobody-r')]);
+    const views = spec.given(card, sold('card'), sold('nobody'), sold('nobody-r')).documents();
     expect(inProgress(views)).toEqual([]);
     expect([...views.keys()]).toEqual(['card']);
   });
@@ -85,18 +74,18 @@ describe('purchase details projection: sales in progress, for start-up recovery'
 
 describe('purchase details: a reservation whose hold lapsed', () => {
   const expiry = Date.parse('2026-06-15T12:05:00Z');
-  const stateAt = (events: RecordedEvent[], id: string, at: number) => fulfillmentStateAt(fold(events).get(id)!, at);
+  const stateAt = (events: SpecEvent[], id: string, at: number) => fulfillmentStateAt(spec.given(...events).document(id), at);
 
   it('reads released from its hold expiry on, with no event of the lapse', () => {
     expect(stateAt([reserved('r')], 'r', expiry - 1)).toBe('reserved');
     expect(stateAt([reserved('r')], 'r', expiry)).toBe('released');
-    expect(fold([reserved('r')]).get('r')!.fulfillmentState).toBe('reserved');
+    expect(spec.given(reserved('r')).document('r').fulfillmentState).toBe('reserved');
   });
 
   it('stays released while a claim after the lapse sells it fresh units, and reads fulfilled once claimed', () => {
     const events = [reserved('late'), sold('late-r')];
     expect(stateAt(events, 'late', expiry + 1)).toBe('released');
-    const claimed = recorded('PurchaseClaimed', {
+    const claimed = event('PurchaseClaimed', {
       purchaseId: 'late',
       userId: 'u',
       holdId: 'late-r',
