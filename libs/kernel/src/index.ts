@@ -14,6 +14,8 @@ export * from './view-lease-keeper';
 export * from './geo';
 export * from './json-value';
 export * from './read-your-writes';
+export { inlineDocument, PENDING_POSITION, registerInlineProjections } from './command-engine/inline-projections';
+export type { PendingEvent } from './command-engine/inline-projections';
 export * from './audit-entry';
 export * from './worker-module';
 export * from './calendar';

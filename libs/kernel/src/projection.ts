@@ -23,6 +23,14 @@ export interface Projection<V extends ViewDocument = ViewDocument> {
    * event, and whose fold must not hold every write's answer back.
    */
   readonly answersWait?: boolean;
+  /**
+   * Runs inline: registered with the command engine of the process's log
+   * (`registerInlineProjections`), its documents are folded in each unit of work whose events it
+   * handles and written in that unit's transaction where the log can, so every reader finds them
+   * with the events (see `InlineProjections`); its run folds them too, as any other view's.
+   * `bornOf`: the events that begin a document (folded from nothing).
+   */
+  readonly inline?: { bornOf: readonly string[] };
   /** Ids of the documents an event changes (usually one). */
   documentIds(event: RecordedEvent): string[];
   /** The document after the event, or null to leave it as it is. `_pos` is set by the runner. */

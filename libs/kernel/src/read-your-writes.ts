@@ -1,6 +1,5 @@
-import type { InlineViews, LogPosition, NewEvent, RecordedEvent } from './ports/event-store.port';
+import type { LogPosition, NewEvent } from './ports/event-store.port';
 import type { ViewDocument } from './ports/view-store.port';
-import { applyEvents, type Projection } from './projection';
 
 /**
  * Read your writes: a call's response waits until the views it reads include the call's own
@@ -59,8 +58,8 @@ export class RequestWrites {
   /** The latest position of each event type written. */
   readonly positions = new Map<string, LogPosition>();
   /**
-   * Views that hold this request's writes already (written with its events, `ViewStore.writeAhead`):
-   * its answer waits for none of them.
+   * Views that hold this request's writes already (its units' inline projections' documents written
+   * with its events, or written ahead, `ViewStore.writeAhead`): its answer waits for none of them.
    */
   readonly shown = new Set<string>();
   /**
@@ -68,53 +67,12 @@ export class RequestWrites {
    * caller's next reads (`ViewProgress.deferWrites`) instead of holding this answer back.
    */
   deferred = false;
-  /**
-   * The documents to write with a unit of this request's commands, in the same transaction as its
-   * events, given the events it is about to append (not yet at a position: see
-   * {@link documentsWritten}); null for none. Asked only of a store that writes views so
-   * (`EventStore.writesViews`), for each unit once decided; the collections of a write that carried
-   * them join {@link shown}.
-   */
-  inlineViews: ((pending: readonly PendingEvent[]) => InlineViews | null) | null = null;
-  /** The events written, once {@link keepEvents} asked for them (in the order written). */
-  private kept: WrittenEvent[] | null = null;
 
-  note(position: LogPosition, events: readonly Pick<NewEvent, 'type' | 'data'>[], streamId = ''): void {
+  note(position: LogPosition, events: readonly Pick<NewEvent, 'type'>[]): void {
     for (const { type } of events) {
       const known = this.positions.get(type);
       if (known === undefined || position > known) this.positions.set(type, position);
     }
-    if (this.kept) for (const { type, data } of events) this.kept.push({ type, data, streamId, position });
-  }
-
-  /** Keeps the events written from now on, for an answer built from them ({@link documentsWritten}). */
-  keepEvents(): void {
-    this.kept ??= [];
-  }
-
-  /**
-   * The documents of `ids` in `projection`'s view as the events kept make them from nothing, each
-   * stamped with the position of the last write that changed it: what the view shows once it has
-   * folded them, provided no earlier event changed these documents (they were made by this request).
-   * With `pending`, events about to be appended after them: a document they change is stamped
-   * {@link PENDING_POSITION}, which the write that carries it replaces with its own.
-   */
-  documentsWritten<V extends ViewDocument>(
-    projection: Projection<V>,
-    ids: readonly string[],
-    pending: readonly PendingEvent[] = [],
-  ): Map<string, V> {
-    const wanted = new Set(ids);
-    const all = pending.length
-      ? [...(this.kept ?? []), ...pending.map((event) => ({ ...event, position: PENDING_POSITION }))]
-      : (this.kept ?? []);
-    const events = all.filter(
-      (event) => projection.handles.includes(event.type) && projection.documentIds(event as RecordedEvent).some((id) => wanted.has(id)),
-    );
-    const documents = new Map<string, V>();
-    for (const doc of applyEvents(projection, new Map(), events as unknown as RecordedEvent[]))
-      if (wanted.has(doc._id)) documents.set(doc._id, doc);
-    return documents;
   }
 
   /** Never part of what a caller is serialized into. */
@@ -122,15 +80,6 @@ export class RequestWrites {
     return undefined;
   }
 }
-
-/** An event a request wrote, as its tracker keeps it: at the position of the write that carried it. */
-export type WrittenEvent = Pick<RecordedEvent, 'type' | 'data' | 'streamId' | 'position'>;
-
-/** An event decided and not yet appended: its stream, but no position yet. */
-export type PendingEvent = Omit<WrittenEvent, 'position'>;
-
-/** The position a document folded from {@link PendingEvent}s carries until its write stamps it. */
-export const PENDING_POSITION = '';
 
 /** Who caused a command: goes into every event's metadata (`writes`, the request's tracker, does not). */
 export interface CommandCaller {

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DomainEvent } from '../decider';
-import { appendAll, appendHolding, observerOf } from '../ports/event-store.capabilities';
+import { appendHolding, appendWithViews, inlineKey, InlineViews, observerOf } from '../ports/event-store.capabilities';
 import {
   AppendResult,
   EventStore,
-  InlineViews,
   laterPosition,
   LogPosition,
   NewEvent,
@@ -14,14 +13,14 @@ import {
   WrongExpectedRevision,
 } from '../ports/event-store.port';
 import { WriteContended } from '../errors';
-import type { ViewDocument } from '../ports/view-store.port';
-import type { RequestWrites } from '../read-your-writes';
 import type { CommandOutcome, Part, Waiting } from './command';
+import { Folded, inlineProjectionsOf, InlineProjections } from './inline-projections';
 import { metadataOf } from './event-metadata';
 import { LaneWriter } from './stream-lanes';
 import { AnyDecider, StreamCache } from './stream-cache';
 
 const MAX_ATTEMPTS = 12;
+const NONE: ReadonlySet<string> = new Set();
 /** The attempt from which a batch is written with its lane's stream held (see `appendHolding`). */
 const HOLD_FROM = 3;
 
@@ -37,9 +36,10 @@ interface Plan {
   tracks: Map<string, Track>;
   decided: Decided[];
   appends: StreamAppend[];
-  /** The documents its units' requests write with it (`RequestWrites.inlineViews`), and the requests that asked. */
+  /** Its inline projections' documents: those to write with it, all it folded, and the ones each unit folded. */
   views: InlineViews;
-  viewers: Array<{ writes: RequestWrites; collections: string[] }>;
+  folded: Map<string, Folded>;
+  foldedBy: Array<Set<string>>;
 }
 
 /** A stream a batch decides on: its state as found, and as the batch's decisions so far leave it. */
@@ -68,10 +68,15 @@ interface Track {
  * part refused leaves its others undecided.
  */
 export class BatchWriter implements LaneWriter<Waiting> {
+  /** The store's inline projections (registered as the process composed its parts), or null. */
+  private readonly inline: InlineProjections | null;
+
   constructor(
     private readonly store: EventStore,
     private readonly cache: StreamCache,
-  ) {}
+  ) {
+    this.inline = inlineProjectionsOf(store);
+  }
 
   async write(laneStream: string, batch: Waiting[]): Promise<void> {
     // The streams whose cached fold may be used unread; one found behind is read from then on.
@@ -80,7 +85,7 @@ export class BatchWriter implements LaneWriter<Waiting> {
       let plan: Plan | null = null;
       const decide = async () => (plan = await this.decide(laneStream, batch, untrusted)).appends;
       let results: AppendResult[];
-      let viewsWritten = false;
+      let written: ReadonlySet<string> = NONE;
       try {
         if (attempt >= HOLD_FROM) {
           // Lost twice: decided on the lane's stream as it is with its writes held for this batch.
@@ -89,8 +94,7 @@ export class BatchWriter implements LaneWriter<Waiting> {
           results = await appendHolding(this.store, laneStream, decide);
         } else {
           const appends = await decide();
-          if (plan!.views.length) ({ results, viewsWritten } = await this.store.appendWithViews(appends, plan!.views));
-          else results = await appendAll(this.store, appends);
+          ({ results, written } = await appendWithViews(this.store, appends, plan!.views));
         }
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision || error instanceof StoreBusy)) throw error;
@@ -105,10 +109,23 @@ export class BatchWriter implements LaneWriter<Waiting> {
         if (attempt >= HOLD_FROM || error instanceof StoreBusy) await backOff(attempt);
         continue;
       }
-      const { tracks, decided, appends, viewers } = plan!;
-      if (viewsWritten) for (const { writes, collections } of viewers) for (const c of collections) writes.shown.add(c);
+      const { tracks, decided, appends, folded, foldedBy } = plan!;
       // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.
       const position = results.reduce<LogPosition | null>((latest, r) => laterPosition(latest, r.position), null);
+      if (folded.size && position !== null) {
+        this.inline!.remember(folded, position, written);
+        // A request whose unit's documents of a view were all written: its answer need not wait for that view.
+        batch.forEach(({ context }, i) => {
+          const writes = context.metadata.writes;
+          if (!writes || !foldedBy[i].size) return;
+          const shown = new Map<string, boolean>();
+          for (const key of foldedBy[i]) {
+            const collection = key.slice(0, key.indexOf(' '));
+            shown.set(collection, (shown.get(collection) ?? true) && written.has(key));
+          }
+          for (const [collection, all] of shown) if (all) writes.shown.add(collection);
+        });
+      }
       settle(batch, decided, position, tracks);
       // After the answers: a snapshot due now is saved before the stream's next batch is decided.
       for (let i = 0; i < appends.length; i++) {
@@ -151,8 +168,26 @@ export class BatchWriter implements LaneWriter<Waiting> {
       const appends: StreamAppend[] = [];
       for (const [streamId, track] of tracks)
         if (track.appended.length) appends.push({ streamId, events: track.appended, expected: track.revision ?? 'no_stream' });
-      return { tracks, decided, appends, ...(this.store.writesViews ? inlineViewsOf(batch, decided) : { views: [], viewers: [] }) };
+      return { tracks, decided, appends, ...this.inlineViews(decided) };
     }
+  }
+
+  /** The inline projections' documents of the batch's accepted units, folded unit by unit (see `InlineProjections`). */
+  private inlineViews(decided: Decided[]): Pick<Plan, 'views' | 'folded' | 'foldedBy'> {
+    const folded = new Map<string, Folded>();
+    const foldedBy = decided.map(() => new Set<string>());
+    const byCollection = new Map<string, InlineViews[number]['documents'][number][]>();
+    if (this.inline)
+      decided.forEach((unit, i) => {
+        if ('error' in unit) return;
+        const pending = unit.parts.flatMap(({ streamId, events }) => events.map(({ type, data }) => ({ type, data, streamId })));
+        for (const { collection, documents } of this.inline!.fold(pending, folded, foldedBy[i])) {
+          let kept = byCollection.get(collection);
+          if (!kept) byCollection.set(collection, (kept = []));
+          kept.push(...documents);
+        }
+      });
+    return { views: [...byCollection].map(([collection, documents]) => ({ collection, documents })), folded, foldedBy };
   }
 
   /** The state of every stream the batch names, the lane's first: cached where trusted, else read (and kept). */
@@ -220,27 +255,6 @@ function decideUnit({ parts, context }: Waiting, tracks: Map<string, Track>): De
   return { parts: decided };
 }
 
-/** The documents the batch's accepted units' requests write with it (`RequestWrites.inlineViews`), by collection. */
-function inlineViewsOf(batch: Waiting[], decided: Decided[]): Pick<Plan, 'views' | 'viewers'> {
-  const byCollection = new Map<string, ViewDocument[]>();
-  const viewers: Plan['viewers'] = [];
-  batch.forEach(({ context }, i) => {
-    const unit = decided[i];
-    const writes = context.metadata.writes;
-    if (!writes?.inlineViews || 'error' in unit) return;
-    const pending = unit.parts.flatMap(({ streamId, events }) => events.map(({ type, data }) => ({ type, data, streamId })));
-    const views = pending.length ? writes.inlineViews(pending) : null;
-    if (!views?.length) return;
-    for (const { collection, documents } of views) {
-      let kept = byCollection.get(collection);
-      if (!kept) byCollection.set(collection, (kept = []));
-      kept.push(...documents);
-    }
-    viewers.push({ writes, collections: views.map((v) => v.collection) });
-  });
-  return { views: [...byCollection].map(([collection, documents]) => ({ collection, documents })), viewers };
-}
-
 /** The streams a refusal or a part with nothing to say rests on without their fold having been read. */
 function* uncheckedStreams(decided: Decided[], tracks: Map<string, Track>): Iterable<string> {
   const seen = new Set<string>();
@@ -266,7 +280,7 @@ function settle(batch: Waiting[], decided: Decided[], written: LogPosition | nul
     if ('error' in unit) return w.reject(unit.error);
     const position = written ?? unit.parts.reduce<LogPosition | null>((at, p) => laterPosition(at, tracks.get(p.streamId)!.position), null);
     const outcomes: Array<CommandOutcome<unknown, DomainEvent>> = unit.parts.map(({ streamId, events, state, revision }) => {
-      if (events.length) w.context.metadata.writes?.note(position!, events, streamId);
+      if (events.length) w.context.metadata.writes?.note(position!, events);
       return { events, state, revision: revision < 0 ? null : revision, position };
     });
     w.resolve(outcomes);

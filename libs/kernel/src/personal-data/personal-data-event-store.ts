@@ -1,7 +1,6 @@
 import {
   AppendResult,
   EventStore,
-  InlineViews,
   LogPosition,
   LogSubscription,
   NewEvent,
@@ -15,6 +14,10 @@ import {
 } from '../ports/event-store.port';
 import {
   appendHolding,
+  appendWithViews,
+  InlineViews,
+  writesViews,
+  WritesViews,
   AtomicAcrossStreams,
   countAfter,
   countByType,
@@ -110,16 +113,13 @@ export class PersonalDataEventStore
     return this.sealedAppends(appends).then((sealed) => this.inner.appendToStreams(sealed));
   }
 
-  override get writesViews(): boolean {
-    return this.inner.writesViews;
+  get writesViews(): boolean {
+    return writesViews(this.inner);
   }
 
   /** The views as given: they hold what every reader of the views sees (opened, as the projections fold it). */
-  override async appendWithViews(
-    appends: readonly StreamAppend[],
-    views: InlineViews,
-  ): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
-    return this.inner.appendWithViews(await this.sealedAppends(appends), views);
+  async appendWithViews(appends: readonly StreamAppend[], views: InlineViews): Promise<{ results: AppendResult[]; written: ReadonlySet<string> }> {
+    return appendWithViews(this.inner, await this.sealedAppends(appends), views);
   }
 
   appendHolding(held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {

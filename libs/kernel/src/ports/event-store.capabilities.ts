@@ -11,6 +11,7 @@ import type {
   TypesRead,
 } from './event-store.port';
 import type { SnapshotStore } from './snapshot-store.port';
+import type { ViewDocument } from './view-store.port';
 
 /*
  * What some event stores can do beyond the port, each a small interface a store implements or not,
@@ -51,6 +52,48 @@ export interface KeepsSnapshots {
 /** A store given an observer as it was opened, told of what it writes (and by the command engine, of its contention). */
 export interface ObservedStore {
   readonly observer: StoreObserver | null;
+}
+
+/**
+ * A document of an inline projection, written in the transaction of the appends whose events it
+ * was folded from: only over the stored document it was folded from (`base`, that document's
+ * position; null: one these appends begin, written only where none is stored), and only into the
+ * generation of its collection that readers use. Folded from events not yet written, its `_pos` is
+ * `PENDING_POSITION`, which the write replaces with the position of the appends' last event.
+ */
+export interface InlineDocument {
+  doc: ViewDocument;
+  base: LogPosition | null;
+}
+
+/** Inline projections' documents, by collection (see {@link InlineDocument}). */
+export type InlineViews = ReadonlyArray<{ collection: string; documents: readonly InlineDocument[] }>;
+
+/** A store whose views live on its own server, written in its appends' transactions (see {@link appendWithViews}). */
+export interface WritesViews {
+  /** Whether documents can be written with appends (the views of the same server were given to it). */
+  readonly writesViews: boolean;
+  /** The appends with `views`; `written`: the documents written (`<collection> <id>`), the others were not. */
+  appendWithViews(appends: readonly StreamAppend[], views: InlineViews): Promise<{ results: AppendResult[]; written: ReadonlySet<string> }>;
+}
+
+/** Whether the store writes inline projections' documents in its appends' transactions. */
+export const writesViews = (store: EventStore): boolean => (store as Partial<WritesViews>).writesViews === true;
+
+/** The key of an inline document in {@link WritesViews.appendWithViews}' answer. */
+export const inlineKey = (collection: string, id: string): string => `${collection} ${id}`;
+
+/**
+ * Writes the appends with `views` in their transaction where the store can ({@link writesViews}),
+ * answering which documents were written; else the appends alone, and none written.
+ */
+export async function appendWithViews(
+  store: EventStore,
+  appends: readonly StreamAppend[],
+  views: InlineViews,
+): Promise<{ results: AppendResult[]; written: ReadonlySet<string> }> {
+  if (views.length && writesViews(store)) return (store as unknown as WritesViews).appendWithViews(appends, views);
+  return { results: await appendAll(store, appends), written: new Set() };
 }
 
 /** Whether the store has this method of a capability. */

@@ -1,5 +1,3 @@
-import type { ViewDocument } from './view-store.port';
-import { appendAll } from './event-store.capabilities';
 
 /**
  * A position in the whole event log. Opaque to callers, but with two promises every adapter keeps:
@@ -67,14 +65,6 @@ export function checkStreamAppends(appends: readonly StreamAppend[]): void {
     streams.add(streamId);
   }
 }
-
-/**
- * Documents of the read side written in the same transaction as appends (inline views): each over a
- * stored one that is older, never over a newer one, and only into the generation of its collection
- * that readers use. A document folded from events of these appends (`_pos` at `PENDING_POSITION`)
- * is stamped with the position of their last event; any other keeps its own.
- */
-export type InlineViews = ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>;
 
 export interface AppendResult {
   nextExpectedRevision: StreamRevision;
@@ -187,24 +177,6 @@ export abstract class EventStore {
    * written. One append alone is the store's plain append (as cheap as it has one).
    */
   abstract appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
-
-  /**
-   * Whether {@link appendWithViews} writes view documents in the appends' own transaction: a store
-   * whose views live on the same server, so every reader finds them with the events.
-   */
-  get writesViews(): boolean {
-    return false;
-  }
-
-  /**
-   * {@link appendAll}, with `views` written in the same transaction where {@link writesViews} (then
-   * `viewsWritten` says whether they were: not into a generation a rebuild has just replaced, say);
-   * here, for a store that cannot, the appends alone, and `viewsWritten` false.
-   */
-  async appendWithViews(appends: readonly StreamAppend[], views: InlineViews): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
-    void views;
-    return { results: await appendAll(this, appends), viewsWritten: false };
-  }
 
   /**
    * The events of a stream in order, from revision `fromRevision` (0, the whole stream, when not

@@ -1,13 +1,23 @@
-import { ViewDocument } from '@deals/kernel';
+import { InlineDocument } from '@deals/kernel';
 import { createHash } from 'node:crypto';
-import type { InlineWrites, InlineDocuments } from '../../view-store/postgres/postgres-view-store.adapter';
 import { WIDTH } from './postgres-event-log.schema';
 import { APPEND_WITH, appendAnswer, PendingUnit, UNIQUE_VIOLATION } from './postgres-event-log.append-sql';
 
 /*
  * The view documents an append writes in its own statement (`appendWithViews`, where the log and
- * the views share a database).
+ * the views share a database). The view store of that database says how (`InlineViewTables`).
  */
+
+/** Documents an append writes in its own statement, each with the number of the append's unit in that statement. */
+export type InlineDocuments = ReadonlyArray<{ collection: string; documents: ReadonlyArray<InlineDocument & { unit: number }> }>;
+
+/** The clauses of a statement that writes {@link InlineDocuments}. */
+export interface InlineWrites {
+  /** Data-modifying WITH clauses (`name AS (...)`), one a collection. */
+  clauses: string[];
+  /** An expression: the documents written, as `<collection> <id>` (text[]). */
+  written: string;
+}
 
 /** Where a view store of the same database writes documents within an append's statement (`PostgresViewStore.inlineWrites`). */
 export interface InlineViewTables {
@@ -42,12 +52,12 @@ export function statementWithViews(
   values: unknown[],
 ) {
   if (!inlineViews || !group.some((unit) => unit.views?.length)) return null;
-  const byCollection = new Map<string, Array<{ unit: number; doc: ViewDocument }>>();
+  const byCollection = new Map<string, Array<InlineDocument & { unit: number }>>();
   group.forEach(({ views }, i) => {
     for (const { collection, documents } of views ?? []) {
       let docs = byCollection.get(collection);
       if (!docs) byCollection.set(collection, (docs = []));
-      for (const doc of documents) docs.push({ unit: i + 1, doc });
+      for (const document of documents) docs.push({ ...document, unit: i + 1 });
     }
   });
   const params = [...values];
@@ -58,6 +68,6 @@ export function statementWithViews(
     'unit_pos',
   );
   if (!writes) return null;
-  const text = `${APPEND_WITH},\n${UNIT_POSITIONS},\n${writes.clauses.join(',\n')}\n${appendAnswer(`,\n ${writes.current} AS views_current`)}`;
+  const text = `${APPEND_WITH},\n${UNIT_POSITIONS},\n${writes.clauses.join(',\n')}\n${appendAnswer(`,\n ${writes.written} AS views_written`)}`;
   return { name: `deals_append_views_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text, values: params };
 }

@@ -75,14 +75,14 @@ export interface PendingUnit {
   appends: readonly StreamAppend[];
   /** Documents to write with it (`appendWithViews`). */
   views?: InlineViews;
-  /** `viewsWritten`: its documents were written with it. */
-  resolve: (results: AppendResult[], viewsWritten: boolean) => void;
+  /** `written`: its documents written with it (`<collection> <id>`). */
+  resolve: (results: AppendResult[], written: ReadonlySet<string>) => void;
   reject: (error: unknown) => void;
 }
 
 /** What writing a group came to: units written, refused, and to try again (a stream created meanwhile). */
 export interface GroupOutcome<U = PendingUnit> {
-  written: Array<{ unit: U; results: AppendResult[]; viewsWritten?: boolean }>;
+  written: Array<{ unit: U; results: AppendResult[]; documents?: ReadonlySet<string> }>;
   refused: Array<{ unit: U; error: WrongExpectedRevision }>;
   again?: U[];
 }

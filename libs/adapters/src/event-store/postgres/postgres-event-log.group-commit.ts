@@ -40,11 +40,15 @@ export class PostgresGroupCommit {
     private readonly inlineViews: () => InlineViewTables | null,
   ) {}
 
-  async enqueue(appends: readonly StreamAppend[], views?: InlineViews, told?: (viewsWritten: boolean) => void): Promise<AppendResult[]> {
+  async enqueue(
+    appends: readonly StreamAppend[],
+    views?: InlineViews,
+    told?: (written: ReadonlySet<string>) => void,
+  ): Promise<AppendResult[]> {
     await this.schema.made();
     return new Promise((resolve, reject) => {
-      const done = (results: AppendResult[], viewsWritten: boolean) => {
-        told?.(viewsWritten);
+      const done = (results: AppendResult[], written: ReadonlySet<string>) => {
+        told?.(written);
         resolve(results);
       };
       this.pending.push({ appends, views, resolve: done, reject });
@@ -89,9 +93,9 @@ export class PostgresGroupCommit {
         for (const { unit, error } of refused) unit.reject(error);
         const appends = written.reduce((sum, { unit }) => sum + unit.appends.length, 0);
         if (appends) this.observer?.committed(appends, (performance.now() - started) / 1000);
-        for (const { unit, results, viewsWritten } of written) {
+        for (const { unit, results, documents } of written) {
           for (const append of unit.appends) this.observer?.appended(append.events);
-          unit.resolve(results, viewsWritten === true);
+          unit.resolve(results, documents ?? NONE);
         }
         if (again.length && attempt >= GROUP_ATTEMPTS) throw new GroupRetry('another transaction created one of the streams first');
         left = again;

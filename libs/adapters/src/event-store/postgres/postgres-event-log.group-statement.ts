@@ -1,4 +1,4 @@
-import { WrongExpectedRevision } from '@deals/kernel';
+import { inlineKey, WrongExpectedRevision } from '@deals/kernel';
 import { Pool, PoolClient } from 'pg';
 import { positionOf } from './postgres-event-log.schema';
 import {
@@ -47,7 +47,7 @@ export async function writeStatement<U extends Pick<PendingUnit, 'appends' | 'vi
       verdicts: Array<{ k: number; current: number | null; ok: boolean; known: boolean }>;
       made: string[] | null;
       added: Array<{ k: number; position: string }> | null;
-      views_current?: boolean;
+      views_written?: string[];
     }>(withViews ?? { name: 'deals_append_units', text: APPEND_GROUP, values })
     .catch((error: unknown) => {
       const code = (error as { code?: string }).code ?? '';
@@ -67,7 +67,8 @@ export async function writeStatement<U extends Pick<PendingUnit, 'appends' | 'vi
       on,
       inlineViews,
     );
-  const [{ go, me, verdicts, made, added, views_current: viewsCurrent = false }] = answer.rows;
+  const [{ go, me, verdicts, made, added, views_written: viewsWritten = [] }] = answer.rows;
+  const documents = new Set(viewsWritten);
   if (!go) throw new GroupRetry('a later transaction wrote one of the streams first');
   const verdictOf = new Map(verdicts.map((v) => [v.k, v]));
   const created = new Set(made ?? []);
@@ -93,7 +94,9 @@ export async function writeStatement<U extends Pick<PendingUnit, 'appends' | 'vi
       nextExpectedRevision: (verdictOf.get(ks[i])!.current ?? -1) + append.events.length,
       position: positionOf({ tx: me, position: last.get(ks[i])! }),
     }));
-    outcome.written.push({ unit, results, viewsWritten: viewsCurrent && unit.views !== undefined });
+    // Its documents written: all those the statement wrote of the ones it carried.
+    const own = new Set((unit.views ?? []).flatMap(({ collection, documents: docs }) => docs.map(({ doc }) => inlineKey(collection, doc._id))));
+    outcome.written.push({ unit, results, documents: new Set([...own].filter((key) => documents.has(key))) });
   }
   return outcome;
 }

@@ -18,17 +18,15 @@ import { PostgresViewLeases } from './postgres-view-leases';
 import { CheckpointNotices, checkpointOf } from './postgres-view-notices';
 import { LookupsById, matching } from './postgres-view-reads';
 import { PostgresViewTables, table } from './postgres-view-tables';
+import type { InlineDocuments, InlineViewTables, InlineWrites } from '../../event-store/postgres/inline-views';
 import {
   commitStatement,
   compareIds,
   GenerationBatch,
   inlineWrites,
-  InlineDocuments,
-  InlineWrites,
   WritesAhead,
 } from './postgres-view-writes';
 
-export type { InlineDocuments, InlineWrites } from './postgres-view-writes';
 
 /**
  * The read side on PostgreSQL (`DATABASE_URL`): one table per generation of a collection, a
@@ -42,7 +40,7 @@ export type { InlineDocuments, InlineWrites } from './postgres-view-writes';
  * equalities in SQL and the whole filter, sort, skip and limit with mingo over the rows they
  * select, so both view stores answer every query alike (postgres-view-reads.ts).
  */
-export class PostgresViewStore extends ViewStore {
+export class PostgresViewStore extends ViewStore implements InlineViewTables {
   readonly backend = 'postgresql';
   override readonly tellsOfCheckpoints = true;
   private readonly pool: Pool;

@@ -1,5 +1,6 @@
 import { LogPosition, PENDING_POSITION, ViewBatch, ViewDocument } from '@deals/kernel';
 import { Pool } from 'pg';
+import type { InlineDocuments, InlineWrites } from '../../event-store/postgres/inline-views';
 import { keepNewest, ServerGenerations } from '../server-generations';
 import { notifyClause } from './postgres-view-notices';
 import { table } from './postgres-view-tables';
@@ -73,25 +74,14 @@ export function commitStatement(batches: readonly GenerationBatch[], building: R
   return { text: `${clauses.length ? `WITH ${clauses.join(',\n')}\n` : ''}SELECT ${told}`, params };
 }
 
-/** Documents an append writes in its own transaction, each with the number of the append's unit in its statement. */
-export type InlineDocuments = ReadonlyArray<{ collection: string; documents: ReadonlyArray<{ unit: number; doc: ViewDocument }> }>;
-
-/** The clauses of a statement that writes {@link InlineDocuments} (see {@link inlineWrites}). */
-export interface InlineWrites {
-  /** Data-modifying WITH clauses (`name AS (...)`), one a collection. */
-  clauses: string[];
-  /** A condition: every collection's generation is the one its readers use. */
-  current: string;
-}
-
 /**
  * The clauses that write `views` within another statement of the same database (an append's, so
  * in its transaction): each collection's documents into the generation this process reads, those
  * folded from events not yet written (at `PENDING_POSITION`) stamped with their unit's position as
  * relation `positions` (`u`, `pos`) gives it, the others at their own (a unit with no row there
- * writes nothing), each over a stored one only when newer, a table's rows in the order of their
- * ids; none into a generation another process has replaced meanwhile (`current` is then false).
- * Null when a collection is not defined here.
+ * writes nothing); each only over the stored document it was folded from (its `base`; none stored
+ * for a null one) and only when newer, a table's rows in the order of their ids; none into a
+ * generation another process has replaced meanwhile. Null when a collection is not defined here.
  */
 export function inlineWrites(
   active: ServerGenerations,
@@ -101,27 +91,30 @@ export function inlineWrites(
 ): InlineWrites | null {
   if (views.some(({ collection }) => !active.has(collection))) return null;
   const clauses: string[] = [];
-  const current: string[] = [];
+  const written: string[] = [];
   for (const { collection, documents } of views) {
     const generation = active.get(collection)!;
     const docs = [...new Map(documents.map((d) => [d.doc._id, d])).values()].sort((a, b) => compareIds(a.doc, b.doc));
+    const n = clauses.length / 2;
     const isCurrent = `coalesce((SELECT generation = ${param(generation)} FROM view_generations WHERE collection = ${param(collection)}), false)`;
-    current.push(isCurrent);
     clauses.push(
-      `v${clauses.length} AS (${upsertRows(
-        table(collection, generation),
-        `SELECT d.id, CASE WHEN d.stamp THEN p.pos ELSE d.doc ->> '_pos' END,
+      `b${n} AS (SELECT * FROM unnest(${param(docs.map((d) => d.doc._id))}::text[], ${param(docs.map((d) => d.base))}::text[]) AS b(id, base))`,
+      `v${n} AS (INSERT INTO ${table(collection, generation)} AS t (id, pos, doc)
+           SELECT d.id, CASE WHEN d.stamp THEN p.pos ELSE d.doc ->> '_pos' END,
                   CASE WHEN d.stamp THEN jsonb_set(d.doc, '{_pos}', to_jsonb(p.pos)) ELSE d.doc END
              FROM unnest(${param(docs.map((d) => d.doc._id))}::text[], ${param(docs.map((d) => d.unit))}::int[], ${param(docs.map((d) => JSON.stringify(d.doc)))}::jsonb[],
                          ${param(docs.map((d) => d.doc._pos === PENDING_POSITION))}::bool[])
                   WITH ORDINALITY AS d(id, u, doc, stamp, n)
              JOIN ${positions} AS p ON p.u = d.u
             WHERE ${isCurrent}
-            ORDER BY d.n`,
-      )})`,
+            ORDER BY d.n
+           ON CONFLICT (id) DO UPDATE SET pos = EXCLUDED.pos, doc = EXCLUDED.doc
+            WHERE t.pos < EXCLUDED.pos AND t.pos = (SELECT base FROM b${n} WHERE b${n}.id = EXCLUDED.id)
+           RETURNING t.id)`,
     );
+    written.push(`SELECT ${param(`${collection} `)} || id FROM v${n}`);
   }
-  return { clauses, current: current.join(' AND ') };
+  return { clauses, written: `array(${written.join(' UNION ALL ')})` };
 }
 
 type AheadBatches = ReadonlyArray<{ collection: string; documents: readonly ViewDocument[] }>;
