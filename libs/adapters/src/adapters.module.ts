@@ -72,8 +72,6 @@ export interface AdaptersOptions {
   personalData?: { fields: PersonalFields; erasures: ErasureEvents };
   /** Told of what the event log writes (the process's count of its appends, its metrics). */
   storeObserver?: StoreObserver | null;
-  /** Start what the log's first append would start (the embedded log's write thread) as it opens: a serving process. */
-  warmUp?: boolean;
 }
 
 /** Whether this process's log writes view documents in its appends' transactions (its provider wires them). */
@@ -109,7 +107,6 @@ export class AdaptersModule {
     viewsOnFirstUse = false,
     personalData = { fields: new Map(), erasures: new Map() },
     storeObserver: observer = null,
-    warmUp = false,
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
     const providers: Provider[] = [
@@ -133,7 +130,7 @@ export class AdaptersModule {
           // Snapshots of long streams beside the log (none beside EventStoreDB: its streams are folded whole).
           const store = settings.databaseUrl
             ? new PostgresEventStore(settings.databaseUrl, { observer })
-            : new SqliteEventStore(paths.events, { observer, warm: warmUp });
+            : new SqliteEventStore(paths.events, { observer });
           store.snapshots = settings.databaseUrl
             ? new PostgresSnapshotStore(settings.databaseUrl)
             : new SqliteSnapshotStore(paths.snapshots);
