@@ -162,7 +162,7 @@ function instrument(session: Session, timings: () => Timings): () => void {
 
   const app = session.api.app;
   wrapAsync(app.get(PaymentGateway), 'tokenize', () => 'gateway.tokenize (checks, scrypt, vault INSERT)');
-  wrapAsync(app.get(EventStore), 'append', () => 'EventStore.append (group commit)');
+  wrapAsync(app.get(EventStore), 'appendToStreams', () => 'EventStore.appendToStreams (group commit)');
   wrapAsync(app.get(ViewProgress), 'waitFor', (args) => `read-your-writes wait (${(args[0] as string[]).join(', ')})`);
   wrapAsync(app.get(CommandBus), 'execute', (args) => `CommandBus.execute ${(args[0] as object).constructor.name}`);
   return () => undo.reverse().forEach((u) => u());

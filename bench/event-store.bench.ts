@@ -13,7 +13,7 @@
  * connection, without decoding. Passes of the two alternate, so both see the same cache state.
  */
 import { SqliteEventStore } from '@deals/adapters';
-import { LogPosition, NewEvent } from '@deals/kernel';
+import { appendToStream, LogPosition, NewEvent } from '@deals/kernel';
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -136,7 +136,7 @@ export async function groupCommitAppends(store: SqliteEventStore, options: Pick<
     for (let n = 0; n < perClient; n++) {
       const event = benchEvent(c, n);
       const t0 = performance.now();
-      await store.append(`bench-${c}`, [event], n === 0 ? 'no_stream' : n - 1);
+      await appendToStream(store, `bench-${c}`, [event], n === 0 ? 'no_stream' : n - 1);
       latencies[done++] = performance.now() - t0;
     }
   };

@@ -21,7 +21,7 @@
  * (its heap exhausted, say) is reported as such, with its error, and the larger sizes are not built.
  */
 import { SqliteEventStore } from '@deals/adapters';
-import { EventStore, RecordedEvent } from '@deals/kernel';
+import { countAfter, EventStore, RecordedEvent } from '@deals/kernel';
 import { CatalogueImport, ProjectionHost } from '@deals/runtime';
 import { CreatePartner } from '@deals/accounts';
 import { OPERATOR } from '@deals/kernel';
@@ -67,7 +67,7 @@ export async function historyBench(options: BenchOptions): Promise<BenchRow[]> {
     const measured: Measured[] = [];
     const notes: string[] = [];
     const store = new SqliteEventStore(join(dataDir, 'events.sqlite'));
-    let written = await store.countAfter(null);
+    let written = await countAfter(store, null);
     let clone = 0;
     try {
       for (const size of sizes) {

@@ -14,7 +14,7 @@
  * Aim: appends/s ≥ the raw rate (the issue's: group commit should put the ratio above 1).
  */
 import { PostgresEventStore } from '@deals/adapters';
-import { Decider, handleCommand, OPERATOR } from '@deals/kernel';
+import { appendToStream, Decider, handleCommand, OPERATOR } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'pg';
@@ -81,7 +81,7 @@ export async function postgresBench(options: BenchOptions): Promise<BenchRow[]> 
     });
     const distinct = await rate(CLIENTS, ms, async (c) => {
       const r = revisions[c];
-      revisions[c] = (await store.append(`bench-${c}`, [event()], r < 0 ? 'no_stream' : r)).nextExpectedRevision;
+      revisions[c] = (await appendToStream(store, `bench-${c}`, [event()], r < 0 ? 'no_stream' : r)).nextExpectedRevision;
     });
     const context = { now: new Date(), metadata: OPERATOR };
     const hot = await rate(CLIENTS, ms, async () => {

@@ -91,8 +91,7 @@ async function main() {
     const { app } = session.api;
     try {
       const store = app.get(EventStore);
-      wrap(store, 'append', 'EventStore.append (queued → committed)');
-      wrap(store, 'appendToStreams', 'EventStore.appendToStreams (a unit of work, queued → committed)');
+      wrap(store, 'appendToStreams', 'EventStore.appendToStreams (a batch or a unit of work, queued → committed)');
       wrap(store, 'readStream', 'EventStore.readStream');
       // The write thread commits (and syncs) off the loop; `answer` is the loop's share of a batch.
       const log = (store as unknown as { inner?: object }).inner ?? store;

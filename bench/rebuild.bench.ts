@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { PostgresEventStore } from '@deals/adapters';
+import { countAfter } from '@deals/kernel';
 import { benchDeals, makeBuyers, MANY_DEALS } from './purchases.bench';
 import { BENCH_BUDGETS } from './support/bench-api';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
@@ -231,7 +232,7 @@ async function fill(env: Record<string, string>, dataDir: string, size: number):
   try {
     // The partner and the reads of the trials, kept beside the log: the views know that partner.
     await probe.query('CREATE TABLE IF NOT EXISTS rebuild_bench (reads jsonb NOT NULL)');
-    let events = await store.countAfter(null);
+    let events = await countAfter(store, null);
     const kept = (await probe.query<{ reads: Reads }>('SELECT reads FROM rebuild_bench')).rows[0]?.reads;
     if (events >= size && kept) return { events, note: `a kept log of ${events} events`, reads: kept };
     if (kept || events > 0) throw new Error(`the database of DATABASE_URL holds a log of ${events} events made otherwise: name another`);
@@ -242,7 +243,7 @@ async function fill(env: Record<string, string>, dataDir: string, size: number):
       paths: [`/deals/${template.hotDeal}`, `/users/${template.userId}/purchases?per_page=10`],
     };
     await probe.query('INSERT INTO rebuild_bench (reads) VALUES ($1)', [reads]);
-    events = await store.countAfter(null);
+    events = await countAfter(store, null);
     let clone = 0;
     while (events < size) {
       const made = await appendClones(store, template, clone, Math.min(5_000, Math.ceil((size - events) / template.events.length)));

@@ -3,7 +3,7 @@
  * through the event store port with fresh ids, so that the log is shaped exactly as the service
  * writes it (the `history` and `rebuild` benches).
  */
-import { EventStore, NewEvent, RecordedEvent } from '@deals/kernel';
+import { appendToStream, EventStore, NewEvent, RecordedEvent } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 
 /** The share of copies sold on the hot deal; the rest spread over the other deals. */
@@ -71,8 +71,8 @@ export async function appendClones(
   }
   let next = 0;
   const worker = async () => {
-    for (let i = next++; i < appends.length; i = next++) await store.append(appends[i].stream, appends[i].events, 'any');
+    for (let i = next++; i < appends.length; i = next++) await appendToStream(store, appends[i].stream, appends[i].events, 'any');
   };
-  await Promise.all([...Array.from({ length: 200 }, worker), store.append(`inventory-${template.hotDeal}`, hotSales, 'any')]);
+  await Promise.all([...Array.from({ length: 200 }, worker), appendToStream(store, `inventory-${template.hotDeal}`, hotSales, 'any')]);
   return { clones: count, events: count * template.events.length };
 }

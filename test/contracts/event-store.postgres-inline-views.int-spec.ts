@@ -1,7 +1,7 @@
 import { PostgresEventStore } from '@deals/adapters/event-store/postgres/postgres-event-store.adapter';
 import { PostgresViewStore } from '@deals/adapters/view-store/postgres/postgres-view-store.adapter';
 import type { NewEvent, ViewDocument } from '@deals/kernel';
-import { WrongExpectedRevision } from '@deals/kernel';
+import { appendToStream, WrongExpectedRevision } from '@deals/kernel';
 import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
@@ -74,7 +74,7 @@ if (unavailable) {
     it('gives each unit of a group its own position, and writes nothing of a refused unit', async () => {
       const { log, views, close } = await stores(database.url, ['inline_groups']);
       try {
-        await log.append('taken', [event(0)], 'no_stream');
+        await appendToStream(log, 'taken', [event(0)], 'no_stream');
         // Three units started in one turn go as one group, one statement.
         const [a, refused, b] = await Promise.allSettled([
           log.appendWithViews(

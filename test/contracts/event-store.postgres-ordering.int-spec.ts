@@ -1,6 +1,6 @@
 import { PostgresEventStore } from '@deals/adapters/event-store/postgres/postgres-event-store.adapter';
 import { IDLE_IN_TRANSACTION_MS, servicePool } from '@deals/adapters/postgres-pool';
-import type { RecordedEvent } from '@deals/kernel';
+import { appendHolding, appendToStream, countAfter, type RecordedEvent } from '@deals/kernel';
 import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { eventually } from '../support/eventually';
@@ -105,12 +105,12 @@ if (unavailable) {
       await Promise.all(
         [a, b].flatMap((store, s) =>
           Array.from({ length: 8 }, async (_, k) => {
-            for (let i = 0; i < 25; i++) await store.append(`busy-${s}-${k}`, [event(i)], i === 0 ? 'no_stream' : i - 1);
+            for (let i = 0; i < 25; i++) await appendToStream(store, `busy-${s}-${k}`, [event(i)], i === 0 ? 'no_stream' : i - 1);
           }),
         ),
       );
       // They are committed, but a reader sees none of them before the transaction that began first has ended.
-      expect(await a.countAfter(null)).toBe(400);
+      expect(await countAfter(a, null)).toBe(400);
       await reads.next();
       expect(seen).toHaveLength(0);
       await held.query('COMMIT');
@@ -132,7 +132,7 @@ if (unavailable) {
 
     it("frees a stream held by a writer frozen mid-transaction within the service's bound: the server ends the idle transaction", async () => {
       const store = new PostgresEventStore(database.url);
-      await store.append('frozen', [event(0)], 'no_stream');
+      await appendToStream(store, 'frozen', [event(0)], 'no_stream');
       // A writer of the service (its pool's session settings) takes the stream's row, then stops
       // sending anything: as a process frozen (SIGSTOP) or cut off between two statements.
       const pool = servicePool(database.url, 1);
@@ -141,7 +141,7 @@ if (unavailable) {
       await frozen.query('BEGIN');
       await frozen.query(`SELECT 1 FROM event_streams WHERE stream_id = 'frozen' FOR UPDATE`);
       const began = Date.now();
-      await store.append('frozen', [event(1)], 0);
+      await appendToStream(store, 'frozen', [event(1)], 0);
       expect(Date.now() - began).toBeGreaterThan(IDLE_IN_TRANSACTION_MS - 1000);
       // The server ended the frozen writer's session for its idle transaction (not the append's
       // lock wait running out): it says so, the writer's next statement fails, and the pool drops it.
@@ -156,7 +156,7 @@ if (unavailable) {
 
     it("writes a stream's events after those of a transaction that began later but wrote the stream first", async () => {
       const store = new PostgresEventStore(database.url);
-      await store.append('raced', [event(0)], 'no_stream');
+      await appendToStream(store, 'raced', [event(0)], 'no_stream');
       // Another writer holds the stream's row...
       const other = new Client({ connectionString: database.url });
       await other.connect();
@@ -164,7 +164,7 @@ if (unavailable) {
       await other.query(`SELECT 1 FROM event_streams WHERE stream_id = 'raced' FOR UPDATE`);
       // ...while this store's append begins (its transaction id drawn) and waits for the row.
       // 'any': no revision check to refuse it, so only the order of transactions can put it right.
-      const appended = store.append('raced', [event(1)], 'any');
+      const appended = appendToStream(store, 'raced', [event(1)], 'any');
       await someoneWaitsForALock(database.url);
       // A transaction begun after it writes the stream first (as the other writer, on its behalf).
       const later = new Client({ connectionString: database.url });
@@ -181,7 +181,7 @@ if (unavailable) {
       // The append is written after the later events, in a transaction begun after theirs.
       const result = await appended;
       expect(result.nextExpectedRevision).toBe(2);
-      const refused = store.append('raced', [event(3)], 1);
+      const refused = appendToStream(store, 'raced', [event(3)], 1);
       await expect(refused).rejects.toThrow(/revision/i);
       const stream = await store.readStream('raced');
       expect(stream.map((e) => e.revision)).toEqual([0, 1, 2]);
@@ -196,12 +196,12 @@ if (unavailable) {
     it("holds a stream's writes from the moment a holding append decides until it is written: another process's append waits, then finds it moved", async () => {
       const [holder, other] = [new PostgresEventStore(database.url), new PostgresEventStore(database.url)];
       const [held, beside] = [`held-${randomUUID()}`, `beside-${randomUUID()}`];
-      await holder.append(held, [event(0)], 'no_stream');
+      await appendToStream(holder, held, [event(0)], 'no_stream');
       let theirs!: Promise<unknown>;
-      const results = await holder.appendHolding(held, async () => {
+      const results = await appendHolding(holder, held, async () => {
         const seen = await holder.readStream(held);
         // Another process's append at the revision this one decided on: it waits for the hold.
-        theirs = other.append(held, [event(9)], 0).catch((error: unknown) => error);
+        theirs = appendToStream(other, held, [event(9)], 0).catch((error: unknown) => error);
         await someoneWaitsForALock(database.url);
         return [
           { streamId: held, events: [event(seen.length)], expected: 0 },
@@ -217,28 +217,29 @@ if (unavailable) {
     it('writes nothing of a holding append whose decision is empty or refused, and frees the stream', async () => {
       const store = new PostgresEventStore(database.url);
       const [held, fresh] = [`held-${randomUUID()}`, `fresh-${randomUUID()}`];
-      await store.append(held, [event(0)], 'no_stream');
-      expect(await store.appendHolding(held, async () => [])).toEqual([]);
-      const refused = store.appendHolding(held, async () => [
+      await appendToStream(store, held, [event(0)], 'no_stream');
+      expect(await appendHolding(store, held, async () => [])).toEqual([]);
+      const refused = appendHolding(store, held, async () => [
         { streamId: fresh, events: [event(0)], expected: 'no_stream' },
         { streamId: held, events: [event(1)], expected: 5 },
       ]);
       await expect(refused).rejects.toMatchObject({ name: 'WrongExpectedRevision', streamId: held, actual: 0 });
       expect(await store.readStream(fresh)).toEqual([]);
       // Freed: a plain append goes through at once.
-      expect((await store.append(held, [event(1)], 0)).nextExpectedRevision).toBe(1);
+      expect((await appendToStream(store, held, [event(1)], 0)).nextExpectedRevision).toBe(1);
       await store.close();
     });
 
     it('commits the appends started in one turn of the loop together, the first one included', async () => {
-      const store = new PostgresEventStore(database.url);
-      await store.head(); // the tables exist
       const groups: number[] = [];
-      store.observe({ appended: () => undefined, committed: (appends) => groups.push(appends) });
+      const store = new PostgresEventStore(database.url, {
+        observer: { appended: () => undefined, committed: (appends) => groups.push(appends) },
+      });
+      await store.head(); // the tables exist
       // As a purchase's start: its appends leave from code that awaits nothing but settled promises.
-      const later = Promise.resolve().then(() => store.append(`turn-${randomUUID()}`, [event(2)], 'no_stream'));
+      const later = Promise.resolve().then(() => appendToStream(store, `turn-${randomUUID()}`, [event(2)], 'no_stream'));
       await Promise.all([
-        store.append(`turn-${randomUUID()}`, [event(0)], 'no_stream'),
+        appendToStream(store, `turn-${randomUUID()}`, [event(0)], 'no_stream'),
         store.appendToStreams([{ streamId: `turn-${randomUUID()}`, events: [event(1)], expected: 'no_stream' }]),
         later,
       ]);
@@ -257,12 +258,12 @@ if (unavailable) {
         `INSERT INTO events (stream_id, revision, event_id, type, data, metadata) VALUES ('contested', 0, $1::uuid, 'Noted', '{}'::jsonb, '{"occurredAt":"1970-01-01T00:00:00.000Z"}'::jsonb)`,
         [randomUUID()],
       );
-      const blocker = store.append('blocker', [event(0)], 'no_stream'); // a group of its own, written now
+      const blocker = appendToStream(store, 'blocker', [event(0)], 'no_stream'); // a group of its own, written now
       await blocker;
       // One group: a new stream of its own, and the contested one (it waits for the other transaction's row).
-      const mine = store.append('uncontested', [event(0)], 'no_stream');
-      const contested = store.append('contested', [event(1)], 'any');
-      const another = store.append('contested-too', [event(0)], 'no_stream');
+      const mine = appendToStream(store, 'uncontested', [event(0)], 'no_stream');
+      const contested = appendToStream(store, 'contested', [event(1)], 'any');
+      const another = appendToStream(store, 'contested-too', [event(0)], 'no_stream');
       await someoneWaitsForALock(database.url);
       await other.query('COMMIT');
       await other.end();
@@ -286,7 +287,7 @@ if (unavailable) {
       try {
         await other.query('BEGIN');
         await other.query('SELECT pg_current_xact_id()');
-        await store.append('behind-a-quiet-one', [event(0)], 'no_stream');
+        await appendToStream(store, 'behind-a-quiet-one', [event(0)], 'no_stream');
         // A read after the append finds it held back.
         await reads.next();
         expect(seen).toHaveLength(0);
@@ -328,7 +329,7 @@ if (unavailable) {
         await firstRead;
         const notices = watchNotices(store);
         const noticed = notices.heard();
-        await store.append('noticed-mid-read', [event(0)], 'no_stream');
+        await appendToStream(store, 'noticed-mid-read', [event(0)], 'no_stream');
         await noticed;
         release();
         await eventually(
@@ -359,7 +360,7 @@ if (unavailable) {
         await store.listen();
         const notices = watchNotices(store);
         // The first append's notice wakes the subscription, whose delivery fails.
-        await store.append('refused-delivery-0', [event(0)], 'no_stream');
+        await appendToStream(store, 'refused-delivery-0', [event(0)], 'no_stream');
         await eventually(
           async () => failures.length,
           (n) => n > 0,
@@ -368,7 +369,7 @@ if (unavailable) {
         const readsBefore = reads.count();
         for (let i = 1; i < 10; i++) {
           const heard = notices.heard();
-          await store.append(`refused-delivery-${i}`, [event(0)], 'no_stream');
+          await appendToStream(store, `refused-delivery-${i}`, [event(0)], 'no_stream');
           await heard;
         }
         // A read woken by a notice would have begun within the turn that heard it.
@@ -399,8 +400,8 @@ if (unavailable) {
         const store = new PostgresEventStore(older.url);
         const before = await store.readAll({ after: null, maxCount: 10 });
         expect(before.map((e) => e.position)).toEqual(['00000000000000000001', '00000000000000000002']);
-        const { position } = await store.append('old', [event(2)], 1);
-        await store.append('new', [event(0)], 'no_stream');
+        const { position } = await appendToStream(store, 'old', [event(2)], 1);
+        await appendToStream(store, 'new', [event(0)], 'no_stream');
         expect(position > before[1].position).toBe(true);
         const after = await store.readAll({ after: before[0].position, maxCount: 10 });
         expect(after.map((e) => [e.streamId, e.revision])).toEqual([

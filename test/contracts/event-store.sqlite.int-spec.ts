@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@deals/kernel';
+import { appendToStream, type RecordedEvent } from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
@@ -46,7 +46,7 @@ describe('SqliteEventStore when its write thread dies', () => {
           for (let i = 0; i < 10; i++) {
             const n = appends.length;
             appends.push(
-              store.append(`lost-${tries}-${n}`, [event(n)], 'no_stream').then(
+              appendToStream(store, `lost-${tries}-${n}`, [event(n)], 'no_stream').then(
                 () => true as const,
                 (error: Error) => error,
               ),
@@ -63,7 +63,7 @@ describe('SqliteEventStore when its write thread dies', () => {
       }
       expect(inFlightWhenKilled).toBeGreaterThan(0);
       // A new thread takes the next writes.
-      await expect(store.append('after-the-loss', [event(0)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 0 });
+      await expect(appendToStream(store, 'after-the-loss', [event(0)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 0 });
     } finally {
       await store.close();
       dir.remove();
@@ -83,11 +83,13 @@ describe('SqliteEventStore when its write thread dies', () => {
         await run(kind, args);
         throw new WriteOutcomeUnknown('events.sqlite', new Error('stopped'));
       });
-      await expect(store.append('answer-lost', [event(1), event(2)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 1 });
+      await expect(appendToStream(store, 'answer-lost', [event(1), event(2)], 'no_stream')).resolves.toMatchObject({
+        nextExpectedRevision: 1,
+      });
       lost.mockRestore();
-      await store.append('answer-lost', [event(3)], 1);
+      await appendToStream(store, 'answer-lost', [event(3)], 1);
       // Delivered in log order: once an append made after them is seen, they all were (each once).
-      await store.append('seen-after', [event(9)], 'no_stream');
+      await appendToStream(store, 'seen-after', [event(9)], 'no_stream');
       await eventually(
         async () => seen,
         (streams) => streams.includes('seen-after'),
@@ -95,14 +97,14 @@ describe('SqliteEventStore when its write thread dies', () => {
       expect(seen).toEqual(['answer-lost', 'answer-lost', 'answer-lost', 'seen-after']);
       // Not committed: made again (on the next thread), once.
       jest.spyOn(writer, 'run').mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped')));
-      await expect(store.append('written-again', [event(4)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 0 });
+      await expect(appendToStream(store, 'written-again', [event(4)], 'no_stream')).resolves.toMatchObject({ nextExpectedRevision: 0 });
       expect(await store.readStream('written-again')).toHaveLength(1);
       // Lost twice: said so, and nothing is acknowledged.
       jest
         .spyOn(writer, 'run')
         .mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped')))
         .mockRejectedValueOnce(new WriteOutcomeUnknown('events.sqlite', new Error('stopped')));
-      await expect(store.append('never-written', [event(5)], 'no_stream')).rejects.toThrow('nothing was written');
+      await expect(appendToStream(store, 'never-written', [event(5)], 'no_stream')).rejects.toThrow('nothing was written');
       expect(await store.readStream('never-written')).toEqual([]);
     } finally {
       await subscription.close();
@@ -116,10 +118,10 @@ describe('SqliteEventStore when its write thread dies', () => {
     const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
     const writer = (store as unknown as { writer: { worker: Worker | null; queue: unknown[]; inFlight: unknown[][] } }).writer;
     try {
-      await store.append('before', [event(0)], 'no_stream');
+      await appendToStream(store, 'before', [event(0)], 'no_stream');
       const dying = writer.worker!;
       dying.emit('error', new Error('an uncaught error in the worker'));
-      const later = store.append('after-the-error', [event(1)], 'no_stream');
+      const later = appendToStream(store, 'after-the-error', [event(1)], 'no_stream');
       // Handed to the thread (each look after the loop's pending work, a send among it): queued, not sent.
       await eventually(
         async () => {
@@ -173,7 +175,7 @@ describe('SqliteEventStore handing its own appends to the subscriptions', () => 
 
   const metadataAt0 = () => ({ actor: 'test', occurredAt: new Date(0).toISOString() });
   const appendOne = (store: SqliteEventStore, streamId: string, type: string, data: unknown, metadata = metadataAt0()) =>
-    store.append(streamId, [{ id: randomUUID(), type, data, metadata }], 'no_stream');
+    appendToStream(store, streamId, [{ id: randomUUID(), type, data, metadata }], 'no_stream');
 
   it('gives the appended objects themselves, frozen, when JSON would give them back unchanged; the same as the file holds', () =>
     withStore('events-own-objects', async (store) => {
@@ -251,11 +253,12 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
   it('refuses an event whose data or metadata has no JSON form, writing nothing, and the stream stays readable', () =>
     withStore('events-no-json', async (store) => {
       const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
-      await expect(store.append('no-json', [{ id: randomUUID(), type: 'NoData', data: undefined, metadata }], 'no_stream')).rejects.toThrow(
-        /data has no JSON form; nothing was appended/,
-      );
       await expect(
-        store.append(
+        appendToStream(store, 'no-json', [{ id: randomUUID(), type: 'NoData', data: undefined, metadata }], 'no_stream'),
+      ).rejects.toThrow(/data has no JSON form; nothing was appended/);
+      await expect(
+        appendToStream(
+          store,
           'no-json',
           [
             { id: randomUUID(), type: 'Fine', data: {}, metadata },
@@ -269,7 +272,8 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
       cyclic.self = cyclic;
       const before = { n: 0 };
       await expect(
-        store.append(
+        appendToStream(
+          store,
           'no-json',
           [
             { id: randomUUID(), type: 'Fine', data: before, metadata },
@@ -279,7 +283,7 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
         ),
       ).rejects.toThrow(/circular/);
       expect(Object.isFrozen(before) || Object.isFrozen(metadata)).toBe(false);
-      await store.append('no-json', [{ id: randomUUID(), type: 'Null', data: null, metadata }], 'no_stream');
+      await appendToStream(store, 'no-json', [{ id: randomUUID(), type: 'Null', data: null, metadata }], 'no_stream');
       expect((await store.readStream('no-json')).map((e) => [e.type, e.data, e.revision])).toEqual([['Null', null, 0]]);
       expect((await store.readAll({ after: null, maxCount: 10 })).map((e) => e.type)).toEqual(['Null']);
     }));
@@ -290,9 +294,9 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
       expect(typeof encodeAppend({ streamId: odd, expected: 'no_stream', events: [['e', 'T', '{}', '{}']] })).toBe('object');
       expect(typeof encodeAppend({ streamId: 's', expected: 'any', events: [['e\u0001', 'T', '{}', '{}']] })).toBe('object');
       const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
-      await store.append(odd, [{ id: randomUUID(), type: 'Odd\u0001Type', data: { text: 'x\u0001y' }, metadata }], 'no_stream');
-      await store.append(odd, [{ id: randomUUID(), type: 'Plain', data: { n: 2 }, metadata }], 0);
-      await expect(store.append(odd, [{ id: randomUUID(), type: 'Late', data: {}, metadata }], 0)).rejects.toThrow(/expected/i);
+      await appendToStream(store, odd, [{ id: randomUUID(), type: 'Odd\u0001Type', data: { text: 'x\u0001y' }, metadata }], 'no_stream');
+      await appendToStream(store, odd, [{ id: randomUUID(), type: 'Plain', data: { n: 2 }, metadata }], 0);
+      await expect(appendToStream(store, odd, [{ id: randomUUID(), type: 'Late', data: {}, metadata }], 0)).rejects.toThrow(/expected/i);
       const events = await store.readStream(odd);
       expect(events.map((e) => [e.streamId, e.type, e.data, e.revision])).toEqual([
         [odd, 'Odd\u0001Type', { text: 'x\u0001y' }, 0],
@@ -304,12 +308,13 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
     withStore('events-encoded', async (store) => {
       const metadata = { actor: 'test', occurredAt: new Date(0).toISOString(), requestId: 'r-1' };
       const data = [{ text: 'quotes " and \\ and \n' }, { emoji: '🎟️' }, { n: -1.5 }];
-      await store.append(
+      await appendToStream(
+        store,
         'encoded',
         data.map((d, i) => ({ id: randomUUID(), type: `T${i}`, data: d, metadata })),
         'no_stream',
       );
-      await store.append('encoded', [{ id: randomUUID(), type: 'Any', data: {}, metadata }], 'any');
+      await appendToStream(store, 'encoded', [{ id: randomUUID(), type: 'Any', data: {}, metadata }], 'any');
       const events = await store.readStream('encoded');
       expect(events.map((e) => [e.type, e.data, e.metadata, e.revision])).toEqual([
         ['T0', data[0], metadata, 0],
@@ -325,13 +330,13 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
       try {
         const shared = { actor: 'test', occurredAt: new Date(0).toISOString(), requestId: 'r-1' };
         for (const stream of ['m-1', 'm-2', 'm-3'])
-          await store.append(stream, [{ id: randomUUID(), type: 'T', data: { stream }, metadata: shared }], 'no_stream');
+          await appendToStream(store, stream, [{ id: randomUUID(), type: 'T', data: { stream }, metadata: shared }], 'no_stream');
         expect(stringify.mock.calls.filter(([value]) => value === shared)).toHaveLength(1);
         // Not JSON as it is (a Date): not frozen, so it may change between appends, and each append encodes it as it is then.
         const open = { actor: 'test', occurredAt: new Date(0).toISOString(), at: new Date(Date.UTC(2026, 0, 1)) };
-        await store.append('m-4', [{ id: randomUUID(), type: 'T', data: {}, metadata: open }], 'no_stream');
+        await appendToStream(store, 'm-4', [{ id: randomUUID(), type: 'T', data: {}, metadata: open }], 'no_stream');
         open.actor = 'changed';
-        await store.append('m-5', [{ id: randomUUID(), type: 'T', data: {}, metadata: open }], 'no_stream');
+        await appendToStream(store, 'm-5', [{ id: randomUUID(), type: 'T', data: {}, metadata: open }], 'no_stream');
         expect(stringify.mock.calls.filter(([value]) => value === open)).toHaveLength(2);
         const read = async (stream: string) => (await store.readStream(stream))[0].metadata;
         expect(await read('m-1')).toEqual(shared);
@@ -346,7 +351,7 @@ describe('SqliteEventStore appends as they cross to the write thread', () => {
 
 describe('SqliteEventStore own rows kept for the subscriptions', () => {
   const metadata = { actor: 'test', occurredAt: new Date(0).toISOString() };
-  const ownRows = (store: SqliteEventStore) => (store as unknown as { ownRows: Map<number, unknown> }).ownRows;
+  const ownRows = (store: SqliteEventStore) => (store as unknown as { feed: { ownRows: Map<number, unknown> } }).feed.ownRows;
 
   it('drops a row once every open subscription has read it, keeps it while one has not, and a later subscription reads the file', async () => {
     const dir = tempDir('events-own-rows');
@@ -366,12 +371,12 @@ describe('SqliteEventStore own rows kept for the subscriptions', () => {
       }),
     ];
     try {
-      await store.append('a', [{ id: randomUUID(), type: 'First', data: {}, metadata }], 'no_stream');
+      await appendToStream(store, 'a', [{ id: randomUUID(), type: 'First', data: {}, metadata }], 'no_stream');
       await eventually(
         async () => fast.length,
         (n) => n === 1,
       );
-      await store.append('a', [{ id: randomUUID(), type: 'Second', data: {}, metadata }], 0);
+      await appendToStream(store, 'a', [{ id: randomUUID(), type: 'Second', data: {}, metadata }], 0);
       await eventually(
         async () => fast.length,
         (n) => n === 2,
@@ -408,7 +413,7 @@ describe('SqliteEventStore own rows kept for the subscriptions', () => {
           await delivering;
         },
       });
-      await store.append('a', [{ id: randomUUID(), type: 'Third', data: {}, metadata }], 1);
+      await appendToStream(store, 'a', [{ id: randomUUID(), type: 'Third', data: {}, metadata }], 1);
       await startedDelivering;
       const closed = closing.close();
       finish();

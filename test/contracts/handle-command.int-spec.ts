@@ -43,10 +43,10 @@ describe('handleCommand across two processes sharing one log', () => {
 
   it('decides the commands waiting on one stream together and writes them in one append each round', async () => {
     const appends: number[] = [];
-    const append = a.append.bind(a);
-    const spy = jest.spyOn(a, 'append').mockImplementation((stream, events, expected) => {
-      if (stream === 'stock-2') appends.push(events.length);
-      return append(stream, events, expected);
+    const append = a.appendToStreams.bind(a);
+    const spy = jest.spyOn(a, 'appendToStreams').mockImplementation((written) => {
+      for (const { streamId, events } of written) if (streamId === 'stock-2') appends.push(events.length);
+      return append(written);
     });
     try {
       const context = { now: new Date(), metadata: { actor: 'test' } };
@@ -129,7 +129,7 @@ describe('handleCommand across two processes sharing one log', () => {
   });
 
   it('gives the commands of one context one metadata object; a new context, time or caller its own', async () => {
-    const append = jest.spyOn(a, 'append');
+    const append = jest.spyOn(a, 'appendToStreams');
     try {
       const caller = { actor: 'test', requestId: 'r-1' };
       const context = { now: new Date(Date.UTC(2026, 0, 1)), metadata: caller };
@@ -142,7 +142,7 @@ describe('handleCommand across two processes sharing one log', () => {
       await take('meta-5', context);
       context.metadata = { ...caller, requestId: 'r-2' };
       await take('meta-6', context);
-      const metadata = append.mock.calls.map(([, events]) => events[0].metadata);
+      const metadata = append.mock.calls.map(([[{ events }]]) => events[0].metadata);
       expect(metadata).toHaveLength(6);
       expect(metadata[1]).toBe(metadata[0]);
       expect(metadata[2]).toBe(metadata[0]);

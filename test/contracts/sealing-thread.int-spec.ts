@@ -1,5 +1,5 @@
 import { sealingThreadFor, SqliteEventStore, SqliteSealStore, SqliteSealingThread } from '@deals/adapters';
-import { checkpointSigningKey, HistorySealer, ManualClock, NewEvent, verifyHistory } from '@deals/kernel';
+import { appendToStream, checkpointSigningKey, HistorySealer, ManualClock, NewEvent, verifyHistory } from '@deals/kernel';
 import { MemoryEventStore } from '@deals/testing';
 import { join } from 'node:path';
 import { tempDir } from '../support/temp-dir';
@@ -40,7 +40,7 @@ describe('the embedded log’s sealing thread', () => {
     threadSeals = new SqliteSealStore(join(dir.path, 'seals.sqlite'));
     loopSeals = new SqliteSealStore(join(dir.path, 'seals-of-the-loop.sqlite'));
     thread = sealingThreadFor(log, threadSeals, secret, clock)!;
-    for (const [i, data] of awkward.entries()) await log.append(`stream-${i % 2}`, [event(i, data)], 'any');
+    for (const [i, data] of awkward.entries()) await appendToStream(log, `stream-${i % 2}`, [event(i, data)], 'any');
   });
   afterEach(async () => {
     await thread.close();
@@ -60,7 +60,7 @@ describe('the embedded log’s sealing thread', () => {
     expect(await threadSeals.sealsOf(1)).toEqual(await loopSeals.sealsOf(1));
     expect(await verifyHistory(log, threadSeals, publicKey)).toMatchObject({ verified: true, events: awkward.length, unsealed: 0 });
 
-    await log.append('stream-0', [event(99, { after: 'the first checkpoint' })], 'any');
+    await appendToStream(log, 'stream-0', [event(99, { after: 'the first checkpoint' })], 'any');
     expect(await thread.sealNext()).toBe(2);
     expect(await thread.sealNext()).toBe(0);
     expect(await verifyHistory(log, threadSeals, publicKey)).toMatchObject({ verified: true, checkpoints: 2, unsealed: 0 });
@@ -68,10 +68,10 @@ describe('the embedded log’s sealing thread', () => {
 
   it('goes on from another sealer’s checkpoint, and starts again after it was closed', async () => {
     await new HistorySealer(log, threadSeals, clock, privateKey).sealNext();
-    await log.append('stream-1', [event(7, { later: true })], 'any');
+    await appendToStream(log, 'stream-1', [event(7, { later: true })], 'any');
     expect(await thread.sealNext()).toBe(2);
     await thread.close();
-    await log.append('stream-1', [event(8, { later: 'again' })], 'any');
+    await appendToStream(log, 'stream-1', [event(8, { later: 'again' })], 'any');
     expect(await thread.sealNext()).toBe(3);
     expect(await verifyHistory(log, threadSeals, publicKey)).toMatchObject({ verified: true, checkpoints: 3, unsealed: 0 });
   });

@@ -1,4 +1,4 @@
-import { DomainError, EventStore, handleCommand, loadCachedAggregate, NewEvent } from '@deals/kernel';
+import { appendToStream, DomainError, EventStore, handleCommand, loadCachedAggregate, NewEvent, SnapshotStore } from '@deals/kernel';
 import { PostgresEventStore } from '@deals/adapters/event-store/postgres/postgres-event-store.adapter';
 import { SqliteEventStore } from '@deals/adapters/event-store/sqlite/sqlite-event-store.adapter';
 import { PostgresSnapshotStore } from '@deals/adapters/snapshot-store/postgres-snapshot-store.adapter';
@@ -12,9 +12,12 @@ import { Client } from 'pg';
 import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
 import { tempDir } from '../support/temp-dir';
 
+/** A log with its snapshot store beside it, as one process opens them. */
+type LogWithSnapshots = EventStore & { snapshots: SnapshotStore | null };
+
 /** A log and its snapshot store as one process opens them; `wipe` deletes every snapshot (the processes stopped). */
 interface Backend {
-  open(): EventStore;
+  open(): LogWithSnapshots;
   wipe(): Promise<void>;
 }
 
@@ -39,7 +42,7 @@ async function writeLongStream(store: EventStore): Promise<void> {
       pending.push({ id: randomUUID(), type: e.type, data: e.data, metadata: { occurredAt: new Date(at).toISOString() } });
     }
     if (pending.length >= 1000) {
-      revision = (await store.append(STREAM, pending, revision)).nextExpectedRevision;
+      revision = (await appendToStream(store, STREAM, pending, revision)).nextExpectedRevision;
       pending = [];
     }
   };
@@ -52,7 +55,7 @@ async function writeLongStream(store: EventStore): Promise<void> {
     );
     await decide({ type: 'SellHeldUnits', data: { dealId: DEAL, holdId: `h${i}` } }, at);
   }
-  if (pending.length) await store.append(STREAM, pending, revision);
+  if (pending.length) await appendToStream(store, STREAM, pending, revision);
 }
 
 /** Counts the events each `readStream` returns. */
@@ -89,7 +92,7 @@ const repeats: InventoryCommand[] = [
 function snapshotSuite(name: string, backend: () => Backend) {
   describe(`snapshots of a long stream: ${name}`, () => {
     let b: Backend;
-    const open: EventStore[] = [];
+    const open: LogWithSnapshots[] = [];
     const start = () => {
       const store = b.open();
       open.push(store);
@@ -231,7 +234,8 @@ describe('a snapshot whose event is not in the log (a log restored from an older
       expect((await loadCachedAggregate(a, STREAM, inventoryDecider)).state.sold).toBe(SALES);
       expect(await a.snapshots.load(STREAM, inventorySnapshots.shape)).not.toBeNull();
       // Another log of the same stream, shorter: the snapshot's event is not in it.
-      await b.append(
+      await appendToStream(
+        b,
         STREAM,
         [
           {

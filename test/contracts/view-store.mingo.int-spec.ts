@@ -1,4 +1,4 @@
-import { defineProjection, IndexSpec, rebuildProjections, SortSpec, ViewDocument } from '@deals/kernel';
+import { appendToStream, defineProjection, IndexSpec, rebuildProjections, SortSpec, ViewDocument } from '@deals/kernel';
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readlinkSync, statSync } from 'node:fs';
@@ -256,7 +256,8 @@ describe('embedded view store: saving commits to its file', () => {
         });
       const [first, second] = [project('first_count'), project('second_count')];
       await Promise.all([views.define(first.name, []), views.define(second.name, [])]);
-      await events.append(
+      await appendToStream(
+        events,
         'c-1',
         [{ id: randomUUID(), type: 'Counted', data: {}, metadata: { actor: 'test', occurredAt: new Date(0).toISOString() } }],
         'no_stream',

@@ -1,7 +1,16 @@
 import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { CreatePartner, CreatedPartner, PartnerRole } from '@deals/accounts';
 import type { RegionTerms } from '@deals/catalog';
-import { EventMetadata, EventStore, LogPosition, ManualClock, OPERATOR, RecordedEvent, SequentialIdGenerator } from '@deals/kernel';
+import {
+  appendToStream,
+  EventMetadata,
+  EventStore,
+  LogPosition,
+  ManualClock,
+  OPERATOR,
+  RecordedEvent,
+  SequentialIdGenerator,
+} from '@deals/kernel';
 import { CatalogueImport, DealImportRecord, loadServiceConfig, ProjectionHost } from '@deals/runtime';
 import { MemoryEventStore } from '@deals/testing';
 import { CommandBus } from '@nestjs/cqrs';
@@ -106,7 +115,8 @@ export class ApiSpec {
   /** Appends the events (each to its stream, as they come), then waits for the views to hold them. */
   async given(...events: GivenEvent[]): Promise<void> {
     for (const { streamId, type, data, metadata } of events)
-      await this.log.append(
+      await appendToStream(
+        this.log,
         streamId,
         [{ id: randomUUID(), type, data, metadata: { occurredAt: this.clock.now().toISOString(), ...metadata } }],
         'any',

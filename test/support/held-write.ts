@@ -2,7 +2,7 @@ import { EventStore } from '@deals/kernel';
 import type { TestApi } from './api-harness';
 
 /** The store's methods a unit of work's append goes through first (see `BatchWriter.write`). */
-const APPENDS = ['appendWithViews', 'appendAll', 'appendToStreams'] as const;
+const APPENDS = ['appendWithViews', 'appendToStreams'] as const;
 
 /**
  * Holds the next append of a service running in this process that carries an event of `type`,

@@ -11,6 +11,7 @@ import {
   RandomIdGenerator,
   Scheduler,
   SealStore,
+  StoreObserver,
   SystemClock,
   TestClockAwareClock,
   TestClockRunner,
@@ -69,6 +70,8 @@ export interface AdaptersOptions {
   viewsOnFirstUse?: boolean;
   /** Which events hold personal data (encrypted under each user's key in the log), and which erase it. */
   personalData?: { fields: PersonalFields; erasures: ErasureEvents };
+  /** Told of what the event log writes (the process's count of its appends, its metrics). */
+  storeObserver?: StoreObserver | null;
   /** The log to keep instead of the configured one (tests: a log in memory); its personal data encrypted all the same. */
   log?: EventStore;
 }
@@ -105,6 +108,7 @@ export class AdaptersModule {
     slowCardMs,
     viewsOnFirstUse = false,
     personalData = { fields: new Map(), erasures: new Map() },
+    storeObserver: observer = null,
     log,
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
@@ -125,10 +129,12 @@ export class AdaptersModule {
           if (log) return new PersonalDataEventStore(log, keys, fields, erasures, warn);
           if (settings.eventStoreUrl) {
             const { EsdbEventStore } = await import('./event-store/esdb/esdb-event-store.adapter');
-            return new PersonalDataEventStore(new EsdbEventStore(settings.eventStoreUrl), keys, fields, erasures, warn);
+            return new PersonalDataEventStore(new EsdbEventStore(settings.eventStoreUrl, { observer }), keys, fields, erasures, warn);
           }
           // Snapshots of long streams beside the log (none beside EventStoreDB: its streams are folded whole).
-          const store = settings.databaseUrl ? new PostgresEventStore(settings.databaseUrl) : new SqliteEventStore(paths.events);
+          const store = settings.databaseUrl
+            ? new PostgresEventStore(settings.databaseUrl, { observer })
+            : new SqliteEventStore(paths.events, { observer });
           store.snapshots = settings.databaseUrl
             ? new PostgresSnapshotStore(settings.databaseUrl)
             : new SqliteSnapshotStore(paths.snapshots);

@@ -59,7 +59,7 @@ export function handleCommand<S, C extends DomainCommand, E extends DomainEvent>
 /**
  * Decides several commands, each on its stream, as one unit of work: all their events are appended
  * together (one transaction across the streams where the store has it, see
- * `EventStore.atomicAcrossStreams`), or none is. The parts are decided in the order given, a part
+ * `AtomicAcrossStreams`), or none is. The parts are decided in the order given, a part
  * on a stream named before it against the state that part leaves; the first part refused is the
  * unit's refusal, and nothing of it is written. Resolves with each part's outcome, in that order;
  * their position is the last event's of the write that carried them.

@@ -2,6 +2,7 @@ import { MemoryEventStore } from '@deals/testing';
 import { Decider } from './decider';
 import { decideCommands, handleCommand, handleCommands } from './handle-command';
 import type { AppendResult, InlineViews, StreamAppend } from './ports/event-store.port';
+import { appendAll } from './ports/event-store.capabilities';
 import { PendingEvent, RequestWrites } from './read-your-writes';
 
 /** A counter: `Add` of 0 has nothing to say, one past 10 is refused. */
@@ -90,7 +91,7 @@ describe('handleCommands', () => {
         appends: readonly StreamAppend[],
         views: InlineViews,
       ): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
-        const results = await this.appendAll(appends);
+        const results = await appendAll(this, appends);
         this.written.push({ appends: appends.map((a) => a.streamId), views });
         return { results, viewsWritten: this.answer };
       }

@@ -2,6 +2,7 @@ import { applyOneByOne, deadLetterCollection, defineDeadLetters, FoldError } fro
 import { Projection } from './projection';
 import { foldBatch } from './projection-runner';
 import { EventStore, LogPosition, RecordedEvent } from './ports/event-store.port';
+import { readTypes } from './ports/event-store.capabilities';
 import { RebuildTarget, ViewDocument, ViewStore, ViewWriter } from './ports/view-store.port';
 
 export interface RebuildProgress {
@@ -63,7 +64,7 @@ export async function rebuildProjections(
   };
   let activated = 0;
   try {
-    const read = (after: LogPosition | null) => store.readTypes({ after, maxCount: pageSize, types });
+    const read = (after: LogPosition | null) => readTypes(store, { after, maxCount: pageSize, types });
     const foldToEnd = () => foldPages(read, progress, readers, viewTargets, views, setAside, onProgress, projections);
     await foldToEnd();
     await Promise.all(targets.map((target) => target.complete?.()));

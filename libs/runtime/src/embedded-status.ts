@@ -1,5 +1,5 @@
 import { dataPaths, MingoViewStore, SqliteEventStore } from '@deals/adapters';
-import { EventStore, isDeadLetterCollection, LogPosition, ViewStore } from '@deals/kernel';
+import { countAfter, EventStore, isDeadLetterCollection, LogPosition, ViewStore } from '@deals/kernel';
 import { ALL_PROJECTIONS, defineViews } from './projections';
 import type { ServiceConfig } from './service-config';
 
@@ -26,7 +26,7 @@ export async function projectionStatus(
   for (const status of await views.status()) {
     // Dead letters are no view (`projections:dead-letters` lists them).
     if (isDeadLetterCollection(status.collection)) continue;
-    rows.push({ ...status, head, lag: await store.countAfter(status.checkpoint, LAG_SCAN_LIMIT) });
+    rows.push({ ...status, head, lag: await countAfter(store, status.checkpoint, LAG_SCAN_LIMIT) });
   }
   return { head, rows };
 }

@@ -20,6 +20,8 @@ export interface HistorySealingOptions {
   everyMs: number;
   /** Whether, not sealing, it seals what it appended as it stops when no process that seals runs (an operator's command). */
   sealsOwnWrites: boolean;
+  /** How many appends the log has acknowledged since this process opened it (counted by the log's observer). */
+  appendsAcknowledged: () => number;
 }
 
 /** How often a last pass that a second sealer raced is made again. */
@@ -117,7 +119,8 @@ export class HistorySealing extends HistoryProofs implements OnApplicationBootst
   async close(): Promise<void> {
     try {
       const sealing =
-        this.options.seals || (this.options.sealsOwnWrites && this.log.appendsAcknowledged > 0 && !(await this.seals.sealerRunning()));
+        this.options.seals ||
+        (this.options.sealsOwnWrites && this.options.appendsAcknowledged() > 0 && !(await this.seals.sealerRunning()));
       if (sealing) {
         const written = await this.sealToEnd();
         if (written > 0) this.logger.log(`sealed the log's last events under ${written} checkpoints before stopping`);

@@ -22,6 +22,10 @@ import {
   storedLog,
   realClockOf,
   HistoryProofs,
+  AppendsCounted,
+  observingAll,
+  snapshotsOf,
+  warmUp,
 } from '@deals/kernel';
 import { UsageMeter } from '@deals/wire';
 import {
@@ -55,6 +59,7 @@ import { DataDirLock } from './data-dir-lock';
 import { ForgetTestClockKeys } from './forget-test-clock-keys';
 import { HistorySealing } from './history-sealing';
 import { ServiceMetrics } from './service-metrics';
+import { StoreMetrics } from './store-metrics';
 import { PERSONAL_DATA } from './personal-data';
 
 /** Which process this is: what it runs beside the shared core. */
@@ -108,7 +113,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     if (this.options.role === 'api' && this.config.runProjections) this.lock = DataDirLock.claim(this.config.dataDir);
     // The threads a first purchase would start and wait for boot beside the views' loading instead.
     if (this.options.role !== 'cli') {
-      this.store.warmUp();
+      warmUp(this.store);
       this.gateway.warmUp();
       if (this.options.role === 'api') this.idempotency.warmUp();
     }
@@ -146,7 +151,7 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
     // Everything this process wrote is committed by now: sealed before the log closes.
     await this.sealing.close();
     await this.store.close();
-    await this.store.snapshots?.close();
+    await snapshotsOf(this.store)?.close();
     await this.views.close();
     this.lock?.release();
   }
@@ -161,6 +166,9 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
 @Module({})
 export class ServiceCoreModule {
   static forRoot({ config, role, clock, ids, log }: ServiceCoreOptions): DynamicModule {
+    // The log's observers, given to it as it opens: the count of its appends (for the seal), and the metrics when they are on.
+    const appends = new AppendsCounted();
+    const storeMetrics = new StoreMetrics();
     return {
       module: ServiceCoreModule,
       imports: [
@@ -173,6 +181,7 @@ export class ServiceCoreModule {
           // The CLI's commands use a few views or none: each is loaded when first used.
           viewsOnFirstUse: role === 'cli',
           personalData: PERSONAL_DATA,
+          storeObserver: config.metrics ? observingAll(appends, storeMetrics) : appends,
           log,
         }),
         CqrsModule.forRoot(),
@@ -188,6 +197,7 @@ export class ServiceCoreModule {
       ],
       providers: [
         { provide: ServiceConfig, useValue: config },
+        { provide: StoreMetrics, useValue: storeMetrics },
         { provide: ROLE, useValue: { role } },
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
         {
@@ -268,7 +278,12 @@ export class ServiceCoreModule {
               seals,
               clock,
               secret,
-              { seals: role !== 'cli' && config.runProjections, everyMs: config.sealEveryMs, sealsOwnWrites: role === 'cli' },
+              {
+                seals: role !== 'cli' && config.runProjections,
+                everyMs: config.sealEveryMs,
+                sealsOwnWrites: role === 'cli',
+                appendsAcknowledged: () => appends.count,
+              },
               sealingThreadFor(log, seals, secret, clock),
             );
           },

@@ -1,8 +1,9 @@
-import { Clock, deadLetterCollection, EventStore, IdempotencyStore, NewEvent, Scheduler, ViewStore } from '@deals/kernel';
+import { Clock, deadLetterCollection, EventStore, IdempotencyStore, Scheduler, ViewStore } from '@deals/kernel';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PROJECTIONS, ProjectionHost } from './projection-host';
 import { ServiceConfig } from './service-config';
+import { StoreMetrics } from './store-metrics';
 import type { Projection } from '@deals/kernel';
 import { createServer, Server } from 'node:http';
 
@@ -10,44 +11,6 @@ import { createServer, Server } from 'node:http';
 export const LAG_SCAN_EVENTS = 1000;
 /** A scrape's reads of the log and the views serve the scrapes within this much of it. */
 const LAG_READ_MS = 1000;
-
-type BusinessCounter = 'purchases' | 'coupons' | 'charges';
-
-/** What an appended event says about the business: purchases, coupons and charges of stored cards, by outcome. */
-function businessOutcomes(event: NewEvent): Array<[BusinessCounter, string]> {
-  switch (event.type) {
-    case 'PurchaseReserved':
-      return [['purchases', 'reserved']];
-    case 'PurchaseClaimed':
-      return [['purchases', 'claimed']];
-    case 'PurchasePaid':
-      return [
-        ['purchases', 'paid'],
-        ['charges', 'charged'],
-      ];
-    case 'PurchaseNotPaid': {
-      const outcome = (event.data as { outcome: string }).outcome;
-      return [
-        ['purchases', 'not_paid'],
-        ['charges', outcome],
-      ];
-    }
-    case 'PurchaseResold':
-      return [['purchases', 'resold']];
-    case 'PurchaseReleased':
-      return [['purchases', 'released']];
-    case 'CouponIssued':
-      return [['coupons', 'issued']];
-    case 'CouponRedeemed':
-      return [['coupons', 'redeemed']];
-    case 'CouponCancelled':
-      return [['coupons', 'cancelled']];
-    case 'CouponExpired':
-      return [['coupons', 'expired']];
-    default:
-      return [];
-  }
-}
 
 /**
  * The process's metrics in Prometheus' format (`GET /metrics`): its own registry, so that several
@@ -72,6 +35,7 @@ export class ServiceMetrics implements OnModuleInit {
     private readonly config: ServiceConfig,
     idempotency: IdempotencyStore,
     host: ProjectionHost,
+    storeMetrics: StoreMetrics,
   ) {
     const registers = [this.registry];
     this.httpRequests = new Histogram({
@@ -81,58 +45,8 @@ export class ServiceMetrics implements OnModuleInit {
       buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    const appends = new Counter({ name: 'deals_event_store_appends_total', help: 'appends acknowledged by the event store', registers });
-    const events = new Counter({
-      name: 'deals_event_store_events_total',
-      help: 'events appended, by type',
-      labelNames: ['type'],
-      registers,
-    });
-    const groups = new Histogram({
-      name: 'deals_event_store_commit_group_size',
-      help: 'appends committed together in one transaction (group commit)',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
-      registers,
-    });
-    const commits = new Histogram({
-      name: 'deals_event_store_commit_duration_seconds',
-      help: 'time from a group being sent to the log to its commit being acknowledged',
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers,
-    });
-    const outcomes = {
-      purchases: new Counter({ name: 'deals_purchases_total', help: 'purchase events, by outcome', labelNames: ['outcome'], registers }),
-      coupons: new Counter({ name: 'deals_coupons_total', help: 'coupon events, by outcome', labelNames: ['outcome'], registers }),
-      charges: new Counter({
-        name: 'deals_charges_total',
-        help: 'charges of stored cards, by outcome: charged, declined, error',
-        labelNames: ['outcome'],
-        registers,
-      }),
-    };
-    const contention = new Counter({
-      name: 'deals_event_store_contended_writes_total',
-      help: 'batches of commands whose streams another process wrote first, by what followed: decided_again (read again), held (written with the stream held for them), gave_up (answered 503)',
-      labelNames: ['outcome'],
-      registers,
-    });
-    if (config.metrics)
-      this.store.observe({
-        appended(appended) {
-          appends.inc();
-          for (const event of appended) {
-            events.inc({ type: event.type });
-            for (const [counter, outcome] of businessOutcomes(event)) outcomes[counter].inc({ outcome });
-          }
-        },
-        committed(count, seconds) {
-          groups.observe(count);
-          commits.observe(seconds);
-        },
-        contended(outcome) {
-          contention.inc({ outcome });
-        },
-      });
+    // The event store's counters, fed by the store as it writes (see StoreMetrics), listed among the process's.
+    for (const metric of storeMetrics.metrics) this.registry.registerMetric(metric);
     const lagEvents = new Gauge({
       name: 'deals_projection_lag_events',
       help: `events in the log past the view's checkpoint (counted up to ${LAG_SCAN_EVENTS})`,

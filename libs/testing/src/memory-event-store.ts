@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
+  appendAll,
   AppendResult,
+  AtomicAcrossStreams,
   checkStreamAppends,
   EventStore,
   ExpectedRevision,
@@ -8,9 +10,17 @@ import {
   LogSubscription,
   NewEvent,
   RecordedEvent,
+  HoldsStreams,
+  KeepsSnapshots,
+  ObservedStore,
+  ReadsTypes,
+  readTypesByPages,
   SnapshotStore,
+  StoreObserver,
   StreamAppend,
   SubscribeOptions,
+  TypesPage,
+  TypesRead,
   WrongExpectedRevision,
 } from '@deals/kernel';
 
@@ -25,42 +35,55 @@ export interface MemoryLog {
  * told not to), read a stream, read the log and subscribe to it (pages of `pageSize`, a failed
  * delivery retried from the last delivered position); `elsewhere` appends as another process
  * would, behind this one's cache and unseen by spies on `append`. Not a port adapter: not durable.
+ * Its appends to several streams are one write; its hold of a stream and its reads of some types
+ * are what a store without them does (kept as its own methods, for specs to watch).
  */
-export class MemoryEventStore extends EventStore {
+export class MemoryEventStore extends EventStore implements AtomicAcrossStreams, HoldsStreams, ReadsTypes, KeepsSnapshots, ObservedStore {
   readonly backend = 'memory';
+  readonly atomicAcrossStreams = true;
   /** Events a subscription delivers at most at once. */
   pageSize = 500;
   private readonly wakers = new Set<() => void>();
 
   constructor(
     readonly log: MemoryLog = { streams: new Map(), last: 0 },
-    snapshots: SnapshotStore | null = null,
+    public snapshots: SnapshotStore | null = null,
     private readonly checksRevision = true,
+    /** Told of contention by the command engine (this store reports no appends of its own). */
+    readonly observer: StoreObserver | null = null,
   ) {
     super();
-    this.snapshots = snapshots;
   }
 
   get streams(): Map<string, RecordedEvent[]> {
     return this.log.streams;
   }
 
+  /** One stream's append (what `appendToStreams` does with one). */
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     this.check(streamId, expected);
     const last = this.push(streamId, events);
     return { nextExpectedRevision: last.revision, position: last.position };
   }
 
-  override readonly atomicAcrossStreams = true;
-
   /** Every append checked first, then all written (or none). */
-  override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     checkStreamAppends(appends);
+    if (appends.length === 1) return [await this.append(appends[0].streamId, appends[0].events, appends[0].expected)];
     for (const { streamId, expected } of appends) this.check(streamId, expected);
     return appends.map(({ streamId, events }) => {
       const last = this.push(streamId, events);
       return { nextExpectedRevision: last.revision, position: last.position };
     });
+  }
+
+  /** `decide`, then its appends: no hold. */
+  async appendHolding(_held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
+    return appendAll(this, await decide());
+  }
+
+  readTypes(read: TypesRead): Promise<TypesPage> {
+    return readTypesByPages(this, read);
   }
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {

@@ -1,5 +1,5 @@
 import { userStream } from '@deals/accounts/domain/user/user.events';
-import { DeadLetter, EventStore, listDeadLetters, ManualClock, ViewStore } from '@deals/kernel';
+import { appendToStream, DeadLetter, EventStore, listDeadLetters, ManualClock, ViewStore } from '@deals/kernel';
 import { ServiceMetrics } from '@deals/runtime';
 import { randomUUID } from 'node:crypto';
 import { runCli, TestApi } from '../../support/api-harness';
@@ -31,7 +31,8 @@ if (unavailable) {
         const { apiKey } = await api.createPartner();
         const user = (await api.call('POST', '/users', { apiKey, body: { email: 'before@example.com' } })).body.user_id;
         // Written before the edge refused such names (or by a defect): JSONB refuses the NUL character.
-        const poisoned = await api.get(EventStore).append(
+        const poisoned = await appendToStream(
+          api.get(EventStore),
           userStream(user),
           [
             {

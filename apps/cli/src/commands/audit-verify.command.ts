@@ -1,4 +1,4 @@
-import { verifyHistory } from '@deals/kernel';
+import { countAfter, verifyHistory } from '@deals/kernel';
 import { HistorySealing } from '@deals/runtime';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, CommandRunner, Option } from 'nest-commander';
@@ -30,7 +30,7 @@ export class AuditVerifyCommand extends CommandRunner {
     const { log, seals } = this.sealing;
     // A key the auditor kept apart, rather than the one the data folder's secret gives.
     const publicKey = options.publicKey ? createPublicKey(readFileSync(options.publicKey, 'utf8')) : this.sealing.publicKey;
-    const total = options.from || options.to ? 0 : await log.countAfter(null);
+    const total = options.from || options.to ? 0 : await countAfter(log, null);
     const bar = new SingleBar(
       { format: '  {bar} {value}/{total} events checked', noTTYOutput: true, notTTYSchedule: PROGRESS_LINE_EVERY_MS },
       Presets.shades_classic,

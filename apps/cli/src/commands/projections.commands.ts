@@ -1,4 +1,4 @@
-import { eventsHandled, EventStore, planRebuild, Projection, RebuildPart, rebuildProjections, ViewStore } from '@deals/kernel';
+import { countByType, eventsHandled, EventStore, planRebuild, Projection, RebuildPart, rebuildProjections, ViewStore } from '@deals/kernel';
 import { formatProjectionStatus, ProjectionHost, projectionStatus } from '@deals/runtime';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, CommandRunner, Help, Option } from 'nest-commander';
@@ -62,7 +62,7 @@ export class ProjectionsRebuildCommand extends CommandRunner {
   async run(names: string[], options: RebuildOptions): Promise<void> {
     const chosen = this.chosen(names);
     if (options.partOf) return this.runPart(chosen);
-    const counts = await this.store.countByType();
+    const counts = await countByType(this.store);
     const workers = options.workers ?? 1;
     const sizes = workers > 1 ? new Map((await this.views.status()).map((s) => [s.collection, s.bytes ?? 0])) : undefined;
     const parts = planRebuild(chosen, counts, workers, sizes);

@@ -1,4 +1,5 @@
 import { DomainEvent, SnapshotCodec, SnapshottedDecider } from '../decider';
+import { snapshotsOf } from '../ports/event-store.capabilities';
 import { EventStore, LogPosition, RecordedEvent, StreamRevision } from '../ports/event-store.port';
 import { RecentMap } from '../recent-map';
 
@@ -96,11 +97,12 @@ export class StreamCache {
    */
   async remember(streamId: string, entry: Cached, eventId: string | null): Promise<Cached> {
     const codec = (entry.decider as AnyDecider<unknown>).snapshot;
-    if (codec && this.store.snapshots && eventId !== null && entry.revision - (entry.snapshotAt ?? -1) >= codec.every) {
+    const snapshots = snapshotsOf(this.store);
+    if (codec && snapshots && eventId !== null && entry.revision - (entry.snapshotAt ?? -1) >= codec.every) {
       try {
         const entries = codec.keyed?.entries(entry.state) ?? [];
         const snapshot = { revision: entry.revision, eventId, state: codec.toJson(entry.state) };
-        await this.store.snapshots.save(streamId, codec.shape, snapshot, entries);
+        await snapshots.save(streamId, codec.shape, snapshot, entries);
         entry = {
           ...entry,
           state: codec.keyed ? codec.keyed.withoutEntries(entry.state) : entry.state,
@@ -127,11 +129,12 @@ export class StreamCache {
     keys: Iterable<string>,
   ): Promise<S> {
     const keyed = codec?.keyed;
-    if (!codec || !keyed || !this.store.snapshots || at.snapshotAt === null || at.revision === null) return at.state;
+    const snapshots = snapshotsOf(this.store);
+    if (!codec || !keyed || !snapshots || at.snapshotAt === null || at.revision === null) return at.state;
     const missing = new Set<string>();
     for (const key of keys) if (!keyed.has(at.state, key)) missing.add(key);
     if (!missing.size) return at.state;
-    const found = await this.store.snapshots.lookup(streamId, codec.shape, [...missing], at.revision);
+    const found = await snapshots.lookup(streamId, codec.shape, [...missing], at.revision);
     return found.length ? keyed.withEntries(at.state, found) : at.state;
   }
 
@@ -142,12 +145,13 @@ export class StreamCache {
    */
   private async fromSnapshot<S>(streamId: string, decider: AnyDecider<S>): Promise<{ base: Cached; newer: RecordedEvent[] } | null> {
     const codec = decider.snapshot;
-    if (!codec || !this.store.snapshots) return null;
-    const snapshot = await this.store.snapshots.load(streamId, codec.shape);
+    const snapshots = snapshotsOf(this.store);
+    if (!codec || !snapshots) return null;
+    const snapshot = await snapshots.load(streamId, codec.shape);
     if (!snapshot) return null;
     const from = await this.store.readStream(streamId, snapshot.revision);
     if (from.length === 0 || from[0].id !== snapshot.eventId) {
-      await this.store.snapshots.forget(streamId);
+      await snapshots.forget(streamId);
       return null;
     }
     const base = {

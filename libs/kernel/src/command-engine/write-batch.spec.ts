@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MemoryEventStore } from '@deals/testing';
 import { Decider, DomainEvent } from '../decider';
 import type { CommandContext, CommandOutcome, Part, Waiting } from './command';
-import { StoreBusy, WrongExpectedRevision } from '../ports/event-store.port';
+import { StoreBusy, StoreObserver, WrongExpectedRevision } from '../ports/event-store.port';
 import { WriteContended } from '../errors';
 import { RequestWrites } from '../read-your-writes';
 import { StreamCache } from './stream-cache';
@@ -82,8 +82,8 @@ async function writeUnits(writer: BatchWriter, streamId: string, units: Part[][]
 
 const outcome = (settled: Settled | UnitSettled) => (settled.status === 'fulfilled' ? settled.value : settled.reason);
 
-function engine() {
-  const store = new MemoryStore();
+function engine(observer: StoreObserver | null = null) {
+  const store = new MemoryStore(undefined, null, true, observer);
   const writer = new BatchWriter(store, StreamCache.of(store));
   const appends = jest.spyOn(store, 'append');
   const reads = jest.spyOn(store, 'readStream');
@@ -125,14 +125,17 @@ describe('the write batching', () => {
   });
 
   it('retries conflicts with back-off, up to its last attempt, and then answers that the write was contended (a 503)', async () => {
-    const { store, writer, appends } = engine();
+    const contended: string[] = [];
+    const { store, writer, appends } = engine({
+      appended: () => undefined,
+      committed: () => undefined,
+      contended: (outcome) => void contended.push(outcome),
+    });
     jest.spyOn(Math, 'random').mockReturnValue(0);
     appends.mockImplementation(async (streamId) => {
       throw new WrongExpectedRevision(streamId, 0, 1);
     });
     const timers = jest.spyOn(global, 'setTimeout');
-    const contended: string[] = [];
-    store.observe({ appended: () => undefined, committed: () => undefined, contended: (outcome) => void contended.push(outcome) });
     try {
       const written = write(writer, 's-3', [take(1)]);
       await expect(written).rejects.toBeInstanceOf(WriteContended);

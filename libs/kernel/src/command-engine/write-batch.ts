@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DomainEvent } from '../decider';
+import { appendAll, appendHolding, observerOf } from '../ports/event-store.capabilities';
 import {
   AppendResult,
   EventStore,
@@ -21,7 +22,7 @@ import { LaneWriter } from './stream-lanes';
 import { AnyDecider, StreamCache } from './stream-cache';
 
 const MAX_ATTEMPTS = 12;
-/** The attempt from which a batch is written with its lane's stream held (see `EventStore.appendHolding`). */
+/** The attempt from which a batch is written with its lane's stream held (see `appendHolding`). */
 const HOLD_FROM = 3;
 
 const backOff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
@@ -85,20 +86,20 @@ export class BatchWriter implements LaneWriter<Waiting> {
           // Lost twice: decided on the lane's stream as it is with its writes held for this batch.
           // Its units' documents are then left to their requests (written after, or folded).
           untrusted.add(laneStream);
-          results = await this.store.appendHolding(laneStream, decide);
+          results = await appendHolding(this.store, laneStream, decide);
         } else {
           const appends = await decide();
           if (plan!.views.length) ({ results, viewsWritten } = await this.store.appendWithViews(appends, plan!.views));
-          else results = await this.store.appendAll(appends);
+          else results = await appendAll(this.store, appends);
         }
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision || error instanceof StoreBusy)) throw error;
         // Other processes' writes to these streams kept coming first: a busy moment, not a failure.
         if (attempt >= MAX_ATTEMPTS) {
-          this.store.reportContention('gave_up');
+          observerOf(this.store)?.contended?.('gave_up');
           throw new WriteContended('a write');
         }
-        this.store.reportContention(attempt + 1 >= HOLD_FROM ? 'held' : 'decided_again');
+        observerOf(this.store)?.contended?.(attempt + 1 >= HOLD_FROM ? 'held' : 'decided_again');
         if (error instanceof WrongExpectedRevision) untrusted.add(error.streamId);
         // Another process wrote first: at once while the next attempt reads again or holds the stream.
         if (attempt >= HOLD_FROM || error instanceof StoreBusy) await backOff(attempt);

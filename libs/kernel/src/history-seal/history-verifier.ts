@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { EventStore, LogPosition } from '../ports/event-store.port';
+import { countAfter } from '../ports/event-store.capabilities';
 import { SealStore, SignedCheckpoint } from '../ports/seal-store.port';
 import { checkpointHash, checkpointSigned, eventHash, merkleRoot, STREAM_START, streamLink } from './seal';
 
@@ -74,7 +75,7 @@ export async function verifyHistory(
       previous = checkpoint;
     }
   }
-  if (options.to === undefined) result.unsealed = await log.countAfter(previous?.toPosition ?? null);
+  if (options.to === undefined) result.unsealed = await countAfter(log, previous?.toPosition ?? null);
   return result;
 }
 

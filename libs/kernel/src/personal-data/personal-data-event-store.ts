@@ -1,8 +1,6 @@
 import {
   AppendResult,
-  Contention,
   EventStore,
-  ExpectedRevision,
   InlineViews,
   LogPosition,
   LogSubscription,
@@ -15,6 +13,24 @@ import {
   TypesPage,
   TypesRead,
 } from '../ports/event-store.port';
+import {
+  appendHolding,
+  AtomicAcrossStreams,
+  countAfter,
+  countByType,
+  CountsEvents,
+  HoldsStreams,
+  isAtomicAcrossStreams,
+  KeepsSnapshots,
+  ObservedStore,
+  observerOf,
+  readTypes,
+  ReadsTypes,
+  snapshotsOf,
+  warmUp,
+  WarmsUp,
+} from '../ports/event-store.capabilities';
+import type { SnapshotStore } from '../ports/snapshot-store.port';
 import { NotFound } from '../errors';
 import type { PersonalKeyStore } from '../ports/personal-key-store.port';
 import { LoopSlices } from '../loop-slices';
@@ -55,11 +71,14 @@ export type ErasureEvents = ReadonlyMap<string, (data: Record<string, unknown>) 
  * without them); every read opens them again, or, once the owner's key is erased, leaves their
  * places null. A key read is used for {@link KEY_TRUSTED_MS} before it is asked again, so another
  * process's erasure reaches this one within that time (or at once, when it reads the erasure). Everything else passes to the log as it is; the log's own
- * store (`inner`) holds only ciphertext, and is what the history seal hashes.
+ * store (`inner`) holds only ciphertext, and is what the history seal hashes. Every capability of
+ * the inner store is its too: one it lacks is done as the port's free functions do without it.
  */
-export class PersonalDataEventStore extends EventStore {
+export class PersonalDataEventStore
+  extends EventStore
+  implements AtomicAcrossStreams, HoldsStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore, WarmsUp
+{
   readonly backend: string;
-  override readonly atomicAcrossStreams: boolean;
   /** Each user's key as last read, or its erasure. */
   private readonly keys = new RecentMap<string, KnownKey>(KEYS_KEPT);
 
@@ -73,17 +92,24 @@ export class PersonalDataEventStore extends EventStore {
   ) {
     super();
     this.backend = inner.backend;
-    this.atomicAcrossStreams = inner.atomicAcrossStreams;
-    this.snapshots = inner.snapshots;
   }
 
-  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    if (!events.some((event) => this.fields.has(event.type))) return this.inner.append(streamId, events, expected);
-    return this.inner.append(streamId, await this.sealed(events), expected);
+  get atomicAcrossStreams(): boolean {
+    return isAtomicAcrossStreams(this.inner);
   }
 
-  override async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    return this.inner.appendToStreams(await this.sealedAppends(appends));
+  get snapshots(): SnapshotStore | null {
+    return snapshotsOf(this.inner);
+  }
+
+  get observer(): StoreObserver | null {
+    return observerOf(this.inner);
+  }
+
+  /** Appends without personal data go to the log as they are, with no turn of the event loop spent on them. */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    if (!appends.some(({ events }) => events.some((event) => this.fields.has(event.type)))) return this.inner.appendToStreams(appends);
+    return this.sealedAppends(appends).then((sealed) => this.inner.appendToStreams(sealed));
   }
 
   override get writesViews(): boolean {
@@ -98,8 +124,8 @@ export class PersonalDataEventStore extends EventStore {
     return this.inner.appendWithViews(await this.sealedAppends(appends), views);
   }
 
-  override appendHolding(held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
-    return this.inner.appendHolding(held, async () => this.sealedAppends(await decide()));
+  appendHolding(held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
+    return appendHolding(this.inner, held, async () => this.sealedAppends(await decide()));
   }
 
   private async sealedAppends(appends: readonly StreamAppend[]): Promise<StreamAppend[]> {
@@ -141,17 +167,17 @@ export class PersonalDataEventStore extends EventStore {
     return this.open(await this.inner.readAll(options));
   }
 
-  override async readTypes(options: TypesRead): Promise<TypesPage> {
-    const page = await this.inner.readTypes(options);
+  async readTypes(options: TypesRead): Promise<TypesPage> {
+    const page = await readTypes(this.inner, options);
     return { events: await this.open(page.events), through: page.through };
   }
 
-  override countByType(): Promise<Map<string, number>> {
-    return this.inner.countByType();
+  countByType(): Promise<Map<string, number>> {
+    return countByType(this.inner);
   }
 
-  override countAfter(after: LogPosition | null, limit?: number): Promise<number> {
-    return this.inner.countAfter(after, limit);
+  countAfter(after: LogPosition | null, limit?: number): Promise<number> {
+    return countAfter(this.inner, after, limit);
   }
 
   subscribe(options: SubscribeOptions): LogSubscription {
@@ -165,24 +191,12 @@ export class PersonalDataEventStore extends EventStore {
     return this.inner.head();
   }
 
+  warmUp(): void {
+    warmUp(this.inner);
+  }
+
   ping(): Promise<void> {
     return this.inner.ping();
-  }
-
-  override warmUp(): void {
-    this.inner.warmUp();
-  }
-
-  override reportContention(outcome: Contention): void {
-    this.inner.reportContention(outcome);
-  }
-
-  override observe(observer: StoreObserver): void {
-    this.inner.observe(observer);
-  }
-
-  override get appendsAcknowledged(): number {
-    return this.inner.appendsAcknowledged;
   }
 
   /** Closes the log, then its keys. */

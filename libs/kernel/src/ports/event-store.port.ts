@@ -1,5 +1,5 @@
-import type { SnapshotStore } from './snapshot-store.port';
 import type { ViewDocument } from './view-store.port';
+import { appendAll } from './event-store.capabilities';
 
 /**
  * A position in the whole event log. Opaque to callers, but with two promises every adapter keeps:
@@ -145,14 +145,14 @@ export interface StoreObserver {
 /** What followed a batch's lost race for its streams (see {@link StoreObserver.contended}). */
 export type Contention = 'decided_again' | 'held' | 'gave_up';
 
-/** What {@link EventStore.readTypes} reads: up to `maxCount` events of `types` after `after`. */
+/** What `readTypes` (event-store.capabilities.ts) reads: up to `maxCount` events of `types` after `after`. */
 export interface TypesRead {
   after: LogPosition | null;
   maxCount: number;
   types: readonly string[];
 }
 
-/** A page of {@link EventStore.readTypes}: its events, and the position through which the log was read. */
+/** A page of `readTypes` (event-store.capabilities.ts): its events, and the position through which the log was read. */
 export interface TypesPage {
   events: RecordedEvent[];
   through: LogPosition | null;
@@ -168,46 +168,25 @@ export interface TypesPage {
  * (the same event objects may go to every subscription: they are read-only),
  * first the history and then live, at least once (a re-subscribe after an error may repeat a batch).
  *
+ * What some stores can do beyond this (one transaction across streams, a stream held for a
+ * decision, reads filtered by type, counts, snapshots, an observer of their writes) is told by the
+ * capabilities of `event-store.capabilities.ts`; its free functions (`appendToStream`, `appendAll`,
+ * `appendHolding`, `readTypes`, `countAfter`, `countByType`) use them where a store has them.
+ *
  * Leaves out: system events of the backend, stream deletion, event-type filters.
  */
 export abstract class EventStore {
   abstract readonly backend: string;
 
-  /** Where snapshots of long streams are kept beside this log, if anywhere (`handleCommand` uses them). */
-  snapshots: SnapshotStore | null = null;
-
-  abstract append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
-
-  /**
-   * Whether {@link appendToStreams} is one transaction (all of its appends written, or none). A store
-   * without transactions across streams appends them one after the other.
-   */
-  readonly atomicAcrossStreams: boolean = false;
-
   /**
    * Appends to several distinct streams, each at its expected revision, their events in the order
-   * given, and answers each append's result in that order. Where {@link atomicAcrossStreams}, in one
-   * transaction: if a stream is not at its expected revision, throws that stream's
-   * {@link WrongExpectedRevision} (the first in the order given) and writes nothing. Here, for a store
-   * without such transactions: one append after the other, so a refusal leaves those before it written.
+   * given, and answers each append's result in that order. A store that is `atomicAcrossStreams`
+   * does it in one transaction: if a stream is not at its expected revision, throws that stream's
+   * {@link WrongExpectedRevision} (the first in the order given) and writes nothing. A store
+   * without such transactions appends one after the other, so a refusal leaves those before it
+   * written. One append alone is the store's plain append (as cheap as it has one).
    */
-  async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    checkStreamAppends(appends);
-    const results: AppendResult[] = [];
-    for (const { streamId, events, expected } of appends) results.push(await this.append(streamId, events, expected));
-    return results;
-  }
-
-  /**
-   * Writes the appends `decide` returns (none: nothing) with `held`'s writes held for them: no other
-   * process appends to that stream from the moment `decide` is called until they are written, so
-   * what `decide` reads of it is what the write will find. A process that keeps losing the race on
-   * a contended stream to one that decides on its cached state takes its turn this way. Here, for a
-   * store without such a hold: `decide`, then the appends as {@link appendToStreams} writes them.
-   */
-  async appendHolding(_held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {
-    return this.appendAll(await decide());
-  }
+  abstract appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
 
   /**
    * Whether {@link appendWithViews} writes view documents in the appends' own transaction: a store
@@ -224,14 +203,7 @@ export abstract class EventStore {
    */
   async appendWithViews(appends: readonly StreamAppend[], views: InlineViews): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
     void views;
-    return { results: await this.appendAll(appends), viewsWritten: false };
-  }
-
-  /** Writes the appends as one {@link append} when there is one, as {@link appendToStreams} when more, and nothing when none. */
-  async appendAll(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    if (appends.length === 0) return [];
-    if (appends.length === 1) return [await this.append(appends[0].streamId, appends[0].events, appends[0].expected)];
-    return this.appendToStreams(appends);
+    return { results: await appendAll(this, appends), viewsWritten: false };
   }
 
   /**
@@ -243,55 +215,6 @@ export abstract class EventStore {
   /** Up to `maxCount` events strictly after `after` (or from the start), in log order. */
   abstract readAll(options: { after: LogPosition | null; maxCount: number }): Promise<RecordedEvent[]>;
 
-  /**
-   * Up to `maxCount` events of `types` strictly after `after`, in log order, and the position
-   * `through` which the log has been read: the last event's when the page is full, else the end of
-   * the log as far as it can be read now (no event committed later goes before it), `after` for a
-   * log with nothing more. A reader of a few types goes on from `through` and passes the rest of
-   * the log once. Here, pages of {@link readAll} filtered; a store that can filter where it reads does.
-   */
-  async readTypes({ after, maxCount, types }: TypesRead): Promise<TypesPage> {
-    const wanted = new Set(types);
-    const events: RecordedEvent[] = [];
-    let through = after;
-    while (events.length < maxCount) {
-      const page = await this.readAll({ after: through, maxCount: Math.max(maxCount, 1000) });
-      if (page.length === 0) break;
-      for (const event of page) {
-        through = event.position;
-        if (wanted.has(event.type) && events.push(event) === maxCount) break;
-      }
-    }
-    return { events, through };
-  }
-
-  /**
-   * How many events the log holds after `after` (from the start when null), counting up to
-   * `limit` when given. This reads the log page by page; stores that can count cheaply do.
-   */
-  async countAfter(after: LogPosition | null, limit = Number.POSITIVE_INFINITY): Promise<number> {
-    let count = 0;
-    let from = after;
-    while (count < limit) {
-      const page = await this.readAll({ after: from, maxCount: Math.min(5000, limit - count) });
-      if (page.length === 0) break;
-      count += page.length;
-      from = page[page.length - 1].position;
-    }
-    return count;
-  }
-
-  /** How many events of each type the log holds. This reads the whole log; stores that can count cheaply do. */
-  async countByType(): Promise<Map<string, number>> {
-    const counts = new Map<string, number>();
-    for (let after: LogPosition | null = null; ;) {
-      const page = await this.readAll({ after, maxCount: 5000 });
-      if (page.length === 0) return counts;
-      for (const event of page) counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
-      after = page[page.length - 1].position;
-    }
-  }
-
   /** Catch-up subscription: history after `after`, then live events, in order. */
   abstract subscribe(options: SubscribeOptions): LogSubscription;
 
@@ -301,35 +224,5 @@ export abstract class EventStore {
   /** Cheap liveness probe for /health. */
   abstract ping(): Promise<void>;
 
-  /** Starts what the first append would start (the embedded log's write thread): a serving process calls it as it starts. */
-  warmUp(): void {}
-
   abstract close(): Promise<void>;
-
-  private observer: StoreObserver | null = null;
-  private acknowledged = 0;
-
-  /** How many appends this store has acknowledged since it was opened in this process. */
-  get appendsAcknowledged(): number {
-    return this.acknowledged;
-  }
-
-  /** Tells `observer` of every append acknowledged and every group committed from now on (one observer). */
-  observe(observer: StoreObserver): void {
-    this.observer = observer;
-  }
-
-  protected reportAppended(events: readonly NewEvent[]): void {
-    this.acknowledged++;
-    this.observer?.appended(events);
-  }
-
-  protected reportCommitted(appends: number, seconds: number): void {
-    this.observer?.committed(appends, seconds);
-  }
-
-  /** Told by the command engine of a batch that lost its race for its streams, and what followed. */
-  reportContention(outcome: Contention): void {
-    this.observer?.contended?.(outcome);
-  }
 }

@@ -1,4 +1,5 @@
 export * from './event-store.port';
+export * from './event-store.capabilities';
 export * from './view-store.port';
 export * from './scheduler.port';
 export * from './clock.port';

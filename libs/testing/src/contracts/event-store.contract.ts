@@ -1,4 +1,15 @@
-import { EventStore, NewEvent, RecordedEvent, WrongExpectedRevision } from '@deals/kernel';
+import {
+  appendHolding,
+  appendToStream,
+  countAfter,
+  countByType,
+  EventStore,
+  isAtomicAcrossStreams,
+  NewEvent,
+  readTypes,
+  RecordedEvent,
+  WrongExpectedRevision,
+} from '@deals/kernel';
 import { randomUUID } from 'node:crypto';
 
 export interface EventStoreUnderTest {
@@ -59,7 +70,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     it('appends to a new stream and reads the events back in order with 0-based revisions', async () => {
       const s = stream('new');
       const first = event('ThingHappened', { n: 1, cents: 1999, nested: { a: ['x'] } });
-      const result = await store.append(s, [first, event('ThingHappened', { n: 2 })], 'no_stream');
+      const result = await appendToStream(store, s, [first, event('ThingHappened', { n: 2 })], 'no_stream');
       expect(result.nextExpectedRevision).toBe(1);
       const read = await store.readStream(s);
       expect(read.map((e) => [e.revision, e.data])).toEqual([
@@ -73,20 +84,25 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     it('counts the events after a position, up to a limit, as reading them would', async () => {
       const head = await store.head();
       const s = stream('count');
-      const { position: second } = await store.append(s, [event('ThingHappened', { n: 1 }), event('ThingHappened', { n: 2 })], 'no_stream');
-      await store.append(s, [event('ThingHappened', { n: 3 })], 1);
-      expect(await store.countAfter(head)).toBe(3);
-      expect(await store.countAfter(head, 2)).toBe(2);
-      expect(await store.countAfter(second)).toBe(1);
-      expect(await store.countAfter(await store.head())).toBe(0);
-      const all = await store.countAfter(null);
+      const { position: second } = await appendToStream(
+        store,
+        s,
+        [event('ThingHappened', { n: 1 }), event('ThingHappened', { n: 2 })],
+        'no_stream',
+      );
+      await appendToStream(store, s, [event('ThingHappened', { n: 3 })], 1);
+      expect(await countAfter(store, head)).toBe(3);
+      expect(await countAfter(store, head, 2)).toBe(2);
+      expect(await countAfter(store, second)).toBe(1);
+      expect(await countAfter(store, await store.head())).toBe(0);
+      const all = await countAfter(store, null);
       expect(all).toBeGreaterThanOrEqual(3);
       expect(all).toBe((await store.readAll({ after: null, maxCount: all + 10 })).length);
     });
 
     it('reads a stream from a revision', async () => {
       const s = stream('from');
-      await store.append(s, [event('A'), event('B'), event('C')], 'no_stream');
+      await appendToStream(store, s, [event('A'), event('B'), event('C')], 'no_stream');
       expect((await store.readStream(s, 1)).map((e) => [e.revision, e.type])).toEqual([
         [1, 'B'],
         [2, 'C'],
@@ -97,7 +113,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
 
     it('gives positions as fixed-width strings that order like the log', async () => {
       const s = stream('pos');
-      for (let i = 0; i < 12; i++) await store.append(s, [event('Counted', { i })], i === 0 ? 'no_stream' : i - 1);
+      for (let i = 0; i < 12; i++) await appendToStream(store, s, [event('Counted', { i })], i === 0 ? 'no_stream' : i - 1);
       const positions = (await store.readStream(s)).map((e) => e.position);
       expect(new Set(positions.map((p) => p.length)).size).toBe(1);
       expect([...positions].sort()).toEqual(positions);
@@ -106,20 +122,20 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
 
     it('refuses an append at the wrong expected revision, saying the actual one', async () => {
       const s = stream('conflict');
-      await store.append(s, [event('A')], 'no_stream');
-      await expect(store.append(s, [event('B')], 'no_stream')).rejects.toBeInstanceOf(WrongExpectedRevision);
-      const error = await store.append(s, [event('B')], 5).catch((e) => e);
+      await appendToStream(store, s, [event('A')], 'no_stream');
+      await expect(appendToStream(store, s, [event('B')], 'no_stream')).rejects.toBeInstanceOf(WrongExpectedRevision);
+      const error = await appendToStream(store, s, [event('B')], 5).catch((e) => e);
       expect(error).toBeInstanceOf(WrongExpectedRevision);
       expect(error.actual).toBe(0);
-      await expect(store.append(stream('absent'), [event('B')], 0)).rejects.toMatchObject({ actual: 'no_stream' });
-      expect((await store.append(s, [event('B')], 0)).nextExpectedRevision).toBe(1);
-      expect((await store.append(s, [event('C')], 'any')).nextExpectedRevision).toBe(2);
+      await expect(appendToStream(store, stream('absent'), [event('B')], 0)).rejects.toMatchObject({ actual: 'no_stream' });
+      expect((await appendToStream(store, s, [event('B')], 0)).nextExpectedRevision).toBe(1);
+      expect((await appendToStream(store, s, [event('C')], 'any')).nextExpectedRevision).toBe(2);
     });
 
     it('lets exactly one of two concurrent appends at the same revision win', async () => {
       const s = stream('race');
-      await store.append(s, [event('A')], 'no_stream');
-      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.append(s, [event('B', { i })], 0)));
+      await appendToStream(store, s, [event('A')], 'no_stream');
+      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => appendToStream(store, s, [event('B', { i })], 0)));
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(WrongExpectedRevision);
       expect(await store.readStream(s)).toHaveLength(2);
@@ -128,7 +144,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     describe('appending to several streams at once', () => {
       it('writes each append at its expected revision, in the order given, and answers each one', async () => {
         const [known, fresh, other] = [stream('many-known'), stream('many-fresh'), stream('many-other')];
-        await store.append(known, [event('A')], 'no_stream');
+        await appendToStream(store, known, [event('A')], 'no_stream');
         const head = await store.head();
         const results = await store.appendToStreams([
           { streamId: known, events: [event('B', { n: 1 }), event('B', { n: 2 })], expected: 0 },
@@ -150,7 +166,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         ]);
         // Each result is its append's last event's position.
         expect(results.map((r) => r.position)).toEqual([log[1].position, log[2].position, log[3].position]);
-        expect((await store.append(known, [event('E')], 2)).nextExpectedRevision).toBe(3);
+        expect((await appendToStream(store, known, [event('E')], 2)).nextExpectedRevision).toBe(3);
       });
 
       it('refuses a stream named twice, an append without events, or none at all, writing nothing', async () => {
@@ -173,8 +189,8 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
 
       it('is one transaction where the store says so: a stream off its expected revision fails them all, naming it', async () => {
         const [ok, behind, fresh] = [stream('all-ok'), stream('all-behind'), stream('all-fresh')];
-        await store.append(ok, [event('A')], 'no_stream');
-        await store.append(behind, [event('A'), event('B')], 'no_stream');
+        await appendToStream(store, ok, [event('A')], 'no_stream');
+        await appendToStream(store, behind, [event('A'), event('B')], 'no_stream');
         const head = await store.head();
         const error = await store
           .appendToStreams([
@@ -185,7 +201,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
           .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(WrongExpectedRevision);
         expect(error).toMatchObject({ streamId: behind, expected: 0, actual: 1 });
-        if (!store.atomicAcrossStreams) return;
+        if (!isAtomicAcrossStreams(store)) return;
         expect(await store.readAll({ after: head, maxCount: 10 })).toEqual([]);
         expect(await store.readStream(fresh)).toEqual([]);
         // Nothing of the refused call stands in the way of the next.
@@ -199,7 +215,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
 
       it('lets exactly one of several concurrent calls sharing a stream win, the others writing nothing anywhere', async () => {
         const shared = stream('shared');
-        await store.append(shared, [event('A')], 'no_stream');
+        await appendToStream(store, shared, [event('A')], 'no_stream');
         const own = Array.from({ length: 6 }, (_, i) => stream(`own${i}`));
         const settled = await Promise.allSettled(
           own.map((s, i) =>
@@ -213,7 +229,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         for (const r of settled) if (r.status === 'rejected') expect(r.reason).toMatchObject({ streamId: shared, actual: 1 });
         const sharedEvents = await store.readStream(shared);
         expect(sharedEvents).toHaveLength(2);
-        if (!store.atomicAcrossStreams) return;
+        if (!isAtomicAcrossStreams(store)) return;
         const winner = (sharedEvents[1].data as { i: number }).i;
         const written = await Promise.all(own.map((s) => store.readStream(s)));
         expect(written.map((events) => events.length)).toEqual(own.map((_, i) => (i === winner ? 1 : 0)));
@@ -241,7 +257,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
             expect(lost.reason).toMatchObject({ streamId: contested, actual: 0 });
             const first = await store.readStream(contested);
             expect(first).toHaveLength(1);
-            if (!store.atomicAcrossStreams) continue;
+            if (!isAtomicAcrossStreams(store)) continue;
             const by = (first[0].data as { by: string }).by;
             expect([(await store.readStream(mine)).length, (await store.readStream(theirs)).length]).toEqual(by === 'me' ? [1, 0] : [0, 1]);
           }
@@ -268,8 +284,8 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
 
     it('writes what a holding append decides on the stream as it reads it, and nothing when it decides nothing', async () => {
       const [held, beside] = [stream('held'), stream('beside')];
-      await store.append(held, [event('A')], 'no_stream');
-      const results = await store.appendHolding(held, async () => {
+      await appendToStream(store, held, [event('A')], 'no_stream');
+      const results = await appendHolding(store, held, async () => {
         const seen = await store.readStream(held);
         return [
           { streamId: held, events: [event('B', { after: seen.length })], expected: seen.length - 1 },
@@ -278,8 +294,8 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       });
       expect(results.map((r) => r.nextExpectedRevision)).toEqual([1, 0]);
       expect((await store.readStream(held)).map((e) => e.data)).toEqual([{}, { after: 1 }]);
-      expect(await store.appendHolding(held, async () => [])).toEqual([]);
-      await expect(store.appendHolding(held, async () => [{ streamId: held, events: [event('D')], expected: 0 }])).rejects.toBeInstanceOf(
+      expect(await appendHolding(store, held, async () => [])).toEqual([]);
+      await expect(appendHolding(store, held, async () => [{ streamId: held, events: [event('D')], expected: 0 }])).rejects.toBeInstanceOf(
         WrongExpectedRevision,
       );
       expect(await store.readStream(held)).toHaveLength(2);
@@ -288,7 +304,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     it('pages through the whole log after a position, exclusively and without overlap', async () => {
       const start = await store.head();
       const s = stream('page');
-      for (let i = 0; i < 7; i++) await store.append(s, [event('Paged', { i })], i === 0 ? 'no_stream' : i - 1);
+      for (let i = 0; i < 7; i++) await appendToStream(store, s, [event('Paged', { i })], i === 0 ? 'no_stream' : i - 1);
       const seen: RecordedEvent[] = [];
       let after = start;
       for (;;) {
@@ -310,13 +326,13 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       const tag = randomUUID().replace(/-/g, '').slice(0, 12);
       const [wanted, other] = [`Wanted${tag}`, `Other${tag}`];
       const kinds = [wanted, other, other, wanted, other, wanted, wanted, other];
-      for (let i = 0; i < kinds.length; i++) await store.append(s, [event(kinds[i], { i })], i === 0 ? 'no_stream' : i - 1);
+      for (let i = 0; i < kinds.length; i++) await appendToStream(store, s, [event(kinds[i], { i })], i === 0 ? 'no_stream' : i - 1);
       const all = await store.readAll({ after: start, maxCount: 100 });
       const seen: RecordedEvent[] = [];
       const throughs: Array<string | null> = [];
       let after = start;
       for (;;) {
-        const page = await store.readTypes({ after, maxCount: 3, types: [wanted] });
+        const page = await readTypes(store, { after, maxCount: 3, types: [wanted] });
         expect(page.events.every((e) => e.type === wanted)).toBe(true);
         if (page.events.length === 3) expect(page.through).toBe(page.events[2].position);
         if (page.through === after) break;
@@ -327,11 +343,11 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       expect(seen.map((e) => (e.data as { i: number }).i)).toEqual([0, 3, 5, 6]);
       // The last page, not full, went through the end of the log: the last event of the other type too.
       expect(throughs[throughs.length - 1]).toBe(all[all.length - 1].position);
-      expect(await store.readTypes({ after: await store.head(), maxCount: 3, types: [wanted] })).toEqual({
+      expect(await readTypes(store, { after: await store.head(), maxCount: 3, types: [wanted] })).toEqual({
         events: [],
         through: await store.head(),
       });
-      expect(await store.readTypes({ after: start, maxCount: 10, types: [`None${tag}`] })).toEqual({
+      expect(await readTypes(store, { after: start, maxCount: 10, types: [`None${tag}`] })).toEqual({
         events: [],
         through: all[all.length - 1].position,
       });
@@ -340,16 +356,16 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     it('counts the events of each type', async () => {
       const tag = randomUUID().replace(/-/g, '').slice(0, 12);
       const s = stream('bytype');
-      await store.append(s, [event(`One${tag}`), event(`Two${tag}`), event(`Two${tag}`)], 'no_stream');
-      const counts = await store.countByType();
+      await appendToStream(store, s, [event(`One${tag}`), event(`Two${tag}`), event(`Two${tag}`)], 'no_stream');
+      const counts = await countByType(store);
       expect([counts.get(`One${tag}`), counts.get(`Two${tag}`), counts.get(`Three${tag}`)]).toEqual([1, 2, undefined]);
     });
 
     it('subscribes from a position: history after it, then live events, in order', async () => {
       const s = stream('sub');
-      await store.append(s, [event('Before')], 'no_stream');
+      await appendToStream(store, s, [event('Before')], 'no_stream');
       const from = await store.head();
-      await store.append(s, [event('History', { i: 1 })], 0);
+      await appendToStream(store, s, [event('History', { i: 1 })], 0);
       let heardHistory!: () => void;
       const history = new Promise<void>((resolve) => (heardHistory = resolve));
       const seenPromise = collect(store, from, (seen) => {
@@ -358,7 +374,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
       });
       // Live once the history has been delivered.
       await history;
-      await store.append(s, [event('Live', { i: 2 }), event('Live', { i: 3 })], 1);
+      await appendToStream(store, s, [event('Live', { i: 2 }), event('Live', { i: 3 })], 1);
       const seen = (await seenPromise).filter((e) => e.streamId === s);
       expect(seen.map((e) => e.type)).toEqual(['History', 'Live', 'Live']);
       expect(seen.map((e) => e.revision)).toEqual([1, 2, 3]);
@@ -371,7 +387,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         const s = stream('other');
         const from = await store.head();
         const seenPromise = collect(store, from, (seen) => seen.some((e) => e.streamId === s));
-        await other.append(s, [event('FromElsewhere')], 'no_stream');
+        await appendToStream(other, s, [event('FromElsewhere')], 'no_stream');
         const seen = await seenPromise;
         expect(seen.filter((e) => e.streamId === s).map((e) => e.type)).toEqual(['FromElsewhere']);
         expect((await store.readStream(s)).map((e) => e.type)).toEqual(['FromElsewhere']);
@@ -390,8 +406,8 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
         const seenPromise = collect(store, from, (seen) => seen.filter(ours).length >= 8);
         // This connection's appends leave gaps that only the other's fill.
         for (let i = 0; i < 4; i++) {
-          await store.append(mine, [event('Mine', { i })], i === 0 ? 'no_stream' : i - 1);
-          await other.append(theirs, [event('Theirs', { i })], i === 0 ? 'no_stream' : i - 1);
+          await appendToStream(store, mine, [event('Mine', { i })], i === 0 ? 'no_stream' : i - 1);
+          await appendToStream(other, theirs, [event('Theirs', { i })], i === 0 ? 'no_stream' : i - 1);
         }
         const seen = (await seenPromise).filter(ours);
         expect(seen.map((e) => `${e.type}${(e.data as { i: number }).i}`)).toEqual([
@@ -416,7 +432,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStoreU
     it('waits for each batch handler before delivering the next', async () => {
       const s = stream('serial');
       const from = await store.head();
-      for (let i = 0; i < 5; i++) await store.append(s, [event('Serial', { i })], i === 0 ? 'no_stream' : i - 1);
+      for (let i = 0; i < 5; i++) await appendToStream(store, s, [event('Serial', { i })], i === 0 ? 'no_stream' : i - 1);
       let running = 0;
       let overlapped = false;
       const seen = await (async () => {

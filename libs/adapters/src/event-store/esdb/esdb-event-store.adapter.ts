@@ -24,13 +24,17 @@ import {
 } from '@eventstore/db-client';
 import {
   AppendResult,
+  checkStreamAppends,
   EventMetadata,
   EventStore,
   ExpectedRevision,
   LogPosition,
   LogSubscription,
   NewEvent,
+  ObservedStore,
   RecordedEvent,
+  StoreObserver,
+  StreamAppend,
   SubscribeOptions,
   WrongExpectedRevision,
 } from '@deals/kernel';
@@ -119,17 +123,19 @@ async function drain<E>(read: AsyncIterable<E>): Promise<E[]> {
  * Events that are not JSON (written by other tools) are left out of `readAll` and `subscribe`.
  * Needs EventStoreDB 22.10 or later, which gives events read from a stream their log position.
  * A subscription's `close()` waits for the running handler, so it must not be awaited inside it.
- * Appends to several streams go one after the other (`atomicAcrossStreams` is false): this client
+ * Appends to several streams go one after the other (it is not `AtomicAcrossStreams`): this client
  * has no multi-stream append (KurrentDB 25.1's is in its successor, `@kurrent/kurrentdb-client`),
  * so a refusal leaves the appends before it written.
  */
-export class EsdbEventStore extends EventStore {
+export class EsdbEventStore extends EventStore implements ObservedStore {
   readonly backend = 'eventstoredb';
+  readonly observer: StoreObserver | null;
   private readonly client: EventStoreDBClient;
   private readonly subscriptions = new Set<LogSubscription>();
 
-  constructor(connectionString: string) {
+  constructor(connectionString: string, options: { observer?: StoreObserver | null } = {}) {
     super();
+    this.observer = options.observer ?? null;
     // With it false, a refused append resolves (`success: false`) instead of throwing; it is
     // refused here, and a refusal that resolves is still taken as one below.
     if (turnsOffAppendFailures(connectionString))
@@ -137,7 +143,16 @@ export class EsdbEventStore extends EventStore {
     this.client = EventStoreDBClient.connectionString(connectionString);
   }
 
-  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  /** One append alone as the server's append to a stream; several, one after the other. */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    if (appends.length === 1) return [await this.append(appends[0].streamId, appends[0].events, appends[0].expected)];
+    checkStreamAppends(appends);
+    const results: AppendResult[] = [];
+    for (const { streamId, events, expected } of appends) results.push(await this.append(streamId, events, expected));
+    return results;
+  }
+
+  private async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const expectedRevision: AppendExpectedRevision = expected === 'no_stream' ? NO_STREAM : expected === 'any' ? ANY : BigInt(expected);
     // The server answers an empty append with success and revision 0, even for a stream that does not exist.
     if (events.length === 0) throw new Error(`an append to ${streamId} needs at least one event`);
@@ -165,8 +180,8 @@ export class EsdbEventStore extends EventStore {
     // Servers leave the position out when they answer a deduplicated retry; our last event has it.
     const position = result.position ? encodeEsdbPosition(result.position) : await this.positionAt(streamId, result.nextExpectedRevision);
     // Each append is its own commit on the server.
-    this.reportCommitted(1, (performance.now() - started) / 1000);
-    this.reportAppended(events);
+    this.observer?.committed(1, (performance.now() - started) / 1000);
+    this.observer?.appended(events);
     return { nextExpectedRevision: Number(result.nextExpectedRevision), position };
   }
 
