@@ -91,7 +91,7 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     const issue = cardIssue(card, now, caller.partnerId, this.settings);
     if (issue) throw new ValidationFailed([issue]);
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted) throw new NotFound('user not found');
+    if (user.state.status !== 'active' || user.state.partnerId !== caller.partnerId) throw new NotFound('user not found');
     const { month, year, zip } = card;
     let tokenized;
     try {
