@@ -184,16 +184,16 @@ export class MakeCardDefaultHandler implements ICommandHandler<MakeCardDefault> 
 
   async execute({ cardId, actingUserId, caller }: MakeCardDefault) {
     const card = await loadAggregate(this.store, cardStream(cardId), cardDecider);
-    const foreign =
-      !card.state.stored || card.state.partnerId !== caller.partnerId || (actingUserId !== undefined && card.state.userId !== actingUserId);
-    if (foreign) throw new NotFound('credit card not found');
+    const { state } = card;
+    if (state.status === 'none' || state.partnerId !== caller.partnerId || (actingUserId !== undefined && state.userId !== actingUserId))
+      throw new NotFound('credit card not found');
     return handleCommand(
       this.store,
-      userStream(card.state.userId!),
+      userStream(state.userId),
       userDecider,
       {
         type: 'ChooseDefaultCard',
-        data: { userId: card.state.userId!, partnerId: caller.partnerId, cardId, onlyIfNone: false },
+        data: { userId: state.userId, partnerId: caller.partnerId, cardId, onlyIfNone: false },
       },
       { now: this.clock.now(), metadata: caller },
     );
