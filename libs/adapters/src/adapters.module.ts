@@ -72,8 +72,6 @@ export interface AdaptersOptions {
   personalData?: { fields: PersonalFields; erasures: ErasureEvents };
   /** Told of what the event log writes (the process's count of its appends, its metrics). */
   storeObserver?: StoreObserver | null;
-  /** Start what the log's first append would start (the embedded log's write thread) as it opens: a serving process. */
-  warmUp?: boolean;
   /** The log to keep instead of the configured one (tests: a log in memory); its personal data encrypted all the same. */
   log?: EventStore;
 }
@@ -111,7 +109,6 @@ export class AdaptersModule {
     viewsOnFirstUse = false,
     personalData = { fields: new Map(), erasures: new Map() },
     storeObserver: observer = null,
-    warmUp = false,
     log,
   }: AdaptersOptions): DynamicModule {
     const paths = dataPaths(settings.dataDir);
@@ -137,7 +134,7 @@ export class AdaptersModule {
           // Snapshots of long streams beside the log (none beside EventStoreDB: its streams are folded whole).
           const store = settings.databaseUrl
             ? new PostgresEventStore(settings.databaseUrl, { observer })
-            : new SqliteEventStore(paths.events, { observer, warm: warmUp });
+            : new SqliteEventStore(paths.events, { observer });
           store.snapshots = settings.databaseUrl
             ? new PostgresSnapshotStore(settings.databaseUrl)
             : new SqliteSnapshotStore(paths.snapshots);

@@ -25,6 +25,7 @@ import {
   AppendsCounted,
   observingAll,
   snapshotsOf,
+  warmUp,
 } from '@deals/kernel';
 import { UsageMeter } from '@deals/wire';
 import {
@@ -110,9 +111,9 @@ class ServiceLifecycle implements OnApplicationBootstrap, OnApplicationShutdown 
   async onApplicationBootstrap(): Promise<void> {
     // The embedded API keeps the views, recovers and runs the jobs as if alone: one per data folder.
     if (this.options.role === 'api' && this.config.runProjections) this.lock = DataDirLock.claim(this.config.dataDir);
-    // The threads a first purchase would start and wait for boot beside the views' loading instead
-    // (the log's own starts as it opens: see `warmUp` of the adapters).
+    // The threads a first purchase would start and wait for boot beside the views' loading instead.
     if (this.options.role !== 'cli') {
+      warmUp(this.store);
       this.gateway.warmUp();
       if (this.options.role === 'api') this.idempotency.warmUp();
     }
@@ -181,8 +182,6 @@ export class ServiceCoreModule {
           viewsOnFirstUse: role === 'cli',
           personalData: PERSONAL_DATA,
           storeObserver: config.metrics ? observingAll(appends, storeMetrics) : appends,
-          // A serving process starts the log's write thread as it opens, beside the views' loading.
-          warmUp: role !== 'cli',
           log,
         }),
         CqrsModule.forRoot(),

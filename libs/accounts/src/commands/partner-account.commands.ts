@@ -89,15 +89,15 @@ export class OpenSandbox extends Command<OpenedSandbox> {
 export class OpenSandboxHandler extends PartnerCommandHandler implements ICommandHandler<OpenSandbox> {
   async execute({ livePartnerId, caller }: OpenSandbox): Promise<OpenedSandbox> {
     const { state: live } = await loadAggregate(this.store, partnerStream(livePartnerId), partnerDecider);
-    if (!live.registered || isSandbox(livePartnerId)) throw new NotFound('partner not found');
+    if (live.status !== 'registered' || isSandbox(livePartnerId)) throw new NotFound('partner not found');
     if (live.role !== 'partner')
       throw new ValidationFailed([{ type: 'invalid', resource: 'partner', field: 'role', message: 'an auditor has no sandbox' }]);
     const { state: sandbox } = await loadAggregate(this.store, partnerStream(sandboxOf(livePartnerId)), partnerDecider);
-    if (sandbox.registered)
+    if (sandbox.status === 'registered')
       throw new ValidationFailed([
         { type: 'invalid', resource: 'partner', field: 'sandbox', message: 'is open already: rotate its test key or password instead' },
       ]);
-    return this.openSandbox(livePartnerId, live.name!, caller);
+    return this.openSandbox(livePartnerId, live.name, caller);
   }
 }
 

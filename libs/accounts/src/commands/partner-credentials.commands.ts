@@ -1,4 +1,4 @@
-import { CommandCaller, handleCommand, IdGenerator, isSandbox, LogPosition } from '@deals/kernel';
+import { CommandCaller, handleCommand, IdGenerator, isSandbox, LogPosition, NotFound } from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { hashSecret, keyPrefix, newApiKey, newPassword } from '../domain/partner/partner-credentials';
 import { partnerDecider } from '../domain/partner/partner.decider';
@@ -159,10 +159,12 @@ export class RotatePartnerPasswordHandler extends PartnerCommandHandler implemen
       { type: 'RotatePartnerPassword', data: { partnerId, passwordHash, previousExpiresAt: oldExpiresAt } },
       { now, metadata: caller },
     );
+    // The decision refuses a partner not registered: the state is a registered one's.
+    if (state.status !== 'registered') throw new NotFound('partner not found');
     await this.claimPassword(passwordHash, partnerId, caller, now);
     const rotated = events[0];
     return {
-      username: state.username!,
+      username: state.username,
       password,
       previousExpiresAt: rotated.type === 'PartnerPasswordRotated' ? rotated.data.previousExpiresAt : oldExpiresAt,
       position,

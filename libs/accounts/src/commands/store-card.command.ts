@@ -91,7 +91,7 @@ export class StoreCardHandler implements ICommandHandler<StoreCard> {
     const issue = cardIssue(card, now, caller.partnerId, this.settings);
     if (issue) throw new ValidationFailed([issue]);
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted) throw new NotFound('user not found');
+    if (user.state.status !== 'active' || user.state.partnerId !== caller.partnerId) throw new NotFound('user not found');
     const { month, year, zip } = card;
     let tokenized;
     try {
@@ -184,16 +184,16 @@ export class MakeCardDefaultHandler implements ICommandHandler<MakeCardDefault> 
 
   async execute({ cardId, actingUserId, caller }: MakeCardDefault) {
     const card = await loadAggregate(this.store, cardStream(cardId), cardDecider);
-    const foreign =
-      !card.state.stored || card.state.partnerId !== caller.partnerId || (actingUserId !== undefined && card.state.userId !== actingUserId);
-    if (foreign) throw new NotFound('credit card not found');
+    const { state } = card;
+    if (state.status === 'none' || state.partnerId !== caller.partnerId || (actingUserId !== undefined && state.userId !== actingUserId))
+      throw new NotFound('credit card not found');
     return handleCommand(
       this.store,
-      userStream(card.state.userId!),
+      userStream(state.userId),
       userDecider,
       {
         type: 'ChooseDefaultCard',
-        data: { userId: card.state.userId!, partnerId: caller.partnerId, cardId, onlyIfNone: false },
+        data: { userId: state.userId, partnerId: caller.partnerId, cardId, onlyIfNone: false },
       },
       { now: this.clock.now(), metadata: caller },
     );

@@ -9,6 +9,7 @@ import {
   laterPosition,
   loadAggregate,
   LogPosition,
+  NotFound,
   PartnerCaller,
   PersonalDataEventStore,
   slowHashes,
@@ -18,7 +19,7 @@ import {
 import { Injectable } from '@nestjs/common';
 import { ClaimEmail, emailClaimDecider, emailClaimStream, emailTaken } from '../domain/user/email-claim.decider';
 import { BIRTHDAY_MESSAGE, isPastDate, NewUser, UserChanges } from '../domain/user/user-profile';
-import { userDecider } from '../domain/user/user.decider';
+import { profileOf, userDecider } from '../domain/user/user.decider';
 import { emailKey, legacyEmailKey, profileEmailKey, UserProfile, userStream } from '../domain/user/user.events';
 import { AccountsSettings } from './accounts-settings';
 import { hashPassword } from './password-hash';
@@ -141,7 +142,7 @@ export class UserWrites {
     this.checkFields(profile, byPartner, now);
     const current = await loadAggregate(this.store, userStream(userId), userDecider);
     let position: LogPosition | null = null;
-    const oldKey = profileEmailKey(current.state.profile);
+    const oldKey = profileEmailKey(profileOf(current.state));
     const newKey = profile.email !== undefined ? emailKey(profile.email) : oldKey;
     const update = {
       type: 'UpdateUser' as const,
@@ -192,13 +193,16 @@ export class UserWrites {
       const current = await loadAggregate(this.store, userStream(userId), userDecider);
       // Refuses another partner's user, or one that never was, before anything is touched.
       userDecider.decide(command, current.state, now);
-      const metadata = { ...caller, partnerId: current.state.partnerId! };
+      if (current.state.status === 'unregistered') throw new NotFound('user not found');
+      const metadata = { ...caller, partnerId: current.state.partnerId };
       let position: LogPosition | null = null;
       const key = profileEmailKey(current.state.profile);
       if (key !== null) position = await this.release(metadata, key, userId, true);
       const erased = await handleCommand(this.store, userStream(userId), userDecider, command, { now, metadata });
-      await this.personalData.erase(userId, new Date(erased.state.erasedAt!));
-      return { erasedAt: erased.state.erasedAt!, position: laterPosition(position, erased.position) };
+      // The erasure's write leaves the user erased.
+      if (erased.state.status !== 'erased') throw new Error('an erasure left its user not erased');
+      await this.personalData.erase(userId, new Date(erased.state.erasedAt));
+      return { erasedAt: erased.state.erasedAt, position: laterPosition(position, erased.position) };
     });
   }
 
@@ -225,7 +229,7 @@ export class UserWrites {
     const claim = await loadAggregate(this.store, emailClaimStream(partnerId, key), emailClaimDecider);
     const owner = claim.state.owner;
     if (owner === null) return null;
-    const email = (await loadAggregate(this.store, userStream(owner), userDecider)).state.profile?.email;
+    const email = profileOf((await loadAggregate(this.store, userStream(owner), userDecider)).state)?.email;
     return typeof email === 'string' && keyOf(email) === key ? owner : null;
   }
 
@@ -255,7 +259,7 @@ export class UserWrites {
   /** Gives `userId`'s claim of an address back, unless the user holds that address (again) now (`evenHeld`: an erasure's, regardless). */
   private async release(caller: PartnerCaller, key: string, userId: string, evenHeld = false): Promise<LogPosition | null> {
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (!evenHeld && profileEmailKey(user.state.profile) === key) return null;
+    if (!evenHeld && profileEmailKey(profileOf(user.state)) === key) return null;
     const released = await handleCommand(
       this.store,
       emailClaimStream(caller.partnerId, key),
@@ -315,7 +319,7 @@ export class UserWrites {
     const owner = last?.type === 'EmailClaimed' ? (last.data as { userId: string }).userId : null;
     if (owner === null || owner === userId || now.getTime() - Date.parse(last.metadata.occurredAt) < STALE_CLAIM_MS) return;
     const user = await loadAggregate(this.store, userStream(owner), userDecider);
-    if (profileEmailKey(user.state.profile) === key) return;
+    if (profileEmailKey(profileOf(user.state)) === key) return;
     await handleCommand(
       this.store,
       stream,

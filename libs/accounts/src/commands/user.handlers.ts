@@ -83,7 +83,7 @@ export class IssueAccessTokenHandler implements ICommandHandler<IssueAccessToken
   async execute({ userId, grant, caller, keyId }: IssueAccessToken) {
     const now = this.clock.now();
     const user = await loadAggregate(this.store, userStream(userId), userDecider);
-    if (!user.state.registered || user.state.partnerId !== caller.partnerId || user.state.deleted) throw new NotFound('user not found');
+    if (user.state.status !== 'active' || user.state.partnerId !== caller.partnerId) throw new NotFound('user not found');
     const tokenId = randomBytes(32).toString('base64url');
     const hash = tokenHash(tokenId);
     const { position } = await handleCommand(

@@ -18,7 +18,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { tokenHash } from '../domain/access-token/access-token';
 import { hashSecret, PartnerPassword, PASSWORDS_HELD } from '../domain/partner/partner-credentials';
 import { ApiKeyClaimed, apiKeyStream } from '../domain/partner/api-key-claim.decider';
-import { Partner, partnerDecider } from '../domain/partner/partner.decider';
+import { partnerDecider, RegisteredPartner } from '../domain/partner/partner.decider';
 import { partnerStream } from '../domain/partner/partner.events';
 import { V3PasswordClaimed, v3PasswordStream } from '../domain/partner/v3-password-claim.decider';
 import { ACCESS_TOKENS, AccessTokenView } from '../projections/access-tokens/access-tokens.projection';
@@ -55,10 +55,10 @@ const toRef = (view: PartnerAccount, credentialId?: string): PartnerRef => ({
 });
 
 /** A partner as its stream holds it (registered), presenting `credentialId`. */
-const refFromLog = (partnerId: string, state: Partner, credentialId: string): PartnerRef => ({
+const refFromLog = (partnerId: string, state: RegisteredPartner, credentialId: string): PartnerRef => ({
   id: partnerId,
-  name: state.name!,
-  role: state.role!,
+  name: state.name,
+  role: state.role,
   requestsPerMinute: state.requestsPerMinute,
   livemode: !isSandbox(partnerId),
   credentialId,
@@ -155,8 +155,9 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     if (claim?.type !== 'ApiKeyClaimed') return null;
     const { partnerId, keyId } = claim.data;
     const { state } = await loadAggregate(this.log, partnerStream(partnerId), partnerDecider);
+    if (state.status !== 'registered') return null;
     const key = Object.hasOwn(state.keys, keyId) ? state.keys[keyId] : undefined;
-    if (!state.registered || !key || key.keyHash !== keyHash) return null;
+    if (!key || key.keyHash !== keyHash) return null;
     return {
       partner: refFromLog(partnerId, state, keyId),
       expiresAt: key.expiresAt === null ? null : Date.parse(key.expiresAt),
@@ -225,8 +226,9 @@ export class PartnerCredentialVerifier extends CredentialVerifier {
     if (claim?.type !== 'V3PasswordClaimed') return null;
     const { partnerId } = claim.data;
     const { state } = await loadAggregate(this.log, partnerStream(partnerId), partnerDecider);
+    if (state.status !== 'registered') return null;
     const matched = matchingPassword(state.passwords, hash);
-    if (!state.registered || state.username !== username || !matched) return null;
+    if (state.username !== username || !matched) return null;
     return {
       partner: refFromLog(partnerId, state, 'password'),
       expiresAt: matched.expiresAt,

@@ -89,7 +89,7 @@ export class PartnerQueries {
   /** The partner's keys as its stream holds them (not the views, which may lag behind a CLI run). */
   async keys(partnerId: string): Promise<PartnerApiKey[]> {
     const { state } = await loadAggregate(this.store, partnerStream(partnerId), partnerDecider);
-    if (!state.registered) throw new NotFound('partner not found');
+    if (state.status !== 'registered') throw new NotFound('partner not found');
     const now = this.clock.now();
     return Object.entries(state.keys).map(([keyId, key]) => withState({ keyId, ...key }, now));
   }
@@ -97,7 +97,7 @@ export class PartnerQueries {
   /** The partner's settings as its stream holds them (a change applies to the next request). */
   async settings(partnerId: string): Promise<PartnerSettings> {
     const { state } = await loadAggregate(this.store, partnerStream(partnerId), partnerDecider);
-    if (!state.registered) throw new NotFound('partner not found');
+    if (state.status !== 'registered') throw new NotFound('partner not found');
     return {
       rollbackWindowHours: state.rollbackWindowHours ?? DEFAULT_ROLLBACK_WINDOW_HOURS,
       rollbackWindowIsDefault: state.rollbackWindowHours === null,

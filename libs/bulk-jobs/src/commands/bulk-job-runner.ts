@@ -13,7 +13,16 @@ import {
 } from '@deals/kernel';
 import { PARTNER_API_KEYS, PartnerApiKeyView } from '@deals/accounts';
 import { Injectable, Logger } from '@nestjs/common';
-import { BulkJob, bulkJobDecider, bulkJobQueueDecider, chunkToRun, isLastRun, nextChunk } from '../domain/bulk-job.decider';
+import {
+  BulkJob,
+  bulkJobDecider,
+  bulkJobQueueDecider,
+  chunkToRun,
+  isLastRun,
+  knownJob,
+  KnownBulkJob,
+  nextChunk,
+} from '../domain/bulk-job.decider';
 import { BulkItemResult, BulkJobItemsAdded, bulkJobItemsOwner, bulkJobQueueStream, bulkJobStream } from '../domain/bulk-job.events';
 import { BulkItems, TOO_LARGE } from '../items/bulk-items';
 import { BULK_JOB_ITEMS, BulkJobItemView, doneKey } from '../projections/bulk-job-items/bulk-job-items.projection';
@@ -75,7 +84,7 @@ export class BulkJobRunner {
   /** Arms the next step of the job's partner's first open job (this job, once its turn has come). */
   async arm(jobId: string): Promise<void> {
     const job = await this.job(jobId);
-    if (job.status !== 'none') await this.armQueue(job.partnerId!);
+    if (job.status !== 'none') await this.armQueue(job.partnerId);
   }
 
   /**
@@ -85,7 +94,7 @@ export class BulkJobRunner {
    */
   async cancelled(jobId: string): Promise<void> {
     const job = await this.job(jobId);
-    if (job.status === 'completed') await this.leaveQueue(job.partnerId!, jobId);
+    if (job.status === 'completed') await this.leaveQueue(job.partnerId, jobId);
     await this.arm(jobId);
   }
 
@@ -100,7 +109,7 @@ export class BulkJobRunner {
     await this.cancelled(jobId);
   }
 
-  private async cancelForRevokedKey(jobId: string, partnerId: string): Promise<BulkJob> {
+  private async cancelForRevokedKey(jobId: string, partnerId: string): Promise<KnownBulkJob> {
     const { state } = await handleCommand(
       this.store,
       bulkJobStream(jobId),
@@ -109,13 +118,13 @@ export class BulkJobRunner {
       { now: this.clock.now(), metadata: SYSTEM },
     );
     this.logger.log(`bulk job ${jobId} cancelled: the API key that sent it was revoked`);
-    return state;
+    return knownJob(state);
   }
 
   /** Whether the API key that sent the job is revoked (a key that expired as planned leaves its jobs to run). */
-  private async keyRevoked(job: BulkJob): Promise<boolean> {
+  private async keyRevoked(job: KnownBulkJob): Promise<boolean> {
     if (job.keyId === null) return false;
-    const key = await this.views.findOne<PartnerApiKeyView>(PARTNER_API_KEYS, { partnerId: job.partnerId!, keyId: job.keyId });
+    const key = await this.views.findOne<PartnerApiKeyView>(PARTNER_API_KEYS, { partnerId: job.partnerId, keyId: job.keyId });
     return key !== null && key.revokedAt !== null;
   }
 
@@ -147,24 +156,26 @@ export class BulkJobRunner {
   /** Runs the job's next chunk whose results are not recorded, or completes it; nothing unless it is its partner's first open job. */
   async runChunk(jobId: string, step?: number | 'end'): Promise<void> {
     const context = () => ({ now: this.clock.now(), metadata: SYSTEM });
-    let job = await this.job(jobId);
-    if (job.status !== 'accepted' && job.status !== 'running') return;
-    const { state: queue } = await loadCachedAggregate(this.store, bulkJobQueueStream(job.partnerId!), bulkJobQueueDecider);
+    const loaded = await this.job(jobId);
+    if (loaded.status !== 'accepted' && loaded.status !== 'running') return;
+    let job: KnownBulkJob = loaded;
+    const { state: queue } = await loadCachedAggregate(this.store, bulkJobQueueStream(job.partnerId), bulkJobQueueDecider);
     if (queue.open[0] !== jobId) return;
     // An arming of a step done meanwhile (its id armed again while it ran, run once it ended): the
     // step after it was armed by its run, and must not run twice at once.
     if (step !== undefined && step !== stepOf(job)) return;
     // The key that sent it revoked (its cancellation missed, or not made yet): cancelled before anything more runs.
-    if (!job.cancelled && (await this.keyRevoked(job))) job = await this.cancelForRevokedKey(jobId, job.partnerId!);
+    if (!job.cancelled && (await this.keyRevoked(job))) job = await this.cancelForRevokedKey(jobId, job.partnerId);
     if (job.status === 'accepted' && !job.cancelled) {
       // Its turn: the earlier jobs' items are in the view, for the references done there.
       await this.progress.waitFor([BULK_JOB_ITEMS], await this.store.head());
-      job = (await handleCommand(this.store, bulkJobStream(jobId), bulkJobDecider, { type: 'StartBulkJob', data: { jobId } }, context()))
-        .state;
+      job = knownJob(
+        (await handleCommand(this.store, bulkJobStream(jobId), bulkJobDecider, { type: 'StartBulkJob', data: { jobId } }, context())).state,
+      );
     }
     // Cancelled (before its start, or while it ran): no chunk starts; it completes below.
     const chunk = chunkToRun(job);
-    if (job.status === 'completed') return this.armQueue(job.partnerId!);
+    if (job.status === 'completed') return this.armQueue(job.partnerId);
     if (chunk !== null) {
       let results: BulkItemResult[];
       try {
@@ -180,18 +191,20 @@ export class BulkJobRunner {
         ).catch(() => undefined);
         throw error;
       }
-      job = (
-        await handleCommand(
-          this.store,
-          bulkJobStream(jobId),
-          bulkJobDecider,
-          { type: 'RecordBulkChunk', data: { jobId, chunk, results } },
-          context(),
-        )
-      ).state;
+      job = knownJob(
+        (
+          await handleCommand(
+            this.store,
+            bulkJobStream(jobId),
+            bulkJobDecider,
+            { type: 'RecordBulkChunk', data: { jobId, chunk, results } },
+            context(),
+          )
+        ).state,
+      );
       if (chunkToRun(job) !== null) return this.arm(jobId);
     }
-    const partnerId = job.partnerId!;
+    const { partnerId } = job;
     await handleCommands(
       this.store,
       [
@@ -257,11 +270,10 @@ export class BulkJobRunner {
   }
 
   /** Runs a chunk's items, {@link ITEMS_AT_ONCE} at a time; an item whose reference an earlier job did is not run again. */
-  private async results(jobId: string, job: BulkJob, chunk: number, lastRun: boolean): Promise<BulkItemResult[]> {
+  private async results(jobId: string, job: KnownBulkJob, chunk: number, lastRun: boolean): Promise<BulkItemResult[]> {
     const { chunks, oversize } = await this.itemsOf(jobId);
     const items = chunks[chunk];
-    const partnerId = job.partnerId!;
-    const kind = job.kind!;
+    const { partnerId, kind } = job;
     const keys = items.map((item) => doneKey(partnerId, kind, String(item.reference)));
     const doneBefore = await this.doneBefore(jobId, job);
     const first = chunk * job.chunkSize;
@@ -309,10 +321,10 @@ export class BulkJobRunner {
    * their key: read once a process for the whole job (a query per chunk would also wait, each time,
    * for the chunk before's results to be written to the view).
    */
-  private async doneBefore(jobId: string, job: BulkJob): Promise<Map<string, BulkJobItemView>> {
+  private async doneBefore(jobId: string, job: KnownBulkJob): Promise<Map<string, BulkJobItemView>> {
     const kept = this.done.get(jobId);
     if (kept) return kept;
-    const keys = (await this.itemsOf(jobId)).chunks.flat().map((item) => doneKey(job.partnerId!, job.kind!, String(item.reference)));
+    const keys = (await this.itemsOf(jobId)).chunks.flat().map((item) => doneKey(job.partnerId, job.kind, String(item.reference)));
     const done = new Map<string, BulkJobItemView>();
     for (let from = 0; from < keys.length; from += DONE_LOOKUP) {
       const found = await this.views.find<BulkJobItemView>(BULK_JOB_ITEMS, { done: { $in: keys.slice(from, from + DONE_LOOKUP) } });

@@ -1,7 +1,8 @@
 import { fold } from '@deals/kernel';
 import {
   BULK_CHUNK_SIZE,
-  BulkJob,
+  KnownBulkJob,
+  knownJob,
   BulkJobCompletedAlready,
   chunkToRun,
   BulkJobCommand,
@@ -30,7 +31,7 @@ const result = (index: number, status: BulkItemResult['status'] = 'succeeded'): 
 });
 
 /** Decides the commands one after the other, as the stream would hold them. */
-function run(commands: BulkJobCommand[]): { events: BulkJobEvent[]; state: BulkJob } {
+function run(commands: BulkJobCommand[]): { events: BulkJobEvent[]; state: KnownBulkJob } {
   const events: BulkJobEvent[] = [];
   let state = bulkJobDecider.initialState();
   for (const command of commands) {
@@ -38,7 +39,7 @@ function run(commands: BulkJobCommand[]): { events: BulkJobEvent[]; state: BulkJ
     events.push(...decided);
     state = decided.reduce(bulkJobDecider.evolve, state);
   }
-  return { events, state };
+  return { events, state: knownJob(state) };
 }
 
 describe('the bulk job decider', () => {
@@ -132,9 +133,9 @@ describe('the bulk job decider', () => {
       data: { jobId: 'j', partnerId: 'p', chunk: 1, failedAt: now.toISOString() },
     });
     expect([isLastRun(failing.state, 0), isLastRun(failing.state, 1)]).toEqual([false, false]);
-    const last = bulkJobDecider.decide(fail(0), failing.state, now).reduce(bulkJobDecider.evolve, failing.state);
+    const last = knownJob(bulkJobDecider.decide(fail(0), failing.state, now).reduce(bulkJobDecider.evolve, failing.state));
     expect([isLastRun(last, 0), isLastRun(last, 1)]).toEqual([true, false]);
-    const recorded = bulkJobDecider.decide(record(0, [result(0)]), last, now).reduce(bulkJobDecider.evolve, last);
+    const recorded = knownJob(bulkJobDecider.decide(record(0, [result(0)]), last, now).reduce(bulkJobDecider.evolve, last));
     expect([...recorded.failedRuns]).toEqual([[1, 1]]);
     expect(bulkJobDecider.decide(fail(0), recorded, now)).toEqual([]);
   });

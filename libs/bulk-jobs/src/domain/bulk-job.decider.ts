@@ -75,19 +75,19 @@ export type RecordItemsErased = DomainCommand<'RecordItemsErased', { jobId: stri
 export type BulkJobCommand =
   AcceptBulkJob | StartBulkJob | RecordBulkChunk | RecordChunkFailure | CompleteBulkJob | CancelBulkJob | RecordItemsErased;
 
-export interface BulkJob {
-  status: 'none' | 'accepted' | 'running' | 'completed';
-  /** Cancelled by the partner: no chunk starts; completed (as cancelled) once none is under way. */
-  cancelled: boolean;
-  /** Cancelled while running: the chunk next at the cancel, whose results are recorded before the job completes. */
-  finishChunk: number | null;
-  itemsErased: boolean;
-  partnerId: string | null;
+/** A job's stream: none yet, or a job accepted, running, or completed. */
+export type BulkJob = { status: 'none' } | AcceptedJob | RunningJob | CompletedJob;
+export type KnownBulkJob = AcceptedJob | RunningJob | CompletedJob;
+
+interface JobRecord {
+  partnerId: string;
   /** The API key that sent it; null when not kept. */
   keyId: string | null;
-  kind: BulkJobKind | null;
+  kind: BulkJobKind;
   itemCount: number;
   chunkSize: number;
+  /** Cancelled by the partner: no chunk starts; completed (as cancelled) once none is under way. */
+  cancelled: boolean;
   /** Chunks whose results are recorded. */
   recorded: ReadonlySet<number>;
   /** Failed runs of each chunk whose results are not recorded. */
@@ -95,8 +95,35 @@ export interface BulkJob {
   counts: BulkItemCounts;
 }
 
+export interface AcceptedJob extends JobRecord {
+  status: 'accepted';
+}
+
+export interface RunningJob extends JobRecord {
+  status: 'running';
+  /** Cancelled while running: the chunk next at the cancel, whose results are recorded before the job completes (null: none). */
+  finishChunk: number | null;
+}
+
+export interface CompletedJob extends JobRecord {
+  status: 'completed';
+  itemsErased: boolean;
+}
+
 /** How many chunks a job of `itemCount` items has. */
-export const chunkCount = (job: Pick<BulkJob, 'itemCount' | 'chunkSize'>) => Math.ceil(job.itemCount / job.chunkSize);
+export const chunkCount = (job: Pick<JobRecord, 'itemCount' | 'chunkSize'>) => Math.ceil(job.itemCount / job.chunkSize);
+
+/** The job the stream holds; not found when it holds none. */
+export function knownJob(job: BulkJob): KnownBulkJob {
+  if (job.status === 'none') throw new NotFound('bulk job not found');
+  return job;
+}
+
+/** What a job holds whatever its status (a status's own fields left behind). */
+function recordOf(job: KnownBulkJob): JobRecord {
+  const { partnerId, keyId, kind, itemCount, chunkSize, cancelled, recorded, failedRuns, counts } = job;
+  return { partnerId, keyId, kind, itemCount, chunkSize, cancelled, recorded, failedRuns, counts };
+}
 
 /**
  * The chunk the job runs next: its next unrecorded one; cancelled, only the chunk that was next at
@@ -110,7 +137,7 @@ export function chunkToRun(job: BulkJob): number | null {
 }
 
 /** The first chunk whose results are not recorded; null when all are. */
-export function nextChunk(job: BulkJob): number | null {
+export function nextChunk(job: Pick<JobRecord, 'itemCount' | 'chunkSize' | 'recorded'>): number | null {
   for (let chunk = 0; chunk < chunkCount(job); chunk++) if (!job.recorded.has(chunk)) return chunk;
   return null;
 }
@@ -149,13 +176,13 @@ function itemsAdded(
   return parts;
 }
 
-function completed(job: BulkJob, jobId: string, at: string): BulkJobEvent {
-  const data = { jobId, partnerId: job.partnerId!, kind: job.kind!, counts: job.counts, completedAt: at };
+function completed(job: KnownBulkJob, jobId: string, at: string): BulkJobEvent {
+  const data = { jobId, partnerId: job.partnerId, kind: job.kind, counts: job.counts, completedAt: at };
   return { type: 'BulkJobCompleted', data: job.cancelled ? { ...data, cancelled: true } : data };
 }
 
 /** Whether the chunk's next run is its last: its items are then recorded whatever they meet. */
-export const isLastRun = (job: Pick<BulkJob, 'failedRuns'>, chunk: number) => (job.failedRuns.get(chunk) ?? 0) >= MAX_CHUNK_RUNS - 1;
+export const isLastRun = (job: Pick<JobRecord, 'failedRuns'>, chunk: number) => (job.failedRuns.get(chunk) ?? 0) >= MAX_CHUNK_RUNS - 1;
 
 /**
  * A bulk job: its items accepted (kept in chunks), each chunk's results recorded once, then
@@ -163,26 +190,13 @@ export const isLastRun = (job: Pick<BulkJob, 'failedRuns'>, chunk: number) => (j
  * refused: the first record stands.
  */
 export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
-  initialState: () => ({
-    status: 'none',
-    cancelled: false,
-    finishChunk: null,
-    itemsErased: false,
-    partnerId: null,
-    keyId: null,
-    kind: null,
-    itemCount: 0,
-    chunkSize: BULK_CHUNK_SIZE,
-    recorded: new Set(),
-    failedRuns: new Map(),
-    counts: noCounts(),
-  }),
-  decide(command, job, now) {
+  initialState: () => ({ status: 'none' }),
+  decide(command, state, now) {
     const at = now.toISOString();
     switch (command.type) {
       case 'AcceptBulkJob': {
         const { jobId, partnerId, kind, items, sizes, keyId } = command.data;
-        if (job.status !== 'none') return [];
+        if (state.status !== 'none') return [];
         if (sizes.length !== items.length) throw new RangeError(`bulk job ${jobId}: ${sizes.length} sizes for ${items.length} items`);
         const accepted = { jobId, partnerId, kind, itemCount: items.length, chunkSize: BULK_CHUNK_SIZE, acceptedAt: at };
         const events: BulkJobEvent[] = [{ type: 'BulkJobAccepted', data: keyId === undefined ? accepted : { ...accepted, keyId } }];
@@ -191,81 +205,71 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         return events;
       }
       case 'StartBulkJob': {
-        const { jobId } = command.data;
-        if (job.status === 'none') throw new NotFound('bulk job not found');
+        const job = knownJob(state);
         if (job.status !== 'accepted' || job.cancelled) return [];
-        return [{ type: 'BulkJobStarted', data: { jobId, partnerId: job.partnerId!, startedAt: at } }];
+        return [{ type: 'BulkJobStarted', data: { jobId: command.data.jobId, partnerId: job.partnerId, startedAt: at } }];
       }
       case 'RecordBulkChunk': {
         const { jobId, chunk, results } = command.data;
-        if (job.status === 'none') throw new NotFound('bulk job not found');
+        const job = knownJob(state);
         if (job.status === 'accepted') throw new Error(`bulk job ${jobId}: a chunk's results recorded before the job started`);
         if (job.status === 'completed' || job.recorded.has(chunk)) return [];
         if (!Number.isInteger(chunk) || chunk < 0 || chunk >= chunkCount(job))
           throw new RangeError(`bulk job ${jobId} has no chunk ${chunk}`);
-        return [
-          {
-            type: 'BulkJobChunkProcessed',
-            data: { jobId, partnerId: job.partnerId!, kind: job.kind!, chunk, results, processedAt: at },
-          },
-        ];
+        const { partnerId, kind } = job;
+        return [{ type: 'BulkJobChunkProcessed', data: { jobId, partnerId, kind, chunk, results, processedAt: at } }];
       }
       case 'RecordChunkFailure': {
         const { jobId, chunk } = command.data;
-        if (job.status === 'none') throw new NotFound('bulk job not found');
+        const job = knownJob(state);
         if (job.status !== 'running' || job.recorded.has(chunk)) return [];
-        return [{ type: 'BulkJobChunkFailed', data: { jobId, partnerId: job.partnerId!, chunk, failedAt: at } }];
+        return [{ type: 'BulkJobChunkFailed', data: { jobId, partnerId: job.partnerId, chunk, failedAt: at } }];
       }
       case 'CompleteBulkJob': {
         const { jobId } = command.data;
-        if (job.status === 'none') throw new NotFound('bulk job not found');
+        const job = knownJob(state);
         if (job.status === 'completed') return [];
         const pending = job.cancelled ? chunkToRun(job) : nextChunk(job);
         if (pending !== null) throw new Error(`bulk job ${jobId} is completed before its chunk ${pending} was run`);
         return [completed(job, jobId, at)];
       }
-      case 'CancelBulkJob': {
-        const { jobId, partnerId, reason } = command.data;
-        if (job.status === 'none' || job.partnerId !== partnerId) throw new NotFound('bulk job not found');
-        if (job.cancelled) return [];
-        if (job.status === 'completed') throw new BulkJobCompletedAlready(jobId);
-        const finishChunk = job.status === 'running' ? nextChunk(job) : null;
-        const cancelled: BulkJobEvent = {
-          type: 'BulkJobCancelled',
-          data: {
-            jobId,
-            partnerId,
-            cancelledAt: at,
-            ...(finishChunk === null ? {} : { finishChunk }),
-            ...(reason === undefined ? {} : { reason }),
-          },
-        };
-        // Not started: no chunk can be under way, so it completes now.
-        return job.status === 'accepted' ? [cancelled, completed({ ...job, cancelled: true }, jobId, at)] : [cancelled];
-      }
+      case 'CancelBulkJob':
+        return cancel(command, state, at);
       case 'RecordItemsErased': {
         const { jobId } = command.data;
-        if (job.status !== 'completed') throw new Error(`bulk job ${jobId}: its items erased before it completed`);
-        return job.itemsErased ? [] : [{ type: 'BulkJobItemsErased', data: { jobId, partnerId: job.partnerId!, erasedAt: at } }];
+        if (state.status !== 'completed') throw new Error(`bulk job ${jobId}: its items erased before it completed`);
+        return state.itemsErased ? [] : [{ type: 'BulkJobItemsErased', data: { jobId, partnerId: state.partnerId, erasedAt: at } }];
+      }
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a bulk job command of no known type');
       }
     }
   },
   evolve(job, event) {
+    if (event.type === 'BulkJobAccepted') {
+      const { partnerId, kind, itemCount, chunkSize } = event.data;
+      const keyId = event.data.keyId ?? null;
+      const record = {
+        partnerId,
+        keyId,
+        kind,
+        itemCount,
+        chunkSize,
+        cancelled: false,
+        recorded: new Set<number>(),
+        failedRuns: new Map(),
+        counts: noCounts(),
+      };
+      return { ...record, status: 'accepted' };
+    }
+    // Every other event follows the acceptance (one before it is none the decider wrote, and is ignored).
+    if (job.status === 'none') return job;
     switch (event.type) {
-      case 'BulkJobAccepted':
-        return {
-          ...job,
-          status: 'accepted',
-          partnerId: event.data.partnerId,
-          keyId: event.data.keyId ?? null,
-          kind: event.data.kind,
-          itemCount: event.data.itemCount,
-          chunkSize: event.data.chunkSize,
-        };
       case 'BulkJobItemsAdded':
         return job;
       case 'BulkJobStarted':
-        return { ...job, status: 'running' };
+        return { ...recordOf(job), status: 'running', finishChunk: null };
       case 'BulkJobChunkProcessed': {
         const counts = { ...job.counts };
         for (const result of event.data.results) counts[result.status]++;
@@ -278,14 +282,41 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         return { ...job, failedRuns: new Map(job.failedRuns).set(chunk, (job.failedRuns.get(chunk) ?? 0) + 1) };
       }
       case 'BulkJobCancelled':
-        return { ...job, cancelled: true, finishChunk: event.data.finishChunk ?? null };
+        return job.status === 'running'
+          ? { ...job, cancelled: true, finishChunk: event.data.finishChunk ?? null }
+          : { ...job, cancelled: true };
       case 'BulkJobCompleted':
-        return { ...job, status: 'completed' };
+        return { ...recordOf(job), status: 'completed', itemsErased: false };
       case 'BulkJobItemsErased':
-        return { ...job, itemsErased: true };
+        return job.status === 'completed' ? { ...job, itemsErased: true } : job;
+      default: {
+        const _unhandled: never = event;
+        return job;
+      }
     }
   },
 };
+
+/** The partner's cancel (or the service's, its key revoked): a job not started completes at once, a running one once its chunk under way is recorded. */
+function cancel({ data }: CancelBulkJob, state: BulkJob, at: string): BulkJobEvent[] {
+  const { jobId, partnerId, reason } = data;
+  if (state.status === 'none' || state.partnerId !== partnerId) throw new NotFound('bulk job not found');
+  if (state.cancelled) return [];
+  if (state.status === 'completed') throw new BulkJobCompletedAlready(jobId);
+  const finishChunk = state.status === 'running' ? nextChunk(state) : null;
+  const cancelled: BulkJobEvent = {
+    type: 'BulkJobCancelled',
+    data: {
+      jobId,
+      partnerId,
+      cancelledAt: at,
+      ...(finishChunk === null ? {} : { finishChunk }),
+      ...(reason === undefined ? {} : { reason }),
+    },
+  };
+  // Not started: no chunk can be under way, so it completes now.
+  return state.status === 'accepted' ? [cancelled, completed({ ...state, cancelled: true }, jobId, at)] : [cancelled];
+}
 
 export type QueueBulkJob = DomainCommand<'QueueBulkJob', { partnerId: string; jobId: string }>;
 export type DequeueBulkJob = DomainCommand<'DequeueBulkJob', { partnerId: string; jobId: string }>;
@@ -301,16 +332,29 @@ export const bulkJobQueueDecider: Decider<BulkJobQueue, BulkJobQueueCommand, Bul
   initialState: () => ({ open: [] }),
   decide(command, queue) {
     const { partnerId, jobId } = command.data;
-    if (command.type === 'QueueBulkJob') {
-      if (queue.open.includes(jobId)) return [];
-      if (queue.open.length >= MAX_OPEN_BULK_JOBS) throw new TooManyBulkJobs(partnerId);
-      return [{ type: 'BulkJobQueued', data: { partnerId, jobId } }];
+    switch (command.type) {
+      case 'QueueBulkJob':
+        if (queue.open.includes(jobId)) return [];
+        if (queue.open.length >= MAX_OPEN_BULK_JOBS) throw new TooManyBulkJobs(partnerId);
+        return [{ type: 'BulkJobQueued', data: { partnerId, jobId } }];
+      case 'DequeueBulkJob':
+        return queue.open.includes(jobId) ? [{ type: 'BulkJobLeftQueue', data: { partnerId, jobId } }] : [];
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a bulk job queue command of no known type');
+      }
     }
-    return queue.open.includes(jobId) ? [{ type: 'BulkJobLeftQueue', data: { partnerId, jobId } }] : [];
   },
   evolve(queue, event) {
-    return event.type === 'BulkJobQueued'
-      ? { open: [...queue.open, event.data.jobId] }
-      : { open: queue.open.filter((id) => id !== event.data.jobId) };
+    switch (event.type) {
+      case 'BulkJobQueued':
+        return { open: [...queue.open, event.data.jobId] };
+      case 'BulkJobLeftQueue':
+        return { open: queue.open.filter((id) => id !== event.data.jobId) };
+      default: {
+        const _unhandled: never = event;
+        return queue;
+      }
+    }
   },
 };

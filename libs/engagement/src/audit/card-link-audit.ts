@@ -48,7 +48,12 @@ export class CardLinkAudit {
         incentiveCents -= data.incentiveReversedCents;
         feeCents -= data.feeReversedCents;
       }
-      const linkState = event.type === 'CardLinkPlaceReturned' ? 'withdrawn' : event.type === 'CardLinkPlaceTaken' ? 'linked' : link.state;
+      const linkState =
+        event.type === 'CardLinkPlaceReturned'
+          ? 'withdrawn'
+          : event.type === 'CardLinkPlaceTaken' || link.status === 'unopened'
+            ? 'linked'
+            : link.status;
       return { ...attributedEvent(event), linkState, incentiveCents, feeCents };
     });
   }

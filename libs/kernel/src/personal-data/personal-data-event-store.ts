@@ -30,6 +30,8 @@ import {
   readTypes,
   ReadsTypes,
   snapshotsOf,
+  warmUp,
+  WarmsUp,
 } from '../ports/event-store.capabilities';
 import type { SnapshotStore } from '../ports/snapshot-store.port';
 import { NotFound } from '../errors';
@@ -77,7 +79,7 @@ export type ErasureEvents = ReadonlyMap<string, (data: Record<string, unknown>) 
  */
 export class PersonalDataEventStore
   extends EventStore
-  implements AtomicAcrossStreams, HoldsStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore
+  implements AtomicAcrossStreams, HoldsStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore, WarmsUp
 {
   readonly backend: string;
   /** Each user's key as last read, or its erasure. */
@@ -187,6 +189,10 @@ export class PersonalDataEventStore
 
   head(): Promise<LogPosition | null> {
     return this.inner.head();
+  }
+
+  warmUp(): void {
+    warmUp(this.inner);
   }
 
   ping(): Promise<void> {

@@ -49,6 +49,11 @@ export interface KeepsSnapshots {
   readonly snapshots: SnapshotStore | null;
 }
 
+/** A store with threads or connections its first append would start, which a serving process starts as it boots instead. */
+export interface WarmsUp {
+  warmUp(): void;
+}
+
 /** A store given an observer as it was opened, told of what it writes (and by the command engine, of its contention). */
 export interface ObservedStore {
   readonly observer: StoreObserver | null;
@@ -104,6 +109,11 @@ export const snapshotsOf = (store: EventStore): SnapshotStore | null => (store a
 
 /** The observer the store was given, if any. */
 export const observerOf = (store: EventStore): StoreObserver | null => (store as Partial<ObservedStore>).observer ?? null;
+
+/** Starts what the store's first append would start, where it has such a thing (the embedded log's write thread). */
+export function warmUp(store: EventStore): void {
+  if (has(store, 'warmUp')) (store as EventStore & WarmsUp).warmUp();
+}
 
 /** Appends events to one stream at its expected revision: `appendToStreams` with that one append. */
 export async function appendToStream(

@@ -16,7 +16,7 @@ import {
 import { addressKey } from '@deals/wire';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { emailIssues, INVITE_LIFETIME_MS, normalEmail, passwordIssues } from '../domain/member/member-rules';
-import { invitationIsLive, invitationRefusal, Member } from '../domain/member/member.decider';
+import { invitationIsLive, invitationRefusal, InvitedMember } from '../domain/member/member.decider';
 import { loadMember, memberIdFor, runOnMember } from './member-ids';
 import { newSecret, secretHash } from './site-secrets';
 
@@ -85,16 +85,16 @@ async function liveInvitation(
   address: string,
   now: Date,
   caller: Omit<CommandCaller, 'actor'>,
-): Promise<{ memberId: string; inviteHash: string; member: Member } | null> {
+): Promise<{ memberId: string; inviteHash: string; member: InvitedMember } | null> {
   const invitation = invitationOf(token);
   const member = invitation && (await loadMember(store, invitation.memberId));
   if (!invitation || !member || member.status === 'none') return null;
   const { memberId } = invitation;
   const inviteHash = secretHash(invitation.secret);
-  if (invitationRefusal(member, inviteHash, now) === null) return { memberId, inviteHash, member };
+  if (member.status === 'invited' && invitationRefusal(member, inviteHash, now) === null) return { memberId, inviteHash, member };
   await runOnMember(store, memberId, { type: 'PresentInvitation', data: { memberId, inviteHash, address } }, now, {
     ...caller,
-    partnerId: member.partnerId!,
+    partnerId: member.partnerId,
     actor: 'anonymous',
   });
   return null;
@@ -142,7 +142,7 @@ export class OpenInvitationHandler implements ICommandHandler<OpenInvitation> {
 
   async execute({ token, address, caller }: OpenInvitation) {
     const live = await liveInvitation(this.store, token, address, this.clock.now(), caller);
-    return live && { memberId: live.memberId, email: live.member.email! };
+    return live && { memberId: live.memberId, email: live.member.email };
   }
 }
 
@@ -178,15 +178,15 @@ export class SignUpMemberHandler implements ICommandHandler<SignUpMember> {
     const live = await liveInvitation(this.store, token, address, this.clock.now(), caller);
     if (!live) return { outcome: 'dead-link' };
     const { memberId, inviteHash, member } = live;
-    const issues = passwordIssues(password, confirmation, member.email!);
-    if (issues.length) return { outcome: 'invalid', email: member.email!, issues };
+    const issues = passwordIssues(password, confirmation, member.email);
+    if (issues.length) return { outcome: 'invalid', email: member.email, issues };
     const passwordHash = await this.hashing.run(addressKey(address), () => hashPassword(password));
     await runOnMember(this.store, memberId, { type: 'SignUpMember', data: { memberId, inviteHash, passwordHash } }, this.clock.now(), {
       ...caller,
-      partnerId: member.partnerId!,
+      partnerId: member.partnerId,
       actor: `member:${memberId}`,
     });
-    return { outcome: 'signed-up', memberId, partnerId: member.partnerId!, email: member.email! };
+    return { outcome: 'signed-up', memberId, partnerId: member.partnerId, email: member.email };
   }
 }
 

@@ -49,11 +49,12 @@ export class SignInMemberHandler implements ICommandHandler<SignInMember> {
     const member = await loadMember(this.store, memberId);
     // Someone unknown, or invited and not signed up, takes as long to refuse as anyone: the time tells nothing.
     const passwordMatches = await this.hashing.run(addressKey(address), async () =>
-      verifyPassword(password, member.passwordHash ?? (await (decoy ??= hashPassword(newSecret())))),
+      verifyPassword(password, member.status === 'active' ? member.passwordHash : await (decoy ??= hashPassword(newSecret()))),
     );
     if (member.status === 'none') return { signedIn: false, reason: 'unknown' };
     const now = this.clock.now();
-    const totpStep = passwordMatches && member.sealedTotpSecret ? await this.codeStep(memberId, member.sealedTotpSecret, code, now) : null;
+    const secret = member.status === 'active' ? member.sealedTotpSecret : null;
+    const totpStep = passwordMatches && secret ? await this.codeStep(memberId, secret, code, now) : null;
     const sessionId = newSecret();
     const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString();
     const { events } = await runOnMember(
@@ -62,11 +63,11 @@ export class SignInMemberHandler implements ICommandHandler<SignInMember> {
       { type: 'SignInMember', data: { memberId, sessionHash: secretHash(sessionId), expiresAt, address, passwordMatches, totpStep } },
       now,
       // A failed attempt is not the member's doing: it is recorded in their stream, by an anonymous actor.
-      { ...caller, partnerId: member.partnerId!, actor: passwordMatches ? `member:${memberId}` : 'anonymous' },
+      { ...caller, partnerId: member.partnerId, actor: passwordMatches ? `member:${memberId}` : 'anonymous' },
     );
     const failure = events.find((e): e is MemberSignInFailed => e.type === 'MemberSignInFailed');
     if (failure) return { signedIn: false, reason: failure.data.reason };
-    return { signedIn: true, memberId, partnerId: member.partnerId!, sessionId, expiresAt };
+    return { signedIn: true, memberId, partnerId: member.partnerId, sessionId, expiresAt };
   }
 
   private async codeStep(memberId: string, sealed: string, code: string, now: Date): Promise<number | null> {
@@ -124,7 +125,7 @@ export class EnrolMemberTotpHandler implements ICommandHandler<EnrolMemberTotp> 
     // Refused before the password is checked, so that this answer tells nothing of it.
     if (member.sealedTotpSecret !== null) throw totpSetUpAlready();
     const now = this.clock.now();
-    const passwordMatches = await this.hashing.run(addressKey(address), () => verifyPassword(password, member.passwordHash!));
+    const passwordMatches = await this.hashing.run(addressKey(address), () => verifyPassword(password, member.passwordHash));
     // The code is checked whatever the password: both failures take as long.
     const totpStep = await matchingStep(secret, code, now);
     const sealedSecret = seal(this.secrets.sealingKey, secret, totpContext(memberId));

@@ -3,12 +3,15 @@ import { CardEvent, CardStored } from './card.events';
 
 export type StoreCard = DomainCommand<'StoreCard', CardStored['data']>;
 
-export interface Card {
-  stored: boolean;
-  partnerId: string | null;
-  userId: string | null;
+/** A card's stream: none yet, or the card stored for a partner's user. */
+export type Card = { status: 'none' } | StoredCard;
+
+export interface StoredCard {
+  status: 'stored';
+  partnerId: string;
+  userId: string;
   /** The details a purchase is charged with: `MM/YYYY zip`. */
-  details: string | null;
+  details: string;
   /** Its expiry as a month count (year × 12 + month), to tell a reissue from an old form. */
   expiry: number;
 }
@@ -18,39 +21,41 @@ const detailsOf = (data: Details) => `${data.expMonth}/${data.expYear} ${data.zi
 const expiryOf = (data: Details) => data.expYear * 12 + data.expMonth;
 
 export const cardDecider: Decider<Card, StoreCard, CardEvent> = {
-  initialState: () => ({ stored: false, partnerId: null, userId: null, details: null, expiry: 0 }),
+  initialState: () => ({ status: 'none' }),
   decide(command, card) {
-    const { data } = command;
-    if (card.stored && (card.partnerId !== data.partnerId || card.userId !== data.userId)) {
-      throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'id', message: 'is already stored' }]);
-    }
-    if (!card.stored) return [{ type: 'CardStored', data }];
-    // The same card for the same user again (under the id its claim names): stored already. A
-    // later expiry (a reissued card), or a new zip code with the same expiry, replaces the details
-    // and the token; an earlier expiry is an old form or a stale retry, and changes nothing.
-    if (card.details === detailsOf(data) || expiryOf(data) < card.expiry) return [];
-    return [
-      {
-        type: 'CardRenewed',
-        data: {
-          cardId: data.cardId,
-          token: data.token,
-          expMonth: data.expMonth,
-          expYear: data.expYear,
-          zipCode: data.zipCode,
-          renewedAt: data.storedAt,
-        },
-      },
-    ];
-  },
-  evolve: (card, event) =>
-    event.type === 'CardStored'
-      ? {
-          stored: true,
-          partnerId: event.data.partnerId,
-          userId: event.data.userId,
-          details: detailsOf(event.data),
-          expiry: expiryOf(event.data),
+    switch (command.type) {
+      case 'StoreCard': {
+        const { data } = command;
+        if (card.status === 'none') return [{ type: 'CardStored', data }];
+        if (card.partnerId !== data.partnerId || card.userId !== data.userId) {
+          throw new ValidationFailed([{ type: 'invalid', resource: 'credit_card', field: 'id', message: 'is already stored' }]);
         }
-      : { ...card, details: detailsOf(event.data), expiry: expiryOf(event.data) },
+        // The same card for the same user again (under the id its claim names): stored already. A
+        // later expiry (a reissued card), or a new zip code with the same expiry, replaces the details
+        // and the token; an earlier expiry is an old form or a stale retry, and changes nothing.
+        if (card.details === detailsOf(data) || expiryOf(data) < card.expiry) return [];
+        const { cardId, token, expMonth, expYear, zipCode, storedAt } = data;
+        return [{ type: 'CardRenewed', data: { cardId, token, expMonth, expYear, zipCode, renewedAt: storedAt } }];
+      }
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a card command of no known type');
+      }
+    }
+  },
+  evolve(card, event) {
+    switch (event.type) {
+      case 'CardStored': {
+        const { partnerId, userId } = event.data;
+        return { status: 'stored', partnerId, userId, details: detailsOf(event.data), expiry: expiryOf(event.data) };
+      }
+      case 'CardRenewed':
+        // A renewal follows the card's storing (one before it is none the decider wrote, and is ignored).
+        return card.status === 'stored' ? { ...card, details: detailsOf(event.data), expiry: expiryOf(event.data) } : card;
+      default: {
+        const _unhandled: never = event;
+        return card;
+      }
+    }
+  },
 };

@@ -47,16 +47,19 @@ export interface PartnerKey {
   revokedAt: string | null;
 }
 
-export interface Partner {
-  registered: boolean;
-  /** The name it was registered with (null before registration). */
-  name: string | null;
-  role: PartnerRole | null;
+/** A partner's stream: empty, or its registration and what followed. */
+export type Partner = { status: 'unregistered' } | RegisteredPartner;
+
+export interface RegisteredPartner {
+  status: 'registered';
+  /** The name it was registered with. */
+  name: string;
+  role: PartnerRole;
   requestsPerMinute: number | null;
   /** Hours a redemption may be rolled back (null: the default). */
   rollbackWindowHours: number | null;
-  /** The v3 username (null before registration). */
-  username: string | null;
+  /** The v3 username. */
+  username: string;
   /** The v3 passwords' hashes, the current one first (as the accounts view keeps them). */
   passwords: PartnerPassword[];
   keys: Record<string, PartnerKey>;
@@ -113,18 +116,19 @@ function expiryAt(asked: string, now: Date, current: string | null, field: strin
 }
 
 /** The partner's key of this id: its own entries only (an id such as `constructor` names none). */
-const keyOf = (partner: Partner, keyId: string): PartnerKey | undefined =>
+const keyOf = (partner: RegisteredPartner, keyId: string): PartnerKey | undefined =>
   Object.hasOwn(partner.keys, keyId) ? partner.keys[keyId] : undefined;
 
-const workingKeys = (partner: Partner, now: Date) =>
+const workingKeys = (partner: RegisteredPartner, now: Date) =>
   Object.entries(partner.keys).filter(([, key]) => ['live', 'expiring'].includes(keyState(key, now)));
 
-function mustBeRegistered(partner: Partner) {
-  if (!partner.registered) throw new NotFound('partner not found');
+function registered(partner: Partner): RegisteredPartner {
+  if (partner.status !== 'registered') throw new NotFound('partner not found');
+  return partner;
 }
 
 /** `ending`: a key this decision ends at once, not counted against the limit. */
-function issued(partner: Partner, data: NewKey, name: string, now: Date, ending: string | null = null): PartnerApiKeyIssued {
+function issued(partner: RegisteredPartner, data: NewKey, name: string, now: Date, ending: string | null = null): PartnerApiKeyIssued {
   if (keyOf(partner, data.keyId)) throw invalidKey('id', 'is already taken');
   if (workingKeys(partner, now).filter(([keyId]) => keyId !== ending).length >= MAX_WORKING_KEYS)
     throw invalidKey('api_key', `the partner already holds ${MAX_WORKING_KEYS} working keys: revoke one first`);
@@ -133,7 +137,7 @@ function issued(partner: Partner, data: NewKey, name: string, now: Date, ending:
 }
 
 /** The key a rotation replaces: the one named, or the partner's one key without an expiry. */
-function keyToRotate(partner: Partner, oldKeyId: string | null, now: Date): [string, PartnerKey] | null {
+function keyToRotate(partner: RegisteredPartner, oldKeyId: string | null, now: Date): [string, PartnerKey] | null {
   if (oldKeyId !== null) {
     const key = keyOf(partner, oldKeyId);
     if (!key) throw new NotFound('api key not found');
@@ -147,7 +151,7 @@ function keyToRotate(partner: Partner, oldKeyId: string | null, now: Date): [str
 }
 
 function decideRegistration(command: RegisterPartner, partner: Partner, now: Date): PartnerEvent[] {
-  if (partner.registered)
+  if (partner.status === 'registered')
     throw new ValidationFailed([{ type: 'invalid', resource: 'partner', field: 'id', message: 'is already registered' }]);
   const issues: ValidationIssue[] = [];
   try {
@@ -168,116 +172,132 @@ function decideRegistration(command: RegisterPartner, partner: Partner, now: Dat
   return [{ type: 'PartnerRegistered', data: { ...command.data, issuedAt: now.toISOString() } }];
 }
 
-export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
-  initialState: () => ({
-    registered: false,
-    name: null,
-    role: null,
-    requestsPerMinute: null,
+function changeRateLimit({ data }: ChangePartnerRateLimit, partner: RegisteredPartner): PartnerEvent[] {
+  const issues = rateLimitIssue(data.requestsPerMinute);
+  if (issues.length) throw new ValidationFailed(issues);
+  return partner.requestsPerMinute === data.requestsPerMinute ? [] : [{ type: 'PartnerRateLimitChanged', data }];
+}
+
+function changeRollbackWindow({ data }: ChangePartnerRollbackWindow, partner: RegisteredPartner): PartnerEvent[] {
+  const { hours } = data;
+  if (hours !== null && !(Number.isSafeInteger(hours) && hours >= 0 && hours <= MAX_ROLLBACK_WINDOW_HOURS))
+    throw new ValidationFailed([
+      {
+        type: 'invalid',
+        resource: 'partner_settings',
+        field: 'redemption_rollback_window_hours',
+        message: `must be a whole number of hours from 0 to ${MAX_ROLLBACK_WINDOW_HOURS}, or null for the default`,
+      },
+    ]);
+  return partner.rollbackWindowHours === hours ? [] : [{ type: 'PartnerRollbackWindowChanged', data }];
+}
+
+function issueKey({ data }: IssuePartnerApiKey, partner: RegisteredPartner, now: Date): PartnerEvent[] {
+  const count = Object.keys(partner.keys).length + 1;
+  return [issued(partner, data, checkedName(data.name ?? `key ${count}`, 'api_key', MAX_KEY_NAME), now)];
+}
+
+function rotateKey({ data }: RotatePartnerApiKey, partner: RegisteredPartner, now: Date): PartnerEvent[] {
+  const old = keyToRotate(partner, data.oldKeyId, now);
+  const name = checkedName(data.name ?? old?.[1].name ?? 'key', 'api_key', MAX_KEY_NAME);
+  if (!old) return [issued(partner, data, name, now)];
+  const [oldKeyId, oldKey] = old;
+  const expiresAt = expiryAt(data.oldExpiresAt, now, oldKey.expiresAt, 'expire_old');
+  const ref = { partnerId: data.partnerId, keyId: oldKeyId, keyHash: oldKey.keyHash };
+  // Ending the old key at once is a revocation (a leaked key: the access tokens it issued end too).
+  if (Date.parse(expiresAt) <= now.getTime())
+    return [issued(partner, data, name, now, oldKeyId), { type: 'PartnerApiKeyRevoked', data: { ...ref, revokedAt: expiresAt } }];
+  // Otherwise the new key is counted with the old one still working: a rotation at the limit is refused, not half done.
+  return [issued(partner, data, name, now), { type: 'PartnerApiKeyExpirySet', data: { ...ref, expiresAt } }];
+}
+
+function revokeKey({ data }: RevokePartnerApiKey, partner: RegisteredPartner, now: Date): PartnerEvent[] {
+  const key = keyOf(partner, data.keyId);
+  if (!key) throw new NotFound('api key not found');
+  if (key.revokedAt !== null) return [];
+  return [
+    {
+      type: 'PartnerApiKeyRevoked',
+      data: { partnerId: data.partnerId, keyId: data.keyId, keyHash: key.keyHash, revokedAt: now.toISOString() },
+    },
+  ];
+}
+
+function renameKey({ data }: RenamePartnerApiKey, partner: RegisteredPartner): PartnerEvent[] {
+  const key = keyOf(partner, data.keyId);
+  if (!key) throw new NotFound('api key not found');
+  const name = checkedName(data.name, 'api_key', MAX_KEY_NAME);
+  return name === key.name
+    ? []
+    : [{ type: 'PartnerApiKeyRenamed', data: { partnerId: data.partnerId, keyId: data.keyId, keyHash: key.keyHash, name } }];
+}
+
+function rotatePassword({ data }: RotatePartnerPassword, now: Date): PartnerEvent[] {
+  const previousExpiresAt = expiryAt(data.previousExpiresAt, now, null, 'expire_old');
+  const { partnerId, passwordHash } = data;
+  return [{ type: 'PartnerPasswordRotated', data: { partnerId, passwordHash, issuedAt: now.toISOString(), previousExpiresAt } }];
+}
+
+/** The registered partner with the registration's name, role, credentials and first key. */
+function registeredBy({ data }: PartnerRegistered): RegisteredPartner {
+  const first: PartnerKey = {
+    keyHash: data.apiKeyHash,
+    prefix: data.apiKeyPrefix ?? null,
+    name: 'first key',
+    issuedAt: data.issuedAt ?? null,
+    expiresAt: null,
+    revokedAt: null,
+  };
+  return {
+    status: 'registered',
+    name: data.name,
+    role: data.role,
+    requestsPerMinute: data.requestsPerMinute ?? null,
     rollbackWindowHours: null,
-    username: null,
-    passwords: [],
-    keys: {},
-  }),
+    username: data.username,
+    passwords: [{ hash: data.passwordHash, expiresAt: null }],
+    keys: { [data.apiKeyId ?? INITIAL_KEY_ID]: first },
+  };
+}
+
+/** The partner with its key `keyId` changed; a key it does not hold (no event the decider wrote names one) leaves it as it was. */
+function withKey(partner: RegisteredPartner, keyId: string, changed: Partial<PartnerKey>): RegisteredPartner {
+  const key = keyOf(partner, keyId);
+  return key ? { ...partner, keys: { ...partner.keys, [keyId]: { ...key, ...changed } } } : partner;
+}
+
+export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
+  initialState: () => ({ status: 'unregistered' }),
   decide(command, partner, now) {
-    if (command.type === 'RegisterPartner') return decideRegistration(command, partner, now);
-    const { partnerId } = command.data;
-    mustBeRegistered(partner);
     switch (command.type) {
-      case 'ChangePartnerRateLimit': {
-        const issues = rateLimitIssue(command.data.requestsPerMinute);
-        if (issues.length) throw new ValidationFailed(issues);
-        return partner.requestsPerMinute === command.data.requestsPerMinute
-          ? []
-          : [{ type: 'PartnerRateLimitChanged', data: command.data }];
-      }
-      case 'ChangePartnerRollbackWindow': {
-        const { hours } = command.data;
-        if (hours !== null && !(Number.isSafeInteger(hours) && hours >= 0 && hours <= MAX_ROLLBACK_WINDOW_HOURS))
-          throw new ValidationFailed([
-            {
-              type: 'invalid',
-              resource: 'partner_settings',
-              field: 'redemption_rollback_window_hours',
-              message: `must be a whole number of hours from 0 to ${MAX_ROLLBACK_WINDOW_HOURS}, or null for the default`,
-            },
-          ]);
-        return partner.rollbackWindowHours === hours ? [] : [{ type: 'PartnerRollbackWindowChanged', data: command.data }];
-      }
-      case 'IssuePartnerApiKey': {
-        const count = Object.keys(partner.keys).length + 1;
-        return [issued(partner, command.data, checkedName(command.data.name ?? `key ${count}`, 'api_key', MAX_KEY_NAME), now)];
-      }
-      case 'RotatePartnerApiKey': {
-        const old = keyToRotate(partner, command.data.oldKeyId, now);
-        const name = checkedName(command.data.name ?? old?.[1].name ?? 'key', 'api_key', MAX_KEY_NAME);
-        if (!old) return [issued(partner, command.data, name, now)];
-        const [oldKeyId, oldKey] = old;
-        const expiresAt = expiryAt(command.data.oldExpiresAt, now, oldKey.expiresAt, 'expire_old');
-        const ref = { partnerId, keyId: oldKeyId, keyHash: oldKey.keyHash };
-        // Ending the old key at once is a revocation (a leaked key: the access tokens it issued end too).
-        if (Date.parse(expiresAt) <= now.getTime())
-          return [
-            issued(partner, command.data, name, now, oldKeyId),
-            { type: 'PartnerApiKeyRevoked', data: { ...ref, revokedAt: expiresAt } },
-          ];
-        // Otherwise the new key is counted with the old one still working: a rotation at the limit is refused, not half done.
-        return [issued(partner, command.data, name, now), { type: 'PartnerApiKeyExpirySet', data: { ...ref, expiresAt } }];
-      }
-      case 'RevokePartnerApiKey': {
-        const key = keyOf(partner, command.data.keyId);
-        if (!key) throw new NotFound('api key not found');
-        if (key.revokedAt !== null) return [];
-        return [
-          {
-            type: 'PartnerApiKeyRevoked',
-            data: { partnerId, keyId: command.data.keyId, keyHash: key.keyHash, revokedAt: now.toISOString() },
-          },
-        ];
-      }
-      case 'RenamePartnerApiKey': {
-        const key = keyOf(partner, command.data.keyId);
-        if (!key) throw new NotFound('api key not found');
-        const name = checkedName(command.data.name, 'api_key', MAX_KEY_NAME);
-        return name === key.name
-          ? []
-          : [{ type: 'PartnerApiKeyRenamed', data: { partnerId, keyId: command.data.keyId, keyHash: key.keyHash, name } }];
-      }
-      case 'RotatePartnerPassword': {
-        const previousExpiresAt = expiryAt(command.data.previousExpiresAt, now, null, 'expire_old');
-        return [
-          {
-            type: 'PartnerPasswordRotated',
-            data: { partnerId, passwordHash: command.data.passwordHash, issuedAt: now.toISOString(), previousExpiresAt },
-          },
-        ];
+      case 'RegisterPartner':
+        return decideRegistration(command, partner, now);
+      case 'ChangePartnerRateLimit':
+        return changeRateLimit(command, registered(partner));
+      case 'ChangePartnerRollbackWindow':
+        return changeRollbackWindow(command, registered(partner));
+      case 'IssuePartnerApiKey':
+        return issueKey(command, registered(partner), now);
+      case 'RotatePartnerApiKey':
+        return rotateKey(command, registered(partner), now);
+      case 'RevokePartnerApiKey':
+        return revokeKey(command, registered(partner), now);
+      case 'RenamePartnerApiKey':
+        return renameKey(command, registered(partner));
+      case 'RotatePartnerPassword':
+        registered(partner);
+        return rotatePassword(command, now);
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a partner command of no known type');
       }
     }
   },
   evolve(partner, event) {
+    if (event.type === 'PartnerRegistered') return registeredBy(event);
+    // Every other event follows the registration (one before it is none the decider wrote, and is ignored).
+    if (partner.status !== 'registered') return partner;
     switch (event.type) {
-      case 'PartnerRegistered': {
-        const { role, requestsPerMinute, apiKeyHash, apiKeyId, apiKeyPrefix } = event.data;
-        const first: PartnerKey = {
-          keyHash: apiKeyHash,
-          prefix: apiKeyPrefix ?? null,
-          name: 'first key',
-          issuedAt: event.data.issuedAt ?? null,
-          expiresAt: null,
-          revokedAt: null,
-        };
-        const keys = { [apiKeyId ?? INITIAL_KEY_ID]: first };
-        return {
-          ...partner,
-          registered: true,
-          name: event.data.name,
-          role,
-          requestsPerMinute: requestsPerMinute ?? null,
-          username: event.data.username,
-          passwords: [{ hash: event.data.passwordHash, expiresAt: null }],
-          keys,
-        };
-      }
       case 'PartnerRateLimitChanged':
         return { ...partner, requestsPerMinute: event.data.requestsPerMinute };
       case 'PartnerRollbackWindowChanged':
@@ -287,22 +307,18 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
         return { ...partner, keys: { ...partner.keys, [keyId]: { keyHash, prefix, name, issuedAt, expiresAt: null, revokedAt: null } } };
       }
       case 'PartnerApiKeyExpirySet':
+        return withKey(partner, event.data.keyId, { expiresAt: event.data.expiresAt });
       case 'PartnerApiKeyRevoked':
-      case 'PartnerApiKeyRenamed': {
-        const key = keyOf(partner, event.data.keyId);
-        // Events the decider wrote name a key it holds; anything else leaves the state as it was.
-        if (!key) return partner;
-        const changed =
-          event.type === 'PartnerApiKeyExpirySet'
-            ? { expiresAt: event.data.expiresAt }
-            : event.type === 'PartnerApiKeyRevoked'
-              ? { revokedAt: event.data.revokedAt }
-              : { name: event.data.name };
-        return { ...partner, keys: { ...partner.keys, [event.data.keyId]: { ...key, ...changed } } };
-      }
+        return withKey(partner, event.data.keyId, { revokedAt: event.data.revokedAt });
+      case 'PartnerApiKeyRenamed':
+        return withKey(partner, event.data.keyId, { name: event.data.name });
       case 'PartnerPasswordRotated': {
         const { passwordHash, issuedAt: rotatedAt, previousExpiresAt } = event.data;
         return { ...partner, passwords: passwordsAfterRotation(partner.passwords, { passwordHash, rotatedAt, previousExpiresAt }) };
+      }
+      default: {
+        const _unhandled: never = event;
+        return partner;
       }
     }
   },

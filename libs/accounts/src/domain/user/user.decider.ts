@@ -1,5 +1,5 @@
 import { Decider, DomainCommand, NotFound, UpdateFailed, ValidationFailed } from '@deals/kernel';
-import { DefaultCardChosen, erasedProfile, UserEvent, UserPersonalDataErased, UserProfile, UserRegistered } from './user.events';
+import { erasedProfile, UserEvent, UserPersonalDataErased, UserProfile, UserRegistered } from './user.events';
 
 export type RegisterUser = DomainCommand<'RegisterUser', UserRegistered['data']>;
 /**
@@ -23,120 +23,146 @@ export type EraseUserPersonalData = DomainCommand<
 export type AcknowledgeUserErasure = DomainCommand<'AcknowledgeUserErasure', { userId: string; partnerId: string }>;
 export type UserCommand = RegisterUser | UpdateUser | ChooseDefaultCard | EraseUserPersonalData | AcknowledgeUserErasure;
 
-export interface User {
-  registered: boolean;
-  partnerId: string | null;
-  profile: UserProfile | null;
+/** A user's stream: empty, or a registered user: active, deleted (its partner may restore it), or erased. */
+export type User = { status: 'unregistered' } | ActiveUser | ErasedUser;
+export type RegisteredUser = ActiveUser | ErasedUser;
+
+interface UserRecord {
+  partnerId: string;
+  profile: UserProfile;
   credits: number;
-  deleted: boolean;
   defaultCardId: string | null;
-  /** Its personal data erased (when, ISO 8601): deleted for good, its profile read as gone. */
-  erased: boolean;
-  erasedAt: string | null;
-  /** When its partner acknowledged the erasure. */
+}
+
+export interface ActiveUser extends UserRecord {
+  status: 'active' | 'deleted';
+}
+
+/** Its personal data erased: deleted for good, its profile read as gone. */
+export interface ErasedUser extends UserRecord {
+  status: 'erased';
+  erasedAt: string;
+  /** When its partner acknowledged the erasure (null: not yet). */
   erasureAcknowledgedAt: string | null;
 }
 
+/** The user's profile; null before it is registered. */
+export const profileOf = (user: User): UserProfile | null => (user.status === 'unregistered' ? null : user.profile);
+
+/** The user of `partnerId` (any partner's: null); not found for another partner's, or one never registered. */
+function ofPartner(user: User, partnerId: string | null): RegisteredUser {
+  if (user.status === 'unregistered' || (partnerId !== null && user.partnerId !== partnerId)) throw new NotFound('user not found');
+  return user;
+}
+
 /** A user of another partner does not exist for this one; an erased one is no one's. */
-function owned(user: User, partnerId: string): UserProfile {
-  if (!user.registered || user.partnerId !== partnerId) throw new NotFound('user not found');
-  if (user.erased) throw new NotFound('user not found: their personal data was erased');
-  return user.profile!;
+function owned(user: User, partnerId: string): ActiveUser {
+  const found = ofPartner(user, partnerId);
+  if (found.status === 'erased') throw new NotFound('user not found: their personal data was erased');
+  return found;
+}
+
+const deletedRefused = () =>
+  new ValidationFailed([
+    { type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' },
+  ]);
+
+function update({ data }: UpdateUser, user: User): UserEvent[] {
+  const { userId, partnerId, changes, deleted, passwordHash, refuseOtherToken } = data;
+  const { profile, status } = owned(user, partnerId);
+  if (refuseOtherToken && changes.token !== undefined && profile.token !== null && changes.token !== profile.token) {
+    throw new UpdateFailed('the user has a different token; add overwrite_token=true to replace it');
+  }
+  // Deleting a deleted user again, and nothing else, changes nothing.
+  if (status === 'deleted' && deleted === true && Object.keys(changes).length === 0 && !passwordHash) return [];
+  if (status === 'deleted' && deleted !== false) throw deletedRefused();
+  const events: UserEvent[] = [];
+  if (status === 'deleted' && deleted === false) events.push({ type: 'UserRestored', data: { userId } });
+  const changed = Object.fromEntries(
+    Object.entries(changes).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify((profile as unknown as Record<string, unknown>)[k])),
+  );
+  if (Object.keys(changed).length) events.push({ type: 'UserProfileChanged', data: { userId, changes: changed } });
+  if (passwordHash) events.push({ type: 'UserPasswordSet', data: { userId, passwordHash } });
+  if (status === 'active' && deleted === true) events.push({ type: 'UserDeleted', data: { userId } });
+  return events;
+}
+
+function chooseDefaultCard({ data }: ChooseDefaultCard, user: User): UserEvent[] {
+  const { userId, partnerId, cardId, onlyIfNone } = data;
+  const { status, defaultCardId } = owned(user, partnerId);
+  if (status === 'deleted') throw deletedRefused();
+  if (defaultCardId === cardId || (onlyIfNone && defaultCardId !== null)) return [];
+  return [{ type: 'DefaultCardChosen', data: { userId, cardId } }];
+}
+
+function erase({ data }: EraseUserPersonalData, user: User, now: Date): UserEvent[] {
+  const { userId, partnerId, by } = data;
+  const found = ofPartner(user, partnerId);
+  if (found.status === 'erased') return [];
+  return [{ type: 'UserPersonalDataErased', data: { userId, partnerId: found.partnerId, by, erasedAt: now.toISOString() } }];
+}
+
+function acknowledgeErasure({ data }: AcknowledgeUserErasure, user: User, now: Date): UserEvent[] {
+  const { userId, partnerId } = data;
+  const found = ofPartner(user, partnerId);
+  if (found.status !== 'erased') throw new NotFound('user has no erasure to acknowledge');
+  if (found.erasureAcknowledgedAt) return [];
+  return [{ type: 'UserErasureAcknowledged', data: { userId, partnerId, acknowledgedAt: now.toISOString() } }];
 }
 
 export const userDecider: Decider<User, UserCommand, UserEvent> = {
-  initialState: () => ({
-    registered: false,
-    partnerId: null,
-    profile: null,
-    credits: 0,
-    deleted: false,
-    defaultCardId: null,
-    erased: false,
-    erasedAt: null,
-    erasureAcknowledgedAt: null,
-  }),
+  initialState: () => ({ status: 'unregistered' }),
 
   decide(command, user, now) {
     switch (command.type) {
       case 'RegisterUser':
-        if (user.registered)
+        if (user.status !== 'unregistered')
           throw new ValidationFailed([{ type: 'invalid', resource: 'user', field: 'id', message: 'is already registered' }]);
         return [{ type: 'UserRegistered', data: command.data }];
-      case 'UpdateUser': {
-        const { userId, partnerId, changes, deleted, passwordHash, refuseOtherToken } = command.data;
-        const profile = owned(user, partnerId);
-        if (refuseOtherToken && changes.token !== undefined && profile.token !== null && changes.token !== profile.token) {
-          throw new UpdateFailed('the user has a different token; add overwrite_token=true to replace it');
-        }
-        // Deleting a deleted user again, and nothing else, changes nothing.
-        if (user.deleted && deleted === true && Object.keys(changes).length === 0 && !passwordHash) return [];
-        if (user.deleted && deleted !== false) {
-          throw new ValidationFailed([
-            { type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' },
-          ]);
-        }
-        const events: UserEvent[] = [];
-        if (user.deleted && deleted === false) events.push({ type: 'UserRestored', data: { userId } });
-        const changed = Object.fromEntries(
-          Object.entries(changes).filter(
-            ([k, v]) => JSON.stringify(v) !== JSON.stringify((profile as unknown as Record<string, unknown>)[k]),
-          ),
-        );
-        if (Object.keys(changed).length) events.push({ type: 'UserProfileChanged', data: { userId, changes: changed } });
-        if (passwordHash) events.push({ type: 'UserPasswordSet', data: { userId, passwordHash } });
-        if (!user.deleted && deleted === true) events.push({ type: 'UserDeleted', data: { userId } });
-        return events;
-      }
-      case 'ChooseDefaultCard': {
-        const { userId, partnerId, cardId, onlyIfNone } = command.data;
-        owned(user, partnerId);
-        if (user.deleted)
-          throw new ValidationFailed([
-            { type: 'invalid', resource: 'user', field: 'is_deleted', message: 'the user is deleted: only is_deleted=false restores it' },
-          ]);
-        if (user.defaultCardId === cardId || (onlyIfNone && user.defaultCardId !== null)) return [];
-        const event: DefaultCardChosen = { type: 'DefaultCardChosen', data: { userId, cardId } };
-        return [event];
-      }
-      case 'EraseUserPersonalData': {
-        const { userId, partnerId, by } = command.data;
-        if (!user.registered || (partnerId !== null && user.partnerId !== partnerId)) throw new NotFound('user not found');
-        if (user.erased) return [];
-        const event: UserPersonalDataErased = {
-          type: 'UserPersonalDataErased',
-          data: { userId, partnerId: user.partnerId!, by, erasedAt: now.toISOString() },
-        };
-        return [event];
-      }
-      case 'AcknowledgeUserErasure': {
-        const { userId, partnerId } = command.data;
-        if (!user.registered || user.partnerId !== partnerId) throw new NotFound('user not found');
-        if (!user.erased) throw new NotFound('user has no erasure to acknowledge');
-        if (user.erasureAcknowledgedAt) return [];
-        return [{ type: 'UserErasureAcknowledged', data: { userId, partnerId, acknowledgedAt: now.toISOString() } }];
+      case 'UpdateUser':
+        return update(command, user);
+      case 'ChooseDefaultCard':
+        return chooseDefaultCard(command, user);
+      case 'EraseUserPersonalData':
+        return erase(command, user, now);
+      case 'AcknowledgeUserErasure':
+        return acknowledgeErasure(command, user, now);
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a user command of no known type');
       }
     }
   },
 
   evolve(user, event) {
+    if (event.type === 'UserRegistered') {
+      const { partnerId, profile, credits } = event.data;
+      return { status: 'active', partnerId, profile, credits, defaultCardId: null };
+    }
+    // Every other event follows the registration (one before it is none the decider wrote, and is ignored).
+    if (user.status === 'unregistered') return user;
     switch (event.type) {
-      case 'UserRegistered':
-        return { ...user, registered: true, partnerId: event.data.partnerId, profile: event.data.profile, credits: event.data.credits };
       case 'UserProfileChanged':
-        return { ...user, profile: { ...user.profile!, ...event.data.changes } };
+        return { ...user, profile: { ...user.profile, ...event.data.changes } };
       case 'UserPasswordSet':
         return user;
       case 'UserDeleted':
-        return { ...user, deleted: true };
+        return user.status === 'active' ? { ...user, status: 'deleted' } : user;
       case 'UserRestored':
-        return { ...user, deleted: false };
+        return user.status === 'deleted' ? { ...user, status: 'active' } : user;
       case 'DefaultCardChosen':
         return { ...user, defaultCardId: event.data.cardId };
       case 'UserErasureAcknowledged':
-        return { ...user, erasureAcknowledgedAt: event.data.acknowledgedAt };
-      case 'UserPersonalDataErased':
-        return { ...user, erased: true, erasedAt: event.data.erasedAt, deleted: true, profile: erasedProfile(user.profile) };
+        return user.status === 'erased' ? { ...user, erasureAcknowledgedAt: event.data.acknowledgedAt } : user;
+      case 'UserPersonalDataErased': {
+        const { partnerId, credits, defaultCardId } = user;
+        const profile = erasedProfile(user.profile);
+        return { status: 'erased', partnerId, profile, credits, defaultCardId, erasedAt: event.data.erasedAt, erasureAcknowledgedAt: null };
+      }
+      default: {
+        const _unhandled: never = event;
+        return user;
+      }
     }
   },
 };

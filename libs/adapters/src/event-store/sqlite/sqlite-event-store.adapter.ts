@@ -16,6 +16,7 @@ import {
   SubscribeOptions,
   TypesPage,
   TypesRead,
+  WarmsUp,
 } from '@deals/kernel';
 import Database from 'better-sqlite3';
 import { openDurableDatabase } from '../../sqlite/open-durable-database';
@@ -30,8 +31,6 @@ export { SQLITE_POSITION_WIDTH } from './sqlite-event-log.reads';
 export interface SqliteEventStoreOptions {
   /** Told of every append acknowledged and every group committed. */
   observer?: StoreObserver | null;
-  /** Starts the write thread as the store opens (a serving process), not on the first append. */
-  warm?: boolean;
 }
 
 /**
@@ -44,7 +43,10 @@ export interface SqliteEventStoreOptions {
  * connection and see an append once it is acknowledged. Several processes (server and CLI) may
  * share the file; subscriptions see the other's appends within a poll (see `SqliteLogFeed`).
  */
-export class SqliteEventStore extends EventStore implements AtomicAcrossStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore {
+export class SqliteEventStore
+  extends EventStore
+  implements AtomicAcrossStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore, WarmsUp
+{
   readonly backend = 'sqlite';
   readonly atomicAcrossStreams = true;
   /** Where snapshots of long streams are kept beside this log (set by whoever opens it). */
@@ -69,7 +71,6 @@ export class SqliteEventStore extends EventStore implements AtomicAcrossStreams,
     this.feed = new SqliteLogFeed(this.reads);
     this.appends = new SqliteLogAppends(file, this.reads, this.feed, (appends, seconds) => this.observer?.committed(appends, seconds));
     this.writer = this.appends.writer;
-    if (options.warm) this.writer.prestart();
   }
 
   /** One append alone goes as the write thread's program for one; several as one program, all or none. */
@@ -112,6 +113,11 @@ export class SqliteEventStore extends EventStore implements AtomicAcrossStreams,
   async head(): Promise<LogPosition | null> {
     const head = this.reads.headNumber();
     return head === null ? null : sqlitePosition(head);
+  }
+
+  /** Starts the write thread now (a serving process, as it boots), not on the first append. */
+  warmUp(): void {
+    this.writer.prestart();
   }
 
   async ping(): Promise<void> {

@@ -49,24 +49,34 @@ interface RecordedTransaction {
   refundedAmount: number;
 }
 
-export interface CardLink {
-  opened: boolean;
-  partnerId: string | null;
-  userId: string | null;
-  dealId: string | null;
-  terms: CardLinkTerms | null;
-  linkedAt: string | null;
-  state: 'linked' | 'unlinked' | 'fulfilled';
-  /** Why and by which transaction it was fulfilled, and the state it left (null: not fulfilled). */
-  fulfilment: {
-    reason: 'max_redemption' | 'num_qualifying';
-    transactionReference: string | null;
-    before: 'linked' | 'unlinked';
-  } | null;
+/** A link's stream: not opened yet, or an opened link, linked ⇄ unlinked, or fulfilled for good. */
+export type CardLink = { status: 'unopened' } | MovableLink | FulfilledLink;
+export type OpenedLink = MovableLink | FulfilledLink;
+
+interface LinkRecord {
+  partnerId: string;
+  userId: string;
+  dealId: string;
+  terms: CardLinkTerms;
+  linkedAt: string;
   /** Qualifying transactions so far, and the incentive they earned, cents. */
   qualifying: number;
   earned: number;
   transactions: ImmutableMap<string, RecordedTransaction>;
+}
+
+export interface MovableLink extends LinkRecord {
+  status: 'linked' | 'unlinked';
+}
+
+export interface FulfilledLink extends LinkRecord {
+  status: 'fulfilled';
+  /** Why and by which transaction it was fulfilled, and the state it left. */
+  fulfilment: {
+    reason: 'max_redemption' | 'num_qualifying';
+    transactionReference: string | null;
+    before: 'linked' | 'unlinked';
+  };
 }
 
 /** Thrown when the link's stream was never opened (its place exists: the handler opens it and tries again). */
@@ -76,8 +86,8 @@ const refuse = (field: string, message: string, resource = 'card_link') =>
   new ValidationFailed([{ type: 'invalid', resource, field, message }]);
 
 /** The link an actor may act on; not found for another partner, or another user's token. */
-function owned(link: CardLink, actor: Actor): CardLink {
-  if (!link.opened) throw new CardLinkNotOpened('card link not found');
+function owned(link: CardLink, actor: Actor): OpenedLink {
+  if (link.status === 'unopened') throw new CardLinkNotOpened('card link not found');
   if (link.partnerId !== actor.partnerId || (actor.userId !== undefined && link.userId !== actor.userId))
     throw new NotFound('card link not found');
   return link;
@@ -93,86 +103,40 @@ const FUTURE_LEEWAY_MS = 24 * 3_600_000;
  * nothing; with other facts it is refused).
  */
 export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> = {
-  initialState: () => ({
-    opened: false,
-    partnerId: null,
-    userId: null,
-    dealId: null,
-    terms: null,
-    linkedAt: null,
-    state: 'linked',
-    fulfilment: null,
-    qualifying: 0,
-    earned: 0,
-    transactions: ImmutableMap<string, RecordedTransaction>(),
-  }),
+  initialState: () => ({ status: 'unopened' }),
   decide(command, link, now) {
     switch (command.type) {
       case 'EnsureCardLinked': {
         const { at, ...creation } = command.data;
-        if (!link.opened) return [{ type: 'CardLinkOpened', data: creation }];
-        return link.state === 'unlinked' ? [{ type: 'CardRelinked', data: { cardLinkId: creation.cardLinkId, at } }] : [];
+        if (link.status === 'unopened') return [{ type: 'CardLinkOpened', data: creation }];
+        return link.status === 'unlinked' ? [{ type: 'CardRelinked', data: { cardLinkId: creation.cardLinkId, at } }] : [];
       }
       case 'UnlinkCard':
-      case 'RelinkCard': {
-        const { cardLinkId } = command.data;
-        const { state } = owned(link, command.data);
-        if (state === 'fulfilled') throw refuse('state', 'is fulfilled: a fulfilled card link is neither linked nor unlinked again');
-        const wanted = command.type === 'UnlinkCard' ? 'unlinked' : 'linked';
-        if (state === wanted) return [];
-        const at = now.toISOString();
-        return [
-          command.type === 'UnlinkCard'
-            ? { type: 'CardUnlinked', data: { cardLinkId, at } }
-            : { type: 'CardRelinked', data: { cardLinkId, at } },
-        ];
-      }
-      case 'RedeemCardLink': {
-        const { cardLinkId, transactionReference, transactionAmount, transactionDate, transactionAt, maxRedemption, clockSkewMs } =
-          command.data;
-        owned(link, command.data);
-        const known = link.transactions.get(transactionReference);
-        // A redemption of a transaction reported authorised is its clearing.
-        if (known?.phase === 'authorised') return decidePhase({ ...command.data, phase: 'cleared' }, link, now);
-        if (known) {
-          if (known.amount === transactionAmount && known.at === transactionAt && known.maxRedemption === maxRedemption) return [];
-          throw refuse('transaction_reference', 'was already recorded on this card link with another amount, date or max_redemption');
-        }
-        if (link.state !== 'linked') throw refuse('state', `is ${link.state}: only a linked card link is redeemed`);
-        checkDate(link, transactionDate, transactionAt, clockSkewMs, now);
-        const outcome = redemptionOutcome(link.terms!, link, transactionAmount, maxRedemption);
-        const redeemedAt = now.toISOString();
-        const events: CardLinkEvent[] = [
-          {
-            type: 'CardLinkRedeemed',
-            data: {
-              ...factsOf(link, command.data),
-              maxRedemption,
-              qualifies: outcome.qualifies,
-              incentiveCents: outcome.incentiveCents,
-              feeCents: outcome.feeCents,
-              redeemedAt,
-            },
-          },
-        ];
-        if (outcome.fulfils)
-          events.push({ type: 'CardLinkFulfilled', data: { cardLinkId, reason: outcome.fulfils, at: redeemedAt, transactionReference } });
-        return events;
-      }
+        return move(command.data, owned(link, command.data), 'unlinked', now);
+      case 'RelinkCard':
+        return move(command.data, owned(link, command.data), 'linked', now);
+      case 'RedeemCardLink':
+        return redeem(command.data, owned(link, command.data), now);
       case 'ReportCardTransaction':
         return decidePhase(command.data, owned(link, command.data), now);
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a card link command of no known type');
+      }
     }
   },
   evolve(link, event) {
+    if (event.type === 'CardLinkOpened') {
+      const { partnerId, userId, dealId, terms, linkedAt } = event.data;
+      return { status: 'linked', partnerId, userId, dealId, terms, linkedAt, qualifying: 0, earned: 0, transactions: ImmutableMap() };
+    }
+    // Every other event follows the opening (one before it is none the decider wrote, and is ignored).
+    if (link.status === 'unopened') return link;
     switch (event.type) {
-      case 'CardLinkOpened': {
-        const { partnerId, userId, dealId, terms, linkedAt } = event.data;
-        return { ...link, opened: true, partnerId, userId, dealId, terms, linkedAt, state: 'linked' };
-      }
       case 'CardUnlinked':
-        return { ...link, state: 'unlinked' };
+        return { ...record(link), status: 'unlinked' };
       case 'CardRelinked':
-        return { ...link, state: 'linked' };
+        return { ...record(link), status: 'linked' };
       case 'CardLinkRedeemed':
       case 'CardTransactionCleared': {
         const { transactionReference, transactionAmount, transactionAt, maxRedemption, qualifies, incentiveCents, feeCents } = event.data;
@@ -221,29 +185,71 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
         };
       }
       case 'CardLinkFulfilled': {
-        const before = link.state === 'fulfilled' ? 'linked' : link.state;
+        const before = link.status === 'fulfilled' ? 'linked' : link.status;
         const fulfilment = { reason: event.data.reason, transactionReference: event.data.transactionReference ?? null, before };
-        return { ...link, state: 'fulfilled', fulfilment };
+        return { ...record(link), status: 'fulfilled', fulfilment };
       }
       case 'CardLinkFulfilmentReversed':
-        return { ...link, state: event.data.state, fulfilment: null };
+        return { ...record(link), status: event.data.state };
+      default: {
+        const _unhandled: never = event;
+        return link;
+      }
     }
   },
 };
 
+/** What an opened link holds whatever its status (a status's own fields left behind). */
+function record(link: OpenedLink): LinkRecord {
+  if (link.status !== 'fulfilled') return link;
+  const { status: _status, fulfilment: _fulfilment, ...rest } = link;
+  return rest;
+}
+
+/** Unlinks or relinks a link: a fulfilled one stays as it is, and one already so changes nothing. */
+function move({ cardLinkId }: Actor, link: OpenedLink, wanted: MovableLink['status'], now: Date): CardLinkEvent[] {
+  if (link.status === 'fulfilled') throw refuse('state', 'is fulfilled: a fulfilled card link is neither linked nor unlinked again');
+  if (link.status === wanted) return [];
+  const at = now.toISOString();
+  return [wanted === 'unlinked' ? { type: 'CardUnlinked', data: { cardLinkId, at } } : { type: 'CardRelinked', data: { cardLinkId, at } }];
+}
+
+/** A redemption: a transaction cleared at once, on a linked link (or the clearing of one authorised before). */
+function redeem(command: RedeemCardLink['data'], link: OpenedLink, now: Date): CardLinkEvent[] {
+  const { cardLinkId, transactionReference, transactionAmount, transactionDate, transactionAt, maxRedemption, clockSkewMs } = command;
+  const known = link.transactions.get(transactionReference);
+  // A redemption of a transaction reported authorised is its clearing.
+  if (known?.phase === 'authorised') return decidePhase({ ...command, phase: 'cleared' }, link, now);
+  if (known) {
+    if (known.amount === transactionAmount && known.at === transactionAt && known.maxRedemption === maxRedemption) return [];
+    throw refuse('transaction_reference', 'was already recorded on this card link with another amount, date or max_redemption');
+  }
+  if (link.status !== 'linked') throw refuse('state', `is ${link.status}: only a linked card link is redeemed`);
+  checkDate(link, transactionDate, transactionAt, clockSkewMs, now);
+  const outcome = redemptionOutcome(link.terms, link, transactionAmount, maxRedemption);
+  const redeemedAt = now.toISOString();
+  const { qualifies, incentiveCents, feeCents } = outcome;
+  const events: CardLinkEvent[] = [
+    { type: 'CardLinkRedeemed', data: { ...factsOf(link, command), maxRedemption, qualifies, incentiveCents, feeCents, redeemedAt } },
+  ];
+  if (outcome.fulfils)
+    events.push({ type: 'CardLinkFulfilled', data: { cardLinkId, reason: outcome.fulfils, at: redeemedAt, transactionReference } });
+  return events;
+}
+
 /** A transaction's date: not before the link (within the partners' clock skew), not in the future. */
-function checkDate(link: CardLink, transactionDate: string, transactionAt: string, clockSkewMs: number, now: Date): void {
+function checkDate(link: OpenedLink, transactionDate: string, transactionAt: string, clockSkewMs: number, now: Date): void {
   const at = Date.parse(transactionAt);
   // The date covers its whole last digit (a second without a fraction): any of it within the skew counts.
   const through = at + (xmlDateTimeSpanMs(transactionDate) ?? 1);
-  if (through <= Date.parse(link.linkedAt!) - clockSkewMs)
+  if (through <= Date.parse(link.linkedAt) - clockSkewMs)
     throw refuse('transaction_date', `is before the card was linked (${link.linkedAt})`);
   if (at > now.getTime() + FUTURE_LEEWAY_MS) throw refuse('transaction_date', 'is in the future');
 }
 
 /** What a record of one of the link's transactions names: the link's own facts and the partner's report. */
 function factsOf(
-  link: CardLink,
+  link: OpenedLink,
   report: Pick<
     CardTransactionFacts,
     'cardLinkId' | 'transactionReference' | 'transactionAmount' | 'transactionDate' | 'transactionAt' | 'merchant'
@@ -252,9 +258,9 @@ function factsOf(
   const { cardLinkId, transactionReference, transactionAmount, transactionDate, transactionAt, merchant } = report;
   return {
     cardLinkId,
-    dealId: link.dealId!,
-    partnerId: link.partnerId!,
-    userId: link.userId!,
+    dealId: link.dealId,
+    partnerId: link.partnerId,
+    userId: link.userId,
     transactionReference,
     transactionAmount,
     transactionDate,
@@ -276,7 +282,7 @@ const PHASE_ORDER: Record<CardTransactionPhase, number> = { authorised: 0, clear
  * changes nothing, with another is refused; a phase reported after a later one (networks deliver
  * out of order) changes nothing.
  */
-function decidePhase(command: ReportCardTransaction['data'], link: CardLink, now: Date): CardLinkEvent[] {
+function decidePhase(command: ReportCardTransaction['data'], link: OpenedLink, now: Date): CardLinkEvent[] {
   const { cardLinkId, phase, transactionReference, transactionAmount, transactionDate, transactionAt, maxRedemption, clockSkewMs } =
     command;
   const known = link.transactions.get(transactionReference);
@@ -290,15 +296,15 @@ function decidePhase(command: ReportCardTransaction['data'], link: CardLink, now
   }
   switch (phase) {
     case 'authorised':
-      if (link.state !== 'linked') throw refuse('state', `is ${link.state}: only a linked card link takes new transactions`);
+      if (link.status !== 'linked') throw refuse('state', `is ${link.status}: only a linked card link takes new transactions`);
       checkDate(link, transactionDate, transactionAt, clockSkewMs, now);
       return [{ type: 'CardTransactionAuthorised', data: { ...facts, authorisedAt: at } }];
     case 'cleared': {
       if (!known) {
-        if (link.state !== 'linked') throw refuse('state', `is ${link.state}: only a linked card link takes new transactions`);
+        if (link.status !== 'linked') throw refuse('state', `is ${link.status}: only a linked card link takes new transactions`);
         checkDate(link, transactionDate, transactionAt, clockSkewMs, now);
       }
-      const outcome = redemptionOutcome(link.terms!, link, transactionAmount, maxRedemption);
+      const outcome = redemptionOutcome(link.terms, link, transactionAmount, maxRedemption);
       const events: CardLinkEvent[] = [
         {
           type: 'CardTransactionCleared',
@@ -312,7 +318,7 @@ function decidePhase(command: ReportCardTransaction['data'], link: CardLink, now
           },
         },
       ];
-      if (outcome.fulfils && link.state !== 'fulfilled')
+      if (outcome.fulfils && link.status !== 'fulfilled')
         events.push({ type: 'CardLinkFulfilled', data: { cardLinkId, reason: outcome.fulfils, at, transactionReference } });
       return events;
     }
@@ -325,16 +331,16 @@ function decidePhase(command: ReportCardTransaction['data'], link: CardLink, now
         throw refuse('transaction_amount', `is more than the ${known.phase} amount of ${transactionReference} (${ceiling})`);
       const outcome =
         known.phase === 'cleared'
-          ? refundOutcome(link.terms!, known, known.clearedAmount - transactionAmount)
+          ? refundOutcome(link.terms, known, known.clearedAmount - transactionAmount)
           : { qualifies: false, incentiveReversedCents: 0, feeReversedCents: 0 };
       const qualifyingLost = known.qualifies && !outcome.qualifies;
       const events: CardLinkEvent[] = [{ type: 'CardTransactionRefunded', data: { ...facts, ...outcome, qualifyingLost, refundedAt: at } }];
-      const { fulfilment, terms } = link;
+      const { terms } = link;
+      const fulfilment = link.status === 'fulfilled' ? link.fulfilment : null;
       const qualifyingAfter = link.qualifying - (qualifyingLost ? 1 : 0);
       // Fulfilled by its count (if set), the link stays so while the count still holds.
-      const countHolds = (terms!.numQualifying ?? 0) > 0 && qualifyingAfter >= terms!.numQualifying!;
+      const countHolds = (terms.numQualifying ?? 0) > 0 && qualifyingAfter >= terms.numQualifying!;
       const undone =
-        link.state === 'fulfilled' &&
         fulfilment !== null &&
         !countHolds &&
         (fulfilment.reason === 'num_qualifying' ||
