@@ -1,9 +1,12 @@
 import { MemoryEventStore } from '@deals/testing';
 import { Decider } from './decider';
 import { decideCommands, handleCommand, handleCommands } from './handle-command';
-import type { AppendResult, InlineViews, StreamAppend } from './ports/event-store.port';
-import { appendAll } from './ports/event-store.capabilities';
-import { PendingEvent, RequestWrites } from './read-your-writes';
+import { inlineDocument, registerInlineProjections } from './command-engine/inline-projections';
+import type { AppendResult, StreamAppend } from './ports/event-store.port';
+import { appendAll, inlineKey, InlineViews } from './ports/event-store.capabilities';
+import type { ViewDocument } from './ports/view-store.port';
+import { defineProjection } from './projection';
+import { RequestWrites } from './read-your-writes';
 
 /** A counter: `Add` of 0 has nothing to say, one past 10 is refused. */
 type Added = { type: 'Added'; data: { n: number } };
@@ -79,38 +82,39 @@ describe('handleCommands', () => {
     ).rejects.toBeInstanceOf(TypeError);
   });
 
-  describe('documents written with a unit (inline views)', () => {
-    /** A memory store that "writes" the documents given with appends: it keeps them, with whether it wrote them. */
+  describe('inline projections: documents written with a unit', () => {
+    /** A memory store that "writes" the documents given with appends: it keeps them, and writes those `refuse` does not name. */
     class StoreWritingViews extends MemoryEventStore {
       readonly written: Array<{ appends: string[]; views: InlineViews }> = [];
-      answer = true;
-      override get writesViews(): boolean {
-        return true;
-      }
-      override async appendWithViews(
+      refuse = new Set<string>();
+      readonly writesViews = true;
+      async appendWithViews(
         appends: readonly StreamAppend[],
         views: InlineViews,
-      ): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
+      ): Promise<{ results: AppendResult[]; written: ReadonlySet<string> }> {
         const results = await appendAll(this, appends);
         this.written.push({ appends: appends.map((a) => a.streamId), views });
-        return { results, viewsWritten: this.answer };
+        const keys = views.flatMap(({ collection, documents }) => documents.map(({ doc }) => inlineKey(collection, doc._id)));
+        return { results, written: new Set(keys.filter((key) => !this.refuse.has(key))) };
       }
     }
 
-    /** A request whose units each write one document per stream they append to, named after it. */
-    function request(asked: PendingEvent[][]): RequestWrites {
-      const writes = new RequestWrites();
-      writes.inlineViews = (pending) => {
-        asked.push([...pending]);
-        return [{ collection: 'totals', documents: pending.map((e) => ({ _id: e.streamId, _pos: '', n: (e.data as { n: number }).n })) }];
-      };
-      return writes;
-    }
+    /** Each stream's running total, begun by its first `Added`. */
+    const totals = defineProjection<ViewDocument & { n: number }>({
+      name: 'totals',
+      handles: ['Added'],
+      indexes: [],
+      inline: { bornOf: [] },
+      documentIds: (event) => [event.streamId],
+      evolve: (view, event, id) => ({ _id: id, _pos: event.position, n: (view?.n ?? 0) + (event.data as { n: number }).n }),
+    });
+    /** Begun by any `Added`: every unit's documents are folded from nothing. */
+    const fresh = { ...totals, inline: { bornOf: ['Added'] } };
 
     it("writes the documents of a batch's accepted units with its appends, and tells each request its views are shown", async () => {
       const store = new StoreWritingViews();
-      const asked: PendingEvent[][] = [];
-      const [first, second, refused] = [request(asked), request(asked), request(asked)];
+      registerInlineProjections(store, [fresh]);
+      const [first, second, refused] = [new RequestWrites(), new RequestWrites(), new RequestWrites()];
       const at = (writes: RequestWrites) => ({ ...context, metadata: { actor: 'test', writes } });
       await Promise.allSettled([
         handleCommands(
@@ -138,40 +142,45 @@ describe('handleCommands', () => {
           at(refused),
         ),
       ]);
-      // One write for the batch, with both accepted units' documents; the refused unit was not asked.
+      // One write for the batch, with both accepted units' documents; nothing of the refused unit.
       expect(store.written).toHaveLength(1);
-      expect(store.written[0].views).toEqual([
-        {
-          collection: 'totals',
-          documents: [
-            { _id: 'hot', _pos: '', n: 2 },
-            { _id: 'p1', _pos: '', n: 1 },
-            { _id: 'hot', _pos: '', n: 3 },
-            { _id: 'p2', _pos: '', n: 1 },
-          ],
-        },
-      ]);
-      expect(asked.map((events) => events.map((e) => e.streamId))).toEqual([
-        ['hot', 'p1'],
-        ['hot', 'p2'],
+      const written = store.written[0].views[0];
+      expect(written.collection).toBe('totals');
+      expect(written.documents.map(({ doc }) => [doc._id, (doc as ViewDocument & { n: number }).n])).toEqual([
+        ['hot', 2],
+        ['p1', 1],
+        ['hot', 3],
+        ['p2', 1],
       ]);
       expect([...first.shown]).toEqual(['totals']);
       expect([...second.shown]).toEqual(['totals']);
       expect([...refused.shown]).toEqual([]);
+      expect(inlineDocument(store, fresh, 'p2')).toEqual({ doc: { _id: 'p2', _pos: await store.head(), n: 1 }, written: true });
     });
 
-    it('leaves the views not shown when the store did not write them, and asks nothing of a store that cannot', async () => {
+    it('shows the request no view whose document the store did not write, and folds none onto a document it does not know', async () => {
       const store = new StoreWritingViews();
-      store.answer = false;
-      const writes = request([]);
-      await handleCommand(store, 'a', counter, add(1), { ...context, metadata: { actor: 'test', writes } });
-      expect(store.written).toHaveLength(1);
+      registerInlineProjections(store, [fresh]);
+      store.refuse.add('totals b');
+      const writes = new RequestWrites();
+      await handleCommand(store, 'b', counter, add(1), { ...context, metadata: { actor: 'test', writes } });
       expect(writes.shown.size).toBe(0);
+      expect(inlineDocument(store, fresh, 'b')?.written).toBe(false);
+      // Not begun by this process's units: nothing to rest on, nothing written.
+      const other = new StoreWritingViews();
+      registerInlineProjections(other, [totals]);
+      await handleCommand(other, 'a', counter, add(1), context);
+      expect(other.written).toEqual([]);
+      expect(inlineDocument(other, totals, 'a')).toBeNull();
+    });
 
+    it('asks nothing of a store that cannot write views, and still folds the documents for an answer', async () => {
       const plain = new MemoryEventStore();
-      const asked: PendingEvent[][] = [];
-      await handleCommand(plain, 'a', counter, add(1), { ...context, metadata: { actor: 'test', writes: request(asked) } });
-      expect(asked).toEqual([]);
+      registerInlineProjections(plain, [fresh]);
+      const writes = new RequestWrites();
+      await handleCommand(plain, 'a', counter, add(1), { ...context, metadata: { actor: 'test', writes } });
+      expect(writes.shown.size).toBe(0);
+      expect(inlineDocument(plain, fresh, 'a')).toEqual({ doc: { _id: 'a', _pos: await plain.head(), n: 1 }, written: false });
     });
   });
 });

@@ -68,7 +68,7 @@ export class RequestWrites {
    */
   deferred = false;
 
-  note(position: LogPosition, events: readonly Pick<NewEvent, 'type'>[]): void {
+  note(position: LogPosition, events: readonly Pick<NewEvent, 'type' | 'data'>[]): void {
     for (const { type } of events) {
       const known = this.positions.get(type);
       if (known === undefined || position > known) this.positions.set(type, position);

@@ -9,6 +9,7 @@ import { CatalogLinks, CatalogModule } from '@deals/catalog';
 import {
   Clock,
   EventStore,
+  registerInlineProjections,
   IdempotencyStore,
   IdGenerator,
   PaymentGateway,
@@ -45,6 +46,9 @@ import { CatalogueImport } from './catalogue-import';
 import { DemoSeed } from './demo-seed';
 import { PROJECTIONS, ProjectionHost } from './projection-host';
 import { ALL_PROJECTIONS } from './projections';
+
+/** The views that run inline, as registered (see `registerInlineProjections`). */
+const INLINE_PROJECTIONS = Symbol('INLINE_PROJECTIONS');
 import { ServiceConfig } from './service-config';
 import { installationSecret } from './installation-secret';
 import {
@@ -200,6 +204,16 @@ export class ServiceCoreModule {
         { provide: StoreMetrics, useValue: storeMetrics },
         { provide: ROLE, useValue: { role } },
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
+        // The views that run inline, registered once with the log's command engine.
+        {
+          provide: INLINE_PROJECTIONS,
+          inject: [EventStore],
+          useFactory: (store: EventStore) =>
+            registerInlineProjections(
+              store,
+              ALL_PROJECTIONS.filter((projection) => projection.inline),
+            ),
+        },
         {
           provide: AccountsSettings,
           useValue: {

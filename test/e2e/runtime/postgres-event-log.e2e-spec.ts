@@ -1,4 +1,4 @@
-import { EventStore, ManualClock, ViewStore } from '@deals/kernel';
+import { EventStore, ManualClock, ViewStore, writesViews } from '@deals/kernel';
 import { TestApi } from '../../support/api-harness';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
 import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
@@ -30,7 +30,7 @@ if (unavailable) {
       expect(api.get(EventStore).backend).toBe('postgresql');
       expect(api.get(ViewStore).backend).toBe('postgresql');
       // The log and the views in one database: a purchase's documents go in its sale's transaction.
-      expect(api.get(EventStore).writesViews).toBe(true);
+      expect(writesViews(api.get(EventStore))).toBe(true);
       const { apiKey } = await api.createPartner();
       await api.importRegions([chicago]);
       // A per-user limit above three: three purchases of one user may all be sold, so the only refusal is the charge lock's.

@@ -101,10 +101,12 @@ const BORN: Folded = { doc: null as unknown as ViewDocument, base: null };
 const registered = new WeakMap<EventStore, InlineProjections>();
 
 /** Registers the projections that run inline with `store`'s appends (once, as the process composes its parts). */
-export function registerInlineProjections(store: EventStore, projections: readonly Projection[]): void {
+export function registerInlineProjections(store: EventStore, projections: readonly Projection[]): InlineProjections {
   for (const projection of projections)
     if (!projection.inline) throw new TypeError(`projection ${projection.name} does not declare that it runs inline`);
-  registered.set(store, new InlineProjections(projections));
+  const inline = new InlineProjections(projections);
+  registered.set(store, inline);
+  return inline;
 }
 
 /** The inline projections registered with `store`, or null. */

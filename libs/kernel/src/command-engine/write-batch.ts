@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DomainEvent } from '../decider';
-import { appendHolding, appendWithViews, inlineKey, InlineViews, observerOf } from '../ports/event-store.capabilities';
+import { appendHolding, appendWithViews, InlineViews, observerOf } from '../ports/event-store.capabilities';
 import {
   AppendResult,
   EventStore,
@@ -68,14 +68,14 @@ interface Track {
  * part refused leaves its others undecided.
  */
 export class BatchWriter implements LaneWriter<Waiting> {
-  /** The store's inline projections (registered as the process composed its parts), or null. */
-  private readonly inline: InlineProjections | null;
-
   constructor(
     private readonly store: EventStore,
     private readonly cache: StreamCache,
-  ) {
-    this.inline = inlineProjectionsOf(store);
+  ) {}
+
+  /** The store's inline projections (registered as the process composed its parts), or null. */
+  private get inline(): InlineProjections | null {
+    return inlineProjectionsOf(this.store);
   }
 
   async write(laneStream: string, batch: Waiting[]): Promise<void> {
@@ -113,7 +113,7 @@ export class BatchWriter implements LaneWriter<Waiting> {
       // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.
       const position = results.reduce<LogPosition | null>((latest, r) => laterPosition(latest, r.position), null);
       if (folded.size && position !== null) {
-        this.inline!.remember(folded, position, written);
+        this.inline?.remember(folded, position, written);
         // A request whose unit's documents of a view were all written: its answer need not wait for that view.
         batch.forEach(({ context }, i) => {
           const writes = context.metadata.writes;
@@ -177,11 +177,12 @@ export class BatchWriter implements LaneWriter<Waiting> {
     const folded = new Map<string, Folded>();
     const foldedBy = decided.map(() => new Set<string>());
     const byCollection = new Map<string, InlineViews[number]['documents'][number][]>();
-    if (this.inline)
+    const inline = this.inline;
+    if (inline)
       decided.forEach((unit, i) => {
         if ('error' in unit) return;
         const pending = unit.parts.flatMap(({ streamId, events }) => events.map(({ type, data }) => ({ type, data, streamId })));
-        for (const { collection, documents } of this.inline!.fold(pending, folded, foldedBy[i])) {
+        for (const { collection, documents } of inline.fold(pending, folded, foldedBy[i])) {
           let kept = byCollection.get(collection);
           if (!kept) byCollection.set(collection, (kept = []));
           kept.push(...documents);
@@ -279,7 +280,7 @@ function settle(batch: Waiting[], decided: Decided[], written: LogPosition | nul
     const unit = decided[i];
     if ('error' in unit) return w.reject(unit.error);
     const position = written ?? unit.parts.reduce<LogPosition | null>((at, p) => laterPosition(at, tracks.get(p.streamId)!.position), null);
-    const outcomes: Array<CommandOutcome<unknown, DomainEvent>> = unit.parts.map(({ streamId, events, state, revision }) => {
+    const outcomes: Array<CommandOutcome<unknown, DomainEvent>> = unit.parts.map(({ events, state, revision }) => {
       if (events.length) w.context.metadata.writes?.note(position!, events);
       return { events, state, revision: revision < 0 ? null : revision, position };
     });

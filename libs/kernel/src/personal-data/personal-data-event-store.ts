@@ -79,7 +79,7 @@ export type ErasureEvents = ReadonlyMap<string, (data: Record<string, unknown>) 
  */
 export class PersonalDataEventStore
   extends EventStore
-  implements AtomicAcrossStreams, HoldsStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore, WarmsUp
+  implements AtomicAcrossStreams, HoldsStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore, WarmsUp, WritesViews
 {
   readonly backend: string;
   /** Each user's key as last read, or its erasure. */
@@ -120,7 +120,10 @@ export class PersonalDataEventStore
   }
 
   /** The views as given: they hold what every reader of the views sees (opened, as the projections fold it). */
-  async appendWithViews(appends: readonly StreamAppend[], views: InlineViews): Promise<{ results: AppendResult[]; written: ReadonlySet<string> }> {
+  async appendWithViews(
+    appends: readonly StreamAppend[],
+    views: InlineViews,
+  ): Promise<{ results: AppendResult[]; written: ReadonlySet<string> }> {
     return appendWithViews(this.inner, await this.sealedAppends(appends), views);
   }
 

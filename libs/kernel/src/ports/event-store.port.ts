@@ -1,4 +1,3 @@
-
 /**
  * A position in the whole event log. Opaque to callers, but with two promises every adapter keeps:
  * plain string comparison orders positions exactly as the log orders them (each adapter writes

@@ -37,7 +37,7 @@ export class DryRunsController {
   @ApiRequest({ body: DryRunStoredCardBody })
   @AnswersDryRuns()
   async buy(@Body() order: DryRunStoredCardBody, @CurrentCaller() caller: Caller) {
-    const outcome = await this.commands.execute(new BuyWithStoredCard(order, caller, null, true));
+    const outcome = await this.commands.execute(new BuyWithStoredCard(order, caller, null));
     if (!outcome.preview) throw new Error('a dry run of POST /purchases answered no preview');
     return toDryRun(outcome.preview, this.catalog);
   }

@@ -20,7 +20,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestj
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { PurchaseListAnswer } from './purchasing.answers';
-import { BuyWithStoredCard } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
+import { BuyWithStoredCard, PurchasePreview, StoredCardOutcome } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
 import { FullPurchase } from '../commands/full-purchase/full-purchase.command';
 import { ClaimReservation } from '../commands/claim-reservation/claim-reservation.command';
 import { ReleaseReservation } from '../commands/release-reservation/release-reservation.command';
@@ -85,12 +85,10 @@ export class PurchasesController {
   @ApiRequest({ body: BuyWithStoredCardBody })
   @TakesDryRuns()
   async buy(@Body() order: BuyWithStoredCardBody, @CurrentCaller() caller: Caller, @IdempotentRequest() keyed: IdempotentRun | null) {
-    const outcome = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed, true));
+    const outcome = await this.commands.execute(new BuyWithStoredCard(order, caller, keyed));
     // The deprecated `dry_run: true`: the dry run's answer, as POST /purchases/dry_run gives it.
     if (outcome.preview) return toDryRun(outcome.preview, this.catalog);
-    const { purchaseId, position, decided } = outcome;
-    if (decided) return { status: 'success', purchase: await this.body(decided.purchase, decided.coupons) };
-    return this.answer(caller.partnerId, purchaseId, position, { written: true });
+    return this.sold(caller.partnerId, outcome);
   }
 
   @Post('v1/purchases/full.json')
@@ -111,7 +109,7 @@ export class PurchasesController {
     const outcome = await this.commands.execute(new FullPurchase(order, caller, keyed));
     // The deprecated `dry_run: true`: the dry run's answer, as POST /v1/purchases/full/dry_run.json gives it.
     if (outcome.preview) return toDryRun(outcome.preview, this.catalog);
-    return this.answer(caller.partnerId, outcome.purchaseId, outcome.position, { written: true });
+    return this.sold(caller.partnerId, outcome);
   }
 
   @Put(['purchases/:purchase_id/claim', 'purchases/:purchase_id/claim.json'])
@@ -155,6 +153,12 @@ export class PurchasesController {
     if (paging.count) return { status: 'success', count: await this.purchases.countUserPurchases(caller.partnerId, userId) };
     const list = await this.purchases.userPurchases(caller.partnerId, userId, paging.skip, paging.perPage);
     return { status: 'success', purchases: await Promise.all(list.map((p) => this.body(p))) };
+  }
+
+  /** A card purchase's answer: from what its units decided, else as the views show it once they include its writes. */
+  private async sold(partnerId: string, { purchaseId, position, decided }: Exclude<StoredCardOutcome, { preview: PurchasePreview }>) {
+    if (decided) return { status: 'success', purchase: await this.body(decided.purchase, decided.coupons) };
+    return this.answer(partnerId, purchaseId, position, { written: true });
   }
 
   /**

@@ -8,6 +8,8 @@ import type { InlineViewTables } from './inline-views';
 
 /** Appends of a group decided again, at most, when a conflict with another transaction showed only once written. */
 const GROUP_ATTEMPTS = 5;
+/** No documents written. */
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * Connections a store keeps at most. Appends take one at a time (group commit), reads the rest;

@@ -95,7 +95,9 @@ export async function writeStatement<U extends Pick<PendingUnit, 'appends' | 'vi
       position: positionOf({ tx: me, position: last.get(ks[i])! }),
     }));
     // Its documents written: all those the statement wrote of the ones it carried.
-    const own = new Set((unit.views ?? []).flatMap(({ collection, documents: docs }) => docs.map(({ doc }) => inlineKey(collection, doc._id))));
+    const own = new Set(
+      (unit.views ?? []).flatMap(({ collection, documents: docs }) => docs.map(({ doc }) => inlineKey(collection, doc._id))),
+    );
     outcome.written.push({ unit, results, documents: new Set([...own].filter((key) => documents.has(key))) });
   }
   return outcome;

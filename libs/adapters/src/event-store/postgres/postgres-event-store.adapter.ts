@@ -20,6 +20,7 @@ import {
   SubscribeOptions,
   TypesPage,
   TypesRead,
+  WritesViews,
 } from '@deals/kernel';
 import { Pool } from 'pg';
 import { PostgresLogSchema } from './postgres-event-log.schema';
@@ -47,7 +48,7 @@ export interface PostgresEventStoreOptions {
  */
 export class PostgresEventStore
   extends EventStore
-  implements AtomicAcrossStreams, HoldsStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore, FeedSource
+  implements AtomicAcrossStreams, HoldsStreams, ReadsTypes, CountsEvents, KeepsSnapshots, ObservedStore, FeedSource, WritesViews
 {
   readonly backend = 'postgresql';
   readonly atomicAcrossStreams = true;
@@ -91,27 +92,27 @@ export class PostgresEventStore
     this.inlineViews = views;
   }
 
-  override get writesViews(): boolean {
+  get writesViews(): boolean {
     return this.inlineViews !== null;
   }
 
   /**
    * The appends as one unit of a group, with the documents `views` written in the group's statement
    * when it is the one-statement kind (streams named once in the group; else, or when held, the
-   * documents are left out and `viewsWritten` is false).
+   * documents are left out); `written`: those it wrote (see `inlineWrites`).
    */
-  override async appendWithViews(
+  async appendWithViews(
     appends: readonly StreamAppend[],
     views: InlineViews,
-  ): Promise<{ results: AppendResult[]; viewsWritten: boolean }> {
+  ): Promise<{ results: AppendResult[]; written: ReadonlySet<string> }> {
     checkStreamAppends(appends);
-    let viewsWritten = false;
+    let written: ReadonlySet<string> = new Set();
     const results = await this.groups.enqueue(
       appends,
       this.inlineViews && views.length ? views : undefined,
-      (written) => (viewsWritten = written),
+      (documents) => (written = documents),
     );
-    return { results, viewsWritten };
+    return { results, written };
   }
 
   appendHolding(held: string, decide: () => Promise<readonly StreamAppend[]>): Promise<AppendResult[]> {

@@ -19,14 +19,7 @@ import { CheckpointNotices, checkpointOf } from './postgres-view-notices';
 import { LookupsById, matching } from './postgres-view-reads';
 import { PostgresViewTables, table } from './postgres-view-tables';
 import type { InlineDocuments, InlineViewTables, InlineWrites } from '../../event-store/postgres/inline-views';
-import {
-  commitStatement,
-  compareIds,
-  GenerationBatch,
-  inlineWrites,
-  WritesAhead,
-} from './postgres-view-writes';
-
+import { commitStatement, compareIds, GenerationBatch, inlineWrites, WritesAhead } from './postgres-view-writes';
 
 /**
  * The read side on PostgreSQL (`DATABASE_URL`): one table per generation of a collection, a

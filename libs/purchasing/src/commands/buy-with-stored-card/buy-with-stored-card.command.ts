@@ -89,11 +89,6 @@ export class BuyWithStoredCard extends Command<StoredCardOutcome> {
     readonly caller: Caller,
     /** The request's run under its `Idempotency-Key`, which names the purchase; null without one. */
     readonly keyed: IdempotentRun | null = null,
-    /**
-     * The answer is built from the purchase's own decision (`decided`, see `DecidedPurchases`), the
-     * views it does not write left to the caller's next reads; else it waits for the views.
-     */
-    readonly fromDecision = false,
   ) {
     super();
   }
@@ -115,7 +110,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     private readonly decided: DecidedPurchases,
   ) {}
 
-  async execute({ order, caller, keyed: run, fromDecision }: BuyWithStoredCard): Promise<StoredCardOutcome> {
+  async execute({ order, caller, keyed: run }: BuyWithStoredCard): Promise<StoredCardOutcome> {
     if (order.dryRun) return { preview: await this.preview(order, order.dryRun, caller) };
     // A keyed request run again answers the purchase its first run made (before any check: the
     // deal or its price may have changed since).
@@ -124,7 +119,6 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const now = this.clock.now();
     const { deal, card } = await this.checked(order, caller, now, DRY_RUN.made);
     const purchaseId = keyed?.purchaseId ?? this.ids.short();
-    if (fromDecision) this.decided.keep(caller, purchaseId);
     const answer = await this.steps.run(
       this.started(
         order,
@@ -138,7 +132,8 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       now,
     );
     if (answer.outcome === 'sold')
-      return { purchaseId, position: answer.position, decided: fromDecision ? await this.decided.shown(caller, purchaseId) : null };
+      // Answered from what its units decided (see `DecidedPurchases`), else once the views show it.
+      return { purchaseId, position: answer.position, decided: await this.decided.shown(caller, purchaseId) };
     if (answer.outcome === 'settled') throw new Error(`purchase ${purchaseId}: a purchase's start was answered as a settling`);
     // The key started a purchase before (its claim was lost with the store): that one is answered.
     if (run !== null && answer.error instanceof KeyedPurchaseStartedBefore) {

@@ -32,6 +32,8 @@ export const COUPON_DETAILS = 'coupon_details_v2';
 
 export const couponDetailsProjection = defineProjection<CouponDetails>({
   name: COUPON_DETAILS,
+  // Written with the events that change it: a purchase's answer and its next read, on any replica, find it.
+  inline: { bornOf: ['CouponIssued'] },
   handles: [
     'CouponIssued',
     'CouponRedeemed',

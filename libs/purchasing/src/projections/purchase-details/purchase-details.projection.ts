@@ -76,6 +76,8 @@ const fulfilled = (view: PurchaseDetails, couponIds: string[]) => ({
 
 export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
   name: PURCHASE_DETAILS,
+  // Written with the events that change it: a purchase's answer and its next read, on any replica, find it.
+  inline: { bornOf: ['PurchaseReserved'] },
   handles: [
     'PurchaseReserved',
     'PurchaseClaimed',
