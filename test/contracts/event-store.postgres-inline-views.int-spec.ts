@@ -1,7 +1,15 @@
 import { PostgresEventStore } from '@deals/adapters/event-store/postgres/postgres-event-store.adapter';
 import { PostgresViewStore } from '@deals/adapters/view-store/postgres/postgres-view-store.adapter';
-import type { InlineDocument, NewEvent, ViewDocument } from '@deals/kernel';
-import { appendToStream, WrongExpectedRevision } from '@deals/kernel';
+import type { Decider, DomainEvent, InlineDocument, NewEvent, ViewDocument } from '@deals/kernel';
+import {
+  appendToStream,
+  defineProjection,
+  handleCommand,
+  inlineDocument,
+  registerInlineProjections,
+  RequestWrites,
+  WrongExpectedRevision,
+} from '@deals/kernel';
 import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, postgresUnavailableSync } from '../support/postgres';
@@ -205,3 +213,48 @@ if (unavailable) {
     });
   });
 }
+
+if (!unavailable)
+  describe('PostgreSQL: an inline projection registered with the command engine', () => {
+    let database: { url: string; drop: () => Promise<void> };
+    beforeAll(async () => (database = await createTestDatabase('inline_engine')));
+    afterAll(async () => database?.drop());
+
+    /** A tally: its first command opens it, each adds to it. */
+    const tally: Decider<{ open: boolean }, { type: 'Add'; data: { id: string; n: number } }, DomainEvent> = {
+      initialState: () => ({ open: false }),
+      decide: (command, state) => [{ type: state.open ? 'Added' : 'Opened', data: command.data }],
+      evolve: () => ({ open: true }),
+    };
+    const totals = defineProjection<ViewDocument & { n: number }>({
+      name: 'inline_tallies',
+      handles: ['Opened', 'Added'],
+      indexes: [],
+      inline: { bornOf: ['Opened'] },
+      documentIds: (event) => [(event.data as { id: string }).id],
+      evolve: (view, event, id) => ({ _id: id, _pos: event.position, n: (view?.n ?? 0) + (event.data as { n: number }).n }),
+    });
+    const add = (id: string, n: number) => ({ type: 'Add' as const, data: { id, n } });
+
+    it('writes each unit’s documents in its append, resting on the last written, so a reader finds them with the events', async () => {
+      const { log, views, close } = await stores(database.url, ['inline_tallies']);
+      try {
+        registerInlineProjections(log, [totals]);
+        const writes = new RequestWrites();
+        const context = { now: new Date(0), metadata: { actor: 'test', writes } };
+        await handleCommand(log, 'tally-a', tally, add('a', 2), context);
+        expect([...writes.shown]).toEqual(['inline_tallies']);
+        const second = await handleCommand(log, 'tally-a', tally, add('a', 3), context);
+        expect(await views.findById('inline_tallies', 'a')).toEqual({ _id: 'a', _pos: second.position, n: 5 });
+        expect(inlineDocument(log, totals, 'a')).toEqual({ doc: { _id: 'a', _pos: second.position, n: 5 }, written: true });
+        // Another writer changes it (the projection's own run, say): this process's next unit writes nothing over it.
+        await views.writer('inline_tallies').commit([{ _id: 'a', _pos: '9'.repeat(20), n: 100 }], '9'.repeat(20));
+        const after = new RequestWrites();
+        await handleCommand(log, 'tally-a', tally, add('a', 1), { ...context, metadata: { actor: 'test', writes: after } });
+        expect(after.shown.size).toBe(0);
+        expect(await views.findById('inline_tallies', 'a')).toEqual({ _id: 'a', _pos: '9'.repeat(20), n: 100 });
+      } finally {
+        await close();
+      }
+    });
+  });
