@@ -1,4 +1,13 @@
-import { Clock, CommandCaller, EventStore, handleCommand, loadAggregate, LogPosition, PersonalDataEventStore } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  loadAggregate,
+  LogPosition,
+  NotFound,
+  PersonalDataEventStore,
+} from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EraseResaleBuyer as EraseResaleBuyerCommand, purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
@@ -42,10 +51,13 @@ export class EraseResaleBuyerHandler implements ICommandHandler<EraseResaleBuyer
     const current = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     // Refuses another partner's sale, one that never was, or one that is not a reseller's, before anything is written.
     purchaseDecider.decide(command, current.state, now);
-    const metadata = { ...caller, partnerId: current.state.partnerId! };
+    if (current.state.status === 'none' || current.state.kind !== 'resale') throw new NotFound('purchase not found');
+    const metadata = { ...caller, partnerId: current.state.partnerId };
     const erased = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, command, { now, metadata });
-    const { partnerId: owner, transactionReference, buyerErasedAt } = erased.state;
-    await this.personalData.erase(resaleBuyerSubject(owner!, transactionReference!), new Date(buyerErasedAt!));
+    const sale = erased.state;
+    if (sale.status === 'none' || sale.kind !== 'resale') throw new NotFound('purchase not found');
+    const { partnerId: owner, transactionReference, buyerErasedAt } = sale;
+    await this.personalData.erase(resaleBuyerSubject(owner, transactionReference!), new Date(buyerErasedAt!));
     return { purchaseId, erasedAt: buyerErasedAt!, position: erased.position };
   }
 }

@@ -284,7 +284,7 @@ export class PurchaseSteps {
       }
       case 'ReadPurchase': {
         const { reserved, state } = await this.coupons.readPurchase(command.data.purchaseId);
-        const sold = state.status === 'fulfilled' ? { holdId: state.holdId!, couponIds: state.couponIds, userId: state.userId } : null;
+        const sold = state.status === 'fulfilled' ? { holdId: state.holdId, couponIds: state.couponIds, userId: state.holder } : null;
         return { type: 'PurchaseRead', data: { deal: reserved.deal, quantity: reserved.quantity, holdId: reserved.holdId, sold } };
       }
       case 'SellUnits': {
@@ -303,7 +303,8 @@ export class PurchaseSteps {
           saleRecordCommand(command.data),
           context,
         );
-        const { couponIds, userId } = recorded.state;
+        const sold = recorded.state.status === 'fulfilled' ? recorded.state : { couponIds: [], holder: null };
+        const { couponIds, holder: userId } = sold;
         return { type: 'SaleRecorded', data: { position: recorded.position, couponIds, userId } };
       }
       case 'FinishSale':
