@@ -177,8 +177,8 @@ export class RecoverInterruptedPayments {
             transactionReferenceStream(purchase.partnerId, reference),
             transactionReferenceDecider,
           );
+          if (claim.status !== 'selling' || claim.purchaseId !== purchase._id || !claim.terms) continue;
           const terms = claim.terms;
-          if (claim.purchaseId !== purchase._id || claim.status !== 'selling' || !terms) continue;
           await inTimeOf(this.store, purchase.partnerId, () =>
             this.steps.complete(
               {
