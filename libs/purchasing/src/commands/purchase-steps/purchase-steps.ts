@@ -215,7 +215,7 @@ export class PurchaseSteps {
     // Held already, with its purchase not reserved: only a store that appends stream by stream
     // leaves that (a unit cut between its writes). Nothing was charged; a repeat with the same key
     // goes on under a purchase id of its own.
-    if (!held.state.holds.has(hold.holdId))
+    if (held.state.status !== 'stocked' || !held.state.holds.has(hold.holdId))
       throw new ServiceUnavailable('the units of the purchase were held and given back by an earlier try', 1);
     return held.state;
   }
