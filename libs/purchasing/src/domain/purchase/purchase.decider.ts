@@ -124,8 +124,6 @@ export type ExistingPurchase = UnpaidPurchase | FulfilledPurchase;
 
 export type Purchase = { status: 'none' } | ExistingPurchase;
 
-export type PurchaseStatus = Purchase['status'];
-
 export interface PurchaseRefund {
   refundId: string;
   couponIds: string[];
