@@ -28,6 +28,7 @@ export { toRefund } from './http/refunds.answers';
 export { CouponQr } from './coupon-images/coupon-qr';
 export { RefundPurchase, RefundSteps } from './commands/refund-purchase/refund-purchase.command';
 export { REFUND_REASONS } from './domain/refund/refund-rules';
+export { refundOf } from './domain/purchase/purchase.decider';
 export type { RefundReason } from './domain/refund/refund-rules';
 /** Where purchases keep personal data in the log (a shipping address, a reseller sale's buyer), and the event that erases a reseller sale's buyer. */
 export { PURCHASES_ERASURE_EVENTS, PURCHASES_PERSONAL_FIELDS } from './domain/purchase/purchase-personal-data';

@@ -2,7 +2,7 @@ import { SqliteEventStore } from '@deals/adapters';
 import { EventStore, loadAggregate, ManualClock, PaymentGateway, ViewStore } from '@deals/kernel';
 import { PURCHASE_DETAILS, PurchaseDetails } from '@deals/purchasing';
 import { chargeLockStream } from '@deals/purchasing/domain/charge-lock/charge-lock';
-import { inventoryDecider } from '@deals/purchasing/domain/inventory/inventory.decider';
+import { inventoryDecider, unitsOf } from '@deals/purchasing/domain/inventory/inventory.decider';
 import { inventoryStream } from '@deals/purchasing/domain/inventory/inventory.events';
 import { purchaseStream } from '@deals/purchasing/domain/purchase/purchase.events';
 import { join } from 'node:path';
@@ -90,7 +90,9 @@ describe('POST /purchases whose client goes away before the answer', () => {
       expect(await api.requestsDone()).toBe(true);
       await api.settle();
 
-      const { state: inventory } = await loadAggregate(api.get(EventStore), inventoryStream('hot-deal'), inventoryDecider);
+      const { state } = await loadAggregate(api.get(EventStore), inventoryStream('hot-deal'), inventoryDecider);
+      expect(state.status).toBe('stocked');
+      const inventory = unitsOf(state);
       const deal = (await api.call('GET', '/deals/hot-deal', { apiKey })).body.deal;
       // Stocked = left + sold, to the unit, with the clock still at the start: no hold open, none to lapse.
       expect([inventory.held, inventory.holds.size]).toEqual([0, 0]);
@@ -158,8 +160,8 @@ describe('POST /purchases whose client goes away before the answer', () => {
       }
       const written = new SqliteEventStore(join(dir.path, 'events.sqlite'));
       try {
-        const { state: inventory } = await loadAggregate(written, inventoryStream(spaDay.id), inventoryDecider);
-        expect([inventory.sold, inventory.held]).toEqual([1, 0]);
+        const { state } = await loadAggregate(written, inventoryStream(spaDay.id), inventoryDecider);
+        expect([unitsOf(state).sold, unitsOf(state).held]).toEqual([1, 0]);
         expect((await written.readStream(purchaseStream(purchaseId))).map((e) => e.type)).toEqual(['PurchaseReserved', 'PurchasePaid']);
         expect((await written.readStream(chargeLockStream(buyer.userId))).map((e) => e.type)).toEqual(['ChargeBegun', 'ChargeEnded']);
       } finally {

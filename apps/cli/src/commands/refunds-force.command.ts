@@ -1,5 +1,5 @@
 import { OPERATOR } from '@deals/kernel';
-import { REFUND_REASONS, RefundPurchase, RefundReason, RefundSteps } from '@deals/purchasing';
+import { REFUND_REASONS, RefundPurchase, RefundReason, RefundSteps, refundOf } from '@deals/purchasing';
 import { CommandBus } from '@nestjs/cqrs';
 import { Command, CommandRunner, Option } from 'nest-commander';
 
@@ -26,7 +26,7 @@ export class RefundsForceCommand extends CommandRunner {
 
   async run([purchaseId]: string[], options: Options): Promise<void> {
     const purchase = await this.refunds.purchase(purchaseId);
-    if (!purchase.partnerId) {
+    if (purchase.status === 'none') {
       process.stderr.write(`no purchase ${purchaseId}\n`);
       process.exitCode = 1;
       return;
@@ -34,7 +34,7 @@ export class RefundsForceCommand extends CommandRunner {
     const terms = { couponIds: options.coupons ?? null, reason: options.reason, note: options.note, forced: true };
     const caller = { ...OPERATOR, actor: 'operator:refunds:force', partnerId: purchase.partnerId };
     const { refundId } = await this.commands.execute(new RefundPurchase(purchaseId, terms, caller));
-    const refund = (await this.refunds.purchase(purchaseId)).refunds.find((r) => r.refundId === refundId)!;
+    const refund = refundOf(await this.refunds.purchase(purchaseId), refundId)!;
     const out = {
       refund_id: refundId,
       purchase_id: purchaseId,

@@ -50,7 +50,8 @@ export class PurchaseAudit {
     const mine = (event: RecordedEvent) =>
       String((event.data as { holdId?: string }).holdId ?? '').startsWith(purchaseId) ||
       (event.data as { purchaseId?: string }).purchaseId === purchaseId;
-    const couponIds = fold(purchaseDecider, own as unknown as PurchaseEvent[]).couponIds;
+    const purchase = fold(purchaseDecider, own as unknown as PurchaseEvent[]);
+    const couponIds = purchase.status === 'fulfilled' ? purchase.couponIds : [];
     const related = [
       ...own,
       // A sandbox's purchase took its units from the sandbox's own inventory of the deal.

@@ -1,7 +1,7 @@
 import { CatalogQueries } from '@deals/catalog';
 import { EventStore, loadCachedAggregate, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryDecider, unitsOf } from '../domain/inventory/inventory.decider';
 import { inventoryStream, partnerInventoryStream } from '../domain/inventory/inventory.events';
 import { SANDBOX_HOLDS, SandboxHolds } from '../projections/sandbox-holds/sandbox-holds.projection';
 
@@ -34,11 +34,11 @@ export class OpenHolds {
     const open: OpenHold[] = [];
     for (const dealId of await this.catalog.dealsWithOpenHolds()) {
       const { state } = await loadCachedAggregate(this.store, inventoryStream(dealId), inventoryDecider);
-      state.holds.forEach((hold, holdId) => void open.push({ dealId, holdId, expiresAt: hold.expiresAt }));
+      unitsOf(state).holds.forEach((hold, holdId) => void open.push({ dealId, holdId, expiresAt: hold.expiresAt }));
     }
     for (const { dealId, partnerId } of await this.views.find<SandboxHolds>(SANDBOX_HOLDS, { held: { $gt: 0 } })) {
       const { state } = await loadCachedAggregate(this.store, partnerInventoryStream(dealId, partnerId), inventoryDecider);
-      state.holds.forEach((hold, holdId) => void open.push({ dealId, holdId, expiresAt: hold.expiresAt, partnerId }));
+      unitsOf(state).holds.forEach((hold, holdId) => void open.push({ dealId, holdId, expiresAt: hold.expiresAt, partnerId }));
     }
     return open;
   }

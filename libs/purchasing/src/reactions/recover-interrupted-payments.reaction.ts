@@ -15,7 +15,7 @@ import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from 
 import { PurchaseSteps } from '../commands/purchase-steps/purchase-steps';
 import { RefundSteps, SETTLE_AFTER_MS } from '../commands/refund-purchase/refund-purchase.command';
 import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
-import { inventoryDecider } from '../domain/inventory/inventory.decider';
+import { inventoryDecider, unitsOf } from '../domain/inventory/inventory.decider';
 import { OpenHolds } from '../queries/open-holds';
 import { HOLD_TTL_MS, partnerInventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
 import { purchaseStream } from '../domain/purchase/purchase.events';
@@ -177,8 +177,8 @@ export class RecoverInterruptedPayments {
             transactionReferenceStream(purchase.partnerId, reference),
             transactionReferenceDecider,
           );
+          if (claim.status !== 'selling' || claim.purchaseId !== purchase._id || !claim.terms) continue;
           const terms = claim.terms;
-          if (claim.purchaseId !== purchase._id || claim.status !== 'selling' || !terms) continue;
           await inTimeOf(this.store, purchase.partnerId, () =>
             this.steps.complete(
               {
@@ -202,7 +202,7 @@ export class RecoverInterruptedPayments {
           inventoryDecider,
           holds,
         );
-        const sale = holds.map((holdId) => inventory.closed.get(holdId)).find((closed) => typeof closed === 'object');
+        const sale = holds.map((holdId) => unitsOf(inventory).closed.get(holdId)).find((closed) => typeof closed === 'object');
         const buyer = typeof sale === 'object' ? sale.soldTo : null;
         const prefix = `${purchase.partnerId}/`;
         if (!buyer?.startsWith(prefix)) continue;

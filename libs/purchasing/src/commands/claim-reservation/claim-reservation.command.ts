@@ -40,13 +40,13 @@ export class ClaimReservationHandler implements ICommandHandler<ClaimReservation
     const refusal = notAReservation(purchase);
     if (refusal) throw refusal;
     if (!(await this.accounts.user(caller.partnerId, userId))) throw new NotFound('user not found');
-    if (purchase.status === 'fulfilled' && purchase.userId !== userId) {
+    if (purchase.status === 'fulfilled' && purchase.holder !== userId) {
       throw new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is already claimed by another user' }]);
     }
     // The reserve knew no user, so the sale counts the claim against the deal's per-user limit
     // (its current terms: the purchase's snapshot keeps none). A repeated claim by its own user is
     // the same sale again, already counted, so it stays idempotent; a refused claim writes nothing.
-    const view = await this.catalog.deal(purchase.dealId!);
+    const view = await this.catalog.deal(purchase.dealId);
     // Vouchers that have expired could never be redeemed: not sold, even on a live hold (a claim
     // already made is answered again as it was).
     if (purchase.status !== 'fulfilled' && view) refuseExpiredVouchers(view, this.clock.now().getTime());

@@ -1,6 +1,15 @@
-import { Clock, CommandCaller, EventStore, handleCommand, loadAggregate, LogPosition, PersonalDataEventStore } from '@deals/kernel';
+import {
+  Clock,
+  CommandCaller,
+  EventStore,
+  handleCommand,
+  loadAggregate,
+  LogPosition,
+  NotFound,
+  PersonalDataEventStore,
+} from '@deals/kernel';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { EraseResaleBuyer as EraseResaleBuyerCommand, purchaseDecider } from '../../domain/purchase/purchase.decider';
+import { EraseResaleBuyer as EraseResaleBuyerCommand, Purchase, purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
 import { resaleBuyerSubject } from '../../domain/purchase/resale-buyer';
 
@@ -42,10 +51,16 @@ export class EraseResaleBuyerHandler implements ICommandHandler<EraseResaleBuyer
     const current = await loadAggregate(this.store, purchaseStream(purchaseId), purchaseDecider);
     // Refuses another partner's sale, one that never was, or one that is not a reseller's, before anything is written.
     purchaseDecider.decide(command, current.state, now);
-    const metadata = { ...caller, partnerId: current.state.partnerId! };
+    const metadata = { ...caller, partnerId: resale(current.state).partnerId };
     const erased = await handleCommand(this.store, purchaseStream(purchaseId), purchaseDecider, command, { now, metadata });
-    const { partnerId: owner, transactionReference, buyerErasedAt } = erased.state;
-    await this.personalData.erase(resaleBuyerSubject(owner!, transactionReference!), new Date(buyerErasedAt!));
+    const { partnerId: owner, transactionReference, buyerErasedAt } = resale(erased.state);
+    await this.personalData.erase(resaleBuyerSubject(owner, transactionReference!), new Date(buyerErasedAt!));
     return { purchaseId, erasedAt: buyerErasedAt!, position: erased.position };
   }
+}
+
+/** The purchase as the reseller's sale it is (the decision refused any other). */
+function resale(purchase: Purchase) {
+  if (purchase.status === 'none' || purchase.kind !== 'resale') throw new NotFound('purchase not found');
+  return purchase;
 }

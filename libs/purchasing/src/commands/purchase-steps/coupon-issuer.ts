@@ -164,7 +164,12 @@ export class CouponIssuer {
   async issueOwed(purchaseId: string, caller: CommandCaller & { partnerId: string }): Promise<LogPosition | null> {
     const { reserved, state } = await this.readPurchase(purchaseId);
     if (state.status !== 'fulfilled') return null;
-    return this.issueCoupons(purchaseId, reserved.deal, state, { now: this.clock.now(), metadata: caller });
+    return this.issueCoupons(
+      purchaseId,
+      reserved.deal,
+      { couponIds: state.couponIds, userId: state.holder },
+      { now: this.clock.now(), metadata: caller },
+    );
   }
 
   async issueCoupons(

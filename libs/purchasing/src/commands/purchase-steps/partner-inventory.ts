@@ -11,7 +11,7 @@ import { inventoryStream, partnerInventoryStream } from '../../domain/inventory/
 export async function holdAs(store: EventStore, command: HoldUnits, partnerId: string): Promise<HoldUnits> {
   if (!isSandbox(partnerId)) return command;
   const { state: live } = await loadCachedAggregate(store, inventoryStream(command.data.dealId), inventoryDecider);
-  return live.stocked ? { ...command, data: { ...command.data, stock: { total: live.total, sandbox: partnerId } } } : command;
+  return live.status === 'stocked' ? { ...command, data: { ...command.data, stock: { total: live.total, sandbox: partnerId } } } : command;
 }
 
 /** Takes a hold on `partnerId`'s inventory of the command's deal (`partnerInventoryStream`). */

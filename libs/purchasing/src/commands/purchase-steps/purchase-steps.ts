@@ -215,7 +215,7 @@ export class PurchaseSteps {
     // Held already, with its purchase not reserved: only a store that appends stream by stream
     // leaves that (a unit cut between its writes). Nothing was charged; a repeat with the same key
     // goes on under a purchase id of its own.
-    if (!held.state.holds.has(hold.holdId))
+    if (held.state.status !== 'stocked' || !held.state.holds.has(hold.holdId))
       throw new ServiceUnavailable('the units of the purchase were held and given back by an earlier try', 1);
     return held.state;
   }
@@ -284,7 +284,7 @@ export class PurchaseSteps {
       }
       case 'ReadPurchase': {
         const { reserved, state } = await this.coupons.readPurchase(command.data.purchaseId);
-        const sold = state.status === 'fulfilled' ? { holdId: state.holdId!, couponIds: state.couponIds, userId: state.userId } : null;
+        const sold = state.status === 'fulfilled' ? { holdId: state.holdId, couponIds: state.couponIds, userId: state.holder } : null;
         return { type: 'PurchaseRead', data: { deal: reserved.deal, quantity: reserved.quantity, holdId: reserved.holdId, sold } };
       }
       case 'SellUnits': {
@@ -303,7 +303,8 @@ export class PurchaseSteps {
           saleRecordCommand(command.data),
           context,
         );
-        const { couponIds, userId } = recorded.state;
+        const sold = recorded.state.status === 'fulfilled' ? recorded.state : { couponIds: [], holder: null };
+        const { couponIds, holder: userId } = sold;
         return { type: 'SaleRecorded', data: { position: recorded.position, couponIds, userId } };
       }
       case 'FinishSale':

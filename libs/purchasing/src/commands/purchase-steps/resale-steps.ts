@@ -48,7 +48,9 @@ export class ResaleSteps {
         const { partnerId, transactionReference, purchaseId } = command.data;
         const stream = transactionReferenceStream(partnerId, transactionReference);
         const { state: claim } = await handleCommand(this.store, stream, transactionReferenceDecider, command, context);
-        const owner = claim.purchaseId!;
+        // A free reference is claimed by the command: it is this sale's now, or an earlier one's.
+        if (claim.status === 'free') throw new Error('transactionReference: a free reference is claimed by the command');
+        const owner = claim.purchaseId;
         if (owner === purchaseId) return { type: 'ReferenceClaimed', data: none };
         const reserved = (await this.store.readStream(purchaseStream(owner), 0)).length > 0;
         const { dealId, quantity, terms } = claim;

@@ -146,7 +146,8 @@ export class RecordResellerPurchaseHandler implements ICommandHandler<RecordRese
   private async recordedSale(partnerId: string, reference: unknown): Promise<string | null> {
     if (typeof reference !== 'string' || reference === '') return null;
     const { state: claim } = await loadAggregate(this.store, transactionReferenceStream(partnerId, reference), transactionReferenceDecider);
-    if (claim.purchaseId === null) return null;
+    // A reference given up was never the sale's: its purchase was refused before it was reserved.
+    if (claim.status === 'free') return null;
     const { state: first } = await loadAggregate(this.store, purchaseStream(claim.purchaseId), purchaseDecider);
     return first.status === 'fulfilled' ? claim.purchaseId : null;
   }

@@ -20,7 +20,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { couponDecider, CouponNotRefundable } from '../../domain/coupon/coupon.decider';
 import { couponStream } from '../../domain/coupon/coupon.events';
-import { Purchase, purchaseDecider, refundableCoupons } from '../../domain/purchase/purchase.decider';
+import { Purchase, purchaseDecider, refundableCoupons, refundOf } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
 import { RefundReason } from '../../domain/refund/refund-rules';
 import { RefundWorkflowCommand, RefundWorkflowInput, refundWorkflow } from '../../domain/refund/refund.workflow';
@@ -106,8 +106,8 @@ export class RefundSteps {
     caller: PartnerCaller,
   ): Promise<{ state: 'succeeded' | 'failed' | 'pending'; position: LogPosition | null }> {
     const purchase = await this.purchase(purchaseId);
-    const refund = purchase.refunds.find((r) => r.refundId === refundId);
-    if (!refund) return { state: 'failed', position: null };
+    const refund = refundOf(purchase, refundId);
+    if (!refund || purchase.status !== 'fulfilled') return { state: 'failed', position: null };
     let position: LogPosition | null = null;
     const context = () => ({ now: this.clock.now(), metadata: caller });
     const wrote = (outcomes: ReadonlyArray<{ position: LogPosition | null }>) => {
@@ -139,7 +139,7 @@ export class RefundSteps {
             context(),
           );
           wrote([recorded]);
-          const state = recorded.state.refunds.find((r) => r.refundId === refundId)?.state ?? 'pending';
+          const state = refundOf(recorded.state, refundId)?.state ?? 'pending';
           return { type: 'OutcomeRecorded', data: { state } };
         }
         case 'FinishCoupons': {
@@ -162,7 +162,7 @@ export class RefundSteps {
     };
     const settling: RefundWorkflowInput = {
       type: 'RefundSettling',
-      data: { ...refund, purchaseId, partnerId: caller.partnerId, chargeId: purchase.chargeId },
+      data: { ...refund, purchaseId, partnerId: caller.partnerId, chargeId: purchase.charge?.chargeId ?? null },
     };
     const settled = await runWorkflow(refundWorkflow, settling, perform, this.clock);
     return { state: settled.state, position };
@@ -243,7 +243,9 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchase> {
       purchaseDecider.decide(decide(terms.couponIds, '-'), purchase, now);
       for (const couponId of terms.couponIds) await this.check(couponId, caller.partnerId, terms.forced, now);
     } else if (purchase.status === 'none' || purchase.partnerId !== caller.partnerId) throw new NotFound('purchase not found');
-    const couponIds = terms.couponIds ?? (await this.refundable(refundableCoupons(purchase), caller.partnerId, terms.forced, now));
+    const couponIds =
+      terms.couponIds ??
+      (await this.refundable(purchase.status === 'fulfilled' ? refundableCoupons(purchase) : [], caller.partnerId, terms.forced, now));
     if (couponIds.length === 0) purchaseDecider.decide(decide([], '-'), purchase, now);
     const refundId = this.ids.short();
     // The refund's line to come, dated now (see `handleDatedCommand`).

@@ -37,7 +37,7 @@ export class ReleaseExpiredHoldHandler implements ICommandHandler<ReleaseExpired
         metadata: { ...OPERATOR, actor: 'system' },
       },
     );
-    const open = state.holds.get(holdId);
+    const open = state.status === 'stocked' ? state.holds.get(holdId) : undefined;
     return { position, liveUntil: open && open.expiresAt > now.getTime() ? open.expiresAt : null };
   }
 }

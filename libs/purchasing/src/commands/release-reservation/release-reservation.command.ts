@@ -38,12 +38,12 @@ export class ReleaseReservationHandler implements ICommandHandler<ReleaseReserva
     if (refusal) throw refusal;
     let inventory: { position: LogPosition | null } = { position: null };
     if (before.status === 'reserved' || before.status === 'released') {
-      const dealId = before.dealId!;
+      const dealId = before.dealId;
       inventory = await handleCommand(
         this.store,
         partnerInventoryStream(dealId, before.partnerId),
         inventoryDecider,
-        { type: 'ReleaseHold', data: { dealId, holdId: before.holdId!, reason: 'released' } },
+        { type: 'ReleaseHold', data: { dealId, holdId: before.holdId, reason: 'released' } },
         context,
       );
     }

@@ -15,7 +15,11 @@ export const CHARGE_LOCK_MS = 2 * 60 * 1000;
  */
 export const chargeLockStream = (userId: string) => `usercharge-${userId}`;
 
-export interface ChargeLock {
+/** A user's lock: free, or held by the charge of `purchaseId` begun at `since` (ms since the epoch). */
+export type ChargeLock = { status: 'free' } | { status: 'charging'; purchaseId: string; since: number };
+
+/** A lock as its snapshots keep it: a free one with no purchase and `since` 0. */
+interface ChargeLockJson {
   purchaseId: string | null;
   since: number;
 }
@@ -27,27 +31,48 @@ export interface ChargeLock {
 export const chargeLockSnapshots: SnapshotCodec<ChargeLock> = {
   shape: 'usercharge/1',
   every: 200,
-  toJson: (lock) => ({ purchaseId: lock.purchaseId, since: lock.since }),
+  toJson: (lock): ChargeLockJson =>
+    lock.status === 'charging' ? { purchaseId: lock.purchaseId, since: lock.since } : { purchaseId: null, since: 0 },
   fromJson: (json) => {
-    const { purchaseId, since } = json as ChargeLock;
-    return { purchaseId, since };
+    const { purchaseId, since } = json as ChargeLockJson;
+    return purchaseId === null ? { status: 'free' } : { status: 'charging', purchaseId, since };
   },
 };
 
 export const chargeLockDecider: SnapshottedDecider<ChargeLock, BeginCharge | EndCharge, ChargeBegun | ChargeEnded> = {
   snapshot: chargeLockSnapshots,
-  initialState: () => ({ purchaseId: null, since: 0 }),
+  initialState: () => ({ status: 'free' }),
   decide(command, lock, now) {
     const { userId, purchaseId } = command.data;
-    if (command.type === 'EndCharge')
-      return lock.purchaseId === purchaseId
-        ? [{ type: 'ChargeEnded', data: { userId, purchaseId, ...(command.data.saleFollows ? { saleFollows: true as const } : {}) } }]
-        : [];
-    if (lock.purchaseId !== null && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS) {
-      throw new AlreadyCharging('an earlier purchase of this user is still being charged', lock.purchaseId, lock.since + CHARGE_LOCK_MS);
+    switch (command.type) {
+      case 'BeginCharge':
+        if (lock.status === 'charging' && lock.purchaseId !== purchaseId && now.getTime() - lock.since < CHARGE_LOCK_MS)
+          throw new AlreadyCharging(
+            'an earlier purchase of this user is still being charged',
+            lock.purchaseId,
+            lock.since + CHARGE_LOCK_MS,
+          );
+        return [{ type: 'ChargeBegun', data: { userId, purchaseId, at: now.toISOString() } }];
+      case 'EndCharge': {
+        if (lock.status !== 'charging' || lock.purchaseId !== purchaseId) return [];
+        return [{ type: 'ChargeEnded', data: { userId, purchaseId, ...(command.data.saleFollows ? { saleFollows: true as const } : {}) } }];
+      }
+      default: {
+        const unhandled: never = command;
+        return unhandled;
+      }
     }
-    return [{ type: 'ChargeBegun', data: { userId, purchaseId, at: now.toISOString() } }];
   },
-  evolve: (_lock, event) =>
-    event.type === 'ChargeBegun' ? { purchaseId: event.data.purchaseId, since: Date.parse(event.data.at) } : { purchaseId: null, since: 0 },
+  evolve(_lock, event) {
+    switch (event.type) {
+      case 'ChargeBegun':
+        return { status: 'charging', purchaseId: event.data.purchaseId, since: Date.parse(event.data.at) };
+      case 'ChargeEnded':
+        return { status: 'free' };
+      default: {
+        const unhandled: never = event;
+        return unhandled;
+      }
+    }
+  },
 };

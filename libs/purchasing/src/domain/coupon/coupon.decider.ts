@@ -40,21 +40,26 @@ export const REFUND_REASONS = {
   refunded: 'the coupons are already part of another refund',
 } as const;
 
-export interface Coupon {
-  issued: boolean;
-  partnerId: string | null;
-  userId: string | null;
+/** What an issued coupon keeps whatever becomes of it. */
+interface IssuedTerms {
+  partnerId: string;
+  /** The user the coupon was issued to; null for a reseller's sale (its buyer is the reseller's). */
+  holder: string | null;
   expiresAt: number | null;
-  redeemedAt: string | null;
-  cancelled: boolean;
   refundable: boolean;
-  /** The refund under way that holds it; null when none does. */
-  refundingIn: string | null;
-  /** The refund that paid it back (the coupon is then `cancelled`). */
-  refundedIn: string | null;
+  /** When it was redeemed, or null while it is not (never, or its redemption rolled back). */
+  redeemedAt: string | null;
   /** Whether `CouponExpired` is in the stream (the state is `expired` by the clock either way). */
   expiryRecorded: boolean;
 }
+
+/**
+ * An issued coupon: `issued` as it was issued (redeemed or not), `cancelled` by its reseller,
+ * `refunding` held by a refund under way, `refunded` paid back by one (void, as a cancelled one).
+ */
+export type IssuedCoupon = IssuedTerms & ({ status: 'issued' | 'cancelled' } | { status: 'refunding' | 'refunded'; refundId: string });
+
+export type Coupon = { status: 'none' } | IssuedCoupon;
 
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'coupon', field: 'state', message }]);
 
@@ -75,113 +80,118 @@ export function couponState(
   return 'valid';
 }
 
+/** The partner's coupon (and the user's, when one is named); one never issued, or another's, is not found. */
+function partnersCoupon(coupon: Coupon, partnerId: string, userId?: string): IssuedCoupon {
+  if (coupon.status === 'none' || coupon.partnerId !== partnerId || (userId !== undefined && coupon.holder !== userId))
+    throw new NotFound('coupon not found');
+  return coupon;
+}
+
+/** The coupon's state at `now`: a refunded coupon reads cancelled. */
+const stateAt = (coupon: IssuedCoupon, now: Date) =>
+  couponState({ ...coupon, cancelled: coupon.status === 'cancelled' || coupon.status === 'refunded' }, now.getTime());
+
 export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
-  initialState: () => ({
-    issued: false,
-    partnerId: null,
-    userId: null,
-    expiresAt: null,
-    redeemedAt: null,
-    cancelled: false,
-    refundable: true,
-    expiryRecorded: false,
-    refundingIn: null,
-    refundedIn: null,
-  }),
+  initialState: () => ({ status: 'none' }),
+
   decide(command, coupon, now) {
     switch (command.type) {
       case 'IssueCoupon':
-        return coupon.issued ? [] : [{ type: 'CouponIssued', data: command.data }];
-      case 'CancelCoupon': {
-        const { couponId, partnerId } = command.data;
-        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound('coupon not found');
-        if (coupon.cancelled || coupon.refundedIn || coupon.refundingIn) throw new CouponNotRefundable(REFUND_REASONS.refunded);
-        if (!command.data.resold || !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
-        if (couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
-        return [{ type: 'CouponCancelled', data: { couponId, cancelledAt: now.toISOString() } }];
-      }
-      case 'ExpireCoupon': {
-        const { couponId } = command.data;
-        if (!coupon.issued) throw new NotFound('coupon not found');
-        // A sweep may meet a coupon twice, or one redeemed or cancelled since it read the view: nothing to say then.
-        if (coupon.expiryRecorded || coupon.expiresAt === null || couponState(coupon, now.getTime()) !== 'expired') return [];
-        return [{ type: 'CouponExpired', data: { couponId, expiredAt: new Date(coupon.expiresAt).toISOString() } }];
-      }
+        return coupon.status === 'none' ? [{ type: 'CouponIssued', data: command.data }] : [];
       case 'RedeemCoupon': {
         const { couponId, partnerId, userId } = command.data;
-        if (!coupon.issued || coupon.partnerId !== partnerId || (userId !== undefined && coupon.userId !== userId))
-          throw new NotFound('coupon not found');
-        const state = couponState(coupon, now.getTime());
+        const redeemed = partnersCoupon(coupon, partnerId, userId);
+        const state = stateAt(redeemed, now);
         if (state === 'cancelled') throw refuse('is cancelled');
-        if (coupon.refundingIn) throw refuse('is being refunded');
+        if (redeemed.status === 'refunding') throw refuse('is being refunded');
         if (state === 'redeemed') throw refuse('is already redeemed');
         if (state === 'expired') throw refuse('has expired');
         return [{ type: 'CouponRedeemed', data: { couponId, redeemedAt: now.toISOString() } }];
       }
+      case 'CancelCoupon': {
+        const { couponId, partnerId, resold } = command.data;
+        const cancelled = partnersCoupon(coupon, partnerId);
+        if (cancelled.status !== 'issued') throw new CouponNotRefundable(REFUND_REASONS.refunded);
+        if (!resold || !cancelled.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
+        if (stateAt(cancelled, now) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
+        return [{ type: 'CouponCancelled', data: { couponId, cancelledAt: now.toISOString() } }];
+      }
+      case 'ExpireCoupon': {
+        if (coupon.status === 'none') throw new NotFound('coupon not found');
+        // A sweep may meet a coupon twice, or one redeemed or cancelled since it read the view: nothing to say then.
+        if (coupon.expiryRecorded || coupon.expiresAt === null || stateAt(coupon, now) !== 'expired') return [];
+        return [{ type: 'CouponExpired', data: { couponId: command.data.couponId, expiredAt: new Date(coupon.expiresAt).toISOString() } }];
+      }
       case 'StartRefund': {
         const { couponId, partnerId, refundId, forced } = command.data;
-        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound('coupon not found');
-        if (coupon.refundingIn === refundId) return [];
-        if (coupon.cancelled || coupon.refundedIn || coupon.refundingIn) throw new CouponNotRefundable(REFUND_REASONS.refunded);
-        if (!forced && !coupon.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
-        if (!forced && couponState(coupon, now.getTime()) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
+        const held = partnersCoupon(coupon, partnerId);
+        if (held.status === 'refunding' && held.refundId === refundId) return [];
+        if (held.status !== 'issued') throw new CouponNotRefundable(REFUND_REASONS.refunded);
+        if (!forced && !held.refundable) throw new CouponNotRefundable(REFUND_REASONS.barcode);
+        if (!forced && stateAt(held, now) !== 'valid') throw new CouponNotRefundable(REFUND_REASONS.state);
         return [{ type: 'CouponRefundStarted', data: { couponId, refundId, startedAt: now.toISOString() } }];
-      }
-      case 'RollBackRedemption': {
-        const { couponId, partnerId, reason, note, by, windowMs } = command.data;
-        if (!coupon.issued || coupon.partnerId !== partnerId) throw new NotFound('coupon not found');
-        if (couponState(coupon, now.getTime()) !== 'redeemed' || !coupon.redeemedAt) throw refuse('is not redeemed');
-        if (coupon.refundingIn) throw refuse('is being refunded');
-        if (windowMs === 0) throw refuse("was redeemed: the partner's rollback window is 0 hours, so no redemption is rolled back");
-        if (now.getTime() - Date.parse(coupon.redeemedAt) > windowMs) {
-          const hours = windowMs / 3_600_000;
-          throw refuse(`was redeemed more than ${hours} hour${hours === 1 ? '' : 's'} ago: its redemption can no longer be rolled back`);
-        }
-        return [
-          {
-            type: 'CouponRedemptionRolledBack',
-            data: { couponId, redeemedAt: coupon.redeemedAt, rolledBackAt: now.toISOString(), reason, note, by },
-          },
-        ];
       }
       case 'FinishRefund': {
         const { couponId, refundId, outcome } = command.data;
-        if (coupon.refundingIn !== refundId) return [];
+        if (coupon.status !== 'refunding' || coupon.refundId !== refundId) return [];
         return outcome === 'succeeded'
           ? [{ type: 'CouponRefunded', data: { couponId, refundId, refundedAt: now.toISOString() } }]
           : [{ type: 'CouponRefundReleased', data: { couponId, refundId, releasedAt: now.toISOString() } }];
       }
+      case 'RollBackRedemption': {
+        const { couponId, partnerId, reason, note, by, windowMs } = command.data;
+        const redeemed = partnersCoupon(coupon, partnerId);
+        const { redeemedAt } = redeemed;
+        if (stateAt(redeemed, now) !== 'redeemed' || !redeemedAt) throw refuse('is not redeemed');
+        if (redeemed.status === 'refunding') throw refuse('is being refunded');
+        if (windowMs === 0) throw refuse("was redeemed: the partner's rollback window is 0 hours, so no redemption is rolled back");
+        if (now.getTime() - Date.parse(redeemedAt) > windowMs) {
+          const hours = windowMs / 3_600_000;
+          throw refuse(`was redeemed more than ${hours} hour${hours === 1 ? '' : 's'} ago: its redemption can no longer be rolled back`);
+        }
+        return [{ type: 'CouponRedemptionRolledBack', data: { couponId, redeemedAt, rolledBackAt: now.toISOString(), reason, note, by } }];
+      }
+      default: {
+        const unhandled: never = command;
+        return unhandled;
+      }
     }
   },
+
   evolve(coupon, event) {
+    if (event.type === 'CouponIssued') {
+      const { partnerId, userId, expiresAt, refundable } = event.data;
+      const terms = { partnerId, holder: userId, expiresAt: expiresAt ? Date.parse(expiresAt) : null, refundable: refundable !== false };
+      return { status: 'issued', ...terms, redeemedAt: null, expiryRecorded: false };
+    }
+    // Every other event follows the issue: none comes to a coupon never issued.
+    if (coupon.status === 'none') return coupon;
     switch (event.type) {
-      case 'CouponIssued':
-        return {
-          issued: true,
-          partnerId: event.data.partnerId,
-          userId: event.data.userId,
-          expiresAt: event.data.expiresAt ? Date.parse(event.data.expiresAt) : null,
-          redeemedAt: null,
-          cancelled: false,
-          refundable: event.data.refundable !== false,
-          expiryRecorded: false,
-          refundingIn: null,
-          refundedIn: null,
-        };
       case 'CouponRedeemed':
         return { ...coupon, redeemedAt: event.data.redeemedAt };
+      case 'CouponRedemptionRolledBack':
+        return { ...coupon, redeemedAt: null };
       case 'CouponCancelled':
-        return { ...coupon, cancelled: true };
+        return { ...terms(coupon), status: 'cancelled' };
       case 'CouponExpired':
         return { ...coupon, expiryRecorded: true };
       case 'CouponRefundStarted':
-        return { ...coupon, refundingIn: event.data.refundId };
+        return { ...terms(coupon), status: 'refunding', refundId: event.data.refundId };
       case 'CouponRefunded':
-        return { ...coupon, refundingIn: null, refundedIn: event.data.refundId };
+        return { ...terms(coupon), status: 'refunded', refundId: event.data.refundId };
       case 'CouponRefundReleased':
-        return { ...coupon, refundingIn: null };
-      case 'CouponRedemptionRolledBack':
-        return { ...coupon, redeemedAt: null };
+        // Gives back the coupon the refund held (only a refund under way is released).
+        return coupon.status === 'refunding' ? { ...terms(coupon), status: 'issued' } : coupon;
+      default: {
+        const unhandled: never = event;
+        return unhandled;
+      }
     }
   },
 };
+
+/** The coupon's terms, without its status. */
+function terms(coupon: IssuedCoupon): IssuedTerms {
+  const { partnerId, holder, expiresAt, refundable, redeemedAt, expiryRecorded } = coupon;
+  return { partnerId, holder, expiresAt, refundable, redeemedAt, expiryRecorded };
+}

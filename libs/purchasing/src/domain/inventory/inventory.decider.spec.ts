@@ -1,7 +1,7 @@
 import { CannotFulfil, fold, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '@deals/testing';
 import fc from 'fast-check';
-import { buyerStanding, Inventory, inventoryDecider, liveHeld, OverPerUserLimit, unitsLeft } from './inventory.decider';
+import { buyerStanding, Inventory, inventoryDecider, liveHeld, OverPerUserLimit, unitsLeft, unitsOf } from './inventory.decider';
 import { InventoryEvent } from './inventory.events';
 
 const given = deciderSpec(inventoryDecider);
@@ -291,7 +291,7 @@ describe('inventory decider', () => {
     it('keeps one entry per expiry instant, however many holds expire then, released on time or not', () => {
       const events = [stocked(5000), ...Array.from({ length: 3000 }, (_, i) => held(`h${i}`, 1, i % 3))];
       const state = events.reduce(inventoryDecider.evolve, inventoryDecider.initialState());
-      expect([state.held, state.expiring.size]).toEqual([3000, 3]);
+      expect([unitsOf(state).held, unitsOf(state).expiring.size]).toEqual([3000, 3]);
       // Long after all expired, never released: none counts, and still three entries to look at.
       expect([liveHeld(state, at(60).getTime()), liveHeld(state, at(6).getTime()), liveHeld(state, at(4).getTime())]).toEqual([
         0, 1000, 3000,
@@ -347,9 +347,9 @@ describe('inventory decider', () => {
               const expected = [...open.values()].reduce((n, h) => (h.expiresAt > now ? n + h.quantity : n), 0);
               expect(liveHeld(state, now)).toBe(expected);
             }
-            expect(state.held).toBe([...open.values()].reduce((n, h) => n + h.quantity, 0));
+            expect(unitsOf(state).held).toBe([...open.values()].reduce((n, h) => n + h.quantity, 0));
             for (const buyer of ['p/a', 'p/b'])
-              expect(state.buyerHolds.get(buyer)?.size ?? 0).toBe([...open.values()].filter((h) => h.buyer === buyer).length);
+              expect(unitsOf(state).buyerHolds.get(buyer)?.size ?? 0).toBe([...open.values()].filter((h) => h.buyer === buyer).length);
           },
         ),
       );
@@ -439,8 +439,8 @@ describe('inventory decider', () => {
       const before = fold(history(20_000));
       const next = inventoryDecider.evolve(before, held('new', 1));
       // Persistent maps: the earlier state is untouched and shares what did not change.
-      expect(before.holds.has('new')).toBe(false);
-      expect([next.holds.has('new'), next.closed.size]).toEqual([true, 20_000]);
+      expect([before.status, unitsOf(before).holds.has('new')]).toEqual(['stocked', false]);
+      expect([unitsOf(next).holds.has('new'), unitsOf(next).closed.size]).toEqual([true, 20_000]);
     });
   });
 });

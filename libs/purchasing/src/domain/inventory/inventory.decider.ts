@@ -45,14 +45,14 @@ export type InventoryCommand = StockUnits | HoldUnits | SellHeldUnits | ReleaseH
 export type ClosedHold = 'released' | 'sold' | { readonly soldTo: string };
 
 /**
- * Units of one deal. Open holds are kept until sold or released; an open hold past its expiry no
- * longer counts, whether or not its release job ever ran, so a lost job cannot lose inventory.
- * Deciding a hold costs the same with three open holds or thousands (reservations last five
- * minutes): the units held are summed as holds open and close, and the expired ones are found by
- * their expiry instant (one entry per second, not per hold).
+ * Units of one stocked deal. Open holds are kept until sold or released; an open hold past its
+ * expiry no longer counts, whether or not its release job ever ran, so a lost job cannot lose
+ * inventory. Deciding a hold costs the same with three open holds or thousands (reservations last
+ * five minutes): the units held are summed as holds open and close, and the expired ones are found
+ * by their expiry instant (one entry per second, not per hold).
  */
-export interface Inventory {
-  stocked: boolean;
+export interface StockedInventory {
+  status: 'stocked';
   /** The sandbox whose copy of the deal's inventory this is (set by its stocking); none: the deal's own. */
   sandbox?: string;
   total: number;
@@ -75,25 +75,52 @@ export interface Inventory {
   bought: ImmutableMap<string, number>;
 }
 
+/** A deal's inventory: unstocked until its total is first set (it then has nothing to sell), or stocked. */
+export type Inventory = { status: 'unstocked' } | StockedInventory;
+
+/** A stocked deal's counts, holds and sales; an unstocked deal's are those of a deal stocked with none. */
+export type InventoryUnits = Omit<StockedInventory, 'status' | 'sandbox'>;
+
+const NO_UNITS: InventoryUnits = {
+  total: 0,
+  sold: 0,
+  holds: ImmutableMap(),
+  held: 0,
+  expiring: ImmutableMap(),
+  buyerHolds: ImmutableMap(),
+  closed: ImmutableMap(),
+  bought: ImmutableMap(),
+};
+
+export const unitsOf = (inventory: Inventory): InventoryUnits => (inventory.status === 'stocked' ? inventory : NO_UNITS);
+
 /** The mark of the inventory's events: its sandbox, on a sandbox's copy; nothing on the deal's own. */
-const marked = (inventory: Inventory): SandboxMark => (inventory.sandbox === undefined ? {} : { sandbox: inventory.sandbox });
+const marked = (inventory: Inventory): SandboxMark =>
+  inventory.status === 'stocked' && inventory.sandbox !== undefined ? { sandbox: inventory.sandbox } : {};
 
 /** Units in holds that are open and not expired at `now`. */
-export const liveHeld = (inventory: Inventory, now: number) => inventory.held - expiredHeld(inventory.expiring, now);
+export const liveHeld = (inventory: Inventory, now: number) => {
+  const { held, expiring } = unitsOf(inventory);
+  return held - expiredHeld(expiring, now);
+};
 
 /** num_left: total − sold − live holds. */
-export const unitsLeft = (inventory: Inventory, now: number) => Math.max(0, inventory.total - inventory.sold - liveHeld(inventory, now));
+export const unitsLeft = (inventory: Inventory, now: number) => {
+  const { total, sold } = unitsOf(inventory);
+  return Math.max(0, total - sold - liveHeld(inventory, now));
+};
 
 /** A refusal by the per-user limit (a fresh hold would be refused the same way, unlike a lapsed one). */
 export class OverPerUserLimit extends CannotFulfil {}
 
 /** What the per-user limit counts of `buyer` at `now`: units sold to them, and units in their live holds but `except`. */
 export function buyerStanding(inventory: Inventory, buyer: string, now: number, except?: string): { bought: number; holding: number } {
-  const holds = inventory.buyerHolds.get(buyer);
+  const units = unitsOf(inventory);
+  const holds = units.buyerHolds.get(buyer);
   const holding = holds
     ? holds.reduce((sum, hold, holdId) => (hold.expiresAt > now && holdId !== except ? sum + hold.quantity : sum), 0)
     : 0;
-  return { bought: inventory.bought.get(buyer) ?? 0, holding };
+  return { bought: units.bought.get(buyer) ?? 0, holding };
 }
 
 /** Refuses `quantity` more units for `buyer` beyond the limit: sold to them, and their live holds but `except`. */
@@ -115,7 +142,7 @@ export function shortOfUnits(quantity: number, left: number): CannotFulfil | nul
 }
 
 /** The state with a hold opened. */
-function open(inventory: Inventory, holdId: string, hold: Hold): Inventory {
+function open(inventory: StockedInventory, holdId: string, hold: Hold): StockedInventory {
   return {
     ...inventory,
     holds: inventory.holds.set(holdId, hold),
@@ -129,7 +156,7 @@ function open(inventory: Inventory, holdId: string, hold: Hold): Inventory {
 }
 
 /** The state with a hold closed (sold or released), or as it was when the hold is not open. */
-function close(inventory: Inventory, holdId: string, as: ClosedHold): Inventory {
+function close(inventory: StockedInventory, holdId: string, as: ClosedHold): StockedInventory {
   const hold = inventory.holds.get(holdId);
   const closed = inventory.closed.set(holdId, as);
   if (!hold) return { ...inventory, closed };
@@ -164,22 +191,21 @@ function holdsNamed(command: DomainCommand): string[] {
 /**
  * Snapshots of a deal's inventory, every 1,000 events (a hot deal's stream grows by two a sale):
  * counts, open holds and units bought per buyer; the units held, their expiry index and each
- * buyer's holds are derived from the open holds again. `closed` goes by hold id.
+ * buyer's holds are derived from the open holds again. `closed` goes by hold id. An unstocked
+ * deal's body is a stocked one's with nothing in it, marked unstocked.
  */
 export const inventorySnapshots: SnapshotCodec<Inventory> = {
   shape: 'inventory/1',
   every: 1000,
-  toJson: (inventory): InventoryJson => ({
-    stocked: inventory.stocked,
-    ...(inventory.sandbox === undefined ? {} : { sandbox: inventory.sandbox }),
-    total: inventory.total,
-    sold: inventory.sold,
-    holds: [...inventory.holds.entries()],
-    bought: [...inventory.bought.entries()],
-  }),
+  toJson: (inventory): InventoryJson => {
+    const { total, sold, holds, bought } = unitsOf(inventory);
+    const sandbox = marked(inventory);
+    return { stocked: inventory.status === 'stocked', ...sandbox, total, sold, holds: [...holds.entries()], bought: [...bought.entries()] };
+  },
   fromJson(json) {
     const { stocked, sandbox, total, sold, holds, bought } = json as InventoryJson;
-    let inventory: Inventory = { ...inventoryDecider.initialState(), stocked, total, sold, bought: ImmutableMap(bought) };
+    if (!stocked) return { status: 'unstocked' };
+    let inventory: StockedInventory = { status: 'stocked', ...NO_UNITS, total, sold, bought: ImmutableMap(bought) };
     if (sandbox !== undefined) inventory = { ...inventory, sandbox };
     for (const [holdId, hold] of holds) inventory = open(inventory, holdId, hold);
     return inventory;
@@ -187,29 +213,23 @@ export const inventorySnapshots: SnapshotCodec<Inventory> = {
   keyed: {
     keysOf: holdsNamed,
     // An open hold is not closed (a closed hold id is never opened again): a sale of it needs no look-up.
-    has: (inventory, holdId) => inventory.closed.has(holdId) || inventory.holds.has(holdId),
-    entries: (inventory) => [...inventory.closed.entries()],
-    withEntries: (inventory, entries) => ({ ...inventory, closed: inventory.closed.merge(entries as Iterable<[string, ClosedHold]>) }),
-    withoutEntries: (inventory) => ({ ...inventory, closed: ImmutableMap() }),
+    has: (inventory, holdId) => unitsOf(inventory).closed.has(holdId) || unitsOf(inventory).holds.has(holdId),
+    entries: (inventory) => [...unitsOf(inventory).closed.entries()],
+    withEntries: (inventory, entries) =>
+      inventory.status === 'stocked'
+        ? { ...inventory, closed: inventory.closed.merge(entries as Iterable<[string, ClosedHold]>) }
+        : inventory,
+    withoutEntries: (inventory) => (inventory.status === 'stocked' ? { ...inventory, closed: ImmutableMap() } : inventory),
   },
 };
 
 export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, InventoryEvent> = {
   snapshot: inventorySnapshots,
-  initialState: () => ({
-    stocked: false,
-    total: 0,
-    sold: 0,
-    holds: ImmutableMap(),
-    held: 0,
-    expiring: ImmutableMap(),
-    buyerHolds: ImmutableMap(),
-    closed: ImmutableMap(),
-    bought: ImmutableMap(),
-  }),
+  initialState: () => ({ status: 'unstocked' }),
 
   decide(command, inventory, now) {
     const t = now.getTime();
+    const units = unitsOf(inventory);
     switch (command.type) {
       case 'StockUnits': {
         const { dealId, total } = command.data;
@@ -218,132 +238,105 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
         // Units held (reservations, purchases being charged) are promised for their five minutes: a
         // total below them would sell past itself when they are claimed or paid.
         const held = liveHeld(inventory, t);
-        if (total < inventory.sold + held) {
+        if (total < units.sold + held) {
           const committed = held
-            ? `${inventory.sold} units already sold and the ${held} held in open reservations and purchases`
-            : `${inventory.sold} units already sold`;
+            ? `${units.sold} units already sold and the ${held} held in open reservations and purchases`
+            : `${units.sold} units already sold`;
           throw new ValidationFailed([
             // eslint-disable-next-line no-restricted-syntax -- the deal's limit and the units the service counted
             { type: 'invalid', resource: 'deal', field: 'quantity', message: `cannot be below the ${committed}` },
           ]);
         }
-        if (inventory.stocked && total === inventory.total) return [];
+        if (inventory.status === 'stocked' && total === inventory.total) return [];
         return [{ type: 'InventoryStocked', data: { dealId, total, ...marked(inventory) } }];
       }
       case 'HoldUnits': {
         const { dealId, holdId, quantity, buyer, stock } = command.data;
         const stockIssues = stock ? stockTotalIssues(stock.total) : [];
         if (stockIssues.length) throw new ValidationFailed(stockIssues);
-        const restocked = stock && Math.max(stock.total, inventory.sold + liveHeld(inventory, t));
-        if (stock && restocked !== undefined && (!inventory.stocked || restocked !== inventory.total)) {
+        const restocked = stock && Math.max(stock.total, units.sold + liveHeld(inventory, t));
+        if (stock && restocked !== undefined && (inventory.status !== 'stocked' || restocked !== inventory.total)) {
           // A sandbox's copy, stocked with the live deal's total; the hold is decided on it.
           const stocked: InventoryStocked = { type: 'InventoryStocked', data: { dealId, total: restocked, sandbox: stock.sandbox } };
           const { stock: _used, ...hold } = command.data;
           return [stocked, ...inventoryDecider.decide({ type: 'HoldUnits', data: hold }, inventoryDecider.evolve(inventory, stocked), now)];
         }
-        if (inventory.holds.has(holdId) || inventory.closed.has(holdId)) return [];
+        if (units.holds.has(holdId) || units.closed.has(holdId)) return [];
         const badCount = unitCountIssue(quantity, 'quantity');
         if (badCount) throw new ValidationFailed([badCount]);
         checkBuyerLimit(inventory, command.data, quantity, t);
         const short = shortOfUnits(quantity, unitsLeft(inventory, t));
         if (short) throw short;
+        const expiresAt = new Date(holdExpiry(t)).toISOString();
         return [
           {
             type: 'UnitsHeld',
-            data: {
-              dealId,
-              holdId,
-              quantity,
-              expiresAt: new Date(holdExpiry(t)).toISOString(),
-              ...(buyer === undefined ? {} : { buyer }),
-              ...marked(inventory),
-            },
+            data: { dealId, holdId, quantity, expiresAt, ...(buyer === undefined ? {} : { buyer }), ...marked(inventory) },
           },
         ];
       }
       case 'SellHeldUnits': {
         const { dealId, holdId } = command.data;
-        const closed = inventory.closed.get(holdId);
+        const closed = units.closed.get(holdId);
         if (closed !== undefined && closed !== 'released') {
           // Sold already: the same sale again changes nothing; a claim by another user is refused.
           if (typeof closed === 'object' && command.data.buyer !== undefined && closed.soldTo !== command.data.buyer)
             throw issue('id', 'is already claimed by another user');
           return [];
         }
-        const hold = inventory.holds.get(holdId);
+        const hold = units.holds.get(holdId);
         if (!hold || hold.expiresAt <= t) throw new CannotFulfil('the reservation has expired or was released');
         // A hold taken for a known buyer was counted when it was taken; a claimed one is counted now.
         if (hold.buyer === undefined) checkBuyerLimit(inventory, command.data, hold.quantity, t, holdId);
         const buyer = hold.buyer ?? command.data.buyer;
+        const { quantity } = hold;
+        const expiresAt = new Date(hold.expiresAt).toISOString();
         return [
           {
             type: 'UnitsSold',
-            data: {
-              dealId,
-              holdId,
-              quantity: hold.quantity,
-              expiresAt: new Date(hold.expiresAt).toISOString(),
-              ...(buyer === undefined ? {} : { buyer }),
-              ...marked(inventory),
-            },
+            data: { dealId, holdId, quantity, expiresAt, ...(buyer === undefined ? {} : { buyer }), ...marked(inventory) },
           },
         ];
       }
       case 'ReleaseHold': {
         const { dealId, holdId, reason } = command.data;
-        const hold = inventory.holds.get(holdId);
+        const hold = units.holds.get(holdId);
         // A partner's release of units a claim has sold meanwhile: the units are not returned.
-        if (!hold && reason === 'released' && inventory.closed.has(holdId) && inventory.closed.get(holdId) !== 'released')
+        if (!hold && reason === 'released' && units.closed.has(holdId) && units.closed.get(holdId) !== 'released')
           throw issue('id', 'is being claimed: its units are sold');
         if (!hold) return [];
-        return [
-          {
-            type: 'UnitsReleased',
-            data: {
-              dealId,
-              holdId,
-              quantity: hold.quantity,
-              expiresAt: new Date(hold.expiresAt).toISOString(),
-              reason,
-              ...marked(inventory),
-            },
-          },
-        ];
+        const expiresAt = new Date(hold.expiresAt).toISOString();
+        return [{ type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, expiresAt, reason, ...marked(inventory) } }];
       }
       case 'ReleaseExpiredHold': {
         const { dealId, holdId } = command.data;
-        const hold = inventory.holds.get(holdId);
+        const hold = units.holds.get(holdId);
         if (!hold || hold.expiresAt > t) return [];
+        const expiresAt = new Date(hold.expiresAt).toISOString();
         return [
-          {
-            type: 'UnitsReleased',
-            data: {
-              dealId,
-              holdId,
-              quantity: hold.quantity,
-              expiresAt: new Date(hold.expiresAt).toISOString(),
-              reason: 'expired',
-              ...marked(inventory),
-            },
-          },
+          { type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, expiresAt, reason: 'expired', ...marked(inventory) } },
         ];
+      }
+      default: {
+        const unhandled: never = command;
+        return unhandled;
       }
     }
   },
 
   evolve(inventory, event) {
+    if (event.type === 'InventoryStocked') {
+      const { total, sandbox } = event.data;
+      const stocked: StockedInventory = inventory.status === 'stocked' ? inventory : { status: 'stocked', ...NO_UNITS };
+      return sandbox === undefined ? { ...stocked, total } : { ...stocked, total, sandbox };
+    }
+    // A hold needs units left, so none comes to a deal before it is stocked.
+    if (inventory.status === 'unstocked') return inventory;
     switch (event.type) {
-      case 'InventoryStocked': {
-        const { total, sandbox } = event.data;
-        return sandbox === undefined ? { ...inventory, stocked: true, total } : { ...inventory, stocked: true, total, sandbox };
-      }
       case 'UnitsHeld': {
         const { holdId, quantity, expiresAt, buyer } = event.data;
-        return open(
-          inventory,
-          holdId,
-          buyer === undefined ? { quantity, expiresAt: Date.parse(expiresAt) } : { quantity, expiresAt: Date.parse(expiresAt), buyer },
-        );
+        const hold = { quantity, expiresAt: Date.parse(expiresAt) };
+        return open(inventory, holdId, buyer === undefined ? hold : { ...hold, buyer });
       }
       case 'UnitsSold': {
         const { holdId, quantity } = event.data;
@@ -357,6 +350,10 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
       }
       case 'UnitsReleased':
         return close(inventory, event.data.holdId, 'released');
+      default: {
+        const unhandled: never = event;
+        return unhandled;
+      }
     }
   },
 };

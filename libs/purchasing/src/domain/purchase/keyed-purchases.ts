@@ -23,13 +23,31 @@ export interface KeyedPurchases {
   purchaseIds: string[];
 }
 
+/** The key's purchases have no status: the list only grows, one purchase an attempt of the request. */
 export const keyedPurchasesDecider: Decider<KeyedPurchases, StartKeyedPurchase, KeyedPurchaseStarted> = {
   initialState: () => ({ purchaseIds: [] }),
   decide(command, state) {
-    const { purchaseId, attempt } = command.data;
-    if (state.purchaseIds.includes(purchaseId)) return [];
-    if (state.purchaseIds.length !== attempt) throw new KeyedPurchaseStartedBefore(state.purchaseIds);
-    return [{ type: 'KeyedPurchaseStarted', data: { purchaseId, attempt } }];
+    switch (command.type) {
+      case 'StartKeyedPurchase': {
+        const { purchaseId, attempt } = command.data;
+        if (state.purchaseIds.includes(purchaseId)) return [];
+        if (state.purchaseIds.length !== attempt) throw new KeyedPurchaseStartedBefore(state.purchaseIds);
+        return [{ type: 'KeyedPurchaseStarted', data: { purchaseId, attempt } }];
+      }
+      default: {
+        const unhandled: never = command.type;
+        return unhandled;
+      }
+    }
   },
-  evolve: (state, event) => ({ purchaseIds: [...state.purchaseIds, event.data.purchaseId] }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'KeyedPurchaseStarted':
+        return { purchaseIds: [...state.purchaseIds, event.data.purchaseId] };
+      default: {
+        const unhandled: never = event.type;
+        return unhandled;
+      }
+    }
+  },
 };

@@ -1,6 +1,14 @@
 import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
 import { couponShares, RefundReason, RefundState } from '../refund/refund-rules';
-import { couponIdsFor, PurchaseEvent, PurchaseReserved, ResaleBuyerErased } from './purchase.events';
+import {
+  couponIdsFor,
+  PurchaseEvent,
+  PurchaseReserved,
+  RefundFailed,
+  RefundRequested,
+  RefundSucceeded,
+  ResaleBuyerErased,
+} from './purchase.events';
 import type { ResaleBuyer } from './resale-buyer';
 
 export type ReservePurchase = DomainCommand<'ReservePurchase', PurchaseReserved['data']>;
@@ -70,7 +78,6 @@ export type PurchaseCommand =
   | RecordRefundOutcome
   | EraseResaleBuyer;
 
-export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released' | 'declined' | 'failed';
 /**
  * How the purchase is paid for: a reservation (`POST /purchases/reserve`) the partner pays for and
  * then claims or releases; a stored card the service charges; a reseller's recorded sale. Only a
@@ -78,27 +85,44 @@ export type PurchaseStatus = 'none' | 'reserved' | 'fulfilled' | 'released' | 'd
  */
 export type PurchaseKind = 'reservation' | 'card' | 'resale';
 
-export interface Purchase {
-  status: PurchaseStatus;
-  kind: PurchaseKind | null;
-  partnerId: string | null;
-  /** The deal bought (from the reservation's snapshot). */
-  dealId: string | null;
+/** What every purchase has from its reservation on: the deal and units held for it, and how it is paid for. */
+export type Reservation = {
+  partnerId: string;
+  dealId: string;
   quantity: number;
   unitPrice: number;
-  holdId: string | null;
-  userId: string | null;
+  holdId: string;
+} & (
+  | { kind: 'reservation' | 'card' }
+  | {
+      kind: 'resale';
+      /** The sale's `transaction_reference`: from the reservation, or from the sale for the oldest. */
+      transactionReference: string | null;
+      /** When the sale's buyer was erased (ISO 8601), or null. */
+      buyerErasedAt: string | null;
+    }
+);
+
+/** A paid purchase: its coupons, what was paid, who holds the coupons and who paid, and its refunds. */
+export type FulfilledPurchase = Reservation & {
+  status: 'fulfilled';
   couponIds: string[];
-  /** What was paid for it, cents (0 until it is). */
+  /** What was paid for it, cents. */
   amountCents: number;
-  /** The processor's charge of a card purchase. */
-  chargeId: string | null;
+  /** The user the coupons were issued to: the claiming user or the card's; null for a resale (its buyer is the reseller's). */
+  holder: string | null;
+  /** The card charge that paid: a card purchase's; null when the partner (a claim) or a reseller was paid. */
+  charge: { payer: string; chargeId: string } | null;
   refunds: PurchaseRefund[];
-  /** A reseller's sale: its `transaction_reference` (from the reservation, or the sale for the oldest). */
-  transactionReference: string | null;
-  /** When a reseller sale's buyer was erased (ISO 8601), or null. */
-  buyerErasedAt: string | null;
-}
+};
+
+/** `reserved`: units held, not yet paid; `released`: given up; `declined`/`failed`: the card was not charged. */
+export type UnpaidPurchase = Reservation & { status: 'reserved' | 'released' | 'declined' | 'failed' };
+
+/** A purchase that exists: reserved, and perhaps paid or given up since. */
+export type ExistingPurchase = UnpaidPurchase | FulfilledPurchase;
+
+export type Purchase = { status: 'none' } | ExistingPurchase;
 
 export interface PurchaseRefund {
   refundId: string;
@@ -112,177 +136,153 @@ export interface PurchaseRefund {
 const refuse = (message: string) => new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message }]);
 
 /** The refusal of a claim or release of a purchase that is not a reservation (null for a reservation). */
-export function notAReservation(purchase: Purchase): ValidationFailed | null {
+export function notAReservation(purchase: ExistingPurchase): ValidationFailed | null {
   return purchase.kind === 'reservation' ? null : refuse('is not a reservation: only a reserved purchase is claimed or released');
 }
 
+/** The partner's purchase; one that never was, or another partner's, is not found. */
+function partnersPurchase(purchase: Purchase, partnerId: string): ExistingPurchase {
+  if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound('purchase not found');
+  return purchase;
+}
+
 export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> = {
-  initialState: () => ({
-    status: 'none',
-    kind: null,
-    partnerId: null,
-    dealId: null,
-    quantity: 0,
-    unitPrice: 0,
-    holdId: null,
-    userId: null,
-    couponIds: [],
-    amountCents: 0,
-    chargeId: null,
-    refunds: [],
-    transactionReference: null,
-    buyerErasedAt: null,
-  }),
+  initialState: () => ({ status: 'none' }),
 
   decide(command, purchase, now) {
-    if (command.type === 'ReservePurchase') {
-      // A reseller sale's id is its transaction reference's (resale-claim): the same sale sent
-      // twice at once reserves it once, and both complete it.
-      if (purchase.status !== 'none' && purchase.kind === 'resale' && command.data.via === 'reseller') return [];
-      if (purchase.status !== 'none') throw refuse('is already reserved');
-      return [{ type: 'PurchaseReserved', data: command.data }];
+    switch (command.type) {
+      case 'ReservePurchase':
+        // A reseller sale's id is its transaction reference's (resale-claim): the same sale sent
+        // twice at once reserves it once, and both complete it.
+        if (purchase.status !== 'none' && purchase.kind === 'resale' && command.data.via === 'reseller') return [];
+        if (purchase.status !== 'none') throw refuse('is already reserved');
+        return [{ type: 'PurchaseReserved', data: command.data }];
+      case 'ClaimPurchase': {
+        const { purchaseId, partnerId, userId, holdId } = command.data;
+        const claimed = partnersPurchase(purchase, partnerId);
+        const refusal = notAReservation(claimed);
+        if (refusal) throw refusal;
+        if (claimed.status === 'fulfilled') {
+          if (claimed.holder === userId) return [];
+          throw refuse('is already claimed by another user');
+        }
+        const { quantity, unitPrice } = claimed;
+        const couponIds = couponIdsFor(purchaseId, quantity);
+        const claimedAt = now.toISOString();
+        return [{ type: 'PurchaseClaimed', data: { purchaseId, userId, holdId, amountCents: unitPrice * quantity, couponIds, claimedAt } }];
+      }
+      case 'ReleasePurchase': {
+        const released = partnersPurchase(purchase, command.data.partnerId);
+        const refusal = notAReservation(released);
+        if (refusal) throw refusal;
+        if (released.status === 'released') return [];
+        if (released.status === 'fulfilled') throw refuse('is claimed and can no longer be released');
+        return [{ type: 'PurchaseReleased', data: { purchaseId: command.data.purchaseId, reason: 'released' } }];
+      }
+      case 'RecordPayment': {
+        const { purchaseId, partnerId, userId, creditCardId, chargeId, sessionId, holdId } = command.data;
+        const paid = partnersPurchase(purchase, partnerId);
+        if (paid.status === 'fulfilled') return [];
+        if (paid.status !== 'reserved') throw refuse(`is ${paid.status} and cannot be paid`);
+        const amountCents = paid.unitPrice * paid.quantity;
+        const couponIds = couponIdsFor(purchaseId, paid.quantity);
+        const data = { purchaseId, userId, creditCardId, chargeId, sessionId, holdId, amountCents, couponIds, paidAt: now.toISOString() };
+        return [{ type: 'PurchasePaid', data }];
+      }
+      case 'RecordNonPayment': {
+        const { purchaseId, partnerId, outcome, reason } = command.data;
+        if (partnersPurchase(purchase, partnerId).status !== 'reserved') return [];
+        return [{ type: 'PurchaseNotPaid', data: { purchaseId, outcome, reason } }];
+      }
+      case 'RecordResale': {
+        const { purchaseId, partnerId, holdId, transactionReference, transactionDate, amountCents, buyer } = command.data;
+        const resold = partnersPurchase(purchase, partnerId);
+        if (resold.status === 'fulfilled') return [];
+        const couponIds = couponIdsFor(purchaseId, resold.quantity);
+        const data = { purchaseId, partnerId, holdId, transactionReference, transactionDate, amountCents, buyer, couponIds };
+        return [{ type: 'PurchaseResold', data: { ...data, resoldAt: now.toISOString() } }];
+      }
+      case 'EraseResaleBuyer':
+        return eraseResaleBuyer(command.data, purchase, now);
+      case 'RequestRefund':
+        return requestRefund(command.data, partnersPurchase(purchase, command.data.partnerId), now);
+      case 'RecordRefundOutcome': {
+        const { purchaseId, partnerId, refundId } = command.data;
+        const refund = refundOf(partnersPurchase(purchase, partnerId), refundId);
+        if (!refund) throw new NotFound('refund not found');
+        if (refund.state !== 'pending') return [];
+        const settledAt = now.toISOString();
+        return command.data.outcome === 'succeeded'
+          ? [{ type: 'RefundSucceeded', data: { refundId, purchaseId, processorRefundId: command.data.processorRefundId, settledAt } }]
+          : [{ type: 'RefundFailed', data: { refundId, purchaseId, reason: command.data.reason, settledAt } }];
+      }
+      default: {
+        const unhandled: never = command;
+        return unhandled;
+      }
     }
-    if (command.type === 'EraseResaleBuyer') return eraseResaleBuyer(command.data, purchase, now);
-    const { purchaseId, partnerId } = command.data;
-    if (purchase.status === 'none' || purchase.partnerId !== partnerId) throw new NotFound('purchase not found');
-    if (command.type === 'RecordPayment') {
-      if (purchase.status === 'fulfilled') return [];
-      if (purchase.status !== 'reserved') throw refuse(`is ${purchase.status} and cannot be paid`);
-      const { userId, creditCardId, chargeId, sessionId, holdId } = command.data;
-      return [
-        {
-          type: 'PurchasePaid',
-          data: {
-            purchaseId,
-            userId,
-            creditCardId,
-            chargeId,
-            sessionId,
-            holdId,
-            amountCents: purchase.unitPrice * purchase.quantity,
-            couponIds: couponIdsFor(purchaseId, purchase.quantity),
-            paidAt: now.toISOString(),
-          },
-        },
-      ];
-    }
-    if (command.type === 'RecordResale') {
-      if (purchase.status === 'fulfilled') return [];
-      const { holdId, transactionReference, transactionDate, amountCents, buyer } = command.data;
-      return [
-        {
-          type: 'PurchaseResold',
-          data: {
-            purchaseId,
-            partnerId,
-            holdId,
-            transactionReference,
-            transactionDate,
-            amountCents,
-            buyer,
-            couponIds: couponIdsFor(purchaseId, purchase.quantity),
-            resoldAt: now.toISOString(),
-          },
-        },
-      ];
-    }
-    if (command.type === 'RequestRefund') return requestRefund(command.data, purchase, now);
-    if (command.type === 'RecordRefundOutcome') {
-      const refund = purchase.refunds.find((r) => r.refundId === command.data.refundId);
-      if (!refund) throw new NotFound('refund not found');
-      if (refund.state !== 'pending') return [];
-      const { refundId } = command.data;
-      const settledAt = now.toISOString();
-      return command.data.outcome === 'succeeded'
-        ? [{ type: 'RefundSucceeded', data: { refundId, purchaseId, processorRefundId: command.data.processorRefundId, settledAt } }]
-        : [{ type: 'RefundFailed', data: { refundId, purchaseId, reason: command.data.reason, settledAt } }];
-    }
-    if (command.type === 'RecordNonPayment') {
-      if (purchase.status !== 'reserved') return [];
-      return [{ type: 'PurchaseNotPaid', data: { purchaseId, outcome: command.data.outcome, reason: command.data.reason } }];
-    }
-    if (command.type === 'ReleasePurchase' || command.type === 'ClaimPurchase') {
-      const refusal = notAReservation(purchase);
-      if (refusal) throw refusal;
-    }
-    if (command.type === 'ReleasePurchase') {
-      if (purchase.status === 'released') return [];
-      if (purchase.status === 'fulfilled') throw refuse('is claimed and can no longer be released');
-      return [{ type: 'PurchaseReleased', data: { purchaseId, reason: 'released' } }];
-    }
-    const { userId, holdId } = command.data;
-    if (purchase.status === 'fulfilled') {
-      if (purchase.userId === userId) return [];
-      throw refuse('is already claimed by another user');
-    }
-    return [
-      {
-        type: 'PurchaseClaimed',
-        data: {
-          purchaseId,
-          userId,
-          holdId,
-          amountCents: purchase.unitPrice * purchase.quantity,
-          couponIds: couponIdsFor(purchaseId, purchase.quantity),
-          claimedAt: now.toISOString(),
-        },
-      },
-    ];
   },
 
   evolve(purchase, event) {
+    if (event.type === 'PurchaseReserved') return reserved(event.data);
+    // Every other event follows the reservation: none comes to a purchase that was never reserved.
+    if (purchase.status === 'none') return purchase;
     switch (event.type) {
-      case 'PurchaseReserved':
-        return {
-          ...purchase,
-          status: 'reserved',
-          kind: event.data.payment ? 'card' : event.data.via === 'reseller' ? 'resale' : 'reservation',
-          partnerId: event.data.partnerId,
-          dealId: event.data.deal.dealId,
-          quantity: event.data.quantity,
-          unitPrice: event.data.deal.unitPrice,
-          holdId: event.data.holdId,
-          transactionReference: event.data.transactionReference ?? null,
-        };
       case 'PurchaseClaimed': {
         const { userId, holdId, couponIds, amountCents } = event.data;
-        return { ...purchase, status: 'fulfilled', userId, holdId, couponIds, amountCents };
+        return { ...purchase, status: 'fulfilled', holdId, couponIds, amountCents, holder: userId, charge: null, refunds: [] };
       }
       case 'PurchaseReleased':
         return { ...purchase, status: 'released' };
       case 'PurchasePaid': {
         const { userId, holdId, couponIds, amountCents, chargeId } = event.data;
-        return { ...purchase, status: 'fulfilled', userId, holdId, couponIds, amountCents, chargeId };
-      }
-      case 'PurchaseResold':
-        return {
-          ...purchase,
-          status: 'fulfilled',
-          holdId: event.data.holdId,
-          couponIds: event.data.couponIds,
-          amountCents: event.data.amountCents,
-          transactionReference: event.data.transactionReference,
-        };
-      case 'ResaleBuyerErased':
-        return { ...purchase, buyerErasedAt: event.data.erasedAt };
-      case 'RefundRequested': {
-        const { refundId, couponIds, amountCents, forced } = event.data;
-        return { ...purchase, refunds: [...purchase.refunds, { refundId, couponIds, amountCents, state: 'pending', forced }] };
-      }
-      case 'RefundSucceeded':
-      case 'RefundFailed': {
-        const state: RefundState = event.type === 'RefundSucceeded' ? 'succeeded' : 'failed';
-        return { ...purchase, refunds: purchase.refunds.map((r) => (r.refundId === event.data.refundId ? { ...r, state } : r)) };
+        const charge = { payer: userId, chargeId };
+        return { ...purchase, status: 'fulfilled', holdId, couponIds, amountCents, holder: userId, charge, refunds: [] };
       }
       case 'PurchaseNotPaid':
         return { ...purchase, status: event.data.outcome === 'declined' ? 'declined' : 'failed' };
+      case 'PurchaseResold': {
+        const { holdId, couponIds, amountCents, transactionReference } = event.data;
+        const sale = { ...purchase, status: 'fulfilled' as const, holdId, couponIds, amountCents, holder: null, charge: null, refunds: [] };
+        return sale.kind === 'resale' ? { ...sale, transactionReference } : sale;
+      }
+      case 'ResaleBuyerErased':
+        return purchase.kind === 'resale' ? { ...purchase, buyerErasedAt: event.data.erasedAt } : purchase;
+      case 'RefundRequested':
+      case 'RefundSucceeded':
+      case 'RefundFailed':
+        // Only a fulfilled purchase is refunded.
+        return purchase.status === 'fulfilled' ? { ...purchase, refunds: evolveRefunds(purchase.refunds, event) } : purchase;
+      default: {
+        const unhandled: never = event;
+        return unhandled;
+      }
     }
   },
 };
 
+/** The purchase a reservation starts: its kind told by how it is paid for. */
+function reserved(data: PurchaseReserved['data']): Purchase {
+  const held = { status: 'reserved' as const, partnerId: data.partnerId, dealId: data.deal.dealId, quantity: data.quantity };
+  const reservation = { ...held, unitPrice: data.deal.unitPrice, holdId: data.holdId };
+  if (data.payment) return { ...reservation, kind: 'card' };
+  if (data.via !== 'reseller') return { ...reservation, kind: 'reservation' };
+  return { ...reservation, kind: 'resale', transactionReference: data.transactionReference ?? null, buyerErasedAt: null };
+}
+
+function evolveRefunds(refunds: PurchaseRefund[], event: RefundRequested | RefundSucceeded | RefundFailed): PurchaseRefund[] {
+  if (event.type === 'RefundRequested') {
+    const { refundId, couponIds, amountCents, forced } = event.data;
+    return [...refunds, { refundId, couponIds, amountCents, state: 'pending', forced }];
+  }
+  const state: RefundState = event.type === 'RefundSucceeded' ? 'succeeded' : 'failed';
+  return refunds.map((r) => (r.refundId === event.data.refundId ? { ...r, state } : r));
+}
+
 /**
  * The erasure of a reseller sale's buyer, once: another partner's sale or one that never was is
- * not found; a purchase that is not a reseller's has no such buyer (its buyer is a user).
+ * not found (an operator's, `partnerId` null, finds any partner's); a purchase that is not a
+ * reseller's has no such buyer (its buyer is a user).
  */
 function eraseResaleBuyer(data: EraseResaleBuyer['data'], purchase: Purchase, now: Date): PurchaseEvent[] {
   const { purchaseId, partnerId, by } = data;
@@ -294,27 +294,31 @@ function eraseResaleBuyer(data: EraseResaleBuyer['data'], purchase: Purchase, no
   return [
     {
       type: 'ResaleBuyerErased',
-      data: { purchaseId, partnerId: purchase.partnerId!, transactionReference, by, erasedAt: now.toISOString() },
+      data: { purchaseId, partnerId: purchase.partnerId, transactionReference, by, erasedAt: now.toISOString() },
     },
   ];
 }
 
+/** The purchase's refund `refundId` (only a fulfilled purchase has refunds). */
+export function refundOf(purchase: Purchase, refundId: string): PurchaseRefund | undefined {
+  return purchase.status === 'fulfilled' ? purchase.refunds.find((r) => r.refundId === refundId) : undefined;
+}
+
 /** The coupons of the purchase no refund holds: neither one under way nor one that paid back. */
-export function refundableCoupons(purchase: Purchase): string[] {
+export function refundableCoupons(purchase: FulfilledPurchase): string[] {
   const taken = new Set(purchase.refunds.filter((r) => r.state !== 'failed').flatMap((r) => r.couponIds));
   return purchase.couponIds.filter((id) => !taken.has(id));
 }
 
 /** What has been paid back of the purchase, cents, and what refunds under way would pay back. */
-export function refundedCents(purchase: Purchase): { succeeded: number; pending: number } {
+export function refundedCents(purchase: FulfilledPurchase): { succeeded: number; pending: number } {
   const sum = (state: RefundState) => purchase.refunds.filter((r) => r.state === state).reduce((total, r) => total + r.amountCents, 0);
   return { succeeded: sum('succeeded'), pending: sum('pending') };
 }
 
-function requestRefund(data: RequestRefund['data'], purchase: Purchase, now: Date): PurchaseEvent[] {
+function requestRefund(data: RequestRefund['data'], purchase: ExistingPurchase, now: Date): PurchaseEvent[] {
   const { purchaseId, refundId, couponIds, reason, note, forced } = data;
-  const known = purchase.refunds.find((r) => r.refundId === refundId);
-  if (known) return [];
+  if (refundOf(purchase, refundId)) return [];
   if (purchase.kind === 'resale')
     throw refuse("is a reseller's sale: its coupons are cancelled with DELETE /api/v3/coupons/:coupon_id/cancel");
   if (purchase.status !== 'fulfilled') throw refuse(`is ${purchase.status}: only a paid purchase is refunded`);
@@ -330,21 +334,12 @@ function requestRefund(data: RequestRefund['data'], purchase: Purchase, now: Dat
   const { succeeded, pending } = refundedCents(purchase);
   // Shares add up to the amount, and no coupon is in two refunds: this holds by construction; checked all the same.
   if (succeeded + pending + amountCents > purchase.amountCents) throw refundRefused('would pay back more than was paid');
+  const { partnerId } = data;
+  const requestedAt = now.toISOString();
   return [
     {
       type: 'RefundRequested',
-      data: {
-        refundId,
-        purchaseId,
-        partnerId: data.partnerId,
-        userId: purchase.userId,
-        couponIds,
-        amountCents,
-        reason,
-        note,
-        forced,
-        requestedAt: now.toISOString(),
-      },
+      data: { refundId, purchaseId, partnerId, userId: purchase.holder, couponIds, amountCents, reason, note, forced, requestedAt },
     },
   ];
 }

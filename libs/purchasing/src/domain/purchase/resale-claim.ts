@@ -36,14 +36,14 @@ export type TransactionReferenceCommand = ClaimTransactionReference | MarkResale
 export const transactionReferenceStream = (partnerId: string, reference: string) =>
   `resellertx-${resaleTransactionKey(partnerId, reference)}`;
 
-export interface TransactionReferenceClaim {
-  purchaseId: string | null;
-  dealId: string | null;
-  quantity: number | null;
-  terms: ResaleTerms | null;
-  /** free: never claimed, or given up after a refusal; claimed: being decided; selling: its units taken. */
-  status: 'free' | 'claimed' | 'selling';
-}
+/**
+ * `free`: never claimed, or given up after a refusal. `claimed`: the sale of `purchaseId` is being
+ * decided; `selling`: its units were taken. `dealId`, `quantity` and `terms` are null where the
+ * claiming event is of the oldest, which had none.
+ */
+export type TransactionReferenceClaim =
+  | { status: 'free' }
+  | { status: 'claimed' | 'selling'; purchaseId: string; dealId: string | null; quantity: number | null; terms: ResaleTerms | null };
 
 /**
  * The claim was given up (its sale refused) or passed to another sale while this request was taking
@@ -58,35 +58,39 @@ export class ResaleClaimSuperseded extends Error {}
  * first keeps it, and the refusal gives up nothing.
  */
 export const transactionReferenceDecider: Decider<TransactionReferenceClaim, TransactionReferenceCommand, TransactionReferenceEvent> = {
-  initialState: () => ({ purchaseId: null, dealId: null, quantity: null, terms: null, status: 'free' }),
+  initialState: () => ({ status: 'free' }),
   decide(command, claim) {
+    const { purchaseId } = command.data;
+    const claimedBy = claim.status !== 'free' && claim.purchaseId === purchaseId;
     switch (command.type) {
       case 'ClaimTransactionReference':
         return claim.status === 'free' ? [{ type: 'TransactionReferenceClaimed', data: command.data }] : [];
       case 'MarkResaleSelling':
-        if (claim.purchaseId !== command.data.purchaseId || claim.status === 'free')
-          throw new ResaleClaimSuperseded('the claim of the purchase was given up');
-        return claim.status === 'selling' ? [] : [{ type: 'TransactionReferenceSelling', data: { purchaseId: command.data.purchaseId } }];
+        if (!claimedBy) throw new ResaleClaimSuperseded('the claim of the purchase was given up');
+        return claim.status === 'selling' ? [] : [{ type: 'TransactionReferenceSelling', data: { purchaseId } }];
       case 'ReleaseTransactionReference':
-        return claim.purchaseId === command.data.purchaseId && claim.status === 'claimed'
-          ? [{ type: 'TransactionReferenceReleased', data: command.data }]
-          : [];
+        return claimedBy && claim.status === 'claimed' ? [{ type: 'TransactionReferenceReleased', data: command.data }] : [];
+      default: {
+        const unhandled: never = command;
+        return unhandled;
+      }
     }
   },
   evolve(claim, event) {
     switch (event.type) {
-      case 'TransactionReferenceClaimed':
-        return {
-          purchaseId: event.data.purchaseId,
-          dealId: event.data.dealId ?? null,
-          quantity: event.data.quantity ?? null,
-          terms: event.data.terms ?? null,
-          status: 'claimed',
-        };
+      case 'TransactionReferenceClaimed': {
+        const { purchaseId, dealId, quantity, terms } = event.data;
+        return { status: 'claimed', purchaseId, dealId: dealId ?? null, quantity: quantity ?? null, terms: terms ?? null };
+      }
       case 'TransactionReferenceSelling':
-        return { ...claim, status: 'selling' };
+        // Only a claimed reference is marked selling.
+        return claim.status === 'free' ? claim : { ...claim, status: 'selling' };
       case 'TransactionReferenceReleased':
-        return { ...claim, status: 'free' };
+        return { status: 'free' };
+      default: {
+        const unhandled: never = event;
+        return unhandled;
+      }
     }
   },
 };
