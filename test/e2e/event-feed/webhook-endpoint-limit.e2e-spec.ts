@@ -137,7 +137,7 @@ describe('at most 16 webhook endpoints a partner, under any concurrency', () => 
     expect(made).toHaveLength(1);
     expectRefusedAsFull(refused);
     // Abandoned first, so the stalled creation can no longer make it: the place went to one endpoint only.
-    expect((await loadAggregate(store, webhookEndpointStream(stalled), webhookEndpointDecider)).state.abandoned).toBe(true);
+    expect((await loadAggregate(store, webhookEndpointStream(stalled), webhookEndpointDecider)).state.status).toBe('abandoned');
     await expect(
       handleCommand(
         store,

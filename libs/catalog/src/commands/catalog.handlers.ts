@@ -38,7 +38,7 @@ export class ImportDealHandler implements ICommandHandler<ImportDeal> {
   async execute({ deal, state, caller, checkOnly }: ImportDeal) {
     // A deal belongs to a region the catalogue knows; checked here because it crosses aggregates.
     const region = await loadAggregate(this.store, regionStream(String(deal?.region_id)), regionDecider);
-    if (!region.state.terms) {
+    if (region.state.status === 'unlisted') {
       throw new ValidationFailed([{ type: 'not_found', resource: 'deal', field: 'region_id', message: 'names no known region' }]);
     }
     const command = { type: 'ListDeal' as const, data: { deal, state } };

@@ -157,7 +157,7 @@ export class WebhookEndpointWrites {
       { type: 'AbandonWebhookEndpoint', data: { endpointId, partnerId: caller.partnerId } },
       { now: this.clock.now(), metadata: caller },
     );
-    if (state.abandoned) await this.freePlace(endpointId, caller);
+    if (state.status === 'abandoned') await this.freePlace(endpointId, caller);
   }
 
   private async freePlace(endpointId: string, caller: PartnerCaller): Promise<void> {

@@ -77,7 +77,7 @@ export class BatchDelivery {
     if (started.state.batches.get(batchId)?.status !== 'sending') return { outcome: 'nothing' };
     const stream = batchDeliveryStream(batchId);
     const delivery = (await loadAggregate(this.store, stream, batchDeliveryDecider)).state;
-    if (delivery.finished) return { outcome: 'nothing' };
+    if (delivery.status !== 'delivering') return { outcome: 'nothing' };
     // A deal no longer on sale (paused, cancelled, ended since) is not advertised: its recipients are skipped.
     const deal = await this.catalog.deal(batch.terms.dealId);
     const state = deal ? effectiveStateAt(deal.state, deal.startAt!, deal.endAt!, now.getTime()) : null;
@@ -120,7 +120,7 @@ export class BatchDelivery {
       },
     );
     this.logger.log(
-      `batch ${batchId}: ${finished.state.finished} (${finished.state.sent} sent, ${finished.state.failed} failed, ${finished.state.skipped} skipped)`,
+      `batch ${batchId}: ${finished.state.status} (${finished.state.sent} sent, ${finished.state.failed} failed, ${finished.state.skipped} skipped)`,
     );
     return { outcome: 'delivered' };
   }

@@ -38,9 +38,25 @@ export const accessTokenStream = (hash: string) => `accesstoken-${hash.slice(0, 
 export const accessTokenDecider: Decider<{ issued: boolean }, IssueAccessToken, AccessTokenIssued> = {
   initialState: () => ({ issued: false }),
   decide(command, token) {
-    if (token.issued)
-      throw new ValidationFailed([{ type: 'invalid', resource: 'access_token', field: 'id', message: 'is already issued' }]);
-    return [{ type: 'AccessTokenIssued', data: command.data }];
+    switch (command.type) {
+      case 'IssueAccessToken':
+        if (token.issued)
+          throw new ValidationFailed([{ type: 'invalid', resource: 'access_token', field: 'id', message: 'is already issued' }]);
+        return [{ type: 'AccessTokenIssued', data: command.data }];
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('an access token command of no known type');
+      }
+    }
   },
-  evolve: () => ({ issued: true }),
+  evolve(token, event) {
+    switch (event.type) {
+      case 'AccessTokenIssued':
+        return { issued: true };
+      default: {
+        const _unhandled: never = event.type;
+        return token;
+      }
+    }
+  },
 };

@@ -15,6 +15,24 @@ export const cardClaimStream = (partnerId: string, userId: string, fingerprint: 
 
 export const cardClaimDecider: Decider<{ cardId: string | null }, ClaimCard, CardClaimed> = {
   initialState: () => ({ cardId: null }),
-  decide: (command, claim) => (claim.cardId ? [] : [{ type: 'CardClaimed', data: command.data }]),
-  evolve: (_claim, event) => ({ cardId: event.data.cardId }),
+  decide(command, claim) {
+    switch (command.type) {
+      case 'ClaimCard':
+        return claim.cardId ? [] : [{ type: 'CardClaimed', data: command.data }];
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a card claim command of no known type');
+      }
+    }
+  },
+  evolve(claim, event) {
+    switch (event.type) {
+      case 'CardClaimed':
+        return { cardId: event.data.cardId };
+      default: {
+        const _unhandled: never = event.type;
+        return claim;
+      }
+    }
+  },
 };

@@ -19,11 +19,28 @@ export interface ApiKeyClaim {
 export const apiKeyClaimDecider: Decider<ApiKeyClaim, ClaimApiKey, ApiKeyClaimed> = {
   initialState: () => ({ owner: null }),
   decide(command, claim) {
-    const { partnerId, keyId } = command.data;
-    if (claim.owner === null) return [{ type: 'ApiKeyClaimed', data: command.data }];
-    if (claim.owner.partnerId === partnerId && claim.owner.keyId === keyId) return [];
-    // 192 random bits: two keys with one hash do not happen; the first claim stands.
-    throw new Error('the key hash is claimed already');
+    switch (command.type) {
+      case 'ClaimApiKey': {
+        const { partnerId, keyId } = command.data;
+        if (claim.owner === null) return [{ type: 'ApiKeyClaimed', data: command.data }];
+        if (claim.owner.partnerId === partnerId && claim.owner.keyId === keyId) return [];
+        // 192 random bits: two keys with one hash do not happen; the first claim stands.
+        throw new Error('the key hash is claimed already');
+      }
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('an API key claim command of no known type');
+      }
+    }
   },
-  evolve: (_claim, event) => ({ owner: { partnerId: event.data.partnerId, keyId: event.data.keyId } }),
+  evolve(claim, event) {
+    switch (event.type) {
+      case 'ApiKeyClaimed':
+        return { owner: { partnerId: event.data.partnerId, keyId: event.data.keyId } };
+      default: {
+        const _unhandled: never = event.type;
+        return claim;
+      }
+    }
+  },
 };

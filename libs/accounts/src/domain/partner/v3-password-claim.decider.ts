@@ -16,10 +16,26 @@ export const v3PasswordStream = (passwordHash: string) => `v3password-${password
 export const v3PasswordClaimDecider: Decider<{ partnerId: string | null }, ClaimV3Password, V3PasswordClaimed> = {
   initialState: () => ({ partnerId: null }),
   decide(command, claim) {
-    if (claim.partnerId === null) return [{ type: 'V3PasswordClaimed', data: command.data }];
-    if (claim.partnerId === command.data.partnerId) return [];
-    // 192 random bits: two passwords with one hash do not happen; the first claim stands.
-    throw new Error('the password hash is claimed already');
+    switch (command.type) {
+      case 'ClaimV3Password':
+        if (claim.partnerId === null) return [{ type: 'V3PasswordClaimed', data: command.data }];
+        if (claim.partnerId === command.data.partnerId) return [];
+        // 192 random bits: two passwords with one hash do not happen; the first claim stands.
+        throw new Error('the password hash is claimed already');
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a v3 password claim command of no known type');
+      }
+    }
   },
-  evolve: (_claim, event) => ({ partnerId: event.data.partnerId }),
+  evolve(claim, event) {
+    switch (event.type) {
+      case 'V3PasswordClaimed':
+        return { partnerId: event.data.partnerId };
+      default: {
+        const _unhandled: never = event.type;
+        return claim;
+      }
+    }
+  },
 };

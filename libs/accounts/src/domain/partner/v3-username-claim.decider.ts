@@ -16,10 +16,26 @@ export const v3UsernameStream = (username: string) => `v3user-${hashSecret(usern
 export const v3UsernameClaimDecider: Decider<{ partnerId: string | null }, ClaimV3Username, V3UsernameClaimed> = {
   initialState: () => ({ partnerId: null }),
   decide(command, claim) {
-    if (claim.partnerId === null) return [{ type: 'V3UsernameClaimed', data: command.data }];
-    if (claim.partnerId === command.data.partnerId) return [];
-    // Usernames are unique (the accounts view's index): the first claim stands.
-    throw new Error('the v3 username is claimed already');
+    switch (command.type) {
+      case 'ClaimV3Username':
+        if (claim.partnerId === null) return [{ type: 'V3UsernameClaimed', data: command.data }];
+        if (claim.partnerId === command.data.partnerId) return [];
+        // Usernames are unique (the accounts view's index): the first claim stands.
+        throw new Error('the v3 username is claimed already');
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a v3 username claim command of no known type');
+      }
+    }
   },
-  evolve: (_claim, event) => ({ partnerId: event.data.partnerId }),
+  evolve(claim, event) {
+    switch (event.type) {
+      case 'V3UsernameClaimed':
+        return { partnerId: event.data.partnerId };
+      default: {
+        const _unhandled: never = event.type;
+        return claim;
+      }
+    }
+  },
 };

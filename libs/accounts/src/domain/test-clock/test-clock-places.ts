@@ -22,19 +22,37 @@ export type TestClockPlacesCommand = TakeTestClockPlace | FreeTestClockPlace;
 export const testClockPlacesDecider: Decider<ImmutableSet<string>, TestClockPlacesCommand, TestClockPlacesEvent> = {
   initialState: () => ImmutableSet(),
   decide(command, held) {
-    const { clockId } = command.data;
-    if (command.type === 'FreeTestClockPlace') return held.has(clockId) ? [{ type: 'TestClockPlaceFreed', data: command.data }] : [];
-    if (held.has(clockId)) return [];
-    if (held.size >= MAX_TEST_CLOCKS)
-      throw new ValidationFailed([
-        {
-          type: 'invalid',
-          resource: 'test_clock',
-          field: 'frozen_time',
-          message: `a sandbox has at most ${MAX_TEST_CLOCKS} test clocks: delete one it no longer needs`,
-        },
-      ]);
-    return [{ type: 'TestClockPlaceTaken', data: command.data }];
+    switch (command.type) {
+      case 'TakeTestClockPlace':
+        if (held.has(command.data.clockId)) return [];
+        if (held.size >= MAX_TEST_CLOCKS)
+          throw new ValidationFailed([
+            {
+              type: 'invalid',
+              resource: 'test_clock',
+              field: 'frozen_time',
+              message: `a sandbox has at most ${MAX_TEST_CLOCKS} test clocks: delete one it no longer needs`,
+            },
+          ]);
+        return [{ type: 'TestClockPlaceTaken', data: command.data }];
+      case 'FreeTestClockPlace':
+        return held.has(command.data.clockId) ? [{ type: 'TestClockPlaceFreed', data: command.data }] : [];
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a test clock places command of no known type');
+      }
+    }
   },
-  evolve: (held, event) => (event.type === 'TestClockPlaceTaken' ? held.add(event.data.clockId) : held.delete(event.data.clockId)),
+  evolve(held, event) {
+    switch (event.type) {
+      case 'TestClockPlaceTaken':
+        return held.add(event.data.clockId);
+      case 'TestClockPlaceFreed':
+        return held.delete(event.data.clockId);
+      default: {
+        const _unhandled: never = event;
+        return held;
+      }
+    }
+  },
 };

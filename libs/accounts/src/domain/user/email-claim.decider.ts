@@ -26,11 +26,29 @@ export interface EmailClaim {
 export const emailClaimDecider: Decider<EmailClaim, ClaimEmail | ReleaseEmail, EmailClaimEvent> = {
   initialState: () => ({ owner: null }),
   decide(command, claim) {
-    const { userId } = command.data;
-    if (command.type === 'ReleaseEmail') return claim.owner === userId ? [{ type: 'EmailReleased', data: command.data }] : [];
-    if (claim.owner === userId) return [];
-    if (claim.owner !== null) throw emailTaken();
-    return [{ type: 'EmailClaimed', data: command.data }];
+    switch (command.type) {
+      case 'ClaimEmail':
+        if (claim.owner === command.data.userId) return [];
+        if (claim.owner !== null) throw emailTaken();
+        return [{ type: 'EmailClaimed', data: command.data }];
+      case 'ReleaseEmail':
+        return claim.owner === command.data.userId ? [{ type: 'EmailReleased', data: command.data }] : [];
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('an email claim command of no known type');
+      }
+    }
   },
-  evolve: (_claim, event) => ({ owner: event.type === 'EmailClaimed' ? event.data.userId : null }),
+  evolve(claim, event) {
+    switch (event.type) {
+      case 'EmailClaimed':
+        return { owner: event.data.userId };
+      case 'EmailReleased':
+        return { owner: null };
+      default: {
+        const _unhandled: never = event;
+        return claim;
+      }
+    }
+  },
 };

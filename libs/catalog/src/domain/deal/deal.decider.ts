@@ -7,8 +7,12 @@ export type ListDeal = DomainCommand<'ListDeal', { deal: DealTerms; state?: Work
 export type TransitionDeal = DomainCommand<'TransitionDeal', { dealId: string; to: WorkflowState }>;
 export type DealCommand = ListDeal | TransitionDeal;
 
-export interface Deal {
-  terms: DealTerms | null;
+/** A deal's stream: none yet, or a listed deal, its terms and where it stands in the workflow. */
+export type Deal = { status: 'unlisted' } | ListedDeal;
+
+export interface ListedDeal {
+  status: 'listed';
+  terms: DealTerms;
   state: WorkflowState;
 }
 
@@ -19,7 +23,7 @@ const unknownState: ValidationIssue = {
   message: `must be one of ${WORKFLOW_STATES.join(', ')}`,
 };
 
-function transition(deal: Deal, dealId: string, to: WorkflowState): DealEvent[] {
+function transition(deal: ListedDeal, dealId: string, to: WorkflowState): DealEvent[] {
   if (!WORKFLOW_STATES.includes(to)) throw new ValidationFailed([unknownState]);
   if (deal.state === to) return [];
   if (!canMove(deal.state, to)) {
@@ -40,7 +44,7 @@ function difference(before: DealTerms, after: DealTerms): { changes: Partial<Dea
 }
 
 export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
-  initialState: () => ({ terms: null, state: 'submitted' }),
+  initialState: () => ({ status: 'unlisted' }),
 
   decide(command, deal) {
     switch (command.type) {
@@ -49,30 +53,38 @@ export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
         const issues = validateDealTerms(terms);
         if (state !== undefined && !WORKFLOW_STATES.includes(state)) issues.push(unknownState);
         if (issues.length) throw new ValidationFailed(issues);
-        if (!deal.terms) return [{ type: 'DealListed', data: { deal: terms, state: state ?? 'submitted' } }];
+        if (deal.status === 'unlisted') return [{ type: 'DealListed', data: { deal: terms, state: state ?? 'submitted' } }];
         const { changes, removed } = difference(deal.terms, terms);
         const events: DealEvent[] =
           Object.keys(changes).length || removed.length ? [{ type: 'DealRevised', data: { dealId: terms.id, changes, removed } }] : [];
         return state === undefined ? events : [...events, ...transition(deal, terms.id, state)];
       }
-      case 'TransitionDeal': {
-        if (!deal.terms) throw new NotFound('deal not found');
+      case 'TransitionDeal':
+        if (deal.status === 'unlisted') throw new NotFound('deal not found');
         return transition(deal, command.data.dealId, command.data.to);
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a deal command of no known type');
       }
     }
   },
 
   evolve(deal, event) {
+    if (event.type === 'DealListed') return { status: 'listed', terms: event.data.deal, state: event.data.state };
+    // Every other event follows the listing (one before it is none the decider wrote, and is ignored).
+    if (deal.status === 'unlisted') return deal;
     switch (event.type) {
-      case 'DealListed':
-        return { terms: event.data.deal, state: event.data.state };
       case 'DealRevised': {
-        const terms = { ...deal.terms!, ...event.data.changes } as unknown as Record<string, unknown>;
+        const terms = { ...deal.terms, ...event.data.changes } as unknown as Record<string, unknown>;
         for (const key of event.data.removed) delete terms[key];
         return { ...deal, terms: terms as unknown as DealTerms };
       }
       case 'DealStateChanged':
         return { ...deal, state: event.data.to };
+      default: {
+        const _unhandled: never = event;
+        return deal;
+      }
     }
   },
 };

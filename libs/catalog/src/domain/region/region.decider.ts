@@ -4,9 +4,8 @@ import { RegionEvent, RegionTerms } from './region.events';
 
 export type ListRegion = DomainCommand<'ListRegion', { region: RegionTerms }>;
 
-export interface Region {
-  terms: RegionTerms | null;
-}
+/** A region's stream: none yet, or a listed region and its terms. */
+export type Region = { status: 'unlisted' } | { status: 'listed'; terms: RegionTerms };
 
 function isTimeZone(zone: unknown): boolean {
   if (typeof zone !== 'string') return false;
@@ -36,24 +35,37 @@ function validateRegion(region: Partial<RegionTerms>): ValidationIssue[] {
 }
 
 export const regionDecider: Decider<Region, ListRegion, RegionEvent> = {
-  initialState: () => ({ terms: null }),
+  initialState: () => ({ status: 'unlisted' }),
   decide(command, state) {
-    const { region } = command.data;
-    const issues = validateRegion(region);
-    if (issues.length) throw new ValidationFailed(issues);
-    if (!state.terms) return [{ type: 'RegionListed', data: { region } }];
-    const changes: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(region)) {
-      if (JSON.stringify(value) !== JSON.stringify((state.terms as unknown as Record<string, unknown>)[key])) changes[key] = value;
+    switch (command.type) {
+      case 'ListRegion': {
+        const { region } = command.data;
+        const issues = validateRegion(region);
+        if (issues.length) throw new ValidationFailed(issues);
+        if (state.status === 'unlisted') return [{ type: 'RegionListed', data: { region } }];
+        const changes: Record<string, unknown> = {};
+        for (const [key, value] of Object.entries(region)) {
+          if (JSON.stringify(value) !== JSON.stringify((state.terms as unknown as Record<string, unknown>)[key])) changes[key] = value;
+        }
+        return Object.keys(changes).length ? [{ type: 'RegionRevised', data: { regionId: region.id, changes } }] : [];
+      }
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a region command of no known type');
+      }
     }
-    return Object.keys(changes).length ? [{ type: 'RegionRevised', data: { regionId: region.id, changes } }] : [];
   },
   evolve(state, event) {
     switch (event.type) {
       case 'RegionListed':
-        return { terms: event.data.region };
+        return { status: 'listed', terms: event.data.region };
       case 'RegionRevised':
-        return { terms: { ...state.terms!, ...event.data.changes } };
+        // A revision follows the listing (one before it is none the decider wrote, and is ignored).
+        return state.status === 'listed' ? { ...state, terms: { ...state.terms, ...event.data.changes } } : state;
+      default: {
+        const _unhandled: never = event;
+        return state;
+      }
     }
   },
 };

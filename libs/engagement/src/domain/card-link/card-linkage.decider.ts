@@ -32,22 +32,38 @@ export const linkageFull = (dealId: string, maxLinkage: number) =>
 export const cardLinkageDecider: Decider<CardLinkage, CardLinkageCommand, CardLinkageEvent> = {
   initialState: () => ({ places: ImmutableMap<string, CardLinkCreation>() }),
   decide(command, linkage) {
-    if (command.type === 'ReturnLinkagePlace') {
-      const { dealId, cardLinkId, userId } = command.data;
-      return linkage.places.get(userId)?.cardLinkId === cardLinkId
-        ? [{ type: 'CardLinkPlaceReturned', data: { dealId, cardLinkId, userId } }]
-        : [];
+    switch (command.type) {
+      case 'TakeLinkagePlace': {
+        const { maxLinkage, ...creation } = command.data;
+        // The user's place, if it has one, is its link: never a second.
+        if (linkage.places.has(creation.userId)) return [];
+        if (maxLinkage !== null && linkage.places.size >= maxLinkage) throw linkageFull(creation.dealId, maxLinkage);
+        return [{ type: 'CardLinkPlaceTaken', data: creation }];
+      }
+      case 'ReturnLinkagePlace': {
+        const { dealId, cardLinkId, userId } = command.data;
+        return linkage.places.get(userId)?.cardLinkId === cardLinkId
+          ? [{ type: 'CardLinkPlaceReturned', data: { dealId, cardLinkId, userId } }]
+          : [];
+      }
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a card linkage command of no known type');
+      }
     }
-    const { maxLinkage, ...creation } = command.data;
-    // The user's place, if it has one, is its link: never a second.
-    if (linkage.places.has(creation.userId)) return [];
-    if (maxLinkage !== null && linkage.places.size >= maxLinkage) throw linkageFull(creation.dealId, maxLinkage);
-    return [{ type: 'CardLinkPlaceTaken', data: creation }];
   },
   evolve(linkage, event) {
-    if (event.type === 'CardLinkPlaceTaken') return { places: linkage.places.set(event.data.userId, event.data) };
-    return linkage.places.get(event.data.userId)?.cardLinkId === event.data.cardLinkId
-      ? { places: linkage.places.delete(event.data.userId) }
-      : linkage;
+    switch (event.type) {
+      case 'CardLinkPlaceTaken':
+        return { places: linkage.places.set(event.data.userId, event.data) };
+      case 'CardLinkPlaceReturned':
+        return linkage.places.get(event.data.userId)?.cardLinkId === event.data.cardLinkId
+          ? { places: linkage.places.delete(event.data.userId) }
+          : linkage;
+      default: {
+        const _unhandled: never = event;
+        return linkage;
+      }
+    }
   },
 };

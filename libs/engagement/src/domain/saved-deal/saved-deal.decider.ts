@@ -20,31 +20,41 @@ export type SavedDealCommand = SaveDeal | RemoveSavedDeal;
 export const savedDealId = (partnerId: string, userId: string, dealId: string) => naturalId('saved-deal', partnerId, userId, dealId);
 export const savedDealStream = (id: string) => `saveddeal-${id}`;
 
-export interface SavedDeal {
-  partnerId: string | null;
-  userId: string | null;
-  dealId: string | null;
-  saved: boolean;
-}
+/** A saved deal's stream: none yet, or a partner's user's deal, saved or removed (and saved again, the same one). */
+export type SavedDeal = { status: 'none' } | { status: 'saved' | 'removed'; partnerId: string; userId: string; dealId: string };
 
 export const savedDealDecider: Decider<SavedDeal, SavedDealCommand, SavedDealEvent> = {
-  initialState: () => ({ partnerId: null, userId: null, dealId: null, saved: false }),
+  initialState: () => ({ status: 'none' }),
   decide(command, saved, now) {
-    if (command.type === 'SaveDeal')
-      return saved.saved ? [] : [{ type: 'DealSaved', data: { ...command.data, savedAt: now.toISOString() } }];
-    const { savedDealId, partnerId, userId } = command.data;
-    if (!saved.saved || saved.partnerId !== partnerId || (userId !== undefined && saved.userId !== userId))
-      throw new NotFound('saved deal not found');
-    return [
-      {
-        type: 'SavedDealRemoved',
-        data: { savedDealId, partnerId, userId: saved.userId!, dealId: saved.dealId!, removedAt: now.toISOString() },
-      },
-    ];
+    switch (command.type) {
+      case 'SaveDeal':
+        return saved.status === 'saved' ? [] : [{ type: 'DealSaved', data: { ...command.data, savedAt: now.toISOString() } }];
+      case 'RemoveSavedDeal': {
+        const { savedDealId, partnerId, userId } = command.data;
+        if (saved.status !== 'saved' || saved.partnerId !== partnerId || (userId !== undefined && saved.userId !== userId))
+          throw new NotFound('saved deal not found');
+        const removed = { savedDealId, partnerId, userId: saved.userId, dealId: saved.dealId, removedAt: now.toISOString() };
+        return [{ type: 'SavedDealRemoved', data: removed }];
+      }
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a saved deal command of no known type');
+      }
+    }
   },
   evolve(saved, event) {
-    if (event.type === 'DealSaved')
-      return { partnerId: event.data.partnerId, userId: event.data.userId, dealId: event.data.dealId, saved: true };
-    return { ...saved, saved: false };
+    switch (event.type) {
+      case 'DealSaved': {
+        const { partnerId, userId, dealId } = event.data;
+        return { status: 'saved', partnerId, userId, dealId };
+      }
+      case 'SavedDealRemoved':
+        // A removal follows the saving (one before it is none the decider wrote, and is ignored).
+        return saved.status === 'none' ? saved : { ...saved, status: 'removed' };
+      default: {
+        const _unhandled: never = event;
+        return saved;
+      }
+    }
   },
 };

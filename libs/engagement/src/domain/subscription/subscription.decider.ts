@@ -36,31 +36,46 @@ export const subscriptionId = (partnerId: string, userId: string, regionId: stri
   naturalId('subscription', partnerId, userId, regionId);
 export const subscriptionStream = (id: string) => `subscription-${id}`;
 
-export interface Subscription {
-  started: boolean;
-  partnerId: string | null;
-  userId: string | null;
-  status: SubscriptionStatus;
-}
+/** A subscription's stream: none yet, or a partner's user's subscription, active or inactive. */
+export type Subscription = { status: 'none' } | { status: SubscriptionStatus; partnerId: string; userId: string };
 
 export const subscriptionDecider: Decider<Subscription, SubscriptionCommand, SubscriptionEvent> = {
-  initialState: () => ({ started: false, partnerId: null, userId: null, status: 'active' }),
+  initialState: () => ({ status: 'none' }),
   decide(command, subscription, now) {
     const at = now.toISOString();
-    if (command.type === 'Subscribe') {
-      if (!subscription.started) return [{ type: 'SubscriptionStarted', data: { ...command.data, createdAt: at } }];
-      return subscription.status === 'inactive'
-        ? [{ type: 'SubscriptionStatusChanged', data: { subscriptionId: command.data.subscriptionId, status: 'active', at } }]
-        : [];
+    switch (command.type) {
+      case 'Subscribe':
+        if (subscription.status === 'none') return [{ type: 'SubscriptionStarted', data: { ...command.data, createdAt: at } }];
+        return subscription.status === 'inactive'
+          ? [{ type: 'SubscriptionStatusChanged', data: { subscriptionId: command.data.subscriptionId, status: 'active', at } }]
+          : [];
+      case 'SetSubscriptionStatus': {
+        const { subscriptionId, partnerId, userId, status } = command.data;
+        if (
+          subscription.status === 'none' ||
+          subscription.partnerId !== partnerId ||
+          (userId !== undefined && subscription.userId !== userId)
+        )
+          throw new NotFound('subscription not found');
+        return subscription.status === status ? [] : [{ type: 'SubscriptionStatusChanged', data: { subscriptionId, status, at } }];
+      }
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a subscription command of no known type');
+      }
     }
-    const { subscriptionId, partnerId, userId, status } = command.data;
-    if (!subscription.started || subscription.partnerId !== partnerId || (userId !== undefined && subscription.userId !== userId))
-      throw new NotFound('subscription not found');
-    return subscription.status === status ? [] : [{ type: 'SubscriptionStatusChanged', data: { subscriptionId, status, at } }];
   },
   evolve(subscription, event) {
-    if (event.type === 'SubscriptionStarted')
-      return { started: true, partnerId: event.data.partnerId, userId: event.data.userId, status: 'active' };
-    return { ...subscription, status: event.data.status };
+    switch (event.type) {
+      case 'SubscriptionStarted':
+        return { status: 'active', partnerId: event.data.partnerId, userId: event.data.userId };
+      case 'SubscriptionStatusChanged':
+        // A change follows the start (one before it is none the decider wrote, and is ignored).
+        return subscription.status === 'none' ? subscription : { ...subscription, status: event.data.status };
+      default: {
+        const _unhandled: never = event;
+        return subscription;
+      }
+    }
   },
 };

@@ -33,33 +33,38 @@ export type RecordAttempt = DomainCommand<
  */
 export const webhookDeliveryDecider: Decider<WebhookDeliveryState, RecordAttempt, WebhookDeliveryEvent> = {
   initialState: () => ({ attempts: 0, finished: false }),
-  decide({ data }, state) {
-    if (state.finished || data.attempt !== state.attempts + 1)
-      // eslint-disable-next-line no-restricted-syntax -- ids and counts of ours, never answered
-      throw new AttemptAlreadyRecorded(`attempt ${data.attempt} of ${data.deliveryId} was recorded`);
-    const { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error } = data;
-    const wait = data.succeeded || data.final ? undefined : data.delaysMs[attempt - 1];
-    const outcome: WebhookDeliveryAttempted['data']['outcome'] = data.succeeded ? 'succeeded' : wait === undefined ? 'failed' : 'retrying';
-    const nextAttemptAt = wait === undefined ? null : new Date(Date.parse(at) + wait).toISOString();
-    return [
-      {
-        type: 'WebhookDeliveryAttempted',
-        data: {
-          deliveryId,
-          endpointId,
-          eventId,
-          partnerId,
-          attempt,
-          at,
-          status,
-          latencyMs,
-          responseExcerpt,
-          error,
-          outcome,
-          nextAttemptAt,
-        },
-      },
-    ];
+  decide(command, state) {
+    switch (command.type) {
+      case 'RecordAttempt': {
+        const { data } = command;
+        if (state.finished || data.attempt !== state.attempts + 1)
+          // eslint-disable-next-line no-restricted-syntax -- ids and counts of ours, never answered
+          throw new AttemptAlreadyRecorded(`attempt ${data.attempt} of ${data.deliveryId} was recorded`);
+        const { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error } = data;
+        const wait = data.succeeded || data.final ? undefined : data.delaysMs[attempt - 1];
+        const outcome: WebhookDeliveryAttempted['data']['outcome'] = data.succeeded
+          ? 'succeeded'
+          : wait === undefined
+            ? 'failed'
+            : 'retrying';
+        const nextAttemptAt = wait === undefined ? null : new Date(Date.parse(at) + wait).toISOString();
+        const recorded = { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error };
+        return [{ type: 'WebhookDeliveryAttempted', data: { ...recorded, outcome, nextAttemptAt } }];
+      }
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a webhook delivery command of no known type');
+      }
+    }
   },
-  evolve: (state, event) => ({ attempts: event.data.attempt, finished: event.data.outcome !== 'retrying' }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'WebhookDeliveryAttempted':
+        return { attempts: event.data.attempt, finished: event.data.outcome !== 'retrying' };
+      default: {
+        const _unhandled: never = event.type;
+        return state;
+      }
+    }
+  },
 };

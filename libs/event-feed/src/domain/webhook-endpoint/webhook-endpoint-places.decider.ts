@@ -1,6 +1,6 @@
 import { Decider, DomainCommand, ValidationFailed } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
-import { holdsPlace, WebhookEndpoint } from './webhook-endpoint.decider';
+import type { WebhookEndpoint } from './webhook-endpoint.decider';
 import type { WebhookEndpointPlacesEvent } from './webhook-endpoint.events';
 
 /** A partner's endpoints at most (Stripe's limit). */
@@ -47,21 +47,29 @@ export const webhookEndpointPlacesDecider: Decider<EndpointPlaces, EndpointPlace
   decide(command, places, now) {
     const at = now.toISOString();
     const { partnerId, endpointId } = command.data;
-    if (command.type === 'FreeEndpointPlace')
-      return places.held.has(endpointId) ? [{ type: 'WebhookEndpointPlaceFreed', data: { partnerId, endpointId, freedAt: at } }] : [];
-    if (places.held.has(endpointId)) return [];
-    const events: WebhookEndpointPlacesEvent[] = [];
-    let held = places.held.size;
-    if (!places.counted) {
-      // The caller saw the stream counted: counted it stays, so this is a caller's mistake.
-      if (command.data.earlier === null) throw new Error(`the webhook endpoint places of partner ${partnerId} are not counted yet`);
-      const endpointIds = [...new Set(command.data.earlier)].filter((id) => id !== endpointId && !places.held.has(id));
-      events.push({ type: 'WebhookEndpointsCounted', data: { partnerId, endpointIds, countedAt: at } });
-      held += endpointIds.length;
+    switch (command.type) {
+      case 'TakeEndpointPlace': {
+        if (places.held.has(endpointId)) return [];
+        const events: WebhookEndpointPlacesEvent[] = [];
+        let held = places.held.size;
+        if (!places.counted) {
+          // The caller saw the stream counted: counted it stays, so this is a caller's mistake.
+          if (command.data.earlier === null) throw new Error(`the webhook endpoint places of partner ${partnerId} are not counted yet`);
+          const endpointIds = [...new Set(command.data.earlier)].filter((id) => id !== endpointId && !places.held.has(id));
+          events.push({ type: 'WebhookEndpointsCounted', data: { partnerId, endpointIds, countedAt: at } });
+          held += endpointIds.length;
+        }
+        if (held >= MAX_ENDPOINTS) throw endpointLimitReached();
+        events.push({ type: 'WebhookEndpointPlaceTaken', data: { partnerId, endpointId, takenAt: at } });
+        return events;
+      }
+      case 'FreeEndpointPlace':
+        return places.held.has(endpointId) ? [{ type: 'WebhookEndpointPlaceFreed', data: { partnerId, endpointId, freedAt: at } }] : [];
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a webhook endpoint places command of no known type');
+      }
     }
-    if (held >= MAX_ENDPOINTS) throw endpointLimitReached();
-    events.push({ type: 'WebhookEndpointPlaceTaken', data: { partnerId, endpointId, takenAt: at } });
-    return events;
   },
   evolve(places, event) {
     switch (event.type) {
@@ -74,6 +82,10 @@ export const webhookEndpointPlacesDecider: Decider<EndpointPlaces, EndpointPlace
         return { ...places, held: places.held.set(event.data.endpointId, event.data.takenAt) };
       case 'WebhookEndpointPlaceFreed':
         return { ...places, held: places.held.delete(event.data.endpointId) };
+      default: {
+        const _unhandled: never = event;
+        return places;
+      }
     }
   },
 };
@@ -84,7 +96,7 @@ export const webhookEndpointPlacesDecider: Decider<EndpointPlaces, EndpointPlace
  * after its place was taken is to be abandoned first (its creation stopped midway), then freed.
  */
 export function placeOutcome(endpoint: WebhookEndpoint, takenAt: string, now: Date): 'keep' | 'free' | 'abandon' {
-  if (!holdsPlace(endpoint)) return 'free';
-  if (endpoint.exists || now.getTime() - Date.parse(takenAt) < UNMADE_PLACE_MS) return 'keep';
+  if (endpoint.status === 'deleted' || endpoint.status === 'abandoned') return 'free';
+  if (endpoint.status === 'live' || now.getTime() - Date.parse(takenAt) < UNMADE_PLACE_MS) return 'keep';
   return 'abandon';
 }

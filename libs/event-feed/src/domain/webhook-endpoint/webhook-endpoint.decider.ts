@@ -6,13 +6,13 @@ export const PREVIOUS_SECRET_MS = 24 * 3_600_000;
 /** An endpoint whose every delivery failed this long is disabled. */
 export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 3_600_000;
 
-export interface WebhookEndpoint {
-  exists: boolean;
-  deleted: boolean;
-  /** Given up before it was made: it never will be. */
-  abandoned: boolean;
-  partnerId: string | null;
-  terms: EndpointTerms | null;
+/** An endpoint's stream: none yet, abandoned before it was made (it never will be), live, or deleted. */
+export type WebhookEndpoint = { status: 'none' | 'abandoned' | 'deleted' } | LiveEndpoint;
+
+export interface LiveEndpoint {
+  status: 'live';
+  partnerId: string;
+  terms: EndpointTerms;
   enabled: boolean;
   failingSince: string | null;
 }
@@ -29,8 +29,11 @@ export type WebhookEndpointCommand =
   | DomainCommand<'RequestRedelivery', Of & { eventIds: string[] }>
   | DomainCommand<'AbandonWebhookEndpoint', Of>;
 
-/** The endpoint takes up one of its partner's places: from its place's taking to its deletion, or its abandonment before it was made. */
-export const holdsPlace = (endpoint: WebhookEndpoint) => !endpoint.deleted && !endpoint.abandoned;
+/** The partner's live endpoint; not found once deleted, or before it is made. */
+function live(state: WebhookEndpoint, partnerId: string): LiveEndpoint {
+  if (state.status !== 'live' || state.partnerId !== partnerId) throw new NotFound('webhook endpoint not found');
+  return state;
+}
 
 /**
  * A partner's webhook endpoint: where to send which events, enabled or not, and its signing
@@ -40,69 +43,71 @@ export const holdsPlace = (endpoint: WebhookEndpoint) => !endpoint.deleted && !e
  * is freed only after the endpoint is abandoned here, so that it can no longer be made.
  */
 export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCommand, WebhookEndpointEvent> = {
-  initialState: () => ({
-    exists: false,
-    deleted: false,
-    abandoned: false,
-    partnerId: null,
-    terms: null,
-    enabled: false,
-    failingSince: null,
-  }),
+  initialState: () => ({ status: 'none' }),
   decide(command, state, now) {
     const at = now.toISOString();
     const { endpointId, partnerId } = command.data;
-    if (command.type === 'CreateWebhookEndpoint') {
-      // Its place was freed: made now, it would be counted nowhere.
-      if (state.abandoned) throw new Error(`webhook endpoint ${endpointId} was abandoned before it was made`);
-      if (state.exists) return [];
-      const { url, description, types, enabled, secretSalt } = command.data;
-      return [
-        { type: 'WebhookEndpointCreated', data: { endpointId, partnerId, url, description, types, enabled, secretSalt, createdAt: at } },
-      ];
-    }
-    if (command.type === 'AbandonWebhookEndpoint')
-      return state.exists || state.abandoned ? [] : [{ type: 'WebhookEndpointAbandoned', data: { endpointId, partnerId, at } }];
-    if (!state.exists || state.deleted || state.partnerId !== partnerId) throw new NotFound('webhook endpoint not found');
     switch (command.type) {
+      case 'CreateWebhookEndpoint': {
+        // Its place was freed: made now, it would be counted nowhere.
+        if (state.status === 'abandoned') throw new Error(`webhook endpoint ${endpointId} was abandoned before it was made`);
+        if (state.status !== 'none') return [];
+        const { url, description, types, enabled, secretSalt } = command.data;
+        return [
+          { type: 'WebhookEndpointCreated', data: { endpointId, partnerId, url, description, types, enabled, secretSalt, createdAt: at } },
+        ];
+      }
+      case 'AbandonWebhookEndpoint':
+        return state.status === 'none' ? [{ type: 'WebhookEndpointAbandoned', data: { endpointId, partnerId, at } }] : [];
       case 'UpdateWebhookEndpoint': {
+        live(state, partnerId);
         const { url, description, types, enabled } = command.data;
         return [{ type: 'WebhookEndpointUpdated', data: { endpointId, partnerId, url, description, types, enabled } }];
       }
       case 'DeleteWebhookEndpoint':
+        live(state, partnerId);
         return [{ type: 'WebhookEndpointDeleted', data: { endpointId, partnerId, deletedAt: at } }];
-      case 'RotateWebhookSecret':
-        return [
-          {
-            type: 'WebhookSecretRotated',
-            data: {
-              endpointId,
-              partnerId,
-              secretSalt: command.data.secretSalt,
-              previousUntil: new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString(),
-            },
-          },
-        ];
+      case 'RotateWebhookSecret': {
+        live(state, partnerId);
+        const previousUntil = new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString();
+        return [{ type: 'WebhookSecretRotated', data: { endpointId, partnerId, secretSalt: command.data.secretSalt, previousUntil } }];
+      }
       case 'DisableWebhookEndpoint':
-        return state.enabled ? [{ type: 'WebhookEndpointDisabled', data: { endpointId, partnerId, reason: command.data.reason, at } }] : [];
+        return live(state, partnerId).enabled
+          ? [{ type: 'WebhookEndpointDisabled', data: { endpointId, partnerId, reason: command.data.reason, at } }]
+          : [];
       case 'RecordEndpointFailure':
-        return state.failingSince === null ? [{ type: 'WebhookEndpointFailing', data: { endpointId, partnerId, since: at } }] : [];
+        return live(state, partnerId).failingSince === null
+          ? [{ type: 'WebhookEndpointFailing', data: { endpointId, partnerId, since: at } }]
+          : [];
       case 'RecordEndpointSuccess':
-        return state.failingSince !== null ? [{ type: 'WebhookEndpointRecovered', data: { endpointId, partnerId, at } }] : [];
+        return live(state, partnerId).failingSince !== null
+          ? [{ type: 'WebhookEndpointRecovered', data: { endpointId, partnerId, at } }]
+          : [];
       case 'RequestRedelivery':
+        live(state, partnerId);
         return [{ type: 'WebhookRedeliveryRequested', data: { endpointId, partnerId, eventIds: command.data.eventIds, requestedAt: at } }];
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a webhook endpoint command of no known type');
+      }
     }
   },
   evolve(state, event) {
+    // Made or abandoned once, from none; every other event follows the making (the decider writes no other).
+    if (event.type === 'WebhookEndpointCreated') {
+      const { partnerId, url, description, types, enabled } = event.data;
+      return state.status === 'none'
+        ? { status: 'live', partnerId, terms: { url, description, types }, enabled, failingSince: null }
+        : state;
+    }
+    if (event.type === 'WebhookEndpointAbandoned') return state.status === 'none' ? { status: 'abandoned' } : state;
+    if (state.status !== 'live') return state;
     switch (event.type) {
-      case 'WebhookEndpointCreated': {
-        const { partnerId, url, description, types, enabled } = event.data;
-        return { ...state, exists: true, partnerId, terms: { url, description, types }, enabled };
-      }
       case 'WebhookEndpointUpdated': {
         const { url, description, types, enabled } = event.data;
         const terms = {
-          ...state.terms!,
+          ...state.terms,
           ...(url === undefined ? {} : { url }),
           ...(description === undefined ? {} : { description }),
           ...(types === undefined ? {} : { types }),
@@ -112,17 +117,21 @@ export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCom
         return { ...state, terms, enabled: enabled ?? state.enabled, failingSince: reenabled ? null : state.failingSince };
       }
       case 'WebhookEndpointDeleted':
-        return { ...state, deleted: true, enabled: false };
+        return { status: 'deleted' };
       case 'WebhookEndpointDisabled':
         return { ...state, enabled: false };
       case 'WebhookEndpointFailing':
         return { ...state, failingSince: event.data.since };
       case 'WebhookEndpointRecovered':
         return { ...state, failingSince: null };
-      case 'WebhookEndpointAbandoned':
-        return { ...state, abandoned: true };
-      default:
+      case 'WebhookSecretRotated':
+      case 'WebhookRedeliveryRequested':
+        // The secret and the redeliveries are read from the events by the view and the deliveries, not decided on.
         return state;
+      default: {
+        const _unhandled: never = event;
+        return state;
+      }
     }
   },
 };

@@ -61,6 +61,10 @@ export const batchDayDecider: Decider<BatchDay, BatchDayCommand, BatchDayEvent> 
         if (!batch || batch.status === 'cancelled' || batch.status === 'sending') return [];
         return [{ type: 'BatchSendingStarted', data: { batchId: command.data.batchId, at: now.toISOString() } }];
       }
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a batch day command of no known type');
+      }
     }
   },
   evolve(day, event) {
@@ -80,6 +84,10 @@ export const batchDayDecider: Decider<BatchDay, BatchDayCommand, BatchDayEvent> 
       case 'BatchSendingStarted': {
         const batch = day.batches.get(event.data.batchId);
         return batch ? { ...day, batches: day.batches.set(event.data.batchId, { ...batch, status: 'sending' }) } : day;
+      }
+      default: {
+        const _unhandled: never = event;
+        return day;
       }
     }
   },

@@ -11,13 +11,13 @@ export type RecordRecipient = DomainCommand<
 export type FinishDelivery = DomainCommand<'FinishDelivery', { batchId: string }>;
 export type BatchDeliveryCommand = RecordRecipient | FinishDelivery;
 
-/** Who has been tried, and how it went; `finished` once the batch's status is decided. */
+/** Who has been tried, and how it went; delivering until the batch's status is decided. */
 export interface BatchDelivery {
+  status: 'delivering' | 'processed' | 'failed';
   tried: ImmutableSet<string>;
   sent: number;
   failed: number;
   skipped: number;
-  finished: 'processed' | 'failed' | null;
 }
 
 /**
@@ -26,31 +26,29 @@ export interface BatchDelivery {
  * failed, else `processed`.
  */
 export const batchDeliveryDecider: Decider<BatchDelivery, BatchDeliveryCommand, BatchDeliveryEvent> = {
-  initialState: () => ({ tried: ImmutableSet(), sent: 0, failed: 0, skipped: 0, finished: null }),
+  initialState: () => ({ status: 'delivering', tried: ImmutableSet(), sent: 0, failed: 0, skipped: 0 }),
   decide(command, delivery, now) {
     const at = now.toISOString();
-    if (command.type === 'FinishDelivery') {
-      if (delivery.finished) return [];
-      const { sent, failed, skipped } = delivery;
-      return [
-        {
-          type: 'BatchDelivered',
-          data: { batchId: command.data.batchId, status: failed ? 'failed' : 'processed', sent, failed, skipped, at },
-        },
-      ];
+    switch (command.type) {
+      case 'RecordRecipient': {
+        const { batchId, userId, ...d } = command.data;
+        if (delivery.tried.has(userId) || delivery.status !== 'delivering') return [];
+        if (d.outcome === 'sent') return [{ type: 'BatchRecipientSent', data: { batchId, userId, messageId: d.messageId, at } }];
+        if (d.outcome === 'skipped') return [{ type: 'BatchRecipientSkipped', data: { batchId, userId, reason: d.reason, at } }];
+        const { reason, permanent, attempts } = d;
+        return [{ type: 'BatchRecipientFailed', data: { batchId, userId, reason, permanent, attempts, at } }];
+      }
+      case 'FinishDelivery': {
+        if (delivery.status !== 'delivering') return [];
+        const { sent, failed, skipped } = delivery;
+        const status = failed ? 'failed' : 'processed';
+        return [{ type: 'BatchDelivered', data: { batchId: command.data.batchId, status, sent, failed, skipped, at } }];
+      }
+      default: {
+        const _unhandled: never = command;
+        throw new TypeError('a batch delivery command of no known type');
+      }
     }
-    const d = command.data;
-    if (delivery.tried.has(d.userId) || delivery.finished) return [];
-    if (d.outcome === 'sent')
-      return [{ type: 'BatchRecipientSent', data: { batchId: d.batchId, userId: d.userId, messageId: d.messageId, at } }];
-    if (d.outcome === 'skipped')
-      return [{ type: 'BatchRecipientSkipped', data: { batchId: d.batchId, userId: d.userId, reason: d.reason, at } }];
-    return [
-      {
-        type: 'BatchRecipientFailed',
-        data: { batchId: d.batchId, userId: d.userId, reason: d.reason, permanent: d.permanent, attempts: d.attempts, at },
-      },
-    ];
   },
   evolve(delivery, event) {
     switch (event.type) {
@@ -61,7 +59,11 @@ export const batchDeliveryDecider: Decider<BatchDelivery, BatchDeliveryCommand, 
       case 'BatchRecipientSkipped':
         return { ...delivery, tried: delivery.tried.add(event.data.userId), skipped: delivery.skipped + 1 };
       case 'BatchDelivered':
-        return { ...delivery, finished: event.data.status };
+        return { ...delivery, status: event.data.status };
+      default: {
+        const _unhandled: never = event;
+        return delivery;
+      }
     }
   },
 };

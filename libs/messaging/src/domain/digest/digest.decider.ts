@@ -30,8 +30,24 @@ export const digestStream = (regionId: string, day: string) => `digest-${regionI
 export const digestDecider: Decider<Digest, RecordDigestRecipient, DigestEvent> = {
   initialState: () => ({ tried: ImmutableSet() }),
   decide(command, digest, now) {
-    if (digest.tried.has(command.data.subscriptionId)) return [];
-    return [{ type: 'DigestRecipientRecorded', data: { ...command.data, at: now.toISOString() } }];
+    switch (command.type) {
+      case 'RecordDigestRecipient':
+        if (digest.tried.has(command.data.subscriptionId)) return [];
+        return [{ type: 'DigestRecipientRecorded', data: { ...command.data, at: now.toISOString() } }];
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a digest command of no known type');
+      }
+    }
   },
-  evolve: (digest, event) => ({ tried: digest.tried.add(event.data.subscriptionId) }),
+  evolve(digest, event) {
+    switch (event.type) {
+      case 'DigestRecipientRecorded':
+        return { tried: digest.tried.add(event.data.subscriptionId) };
+      default: {
+        const _unhandled: never = event.type;
+        return digest;
+      }
+    }
+  },
 };

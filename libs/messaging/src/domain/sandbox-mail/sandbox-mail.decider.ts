@@ -60,22 +60,38 @@ export const sandboxMailStream = (mailId: string) => `sandboxmail-${mailId}`;
 export const sandboxMailDayDecider: Decider<SandboxMailDay, TakeSandboxMailPlace, SandboxMailPlaceTaken> = {
   initialState: () => ({ sent: 0, kept: 0, places: ImmutableMap() }),
   decide(command, day, now) {
-    const { sandboxId, mailId, owned } = command.data;
-    if (day.places.has(mailId)) return [];
-    const disposition = owned && day.sent < SANDBOX_MAIL_SENT_A_DAY ? 'sent' : 'kept';
-    if (disposition === 'kept' && day.kept >= SANDBOX_MAIL_KEPT_A_DAY)
-      throw new ValidationFailed([
-        {
-          type: 'invalid',
-          resource: 'sandbox_mail',
-          message: `the sandbox's outbox holds ${SANDBOX_MAIL_KEPT_A_DAY} emails of today already: none more is kept until tomorrow (UTC)`,
-        },
-      ]);
-    return [{ type: 'SandboxMailPlaceTaken', data: { sandboxId, day: command.data.day, mailId, disposition, at: now.toISOString() } }];
+    switch (command.type) {
+      case 'TakeSandboxMailPlace': {
+        const { sandboxId, mailId, owned } = command.data;
+        if (day.places.has(mailId)) return [];
+        const disposition = owned && day.sent < SANDBOX_MAIL_SENT_A_DAY ? 'sent' : 'kept';
+        if (disposition === 'kept' && day.kept >= SANDBOX_MAIL_KEPT_A_DAY)
+          throw new ValidationFailed([
+            {
+              type: 'invalid',
+              resource: 'sandbox_mail',
+              message: `the sandbox's outbox holds ${SANDBOX_MAIL_KEPT_A_DAY} emails of today already: none more is kept until tomorrow (UTC)`,
+            },
+          ]);
+        return [{ type: 'SandboxMailPlaceTaken', data: { sandboxId, day: command.data.day, mailId, disposition, at: now.toISOString() } }];
+      }
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a sandbox mail day command of no known type');
+      }
+    }
   },
   evolve(day, event) {
-    const places = day.places.set(event.data.mailId, event.data.disposition);
-    return event.data.disposition === 'sent' ? { ...day, sent: day.sent + 1, places } : { ...day, kept: day.kept + 1, places };
+    switch (event.type) {
+      case 'SandboxMailPlaceTaken': {
+        const places = day.places.set(event.data.mailId, event.data.disposition);
+        return event.data.disposition === 'sent' ? { ...day, sent: day.sent + 1, places } : { ...day, kept: day.kept + 1, places };
+      }
+      default: {
+        const _unhandled: never = event.type;
+        return day;
+      }
+    }
   },
 };
 
@@ -84,6 +100,24 @@ export type KeepSandboxMail = DomainCommand<'KeepSandboxMail', SandboxMailKept['
 
 export const keptMailDecider: Decider<{ kept: boolean }, KeepSandboxMail, SandboxMailKept> = {
   initialState: () => ({ kept: false }),
-  decide: (command, mail) => (mail.kept ? [] : [{ type: 'SandboxMailKept', data: command.data }]),
-  evolve: () => ({ kept: true }),
+  decide(command, mail) {
+    switch (command.type) {
+      case 'KeepSandboxMail':
+        return mail.kept ? [] : [{ type: 'SandboxMailKept', data: command.data }];
+      default: {
+        const _unhandled: never = command.type;
+        throw new TypeError('a kept mail command of no known type');
+      }
+    }
+  },
+  evolve(mail, event) {
+    switch (event.type) {
+      case 'SandboxMailKept':
+        return { kept: true };
+      default: {
+        const _unhandled: never = event.type;
+        return mail;
+      }
+    }
+  },
 };
