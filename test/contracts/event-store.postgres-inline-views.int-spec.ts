@@ -236,7 +236,7 @@ if (!unavailable)
     });
     const add = (id: string, n: number) => ({ type: 'Add' as const, data: { id, n } });
 
-    it('writes each unit’s documents in its append, resting on the last written, so a reader finds them with the events', async () => {
+    it('writes each unit’s documents in its append, resting on what the request’s last unit wrote, so a reader finds them with the events', async () => {
       const { log, views, close } = await stores(database.url, ['inline_tallies']);
       try {
         registerInlineProjections(log, [totals]);
@@ -246,12 +246,18 @@ if (!unavailable)
         expect([...writes.shown]).toEqual(['inline_tallies']);
         const second = await handleCommand(log, 'tally-a', tally, add('a', 3), context);
         expect(await views.findById('inline_tallies', 'a')).toEqual({ _id: 'a', _pos: second.position, n: 5 });
-        expect(inlineDocument(log, totals, 'a')).toEqual({ doc: { _id: 'a', _pos: second.position, n: 5 }, written: true });
+        expect(inlineDocument(writes, totals, 'a')).toEqual({ doc: { _id: 'a', _pos: second.position, n: 5 }, written: true });
         // Another writer changes it (the projection's own run, say): this process's next unit writes nothing over it.
         await views.writer('inline_tallies').commit([{ _id: 'a', _pos: '9'.repeat(20), n: 100 }], '9'.repeat(20));
-        const after = new RequestWrites();
-        await handleCommand(log, 'tally-a', tally, add('a', 1), { ...context, metadata: { actor: 'test', writes: after } });
-        expect(after.shown.size).toBe(0);
+        const shownBefore = new Set(writes.shown);
+        writes.shown.clear();
+        await handleCommand(log, 'tally-a', tally, add('a', 1), context);
+        expect(writes.shown.size).toBe(0);
+        expect(shownBefore.size).toBe(1);
+        // Another request's unit rests on nothing it folded: nothing written.
+        const other = new RequestWrites();
+        await handleCommand(log, 'tally-a', tally, add('a', 1), { ...context, metadata: { actor: 'test', writes: other } });
+        expect(inlineDocument(other, totals, 'a')).toBeNull();
         expect(await views.findById('inline_tallies', 'a')).toEqual({ _id: 'a', _pos: '9'.repeat(20), n: 100 });
       } finally {
         await close();

@@ -155,7 +155,7 @@ describe('handleCommands', () => {
       expect([...first.shown]).toEqual(['totals']);
       expect([...second.shown]).toEqual(['totals']);
       expect([...refused.shown]).toEqual([]);
-      expect(inlineDocument(store, fresh, 'p2')).toEqual({ doc: { _id: 'p2', _pos: await store.head(), n: 1 }, written: true });
+      expect(inlineDocument(second, fresh, 'p2')).toEqual({ doc: { _id: 'p2', _pos: await store.head(), n: 1 }, written: true });
     });
 
     it('shows the request no view whose document the store did not write, and folds none onto a document it does not know', async () => {
@@ -165,13 +165,14 @@ describe('handleCommands', () => {
       const writes = new RequestWrites();
       await handleCommand(store, 'b', counter, add(1), { ...context, metadata: { actor: 'test', writes } });
       expect(writes.shown.size).toBe(0);
-      expect(inlineDocument(store, fresh, 'b')?.written).toBe(false);
-      // Not begun by this process's units: nothing to rest on, nothing written.
+      expect(inlineDocument(writes, fresh, 'b')?.written).toBe(false);
+      // Not begun by the request's units: nothing to rest on, nothing written.
       const other = new StoreWritingViews();
       registerInlineProjections(other, [totals]);
-      await handleCommand(other, 'a', counter, add(1), context);
+      const later = new RequestWrites();
+      await handleCommand(other, 'a', counter, add(1), { ...context, metadata: { actor: 'test', writes: later } });
       expect(other.written).toEqual([]);
-      expect(inlineDocument(other, totals, 'a')).toBeNull();
+      expect(inlineDocument(later, totals, 'a')).toBeNull();
     });
 
     it('asks nothing of a store that cannot write views, and still folds the documents for an answer', async () => {
@@ -180,7 +181,7 @@ describe('handleCommands', () => {
       const writes = new RequestWrites();
       await handleCommand(plain, 'a', counter, add(1), { ...context, metadata: { actor: 'test', writes } });
       expect(writes.shown.size).toBe(0);
-      expect(inlineDocument(plain, fresh, 'a')).toEqual({ doc: { _id: 'a', _pos: await plain.head(), n: 1 }, written: false });
+      expect(inlineDocument(writes, fresh, 'a')).toEqual({ doc: { _id: 'a', _pos: await plain.head(), n: 1 }, written: false });
     });
   });
 });

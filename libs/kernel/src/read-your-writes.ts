@@ -67,6 +67,12 @@ export class RequestWrites {
    * caller's next reads (`ViewProgress.deferWrites`) instead of holding this answer back.
    */
   deferred = false;
+  /**
+   * The documents of inline projections this request's units folded (by `<collection> <id>`), and
+   * whether each unit's write wrote them: a later unit of the request folds onto them, and its
+   * answer may read them (`inlineDocument`).
+   */
+  readonly folded = new Map<string, { doc: ViewDocument; written: boolean }>();
 
   note(position: LogPosition, events: readonly Pick<NewEvent, 'type' | 'data'>[]): void {
     for (const { type } of events) {

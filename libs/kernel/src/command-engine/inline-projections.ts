@@ -2,7 +2,7 @@ import { inlineKey, type InlineDocument, type InlineViews } from '../ports/event
 import type { EventStore, LogPosition, RecordedEvent } from '../ports/event-store.port';
 import type { ViewDocument } from '../ports/view-store.port';
 import type { Projection } from '../projection';
-import { RecentMap } from '../recent-map';
+import type { RequestWrites } from '../read-your-writes';
 
 /** An event decided and not yet appended: its stream, but no position yet. */
 export interface PendingEvent {
@@ -14,30 +14,37 @@ export interface PendingEvent {
 /** The position a document folded from {@link PendingEvent}s carries until its write stamps it. */
 export const PENDING_POSITION = '';
 
-/** How many documents of its inline projections a process remembers (the last it folded). */
-const REMEMBERED = 20_000;
+/** A document as a request's units of work folded it, and whether the write that carried it wrote it (then stored at its `_pos`). */
+export interface FoldedDocument {
+  doc: ViewDocument;
+  written: boolean;
+}
 
 /**
  * The inline projections of one store's command engine (see `Projection.inline`): each unit of
- * work's documents are folded from its events onto the documents this process last folded (a
- * document its events begin, from nothing), and written with the unit where the store can
- * (`appendWithViews`), only over the stored document they were folded from. A document whose last
- * fold this process does not remember is left to the projection's own run.
+ * work's documents are folded from its events, from nothing for a document its events begin, else
+ * onto the document an earlier unit of the same request folded (`RequestWrites.folded`), and
+ * written with the unit where the store can (`appendWithViews`), only over the stored document
+ * they rest on. A document no unit of the request began is left to the projection's own run: only
+ * the request's own units are known to have made it, where another process's may have changed a
+ * document since any fold of this one.
  */
 export class InlineProjections {
-  /** By `<collection> <id>`: the document as last folded, and whether the write that carried it wrote it (then stored at its `_pos`). */
-  private readonly known = new RecentMap<string, { doc: ViewDocument; written: boolean }>(REMEMBERED);
-
   constructor(readonly projections: readonly Projection[]) {}
 
   /**
    * Folds a unit's events onto the documents they change: each from the one folded before it (by
-   * an earlier unit of this batch, in `folded`, or remembered), from nothing for one they begin.
-   * Answers the documents to write with the unit: those resting on a stored document this process
-   * knows (its last write's, or none for one begun), each with that document's position as base.
-   * `touched` gets the key (`inlineKey`) of every document the unit folded.
+   * an earlier unit of this batch, in `folded`, or of the request, in `earlier`), from nothing for
+   * one they begin. Answers the documents to write with the unit: those resting on a stored
+   * document known (the request's last write of it, or none for one begun), each with that
+   * document's position as base. `touched` gets the key (`inlineKey`) of every document it folded.
    */
-  fold(events: readonly PendingEvent[], folded: Map<string, Folded>, touched: Set<string>): InlineViews {
+  fold(
+    events: readonly PendingEvent[],
+    folded: Map<string, Folded>,
+    touched: Set<string>,
+    earlier: ReadonlyMap<string, FoldedDocument> | null,
+  ): InlineViews {
     const views: Array<{ collection: string; documents: InlineDocument[] }> = [];
     for (const projection of this.projections) {
       const runs = new Map<string, RecordedEvent[]>();
@@ -53,7 +60,7 @@ export class InlineProjections {
       const documents: InlineDocument[] = [];
       for (const [id, run] of runs) {
         const key = inlineKey(projection.name, id);
-        const before = projection.inline!.bornOf.includes(run[0].type) ? BORN : (folded.get(key) ?? this.stored(key));
+        const before = projection.inline!.bornOf.includes(run[0].type) ? BORN : (folded.get(key) ?? restingOn(earlier?.get(key)));
         if (!before) continue;
         let doc: ViewDocument | null = before.doc;
         for (const event of run) doc = projection.evolve(doc, event, id) ?? doc;
@@ -67,24 +74,11 @@ export class InlineProjections {
     }
     return views;
   }
-
-  /** After the batch's write (one append, at `position`): each document folded, and whether it was written. */
-  remember(folded: ReadonlyMap<string, Folded>, position: LogPosition, written: ReadonlySet<string>): void {
-    for (const [key, { doc }] of folded) this.known.set(key, { doc: { ...doc, _pos: position }, written: written.has(key) });
-  }
-
-  /** The document as this process last folded it, or null; `written` whether the write that carried it wrote it too. */
-  document<V extends ViewDocument>(projection: Projection<V>, id: string): { doc: V; written: boolean } | null {
-    const known = this.known.get(inlineKey(projection.name, id));
-    return known ? { doc: known.doc as V, written: known.written } : null;
-  }
-
-  /** What a fold of `key` rests on: the remembered document, written at its position (else no base: folded, not written). */
-  private stored(key: string): Folded | undefined {
-    const known = this.known.get(key);
-    return known && { doc: known.doc, base: known.written ? known.doc._pos : undefined };
-  }
 }
+
+/** What a fold rests on: a document the request folded, stored at its position if written (else no base: folded, not written). */
+const restingOn = (known: FoldedDocument | undefined): Folded | undefined =>
+  known && { doc: known.doc, base: known.written ? known.doc._pos : undefined };
 
 /**
  * A document folded in a batch: its base is the stored document's position it rests on (null: one
@@ -113,13 +107,13 @@ export function registerInlineProjections(store: EventStore, projections: readon
 export const inlineProjectionsOf = (store: EventStore): InlineProjections | null => registered.get(store) ?? null;
 
 /**
- * A document of an inline projection as this process's last unit of work that changed it folded
- * it (`written`: and wrote it with its events, so every reader finds it), or null when it has none.
+ * A document of an inline projection as the request's last unit of work that changed it folded it
+ * (`written`: and wrote it with its events, so every reader finds it), or null when none did.
  */
 export function inlineDocument<V extends ViewDocument>(
-  store: EventStore,
+  writes: RequestWrites,
   projection: Projection<V>,
   id: string,
 ): { doc: V; written: boolean } | null {
-  return inlineProjectionsOf(store)?.document(projection, id) ?? null;
+  return (writes.folded.get(inlineKey(projection.name, id)) as { doc: V; written: boolean } | undefined) ?? null;
 }

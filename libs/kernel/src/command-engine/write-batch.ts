@@ -112,20 +112,19 @@ export class BatchWriter implements LaneWriter<Waiting> {
       const { tracks, decided, appends, folded, foldedBy } = plan!;
       // A no-op may rest on what a batch-mate wrote: it reports the batch's position too.
       const position = results.reduce<LogPosition | null>((latest, r) => laterPosition(latest, r.position), null);
-      if (folded.size && position !== null) {
-        this.inline?.remember(folded, position, written);
-        // A request whose unit's documents of a view were all written: its answer need not wait for that view.
+      // Each request keeps what its units folded, at the batch's position, and sees the views all of its documents reached.
+      if (folded.size && position !== null)
         batch.forEach(({ context }, i) => {
           const writes = context.metadata.writes;
           if (!writes || !foldedBy[i].size) return;
           const shown = new Map<string, boolean>();
           for (const key of foldedBy[i]) {
+            writes.folded.set(key, { doc: { ...folded.get(key)!.doc, _pos: position }, written: written.has(key) });
             const collection = key.slice(0, key.indexOf(' '));
             shown.set(collection, (shown.get(collection) ?? true) && written.has(key));
           }
           for (const [collection, all] of shown) if (all) writes.shown.add(collection);
         });
-      }
       settle(batch, decided, position, tracks);
       // After the answers: a snapshot due now is saved before the stream's next batch is decided.
       for (let i = 0; i < appends.length; i++) {
@@ -168,12 +167,12 @@ export class BatchWriter implements LaneWriter<Waiting> {
       const appends: StreamAppend[] = [];
       for (const [streamId, track] of tracks)
         if (track.appended.length) appends.push({ streamId, events: track.appended, expected: track.revision ?? 'no_stream' });
-      return { tracks, decided, appends, ...this.inlineViews(decided) };
+      return { tracks, decided, appends, ...this.inlineViews(batch, decided) };
     }
   }
 
   /** The inline projections' documents of the batch's accepted units, folded unit by unit (see `InlineProjections`). */
-  private inlineViews(decided: Decided[]): Pick<Plan, 'views' | 'folded' | 'foldedBy'> {
+  private inlineViews(batch: Waiting[], decided: Decided[]): Pick<Plan, 'views' | 'folded' | 'foldedBy'> {
     const folded = new Map<string, Folded>();
     const foldedBy = decided.map(() => new Set<string>());
     const byCollection = new Map<string, InlineViews[number]['documents'][number][]>();
@@ -182,7 +181,8 @@ export class BatchWriter implements LaneWriter<Waiting> {
       decided.forEach((unit, i) => {
         if ('error' in unit) return;
         const pending = unit.parts.flatMap(({ streamId, events }) => events.map(({ type, data }) => ({ type, data, streamId })));
-        for (const { collection, documents } of inline.fold(pending, folded, foldedBy[i])) {
+        const earlier = batch[i].context.metadata.writes?.folded ?? null;
+        for (const { collection, documents } of inline.fold(pending, folded, foldedBy[i], earlier)) {
           let kept = byCollection.get(collection);
           if (!kept) byCollection.set(collection, (kept = []));
           kept.push(...documents);

@@ -1,4 +1,4 @@
-import { InlineDocument } from '@deals/kernel';
+import { InlineDocument, inlineKey } from '@deals/kernel';
 import { createHash } from 'node:crypto';
 import { WIDTH } from './postgres-event-log.schema';
 import { APPEND_WITH, appendAnswer, PendingUnit, UNIQUE_VIOLATION } from './postgres-event-log.append-sql';
@@ -43,8 +43,8 @@ const UNIT_POSITIONS = `unit_pos AS (
 /**
  * The group statement with the documents its units carry (`appendWithViews`), each stamped with
  * its unit's last position; named by its text (the tables' generations are in it), so each
- * connection plans each kind once. Null when none carries any, or a collection is not one the
- * view store knows (or none is given).
+ * connection plans each kind once; `sent`: the documents (`<collection> <id>`) of each unit it
+ * writes. Null when none carries any, or a collection is not one the view store knows (or none is given).
  */
 export function statementWithViews(
   inlineViews: InlineViewTables | null,
@@ -53,11 +53,20 @@ export function statementWithViews(
 ) {
   if (!inlineViews || !group.some((unit) => unit.views?.length)) return null;
   const byCollection = new Map<string, Array<InlineDocument & { unit: number }>>();
+  // A document two units carry (each folded on what it knew) goes with the first only: the second is told it was not written.
+  const sent = group.map(() => new Set<string>());
+  const taken = new Set<string>();
   group.forEach(({ views }, i) => {
     for (const { collection, documents } of views ?? []) {
       let docs = byCollection.get(collection);
       if (!docs) byCollection.set(collection, (docs = []));
-      for (const document of documents) docs.push({ ...document, unit: i + 1 });
+      for (const document of documents) {
+        const key = inlineKey(collection, document.doc._id);
+        if (taken.has(key)) continue;
+        taken.add(key);
+        sent[i].add(key);
+        docs.push({ ...document, unit: i + 1 });
+      }
     }
   });
   const params = [...values];
@@ -69,5 +78,5 @@ export function statementWithViews(
   );
   if (!writes) return null;
   const text = `${APPEND_WITH},\n${UNIT_POSITIONS},\n${writes.clauses.join(',\n')}\n${appendAnswer(`,\n ${writes.written} AS views_written`)}`;
-  return { name: `deals_append_views_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text, values: params };
+  return { name: `deals_append_views_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text, values: params, sent };
 }

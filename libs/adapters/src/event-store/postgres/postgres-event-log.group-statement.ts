@@ -1,4 +1,4 @@
-import { inlineKey, WrongExpectedRevision } from '@deals/kernel';
+import { WrongExpectedRevision } from '@deals/kernel';
 import { Pool, PoolClient } from 'pg';
 import { positionOf } from './postgres-event-log.schema';
 import {
@@ -13,6 +13,9 @@ import {
   UNIQUE_VIOLATION,
 } from './postgres-event-log.append-sql';
 import { InlineViewTables, refusedDocuments, statementWithViews } from './inline-views';
+
+/** No documents. */
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * A group whose appends name different streams (the command engine's: one write a stream at a
@@ -76,7 +79,7 @@ export async function writeStatement<U extends Pick<PendingUnit, 'appends' | 'vi
   for (const { k, position } of added ?? []) last.set(k, position);
   const outcome: Required<GroupOutcome<U>> = { written: [], refused: [], again: [] };
   let k = 0;
-  for (const unit of group) {
+  for (const [u, unit] of group.entries()) {
     const ks = unit.appends.map(() => ++k);
     const refusedAt = ks.findIndex((key) => !verdictOf.get(key)!.ok);
     if (refusedAt >= 0) {
@@ -95,9 +98,7 @@ export async function writeStatement<U extends Pick<PendingUnit, 'appends' | 'vi
       position: positionOf({ tx: me, position: last.get(ks[i])! }),
     }));
     // Its documents written: all those the statement wrote of the ones it carried.
-    const own = new Set(
-      (unit.views ?? []).flatMap(({ collection, documents: docs }) => docs.map(({ doc }) => inlineKey(collection, doc._id))),
-    );
+    const own = withViews?.sent[u] ?? NONE;
     outcome.written.push({ unit, results, documents: new Set([...own].filter((key) => documents.has(key))) });
   }
   return outcome;

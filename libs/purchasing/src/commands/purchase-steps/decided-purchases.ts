@@ -1,4 +1,4 @@
-import { CommandCaller, EventStore, inlineDocument, ViewStore } from '@deals/kernel';
+import { CommandCaller, inlineDocument, ViewStore } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { COUPON_DETAILS, CouponDetails, couponDetailsProjection } from '../../projections/coupon-details/coupon-details.projection';
 import {
@@ -18,18 +18,15 @@ const logger = new Logger('Purchase');
 
 /**
  * Answers a purchase from its decision rather than from its views (the worker's fold a round trip
- * or two behind): the purchase's and its coupons' documents as the command engine folded them
- * (both views run inline: `InlineProjections`), written with the sale's events where the log can;
+ * or two behind): the purchase's and its coupons' documents as the request's units of work folded
+ * them (both views run inline: `InlineProjections`), written with the sale's events where the log can;
  * else written ahead of the views now, where other processes read them (the caller's next read of
  * the purchase may reach another replica). The views the answer did not write are left to the
  * caller's next reads (`RequestWrites.deferred`).
  */
 @Injectable()
 export class DecidedPurchases {
-  constructor(
-    private readonly store: EventStore,
-    private readonly views: ViewStore,
-  ) {}
+  constructor(private readonly views: ViewStore) {}
 
   /**
    * The purchase `purchaseId` as its units of work folded it, once shown to every reader; null when
@@ -39,9 +36,9 @@ export class DecidedPurchases {
   async shown(caller: CommandCaller, purchaseId: string): Promise<DecidedPurchase | null> {
     const writes = caller.writes;
     if (!writes) return null;
-    const purchase = inlineDocument(this.store, purchaseDetailsProjection, purchaseId);
+    const purchase = inlineDocument(writes, purchaseDetailsProjection, purchaseId);
     if (!purchase || purchase.doc.fulfillmentState !== 'fulfilled' || purchase.doc.couponsOwed > 0) return null;
-    const coupons = purchase.doc.couponIds.map((id) => inlineDocument(this.store, couponDetailsProjection, id));
+    const coupons = purchase.doc.couponIds.map((id) => inlineDocument(writes, couponDetailsProjection, id));
     if (coupons.some((coupon) => coupon === null)) return null;
     const decided = { purchase: purchase.doc, coupons: coupons.map((coupon) => coupon!.doc) };
     if (!(writes.shown.has(PURCHASE_DETAILS) && writes.shown.has(COUPON_DETAILS))) {
