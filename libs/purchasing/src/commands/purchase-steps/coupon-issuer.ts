@@ -20,9 +20,10 @@ import { couponStream } from '../../domain/coupon/coupon.events';
 import { ForBuyer, inventoryDecider, OverPerUserLimit } from '../../domain/inventory/inventory.decider';
 import { partnerInventoryStream, replacementHoldId } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
-import { DealSnapshot, PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
+import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
+import { CouponQr } from '../../coupon-images/coupon-qr';
 import type { IssueCouponsData, Lock, PurchaseWorkflowCommand } from '../../domain/purchase-workflow/purchase.workflow';
-import { CouponCodeKey, couponCodes } from './coupon-codes';
+import { CouponCodeKey, CouponCodes, couponCodes } from './coupon-codes';
 import { holdPartnerUnits } from './partner-inventory';
 import { refuseOffSale } from './sale-rules';
 
@@ -61,9 +62,23 @@ export class CouponIssuer {
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
+    private readonly qr: CouponQr,
     private readonly catalog: CatalogQueries,
     private readonly codeKey: CouponCodeKey,
   ) {}
+
+  /**
+   * Starts drawing the QR images of a purchase's coupons (their codes derive from the purchase id),
+   * so that they are ready when the answer is written, instead of adding a trip to the QR thread
+   * after the purchase. Only a head start: the answer draws whatever is not ready, and an image
+   * asked for again is drawn once. Returns the codes by coupon id, for the coupons' issue. A card
+   * purchase calls it as soon as its units are held, beside the charge (see `BuyWithStoredCardHandler`).
+   */
+  drawQrCodesAhead(purchaseId: string, quantity: number): Map<string, CouponCodes> {
+    const codes = new Map(couponIdsFor(purchaseId, quantity).map((couponId) => [couponId, couponCodes(couponId, this.codeKey.secret)]));
+    for (const { redemptionCode } of codes.values()) this.qr.png(redemptionCode).catch(() => undefined);
+    return codes;
+  }
 
   /** The purchase's stream, read once: what its reservation recorded, and its state now. */
   async readPurchase(purchaseId: string) {
@@ -157,11 +172,12 @@ export class CouponIssuer {
     deal: DealSnapshot,
     purchase: { couponIds: string[]; userId: string | null },
     context: PartnerContext,
+    codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
     // From the state, not the new events: a second run issues the coupons a crash left out.
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
     const issued = await Promise.all(
-      this.couponIssues(purchaseId, deal, purchase, context).map((part) =>
+      this.couponIssues(purchaseId, deal, purchase, context, codes).map((part) =>
         handleCommand(this.store, part.streamId, part.decider, part.command, context, { freshStream: true }),
       ),
     );
@@ -177,6 +193,7 @@ export class CouponIssuer {
   async finishSale(
     sale: { sell: SellUnitsStep; record: RecordSaleStep; issue: IssueCouponsData; endCharge: Lock | null },
     context: PartnerContext,
+    codes?: Map<string, CouponCodes>,
   ): Promise<LogPosition | null> {
     const { sell, record, issue, endCharge } = sale;
     const parts: CommandPart[] = [
@@ -194,7 +211,7 @@ export class CouponIssuer {
         decider: purchaseDecider,
         command: saleRecordCommand(record),
       },
-      ...this.couponIssues(issue.purchaseId, issue.deal, issue, context),
+      ...this.couponIssues(issue.purchaseId, issue.deal, issue, context, codes),
     ];
     // The charge approved and its sale written: the user's next purchase may charge.
     if (endCharge)
@@ -215,6 +232,7 @@ export class CouponIssuer {
     deal: DealSnapshot,
     purchase: { couponIds: string[]; userId: string | null },
     context: PartnerContext,
+    codes?: Map<string, CouponCodes>,
   ): CommandPart[] {
     const { now, metadata: caller } = context;
     const expiresAt = couponExpiry(deal, now);
@@ -230,7 +248,7 @@ export class CouponIssuer {
           userId: purchase.userId,
           dealId: deal.dealId,
           dealType: deal.type,
-          ...couponCodes(couponId, this.codeKey.secret),
+          ...(codes?.get(couponId) ?? couponCodes(couponId, this.codeKey.secret)),
           expiresAt,
           issuedAt: now.toISOString(),
           refundable: deal.fulfillmentMethod !== 'shipped',

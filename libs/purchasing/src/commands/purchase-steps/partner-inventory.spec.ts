@@ -16,6 +16,7 @@ import {
   ViewStore,
 } from '@deals/kernel';
 import { MemoryEventStore } from '@deals/testing';
+import type { CouponQr } from '../../coupon-images/coupon-qr';
 import { inventoryDecider } from '../../domain/inventory/inventory.decider';
 import { inventoryStream } from '../../domain/inventory/inventory.events';
 import { dealSnapshot } from '../../domain/purchase/purchase.events';
@@ -70,7 +71,8 @@ function service() {
     dealsWithOpenHolds: async () => [] as string[],
   } as unknown as CatalogQueries;
   const gateway = { charge: async () => ({ status: 'approved', chargeId: 'ch-1' }) } as unknown as PaymentGateway;
-  const coupons = new CouponIssuer(store, clock, catalog, { secret: Buffer.alloc(32, 7) });
+  const qr = { png: async () => Buffer.alloc(0) } as unknown as CouponQr;
+  const coupons = new CouponIssuer(store, clock, qr, catalog, { secret: Buffer.alloc(32, 7) });
   const steps = new PurchaseSteps(store, gateway, coupons, scheduler, clock, new ResaleSteps(store, catalog));
   const accounts = { user: async () => ({}) } as unknown as AccountQueries;
   const reserve = new ReserveUnitsHandler(store, catalog, clock, new SequentialIdGenerator('p'), {} as KeyedPurchases);

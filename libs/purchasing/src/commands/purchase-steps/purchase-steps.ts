@@ -36,6 +36,7 @@ import {
   PurchaseWorkflowState,
   StoredCardPurchaseStarted,
 } from '../../domain/purchase-workflow/purchase.workflow';
+import { CouponCodes } from './coupon-codes';
 import { CouponIssuer, PartnerContext, saleRecordCommand } from './coupon-issuer';
 import { holdAs } from './partner-inventory';
 import { armPurchaseRecovery } from './purchase-recovery-job';
@@ -77,7 +78,13 @@ export class PurchaseSteps {
 
   /** Runs one purchase from `start` to its answer, its events recorded as `caller`'s. */
   async run(start: PurchaseStarted, caller: Caller, startedAt: Date = this.clock.now()): Promise<PurchaseAnswer> {
-    const { answer } = await this.carryOut(start, caller, startedAt, (command, context) => this.perform(command, context));
+    // The coupons' codes drawn ahead, for their issue.
+    let codes: Map<string, CouponCodes> | undefined;
+    const { answer } = await this.carryOut(start, caller, startedAt, async (command, context) => {
+      if (command.type !== 'DrawCouponImages') return this.perform(command, context, codes);
+      codes = this.coupons.drawQrCodesAhead(command.data.purchaseId, command.data.quantity);
+      return null;
+    });
     if (!answer) throw new Error(`the purchase workflow of ${start.data.purchaseId} ended without an answer`);
     return answer;
   }
@@ -96,6 +103,8 @@ export class PurchaseSteps {
         case 'StartPurchase':
           held = await this.startPurchase(command, context, decideCommands);
           return { type: 'PurchaseStartWritten', data: {} };
+        case 'DrawCouponImages':
+          return null;
         case 'Charge':
           charge = { amountCents: command.data.amountCents };
           return null;
@@ -125,6 +134,7 @@ export class PurchaseSteps {
     let context: PartnerContext = { now: startedAt, metadata: caller };
     const perform = async (command: Command, now: Date): Promise<Input | null> => {
       if (context.now !== now) context = { now, metadata: caller };
+      if (command.type === 'DrawCouponImages') return step(command, context);
       try {
         return await step(command, context);
       } catch (error) {
@@ -216,7 +226,7 @@ export class PurchaseSteps {
     return purchase.status !== 'none' && purchase.status !== 'reserved';
   }
 
-  private async perform(command: Command, context: PartnerContext): Promise<Input | null> {
+  private async perform(command: Command, context: PartnerContext, codes: Map<string, CouponCodes> | undefined): Promise<Input | null> {
     const none = {} as Record<string, never>;
     // The purchase's partner (its caller): a sandbox's purchase takes units from its own inventory of the deal.
     const { partnerId } = context.metadata;
@@ -297,10 +307,10 @@ export class PurchaseSteps {
         return { type: 'SaleRecorded', data: { position: recorded.position, couponIds, userId } };
       }
       case 'FinishSale':
-        return { type: 'SaleWritten', data: { position: await this.coupons.finishSale(command.data, context) } };
+        return { type: 'SaleWritten', data: { position: await this.coupons.finishSale(command.data, context, codes) } };
       case 'IssueCoupons': {
         const { purchaseId, deal, couponIds, userId } = command.data;
-        const position = await this.coupons.issueCoupons(purchaseId, deal, { couponIds, userId }, context);
+        const position = await this.coupons.issueCoupons(purchaseId, deal, { couponIds, userId }, context, codes);
         return { type: 'CouponsIssued', data: { position } };
       }
       case 'Refund': {
@@ -316,6 +326,8 @@ export class PurchaseSteps {
       case 'Report':
         if (command.data.level === 'error') logger.error(command.data.message);
         else logger.warn(command.data.message);
+        return null;
+      case 'DrawCouponImages':
         return null;
       case 'ClaimTransactionReference':
       case 'CheckResaleDeal':

@@ -158,7 +158,9 @@ function unanswered(state: State, reason: string): State {
 
 /** Once the start is written: the charge. */
 function afterStart(state: State): Command[] {
+  // The coupons' images are drawn on their thread while the card is charged, not after the sale.
   return [
+    command('DrawCouponImages', { purchaseId: state.order.purchaseId, quantity: state.order.quantity }),
     command('Charge', {
       purchaseId: state.order.purchaseId,
       cardToken: state.order.cardToken,

@@ -132,6 +132,8 @@ export type PurchaseWorkflowCommand =
       type: 'UndoStart';
       data: { lock: Lock; hold: { dealId: string; holdId: string }; nonPayment: NonPayment };
     }
+  /** A head start on the coupons' images (their codes derive from the purchase), so that the answer rarely waits for them. */
+  | { type: 'DrawCouponImages'; data: { purchaseId: string; quantity: number } }
   | { type: 'Charge'; data: { purchaseId: string; cardToken: string; amountCents: number; description: string } }
   | { type: 'ArmRecovery'; data: { purchaseId: string; at: string } }
   | { type: 'LookUpCharge'; data: { purchaseId: string } }

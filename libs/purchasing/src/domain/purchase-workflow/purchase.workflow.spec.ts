@@ -87,10 +87,13 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(write.data).toMatchObject({ keyed: { keyId: 'k1', attempt: 0 } });
   });
 
-  it('charges the card once the start is written', () => {
+  it('charges the card once the start is written, drawing the coupons beside it', () => {
     given(started)
       .when(written)
-      .then([{ type: 'Charge', data: { purchaseId: 'p1', cardToken: 'tok', amountCents: 3000, description: 'deal d1 x2' } }]);
+      .then([
+        { type: 'DrawCouponImages', data: { purchaseId: 'p1', quantity: 2 } },
+        { type: 'Charge', data: { purchaseId: 'p1', cardToken: 'tok', amountCents: 3000, description: 'deal d1 x2' } },
+      ]);
   });
 
   it('answers the refusal of its start, which wrote nothing, with nothing to undo', () => {
@@ -144,8 +147,8 @@ describe('purchase workflow: a stored-card purchase', () => {
     const state = given(started, written, approved).when(failed('FinishSale')).thenAsks('EndCharge', 'ReadPurchase').state;
     expect(answerOf(state)).toBeNull();
     const read: Input = { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } };
-    const retry = given(started, written, approved, failed('FinishSale')).when(read).thenAsks('FinishSale');
-    expect(retry.commands[0].data).toMatchObject({ endCharge: null });
+    const retry = given(started, written, approved, failed('FinishSale')).when(read).thenAsks('DrawCouponImages', 'FinishSale');
+    expect(retry.commands[1].data).toMatchObject({ endCharge: null });
   });
 
   it('records the payment and issues the coupons together once sold, and answers with the later position', () => {
@@ -263,7 +266,7 @@ describe('purchase workflow: a stored-card purchase', () => {
     // The second try writes the sale again in one write, from what the log holds.
     given(...retried)
       .when({ type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
-      .thenAsks('FinishSale');
+      .thenAsks('DrawCouponImages', 'FinishSale');
     const soldAgain = given(...retried, { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
       .when({ type: 'SaleWritten', data: { position: at(5) } })
       .then([]);
@@ -336,6 +339,7 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
     given(claim)
       .when(read())
       .then([
+        { type: 'DrawCouponImages', data: { purchaseId: 'p2', quantity: 1 } },
         {
           type: 'FinishSale',
           data: {
@@ -374,7 +378,7 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
   it('does not sell again a claim already sold (its retry), and issues the coupons it names', () => {
     given(claim)
       .when(read({ holdId: 'p2', couponIds: ['p2-1'], userId: 'u2' }))
-      .thenAsks('RecordSale');
+      .thenAsks('DrawCouponImages', 'RecordSale');
   });
 
   it('answers the refusal when the units are gone, refunding nothing', () => {
@@ -492,6 +496,7 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
     given(...charged)
       .when(readNow)
       .then([
+        { type: 'DrawCouponImages', data: { purchaseId: 'p1', quantity: 2 } },
         {
           type: 'FinishSale',
           data: {
@@ -519,7 +524,7 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
     };
     given(...charged)
       .when(read)
-      .thenAsks('RecordSale');
+      .thenAsks('DrawCouponImages', 'RecordSale');
     given(...charged, read)
       .when({ type: 'SaleRecorded', data: { position: at(2), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
       .thenAsks('IssueCoupons');

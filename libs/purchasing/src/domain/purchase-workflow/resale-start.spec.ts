@@ -83,9 +83,9 @@ describe('purchase workflow: a reseller’s new sale', () => {
   it('sells, records the sale with this body’s terms and issues its coupons in one write, and answers it sold', () => {
     const read: Input = { type: 'PurchaseRead', data: { deal: snapshot('d1'), quantity: 2, holdId: 'p1', sold: null } };
     const started = [requested(), claimed, reserved];
-    const [finish] = given(...started)
+    const [, finish] = given(...started)
       .when(read)
-      .thenAsks('FinishSale').commands;
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
     expect(finish.data).toEqual({
       sell: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2 },
       record: { kind: 'resale', data: { purchaseId: 'p1', partnerId: 'P', transactionReference: 'tx-1', ...asked }, holdId: 'p1' },
@@ -131,9 +131,9 @@ describe('purchase workflow: a repeat of a reseller’s sale', () => {
       .when(claimedBefore(true, { dealId: 'd2', quantity: 1, terms: firsts }))
       .then([{ type: 'ReadPurchase', data: { purchaseId: 'p0' } }]);
     const read: Input = { type: 'PurchaseRead', data: { deal: snapshot('d2'), quantity: 1, holdId: 'p0', sold: null } };
-    const [finish] = given(requested(), claimedBefore(true, { dealId: 'd2', quantity: 1, terms: firsts }))
+    const [, finish] = given(requested(), claimedBefore(true, { dealId: 'd2', quantity: 1, terms: firsts }))
       .when(read)
-      .thenAsks('FinishSale').commands;
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
     expect(finish.data).toMatchObject({ record: { kind: 'resale', data: { purchaseId: 'p0', ...firsts }, holdId: 'p0' } });
   });
 

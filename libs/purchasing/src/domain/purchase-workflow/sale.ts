@@ -84,7 +84,8 @@ export function decideSale(input: SaleInput, state: State): Command[] {
       return [command('ReadPurchase', { purchaseId: input.data.purchaseId })];
     case 'PurchaseRead': {
       const { sold, holdId } = input.data;
-      return sold ? afterSold(state, sold.holdId) : [finish(state, holdId)];
+      const images = command('DrawCouponImages', { purchaseId: state.order.purchaseId, quantity: state.order.quantity });
+      return [images, ...(sold ? afterSold(state, sold.holdId) : [finish(state, holdId)])];
     }
     case 'UnitsSold':
       return afterSold(state, input.data.holdId);
