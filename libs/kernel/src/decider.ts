@@ -10,6 +10,18 @@ export interface DomainCommand<T extends string = string, D = unknown> {
 }
 
 /**
+ * A command no case of `decide` takes: the compiler proves there is none (`never`: the command of a
+ * switch over a union of them, or the type of a lone one).
+ */
+export function unknownCommand(command: never): never {
+  const type = typeof command === 'object' ? (command as DomainCommand).type : command;
+  throw new TypeError(`no decider takes a command of type ${String(type)}`);
+}
+
+/** An event no case of `evolve` takes (the compiler proves there is none: `never`): the state as it is. */
+export const ignoredEvent = <S>(_event: never, state: S): S => state;
+
+/**
  * An aggregate as two pure functions (after Jérémie Chassaing's decider): `decide` turns a command
  * and the current state into new events, `evolve` folds an event into the state. No I/O, no clock
  * (the instant is passed in), no randomness (ids come inside the command).

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainError, NotFound, RetryLater } from '@deals/kernel';
+import { Decider, DomainCommand, DomainError, ignoredEvent, NotFound, RetryLater, unknownCommand } from '@deals/kernel';
 import {
   BulkItemCounts,
   BulkItemResult,
@@ -240,10 +240,8 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         if (state.status !== 'completed') throw new Error(`bulk job ${jobId}: its items erased before it completed`);
         return state.itemsErased ? [] : [{ type: 'BulkJobItemsErased', data: { jobId, partnerId: state.partnerId, erasedAt: at } }];
       }
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a bulk job command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(job, event) {
@@ -289,10 +287,8 @@ export const bulkJobDecider: Decider<BulkJob, BulkJobCommand, BulkJobEvent> = {
         return { ...recordOf(job), status: 'completed', itemsErased: false };
       case 'BulkJobItemsErased':
         return job.status === 'completed' ? { ...job, itemsErased: true } : job;
-      default: {
-        const _unhandled: never = event;
-        return job;
-      }
+      default:
+        return ignoredEvent(event, job);
     }
   },
 };
@@ -339,10 +335,8 @@ export const bulkJobQueueDecider: Decider<BulkJobQueue, BulkJobQueueCommand, Bul
         return [{ type: 'BulkJobQueued', data: { partnerId, jobId } }];
       case 'DequeueBulkJob':
         return queue.open.includes(jobId) ? [{ type: 'BulkJobLeftQueue', data: { partnerId, jobId } }] : [];
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a bulk job queue command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(queue, event) {
@@ -351,10 +345,8 @@ export const bulkJobQueueDecider: Decider<BulkJobQueue, BulkJobQueueCommand, Bul
         return { open: [...queue.open, event.data.jobId] };
       case 'BulkJobLeftQueue':
         return { open: queue.open.filter((id) => id !== event.data.jobId) };
-      default: {
-        const _unhandled: never = event;
-        return queue;
-      }
+      default:
+        return ignoredEvent(event, queue);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { createHash } from 'node:crypto';
 
 /** Resources a token's scope may name (or `all`). */
@@ -43,20 +43,16 @@ export const accessTokenDecider: Decider<{ issued: boolean }, IssueAccessToken, 
         if (token.issued)
           throw new ValidationFailed([{ type: 'invalid', resource: 'access_token', field: 'id', message: 'is already issued' }]);
         return [{ type: 'AccessTokenIssued', data: command.data }];
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('an access token command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(token, event) {
     switch (event.type) {
       case 'AccessTokenIssued':
         return { issued: true };
-      default: {
-        const _unhandled: never = event.type;
-        return token;
-      }
+      default:
+        return ignoredEvent(event.type, token);
     }
   },
 };

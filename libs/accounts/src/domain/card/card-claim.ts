@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand } from '@deals/kernel';
 import { createHash } from 'node:crypto';
 
 export type CardClaimed = DomainEvent<'CardClaimed', { partnerId: string; userId: string; cardId: string }>;
@@ -19,20 +19,16 @@ export const cardClaimDecider: Decider<{ cardId: string | null }, ClaimCard, Car
     switch (command.type) {
       case 'ClaimCard':
         return claim.cardId ? [] : [{ type: 'CardClaimed', data: command.data }];
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a card claim command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(claim, event) {
     switch (event.type) {
       case 'CardClaimed':
         return { cardId: event.data.cardId };
-      default: {
-        const _unhandled: never = event.type;
-        return claim;
-      }
+      default:
+        return ignoredEvent(event.type, claim);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { CardEvent, CardStored } from './card.events';
 
 export type StoreCard = DomainCommand<'StoreCard', CardStored['data']>;
@@ -37,10 +37,8 @@ export const cardDecider: Decider<Card, StoreCard, CardEvent> = {
         const { cardId, token, expMonth, expYear, zipCode, storedAt } = data;
         return [{ type: 'CardRenewed', data: { cardId, token, expMonth, expYear, zipCode, renewedAt: storedAt } }];
       }
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a card command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(card, event) {
@@ -52,10 +50,8 @@ export const cardDecider: Decider<Card, StoreCard, CardEvent> = {
       case 'CardRenewed':
         // A renewal follows the card's storing (one before it is none the decider wrote, and is ignored).
         return card.status === 'stored' ? { ...card, details: detailsOf(event.data), expiry: expiryOf(event.data) } : card;
-      default: {
-        const _unhandled: never = event;
-        return card;
-      }
+      default:
+        return ignoredEvent(event, card);
     }
   },
 };

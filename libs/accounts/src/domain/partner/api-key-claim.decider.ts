@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand } from '@deals/kernel';
 
 /** Whose key a key hash is: the partner and the key's id there (its credential events stay on the partner's stream). */
 export type ApiKeyClaimed = DomainEvent<'ApiKeyClaimed', { keyHash: string; partnerId: string; keyId: string }>;
@@ -27,20 +27,16 @@ export const apiKeyClaimDecider: Decider<ApiKeyClaim, ClaimApiKey, ApiKeyClaimed
         // 192 random bits: two keys with one hash do not happen; the first claim stands.
         throw new Error('the key hash is claimed already');
       }
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('an API key claim command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(claim, event) {
     switch (event.type) {
       case 'ApiKeyClaimed':
         return { owner: { partnerId: event.data.partnerId, keyId: event.data.keyId } };
-      default: {
-        const _unhandled: never = event.type;
-        return claim;
-      }
+      default:
+        return ignoredEvent(event.type, claim);
     }
   },
 };

@@ -1,4 +1,14 @@
-import { Decider, DomainCommand, isSandbox, NotFound, sandboxOf, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import {
+  Decider,
+  DomainCommand,
+  ignoredEvent,
+  isSandbox,
+  NotFound,
+  sandboxOf,
+  unknownCommand,
+  ValidationFailed,
+  ValidationIssue,
+} from '@deals/kernel';
 import {
   INITIAL_KEY_ID,
   PARTNER_ROLES,
@@ -287,10 +297,8 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
       case 'RotatePartnerPassword':
         registered(partner);
         return rotatePassword(command, now);
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a partner command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(partner, event) {
@@ -316,10 +324,8 @@ export const partnerDecider: Decider<Partner, PartnerCommand, PartnerEvent> = {
         const { passwordHash, issuedAt: rotatedAt, previousExpiresAt } = event.data;
         return { ...partner, passwords: passwordsAfterRotation(partner.passwords, { passwordHash, rotatedAt, previousExpiresAt }) };
       }
-      default: {
-        const _unhandled: never = event;
-        return partner;
-      }
+      default:
+        return ignoredEvent(event, partner);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand } from '@deals/kernel';
 
 /** Whose v3 password a password hash is: the partner whose stream says whether it works. */
 export type V3PasswordClaimed = DomainEvent<'V3PasswordClaimed', { passwordHash: string; partnerId: string }>;
@@ -22,20 +22,16 @@ export const v3PasswordClaimDecider: Decider<{ partnerId: string | null }, Claim
         if (claim.partnerId === command.data.partnerId) return [];
         // 192 random bits: two passwords with one hash do not happen; the first claim stands.
         throw new Error('the password hash is claimed already');
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a v3 password claim command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(claim, event) {
     switch (event.type) {
       case 'V3PasswordClaimed':
         return { partnerId: event.data.partnerId };
-      default: {
-        const _unhandled: never = event.type;
-        return claim;
-      }
+      default:
+        return ignoredEvent(event.type, claim);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand } from '@deals/kernel';
 import { hashSecret } from './partner-credentials';
 
 /** Whose v3 username a username is (its hash): the partner whose stream holds its passwords. */
@@ -22,20 +22,16 @@ export const v3UsernameClaimDecider: Decider<{ partnerId: string | null }, Claim
         if (claim.partnerId === command.data.partnerId) return [];
         // Usernames are unique (the accounts view's index): the first claim stands.
         throw new Error('the v3 username is claimed already');
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a v3 username claim command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(claim, event) {
     switch (event.type) {
       case 'V3UsernameClaimed':
         return { partnerId: event.data.partnerId };
-      default: {
-        const _unhandled: never = event.type;
-        return claim;
-      }
+      default:
+        return ignoredEvent(event.type, claim);
     }
   },
 };

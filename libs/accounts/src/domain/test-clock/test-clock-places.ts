@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { Set as ImmutableSet } from 'immutable';
 
 /** A sandbox's test clocks at most (deleting one frees its place). */
@@ -37,10 +37,8 @@ export const testClockPlacesDecider: Decider<ImmutableSet<string>, TestClockPlac
         return [{ type: 'TestClockPlaceTaken', data: command.data }];
       case 'FreeTestClockPlace':
         return held.has(command.data.clockId) ? [{ type: 'TestClockPlaceFreed', data: command.data }] : [];
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a test clock places command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(held, event) {
@@ -49,10 +47,8 @@ export const testClockPlacesDecider: Decider<ImmutableSet<string>, TestClockPlac
         return held.add(event.data.clockId);
       case 'TestClockPlaceFreed':
         return held.delete(event.data.clockId);
-      default: {
-        const _unhandled: never = event;
-        return held;
-      }
+      default:
+        return ignoredEvent(event, held);
     }
   },
 };

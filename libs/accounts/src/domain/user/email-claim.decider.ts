@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { createHash } from 'node:crypto';
 
 export type EmailClaimed = DomainEvent<'EmailClaimed', { partnerId: string; emailKey: string; userId: string }>;
@@ -33,10 +33,8 @@ export const emailClaimDecider: Decider<EmailClaim, ClaimEmail | ReleaseEmail, E
         return [{ type: 'EmailClaimed', data: command.data }];
       case 'ReleaseEmail':
         return claim.owner === command.data.userId ? [{ type: 'EmailReleased', data: command.data }] : [];
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('an email claim command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(claim, event) {
@@ -45,10 +43,8 @@ export const emailClaimDecider: Decider<EmailClaim, ClaimEmail | ReleaseEmail, E
         return { owner: event.data.userId };
       case 'EmailReleased':
         return { owner: null };
-      default: {
-        const _unhandled: never = event;
-        return claim;
-      }
+      default:
+        return ignoredEvent(event, claim);
     }
   },
 };

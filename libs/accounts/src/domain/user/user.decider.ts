@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, UpdateFailed, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, NotFound, unknownCommand, UpdateFailed, ValidationFailed } from '@deals/kernel';
 import { erasedProfile, UserEvent, UserPersonalDataErased, UserProfile, UserRegistered } from './user.events';
 
 export type RegisterUser = DomainCommand<'RegisterUser', UserRegistered['data']>;
@@ -127,10 +127,8 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         return erase(command, user, now);
       case 'AcknowledgeUserErasure':
         return acknowledgeErasure(command, user, now);
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a user command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
 
@@ -159,10 +157,8 @@ export const userDecider: Decider<User, UserCommand, UserEvent> = {
         const profile = erasedProfile(user.profile);
         return { status: 'erased', partnerId, profile, credits, defaultCardId, erasedAt: event.data.erasedAt, erasureAcknowledgedAt: null };
       }
-      default: {
-        const _unhandled: never = event;
-        return user;
-      }
+      default:
+        return ignoredEvent(event, user);
     }
   },
 };

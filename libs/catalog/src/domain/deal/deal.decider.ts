@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, NotFound, unknownCommand, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { DealTerms, validateDealTerms, WORKFLOW_STATES, WorkflowState } from './deal-terms';
 import { canMove } from './deal-workflow';
 import { DealEvent } from './deal.events';
@@ -62,10 +62,8 @@ export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
       case 'TransitionDeal':
         if (deal.status === 'unlisted') throw new NotFound('deal not found');
         return transition(deal, command.data.dealId, command.data.to);
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a deal command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
 
@@ -81,10 +79,8 @@ export const dealDecider: Decider<Deal, DealCommand, DealEvent> = {
       }
       case 'DealStateChanged':
         return { ...deal, state: event.data.to };
-      default: {
-        const _unhandled: never = event;
-        return deal;
-      }
+      default:
+        return ignoredEvent(event, deal);
     }
   },
 };

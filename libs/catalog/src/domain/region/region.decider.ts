@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, unknownCommand, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { SLUG } from '../deal/deal-terms';
 import { RegionEvent, RegionTerms } from './region.events';
 
@@ -49,10 +49,8 @@ export const regionDecider: Decider<Region, ListRegion, RegionEvent> = {
         }
         return Object.keys(changes).length ? [{ type: 'RegionRevised', data: { regionId: region.id, changes } }] : [];
       }
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a region command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(state, event) {
@@ -62,10 +60,8 @@ export const regionDecider: Decider<Region, ListRegion, RegionEvent> = {
       case 'RegionRevised':
         // A revision follows the listing (one before it is none the decider wrote, and is ignored).
         return state.status === 'listed' ? { ...state, terms: { ...state.terms, ...event.data.changes } } : state;
-      default: {
-        const _unhandled: never = event;
-        return state;
-      }
+      default:
+        return ignoredEvent(event, state);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed, xmlDateTimeSpanMs } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, NotFound, unknownCommand, ValidationFailed, xmlDateTimeSpanMs } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import type { CardLinkCreation, CardLinkEvent, CardTransactionFacts } from './card-link.events';
 import { CardLinkTerms, redemptionOutcome, refundOutcome } from './card-link-terms';
@@ -119,10 +119,8 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
         return redeem(command.data, owned(link, command.data), now);
       case 'ReportCardTransaction':
         return decidePhase(command.data, owned(link, command.data), now);
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a card link command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(link, event) {
@@ -191,10 +189,8 @@ export const cardLinkDecider: Decider<CardLink, CardLinkCommand, CardLinkEvent> 
       }
       case 'CardLinkFulfilmentReversed':
         return { ...record(link), status: event.data.state };
-      default: {
-        const _unhandled: never = event;
-        return link;
-      }
+      default:
+        return ignoredEvent(event, link);
     }
   },
 };

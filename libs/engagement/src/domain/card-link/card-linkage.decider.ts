@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import type { CardLinkageEvent, CardLinkCreation } from './card-link.events';
 
@@ -46,10 +46,8 @@ export const cardLinkageDecider: Decider<CardLinkage, CardLinkageCommand, CardLi
           ? [{ type: 'CardLinkPlaceReturned', data: { dealId, cardLinkId, userId } }]
           : [];
       }
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a card linkage command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(linkage, event) {
@@ -60,10 +58,8 @@ export const cardLinkageDecider: Decider<CardLinkage, CardLinkageCommand, CardLi
         return linkage.places.get(event.data.userId)?.cardLinkId === event.data.cardLinkId
           ? { places: linkage.places.delete(event.data.userId) }
           : linkage;
-      default: {
-        const _unhandled: never = event;
-        return linkage;
-      }
+      default:
+        return ignoredEvent(event, linkage);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent, NotFound } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, NotFound, unknownCommand } from '@deals/kernel';
 import { naturalId } from '../natural-id';
 
 export type DealSaved = DomainEvent<
@@ -36,10 +36,8 @@ export const savedDealDecider: Decider<SavedDeal, SavedDealCommand, SavedDealEve
         const removed = { savedDealId, partnerId, userId: saved.userId, dealId: saved.dealId, removedAt: now.toISOString() };
         return [{ type: 'SavedDealRemoved', data: removed }];
       }
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a saved deal command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(saved, event) {
@@ -51,10 +49,8 @@ export const savedDealDecider: Decider<SavedDeal, SavedDealCommand, SavedDealEve
       case 'SavedDealRemoved':
         // A removal follows the saving (one before it is none the decider wrote, and is ignored).
         return saved.status === 'none' ? saved : { ...saved, status: 'removed' };
-      default: {
-        const _unhandled: never = event;
-        return saved;
-      }
+      default:
+        return ignoredEvent(event, saved);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent, NotFound } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, NotFound, unknownCommand } from '@deals/kernel';
 import { naturalId } from '../natural-id';
 
 export type SubscriptionStatus = 'active' | 'inactive';
@@ -59,10 +59,8 @@ export const subscriptionDecider: Decider<Subscription, SubscriptionCommand, Sub
           throw new NotFound('subscription not found');
         return subscription.status === status ? [] : [{ type: 'SubscriptionStatusChanged', data: { subscriptionId, status, at } }];
       }
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a subscription command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(subscription, event) {
@@ -72,10 +70,8 @@ export const subscriptionDecider: Decider<Subscription, SubscriptionCommand, Sub
       case 'SubscriptionStatusChanged':
         // A change follows the start (one before it is none the decider wrote, and is ignored).
         return subscription.status === 'none' ? subscription : { ...subscription, status: event.data.status };
-      default: {
-        const _unhandled: never = event;
-        return subscription;
-      }
+      default:
+        return ignoredEvent(event, subscription);
     }
   },
 };

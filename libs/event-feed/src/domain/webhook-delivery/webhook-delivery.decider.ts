@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainError } from '@deals/kernel';
+import { Decider, DomainCommand, DomainError, ignoredEvent, unknownCommand } from '@deals/kernel';
 import type { AttemptRecord, WebhookDeliveryAttempted, WebhookDeliveryEvent } from './webhook-delivery.events';
 
 export interface WebhookDeliveryState {
@@ -51,20 +51,16 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryState, RecordAttempt
         const recorded = { deliveryId, endpointId, eventId, partnerId, attempt, at, status, latencyMs, responseExcerpt, error };
         return [{ type: 'WebhookDeliveryAttempted', data: { ...recorded, outcome, nextAttemptAt } }];
       }
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a webhook delivery command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(state, event) {
     switch (event.type) {
       case 'WebhookDeliveryAttempted':
         return { attempts: event.data.attempt, finished: event.data.outcome !== 'retrying' };
-      default: {
-        const _unhandled: never = event.type;
-        return state;
-      }
+      default:
+        return ignoredEvent(event.type, state);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import type { WebhookEndpoint } from './webhook-endpoint.decider';
 import type { WebhookEndpointPlacesEvent } from './webhook-endpoint.events';
@@ -65,10 +65,8 @@ export const webhookEndpointPlacesDecider: Decider<EndpointPlaces, EndpointPlace
       }
       case 'FreeEndpointPlace':
         return places.held.has(endpointId) ? [{ type: 'WebhookEndpointPlaceFreed', data: { partnerId, endpointId, freedAt: at } }] : [];
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a webhook endpoint places command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(places, event) {
@@ -82,10 +80,8 @@ export const webhookEndpointPlacesDecider: Decider<EndpointPlaces, EndpointPlace
         return { ...places, held: places.held.set(event.data.endpointId, event.data.takenAt) };
       case 'WebhookEndpointPlaceFreed':
         return { ...places, held: places.held.delete(event.data.endpointId) };
-      default: {
-        const _unhandled: never = event;
-        return places;
-      }
+      default:
+        return ignoredEvent(event, places);
     }
   },
 };

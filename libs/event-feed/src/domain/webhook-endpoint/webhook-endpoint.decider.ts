@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, NotFound, unknownCommand } from '@deals/kernel';
 import type { EndpointTerms, WebhookEndpointEvent } from './webhook-endpoint.events';
 
 /** How long a rotated secret keeps signing beside the new one. */
@@ -87,10 +87,8 @@ export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCom
       case 'RequestRedelivery':
         live(state, partnerId);
         return [{ type: 'WebhookRedeliveryRequested', data: { endpointId, partnerId, eventIds: command.data.eventIds, requestedAt: at } }];
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a webhook endpoint command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(state, event) {
@@ -128,10 +126,8 @@ export const webhookEndpointDecider: Decider<WebhookEndpoint, WebhookEndpointCom
       case 'WebhookRedeliveryRequested':
         // The secret and the redeliveries are read from the events by the view and the deliveries, not decided on.
         return state;
-      default: {
-        const _unhandled: never = event;
-        return state;
-      }
+      default:
+        return ignoredEvent(event, state);
     }
   },
 };

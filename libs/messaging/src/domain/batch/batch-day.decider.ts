@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed, ValidationIssue } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, NotFound, unknownCommand, ValidationFailed, ValidationIssue } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import type { BatchDayEvent, BatchTerms } from './batch.events';
 
@@ -61,10 +61,8 @@ export const batchDayDecider: Decider<BatchDay, BatchDayCommand, BatchDayEvent> 
         if (!batch || batch.status === 'cancelled' || batch.status === 'sending') return [];
         return [{ type: 'BatchSendingStarted', data: { batchId: command.data.batchId, at: now.toISOString() } }];
       }
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a batch day command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(day, event) {
@@ -85,10 +83,8 @@ export const batchDayDecider: Decider<BatchDay, BatchDayCommand, BatchDayEvent> 
         const batch = day.batches.get(event.data.batchId);
         return batch ? { ...day, batches: day.batches.set(event.data.batchId, { ...batch, status: 'sending' }) } : day;
       }
-      default: {
-        const _unhandled: never = event;
-        return day;
-      }
+      default:
+        return ignoredEvent(event, day);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, unknownCommand } from '@deals/kernel';
 import { Set as ImmutableSet } from 'immutable';
 import type { BatchDeliveryEvent } from './batch.events';
 
@@ -44,10 +44,8 @@ export const batchDeliveryDecider: Decider<BatchDelivery, BatchDeliveryCommand, 
         const status = failed ? 'failed' : 'processed';
         return [{ type: 'BatchDelivered', data: { batchId: command.data.batchId, status, sent, failed, skipped, at } }];
       }
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a batch delivery command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(delivery, event) {
@@ -60,10 +58,8 @@ export const batchDeliveryDecider: Decider<BatchDelivery, BatchDeliveryCommand, 
         return { ...delivery, tried: delivery.tried.add(event.data.userId), skipped: delivery.skipped + 1 };
       case 'BatchDelivered':
         return { ...delivery, status: event.data.status };
-      default: {
-        const _unhandled: never = event;
-        return delivery;
-      }
+      default:
+        return ignoredEvent(event, delivery);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand } from '@deals/kernel';
 import { Set as ImmutableSet } from 'immutable';
 
 /** One subscription's daily email of one region's local day: sent, skipped (suppressed, user gone), or failed. */
@@ -34,20 +34,16 @@ export const digestDecider: Decider<Digest, RecordDigestRecipient, DigestEvent> 
       case 'RecordDigestRecipient':
         if (digest.tried.has(command.data.subscriptionId)) return [];
         return [{ type: 'DigestRecipientRecorded', data: { ...command.data, at: now.toISOString() } }];
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a digest command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(digest, event) {
     switch (event.type) {
       case 'DigestRecipientRecorded':
         return { tried: digest.tried.add(event.data.subscriptionId) };
-      default: {
-        const _unhandled: never = event.type;
-        return digest;
-      }
+      default:
+        return ignoredEvent(event.type, digest);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, ignoredEvent, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 
 /**
@@ -75,10 +75,8 @@ export const sandboxMailDayDecider: Decider<SandboxMailDay, TakeSandboxMailPlace
           ]);
         return [{ type: 'SandboxMailPlaceTaken', data: { sandboxId, day: command.data.day, mailId, disposition, at: now.toISOString() } }];
       }
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a sandbox mail day command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(day, event) {
@@ -87,10 +85,8 @@ export const sandboxMailDayDecider: Decider<SandboxMailDay, TakeSandboxMailPlace
         const places = day.places.set(event.data.mailId, event.data.disposition);
         return event.data.disposition === 'sent' ? { ...day, sent: day.sent + 1, places } : { ...day, kept: day.kept + 1, places };
       }
-      default: {
-        const _unhandled: never = event.type;
-        return day;
-      }
+      default:
+        return ignoredEvent(event.type, day);
     }
   },
 };
@@ -104,20 +100,16 @@ export const keptMailDecider: Decider<{ kept: boolean }, KeepSandboxMail, Sandbo
     switch (command.type) {
       case 'KeepSandboxMail':
         return mail.kept ? [] : [{ type: 'SandboxMailKept', data: command.data }];
-      default: {
-        const _unhandled: never = command.type;
-        throw new TypeError('a kept mail command of no known type');
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(mail, event) {
     switch (event.type) {
       case 'SandboxMailKept':
         return { kept: true };
-      default: {
-        const _unhandled: never = event.type;
-        return mail;
-      }
+      default:
+        return ignoredEvent(event.type, mail);
     }
   },
 };

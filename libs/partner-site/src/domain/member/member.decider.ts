@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, Unauthorized, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, ignoredEvent, NotFound, Unauthorized, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { SESSION_IDLE_MS } from './member-rules';
 import {
   InvitationRefusal,
@@ -245,10 +245,8 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
       }
       case 'EnrolMemberTotp':
         return enrolTotp(known(member), command.data, now);
-      default: {
-        const _unhandled: never = command;
-        throw new TypeError('a member command of no known type');
-      }
+      default:
+        return unknownCommand(command);
     }
   },
 
@@ -275,10 +273,8 @@ export const memberDecider: Decider<Member, MemberCommand, MemberEvent> = {
         return member;
       case 'MemberRemoved':
         return { ...recordOf(member), status: 'removed' };
-      default: {
-        const _unhandled: never = event;
-        return member;
-      }
+      default:
+        return ignoredEvent(event, member);
     }
   },
 };

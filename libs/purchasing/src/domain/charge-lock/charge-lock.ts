@@ -1,4 +1,4 @@
-import { AlreadyCharging, DomainCommand, DomainEvent, SnapshotCodec, SnapshottedDecider } from '@deals/kernel';
+import { AlreadyCharging, DomainCommand, DomainEvent, SnapshotCodec, SnapshottedDecider, unknownCommand } from '@deals/kernel';
 
 export type ChargeBegun = DomainEvent<'ChargeBegun', { userId: string; purchaseId: string; at: string }>;
 /** `saleFollows`: the charge was approved and its sale is recorded next (a statement's day waits for it). */
@@ -57,10 +57,8 @@ export const chargeLockDecider: SnapshottedDecider<ChargeLock, BeginCharge | End
         if (lock.status !== 'charging' || lock.purchaseId !== purchaseId) return [];
         return [{ type: 'ChargeEnded', data: { userId, purchaseId, ...(command.data.saleFollows ? { saleFollows: true as const } : {}) } }];
       }
-      default: {
-        const unhandled: never = command;
-        return unhandled;
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(_lock, event) {

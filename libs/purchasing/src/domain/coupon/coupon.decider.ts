@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, NotFound, unknownCommand, ValidationFailed } from '@deals/kernel';
 import type { RollbackReason } from './redemption-rollback';
 import { CouponEvent, CouponIssued } from './coupon.events';
 
@@ -151,10 +151,8 @@ export const couponDecider: Decider<Coupon, CouponCommand, CouponEvent> = {
         }
         return [{ type: 'CouponRedemptionRolledBack', data: { couponId, redeemedAt, rolledBackAt: now.toISOString(), reason, note, by } }];
       }
-      default: {
-        const unhandled: never = command;
-        return unhandled;
-      }
+      default:
+        return unknownCommand(command);
     }
   },
 

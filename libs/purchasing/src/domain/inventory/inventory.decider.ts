@@ -1,4 +1,4 @@
-import { CannotFulfil, DomainCommand, SnapshotCodec, SnapshottedDecider, ValidationFailed } from '@deals/kernel';
+import { CannotFulfil, DomainCommand, SnapshotCodec, SnapshottedDecider, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { Map as ImmutableMap } from 'immutable';
 import { ExpiryIndex, expiredHeld, fewer, Hold, withoutHold } from './inventory-holds';
 import { holdExpiry, InventoryEvent, InventoryStocked, SandboxMark } from './inventory.events';
@@ -317,10 +317,8 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
           { type: 'UnitsReleased', data: { dealId, holdId, quantity: hold.quantity, expiresAt, reason: 'expired', ...marked(inventory) } },
         ];
       }
-      default: {
-        const unhandled: never = command;
-        return unhandled;
-      }
+      default:
+        return unknownCommand(command);
     }
   },
 

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainError, DomainEvent } from '@deals/kernel';
+import { Decider, DomainCommand, DomainError, DomainEvent, unknownCommand } from '@deals/kernel';
 
 /**
  * The purchases one `Idempotency-Key` started, in the log: the charge of a keyed purchase waits for
@@ -34,10 +34,8 @@ export const keyedPurchasesDecider: Decider<KeyedPurchases, StartKeyedPurchase, 
         if (state.purchaseIds.length !== attempt) throw new KeyedPurchaseStartedBefore(state.purchaseIds);
         return [{ type: 'KeyedPurchaseStarted', data: { purchaseId, attempt } }];
       }
-      default: {
-        const unhandled: never = command.type;
-        return unhandled;
-      }
+      default:
+        return unknownCommand(command.type);
     }
   },
   evolve(state, event) {

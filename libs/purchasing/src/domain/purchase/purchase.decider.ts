@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, NotFound, ValidationFailed } from '@deals/kernel';
+import { Decider, DomainCommand, NotFound, unknownCommand, ValidationFailed } from '@deals/kernel';
 import { couponShares, RefundReason, RefundState } from '../refund/refund-rules';
 import {
   couponIdsFor,
@@ -216,10 +216,8 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
           ? [{ type: 'RefundSucceeded', data: { refundId, purchaseId, processorRefundId: command.data.processorRefundId, settledAt } }]
           : [{ type: 'RefundFailed', data: { refundId, purchaseId, reason: command.data.reason, settledAt } }];
       }
-      default: {
-        const unhandled: never = command;
-        return unhandled;
-      }
+      default:
+        return unknownCommand(command);
     }
   },
 

@@ -1,4 +1,4 @@
-import { Decider, DomainCommand, DomainEvent } from '@deals/kernel';
+import { Decider, DomainCommand, DomainEvent, unknownCommand } from '@deals/kernel';
 import { ResaleBuyer, resaleTransactionKey } from './resale-buyer';
 
 /** What a reseller's sale records beside its deal and quantity: taken from one body only. */
@@ -70,10 +70,8 @@ export const transactionReferenceDecider: Decider<TransactionReferenceClaim, Tra
         return claim.status === 'selling' ? [] : [{ type: 'TransactionReferenceSelling', data: { purchaseId } }];
       case 'ReleaseTransactionReference':
         return claimedBy && claim.status === 'claimed' ? [{ type: 'TransactionReferenceReleased', data: command.data }] : [];
-      default: {
-        const unhandled: never = command;
-        return unhandled;
-      }
+      default:
+        return unknownCommand(command);
     }
   },
   evolve(claim, event) {
