@@ -69,17 +69,9 @@ import { httpsGet } from './support/https-get';
 import { LoadRun, LoadSummary, runLoad, summarize } from './support/load';
 import { localCaCertificate } from './support/local-ca-certificate';
 import { idleRate, othersCommitted, PgCounters, PgCpuMeter, PgStats, STATS_SETTLE_MS } from './support/postgres-counters';
-import {
-  API_SCRIPT,
-  createPartner,
-  freePort,
-  importCatalogue,
-  serviceCertificate,
-  startBuilt,
-  until,
-  WORKER_SCRIPT,
-} from './support/service-processes';
-import { BENCH_POSTGRES as PG, BENCH_REDIS as REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { distributedEnv, startApiProcess, startService, untilServing } from './support/distributed-service';
+import { createPartner, freePort, importCatalogue, serviceCertificate, startBuilt, until } from './support/service-processes';
+import { BENCH_POSTGRES as PG, databaseUrl, deleteRedisKeys } from './support/bench-servers';
 import { withTempDir } from './support/temp-dir';
 
 /** With DISTRIBUTED_LOG_DIR the processes' output goes to `<dir>/<name>.log`. */
@@ -374,12 +366,8 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
 }
 
 /** Waits until `target` answers `GET /deals/:id` of `dealId` with 200. */
-async function serving(target: Target, dealId: string): Promise<void> {
-  await until(
-    async () => (await httpsGet(`${target.origin}/deals/${encodeURIComponent(dealId)}?api_key=${target.apiKey}`, target.ca)).status === 200,
-    `${target.origin} serving`,
-  );
-}
+const serving = (target: Target, dealId: string) =>
+  untilServing(target.origin, target.ca, `/deals/${encodeURIComponent(dealId)}?api_key=${target.apiKey}`);
 
 interface Catalogue {
   records: ReturnType<typeof benchDeals>;
@@ -487,14 +475,10 @@ async function embedded(run: Run, cat: Catalogue): Promise<ConfigurationResult> 
     };
     const apiKey = createPartner(env, 'Distributed bench (embedded)');
     importCatalogue(dataDir, env, cat.records);
-    const port = await freePort();
     const group = run.groups.group('embedded');
-    const api = startBuilt(API_SCRIPT, { ...env, PORT: String(port), HOST: '127.0.0.1' }, 'embedded', {
-      logDir,
-      group: { groups: run.groups, group },
-    });
+    const api = await startApiProcess(env, 'embedded', { projections: true, logDir, group: { groups: run.groups, group } });
     try {
-      const target = { origin: `https://127.0.0.1:${port}`, ca: await serviceCertificate(dataDir), apiKey: encodeURIComponent(apiKey) };
+      const target = { origin: api.origin, ca: await serviceCertificate(dataDir), apiKey: encodeURIComponent(apiKey) };
       await serving(target, cat.hot[0].id);
       const buyers = await makeBuyers(target.origin, target.ca, target.apiKey, usersOf(run.options));
       return await measureConfiguration(run, {
@@ -511,7 +495,7 @@ async function embedded(run: Run, cat: Catalogue): Promise<ConfigurationResult> 
         lone: true,
       });
     } finally {
-      await run.groups.stop(api);
+      await run.groups.stop(api.child);
     }
   });
 }
@@ -524,41 +508,23 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
   try {
     return await withTempDir('distributed', async (dataDir) => {
       removedOnAbort(run, dataDir);
-      const env = {
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl(database),
-        REDIS_URL: REDIS,
-        REDIS_PREFIX: prefix,
-        MONGO_URL: '',
-        EVENTSTORE_URL: '',
-        LOG_LEVEL: 'warn',
-        DEMO_DATA: 'off',
-        ...BENCH_BUDGETS,
-      };
-      const apiKey = encodeURIComponent(createPartner(env, 'Distributed bench'));
-      importCatalogue(dataDir, env, cat.records);
+      const env = distributedEnv(dataDir, database, prefix);
+      const inGroup = (name: string) => ({ groups: run.groups, group: run.groups.group(name) });
+      const service = await startService(env, { partner: 'Distributed bench', deals: cat.records, started, logDir, group: inGroup });
+      const { apiKey, ca } = service;
       const worker = run.groups.group('worker');
-      started.push(startBuilt(WORKER_SCRIPT, env, 'worker', { logDir, group: { groups: run.groups, group: worker } }));
-      const replicas: Array<{ label: string; group: CpuGroup; target: Target }> = [];
+      const replicas: Array<{ label: string; group: CpuGroup; target: Target }> = [
+        { label: 'api-1', group: run.groups.group('api-1'), target: { origin: service.apis[0].origin, ca, apiKey } },
+      ];
       const startReplicas = async (count: number) => {
         const fresh: typeof replicas = [];
         for (let n = replicas.length + 1; n <= count; n++) {
-          const port = await freePort();
           const label = `api-${n}`;
-          const group = run.groups.group(label);
-          started.push(
-            startBuilt(API_SCRIPT, { ...env, PORT: String(port), HOST: '127.0.0.1', RUN_PROJECTIONS: 'off' }, label, {
-              logDir,
-              group: { groups: run.groups, group },
-            }),
-          );
-          fresh.push({ label, group, target: { origin: `https://127.0.0.1:${port}`, ca: '', apiKey } });
+          const api = await startApiProcess(env, label, { logDir, group: inGroup(label) });
+          started.push(api.child);
+          fresh.push({ label, group: run.groups.group(label), target: { origin: api.origin, ca, apiKey } });
         }
-        const ca = await serviceCertificate(dataDir);
-        for (const replica of fresh) {
-          replica.target.ca = ca;
-          await serving(replica.target, cat.hot[0].id);
-        }
+        for (const replica of fresh) await serving(replica.target, cat.hot[0].id);
         replicas.push(...fresh);
       };
       const hold = (cpus: number | null) => {
@@ -580,7 +546,6 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
           lone,
         });
 
-      await startReplicas(1);
       const buyers = await makeBuyers(replicas[0].target.origin, replicas[0].target.ca, apiKey, usersOf(run.options));
       const one = await configuration('one replica', CPU, cat.hot[0], true);
       // Every process primed again without quotas, through the new replicas too.

@@ -22,21 +22,10 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { benchDeals, makeBuyers, MANY_DEALS, purchaseBodies } from './purchases.bench';
-import { BENCH_BUDGETS } from './support/bench-api';
-import { httpsGet } from './support/https-get';
+import { BENCH_POSTGRES as PG, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { distributedEnv, startService } from './support/distributed-service';
 import { runLoad } from './support/load';
-import {
-  API_SCRIPT,
-  createPartner,
-  freePort,
-  importCatalogue,
-  serviceCertificate,
-  startBuilt,
-  stopChild,
-  until,
-  WORKER_SCRIPT,
-} from './support/service-processes';
-import { BENCH_POSTGRES as PG, BENCH_REDIS as REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { stopChild } from './support/service-processes';
 import { withTempDir } from './support/temp-dir';
 
 const LOG = process.env.POSTGRES_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
@@ -121,27 +110,11 @@ async function main() {
   const started: ChildProcess[] = [];
   try {
     await withTempDir('census', async (dataDir) => {
-      const env = {
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl(database),
-        REDIS_URL: REDIS,
-        REDIS_PREFIX: database,
-        MONGO_URL: '',
-        EVENTSTORE_URL: '',
-        LOG_LEVEL: 'warn',
-        DEMO_DATA: 'off',
-        ...BENCH_BUDGETS,
-      };
-      const apiKey = encodeURIComponent(createPartner(env, 'Census'));
+      const env = distributedEnv(dataDir, database, database);
       const records = benchDeals(new Date(), MANY_DEALS + 1);
-      importCatalogue(dataDir, env, records);
-      started.push(startBuilt(WORKER_SCRIPT, env, 'worker'));
-      const port = await freePort();
-      started.push(startBuilt(API_SCRIPT, { ...env, PORT: String(port), HOST: '127.0.0.1', RUN_PROJECTIONS: 'off' }, 'api'));
-      const origin = `https://127.0.0.1:${port}`;
-      const ca = await serviceCertificate(dataDir);
+      const { apiKey, apis, ca } = await startService(env, { partner: 'Census', deals: records, started });
+      const { origin } = apis[0];
       const deals = records.map((r) => ({ id: r.id, price: r.current_price }));
-      await until(async () => (await httpsGet(`${origin}/deals/${deals[0].id}?api_key=${apiKey}`, ca)).status === 200, `${origin} serving`);
       const buyers = await makeBuyers(origin, ca, apiKey, users);
       const bodies = purchaseBodies(buyers, deals.slice(0, MANY_DEALS), deals[MANY_DEALS], mode);
       const load = (amount: number) =>

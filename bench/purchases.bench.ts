@@ -63,6 +63,7 @@ import { loadCounts } from './support/api-vs-bare';
 import { startBarePostRoute, TlsMaterial } from './support/bare-route';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { startCpuMeter } from './support/cpu-meter';
+import { cardBody } from './accounts.bench';
 import { groupCommitAppends } from './event-store.bench';
 import { httpsGet, httpsPostJson } from './support/https-get';
 import { LoadRun, LoadSummary, runLoad, summarize } from './support/load';
@@ -367,18 +368,7 @@ export async function makeBuyers(origin: string, ca: string, apiKey: string, cou
         { email: `buyer${i}-${tag}@bench.test`, first_name: 'Bench', last_name: `Buyer ${i}` },
         'user_id',
       );
-      const cardId = await post(
-        '/credit_cards',
-        {
-          user_id: userId,
-          number: CARD_NUMBER,
-          verification_value: '123',
-          month: 12,
-          year: new Date().getUTCFullYear() + 5,
-          zip_code: '60601',
-        },
-        'credit_card_id',
-      );
+      const cardId = await post('/credit_cards', cardBody(userId), 'credit_card_id');
       buyers[i] = { userId, cardId };
     }
   };

@@ -28,23 +28,13 @@ import { Client } from 'pg';
 import { PostgresEventStore } from '@deals/adapters';
 import { countAfter } from '@deals/kernel';
 import { benchDeals, makeBuyers, MANY_DEALS } from './purchases.bench';
-import { BENCH_BUDGETS } from './support/bench-api';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { CpuGroups, cpuGroupsUnavailable } from './support/cpu-groups';
 import { appendClones, PurchaseTemplate } from './support/cloned-purchases';
-import {
-  API_SCRIPT,
-  cli,
-  createPartner,
-  freePort,
-  importCatalogue,
-  serviceCertificate,
-  startBuilt,
-  until,
-  WORKER_SCRIPT,
-} from './support/service-processes';
+import { distributedEnv, startApiProcess, startService, untilServing } from './support/distributed-service';
+import { cli, serviceCertificate, startBuilt } from './support/service-processes';
 import { httpsGet, httpsPostJson } from './support/https-get';
-import { BENCH_POSTGRES as PG, BENCH_REDIS as REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { BENCH_POSTGRES as PG, deleteRedisKeys } from './support/bench-servers';
 import { ROOT } from './support/source-place';
 import { withTempDir } from './support/temp-dir';
 
@@ -80,20 +70,10 @@ export async function rebuildBench(options: BenchOptions): Promise<BenchRow[]> {
     return await withTempDir('rebuild', async (dataDir) => {
       const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])).rowCount === 1;
       if (!exists) await admin.query(`CREATE DATABASE ${database}`);
-      const env = {
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl(database),
-        REDIS_URL: REDIS,
-        REDIS_PREFIX: run,
-        MONGO_URL: '',
-        EVENTSTORE_URL: '',
-        LOG_LEVEL: 'warn',
-        DEMO_DATA: 'off',
-        ...BENCH_BUDGETS,
-      };
+      const env = distributedEnv(dataDir, database, run);
       const size = options.quick ? SIZE.quick : SIZE.full;
-      const setup = await fill(env, dataDir, size);
-      const serving = await startApi(env, dataDir, setup.reads);
+      const setup = await fill(env, size);
+      const serving = await startApi(env, setup.reads);
       const notes: string[] = [setup.note];
       try {
         const plan = JSON.parse(cli(['projections:rebuild', '--workers=2', '--plan', '--json'], env)) as { parts: string[][] };
@@ -157,16 +137,12 @@ interface Serving {
 }
 
 /** An API replica (views kept by nobody else: nothing is written meanwhile) answering the reads of a trial. */
-async function startApi(env: Record<string, string>, dataDir: string, reads: Reads): Promise<Serving> {
-  const port = await freePort();
-  const child = startBuilt(API_SCRIPT, { ...env, PORT: String(port), HOST: '127.0.0.1', RUN_PROJECTIONS: 'off' }, 'api', {
-    logDir: process.env.REBUILD_LOG_DIR,
-  });
-  const origin = `https://127.0.0.1:${port}`;
-  const ca = await serviceCertificate(dataDir);
+async function startApi(env: Record<string, string>, reads: Reads): Promise<Serving> {
+  const { child, origin } = await startApiProcess(env, 'api', { logDir: process.env.REBUILD_LOG_DIR });
+  const ca = await serviceCertificate(env.DATA_DIR);
   const key = `api_key=${reads.apiKey}`;
   const paths = reads.paths.map((path) => `${path}${path.includes('?') ? '&' : '?'}${key}`);
-  await until(async () => (await httpsGet(`${origin}${paths[0]}`, ca).catch(() => null))?.status === 200, 'the API');
+  await untilServing(origin, ca, paths[0]);
   return { child, origin, ca, paths };
 }
 
@@ -225,7 +201,7 @@ async function trial(
  * The log: the catalogue, the buyers and one purchase made by the built API and worker; then that
  * purchase copied until the log holds `size` events (a kept database goes on from where it is).
  */
-async function fill(env: Record<string, string>, dataDir: string, size: number): Promise<{ events: number; note: string; reads: Reads }> {
+async function fill(env: Record<string, string>, size: number): Promise<{ events: number; note: string; reads: Reads }> {
   const store = new PostgresEventStore(env.DATABASE_URL);
   const probe = new Client({ connectionString: env.DATABASE_URL });
   await probe.connect();
@@ -237,7 +213,7 @@ async function fill(env: Record<string, string>, dataDir: string, size: number):
     if (events >= size && kept) return { events, note: `a kept log of ${events} events`, reads: kept };
     if (kept || events > 0) throw new Error(`the database of DATABASE_URL holds a log of ${events} events made otherwise: name another`);
     const started = performance.now();
-    const template = await makeTemplate(env, dataDir);
+    const template = await makeTemplate(env);
     const reads: Reads = {
       apiKey: template.apiKey,
       paths: [`/deals/${template.hotDeal}`, `/users/${template.userId}/purchases?per_page=10`],
@@ -269,21 +245,13 @@ interface Reads {
   paths: string[];
 }
 
-async function makeTemplate(env: Record<string, string>, dataDir: string): Promise<PurchaseTemplate & { apiKey: string }> {
-  const apiKey = encodeURIComponent(createPartner(env, 'Rebuild bench'));
+async function makeTemplate(env: Record<string, string>): Promise<PurchaseTemplate & { apiKey: string }> {
   const deals = benchDeals(new Date(), MANY_DEALS);
-  importCatalogue(dataDir, env, deals);
-  const worker = startBuilt(WORKER_SCRIPT, env, 'worker');
-  const port = await freePort();
-  const api = startBuilt(API_SCRIPT, { ...env, PORT: String(port), HOST: '127.0.0.1', RUN_PROJECTIONS: 'off' }, 'api');
+  const started: ChildProcess[] = [];
   const store = new PostgresEventStore(env.DATABASE_URL);
   try {
-    const origin = `https://127.0.0.1:${port}`;
-    const ca = await serviceCertificate(dataDir);
-    await until(
-      async () => (await httpsGet(`${origin}/deals/${deals[0].id}?api_key=${apiKey}`, ca).catch(() => null))?.status === 200,
-      'the API',
-    );
+    const { apiKey, apis, ca } = await startService(env, { partner: 'Rebuild bench', deals, started });
+    const { origin } = apis[0];
     const buyers = await makeBuyers(origin, ca, apiKey, BUYERS);
     const before = await store.head();
     const answer = await httpsPostJson(`${origin}/purchases?api_key=${apiKey}`, ca, {
@@ -314,7 +282,7 @@ async function makeTemplate(env: Record<string, string>, dataDir: string): Promi
     };
   } finally {
     await store.close();
-    for (const child of [api, worker]) {
+    for (const child of started.reverse()) {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
     }

@@ -7,7 +7,8 @@
  * under a prefix of the run's own; one DATA_DIR shared by the processes. The built CLI makes the
  * partner and imports the demo regions and {@link DEALS} daily deals (quantity 1,000,000); the
  * built worker (`dist/apps/worker`) and two built API processes (`dist/apps/api`, RUN_PROJECTIONS
- * off) start; {@link USERS} users with one stored card each are made over HTTPS (not measured).
+ * off) start; {@link USERS} users with one stored card each are made over HTTPS through the first
+ * replica (not measured).
  *
  * Measures: the hot deal's purchases (`POST /purchases`, user n mod {@link USERS}), {@link CONNECTIONS}
  * connections in all, half to each replica (two autocannon children at once), a warm-up then the
@@ -18,32 +19,18 @@
  */
 import { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { Agent } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { demoDeals, demoRegions } from '@deals/runtime/demo/demo-catalogue';
-import { measure, startPurchasesApi } from './purchases.bench';
+import { benchDeals, makeBuyers, measure, purchaseBodies, startPurchasesApi } from './purchases.bench';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
-import { httpsGet, httpsPostJson } from './support/https-get';
+import { BENCH_POSTGRES as PG, BENCH_REDIS as REDIS } from './support/bench-servers';
+import { distributedEnv, startService } from './support/distributed-service';
 import { LoadRun, runLoad, summarize } from './support/load';
-import {
-  API_SCRIPT,
-  createPartner,
-  freePort,
-  importCatalogue,
-  serviceCertificate,
-  startBuilt,
-  until,
-  WORKER_SCRIPT,
-} from './support/service-processes';
 import { withTempDir } from './support/temp-dir';
 
 const CONNECTIONS = 50;
 const USERS = 500;
 const DEALS = 3;
-const DAY_MS = 86_400_000;
-const PG = process.env.POSTGRES_BENCH_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS = process.env.REDIS_BENCH_URL ?? 'redis://127.0.0.1:6379';
 /** With REPLICAS_LOG_DIR the processes' output goes to `<dir>/<name>.log` (to see why an answer failed). */
 const logDir = process.env.REPLICAS_LOG_DIR;
 
@@ -62,97 +49,20 @@ export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> 
   const admin = new Client({ connectionString: PG });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(PG);
-  url.pathname = `/${name}`;
   const processes: ChildProcess[] = [];
   try {
     return await withTempDir('replicas', async (dataDir) => {
-      const env = {
-        DATA_DIR: dataDir,
-        DATABASE_URL: url.toString(),
-        REDIS_URL: REDIS,
-        REDIS_PREFIX: name,
-        LOG_LEVEL: 'warn',
-        DEMO_DATA: 'off',
-      };
-      const apiKey = createPartner(env, 'Replicas bench');
-      const now = Date.now();
-      const deals = demoDeals(new Date(), 40)
-        .filter((d) => d.fulfillment_method !== 'shipped' && d.current_price > 0)
-        .slice(0, DEALS)
-        .map(({ max_per_user: _limit, ...d }) => ({
-          ...d,
-          type: 'daily-deal',
-          state: 'in-flight',
-          region_id: demoRegions().find((r) => r.active)!.id,
-          start_at: new Date(now - DAY_MS).toISOString(),
-          end_at: new Date(now + 7 * DAY_MS).toISOString(),
-          expires_at: new Date(now + 365 * DAY_MS).toISOString(),
-          quantity: 1_000_000,
-        }));
-      importCatalogue(dataDir, env, deals);
-      processes.push(startBuilt(WORKER_SCRIPT, env, 'worker', { logDir }));
-      const ports = [await freePort(), await freePort()];
-      for (const port of ports)
-        processes.push(
-          startBuilt(
-            API_SCRIPT,
-            {
-              ...env,
-              PORT: String(port),
-              HOST: '127.0.0.1',
-              RUN_PROJECTIONS: 'off',
-            },
-            `api-${port}`,
-            { logDir },
-          ),
-        );
-      const origins = ports.map((p) => `https://127.0.0.1:${p}`);
-      const ca = await serviceCertificate(dataDir);
-      const key = encodeURIComponent(apiKey);
+      const env = distributedEnv(dataDir, name, name);
+      const deals = benchDeals(new Date(), DEALS);
+      const service = await startService(env, { partner: 'Replicas bench', deals, apis: 2, started: processes, logDir });
+      const origins = service.apis.map((api) => api.origin);
+      const { ca, apiKey: key } = service;
       const hot = deals[deals.length - 1];
-      for (const origin of origins)
-        await until(async () => (await httpsGet(`${origin}/deals/${hot.id}?api_key=${key}`, ca)).status === 200, `${origin} serving`);
 
       const t0 = performance.now();
-      const agent = new Agent({ keepAlive: true, maxSockets: 20 });
-      const buyers: Array<{ userId: string; cardId: string }> = new Array(USERS);
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 20 }, async (_, w) => {
-          for (let i = next++; i < USERS; i = next++) {
-            const origin = origins[w % 2];
-            const user = await httpsPostJson(`${origin}/users?api_key=${key}`, ca, { email: `r${i}@bench.test` }, {}, agent);
-            const userId = JSON.parse(user.body.toString('utf8')).user_id as string;
-            const card = await httpsPostJson(
-              `${origin}/credit_cards?api_key=${key}`,
-              ca,
-              {
-                user_id: userId,
-                number: '4242424242424242',
-                verification_value: '123',
-                month: 12,
-                year: new Date().getUTCFullYear() + 5,
-                zip_code: '60601',
-              },
-              {},
-              agent,
-            );
-            buyers[i] = { userId, cardId: JSON.parse(card.body.toString('utf8')).credit_card_id as string };
-          }
-        }),
-      );
-      agent.destroy();
+      const buyers = await makeBuyers(origins[0], ca, key, USERS);
       const setupSec = (performance.now() - t0) / 1000;
-      const items = buyers.map((b) =>
-        JSON.stringify({
-          deal_id: hot.id,
-          quantity: 1,
-          user_id: b.userId,
-          credit_card_id: b.cardId,
-          expected_price_per_unit: hot.current_price,
-        }),
-      );
+      const items = purchaseBodies(buyers, [], { id: hot.id, price: hot.current_price }, 'hot');
       // Each replica's load buys for users of its own: one user's purchases through both at once
       // would meet the user's charge lock (409) and measure that instead.
       const load = (targets: string[], durationSec: number) =>
@@ -176,7 +86,7 @@ export async function replicasBench(options: BenchOptions): Promise<BenchRow[]> 
       const one = await load(origins.slice(0, 1), options.httpDurationSec);
       const [twoSummary, oneSummary] = [summarize(two), summarize(one)];
       const conditions =
-        `two API replicas and a worker (built, from dist/) on PostgreSQL ${url.host} (a database made for the run) and Redis ${REDIS}; ${CONNECTIONS} connections in all, ` +
+        `two API replicas and a worker (built, from dist/) on PostgreSQL ${new URL(PG).host} (a database made for the run) and Redis ${REDIS}; ${CONNECTIONS} connections in all, ` +
         `${options.httpWarmupSec} s warm-up through both, then ${options.httpDurationSec} s through both (${CONNECTIONS / 2} connections each, users apart), then ${options.httpDurationSec} s through one; ` +
         `${USERS} users with cards made in ${setupSec.toFixed(1)} s (not measured)`;
       const label = 'POST /purchases, one hot deal, two replicas on PostgreSQL, purchases/s';

@@ -24,22 +24,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { PostgresEventStore } from '@deals/adapters';
 import { benchDeals, makeBuyers, MANY_DEALS, purchaseBodies } from './purchases.bench';
-import { BENCH_BUDGETS } from './support/bench-api';
 import { BenchOptions, BenchRow, row } from './support/bench-row';
 import { CpuGroups, cpuGroupsUnavailable } from './support/cpu-groups';
+import { distributedEnv, startService } from './support/distributed-service';
 import { runLoad } from './support/load';
-import {
-  API_SCRIPT,
-  createPartner,
-  freePort,
-  importCatalogue,
-  serviceCertificate,
-  startBuilt,
-  until,
-  WORKER_SCRIPT,
-} from './support/service-processes';
-import { httpsGet } from './support/https-get';
-import { BENCH_POSTGRES as PG, BENCH_REDIS as REDIS, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { startBuilt, WORKER_SCRIPT } from './support/service-processes';
+import { BENCH_POSTGRES as PG, databaseUrl, deleteRedisKeys } from './support/bench-servers';
 import { withTempDir } from './support/temp-dir';
 
 /** Each worker's quota, in CPUs. */
@@ -73,54 +63,26 @@ export async function workersBench(options: BenchOptions): Promise<BenchRow[]> {
   try {
     return await withTempDir('workers', async (dataDir) => {
       const base = await makeDatabase(`${run}_base`);
-      const env = (database: string, prefix: string) => ({
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl(database),
-        REDIS_URL: REDIS,
-        REDIS_PREFIX: prefix,
-        MONGO_URL: '',
-        EVENTSTORE_URL: '',
-        LOG_LEVEL: 'warn',
-        DEMO_DATA: 'off',
-        ...BENCH_BUDGETS,
-      });
+      const env = (database: string, prefix: string) => distributedEnv(dataDir, database, prefix);
       const baseEnv = env(base, `${run}-base`);
-      const apiKey = encodeURIComponent(createPartner(baseEnv, 'Workers bench'));
       const deals = benchDeals(new Date(), MANY_DEALS);
-      importCatalogue(dataDir, baseEnv, deals);
       const many = deals.map((d) => ({ id: d.id, price: d.current_price }));
       const backlog = options.quick ? BACKLOG.quick : BACKLOG.full;
 
       // The users, their cards, the catalogue and the purchases, with a worker keeping the views.
-      const worker = startBuilt(WORKER_SCRIPT, baseEnv, 'worker');
-      const api = async (extra: Record<string, string>) => {
-        const port = await freePort();
-        const child = startBuilt(
-          API_SCRIPT,
-          { ...baseEnv, PORT: String(port), HOST: '127.0.0.1', RUN_PROJECTIONS: 'off', ...extra },
-          'api',
-        );
-        const origin = `https://127.0.0.1:${port}`;
-        const ca = await serviceCertificate(dataDir);
-        await until(
-          async () => (await httpsGet(`${origin}/deals/${many[0].id}?api_key=${apiKey}`, ca).catch(() => null))?.status === 200,
-          'the API',
-        );
-        return { child, origin, ca };
-      };
-      const serving = await api({});
-      const buyers = await makeBuyers(serving.origin, serving.ca, apiKey, BUYERS);
+      const started: ChildProcess[] = [];
+      const { apiKey, apis, ca } = await startService(baseEnv, { partner: 'Workers bench', deals, started });
+      const buyers = await makeBuyers(apis[0].origin, ca, apiKey, BUYERS);
       const made = await runLoad({
-        origin: serving.origin,
+        origin: apis[0].origin,
         paths: [`/purchases?api_key=${apiKey}`],
         connections: CONNECTIONS,
-        ca: serving.ca,
+        ca,
         durationSec: 0,
         amount: backlog,
         post: { template: '{item}', items: purchaseBodies(buyers, many, many[0], 'many') },
       });
-      await groups.stop(serving.child);
-      await groups.stop(worker);
+      for (const child of started.reverse()) await groups.stop(child);
       if (made.ok < backlog * 0.99)
         throw new Error(
           `the backlog: ${made.ok} purchases of ${backlog} answered (${JSON.stringify(made.statuses)}; ${made.failureSamples.join(' | ')})`,

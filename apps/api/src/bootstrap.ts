@@ -117,37 +117,13 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
     logger.warn(
       `MAX_CONNECTIONS is ${config.maxConnections} but the open-file limit is ${limit}: at most ${maxConnections} connections at once (raise the limit: ulimit -n, LimitNOFILE)`,
     );
-  if (config.behindTlsProxy) {
-    // Connections past the cap are closed as soon as they are accepted.
-    (app.getHttpServer() as HttpServer).maxConnections = maxConnections;
-    await app.listen(config.port, config.host);
-    const port = (app.getHttpServer().address() as AddressInfo).port;
-    const forget = recordAddress(config, port);
-    return {
-      app,
-      port,
-      routes,
-      requestsInFlight,
-      close: async (graceMs = STOP_GRACE_MS) => {
-        built.stopping();
-        forget();
-        // Stops accepting; the requests already received are finished before the adapters close,
-        // those whose client left included (they hold no connection for the server's close to wait
-        // on). Then what is left is dropped, as the HTTPS front does: connections that sent nothing
-        // (they held the stop until Node's headers timeout) and requests past the grace.
-        const server = app.getHttpServer() as HttpServer;
-        server.close();
-        await requestsInFlight.drained(graceMs);
-        server.closeAllConnections();
-        await built.close();
-      },
-    };
-  }
-  const front = await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host, {
-    handshakeTimeoutMs: config.handshakeTimeoutMs,
-    maxConnections,
-    requestsInFlight,
-  });
+  const front = config.behindTlsProxy
+    ? await listenBehindProxy(app, config, maxConnections, requestsInFlight)
+    : await listenHttpsOnly(app.getHttpServer() as HttpsServer, config.port, config.host, {
+        handshakeTimeoutMs: config.handshakeTimeoutMs,
+        maxConnections,
+        requestsInFlight,
+      });
   const port = (front.server.address() as AddressInfo).port;
   const forget = recordAddress(config, port);
   return {
@@ -160,6 +136,31 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
       forget();
       await front.close(graceMs);
       await built.close();
+    },
+  };
+}
+
+/** Listens on plain HTTP behind the TLS proxy; it stops as the HTTPS front does. */
+async function listenBehindProxy(
+  app: NestFastifyApplication,
+  config: ServiceConfig,
+  maxConnections: number,
+  requestsInFlight: RequestsInFlight,
+): Promise<{ server: HttpServer; close(graceMs?: number): Promise<void> }> {
+  const server = app.getHttpServer() as HttpServer;
+  // Connections past the cap are closed as soon as they are accepted.
+  server.maxConnections = maxConnections;
+  await app.listen(config.port, config.host);
+  return {
+    server,
+    close: async (graceMs = STOP_GRACE_MS) => {
+      // Stops accepting; the requests already received are finished before the adapters close,
+      // those whose client left included (they hold no connection for the server's close to wait
+      // on). Then what is left is dropped, as the HTTPS front does: connections that sent nothing
+      // (they held the stop until Node's headers timeout) and requests past the grace.
+      server.close();
+      await requestsInFlight.drained(graceMs);
+      server.closeAllConnections();
     },
   };
 }

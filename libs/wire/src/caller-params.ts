@@ -57,6 +57,13 @@ export function actingUser(request: AuthenticatedRequest, given: unknown): strin
   return token.userId;
 }
 
+/** {@link actingUser}, which a call on `resource` needs: without one, `user_id` is a missing field. */
+export function requiredActingUser(request: AuthenticatedRequest, given: unknown, resource: string): string {
+  const userId = actingUser(request, given);
+  if (!userId) throw new ValidationFailed([{ type: 'missing_field', resource, field: 'user_id', message: 'is required' }]);
+  return userId;
+}
+
 /** Whether partner credentials (not a user's access token) authenticated the request. */
 export const ByPartner = createParamDecorator(
   (_: unknown, context: ExecutionContext): boolean => !context.switchToHttp().getRequest<AuthenticatedRequest>().userToken,

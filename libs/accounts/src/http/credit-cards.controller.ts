@@ -1,6 +1,5 @@
-import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { NotFound, ViewProgress } from '@deals/kernel';
 import {
-  actingUser,
   ApiAnswer,
   ApiRequest,
   AuthenticatedRequest,
@@ -9,6 +8,7 @@ import {
   CurrentCaller,
   CalledBy,
   PARTNERS,
+  requiredActingUser,
   userToken,
 } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
@@ -22,9 +22,6 @@ import { CreditCardIdAnswer, CreditCardsAnswer, StatusAnswer, toCard } from './a
 import { CardListQuery, CardParams, StoreCardBody } from './credit-card.request';
 
 /** With partner credentials a card call names its user; a user's access token acts for its own. */
-const missingUser = () =>
-  new ValidationFailed([{ type: 'missing_field', resource: 'credit_card', field: 'user_id', message: 'is required' }]);
-
 /** A user's stored cards, masked. */
 @ApiTags('accounts')
 @Controller('credit_cards')
@@ -44,8 +41,7 @@ export class CreditCardsController {
   @ApiAnswer(CreditCardsAnswer, { errors: [404, 422] })
   @ApiRequest({ query: CardListQuery })
   async list(@Query() query: CardListQuery, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
-    const userId = actingUser(request, query.user_id);
-    if (!userId) throw missingUser();
+    const userId = requiredActingUser(request, query.user_id, 'credit_card');
     const { paging } = query;
     const user = await this.accounts.user(caller.partnerId, userId);
     if (!user) throw new NotFound('user not found');
@@ -67,8 +63,7 @@ export class CreditCardsController {
   @ApiAnswer(CreditCardIdAnswer, { errors: [404, 422] })
   @ApiRequest({ body: StoreCardBody })
   async store(@Body() body: StoreCardBody, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
-    const userId = actingUser(request, body.userId);
-    if (!userId) throw missingUser();
+    const userId = requiredActingUser(request, body.userId, 'credit_card');
     const { cardId, position } = await this.commands.execute(new StoreCard(userId, body.card, caller));
     await this.progress.waitFor([STORED_CARDS, USER_ACCOUNTS], position);
     return { status: 'success', credit_card_id: cardId };

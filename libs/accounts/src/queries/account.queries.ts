@@ -1,4 +1,4 @@
-import { ViewStore } from '@deals/kernel';
+import { findOfPartner, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { STORED_CARDS, StoredCard } from '../projections/stored-cards/stored-cards.projection';
 import { USER_ACCOUNTS, UserAccount } from '../projections/user-accounts/user-accounts.projection';
@@ -12,14 +12,12 @@ export class AccountQueries {
 
   /** A live user of this partner (a deleted user is not found). */
   async user(partnerId: string, userId: string): Promise<UserAccount | null> {
-    const user = await this.views.findById<UserAccount>(USER_ACCOUNTS, userId);
-    return user && user.partnerId === partnerId && !user.deleted ? user : null;
+    return findOfPartner<UserAccount>(this.views, USER_ACCOUNTS, userId, partnerId, (user) => !user.deleted);
   }
 
   /** A user of this partner, deleted or not (what an update answers). */
   async userEvenDeleted(partnerId: string, userId: string): Promise<UserAccount | null> {
-    const user = await this.views.findById<UserAccount>(USER_ACCOUNTS, userId);
-    return user && user.partnerId === partnerId ? user : null;
+    return findOfPartner<UserAccount>(this.views, USER_ACCOUNTS, userId, partnerId);
   }
 
   /** A user of this partner by email (case-insensitive): the live one holding it, else a deleted one that held it. */
@@ -47,8 +45,7 @@ export class AccountQueries {
   }
 
   async card(partnerId: string, cardId: string): Promise<StoredCard | null> {
-    const card = await this.views.findById<StoredCard>(STORED_CARDS, cardId);
-    return card && card.partnerId === partnerId && !card.deleted ? card : null;
+    return findOfPartner<StoredCard>(this.views, STORED_CARDS, cardId, partnerId, (card) => !card.deleted);
   }
 
   cards(partnerId: string, userId: string, skip: number, limit: number): Promise<StoredCard[]> {

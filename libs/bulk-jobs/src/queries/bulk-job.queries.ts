@@ -1,4 +1,4 @@
-import { ViewStore } from '@deals/kernel';
+import { findOfPartner, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { BULK_JOB_ITEMS, BulkJobItemView } from '../projections/bulk-job-items/bulk-job-items.projection';
 import { BULK_JOBS, BulkJobView } from '../projections/bulk-jobs/bulk-jobs.projection';
@@ -12,8 +12,7 @@ export class BulkJobQueries {
   constructor(private readonly views: ViewStore) {}
 
   async job(partnerId: string, jobId: string): Promise<BulkJobView | null> {
-    const job = await this.views.findById<BulkJobView>(BULK_JOBS, jobId);
-    return job && job.partnerId === partnerId ? job : null;
+    return findOfPartner<BulkJobView>(this.views, BULK_JOBS, jobId, partnerId);
   }
 
   /** The partner's jobs, newest first. */

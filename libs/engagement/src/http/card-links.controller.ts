@@ -1,7 +1,6 @@
 import { AccountQueries } from '@deals/accounts';
-import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { NotFound, ViewProgress } from '@deals/kernel';
 import {
-  actingUser,
   ApiAnswer,
   ApiRequest,
   AuthenticatedRequest,
@@ -11,6 +10,7 @@ import {
   RequestParameters,
   CalledBy,
   PARTNERS,
+  requiredActingUser,
   userToken,
 } from '@deals/wire';
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
@@ -64,8 +64,7 @@ export class CardLinksController {
   @ApiAnswer(LinkCardsAnswer, { errors: [404, 422] })
   @ApiRequest({ body: LinkCardsParams })
   async link(@RequestParameters() params: LinkCardsParams, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
-    const userId = actingUser(request, params.userId);
-    if (!userId) throw new ValidationFailed([{ type: 'missing_field', resource: 'card_link', field: 'user_id', message: 'is required' }]);
+    const userId = requiredActingUser(request, params.userId, 'card_link');
     const { cardLinkIds, position } = await this.commands.execute(new LinkCards(userId, params.dealIds, params.field, caller));
     await this.progress.waitFor([CARD_LINK_DETAILS], position);
     const links = (await this.links.links(cardLinkIds)).map(toCardLink);

@@ -1,7 +1,6 @@
 import { AccountQueries } from '@deals/accounts';
-import { NotFound, ValidationFailed, ViewProgress } from '@deals/kernel';
+import { NotFound, ViewProgress } from '@deals/kernel';
 import {
-  actingUser,
   ApiAnswer,
   ApiRequest,
   AuthenticatedRequest,
@@ -10,6 +9,7 @@ import {
   CurrentCaller,
   CalledBy,
   PARTNERS,
+  requiredActingUser,
   userToken,
 } from '@deals/wire';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
@@ -44,8 +44,7 @@ export class SavedDealsController {
   @ApiAnswer(SavedDealAnswer, { errors: [404, 422] })
   @ApiRequest({ body: SaveDealBody })
   async save(@Body() body: SaveDealBody, @CurrentCaller() caller: Caller, @AuthRequest() request: AuthenticatedRequest) {
-    const userId = actingUser(request, body.user_id);
-    if (!userId) throw new ValidationFailed([{ type: 'missing_field', resource: 'saved_deal', field: 'user_id', message: 'is required' }]);
+    const userId = requiredActingUser(request, body.user_id, 'saved_deal');
     const { savedDealId, position } = await this.commands.execute(new SaveDeal(userId, body.deal_id, caller));
     await this.progress.waitFor([SAVED_DEALS], position);
     const saved = await this.queries.savedDeal(caller.partnerId, savedDealId);

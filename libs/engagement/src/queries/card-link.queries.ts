@@ -1,4 +1,4 @@
-import { ViewStore } from '@deals/kernel';
+import { findOfPartner, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { CARD_LINK_DETAILS, CardLinkDetails } from '../projections/card-link-details/card-link-details.projection';
 import {
@@ -16,8 +16,7 @@ export class CardLinkQueries {
   constructor(private readonly views: ViewStore) {}
 
   async link(partnerId: string, cardLinkId: string): Promise<CardLinkDetails | null> {
-    const view = await this.views.findById<CardLinkDetails>(CARD_LINK_DETAILS, cardLinkId);
-    return view && view.partnerId === partnerId && !view.withdrawn ? view : null;
+    return findOfPartner<CardLinkDetails>(this.views, CARD_LINK_DETAILS, cardLinkId, partnerId, (view) => !view.withdrawn);
   }
 
   /** The links of these ids, in the order given. */
@@ -49,8 +48,7 @@ export class CardLinkQueries {
   }
 
   async transaction(partnerId: string, cardLinkId: string, reference: string): Promise<CardTransactionDetails | null> {
-    const view = await this.views.findById<CardTransactionDetails>(CARD_TRANSACTIONS, cardTransactionId(cardLinkId, reference));
-    return view && view.partnerId === partnerId ? view : null;
+    return findOfPartner<CardTransactionDetails>(this.views, CARD_TRANSACTIONS, cardTransactionId(cardLinkId, reference), partnerId);
   }
 
   /** A link's transactions, in the order they were first reported. */

@@ -1,4 +1,4 @@
-import { ViewStore } from '@deals/kernel';
+import { findOfPartner, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { SAVED_DEALS, SavedDealView } from '../projections/saved-deals/saved-deals.projection';
 import { SUBSCRIPTIONS, SubscriptionView } from '../projections/subscriptions/subscriptions.projection';
@@ -9,8 +9,7 @@ export class EngagementQueries {
   constructor(private readonly views: ViewStore) {}
 
   async savedDeal(partnerId: string, savedDealId: string): Promise<SavedDealView | null> {
-    const view = await this.views.findById<SavedDealView>(SAVED_DEALS, savedDealId);
-    return view && view.partnerId === partnerId && !view.removed ? view : null;
+    return findOfPartner<SavedDealView>(this.views, SAVED_DEALS, savedDealId, partnerId, (view) => !view.removed);
   }
 
   savedDeals(partnerId: string, userId: string, skip: number, limit: number): Promise<SavedDealView[]> {
@@ -31,8 +30,7 @@ export class EngagementQueries {
   }
 
   async subscription(partnerId: string, subscriptionId: string): Promise<SubscriptionView | null> {
-    const view = await this.views.findById<SubscriptionView>(SUBSCRIPTIONS, subscriptionId);
-    return view && view.partnerId === partnerId ? view : null;
+    return findOfPartner<SubscriptionView>(this.views, SUBSCRIPTIONS, subscriptionId, partnerId);
   }
 
   /** A subscription whoever's it is (the unsubscribe link's key stands for its owner). */

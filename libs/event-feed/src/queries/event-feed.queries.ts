@@ -1,4 +1,4 @@
-import { ViewFilter, ViewStore } from '@deals/kernel';
+import { findOfPartner, ViewFilter, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { EVENT_FEED } from '../projections/event-feed/event-feed.projection';
 import type { FeedEvent, WebhookDelivery } from '../projections/event-feed/feed-documents';
@@ -18,8 +18,7 @@ export class EventFeedQueries {
 
   /** Read by id, then checked: a look-up by id is served from what the view holds, pending writes too. */
   async event(partnerId: string, eventId: string): Promise<FeedEvent | null> {
-    const doc = await this.views.findById<FeedEvent>(EVENT_FEED, eventId);
-    return doc?.kind === 'event' && doc.partnerId === partnerId ? doc : null;
+    return findOfPartner<FeedEvent>(this.views, EVENT_FEED, eventId, partnerId, (doc) => doc.kind === 'event');
   }
 
   /** A partner's events in log order after a point, of some types, of one resource: up to `limit`. */

@@ -1,4 +1,4 @@
-import { ViewStore } from '@deals/kernel';
+import { findOfPartner, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { WEBHOOK_ENDPOINTS, WebhookEndpointView } from '../projections/webhook-endpoints/webhook-endpoints.projection';
 
@@ -9,8 +9,7 @@ export class WebhookEndpointQueries {
 
   /** A partner's endpoint, deleted ones left out. */
   async endpoint(partnerId: string, endpointId: string): Promise<WebhookEndpointView | null> {
-    const doc = await this.views.findById<WebhookEndpointView>(WEBHOOK_ENDPOINTS, endpointId);
-    return doc && doc.partnerId === partnerId && !doc.deleted ? doc : null;
+    return findOfPartner<WebhookEndpointView>(this.views, WEBHOOK_ENDPOINTS, endpointId, partnerId, (doc) => !doc.deleted);
   }
 
   /** Any endpoint by id, deleted ones too (a delivery's). */

@@ -237,3 +237,18 @@ export abstract class ViewStore {
   abstract ping(): Promise<void>;
   abstract close(): Promise<void>;
 }
+
+/**
+ * The document `id` of `collection` if it is `partnerId`'s and `keep` holds of it, else null: to a
+ * partner, another partner's records do not exist.
+ */
+export async function findOfPartner<T extends ViewDocument & { partnerId: string }>(
+  views: ViewStore,
+  collection: string,
+  id: string,
+  partnerId: string,
+  keep: (doc: T) => boolean = () => true,
+): Promise<T | null> {
+  const doc = await views.findById<T>(collection, id);
+  return doc && doc.partnerId === partnerId && keep(doc) ? doc : null;
+}

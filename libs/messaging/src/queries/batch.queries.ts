@@ -1,4 +1,4 @@
-import { ViewStore } from '@deals/kernel';
+import { findOfPartner, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { BATCH_DETAILS, BatchDetails } from '../projections/batch-details/batch-details.projection';
 
@@ -8,8 +8,7 @@ export class BatchQueries {
   constructor(private readonly views: ViewStore) {}
 
   async batch(partnerId: string, batchId: string): Promise<BatchDetails | null> {
-    const view = await this.views.findById<BatchDetails>(BATCH_DETAILS, batchId);
-    return view && view.partnerId === partnerId ? view : null;
+    return findOfPartner<BatchDetails>(this.views, BATCH_DETAILS, batchId, partnerId);
   }
 
   /** The partner's latest batches, newest first, with their delivery counts. */

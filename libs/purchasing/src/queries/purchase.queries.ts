@@ -1,4 +1,4 @@
-import { EventStore, ViewFilter, ViewStore } from '@deals/kernel';
+import { EventStore, findOfPartner, ViewFilter, ViewStore } from '@deals/kernel';
 import { Injectable } from '@nestjs/common';
 import { COUPON_DETAILS, CouponDetails } from '../projections/coupon-details/coupon-details.projection';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
@@ -27,8 +27,7 @@ export class PurchaseQueries {
   ) {}
 
   async purchase(partnerId: string, purchaseId: string): Promise<PurchaseDetails | null> {
-    const view = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, purchaseId);
-    return view && view.partnerId === partnerId ? view : null;
+    return findOfPartner<PurchaseDetails>(this.views, PURCHASE_DETAILS, purchaseId, partnerId);
   }
 
   /** The partner's reseller sales recorded under this transaction reference (one, unless the reference was reused). */
@@ -101,8 +100,7 @@ export class PurchaseQueries {
   }
 
   async refund(partnerId: string, refundId: string): Promise<RefundDetails | null> {
-    const refund = await this.views.findById<RefundDetails>(REFUND_DETAILS, refundId);
-    return refund && refund.partnerId === partnerId ? refund : null;
+    return findOfPartner<RefundDetails>(this.views, REFUND_DETAILS, refundId, partnerId);
   }
 
   /** A purchase's refunds, oldest first. */
