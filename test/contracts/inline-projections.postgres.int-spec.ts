@@ -64,13 +64,13 @@ async function afterTheWorker(log: PostgresEventStore, views: PostgresViewStore,
 }
 
 if (unavailable) {
-  describe.skip(`inline projections review — skipped: ${unavailable}`, () => {
+  describe.skip(`inline projections against other writers on PostgreSQL — skipped: ${unavailable}`, () => {
     it('needs PostgreSQL', () => undefined);
   });
 } else {
-  describe('inline projections review (PostgreSQL)', () => {
+  describe('inline projections against other writers on PostgreSQL', () => {
     let database: { url: string; drop: () => Promise<void> };
-    beforeAll(async () => (database = await createTestDatabase('inline_review')));
+    beforeAll(async () => (database = await createTestDatabase('inline_writers')));
     afterAll(async () => database?.drop());
 
     it('leaves to the run a document another request changes, though this process wrote it last: no change is lost', async () => {

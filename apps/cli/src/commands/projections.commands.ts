@@ -198,10 +198,10 @@ export class ProjectionsRebuildCommand extends CommandRunner {
   }
 }
 
-/** The projections named (all when none), or an error naming those that are not. */
+/** The projections named (all when none), or an error listing the names known (a name given that is none is not repeated). */
 export function chosenProjections(known: readonly Projection[], names: readonly string[]): Projection[] {
   const unknown = names.filter((name) => !known.some((p) => p.name === name));
-  if (unknown.length) throw new Error(`no projection named ${unknown.join(', ')}; known: ${known.map((p) => p.name).join(', ')}`);
+  if (unknown.length) throw new Error(`a view named is not one of: ${known.map((p) => p.name).join(', ')}`);
   return names.length ? known.filter((p) => names.includes(p.name)) : [...known];
 }
 
