@@ -18,7 +18,8 @@ import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider, unitsOf } from '../domain/inventory/inventory.decider';
 import { OpenHolds } from '../queries/open-holds';
 import { HOLD_TTL_MS, partnerInventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
-import { purchaseStream } from '../domain/purchase/purchase.events';
+import { PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
+import { cardPurchaseLeftOpen } from '../domain/purchase-workflow/card-purchase-settling';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
 import { REFUND_DETAILS, RefundDetails } from '../projections/refund-details/refund-details.projection';
@@ -76,44 +77,50 @@ export class RecoverInterruptedPayments {
   }
 
   /**
-   * Settles one card purchase still open (reserved, its payment not recorded) from the processor's
-   * record, now: its job's work, and a keyed request's when run again after its process died.
+   * Settles one card purchase still open (reserved for a card, its payment not recorded) from its
+   * stream and the processor's record, now: its job's work, and a keyed request's when run again
+   * after its process died.
    */
   async settleNow(purchaseId: string): Promise<void> {
-    const purchase = await this.views.findById<PurchaseDetails>(PURCHASE_DETAILS, purchaseId);
-    if (purchase?.fulfillmentState !== 'reserved' || !purchase.paymentIntent) return;
-    this.logger.warn(`recovered purchase ${purchase._id}: ${await this.finishPayment(purchase)}`);
+    const history = await this.history(purchaseId);
+    const open = cardPurchaseLeftOpen(history);
+    if (open) this.logger.warn(`recovered purchase ${purchaseId}: ${await this.settle(open.data.partnerId, purchaseId, history)}`);
   }
 
   async run({ othersMayBeBuying }: { othersMayBeBuying: boolean }): Promise<number> {
     let recovered = 0;
-    const open = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, { fulfillmentState: 'reserved', paymentIntent: { $ne: null } });
-    for (const purchase of open) {
-      if (!purchase.paymentIntent) continue;
-      // A test clock's purchase in the clock's time: its jobs wait on the clock, its records are dated by
-      // it (its clock unread, the purchase waits for the next start; the others go on).
+    // The view names the purchases reserved for a card; each is decided from its own stream.
+    const candidates = await this.views.find<PurchaseDetails>(PURCHASE_DETAILS, {
+      fulfillmentState: 'reserved',
+      paymentIntent: { $ne: null },
+    });
+    for (const { _id: purchaseId } of candidates) {
       try {
-        recovered += await inTimeOf(this.store, purchase.partnerId, async () => {
-          const settledAt = Date.parse(purchase.createdAt) + CHARGE_LOCK_MS;
+        const history = await this.history(purchaseId);
+        const open = cardPurchaseLeftOpen(history);
+        if (!open) continue;
+        // A test clock's purchase in the clock's time: its jobs wait on the clock, its records are dated by
+        // it (its clock unread, the purchase waits for the next start; the others go on).
+        recovered += await inTimeOf(this.store, open.data.partnerId, async () => {
+          const settledAt = Date.parse(open.data.reservedAt) + CHARGE_LOCK_MS;
           if (othersMayBeBuying && settledAt > this.clock.now().getTime()) {
             // Not finished now even if the job cannot be armed: another process may be charging it.
-            await armPurchaseRecovery(this.scheduler, purchase._id, new Date(settledAt));
+            await armPurchaseRecovery(this.scheduler, purchaseId, new Date(settledAt));
             return 0;
           }
           // One purchase that cannot be finished now must not keep the others (or the service) down.
           try {
-            const outcome = await this.finishPayment(purchase);
-            this.logger.warn(`recovered purchase ${purchase._id}: ${outcome}`);
+            this.logger.warn(`recovered purchase ${purchaseId}: ${await this.settle(open.data.partnerId, purchaseId, history)}`);
             return 1;
           } catch (error) {
             // The processor (or the log) could not be asked: tried again by a job, as a charge with
             // no answer is, and at the next start if the job cannot be armed.
-            await this.retryLater(purchase._id, 1, error as Error);
+            await this.retryLater(purchaseId, 1, error as Error);
             return 0;
           }
         });
       } catch (error) {
-        this.logger.error(`purchase ${purchase._id}: not settled now; tried again at the next start`, error as Error);
+        this.logger.error(`purchase ${purchaseId}: not settled now; tried again at the next start`, error as Error);
       }
     }
     recovered += await this.finishInterruptedSales();
@@ -273,26 +280,18 @@ export class RecoverInterruptedPayments {
     return false;
   }
 
+  /** The purchase's stream as written. */
+  private async history(purchaseId: string): Promise<PurchaseEvent[]> {
+    return (await this.store.readStream(purchaseStream(purchaseId), 0)) as unknown as PurchaseEvent[];
+  }
+
   /**
-   * Settles the purchase by the purchase workflow, from what the processor recorded (see
-   * `CardPurchaseResumed`); what it did, for the log. A step that fails throws, to be tried again.
+   * Settles the purchase by the purchase workflow, its state folded from `history` and its next
+   * step decided from what the processor recorded; what it did, for the log. A step that fails
+   * throws, to be tried again.
    */
-  private async finishPayment(purchase: PurchaseDetails): Promise<string> {
-    const { userId, creditCardId } = purchase.paymentIntent!;
-    const answer = await this.steps.run(
-      {
-        type: 'CardPurchaseResumed',
-        data: {
-          purchaseId: purchase._id,
-          partnerId: purchase.partnerId,
-          dealId: purchase.deal.dealId,
-          userId,
-          creditCardId,
-          amountCents: purchase.amountCents,
-        },
-      },
-      { ...SYSTEM, partnerId: purchase.partnerId },
-    );
+  private async settle(partnerId: string, purchaseId: string, history: PurchaseEvent[]): Promise<string> {
+    const answer = await this.steps.run({ type: 'SettlingStarted', data: { purchaseId, history } }, { ...SYSTEM, partnerId });
     if (answer.outcome === 'settled') return answer.summary;
     if (answer.outcome === 'sold') return 'sold';
     throw answer.error;

@@ -20,7 +20,7 @@ import { finish } from './sale';
  * (idempotent by purchase id); approved: the sale and the lock's end are written in one unit
  * (`sale.ts`); declined or failed: the start is undone in one unit (the lock ended, the hold
  * released, the non-payment recorded); no answer: the lock is kept and the settling armed at its
- * end (`card-purchase-resumed.ts`).
+ * end (`card-purchase-settling.ts`).
  */
 
 type Command = PurchaseWorkflowCommand;

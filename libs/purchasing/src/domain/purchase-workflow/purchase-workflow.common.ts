@@ -38,7 +38,7 @@ export const undoStart = (state: State) =>
  * try (a retry's lock was ended on its own); null for a claim's or a resale's sale.
  */
 export const lockEndedBySale = (state: State): Lock | null =>
-  (state.order.path === 'stored_card' && state.sale.attempts === 0) || state.order.path === 'resumed' ? lock(state) : null;
+  (state.order.path === 'stored_card' && state.sale.attempts === 0) || state.order.path === 'settling' ? lock(state) : null;
 
 /** An order not started yet. */
 export const NO_ORDER: PurchaseOrder = {

@@ -1,7 +1,7 @@
 import type { CannotFulfil, LogPosition } from '@deals/kernel';
 import type { ForBuyer } from '../inventory/inventory.decider';
 import type { ClaimPurchase, RecordPayment, RecordResale, ReservePurchase } from '../purchase/purchase.decider';
-import type { DealSnapshot } from '../purchase/purchase.events';
+import type { DealSnapshot, PurchaseEvent } from '../purchase/purchase.events';
 import type { ResaleTerms } from '../purchase/resale-claim';
 import type { ShippingAddress } from '../purchase/shipping-address';
 import type { ResaleRequested, ResaleStartCommand, ResaleStartInput } from './resale-start.types';
@@ -38,14 +38,17 @@ export type ResaleStarted = {
   type: 'ResaleStarted';
   data: Caller & { purchaseId: string; transactionReference: string; terms: ResaleTerms };
 };
-/** A card purchase left reserved (a crash, a charge with no answer), to settle from the processor's record. */
-export type CardPurchaseResumed = {
-  type: 'CardPurchaseResumed';
-  data: Caller & { purchaseId: string; dealId: string; userId: string; creditCardId: string; amountCents: number };
+/**
+ * A card purchase to settle (left open by a crash or a charge with no answer): its stream as written,
+ * which the workflow folds into its state before deciding its next step from the processor's record.
+ */
+export type SettlingStarted = {
+  type: 'SettlingStarted';
+  data: { purchaseId: string; history: readonly PurchaseEvent[] };
 };
 
 /** How a purchase's workflow starts (`ResaleStarted`: a resale whose purchase is written, to complete; `ResaleRequested`: a new one). */
-export type PurchaseStarted = StoredCardPurchaseStarted | ReservationClaimStarted | ResaleStarted | ResaleRequested | CardPurchaseResumed;
+export type PurchaseStarted = StoredCardPurchaseStarted | ReservationClaimStarted | ResaleStarted | ResaleRequested | SettlingStarted;
 
 export type Nothing = Record<string, never>;
 
@@ -179,7 +182,7 @@ export const SOLD_OUT_DURING_CHARGE = 'sold out during the charge; the charge wa
 
 /** What a purchase is, once started: fixed but for what a read of its stream or its charge adds. */
 export interface PurchaseOrder {
-  path: 'stored_card' | 'claim' | 'resale' | 'resumed';
+  path: 'stored_card' | 'claim' | 'resale' | 'settling';
   purchaseId: string;
   partnerId: string;
   userId: string | null;

@@ -428,11 +428,21 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
   });
 });
 
-describe('purchase workflow: a card purchase resumed after a crash or a silent processor', () => {
-  const resumed: Input = {
-    type: 'CardPurchaseResumed',
-    data: { purchaseId: 'p1', partnerId: 'P', dealId: 'd1', userId: 'u1', creditCardId: 'c1', amountCents: 3000 },
+describe('purchase workflow: a card purchase settled from its stream after a crash or a silent processor', () => {
+  const reserved = {
+    type: 'PurchaseReserved' as const,
+    data: {
+      purchaseId: 'p1',
+      partnerId: 'P',
+      deal,
+      quantity: 2,
+      holdId: 'p1',
+      reservedAt: now.toISOString(),
+      holdExpiresAt: now.toISOString(),
+      payment: { userId: 'u1', creditCardId: 'c1', sessionId: null },
+    },
   };
+  const resumed: Input = { type: 'SettlingStarted', data: { purchaseId: 'p1', history: [reserved] } };
   const lookedUp = (charge: Extract<Input, { type: 'ChargeLookedUp' }>['data']['charge']): Input => ({
     type: 'ChargeLookedUp',
     data: { charge },
@@ -442,6 +452,45 @@ describe('purchase workflow: a card purchase resumed after a crash or a silent p
   const undo = (nonPayment: { outcome: 'declined' | 'error'; reason: string }): PurchaseWorkflowCommand => ({
     type: 'UndoStart',
     data: { lock, hold: { dealId: 'd1', holdId: 'p1' }, nonPayment: { purchaseId: 'p1', partnerId: 'P', ...nonPayment } },
+  });
+
+  it('folds its stream: settled already (paid, or its non-payment recorded) or never a card purchase, it does nothing', () => {
+    const paid = {
+      type: 'PurchasePaid' as const,
+      data: {
+        purchaseId: 'p1',
+        userId: 'u1',
+        creditCardId: 'c1',
+        amountCents: 3000,
+        chargeId: 'ch1',
+        holdId: 'p1',
+        couponIds: ['p1-1', 'p1-2'],
+        sessionId: null,
+        paidAt: now.toISOString(),
+      },
+    };
+    const notPaid = { type: 'PurchaseNotPaid' as const, data: { purchaseId: 'p1', outcome: 'declined' as const, reason: 'stolen card' } };
+    const { payment: _, ...claimable } = reserved.data;
+    for (const history of [[reserved, paid], [reserved, notPaid], [{ ...reserved, data: claimable }], []]) {
+      const state = given()
+        .when({ type: 'SettlingStarted', data: { purchaseId: 'p1', history } })
+        .then([]);
+      expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'nothing open' });
+    }
+  });
+
+  it('folds its stream: an open card purchase is the order it reserved (its buyer, card, session, deal and amount)', () => {
+    const { state } = given().when(resumed).thenAsks('LookUpCharge');
+    expect(state.order).toMatchObject({
+      path: 'settling',
+      partnerId: 'P',
+      userId: 'u1',
+      dealId: 'd1',
+      quantity: 2,
+      amountCents: 3000,
+      buyer: { buyer: 'P/u1' },
+      record: { kind: 'payment', data: { creditCardId: 'c1', sessionId: null } },
+    });
   });
 
   it('asks the processor what it recorded, never charging', () => {

@@ -1,5 +1,5 @@
 import { Workflow } from '@deals/kernel';
-import { decideCardPurchaseResumed, evolveCardPurchaseResumed } from './card-purchase-resumed';
+import { decideSettling, evolveSettling } from './card-purchase-settling';
 import { decideCardPurchaseStart, evolveCardPurchaseStart } from './card-purchase-start';
 import { command, lock, NO_ORDER } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
@@ -30,7 +30,7 @@ export { SALE_ATTEMPTS } from './sale';
  *
  * Each path is a part of its own, handed its inputs here: `card-purchase-start.ts` (the stored
  * card's start and charge), `sale.ts` (the sale and coupons every path shares), `trouble.ts` (a
- * step refused or failed), `card-purchase-resumed.ts` (the settling), and
+ * step refused or failed), `card-purchase-settling.ts` (the settling, from the purchase's stream), and
  * `resale-start.ts`. The cases keep the order they had in one switch: the stored card's first.
  */
 
@@ -64,8 +64,8 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'ReservationClaimStarted':
       case 'ResaleStarted':
         return evolveSale(state, message);
-      case 'CardPurchaseResumed':
-        return evolveCardPurchaseResumed(state, message);
+      case 'SettlingStarted':
+        return evolveSettling(state, message);
       case 'PurchaseStartWritten':
       case 'ChargeApproved':
       case 'ChargeDeclined':
@@ -74,7 +74,7 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
         return evolveCardPurchaseStart(state, message);
       case 'ChargeLookedUp':
       case 'RefundLookedUp':
-        return evolveCardPurchaseResumed(state, message);
+        return evolveSettling(state, message);
       case 'PurchaseRead':
       case 'UnitsSold':
       case 'UnitsGone':
@@ -86,9 +86,9 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       // A settling's sale or undo written with its lock's end: what it did is its answer.
       case 'SaleWritten':
       case 'StartUndone':
-        return evolveCardPurchaseResumed(evolveSale(state, message), message);
+        return evolveSettling(evolveSale(state, message), message);
       case 'ChargeLockEnded':
-        return evolveCardPurchaseResumed(state, message);
+        return evolveSettling(state, message);
       case 'StepRefused':
       case 'StepFailed':
         return evolveTrouble(state, message);
@@ -125,8 +125,8 @@ function decideInput(input: Input, state: State, now: Date): Command[] {
     case 'ReservationClaimStarted':
     case 'ResaleStarted':
       return decideSale(input, state);
-    case 'CardPurchaseResumed':
-      return decideCardPurchaseResumed(input, state);
+    case 'SettlingStarted':
+      return decideSettling(input, state);
     case 'PurchaseStartWritten':
     case 'ChargeApproved':
     case 'ChargeDeclined':
@@ -136,7 +136,7 @@ function decideInput(input: Input, state: State, now: Date): Command[] {
       return decideCardPurchaseStart(input, state, now);
     case 'ChargeLookedUp':
     case 'RefundLookedUp':
-      return decideCardPurchaseResumed(input, state);
+      return decideSettling(input, state);
     case 'PurchaseRead':
     case 'UnitsSold':
     case 'UnitsGone':
@@ -147,7 +147,7 @@ function decideInput(input: Input, state: State, now: Date): Command[] {
     case 'StartUndone':
       return [];
     case 'CouponsIssued':
-      return decideCardPurchaseResumed(input, state);
+      return decideSettling(input, state);
     case 'Waited':
       return decideSale(input, state);
     case 'StepRefused':

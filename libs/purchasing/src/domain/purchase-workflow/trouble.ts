@@ -39,7 +39,7 @@ export function decideTrouble(input: Trouble, state: State, now: Date): Command[
     return [
       command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + SETTLE_FAILED_SALE_MS).toISOString() }),
     ];
-  if (step === 'EndCharge' && state.order.path !== 'resumed')
+  if (step === 'EndCharge' && state.order.path !== 'settling')
     return [report(`purchase ${state.order.purchaseId}: its charge lock could not be ended (${error.message}); it lapses by itself`)];
   return [];
 }
@@ -52,7 +52,7 @@ export function evolveTrouble(before: State, input: Trouble): State {
   const { step, error } = input.data;
   const state =
     step === 'FinishSale' && before.order.path === 'stored_card' && before.sale.attempts === 0 ? { ...before, lockEndDue: true } : before;
-  if (step === 'EndCharge' && state.order.path !== 'resumed') return state;
+  if (step === 'EndCharge' && state.order.path !== 'settling') return state;
   if (quickSaleRefused(input)) return saleStepDone(state, {});
   // The card is charged: a failed write of its sale is tried again (see `saleStepDone`).
   if (input.type === 'StepFailed' && charged(state) && state.order.path === 'stored_card' && SALE.includes(step))
