@@ -1,6 +1,6 @@
 import { buyerKey } from '../inventory/inventory.events';
 import { approved } from './card-purchase-start';
-import { charged, command, lock, NO_ORDER, undoStart } from './purchase-workflow.common';
+import { charged, command, NO_ORDER, undoStart } from './purchase-workflow.common';
 import type { CardPurchaseResumed, PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
 
 /**
@@ -8,9 +8,8 @@ import type { CardPurchaseResumed, PurchaseWorkflowCommand, PurchaseWorkflowInpu
  * `recover-purchase` job): the processor is asked what it recorded under the purchase's id (never a
  * charge). Never charged, declined or failed: the start undone in one unit (the hold released, the
  * non-payment recorded, the lock ended). Approved and refunded before the crash: the same. Approved:
- * the sale with the lock's end in one unit (`sale.ts`; step by step on a fresh hold if the first
- * lapsed, the lock ended after; the limit not applied again), or a refund and the undo when the
- * units are gone now. The answer says what the settling did.
+ * the sale with the lock's end in one unit (`sale.ts`; on fresh units in the same unit if the hold
+ * lapsed; the limit not applied again), or a refund and the undo when the units are gone now. The answer says what the settling did.
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -19,12 +18,12 @@ type State = PurchaseWorkflowState;
 type ResumedInput = Extract<
   PurchaseWorkflowInput,
   {
-    type: 'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'CouponsIssued';
+    type: 'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp';
   }
 >;
 type ResumedMessage = Extract<
   PurchaseWorkflowInput,
-  { type: 'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'SaleWritten' | 'StartUndone' | 'ChargeLockEnded' }
+  { type: 'CardPurchaseResumed' | 'ChargeLookedUp' | 'RefundLookedUp' | 'SaleWritten' | 'StartUndone' }
 >;
 
 export function decideCardPurchaseResumed(input: ResumedInput, state: State): Command[] {
@@ -38,9 +37,6 @@ export function decideCardPurchaseResumed(input: ResumedInput, state: State): Co
       // Refunded before the crash (its units could not be sold): closed, never sold.
       if (state.refunded) return [undoStart(state)];
       return [command('ReadPurchase', { purchaseId: state.order.purchaseId })];
-    case 'CouponsIssued':
-      // Sold step by step: the lock ends after.
-      return state.answer?.outcome === 'sold' && state.order.path === 'resumed' ? afterSettled(state) : [];
   }
 }
 
@@ -59,9 +55,6 @@ export function evolveCardPurchaseResumed(state: State, message: ResumedMessage)
     case 'SaleWritten':
     case 'StartUndone':
       // Written with the lock's end in its unit.
-      return settledBy(state);
-    case 'ChargeLockEnded':
-      // A settling's last step: what it did is its answer.
       return settledBy(state);
   }
 }
@@ -90,11 +83,6 @@ function resumed(state: State, data: CardPurchaseResumed['data']): State {
       record: { kind: 'payment', data: { purchaseId, partnerId, userId, creditCardId, chargeId: '', sessionId: null } },
     },
   };
-}
-
-/** A settling's last step: the user's charge lock, if it still names this purchase, ends now rather than when it lapses. */
-function afterSettled(state: State): Command[] {
-  return [command('EndCharge', lock(state))];
 }
 
 /** What a settling did, for the log. */
