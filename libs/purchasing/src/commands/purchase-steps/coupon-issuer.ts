@@ -84,8 +84,8 @@ export class CouponIssuer {
   }
 
   /**
-   * Issues the coupons a fulfilled purchase names and does not have yet (what a crash between the
-   * fulfilment and its coupons leaves); nothing for any other purchase.
+   * Issues the coupons a fulfilled purchase names and does not have yet (a sale left part-written: a
+   * store appending stream by stream, a log from step-by-step sales); nothing for any other purchase.
    */
   async issueOwed(purchaseId: string, caller: CommandCaller & { partnerId: string }): Promise<LogPosition | null> {
     const { reserved, state } = await this.readPurchase(purchaseId);
