@@ -67,6 +67,38 @@ describe('handleCommands', () => {
     expect(store.streams.size).toBe(0);
   });
 
+  it('decides two commands on one stream in order, the second on the state the first leaves, written in the same append', async () => {
+    const store = new MemoryEventStore();
+    const across = jest.spyOn(store, 'appendToStreams');
+    const parts = await handleCommands(
+      store,
+      [
+        { streamId: 'hot', decider: counter, command: add(4), lane: true },
+        { streamId: 'hot', decider: counter, command: add(5) },
+        { streamId: 'b', decider: counter, command: add(1) },
+      ],
+      context,
+    );
+    expect(parts.map((p) => [p.state, p.revision])).toEqual([
+      [{ total: 4 }, 0],
+      [{ total: 9 }, 1],
+      [{ total: 1 }, 0],
+    ]);
+    expect(across.mock.calls.map(([appends]) => appends.map((a) => [a.streamId, a.events.length]))).toEqual([
+      [
+        ['hot', 2],
+        ['b', 1],
+      ],
+    ]);
+    // The second refused on what the first leaves (9 + 1, then + 1): neither is written.
+    const twice = [
+      { streamId: 'hot', decider: counter, command: add(1) },
+      { streamId: 'hot', decider: counter, command: add(1) },
+    ];
+    await expect(handleCommands(store, twice, context)).rejects.toThrow('10 + 1 > 10');
+    expect(store.streams.get('hot')).toHaveLength(2);
+  });
+
   it('refuses a unit without commands, or with two deciders for its lane stream', async () => {
     const store = new MemoryEventStore();
     await expect(handleCommands(store, [], context)).rejects.toBeInstanceOf(TypeError);

@@ -1,6 +1,6 @@
 import type { Decider, DomainCommand, DomainEvent } from '../decider';
 import type { CommandContext, CommandOutcome, CommandPart, HandleOptions } from '../command-engine/command';
-import { decideCommands, handleCommand, handleCommands } from '../handle-command';
+import { handleCommand, handleCommands } from '../handle-command';
 import type { EventStore } from '../ports/event-store.port';
 import { currentTestClock } from './clock-scope';
 import { testClockDecider, testClockStream } from './test-clock';
@@ -34,15 +34,4 @@ export async function handleDatedCommand<S, C extends DomainCommand, E extends D
   const part: CommandPart = { streamId, decider, command, freshStream: options.freshStream };
   const [outcome] = await handleCommands(store, datedUnit([part], context.now), context);
   return outcome as unknown as CommandOutcome<S, E>;
-}
-
-/**
- * Under a test clock, refuses (`TestClockMoved`) a write dated `context.now` once the clock's time
- * moved past it, writing nothing (the clock's stream read past its cached fold): checked before the
- * steps a dated line comes after (a claim's fresh units sold before its sale is recorded), so that a
- * refusal leaves none of them written. Out of a test clock, nothing is read.
- */
-export async function refuseIfClockMoved(store: EventStore, context: CommandContext): Promise<void> {
-  if (!currentTestClock()) return;
-  await decideCommands(store, datedUnit([], context.now), context);
 }

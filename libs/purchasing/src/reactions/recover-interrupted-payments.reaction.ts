@@ -161,10 +161,11 @@ export class RecoverInterruptedPayments {
    * Finishes the sales a process left half-recorded, where the buyer has paid someone already:
    * - a claim stopped between selling the reservation's units and recording the claim (the partner
    *   took the payment; the sale names the buyer): recorded for that buyer, as the claim's retry
-   *   would. Before, the reservation stayed `reserved` with its units sold to no purchase: its
-   *   release was refused and the units counted against the buyer's limit;
-   * - a reseller's sale stopped after its units were taken (its reference marked selling): recorded
-   *   with the terms kept under its `transaction_reference`, as the reseller's retry would.
+   *   would. A claim's sale is one unit, so only a store that appends stream by stream or a log
+   *   from step-by-step sales holds one; left, its units stay sold to no purchase;
+   * - a reseller's sale stopped after its units were taken (its start's unit written, its sale's
+   *   not; its reference marked selling): recorded with the terms kept under its
+   *   `transaction_reference`, as the reseller's retry would.
    * Both writes are the retries' own, so a process still finishing one beside this changes nothing.
    */
   private async finishInterruptedSales(): Promise<number> {

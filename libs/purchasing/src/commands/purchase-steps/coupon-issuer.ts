@@ -1,6 +1,5 @@
 import { CatalogQueries } from '@deals/catalog';
 import {
-  CannotFulfil,
   Clock,
   CommandCaller,
   CommandContext,
@@ -17,15 +16,15 @@ import { Injectable } from '@nestjs/common';
 import { chargeLockDecider, chargeLockStream } from '../../domain/charge-lock/charge-lock';
 import { couponDecider } from '../../domain/coupon/coupon.decider';
 import { couponStream } from '../../domain/coupon/coupon.events';
-import { ForBuyer, inventoryDecider, OverPerUserLimit } from '../../domain/inventory/inventory.decider';
-import { partnerInventoryStream, replacementHoldId } from '../../domain/inventory/inventory.events';
+import { HoldUnits, inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
 import { couponIdsFor, DealSnapshot, PurchaseEvent, purchaseStream } from '../../domain/purchase/purchase.events';
 import { CouponQr } from '../../coupon-images/coupon-qr';
-import type { IssueCouponsData, Lock, PurchaseWorkflowCommand } from '../../domain/purchase-workflow/purchase.workflow';
+import type { SaleUnit, SaleUnits } from '../../domain/purchase-workflow/purchase.workflow';
 import { CouponCodeKey, CouponCodes, couponCodes } from './coupon-codes';
-import { holdPartnerUnits } from './partner-inventory';
-import { refuseOffSale } from './sale-rules';
+import { holdAs } from './partner-inventory';
+import { offSaleReason } from './sale-rules';
 
 /**
  * When a coupon issued at `now` expires: `expiration_days` after it (when set, the days after
@@ -39,11 +38,8 @@ export function couponExpiry(deal: Pick<DealSnapshot, 'expiresAt' | 'expirationD
   return byDate !== null && byDate <= byDays ? deal.expiresAt : new Date(byDays).toISOString();
 }
 
-type SellUnitsStep = Extract<PurchaseWorkflowCommand, { type: 'SellUnits' }>['data'];
-type RecordSaleStep = Extract<PurchaseWorkflowCommand, { type: 'RecordSale' }>['data'];
-
 /** The purchase decider's command that records a sale: a payment, a claim or a resale, with the hold sold. */
-export function saleRecordCommand({ kind, data, holdId }: RecordSaleStep): Parameters<typeof purchaseDecider.decide>[0] {
+function saleRecordCommand({ kind, data, holdId }: SaleUnit['record']): Parameters<typeof purchaseDecider.decide>[0] {
   const type = kind === 'payment' ? 'RecordPayment' : kind === 'claim' ? 'ClaimPurchase' : 'RecordResale';
   return { type, data: { ...data, holdId } } as Parameters<typeof purchaseDecider.decide>[0];
 }
@@ -52,10 +48,10 @@ export function saleRecordCommand({ kind, data, holdId }: RecordSaleStep): Param
 export type PartnerContext = CommandContext & { metadata: CommandCaller & { partnerId: string } };
 
 /**
- * The sale's steps every purchase shares once it is paid for (the purchase workflow asks for them):
- * read what the purchase recorded, sell the held units (on a fresh hold when the first lapsed or
- * was released, which fails if the deal sold out meanwhile), and issue one coupon per unit. Each is
- * idempotent (coupon ids derive from the purchase), so a run after a crash completes what the first began.
+ * The sale every purchase shares once it is paid for (the purchase workflow asks for it): read what
+ * the purchase recorded, then its unit of work (the units sold, on a fresh hold when the first
+ * lapsed or was released; the sale recorded; one coupon issued per unit). Each part is idempotent
+ * (coupon ids derive from the purchase), so a run after a crash completes what the first began.
  */
 @Injectable()
 export class CouponIssuer {
@@ -88,101 +84,17 @@ export class CouponIssuer {
   }
 
   /**
-   * Sells the held units, or, when the hold lapsed or was released, fresh ones (refused if the deal
-   * sold out meanwhile); returns the hold sold. The buyer's units count against the deal's per-user
-   * limit (`forBuyer`) unless their hold already did. The units are the purchase's partner's (the
-   * caller's): a sandbox's come from its own inventory of the deal.
-   */
-  async sell(
-    purchaseId: string,
-    dealId: string,
-    holdId: string,
-    quantity: number,
-    forBuyer: ForBuyer,
-    context: PartnerContext,
-  ): Promise<string> {
-    const { partnerId } = context.metadata;
-    const inventory = partnerInventoryStream(dealId, partnerId);
-    try {
-      await handleCommand(
-        this.store,
-        inventory,
-        inventoryDecider,
-        { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } },
-        context,
-      );
-      return holdId;
-    } catch (error) {
-      if (!(error instanceof CannotFulfil) || error instanceof OverPerUserLimit) throw error;
-      // One replacement per purchase, by a fixed id: a retry after a crash finds it held or sold
-      // (both commands change nothing then) instead of selling the purchase's units twice.
-      const fresh = replacementHoldId(purchaseId);
-      // Taken already, by an earlier try of this purchase stopped after it (sold, or held and live):
-      // that hold is sold, whatever the deal's state now, as a live hold is.
-      if (await this.sellIfTaken(inventory, dealId, fresh, forBuyer, context)) return fresh;
-      // Fresh units only while the deal is on sale: a paused or ended deal sells none (a card
-      // purchase refunds its charge then; a claim is refused).
-      const view = await this.catalog.deal(dealId);
-      if (!view) throw new CannotFulfil('the deal is no longer listed');
-      refuseOffSale(view, context.now.getTime());
-      await holdPartnerUnits(this.store, { type: 'HoldUnits', data: { dealId, holdId: fresh, quantity, ...forBuyer } }, partnerId, context);
-      await handleCommand(this.store, inventory, inventoryDecider, { type: 'SellHeldUnits', data: { dealId, holdId: fresh } }, context);
-      return fresh;
-    }
-  }
-
-  /**
-   * Sells `holdId` if `inventory` holds it live, or finds it sold already (to this buyer, when one
-   * is named); false when there is no such hold to sell (never taken, lapsed or released).
-   */
-  private async sellIfTaken(
-    inventory: string,
-    dealId: string,
-    holdId: string,
-    forBuyer: ForBuyer,
-    context: CommandContext,
-  ): Promise<boolean> {
-    try {
-      await handleCommand(
-        this.store,
-        inventory,
-        inventoryDecider,
-        { type: 'SellHeldUnits', data: { dealId, holdId, ...forBuyer } },
-        context,
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof CannotFulfil && !(error instanceof OverPerUserLimit)) return false;
-      throw error;
-    }
-  }
-
-  /**
-   * Issues the coupons a fulfilled purchase names and does not have yet (what a crash between the
-   * fulfilment and its coupons leaves); nothing for any other purchase.
+   * Issues the coupons a fulfilled purchase names and does not have yet (a sale left part-written: a
+   * store appending stream by stream, a log from step-by-step sales); nothing for any other purchase.
    */
   async issueOwed(purchaseId: string, caller: CommandCaller & { partnerId: string }): Promise<LogPosition | null> {
     const { reserved, state } = await this.readPurchase(purchaseId);
     if (state.status !== 'fulfilled') return null;
-    return this.issueCoupons(
-      purchaseId,
-      reserved.deal,
-      { couponIds: state.couponIds, userId: state.holder },
-      { now: this.clock.now(), metadata: caller },
-    );
-  }
-
-  async issueCoupons(
-    purchaseId: string,
-    deal: DealSnapshot,
-    purchase: { couponIds: string[]; userId: string | null },
-    context: PartnerContext,
-    codes?: Map<string, CouponCodes>,
-  ): Promise<LogPosition | null> {
+    const context = { now: this.clock.now(), metadata: caller };
     // From the state, not the new events: a second run issues the coupons a crash left out.
     // A coupon's stream is new but after a crash (its id derives from the purchase): no read first.
     const issued = await Promise.all(
-      this.couponIssues(purchaseId, deal, purchase, context, codes).map((part) =>
+      this.couponIssues(purchaseId, reserved.deal, { couponIds: state.couponIds, userId: state.holder }, context).map((part) =>
         handleCommand(this.store, part.streamId, part.decider, part.command, context, { freshStream: true }),
       ),
     );
@@ -190,33 +102,25 @@ export class CouponIssuer {
   }
 
   /**
-   * A charged purchase's sale in one unit of work: its held units sold (in the turns of the deal's
-   * inventory, with the purchases waiting on it), its payment recorded, its coupons issued and a
-   * card purchase's charge lock ended (`endCharge`), all or none. Refused (the hold lapsed or was released, the purchase is no longer reserved): nothing
-   * is written, and the caller sells step by step. Returns the position of the write.
+   * A sale in one unit of work: its units sold (in the turns of the deal's inventory, with the
+   * purchases waiting on it), the sale recorded, its coupons issued and a card purchase's charge
+   * lock ended (`endCharge`), all or none; a claim's or a resale's line dated now with them. Refused
+   * (the hold lapsed or was released, no fresh units): nothing is written. Returns the position of the write.
    */
-  async finishSale(
-    sale: { sell: SellUnitsStep; record: RecordSaleStep; issue: IssueCouponsData; endCharge: Lock | null },
-    context: PartnerContext,
-    codes?: Map<string, CouponCodes>,
-  ): Promise<LogPosition | null> {
-    const { sell, record, issue, endCharge } = sale;
+  async finishSale(sale: SaleUnit, context: PartnerContext, codes?: Map<string, CouponCodes>): Promise<LogPosition | null> {
+    const { units, record, issue, endCharge, recorded } = sale;
+    const { dealId, holdId, buyer, maxPerBuyer } = units;
+    const inventory = partnerInventoryStream(dealId, context.metadata.partnerId);
+    const sell: CommandPart = {
+      streamId: inventory,
+      decider: inventoryDecider,
+      command: { type: 'SellHeldUnits', data: { dealId, holdId, buyer, maxPerBuyer } },
+    };
     const parts: CommandPart[] = [
-      {
-        streamId: partnerInventoryStream(sell.dealId, context.metadata.partnerId),
-        decider: inventoryDecider,
-        command: {
-          type: 'SellHeldUnits',
-          data: { dealId: sell.dealId, holdId: sell.holdId, buyer: sell.buyer, maxPerBuyer: sell.maxPerBuyer },
-        },
-        lane: true,
-      },
-      {
-        streamId: purchaseStream(sell.purchaseId),
-        decider: purchaseDecider,
-        command: saleRecordCommand(record),
-      },
-      ...this.couponIssues(issue.purchaseId, issue.deal, issue, context, codes),
+      ...(units.fresh ? [await this.freshHold(inventory, units, context), sell] : [{ ...sell, lane: true }]),
+      { streamId: purchaseStream(units.purchaseId), decider: purchaseDecider, command: saleRecordCommand(record) },
+      // New but on a retry of a sale the purchase shows recorded: read first then.
+      ...this.couponIssues(issue.purchaseId, issue.deal, issue, context, codes, !recorded),
     ];
     // The charge approved and its sale written: the user's next purchase may charge.
     if (endCharge)
@@ -225,19 +129,42 @@ export class CouponIssuer {
         decider: chargeLockDecider,
         command: { type: 'EndCharge', data: { ...endCharge, saleFollows: true } },
       });
-    // A claim's or a resale's line is booked here, dated now (a card sale's was to come since its charge began).
-    const unit = record.kind === 'payment' ? parts : datedUnit(parts, context.now);
+    // A claim's or a resale's line is booked here, dated now (a card sale's was to come since its
+    // charge began; a sale recorded already booked its line).
+    const unit = record.kind === 'payment' || recorded ? parts : datedUnit(parts, context.now);
     const outcomes = await handleCommands(this.store, unit, context);
     return outcomes[0].position;
   }
 
-  /** The coupons' issue, one command on each coupon's new stream. */
+  /**
+   * The hold of a sale's fresh units, decided in its unit before their sale: only while the deal is
+   * on sale (the catalogue's refusal goes in the command, so that a hold an earlier try took is sold
+   * as it is, whatever the deal's state now); a sandbox's from its own inventory of the deal.
+   */
+  private async freshHold(inventory: string, units: SaleUnits, context: PartnerContext): Promise<CommandPart> {
+    const { dealId, holdId, quantity, buyer, maxPerBuyer } = units;
+    const view = await this.catalog.deal(dealId);
+    const offSale = view ? offSaleReason(view, context.now.getTime()) : 'the deal is no longer listed';
+    const hold: HoldUnits = {
+      type: 'HoldUnits',
+      data: { dealId, holdId, quantity, buyer, maxPerBuyer, ...(offSale === null ? {} : { offSale }) },
+    };
+    return {
+      streamId: inventory,
+      decider: inventoryDecider,
+      command: await holdAs(this.store, hold, context.metadata.partnerId),
+      lane: true,
+    };
+  }
+
+  /** The coupons' issue, one command on each coupon's stream (new unless `fresh` is false). */
   private couponIssues(
     purchaseId: string,
     deal: DealSnapshot,
     purchase: { couponIds: string[]; userId: string | null },
     context: PartnerContext,
     codes?: Map<string, CouponCodes>,
+    fresh = true,
   ): CommandPart[] {
     const { now, metadata: caller } = context;
     const expiresAt = couponExpiry(deal, now);
@@ -259,7 +186,7 @@ export class CouponIssuer {
           refundable: deal.fulfillmentMethod !== 'shipped',
         },
       },
-      freshStream: true,
+      freshStream: fresh,
     }));
   }
 }

@@ -55,8 +55,8 @@ const view = {
   inventory: { total: 10, sold: 0, held: {} },
 } as unknown as DealDetails;
 
-/** The purchase commands over an event store in memory, with a scheduler that keeps the jobs armed. */
-function service() {
+/** The purchase commands over an event store in memory, with a scheduler that keeps the jobs armed; `charging` runs in each charge. */
+function service(charging: () => void = () => undefined) {
   const store = new MemoryEventStore();
   const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
   const jobs = new Map<string, ScheduledJob>();
@@ -70,7 +70,12 @@ function service() {
     deal: async (id: string) => (id === 'spa' ? view : null),
     dealsWithOpenHolds: async () => [] as string[],
   } as unknown as CatalogQueries;
-  const gateway = { charge: async () => ({ status: 'approved', chargeId: 'ch-1' }) } as unknown as PaymentGateway;
+  const gateway = {
+    charge: async () => {
+      charging();
+      return { status: 'approved', chargeId: 'ch-1' };
+    },
+  } as unknown as PaymentGateway;
   const qr = { png: async () => Buffer.alloc(0) } as unknown as CouponQr;
   const coupons = new CouponIssuer(store, clock, qr, catalog, { secret: Buffer.alloc(32, 7) });
   const steps = new PurchaseSteps(store, gateway, coupons, scheduler, clock, new ResaleSteps(store, catalog));
@@ -122,6 +127,23 @@ describe("a sandbox's purchases take units of its own inventory of the deal", ()
     expect(await s.types(LIVE_STREAM)).toEqual(['InventoryStocked']);
   });
 
+  it('claims a lapsed reservation on fresh units of its copy, held and sold with the claim in one append', async () => {
+    const { purchaseId } = await s.reserve.execute(new ReserveUnits('spa', 2, caller(SANDBOX)));
+    s.clock.advance(5 * 60_000 + 1000);
+    const appends = jest.spyOn(s.store, 'appendToStreams');
+    await s.claim.execute(new ClaimReservation(purchaseId, 'u-1', caller(SANDBOX)));
+    expect(appends.mock.calls.map(([batch]) => batch.map((a) => a.streamId))).toEqual([
+      [SANDBOX_STREAM, `purchase-${purchaseId}`, `coupon-${purchaseId}-1`, `coupon-${purchaseId}-2`],
+    ]);
+    const fresh = (await s.store.readStream(SANDBOX_STREAM)).slice(2);
+    expect(fresh.map((e) => [e.type, (e.data as { holdId: string; sandbox?: string }).holdId])).toEqual([
+      ['UnitsHeld', `${purchaseId}-r`],
+      ['UnitsSold', `${purchaseId}-r`],
+    ]);
+    expect(fresh.every((e) => (e.data as { sandbox?: string }).sandbox === SANDBOX)).toBe(true);
+    expect(await s.types(LIVE_STREAM)).toEqual(['InventoryStocked']);
+  });
+
   it('sells a card purchase from its copy, and may take all ten units however many the live deal has sold', async () => {
     await s.reserve.execute(new ReserveUnits('spa', 8, caller(LIVE)));
     const answer = await s.steps.run(
@@ -146,6 +168,44 @@ describe("a sandbox's purchases take units of its own inventory of the deal", ()
     expect(answer).toMatchObject({ outcome: 'sold', purchaseId: 'card-1' });
     expect(await s.types(SANDBOX_STREAM)).toEqual(['InventoryStocked', 'UnitsHeld', 'UnitsSold']);
     expect(await s.types(LIVE_STREAM)).toEqual(['InventoryStocked', 'UnitsHeld']);
+  });
+
+  it('sells a card purchase whose hold lapsed during its charge on fresh units of its copy: one append with its record, coupons and lock', async () => {
+    let appends: string[][] | null = null;
+    s = service(() => {
+      s.clock.advance(5 * 60_000 + 1000);
+      appends = [];
+    });
+    const across = s.store.appendToStreams.bind(s.store);
+    s.store.appendToStreams = (batch) => {
+      appends?.push(batch.map((a) => a.streamId));
+      return across(batch);
+    };
+    await handleCommand(
+      s.store,
+      LIVE_STREAM,
+      inventoryDecider,
+      { type: 'StockUnits', data: { dealId: 'spa', total: 10 } },
+      { now: s.clock.now(), metadata: OPERATOR },
+    );
+    const started = {
+      partnerId: SANDBOX,
+      purchaseId: 'card-2',
+      userId: 'u-2',
+      creditCardId: 'c-2',
+      cardToken: 'tok',
+      sessionId: null,
+      deal: dealSnapshot(deal),
+      quantity: 2,
+      maxPerUser: 2,
+      shipping: null,
+      keyed: null,
+    };
+    const answer = await s.steps.run({ type: 'StoredCardPurchaseStarted', data: started }, caller(SANDBOX));
+    expect(answer).toMatchObject({ outcome: 'sold', purchaseId: 'card-2' });
+    expect(appends).toEqual([[SANDBOX_STREAM, 'purchase-card-2', 'coupon-card-2-1', 'coupon-card-2-2', 'usercharge-u-2']]);
+    const sales = (await s.store.readStream(SANDBOX_STREAM)).filter((e) => e.type === 'UnitsSold').map((e) => e.data);
+    expect(sales).toEqual([expect.objectContaining({ holdId: 'card-2-r', quantity: 2, buyer: `${SANDBOX}/u-2` })]);
   });
 
   it('releases a reservation on its copy, by the partner or by the sweep at its expiry', async () => {

@@ -11,18 +11,15 @@ import {
   DomainEvent,
   EventStore,
   fold,
-  handleCommand,
   handleCommands,
-  handleDatedCommand,
   PaymentGateway,
-  refuseIfClockMoved,
   runWorkflow,
   Scheduler,
   ServiceUnavailable,
 } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { chargeLockDecider, chargeLockStream } from '../../domain/charge-lock/charge-lock';
-import { Inventory, inventoryDecider } from '../../domain/inventory/inventory.decider';
+import { HoldLapsed, Inventory, inventoryDecider } from '../../domain/inventory/inventory.decider';
 import { partnerInventoryStream } from '../../domain/inventory/inventory.events';
 import { keyedPurchasesDecider, keyedPurchasesStream } from '../../domain/purchase/keyed-purchases';
 import { purchaseDecider } from '../../domain/purchase/purchase.decider';
@@ -37,7 +34,7 @@ import {
   StoredCardPurchaseStarted,
 } from '../../domain/purchase-workflow/purchase.workflow';
 import { CouponCodes } from './coupon-codes';
-import { CouponIssuer, PartnerContext, saleRecordCommand } from './coupon-issuer';
+import { CouponIssuer, PartnerContext } from './coupon-issuer';
 import { holdAs } from './partner-inventory';
 import { armPurchaseRecovery } from './purchase-recovery-job';
 import { PurchaseOutcome } from './purchase-outcome';
@@ -138,7 +135,9 @@ export class PurchaseSteps {
       try {
         return await step(command, context);
       } catch (error) {
-        if (error instanceof CannotFulfil && command.type === 'SellUnits') return { type: 'UnitsGone', data: { error } };
+        // The sale refused for its units: its hold lapsed (fresh units may take its place), or none are left.
+        if (error instanceof CannotFulfil && command.type === 'FinishSale')
+          return { type: error instanceof HoldLapsed ? 'HoldLapsed' : 'UnitsGone', data: { error } };
         const failed = command.type;
         return error instanceof DomainError
           ? { type: 'StepRefused', data: { step: failed, error } }
@@ -234,9 +233,6 @@ export class PurchaseSteps {
       case 'StartPurchase':
         await this.startPurchase(command, context);
         return { type: 'PurchaseStartWritten', data: none };
-      case 'EndCharge':
-        await handleCommand(this.store, chargeLockStream(command.data.userId), chargeLockDecider, command, context);
-        return { type: 'ChargeLockEnded', data: none };
       case 'UndoStart': {
         const { lock, hold, nonPayment } = command.data;
         await handleCommands(
@@ -287,33 +283,8 @@ export class PurchaseSteps {
         const sold = state.status === 'fulfilled' ? { holdId: state.holdId, couponIds: state.couponIds, userId: state.holder } : null;
         return { type: 'PurchaseRead', data: { deal: reserved.deal, quantity: reserved.quantity, holdId: reserved.holdId, sold } };
       }
-      case 'SellUnits': {
-        const { purchaseId, dealId, holdId, quantity, buyer, maxPerBuyer, dated } = command.data;
-        // A claim's or a resale's units: refused before any is sold if its test clock moved (its record would be).
-        if (dated) await refuseIfClockMoved(this.store, context);
-        const sold = await this.coupons.sell(purchaseId, dealId, holdId, quantity, { buyer, maxPerBuyer }, context);
-        return { type: 'UnitsSold', data: { holdId: sold } };
-      }
-      case 'RecordSale': {
-        // A claim's or a resale's line is booked here, dated now (see `CouponIssuer.finishSale`).
-        const recorded = await (command.data.kind === 'payment' ? handleCommand : handleDatedCommand)(
-          this.store,
-          purchaseStream(command.data.data.purchaseId),
-          purchaseDecider,
-          saleRecordCommand(command.data),
-          context,
-        );
-        const sold = recorded.state.status === 'fulfilled' ? recorded.state : { couponIds: [], holder: null };
-        const { couponIds, holder: userId } = sold;
-        return { type: 'SaleRecorded', data: { position: recorded.position, couponIds, userId } };
-      }
       case 'FinishSale':
         return { type: 'SaleWritten', data: { position: await this.coupons.finishSale(command.data, context, codes) } };
-      case 'IssueCoupons': {
-        const { purchaseId, deal, couponIds, userId } = command.data;
-        const position = await this.coupons.issueCoupons(purchaseId, deal, { couponIds, userId }, context, codes);
-        return { type: 'CouponsIssued', data: { position } };
-      }
       case 'Refund': {
         const { purchaseId, chargeId, amountCents } = command.data;
         const refund = await this.gateway.refund({ chargeId, amountCents, idempotencyKey: refundKey(purchaseId) });

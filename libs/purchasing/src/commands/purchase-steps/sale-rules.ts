@@ -21,19 +21,29 @@ export function refuseUnsellable(view: DealDetails, now: number, types: readonly
 }
 
 /**
- * Refuses fresh units of a deal that is not on sale at `now`, or whose vouchers have expired: a
- * claim whose reservation lapsed or was released, and a paid purchase whose hold lapsed, take
- * fresh units only on these terms (a live hold, taken while the deal was on sale, is sold as it is).
+ * Why a deal takes no fresh units at `now` (not on sale, or its vouchers expired), or null: a claim
+ * whose reservation lapsed or was released, and a paid purchase whose hold lapsed, take fresh units
+ * only on these terms (a live hold, taken while the deal was on sale, is sold as it is).
  */
-export function refuseOffSale(view: DealDetails, now: number): void {
-  if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now) !== 'in-flight') throw new CannotFulfil('the deal is not on sale');
-  refuseExpiredVouchers(view, now);
+export function offSaleReason(view: DealDetails, now: number): string | null {
+  if (effectiveStateAt(view.state, view.startAt!, view.endAt!, now) !== 'in-flight') return 'the deal is not on sale';
+  return vouchersExpired(view, now) ? "the deal's vouchers have expired" : null;
 }
+
+/** Refuses a new sale of a deal that is not on sale at `now`, or whose vouchers have expired (see `offSaleReason`). */
+function refuseOffSale(view: DealDetails, now: number): void {
+  const reason = offSaleReason(view, now);
+  if (reason !== null) throw new CannotFulfil(reason);
+}
+
+const vouchersExpired = (view: DealDetails, now: number) => {
+  const expiresAt = view.deal!.expires_at;
+  return typeof expiresAt === 'string' && Date.parse(expiresAt) <= now;
+};
 
 /** Refuses vouchers of a deal whose `expires_at` has passed: they could never be redeemed (even on a live hold). */
 export function refuseExpiredVouchers(view: DealDetails, now: number): void {
-  const expiresAt = view.deal!.expires_at;
-  if (typeof expiresAt === 'string' && Date.parse(expiresAt) <= now) throw new CannotFulfil("the deal's vouchers have expired");
+  if (vouchersExpired(view, now)) throw new CannotFulfil("the deal's vouchers have expired");
 }
 
 /** Refuses more units in one purchase than the deal's per-user limit allows (the inventory counts a known user's other units too). */

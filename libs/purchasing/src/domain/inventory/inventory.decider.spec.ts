@@ -1,7 +1,16 @@
 import { CannotFulfil, fold, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '@deals/testing';
 import fc from 'fast-check';
-import { buyerStanding, Inventory, inventoryDecider, liveHeld, OverPerUserLimit, unitsLeft, unitsOf } from './inventory.decider';
+import {
+  buyerStanding,
+  HoldLapsed,
+  Inventory,
+  inventoryDecider,
+  liveHeld,
+  OverPerUserLimit,
+  unitsLeft,
+  unitsOf,
+} from './inventory.decider';
 import { InventoryEvent } from './inventory.events';
 
 const given = deciderSpec(inventoryDecider);
@@ -144,13 +153,35 @@ describe('inventory decider', () => {
         .when(sell('h1'), at(4))
         .then([]);
     });
-    it('refuses to sell an expired or released hold', () => {
+    it('refuses to sell an expired or released hold, as lapsed (a sale may take fresh units in its place)', () => {
       given([stocked(10), held('h1', 3)])
         .when(sell('h1'), at(5))
-        .thenThrows(CannotFulfil);
+        .thenThrows(HoldLapsed, { message: 'the reservation has expired or was released' });
       given([stocked(10), held('h1', 3), released('h1', 3, 'released')])
         .when(sell('h1'), at(1))
+        .thenThrows(HoldLapsed);
+      given([stocked(10)])
+        .when(sell('h1'), at(1))
         .thenThrows(CannotFulfil);
+    });
+    it("takes a sale's fresh units only while the deal is on sale, and keeps a hold taken already whatever the deal's state", () => {
+      const offSale = (holdId: string) => ({
+        type: 'HoldUnits' as const,
+        data: { ...hold(holdId, 2).data, offSale: 'the deal is not on sale' },
+      });
+      given([stocked(10)])
+        .when(offSale('h1-r'), t0)
+        .thenThrows(CannotFulfil, { message: 'the deal is not on sale' });
+      given([stocked(10), held('h1-r', 2)])
+        .when(offSale('h1-r'), at(1))
+        .then([]);
+      given([stocked(10), held('h1-r', 2), sold('h1-r', 2)])
+        .when(offSale('h1-r'), at(1))
+        .then([]);
+      // Taken and released (or lapsed and released): kept closed; its sale is then refused as lapsed.
+      given([stocked(10), held('h1-r', 2), released('h1-r', 2, 'expired')])
+        .when(offSale('h1-r'), at(6))
+        .then([]);
     });
     it('releases an open hold once; the units are left again', () => {
       given([stocked(10), held('h1', 3)])
@@ -252,6 +283,12 @@ describe('inventory decider', () => {
       given([stocked(10), held('r1', 1), sold('r1', 1)])
         .when(sellTo('r1', 'p1/bob', 5), t0)
         .then([]);
+    });
+    it('is no lapse: a sale refused by the limit takes no fresh units', () => {
+      given([stocked(10), held('r1', 2), soldTo('h1', 1, ann)])
+        .when(sellTo('r1', ann, 2), t0)
+        .thenThrows(OverPerUserLimit);
+      expect(new OverPerUserLimit('at most 2 per user')).not.toBeInstanceOf(HoldLapsed);
     });
     it('does not count a hold taken for the buyer twice when it is sold', () => {
       given([stocked(10), heldFor('h1', 2, ann)])

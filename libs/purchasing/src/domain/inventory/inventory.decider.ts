@@ -25,7 +25,15 @@ export interface SandboxStock {
   total: number;
   sandbox: string;
 }
-export type HoldUnits = DomainCommand<'HoldUnits', { dealId: string; holdId: string; quantity: number; stock?: SandboxStock } & ForBuyer>;
+/**
+ * `offSale`: why the deal takes no new hold now (the catalogue's word, read by the caller), for a
+ * hold that only a deal on sale may open (a sale's fresh units): refused with it unless the hold is
+ * taken already, which is kept as it is.
+ */
+export type HoldUnits = DomainCommand<
+  'HoldUnits',
+  { dealId: string; holdId: string; quantity: number; stock?: SandboxStock; offSale?: string } & ForBuyer
+>;
 /** A claim names its buyer here: the hold of a reservation was taken before the user was known. */
 export type SellHeldUnits = DomainCommand<'SellHeldUnits', { dealId: string; holdId: string } & ForBuyer>;
 /**
@@ -112,6 +120,13 @@ export const unitsLeft = (inventory: Inventory, now: number) => {
 
 /** A refusal by the per-user limit (a fresh hold would be refused the same way, unlike a lapsed one). */
 export class OverPerUserLimit extends CannotFulfil {}
+
+/** A sale of a hold that lapsed or was released: fresh units may take its place. */
+export class HoldLapsed extends CannotFulfil {
+  constructor() {
+    super('the reservation has expired or was released');
+  }
+}
 
 /** What the per-user limit counts of `buyer` at `now`: units sold to them, and units in their live holds but `except`. */
 export function buyerStanding(inventory: Inventory, buyer: string, now: number, except?: string): { bought: number; holding: number } {
@@ -262,6 +277,7 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
           return [stocked, ...inventoryDecider.decide({ type: 'HoldUnits', data: hold }, inventoryDecider.evolve(inventory, stocked), now)];
         }
         if (units.holds.has(holdId) || units.closed.has(holdId)) return [];
+        if (command.data.offSale !== undefined) throw new CannotFulfil(command.data.offSale);
         const badCount = unitCountIssue(quantity, 'quantity');
         if (badCount) throw new ValidationFailed([badCount]);
         checkBuyerLimit(inventory, command.data, quantity, t);
@@ -285,7 +301,7 @@ export const inventoryDecider: SnapshottedDecider<Inventory, InventoryCommand, I
           return [];
         }
         const hold = units.holds.get(holdId);
-        if (!hold || hold.expiresAt <= t) throw new CannotFulfil('the reservation has expired or was released');
+        if (!hold || hold.expiresAt <= t) throw new HoldLapsed();
         // A hold taken for a known buyer was counted when it was taken; a claimed one is counted now.
         if (hold.buyer === undefined) checkBuyerLimit(inventory, command.data, hold.quantity, t, holdId);
         const buyer = hold.buyer ?? command.data.buyer;

@@ -1,7 +1,7 @@
 import { buyerKey } from '../inventory/inventory.events';
 import type { PurchaseEvent, PurchaseReserved } from '../purchase/purchase.events';
 import { approved } from './card-purchase-start';
-import { charged, command, lock, NO_ORDER, undoStart } from './purchase-workflow.common';
+import { charged, command, NO_ORDER, undoStart } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState, SettlingStarted } from './purchase-workflow.types';
 
 /**
@@ -11,8 +11,9 @@ import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowSt
  * nor its non-payment recorded): the processor is asked what it recorded under the purchase's id
  * (never a charge). Never charged, declined or failed: the start undone in one unit (the hold
  * released, the non-payment recorded, the lock ended). Approved and refunded before the crash: the
- * same. Approved: the sale with the lock's end in one unit (`sale.ts`; the limit not applied
- * again), or a refund and the undo when the units are gone now. The answer says what it did.
+ * same. Approved: the sale with the lock's end in one unit (`sale.ts`; on fresh units in the same
+ * unit if the hold lapsed; the limit not applied again), or a refund and the undo when the units
+ * are gone now. The answer says what it did.
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -21,12 +22,12 @@ type State = PurchaseWorkflowState;
 type SettlingInput = Extract<
   PurchaseWorkflowInput,
   {
-    type: 'SettlingStarted' | 'ChargeLookedUp' | 'RefundLookedUp' | 'CouponsIssued';
+    type: 'SettlingStarted' | 'ChargeLookedUp' | 'RefundLookedUp';
   }
 >;
 type SettlingMessage = Extract<
   PurchaseWorkflowInput,
-  { type: 'SettlingStarted' | 'ChargeLookedUp' | 'RefundLookedUp' | 'SaleWritten' | 'StartUndone' | 'ChargeLockEnded' }
+  { type: 'SettlingStarted' | 'ChargeLookedUp' | 'RefundLookedUp' | 'SaleWritten' | 'StartUndone' }
 >;
 
 export function decideSettling(input: SettlingInput, state: State): Command[] {
@@ -41,9 +42,6 @@ export function decideSettling(input: SettlingInput, state: State): Command[] {
       // Refunded before the crash (its units could not be sold): closed, never sold.
       if (state.refunded) return [undoStart(state)];
       return [command('ReadPurchase', { purchaseId: state.order.purchaseId })];
-    case 'CouponsIssued':
-      // Sold step by step: the lock ends after.
-      return state.answer?.outcome === 'sold' && state.order.path === 'settling' ? afterSettled(state) : [];
   }
 }
 
@@ -62,9 +60,6 @@ export function evolveSettling(state: State, message: SettlingMessage): State {
     case 'SaleWritten':
     case 'StartUndone':
       // Written with the lock's end in its unit.
-      return settledBy(state);
-    case 'ChargeLockEnded':
-      // A settling's last step: what it did is its answer.
       return settledBy(state);
   }
 }
@@ -111,11 +106,6 @@ function settlingOf(state: State, { purchaseId, history }: SettlingStarted['data
       record: { kind: 'payment', data: { purchaseId, partnerId, userId, creditCardId, chargeId: '', sessionId } },
     },
   };
-}
-
-/** A settling's last step: the user's charge lock, if it still names this purchase, ends now rather than when it lapses. */
-function afterSettled(state: State): Command[] {
-  return [command('EndCharge', lock(state))];
 }
 
 /** What a settling did, for the log. */

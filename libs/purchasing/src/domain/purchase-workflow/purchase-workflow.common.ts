@@ -33,12 +33,9 @@ export const undoStart = (state: State) =>
     nonPayment: nonPayment(state),
   });
 
-/**
- * A card purchase's lock, whose end its sale's unit carries: a settling's, and a purchase's first
- * try (a retry's lock was ended on its own); null for a claim's or a resale's sale.
- */
+/** A card purchase's lock, whose end its sale's unit carries (every try's); null for a claim's or a resale's sale. */
 export const lockEndedBySale = (state: State): Lock | null =>
-  (state.order.path === 'stored_card' && state.sale.attempts === 0) || state.order.path === 'settling' ? lock(state) : null;
+  state.order.path === 'stored_card' || state.order.path === 'settling' ? lock(state) : null;
 
 /** An order not started yet. */
 export const NO_ORDER: PurchaseOrder = {

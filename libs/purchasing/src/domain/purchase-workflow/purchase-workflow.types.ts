@@ -78,18 +78,16 @@ export type PurchaseWorkflowInput =
         sold: { holdId: string; couponIds: string[]; userId: string | null } | null;
       };
     }
-  | { type: 'UnitsSold'; data: { holdId: string } }
-  /** The units could not be sold: the hold lapsed or was released, and the deal sold out or went off sale. */
+  /** The sale's unit refused, nothing written: the hold it sold lapsed or was released (`HoldLapsed`). */
+  | { type: 'HoldLapsed'; data: { error: CannotFulfil } }
+  /** The sale's unit refused, nothing written: no units to sell (sold out, off sale, the per-user limit). */
   | { type: 'UnitsGone'; data: { error: CannotFulfil } }
-  | { type: 'SaleRecorded'; data: { position: LogPosition | null; couponIds: string[]; userId: string | null } }
-  /** The quick sale's unit written: sold, recorded and its coupons issued, at `position`. */
+  /** The sale's unit written: sold, recorded, its coupons issued (and a card purchase's lock ended), at `position`. */
   | { type: 'SaleWritten'; data: { position: LogPosition | null } }
-  | { type: 'CouponsIssued'; data: { position: LogPosition | null } }
   | { type: 'ChargeRefunded'; data: Nothing }
   | { type: 'RefundFailed'; data: { reason: string } }
   /** The start undone in one unit: the lock ended, the units given back, the non-payment recorded. */
   | { type: 'StartUndone'; data: Nothing }
-  | { type: 'ChargeLockEnded'; data: Nothing }
   | { type: 'Waited'; data: Nothing }
   /** A decider refused a command (a domain error, the answer to give). */
   | { type: 'StepRefused'; data: { step: Step; error: Error } }
@@ -107,6 +105,23 @@ export type Lock = { userId: string; purchaseId: string };
 
 /** What a purchase never paid for records: its charge's refusal, or a refund of a charge whose units were gone. */
 export type NonPayment = Caller & { purchaseId: string; outcome: 'declined' | 'error'; reason: string };
+
+/**
+ * The units a sale sells (the buyer's counted against the per-user limit where their hold did not
+ * count them): the hold `holdId`; or, `fresh`, units held and sold under `holdId` in the sale's own
+ * unit (`replacementHoldId`, the purchase's hold having lapsed or been released), only while the
+ * deal is on sale, a sandbox's from its own inventory (a hold taken already is sold as it is).
+ */
+export type SaleUnits = { purchaseId: string; dealId: string; holdId: string; quantity: number; fresh?: true } & ForBuyer;
+
+/** What `FinishSale` writes. `recorded`: the purchase shows the sale recorded (a retry's unit, to complete). */
+export type SaleUnit = {
+  units: SaleUnits;
+  record: SaleRecord & { holdId: string };
+  issue: IssueCouponsData;
+  endCharge: Lock | null;
+  recorded?: true;
+};
 
 /** The coupons a sale issues: those its record names, for its user. */
 export type IssueCouponsData = Caller & { purchaseId: string; deal: DealSnapshot; couponIds: string[]; userId: string | null };
@@ -126,7 +141,6 @@ export type PurchaseWorkflowCommand =
         keyed: { keyId: string; attempt: number } | null;
       };
     }
-  | { type: 'EndCharge'; data: Lock & { saleFollows?: boolean } }
   /**
    * A card purchase's start undone, one unit of work: the user's charge lock ended, its held units
    * given back and its non-payment recorded (each a no-op where done already).
@@ -142,29 +156,12 @@ export type PurchaseWorkflowCommand =
   | { type: 'LookUpCharge'; data: { purchaseId: string } }
   | { type: 'LookUpRefund'; data: { purchaseId: string } }
   | { type: 'ReadPurchase'; data: { purchaseId: string } }
-  /** Sells the held units, or, when the hold lapsed or was released, fresh ones while the deal is on sale. */
   /**
-   * `dated`: the sale's record that follows books a line dated now (a claim's, a resale's), so a
-   * test clock that moved refuses it before any unit is sold (see `refuseIfClockMoved`).
+   * The sale, one unit of work: its units sold, the sale recorded, its coupons issued and (a card
+   * purchase's, `endCharge`) the user's charge lock ended, all or none; a claim's or a resale's
+   * line dated now with it. Each part changes nothing where it is written already (a retry).
    */
-  | { type: 'SellUnits'; data: { purchaseId: string; dealId: string; holdId: string; quantity: number; dated?: true } & ForBuyer }
-  | { type: 'RecordSale'; data: SaleRecord & { holdId: string } }
-  | { type: 'IssueCoupons'; data: IssueCouponsData }
-  /**
-   * A sale written the quick way, one unit of work: the held units sold, the sale recorded, its
-   * coupons issued and (a card purchase's, `endCharge`) the user's charge lock ended, all or none.
-   * Refused (the hold lapsed or was released meanwhile): the sale goes step by step instead, which
-   * finds fresh units or refunds.
-   */
-  | {
-      type: 'FinishSale';
-      data: {
-        sell: Extract<PurchaseWorkflowCommand, { type: 'SellUnits' }>['data'];
-        record: SaleRecord & { holdId: string };
-        issue: IssueCouponsData;
-        endCharge: Lock | null;
-      };
-    }
+  | { type: 'FinishSale'; data: SaleUnit }
   | { type: 'Refund'; data: { purchaseId: string; chargeId: string; amountCents: number } }
   | { type: 'Wait'; data: { ms: number } }
   | { type: 'Report'; data: { level: 'warn' | 'error'; message: string } }
@@ -204,7 +201,7 @@ export interface StartProgress {
   awaiting: readonly Step[];
 }
 
-/** The sale: its steps under way, the first failed write among them, its tries from what was written, and what it wrote. */
+/** The sale: its steps under way, the first failed write among them, and its tries from what was written. */
 export interface SaleProgress {
   steps: number;
   failure: Error | null;
@@ -215,8 +212,8 @@ export interface SaleProgress {
   retryDue: boolean;
   /** The units were gone (the error, for the answer). */
   unitsGone: CannotFulfil | null;
-  recorded: { position: LogPosition | null } | null;
-  issued: { position: LogPosition | null } | null;
+  /** The try's unit sells fresh units (its hold lapsed): refused again, the units are gone. */
+  fresh: boolean;
 }
 
 /** Kept in a few parts, each copied only when it changes (a state is copied at every step). */
@@ -230,11 +227,6 @@ export interface PurchaseWorkflowState {
   refunded: boolean;
   /** The start undone (`UndoStart`): the lock ended, the units given back, the non-payment recorded. */
   undone: boolean;
-  /**
-   * The user's charge lock is still to be ended on its own: the sale's unit that carried its end
-   * was refused or failed, and the sale goes on without it.
-   */
-  lockEndDue: boolean;
   /** When a charge with no answer is settled (its recovery job's time). */
   settleAt: string | null;
   answer: PurchaseAnswer | null;

@@ -1,5 +1,6 @@
 import { AlreadyCharging, CannotFulfil, Declined, LogPosition, NotFound, PaymentFailed, PaymentOutcomeUnknown } from '@deals/kernel';
 import { workflowSpec } from '@deals/testing';
+import { HoldLapsed } from '../inventory/inventory.decider';
 import { DealSnapshot } from '../purchase/purchase.events';
 import {
   PurchaseWorkflowCommand,
@@ -44,7 +45,7 @@ const started: Input = {
 };
 const written: Input = { type: 'PurchaseStartWritten', data: none };
 const approved: Input = { type: 'ChargeApproved', data: { chargeId: 'ch1' } };
-const sold: Input = { type: 'UnitsSold', data: { holdId: 'p1' } };
+const lapsed: Input = { type: 'HoldLapsed', data: { error: new HoldLapsed() } };
 const refused = (step: PurchaseWorkflowCommand['type'], error: Error): Input => ({ type: 'StepRefused', data: { step, error } });
 const failed = (step: PurchaseWorkflowCommand['type'], error = new Error('disk I/O error')): Input => ({
   type: 'StepFailed',
@@ -112,7 +113,7 @@ describe('purchase workflow: a stored-card purchase', () => {
         {
           type: 'FinishSale',
           data: {
-            sell: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 },
+            units: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 },
             record: {
               kind: 'payment',
               data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
@@ -132,44 +133,72 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
   });
 
-  it('ends the lock alone and sells step by step when the sale’s write is refused (its hold lapsed), without answering yet', () => {
+  it('writes the sale on fresh units when its hold lapsed, held and sold in one unit with the lock’s end, without answering yet', () => {
     const state = given(started, written, approved)
-      .when(refused('FinishSale', new CannotFulfil('the hold lapsed')))
+      .when(lapsed)
       .then([
-        { type: 'EndCharge', data: { ...lock, saleFollows: true } },
-        { type: 'SellUnits', data: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4 } },
+        {
+          type: 'FinishSale',
+          data: {
+            units: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1-r', quantity: 2, buyer: 'P/u1', maxPerBuyer: 4, fresh: true },
+            record: {
+              kind: 'payment',
+              data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
+              holdId: 'p1-r',
+            },
+            issue: { purchaseId: 'p1', partnerId: 'P', deal, couponIds: ['p1-1', 'p1-2'], userId: 'u1' },
+            endCharge: lock,
+          },
+        },
       ]);
     expect(answerOf(state)).toBeNull();
-    expect(state.lockEndDue).toBe(false);
+    const sold = given(started, written, approved, lapsed)
+      .when({ type: 'SaleWritten', data: { position: at(9) } })
+      .then([]);
+    expect(answerOf(sold)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
   });
 
-  it('ends the lock alone and tries the sale again from what was written when its write fails; the retry’s unit carries no lock', () => {
-    const state = given(started, written, approved).when(failed('FinishSale')).thenAsks('EndCharge', 'ReadPurchase').state;
+  it('refunds when the fresh units are gone too, or their hold was released since (an earlier try took it)', () => {
+    given(started, written, approved, lapsed)
+      .when({ type: 'UnitsGone', data: { error: gone } })
+      .then([{ type: 'Refund', data: { purchaseId: 'p1', chargeId: 'ch1', amountCents: 3000 } }]);
+    const again = given(started, written, approved, lapsed)
+      .when(lapsed)
+      .then([{ type: 'Refund', data: { purchaseId: 'p1', chargeId: 'ch1', amountCents: 3000 } }]);
+    expect(again.sale.unitsGone).toBeInstanceOf(HoldLapsed);
+  });
+
+  it('tries the sale again from what was written when its write fails, every try’s unit with the lock’s end', () => {
+    const state = given(started, written, approved)
+      .when(failed('FinishSale'))
+      .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
     expect(answerOf(state)).toBeNull();
     const read: Input = { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } };
     const retry = given(started, written, approved, failed('FinishSale')).when(read).thenAsks('DrawCouponImages', 'FinishSale');
-    expect(retry.commands[1].data).toMatchObject({ endCharge: null });
+    expect(retry.commands[1].data).toMatchObject({ units: { holdId: 'p1' }, endCharge: lock });
   });
 
-  it('records the payment and issues the coupons together once sold, and answers with the later position', () => {
-    given(started, written, approved)
-      .when({ type: 'UnitsSold', data: { holdId: 'p1-r' } })
-      .then([
-        {
-          type: 'RecordSale',
-          data: {
-            kind: 'payment',
-            data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
-            holdId: 'p1-r',
-          },
-        },
-        { type: 'IssueCoupons', data: { purchaseId: 'p1', partnerId: 'P', deal, couponIds: ['p1-1', 'p1-2'], userId: 'u1' } },
-      ]);
-    const recorded: Input = { type: 'SaleRecorded', data: { position: at(7), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } };
-    const state = given(started, written, approved, sold, recorded)
-      .when({ type: 'CouponsIssued', data: { position: at(9) } })
+  it('writes the same unit again when a retry finds the sale recorded (nothing where all is written), with what the record names, and answers sold', () => {
+    const read: Input = {
+      type: 'PurchaseRead',
+      data: { deal, quantity: 2, holdId: 'p1', sold: { holdId: 'p1-r', couponIds: ['p1-1', 'p1-2'], userId: 'u1' } },
+    };
+    const history = [started, written, approved, failed('FinishSale')];
+    const [, finish] = given(...history)
+      .when(read)
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
+    expect(finish.data).toMatchObject({
+      units: { holdId: 'p1-r' },
+      record: { kind: 'payment', holdId: 'p1-r' },
+      issue: { couponIds: ['p1-1', 'p1-2'], userId: 'u1' },
+      endCharge: lock,
+      recorded: true,
+    });
+    expect(finish.data).not.toHaveProperty('units.fresh');
+    const state = given(...history, read)
+      .when({ type: 'SaleWritten', data: { position: at(4) } })
       .then([]);
-    expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(9) });
+    expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(4) });
   });
 
   it('undoes its start in one unit (lock, units, non-payment) when the card is declined, and answers declined', () => {
@@ -254,15 +283,8 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(unrefunded.answer).toMatchObject({ outcome: 'failed' });
   });
 
-  it('tries a sale whose write failed again from what was written, once its other steps answered, at once, then with waits doubling from 50 ms, then arms its recovery', () => {
-    const charged = [started, written, approved, sold];
-    given(...charged)
-      .when(failed('RecordSale'))
-      .then([]);
-    given(...charged, failed('RecordSale'))
-      .when({ type: 'CouponsIssued', data: { position: at(3) } })
-      .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
-    const retried = [...charged, failed('RecordSale'), { type: 'CouponsIssued', data: { position: at(3) } } as Input];
+  it('tries a sale whose write failed again from what was written, at once, then with waits doubling from 50 ms, then arms its recovery', () => {
+    const retried = [started, written, approved, failed('FinishSale')];
     // The second try writes the sale again in one write, from what the log holds.
     given(...retried)
       .when({ type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
@@ -303,12 +325,12 @@ describe('purchase workflow: a stored-card purchase', () => {
   });
 
   it('starts no try of a charged sale later than 6.5 s after its first failure (each try may take a statement bound)', () => {
-    const charged = [started, written, approved, sold];
+    const charged = [started, written, approved];
     const failedAt = (step: PurchaseWorkflowCommand['type'], ms: number): Input => ({
       type: 'StepFailed',
       data: { step, error: new Error('Query read timeout'), at: now.getTime() + ms },
     });
-    const first = [...charged, failedAt('RecordSale', 0), { type: 'CouponsIssued', data: { position: at(3) } } as Input];
+    const first = [...charged, failedAt('FinishSale', 0)];
     // 5 s later the second try fails: the next (after 50 ms) still starts within the window.
     given(...first)
       .when(failedAt('ReadPurchase', 5_000))
@@ -318,10 +340,6 @@ describe('purchase workflow: a stored-card purchase', () => {
       .when(failedAt('ReadPurchase', 6_500))
       .thenAsks('ArmRecovery');
     expect(last.state.answer).toEqual({ outcome: 'failed', error: new Error('Query read timeout') });
-  });
-
-  it('reports a charge lock it could not end, and still answers the sale', () => {
-    given(started, written, approved).when(failed('EndCharge')).thenAsks('Report');
   });
 });
 
@@ -343,7 +361,7 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
         {
           type: 'FinishSale',
           data: {
-            sell: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 },
+            units: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1 },
             record: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' },
             issue: { purchaseId: 'p2', partnerId: 'P', deal, couponIds: ['p2-1'], userId: 'u2' },
             endCharge: null,
@@ -356,29 +374,27 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
     expect(answerOf(state)).toEqual({ outcome: 'sold', purchaseId: 'p2', position: at(4) });
   });
 
-  it('claims step by step when the write is refused: sells, records the claim, then issues what it names', () => {
-    const refusedWrite = refused('FinishSale', new CannotFulfil('the hold was released'));
+  it('claims on fresh units in one write when the hold lapsed or was released: held and sold for the user (counted by the hold), recorded, coupons issued', () => {
     given(claim, read())
-      .when(refusedWrite)
-      // Dated: a test clock that moved refuses the claim before any unit is sold (its record would be).
+      .when({ type: 'HoldLapsed', data: { error: new HoldLapsed() } })
       .then([
         {
-          type: 'SellUnits',
-          data: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1, dated: true },
+          type: 'FinishSale',
+          data: {
+            units: { purchaseId: 'p2', dealId: 'd1', holdId: 'p2-r', quantity: 1, buyer: 'P/u2', maxPerBuyer: 1, fresh: true },
+            record: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2-r' },
+            issue: { purchaseId: 'p2', partnerId: 'P', deal, couponIds: ['p2-1'], userId: 'u2' },
+            endCharge: null,
+          },
         },
       ]);
-    given(claim, read(), refusedWrite)
-      .when({ type: 'UnitsSold', data: { holdId: 'p2' } })
-      .then([{ type: 'RecordSale', data: { kind: 'claim', data: { purchaseId: 'p2', partnerId: 'P', userId: 'u2' }, holdId: 'p2' } }]);
-    given(claim, read(), refusedWrite, { type: 'UnitsSold', data: { holdId: 'p2' } })
-      .when({ type: 'SaleRecorded', data: { position: at(4), couponIds: ['p2-1'], userId: 'u2' } })
-      .then([{ type: 'IssueCoupons', data: { purchaseId: 'p2', partnerId: 'P', deal, couponIds: ['p2-1'], userId: 'u2' } }]);
   });
 
-  it('does not sell again a claim already sold (its retry), and issues the coupons it names', () => {
-    given(claim)
+  it('writes the same unit again for a claim already recorded (its retry), with what the record names: nothing where all is written', () => {
+    const [, finish] = given(claim)
       .when(read({ holdId: 'p2', couponIds: ['p2-1'], userId: 'u2' }))
-      .thenAsks('DrawCouponImages', 'RecordSale');
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
+    expect(finish.data).toMatchObject({ units: { holdId: 'p2', buyer: 'P/u2' }, issue: { couponIds: ['p2-1'] }, recorded: true });
   });
 
   it('answers the refusal when the units are gone, refunding nothing', () => {
@@ -388,11 +404,9 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
     expect(state.answer).toEqual({ outcome: 'refused', error: gone });
   });
 
-  it('answers a refused record as refused', () => {
+  it('answers a sale refused but for its units as refused, taking no fresh units (nothing was written)', () => {
     const error = new NotFound('purchase p2 not found');
-    const state = given(claim, read(), { type: 'UnitsSold', data: { holdId: 'p2' } })
-      .when(refused('RecordSale', error))
-      .then([]);
+    const state = given(claim, read()).when(refused('FinishSale', error)).then([]);
     expect(state.answer).toEqual({ outcome: 'refused', error });
   });
 
@@ -406,25 +420,25 @@ describe('purchase workflow: the claim of a reservation, a reseller’s sale', (
         terms: { amountCents: 900, transactionDate: '2026-06-01', buyer: { first_name: 'Ann' } },
       },
     };
-    given(resale, { type: 'PurchaseRead', data: { deal, quantity: 1, holdId: 'p3', sold: null } })
-      .when({ type: 'UnitsSold', data: { holdId: 'p3' } })
-      .then([
-        {
-          type: 'RecordSale',
-          data: {
-            kind: 'resale',
-            data: {
-              purchaseId: 'p3',
-              partnerId: 'P',
-              transactionReference: 'T-1',
-              transactionDate: '2026-06-01',
-              amountCents: 900,
-              buyer: { first_name: 'Ann' },
-            },
-            holdId: 'p3',
-          },
+    const [, finish] = given(resale)
+      .when({ type: 'PurchaseRead', data: { deal, quantity: 1, holdId: 'p3', sold: null } })
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
+    expect(finish.data).toMatchObject({
+      record: {
+        kind: 'resale',
+        data: {
+          purchaseId: 'p3',
+          partnerId: 'P',
+          transactionReference: 'T-1',
+          transactionDate: '2026-06-01',
+          amountCents: 900,
+          buyer: { first_name: 'Ann' },
         },
-      ]);
+        holdId: 'p3',
+      },
+      units: { holdId: 'p3' },
+      endCharge: null,
+    });
   });
 });
 
@@ -442,12 +456,11 @@ describe('purchase workflow: a card purchase settled from its stream after a cra
       payment: { userId: 'u1', creditCardId: 'c1', sessionId: null },
     },
   };
-  const resumed: Input = { type: 'SettlingStarted', data: { purchaseId: 'p1', history: [reserved] } };
+  const settling: Input = { type: 'SettlingStarted', data: { purchaseId: 'p1', history: [reserved] } };
   const lookedUp = (charge: Extract<Input, { type: 'ChargeLookedUp' }>['data']['charge']): Input => ({
     type: 'ChargeLookedUp',
     data: { charge },
   });
-  const ended: Input = { type: 'ChargeLockEnded', data: none };
   const undone: Input = { type: 'StartUndone', data: none };
   const undo = (nonPayment: { outcome: 'declined' | 'error'; reason: string }): PurchaseWorkflowCommand => ({
     type: 'UndoStart',
@@ -480,7 +493,7 @@ describe('purchase workflow: a card purchase settled from its stream after a cra
   });
 
   it('folds its stream: an open card purchase is the order it reserved (its buyer, card, session, deal and amount)', () => {
-    const { state } = given().when(resumed).thenAsks('LookUpCharge');
+    const { state } = given().when(settling).thenAsks('LookUpCharge');
     expect(state.order).toMatchObject({
       path: 'settling',
       partnerId: 'P',
@@ -495,33 +508,33 @@ describe('purchase workflow: a card purchase settled from its stream after a cra
 
   it('asks the processor what it recorded, never charging', () => {
     given()
-      .when(resumed)
+      .when(settling)
       .then([{ type: 'LookUpCharge', data: { purchaseId: 'p1' } }]);
   });
 
   it('stopped before its charge: undoes its start in one unit (hold, non-payment, lock), and is settled', () => {
-    given(resumed)
+    given(settling)
       .when(lookedUp(null))
       .then([undo({ outcome: 'error', reason: 'interrupted before charging' })]);
-    const state = given(resumed, lookedUp(null)).when(undone).then([]);
+    const state = given(settling, lookedUp(null)).when(undone).then([]);
     expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'never charged' });
   });
 
   it('declined before the crash: records it as declined', () => {
-    given(resumed)
+    given(settling)
       .when(lookedUp({ status: 'declined', reason: 'stolen card' }))
       .then([undo({ outcome: 'declined', reason: 'stolen card' })]);
   });
 
   it('charged, and refunded before the crash (its units were gone): closed, never sold', () => {
-    given(resumed)
+    given(settling)
       .when(lookedUp({ status: 'approved', chargeId: 'ch1' }))
       .thenAsks('LookUpRefund');
-    given(resumed, lookedUp({ status: 'approved', chargeId: 'ch1' }))
+    given(settling, lookedUp({ status: 'approved', chargeId: 'ch1' }))
       .when({ type: 'RefundLookedUp', data: { refunded: true } })
       .then([undo({ outcome: 'error', reason: SOLD_OUT_DURING_CHARGE })]);
     const steps = [
-      resumed,
+      settling,
       lookedUp({ status: 'approved', chargeId: 'ch1' }),
       { type: 'RefundLookedUp', data: { refunded: true } } as Input,
     ];
@@ -532,13 +545,13 @@ describe('purchase workflow: a card purchase settled from its stream after a cra
   });
 
   const charged = [
-    resumed,
+    settling,
     lookedUp({ status: 'approved', chargeId: 'ch1' }),
     { type: 'RefundLookedUp', data: { refunded: false } } as Input,
   ];
 
   it('charged, stopped before the sale: sells for the buyer (the limit not applied again), records the payment, issues the coupons and ends the lock in one write', () => {
-    given(resumed, lookedUp({ status: 'approved', chargeId: 'ch1' }))
+    given(settling, lookedUp({ status: 'approved', chargeId: 'ch1' }))
       .when({ type: 'RefundLookedUp', data: { refunded: false } })
       .then([{ type: 'ReadPurchase', data: { purchaseId: 'p1' } }]);
     const readNow: Input = { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } };
@@ -549,7 +562,7 @@ describe('purchase workflow: a card purchase settled from its stream after a cra
         {
           type: 'FinishSale',
           data: {
-            sell: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1' },
+            units: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2, buyer: 'P/u1' },
             record: {
               kind: 'payment',
               data: { purchaseId: 'p1', partnerId: 'P', userId: 'u1', creditCardId: 'c1', chargeId: 'ch1', sessionId: null },
@@ -566,29 +579,28 @@ describe('purchase workflow: a card purchase settled from its stream after a cra
     expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'approved; sold and coupons issued' });
   });
 
-  it('charged and sold, stopped before its coupons: issues them, then ends the lock', () => {
+  it('charged and recorded, stopped before its unit was whole (a store appending stream by stream): writes it again with the lock’s end, and is settled', () => {
     const read: Input = {
       type: 'PurchaseRead',
       data: { deal, quantity: 2, holdId: 'p1', sold: { holdId: 'p1', couponIds: ['p1-1', 'p1-2'], userId: 'u1' } },
     };
-    given(...charged)
+    const [, finish] = given(...charged)
       .when(read)
-      .thenAsks('DrawCouponImages', 'RecordSale');
-    given(...charged, read)
-      .when({ type: 'SaleRecorded', data: { position: at(2), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
-      .thenAsks('IssueCoupons');
-    given(...charged, read, { type: 'SaleRecorded', data: { position: at(2), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } })
-      .when({ type: 'CouponsIssued', data: { position: at(3) } })
-      .then([{ type: 'EndCharge', data: lock }]);
-    const state = given(
-      ...charged,
-      read,
-      { type: 'SaleRecorded', data: { position: at(2), couponIds: ['p1-1', 'p1-2'], userId: 'u1' } },
-      { type: 'CouponsIssued', data: { position: at(3) } },
-    )
-      .when(ended)
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
+    expect(finish.data).toMatchObject({ units: { holdId: 'p1' }, endCharge: lock, recorded: true });
+    const state = given(...charged, read)
+      .when({ type: 'SaleWritten', data: { position: at(3) } })
       .then([]);
     expect(state.answer).toEqual({ outcome: 'settled', purchaseId: 'p1', summary: 'approved; sold and coupons issued' });
+  });
+
+  it('charged, its hold lapsed while it was down: sells fresh units for the buyer in one write with the lock’s end', () => {
+    const read: Input = { type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } };
+    const [finish] = given(...charged, read)
+      .when(lapsed)
+      .thenAsks('FinishSale').commands;
+    expect(finish.data).toMatchObject({ units: { holdId: 'p1-r', buyer: 'P/u1', fresh: true }, endCharge: lock });
+    expect(finish.data).not.toHaveProperty('units.maxPerBuyer');
   });
 
   it('charged, and the units sold out while it was down: refunds, then undoes its start in one unit', () => {
@@ -610,7 +622,7 @@ describe('purchase workflow: a card purchase settled from its stream after a cra
 
   it('fails without ending the lock when a step fails (tried again later)', () => {
     const error = new Error('processor away');
-    const state = given(resumed).when(failed('LookUpCharge', error)).then([]);
+    const state = given(settling).when(failed('LookUpCharge', error)).then([]);
     expect(state.answer).toEqual({ outcome: 'failed', error });
   });
 });

@@ -1,7 +1,7 @@
 import { Workflow } from '@deals/kernel';
 import { decideSettling, evolveSettling } from './card-purchase-settling';
 import { decideCardPurchaseStart, evolveCardPurchaseStart } from './card-purchase-start';
-import { command, lock, NO_ORDER } from './purchase-workflow.common';
+import { NO_ORDER } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
 import { decideResaleStart, evolveResaleStart } from './resale-start';
 import { decideSale, evolveSale, retrySale } from './sale';
@@ -22,10 +22,10 @@ export { SALE_ATTEMPTS } from './sale';
  * one unit of work (all or none), answering its refusal if refused. Then it
  * charges the card (idempotent by purchase id) and arms the hold's release; approved: ends the
  * lock and sells; declined or failed: ends the lock, releases the hold, records the non-payment;
- * no answer: keeps the lock and arms the settling at its end. A sale sells the held units (or
- * fresh ones when the hold lapsed), then records the payment and issues the coupons. Units gone
- * after the charge: refund, then record the non-payment. No charge without units, no units
- * without a charge. A reseller's new sale claims its transaction reference, holds, marks the claim
+ * no answer: keeps the lock and arms the settling at its end. A sale is one unit of work: the
+ * held units sold (or fresh ones held and sold in it when the hold lapsed), the sale recorded, the
+ * coupons issued and a card purchase's lock ended. Units gone after the charge: refund, then record
+ * the non-payment. No charge without units, no units without a charge. A reseller's new sale claims its transaction reference, holds, marks the claim
  * selling and reserves first (`resale-start.ts`); then it is sold as a claim is.
  *
  * Each path is a part of its own, handed its inputs here: `card-purchase-start.ts` (the stored
@@ -43,18 +43,15 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
     order: NO_ORDER,
     start: { awaiting: [] },
     charge: null,
-    sale: { steps: 0, failure: null, attempts: 0, firstFailedAt: null, retryDue: false, unitsGone: null, recorded: null, issued: null },
+    sale: { steps: 0, failure: null, attempts: 0, firstFailedAt: null, retryDue: false, unitsGone: null, fresh: false },
     refunded: false,
     undone: false,
-    lockEndDue: false,
     settleAt: null,
     answer: null,
   }),
 
   decide(input, state, now) {
-    const next = state.sale.retryDue ? retrySale(state) : decideInput(input, state, now);
-    // The lock's end its sale's unit did not write goes first, on its own.
-    return state.lockEndDue ? [command('EndCharge', { ...lock(state), saleFollows: true }), ...next] : next;
+    return state.sale.retryDue ? retrySale(state) : decideInput(input, state, now);
   },
 
   evolve(state, message) {
@@ -76,29 +73,20 @@ export const purchaseWorkflow: Workflow<Input, State, Command> = {
       case 'RefundLookedUp':
         return evolveSettling(state, message);
       case 'PurchaseRead':
-      case 'UnitsSold':
+      case 'HoldLapsed':
       case 'UnitsGone':
       case 'ChargeRefunded':
       case 'RefundFailed':
-      case 'SaleRecorded':
-      case 'CouponsIssued':
         return evolveSale(state, message);
       // A settling's sale or undo written with its lock's end: what it did is its answer.
       case 'SaleWritten':
       case 'StartUndone':
         return evolveSettling(evolveSale(state, message), message);
-      case 'ChargeLockEnded':
-        return evolveSettling(state, message);
       case 'StepRefused':
       case 'StepFailed':
         return evolveTrouble(state, message);
-      case 'EndCharge':
-        return state.lockEndDue ? { ...state, lockEndDue: false } : state;
       // Commands decided that the state follows: the sale's steps under way, the settling's time.
       case 'ReadPurchase':
-      case 'SellUnits':
-      case 'RecordSale':
-      case 'IssueCoupons':
       case 'FinishSale':
       case 'Wait':
         return evolveSale(state, message);
@@ -138,16 +126,13 @@ function decideInput(input: Input, state: State, now: Date): Command[] {
     case 'RefundLookedUp':
       return decideSettling(input, state);
     case 'PurchaseRead':
-    case 'UnitsSold':
+    case 'HoldLapsed':
     case 'UnitsGone':
     case 'ChargeRefunded':
-    case 'SaleRecorded':
       return decideSale(input, state);
     case 'SaleWritten':
     case 'StartUndone':
       return [];
-    case 'CouponsIssued':
-      return decideSettling(input, state);
     case 'Waited':
       return decideSale(input, state);
     case 'StepRefused':

@@ -2,6 +2,7 @@ import { CannotFulfil, CannotFulfilReseller, LogPosition, NotFound, ValidationFa
 import { workflowSpec } from '@deals/testing';
 import { DealSnapshot } from '../purchase/purchase.events';
 import { ResaleClaimSuperseded, ResaleTerms } from '../purchase/resale-claim';
+import { HoldLapsed } from '../inventory/inventory.decider';
 import { PurchaseWorkflowCommand, PurchaseWorkflowInput, purchaseWorkflow } from './purchase.workflow';
 import { ResoldDeal } from './resale-start';
 
@@ -87,7 +88,7 @@ describe('purchase workflow: a reseller’s new sale', () => {
       .when(read)
       .thenAsks('DrawCouponImages', 'FinishSale').commands;
     expect(finish.data).toEqual({
-      sell: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2 },
+      units: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1', quantity: 2 },
       record: { kind: 'resale', data: { purchaseId: 'p1', partnerId: 'P', transactionReference: 'tx-1', ...asked }, holdId: 'p1' },
       issue: { purchaseId: 'p1', partnerId: 'P', deal: snapshot('d1'), couponIds: ['p1-1', 'p1-2'], userId: null },
       endCharge: null,
@@ -98,30 +99,32 @@ describe('purchase workflow: a reseller’s new sale', () => {
     expect(state.answer).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(6) });
   });
 
-  it('sells step by step when the write is refused: the units, then the sale, then its coupons', () => {
+  it('sells fresh units in one write when its hold lapsed: held and sold, recorded and its coupons issued; refused again, gives up', () => {
     const read: Input = { type: 'PurchaseRead', data: { deal: snapshot('d1'), quantity: 2, holdId: 'p1', sold: null } };
-    const refused: Input = { type: 'StepRefused', data: { step: 'FinishSale', error: new CannotFulfil('the hold lapsed') } };
+    const lapsed: Input = { type: 'HoldLapsed', data: { error: new HoldLapsed() } };
     const started = [requested(), claimed, reserved, read];
     given(...started)
-      .when(refused)
-      .thenAsks('SellUnits');
-    given(...started, refused)
-      .when({ type: 'UnitsSold', data: { holdId: 'p1' } })
+      .when(lapsed)
       .then([
         {
-          type: 'RecordSale',
+          type: 'FinishSale',
           data: {
-            kind: 'resale',
-            data: { purchaseId: 'p1', partnerId: 'P', transactionReference: 'tx-1', ...asked },
-            holdId: 'p1',
+            units: { purchaseId: 'p1', dealId: 'd1', holdId: 'p1-r', quantity: 2, fresh: true },
+            record: { kind: 'resale', data: { purchaseId: 'p1', partnerId: 'P', transactionReference: 'tx-1', ...asked }, holdId: 'p1-r' },
+            issue: { purchaseId: 'p1', partnerId: 'P', deal: snapshot('d1'), couponIds: ['p1-1', 'p1-2'], userId: null },
+            endCharge: null,
           },
         },
       ]);
-    const recorded: Input = { type: 'SaleRecorded', data: { position: at(5), couponIds: ['p1-1', 'p1-2'], userId: null } };
-    const state = given(...started, refused, { type: 'UnitsSold', data: { holdId: 'p1' } }, recorded)
-      .when({ type: 'CouponsIssued', data: { position: at(6) } })
+    const state = given(...started, lapsed)
+      .when({ type: 'SaleWritten', data: { position: at(6) } })
       .then([]);
     expect(state.answer).toEqual({ outcome: 'sold', purchaseId: 'p1', position: at(6) });
+    const soldOut = new CannotFulfil('the deal is sold out');
+    const gone = given(...started, lapsed)
+      .when({ type: 'UnitsGone', data: { error: soldOut } })
+      .then([]);
+    expect(gone.answer).toEqual({ outcome: 'refused', error: soldOut });
   });
 });
 

@@ -1,5 +1,5 @@
-import { laterPosition } from '@deals/kernel';
-import { buyerKey } from '../inventory/inventory.events';
+import type { CannotFulfil } from '@deals/kernel';
+import { buyerKey, replacementHoldId } from '../inventory/inventory.events';
 import { couponIdsFor } from '../purchase/purchase.events';
 import { charged, command, lockEndedBySale, NO_ORDER, undoStart } from './purchase-workflow.common';
 import type {
@@ -10,17 +10,20 @@ import type {
   ReservationClaimStarted,
   ResaleStarted,
   SaleProgress,
+  SaleUnit,
   Step,
 } from './purchase-workflow.types';
 
 /**
- * The sale every path shares once paid for (a card charged, a claim, a resale): the held units sold,
- * the sale recorded and its coupons issued in one write (`FinishSale`); refused (the hold lapsed or
- * was released), step by step: the units sold (fresh ones when the hold lapsed), then the sale
- * recorded and its coupons issued. A claim and a resale whose purchase is written start here, from
- * what was written. Units gone after a charge: refund, then record the non-payment; nothing
- * charged: refused. A charged card purchase's failed write is tried again from what was written
- * (see `saleStepDone`).
+ * The sale every path shares once paid for (a card charged, a claim, a resale), one unit of work
+ * (`FinishSale`): its units sold, the sale recorded, its coupons issued and a card purchase's charge
+ * lock ended, all or none. Its hold lapsed or was released: the same unit again on fresh units,
+ * held and sold in it under the purchase's replacement hold. A claim and a resale whose purchase is
+ * written start here, from what was written; a purchase that shows its sale recorded (a retry)
+ * writes the same unit again, which writes nothing where all of it is written (and completes what a
+ * store that appends stream by stream left out). Units gone after a charge: refund, then the start
+ * undone; nothing charged: refused. A charged card purchase's failed write is tried again from what
+ * was written (see `saleStepDone`).
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -33,18 +36,17 @@ type SaleInput = Extract<
       | 'ReservationClaimStarted'
       | 'ResaleStarted'
       | 'PurchaseRead'
-      | 'UnitsSold'
+      | 'HoldLapsed'
       | 'UnitsGone'
       | 'ChargeRefunded'
-      | 'SaleRecorded'
       | 'SaleWritten'
       | 'Waited';
   }
 >;
 type SaleMessage =
   | Exclude<SaleInput, { type: 'Waited' }>
-  | Extract<PurchaseWorkflowInput, { type: 'RefundFailed' | 'StartUndone' | 'CouponsIssued' }>
-  | Extract<PurchaseWorkflowMessage, { type: 'ReadPurchase' | 'SellUnits' | 'RecordSale' | 'IssueCoupons' | 'FinishSale' | 'Wait' }>;
+  | Extract<PurchaseWorkflowInput, { type: 'RefundFailed' | 'StartUndone' }>
+  | Extract<PurchaseWorkflowMessage, { type: 'ReadPurchase' | 'FinishSale' | 'Wait' }>;
 
 /**
  * How many times the sale of a charged card purchase is tried again after a failed write: at once,
@@ -61,15 +63,12 @@ export const SALE_RETRY_WINDOW_MS = 6_500;
 export const SETTLE_FAILED_SALE_MS = 10_000;
 
 /** The sale's steps a failed write of which is tried again, for a charged card purchase. */
-export const SALE: readonly Step[] = ['ReadPurchase', 'SellUnits', 'RecordSale', 'IssueCoupons', 'FinishSale'];
-
-/** Whether the sale is written the quick way: the payment and the coupons together (a card purchase charged a moment ago, first try). */
-const quickSale = (state: State) => state.order.path === 'stored_card' && state.sale.attempts === 0;
+export const SALE: readonly Step[] = ['ReadPurchase', 'FinishSale'];
 
 /**
  * The card is charged: a failed write must not leave it without its units and coupons. The sale is
- * tried again from what was written (every step is idempotent), at once and then after waits that
- * double; what still fails is settled by its recovery job (armed then, see `decideTrouble`).
+ * tried again from what was written (its unit changes nothing written already), at once and then
+ * after waits that double; what still fails is settled by its recovery job (armed then, see `decideTrouble`).
  */
 export function retrySale(state: State): Command[] {
   return state.sale.attempts === 1
@@ -85,21 +84,15 @@ export function decideSale(input: SaleInput, state: State): Command[] {
     case 'PurchaseRead': {
       const { sold, holdId } = input.data;
       const images = command('DrawCouponImages', { purchaseId: state.order.purchaseId, quantity: state.order.quantity });
-      return [images, ...(sold ? afterSold(state, sold.holdId) : [finish(state, holdId)])];
+      return [images, sold ? finish(state, sold.holdId, { recorded: sold }) : finish(state, holdId)];
     }
-    case 'UnitsSold':
-      return afterSold(state, input.data.holdId);
+    case 'HoldLapsed':
+      // Fresh units in the hold's place, in the same unit; refused again (their hold released since): gone.
+      return state.sale.fresh ? unitsGone(state) : [finish(state, replacementHoldId(state.order.purchaseId), { fresh: true })];
     case 'UnitsGone':
-      // Charged, and no units to sell: the money goes back. Not charged (a claim, a resale): refused.
-      if (charged(state)) {
-        const { chargeId } = state.charge as { chargeId: string };
-        return [command('Refund', { purchaseId: state.order.purchaseId, chargeId, amountCents: state.order.amountCents })];
-      }
-      return [];
+      return unitsGone(state);
     case 'ChargeRefunded':
       return [undoStart(state)];
-    case 'SaleRecorded':
-      return quickSale(state) ? [] : [issue(state, input.data.couponIds, input.data.userId)];
     case 'SaleWritten':
       return [];
     case 'Waited':
@@ -117,13 +110,10 @@ export function evolveSale(state: State, message: SaleMessage): State {
       const { deal, quantity } = message.data;
       return { ...saleStepDone(state, {}), order: { ...state.order, deal, dealId: deal.dealId, quantity } };
     }
-    case 'UnitsSold':
-      return saleStepDone(state, {});
-    case 'UnitsGone': {
-      const { error } = message.data;
-      const next = saleStepDone(state, { unitsGone: error });
-      return charged(state) ? next : { ...next, answer: { outcome: 'refused', error } };
-    }
+    case 'HoldLapsed':
+      return state.sale.fresh ? gone(state, message.data.error) : saleStepDone(state, {});
+    case 'UnitsGone':
+      return gone(state, message.data.error);
     case 'ChargeRefunded':
       return { ...state, refunded: true };
     case 'RefundFailed':
@@ -140,25 +130,31 @@ export function evolveSale(state: State, message: SaleMessage): State {
       const { unitsGone } = state.sale;
       return state.order.path === 'stored_card' && unitsGone ? { ...next, answer: { outcome: 'refused', error: unitsGone } } : next;
     }
-    case 'SaleRecorded':
-      return sold(saleStepDone(state, { recorded: { position: message.data.position } }));
-    case 'CouponsIssued':
-      return sold(saleStepDone(state, { issued: { position: message.data.position } }));
     case 'SaleWritten': {
-      const at = { position: message.data.position };
-      return sold(saleStepDone(state, { recorded: at, issued: at }));
+      const { purchaseId } = state.order;
+      return { ...saleStepDone(state, {}), answer: { outcome: 'sold', purchaseId, position: message.data.position } };
     }
     // Commands decided that the state follows: the sale's steps under way.
     case 'ReadPurchase':
-      return { ...state, sale: { ...state.sale, steps: state.sale.steps + 1, recorded: null, issued: null, retryDue: false } };
-    case 'SellUnits':
-    case 'RecordSale':
-    case 'IssueCoupons':
+      return { ...state, sale: { ...state.sale, steps: state.sale.steps + 1, fresh: false, retryDue: false } };
     case 'FinishSale':
-      return { ...state, sale: { ...state.sale, steps: state.sale.steps + 1 } };
+      return { ...state, sale: { ...state.sale, steps: state.sale.steps + 1, fresh: message.data.units.fresh === true } };
     case 'Wait':
       return { ...state, sale: { ...state.sale, retryDue: false } };
   }
+}
+
+/** No units to sell: a charge is refunded (then its start undone); a claim or a resale is refused. */
+function unitsGone(state: State): Command[] {
+  if (!charged(state)) return [];
+  const { chargeId } = state.charge as { chargeId: string };
+  return [command('Refund', { purchaseId: state.order.purchaseId, chargeId, amountCents: state.order.amountCents })];
+}
+
+/** The units gone: a charged sale goes on to its refund; one not charged is refused. */
+function gone(state: State, error: CannotFulfil): State {
+  const next = saleStepDone(state, { unitsGone: error });
+  return charged(state) ? next : { ...next, answer: { outcome: 'refused', error } };
 }
 
 function claimStarted(state: State, data: ReservationClaimStarted['data']): State {
@@ -192,48 +188,31 @@ function resaleStarted(state: State, data: ResaleStarted['data']): State {
   };
 }
 
-export function sell(state: State, holdId: string, dated = false): Command {
-  return command('SellUnits', {
-    purchaseId: state.order.purchaseId,
-    dealId: state.order.dealId,
-    holdId,
-    quantity: state.order.quantity,
-    ...state.order.buyer,
-    ...(dated ? { dated: true as const } : {}),
-  });
-}
-
 /**
- * The sale in one write: the units of `holdId` sold, the sale recorded, its coupons issued and a
- * card purchase's charge lock ended (a charged card purchase's, a claim's, a resale's). Refused, it
- * goes step by step (`decideTrouble`).
+ * The sale's unit: the units of `holdId` sold (`fresh`: held and sold in the same unit), the sale
+ * recorded, its coupons issued and a card purchase's charge lock ended. `recorded`: the purchase
+ * shows the sale recorded, with the coupons and holder it names (a retry's unit, to complete).
  */
-export function finish(state: State, holdId = state.order.purchaseId): Command {
-  const { purchaseId, quantity, userId } = state.order;
-  return command('FinishSale', {
-    sell: (sell(state, holdId) as Extract<Command, { type: 'SellUnits' }>).data,
-    record: { ...state.order.record, holdId } as Extract<Command, { type: 'RecordSale' }>['data'],
-    issue: (issue(state, couponIdsFor(purchaseId, quantity), userId) as Extract<Command, { type: 'IssueCoupons' }>).data,
+export function finish(
+  state: State,
+  holdId = state.order.purchaseId,
+  { fresh, recorded }: { fresh?: true; recorded?: { couponIds: string[]; userId: string | null } } = {},
+): Command {
+  const { purchaseId, partnerId, dealId, quantity, buyer, deal, record } = state.order;
+  const unit: SaleUnit = {
+    units: { purchaseId, dealId, holdId, quantity, ...buyer, ...(fresh ? { fresh } : {}) },
+    record: { ...record, holdId },
+    issue: {
+      purchaseId,
+      partnerId,
+      deal: deal!,
+      couponIds: recorded?.couponIds ?? couponIdsFor(purchaseId, quantity),
+      userId: recorded ? recorded.userId : state.order.userId,
+    },
     endCharge: lockEndedBySale(state),
-  });
-}
-
-/** The units sold: the sale recorded, and its coupons issued (beside it the quick way, else after it). */
-function afterSold(state: State, holdId: string): Command[] {
-  const record = { ...state.order.record!, holdId } as Extract<Command, { type: 'RecordSale' }>['data'];
-  const commands: Command[] = [command('RecordSale', record)];
-  if (quickSale(state)) commands.push(issue(state, couponIdsFor(state.order.purchaseId, state.order.quantity), state.order.userId));
-  return commands;
-}
-
-function issue(state: State, couponIds: string[], userId: string | null): Command {
-  return command('IssueCoupons', {
-    purchaseId: state.order.purchaseId,
-    partnerId: state.order.partnerId,
-    deal: state.order.deal!,
-    couponIds,
-    userId,
-  });
+    ...(recorded ? { recorded: true as const } : {}),
+  };
+  return command('FinishSale', unit);
 }
 
 /**
@@ -250,14 +229,4 @@ export function saleStepDone(state: State, change: Partial<SaleProgress>, failed
   if (sale.attempts < SALE_ATTEMPTS && inWindow)
     return { ...state, sale: { ...sale, failure: null, attempts: sale.attempts + 1, retryDue: true } };
   return { ...state, sale, answer: { outcome: 'failed', error: sale.failure } };
-}
-
-/** Recorded and its coupons issued: sold. */
-function sold(state: State): State {
-  const { recorded, issued } = state.sale;
-  if (!recorded || !issued) return state;
-  return {
-    ...state,
-    answer: { outcome: 'sold', purchaseId: state.order.purchaseId, position: laterPosition(recorded.position, issued.position) },
-  };
 }

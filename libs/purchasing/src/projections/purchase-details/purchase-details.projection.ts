@@ -20,7 +20,9 @@ export interface PurchaseDetails extends ViewDocument {
   couponIds: string[];
   /**
    * Coupons the purchase's fulfilment named that are not issued yet: above 0 only between the
-   * fulfilment and its coupons, or after a crash there (recovery issues them at start).
+   * fulfilment and its coupons in the fold of the sale's append (the feed's `purchase.completed`
+   * waits for 0), or where a sale was left part-written (a store appending stream by stream, a log
+   * from step-by-step sales): recovery issues them at start.
    */
   couponsOwed: number;
   couponsIssued: number;
@@ -36,10 +38,12 @@ export interface PurchaseDetails extends ViewDocument {
   transactionReference?: string;
   /**
    * Units are being sold to this purchase and the sale is not recorded on it yet: a reseller's sale
-   * from its reservation until it is resold; a reservation from the sale of its hold (or of the
-   * hold a claim took in its place, `-r`) until it is claimed. What start-up recovery looks at for
-   * sales a stop interrupted, so that it reads these few rather than every reservation ever made.
-   * Card purchases are settled from their payment intent instead, and are never marked.
+   * from its reservation (its start's unit) until it is resold (its sale's unit); a reservation
+   * from the sale of its hold (or of the hold a claim took in its place, `-r`) until it is claimed,
+   * which the claim's one unit leaves only on a store appending stream by stream or in a log from
+   * step-by-step sales. What start-up recovery looks at for sales a stop interrupted, so that it
+   * reads these few rather than every reservation ever made. Card purchases are settled from their
+   * payment intent instead, and are never marked.
    */
   saleInProgress: boolean;
   /**
