@@ -139,12 +139,15 @@ export class CouponIssuer {
   /**
    * The hold of a sale's fresh units, decided in its unit before their sale: only while the deal is
    * on sale (the catalogue's refusal goes in the command, so that a hold an earlier try took is sold
-   * as it is, whatever the deal's state now); a sandbox's from its own inventory of the deal.
+   * as it is, whatever the deal's state now); a sandbox's from its own inventory of the deal. A known
+   * buyer's fresh units count against the deal's per-user limit: the one the sale names, else (a
+   * settling, whose reservation keeps none) the catalogue's now.
    */
   private async freshHold(inventory: string, units: SaleUnits, context: PartnerContext): Promise<CommandPart> {
-    const { dealId, holdId, quantity, buyer, maxPerBuyer } = units;
+    const { dealId, holdId, quantity, buyer } = units;
     const view = await this.catalog.deal(dealId);
     const offSale = view ? offSaleReason(view, context.now.getTime()) : 'the deal is no longer listed';
+    const maxPerBuyer = units.maxPerBuyer ?? (buyer === undefined ? undefined : (view?.deal?.max_per_user ?? undefined));
     const hold: HoldUnits = {
       type: 'HoldUnits',
       data: { dealId, holdId, quantity, buyer, maxPerBuyer, ...(offSale === null ? {} : { offSale }) },

@@ -12,8 +12,8 @@ import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowSt
  * (never a charge). Never charged, declined or failed: the start undone in one unit (the hold
  * released, the non-payment recorded, the lock ended). Approved and refunded before the crash: the
  * same. Approved: the sale with the lock's end in one unit (`sale.ts`; on fresh units in the same
- * unit if the hold lapsed; the limit not applied again), or a refund and the undo when the units
- * are gone now. The answer says what it did.
+ * unit if the hold lapsed, counted against the deal's per-user limit; the held units not counted
+ * again), or a refund and the undo when the units are gone now. The answer says what it did.
  */
 
 type Command = PurchaseWorkflowCommand;
@@ -101,7 +101,8 @@ function settlingOf(state: State, { purchaseId, history }: SettlingStarted['data
       quantity,
       deal,
       amountCents: deal.unitPrice * quantity,
-      // The limit is not applied again: it was when the charged hold was taken.
+      // The held units are not counted again (they were when the charged hold was taken); fresh units
+      // in their place count against the deal's limit as the sale's unit reads it (`CouponIssuer`).
       buyer: { buyer: buyerKey(partnerId, userId) },
       record: { kind: 'payment', data: { purchaseId, partnerId, userId, creditCardId, chargeId: '', sessionId } },
     },
