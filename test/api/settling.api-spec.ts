@@ -1,8 +1,9 @@
-import { PaymentGateway } from '@deals/kernel';
+import { PaymentGateway, Scheduler } from '@deals/kernel';
 import { RecoverInterruptedPayments } from '@deals/purchasing';
 import { ApiRequest, ApiSpec } from '../support/api-spec';
 import { chicago, spaDay } from '../support/catalogue-fixtures';
-import { TEST_CARDS } from '../support/test-cards';
+import { holdNextCharge } from '../support/held-charge';
+import { REFUND_REFUSED_TEST_CARD, TEST_CARDS } from '../support/test-cards';
 
 /**
  * The settling of a card purchase whose charge had no answer (the `recover-purchase` job's work),
@@ -13,22 +14,37 @@ describe('settling a card purchase left open (API tier)', () => {
   let apiKey: string;
   let userId: string;
   let cardId: string;
+  let refusingCardId: string;
 
   beforeAll(async () => {
     api = await ApiSpec.build();
     ({ apiKey } = await api.givenPartner());
-    await api.givenCatalogue([chicago], [{ ...spaDay, id: 'spa-one-each', quantity: 10, max_per_user: 1 }]);
+    await api.givenCatalogue(
+      [chicago],
+      [
+        { ...spaDay, id: 'spa-one-each', quantity: 10, max_per_user: 1 },
+        { ...spaDay, id: 'spa-last-one', quantity: 1, max_per_user: undefined },
+      ],
+    );
     userId = (await api.send({ method: 'POST', url: '/users', apiKey, body: { email: 'settled@example.com' } })).body.user_id;
     const card = { user_id: userId, number: TEST_CARDS.visa, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
     cardId = (await api.send({ method: 'POST', url: '/credit_cards', apiKey, body: card })).body.credit_card_id;
+    const refusing = { ...card, number: REFUND_REFUSED_TEST_CARD };
+    refusingCardId = (await api.send({ method: 'POST', url: '/credit_cards', apiKey, body: refusing })).body.credit_card_id;
   });
   afterAll(() => api.close());
 
-  const buy = (dealId: string): ApiRequest => ({
+  const buy = (dealId: string, buyer = { userId: '', cardId: '' }): ApiRequest => ({
     method: 'POST',
     url: '/purchases',
     apiKey,
-    body: { deal_id: dealId, quantity: 1, user_id: userId, credit_card_id: cardId, expected_price_per_unit: 4900 },
+    body: {
+      deal_id: dealId,
+      quantity: 1,
+      user_id: buyer.userId || userId,
+      credit_card_id: buyer.cardId || cardId,
+      expected_price_per_unit: 4900,
+    },
   });
 
   /** The next charge is made by the processor, and its answer lost on the way back (a dropped connection). */
@@ -62,5 +78,30 @@ describe('settling a card purchase left open (API tier)', () => {
     expect(await api.get(PaymentGateway).refundOutcome(`${first}-refund`)).toMatchObject({ status: 'refunded' });
     const deal = (await api.send({ method: 'GET', url: '/deals/spa-one-each', apiKey })).body.deal;
     expect(deal.number_sold).toBe(1);
+  });
+
+  it('arms the settling of a purchase whose units were gone after its charge and whose refund failed', async () => {
+    // Another user takes the deal's last unit while this purchase's hold lapses during its charge.
+    const other = (await api.send({ method: 'POST', url: '/users', apiKey, body: { email: 'other@example.com' } })).body.user_id;
+    const card = { user_id: other, number: TEST_CARDS.visa, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
+    const otherCard = (await api.send({ method: 'POST', url: '/credit_cards', apiKey, body: card })).body.credit_card_id;
+    const held = holdNextCharge(api);
+    const charging = api.send(buy('spa-last-one', { userId, cardId: refusingCardId }));
+    await held.charging;
+    api.clock.advance(5 * 60_000 + 1000);
+    expect((await api.send(buy('spa-last-one', { userId: other, cardId: otherCard }))).status).toBe(200);
+    held.release();
+    const answered = await charging;
+    // Charged, no unit to sell, and the processor refused the refund: the card keeps its charge.
+    expect(answered.status).toBeGreaterThanOrEqual(500);
+    const [reserved] = (await api.log.readAll({ after: null, maxCount: 10_000 })).filter(
+      (e) => e.type === 'PurchaseReserved' && (e.data as { deal: { dealId: string } }).deal.dealId === 'spa-last-one',
+    );
+    const purchaseId = (reserved.data as { purchaseId: string }).purchaseId;
+    const view = await api.send({ method: 'GET', url: `/purchases/${purchaseId}`, apiKey });
+    expect(view.body.purchase).toMatchObject({ fulfillment_state: 'reserved' });
+    // Its settling (a refund asked again, or the start undone) is armed: not left to the next start of a process.
+    const jobs = await api.get(Scheduler).list(1000);
+    expect(jobs.map((job) => job.id)).toContainEqual(expect.stringContaining(`recover-purchase-${purchaseId}`));
   });
 });
