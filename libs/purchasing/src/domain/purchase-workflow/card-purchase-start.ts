@@ -55,10 +55,7 @@ export function decideCardPurchaseStart(input: StartInput, state: State, now: Da
     case 'ChargeUnanswered':
       return afterCharge(state, now);
     case 'RecoveryArmed': {
-      const why =
-        state.charge?.status === 'unanswered'
-          ? `the processor did not answer its charge (${state.charge.reason})`
-          : `its card was charged and its sale could not be written (${state.sale.failure?.message ?? 'a write failed'})`;
+      const why = recoveryReason(state);
       return [
         report(
           `purchase ${state.order.purchaseId}: ${why}; ${input.data.armed ? `settled at ${state.settleAt}` : 'settled at the next start'}`,
@@ -94,6 +91,16 @@ export function evolveCardPurchaseStart(state: State, message: StartMessage): St
     case 'ArmRecovery':
       return { ...state, settleAt: message.data.at };
   }
+}
+
+/** Why a card purchase's run left it open to its recovery job, for the log. */
+function recoveryReason(state: State): string {
+  if (state.charge?.status === 'unanswered') return `the processor did not answer its charge (${state.charge.reason})`;
+  if (state.sale.unitsGone && !state.refunded) return 'its units were gone after its charge and the refund failed';
+  const { answer } = state;
+  if (state.sale.unitsGone || state.charge?.status !== 'approved')
+    return `its start could not be undone (${answer && 'error' in answer ? answer.error.message : 'a write failed'})`;
+  return `its card was charged and its sale could not be written (${state.sale.failure?.message ?? 'a write failed'})`;
 }
 
 /** The start's writes, asked for as one unit: the lock's refusal (`already_charging`) is told first. */

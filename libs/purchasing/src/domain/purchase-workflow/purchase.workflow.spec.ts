@@ -227,12 +227,24 @@ describe('purchase workflow: a stored-card purchase', () => {
     expect(state.answer).toEqual({ outcome: 'refused', error: new PaymentFailed('the payment processor failed; nothing was charged') });
   });
 
-  it('answers the failure when giving the units back after a declined charge fails', () => {
+  it('answers the failure when giving the units back after a declined charge fails, and arms its settling', () => {
     const error = new Error('disk full');
-    const state = given(started, written, { type: 'ChargeDeclined', data: { reason: 'x' } })
+    const declined: Input = { type: 'ChargeDeclined', data: { reason: 'x' } };
+    const state = given(started, written, declined)
       .when(failed('UndoStart', error))
-      .then([]);
+      .then([{ type: 'ArmRecovery', data: { purchaseId: 'p1', at: '2026-06-15T12:00:10.000Z' } }]);
     expect(state.answer).toEqual({ outcome: 'failed', error });
+    given(started, written, declined, failed('UndoStart', error))
+      .when({ type: 'RecoveryArmed', data: { armed: true } })
+      .then([
+        {
+          type: 'Report',
+          data: {
+            level: 'error',
+            message: 'purchase p1: its start could not be undone (disk full); settled at 2026-06-15T12:00:10.000Z',
+          },
+        },
+      ]);
   });
 
   it('keeps the lock and arms the settling at its end when the processor does not answer', () => {
@@ -277,10 +289,22 @@ describe('purchase workflow: a stored-card purchase', () => {
       .when({ type: 'StartUndone', data: none })
       .then([]);
     expect(state.answer).toEqual({ outcome: 'refused', error: gone });
+    // The refund failed: the purchase stays open, charged; its recovery job asks again (not left to a process's start).
     const unrefunded = given(...charged, { type: 'UnitsGone', data: { error: gone } })
       .when({ type: 'RefundFailed', data: { reason: 'refused' } })
-      .then([]);
+      .then([{ type: 'ArmRecovery', data: { purchaseId: 'p1', at: '2026-06-15T12:00:10.000Z' } }]);
     expect(unrefunded.answer).toMatchObject({ outcome: 'failed' });
+    given(...charged, { type: 'UnitsGone', data: { error: gone } }, { type: 'RefundFailed', data: { reason: 'refused' } })
+      .when({ type: 'RecoveryArmed', data: { armed: true } })
+      .then([
+        {
+          type: 'Report',
+          data: {
+            level: 'error',
+            message: 'purchase p1: its units were gone after its charge and the refund failed; settled at 2026-06-15T12:00:10.000Z',
+          },
+        },
+      ]);
   });
 
   it('tries a sale whose write failed again from what was written, at once, then with waits doubling from 50 ms, then arms its recovery', () => {

@@ -4,7 +4,7 @@ import { decideCardPurchaseStart, evolveCardPurchaseStart } from './card-purchas
 import { NO_ORDER } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
 import { decideResaleStart, evolveResaleStart } from './resale-start';
-import { decideSale, evolveSale, retrySale } from './sale';
+import { decideSale, evolveSale, refundFailed, retrySale } from './sale';
 import { decideTrouble, evolveTrouble } from './trouble';
 
 export type * from './purchase-workflow.types';
@@ -130,6 +130,8 @@ function decideInput(input: Input, state: State, now: Date): Command[] {
     case 'UnitsGone':
     case 'ChargeRefunded':
       return decideSale(input, state);
+    case 'RefundFailed':
+      return refundFailed(state, now);
     case 'SaleWritten':
     case 'StartUndone':
       return [];

@@ -62,6 +62,17 @@ export const SALE_RETRY_WINDOW_MS = 6_500;
 /** After the last try failed, the purchase is settled by its recovery job this long after. */
 export const SETTLE_FAILED_SALE_MS = 10_000;
 
+/**
+ * A card purchase's run that leaves it open after its charge answered (its sale's last try failed,
+ * the refund of its unfulfilled charge failed, its start could not be undone): its recovery job
+ * settles it from what was written, this long after, without waiting for a process to start.
+ */
+export const settleLater = (state: State, now: Date): Command =>
+  command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + SETTLE_FAILED_SALE_MS).toISOString() });
+
+/** The refund of a charge whose units were gone failed: a card purchase's run leaves it open (a settling is tried again by its job). */
+export const refundFailed = (state: State, now: Date): Command[] => (state.order.path === 'stored_card' ? [settleLater(state, now)] : []);
+
 /** The sale's steps a failed write of which is tried again, for a charged card purchase. */
 export const SALE: readonly Step[] = ['ReadPurchase', 'FinishSale'];
 

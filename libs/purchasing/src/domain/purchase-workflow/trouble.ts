@@ -1,6 +1,6 @@
-import { charged, command } from './purchase-workflow.common';
+import { charged } from './purchase-workflow.common';
 import type { PurchaseWorkflowCommand, PurchaseWorkflowInput, PurchaseWorkflowState } from './purchase-workflow.types';
-import { SALE, saleStepDone, SETTLE_FAILED_SALE_MS } from './sale';
+import { SALE, saleStepDone, settleLater } from './sale';
 
 /**
  * A step refused (a decider's domain error) or failed (a write, a store away): a charged sale's
@@ -21,10 +21,9 @@ const chargedSaleFailed = (input: Trouble, state: State) =>
 export function decideTrouble(input: Trouble, state: State, now: Date): Command[] {
   // The charged sale failed its last try: its recovery job sells it from what was written (the
   // charge has answered, so nothing is in flight), without waiting for a process to start.
-  if (chargedSaleFailed(input, state) && state.answer?.outcome === 'failed')
-    return [
-      command('ArmRecovery', { purchaseId: state.order.purchaseId, at: new Date(now.getTime() + SETTLE_FAILED_SALE_MS).toISOString() }),
-    ];
+  if (chargedSaleFailed(input, state) && state.answer?.outcome === 'failed') return [settleLater(state, now)];
+  // A card purchase's start not undone (its charge declined, failed, or refunded): left open, settled by its job.
+  if (input.data.step === 'UndoStart' && state.order.path === 'stored_card') return [settleLater(state, now)];
   return [];
 }
 
