@@ -104,4 +104,42 @@ describe('settling a card purchase left open (API tier)', () => {
     const jobs = await api.get(Scheduler).list(1000);
     expect(jobs.map((job) => job.id)).toContainEqual(expect.stringContaining(`recover-purchase-${purchaseId}`));
   });
+
+  it('refunds a charge that completes after a settling recorded its purchase not paid (a charge slower than its lock)', async () => {
+    await api.givenCatalogue([chicago], [{ ...spaDay, id: 'spa-slow-charge', quantity: 10, max_per_user: undefined }]);
+    const buyer = (await api.send({ method: 'POST', url: '/users', apiKey, body: { email: 'slow@example.com' } })).body.user_id;
+    const card = { user_id: buyer, number: TEST_CARDS.visa, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
+    const buyerCard = (await api.send({ method: 'POST', url: '/credit_cards', apiKey, body: card })).body.credit_card_id;
+    // The charge is on its way to the processor, not recorded there yet, for longer than the charge lock.
+    const gateway = api.get(PaymentGateway);
+    const charge = gateway.charge.bind(gateway);
+    let sent!: () => void;
+    const charging = new Promise<void>((resolve) => (sent = resolve));
+    let deliver!: () => void;
+    const delivered = new Promise<void>((resolve) => (deliver = resolve));
+    const spy = jest.spyOn(gateway, 'charge').mockImplementationOnce(async (request) => {
+      spy.mockRestore();
+      sent();
+      await delivered;
+      return charge(request);
+    });
+    const answer = api.send(buy('spa-slow-charge', { userId: buyer, cardId: buyerCard }));
+    await charging;
+    api.clock.advance(2 * 60_000 + 1000);
+    // A worker starting beside the API settles what its lock no longer covers: the processor knows no charge yet.
+    await api.get(RecoverInterruptedPayments).run({ othersMayBeBuying: true });
+    deliver();
+    const answered = await answer;
+    await api.settle();
+    const [reserved] = (await api.log.readAll({ after: null, maxCount: 10_000 })).filter(
+      (e) => e.type === 'PurchaseReserved' && (e.data as { deal: { dealId: string } }).deal.dealId === 'spa-slow-charge',
+    );
+    const purchaseId = (reserved.data as { purchaseId: string }).purchaseId;
+    // The processor charged the card; the purchase is recorded not paid and has no unit: the charge is refunded.
+    expect(await gateway.chargeOutcome(purchaseId)).toMatchObject({ status: 'approved' });
+    const view = (await api.send({ method: 'GET', url: `/purchases/${purchaseId}`, apiKey })).body.purchase;
+    expect(view).toMatchObject({ fulfillment_state: 'released', coupons: [] });
+    expect(await gateway.refundOutcome(`${purchaseId}-refund`)).toMatchObject({ status: 'refunded' });
+    expect(answered).toMatchObject({ status: 422, body: { error_type: 'cannot_fufill' } });
+  });
 });
