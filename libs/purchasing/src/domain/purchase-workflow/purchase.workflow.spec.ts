@@ -1,4 +1,13 @@
-import { AlreadyCharging, CannotFulfil, Declined, LogPosition, NotFound, PaymentFailed, PaymentOutcomeUnknown } from '@deals/kernel';
+import {
+  AlreadyCharging,
+  CannotFulfil,
+  Declined,
+  LogPosition,
+  NotFound,
+  PaymentFailed,
+  PaymentOutcomeUnknown,
+  ValidationFailed,
+} from '@deals/kernel';
 import { workflowSpec } from '@deals/testing';
 import { HoldLapsed } from '../inventory/inventory.decider';
 import { DealSnapshot } from '../purchase/purchase.events';
@@ -10,6 +19,7 @@ import {
   SALE_ATTEMPTS,
   SOLD_OUT_DURING_CHARGE,
 } from './purchase.workflow';
+import { SALE_REFUSED } from './trouble';
 
 type Input = PurchaseWorkflowInput;
 const now = new Date('2026-06-15T12:00:00.000Z');
@@ -305,6 +315,19 @@ describe('purchase workflow: a stored-card purchase', () => {
           },
         },
       ]);
+  });
+
+  it('refunds a charge whose sale a decider refused (its purchase recorded not paid meanwhile), undoes its start, then answers it', () => {
+    const notPaid = new ValidationFailed([{ type: 'invalid', resource: 'purchase', field: 'id', message: 'is failed and cannot be paid' }]);
+    const charged = [started, written, approved, lapsed];
+    const { state } = given(...charged)
+      .when(refused('FinishSale', notPaid))
+      .thenAsks('Refund');
+    expect(state.answer).toBeNull();
+    const answered = given(...charged, refused('FinishSale', notPaid), { type: 'ChargeRefunded', data: none })
+      .when({ type: 'StartUndone', data: none })
+      .then([]);
+    expect(answered.answer).toEqual({ outcome: 'refused', error: new CannotFulfil(SALE_REFUSED) });
   });
 
   it('tries a sale whose write failed again from what was written, at once, then with waits doubling from 50 ms, then arms its recovery', () => {

@@ -156,14 +156,14 @@ export function evolveSale(state: State, message: SaleMessage): State {
 }
 
 /** No units to sell: a charge is refunded (then its start undone); a claim or a resale is refused. */
-function unitsGone(state: State): Command[] {
+export function unitsGone(state: State): Command[] {
   if (!charged(state)) return [];
   const { chargeId } = state.charge as { chargeId: string };
   return [command('Refund', { purchaseId: state.order.purchaseId, chargeId, amountCents: state.order.amountCents })];
 }
 
 /** The units gone: a charged sale goes on to its refund; one not charged is refused. */
-function gone(state: State, error: CannotFulfil): State {
+export function gone(state: State, error: CannotFulfil): State {
   const next = saleStepDone(state, { unitsGone: error });
   return charged(state) ? next : { ...next, answer: { outcome: 'refused', error } };
 }
