@@ -6,8 +6,9 @@ import { holdNextCharge } from '../support/held-charge';
 import { REFUND_REFUSED_TEST_CARD, TEST_CARDS } from '../support/test-cards';
 
 /**
- * The settling of a card purchase whose charge had no answer (the `recover-purchase` job's work),
- * at the API level: decided from the purchase's stream and the processor's record.
+ * Card purchases left open after their charge (no answer, a refund that failed, a settling while
+ * the charge was on its way), at the API level: each settled from its stream and the processor's
+ * record, the per-user limit kept and no charge left without its units or its refund.
  */
 describe('settling a card purchase left open (API tier)', () => {
   let api: ApiSpec;
