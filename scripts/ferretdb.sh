@@ -30,7 +30,7 @@ build() {
   go="$(command -v go || true)"
   [ -n "$go" ] || [ ! -x /usr/local/go/bin/go ] || go=/usr/local/go/bin/go
   if [ -z "$go" ]; then
-    echo "FerretDB skipped: Go is not installed (FerretDB $FERRETDB_VERSION is built with it)"
+    echo "FerretDB cannot be built: Go is not installed (FerretDB $FERRETDB_VERSION is built with it)"
     exit 3
   fi
   mkdir -p "$cache"
