@@ -2,11 +2,12 @@ import { MongoBulkWriteError } from 'mongodb';
 import { MongoViewStore } from './mongo-view-store.adapter';
 
 /**
- * How the store reads duplicate-key refusals of its guarded upserts (no server can run here; the
- * contract suite runs against one where MONGO_URL is set): the collection is replaced by one that
- * answers as the driver does, a `MongoBulkWriteError` whose write errors carry code 11000.
+ * How the store reads duplicate-key refusals of its writes, which a server gives on a race or another
+ * unique index, not on demand (the contract suite runs the rest on a real server): the collection is
+ * replaced by one that answers as the driver does, a `MongoBulkWriteError` whose write errors carry
+ * code 11000.
  */
-describe('MongoViewStore: duplicate keys on its guarded upserts', () => {
+describe('MongoViewStore: duplicate keys on its writes', () => {
   const duplicate = (indexes: number[]) =>
     Object.assign(Object.create(MongoBulkWriteError.prototype) as MongoBulkWriteError, {
       writeErrors: indexes.map((index) => ({ code: 11000, index })),
@@ -24,7 +25,7 @@ describe('MongoViewStore: duplicate keys on its guarded upserts', () => {
       new MongoViewStore('mongodb://localhost:1', 'unused') as unknown as { upsertNewer(t: unknown, d: unknown[]): Promise<void> }
     ).upsertNewer(target, documents);
 
-  it('takes a refusal as done where the stored document is as new (the guard kept it), after one more try', async () => {
+  it('takes a refusal as done where the stored document is as new, after one more try of the whole bulk', async () => {
     const target = refusing([{ _id: 'a', _pos: '00000000000000000009' }]);
     await expect(upsertNewer(target, [{ _id: 'a', _pos: '00000000000000000005' }])).resolves.toBeUndefined();
     expect(target.bulkWrite).toHaveBeenCalledTimes(2);

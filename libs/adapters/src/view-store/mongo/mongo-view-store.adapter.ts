@@ -1,6 +1,7 @@
 import { FindOptions, IndexSpec, LogPosition, RebuildTarget, ViewDocument, ViewFilter, ViewStore, ViewWriter } from '@deals/kernel';
 import { Collection, Db, Filter, MongoBulkWriteError, MongoClient, type AnyBulkWriteOperation } from 'mongodb';
 import { FIRST_GENERATION, keepNewest, newGeneration, POLL_MS, ServerGenerations, settleOnce } from '../server-generations';
+import { splitGeo } from './geo-in-process';
 
 const DUPLICATE_KEY = 11000;
 
@@ -33,13 +34,6 @@ interface CheckpointDoc {
 
 const physical = (collection: string, generation: string) => `${collection}__${generation}`;
 
-const isPoint = (value: unknown): boolean => {
-  const point = value as { type?: unknown; coordinates?: unknown } | null;
-  if (!point || point.type !== 'Point' || !Array.isArray(point.coordinates) || point.coordinates.length !== 2) return false;
-  const [lng, lat] = point.coordinates as unknown[];
-  return typeof lng === 'number' && typeof lat === 'number' && Math.abs(lng) <= 180 && Math.abs(lat) <= 90;
-};
-
 /**
  * The read side on MongoDB through the official `mongodb` driver (7.x).
  *
@@ -50,8 +44,9 @@ const isPoint = (value: unknown): boolean => {
  * ({@link ServerGenerations}).
  * Writes are position-guarded upserts, so replaying events changes nothing; the documents and the
  * checkpoint are two writes (no transaction, which would need a replica set), checkpoint last, and
- * the checkpoint never moves back. A `loc` that is not a valid GeoJSON point is left out of the
- * stored document, since the 2dsphere index would refuse the whole write.
+ * the checkpoint never moves back.
+ * It keeps to what MongoDB and FerretDB (its wire protocol over SQLite or PostgreSQL) both do:
+ * `$geoWithin` is answered in this process ({@link splitGeo}) and `2dsphere` indexes are not made.
  */
 export class MongoViewStore extends ViewStore {
   readonly backend = 'mongodb';
@@ -101,16 +96,33 @@ export class MongoViewStore extends ViewStore {
   }
 
   async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
-    return (await this.live(collection).findOne(definedFilter(filter))) as T | null;
+    const { server, local } = splitGeo(definedFilter(filter));
+    if (!local) return (await this.live(collection).findOne(server)) as T | null;
+    return ((await this.find<T>(collection, filter, { limit: 1 }))[0] as T | undefined) ?? null;
   }
 
   async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
     const { sort, skip, limit } = options;
-    return (await this.live(collection).find(definedFilter(filter), { sort, skip, limit }).toArray()) as T[];
+    const { server, local } = splitGeo(definedFilter(filter));
+    if (!local) return (await this.live(collection).find(server, { sort, skip, limit }).toArray()) as T[];
+    // The server's matches in order, tested here, skipped and limited as they come (a limit of 0 is none, as in MongoDB).
+    const found: T[] = [];
+    let skipping = skip ?? 0;
+    for await (const doc of this.live(collection).find(server, { sort })) {
+      if (!local(doc)) continue;
+      if (skipping > 0) skipping--;
+      else if (found.push(doc as T) === limit) break;
+    }
+    return found;
   }
 
   async count(collection: string, filter: ViewFilter): Promise<number> {
-    return this.live(collection).countDocuments(definedFilter(filter));
+    const { server, local, localFields } = splitGeo(definedFilter(filter));
+    if (!local) return this.live(collection).countDocuments(server);
+    const projection = localFields && Object.fromEntries(localFields.map((field) => [field, 1]));
+    let count = 0;
+    for await (const doc of this.live(collection).find(server, projection ? { projection } : {})) if (local(doc)) count++;
+    return count;
   }
 
   writer(collection: string): ViewWriter {
@@ -170,8 +182,9 @@ export class MongoViewStore extends ViewStore {
     return this.db.collection(physical(collection, this.active.of(collection)));
   }
 
+  /** The collection's indexes but `2dsphere` ones: `$geoWithin` is answered here, and FerretDB has none. */
   private async createIndexes(collection: string, generation: string): Promise<void> {
-    const specs = this.indexes.get(collection) ?? [];
+    const specs = (this.indexes.get(collection) ?? []).filter((s) => !Object.values(s.keys).includes('2dsphere'));
     if (specs.length === 0) return;
     await this.db
       .collection(physical(collection, generation))
@@ -219,35 +232,37 @@ export class MongoViewStore extends ViewStore {
 
   /** One document per `_id` (the newest), since an unordered bulk may apply its operations in any order. */
   private storable(documents: readonly ViewDocument[]): ViewDocument[] {
-    return [...keepNewest(new Map(), documents).values()].map((doc) => {
-      if (!('loc' in doc) || isPoint((doc as { loc?: unknown }).loc)) return doc;
-      const { loc: _invalid, ...rest } = doc as ViewDocument & { loc?: unknown };
-      return rest;
-    });
+    return [...keepNewest(new Map(), documents).values()];
   }
 
+  /**
+   * Each document over an older one only, with no error for one that is not newer (a guarded upsert
+   * would raise a duplicate key): in one bulk, the document inserted where its `_id` is absent
+   * (`$setOnInsert`) and replacing a stored one whose `_pos` is older, which in either order come to
+   * the same. So the fold rewriting what a request wrote ahead costs nothing more: FerretDB ends a
+   * bulk at its first error whatever `ordered` says, and its write error names no operation.
+   */
   private async upsertNewer(target: Collection<ViewDocument>, documents: ViewDocument[], retry = true): Promise<void> {
     if (documents.length === 0) return;
-    const ops: AnyBulkWriteOperation<ViewDocument>[] = documents.map((doc) => ({
-      replaceOne: { filter: { _id: doc._id, _pos: { $lt: doc._pos } }, replacement: doc, upsert: true },
-    }));
+    const ops: AnyBulkWriteOperation<ViewDocument>[] = documents.flatMap(({ _id, ...fields }) => [
+      { updateOne: { filter: { _id }, update: { $setOnInsert: fields }, upsert: true } },
+      { replaceOne: { filter: { _id, _pos: { $lt: fields._pos } }, replacement: { _id, ...fields } } },
+    ]);
     try {
       await target.bulkWrite(ops, { ordered: false });
     } catch (error) {
       if (!(error instanceof MongoBulkWriteError)) throw error;
-      const writeErrors = ([] as Array<{ code: number; index: number }>).concat(error.writeErrors);
+      const writeErrors = ([] as Array<{ code: number }>).concat(error.writeErrors);
       const onlyDuplicates = writeErrors.length > 0 && writeErrors.every((e) => e.code === DUPLICATE_KEY);
       if (!onlyDuplicates || error.result.getWriteConcernError()) throw error;
-      // 11000 on a guarded upsert means "stored one is newer" — or lost a race between two
-      // first inserts; one more try tells them apart (the second finds the document to replace).
-      const clashed = writeErrors.map((e) => documents[e.index]);
-      if (retry) return this.upsertNewer(target, clashed, false);
-      // Still refused: fine only where the stored document is as new. Any other duplicate key is
-      // another unique index refusing the document, which must not be dropped in silence.
-      const stored = await target.find({ _id: { $in: clashed.map((doc) => doc._id) } }, { projection: { _pos: 1 } }).toArray();
+      // Two first inserts of one `_id` racing, or another unique index refusing a document. What
+      // followed the error may not have run, so the whole bulk goes once more (it is idempotent).
+      if (retry) return this.upsertNewer(target, documents, false);
+      // Still refused: fine only where each stored document is as new. Otherwise another unique
+      // index refused one, which must not be dropped in silence.
+      const stored = await target.find({ _id: { $in: documents.map((doc) => doc._id) } }, { projection: { _pos: 1 } }).toArray();
       const storedPos = new Map(stored.map((doc) => [doc._id, doc._pos]));
-      const refused = clashed.filter((doc) => !(storedPos.get(doc._id)! >= doc._pos));
-      if (refused.length) throw error;
+      if (documents.some((doc) => !(storedPos.get(doc._id)! >= doc._pos))) throw error;
     }
   }
 
