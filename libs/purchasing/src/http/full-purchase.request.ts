@@ -110,7 +110,7 @@ export const shippingAddress = z.object(
 const GIFT_NAME = 'must be text of 1 to 100 characters';
 const GIFT_MESSAGE = 'must be text of at most 500 characters';
 const GIFT_DELIVERY = 'must be an RFC 3339 date and time with a zone (2026-06-20T09:00:00Z)';
-/** Characters as a reader counts them: an emoji is one. */
+/** Characters counted in Unicode code points (a surrogate pair is one). */
 const characters = (text: string) => [...text].length;
 
 /**
