@@ -157,6 +157,55 @@ describe('a gift purchase (API tier)', () => {
     expect(bought.body.purchase.gift.recipient_user_id).not.toBe(newPayer);
   });
 
+  it("refuses, before making anything, a full purchase's gift to the address of the user it makes", async () => {
+    const refused = await api.when({
+      method: 'POST',
+      url: '/v1/purchases/full.json',
+      apiKey,
+      body: {
+        deal_id: 'gift-full',
+        quantity: 1,
+        user: { email: 'self.giver@example.com' },
+        credit_card: { number: TEST_CARDS.visa, verification_value: '123', month: 12, year: 2030, zip_code: '60601' },
+        gift: { email: 'SELF.giver@example.com', name: 'Me' },
+      },
+    });
+    refused.thenAnswers(422, { errors: [expect.objectContaining({ field: 'gift.email' })] });
+    refused.thenEvents({});
+  });
+
+  it('is checked by a dry run, which makes no recipient', async () => {
+    const dry = await api.when({
+      method: 'POST',
+      url: '/purchases/dry_run',
+      apiKey,
+      body: {
+        deal_id: 'gift-full',
+        quantity: 1,
+        user_id: payer,
+        credit_card_id: card,
+        expected_price_per_unit: 4900,
+        gift: { email: 'dry@example.com', name: 'Dry' },
+      },
+    });
+    dry.thenAnswers(200, { dry_run: true, purchase: { user_id: payer, amount: 4900 } });
+    dry.thenEvents({});
+    const late = await api.when({
+      method: 'POST',
+      url: '/purchases/dry_run',
+      apiKey,
+      body: {
+        deal_id: 'gift-full',
+        quantity: 1,
+        user_id: payer,
+        credit_card_id: card,
+        expected_price_per_unit: 4900,
+        gift: { email: 'dry@example.com', name: 'Dry', deliver_at: '2027-01-01T00:00:00Z' },
+      },
+    });
+    late.thenAnswers(422, { errors: [expect.objectContaining({ field: 'gift.deliver_at' })] });
+  });
+
   it('refunds the payer: the refund is the payer’s, its money back to the card charged; a gift refunded whole is not mailed', async () => {
     const bought = await api.send(buy('gift-refund', { email: 'di@example.com', name: 'Di', deliver_at: '2026-06-16T12:00:00Z' }));
     const id: string = bought.body.purchase.id;

@@ -90,8 +90,8 @@ export async function registerOrTake(
 }
 
 /** A refusal of the gift's `field` (`gift.<field>`). */
-const giftRefused = (field: string, message: string, type: 'invalid' | 'not_owner' = 'invalid') =>
-  new ValidationFailed([{ type, resource: 'gift', field: `gift.${field}`, message }]);
+const giftRefused = (field: string, message: string) =>
+  new ValidationFailed([{ type: 'invalid', resource: 'gift', field: `gift.${field}`, message }]);
 
 /**
  * Whom a gift is for, checked before anything is made for it: its delivery time in the future and
