@@ -2,9 +2,11 @@ import { CreatedPartner } from '@deals/accounts';
 import { ManualClock } from '@deals/kernel';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { Client } from 'pg';
 import { TestApi } from '../../support/api-harness';
 import { chicago, spaDay } from '../../support/catalogue-fixtures';
 import { eventually } from '../../support/eventually';
+import { createTestDatabase, postgresUnavailableSync } from '../../support/postgres';
 import { tempDir } from '../../support/temp-dir';
 import { TEST_CARDS } from '../../support/test-cards';
 
@@ -34,6 +36,28 @@ function tracesInFolder(dir: string, traces: string[]): string[] {
   visit(dir);
   return found;
 }
+
+/** Each table of the database whose rows' text holds one of `traces`. */
+async function tracesInDatabase(url: string, traces: string[]): Promise<string[]> {
+  const admin = new Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const tables = await admin.query<{ name: string }>(
+      "SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'",
+    );
+    const found: string[] = [];
+    for (const { name } of tables.rows)
+      for (const trace of traces) {
+        const { rows } = await admin.query(`SELECT 1 FROM ${name} t WHERE t::text LIKE $1 LIMIT 1`, [`%${trace}%`]);
+        if (rows.length) found.push(`${name}: ${trace}`);
+      }
+    return found;
+  } finally {
+    await admin.end();
+  }
+}
+
+const postgres = postgresUnavailableSync();
 
 /**
  * A gift purchase end to end: its recipient is mailed its coupons and message at the gift's time
@@ -124,24 +148,38 @@ describe('a gift purchase', () => {
     });
   });
 
-  describe('live', () => {
+  const modes = [
+    { mode: 'live, embedded', database: false },
+    { mode: `live, on PostgreSQL${postgres ? ` — skipped: ${postgres}` : ''}`, database: true },
+  ];
+  describe.each(modes)('$mode', ({ database }) => {
     const clock = new ManualClock(new Date('2026-06-15T12:00:00Z'));
     const dir = tempDir('gift');
+    let db: { url: string; drop: () => Promise<void> } | null = null;
+    let env: Record<string, string> = {};
     let api: TestApi;
     let partner: CreatedPartner;
+    const skip = database && postgres !== null;
 
     beforeAll(async () => {
-      api = await TestApi.start({ clock, dataDir: dir.path });
+      if (skip) return;
+      if (database) {
+        db = await createTestDatabase('gift');
+        env = { DATABASE_URL: db.url, RUN_PROJECTIONS: 'on' };
+      }
+      api = await TestApi.start({ clock, dataDir: dir.path, env });
       partner = await api.createPartner('Gift giver');
       await api.importRegions([chicago]);
       await api.importDeals(deals);
     });
     afterAll(async () => {
-      await api.stop();
+      await api?.stop();
+      await db?.drop();
       dir.remove();
     });
+    const live = skip ? it.skip : it;
 
-    it('is mailed at its time to the outbox, armed again by a start when a stop lost its job', async () => {
+    live('is mailed at its time to the outbox, armed again by a start when a stop lost its job', async () => {
       const payer = await payerOf(api, partner.apiKey, 'payer@example.org');
       const bought = await api.call('POST', '/purchases', {
         apiKey: partner.apiKey,
@@ -153,7 +191,7 @@ describe('a gift purchase', () => {
       // Stopped with the gift's job in its memory: the start after its time arms it again from the purchase view.
       await api.stop();
       clock.set('2026-06-16T12:00:01Z');
-      api = await TestApi.start({ clock, dataDir: dir.path });
+      api = await TestApi.start({ clock, dataDir: dir.path, env });
       const shown = await eventually(
         () => api.call('GET', `/purchases/${id}`, { apiKey: partner.apiKey }),
         (reply) => reply.body.purchase.gift.mail_state !== 'scheduled',
@@ -164,48 +202,53 @@ describe('a gift purchase', () => {
       expect(mail).toContain('See you there');
     });
 
-    it("is not mailed once its recipient was erased, whose name and message no file holds readable; the payer's erasure leaves it as it is", async () => {
-      clock.set('2026-06-16T13:00:00Z');
-      const payer = await payerOf(api, partner.apiKey, 'another.payer@example.org');
-      const toErased = await api.call('POST', '/purchases', {
-        apiKey: partner.apiKey,
-        body: buy(payer, { email: 'erased.friend@example.org', name: NAME, message: MESSAGE, deliver_at: '2026-06-17T09:00:00Z' }),
-      });
-      expect(toErased.status).toBe(200);
-      const { id, gift } = toErased.body.purchase;
-      const erased = await api.call('DELETE', `/users/${gift.recipient_user_id}/personal_data`, { apiKey: partner.apiKey });
-      expect(erased.status).toBe(200);
-      // Its time comes while the service is down: the next start finds it due, and the recipient no one.
-      await api.stop();
-      clock.set('2026-06-17T09:00:01Z');
-      api = await TestApi.start({ clock, dataDir: dir.path });
-      const shown = await eventually(
-        () => api.call('GET', `/purchases/${id}`, { apiKey: partner.apiKey }),
-        (reply) => reply.body.purchase.gift.mail_state !== 'scheduled',
-      );
-      expect(shown.body.purchase.gift).toMatchObject({ mail_state: 'not_sent', recipient_user_id: gift.recipient_user_id });
-      expect(outboxOf(dir.path, id)).toEqual([]);
-      await api.settle();
-      expect(tracesInFolder(dir.path, [NAME, MESSAGE, 'erased.friend@example'])).toEqual([]);
-      // The coupons stay, for the books, under the erased user's id.
-      expect(shown.body.purchase.coupons).toHaveLength(1);
+    live(
+      "is not mailed once its recipient was erased, whose name and message no file or table holds readable; the payer's erasure leaves it as it is",
+      async () => {
+        clock.set('2026-06-16T13:00:00Z');
+        const payer = await payerOf(api, partner.apiKey, 'another.payer@example.org');
+        const toErased = await api.call('POST', '/purchases', {
+          apiKey: partner.apiKey,
+          body: buy(payer, { email: 'erased.friend@example.org', name: NAME, message: MESSAGE, deliver_at: '2026-06-17T09:00:00Z' }),
+        });
+        expect(toErased.status).toBe(200);
+        const { id, gift } = toErased.body.purchase;
+        const erased = await api.call('DELETE', `/users/${gift.recipient_user_id}/personal_data`, { apiKey: partner.apiKey });
+        expect(erased.status).toBe(200);
+        // Its time comes while the service is down: the next start finds it due, and the recipient no one.
+        await api.stop();
+        clock.set('2026-06-17T09:00:01Z');
+        api = await TestApi.start({ clock, dataDir: dir.path, env });
+        const shown = await eventually(
+          () => api.call('GET', `/purchases/${id}`, { apiKey: partner.apiKey }),
+          (reply) => reply.body.purchase.gift.mail_state !== 'scheduled',
+        );
+        expect(shown.body.purchase.gift).toMatchObject({ mail_state: 'not_sent', recipient_user_id: gift.recipient_user_id });
+        expect(outboxOf(dir.path, id)).toEqual([]);
+        await api.settle();
+        const traces = [NAME, MESSAGE, 'erased.friend@example'];
+        expect(tracesInFolder(dir.path, traces)).toEqual([]);
+        if (db) expect(await tracesInDatabase(db.url, traces)).toEqual([]);
+        // The coupons stay, for the books, under the erased user's id.
+        expect(shown.body.purchase.coupons).toHaveLength(1);
 
-      // The payer erased: the purchase and its gift stay, and the recipient is mailed at once.
-      const forOther = await api.call('POST', '/purchases', {
-        apiKey: partner.apiKey,
-        body: buy(payer, { email: 'kept.friend@example.org', name: 'Kept', message: 'Still yours' }),
-      });
-      expect(forOther.status).toBe(200);
-      expect((await api.call('DELETE', `/users/${payer.user}/personal_data`, { apiKey: partner.apiKey })).status).toBe(200);
-      const other = forOther.body.purchase;
-      const mailed = await eventually(
-        () => api.call('GET', `/purchases/${other.id}`, { apiKey: partner.apiKey }),
-        (reply) => reply.body.purchase.gift.mail_state !== 'scheduled',
-      );
-      expect(mailed.body.purchase).toMatchObject({ user_id: payer.user, gift: { mail_state: 'sent' } });
-      const coupons = await api.call('GET', `/users/${other.gift.recipient_user_id}/coupons`, { apiKey: partner.apiKey });
-      expect(coupons.body.coupons.map((coupon: { id: string }) => coupon.id)).toEqual([`${other.id}-1`]);
-      expect(outboxOf(dir.path, other.id)[0]).toContain('Still yours');
-    });
+        // The payer erased: the purchase and its gift stay, and the recipient is mailed at once.
+        const forOther = await api.call('POST', '/purchases', {
+          apiKey: partner.apiKey,
+          body: buy(payer, { email: 'kept.friend@example.org', name: 'Kept', message: 'Still yours' }),
+        });
+        expect(forOther.status).toBe(200);
+        expect((await api.call('DELETE', `/users/${payer.user}/personal_data`, { apiKey: partner.apiKey })).status).toBe(200);
+        const other = forOther.body.purchase;
+        const mailed = await eventually(
+          () => api.call('GET', `/purchases/${other.id}`, { apiKey: partner.apiKey }),
+          (reply) => reply.body.purchase.gift.mail_state !== 'scheduled',
+        );
+        expect(mailed.body.purchase).toMatchObject({ user_id: payer.user, gift: { mail_state: 'sent' } });
+        const coupons = await api.call('GET', `/users/${other.gift.recipient_user_id}/coupons`, { apiKey: partner.apiKey });
+        expect(coupons.body.coupons.map((coupon: { id: string }) => coupon.id)).toEqual([`${other.id}-1`]);
+        expect(outboxOf(dir.path, other.id)[0]).toContain('Still yours');
+      },
+    );
   });
 });
