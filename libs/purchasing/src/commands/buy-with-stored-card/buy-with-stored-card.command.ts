@@ -94,12 +94,12 @@ const giftRefused = (field: string, message: string) =>
   new ValidationFailed([{ type: 'invalid', resource: 'gift', field: `gift.${field}`, message }]);
 
 /**
- * Whom a gift is for, checked before anything is made for it: its delivery time in the future and
- * at most {@link GIFT_DELIVERY_MAX_DAYS} days on (the clock's: a test clock's under one), its
- * address not the buyer's (`buyer`: the buyer's id, or the address of a buyer still to be made).
- * The live user of the partner the address names; else a user registered with it (`make`), or,
- * not making one, null once its registration is checked (an address a deleted user holds is
- * refused). A refusal names the gift's field.
+ * A gift as the purchase records it, checked before anything is made for it: its delivery time in
+ * the future and at most {@link GIFT_DELIVERY_MAX_DAYS} days on (the clock's: a test clock's under
+ * one), its address not the buyer's (`buyer`: the buyer's id, or the address of a buyer still to be
+ * made). Its recipient is the live user of the partner the address names; else a user registered
+ * with it (`make`), or, not making one, none (null) once its registration is checked (an address a
+ * deleted user holds is refused). A refusal names the gift's field.
  */
 export async function giftRecipient(
   by: UsersByEmail,
@@ -108,14 +108,16 @@ export async function giftRecipient(
   caller: PartnerCaller,
   now: Date,
   make: boolean,
-): Promise<string | null> {
+): Promise<PurchaseGift | null> {
   const at = gift.deliverAt?.getTime();
   if (at !== undefined && (at <= now.getTime() || at > now.getTime() + GIFT_DELIVERY_MAX_DAYS * 86_400_000))
     throw giftRefused('deliver_at', `must be in the future, at most ${GIFT_DELIVERY_MAX_DAYS} days ahead`);
   const known = await liveUserOf(by, caller.partnerId, gift.email);
   const own = 'userId' in buyer ? known === buyer.userId : foldedIdentity(buyer.email.trim()) === foldedIdentity(gift.email.trim());
   if (own) throw giftRefused('email', "is the buyer's own address: a gift is for another user");
-  if (known) return known;
+  const { name, message } = gift;
+  const deliverAt = gift.deliverAt?.toISOString() ?? null;
+  if (known) return { userId: known, name, message, deliverAt };
   try {
     if (!make) {
       await by.users.checkRegistration({ profile: { email: gift.email }, sessionId: null }, true, caller);
@@ -123,7 +125,7 @@ export async function giftRecipient(
     }
     const made = await registerOrTake(by, { email: gift.email }, caller);
     await by.progress.waitFor([USER_ACCOUNTS], made.position);
-    return made.userId;
+    return { userId: made.userId, name, message, deliverAt };
   } catch (error) {
     // The registration's refusal (an address a deleted user holds), told of the gift's field.
     if (!(error instanceof ValidationFailed)) throw error;
@@ -238,14 +240,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const now = this.clock.now();
     const { deal, card } = await this.checked(order, caller, now, DRY_RUN.made);
-    const gift: PurchaseGift | null = order.gift
-      ? {
-          userId: (await giftRecipient(this.byEmail, order.gift, { userId: order.userId }, caller, now, true))!,
-          name: order.gift.name,
-          message: order.gift.message,
-          deliverAt: order.gift.deliverAt?.toISOString() ?? null,
-        }
-      : null;
+    const gift = order.gift ? await giftRecipient(this.byEmail, order.gift, { userId: order.userId }, caller, now, true) : null;
     const purchaseId = keyed?.purchaseId ?? this.ids.short();
     const answer = await this.steps.run(
       this.started(
@@ -261,7 +256,11 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       now,
     );
     if (answer.outcome === 'sold') {
-      if (gift) await this.armGiftMail(purchaseId, caller.partnerId, gift.deliverAt === null ? now : new Date(gift.deliverAt));
+      // A gift's mail, armed at its time; one not armed now is armed again by its mailer (the view shows it due).
+      if (gift)
+        await this.scheduler
+          .schedule(giftMailJob(purchaseId, caller.partnerId, gift.deliverAt === null ? now : new Date(gift.deliverAt)))
+          .catch((error: unknown) => logger.warn(`purchase ${purchaseId}: its gift's mail is not armed yet (${String(error)})`));
       // Answered from what its units decided (see `DecidedPurchases`), else once the views show it.
       return { purchaseId, position: answer.position, decided: await this.decided.shown(caller, purchaseId) };
     }
@@ -337,13 +336,6 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
         keyed,
       },
     };
-  }
-
-  /** A gift's mail, armed at its time; one not armed is armed again by its mailer (its mail stays due in the view). */
-  private async armGiftMail(purchaseId: string, partnerId: string, at: Date): Promise<void> {
-    await this.scheduler
-      .schedule(giftMailJob(purchaseId, partnerId, at))
-      .catch((error: unknown) => logger.warn(`purchase ${purchaseId}: its gift's mail is not armed yet (${String(error)})`));
   }
 
   /**
