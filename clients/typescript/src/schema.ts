@@ -2723,6 +2723,8 @@ export interface components {
             deal_type: string;
             /** @enum {string} */
             fulfillment_state: "reserved" | "fulfilled" | "released";
+            /** @description a gift only: bought for another user, who holds its coupons and is mailed them */
+            gift?: components["schemas"]["PurchaseGift"];
             /** @description purchase identifier */
             id: string;
             number_bought: number;
@@ -2747,6 +2749,23 @@ export interface components {
             image_url_abs: string;
             title: string;
             type: string;
+        };
+        /** @description a gift purchase: its recipient and the mail that tells them */
+        PurchaseGift: {
+            /**
+             * @description when the recipient is mailed the gift, ISO 8601; null: once bought
+             * @example 2026-06-20T09:00:00.000Z
+             */
+            deliver_at: string | null;
+            /**
+             * @description scheduled until mailed; sent; kept (a sandbox: in its outbox, GET /v1/sandbox_mail); not_sent (never paid, the recipient deleted or erased, the address refused)
+             * @enum {string}
+             */
+            mail_state: "scheduled" | "sent" | "kept" | "not_sent";
+            /** @description when the mail was sent, kept or given up, ISO 8601 */
+            mailed_at: string | null;
+            /** @description the user who holds the coupons (made from the gift’s email, or the user it names) */
+            recipient_user_id: string;
         };
         /** @description money of some coupons of a purchase given back */
         Refund: {
@@ -3442,6 +3461,7 @@ export type PartnerSettings = components['schemas']['PartnerSettings'];
 export type ProvenEvent = components['schemas']['ProvenEvent'];
 export type Purchase = components['schemas']['Purchase'];
 export type PurchaseDeal = components['schemas']['PurchaseDeal'];
+export type PurchaseGift = components['schemas']['PurchaseGift'];
 export type Refund = components['schemas']['Refund'];
 export type Region = components['schemas']['Region'];
 export type ResellerCoupon = components['schemas']['ResellerCoupon'];
@@ -6606,6 +6626,30 @@ export interface operations {
                      * @example 4900
                      */
                     expected_price_per_unit: number;
+                    /** @description optional: buy for someone else: the recipient (found or made by email) holds the coupons and is mailed them; the buyer's card pays and a refund goes back to it */
+                    gift?: {
+                        /**
+                         * Format: date-time
+                         * @description optional: when the recipient is mailed the gift, in the future and at most 90 days ahead (a test clock's time under one); absent: once bought
+                         * @example 2026-06-20T09:00:00Z
+                         */
+                        deliver_at?: string | null;
+                        /**
+                         * @description the recipient's address: a user of this partner with it holds the gift, else one is made
+                         * @example ann@example.com
+                         */
+                        email: string;
+                        /**
+                         * @description optional: a message the mail carries, at most 500 characters
+                         * @example Happy birthday!
+                         */
+                        message?: string | null;
+                        /**
+                         * @description how the mail greets the recipient, 1 to 100 characters
+                         * @example Ann
+                         */
+                        name: string;
+                    } | null;
                     /**
                      * @description units to buy
                      * @example 2
@@ -7362,6 +7406,30 @@ export interface operations {
                      * @example 4900
                      */
                     expected_price_per_unit: number;
+                    /** @description optional: buy for someone else: the recipient (found or made by email) holds the coupons and is mailed them; the buyer's card pays and a refund goes back to it */
+                    gift?: {
+                        /**
+                         * Format: date-time
+                         * @description optional: when the recipient is mailed the gift, in the future and at most 90 days ahead (a test clock's time under one); absent: once bought
+                         * @example 2026-06-20T09:00:00Z
+                         */
+                        deliver_at?: string | null;
+                        /**
+                         * @description the recipient's address: a user of this partner with it holds the gift, else one is made
+                         * @example ann@example.com
+                         */
+                        email: string;
+                        /**
+                         * @description optional: a message the mail carries, at most 500 characters
+                         * @example Happy birthday!
+                         */
+                        message?: string | null;
+                        /**
+                         * @description how the mail greets the recipient, 1 to 100 characters
+                         * @example Ann
+                         */
+                        name: string;
+                    } | null;
                     /**
                      * @description units to buy
                      * @example 2
@@ -10384,6 +10452,30 @@ export interface operations {
                      * @example false
                      */
                     dry_run?: boolean;
+                    /** @description optional: buy for someone else: the recipient (found or made by email) holds the coupons and is mailed them; the buyer's card pays and a refund goes back to it */
+                    gift?: {
+                        /**
+                         * Format: date-time
+                         * @description optional: when the recipient is mailed the gift, in the future and at most 90 days ahead (a test clock's time under one); absent: once bought
+                         * @example 2026-06-20T09:00:00Z
+                         */
+                        deliver_at?: string | null;
+                        /**
+                         * @description the recipient's address: a user of this partner with it holds the gift, else one is made
+                         * @example ann@example.com
+                         */
+                        email: string;
+                        /**
+                         * @description optional: a message the mail carries, at most 500 characters
+                         * @example Happy birthday!
+                         */
+                        message?: string | null;
+                        /**
+                         * @description how the mail greets the recipient, 1 to 100 characters
+                         * @example Ann
+                         */
+                        name: string;
+                    } | null;
                     /**
                      * @description units to buy
                      * @example 2
@@ -10619,6 +10711,30 @@ export interface operations {
                      * @example chicago-spa-day
                      */
                     deal_id: string;
+                    /** @description optional: buy for someone else: the recipient (found or made by email) holds the coupons and is mailed them; the buyer's card pays and a refund goes back to it */
+                    gift?: {
+                        /**
+                         * Format: date-time
+                         * @description optional: when the recipient is mailed the gift, in the future and at most 90 days ahead (a test clock's time under one); absent: once bought
+                         * @example 2026-06-20T09:00:00Z
+                         */
+                        deliver_at?: string | null;
+                        /**
+                         * @description the recipient's address: a user of this partner with it holds the gift, else one is made
+                         * @example ann@example.com
+                         */
+                        email: string;
+                        /**
+                         * @description optional: a message the mail carries, at most 500 characters
+                         * @example Happy birthday!
+                         */
+                        message?: string | null;
+                        /**
+                         * @description how the mail greets the recipient, 1 to 100 characters
+                         * @example Ann
+                         */
+                        name: string;
+                    } | null;
                     /**
                      * @description units to buy
                      * @example 2

@@ -10,11 +10,12 @@ import { DealSummaries } from './email/deal-summaries';
 import { BatchesController } from './http/batches.controller';
 import { BatchQueries } from './queries/batch.queries';
 import { DeliverDueBatches } from './reactions/deliver-due-batches.reaction';
+import { MailGifts } from './reactions/mail-gifts.reaction';
 import { UserMail } from './sandbox-mail/user-mail';
 import { SandboxMailQueries } from './queries/sandbox-mail.queries';
 import { SandboxMailController } from './http/sandbox-mail.controller';
 
-/** Targeted-email batches and the daily regional email: commands, delivery, jobs and queries. */
+/** Targeted-email batches, the daily regional email and gifts' mail: commands, delivery, jobs and queries. */
 @Module({
   imports: [CatalogModule, AccountsModule, EngagementModule],
   providers: [
@@ -24,6 +25,7 @@ import { SandboxMailController } from './http/sandbox-mail.controller';
     DealSummaries,
     BatchQueries,
     DeliverDueBatches,
+    MailGifts,
     DailyDigest,
     DailyDigestJobs,
     UserMail,

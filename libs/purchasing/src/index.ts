@@ -36,6 +36,11 @@ export { PURCHASES_ERASURE_EVENTS, PURCHASES_PERSONAL_FIELDS } from './domain/pu
 export { EraseResaleBuyer } from './commands/erase-resale-buyer/erase-resale-buyer.command';
 export { FinishResaleBuyerErasures } from './commands/erase-resale-buyer/finish-resale-buyer-erasures';
 export { purchaseStream } from './domain/purchase/purchase.events';
+/** A gift purchase's mail: its job (armed when the gift is sold), the purchase's stream it reads, and the record of its outcome. */
+export { giftMailJob, MAIL_GIFT_JOB } from './commands/buy-with-stored-card/buy-with-stored-card.command';
+export { purchaseDecider } from './domain/purchase/purchase.decider';
+export type { RecordGiftMail } from './domain/purchase/purchase.decider';
+export type { GiftMailed, PurchaseEvent, PurchaseReserved } from './domain/purchase/purchase.events';
 /** The call a bulk job's coupon-redemption items stand for. */
 export { RedeemCoupon } from './commands/redeem-coupon/redeem-coupon.command';
 export { couponStream } from './domain/coupon/coupon.events';

@@ -4,11 +4,13 @@ const ARM_BATCHES_JOB = 'arm-batches';
 import { Injectable } from '@nestjs/common';
 import { BatchDelivery, DELIVER_BATCH_JOB, deliveryJob } from '../commands/batch-delivery';
 import { BatchQueries } from '../queries/batch.queries';
+import { MailGifts } from './mail-gifts.reaction';
 
 /**
  * Runs the delivery job of a batch at its `send_at`, and re-arms the job of every batch not yet
- * delivered when a job-running process starts: a batch due while the service was down is sent when
- * it starts (its job is due at once), and one that stopped half-way resumes.
+ * delivered (and of every gift's mail not yet sent, `MailGifts`) when a job-running process starts
+ * and every hour: a batch due while the service was down is sent when it starts (its job is due at
+ * once), and one that stopped half-way resumes.
  */
 @Injectable()
 export class DeliverDueBatches {
@@ -17,6 +19,7 @@ export class DeliverDueBatches {
     private readonly delivery: BatchDelivery,
     private readonly batches: BatchQueries,
     private readonly clock: Clock,
+    private readonly gifts: MailGifts,
   ) {
     this.scheduler.handle(DELIVER_BATCH_JOB, async (job) => {
       const run = await this.delivery.deliver(String(job.data.batchId), String(job.data.partnerId), String(job.data.sendDay));
@@ -26,8 +29,9 @@ export class DeliverDueBatches {
     this.scheduler.handle(ARM_BATCHES_JOB, () => this.rearm());
   }
 
-  /** Arms every undelivered batch's job, and this again in an hour (a job a failing scheduler lost is armed again). */
+  /** Arms every undelivered batch's job and gift's mail, and this again in an hour (a job a failing scheduler lost is armed again). */
   async rearm(): Promise<void> {
+    await this.gifts.rearm();
     for (const batch of await this.batches.undelivered())
       // A test clock's batches wait on its own stream for it to advance.
       if (testClockOf(batch.partnerId) === null)

@@ -1,7 +1,7 @@
 import { currencyField, requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
 import { DRY_RUN, type StoredCardOrder } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
-import { legacyDryRun, quantity, section, shippingAddress } from './full-purchase.request';
+import { giftField, legacyDryRun, quantity, section, shippingAddress } from './full-purchase.request';
 
 const PRICE = 'must be a whole number from 0';
 
@@ -26,6 +26,7 @@ const storedCardOrder = z.object({
     .meta({ description: 'an affiliate session: links the purchase to the affiliate of the session', example: 's-1' }),
   shipping_address: shippingAddress.optional().meta(section('shipping_address', 'where to ship; required for a shipped deal')),
   currency: currencyField(),
+  gift: giftField,
 });
 
 const toOrder = (body: z.output<typeof storedCardOrder>, dryRun: boolean): StoredCardOrder => ({
@@ -37,6 +38,7 @@ const toOrder = (body: z.output<typeof storedCardOrder>, dryRun: boolean): Store
   sessionId: body.session_id ?? null,
   shipping: body.shipping_address ?? null,
   dryRun: dryRun ? DRY_RUN : null,
+  gift: body.gift ?? null,
 });
 
 /** POST /purchases: the order; the deprecated `dry_run: true` still makes it a dry run. */

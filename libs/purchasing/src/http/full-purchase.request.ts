@@ -1,6 +1,8 @@
-import { cardObject, purchaseUserFields } from '@deals/accounts';
+import { cardObject, emailField, purchaseUserFields } from '@deals/accounts';
+import { isoInstant } from '@deals/kernel';
 import { currencyField, RequestMeta, requestDto, requiredText } from '@deals/wire';
 import { z } from 'zod';
+import { GIFT_DELIVERY_MAX_DAYS, type GiftOrder } from '../commands/buy-with-stored-card/buy-with-stored-card.command';
 import type { FullPurchaseOrder } from '../commands/full-purchase/full-purchase.command';
 import type { ShippingAddress } from '../domain/purchase/shipping-address';
 import { MAX_UNITS_PER_PURCHASE } from '../domain/inventory/unit-counts';
@@ -105,6 +107,63 @@ export const shippingAddress = z.object(
   { error: 'must be an object' },
 );
 
+const GIFT_NAME = 'must be text of 1 to 100 characters';
+const GIFT_MESSAGE = 'must be text of at most 500 characters';
+const GIFT_DELIVERY = 'must be an RFC 3339 date and time with a zone (2026-06-20T09:00:00Z)';
+/** Characters counted in Unicode code points (a surrogate pair is one). */
+const characters = (text: string) => [...text].length;
+
+/**
+ * A purchase's `gift` object: bought for someone else, named by email (the partner's user with
+ * that address, compared as users' emails are, or a user made with it), who holds the coupons and
+ * is mailed them with the message, at `deliver_at` or once bought. The clock's rules on
+ * `deliver_at` (in the future, at most 90 days on) are the handler's.
+ */
+export const giftField = z
+  .object(
+    {
+      email: emailField().meta({
+        description: "the recipient's address: a user of this partner with it holds the gift, else one is made",
+        example: 'ann@example.com',
+      }),
+      name: z
+        .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : GIFT_NAME) })
+        .trim()
+        .refine((text) => text !== '' && characters(text) <= 100, GIFT_NAME)
+        .meta({ description: 'how the mail greets the recipient, 1 to 100 characters', example: 'Ann' }),
+      message: z
+        .string({ error: GIFT_MESSAGE })
+        .nullish()
+        .refine((text) => text === undefined || text === null || characters(text) <= 500, GIFT_MESSAGE)
+        .transform((text) => (text === undefined || text === null || text.trim() === '' ? null : text))
+        .meta({ description: 'optional: a message the mail carries, at most 500 characters', example: 'Happy birthday!' }),
+      deliver_at: z
+        .string({ error: GIFT_DELIVERY })
+        .nullish()
+        .transform((text, ctx) => {
+          if (text === undefined || text === null) return null;
+          const at = text.length <= 40 ? isoInstant(text) : null;
+          if (at) return at;
+          ctx.addIssue({ code: 'custom', message: GIFT_DELIVERY });
+          return z.NEVER;
+        })
+        .meta({
+          type: 'string',
+          format: 'date-time',
+          description: `optional: when the recipient is mailed the gift, in the future and at most ${GIFT_DELIVERY_MAX_DAYS} days ahead (a test clock's time under one); absent: once bought`,
+          example: '2026-06-20T09:00:00Z',
+        }),
+    },
+    { error: 'must be an object' },
+  )
+  .transform((gift): GiftOrder => ({ email: gift.email, name: gift.name, message: gift.message, deliverAt: gift.deliver_at }))
+  .nullish()
+  .meta({
+    'x-resource': 'gift',
+    description:
+      "optional: buy for someone else: the recipient (found or made by email) holds the coupons and is mailed them; the buyer's card pays and a refund goes back to it",
+  });
+
 const USER_CHOICE = 'give user_id or a user object';
 const CARD_CHOICE = 'give credit_card_id or a credit_card object';
 
@@ -131,6 +190,7 @@ const orderShape = {
     .nullish()
     .meta({ description: 'an affiliate session: links the purchase to the affiliate of the session', example: 's-1' }),
   currency: currencyField(),
+  gift: giftField,
 };
 
 /** Where each field's entries come in the answer: the body's order, section by section. */
@@ -167,6 +227,7 @@ const fullPurchaseSchema = (object: z.ZodType<OrderFields>, isDryRun: (body: Ord
             ? { address: body.shipping_address satisfies Omit<ShippingAddress, 'id'> }
             : null,
       sessionId: body.session_id ?? null,
+      gift: body.gift ?? null,
       dryRun: isDryRun(body),
     }))
     .meta({ 'x-resource': 'purchase' });

@@ -89,6 +89,18 @@ export function toPurchase(purchase: PurchaseDetails, coupons: unknown[] | null,
     coupons,
     // Only once it has a refund: every other purchase answers exactly as it always has.
     ...(purchase.refunds?.length ? { amount_refunded: refundedCents(purchase.refunds), refunds: purchase.refunds.map(toRefund) } : {}),
+    // Only a gift's: every other purchase answers exactly as it always has.
+    ...(purchase.gift ? { gift: toGift(purchase.gift) } : {}),
+  };
+}
+
+/** A gift's recipient and mail (never its name or message: personal data, kept in the log only). */
+function toGift(gift: NonNullable<PurchaseDetails['gift']>) {
+  return {
+    recipient_user_id: gift.recipientUserId,
+    deliver_at: gift.deliverAt,
+    mail_state: gift.mail,
+    mailed_at: gift.mailedAt,
   };
 }
 
@@ -172,6 +184,24 @@ export const purchaseDealSchema = z
   })
   .meta({ id: 'PurchaseDeal', description: "the purchase's deal, in summary" });
 
+/** A gift's recipient and mail, as {@link toPurchase} writes it. */
+const giftSchema = z
+  .object({
+    recipient_user_id: z
+      .string()
+      .meta({ description: 'the user who holds the coupons (made from the gift’s email, or the user it names)' }),
+    deliver_at: z
+      .string()
+      .nullable()
+      .meta({ description: 'when the recipient is mailed the gift, ISO 8601; null: once bought', example: '2026-06-20T09:00:00.000Z' }),
+    mail_state: z.enum(['scheduled', 'sent', 'kept', 'not_sent']).meta({
+      description:
+        'scheduled until mailed; sent; kept (a sandbox: in its outbox, GET /v1/sandbox_mail); not_sent (never paid, the recipient deleted or erased, the address refused)',
+    }),
+    mailed_at: z.string().nullable().meta({ description: 'when the mail was sent, kept or given up, ISO 8601' }),
+  })
+  .meta({ id: 'PurchaseGift', description: 'a gift purchase: its recipient and the mail that tells them' });
+
 /** The purchase, as {@link toPurchase} writes it, with its coupons. */
 export const purchaseSchema = z
   .object({
@@ -193,6 +223,7 @@ export const purchaseSchema = z
       description: 'once it has a refund: what its refunds gave back, cents (those that succeeded); payment_state stays `charged`',
     }),
     refunds: z.array(refundSchema).optional().meta({ description: 'once it has a refund: its refunds, oldest first' }),
+    gift: giftSchema.optional().meta({ description: 'a gift only: bought for another user, who holds its coupons and is mailed them' }),
   })
   .meta({ id: 'Purchase', description: 'a purchase' });
 

@@ -1,21 +1,28 @@
-import { AccountQueries, cardExpiryIssue } from '@deals/accounts';
+import { AccountQueries, cardExpiryIssue, NewProfile, USER_ACCOUNTS, UserWrites } from '@deals/accounts';
 import { CatalogQueries, DealTerms } from '@deals/catalog';
 import {
   Clock,
   CommandCaller,
+  EventStore,
+  foldedIdentity,
   IdempotencyKeyInUse,
   IdempotentRun,
   IdGenerator,
   LogPosition,
   NotFound,
+  PartnerCaller,
+  ScheduledJob,
+  Scheduler,
   ValidationFailed,
+  ViewProgress,
 } from '@deals/kernel';
+import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { buyerStanding, unitsLeft } from '../../domain/inventory/inventory.decider';
 import { buyerKey } from '../../domain/inventory/inventory.events';
 import { KeyedPurchaseStartedBefore } from '../../domain/purchase/keyed-purchases';
 import type { StoredCardPurchaseStarted } from '../../domain/purchase-workflow/purchase.workflow';
-import { DealSnapshot, dealSnapshot } from '../../domain/purchase/purchase.events';
+import { DealSnapshot, dealSnapshot, PurchaseGift } from '../../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../../domain/purchase/shipping-address';
 import { DecidedPurchase, DecidedPurchases } from '../purchase-steps/decided-purchases';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
@@ -23,6 +30,108 @@ import { PurchaseSteps } from '../purchase-steps/purchase-steps';
 import { refuseFreeCardPurchase, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from '../purchase-steps/sale-rules';
 
 type Caller = CommandCaller & { partnerId: string };
+
+/** How far ahead a gift may be mailed. */
+export const GIFT_DELIVERY_MAX_DAYS = 90;
+
+/** A gift as the request gives it: whom it is for (the user its email names, or one made with it), and its mail. */
+export interface GiftOrder {
+  email: string;
+  name: string;
+  message: string | null;
+  /** When the recipient is mailed it; null: once bought. */
+  deliverAt: Date | null;
+}
+
+/** The job that mails a gift to its recipient at its delivery time (its handler is messaging's, which sends mail). */
+export const MAIL_GIFT_JOB = 'mail-gift';
+export const giftMailJob = (purchaseId: string, partnerId: string, at: Date): ScheduledJob => ({
+  id: `${MAIL_GIFT_JOB}-${purchaseId}`,
+  kind: MAIL_GIFT_JOB,
+  runAt: at,
+  data: { purchaseId, partnerId },
+});
+
+/** What finds or makes a partner's user by email (the full purchase's buyer, a gift's recipient). */
+export interface UsersByEmail {
+  users: UserWrites;
+  accounts: AccountQueries;
+  progress: ViewProgress;
+  store: EventStore;
+}
+
+/** The live user of this partner an email names (compared as users' emails are: NFC, case-folded); null if none. */
+export async function liveUserOf({ users, accounts }: UsersByEmail, partnerId: string, email: string): Promise<string | null> {
+  const owner = await users.owner(partnerId, email);
+  return owner && (await accounts.user(partnerId, owner)) ? owner : null;
+}
+
+/**
+ * A user registered with `profile` (`UserWrites.register`, what `RegisterUser` runs; `made`); when
+ * another call registers the same address at this moment, that user once it exists and is live.
+ * Refused as the registration is (an address a deleted user holds).
+ */
+export async function registerOrTake(
+  by: UsersByEmail,
+  profile: NewProfile,
+  caller: PartnerCaller,
+): Promise<{ userId: string; position: LogPosition | null; made: boolean }> {
+  try {
+    return { ...(await by.users.register({ profile, sessionId: null }, true, caller)), made: true };
+  } catch (error) {
+    if (!(error instanceof ValidationFailed) || !error.issues.some((i) => i.field === 'email')) throw error;
+    const other = await by.users.ownerOnceRegistered(caller.partnerId, profile.email);
+    // Not one to take: none appeared, or its user is deleted.
+    if (!other) throw error;
+    await by.progress.waitFor([USER_ACCOUNTS], await by.store.head());
+    if (!(await by.accounts.user(caller.partnerId, other))) throw error;
+    return { userId: other, position: null, made: false };
+  }
+}
+
+/** A refusal of the gift's `field` (`gift.<field>`). */
+const giftRefused = (field: string, message: string) =>
+  new ValidationFailed([{ type: 'invalid', resource: 'gift', field: `gift.${field}`, message }]);
+
+/**
+ * A gift as the purchase records it, checked before anything is made for it: its delivery time in
+ * the future and at most {@link GIFT_DELIVERY_MAX_DAYS} days on (the clock's: a test clock's under
+ * one), its address not the buyer's (`buyer`: the buyer's id, or the address of a buyer still to be
+ * made). Its recipient is the live user of the partner the address names; else a user registered
+ * with it (`make`), or, not making one, none (null) once its registration is checked (an address a
+ * deleted user holds is refused). A refusal names the gift's field.
+ */
+export async function giftRecipient(
+  by: UsersByEmail,
+  gift: GiftOrder,
+  buyer: { userId: string } | { email: string },
+  caller: PartnerCaller,
+  now: Date,
+  make: boolean,
+): Promise<PurchaseGift | null> {
+  const at = gift.deliverAt?.getTime();
+  if (at !== undefined && (at <= now.getTime() || at > now.getTime() + GIFT_DELIVERY_MAX_DAYS * 86_400_000))
+    throw giftRefused('deliver_at', `must be in the future, at most ${GIFT_DELIVERY_MAX_DAYS} days ahead`);
+  const known = await liveUserOf(by, caller.partnerId, gift.email);
+  const own = 'userId' in buyer ? known === buyer.userId : foldedIdentity(buyer.email.trim()) === foldedIdentity(gift.email.trim());
+  if (own) throw giftRefused('email', "is the buyer's own address: a gift is for another user");
+  const { name, message } = gift;
+  const deliverAt = gift.deliverAt?.toISOString() ?? null;
+  if (known) return { userId: known, name, message, deliverAt };
+  try {
+    if (!make) {
+      await by.users.checkRegistration({ profile: { email: gift.email }, sessionId: null }, true, caller);
+      return null;
+    }
+    const made = await registerOrTake(by, { email: gift.email }, caller);
+    await by.progress.waitFor([USER_ACCOUNTS], made.position);
+    return { userId: made.userId, name, message, deliverAt };
+  } catch (error) {
+    // The registration's refusal (an address a deleted user holds), told of the gift's field.
+    if (!(error instanceof ValidationFailed)) throw error;
+    throw new ValidationFailed(error.issues.map((issue) => ({ ...issue, resource: 'gift', field: `gift.${issue.field ?? 'email'}` })));
+  }
+}
 
 /** A stored-card purchase as the request schema reads it (or as the full purchase makes it). */
 export interface StoredCardOrder {
@@ -37,6 +146,8 @@ export interface StoredCardOrder {
   shipping: ShippingAddress | Omit<ShippingAddress, 'id'> | null;
   /** A dry run (`dry_run: true`, see {@link DryRun}); null or absent: the purchase. */
   dryRun?: DryRun | null;
+  /** Bought for someone else, who holds the coupons and is mailed them; null or absent: for the user. */
+  gift?: GiftOrder | null;
 }
 
 /** A card the full purchase would store first, as entered (see `enteredCard`). */
@@ -94,12 +205,17 @@ export class BuyWithStoredCard extends Command<StoredCardOutcome> {
   }
 }
 
+const logger = new Logger('Purchase');
+
 /**
- * Checks the user, the card, the deal and its price, then runs the purchase workflow (see
- * `purchase.workflow.ts`): lock, record and hold; charge; sell and issue the coupons, or give back.
+ * Checks the user, the card, the deal and its price (and a gift's recipient: found by email, or
+ * made), then runs the purchase workflow (see `purchase.workflow.ts`): lock, record and hold;
+ * charge; sell and issue the coupons, or give back. A gift sold has its mail armed.
  */
 @CommandHandler(BuyWithStoredCard)
 export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCard> {
+  private readonly byEmail: UsersByEmail;
+
   constructor(
     private readonly accounts: AccountQueries,
     private readonly catalog: CatalogQueries,
@@ -108,7 +224,13 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     private readonly ids: IdGenerator,
     private readonly keyed: KeyedPurchases,
     private readonly decided: DecidedPurchases,
-  ) {}
+    private readonly scheduler: Scheduler,
+    users: UserWrites,
+    progress: ViewProgress,
+    store: EventStore,
+  ) {
+    this.byEmail = { users, accounts, progress, store };
+  }
 
   async execute({ order, caller, keyed: run }: BuyWithStoredCard): Promise<StoredCardOutcome> {
     if (order.dryRun) return { preview: await this.preview(order, order.dryRun, caller) };
@@ -118,6 +240,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const now = this.clock.now();
     const { deal, card } = await this.checked(order, caller, now, DRY_RUN.made);
+    const gift = order.gift ? await giftRecipient(this.byEmail, order.gift, { userId: order.userId }, caller, now, true) : null;
     const purchaseId = keyed?.purchaseId ?? this.ids.short();
     const answer = await this.steps.run(
       this.started(
@@ -127,13 +250,20 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
         deal,
         card.token,
         run !== null && keyed?.attempt != null ? { keyId: run.keyId, attempt: keyed.attempt } : null,
+        gift,
       ),
       caller,
       now,
     );
-    if (answer.outcome === 'sold')
+    if (answer.outcome === 'sold') {
+      // A gift's mail, armed at its time; one not armed now is armed again by its mailer (the view shows it due).
+      if (gift)
+        await this.scheduler
+          .schedule(giftMailJob(purchaseId, caller.partnerId, gift.deliverAt === null ? now : new Date(gift.deliverAt)))
+          .catch((error: unknown) => logger.warn(`purchase ${purchaseId}: its gift's mail is not armed yet (${String(error)})`));
       // Answered from what its units decided (see `DecidedPurchases`), else once the views show it.
       return { purchaseId, position: answer.position, decided: await this.decided.shown(caller, purchaseId) };
+    }
     if (answer.outcome === 'settled') throw new Error(`purchase ${purchaseId}: a purchase's start was answered as a settling`);
     // The key started a purchase before (its claim was lost with the store): that one is answered.
     if (run !== null && answer.error instanceof KeyedPurchaseStartedBefore) {
@@ -152,8 +282,10 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
   private async preview(order: StoredCardOrder, dry: DryRun, caller: Caller): Promise<PurchasePreview> {
     const now = this.clock.now();
     const { deal, card } = await this.checked(order, caller, now, dry.made);
+    // A gift's recipient is checked as the purchase would find or make it, and not made; its start is the purchase's.
+    if (order.gift) await giftRecipient(this.byEmail, order.gift, { userId: order.userId }, caller, now, false);
     const purchaseId = this.ids.short();
-    const answer = await this.steps.preview(this.started(order, caller, purchaseId, deal, card.token, null), caller, now);
+    const answer = await this.steps.preview(this.started(order, caller, purchaseId, deal, card.token, null, null), caller, now);
     if (answer.outcome === 'refused') throw this.keyed.refusal(null, answer.error);
     const { bought, holding } = buyerStanding(answer.inventory, buyerKey(caller.partnerId, order.userId), now.getTime(), purchaseId);
     return {
@@ -183,6 +315,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     deal: DealTerms,
     cardToken: string,
     keyed: { keyId: string; attempt: number } | null,
+    gift: PurchaseGift | null,
   ): StoredCardPurchaseStarted {
     // An address given in this purchase gets a new id.
     const shipping = order.shipping && !('id' in order.shipping) ? { id: this.ids.short(), ...order.shipping } : order.shipping;
@@ -199,6 +332,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
         quantity: order.quantity,
         maxPerUser: deal.max_per_user,
         shipping,
+        gift,
         keyed,
       },
     };

@@ -29,7 +29,17 @@ import {
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ShippingAddress } from '../../domain/purchase/shipping-address';
 import { PurchaseQueries } from '../../queries/purchase.queries';
-import { BuyWithStoredCard, EnteredCard, StoredCardOrder, StoredCardOutcome } from '../buy-with-stored-card/buy-with-stored-card.command';
+import {
+  BuyWithStoredCard,
+  EnteredCard,
+  giftRecipient,
+  GiftOrder,
+  liveUserOf,
+  registerOrTake,
+  StoredCardOrder,
+  StoredCardOutcome,
+  UsersByEmail,
+} from '../buy-with-stored-card/buy-with-stored-card.command';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
 import {
   refuseFreeCardPurchase,
@@ -50,6 +60,8 @@ export interface FullPurchaseOrder {
   /** Used only for a shipped deal. */
   shipping: { addressId: string } | { address: Omit<ShippingAddress, 'id'> } | null;
   sessionId: string | null;
+  /** Bought for someone else (see `StoredCardOrder.gift`); null: for the buyer. */
+  gift: GiftOrder | null;
   /** A dry run (`dry_run: true`): checked and decided as the purchase would be, nothing made, written or charged. */
   dryRun?: boolean;
 }
@@ -74,6 +86,8 @@ export class FullPurchase extends Command<StoredCardOutcome> {
  */
 @CommandHandler(FullPurchase)
 export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
+  private readonly byEmail: UsersByEmail;
+
   constructor(
     private readonly commands: CommandBus,
     private readonly users: UserWrites,
@@ -86,7 +100,9 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     private readonly keyed: KeyedPurchases,
     private readonly ids: IdGenerator,
     private readonly settings: AccountsSettings,
-  ) {}
+  ) {
+    this.byEmail = { users, accounts, progress, store };
+  }
 
   async execute({ order, caller, keyed: run }: FullPurchase): Promise<StoredCardOutcome> {
     // A keyed request run again answers the purchase its first run made, making nothing more.
@@ -122,7 +138,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     // between these checks and the hold leave the user and card made: the refusal then names them.
     // The live user the email names, reused by the purchase; looked up once.
     const { buyer, quantity } = order;
-    const reusable = 'userId' in buyer ? null : await this.reusableUser(caller.partnerId, buyer.user.profile.email);
+    const reusable = 'userId' in buyer ? null : await liveUserOf(this.byEmail, caller.partnerId, buyer.user.profile.email);
     refuseUnsellable(view, now.getTime(), SOLD_TYPES);
     refuseFreeCardPurchase(view);
     refuseOverLimit(view, quantity);
@@ -131,6 +147,16 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     if (!isSandbox(caller.partnerId)) refuseShortStock(view, quantity, now.getTime());
     const known = 'userId' in buyer ? buyer.userId : reusable;
     if (known) refuseOverUserLimit(view, quantity, await this.purchases.unitsBought(caller.partnerId, known, view.deal!.id));
+    // A gift the purchase would refuse (its time, its address) is refused before any user or card is made.
+    if (order.gift)
+      await giftRecipient(
+        this.byEmail,
+        order.gift,
+        'user' in buyer && !known ? { email: buyer.user.profile.email } : { userId: known! },
+        caller,
+        now,
+        false,
+      );
 
     const extra: Record<string, unknown> = {};
     try {
@@ -142,7 +168,16 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       extra.credit_card_id = creditCardId;
       return await this.commands.execute(
         new BuyWithStoredCard(
-          { dealId: order.dealId, quantity, userId, creditCardId, expectedPrice: null, sessionId: order.sessionId, shipping },
+          {
+            dealId: order.dealId,
+            quantity,
+            userId,
+            creditCardId,
+            expectedPrice: null,
+            sessionId: order.sessionId,
+            shipping,
+            gift: order.gift,
+          },
           caller,
           run,
         ),
@@ -189,18 +224,12 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
       if (issue) throw new ValidationFailed([issue]);
       madeCard = enteredCard(given.card);
     }
-    const { dealId, quantity, sessionId } = order;
+    const { dealId, quantity, sessionId, gift } = order;
     const dryRun = { made: { user: madeUser, card: madeCard } };
-    return { dealId, quantity, userId, creditCardId, expectedPrice: null, sessionId, shipping, dryRun };
+    return { dealId, quantity, userId, creditCardId, expectedPrice: null, sessionId, shipping, dryRun, gift };
   }
 
-  /** The live user of this partner an email names, whom a user object with it reuses; null if none. */
-  private async reusableUser(partnerId: string, email: string): Promise<string | null> {
-    const owner = await this.users.owner(partnerId, email);
-    return owner && (await this.accounts.user(partnerId, owner)) ? owner : null;
-  }
-
-  /** `reusable`: the live user the user object's email names, if any ({@link reusableUser}). */
+  /** `reusable`: the live user the user object's email names, if any (`liveUserOf`). */
   private async resolveUser(buyer: FullPurchaseOrder['buyer'], reusable: string | null, caller: PartnerCaller): Promise<string> {
     if ('userId' in buyer) {
       if (!(await this.accounts.user(caller.partnerId, buyer.userId)))
@@ -209,20 +238,10 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
     }
     if (reusable) return reusable;
     const { profile, password } = buyer.user;
-    let created;
-    try {
-      created = await this.users.register({ profile, sessionId: null }, true, caller);
-    } catch (error) {
-      // Another call is registering the same email at this moment (two full purchases at once):
-      // that user is reused once it exists, as any matching user is.
-      if (!(error instanceof ValidationFailed) || !error.issues.some((i) => i.field === 'email')) throw error;
-      const other = await this.users.ownerOnceRegistered(caller.partnerId, profile.email);
-      // Not one to reuse: none appeared, or its user is deleted.
-      if (!other) throw error;
-      await this.progress.waitFor([USER_ACCOUNTS], await this.store.head());
-      if (!(await this.accounts.user(caller.partnerId, other))) throw error;
-      return other;
-    }
+    // Another call registering the same email at this moment (two full purchases at once): that
+    // user is reused once it exists, as any matching user is.
+    const created = await registerOrTake(this.byEmail, profile, caller);
+    if (!created.made) return created.userId;
     const withPassword =
       password !== undefined ? await this.users.update(created.userId, { profile: {}, password }, true, caller) : created;
     await this.progress.waitFor([USER_ACCOUNTS], laterPosition(withPassword.position, created.position));

@@ -87,7 +87,7 @@ function settlingOf(state: State, { purchaseId, history }: SettlingStarted['data
       order: { ...NO_ORDER, path: 'settling', purchaseId },
       answer: { outcome: 'settled', purchaseId, summary: 'nothing open' },
     };
-  const { partnerId, deal, quantity } = reserved.data;
+  const { partnerId, deal, quantity, gift } = reserved.data;
   const { userId, creditCardId, sessionId } = reserved.data.payment!;
   return {
     ...state,
@@ -97,6 +97,7 @@ function settlingOf(state: State, { purchaseId, history }: SettlingStarted['data
       purchaseId,
       partnerId,
       userId,
+      ...(gift ? { holder: gift.userId } : {}),
       dealId: deal.dealId,
       quantity,
       deal,

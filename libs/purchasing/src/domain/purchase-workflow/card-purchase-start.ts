@@ -105,7 +105,7 @@ function recoveryReason(state: State): string {
 
 /** The start's writes, asked for as one unit: the lock's refusal (`already_charging`) is told first. */
 function startWrite(data: StoredCardPurchaseStarted['data'], state: State, now: Date): Command {
-  const { purchaseId, partnerId, userId, creditCardId, sessionId, deal, quantity, shipping, keyed } = data;
+  const { purchaseId, partnerId, userId, creditCardId, sessionId, deal, quantity, shipping, gift, keyed } = data;
   return command('StartPurchase', {
     lock: { userId, purchaseId },
     reserve: {
@@ -118,6 +118,7 @@ function startWrite(data: StoredCardPurchaseStarted['data'], state: State, now: 
       holdExpiresAt: new Date(holdExpiry(now.getTime())).toISOString(),
       payment: { userId, creditCardId, sessionId },
       ...(shipping ? { shipping } : {}),
+      ...(gift ? { gift } : {}),
     },
     hold: { dealId: deal.dealId, holdId: purchaseId, quantity, ...state.order.buyer },
     keyed,
@@ -133,6 +134,7 @@ function started(state: State, d: StoredCardPurchaseStarted['data']): State {
       purchaseId,
       partnerId,
       userId,
+      ...(d.gift ? { holder: d.gift.userId } : {}),
       dealId: d.deal.dealId,
       quantity: d.quantity,
       deal: d.deal,

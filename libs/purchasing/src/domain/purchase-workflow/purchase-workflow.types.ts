@@ -1,7 +1,7 @@
 import type { CannotFulfil, LogPosition } from '@deals/kernel';
 import type { ForBuyer } from '../inventory/inventory.decider';
 import type { ClaimPurchase, RecordPayment, RecordResale, ReservePurchase } from '../purchase/purchase.decider';
-import type { DealSnapshot, PurchaseEvent } from '../purchase/purchase.events';
+import type { DealSnapshot, PurchaseEvent, PurchaseGift } from '../purchase/purchase.events';
 import type { ResaleTerms } from '../purchase/resale-claim';
 import type { ShippingAddress } from '../purchase/shipping-address';
 import type { ResaleRequested, ResaleStartCommand, ResaleStartInput } from './resale-start.types';
@@ -26,6 +26,8 @@ export type StoredCardPurchaseStarted = {
     quantity: number;
     maxPerUser: number | undefined;
     shipping: ShippingAddress | null;
+    /** Bought for someone else, who holds the coupons (`userId` pays); null or absent: for the buyer. */
+    gift?: PurchaseGift | null;
     /** The purchase's place among its `Idempotency-Key`'s purchases; null without a key. */
     keyed: { keyId: string; attempt: number } | null;
   };
@@ -182,7 +184,10 @@ export interface PurchaseOrder {
   path: 'stored_card' | 'claim' | 'resale' | 'settling';
   purchaseId: string;
   partnerId: string;
+  /** The buyer: the card's user (who pays, and whose charge lock it takes), the claiming user; null for a resale. */
   userId: string | null;
+  /** Who holds the coupons, when not the buyer: a gift's recipient. */
+  holder?: string;
   dealId: string;
   quantity: number;
   deal: DealSnapshot | null;

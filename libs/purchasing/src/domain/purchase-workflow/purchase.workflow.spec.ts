@@ -673,3 +673,52 @@ describe('purchase workflow: a card purchase settled from its stream after a cra
     expect(state.answer).toEqual({ outcome: 'failed', error });
   });
 });
+
+describe('purchase workflow: a gift (bought for someone else)', () => {
+  const gift = { userId: 'r1', name: 'Ann', message: 'Happy birthday', deliverAt: null };
+  const giftStarted = { ...started, data: { ...started.data, gift } } as Input;
+
+  it('records the gift with the purchase, taking the payer’s lock and counting the payer’s units', () => {
+    const [write] = given().when(giftStarted).thenAsks('StartPurchase').commands;
+    expect(write.data).toMatchObject({
+      lock,
+      reserve: { payment: { userId: 'u1', creditCardId: 'c1' }, gift },
+      hold: { buyer: 'P/u1', maxPerBuyer: 4 },
+    });
+  });
+
+  it('issues the coupons to its recipient in the sale’s unit; the payment and the lock’s end stay the payer’s', () => {
+    const [finish] = given(giftStarted, written).when(approved).thenAsks('FinishSale').commands;
+    expect(finish.data).toMatchObject({
+      record: { kind: 'payment', data: { userId: 'u1', creditCardId: 'c1', chargeId: 'ch1' } },
+      issue: { couponIds: ['p1-1', 'p1-2'], userId: 'r1' },
+      endCharge: lock,
+    });
+  });
+
+  it('settled from its stream after a crash: issues the coupons to its recipient', () => {
+    const reserved = {
+      type: 'PurchaseReserved' as const,
+      data: {
+        purchaseId: 'p1',
+        partnerId: 'P',
+        deal,
+        quantity: 2,
+        holdId: 'p1',
+        reservedAt: now.toISOString(),
+        holdExpiresAt: now.toISOString(),
+        payment: { userId: 'u1', creditCardId: 'c1', sessionId: null },
+        gift,
+      },
+    };
+    const steps: Input[] = [
+      { type: 'SettlingStarted', data: { purchaseId: 'p1', history: [reserved] } },
+      { type: 'ChargeLookedUp', data: { charge: { status: 'approved', chargeId: 'ch1' } } },
+      { type: 'RefundLookedUp', data: { refunded: false } },
+    ];
+    const [, finish] = given(...steps)
+      .when({ type: 'PurchaseRead', data: { deal, quantity: 2, holdId: 'p1', sold: null } })
+      .thenAsks('DrawCouponImages', 'FinishSale').commands;
+    expect(finish.data).toMatchObject({ record: { data: { userId: 'u1' } }, issue: { userId: 'r1' }, endCharge: lock });
+  });
+});

@@ -218,7 +218,7 @@ export function finish(
       partnerId,
       deal: deal!,
       couponIds: recorded?.couponIds ?? couponIdsFor(purchaseId, quantity),
-      userId: recorded ? recorded.userId : state.order.userId,
+      userId: recorded ? recorded.userId : (state.order.holder ?? state.order.userId),
     },
     endCharge: lockEndedBySale(state),
     ...(recorded ? { recorded: true as const } : {}),

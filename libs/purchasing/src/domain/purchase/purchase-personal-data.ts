@@ -18,11 +18,19 @@ const ofResaleBuyer = (at: readonly string[]): PersonalFieldsOf => ({
 });
 
 /**
+ * A card purchase's reservation is about its user; a gift's about its recipient, whose name and
+ * message it carries (and where the goods are shipped): erasing the recipient erases them.
+ */
+const reservationSubject = (data: Record<string, unknown>): string | null =>
+  (data.gift as { userId?: string } | undefined)?.userId ?? (data.payment as { userId?: string } | undefined)?.userId ?? null;
+
+/**
  * Where purchases keep personal data, encrypted in the log: a card purchase's shipping address
- * under its user's key; a reseller sale's buyer under the key of the partner's transaction.
+ * under its user's key (a gift's, with its name and message, under its recipient's); a reseller
+ * sale's buyer under the key of the partner's transaction.
  */
 export const PURCHASES_PERSONAL_FIELDS: PersonalFields = new Map([
-  ['PurchaseReserved', { owner: (data) => (data.payment as { userId?: string } | undefined)?.userId ?? null, paths: [['shipping']] }],
+  ['PurchaseReserved', { owner: reservationSubject, paths: [['shipping'], ['gift', 'name'], ['gift', 'message']] }],
   ['TransactionReferenceClaimed', ofResaleBuyer(['terms', 'buyer'])],
   ['PurchaseResold', ofResaleBuyer(['buyer'])],
 ]);

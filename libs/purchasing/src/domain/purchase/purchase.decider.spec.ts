@@ -1,5 +1,6 @@
 import { NotFound, ValidationFailed } from '@deals/kernel';
 import { deciderSpec } from '@deals/testing';
+import { fold } from '@deals/kernel';
 import { purchaseDecider } from './purchase.decider';
 import { PurchaseEvent } from './purchase.events';
 
@@ -147,6 +148,84 @@ describe('purchase decider', () => {
       given([reserved, claimed('u1')])
         .when(erase(), now)
         .thenThrows(ValidationFailed);
+    });
+  });
+  describe('a gift', () => {
+    const gift = { userId: 'r1', name: 'Ann', message: 'Happy birthday', deliverAt: '2026-06-20T09:00:00.000Z' };
+    const giftReserved: PurchaseEvent = {
+      ...reserved,
+      data: { ...(reserved.data as object), payment: { userId: 'u1', creditCardId: 'c1', sessionId: null }, gift },
+    } as PurchaseEvent;
+    const paid: PurchaseEvent = {
+      type: 'PurchasePaid',
+      data: {
+        purchaseId: 'p1',
+        userId: 'u1',
+        creditCardId: 'c1',
+        amountCents: 5000,
+        chargeId: 'ch1',
+        holdId: 'p1',
+        couponIds: ['p1-1', 'p1-2'],
+        sessionId: null,
+        paidAt: now.toISOString(),
+      },
+    };
+    const mail = (outcome: 'sent' | 'kept' | 'not_sent' = 'sent', partnerId = 'a') => ({
+      type: 'RecordGiftMail' as const,
+      data: { purchaseId: 'p1', partnerId, outcome, reason: null },
+    });
+    const mailed: PurchaseEvent = {
+      type: 'GiftMailed',
+      data: { purchaseId: 'p1', outcome: 'sent', reason: null, mailedAt: now.toISOString() },
+    };
+
+    it("names its people by role: its recipient holds the coupons, the card's user pays", () => {
+      const purchase = fold(purchaseDecider, [giftReserved, paid]);
+      expect(purchase).toMatchObject({ status: 'fulfilled', holder: 'r1', charge: { payer: 'u1', chargeId: 'ch1' } });
+    });
+    it("is refunded to its payer: the refund is the payer's, its money back to the card charged", () =>
+      given([giftReserved, paid])
+        .when(
+          {
+            type: 'RequestRefund',
+            data: {
+              purchaseId: 'p1',
+              partnerId: 'a',
+              refundId: 'rf1',
+              couponIds: ['p1-1'],
+              reason: 'requested_by_customer',
+              note: null,
+              forced: false,
+            },
+          },
+          now,
+        )
+        .then([
+          {
+            type: 'RefundRequested',
+            data: {
+              refundId: 'rf1',
+              purchaseId: 'p1',
+              partnerId: 'a',
+              userId: 'u1',
+              couponIds: ['p1-1'],
+              amountCents: 2500,
+              reason: 'requested_by_customer',
+              note: null,
+              forced: false,
+              requestedAt: now.toISOString(),
+            },
+          },
+        ]));
+    it('records its mail once paid, once', () => {
+      given([giftReserved, paid]).when(mail(), now).then([mailed]);
+      given([giftReserved, paid, mailed]).when(mail('not_sent'), now).then([]);
+    });
+    it("records no mail of a gift not paid, of a purchase that is no gift, or of another partner's", () => {
+      given([giftReserved]).when(mail(), now).thenThrows(ValidationFailed, { message: 'id is reserved: only a paid gift is mailed' });
+      const card = { ...giftReserved, data: { ...(giftReserved.data as object), gift: undefined } } as PurchaseEvent;
+      given([card, paid]).when(mail(), now).thenThrows(ValidationFailed, { message: 'id is not a gift' });
+      given([giftReserved, paid]).when(mail('sent', 'b'), now).thenThrows(NotFound);
     });
   });
 });

@@ -2,6 +2,7 @@ import { Decider, DomainCommand, NotFound, unknownCommand, ValidationFailed } fr
 import { couponShares, RefundReason, RefundState } from '../refund/refund-rules';
 import {
   couponIdsFor,
+  GiftMailed,
   PurchaseEvent,
   PurchaseReserved,
   RefundFailed,
@@ -67,6 +68,11 @@ export type RecordRefundOutcome = DomainCommand<
     { outcome: 'succeeded'; processorRefundId: string | null } | { outcome: 'failed'; reason: string }
   )
 >;
+/** What became of a gift's mail to its recipient (see `GiftMailed`). */
+export type RecordGiftMail = DomainCommand<
+  'RecordGiftMail',
+  { purchaseId: string; partnerId: string } & Pick<GiftMailed['data'], 'outcome' | 'reason'>
+>;
 export type PurchaseCommand =
   | ReservePurchase
   | ClaimPurchase
@@ -76,7 +82,8 @@ export type PurchaseCommand =
   | RecordResale
   | RequestRefund
   | RecordRefundOutcome
-  | EraseResaleBuyer;
+  | EraseResaleBuyer
+  | RecordGiftMail;
 
 /**
  * How the purchase is paid for: a reservation (`POST /purchases/reserve`) the partner pays for and
@@ -93,7 +100,12 @@ export type Reservation = {
   unitPrice: number;
   holdId: string;
 } & (
-  | { kind: 'reservation' | 'card' }
+  | { kind: 'reservation' }
+  | {
+      kind: 'card';
+      /** A gift's recipient (who holds its coupons) and whether its mail is recorded; null: bought for the payer. */
+      gift: { recipient: string; mailed: boolean } | null;
+    }
   | {
       kind: 'resale';
       /** The sale's `transaction_reference`: from the reservation, or from the sale for the oldest. */
@@ -109,7 +121,7 @@ export type FulfilledPurchase = Reservation & {
   couponIds: string[];
   /** What was paid for it, cents. */
   amountCents: number;
-  /** The user the coupons were issued to: the claiming user or the card's; null for a resale (its buyer is the reseller's). */
+  /** The user the coupons were issued to: the claiming user, the card's or a gift's recipient; null for a resale (its buyer is the reseller's). */
   holder: string | null;
   /** The card charge that paid: a card purchase's; null when the partner (a claim) or a reseller was paid. */
   charge: { payer: string; chargeId: string } | null;
@@ -204,6 +216,14 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
       }
       case 'EraseResaleBuyer':
         return eraseResaleBuyer(command.data, purchase, now);
+      case 'RecordGiftMail': {
+        const { purchaseId, partnerId, outcome, reason } = command.data;
+        const gifted = partnersPurchase(purchase, partnerId);
+        if (gifted.kind !== 'card' || !gifted.gift) throw refuse('is not a gift');
+        if (gifted.gift.mailed) return [];
+        if (gifted.status !== 'fulfilled') throw refuse(`is ${gifted.status}: only a paid gift is mailed`);
+        return [{ type: 'GiftMailed', data: { purchaseId, outcome, reason, mailedAt: now.toISOString() } }];
+      }
       case 'RequestRefund':
         return requestRefund(command.data, partnersPurchase(purchase, command.data.partnerId), now);
       case 'RecordRefundOutcome': {
@@ -235,7 +255,9 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
       case 'PurchasePaid': {
         const { userId, holdId, couponIds, amountCents, chargeId } = event.data;
         const charge = { payer: userId, chargeId };
-        return { ...purchase, status: 'fulfilled', holdId, couponIds, amountCents, holder: userId, charge, refunds: [] };
+        // A gift's coupons are its recipient's; the payer is the card's user either way.
+        const holder = purchase.kind === 'card' && purchase.gift ? purchase.gift.recipient : userId;
+        return { ...purchase, status: 'fulfilled', holdId, couponIds, amountCents, holder, charge, refunds: [] };
       }
       case 'PurchaseNotPaid':
         return { ...purchase, status: event.data.outcome === 'declined' ? 'declined' : 'failed' };
@@ -246,6 +268,8 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
       }
       case 'ResaleBuyerErased':
         return purchase.kind === 'resale' ? { ...purchase, buyerErasedAt: event.data.erasedAt } : purchase;
+      case 'GiftMailed':
+        return purchase.kind === 'card' && purchase.gift ? { ...purchase, gift: { ...purchase.gift, mailed: true } } : purchase;
       case 'RefundRequested':
       case 'RefundSucceeded':
       case 'RefundFailed':
@@ -263,7 +287,7 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
 function reserved(data: PurchaseReserved['data']): Purchase {
   const held = { status: 'reserved' as const, partnerId: data.partnerId, dealId: data.deal.dealId, quantity: data.quantity };
   const reservation = { ...held, unitPrice: data.deal.unitPrice, holdId: data.holdId };
-  if (data.payment) return { ...reservation, kind: 'card' };
+  if (data.payment) return { ...reservation, kind: 'card', gift: data.gift ? { recipient: data.gift.userId, mailed: false } : null };
   if (data.via !== 'reseller') return { ...reservation, kind: 'reservation' };
   return { ...reservation, kind: 'resale', transactionReference: data.transactionReference ?? null, buyerErasedAt: null };
 }
@@ -337,7 +361,19 @@ function requestRefund(data: RequestRefund['data'], purchase: ExistingPurchase, 
   return [
     {
       type: 'RefundRequested',
-      data: { refundId, purchaseId, partnerId, userId: purchase.holder, couponIds, amountCents, reason, note, forced, requestedAt },
+      // The refund is the payer's (its money goes back to the card charged), a gift's too.
+      data: {
+        refundId,
+        purchaseId,
+        partnerId,
+        userId: purchase.charge?.payer ?? purchase.holder,
+        couponIds,
+        amountCents,
+        reason,
+        note,
+        forced,
+        requestedAt,
+      },
     },
   ];
 }

@@ -38,6 +38,18 @@ export function dealSnapshot(deal: {
   };
 }
 
+/**
+ * A purchase bought for someone else: `userId` holds its coupons (and is mailed them at
+ * `deliverAt`, ISO 8601; null: once sold); `name` (how the buyer names them) and `message` are
+ * personal data of the recipient, sealed under the recipient's key.
+ */
+export interface PurchaseGift {
+  userId: string;
+  name: string;
+  message: string | null;
+  deliverAt: string | null;
+}
+
 export type PurchaseReserved = DomainEvent<
   'PurchaseReserved',
   {
@@ -55,6 +67,8 @@ export type PurchaseReserved = DomainEvent<
     /** A reseller's sale: its `transaction_reference` (absent from the oldest events), under which its terms are kept. */
     transactionReference?: string;
     shipping?: ShippingAddress;
+    /** A card purchase bought as a gift: its recipient, who holds the coupons. */
+    gift?: PurchaseGift;
   }
 >;
 /** The partner processed the payment and names the user (a reservation's claim). */
@@ -139,6 +153,15 @@ export type RefundSucceeded = DomainEvent<
 /** The processor refused the refund: nothing went back, and its coupons may be refunded again. */
 export type RefundFailed = DomainEvent<'RefundFailed', { refundId: string; purchaseId: string; reason: string; settledAt: string }>;
 
+/**
+ * A gift's mail to its recipient was sent (`sent`), kept in the sandbox's outbox (`kept`), or
+ * given up (`not_sent`: the recipient deleted or erased, the address refused), once.
+ */
+export type GiftMailed = DomainEvent<
+  'GiftMailed',
+  { purchaseId: string; outcome: 'sent' | 'kept' | 'not_sent'; reason: string | null; mailedAt: string }
+>;
+
 export type PurchaseEvent =
   | PurchaseReserved
   | PurchaseClaimed
@@ -149,7 +172,8 @@ export type PurchaseEvent =
   | ResaleBuyerErased
   | RefundRequested
   | RefundSucceeded
-  | RefundFailed;
+  | RefundFailed
+  | GiftMailed;
 
 export const purchaseStream = (purchaseId: string) => `purchase-${purchaseId}`;
 

@@ -106,3 +106,47 @@ describe('purchase details: a reservation whose hold lapsed', () => {
     expect(stateAt([resale], 'resale', expiry + 1)).toBe('reserved');
   });
 });
+
+describe('purchase details projection: a gift', () => {
+  const payment = { userId: 'payer', creditCardId: 'c1', sessionId: null };
+  const gift = { userId: 'recipient', name: 'Ann', message: 'Happy birthday', deliverAt: '2026-06-20T09:00:00.000Z' };
+  const paid = event('PurchasePaid', {
+    purchaseId: 'g',
+    userId: 'payer',
+    creditCardId: 'c1',
+    amountCents: 4900,
+    chargeId: 'ch1',
+    holdId: 'g',
+    couponIds: ['g-1'],
+    sessionId: null,
+    paidAt: '2026-06-15T12:00:01Z',
+  });
+  const mailed = event('GiftMailed', { purchaseId: 'g', outcome: 'kept', reason: null, mailedAt: '2026-06-20T09:00:00.000Z' });
+
+  it("lists it among the payer's purchases with its recipient and delivery time, never its name or message", () => {
+    const view = spec.given(reserved('g', { payment, gift }), paid).documents().get('g')!;
+    expect(view).toMatchObject({
+      userId: 'payer',
+      gift: { recipientUserId: 'recipient', deliverAt: '2026-06-20T09:00:00.000Z', mail: 'scheduled', mailedAt: null },
+      giftMailDue: true,
+    });
+    expect(JSON.stringify(view)).not.toMatch(/Ann|Happy birthday/);
+  });
+
+  it('shows its mail once recorded, and is due no more', () => {
+    const view = spec.given(reserved('g', { payment, gift }), paid, mailed).documents().get('g')!;
+    expect(view.gift).toEqual({
+      recipientUserId: 'recipient',
+      deliverAt: gift.deliverAt,
+      mail: 'kept',
+      mailedAt: '2026-06-20T09:00:00.000Z',
+    });
+    expect(view).not.toHaveProperty('giftMailDue');
+  });
+
+  it('is never due for its mail unless paid: a declined gift is never mailed', () => {
+    const declined = event('PurchaseNotPaid', { purchaseId: 'g', outcome: 'declined', reason: 'stolen card' });
+    const view = spec.given(reserved('g', { payment, gift }), declined).documents().get('g')!;
+    expect([view.gift?.mail, view.giftMailDue]).toEqual(['not_sent', undefined]);
+  });
+});

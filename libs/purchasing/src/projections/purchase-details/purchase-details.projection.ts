@@ -1,7 +1,7 @@
 import { defineProjection, ViewDocument } from '@deals/kernel';
 import type { CouponIssued } from '../../domain/coupon/coupon.events';
 import { purchasesOfHold, type UnitsSold } from '../../domain/inventory/inventory.events';
-import type { DealSnapshot, PurchaseEvent } from '../../domain/purchase/purchase.events';
+import type { DealSnapshot, GiftMailed, PurchaseEvent } from '../../domain/purchase/purchase.events';
 import { reservationLapsed } from '../../domain/purchase/reservation-lapse';
 import { refundDetailsProjection, type RefundDetails } from '../refund-details/refund-details.projection';
 
@@ -53,6 +53,14 @@ export interface PurchaseDetails extends ViewDocument {
   holdSold?: true;
   /** Its refunds, oldest first, as the refunds view keeps each (absent until the first). */
   refunds?: RefundDetails[];
+  /**
+   * A gift's (bought for someone else): who holds its coupons, when they are mailed them (null:
+   * once sold), and what became of the mail (`not_sent` too for a gift never paid). Its name and
+   * message are personal data: kept in the log only, under the recipient's key.
+   */
+  gift?: { recipientUserId: string; deliverAt: string | null; mail: 'scheduled' | GiftMailed['data']['outcome']; mailedAt: string | null };
+  /** A gift paid for whose mail is not recorded yet (what its mailer arms again at a start); absent otherwise. */
+  giftMailDue?: true;
 }
 
 /**
@@ -94,6 +102,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     'RefundRequested',
     'RefundSucceeded',
     'RefundFailed',
+    'GiftMailed',
   ],
   indexes: [
     { keys: { userId: 1 } },
@@ -103,6 +112,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
     { keys: { couponsOwed: 1 } },
     { keys: { saleInProgress: 1 } },
     { keys: { shippingAddressId: 1 } },
+    { keys: { giftMailDue: 1 } },
   ],
   documentIds: (event) =>
     event.type === 'UnitsSold'
@@ -117,7 +127,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
           ? { ...view, saleInProgress: true, ...((event.data as UnitsSold['data']).holdId === id ? { holdSold: true as const } : {}) }
           : null;
       case 'PurchaseReserved': {
-        const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping, payment, transactionReference } = event.data;
+        const { partnerId, deal, quantity, reservedAt, holdExpiresAt, shipping, payment, transactionReference, gift } = event.data;
         return {
           _id: id,
           _pos: recorded.position,
@@ -138,6 +148,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
           paymentIntent: payment ? { userId: payment.userId, creditCardId: payment.creditCardId } : null,
           ...(transactionReference === undefined ? {} : { transactionReference }),
           saleInProgress: transactionReference !== undefined,
+          ...(gift ? { gift: { recipientUserId: gift.userId, deliverAt: gift.deliverAt, mail: 'scheduled', mailedAt: null } } : {}),
         };
       }
       case 'PurchaseClaimed':
@@ -166,6 +177,7 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
             fulfillmentState: 'fulfilled',
             ...fulfilled(view, couponIds),
             saleInProgress: false,
+            ...(view.gift && view.gift.mail === 'scheduled' ? { giftMailDue: true as const } : {}),
           }
         );
       }
@@ -184,7 +196,20 @@ export const purchaseDetailsProjection = defineProjection<PurchaseDetails>({
       case 'ResaleBuyerErased':
         return null;
       case 'PurchaseNotPaid':
-        return view && { ...view, paymentState: event.data.outcome === 'declined' ? 'declined' : 'failed', fulfillmentState: 'released' };
+        return (
+          view && {
+            ...view,
+            paymentState: event.data.outcome === 'declined' ? 'declined' : 'failed',
+            fulfillmentState: 'released',
+            // A gift never paid for is never mailed.
+            ...(view.gift ? { gift: { ...view.gift, mail: 'not_sent' as const } } : {}),
+          }
+        );
+      case 'GiftMailed': {
+        if (!view?.gift) return null;
+        const { giftMailDue: _done, ...rest } = view;
+        return { ...rest, gift: { ...view.gift, mail: event.data.outcome, mailedAt: event.data.mailedAt } };
+      }
       case 'CouponIssued': {
         if (!view) return view;
         const couponsIssued = view.couponsIssued + 1;
