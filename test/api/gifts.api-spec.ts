@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ServiceConfig } from '@deals/runtime';
-import { ViewStore } from '@deals/kernel';
+import { PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
 import { DeliverDueBatches } from '@deals/messaging';
-import { PURCHASE_DETAILS, PurchaseDetails } from '@deals/purchasing';
+import { PURCHASE_DETAILS, PurchaseDetails, RecoverInterruptedPayments } from '@deals/purchasing';
 import { ApiRequest, ApiSpec } from '../support/api-spec';
 import { eventually } from '../support/eventually';
 import { chicago, spaDay } from '../support/catalogue-fixtures';
@@ -28,12 +28,17 @@ describe('a gift purchase (API tier)', () => {
     ({ apiKey } = await api.givenPartner());
     await api.givenCatalogue(
       [chicago],
-      ['gift-new', 'gift-known', 'gift-full', 'gift-refund', 'gift-refused'].map((id) => ({
-        ...spaDay,
-        id,
-        quantity: 10,
-        max_per_user: undefined,
-      })),
+      [
+        ...['gift-new', 'gift-known', 'gift-full', 'gift-refund', 'gift-refused', 'gift-settled'].map((id) => ({
+          ...spaDay,
+          id,
+          quantity: 10,
+          max_per_user: undefined,
+        })),
+        // Coupons that expire with the deal's vouchers on 1 July, and coupons good for a week from their purchase.
+        { ...spaDay, id: 'gift-expiring', quantity: 10, max_per_user: undefined, expires_at: '2026-07-01T00:00:00Z' },
+        { ...spaDay, id: 'gift-week', quantity: 10, max_per_user: undefined, expiration_days: 7 },
+      ],
     );
     payer = (await api.send({ method: 'POST', url: '/users', apiKey, body: { email: 'payer@example.com' } })).body.user_id;
     const details = { user_id: payer, number: TEST_CARDS.visa, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
@@ -240,6 +245,51 @@ describe('a gift purchase (API tier)', () => {
     await mailDue();
     expect((await api.log.readStream(`purchase-${id}`, 0)).map((e) => e.type)).toEqual(['PurchaseReserved', 'PurchasePaid', 'GiftMailed']);
     api.clock.set('2026-06-15T12:00:00Z');
+  });
+
+  it('settled after its charge had no answer: the recipient holds the coupons and is mailed without waiting for an arming', async () => {
+    // The processor charges the card and its answer is lost on the way back (a dropped connection).
+    const gateway = api.get(PaymentGateway);
+    const charge = gateway.charge.bind(gateway);
+    const spy = jest.spyOn(gateway, 'charge').mockImplementationOnce(async (request) => {
+      spy.mockRestore();
+      await charge(request);
+      throw new Error('socket hang up');
+    });
+    const unanswered = await api.send(buy('gift-settled', { email: 'fay@example.com', name: 'Fay', message: MESSAGE }));
+    expect(unanswered.status).toBe(502);
+    const id: string = unanswered.body.purchase_id;
+    // Its settling job's work: the charge found approved, the sale finished from the purchase's stream.
+    await api.get(RecoverInterruptedPayments).settleNow(id);
+    await api.settle();
+    const shown = (await api.send({ method: 'GET', url: `/purchases/${id}`, apiKey })).body.purchase;
+    expect(shown).toMatchObject({ user_id: payer, payment_state: 'charged', fulfillment_state: 'fulfilled' });
+    const issued = (await api.log.readAll({ after: null, maxCount: 100_000 })).filter(
+      (e) => e.type === 'CouponIssued' && (e.data as { purchaseId: string }).purchaseId === id,
+    );
+    expect(issued.map((e) => (e.data as { userId: string }).userId)).toEqual([shown.gift.recipient_user_id]);
+    // Its mail is armed by the sale, as a sale answered at once arms it (or has gone already): not left to the next arming.
+    const armed = (await api.get(Scheduler).list(1000)).some((job) => job.id === `mail-gift-${id}`);
+    const recorded = (await api.log.readStream(`purchase-${id}`, 0)).some((e) => e.type === 'GiftMailed');
+    expect({ armed: armed || recorded }).toEqual({ armed: true });
+    expect(await mailOf(id)).toBe('sent');
+  });
+
+  it('refuses a delivery time at or after its coupons expire (the deal’s vouchers’ end, or its coupons’ days)', async () => {
+    const expired = 'must be before its coupons expire';
+    const late = await api.when(buy('gift-expiring', { email: 'gil@example.com', name: 'Gil', deliver_at: '2026-07-15T09:00:00Z' }));
+    late.thenAnswers(422, { errors: [{ type: 'invalid', resource: 'gift', field: 'gift.deliver_at', message: expired }] });
+    late.thenEvents({});
+    const afterWeek = await api.when(buy('gift-week', { email: 'gil@example.com', name: 'Gil', deliver_at: '2026-06-25T12:00:00Z' }));
+    afterWeek.thenAnswers(422, { errors: [{ type: 'invalid', resource: 'gift', field: 'gift.deliver_at', message: expired }] });
+    const dry = await api.send({
+      ...buy('gift-expiring', { email: 'gil@example.com', name: 'Gil', deliver_at: '2026-07-01T00:00:00Z' }),
+      url: '/purchases/dry_run',
+    });
+    expect([dry.status, dry.body.errors?.[0]?.field]).toEqual([422, 'gift.deliver_at']);
+    // Within the coupons' life: taken.
+    const inTime = await api.send(buy('gift-week', { email: 'gil@example.com', name: 'Gil', deliver_at: '2026-06-21T12:00:00Z' }));
+    expect(inTime.status).toBe(200);
   });
 
   describe('refuses, naming the field and its rule, never the value', () => {
