@@ -37,7 +37,7 @@ export { EraseResaleBuyer } from './commands/erase-resale-buyer/erase-resale-buy
 export { FinishResaleBuyerErasures } from './commands/erase-resale-buyer/finish-resale-buyer-erasures';
 export { purchaseStream } from './domain/purchase/purchase.events';
 /** A gift purchase's mail: its job (armed when the gift is sold), the purchase's stream it reads, and the record of its outcome. */
-export { giftMailJob, MAIL_GIFT_JOB } from './commands/buy-with-stored-card/buy-with-stored-card.command';
+export { giftMailJob, MAIL_GIFT_JOB } from './commands/purchase-steps/gift-mail-job';
 export { purchaseDecider } from './domain/purchase/purchase.decider';
 export type { RecordGiftMail } from './domain/purchase/purchase.decider';
 export type { GiftMailed, PurchaseEvent, PurchaseReserved } from './domain/purchase/purchase.events';

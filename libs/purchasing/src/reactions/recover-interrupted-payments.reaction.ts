@@ -11,6 +11,7 @@ import {
 import { Clock, inTimeOf, testClockOf } from '@deals/kernel';
 import { Injectable, Logger } from '@nestjs/common';
 import { CouponIssuer } from '../commands/purchase-steps/coupon-issuer';
+import { armGiftMail } from '../commands/purchase-steps/gift-mail-job';
 import { armPurchaseRecovery, RECOVER_PURCHASE_JOB, recoveryRetryDelayMs } from '../commands/purchase-steps/purchase-recovery-job';
 import { PurchaseSteps } from '../commands/purchase-steps/purchase-steps';
 import { RefundSteps, SETTLE_AFTER_MS } from '../commands/refund-purchase/refund-purchase.command';
@@ -18,7 +19,7 @@ import { CHARGE_LOCK_MS } from '../domain/charge-lock/charge-lock';
 import { inventoryDecider, unitsOf } from '../domain/inventory/inventory.decider';
 import { OpenHolds } from '../queries/open-holds';
 import { HOLD_TTL_MS, partnerInventoryStream, purchasesOfHold, replacementHoldId } from '../domain/inventory/inventory.events';
-import { PurchaseEvent, purchaseStream } from '../domain/purchase/purchase.events';
+import { PurchaseEvent, PurchaseReserved, purchaseStream } from '../domain/purchase/purchase.events';
 import { cardPurchaseLeftOpen } from '../domain/purchase-workflow/card-purchase-settling';
 import { transactionReferenceDecider, transactionReferenceStream } from '../domain/purchase/resale-claim';
 import { PURCHASE_DETAILS, PurchaseDetails } from '../projections/purchase-details/purchase-details.projection';
@@ -293,8 +294,11 @@ export class RecoverInterruptedPayments {
    */
   private async settle(partnerId: string, purchaseId: string, history: PurchaseEvent[]): Promise<string> {
     const answer = await this.steps.run({ type: 'SettlingStarted', data: { purchaseId, history } }, { ...SYSTEM, partnerId });
-    if (answer.outcome === 'settled') return answer.summary;
-    if (answer.outcome === 'sold') return 'sold';
-    throw answer.error;
+    if (answer.outcome !== 'settled' && answer.outcome !== 'sold') throw answer.error;
+    // A gift its settling sold has its mail armed as its own run would have (in its test clock's time too).
+    const { gift } = (history[0] as PurchaseReserved).data;
+    if (gift && (await this.coupons.readPurchase(purchaseId)).state.status === 'fulfilled')
+      await armGiftMail(this.scheduler, purchaseId, partnerId, gift, this.clock.now());
+    return answer.outcome === 'settled' ? answer.summary : 'sold';
   }
 }

@@ -11,12 +11,10 @@ import {
   LogPosition,
   NotFound,
   PartnerCaller,
-  ScheduledJob,
   Scheduler,
   ValidationFailed,
   ViewProgress,
 } from '@deals/kernel';
-import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { buyerStanding, unitsLeft } from '../../domain/inventory/inventory.decider';
 import { buyerKey } from '../../domain/inventory/inventory.events';
@@ -25,6 +23,7 @@ import type { StoredCardPurchaseStarted } from '../../domain/purchase-workflow/p
 import { DealSnapshot, dealSnapshot, PurchaseGift } from '../../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../../domain/purchase/shipping-address';
 import { DecidedPurchase, DecidedPurchases } from '../purchase-steps/decided-purchases';
+import { armGiftMail } from '../purchase-steps/gift-mail-job';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
 import { PurchaseSteps } from '../purchase-steps/purchase-steps';
 import { refuseFreeCardPurchase, refuseUnchargeableAmount, refuseUnsellable, SOLD_TYPES } from '../purchase-steps/sale-rules';
@@ -42,15 +41,6 @@ export interface GiftOrder {
   /** When the recipient is mailed it; null: once bought. */
   deliverAt: Date | null;
 }
-
-/** The job that mails a gift to its recipient at its delivery time (its handler is messaging's, which sends mail). */
-export const MAIL_GIFT_JOB = 'mail-gift';
-export const giftMailJob = (purchaseId: string, partnerId: string, at: Date): ScheduledJob => ({
-  id: `${MAIL_GIFT_JOB}-${purchaseId}`,
-  kind: MAIL_GIFT_JOB,
-  runAt: at,
-  data: { purchaseId, partnerId },
-});
 
 /** What finds or makes a partner's user by email (the full purchase's buyer, a gift's recipient). */
 export interface UsersByEmail {
@@ -205,8 +195,6 @@ export class BuyWithStoredCard extends Command<StoredCardOutcome> {
   }
 }
 
-const logger = new Logger('Purchase');
-
 /**
  * Checks the user, the card, the deal and its price (and a gift's recipient: found by email, or
  * made), then runs the purchase workflow (see `purchase.workflow.ts`): lock, record and hold;
@@ -256,11 +244,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
       now,
     );
     if (answer.outcome === 'sold') {
-      // A gift's mail, armed at its time; one not armed now is armed again by its mailer (the view shows it due).
-      if (gift)
-        await this.scheduler
-          .schedule(giftMailJob(purchaseId, caller.partnerId, gift.deliverAt === null ? now : new Date(gift.deliverAt)))
-          .catch((error: unknown) => logger.warn(`purchase ${purchaseId}: its gift's mail is not armed yet (${String(error)})`));
+      if (gift) await armGiftMail(this.scheduler, purchaseId, caller.partnerId, gift, now);
       // Answered from what its units decided (see `DecidedPurchases`), else once the views show it.
       return { purchaseId, position: answer.position, decided: await this.decided.shown(caller, purchaseId) };
     }
