@@ -6630,7 +6630,7 @@ export interface operations {
                     gift?: {
                         /**
                          * Format: date-time
-                         * @description optional: when the recipient is mailed the gift, in the future and at most 90 days ahead (a test clock's time under one); absent: once bought
+                         * @description optional: when the recipient is mailed the gift, in the future, at most 90 days ahead (a test clock's time under one) and before its coupons expire; absent: once bought
                          * @example 2026-06-20T09:00:00Z
                          */
                         deliver_at?: string | null;
@@ -7410,7 +7410,7 @@ export interface operations {
                     gift?: {
                         /**
                          * Format: date-time
-                         * @description optional: when the recipient is mailed the gift, in the future and at most 90 days ahead (a test clock's time under one); absent: once bought
+                         * @description optional: when the recipient is mailed the gift, in the future, at most 90 days ahead (a test clock's time under one) and before its coupons expire; absent: once bought
                          * @example 2026-06-20T09:00:00Z
                          */
                         deliver_at?: string | null;
@@ -10456,7 +10456,7 @@ export interface operations {
                     gift?: {
                         /**
                          * Format: date-time
-                         * @description optional: when the recipient is mailed the gift, in the future and at most 90 days ahead (a test clock's time under one); absent: once bought
+                         * @description optional: when the recipient is mailed the gift, in the future, at most 90 days ahead (a test clock's time under one) and before its coupons expire; absent: once bought
                          * @example 2026-06-20T09:00:00Z
                          */
                         deliver_at?: string | null;
@@ -10715,7 +10715,7 @@ export interface operations {
                     gift?: {
                         /**
                          * Format: date-time
-                         * @description optional: when the recipient is mailed the gift, in the future and at most 90 days ahead (a test clock's time under one); absent: once bought
+                         * @description optional: when the recipient is mailed the gift, in the future, at most 90 days ahead (a test clock's time under one) and before its coupons expire; absent: once bought
                          * @example 2026-06-20T09:00:00Z
                          */
                         deliver_at?: string | null;

@@ -117,7 +117,7 @@ const characters = (text: string) => [...text].length;
  * A purchase's `gift` object: bought for someone else, named by email (the partner's user with
  * that address, compared as users' emails are, or a user made with it), who holds the coupons and
  * is mailed them with the message, at `deliver_at` or once bought. The clock's rules on
- * `deliver_at` (in the future, at most 90 days on) are the handler's.
+ * `deliver_at` (in the future, at most 90 days on, before the coupons expire) are the handler's.
  */
 export const giftField = z
   .object(
@@ -150,7 +150,7 @@ export const giftField = z
         .meta({
           type: 'string',
           format: 'date-time',
-          description: `optional: when the recipient is mailed the gift, in the future and at most ${GIFT_DELIVERY_MAX_DAYS} days ahead (a test clock's time under one); absent: once bought`,
+          description: `optional: when the recipient is mailed the gift, in the future, at most ${GIFT_DELIVERY_MAX_DAYS} days ahead (a test clock's time under one) and before its coupons expire; absent: once bought`,
           example: '2026-06-20T09:00:00Z',
         }),
     },

@@ -23,6 +23,7 @@ import type { StoredCardPurchaseStarted } from '../../domain/purchase-workflow/p
 import { DealSnapshot, dealSnapshot, PurchaseGift } from '../../domain/purchase/purchase.events';
 import type { ShippingAddress } from '../../domain/purchase/shipping-address';
 import { DecidedPurchase, DecidedPurchases } from '../purchase-steps/decided-purchases';
+import { couponExpiry } from '../purchase-steps/coupon-issuer';
 import { armGiftMail } from '../purchase-steps/gift-mail-job';
 import { KeyedPurchases } from '../purchase-steps/keyed-purchases';
 import { PurchaseSteps } from '../purchase-steps/purchase-steps';
@@ -86,7 +87,8 @@ const giftRefused = (field: string, message: string) =>
 /**
  * A gift as the purchase records it, checked before anything is made for it: its delivery time in
  * the future and at most {@link GIFT_DELIVERY_MAX_DAYS} days on (the clock's: a test clock's under
- * one), its address not the buyer's (`buyer`: the buyer's id, or the address of a buyer still to be
+ * one), and before the coupons of `deal` bought now expire (mailed later, they would be worth
+ * nothing), its address not the buyer's (`buyer`: the buyer's id, or the address of a buyer still to be
  * made). Its recipient is the live user of the partner the address names; else a user registered
  * with it (`make`), or, not making one, none (null) once its registration is checked (an address a
  * deleted user holds is refused). A refusal names the gift's field.
@@ -96,12 +98,15 @@ export async function giftRecipient(
   gift: GiftOrder,
   buyer: { userId: string } | { email: string },
   caller: PartnerCaller,
+  deal: Pick<DealSnapshot, 'expiresAt' | 'expirationDays'>,
   now: Date,
   make: boolean,
 ): Promise<PurchaseGift | null> {
   const at = gift.deliverAt?.getTime();
   if (at !== undefined && (at <= now.getTime() || at > now.getTime() + GIFT_DELIVERY_MAX_DAYS * 86_400_000))
     throw giftRefused('deliver_at', `must be in the future, at most ${GIFT_DELIVERY_MAX_DAYS} days ahead`);
+  const expiry = couponExpiry(deal, now);
+  if (at !== undefined && expiry !== null && at >= Date.parse(expiry)) throw giftRefused('deliver_at', 'must be before its coupons expire');
   const known = await liveUserOf(by, caller.partnerId, gift.email);
   const own = 'userId' in buyer ? known === buyer.userId : foldedIdentity(buyer.email.trim()) === foldedIdentity(gift.email.trim());
   if (own) throw giftRefused('email', "is the buyer's own address: a gift is for another user");
@@ -228,7 +233,9 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     if (keyed?.resumed) return { purchaseId: keyed.purchaseId, position: keyed.position };
     const now = this.clock.now();
     const { deal, card } = await this.checked(order, caller, now, DRY_RUN.made);
-    const gift = order.gift ? await giftRecipient(this.byEmail, order.gift, { userId: order.userId }, caller, now, true) : null;
+    const gift = order.gift
+      ? await giftRecipient(this.byEmail, order.gift, { userId: order.userId }, caller, dealSnapshot(deal), now, true)
+      : null;
     const purchaseId = keyed?.purchaseId ?? this.ids.short();
     const answer = await this.steps.run(
       this.started(
@@ -267,7 +274,7 @@ export class BuyWithStoredCardHandler implements ICommandHandler<BuyWithStoredCa
     const now = this.clock.now();
     const { deal, card } = await this.checked(order, caller, now, dry.made);
     // A gift's recipient is checked as the purchase would find or make it, and not made; its start is the purchase's.
-    if (order.gift) await giftRecipient(this.byEmail, order.gift, { userId: order.userId }, caller, now, false);
+    if (order.gift) await giftRecipient(this.byEmail, order.gift, { userId: order.userId }, caller, dealSnapshot(deal), now, false);
     const purchaseId = this.ids.short();
     const answer = await this.steps.preview(this.started(order, caller, purchaseId, deal, card.token, null, null), caller, now);
     if (answer.outcome === 'refused') throw this.keyed.refusal(null, answer.error);

@@ -28,6 +28,7 @@ import {
 } from '@deals/kernel';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ShippingAddress } from '../../domain/purchase/shipping-address';
+import { dealSnapshot } from '../../domain/purchase/purchase.events';
 import { PurchaseQueries } from '../../queries/purchase.queries';
 import {
   BuyWithStoredCard,
@@ -154,6 +155,7 @@ export class FullPurchaseHandler implements ICommandHandler<FullPurchase> {
         order.gift,
         'user' in buyer && !known ? { email: buyer.user.profile.email } : { userId: known! },
         caller,
+        dealSnapshot(view.deal!),
         now,
         false,
       );
