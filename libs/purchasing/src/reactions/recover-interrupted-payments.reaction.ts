@@ -298,7 +298,7 @@ export class RecoverInterruptedPayments {
     // A gift its settling sold has its mail armed as its own run would have (in its test clock's time too).
     const { gift } = (history[0] as PurchaseReserved).data;
     if (gift && (await this.coupons.readPurchase(purchaseId)).state.status === 'fulfilled')
-      await armGiftMail(this.scheduler, purchaseId, partnerId, gift, this.clock.now());
+      await inTimeOf(this.store, partnerId, () => armGiftMail(this.scheduler, purchaseId, partnerId, gift, this.clock.now()));
     return answer.outcome === 'settled' ? answer.summary : 'sold';
   }
 }
