@@ -20,12 +20,15 @@ const DELIVER_AT = '2026-06-20T09:00:00Z';
 describe('a gift purchase (API tier)', () => {
   let api: ApiSpec;
   let apiKey: string;
+  let sandboxKey: string;
   let payer: string;
   let card: string;
 
   beforeAll(async () => {
     api = await ApiSpec.build();
-    ({ apiKey } = await api.givenPartner());
+    const partner = await api.givenPartner();
+    apiKey = partner.apiKey;
+    sandboxKey = partner.sandbox!.apiKey;
     await api.givenCatalogue(
       [chicago],
       [
@@ -273,6 +276,53 @@ describe('a gift purchase (API tier)', () => {
     const recorded = (await api.log.readStream(`purchase-${id}`, 0)).some((e) => e.type === 'GiftMailed');
     expect({ armed: armed || recorded }).toEqual({ armed: true });
     expect(await mailOf(id)).toBe('sent');
+  });
+
+  it('under a test clock, settled by the advance after its charge had no answer: mailed in the same advance, at its time', async () => {
+    const created = await api.send({
+      method: 'POST',
+      url: '/v1/test_clocks',
+      apiKey: sandboxKey,
+      body: { frozen_time: '2026-06-15T12:00:00Z' },
+    });
+    const clockId: string = created.body.test_clock.id;
+    const headers = { 'deals-test-clock': clockId };
+    const under = (method: ApiRequest['method'], url: string, body?: unknown) =>
+      api.send({ method, url, apiKey: sandboxKey, headers, body });
+    const buyer: string = (await under('POST', '/users', { email: 'clock.payer@example.com' })).body.user_id;
+    const details = { user_id: buyer, number: TEST_CARDS.visa, verification_value: '123', month: 12, year: 2030, zip_code: '60601' };
+    const buyerCard: string = (await under('POST', '/credit_cards', details)).body.credit_card_id;
+    const gateway = api.get(PaymentGateway);
+    const charge = gateway.charge.bind(gateway);
+    const spy = jest.spyOn(gateway, 'charge').mockImplementationOnce(async (request) => {
+      spy.mockRestore();
+      await charge(request);
+      throw new Error('socket hang up');
+    });
+    const gift = { email: 'clock.friend@example.com', name: 'Gus', deliver_at: '2026-06-16T09:00:00Z' };
+    const order = { deal_id: 'gift-settled', quantity: 1, user_id: buyer, credit_card_id: buyerCard, expected_price_per_unit: 4900, gift };
+    const unanswered = await under('POST', '/purchases', order);
+    expect(unanswered.status).toBe(502);
+    const id: string = unanswered.body.purchase_id;
+    // One advance past the charge lock's end (its settling job) and past the gift's time.
+    expect(
+      (
+        await api.send({
+          method: 'POST',
+          url: `/v1/test_clocks/${clockId}/advance`,
+          apiKey: sandboxKey,
+          body: { frozen_time: '2026-06-17T12:00:00Z' },
+        })
+      ).status,
+    ).toBe(200);
+    const ready = await eventually(
+      () => api.send({ method: 'GET', url: `/v1/test_clocks/${clockId}`, apiKey: sandboxKey }),
+      (reply) => reply.body.test_clock.status === 'ready',
+    );
+    expect(ready.body.test_clock.status).toBe('ready');
+    await api.settle();
+    const shown = (await under('GET', `/purchases/${id}`)).body.purchase;
+    expect(shown).toMatchObject({ fulfillment_state: 'fulfilled', gift: { mail_state: 'kept', mailed_at: '2026-06-16T09:00:00.000Z' } });
   });
 
   it('refuses a delivery time at or after its coupons expire (the deal’s vouchers’ end, or its coupons’ days)', async () => {
