@@ -1,13 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ServiceConfig } from '@deals/runtime';
-import { PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
+import { OPERATOR, PaymentGateway, Scheduler, ViewStore } from '@deals/kernel';
 import { DeliverDueBatches } from '@deals/messaging';
-import { PURCHASE_DETAILS, PurchaseDetails, RecoverInterruptedPayments } from '@deals/purchasing';
+import { MailGifts } from '@deals/messaging/reactions/mail-gifts.reaction';
+import { PURCHASE_DETAILS, PurchaseDetails, RecoverInterruptedPayments, RefundSteps } from '@deals/purchasing';
 import { ApiRequest, ApiSpec } from '../support/api-spec';
 import { eventually } from '../support/eventually';
 import { chicago, spaDay } from '../support/catalogue-fixtures';
-import { TEST_CARDS } from '../support/test-cards';
+import { REFUND_REFUSED_TEST_CARD, TEST_CARDS } from '../support/test-cards';
 
 const MESSAGE = 'Happy birthday, from all of us';
 const DELIVER_AT = '2026-06-20T09:00:00Z';
@@ -21,6 +22,7 @@ describe('a gift purchase (API tier)', () => {
   let api: ApiSpec;
   let apiKey: string;
   let sandboxKey: string;
+  let partnerId: string;
   let payer: string;
   let card: string;
 
@@ -28,11 +30,12 @@ describe('a gift purchase (API tier)', () => {
     api = await ApiSpec.build();
     const partner = await api.givenPartner();
     apiKey = partner.apiKey;
+    partnerId = partner.partnerId;
     sandboxKey = partner.sandbox!.apiKey;
     await api.givenCatalogue(
       [chicago],
       [
-        ...['gift-new', 'gift-known', 'gift-full', 'gift-refund', 'gift-refused', 'gift-settled'].map((id) => ({
+        ...['gift-new', 'gift-known', 'gift-full', 'gift-refund', 'gift-refused', 'gift-settled', 'gift-refund-lost'].map((id) => ({
           ...spaDay,
           id,
           quantity: 10,
@@ -227,6 +230,43 @@ describe('a gift purchase (API tier)', () => {
     await mailDue();
     api.clock.set('2026-06-15T12:00:00Z');
     expect(await mailOf(id)).toBe('not_sent');
+  });
+
+  it('waits, at its time, for a refund of its coupons still pending: refused after it, the coupons are the recipient’s and mailed', async () => {
+    const refusing = {
+      user_id: payer,
+      number: REFUND_REFUSED_TEST_CARD,
+      verification_value: '123',
+      month: 12,
+      year: 2030,
+      zip_code: '60601',
+    };
+    const refusingCard: string = (await api.send({ method: 'POST', url: '/credit_cards', apiKey, body: refusing })).body.credit_card_id;
+    const deliverAt = '2026-06-15T13:00:00Z';
+    const order = buy('gift-refund-lost', { email: 'hal@example.com', name: 'Hal', deliver_at: deliverAt });
+    const bought = await api.send({ ...order, body: { ...(order.body as object), credit_card_id: refusingCard } });
+    const id: string = bought.body.purchase.id;
+    // The processor refuses the refund, and its answer is lost on the way back: the refund stays pending.
+    const gateway = api.get(PaymentGateway);
+    const refund = gateway.refund.bind(gateway);
+    const spy = jest.spyOn(gateway, 'refund').mockImplementationOnce(async (request) => {
+      spy.mockRestore();
+      await refund(request);
+      return { status: 'error', reason: 'connection reset' };
+    });
+    const asked = await api.send({ method: 'POST', url: `/purchases/${id}/refunds`, apiKey, body: { reason: 'requested_by_customer' } });
+    expect(asked.body.refund).toMatchObject({ state: 'pending' });
+    try {
+      // Its time comes while the refund is pending: nothing is given up yet.
+      api.clock.set(deliverAt);
+      await api.get(MailGifts).deliver(id, partnerId);
+      expect((await api.log.readStream(`purchase-${id}`, 0)).map((e) => e.type)).not.toContain('GiftMailed');
+      // The refund is settled: refused, its coupon valid again and the recipient's, who is told of it.
+      expect(await api.get(RefundSteps).settle(id, asked.body.refund.id, { ...OPERATOR, partnerId })).toMatchObject({ state: 'failed' });
+      expect(await mailOf(id)).toBe('sent');
+    } finally {
+      api.clock.set('2026-06-15T12:00:00Z');
+    }
   });
 
   it('mails the recipient at its time, as a start arms it: its coupons and message, recorded once on the purchase', async () => {
