@@ -74,10 +74,11 @@ type Outcome = Pick<GiftMailed['data'], 'outcome' | 'reason'>;
  * people), and records what became of it once on the purchase (`GiftMailed`). What is mailed is
  * decided from the purchase's stream: a gift paid for whose mail is not recorded. The recipient is
  * mailed at their address now; one deleted or erased is not mailed (recorded `not_sent`), nor is an
- * address the mail server refuses for good; a temporary refusal is tried again by the scheduler,
- * then by the next arming. `rearm` arms every gift the view shows due (a process start, and each
- * hour with the batches'): a crash loses none, and one stopped as it sent may be mailed twice
- * (the same Message-ID). A test clock's gift waits on the clock: mailed when it is advanced past
+ * address the mail server refuses for good; one with a refund still pending waits for the
+ * refund's end, which arms it again; a temporary refusal is tried again by the scheduler, then by
+ * the next arming. `rearm` arms every gift the view shows due (a process start, and each hour with
+ * the batches'): a crash loses none, and one stopped as it sent may be mailed twice (the same
+ * Message-ID). A test clock's gift waits on the clock: mailed when it is advanced past
  * its time, in its time.
  */
 @Injectable()
@@ -124,8 +125,11 @@ export class MailGifts {
     }
   }
 
-  /** Mails the gift once its time has come, and records it; nothing for a purchase not (or no longer) due. */
-  deliver(purchaseId: string, partnerId: string): Promise<'nothing' | 'early' | Outcome['outcome']> {
+  /**
+   * Mails the gift once its time has come, and records it; nothing for a purchase not (or no longer)
+   * due, nor while a refund of it is pending (`waiting`).
+   */
+  deliver(purchaseId: string, partnerId: string): Promise<'nothing' | 'early' | 'waiting' | Outcome['outcome']> {
     return this.running.run(purchaseId, async () => {
       const history = (await this.store.readStream(purchaseStream(purchaseId), 0)) as unknown as PurchaseEvent[];
       const purchase = fold(purchaseDecider, history);
@@ -140,8 +144,10 @@ export class MailGifts {
       const { deal, gift } = (history[0] as PurchaseReserved).data;
       if (!gift) return 'nothing';
       if (gift.deliverAt !== null && Date.parse(gift.deliverAt) > this.clock.now().getTime()) return 'early';
+      // A refund still pending may yet fail and leave its coupons the recipient's: its end arms this again (`RefundSteps`).
+      if (purchase.refunds.some((refund) => refund.state === 'pending')) return 'waiting';
       // What a refund took back is not given (nothing, when it took the whole gift).
-      const refunded = new Set(purchase.refunds.filter((refund) => refund.state !== 'failed').flatMap((refund) => refund.couponIds));
+      const refunded = new Set(purchase.refunds.filter((refund) => refund.state === 'succeeded').flatMap((refund) => refund.couponIds));
       const couponIds = purchase.couponIds.filter((id) => !refunded.has(id));
       // The name is null once the recipient was erased: their key is gone.
       const mail =

@@ -6,6 +6,7 @@ import {
   handleCommands,
   handleDatedCommand,
   IdGenerator,
+  inTimeOf,
   loadAggregate,
   LogPosition,
   NotFound,
@@ -20,6 +21,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { couponDecider, CouponNotRefundable } from '../../domain/coupon/coupon.decider';
 import { couponStream } from '../../domain/coupon/coupon.events';
+import { armGiftMail } from '../purchase-steps/gift-mail-job';
 import { Purchase, purchaseDecider, refundableCoupons, refundOf } from '../../domain/purchase/purchase.decider';
 import { purchaseStream } from '../../domain/purchase/purchase.events';
 import { RefundReason } from '../../domain/refund/refund-rules';
@@ -165,7 +167,22 @@ export class RefundSteps {
       data: { ...refund, purchaseId, partnerId: caller.partnerId, chargeId: purchase.charge?.chargeId ?? null },
     };
     const settled = await runWorkflow(refundWorkflow, settling, perform, this.clock);
+    if (settled.state !== 'pending') await this.armWaitingGiftMail(purchase, purchaseId, caller.partnerId);
     return { state: settled.state, position };
+  }
+
+  /**
+   * A gift whose time came while a refund of it was pending waited for the refund's end (`MailGifts`):
+   * its mail is armed now (what the refund took back left out, or its coupons all the recipient's again).
+   */
+  private async armWaitingGiftMail(purchase: Purchase, purchaseId: string, partnerId: string): Promise<void> {
+    if (purchase.status === 'none' || purchase.kind !== 'card' || !purchase.gift || purchase.gift.mailed) return;
+    const { deliverAt } = purchase.gift;
+    await inTimeOf(this.store, partnerId, async () => {
+      const now = this.clock.now();
+      if (deliverAt === null || Date.parse(deliverAt) <= now.getTime())
+        await armGiftMail(this.scheduler, purchaseId, partnerId, { deliverAt: null }, now);
+    });
   }
 
   /**

@@ -103,8 +103,8 @@ export type Reservation = {
   | { kind: 'reservation' }
   | {
       kind: 'card';
-      /** A gift's recipient (who holds its coupons) and whether its mail is recorded; null: bought for the payer. */
-      gift: { recipient: string; mailed: boolean } | null;
+      /** A gift's recipient (who holds its coupons), its mail's time (null: once sold) and whether its mail is recorded; null: bought for the payer. */
+      gift: { recipient: string; deliverAt: string | null; mailed: boolean } | null;
     }
   | {
       kind: 'resale';
@@ -287,7 +287,10 @@ export const purchaseDecider: Decider<Purchase, PurchaseCommand, PurchaseEvent> 
 function reserved(data: PurchaseReserved['data']): Purchase {
   const held = { status: 'reserved' as const, partnerId: data.partnerId, dealId: data.deal.dealId, quantity: data.quantity };
   const reservation = { ...held, unitPrice: data.deal.unitPrice, holdId: data.holdId };
-  if (data.payment) return { ...reservation, kind: 'card', gift: data.gift ? { recipient: data.gift.userId, mailed: false } : null };
+  if (data.payment) {
+    const gift = data.gift ? { recipient: data.gift.userId, deliverAt: data.gift.deliverAt, mailed: false } : null;
+    return { ...reservation, kind: 'card', gift };
+  }
   if (data.via !== 'reseller') return { ...reservation, kind: 'reservation' };
   return { ...reservation, kind: 'resale', transactionReference: data.transactionReference ?? null, buyerErasedAt: null };
 }
