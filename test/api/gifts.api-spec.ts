@@ -411,6 +411,12 @@ describe('a gift purchase (API tier)', () => {
       ['an address that is none', { email: 'not-an-address', name: 'X' }, 'gift.email', 'is not an email address'],
       ['no name', { email: 'x@example.com' }, 'gift.name', 'is required'],
       [
+        'a field it does not describe (a misspelt message)',
+        { email: 'x@example.com', name: 'X', mesage: 'hi' },
+        'gift.mesage',
+        'is not a parameter of this call',
+      ],
+      [
         "the payer's own address",
         { email: 'PAYER@example.com', name: 'Me' },
         'gift.email',

@@ -120,7 +120,8 @@ const characters = (text: string) => [...text].length;
  * `deliver_at` (in the future, at most 90 days on, before the coupons expire) are the handler's.
  */
 export const giftField = z
-  .object(
+  // A field it does not describe is refused, not dropped: a misspelt `message` must not vanish.
+  .strictObject(
     {
       email: emailField().meta({
         description: "the recipient's address: a user of this partner with it holds the gift, else one is made",
