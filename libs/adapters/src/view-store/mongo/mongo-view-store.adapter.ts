@@ -1,10 +1,39 @@
-import { FindOptions, IndexSpec, LogPosition, RebuildTarget, ViewDocument, ViewFilter, ViewStore, ViewWriter } from '@deals/kernel';
-import { Collection, Db, Filter, MongoBulkWriteError, MongoClient, type AnyBulkWriteOperation } from 'mongodb';
+import {
+  FindOptions,
+  IndexSpec,
+  LogPosition,
+  RebuildTarget,
+  ViewBatch,
+  ViewDocument,
+  ViewFilter,
+  ViewStore,
+  ViewWriter,
+} from '@deals/kernel';
+import { Collection, Db, Filter, MongoBulkWriteError, MongoClient, MongoServerError, type AnyBulkWriteOperation } from 'mongodb';
 import { FIRST_GENERATION, keepNewest, newGeneration, POLL_MS, ServerGenerations, settleOnce } from '../server-generations';
 import { splitGeo } from './geo-in-process';
 import { fromStored, toStored } from './stored-document';
 
 const DUPLICATE_KEY = 11000;
+
+/**
+ * An upsert by `_id`, once more if it raced another process's first insert of that `_id`: MongoDB
+ * retries such an upsert itself, FerretDB answers it with a duplicate key (processes defining their
+ * views as they start together). The second finds the document.
+ */
+async function againOnDuplicate<T>(upsert: () => Promise<T>): Promise<T> {
+  try {
+    return await upsert();
+  } catch (error) {
+    const writeErrors = error instanceof MongoBulkWriteError ? ([] as Array<{ code: number }>).concat(error.writeErrors) : [];
+    const duplicate =
+      error instanceof MongoBulkWriteError
+        ? writeErrors.length > 0 && writeErrors.every((e) => e.code === DUPLICATE_KEY)
+        : error instanceof MongoServerError && error.code === DUPLICATE_KEY;
+    if (!duplicate) throw error;
+    return upsert();
+  }
+}
 
 /**
  * The filter, refused if a condition in it is `undefined`: the client leaves undefined values out
@@ -73,10 +102,12 @@ export class MongoViewStore extends ViewStore {
 
   async define(collection: string, indexes: IndexSpec[]): Promise<void> {
     this.indexes.set(collection, indexes);
-    const meta = await this.generations.findOneAndUpdate(
-      { _id: collection },
-      { $setOnInsert: { generation: FIRST_GENERATION } },
-      { upsert: true, returnDocument: 'after' },
+    const meta = await againOnDuplicate(() =>
+      this.generations.findOneAndUpdate(
+        { _id: collection },
+        { $setOnInsert: { generation: FIRST_GENERATION } },
+        { upsert: true, returnDocument: 'after' },
+      ),
     );
     const generation = meta?.generation ?? FIRST_GENERATION;
     this.active.defined(collection, generation);
@@ -124,7 +155,7 @@ export class MongoViewStore extends ViewStore {
     if (!local) return this.live(collection).countDocuments(server);
     const projection = localFields && Object.fromEntries(localFields.map((field) => [field, 1]));
     let count = 0;
-    for await (const doc of this.live(collection).find(server, projection ? { projection } : {})) if (local(doc)) count++;
+    for await (const doc of this.live(collection).find(server, projection ? { projection } : {})) if (local(fromStored(doc))) count++;
     return count;
   }
 
@@ -142,10 +173,8 @@ export class MongoViewStore extends ViewStore {
       activate: async () => {
         settle('activated');
         await this.active.activate(collection, generation, async () => {
-          const before = await this.generations.findOneAndUpdate(
-            { _id: collection },
-            { $set: { generation } },
-            { upsert: true, returnDocument: 'before' },
+          const before = await againOnDuplicate(() =>
+            this.generations.findOneAndUpdate({ _id: collection }, { $set: { generation } }, { upsert: true, returnDocument: 'before' }),
           );
           return before?.generation;
         });
@@ -197,6 +226,38 @@ export class MongoViewStore extends ViewStore {
   }
 
   /**
+   * Every batch's documents (collection by collection, side by side: no transaction joins them
+   * anyway), then every batch's checkpoint, stored or not, in one write. A waiting answer reads the
+   * checkpoints (no notices here): a view that handled none of a page's events shows it has reached
+   * the page at once, not at the daemon's next store of idle checkpoints a second later (a
+   * reservation's answer waits for the coupons' view too).
+   */
+  override async commitAll(batches: readonly ViewBatch[]): Promise<void> {
+    if (batches.length === 0) return;
+    for (const { writer } of batches) this.active.checkWritable(writer.collection, writer.generation);
+    const named = batches.map((batch) => ({ ...batch, name: physical(batch.writer.collection, batch.writer.generation) }));
+    await Promise.all(
+      named
+        .filter(({ documents }) => documents.length > 0)
+        .map(({ name, documents }) => this.upsertNewer(this.db.collection<ViewDocument>(name), this.storable(documents))),
+    );
+    await this.storeCheckpoints(named);
+  }
+
+  /** Each checkpoint, never back, in one write. */
+  private async storeCheckpoints(checkpoints: ReadonlyArray<{ name: string; checkpoint: LogPosition }>): Promise<void> {
+    const updatedAt = new Date();
+    await againOnDuplicate(() =>
+      this.checkpoints.bulkWrite(
+        checkpoints.map(({ name, checkpoint }) => ({
+          updateOne: { filter: { _id: name }, update: { $max: { position: checkpoint }, $set: { updatedAt } }, upsert: true },
+        })),
+        { ordered: false },
+      ),
+    );
+  }
+
+  /**
    * Each collection's documents as a commit upserts them (over older ones only), with no checkpoint;
    * collection by collection (no transaction): a failure part way leaves the first written, which
    * the fold of the same events would write alike. False for a collection not defined here.
@@ -225,11 +286,7 @@ export class MongoViewStore extends ViewStore {
       commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
         this.active.checkWritable(collection, generation);
         await this.upsertNewer(target, this.storable(documents));
-        await this.checkpoints.updateOne(
-          { _id: name },
-          { $max: { position: checkpoint }, $set: { updatedAt: new Date() } },
-          { upsert: true },
-        );
+        await this.storeCheckpoints([{ name, checkpoint }]);
       },
       checkpoint: () => this.checkpointOf(name),
     };
