@@ -62,6 +62,16 @@ interface CheckpointDoc {
   updatedAt: Date;
 }
 
+/**
+ * Documents by id, one lone `_id` equality each, side by side: the one filter FerretDB 1.24 hands to
+ * its backend's index (over SQLite) or SQL (over PostgreSQL); any other, `$in` included, has it read
+ * the whole collection into its own process. MongoDB serves either from its `_id` index.
+ */
+async function byIds<T extends ViewDocument>(target: Collection<ViewDocument>, ids: readonly string[]): Promise<Map<string, T>> {
+  const found = await Promise.all([...new Set(ids)].map((id) => target.findOne({ _id: id })));
+  return new Map(found.filter((doc) => doc !== null).map((doc) => [doc._id, fromStored(doc as T)]));
+}
+
 const physical = (collection: string, generation: string) => `${collection}__${generation}`;
 
 /**
@@ -81,6 +91,7 @@ const physical = (collection: string, generation: string) => `${collection}__${g
  */
 export class MongoViewStore extends ViewStore {
   readonly backend = 'mongodb';
+  override readonly storesCheckpointsTogether = true;
   private readonly client: MongoClient;
   private readonly db: Db;
   private readonly generations: Collection<GenerationDoc>;
@@ -120,11 +131,7 @@ export class MongoViewStore extends ViewStore {
 
   async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
     if (ids.length === 0) return [];
-    const found = new Map<string, T>();
-    for (const doc of await this.live(collection)
-      .find({ _id: { $in: [...ids] } })
-      .toArray())
-      found.set(doc._id, fromStored(doc as T));
+    const found = await byIds<T>(this.live(collection), ids);
     return ids.flatMap((id) => found.get(id) ?? []);
   }
 
@@ -227,10 +234,10 @@ export class MongoViewStore extends ViewStore {
 
   /**
    * Every batch's documents (collection by collection, side by side: no transaction joins them
-   * anyway), then every batch's checkpoint, stored or not, in one write. A waiting answer reads the
-   * checkpoints (no notices here): a view that handled none of a page's events shows it has reached
-   * the page at once, not at the daemon's next store of idle checkpoints a second later (a
-   * reservation's answer waits for the coupons' view too).
+   * anyway), then the checkpoints to store, in one write ({@link storesCheckpointsTogether}: the
+   * daemon stores every view's with each page, and a waiting answer, which reads them, sees a view
+   * that handled none of the page reach it at once; a reservation's answer waits for the coupons'
+   * view too).
    */
   override async commitAll(batches: readonly ViewBatch[]): Promise<void> {
     if (batches.length === 0) return;
@@ -241,7 +248,8 @@ export class MongoViewStore extends ViewStore {
         .filter(({ documents }) => documents.length > 0)
         .map(({ name, documents }) => this.upsertNewer(this.db.collection<ViewDocument>(name), this.storable(documents))),
     );
-    await this.storeCheckpoints(named);
+    const stored = named.filter(({ store }) => store !== false);
+    if (stored.length) await this.storeCheckpoints(stored);
   }
 
   /** Each checkpoint, never back, in one write. */
@@ -280,8 +288,7 @@ export class MongoViewStore extends ViewStore {
       collection,
       generation,
       getMany: async <T extends ViewDocument>(ids: string[]) => {
-        const found = await target.find({ _id: { $in: ids } }).toArray();
-        return new Map(found.map((doc) => [doc._id, fromStored(doc as T)]));
+        return byIds<T>(target, ids);
       },
       commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
         this.active.checkWritable(collection, generation);
